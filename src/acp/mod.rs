@@ -1,0 +1,1 @@
+//! The editor front-end: pablo as an Agent Client Protocol agent on stdio.

@@ -1,0 +1,131 @@
+//! What the model is told before the conversation: the system prompt from `assets/` and the
+//! project's own instructions from `AGENTS.md` files.
+//!
+//! `AGENTS.md` files are collected from the repository root (the nearest ancestor holding `.git`)
+//! down to the workspace directory and joined root first, so the file nearest the work has the
+//! last word. The total is capped so a huge file cannot crowd out the conversation.
+
+use std::path::{Path, PathBuf};
+
+/// The bundled system prompt.
+pub const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
+
+/// Cap on the joined project instructions.
+pub const MAX_PROJECT_INSTRUCTIONS: usize = 32 * 1024;
+
+/// Project instructions and what happened while collecting them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProjectInstructions {
+    pub text: String,
+    pub files: Vec<PathBuf>,
+    /// Set when the cap cut the text.
+    pub truncated: bool,
+}
+
+/// The repository root: the nearest ancestor (or `dir` itself) that holds `.git`.
+pub fn repository_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+/// Collects `AGENTS.md` from the repository root down to `workspace` (just the workspace when it
+/// is not inside a repository).
+pub fn project_instructions(workspace: &Path) -> ProjectInstructions {
+    let root = repository_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
+    let mut dirs: Vec<&Path> = workspace
+        .ancestors()
+        .take_while(|d| d.starts_with(&root))
+        .collect();
+    dirs.reverse();
+    let mut out = ProjectInstructions::default();
+    for dir in dirs {
+        let file = dir.join("AGENTS.md");
+        // Symlinked or special files are not followed: instructions come from the tree itself.
+        let Ok(meta) = std::fs::symlink_metadata(&file) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&file) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        if !out.text.is_empty() {
+            out.text.push_str("\n\n");
+        }
+        out.text.push_str(&format!("<!-- {} -->\n", file.display()));
+        out.text.push_str(text.trim_end());
+        out.files.push(file);
+    }
+    if out.text.len() > MAX_PROJECT_INSTRUCTIONS {
+        let mut cut = MAX_PROJECT_INSTRUCTIONS;
+        while !out.text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.text.truncate(cut);
+        out.text.push_str(&format!(
+            "\n\n[project instructions cut at {MAX_PROJECT_INSTRUCTIONS} bytes]"
+        ));
+        out.truncated = true;
+    }
+    out
+}
+
+/// The full system prompt for a workspace.
+pub fn system_prompt(workspace: &Path, project: &ProjectInstructions) -> String {
+    let mut s = SYSTEM_PROMPT.trim_end().to_string();
+    s.push_str(&format!(
+        "\n\n# Environment\n\nWorkspace: {}\nAll paths you pass to tools are relative to it, with forward slashes.\n",
+        workspace.display()
+    ));
+    if !project.text.is_empty() {
+        s.push_str("\n# Project instructions (AGENTS.md)\n\n");
+        s.push_str(&project.text);
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_agents_file_comes_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("AGENTS.md"), "root rules").unwrap();
+        std::fs::write(root.join("a/b/AGENTS.md"), "leaf rules").unwrap();
+        let p = project_instructions(&root.join("a/b"));
+        assert_eq!(p.files.len(), 2);
+        let r = p.text.find("root rules").unwrap();
+        let l = p.text.find("leaf rules").unwrap();
+        assert!(r < l);
+        assert!(!p.truncated);
+    }
+
+    #[test]
+    fn huge_instructions_are_capped_with_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "é".repeat(40_000)).unwrap();
+        let p = project_instructions(dir.path());
+        assert!(p.truncated);
+        assert!(p.text.len() < MAX_PROJECT_INSTRUCTIONS + 100);
+        assert!(p.text.ends_with("bytes]"));
+    }
+
+    #[test]
+    fn files_above_the_repository_root_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "outside").unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        let p = project_instructions(&repo);
+        assert!(!p.text.contains("outside"));
+    }
+}

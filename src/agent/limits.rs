@@ -1,0 +1,94 @@
+//! Host limits and call budgets, with the defaults the product is specified by.
+
+use std::time::Duration;
+
+use crate::config::LimitsConfig;
+
+pub const MIB: usize = 1024 * 1024;
+
+/// What one session may consume. `None` budgets are unlimited; `Some(0)` disables that kind of
+/// call entirely.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    pub run_deadline: Duration,
+    pub max_tool_argument_bytes: usize,
+    /// Bound on a tool result after JSON serialization (escaping counts).
+    pub max_tool_result_bytes: usize,
+    pub max_request_context_bytes: usize,
+    pub max_model_output_bytes: usize,
+    pub max_native_events: u64,
+    pub max_model_calls: Option<u64>,
+    pub max_tool_calls: Option<u64>,
+    pub stream_idle_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            run_deadline: Duration::from_secs(60 * 60),
+            max_tool_argument_bytes: MIB,
+            max_tool_result_bytes: 8 * MIB,
+            max_request_context_bytes: 32 * MIB,
+            max_model_output_bytes: 4 * MIB,
+            max_native_events: 1_000_000,
+            max_model_calls: None,
+            max_tool_calls: None,
+            stream_idle_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl Limits {
+    /// Applies a config layer's overrides.
+    pub fn apply(&mut self, c: &LimitsConfig) {
+        if let Some(s) = c.run_deadline_seconds {
+            self.run_deadline = Duration::from_secs(s);
+        }
+        if let Some(v) = c.max_tool_argument_bytes {
+            self.max_tool_argument_bytes = v;
+        }
+        if let Some(v) = c.max_tool_result_bytes {
+            self.max_tool_result_bytes = v;
+        }
+        if let Some(v) = c.max_request_context_bytes {
+            self.max_request_context_bytes = v;
+        }
+        if let Some(v) = c.max_model_output_bytes {
+            self.max_model_output_bytes = v;
+        }
+        if let Some(v) = c.max_native_events {
+            self.max_native_events = v;
+        }
+        if c.max_model_calls.is_some() {
+            self.max_model_calls = c.max_model_calls;
+        }
+        if c.max_tool_calls.is_some() {
+            self.max_tool_calls = c.max_tool_calls;
+        }
+        if let Some(s) = c.stream_idle_timeout_seconds {
+            self.stream_idle_timeout = Duration::from_secs(s);
+        }
+    }
+}
+
+/// Counts what has been spent against [`Limits`].
+#[derive(Debug, Clone, Default)]
+pub struct Budget {
+    pub model_calls: u64,
+    pub tool_calls: u64,
+    pub events: u64,
+}
+
+impl Budget {
+    pub fn model_calls_left(&self, limits: &Limits) -> bool {
+        limits
+            .max_model_calls
+            .is_none_or(|max| self.model_calls < max)
+    }
+
+    pub fn tool_calls_left(&self, limits: &Limits) -> bool {
+        limits
+            .max_tool_calls
+            .is_none_or(|max| self.tool_calls < max)
+    }
+}

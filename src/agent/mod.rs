@@ -1,0 +1,780 @@
+//! The turn loop: it owns the conversation, calls the model, and runs each tool call through
+//! validate → preview → decide → commit, one at a time.
+//!
+//! Front-ends talk to it only through [`Op`] and [`Event`]. The loop is a single task; approvals
+//! and interrupts reach a running turn through a side table of one-shot channels and a
+//! cancellation token, so a turn never needs to be dropped half-way: a cancelled turn still
+//! awaits the tool that is running (tools watch the token and clean up), answers every pending
+//! call with a result, and ends with `TurnCompleted { stop_reason: Cancelled }`.
+
+pub mod context;
+pub mod limits;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+pub use limits::{Budget, Limits};
+
+use crate::model::{Message, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent};
+use crate::policy::PolicyEngine;
+use crate::protocol::{
+    ApprovalAnswer, Decision, Event, Op, Preview, StopReason, ToolCall, ToolOutcome, Usage,
+};
+use crate::tools::{Catalog, Coded, EventSink, Host, Tool, ToolContext, ToolFailure};
+
+/// How "ask" decisions are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalMode {
+    /// A person answers through [`Op::Approval`] (TUI, ACP).
+    Interactive,
+    /// Nobody can answer (headless): an ask is refused with `approval_required`.
+    RefuseAsks,
+    /// The host granted the authority up front (`pablo run --auto-approve`): an ask is allowed.
+    ApproveAsks,
+}
+
+/// Receives every event before front-ends do (the session journal).
+pub trait EventRecorder: Send {
+    fn record(&mut self, event: &Event) -> std::io::Result<()>;
+    /// Called at turn boundaries; a journal fsyncs here.
+    fn sync(&mut self) -> std::io::Result<()>;
+}
+
+/// Everything needed to start an agent.
+pub struct AgentSetup {
+    pub session_id: String,
+    pub model: Arc<dyn ModelClient>,
+    pub catalog: Catalog,
+    pub policy: Arc<PolicyEngine>,
+    pub host: Arc<Host>,
+    pub limits: Limits,
+    pub approvals: ApprovalMode,
+    pub system_prompt: String,
+    /// The conversation so far (resume); empty for a new session.
+    pub history: Vec<Message>,
+    pub recorder: Option<Box<dyn EventRecorder>>,
+}
+
+/// The front-end's side of a running agent.
+pub struct AgentHandle {
+    pub ops: mpsc::UnboundedSender<Op>,
+    pub events: mpsc::UnboundedReceiver<Event>,
+    pub task: JoinHandle<()>,
+}
+
+/// Starts the agent task. It announces itself with `SessionStarted` and ends after
+/// [`Op::Shutdown`] (or when every op sender is dropped) with `ShutdownComplete`.
+pub fn spawn(setup: AgentSetup) -> AgentHandle {
+    let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (inner_tx, inner_rx) = mpsc::unbounded_channel();
+    let recorder = setup.recorder;
+    let forwarder = tokio::spawn(forward_events(inner_rx, out_tx, recorder));
+    let agent = Agent {
+        session_id: setup.session_id,
+        model: setup.model,
+        catalog: setup.catalog,
+        policy: setup.policy,
+        host: setup.host,
+        limits: setup.limits,
+        approvals: setup.approvals,
+        system_prompt: setup.system_prompt,
+        messages: setup.history,
+        budget: Budget::default(),
+        usage: Usage::default(),
+        events: EventSink::new(inner_tx),
+        emitted: Arc::new(AtomicU64::new(0)),
+        pending: Arc::new(Mutex::new(HashMap::new())),
+        started: Instant::now(),
+    };
+    let task = tokio::spawn(async move {
+        agent.run(ops_rx).await;
+        // The forwarder ends once every sender (ours and the tools') is gone.
+        let _ = forwarder.await;
+    });
+    AgentHandle {
+        ops: ops_tx,
+        events: out_rx,
+        task,
+    }
+}
+
+/// Passes events to the recorder, then to the front-end, in order.
+async fn forward_events(
+    mut rx: mpsc::UnboundedReceiver<Event>,
+    tx: mpsc::UnboundedSender<Event>,
+    mut recorder: Option<Box<dyn EventRecorder>>,
+) {
+    while let Some(event) = rx.recv().await {
+        if let Some(r) = recorder.as_mut() {
+            let boundary = matches!(
+                event,
+                Event::TurnCompleted { .. }
+                    | Event::ShutdownComplete
+                    | Event::ApprovalResolved { .. }
+            );
+            let written = r
+                .record(&event)
+                .and_then(|()| if boundary { r.sync() } else { Ok(()) });
+            if let Err(e) = written {
+                tracing::warn!(error = %e, "journal write failed; continuing without journal");
+                recorder = None;
+                let _ = tx.send(Event::Warning {
+                    message: format!("the session journal could not be written ({e}); this session will not be resumable from here on"),
+                });
+            }
+        }
+        let last = matches!(event, Event::ShutdownComplete);
+        let _ = tx.send(event);
+        if last {
+            break;
+        }
+    }
+}
+
+type PendingApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>>;
+
+struct Agent {
+    session_id: String,
+    model: Arc<dyn ModelClient>,
+    catalog: Catalog,
+    policy: Arc<PolicyEngine>,
+    host: Arc<Host>,
+    limits: Limits,
+    approvals: ApprovalMode,
+    system_prompt: String,
+    messages: Vec<Message>,
+    budget: Budget,
+    usage: Usage,
+    events: EventSink,
+    emitted: Arc<AtomicU64>,
+    pending: PendingApprovals,
+    started: Instant,
+}
+
+/// Why a turn stopped early.
+struct TurnEnd {
+    stop_reason: StopReason,
+    error: Option<(String, String)>,
+}
+
+impl TurnEnd {
+    fn cancelled() -> Self {
+        Self {
+            stop_reason: StopReason::Cancelled,
+            error: None,
+        }
+    }
+
+    fn budget(code: &str, message: String) -> Self {
+        Self {
+            stop_reason: StopReason::BudgetExhausted,
+            error: Some((code.to_string(), message)),
+        }
+    }
+
+    fn error(code: &str, message: String) -> Self {
+        Self {
+            stop_reason: StopReason::Error,
+            error: Some((code.to_string(), message)),
+        }
+    }
+}
+
+impl Agent {
+    fn emit(&self, event: Event) {
+        self.emitted.fetch_add(1, Ordering::Relaxed);
+        self.events.send(event);
+    }
+
+    async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        self.emit(Event::SessionStarted {
+            session_id: self.session_id.clone(),
+            provider: self.model.provider().to_string(),
+            model: self.model.model().to_string(),
+            workspace: self.host.workspace_root.display().to_string(),
+        });
+        let mut queued: std::collections::VecDeque<String> = Default::default();
+        let mut shutting_down = false;
+        while !shutting_down {
+            let text = match queued.pop_front() {
+                Some(t) => t,
+                None => match ops.recv().await {
+                    Some(Op::UserTurn { text }) => text,
+                    Some(Op::Shutdown) | None => break,
+                    Some(op) => {
+                        self.handle_idle_op(op);
+                        continue;
+                    }
+                },
+            };
+            let cancel = CancellationToken::new();
+            let deadline = self.started + self.limits.run_deadline;
+            let pending = self.pending.clone();
+            let turn_cancel = cancel.clone();
+            let mut deadline_hit = false;
+            {
+                let turn = self.run_turn(text, cancel.clone());
+                tokio::pin!(turn);
+                let timer = tokio::time::sleep_until(deadline.into());
+                tokio::pin!(timer);
+                loop {
+                    tokio::select! {
+                        () = &mut turn => break,
+                        () = &mut timer, if !deadline_hit => {
+                            deadline_hit = true;
+                            turn_cancel.cancel();
+                        }
+                        op = ops.recv() => match op {
+                            Some(Op::Interrupt) => turn_cancel.cancel(),
+                            Some(Op::Approval { call_id, answer }) => {
+                                let waiter = pending.lock().ok().and_then(|mut p| p.remove(&call_id));
+                                if let Some(w) = waiter {
+                                    let _ = w.send(answer);
+                                }
+                            }
+                            Some(Op::UserTurn { text }) => queued.push_back(text),
+                            Some(Op::Shutdown) | None => {
+                                shutting_down = true;
+                                turn_cancel.cancel();
+                            }
+                            Some(Op::SessionInput { .. } | Op::KillSession { .. }) => {}
+                        },
+                    }
+                }
+            }
+            if deadline_hit {
+                self.emit(Event::Error {
+                    code: "deadline_exceeded".into(),
+                    message: format!(
+                        "the run deadline of {} s was reached; the turn was stopped",
+                        self.limits.run_deadline.as_secs()
+                    ),
+                });
+                break;
+            }
+        }
+        self.emit(Event::ShutdownComplete);
+    }
+
+    fn handle_idle_op(&self, op: Op) {
+        match op {
+            Op::Approval { call_id, .. } => self.emit(Event::Warning {
+                message: format!("no tool call {call_id} is waiting for approval"),
+            }),
+            Op::Interrupt => {}
+            Op::SessionInput { .. } | Op::KillSession { .. } => {}
+            Op::UserTurn { .. } | Op::Shutdown => {}
+        }
+    }
+
+    async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
+        let span = tracing::info_span!(
+            "turn",
+            model_calls = tracing::field::Empty,
+            tool_calls = tracing::field::Empty,
+            stop_reason = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
+        );
+        let started = Instant::now();
+        let calls_before = (self.budget.model_calls, self.budget.tool_calls);
+        self.emit(Event::UserMessage { text: text.clone() });
+        self.messages.push(Message::User { text });
+        let end = self.turn_steps(&cancel).instrument(span.clone()).await;
+        let stop_reason = match end {
+            Ok(r) => r,
+            Err(end) => {
+                if let Some((code, message)) = end.error {
+                    self.emit(Event::Error { code, message });
+                }
+                end.stop_reason
+            }
+        };
+        span.record("model_calls", self.budget.model_calls - calls_before.0);
+        span.record("tool_calls", self.budget.tool_calls - calls_before.1);
+        span.record("stop_reason", format!("{stop_reason:?}"));
+        span.record("duration_ms", started.elapsed().as_millis() as u64);
+        self.emit(Event::TurnCompleted {
+            stop_reason,
+            usage: self.usage,
+        });
+    }
+
+    /// Model call, tools, model call, … until the model stops asking for tools.
+    async fn turn_steps(&mut self, cancel: &CancellationToken) -> Result<StopReason, TurnEnd> {
+        loop {
+            if cancel.is_cancelled() {
+                return Err(TurnEnd::cancelled());
+            }
+            self.check_events()?;
+            if !self.budget.model_calls_left(&self.limits) {
+                return Err(TurnEnd::budget(
+                    "model_call_budget_exhausted",
+                    format!(
+                        "the model-call budget ({}) is used up",
+                        self.limits.max_model_calls.unwrap_or(0)
+                    ),
+                ));
+            }
+            let (text, calls, stop) = self.call_model(cancel).await?;
+            self.emit(Event::MessageCompleted {
+                text: text.clone(),
+                tool_calls: calls.clone(),
+            });
+            self.messages.push(Message::Assistant {
+                text,
+                tool_calls: calls.clone(),
+            });
+            if calls.is_empty() {
+                return Ok(match stop {
+                    ModelStopReason::MaxTokens => StopReason::MaxTokens,
+                    _ => StopReason::EndTurn,
+                });
+            }
+            let mut end: Option<TurnEnd> = None;
+            for call in calls {
+                let outcome = match &end {
+                    Some(_) => ToolFailure::new(
+                        "not_run",
+                        format!(
+                            "{} was not run because the turn stopped before it",
+                            call.name
+                        ),
+                    )
+                    .into_outcome(),
+                    None => {
+                        if cancel.is_cancelled() {
+                            end = Some(TurnEnd::cancelled());
+                            ToolFailure::new(
+                                "cancelled",
+                                format!("{} was not run: the turn was interrupted", call.name),
+                            )
+                            .into_outcome()
+                        } else if !self.budget.model_calls_left(&self.limits) {
+                            // Nobody would read this tool's result: do not start it.
+                            end = Some(TurnEnd::budget(
+                                "model_call_budget_exhausted",
+                                "the model-call budget is used up, so no further tool is started"
+                                    .to_string(),
+                            ));
+                            ToolFailure::new(
+                                "model_call_budget_exhausted",
+                                format!(
+                                    "{} was not run: no model call is left to read its result",
+                                    call.name
+                                ),
+                            )
+                            .into_outcome()
+                        } else {
+                            self.run_tool_call(&call, cancel).await
+                        }
+                    }
+                };
+                let tool = self
+                    .catalog
+                    .get(&call.name)
+                    .map(|t| t.name().to_string())
+                    .unwrap_or_else(|| call.name.clone());
+                let outcome = self.bound_result(outcome);
+                let content = serde_json::to_string(&outcome).unwrap_or_else(|_| {
+                    r#"{"ok":false,"error":{"code":"internal","message":"result not serializable"}}"#.into()
+                });
+                self.emit(Event::ToolCallEnd {
+                    call_id: call.id.clone(),
+                    tool,
+                    result: outcome,
+                });
+                self.messages.push(Message::Tool {
+                    call_id: call.id.clone(),
+                    content,
+                });
+            }
+            if let Some(end) = end {
+                return Err(end);
+            }
+            if cancel.is_cancelled() {
+                return Err(TurnEnd::cancelled());
+            }
+        }
+    }
+
+    fn check_events(&self) -> Result<(), TurnEnd> {
+        let n = self.emitted.load(Ordering::Relaxed);
+        if n > self.limits.max_native_events {
+            return Err(TurnEnd::budget(
+                "event_limit_exceeded",
+                format!(
+                    "the session emitted {n} events, over the limit of {}",
+                    self.limits.max_native_events
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// One streamed model call. Returns the text, the tool calls and why the model stopped.
+    async fn call_model(
+        &mut self,
+        cancel: &CancellationToken,
+    ) -> Result<(String, Vec<ToolCall>, ModelStopReason), TurnEnd> {
+        let request = ModelRequest {
+            system: self.system_prompt.clone(),
+            messages: self.messages.clone(),
+            tools: self.catalog.specs(),
+            max_output_tokens: 16_384,
+        };
+        let size = serde_json::to_vec(&request).map(|v| v.len()).unwrap_or(0);
+        if size > self.limits.max_request_context_bytes {
+            return Err(TurnEnd::error(
+                "context_too_large",
+                format!(
+                    "the request context is {size} bytes, over the limit of {} bytes",
+                    self.limits.max_request_context_bytes
+                ),
+            ));
+        }
+        self.budget.model_calls += 1;
+        let span = tracing::info_span!(
+            "model_call",
+            provider = self.model.provider(),
+            request_bytes = size,
+            output_bytes = tracing::field::Empty,
+            tool_calls = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+        );
+        let started = Instant::now();
+        let result = self
+            .stream_model(&request, cancel)
+            .instrument(span.clone())
+            .await;
+        span.record("duration_ms", started.elapsed().as_millis() as u64);
+        match &result {
+            Ok((text, calls, _)) => {
+                let out: usize =
+                    text.len() + calls.iter().map(|c| c.arguments.len()).sum::<usize>();
+                span.record("output_bytes", out);
+                span.record("tool_calls", calls.len());
+                span.record("outcome", "ok");
+            }
+            Err(e) => {
+                span.record("outcome", e.code());
+            }
+        }
+        match result {
+            Ok(r) => Ok(r),
+            Err(ModelError::Cancelled) => Err(TurnEnd::cancelled()),
+            Err(e @ ModelError::OutputTooLarge { .. }) => {
+                Err(TurnEnd::budget(e.code(), e.to_string()))
+            }
+            Err(e) => Err(TurnEnd::error(e.code(), e.to_string())),
+        }
+    }
+
+    async fn stream_model(
+        &mut self,
+        request: &ModelRequest,
+        cancel: &CancellationToken,
+    ) -> Result<(String, Vec<ToolCall>, ModelStopReason), ModelError> {
+        let mut stream = tokio::select! {
+            s = self.model.stream(request, cancel.clone()) => s?,
+            () = cancel.cancelled() => return Err(ModelError::Cancelled),
+        };
+        let mut text = String::new();
+        let mut calls = Vec::new();
+        let mut out_bytes = 0usize;
+        let mut stop = None;
+        let mut call_usage = Usage::default();
+        loop {
+            let next = tokio::select! {
+                n = stream.next() => n,
+                () = cancel.cancelled() => return Err(ModelError::Cancelled),
+            };
+            let Some(event) = next else { break };
+            match event? {
+                StreamEvent::TextDelta(delta) => {
+                    out_bytes += delta.len();
+                    if out_bytes > self.limits.max_model_output_bytes {
+                        return Err(ModelError::OutputTooLarge {
+                            limit: self.limits.max_model_output_bytes,
+                        });
+                    }
+                    text.push_str(&delta);
+                    self.emit(Event::MessageDelta { text: delta });
+                }
+                StreamEvent::ToolCall(call) => {
+                    out_bytes += call.arguments.len();
+                    if out_bytes > self.limits.max_model_output_bytes {
+                        return Err(ModelError::OutputTooLarge {
+                            limit: self.limits.max_model_output_bytes,
+                        });
+                    }
+                    calls.push(call);
+                }
+                StreamEvent::Usage(u) => call_usage = u,
+                StreamEvent::Completed { stop_reason } => {
+                    stop = Some(stop_reason);
+                    break;
+                }
+            }
+        }
+        let Some(stop) = stop else {
+            return Err(ModelError::StreamCut {
+                provider: self.model.provider().to_string(),
+            });
+        };
+        if call_usage != Usage::default() {
+            self.usage.add(&call_usage);
+            self.emit(Event::Usage {
+                last: call_usage,
+                total: self.usage,
+            });
+        }
+        Ok((text, calls, stop))
+    }
+
+    /// Replaces a result whose serialization exceeds the bound with an error that says so.
+    fn bound_result(&self, outcome: ToolOutcome) -> ToolOutcome {
+        let size = serde_json::to_vec(&outcome).map(|v| v.len()).unwrap_or(0);
+        if size <= self.limits.max_tool_result_bytes {
+            return outcome;
+        }
+        ToolFailure::new(
+            "result_too_large",
+            format!(
+                "the result serialized to {size} bytes, over the limit of {} bytes; ask for less \
+                 (a smaller page, a narrower search, fewer lines)",
+                self.limits.max_tool_result_bytes
+            ),
+        )
+        .into_outcome()
+    }
+
+    /// validate → preview → decide → commit for one call.
+    async fn run_tool_call(&mut self, call: &ToolCall, cancel: &CancellationToken) -> ToolOutcome {
+        let span = tracing::info_span!(
+            "tool_call",
+            tool = tracing::field::Empty,
+            decision = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
+        );
+        let started = Instant::now();
+        let result = self
+            .dispatch(call, cancel, &span)
+            .instrument(span.clone())
+            .await;
+        span.record("duration_ms", started.elapsed().as_millis() as u64);
+        match result {
+            Ok(data) => {
+                span.record("outcome", "ok");
+                ToolOutcome::ok(data)
+            }
+            Err(f) => {
+                span.record("outcome", f.code.as_str());
+                f.into_outcome()
+            }
+        }
+    }
+
+    async fn dispatch(
+        &mut self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        span: &tracing::Span,
+    ) -> Result<Value, ToolFailure> {
+        let parsed: Result<Value, String> = if call.arguments.trim().is_empty() {
+            Ok(json!({}))
+        } else {
+            serde_json::from_str(&call.arguments).map_err(|e| e.to_string())
+        };
+        let tool = self.catalog.get(&call.name).cloned();
+        self.emit(Event::ToolCallBegin {
+            call_id: call.id.clone(),
+            tool: tool
+                .as_ref()
+                .map(|t| t.name().to_string())
+                .unwrap_or_else(|| call.name.clone()),
+            arguments: parsed
+                .clone()
+                .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+        });
+        let Some(tool) = tool else {
+            let known: Vec<_> = self.catalog.specs().into_iter().map(|s| s.name).collect();
+            return Err(ToolFailure::new(
+                "unknown_tool",
+                format!(
+                    "there is no tool named {:?}; available: {}",
+                    call.name,
+                    known.join(", ")
+                ),
+            ));
+        };
+        span.record("tool", tool.name());
+        if call.arguments.len() > self.limits.max_tool_argument_bytes {
+            return Err(ToolFailure::new(
+                "arguments_too_large",
+                format!(
+                    "the arguments of {} are {} bytes, over the limit of {} bytes",
+                    tool.name(),
+                    call.arguments.len(),
+                    self.limits.max_tool_argument_bytes
+                ),
+            ));
+        }
+        let args = parsed.map_err(|e| {
+            ToolFailure::new(
+                "invalid_arguments",
+                format!("the arguments of {} are not valid JSON: {e}", tool.name()),
+            )
+        })?;
+        if let Some(v) = self.catalog.validator(tool.name()) {
+            v.validate(tool.name(), &args)?;
+        }
+        if !self.budget.tool_calls_left(&self.limits) {
+            return Err(ToolFailure::new(
+                "tool_call_budget_exhausted",
+                format!(
+                    "{} was not run: the tool-call budget ({}) is used up",
+                    tool.name(),
+                    self.limits.max_tool_calls.unwrap_or(0)
+                ),
+            ));
+        }
+        self.budget.tool_calls += 1;
+        let ctx = ToolContext {
+            call_id: call.id.clone(),
+            cancel: cancel.clone(),
+            events: self.events.clone(),
+            host: self.host.clone(),
+        };
+        let mut preview = tool.preview(&args, &ctx).await?;
+        let verdict = self.policy.decide(tool.name(), tool.kind(), &mut preview);
+        span.record("decision", crate::policy::decision_label(verdict.decision));
+        match verdict.decision {
+            Decision::Allow => {}
+            Decision::Deny => {
+                return Err(ToolFailure::new(
+                    "denied",
+                    format!(
+                        "{} was denied by policy: {}",
+                        tool.name(),
+                        verdict.reasons.join("; ")
+                    ),
+                )
+                .with_data(json!({"rule_ids": verdict.rule_ids})));
+            }
+            Decision::Ask => {
+                preview = self
+                    .ask(tool.as_ref(), call, preview, verdict, cancel)
+                    .await?;
+            }
+        }
+        if cancel.is_cancelled() {
+            return Err(ToolFailure::new(
+                "cancelled",
+                format!("{} was not run: the turn was interrupted", tool.name()),
+            ));
+        }
+        // The decision is made on the preview that will be committed, once more, so a narrowed
+        // preview or a rule removed in the meantime cannot slip through.
+        let mut recheck = preview.clone();
+        if self
+            .policy
+            .decide(tool.name(), tool.kind(), &mut recheck)
+            .decision
+            == Decision::Deny
+        {
+            return Err(ToolFailure::new(
+                "denied",
+                format!("{} was denied by policy on the final check", tool.name()),
+            ));
+        }
+        self.emit(Event::ToolCallRunning {
+            call_id: call.id.clone(),
+            preview: preview.clone(),
+        });
+        tool.commit(&args, &preview, &ctx).await
+    }
+
+    /// Handles an ask according to the approval mode; returns the preview to commit.
+    async fn ask(
+        &mut self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        preview: Preview,
+        verdict: crate::protocol::Verdict,
+        cancel: &CancellationToken,
+    ) -> Result<Preview, ToolFailure> {
+        match self.approvals {
+            ApprovalMode::ApproveAsks => return Ok(preview),
+            ApprovalMode::RefuseAsks => {
+                return Err(ToolFailure::new(
+                    "approval_required",
+                    format!(
+                        "{} needs approval ({}) and nobody can answer in headless mode; \
+                         grant it with --auto-approve or a policy rule",
+                        tool.name(),
+                        verdict.reasons.join("; ")
+                    ),
+                ));
+            }
+            ApprovalMode::Interactive => {}
+        }
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = self.pending.lock() {
+            p.insert(call.id.clone(), tx);
+        }
+        self.emit(Event::ApprovalRequest {
+            call_id: call.id.clone(),
+            tool: tool.name().to_string(),
+            preview: preview.clone(),
+            verdict,
+        });
+        let answer = tokio::select! {
+            a = rx => a.ok(),
+            () = cancel.cancelled() => None,
+        };
+        if let Ok(mut p) = self.pending.lock() {
+            p.remove(&call.id);
+        }
+        let Some(answer) = answer else {
+            return Err(ToolFailure::new(
+                "cancelled",
+                format!(
+                    "{} was not run: the turn was interrupted during approval",
+                    tool.name()
+                ),
+            ));
+        };
+        self.emit(Event::ApprovalResolved {
+            call_id: call.id.clone(),
+            answer: answer.clone(),
+        });
+        match answer {
+            ApprovalAnswer::AllowOnce => Ok(preview),
+            ApprovalAnswer::AllowAlways => {
+                self.policy.remember(tool.name(), &preview)?;
+                Ok(preview)
+            }
+            ApprovalAnswer::AllowHunks { hunks } => tool.narrow(&preview, &hunks),
+            ApprovalAnswer::Reject { note } => {
+                let mut msg = format!("the person rejected {}", tool.name());
+                if let Some(n) = note.as_deref().filter(|n| !n.trim().is_empty()) {
+                    msg.push_str(": ");
+                    msg.push_str(n.trim());
+                }
+                Err(ToolFailure::new("rejected", msg).with_data(json!({"note": note})))
+            }
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! `pablo run`: the headless front-end (readable progress or `--json` lines).

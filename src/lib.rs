@@ -1,0 +1,17 @@
+//! pablo: a terminal coding agent.
+//!
+//! The engine (`agent`, `model`, `tools`, `workspace`, `policy`, `process`, `session`) never draws
+//! and never prints; the front-ends (`tui`, `headless`, `acp`) speak only [`protocol`].
+
+pub mod acp;
+pub mod agent;
+pub mod config;
+pub mod headless;
+pub mod model;
+pub mod policy;
+pub mod process;
+pub mod protocol;
+pub mod session;
+pub mod tools;
+pub mod tui;
+pub mod workspace;

@@ -1,0 +1,1 @@
+//! Spawning commands in their own process group, bounded capture, PTYs, background sessions.

@@ -1,0 +1,418 @@
+//! The only contract between the engine and its front-ends.
+//!
+//! A front-end (the TUI, `pablo run`, the ACP agent) sends [`Op`]s to the agent task and receives
+//! [`Event`]s back. Everything here is plain serde data so that the same stream can be printed as
+//! JSON lines, journaled to disk, replayed on resume, or rendered on screen.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A complete tool call as the model made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    /// The provider name of the tool (`fs_read`).
+    pub name: String,
+    /// The raw JSON text of the arguments, exactly as streamed (may be malformed).
+    pub arguments: String,
+}
+
+/// What a front-end asks the agent to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Op {
+    /// A new user message; starts a turn.
+    UserTurn { text: String },
+    /// The person's answer to an [`Event::ApprovalRequest`].
+    Approval {
+        call_id: String,
+        answer: ApprovalAnswer,
+    },
+    /// Cancel the running turn (Esc / Ctrl-C). The turn ends with a terminal event.
+    Interrupt,
+    /// Write bytes to a background session's stdin (TUI session view).
+    SessionInput { session_id: String, data: String },
+    /// Kill a background session (TUI session view, `/kill ID`).
+    KillSession { session_id: String },
+    /// Stop the agent: cancels any running turn, kills background sessions, then closes.
+    Shutdown,
+}
+
+/// How the person answered an approval prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum ApprovalAnswer {
+    /// Run this call, ask again next time.
+    AllowOnce,
+    /// Run this call and save a rule (shown in the prompt) so that similar calls run unasked.
+    AllowAlways,
+    /// Commit only the listed hunks (indices into [`FileChangePreview::hunks`]) of a file change.
+    /// The engine rebuilds the preview from the accepted subset; that new preview is what lands.
+    AllowHunks { hunks: Vec<usize> },
+    /// Do not run; the note (if any) goes back to the model with code `rejected`.
+    Reject { note: Option<String> },
+}
+
+/// The policy outcome for one tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// A decision with the reasons and the rule ids that produced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub decision: Decision,
+    /// Human-readable reasons, most important first.
+    #[serde(default)]
+    pub reasons: Vec<String>,
+    /// Ids of the rules that decided (built-in rules have ids too, e.g. `builtin.tool.fs.write`).
+    #[serde(default)]
+    pub rule_ids: Vec<String>,
+    /// What "allow always" would save, described for the prompt (`prefix /usr/bin/cargo test`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub always_rule: Option<String>,
+}
+
+impl Verdict {
+    pub fn allow(rule_id: impl Into<String>) -> Self {
+        Self {
+            decision: Decision::Allow,
+            reasons: Vec::new(),
+            rule_ids: vec![rule_id.into()],
+            always_rule: None,
+        }
+    }
+
+    pub fn ask(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            decision: Decision::Ask,
+            reasons: vec![reason.into()],
+            rule_ids: vec![rule_id.into()],
+            always_rule: None,
+        }
+    }
+
+    pub fn deny(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            decision: Decision::Deny,
+            reasons: vec![reason.into()],
+            rule_ids: vec![rule_id.into()],
+            always_rule: None,
+        }
+    }
+}
+
+/// The dry run of a tool call: exactly what will be committed if it is allowed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Preview {
+    /// Reads, lists, searches: the resolved path (relative to the workspace).
+    Read { path: String },
+    /// `fs.write` / `fs.edit`.
+    FileChange(FileChangePreview),
+    /// `shell.run`: the command as the policy engine understood it.
+    Command(CommandPreview),
+    /// `shell.session` actions on an existing background session.
+    Session {
+        action: String,
+        session_id: Option<String>,
+    },
+    /// Tools that touch nothing outside the session (`plan.update`).
+    Internal,
+}
+
+/// A file change, complete: the reviewer approves these bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileChangePreview {
+    /// Workspace-relative path, forward slashes.
+    pub path: String,
+    /// Revision (SHA-256 hex) of the bytes being replaced; `None` when the file is created.
+    pub old_revision: Option<String>,
+    /// Revision of `new_text`.
+    pub new_revision: String,
+    /// The full new content of the file.
+    pub new_text: String,
+    /// Unified diff with hunk headers (`similar`), relative path in the `---`/`+++` lines.
+    pub diff: String,
+    pub added: usize,
+    pub removed: usize,
+    /// The hunks of `diff`, for per-hunk review.
+    #[serde(default)]
+    pub hunks: Vec<DiffHunk>,
+}
+
+/// One hunk of a unified diff.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiffHunk {
+    /// `@@ -a,b +c,d @@`
+    pub header: String,
+    pub old_start: usize,
+    pub old_len: usize,
+    pub new_start: usize,
+    pub new_len: usize,
+    pub lines: Vec<DiffLine>,
+}
+
+/// One line of a hunk with its line numbers on each side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiffLine {
+    pub tag: DiffTag,
+    pub old_lineno: Option<usize>,
+    pub new_lineno: Option<usize>,
+    /// The line without its terminator.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffTag {
+    Context,
+    Added,
+    Removed,
+}
+
+/// A shell command parsed into the simple commands it would run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandPreview {
+    pub command: String,
+    /// Workspace-relative working directory.
+    pub cwd: String,
+    pub background: bool,
+    pub pty: bool,
+    #[serde(default)]
+    pub commands: Vec<SimpleCommandView>,
+}
+
+/// One simple command of a command line, as judged by the policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimpleCommandView {
+    pub argv: Vec<String>,
+    /// The command word resolved through the clean `PATH`, when it could be.
+    pub executable: Option<String>,
+    pub decision: Decision,
+    pub rule_id: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// A tool result exactly as the model receives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ToolOutcome {
+    Ok { ok: True, data: Value },
+    Err { ok: False, error: ToolErrorBody },
+}
+
+/// Serde helper: the literal `true`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct True;
+/// Serde helper: the literal `false`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct False;
+
+macro_rules! literal_bool {
+    ($ty:ident, $value:literal) => {
+        impl Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bool($value)
+            }
+        }
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let b = bool::deserialize(d)?;
+                if b == $value {
+                    Ok($ty)
+                } else {
+                    Err(serde::de::Error::custom(concat!("expected ", $value)))
+                }
+            }
+        }
+    };
+}
+literal_bool!(True, true);
+literal_bool!(False, false);
+
+/// `{"code": …, "message": …, "data"?: …}`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolErrorBody {
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ToolOutcome {
+    pub fn ok(data: Value) -> Self {
+        ToolOutcome::Ok { ok: True, data }
+    }
+
+    pub fn err(code: impl Into<String>, message: impl Into<String>) -> Self {
+        ToolOutcome::Err {
+            ok: False,
+            error: ToolErrorBody {
+                code: code.into(),
+                message: message.into(),
+                data: None,
+            },
+        }
+    }
+
+    pub fn is_ok(&self) -> bool {
+        matches!(self, ToolOutcome::Ok { .. })
+    }
+
+    /// The error code, when this is a failure.
+    pub fn error_code(&self) -> Option<&str> {
+        match self {
+            ToolOutcome::Ok { .. } => None,
+            ToolOutcome::Err { error, .. } => Some(&error.code),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// One entry of the todo checklist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanItem {
+    pub content: String,
+    pub status: PlanStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// Token counts reported by the provider.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model answered without asking for more tools.
+    EndTurn,
+    /// The model hit its output-token limit.
+    MaxTokens,
+    /// The person (or the host) cancelled the turn.
+    Cancelled,
+    /// A model-call or tool-call budget, or the run deadline, ran out.
+    BudgetExhausted,
+    /// The turn failed; an [`Event::Error`] precedes this.
+    Error,
+}
+
+/// State of a background shell session, as shown in lists.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionSummary {
+    pub session_id: String,
+    pub command: String,
+    pub running: bool,
+    pub exit_code: Option<i32>,
+    pub pty: bool,
+    /// Unix milliseconds.
+    pub started_ms: u64,
+}
+
+/// What the agent tells front-ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    SessionStarted {
+        session_id: String,
+        provider: String,
+        model: String,
+        workspace: String,
+    },
+    /// A user turn was accepted (echoed so journals and transcripts see it in order).
+    UserMessage { text: String },
+    /// A piece of the assistant's text as it streams.
+    MessageDelta { text: String },
+    /// The assistant's whole message of one model call: its text and the tool calls it made,
+    /// exactly as they go back into the conversation (journals rebuild history from this).
+    MessageCompleted {
+        text: String,
+        #[serde(default)]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The model asked for a tool; validation and policy follow.
+    ToolCallBegin {
+        call_id: String,
+        tool: String,
+        arguments: Value,
+    },
+    /// Policy says ask: the front-end must answer with [`Op::Approval`] for this `call_id`.
+    ApprovalRequest {
+        call_id: String,
+        tool: String,
+        preview: Preview,
+        verdict: Verdict,
+    },
+    /// How an approval was answered (for journals and transcripts).
+    ApprovalResolved {
+        call_id: String,
+        answer: ApprovalAnswer,
+    },
+    /// The call passed policy and is running (shell output may follow).
+    ToolCallRunning { call_id: String, preview: Preview },
+    /// Live output of a running command (coalesced; raw bytes, lossy UTF-8; may hold ANSI).
+    ToolOutputDelta { call_id: String, chunk: String },
+    /// The tool finished; `result` is exactly what the model receives.
+    ToolCallEnd {
+        call_id: String,
+        tool: String,
+        result: ToolOutcome,
+    },
+    PlanUpdate {
+        explanation: Option<String>,
+        items: Vec<PlanItem>,
+    },
+    /// Usage of one model call, and the session total so far.
+    Usage { last: Usage, total: Usage },
+    /// Live output of a background session (raw bytes as lossy UTF-8).
+    SessionOutput { session_id: String, chunk: String },
+    /// A background session exited (sent for `notify: true` and for every session the TUI shows).
+    SessionExited {
+        session_id: String,
+        exit_code: Option<i32>,
+    },
+    /// The background sessions changed (started, exited, killed).
+    Sessions { sessions: Vec<SessionSummary> },
+    /// Something non-fatal the person should know (a torn journal line, a truncated AGENTS.md).
+    Warning { message: String },
+    /// The turn (or the agent) failed.
+    Error { code: String, message: String },
+    TurnCompleted {
+        stop_reason: StopReason,
+        usage: Usage,
+    },
+    /// The agent task has stopped; nothing follows.
+    ShutdownComplete,
+}

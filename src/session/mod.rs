@@ -1,0 +1,1 @@
+//! The append-only session journal, resume, and the todo checklist state.

@@ -1,0 +1,227 @@
+//! The tool catalog: what the model may call, and the one shape every call goes through.
+//!
+//! Each tool lives in its own file and provides its closed JSON Schema, a `preview` (a dry run that
+//! touches nothing) and a `commit` (which does exactly what the preview showed). The agent loop
+//! validates arguments against the schema before calling either, so tools may assume the shape.
+
+pub mod plan;
+pub mod schema;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{Event, Preview, ToolErrorBody, ToolOutcome};
+
+/// What a tool does to the world, for policy defaults and for editors (ACP tool kinds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolKind {
+    Read,
+    Search,
+    Edit,
+    Execute,
+    Think,
+}
+
+/// An error that carries a stable snake_case code. Every engine error enum implements it.
+pub trait Coded: std::error::Error {
+    fn code(&self) -> &'static str;
+    /// Structured details given to the model next to the message (e.g. the current revision).
+    fn data(&self) -> Option<Value> {
+        None
+    }
+}
+
+/// A refused or failed tool call, as the model will see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolFailure {
+    pub code: String,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl ToolFailure {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    pub fn into_outcome(self) -> ToolOutcome {
+        ToolOutcome::Err {
+            ok: crate::protocol::False,
+            error: ToolErrorBody {
+                code: self.code,
+                message: self.message,
+                data: self.data,
+            },
+        }
+    }
+}
+
+impl<E: Coded> From<E> for ToolFailure {
+    fn from(e: E) -> Self {
+        ToolFailure {
+            code: e.code().to_string(),
+            message: e.to_string(),
+            data: e.data(),
+        }
+    }
+}
+
+impl std::fmt::Display for ToolFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+/// Sends events from inside a tool (live output, plan updates) to the front-ends.
+#[derive(Clone)]
+pub struct EventSink {
+    tx: mpsc::UnboundedSender<Event>,
+}
+
+impl EventSink {
+    pub fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
+        Self { tx }
+    }
+
+    /// A sink whose events go nowhere (benches, unit tests).
+    pub fn discard() -> Self {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        Self { tx }
+    }
+
+    pub fn send(&self, event: Event) {
+        // A closed receiver means the front-end is gone; the engine carries on regardless.
+        let _ = self.tx.send(event);
+    }
+}
+
+/// Everything a tool may touch, handed to it per call.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub call_id: String,
+    /// Cancelled when the turn is interrupted. Tools check it before committing.
+    pub cancel: CancellationToken,
+    pub events: EventSink,
+    pub host: Arc<Host>,
+}
+
+/// Services shared by every call of a session. Modules add their handles here as they land.
+pub struct Host {
+    /// The workspace directory as the person named it (canonicalised at admission).
+    pub workspace_root: PathBuf,
+    /// Per-session state: spilled shell output, background session logs.
+    pub state_dir: PathBuf,
+}
+
+/// One tool of the catalog.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// Native name, e.g. `fs.read`.
+    fn name(&self) -> &'static str;
+    /// Name sent to providers, e.g. `fs_read` (providers reject dots).
+    fn provider_name(&self) -> &'static str;
+    fn kind(&self) -> ToolKind;
+    /// The description the model reads.
+    fn description(&self) -> String;
+    /// A closed JSON Schema (`additionalProperties: false`) for the arguments.
+    fn schema(&self) -> Value;
+    /// The dry run. Touches nothing; returns what `commit` will do.
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<Preview, ToolFailure>;
+    /// Do exactly what `preview` described. `preview` may be a narrowed version of what the tool
+    /// returned (per-hunk review), never a widened one.
+    async fn commit(
+        &self,
+        args: &Value,
+        preview: &Preview,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolFailure>;
+    /// Narrows a preview to the accepted hunks (per-hunk review). Only file changes have hunks.
+    fn narrow(&self, preview: &Preview, hunks: &[usize]) -> Result<Preview, ToolFailure> {
+        let _ = (preview, hunks);
+        Err(ToolFailure::new(
+            "hunks_unsupported",
+            format!("{} has no hunks to choose from", self.name()),
+        ))
+    }
+}
+
+/// What providers need to offer a tool.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// The tools one session offers, by native and provider name.
+#[derive(Default, Clone)]
+pub struct Catalog {
+    tools: BTreeMap<&'static str, Arc<dyn Tool>>,
+    validators: BTreeMap<&'static str, Arc<schema::Validator>>,
+}
+
+impl Catalog {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a tool. Panics never: an invalid schema is a programming error reported as `Err`.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), schema::SchemaError> {
+        let validator = schema::Validator::new(&tool.schema())?;
+        self.validators.insert(tool.name(), Arc::new(validator));
+        self.tools.insert(tool.name(), tool);
+        Ok(())
+    }
+
+    /// Removes a tool (policy layers can narrow the catalog, never widen it).
+    pub fn remove(&mut self, name: &str) {
+        self.tools.remove(name);
+        self.validators.remove(name);
+    }
+
+    /// Finds a tool by native or provider name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools
+            .get(name)
+            .or_else(|| self.tools.values().find(|t| t.provider_name() == name))
+    }
+
+    pub fn validator(&self, native_name: &str) -> Option<&Arc<schema::Validator>> {
+        self.validators.get(native_name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.tools.keys().copied()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Specs in provider naming, in a stable order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .values()
+            .map(|t| ToolSpec {
+                name: t.provider_name().to_string(),
+                description: t.description(),
+                parameters: t.schema(),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,1 @@
+//! The workspace handle: no-follow, directory-relative file access, revisions, atomic install.

@@ -1,0 +1,1 @@
+//! Integration tests: fs_tools.
