@@ -15,6 +15,10 @@ use serde::{Deserialize, Serialize};
 use crate::policy::ToolMode;
 use crate::tools::Coded;
 
+/// The fixed `PATH` of every command pablo runs, and the one command words are resolved through
+/// when policy matches rules (so `git` and `/usr/bin/git` are the same command).
+pub const CLEAN_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 /// One config file, as written. Every field is optional so layers can be merged.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
