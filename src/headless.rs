@@ -1,1 +1,248 @@
-//! `pablo run`: the headless front-end (readable progress or `--json` lines).
+//! `pablo run`: the headless front-end.
+//!
+//! It submits one task, prints progress (readable text, or one JSON object per line with
+//! `--json`), and exits 0 only when the turn completed. Nobody can answer an approval prompt here,
+//! so the agent runs with [`crate::agent::ApprovalMode::RefuseAsks`] unless the host granted the
+//! authority up front. The `--json` line format is a contract (README, "Contracts").
+
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use crate::agent::AgentHandle;
+use crate::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome};
+
+/// How a headless run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub exit_code: i32,
+    pub stop_reason: Option<StopReason>,
+}
+
+/// Exit code for a run that was interrupted (SIGINT), as shells expect.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Drives one task to completion and prints it to `out`. `interrupt` resolves when the person
+/// presses Ctrl-C; the turn is then cancelled and awaited, never abandoned.
+pub async fn run<W: Write>(
+    mut agent: AgentHandle,
+    task: String,
+    json_lines: bool,
+    out: &mut W,
+    interrupt: impl std::future::Future<Output = ()>,
+) -> RunOutcome {
+    let mut printer = Printer {
+        json: json_lines,
+        out,
+        streaming: false,
+    };
+    let _ = agent.ops.send(Op::UserTurn { text: task });
+    tokio::pin!(interrupt);
+    let mut interrupted = false;
+    let mut stop_reason = None;
+    let mut saw_error = false;
+    loop {
+        let event = tokio::select! {
+            e = agent.events.recv() => e,
+            () = &mut interrupt, if !interrupted => {
+                interrupted = true;
+                let _ = agent.ops.send(Op::Interrupt);
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        if let Event::Error { .. } = event {
+            saw_error = true;
+        }
+        if let Event::TurnCompleted { stop_reason: r, .. } = &event {
+            stop_reason = Some(*r);
+            if *r == StopReason::Cancelled && !saw_error {
+                printer.print(&Event::Error {
+                    code: "cancelled".into(),
+                    message: "the run was interrupted".into(),
+                });
+            }
+            printer.print(&event);
+            let _ = agent.ops.send(Op::Shutdown);
+            continue;
+        }
+        let done = matches!(event, Event::ShutdownComplete);
+        printer.print(&event);
+        if done {
+            break;
+        }
+    }
+    let _ = agent.task.await;
+    let exit_code = match stop_reason {
+        Some(StopReason::EndTurn | StopReason::MaxTokens) if !saw_error => 0,
+        Some(StopReason::Cancelled) => EXIT_INTERRUPTED,
+        None => {
+            printer.print(&Event::Error {
+                code: "agent_stopped".into(),
+                message: "the agent stopped before the turn completed".into(),
+            });
+            1
+        }
+        _ => 1,
+    };
+    RunOutcome {
+        exit_code,
+        stop_reason,
+    }
+}
+
+struct Printer<'a, W: Write> {
+    json: bool,
+    out: &'a mut W,
+    /// Whether assistant text is mid-line (readable mode).
+    streaming: bool,
+}
+
+impl<W: Write> Printer<'_, W> {
+    fn print(&mut self, event: &Event) {
+        // A closed stdout (`pablo run … | head`) is not a reason to stop the agent.
+        let _ = if self.json {
+            self.json_line(event)
+        } else {
+            self.readable(event)
+        };
+        let _ = self.out.flush();
+    }
+
+    fn json_line(&mut self, event: &Event) -> std::io::Result<()> {
+        let line: Option<Value> = match event {
+            Event::SessionStarted {
+                session_id,
+                provider,
+                model,
+                workspace,
+            } => Some(json!({"type": "session_started", "session_id": session_id,
+                "provider": provider, "model": model, "workspace": workspace})),
+            Event::ToolCallBegin {
+                call_id,
+                tool,
+                arguments,
+            } => Some(
+                json!({"type": "tool_call", "call_id": call_id, "tool": tool, "arguments": arguments}),
+            ),
+            Event::ToolCallEnd {
+                call_id,
+                tool,
+                result,
+            } => Some(
+                json!({"type": "tool_result", "call_id": call_id, "tool": tool, "result": result}),
+            ),
+            Event::MessageCompleted { text, .. } if !text.is_empty() => {
+                Some(json!({"type": "message", "text": text}))
+            }
+            Event::PlanUpdate { explanation, items } => {
+                Some(json!({"type": "plan", "explanation": explanation, "items": items}))
+            }
+            Event::TurnCompleted { stop_reason, usage } => {
+                Some(json!({"type": "turn_completed", "stop_reason": stop_reason, "usage": usage}))
+            }
+            Event::Error { code, message } => {
+                Some(json!({"type": "error", "code": code, "message": message}))
+            }
+            Event::Warning { message } => Some(json!({"type": "warning", "message": message})),
+            _ => None,
+        };
+        match line {
+            Some(v) => writeln!(self.out, "{v}"),
+            None => Ok(()),
+        }
+    }
+
+    fn end_stream(&mut self) -> std::io::Result<()> {
+        if self.streaming {
+            self.streaming = false;
+            writeln!(self.out)?;
+        }
+        Ok(())
+    }
+
+    fn readable(&mut self, event: &Event) -> std::io::Result<()> {
+        match event {
+            Event::SessionStarted {
+                session_id,
+                provider,
+                model,
+                ..
+            } => writeln!(
+                self.out,
+                "pablo · {provider}/{model} · session {session_id}"
+            ),
+            Event::MessageDelta { text } => {
+                self.streaming = true;
+                write!(self.out, "{text}")
+            }
+            Event::MessageCompleted { .. } => self.end_stream(),
+            Event::ToolCallBegin {
+                tool, arguments, ..
+            } => {
+                self.end_stream()?;
+                writeln!(self.out, "→ {tool} {}", summarize_arguments(arguments))
+            }
+            Event::ToolOutputDelta { chunk, .. } => write!(self.out, "{chunk}"),
+            Event::ToolCallEnd { tool, result, .. } => match result {
+                ToolOutcome::Ok { .. } => writeln!(self.out, "  ✓ {tool}"),
+                ToolOutcome::Err { error, .. } => {
+                    writeln!(self.out, "  ✗ {tool}: {} ({})", error.message, error.code)
+                }
+            },
+            Event::PlanUpdate { items, .. } => {
+                self.end_stream()?;
+                let done = items
+                    .iter()
+                    .filter(|i| i.status == PlanStatus::Completed)
+                    .count();
+                writeln!(self.out, "plan {done}/{}", items.len())?;
+                for item in items {
+                    let mark = match item.status {
+                        PlanStatus::Pending => "☐",
+                        PlanStatus::InProgress => "◐",
+                        PlanStatus::Completed => "☑",
+                    };
+                    writeln!(self.out, "  {mark} {}", item.content)?;
+                }
+                Ok(())
+            }
+            Event::Warning { message } => {
+                self.end_stream()?;
+                writeln!(self.out, "warning: {message}")
+            }
+            Event::Error { code, message } => {
+                self.end_stream()?;
+                writeln!(self.out, "error: {message} ({code})")
+            }
+            Event::TurnCompleted { stop_reason, usage } => {
+                self.end_stream()?;
+                writeln!(
+                    self.out,
+                    "done: {} · {} tokens in, {} out",
+                    serde_json::to_value(stop_reason)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                    usage.input_tokens,
+                    usage.output_tokens
+                )
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A one-line summary of tool arguments for readable output: the path or command, not content.
+pub fn summarize_arguments(arguments: &Value) -> String {
+    for key in ["command", "path", "query", "action"] {
+        if let Some(v) = arguments.get(key).and_then(Value::as_str) {
+            let mut s: String = v.chars().take(120).collect();
+            if v.chars().count() > 120 {
+                s.push('…');
+            }
+            return s;
+        }
+    }
+    String::new()
+}

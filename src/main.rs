@@ -1,1 +1,189 @@
-fn main() {}
+//! The `pablo` command: parses the command line and hands over to a front-end. Nothing else.
+
+// The binary is a front-end: printing is its job.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use pablo::agent::{self, ApprovalMode};
+use pablo::launch::{Launch, LaunchOptions};
+
+#[derive(Parser, Debug)]
+#[command(name = "pablo", version, about = "A terminal coding agent", long_about = None)]
+struct Cli {
+    #[command(flatten)]
+    common: Common,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// Flags every front-end understands.
+#[derive(Args, Debug, Clone)]
+struct Common {
+    /// The workspace directory (default: the current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// An extra config file, applied after the user and project config.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// A static JSON policy (tool, launcher and filesystem-root rules).
+    #[arg(long, global = true, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// openai | anthropic | ollama (default: detected from the environment).
+    #[arg(long, global = true)]
+    provider: Option<String>,
+    #[arg(long, global = true)]
+    model: Option<String>,
+    /// The provider's base URL (an OpenAI-compatible server, a proxy, a local model).
+    #[arg(long, global = true, value_name = "URL")]
+    base_url: Option<String>,
+    /// Grant write authority (adds fs.write and fs.edit to the catalog).
+    #[arg(long, global = true)]
+    allow_write: bool,
+    /// Remove the shell tools.
+    #[arg(long, global = true)]
+    no_shell: bool,
+    /// Remove the file tools.
+    #[arg(long, global = true)]
+    no_filesystem: bool,
+    /// At most N model calls (0 disables model calls).
+    #[arg(long, global = true, value_name = "N")]
+    max_model_calls: Option<u64>,
+    /// At most N tool calls (0 disables tools).
+    #[arg(long, global = true, value_name = "N")]
+    max_tool_calls: Option<u64>,
+}
+
+impl Common {
+    fn launch_options(&self) -> LaunchOptions {
+        LaunchOptions {
+            workspace: self.workspace.clone(),
+            config: self.config.clone(),
+            policy: self.policy.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            allow_write: self.allow_write,
+            no_shell: self.no_shell,
+            no_filesystem: self.no_filesystem,
+            max_model_calls: self.max_model_calls,
+            max_tool_calls: self.max_tool_calls,
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run one task headless and exit.
+    Run {
+        /// The task, in words.
+        task: String,
+        /// One JSON object per line instead of readable progress.
+        #[arg(long)]
+        json: bool,
+        /// Answer every approval prompt with "allow once" (policy denials still hold).
+        #[arg(long)]
+        auto_approve: bool,
+    },
+    /// Configuration files.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ConfigCommand {
+    /// Check a config file (default: the user's and the project's).
+    Validate { file: Option<PathBuf> },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match real_main(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("pablo: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main(cli: Cli) -> Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    match cli.command {
+        Some(Command::Run {
+            task,
+            json,
+            auto_approve,
+        }) => runtime.block_on(run(cli.common, task, json, auto_approve)),
+        Some(Command::Config {
+            command: ConfigCommand::Validate { file },
+        }) => config_validate(&cli.common, file),
+        None => anyhow::bail!("the interactive TUI is not built yet; use `pablo run TASK`"),
+    }
+}
+
+async fn run(common: Common, task: String, json: bool, auto_approve: bool) -> Result<ExitCode> {
+    let mut launch = Launch::prepare(common.launch_options())?;
+    let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
+    let model = launch.model()?;
+    let approvals = if auto_approve {
+        ApprovalMode::ApproveAsks
+    } else {
+        ApprovalMode::RefuseAsks
+    };
+    let session_id = Launch::new_session_id();
+    let setup = launch.agent_setup(session_id, model, approvals)?;
+    let handle = agent::spawn(setup);
+    let mut stdout = std::io::stdout().lock();
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let outcome = pablo::headless::run(handle, task, json, &mut stdout, interrupt).await;
+    Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
+}
+
+fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
+    use pablo::config::{ConfigFile, Dirs, project_config_file};
+    let files: Vec<PathBuf> = match file {
+        Some(f) => vec![f],
+        None => {
+            let dirs = Dirs::discover()?;
+            let ws = match &common.workspace {
+                Some(w) => w.clone(),
+                None => std::env::current_dir()?,
+            };
+            [dirs.user_config_file(), project_config_file(&ws)]
+                .into_iter()
+                .filter(|p| p.is_file())
+                .collect()
+        }
+    };
+    if files.is_empty() {
+        println!("no config files found; built-in defaults apply");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut failed = false;
+    for f in files {
+        match ConfigFile::load(&f) {
+            Ok(_) => println!("{}: ok", f.display()),
+            Err(e) => {
+                failed = true;
+                eprintln!("{e}");
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

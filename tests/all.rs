@@ -1,5 +1,12 @@
 //! One integration-test binary (fast to link); each area is a module.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
 mod support;
 
 mod acp;

@@ -1,0 +1,205 @@
+//! From command-line options to a ready engine: config layers, limits, provider, catalog, policy
+//! and the per-session host. Every front-end (TUI, `pablo run`, ACP) starts the same way, so the
+//! same flags mean the same thing everywhere.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::agent::{AgentSetup, ApprovalMode, Limits, context};
+use crate::config::{ConfigError, Dirs, Layers};
+use crate::model::{ModelClient, ModelError};
+use crate::policy::PolicyEngine;
+use crate::protocol::Event;
+use crate::tools::{Catalog, Coded, Host};
+
+/// The options every front-end shares (the CLI's common flags).
+#[derive(Debug, Clone, Default)]
+pub struct LaunchOptions {
+    pub workspace: Option<PathBuf>,
+    pub config: Option<PathBuf>,
+    pub policy: Option<PathBuf>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub allow_write: bool,
+    pub no_shell: bool,
+    pub no_filesystem: bool,
+    pub max_model_calls: Option<u64>,
+    pub max_tool_calls: Option<u64>,
+}
+
+/// Why the engine could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("workspace {path}: {message}")]
+    Workspace { path: PathBuf, message: String },
+    #[error("cannot create {path}: {message}")]
+    StateDir { path: PathBuf, message: String },
+    #[error("{0}")]
+    Setup(String),
+}
+
+impl Coded for LaunchError {
+    fn code(&self) -> &'static str {
+        match self {
+            LaunchError::Config(e) => e.code(),
+            LaunchError::Model(e) => e.code(),
+            LaunchError::Workspace { .. } => "workspace_unavailable",
+            LaunchError::StateDir { .. } => "state_dir_unavailable",
+            LaunchError::Setup(_) => "setup_failed",
+        }
+    }
+}
+
+/// Everything loaded before a session starts.
+pub struct Launch {
+    pub dirs: Dirs,
+    pub workspace: PathBuf,
+    pub layers: Layers,
+    pub limits: Limits,
+    pub options: LaunchOptions,
+    /// Non-fatal notes for the person (a cut AGENTS.md, …).
+    pub warnings: Vec<String>,
+}
+
+impl Launch {
+    /// Loads config layers and resolves the workspace.
+    pub fn prepare(options: LaunchOptions) -> Result<Self, LaunchError> {
+        let dirs = Dirs::discover()?;
+        let requested = match &options.workspace {
+            Some(w) => w.clone(),
+            None => std::env::current_dir().map_err(|e| LaunchError::Workspace {
+                path: PathBuf::from("."),
+                message: e.to_string(),
+            })?,
+        };
+        let workspace = canonical_dir(&requested)?;
+        let layers = Layers::load(&dirs, &workspace, options.config.as_deref())?;
+        let mut limits = Limits::default();
+        for layer in layers.iter() {
+            limits.apply(&layer.limits);
+        }
+        if options.max_model_calls.is_some() {
+            limits.max_model_calls = options.max_model_calls;
+        }
+        if options.max_tool_calls.is_some() {
+            limits.max_tool_calls = options.max_tool_calls;
+        }
+        Ok(Self {
+            dirs,
+            workspace,
+            layers,
+            limits,
+            options,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// A new session id: time-ordered, so listings sort naturally.
+    pub fn new_session_id() -> String {
+        uuid::Uuid::now_v7().to_string()
+    }
+
+    /// The per-session directory for artifacts (spilled output, background logs).
+    pub fn session_state_dir(&self, session_id: &str) -> PathBuf {
+        self.dirs.data.join("sessions").join(session_id)
+    }
+
+    /// Builds the host services for one session.
+    pub fn host(&self, session_id: &str) -> Result<Arc<Host>, LaunchError> {
+        let state_dir = self.session_state_dir(session_id);
+        std::fs::create_dir_all(&state_dir).map_err(|e| LaunchError::StateDir {
+            path: state_dir.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(Arc::new(Host {
+            workspace_root: self.workspace.clone(),
+            state_dir,
+        }))
+    }
+
+    /// The tools this host grants, narrowed by flags.
+    pub fn catalog(&self) -> Result<Catalog, LaunchError> {
+        let mut catalog = Catalog::new();
+        catalog
+            .register(Arc::new(crate::tools::plan::PlanUpdate))
+            .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        Ok(catalog)
+    }
+
+    pub fn policy(&self) -> Arc<PolicyEngine> {
+        let mut modes = std::collections::BTreeMap::new();
+        for layer in self.layers.iter() {
+            for (tool, mode) in &layer.options.tools {
+                modes.insert(tool.clone(), *mode);
+            }
+        }
+        Arc::new(PolicyEngine::new(modes))
+    }
+
+    /// The system prompt with the project's AGENTS.md instructions.
+    pub fn system_prompt(&mut self) -> String {
+        let project = context::project_instructions(&self.workspace);
+        if project.truncated {
+            self.warnings.push(format!(
+                "AGENTS.md instructions were cut at {} bytes",
+                context::MAX_PROJECT_INSTRUCTIONS
+            ));
+        }
+        context::system_prompt(&self.workspace, &project)
+    }
+
+    /// Everything `agent::spawn` needs, for a given model.
+    pub fn agent_setup(
+        &mut self,
+        session_id: String,
+        model: Arc<dyn ModelClient>,
+        approvals: ApprovalMode,
+    ) -> Result<AgentSetup, LaunchError> {
+        Ok(AgentSetup {
+            host: self.host(&session_id)?,
+            catalog: self.catalog()?,
+            policy: self.policy(),
+            limits: self.limits.clone(),
+            system_prompt: self.system_prompt(),
+            session_id,
+            model,
+            approvals,
+            history: Vec::new(),
+            recorder: None,
+        })
+    }
+
+    /// The model client chosen by flags, config and environment.
+    pub fn model(&self) -> Result<Arc<dyn ModelClient>, LaunchError> {
+        Err(LaunchError::Setup(
+            "no model provider is available in this build yet".into(),
+        ))
+    }
+
+    /// Warnings collected while preparing, as events for the front-end.
+    pub fn warning_events(&self) -> Vec<Event> {
+        self.warnings
+            .iter()
+            .map(|m| Event::Warning { message: m.clone() })
+            .collect()
+    }
+}
+
+fn canonical_dir(path: &Path) -> Result<PathBuf, LaunchError> {
+    let canonical = std::fs::canonicalize(path).map_err(|e| LaunchError::Workspace {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    if !canonical.is_dir() {
+        return Err(LaunchError::Workspace {
+            path: path.to_path_buf(),
+            message: "not a directory".into(),
+        });
+    }
+    Ok(canonical)
+}
