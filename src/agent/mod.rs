@@ -94,7 +94,6 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         events: EventSink::new(inner_tx),
         emitted: Arc::new(AtomicU64::new(0)),
         pending: Arc::new(Mutex::new(HashMap::new())),
-        started: Instant::now(),
     };
     let task = tokio::spawn(async move {
         agent.run(ops_rx).await;
@@ -158,7 +157,6 @@ struct Agent {
     events: EventSink,
     emitted: Arc<AtomicU64>,
     pending: PendingApprovals,
-    started: Instant,
 }
 
 /// Why a turn stopped early.
@@ -218,7 +216,9 @@ impl Agent {
                 },
             };
             let cancel = CancellationToken::new();
-            let deadline = self.started + self.limits.run_deadline;
+            // The run deadline bounds each turn: `pablo run` has exactly one, and an interactive
+            // session that sat idle for an hour must not have its next turn cut at once.
+            let deadline = Instant::now() + self.limits.run_deadline;
             let pending = self.pending.clone();
             let turn_cancel = cancel.clone();
             let mut deadline_hit = false;
@@ -342,6 +342,17 @@ impl Agent {
             }
             let mut end: Option<TurnEnd> = None;
             for call in calls {
+                let tool = self
+                    .catalog
+                    .get(&call.name)
+                    .map(|t| t.name().to_string())
+                    .unwrap_or_else(|| call.name.clone());
+                self.emit(Event::ToolCallBegin {
+                    call_id: call.id.clone(),
+                    tool: tool.clone(),
+                    arguments: parse_arguments(&call.arguments)
+                        .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+                });
                 let outcome = match &end {
                     Some(_) => ToolFailure::new(
                         "not_run",
@@ -379,11 +390,6 @@ impl Agent {
                         }
                     }
                 };
-                let tool = self
-                    .catalog
-                    .get(&call.name)
-                    .map(|t| t.name().to_string())
-                    .unwrap_or_else(|| call.name.clone());
                 let outcome = self.bound_result(outcome);
                 let content = serde_json::to_string(&outcome).unwrap_or_else(|_| {
                     r#"{"ok":false,"error":{"code":"internal","message":"result not serializable"}}"#.into()
@@ -592,22 +598,8 @@ impl Agent {
         cancel: &CancellationToken,
         span: &tracing::Span,
     ) -> Result<Value, ToolFailure> {
-        let parsed: Result<Value, String> = if call.arguments.trim().is_empty() {
-            Ok(json!({}))
-        } else {
-            serde_json::from_str(&call.arguments).map_err(|e| e.to_string())
-        };
+        let parsed = parse_arguments(&call.arguments);
         let tool = self.catalog.get(&call.name).cloned();
-        self.emit(Event::ToolCallBegin {
-            call_id: call.id.clone(),
-            tool: tool
-                .as_ref()
-                .map(|t| t.name().to_string())
-                .unwrap_or_else(|| call.name.clone()),
-            arguments: parsed
-                .clone()
-                .unwrap_or_else(|_| Value::String(call.arguments.clone())),
-        });
         let Some(tool) = tool else {
             let known: Vec<_> = self.catalog.specs().into_iter().map(|s| s.name).collect();
             return Err(ToolFailure::new(
@@ -776,5 +768,14 @@ impl Agent {
                 Err(ToolFailure::new("rejected", msg).with_data(json!({"note": note})))
             }
         }
+    }
+}
+
+/// Tool arguments as JSON; empty text means no arguments.
+fn parse_arguments(raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        Ok(json!({}))
+    } else {
+        serde_json::from_str(raw).map_err(|e| e.to_string())
     }
 }
