@@ -4,6 +4,11 @@
 //! touches nothing) and a `commit` (which does exactly what the preview showed). The agent loop
 //! validates arguments against the schema before calling either, so tools may assume the shape.
 
+pub mod fs_edit;
+pub mod fs_list;
+pub mod fs_read;
+pub mod fs_search;
+pub mod fs_write;
 pub mod plan;
 pub mod schema;
 
@@ -126,6 +131,51 @@ pub struct Host {
     pub workspace_root: PathBuf,
     /// Per-session state: spilled shell output, background session logs.
     pub state_dir: PathBuf,
+    /// The workspace opened once at admission; every file access goes through it.
+    pub workspace: Arc<crate::workspace::Workspace>,
+}
+
+/// Registers the file tools: reads (`fs.read`, `fs.list`, `fs.search`) always, and the mutating
+/// ones (`fs.write`, `fs.edit`) only when the host grants write authority.
+pub fn register_filesystem(
+    catalog: &mut Catalog,
+    workspace: &Arc<crate::workspace::Workspace>,
+    allow_write: bool,
+) -> Result<(), schema::SchemaError> {
+    catalog.register(Arc::new(fs_read::FsRead::new(workspace.clone())))?;
+    catalog.register(Arc::new(fs_list::FsList::new(workspace.clone())))?;
+    catalog.register(Arc::new(fs_search::FsSearch::new(workspace.clone())))?;
+    if allow_write {
+        catalog.register(Arc::new(fs_write::FsWrite::new(workspace.clone())))?;
+        catalog.register(Arc::new(fs_edit::FsEdit::new(workspace.clone())))?;
+    }
+    Ok(())
+}
+
+/// Deserializes already-validated arguments into a tool's argument struct.
+pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
+    tool: &str,
+    args: &Value,
+) -> Result<T, ToolFailure> {
+    serde_json::from_value(args.clone())
+        .map_err(|e| ToolFailure::new("invalid_arguments", format!("{tool}: {e}")))
+}
+
+/// Runs blocking file work off the async threads.
+pub(crate) async fn blocking<T, E>(
+    f: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, ToolFailure>
+where
+    T: Send + 'static,
+    E: Into<ToolFailure> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(Into::into),
+        Err(e) => Err(ToolFailure::new(
+            "internal",
+            format!("a file operation stopped unexpectedly: {e}"),
+        )),
+    }
 }
 
 /// One tool of the catalog.

@@ -1,0 +1,123 @@
+//! `fs.search` against ripgrep (`rg -F`) on the same generated tree, same query, same run.
+//!
+//! The tree (about 120 MB of text in 2,400 files, 4 levels deep, with a rare needle) is generated
+//! once under `target/bench-data/` and reused. Both searchers run warm (page cache), both use the
+//! default thread count and both report line numbers. ripgrep runs as a child process, so its
+//! figure includes a process start (a few milliseconds); pablo's does not include a tool-call
+//! round trip. Needs `rg` on PATH (`apt-get install ripgrep`); without it only pablo is measured.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use pablo::workspace::search::{SearchRequest, search};
+use pablo::workspace::{RelPath, Workspace};
+
+const NEEDLE: &str = "pablo_needle_7f3a";
+const FILES: usize = 2400;
+const FILE_BYTES: usize = 50 * 1024;
+
+const WORDS: &[&str] = &[
+    "let", "mut", "value", "return", "struct", "impl", "self", "match", "Some", "None", "error",
+    "config", "workspace", "iterator", "buffer", "result", "option", "string", "vector", "index",
+    "résumé", "naïve", "größe", "データ", "0x1f", "42", "{", "}", "(", ")", ";", "=>", "//",
+];
+
+fn tree() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data/fs_search");
+    let done = root.join(".complete");
+    if done.exists() {
+        return root;
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    let mut rng = fastrand::Rng::with_seed(7);
+    for i in 0..FILES {
+        let dir = root.join(format!("d{}/e{}/f{}", i % 7, i % 11, i % 13));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut text = String::with_capacity(FILE_BYTES + 200);
+        let mut line = 0;
+        while text.len() < FILE_BYTES {
+            let n = rng.usize(3..16);
+            for _ in 0..n {
+                text.push_str(WORDS[rng.usize(..WORDS.len())]);
+                text.push(' ');
+            }
+            // About one file in twenty holds the needle, once.
+            if line == 300 && i % 20 == 3 {
+                text.push_str(NEEDLE);
+            }
+            text.push('\n');
+            line += 1;
+        }
+        let mut f = std::fs::File::create(dir.join(format!("file{i}.rs"))).unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    }
+    std::fs::write(&done, "").unwrap();
+    root
+}
+
+fn tree_bytes(root: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let e = e.unwrap();
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                stack.push(e.path());
+            } else {
+                total += m.len();
+            }
+        }
+    }
+    total
+}
+
+fn rg_available() -> bool {
+    Command::new("rg").arg("--version").output().is_ok()
+}
+
+fn rg(root: &Path) -> usize {
+    let out = Command::new("rg")
+        .args(["-F", "-n", "--no-heading", "--color", "never", NEEDLE])
+        .arg(root)
+        .output()
+        .unwrap();
+    out.stdout.iter().filter(|&&b| b == b'\n').count()
+}
+
+fn bench(c: &mut Criterion) {
+    let root = tree();
+    let bytes = tree_bytes(&root);
+    assert!(bytes >= 100 * 1024 * 1024, "tree is only {bytes} bytes");
+    let ws = Workspace::open(&root).unwrap();
+    let req = SearchRequest {
+        query: NEEDLE.to_string(),
+        path: RelPath::root(),
+        max_results: 10_000,
+        include_ignored: false,
+        max_files: None,
+        max_bytes: None,
+    };
+    let found = search(&ws, &req).unwrap();
+    let expected = FILES.div_ceil(20);
+    assert_eq!(found.matches.len(), expected);
+    let have_rg = rg_available();
+    if have_rg {
+        assert_eq!(rg(&root), expected, "rg found a different number of lines");
+    }
+    let mut group = c.benchmark_group(format!("fs_search_{}MB", bytes / (1024 * 1024)));
+    group.sample_size(20).measurement_time(Duration::from_secs(15));
+    group.bench_function("pablo_fs_search", |b| {
+        b.iter(|| search(&ws, &req).unwrap().matches.len())
+    });
+    if have_rg {
+        group.bench_function("rg_F", |b| b.iter(|| rg(&root)));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,152 @@
+//! `fs.edit` (provider name `fs_edit`): replace exactly one literal occurrence of a text.
+//!
+//! Zero or several occurrences are refused rather than guessed at: the model must quote enough
+//! context to name one place. In a CRLF file the model's `\n` line breaks are matched and written
+//! as `\r\n`, so an edit never mixes line endings into a file.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::fs_write::{commit_file_change, narrow_file_change};
+use super::{Tool, ToolContext, ToolFailure, ToolKind, blocking, parse_args};
+use crate::protocol::{FileChangePreview, Preview};
+use crate::workspace::diff::file_change_preview;
+use crate::workspace::{Workspace, WorkspaceError, occurrences, to_crlf, uses_crlf};
+
+pub struct FsEdit {
+    workspace: Arc<Workspace>,
+}
+
+impl FsEdit {
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        Self { workspace }
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    old_text: String,
+    new_text: String,
+    expected_revision: String,
+}
+
+fn prepare(ws: &Workspace, args: Args) -> Result<FileChangePreview, ToolFailure> {
+    let rel = ws.parse_file(&args.path)?;
+    ws.check_not_credential(&rel)?;
+    if args.old_text.is_empty() {
+        return Err(ToolFailure::new(
+            "invalid_arguments",
+            "fs.edit: old_text is empty; quote the text to replace",
+        ));
+    }
+    let (old, file) = ws.read_text(&rel)?;
+    if !file.revision.eq_ignore_ascii_case(&args.expected_revision) {
+        return Err(WorkspaceError::RevisionMismatch {
+            path: rel.to_string(),
+            detail: format!(
+                "expected revision {}, but the current revision is {}; read the file again",
+                args.expected_revision, file.revision
+            ),
+            current: Some(file.revision),
+        }
+        .into());
+    }
+    let crlf = uses_crlf(&old);
+    let mut find = args.old_text.clone();
+    let mut hits = occurrences(&old, &find);
+    if hits.is_empty() && crlf {
+        find = to_crlf(&args.old_text);
+        hits = occurrences(&old, &find);
+    }
+    let replacement = if crlf {
+        to_crlf(&args.new_text)
+    } else {
+        args.new_text
+    };
+    match hits.as_slice() {
+        [] => Err(WorkspaceError::NoMatch {
+            path: rel.to_string(),
+        }
+        .into()),
+        [at] => {
+            let mut new = String::with_capacity(old.len() + replacement.len());
+            new.push_str(&old[..*at]);
+            new.push_str(&replacement);
+            new.push_str(&old[*at + find.len()..]);
+            Ok(file_change_preview(
+                rel.as_str(),
+                Some(&old),
+                Some(file.revision),
+                new,
+            ))
+        }
+        many => Err(WorkspaceError::AmbiguousMatch {
+            path: rel.to_string(),
+            count: many.len(),
+        }
+        .into()),
+    }
+}
+
+#[async_trait]
+impl Tool for FsEdit {
+    fn name(&self) -> &'static str {
+        "fs.edit"
+    }
+
+    fn provider_name(&self) -> &'static str {
+        "fs_edit"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn description(&self) -> String {
+        "Replace one exact piece of text in a workspace file. old_text must occur exactly once \
+         (no_match when it does not occur, ambiguous_match with the count when it occurs more \
+         often: then quote more surrounding lines). expected_revision is the revision fs.read \
+         returned; the edit is refused if the file changed since."
+            .to_string()
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path relative to the workspace."},
+                "old_text": {"type": "string", "minLength": 1, "description": "The exact text to replace, occurring once."},
+                "new_text": {"type": "string", "description": "The replacement."},
+                "expected_revision": {"type": "string", "description": "The file's revision from fs.read."}
+            },
+            "required": ["path", "old_text", "new_text", "expected_revision"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn preview(&self, args: &Value, _ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+        let args: Args = parse_args(self.name(), args)?;
+        let ws = self.workspace.clone();
+        let p = blocking(move || prepare(&ws, args)).await?;
+        Ok(Preview::FileChange(p))
+    }
+
+    async fn commit(
+        &self,
+        args: &Value,
+        preview: &Preview,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolFailure> {
+        let args: Args = parse_args(self.name(), args)?;
+        commit_file_change(&self.workspace, self.name(), &args.path, preview, ctx).await
+    }
+
+    fn narrow(&self, preview: &Preview, hunks: &[usize]) -> Result<Preview, ToolFailure> {
+        narrow_file_change(&self.workspace, preview, hunks)
+    }
+}
+

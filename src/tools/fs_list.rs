@@ -1,0 +1,99 @@
+//! `fs.list` (provider name `fs_list`): the entries of one directory, in byte-wise name order.
+//!
+//! With `depth` above 1 it descends into subdirectories (never through links), depth-first, each
+//! level sorted the same way, so the same tree always lists the same way.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolFailure, ToolKind, blocking, parse_args};
+use crate::protocol::Preview;
+use crate::workspace::Workspace;
+
+pub const DEFAULT_MAX_ENTRIES: usize = 1000;
+pub const MAX_DEPTH: usize = 6;
+
+pub struct FsList {
+    workspace: Arc<Workspace>,
+}
+
+impl FsList {
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        Self { workspace }
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    path: Option<String>,
+    depth: Option<usize>,
+    max_entries: Option<usize>,
+}
+
+#[async_trait]
+impl Tool for FsList {
+    fn name(&self) -> &'static str {
+        "fs.list"
+    }
+
+    fn provider_name(&self) -> &'static str {
+        "fs_list"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+
+    fn description(&self) -> String {
+        format!(
+            "List a directory of the workspace (default: the workspace root). Each entry has \
+             path, kind (file, dir, symlink, other) and size for files. depth 1 (the default) \
+             lists direct children; up to {MAX_DEPTH} descends into subdirectories. At most \
+             max_entries (default {DEFAULT_MAX_ENTRIES}) are returned; truncated is true when \
+             the list was cut."
+        )
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Directory relative to the workspace; empty or . for the root."},
+                "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH},
+                "max_entries": {"type": "integer", "minimum": 1, "maximum": 100000}
+            },
+            "additionalProperties": false
+        })
+    }
+
+    async fn preview(&self, args: &Value, _ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+        let args: Args = parse_args(self.name(), args)?;
+        let rel = self.workspace.parse(args.path.as_deref().unwrap_or(""))?;
+        Ok(Preview::Read {
+            path: rel.to_string(),
+        })
+    }
+
+    async fn commit(
+        &self,
+        args: &Value,
+        _preview: &Preview,
+        _ctx: &ToolContext,
+    ) -> Result<Value, ToolFailure> {
+        let args: Args = parse_args(self.name(), args)?;
+        let ws = self.workspace.clone();
+        let listing = blocking(move || {
+            let rel = ws.parse(args.path.as_deref().unwrap_or(""))?;
+            ws.list(
+                &rel,
+                args.depth.unwrap_or(1).clamp(1, MAX_DEPTH),
+                args.max_entries.unwrap_or(DEFAULT_MAX_ENTRIES),
+            )
+        })
+        .await?;
+        Ok(serde_json::to_value(listing).unwrap_or(Value::Null))
+    }
+}

@@ -1,0 +1,103 @@
+//! `fs.read` (provider name `fs_read`): one UTF-8 page of a file, with the file's revision.
+//!
+//! The revision is the SHA-256 of the same bytes the page was cut from, so the model can hand it
+//! straight to `fs.edit`/`fs.write` as the precondition for changing the file.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolFailure, ToolKind, blocking, parse_args};
+use crate::protocol::Preview;
+use crate::workspace::Workspace;
+
+/// Bytes per page when the model does not say.
+pub const DEFAULT_PAGE_BYTES: usize = 64 * 1024;
+/// The largest page the model may ask for.
+pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+
+pub struct FsRead {
+    workspace: Arc<Workspace>,
+}
+
+impl FsRead {
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        Self { workspace }
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    offset: Option<u64>,
+    limit: Option<usize>,
+}
+
+#[async_trait]
+impl Tool for FsRead {
+    fn name(&self) -> &'static str {
+        "fs.read"
+    }
+
+    fn provider_name(&self) -> &'static str {
+        "fs_read"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+
+    fn description(&self) -> String {
+        format!(
+            "Read a UTF-8 text file in the workspace, one page at a time. Returns text, offset, \
+             next_offset (null at the end; pass it as offset to continue), total_bytes and the \
+             file's revision (SHA-256), which fs.edit and fs.write need. Offsets and limits are \
+             in bytes; a page holds at most limit bytes (default {DEFAULT_PAGE_BYTES}) and never \
+             splits a character. Paths are relative to the workspace."
+        )
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path relative to the workspace."},
+                "offset": {"type": "integer", "minimum": 0, "description": "Byte offset to start at (a next_offset from an earlier page)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_BYTES, "description": "Most bytes to return."}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn preview(&self, args: &Value, _ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+        let args: Args = parse_args(self.name(), args)?;
+        let rel = self.workspace.parse_file(&args.path)?;
+        self.workspace.check_not_credential(&rel)?;
+        Ok(Preview::Read {
+            path: rel.to_string(),
+        })
+    }
+
+    async fn commit(
+        &self,
+        args: &Value,
+        _preview: &Preview,
+        _ctx: &ToolContext,
+    ) -> Result<Value, ToolFailure> {
+        let args: Args = parse_args(self.name(), args)?;
+        let ws = self.workspace.clone();
+        let page = blocking(move || {
+            let rel = ws.parse_file(&args.path)?;
+            ws.read_page(
+                &rel,
+                args.offset.unwrap_or(0),
+                args.limit.unwrap_or(DEFAULT_PAGE_BYTES).min(MAX_PAGE_BYTES),
+            )
+        })
+        .await?;
+        Ok(serde_json::to_value(page).unwrap_or(Value::Null))
+    }
+}

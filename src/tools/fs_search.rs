@@ -1,0 +1,117 @@
+//! `fs.search` (provider name `fs_search`): literal, case-sensitive text search in the workspace.
+//!
+//! The search itself lives in [`crate::workspace::search`]; this file is the model-facing shape:
+//! the schema, the defaults and the caps.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolFailure, ToolKind, blocking, parse_args};
+use crate::protocol::Preview;
+use crate::workspace::Workspace;
+use crate::workspace::search::{SearchRequest, search};
+
+pub const DEFAULT_MAX_RESULTS: usize = 200;
+pub const MAX_RESULTS: usize = 10_000;
+
+pub struct FsSearch {
+    workspace: Arc<Workspace>,
+}
+
+impl FsSearch {
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        Self { workspace }
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    query: String,
+    path: Option<String>,
+    max_results: Option<usize>,
+    include_ignored: Option<bool>,
+}
+
+#[async_trait]
+impl Tool for FsSearch {
+    fn name(&self) -> &'static str {
+        "fs.search"
+    }
+
+    fn provider_name(&self) -> &'static str {
+        "fs_search"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Search
+    }
+
+    fn description(&self) -> String {
+        format!(
+            "Find lines containing an exact text (literal and case-sensitive, not a regular \
+             expression) in the files under a directory of the workspace (default: all of it). \
+             Returns path, line_number, column and the line (long lines are cut around the \
+             match), sorted by path and line. Skips binary files, symbolic links and files \
+             ignored by .gitignore/.ignore (unless include_ignored). At most max_results \
+             (default {DEFAULT_MAX_RESULTS}); truncated and limits_hit say when a cap was hit."
+        )
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "description": "The exact text to find."},
+                "path": {"type": "string", "description": "Directory or file to search, relative to the workspace."},
+                "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS},
+                "include_ignored": {"type": "boolean", "description": "Also search files that .gitignore/.ignore exclude."}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn preview(&self, args: &Value, _ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+        let args: Args = parse_args(self.name(), args)?;
+        let rel = self.workspace.parse(args.path.as_deref().unwrap_or(""))?;
+        Ok(Preview::Read {
+            path: rel.to_string(),
+        })
+    }
+
+    async fn commit(
+        &self,
+        args: &Value,
+        _preview: &Preview,
+        _ctx: &ToolContext,
+    ) -> Result<Value, ToolFailure> {
+        let args: Args = parse_args(self.name(), args)?;
+        if args.query.is_empty() {
+            return Err(ToolFailure::new(
+                "invalid_arguments",
+                "fs.search: query is empty; give the exact text to find",
+            ));
+        }
+        let ws = self.workspace.clone();
+        let outcome = blocking(move || {
+            let rel = ws.parse(args.path.as_deref().unwrap_or(""))?;
+            let req = SearchRequest {
+                query: args.query,
+                path: rel,
+                max_results: args
+                    .max_results
+                    .unwrap_or(DEFAULT_MAX_RESULTS)
+                    .clamp(1, MAX_RESULTS),
+                include_ignored: args.include_ignored.unwrap_or(false),
+                max_files: ws.options().max_search_files,
+                max_bytes: ws.options().max_search_bytes,
+            };
+            search(&ws, &req)
+        })
+        .await?;
+        Ok(serde_json::to_value(outcome).unwrap_or(Value::Null))
+    }
+}

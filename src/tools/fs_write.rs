@@ -1,0 +1,233 @@
+//! `fs.write` (provider name `fs_write`): create a file, or replace one at a known revision.
+//!
+//! The preview is the complete change (new text, revisions, diff); the commit installs exactly
+//! that text atomically, after checking once more that the file is still at the revision the
+//! preview replaced. `expected_revision: null` only ever creates.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolFailure, ToolKind, blocking, parse_args};
+use crate::protocol::{FileChangePreview, Preview};
+use crate::workspace::diff::{apply_hunks, file_change_preview};
+use crate::workspace::{Workspace, WorkspaceError, match_text_shape, revision_of};
+
+pub struct FsWrite {
+    workspace: Arc<Workspace>,
+}
+
+impl FsWrite {
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        Self { workspace }
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    text: String,
+    expected_revision: Option<String>,
+}
+
+fn prepare(ws: &Workspace, args: Args) -> Result<FileChangePreview, ToolFailure> {
+    let rel = ws.parse_file(&args.path)?;
+    ws.check_not_credential(&rel)?;
+    let current = match ws.read_text(&rel) {
+        Ok((text, file)) => Some((text, file.revision)),
+        Err(WorkspaceError::NotFound { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    match (&args.expected_revision, &current) {
+        (None, Some((_, rev))) => {
+            return Err(WorkspaceError::AlreadyExists {
+                path: rel.to_string(),
+                current: rev.clone(),
+            }
+            .into());
+        }
+        (Some(_), None) => {
+            return Err(WorkspaceError::RevisionMismatch {
+                path: rel.to_string(),
+                detail: "the file does not exist; to create it, pass expected_revision: null"
+                    .into(),
+                current: None,
+            }
+            .into());
+        }
+        (Some(exp), Some((_, rev))) if !exp.eq_ignore_ascii_case(rev) => {
+            return Err(WorkspaceError::RevisionMismatch {
+                path: rel.to_string(),
+                detail: format!(
+                    "expected revision {exp}, but the current revision is {rev}; read the file \
+                     again"
+                ),
+                current: Some(rev.clone()),
+            }
+            .into());
+        }
+        _ => {}
+    }
+    Ok(match current {
+        Some((old, rev)) => {
+            let new = match_text_shape(&old, &args.text);
+            file_change_preview(rel.as_str(), Some(&old), Some(rev), new)
+        }
+        None => file_change_preview(rel.as_str(), None, None, args.text),
+    })
+}
+
+/// Installs a previewed file change. Shared by `fs.write` and `fs.edit`.
+pub(crate) async fn commit_file_change(
+    ws: &Arc<Workspace>,
+    tool: &str,
+    args_path: &str,
+    preview: &Preview,
+    ctx: &ToolContext,
+) -> Result<Value, ToolFailure> {
+    let Preview::FileChange(p) = preview else {
+        return Err(ToolFailure::new(
+            "invalid_preview",
+            format!("{tool} can only commit a file change preview"),
+        ));
+    };
+    if revision_of(p.new_text.as_bytes()) != p.new_revision {
+        return Err(ToolFailure::new(
+            "invalid_preview",
+            format!(
+                "{}: the preview's new_revision does not match its new_text; nothing written",
+                p.path
+            ),
+        ));
+    }
+    let rel = ws.parse_file(&p.path)?;
+    if ws.parse_file(args_path)? != rel {
+        return Err(ToolFailure::new(
+            "invalid_preview",
+            format!("{tool}: the preview is for {}, not {args_path}", p.path),
+        ));
+    }
+    let ws = ws.clone();
+    let p = p.clone();
+    let cancel = ctx.cancel.clone();
+    // Once the blocking install starts it runs to its end: a cancellation after the rename
+    // cannot turn a committed change into a reported failure.
+    let installed = blocking(move || {
+        let installed = ws.install(&rel, p.new_text.as_bytes(), p.old_revision.as_deref(), &cancel)?;
+        Ok::<_, WorkspaceError>((installed, p))
+    })
+    .await?;
+    let (installed, p) = installed;
+    Ok(json!({
+        "path": p.path,
+        "committed": true,
+        "created": installed.created,
+        "revision": installed.revision,
+        "added": p.added,
+        "removed": p.removed,
+        "durable": installed.durable,
+    }))
+}
+
+/// Rebuilds a file change from only the accepted hunks. Shared by `fs.write` and `fs.edit`.
+pub(crate) fn narrow_file_change(
+    ws: &Workspace,
+    preview: &Preview,
+    hunks: &[usize],
+) -> Result<Preview, ToolFailure> {
+    let Preview::FileChange(p) = preview else {
+        return Err(ToolFailure::new(
+            "hunks_unsupported",
+            "only a file change can be narrowed to hunks",
+        ));
+    };
+    let rel = ws.parse_file(&p.path)?;
+    let old = match &p.old_revision {
+        None => None,
+        Some(expected) => {
+            let (text, file) = ws.read_text(&rel)?;
+            if !file.revision.eq_ignore_ascii_case(expected) {
+                return Err(WorkspaceError::RevisionMismatch {
+                    path: rel.to_string(),
+                    detail: format!(
+                        "the file changed during review (expected {expected}, now {})",
+                        file.revision
+                    ),
+                    current: Some(file.revision),
+                }
+                .into());
+            }
+            Some(text)
+        }
+    };
+    let new = apply_hunks(old.as_deref().unwrap_or(""), &p.new_text, hunks)?;
+    Ok(Preview::FileChange(file_change_preview(
+        &p.path,
+        old.as_deref(),
+        p.old_revision.clone(),
+        new,
+    )))
+}
+
+#[async_trait]
+impl Tool for FsWrite {
+    fn name(&self) -> &'static str {
+        "fs.write"
+    }
+
+    fn provider_name(&self) -> &'static str {
+        "fs_write"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn description(&self) -> String {
+        "Create a file, or replace a whole file, in the workspace. To create, pass \
+         expected_revision: null (refused with already_exists if the file exists). To replace, \
+         pass the revision fs.read returned (refused with revision_mismatch if the file changed \
+         since). Missing parent directories are created. The file keeps its mode, its CRLF line \
+         endings and a missing final newline. Prefer fs.edit for small changes."
+            .to_string()
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path relative to the workspace."},
+                "text": {"type": "string", "description": "The complete new content."},
+                "expected_revision": {
+                    "type": ["string", "null"],
+                    "description": "The file's current revision from fs.read, or null to create a new file."
+                }
+            },
+            "required": ["path", "text", "expected_revision"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn preview(&self, args: &Value, _ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+        let args: Args = parse_args(self.name(), args)?;
+        let ws = self.workspace.clone();
+        let p = blocking(move || prepare(&ws, args)).await?;
+        Ok(Preview::FileChange(p))
+    }
+
+    async fn commit(
+        &self,
+        args: &Value,
+        preview: &Preview,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolFailure> {
+        let args: Args = parse_args(self.name(), args)?;
+        commit_file_change(&self.workspace, self.name(), &args.path, preview, ctx).await
+    }
+
+    fn narrow(&self, preview: &Preview, hunks: &[usize]) -> Result<Preview, ToolFailure> {
+        narrow_file_change(&self.workspace, preview, hunks)
+    }
+}
