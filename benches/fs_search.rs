@@ -6,6 +6,9 @@
 //! figure includes a process start (a few milliseconds); pablo's does not include a tool-call
 //! round trip. Needs `rg` on PATH (`apt-get install ripgrep`); without it only pablo is measured.
 
+// A benchmark that cannot set up its data has nothing to report; panicking says why.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,9 +23,39 @@ const FILES: usize = 2400;
 const FILE_BYTES: usize = 50 * 1024;
 
 const WORDS: &[&str] = &[
-    "let", "mut", "value", "return", "struct", "impl", "self", "match", "Some", "None", "error",
-    "config", "workspace", "iterator", "buffer", "result", "option", "string", "vector", "index",
-    "résumé", "naïve", "größe", "データ", "0x1f", "42", "{", "}", "(", ")", ";", "=>", "//",
+    "let",
+    "mut",
+    "value",
+    "return",
+    "struct",
+    "impl",
+    "self",
+    "match",
+    "Some",
+    "None",
+    "error",
+    "config",
+    "workspace",
+    "iterator",
+    "buffer",
+    "result",
+    "option",
+    "string",
+    "vector",
+    "index",
+    "résumé",
+    "naïve",
+    "größe",
+    "データ",
+    "0x1f",
+    "42",
+    "{",
+    "}",
+    "(",
+    ")",
+    ";",
+    "=>",
+    "//",
 ];
 
 fn tree() -> PathBuf {
@@ -109,7 +142,9 @@ fn bench(c: &mut Criterion) {
         assert_eq!(rg(&root), expected, "rg found a different number of lines");
     }
     let mut group = c.benchmark_group(format!("fs_search_{}MB", bytes / (1024 * 1024)));
-    group.sample_size(20).measurement_time(Duration::from_secs(15));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(15));
     group.bench_function("pablo_fs_search", |b| {
         b.iter(|| search(&ws, &req).unwrap().matches.len())
     });

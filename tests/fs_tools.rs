@@ -3,6 +3,9 @@
 //! The five file tools called the way the agent calls them (schema validation, preview, commit,
 //! narrow), on real files, plus one turn through `pablo::agent::spawn`.
 
+// Test helpers panic on setup failures; that is how a test reports them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 
 use pablo::protocol::Preview;
@@ -162,7 +165,10 @@ async fn list_reports_kinds_sizes_and_truncation() {
     );
     assert_eq!(out["truncated"], false);
     let deep = f
-        .call("fs.list", json!({"path": ".", "depth": 2, "max_entries": 2}))
+        .call(
+            "fs.list",
+            json!({"path": ".", "depth": 2, "max_entries": 2}),
+        )
         .await
         .unwrap();
     assert_eq!(deep["entries"][1]["path"], "a/c.txt");
@@ -176,7 +182,10 @@ async fn list_reports_kinds_sizes_and_truncation() {
 #[tokio::test]
 async fn search_finds_literal_case_sensitive_lines_with_numbers() {
     let f = fixture();
-    f.put("src/a.rs", "fn main() {\n    let needle = 1;\n    // Needle\n}\n");
+    f.put(
+        "src/a.rs",
+        "fn main() {\n    let needle = 1;\n    // Needle\n}\n",
+    );
     f.put("src/b.rs", "needle.*\nno\nx needle.* y\n");
     f.put("bin/blob", b"needle\0binary");
     let out = f
@@ -190,7 +199,10 @@ async fn search_finds_literal_case_sensitive_lines_with_numbers() {
     assert_eq!(m[1]["line_number"], 3);
     assert_eq!(m[1]["column"], 3);
     assert_eq!(m[1]["line"], "x needle.* y");
-    let out = f.call("fs.search", json!({"query": "needle"})).await.unwrap();
+    let out = f
+        .call("fs.search", json!({"query": "needle"}))
+        .await
+        .unwrap();
     let paths: Vec<_> = out["matches"]
         .as_array()
         .unwrap()
@@ -222,10 +234,16 @@ async fn search_respects_gitignore_unless_include_ignored_and_skips_links() {
             .map(|m| m["path"].as_str().unwrap().to_string())
             .collect()
     };
-    let out = f.call("fs.search", json!({"query": "needle"})).await.unwrap();
+    let out = f
+        .call("fs.search", json!({"query": "needle"}))
+        .await
+        .unwrap();
     assert_eq!(paths(&out), ["src/ok.txt"]);
     let all = f
-        .call("fs.search", json!({"query": "needle", "include_ignored": true}))
+        .call(
+            "fs.search",
+            json!({"query": "needle", "include_ignored": true}),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -248,7 +266,13 @@ async fn search_caps_are_reported_when_hit() {
         .await
         .unwrap();
     assert_eq!(out["truncated"], true);
-    assert!(out["limits_hit"].as_array().unwrap().contains(&json!("max_files")), "{out}");
+    assert!(
+        out["limits_hit"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("max_files")),
+        "{out}"
+    );
     assert!(out["files_scanned"].as_u64().unwrap() <= 3, "{out}");
 
     let f = fixture_with(WorkspaceOptions {
@@ -258,8 +282,17 @@ async fn search_caps_are_reported_when_hit() {
     for i in 0..10 {
         f.put(&format!("f{i}.txt"), "needle\nneedle\n");
     }
-    let out = f.call("fs.search", json!({"query": "needle"})).await.unwrap();
-    assert!(out["limits_hit"].as_array().unwrap().contains(&json!("max_scan_bytes")), "{out}");
+    let out = f
+        .call("fs.search", json!({"query": "needle"}))
+        .await
+        .unwrap();
+    assert!(
+        out["limits_hit"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("max_scan_bytes")),
+        "{out}"
+    );
 
     let f = fixture();
     f.put("many.txt", "needle\n".repeat(50));
@@ -276,7 +309,10 @@ async fn search_cuts_long_lines_around_the_match() {
     let f = fixture();
     let line = format!("{}needle{}", "é".repeat(1000), "ü".repeat(1000));
     f.put("long.txt", format!("{line}\n"));
-    let out = f.call("fs.search", json!({"query": "needle"})).await.unwrap();
+    let out = f
+        .call("fs.search", json!({"query": "needle"}))
+        .await
+        .unwrap();
     let m = &out["matches"][0];
     let shown = m["line"].as_str().unwrap();
     assert!(shown.contains("needle"));
@@ -314,7 +350,10 @@ async fn write_creates_only_when_expected_revision_is_null() {
     assert_eq!(f.bytes("docs/new.md"), b"# New\n");
     // expected_revision is required, even when null.
     assert_eq!(
-        code(f.call("fs.write", json!({"path": "x.md", "text": "x"})).await),
+        code(
+            f.call("fs.write", json!({"path": "x.md", "text": "x"}))
+                .await
+        ),
         "invalid_arguments"
     );
     assert!(!f.path("x.md").exists());
@@ -419,7 +458,8 @@ async fn edit_preview_is_complete_and_commit_lands_exactly_it() {
     let f = fixture();
     f.put("a.txt", "one\ntwo\nthree\n");
     let rev = f.revision("a.txt").await;
-    let args = json!({"path": "a.txt", "old_text": "two", "new_text": "2", "expected_revision": rev});
+    let args =
+        json!({"path": "a.txt", "old_text": "two", "new_text": "2", "expected_revision": rev});
     let Preview::FileChange(p) = f.preview("fs.edit", args.clone()).await.unwrap() else {
         panic!("not a file change");
     };
@@ -428,9 +468,16 @@ async fn edit_preview_is_complete_and_commit_lands_exactly_it() {
     assert_eq!(p.path, "a.txt");
     assert_eq!(p.old_revision.as_deref(), Some(rev.as_str()));
     assert_eq!(p.new_text, "one\n2\nthree\n");
-    assert_eq!(p.new_revision, pablo::workspace::revision_of(b"one\n2\nthree\n"));
+    assert_eq!(
+        p.new_revision,
+        pablo::workspace::revision_of(b"one\n2\nthree\n")
+    );
     assert_eq!((p.added, p.removed), (1, 1));
-    assert!(p.diff.contains("@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"), "{}", p.diff);
+    assert!(
+        p.diff.contains("@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"),
+        "{}",
+        p.diff
+    );
     let out = f.call("fs.edit", args).await.unwrap();
     assert_eq!(out["committed"], true);
     assert_eq!(out["revision"].as_str().unwrap(), p.new_revision);
@@ -451,7 +498,11 @@ async fn edit_keeps_crlf_endings_a_missing_final_newline_and_the_mode() {
     .await
     .unwrap();
     assert_eq!(f.bytes("w.bat"), b"@echo off\r\necho 1\r\necho 2");
-    let mode = std::fs::metadata(f.path("w.bat")).unwrap().permissions().mode() & 0o7777;
+    let mode = std::fs::metadata(f.path("w.bat"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777;
     assert_eq!(mode, 0o755);
     // A whole-file write keeps the same shape.
     let rev = f.revision("w.bat").await;
@@ -462,7 +513,11 @@ async fn edit_keeps_crlf_endings_a_missing_final_newline_and_the_mode() {
     .await
     .unwrap();
     assert_eq!(f.bytes("w.bat"), b"@echo on\r\necho 3");
-    let mode = std::fs::metadata(f.path("w.bat")).unwrap().permissions().mode() & 0o7777;
+    let mode = std::fs::metadata(f.path("w.bat"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777;
     assert_eq!(mode, 0o755);
 }
 
@@ -496,7 +551,10 @@ async fn a_two_hunk_write_narrowed_to_one_hunk_commits_only_that_hunk() {
     assert_eq!(out["committed"], true);
     let expected = twenty_lines().replace("line 19\n", "LINE NINETEEN\n");
     assert_eq!(String::from_utf8(f.bytes("n.txt")).unwrap(), expected);
-    assert_eq!(out["revision"].as_str().unwrap(), pablo::workspace::revision_of(expected.as_bytes()));
+    assert_eq!(
+        out["revision"].as_str().unwrap(),
+        pablo::workspace::revision_of(expected.as_bytes())
+    );
 }
 
 #[tokio::test]
@@ -530,7 +588,10 @@ async fn a_preview_whose_text_was_altered_is_not_committed() {
         p.new_text = "evil\n".into();
     }
     let tool = f.catalog.get("fs.write").unwrap().clone();
-    assert_eq!(code(tool.commit(&args, &preview, &f.ctx).await), "invalid_preview");
+    assert_eq!(
+        code(tool.commit(&args, &preview, &f.ctx).await),
+        "invalid_preview"
+    );
     assert_eq!(f.bytes("a.txt"), b"a\n");
 }
 
@@ -543,7 +604,10 @@ async fn a_cancelled_call_writes_nothing_and_leaves_no_temporary_file() {
     let preview = f.preview("fs.write", args.clone()).await.unwrap();
     f.ctx.cancel.cancel();
     let tool = f.catalog.get("fs.write").unwrap().clone();
-    assert_eq!(code(tool.commit(&args, &preview, &f.ctx).await), "cancelled");
+    assert_eq!(
+        code(tool.commit(&args, &preview, &f.ctx).await),
+        "cancelled"
+    );
     assert_eq!(f.bytes("a.txt"), b"a\n");
     assert!(f.temp_files().is_empty());
 }
@@ -553,9 +617,17 @@ async fn writes_to_credential_names_and_through_links_are_refused() {
     let f = fixture();
     let outside = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(outside.path(), f.path("out")).unwrap();
-    for (path, expected) in [(".env", "file_refused"), ("keys/deploy.pem", "file_refused"), ("out/x.txt", "path_refused"), ("/tmp/x", "path_refused")] {
+    for (path, expected) in [
+        (".env", "file_refused"),
+        ("keys/deploy.pem", "file_refused"),
+        ("out/x.txt", "path_refused"),
+        ("/tmp/x", "path_refused"),
+    ] {
         let r = f
-            .call("fs.write", json!({"path": path, "text": "x", "expected_revision": null}))
+            .call(
+                "fs.write",
+                json!({"path": path, "text": "x", "expected_revision": null}),
+            )
             .await;
         assert_eq!(code(r), expected, "{path}");
     }
@@ -575,10 +647,16 @@ fn write_tools_are_registered_only_with_write_authority() {
     let mut rw = Catalog::new();
     register_filesystem(&mut rw, &ws, true).unwrap();
     let names: Vec<_> = rw.names().collect();
-    assert_eq!(names, ["fs.edit", "fs.list", "fs.read", "fs.search", "fs.write"]);
+    assert_eq!(
+        names,
+        ["fs.edit", "fs.list", "fs.read", "fs.search", "fs.write"]
+    );
     assert!(rw.get("fs_edit").is_some());
     let providers: Vec<_> = rw.specs().into_iter().map(|s| s.name).collect();
-    assert_eq!(providers, ["fs_edit", "fs_list", "fs_read", "fs_search", "fs_write"]);
+    assert_eq!(
+        providers,
+        ["fs_edit", "fs_list", "fs_read", "fs_search", "fs_write"]
+    );
 }
 
 mod through_the_agent {
@@ -597,9 +675,12 @@ mod through_the_agent {
 
     use super::*;
 
-    /// Answers each model call with the next scripted step; a step sees the results so far.
+    /// One scripted model answer, computed from the request (so it can use earlier results).
+    type Step = Box<dyn Fn(&ModelRequest) -> Vec<StreamEvent> + Send>;
+
+    /// Answers each model call with the next scripted step.
     struct Scripted {
-        steps: Mutex<Vec<Box<dyn Fn(&ModelRequest) -> Vec<StreamEvent> + Send>>>,
+        steps: Mutex<Vec<Step>>,
     }
 
     #[async_trait::async_trait]
@@ -657,7 +738,7 @@ mod through_the_agent {
     async fn the_agent_reads_then_edits_with_the_revision_it_read() {
         let f = fixture();
         f.put("hello.txt", "hello world\n");
-        let steps: Vec<Box<dyn Fn(&ModelRequest) -> Vec<StreamEvent> + Send>> = vec![
+        let steps: Vec<Step> = vec![
             Box::new(|req| {
                 assert!(req.tools.iter().any(|t| t.name == "fs_edit"));
                 call("c1", "fs_read", json!({"path": "hello.txt"}))
@@ -730,4 +811,3 @@ mod through_the_agent {
         assert_eq!(f.bytes("hello.txt"), b"hello pablo\n");
     }
 }
-

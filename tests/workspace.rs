@@ -3,6 +3,9 @@
 //! Real directories, symlinks, FIFOs and processes: the hostile-path corpus, the symlink-swap race,
 //! paging and revision properties, and crash safety of the atomic install under SIGKILL.
 
+// Test helpers panic on setup failures; that is how a test reports them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,7 +45,13 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             let ft = e.file_type().unwrap();
             let key = p.strip_prefix(dir).unwrap().to_path_buf();
             if ft.is_symlink() {
-                out.insert(key, std::fs::read_link(&p).unwrap().into_os_string().into_encoded_bytes());
+                out.insert(
+                    key,
+                    std::fs::read_link(&p)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes(),
+                );
             } else if ft.is_dir() {
                 out.insert(key, b"<dir>".to_vec());
                 stack.push(p);
@@ -89,8 +98,12 @@ fn hostile_tree() -> Hostile {
     link(Path::new("loop"), "loop");
     link(Path::new("/proc/self/root"), "proc_root");
     link(Path::new("/etc/passwd"), "sub/passwd");
-    rustix::fs::mkfifoat(rustix::fs::CWD, ws.join("fifo"), rustix::fs::Mode::from_raw_mode(0o644))
-        .unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        ws.join("fifo"),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
     Hostile {
         _tmp: tmp,
         ws,
@@ -198,7 +211,16 @@ fn hostile_corpus_is_refused_with(resolver: Resolver) {
         assert!(replaced.is_err(), "{path:?} was replaced");
     }
     // Directory-shaped hostile paths for listing and search.
-    for dir in ["link_out_dir", "link_out_rel", "link_in_dir", "sub/link_up", "loop", "proc_root", "..", "/tmp"] {
+    for dir in [
+        "link_out_dir",
+        "link_out_rel",
+        "link_in_dir",
+        "sub/link_up",
+        "loop",
+        "proc_root",
+        "..",
+        "/tmp",
+    ] {
         let listed = ws.parse(dir).and_then(|r| ws.list(&r, 3, 100));
         assert_eq!(listed.unwrap_err().code(), "path_refused", "list {dir:?}");
         let searched = ws.parse(dir).and_then(|r| {
@@ -214,7 +236,11 @@ fn hostile_corpus_is_refused_with(resolver: Resolver) {
                 },
             )
         });
-        assert_eq!(searched.unwrap_err().code(), "path_refused", "search {dir:?}");
+        assert_eq!(
+            searched.unwrap_err().code(),
+            "path_refused",
+            "search {dir:?}"
+        );
     }
     // A search of the whole workspace sees no file behind a link and no credential file.
     let all = pablo::workspace::search::search(
@@ -333,12 +359,15 @@ fn symlink_swap_race_with(resolver: Resolver) {
                 refused += 1;
             }
         }
-        if i % 3 == 0 {
+        if i.is_multiple_of(3) {
             let name = format!("d/w{i}.txt");
             match ws.install(&rel(&name), b"written", None, &cancel) {
                 Ok(_) => writes_ok += 1,
                 Err(e) => assert!(
-                    matches!(e.code(), "path_refused" | "not_found" | "not_a_directory" | "io_error"),
+                    matches!(
+                        e.code(),
+                        "path_refused" | "not_found" | "not_a_directory" | "io_error"
+                    ),
                     "{e}"
                 ),
             }
@@ -349,9 +378,16 @@ fn symlink_swap_race_with(resolver: Resolver) {
     let swaps = swapper.join().unwrap();
     assert!(i >= 1000, "only {i} iterations ran");
     assert!(swaps > 100, "only {swaps} swaps happened");
-    assert!(reads_ok > 0 && refused > 0, "reads {reads_ok}, refused {refused}: no race happened");
+    assert!(
+        reads_ok > 0 && refused > 0,
+        "reads {reads_ok}, refused {refused}: no race happened"
+    );
     let _ = writes_ok;
-    assert_eq!(snapshot(&outside), before_out, "something changed outside the workspace");
+    assert_eq!(
+        snapshot(&outside),
+        before_out,
+        "something changed outside the workspace"
+    );
 }
 
 #[test]
@@ -377,11 +413,19 @@ fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'st
 fn a_fifo_is_refused_for_reading_and_skipped_by_search_without_blocking() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("a.txt"), "needle here\n").unwrap();
-    rustix::fs::mkfifoat(rustix::fs::CWD, tmp.path().join("pipe"), rustix::fs::Mode::from_raw_mode(0o644))
-        .unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        tmp.path().join("pipe"),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
     std::fs::create_dir(tmp.path().join("deep")).unwrap();
-    rustix::fs::mkfifoat(rustix::fs::CWD, tmp.path().join("deep/needle.fifo"), rustix::fs::Mode::from_raw_mode(0o644))
-        .unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        tmp.path().join("deep/needle.fifo"),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
     for resolver in [Resolver::Openat2, Resolver::Walk] {
         let ws = Arc::new(open(tmp.path(), resolver));
         let w = ws.clone();
@@ -391,7 +435,9 @@ fn a_fifo_is_refused_for_reading_and_skipped_by_search_without_blocking() {
         assert_eq!(read, Err("special_file"));
         let w = ws.clone();
         let page = within(Duration::from_secs(10), move || {
-            w.read_page(&rel("deep/needle.fifo"), 0, 10).map(|_| ()).map_err(|e| e.code())
+            w.read_page(&rel("deep/needle.fifo"), 0, 10)
+                .map(|_| ())
+                .map_err(|e| e.code())
         });
         assert_eq!(page, Err("special_file"));
         let w = ws.clone();
@@ -451,7 +497,11 @@ fn revisions_equal_sha256sum_output() {
         assert!(out.status.success());
         let expected = String::from_utf8(out.stdout).unwrap();
         let expected = expected.split_whitespace().next().unwrap().to_string();
-        assert_eq!(ws.read_file(&rel(name)).unwrap().revision, expected, "{name}");
+        assert_eq!(
+            ws.read_file(&rel(name)).unwrap().revision,
+            expected,
+            "{name}"
+        );
     }
 }
 
@@ -567,12 +617,12 @@ fn a_commit_killed_at_any_point_leaves_old_or_new_content() {
     let exe = std::env::current_exe().unwrap();
     let ws = Workspace::open(tmp.path()).unwrap();
     let cancel = CancellationToken::new();
-    let mut leftovers_seen = 0;
     for round in 0..24u64 {
         let mut child = std::process::Command::new(&exe)
+            // A substring filter, so this works both in tests/all.rs (`workspace::…`) and when
+            // this file is built as its own test target.
             .args([
-                "--exact",
-                "workspace::crash_child_commits_in_a_loop",
+                "crash_child_commits_in_a_loop",
                 "--ignored",
                 "--test-threads",
                 "1",
@@ -583,25 +633,32 @@ fn a_commit_killed_at_any_point_leaves_old_or_new_content() {
             .spawn()
             .unwrap();
         // Kill at a different point in the commit cycle each round.
-        std::thread::sleep(Duration::from_millis(40 + fastrand::u64(0..120) + round * 3));
+        std::thread::sleep(Duration::from_millis(
+            40 + fastrand::u64(0..120) + round * 3,
+        ));
         child.kill().unwrap(); // SIGKILL
         let status = child.wait().unwrap();
         assert!(!status.success(), "the child ended on its own: {status:?}");
         let now = std::fs::read(tmp.path().join("target.txt")).unwrap();
-        assert!(now == a || now == b, "round {round}: the target is neither old nor new ({} bytes)", now.len());
-        if !temp_files(tmp.path()).is_empty() {
-            leftovers_seen += 1;
-        }
+        assert!(
+            now == a || now == b,
+            "round {round}: the target is neither old nor new ({} bytes)",
+            now.len()
+        );
+        // (A kill between create and rename leaves a temporary file here; in trials that
+        // happened in about half of the rounds.)
         // The next commit clears what the killed process left behind.
         let cur = ws.current_revision(&rel("target.txt")).unwrap();
         let next = if now == a { &b } else { &a };
         ws.install(&rel("target.txt"), next, cur.as_deref(), &cancel)
             .unwrap();
-        assert_eq!(temp_files(tmp.path()), Vec::<String>::new(), "round {round}");
+        assert_eq!(
+            temp_files(tmp.path()),
+            Vec::<String>::new(),
+            "round {round}"
+        );
         assert_eq!(&std::fs::read(tmp.path().join("target.txt")).unwrap(), next);
     }
-    // Informative only: how often the kill landed between create and rename.
-    eprintln!("temporary files left by killed children in {leftovers_seen} of 24 rounds");
 }
 
 #[test]
@@ -631,7 +688,12 @@ fn install_keeps_the_mode_and_creates_parent_directories() {
     let cancel = CancellationToken::new();
     let cur = ws.current_revision(&rel("run.sh")).unwrap();
     let done = ws
-        .install(&rel("run.sh"), b"#!/bin/sh\necho hi\n", cur.as_deref(), &cancel)
+        .install(
+            &rel("run.sh"),
+            b"#!/bin/sh\necho hi\n",
+            cur.as_deref(),
+            &cancel,
+        )
         .unwrap();
     assert!(!done.created);
     let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o7777;
@@ -640,7 +702,10 @@ fn install_keeps_the_mode_and_creates_parent_directories() {
         .install(&rel("new/deeper/file.txt"), b"x", None, &cancel)
         .unwrap();
     assert!(done.created);
-    assert_eq!(std::fs::read(tmp.path().join("new/deeper/file.txt")).unwrap(), b"x");
+    assert_eq!(
+        std::fs::read(tmp.path().join("new/deeper/file.txt")).unwrap(),
+        b"x"
+    );
 }
 
 #[test]
@@ -663,11 +728,27 @@ fn listing_is_bytewise_sorted_depth_first_and_cut_at_max_entries() {
     let names: Vec<_> = deep.entries.iter().map(|e| e.path.as_str()).collect();
     assert_eq!(
         names,
-        ["B.txt", "_x", "a", "a/y", "a/y/deep.txt", "a/z.txt", "a.txt", "b.txt", "link"]
+        [
+            "B.txt",
+            "_x",
+            "a",
+            "a/y",
+            "a/y/deep.txt",
+            "a/z.txt",
+            "a.txt",
+            "b.txt",
+            "link"
+        ]
     );
     let cut = ws.list(&RelPath::root(), 6, 4).unwrap();
     assert_eq!(cut.entries.len(), 4);
     assert!(cut.truncated);
-    assert_eq!(ws.list(&rel("link"), 1, 10).unwrap_err().code(), "path_refused");
-    assert_eq!(ws.list(&rel("a.txt"), 1, 10).unwrap_err().code(), "not_a_directory");
+    assert_eq!(
+        ws.list(&rel("link"), 1, 10).unwrap_err().code(),
+        "path_refused"
+    );
+    assert_eq!(
+        ws.list(&rel("a.txt"), 1, 10).unwrap_err().code(),
+        "not_a_directory"
+    );
 }

@@ -149,4 +149,3 @@ impl Tool for FsEdit {
         narrow_file_change(&self.workspace, preview, hunks)
     }
 }
-

@@ -115,7 +115,12 @@ pub(crate) async fn commit_file_change(
     // Once the blocking install starts it runs to its end: a cancellation after the rename
     // cannot turn a committed change into a reported failure.
     let installed = blocking(move || {
-        let installed = ws.install(&rel, p.new_text.as_bytes(), p.old_revision.as_deref(), &cancel)?;
+        let installed = ws.install(
+            &rel,
+            p.new_text.as_bytes(),
+            p.old_revision.as_deref(),
+            &cancel,
+        )?;
         Ok::<_, WorkspaceError>((installed, p))
     })
     .await?;

@@ -126,9 +126,7 @@ pub fn diff(path: &str, old: Option<&str>, new: &str) -> Diff {
                         push(DiffTag::Context, Some(i), Some(new_r.start + k), g.old[i]);
                     }
                 }
-                similar::DiffTag::Delete
-                | similar::DiffTag::Insert
-                | similar::DiffTag::Replace => {
+                similar::DiffTag::Delete | similar::DiffTag::Insert | similar::DiffTag::Replace => {
                     for i in old_r.clone() {
                         removed += 1;
                         push(DiffTag::Removed, Some(i), None, g.old[i]);
@@ -142,9 +140,17 @@ pub fn diff(path: &str, old: Option<&str>, new: &str) -> Diff {
         }
         hunks.push(DiffHunk {
             header,
-            old_start: if old_len == 0 { old_start } else { old_start + 1 },
+            old_start: if old_len == 0 {
+                old_start
+            } else {
+                old_start + 1
+            },
             old_len,
-            new_start: if new_len == 0 { new_start } else { new_start + 1 },
+            new_start: if new_len == 0 {
+                new_start
+            } else {
+                new_start + 1
+            },
             new_len,
             lines,
         });
@@ -245,7 +251,10 @@ mod tests {
         );
         assert_eq!((d.added, d.removed), (1, 1));
         let h = &d.hunks[0];
-        assert_eq!((h.old_start, h.old_len, h.new_start, h.new_len), (1, 3, 1, 3));
+        assert_eq!(
+            (h.old_start, h.old_len, h.new_start, h.new_len),
+            (1, 3, 1, 3)
+        );
         assert_eq!(h.lines[1].tag, DiffTag::Removed);
         assert_eq!(h.lines[1].old_lineno, Some(2));
         assert_eq!(h.lines[2].new_lineno, Some(2));
@@ -255,13 +264,22 @@ mod tests {
     #[test]
     fn creation_diffs_against_dev_null() {
         let d = diff("n.txt", None, "hi\n");
-        assert!(d.text.starts_with("--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+hi\n"), "{}", d.text);
+        assert!(
+            d.text
+                .starts_with("--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+hi\n"),
+            "{}",
+            d.text
+        );
     }
 
     #[test]
     fn missing_final_newline_is_marked() {
         let d = diff("a", Some("x\n"), "x\ny");
-        assert!(d.text.ends_with("+y\n\\ No newline at end of file\n"), "{}", d.text);
+        assert!(
+            d.text.ends_with("+y\n\\ No newline at end of file\n"),
+            "{}",
+            d.text
+        );
     }
 
     #[test]
@@ -292,7 +310,10 @@ mod tests {
         let second = apply_hunks(&old, &new, &[1]).unwrap();
         assert!(second.contains("line 2\r\n"));
         assert!(second.contains("LINE EIGHTEEN\r\n"));
-        assert_eq!(second.len(), old.len() + "LINE EIGHTEEN".len() - "line 18".len());
+        assert_eq!(
+            second.len(),
+            old.len() + "LINE EIGHTEEN".len() - "line 18".len()
+        );
     }
 
     #[test]
@@ -302,14 +323,23 @@ mod tests {
             apply_hunks(&old, &new, &[2]),
             Err(NarrowError::NoSuchHunk { index: 2, count: 2 })
         );
-        assert_eq!(apply_hunks(&old, &new, &[]), Err(NarrowError::NothingAccepted));
+        assert_eq!(
+            apply_hunks(&old, &new, &[]),
+            Err(NarrowError::NothingAccepted)
+        );
     }
 
     #[test]
     fn hunk_rebuild_keeps_a_missing_final_newline() {
         let old = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj";
         let new = "A\nb\nc\nd\ne\nf\ng\nh\ni\nJ";
-        assert_eq!(apply_hunks(old, new, &[0]).unwrap(), "A\nb\nc\nd\ne\nf\ng\nh\ni\nj");
-        assert_eq!(apply_hunks(old, new, &[1]).unwrap(), "a\nb\nc\nd\ne\nf\ng\nh\ni\nJ");
+        assert_eq!(
+            apply_hunks(old, new, &[0]).unwrap(),
+            "A\nb\nc\nd\ne\nf\ng\nh\ni\nj"
+        );
+        assert_eq!(
+            apply_hunks(old, new, &[1]).unwrap(),
+            "a\nb\nc\nd\ne\nf\ng\nh\ni\nJ"
+        );
     }
 }

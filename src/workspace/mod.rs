@@ -85,9 +85,7 @@ pub enum WorkspaceError {
     FileTooLarge { path: String, size: u64, limit: u64 },
     #[error("{path}: not valid UTF-8 (invalid byte at offset {offset})")]
     NotUtf8 { path: String, offset: usize },
-    #[error(
-        "{path} already exists; to replace it, pass its current revision as expected_revision"
-    )]
+    #[error("{path} already exists; to replace it, pass its current revision as expected_revision")]
     AlreadyExists { path: String, current: String },
     #[error("{path}: offset {offset} is {why}")]
     InvalidOffset {
@@ -431,9 +429,11 @@ impl Workspace {
             Resolver::Walk => {
                 let parent = self.walk_dirs(rel, rel.parent().components(), false)?;
                 let name = rel.file_name().unwrap_or(".");
-                let base = parent.as_ref().map(|f| f.as_fd()).unwrap_or(self.dir.as_fd());
-                rustix::fs::openat(base, name, flags, mode)
-                    .map_err(|e| self.map_open_error(rel, e))
+                let base = parent
+                    .as_ref()
+                    .map(|f| f.as_fd())
+                    .unwrap_or(self.dir.as_fd());
+                rustix::fs::openat(base, name, flags, mode).map_err(|e| self.map_open_error(rel, e))
             }
         }
     }
@@ -517,11 +517,7 @@ impl Workspace {
     fn open_parent(&self, rel: &RelPath, create: bool) -> Result<OwnedFd, WorkspaceError> {
         let parent = rel.parent();
         if !create {
-            return self.open_beneath(
-                &parent,
-                OFlags::RDONLY | OFlags::DIRECTORY,
-                Mode::empty(),
-            );
+            return self.open_beneath(&parent, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty());
         }
         match self.walk_dirs(rel, parent.components(), true)? {
             Some(fd) => Ok(fd),
@@ -1133,7 +1129,10 @@ mod tests {
             },
         )
         .unwrap();
-        let check = |p: &str| ws.refused_pattern(&RelPath::parse(p).unwrap()).map(str::to_string);
+        let check = |p: &str| {
+            ws.refused_pattern(&RelPath::parse(p).unwrap())
+                .map(str::to_string)
+        };
         assert_eq!(check(".env").as_deref(), Some(".env"));
         assert_eq!(check("app/.env.local").as_deref(), Some(".env.*"));
         assert_eq!(check("certs/server.PEM").as_deref(), Some("*.pem"));

@@ -62,9 +62,9 @@ pub struct RelPath {
 }
 
 const RESERVED: &[&str] = &[
-    "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "COM0", "COM1", "COM2", "COM3", "COM4", "COM5",
-    "COM6", "COM7", "COM8", "COM9", "COM¹", "COM²", "COM³", "LPT0", "LPT1", "LPT2", "LPT3", "LPT4",
-    "LPT5", "LPT6", "LPT7", "LPT8", "LPT9", "LPT¹", "LPT²", "LPT³",
+    "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "COM0", "COM1", "COM2", "COM3", "COM4",
+    "COM5", "COM6", "COM7", "COM8", "COM9", "COM¹", "COM²", "COM³", "LPT0", "LPT1", "LPT2", "LPT3",
+    "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9", "LPT¹", "LPT²", "LPT³",
 ];
 
 /// The device name a component would open on Windows, if any: the part before the first dot,
@@ -206,8 +206,14 @@ mod tests {
 
     #[test]
     fn plain_relative_paths_are_normalised() {
-        assert_eq!(RelPath::parse("src/main.rs").unwrap().as_str(), "src/main.rs");
-        assert_eq!(RelPath::parse("./src//main.rs/").unwrap().as_str(), "src/main.rs");
+        assert_eq!(
+            RelPath::parse("src/main.rs").unwrap().as_str(),
+            "src/main.rs"
+        );
+        assert_eq!(
+            RelPath::parse("./src//main.rs/").unwrap().as_str(),
+            "src/main.rs"
+        );
         assert!(RelPath::parse("").unwrap().is_root());
         assert!(RelPath::parse(".").unwrap().is_root());
         assert!(RelPath::parse("./").unwrap().is_root());
@@ -215,7 +221,17 @@ mod tests {
 
     #[test]
     fn names_that_only_look_odd_are_accepted() {
-        for ok in ["..foo", "foo..", "...", ".hidden", "a/.b/c", "con_notes.txt", "COM10", "~", "a b"] {
+        for ok in [
+            "..foo",
+            "foo..",
+            "...",
+            ".hidden",
+            "a/.b/c",
+            "con_notes.txt",
+            "COM10",
+            "~",
+            "a b",
+        ] {
             assert!(RelPath::parse(ok).is_ok(), "{ok}");
         }
     }

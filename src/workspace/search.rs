@@ -270,7 +270,9 @@ impl Shared<'_> {
         if let Ok(mut all) = self.matches.lock() {
             all.extend(found);
         }
-        if before + 1 > self.req.max_results || self.result_count.load(Ordering::Relaxed) > self.req.max_results {
+        if before + 1 > self.req.max_results
+            || self.result_count.load(Ordering::Relaxed) > self.req.max_results
+        {
             self.hit_results.store(true, Ordering::Relaxed);
             return WalkState::Quit;
         }
@@ -292,13 +294,7 @@ impl Shared<'_> {
             let line_end = memchr::memchr(b'\n', &buf[pos..]).map_or(buf.len(), |p| pos + p);
             newlines += memchr::memchr_iter(b'\n', &buf[counted_to..line_start]).count() as u64;
             counted_to = line_start;
-            let (line, cut) = cut_line(
-                buf,
-                line_start,
-                line_end,
-                pos,
-                self.req.query.len(),
-            );
+            let (line, cut) = cut_line(buf, line_start, line_end, pos, self.req.query.len());
             out.push(SearchMatch {
                 path: rel.to_string(),
                 line_number: newlines + 1,
@@ -327,7 +323,10 @@ fn cut_line(buf: &[u8], start: usize, end: usize, pos: usize, qlen: usize) -> (S
         end -= 1;
     }
     if end - start <= MAX_LINE_BYTES {
-        return (String::from_utf8_lossy(&buf[start..end]).into_owned(), false);
+        return (
+            String::from_utf8_lossy(&buf[start..end]).into_owned(),
+            false,
+        );
     }
     let mut from = pos.saturating_sub(CUT_CONTEXT).max(start);
     while from > start && is_continuation(buf[from]) {
@@ -347,7 +346,10 @@ mod tests {
     #[test]
     fn short_lines_are_kept_whole_without_cr() {
         let buf = b"abc needle def\r\n";
-        assert_eq!(cut_line(buf, 0, 15, 4, 6), ("abc needle def".to_string(), false));
+        assert_eq!(
+            cut_line(buf, 0, 15, 4, 6),
+            ("abc needle def".to_string(), false)
+        );
     }
 
     #[test]
