@@ -11,6 +11,7 @@ use crate::model::{ModelClient, ModelError};
 use crate::policy::PolicyEngine;
 use crate::protocol::Event;
 use crate::tools::{Catalog, Coded, Host};
+use crate::workspace::{Workspace, WorkspaceOptions};
 
 /// The options every front-end shares (the CLI's common flags).
 #[derive(Debug, Clone, Default)]
@@ -59,6 +60,8 @@ impl Coded for LaunchError {
 pub struct Launch {
     pub dirs: Dirs,
     pub workspace: PathBuf,
+    /// The workspace opened once, at admission; every file tool goes through this handle.
+    pub workspace_handle: Arc<Workspace>,
     pub layers: Layers,
     pub limits: Limits,
     pub options: LaunchOptions,
@@ -79,6 +82,14 @@ impl Launch {
         };
         let workspace = canonical_dir(&requested)?;
         let layers = Layers::load(&dirs, &workspace, options.config.as_deref())?;
+        let workspace_handle = Arc::new(
+            Workspace::open_with(&workspace, workspace_options(&layers)).map_err(|e| {
+                LaunchError::Workspace {
+                    path: workspace.clone(),
+                    message: e.to_string(),
+                }
+            })?,
+        );
         let mut limits = Limits::default();
         for layer in layers.iter() {
             limits.apply(&layer.limits);
@@ -92,6 +103,7 @@ impl Launch {
         Ok(Self {
             dirs,
             workspace,
+            workspace_handle,
             layers,
             limits,
             options,
@@ -119,6 +131,7 @@ impl Launch {
         Ok(Arc::new(Host {
             workspace_root: self.workspace.clone(),
             state_dir,
+            workspace: self.workspace_handle.clone(),
         }))
     }
 
@@ -128,6 +141,18 @@ impl Launch {
         catalog
             .register(Arc::new(crate::tools::plan::PlanUpdate))
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        let fs_disabled = self
+            .layers
+            .iter()
+            .any(|l| l.options.filesystem.enabled == Some(false));
+        if !self.options.no_filesystem && !fs_disabled {
+            crate::tools::register_filesystem(
+                &mut catalog,
+                &self.workspace_handle,
+                self.options.allow_write,
+            )
+            .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        }
         Ok(catalog)
     }
 
@@ -188,6 +213,20 @@ impl Launch {
             .map(|m| Event::Warning { message: m.clone() })
             .collect()
     }
+}
+
+/// File options from every layer: refused names add up, the smallest file-size cap wins.
+fn workspace_options(layers: &Layers) -> WorkspaceOptions {
+    let mut out = WorkspaceOptions::default();
+    for layer in layers.iter() {
+        let fs = &layer.options.filesystem;
+        out.refused_names.extend(fs.refused_names.iter().cloned());
+        out.max_file_bytes = match (out.max_file_bytes, fs.max_file_bytes) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    out
 }
 
 fn canonical_dir(path: &Path) -> Result<PathBuf, LaunchError> {
