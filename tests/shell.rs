@@ -401,7 +401,7 @@ fn probe_peak_kib(bytes: u64) -> u64 {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     text.lines()
-        .find_map(|l| l.strip_prefix("PROBE_VMHWM_KIB="))
+        .find_map(|l| l.split_once("PROBE_VMHWM_KIB=").map(|(_, v)| v))
         .unwrap_or_else(|| panic!("no probe line in {text}"))
         .trim()
         .parse()
@@ -717,4 +717,17 @@ proptest! {
         let latest = log.read(None, 1000);
         prop_assert_eq!(&latest.bytes[..], &all[all.len().saturating_sub(1000).max(dropped as usize)..]);
     }
+}
+
+#[test]
+fn schema_refuses_env_outside_the_prefix_by_name() {
+    let mut c = pablo::tools::Catalog::new();
+    pablo::tools::register_shell(&mut c, &ShellOptions::default()).unwrap();
+    let v = c.validator("shell.run").unwrap();
+    let err = v
+        .validate("shell.run", &json!({"command": "env", "env": {"HOME": "/root"}}))
+        .unwrap_err();
+    assert!(err.to_string().contains("HOME"), "{err}");
+    v.validate("shell.run", &json!({"command": "env", "env": {"PABLO_TASK_X": "1"}}))
+        .unwrap();
 }

@@ -177,7 +177,8 @@ impl Tool for ShellRun {
                 "max_output_bytes": {"type": "integer", "minimum": 1, "maximum": HOST_MAX_OUTPUT_BYTES, "description": "Inline output budget in bytes."},
                 "env": {
                     "type": "object",
-                    "additionalProperties": {"type": "string"},
+                    "patternProperties": {"^PABLO_TASK_[A-Za-z0-9_]+$": {"type": "string"}},
+                    "additionalProperties": false,
                     "description": "Extra environment variables; names must begin with PABLO_TASK_."
                 },
                 "background": {"type": "boolean", "description": "Start as a background session and return its session_id at once."},
