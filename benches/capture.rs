@@ -2,6 +2,9 @@
 //! 5 MB spill file, live buffer) against the same command with its output sent to /dev/null.
 //! Both run in the same criterion run, so the ratio compares like with like on this machine.
 
+// A bench that cannot set up should stop loudly.
+#![allow(clippy::expect_used)]
+
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

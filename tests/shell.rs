@@ -1,5 +1,8 @@
 //! Integration tests: shell.run and shell.session with real processes and real PTYs.
 
+// A failed unwrap is a failed test, with its message: exactly what a test should do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -140,7 +143,9 @@ async fn timeout_kills_the_whole_group_including_background_children() {
 #[tokio::test]
 async fn finished_command_leaves_no_background_child_behind() {
     let f = fixture();
-    let r = f.sh(json!({"command": "echo $$; sleep 300 & echo started"})).await;
+    let r = f
+        .sh(json!({"command": "echo $$; sleep 300 & echo started"}))
+        .await;
     assert_eq!(r["exit_code"], 0, "{r}");
     let pgid = first_line_pid(r["output"].as_str().unwrap());
     assert_eq!(alive_in_group(pgid), Vec::<i32>::new());
@@ -173,7 +178,10 @@ async fn environment_is_built_from_nothing_plus_task_additions() {
     assert!(!names.contains(&"HOME"), "{out}");
     assert!(!out.contains("PABLO_SHELL_TEST_SECRET"), "{out}");
     assert!(out.contains("PABLO_TASK_TICKET=T-42"), "{out}");
-    assert!(out.contains(&format!("PATH={}", pablo::config::CLEAN_PATH)), "{out}");
+    assert!(
+        out.contains(&format!("PATH={}", pablo::config::CLEAN_PATH)),
+        "{out}"
+    );
     assert!(out.contains("TERM=dumb"), "{out}");
     assert!(out.contains("LANG=C.UTF-8"), "{out}");
     // dash adds PWD itself; nothing else may appear.
@@ -267,7 +275,9 @@ async fn stdout_and_stderr_are_merged_in_order() {
 #[tokio::test]
 async fn live_output_reaches_the_front_end_as_deltas() {
     let mut f = fixture();
-    let r = f.sh(json!({"command": "echo first; sleep 0.2; echo second"})).await;
+    let r = f
+        .sh(json!({"command": "echo first; sleep 0.2; echo second"}))
+        .await;
     assert_eq!(r["output"], "first\nsecond\n");
     let mut live = String::new();
     while let Ok(e) = f.events.try_recv() {
@@ -326,7 +336,12 @@ async fn large_output_keeps_forty_sixty_exactly_and_spills_five_million_bytes() 
     let r = f
         .sh(json!({"command": format!("yes 'x€yz😀' | head -c {TOTAL}"), "timeout_ms": 120000}))
         .await;
-    assert_eq!(r["exit_code"], 0, "{}", r["output"].as_str().unwrap_or("").len());
+    assert_eq!(
+        r["exit_code"],
+        0,
+        "{}",
+        r["output"].as_str().unwrap_or("").len()
+    );
     assert_eq!(r["truncated"], true);
     assert_eq!(r["total_bytes"], TOTAL);
     let mut head_end = 20_000;
@@ -374,6 +389,7 @@ fn vm_hwm_kib() -> u64 {
 /// capturing `PABLO_MEMORY_PROBE_BYTES` bytes of output.
 #[test]
 #[ignore = "helper run in a child process"]
+#[allow(clippy::print_stdout)] // stdout is how the parent test reads the figure
 fn memory_probe_child() {
     let Ok(n) = std::env::var("PABLO_MEMORY_PROBE_BYTES") else {
         return;
@@ -394,12 +410,22 @@ fn memory_probe_child() {
 
 fn probe_peak_kib(bytes: u64) -> u64 {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["shell::memory_probe_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "shell::memory_probe_child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("PABLO_MEMORY_PROBE_BYTES", bytes.to_string())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     text.lines()
         .find_map(|l| l.split_once("PROBE_VMHWM_KIB=").map(|(_, v)| v))
         .unwrap_or_else(|| panic!("no probe line in {text}"))
@@ -486,14 +512,18 @@ async fn a_read_prompt_is_answered_with_write() {
 #[tokio::test]
 async fn send_keys_to_a_pipe_session_is_refused() {
     let f = fixture();
-    let r = f.sh(json!({"command": "sleep 30", "background": true})).await;
+    let r = f
+        .sh(json!({"command": "sleep 30", "background": true}))
+        .await;
     let id = r["session_id"].as_str().unwrap().to_string();
     let err = f
         .session(json!({"action": "send_keys", "session_id": id, "keys": ["enter"]}))
         .await
         .unwrap_err();
     assert_eq!(err.code, "not_a_pty");
-    f.session(json!({"action": "kill", "session_id": id})).await.unwrap();
+    f.session(json!({"action": "kill", "session_id": id}))
+        .await
+        .unwrap();
 }
 
 // ---------------------------------------------------------------- background sessions
@@ -501,7 +531,9 @@ async fn send_keys_to_a_pipe_session_is_refused() {
 #[tokio::test]
 async fn wait_on_a_sleeping_job_says_running_when_its_window_ends() {
     let f = fixture();
-    let r = f.sh(json!({"command": "sleep 30", "background": true})).await;
+    let r = f
+        .sh(json!({"command": "sleep 30", "background": true}))
+        .await;
     assert_eq!(r["status"], "running");
     let id = r["session_id"].as_str().unwrap().to_string();
     let w = f
@@ -511,7 +543,9 @@ async fn wait_on_a_sleeping_job_says_running_when_its_window_ends() {
     assert_eq!(w["status"], "running", "{w}");
     assert_eq!(w["exit_code"], Value::Null);
     assert!(w["note"].as_str().unwrap().contains("not an error"));
-    f.session(json!({"action": "kill", "session_id": id})).await.unwrap();
+    f.session(json!({"action": "kill", "session_id": id}))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -559,7 +593,9 @@ async fn read_offsets_and_dropped_bytes_are_exact_beyond_the_window() {
     let mut first = true;
     loop {
         let p = f
-            .session(json!({"action": "read", "session_id": id, "offset": offset, "limit": 100_000}))
+            .session(
+                json!({"action": "read", "session_id": id, "offset": offset, "limit": 100_000}),
+            )
             .await
             .unwrap();
         assert_eq!(p["total_bytes"], TOTAL);
@@ -581,7 +617,10 @@ async fn read_offsets_and_dropped_bytes_are_exact_beyond_the_window() {
     assert_eq!(offset, TOTAL);
     // The window starts inside a character: lossy decoding replaced its first bytes.
     let want = String::from_utf8_lossy(&stream(dropped, TOTAL)).into_owned();
-    assert!(collected == want.as_bytes(), "pages do not reassemble the window");
+    assert!(
+        collected == want.as_bytes(),
+        "pages do not reassemble the window"
+    );
 }
 
 #[tokio::test]
@@ -608,7 +647,9 @@ async fn sessions_beyond_the_limit_are_refused() {
     });
     let mut ids = Vec::new();
     for _ in 0..2 {
-        let r = f.sh(json!({"command": "sleep 30", "background": true})).await;
+        let r = f
+            .sh(json!({"command": "sleep 30", "background": true}))
+            .await;
         ids.push(r["session_id"].as_str().unwrap().to_string());
     }
     let err = f
@@ -620,7 +661,9 @@ async fn sessions_beyond_the_limit_are_refused() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!f.workspace.join("ran").exists());
     for id in ids {
-        f.session(json!({"action": "kill", "session_id": id})).await.unwrap();
+        f.session(json!({"action": "kill", "session_id": id}))
+            .await
+            .unwrap();
     }
 }
 
@@ -725,9 +768,15 @@ fn schema_refuses_env_outside_the_prefix_by_name() {
     pablo::tools::register_shell(&mut c, &ShellOptions::default()).unwrap();
     let v = c.validator("shell.run").unwrap();
     let err = v
-        .validate("shell.run", &json!({"command": "env", "env": {"HOME": "/root"}}))
+        .validate(
+            "shell.run",
+            &json!({"command": "env", "env": {"HOME": "/root"}}),
+        )
         .unwrap_err();
     assert!(err.to_string().contains("HOME"), "{err}");
-    v.validate("shell.run", &json!({"command": "env", "env": {"PABLO_TASK_X": "1"}}))
-        .unwrap();
+    v.validate(
+        "shell.run",
+        &json!({"command": "env", "env": {"PABLO_TASK_X": "1"}}),
+    )
+    .unwrap();
 }

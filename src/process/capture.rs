@@ -427,7 +427,10 @@ mod tests {
     fn short_output_is_inline_and_whole() {
         let v = inline_view(b"hello", 10);
         assert!(!v.truncated);
-        assert_eq!(v.render(|b| String::from_utf8_lossy(b).into_owned()), "hello");
+        assert_eq!(
+            v.render(|b| String::from_utf8_lossy(b).into_owned()),
+            "hello"
+        );
     }
 
     #[test]
@@ -513,10 +516,7 @@ mod tests {
         }
         let r = c.finish();
         assert_eq!(r.artifact_bytes, ARTIFACT_MAX_BYTES);
-        assert_eq!(
-            std::fs::metadata(&path).unwrap().len(),
-            ARTIFACT_MAX_BYTES
-        );
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), ARTIFACT_MAX_BYTES);
         assert_eq!(r.view.total, 6 << 20);
     }
 
@@ -542,7 +542,10 @@ mod tests {
         assert_eq!(l.flush().as_deref(), Some("hello world"));
         l.push(&vec![b'a'; LIVE_MAX_BYTES + 10]);
         let text = l.flush().unwrap();
-        assert!(text.starts_with("[... 10 bytes not shown live ...]\n"), "{text}");
+        assert!(
+            text.starts_with("[... 10 bytes not shown live ...]\n"),
+            "{text}"
+        );
         assert_eq!(text.len() - text.find('\n').unwrap() - 1, LIVE_MAX_BYTES);
     }
 

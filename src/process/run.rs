@@ -120,7 +120,10 @@ pub async fn run_foreground(
     drop(spawned.input);
     let master = spawned.master;
     let shared = Arc::new(Mutex::new(Shared {
-        capture: Some(Capture::new(req.max_output_bytes, req.artifact_path.clone())),
+        capture: Some(Capture::new(
+            req.max_output_bytes,
+            req.artifact_path.clone(),
+        )),
         live: LiveBuffer::default(),
     }));
     let stop = Arc::new(AtomicBool::new(false));

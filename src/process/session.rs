@@ -162,9 +162,32 @@ impl SessionStatus {
 
 /// Keys `send_keys` understands.
 pub const KEY_NAMES: &[&str] = &[
-    "up", "down", "left", "right", "enter", "tab", "escape", "backspace", "ctrl-c", "ctrl-d",
-    "home", "end", "pageup", "pagedown", "f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9",
-    "f10", "f11", "f12",
+    "up",
+    "down",
+    "left",
+    "right",
+    "enter",
+    "tab",
+    "escape",
+    "backspace",
+    "ctrl-c",
+    "ctrl-d",
+    "home",
+    "end",
+    "pageup",
+    "pagedown",
+    "f1",
+    "f2",
+    "f3",
+    "f4",
+    "f5",
+    "f6",
+    "f7",
+    "f8",
+    "f9",
+    "f10",
+    "f11",
+    "f12",
 ];
 
 /// The bytes a terminal sends for `key`. Arrows, Home and End differ in application cursor mode.
@@ -598,9 +621,8 @@ impl SessionManager {
             .unwrap_or(false);
         let mut bytes = Vec::new();
         for key in keys {
-            let b = key_bytes(key, app).ok_or_else(|| ProcessError::UnknownKey {
-                key: key.clone(),
-            })?;
+            let b =
+                key_bytes(key, app).ok_or_else(|| ProcessError::UnknownKey { key: key.clone() })?;
             bytes.extend_from_slice(b);
         }
         write_input(&s, bytes).await?;
@@ -678,7 +700,9 @@ async fn write_input(s: &Session, bytes: Vec<u8>) -> Result<usize, ProcessError>
     let len = bytes.len();
     let id = s.id.clone();
     let job = tokio::task::spawn_blocking(move || -> Result<(), String> {
-        let mut guard = input.lock().map_err(|_| "input lock poisoned".to_string())?;
+        let mut guard = input
+            .lock()
+            .map_err(|_| "input lock poisoned".to_string())?;
         let w = guard
             .as_mut()
             .ok_or_else(|| "stdin is already closed".to_string())?;
@@ -761,10 +785,7 @@ async fn supervise(
             _ = tick.tick() => s.flush_live(),
         }
     }
-    let cleanup = inner
-        .upgrade()
-        .map(|i| i.cleanup)
-        .unwrap_or_default();
+    let cleanup = inner.upgrade().map(|i| i.cleanup).unwrap_or_default();
     let deadline = Instant::now() + cleanup.allowance;
     // What the leader left behind in its group goes with it.
     let _ = terminate_group(s.pgid, cleanup).await;

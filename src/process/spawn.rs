@@ -50,9 +50,7 @@ fn check_env_name(name: &str) -> Result<(), ProcessError> {
         });
     }
     let valid = name.len() > TASK_ENV_PREFIX.len()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     if !valid {
         return Err(ProcessError::InvalidEnv {
             name: name.to_string(),
@@ -99,7 +97,9 @@ pub fn resolve_workspace_cwd(
             Component::CurDir => {}
             Component::ParentDir => return Err(refuse("it contains `..`")),
             Component::RootDir | Component::Prefix(_) => {
-                return Err(refuse("it is absolute; give a path relative to the workspace"));
+                return Err(refuse(
+                    "it is absolute; give a path relative to the workspace",
+                ));
             }
         }
     }
@@ -297,7 +297,10 @@ mod tests {
         let names: Vec<_> = env.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["PATH", "LANG", "TERM", "PABLO_TASK_ID"]);
         assert_eq!(env[2].1, "dumb");
-        assert_eq!(clean_env(&BTreeMap::new(), true).unwrap()[2].1, "xterm-256color");
+        assert_eq!(
+            clean_env(&BTreeMap::new(), true).unwrap()[2].1,
+            "xterm-256color"
+        );
     }
 
     #[test]

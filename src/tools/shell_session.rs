@@ -42,15 +42,7 @@ struct Args {
     keys: Option<Vec<String>>,
 }
 
-const ACTIONS: &[&str] = &[
-    "list",
-    "poll",
-    "wait",
-    "read",
-    "write",
-    "send_keys",
-    "kill",
-];
+const ACTIONS: &[&str] = &["list", "poll", "wait", "read", "write", "send_keys", "kill"];
 
 fn invalid(message: String) -> ToolFailure {
     ToolFailure::new("invalid_arguments", format!("shell.session: {message}"))
