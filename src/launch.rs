@@ -116,10 +116,11 @@ impl Launch {
             path: state_dir.clone(),
             message: e.to_string(),
         })?;
-        Ok(Arc::new(Host {
-            workspace_root: self.workspace.clone(),
+        Ok(Arc::new(Host::new(
+            self.workspace.clone(),
             state_dir,
-        }))
+            &self.layers.shell(),
+        )))
     }
 
     /// The tools this host grants, narrowed by flags.
@@ -128,6 +129,10 @@ impl Launch {
         catalog
             .register(Arc::new(crate::tools::plan::PlanUpdate))
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        if !self.options.no_shell {
+            crate::tools::register_shell(&mut catalog, &self.layers.shell())
+                .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        }
         Ok(catalog)
     }
 

@@ -409,9 +409,15 @@ fn memory_probe_child() {
 }
 
 fn probe_peak_kib(bytes: u64) -> u64 {
+    // The test's name inside this binary: `shell::memory_probe_child` in `all`, without the
+    // module when the file is built as its own test binary.
+    let name = match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::memory_probe_child"),
+        None => "memory_probe_child".to_string(),
+    };
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "shell::memory_probe_child",
+            name.as_str(),
             "--exact",
             "--ignored",
             "--nocapture",
