@@ -459,9 +459,15 @@ async fn pty_makes_stdin_a_terminal() {
     let f = fixture();
     let cmd = "python3 -c 'import sys; print(sys.stdin.isatty())'";
     let r = f.sh(json!({"command": cmd, "pty": true})).await;
-    assert_eq!(r["output"].as_str().unwrap().trim(), "True", "{r}");
+    assert_eq!(r["output"], "True\n", "{r}");
     let r = f.sh(json!({"command": cmd})).await;
-    assert_eq!(r["output"].as_str().unwrap().trim(), "False", "{r}");
+    assert_eq!(r["output"], "False\n", "{r}");
+    // The terminal's input is at end of file: a reader returns at once, nothing is echoed.
+    let r = f
+        .sh(json!({"command": "cat; echo done", "pty": true, "timeout_ms": 30000}))
+        .await;
+    assert_eq!(r["timed_out"], false, "{r}");
+    assert_eq!(r["output"], "done\n", "{r}");
 }
 
 #[tokio::test]
@@ -785,4 +791,65 @@ fn schema_refuses_env_outside_the_prefix_by_name() {
         &json!({"command": "env", "env": {"PABLO_TASK_X": "1"}}),
     )
     .unwrap();
+}
+
+#[tokio::test]
+async fn notify_reports_an_exit_but_a_killed_session_does_not() {
+    let mut f = fixture();
+    let r = f
+        .sh(json!({"command": "exit 4", "background": true, "notify": true}))
+        .await;
+    let done = r["session_id"].as_str().unwrap().to_string();
+    f.session(json!({"action": "wait", "session_id": done, "timeout_ms": 20000}))
+        .await
+        .unwrap();
+    let r = f
+        .sh(json!({"command": "sleep 30", "background": true, "notify": true}))
+        .await;
+    let killed = r["session_id"].as_str().unwrap().to_string();
+    f.session(json!({"action": "kill", "session_id": killed}))
+        .await
+        .unwrap();
+    let mut exits = Vec::new();
+    let mut last_sessions = None;
+    while let Ok(e) = f.events.try_recv() {
+        match e {
+            Event::SessionExited {
+                session_id,
+                exit_code,
+            } => exits.push((session_id, exit_code)),
+            Event::Sessions { sessions } => last_sessions = Some(sessions),
+            _ => {}
+        }
+    }
+    assert_eq!(exits, vec![(done, Some(4))]);
+    let sessions = last_sessions.unwrap();
+    assert_eq!(sessions.len(), 2);
+    assert!(sessions.iter().all(|s| !s.running));
+}
+
+#[tokio::test]
+async fn two_quiet_checks_switch_notification_on_and_say_so() {
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": "sleep 30", "background": true}))
+        .await;
+    let id = r["session_id"].as_str().unwrap().to_string();
+    let first = f
+        .session(json!({"action": "poll", "session_id": id}))
+        .await
+        .unwrap();
+    assert_eq!(first["status"], "running");
+    assert!(first.get("note").is_none(), "{first}");
+    let second = f
+        .session(json!({"action": "poll", "session_id": id}))
+        .await
+        .unwrap();
+    assert!(
+        second["note"].as_str().unwrap().contains("Stop checking"),
+        "{second}"
+    );
+    f.session(json!({"action": "kill", "session_id": id}))
+        .await
+        .unwrap();
 }

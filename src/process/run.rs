@@ -6,7 +6,7 @@
 //! pipe is drained until every writer has closed it. Each wait after the command's end comes out
 //! of one cleanup allowance, so a call never hangs on a process that refuses to go.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -116,8 +116,13 @@ pub async fn run_foreground(
     let spawned = spawn(&req.spawn)?;
     let pid = spawned.pid;
     let mut leader = spawned.leader;
-    // Stdin stays closed: a PTY's writer is dropped at once (for a pipe it was /dev/null).
-    drop(spawned.input);
+    // Stdin is closed: for a pipe it is /dev/null; a PTY gets end-of-file (Ctrl-D at the start
+    // of a line) at once. The writer itself stays open until the end: dropping it would also send
+    // a newline, which the terminal would echo into the output.
+    let mut input = spawned.input;
+    if let Some(w) = input.as_mut() {
+        let _ = w.write_all(&[0x04]).and_then(|()| w.flush());
+    }
     let master = spawned.master;
     let shared = Arc::new(Mutex::new(Shared {
         capture: Some(Capture::new(
@@ -202,6 +207,7 @@ pub async fn run_foreground(
         stop.store(true, Ordering::Relaxed);
     }
     flush_live(&shared, &mut live);
+    drop(input);
     drop(master);
     let capture = shared
         .lock()
