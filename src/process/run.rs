@@ -24,7 +24,7 @@ use super::spawn::{SpawnSpec, spawn};
 pub const LIVE_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Size of one read from the command's output.
-const READ_CHUNK: usize = 128 * 1024;
+const READ_CHUNK: usize = 1 << 20;
 
 /// Reads `output` on its own thread until end of file, handing each chunk to `on_data`. When
 /// `on_data` returns `false` the thread stops reading. The receiver fires when the thread ends.
