@@ -128,11 +128,11 @@ impl Launch {
             path: state_dir.clone(),
             message: e.to_string(),
         })?;
-        Ok(Arc::new(Host {
-            workspace_root: self.workspace.clone(),
+        Ok(Arc::new(Host::new(
+            self.workspace_handle.clone(),
             state_dir,
-            workspace: self.workspace_handle.clone(),
-        }))
+            &self.layers.shell(),
+        )))
     }
 
     /// The tools this host grants, narrowed by flags.
@@ -152,6 +152,10 @@ impl Launch {
                 self.options.allow_write,
             )
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        }
+        if !self.options.no_shell {
+            crate::tools::register_shell(&mut catalog, &self.layers.shell())
+                .map_err(|e| LaunchError::Setup(e.to_string()))?;
         }
         Ok(catalog)
     }

@@ -25,11 +25,11 @@ fn fixture_with(options: WorkspaceOptions) -> Fixture {
     let ws = Arc::new(Workspace::open_with(tmp.path(), options).unwrap());
     let mut catalog = Catalog::new();
     register_filesystem(&mut catalog, &ws, true).unwrap();
-    let host = Arc::new(Host {
-        workspace_root: ws.root().to_path_buf(),
-        state_dir: tmp.path().join(".state-unused"),
-        workspace: ws,
-    });
+    let host = Arc::new(Host::new(
+        ws,
+        tmp.path().join(".state-unused"),
+        &pablo::config::ShellOptions::default(),
+    ));
     let ctx = ToolContext {
         call_id: "call-1".into(),
         cancel: CancellationToken::new(),

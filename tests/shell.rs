@@ -1,1 +1,856 @@
-//! Integration tests: shell.
+//! Integration tests: shell.run and shell.session with real processes and real PTYs.
+
+// A failed unwrap is a failed test, with its message: exactly what a test should do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pablo::config::ShellOptions;
+use pablo::process::OutputLog;
+use pablo::protocol::{Event, Preview};
+use pablo::tools::shell_run::ShellRun;
+use pablo::tools::shell_session::ShellSession;
+use pablo::tools::{EventSink, Host, Tool, ToolContext, ToolFailure};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+struct Fixture {
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    workspace: PathBuf,
+    state: PathBuf,
+    host: Arc<Host>,
+    run: ShellRun,
+    session: ShellSession,
+    events: mpsc::UnboundedReceiver<Event>,
+    sink: EventSink,
+}
+
+fn fixture_with(options: ShellOptions) -> Fixture {
+    let ws = tempfile::tempdir().unwrap();
+    let st = tempfile::tempdir().unwrap();
+    let workspace = ws.path().canonicalize().unwrap();
+    let state = st.path().canonicalize().unwrap();
+    let handle = Arc::new(pablo::workspace::Workspace::open(&workspace).unwrap());
+    let host = Arc::new(Host::new(handle, state.clone(), &options));
+    let settings = pablo::process::ShellSettings::from_options(&options);
+    let (tx, rx) = mpsc::unbounded_channel();
+    Fixture {
+        _dirs: (ws, st),
+        workspace,
+        state,
+        host,
+        run: ShellRun::new(settings.clone()),
+        session: ShellSession::new(settings),
+        events: rx,
+        sink: EventSink::new(tx),
+    }
+}
+
+fn fixture() -> Fixture {
+    fixture_with(ShellOptions::default())
+}
+
+impl Fixture {
+    fn ctx(&self, cancel: CancellationToken) -> ToolContext {
+        ToolContext {
+            call_id: "call-1".into(),
+            cancel,
+            events: self.sink.clone(),
+            host: self.host.clone(),
+        }
+    }
+
+    async fn call(&self, tool: &dyn Tool, args: Value) -> Result<Value, ToolFailure> {
+        self.call_with(tool, args, CancellationToken::new()).await
+    }
+
+    async fn call_with(
+        &self,
+        tool: &dyn Tool,
+        args: Value,
+        cancel: CancellationToken,
+    ) -> Result<Value, ToolFailure> {
+        let ctx = self.ctx(cancel);
+        let preview = tool.preview(&args, &ctx).await?;
+        tool.commit(&args, &preview, &ctx).await
+    }
+
+    async fn sh(&self, args: Value) -> Value {
+        self.call(&self.run, args).await.unwrap()
+    }
+
+    async fn session(&self, args: Value) -> Result<Value, ToolFailure> {
+        self.call(&self.session, args).await
+    }
+
+    /// Polls `read` until the session's output contains `needle` (a safety net of 20 s).
+    async fn wait_for_output(&self, id: &str, needle: &str) -> String {
+        for _ in 0..400 {
+            let r = self
+                .session(json!({"action": "read", "session_id": id, "offset": 0}))
+                .await
+                .unwrap();
+            let out = r["output"].as_str().unwrap().to_string();
+            if out.contains(needle) {
+                return out;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("session {id} never printed {needle:?}");
+    }
+}
+
+/// Live (non-zombie) pids whose process group is `pgid`, read straight from /proc.
+fn alive_in_group(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let rest = &stat[stat.rfind(')').unwrap() + 1..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f[2].parse::<i32>().unwrap() == pgid && f[0] != "Z" && f[0] != "X" {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn first_line_pid(output: &str) -> i32 {
+    output.lines().next().unwrap().trim().parse().unwrap()
+}
+
+// ---------------------------------------------------------------- foreground runs
+
+#[tokio::test]
+async fn timeout_kills_the_whole_group_including_background_children() {
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": "echo $$; sleep 300 & sleep 300", "timeout_ms": 300}))
+        .await;
+    assert_eq!(r["timed_out"], true, "{r}");
+    assert_eq!(r["exit_code"], Value::Null);
+    let pgid = first_line_pid(r["output"].as_str().unwrap());
+    assert_eq!(alive_in_group(pgid), Vec::<i32>::new());
+}
+
+#[tokio::test]
+async fn finished_command_leaves_no_background_child_behind() {
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": "echo $$; sleep 300 & echo started"}))
+        .await;
+    assert_eq!(r["exit_code"], 0, "{r}");
+    let pgid = first_line_pid(r["output"].as_str().unwrap());
+    assert_eq!(alive_in_group(pgid), Vec::<i32>::new());
+}
+
+#[tokio::test]
+async fn cat_without_arguments_returns_at_once_because_stdin_is_closed() {
+    let f = fixture();
+    let r = f.sh(json!({"command": "cat", "timeout_ms": 30000})).await;
+    assert_eq!(r["timed_out"], false, "{r}");
+    assert_eq!(r["exit_code"], 0);
+    assert_eq!(r["output"], "");
+}
+
+#[tokio::test]
+#[allow(unsafe_code)]
+async fn environment_is_built_from_nothing_plus_task_additions() {
+    // SAFETY: the variable is set once, before this test spawns anything, and no other test
+    // reads or writes it; std serialises its own environment access.
+    unsafe { std::env::set_var("PABLO_SHELL_TEST_SECRET", "leaked") };
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": "env", "env": {"PABLO_TASK_TICKET": "T-42"}}))
+        .await;
+    let out = r["output"].as_str().unwrap();
+    let names: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .collect();
+    assert!(!names.contains(&"HOME"), "{out}");
+    assert!(!out.contains("PABLO_SHELL_TEST_SECRET"), "{out}");
+    assert!(out.contains("PABLO_TASK_TICKET=T-42"), "{out}");
+    assert!(
+        out.contains(&format!("PATH={}", pablo::config::CLEAN_PATH)),
+        "{out}"
+    );
+    assert!(out.contains("TERM=dumb"), "{out}");
+    assert!(out.contains("LANG=C.UTF-8"), "{out}");
+    // dash adds PWD itself; nothing else may appear.
+    for n in names {
+        assert!(
+            ["PATH", "LANG", "TERM", "PWD", "PABLO_TASK_TICKET"].contains(&n),
+            "unexpected variable {n} in {out}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn env_name_outside_the_task_prefix_is_refused_and_nothing_runs() {
+    let f = fixture();
+    let err = f
+        .call(
+            &f.run,
+            json!({"command": "touch ran", "env": {"HOME": "/root"}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, "invalid_arguments");
+    assert!(err.message.contains("HOME"), "{}", err.message);
+    assert!(!f.workspace.join("ran").exists());
+}
+
+#[tokio::test]
+async fn cwd_outside_the_workspace_is_refused_and_nothing_runs() {
+    let f = fixture();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), f.workspace.join("link")).unwrap();
+    std::fs::write(f.workspace.join("file"), "x").unwrap();
+    for (cwd, code) in [
+        ("..", "path_refused"),
+        ("sub/../..", "path_refused"),
+        ("/tmp", "path_refused"),
+        ("link", "path_refused"),
+        ("a\\b", "path_refused"),
+        ("missing", "not_found"),
+        ("file", "not_a_directory"),
+    ] {
+        let err = f
+            .call(&f.run, json!({"command": "touch ran", "cwd": cwd}))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, code, "cwd {cwd:?}: {}", err.message);
+        assert!(!f.workspace.join("ran").exists());
+        assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
+    }
+}
+
+#[tokio::test]
+async fn cwd_inside_the_workspace_is_used() {
+    let f = fixture();
+    std::fs::create_dir_all(f.workspace.join("a/b")).unwrap();
+    let ctx = f.ctx(CancellationToken::new());
+    let args = json!({"command": "pwd", "cwd": "a/b"});
+    let preview = f.run.preview(&args, &ctx).await.unwrap();
+    let Preview::Command(p) = &preview else {
+        panic!("{preview:?}")
+    };
+    assert_eq!(p.cwd, "a/b");
+    assert!(!p.background && !p.pty && p.commands.is_empty());
+    let r = f.run.commit(&args, &preview, &ctx).await.unwrap();
+    assert_eq!(
+        r["output"].as_str().unwrap().trim(),
+        f.workspace.join("a/b").display().to_string()
+    );
+}
+
+#[tokio::test]
+async fn non_zero_exit_is_a_successful_call_with_its_code() {
+    let f = fixture();
+    let r = f.sh(json!({"command": "echo nope; exit 3"})).await;
+    assert_eq!(r["exit_code"], 3);
+    assert_eq!(r["output"], "nope\n");
+    let r = f.sh(json!({"command": "kill -TERM $$"})).await;
+    assert_eq!(r["exit_code"], Value::Null);
+    assert_eq!(r["signal"], "SIGTERM");
+}
+
+#[tokio::test]
+async fn stdout_and_stderr_are_merged_in_order() {
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": "echo one; echo two >&2; echo three; echo four >&2"}))
+        .await;
+    assert_eq!(r["output"], "one\ntwo\nthree\nfour\n");
+}
+
+#[tokio::test]
+async fn live_output_reaches_the_front_end_as_deltas() {
+    let mut f = fixture();
+    let r = f
+        .sh(json!({"command": "echo first; sleep 0.2; echo second"}))
+        .await;
+    assert_eq!(r["output"], "first\nsecond\n");
+    let mut live = String::new();
+    while let Ok(e) = f.events.try_recv() {
+        if let Event::ToolOutputDelta { call_id, chunk } = e {
+            assert_eq!(call_id, "call-1");
+            live.push_str(&chunk);
+        }
+    }
+    assert_eq!(live, "first\nsecond\n");
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_group_and_says_so() {
+    let f = fixture();
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        c2.cancel();
+    });
+    let err = f
+        .call_with(
+            &f.run,
+            json!({"command": "echo $$; sleep 300 & sleep 300", "timeout_ms": 60000}),
+            cancel,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, "cancelled");
+    let data = err.data.unwrap();
+    let pgid = first_line_pid(data["output"].as_str().unwrap());
+    assert_eq!(alive_in_group(pgid), Vec::<i32>::new());
+}
+
+/// The stream `yes 'x€yz😀' | head -c N` prints: an 11-byte period.
+const PERIOD: &[u8] = "x€yz😀\n".as_bytes();
+
+fn stream_byte(i: u64) -> u8 {
+    PERIOD[(i % PERIOD.len() as u64) as usize]
+}
+
+fn stream(from: u64, to: u64) -> Vec<u8> {
+    (from..to).map(stream_byte).collect()
+}
+
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+#[tokio::test]
+async fn large_output_keeps_forty_sixty_exactly_and_spills_five_million_bytes() {
+    // 199,999,998 = 11 × 18,181,818: both cuts land inside a character (the head's in `€`, the
+    // tail's in `😀`), so the boundary rule is exercised at both ends.
+    const TOTAL: u64 = 199_999_998;
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": format!("yes 'x€yz😀' | head -c {TOTAL}"), "timeout_ms": 120000}))
+        .await;
+    assert_eq!(
+        r["exit_code"],
+        0,
+        "{}",
+        r["output"].as_str().unwrap_or("").len()
+    );
+    assert_eq!(r["truncated"], true);
+    assert_eq!(r["total_bytes"], TOTAL);
+    let mut head_end = 20_000;
+    while is_continuation(stream_byte(head_end)) {
+        head_end -= 1;
+    }
+    let mut tail_start = TOTAL - 30_000;
+    while is_continuation(stream_byte(tail_start)) {
+        tail_start += 1;
+    }
+    assert_eq!(head_end, 19_999);
+    assert_eq!(tail_start, TOTAL - 30_000 + 2);
+    let omitted = TOTAL - head_end - (TOTAL - tail_start);
+    let expected = format!(
+        "{}\n[OUTPUT TRUNCATED - {omitted} chars omitted out of {TOTAL} total]\n{}",
+        String::from_utf8(stream(0, head_end)).unwrap(),
+        String::from_utf8(stream(tail_start, TOTAL)).unwrap()
+    );
+    assert!(r["output"] == expected.as_str(), "inline view differs");
+    let artifact = PathBuf::from(r["artifact"].as_str().unwrap());
+    assert!(artifact.starts_with(&f.state));
+    let bytes = std::fs::read(&artifact).unwrap();
+    assert_eq!(bytes.len(), 5_000_000);
+    assert!(bytes == stream(0, 5_000_000), "artifact differs");
+}
+
+#[tokio::test]
+async fn small_output_has_no_artifact() {
+    let f = fixture();
+    let r = f.sh(json!({"command": "echo small"})).await;
+    assert_eq!(r["truncated"], false);
+    assert_eq!(r["artifact"], Value::Null);
+    assert!(std::fs::read_dir(&f.state).unwrap().next().is_none());
+}
+
+/// Peak resident memory of this process, in KiB.
+fn vm_hwm_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Not a test by itself: run in a child process by
+/// `capture_memory_does_not_grow_with_output_size`, it prints its own peak memory after
+/// capturing `PABLO_MEMORY_PROBE_BYTES` bytes of output.
+#[test]
+#[ignore = "helper run in a child process"]
+#[allow(clippy::print_stdout)] // stdout is how the parent test reads the figure
+fn memory_probe_child() {
+    let Ok(n) = std::env::var("PABLO_MEMORY_PROBE_BYTES") else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let f = fixture();
+        let r = f
+            .sh(json!({"command": format!("yes 0123456789abcdef | head -c {n}"), "timeout_ms": 120000}))
+            .await;
+        assert_eq!(r["total_bytes"].as_u64().unwrap().to_string(), n);
+    });
+    println!("PROBE_VMHWM_KIB={}", vm_hwm_kib());
+}
+
+fn probe_peak_kib(bytes: u64) -> u64 {
+    // The test's name inside this binary: `shell::memory_probe_child` in `all`, without the
+    // module when the file is built as its own test binary.
+    let name = match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::memory_probe_child"),
+        None => "memory_probe_child".to_string(),
+    };
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            name.as_str(),
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("PABLO_MEMORY_PROBE_BYTES", bytes.to_string())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.lines()
+        .find_map(|l| l.split_once("PROBE_VMHWM_KIB=").map(|(_, v)| v))
+        .unwrap_or_else(|| panic!("no probe line in {text}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn capture_memory_does_not_grow_with_output_size() {
+    let small = probe_peak_kib(2_000_000);
+    let large = probe_peak_kib(200_000_000);
+    // 100 times the output must not cost more than a few MiB of extra peak memory (allocator and
+    // thread-stack noise); holding even a tenth of the stream would cost 20 MiB.
+    assert!(
+        large <= small + 8 * 1024,
+        "peak memory grew from {small} KiB to {large} KiB"
+    );
+}
+
+// ---------------------------------------------------------------- PTY
+
+#[tokio::test]
+async fn pty_makes_stdin_a_terminal() {
+    let f = fixture();
+    let cmd = "python3 -c 'import sys; print(sys.stdin.isatty())'";
+    let r = f.sh(json!({"command": cmd, "pty": true})).await;
+    assert_eq!(r["output"], "True\n", "{r}");
+    let r = f.sh(json!({"command": cmd})).await;
+    assert_eq!(r["output"], "False\n", "{r}");
+    // The terminal's input is at end of file: a reader returns at once, nothing is echoed.
+    let r = f
+        .sh(json!({"command": "cat; echo done", "pty": true, "timeout_ms": 30000}))
+        .await;
+    assert_eq!(r["timed_out"], false, "{r}");
+    assert_eq!(r["output"], "done\n", "{r}");
+}
+
+#[tokio::test]
+async fn send_keys_ctrl_c_interrupts_a_sleep() {
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": "echo ready; sleep 100", "background": true, "pty": true}))
+        .await;
+    let id = r["session_id"].as_str().unwrap().to_string();
+    f.wait_for_output(&id, "ready").await;
+    let k = f
+        .session(json!({"action": "send_keys", "session_id": id, "keys": ["ctrl-c"]}))
+        .await
+        .unwrap();
+    assert_eq!(k["keys_sent"], 1);
+    let w = f
+        .session(json!({"action": "wait", "session_id": id, "timeout_ms": 20000}))
+        .await
+        .unwrap();
+    assert_eq!(w["status"], "exited", "{w}");
+    assert!(w["signal"] == "SIGINT" || w["exit_code"] == 130, "{w}");
+}
+
+#[tokio::test]
+async fn a_read_prompt_is_answered_with_write() {
+    let f = fixture();
+    let r = f
+        .sh(json!({
+            "command": "read -p 'Name? ' name; echo \"hello $name\"",
+            "background": true,
+            "pty": true
+        }))
+        .await;
+    let id = r["session_id"].as_str().unwrap().to_string();
+    f.wait_for_output(&id, "Name? ").await;
+    f.session(json!({"action": "write", "session_id": id, "data": "pablo\n"}))
+        .await
+        .unwrap();
+    let w = f
+        .session(json!({"action": "wait", "session_id": id, "timeout_ms": 20000}))
+        .await
+        .unwrap();
+    assert_eq!(w["status"], "exited", "{w}");
+    assert_eq!(w["exit_code"], 0);
+    let all = f
+        .session(json!({"action": "read", "session_id": id, "offset": 0}))
+        .await
+        .unwrap();
+    let text = all["output"].as_str().unwrap();
+    assert!(text.contains("hello pablo"), "{text:?}");
+    assert!(!text.contains('\x1b'), "{text:?}");
+}
+
+#[tokio::test]
+async fn send_keys_to_a_pipe_session_is_refused() {
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": "sleep 30", "background": true}))
+        .await;
+    let id = r["session_id"].as_str().unwrap().to_string();
+    let err = f
+        .session(json!({"action": "send_keys", "session_id": id, "keys": ["enter"]}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, "not_a_pty");
+    f.session(json!({"action": "kill", "session_id": id}))
+        .await
+        .unwrap();
+}
+
+// ---------------------------------------------------------------- background sessions
+
+#[tokio::test]
+async fn wait_on_a_sleeping_job_says_running_when_its_window_ends() {
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": "sleep 30", "background": true}))
+        .await;
+    assert_eq!(r["status"], "running");
+    let id = r["session_id"].as_str().unwrap().to_string();
+    let w = f
+        .session(json!({"action": "wait", "session_id": id, "timeout_ms": 300}))
+        .await
+        .unwrap();
+    assert_eq!(w["status"], "running", "{w}");
+    assert_eq!(w["exit_code"], Value::Null);
+    assert!(w["note"].as_str().unwrap().contains("not an error"));
+    f.session(json!({"action": "kill", "session_id": id}))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn kill_leaves_no_process_behind_and_keeps_the_output_readable() {
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": "echo $$; sleep 300 & sleep 300", "background": true}))
+        .await;
+    let id = r["session_id"].as_str().unwrap().to_string();
+    let out = f.wait_for_output(&id, "\n").await;
+    let pgid = first_line_pid(&out);
+    assert!(!alive_in_group(pgid).is_empty());
+    let k = f
+        .session(json!({"action": "kill", "session_id": id}))
+        .await
+        .unwrap();
+    assert_eq!(k["status"], "exited", "{k}");
+    assert_eq!(k["killed"], true);
+    assert_eq!(alive_in_group(pgid), Vec::<i32>::new());
+    let again = f
+        .session(json!({"action": "read", "session_id": id, "offset": 0}))
+        .await
+        .unwrap();
+    assert_eq!(again["output"], format!("{pgid}\n"));
+    let list = f.session(json!({"action": "list"})).await.unwrap();
+    assert_eq!(list["sessions"][0]["status"], "exited");
+}
+
+#[tokio::test]
+async fn read_offsets_and_dropped_bytes_are_exact_beyond_the_window() {
+    const TOTAL: u64 = 3_000_000;
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": format!("yes 'x€yz😀' | head -c {TOTAL}"), "background": true}))
+        .await;
+    let id = r["session_id"].as_str().unwrap().to_string();
+    let w = f
+        .session(json!({"action": "wait", "session_id": id, "timeout_ms": 60000}))
+        .await
+        .unwrap();
+    assert_eq!(w["exit_code"], 0, "{w}");
+    let dropped = TOTAL - (1 << 20);
+    let mut offset = 0u64;
+    let mut collected = Vec::new();
+    let mut first = true;
+    loop {
+        let p = f
+            .session(
+                json!({"action": "read", "session_id": id, "offset": offset, "limit": 100_000}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(p["total_bytes"], TOTAL);
+        assert_eq!(p["dropped_bytes"], dropped);
+        if first {
+            assert_eq!(p["skipped_bytes"], dropped);
+            assert_eq!(p["offset"], dropped);
+            first = false;
+        } else {
+            assert_eq!(p["skipped_bytes"], 0);
+            assert_eq!(p["offset"], offset);
+        }
+        collected.extend_from_slice(p["output"].as_str().unwrap().as_bytes());
+        offset = p["next_offset"].as_u64().unwrap();
+        if p["has_more"] == false {
+            break;
+        }
+    }
+    assert_eq!(offset, TOTAL);
+    // The window starts inside a character: lossy decoding replaced its first bytes.
+    let want = String::from_utf8_lossy(&stream(dropped, TOTAL)).into_owned();
+    assert!(
+        collected == want.as_bytes(),
+        "pages do not reassemble the window"
+    );
+}
+
+#[tokio::test]
+async fn write_and_eof_drive_a_pipe_session() {
+    let f = fixture();
+    let r = f.sh(json!({"command": "sort", "background": true})).await;
+    let id = r["session_id"].as_str().unwrap().to_string();
+    f.session(json!({"action": "write", "session_id": id, "data": "pear\napple\n", "eof": true}))
+        .await
+        .unwrap();
+    let w = f
+        .session(json!({"action": "wait", "session_id": id, "timeout_ms": 20000}))
+        .await
+        .unwrap();
+    assert_eq!(w["exit_code"], 0, "{w}");
+    assert_eq!(w["output"], "apple\npear\n");
+}
+
+#[tokio::test]
+async fn sessions_beyond_the_limit_are_refused() {
+    let f = fixture_with(ShellOptions {
+        max_sessions: Some(2),
+        ..ShellOptions::default()
+    });
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let r = f
+            .sh(json!({"command": "sleep 30", "background": true}))
+            .await;
+        ids.push(r["session_id"].as_str().unwrap().to_string());
+    }
+    let err = f
+        .call(&f.run, json!({"command": "touch ran", "background": true}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, "too_many_sessions");
+    assert!(err.message.contains('2'));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!f.workspace.join("ran").exists());
+    for id in ids {
+        f.session(json!({"action": "kill", "session_id": id}))
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn unknown_session_is_refused_by_name() {
+    let f = fixture();
+    let err = f
+        .session(json!({"action": "poll", "session_id": "s999"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, "unknown_session");
+    assert!(err.message.contains("s999"));
+}
+
+#[tokio::test]
+async fn dropping_the_host_kills_running_sessions() {
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": "echo $$; sleep 300", "background": true}))
+        .await;
+    let id = r["session_id"].as_str().unwrap().to_string();
+    let pgid = first_line_pid(&f.wait_for_output(&id, "\n").await);
+    drop(f);
+    for _ in 0..200 {
+        if alive_in_group(pgid).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("group {pgid} outlived its host");
+}
+
+#[test]
+fn description_follows_the_launcher() {
+    let sh = ShellRun::new(pablo::process::ShellSettings::default());
+    assert!(sh.description().contains("not bash"));
+    let bash = ShellRun::new(pablo::process::ShellSettings::from_options(&ShellOptions {
+        launcher: Some("/bin/bash".into()),
+        ..ShellOptions::default()
+    }));
+    assert!(bash.description().contains("/bin/bash -c"));
+    assert!(!bash.description().contains("not bash"));
+}
+
+#[test]
+fn disabled_shell_registers_nothing() {
+    let mut c = pablo::tools::Catalog::new();
+    pablo::tools::register_shell(
+        &mut c,
+        &ShellOptions {
+            enabled: Some(false),
+            ..ShellOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(c.is_empty());
+    pablo::tools::register_shell(&mut c, &ShellOptions::default()).unwrap();
+    assert!(c.get("shell_run").is_some() && c.get("shell.session").is_some());
+}
+
+// ---------------------------------------------------------------- the rolling window, by property
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn window_reads_are_exact_for_any_chunking(
+        chunks in prop::collection::vec(1usize..300_000, 1..20),
+        reads in prop::collection::vec((0u64..4_000_000, 1usize..200_000), 1..10),
+    ) {
+        let cap = 1 << 20;
+        let mut log = OutputLog::new(cap);
+        let mut all = Vec::new();
+        for (i, n) in chunks.iter().enumerate() {
+            let chunk: Vec<u8> = (0..*n).map(|j| b'a' + ((i * 7 + j) % 26) as u8).collect();
+            log.push(&chunk);
+            all.extend_from_slice(&chunk);
+        }
+        let total = all.len() as u64;
+        let dropped = total.saturating_sub(cap as u64);
+        prop_assert_eq!(log.total(), total);
+        prop_assert_eq!(log.dropped(), dropped);
+        for (offset, limit) in reads {
+            let p = log.read(Some(offset), limit);
+            let start = offset.clamp(dropped, total);
+            let end = (start + limit as u64).min(total);
+            prop_assert_eq!(p.skipped_bytes, dropped.saturating_sub(offset));
+            prop_assert_eq!(p.offset, start);
+            prop_assert_eq!(p.next_offset, end);
+            prop_assert_eq!(p.has_more, end < total);
+            prop_assert_eq!(p.dropped_bytes, dropped);
+            prop_assert_eq!(&p.bytes[..], &all[start as usize..end as usize]);
+        }
+        let latest = log.read(None, 1000);
+        prop_assert_eq!(&latest.bytes[..], &all[all.len().saturating_sub(1000).max(dropped as usize)..]);
+    }
+}
+
+#[test]
+fn schema_refuses_env_outside_the_prefix_by_name() {
+    let mut c = pablo::tools::Catalog::new();
+    pablo::tools::register_shell(&mut c, &ShellOptions::default()).unwrap();
+    let v = c.validator("shell.run").unwrap();
+    let err = v
+        .validate(
+            "shell.run",
+            &json!({"command": "env", "env": {"HOME": "/root"}}),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("HOME"), "{err}");
+    v.validate(
+        "shell.run",
+        &json!({"command": "env", "env": {"PABLO_TASK_X": "1"}}),
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn notify_reports_an_exit_but_a_killed_session_does_not() {
+    let mut f = fixture();
+    let r = f
+        .sh(json!({"command": "exit 4", "background": true, "notify": true}))
+        .await;
+    let done = r["session_id"].as_str().unwrap().to_string();
+    f.session(json!({"action": "wait", "session_id": done, "timeout_ms": 20000}))
+        .await
+        .unwrap();
+    let r = f
+        .sh(json!({"command": "sleep 30", "background": true, "notify": true}))
+        .await;
+    let killed = r["session_id"].as_str().unwrap().to_string();
+    f.session(json!({"action": "kill", "session_id": killed}))
+        .await
+        .unwrap();
+    let mut exits = Vec::new();
+    let mut last_sessions = None;
+    while let Ok(e) = f.events.try_recv() {
+        match e {
+            Event::SessionExited {
+                session_id,
+                exit_code,
+            } => exits.push((session_id, exit_code)),
+            Event::Sessions { sessions } => last_sessions = Some(sessions),
+            _ => {}
+        }
+    }
+    assert_eq!(exits, vec![(done, Some(4))]);
+    let sessions = last_sessions.unwrap();
+    assert_eq!(sessions.len(), 2);
+    assert!(sessions.iter().all(|s| !s.running));
+}
+
+#[tokio::test]
+async fn two_quiet_checks_switch_notification_on_and_say_so() {
+    let f = fixture();
+    let r = f
+        .sh(json!({"command": "sleep 30", "background": true}))
+        .await;
+    let id = r["session_id"].as_str().unwrap().to_string();
+    let first = f
+        .session(json!({"action": "poll", "session_id": id}))
+        .await
+        .unwrap();
+    assert_eq!(first["status"], "running");
+    assert!(first.get("note").is_none(), "{first}");
+    let second = f
+        .session(json!({"action": "poll", "session_id": id}))
+        .await
+        .unwrap();
+    assert!(
+        second["note"].as_str().unwrap().contains("Stop checking"),
+        "{second}"
+    );
+    f.session(json!({"action": "kill", "session_id": id}))
+        .await
+        .unwrap();
+}

@@ -140,6 +140,29 @@ async fn forward_events(
     }
 }
 
+/// Runs a front-end's input or kill for a background session without holding up the loop; a
+/// failure becomes a warning the person sees.
+fn spawn_session_op(host: Arc<Host>, events: EventSink, op: Op) {
+    tokio::spawn(async move {
+        let result = match &op {
+            Op::SessionInput { session_id, data } => host
+                .sessions
+                .write(session_id, data.as_bytes(), false)
+                .await
+                .map(|_| ()),
+            Op::KillSession { session_id } => {
+                host.sessions.kill(session_id, &events).await.map(|_| ())
+            }
+            _ => Ok(()),
+        };
+        if let Err(e) = result {
+            events.send(Event::Warning {
+                message: e.to_string(),
+            });
+        }
+    });
+}
+
 type PendingApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>>;
 
 struct Agent {
@@ -220,6 +243,8 @@ impl Agent {
             // session that sat idle for an hour must not have its next turn cut at once.
             let deadline = Instant::now() + self.limits.run_deadline;
             let pending = self.pending.clone();
+            let session_host = self.host.clone();
+            let session_events = self.events.clone();
             let turn_cancel = cancel.clone();
             let mut deadline_hit = false;
             {
@@ -247,7 +272,9 @@ impl Agent {
                                 shutting_down = true;
                                 turn_cancel.cancel();
                             }
-                            Some(Op::SessionInput { .. } | Op::KillSession { .. }) => {}
+                            Some(op @ (Op::SessionInput { .. } | Op::KillSession { .. })) => {
+                                spawn_session_op(session_host.clone(), session_events.clone(), op);
+                            }
                         },
                     }
                 }
@@ -263,6 +290,8 @@ impl Agent {
                 break;
             }
         }
+        // No background command outlives the agent.
+        self.host.sessions.kill_all().await;
         self.emit(Event::ShutdownComplete);
     }
 
@@ -272,7 +301,9 @@ impl Agent {
                 message: format!("no tool call {call_id} is waiting for approval"),
             }),
             Op::Interrupt => {}
-            Op::SessionInput { .. } | Op::KillSession { .. } => {}
+            Op::SessionInput { .. } | Op::KillSession { .. } => {
+                spawn_session_op(self.host.clone(), self.events.clone(), op);
+            }
             Op::UserTurn { .. } | Op::Shutdown => {}
         }
     }

@@ -1,1 +1,177 @@
-//! Spawning commands in their own process group, bounded capture, PTYs, background sessions.
+//! Running commands for `shell.run` and `shell.session`: process groups, bounded capture, PTYs,
+//! background sessions.
+//!
+//! Everything a command can do to pablo is bounded here: how long it runs (timeout, then a
+//! separate cleanup allowance), how much of its output is held in memory (a fixed inline budget, a
+//! fixed live buffer, a fixed session window), what it inherits (a clean environment, stdin
+//! closed) and what it leaves behind (nothing: its whole group is killed and checked).
+
+pub mod capture;
+pub mod group;
+pub mod run;
+pub mod session;
+pub mod spawn;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+pub use capture::{ARTIFACT_MAX_BYTES, Capture, InlineView};
+pub use group::{CleanupTimes, ExitInfo, live_group_members, signal_name};
+pub use run::{RunReport, RunRequest, run_foreground};
+pub use session::{OutputLog, SessionManager, SessionRequest, SessionStatus, WINDOW_BYTES};
+pub use spawn::{SpawnSpec, clean_env, resolve_workspace_cwd};
+
+use crate::config::ShellOptions;
+use crate::tools::Coded;
+
+/// The launcher when config names none.
+pub const DEFAULT_LAUNCHER: &str = "/bin/sh";
+/// Foreground timeout when config and call name none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest any foreground command or `wait` may run, whatever config or the model ask.
+pub const HOST_MAX_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+/// Inline output budget when config names none.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 50_000;
+/// The largest inline budget a call may ask for.
+pub const HOST_MAX_OUTPUT_BYTES: usize = 1_000_000;
+/// Live background sessions when config names none.
+pub const DEFAULT_MAX_SESSIONS: usize = 16;
+
+/// The shell settings of one pablo session, from `[options.shell]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShellSettings {
+    pub launcher: String,
+    pub default_timeout: Duration,
+    pub max_output_bytes: usize,
+    pub max_sessions: usize,
+    pub cleanup: CleanupTimes,
+}
+
+impl Default for ShellSettings {
+    fn default() -> Self {
+        Self::from_options(&ShellOptions::default())
+    }
+}
+
+impl ShellSettings {
+    /// Zero means "the default" for the numbers, as in the seed's config.
+    pub fn from_options(o: &ShellOptions) -> Self {
+        let timeout = match o.timeout_seconds {
+            Some(0) | None => DEFAULT_TIMEOUT,
+            Some(s) => Duration::from_secs(s).min(HOST_MAX_TIMEOUT),
+        };
+        let max_output_bytes = match o.max_output_chars {
+            Some(0) | None => DEFAULT_MAX_OUTPUT_BYTES,
+            Some(n) => n.min(HOST_MAX_OUTPUT_BYTES),
+        };
+        let max_sessions = match o.max_sessions {
+            Some(0) | None => DEFAULT_MAX_SESSIONS,
+            Some(n) => n,
+        };
+        Self {
+            launcher: o
+                .launcher
+                .clone()
+                .filter(|l| !l.trim().is_empty())
+                .unwrap_or_else(|| DEFAULT_LAUNCHER.to_string()),
+            default_timeout: timeout,
+            max_output_bytes,
+            max_sessions,
+            cleanup: CleanupTimes::default(),
+        }
+    }
+
+    /// Whether the launcher is a plain POSIX shell (dash on Debian), not bash or zsh.
+    pub fn launcher_is_posix_sh(&self) -> bool {
+        let name = self.launcher.rsplit('/').next().unwrap_or(&self.launcher);
+        matches!(name, "sh" | "dash" | "ash" | "posh")
+    }
+}
+
+/// Why a command could not be run or finished badly. Exit codes are not errors.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("environment variable {name} refused: {reason}")]
+    InvalidEnv { name: String, reason: String },
+    #[error("working directory {cwd:?} refused: {reason}")]
+    CwdRefused { cwd: String, reason: String },
+    #[error("working directory {cwd:?} does not exist in the workspace")]
+    CwdNotFound { cwd: String },
+    #[error("working directory {cwd:?} is not a directory")]
+    CwdNotDirectory { cwd: String },
+    #[error("cannot start {launcher}: {message}")]
+    Spawn { launcher: String, message: String },
+    #[error(
+        "the command ended but {} process(es) of its group {pgid} survived TERM and KILL (pids {survivors:?}); they may still be running",
+        survivors.len()
+    )]
+    CleanupFailed {
+        pgid: i32,
+        survivors: Vec<i32>,
+        report: Box<RunReport>,
+    },
+    #[error(
+        "session {id} was killed but {} process(es) of its group {pgid} survived (pids {survivors:?})",
+        survivors.len()
+    )]
+    SessionCleanupFailed {
+        id: String,
+        pgid: i32,
+        survivors: Vec<i32>,
+    },
+    #[error("there is no background session {id:?}; list the sessions to see their ids")]
+    UnknownSession { id: String },
+    #[error("session {id} is not running any more; its output can still be read")]
+    SessionNotRunning { id: String },
+    #[error("session {id} has no terminal; send_keys needs a session started with pty: true")]
+    NotAPty { id: String },
+    #[error("unknown key {key:?}")]
+    UnknownKey { key: String },
+    #[error("cannot write to session {id}: {message}")]
+    Input { id: String, message: String },
+    #[error(
+        "{max} background sessions are already running, the most allowed; wait for one or kill one first"
+    )]
+    TooManySessions { max: usize },
+    #[error("waiting on session {id} was interrupted; the session keeps running")]
+    Cancelled { id: String },
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Coded for ProcessError {
+    fn code(&self) -> &'static str {
+        match self {
+            ProcessError::InvalidEnv { .. } | ProcessError::UnknownKey { .. } => {
+                "invalid_arguments"
+            }
+            ProcessError::CwdRefused { .. } => "path_refused",
+            ProcessError::CwdNotFound { .. } => "not_found",
+            ProcessError::CwdNotDirectory { .. } => "not_a_directory",
+            ProcessError::Spawn { .. } => "spawn_failed",
+            ProcessError::CleanupFailed { .. } | ProcessError::SessionCleanupFailed { .. } => {
+                "tool_cleanup_failed"
+            }
+            ProcessError::UnknownSession { .. } => "unknown_session",
+            ProcessError::SessionNotRunning { .. } => "session_not_running",
+            ProcessError::NotAPty { .. } => "not_a_pty",
+            ProcessError::Input { .. } => "session_input_failed",
+            ProcessError::TooManySessions { .. } => "too_many_sessions",
+            ProcessError::Cancelled { .. } => "cancelled",
+            ProcessError::Internal(_) => "internal",
+        }
+    }
+
+    fn data(&self) -> Option<Value> {
+        match self {
+            ProcessError::CleanupFailed {
+                pgid, survivors, ..
+            }
+            | ProcessError::SessionCleanupFailed {
+                pgid, survivors, ..
+            } => Some(json!({"pgid": pgid, "survivors": survivors})),
+            _ => None,
+        }
+    }
+}

@@ -11,6 +11,8 @@ pub mod fs_search;
 pub mod fs_write;
 pub mod plan;
 pub mod schema;
+pub mod shell_run;
+pub mod shell_session;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -133,6 +135,40 @@ pub struct Host {
     pub state_dir: PathBuf,
     /// The workspace opened once at admission; every file access goes through it.
     pub workspace: Arc<crate::workspace::Workspace>,
+    /// Background shell sessions (`shell.run` with `background: true`, `shell.session`). Dropping
+    /// the host kills every session that is still running.
+    pub sessions: crate::process::SessionManager,
+}
+
+impl Host {
+    /// A host with the shell settings of `[options.shell]`.
+    pub fn new(
+        workspace: Arc<crate::workspace::Workspace>,
+        state_dir: PathBuf,
+        shell: &crate::config::ShellOptions,
+    ) -> Self {
+        let settings = crate::process::ShellSettings::from_options(shell);
+        Self {
+            workspace_root: workspace.root().to_path_buf(),
+            workspace,
+            state_dir,
+            sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
+        }
+    }
+}
+
+/// Registers `shell.run` and `shell.session` unless `[options.shell] enabled = false`.
+pub fn register_shell(
+    catalog: &mut Catalog,
+    options: &crate::config::ShellOptions,
+) -> Result<(), schema::SchemaError> {
+    if options.enabled == Some(false) {
+        return Ok(());
+    }
+    let settings = crate::process::ShellSettings::from_options(options);
+    catalog.register(Arc::new(shell_run::ShellRun::new(settings.clone())))?;
+    catalog.register(Arc::new(shell_session::ShellSession::new(settings)))?;
+    Ok(())
 }
 
 /// Registers the file tools: reads (`fs.read`, `fs.list`, `fs.search`) always, and the mutating

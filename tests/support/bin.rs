@@ -60,7 +60,13 @@ impl Sandbox {
     pub fn run_json(&self, base_url: &str, task: &str) -> tokio::process::Command {
         let mut cmd = self.command();
         cmd.env("OPENAI_API_KEY", "sk-test-key")
-            .args(["--provider", "openai", "--model", "test-model", "--base-url"])
+            .args([
+                "--provider",
+                "openai",
+                "--model",
+                "test-model",
+                "--base-url",
+            ])
             .arg(base_url)
             .args(["run", "--json"])
             .arg(task);

@@ -1,0 +1,337 @@
+//! Starting a command: the clean environment, the working directory check, pipes or a PTY.
+//!
+//! A command never sees pablo's own environment (keys, `HOME`, shell start-up files, trace
+//! context): the environment is built from nothing. Its working directory must be a real
+//! directory inside the workspace, reached without following a symbolic link.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Component, Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::ProcessError;
+use crate::config::CLEAN_PATH;
+
+/// Only variables with this prefix may be added to a command's environment.
+pub const TASK_ENV_PREFIX: &str = "PABLO_TASK_";
+
+/// The environment of a command: `PATH`, `LANG`, `TERM`, then the `PABLO_TASK_` additions.
+pub fn clean_env(
+    additions: &BTreeMap<String, String>,
+    pty: bool,
+) -> Result<Vec<(String, String)>, ProcessError> {
+    let mut env = vec![
+        ("PATH".to_string(), CLEAN_PATH.to_string()),
+        ("LANG".to_string(), "C.UTF-8".to_string()),
+        (
+            "TERM".to_string(),
+            if pty { "xterm-256color" } else { "dumb" }.to_string(),
+        ),
+    ];
+    for (name, value) in additions {
+        check_env_name(name)?;
+        if value.contains('\0') {
+            return Err(ProcessError::InvalidEnv {
+                name: name.clone(),
+                reason: "its value contains a NUL byte".into(),
+            });
+        }
+        env.push((name.clone(), value.clone()));
+    }
+    Ok(env)
+}
+
+fn check_env_name(name: &str) -> Result<(), ProcessError> {
+    if !name.starts_with(TASK_ENV_PREFIX) {
+        return Err(ProcessError::InvalidEnv {
+            name: name.to_string(),
+            reason: format!("only variables whose names begin with {TASK_ENV_PREFIX} may be set"),
+        });
+    }
+    let valid = name.len() > TASK_ENV_PREFIX.len()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !valid {
+        return Err(ProcessError::InvalidEnv {
+            name: name.to_string(),
+            reason: "a name has letters, digits and underscores after the prefix".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Resolves a command's working directory inside the workspace.
+///
+/// The rules are those of the file tools: a relative path, no `..`, no NUL, no backslash, every
+/// component a real directory (a symbolic link anywhere on the way is refused, so the directory
+/// cannot lead outside the workspace). Returns the absolute path and the workspace-relative form
+/// (`.` for the root).
+///
+/// This is pablo's own check until the workspace module offers the same resolution for
+/// directories; then this function should call it.
+pub fn resolve_workspace_cwd(
+    root: &Path,
+    cwd: Option<&str>,
+) -> Result<(PathBuf, String), ProcessError> {
+    let raw = cwd.unwrap_or("").trim();
+    let refuse = |reason: &str| ProcessError::CwdRefused {
+        cwd: raw.to_string(),
+        reason: reason.to_string(),
+    };
+    if raw.contains('\0') {
+        return Err(refuse("it contains a NUL byte"));
+    }
+    if raw.contains('\\') {
+        return Err(refuse("it contains a backslash; use forward slashes"));
+    }
+    let path = Path::new(raw);
+    if path.is_absolute() {
+        return Err(refuse(
+            "it is absolute; give a path relative to the workspace",
+        ));
+    }
+    let mut parts = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(p) => parts.push(p.to_os_string()),
+            Component::CurDir => {}
+            Component::ParentDir => return Err(refuse("it contains `..`")),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(refuse(
+                    "it is absolute; give a path relative to the workspace",
+                ));
+            }
+        }
+    }
+    let mut abs = root.to_path_buf();
+    let mut rel = PathBuf::new();
+    for part in &parts {
+        abs.push(part);
+        rel.push(part);
+        let meta = std::fs::symlink_metadata(&abs).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ProcessError::CwdNotFound {
+                    cwd: rel.display().to_string(),
+                }
+            } else {
+                refuse(&format!("cannot inspect {}: {e}", rel.display()))
+            }
+        })?;
+        if meta.file_type().is_symlink() {
+            return Err(refuse(&format!(
+                "{} is a symbolic link; a working directory must be reached without links",
+                rel.display()
+            )));
+        }
+        if !meta.is_dir() {
+            return Err(ProcessError::CwdNotDirectory {
+                cwd: rel.display().to_string(),
+            });
+        }
+    }
+    let rel = if parts.is_empty() {
+        ".".to_string()
+    } else {
+        rel.to_string_lossy().replace('\\', "/")
+    };
+    Ok((abs, rel))
+}
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct SpawnSpec {
+    /// The program that receives `-c COMMAND`.
+    pub launcher: String,
+    pub command: String,
+    /// Absolute, already resolved inside the workspace.
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub pty: bool,
+    /// Keep a writable stdin (background sessions); otherwise stdin is `/dev/null` (or the PTY).
+    pub stdin: bool,
+}
+
+/// The leader process, as started by std or by portable-pty.
+pub enum Leader {
+    Plain(std::process::Child),
+    Pty(Box<dyn portable_pty::Child + Send + Sync>),
+}
+
+impl Leader {
+    /// Reaps the leader if it has exited; never blocks.
+    pub fn reap(&mut self) {
+        match self {
+            Leader::Plain(c) => {
+                let _ = c.try_wait();
+            }
+            Leader::Pty(c) => {
+                let _ = c.try_wait();
+            }
+        }
+    }
+}
+
+/// A started command.
+pub struct Started {
+    /// The leader's pid, which is also the process group id.
+    pub pid: i32,
+    pub leader: Leader,
+    /// Merged stdout and stderr (or the PTY master).
+    pub output: Box<dyn Read + Send>,
+    pub input: Option<Box<dyn Write + Send>>,
+    /// Kept open for the life of a PTY command.
+    pub master: Option<Box<dyn portable_pty::MasterPty + Send>>,
+}
+
+/// Starts `launcher -c command` in a new process group (a new session with a PTY).
+pub fn spawn(spec: &SpawnSpec) -> Result<Started, ProcessError> {
+    if spec.pty {
+        spawn_pty(spec)
+    } else {
+        spawn_plain(spec)
+    }
+}
+
+fn spawn_failed(spec: &SpawnSpec, e: impl std::fmt::Display) -> ProcessError {
+    ProcessError::Spawn {
+        launcher: spec.launcher.clone(),
+        message: e.to_string(),
+    }
+}
+
+fn spawn_plain(spec: &SpawnSpec) -> Result<Started, ProcessError> {
+    // One pipe for both streams: the kernel keeps the order in which the command wrote.
+    let (reader, writer) = std::io::pipe().map_err(|e| spawn_failed(spec, e))?;
+    widen_pipe(&writer);
+    let writer2 = writer.try_clone().map_err(|e| spawn_failed(spec, e))?;
+    let mut cmd = Command::new(&spec.launcher);
+    cmd.arg("-c")
+        .arg(&spec.command)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(if spec.stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(writer)
+        .stderr(writer2)
+        .process_group(0);
+    let mut child = cmd.spawn().map_err(|e| spawn_failed(spec, e))?;
+    // Our copies of the write end must go, or the pipe never reports end of file.
+    drop(cmd);
+    let pid = child.id() as i32;
+    let input = child
+        .stdin
+        .take()
+        .map(|s| Box::new(s) as Box<dyn Write + Send>);
+    Ok(Started {
+        pid,
+        leader: Leader::Plain(child),
+        output: Box::new(reader),
+        input,
+        master: None,
+    })
+}
+
+/// The capture pipe's buffer: with 1 MiB instead of the default 64 KiB a fast writer blocks (and
+/// wakes the reader) far less often, which roughly halves the cost of capturing a large output.
+const PIPE_BYTES: i32 = 1 << 20;
+
+/// Best effort: a system limit (`/proc/sys/fs/pipe-max-size`, per-user pipe quotas) may refuse,
+/// and the default size still works.
+fn widen_pipe(pipe: &std::io::PipeWriter) {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use std::os::fd::AsRawFd;
+        let _ = nix::fcntl::fcntl(
+            pipe.as_raw_fd(),
+            nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_BYTES),
+        );
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let _ = pipe;
+}
+
+/// Rows and columns of every PTY pablo opens.
+pub const PTY_ROWS: u16 = 24;
+pub const PTY_COLS: u16 = 80;
+
+fn spawn_pty(spec: &SpawnSpec) -> Result<Started, ProcessError> {
+    let system = portable_pty::native_pty_system();
+    let pair = system
+        .openpty(portable_pty::PtySize {
+            rows: PTY_ROWS,
+            cols: PTY_COLS,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .map_err(|e| spawn_failed(spec, e))?;
+    let mut cb = portable_pty::CommandBuilder::new(&spec.launcher);
+    cb.env_clear();
+    // portable-pty always exports SHELL; make it the launcher rather than pablo's own login shell.
+    cb.env("SHELL", &spec.launcher);
+    for (k, v) in &spec.env {
+        cb.env(k, v);
+    }
+    cb.arg("-c");
+    cb.arg(&spec.command);
+    cb.cwd(&spec.cwd);
+    let child = pair
+        .slave
+        .spawn_command(cb)
+        .map_err(|e| spawn_failed(spec, e))?;
+    // The slave end belongs to the child now; holding it would hide the end of the output.
+    drop(pair.slave);
+    let pid = child.process_id().map(|p| p as i32).unwrap_or(0);
+    if pid == 0 {
+        return Err(spawn_failed(spec, "the PTY child has no process id"));
+    }
+    let output = pair
+        .master
+        .try_clone_reader()
+        .map_err(|e| spawn_failed(spec, e))?;
+    let input = pair
+        .master
+        .take_writer()
+        .map_err(|e| spawn_failed(spec, e))?;
+    Ok(Started {
+        pid,
+        leader: Leader::Pty(child),
+        output,
+        input: Some(input),
+        master: Some(pair.master),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_has_only_the_fixed_variables_and_task_additions() {
+        let mut add = BTreeMap::new();
+        add.insert("PABLO_TASK_ID".to_string(), "7".to_string());
+        let env = clean_env(&add, false).unwrap();
+        let names: Vec<_> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["PATH", "LANG", "TERM", "PABLO_TASK_ID"]);
+        assert_eq!(env[2].1, "dumb");
+        assert_eq!(
+            clean_env(&BTreeMap::new(), true).unwrap()[2].1,
+            "xterm-256color"
+        );
+    }
+
+    #[test]
+    fn env_outside_the_prefix_is_refused_by_name() {
+        use crate::tools::Coded;
+        for bad in ["HOME", "PABLO_TASK_", "PABLO_TASK_A-B", "pablo_task_x"] {
+            let mut add = BTreeMap::new();
+            add.insert(bad.to_string(), "x".to_string());
+            let err = clean_env(&add, false).unwrap_err();
+            assert_eq!(err.code(), "invalid_arguments");
+            assert!(err.to_string().contains(bad), "{err}");
+        }
+    }
+}

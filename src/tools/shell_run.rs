@@ -1,0 +1,300 @@
+//! `shell.run` (provider name `shell_run`): run one shell command, in the foreground or as a
+//! background session.
+//!
+//! The preview is the command, its resolved working directory and its mode; the policy engine
+//! parses it and decides. Commit runs exactly the previewed command in the previewed directory.
+//! A non-zero exit is a result, not a failure: `grep` answering 1 is information.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Coded, Tool, ToolContext, ToolFailure, ToolKind};
+use crate::process::{
+    self, HOST_MAX_OUTPUT_BYTES, HOST_MAX_TIMEOUT, ProcessError, RunReport, RunRequest,
+    SessionRequest, ShellSettings, SpawnSpec,
+};
+use crate::protocol::{CommandPreview, Event, Preview};
+
+pub struct ShellRun {
+    settings: ShellSettings,
+}
+
+impl ShellRun {
+    pub fn new(settings: ShellSettings) -> Self {
+        Self { settings }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    command: String,
+    cwd: Option<String>,
+    timeout_ms: Option<u64>,
+    max_output_bytes: Option<usize>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    background: bool,
+    #[serde(default)]
+    pty: bool,
+    #[serde(default)]
+    notify: bool,
+}
+
+fn invalid(message: String) -> ToolFailure {
+    ToolFailure::new("invalid_arguments", format!("shell.run: {message}"))
+}
+
+fn parse(args: &Value) -> Result<Args, ToolFailure> {
+    let a: Args = serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+    if a.command.trim().is_empty() {
+        return Err(invalid("the command is empty".into()));
+    }
+    if a.command.contains('\0') {
+        return Err(invalid("the command contains a NUL byte".into()));
+    }
+    if let Some(t) = a.timeout_ms {
+        if t == 0 || t > HOST_MAX_TIMEOUT.as_millis() as u64 {
+            return Err(invalid(format!(
+                "timeout_ms {t} is outside 1..={} (15 minutes)",
+                HOST_MAX_TIMEOUT.as_millis()
+            )));
+        }
+        if a.background {
+            return Err(invalid(
+                "timeout_ms does not apply to a background session; use shell.session wait or kill"
+                    .into(),
+            ));
+        }
+    }
+    if let Some(m) = a.max_output_bytes
+        && (m == 0 || m > HOST_MAX_OUTPUT_BYTES)
+    {
+        return Err(invalid(format!(
+            "max_output_bytes {m} is outside 1..={HOST_MAX_OUTPUT_BYTES}"
+        )));
+    }
+    if a.notify && !a.background {
+        return Err(invalid("notify only applies with background: true".into()));
+    }
+    // The environment is checked now so a bad name is refused before anyone is asked.
+    process::clean_env(&a.env, a.pty).map_err(ToolFailure::from)?;
+    Ok(a)
+}
+
+/// A file name for the spill file of one call: the call id, reduced to safe characters.
+fn artifact_name(call_id: &str) -> String {
+    let safe: String = call_id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(64)
+        .collect();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("shell-{safe}-{nanos}.log")
+}
+
+/// The result the model reads for a finished foreground command.
+pub fn report_json(r: &RunReport, pty: bool) -> Value {
+    let output = r.view.render(|b| process::session::model_text(b, pty));
+    let mut out = json!({
+        "exit_code": r.exit.code,
+        "signal": r.exit.signal.map(process::signal_name),
+        "timed_out": r.timed_out,
+        "truncated": r.view.truncated,
+        "duration_ms": r.duration.as_millis() as u64,
+        "total_bytes": r.view.total,
+        "output": output,
+        "artifact": r.artifact.as_ref().map(|p| p.display().to_string()),
+    });
+    if let Some(e) = &r.artifact_error {
+        out["artifact_error"] = json!(e);
+    }
+    if !r.drained {
+        out["note"] = json!(
+            "a process outside the command's group still held its output open; the output may be incomplete"
+        );
+    }
+    out
+}
+
+#[async_trait]
+impl Tool for ShellRun {
+    fn name(&self) -> &'static str {
+        "shell.run"
+    }
+
+    fn provider_name(&self) -> &'static str {
+        "shell_run"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    fn description(&self) -> String {
+        let launcher = &self.settings.launcher;
+        let dialect = if self.settings.launcher_is_posix_sh() {
+            format!(
+                "Commands run as `{launcher} -c COMMAND`: a POSIX sh, not bash (on Debian it is \
+                 dash). Write portable commands: `cmd > f 2>&1`, not `cmd &> f` (in sh that \
+                 backgrounds cmd and truncates f); `[ ... ]`, not `[[ ... ]]`; no `<<<`; `.` \
+                 instead of `source`."
+            )
+        } else {
+            format!("Commands run as `{launcher} -c COMMAND`.")
+        };
+        format!(
+            "Run a shell command in the workspace. {dialect} Stdin is closed; stdout and stderr \
+             are merged in order. The environment is minimal (PATH, LANG, TERM; no HOME); add \
+             variables with env, names beginning PABLO_TASK_. Prefer cwd over `cd`. Chain \
+             dependent steps with &&. Default timeout {} s, at most 15 min (timeout_ms). A \
+             non-zero exit_code is information, not a failure (grep returns 1 when nothing \
+             matches). Output above max_output_bytes (default {}) keeps the first 40% and the \
+             last 60% around a truncation notice; the full stream (up to 5,000,000 bytes) is in \
+             the file named by artifact. For servers, watchers and interactive programs use \
+             background: true (returns a session_id at once; see shell_session), with pty: true \
+             for programs that need a terminal, and notify: true to be told when it exits.",
+            self.settings.default_timeout.as_secs(),
+            self.settings.max_output_bytes,
+        )
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "minLength": 1, "description": "The command line."},
+                "cwd": {"type": "string", "description": "Working directory relative to the workspace (default: its root)."},
+                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": HOST_MAX_TIMEOUT.as_millis() as u64, "description": "Foreground timeout in milliseconds."},
+                "max_output_bytes": {"type": "integer", "minimum": 1, "maximum": HOST_MAX_OUTPUT_BYTES, "description": "Inline output budget in bytes."},
+                "env": {
+                    "type": "object",
+                    "patternProperties": {"^PABLO_TASK_[A-Za-z0-9_]+$": {"type": "string"}},
+                    "additionalProperties": false,
+                    "description": "Extra environment variables; names must begin with PABLO_TASK_."
+                },
+                "background": {"type": "boolean", "description": "Start as a background session and return its session_id at once."},
+                "pty": {"type": "boolean", "description": "Run under a pseudo-terminal."},
+                "notify": {"type": "boolean", "description": "With background: report when the session exits."}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+        let a = parse(args)?;
+        let (_, cwd) = process::resolve_workspace_cwd(&ctx.host.workspace_root, a.cwd.as_deref())?;
+        Ok(Preview::Command(CommandPreview {
+            command: a.command,
+            cwd,
+            background: a.background,
+            pty: a.pty,
+            commands: vec![],
+        }))
+    }
+
+    async fn commit(
+        &self,
+        args: &Value,
+        preview: &Preview,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolFailure> {
+        let a = parse(args)?;
+        let Preview::Command(p) = preview else {
+            return Err(ToolFailure::new(
+                "internal",
+                "shell.run was given a preview that is not a command",
+            ));
+        };
+        // Run what was previewed: its command, its directory (checked again now), its mode.
+        let cwd_arg = (p.cwd != ".").then_some(p.cwd.as_str());
+        let (cwd, cwd_label) = process::resolve_workspace_cwd(&ctx.host.workspace_root, cwd_arg)?;
+        let spawn = SpawnSpec {
+            launcher: self.settings.launcher.clone(),
+            command: p.command.clone(),
+            cwd,
+            env: process::clean_env(&a.env, p.pty)?,
+            pty: p.pty,
+            stdin: p.background,
+        };
+        if p.background {
+            let id = ctx.host.sessions.start(
+                SessionRequest {
+                    spawn,
+                    cwd_label: cwd_label.clone(),
+                    notify: a.notify,
+                },
+                ctx.events.clone(),
+            )?;
+            return Ok(json!({
+                "session_id": id,
+                "status": "running",
+                "command": p.command,
+                "cwd": cwd_label,
+                "pty": p.pty,
+                "notify": a.notify,
+            }));
+        }
+        let timeout = a
+            .timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or(self.settings.default_timeout)
+            .min(HOST_MAX_TIMEOUT);
+        let req = RunRequest {
+            spawn,
+            timeout,
+            max_output_bytes: a.max_output_bytes.unwrap_or(self.settings.max_output_bytes),
+            artifact_path: ctx
+                .host
+                .state_dir
+                .join("artifacts")
+                .join(artifact_name(&ctx.call_id)),
+            cleanup: self.settings.cleanup,
+        };
+        let events = ctx.events.clone();
+        let call_id = ctx.call_id.clone();
+        let result = process::run_foreground(req, &ctx.cancel, |chunk| {
+            events.send(Event::ToolOutputDelta {
+                call_id: call_id.clone(),
+                chunk,
+            });
+        })
+        .await;
+        match result {
+            Ok(report) if report.cancelled => Err(ToolFailure::new(
+                "cancelled",
+                format!(
+                    "the command was interrupted after {} ms; its process group was stopped",
+                    report.duration.as_millis()
+                ),
+            )
+            .with_data(report_json(&report, p.pty))),
+            Ok(report) => Ok(report_json(&report, p.pty)),
+            Err(ProcessError::CleanupFailed {
+                pgid,
+                survivors,
+                report,
+            }) => {
+                let mut data = report_json(&report, p.pty);
+                data["pgid"] = json!(pgid);
+                data["survivors"] = json!(survivors);
+                let e = ProcessError::CleanupFailed {
+                    pgid,
+                    survivors,
+                    report,
+                };
+                Err(ToolFailure::new(e.code(), e.to_string()).with_data(data))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
