@@ -5,6 +5,12 @@
 //! back. Tool-call fragments are accumulated inside the provider, so the loop only ever sees whole
 //! calls. The scripted provider replays a recorded conversation for the demo.
 
+pub mod anthropic;
+pub mod http;
+pub mod openai;
+pub mod select;
+pub mod sse;
+
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;

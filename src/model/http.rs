@@ -1,0 +1,533 @@
+//! The HTTP side of a model call, shared by every provider: one reqwest client, the retry loop,
+//! error bodies, and the rule that a call is retried only while nothing of it has been streamed.
+//!
+//! Why "only before output": once a text delta or a tool call has reached the agent (and, through
+//! it, the screen and the journal), a retry would stream a second, different answer after the
+//! first half of another one. So after the first streamed event every failure is final, and the
+//! agent decides what to do with the turn.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderValue};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::sse::{self, DecodeFailure, SseDecoder};
+use super::{EventStream, ModelError, StreamEvent};
+
+/// Timeouts and the retry schedule of model calls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpOptions {
+    /// No byte for this long (waiting for headers or inside the body) abandons the call.
+    pub idle_timeout: Duration,
+    pub connect_timeout: Duration,
+    /// Retries after the first attempt (so `2` means at most three requests).
+    pub max_retries: u32,
+    /// First backoff; it doubles per retry, with jitter, up to `max_backoff`.
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
+    /// Longest `retry-after` honoured; longer requests are shortened to this.
+    pub max_retry_after: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            idle_timeout: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(10),
+            max_retries: 4,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(8),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// An API key. It is only ever read from the environment ([`super::select`]), it never prints
+/// (`Debug` shows `ApiKey(<redacted>)`), and provider messages that echo it are scrubbed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key as a header value marked sensitive (hyper keeps such values out of its logs).
+    pub(crate) fn header(&self, prefix: &str) -> Result<HeaderValue, ModelError> {
+        let mut v = HeaderValue::from_str(&format!("{prefix}{}", self.0)).map_err(|_| {
+            ModelError::Config(
+                "the API key contains characters that cannot be sent in an HTTP header".into(),
+            )
+        })?;
+        v.set_sensitive(true);
+        Ok(v)
+    }
+
+    /// Replaces every occurrence of the key in `text`.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        if self.0.len() < 4 {
+            return text.to_string();
+        }
+        text.replace(&self.0, "<redacted>")
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// The process-wide HTTP client (connection pool, TLS config). Built once; TLS uses rustls with
+/// the ring provider, installed as the process default unless the host installed one already.
+pub fn shared_client() -> Result<reqwest::Client, ModelError> {
+    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            if rustls::crypto::CryptoProvider::get_default().is_none() {
+                // Err means another thread installed one first: that one is used, fine.
+                let _ = rustls::crypto::ring::default_provider().install_default();
+            }
+            reqwest::Client::builder()
+                .connect_timeout(HttpOptions::default().connect_timeout)
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .clone()
+        .map_err(|m| ModelError::Config(format!("the HTTP client cannot be built: {m}")))
+}
+
+/// Where one provider sends its calls, and how.
+#[derive(Debug)]
+pub(crate) struct Endpoint {
+    pub provider: String,
+    /// The full URL of the streaming endpoint.
+    pub url: String,
+    /// Auth and version headers (auth values are marked sensitive).
+    pub headers: HeaderMap,
+    pub key: Option<ApiKey>,
+    pub options: HttpOptions,
+    pub client: reqwest::Client,
+}
+
+impl Endpoint {
+    fn scrub(&self, text: &str) -> String {
+        match &self.key {
+            Some(k) => k.scrub(text),
+            None => text.to_string(),
+        }
+    }
+}
+
+/// Starts one model call: POSTs `body`, decodes the SSE answer with a fresh decoder per attempt,
+/// retries as the module docs say. The work runs in a task that stops when the call completes,
+/// fails, is cancelled, or the returned stream is dropped.
+pub(crate) fn start_call<D, F>(
+    endpoint: Arc<Endpoint>,
+    body: Bytes,
+    make_decoder: F,
+    cancel: CancellationToken,
+) -> EventStream
+where
+    D: SseDecoder + 'static,
+    F: Fn() -> D + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel::<Result<StreamEvent, ModelError>>(64);
+    tokio::spawn(async move {
+        let closed = tx.clone();
+        tokio::select! {
+            () = run_call(&endpoint, body, make_decoder, &cancel, &tx) => {}
+            () = cancel.cancelled() => { let _ = tx.send(Err(ModelError::Cancelled)).await; }
+            () = closed.closed() => {}
+        }
+    });
+    futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    })
+    .boxed()
+}
+
+/// One failed attempt: the error, and whether another attempt may help (and after how long the
+/// server asked us to wait).
+struct AttemptError {
+    error: ModelError,
+    retryable: bool,
+    retry_after: Option<Duration>,
+}
+
+impl AttemptError {
+    fn fatal(error: ModelError) -> Self {
+        Self {
+            error,
+            retryable: false,
+            retry_after: None,
+        }
+    }
+}
+
+async fn run_call<D, F>(
+    endpoint: &Endpoint,
+    body: Bytes,
+    make_decoder: F,
+    cancel: &CancellationToken,
+    tx: &mpsc::Sender<Result<StreamEvent, ModelError>>,
+) where
+    D: SseDecoder,
+    F: Fn() -> D,
+{
+    let opts = &endpoint.options;
+    let mut attempt: u32 = 0;
+    loop {
+        let mut streamed = false;
+        let result = attempt_once(endpoint, body.clone(), make_decoder(), tx, &mut streamed).await;
+        let failure = match result {
+            Ok(()) => return,
+            Err(f) => f,
+        };
+        if streamed || !failure.retryable || attempt >= opts.max_retries {
+            tracing::debug!(
+                provider = %endpoint.provider,
+                attempts = attempt + 1,
+                code = crate::tools::Coded::code(&failure.error),
+                "model call failed"
+            );
+            let _ = tx.send(Err(failure.error)).await;
+            return;
+        }
+        let wait = retry_delay(opts, attempt, failure.retry_after, fastrand::f64());
+        tracing::debug!(
+            provider = %endpoint.provider,
+            attempt = attempt + 1,
+            wait_ms = wait.as_millis() as u64,
+            code = crate::tools::Coded::code(&failure.error),
+            "model call retried"
+        );
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = cancel.cancelled() => return,
+        }
+        attempt += 1;
+    }
+}
+
+/// One request and its streamed answer. `streamed` becomes true with the first event that
+/// reaches the consumer; from then on nothing is retried.
+async fn attempt_once<D: SseDecoder>(
+    endpoint: &Endpoint,
+    body: Bytes,
+    decoder: D,
+    tx: &mpsc::Sender<Result<StreamEvent, ModelError>>,
+    streamed: &mut bool,
+) -> Result<(), AttemptError> {
+    let opts = &endpoint.options;
+    let request = endpoint
+        .client
+        .post(&endpoint.url)
+        .headers(endpoint.headers.clone())
+        .header("content-type", "application/json")
+        .header("accept", "text/event-stream")
+        .body(body)
+        .send();
+    let response = match tokio::time::timeout(opts.idle_timeout, request).await {
+        Err(_) => {
+            return Err(AttemptError::fatal(ModelError::IdleTimeout {
+                provider: endpoint.provider.clone(),
+                seconds: opts.idle_timeout.as_secs(),
+            }));
+        }
+        Ok(Err(e)) => {
+            return Err(AttemptError {
+                error: ModelError::Connect {
+                    provider: endpoint.provider.clone(),
+                    url: endpoint.url.clone(),
+                    message: endpoint.scrub(&error_chain(&e)),
+                },
+                retryable: true,
+                retry_after: None,
+            });
+        }
+        Ok(Ok(r)) => r,
+    };
+    let status = response.status();
+    if !status.is_success() {
+        return Err(http_failure(endpoint, response).await);
+    }
+    let bytes = sse::idle_guard(response.bytes_stream(), opts.idle_timeout);
+    let events = sse::decode(bytes, decoder);
+    futures::pin_mut!(events);
+    while let Some(item) = events.next().await {
+        match item {
+            Ok(event) => {
+                if !matches!(event, StreamEvent::Usage(_)) {
+                    *streamed = true;
+                }
+                if tx.send(Ok(event)).await.is_err() {
+                    return Ok(());
+                }
+            }
+            Err(DecodeFailure::Retryable(e)) => {
+                return Err(AttemptError {
+                    error: scrub_error(endpoint, e),
+                    retryable: true,
+                    retry_after: None,
+                });
+            }
+            Err(DecodeFailure::Fatal(e)) => {
+                return Err(AttemptError::fatal(scrub_error(endpoint, e)));
+            }
+            Err(DecodeFailure::Cut) => {
+                return Err(AttemptError::fatal(ModelError::StreamCut {
+                    provider: endpoint.provider.clone(),
+                }));
+            }
+            Err(DecodeFailure::Idle(d)) => {
+                return Err(AttemptError::fatal(ModelError::IdleTimeout {
+                    provider: endpoint.provider.clone(),
+                    seconds: d.as_secs(),
+                }));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Turns a non-2xx response into an error naming the status and the provider's own message.
+async fn http_failure(endpoint: &Endpoint, response: reqwest::Response) -> AttemptError {
+    let status = response.status().as_u16();
+    let retry_after = parse_retry_after(response.headers());
+    // The body of an error is small; read at most 64 KiB of it, within the idle timeout.
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    let read = async {
+        while let Some(Ok(c)) = chunks.next().await {
+            body.extend_from_slice(&c);
+            if body.len() > 64 * 1024 {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(endpoint.options.idle_timeout, read).await;
+    let (kind, message) = error_message(&body);
+    let message = match message {
+        Some(m) => m,
+        None => status_text(status),
+    };
+    let overloaded = kind.as_deref() == Some("overloaded_error");
+    AttemptError {
+        error: ModelError::Http {
+            provider: endpoint.provider.clone(),
+            status,
+            message: endpoint.scrub(&message),
+        },
+        retryable: status == 429 || status == 408 || status >= 500 || overloaded,
+        retry_after,
+    }
+}
+
+fn scrub_error(endpoint: &Endpoint, e: ModelError) -> ModelError {
+    match e {
+        ModelError::Provider { provider, message } => ModelError::Provider {
+            provider,
+            message: endpoint.scrub(&message),
+        },
+        ModelError::Malformed { provider, message } => ModelError::Malformed {
+            provider,
+            message: endpoint.scrub(&message),
+        },
+        other => other,
+    }
+}
+
+fn status_text(status: u16) -> String {
+    reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("error")
+        .to_lowercase()
+}
+
+/// The error type and message out of a provider's JSON error body. Understands the shapes in
+/// use: `{"error":{"type","message"}}` (OpenAI, Anthropic, vLLM), `{"error":"text"}` (Ollama),
+/// `{"message"}`/`{"detail"}` (proxies). Anything else: the body's first 300 characters.
+pub fn error_message(body: &[u8]) -> (Option<String>, Option<String>) {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return (None, None);
+    }
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+        let err = &v["error"];
+        let kind = err["type"]
+            .as_str()
+            .or_else(|| err["code"].as_str())
+            .map(str::to_string);
+        let message = err["message"]
+            .as_str()
+            .or_else(|| err.as_str())
+            .or_else(|| v["message"].as_str())
+            .or_else(|| v["detail"].as_str())
+            .map(str::to_string);
+        if message.is_some() {
+            let message = match (&kind, message) {
+                (Some(k), Some(m)) if !m.contains(k.as_str()) => Some(format!("{k}: {m}")),
+                (_, m) => m,
+            };
+            return (kind, message);
+        }
+    }
+    let short: String = text.chars().take(300).collect();
+    (None, Some(short))
+}
+
+/// `retry-after-ms` (OpenAI) or `retry-after` in seconds. HTTP dates are not honoured (the
+/// backoff schedule applies instead).
+fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let get = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        return duration_from_secs(ms / 1000.0);
+    }
+    get("retry-after")
+        .and_then(|v| v.parse::<f64>().ok())
+        .and_then(duration_from_secs)
+}
+
+fn duration_from_secs(s: f64) -> Option<Duration> {
+    (s.is_finite() && s >= 0.0).then(|| Duration::from_secs_f64(s.min(86_400.0)))
+}
+
+/// How long to wait before retry number `attempt + 1`. A server's `retry-after` wins (capped at
+/// `max_retry_after`); otherwise exponential backoff with "equal jitter": half the step fixed,
+/// half random (`unit` in `[0, 1)`), so simultaneous clients spread out but none retries at once.
+pub fn retry_delay(
+    opts: &HttpOptions,
+    attempt: u32,
+    retry_after: Option<Duration>,
+    unit: f64,
+) -> Duration {
+    if let Some(ra) = retry_after {
+        return ra.min(opts.max_retry_after);
+    }
+    let step = opts
+        .initial_backoff
+        .saturating_mul(2u32.saturating_pow(attempt.min(16)))
+        .min(opts.max_backoff);
+    let half = step / 2;
+    half + half.mul_f64(unit.clamp(0.0, 1.0))
+}
+
+/// `e` with its sources (`error sending request: connection refused`).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let m = inner.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        src = inner.source();
+    }
+    s
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn opts() -> HttpOptions {
+        HttpOptions {
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(1),
+            max_retry_after: Duration::from_secs(30),
+            ..HttpOptions::default()
+        }
+    }
+
+    #[test]
+    fn retry_after_is_honoured_and_capped() {
+        let o = opts();
+        assert_eq!(
+            retry_delay(&o, 0, Some(Duration::from_secs(3)), 0.5),
+            Duration::from_secs(3)
+        );
+        assert_eq!(
+            retry_delay(&o, 0, Some(Duration::from_secs(3600)), 0.5),
+            Duration::from_secs(30)
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_with_jitter_within_half_and_full_step_up_to_the_cap() {
+        let o = opts();
+        for (attempt, step_ms) in [
+            (0, 100),
+            (1, 200),
+            (2, 400),
+            (3, 800),
+            (4, 1000),
+            (30, 1000),
+        ] {
+            let lo = retry_delay(&o, attempt, None, 0.0);
+            let hi = retry_delay(&o, attempt, None, 0.999_999);
+            assert_eq!(lo, Duration::from_millis(step_ms / 2), "attempt {attempt}");
+            assert!(hi <= Duration::from_millis(step_ms), "attempt {attempt}");
+            assert!(
+                hi > Duration::from_millis(step_ms * 99 / 100),
+                "attempt {attempt}"
+            );
+        }
+    }
+
+    #[test]
+    fn retry_after_headers_in_seconds_and_milliseconds_are_read() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(parse_retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", HeaderValue::from_static("1500"));
+        assert_eq!(parse_retry_after(&h), Some(Duration::from_millis(1500)));
+        let mut d = HeaderMap::new();
+        d.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(parse_retry_after(&d), None);
+        d.insert("retry-after", HeaderValue::from_static("-1"));
+        assert_eq!(parse_retry_after(&d), None);
+    }
+
+    #[test]
+    fn error_bodies_of_each_provider_shape_yield_their_message() {
+        let (k, m) = error_message(
+            br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        );
+        assert_eq!(k.as_deref(), Some("overloaded_error"));
+        assert_eq!(m.as_deref(), Some("overloaded_error: Overloaded"));
+        let (_, m) = error_message(
+            br#"{"error":{"message":"Rate limit reached for gpt","type":"requests","code":"rate_limit_exceeded"}}"#,
+        );
+        assert_eq!(m.as_deref(), Some("requests: Rate limit reached for gpt"));
+        let (_, m) = error_message(br#"{"error":"model 'llama9' not found"}"#);
+        assert_eq!(m.as_deref(), Some("model 'llama9' not found"));
+        let (_, m) = error_message(br#"{"detail":"Not Found"}"#);
+        assert_eq!(m.as_deref(), Some("Not Found"));
+        let (_, m) = error_message(b"<html>bad gateway</html>");
+        assert_eq!(m.as_deref(), Some("<html>bad gateway</html>"));
+        assert_eq!(error_message(b"  "), (None, None));
+    }
+
+    #[test]
+    fn api_key_debug_and_scrub_never_show_the_key() {
+        let k = ApiKey::new("sk-very-secret-123");
+        assert_eq!(format!("{k:?}"), "ApiKey(<redacted>)");
+        assert_eq!(
+            k.scrub("bad key sk-very-secret-123 given"),
+            "bad key <redacted> given"
+        );
+        assert!(k.header("Bearer ").is_ok_and(|h| h.is_sensitive()));
+    }
+}

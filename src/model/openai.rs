@@ -1,0 +1,557 @@
+//! OpenAI-compatible Chat Completions, streaming.
+//!
+//! One client serves OpenAI itself and the servers that copy its wire format: Ollama
+//! (`http://localhost:11434/v1`), llama.cpp's server, vLLM, LM Studio, OpenRouter. They differ in
+//! small ways this module absorbs: some repeat the tool-call `id` in every fragment, some reuse
+//! `index` 0 for every call (a new `id` at a seen index is then a new call), some send usage
+//! inside the finishing chunk, some put an `error` object in the stream.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use reqwest::header::HeaderMap;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::http::{ApiKey, Endpoint, HttpOptions, start_call};
+use super::sse::{DecodeFailure, SseDecoder};
+use super::{
+    EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent,
+    ToolCall,
+};
+use crate::protocol::Usage;
+
+/// The settings of one OpenAI-compatible endpoint.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// The name reported to the agent and in messages (`openai`, `ollama`).
+    pub provider: String,
+    /// Up to and including the version segment: `https://api.openai.com/v1`.
+    pub base_url: String,
+    pub model: String,
+    /// Sent as `Authorization: Bearer …` when present (local servers need none).
+    pub api_key: Option<ApiKey>,
+    pub options: HttpOptions,
+}
+
+/// A Chat Completions client.
+#[derive(Debug)]
+pub struct OpenAiClient {
+    endpoint: Arc<Endpoint>,
+    model: String,
+}
+
+impl OpenAiClient {
+    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &config.api_key {
+            headers.insert(reqwest::header::AUTHORIZATION, key.header("Bearer ")?);
+        }
+        let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+        Ok(Self {
+            endpoint: Arc::new(Endpoint {
+                provider: config.provider,
+                url,
+                headers,
+                key: config.api_key,
+                options: config.options,
+                client: super::http::shared_client()?,
+            }),
+            model: config.model,
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl ModelClient for OpenAiClient {
+    fn provider(&self) -> &str {
+        &self.endpoint.provider
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, ModelError> {
+        let body = request_body(&self.model, request);
+        let body = serde_json::to_vec(&body).map_err(|e| ModelError::Malformed {
+            provider: self.endpoint.provider.clone(),
+            message: format!("the request cannot be serialized: {e}"),
+        })?;
+        let provider = self.endpoint.provider.clone();
+        Ok(start_call(
+            self.endpoint.clone(),
+            Bytes::from(body),
+            move || OpenAiDecoder::new(&provider),
+            cancel,
+        ))
+    }
+}
+
+/// The JSON body of a streaming Chat Completions request.
+///
+/// No output-token cap is sent: OpenAI's reasoning models refuse `max_tokens` and older local
+/// servers ignore `max_completion_tokens`; the agent bounds output bytes itself.
+pub fn request_body(model: &str, request: &ModelRequest) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if !request.system.is_empty() {
+        messages.push(json!({"role": "system", "content": request.system}));
+    }
+    for m in &request.messages {
+        messages.push(match m {
+            Message::User { text } => json!({"role": "user", "content": text}),
+            Message::Assistant { text, tool_calls } => {
+                let mut msg = json!({"role": "assistant"});
+                msg["content"] = if text.is_empty() && !tool_calls.is_empty() {
+                    Value::Null
+                } else {
+                    Value::String(text.clone())
+                };
+                if !tool_calls.is_empty() {
+                    msg["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({"id": c.id, "type": "function",
+                                   "function": {"name": c.name,
+                                                "arguments": replayable_arguments(&c.arguments)}})
+                        })
+                        .collect();
+                }
+                msg
+            }
+            Message::Tool { call_id, content } => {
+                json!({"role": "tool", "tool_call_id": call_id, "content": content})
+            }
+        });
+    }
+    let mut body = json!({
+        "model": model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}})
+            })
+            .collect();
+    }
+    body
+}
+
+/// Arguments as sent back in the history. Malformed JSON (which the model already got an
+/// `invalid_arguments` result for) is replaced by `{}`, because Ollama and vLLM parse the
+/// arguments of past calls and reject the whole request otherwise.
+fn replayable_arguments(arguments: &str) -> String {
+    if arguments.trim().is_empty()
+        || serde_json::from_str::<serde::de::IgnoredAny>(arguments).is_err()
+    {
+        "{}".to_string()
+    } else {
+        arguments.to_string()
+    }
+}
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    index: u32,
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCallDelta>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta {
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: u64,
+}
+
+/// A tool call being assembled from fragments.
+#[derive(Debug)]
+struct Partial {
+    index: u32,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// The Chat Completions stream decoder. Tool calls are emitted whole when the choice finishes
+/// (or at `[DONE]` for servers that never say why they stopped), usage and `Completed` at
+/// `[DONE]`.
+#[derive(Debug)]
+pub struct OpenAiDecoder {
+    provider: String,
+    calls: Vec<Partial>,
+    finish: Option<String>,
+    flushed: bool,
+    emitted_calls: usize,
+    usage: Option<Usage>,
+    done: bool,
+}
+
+impl OpenAiDecoder {
+    pub fn new(provider: &str) -> Self {
+        Self {
+            provider: provider.to_string(),
+            calls: Vec::new(),
+            finish: None,
+            flushed: false,
+            emitted_calls: 0,
+            usage: None,
+            done: false,
+        }
+    }
+
+    fn malformed(&self, message: String) -> DecodeFailure {
+        DecodeFailure::Fatal(ModelError::Malformed {
+            provider: self.provider.clone(),
+            message,
+        })
+    }
+
+    fn tool_delta(&mut self, d: ToolCallDelta) {
+        let index = d.index.unwrap_or(0);
+        let id = d.id.filter(|s| !s.is_empty());
+        let (name, args) = match d.function {
+            Some(f) => (f.name.filter(|s| !s.is_empty()), f.arguments),
+            None => (None, None),
+        };
+        // The newest call at this index, unless this delta names a different id.
+        let current = self.calls.iter().rposition(|c| c.index == index);
+        let pos = match (current, &id) {
+            (Some(p), Some(id)) if !self.calls[p].id.is_empty() && self.calls[p].id != *id => None,
+            (Some(p), _) => Some(p),
+            (None, _) => None,
+        };
+        let pos = match pos {
+            Some(p) => p,
+            None => {
+                self.calls.push(Partial {
+                    index,
+                    id: String::new(),
+                    name: String::new(),
+                    arguments: String::new(),
+                });
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[pos];
+        if let Some(id) = id
+            && call.id.is_empty()
+        {
+            call.id = id;
+        }
+        if let Some(n) = name
+            && call.name.is_empty()
+        {
+            call.name = n;
+        }
+        if let Some(a) = args {
+            call.arguments.push_str(&a);
+        }
+    }
+
+    fn flush_calls(&mut self, out: &mut Vec<StreamEvent>) {
+        if self.flushed {
+            return;
+        }
+        self.flushed = true;
+        self.emitted_calls += self.calls.len();
+        for (n, c) in self.calls.drain(..).enumerate() {
+            let id = if c.id.is_empty() {
+                format!("call_{n}")
+            } else {
+                c.id
+            };
+            out.push(StreamEvent::ToolCall(ToolCall {
+                id,
+                name: c.name,
+                arguments: c.arguments,
+            }));
+        }
+    }
+}
+
+impl SseDecoder for OpenAiDecoder {
+    fn event(
+        &mut self,
+        event: &eventsource_stream::Event,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), DecodeFailure> {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data == "[DONE]" {
+            self.flush_calls(out);
+            let had_calls = self.emitted_calls > 0;
+            if let Some(u) = self.usage.take() {
+                out.push(StreamEvent::Usage(u));
+            }
+            let stop_reason = match self.finish.as_deref() {
+                Some("stop") | None if had_calls => ModelStopReason::ToolUse,
+                Some("stop") | None => ModelStopReason::EndTurn,
+                Some("tool_calls") | Some("function_call") => ModelStopReason::ToolUse,
+                Some("length") => ModelStopReason::MaxTokens,
+                Some(_) => ModelStopReason::Other,
+            };
+            out.push(StreamEvent::Completed { stop_reason });
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Chunk = serde_json::from_str(data)
+            .map_err(|e| self.malformed(format!("a stream chunk is not the expected JSON: {e}")))?;
+        if let Some(err) = chunk.error {
+            let (_, message) = super::http::error_message(err.to_string().as_bytes());
+            let message = match err.get("message").and_then(Value::as_str) {
+                Some(m) => m.to_string(),
+                None => message.unwrap_or_else(|| err.to_string()),
+            };
+            return Err(DecodeFailure::Fatal(ModelError::Provider {
+                provider: self.provider.clone(),
+                message,
+            }));
+        }
+        if let Some(u) = chunk.usage {
+            self.usage = Some(Usage {
+                input_tokens: u.prompt_tokens,
+                output_tokens: u.completion_tokens,
+                cached_input_tokens: u.prompt_tokens_details.map_or(0, |d| d.cached_tokens),
+            });
+        }
+        for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
+            if let Some(delta) = choice.delta {
+                if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                    out.push(StreamEvent::TextDelta(text));
+                }
+                for d in delta.tool_calls {
+                    self.tool_delta(d);
+                }
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish = Some(reason);
+                self.flush_calls(out);
+            }
+        }
+        Ok(())
+    }
+
+    fn finished(&self) -> bool {
+        self.done
+    }
+
+    fn provider(&self) -> &str {
+        &self.provider
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::tools::ToolSpec;
+
+    fn feed(d: &mut OpenAiDecoder, data: &str) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        let ev = eventsource_stream::Event {
+            data: data.to_string(),
+            ..Default::default()
+        };
+        d.event(&ev, &mut out)
+            .map_err(|e| format!("{e:?}"))
+            .unwrap();
+        out
+    }
+
+    fn call(id: &str, name: &str, args: &str) -> StreamEvent {
+        StreamEvent::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+        })
+    }
+
+    #[test]
+    fn repeated_ids_continue_a_call_and_a_new_id_at_a_seen_index_starts_another() {
+        let mut d = OpenAiDecoder::new("openai");
+        let tc = |id: &str, name: &str, args: &str| {
+            format!(
+                r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"{id}","function":{{"name":"{name}","arguments":{args:?}}}}}]}}}}]}}"#
+            )
+        };
+        assert!(feed(&mut d, &tc("a", "fs_read", "{\"pa")).is_empty());
+        assert!(feed(&mut d, &tc("a", "", "th\":1}")).is_empty());
+        assert!(feed(&mut d, &tc("b", "fs_list", "{}")).is_empty());
+        let out = feed(
+            &mut d,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        );
+        assert_eq!(
+            out,
+            vec![
+                call("a", "fs_read", "{\"path\":1}"),
+                call("b", "fs_list", "{}")
+            ]
+        );
+        let out = feed(&mut d, "[DONE]");
+        assert_eq!(
+            out,
+            vec![StreamEvent::Completed {
+                stop_reason: ModelStopReason::ToolUse
+            }]
+        );
+    }
+
+    #[test]
+    fn calls_without_ids_get_positional_ids_and_are_flushed_at_done() {
+        let mut d = OpenAiDecoder::new("llama");
+        feed(
+            &mut d,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"x","arguments":"{}"}}]}}]}"#,
+        );
+        let out = feed(&mut d, "[DONE]");
+        assert_eq!(
+            out,
+            vec![
+                call("call_0", "x", "{}"),
+                StreamEvent::Completed {
+                    stop_reason: ModelStopReason::ToolUse
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn a_mid_stream_error_object_is_a_provider_error_with_its_message() {
+        let mut d = OpenAiDecoder::new("openrouter");
+        let ev = eventsource_stream::Event {
+            data: r#"{"error":{"message":"upstream timed out","code":502}}"#.into(),
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        match d.event(&ev, &mut out) {
+            Err(DecodeFailure::Fatal(ModelError::Provider { message, .. })) => {
+                assert_eq!(message, "upstream timed out")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn request_maps_roles_tool_calls_and_tool_specs() {
+        let req = ModelRequest {
+            system: "be brief".into(),
+            messages: vec![
+                Message::User { text: "hi".into() },
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![
+                        ToolCall {
+                            id: "c1".into(),
+                            name: "fs_read".into(),
+                            arguments: r#"{"path":"a"}"#.into(),
+                        },
+                        ToolCall {
+                            id: "c2".into(),
+                            name: "fs_read".into(),
+                            arguments: r#"{"path":"#.into(),
+                        },
+                    ],
+                },
+                Message::Tool {
+                    call_id: "c1".into(),
+                    content: r#"{"ok":true,"data":1}"#.into(),
+                },
+            ],
+            tools: vec![ToolSpec {
+                name: "fs_read".into(),
+                description: "read".into(),
+                parameters: json!({"type":"object"}),
+            }],
+            max_output_tokens: 100,
+        };
+        let b = request_body("gpt-x", &req);
+        assert_eq!(b["model"], "gpt-x");
+        assert_eq!(b["stream"], true);
+        assert_eq!(b["stream_options"]["include_usage"], true);
+        assert_eq!(
+            b["messages"][0],
+            json!({"role":"system","content":"be brief"})
+        );
+        assert_eq!(b["messages"][1], json!({"role":"user","content":"hi"}));
+        assert_eq!(b["messages"][2]["content"], Value::Null);
+        assert_eq!(
+            b["messages"][2]["tool_calls"][0],
+            json!({"id":"c1","type":"function","function":{"name":"fs_read","arguments":"{\"path\":\"a\"}"}})
+        );
+        assert_eq!(
+            b["messages"][2]["tool_calls"][1]["function"]["arguments"],
+            "{}"
+        );
+        assert_eq!(
+            b["messages"][3],
+            json!({"role":"tool","tool_call_id":"c1","content":"{\"ok\":true,\"data\":1}"})
+        );
+        assert_eq!(
+            b["tools"][0],
+            json!({"type":"function","function":{"name":"fs_read","description":"read","parameters":{"type":"object"}}})
+        );
+    }
+}
