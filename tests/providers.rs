@@ -26,7 +26,6 @@ mod support_common {
     pub fn opts() -> HttpOptions {
         HttpOptions {
             idle_timeout: Duration::from_secs(2),
-            connect_timeout: Duration::from_secs(2),
             max_retries: 2,
             initial_backoff: Duration::from_millis(10),
             max_backoff: Duration::from_millis(40),
@@ -394,6 +393,22 @@ mod openai_stream {
         assert!(m.starts_with("openai:"), "{m}");
         // max_retries = 2: three requests, the fourth response is never asked for.
         assert_eq!(server.requests().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_json_answer_instead_of_a_stream_is_a_malformed_response_with_its_message() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::error(
+            200,
+            "invalid_model",
+            "no such model here",
+        ));
+        let (events, err) = run(&openai(&server)).await;
+        assert!(events.is_empty());
+        let err = err.expect("JSON instead of SSE is an error");
+        assert_eq!(err.code(), "model_malformed_response");
+        assert!(err.to_string().contains("no such model here"), "{err}");
+        assert_eq!(server.requests().len(), 1);
     }
 
     #[tokio::test]

@@ -23,7 +23,6 @@ use super::{EventStream, ModelError, StreamEvent};
 pub struct HttpOptions {
     /// No byte for this long (waiting for headers or inside the body) abandons the call.
     pub idle_timeout: Duration,
-    pub connect_timeout: Duration,
     /// Retries after the first attempt (so `2` means at most three requests).
     pub max_retries: u32,
     /// First backoff; it doubles per retry, with jitter, up to `max_backoff`.
@@ -33,11 +32,21 @@ pub struct HttpOptions {
     pub max_retry_after: Duration,
 }
 
+impl HttpOptions {
+    /// The defaults with the idle timeout of the session's limits
+    /// (`limits.stream_idle_timeout_seconds`).
+    pub fn with_idle_timeout(idle_timeout: Duration) -> Self {
+        Self {
+            idle_timeout,
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for HttpOptions {
     fn default() -> Self {
         Self {
             idle_timeout: Duration::from_secs(120),
-            connect_timeout: Duration::from_secs(10),
             max_retries: 4,
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(8),
@@ -82,6 +91,9 @@ impl std::fmt::Debug for ApiKey {
     }
 }
 
+/// How long a TCP/TLS connect may take (the idle timeout bounds the wait for headers as well).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The process-wide HTTP client (connection pool, TLS config). Built once; TLS uses rustls with
 /// the ring provider, installed as the process default unless the host installed one already.
 pub fn shared_client() -> Result<reqwest::Client, ModelError> {
@@ -93,7 +105,7 @@ pub fn shared_client() -> Result<reqwest::Client, ModelError> {
                 let _ = rustls::crypto::ring::default_provider().install_default();
             }
             reqwest::Client::builder()
-                .connect_timeout(HttpOptions::default().connect_timeout)
+                .connect_timeout(CONNECT_TIMEOUT)
                 .build()
                 .map_err(|e| e.to_string())
         })
@@ -256,6 +268,23 @@ async fn attempt_once<D: SseDecoder>(
     if !status.is_success() {
         return Err(http_failure(endpoint, response).await);
     }
+    let is_json = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("application/json"));
+    if is_json {
+        // A server that ignored `stream: true`, or a proxy answering 200 with an error.
+        let body = read_bounded(response, opts.idle_timeout).await;
+        let (_, message) = error_message(&body);
+        return Err(AttemptError::fatal(ModelError::Malformed {
+            provider: endpoint.provider.clone(),
+            message: endpoint.scrub(&format!(
+                "expected an event stream but got JSON{}",
+                message.map(|m| format!(": {m}")).unwrap_or_default()
+            )),
+        }));
+    }
     let bytes = sse::idle_guard(response.bytes_stream(), opts.idle_timeout);
     let events = sse::decode(bytes, decoder);
     futures::pin_mut!(events);
@@ -299,18 +328,7 @@ async fn attempt_once<D: SseDecoder>(
 async fn http_failure(endpoint: &Endpoint, response: reqwest::Response) -> AttemptError {
     let status = response.status().as_u16();
     let retry_after = parse_retry_after(response.headers());
-    // The body of an error is small; read at most 64 KiB of it, within the idle timeout.
-    let mut body = Vec::new();
-    let mut chunks = response.bytes_stream();
-    let read = async {
-        while let Some(Ok(c)) = chunks.next().await {
-            body.extend_from_slice(&c);
-            if body.len() > 64 * 1024 {
-                break;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(endpoint.options.idle_timeout, read).await;
+    let body = read_bounded(response, endpoint.options.idle_timeout).await;
     let (kind, message) = error_message(&body);
     let message = match message {
         Some(m) => m,
@@ -326,6 +344,22 @@ async fn http_failure(endpoint: &Endpoint, response: reqwest::Response) -> Attem
         retryable: status == 429 || status == 408 || status >= 500 || overloaded,
         retry_after,
     }
+}
+
+/// Reads at most 64 KiB of a (small, error) body, within the idle timeout.
+async fn read_bounded(response: reqwest::Response, idle: Duration) -> Vec<u8> {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    let read = async {
+        while let Some(Ok(c)) = chunks.next().await {
+            body.extend_from_slice(&c);
+            if body.len() > 64 * 1024 {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(idle, read).await;
+    body
 }
 
 fn scrub_error(endpoint: &Endpoint, e: ModelError) -> ModelError {

@@ -184,3 +184,106 @@ struct DecodeState<D> {
     failure: Option<DecodeFailure>,
     done: bool,
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use futures::executor::block_on;
+
+    use super::*;
+    use crate::model::openai::OpenAiDecoder;
+    use crate::model::{ModelStopReason, ToolCall};
+
+    fn stream_text() -> String {
+        let mut s = String::from(": keep-alive comment\n\n");
+        for part in ["Grüße, ", "naïve ", "😀 ", "done"] {
+            s.push_str(&format!(
+                "data: {}\n\n",
+                serde_json::json!({"choices":[{"index":0,"delta":{"content":part}}]})
+            ));
+        }
+        for frag in ["{\"pa", "th\":\"é", "\"}"] {
+            s.push_str(&format!(
+                "data: {}\r\n\r\n",
+                serde_json::json!({"choices":[{"index":0,"delta":{"tool_calls":[
+                    {"index":0,"id":"c","function":{"name":"fs_read","arguments":frag}}]}}]})
+            ));
+        }
+        s.push_str(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        );
+        s.push_str("data: [DONE]\n\n");
+        s
+    }
+
+    fn run(chunks: Vec<Vec<u8>>) -> Vec<Result<StreamEvent, String>> {
+        let bytes = futures::stream::iter(chunks.into_iter().map(|c| Ok(Bytes::from(c))));
+        block_on(
+            decode(bytes, OpenAiDecoder::new("openai"))
+                .map(|r| r.map_err(|e| format!("{e:?}")))
+                .collect(),
+        )
+    }
+
+    fn expected() -> Vec<Result<StreamEvent, String>> {
+        vec![
+            Ok(StreamEvent::TextDelta("Grüße, ".into())),
+            Ok(StreamEvent::TextDelta("naïve ".into())),
+            Ok(StreamEvent::TextDelta("😀 ".into())),
+            Ok(StreamEvent::TextDelta("done".into())),
+            Ok(StreamEvent::ToolCall(ToolCall {
+                id: "c".into(),
+                name: "fs_read".into(),
+                arguments: "{\"path\":\"é\"}".into(),
+            })),
+            Ok(StreamEvent::Completed {
+                stop_reason: ModelStopReason::ToolUse,
+            }),
+        ]
+    }
+
+    #[test]
+    fn every_chunking_of_the_bytes_decodes_to_the_same_events() {
+        let text = stream_text().into_bytes();
+        // One chunk, larger than the parse slice once repeated below, and every split point
+        // (including inside multi-byte characters and between CR and LF).
+        assert_eq!(run(vec![text.clone()]), expected());
+        for cut in 1..text.len() {
+            let chunks = vec![text[..cut].to_vec(), text[cut..].to_vec()];
+            assert_eq!(run(chunks), expected(), "split at byte {cut}");
+        }
+        let singles: Vec<Vec<u8>> = text.iter().map(|b| vec![*b]).collect();
+        assert_eq!(run(singles), expected());
+    }
+
+    #[test]
+    fn a_chunk_larger_than_the_parse_slice_is_decoded_whole() {
+        let filler = format!(": {}\n\n", "x".repeat(MAX_PARSE_CHUNK * 3));
+        let text = format!("{filler}{}", stream_text()).into_bytes();
+        assert_eq!(run(vec![text]), expected());
+    }
+
+    #[test]
+    fn a_body_ending_before_done_is_cut_after_the_events_it_completed() {
+        let text = stream_text();
+        let cut = text.find("data: [DONE]").unwrap();
+        let out = run(vec![text.as_bytes()[..cut].to_vec()]);
+        assert_eq!(out[..5], expected()[..5]);
+        assert_eq!(out.len(), 6);
+        assert!(out[5].as_ref().is_err_and(|e| e == "Cut"), "{:?}", out[5]);
+    }
+
+    #[test]
+    fn invalid_utf8_is_a_malformed_response() {
+        let mut text = b"data: {\"choices\":[]}\n\n".to_vec();
+        text.extend_from_slice(b"data: \xff\xfe\n\n");
+        let out = run(vec![text]);
+        assert!(
+            out.last()
+                .unwrap()
+                .as_ref()
+                .is_err_and(|e| e.contains("Malformed") && e.contains("not UTF-8")),
+            "{out:?}"
+        );
+    }
+}

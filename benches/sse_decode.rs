@@ -1,0 +1,165 @@
+//! Decoding a recorded ~10 MB OpenAI-format SSE stream made of many small tool-argument
+//! fragments, through the same path the client uses (`model::sse::decode` with the OpenAI
+//! decoder), fed as 16 KiB network-sized chunks and, separately, as one 10 MB chunk (the slicing
+//! guard against the parser's re-copying). The peer figure is a plain `serde_json::from_slice`
+//! pass over the same `data:` payloads: JSON parsing alone, the floor any SSE decoder sits on.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bytes::Bytes;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use futures::executor::block_on;
+use pablo::model::StreamEvent;
+use pablo::model::openai::OpenAiDecoder;
+use pablo::model::sse::{ByteError, MAX_PARSE_CHUNK, decode};
+use serde_json::json;
+
+const TARGET_BYTES: usize = 10 * 1024 * 1024;
+const NETWORK_CHUNK: usize = 16 * 1024;
+
+/// A deterministic stream: tool calls whose arguments (a file's content, JSON-escaped) arrive in
+/// fragments of 1–12 characters, the way models stream `fs.write` arguments.
+/// Returns the stream, its `data:` payloads, and the total bytes of tool-call arguments in it.
+fn recorded_stream() -> (Vec<u8>, Vec<Vec<u8>>, usize) {
+    let mut out = String::with_capacity(TARGET_BYTES + 4096);
+    let mut payloads = Vec::new();
+    let mut push = |out: &mut String, data: String| {
+        out.push_str("data: ");
+        out.push_str(&data);
+        out.push_str("\n\n");
+        payloads.push(data.into_bytes());
+    };
+    let source = "fn main() {\n    println!(\"héllo, wörld\\t{}\", 42);\n}\n// \"quoted\" → ✓\n";
+    let chars: Vec<char> = source.chars().collect();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        // xorshift64: deterministic, no dependency.
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut call = 0u32;
+    let mut pos = 0usize;
+    let mut arg_bytes = 0usize;
+    while out.len() < TARGET_BYTES {
+        push(
+            &mut out,
+            json!({"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"m",
+                   "choices":[{"index":0,"delta":{"tool_calls":[{"index":call,"id":format!("call_{call}"),
+                   "type":"function","function":{"name":"fs_write","arguments":""}}]},"finish_reason":null}]})
+            .to_string(),
+        );
+        for _ in 0..2_000 {
+            let len = 1 + (next() % 12) as usize;
+            let frag: String = (0..len).map(|i| chars[(pos + i) % chars.len()]).collect();
+            pos += len;
+            arg_bytes += frag.len();
+            push(
+                &mut out,
+                json!({"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"m",
+                       "choices":[{"index":0,"delta":{"tool_calls":[{"index":call,
+                       "function":{"arguments":frag}}]},"finish_reason":null}]})
+                .to_string(),
+            );
+        }
+        call += 1;
+    }
+    push(
+        &mut out,
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}).to_string(),
+    );
+    push(
+        &mut out,
+        json!({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}).to_string(),
+    );
+    out.push_str("data: [DONE]\n\n");
+    (out.into_bytes(), payloads, arg_bytes)
+}
+
+fn run_decode(chunks: Vec<Bytes>) -> usize {
+    let bytes = futures::stream::iter(chunks.into_iter().map(Ok::<_, ByteError>));
+    let events = decode(bytes, OpenAiDecoder::new("openai"));
+    block_on(events.fold(0usize, |n, e| async move {
+        match e {
+            Ok(StreamEvent::ToolCall(c)) => n + c.arguments.len(),
+            Ok(_) => n,
+            Err(f) => panic!("decode failed: {f:?}"),
+        }
+    }))
+}
+
+fn bench(c: &mut Criterion) {
+    let (stream, payloads, arg_bytes) = recorded_stream();
+    let all = Bytes::from(stream.clone());
+    let chunks: Vec<Bytes> = (0..all.len())
+        .step_by(NETWORK_CHUNK)
+        .map(|i| all.slice(i..(i + NETWORK_CHUNK).min(all.len())))
+        .collect();
+    let whole = vec![all.clone()];
+    // The decoded arguments must be the same however the bytes arrive.
+    assert_eq!(run_decode(chunks.clone()), arg_bytes);
+    assert_eq!(run_decode(whole.clone()), arg_bytes);
+
+    let mut group = c.benchmark_group("sse_decode");
+    group.throughput(Throughput::Bytes(stream.len() as u64));
+    group.sample_size(10);
+    group.bench_function("decode_openai_16k_chunks", |b| {
+        b.iter(|| run_decode(chunks.clone()))
+    });
+    group.bench_function("decode_openai_one_10mb_chunk", |b| {
+        b.iter(|| run_decode(whole.clone()))
+    });
+    group.bench_function("serde_json_from_slice_data_lines", |b| {
+        b.iter(|| {
+            payloads
+                .iter()
+                .map(|p| {
+                    serde_json::from_slice::<serde_json::Value>(p)
+                        .map(|v| v.is_object() as usize)
+                        .unwrap_or(0)
+                })
+                .sum::<usize>()
+        })
+    });
+    group.bench_function("serde_json_from_slice_data_lines_ignored_any", |b| {
+        b.iter(|| {
+            payloads
+                .iter()
+                .filter(|p| serde_json::from_slice::<serde::de::IgnoredAny>(p).is_ok())
+                .count()
+        })
+    });
+    group.finish();
+
+    // Why `decode` slices chunks: the SSE parser alone, on the first MiB of the same stream,
+    // given as one chunk versus as MAX_PARSE_CHUNK slices.
+    let mib = all.slice(..1024 * 1024);
+    let sliced: Vec<Bytes> = (0..mib.len())
+        .step_by(MAX_PARSE_CHUNK)
+        .map(|i| mib.slice(i..(i + MAX_PARSE_CHUNK).min(mib.len())))
+        .collect();
+    let mut group = c.benchmark_group("sse_parser_1mib");
+    group.throughput(Throughput::Bytes(mib.len() as u64));
+    group.sample_size(10);
+    group.bench_function("eventsource_one_chunk", |b| {
+        b.iter(|| parse_only(vec![mib.clone()]))
+    });
+    group.bench_function("eventsource_8k_slices", |b| {
+        b.iter(|| parse_only(sliced.clone()))
+    });
+    group.finish();
+}
+
+fn parse_only(chunks: Vec<Bytes>) -> usize {
+    let events = futures::stream::iter(chunks.into_iter().map(Ok::<_, ByteError>)).eventsource();
+    block_on(events.fold(
+        0usize,
+        |n, e| async move { n + e.map_or(0, |e| e.data.len()) },
+    ))
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
