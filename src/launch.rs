@@ -203,11 +203,25 @@ impl Launch {
         })
     }
 
-    /// The model client chosen by flags, config and environment.
-    pub fn model(&self) -> Result<Arc<dyn ModelClient>, LaunchError> {
-        Err(LaunchError::Setup(
-            "no model provider is available in this build yet".into(),
-        ))
+    /// The model client chosen by flags over config layers, then the environment
+    /// (`model::select`). Async because autodetection may probe a local Ollama.
+    pub async fn model(&self) -> Result<Arc<dyn ModelClient>, LaunchError> {
+        use crate::model::http::HttpOptions;
+        use crate::model::select::{ProviderSettings, select};
+        let config = ProviderSettings {
+            provider: self.layers.last(|c| c.provider.clone()),
+            model: self.layers.last(|c| c.model.clone()),
+            base_url: self.layers.last(|c| c.base_url.clone()),
+            api_key_env: self.layers.last(|c| c.api_key_env.clone()),
+        };
+        let flags = ProviderSettings {
+            provider: self.options.provider.clone(),
+            model: self.options.model.clone(),
+            base_url: self.options.base_url.clone(),
+            api_key_env: None,
+        };
+        let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
+        Ok(select(&flags.over(config), &options).await?)
     }
 
     /// Warnings collected while preparing, as events for the front-end.

@@ -134,7 +134,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
 async fn run(common: Common, task: String, json: bool, auto_approve: bool) -> Result<ExitCode> {
     let mut launch = Launch::prepare(common.launch_options())?;
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
-    let model = launch.model()?;
+    let model = launch.model().await?;
     let approvals = if auto_approve {
         ApprovalMode::ApproveAsks
     } else {
