@@ -161,9 +161,18 @@ fn replayable_arguments(arguments: &str) -> String {
     }
 }
 
+/// `null` where a list is expected (some servers send `"tool_calls": null`) reads as empty.
+fn null_as_empty<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+}
+
 #[derive(Deserialize)]
 struct Chunk {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     choices: Vec<Choice>,
     #[serde(default)]
     usage: Option<WireUsage>,
@@ -174,7 +183,7 @@ struct Chunk {
 #[derive(Deserialize)]
 struct Choice {
     #[serde(default)]
-    index: u32,
+    index: Option<u32>,
     #[serde(default)]
     delta: Option<Delta>,
     #[serde(default)]
@@ -185,7 +194,7 @@ struct Choice {
 struct Delta {
     #[serde(default)]
     content: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     tool_calls: Vec<ToolCallDelta>,
 }
 
@@ -210,9 +219,9 @@ struct FunctionDelta {
 #[derive(Deserialize)]
 struct WireUsage {
     #[serde(default)]
-    prompt_tokens: u64,
+    prompt_tokens: Option<u64>,
     #[serde(default)]
-    completion_tokens: u64,
+    completion_tokens: Option<u64>,
     #[serde(default)]
     prompt_tokens_details: Option<PromptDetails>,
 }
@@ -220,7 +229,7 @@ struct WireUsage {
 #[derive(Deserialize)]
 struct PromptDetails {
     #[serde(default)]
-    cached_tokens: u64,
+    cached_tokens: Option<u64>,
 }
 
 /// A tool call being assembled from fragments.
@@ -371,12 +380,19 @@ impl SseDecoder for OpenAiDecoder {
         }
         if let Some(u) = chunk.usage {
             self.usage = Some(Usage {
-                input_tokens: u.prompt_tokens,
-                output_tokens: u.completion_tokens,
-                cached_input_tokens: u.prompt_tokens_details.map_or(0, |d| d.cached_tokens),
+                input_tokens: u.prompt_tokens.unwrap_or(0),
+                output_tokens: u.completion_tokens.unwrap_or(0),
+                cached_input_tokens: u
+                    .prompt_tokens_details
+                    .and_then(|d| d.cached_tokens)
+                    .unwrap_or(0),
             });
         }
-        for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
+        for choice in chunk
+            .choices
+            .into_iter()
+            .filter(|c| c.index.unwrap_or(0) == 0)
+        {
             if let Some(delta) = choice.delta {
                 if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
                     out.push(StreamEvent::TextDelta(text));
@@ -456,6 +472,35 @@ mod tests {
             vec![StreamEvent::Completed {
                 stop_reason: ModelStopReason::ToolUse
             }]
+        );
+    }
+
+    #[test]
+    fn nulls_where_servers_put_them_are_read_as_absent() {
+        let mut d = OpenAiDecoder::new("vllm");
+        let out = feed(
+            &mut d,
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":null},"finish_reason":null}],"usage":null}"#,
+        );
+        assert!(out.is_empty());
+        let out = feed(
+            &mut d,
+            r#"{"choices":null,"usage":{"prompt_tokens":3,"completion_tokens":null,"prompt_tokens_details":null}}"#,
+        );
+        assert!(out.is_empty());
+        let out = feed(&mut d, "[DONE]");
+        assert_eq!(
+            out,
+            vec![
+                StreamEvent::Usage(Usage {
+                    input_tokens: 3,
+                    output_tokens: 0,
+                    cached_input_tokens: 0
+                }),
+                StreamEvent::Completed {
+                    stop_reason: ModelStopReason::EndTurn
+                }
+            ]
         );
     }
 
