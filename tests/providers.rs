@@ -988,6 +988,7 @@ mod agent_end_to_end {
     use pablo::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome};
     use pablo::tools::plan::PlanUpdate;
     use pablo::tools::{Catalog, Host};
+    use pablo::workspace::Workspace;
 
     use super::support_common::*;
     use crate::support::http::{ScriptedResponse, ScriptedServer, anthropic, openai};
@@ -1004,10 +1005,11 @@ mod agent_end_to_end {
             model,
             catalog,
             policy: Arc::new(PolicyEngine::new(Default::default())),
-            host: Arc::new(Host {
-                workspace_root: workspace.path().to_path_buf(),
-                state_dir: state.path().to_path_buf(),
-            }),
+            host: Arc::new(Host::new(
+                Arc::new(Workspace::open(workspace.path()).unwrap()),
+                state.path().to_path_buf(),
+                &Default::default(),
+            )),
             limits: Limits::default(),
             approvals: ApprovalMode::RefuseAsks,
             system_prompt: "you plan".into(),
