@@ -1,1 +1,387 @@
-//! Integration tests: agent.
+//! The agent loop and `pablo run`, end to end: the real binary against a scripted
+//! OpenAI-compatible server on 127.0.0.1.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::bin::{Sandbox, json_lines, types};
+use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+const PLAN_ARGS: &[&str] = &[
+    r#"{"items": [{"content": "read the "#,
+    r#"code", "status": "in_progress"}, "#,
+    r#"{"content": "fix it", "status": "pending"}]}"#,
+];
+
+async fn run(sandbox: &Sandbox, server: &ScriptedServer, task: &str, extra: &[&str]) -> Output {
+    let mut cmd = sandbox.run_json(&server.base_url(), task);
+    cmd.args(extra);
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("pablo run finished within 60 s")
+        .expect("pablo runs");
+    Output {
+        code: out.status.code(),
+        lines: json_lines(&out.stdout),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+struct Output {
+    code: Option<i32>,
+    lines: Vec<Value>,
+    stderr: String,
+}
+
+impl Output {
+    fn of_type(&self, t: &str) -> Vec<&Value> {
+        self.lines.iter().filter(|l| l["type"] == t).collect()
+    }
+}
+
+/// The content of the tool message the model received in request `n`.
+fn tool_messages(server: &ScriptedServer, n: usize) -> Vec<Value> {
+    let body = server.requests()[n].json();
+    body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().expect("content")).expect("json"))
+        .collect()
+}
+
+#[tokio::test]
+async fn run_json_prints_the_contract_lines_for_a_tool_turn() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "call_1",
+        "update_plan",
+        PLAN_ARGS,
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("Plan made.")));
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "make a plan", &[]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(
+        types(&out.lines),
+        [
+            "session_started",
+            "tool_call",
+            "plan",
+            "tool_result",
+            "message",
+            "turn_completed"
+        ]
+    );
+    let call = out.of_type("tool_call")[0];
+    assert_eq!(call["tool"], "plan.update");
+    assert_eq!(call["call_id"], "call_1");
+    assert_eq!(call["arguments"]["items"][0]["content"], "read the code");
+    assert_eq!(out.of_type("plan")[0]["items"][0]["status"], "in_progress");
+    let result = &out.of_type("tool_result")[0]["result"];
+    assert_eq!(result["ok"], true);
+    assert_eq!(out.of_type("message")[0]["text"], "Plan made.");
+    let done = out.of_type("turn_completed")[0];
+    assert_eq!(done["stop_reason"], "end_turn");
+    assert_eq!(done["usage"]["input_tokens"], 20);
+    // What the model got back is exactly what was printed.
+    assert_eq!(&tool_messages(&server, 1)[0], result);
+    // The first request carried the task, the system prompt and the tool specs.
+    let first = server.requests()[0].json();
+    assert_eq!(first["model"], "test-model");
+    assert!(first["stream"].as_bool().unwrap_or(false));
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"update_plan"), "{tools:?}");
+}
+
+#[tokio::test]
+async fn malformed_arguments_reach_the_model_as_invalid_arguments_and_the_run_goes_on() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "call_bad",
+        "update_plan",
+        &[r#"{"items": [{"content": "#, r#""x", "status"#],
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("Sorry.")));
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "plan", &[]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let result = &out.of_type("tool_result")[0]["result"];
+    assert_eq!(result["ok"], false);
+    assert_eq!(result["error"]["code"], "invalid_arguments");
+    // The raw text is shown since it is not JSON.
+    assert!(out.of_type("tool_call")[0]["arguments"].is_string());
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(
+        tool_messages(&server, 1)[0]["error"]["code"],
+        "invalid_arguments"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_argument_key_is_named_in_invalid_arguments() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "c1",
+        "update_plan",
+        &[r#"{"items": [], "itmes": []}"#],
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "plan", &[]).await;
+    let error = &out.of_type("tool_result")[0]["result"]["error"];
+    assert_eq!(error["code"], "invalid_arguments");
+    assert!(
+        error["message"].as_str().unwrap().contains("itmes"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn two_parallel_tool_calls_run_in_order_and_both_results_go_back() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(
+        openai::Stream::new()
+            .tool_call(0, "a", "update_plan", &[r#"{"items": ["#])
+            .tool_call(1, "b", "update_plan", &[r#"{"items": []}"#])
+            .fragments(0, &[r#"{"content": "x", "status": "pending"}]}"#])
+            .finish("tool_calls")
+            .done(),
+    ));
+    server.push(ScriptedResponse::sse(openai::text_answer("done")));
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "plan twice", &[]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let ids: Vec<&str> = out
+        .of_type("tool_result")
+        .iter()
+        .map(|l| l["call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["a", "b"]);
+    let plans = out.of_type("plan");
+    assert_eq!(plans[0]["items"].as_array().unwrap().len(), 1);
+    assert_eq!(plans[1]["items"].as_array().unwrap().len(), 0);
+    assert_eq!(tool_messages(&server, 1).len(), 2);
+}
+
+#[tokio::test]
+async fn zero_model_calls_sends_no_request_and_fails_clearly() {
+    let server = ScriptedServer::start().await;
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "anything", &["--max-model-calls", "0"]).await;
+    assert_ne!(out.code, Some(0));
+    assert_eq!(
+        out.of_type("error")[0]["code"],
+        "model_call_budget_exhausted"
+    );
+    assert_eq!(
+        out.of_type("turn_completed")[0]["stop_reason"],
+        "budget_exhausted"
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn one_tool_call_budget_refuses_the_second_call() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(
+        openai::Stream::new()
+            .tool_call(0, "a", "update_plan", &[r#"{"items": []}"#])
+            .tool_call(1, "b", "update_plan", &[r#"{"items": []}"#])
+            .finish("tool_calls")
+            .done(),
+    ));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "plan", &["--max-tool-calls", "1"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let results = out.of_type("tool_result");
+    assert_eq!(results[0]["result"]["ok"], true);
+    assert_eq!(
+        results[1]["result"]["error"]["code"],
+        "tool_call_budget_exhausted"
+    );
+    assert_eq!(out.of_type("plan").len(), 1, "the second call never ran");
+}
+
+#[tokio::test]
+async fn no_tool_starts_when_no_model_call_is_left_to_read_its_result() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "a",
+        "update_plan",
+        PLAN_ARGS,
+    )));
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "plan", &["--max-model-calls", "1"]).await;
+    assert_ne!(out.code, Some(0));
+    assert!(out.of_type("plan").is_empty(), "the tool must not run");
+    assert_eq!(
+        out.of_type("tool_result")[0]["result"]["error"]["code"],
+        "model_call_budget_exhausted"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn an_ask_in_headless_mode_is_refused_with_approval_required() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "a",
+        "update_plan",
+        PLAN_ARGS,
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    sandbox.user_config("[options.tools]\n\"plan.update\" = \"ask\"\n");
+    let out = run(&sandbox, &server, "plan", &[]).await;
+    assert_eq!(
+        out.of_type("tool_result")[0]["result"]["error"]["code"],
+        "approval_required"
+    );
+    assert!(out.of_type("plan").is_empty());
+
+    // The same ask with --auto-approve runs.
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "a",
+        "update_plan",
+        PLAN_ARGS,
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let out = run(&sandbox, &server, "plan", &["--auto-approve"]).await;
+    assert_eq!(out.of_type("tool_result")[0]["result"]["ok"], true);
+}
+
+#[tokio::test]
+async fn a_denied_tool_is_refused_with_the_rule_that_denied_it() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "a",
+        "update_plan",
+        PLAN_ARGS,
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    sandbox.user_config("[options.tools]\n\"plan.update\" = \"deny\"\n");
+    let out = run(&sandbox, &server, "plan", &["--auto-approve"]).await;
+    let error = &out.of_type("tool_result")[0]["result"]["error"];
+    assert_eq!(error["code"], "denied");
+    assert!(error["message"].as_str().unwrap().contains("plan.update"));
+}
+
+#[tokio::test]
+async fn a_server_failing_with_500_ends_the_run_with_the_status_and_message() {
+    let server = ScriptedServer::start().await;
+    for _ in 0..8 {
+        server.push(ScriptedResponse::error(
+            500,
+            "server_error",
+            "the oven is on fire",
+        ));
+    }
+    let sandbox = Sandbox::new();
+    sandbox.user_config("[limits]\nstream_idle_timeout_seconds = 5\n");
+    let out = run(&sandbox, &server, "hi", &[]).await;
+    assert_eq!(out.code, Some(1));
+    let error = out.of_type("error")[0];
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("500"), "{message}");
+    assert!(message.contains("the oven is on fire"), "{message}");
+    assert_eq!(out.of_type("turn_completed")[0]["stop_reason"], "error");
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_way_is_an_error_not_a_silent_answer() {
+    let server = ScriptedServer::start().await;
+    server.push(
+        ScriptedResponse::sse(openai::Stream::new().text(&["Hel", "lo"]).events()).cut_after(2),
+    );
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "hi", &[]).await;
+    assert_ne!(out.code, Some(0));
+    assert!(!out.of_type("error").is_empty(), "{:?}", out.lines);
+}
+
+#[tokio::test]
+async fn sigint_during_a_stream_cancels_the_turn_and_exits_130() {
+    let server = ScriptedServer::start().await;
+    server.push(
+        ScriptedResponse::sse(openai::Stream::new().text(&["thinking"]).events()).hang_after(1),
+    );
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.run_json(&server.base_url(), "hi");
+    cmd.stdout(std::process::Stdio::piped());
+    let child = cmd.spawn().expect("spawn");
+    server.wait_for_requests(1).await;
+    // Let the first chunk arrive, then interrupt like Ctrl-C does.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let pid = child.id().expect("pid") as i32;
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid).expect("pid"),
+        rustix::process::Signal::INT,
+    )
+    .expect("kill");
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("pablo stopped after SIGINT")
+        .expect("wait");
+    assert_eq!(out.status.code(), Some(130));
+    let lines = json_lines(&out.stdout);
+    let kinds = types(&lines);
+    assert_eq!(kinds.last().map(String::as_str), Some("turn_completed"));
+    let done = lines.last().unwrap();
+    assert_eq!(done["stop_reason"], "cancelled");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "error" && l["code"] == "cancelled")
+    );
+}
+
+#[tokio::test]
+async fn traces_at_the_most_verbose_level_never_hold_keys_arguments_or_content() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "a",
+        "update_plan",
+        &[r#"{"items": [{"content": "ARGUMENT-SECRET-2", "status": "pending"}]}"#],
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer(
+        "MODEL-SECRET-3 done",
+    )));
+    let sandbox = Sandbox::new();
+    let log = sandbox.root().join("trace.log");
+    let mut cmd = sandbox.run_json(&server.base_url(), "TASK-SECRET-1");
+    cmd.env("OPENAI_API_KEY", "sk-KEY-SECRET-0")
+        .env("PABLO_LOG", "trace")
+        .env("PABLO_LOG_FILE", &log);
+    let out = cmd.output().await.expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    // The key did reach the server, so the test would see it if it leaked.
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some("Bearer sk-KEY-SECRET-0")
+    );
+    let trace = std::fs::read_to_string(&log).expect("trace written");
+    for span in ["\"turn\"", "\"model_call\"", "\"tool_call\""] {
+        assert!(trace.contains(span), "no {span} span in trace:\n{trace}");
+    }
+    for secret in [
+        "KEY-SECRET-0",
+        "TASK-SECRET-1",
+        "ARGUMENT-SECRET-2",
+        "MODEL-SECRET-3",
+        sandbox.workspace().to_str().unwrap(),
+    ] {
+        assert!(!trace.contains(secret), "{secret} leaked into the trace");
+    }
+    // Spans record decisions and counts.
+    assert!(trace.contains("\"decision\":\"allow\""), "{trace}");
+}
