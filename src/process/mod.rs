@@ -20,7 +20,7 @@ pub use capture::{ARTIFACT_MAX_BYTES, Capture, InlineView};
 pub use group::{CleanupTimes, ExitInfo, live_group_members, signal_name};
 pub use run::{RunReport, RunRequest, run_foreground};
 pub use session::{OutputLog, SessionManager, SessionRequest, SessionStatus, WINDOW_BYTES};
-pub use spawn::{SpawnSpec, clean_env, resolve_workspace_cwd};
+pub use spawn::{SpawnSpec, clean_env};
 
 use crate::config::ShellOptions;
 use crate::tools::Coded;
@@ -94,12 +94,6 @@ impl ShellSettings {
 pub enum ProcessError {
     #[error("environment variable {name} refused: {reason}")]
     InvalidEnv { name: String, reason: String },
-    #[error("working directory {cwd:?} refused: {reason}")]
-    CwdRefused { cwd: String, reason: String },
-    #[error("working directory {cwd:?} does not exist in the workspace")]
-    CwdNotFound { cwd: String },
-    #[error("working directory {cwd:?} is not a directory")]
-    CwdNotDirectory { cwd: String },
     #[error("cannot start {launcher}: {message}")]
     Spawn { launcher: String, message: String },
     #[error(
@@ -146,9 +140,6 @@ impl Coded for ProcessError {
             ProcessError::InvalidEnv { .. } | ProcessError::UnknownKey { .. } => {
                 "invalid_arguments"
             }
-            ProcessError::CwdRefused { .. } => "path_refused",
-            ProcessError::CwdNotFound { .. } => "not_found",
-            ProcessError::CwdNotDirectory { .. } => "not_a_directory",
             ProcessError::Spawn { .. } => "spawn_failed",
             ProcessError::CleanupFailed { .. } | ProcessError::SessionCleanupFailed { .. } => {
                 "tool_cleanup_failed"

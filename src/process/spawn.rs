@@ -1,13 +1,13 @@
 //! Starting a command: the clean environment, the working directory check, pipes or a PTY.
 //!
 //! A command never sees pablo's own environment (keys, `HOME`, shell start-up files, trace
-//! context): the environment is built from nothing. Its working directory must be a real
-//! directory inside the workspace, reached without following a symbolic link.
+//! context): the environment is built from nothing. Its working directory is resolved by the
+//! workspace before it gets here.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use super::ProcessError;
@@ -58,83 +58,6 @@ fn check_env_name(name: &str) -> Result<(), ProcessError> {
         });
     }
     Ok(())
-}
-
-/// Resolves a command's working directory inside the workspace.
-///
-/// The rules are those of the file tools: a relative path, no `..`, no NUL, no backslash, every
-/// component a real directory (a symbolic link anywhere on the way is refused, so the directory
-/// cannot lead outside the workspace). Returns the absolute path and the workspace-relative form
-/// (`.` for the root).
-///
-/// This is pablo's own check until the workspace module offers the same resolution for
-/// directories; then this function should call it.
-pub fn resolve_workspace_cwd(
-    root: &Path,
-    cwd: Option<&str>,
-) -> Result<(PathBuf, String), ProcessError> {
-    let raw = cwd.unwrap_or("").trim();
-    let refuse = |reason: &str| ProcessError::CwdRefused {
-        cwd: raw.to_string(),
-        reason: reason.to_string(),
-    };
-    if raw.contains('\0') {
-        return Err(refuse("it contains a NUL byte"));
-    }
-    if raw.contains('\\') {
-        return Err(refuse("it contains a backslash; use forward slashes"));
-    }
-    let path = Path::new(raw);
-    if path.is_absolute() {
-        return Err(refuse(
-            "it is absolute; give a path relative to the workspace",
-        ));
-    }
-    let mut parts = Vec::new();
-    for c in path.components() {
-        match c {
-            Component::Normal(p) => parts.push(p.to_os_string()),
-            Component::CurDir => {}
-            Component::ParentDir => return Err(refuse("it contains `..`")),
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(refuse(
-                    "it is absolute; give a path relative to the workspace",
-                ));
-            }
-        }
-    }
-    let mut abs = root.to_path_buf();
-    let mut rel = PathBuf::new();
-    for part in &parts {
-        abs.push(part);
-        rel.push(part);
-        let meta = std::fs::symlink_metadata(&abs).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                ProcessError::CwdNotFound {
-                    cwd: rel.display().to_string(),
-                }
-            } else {
-                refuse(&format!("cannot inspect {}: {e}", rel.display()))
-            }
-        })?;
-        if meta.file_type().is_symlink() {
-            return Err(refuse(&format!(
-                "{} is a symbolic link; a working directory must be reached without links",
-                rel.display()
-            )));
-        }
-        if !meta.is_dir() {
-            return Err(ProcessError::CwdNotDirectory {
-                cwd: rel.display().to_string(),
-            });
-        }
-    }
-    let rel = if parts.is_empty() {
-        ".".to_string()
-    } else {
-        rel.to_string_lossy().replace('\\', "/")
-    };
-    Ok((abs, rel))
 }
 
 /// What to start.

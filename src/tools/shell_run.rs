@@ -6,13 +6,15 @@
 //! A non-zero exit is a result, not a failure: `grep` answering 1 is information.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use rustix::fs::{Mode, OFlags};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Coded, Tool, ToolContext, ToolFailure, ToolKind};
+use super::{Coded, Host, Tool, ToolContext, ToolFailure, ToolKind};
 use crate::process::{
     self, HOST_MAX_OUTPUT_BYTES, HOST_MAX_TIMEOUT, ProcessError, RunReport, RunRequest,
     SessionRequest, ShellSettings, SpawnSpec,
@@ -85,6 +87,22 @@ fn parse(args: &Value) -> Result<Args, ToolFailure> {
     // The environment is checked now so a bad name is refused before anyone is asked.
     process::clean_env(&a.env, a.pty).map_err(ToolFailure::from)?;
     Ok(a)
+}
+
+/// Resolves a command's working directory with the file tools' rules (a relative path, no `..`,
+/// no NUL or backslash) and opens it as a directory beneath the workspace root without following
+/// any link, which proves it is a real directory inside the workspace. Returns the absolute path
+/// and the workspace-relative form (`.` for the root).
+fn resolve_cwd(host: &Host, raw: Option<&str>) -> Result<(PathBuf, String), ToolFailure> {
+    let ws = &host.workspace;
+    let rel = ws.parse(raw.unwrap_or(""))?;
+    ws.open_beneath(&rel, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())?;
+    let label = if rel.is_root() {
+        ".".to_string()
+    } else {
+        rel.as_str().to_string()
+    };
+    Ok((ws.root().join(rel.as_str()), label))
 }
 
 /// A file name for the spill file of one call: the call id, reduced to safe characters.
@@ -192,7 +210,7 @@ impl Tool for ShellRun {
 
     async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
         let a = parse(args)?;
-        let (_, cwd) = process::resolve_workspace_cwd(&ctx.host.workspace_root, a.cwd.as_deref())?;
+        let (_, cwd) = resolve_cwd(&ctx.host, a.cwd.as_deref())?;
         Ok(Preview::Command(CommandPreview {
             command: a.command,
             cwd,
@@ -217,7 +235,7 @@ impl Tool for ShellRun {
         };
         // Run what was previewed: its command, its directory (checked again now), its mode.
         let cwd_arg = (p.cwd != ".").then_some(p.cwd.as_str());
-        let (cwd, cwd_label) = process::resolve_workspace_cwd(&ctx.host.workspace_root, cwd_arg)?;
+        let (cwd, cwd_label) = resolve_cwd(&ctx.host, cwd_arg)?;
         let spawn = SpawnSpec {
             launcher: self.settings.launcher.clone(),
             command: p.command.clone(),
