@@ -854,3 +854,82 @@ async fn two_quiet_checks_switch_notification_on_and_say_so() {
         .await
         .unwrap();
 }
+
+// ---------------------------------------------------------------- front-end ops through the agent
+
+/// The agent needs a model to exist; these tests never start a turn, so it is never called.
+struct UnusedModel;
+
+#[async_trait::async_trait]
+impl pablo::model::ModelClient for UnusedModel {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+    fn model(&self) -> &str {
+        "unused"
+    }
+    async fn stream(
+        &self,
+        _request: &pablo::model::ModelRequest,
+        _cancel: CancellationToken,
+    ) -> Result<pablo::model::EventStream, pablo::model::ModelError> {
+        panic!("no turn is started in these tests")
+    }
+}
+
+fn spawn_agent(host: Arc<Host>) -> pablo::agent::AgentHandle {
+    pablo::agent::spawn(pablo::agent::AgentSetup {
+        session_id: "test".into(),
+        model: Arc::new(UnusedModel),
+        catalog: pablo::tools::Catalog::new(),
+        policy: Arc::new(pablo::policy::PolicyEngine::default()),
+        host,
+        limits: pablo::agent::Limits::default(),
+        approvals: pablo::agent::ApprovalMode::RefuseAsks,
+        system_prompt: String::new(),
+        history: Vec::new(),
+        recorder: None,
+    })
+}
+
+#[tokio::test]
+async fn front_end_input_and_kill_reach_the_session_and_shutdown_kills_the_rest() {
+    let f = fixture();
+    let mut agent = spawn_agent(f.host.clone());
+    let r = f.sh(json!({"command": "cat", "background": true})).await;
+    let echo = r["session_id"].as_str().unwrap().to_string();
+    agent
+        .ops
+        .send(pablo::protocol::Op::SessionInput {
+            session_id: echo.clone(),
+            data: "from the tui\n".into(),
+        })
+        .unwrap();
+    f.wait_for_output(&echo, "from the tui\n").await;
+    agent
+        .ops
+        .send(pablo::protocol::Op::KillSession {
+            session_id: echo.clone(),
+        })
+        .unwrap();
+    let w = f
+        .session(json!({"action": "wait", "session_id": echo, "timeout_ms": 20000}))
+        .await
+        .unwrap();
+    assert_eq!(w["status"], "exited", "{w}");
+
+    let r = f
+        .sh(json!({"command": "echo $$; sleep 300", "background": true}))
+        .await;
+    let id = r["session_id"].as_str().unwrap().to_string();
+    let pgid = first_line_pid(&f.wait_for_output(&id, "\n").await);
+    agent.ops.send(pablo::protocol::Op::Shutdown).unwrap();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(20), agent.events.recv()).await {
+            Ok(Some(Event::ShutdownComplete)) => break,
+            Ok(Some(_)) => continue,
+            other => panic!("no ShutdownComplete: {other:?}"),
+        }
+    }
+    assert_eq!(alive_in_group(pgid), Vec::<i32>::new());
+}
