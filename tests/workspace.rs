@@ -312,8 +312,10 @@ fn symlink_swap_race_with(resolver: Resolver) {
     let ws = open(&ws_dir, resolver);
 
     let stop = Arc::new(AtomicBool::new(false));
+    let swap_count = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let swapper = {
         let stop = stop.clone();
+        let swap_count = swap_count.clone();
         let ws_dir = ws_dir.clone();
         std::thread::spawn(move || {
             let mut swaps = 0u64;
@@ -335,6 +337,7 @@ fn symlink_swap_race_with(resolver: Resolver) {
                     let _ = std::fs::rename(&tmp, &alt);
                 }
                 swaps += 1;
+                swap_count.store(swaps, Ordering::Relaxed);
             }
             swaps
         })
@@ -344,8 +347,13 @@ fn symlink_swap_race_with(resolver: Resolver) {
     let started = Instant::now();
     let (mut reads_ok, mut refused, mut writes_ok) = (0u32, 0u32, 0u32);
     let mut i = 0u32;
-    // Thousands of iterations, with a time bound as a safety net on a slow disk.
-    while i < 3000 && started.elapsed() < Duration::from_secs(20) {
+    // Thousands of iterations, and on a loaded machine more until the race was really exercised
+    // (both outcomes seen, the swapper scheduled), with a time bound as a safety net.
+    let exercised = |reads_ok: u32, refused: u32| {
+        reads_ok > 0 && refused > 0 && swap_count.load(Ordering::Relaxed) > 100
+    };
+    while (i < 3000 || !exercised(reads_ok, refused)) && started.elapsed() < Duration::from_secs(60)
+    {
         match ws.read_file(&rel("d/secret.txt")) {
             Ok(f) => {
                 assert_eq!(f.bytes, b"inside\n", "read through the swapped link");
