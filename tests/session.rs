@@ -4,9 +4,6 @@
 //! it receives; journals are real files in a temporary directory, damaged with real truncation and
 //! real garbage bytes.
 
-// Test code: a failed unwrap is a failed test, which is what it should be.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

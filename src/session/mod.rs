@@ -214,7 +214,6 @@ pub fn find_last_for_workspace(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
