@@ -110,6 +110,13 @@ impl SessionInfo {
         (self.plan_total > 0).then(|| format!("{}/{}", self.plan_done, self.plan_total))
     }
 
+    /// Whether the session worked in `dir` (compared canonically). A front-end resuming a session
+    /// elsewhere asks (TUI) or says (headless) which workspace it continues in.
+    pub fn is_for_workspace(&self, dir: &Path) -> bool {
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        dir.to_string_lossy() == self.workspace
+    }
+
     /// The last update as RFC 3339.
     pub fn updated(&self) -> String {
         format_ms(self.updated_ms)
