@@ -166,7 +166,8 @@ async fn pablo_run_killed_at_random_points_leaves_journals_that_resume_exactly()
     let store = Store::at(sb.data_dir().join("sessions"));
     let mut rng = fastrand::Rng::with_seed(0x5e55);
     let mut interrupted_seen = 0;
-    for round in 0..12 {
+    let mut lengths = Vec::new();
+    for round in 0..20 {
         let server = ScriptedServer::start().await;
         push_turn(&server, Duration::from_millis(4));
         let mut child = sb
@@ -196,6 +197,7 @@ async fn pablo_run_killed_at_random_points_leaves_journals_that_resume_exactly()
         );
         assert_paired(&state.history);
         interrupted_seen += state.interrupted.len();
+        lengths.push(state.history.len());
 
         let server2 = ScriptedServer::start().await;
         server2.push(ScriptedResponse::sse(openai::text_answer("resumed fine")));
@@ -220,6 +222,8 @@ async fn pablo_run_killed_at_random_points_leaves_journals_that_resume_exactly()
         assert!(later.warnings.is_empty(), "round {round}: {:?}", later.warnings);
         assert_paired(&later.history);
     }
-    // Not an assertion on timing: a report of how many kills landed mid-tool.
-    eprintln!("interrupted calls answered across rounds: {interrupted_seen}");
+    // Not an assertion on timing: a report of where the kills landed.
+    eprintln!(
+        "history lengths at the kill: {lengths:?}; interrupted calls answered: {interrupted_seen}"
+    );
 }
