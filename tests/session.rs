@@ -143,6 +143,7 @@ fn setup(
         host: Arc::new(Host {
             workspace_root: ws.to_path_buf(),
             state_dir: ws.join(".state"),
+            workspace: Arc::new(pablo::workspace::Workspace::open(ws).unwrap()),
         }),
         limits: Limits::default(),
         approvals: ApprovalMode::RefuseAsks,
@@ -961,8 +962,17 @@ mod cli {
         events.extend(sample_events()[2..].iter().cloned());
         let newer = journal_in(&store, &sb.workspace(), &events);
 
-        let out = sb.command().args(["sessions", "--json"]).output().await.unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = sb
+            .command()
+            .args(["sessions", "--json"])
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let lines = json_lines(&out.stdout);
         let ids: Vec<_> = lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
         assert_eq!(ids, [newer.as_str(), older.as_str()]);
@@ -972,13 +982,20 @@ mod cli {
         assert_eq!(lines[0]["plan_total"], 3);
         assert_eq!(
             lines[0]["workspace"],
-            sb.workspace().canonicalize().unwrap().to_string_lossy().as_ref()
+            sb.workspace()
+                .canonicalize()
+                .unwrap()
+                .to_string_lossy()
+                .as_ref()
         );
 
         let out = sb.command().arg("sessions").output().await.unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
         let row = text.lines().find(|l| l.starts_with(&newer)).unwrap();
-        assert!(row.contains("1/3") && row.contains("refactor the parser"), "{row}");
+        assert!(
+            row.contains("1/3") && row.contains("refactor the parser"),
+            "{row}"
+        );
     }
 
     #[tokio::test]
@@ -1008,7 +1025,12 @@ mod cli {
             String::from_utf8_lossy(&out.stderr)
         );
 
-        let out = sb.command().args(["resume", "--last"]).output().await.unwrap();
+        let out = sb
+            .command()
+            .args(["resume", "--last"])
+            .output()
+            .await
+            .unwrap();
         assert!(!out.status.success());
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("no session was found for workspace"),
