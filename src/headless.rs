@@ -165,6 +165,11 @@ impl<W: Write> Printer<'_, W> {
                 Some(json!({"type": "error", "code": code, "message": message}))
             }
             Event::Warning { message } => Some(json!({"type": "warning", "message": message})),
+            Event::ContextCompacted {
+                summary,
+                replaced_messages,
+            } => Some(json!({"type": "compacted", "summary": summary,
+                "replaced_messages": replaced_messages})),
             _ => None,
         };
         match line {
@@ -230,6 +235,15 @@ impl<W: Write> Printer<'_, W> {
             Event::Warning { message } => {
                 self.end_stream()?;
                 writeln!(self.out, "warning: {message}")
+            }
+            Event::ContextCompacted {
+                replaced_messages, ..
+            } => {
+                self.end_stream()?;
+                writeln!(
+                    self.out,
+                    "context: {replaced_messages} earlier messages were replaced by a summary"
+                )
             }
             Event::Error { code, message } => {
                 self.end_stream()?;

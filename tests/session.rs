@@ -834,6 +834,94 @@ fn allow_always_answers_are_restored_into_the_policy_of_the_resumed_session() {
     );
 }
 
+#[tokio::test]
+async fn long_conversation_is_compacted_and_resume_sends_the_compacted_history() {
+    let e = env();
+    let journal = new_journal(&e);
+    let id = journal.id().to_string();
+    let path = journal.path().to_path_buf();
+    let long = "the details of the first answer ".repeat(20);
+    let model = Scripted::new(vec![
+        tool_reply(&[("c1", "update_plan", PLAN_ARGS)]),
+        text_reply(&long),
+        text_reply("SUMMARY: plan made, first answer given"),
+        text_reply("second answer"),
+    ]);
+    let mut s = setup(&e.ws, &id, model.clone(), vec![], journal);
+    s.limits.compact_at_bytes = 1_000;
+    let seen = run_turns(s, &["first task", "second task"]).await;
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4);
+    // The summary request carries the older turns and no tools.
+    let summary_req = &requests[2];
+    assert!(summary_req.tools.is_empty());
+    assert_eq!(summary_req.messages[..3], requests[1].messages[..]);
+    assert_eq!(summary_req.messages.len(), 5);
+    assert!(matches!(&summary_req.messages[4], Message::User { text } if text.contains("summary")));
+    // The turn's own request: the summary in place of the first turn, then the new prompt.
+    let Message::User { text: summary } = &requests[3].messages[0] else {
+        panic!("{:?}", requests[3].messages)
+    };
+    assert!(summary.starts_with(pablo::agent::COMPACT_MARK), "{summary}");
+    assert!(summary.ends_with("SUMMARY: plan made, first answer given"));
+    assert_eq!(
+        requests[3].messages[1..],
+        [Message::User {
+            text: "second task".into()
+        }]
+    );
+    assert!(seen.iter().any(|ev| matches!(
+        ev,
+        Event::ContextCompacted {
+            replaced_messages: 4,
+            ..
+        }
+    )));
+
+    // The journal still holds the whole first turn, and resume sends what the model last saw.
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("the details of the first answer"));
+    assert!(text.contains("\"context_compacted\""));
+    let state = e.store.load(&id).unwrap();
+    let mut expected = requests[3].messages.clone();
+    expected.push(Message::Assistant {
+        text: "second answer".into(),
+        tool_calls: vec![],
+    });
+    assert_eq!(state.history, expected);
+    assert_eq!(state.plan.unwrap().items.len(), 3);
+    assert_eq!(state.turns, 2);
+}
+
+#[tokio::test]
+async fn a_summary_that_fails_leaves_the_conversation_whole_with_a_warning() {
+    let e = env();
+    let journal = new_journal(&e);
+    let id = journal.id().to_string();
+    let model = Scripted::new(vec![
+        text_reply(&"a long first answer ".repeat(60)),
+        // The summary stream stops before it completes.
+        vec![StreamEvent::TextDelta("SUMM".into())],
+        text_reply("second answer"),
+    ]);
+    let mut s = setup(&e.ws, &id, model.clone(), vec![], journal);
+    s.limits.compact_at_bytes = 1_000;
+    let seen = run_turns(s, &["first task", "second task"]).await;
+    assert!(seen.iter().any(|ev| matches!(
+        ev,
+        Event::Warning { message } if message.contains("could not be summarized")
+    )));
+    assert!(
+        !seen
+            .iter()
+            .any(|ev| matches!(ev, Event::ContextCompacted { .. }))
+    );
+    let requests = model.requests();
+    assert_eq!(requests[2].messages.len(), 3);
+    let state = e.store.load(&id).unwrap();
+    assert_eq!(state.history[..3], requests[2].messages[..]);
+}
+
 /// The library counterpart of the SIGKILL test: the agent task is aborted at random points of a
 /// multi-turn session; every journal loads, its history is one providers accept, and a resumed
 /// agent sends exactly that history.

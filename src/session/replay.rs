@@ -285,6 +285,20 @@ impl Replayer {
                     });
                 }
             }
+            Event::ContextCompacted {
+                summary,
+                replaced_messages,
+            } => {
+                // The same replacement the agent made; pending calls cannot straddle it (it
+                // happens between model calls, after every result is in).
+                let n = (*replaced_messages).min(self.history.len());
+                self.history.splice(
+                    ..n,
+                    [Message::User {
+                        text: summary.clone(),
+                    }],
+                );
+            }
             Event::MessageDelta { .. }
             | Event::ToolCallRunning { .. }
             | Event::ToolOutputDelta { .. }
