@@ -140,11 +140,11 @@ fn setup(
         model,
         catalog,
         policy: Arc::new(PolicyEngine::default()),
-        host: Arc::new(Host {
-            workspace_root: ws.to_path_buf(),
-            state_dir: ws.join(".state"),
-            workspace: Arc::new(pablo::workspace::Workspace::open(ws).unwrap()),
-        }),
+        host: Arc::new(Host::new(
+            Arc::new(pablo::workspace::Workspace::open(ws).unwrap()),
+            ws.join(".state"),
+            &Default::default(),
+        )),
         limits: Limits::default(),
         approvals: ApprovalMode::RefuseAsks,
         system_prompt: "You are a test.".into(),
@@ -987,10 +987,8 @@ async fn agent_stopped_at_random_points_always_leaves_a_resumable_journal() {
     }
 }
 
-// `run` (tests/session/run.rs): the SIGKILL test, the request-body-after-resume test and the
-// key-never-journaled test on the real binary against the scripted server. It needs the OpenAI
-// client (`pablo::model::openai`) and `Launch::model()` wired to provider selection; until both
-// are on main it is not declared here. Declare it with `mod run;` once they are.
+/// `pablo run` killed and resumed, against the scripted server.
+mod run;
 
 /// The `pablo` binary's session commands, in a sandbox of their own.
 mod cli {

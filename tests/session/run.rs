@@ -28,24 +28,39 @@ fn push_turn(server: &ScriptedServer, pace: Duration) {
         ))
         .pace(pace),
     );
+    // A command that takes a while, so kills also land while a tool runs.
     server.push(
         ScriptedResponse::sse(openai::tool_call_answer(
-            "call_missing",
-            "fs_read",
-            &[r#"{"path":"#, r#""a.txt"}"#],
+            "call_sleep",
+            "shell_run",
+            &[r#"{"command":"#, r#""sleep 0.1"}"#],
         ))
         .pace(pace),
     );
-    server.push(ScriptedResponse::sse(openai::text_answer("all done here, see the plan")).pace(pace));
+    server
+        .push(ScriptedResponse::sse(openai::text_answer("all done here, see the plan")).pace(pace));
+}
+
+/// `pablo run --json --auto-approve` (the scripted turn runs a shell command) against the server.
+fn run_cmd(sb: &Sandbox, base_url: &str, extra: &[&str], task: &str) -> tokio::process::Command {
+    let mut cmd = sb.command();
+    cmd.env("OPENAI_API_KEY", "sk-test-key")
+        .args([
+            "--provider",
+            "openai",
+            "--model",
+            "test-model",
+            "--base-url",
+        ])
+        .arg(base_url)
+        .args(["run", "--json", "--auto-approve"])
+        .args(extra)
+        .arg(task);
+    cmd
 }
 
 fn resume_cmd(sb: &Sandbox, base_url: &str, id: &str, task: &str) -> tokio::process::Command {
-    let mut cmd = sb.command();
-    cmd.env("OPENAI_API_KEY", "sk-test-key")
-        .args(["--provider", "openai", "--model", "test-model", "--base-url"])
-        .arg(base_url)
-        .args(["run", "--json", "--resume", id, task]);
-    cmd
+    run_cmd(sb, base_url, &["--resume", id], task)
 }
 
 /// The `messages` the OpenAI client sends for `history` followed by a user turn.
@@ -69,8 +84,15 @@ async fn request_after_resume_equals_the_conversation_before_the_restart() {
     let sb = Sandbox::new();
     let server = ScriptedServer::start().await;
     push_turn(&server, Duration::ZERO);
-    let out = sb.run_json(&server.base_url(), "first task").output().await.unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run_cmd(&sb, &server.base_url(), &[], "first task")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lines = json_lines(&out.stdout);
     let id = lines[0]["session_id"].as_str().unwrap().to_string();
     let before = server.requests();
@@ -83,7 +105,11 @@ async fn request_after_resume_equals_the_conversation_before_the_restart() {
         .output()
         .await
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lines = json_lines(&out.stdout);
     assert_eq!(lines[0]["session_id"], id.as_str());
     // The restored checklist is shown right after the session starts.
@@ -120,7 +146,11 @@ async fn a_provider_key_in_the_environment_never_reaches_the_journal() {
         .output()
         .await
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // The key did go to the server, so it was in play.
     assert!(
         server.requests()[0]
@@ -170,8 +200,7 @@ async fn pablo_run_killed_at_random_points_leaves_journals_that_resume_exactly()
     for round in 0..20 {
         let server = ScriptedServer::start().await;
         push_turn(&server, Duration::from_millis(4));
-        let mut child = sb
-            .run_json(&server.base_url(), "first task")
+        let mut child = run_cmd(&sb, &server.base_url(), &[], "first task")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -191,7 +220,10 @@ async fn pablo_run_killed_at_random_points_leaves_journals_that_resume_exactly()
 
         let state = store.load(&id).unwrap();
         assert!(
-            state.warnings.iter().all(|w| w.kind == WarningKind::TornTail),
+            state
+                .warnings
+                .iter()
+                .all(|w| w.kind == WarningKind::TornTail),
             "round {round}: {:?}",
             state.warnings
         );
@@ -219,7 +251,11 @@ async fn pablo_run_killed_at_random_points_leaves_journals_that_resume_exactly()
         );
         // And the journal, continued, loads whole.
         let later = store.load(&id).unwrap();
-        assert!(later.warnings.is_empty(), "round {round}: {:?}", later.warnings);
+        assert!(
+            later.warnings.is_empty(),
+            "round {round}: {:?}",
+            later.warnings
+        );
         assert_paired(&later.history);
     }
     // Not an assertion on timing: a report of where the kills landed.
