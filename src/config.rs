@@ -49,6 +49,8 @@ pub struct LimitsConfig {
     pub max_tool_calls: Option<u64>,
     /// Seconds without a byte on a model stream before it is abandoned.
     pub stream_idle_timeout_seconds: Option<u64>,
+    /// Conversation size (bytes) at which older turns are summarized.
+    pub compact_at_bytes: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

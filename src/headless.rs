@@ -25,12 +25,26 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 /// Drives one task to completion and prints it to `out`. `interrupt` resolves when the person
 /// presses Ctrl-C; the turn is then cancelled and awaited, never abandoned.
 pub async fn run<W: Write>(
-    mut agent: AgentHandle,
+    agent: AgentHandle,
     task: String,
     json_lines: bool,
     out: &mut W,
     interrupt: impl std::future::Future<Output = ()>,
 ) -> RunOutcome {
+    run_resumed(agent, Vec::new(), task, json_lines, out, interrupt).await
+}
+
+/// [`run`] for a resumed session: `preamble` (the resume notes and the restored checklist,
+/// `ResumeState::start_events`) is printed right after `session_started`, before the task runs.
+pub async fn run_resumed<W: Write>(
+    mut agent: AgentHandle,
+    preamble: Vec<Event>,
+    task: String,
+    json_lines: bool,
+    out: &mut W,
+    interrupt: impl std::future::Future<Output = ()>,
+) -> RunOutcome {
+    let mut preamble = Some(preamble);
     let mut printer = Printer {
         json: json_lines,
         out,
@@ -67,7 +81,13 @@ pub async fn run<W: Write>(
             continue;
         }
         let done = matches!(event, Event::ShutdownComplete);
+        let started = matches!(event, Event::SessionStarted { .. });
         printer.print(&event);
+        if started {
+            for e in preamble.take().unwrap_or_default() {
+                printer.print(&e);
+            }
+        }
         if done {
             break;
         }
@@ -145,6 +165,11 @@ impl<W: Write> Printer<'_, W> {
                 Some(json!({"type": "error", "code": code, "message": message}))
             }
             Event::Warning { message } => Some(json!({"type": "warning", "message": message})),
+            Event::ContextCompacted {
+                summary,
+                replaced_messages,
+            } => Some(json!({"type": "compacted", "summary": summary,
+                "replaced_messages": replaced_messages})),
             _ => None,
         };
         match line {
@@ -210,6 +235,15 @@ impl<W: Write> Printer<'_, W> {
             Event::Warning { message } => {
                 self.end_stream()?;
                 writeln!(self.out, "warning: {message}")
+            }
+            Event::ContextCompacted {
+                replaced_messages, ..
+            } => {
+                self.end_stream()?;
+                writeln!(
+                    self.out,
+                    "context: {replaced_messages} earlier messages were replaced by a summary"
+                )
             }
             Event::Error { code, message } => {
                 self.end_stream()?;

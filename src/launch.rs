@@ -10,6 +10,7 @@ use crate::config::{ConfigError, Dirs, Layers};
 use crate::model::{ModelClient, ModelError};
 use crate::policy::PolicyEngine;
 use crate::protocol::Event;
+use crate::session::{Header, ResumeState, SessionError, Store};
 use crate::tools::{Catalog, Coded, Host};
 use crate::workspace::{Workspace, WorkspaceOptions};
 
@@ -42,6 +43,8 @@ pub enum LaunchError {
     StateDir { path: PathBuf, message: String },
     #[error("{0}")]
     Setup(String),
+    #[error(transparent)]
+    Session(#[from] SessionError),
 }
 
 impl Coded for LaunchError {
@@ -52,6 +55,7 @@ impl Coded for LaunchError {
             LaunchError::Workspace { .. } => "workspace_unavailable",
             LaunchError::StateDir { .. } => "state_dir_unavailable",
             LaunchError::Setup(_) => "setup_failed",
+            LaunchError::Session(e) => e.code(),
         }
     }
 }
@@ -182,13 +186,24 @@ impl Launch {
         context::system_prompt(&self.workspace, &project)
     }
 
-    /// Everything `agent::spawn` needs, for a given model.
+    /// The session journals (`$XDG_DATA_HOME/pablo/sessions`).
+    pub fn session_store(&self) -> Store {
+        Store::at(self.dirs.data.join("sessions"))
+    }
+
+    /// Everything `agent::spawn` needs, for a given model, journaling a new session.
     pub fn agent_setup(
         &mut self,
         session_id: String,
         model: Arc<dyn ModelClient>,
         approvals: ApprovalMode,
     ) -> Result<AgentSetup, LaunchError> {
+        let journal = self.session_store().create(&Header::new(
+            &session_id,
+            self.workspace.to_string_lossy(),
+            model.model(),
+            model.provider(),
+        ))?;
         Ok(AgentSetup {
             host: self.host(&session_id)?,
             catalog: self.catalog()?,
@@ -199,8 +214,37 @@ impl Launch {
             model,
             approvals,
             history: Vec::new(),
-            recorder: None,
+            recorder: Some(Box::new(journal)),
         })
+    }
+
+    /// Like [`Launch::agent_setup`], continuing the journaled session `session_id` (a full id):
+    /// the conversation, the session's "allow always" answers and the journal come back. Show
+    /// [`ResumeState::start_events`] after `SessionStarted`; the transcript is in `transcript`.
+    pub fn resume_setup(
+        &mut self,
+        session_id: &str,
+        model: Arc<dyn ModelClient>,
+        approvals: ApprovalMode,
+    ) -> Result<(AgentSetup, ResumeState), LaunchError> {
+        let (journal, state) = self.session_store().resume(session_id)?;
+        let policy = self.policy();
+        state
+            .restore_approvals(&policy)
+            .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        let setup = AgentSetup {
+            host: self.host(session_id)?,
+            catalog: self.catalog()?,
+            policy,
+            limits: self.limits.clone(),
+            system_prompt: self.system_prompt(),
+            session_id: session_id.to_string(),
+            model,
+            approvals,
+            history: state.history.clone(),
+            recorder: Some(Box::new(journal)),
+        };
+        Ok((setup, state))
     }
 
     /// The model client chosen by flags over config layers, then the environment

@@ -88,6 +88,24 @@ enum Command {
         /// Answer every approval prompt with "allow once" (policy denials still hold).
         #[arg(long)]
         auto_approve: bool,
+        /// Continue a journaled session (an id or a unique prefix; see `pablo sessions`).
+        #[arg(long, value_name = "ID")]
+        resume: Option<String>,
+    },
+    /// List journaled sessions, most recent first.
+    Sessions {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Continue a session in the TUI.
+    Resume {
+        /// The session id (or a unique prefix of it).
+        #[arg(required_unless_present = "last")]
+        id: Option<String>,
+        /// The most recent session of this workspace.
+        #[arg(long, conflicts_with = "id")]
+        last: bool,
     },
     /// Configuration files.
     Config {
@@ -123,7 +141,16 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             task,
             json,
             auto_approve,
-        }) => runtime.block_on(run(cli.common, task, json, auto_approve)),
+            resume,
+        }) => runtime.block_on(run(cli.common, task, json, auto_approve, resume)),
+        Some(Command::Sessions { json }) => sessions(json),
+        Some(Command::Resume { id, last }) => {
+            let (id, _) = find_session(&cli.common, id.as_deref(), last)?;
+            anyhow::bail!(
+                "the interactive TUI is not built yet; continue session {id} headless with \
+                 `pablo run --resume {id} TASK`"
+            )
+        }
         Some(Command::Config {
             command: ConfigCommand::Validate { file },
         }) => config_validate(&cli.common, file),
@@ -131,8 +158,22 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-async fn run(common: Common, task: String, json: bool, auto_approve: bool) -> Result<ExitCode> {
-    let mut launch = Launch::prepare(common.launch_options())?;
+async fn run(
+    common: Common,
+    task: String,
+    json: bool,
+    auto_approve: bool,
+    resume: Option<String>,
+) -> Result<ExitCode> {
+    let resumed = match &resume {
+        Some(id) => Some(find_session(&common, Some(id), false)?),
+        None => None,
+    };
+    let options = match &resumed {
+        Some((_, info)) => resume_workspace(&common, info)?,
+        None => common.launch_options(),
+    };
+    let mut launch = Launch::prepare(options)?;
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
     let model = launch.model().await?;
     let approvals = if auto_approve {
@@ -140,15 +181,132 @@ async fn run(common: Common, task: String, json: bool, auto_approve: bool) -> Re
     } else {
         ApprovalMode::RefuseAsks
     };
-    let session_id = Launch::new_session_id();
-    let setup = launch.agent_setup(session_id, model, approvals)?;
+    let (setup, preamble) = match resumed {
+        Some((id, _)) => {
+            let (setup, state) = launch.resume_setup(&id, model, approvals)?;
+            (setup, state.start_events())
+        }
+        None => (
+            launch.agent_setup(Launch::new_session_id(), model, approvals)?,
+            Vec::new(),
+        ),
+    };
     let handle = agent::spawn(setup);
     let mut stdout = std::io::stdout().lock();
     let interrupt = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    let outcome = pablo::headless::run(handle, task, json, &mut stdout, interrupt).await;
+    let outcome =
+        pablo::headless::run_resumed(handle, preamble, task, json, &mut stdout, interrupt).await;
     Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
+}
+
+/// The session named by `id` (a unique prefix is enough), or with `last` the most recent one of
+/// the workspace (`--workspace` or the current directory).
+fn find_session(
+    common: &Common,
+    id: Option<&str>,
+    last: bool,
+) -> Result<(String, pablo::session::SessionInfo)> {
+    let store = pablo::session::default_store()?;
+    if last || id.is_none() {
+        let ws = match &common.workspace {
+            Some(w) => w.clone(),
+            None => std::env::current_dir()?,
+        };
+        let info = store.last_for_workspace(&ws).ok_or_else(|| {
+            pablo::session::SessionError::NoneForWorkspace {
+                workspace: ws.display().to_string(),
+            }
+        })?;
+        return Ok((info.id.clone(), info));
+    }
+    let id = store.resolve(id.unwrap_or_default())?;
+    let info = store.info(&id)?;
+    Ok((id, info))
+}
+
+/// A resumed session works in its original workspace unless `--workspace` says otherwise; either
+/// way a difference from where pablo was started is said out loud (stderr, so `--json` stays
+/// clean).
+fn resume_workspace(common: &Common, info: &pablo::session::SessionInfo) -> Result<LaunchOptions> {
+    let mut options = common.launch_options();
+    let original = PathBuf::from(&info.workspace);
+    match &options.workspace {
+        Some(w) => {
+            let w = w.canonicalize().unwrap_or_else(|_| w.clone());
+            if w != original {
+                eprintln!(
+                    "pablo: session {} worked in {}; continuing it in {} as --workspace asks",
+                    info.id,
+                    original.display(),
+                    w.display()
+                );
+            }
+        }
+        None => {
+            let cwd = std::env::current_dir()?;
+            let cwd = cwd.canonicalize().unwrap_or(cwd);
+            if cwd != original {
+                eprintln!(
+                    "pablo: session {} worked in {}, not in the current directory {}; continuing \
+                     it in {} (pass --workspace DIR to continue elsewhere)",
+                    info.id,
+                    original.display(),
+                    cwd.display(),
+                    original.display()
+                );
+            }
+            options.workspace = Some(original);
+        }
+    }
+    Ok(options)
+}
+
+/// `pablo sessions`: id, last update, turns, checklist progress, workspace, title.
+fn sessions(json: bool) -> Result<ExitCode> {
+    let listing = pablo::session::list()?;
+    for w in &listing.warnings {
+        eprintln!("pablo: warning: {w}");
+    }
+    if json {
+        for s in &listing.sessions {
+            let line = serde_json::json!({
+                "id": s.id,
+                "title": s.title,
+                "workspace": s.workspace,
+                "created": s.created,
+                "updated": s.updated(),
+                "turns": s.turns,
+                "plan_completed": s.plan_done,
+                "plan_total": s.plan_total,
+                "model": s.model,
+                "provider": s.provider,
+            });
+            println!("{line}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if listing.sessions.is_empty() {
+        println!("no sessions yet");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<36}  {:<20}  {:>5}  {:>5}  {:<30}  TITLE",
+        "ID", "UPDATED", "TURNS", "TODO", "WORKSPACE"
+    );
+    for s in &listing.sessions {
+        println!(
+            "{:<36}  {:<20}  {:>5}  {:>5}  {:<30}  {}",
+            s.id,
+            s.updated(),
+            s.turns,
+            s.progress().unwrap_or_else(|| "-".into()),
+            s.workspace,
+            s.title.as_deref().unwrap_or("")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {

@@ -413,6 +413,13 @@ pub enum Event {
         stop_reason: StopReason,
         usage: Usage,
     },
+    /// The conversation neared the context window: its first `replaced_messages` messages were
+    /// replaced by one user message holding `summary`. The journal keeps every original event;
+    /// resume applies the same replacement.
+    ContextCompacted {
+        summary: String,
+        replaced_messages: usize,
+    },
     /// The agent task has stopped; nothing follows.
     ShutdownComplete,
 }

@@ -20,6 +20,10 @@ pub struct Limits {
     pub max_model_calls: Option<u64>,
     pub max_tool_calls: Option<u64>,
     pub stream_idle_timeout: Duration,
+    /// When the conversation (system prompt and messages, serialized) grows past this many bytes,
+    /// the turns before the current one are replaced by a model-written summary. About 3/4 of a
+    /// 128k-token window at ~4 bytes a token; set lower for small local models.
+    pub compact_at_bytes: usize,
 }
 
 impl Default for Limits {
@@ -34,6 +38,7 @@ impl Default for Limits {
             max_model_calls: None,
             max_tool_calls: None,
             stream_idle_timeout: Duration::from_secs(120),
+            compact_at_bytes: 384 * 1024,
         }
     }
 }
@@ -64,6 +69,9 @@ impl Limits {
         }
         if c.max_tool_calls.is_some() {
             self.max_tool_calls = c.max_tool_calls;
+        }
+        if let Some(v) = c.compact_at_bytes {
+            self.compact_at_bytes = v;
         }
         if let Some(s) = c.stream_idle_timeout_seconds {
             self.stream_idle_timeout = Duration::from_secs(s);

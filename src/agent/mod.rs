@@ -356,6 +356,7 @@ impl Agent {
                     ),
                 ));
             }
+            self.compact_if_needed(cancel).await;
             let (text, calls, stop) = self.call_model(cancel).await?;
             self.emit(Event::MessageCompleted {
                 text: text.clone(),
@@ -440,6 +441,110 @@ impl Agent {
             }
             if cancel.is_cancelled() {
                 return Err(TurnEnd::cancelled());
+            }
+        }
+    }
+
+    /// Keeps a long conversation within the model's context window: when it has grown past
+    /// `limits.compact_at_bytes`, the messages before the current turn are summarized by the
+    /// model and replaced by one user message holding the summary (`ContextCompacted`). The
+    /// journal keeps the original events, and resume replays the same replacement. A failed or
+    /// cancelled summary leaves the conversation as it was; the turn goes on.
+    async fn compact_if_needed(&mut self, cancel: &CancellationToken) {
+        let size = self.system_prompt.len()
+            + serde_json::to_vec(&self.messages)
+                .map(|v| v.len())
+                .unwrap_or(0);
+        if size <= self.limits.compact_at_bytes {
+            return;
+        }
+        // Cut at the start of the current turn: tool calls and their results stay together.
+        let Some(split) = self
+            .messages
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }))
+        else {
+            return;
+        };
+        // Only a summary (or nothing) before the current turn: nothing left to compact.
+        if split < 2 {
+            return;
+        }
+        // The summary must not take the model call the turn itself needs.
+        let calls_left = self
+            .limits
+            .max_model_calls
+            .map(|max| max.saturating_sub(self.budget.model_calls));
+        if calls_left.is_some_and(|left| left < 2) {
+            return;
+        }
+        let mut older = self.messages[..split].to_vec();
+        older.push(Message::User {
+            text: COMPACT_REQUEST.to_string(),
+        });
+        let request = ModelRequest {
+            system: self.system_prompt.clone(),
+            messages: older,
+            tools: Vec::new(),
+            max_output_tokens: 4_096,
+        };
+        self.budget.model_calls += 1;
+        let summary = match self.summarize(&request, cancel).await {
+            Ok(s) if !s.trim().is_empty() => s,
+            Ok(_) => return,
+            Err(e) => {
+                if !matches!(e, ModelError::Cancelled) {
+                    self.emit(Event::Warning {
+                        message: format!(
+                            "the conversation could not be summarized ({e}); it continues in full"
+                        ),
+                    });
+                }
+                return;
+            }
+        };
+        let text = format!("{COMPACT_MARK}\n\n{}", summary.trim());
+        self.messages
+            .splice(..split, [Message::User { text: text.clone() }]);
+        self.emit(Event::ContextCompacted {
+            summary: text,
+            replaced_messages: split,
+        });
+    }
+
+    /// One model call whose text is collected, not streamed to the front-end.
+    async fn summarize(
+        &self,
+        request: &ModelRequest,
+        cancel: &CancellationToken,
+    ) -> Result<String, ModelError> {
+        let mut stream = tokio::select! {
+            s = self.model.stream(request, cancel.clone()) => s?,
+            () = cancel.cancelled() => return Err(ModelError::Cancelled),
+        };
+        let mut text = String::new();
+        loop {
+            let next = tokio::select! {
+                n = stream.next() => n,
+                () = cancel.cancelled() => return Err(ModelError::Cancelled),
+            };
+            match next {
+                None => {
+                    return Err(ModelError::StreamCut {
+                        provider: self.model.provider().to_string(),
+                    });
+                }
+                Some(Err(e)) => return Err(e),
+                Some(Ok(StreamEvent::TextDelta(d))) => {
+                    text.push_str(&d);
+                    if text.len() > self.limits.max_model_output_bytes {
+                        return Err(ModelError::OutputTooLarge {
+                            limit: self.limits.max_model_output_bytes,
+                        });
+                    }
+                }
+                Some(Ok(StreamEvent::Completed { .. })) => return Ok(text),
+                Some(Ok(StreamEvent::ToolCall(_) | StreamEvent::Usage(_))) => {}
             }
         }
     }
@@ -801,6 +906,16 @@ impl Agent {
         }
     }
 }
+
+/// What the model is asked when older turns are compacted.
+const COMPACT_REQUEST: &str = "The conversation is getting too long for the context window. \
+Write a summary of everything above that lets you continue the work without it: the person's \
+requests and constraints, decisions made, files read or changed (with paths), commands run and \
+their outcomes, the current state of the todo checklist, and what remains to be done. Be \
+specific and complete; do not call tools.";
+
+/// The first line of a compaction summary, so it is recognisable in the conversation.
+pub const COMPACT_MARK: &str = "[Summary of the earlier conversation, written when it was compacted to fit the context window]";
 
 /// Tool arguments as JSON; empty text means no arguments.
 fn parse_arguments(raw: &str) -> Result<Value, String> {

@@ -1,0 +1,201 @@
+//! The writing side: [`Journal`] is the agent's [`EventRecorder`].
+//!
+//! Each event becomes one line written with a single `write` of the complete line on an
+//! `O_APPEND` file (no user-space buffer), so a crash can tear at most the line being written. The
+//! file is fsynced at turn boundaries (`sync`), where the listing summary beside it is refreshed
+//! too. An exclusive `flock` keeps two pablo processes from appending to the same session.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::load::{LoadedJournal, load_journal};
+use super::store::{SessionInfo, mtime_ns};
+use super::{Header, SessionError, now_ms};
+use crate::agent::EventRecorder;
+use crate::protocol::Event;
+
+/// Whether an event is written to the journal. Streaming deltas and live output are for the
+/// screen only: the whole message (`MessageCompleted`) and the tool result (`ToolCallEnd`) carry
+/// everything resume needs, and background output lives in its own log file.
+pub fn is_journaled(event: &Event) -> bool {
+    !matches!(
+        event,
+        Event::MessageDelta { .. } | Event::ToolOutputDelta { .. } | Event::SessionOutput { .. }
+    )
+}
+
+#[derive(Serialize)]
+struct LineOut<'a> {
+    ts: u64,
+    event: &'a Event,
+}
+
+/// An open journal, appending.
+#[derive(Debug)]
+pub struct Journal {
+    file: File,
+    path: PathBuf,
+    meta_path: PathBuf,
+    info: SessionInfo,
+}
+
+impl Journal {
+    /// Creates the journal file (it must not exist) and writes the header, durably.
+    pub(crate) fn create(
+        path: PathBuf,
+        meta_path: PathBuf,
+        header: &Header,
+    ) -> Result<Self, SessionError> {
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        std::fs::create_dir_all(&dir).map_err(|e| SessionError::io(&dir, e))?;
+        let file = match OpenOptions::new().append(true).create_new(true).open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(SessionError::Exists {
+                    path,
+                    id: header.id.clone(),
+                });
+            }
+            Err(e) => return Err(SessionError::io(&path, e)),
+        };
+        lock(&file, &path, &header.id)?;
+        let mut line = serde_json::to_string(header).map_err(|e| SessionError::Io {
+            path: path.clone(),
+            message: format!("cannot encode the header: {e}"),
+        })?;
+        line.push('\n');
+        let mut journal = Journal {
+            file,
+            path,
+            meta_path,
+            info: SessionInfo::from_header(header),
+        };
+        journal
+            .write_line(line.as_bytes())
+            .and_then(|()| journal.file.sync_all())
+            .map_err(|e| SessionError::io(&journal.path, e))?;
+        // The new directory entry is durable too, so a crash right after cannot lose the file.
+        if let Ok(d) = File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        journal.write_meta();
+        Ok(journal)
+    }
+
+    /// Opens an existing journal to continue it. The file is locked first and read under the
+    /// lock, so no other writer can slip lines in between reading and appending. A torn tail is
+    /// cut off (new lines must not fuse with it; loading already ignored it) and a last line that
+    /// lacks only its newline gets one.
+    pub(crate) fn reopen(
+        path: PathBuf,
+        meta_path: PathBuf,
+    ) -> Result<(Self, LoadedJournal), SessionError> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|e| SessionError::io(&path, e))?;
+        let id = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        lock(&file, &path, &id)?;
+        let loaded = load_journal(&path)?;
+        let len = file
+            .metadata()
+            .map_err(|e| SessionError::io(&path, e))?
+            .len();
+        if len > loaded.valid_len {
+            file.set_len(loaded.valid_len)
+                .map_err(|e| SessionError::io(&path, e))?;
+        }
+        let mut info = SessionInfo::from_loaded(&loaded, loaded.valid_len);
+        info.id = id;
+        let mut journal = Journal {
+            file,
+            path,
+            meta_path,
+            info,
+        };
+        if loaded.needs_newline {
+            journal
+                .write_line(b"\n")
+                .map_err(|e| SessionError::io(&journal.path, e))?;
+        }
+        journal
+            .file
+            .sync_all()
+            .map_err(|e| SessionError::io(&journal.path, e))?;
+        journal.write_meta();
+        Ok((journal, loaded))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn id(&self) -> &str {
+        &self.info.id
+    }
+
+    /// The listing summary as of the last recorded event.
+    pub fn info(&self) -> &SessionInfo {
+        &self.info
+    }
+
+    fn write_line(&mut self, line: &[u8]) -> std::io::Result<()> {
+        // One call for the whole line: regular files take it in one write(2).
+        self.file.write_all(line)?;
+        self.info.journal_bytes += line.len() as u64;
+        Ok(())
+    }
+
+    /// Refreshes the summary beside the journal. It is a cache (listing rebuilds it from the
+    /// journal when its recorded length disagrees), so failures are ignored.
+    fn write_meta(&mut self) {
+        if let Ok(m) = self.file.metadata() {
+            self.info.journal_mtime_ns = mtime_ns(&m);
+        }
+        let Ok(bytes) = serde_json::to_vec(&self.info) else {
+            return;
+        };
+        let tmp = self.meta_path.with_extension("json.tmp");
+        if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, &self.meta_path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+fn lock(file: &File, path: &Path, id: &str) -> Result<(), SessionError> {
+    use rustix::fs::{FlockOperation, flock};
+    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(SessionError::Busy {
+            id: id.to_string(),
+            path: path.to_path_buf(),
+        }),
+        Err(e) => Err(SessionError::io(path, e.into())),
+    }
+}
+
+impl EventRecorder for Journal {
+    fn record(&mut self, event: &Event) -> std::io::Result<()> {
+        if !is_journaled(event) {
+            return Ok(());
+        }
+        let ts = now_ms();
+        let mut line = serde_json::to_string(&LineOut { ts, event })?;
+        line.push('\n');
+        self.write_line(line.as_bytes())?;
+        self.info.observe(ts, event);
+        Ok(())
+    }
+
+    fn sync(&mut self) -> std::io::Result<()> {
+        self.file.sync_data()?;
+        self.write_meta();
+        Ok(())
+    }
+}

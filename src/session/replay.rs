@@ -1,0 +1,338 @@
+//! From journaled events back to the state a resumed session starts with.
+//!
+//! The conversation is rebuilt the way the agent loop builds it (src/agent/mod.rs):
+//! `UserMessage` → a user message, `MessageCompleted` → one assistant message with its tool calls,
+//! `ToolCallEnd` → a tool message whose content is `serde_json::to_string(&result)`. Providers
+//! refuse a history where a tool call has no result, so a call the crash cut off (announced by a
+//! `MessageCompleted`, never ended) gets an [`INTERRUPTED_CODE`] result at the point where the
+//! process stopped: when the next `SessionStarted` (the restart) or `UserMessage` appears, or at
+//! the end of the journal. That rule is deterministic, so loading the same journal twice, before
+//! and after a resumed session appended to it, rebuilds the same prefix.
+
+use std::collections::BTreeMap;
+
+use super::load::{LoadWarning, LoadedJournal};
+use super::{Header, format_ms};
+use crate::model::Message;
+use crate::policy::{PolicyEngine, PolicyError};
+use crate::protocol::{
+    ApprovalAnswer, Event, PlanItem, PlanStatus, Preview, SessionSummary, ToolCall, ToolOutcome,
+    Usage,
+};
+use crate::tools::ToolFailure;
+
+/// The error code given to tool calls that a crash or kill cut off.
+pub const INTERRUPTED_CODE: &str = "interrupted";
+
+/// The todo checklist as last updated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub explanation: Option<String>,
+    pub items: Vec<PlanItem>,
+}
+
+impl Plan {
+    pub fn completed(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|i| i.status == PlanStatus::Completed)
+            .count()
+    }
+
+    /// The event that shows this checklist (emit it when a resumed session starts).
+    pub fn to_event(&self) -> Event {
+        Event::PlanUpdate {
+            explanation: self.explanation.clone(),
+            items: self.items.clone(),
+        }
+    }
+}
+
+/// An "allow always" answer and the preview it was given for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedApproval {
+    pub call_id: String,
+    pub tool: String,
+    pub preview: Preview,
+}
+
+/// A tool call that never got its result because pablo stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InterruptedCall {
+    pub call_id: String,
+    /// Provider name as the model called it.
+    pub tool: String,
+    /// Whether it had started (passed validation and was announced) before pablo stopped.
+    pub began: bool,
+}
+
+/// Everything a resumed session starts from.
+#[derive(Debug, Clone)]
+pub struct ResumeState {
+    pub header: Header,
+    /// Hand this to `AgentSetup::history`.
+    pub history: Vec<Message>,
+    /// The latest checklist, if the session had one.
+    pub plan: Option<Plan>,
+    /// Every journaled event in order, for front-ends to redraw the transcript.
+    pub transcript: Vec<Event>,
+    /// Calls cut off by the last stop (those of earlier restarts are in `history` already).
+    pub interrupted: Vec<InterruptedCall>,
+    /// Background sessions that were running when pablo stopped; their processes are gone.
+    pub lost_background: Vec<SessionSummary>,
+    /// "Allow always" answers given in this session, oldest first; re-apply them with
+    /// [`ResumeState::restore_approvals`] so the resumed session does not ask again.
+    pub approvals: Vec<SavedApproval>,
+    /// Token usage over the whole session.
+    pub usage: Usage,
+    /// Completed turns.
+    pub turns: usize,
+    /// What loading skipped (torn or malformed lines).
+    pub warnings: Vec<LoadWarning>,
+    /// Unix ms of the last event (the header's creation time when there is none).
+    pub updated_ms: u64,
+}
+
+impl ResumeState {
+    /// Sentences for the person about what resuming could not restore, in order: skipped journal
+    /// lines, interrupted calls, background sessions that did not survive.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> = self
+            .warnings
+            .iter()
+            .map(|w| format!("session journal {w}"))
+            .collect();
+        for c in &self.interrupted {
+            notes.push(format!(
+                "tool call {} ({}) was interrupted when pablo stopped; the model is told so",
+                c.call_id, c.tool
+            ));
+        }
+        for s in &self.lost_background {
+            notes.push(format!(
+                "background session {} (`{}`, started {}) did not survive the restart; its \
+                 output log remains in the session directory",
+                s.session_id,
+                s.command,
+                format_ms(s.started_ms)
+            ));
+        }
+        notes
+    }
+
+    /// Gives the session's "allow always" answers back to the policy engine of the resumed
+    /// session. Returns the rule ids saved.
+    pub fn restore_approvals(&self, policy: &PolicyEngine) -> Result<Vec<String>, PolicyError> {
+        let mut ids = Vec::new();
+        for a in &self.approvals {
+            ids.extend(policy.remember(&a.tool, &a.preview)?);
+        }
+        Ok(ids)
+    }
+
+    /// Events a front-end shows first when the resumed session starts: one warning per note,
+    /// then the checklist.
+    pub fn start_events(&self) -> Vec<Event> {
+        let mut out: Vec<Event> = self
+            .notes()
+            .into_iter()
+            .map(|message| Event::Warning { message })
+            .collect();
+        if let Some(plan) = &self.plan {
+            out.push(plan.to_event());
+        }
+        out
+    }
+}
+
+/// The result an interrupted call gets, exactly as the model will read it.
+pub fn interrupted_outcome(tool: &str) -> ToolOutcome {
+    ToolFailure::new(
+        INTERRUPTED_CODE,
+        format!(
+            "{tool} was interrupted: pablo stopped before the call finished, so its result is \
+             unknown; check the workspace before relying on its effects"
+        ),
+    )
+    .into_outcome()
+}
+
+/// Rebuilds the resume state from a loaded journal.
+pub fn replay(journal: LoadedJournal) -> ResumeState {
+    let mut r = Replayer::default();
+    let mut transcript = Vec::with_capacity(journal.events.len());
+    let mut updated_ms = 0;
+    for stamped in journal.events {
+        r.apply(&stamped.event);
+        updated_ms = stamped.ts;
+        transcript.push(stamped.event);
+    }
+    let interrupted = r.close_pending();
+    let lost_background = r.background.into_values().filter(|s| s.running).collect();
+    if updated_ms == 0 {
+        updated_ms = super::store::parse_rfc3339_ms(&journal.header.created);
+    }
+    ResumeState {
+        header: journal.header,
+        history: r.history,
+        plan: r.plan,
+        transcript,
+        interrupted,
+        lost_background,
+        approvals: r.approvals,
+        usage: r.usage,
+        turns: r.turns,
+        warnings: journal.warnings,
+        updated_ms,
+    }
+}
+
+#[derive(Default)]
+struct Replayer {
+    history: Vec<Message>,
+    /// Calls of the last assistant message still waiting for a result, in call order.
+    pending: Vec<(ToolCall, bool)>,
+    plan: Option<Plan>,
+    background: BTreeMap<String, SessionSummary>,
+    /// Approval prompts not yet answered, by call id.
+    asked: BTreeMap<String, (String, Preview)>,
+    approvals: Vec<SavedApproval>,
+    usage: Usage,
+    turns: usize,
+}
+
+impl Replayer {
+    fn apply(&mut self, event: &Event) {
+        match event {
+            Event::SessionStarted { .. } => {
+                // A restart: whatever was running died with the previous process.
+                self.close_pending();
+                self.background.clear();
+            }
+            Event::UserMessage { text } => {
+                self.close_pending();
+                self.history.push(Message::User { text: text.clone() });
+            }
+            Event::MessageCompleted { text, tool_calls } => {
+                self.close_pending();
+                self.history.push(Message::Assistant {
+                    text: text.clone(),
+                    tool_calls: tool_calls.clone(),
+                });
+                self.pending = tool_calls.iter().map(|c| (c.clone(), false)).collect();
+            }
+            Event::ToolCallBegin { call_id, .. } => {
+                if let Some(p) = self.pending.iter_mut().find(|(c, _)| &c.id == call_id) {
+                    p.1 = true;
+                }
+            }
+            Event::ToolCallEnd {
+                call_id, result, ..
+            } => {
+                if let Some(i) = self.pending.iter().position(|(c, _)| &c.id == call_id) {
+                    // Results arrive in call order; anything before this one was skipped by a
+                    // damaged line and still needs an answer for the history to be accepted.
+                    for (c, began) in self.pending.drain(..i).collect::<Vec<_>>() {
+                        self.push_interrupted(&c, began);
+                    }
+                    self.pending.remove(0);
+                    self.history.push(Message::Tool {
+                        call_id: call_id.clone(),
+                        content: tool_content(result),
+                    });
+                }
+            }
+            Event::PlanUpdate { explanation, items } => {
+                self.plan = Some(Plan {
+                    explanation: explanation.clone(),
+                    items: items.clone(),
+                });
+            }
+            Event::Usage { total, .. } => self.usage = *total,
+            Event::TurnCompleted { .. } => self.turns += 1,
+            Event::Sessions { sessions } => {
+                self.background = sessions
+                    .iter()
+                    .map(|s| (s.session_id.clone(), s.clone()))
+                    .collect();
+            }
+            Event::SessionExited {
+                session_id,
+                exit_code,
+            } => {
+                if let Some(s) = self.background.get_mut(session_id) {
+                    s.running = false;
+                    s.exit_code = *exit_code;
+                }
+            }
+            Event::ApprovalRequest {
+                call_id,
+                tool,
+                preview,
+                ..
+            } => {
+                self.asked
+                    .insert(call_id.clone(), (tool.clone(), preview.clone()));
+            }
+            Event::ApprovalResolved { call_id, answer } => {
+                if let Some((tool, preview)) = self.asked.remove(call_id)
+                    && *answer == ApprovalAnswer::AllowAlways
+                {
+                    self.approvals.push(SavedApproval {
+                        call_id: call_id.clone(),
+                        tool,
+                        preview,
+                    });
+                }
+            }
+            Event::ContextCompacted {
+                summary,
+                replaced_messages,
+            } => {
+                // The same replacement the agent made; pending calls cannot straddle it (it
+                // happens between model calls, after every result is in).
+                let n = (*replaced_messages).min(self.history.len());
+                self.history.splice(
+                    ..n,
+                    [Message::User {
+                        text: summary.clone(),
+                    }],
+                );
+            }
+            Event::MessageDelta { .. }
+            | Event::ToolCallRunning { .. }
+            | Event::ToolOutputDelta { .. }
+            | Event::SessionOutput { .. }
+            | Event::Warning { .. }
+            | Event::Error { .. }
+            | Event::ShutdownComplete => {}
+        }
+    }
+
+    fn push_interrupted(&mut self, call: &ToolCall, began: bool) -> InterruptedCall {
+        self.history.push(Message::Tool {
+            call_id: call.id.clone(),
+            content: tool_content(&interrupted_outcome(&call.name)),
+        });
+        InterruptedCall {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            began,
+        }
+    }
+
+    fn close_pending(&mut self) -> Vec<InterruptedCall> {
+        let pending = std::mem::take(&mut self.pending);
+        pending
+            .into_iter()
+            .map(|(c, began)| self.push_interrupted(&c, began))
+            .collect()
+    }
+}
+
+/// The tool message content, byte for byte what the agent loop sends.
+fn tool_content(result: &ToolOutcome) -> String {
+    serde_json::to_string(result).unwrap_or_else(|_| {
+        r#"{"ok":false,"error":{"code":"internal","message":"result not serializable"}}"#.into()
+    })
+}
