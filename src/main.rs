@@ -107,6 +107,8 @@ enum Command {
         #[arg(long, conflicts_with = "id")]
         last: bool,
     },
+    /// Serve the Agent Client Protocol on stdin/stdout (for editors such as Zed).
+    Acp,
     /// Configuration files.
     Config {
         #[command(subcommand)]
@@ -151,6 +153,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                  `pablo run --resume {id} TASK`"
             )
         }
+        Some(Command::Acp) => runtime.block_on(acp(cli.common)),
         Some(Command::Config {
             command: ConfigCommand::Validate { file },
         }) => config_validate(&cli.common, file),
@@ -306,6 +309,15 @@ fn sessions(json: bool) -> Result<ExitCode> {
             s.title.as_deref().unwrap_or("")
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pablo acp`: stdout carries only JSON-RPC; logs go to the log file (`PABLO_LOG`).
+async fn acp(common: Common) -> Result<ExitCode> {
+    if let Ok(dirs) = pablo::config::Dirs::discover() {
+        let _ = pablo::telemetry::init_from_env(&dirs.state);
+    }
+    pablo::acp::serve_stdio(common.launch_options()).await?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,1 +1,825 @@
 //! Integration tests: acp.
+//!
+//! pablo is driven as an ACP agent with raw JSON-RPC lines, the way an editor drives it. Two
+//! harnesses: the `pablo acp` binary as a child process over its stdin/stdout (initialize,
+//! refusals, the model-less paths), and the same server in-process over a pipe with a scripted
+//! model client, which lets a test decide exactly what the model streams (text, tool calls, a
+//! stream that stalls until cancelled) while everything between the pipe and the model — the
+//! ACP front-end, the agent loop, policy, approvals, tools — is the real code.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
+use tokio_util::sync::CancellationToken;
+
+use pablo::launch::{Launch, LaunchError, LaunchOptions};
+use pablo::model::{
+    EventStream, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent, ToolCall,
+};
+use pablo::protocol::Usage;
+
+/// A JSON-RPC peer playing the editor.
+struct Rpc<R, W> {
+    lines: Lines<BufReader<R>>,
+    writer: W,
+    next_id: u64,
+    /// Every `session/update` seen, in order.
+    updates: Vec<Value>,
+    /// Every request the agent sent to us, in order.
+    agent_requests: Vec<Value>,
+}
+
+impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Rpc<R, W> {
+    fn new(reader: R, writer: W) -> Self {
+        Self {
+            lines: BufReader::new(reader).lines(),
+            writer,
+            next_id: 1,
+            updates: Vec::new(),
+            agent_requests: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, v: &Value) {
+        let mut line = v.to_string();
+        line.push('\n');
+        self.writer.write_all(line.as_bytes()).await.unwrap();
+        self.writer.flush().await.unwrap();
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        id
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
+    }
+
+    async fn respond(&mut self, id: &Value, result: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            .await;
+    }
+
+    /// The next message; every line on stdout must be a JSON-RPC message.
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
+            .await
+            .expect("no message from the agent within 20 s")
+            .unwrap()
+            .expect("the agent closed its output");
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not a JSON-RPC line on stdout: {line:?}: {e}"));
+        assert_eq!(v["jsonrpc"], "2.0", "{line}");
+        v
+    }
+
+    /// Reads until the response to `id`. Notifications are recorded; requests from the agent are
+    /// recorded and answered by `answer` (or left unanswered when it returns `None`).
+    async fn response_to(
+        &mut self,
+        id: u64,
+        answer: &mut dyn FnMut(&Value) -> Option<Value>,
+    ) -> Value {
+        loop {
+            let m = self.next().await;
+            if m.get("method").is_some() {
+                self.take(m, answer).await;
+            } else if m["id"] == json!(id) {
+                return m;
+            } else {
+                panic!("unexpected message: {m}");
+            }
+        }
+    }
+
+    /// Reads until a message satisfies `pred` (notifications and requests are recorded).
+    async fn until(
+        &mut self,
+        pred: &mut dyn FnMut(&Value) -> bool,
+        answer: &mut dyn FnMut(&Value) -> Option<Value>,
+    ) -> Value {
+        loop {
+            let m = self.next().await;
+            let hit = pred(&m);
+            if m.get("method").is_some() {
+                self.take(m.clone(), answer).await;
+            }
+            if hit {
+                return m;
+            }
+        }
+    }
+
+    async fn take(&mut self, m: Value, answer: &mut dyn FnMut(&Value) -> Option<Value>) {
+        if m["method"] == "session/update" {
+            self.updates.push(m["params"].clone());
+        } else if m.get("id").is_some() {
+            self.agent_requests.push(m.clone());
+            if let Some(result) = answer(&m) {
+                self.respond(&m["id"], result).await;
+            }
+        }
+    }
+
+    async fn initialize(&mut self) -> Value {
+        let id = self
+            .request(
+                "initialize",
+                json!({"protocolVersion": 1, "clientCapabilities": {
+                    "fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
+                    "clientInfo": {"name": "pablo-tests", "version": "0"}}),
+            )
+            .await;
+        self.response_to(id, &mut no_answer).await
+    }
+
+    async fn new_session(&mut self, cwd: &Path) -> String {
+        let id = self
+            .request("session/new", json!({"cwd": cwd, "mcpServers": []}))
+            .await;
+        let r = self.response_to(id, &mut no_answer).await;
+        r["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session id: {r}"))
+            .to_string()
+    }
+
+    /// The `sessionUpdate` kinds seen so far, in order.
+    fn update_kinds(&self) -> Vec<String> {
+        self.updates
+            .iter()
+            .map(|u| {
+                u["update"]["sessionUpdate"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect()
+    }
+
+    /// The agent's streamed text.
+    fn message_text(&self) -> String {
+        self.updates
+            .iter()
+            .filter(|u| u["update"]["sessionUpdate"] == "agent_message_chunk")
+            .map(|u| u["update"]["content"]["text"].as_str().unwrap_or(""))
+            .collect()
+    }
+}
+
+fn no_answer(_: &Value) -> Option<Value> {
+    None
+}
+
+/// Temp dirs for XDG and the workspace.
+struct Env {
+    _root: tempfile::TempDir,
+    xdg: std::path::PathBuf,
+    workspace: std::path::PathBuf,
+}
+
+impl Env {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let xdg = root.path().join("xdg");
+        let workspace = root.path().join("ws");
+        std::fs::create_dir_all(&xdg).unwrap();
+        std::fs::create_dir_all(&workspace).unwrap();
+        let workspace = std::fs::canonicalize(workspace).unwrap();
+        Self {
+            _root: root,
+            xdg,
+            workspace,
+        }
+    }
+
+    fn command(&self) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_pablo"));
+        cmd.env("XDG_CONFIG_HOME", self.xdg.join("config"))
+            .env("XDG_DATA_HOME", self.xdg.join("data"))
+            .env("XDG_STATE_HOME", self.xdg.join("state"))
+            .env("XDG_CACHE_HOME", self.xdg.join("cache"))
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("PABLO_LOG")
+            .current_dir(&self.workspace)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    /// A file listing everything under the workspace and the data dir (to check that a refusal
+    /// changed nothing).
+    fn snapshot(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for root in [&self.workspace, &self.xdg] {
+            for e in walk(root) {
+                out.push(e);
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            out.push(p.display().to_string());
+            if p.is_dir() {
+                out.extend(walk(&p));
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// The binary over stdio.
+
+mod binary {
+    use super::*;
+
+    #[tokio::test]
+    async fn initialize_negotiates_version_one_and_advertises_prompt_capabilities() {
+        let env = Env::new();
+        let mut child = env.command().arg("acp").spawn().unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let r = rpc.initialize().await;
+        let result = &r["result"];
+        assert_eq!(result["protocolVersion"], 1, "{r}");
+        assert_eq!(result["agentInfo"]["name"], "pablo");
+        assert_eq!(
+            result["agentCapabilities"]["promptCapabilities"]["embeddedContext"],
+            true
+        );
+        assert_eq!(
+            result["agentCapabilities"]["promptCapabilities"]["image"],
+            false
+        );
+        // A client asking for a newer version is answered with the one pablo speaks.
+        drop(rpc);
+        let _ = child.wait().await;
+        let mut child = env.command().arg("acp").spawn().unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let id = rpc
+            .request(
+                "initialize",
+                json!({"protocolVersion": 7, "clientCapabilities": {}}),
+            )
+            .await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["protocolVersion"], 1, "{r}");
+    }
+
+    #[tokio::test]
+    async fn closing_stdin_ends_the_agent_cleanly_with_nothing_but_json_on_stdout() {
+        let env = Env::new();
+        let mut child = env.command().arg("acp").spawn().unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        rpc.initialize().await;
+        let Rpc { lines, writer, .. } = rpc;
+        drop(writer);
+        let mut lines = lines;
+        // Whatever is left on stdout must still be JSON-RPC (here: nothing).
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let v: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(v["jsonrpc"], "2.0");
+        }
+        let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(status.success(), "{status:?}");
+    }
+
+    #[tokio::test]
+    async fn a_relative_cwd_is_refused_with_its_code_and_creates_nothing() {
+        let env = Env::new();
+        let mut child = env.command().arg("acp").spawn().unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        rpc.initialize().await;
+        let before = env.snapshot();
+        let id = rpc
+            .request("session/new", json!({"cwd": "ws", "mcpServers": []}))
+            .await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert_eq!(r["error"]["data"]["code"], "cwd_not_absolute", "{r}");
+        assert!(r["error"]["message"].as_str().unwrap().contains("\"ws\""));
+        assert_eq!(env.snapshot(), before);
+    }
+
+    #[tokio::test]
+    async fn a_prompt_for_an_unknown_session_is_refused() {
+        let env = Env::new();
+        let mut child = env.command().arg("acp").spawn().unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        rpc.initialize().await;
+        let id = rpc
+            .request(
+                "session/prompt",
+                json!({"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}),
+            )
+            .await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["error"]["data"]["code"], "unknown_session", "{r}");
+    }
+
+    #[tokio::test]
+    async fn requests_before_initialize_are_refused() {
+        let env = Env::new();
+        let mut child = env.command().arg("acp").spawn().unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let before = env.snapshot();
+        let id = rpc
+            .request(
+                "session/new",
+                json!({"cwd": env.workspace, "mcpServers": []}),
+            )
+            .await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert!(r.get("error").is_some(), "{r}");
+        assert_eq!(env.snapshot(), before);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// In-process over a pipe, with a scripted model client.
+
+/// One step of a scripted model call.
+#[derive(Clone)]
+enum Step {
+    Text(&'static str),
+    Call(&'static str, &'static str, Value),
+    Usage(u64, u64),
+    /// End the call normally.
+    Done(ModelStopReason),
+    /// Stream nothing more and never finish (until the turn is cancelled).
+    Stall,
+}
+
+/// A model client that plays one script per call and records the requests it was given.
+#[derive(Default)]
+struct Scripted {
+    scripts: Mutex<VecDeque<Vec<Step>>>,
+    requests: Mutex<Vec<ModelRequest>>,
+}
+
+#[async_trait::async_trait]
+impl ModelClient for Scripted {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+    fn model(&self) -> &str {
+        "script"
+    }
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        _cancel: CancellationToken,
+    ) -> Result<EventStream, ModelError> {
+        self.requests.lock().unwrap().push(request.clone());
+        let script = self
+            .scripts
+            .lock()
+            .unwrap()
+            .pop_front()
+            .ok_or_else(|| ModelError::Config("the script has no more model calls".into()))?;
+        let mut events = Vec::new();
+        let mut stall = false;
+        for step in script {
+            match step {
+                Step::Text(t) => events.push(Ok(StreamEvent::TextDelta(t.into()))),
+                Step::Call(id, name, args) => events.push(Ok(StreamEvent::ToolCall(ToolCall {
+                    id: id.into(),
+                    name: name.into(),
+                    arguments: args.to_string(),
+                }))),
+                Step::Usage(i, o) => events.push(Ok(StreamEvent::Usage(Usage {
+                    input_tokens: i,
+                    output_tokens: o,
+                    cached_input_tokens: 0,
+                }))),
+                Step::Done(r) => events.push(Ok(StreamEvent::Completed { stop_reason: r })),
+                Step::Stall => stall = true,
+            }
+        }
+        let s = futures::stream::iter(events);
+        Ok(if stall {
+            s.chain(futures::stream::pending()).boxed()
+        } else {
+            s.boxed()
+        })
+    }
+}
+
+struct InProcess {
+    env: Env,
+    model: Arc<Scripted>,
+    rpc: Rpc<
+        tokio::io::ReadHalf<tokio::io::DuplexStream>,
+        tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    >,
+    server: tokio::task::JoinHandle<Result<(), pablo::acp::AcpError>>,
+}
+
+impl InProcess {
+    /// Starts the server in this process. XDG variables are process-wide, so every in-process
+    /// test points them at the same per-binary directory and keeps its own workspace.
+    fn start(scripts: Vec<Vec<Step>>, project_config: Option<&str>) -> Self {
+        let env = Env::new();
+        xdg_once();
+        if let Some(cfg) = project_config {
+            std::fs::create_dir_all(env.workspace.join(".pablo")).unwrap();
+            std::fs::write(env.workspace.join(".pablo/config.toml"), cfg).unwrap();
+        }
+        let model = Arc::new(Scripted {
+            scripts: Mutex::new(scripts.into()),
+            requests: Mutex::new(Vec::new()),
+        });
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (their_read, their_write) = tokio::io::split(theirs);
+        let (our_read, our_write) = tokio::io::split(ours);
+        let m = model.clone();
+        let models: pablo::acp::ModelSource = Arc::new(
+            move |_: &Launch| -> Result<Arc<dyn ModelClient>, LaunchError> { Ok(m.clone()) },
+        );
+        let server = tokio::spawn(pablo::acp::serve(
+            pablo::acp::line_transport(their_read, their_write),
+            LaunchOptions::default(),
+            models,
+        ));
+        Self {
+            env,
+            model,
+            rpc: Rpc::new(our_read, our_write),
+            server,
+        }
+    }
+
+    async fn session(&mut self) -> String {
+        self.rpc.initialize().await;
+        let ws = self.env.workspace.clone();
+        self.rpc.new_session(&ws).await
+    }
+
+    async fn prompt(&mut self, session: &str, text: &str) -> u64 {
+        self.rpc
+            .request(
+                "session/prompt",
+                json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+            )
+            .await
+    }
+
+    async fn finish(self) {
+        let InProcess { rpc, server, .. } = self;
+        drop(rpc);
+        tokio::time::timeout(Duration::from_secs(20), server)
+            .await
+            .expect("the server did not stop after its client went away")
+            .unwrap()
+            .unwrap();
+    }
+}
+
+/// Points the XDG variables of this test process at a temp dir, once. `Launch::prepare` reads
+/// them from the environment, and the in-process server shares the test process.
+#[allow(unsafe_code)]
+fn xdg_once() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let dir = std::env::temp_dir().join(format!("pablo-acp-tests-{}", std::process::id()));
+        // SAFETY: runs once, before the first in-process server starts; the variables are only
+        // read afterwards, and no other code in this binary writes them concurrently.
+        unsafe {
+            std::env::set_var("XDG_CONFIG_HOME", dir.join("config"));
+            std::env::set_var("XDG_DATA_HOME", dir.join("data"));
+            std::env::set_var("XDG_STATE_HOME", dir.join("state"));
+        }
+    });
+}
+
+const PLAN_ARGS: fn() -> Value = || {
+    json!({"items": [
+        {"content": "read the code", "status": "completed"},
+        {"content": "fix the bug", "status": "in_progress"}
+    ]})
+};
+
+mod in_process {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_prompt_streams_text_and_answers_end_turn() {
+        let mut t = InProcess::start(
+            vec![vec![
+                Step::Text("Hel"),
+                Step::Text("lo, "),
+                Step::Text("editor."),
+                Step::Usage(120, 7),
+                Step::Done(ModelStopReason::EndTurn),
+            ]],
+            None,
+        );
+        let session = t.session().await;
+        let id = t.prompt(&session, "say hello").await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        assert_eq!(t.rpc.message_text(), "Hello, editor.");
+        // Every update names the session, and the usage arrived before the answer.
+        assert!(
+            t.rpc
+                .updates
+                .iter()
+                .all(|u| u["sessionId"] == json!(session))
+        );
+        let usage = t
+            .rpc
+            .updates
+            .iter()
+            .find(|u| u["update"]["sessionUpdate"] == "usage_update")
+            .expect("a usage_update");
+        assert_eq!(usage["update"]["used"], 127);
+        assert_eq!(
+            usage["update"]["_meta"]["pablo"]["last"]["inputTokens"],
+            120
+        );
+        // The model saw the prompt as the user's turn.
+        let req = &t.model.requests.lock().unwrap()[0];
+        assert!(format!("{:?}", req.messages).contains("say hello"));
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn a_tool_call_becomes_tool_call_and_plan_updates() {
+        let mut t = InProcess::start(
+            vec![
+                vec![
+                    Step::Call("call_1", "update_plan", PLAN_ARGS()),
+                    Step::Done(ModelStopReason::ToolUse),
+                ],
+                vec![Step::Text("planned"), Step::Done(ModelStopReason::EndTurn)],
+            ],
+            None,
+        );
+        let session = t.session().await;
+        let id = t.prompt(&session, "plan it").await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        let kinds = t.rpc.update_kinds();
+        let first_call = kinds.iter().position(|k| k == "tool_call").unwrap();
+        let plan = kinds.iter().position(|k| k == "plan").unwrap();
+        let last_update = kinds.iter().rposition(|k| k == "tool_call_update").unwrap();
+        assert!(first_call < plan && plan < last_update, "{kinds:?}");
+        let call = &t.rpc.updates[first_call]["update"];
+        assert_eq!(call["toolCallId"], "call_1");
+        assert_eq!(call["kind"], "think");
+        assert_eq!(call["title"], "Update plan");
+        let plan = &t.rpc.updates[plan]["update"];
+        assert_eq!(plan["entries"][0]["content"], "read the code");
+        assert_eq!(plan["entries"][0]["status"], "completed");
+        assert_eq!(plan["entries"][1]["status"], "in_progress");
+        let done = &t.rpc.updates[last_update]["update"];
+        assert_eq!(done["status"], "completed");
+        assert_eq!(done["rawOutput"]["ok"], true);
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn an_ask_becomes_a_permission_request_and_allow_once_runs_the_call() {
+        let mut t = InProcess::start(
+            vec![
+                vec![
+                    Step::Call("call_p", "update_plan", PLAN_ARGS()),
+                    Step::Done(ModelStopReason::ToolUse),
+                ],
+                vec![Step::Text("done"), Step::Done(ModelStopReason::EndTurn)],
+            ],
+            Some("[options.tools]\n\"plan.update\" = \"ask\"\n"),
+        );
+        let session = t.session().await;
+        let id = t.prompt(&session, "plan it").await;
+        let mut answer = |m: &Value| {
+            assert_eq!(m["method"], "session/request_permission");
+            Some(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}))
+        };
+        let r = t.rpc.response_to(id, &mut answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        assert_eq!(t.rpc.agent_requests.len(), 1);
+        let params = &t.rpc.agent_requests[0]["params"];
+        assert_eq!(params["sessionId"], json!(session));
+        assert_eq!(params["toolCall"]["toolCallId"], "call_p");
+        assert_eq!(params["toolCall"]["kind"], "think");
+        let ids: Vec<&str> = params["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["optionId"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            ["allow_once", "allow_always", "reject_once", "reject_always"]
+        );
+        let kinds: Vec<&str> = params["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            ["allow_once", "allow_always", "reject_once", "reject_always"]
+        );
+        // The call ran: the plan arrived and the tool result the model read is a success.
+        assert!(t.rpc.update_kinds().contains(&"plan".to_string()));
+        let second = &t.model.requests.lock().unwrap()[1];
+        let tool_msg = format!("{:?}", second.messages.last().unwrap());
+        assert!(tool_msg.contains(r#"\"ok\":true"#), "{tool_msg}");
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn a_rejected_call_fails_with_rejected_and_reject_always_is_remembered() {
+        let mut t = InProcess::start(
+            vec![
+                vec![
+                    Step::Call("call_a", "update_plan", PLAN_ARGS()),
+                    Step::Done(ModelStopReason::ToolUse),
+                ],
+                vec![
+                    Step::Call("call_b", "update_plan", PLAN_ARGS()),
+                    Step::Done(ModelStopReason::ToolUse),
+                ],
+                vec![Step::Text("ok"), Step::Done(ModelStopReason::EndTurn)],
+            ],
+            Some("[options.tools]\n\"plan.update\" = \"ask\"\n"),
+        );
+        let session = t.session().await;
+        let id = t.prompt(&session, "plan twice").await;
+        let mut answer = |_: &Value| {
+            Some(json!({"outcome": {"outcome": "selected", "optionId": "reject_always"}}))
+        };
+        let r = t.rpc.response_to(id, &mut answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        // Asked once; the second call was rejected without asking again.
+        assert_eq!(t.rpc.agent_requests.len(), 1);
+        let failed: Vec<&Value> = t
+            .rpc
+            .updates
+            .iter()
+            .map(|u| &u["update"])
+            .filter(|u| u["status"] == "failed")
+            .collect();
+        assert_eq!(failed.len(), 2, "{:?}", t.rpc.updates);
+        for f in failed {
+            assert_eq!(f["rawOutput"]["error"]["code"], "rejected");
+        }
+        assert!(!t.rpc.update_kinds().contains(&"plan".to_string()));
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn cancel_mid_stream_answers_cancelled_not_an_error() {
+        let mut t = InProcess::start(
+            vec![vec![Step::Text("thinking about it"), Step::Stall]],
+            None,
+        );
+        let session = t.session().await;
+        let id = t.prompt(&session, "take your time").await;
+        t.rpc
+            .until(
+                &mut |m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk",
+                &mut no_answer,
+            )
+            .await;
+        t.rpc
+            .notify("session/cancel", json!({"sessionId": session}))
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert!(r.get("error").is_none(), "{r}");
+        assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn cancel_during_a_permission_request_answers_cancelled() {
+        let mut t = InProcess::start(
+            vec![vec![
+                Step::Call("call_c", "update_plan", PLAN_ARGS()),
+                Step::Done(ModelStopReason::ToolUse),
+            ]],
+            Some("[options.tools]\n\"plan.update\" = \"ask\"\n"),
+        );
+        let session = t.session().await;
+        let id = t.prompt(&session, "plan").await;
+        let req = t
+            .rpc
+            .until(
+                &mut |m| m["method"] == "session/request_permission",
+                &mut no_answer,
+            )
+            .await;
+        t.rpc
+            .notify("session/cancel", json!({"sessionId": session}))
+            .await;
+        // The editor answers its open permission request with `cancelled`, as the spec asks.
+        t.rpc
+            .respond(&req["id"], json!({"outcome": {"outcome": "cancelled"}}))
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
+        assert!(!t.rpc.update_kinds().contains(&"plan".to_string()));
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn a_second_prompt_while_one_runs_is_refused() {
+        let mut t = InProcess::start(vec![vec![Step::Text("busy"), Step::Stall]], None);
+        let session = t.session().await;
+        let first = t.prompt(&session, "one").await;
+        let second = t.prompt(&session, "two").await;
+        let r = t.rpc.response_to(second, &mut no_answer).await;
+        assert_eq!(r["error"]["data"]["code"], "prompt_running", "{r}");
+        t.rpc
+            .notify("session/cancel", json!({"sessionId": session}))
+            .await;
+        let r = t.rpc.response_to(first, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
+        // Only the first prompt reached the model.
+        assert_eq!(t.model.requests.lock().unwrap().len(), 1);
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn image_prompts_are_refused_without_reaching_the_model() {
+        let mut t = InProcess::start(Vec::new(), None);
+        let session = t.session().await;
+        let id = t
+            .rpc
+            .request(
+                "session/prompt",
+                json!({"sessionId": session, "prompt": [
+                    {"type": "image", "data": "AAAA", "mimeType": "image/png"}]}),
+            )
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["error"]["data"]["code"], "unsupported_content", "{r}");
+        assert!(t.model.requests.lock().unwrap().is_empty());
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn a_failed_model_call_answers_with_the_engine_error() {
+        // No script: the model call fails.
+        let mut t = InProcess::start(Vec::new(), None);
+        let session = t.session().await;
+        let id = t.prompt(&session, "hello?").await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["error"]["code"], -32603, "{r}");
+        assert_eq!(r["error"]["data"]["code"], "model_config", "{r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no more model calls")
+        );
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn mcp_servers_are_accepted_and_reported_as_unsupported() {
+        let mut t = InProcess::start(Vec::new(), None);
+        t.rpc.initialize().await;
+        let ws = t.env.workspace.clone();
+        let id = t
+            .rpc
+            .request(
+                "session/new",
+                json!({"cwd": ws, "mcpServers": [
+                    {"name": "files", "command": "/bin/true", "args": [], "env": []}]}),
+            )
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert!(r["result"]["sessionId"].is_string(), "{r}");
+        let mcp = &r["result"]["_meta"]["pablo"]["mcpServers"];
+        assert_eq!(mcp["accepted"], 1);
+        assert_eq!(mcp["supported"], false);
+        t.finish().await;
+    }
+}

@@ -1,1 +1,672 @@
-//! The editor front-end: pablo as an Agent Client Protocol agent on stdio.
+//! The editor front-end: pablo as an Agent Client Protocol (v1) agent on stdio.
+//!
+//! Editors such as Zed start `pablo acp` as a child process and speak JSON-RPC to it over
+//! stdin/stdout. This module is a front-end like the TUI and `pablo run`: each ACP session is one
+//! engine agent started the way every front-end starts one ([`Launch`]), and all it does is
+//! translate — ACP requests into [`Op`]s, [`Event`]s into `session/update` notifications, approval
+//! prompts into `session/request_permission`. It owns no engine logic: what a tool may do is
+//! still decided by policy, and what lands on disk is still the previewed bytes.
+//!
+//! Nothing but protocol messages may reach stdout; diagnostics go through `tracing` (to the log
+//! file when `PABLO_LOG` is set).
+
+pub mod translate;
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, ConnectTo, ErrorCode, Lines};
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::agent::{self, ApprovalMode};
+use crate::launch::{Launch, LaunchError, LaunchOptions};
+use crate::model::ModelClient;
+use crate::protocol::{ApprovalAnswer, Event, Op, Preview, StopReason, Verdict};
+use crate::tools::Coded;
+
+pub use translate::Translator;
+
+/// How a session gets its model. The CLI uses [`default_models`] (flags, config, environment).
+pub type ModelSource =
+    Arc<dyn Fn(&Launch) -> Result<Arc<dyn ModelClient>, LaunchError> + Send + Sync>;
+
+/// The model chosen by flags, config and environment, as for every other front-end.
+pub fn default_models() -> ModelSource {
+    Arc::new(|launch: &Launch| launch.model())
+}
+
+/// Permission option ids offered in `session/request_permission`.
+pub const ALLOW_ONCE: &str = "allow_once";
+pub const ALLOW_ALWAYS: &str = "allow_always";
+pub const REJECT_ONCE: &str = "reject_once";
+pub const REJECT_ALWAYS: &str = "reject_always";
+
+/// Why an ACP request was refused. Each becomes a JSON-RPC error whose `data.code` is
+/// [`Coded::code`].
+#[derive(Debug, thiserror::Error)]
+pub enum AcpError {
+    #[error("the session cwd must be an absolute path, not {0:?}")]
+    CwdNotAbsolute(PathBuf),
+    #[error("there is no session {0:?} on this connection")]
+    UnknownSession(String),
+    #[error("session {0} is already answering a prompt; cancel it or wait for its answer")]
+    PromptRunning(String),
+    #[error("the prompt was refused: {0}")]
+    UnsupportedContent(String),
+    #[error("session/load is not available: {0}")]
+    LoadUnavailable(String),
+    #[error("the agent of session {0} has stopped")]
+    AgentStopped(String),
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    #[error("the ACP connection failed: {0}")]
+    Connection(String),
+}
+
+impl Coded for AcpError {
+    fn code(&self) -> &'static str {
+        match self {
+            AcpError::CwdNotAbsolute(_) => "cwd_not_absolute",
+            AcpError::UnknownSession(_) => "unknown_session",
+            AcpError::PromptRunning(_) => "prompt_running",
+            AcpError::UnsupportedContent(_) => "unsupported_content",
+            AcpError::LoadUnavailable(_) => "load_unavailable",
+            AcpError::AgentStopped(_) => "agent_stopped",
+            AcpError::Launch(e) => e.code(),
+            AcpError::Connection(_) => "connection_failed",
+        }
+    }
+}
+
+impl AcpError {
+    /// The JSON-RPC error for this refusal: a standard code, the message, and pablo's code in
+    /// `data.code`.
+    pub fn to_rpc(&self) -> agent_client_protocol::Error {
+        let code = match self {
+            AcpError::CwdNotAbsolute(_) | AcpError::UnsupportedContent(_) => {
+                ErrorCode::INVALID_PARAMS
+            }
+            AcpError::UnknownSession(_) => ErrorCode::RESOURCE_NOT_FOUND,
+            AcpError::PromptRunning(_) => ErrorCode::INVALID_REQUEST,
+            AcpError::LoadUnavailable(_) => ErrorCode::METHOD_NOT_FOUND,
+            AcpError::AgentStopped(_) | AcpError::Launch(_) | AcpError::Connection(_) => {
+                ErrorCode::INTERNAL_ERROR
+            }
+        };
+        agent_client_protocol::Error::new(code, self.to_string()).data(json!({"code": self.code()}))
+    }
+}
+
+/// Serves ACP on stdin/stdout until the client closes stdin.
+pub async fn serve_stdio(options: LaunchOptions) -> Result<(), AcpError> {
+    serve(
+        line_transport(tokio::io::stdin(), tokio::io::stdout()),
+        options,
+        default_models(),
+    )
+    .await
+}
+
+/// A newline-delimited JSON-RPC transport over any reader and writer (stdio, a pipe, a socket).
+pub fn line_transport<R, W>(reader: R, writer: W) -> impl ConnectTo<Agent> + 'static
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let incoming =
+        futures::stream::unfold(Some(BufReader::new(reader).lines()), |state| async move {
+            let mut lines = state?;
+            match lines.next_line().await {
+                Ok(Some(line)) => Some((Ok(line), Some(lines))),
+                Ok(None) => None,
+                // Report the error once, then end the stream.
+                Err(e) => Some((Err(e), None)),
+            }
+        });
+    let outgoing = futures::sink::unfold(writer, |mut w: W, line: String| async move {
+        w.write_all(line.as_bytes()).await?;
+        w.write_all(b"\n").await?;
+        w.flush().await?;
+        Ok::<W, std::io::Error>(w)
+    });
+    Lines::new(Box::pin(outgoing), Box::pin(incoming))
+}
+
+/// Serves one ACP connection over `transport` until the client goes away, then stops every
+/// session's agent (cancelling running turns) before returning.
+pub async fn serve(
+    transport: impl ConnectTo<Agent> + 'static,
+    options: LaunchOptions,
+    models: ModelSource,
+) -> Result<(), AcpError> {
+    let server = Arc::new(Server {
+        options,
+        models,
+        client: Mutex::new(None),
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let result = {
+        let s_init = server.clone();
+        let s_new = server.clone();
+        let s_load = server.clone();
+        let s_prompt = server.clone();
+        let s_cancel = server.clone();
+        Agent
+            .v1()
+            .name("pablo")
+            .on_receive_request(
+                async move |req: acp::InitializeRequest, responder, _cx| {
+                    responder.respond(s_init.initialize(req))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: acp::NewSessionRequest, responder, cx| {
+                    let result = s_new.new_session(req, &cx).map_err(|e| e.to_rpc());
+                    responder.respond_with_result(result)
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: acp::LoadSessionRequest, responder, _cx| {
+                    responder.respond_with_error(s_load.load_session(req).to_rpc())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: acp::PromptRequest, responder, _cx| {
+                    s_prompt.prompt(req, responder)
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_notification(
+                async move |n: acp::CancelNotification, _cx| {
+                    s_cancel.cancel(&n);
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_notification!(),
+            )
+            .connect_to(transport)
+            .await
+    };
+    server.shutdown().await;
+    result.map_err(|e| AcpError::Connection(e.to_string()))
+}
+
+struct Server {
+    options: LaunchOptions,
+    models: ModelSource,
+    /// What the client said it can do (fs, terminal), from `initialize`.
+    client: Mutex<Option<acp::ClientCapabilities>>,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+}
+
+/// One ACP session: one engine agent.
+struct Session {
+    id: String,
+    ops: mpsc::UnboundedSender<Op>,
+    /// The `session/prompt` being answered; the turn's end answers it.
+    prompt: Mutex<Option<Responder<acp::PromptResponse>>>,
+    /// Approval requests put to the client and not yet answered (by call id).
+    open_approvals: Mutex<HashSet<String>>,
+    /// What the person rejected "always" in this session (see [`reject_key`]).
+    rejected_always: Mutex<HashSet<String>>,
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Server {
+    fn initialize(&self, req: acp::InitializeRequest) -> acp::InitializeResponse {
+        tracing::info!(
+            requested = req.protocol_version.as_u16(),
+            fs_read = req.client_capabilities.fs.read_text_file,
+            fs_write = req.client_capabilities.fs.write_text_file,
+            terminal = req.client_capabilities.terminal,
+            "acp initialize"
+        );
+        if let Ok(mut c) = self.client.lock() {
+            *c = Some(req.client_capabilities);
+        }
+        // pablo speaks version 1 only: that is the answer whatever was asked, and a client that
+        // cannot speak it closes the connection.
+        acp::InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
+            .agent_capabilities(
+                acp::AgentCapabilities::new()
+                    .load_session(false)
+                    .prompt_capabilities(
+                        acp::PromptCapabilities::new()
+                            .image(false)
+                            .audio(false)
+                            .embedded_context(true),
+                    ),
+            )
+            .agent_info(acp::Implementation::new("pablo", env!("CARGO_PKG_VERSION")).title("pablo"))
+    }
+
+    fn new_session(
+        &self,
+        req: acp::NewSessionRequest,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<acp::NewSessionResponse, AcpError> {
+        if !req.cwd.is_absolute() {
+            return Err(AcpError::CwdNotAbsolute(req.cwd));
+        }
+        let mut options = self.options.clone();
+        options.workspace = Some(req.cwd.clone());
+        let mut launch = Launch::prepare(options)?;
+        let model = (self.models)(&launch)?;
+        let catalog = launch.catalog()?;
+        let kinds = catalog
+            .names()
+            .filter_map(|n| catalog.get(n).map(|t| (n.to_string(), t.kind())))
+            .collect();
+        // The host's bound on a request, in tokens at roughly four bytes each: the most context
+        // pablo will ever send, so the editor's gauge never reads over 100 %.
+        let context_tokens = (launch.limits.max_request_context_bytes / 4) as u64;
+        let translator = Translator::new(launch.workspace.clone(), kinds, context_tokens);
+        let id = Launch::new_session_id();
+        let setup = launch.agent_setup(id.clone(), model, ApprovalMode::Interactive)?;
+        for w in &launch.warnings {
+            tracing::warn!(session = %id, warning = %w, "session warning");
+        }
+        let handle = agent::spawn(setup);
+        let session = Arc::new(Session {
+            id: id.clone(),
+            ops: handle.ops,
+            prompt: Mutex::new(None),
+            open_approvals: Mutex::new(HashSet::new()),
+            rejected_always: Mutex::new(HashSet::new()),
+            task: Mutex::new(Some(handle.task)),
+        });
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.insert(id.clone(), session.clone());
+        }
+        let pump = pump(session, handle.events, translator, cx.clone());
+        cx.spawn(pump)
+            .map_err(|e| AcpError::Connection(e.to_string()))?;
+        let mut response = acp::NewSessionResponse::new(id.clone());
+        if !req.mcp_servers.is_empty() {
+            tracing::warn!(
+                session = %id,
+                servers = req.mcp_servers.len(),
+                "MCP servers listed by the client are accepted but not supported yet"
+            );
+            if let serde_json::Value::Object(meta) = json!({"pablo": {"mcpServers": {
+                "accepted": req.mcp_servers.len(),
+                "supported": false,
+                "message": "pablo does not connect to MCP servers yet; the listed servers are ignored",
+            }}}) {
+                response = response.meta(meta);
+            }
+        }
+        tracing::info!(session = %id, "acp session started");
+        Ok(response)
+    }
+
+    fn load_session(&self, req: acp::LoadSessionRequest) -> AcpError {
+        let _ = req;
+        AcpError::LoadUnavailable(
+            "this build has no session journal to replay (loadSession is not advertised)".into(),
+        )
+    }
+
+    fn session(&self, id: &str) -> Result<Arc<Session>, AcpError> {
+        self.sessions
+            .lock()
+            .ok()
+            .and_then(|s| s.get(id).cloned())
+            .ok_or_else(|| AcpError::UnknownSession(id.to_string()))
+    }
+
+    /// Starts a turn; the answer is sent by the session's pump when the turn ends.
+    fn prompt(
+        &self,
+        req: acp::PromptRequest,
+        responder: Responder<acp::PromptResponse>,
+    ) -> Result<(), agent_client_protocol::Error> {
+        let started = self.session(&req.session_id.0).and_then(|session| {
+            let text = translate::prompt_text(&req.prompt).map_err(AcpError::UnsupportedContent)?;
+            Ok((session, text))
+        });
+        let (session, text) = match started {
+            Ok(s) => s,
+            Err(e) => return responder.respond_with_error(e.to_rpc()),
+        };
+        let Ok(mut slot) = session.prompt.lock() else {
+            return responder
+                .respond_with_error(AcpError::AgentStopped(session.id.clone()).to_rpc());
+        };
+        if slot.is_some() {
+            return responder
+                .respond_with_error(AcpError::PromptRunning(session.id.clone()).to_rpc());
+        }
+        if session.ops.send(Op::UserTurn { text }).is_err() {
+            return responder
+                .respond_with_error(AcpError::AgentStopped(session.id.clone()).to_rpc());
+        }
+        *slot = Some(responder);
+        Ok(())
+    }
+
+    fn cancel(&self, n: &acp::CancelNotification) {
+        match self.session(&n.session_id.0) {
+            Ok(session) => {
+                tracing::info!(session = %session.id, "acp cancel");
+                let _ = session.ops.send(Op::Interrupt);
+            }
+            Err(e) => tracing::warn!(error = %e, "session/cancel for an unknown session"),
+        }
+    }
+
+    /// Stops every agent: running turns are cancelled and awaited (bounded).
+    async fn shutdown(&self) {
+        let sessions: Vec<Arc<Session>> = self
+            .sessions
+            .lock()
+            .map(|mut s| s.drain().map(|(_, v)| v).collect())
+            .unwrap_or_default();
+        for session in sessions {
+            let _ = session.ops.send(Op::Shutdown);
+            let task = session.task.lock().ok().and_then(|mut t| t.take());
+            if let Some(task) = task
+                && tokio::time::timeout(Duration::from_secs(10), task)
+                    .await
+                    .is_err()
+            {
+                tracing::warn!(session = %session.id, "agent did not stop within 10 s");
+            }
+        }
+    }
+}
+
+/// Forwards one session's engine events to the client, in order, until the agent stops.
+async fn pump(
+    session: Arc<Session>,
+    mut events: mpsc::UnboundedReceiver<Event>,
+    mut translator: Translator,
+    cx: ConnectionTo<Client>,
+) -> Result<(), agent_client_protocol::Error> {
+    let mut last_error: Option<(String, String)> = None;
+    while let Some(event) = events.recv().await {
+        for update in translator.updates(&event) {
+            cx.send_notification(acp::SessionNotification::new(session.id.clone(), update))?;
+        }
+        match event {
+            Event::ApprovalRequest {
+                call_id,
+                tool,
+                preview,
+                verdict,
+            } => ask(
+                &session,
+                &mut translator,
+                &cx,
+                call_id,
+                &tool,
+                &preview,
+                &verdict,
+            )?,
+            Event::ApprovalResolved { call_id, .. } | Event::ToolCallEnd { call_id, .. } => {
+                if let Ok(mut open) = session.open_approvals.lock() {
+                    open.remove(&call_id);
+                }
+            }
+            Event::Warning { message } => {
+                tracing::warn!(session = %session.id, warning = %message, "agent warning");
+            }
+            Event::Error { code, message } => last_error = Some((code, message)),
+            Event::TurnCompleted { stop_reason, .. } => {
+                if let Ok(mut open) = session.open_approvals.lock() {
+                    open.clear();
+                }
+                let responder = session.prompt.lock().ok().and_then(|mut p| p.take());
+                if let Some(responder) = responder {
+                    responder.respond_with_result(prompt_answer(stop_reason, last_error.take()))?;
+                }
+                last_error = None;
+            }
+            Event::ShutdownComplete => break,
+            _ => {}
+        }
+    }
+    // The agent is gone: a prompt still waiting gets an error rather than silence.
+    let responder = session.prompt.lock().ok().and_then(|mut p| p.take());
+    if let Some(responder) = responder {
+        responder.respond_with_error(AcpError::AgentStopped(session.id.clone()).to_rpc())?;
+    }
+    Ok(())
+}
+
+/// The answer to `session/prompt` for a finished turn. A failed turn is a JSON-RPC error carrying
+/// the engine's code and message; everything else is a stop reason.
+pub fn prompt_answer(
+    stop_reason: StopReason,
+    error: Option<(String, String)>,
+) -> Result<acp::PromptResponse, agent_client_protocol::Error> {
+    let reason = match stop_reason {
+        StopReason::EndTurn => acp::StopReason::EndTurn,
+        StopReason::MaxTokens => acp::StopReason::MaxTokens,
+        StopReason::Cancelled => acp::StopReason::Cancelled,
+        StopReason::BudgetExhausted => acp::StopReason::MaxTurnRequests,
+        StopReason::Error => {
+            let (code, message) =
+                error.unwrap_or_else(|| ("turn_failed".into(), "the turn failed".into()));
+            return Err(
+                agent_client_protocol::Error::new(ErrorCode::INTERNAL_ERROR, message)
+                    .data(json!({"code": code})),
+            );
+        }
+    };
+    let mut response = acp::PromptResponse::new(reason);
+    if let Some((code, message)) = error
+        && let serde_json::Value::Object(meta) =
+            json!({"pablo": {"code": code, "message": message}})
+    {
+        response = response.meta(meta);
+    }
+    Ok(response)
+}
+
+/// What "reject always" remembers: the command line for commands, the tool and path for file
+/// changes, the tool otherwise.
+pub fn reject_key(tool: &str, preview: &Preview) -> String {
+    match preview {
+        Preview::Command(c) => format!("{tool}\0{}", c.command),
+        Preview::FileChange(fc) => format!("{tool}\0{}", fc.path),
+        Preview::Read { path } => format!("{tool}\0{path}"),
+        _ => tool.to_string(),
+    }
+}
+
+/// The options of a permission request.
+pub fn permission_options(
+    tool: &str,
+    preview: &Preview,
+    verdict: &Verdict,
+) -> Vec<acp::PermissionOption> {
+    let mut options = vec![acp::PermissionOption::new(
+        ALLOW_ONCE,
+        "Allow once",
+        acp::PermissionOptionKind::AllowOnce,
+    )];
+    if let Some(rule) = &verdict.always_rule {
+        options.push(acp::PermissionOption::new(
+            ALLOW_ALWAYS,
+            format!("Always allow ({rule})"),
+            acp::PermissionOptionKind::AllowAlways,
+        ));
+    }
+    options.push(acp::PermissionOption::new(
+        REJECT_ONCE,
+        "Reject",
+        acp::PermissionOptionKind::RejectOnce,
+    ));
+    let always = match preview {
+        Preview::Command(c) => {
+            format!("Always reject `{}` in this session", first_line(&c.command))
+        }
+        Preview::FileChange(fc) => format!("Always reject {tool} on {} in this session", fc.path),
+        _ => format!("Always reject {tool} in this session"),
+    };
+    options.push(acp::PermissionOption::new(
+        REJECT_ALWAYS,
+        always,
+        acp::PermissionOptionKind::RejectAlways,
+    ));
+    options
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or_default();
+    let mut out: String = line.chars().take(80).collect();
+    if line.chars().count() > 80 || s.lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Puts one approval to the client, or answers it at once when the person already rejected the
+/// same thing "always". The answer goes back to the agent as [`Op::Approval`], the same path the
+/// TUI uses.
+fn ask(
+    session: &Arc<Session>,
+    translator: &mut Translator,
+    cx: &ConnectionTo<Client>,
+    call_id: String,
+    tool: &str,
+    preview: &Preview,
+    verdict: &Verdict,
+) -> Result<(), agent_client_protocol::Error> {
+    let key = reject_key(tool, preview);
+    let rejected = session
+        .rejected_always
+        .lock()
+        .map(|r| r.contains(&key))
+        .unwrap_or(false);
+    if rejected {
+        let _ = session.ops.send(Op::Approval {
+            call_id,
+            answer: ApprovalAnswer::Reject {
+                note: Some("the person rejected this for the rest of the session".into()),
+            },
+        });
+        return Ok(());
+    }
+    if let Ok(mut open) = session.open_approvals.lock() {
+        open.insert(call_id.clone());
+    }
+    let tool_call = translator.permission_tool_call(&call_id, tool, preview, verdict);
+    let request = acp::RequestPermissionRequest::new(
+        session.id.clone(),
+        tool_call,
+        permission_options(tool, preview, verdict),
+    );
+    let sent = cx.send_request(request);
+    let session = session.clone();
+    // Waiting for the person must not hold the connection's dispatch loop.
+    cx.spawn(async move {
+        let answer = match sent.block_task().await {
+            Ok(response) => match response.outcome {
+                acp::RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
+                    ALLOW_ONCE => ApprovalAnswer::AllowOnce,
+                    ALLOW_ALWAYS => ApprovalAnswer::AllowAlways,
+                    REJECT_ALWAYS => {
+                        if let Ok(mut r) = session.rejected_always.lock() {
+                            r.insert(key);
+                        }
+                        ApprovalAnswer::Reject {
+                            note: Some(
+                                "the person rejected this for the rest of the session".into(),
+                            ),
+                        }
+                    }
+                    _ => ApprovalAnswer::Reject { note: None },
+                },
+                _ => ApprovalAnswer::Reject {
+                    note: Some("the editor cancelled the permission request".into()),
+                },
+            },
+            Err(e) => ApprovalAnswer::Reject {
+                note: Some(format!("the permission request failed: {}", e.message)),
+            },
+        };
+        // A turn that ended meanwhile (cancelled) no longer waits for this answer.
+        let still_open = session
+            .open_approvals
+            .lock()
+            .map(|mut o| o.remove(&call_id))
+            .unwrap_or(false);
+        if still_open {
+            let _ = session.ops.send(Op::Approval { call_id, answer });
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::protocol::CommandPreview;
+
+    #[test]
+    fn a_failed_turn_is_an_error_carrying_the_engine_code() {
+        let err = prompt_answer(
+            StopReason::Error,
+            Some(("model_unreachable".into(), "openai: cannot connect".into())),
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
+        assert_eq!(err.message, "openai: cannot connect");
+        assert_eq!(err.data.unwrap()["code"], "model_unreachable");
+    }
+
+    #[test]
+    fn stop_reasons_map_to_acp() {
+        let r = |s| {
+            serde_json::to_value(prompt_answer(s, None).unwrap()).unwrap()["stopReason"].clone()
+        };
+        assert_eq!(r(StopReason::EndTurn), "end_turn");
+        assert_eq!(r(StopReason::MaxTokens), "max_tokens");
+        assert_eq!(r(StopReason::Cancelled), "cancelled");
+        assert_eq!(r(StopReason::BudgetExhausted), "max_turn_requests");
+    }
+
+    #[test]
+    fn permission_options_name_the_command_and_the_always_rule() {
+        let preview = Preview::Command(CommandPreview {
+            command: "rm -rf target".into(),
+            cwd: ".".into(),
+            background: false,
+            pty: false,
+            commands: Vec::new(),
+        });
+        let mut verdict = Verdict::ask("builtin.tool.shell.run", "shell.run needs approval");
+        verdict.always_rule = Some("prefix /usr/bin/rm".into());
+        let opts = permission_options("shell.run", &preview, &verdict);
+        let ids: Vec<_> = opts.iter().map(|o| o.option_id.0.to_string()).collect();
+        assert_eq!(ids, [ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS]);
+        assert_eq!(opts[1].name, "Always allow (prefix /usr/bin/rm)");
+        assert_eq!(
+            opts[3].name,
+            "Always reject `rm -rf target` in this session"
+        );
+        verdict.always_rule = None;
+        let opts = permission_options("shell.run", &preview, &verdict);
+        assert!(opts.iter().all(|o| &*o.option_id.0 != ALLOW_ALWAYS));
+    }
+
+    #[test]
+    fn refusals_carry_their_code_in_the_error_data() {
+        let e = AcpError::CwdNotAbsolute("rel".into());
+        let rpc = e.to_rpc();
+        assert_eq!(rpc.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(rpc.data.unwrap()["code"], "cwd_not_absolute");
+    }
+}

@@ -1,0 +1,661 @@
+//! From pablo's [`Event`]s to ACP `session/update` payloads, and from ACP prompts to text.
+//!
+//! Kept free of any connection so that the mapping (what an editor is shown for each engine
+//! event) can be tested on its own. The [`Translator`] remembers, per tool call, what the editor
+//! has already been told (the diff that was previewed, the output so far), because ACP tool-call
+//! updates replace a call's whole `content` list rather than appending to it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema as acp;
+use serde_json::{Value, json};
+
+use crate::protocol::{
+    CommandPreview, Decision, DiffTag, Event, FileChangePreview, PlanItem, PlanStatus, Preview,
+    ToolOutcome, Usage, Verdict,
+};
+use crate::tools::ToolKind;
+
+/// Output kept per running command, as shown to the editor (the tail wins).
+pub const MAX_SHOWN_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// What the editor knows about one tool call.
+#[derive(Debug, Clone, Default)]
+struct CallView {
+    tool: String,
+    /// Content built from the preview (a diff, a parsed command), kept across updates.
+    preview_content: Vec<acp::ToolCallContent>,
+    /// Command output so far (ANSI stripped, bounded).
+    output: String,
+}
+
+/// Maps engine events of one session to ACP session updates.
+#[derive(Debug, Clone)]
+pub struct Translator {
+    workspace: PathBuf,
+    kinds: HashMap<String, ToolKind>,
+    /// Tokens the host lets a request carry; reported as the context size.
+    context_tokens: u64,
+    calls: HashMap<String, CallView>,
+}
+
+impl Translator {
+    /// `kinds` maps native tool names to their kind (from the session's catalog);
+    /// `context_tokens` is what `usage_update` reports as the window size.
+    pub fn new(workspace: PathBuf, kinds: HashMap<String, ToolKind>, context_tokens: u64) -> Self {
+        Self {
+            workspace,
+            kinds,
+            context_tokens,
+            calls: HashMap::new(),
+        }
+    }
+
+    /// The ACP kind of a tool, by native name.
+    pub fn kind_of(&self, tool: &str) -> acp::ToolKind {
+        match self.kinds.get(tool) {
+            Some(k) => acp_kind(*k),
+            // Tools that have no `ToolKind` of their own yet.
+            None if tool == "web.fetch" => acp::ToolKind::Fetch,
+            None => acp::ToolKind::Other,
+        }
+    }
+
+    /// The updates for one engine event (often none). Approval requests and turn ends are the
+    /// caller's business; this only keeps the editor's picture of the session current.
+    pub fn updates(&mut self, event: &Event) -> Vec<acp::SessionUpdate> {
+        match event {
+            Event::MessageDelta { text } if !text.is_empty() => {
+                vec![acp::SessionUpdate::AgentMessageChunk(
+                    acp::ContentChunk::new(text.as_str().into()),
+                )]
+            }
+            Event::ToolCallBegin {
+                call_id,
+                tool,
+                arguments,
+            } => {
+                self.calls.insert(
+                    call_id.clone(),
+                    CallView {
+                        tool: tool.clone(),
+                        ..CallView::default()
+                    },
+                );
+                let mut call = acp::ToolCall::new(call_id.clone(), title(tool, arguments))
+                    .kind(self.kind_of(tool))
+                    .status(acp::ToolCallStatus::Pending)
+                    .raw_input(arguments.clone());
+                if let Some(loc) = self.location(arguments) {
+                    call = call.locations(vec![loc]);
+                }
+                vec![acp::SessionUpdate::ToolCall(call)]
+            }
+            Event::ToolCallRunning { call_id, preview } => {
+                let content = self.preview_content(preview);
+                let view = self.calls.entry(call_id.clone()).or_default();
+                view.preview_content = content.clone();
+                let mut fields = acp::ToolCallUpdateFields::new()
+                    .status(acp::ToolCallStatus::InProgress)
+                    .content(content);
+                if let Some(loc) = self.preview_location(preview) {
+                    fields = fields.locations(vec![loc]);
+                }
+                vec![acp::SessionUpdate::ToolCallUpdate(
+                    acp::ToolCallUpdate::new(call_id.clone(), fields),
+                )]
+            }
+            Event::ToolOutputDelta { call_id, chunk } => {
+                let view = self.calls.entry(call_id.clone()).or_default();
+                view.output.push_str(&strip_ansi_escapes::strip_str(chunk));
+                keep_tail(&mut view.output, MAX_SHOWN_OUTPUT_BYTES);
+                let content = call_content(view);
+                vec![acp::SessionUpdate::ToolCallUpdate(
+                    acp::ToolCallUpdate::new(
+                        call_id.clone(),
+                        acp::ToolCallUpdateFields::new().content(content),
+                    ),
+                )]
+            }
+            Event::ToolCallEnd {
+                call_id, result, ..
+            } => {
+                let view = self.calls.remove(call_id).unwrap_or_default();
+                let mut content = call_content(&view);
+                let status = match result {
+                    ToolOutcome::Ok { .. } => acp::ToolCallStatus::Completed,
+                    ToolOutcome::Err { error, .. } => {
+                        content.push(text_content(format!("{} ({})", error.message, error.code)));
+                        acp::ToolCallStatus::Failed
+                    }
+                };
+                vec![acp::SessionUpdate::ToolCallUpdate(
+                    acp::ToolCallUpdate::new(
+                        call_id.clone(),
+                        acp::ToolCallUpdateFields::new()
+                            .status(status)
+                            .content(content)
+                            .raw_output(result.to_json()),
+                    ),
+                )]
+            }
+            Event::PlanUpdate { items, .. } => vec![acp::SessionUpdate::Plan(plan(items))],
+            Event::Usage { last, total } => vec![acp::SessionUpdate::UsageUpdate(usage_update(
+                last,
+                total,
+                self.context_tokens,
+            ))],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The tool call as shown in a `session/request_permission`: title, kind and the preview
+    /// (a diff for file changes, the parsed command with each part's decision for commands).
+    pub fn permission_tool_call(
+        &mut self,
+        call_id: &str,
+        tool: &str,
+        preview: &Preview,
+        verdict: &Verdict,
+    ) -> acp::ToolCallUpdate {
+        let shown = self.preview_content(preview);
+        let mut content = shown.clone();
+        if !verdict.reasons.is_empty() {
+            content.push(text_content(verdict.reasons.join("; ")));
+        }
+        let view = self.calls.entry(call_id.to_string()).or_default();
+        view.tool = tool.to_string();
+        view.preview_content = shown;
+        let mut fields = acp::ToolCallUpdateFields::new()
+            .kind(self.kind_of(tool))
+            .status(acp::ToolCallStatus::Pending)
+            .title(permission_title(tool, preview))
+            .content(content);
+        if let Some(loc) = self.preview_location(preview) {
+            fields = fields.locations(vec![loc]);
+        }
+        acp::ToolCallUpdate::new(call_id.to_string(), fields)
+    }
+
+    fn location(&self, arguments: &Value) -> Option<acp::ToolCallLocation> {
+        let path = arguments.get("path").and_then(Value::as_str)?;
+        let mut loc = acp::ToolCallLocation::new(self.workspace.join(path));
+        if let Some(line) = arguments
+            .get("line")
+            .or_else(|| arguments.get("offset"))
+            .and_then(Value::as_u64)
+            .and_then(|l| u32::try_from(l).ok())
+        {
+            loc = loc.line(line);
+        }
+        Some(loc)
+    }
+
+    fn preview_location(&self, preview: &Preview) -> Option<acp::ToolCallLocation> {
+        match preview {
+            Preview::Read { path } => Some(acp::ToolCallLocation::new(self.workspace.join(path))),
+            Preview::FileChange(fc) => {
+                let mut loc = acp::ToolCallLocation::new(self.workspace.join(&fc.path));
+                if let Some(line) = fc
+                    .hunks
+                    .first()
+                    .and_then(|h| u32::try_from(h.new_start).ok())
+                {
+                    loc = loc.line(line);
+                }
+                Some(loc)
+            }
+            _ => None,
+        }
+    }
+
+    fn preview_content(&self, preview: &Preview) -> Vec<acp::ToolCallContent> {
+        match preview {
+            Preview::FileChange(fc) => vec![file_change_content(&self.workspace, fc)],
+            Preview::Command(cmd) => vec![text_content(command_text(cmd))],
+            Preview::Session { action, session_id } => vec![text_content(match session_id {
+                Some(id) => format!("{action} background session {id}"),
+                None => format!("{action} background sessions"),
+            })],
+            Preview::Read { .. } | Preview::Internal => Vec::new(),
+        }
+    }
+}
+
+/// pablo's tool kinds in ACP terms.
+pub fn acp_kind(kind: ToolKind) -> acp::ToolKind {
+    match kind {
+        ToolKind::Read => acp::ToolKind::Read,
+        ToolKind::Search => acp::ToolKind::Search,
+        ToolKind::Edit => acp::ToolKind::Edit,
+        ToolKind::Execute => acp::ToolKind::Execute,
+        ToolKind::Think => acp::ToolKind::Think,
+    }
+}
+
+/// A short human title for a tool call: the verb and the path or command, never file content.
+pub fn title(tool: &str, arguments: &Value) -> String {
+    let arg = |k: &str| arguments.get(k).and_then(Value::as_str).map(clip);
+    match tool {
+        "fs.read" => format!("Read {}", arg("path").unwrap_or_default()),
+        "fs.list" => format!("List {}", arg("path").unwrap_or_else(|| ".".into())),
+        "fs.search" => format!(
+            "Search {}",
+            arg("query").or(arg("pattern")).unwrap_or_default()
+        ),
+        "fs.write" => format!("Write {}", arg("path").unwrap_or_default()),
+        "fs.edit" => format!("Edit {}", arg("path").unwrap_or_default()),
+        "shell.run" => format!("Run {}", arg("command").unwrap_or_default()),
+        "shell.session" => format!("Background session: {}", arg("action").unwrap_or_default()),
+        "plan.update" => "Update plan".to_string(),
+        "web.fetch" => format!("Fetch {}", arg("url").unwrap_or_default()),
+        _ => {
+            let summary = crate::headless::summarize_arguments(arguments);
+            if summary.is_empty() {
+                tool.to_string()
+            } else {
+                format!("{tool} {summary}")
+            }
+        }
+    }
+    .trim_end()
+    .to_string()
+}
+
+fn permission_title(tool: &str, preview: &Preview) -> String {
+    match preview {
+        Preview::FileChange(fc) => match fc.old_revision {
+            None => format!("Create {} (+{})", fc.path, fc.added),
+            Some(_) => format!("Edit {} (+{} −{})", fc.path, fc.added, fc.removed),
+        },
+        Preview::Command(cmd) => format!("Run {}", clip(&cmd.command)),
+        Preview::Read { path } => format!("{tool} {path}"),
+        Preview::Session { action, .. } => format!("Background session: {action}"),
+        Preview::Internal => tool.to_string(),
+    }
+}
+
+fn clip(s: &str) -> String {
+    let line = s.lines().next().unwrap_or_default();
+    let mut out: String = line.chars().take(120).collect();
+    if line.chars().count() > 120 || s.lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+fn text_content(text: impl Into<String>) -> acp::ToolCallContent {
+    acp::ToolCallContent::from(text.into())
+}
+
+/// A file change as an ACP `diff` block: absolute path, the text being replaced (rebuilt from
+/// the hunks) and the complete new text — exactly the bytes that will be committed. When the old
+/// text cannot be rebuilt, the unified diff is shown as text instead.
+pub fn file_change_content(workspace: &Path, fc: &FileChangePreview) -> acp::ToolCallContent {
+    let path = workspace.join(&fc.path);
+    if fc.old_revision.is_none() {
+        return acp::ToolCallContent::Diff(acp::Diff::new(path, fc.new_text.clone()));
+    }
+    match old_text_from_hunks(fc) {
+        Some(old) => {
+            acp::ToolCallContent::Diff(acp::Diff::new(path, fc.new_text.clone()).old_text(old))
+        }
+        None => text_content(format!("```diff\n{}\n```", fc.diff.trim_end())),
+    }
+}
+
+/// Rebuilds the replaced text by applying the hunks backwards onto the new text. `None` when
+/// there are no hunks to apply or they do not fit the new text.
+pub fn old_text_from_hunks(fc: &FileChangePreview) -> Option<String> {
+    if fc.hunks.is_empty() {
+        return None;
+    }
+    let eol = if fc.new_text.contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let new_lines: Vec<&str> = fc.new_text.split_inclusive('\n').collect();
+    let mut old = String::with_capacity(fc.new_text.len());
+    let mut next = 0usize; // index into new_lines
+    for hunk in &fc.hunks {
+        // `new_start` is 1-based; an empty range names the line before it.
+        let start = if hunk.new_len == 0 {
+            hunk.new_start
+        } else {
+            hunk.new_start.checked_sub(1)?
+        };
+        if start < next || start > new_lines.len() {
+            return None;
+        }
+        for line in &new_lines[next..start] {
+            old.push_str(line);
+        }
+        let end = start.checked_add(hunk.new_len)?;
+        if end > new_lines.len() {
+            return None;
+        }
+        let last_new_unterminated = end == new_lines.len()
+            && new_lines.last().is_some_and(|l| !l.ends_with('\n'))
+            && hunk.new_len > 0;
+        let old_lines: Vec<&str> = hunk
+            .lines
+            .iter()
+            .filter(|l| l.tag != DiffTag::Added)
+            .map(|l| l.text.as_str())
+            .collect();
+        let last_is_context = hunk
+            .lines
+            .iter()
+            .rev()
+            .find(|l| l.tag != DiffTag::Added)
+            .is_some_and(|l| l.tag == DiffTag::Context);
+        for (i, line) in old_lines.iter().enumerate() {
+            old.push_str(line);
+            let is_last = i + 1 == old_lines.len();
+            if !(is_last && last_new_unterminated && last_is_context) {
+                old.push_str(eol);
+            }
+        }
+        next = end;
+    }
+    for line in &new_lines[next..] {
+        old.push_str(line);
+    }
+    Some(old)
+}
+
+/// A command as the policy understood it: the command line, then each simple command with its
+/// decision and the rule that made it.
+pub fn command_text(cmd: &CommandPreview) -> String {
+    let mut s = format!("```sh\n{}\n```\n", cmd.command.trim_end());
+    if cmd.cwd != "." && !cmd.cwd.is_empty() {
+        s.push_str(&format!("in `{}`\n", cmd.cwd));
+    }
+    if cmd.background {
+        s.push_str("runs in the background\n");
+    }
+    for c in &cmd.commands {
+        let decision = match c.decision {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        };
+        let exe = c
+            .executable
+            .clone()
+            .unwrap_or_else(|| c.argv.first().cloned().unwrap_or_default());
+        s.push_str(&format!("- `{exe}`"));
+        if c.argv.len() > 1 {
+            s.push_str(&format!(" {}", c.argv[1..].join(" ")));
+        }
+        s.push_str(&format!(" — {decision}"));
+        if let Some(rule) = &c.rule_id {
+            s.push_str(&format!(" ({rule})"));
+        }
+        if let Some(reason) = &c.reason {
+            s.push_str(&format!(": {reason}"));
+        }
+        s.push('\n');
+    }
+    s.trim_end().to_string()
+}
+
+fn call_content(view: &CallView) -> Vec<acp::ToolCallContent> {
+    let mut content = view.preview_content.clone();
+    if !view.output.is_empty() {
+        content.push(text_content(format!(
+            "```\n{}\n```",
+            view.output.trim_end_matches('\n')
+        )));
+    }
+    content
+}
+
+/// Drops the front of `s` so that at most `max` bytes remain, on a character boundary.
+fn keep_tail(s: &mut String, max: usize) {
+    if s.len() <= max {
+        return;
+    }
+    let mut cut = s.len() - max;
+    while !s.is_char_boundary(cut) {
+        cut += 1;
+    }
+    s.drain(..cut);
+}
+
+pub fn plan(items: &[PlanItem]) -> acp::Plan {
+    acp::Plan::new(
+        items
+            .iter()
+            .map(|i| {
+                acp::PlanEntry::new(
+                    i.content.clone(),
+                    acp::PlanEntryPriority::Medium,
+                    match i.status {
+                        PlanStatus::Pending => acp::PlanEntryStatus::Pending,
+                        PlanStatus::InProgress => acp::PlanEntryStatus::InProgress,
+                        PlanStatus::Completed => acp::PlanEntryStatus::Completed,
+                    },
+                )
+            })
+            .collect(),
+    )
+}
+
+/// `used` is what the last model call carried (its input and output); the exact token counts go
+/// in `_meta.pablo` for clients that want them.
+pub fn usage_update(last: &Usage, total: &Usage, context_tokens: u64) -> acp::UsageUpdate {
+    let meta = json!({"pablo": {
+        "last": {"inputTokens": last.input_tokens, "outputTokens": last.output_tokens,
+                 "cachedInputTokens": last.cached_input_tokens},
+        "total": {"inputTokens": total.input_tokens, "outputTokens": total.output_tokens,
+                  "cachedInputTokens": total.cached_input_tokens},
+    }});
+    let update = acp::UsageUpdate::new(last.total(), context_tokens.max(last.total()));
+    match meta {
+        Value::Object(map) => update.meta(map),
+        _ => update,
+    }
+}
+
+/// A prompt's content blocks as the text of one user turn. Text is taken as it is; embedded
+/// text resources are quoted with their URI; links are named. Images and audio are refused (not
+/// advertised in the prompt capabilities).
+pub fn prompt_text(blocks: &[acp::ContentBlock]) -> Result<String, String> {
+    let mut parts: Vec<String> = Vec::new();
+    for block in blocks {
+        match block {
+            acp::ContentBlock::Text(t) => parts.push(t.text.clone()),
+            acp::ContentBlock::ResourceLink(link) => {
+                parts.push(format!("[{}]({})", link.name, link.uri));
+            }
+            acp::ContentBlock::Resource(res) => match &res.resource {
+                acp::EmbeddedResourceResource::TextResourceContents(t) => {
+                    parts.push(format!(
+                        "<context uri=\"{}\">\n{}\n</context>",
+                        t.uri,
+                        t.text.trim_end_matches('\n')
+                    ));
+                }
+                _ => return Err("binary embedded resources are not supported".into()),
+            },
+            acp::ContentBlock::Image(_) => return Err("image prompts are not supported".into()),
+            acp::ContentBlock::Audio(_) => return Err("audio prompts are not supported".into()),
+            _ => return Err("this kind of prompt content is not supported".into()),
+        }
+    }
+    let text = parts.join("\n\n");
+    if text.trim().is_empty() {
+        return Err("the prompt has no text".into());
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::protocol::{DiffHunk, DiffLine};
+
+    fn line(tag: DiffTag, text: &str) -> DiffLine {
+        DiffLine {
+            tag,
+            old_lineno: None,
+            new_lineno: None,
+            text: text.into(),
+        }
+    }
+
+    fn change(new_text: &str, hunks: Vec<DiffHunk>) -> FileChangePreview {
+        FileChangePreview {
+            path: "src/a.txt".into(),
+            old_revision: Some("old".into()),
+            new_revision: "new".into(),
+            new_text: new_text.into(),
+            diff: "--- a\n+++ b\n".into(),
+            added: 1,
+            removed: 1,
+            hunks,
+        }
+    }
+
+    #[test]
+    fn old_text_is_rebuilt_from_hunks_of_a_middle_edit() {
+        let fc = change(
+            "one\ntwo\nTHREE\nfour\nfive\n",
+            vec![DiffHunk {
+                header: "@@ -2,3 +2,3 @@".into(),
+                old_start: 2,
+                old_len: 3,
+                new_start: 2,
+                new_len: 3,
+                lines: vec![
+                    line(DiffTag::Context, "two"),
+                    line(DiffTag::Removed, "three"),
+                    line(DiffTag::Added, "THREE"),
+                    line(DiffTag::Context, "four"),
+                ],
+            }],
+        );
+        assert_eq!(
+            old_text_from_hunks(&fc).unwrap(),
+            "one\ntwo\nthree\nfour\nfive\n"
+        );
+    }
+
+    #[test]
+    fn old_text_is_rebuilt_for_a_pure_insertion_and_an_unterminated_last_line() {
+        let fc = change(
+            "a\nb\nc",
+            vec![DiffHunk {
+                header: "@@ -1,2 +1,3 @@".into(),
+                old_start: 1,
+                old_len: 2,
+                new_start: 1,
+                new_len: 3,
+                lines: vec![
+                    line(DiffTag::Context, "a"),
+                    line(DiffTag::Added, "b"),
+                    line(DiffTag::Context, "c"),
+                ],
+            }],
+        );
+        assert_eq!(old_text_from_hunks(&fc).unwrap(), "a\nc");
+    }
+
+    #[test]
+    fn hunks_that_do_not_fit_the_new_text_give_no_old_text() {
+        let fc = change(
+            "a\n",
+            vec![DiffHunk {
+                header: "@@ -5,1 +5,1 @@".into(),
+                old_start: 5,
+                old_len: 1,
+                new_start: 5,
+                new_len: 1,
+                lines: vec![line(DiffTag::Context, "x")],
+            }],
+        );
+        assert_eq!(old_text_from_hunks(&fc), None);
+        // … and the editor is shown the unified diff instead.
+        let content = file_change_content(Path::new("/ws"), &fc);
+        let v = serde_json::to_value(&content).unwrap();
+        assert_eq!(v["type"], "content");
+        assert!(
+            v["content"]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("```diff")
+        );
+    }
+
+    #[test]
+    fn a_created_file_is_a_diff_without_old_text() {
+        let mut fc = change("new\n", Vec::new());
+        fc.old_revision = None;
+        let v = serde_json::to_value(file_change_content(Path::new("/ws"), &fc)).unwrap();
+        assert_eq!(v["type"], "diff");
+        assert_eq!(v["path"], "/ws/src/a.txt");
+        assert_eq!(v["newText"], "new\n");
+        assert!(v.get("oldText").is_none() || v["oldText"].is_null());
+    }
+
+    #[test]
+    fn command_output_is_stripped_of_ansi_and_bounded() {
+        let mut t = Translator::new("/ws".into(), HashMap::new(), 1000);
+        t.updates(&Event::ToolCallBegin {
+            call_id: "c1".into(),
+            tool: "shell.run".into(),
+            arguments: json!({"command": "ls"}),
+        });
+        let u = t.updates(&Event::ToolOutputDelta {
+            call_id: "c1".into(),
+            chunk: "\u{1b}[31mred\u{1b}[0m\n".into(),
+        });
+        let v = serde_json::to_value(&u[0]).unwrap();
+        assert_eq!(v["sessionUpdate"], "tool_call_update");
+        assert_eq!(v["content"][0]["content"]["text"], "```\nred\n```");
+        let big = "x".repeat(MAX_SHOWN_OUTPUT_BYTES + 10);
+        t.updates(&Event::ToolOutputDelta {
+            call_id: "c1".into(),
+            chunk: big,
+        });
+        assert!(t.calls["c1"].output.len() <= MAX_SHOWN_OUTPUT_BYTES);
+    }
+
+    #[test]
+    fn tool_kinds_come_from_the_catalog() {
+        let kinds = HashMap::from([
+            ("fs.read".to_string(), ToolKind::Read),
+            ("shell.run".to_string(), ToolKind::Execute),
+            ("plan.update".to_string(), ToolKind::Think),
+        ]);
+        let t = Translator::new("/ws".into(), kinds, 1);
+        assert_eq!(t.kind_of("fs.read"), acp::ToolKind::Read);
+        assert_eq!(t.kind_of("shell.run"), acp::ToolKind::Execute);
+        assert_eq!(t.kind_of("plan.update"), acp::ToolKind::Think);
+        assert_eq!(t.kind_of("web.fetch"), acp::ToolKind::Fetch);
+        assert_eq!(t.kind_of("nope"), acp::ToolKind::Other);
+    }
+
+    #[test]
+    fn prompts_with_images_are_refused_and_resources_are_quoted() {
+        let img: acp::ContentBlock = serde_json::from_value(
+            json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+        )
+        .unwrap();
+        assert!(prompt_text(&[img]).is_err());
+        let res: acp::ContentBlock = serde_json::from_value(json!({
+            "type": "resource",
+            "resource": {"uri": "file:///ws/a.rs", "text": "fn a() {}\n"}
+        }))
+        .unwrap();
+        let text = prompt_text(&["look at this".into(), res]).unwrap();
+        assert_eq!(
+            text,
+            "look at this\n\n<context uri=\"file:///ws/a.rs\">\nfn a() {}\n</context>"
+        );
+    }
+}
