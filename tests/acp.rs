@@ -7,6 +7,9 @@
 //! stream that stalls until cancelled) while everything between the pipe and the model — the
 //! ACP front-end, the agent loop, policy, approvals, tools — is the real code.
 
+// Also compiled on its own while Cargo discovers every file in tests/ as a test target.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -561,7 +564,7 @@ mod in_process {
             120
         );
         // The model saw the prompt as the user's turn.
-        let req = &t.model.requests.lock().unwrap()[0];
+        let req = t.model.requests.lock().unwrap()[0].clone();
         assert!(format!("{:?}", req.messages).contains("say hello"));
         t.finish().await;
     }
@@ -648,7 +651,7 @@ mod in_process {
         );
         // The call ran: the plan arrived and the tool result the model read is a success.
         assert!(t.rpc.update_kinds().contains(&"plan".to_string()));
-        let second = &t.model.requests.lock().unwrap()[1];
+        let second = t.model.requests.lock().unwrap()[1].clone();
         let tool_msg = format!("{:?}", second.messages.last().unwrap());
         assert!(tool_msg.contains(r#"\"ok\":true"#), "{tool_msg}");
         t.finish().await;
@@ -821,5 +824,63 @@ mod in_process {
         assert_eq!(mcp["accepted"], 1);
         assert_eq!(mcp["supported"], false);
         t.finish().await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The official TypeScript client library (`@agentclientprotocol/sdk`) driving the binary.
+
+mod typescript {
+    use super::*;
+
+    /// The e2e script's folder, when node and its `npm ci` are there; `None` (with a note) when
+    /// the test must be skipped.
+    fn ts_dir() -> Option<std::path::PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_ts");
+        let node = std::process::Command::new("node").arg("--version").output();
+        if !node.is_ok_and(|o| o.status.success()) {
+            eprintln!("note: skipping the TypeScript ACP client test: `node` is not installed");
+            return None;
+        }
+        if !dir.join("node_modules/@agentclientprotocol/sdk").is_dir() {
+            eprintln!(
+                "note: skipping the TypeScript ACP client test: run `npm ci` in {}",
+                dir.display()
+            );
+            return None;
+        }
+        Some(dir)
+    }
+
+    #[tokio::test]
+    async fn the_typescript_client_initializes_and_gets_pablo_s_refusal_codes() {
+        let Some(dir) = ts_dir() else { return };
+        let env = Env::new();
+        let missing = env.workspace.join("does-not-exist");
+        let out = tokio::process::Command::new("node")
+            .arg(dir.join("e2e.mjs"))
+            .arg(env!("CARGO_BIN_EXE_pablo"))
+            .arg(&missing)
+            .env("XDG_CONFIG_HOME", env.xdg.join("config"))
+            .env("XDG_DATA_HOME", env.xdg.join("data"))
+            .env("XDG_STATE_HOME", env.xdg.join("state"))
+            .env("E2E_EXPECT_NEW_ERROR", "workspace_unavailable")
+            .env_remove("E2E_PROMPT")
+            .current_dir(&dir)
+            .kill_on_drop(true)
+            .output();
+        let out = tokio::time::timeout(Duration::from_secs(60), out)
+            .await
+            .expect("the e2e script did not finish in 60 s")
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+        let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        assert_eq!(seen["protocolVersion"], 1);
+        assert_eq!(seen["agent"], "pablo");
+        assert_eq!(seen["newError"], "workspace_unavailable");
+        assert_eq!(seen["exitCode"], 0);
+        assert!(!missing.exists());
     }
 }
