@@ -150,6 +150,28 @@ impl Translator {
         }
     }
 
+    /// The updates that redraw a saved session in the editor (`session/load`): the person's
+    /// messages, the agent's messages (whole, as journaled), tool calls with their final state,
+    /// the checklist. Live-only events (deltas, usage, approvals) are left out.
+    pub fn replay(&mut self, transcript: &[Event]) -> Vec<acp::SessionUpdate> {
+        let mut out = Vec::new();
+        for event in transcript {
+            match event {
+                Event::UserMessage { text } => out.push(acp::SessionUpdate::UserMessageChunk(
+                    acp::ContentChunk::new(text.as_str().into()),
+                )),
+                Event::MessageCompleted { text, .. } if !text.is_empty() => {
+                    out.push(acp::SessionUpdate::AgentMessageChunk(
+                        acp::ContentChunk::new(text.as_str().into()),
+                    ))
+                }
+                Event::MessageDelta { .. } | Event::Usage { .. } => {}
+                other => out.extend(self.updates(other)),
+            }
+        }
+        out
+    }
+
     /// The tool call as shown in a `session/request_permission`: title, kind and the preview
     /// (a diff for file changes, the parsed command with each part's decision for commands).
     pub fn permission_tool_call(
@@ -623,6 +645,59 @@ mod tests {
             chunk: big,
         });
         assert!(t.calls["c1"].output.len() <= MAX_SHOWN_OUTPUT_BYTES);
+    }
+
+    #[test]
+    fn a_replayed_transcript_shows_user_and_agent_messages_and_finished_calls() {
+        let mut t = Translator::new("/ws".into(), HashMap::new(), 1);
+        let transcript = vec![
+            Event::UserMessage {
+                text: "fix it".into(),
+            },
+            Event::MessageDelta {
+                text: "On it".into(),
+            },
+            Event::MessageCompleted {
+                text: "On it".into(),
+                tool_calls: Vec::new(),
+            },
+            Event::ToolCallBegin {
+                call_id: "c1".into(),
+                tool: "fs.read".into(),
+                arguments: json!({"path": "a.rs"}),
+            },
+            Event::ToolCallEnd {
+                call_id: "c1".into(),
+                tool: "fs.read".into(),
+                result: ToolOutcome::ok(json!({"text": "x"})),
+            },
+            Event::Usage {
+                last: Usage::default(),
+                total: Usage::default(),
+            },
+        ];
+        let v: Vec<Value> = t
+            .replay(&transcript)
+            .iter()
+            .map(|u| serde_json::to_value(u).unwrap())
+            .collect();
+        let kinds: Vec<&str> = v
+            .iter()
+            .map(|u| u["sessionUpdate"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "user_message_chunk",
+                "agent_message_chunk",
+                "tool_call",
+                "tool_call_update"
+            ]
+        );
+        assert_eq!(v[0]["content"]["text"], "fix it");
+        assert_eq!(v[1]["content"]["text"], "On it");
+        assert_eq!(v[2]["locations"][0]["path"], "/ws/a.rs");
+        assert_eq!(v[3]["status"], "completed");
     }
 
     #[test]
