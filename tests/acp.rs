@@ -344,6 +344,27 @@ mod binary {
     }
 
     #[tokio::test]
+    async fn session_load_is_refused_while_there_is_no_journal() {
+        let env = Env::new();
+        let mut child = env.command().arg("acp").spawn().unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let init = rpc.initialize().await;
+        assert_eq!(init["result"]["agentCapabilities"]["loadSession"], false);
+        let before = env.snapshot();
+        let id = rpc
+            .request(
+                "session/load",
+                json!({"sessionId": "0190aaaa-0000-7000-8000-000000000000",
+                       "cwd": env.workspace, "mcpServers": []}),
+            )
+            .await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["error"]["data"]["code"], "load_unavailable", "{r}");
+        assert!(rpc.updates.is_empty());
+        assert_eq!(env.snapshot(), before);
+    }
+
+    #[tokio::test]
     async fn requests_before_initialize_are_refused() {
         let env = Env::new();
         let mut child = env.command().arg("acp").spawn().unwrap();
@@ -445,7 +466,11 @@ impl InProcess {
     /// Starts the server in this process. XDG variables are process-wide, so every in-process
     /// test points them at the same per-binary directory and keeps its own workspace.
     fn start(scripts: Vec<Vec<Step>>, project_config: Option<&str>) -> Self {
-        let env = Env::new();
+        Self::start_in(Env::new(), scripts, project_config)
+    }
+
+    /// Like [`InProcess::start`], in an existing workspace.
+    fn start_in(env: Env, scripts: Vec<Vec<Step>>, project_config: Option<&str>) -> Self {
         xdg_once();
         if let Some(cfg) = project_config {
             std::fs::create_dir_all(env.workspace.join(".pablo")).unwrap();
@@ -459,9 +484,10 @@ impl InProcess {
         let (their_read, their_write) = tokio::io::split(theirs);
         let (our_read, our_write) = tokio::io::split(ours);
         let m = model.clone();
-        let models: pablo::acp::ModelSource = Arc::new(
-            move |_: &Launch| -> Result<Arc<dyn ModelClient>, LaunchError> { Ok(m.clone()) },
-        );
+        let models: pablo::acp::ModelSource = Arc::new(move |_: &Launch| {
+            let m: Arc<dyn ModelClient> = m.clone();
+            Box::pin(async move { Ok::<_, LaunchError>(m) })
+        });
         let server = tokio::spawn(pablo::acp::serve(
             pablo::acp::line_transport(their_read, their_write),
             LaunchOptions::default(),
@@ -490,14 +516,17 @@ impl InProcess {
             .await
     }
 
-    async fn finish(self) {
-        let InProcess { rpc, server, .. } = self;
+    async fn finish(self) -> Env {
+        let InProcess {
+            rpc, server, env, ..
+        } = self;
         drop(rpc);
         tokio::time::timeout(Duration::from_secs(20), server)
             .await
             .expect("the server did not stop after its client went away")
             .unwrap()
             .unwrap();
+        env
     }
 }
 
@@ -507,7 +536,8 @@ impl InProcess {
 fn xdg_once() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let dir = std::env::temp_dir().join(format!("pablo-acp-tests-{}", std::process::id()));
+        let dir =
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("acp-xdg-{}", std::process::id()));
         // SAFETY: runs once, before the first in-process server starts; the variables are only
         // read afterwards, and no other code in this binary writes them concurrently.
         unsafe {

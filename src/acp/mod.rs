@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, ConnectTo, ErrorCode, Lines};
+use agent_client_protocol::{Agent, BoxFuture, Client, ConnectTo, ErrorCode, Lines};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -34,12 +34,16 @@ use crate::tools::Coded;
 pub use translate::Translator;
 
 /// How a session gets its model. The CLI uses [`default_models`] (flags, config, environment).
-pub type ModelSource =
-    Arc<dyn Fn(&Launch) -> Result<Arc<dyn ModelClient>, LaunchError> + Send + Sync>;
+/// Asynchronous, because choosing a provider may probe the network (a local Ollama).
+pub type ModelSource = Arc<
+    dyn for<'a> Fn(&'a Launch) -> BoxFuture<'a, Result<Arc<dyn ModelClient>, LaunchError>>
+        + Send
+        + Sync,
+>;
 
 /// The model chosen by flags, config and environment, as for every other front-end.
 pub fn default_models() -> ModelSource {
-    Arc::new(|launch: &Launch| launch.model())
+    Arc::new(|launch: &Launch| Box::pin(async move { launch.model() }))
 }
 
 /// Permission option ids offered in `session/request_permission`.
@@ -62,6 +66,14 @@ pub enum AcpError {
     UnsupportedContent(String),
     #[error("session/load is not available: {0}")]
     LoadUnavailable(String),
+    #[error("session {0} is already open on this connection")]
+    SessionOpen(String),
+    #[error("session {id} worked in {journaled}, not in {requested}")]
+    WorkspaceMismatch {
+        id: String,
+        journaled: String,
+        requested: String,
+    },
     #[error("the agent of session {0} has stopped")]
     AgentStopped(String),
     #[error(transparent)]
@@ -78,6 +90,8 @@ impl Coded for AcpError {
             AcpError::PromptRunning(_) => "prompt_running",
             AcpError::UnsupportedContent(_) => "unsupported_content",
             AcpError::LoadUnavailable(_) => "load_unavailable",
+            AcpError::SessionOpen(_) => "session_open",
+            AcpError::WorkspaceMismatch { .. } => "workspace_mismatch",
             AcpError::AgentStopped(_) => "agent_stopped",
             AcpError::Launch(e) => e.code(),
             AcpError::Connection(_) => "connection_failed",
@@ -90,11 +104,11 @@ impl AcpError {
     /// `data.code`.
     pub fn to_rpc(&self) -> agent_client_protocol::Error {
         let code = match self {
-            AcpError::CwdNotAbsolute(_) | AcpError::UnsupportedContent(_) => {
-                ErrorCode::INVALID_PARAMS
-            }
+            AcpError::CwdNotAbsolute(_)
+            | AcpError::UnsupportedContent(_)
+            | AcpError::WorkspaceMismatch { .. } => ErrorCode::INVALID_PARAMS,
             AcpError::UnknownSession(_) => ErrorCode::RESOURCE_NOT_FOUND,
-            AcpError::PromptRunning(_) => ErrorCode::INVALID_REQUEST,
+            AcpError::PromptRunning(_) | AcpError::SessionOpen(_) => ErrorCode::INVALID_REQUEST,
             AcpError::LoadUnavailable(_) => ErrorCode::METHOD_NOT_FOUND,
             AcpError::AgentStopped(_) | AcpError::Launch(_) | AcpError::Connection(_) => {
                 ErrorCode::INTERNAL_ERROR
@@ -169,14 +183,15 @@ pub async fn serve(
             )
             .on_receive_request(
                 async move |req: acp::NewSessionRequest, responder, cx| {
-                    let result = s_new.new_session(req, &cx).map_err(|e| e.to_rpc());
+                    let result = s_new.new_session(req, &cx).await.map_err(|e| e.to_rpc());
                     responder.respond_with_result(result)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                async move |req: acp::LoadSessionRequest, responder, _cx| {
-                    responder.respond_with_error(s_load.load_session(req).to_rpc())
+                async move |req: acp::LoadSessionRequest, responder, cx| {
+                    let result = s_load.load_session(req, &cx).await.map_err(|e| e.to_rpc());
+                    responder.respond_with_result(result)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -249,7 +264,7 @@ impl Server {
             .agent_info(acp::Implementation::new("pablo", env!("CARGO_PKG_VERSION")).title("pablo"))
     }
 
-    fn new_session(
+    async fn new_session(
         &self,
         req: acp::NewSessionRequest,
         cx: &ConnectionTo<Client>,
@@ -257,39 +272,12 @@ impl Server {
         if !req.cwd.is_absolute() {
             return Err(AcpError::CwdNotAbsolute(req.cwd));
         }
-        let mut options = self.options.clone();
-        options.workspace = Some(req.cwd.clone());
-        let mut launch = Launch::prepare(options)?;
-        let model = (self.models)(&launch)?;
-        let catalog = launch.catalog()?;
-        let kinds = catalog
-            .names()
-            .filter_map(|n| catalog.get(n).map(|t| (n.to_string(), t.kind())))
-            .collect();
-        // The host's bound on a request, in tokens at roughly four bytes each: the most context
-        // pablo will ever send, so the editor's gauge never reads over 100 %.
-        let context_tokens = (launch.limits.max_request_context_bytes / 4) as u64;
-        let translator = Translator::new(launch.workspace.clone(), kinds, context_tokens);
+        let mut launch = self.launch(&req.cwd)?;
+        let model = (self.models)(&launch).await?;
         let id = Launch::new_session_id();
+        let translator = translator_for(&launch)?;
         let setup = launch.agent_setup(id.clone(), model, ApprovalMode::Interactive)?;
-        for w in &launch.warnings {
-            tracing::warn!(session = %id, warning = %w, "session warning");
-        }
-        let handle = agent::spawn(setup);
-        let session = Arc::new(Session {
-            id: id.clone(),
-            ops: handle.ops,
-            prompt: Mutex::new(None),
-            open_approvals: Mutex::new(HashSet::new()),
-            rejected_always: Mutex::new(HashSet::new()),
-            task: Mutex::new(Some(handle.task)),
-        });
-        if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.insert(id.clone(), session.clone());
-        }
-        let pump = pump(session, handle.events, translator, cx.clone());
-        cx.spawn(pump)
-            .map_err(|e| AcpError::Connection(e.to_string()))?;
+        self.start(&launch, setup, translator, cx)?;
         let mut response = acp::NewSessionResponse::new(id.clone());
         if !req.mcp_servers.is_empty() {
             tracing::warn!(
@@ -309,11 +297,51 @@ impl Server {
         Ok(response)
     }
 
-    fn load_session(&self, req: acp::LoadSessionRequest) -> AcpError {
-        let _ = req;
-        AcpError::LoadUnavailable(
+    /// `session/load` needs the session journal, which this build does not have yet.
+    async fn load_session(
+        &self,
+        req: acp::LoadSessionRequest,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<acp::LoadSessionResponse, AcpError> {
+        let _ = (req, cx);
+        Err(AcpError::LoadUnavailable(
             "this build has no session journal to replay (loadSession is not advertised)".into(),
-        )
+        ))
+    }
+
+    /// Loads config for a session whose workspace is `cwd`.
+    fn launch(&self, cwd: &std::path::Path) -> Result<Launch, AcpError> {
+        let mut options = self.options.clone();
+        options.workspace = Some(cwd.to_path_buf());
+        Ok(Launch::prepare(options)?)
+    }
+
+    /// Spawns the agent of a session and the pump that forwards its events.
+    fn start(
+        &self,
+        launch: &Launch,
+        setup: agent::AgentSetup,
+        translator: Translator,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<(), AcpError> {
+        let id = setup.session_id.clone();
+        for w in &launch.warnings {
+            tracing::warn!(session = %id, warning = %w, "session warning");
+        }
+        let handle = agent::spawn(setup);
+        let session = Arc::new(Session {
+            id: id.clone(),
+            ops: handle.ops,
+            prompt: Mutex::new(None),
+            open_approvals: Mutex::new(HashSet::new()),
+            rejected_always: Mutex::new(HashSet::new()),
+            task: Mutex::new(Some(handle.task)),
+        });
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.insert(id, session.clone());
+        }
+        cx.spawn(pump(session, handle.events, translator, cx.clone()))
+            .map_err(|e| AcpError::Connection(e.to_string()))
     }
 
     fn session(&self, id: &str) -> Result<Arc<Session>, AcpError> {
@@ -383,6 +411,23 @@ impl Server {
             }
         }
     }
+}
+
+/// A translator for sessions of this launch: tool kinds from its catalog, and the host's bound
+/// on a request, in tokens at roughly four bytes each, as the context size (the most context
+/// pablo will ever send, so the editor's gauge never reads over 100 %).
+fn translator_for(launch: &Launch) -> Result<Translator, AcpError> {
+    let catalog = launch.catalog()?;
+    let kinds = catalog
+        .names()
+        .filter_map(|n| catalog.get(n).map(|t| (n.to_string(), t.kind())))
+        .collect();
+    let context_tokens = (launch.limits.max_request_context_bytes / 4) as u64;
+    Ok(Translator::new(
+        launch.workspace.clone(),
+        kinds,
+        context_tokens,
+    ))
 }
 
 /// Forwards one session's engine events to the client, in order, until the agent stops.
