@@ -465,6 +465,8 @@ async fn pump(
             Event::Warning { message } => {
                 tracing::warn!(session = %session.id, warning = %message, "agent warning");
             }
+            // A turn starts clean: an error reported after the last turn ended is not this one's.
+            Event::UserMessage { .. } => last_error = None,
             Event::Error { code, message } => last_error = Some((code, message)),
             Event::TurnCompleted { stop_reason, .. } => {
                 if let Ok(mut open) = session.open_approvals.lock() {
