@@ -1,14 +1,12 @@
 //! Integration tests: acp.
 //!
-//! pablo is driven as an ACP agent with raw JSON-RPC lines, the way an editor drives it. Two
-//! harnesses: the `pablo acp` binary as a child process over its stdin/stdout (initialize,
-//! refusals, the model-less paths), and the same server in-process over a pipe with a scripted
+//! pablo is driven as an ACP agent with raw JSON-RPC lines, the way an editor drives it: the
+//! `pablo acp` binary as a child process over its stdin/stdout, against the scripted
+//! OpenAI-compatible server on 127.0.0.1 (and, when node is there, with the official TypeScript
+//! client library). A second harness runs the same server in-process over a pipe with a scripted
 //! model client, which lets a test decide exactly what the model streams (text, tool calls, a
 //! stream that stalls until cancelled) while everything between the pipe and the model — the
 //! ACP front-end, the agent loop, policy, approvals, tools — is the real code.
-
-// Also compiled on its own while Cargo discovers every file in tests/ as a test target.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -865,7 +863,7 @@ mod typescript {
 
     /// The e2e script's folder, when node and its `npm ci` are there; `None` (with a note) when
     /// the test must be skipped.
-    fn ts_dir() -> Option<std::path::PathBuf> {
+    pub(super) fn ts_dir() -> Option<std::path::PathBuf> {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_ts");
         let node = std::process::Command::new("node").arg("--version").output();
         if !node.is_ok_and(|o| o.status.success()) {
@@ -912,5 +910,291 @@ mod typescript {
         assert_eq!(seen["newError"], "workspace_unavailable");
         assert_eq!(seen["exitCode"], 0);
         assert!(!missing.exists());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The binary over stdio against the scripted OpenAI-compatible server on 127.0.0.1.
+
+mod over_http {
+    use super::*;
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    const ASK_PLAN: &str = "[options.tools]\n\"plan.update\" = \"ask\"\n";
+
+    fn plan_fragments() -> Vec<String> {
+        let args = PLAN_ARGS().to_string();
+        let (a, b) = args.split_at(args.len() / 2);
+        vec![a.to_string(), b.to_string()]
+    }
+
+    /// `pablo acp` pointed at `server`, in `env`'s workspace.
+    fn spawn_acp(env: &Env, server: &ScriptedServer, flags: &[&str]) -> tokio::process::Child {
+        let mut cmd = env.command();
+        cmd.env("OPENAI_API_KEY", "sk-test-key")
+            .args([
+                "--provider",
+                "openai",
+                "--model",
+                "test-model",
+                "--base-url",
+            ])
+            .arg(server.base_url())
+            .args(flags)
+            .arg("acp");
+        cmd.spawn().unwrap()
+    }
+
+    type ChildRpc = Rpc<tokio::process::ChildStdout, tokio::process::ChildStdin>;
+
+    async fn connect(
+        env: &Env,
+        server: &ScriptedServer,
+        flags: &[&str],
+    ) -> (tokio::process::Child, ChildRpc, String) {
+        let mut child = spawn_acp(env, server, flags);
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        rpc.initialize().await;
+        let session = rpc.new_session(&env.workspace).await;
+        (child, rpc, session)
+    }
+
+    async fn prompt(rpc: &mut ChildRpc, session: &str, text: &str) -> u64 {
+        rpc.request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        )
+        .await
+    }
+
+    /// Closes stdin and waits for a clean exit.
+    async fn close(mut child: tokio::process::Child, rpc: ChildRpc) {
+        drop(rpc);
+        let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(status.success(), "{status:?}");
+    }
+
+    #[tokio::test]
+    async fn a_prompt_streams_the_model_s_text_and_answers_end_turn() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer(
+            "Hello from the model",
+        )));
+        let env = Env::new();
+        let (child, mut rpc, session) = connect(&env, &server, &[]).await;
+        let id = prompt(&mut rpc, &session, "greet me").await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        assert_eq!(rpc.message_text(), "Hello from the model");
+        assert!(rpc.update_kinds().contains(&"usage_update".to_string()));
+        let body = server.requests()[0].json();
+        assert!(body.to_string().contains("greet me"));
+        close(child, rpc).await;
+    }
+
+    #[tokio::test]
+    async fn a_prompt_reads_a_file_then_edits_it_after_allow_once() {
+        let env = Env::new();
+        let original = "fn main() {\n    println!(\"hello\");\n}\n";
+        std::fs::write(env.workspace.join("main.rs"), original).unwrap();
+        let revision = pablo::workspace::revision_of(original.as_bytes());
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_read",
+            "fs_read",
+            &[r#"{"path": "main.rs"}"#],
+        )));
+        let edit = json!({"path": "main.rs", "old_text": "hello", "new_text": "hello, editor",
+                          "expected_revision": revision})
+        .to_string();
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_edit",
+            "fs_edit",
+            &[&edit],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer("Edited.")));
+        let (child, mut rpc, session) = connect(&env, &server, &["--allow-write"]).await;
+        let id = prompt(&mut rpc, &session, "greet the editor").await;
+        let mut answer = |m: &Value| {
+            assert_eq!(m["method"], "session/request_permission");
+            Some(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}))
+        };
+        let r = rpc.response_to(id, &mut answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        // The read ran unasked, as a `read` call on the file.
+        let read = rpc
+            .updates
+            .iter()
+            .map(|u| &u["update"])
+            .find(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == "call_read")
+            .expect("the read's tool_call");
+        assert_eq!(read["kind"], "read");
+        assert_eq!(
+            read["locations"][0]["path"],
+            json!(env.workspace.join("main.rs"))
+        );
+        // Only the edit asked, showing exactly the bytes that were then written.
+        assert_eq!(rpc.agent_requests.len(), 1);
+        let call = &rpc.agent_requests[0]["params"]["toolCall"];
+        assert_eq!(call["toolCallId"], "call_edit");
+        assert_eq!(call["kind"], "edit");
+        let diff = &call["content"][0];
+        assert_eq!(diff["type"], "diff", "{call}");
+        assert_eq!(diff["path"], json!(env.workspace.join("main.rs")));
+        assert_eq!(diff["oldText"], original);
+        let new_text = diff["newText"].as_str().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(env.workspace.join("main.rs")).unwrap(),
+            new_text
+        );
+        assert!(new_text.contains("hello, editor"));
+        let done = rpc
+            .updates
+            .iter()
+            .map(|u| &u["update"])
+            .rfind(|u| u["toolCallId"] == "call_edit" && u.get("status").is_some())
+            .unwrap();
+        assert_eq!(done["status"], "completed");
+        assert_eq!(rpc.message_text(), "Edited.");
+        close(child, rpc).await;
+    }
+
+    #[tokio::test]
+    async fn a_rejected_command_does_not_run_and_the_model_reads_rejected() {
+        let env = Env::new();
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_sh",
+            "shell_run",
+            &[r#"{"command": "touch made-by-shell"}"#],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer("Understood.")));
+        let (child, mut rpc, session) = connect(&env, &server, &[]).await;
+        let before = env.snapshot();
+        let id = prompt(&mut rpc, &session, "make a file").await;
+        let mut answer = |_: &Value| {
+            Some(json!({"outcome": {"outcome": "selected", "optionId": "reject_once"}}))
+        };
+        let r = rpc.response_to(id, &mut answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        let call = &rpc.agent_requests[0]["params"]["toolCall"];
+        assert_eq!(call["kind"], "execute");
+        let shown = call["content"][0]["content"]["text"].as_str().unwrap();
+        assert!(shown.contains("touch made-by-shell"), "{shown}");
+        let failed = rpc
+            .updates
+            .iter()
+            .find(|u| u["update"]["status"] == "failed")
+            .expect("a failed tool call update");
+        assert_eq!(failed["update"]["toolCallId"], "call_sh");
+        assert_eq!(failed["update"]["rawOutput"]["error"]["code"], "rejected");
+        assert!(!env.workspace.join("made-by-shell").exists());
+        let second = server.requests()[1].json().to_string();
+        assert!(second.contains("rejected"), "{second}");
+        close(child, rpc).await;
+        // Nothing appeared in the workspace.
+        let after: Vec<String> = env
+            .snapshot()
+            .into_iter()
+            .filter(|p| p.starts_with(&*env.workspace.to_string_lossy()))
+            .collect();
+        let before: Vec<String> = before
+            .into_iter()
+            .filter(|p| p.starts_with(&*env.workspace.to_string_lossy()))
+            .collect();
+        assert_eq!(after, before);
+    }
+
+    #[tokio::test]
+    async fn cancel_mid_stream_answers_cancelled() {
+        let server = ScriptedServer::start().await;
+        server.push(
+            ScriptedResponse::sse(openai::Stream::new().text(&["Let me ", "think"]).events())
+                .hang_after(3),
+        );
+        let env = Env::new();
+        let (child, mut rpc, session) = connect(&env, &server, &[]).await;
+        let id = prompt(&mut rpc, &session, "ponder").await;
+        rpc.until(
+            &mut |m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk",
+            &mut no_answer,
+        )
+        .await;
+        rpc.notify("session/cancel", json!({"sessionId": session}))
+            .await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert!(r.get("error").is_none(), "{r}");
+        assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
+        close(child, rpc).await;
+    }
+
+    #[tokio::test]
+    async fn the_typescript_client_prompts_pablo_end_to_end() {
+        let Some(dir) = super::typescript::ts_dir() else {
+            return;
+        };
+        let server = ScriptedServer::start().await;
+        let frags = plan_fragments();
+        let frags: Vec<&str> = frags.iter().map(String::as_str).collect();
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_ts",
+            "update_plan",
+            &frags,
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer("Hi from pablo")));
+        let env = Env::new();
+        // The plan needs approval, so the client library also sees a permission request.
+        std::fs::create_dir_all(env.workspace.join(".pablo")).unwrap();
+        std::fs::write(env.workspace.join(".pablo/config.toml"), ASK_PLAN).unwrap();
+        let out = tokio::process::Command::new("node")
+            .arg(dir.join("e2e.mjs"))
+            .arg(env!("CARGO_BIN_EXE_pablo"))
+            .arg(&env.workspace)
+            .args([
+                "--provider",
+                "openai",
+                "--model",
+                "test-model",
+                "--base-url",
+            ])
+            .arg(server.base_url())
+            .env("OPENAI_API_KEY", "sk-test-key")
+            .env("XDG_CONFIG_HOME", env.xdg.join("config"))
+            .env("XDG_DATA_HOME", env.xdg.join("data"))
+            .env("XDG_STATE_HOME", env.xdg.join("state"))
+            .env("E2E_PROMPT", "hello")
+            .env("E2E_EXPECT_TEXT", "Hi from pablo")
+            .env_remove("E2E_EXPECT_NEW_ERROR")
+            .current_dir(&dir)
+            .kill_on_drop(true)
+            .output();
+        let out = tokio::time::timeout(Duration::from_secs(60), out)
+            .await
+            .expect("the e2e script did not finish in 60 s")
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+        let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        assert_eq!(seen["stopReason"], "end_turn");
+        assert_eq!(seen["text"], "Hi from pablo");
+        // Every kind of update pablo sent passed the library's schema and reached the handler.
+        let updates = seen["updates"].as_array().unwrap();
+        for kind in [
+            "tool_call",
+            "tool_call_update",
+            "plan",
+            "agent_message_chunk",
+            "usage_update",
+        ] {
+            assert!(updates.contains(&json!(kind)), "{kind} missing: {stdout}");
+        }
+        assert_eq!(
+            seen["permissions"],
+            json!([["allow_once", "allow_always", "reject_once", "reject_always"]])
+        );
     }
 }

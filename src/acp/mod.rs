@@ -43,7 +43,7 @@ pub type ModelSource = Arc<
 
 /// The model chosen by flags, config and environment, as for every other front-end.
 pub fn default_models() -> ModelSource {
-    Arc::new(|launch: &Launch| Box::pin(async move { launch.model() }))
+    Arc::new(|launch: &Launch| Box::pin(launch.model()))
 }
 
 /// Permission option ids offered in `session/request_permission`.
