@@ -1109,6 +1109,44 @@ mod over_http {
     }
 
     #[tokio::test]
+    async fn an_allowed_command_runs_and_its_output_reaches_the_editor() {
+        let env = Env::new();
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_echo",
+            "shell_run",
+            &[r#"{"command": "echo from-the-shell"}"#],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer("Ran it.")));
+        let (child, mut rpc, session) = connect(&env, &server, &[]).await;
+        let id = prompt(&mut rpc, &session, "echo something").await;
+        let mut answer =
+            |_: &Value| Some(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}));
+        let r = rpc.response_to(id, &mut answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        let updates: Vec<&Value> = rpc
+            .updates
+            .iter()
+            .map(|u| &u["update"])
+            .filter(|u| u["toolCallId"] == "call_echo")
+            .collect();
+        assert_eq!(updates[0]["sessionUpdate"], "tool_call");
+        assert_eq!(updates[0]["kind"], "execute");
+        assert_eq!(updates[0]["title"], "Run echo from-the-shell");
+        assert!(updates.iter().any(|u| u["status"] == "in_progress"));
+        let last = updates.last().unwrap();
+        assert_eq!(last["status"], "completed");
+        // The live output is shown in the call's content, under the parsed command.
+        let shown = last["content"].to_string();
+        assert!(shown.contains("```\\nfrom-the-shell\\n```"), "{shown}");
+        assert!(
+            last["rawOutput"].to_string().contains("from-the-shell"),
+            "{last}"
+        );
+        close(child, rpc).await;
+    }
+
+    #[tokio::test]
     async fn cancel_mid_stream_answers_cancelled() {
         let server = ScriptedServer::start().await;
         server.push(
