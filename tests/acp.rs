@@ -342,27 +342,6 @@ mod binary {
     }
 
     #[tokio::test]
-    async fn session_load_is_refused_while_there_is_no_journal() {
-        let env = Env::new();
-        let mut child = env.command().arg("acp").spawn().unwrap();
-        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
-        let init = rpc.initialize().await;
-        assert_eq!(init["result"]["agentCapabilities"]["loadSession"], false);
-        let before = env.snapshot();
-        let id = rpc
-            .request(
-                "session/load",
-                json!({"sessionId": "0190aaaa-0000-7000-8000-000000000000",
-                       "cwd": env.workspace, "mcpServers": []}),
-            )
-            .await;
-        let r = rpc.response_to(id, &mut no_answer).await;
-        assert_eq!(r["error"]["data"]["code"], "load_unavailable", "{r}");
-        assert!(rpc.updates.is_empty());
-        assert_eq!(env.snapshot(), before);
-    }
-
-    #[tokio::test]
     async fn requests_before_initialize_are_refused() {
         let env = Env::new();
         let mut child = env.command().arg("acp").spawn().unwrap();
@@ -834,6 +813,105 @@ mod in_process {
     }
 
     #[tokio::test]
+    async fn a_saved_session_is_replayed_before_load_answers_and_then_continues() {
+        let mut t = InProcess::start(
+            vec![vec![
+                Step::Text("Hello, "),
+                Step::Text("editor."),
+                Step::Done(ModelStopReason::EndTurn),
+            ]],
+            None,
+        );
+        let session = t.session().await;
+        let id = t.prompt(&session, "say hello").await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        let env = t.finish().await;
+
+        // A new connection (the editor restarted) loads it.
+        let mut t = InProcess::start_in(
+            env,
+            vec![vec![
+                Step::Text("again"),
+                Step::Done(ModelStopReason::EndTurn),
+            ]],
+            None,
+        );
+        let init = t.rpc.initialize().await;
+        assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
+        let ws = t.env.workspace.clone();
+        let id = t
+            .rpc
+            .request(
+                "session/load",
+                json!({"sessionId": session, "cwd": ws, "mcpServers": []}),
+            )
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert!(r.get("error").is_none(), "{r}");
+        let replayed: Vec<(String, String)> = t
+            .rpc
+            .updates
+            .iter()
+            .map(|u| {
+                (
+                    u["update"]["sessionUpdate"].as_str().unwrap().to_string(),
+                    u["update"]["content"]["text"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            replayed,
+            [
+                ("user_message_chunk".to_string(), "say hello".to_string()),
+                (
+                    "agent_message_chunk".to_string(),
+                    "Hello, editor.".to_string()
+                ),
+            ]
+        );
+        // The conversation goes on with its history.
+        let id = t.prompt(&session, "once more").await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        let req = t.model.requests.lock().unwrap()[0].clone();
+        let history = format!("{:?}", req.messages);
+        assert!(history.contains("say hello") && history.contains("Hello, editor."));
+        assert!(history.contains("once more"));
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn loading_an_unknown_or_open_session_is_refused() {
+        let mut t = InProcess::start(Vec::new(), None);
+        let session = t.session().await;
+        let ws = t.env.workspace.clone();
+        let id = t
+            .rpc
+            .request(
+                "session/load",
+                json!({"sessionId": session, "cwd": ws, "mcpServers": []}),
+            )
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["error"]["data"]["code"], "session_open", "{r}");
+        let id = t
+            .rpc
+            .request(
+                "session/load",
+                json!({"sessionId": "0190aaaa-0000-7000-8000-000000000000", "cwd": ws, "mcpServers": []}),
+            )
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["error"]["data"]["code"], "session_not_found", "{r}");
+        assert!(t.rpc.updates.is_empty());
+        t.finish().await;
+    }
+
+    #[tokio::test]
     async fn mcp_servers_are_accepted_and_reported_as_unsupported() {
         let mut t = InProcess::start(Vec::new(), None);
         t.rpc.initialize().await;
@@ -1166,6 +1244,49 @@ mod over_http {
         let r = rpc.response_to(id, &mut no_answer).await;
         assert!(r.get("error").is_none(), "{r}");
         assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
+        close(child, rpc).await;
+    }
+
+    #[tokio::test]
+    async fn a_saved_session_is_loaded_by_a_new_process() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("First answer")));
+        server.push(ScriptedResponse::sse(openai::text_answer("Second answer")));
+        let env = Env::new();
+        let (child, mut rpc, session) = connect(&env, &server, &[]).await;
+        let id = prompt(&mut rpc, &session, "first question").await;
+        rpc.response_to(id, &mut no_answer).await;
+        close(child, rpc).await;
+
+        let mut child = spawn_acp(&env, &server, &[]);
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        rpc.initialize().await;
+        let id = rpc
+            .request(
+                "session/load",
+                json!({"sessionId": session, "cwd": env.workspace, "mcpServers": []}),
+            )
+            .await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert!(r.get("error").is_none(), "{r}");
+        assert_eq!(
+            rpc.update_kinds(),
+            ["user_message_chunk", "agent_message_chunk"]
+        );
+        assert_eq!(
+            rpc.updates[0]["update"]["content"]["text"],
+            "first question"
+        );
+        assert_eq!(rpc.updates[1]["update"]["content"]["text"], "First answer");
+        let id = prompt(&mut rpc, &session, "second question").await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        // The resumed conversation carried the first exchange to the model.
+        let body = server.requests()[1].json().to_string();
+        assert!(
+            body.contains("first question") && body.contains("First answer"),
+            "{body}"
+        );
         close(child, rpc).await;
     }
 

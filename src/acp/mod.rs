@@ -64,8 +64,6 @@ pub enum AcpError {
     PromptRunning(String),
     #[error("the prompt was refused: {0}")]
     UnsupportedContent(String),
-    #[error("session/load is not available: {0}")]
-    LoadUnavailable(String),
     #[error("session {0} is already open on this connection")]
     SessionOpen(String),
     #[error("session {id} worked in {journaled}, not in {requested}")]
@@ -89,7 +87,6 @@ impl Coded for AcpError {
             AcpError::UnknownSession(_) => "unknown_session",
             AcpError::PromptRunning(_) => "prompt_running",
             AcpError::UnsupportedContent(_) => "unsupported_content",
-            AcpError::LoadUnavailable(_) => "load_unavailable",
             AcpError::SessionOpen(_) => "session_open",
             AcpError::WorkspaceMismatch { .. } => "workspace_mismatch",
             AcpError::AgentStopped(_) => "agent_stopped",
@@ -109,7 +106,6 @@ impl AcpError {
             | AcpError::WorkspaceMismatch { .. } => ErrorCode::INVALID_PARAMS,
             AcpError::UnknownSession(_) => ErrorCode::RESOURCE_NOT_FOUND,
             AcpError::PromptRunning(_) | AcpError::SessionOpen(_) => ErrorCode::INVALID_REQUEST,
-            AcpError::LoadUnavailable(_) => ErrorCode::METHOD_NOT_FOUND,
             AcpError::AgentStopped(_) | AcpError::Launch(_) | AcpError::Connection(_) => {
                 ErrorCode::INTERNAL_ERROR
             }
@@ -253,7 +249,7 @@ impl Server {
         acp::InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
             .agent_capabilities(
                 acp::AgentCapabilities::new()
-                    .load_session(false)
+                    .load_session(true)
                     .prompt_capabilities(
                         acp::PromptCapabilities::new()
                             .image(false)
@@ -297,16 +293,55 @@ impl Server {
         Ok(response)
     }
 
-    /// `session/load` needs the session journal, which this build does not have yet.
+    /// Resumes a journaled session: its history is replayed to the client as `session/update`
+    /// notifications, then the agent continues it (conversation, checklist and "allow always"
+    /// answers restored) and the request is answered.
     async fn load_session(
         &self,
         req: acp::LoadSessionRequest,
         cx: &ConnectionTo<Client>,
     ) -> Result<acp::LoadSessionResponse, AcpError> {
-        let _ = (req, cx);
-        Err(AcpError::LoadUnavailable(
-            "this build has no session journal to replay (loadSession is not advertised)".into(),
-        ))
+        if !req.cwd.is_absolute() {
+            return Err(AcpError::CwdNotAbsolute(req.cwd));
+        }
+        let id = req.session_id.0.to_string();
+        if self.session(&id).is_ok() {
+            return Err(AcpError::SessionOpen(id));
+        }
+        let mut launch = self.launch(&req.cwd)?;
+        let model = (self.models)(&launch).await?;
+        let header = launch
+            .session_store()
+            .load(&id)
+            .map_err(LaunchError::from)?
+            .header;
+        if std::path::Path::new(&header.workspace) != launch.workspace {
+            return Err(AcpError::WorkspaceMismatch {
+                id,
+                journaled: header.workspace,
+                requested: launch.workspace.display().to_string(),
+            });
+        }
+        let mut translator = translator_for(&launch)?;
+        let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive)?;
+        // The history goes out before the answer, as the protocol asks.
+        for update in translator.replay(&state.transcript) {
+            cx.send_notification(acp::SessionNotification::new(id.clone(), update))
+                .map_err(|e| AcpError::Connection(e.to_string()))?;
+        }
+        let notes = state.notes();
+        for note in &notes {
+            tracing::warn!(session = %id, note = %note, "resume note");
+        }
+        self.start(&launch, setup, translator, cx)?;
+        let mut response = acp::LoadSessionResponse::new();
+        if !notes.is_empty()
+            && let serde_json::Value::Object(meta) = json!({"pablo": {"notes": notes}})
+        {
+            response = response.meta(meta);
+        }
+        tracing::info!(session = %id, turns = state.turns, "acp session loaded");
+        Ok(response)
     }
 
     /// Loads config for a session whose workspace is `cwd`.
