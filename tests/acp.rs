@@ -885,6 +885,35 @@ mod in_process {
     }
 
     #[tokio::test]
+    async fn loading_a_session_into_another_workspace_is_refused_and_replays_nothing() {
+        let mut t = InProcess::start(
+            vec![vec![Step::Text("hi"), Step::Done(ModelStopReason::EndTurn)]],
+            None,
+        );
+        let session = t.session().await;
+        let id = t.prompt(&session, "hello").await;
+        t.rpc.response_to(id, &mut no_answer).await;
+        let first = t.finish().await;
+
+        let mut t = InProcess::start(Vec::new(), None);
+        t.rpc.initialize().await;
+        let other = t.env.workspace.clone();
+        let before = (first.snapshot(), t.env.snapshot());
+        let id = t
+            .rpc
+            .request(
+                "session/load",
+                json!({"sessionId": session, "cwd": other, "mcpServers": []}),
+            )
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["error"]["data"]["code"], "workspace_mismatch", "{r}");
+        assert!(t.rpc.updates.is_empty());
+        assert_eq!((first.snapshot(), t.env.snapshot()), before);
+        t.finish().await;
+    }
+
+    #[tokio::test]
     async fn loading_an_unknown_or_open_session_is_refused() {
         let mut t = InProcess::start(Vec::new(), None);
         let session = t.session().await;
