@@ -11,7 +11,7 @@ use std::io;
 use std::pin::Pin;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use futures::{FutureExt, Stream, StreamExt};
+use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use ratatui::crossterm::event::{Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind};
@@ -51,8 +51,9 @@ impl<W: io::Write> Screen for ratatui::backend::CrosstermBackend<W> {
     }
 
     fn bell(&mut self) {
+        use std::io::Write;
         let _ = self.write_all(b"\x07");
-        let _ = self.flush();
+        let _ = Write::flush(self);
     }
 
     fn set_mouse_capture(&mut self, on: bool) {
@@ -103,14 +104,17 @@ pub fn draw<B: Screen>(terminal: &mut Terminal<B>, state: &mut AppState) -> Resu
     let area = Rect::new(0, 0, size.width, size.height);
     view::prepare(state, area);
     terminal.backend_mut().begin_frame();
-    let result = terminal.draw(|f| {
-        f.render_widget(&*state, f.area());
-        if let Some(p) = view::cursor_position(state, f.area()) {
-            f.set_cursor_position(p);
-        }
-    });
+    let result = terminal
+        .draw(|f| {
+            f.render_widget(&*state, f.area());
+            if let Some(p) = view::cursor_position(state, f.area()) {
+                f.set_cursor_position(p);
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| TuiError::Terminal(e.to_string()));
     terminal.backend_mut().end_frame();
-    result.map_err(|e| TuiError::Terminal(e.to_string()))?;
+    result?;
     Ok(())
 }
 
@@ -207,10 +211,18 @@ where
             ev = input.next(), if input_open => {
                 match ev {
                     Some(Ok(first)) => {
+                        // Drain what is already pending, polling with this task's own waker: a
+                        // stream that parks a waker (crossterm's does) must never see a no-op one.
                         let mut batch = vec![first];
-                        while let Some(Some(Ok(e))) = input.next().now_or_never() {
-                            batch.push(e);
-                        }
+                        let more = std::future::poll_fn(|cx| {
+                            let mut more = Vec::new();
+                            while let std::task::Poll::Ready(Some(Ok(e))) = input.poll_next_unpin(cx) {
+                                more.push(e);
+                            }
+                            std::task::Poll::Ready(more)
+                        })
+                        .await;
+                        batch.extend(more);
                         apply_input(&mut state, batch);
                     }
                     Some(Err(_)) | None => {
