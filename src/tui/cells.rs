@@ -318,6 +318,8 @@ fn render_tool(t: &ToolCell, width: usize, expanded: bool, now: Instant, out: &m
                 let line = Line::from(Span::styled(error.message.clone(), theme::error()));
                 wrap_line(&line, body_width, 0, &mut body);
             }
+            // The checklist itself is on screen; its cell says only how far along it is.
+            ToolOutcome::Ok { .. } if t.tool == "plan.update" && !expanded => {}
             ToolOutcome::Ok { data, .. } if t.output.is_none() && t.preview_is_quiet() => {
                 let text = if expanded {
                     serde_json::to_string_pretty(data).unwrap_or_default()

@@ -18,7 +18,8 @@ use super::text::Output;
 use super::theme;
 use super::transcript::Transcript;
 use crate::protocol::{
-    ApprovalAnswer, Event, Op, PlanItem, PlanStatus, Preview, SessionSummary, StopReason, Usage,
+    ApprovalAnswer, Event, Op, PlanItem, PlanStatus, Preview, SessionSummary, StopReason,
+    ToolOutcome, Usage,
 };
 
 /// Side effects on the terminal that only the loop can perform.
@@ -257,6 +258,15 @@ impl AppState {
                         Some(_) => ToolStatus::Failed,
                     };
                     t.elapsed = t.running_since.map(|s| now.saturating_duration_since(s));
+                    if t.tool == "plan.update"
+                        && let ToolOutcome::Ok { data, .. } = &result
+                        && let (Some(done), Some(total)) = (
+                            data.get("completed").and_then(serde_json::Value::as_u64),
+                            data.get("total").and_then(serde_json::Value::as_u64),
+                        )
+                    {
+                        t.summary = format!("{done}/{total} done");
+                    }
                     t.result = Some(result);
                 }
             }

@@ -11,7 +11,8 @@ use ratatui::crossterm::event::{
     PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use ratatui::crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
+    enable_raw_mode,
 };
 use ratatui::crossterm::{cursor, execute};
 
@@ -52,6 +53,7 @@ pub fn enter() -> Result<(CrosstermTerminal, TerminalGuard), TuiError> {
         execute!(
             out,
             EnterAlternateScreen,
+            Clear(ClearType::All),
             EnableBracketedPaste,
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
         )?;
@@ -66,10 +68,9 @@ pub fn enter() -> Result<(CrosstermTerminal, TerminalGuard), TuiError> {
         previous(info);
     }));
     match setup() {
-        Ok(mut t) => {
-            let _ = t.clear();
-            Ok((t, guard))
-        }
+        // No `Terminal::clear` here: it asks the terminal for the cursor position and waits for
+        // the answer, which costs a round trip (seconds on a terminal that never answers).
+        Ok(t) => Ok((t, guard)),
         Err(e) => {
             drop(guard);
             Err(TuiError::Terminal(format!("cannot enter full-screen mode: {e}")))
