@@ -4,6 +4,8 @@
 //! keys against the real agent (scripted model); and the real `pablo` binary in a real terminal
 //! (a PTY read through a vt100 parser), where a person would sit.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -11,7 +13,29 @@ use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
-use crate::support::bin::Sandbox;
+/// A scratch home for one run: its own HOME and XDG dirs and a workspace. (This file is also
+/// built as its own test target, so it carries its own small sandbox.)
+struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["workspace", "config", "data", "state", "home"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        Self { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.dir.path().join("workspace")
+    }
+}
 
 /// The real binary in a PTY, its screen kept up to date by a vt100 parser.
 struct Terminal {
@@ -46,7 +70,11 @@ impl Terminal {
         let child = pty.slave.spawn_command(cmd).expect("spawn pablo");
         let mut reader = pty.master.try_clone_reader().expect("reader");
         let writer = pty.master.take_writer().expect("writer");
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows.try_into().unwrap(), cols.try_into().unwrap(), 0)));
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            rows.try_into().unwrap(),
+            cols.try_into().unwrap(),
+            0,
+        )));
         let raw = Arc::new(Mutex::new(Vec::new()));
         let (p, r) = (parser.clone(), raw.clone());
         std::thread::spawn(move || {
@@ -108,7 +136,11 @@ impl Terminal {
                 std::thread::sleep(Duration::from_millis(100));
                 return status;
             }
-            assert!(Instant::now() < deadline, "pablo did not exit; screen:\n{}", self.screen());
+            assert!(
+                Instant::now() < deadline,
+                "pablo did not exit; screen:\n{}",
+                self.screen()
+            );
             std::thread::sleep(Duration::from_millis(40));
         }
     }
@@ -141,22 +173,36 @@ fn demo_starts_full_screen_and_ctrl_c_twice_quits_restoring_the_terminal() {
     t.wait_for("pablo-demo · scripted");
     t.wait_for("The mean in bin/stats.sh looks wrong");
     assert!(t.parser.lock().unwrap().screen().alternate_screen());
-    // The scripted plan reaches the checklist.
+    // The scripted plan reaches the checklist, then the first approval prompt.
     t.wait_for("Todo");
-    // Wait for the turn to finish (idle prompt), then quit.
+    t.wait_for("Run this command?");
+    // Ctrl-C during a turn interrupts it (the pending approval is cancelled)...
+    t.send("\x03");
+    t.wait_for("interrupted");
     t.wait_for("Ask pablo to do something");
+    // ...and twice on the idle prompt quits.
     t.send("\x03");
     t.wait_for("press ctrl-c again to quit");
     t.send("\x03");
     let status = t.wait_exit();
     assert!(status.success(), "exit status {status:?}");
     let screen = t.parser.lock().unwrap();
-    assert!(!screen.screen().alternate_screen(), "the alternate screen was left");
+    assert!(
+        !screen.screen().alternate_screen(),
+        "the alternate screen was left"
+    );
     drop(screen);
     let raw = t.raw_text();
     assert!(raw.contains("\x1b[?1049l"), "left the alternate screen");
-    assert!(raw.contains("\x1b[?2026h"), "frames use synchronized updates");
-    assert!(t.screen().contains("pablo: session"), "summary printed:\n{}", t.screen());
+    assert!(
+        raw.contains("\x1b[?2026h"),
+        "frames use synchronized updates"
+    );
+    assert!(
+        t.screen().contains("pablo: session"),
+        "summary printed:\n{}",
+        t.screen()
+    );
     assert!(t.screen().contains("the demo project is kept in"));
     // The sample project was written where asked.
     assert!(read(&demo_dir(&sandbox).join("bin/stats.sh")).contains("mean()"));
@@ -216,10 +262,11 @@ mod in_process {
             model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
             catalog,
             policy: Arc::new(PolicyEngine::default()),
-            host: Arc::new(Host {
-                workspace_root: dir.path().to_path_buf(),
-                state_dir: dir.path().join("state"),
-            }),
+            host: Arc::new(Host::new(
+                Arc::new(pablo::workspace::Workspace::open(dir.path()).unwrap()),
+                dir.path().join("state"),
+                &Default::default(),
+            )),
             limits: Limits::default(),
             approvals: ApprovalMode::Interactive,
             system_prompt: String::new(),
@@ -242,7 +289,12 @@ mod in_process {
         };
         let quitter = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(800)).await;
-            let ctrl_c = || Ok(Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)));
+            let ctrl_c = || {
+                Ok(Event::Key(KeyEvent::new(
+                    KeyCode::Char('c'),
+                    KeyModifiers::CONTROL,
+                )))
+            };
             tx.send(ctrl_c()).unwrap();
             tokio::time::sleep(Duration::from_millis(100)).await;
             tx.send(ctrl_c()).unwrap();
@@ -269,4 +321,68 @@ mod in_process {
     ) -> impl futures::Stream<Item = std::io::Result<Event>> + Unpin {
         Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
     }
+}
+
+/// The demo's first prompt is the test command; these drive it the way a person would.
+fn wait_for_command_prompt(t: &Terminal) {
+    t.wait_for("Run this command?");
+    t.wait_for("sh tests/run.sh");
+    t.wait_for("[y] Allow once");
+    t.wait_for("[a] Allow always");
+    t.wait_for("[n] Reject");
+}
+
+#[test]
+fn allow_always_saves_a_rule_and_the_same_command_then_runs_without_a_prompt() {
+    let sandbox = Sandbox::new();
+    let mut t = start_demo(&sandbox);
+    wait_for_command_prompt(&t);
+    t.wait_for("always saves:");
+    t.send("a");
+    // The checks run and fail (the bug is still there); then the edit is proposed.
+    t.wait_for("2 passed, 2 failed");
+    t.wait_for("Apply this change to bin/stats.sh?");
+    t.send("y");
+    // The second run of the same command needs no answer: its output appears on its own.
+    t.wait_for("4 passed, 0 failed");
+}
+
+#[test]
+fn rejecting_with_a_note_sends_rejected_and_the_note_to_the_model() {
+    let sandbox = Sandbox::new();
+    let mut t = start_demo(&sandbox);
+    wait_for_command_prompt(&t);
+    t.send("n");
+    t.wait_for("Note to the model");
+    t.send("not now please");
+    t.send("\r");
+    // The scripted model took its `rejected` branch and quotes the note it received.
+    t.wait_for("not now please)");
+    t.wait_for("(rejected)");
+}
+
+#[test]
+fn rejecting_one_hunk_of_a_two_hunk_edit_leaves_exactly_the_other_on_disk() {
+    let sandbox = Sandbox::new();
+    let mut t = start_demo(&sandbox);
+    wait_for_command_prompt(&t);
+    t.send("y");
+    t.wait_for("Apply this change to bin/stats.sh?");
+    t.wait_for("[x] @@");
+    // Focus the second hunk and drop it.
+    t.send("]");
+    t.send(" ");
+    t.wait_for("(will not be applied)");
+    t.wait_for("Allow once (1 of 2 hunks)");
+    t.send("y");
+    // The next step (the checks again, asking again) comes after the write was committed.
+    t.wait_for("Now the checks again");
+    t.wait_for("Run this command?");
+    let original = include_str!("../assets/demo/project/bin/stats.sh");
+    let expected = original.replace(
+        "print int(s / (NR + 1)) }' \"$1\"",
+        "print s / NR }' \"$1\"",
+    );
+    assert_ne!(expected, original);
+    assert_eq!(read(&demo_dir(&sandbox).join("bin/stats.sh")), expected);
 }

@@ -218,9 +218,15 @@ fn outcome_of(results: &[Value]) -> Outcome {
             .and_then(Value::as_str)
             .map(str::to_string)
     };
-    if results.iter().any(|r| code(r).as_deref() == Some("rejected")) {
+    if results
+        .iter()
+        .any(|r| code(r).as_deref() == Some("rejected"))
+    {
         Outcome::Rejected
-    } else if results.iter().any(|r| r.get("ok") == Some(&Value::Bool(false))) {
+    } else if results
+        .iter()
+        .any(|r| r.get("ok") == Some(&Value::Bool(false)))
+    {
         Outcome::Failed
     } else {
         Outcome::Ok
@@ -248,7 +254,10 @@ fn note_of(results: &[Value]) -> String {
 fn fill(v: &Value, results: &[Value]) -> Value {
     match v {
         Value::String(s) => {
-            if let Some(inner) = s.strip_prefix("{{result.").and_then(|r| r.strip_suffix("}}")) {
+            if let Some(inner) = s
+                .strip_prefix("{{result.")
+                .and_then(|r| r.strip_suffix("}}"))
+            {
                 let (idx, ptr) = inner.split_once('/').unwrap_or((inner, ""));
                 let data = idx
                     .parse::<usize>()
@@ -480,7 +489,9 @@ mod tests {
         collect(&m, &req(vec![user("go")])).await;
         let r = req(vec![
             user("go"),
-            tool(json!({"ok": false, "error": {"code": "rejected", "message": "m", "data": {"note": "not that file"}}})),
+            tool(
+                json!({"ok": false, "error": {"code": "rejected", "message": "m", "data": {"note": "not that file"}}}),
+            ),
         ]);
         let (text, calls) = collect(&m, &r).await;
         assert_eq!(text, "you said: not that file");

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
-use ratatui::crossterm::event::{Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind};
+use ratatui::crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind,
+};
 use ratatui::layout::Rect;
 use tokio::sync::{mpsc, oneshot};
 
@@ -43,11 +45,13 @@ impl Screen for ratatui::backend::TestBackend {}
 
 impl<W: io::Write> Screen for ratatui::backend::CrosstermBackend<W> {
     fn begin_frame(&mut self) {
-        let _ = ratatui::crossterm::queue!(self, ratatui::crossterm::terminal::BeginSynchronizedUpdate);
+        let _ =
+            ratatui::crossterm::queue!(self, ratatui::crossterm::terminal::BeginSynchronizedUpdate);
     }
 
     fn end_frame(&mut self) {
-        let _ = ratatui::crossterm::execute!(self, ratatui::crossterm::terminal::EndSynchronizedUpdate);
+        let _ =
+            ratatui::crossterm::execute!(self, ratatui::crossterm::terminal::EndSynchronizedUpdate);
     }
 
     fn bell(&mut self) {

@@ -108,9 +108,15 @@ pub enum NoticeLevel {
 #[derive(Debug)]
 pub enum CellKind {
     User(String),
-    Assistant { text: String, streaming: bool },
+    Assistant {
+        text: String,
+        streaming: bool,
+    },
     Tool(Box<ToolCell>),
-    Notice { level: NoticeLevel, text: String },
+    Notice {
+        level: NoticeLevel,
+        text: String,
+    },
     /// Pre-rendered lines (`/help`, `/ps`).
     Info(Vec<Line<'static>>),
 }
@@ -219,7 +225,13 @@ fn fmt_duration(d: Duration) -> String {
     }
 }
 
-fn render_tool(t: &ToolCell, width: usize, expanded: bool, now: Instant, out: &mut Vec<Line<'static>>) {
+fn render_tool(
+    t: &ToolCell,
+    width: usize,
+    expanded: bool,
+    now: Instant,
+    out: &mut Vec<Line<'static>>,
+) {
     let mut head = vec![
         status_mark(t, now),
         Span::styled(t.tool.clone(), theme::bold()),
@@ -283,7 +295,11 @@ fn render_tool(t: &ToolCell, width: usize, expanded: bool, now: Instant, out: &m
             Span::raw(" "),
             Span::styled(format!("−{}", fc.removed), theme::error()),
             Span::styled(
-                format!("  {} hunk{}", fc.hunks.len(), if fc.hunks.len() == 1 { "" } else { "s" }),
+                format!(
+                    "  {} hunk{}",
+                    fc.hunks.len(),
+                    if fc.hunks.len() == 1 { "" } else { "s" }
+                ),
                 theme::dim(),
             ),
         ]);
@@ -333,7 +349,10 @@ fn render_tool(t: &ToolCell, width: usize, expanded: bool, now: Instant, out: &m
                     if expanded {
                         wrap_line(&line, body_width, 0, &mut body);
                     } else {
-                        body.push(Line::from(Span::styled(truncate(l, body_width), theme::dim())));
+                        body.push(Line::from(Span::styled(
+                            truncate(l, body_width),
+                            theme::dim(),
+                        )));
                     }
                 }
             }
@@ -341,8 +360,10 @@ fn render_tool(t: &ToolCell, width: usize, expanded: bool, now: Instant, out: &m
         }
     }
     for (i, mut l) in body.into_iter().enumerate() {
-        l.spans
-            .insert(0, Span::styled(if i == 0 { "  └ " } else { "    " }, theme::dim()));
+        l.spans.insert(
+            0,
+            Span::styled(if i == 0 { "  └ " } else { "    " }, theme::dim()),
+        );
         out.push(l);
     }
 }
@@ -393,7 +414,12 @@ fn compact(v: &Value) -> String {
 
 /// Draws lines into `area`, skipping the first `skip` of them (a cell cut by the top edge).
 pub fn draw_lines(lines: &[Line<'static>], skip: usize, area: Rect, buf: &mut Buffer) {
-    for (row, line) in lines.iter().skip(skip).take(area.height as usize).enumerate() {
+    for (row, line) in lines
+        .iter()
+        .skip(skip)
+        .take(area.height as usize)
+        .enumerate()
+    {
         buf.set_line(area.x, area.y + row as u16, line, area.width);
     }
 }

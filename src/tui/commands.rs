@@ -107,12 +107,24 @@ pub static KEYS: &[(&str, &str)] = &[
     ("tab", "complete /command or @path"),
     ("esc / ctrl-c", "interrupt the running turn"),
     ("ctrl-c ctrl-c", "quit (on an idle prompt)"),
-    ("pgup / pgdn, shift-up / shift-down", "scroll the transcript"),
+    (
+        "pgup / pgdn, shift-up / shift-down",
+        "scroll the transcript",
+    ),
     ("ctrl-o", "expand or collapse tool output and diffs"),
     ("ctrl-t", "show or hide the todo checklist"),
     ("ctrl-b", "background sessions"),
-    ("ctrl-g", "capture the mouse (wheel scroll) or give it back to the terminal"),
-    ("y / a / n", "approval: allow once / allow always / reject (with a note)"),
-    ("space, [ / ]", "approval of an edit: toggle a hunk, previous / next hunk"),
+    (
+        "ctrl-g",
+        "capture the mouse (wheel scroll) or give it back to the terminal",
+    ),
+    (
+        "y / a / n",
+        "approval: allow once / allow always / reject (with a note)",
+    ),
+    (
+        "space, [ / ]",
+        "approval of an edit: toggle a hunk, previous / next hunk",
+    ),
     ("f", "approval: full-screen diff"),
 ];

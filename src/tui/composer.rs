@@ -97,7 +97,9 @@ impl Composer {
     /// The token under the cursor when it starts with `@` (for path completion).
     fn at_token(&self) -> Option<(usize, &str)> {
         let before = &self.text[..self.cursor];
-        let start = before.rfind(|c: char| c.is_whitespace()).map_or(0, |i| i + 1);
+        let start = before
+            .rfind(|c: char| c.is_whitespace())
+            .map_or(0, |i| i + 1);
         let token = &before[start..];
         token.strip_prefix('@').map(|t| (start, t))
     }
@@ -110,18 +112,23 @@ impl Composer {
             return commands::matching(name)
                 .into_iter()
                 .map(|c| Completion {
-                    label: format!("/{}{}", c.name, if c.args.is_empty() { String::new() } else { format!(" {}", c.args) }),
+                    label: format!(
+                        "/{}{}",
+                        c.name,
+                        if c.args.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" {}", c.args)
+                        }
+                    ),
                     detail: c.help.to_string(),
                     insert: format!("/{}", c.name),
                 })
                 .collect();
         }
         if let Some((_, frag)) = self.at_token() {
-            let mut hits: Vec<&String> = self
-                .files
-                .iter()
-                .filter(|f| f.starts_with(frag))
-                .collect();
+            let mut hits: Vec<&String> =
+                self.files.iter().filter(|f| f.starts_with(frag)).collect();
             if hits.len() < 8 {
                 hits.extend(
                     self.files
@@ -150,7 +157,8 @@ impl Composer {
         }
         if let Some((start, _)) = self.at_token() {
             let end = self.cursor;
-            self.text.replace_range(start..end, &format!("{} ", c.insert));
+            self.text
+                .replace_range(start..end, &format!("{} ", c.insert));
             self.cursor = start + c.insert.len() + 1;
         }
     }
@@ -239,7 +247,11 @@ impl Composer {
             }
             KeyCode::Enter => {
                 // Enter on a half-typed `@path` completes it instead of sending.
-                if !popup.is_empty() && self.at_token().is_some_and(|(_, f)| !popup.iter().any(|p| p.insert == format!("@{f}"))) {
+                if !popup.is_empty()
+                    && self
+                        .at_token()
+                        .is_some_and(|(_, f)| !popup.iter().any(|p| p.insert == format!("@{f}")))
+                {
                     let c = popup[self.selected.min(popup.len() - 1)].clone();
                     self.accept_completion(&c);
                     return ComposerAction::Handled;
@@ -327,7 +339,10 @@ impl Composer {
         let width = width.max(4);
         if self.text.is_empty() {
             return (
-                vec![Line::from(Span::styled(placeholder.to_string(), theme::dim()))],
+                vec![Line::from(Span::styled(
+                    placeholder.to_string(),
+                    theme::dim(),
+                ))],
                 (0, 0),
             );
         }
@@ -369,7 +384,12 @@ impl Composer {
             }
             for r in wrapped {
                 let mut out = Vec::new();
-                wrap_line(&Line::from(Span::styled(r, Style::default())), width, 0, &mut out);
+                wrap_line(
+                    &Line::from(Span::styled(r, Style::default())),
+                    width,
+                    0,
+                    &mut out,
+                );
                 lines.extend(out);
             }
             offset += raw.len() + 1;
@@ -396,7 +416,10 @@ mod tests {
     fn enter_submits_and_up_recalls_history() {
         let mut c = Composer::default();
         typed(&mut c, "hello");
-        assert_eq!(c.handle_key(key(KeyCode::Enter)), ComposerAction::Submit("hello".into()));
+        assert_eq!(
+            c.handle_key(key(KeyCode::Enter)),
+            ComposerAction::Submit("hello".into())
+        );
         assert!(c.is_empty());
         c.handle_key(key(KeyCode::Up));
         assert_eq!(c.text(), "hello");
@@ -424,8 +447,10 @@ mod tests {
 
     #[test]
     fn at_path_completes_from_workspace_files() {
-        let mut c = Composer::default();
-        c.files = vec!["src/main.rs".into(), "README.md".into()];
+        let mut c = Composer {
+            files: vec!["src/main.rs".into(), "README.md".into()],
+            ..Composer::default()
+        };
         typed(&mut c, "look at @src");
         c.handle_key(key(KeyCode::Tab));
         assert_eq!(c.text(), "look at @src/main.rs ");

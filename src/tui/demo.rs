@@ -11,12 +11,30 @@ use crate::model::scripted::ScriptedModel;
 
 /// The sample project, built into the binary so the demo works from any directory.
 const PROJECT: &[(&str, &str)] = &[
-    ("README.md", include_str!("../../assets/demo/project/README.md")),
-    ("bin/stats.sh", include_str!("../../assets/demo/project/bin/stats.sh")),
-    ("bin/watch.sh", include_str!("../../assets/demo/project/bin/watch.sh")),
-    ("tests/run.sh", include_str!("../../assets/demo/project/tests/run.sh")),
-    ("data/numbers.txt", include_str!("../../assets/demo/project/data/numbers.txt")),
-    ("data/one.txt", include_str!("../../assets/demo/project/data/one.txt")),
+    (
+        "README.md",
+        include_str!("../../assets/demo/project/README.md"),
+    ),
+    (
+        "bin/stats.sh",
+        include_str!("../../assets/demo/project/bin/stats.sh"),
+    ),
+    (
+        "bin/watch.sh",
+        include_str!("../../assets/demo/project/bin/watch.sh"),
+    ),
+    (
+        "tests/run.sh",
+        include_str!("../../assets/demo/project/tests/run.sh"),
+    ),
+    (
+        "data/numbers.txt",
+        include_str!("../../assets/demo/project/data/numbers.txt"),
+    ),
+    (
+        "data/one.txt",
+        include_str!("../../assets/demo/project/data/one.txt"),
+    ),
 ];
 
 #[derive(Debug, Clone, Default)]
@@ -51,14 +69,22 @@ fn scratch_dir() -> PathBuf {
 pub async fn run_demo(options: DemoOptions) -> Result<ExitSummary, TuiError> {
     let keep = options.keep || options.dir.is_some();
     let dir = options.dir.clone().unwrap_or_else(scratch_dir);
-    if dir.exists() && std::fs::read_dir(&dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
+    if dir.exists()
+        && std::fs::read_dir(&dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
         return Err(TuiError::Demo(format!(
             "{} already exists and is not empty; the demo writes its project into a new directory",
             dir.display()
         )));
     }
-    write_project(&dir)
-        .map_err(|e| TuiError::Demo(format!("cannot write the sample project to {}: {e}", dir.display())))?;
+    write_project(&dir).map_err(|e| {
+        TuiError::Demo(format!(
+            "cannot write the sample project to {}: {e}",
+            dir.display()
+        ))
+    })?;
     let result = run_in(&dir, options).await;
     let mut summary = result?;
     if keep {

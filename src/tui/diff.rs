@@ -43,7 +43,11 @@ pub fn render_hunks(hunks: &[DiffHunk], width: usize, marks: Option<HunkMarks<'_
             head.push(Span::styled(focus, theme::key()));
             head.push(Span::styled(
                 if accepted { "[x] " } else { "[ ] " },
-                if accepted { theme::ok() } else { theme::error() },
+                if accepted {
+                    theme::ok()
+                } else {
+                    theme::error()
+                },
             ));
         }
         head.push(Span::styled(hunk.header.clone(), theme::hunk_header()));
@@ -183,7 +187,11 @@ mod tests {
         ];
         let e = inline_emphasis(&lines);
         let added = e[1].as_ref().unwrap();
-        let emphasised: String = added.iter().filter(|(e, _)| *e).map(|(_, s)| s.as_str()).collect();
+        let emphasised: String = added
+            .iter()
+            .filter(|(e, _)| *e)
+            .map(|(_, s)| s.as_str())
+            .collect();
         let plain: String = added.iter().map(|(_, s)| s.as_str()).collect();
         assert_eq!(emphasised, "=");
         assert_eq!(plain, "if a <= b:");

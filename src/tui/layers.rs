@@ -16,10 +16,18 @@ use crate::protocol::{ApprovalAnswer, Decision, Preview, Verdict};
 pub enum Intent {
     None,
     Ignored,
-    Answer { call_id: String, answer: ApprovalAnswer },
+    Answer {
+        call_id: String,
+        answer: ApprovalAnswer,
+    },
     Interrupt,
-    SessionInput { session_id: String, data: String },
-    KillSession { session_id: String },
+    SessionInput {
+        session_id: String,
+        data: String,
+    },
+    KillSession {
+        session_id: String,
+    },
     Close,
 }
 
@@ -51,7 +59,13 @@ pub struct ApprovalView {
 }
 
 impl ApprovalView {
-    pub fn new(call_id: String, tool: String, summary: String, preview: Preview, verdict: Verdict) -> Self {
+    pub fn new(
+        call_id: String,
+        tool: String,
+        summary: String,
+        preview: Preview,
+        verdict: Verdict,
+    ) -> Self {
         let hunks = match &preview {
             Preview::FileChange(fc) => fc.hunks.len(),
             _ => 0,
@@ -274,7 +288,10 @@ impl ApprovalView {
                         why.push(reason.clone());
                     }
                     if !why.is_empty() {
-                        let l = Line::from(Span::styled(format!("    {}", why.join(" — ")), theme::dim()));
+                        let l = Line::from(Span::styled(
+                            format!("    {}", why.join(" — ")),
+                            theme::dim(),
+                        ));
                         wrap_line(&l, width, 4, &mut out);
                     }
                 }
@@ -285,7 +302,10 @@ impl ApprovalView {
             ])),
             Preview::Session { action, session_id } => out.push(Line::from(vec![
                 Span::styled(format!("{} ", self.tool), theme::bold()),
-                Span::raw(format!("{action} {}", session_id.clone().unwrap_or_default())),
+                Span::raw(format!(
+                    "{action} {}",
+                    session_id.clone().unwrap_or_default()
+                )),
             ])),
             Preview::Internal => out.push(Line::from(vec![
                 Span::styled(format!("{} ", self.tool), theme::bold()),
@@ -333,7 +353,10 @@ impl ApprovalView {
             Span::raw("   "),
         ];
         if self.partial() {
-            spans.push(Span::styled("[a] Allow always (not with a hunk subset)", theme::dim()));
+            spans.push(Span::styled(
+                "[a] Allow always (not with a hunk subset)",
+                theme::dim(),
+            ));
         } else {
             spans.push(Span::styled("[a]", theme::key()));
             spans.push(Span::raw(" Allow always"));
@@ -356,7 +379,14 @@ impl ApprovalView {
             keys.push(("space", "toggle hunk"));
             keys.push(("[ ]", "prev/next hunk"));
         }
-        keys.push(("f", if self.fullscreen { "leave full screen" } else { "full screen" }));
+        keys.push((
+            "f",
+            if self.fullscreen {
+                "leave full screen"
+            } else {
+                "full screen"
+            },
+        ));
         keys.push(("↑↓", "scroll"));
         keys.push(("esc", "interrupt"));
         let mut spans = Vec::new();

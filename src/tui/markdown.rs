@@ -79,7 +79,10 @@ fn block_line(raw: &str, width: usize, out: &mut Vec<Line<'static>>) {
     }
     let indent = " ".repeat(lead.min(8));
     if let Some(body) = bullet(trimmed) {
-        let mut spans = vec![Span::raw(indent.clone()), Span::styled("• ", theme::bullet())];
+        let mut spans = vec![
+            Span::raw(indent.clone()),
+            Span::styled("• ", theme::bullet()),
+        ];
         spans.extend(inline(body, Style::default()));
         wrap_line(&Line::from(spans), width, indent.len() + 2, out);
         return;
@@ -109,7 +112,9 @@ fn heading_level(s: &str) -> Option<usize> {
 fn is_rule(s: &str) -> bool {
     let t: String = s.chars().filter(|c| !c.is_whitespace()).collect();
     t.len() >= 3
-        && (t.chars().all(|c| c == '-') || t.chars().all(|c| c == '*') || t.chars().all(|c| c == '_'))
+        && (t.chars().all(|c| c == '-')
+            || t.chars().all(|c| c == '*')
+            || t.chars().all(|c| c == '_'))
 }
 
 fn bullet(s: &str) -> Option<&str> {
@@ -175,7 +180,12 @@ pub fn inline(s: &str, base: Style) -> Vec<Span<'static>> {
         }) {
             let marker = &rest[..1];
             close(r, marker)
-                .filter(|&end| r[end + 1..].chars().next().is_none_or(|c| !c.is_alphanumeric()))
+                .filter(|&end| {
+                    r[end + 1..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| !c.is_alphanumeric())
+                })
                 .map(|end| {
                     (
                         Span::styled(r[..end].to_string(), base.add_modifier(Modifier::ITALIC)),

@@ -7,13 +7,13 @@ pub mod composer;
 pub mod diff;
 pub mod layers;
 pub mod markdown;
+#[cfg(test)]
+mod snapshot_tests;
 pub mod state;
 pub mod text;
 pub mod theme;
 pub mod transcript;
 pub mod view;
-#[cfg(test)]
-mod snapshot_tests;
 
 pub mod app;
 pub mod demo;
@@ -65,7 +65,11 @@ impl std::fmt::Display for ExitSummary {
         write!(
             f,
             "pablo: session {} · {} turn{} · {} tokens in, {} out",
-            if self.session_id.is_empty() { "-" } else { &self.session_id },
+            if self.session_id.is_empty() {
+                "-"
+            } else {
+                &self.session_id
+            },
             self.turns,
             if self.turns == 1 { "" } else { "s" },
             self.usage.input_tokens,
@@ -116,7 +120,11 @@ fn display_path(p: &std::path::Path) -> String {
 /// Lists workspace files (respecting ignore files) for `@path` completion.
 fn list_files(root: &std::path::Path, max: usize) -> Vec<String> {
     let mut out = Vec::new();
-    for entry in ignore::WalkBuilder::new(root).max_depth(Some(8)).build().flatten() {
+    for entry in ignore::WalkBuilder::new(root)
+        .max_depth(Some(8))
+        .build()
+        .flatten()
+    {
         if entry.file_type().is_some_and(|t| t.is_file())
             && let Ok(rel) = entry.path().strip_prefix(root)
         {
@@ -157,7 +165,17 @@ async fn run_with_agent(
         terminate: Box::pin(term::termination()),
         files: Some(files_rx),
     };
-    let result = app::run_loop(&mut terminal, input, app::AgentLink { ops: ops.clone(), events }, state, extra).await;
+    let result = app::run_loop(
+        &mut terminal,
+        input,
+        app::AgentLink {
+            ops: ops.clone(),
+            events,
+        },
+        state,
+        extra,
+    )
+    .await;
     drop(terminal);
     drop(guard);
     // The agent was asked to shut down by the loop; give it a moment to finish its task.

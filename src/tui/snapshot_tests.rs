@@ -79,9 +79,24 @@ pub(crate) fn two_hunk_change() -> FileChangePreview {
                 new_len: 5,
                 lines: vec![
                     line(DiffTag::Context, Some(3), Some(3), "mean() {"),
-                    line(DiffTag::Context, Some(4), Some(4), "  # prints the mean of the numbers in $1"),
-                    line(DiffTag::Removed, Some(5), None, "  awk '{ s += $1 } END { print int(s / (NR + 1)) }' \"$1\""),
-                    line(DiffTag::Added, None, Some(5), "  awk '{ s += $1 } END { print s / NR }' \"$1\""),
+                    line(
+                        DiffTag::Context,
+                        Some(4),
+                        Some(4),
+                        "  # prints the mean of the numbers in $1",
+                    ),
+                    line(
+                        DiffTag::Removed,
+                        Some(5),
+                        None,
+                        "  awk '{ s += $1 } END { print int(s / (NR + 1)) }' \"$1\"",
+                    ),
+                    line(
+                        DiffTag::Added,
+                        None,
+                        Some(5),
+                        "  awk '{ s += $1 } END { print s / NR }' \"$1\"",
+                    ),
                     line(DiffTag::Context, Some(6), Some(6), "}"),
                 ],
             },
@@ -93,8 +108,18 @@ pub(crate) fn two_hunk_change() -> FileChangePreview {
                 new_len: 3,
                 lines: vec![
                     line(DiffTag::Context, Some(20), Some(20), "usage() {"),
-                    line(DiffTag::Removed, Some(21), None, "  echo \"stats 0.1: mean|max FILE\""),
-                    line(DiffTag::Added, None, Some(21), "  echo \"stats 0.2: mean|max FILE\""),
+                    line(
+                        DiffTag::Removed,
+                        Some(21),
+                        None,
+                        "  echo \"stats 0.1: mean|max FILE\"",
+                    ),
+                    line(
+                        DiffTag::Added,
+                        None,
+                        Some(21),
+                        "  echo \"stats 0.2: mean|max FILE\"",
+                    ),
                     line(DiffTag::Context, Some(22), Some(22), "}"),
                 ],
             },
@@ -103,7 +128,10 @@ pub(crate) fn two_hunk_change() -> FileChangePreview {
 }
 
 fn ask(rule: &str) -> Verdict {
-    let mut v = Verdict::ask("builtin.tool.fs.write", "fs.write changes files; edits need approval");
+    let mut v = Verdict::ask(
+        "builtin.tool.fs.write",
+        "fs.write changes files; edits need approval",
+    );
     v.always_rule = Some(rule.into());
     v
 }
@@ -259,7 +287,10 @@ fn command_prompt_shows_the_parsed_parts() {
         tool: "shell.run".into(),
         arguments: json!({"command": "sh tests/run.sh && wc -l bin/stats.sh"}),
     });
-    let mut v = Verdict::ask("builtin.shell.default", "sh is not covered by an allow rule");
+    let mut v = Verdict::ask(
+        "builtin.shell.default",
+        "sh is not covered by an allow rule",
+    );
     v.always_rule = Some("prefix /usr/bin/sh tests/run.sh".into());
     s.apply(Event::ApprovalRequest {
         call_id: "s1".into(),

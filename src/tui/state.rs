@@ -219,7 +219,9 @@ impl AppState {
                 self.effects.push(Effect::Bell);
             }
             Event::ApprovalResolved { call_id, answer } => {
-                let rule = self.take_approval(&call_id).and_then(|v| v.verdict.always_rule);
+                let rule = self
+                    .take_approval(&call_id)
+                    .and_then(|v| v.verdict.always_rule);
                 if let (ApprovalAnswer::AllowAlways, Some(rule)) = (&answer, rule) {
                     self.saved_rules.push(rule);
                 }
@@ -290,7 +292,11 @@ impl AppState {
                 session_id,
                 exit_code,
             } => {
-                if let Some(s) = self.sessions.iter_mut().find(|s| s.session_id == session_id) {
+                if let Some(s) = self
+                    .sessions
+                    .iter_mut()
+                    .find(|s| s.session_id == session_id)
+                {
                     s.running = false;
                     s.exit_code = exit_code;
                 }
@@ -315,9 +321,10 @@ impl AppState {
                 self.hint = None;
                 match stop_reason {
                     StopReason::Cancelled => self.notice(NoticeLevel::Warning, "interrupted"),
-                    StopReason::MaxTokens => {
-                        self.notice(NoticeLevel::Warning, "the answer hit the output-token limit")
-                    }
+                    StopReason::MaxTokens => self.notice(
+                        NoticeLevel::Warning,
+                        "the answer hit the output-token limit",
+                    ),
                     StopReason::EndTurn | StopReason::BudgetExhausted | StopReason::Error => {}
                 }
             }
@@ -542,7 +549,10 @@ impl AppState {
                 let text = if self.saved_rules.is_empty() {
                     "no rules saved with \"allow always\" in this session".to_string()
                 } else {
-                    format!("saved with \"allow always\":\n{}", self.saved_rules.join("\n"))
+                    format!(
+                        "saved with \"allow always\":\n{}",
+                        self.saved_rules.join("\n")
+                    )
                 };
                 self.notice(NoticeLevel::Info, text);
             }
@@ -564,7 +574,10 @@ impl AppState {
             Span::styled("running", theme::ok())
         } else {
             match s.exit_code {
-                Some(c) => Span::styled(format!("exit {c}"), if c == 0 { theme::dim() } else { theme::error() }),
+                Some(c) => Span::styled(
+                    format!("exit {c}"),
+                    if c == 0 { theme::dim() } else { theme::error() },
+                ),
                 None => Span::styled("killed", theme::warn()),
             }
         };
@@ -574,7 +587,11 @@ impl AppState {
         } else {
             String::new()
         };
-        let style = if selected { theme::selected() } else { Default::default() };
+        let style = if selected {
+            theme::selected()
+        } else {
+            Default::default()
+        };
         Line::from(vec![
             Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
             Span::styled(format!("{:<10}", s.session_id), style),

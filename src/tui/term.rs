@@ -11,8 +11,7 @@ use ratatui::crossterm::event::{
     PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use ratatui::crossterm::terminal::{
-    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
-    enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::crossterm::{cursor, execute};
 
@@ -73,7 +72,9 @@ pub fn enter() -> Result<(CrosstermTerminal, TerminalGuard), TuiError> {
         Ok(t) => Ok((t, guard)),
         Err(e) => {
             drop(guard);
-            Err(TuiError::Terminal(format!("cannot enter full-screen mode: {e}")))
+            Err(TuiError::Terminal(format!(
+                "cannot enter full-screen mode: {e}"
+            )))
         }
     }
 }

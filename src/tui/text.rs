@@ -211,7 +211,11 @@ impl AnsiLines {
                 '\r' => self.pending_cr = true,
                 '\t' => {
                     let w = str_width(&self.cur_text)
-                        + self.cur.iter().map(|s| str_width(&s.content)).sum::<usize>();
+                        + self
+                            .cur
+                            .iter()
+                            .map(|s| str_width(&s.content))
+                            .sum::<usize>();
                     let n = 8 - (w % 8);
                     self.cur_text.extend(std::iter::repeat_n(' ', n));
                 }
@@ -230,7 +234,8 @@ impl AnsiLines {
 
     fn end_line(&mut self) {
         self.flush_text();
-        self.lines.push_back(Line::from(std::mem::take(&mut self.cur)));
+        self.lines
+            .push_back(Line::from(std::mem::take(&mut self.cur)));
         if self.lines.len() > self.keep {
             self.lines.pop_front();
             self.dropped += 1;
@@ -445,7 +450,10 @@ impl VtScreen {
                     chars.extend(text.chars().map(|ch| (ch, st)));
                 }
             }
-            while chars.last().is_some_and(|(c, st)| *c == ' ' && st.bg.is_none()) {
+            while chars
+                .last()
+                .is_some_and(|(c, st)| *c == ' ' && st.bg.is_none())
+            {
                 chars.pop();
             }
             let mut spans = Vec::new();
@@ -474,9 +482,11 @@ fn vt_color(c: vt100::Color) -> Option<Color> {
 }
 
 fn vt_style(cell: &vt100::Cell) -> Style {
-    let mut st = Style::default();
-    st.fg = vt_color(cell.fgcolor());
-    st.bg = vt_color(cell.bgcolor());
+    let mut st = Style {
+        fg: vt_color(cell.fgcolor()),
+        bg: vt_color(cell.bgcolor()),
+        ..Style::default()
+    };
     if cell.bold() {
         st = st.add_modifier(Modifier::BOLD);
     }

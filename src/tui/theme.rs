@@ -11,7 +11,9 @@ pub fn accent() -> Style {
     Style::default().fg(Color::Cyan)
 }
 pub fn user() -> Style {
-    Style::default().fg(Color::Magenta).add_modifier(Modifier::BOLD)
+    Style::default()
+        .fg(Color::Magenta)
+        .add_modifier(Modifier::BOLD)
 }
 pub fn ok() -> Style {
     Style::default().fg(Color::Green)
@@ -27,9 +29,13 @@ pub fn bold() -> Style {
 }
 pub fn heading(level: usize) -> Style {
     match level {
-        1 => Style::default().fg(Color::Cyan).add_modifier(Modifier::UNDERLINED),
+        1 => Style::default()
+            .fg(Color::Cyan)
+            .add_modifier(Modifier::UNDERLINED),
         2 => Style::default().fg(Color::Cyan),
-        _ => Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+        _ => Style::default()
+            .fg(Color::Cyan)
+            .add_modifier(Modifier::BOLD),
     }
 }
 pub fn code_frame() -> Style {
@@ -77,5 +83,7 @@ pub fn status_bar() -> Style {
     Style::default().fg(Color::Gray).bg(Color::Rgb(30, 30, 40))
 }
 pub fn key() -> Style {
-    Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD)
+    Style::default()
+        .fg(Color::Yellow)
+        .add_modifier(Modifier::BOLD)
 }

@@ -115,7 +115,9 @@ impl Transcript {
     }
 
     pub fn top(&self) -> usize {
-        self.scroll_top.unwrap_or_else(|| self.max_top()).min(self.max_top())
+        self.scroll_top
+            .unwrap_or_else(|| self.max_top())
+            .min(self.max_top())
     }
 
     pub fn is_pinned(&self) -> bool {
@@ -128,7 +130,11 @@ impl Transcript {
 
     pub fn scroll_down(&mut self, n: usize) {
         let top = self.top() + n;
-        self.scroll_top = if top >= self.max_top() { None } else { Some(top) };
+        self.scroll_top = if top >= self.max_top() {
+            None
+        } else {
+            Some(top)
+        };
     }
 
     pub fn scroll_to_bottom(&mut self) {

@@ -61,22 +61,32 @@ pub fn layout(state: &AppState, area: Rect) -> Areas {
     } else {
         0
     };
-    let main_h = area
-        .height
-        .saturating_sub(composer_h + status_h + strip_h);
+    let main_h = area.height.saturating_sub(composer_h + status_h + strip_h);
     let main = Rect::new(area.x, area.y, area.width, main_h);
+    // An approval prompt sits under the transcript, not over its newest lines: the transcript
+    // gets the rows above it, so what led to the question stays readable.
+    let prompt_h = match state.layers.last() {
+        Some(Layer::Approval(v)) if !v.fullscreen => approval_height(v, main),
+        _ => 0,
+    };
+    let content_h = main_h.saturating_sub(prompt_h);
     let (transcript, side) = if side_visible {
         let sw = SIDE_WIDTH.min(area.width / 2);
         (
-            Rect::new(area.x, area.y, area.width - sw, main_h),
-            Some(Rect::new(area.x + area.width - sw, area.y, sw, main_h)),
+            Rect::new(area.x, area.y, area.width - sw, content_h),
+            Some(Rect::new(area.x + area.width - sw, area.y, sw, content_h)),
         )
     } else {
-        (main, None)
+        (Rect::new(area.x, area.y, area.width, content_h), None)
     };
     let strip = (strip_h > 0).then(|| Rect::new(area.x, area.y + main_h, area.width, strip_h));
     let composer = Rect::new(area.x, area.y + main_h + strip_h, area.width, composer_h);
-    let status = Rect::new(area.x, area.y + area.height.saturating_sub(1), area.width, status_h);
+    let status = Rect::new(
+        area.x,
+        area.y + area.height.saturating_sub(1),
+        area.width,
+        status_h,
+    );
     Areas {
         transcript,
         side,
@@ -144,7 +154,14 @@ impl Widget for &AppState {
         }
         for layer in &self.layers {
             match layer {
-                Layer::Approval(v) => draw_approval(v, a.main, area, buf),
+                Layer::Approval(v) => {
+                    let strip_h = a.strip.map_or(0, |r| r.height);
+                    let above_strip = Rect {
+                        height: a.main.height.saturating_sub(strip_h),
+                        ..a.main
+                    };
+                    draw_approval(v, above_strip, area, buf);
+                }
                 Layer::Sessions(s) => draw_sessions(self, s, a.main, buf),
             }
         }
@@ -155,7 +172,10 @@ fn draw_welcome(state: &AppState, area: Rect, buf: &mut Buffer) {
     let mut lines = vec![
         Line::default(),
         Line::from(vec![
-            Span::styled("pablo", theme::heading(1).add_modifier(ratatui::style::Modifier::BOLD)),
+            Span::styled(
+                "pablo",
+                theme::heading(1).add_modifier(ratatui::style::Modifier::BOLD),
+            ),
             Span::styled("  a terminal coding agent", theme::dim()),
         ]),
         Line::default(),
@@ -213,7 +233,12 @@ fn draw_side(state: &AppState, area: Rect, buf: &mut Buffer) {
         .border_style(theme::dim());
     let inner = block.inner(area);
     block.render(area, buf);
-    let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(1), inner.height);
+    let inner = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(1),
+        inner.height,
+    );
     let width = inner.width as usize;
     let mut lines = Vec::new();
     if !state.plan.is_empty() {
@@ -224,14 +249,22 @@ fn draw_side(state: &AppState, area: Rect, buf: &mut Buffer) {
         ]));
         lines.extend(plan_lines(state, width));
         if let Some(e) = &state.plan_explanation {
-            wrap_line(&Line::from(Span::styled(e.clone(), theme::dim())), width, 0, &mut lines);
+            wrap_line(
+                &Line::from(Span::styled(e.clone(), theme::dim())),
+                width,
+                0,
+                &mut lines,
+            );
         }
         lines.push(Line::default());
     }
     if !state.sessions.is_empty() {
         lines.push(Line::from(vec![
             Span::styled("Background ", theme::bold()),
-            Span::styled(format!("{} running", state.running_sessions()), theme::accent()),
+            Span::styled(
+                format!("{} running", state.running_sessions()),
+                theme::accent(),
+            ),
             Span::styled("  ctrl-b", theme::dim()),
         ]));
         for s in &state.sessions {
@@ -243,7 +276,10 @@ fn draw_side(state: &AppState, area: Rect, buf: &mut Buffer) {
             lines.push(Line::from(vec![
                 mark,
                 Span::styled(format!("{} ", s.session_id), theme::dim()),
-                Span::raw(truncate(&s.command, width.saturating_sub(s.session_id.len() + 3))),
+                Span::raw(truncate(
+                    &s.command,
+                    width.saturating_sub(s.session_id.len() + 3),
+                )),
             ]));
         }
     }
@@ -266,20 +302,37 @@ fn draw_strip(state: &AppState, area: Rect, buf: &mut Buffer) {
     if !state.todo_toggled
         && let Some(c) = current
     {
-        let mark = if c.status == PlanStatus::InProgress { "◐ " } else { "☐ " };
+        let mark = if c.status == PlanStatus::InProgress {
+            "◐ "
+        } else {
+            "☐ "
+        };
         head.push(Span::styled(mark, theme::warn()));
         let room = (area.width as usize).saturating_sub(24);
         head.push(Span::raw(truncate(&c.content, room)));
     }
     head.push(Span::styled(
-        if state.todo_toggled { "  (ctrl-t hides)" } else { "  (ctrl-t)" },
+        if state.todo_toggled {
+            "  (ctrl-t hides)"
+        } else {
+            "  (ctrl-t)"
+        },
         theme::dim(),
     ));
     buf.set_line(area.x, area.y, &Line::from(head), area.width);
     if state.todo_toggled {
         let lines = plan_lines(state, area.width.saturating_sub(3) as usize);
-        for (i, l) in lines.iter().take(area.height.saturating_sub(1) as usize).enumerate() {
-            buf.set_line(area.x + 3, area.y + 1 + i as u16, l, area.width.saturating_sub(3));
+        for (i, l) in lines
+            .iter()
+            .take(area.height.saturating_sub(1) as usize)
+            .enumerate()
+        {
+            buf.set_line(
+                area.x + 3,
+                area.y + 1 + i as u16,
+                l,
+                area.width.saturating_sub(3),
+            );
         }
     }
 }
@@ -287,13 +340,27 @@ fn draw_strip(state: &AppState, area: Rect, buf: &mut Buffer) {
 fn draw_composer(state: &AppState, area: Rect, buf: &mut Buffer) {
     let block = Block::default()
         .borders(Borders::TOP)
-        .border_style(if state.turn_running { theme::dim() } else { theme::accent() });
+        .border_style(if state.turn_running {
+            theme::dim()
+        } else {
+            theme::accent()
+        });
     block.render(area, buf);
     let (lines, (row, _)) = composer_lines(state, area.width);
     let first = row.saturating_sub(COMPOSER_MAX_LINES - 1);
     buf.set_string(area.x, area.y + 1, "›", theme::user());
-    for (i, l) in lines.iter().skip(first).take(area.height.saturating_sub(1) as usize).enumerate() {
-        buf.set_line(area.x + 2, area.y + 1 + i as u16, l, area.width.saturating_sub(3));
+    for (i, l) in lines
+        .iter()
+        .skip(first)
+        .take(area.height.saturating_sub(1) as usize)
+        .enumerate()
+    {
+        buf.set_line(
+            area.x + 2,
+            area.y + 1 + i as u16,
+            l,
+            area.width.saturating_sub(3),
+        );
     }
 }
 
@@ -312,8 +379,15 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
     let mut left = Vec::new();
     if state.turn_running {
         let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-        let f = (state.now.saturating_duration_since(state.started).as_millis() / 100) as usize;
-        left.push(Span::styled(format!(" {} working", frames[f % frames.len()]), theme::warn()));
+        let f = (state
+            .now
+            .saturating_duration_since(state.started)
+            .as_millis()
+            / 100) as usize;
+        left.push(Span::styled(
+            format!(" {} working", frames[f % frames.len()]),
+            theme::warn(),
+        ));
         left.push(Span::styled(" │ ", theme::dim()));
     } else {
         left.push(Span::raw(" "));
@@ -326,7 +400,10 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
     };
     left.push(Span::styled(model, theme::accent()));
     left.push(sep());
-    left.push(Span::raw(format!("{} tok", fmt_tokens(state.usage.total()))));
+    left.push(Span::raw(format!(
+        "{} tok",
+        fmt_tokens(state.usage.total())
+    )));
     left.push(sep());
     left.push(Span::raw(truncate(&state.status.workspace, 40)));
     if !state.status.policy_mode.is_empty() {
@@ -350,7 +427,7 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
     };
     let used = super::text::line_width(&line) as u16;
     let w = super::text::str_width(&right.content) as u16;
-    if used + w + 1 <= area.width {
+    if used + w < area.width {
         buf.set_span(area.x + area.width - w, area.y, &right, w);
     }
 }
@@ -366,7 +443,11 @@ fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
     Clear.render(area, buf);
     let sel = state.composer.selected.min(items.len() - 1);
     for (i, item) in items.iter().take(h as usize).enumerate() {
-        let style = if i == sel { theme::selected() } else { theme::status_bar() };
+        let style = if i == sel {
+            theme::selected()
+        } else {
+            theme::status_bar()
+        };
         let line = Line::from(vec![
             Span::styled(format!(" {:<14}", item.label), style.patch(theme::key())),
             Span::styled(format!(" {}", item.detail), style),
@@ -374,6 +455,16 @@ fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
         buf.set_style(Rect::new(area.x, area.y + i as u16, w, 1), style);
         buf.set_line(area.x, area.y + i as u16, &line, w);
     }
+}
+
+/// Rows the (non-full-screen) approval prompt takes at the bottom of `main`: all it needs, up to
+/// three quarters of the space (the diff scrolls inside).
+fn approval_height(v: &ApprovalView, main: Rect) -> u16 {
+    let width = main.width.saturating_sub(4) as usize;
+    let (body, _) = v.body(width);
+    let footer = v.footer(width);
+    let want = body.len() as u16 + footer.len() as u16 + 3;
+    want.min((main.height * 3 / 4).max(main.height.min(8)))
 }
 
 fn draw_approval(v: &ApprovalView, main: Rect, full: Rect, buf: &mut Buffer) {
@@ -385,17 +476,28 @@ fn draw_approval(v: &ApprovalView, main: Rect, full: Rect, buf: &mut Buffer) {
     let width = outer.width.saturating_sub(4) as usize;
     let (body, _) = v.body(width);
     let footer = v.footer(width);
-    let want = body.len() as u16 + footer.len() as u16 + 3;
-    let h = if v.fullscreen { outer.height } else { want.min(outer.height) };
+    let h = if v.fullscreen {
+        outer.height
+    } else {
+        approval_height(v, main)
+    };
     let area = Rect::new(outer.x, outer.y + outer.height - h, outer.width, h);
     Clear.render(area, buf);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme::warn())
-        .title(Span::styled(v.title(), theme::warn().add_modifier(ratatui::style::Modifier::BOLD)));
+        .title(Span::styled(
+            v.title(),
+            theme::warn().add_modifier(ratatui::style::Modifier::BOLD),
+        ));
     let inner = block.inner(area);
     block.render(area, buf);
-    let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), inner.height);
+    let inner = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    );
     let footer_h = (footer.len() as u16).min(inner.height);
     let body_h = inner.height.saturating_sub(footer_h + 1);
     let max_scroll = body.len().saturating_sub(body_h as usize);
@@ -404,9 +506,19 @@ fn draw_approval(v: &ApprovalView, main: Rect, full: Rect, buf: &mut Buffer) {
         buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
     }
     if max_scroll > 0 {
-        let info = format!(" {}-{} of {} ", scroll + 1, (scroll + body_h as usize).min(body.len()), body.len());
+        let info = format!(
+            " {}-{} of {} ",
+            scroll + 1,
+            (scroll + body_h as usize).min(body.len()),
+            body.len()
+        );
         let w = info.chars().count() as u16;
-        buf.set_string(area.x + area.width.saturating_sub(w + 2), area.y, info, theme::dim());
+        buf.set_string(
+            area.x + area.width.saturating_sub(w + 2),
+            area.y,
+            info,
+            theme::dim(),
+        );
     }
     let fy = inner.y + inner.height - footer_h;
     for (i, l) in footer.iter().take(footer_h as usize).enumerate() {
@@ -417,7 +529,12 @@ fn draw_approval(v: &ApprovalView, main: Rect, full: Rect, buf: &mut Buffer) {
 fn draw_sessions(state: &AppState, s: &SessionsView, main: Rect, buf: &mut Buffer) {
     let w = main.width;
     let h = main.height;
-    let area = Rect::new(main.x + (main.width - w) / 2, main.y + (main.height - h) / 2, w, h);
+    let area = Rect::new(
+        main.x + (main.width - w) / 2,
+        main.y + (main.height - h) / 2,
+        w,
+        h,
+    );
     Clear.render(area, buf);
     let title = match &s.open {
         Some(id) => format!(" Session {id} "),
@@ -429,16 +546,29 @@ fn draw_sessions(state: &AppState, s: &SessionsView, main: Rect, buf: &mut Buffe
         .title(Span::styled(title, theme::accent()));
     let inner = block.inner(area);
     block.render(area, buf);
-    let inner = Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), inner.height);
+    let inner = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    );
     let footer: Line<'static> = match (&s.open, &s.input) {
         (Some(_), Some(input)) => Line::from(vec![
             Span::styled("input › ", theme::key()),
             Span::raw(input.clone()),
             Span::styled("▍", theme::accent()),
-            Span::styled("   enter sends (with a newline) · esc cancels", theme::dim()),
+            Span::styled(
+                "   enter sends (with a newline) · esc cancels",
+                theme::dim(),
+            ),
         ]),
         (Some(_), None) => keys_line(&[("i", "send input"), ("k", "kill"), ("esc", "back")]),
-        (None, _) => keys_line(&[("↑↓", "select"), ("enter", "open"), ("k", "kill"), ("esc", "close")]),
+        (None, _) => keys_line(&[
+            ("↑↓", "select"),
+            ("enter", "open"),
+            ("k", "kill"),
+            ("esc", "close"),
+        ]),
     };
     let body_h = inner.height.saturating_sub(1);
     let mut lines: Vec<Line<'static>> = Vec::new();
