@@ -332,7 +332,7 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
 
 async fn tui(common: Common) -> Result<ExitCode> {
     let mut launch = Launch::prepare(common.launch_options())?;
-    let model = launch.model()?;
+    let model = launch.model().await?;
     let session_id = Launch::new_session_id();
     let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
     let options = pablo::tui::TuiOptions {
