@@ -48,6 +48,10 @@ struct Terminal {
 
 impl Terminal {
     fn spawn(sandbox: &Sandbox, args: &[&str]) -> Self {
+        Self::spawn_with(sandbox, args, &[])
+    }
+
+    fn spawn_with(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Self {
         let (rows, cols) = (40, 120);
         let pty = native_pty_system()
             .openpty(PtySize {
@@ -66,6 +70,9 @@ impl Terminal {
         cmd.env("XDG_CONFIG_HOME", sandbox.root().join("config"));
         cmd.env("XDG_DATA_HOME", sandbox.root().join("data"));
         cmd.env("XDG_STATE_HOME", sandbox.root().join("state"));
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         cmd.cwd(sandbox.workspace());
         let child = pty.slave.spawn_command(cmd).expect("spawn pablo");
         let mut reader = pty.master.try_clone_reader().expect("reader");
@@ -333,7 +340,7 @@ fn wait_for_command_prompt(t: &Terminal) {
 }
 
 #[test]
-fn allow_always_saves_a_rule_and_the_same_command_then_runs_without_a_prompt() {
+fn demo_allow_always_saves_a_rule_and_the_same_command_then_runs_without_a_prompt() {
     let sandbox = Sandbox::new();
     let mut t = start_demo(&sandbox);
     wait_for_command_prompt(&t);
@@ -348,7 +355,7 @@ fn allow_always_saves_a_rule_and_the_same_command_then_runs_without_a_prompt() {
 }
 
 #[test]
-fn rejecting_with_a_note_sends_rejected_and_the_note_to_the_model() {
+fn demo_rejecting_with_a_note_sends_rejected_and_the_note_to_the_model() {
     let sandbox = Sandbox::new();
     let mut t = start_demo(&sandbox);
     wait_for_command_prompt(&t);
@@ -362,7 +369,7 @@ fn rejecting_with_a_note_sends_rejected_and_the_note_to_the_model() {
 }
 
 #[test]
-fn rejecting_one_hunk_of_a_two_hunk_edit_leaves_exactly_the_other_on_disk() {
+fn demo_rejecting_one_hunk_of_a_two_hunk_edit_leaves_exactly_the_other_on_disk() {
     let sandbox = Sandbox::new();
     let mut t = start_demo(&sandbox);
     wait_for_command_prompt(&t);
@@ -385,4 +392,139 @@ fn rejecting_one_hunk_of_a_two_hunk_edit_leaves_exactly_the_other_on_disk() {
     );
     assert_ne!(expected, original);
     assert_eq!(read(&demo_dir(&sandbox).join("bin/stats.sh")), expected);
+}
+
+/// The real binary against a scripted OpenAI-compatible server on 127.0.0.1: what the model
+/// receives is checked on the wire.
+mod over_http {
+    use serde_json::Value;
+
+    use super::{Sandbox, Terminal, read};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    fn call(id: &str, name: &str, args: &Value) -> ScriptedResponse {
+        let args = args.to_string();
+        ScriptedResponse::sse(
+            openai::Stream::new()
+                .tool_call(0, id, name, &[args.as_str()])
+                .finish("tool_calls")
+                .done(),
+        )
+    }
+
+    fn say(text: &str) -> ScriptedResponse {
+        ScriptedResponse::sse(openai::Stream::new().text(&[text]).finish("stop").done())
+    }
+
+    fn start(sandbox: &Sandbox, server: &ScriptedServer, extra: &[&str]) -> Terminal {
+        let base = server.base_url();
+        let mut args = vec![
+            "--provider",
+            "openai",
+            "--model",
+            "test-model",
+            "--base-url",
+            &base,
+        ];
+        args.extend_from_slice(extra);
+        let t = Terminal::spawn_with(sandbox, &args, &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t
+    }
+
+    /// The result the model received for its `n`-th tool call (counting from 0), from the last
+    /// request.
+    fn tool_results(server: &ScriptedServer) -> Vec<Value> {
+        let reqs = server.requests();
+        let body = reqs.last().unwrap().json();
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_prompt_shows_three_answers_and_n_with_a_note_sends_rejected_to_the_model() {
+        let server = ScriptedServer::start().await;
+        server.push(call(
+            "call_1",
+            "shell_run",
+            &serde_json::json!({"command": "echo hello"}),
+        ));
+        server.push(say("Understood, I will not run it."));
+        let sandbox = Sandbox::new();
+        let mut t = start(&sandbox, &server, &[]);
+        t.send("say hello\r");
+        t.wait_for("Run this command?");
+        t.wait_for("$ echo hello");
+        t.wait_for("[y] Allow once");
+        t.wait_for("[a] Allow always");
+        t.wait_for("[n] Reject");
+        t.send("n");
+        t.wait_for("Note to the model");
+        t.send("use printf instead\r");
+        t.wait_for("Understood, I will not run it.");
+        let results = tool_results(&server);
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0]["ok"], false);
+        assert_eq!(results[0]["error"]["code"], "rejected");
+        let message = results[0]["error"]["message"].as_str().unwrap();
+        assert!(message.contains("use printf instead"), "{message}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn allow_always_saves_a_rule_and_the_same_command_then_runs_without_a_prompt() {
+        let server = ScriptedServer::start().await;
+        let args = serde_json::json!({"command": "echo again"});
+        server.push(call("call_1", "shell_run", &args));
+        server.push(call("call_2", "shell_run", &args));
+        server.push(say("Both runs are done."));
+        let sandbox = Sandbox::new();
+        let mut t = start(&sandbox, &server, &[]);
+        t.send("run it twice\r");
+        t.wait_for("Run this command?");
+        t.wait_for("always saves:");
+        t.send("a");
+        // No other key is pressed: the second call must run on the saved rule.
+        t.wait_for("Both runs are done.");
+        let results = tool_results(&server);
+        assert_eq!(results.len(), 2);
+        for r in &results {
+            assert_eq!(r["ok"], true, "{r}");
+            assert_eq!(r["data"]["exit_code"], 0, "{r}");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rejecting_one_hunk_of_a_two_hunk_edit_leaves_exactly_the_other_hunk_on_disk() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(sandbox.workspace().join("notes.txt"), &original).unwrap();
+        let first_only = original.replace("line 2\n", "line two\n");
+        let both = first_only.replace("line 19\n", "line nineteen\n");
+        let revision = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(original.as_bytes()));
+        server.push(call(
+            "call_1",
+            "fs_write",
+            &serde_json::json!({"path": "notes.txt", "text": both, "expected_revision": revision}),
+        ));
+        server.push(say("Edited."));
+        let mut t = start(&sandbox, &server, &["--allow-write"]);
+        t.send("edit the notes\r");
+        t.wait_for("Apply this change to notes.txt?");
+        t.wait_for("▶ [x] @@");
+        t.send("]");
+        t.send(" ");
+        t.wait_for("(will not be applied)");
+        t.wait_for("Allow once (1 of 2 hunks)");
+        t.send("y");
+        t.wait_for("Edited.");
+        assert_eq!(read(&sandbox.workspace().join("notes.txt")), first_only);
+        let results = tool_results(&server);
+        assert_eq!(results[0]["ok"], true, "{}", results[0]);
+    }
 }
