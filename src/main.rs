@@ -334,9 +334,12 @@ async fn tui(common: Common) -> Result<ExitCode> {
     let mut launch = Launch::prepare(common.launch_options())?;
     let model = launch.model().await?;
     let session_id = Launch::new_session_id();
+    // The session is journaled, so the exit summary can say how to come back to it.
+    let resume_command = Some(format!("pablo resume {session_id}"));
     let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
     let options = pablo::tui::TuiOptions {
         startup_events: launch.warning_events(),
+        resume_command,
         ..Default::default()
     };
     let summary = pablo::tui::run(setup, options).await?;

@@ -328,6 +328,14 @@ impl AppState {
                     StopReason::EndTurn | StopReason::BudgetExhausted | StopReason::Error => {}
                 }
             }
+            Event::ContextCompacted {
+                replaced_messages, ..
+            } => self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "the conversation was compacted: its first {replaced_messages} messages were replaced by a summary"
+                ),
+            ),
             Event::ShutdownComplete => self.shutdown_complete = true,
         }
     }
