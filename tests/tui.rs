@@ -473,6 +473,13 @@ mod over_http {
         assert_eq!(results[0]["error"]["code"], "rejected");
         let message = results[0]["error"]["message"].as_str().unwrap();
         assert!(message.contains("use printf instead"), "{message}");
+        // On exit the normal screen gets the summary and the exact resume command.
+        t.wait_for("Ask pablo to do something");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+        let screen = t.screen();
+        assert!(screen.contains("resume with: pablo resume "), "{screen}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
