@@ -148,9 +148,15 @@ async fn run_with_agent(
     state.status.workspace = display_path(&workspace);
     state.status.policy_mode = options.policy_mode.clone();
     state.status.resume_command = options.resume_command.clone();
+    // Startup events may replay a journaled transcript: what was pending then (a prompt, a
+    // running turn, a shutdown) is history now, not something to answer.
     for e in options.startup_events {
         state.apply(e);
     }
+    state.layers.clear();
+    state.effects.clear();
+    state.turn_running = false;
+    state.shutdown_complete = false;
     if let Some(p) = options.initial_prompt {
         state.submit(p);
     }
