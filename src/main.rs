@@ -109,6 +109,15 @@ enum Command {
     },
     /// Serve the Agent Client Protocol on stdin/stdout (for editors such as Zed).
     Acp,
+    /// The TUI on a scripted model over a scratch copy of a sample project (no key, no network).
+    Demo {
+        /// Put the project copy in DIR (it must not exist or be empty; it is kept).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Keep the project copy after quitting.
+        #[arg(long)]
+        keep: bool,
+    },
     /// Configuration files.
     Config {
         #[command(subcommand)]
@@ -157,7 +166,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         Some(Command::Config {
             command: ConfigCommand::Validate { file },
         }) => config_validate(&cli.common, file),
-        None => anyhow::bail!("the interactive TUI is not built yet; use `pablo run TASK`"),
+        Some(Command::Demo { dir, keep }) => runtime.block_on(demo(cli.common, dir, keep)),
+        None => runtime.block_on(tui(cli.common)),
     }
 }
 
@@ -318,6 +328,34 @@ async fn acp(common: Common) -> Result<ExitCode> {
         let _ = pablo::telemetry::init_from_env(&dirs.state);
     }
     pablo::acp::serve_stdio(common.launch_options()).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCode> {
+    let options = pablo::tui::DemoOptions {
+        dir,
+        keep,
+        launch: common.launch_options(),
+    };
+    let summary = pablo::tui::run_demo(options).await?;
+    println!("{summary}");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn tui(common: Common) -> Result<ExitCode> {
+    let mut launch = Launch::prepare(common.launch_options())?;
+    let model = launch.model().await?;
+    let session_id = Launch::new_session_id();
+    // The session is journaled, so the exit summary can say how to come back to it.
+    let resume_command = Some(format!("pablo resume {session_id}"));
+    let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
+    let options = pablo::tui::TuiOptions {
+        startup_events: launch.warning_events(),
+        resume_command,
+        ..Default::default()
+    };
+    let summary = pablo::tui::run(setup, options).await?;
+    println!("{summary}");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,1 +1,537 @@
 //! Integration tests: tui.
+//!
+//! Two levels: the whole app loop in-process on ratatui's `TestBackend`, driven by a stream of
+//! keys against the real agent (scripted model); and the real `pablo` binary in a real terminal
+//! (a PTY read through a vt100 parser), where a person would sit.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+/// A scratch home for one run: its own HOME and XDG dirs and a workspace. (This file is also
+/// built as its own test target, so it carries its own small sandbox.)
+struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["workspace", "config", "data", "state", "home"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        Self { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.dir.path().join("workspace")
+    }
+}
+
+/// The real binary in a PTY, its screen kept up to date by a vt100 parser.
+struct Terminal {
+    parser: Arc<Mutex<vt100::Parser>>,
+    raw: Arc<Mutex<Vec<u8>>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+impl Terminal {
+    fn spawn(sandbox: &Sandbox, args: &[&str]) -> Self {
+        Self::spawn_with(sandbox, args, &[])
+    }
+
+    fn spawn_with(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let (rows, cols) = (40, 120);
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("openpty");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_pablo"));
+        cmd.args(args);
+        cmd.env_clear();
+        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        cmd.env("HOME", sandbox.root().join("home"));
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("XDG_CONFIG_HOME", sandbox.root().join("config"));
+        cmd.env("XDG_DATA_HOME", sandbox.root().join("data"));
+        cmd.env("XDG_STATE_HOME", sandbox.root().join("state"));
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.cwd(sandbox.workspace());
+        let child = pty.slave.spawn_command(cmd).expect("spawn pablo");
+        let mut reader = pty.master.try_clone_reader().expect("reader");
+        let writer = pty.master.take_writer().expect("writer");
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            rows.try_into().unwrap(),
+            cols.try_into().unwrap(),
+            0,
+        )));
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let (p, r) = (parser.clone(), raw.clone());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                p.lock().unwrap().process(&buf[..n]);
+                r.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Self {
+            parser,
+            raw,
+            writer,
+            child,
+            _master: pty.master,
+        }
+    }
+
+    fn screen(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    fn raw_text(&self) -> String {
+        String::from_utf8_lossy(&self.raw.lock().unwrap()).into_owned()
+    }
+
+    /// Waits until the screen contains `text` (a safety-net timeout, not a timing assertion).
+    fn wait_for(&self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {text:?}; the screen is:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(40));
+        }
+    }
+
+    fn send(&mut self, bytes: &str) {
+        self.writer.write_all(bytes.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+        // Keys typed by a person arrive one read at a time.
+        std::thread::sleep(Duration::from_millis(60));
+    }
+
+    /// Waits for the process to exit; returns its exit status.
+    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                // Let the reader thread take the last bytes.
+                std::thread::sleep(Duration::from_millis(100));
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "pablo did not exit; screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(40));
+        }
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn demo_dir(sandbox: &Sandbox) -> PathBuf {
+    sandbox.root().join("demo")
+}
+
+fn start_demo(sandbox: &Sandbox) -> Terminal {
+    let dir = demo_dir(sandbox);
+    let dir = dir.to_str().unwrap().to_string();
+    Terminal::spawn(sandbox, &["demo", "--dir", &dir])
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn demo_starts_full_screen_and_ctrl_c_twice_quits_restoring_the_terminal() {
+    let sandbox = Sandbox::new();
+    let mut t = start_demo(&sandbox);
+    t.wait_for("pablo-demo · scripted");
+    t.wait_for("The mean in bin/stats.sh looks wrong");
+    assert!(t.parser.lock().unwrap().screen().alternate_screen());
+    // The scripted plan reaches the checklist, then the first approval prompt.
+    t.wait_for("Todo");
+    t.wait_for("Run this command?");
+    // Ctrl-C during a turn interrupts it (the pending approval is cancelled)...
+    t.send("\x03");
+    t.wait_for("interrupted");
+    t.wait_for("Ask pablo to do something");
+    // ...and twice on the idle prompt quits.
+    t.send("\x03");
+    t.wait_for("press ctrl-c again to quit");
+    t.send("\x03");
+    let status = t.wait_exit();
+    assert!(status.success(), "exit status {status:?}");
+    let screen = t.parser.lock().unwrap();
+    assert!(
+        !screen.screen().alternate_screen(),
+        "the alternate screen was left"
+    );
+    drop(screen);
+    let raw = t.raw_text();
+    assert!(raw.contains("\x1b[?1049l"), "left the alternate screen");
+    assert!(
+        raw.contains("\x1b[?2026h"),
+        "frames use synchronized updates"
+    );
+    assert!(
+        t.screen().contains("pablo: session"),
+        "summary printed:\n{}",
+        t.screen()
+    );
+    assert!(t.screen().contains("the demo project is kept in"));
+    // The sample project was written where asked.
+    assert!(read(&demo_dir(&sandbox).join("bin/stats.sh")).contains("mean()"));
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let sandbox = Sandbox::new();
+    let mut t = start_demo(&sandbox);
+    t.wait_for("pablo-demo · scripted");
+    let pid = t.child.process_id().unwrap();
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    t.wait_exit();
+    assert!(!t.parser.lock().unwrap().screen().alternate_screen());
+    assert!(t.raw_text().contains("\x1b[?1049l"));
+}
+
+/// The whole app loop in-process: real agent, scripted model, `TestBackend`, a stream of keys.
+mod in_process {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use pablo::agent::{self, AgentSetup, ApprovalMode, Limits};
+    use pablo::model::scripted::ScriptedModel;
+    use pablo::policy::PolicyEngine;
+    use pablo::tools::{Catalog, Host};
+    use pablo::tui::app::{AgentLink, LoopInputs, run_loop};
+    use pablo::tui::state::AppState;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+
+    const SCRIPT: &str = r#"{
+      "model": "loop-test", "start": "plan", "after_end": "nothing more to say",
+      "steps": {
+        "plan": {"text": "Planning **now**.", "calls": [{"tool": "update_plan", "arguments": {"items": [{"content": "write the answer", "status": "in_progress"}]}}], "next": "done"},
+        "done": {"text": "All done."}
+      }
+    }"#;
+
+    fn key(c: KeyCode) -> std::io::Result<Event> {
+        Ok(Event::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+    }
+
+    #[tokio::test]
+    async fn typed_task_runs_through_the_agent_and_ctrl_c_twice_ends_the_loop() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut catalog = Catalog::new();
+        catalog
+            .register(Arc::new(pablo::tools::plan::PlanUpdate))
+            .unwrap();
+        let setup = AgentSetup {
+            session_id: "s-loop".into(),
+            model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
+            catalog,
+            policy: Arc::new(PolicyEngine::default()),
+            host: Arc::new(Host::new(
+                Arc::new(pablo::workspace::Workspace::open(dir.path()).unwrap()),
+                dir.path().join("state"),
+                &Default::default(),
+            )),
+            limits: Limits::default(),
+            approvals: ApprovalMode::Interactive,
+            system_prompt: String::new(),
+            history: Vec::new(),
+            recorder: None,
+        };
+        let handle = agent::spawn(setup);
+        // Keys: type "hi", Enter; later ctrl-c twice. The key stream pauses so the turn can run.
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let input = tokio_stream_from(rx);
+        for c in "hi".chars() {
+            tx.send(key(KeyCode::Char(c))).unwrap();
+        }
+        tx.send(key(KeyCode::Enter)).unwrap();
+        let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+        let state = AppState::new(std::time::Instant::now());
+        let link = AgentLink {
+            ops: handle.ops.clone(),
+            events: handle.events,
+        };
+        let quitter = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(800)).await;
+            let ctrl_c = || {
+                Ok(Event::Key(KeyEvent::new(
+                    KeyCode::Char('c'),
+                    KeyModifiers::CONTROL,
+                )))
+            };
+            tx.send(ctrl_c()).unwrap();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            tx.send(ctrl_c()).unwrap();
+            tx
+        });
+        let state = tokio::time::timeout(
+            Duration::from_secs(20),
+            run_loop(&mut terminal, input, link, state, LoopInputs::default()),
+        )
+        .await
+        .expect("the loop ended")
+        .unwrap();
+        drop(quitter.await);
+        let screen = terminal.backend().to_string();
+        assert!(screen.contains("› hi"), "{screen}");
+        assert!(screen.contains("All done."), "{screen}");
+        assert!(screen.contains("Todo 0/1"), "{screen}");
+        assert!(state.shutdown_complete);
+        assert_eq!(state.turns, 1);
+    }
+
+    fn tokio_stream_from(
+        mut rx: tokio::sync::mpsc::UnboundedReceiver<std::io::Result<Event>>,
+    ) -> impl futures::Stream<Item = std::io::Result<Event>> + Unpin {
+        Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+    }
+}
+
+/// The demo's first prompt is the test command; these drive it the way a person would.
+fn wait_for_command_prompt(t: &Terminal) {
+    t.wait_for("Run this command?");
+    t.wait_for("sh tests/run.sh");
+    t.wait_for("[y] Allow once");
+    t.wait_for("[a] Allow always");
+    t.wait_for("[n] Reject");
+}
+
+#[test]
+fn demo_allow_always_saves_a_rule_and_the_same_command_then_runs_without_a_prompt() {
+    let sandbox = Sandbox::new();
+    let mut t = start_demo(&sandbox);
+    wait_for_command_prompt(&t);
+    t.wait_for("always saves:");
+    t.send("a");
+    // The checks run and fail (the bug is still there); then the edit is proposed.
+    t.wait_for("2 passed, 2 failed");
+    t.wait_for("Apply this change to bin/stats.sh?");
+    t.send("y");
+    // The second run of the same command needs no answer: its output appears on its own.
+    t.wait_for("4 passed, 0 failed");
+}
+
+#[test]
+fn demo_rejecting_with_a_note_sends_rejected_and_the_note_to_the_model() {
+    let sandbox = Sandbox::new();
+    let mut t = start_demo(&sandbox);
+    wait_for_command_prompt(&t);
+    t.send("n");
+    t.wait_for("Note to the model");
+    t.send("not now please");
+    t.send("\r");
+    // The scripted model took its `rejected` branch and quotes the note it received.
+    t.wait_for("not now please)");
+    t.wait_for("(rejected)");
+}
+
+#[test]
+fn demo_rejecting_one_hunk_of_a_two_hunk_edit_leaves_exactly_the_other_on_disk() {
+    let sandbox = Sandbox::new();
+    let mut t = start_demo(&sandbox);
+    wait_for_command_prompt(&t);
+    t.send("y");
+    t.wait_for("Apply this change to bin/stats.sh?");
+    t.wait_for("[x] @@");
+    // Focus the second hunk and drop it.
+    t.send("]");
+    t.send(" ");
+    t.wait_for("(will not be applied)");
+    t.wait_for("Allow once (1 of 2 hunks)");
+    t.send("y");
+    // The next step (the checks again, asking again) comes after the write was committed.
+    t.wait_for("Now the checks again");
+    t.wait_for("Run this command?");
+    let original = include_str!("../assets/demo/project/bin/stats.sh");
+    let expected = original.replace(
+        "print int(s / (NR + 1)) }' \"$1\"",
+        "print s / NR }' \"$1\"",
+    );
+    assert_ne!(expected, original);
+    assert_eq!(read(&demo_dir(&sandbox).join("bin/stats.sh")), expected);
+}
+
+/// The real binary against a scripted OpenAI-compatible server on 127.0.0.1: what the model
+/// receives is checked on the wire.
+mod over_http {
+    use serde_json::Value;
+
+    use super::{Sandbox, Terminal, read};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    fn call(id: &str, name: &str, args: &Value) -> ScriptedResponse {
+        let args = args.to_string();
+        ScriptedResponse::sse(
+            openai::Stream::new()
+                .tool_call(0, id, name, &[args.as_str()])
+                .finish("tool_calls")
+                .done(),
+        )
+    }
+
+    fn say(text: &str) -> ScriptedResponse {
+        ScriptedResponse::sse(openai::Stream::new().text(&[text]).finish("stop").done())
+    }
+
+    fn start(sandbox: &Sandbox, server: &ScriptedServer, extra: &[&str]) -> Terminal {
+        let base = server.base_url();
+        let mut args = vec![
+            "--provider",
+            "openai",
+            "--model",
+            "test-model",
+            "--base-url",
+            &base,
+        ];
+        args.extend_from_slice(extra);
+        let t = Terminal::spawn_with(sandbox, &args, &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t
+    }
+
+    /// The result the model received for its `n`-th tool call (counting from 0), from the last
+    /// request.
+    fn tool_results(server: &ScriptedServer) -> Vec<Value> {
+        let reqs = server.requests();
+        let body = reqs.last().unwrap().json();
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_prompt_shows_three_answers_and_n_with_a_note_sends_rejected_to_the_model() {
+        let server = ScriptedServer::start().await;
+        server.push(call(
+            "call_1",
+            "shell_run",
+            &serde_json::json!({"command": "echo hello"}),
+        ));
+        server.push(say("Understood, I will not run it."));
+        let sandbox = Sandbox::new();
+        let mut t = start(&sandbox, &server, &[]);
+        t.send("say hello\r");
+        t.wait_for("Run this command?");
+        t.wait_for("$ echo hello");
+        t.wait_for("[y] Allow once");
+        t.wait_for("[a] Allow always");
+        t.wait_for("[n] Reject");
+        t.send("n");
+        t.wait_for("Note to the model");
+        t.send("use printf instead\r");
+        t.wait_for("Understood, I will not run it.");
+        let results = tool_results(&server);
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0]["ok"], false);
+        assert_eq!(results[0]["error"]["code"], "rejected");
+        let message = results[0]["error"]["message"].as_str().unwrap();
+        assert!(message.contains("use printf instead"), "{message}");
+        // On exit the normal screen gets the summary and the exact resume command.
+        t.wait_for("Ask pablo to do something");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+        let screen = t.screen();
+        assert!(screen.contains("resume with: pablo resume "), "{screen}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn allow_always_saves_a_rule_and_the_same_command_then_runs_without_a_prompt() {
+        let server = ScriptedServer::start().await;
+        let args = serde_json::json!({"command": "echo again"});
+        server.push(call("call_1", "shell_run", &args));
+        server.push(call("call_2", "shell_run", &args));
+        server.push(say("Both runs are done."));
+        let sandbox = Sandbox::new();
+        let mut t = start(&sandbox, &server, &[]);
+        t.send("run it twice\r");
+        t.wait_for("Run this command?");
+        t.wait_for("always saves:");
+        t.send("a");
+        // No other key is pressed: the second call must run on the saved rule.
+        t.wait_for("Both runs are done.");
+        let results = tool_results(&server);
+        assert_eq!(results.len(), 2);
+        for r in &results {
+            assert_eq!(r["ok"], true, "{r}");
+            assert_eq!(r["data"]["exit_code"], 0, "{r}");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rejecting_one_hunk_of_a_two_hunk_edit_leaves_exactly_the_other_hunk_on_disk() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(sandbox.workspace().join("notes.txt"), &original).unwrap();
+        let first_only = original.replace("line 2\n", "line two\n");
+        let both = first_only.replace("line 19\n", "line nineteen\n");
+        let revision = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(original.as_bytes()));
+        server.push(call(
+            "call_1",
+            "fs_write",
+            &serde_json::json!({"path": "notes.txt", "text": both, "expected_revision": revision}),
+        ));
+        server.push(say("Edited."));
+        let mut t = start(&sandbox, &server, &["--allow-write"]);
+        t.send("edit the notes\r");
+        t.wait_for("Apply this change to notes.txt?");
+        t.wait_for("▶ [x] @@");
+        t.send("]");
+        t.send(" ");
+        t.wait_for("(will not be applied)");
+        t.wait_for("Allow once (1 of 2 hunks)");
+        t.send("y");
+        t.wait_for("Edited.");
+        assert_eq!(read(&sandbox.workspace().join("notes.txt")), first_only);
+        let results = tool_results(&server);
+        assert_eq!(results[0]["ok"], true, "{}", results[0]);
+    }
+}

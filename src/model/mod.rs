@@ -8,6 +8,7 @@
 pub mod anthropic;
 pub mod http;
 pub mod openai;
+pub mod scripted;
 pub mod select;
 pub mod sse;
 

@@ -1,1 +1,198 @@
-//! The full-screen terminal front-end (ratatui). Speaks only `protocol`.
+//! The full-screen terminal front-end (ratatui). It speaks only `protocol`: agent events in, ops
+//! out. One loop ([`app`]) owns the state ([`state`]) and is the only thing that draws ([`view`]).
+
+pub mod cells;
+pub mod commands;
+pub mod composer;
+pub mod diff;
+pub mod layers;
+pub mod markdown;
+#[cfg(test)]
+mod snapshot_tests;
+pub mod state;
+pub mod text;
+pub mod theme;
+pub mod transcript;
+pub mod view;
+
+pub mod app;
+pub mod demo;
+pub mod term;
+
+use std::sync::Arc;
+
+use crate::agent::{AgentHandle, AgentSetup};
+use crate::protocol::{Event, Usage};
+use crate::tools::Coded;
+
+pub use demo::{DemoOptions, run_demo};
+
+/// Why the TUI could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("terminal: {0}")]
+    Terminal(String),
+    #[error("demo: {0}")]
+    Demo(String),
+    #[error(transparent)]
+    Launch(#[from] crate::launch::LaunchError),
+}
+
+impl Coded for TuiError {
+    fn code(&self) -> &'static str {
+        match self {
+            TuiError::Terminal(_) => "terminal_failed",
+            TuiError::Demo(_) => "demo_setup_failed",
+            TuiError::Launch(e) => e.code(),
+        }
+    }
+}
+
+/// What is printed on the normal screen after the TUI closes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExitSummary {
+    pub session_id: String,
+    pub turns: u64,
+    pub usage: Usage,
+    /// The exact command that resumes the session, when it is journaled.
+    pub resume_command: Option<String>,
+    /// Extra lines (the demo says where its project copy was).
+    pub notes: Vec<String>,
+}
+
+impl std::fmt::Display for ExitSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pablo: session {} · {} turn{} · {} tokens in, {} out",
+            if self.session_id.is_empty() {
+                "-"
+            } else {
+                &self.session_id
+            },
+            self.turns,
+            if self.turns == 1 { "" } else { "s" },
+            self.usage.input_tokens,
+            self.usage.output_tokens
+        )?;
+        for n in &self.notes {
+            write!(f, "\n{n}")?;
+        }
+        if let Some(cmd) = &self.resume_command {
+            write!(f, "\nresume with: {cmd}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Options of the interactive TUI beyond the agent itself.
+#[derive(Debug, Clone, Default)]
+pub struct TuiOptions {
+    /// Sent as the first user turn once the screen is up.
+    pub initial_prompt: Option<String>,
+    /// Shown in the status line (e.g. `writes ask · shell ask`).
+    pub policy_mode: String,
+    /// The command that resumes this session (`pablo resume ID`), when it is journaled.
+    pub resume_command: Option<String>,
+    /// Events shown before the agent's own (launch warnings).
+    pub startup_events: Vec<Event>,
+}
+
+/// Runs the full-screen TUI for an agent: starts the agent (its approvals must be
+/// `ApprovalMode::Interactive`), takes over the terminal, and gives it back on exit, error, panic
+/// or SIGTERM. The caller prints the returned summary.
+pub async fn run(setup: AgentSetup, options: TuiOptions) -> Result<ExitSummary, TuiError> {
+    let workspace = setup.host.workspace_root.clone();
+    let handle = crate::agent::spawn(setup);
+    run_with_agent(handle, workspace, options).await
+}
+
+/// Shortens a path under the home directory to `~/…` for the status line.
+fn display_path(p: &std::path::Path) -> String {
+    if let Some(home) = std::env::var_os("HOME").map(std::path::PathBuf::from)
+        && let Ok(rest) = p.strip_prefix(&home)
+    {
+        return format!("~/{}", rest.display());
+    }
+    p.display().to_string()
+}
+
+/// Lists workspace files (respecting ignore files) for `@path` completion.
+fn list_files(root: &std::path::Path, max: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in ignore::WalkBuilder::new(root)
+        .max_depth(Some(8))
+        .build()
+        .flatten()
+    {
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && let Ok(rel) = entry.path().strip_prefix(root)
+        {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+            if out.len() >= max {
+                break;
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+async fn run_with_agent(
+    handle: AgentHandle,
+    workspace: std::path::PathBuf,
+    options: TuiOptions,
+) -> Result<ExitSummary, TuiError> {
+    let AgentHandle { ops, events, task } = handle;
+    let mut state = state::AppState::new(std::time::Instant::now());
+    state.status.workspace = display_path(&workspace);
+    state.status.policy_mode = options.policy_mode.clone();
+    state.status.resume_command = options.resume_command.clone();
+    // Startup events may replay a journaled transcript: what was pending then (a prompt, a
+    // running turn, a shutdown) is history now, not something to answer.
+    for e in options.startup_events {
+        state.apply(e);
+    }
+    state.layers.clear();
+    state.effects.clear();
+    state.turn_running = false;
+    state.shutdown_complete = false;
+    if let Some(p) = options.initial_prompt {
+        state.submit(p);
+    }
+    let (files_tx, files_rx) = tokio::sync::oneshot::channel();
+    let root = Arc::new(workspace);
+    tokio::task::spawn_blocking(move || {
+        let _ = files_tx.send(list_files(&root, 20_000));
+    });
+    let (mut terminal, guard) = term::enter()?;
+    let input = ratatui::crossterm::event::EventStream::new();
+    let extra = app::LoopInputs {
+        terminate: Box::pin(term::termination()),
+        files: Some(files_rx),
+    };
+    let result = app::run_loop(
+        &mut terminal,
+        input,
+        app::AgentLink {
+            ops: ops.clone(),
+            events,
+        },
+        state,
+        extra,
+    )
+    .await;
+    drop(terminal);
+    drop(guard);
+    // The agent was asked to shut down by the loop; give it a moment to finish its task.
+    drop(ops);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(3), task).await;
+    let state = result?;
+    Ok(ExitSummary {
+        session_id: state.status.session_id.clone(),
+        turns: state.turns,
+        usage: state.usage,
+        resume_command: state.status.resume_command.clone(),
+        notes: Vec::new(),
+    })
+}

@@ -1,0 +1,282 @@
+//! The one loop that owns the state and draws.
+//!
+//! It `select!`s over terminal input, agent events, a frame timer and a termination signal. Every
+//! input is applied to the state at once (everything pending is drained), but a frame is drawn at
+//! most once per 16 ms and only when something changed, or every 100 ms while a spinner turns;
+//! an idle TUI draws nothing and uses no CPU. The loop is generic over the backend and the input
+//! stream, so tests run the whole app on `TestBackend` with a scripted stream of keys.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use futures::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use ratatui::crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind,
+};
+use ratatui::layout::Rect;
+use tokio::sync::{mpsc, oneshot};
+
+use super::TuiError;
+use super::state::{AppState, Effect};
+use super::view;
+use crate::protocol::{Event, Op};
+
+/// Minimum time between two frames (60 fps).
+pub const FRAME: Duration = Duration::from_millis(16);
+/// Frame interval while something animates.
+pub const TICK: Duration = Duration::from_millis(100);
+/// How long to wait for the agent to confirm shutdown.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+
+/// What a backend can do besides drawing cells. No-ops for `TestBackend`.
+pub trait Screen: Backend {
+    /// Start of a frame: the terminal holds its output until `end_frame` (no tearing).
+    fn begin_frame(&mut self) {}
+    fn end_frame(&mut self) {}
+    fn bell(&mut self) {}
+    fn set_mouse_capture(&mut self, _on: bool) {}
+}
+
+impl Screen for ratatui::backend::TestBackend {}
+
+impl<W: io::Write> Screen for ratatui::backend::CrosstermBackend<W> {
+    fn begin_frame(&mut self) {
+        let _ =
+            ratatui::crossterm::queue!(self, ratatui::crossterm::terminal::BeginSynchronizedUpdate);
+    }
+
+    fn end_frame(&mut self) {
+        let _ =
+            ratatui::crossterm::execute!(self, ratatui::crossterm::terminal::EndSynchronizedUpdate);
+    }
+
+    fn bell(&mut self) {
+        use std::io::Write;
+        let _ = self.write_all(b"\x07");
+        let _ = Write::flush(self);
+    }
+
+    fn set_mouse_capture(&mut self, on: bool) {
+        use ratatui::crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+        let _ = if on {
+            ratatui::crossterm::execute!(self, EnableMouseCapture)
+        } else {
+            ratatui::crossterm::execute!(self, DisableMouseCapture)
+        };
+    }
+}
+
+/// The front-end's ends of the agent's channels.
+pub struct AgentLink {
+    pub ops: mpsc::UnboundedSender<Op>,
+    pub events: mpsc::UnboundedReceiver<Event>,
+}
+
+/// Extra inputs of the loop.
+pub struct LoopInputs {
+    /// Resolves when the process is asked to stop (SIGTERM, SIGHUP).
+    pub terminate: Pin<Box<dyn Future<Output = ()> + Send>>,
+    /// Workspace files for `@path` completion, listed in the background.
+    pub files: Option<oneshot::Receiver<Vec<String>>>,
+}
+
+impl Default for LoopInputs {
+    fn default() -> Self {
+        Self {
+            terminate: Box::pin(futures::future::pending()),
+            files: None,
+        }
+    }
+}
+
+fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Draws one frame of `state`.
+pub fn draw<B: Screen>(terminal: &mut Terminal<B>, state: &mut AppState) -> Result<(), TuiError> {
+    let size = terminal
+        .size()
+        .map_err(|e| TuiError::Terminal(e.to_string()))?;
+    let area = Rect::new(0, 0, size.width, size.height);
+    view::prepare(state, area);
+    terminal.backend_mut().begin_frame();
+    let result = terminal
+        .draw(|f| {
+            f.render_widget(&*state, f.area());
+            if let Some(p) = view::cursor_position(state, f.area()) {
+                f.set_cursor_position(p);
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| TuiError::Terminal(e.to_string()));
+    terminal.backend_mut().end_frame();
+    result?;
+    Ok(())
+}
+
+/// Applies a batch of terminal events. A batch of two or more identical bare arrow keys is the
+/// terminal's alternate-scroll mode translating a mouse-wheel notch: it scrolls the transcript
+/// instead of walking the history.
+fn apply_input(state: &mut AppState, batch: Vec<TermEvent>) {
+    let arrows = batch
+        .iter()
+        .filter_map(|e| match e {
+            TermEvent::Key(k)
+                if k.kind != KeyEventKind::Release
+                    && k.modifiers == KeyModifiers::NONE
+                    && matches!(k.code, KeyCode::Up | KeyCode::Down) =>
+            {
+                Some(k.code)
+            }
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    let key_events = batch
+        .iter()
+        .filter(|e| matches!(e, TermEvent::Key(k) if k.kind != KeyEventKind::Release))
+        .count();
+    if arrows.len() >= 2
+        && arrows.len() == key_events
+        && arrows.iter().all(|c| *c == arrows[0])
+        && state.layers.is_empty()
+    {
+        if arrows[0] == KeyCode::Up {
+            state.transcript.scroll_up(arrows.len());
+        } else {
+            state.transcript.scroll_down(arrows.len());
+        }
+        return;
+    }
+    for ev in batch {
+        match ev {
+            TermEvent::Key(k) if k.kind != KeyEventKind::Release => state.handle_key(k),
+            TermEvent::Paste(text) => state.paste(&text),
+            TermEvent::Mouse(m) => match m.kind {
+                MouseEventKind::ScrollUp => state.transcript.scroll_up(3),
+                MouseEventKind::ScrollDown => state.transcript.scroll_down(3),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+}
+
+/// Runs the app until the person quits (or input ends, or the agent stops, or `terminate` fires).
+/// Returns the final state; the caller restores the terminal and prints the summary.
+pub async fn run_loop<B, I>(
+    terminal: &mut Terminal<B>,
+    mut input: I,
+    mut link: AgentLink,
+    mut state: AppState,
+    mut extra: LoopInputs,
+) -> Result<AppState, TuiError>
+where
+    B: Screen,
+    I: Stream<Item = io::Result<TermEvent>> + Unpin,
+{
+    let mut dirty = true;
+    let mut last_draw: Option<Instant> = None;
+    let mut input_open = true;
+    let mut events_open = true;
+    let mut shutdown_deadline: Option<Instant> = None;
+    let mut files = extra.files.take();
+    loop {
+        let now = Instant::now();
+        state.now = now;
+        state.wall_ms = wall_ms();
+        // Quitting: ask the agent to stop, then wait (bounded) for it to confirm.
+        if state.quit && shutdown_deadline.is_none() {
+            let _ = link.ops.send(Op::Shutdown);
+            shutdown_deadline = Some(now + SHUTDOWN_GRACE);
+        }
+        if let Some(d) = shutdown_deadline
+            && (state.shutdown_complete || !events_open || now >= d)
+        {
+            break;
+        }
+        let next_draw = if dirty {
+            Some(last_draw.map_or(now, |t| (t + FRAME).max(now)))
+        } else if state.is_animating() {
+            Some(last_draw.map_or(now, |t| (t + TICK).max(now)))
+        } else {
+            None
+        };
+        let draw_at = next_draw.unwrap_or(now + Duration::from_secs(3600));
+        let deadline = shutdown_deadline.unwrap_or(now + Duration::from_secs(3600));
+        tokio::select! {
+            ev = input.next(), if input_open => {
+                match ev {
+                    Some(Ok(first)) => {
+                        // Drain what is already pending, polling with this task's own waker: a
+                        // stream that parks a waker (crossterm's does) must never see a no-op one.
+                        let mut batch = vec![first];
+                        let more = std::future::poll_fn(|cx| {
+                            let mut more = Vec::new();
+                            while let std::task::Poll::Ready(Some(Ok(e))) = input.poll_next_unpin(cx) {
+                                more.push(e);
+                            }
+                            std::task::Poll::Ready(more)
+                        })
+                        .await;
+                        batch.extend(more);
+                        apply_input(&mut state, batch);
+                    }
+                    Some(Err(_)) | None => {
+                        input_open = false;
+                        state.quit = true;
+                    }
+                }
+                dirty = true;
+            }
+            ev = link.events.recv(), if events_open => {
+                match ev {
+                    Some(e) => {
+                        state.apply(e);
+                        while let Ok(e) = link.events.try_recv() {
+                            state.apply(e);
+                        }
+                    }
+                    None => {
+                        events_open = false;
+                        state.quit = true;
+                    }
+                }
+                dirty = true;
+            }
+            list = async { match files.as_mut() { Some(rx) => rx.await.ok(), None => futures::future::pending().await } }, if files.is_some() => {
+                files = None;
+                if let Some(list) = list {
+                    state.composer.files = list;
+                }
+            }
+            () = &mut extra.terminate => {
+                state.quit = true;
+            }
+            () = tokio::time::sleep_until(draw_at.into()), if next_draw.is_some() => {
+                state.now = Instant::now();
+                draw(terminal, &mut state)?;
+                last_draw = Some(state.now);
+                dirty = false;
+            }
+            () = tokio::time::sleep_until(deadline.into()), if shutdown_deadline.is_some() => {}
+        }
+        for op in state.outbox.drain(..) {
+            let _ = link.ops.send(op);
+        }
+        for effect in state.effects.drain(..) {
+            match effect {
+                Effect::Bell => terminal.backend_mut().bell(),
+                Effect::MouseCapture(on) => terminal.backend_mut().set_mouse_capture(on),
+            }
+        }
+    }
+    Ok(state)
+}

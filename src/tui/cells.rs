@@ -1,0 +1,425 @@
+//! Transcript cells: one per user turn, assistant message, tool call or notice.
+//!
+//! A cell renders itself to wrapped lines for a width, so its height is exact. The transcript
+//! caches each cell's lines per width and version; a frame lays out all cells by height (cheap:
+//! cached numbers) and renders only the visible ones. Cells whose look depends on the clock (a
+//! running command's spinner and elapsed time) are re-rendered every frame; there are few of them.
+
+use std::time::{Duration, Instant};
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::diff::render_hunks;
+use super::markdown;
+use super::text::{Output, truncate, wrap_line, wrap_lines};
+use super::theme;
+use crate::protocol::{Preview, ToolOutcome};
+
+/// How many output lines a collapsed tool cell shows.
+pub const TAIL_LINES: usize = 8;
+/// How many output lines an expanded tool cell shows.
+pub const EXPANDED_LINES: usize = 400;
+const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolStatus {
+    Pending,
+    AwaitingApproval,
+    Running,
+    Done,
+    Failed,
+    Rejected,
+}
+
+#[derive(Debug)]
+pub struct ToolCell {
+    pub call_id: String,
+    pub tool: String,
+    pub summary: String,
+    pub status: ToolStatus,
+    pub started: Instant,
+    pub running_since: Option<Instant>,
+    pub elapsed: Option<Duration>,
+    pub preview: Option<Preview>,
+    pub output: Option<Output>,
+    pub result: Option<ToolOutcome>,
+}
+
+impl ToolCell {
+    pub fn new(call_id: String, tool: String, arguments: &Value, now: Instant) -> Self {
+        Self {
+            call_id,
+            summary: summarize_args(&tool, arguments),
+            tool,
+            status: ToolStatus::Pending,
+            started: now,
+            running_since: None,
+            elapsed: None,
+            preview: None,
+            output: None,
+            result: None,
+        }
+    }
+
+    pub fn is_live(&self) -> bool {
+        matches!(self.status, ToolStatus::Running | ToolStatus::Pending)
+    }
+}
+
+/// What a person reads first about a call: the path, the command, the pattern.
+pub fn summarize_args(tool: &str, args: &Value) -> String {
+    let s = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
+    let summary = match tool {
+        "shell.run" => s("command"),
+        "shell.session" => {
+            let action = s("action").unwrap_or_default();
+            let id = s("session_id").unwrap_or_default();
+            Some(format!("{action} {id}").trim().to_string())
+        }
+        "fs.search" => match (s("pattern").or_else(|| s("query")), s("path")) {
+            (Some(p), Some(path)) => Some(format!("{p:?} in {path}")),
+            (Some(p), None) => Some(format!("{p:?}")),
+            _ => None,
+        },
+        "plan.update" => args
+            .get("items")
+            .and_then(Value::as_array)
+            .map(|a| format!("{} items", a.len())),
+        _ => s("path"),
+    };
+    summary.unwrap_or_else(|| match args {
+        Value::Object(m) if m.is_empty() => String::new(),
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeLevel {
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Debug)]
+pub enum CellKind {
+    User(String),
+    Assistant {
+        text: String,
+        streaming: bool,
+    },
+    Tool(Box<ToolCell>),
+    Notice {
+        level: NoticeLevel,
+        text: String,
+    },
+    /// Pre-rendered lines (`/help`, `/ps`).
+    Info(Vec<Line<'static>>),
+}
+
+#[derive(Debug)]
+pub struct Cell {
+    pub kind: CellKind,
+    /// Bumped on every change; the render cache keys on it.
+    pub version: u64,
+}
+
+impl Cell {
+    pub fn new(kind: CellKind) -> Self {
+        Self { kind, version: 0 }
+    }
+
+    pub fn touch(&mut self) {
+        self.version += 1;
+    }
+
+    /// Whether the cell's look depends on the clock.
+    pub fn is_live(&self) -> bool {
+        match &self.kind {
+            CellKind::Tool(t) => t.is_live(),
+            _ => false,
+        }
+    }
+
+    /// The cell's lines for `width` columns, with a blank separator line at the end.
+    pub fn render_lines(&self, width: usize, expanded: bool, now: Instant) -> Vec<Line<'static>> {
+        let width = width.max(8);
+        let mut out = Vec::new();
+        match &self.kind {
+            CellKind::User(text) => {
+                for (i, l) in text.split('\n').enumerate() {
+                    let prefix = if i == 0 { "› " } else { "  " };
+                    let line = Line::from(vec![
+                        Span::styled(prefix, theme::user()),
+                        Span::styled(l.to_string(), theme::bold()),
+                    ]);
+                    wrap_line(&line, width, 2, &mut out);
+                }
+            }
+            CellKind::Assistant { text, streaming } => {
+                let body = markdown::render(text.trim_end_matches('\n'), width.saturating_sub(2));
+                for (i, mut l) in body.into_iter().enumerate() {
+                    let lead = if i == 0 { "● " } else { "  " };
+                    l.spans.insert(0, Span::styled(lead, theme::accent()));
+                    out.push(l);
+                }
+                if *streaming {
+                    if out.is_empty() {
+                        out.push(Line::from(Span::styled("● …", theme::accent())));
+                    } else if let Some(last) = out.last_mut() {
+                        last.spans.push(Span::styled("▍", theme::accent()));
+                    }
+                }
+            }
+            CellKind::Tool(t) => render_tool(t, width, expanded, now, &mut out),
+            CellKind::Notice { level, text } => {
+                let (mark, style) = match level {
+                    NoticeLevel::Info => ("ℹ ", theme::dim()),
+                    NoticeLevel::Warning => ("⚠ ", theme::warn()),
+                    NoticeLevel::Error => ("✗ ", theme::error()),
+                };
+                for (i, l) in text.split('\n').enumerate() {
+                    let line = Line::from(vec![
+                        Span::styled(if i == 0 { mark } else { "  " }, style),
+                        Span::styled(l.to_string(), style),
+                    ]);
+                    wrap_line(&line, width, 2, &mut out);
+                }
+            }
+            CellKind::Info(lines) => out.extend(wrap_lines(lines, width, 2)),
+        }
+        out.push(Line::default());
+        out
+    }
+}
+
+fn status_mark(t: &ToolCell, now: Instant) -> Span<'static> {
+    match t.status {
+        ToolStatus::Pending | ToolStatus::Running => {
+            let since = t.running_since.unwrap_or(t.started);
+            let frame = (now.saturating_duration_since(since).as_millis() / 100) as usize;
+            Span::styled(
+                format!("{} ", SPINNER[frame % SPINNER.len()]),
+                theme::accent(),
+            )
+        }
+        ToolStatus::AwaitingApproval => Span::styled("? ", theme::warn()),
+        ToolStatus::Done => Span::styled("✓ ", theme::ok()),
+        ToolStatus::Failed => Span::styled("✗ ", theme::error()),
+        ToolStatus::Rejected => Span::styled("⊘ ", theme::warn()),
+    }
+}
+
+fn fmt_duration(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 10.0 {
+        format!("{s:.1}s")
+    } else if s < 120.0 {
+        format!("{}s", s as u64)
+    } else {
+        format!("{}m{:02}s", s as u64 / 60, s as u64 % 60)
+    }
+}
+
+fn render_tool(
+    t: &ToolCell,
+    width: usize,
+    expanded: bool,
+    now: Instant,
+    out: &mut Vec<Line<'static>>,
+) {
+    let mut head = vec![
+        status_mark(t, now),
+        Span::styled(t.tool.clone(), theme::bold()),
+    ];
+    if !t.summary.is_empty() {
+        head.push(Span::raw(" "));
+        let max = width.saturating_sub(t.tool.len() + 4).max(10);
+        let style = if t.tool == "shell.run" {
+            theme::inline_code()
+        } else {
+            Style::default()
+        };
+        head.push(Span::styled(truncate(&t.summary, max * 3), style));
+    }
+    let state = match t.status {
+        ToolStatus::Pending => None,
+        ToolStatus::AwaitingApproval => Some(("waiting for approval".to_string(), theme::warn())),
+        ToolStatus::Running => t
+            .running_since
+            .map(|s| (fmt_duration(now.saturating_duration_since(s)), theme::dim())),
+        ToolStatus::Done => {
+            let exit = exit_code(t);
+            let mut s = match exit {
+                Some(c) if c != 0 => format!("exit {c}"),
+                _ => String::new(),
+            };
+            if let Some(e) = t.elapsed.filter(|e| e.as_millis() >= 100) {
+                if !s.is_empty() {
+                    s.push_str(", ");
+                }
+                s.push_str(&fmt_duration(e));
+            }
+            let style = if exit.is_some_and(|c| c != 0) {
+                theme::error()
+            } else {
+                theme::dim()
+            };
+            (!s.is_empty()).then_some((s, style))
+        }
+        ToolStatus::Failed => Some((
+            t.result
+                .as_ref()
+                .and_then(|r| r.error_code())
+                .unwrap_or("failed")
+                .to_string(),
+            theme::error(),
+        )),
+        ToolStatus::Rejected => Some(("rejected".to_string(), theme::warn())),
+    };
+    if let Some((s, style)) = state {
+        head.push(Span::styled(format!("  ({s})"), style));
+    }
+    wrap_line(&Line::from(head), width, 4, out);
+
+    let body_width = width.saturating_sub(4);
+    let mut body: Vec<Line<'static>> = Vec::new();
+    // The diff that lands (or was proposed) for a file change.
+    if let Some(Preview::FileChange(fc)) = &t.preview {
+        let counts = Line::from(vec![
+            Span::styled(format!("+{}", fc.added), theme::ok()),
+            Span::raw(" "),
+            Span::styled(format!("−{}", fc.removed), theme::error()),
+            Span::styled(
+                format!(
+                    "  {} hunk{}",
+                    fc.hunks.len(),
+                    if fc.hunks.len() == 1 { "" } else { "s" }
+                ),
+                theme::dim(),
+            ),
+        ]);
+        body.push(counts);
+        let rendered = render_hunks(&fc.hunks, body_width, None).lines;
+        let limit = if expanded { usize::MAX } else { 12 };
+        let n = rendered.len();
+        body.extend(rendered.into_iter().take(limit));
+        if n > limit {
+            body.push(Line::from(Span::styled(
+                format!("… {} more lines (ctrl-o expands)", n - limit),
+                theme::dim(),
+            )));
+        }
+    }
+    if let Some(output) = &t.output {
+        let n = if expanded { EXPANDED_LINES } else { TAIL_LINES };
+        let total = output.total_lines();
+        let tail = output.tail(n);
+        if total > tail.len() {
+            body.push(Line::from(Span::styled(
+                format!("… {} earlier lines", total - tail.len()),
+                theme::dim(),
+            )));
+        }
+        // Output lines are not wrapped: a command's columns mean something; cut at the edge.
+        body.extend(tail);
+    }
+    if let Some(result) = &t.result {
+        match result {
+            ToolOutcome::Err { error, .. } => {
+                let line = Line::from(Span::styled(error.message.clone(), theme::error()));
+                wrap_line(&line, body_width, 0, &mut body);
+            }
+            // The checklist itself is on screen; its cell says only how far along it is.
+            ToolOutcome::Ok { .. } if t.tool == "plan.update" && !expanded => {}
+            ToolOutcome::Ok { data, .. } if t.output.is_none() && t.preview_is_quiet() => {
+                let text = if expanded {
+                    serde_json::to_string_pretty(data).unwrap_or_default()
+                } else {
+                    result_summary(&t.tool, data)
+                };
+                let lines: Vec<&str> = text.lines().collect();
+                let limit = if expanded { 200 } else { 1 };
+                for l in lines.iter().take(limit) {
+                    let line = Line::from(Span::styled(l.to_string(), theme::dim()));
+                    if expanded {
+                        wrap_line(&line, body_width, 0, &mut body);
+                    } else {
+                        body.push(Line::from(Span::styled(
+                            truncate(l, body_width),
+                            theme::dim(),
+                        )));
+                    }
+                }
+            }
+            ToolOutcome::Ok { .. } => {}
+        }
+    }
+    for (i, mut l) in body.into_iter().enumerate() {
+        l.spans.insert(
+            0,
+            Span::styled(if i == 0 { "  └ " } else { "    " }, theme::dim()),
+        );
+        out.push(l);
+    }
+}
+
+impl ToolCell {
+    fn preview_is_quiet(&self) -> bool {
+        !matches!(self.preview, Some(Preview::FileChange(_)))
+    }
+}
+
+fn exit_code(t: &ToolCell) -> Option<i64> {
+    match &t.result {
+        Some(ToolOutcome::Ok { data, .. }) => data.get("exit_code").and_then(Value::as_i64),
+        _ => None,
+    }
+}
+
+/// One line about a successful result, for the collapsed cell.
+fn result_summary(tool: &str, data: &Value) -> String {
+    let n = |k: &str| data.get(k).and_then(Value::as_u64);
+    let arr = |k: &str| data.get(k).and_then(Value::as_array).map(Vec::len);
+    match tool {
+        "fs.read" => {
+            let lines = data
+                .get("content")
+                .or_else(|| data.get("text"))
+                .and_then(Value::as_str)
+                .map(|c| c.lines().count());
+            match lines {
+                Some(l) => format!("{l} lines"),
+                None => compact(data),
+            }
+        }
+        "fs.list" => arr("entries").map_or_else(|| compact(data), |n| format!("{n} entries")),
+        "fs.search" => arr("matches").map_or_else(|| compact(data), |n| format!("{n} matches")),
+        "plan.update" => match (n("completed"), n("total")) {
+            (Some(c), Some(t)) => format!("{c}/{t} done"),
+            _ => compact(data),
+        },
+        _ => compact(data),
+    }
+}
+
+fn compact(v: &Value) -> String {
+    let s = v.to_string();
+    truncate(&s, 200)
+}
+
+/// Draws lines into `area`, skipping the first `skip` of them (a cell cut by the top edge).
+pub fn draw_lines(lines: &[Line<'static>], skip: usize, area: Rect, buf: &mut Buffer) {
+    for (row, line) in lines
+        .iter()
+        .skip(skip)
+        .take(area.height as usize)
+        .enumerate()
+    {
+        buf.set_line(area.x, area.y + row as u16, line, area.width);
+    }
+}

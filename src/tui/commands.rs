@@ -1,0 +1,130 @@
+//! The one registry of slash commands and keys: it drives the command popup, `/help` and the key
+//! hints, so what is documented is what exists.
+
+/// What a slash command does; the app matches on this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandId {
+    Help,
+    Todo,
+    Sessions,
+    Resume,
+    Ps,
+    Kill,
+    Rules,
+    Model,
+    Clear,
+    Quit,
+}
+
+#[derive(Debug)]
+pub struct SlashCommand {
+    pub name: &'static str,
+    pub args: &'static str,
+    pub help: &'static str,
+    pub id: CommandId,
+}
+
+pub static COMMANDS: &[SlashCommand] = &[
+    SlashCommand {
+        name: "help",
+        args: "",
+        help: "list commands and keys",
+        id: CommandId::Help,
+    },
+    SlashCommand {
+        name: "todo",
+        args: "",
+        help: "show or hide the todo checklist",
+        id: CommandId::Todo,
+    },
+    SlashCommand {
+        name: "sessions",
+        args: "",
+        help: "open the background sessions (output, input, kill)",
+        id: CommandId::Sessions,
+    },
+    SlashCommand {
+        name: "resume",
+        args: "",
+        help: "how to resume this session later",
+        id: CommandId::Resume,
+    },
+    SlashCommand {
+        name: "ps",
+        args: "",
+        help: "list background sessions in the transcript",
+        id: CommandId::Ps,
+    },
+    SlashCommand {
+        name: "kill",
+        args: "ID",
+        help: "kill a background session",
+        id: CommandId::Kill,
+    },
+    SlashCommand {
+        name: "rules",
+        args: "",
+        help: "rules saved with \"allow always\" in this session",
+        id: CommandId::Rules,
+    },
+    SlashCommand {
+        name: "model",
+        args: "",
+        help: "show the model and provider",
+        id: CommandId::Model,
+    },
+    SlashCommand {
+        name: "clear",
+        args: "",
+        help: "clear the screen (the conversation is kept)",
+        id: CommandId::Clear,
+    },
+    SlashCommand {
+        name: "quit",
+        args: "",
+        help: "leave pablo",
+        id: CommandId::Quit,
+    },
+];
+
+/// Commands whose name starts with `prefix` (without the slash).
+pub fn matching(prefix: &str) -> Vec<&'static SlashCommand> {
+    COMMANDS
+        .iter()
+        .filter(|c| c.name.starts_with(prefix))
+        .collect()
+}
+
+pub fn find(name: &str) -> Option<&'static SlashCommand> {
+    COMMANDS.iter().find(|c| c.name == name)
+}
+
+/// Keys, as shown by `/help` and the hint line.
+pub static KEYS: &[(&str, &str)] = &[
+    ("enter", "send"),
+    ("shift-enter / alt-enter", "new line"),
+    ("up / down", "history (or move between lines)"),
+    ("tab", "complete /command or @path"),
+    ("esc / ctrl-c", "interrupt the running turn"),
+    ("ctrl-c ctrl-c", "quit (on an idle prompt)"),
+    (
+        "pgup / pgdn, shift-up / shift-down",
+        "scroll the transcript",
+    ),
+    ("ctrl-o", "expand or collapse tool output and diffs"),
+    ("ctrl-t", "show or hide the todo checklist"),
+    ("ctrl-b", "background sessions"),
+    (
+        "ctrl-g",
+        "capture the mouse (wheel scroll) or give it back to the terminal",
+    ),
+    (
+        "y / a / n",
+        "approval: allow once / allow always / reject (with a note)",
+    ),
+    (
+        "space, [ / ]",
+        "approval of an edit: toggle a hunk, previous / next hunk",
+    ),
+    ("f", "approval: full-screen diff"),
+];

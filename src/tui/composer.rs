@@ -1,0 +1,458 @@
+//! The multi-line input box: editing, history, and completion of `/commands` and `@paths`.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::commands;
+use super::text::{str_width, wrap_line};
+use super::theme;
+
+/// What a key did to the composer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ComposerAction {
+    /// The key was handled; nothing else to do.
+    Handled,
+    /// Not a composer key.
+    Ignored,
+    /// Enter: the text to send (already added to history).
+    Submit(String),
+}
+
+/// One entry of the completion popup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    pub label: String,
+    pub detail: String,
+    /// The token replacing the one being typed.
+    pub insert: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Composer {
+    text: String,
+    /// Byte offset of the cursor in `text`.
+    cursor: usize,
+    history: Vec<String>,
+    /// Position while browsing history (`None`: editing a new entry).
+    history_pos: Option<usize>,
+    draft: String,
+    /// Workspace files for `@path` completion.
+    pub files: Vec<String>,
+    pub selected: usize,
+}
+
+impl Composer {
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    pub fn set_text(&mut self, text: &str) {
+        self.text = text.to_string();
+        self.cursor = self.text.len();
+        self.selected = 0;
+    }
+
+    pub fn clear(&mut self) {
+        self.set_text("");
+        self.history_pos = None;
+    }
+
+    pub fn insert_str(&mut self, s: &str) {
+        // Pasted text keeps its newlines; carriage returns from some terminals become newlines.
+        let s = s.replace("\r\n", "\n").replace('\r', "\n");
+        self.text.insert_str(self.cursor, &s);
+        self.cursor += s.len();
+        self.selected = 0;
+    }
+
+    fn prev_boundary(&self) -> usize {
+        self.text[..self.cursor]
+            .char_indices()
+            .next_back()
+            .map_or(0, |(i, _)| i)
+    }
+
+    fn next_boundary(&self) -> usize {
+        self.text[self.cursor..]
+            .chars()
+            .next()
+            .map_or(self.cursor, |c| self.cursor + c.len_utf8())
+    }
+
+    fn line_start(&self) -> usize {
+        self.text[..self.cursor].rfind('\n').map_or(0, |i| i + 1)
+    }
+
+    fn line_end(&self) -> usize {
+        self.text[self.cursor..]
+            .find('\n')
+            .map_or(self.text.len(), |i| self.cursor + i)
+    }
+
+    /// The token under the cursor when it starts with `@` (for path completion).
+    fn at_token(&self) -> Option<(usize, &str)> {
+        let before = &self.text[..self.cursor];
+        let start = before
+            .rfind(|c: char| c.is_whitespace())
+            .map_or(0, |i| i + 1);
+        let token = &before[start..];
+        token.strip_prefix('@').map(|t| (start, t))
+    }
+
+    /// The popup's entries for what is being typed.
+    pub fn completions(&self) -> Vec<Completion> {
+        if let Some(name) = self.text.strip_prefix('/')
+            && !name.contains(char::is_whitespace)
+        {
+            return commands::matching(name)
+                .into_iter()
+                .map(|c| Completion {
+                    label: format!(
+                        "/{}{}",
+                        c.name,
+                        if c.args.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" {}", c.args)
+                        }
+                    ),
+                    detail: c.help.to_string(),
+                    insert: format!("/{}", c.name),
+                })
+                .collect();
+        }
+        if let Some((_, frag)) = self.at_token() {
+            let mut hits: Vec<&String> =
+                self.files.iter().filter(|f| f.starts_with(frag)).collect();
+            if hits.len() < 8 {
+                hits.extend(
+                    self.files
+                        .iter()
+                        .filter(|f| !f.starts_with(frag) && f.contains(frag))
+                        .take(8 - hits.len()),
+                );
+            }
+            return hits
+                .into_iter()
+                .take(8)
+                .map(|f| Completion {
+                    label: format!("@{f}"),
+                    detail: String::new(),
+                    insert: format!("@{f}"),
+                })
+                .collect();
+        }
+        Vec::new()
+    }
+
+    fn accept_completion(&mut self, c: &Completion) {
+        if self.text.starts_with('/') {
+            self.set_text(&format!("{} ", c.insert));
+            return;
+        }
+        if let Some((start, _)) = self.at_token() {
+            let end = self.cursor;
+            self.text
+                .replace_range(start..end, &format!("{} ", c.insert));
+            self.cursor = start + c.insert.len() + 1;
+        }
+    }
+
+    fn push_history(&mut self, text: &str) {
+        if self.history.last().map(String::as_str) != Some(text) {
+            self.history.push(text.to_string());
+        }
+        self.history_pos = None;
+    }
+
+    fn history_prev(&mut self) {
+        if self.history.is_empty() {
+            return;
+        }
+        let pos = match self.history_pos {
+            None => {
+                self.draft = self.text.clone();
+                self.history.len() - 1
+            }
+            Some(0) => 0,
+            Some(p) => p - 1,
+        };
+        self.history_pos = Some(pos);
+        let t = self.history[pos].clone();
+        self.text = t;
+        self.cursor = self.text.len();
+    }
+
+    fn history_next(&mut self) {
+        let Some(pos) = self.history_pos else {
+            return;
+        };
+        if pos + 1 >= self.history.len() {
+            self.history_pos = None;
+            self.text = std::mem::take(&mut self.draft);
+        } else {
+            self.history_pos = Some(pos + 1);
+            self.text = self.history[pos + 1].clone();
+        }
+        self.cursor = self.text.len();
+    }
+
+    fn move_vertical(&mut self, down: bool) -> bool {
+        let start = self.line_start();
+        let col = str_width(&self.text[start..self.cursor]);
+        let target_start = if down {
+            let end = self.line_end();
+            if end >= self.text.len() {
+                return false;
+            }
+            end + 1
+        } else {
+            if start == 0 {
+                return false;
+            }
+            self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1)
+        };
+        let line_end = self.text[target_start..]
+            .find('\n')
+            .map_or(self.text.len(), |i| target_start + i);
+        let mut pos = target_start;
+        let mut w = 0;
+        for (i, c) in self.text[target_start..line_end].char_indices() {
+            if w >= col {
+                break;
+            }
+            w += str_width(&c.to_string());
+            pos = target_start + i + c.len_utf8();
+        }
+        self.cursor = pos;
+        true
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> ComposerAction {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let popup = self.completions();
+        match key.code {
+            KeyCode::Enter if shift || alt => self.insert_str("\n"),
+            KeyCode::Char('j') if ctrl => self.insert_str("\n"),
+            KeyCode::Tab if !popup.is_empty() => {
+                let c = popup[self.selected.min(popup.len() - 1)].clone();
+                self.accept_completion(&c);
+            }
+            KeyCode::Enter => {
+                // Enter on a half-typed `@path` completes it instead of sending.
+                if !popup.is_empty()
+                    && self
+                        .at_token()
+                        .is_some_and(|(_, f)| !popup.iter().any(|p| p.insert == format!("@{f}")))
+                {
+                    let c = popup[self.selected.min(popup.len() - 1)].clone();
+                    self.accept_completion(&c);
+                    return ComposerAction::Handled;
+                }
+                // Enter on a half-typed command name completes it first.
+                if let Some(name) = self.text.strip_prefix('/')
+                    && !name.contains(' ')
+                    && commands::find(name).is_none()
+                    && !popup.is_empty()
+                {
+                    let c = popup[self.selected.min(popup.len() - 1)].clone();
+                    self.accept_completion(&c);
+                    return ComposerAction::Handled;
+                }
+                let text = self.text.trim_end().to_string();
+                if text.trim().is_empty() {
+                    return ComposerAction::Handled;
+                }
+                self.push_history(&text);
+                self.clear();
+                return ComposerAction::Submit(text);
+            }
+            KeyCode::Up if !popup.is_empty() => {
+                self.selected = self.selected.checked_sub(1).unwrap_or(popup.len() - 1);
+            }
+            KeyCode::Down if !popup.is_empty() => {
+                self.selected = (self.selected + 1) % popup.len();
+            }
+            KeyCode::Up => {
+                if !self.move_vertical(false) {
+                    self.history_prev();
+                }
+            }
+            KeyCode::Down => {
+                if !self.move_vertical(true) {
+                    self.history_next();
+                }
+            }
+            KeyCode::Backspace if ctrl || alt => self.delete_word(),
+            KeyCode::Char('w') if ctrl => self.delete_word(),
+            KeyCode::Backspace => {
+                let p = self.prev_boundary();
+                self.text.replace_range(p..self.cursor, "");
+                self.cursor = p;
+                self.selected = 0;
+            }
+            KeyCode::Delete => {
+                let n = self.next_boundary();
+                self.text.replace_range(self.cursor..n, "");
+            }
+            KeyCode::Left => self.cursor = self.prev_boundary(),
+            KeyCode::Right => self.cursor = self.next_boundary(),
+            KeyCode::Home => self.cursor = self.line_start(),
+            KeyCode::End => self.cursor = self.line_end(),
+            KeyCode::Char('a') if ctrl => self.cursor = self.line_start(),
+            KeyCode::Char('e') if ctrl => self.cursor = self.line_end(),
+            KeyCode::Char('u') if ctrl => {
+                let s = self.line_start();
+                self.text.replace_range(s..self.cursor, "");
+                self.cursor = s;
+            }
+            KeyCode::Char('k') if ctrl => {
+                let e = self.line_end();
+                self.text.replace_range(self.cursor..e, "");
+            }
+            KeyCode::Char(c) if !ctrl && !alt => {
+                let mut b = [0u8; 4];
+                self.insert_str(c.encode_utf8(&mut b));
+            }
+            _ => return ComposerAction::Ignored,
+        }
+        ComposerAction::Handled
+    }
+
+    fn delete_word(&mut self) {
+        let before = &self.text[..self.cursor];
+        let trimmed = before.trim_end();
+        let start = trimmed.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        self.text.replace_range(start..self.cursor, "");
+        self.cursor = start;
+    }
+
+    /// Wrapped lines for `width` (after the prompt gutter) and the cursor's (row, col).
+    pub fn layout(&self, width: usize, placeholder: &str) -> (Vec<Line<'static>>, (usize, usize)) {
+        let width = width.max(4);
+        if self.text.is_empty() {
+            return (
+                vec![Line::from(Span::styled(
+                    placeholder.to_string(),
+                    theme::dim(),
+                ))],
+                (0, 0),
+            );
+        }
+        let mut lines = Vec::new();
+        let mut cursor = (0, 0);
+        let mut offset = 0;
+        for raw in self.text.split('\n') {
+            let line_start_row = lines.len();
+            let mut wrapped = Vec::new();
+            // Character wrap (not word wrap) so the cursor position is easy to follow.
+            let mut row = String::new();
+            let mut w = 0;
+            let mut cursor_here = None;
+            for (i, c) in raw.char_indices() {
+                if offset + i == self.cursor {
+                    cursor_here = Some((line_start_row + wrapped.len(), w));
+                }
+                let cw = str_width(&c.to_string());
+                if w + cw > width {
+                    wrapped.push(std::mem::take(&mut row));
+                    w = 0;
+                    if cursor_here == Some((line_start_row + wrapped.len() - 1, width)) {
+                        cursor_here = Some((line_start_row + wrapped.len(), 0));
+                    }
+                }
+                row.push(c);
+                w += cw;
+            }
+            if offset + raw.len() == self.cursor && cursor_here.is_none() {
+                if w >= width {
+                    wrapped.push(std::mem::take(&mut row));
+                    w = 0;
+                }
+                cursor_here = Some((line_start_row + wrapped.len(), w));
+            }
+            wrapped.push(row);
+            if let Some(c) = cursor_here {
+                cursor = c;
+            }
+            for r in wrapped {
+                let mut out = Vec::new();
+                wrap_line(
+                    &Line::from(Span::styled(r, Style::default())),
+                    width,
+                    0,
+                    &mut out,
+                );
+                lines.extend(out);
+            }
+            offset += raw.len() + 1;
+        }
+        (lines, cursor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn typed(c: &mut Composer, s: &str) {
+        for ch in s.chars() {
+            c.handle_key(key(KeyCode::Char(ch)));
+        }
+    }
+
+    #[test]
+    fn enter_submits_and_up_recalls_history() {
+        let mut c = Composer::default();
+        typed(&mut c, "hello");
+        assert_eq!(
+            c.handle_key(key(KeyCode::Enter)),
+            ComposerAction::Submit("hello".into())
+        );
+        assert!(c.is_empty());
+        c.handle_key(key(KeyCode::Up));
+        assert_eq!(c.text(), "hello");
+        c.handle_key(key(KeyCode::Down));
+        assert_eq!(c.text(), "");
+    }
+
+    #[test]
+    fn shift_enter_inserts_a_newline() {
+        let mut c = Composer::default();
+        typed(&mut c, "a");
+        c.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+        typed(&mut c, "b");
+        assert_eq!(c.text(), "a\nb");
+    }
+
+    #[test]
+    fn slash_prefix_completes_to_a_command() {
+        let mut c = Composer::default();
+        typed(&mut c, "/ki");
+        assert_eq!(c.completions()[0].insert, "/kill");
+        c.handle_key(key(KeyCode::Tab));
+        assert_eq!(c.text(), "/kill ");
+    }
+
+    #[test]
+    fn at_path_completes_from_workspace_files() {
+        let mut c = Composer {
+            files: vec!["src/main.rs".into(), "README.md".into()],
+            ..Composer::default()
+        };
+        typed(&mut c, "look at @src");
+        c.handle_key(key(KeyCode::Tab));
+        assert_eq!(c.text(), "look at @src/main.rs ");
+    }
+}

@@ -1,0 +1,475 @@
+//! Modal layers over the transcript: the approval prompt and the background-session browser.
+//!
+//! Input goes to the top layer first; a layer answers with an [`Intent`] (what the person wants,
+//! never a reach into the app) or says it ignored the key. Drawing goes bottom-up.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::text::{Line, Span};
+
+use super::diff::{HunkMarks, render_hunks};
+use super::text::wrap_line;
+use super::theme;
+use crate::protocol::{ApprovalAnswer, Decision, Preview, Verdict};
+
+/// What a layer asks the app to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Intent {
+    None,
+    Ignored,
+    Answer {
+        call_id: String,
+        answer: ApprovalAnswer,
+    },
+    Interrupt,
+    SessionInput {
+        session_id: String,
+        data: String,
+    },
+    KillSession {
+        session_id: String,
+    },
+    Close,
+}
+
+#[derive(Debug)]
+pub enum Layer {
+    Approval(Box<ApprovalView>),
+    Sessions(SessionsView),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalMode {
+    Choosing,
+    /// Typing the optional note that goes back with a rejection.
+    Note(String),
+}
+
+#[derive(Debug)]
+pub struct ApprovalView {
+    pub call_id: String,
+    pub tool: String,
+    pub summary: String,
+    pub preview: Preview,
+    pub verdict: Verdict,
+    pub accepted: Vec<bool>,
+    pub focused: usize,
+    pub scroll: usize,
+    pub fullscreen: bool,
+    pub mode: ApprovalMode,
+}
+
+impl ApprovalView {
+    pub fn new(
+        call_id: String,
+        tool: String,
+        summary: String,
+        preview: Preview,
+        verdict: Verdict,
+    ) -> Self {
+        let hunks = match &preview {
+            Preview::FileChange(fc) => fc.hunks.len(),
+            _ => 0,
+        };
+        Self {
+            call_id,
+            tool,
+            summary,
+            preview,
+            verdict,
+            accepted: vec![true; hunks],
+            focused: 0,
+            scroll: 0,
+            fullscreen: false,
+            mode: ApprovalMode::Choosing,
+        }
+    }
+
+    fn hunk_count(&self) -> usize {
+        self.accepted.len()
+    }
+
+    fn partial(&self) -> bool {
+        self.accepted.iter().any(|a| !a)
+    }
+
+    fn answer(&self, answer: ApprovalAnswer) -> Intent {
+        Intent::Answer {
+            call_id: self.call_id.clone(),
+            answer,
+        }
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent, body_width: usize) -> Intent {
+        if let ApprovalMode::Note(note) = &mut self.mode {
+            match key.code {
+                KeyCode::Enter => {
+                    let note = note.trim().to_string();
+                    return self.answer(ApprovalAnswer::Reject {
+                        note: (!note.is_empty()).then_some(note),
+                    });
+                }
+                KeyCode::Esc => self.mode = ApprovalMode::Choosing,
+                KeyCode::Backspace => {
+                    note.pop();
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => note.push(c),
+                _ => {}
+            }
+            return Intent::None;
+        }
+        match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => {
+                if self.partial() {
+                    let hunks: Vec<usize> = self
+                        .accepted
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, a)| **a)
+                        .map(|(i, _)| i)
+                        .collect();
+                    if hunks.is_empty() {
+                        return self.answer(ApprovalAnswer::Reject {
+                            note: Some("every hunk was rejected".into()),
+                        });
+                    }
+                    return self.answer(ApprovalAnswer::AllowHunks { hunks });
+                }
+                self.answer(ApprovalAnswer::AllowOnce)
+            }
+            KeyCode::Char('a') | KeyCode::Char('A') if !self.partial() => {
+                self.answer(ApprovalAnswer::AllowAlways)
+            }
+            KeyCode::Char('n') | KeyCode::Char('N') => {
+                self.mode = ApprovalMode::Note(String::new());
+                Intent::None
+            }
+            KeyCode::Char(' ') if self.hunk_count() > 0 => {
+                if let Some(a) = self.accepted.get_mut(self.focused) {
+                    *a = !*a;
+                }
+                Intent::None
+            }
+            KeyCode::Char(']') | KeyCode::Tab if self.hunk_count() > 0 => {
+                self.focused = (self.focused + 1) % self.hunk_count();
+                self.scroll_to_hunk(body_width);
+                Intent::None
+            }
+            KeyCode::Char('[') | KeyCode::BackTab if self.hunk_count() > 0 => {
+                self.focused = self.focused.checked_sub(1).unwrap_or(self.hunk_count() - 1);
+                self.scroll_to_hunk(body_width);
+                Intent::None
+            }
+            KeyCode::Char('f') | KeyCode::Char('F') => {
+                self.fullscreen = !self.fullscreen;
+                Intent::None
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.scroll += 1;
+                Intent::None
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.scroll = self.scroll.saturating_sub(1);
+                Intent::None
+            }
+            KeyCode::PageDown => {
+                self.scroll += 10;
+                Intent::None
+            }
+            KeyCode::PageUp => {
+                self.scroll = self.scroll.saturating_sub(10);
+                Intent::None
+            }
+            KeyCode::Esc if self.fullscreen => {
+                self.fullscreen = false;
+                Intent::None
+            }
+            KeyCode::Esc => Intent::Interrupt,
+            _ => Intent::None,
+        }
+    }
+
+    fn scroll_to_hunk(&mut self, width: usize) {
+        let (_, starts) = self.body(width);
+        if let Some(&s) = starts.get(self.focused) {
+            self.scroll = s;
+        }
+    }
+
+    /// Title of the prompt.
+    pub fn title(&self) -> String {
+        match &self.preview {
+            Preview::FileChange(fc) => {
+                if fc.old_revision.is_none() {
+                    format!(" Create {}? ", fc.path)
+                } else {
+                    format!(" Apply this change to {}? ", fc.path)
+                }
+            }
+            Preview::Command(c) if c.background => " Start this background command? ".to_string(),
+            Preview::Command(_) => " Run this command? ".to_string(),
+            _ => format!(" Allow {}? ", self.tool),
+        }
+    }
+
+    /// The scrollable body, and where each hunk starts in it.
+    pub fn body(&self, width: usize) -> (Vec<Line<'static>>, Vec<usize>) {
+        let mut out: Vec<Line<'static>> = Vec::new();
+        let mut starts = Vec::new();
+        match &self.preview {
+            Preview::FileChange(fc) => {
+                let rev = match &fc.old_revision {
+                    Some(r) => format!("replaces revision {}", &r[..r.len().min(12)]),
+                    None => "new file".to_string(),
+                };
+                out.push(Line::from(vec![
+                    Span::styled(format!("{} ", self.tool), theme::bold()),
+                    Span::raw(fc.path.clone()),
+                    Span::raw("  "),
+                    Span::styled(format!("+{}", fc.added), theme::ok()),
+                    Span::raw(" "),
+                    Span::styled(format!("−{}", fc.removed), theme::error()),
+                    Span::styled(format!("  {rev}"), theme::dim()),
+                ]));
+                let marks = (self.hunk_count() > 1).then_some(HunkMarks {
+                    accepted: &self.accepted,
+                    focused: self.focused,
+                });
+                let offset = out.len();
+                let d = render_hunks(&fc.hunks, width, marks);
+                starts = d.hunk_starts.iter().map(|s| s + offset).collect();
+                out.extend(d.lines);
+            }
+            Preview::Command(c) => {
+                let line = Line::from(vec![
+                    Span::styled("$ ", theme::dim()),
+                    Span::styled(c.command.clone(), theme::inline_code()),
+                ]);
+                wrap_line(&line, width, 2, &mut out);
+                let mut flags = vec![Span::styled(format!("  in {}", c.cwd), theme::dim())];
+                if c.background {
+                    flags.push(Span::styled("  background", theme::warn()));
+                }
+                if c.pty {
+                    flags.push(Span::styled("  pty", theme::warn()));
+                }
+                out.push(Line::from(flags));
+                if !c.commands.is_empty() {
+                    out.push(Line::from(Span::styled(
+                        format!(
+                            "parsed into {} simple command{}:",
+                            c.commands.len(),
+                            if c.commands.len() == 1 { "" } else { "s" }
+                        ),
+                        theme::dim(),
+                    )));
+                }
+                for sc in &c.commands {
+                    let (mark, style, word) = match sc.decision {
+                        Decision::Allow => ("✓", theme::ok(), "allow"),
+                        Decision::Ask => ("?", theme::warn(), "ask"),
+                        Decision::Deny => ("✗", theme::error(), "deny"),
+                    };
+                    let mut spans = vec![
+                        Span::styled(format!("  {mark} "), style),
+                        Span::raw(sc.argv.join(" ")),
+                    ];
+                    if let Some(exe) = &sc.executable
+                        && sc.argv.first() != Some(exe)
+                    {
+                        spans.push(Span::styled(format!("  ({exe})"), theme::dim()));
+                    }
+                    spans.push(Span::styled(format!("  {word}"), style));
+                    wrap_line(&Line::from(spans), width, 4, &mut out);
+                    let mut why = Vec::new();
+                    if let Some(rule) = &sc.rule_id {
+                        why.push(format!("rule {rule}"));
+                    }
+                    if let Some(reason) = &sc.reason {
+                        why.push(reason.clone());
+                    }
+                    if !why.is_empty() {
+                        let l = Line::from(Span::styled(
+                            format!("    {}", why.join(" — ")),
+                            theme::dim(),
+                        ));
+                        wrap_line(&l, width, 4, &mut out);
+                    }
+                }
+            }
+            Preview::Read { path } => out.push(Line::from(vec![
+                Span::styled(format!("{} ", self.tool), theme::bold()),
+                Span::raw(path.clone()),
+            ])),
+            Preview::Session { action, session_id } => out.push(Line::from(vec![
+                Span::styled(format!("{} ", self.tool), theme::bold()),
+                Span::raw(format!(
+                    "{action} {}",
+                    session_id.clone().unwrap_or_default()
+                )),
+            ])),
+            Preview::Internal => out.push(Line::from(vec![
+                Span::styled(format!("{} ", self.tool), theme::bold()),
+                Span::raw(self.summary.clone()),
+            ])),
+        }
+        if !self.verdict.reasons.is_empty() {
+            out.push(Line::default());
+            let l = Line::from(vec![
+                Span::styled("why: ", theme::warn()),
+                Span::raw(self.verdict.reasons.join("; ")),
+            ]);
+            wrap_line(&l, width, 5, &mut out);
+        }
+        (out, starts)
+    }
+
+    /// The fixed footer: the answers (or the note being typed).
+    pub fn footer(&self, width: usize) -> Vec<Line<'static>> {
+        let mut out = Vec::new();
+        if let ApprovalMode::Note(note) = &self.mode {
+            let l = Line::from(vec![
+                Span::styled("Reject. Note to the model (optional): ", theme::warn()),
+                Span::raw(note.clone()),
+                Span::styled("▍", theme::accent()),
+            ]);
+            wrap_line(&l, width, 2, &mut out);
+            out.push(Line::from(vec![
+                Span::styled("enter", theme::key()),
+                Span::styled(" send rejection  ", theme::dim()),
+                Span::styled("esc", theme::key()),
+                Span::styled(" back", theme::dim()),
+            ]));
+            return out;
+        }
+        let once = if self.partial() {
+            let n = self.accepted.iter().filter(|a| **a).count();
+            format!(" Allow once ({n} of {} hunks)", self.hunk_count())
+        } else {
+            " Allow once".to_string()
+        };
+        let mut spans = vec![
+            Span::styled("[y]", theme::key()),
+            Span::raw(once),
+            Span::raw("   "),
+        ];
+        if self.partial() {
+            spans.push(Span::styled(
+                "[a] Allow always (not with a hunk subset)",
+                theme::dim(),
+            ));
+        } else {
+            spans.push(Span::styled("[a]", theme::key()));
+            spans.push(Span::raw(" Allow always"));
+        }
+        spans.push(Span::raw("   "));
+        spans.push(Span::styled("[n]", theme::key()));
+        spans.push(Span::raw(" Reject"));
+        wrap_line(&Line::from(spans), width, 0, &mut out);
+        if !self.partial()
+            && let Some(rule) = &self.verdict.always_rule
+        {
+            let l = Line::from(vec![
+                Span::styled("    always saves: ", theme::dim()),
+                Span::styled(rule.clone(), theme::accent()),
+            ]);
+            wrap_line(&l, width, 4, &mut out);
+        }
+        let mut keys = Vec::new();
+        if self.hunk_count() > 1 {
+            keys.push(("space", "toggle hunk"));
+            keys.push(("[ ]", "prev/next hunk"));
+        }
+        keys.push((
+            "f",
+            if self.fullscreen {
+                "leave full screen"
+            } else {
+                "full screen"
+            },
+        ));
+        keys.push(("↑↓", "scroll"));
+        keys.push(("esc", "interrupt"));
+        let mut spans = Vec::new();
+        for (k, what) in keys {
+            spans.push(Span::styled(k.to_string(), theme::key()));
+            spans.push(Span::styled(format!(" {what}  "), theme::dim()));
+        }
+        wrap_line(&Line::from(spans), width, 0, &mut out);
+        out
+    }
+}
+
+/// The background-session browser.
+#[derive(Debug, Default)]
+pub struct SessionsView {
+    pub selected: usize,
+    /// The session whose output is open.
+    pub open: Option<String>,
+    /// Input being typed for the open session.
+    pub input: Option<String>,
+}
+
+impl SessionsView {
+    pub fn handle_key(&mut self, key: KeyEvent, ids: &[String]) -> Intent {
+        if let (Some(input), Some(id)) = (&mut self.input, &self.open) {
+            match key.code {
+                KeyCode::Enter => {
+                    let data = format!("{input}\n");
+                    let id = id.clone();
+                    self.input = None;
+                    return Intent::SessionInput {
+                        session_id: id,
+                        data,
+                    };
+                }
+                KeyCode::Esc => self.input = None,
+                KeyCode::Backspace => {
+                    input.pop();
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => input.push(c),
+                _ => {}
+            }
+            return Intent::None;
+        }
+        if let Some(id) = &self.open {
+            return match key.code {
+                KeyCode::Esc | KeyCode::Left | KeyCode::Char('q') => {
+                    self.open = None;
+                    Intent::None
+                }
+                KeyCode::Char('i') => {
+                    self.input = Some(String::new());
+                    Intent::None
+                }
+                KeyCode::Char('k') | KeyCode::Char('x') => Intent::KillSession {
+                    session_id: id.clone(),
+                },
+                _ => Intent::None,
+            };
+        }
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => Intent::Close,
+            KeyCode::Down | KeyCode::Char('j') if !ids.is_empty() => {
+                self.selected = (self.selected + 1).min(ids.len() - 1);
+                Intent::None
+            }
+            KeyCode::Up => {
+                self.selected = self.selected.saturating_sub(1);
+                Intent::None
+            }
+            KeyCode::Enter | KeyCode::Right => {
+                if let Some(id) = ids.get(self.selected) {
+                    self.open = Some(id.clone());
+                }
+                Intent::None
+            }
+            KeyCode::Char('k') | KeyCode::Char('x') => match ids.get(self.selected) {
+                Some(id) => Intent::KillSession {
+                    session_id: id.clone(),
+                },
+                None => Intent::None,
+            },
+            _ => Intent::None,
+        }
+    }
+}

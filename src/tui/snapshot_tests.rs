@@ -1,0 +1,484 @@
+//! Snapshots of every user-visible state, drawn on ratatui's `TestBackend` at fixed sizes. The
+//! `.snap` files live in the top-level `snapshots/` folder.
+
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+
+use super::state::AppState;
+use super::view;
+use crate::protocol::*;
+
+fn state() -> (AppState, Instant) {
+    let t0 = Instant::now();
+    let mut s = AppState::new(t0);
+    s.wall_ms = 1_700_000_100_000;
+    s.status.workspace = "~/src/stats".into();
+    s.status.policy_mode = "ask before edits and commands".into();
+    s.apply(Event::SessionStarted {
+        session_id: "0190a1b2".into(),
+        provider: "openai".into(),
+        model: "gpt-test".into(),
+        workspace: "/home/me/src/stats".into(),
+    });
+    (s, t0)
+}
+
+fn draw(s: &mut AppState, w: u16, h: u16) -> String {
+    let mut term = match Terminal::new(TestBackend::new(w, h)) {
+        Ok(t) => t,
+        Err(e) => match e {},
+    };
+    let area = ratatui::layout::Rect::new(0, 0, w, h);
+    view::prepare(s, area);
+    let drawn = term.draw(|f| f.render_widget(&*s, f.area()));
+    assert!(drawn.is_ok());
+    term.backend().to_string()
+}
+
+macro_rules! snap {
+    ($name:expr, $value:expr) => {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!($name, $value);
+        })
+    };
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn user_turn(s: &mut AppState, text: &str) {
+    s.apply(Event::UserMessage { text: text.into() });
+}
+
+pub(crate) fn two_hunk_change() -> FileChangePreview {
+    let line = |tag, o: Option<usize>, n: Option<usize>, t: &str| DiffLine {
+        tag,
+        old_lineno: o,
+        new_lineno: n,
+        text: t.into(),
+    };
+    FileChangePreview {
+        path: "bin/stats.sh".into(),
+        old_revision: Some("9f2c41d0a7e3b5c6d8e9f0a1b2c3d4e5".into()),
+        new_revision: "1a2b3c".into(),
+        new_text: String::new(),
+        diff: String::new(),
+        added: 2,
+        removed: 2,
+        hunks: vec![
+            DiffHunk {
+                header: "@@ -3,5 +3,5 @@".into(),
+                old_start: 3,
+                old_len: 5,
+                new_start: 3,
+                new_len: 5,
+                lines: vec![
+                    line(DiffTag::Context, Some(3), Some(3), "mean() {"),
+                    line(
+                        DiffTag::Context,
+                        Some(4),
+                        Some(4),
+                        "  # prints the mean of the numbers in $1",
+                    ),
+                    line(
+                        DiffTag::Removed,
+                        Some(5),
+                        None,
+                        "  awk '{ s += $1 } END { print int(s / (NR + 1)) }' \"$1\"",
+                    ),
+                    line(
+                        DiffTag::Added,
+                        None,
+                        Some(5),
+                        "  awk '{ s += $1 } END { print s / NR }' \"$1\"",
+                    ),
+                    line(DiffTag::Context, Some(6), Some(6), "}"),
+                ],
+            },
+            DiffHunk {
+                header: "@@ -20,3 +20,3 @@".into(),
+                old_start: 20,
+                old_len: 3,
+                new_start: 20,
+                new_len: 3,
+                lines: vec![
+                    line(DiffTag::Context, Some(20), Some(20), "usage() {"),
+                    line(
+                        DiffTag::Removed,
+                        Some(21),
+                        None,
+                        "  echo \"stats 0.1: mean|max FILE\"",
+                    ),
+                    line(
+                        DiffTag::Added,
+                        None,
+                        Some(21),
+                        "  echo \"stats 0.2: mean|max FILE\"",
+                    ),
+                    line(DiffTag::Context, Some(22), Some(22), "}"),
+                ],
+            },
+        ],
+    }
+}
+
+fn ask(rule: &str) -> Verdict {
+    let mut v = Verdict::ask(
+        "builtin.tool.fs.write",
+        "fs.write changes files; edits need approval",
+    );
+    v.always_rule = Some(rule.into());
+    v
+}
+
+fn plan(s: &mut AppState) {
+    s.apply(Event::PlanUpdate {
+        explanation: None,
+        items: vec![
+            PlanItem {
+                content: "Read the project and find the mean function".into(),
+                status: PlanStatus::Completed,
+            },
+            PlanItem {
+                content: "Fix the off-by-one in mean".into(),
+                status: PlanStatus::InProgress,
+            },
+            PlanItem {
+                content: "Run the tests".into(),
+                status: PlanStatus::Pending,
+            },
+        ],
+    });
+}
+
+#[test]
+fn empty_start() {
+    let (mut s, _) = state();
+    snap!("empty_start", draw(&mut s, 80, 20));
+}
+
+#[test]
+fn streaming_answer_with_markdown() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "why do the tests fail?");
+    for chunk in [
+        "## What I found\n\nThe `mean` function divides by **NR + 1** ",
+        "instead of *NR*:\n\n- `bin/stats.sh` line 5\n- the test `tests/run.sh` expects `2.5`\n\n```sh\nawk '{ s += $1 } END { print s / NR }'\n```\n",
+        "I will fix it and run the te",
+    ] {
+        s.apply(Event::MessageDelta { text: chunk.into() });
+    }
+    snap!("streaming_answer", draw(&mut s, 80, 24));
+}
+
+#[test]
+fn todo_panel_on_a_wide_terminal() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "fix the failing test");
+    plan(&mut s);
+    s.apply(Event::MessageCompleted {
+        text: "Planning the work.".into(),
+        tool_calls: vec![],
+    });
+    snap!("todo_panel_wide", draw(&mut s, 120, 16));
+}
+
+#[test]
+fn narrow_layout_collapses_the_todo_into_a_strip() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "fix the failing test");
+    plan(&mut s);
+    snap!("narrow_todo_strip", draw(&mut s, 60, 16));
+    s.handle_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
+    snap!("narrow_todo_strip_expanded", draw(&mut s, 60, 16));
+}
+
+fn command_preview(cmd: &str, pty: bool, background: bool) -> Preview {
+    Preview::Command(CommandPreview {
+        command: cmd.into(),
+        cwd: ".".into(),
+        background,
+        pty,
+        commands: vec![],
+    })
+}
+
+#[test]
+fn running_and_finished_commands() {
+    let (mut s, t0) = state();
+    user_turn(&mut s, "run the tests");
+    s.apply(Event::ToolCallBegin {
+        call_id: "c1".into(),
+        tool: "shell.run".into(),
+        arguments: json!({"command": "sh tests/run.sh"}),
+    });
+    s.apply(Event::ToolCallRunning {
+        call_id: "c1".into(),
+        preview: command_preview("sh tests/run.sh", false, false),
+    });
+    s.apply(Event::ToolOutputDelta {
+        call_id: "c1".into(),
+        chunk: "running 3 tests\n\x1b[32mPASS\x1b[0m max\n\x1b[31mFAIL\x1b[0m mean: expected 2.5, got 2\n".into(),
+    });
+    s.now = t0 + Duration::from_millis(3400);
+    snap!("command_running", draw(&mut s, 80, 16));
+    s.apply(Event::ToolOutputDelta {
+        call_id: "c1".into(),
+        chunk: "\x1b[32mPASS\x1b[0m usage\n2 passed, 1 failed\n".into(),
+    });
+    s.now = t0 + Duration::from_millis(4100);
+    s.apply(Event::ToolCallEnd {
+        call_id: "c1".into(),
+        tool: "shell.run".into(),
+        result: ToolOutcome::ok(json!({"exit_code": 1, "output": "…"})),
+    });
+    s.apply(Event::TurnCompleted {
+        stop_reason: StopReason::EndTurn,
+        usage: Usage {
+            input_tokens: 1200,
+            output_tokens: 340,
+            cached_input_tokens: 0,
+        },
+    });
+    snap!("command_finished", draw(&mut s, 80, 16));
+}
+
+#[test]
+fn diff_in_the_approval_prompt() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "fix mean");
+    s.apply(Event::ToolCallBegin {
+        call_id: "w1".into(),
+        tool: "fs.write".into(),
+        arguments: json!({"path": "bin/stats.sh"}),
+    });
+    s.apply(Event::ApprovalRequest {
+        call_id: "w1".into(),
+        tool: "fs.write".into(),
+        preview: Preview::FileChange(two_hunk_change()),
+        verdict: ask("allow fs.write for this session"),
+    });
+    snap!("approval_diff", draw(&mut s, 100, 30));
+    // Per-hunk selection: reject the second hunk.
+    s.handle_key(key(KeyCode::Char(']')));
+    s.handle_key(key(KeyCode::Char(' ')));
+    snap!("approval_per_hunk", draw(&mut s, 100, 30));
+    s.handle_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        s.outbox.pop(),
+        Some(Op::Approval {
+            call_id: "w1".into(),
+            answer: ApprovalAnswer::AllowHunks { hunks: vec![0] }
+        })
+    );
+}
+
+#[test]
+fn command_prompt_shows_the_parsed_parts() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "run the tests and count lines");
+    s.apply(Event::ToolCallBegin {
+        call_id: "s1".into(),
+        tool: "shell.run".into(),
+        arguments: json!({"command": "sh tests/run.sh && wc -l bin/stats.sh"}),
+    });
+    let mut v = Verdict::ask(
+        "builtin.shell.default",
+        "sh is not covered by an allow rule",
+    );
+    v.always_rule = Some("prefix /usr/bin/sh tests/run.sh".into());
+    s.apply(Event::ApprovalRequest {
+        call_id: "s1".into(),
+        tool: "shell.run".into(),
+        preview: Preview::Command(CommandPreview {
+            command: "sh tests/run.sh && wc -l bin/stats.sh".into(),
+            cwd: ".".into(),
+            background: false,
+            pty: false,
+            commands: vec![
+                SimpleCommandView {
+                    argv: vec!["sh".into(), "tests/run.sh".into()],
+                    executable: Some("/usr/bin/sh".into()),
+                    decision: Decision::Ask,
+                    rule_id: Some("builtin.shell.default".into()),
+                    reason: Some("no allow rule matches /usr/bin/sh".into()),
+                },
+                SimpleCommandView {
+                    argv: vec!["wc".into(), "-l".into(), "bin/stats.sh".into()],
+                    executable: Some("/usr/bin/wc".into()),
+                    decision: Decision::Allow,
+                    rule_id: Some("builtin.readonly.wc".into()),
+                    reason: None,
+                },
+            ],
+        }),
+        verdict: v,
+    });
+    snap!("approval_command", draw(&mut s, 90, 24));
+    s.handle_key(key(KeyCode::Char('n')));
+    for c in "use make test".chars() {
+        s.handle_key(key(KeyCode::Char(c)));
+    }
+    snap!("approval_reject_note", draw(&mut s, 90, 24));
+    s.handle_key(key(KeyCode::Enter));
+    assert_eq!(
+        s.outbox.pop(),
+        Some(Op::Approval {
+            call_id: "s1".into(),
+            answer: ApprovalAnswer::Reject {
+                note: Some("use make test".into())
+            }
+        })
+    );
+}
+
+#[test]
+fn background_session_list_and_output() {
+    let (mut s, _) = state();
+    s.apply(Event::Sessions {
+        sessions: vec![
+            SessionSummary {
+                session_id: "bg-1".into(),
+                command: "sh bin/watch.sh".into(),
+                running: true,
+                exit_code: None,
+                pty: true,
+                started_ms: 1_700_000_088_000,
+            },
+            SessionSummary {
+                session_id: "bg-2".into(),
+                command: "python3 -m http.server 8000".into(),
+                running: false,
+                exit_code: Some(0),
+                pty: false,
+                started_ms: 1_700_000_000_000,
+            },
+        ],
+    });
+    s.apply(Event::SessionOutput {
+        session_id: "bg-1".into(),
+        chunk: "\x1b[1mwatching\x1b[0m data.txt\r\ntick 1\r\ntick 2\r\n".into(),
+    });
+    s.handle_key(KeyEvent::new(KeyCode::Char('b'), KeyModifiers::CONTROL));
+    snap!("sessions_list", draw(&mut s, 100, 20));
+    s.handle_key(key(KeyCode::Enter));
+    snap!("session_output", draw(&mut s, 100, 20));
+    s.handle_key(key(KeyCode::Char('k')));
+    assert_eq!(
+        s.outbox.pop(),
+        Some(Op::KillSession {
+            session_id: "bg-1".into()
+        })
+    );
+}
+
+#[test]
+fn wide_layout_with_transcript_todo_and_sessions() {
+    let (mut s, t0) = state();
+    user_turn(&mut s, "fix the failing test");
+    plan(&mut s);
+    s.apply(Event::MessageCompleted {
+        text: "I read `bin/stats.sh`; the mean is off by one.".into(),
+        tool_calls: vec![],
+    });
+    s.apply(Event::ToolCallBegin {
+        call_id: "r1".into(),
+        tool: "fs.read".into(),
+        arguments: json!({"path": "bin/stats.sh"}),
+    });
+    s.apply(Event::ToolCallEnd {
+        call_id: "r1".into(),
+        tool: "fs.read".into(),
+        result: ToolOutcome::ok(json!({"content": "a\nb\nc\n", "revision": "abc"})),
+    });
+    s.apply(Event::ToolCallBegin {
+        call_id: "w1".into(),
+        tool: "fs.write".into(),
+        arguments: json!({"path": "bin/stats.sh"}),
+    });
+    s.apply(Event::ToolCallRunning {
+        call_id: "w1".into(),
+        preview: Preview::FileChange(two_hunk_change()),
+    });
+    s.apply(Event::ToolCallEnd {
+        call_id: "w1".into(),
+        tool: "fs.write".into(),
+        result: ToolOutcome::ok(json!({"committed": true})),
+    });
+    s.apply(Event::ToolCallBegin {
+        call_id: "x1".into(),
+        tool: "shell.run".into(),
+        arguments: json!({"command": "rm -rf build"}),
+    });
+    s.apply(Event::ToolCallEnd {
+        call_id: "x1".into(),
+        tool: "shell.run".into(),
+        result: ToolOutcome::err("rejected", "the person rejected shell.run: not now"),
+    });
+    s.apply(Event::Sessions {
+        sessions: vec![SessionSummary {
+            session_id: "bg-1".into(),
+            command: "sh bin/watch.sh".into(),
+            running: true,
+            exit_code: None,
+            pty: true,
+            started_ms: 1_700_000_088_000,
+        }],
+    });
+    s.now = t0 + Duration::from_secs(1);
+    snap!("wide_layout", draw(&mut s, 120, 32));
+}
+
+#[test]
+fn slash_popup_lists_matching_commands() {
+    let (mut s, _) = state();
+    s.handle_key(key(KeyCode::Char('/')));
+    snap!("slash_popup", draw(&mut s, 80, 20));
+}
+
+#[test]
+fn transcript_scrolls_and_stays_where_the_person_left_it() {
+    let (mut s, _) = state();
+    for i in 0..30 {
+        s.apply(Event::UserMessage {
+            text: format!("message {i}"),
+        });
+    }
+    let before = draw(&mut s, 60, 12);
+    assert!(before.contains("message 29"));
+    s.handle_key(key(KeyCode::PageUp));
+    let scrolled = draw(&mut s, 60, 12);
+    assert!(!scrolled.contains("message 29"));
+    assert!(scrolled.contains("more lines"));
+    // New output while scrolled up does not move the view.
+    s.apply(Event::MessageDelta { text: "new".into() });
+    let after = draw(&mut s, 60, 12);
+    let head = |t: &str| t.lines().take(4).map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(head(&after), head(&scrolled));
+    s.handle_key(key(KeyCode::PageDown));
+    s.handle_key(key(KeyCode::PageDown));
+    assert!(draw(&mut s, 60, 12).contains("new"));
+}
+
+#[test]
+fn ctrl_c_twice_on_an_idle_prompt_quits_but_interrupts_a_running_turn() {
+    let (mut s, _) = state();
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    user_turn(&mut s, "go");
+    s.handle_key(ctrl_c);
+    assert_eq!(s.outbox.pop(), Some(Op::Interrupt));
+    assert!(!s.quit);
+    s.apply(Event::TurnCompleted {
+        stop_reason: StopReason::Cancelled,
+        usage: Usage::default(),
+    });
+    s.handle_key(ctrl_c);
+    assert!(!s.quit);
+    s.handle_key(ctrl_c);
+    assert!(s.quit);
+}

@@ -1,0 +1,627 @@
+//! The TUI's state and how events and keys change it.
+//!
+//! Nothing here draws or does I/O: agent [`Event`]s and terminal keys go in; the state changes and
+//! queues what must leave it (ops for the agent in `outbox`, terminal effects in `effects`). The
+//! app loop owns one `AppState`, feeds it, and draws it.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::text::{Line, Span};
+
+use super::cells::{CellKind, NoticeLevel, ToolCell, ToolStatus};
+use super::commands::{self, CommandId};
+use super::composer::{Composer, ComposerAction};
+use super::layers::{ApprovalView, Intent, Layer, SessionsView};
+use super::text::Output;
+use super::theme;
+use super::transcript::Transcript;
+use crate::protocol::{
+    ApprovalAnswer, Event, Op, PlanItem, PlanStatus, Preview, SessionSummary, StopReason,
+    ToolOutcome, Usage,
+};
+
+/// Side effects on the terminal that only the loop can perform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    Bell,
+    MouseCapture(bool),
+}
+
+/// Facts for the status line.
+#[derive(Debug, Clone, Default)]
+pub struct StatusInfo {
+    pub session_id: String,
+    pub provider: String,
+    pub model: String,
+    pub workspace: String,
+    pub policy_mode: String,
+    /// The command that resumes this session (shown by `/resume` and printed on exit).
+    pub resume_command: Option<String>,
+}
+
+/// How long a first Ctrl-C on an idle prompt stays armed.
+const QUIT_WINDOW: Duration = Duration::from_secs(2);
+
+#[derive(Debug)]
+pub struct AppState {
+    pub transcript: Transcript,
+    pub composer: Composer,
+    pub layers: Vec<Layer>,
+    pub plan: Vec<PlanItem>,
+    pub plan_explanation: Option<String>,
+    /// Flips the default visibility of the checklist (side panel shown, strip collapsed).
+    pub todo_toggled: bool,
+    pub sessions: Vec<SessionSummary>,
+    pub session_output: HashMap<String, Output>,
+    pub status: StatusInfo,
+    pub usage: Usage,
+    pub turn_running: bool,
+    pub turns: u64,
+    pub saved_rules: Vec<String>,
+    pub mouse_capture: bool,
+    /// The clock used for spinners and elapsed times (set by the loop; fixed in tests).
+    pub now: Instant,
+    /// Wall clock in Unix milliseconds (session runtimes).
+    pub wall_ms: u64,
+    pub started: Instant,
+    quit_armed: Option<Instant>,
+    pub hint: Option<String>,
+    pub quit: bool,
+    pub shutdown_complete: bool,
+    pub outbox: Vec<Op>,
+    pub effects: Vec<Effect>,
+}
+
+impl AppState {
+    pub fn new(now: Instant) -> Self {
+        Self {
+            transcript: Transcript::default(),
+            composer: Composer::default(),
+            layers: Vec::new(),
+            plan: Vec::new(),
+            plan_explanation: None,
+            todo_toggled: false,
+            sessions: Vec::new(),
+            session_output: HashMap::new(),
+            status: StatusInfo::default(),
+            usage: Usage::default(),
+            turn_running: false,
+            turns: 0,
+            saved_rules: Vec::new(),
+            mouse_capture: false,
+            now,
+            wall_ms: 0,
+            started: now,
+            quit_armed: None,
+            hint: None,
+            quit: false,
+            shutdown_complete: false,
+            outbox: Vec::new(),
+            effects: Vec::new(),
+        }
+    }
+
+    /// Whether something on screen moves by itself (spinners), so frames must keep coming.
+    pub fn is_animating(&self) -> bool {
+        self.turn_running || self.transcript.has_live_cells()
+    }
+
+    fn finish_streaming(&mut self) {
+        if let Some(cell) = self.transcript.last_mut()
+            && let CellKind::Assistant { streaming, .. } = &mut cell.kind
+            && *streaming
+        {
+            *streaming = false;
+            cell.touch();
+        }
+    }
+
+    fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {
+        self.transcript.push(CellKind::Notice {
+            level,
+            text: text.into(),
+        });
+    }
+
+    pub fn apply(&mut self, event: Event) {
+        match event {
+            Event::SessionStarted {
+                session_id,
+                provider,
+                model,
+                workspace,
+            } => {
+                self.status.session_id = session_id;
+                self.status.provider = provider;
+                self.status.model = model;
+                if self.status.workspace.is_empty() {
+                    self.status.workspace = workspace;
+                }
+            }
+            Event::UserMessage { text } => {
+                self.finish_streaming();
+                self.transcript.push(CellKind::User(text));
+                self.turn_running = true;
+                self.turns += 1;
+                self.transcript.scroll_to_bottom();
+            }
+            Event::MessageDelta { text } => {
+                let appended = match self.transcript.last_mut() {
+                    Some(cell) => match &mut cell.kind {
+                        CellKind::Assistant {
+                            text: t,
+                            streaming: true,
+                        } => {
+                            t.push_str(&text);
+                            cell.touch();
+                            true
+                        }
+                        _ => false,
+                    },
+                    None => false,
+                };
+                if !appended {
+                    self.transcript.push(CellKind::Assistant {
+                        text,
+                        streaming: true,
+                    });
+                }
+            }
+            Event::MessageCompleted { text, .. } => {
+                let replaced = match self.transcript.last_mut() {
+                    Some(cell) => match &mut cell.kind {
+                        CellKind::Assistant {
+                            text: t,
+                            streaming: s @ true,
+                        } => {
+                            *t = text.clone();
+                            *s = false;
+                            cell.touch();
+                            true
+                        }
+                        _ => false,
+                    },
+                    None => false,
+                };
+                if !replaced && !text.trim().is_empty() {
+                    self.transcript.push(CellKind::Assistant {
+                        text,
+                        streaming: false,
+                    });
+                }
+            }
+            Event::ToolCallBegin {
+                call_id,
+                tool,
+                arguments,
+            } => {
+                self.finish_streaming();
+                self.transcript.push(CellKind::Tool(Box::new(ToolCell::new(
+                    call_id, tool, &arguments, self.now,
+                ))));
+            }
+            Event::ApprovalRequest {
+                call_id,
+                tool,
+                preview,
+                verdict,
+            } => {
+                let mut summary = String::new();
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.status = ToolStatus::AwaitingApproval;
+                    summary = t.summary.clone();
+                }
+                self.layers.push(Layer::Approval(Box::new(ApprovalView::new(
+                    call_id, tool, summary, preview, verdict,
+                ))));
+                self.effects.push(Effect::Bell);
+            }
+            Event::ApprovalResolved { call_id, answer } => {
+                let rule = self
+                    .take_approval(&call_id)
+                    .and_then(|v| v.verdict.always_rule);
+                if let (ApprovalAnswer::AllowAlways, Some(rule)) = (&answer, rule) {
+                    self.saved_rules.push(rule);
+                }
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.status = match answer {
+                        ApprovalAnswer::Reject { .. } => ToolStatus::Rejected,
+                        _ => ToolStatus::Pending,
+                    };
+                }
+            }
+            Event::ToolCallRunning { call_id, preview } => {
+                let now = self.now;
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.status = ToolStatus::Running;
+                    t.running_since = Some(now);
+                    if let Preview::Command(c) = &preview {
+                        t.output = Some(if c.pty { Output::pty() } else { Output::pipe() });
+                    }
+                    t.preview = Some(preview);
+                }
+            }
+            Event::ToolOutputDelta { call_id, chunk } => {
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.output.get_or_insert_with(Output::pipe).push(&chunk);
+                }
+            }
+            Event::ToolCallEnd {
+                call_id, result, ..
+            } => {
+                self.take_approval(&call_id);
+                let now = self.now;
+                if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.status = match result.error_code() {
+                        None => ToolStatus::Done,
+                        Some("rejected") => ToolStatus::Rejected,
+                        Some(_) => ToolStatus::Failed,
+                    };
+                    t.elapsed = t.running_since.map(|s| now.saturating_duration_since(s));
+                    if t.tool == "plan.update"
+                        && let ToolOutcome::Ok { data, .. } = &result
+                        && let (Some(done), Some(total)) = (
+                            data.get("completed").and_then(serde_json::Value::as_u64),
+                            data.get("total").and_then(serde_json::Value::as_u64),
+                        )
+                    {
+                        t.summary = format!("{done}/{total} done");
+                    }
+                    t.result = Some(result);
+                }
+            }
+            Event::PlanUpdate { explanation, items } => {
+                self.plan = items;
+                self.plan_explanation = explanation;
+            }
+            Event::Usage { total, .. } => self.usage = total,
+            Event::SessionOutput { session_id, chunk } => {
+                let pty = self
+                    .sessions
+                    .iter()
+                    .find(|s| s.session_id == session_id)
+                    .is_some_and(|s| s.pty);
+                self.session_output
+                    .entry(session_id)
+                    .or_insert_with(|| if pty { Output::pty() } else { Output::pipe() })
+                    .push(&chunk);
+            }
+            Event::SessionExited {
+                session_id,
+                exit_code,
+            } => {
+                if let Some(s) = self
+                    .sessions
+                    .iter_mut()
+                    .find(|s| s.session_id == session_id)
+                {
+                    s.running = false;
+                    s.exit_code = exit_code;
+                }
+            }
+            Event::Sessions { sessions } => {
+                for s in &sessions {
+                    if !self.session_output.contains_key(&s.session_id) {
+                        let out = if s.pty { Output::pty() } else { Output::pipe() };
+                        self.session_output.insert(s.session_id.clone(), out);
+                    }
+                }
+                self.sessions = sessions;
+            }
+            Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
+            Event::Error { code, message } => {
+                self.notice(NoticeLevel::Error, format!("{code}: {message}"));
+            }
+            Event::TurnCompleted { stop_reason, usage } => {
+                self.finish_streaming();
+                self.turn_running = false;
+                self.usage = usage;
+                self.hint = None;
+                match stop_reason {
+                    StopReason::Cancelled => self.notice(NoticeLevel::Warning, "interrupted"),
+                    StopReason::MaxTokens => self.notice(
+                        NoticeLevel::Warning,
+                        "the answer hit the output-token limit",
+                    ),
+                    StopReason::EndTurn | StopReason::BudgetExhausted | StopReason::Error => {}
+                }
+            }
+            Event::ContextCompacted {
+                replaced_messages, ..
+            } => self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "the conversation was compacted: its first {replaced_messages} messages were replaced by a summary"
+                ),
+            ),
+            Event::ShutdownComplete => self.shutdown_complete = true,
+        }
+    }
+
+    fn take_approval(&mut self, call_id: &str) -> Option<ApprovalView> {
+        let pos = self
+            .layers
+            .iter()
+            .position(|l| matches!(l, Layer::Approval(a) if a.call_id == call_id))?;
+        match self.layers.remove(pos) {
+            Layer::Approval(a) => Some(*a),
+            Layer::Sessions(_) => None,
+        }
+    }
+
+    /// Width the approval body is laid out at, for hunk jumps (approximate is fine).
+    pub fn modal_width(&self) -> usize {
+        80
+    }
+
+    fn run_intent(&mut self, intent: Intent) {
+        match intent {
+            Intent::None | Intent::Ignored => {}
+            Intent::Answer { call_id, answer } => {
+                self.outbox.push(Op::Approval { call_id, answer });
+            }
+            Intent::Interrupt => self.interrupt(),
+            Intent::SessionInput { session_id, data } => {
+                self.outbox.push(Op::SessionInput { session_id, data });
+            }
+            Intent::KillSession { session_id } => {
+                self.outbox.push(Op::KillSession { session_id });
+            }
+            Intent::Close => {
+                self.layers.pop();
+            }
+        }
+    }
+
+    fn interrupt(&mut self) {
+        if self.turn_running {
+            self.outbox.push(Op::Interrupt);
+            self.hint = Some("interrupting…".into());
+        }
+    }
+
+    /// A key from the terminal.
+    pub fn handle_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        // Keys that work everywhere.
+        match key.code {
+            KeyCode::Char('c') if ctrl => return self.ctrl_c(),
+            KeyCode::Char('g') if ctrl => {
+                self.mouse_capture = !self.mouse_capture;
+                self.effects.push(Effect::MouseCapture(self.mouse_capture));
+                self.hint = Some(if self.mouse_capture {
+                    "mouse captured: the wheel scrolls; ctrl-g gives it back for selection".into()
+                } else {
+                    "mouse released: select and copy as usual".into()
+                });
+                return;
+            }
+            KeyCode::Char('o') if ctrl => {
+                self.transcript.expanded = !self.transcript.expanded;
+                return;
+            }
+            KeyCode::Char('t') if ctrl => {
+                self.todo_toggled = !self.todo_toggled;
+                return;
+            }
+            KeyCode::PageUp if self.layers.is_empty() => return self.transcript.scroll_up(10),
+            KeyCode::PageDown if self.layers.is_empty() => return self.transcript.scroll_down(10),
+            KeyCode::Up if shift && self.layers.is_empty() => return self.transcript.scroll_up(1),
+            KeyCode::Down if shift && self.layers.is_empty() => {
+                return self.transcript.scroll_down(1);
+            }
+            _ => {}
+        }
+        self.quit_armed = None;
+        let width = self.modal_width();
+        let ids: Vec<String> = self.sessions.iter().map(|s| s.session_id.clone()).collect();
+        if let Some(top) = self.layers.last_mut() {
+            let intent = match top {
+                Layer::Approval(a) => a.handle_key(key, width),
+                Layer::Sessions(s) => s.handle_key(key, &ids),
+            };
+            return self.run_intent(intent);
+        }
+        match key.code {
+            KeyCode::Char('b') if ctrl => return self.open_sessions(),
+            KeyCode::Esc => {
+                self.hint = None;
+                return self.interrupt();
+            }
+            _ => {}
+        }
+        match self.composer.handle_key(key) {
+            ComposerAction::Submit(text) => self.submit(text),
+            ComposerAction::Handled | ComposerAction::Ignored => {}
+        }
+    }
+
+    pub fn paste(&mut self, text: &str) {
+        match self.layers.last_mut() {
+            Some(Layer::Approval(a)) => {
+                if let super::layers::ApprovalMode::Note(n) = &mut a.mode {
+                    n.push_str(&text.replace('\n', " "));
+                }
+            }
+            Some(Layer::Sessions(s)) => {
+                if let Some(i) = &mut s.input {
+                    i.push_str(text);
+                }
+            }
+            None => self.composer.insert_str(text),
+        }
+    }
+
+    fn ctrl_c(&mut self) {
+        if self.turn_running {
+            return self.interrupt();
+        }
+        if !self.layers.is_empty() {
+            self.layers.pop();
+            return;
+        }
+        if !self.composer.is_empty() {
+            self.composer.clear();
+            return;
+        }
+        match self.quit_armed {
+            Some(t) if self.now.saturating_duration_since(t) <= QUIT_WINDOW => self.quit = true,
+            _ => {
+                self.quit_armed = Some(self.now);
+                self.hint = Some("press ctrl-c again to quit".into());
+            }
+        }
+    }
+
+    fn open_sessions(&mut self) {
+        if !self.layers.iter().any(|l| matches!(l, Layer::Sessions(_))) {
+            self.layers.push(Layer::Sessions(SessionsView::default()));
+        }
+    }
+
+    /// Sends a user turn, or runs a slash command.
+    pub fn submit(&mut self, text: String) {
+        if let Some(rest) = text.strip_prefix('/') {
+            let mut parts = rest.split_whitespace();
+            let name = parts.next().unwrap_or("");
+            let arg = parts.next();
+            match commands::find(name) {
+                Some(cmd) => self.run_command(cmd.id, arg),
+                None => self.notice(
+                    NoticeLevel::Error,
+                    format!("unknown command /{name}; /help lists the commands"),
+                ),
+            }
+            return;
+        }
+        self.outbox.push(Op::UserTurn { text });
+        self.transcript.scroll_to_bottom();
+    }
+
+    fn run_command(&mut self, id: CommandId, arg: Option<&str>) {
+        match id {
+            CommandId::Help => {
+                let mut lines = vec![Line::from(Span::styled("Commands", theme::heading(2)))];
+                for c in commands::COMMANDS {
+                    let name = if c.args.is_empty() {
+                        format!("/{}", c.name)
+                    } else {
+                        format!("/{} {}", c.name, c.args)
+                    };
+                    lines.push(Line::from(vec![
+                        Span::styled(format!("  {name:<12}"), theme::key()),
+                        Span::raw(c.help),
+                    ]));
+                }
+                lines.push(Line::from(Span::styled("Keys", theme::heading(2))));
+                for (k, what) in commands::KEYS {
+                    lines.push(Line::from(vec![
+                        Span::styled(format!("  {k:<36}"), theme::key()),
+                        Span::raw(*what),
+                    ]));
+                }
+                self.transcript.push(CellKind::Info(lines));
+            }
+            CommandId::Todo => self.todo_toggled = !self.todo_toggled,
+            CommandId::Sessions => self.open_sessions(),
+            CommandId::Ps => {
+                let mut lines = vec![Line::from(Span::styled(
+                    "Background sessions",
+                    theme::heading(2),
+                ))];
+                if self.sessions.is_empty() {
+                    lines.push(Line::from(Span::styled("  none", theme::dim())));
+                }
+                for s in &self.sessions {
+                    lines.push(self.session_line(s, false));
+                }
+                self.transcript.push(CellKind::Info(lines));
+            }
+            CommandId::Kill => match arg {
+                Some(id) => self.outbox.push(Op::KillSession {
+                    session_id: id.to_string(),
+                }),
+                None => self.notice(NoticeLevel::Error, "/kill needs a session id (see /ps)"),
+            },
+            CommandId::Resume => {
+                let text = match &self.status.resume_command {
+                    Some(cmd) => format!("resume this session later with: {cmd}"),
+                    None => "this session is not journaled, so it cannot be resumed".to_string(),
+                };
+                self.notice(NoticeLevel::Info, text);
+            }
+            CommandId::Rules => {
+                let text = if self.saved_rules.is_empty() {
+                    "no rules saved with \"allow always\" in this session".to_string()
+                } else {
+                    format!(
+                        "saved with \"allow always\":\n{}",
+                        self.saved_rules.join("\n")
+                    )
+                };
+                self.notice(NoticeLevel::Info, text);
+            }
+            CommandId::Model => {
+                let text = format!(
+                    "model {} from provider {} (choose another with --model / --provider)",
+                    self.status.model, self.status.provider
+                );
+                self.notice(NoticeLevel::Info, text);
+            }
+            CommandId::Clear => self.transcript.clear(),
+            CommandId::Quit => self.quit = true,
+        }
+    }
+
+    /// One row of the session list.
+    pub fn session_line(&self, s: &SessionSummary, selected: bool) -> Line<'static> {
+        let state = if s.running {
+            Span::styled("running", theme::ok())
+        } else {
+            match s.exit_code {
+                Some(c) => Span::styled(
+                    format!("exit {c}"),
+                    if c == 0 { theme::dim() } else { theme::error() },
+                ),
+                None => Span::styled("killed", theme::warn()),
+            }
+        };
+        let secs = self.wall_ms.saturating_sub(s.started_ms) / 1000;
+        let runtime = if s.running {
+            format!("{}m{:02}s", secs / 60, secs % 60)
+        } else {
+            String::new()
+        };
+        let style = if selected {
+            theme::selected()
+        } else {
+            Default::default()
+        };
+        Line::from(vec![
+            Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
+            Span::styled(format!("{:<10}", s.session_id), style),
+            Span::raw(" "),
+            state,
+            Span::styled(format!(" {runtime:>6} "), theme::dim()),
+            Span::styled(if s.pty { "pty " } else { "    " }, theme::dim()),
+            Span::styled(s.command.clone(), theme::inline_code()),
+        ])
+    }
+
+    /// Progress of the checklist: (completed, total).
+    pub fn plan_progress(&self) -> (usize, usize) {
+        let done = self
+            .plan
+            .iter()
+            .filter(|i| i.status == PlanStatus::Completed)
+            .count();
+        (done, self.plan.len())
+    }
+
+    pub fn running_sessions(&self) -> usize {
+        self.sessions.iter().filter(|s| s.running).count()
+    }
+}

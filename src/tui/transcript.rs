@@ -1,0 +1,179 @@
+//! The scrollable list of cells, with a per-cell cache of wrapped lines.
+//!
+//! `prepare` (run by the loop before each draw, with `&mut`) brings the cache up to date for the
+//! current width; drawing then only reads it, and only for the cells that intersect the viewport.
+//! Scrolling is an anchor: `None` means pinned to the bottom (new output stays in view); `Some(top)`
+//! keeps the first visible line fixed while more content arrives below.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+
+use super::cells::{Cell, CellKind, ToolCell, draw_lines};
+
+#[derive(Debug, Default)]
+struct CacheEntry {
+    width: usize,
+    version: u64,
+    expanded: bool,
+    fresh: bool,
+    lines: Vec<Line<'static>>,
+}
+
+#[derive(Debug, Default)]
+pub struct Transcript {
+    cells: Vec<Cell>,
+    cache: Vec<CacheEntry>,
+    by_call: HashMap<String, usize>,
+    /// Tool results and diffs shown in full (ctrl-o).
+    pub expanded: bool,
+    /// First visible line when scrolled up; `None` when pinned to the bottom.
+    scroll_top: Option<usize>,
+    total: usize,
+    viewport: usize,
+}
+
+impl Transcript {
+    pub fn push(&mut self, kind: CellKind) -> usize {
+        if let CellKind::Tool(t) = &kind {
+            self.by_call.insert(t.call_id.clone(), self.cells.len());
+        }
+        self.cells.push(Cell::new(kind));
+        self.cache.push(CacheEntry::default());
+        self.cells.len() - 1
+    }
+
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.cells.clear();
+        self.cache.clear();
+        self.by_call.clear();
+        self.scroll_top = None;
+    }
+
+    pub fn last_mut(&mut self) -> Option<&mut Cell> {
+        self.cells.last_mut()
+    }
+
+    pub fn cells(&self) -> &[Cell] {
+        &self.cells
+    }
+
+    pub fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCell> {
+        let i = *self.by_call.get(call_id)?;
+        let cell = self.cells.get_mut(i)?;
+        cell.touch();
+        match &mut cell.kind {
+            CellKind::Tool(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn has_live_cells(&self) -> bool {
+        self.cells.iter().rev().take(64).any(Cell::is_live)
+    }
+
+    /// Brings the cache up to date for `width` and records the viewport height.
+    pub fn prepare(&mut self, width: usize, viewport: usize, now: Instant) {
+        let mut total = 0;
+        for (cell, entry) in self.cells.iter().zip(self.cache.iter_mut()) {
+            let live = cell.is_live();
+            let stale = !entry.fresh
+                || entry.width != width
+                || entry.version != cell.version
+                || entry.expanded != self.expanded;
+            if live || stale {
+                entry.lines = cell.render_lines(width, self.expanded, now);
+                entry.width = width;
+                entry.version = cell.version;
+                entry.expanded = self.expanded;
+                entry.fresh = true;
+            }
+            total += entry.lines.len();
+        }
+        self.total = total;
+        self.viewport = viewport;
+        if let Some(top) = self.scroll_top
+            && top + viewport >= total
+        {
+            self.scroll_top = None;
+        }
+    }
+
+    fn max_top(&self) -> usize {
+        self.total.saturating_sub(self.viewport)
+    }
+
+    pub fn top(&self) -> usize {
+        self.scroll_top
+            .unwrap_or_else(|| self.max_top())
+            .min(self.max_top())
+    }
+
+    pub fn is_pinned(&self) -> bool {
+        self.scroll_top.is_none()
+    }
+
+    pub fn scroll_up(&mut self, n: usize) {
+        self.scroll_top = Some(self.top().saturating_sub(n));
+    }
+
+    pub fn scroll_down(&mut self, n: usize) {
+        let top = self.top() + n;
+        self.scroll_top = if top >= self.max_top() {
+            None
+        } else {
+            Some(top)
+        };
+    }
+
+    pub fn scroll_to_bottom(&mut self) {
+        self.scroll_top = None;
+    }
+
+    pub fn scroll_to_top(&mut self) {
+        self.scroll_top = Some(0);
+    }
+
+    /// Lines above the viewport that are hidden (for the "↑ n more" hint).
+    pub fn lines_below(&self) -> usize {
+        self.total.saturating_sub(self.top() + self.viewport)
+    }
+
+    /// Draws the visible part. `prepare` must have run for this width.
+    pub fn draw(&self, area: Rect, buf: &mut Buffer) {
+        let top = self.top();
+        let bottom = top + area.height as usize;
+        let mut y = 0usize;
+        for entry in &self.cache {
+            let h = entry.lines.len();
+            if y + h <= top {
+                y += h;
+                continue;
+            }
+            if y >= bottom {
+                break;
+            }
+            let skip = top.saturating_sub(y);
+            let row = (y + skip - top) as u16;
+            let rect = Rect {
+                x: area.x,
+                y: area.y + row,
+                width: area.width,
+                height: area.height - row,
+            };
+            draw_lines(&entry.lines, skip, rect, buf);
+            y += h;
+        }
+    }
+}

@@ -1,0 +1,617 @@
+//! Drawing: the layout of the screen and `impl Widget for &AppState`.
+//!
+//! Rendering is a function of state. The only mutable step is [`prepare`], which updates the
+//! transcript's line cache for the current size before a frame is drawn.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
+
+use super::layers::{ApprovalView, Layer, SessionsView};
+use super::state::AppState;
+use super::text::{truncate, wrap_line};
+use super::theme;
+use crate::protocol::PlanStatus;
+
+/// Terminals at least this wide get the side panel.
+pub const WIDE: u16 = 100;
+const SIDE_WIDTH: u16 = 36;
+const COMPOSER_MAX_LINES: usize = 8;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Areas {
+    pub transcript: Rect,
+    pub side: Option<Rect>,
+    pub strip: Option<Rect>,
+    pub composer: Rect,
+    pub status: Rect,
+    /// Everything above the composer (modals draw here).
+    pub main: Rect,
+}
+
+fn composer_lines(state: &AppState, width: u16) -> (Vec<Line<'static>>, (usize, usize)) {
+    state
+        .composer
+        .layout(width.saturating_sub(3) as usize, placeholder(state))
+}
+
+fn placeholder(state: &AppState) -> &'static str {
+    if state.turn_running {
+        "working… (esc interrupts; you can type the next message)"
+    } else {
+        "Ask pablo to do something · /help for commands"
+    }
+}
+
+pub fn layout(state: &AppState, area: Rect) -> Areas {
+    let (lines, _) = composer_lines(state, area.width);
+    let composer_h = lines.len().clamp(1, COMPOSER_MAX_LINES) as u16 + 1;
+    let status_h = 1;
+    let wide = area.width >= WIDE;
+    let has_side_content = !state.plan.is_empty() || !state.sessions.is_empty();
+    let side_visible = wide && has_side_content && !state.todo_toggled;
+    let strip_h = if !wide && !state.plan.is_empty() {
+        if state.todo_toggled {
+            (state.plan.len() as u16 + 1).min(10)
+        } else {
+            1
+        }
+    } else {
+        0
+    };
+    let main_h = area.height.saturating_sub(composer_h + status_h + strip_h);
+    let main = Rect::new(area.x, area.y, area.width, main_h);
+    // An approval prompt sits under the transcript, not over its newest lines: the transcript
+    // gets the rows above it, so what led to the question stays readable.
+    let prompt_h = match state.layers.last() {
+        Some(Layer::Approval(v)) if !v.fullscreen => approval_height(v, main),
+        _ => 0,
+    };
+    let content_h = main_h.saturating_sub(prompt_h);
+    let (transcript, side) = if side_visible {
+        let sw = SIDE_WIDTH.min(area.width / 2);
+        (
+            Rect::new(area.x, area.y, area.width - sw, content_h),
+            Some(Rect::new(area.x + area.width - sw, area.y, sw, content_h)),
+        )
+    } else {
+        (Rect::new(area.x, area.y, area.width, content_h), None)
+    };
+    let strip = (strip_h > 0).then(|| Rect::new(area.x, area.y + main_h, area.width, strip_h));
+    let composer = Rect::new(area.x, area.y + main_h + strip_h, area.width, composer_h);
+    let status = Rect::new(
+        area.x,
+        area.y + area.height.saturating_sub(1),
+        area.width,
+        status_h,
+    );
+    Areas {
+        transcript,
+        side,
+        strip,
+        composer,
+        status,
+        main: Rect::new(area.x, area.y, area.width, main_h + strip_h),
+    }
+}
+
+/// Inner transcript area (one column of margin on each side).
+fn transcript_inner(r: Rect) -> Rect {
+    Rect::new(r.x + 1, r.y, r.width.saturating_sub(2), r.height)
+}
+
+/// Brings caches up to date for a frame of `area`'s size.
+pub fn prepare(state: &mut AppState, area: Rect) {
+    let areas = layout(state, area);
+    let inner = transcript_inner(areas.transcript);
+    let now = state.now;
+    state
+        .transcript
+        .prepare(inner.width as usize, inner.height as usize, now);
+}
+
+/// Where the terminal cursor goes (the composer, or a note being typed), if anywhere.
+pub fn cursor_position(state: &AppState, area: Rect) -> Option<Position> {
+    if !state.layers.is_empty() {
+        return None;
+    }
+    let a = layout(state, area);
+    let (_, (row, col)) = composer_lines(state, area.width);
+    let first = row.saturating_sub(COMPOSER_MAX_LINES - 1);
+    let y = a.composer.y + 1 + (row - first) as u16;
+    let x = a.composer.x + 2 + col as u16;
+    (y < a.composer.y + a.composer.height && x < area.width).then_some(Position::new(x, y))
+}
+
+impl Widget for &AppState {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let a = layout(self, area);
+        let inner = transcript_inner(a.transcript);
+        if self.transcript.is_empty() {
+            draw_welcome(self, inner, buf);
+        } else {
+            self.transcript.draw(inner, buf);
+            let below = self.transcript.lines_below();
+            if below > 0 && inner.height > 0 {
+                let hint = format!(" ↓ {below} more lines (pgdn) ");
+                let w = hint.chars().count() as u16;
+                let x = inner.x + inner.width.saturating_sub(w);
+                buf.set_string(x, inner.y + inner.height - 1, hint, theme::selected());
+            }
+        }
+        if let Some(side) = a.side {
+            draw_side(self, side, buf);
+        }
+        if let Some(strip) = a.strip {
+            draw_strip(self, strip, buf);
+        }
+        draw_composer(self, a.composer, buf);
+        draw_status(self, a.status, buf);
+        if self.layers.is_empty() {
+            draw_popup(self, a.composer, buf);
+        }
+        for layer in &self.layers {
+            match layer {
+                Layer::Approval(v) => {
+                    let strip_h = a.strip.map_or(0, |r| r.height);
+                    let above_strip = Rect {
+                        height: a.main.height.saturating_sub(strip_h),
+                        ..a.main
+                    };
+                    draw_approval(v, above_strip, area, buf);
+                }
+                Layer::Sessions(s) => draw_sessions(self, s, a.main, buf),
+            }
+        }
+    }
+}
+
+fn draw_welcome(state: &AppState, area: Rect, buf: &mut Buffer) {
+    let mut lines = vec![
+        Line::default(),
+        Line::from(vec![
+            Span::styled(
+                "pablo",
+                theme::heading(1).add_modifier(ratatui::style::Modifier::BOLD),
+            ),
+            Span::styled("  a terminal coding agent", theme::dim()),
+        ]),
+        Line::default(),
+        Line::from(Span::raw(
+            "Every edit is shown as a diff and every command is judged before it runs.",
+        )),
+        Line::default(),
+    ];
+    if !state.status.workspace.is_empty() {
+        lines.push(Line::from(vec![
+            Span::styled("workspace  ", theme::dim()),
+            Span::raw(state.status.workspace.clone()),
+        ]));
+    }
+    lines.push(Line::default());
+    for (k, what) in [
+        ("enter", "send a task"),
+        ("/help", "commands and keys"),
+        ("ctrl-c ctrl-c", "quit"),
+    ] {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {k:<15}"), theme::key()),
+            Span::styled(what, theme::dim()),
+        ]));
+    }
+    let mut out = Vec::new();
+    for l in &lines {
+        wrap_line(l, area.width as usize, 0, &mut out);
+    }
+    for (i, l) in out.iter().take(area.height as usize).enumerate() {
+        buf.set_line(area.x, area.y + i as u16, l, area.width);
+    }
+}
+
+fn plan_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for item in &state.plan {
+        let (mark, style) = match item.status {
+            PlanStatus::Pending => ("☐ ", Style::default()),
+            PlanStatus::InProgress => ("◐ ", theme::warn()),
+            PlanStatus::Completed => ("☑ ", theme::dim()),
+        };
+        let line = Line::from(vec![
+            Span::styled(mark, style),
+            Span::styled(item.content.clone(), style),
+        ]);
+        wrap_line(&line, width, 2, &mut out);
+    }
+    out
+}
+
+fn draw_side(state: &AppState, area: Rect, buf: &mut Buffer) {
+    let block = Block::default()
+        .borders(Borders::LEFT)
+        .border_style(theme::dim());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let inner = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(1),
+        inner.height,
+    );
+    let width = inner.width as usize;
+    let mut lines = Vec::new();
+    if !state.plan.is_empty() {
+        let (done, total) = state.plan_progress();
+        lines.push(Line::from(vec![
+            Span::styled("Todo ", theme::bold()),
+            Span::styled(format!("{done}/{total}"), theme::accent()),
+        ]));
+        lines.extend(plan_lines(state, width));
+        if let Some(e) = &state.plan_explanation {
+            wrap_line(
+                &Line::from(Span::styled(e.clone(), theme::dim())),
+                width,
+                0,
+                &mut lines,
+            );
+        }
+        lines.push(Line::default());
+    }
+    if !state.sessions.is_empty() {
+        lines.push(Line::from(vec![
+            Span::styled("Background ", theme::bold()),
+            Span::styled(
+                format!("{} running", state.running_sessions()),
+                theme::accent(),
+            ),
+            Span::styled("  ctrl-b", theme::dim()),
+        ]));
+        for s in &state.sessions {
+            let mark = if s.running {
+                Span::styled("● ", theme::ok())
+            } else {
+                Span::styled("○ ", theme::dim())
+            };
+            lines.push(Line::from(vec![
+                mark,
+                Span::styled(format!("{} ", s.session_id), theme::dim()),
+                Span::raw(truncate(
+                    &s.command,
+                    width.saturating_sub(s.session_id.len() + 3),
+                )),
+            ]));
+        }
+    }
+    for (i, l) in lines.iter().take(inner.height as usize).enumerate() {
+        buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
+    }
+}
+
+fn draw_strip(state: &AppState, area: Rect, buf: &mut Buffer) {
+    let (done, total) = state.plan_progress();
+    let current = state
+        .plan
+        .iter()
+        .find(|i| i.status == PlanStatus::InProgress)
+        .or_else(|| state.plan.iter().find(|i| i.status == PlanStatus::Pending));
+    let mut head = vec![
+        Span::styled(" Todo ", theme::bold()),
+        Span::styled(format!("{done}/{total} "), theme::accent()),
+    ];
+    if !state.todo_toggled
+        && let Some(c) = current
+    {
+        let mark = if c.status == PlanStatus::InProgress {
+            "◐ "
+        } else {
+            "☐ "
+        };
+        head.push(Span::styled(mark, theme::warn()));
+        let room = (area.width as usize).saturating_sub(24);
+        head.push(Span::raw(truncate(&c.content, room)));
+    }
+    head.push(Span::styled(
+        if state.todo_toggled {
+            "  (ctrl-t hides)"
+        } else {
+            "  (ctrl-t)"
+        },
+        theme::dim(),
+    ));
+    buf.set_line(area.x, area.y, &Line::from(head), area.width);
+    if state.todo_toggled {
+        let lines = plan_lines(state, area.width.saturating_sub(3) as usize);
+        for (i, l) in lines
+            .iter()
+            .take(area.height.saturating_sub(1) as usize)
+            .enumerate()
+        {
+            buf.set_line(
+                area.x + 3,
+                area.y + 1 + i as u16,
+                l,
+                area.width.saturating_sub(3),
+            );
+        }
+    }
+}
+
+fn draw_composer(state: &AppState, area: Rect, buf: &mut Buffer) {
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_style(if state.turn_running {
+            theme::dim()
+        } else {
+            theme::accent()
+        });
+    block.render(area, buf);
+    let (lines, (row, _)) = composer_lines(state, area.width);
+    let first = row.saturating_sub(COMPOSER_MAX_LINES - 1);
+    buf.set_string(area.x, area.y + 1, "›", theme::user());
+    for (i, l) in lines
+        .iter()
+        .skip(first)
+        .take(area.height.saturating_sub(1) as usize)
+        .enumerate()
+    {
+        buf.set_line(
+            area.x + 2,
+            area.y + 1 + i as u16,
+            l,
+            area.width.saturating_sub(3),
+        );
+    }
+}
+
+fn fmt_tokens(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1}M", n as f64 / 1e6)
+    } else if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1e3)
+    } else {
+        n.to_string()
+    }
+}
+
+fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
+    buf.set_style(area, theme::status_bar());
+    let mut left = Vec::new();
+    if state.turn_running {
+        let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+        let f = (state
+            .now
+            .saturating_duration_since(state.started)
+            .as_millis()
+            / 100) as usize;
+        left.push(Span::styled(
+            format!(" {} working", frames[f % frames.len()]),
+            theme::warn(),
+        ));
+        left.push(Span::styled(" │ ", theme::dim()));
+    } else {
+        left.push(Span::raw(" "));
+    }
+    let sep = || Span::styled(" │ ", theme::dim());
+    let model = if state.status.model.is_empty() {
+        "no model".to_string()
+    } else {
+        format!("{} · {}", state.status.model, state.status.provider)
+    };
+    left.push(Span::styled(model, theme::accent()));
+    left.push(sep());
+    left.push(Span::raw(format!(
+        "{} tok",
+        fmt_tokens(state.usage.total())
+    )));
+    left.push(sep());
+    left.push(Span::raw(truncate(&state.status.workspace, 40)));
+    if !state.status.policy_mode.is_empty() {
+        left.push(sep());
+        left.push(Span::raw(state.status.policy_mode.clone()));
+    }
+    let n = state.running_sessions();
+    if n > 0 {
+        left.push(sep());
+        left.push(Span::styled(format!("{n} bg"), theme::ok()));
+    }
+    if state.mouse_capture {
+        left.push(sep());
+        left.push(Span::styled("mouse", theme::warn()));
+    }
+    let line = Line::from(left);
+    buf.set_line(area.x, area.y, &line, area.width);
+    let right = match &state.hint {
+        Some(h) => Span::styled(format!("{h} "), theme::warn()),
+        None => Span::styled("/help · ctrl-c ctrl-c quit ", theme::dim()),
+    };
+    let used = super::text::line_width(&line) as u16;
+    let w = super::text::str_width(&right.content) as u16;
+    if used + w < area.width {
+        buf.set_span(area.x + area.width - w, area.y, &right, w);
+    }
+}
+
+fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
+    let items = state.composer.completions();
+    if items.is_empty() || composer.y == 0 {
+        return;
+    }
+    let h = (items.len() as u16).min(composer.y);
+    let w = composer.width.min(64);
+    let area = Rect::new(composer.x + 1, composer.y - h, w, h);
+    Clear.render(area, buf);
+    let sel = state.composer.selected.min(items.len() - 1);
+    for (i, item) in items.iter().take(h as usize).enumerate() {
+        let style = if i == sel {
+            theme::selected()
+        } else {
+            theme::status_bar()
+        };
+        let line = Line::from(vec![
+            Span::styled(format!(" {:<14}", item.label), style.patch(theme::key())),
+            Span::styled(format!(" {}", item.detail), style),
+        ]);
+        buf.set_style(Rect::new(area.x, area.y + i as u16, w, 1), style);
+        buf.set_line(area.x, area.y + i as u16, &line, w);
+    }
+}
+
+/// Rows the (non-full-screen) approval prompt takes at the bottom of `main`: all it needs, up to
+/// three quarters of the space (the diff scrolls inside).
+fn approval_height(v: &ApprovalView, main: Rect) -> u16 {
+    let width = main.width.saturating_sub(4) as usize;
+    let (body, _) = v.body(width);
+    let footer = v.footer(width);
+    let want = body.len() as u16 + footer.len() as u16 + 3;
+    want.min((main.height * 3 / 4).max(main.height.min(8)))
+}
+
+fn draw_approval(v: &ApprovalView, main: Rect, full: Rect, buf: &mut Buffer) {
+    let outer = if v.fullscreen {
+        Rect::new(full.x, full.y, full.width, full.height.saturating_sub(1))
+    } else {
+        main
+    };
+    let width = outer.width.saturating_sub(4) as usize;
+    let (body, _) = v.body(width);
+    let footer = v.footer(width);
+    let h = if v.fullscreen {
+        outer.height
+    } else {
+        approval_height(v, main)
+    };
+    let area = Rect::new(outer.x, outer.y + outer.height - h, outer.width, h);
+    Clear.render(area, buf);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme::warn())
+        .title(Span::styled(
+            v.title(),
+            theme::warn().add_modifier(ratatui::style::Modifier::BOLD),
+        ));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let inner = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    );
+    let footer_h = (footer.len() as u16).min(inner.height);
+    let body_h = inner.height.saturating_sub(footer_h + 1);
+    let max_scroll = body.len().saturating_sub(body_h as usize);
+    let scroll = v.scroll.min(max_scroll);
+    for (i, l) in body.iter().skip(scroll).take(body_h as usize).enumerate() {
+        buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
+    }
+    if max_scroll > 0 {
+        let info = format!(
+            " {}-{} of {} ",
+            scroll + 1,
+            (scroll + body_h as usize).min(body.len()),
+            body.len()
+        );
+        let w = info.chars().count() as u16;
+        buf.set_string(
+            area.x + area.width.saturating_sub(w + 2),
+            area.y,
+            info,
+            theme::dim(),
+        );
+    }
+    let fy = inner.y + inner.height - footer_h;
+    for (i, l) in footer.iter().take(footer_h as usize).enumerate() {
+        buf.set_line(inner.x, fy + i as u16, l, inner.width);
+    }
+}
+
+fn draw_sessions(state: &AppState, s: &SessionsView, main: Rect, buf: &mut Buffer) {
+    let w = main.width;
+    let h = main.height;
+    let area = Rect::new(
+        main.x + (main.width - w) / 2,
+        main.y + (main.height - h) / 2,
+        w,
+        h,
+    );
+    Clear.render(area, buf);
+    let title = match &s.open {
+        Some(id) => format!(" Session {id} "),
+        None => " Background sessions ".to_string(),
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme::accent())
+        .title(Span::styled(title, theme::accent()));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let inner = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    );
+    let footer: Line<'static> = match (&s.open, &s.input) {
+        (Some(_), Some(input)) => Line::from(vec![
+            Span::styled("input › ", theme::key()),
+            Span::raw(input.clone()),
+            Span::styled("▍", theme::accent()),
+            Span::styled(
+                "   enter sends (with a newline) · esc cancels",
+                theme::dim(),
+            ),
+        ]),
+        (Some(_), None) => keys_line(&[("i", "send input"), ("k", "kill"), ("esc", "back")]),
+        (None, _) => keys_line(&[
+            ("↑↓", "select"),
+            ("enter", "open"),
+            ("k", "kill"),
+            ("esc", "close"),
+        ]),
+    };
+    let body_h = inner.height.saturating_sub(1);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    match &s.open {
+        Some(id) => {
+            if let Some(sum) = state.sessions.iter().find(|x| &x.session_id == id) {
+                lines.push(state.session_line(sum, false));
+            }
+            let out = state
+                .session_output
+                .get(id)
+                .map(|o| o.tail(body_h.saturating_sub(1) as usize))
+                .unwrap_or_default();
+            if out.is_empty() {
+                lines.push(Line::from(Span::styled("  (no output yet)", theme::dim())));
+            }
+            lines.extend(out);
+        }
+        None => {
+            if state.sessions.is_empty() {
+                lines.push(Line::from(Span::styled(
+                    "No background sessions. The model starts them with shell.run background: true.",
+                    theme::dim(),
+                )));
+            }
+            for (i, sum) in state.sessions.iter().enumerate() {
+                lines.push(state.session_line(sum, i == s.selected));
+            }
+        }
+    }
+    for (i, l) in lines.iter().take(body_h as usize).enumerate() {
+        buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
+    }
+    if inner.height > 0 {
+        buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
+    }
+}
+
+fn keys_line(keys: &[(&str, &str)]) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (k, what) in keys {
+        spans.push(Span::styled(k.to_string(), theme::key()));
+        spans.push(Span::styled(format!(" {what}  "), theme::dim()));
+    }
+    Line::from(spans)
+}
