@@ -155,13 +155,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             resume,
         }) => runtime.block_on(run(cli.common, task, json, auto_approve, resume)),
         Some(Command::Sessions { json }) => sessions(json),
-        Some(Command::Resume { id, last }) => {
-            let (id, _) = find_session(&cli.common, id.as_deref(), last)?;
-            anyhow::bail!(
-                "the interactive TUI is not built yet; continue session {id} headless with \
-                 `pablo run --resume {id} TASK`"
-            )
-        }
+        Some(Command::Resume { id, last }) => runtime.block_on(resume(cli.common, id, last)),
         Some(Command::Acp) => runtime.block_on(acp(cli.common)),
         Some(Command::Config {
             command: ConfigCommand::Validate { file },
@@ -212,6 +206,58 @@ async fn run(
     let outcome =
         pablo::headless::run_resumed(handle, preamble, task, json, &mut stdout, interrupt).await;
     Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
+}
+
+/// `pablo resume`: the TUI on a journaled session, with its transcript, checklist and approvals.
+async fn resume(common: Common, id: Option<String>, last: bool) -> Result<ExitCode> {
+    let (id, info) = find_session(&common, id.as_deref(), last)?;
+    let mut options = common.launch_options();
+    if options.workspace.is_none() {
+        options.workspace = Some(choose_resume_workspace(&info)?);
+    }
+    let mut launch = Launch::prepare(options)?;
+    let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
+    let model = launch.model().await?;
+    let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive)?;
+    let mut startup_events = state.transcript.clone();
+    startup_events.extend(state.start_events());
+    startup_events.extend(launch.warning_events());
+    let options = pablo::tui::TuiOptions {
+        startup_events,
+        resume_command: Some(format!("pablo resume {id}")),
+        ..Default::default()
+    };
+    let summary = pablo::tui::run(setup, options).await?;
+    println!("{summary}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// When a session is resumed from another directory, the person chooses where it continues
+/// (before the full-screen view takes the terminal). Without a terminal to ask, the original
+/// workspace wins, as with `pablo run --resume`.
+fn choose_resume_workspace(info: &pablo::session::SessionInfo) -> Result<PathBuf> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let original = PathBuf::from(&info.workspace);
+    let cwd = std::env::current_dir()?;
+    let cwd = cwd.canonicalize().unwrap_or(cwd);
+    if cwd == original || !std::io::stdin().is_terminal() {
+        return Ok(original);
+    }
+    let mut err = std::io::stderr().lock();
+    write!(
+        err,
+        "session {} worked in {}\nyou are in {}\ncontinue in the original workspace? [Y/n] ",
+        info.id,
+        original.display(),
+        cwd.display()
+    )?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(match answer.trim().to_ascii_lowercase().as_str() {
+        "n" | "no" => cwd,
+        _ => original,
+    })
 }
 
 /// The session named by `id` (a unique prefix is enough), or with `last` the most recent one of

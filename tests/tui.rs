@@ -483,6 +483,53 @@ mod over_http {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn resume_last_shows_the_checklist_and_transcript_and_continues_the_conversation() {
+        let server = ScriptedServer::start().await;
+        server.push(call(
+            "call_1",
+            "update_plan",
+            &serde_json::json!({"items": [
+                {"content": "survey the parser", "status": "completed"},
+                {"content": "write the fix", "status": "in_progress"}
+            ]}),
+        ));
+        server.push(say("Checklist ready, stopping here."));
+        let sandbox = Sandbox::new();
+        let mut t = start(&sandbox, &server, &[]);
+        t.send("plan the parser fix\r");
+        t.wait_for("Checklist ready, stopping here.");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+        drop(t);
+
+        server.push(say("Back again."));
+        let mut t = start(&sandbox, &server, &["resume", "--last"]);
+        // The checklist and the earlier answer are on screen before anything new happens.
+        t.wait_for("write the fix");
+        t.wait_for("1/2");
+        t.wait_for("Checklist ready, stopping here.");
+        t.send("carry on\r");
+        t.wait_for("Back again.");
+        let reqs = server.requests();
+        let body = reqs.last().unwrap().json();
+        let texts: Vec<String> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["content"].as_str().map(str::to_string))
+            .collect();
+        assert!(
+            texts.iter().any(|c| c == "plan the parser fix"),
+            "{texts:?}"
+        );
+        assert!(texts.iter().any(|c| c == "carry on"), "{texts:?}");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn allow_always_saves_a_rule_and_the_same_command_then_runs_without_a_prompt() {
         let server = ScriptedServer::start().await;
         let args = serde_json::json!({"command": "echo again"});
