@@ -1,1 +1,568 @@
-//! Integration tests: policy.
+//! Integration tests: policy — the command corpus, chains, approvals, layers, the static policy.
+
+use std::path::{Path, PathBuf};
+
+use pablo::config::{ConfigFile, Dirs, Layers};
+use pablo::policy::{CliFlags, PolicyEngine, StaticPolicy, TrustStore, cli};
+use pablo::protocol::{Decision, FileChangePreview, Preview};
+use pablo::tools::{Coded, ToolKind};
+
+/// A workspace and XDG directories in one temporary folder, side by side.
+struct Env {
+    _tmp: tempfile::TempDir,
+    ws: PathBuf,
+    dirs: Dirs,
+}
+
+fn env() -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let ws = root.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let dirs = Dirs {
+        config: root.join("xdg-config").join("pablo"),
+        data: root.join("xdg-data").join("pablo"),
+        state: root.join("xdg-state").join("pablo"),
+    };
+    Env {
+        _tmp: tmp,
+        ws,
+        dirs,
+    }
+}
+
+fn explicit(text: &str) -> Layers {
+    Layers {
+        explicit: Some((
+            PathBuf::from("test.toml"),
+            ConfigFile::parse(text, Path::new("test.toml")).unwrap(),
+        )),
+        ..Default::default()
+    }
+}
+
+const ALLOW_LIST: &str = r#"
+[options.shell.commands]
+default = "deny"
+allow = [
+  { id = "t.git-status", executable = "/usr/bin/git", args = ["status"], match = "prefix" },
+  { id = "t.wc", executable = "wc", args = [], match = "prefix" },
+  { id = "t.ls", executable = "ls", args = [], match = "prefix" },
+]
+"#;
+
+fn strict(e: &Env) -> PolicyEngine {
+    PolicyEngine::build(&e.ws, &e.dirs, &explicit(ALLOW_LIST), None, CliFlags::default()).unwrap()
+}
+
+fn interactive(e: &Env) -> PolicyEngine {
+    PolicyEngine::build(&e.ws, &e.dirs, &Layers::default(), None, CliFlags::default()).unwrap()
+}
+
+fn label(d: Decision) -> &'static str {
+    pablo::policy::decision_label(d)
+}
+
+/// The corpus: command text and the decision under the deny-by-default allow list
+/// (`git status` prefix, `wc`, `ls`), deny patterns on.
+fn corpus() -> Vec<(String, &'static str)> {
+    let fixed: &[(&str, &str)] = include!("fixtures/policy_corpus.rs");
+    let mut out: Vec<(String, &'static str)> =
+        fixed.iter().map(|(c, d)| (c.to_string(), *d)).collect();
+    // long and deeply nested inputs
+    out.push((format!("ls {}", "a ".repeat(20_000)), "allow"));
+    out.push(("ls; ".repeat(5000), "allow"));
+    out.push((format!("{}wc", "ls | ".repeat(1000)), "allow"));
+    out.push((format!("{}rm x", "ls && ".repeat(2000)), "deny"));
+    out.push((format!("ls {}", "a".repeat(70_000)), "deny"));
+    out.push((format!("{}ls{}", "(".repeat(100), ")".repeat(100)), "allow"));
+    out.push((format!("{}ls{}", "(".repeat(400), ")".repeat(400)), "deny"));
+    out.push((format!("{}ls{}", "{ ".repeat(60), "; }".repeat(60)), "allow"));
+    out.push((format!("ls {}x{}", "$(".repeat(1000), ")".repeat(1000)), "deny"));
+    out.push((format!("{}x{}", "$(".repeat(200), ")".repeat(200)), "deny"));
+    out.push((format!("ls \"{}\"", "`".repeat(3000)), "deny"));
+    out.push((
+        format!("{}ls; {}", "if ls; then ".repeat(40), "fi; ".repeat(40)),
+        "allow",
+    ));
+    out.push((
+        format!("{}ls; {}", "if ls; then ".repeat(300), "fi; ".repeat(300)),
+        "deny",
+    ));
+    out.push((format!("echo $(({}1))", "-".repeat(5000)), "deny"));
+    out.push((format!("ls {}", "${a:-".repeat(300)), "deny"));
+    out
+}
+
+#[test]
+fn corpus_decisions_under_a_deny_by_default_allow_list() {
+    let e = env();
+    let engine = strict(&e);
+    let corpus = corpus();
+    assert!(corpus.len() >= 150, "corpus has {} commands", corpus.len());
+    let mut wrong = Vec::new();
+    for (cmd, want) in &corpus {
+        let r = cli::check(&engine, cmd);
+        if label(r.decision) != *want {
+            let shown: String = cmd.chars().take(80).collect();
+            wrong.push(format!(
+                "{shown:?}: want {want}, got {} ({:?})",
+                label(r.decision),
+                r.reasons
+            ));
+        }
+        if *want == "deny" {
+            assert_ne!(r.decision, Decision::Allow, "a denied command was allowed: {cmd:?}");
+        }
+    }
+    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+}
+
+#[test]
+fn check_report_lists_each_simple_command_with_its_rule() {
+    let e = env();
+    let engine = strict(&e);
+    let r = cli::check(&engine, "'g'it status -s && cat x");
+    assert_eq!(r.decision, Decision::Deny);
+    assert_eq!(r.commands.len(), 2);
+    assert_eq!(r.commands[0].argv, vec!["git", "status", "-s"]);
+    assert_eq!(r.commands[0].executable.as_deref(), Some("/usr/bin/git"));
+    assert_eq!(r.commands[0].decision, Decision::Allow);
+    assert_eq!(r.commands[0].rule_id.as_deref(), Some("t.git-status"));
+    assert_eq!(r.commands[1].decision, Decision::Deny);
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["decision"], "deny");
+    assert_eq!(json["commands"][0]["argv"][1], "status");
+    assert!(json["reasons"].as_array().is_some_and(|a| !a.is_empty()));
+    assert!(r.to_text().contains("decision: deny"));
+}
+
+#[test]
+fn interactive_default_asks_and_says_why_a_command_is_unprovable() {
+    let e = env();
+    let engine = interactive(&e);
+    let r = cli::check(&engine, "ls *.rs");
+    assert_eq!(r.decision, Decision::Ask);
+    assert!(r.reasons.iter().any(|x| x.contains("glob")), "{:?}", r.reasons);
+    assert!(r.always_rule.is_none(), "an unprovable command cannot be remembered");
+    let r = cli::check(&engine, "GIT_PAGER=cat git status");
+    assert_eq!(r.decision, Decision::Ask);
+    assert!(r.reasons.iter().any(|x| x.contains("GIT_PAGER=cat")), "{:?}", r.reasons);
+    // Deny patterns still deny in the interactive default.
+    assert_eq!(cli::check(&engine, "rm -rf /").decision, Decision::Deny);
+}
+
+mod chains {
+    use super::*;
+    use proptest::prelude::*;
+
+    const ALLOWED: &[&str] = &[
+        "git status",
+        "git status -s",
+        "wc -l a",
+        "ls",
+        "ls -la src",
+        "'g'it status",
+        "wc",
+        "nice ls",
+        "sh -c 'ls'",
+    ];
+    const BAD: &[&str] = &[
+        "ls $X",
+        "ls *.rs",
+        "wc ~/x",
+        "cat x",
+        "rm y",
+        "./wc",
+        "GIT_PAGER=x git status",
+        "git diff",
+        "eval ls",
+        "xargs wc",
+        "f() { ls; }",
+        "env -i ls",
+        "sh -c \"$Y\"",
+    ];
+    const SEPS: &[&str] = &[" && ", "; ", " | ", "\n", " || "];
+
+    fn join(parts: &[&str], seps: &[usize]) -> String {
+        let mut s = String::new();
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                s.push_str(SEPS[seps[i - 1] % SEPS.len()]);
+            }
+            s.push_str(p);
+        }
+        s
+    }
+
+    fn engine() -> (Env, PolicyEngine) {
+        let e = env();
+        let p = strict(&e);
+        (e, p)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_chain_of_allowed_commands_is_allowed(
+            picks in prop::collection::vec(0..ALLOWED.len(), 1..8),
+            seps in prop::collection::vec(0..SEPS.len(), 8),
+        ) {
+            let (_e, p) = engine();
+            let parts: Vec<&str> = picks.iter().map(|i| ALLOWED[*i]).collect();
+            let line = join(&parts, &seps);
+            let r = cli::check(&p, &line);
+            prop_assert_eq!(r.decision, Decision::Allow, "{:?}: {:?}", line, r.reasons);
+        }
+
+        #[test]
+        fn inserting_a_bad_command_anywhere_spoils_the_chain(
+            picks in prop::collection::vec(0..ALLOWED.len(), 0..7),
+            bad in 0..BAD.len(),
+            at in 0usize..8,
+            seps in prop::collection::vec(0..SEPS.len(), 8),
+        ) {
+            let (_e, p) = engine();
+            let mut parts: Vec<&str> = picks.iter().map(|i| ALLOWED[*i]).collect();
+            let at = at.min(parts.len());
+            parts.insert(at, BAD[bad]);
+            let line = join(&parts, &seps);
+            let r = cli::check(&p, &line);
+            prop_assert_ne!(r.decision, Decision::Allow, "{:?}", line);
+        }
+    }
+}
+
+#[test]
+fn allow_always_saves_a_prefix_rule_outside_the_workspace() {
+    let e = env();
+    let engine = interactive(&e);
+    let mut preview = command_preview("cargo test --lib");
+    let v = engine.decide("shell.run", ToolKind::Execute, &mut preview);
+    assert_eq!(v.decision, Decision::Ask);
+    assert!(v.always_rule.as_deref().is_some_and(|r| r.contains("cargo test")), "{v:?}");
+    let ids = engine.remember("shell.run", &preview).unwrap();
+    assert_eq!(ids.len(), 1);
+
+    let check = |cmd: &str| {
+        let mut p = command_preview(cmd);
+        engine.decide("shell.run", ToolKind::Execute, &mut p).decision
+    };
+    assert_eq!(check("cargo test --doc"), Decision::Allow);
+    assert_eq!(check("cargo build"), Decision::Ask);
+    assert_eq!(check("cargo test --doc; rm x"), Decision::Ask);
+
+    let file = engine.rules_file().unwrap().to_path_buf();
+    assert!(file.is_file());
+    assert!(!file.starts_with(&e.ws), "{file:?} is inside the workspace");
+    assert!(file.starts_with(&e.dirs.config));
+
+    // A new engine for the same workspace finds the rule; the CLI lists and removes it.
+    let again = interactive(&e);
+    assert_eq!(cli::rules(&again).rules.len(), 1);
+    let removed = cli::remove_rule(&again, &ids[0]).unwrap();
+    assert_eq!(removed.id, ids[0]);
+    assert!(cli::rules(&again).rules.is_empty());
+    let mut p = command_preview("cargo test --doc");
+    assert_eq!(again.decide("shell.run", ToolKind::Execute, &mut p).decision, Decision::Ask);
+}
+
+#[test]
+fn allow_always_for_interpreters_saves_only_the_exact_command() {
+    let e = env();
+    let engine = interactive(&e);
+    let preview = command_preview("python3 tools/gen.py --fast");
+    engine.remember("shell.run", &preview).unwrap();
+    let check = |cmd: &str| {
+        let mut p = command_preview(cmd);
+        engine.decide("shell.run", ToolKind::Execute, &mut p).decision
+    };
+    assert_eq!(check("python3 tools/gen.py --fast"), Decision::Allow);
+    assert_eq!(check("python3 tools/gen.py --fast --more"), Decision::Ask);
+    assert_eq!(check("python3 -c 'import os'"), Decision::Ask);
+}
+
+#[test]
+fn a_compound_command_saves_one_rule_per_command_that_asked() {
+    let e = env();
+    let engine = interactive(&e);
+    let preview = command_preview("cargo fmt && git diff --stat");
+    let ids = engine.remember("shell.run", &preview).unwrap();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let mut p = command_preview("git diff HEAD && cargo fmt --check");
+    assert_eq!(engine.decide("shell.run", ToolKind::Execute, &mut p).decision, Decision::Allow);
+}
+
+#[test]
+fn removing_an_unknown_rule_is_refused_and_the_file_is_unchanged() {
+    let e = env();
+    let engine = interactive(&e);
+    engine.remember("shell.run", &command_preview("cargo test")).unwrap();
+    let file = engine.rules_file().unwrap().to_path_buf();
+    let before = std::fs::read(&file).unwrap();
+    let err = cli::remove_rule(&engine, "always.nope").unwrap_err();
+    assert_eq!(err.code(), "rule_not_found");
+    assert!(err.to_string().contains("always.nope"));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
+
+#[test]
+fn allow_always_for_a_file_edit_is_per_path() {
+    let e = env();
+    let engine = interactive(&e);
+    let mut a = edit_preview("src/a.rs");
+    assert_eq!(engine.decide("fs.write", ToolKind::Edit, &mut a).decision, Decision::Ask);
+    engine.remember("fs.write", &a).unwrap();
+    assert_eq!(engine.decide("fs.edit", ToolKind::Edit, &mut a).decision, Decision::Allow);
+    let mut b = edit_preview("src/b.rs");
+    assert_eq!(engine.decide("fs.write", ToolKind::Edit, &mut b).decision, Decision::Ask);
+}
+
+#[test]
+fn untrusted_project_layer_cannot_allow_until_the_folder_is_trusted() {
+    let e = env();
+    std::fs::create_dir_all(e.ws.join(".pablo")).unwrap();
+    std::fs::write(
+        e.ws.join(".pablo/config.toml"),
+        r#"
+[options.shell]
+enable_deny_patterns = false
+custom_deny_patterns = ["\\bmake\\b"]
+[options.shell.commands]
+default = "allow"
+allow = [ { id = "proj.cargo", executable = "cargo", args = ["build"], match = "prefix" } ]
+[options.tools]
+"fs.write" = "auto"
+"#,
+    )
+    .unwrap();
+    let load = || PolicyEngine::load(&e.ws, &e.dirs, None, None, CliFlags::default()).unwrap();
+    let engine = load();
+    assert!(!engine.warnings().is_empty());
+    assert!(engine.warnings().iter().any(|w| w.contains("proj.cargo")), "{:?}", engine.warnings());
+    assert_eq!(cli::check(&engine, "cargo build").decision, Decision::Ask);
+    assert_eq!(cli::check(&engine, "rm -rf x").decision, Decision::Deny);
+    assert_eq!(cli::check(&engine, "make").decision, Decision::Deny, "its denies still count");
+    let mut w = edit_preview("a.txt");
+    assert_eq!(engine.decide("fs.write", ToolKind::Edit, &mut w).decision, Decision::Ask);
+
+    TrustStore::new(&e.dirs).set_trusted(&e.ws, true).unwrap();
+    let trusted = load();
+    assert!(trusted.warnings().is_empty(), "{:?}", trusted.warnings());
+    assert_eq!(cli::check(&trusted, "cargo build").decision, Decision::Allow);
+    assert_eq!(cli::check(&trusted, "make").decision, Decision::Deny);
+    let trust_file = TrustStore::new(&e.dirs).path().to_path_buf();
+    assert!(!trust_file.starts_with(&e.ws));
+}
+
+#[test]
+fn layers_intersect_allow_lists_and_keep_every_deny() {
+    let e = env();
+    let mut layers = explicit(ALLOW_LIST);
+    layers.user = Some((
+        PathBuf::from("user.toml"),
+        ConfigFile::parse(
+            r#"
+[options.shell.commands]
+allow = [ { id = "u.ls", executable = "ls", args = [], match = "prefix" },
+          { id = "u.cat", executable = "cat", args = [], match = "prefix" } ]
+deny = [ { id = "u.no-ls-R", executable = "/usr/bin/ls", args = ["-R"], match = "prefix" } ]
+"#,
+            Path::new("user.toml"),
+        )
+        .unwrap(),
+    ));
+    let engine = PolicyEngine::build(&e.ws, &e.dirs, &layers, None, CliFlags::default()).unwrap();
+    assert_eq!(cli::check(&engine, "ls -la").decision, Decision::Allow);
+    assert_eq!(cli::check(&engine, "cat x").decision, Decision::Deny, "not in both lists");
+    assert_eq!(cli::check(&engine, "wc x").decision, Decision::Deny, "not in both lists");
+    let r = cli::check(&engine, "ls -R");
+    assert_eq!(r.decision, Decision::Deny);
+    assert_eq!(r.commands[0].rule_id.as_deref(), Some("u.no-ls-R"));
+    // A deny rule bites even when a later word cannot be proven.
+    let r = cli::check(&engine, "ls -R $X");
+    assert_eq!(r.commands[0].rule_id.as_deref(), Some("u.no-ls-R"));
+}
+
+#[test]
+fn allow_write_cannot_override_a_denied_write_root() {
+    let e = env();
+    let layers = explicit(
+        "[options.filesystem]\nwrite_roots = [\"src/**\", \"docs\"]\ndeny_roots = [\"src/secret\"]\n",
+    );
+    let flags = CliFlags {
+        allow_write: true,
+        ..Default::default()
+    };
+    let engine = PolicyEngine::build(&e.ws, &e.dirs, &layers, None, flags).unwrap();
+    let decide = |path: &str| {
+        let mut p = edit_preview(path);
+        engine.decide("fs.write", ToolKind::Edit, &mut p)
+    };
+    assert_eq!(decide("src/lib.rs").decision, Decision::Allow);
+    assert_eq!(decide("docs/a/b.md").decision, Decision::Allow);
+    let v = decide("src/secret/key.rs");
+    assert_eq!(v.decision, Decision::Deny);
+    assert!(v.rule_ids[0].contains("deny_roots"), "{v:?}");
+    assert_eq!(decide("README.md").decision, Decision::Deny, "outside the write roots");
+    assert_eq!(decide(".git/hooks/pre-commit").decision, Decision::Deny);
+    assert_eq!(decide(".pablo/config.toml").decision, Decision::Deny);
+    let mut read = Preview::Read {
+        path: "src/secret/key.rs".into(),
+    };
+    assert_eq!(engine.decide("fs.read", ToolKind::Read, &mut read).decision, Decision::Deny);
+}
+
+#[test]
+fn flags_and_tool_modes_narrow_the_catalog() {
+    let e = env();
+    let layers = explicit("[options.tools]\n\"plan.update\" = \"deny\"\n\"fs.read\" = \"ask\"\n");
+    let flags = CliFlags {
+        no_shell: true,
+        ..Default::default()
+    };
+    let engine = PolicyEngine::build(&e.ws, &e.dirs, &layers, None, flags).unwrap();
+    let mut p = command_preview("ls");
+    let v = engine.decide("shell.run", ToolKind::Execute, &mut p);
+    assert_eq!(v.decision, Decision::Deny);
+    assert_eq!(v.rule_ids, vec!["flag.no-shell"]);
+    let mut internal = Preview::Internal;
+    assert_eq!(
+        engine.decide("plan.update", ToolKind::Think, &mut internal).decision,
+        Decision::Deny
+    );
+    let mut read = Preview::Read { path: "a".into() };
+    assert_eq!(engine.decide("fs.read", ToolKind::Read, &mut read).decision, Decision::Ask);
+
+    let mut catalog = pablo::tools::Catalog::new();
+    catalog
+        .register(std::sync::Arc::new(pablo::tools::plan::PlanUpdate))
+        .unwrap();
+    let removed = engine.narrow_catalog(&mut catalog);
+    assert_eq!(removed, vec!["plan.update"]);
+    assert!(catalog.is_empty());
+}
+
+#[test]
+fn static_policy_limits_tools_launcher_and_roots_with_its_ids() {
+    let e = env();
+    let file = e.ws.parent().unwrap().join("policy.json");
+    std::fs::write(
+        &file,
+        r#"{
+  "version": 1,
+  "tools": {"allow": [{"id": "p.read", "tool": "fs.read"}, {"id": "p.shell", "tool": "shell.run"}],
+            "deny": [{"id": "p.no-write", "tool": "fs.write"}]},
+  "launchers": {"deny": [{"id": "p.no-sh", "path": "/bin/sh"}]},
+  "filesystem": {"read": [{"id": "p.src", "glob": "src/**"}]}
+}"#,
+    )
+    .unwrap();
+    let engine =
+        PolicyEngine::load(&e.ws, &e.dirs, None, Some(&file), CliFlags::default()).unwrap();
+    let mut w = edit_preview("src/a.rs");
+    let v = engine.decide("fs.write", ToolKind::Edit, &mut w);
+    assert_eq!((v.decision, v.rule_ids[0].as_str()), (Decision::Deny, "p.no-write"));
+    let mut plan = Preview::Internal;
+    assert_eq!(engine.decide("plan.update", ToolKind::Think, &mut plan).decision, Decision::Deny);
+    let r = cli::check(&engine, "ls");
+    assert_eq!(r.decision, Decision::Deny);
+    assert!(r.rule_ids.contains(&"p.no-sh".to_string()), "{r:?}");
+    let mut read = Preview::Read { path: "docs/x.md".into() };
+    let v = engine.decide("fs.read", ToolKind::Read, &mut read);
+    assert_eq!((v.decision, v.rule_ids[0].as_str()), (Decision::Deny, "p.src"));
+    let mut read = Preview::Read { path: "src/x.rs".into() };
+    assert_eq!(engine.decide("fs.read", ToolKind::Read, &mut read).decision, Decision::Allow);
+}
+
+#[test]
+fn an_invalid_static_policy_is_refused_with_its_code() {
+    let e = env();
+    let file = e.ws.parent().unwrap().join("bad.json");
+    std::fs::write(&file, r#"{"version": 1, "tools": {"allow": [{"id": "", "tool": "fs.read"}]}}"#)
+        .unwrap();
+    let err = PolicyEngine::load(&e.ws, &e.dirs, None, Some(&file), CliFlags::default())
+        .unwrap_err();
+    assert_eq!(err.code(), "policy_invalid");
+    assert!(err.to_string().contains("bad.json"), "{err}");
+    let missing = e.ws.join("missing.json");
+    let err = PolicyEngine::load(&e.ws, &e.dirs, None, Some(&missing), CliFlags::default())
+        .unwrap_err();
+    assert_eq!(err.code(), "policy_unreadable");
+}
+
+#[test]
+fn approvals_are_not_kept_inside_the_workspace() {
+    let e = env();
+    let inside = Dirs {
+        config: e.ws.join(".config").join("pablo"),
+        ..e.dirs.clone()
+    };
+    let engine =
+        PolicyEngine::build(&e.ws, &inside, &Layers::default(), None, CliFlags::default()).unwrap();
+    assert!(engine.rules_file().is_none());
+    assert!(engine.warnings().iter().any(|w| w.contains("inside the workspace")));
+    engine.remember("shell.run", &command_preview("cargo test")).unwrap();
+    assert!(!e.ws.join(".config").exists(), "nothing was written into the workspace");
+    let err = TrustStore::new(&inside).set_trusted(&e.ws, true).unwrap_err();
+    assert_eq!(err.code(), "policy_store_in_workspace");
+}
+
+#[test]
+fn deep_nesting_does_not_crash_on_a_small_stack() {
+    // Tokio workers and test threads have 2 MiB stacks; the parser must not overflow there.
+    let handle = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(|| {
+            let e = env();
+            let engine = strict(&e);
+            let mut worst = Decision::Allow;
+            for text in [
+                "$(".repeat(5000),
+                format!("{}x{}", "$(".repeat(250), ")".repeat(250)),
+                format!("{}x{}", "\"$(".repeat(250), ")\"".repeat(250)),
+                format!("{}x{}", "${a:-".repeat(250), "}".repeat(250)),
+                "(".repeat(250) + "ls" + &")".repeat(250),
+                "{ ".repeat(250) + "ls" + &"; }".repeat(250),
+                "if a; then ".repeat(250) + "ls" + &"; fi".repeat(250),
+                format!("echo $(({}1))", "- ".repeat(250)),
+                "`\\`".repeat(250),
+                "! ".repeat(10_000) + "ls",
+                "ls | ".repeat(10_000) + "ls",
+                "a=b ".repeat(10_000) + "ls",
+                "ls ".to_string() + &"<<E ".repeat(5000),
+            ] {
+                let r = cli::check(&engine, &text);
+                if r.decision == Decision::Deny {
+                    worst = Decision::Deny;
+                }
+            }
+            worst
+        })
+        .unwrap();
+    assert_eq!(handle.join().unwrap(), Decision::Deny);
+}
+
+fn command_preview(cmd: &str) -> Preview {
+    Preview::Command(pablo::protocol::CommandPreview {
+        command: cmd.into(),
+        cwd: ".".into(),
+        background: false,
+        pty: false,
+        commands: Vec::new(),
+    })
+}
+
+fn edit_preview(path: &str) -> Preview {
+    Preview::FileChange(FileChangePreview {
+        path: path.into(),
+        old_revision: None,
+        new_revision: "0".repeat(64),
+        new_text: "x".into(),
+        diff: String::new(),
+        added: 1,
+        removed: 0,
+        hunks: Vec::new(),
+    })
+}

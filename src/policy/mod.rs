@@ -2,13 +2,42 @@
 //!
 //! The agent loop calls [`PolicyEngine::decide`] between preview and commit. For a shell command
 //! the engine also fills the preview's list of simple commands, so the prompt shows what was
-//! parsed. "Allow always" answers go through [`PolicyEngine::remember`].
+//! parsed and which rule decided each part. "Allow always" answers go through
+//! [`PolicyEngine::remember`], which saves rules outside the workspace.
+//!
+//! The pieces: [`shell`] turns command text into simple commands with literal-proof per word,
+//! [`judge`] decides a command line, [`rules`] resolves command words and matches command rules,
+//! [`patterns`] holds the deny/allow regexes, [`paths`] the file-system roots, [`layers`] the
+//! intersection of every source of policy, [`static_policy`] the `--policy` JSON file, and
+//! [`store`] the saved approvals and trusted folders. [`cli`] backs `pablo policy …`.
+//!
+//! None of this contains a program once it runs: rules decide what may start.
+
+pub mod cli;
+pub mod judge;
+pub mod layers;
+pub mod paths;
+pub mod patterns;
+pub mod rules;
+pub mod shell;
+pub mod static_policy;
+pub mod store;
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 
+pub use layers::CliFlags;
+pub use paths::Access;
+pub use static_policy::StaticPolicy;
+pub use store::{RuleStore, SavedKind, SavedRule, TrustStore};
+
+use crate::config::{ConfigError, ConfigFile, Dirs, Layers};
 use crate::protocol::{Decision, Preview, Verdict};
-use crate::tools::{Coded, ToolKind};
+use crate::tools::{Catalog, Coded, ToolKind};
+use judge::{Judge, LineJudgement};
+use layers::{Compiled, Sources};
+use rules::{CompiledRule, Resolver};
 
 /// Per-tool mode as written in config (`[options.tools]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -21,32 +50,241 @@ pub enum ToolMode {
 
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
-    #[error("cannot save the approval rule: {0}")]
-    Store(String),
+    #[error("cannot save or read policy state in {path}: {message}")]
+    Store { path: PathBuf, message: String },
+    #[error(
+        "refusing to keep approvals in {path}: it is inside the workspace, where the model could edit it"
+    )]
+    StoreInWorkspace { path: PathBuf },
+    #[error("policy file {path}: cannot read: {message}")]
+    Unreadable { path: PathBuf, message: String },
+    #[error("policy file {path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("{layer}: {message}")]
+    Layer { layer: String, message: String },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("no saved rule {id:?} for workspace {workspace}")]
+    RuleNotFound { id: String, workspace: PathBuf },
 }
 
 impl Coded for PolicyError {
     fn code(&self) -> &'static str {
         match self {
-            PolicyError::Store(_) => "policy_store_failed",
+            PolicyError::Store { .. } => "policy_store_failed",
+            PolicyError::StoreInWorkspace { .. } => "policy_store_in_workspace",
+            PolicyError::Unreadable { .. } => "policy_unreadable",
+            PolicyError::Invalid { .. } | PolicyError::Layer { .. } => "policy_invalid",
+            PolicyError::Config(e) => e.code(),
+            PolicyError::RuleNotFound { .. } => "rule_not_found",
         }
     }
 }
 
 /// The decision maker of one session.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PolicyEngine {
-    tool_modes: BTreeMap<String, ToolMode>,
-    /// Tools approved "always" in this session.
-    always: Mutex<Vec<String>>,
+    compiled: Compiled,
+    resolver: Resolver,
+    store: Option<RuleStore>,
+    saved: RwLock<Saved>,
+}
+
+#[derive(Debug, Default)]
+struct Saved {
+    rules: Vec<SavedRule>,
+    commands: Vec<CompiledRule>,
+}
+
+impl Saved {
+    fn set(&mut self, rules: Vec<SavedRule>) {
+        self.commands = rules
+            .iter()
+            .filter_map(|r| match &r.kind {
+                SavedKind::Command {
+                    executable,
+                    args,
+                    match_kind,
+                } => Some(CompiledRule {
+                    id: r.id.clone(),
+                    key: executable.clone(),
+                    args: args.clone(),
+                    kind: *match_kind,
+                }),
+                _ => None,
+            })
+            .collect();
+        self.rules = rules;
+    }
+}
+
+impl Default for PolicyEngine {
+    fn default() -> Self {
+        Self::new(BTreeMap::new())
+    }
 }
 
 impl PolicyEngine {
+    /// Built-in defaults plus explicit tool modes; no workspace, approvals kept in memory.
     pub fn new(tool_modes: BTreeMap<String, ToolMode>) -> Self {
+        let mut file = ConfigFile::default();
+        file.options.tools = tool_modes;
+        let layers = Layers {
+            explicit: Some((PathBuf::from("(built-in)"), file)),
+            ..Default::default()
+        };
+        let resolver = Resolver::new(None);
+        let sources = Sources {
+            layers: &layers,
+            project_trusted: false,
+            static_policy: None,
+            flags: CliFlags::default(),
+        };
+        let compiled =
+            Compiled::build(&sources, &resolver).unwrap_or_else(|_| unreachable_defaults(&resolver));
         Self {
-            tool_modes,
-            always: Mutex::new(Vec::new()),
+            compiled,
+            resolver,
+            store: None,
+            saved: RwLock::new(Saved::default()),
         }
+    }
+
+    /// The engine of a session in `workspace` (canonical): loads trust and saved approvals.
+    pub fn build(
+        workspace: &Path,
+        dirs: &Dirs,
+        layers: &Layers,
+        static_policy: Option<(&Path, &StaticPolicy)>,
+        flags: CliFlags,
+    ) -> Result<Self, PolicyError> {
+        let project_trusted = layers.project.is_some() && TrustStore::new(dirs).is_trusted(workspace)?;
+        let resolver = Resolver::new(Some(workspace.to_path_buf()));
+        let sources = Sources {
+            layers,
+            project_trusted,
+            static_policy,
+            flags,
+        };
+        let mut compiled = Compiled::build(&sources, &resolver)?;
+        let mut saved = Saved::default();
+        let store = match RuleStore::for_workspace(dirs, workspace) {
+            Ok(s) => {
+                saved.set(s.load()?);
+                Some(s)
+            }
+            Err(e) => {
+                compiled
+                    .warnings
+                    .push(format!("{e}; approvals are kept for this session only"));
+                None
+            }
+        };
+        Ok(Self {
+            compiled,
+            resolver,
+            store,
+            saved: RwLock::new(saved),
+        })
+    }
+
+    /// Loads every layer from disk: the user and project config, `--config`, `--policy`.
+    pub fn load(
+        workspace: &Path,
+        dirs: &Dirs,
+        config: Option<&Path>,
+        policy: Option<&Path>,
+        flags: CliFlags,
+    ) -> Result<Self, PolicyError> {
+        let layers = Layers::load(dirs, workspace, config)?;
+        let static_policy = match policy {
+            Some(p) => Some((p, StaticPolicy::load(p)?)),
+            None => None,
+        };
+        Self::build(
+            workspace,
+            dirs,
+            &layers,
+            static_policy.as_ref().map(|(p, s)| (*p, s)),
+            flags,
+        )
+    }
+
+    /// Settings that were ignored and other notes for the person.
+    pub fn warnings(&self) -> &[String] {
+        &self.compiled.warnings
+    }
+
+    /// The launcher the shell tools must use (`/bin/sh` unless a trusted layer says otherwise).
+    pub fn launcher(&self) -> &str {
+        &self.compiled.launcher
+    }
+
+    /// Where saved approvals live (outside the workspace); `None` when kept in memory only.
+    pub fn rules_file(&self) -> Option<&Path> {
+        self.store.as_ref().map(RuleStore::path)
+    }
+
+    /// Removes from the catalog every tool that policy denies outright, so the model is never
+    /// offered it. Returns the names removed.
+    pub fn narrow_catalog(&self, catalog: &mut Catalog) -> Vec<String> {
+        let names: Vec<&'static str> = catalog.names().collect();
+        let mut removed = Vec::new();
+        for name in names {
+            let kind = catalog.get(name).map(|t| t.kind()).unwrap_or(ToolKind::Execute);
+            if self.gate(name, kind).is_err() {
+                catalog.remove(name);
+                removed.push(name.to_string());
+            }
+        }
+        removed
+    }
+
+    /// Whether a workspace-relative path may be read or written, for tools that walk many files
+    /// (a search skips what it may not read). `Err` carries the refusing rule id and reason.
+    pub fn check_path(&self, path: &str, access: Access) -> Result<(), (String, String)> {
+        self.compiled
+            .paths
+            .check(path, access)
+            .map(|_| ())
+            .map_err(|r| (r.rule_id, r.reason))
+    }
+
+    /// The tool dimension: outright denials, then the strictest explicit mode.
+    fn gate(&self, tool: &str, kind: ToolKind) -> Result<Option<(ToolMode, String)>, Verdict> {
+        let c = &self.compiled;
+        if tool.starts_with("shell.")
+            && let Some((id, reason)) = &c.shell_disabled
+        {
+            return Err(Verdict::deny(id.clone(), reason.clone()));
+        }
+        if tool.starts_with("fs.")
+            && let Some((id, reason)) = &c.fs_disabled
+        {
+            return Err(Verdict::deny(id.clone(), reason.clone()));
+        }
+        if let Some((id, reason)) = c.tool_denies.get(tool) {
+            return Err(Verdict::deny(id.clone(), reason.clone()));
+        }
+        for (id, listed) in &c.tool_allow_lists {
+            if !listed.contains(tool) {
+                return Err(Verdict::deny(
+                    id.clone(),
+                    format!("{tool} is not in the tool allow list"),
+                ));
+            }
+        }
+        let explicit = c.tool_modes.get(tool).cloned();
+        if let Some((ToolMode::Deny, id)) = &explicit {
+            return Err(Verdict::deny(
+                id.clone(),
+                format!("{tool} is denied by configuration ({id})"),
+            ));
+        }
+        if c.allow_write && kind == ToolKind::Edit {
+            return Ok(Some((ToolMode::Auto, "flag.allow-write".into())));
+        }
+        Ok(explicit)
     }
 
     fn default_mode(kind: ToolKind) -> ToolMode {
@@ -56,44 +294,236 @@ impl PolicyEngine {
         }
     }
 
+    fn judge_line(&self, command: &str, cwd: &str) -> LineJudgement {
+        let saved = self.saved.read().map(|s| s.commands.clone()).unwrap_or_default();
+        Judge {
+            compiled: &self.compiled,
+            resolver: &self.resolver,
+            saved: &saved,
+            cwd,
+        }
+        .line(command)
+    }
+
+    fn saved_allows(&self, pred: impl Fn(&SavedKind) -> bool) -> Option<String> {
+        let saved = self.saved.read().ok()?;
+        saved.rules.iter().find(|r| pred(&r.kind)).map(|r| r.id.clone())
+    }
+
     /// Decides one call. May enrich `preview` (a command's parsed simple commands).
-    pub fn decide(&self, tool: &str, kind: ToolKind, _preview: &mut Preview) -> Verdict {
-        let mode = self
-            .tool_modes
-            .get(tool)
-            .copied()
-            .unwrap_or_else(|| Self::default_mode(kind));
-        let remembered = self
-            .always
-            .lock()
-            .map(|a| a.iter().any(|t| t == tool))
-            .unwrap_or(false);
-        match mode {
-            ToolMode::Deny => Verdict::deny(
-                format!("config.tool.{tool}"),
-                format!("{tool} is denied by configuration"),
-            ),
-            ToolMode::Auto => Verdict::allow(format!("builtin.tool.{tool}")),
-            ToolMode::Ask if remembered => Verdict::allow(format!("session.always.{tool}")),
-            ToolMode::Ask => {
-                let mut v = Verdict::ask(
-                    format!("builtin.tool.{tool}"),
-                    format!("{tool} needs approval"),
-                );
-                v.always_rule = Some(format!("allow {tool} for this session"));
+    pub fn decide(&self, tool: &str, kind: ToolKind, preview: &mut Preview) -> Verdict {
+        let explicit = match self.gate(tool, kind) {
+            Ok(m) => m,
+            Err(v) => {
+                if let Preview::Command(cp) = preview {
+                    // Still show what was parsed, for the record.
+                    cp.commands = self.judge_line(&cp.command, &cp.cwd).views;
+                }
+                return v;
+            }
+        };
+        match preview {
+            Preview::Command(cp) => {
+                let j = self.judge_line(&cp.command, &cp.cwd);
+                cp.commands = j.views;
+                let mut v = Verdict {
+                    decision: j.decision,
+                    reasons: j.reasons,
+                    rule_ids: j.rule_ids,
+                    always_rule: None,
+                };
+                if v.decision == Decision::Allow
+                    && let Some((ToolMode::Ask, id)) = &explicit
+                {
+                    v.decision = Decision::Ask;
+                    v.reasons.push(format!("{tool} is set to ask ({id})"));
+                    v.rule_ids.push(id.clone());
+                }
+                if v.decision == Decision::Ask && !j.rememberable.is_empty() {
+                    let d: Vec<String> = j.rememberable.iter().map(SavedKind::describe).collect();
+                    v.always_rule = Some(d.join("; "));
+                }
                 v
             }
+            Preview::FileChange(fc) => {
+                if let Err(r) = self.compiled.paths.check(&fc.path, Access::Write) {
+                    return Verdict::deny(r.rule_id, r.reason);
+                }
+                let path = fc.path.clone();
+                self.by_mode(tool, kind, explicit, SavedKind::Edit { path: path.clone() }, |k| {
+                    matches!(k, SavedKind::Edit { path: p } if *p == path)
+                })
+            }
+            Preview::Read { path } => {
+                if let Err(r) = self.compiled.paths.check(path, Access::Read) {
+                    return Verdict::deny(r.rule_id, r.reason);
+                }
+                self.by_tool_mode(tool, kind, explicit)
+            }
+            Preview::Session { action, .. } => {
+                if explicit.is_none() && matches!(action.as_str(), "write" | "send_keys") {
+                    // Input to a running program can be a whole new command (a shell prompt).
+                    return self.ask_or_saved(
+                        tool,
+                        "builtin.session.input".into(),
+                        format!("{tool} {action} sends input to a running program"),
+                    );
+                }
+                let explicit = explicit.or(Some((ToolMode::Auto, "builtin.session".into())));
+                self.by_tool_mode(tool, kind, explicit)
+            }
+            Preview::Internal => self.by_tool_mode(tool, kind, explicit),
         }
     }
 
-    /// Records an "allow always" answer; returns the ids of the rules saved.
-    pub fn remember(&self, tool: &str, _preview: &Preview) -> Result<Vec<String>, PolicyError> {
-        let mut always = self
-            .always
-            .lock()
-            .map_err(|_| PolicyError::Store("approval store lock poisoned".into()))?;
-        always.push(tool.to_string());
-        Ok(vec![format!("session.always.{tool}")])
+    fn by_tool_mode(
+        &self,
+        tool: &str,
+        kind: ToolKind,
+        explicit: Option<(ToolMode, String)>,
+    ) -> Verdict {
+        let t = tool.to_string();
+        self.by_mode(tool, kind, explicit, SavedKind::Tool { tool: t.clone() }, |k| {
+            matches!(k, SavedKind::Tool { tool: x } if *x == t)
+        })
+    }
+
+    fn by_mode(
+        &self,
+        tool: &str,
+        kind: ToolKind,
+        explicit: Option<(ToolMode, String)>,
+        would_save: SavedKind,
+        saved: impl Fn(&SavedKind) -> bool,
+    ) -> Verdict {
+        let (mode, id) = explicit
+            .unwrap_or_else(|| (Self::default_mode(kind), format!("builtin.tool.{tool}")));
+        match mode {
+            ToolMode::Auto => Verdict::allow(id),
+            ToolMode::Deny => Verdict::deny(id, format!("{tool} is denied")),
+            ToolMode::Ask => match self.saved_allows(saved) {
+                Some(saved_id) => Verdict::allow(saved_id),
+                None => {
+                    let mut v = Verdict::ask(id, format!("{tool} needs approval"));
+                    v.always_rule = Some(would_save.describe());
+                    v
+                }
+            },
+        }
+    }
+
+    fn ask_or_saved(&self, tool: &str, id: String, reason: String) -> Verdict {
+        let t = tool.to_string();
+        if let Some(saved) = self.saved_allows(|k| matches!(k, SavedKind::Tool { tool: x } if *x == t)) {
+            return Verdict::allow(saved);
+        }
+        let mut v = Verdict::ask(id, reason);
+        v.always_rule = Some(SavedKind::Tool { tool: t }.describe());
+        v
+    }
+
+    /// Records an "allow always" answer; returns the ids of the rules saved. A command that
+    /// cannot be proven saves nothing (no rule could ever match it).
+    pub fn remember(&self, tool: &str, preview: &Preview) -> Result<Vec<String>, PolicyError> {
+        let kinds: Vec<SavedKind> = match preview {
+            Preview::Command(cp) => {
+                let j = self.judge_line(&cp.command, &cp.cwd);
+                j.rememberable
+            }
+            Preview::FileChange(fc) => vec![SavedKind::Edit {
+                path: fc.path.clone(),
+            }],
+            _ => vec![SavedKind::Tool {
+                tool: tool.to_string(),
+            }],
+        };
+        if kinds.is_empty() {
+            return Ok(Vec::new());
+        }
+        let created = store::now_rfc3339();
+        let new: Vec<SavedRule> = kinds
+            .into_iter()
+            .map(|kind| SavedRule {
+                id: kind.stable_id(),
+                kind,
+                created: created.clone(),
+            })
+            .collect();
+        let ids = new.iter().map(|r| r.id.clone()).collect();
+        let mut saved = self
+            .saved
+            .write()
+            .map_err(|_| PolicyError::Store {
+                path: PathBuf::from("(memory)"),
+                message: "approval store lock poisoned".into(),
+            })?;
+        let all = match &self.store {
+            Some(s) => s.add(&new)?,
+            None => {
+                let mut all = saved.rules.clone();
+                for r in new {
+                    if !all.iter().any(|x| x.id == r.id) {
+                        all.push(r);
+                    }
+                }
+                all
+            }
+        };
+        saved.set(all);
+        Ok(ids)
+    }
+
+    /// The saved approvals of this workspace.
+    pub fn saved_rules(&self) -> Vec<SavedRule> {
+        self.saved.read().map(|s| s.rules.clone()).unwrap_or_default()
+    }
+
+    /// Removes a saved approval by id.
+    pub fn forget(&self, id: &str) -> Result<SavedRule, PolicyError> {
+        let mut saved = self.saved.write().map_err(|_| PolicyError::Store {
+            path: PathBuf::from("(memory)"),
+            message: "approval store lock poisoned".into(),
+        })?;
+        match &self.store {
+            Some(s) => {
+                let removed = s.remove(id)?;
+                saved.set(s.load()?);
+                Ok(removed)
+            }
+            None => {
+                let mut all = saved.rules.clone();
+                let Some(i) = all.iter().position(|r| r.id == id) else {
+                    return Err(PolicyError::RuleNotFound {
+                        id: id.to_string(),
+                        workspace: PathBuf::from("(this session)"),
+                    });
+                };
+                let removed = all.remove(i);
+                saved.set(all);
+                Ok(removed)
+            }
+        }
+    }
+}
+
+/// The compiled built-in defaults, assembled by hand: what remains if even an empty layer set
+/// failed to compile (it cannot; this keeps `new` total without a panic).
+fn unreachable_defaults(_resolver: &Resolver) -> Compiled {
+    Compiled {
+        tool_denies: BTreeMap::new(),
+        tool_allow_lists: Vec::new(),
+        tool_modes: BTreeMap::new(),
+        allow_write: false,
+        shell_disabled: None,
+        fs_disabled: None,
+        rule_layers: Vec::new(),
+        default: (crate::config::RuleDecision::Ask, "builtin.commands.default".into()),
+        deny_patterns: patterns::PatternList::builtin_deny(),
+        allow_patterns: patterns::PatternList::default(),
+        launcher: layers::DEFAULT_LAUNCHER.into(),
+        launcher_refusal: None,
+        paths: paths::PathPolicy::new(),
+        warnings: Vec::new(),
     }
 }
 

@@ -1,0 +1,133 @@
+//! What `pablo policy check` and `pablo policy rules` report, as data.
+//!
+//! The binary prints; this module only builds the reports (serde structs and their text form),
+//! so the same answers are testable without a process and usable by other front-ends.
+
+use serde::Serialize;
+
+use super::{PolicyEngine, PolicyError, SavedRule, decision_label};
+use crate::protocol::{CommandPreview, Decision, Preview, SimpleCommandView};
+use crate::tools::ToolKind;
+
+/// The answer of `pablo policy check -- COMMAND`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckReport {
+    pub decision: Decision,
+    pub commands: Vec<SimpleCommandView>,
+    pub reasons: Vec<String>,
+    pub rule_ids: Vec<String>,
+    /// What "allow always" would save, when the decision is ask.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub always_rule: Option<String>,
+    /// Ignored settings (an untrusted project's allow rules, …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Judges `command` exactly as a `shell.run` call in the workspace root would be.
+pub fn check(engine: &PolicyEngine, command: &str) -> CheckReport {
+    let mut preview = Preview::Command(CommandPreview {
+        command: command.to_string(),
+        cwd: ".".into(),
+        background: false,
+        pty: false,
+        commands: Vec::new(),
+    });
+    let verdict = engine.decide("shell.run", ToolKind::Execute, &mut preview);
+    let commands = match preview {
+        Preview::Command(cp) => cp.commands,
+        _ => Vec::new(),
+    };
+    CheckReport {
+        decision: verdict.decision,
+        commands,
+        reasons: verdict.reasons,
+        rule_ids: verdict.rule_ids,
+        always_rule: verdict.always_rule,
+        warnings: engine.warnings().to_vec(),
+    }
+}
+
+impl CheckReport {
+    /// Exit status for scripts: 0 allow, 3 ask, 4 deny (2 stays the error status).
+    pub fn exit_code(&self) -> u8 {
+        match self.decision {
+            Decision::Allow => 0,
+            Decision::Ask => 3,
+            Decision::Deny => 4,
+        }
+    }
+
+    /// The readable form: the decision, then one block per simple command.
+    pub fn to_text(&self) -> String {
+        let mut s = format!("decision: {}\n", decision_label(self.decision));
+        for r in &self.reasons {
+            s.push_str(&format!("  because {r}\n"));
+        }
+        if !self.rule_ids.is_empty() {
+            s.push_str(&format!("  rules: {}\n", self.rule_ids.join(", ")));
+        }
+        for (i, c) in self.commands.iter().enumerate() {
+            let argv: Vec<String> = c
+                .argv
+                .iter()
+                .map(|a| super::shell::quote_for_display(a))
+                .collect();
+            s.push_str(&format!(
+                "command {}: {}\n  executable: {}\n  decision: {} (rule {})\n",
+                i + 1,
+                argv.join(" "),
+                c.executable.as_deref().unwrap_or("(not found on the clean PATH)"),
+                decision_label(c.decision),
+                c.rule_id.as_deref().unwrap_or("-"),
+            ));
+            if let Some(r) = &c.reason {
+                s.push_str(&format!("  reason: {r}\n"));
+            }
+        }
+        if let Some(a) = &self.always_rule {
+            s.push_str(&format!("allow always would save: {a}\n"));
+        }
+        for w in &self.warnings {
+            s.push_str(&format!("warning: {w}\n"));
+        }
+        s
+    }
+}
+
+/// The answer of `pablo policy rules`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RulesReport {
+    /// The approvals file (outside the workspace), when approvals are saved at all.
+    pub file: Option<String>,
+    pub rules: Vec<SavedRule>,
+}
+
+pub fn rules(engine: &PolicyEngine) -> RulesReport {
+    RulesReport {
+        file: engine.rules_file().map(|p| p.display().to_string()),
+        rules: engine.saved_rules(),
+    }
+}
+
+/// `pablo policy rules --remove ID`.
+pub fn remove_rule(engine: &PolicyEngine, id: &str) -> Result<SavedRule, PolicyError> {
+    engine.forget(id)
+}
+
+impl RulesReport {
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        match &self.file {
+            Some(f) => s.push_str(&format!("saved approvals: {f}\n")),
+            None => s.push_str("saved approvals: kept in memory only\n"),
+        }
+        if self.rules.is_empty() {
+            s.push_str("no saved rules\n");
+        }
+        for r in &self.rules {
+            s.push_str(&format!("{}  {}  (saved {})\n", r.id, r.kind.describe(), r.created));
+        }
+        s
+    }
+}

@@ -1,0 +1,341 @@
+//! Intersecting the layers: built-in defaults, user config, project config, `--config`, the
+//! static JSON policy and the command-line flags.
+//!
+//! Every layer can only take authority away. Deny wins in every dimension; allow lists intersect
+//! (a command must be allowed by each layer that has an allow list); roots intersect; deny rules,
+//! deny patterns and deny roots add up. The project layer arrives with the repository, so until
+//! the person trusts the folder it may add denials and asks but nothing that grants: its allow
+//! rules, allow patterns, `auto` tool modes, `default = "allow"`, `enable_deny_patterns = false`
+//! and launcher choice are ignored, each with a warning that says so.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::patterns::PatternList;
+use super::paths::{PathPolicy, RootRule};
+use super::rules::{Resolver, RuleLayer};
+use super::static_policy::StaticPolicy;
+use super::{PolicyError, ToolMode};
+use crate::config::{ConfigFile, Layers, RuleDecision};
+
+/// The authority flags of the command line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CliFlags {
+    /// `--no-shell`: every `shell.*` tool is denied.
+    pub no_shell: bool,
+    /// `--no-filesystem`: every `fs.*` tool is denied.
+    pub no_filesystem: bool,
+    /// `--allow-write`: file edits run without asking, inside the write roots.
+    pub allow_write: bool,
+}
+
+/// Everything the layers decide, compiled for fast decisions.
+#[derive(Debug)]
+pub struct Compiled {
+    /// Tools denied outright: tool → (rule id, reason).
+    pub tool_denies: BTreeMap<String, (String, String)>,
+    /// Tool allow lists of the static policy: (rule id for unlisted tools, listed tools).
+    pub tool_allow_lists: Vec<(String, BTreeSet<String>)>,
+    /// The strictest explicit mode per tool, with the id of the layer that set it.
+    pub tool_modes: BTreeMap<String, (ToolMode, String)>,
+    pub allow_write: bool,
+    pub shell_disabled: Option<(String, String)>,
+    pub fs_disabled: Option<(String, String)>,
+    pub rule_layers: Vec<RuleLayer>,
+    /// `[options.shell.commands] default`, strictest of the layers that set it.
+    pub default: (RuleDecision, String),
+    pub deny_patterns: PatternList,
+    pub allow_patterns: PatternList,
+    /// The launcher that receives `-c COMMAND`.
+    pub launcher: String,
+    /// Why the launcher may not start anything, when a launcher rule forbids it.
+    pub launcher_refusal: Option<(String, String)>,
+    pub paths: PathPolicy,
+    /// Ignored settings and other notes for the person.
+    pub warnings: Vec<String>,
+}
+
+/// The layer inputs.
+pub struct Sources<'a> {
+    pub layers: &'a Layers,
+    pub project_trusted: bool,
+    pub static_policy: Option<(&'a Path, &'a StaticPolicy)>,
+    pub flags: CliFlags,
+}
+
+pub const DEFAULT_LAUNCHER: &str = "/bin/sh";
+
+struct LayerRef<'a> {
+    prefix: &'static str,
+    label: String,
+    file: &'a ConfigFile,
+    trusted: bool,
+}
+
+fn mode_rank(m: ToolMode) -> u8 {
+    match m {
+        ToolMode::Auto => 0,
+        ToolMode::Ask => 1,
+        ToolMode::Deny => 2,
+    }
+}
+
+fn decision_rank(d: RuleDecision) -> u8 {
+    match d {
+        RuleDecision::Allow => 0,
+        RuleDecision::Ask => 1,
+        RuleDecision::Deny => 2,
+    }
+}
+
+impl Compiled {
+    pub fn build(src: &Sources<'_>, resolver: &Resolver) -> Result<Self, PolicyError> {
+        let mut c = Compiled {
+            tool_denies: BTreeMap::new(),
+            tool_allow_lists: Vec::new(),
+            tool_modes: BTreeMap::new(),
+            allow_write: src.flags.allow_write,
+            shell_disabled: None,
+            fs_disabled: None,
+            rule_layers: Vec::new(),
+            default: (RuleDecision::Ask, "builtin.commands.default".into()),
+            deny_patterns: PatternList::default(),
+            allow_patterns: PatternList::default(),
+            launcher: DEFAULT_LAUNCHER.into(),
+            launcher_refusal: None,
+            paths: PathPolicy::new(),
+            warnings: Vec::new(),
+        };
+        let mut layer_refs: Vec<LayerRef<'_>> = Vec::new();
+        let describe = |kind: &str, p: &PathBuf| format!("{kind} {}", p.display());
+        if let Some((p, f)) = &src.layers.user {
+            layer_refs.push(LayerRef {
+                prefix: "config.user",
+                label: describe("user config", p),
+                file: f,
+                trusted: true,
+            });
+        }
+        if let Some((p, f)) = &src.layers.project {
+            layer_refs.push(LayerRef {
+                prefix: "config.project",
+                label: describe("project config", p),
+                file: f,
+                trusted: src.project_trusted,
+            });
+        }
+        if let Some((p, f)) = &src.layers.explicit {
+            layer_refs.push(LayerRef {
+                prefix: "config.explicit",
+                label: describe("--config", p),
+                file: f,
+                trusted: true,
+            });
+        }
+
+        let mut default_set: Option<(RuleDecision, String)> = None;
+        let mut patterns_off: Option<String> = None;
+        let mut patterns_on = false;
+        let mut deny_patterns: Vec<(String, String)> = Vec::new();
+        let mut allow_patterns: Vec<(String, String)> = Vec::new();
+        let invalid = |label: &str, message: String| PolicyError::Layer {
+            layer: label.to_string(),
+            message,
+        };
+
+        for l in &layer_refs {
+            let ignored = |c: &mut Compiled, what: String| {
+                c.warnings.push(format!(
+                    "{}: {what} ignored: the folder is not trusted (trust it with `pablo policy trust`)",
+                    l.label
+                ));
+            };
+            let opts = &l.file.options;
+            for (tool, mode) in &opts.tools {
+                if !l.trusted && *mode == ToolMode::Auto {
+                    ignored(&mut c, format!("tools.{tool} = \"auto\""));
+                    continue;
+                }
+                let id = format!("{}.tools.{tool}", l.prefix);
+                let stricter = c
+                    .tool_modes
+                    .get(tool)
+                    .is_none_or(|(m, _)| mode_rank(*mode) > mode_rank(*m));
+                if stricter {
+                    c.tool_modes.insert(tool.clone(), (*mode, id));
+                }
+            }
+            let shell = &opts.shell;
+            if shell.enabled == Some(false) && c.shell_disabled.is_none() {
+                c.shell_disabled = Some((
+                    format!("{}.shell.enabled", l.prefix),
+                    format!("the shell is disabled by {}", l.label),
+                ));
+            }
+            match shell.enable_deny_patterns {
+                Some(true) => patterns_on = true,
+                Some(false) if l.trusted => patterns_off = Some(l.label.clone()),
+                Some(false) => ignored(&mut c, "enable_deny_patterns = false".into()),
+                None => {}
+            }
+            for (i, p) in shell.custom_deny_patterns.iter().enumerate() {
+                deny_patterns.push((format!("{}.deny_pattern.{i}", l.prefix), p.clone()));
+            }
+            for (i, p) in shell.custom_allow_patterns.iter().enumerate() {
+                if l.trusted {
+                    allow_patterns.push((format!("{}.allow_pattern.{i}", l.prefix), p.clone()));
+                } else {
+                    ignored(&mut c, format!("custom_allow_patterns {p:?}"));
+                }
+            }
+            if let Some(launcher) = &shell.launcher {
+                if l.trusted {
+                    c.launcher = launcher.clone();
+                } else {
+                    ignored(&mut c, format!("launcher {launcher:?}"));
+                }
+            }
+            let cmds = &shell.commands;
+            if let Some(d) = cmds.default {
+                if !l.trusted && d == RuleDecision::Allow {
+                    ignored(&mut c, "commands.default = \"allow\"".into());
+                } else {
+                    let id = format!("{}.commands.default", l.prefix);
+                    let stricter = default_set
+                        .as_ref()
+                        .is_none_or(|(cur, _)| decision_rank(d) > decision_rank(*cur));
+                    if stricter {
+                        default_set = Some((d, id));
+                    }
+                }
+            }
+            let mut layer = RuleLayer {
+                source: l.label.clone(),
+                id: format!("{}.commands.allow", l.prefix),
+                ..Default::default()
+            };
+            if l.trusted {
+                layer.allow = cmds.allow.iter().map(|r| resolver.compile(r)).collect();
+            } else if !cmds.allow.is_empty() {
+                let ids: Vec<&str> = cmds.allow.iter().map(|r| r.id.as_str()).collect();
+                ignored(&mut c, format!("allow rules {}", ids.join(", ")));
+            }
+            layer.deny = cmds.deny.iter().map(|r| resolver.compile(r)).collect();
+            c.rule_layers.push(layer);
+
+            let fs = &opts.filesystem;
+            if fs.enabled == Some(false) && c.fs_disabled.is_none() {
+                c.fs_disabled = Some((
+                    format!("{}.filesystem.enabled", l.prefix),
+                    format!("the file tools are disabled by {}", l.label),
+                ));
+            }
+            let roots = |key: &str, globs: &[String]| -> Vec<RootRule> {
+                globs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, g)| RootRule {
+                        id: format!("{}.filesystem.{key}.{i}", l.prefix),
+                        glob: g.clone(),
+                    })
+                    .collect()
+            };
+            c.paths
+                .add_read_roots(&l.label, roots("read_roots", &fs.read_roots))
+                .map_err(|e| invalid(&l.label, e))?;
+            c.paths
+                .add_write_roots(&l.label, roots("write_roots", &fs.write_roots))
+                .map_err(|e| invalid(&l.label, e))?;
+            c.paths
+                .add_deny_roots(roots("deny_roots", &fs.deny_roots))
+                .map_err(|e| invalid(&l.label, e))?;
+        }
+
+        if let Some((path, sp)) = src.static_policy {
+            let label = format!("--policy {}", path.display());
+            for r in &sp.tools.deny {
+                c.tool_denies.entry(r.tool.clone()).or_insert((
+                    r.id.clone(),
+                    format!("{} is denied by rule {} of {label}", r.tool, r.id),
+                ));
+            }
+            if !sp.tools.allow.is_empty() {
+                let listed = sp.tools.allow.iter().map(|r| r.tool.clone()).collect();
+                c.tool_allow_lists
+                    .push((format!("policy.tools.unlisted({label})"), listed));
+            }
+            let launcher_key = resolver.resolve(&c.launcher, ".").key;
+            for r in &sp.launchers.deny {
+                if resolver.resolve(&r.path, ".").key == launcher_key {
+                    c.launcher_refusal = Some((
+                        r.id.clone(),
+                        format!("the launcher {} is denied by rule {} of {label}", c.launcher, r.id),
+                    ));
+                }
+            }
+            if c.launcher_refusal.is_none()
+                && !sp.launchers.allow.is_empty()
+                && !sp
+                    .launchers
+                    .allow
+                    .iter()
+                    .any(|r| resolver.resolve(&r.path, ".").key == launcher_key)
+            {
+                c.launcher_refusal = Some((
+                    "policy.launchers.unlisted".into(),
+                    format!("the launcher {} is not in the launcher allow list of {label}", c.launcher),
+                ));
+            }
+            let to_roots = |v: &[super::static_policy::GlobRule]| -> Vec<RootRule> {
+                v.iter()
+                    .map(|g| RootRule {
+                        id: g.id.clone(),
+                        glob: g.glob.clone(),
+                    })
+                    .collect()
+            };
+            c.paths
+                .add_read_roots(&label, to_roots(&sp.filesystem.read))
+                .map_err(|e| invalid(&label, e))?;
+            c.paths
+                .add_write_roots(&label, to_roots(&sp.filesystem.write))
+                .map_err(|e| invalid(&label, e))?;
+            c.paths
+                .add_deny_roots(to_roots(&sp.filesystem.deny))
+                .map_err(|e| invalid(&label, e))?;
+        }
+
+        if src.flags.no_shell {
+            c.shell_disabled = Some(("flag.no-shell".into(), "the shell is disabled by --no-shell".into()));
+        }
+        if src.flags.no_filesystem {
+            c.fs_disabled = Some((
+                "flag.no-filesystem".into(),
+                "the file tools are disabled by --no-filesystem".into(),
+            ));
+        }
+        if let Some(d) = default_set {
+            c.default = d;
+        }
+        let patterns_enabled = patterns_on || patterns_off.is_none();
+        if patterns_enabled {
+            c.deny_patterns = PatternList::builtin_deny();
+        }
+        let custom = PatternList::new(deny_patterns).map_err(|e| invalid("deny patterns", e))?;
+        c.deny_patterns
+            .extend(&custom)
+            .map_err(|e| invalid("deny patterns", e))?;
+        c.allow_patterns =
+            PatternList::new(allow_patterns).map_err(|e| invalid("allow patterns", e))?;
+        Ok(c)
+    }
+
+    /// Layers whose allow list is not empty: each must allow a command for it to run.
+    pub fn allow_layers(&self) -> impl Iterator<Item = &RuleLayer> {
+        self.rule_layers.iter().filter(|l| !l.allow.is_empty())
+    }
+
+    pub fn has_allow_list(&self) -> bool {
+        self.allow_layers().next().is_some()
+    }
+}

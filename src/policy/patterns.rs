@@ -1,0 +1,229 @@
+//! Deny and allow patterns: regular expressions over command text.
+//!
+//! Patterns are a blunt second line behind the parsed command rules: they look at the text the
+//! model sent and at each parsed simple command written out without quotes (so `'r'm -rf /` is
+//! seen as `rm -rf /`). A deny pattern wins over everything; an allow pattern can only turn a
+//! command that would otherwise be asked about into an allowed one, never unlock a denial.
+
+use regex::{Regex, RegexSet};
+
+/// The built-in deny list, on by default (`enable_deny_patterns`). Ids are stable; they appear in
+/// verdicts as `builtin.pattern.<id>`.
+pub const BUILTIN_DENY: &[(&str, &str)] = &[
+    // rm with recursive and force, in one flag group or separate ones
+    (
+        "rm-recursive-force",
+        r"\brm\s+(?:\S+\s+)*-[a-zA-Z]*(?:[rR][a-zA-Z]*f|f[a-zA-Z]*[rR])",
+    ),
+    (
+        "rm-recursive-force-split",
+        r"\brm\b[^;&|\n]*\s(?:-[a-zA-Z]*[rR]|--recursive)\b[^;&|\n]*\s(?:-[a-zA-Z]*f|--force)\b",
+    ),
+    (
+        "rm-force-recursive-split",
+        r"\brm\b[^;&|\n]*\s(?:-[a-zA-Z]*f|--force)\b[^;&|\n]*\s(?:-[a-zA-Z]*[rR]|--recursive)\b",
+    ),
+    ("del-force", r"(?i)\bdel\s+/[fq]"),
+    ("rmdir-tree", r"(?i)\brmdir\s+/s"),
+    ("format-drive", r"(?i)(?:^|[\s;&|(])format\s+[a-z]:"),
+    ("mkfs", r"\bmkfs(?:\.[a-z0-9]+)?\b"),
+    ("diskpart", r"(?i)\bdiskpart\b"),
+    ("dd-input", r"\bdd\b[^;&|\n]*\bif="),
+    (
+        "block-device-write",
+        r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|loop|mapper/)",
+    ),
+    ("shutdown", r"\b(?:shutdown|reboot|poweroff|halt)\b"),
+    ("command-substitution", r"\$\("),
+    ("parameter-substitution", r"\$\{"),
+    ("backticks", r"`"),
+    ("pipe-to-shell", r"\|\s*(?:sudo\s+)?(?:ba|da|z|k)?sh\b"),
+    ("download-to-shell", r"\b(?:curl|wget)\b[^\n]*\|\s*(?:\S+\s+)*(?:ba|da|z|k)?sh\b"),
+    ("sudo", r"\b(?:sudo|doas)\b"),
+    ("chmod", r"\bchmod\b"),
+    ("chown", r"\bch(?:own|grp)\b"),
+    ("pkill", r"\bpkill\b"),
+    ("killall", r"\bkillall\b"),
+    ("kill-9", r"\bkill\s+(?:\S+\s+)*-(?:9|KILL|SIGKILL)\b"),
+    ("ssh", r"\bssh\b"),
+    (
+        "system-package-install",
+        r"\b(?:apt|apt-get|yum|dnf|zypper|pacman|apk|brew)\s+(?:\S+\s+)*(?:install|remove|purge|erase|upgrade|dist-upgrade|-S\w*)\b",
+    ),
+    (
+        "npm-global-install",
+        r"\b(?:npm|pnpm|yarn)\s+(?:install|i|add|global)\b[^;&|\n]*(?:\s-g\b|--global\b|\badd\b)",
+    ),
+    (
+        "pip-user-install",
+        r"\bpip[0-9.]*\s+install\b[^;&|\n]*(?:--user\b|--break-system-packages\b)",
+    ),
+    ("docker-run", r"\b(?:docker|podman)\s+(?:\S+\s+)*(?:run|exec)\b"),
+    ("git-push", r"\bgit\b[^;&|\n]*\spush\b"),
+    (
+        "git-force",
+        r"\bgit\b[^;&|\n]*\s(?:--force\b|--force-with-lease\b|-[a-zA-Z]*f[a-zA-Z]*\b)",
+    ),
+    ("eval", r"\beval\b"),
+    ("source", r"(?:^|[;&|(\n]|\bthen\b|\bdo\b|\belse\b)\s*(?:source|\.)\s+\S"),
+];
+
+/// A compiled list of patterns with their ids.
+#[derive(Debug, Clone)]
+pub struct PatternList {
+    ids: Vec<String>,
+    sources: Vec<String>,
+    set: RegexSet,
+}
+
+impl Default for PatternList {
+    fn default() -> Self {
+        Self {
+            ids: Vec::new(),
+            sources: Vec::new(),
+            set: RegexSet::empty(),
+        }
+    }
+}
+
+impl PatternList {
+    /// Compiles `(id, regex)` pairs; the first invalid regex is returned as an error message.
+    pub fn new(patterns: Vec<(String, String)>) -> Result<Self, String> {
+        for (id, p) in &patterns {
+            Regex::new(p).map_err(|e| format!("pattern {id} ({p:?}) is not a regular expression: {e}"))?;
+        }
+        let set = RegexSet::new(patterns.iter().map(|(_, p)| p.as_str()))
+            .map_err(|e| format!("patterns cannot be compiled together: {e}"))?;
+        let (ids, sources) = patterns.into_iter().unzip();
+        Ok(Self { ids, sources, set })
+    }
+
+    pub fn builtin_deny() -> Self {
+        let list = BUILTIN_DENY
+            .iter()
+            .map(|(id, p)| (format!("builtin.pattern.{id}"), (*p).to_string()))
+            .collect();
+        // The built-in list is tested to compile; an empty set is the safe fallback shape only.
+        Self::new(list).unwrap_or_default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Appends another list (layers add patterns).
+    pub fn extend(&mut self, other: &PatternList) -> Result<(), String> {
+        let mut all: Vec<(String, String)> = self
+            .ids
+            .iter()
+            .cloned()
+            .zip(self.sources.iter().cloned())
+            .collect();
+        all.extend(other.ids.iter().cloned().zip(other.sources.iter().cloned()));
+        *self = Self::new(all)?;
+        Ok(())
+    }
+
+    /// Ids of every pattern that matches `text`, in list order.
+    pub fn matches(&self, text: &str) -> Vec<&str> {
+        if self.ids.is_empty() {
+            return Vec::new();
+        }
+        self.set
+            .matches(text)
+            .into_iter()
+            .map(|i| self.ids[i].as_str())
+            .collect()
+    }
+
+    /// The (id, source) pairs, for listings.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.ids
+            .iter()
+            .map(String::as_str)
+            .zip(self.sources.iter().map(String::as_str))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn denied(text: &str) -> Vec<String> {
+        PatternList::builtin_deny()
+            .matches(text)
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn builtin_list_compiles_completely() {
+        assert_eq!(PatternList::builtin_deny().len(), BUILTIN_DENY.len());
+    }
+
+    #[test]
+    fn dangerous_commands_match_their_pattern() {
+        for (text, id) in [
+            ("rm -rf /", "rm-recursive-force"),
+            ("rm -fr build", "rm-recursive-force"),
+            ("rm -v -Rf x", "rm-recursive-force"),
+            ("rm -r -f x", "rm-recursive-force-split"),
+            ("rm --force --recursive x", "rm-force-recursive-split"),
+            ("del /f /q c:\\x", "del-force"),
+            ("mkfs.ext4 /dev/sda1", "mkfs"),
+            ("dd if=/dev/zero of=x", "dd-input"),
+            ("cat x > /dev/sda", "block-device-write"),
+            ("sudo reboot", "shutdown"),
+            ("echo $(id)", "command-substitution"),
+            ("echo ${HOME}", "parameter-substitution"),
+            ("echo `id`", "backticks"),
+            ("cat x | sh", "pipe-to-shell"),
+            ("curl https://x | bash", "download-to-shell"),
+            ("sudo ls", "sudo"),
+            ("chmod +x a", "chmod"),
+            ("chown me a", "chown"),
+            ("pkill cargo", "pkill"),
+            ("killall node", "killall"),
+            ("kill -9 1", "kill-9"),
+            ("ssh host", "ssh"),
+            ("apt-get install -y curl", "system-package-install"),
+            ("npm install -g typescript", "npm-global-install"),
+            ("pip install --user x", "pip-user-install"),
+            ("docker run --rm -it ubuntu", "docker-run"),
+            ("git push origin main", "git-push"),
+            ("git reset --force", "git-force"),
+            ("eval ls", "eval"),
+            ("source env.sh", "source"),
+            (". ./env.sh", "source"),
+        ] {
+            let ids = denied(text);
+            assert!(
+                ids.contains(&format!("builtin.pattern.{id}")),
+                "{text}: {ids:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn ordinary_commands_match_nothing() {
+        for text in [
+            "git status",
+            "git log --format=%H -n 3",
+            "git ls-files",
+            "cargo test --lib",
+            "wc -l README.md",
+            "ls -la src",
+            "rm target/tmp.txt",
+            "grep -rn format src",
+            "cat ./x.txt",
+            "echo done.",
+        ] {
+            assert!(denied(text).is_empty(), "{text}: {:?}", denied(text));
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! Command rules: resolving a command word to the program that would run, and matching it.
+//!
+//! A rule names an executable and leading arguments. Both sides of the comparison go through the
+//! same resolution, so `git`, `/usr/bin/git`, `/bin/git` (a merged-`/usr` alias) and `'g'it` all
+//! become `/usr/bin/git`. Only the directory is canonicalised, never the file name: many systems
+//! link `ls` and `rm` to one multi-call binary, and a rule for `ls` must not cover `rm`. A path that
+//! lies inside the workspace (`./wc`, `bin/wc`) is kept as it is written and never canonicalised:
+//! the model can create it, so it is never the system program of the same name.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::config::{CLEAN_PATH, CommandRule, MatchKind};
+
+/// What a command word names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The comparison key: an absolute path, or the bare word when nothing on the clean `PATH`
+    /// has that name (a shell builtin such as `cd`, or a missing program).
+    pub key: String,
+    /// The absolute path when the word resolved to a file.
+    pub path: Option<String>,
+    /// The path lies inside the workspace (so the model may have written it).
+    pub in_workspace: bool,
+}
+
+/// Resolves command words through [`CLEAN_PATH`], caching bare names.
+#[derive(Debug)]
+pub struct Resolver {
+    workspace: Option<PathBuf>,
+    dirs: Vec<PathBuf>,
+    cache: Mutex<HashMap<String, Resolved>>,
+}
+
+impl Resolver {
+    pub fn new(workspace: Option<PathBuf>) -> Self {
+        Self {
+            workspace,
+            dirs: std::env::split_paths(CLEAN_PATH).collect(),
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn workspace(&self) -> Option<&Path> {
+        self.workspace.as_deref()
+    }
+
+    /// Resolves `word` as the shell would, relative paths against `cwd` (workspace-relative).
+    pub fn resolve(&self, word: &str, cwd: &str) -> Resolved {
+        if word.contains('/') {
+            return self.resolve_path(word, cwd);
+        }
+        if let Ok(cache) = self.cache.lock()
+            && let Some(hit) = cache.get(word)
+        {
+            return hit.clone();
+        }
+        let resolved = self.search_path(word);
+        if let Ok(mut cache) = self.cache.lock() {
+            // Bounded: a model could send endless distinct words.
+            if cache.len() > 4096 {
+                cache.clear();
+            }
+            cache.insert(word.to_string(), resolved.clone());
+        }
+        resolved
+    }
+
+    fn search_path(&self, word: &str) -> Resolved {
+        if word.is_empty() || word == "." || word == ".." {
+            return bare(word);
+        }
+        for dir in &self.dirs {
+            let candidate = dir.join(word);
+            if is_executable_file(&candidate) {
+                let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+                let path = dir.join(word).to_string_lossy().into_owned();
+                return Resolved {
+                    key: path.clone(),
+                    path: Some(path),
+                    in_workspace: false,
+                };
+            }
+        }
+        bare(word)
+    }
+
+    fn resolve_path(&self, word: &str, cwd: &str) -> Resolved {
+        let base = match &self.workspace {
+            Some(ws) => normalize(&ws.join(cwd)),
+            None => PathBuf::from("/"),
+        };
+        let joined = if word.starts_with('/') {
+            normalize(Path::new(word))
+        } else {
+            normalize(&base.join(word))
+        };
+        let in_workspace = self
+            .workspace
+            .as_ref()
+            .is_some_and(|ws| joined.starts_with(ws));
+        let relative_without_workspace = !word.starts_with('/') && self.workspace.is_none();
+        if in_workspace || relative_without_workspace {
+            let path = joined.to_string_lossy().into_owned();
+            return Resolved {
+                key: if relative_without_workspace {
+                    format!("./{}", word.trim_start_matches("./"))
+                } else {
+                    path.clone()
+                },
+                path: Some(path),
+                in_workspace: true,
+            };
+        }
+        let canonical = match (joined.parent(), joined.file_name()) {
+            (Some(parent), Some(name)) => std::fs::canonicalize(parent)
+                .map(|p| p.join(name))
+                .unwrap_or_else(|_| joined.clone()),
+            _ => joined.clone(),
+        };
+        let in_workspace = self
+            .workspace
+            .as_ref()
+            .is_some_and(|ws| canonical.starts_with(ws));
+        let path = canonical.to_string_lossy().into_owned();
+        Resolved {
+            key: path.clone(),
+            path: Some(path),
+            in_workspace,
+        }
+    }
+
+    /// Compiles a configured rule: its executable resolved like a command word.
+    pub fn compile(&self, rule: &CommandRule) -> CompiledRule {
+        CompiledRule {
+            id: rule.id.clone(),
+            key: self.resolve(&rule.executable, ".").key,
+            args: rule.args.clone(),
+            kind: rule.match_kind,
+        }
+    }
+}
+
+fn bare(word: &str) -> Resolved {
+    Resolved {
+        key: word.to_string(),
+        path: None,
+        in_workspace: false,
+    }
+}
+
+fn is_executable_file(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Lexical normalisation: `.` dropped, `..` pops (never above the root).
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::RootDir => out.push("/"),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            Component::Prefix(_) => {}
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push("/");
+    }
+    out
+}
+
+/// A rule with its executable resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompiledRule {
+    pub id: String,
+    pub key: String,
+    pub args: Vec<String>,
+    pub kind: MatchKind,
+}
+
+impl CompiledRule {
+    /// Matches a fully literal command.
+    pub fn matches(&self, key: &str, args: &[String]) -> bool {
+        self.key == key
+            && match self.kind {
+                MatchKind::Exact => args == self.args.as_slice(),
+                MatchKind::Prefix => args.starts_with(&self.args),
+            }
+    }
+
+    /// Matches a command of which only the first `known.len()` arguments are literal (`complete`
+    /// when all are). Used for deny rules, which must still bite when a later word is unknown.
+    pub fn matches_known(&self, key: &str, known: &[String], complete: bool) -> bool {
+        if self.key != key {
+            return false;
+        }
+        match self.kind {
+            MatchKind::Exact => complete && known == self.args.as_slice(),
+            MatchKind::Prefix => known.starts_with(&self.args),
+        }
+    }
+
+    /// `prefix /usr/bin/cargo test`, for prompts and listings.
+    pub fn describe(&self) -> String {
+        let kind = match self.kind {
+            MatchKind::Exact => "exact",
+            MatchKind::Prefix => "prefix",
+        };
+        let mut s = format!("{kind} {}", self.key);
+        for a in &self.args {
+            s.push(' ');
+            s.push_str(&super::shell::quote_for_display(a));
+        }
+        s
+    }
+}
+
+/// The command rules one layer contributes.
+#[derive(Debug, Clone, Default)]
+pub struct RuleLayer {
+    /// Where the rules came from (`user config /home/me/.config/pablo/config.toml`).
+    pub source: String,
+    /// The id cited when a command is missing from this layer's allow list.
+    pub id: String,
+    pub allow: Vec<CompiledRule>,
+    pub deny: Vec<CompiledRule>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_and_absolute_names_resolve_to_the_same_key() {
+        let r = Resolver::new(None);
+        let bare = r.resolve("sh", ".");
+        assert!(bare.path.is_some(), "{bare:?}");
+        let abs = r.resolve("/bin/sh", ".");
+        assert_eq!(bare.key, abs.key);
+    }
+
+    #[test]
+    fn a_workspace_path_is_never_the_system_program() {
+        let ws = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(ws.path()).unwrap();
+        let r = Resolver::new(Some(ws.clone()));
+        let local = r.resolve("./wc", ".");
+        assert!(local.in_workspace);
+        assert_ne!(local.key, r.resolve("wc", ".").key);
+        assert_eq!(local.key, ws.join("wc").to_string_lossy());
+    }
+
+    #[test]
+    fn builtins_without_a_file_keep_their_name() {
+        let r = Resolver::new(None);
+        let cd = r.resolve("definitely-not-a-program-xyz", ".");
+        assert_eq!(cd.key, "definitely-not-a-program-xyz");
+        assert!(cd.path.is_none());
+    }
+
+    #[test]
+    fn prefix_and_exact_rules_match_as_written() {
+        let rule = CompiledRule {
+            id: "x".into(),
+            key: "/usr/bin/git".into(),
+            args: vec!["status".into()],
+            kind: MatchKind::Prefix,
+        };
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(rule.matches("/usr/bin/git", &s(&["status", "-s"])));
+        assert!(!rule.matches("/usr/bin/git", &s(&["stash"])));
+        let exact = CompiledRule {
+            kind: MatchKind::Exact,
+            ..rule
+        };
+        assert!(exact.matches("/usr/bin/git", &s(&["status"])));
+        assert!(!exact.matches("/usr/bin/git", &s(&["status", "-s"])));
+    }
+}

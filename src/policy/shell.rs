@@ -1,0 +1,833 @@
+//! From command text to the simple commands `/bin/sh` would run, each word proven literal or not.
+//!
+//! Rules can only be matched against words whose value is known before the shell runs. This
+//! module parses the text with `conch-parser` and flattens every list, pipeline, compound command
+//! and command substitution into [`SimpleCommand`]s. A word is literal when it is made only of
+//! plain, quoted or escaped characters; any expansion (parameters, arithmetic, command
+//! substitution, globs, tilde, brace lists) keeps its rendered text but records why its value
+//! cannot be known.
+//!
+//! `conch-parser` recurses without a bound: a few hundred nested `$(` overflow the stack and abort
+//! the whole process, which no `catch_unwind` can stop. So before parsing, a cheap scan counts
+//! every character and keyword that can open a nesting level (ignoring quotes, so it can only
+//! over-count). Small counts parse inline; larger ones parse on a thread whose stack is sized for
+//! the count and whose answer is awaited with a deadline; beyond a hard cap the text is refused.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use conch_parser::ast::{
+    self, Arithmetic, ComplexWord, CompoundCommandKind, Parameter, ParameterSubstitution,
+    PipeableCommand, RedirectOrCmdWord, RedirectOrEnvVar, SimpleWord, TopLevelCommand,
+    TopLevelWord,
+};
+use conch_parser::lexer::Lexer;
+use conch_parser::parse::DefaultParser;
+
+/// Longest command text that is parsed at all.
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+/// Most nesting openers (`(`, `{`, backtick, compound keywords) a command may contain.
+pub const MAX_NESTING_UNITS: usize = 256;
+/// Up to this many openers (and this many bytes) the parse runs on the caller's stack: measured
+/// in a debug build without optimisation, conch-parser needs under 32 KiB of stack per level.
+const INLINE_UNITS: usize = 16;
+const INLINE_BYTES: usize = 4096;
+/// Stack granted per opener when parsing on a helper thread (twice the measured worst case).
+const STACK_PER_UNIT: usize = 64 * 1024;
+const BASE_STACK: usize = 1024 * 1024;
+/// A parse that takes longer than this is refused.
+pub const PARSE_DEADLINE: Duration = Duration::from_secs(2);
+
+/// One word of a command: its value when literal, its shell rendering otherwise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    pub text: String,
+    /// Why the value cannot be known before the shell runs; `None` for a literal word.
+    pub unprovable: Option<String>,
+}
+
+impl Word {
+    pub fn literal(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            unprovable: None,
+        }
+    }
+
+    pub fn is_literal(&self) -> bool {
+        self.unprovable.is_none()
+    }
+}
+
+/// How a redirection uses its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectKind {
+    Read,
+    Write,
+    Append,
+    Clobber,
+    ReadWrite,
+    Heredoc,
+    DupRead,
+    DupWrite,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    pub kind: RedirectKind,
+    pub fd: Option<u16>,
+    /// The file (or fd number, or here-document body).
+    pub target: Word,
+}
+
+impl Redirect {
+    /// Whether this redirection creates or changes a file. `/dev/null` and fd duplications
+    /// (`2>&1`, `>&-`) do not; `>&name` is a file write in bash, so it counts.
+    pub fn writes(&self) -> bool {
+        match self.kind {
+            RedirectKind::Write
+            | RedirectKind::Append
+            | RedirectKind::Clobber
+            | RedirectKind::ReadWrite => !is_harmless_sink(&self.target),
+            RedirectKind::DupWrite => {
+                let t = &self.target.text;
+                !(self.target.is_literal()
+                    && (t == "-" || (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))))
+            }
+            RedirectKind::Read | RedirectKind::Heredoc | RedirectKind::DupRead => false,
+        }
+    }
+
+    /// `2>/dev/null`, `>&2`: shell notation, for display.
+    pub fn render(&self) -> String {
+        let op = match self.kind {
+            RedirectKind::Read => "<",
+            RedirectKind::Write => ">",
+            RedirectKind::Append => ">>",
+            RedirectKind::Clobber => ">|",
+            RedirectKind::ReadWrite => "<>",
+            RedirectKind::Heredoc => "<<",
+            RedirectKind::DupRead => "<&",
+            RedirectKind::DupWrite => ">&",
+        };
+        let fd = self.fd.map(|f| f.to_string()).unwrap_or_default();
+        if self.kind == RedirectKind::Heredoc {
+            return format!("{fd}<<here-document");
+        }
+        format!("{fd}{op}{}", self.target.text)
+    }
+}
+
+fn is_harmless_sink(target: &Word) -> bool {
+    target.is_literal() && matches!(target.text.as_str(), "/dev/null")
+}
+
+/// One simple command: assignments, words and redirections, plus what the walk learned about it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// `NAME=value` prefixes (they change what the command does).
+    pub assignments: Vec<(String, Word)>,
+    /// argv as the shell builds it (before looking through wrappers).
+    pub words: Vec<Word>,
+    pub redirects: Vec<Redirect>,
+    /// Reasons not tied to one word: a function definition, a `for` variable.
+    pub unprovable: Vec<String>,
+    /// Where the command sits when that matters for the reader (`in $(…)`, `for loop`).
+    pub context: Option<String>,
+}
+
+impl SimpleCommand {
+    /// Every reason this command cannot be proven, words first.
+    pub fn unprovable_reasons(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut push = |r: String| {
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        };
+        for (name, value) in &self.assignments {
+            if let Some(why) = &value.unprovable {
+                push(format!("{why} in the value of {name}"));
+            }
+        }
+        for w in &self.words {
+            if let Some(why) = &w.unprovable {
+                push(format!("{why} in `{}`", w.text));
+            }
+        }
+        for r in &self.redirects {
+            if let Some(why) = &r.target.unprovable {
+                if r.kind == RedirectKind::Heredoc {
+                    push(format!("{why} in a here-document body"));
+                } else {
+                    push(format!("{why} in redirection target `{}`", r.target.text));
+                }
+            }
+        }
+        for r in &self.unprovable {
+            push(r.clone());
+        }
+        out
+    }
+
+    pub fn argv(&self) -> Vec<String> {
+        self.words.iter().map(|w| w.text.clone()).collect()
+    }
+
+    /// The command as one line of plain words (quotes removed): what deny patterns also see.
+    pub fn render(&self) -> String {
+        let mut parts: Vec<String> = self
+            .assignments
+            .iter()
+            .map(|(n, v)| format!("{n}={}", v.text))
+            .collect();
+        parts.extend(self.words.iter().map(|w| w.text.clone()));
+        parts.extend(self.redirects.iter().map(Redirect::render));
+        parts.join(" ")
+    }
+}
+
+/// Why a text was not parsed at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    TooLong { bytes: usize },
+    TooNested { units: usize },
+    Timeout,
+    Syntax(String),
+}
+
+impl Refusal {
+    pub fn reason(&self) -> String {
+        match self {
+            Refusal::TooLong { bytes } => format!(
+                "the command is {bytes} bytes long; commands over {MAX_COMMAND_BYTES} bytes are \
+                 not checked"
+            ),
+            Refusal::TooNested { units } => format!(
+                "the command opens {units} nested groups or substitutions; more than \
+                 {MAX_NESTING_UNITS} are not checked"
+            ),
+            Refusal::Timeout => format!(
+                "parsing the command took longer than {} s",
+                PARSE_DEADLINE.as_secs()
+            ),
+            Refusal::Syntax(e) => format!("the command could not be parsed: {e}"),
+        }
+    }
+
+    /// True when the text is refused for its size, so no rule or answer can make it run.
+    pub fn is_limit(&self) -> bool {
+        !matches!(self, Refusal::Syntax(_))
+    }
+}
+
+/// Parses `text` into the simple commands it would run, in source order (a command
+/// substitution's commands come before the command that uses them).
+pub fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
+    if text.len() > MAX_COMMAND_BYTES {
+        return Err(Refusal::TooLong { bytes: text.len() });
+    }
+    let units = nesting_units(text);
+    if units > MAX_NESTING_UNITS {
+        return Err(Refusal::TooNested { units });
+    }
+    let joined = join_continued_lines(text);
+    if units <= INLINE_UNITS && joined.len() <= INLINE_BYTES {
+        return parse_and_walk(&joined);
+    }
+    let (tx, rx) = mpsc::channel();
+    let stack = BASE_STACK + units * STACK_PER_UNIT;
+    let spawned = std::thread::Builder::new()
+        .name("pablo-policy-parse".into())
+        .stack_size(stack)
+        .spawn(move || {
+            let _ = tx.send(parse_and_walk(&joined));
+        });
+    if spawned.is_err() {
+        return Err(Refusal::Syntax(
+            "no thread could be started to parse it".into(),
+        ));
+    }
+    // On timeout the thread is left to finish on its own: the input is bounded, so it does.
+    rx.recv_timeout(PARSE_DEADLINE)
+        .unwrap_or(Err(Refusal::Timeout))
+}
+
+/// Counts everything that can make the parser recurse, quotes ignored (an over-count is safe).
+pub fn nesting_units(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut units = bytes
+        .iter()
+        .filter(|b| matches!(b, b'(' | b'{' | b'`'))
+        .count();
+    // Compound-command keywords nest without brackets.
+    for word in text.split(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
+        if matches!(word, "if" | "while" | "until" | "for" | "case") {
+            units += 1;
+        }
+    }
+    // Arithmetic recurses on prefix operators (`$((- - - 1))`) and right-associative ones.
+    if text.contains("((") {
+        units += bytes
+            .iter()
+            .filter(|b| matches!(b, b'-' | b'+' | b'!' | b'~' | b'*' | b'?' | b'=' | b':'))
+            .count();
+    }
+    units
+}
+
+/// Removes backslash-newline pairs outside single quotes, as the shell does before splitting
+/// words (conch-parser would otherwise read `r\<newline>m` as two words where sh runs `rm`).
+fn join_continued_lines(text: &str) -> String {
+    if !text.contains("\\\n") {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut single = false;
+    let mut double = false;
+    let mut comment = false;
+    let mut prev_blank = true;
+    while let Some(c) = chars.next() {
+        if comment {
+            if c == '\n' {
+                comment = false;
+            }
+            out.push(c);
+            prev_blank = c == '\n';
+            continue;
+        }
+        if single {
+            single = c != '\'';
+            out.push(c);
+            prev_blank = false;
+            continue;
+        }
+        match c {
+            '\\' => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                    continue;
+                }
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+                prev_blank = false;
+                continue;
+            }
+            '\'' if !double => single = true,
+            '"' => double = !double,
+            '#' if !double && prev_blank => comment = true,
+            _ => {}
+        }
+        out.push(c);
+        prev_blank = !double && matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')');
+    }
+    out
+}
+
+fn parse_and_walk(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
+    let parser = DefaultParser::new(Lexer::new(text.chars()));
+    let mut walker = Walker::default();
+    for cmd in parser {
+        match cmd {
+            Ok(c) => walker.top(&c, &[]),
+            Err(e) => return Err(Refusal::Syntax(e.to_string())),
+        }
+    }
+    Ok(walker.out)
+}
+
+type Cmd = TopLevelCommand<String>;
+type Wd = TopLevelWord<String>;
+type AstRedirect = ast::Redirect<Wd>;
+type AstSimple = ast::SimpleCommand<String, Wd, AstRedirect>;
+type AstSimpleWord = SimpleWord<
+    String,
+    Parameter<String>,
+    Box<ParameterSubstitution<Parameter<String>, Wd, Cmd, Arithmetic<String>>>,
+>;
+type AstCompound = ast::CompoundCommand<CompoundCommandKind<String, Wd, Cmd>, AstRedirect>;
+
+#[derive(Default)]
+struct Walker {
+    out: Vec<SimpleCommand>,
+    /// Nesting context labels (`in $(…)`), innermost last.
+    context: Vec<&'static str>,
+}
+
+impl Walker {
+    fn top(&mut self, cmd: &Cmd, inherited: &[Redirect]) {
+        let list = match &cmd.0 {
+            ast::Command::Job(l) | ast::Command::List(l) => l,
+        };
+        self.listable(&list.first, inherited);
+        for next in &list.rest {
+            match next {
+                ast::AndOr::And(c) | ast::AndOr::Or(c) => self.listable(c, inherited),
+            }
+        }
+    }
+
+    fn listable(
+        &mut self,
+        cmd: &ast::ListableCommand<ast::DefaultPipeableCommand>,
+        inherited: &[Redirect],
+    ) {
+        match cmd {
+            ast::ListableCommand::Single(p) => self.pipeable(p, inherited),
+            ast::ListableCommand::Pipe(_, ps) => {
+                for p in ps {
+                    self.pipeable(p, inherited);
+                }
+            }
+        }
+    }
+
+    fn pipeable(&mut self, cmd: &ast::DefaultPipeableCommand, inherited: &[Redirect]) {
+        match cmd {
+            PipeableCommand::Simple(s) => self.simple(s, inherited),
+            PipeableCommand::Compound(c) => self.compound(c, inherited),
+            PipeableCommand::FunctionDef(name, body) => {
+                // The body runs whenever `name` is called later, and `name` may shadow any
+                // command, so the definition itself is what gets judged.
+                let mut def = SimpleCommand {
+                    words: vec![Word::literal(format!("{name}()"))],
+                    unprovable: vec![format!(
+                        "defines the shell function `{name}`, which can stand in for any command"
+                    )],
+                    context: Some("function definition".into()),
+                    ..Default::default()
+                };
+                def.redirects.extend(inherited.iter().cloned());
+                self.out.push(def);
+                self.context.push("function body");
+                self.compound(body, inherited);
+                self.context.pop();
+            }
+        }
+    }
+
+    fn compound(&mut self, cmd: &AstCompound, inherited: &[Redirect]) {
+        let mut redirects = inherited.to_vec();
+        for r in &cmd.io {
+            redirects.push(self.redirect(r));
+        }
+        match &cmd.kind {
+            CompoundCommandKind::Brace(cmds) | CompoundCommandKind::Subshell(cmds) => {
+                self.list(cmds, &redirects);
+            }
+            CompoundCommandKind::While(gb) | CompoundCommandKind::Until(gb) => {
+                self.list(&gb.guard, &redirects);
+                self.list(&gb.body, &redirects);
+            }
+            CompoundCommandKind::If {
+                conditionals,
+                else_branch,
+            } => {
+                for gb in conditionals {
+                    self.list(&gb.guard, &redirects);
+                    self.list(&gb.body, &redirects);
+                }
+                if let Some(e) = else_branch {
+                    self.list(e, &redirects);
+                }
+            }
+            CompoundCommandKind::For { var, words, body } => {
+                // The loop variable is a shell assignment (even `PATH`), so it is judged like one.
+                let values: Vec<Word> = words
+                    .iter()
+                    .flatten()
+                    .map(|w| self.word(w, WordPosition::Argument))
+                    .collect();
+                let joined = Word {
+                    text: values
+                        .iter()
+                        .map(|w| w.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    unprovable: values.iter().find_map(|w| w.unprovable.clone()),
+                };
+                self.out.push(SimpleCommand {
+                    assignments: vec![(var.clone(), joined)],
+                    redirects: redirects.clone(),
+                    context: Some(format!("for loop over {var}")),
+                    ..Default::default()
+                });
+                self.list(body, &redirects);
+            }
+            CompoundCommandKind::Case { word, arms } => {
+                // The subject and patterns only run something through substitutions, which
+                // `word` collects as commands of their own.
+                let _ = self.word(word, WordPosition::Argument);
+                for arm in arms {
+                    for p in &arm.patterns {
+                        let _ = self.word(p, WordPosition::Pattern);
+                    }
+                    self.list(&arm.body, &redirects);
+                }
+            }
+        }
+    }
+
+    fn list(&mut self, cmds: &[Cmd], inherited: &[Redirect]) {
+        for c in cmds {
+            self.top(c, inherited);
+        }
+    }
+
+    fn simple(&mut self, cmd: &AstSimple, inherited: &[Redirect]) {
+        let mut out = SimpleCommand {
+            context: self.context.last().map(|c| (*c).to_string()),
+            ..Default::default()
+        };
+        for item in &cmd.redirects_or_env_vars {
+            match item {
+                RedirectOrEnvVar::Redirect(r) => {
+                    let r = self.redirect(r);
+                    out.redirects.push(r);
+                }
+                RedirectOrEnvVar::EnvVar(name, value) => {
+                    let value = match value {
+                        Some(v) => self.word(v, WordPosition::Assignment),
+                        None => Word::literal(""),
+                    };
+                    out.assignments.push((name.clone(), value));
+                }
+            }
+        }
+        for item in &cmd.redirects_or_cmd_words {
+            match item {
+                RedirectOrCmdWord::Redirect(r) => {
+                    let r = self.redirect(r);
+                    out.redirects.push(r);
+                }
+                RedirectOrCmdWord::CmdWord(w) => {
+                    let w = self.word(w, WordPosition::Argument);
+                    out.words.push(w);
+                }
+            }
+        }
+        out.redirects.extend(inherited.iter().cloned());
+        self.out.push(out);
+    }
+
+    fn redirect(&mut self, r: &AstRedirect) -> Redirect {
+        let (kind, fd, w) = match r {
+            ast::Redirect::Read(fd, w) => (RedirectKind::Read, fd, w),
+            ast::Redirect::Write(fd, w) => (RedirectKind::Write, fd, w),
+            ast::Redirect::ReadWrite(fd, w) => (RedirectKind::ReadWrite, fd, w),
+            ast::Redirect::Append(fd, w) => (RedirectKind::Append, fd, w),
+            ast::Redirect::Clobber(fd, w) => (RedirectKind::Clobber, fd, w),
+            ast::Redirect::Heredoc(fd, w) => (RedirectKind::Heredoc, fd, w),
+            ast::Redirect::DupRead(fd, w) => (RedirectKind::DupRead, fd, w),
+            ast::Redirect::DupWrite(fd, w) => (RedirectKind::DupWrite, fd, w),
+        };
+        let position = if kind == RedirectKind::Heredoc {
+            WordPosition::HeredocBody
+        } else {
+            WordPosition::Argument
+        };
+        Redirect {
+            kind,
+            fd: *fd,
+            target: self.word(w, position),
+        }
+    }
+
+    /// Renders a word and proves it literal (or says why not). Commands inside substitutions
+    /// are collected as simple commands of their own: they run too.
+    fn word(&mut self, w: &Wd, position: WordPosition) -> Word {
+        let mut acc = WordAcc::default();
+        let parts: &[ast::Word<String, AstSimpleWord>] = match &w.0 {
+            ComplexWord::Concat(v) => v,
+            ComplexWord::Single(one) => std::slice::from_ref(one),
+        };
+        for part in parts {
+            match part {
+                ast::Word::SingleQuoted(s) => acc.text.push_str(s),
+                ast::Word::DoubleQuoted(inner) => {
+                    for sw in inner {
+                        self.simple_word(sw, &mut acc, true, position);
+                    }
+                }
+                ast::Word::Simple(sw) => self.simple_word(sw, &mut acc, false, position),
+            }
+        }
+        if position == WordPosition::Argument
+            && acc.square_open
+            && acc.square_close
+            && acc.why.is_none()
+        {
+            acc.why = Some("a glob pattern".into());
+        }
+        Word {
+            text: acc.text,
+            unprovable: acc.why,
+        }
+    }
+
+    fn simple_word(
+        &mut self,
+        sw: &AstSimpleWord,
+        acc: &mut WordAcc,
+        quoted: bool,
+        position: WordPosition,
+    ) {
+        let glob_matters = position == WordPosition::Argument && !quoted;
+        match sw {
+            SimpleWord::Literal(s) => {
+                if !quoted && position != WordPosition::HeredocBody {
+                    if s.contains('$') {
+                        // `$'…'` and `$"…"` are quoting forms of bash with their own escapes.
+                        acc.set_why("a `$` that bash would expand");
+                    }
+                    if position != WordPosition::Pattern && has_brace_expansion(s) {
+                        acc.set_why("a brace expansion");
+                    }
+                }
+                acc.text.push_str(s);
+            }
+            SimpleWord::Escaped(s) => acc.text.push_str(s),
+            SimpleWord::Colon => acc.text.push(':'),
+            SimpleWord::Tilde => {
+                if quoted || position == WordPosition::HeredocBody {
+                    acc.text.push('~');
+                } else {
+                    acc.set_why("tilde expansion");
+                    acc.text.push('~');
+                }
+            }
+            SimpleWord::Star | SimpleWord::Question => {
+                acc.text.push(if matches!(sw, SimpleWord::Star) {
+                    '*'
+                } else {
+                    '?'
+                });
+                if glob_matters {
+                    acc.set_why("a glob pattern");
+                }
+            }
+            SimpleWord::SquareOpen => {
+                acc.text.push('[');
+                if glob_matters {
+                    acc.square_open = true;
+                }
+            }
+            SimpleWord::SquareClose => {
+                acc.text.push(']');
+                if glob_matters {
+                    acc.square_close = true;
+                }
+            }
+            SimpleWord::Param(p) => {
+                acc.text.push_str(&render_param(p));
+                acc.set_why("a parameter expansion");
+            }
+            SimpleWord::Subst(s) => self.substitution(s, acc),
+        }
+    }
+
+    fn substitution(
+        &mut self,
+        s: &ParameterSubstitution<Parameter<String>, Wd, Cmd, Arithmetic<String>>,
+        acc: &mut WordAcc,
+    ) {
+        match s {
+            ParameterSubstitution::Command(cmds) => {
+                acc.text.push_str("$(…)");
+                acc.set_why("a command substitution");
+                self.context.push("command substitution");
+                self.list(cmds, &[]);
+                self.context.pop();
+            }
+            ParameterSubstitution::Arith(_) => {
+                acc.text.push_str("$((…))");
+                acc.set_why("an arithmetic expansion");
+            }
+            ParameterSubstitution::Len(p) => {
+                acc.text.push_str(&format!("${{#{}}}", param_name(p)));
+                acc.set_why("a parameter expansion");
+            }
+            ParameterSubstitution::Default(_, p, w)
+            | ParameterSubstitution::Assign(_, p, w)
+            | ParameterSubstitution::Error(_, p, w)
+            | ParameterSubstitution::Alternative(_, p, w)
+            | ParameterSubstitution::RemoveSmallestSuffix(p, w)
+            | ParameterSubstitution::RemoveLargestSuffix(p, w)
+            | ParameterSubstitution::RemoveSmallestPrefix(p, w)
+            | ParameterSubstitution::RemoveLargestPrefix(p, w) => {
+                acc.text.push_str(&format!("${{{}…}}", param_name(p)));
+                acc.set_why("a parameter expansion");
+                if let Some(w) = w {
+                    // The word may hold command substitutions; collect them.
+                    let _ = self.word(w, WordPosition::Argument);
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WordPosition {
+    Argument,
+    Assignment,
+    Pattern,
+    HeredocBody,
+}
+
+#[derive(Default)]
+struct WordAcc {
+    text: String,
+    why: Option<String>,
+    square_open: bool,
+    square_close: bool,
+}
+
+impl WordAcc {
+    fn set_why(&mut self, why: &str) {
+        if self.why.is_none() {
+            self.why = Some(why.to_string());
+        }
+    }
+}
+
+/// `{a,b}` and `{1..3}` expand in bash (not in POSIX sh); they are never taken as literal.
+fn has_brace_expansion(s: &str) -> bool {
+    let Some(open) = s.find('{') else {
+        return false;
+    };
+    let rest = &s[open..];
+    match rest.find('}') {
+        Some(close) => {
+            let inner = &rest[1..close];
+            inner.contains(',') || inner.contains("..")
+        }
+        None => false,
+    }
+}
+
+fn param_name(p: &Parameter<String>) -> String {
+    match p {
+        Parameter::At => "@".into(),
+        Parameter::Star => "*".into(),
+        Parameter::Pound => "#".into(),
+        Parameter::Question => "?".into(),
+        Parameter::Dash => "-".into(),
+        Parameter::Dollar => "$".into(),
+        Parameter::Bang => "!".into(),
+        Parameter::Positional(n) => n.to_string(),
+        Parameter::Var(v) => v.clone(),
+    }
+}
+
+fn render_param(p: &Parameter<String>) -> String {
+    format!("${}", param_name(p))
+}
+
+/// Quotes a word for display so that what a person reads can be pasted back into a shell.
+pub fn quote_for_display(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> SimpleCommand {
+        let mut v = parse(text).unwrap();
+        assert_eq!(v.len(), 1, "{v:?}");
+        v.remove(0)
+    }
+
+    #[test]
+    fn quoted_and_escaped_command_words_are_the_same_literal() {
+        for t in ["git status", "'g'it status", "\\git status", "\"git\" 'status'"] {
+            let c = one(t);
+            assert_eq!(c.argv(), vec!["git", "status"], "{t}");
+            assert!(c.unprovable_reasons().is_empty(), "{t}");
+        }
+    }
+
+    #[test]
+    fn expansions_are_unprovable_with_a_reason() {
+        for (t, why) in [
+            ("ls $HOME", "parameter"),
+            ("ls \"$(pwd)\"", "command substitution"),
+            ("ls `pwd`", "command substitution"),
+            ("ls *.rs", "glob"),
+            ("ls ~/x", "tilde"),
+            ("ls $((1+2))", "arithmetic"),
+            ("ls {a,b}", "brace"),
+            ("ls $'\\x41'", "bash"),
+            ("ls [ab]", "glob"),
+        ] {
+            let v = parse(t).unwrap();
+            let outer = v.iter().find(|c| c.words[0].text == "ls").unwrap();
+            let reasons = outer.unprovable_reasons().join(";");
+            assert!(reasons.contains(why), "{t}: {reasons}");
+        }
+    }
+
+    #[test]
+    fn lone_brackets_are_literal() {
+        let c = one("[ -f x ]");
+        assert!(c.unprovable_reasons().is_empty(), "{c:?}");
+    }
+
+    #[test]
+    fn command_substitutions_contribute_their_commands() {
+        let v = parse("echo $(rm -rf /)").unwrap();
+        let argvs: Vec<_> = v.iter().map(|c| c.argv()).collect();
+        assert!(argvs.contains(&vec!["rm".into(), "-rf".into(), "/".into()]));
+    }
+
+    #[test]
+    fn ampersand_redirect_is_a_job_and_a_truncating_redirect() {
+        let v = parse("ls &> f").unwrap();
+        assert_eq!(v.len(), 2);
+        assert!(v[1].words.is_empty());
+        assert!(v[1].redirects[0].writes());
+    }
+
+    #[test]
+    fn line_continuations_join_words_like_sh() {
+        let c = one("gi\\\nt status");
+        assert_eq!(c.argv(), vec!["git", "status"]);
+        let c = one("echo 'a\\\nb'");
+        assert_eq!(c.argv()[1], "a\\\nb");
+    }
+
+    #[test]
+    fn expanding_heredoc_body_is_unprovable_and_quoted_one_is_not() {
+        let c = one("cat <<EOF\n$x\nEOF\n");
+        assert!(!c.unprovable_reasons().is_empty());
+        let c = one("cat <<'EOF'\n$x\nEOF\n");
+        assert!(c.unprovable_reasons().is_empty(), "{c:?}");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_without_crashing() {
+        let deep = "$(".repeat(5000) + &")".repeat(5000);
+        assert!(matches!(parse(&deep), Err(Refusal::TooNested { .. })));
+        let medium = "echo ".to_string() + &"$(".repeat(200) + "x" + &")".repeat(200);
+        assert!(parse(&medium).is_ok());
+    }
+
+    #[test]
+    fn redirect_writes_exclude_dev_null_and_fd_duplication() {
+        let c = one("ls 2>/dev/null >&2 2>&1");
+        assert!(c.redirects.iter().all(|r| !r.writes()), "{c:?}");
+        let c = one("ls > out 2>> log");
+        assert!(c.redirects.iter().all(Redirect::writes));
+    }
+}
