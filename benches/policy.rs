@@ -3,6 +3,9 @@
 //! Two figures: the deny-by-default allow-list engine and the interactive default, each over the
 //! whole corpus per iteration; commands per second = corpus size / time per iteration.
 
+// A bench is test code: a failed setup should stop it loudly.
+#![allow(clippy::unwrap_used)]
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pablo::config::{ConfigFile, Dirs, Layers};
 use pablo::policy::{CliFlags, PolicyEngine, cli};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::agent::{AgentSetup, ApprovalMode, Limits, context};
 use crate::config::{ConfigError, Dirs, Layers};
 use crate::model::{ModelClient, ModelError};
-use crate::policy::PolicyEngine;
+use crate::policy::{CliFlags, PolicyEngine, PolicyError, StaticPolicy};
 use crate::protocol::Event;
 use crate::session::{Header, ResumeState, SessionError, Store};
 use crate::tools::{Catalog, Coded, Host};
@@ -41,6 +41,8 @@ pub enum LaunchError {
     Workspace { path: PathBuf, message: String },
     #[error("cannot create {path}: {message}")]
     StateDir { path: PathBuf, message: String },
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
     #[error("{0}")]
     Setup(String),
     #[error(transparent)]
@@ -54,6 +56,7 @@ impl Coded for LaunchError {
             LaunchError::Model(e) => e.code(),
             LaunchError::Workspace { .. } => "workspace_unavailable",
             LaunchError::StateDir { .. } => "state_dir_unavailable",
+            LaunchError::Policy(e) => e.code(),
             LaunchError::Setup(_) => "setup_failed",
             LaunchError::Session(e) => e.code(),
         }
@@ -164,14 +167,27 @@ impl Launch {
         Ok(catalog)
     }
 
-    pub fn policy(&self) -> Arc<PolicyEngine> {
-        let mut modes = std::collections::BTreeMap::new();
-        for layer in self.layers.iter() {
-            for (tool, mode) in &layer.options.tools {
-                modes.insert(tool.clone(), *mode);
-            }
-        }
-        Arc::new(PolicyEngine::new(modes))
+    /// The policy engine: every config layer, the `--policy` file, the authority flags, the
+    /// folder's trust and its saved approvals. Ignored settings become warnings.
+    pub fn policy(&mut self) -> Result<Arc<PolicyEngine>, LaunchError> {
+        let static_policy = match &self.options.policy {
+            Some(p) => Some((p.clone(), StaticPolicy::load(p)?)),
+            None => None,
+        };
+        let flags = CliFlags {
+            no_shell: self.options.no_shell,
+            no_filesystem: self.options.no_filesystem,
+            allow_write: self.options.allow_write,
+        };
+        let engine = PolicyEngine::build(
+            &self.workspace,
+            &self.dirs,
+            &self.layers,
+            static_policy.as_ref().map(|(p, s)| (p.as_path(), s)),
+            flags,
+        )?;
+        self.warnings.extend(engine.warnings().iter().cloned());
+        Ok(Arc::new(engine))
     }
 
     /// The system prompt with the project's AGENTS.md instructions.
@@ -204,10 +220,14 @@ impl Launch {
             model.model(),
             model.provider(),
         ))?;
+        let policy = self.policy()?;
+        let mut catalog = self.catalog()?;
+        // Tools the policy denies outright are never offered to the model.
+        policy.narrow_catalog(&mut catalog);
         Ok(AgentSetup {
             host: self.host(&session_id)?,
-            catalog: self.catalog()?,
-            policy: self.policy(),
+            catalog,
+            policy,
             limits: self.limits.clone(),
             system_prompt: self.system_prompt(),
             session_id,

@@ -123,6 +123,37 @@ enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Explain policy decisions; list saved approvals; trust the project config.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum PolicyCommand {
+    /// Explain the decision for a shell command (exit status: 0 allow, 3 ask, 4 deny).
+    Check {
+        /// Print `{"decision", "commands", "reasons", …}` as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The command: one argument, or words joined with spaces.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// List the saved "allow always" rules of the workspace, or remove one.
+    Rules {
+        #[arg(long)]
+        json: bool,
+        /// Remove the rule with this id.
+        #[arg(long, value_name = "ID")]
+        remove: Option<String>,
+    },
+    /// Trust the workspace's project config (.pablo/config.toml), or stop trusting it.
+    Trust {
+        #[arg(long)]
+        revoke: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -161,6 +192,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             command: ConfigCommand::Validate { file },
         }) => config_validate(&cli.common, file),
         Some(Command::Demo { dir, keep }) => runtime.block_on(demo(cli.common, dir, keep)),
+        Some(Command::Policy { command }) => policy_command(&cli.common, command),
         None => runtime.block_on(tui(cli.common)),
     }
 }
@@ -440,4 +472,46 @@ fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
+    use pablo::policy::{TrustStore, cli};
+    let mut launch = Launch::prepare(common.launch_options())?;
+    match command {
+        PolicyCommand::Trust { revoke } => {
+            TrustStore::new(&launch.dirs).set_trusted(&launch.workspace, !revoke)?;
+            let what = if revoke {
+                "no longer trusted"
+            } else {
+                "trusted"
+            };
+            println!("{}: project config {what}", launch.workspace.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        PolicyCommand::Check { json, command } => {
+            let engine = launch.policy()?;
+            let report = cli::check(&engine, &command.join(" "));
+            if json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                print!("{}", report.to_text());
+            }
+            Ok(ExitCode::from(report.exit_code()))
+        }
+        PolicyCommand::Rules { json, remove } => {
+            let engine = launch.policy()?;
+            if let Some(id) = remove {
+                let removed = cli::remove_rule(&engine, &id)?;
+                println!("removed {}  {}", removed.id, removed.kind.describe());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let report = cli::rules(&engine);
+            if json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                print!("{}", report.to_text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }

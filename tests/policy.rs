@@ -1,9 +1,12 @@
 //! Integration tests: policy — the command corpus, chains, approvals, layers, the static policy.
 
+// Cargo also builds this file as a test target of its own, outside tests/all.rs and its allows.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use pablo::config::{ConfigFile, Dirs, Layers};
-use pablo::policy::{CliFlags, PolicyEngine, StaticPolicy, TrustStore, cli};
+use pablo::policy::{CliFlags, PolicyEngine, TrustStore, cli};
 use pablo::protocol::{Decision, FileChangePreview, Preview};
 use pablo::tools::{Coded, ToolKind};
 
@@ -52,11 +55,25 @@ allow = [
 "#;
 
 fn strict(e: &Env) -> PolicyEngine {
-    PolicyEngine::build(&e.ws, &e.dirs, &explicit(ALLOW_LIST), None, CliFlags::default()).unwrap()
+    PolicyEngine::build(
+        &e.ws,
+        &e.dirs,
+        &explicit(ALLOW_LIST),
+        None,
+        CliFlags::default(),
+    )
+    .unwrap()
 }
 
 fn interactive(e: &Env) -> PolicyEngine {
-    PolicyEngine::build(&e.ws, &e.dirs, &Layers::default(), None, CliFlags::default()).unwrap()
+    PolicyEngine::build(
+        &e.ws,
+        &e.dirs,
+        &Layers::default(),
+        None,
+        CliFlags::default(),
+    )
+    .unwrap()
 }
 
 fn label(d: Decision) -> &'static str {
@@ -77,8 +94,14 @@ fn corpus() -> Vec<(String, &'static str)> {
     out.push((format!("ls {}", "a".repeat(70_000)), "deny"));
     out.push((format!("{}ls{}", "(".repeat(100), ")".repeat(100)), "allow"));
     out.push((format!("{}ls{}", "(".repeat(400), ")".repeat(400)), "deny"));
-    out.push((format!("{}ls{}", "{ ".repeat(60), "; }".repeat(60)), "allow"));
-    out.push((format!("ls {}x{}", "$(".repeat(1000), ")".repeat(1000)), "deny"));
+    out.push((
+        format!("{}ls{}", "{ ".repeat(60), "; }".repeat(60)),
+        "allow",
+    ));
+    out.push((
+        format!("ls {}x{}", "$(".repeat(1000), ")".repeat(1000)),
+        "deny",
+    ));
     out.push((format!("{}x{}", "$(".repeat(200), ")".repeat(200)), "deny"));
     out.push((format!("ls \"{}\"", "`".repeat(3000)), "deny"));
     out.push((
@@ -112,10 +135,19 @@ fn corpus_decisions_under_a_deny_by_default_allow_list() {
             ));
         }
         if *want == "deny" {
-            assert_ne!(r.decision, Decision::Allow, "a denied command was allowed: {cmd:?}");
+            assert_ne!(
+                r.decision,
+                Decision::Allow,
+                "a denied command was allowed: {cmd:?}"
+            );
         }
     }
-    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -145,11 +177,22 @@ fn interactive_default_asks_and_says_why_a_command_is_unprovable() {
     let engine = interactive(&e);
     let r = cli::check(&engine, "ls *.rs");
     assert_eq!(r.decision, Decision::Ask);
-    assert!(r.reasons.iter().any(|x| x.contains("glob")), "{:?}", r.reasons);
-    assert!(r.always_rule.is_none(), "an unprovable command cannot be remembered");
+    assert!(
+        r.reasons.iter().any(|x| x.contains("glob")),
+        "{:?}",
+        r.reasons
+    );
+    assert!(
+        r.always_rule.is_none(),
+        "an unprovable command cannot be remembered"
+    );
     let r = cli::check(&engine, "GIT_PAGER=cat git status");
     assert_eq!(r.decision, Decision::Ask);
-    assert!(r.reasons.iter().any(|x| x.contains("GIT_PAGER=cat")), "{:?}", r.reasons);
+    assert!(
+        r.reasons.iter().any(|x| x.contains("GIT_PAGER=cat")),
+        "{:?}",
+        r.reasons
+    );
     // Deny patterns still deny in the interactive default.
     assert_eq!(cli::check(&engine, "rm -rf /").decision, Decision::Deny);
 }
@@ -244,13 +287,20 @@ fn allow_always_saves_a_prefix_rule_outside_the_workspace() {
     let mut preview = command_preview("cargo test --lib");
     let v = engine.decide("shell.run", ToolKind::Execute, &mut preview);
     assert_eq!(v.decision, Decision::Ask);
-    assert!(v.always_rule.as_deref().is_some_and(|r| r.contains("cargo test")), "{v:?}");
+    assert!(
+        v.always_rule
+            .as_deref()
+            .is_some_and(|r| r.contains("cargo test")),
+        "{v:?}"
+    );
     let ids = engine.remember("shell.run", &preview).unwrap();
     assert_eq!(ids.len(), 1);
 
     let check = |cmd: &str| {
         let mut p = command_preview(cmd);
-        engine.decide("shell.run", ToolKind::Execute, &mut p).decision
+        engine
+            .decide("shell.run", ToolKind::Execute, &mut p)
+            .decision
     };
     assert_eq!(check("cargo test --doc"), Decision::Allow);
     assert_eq!(check("cargo build"), Decision::Ask);
@@ -268,7 +318,12 @@ fn allow_always_saves_a_prefix_rule_outside_the_workspace() {
     assert_eq!(removed.id, ids[0]);
     assert!(cli::rules(&again).rules.is_empty());
     let mut p = command_preview("cargo test --doc");
-    assert_eq!(again.decide("shell.run", ToolKind::Execute, &mut p).decision, Decision::Ask);
+    assert_eq!(
+        again
+            .decide("shell.run", ToolKind::Execute, &mut p)
+            .decision,
+        Decision::Ask
+    );
 }
 
 #[test]
@@ -279,7 +334,9 @@ fn allow_always_for_interpreters_saves_only_the_exact_command() {
     engine.remember("shell.run", &preview).unwrap();
     let check = |cmd: &str| {
         let mut p = command_preview(cmd);
-        engine.decide("shell.run", ToolKind::Execute, &mut p).decision
+        engine
+            .decide("shell.run", ToolKind::Execute, &mut p)
+            .decision
     };
     assert_eq!(check("python3 tools/gen.py --fast"), Decision::Allow);
     assert_eq!(check("python3 tools/gen.py --fast --more"), Decision::Ask);
@@ -294,14 +351,21 @@ fn a_compound_command_saves_one_rule_per_command_that_asked() {
     let ids = engine.remember("shell.run", &preview).unwrap();
     assert_eq!(ids.len(), 2, "{ids:?}");
     let mut p = command_preview("git diff HEAD && cargo fmt --check");
-    assert_eq!(engine.decide("shell.run", ToolKind::Execute, &mut p).decision, Decision::Allow);
+    assert_eq!(
+        engine
+            .decide("shell.run", ToolKind::Execute, &mut p)
+            .decision,
+        Decision::Allow
+    );
 }
 
 #[test]
 fn removing_an_unknown_rule_is_refused_and_the_file_is_unchanged() {
     let e = env();
     let engine = interactive(&e);
-    engine.remember("shell.run", &command_preview("cargo test")).unwrap();
+    engine
+        .remember("shell.run", &command_preview("cargo test"))
+        .unwrap();
     let file = engine.rules_file().unwrap().to_path_buf();
     let before = std::fs::read(&file).unwrap();
     let err = cli::remove_rule(&engine, "always.nope").unwrap_err();
@@ -315,11 +379,20 @@ fn allow_always_for_a_file_edit_is_per_path() {
     let e = env();
     let engine = interactive(&e);
     let mut a = edit_preview("src/a.rs");
-    assert_eq!(engine.decide("fs.write", ToolKind::Edit, &mut a).decision, Decision::Ask);
+    assert_eq!(
+        engine.decide("fs.write", ToolKind::Edit, &mut a).decision,
+        Decision::Ask
+    );
     engine.remember("fs.write", &a).unwrap();
-    assert_eq!(engine.decide("fs.edit", ToolKind::Edit, &mut a).decision, Decision::Allow);
+    assert_eq!(
+        engine.decide("fs.edit", ToolKind::Edit, &mut a).decision,
+        Decision::Allow
+    );
     let mut b = edit_preview("src/b.rs");
-    assert_eq!(engine.decide("fs.write", ToolKind::Edit, &mut b).decision, Decision::Ask);
+    assert_eq!(
+        engine.decide("fs.write", ToolKind::Edit, &mut b).decision,
+        Decision::Ask
+    );
 }
 
 #[test]
@@ -343,17 +416,31 @@ allow = [ { id = "proj.cargo", executable = "cargo", args = ["build"], match = "
     let load = || PolicyEngine::load(&e.ws, &e.dirs, None, None, CliFlags::default()).unwrap();
     let engine = load();
     assert!(!engine.warnings().is_empty());
-    assert!(engine.warnings().iter().any(|w| w.contains("proj.cargo")), "{:?}", engine.warnings());
+    assert!(
+        engine.warnings().iter().any(|w| w.contains("proj.cargo")),
+        "{:?}",
+        engine.warnings()
+    );
     assert_eq!(cli::check(&engine, "cargo build").decision, Decision::Ask);
     assert_eq!(cli::check(&engine, "rm -rf x").decision, Decision::Deny);
-    assert_eq!(cli::check(&engine, "make").decision, Decision::Deny, "its denies still count");
+    assert_eq!(
+        cli::check(&engine, "make").decision,
+        Decision::Deny,
+        "its denies still count"
+    );
     let mut w = edit_preview("a.txt");
-    assert_eq!(engine.decide("fs.write", ToolKind::Edit, &mut w).decision, Decision::Ask);
+    assert_eq!(
+        engine.decide("fs.write", ToolKind::Edit, &mut w).decision,
+        Decision::Ask
+    );
 
     TrustStore::new(&e.dirs).set_trusted(&e.ws, true).unwrap();
     let trusted = load();
     assert!(trusted.warnings().is_empty(), "{:?}", trusted.warnings());
-    assert_eq!(cli::check(&trusted, "cargo build").decision, Decision::Allow);
+    assert_eq!(
+        cli::check(&trusted, "cargo build").decision,
+        Decision::Allow
+    );
     assert_eq!(cli::check(&trusted, "make").decision, Decision::Deny);
     let trust_file = TrustStore::new(&e.dirs).path().to_path_buf();
     assert!(!trust_file.starts_with(&e.ws));
@@ -378,8 +465,16 @@ deny = [ { id = "u.no-ls-R", executable = "/usr/bin/ls", args = ["-R"], match = 
     ));
     let engine = PolicyEngine::build(&e.ws, &e.dirs, &layers, None, CliFlags::default()).unwrap();
     assert_eq!(cli::check(&engine, "ls -la").decision, Decision::Allow);
-    assert_eq!(cli::check(&engine, "cat x").decision, Decision::Deny, "not in both lists");
-    assert_eq!(cli::check(&engine, "wc x").decision, Decision::Deny, "not in both lists");
+    assert_eq!(
+        cli::check(&engine, "cat x").decision,
+        Decision::Deny,
+        "not in both lists"
+    );
+    assert_eq!(
+        cli::check(&engine, "wc x").decision,
+        Decision::Deny,
+        "not in both lists"
+    );
     let r = cli::check(&engine, "ls -R");
     assert_eq!(r.decision, Decision::Deny);
     assert_eq!(r.commands[0].rule_id.as_deref(), Some("u.no-ls-R"));
@@ -408,13 +503,20 @@ fn allow_write_cannot_override_a_denied_write_root() {
     let v = decide("src/secret/key.rs");
     assert_eq!(v.decision, Decision::Deny);
     assert!(v.rule_ids[0].contains("deny_roots"), "{v:?}");
-    assert_eq!(decide("README.md").decision, Decision::Deny, "outside the write roots");
+    assert_eq!(
+        decide("README.md").decision,
+        Decision::Deny,
+        "outside the write roots"
+    );
     assert_eq!(decide(".git/hooks/pre-commit").decision, Decision::Deny);
     assert_eq!(decide(".pablo/config.toml").decision, Decision::Deny);
     let mut read = Preview::Read {
         path: "src/secret/key.rs".into(),
     };
-    assert_eq!(engine.decide("fs.read", ToolKind::Read, &mut read).decision, Decision::Deny);
+    assert_eq!(
+        engine.decide("fs.read", ToolKind::Read, &mut read).decision,
+        Decision::Deny
+    );
 }
 
 #[test]
@@ -432,11 +534,16 @@ fn flags_and_tool_modes_narrow_the_catalog() {
     assert_eq!(v.rule_ids, vec!["flag.no-shell"]);
     let mut internal = Preview::Internal;
     assert_eq!(
-        engine.decide("plan.update", ToolKind::Think, &mut internal).decision,
+        engine
+            .decide("plan.update", ToolKind::Think, &mut internal)
+            .decision,
         Decision::Deny
     );
     let mut read = Preview::Read { path: "a".into() };
-    assert_eq!(engine.decide("fs.read", ToolKind::Read, &mut read).decision, Decision::Ask);
+    assert_eq!(
+        engine.decide("fs.read", ToolKind::Read, &mut read).decision,
+        Decision::Ask
+    );
 
     let mut catalog = pablo::tools::Catalog::new();
     catalog
@@ -466,32 +573,53 @@ fn static_policy_limits_tools_launcher_and_roots_with_its_ids() {
         PolicyEngine::load(&e.ws, &e.dirs, None, Some(&file), CliFlags::default()).unwrap();
     let mut w = edit_preview("src/a.rs");
     let v = engine.decide("fs.write", ToolKind::Edit, &mut w);
-    assert_eq!((v.decision, v.rule_ids[0].as_str()), (Decision::Deny, "p.no-write"));
+    assert_eq!(
+        (v.decision, v.rule_ids[0].as_str()),
+        (Decision::Deny, "p.no-write")
+    );
     let mut plan = Preview::Internal;
-    assert_eq!(engine.decide("plan.update", ToolKind::Think, &mut plan).decision, Decision::Deny);
+    assert_eq!(
+        engine
+            .decide("plan.update", ToolKind::Think, &mut plan)
+            .decision,
+        Decision::Deny
+    );
     let r = cli::check(&engine, "ls");
     assert_eq!(r.decision, Decision::Deny);
     assert!(r.rule_ids.contains(&"p.no-sh".to_string()), "{r:?}");
-    let mut read = Preview::Read { path: "docs/x.md".into() };
+    let mut read = Preview::Read {
+        path: "docs/x.md".into(),
+    };
     let v = engine.decide("fs.read", ToolKind::Read, &mut read);
-    assert_eq!((v.decision, v.rule_ids[0].as_str()), (Decision::Deny, "p.src"));
-    let mut read = Preview::Read { path: "src/x.rs".into() };
-    assert_eq!(engine.decide("fs.read", ToolKind::Read, &mut read).decision, Decision::Allow);
+    assert_eq!(
+        (v.decision, v.rule_ids[0].as_str()),
+        (Decision::Deny, "p.src")
+    );
+    let mut read = Preview::Read {
+        path: "src/x.rs".into(),
+    };
+    assert_eq!(
+        engine.decide("fs.read", ToolKind::Read, &mut read).decision,
+        Decision::Allow
+    );
 }
 
 #[test]
 fn an_invalid_static_policy_is_refused_with_its_code() {
     let e = env();
     let file = e.ws.parent().unwrap().join("bad.json");
-    std::fs::write(&file, r#"{"version": 1, "tools": {"allow": [{"id": "", "tool": "fs.read"}]}}"#)
-        .unwrap();
-    let err = PolicyEngine::load(&e.ws, &e.dirs, None, Some(&file), CliFlags::default())
-        .unwrap_err();
+    std::fs::write(
+        &file,
+        r#"{"version": 1, "tools": {"allow": [{"id": "", "tool": "fs.read"}]}}"#,
+    )
+    .unwrap();
+    let err =
+        PolicyEngine::load(&e.ws, &e.dirs, None, Some(&file), CliFlags::default()).unwrap_err();
     assert_eq!(err.code(), "policy_invalid");
     assert!(err.to_string().contains("bad.json"), "{err}");
     let missing = e.ws.join("missing.json");
-    let err = PolicyEngine::load(&e.ws, &e.dirs, None, Some(&missing), CliFlags::default())
-        .unwrap_err();
+    let err =
+        PolicyEngine::load(&e.ws, &e.dirs, None, Some(&missing), CliFlags::default()).unwrap_err();
     assert_eq!(err.code(), "policy_unreadable");
 }
 
@@ -502,13 +630,31 @@ fn approvals_are_not_kept_inside_the_workspace() {
         config: e.ws.join(".config").join("pablo"),
         ..e.dirs.clone()
     };
-    let engine =
-        PolicyEngine::build(&e.ws, &inside, &Layers::default(), None, CliFlags::default()).unwrap();
+    let engine = PolicyEngine::build(
+        &e.ws,
+        &inside,
+        &Layers::default(),
+        None,
+        CliFlags::default(),
+    )
+    .unwrap();
     assert!(engine.rules_file().is_none());
-    assert!(engine.warnings().iter().any(|w| w.contains("inside the workspace")));
-    engine.remember("shell.run", &command_preview("cargo test")).unwrap();
-    assert!(!e.ws.join(".config").exists(), "nothing was written into the workspace");
-    let err = TrustStore::new(&inside).set_trusted(&e.ws, true).unwrap_err();
+    assert!(
+        engine
+            .warnings()
+            .iter()
+            .any(|w| w.contains("inside the workspace"))
+    );
+    engine
+        .remember("shell.run", &command_preview("cargo test"))
+        .unwrap();
+    assert!(
+        !e.ws.join(".config").exists(),
+        "nothing was written into the workspace"
+    );
+    let err = TrustStore::new(&inside)
+        .set_trusted(&e.ws, true)
+        .unwrap_err();
     assert_eq!(err.code(), "policy_store_in_workspace");
 }
 

@@ -77,7 +77,9 @@ impl CheckReport {
                 "command {}: {}\n  executable: {}\n  decision: {} (rule {})\n",
                 i + 1,
                 argv.join(" "),
-                c.executable.as_deref().unwrap_or("(not found on the clean PATH)"),
+                c.executable
+                    .as_deref()
+                    .unwrap_or("(not found on the clean PATH)"),
                 decision_label(c.decision),
                 c.rule_id.as_deref().unwrap_or("-"),
             ));
@@ -126,7 +128,12 @@ impl RulesReport {
             s.push_str("no saved rules\n");
         }
         for r in &self.rules {
-            s.push_str(&format!("{}  {}  (saved {})\n", r.id, r.kind.describe(), r.created));
+            s.push_str(&format!(
+                "{}  {}  (saved {})\n",
+                r.id,
+                r.kind.describe(),
+                r.created
+            ));
         }
         s
     }

@@ -135,8 +135,16 @@ fn evaluating_builtin(name: &str) -> bool {
 fn state_builtin(name: &str) -> bool {
     matches!(
         name,
-        "export" | "readonly" | "local" | "declare" | "typeset" | "unset" | "read" | "getopts"
-            | "hash" | "shopt"
+        "export"
+            | "readonly"
+            | "local"
+            | "declare"
+            | "typeset"
+            | "unset"
+            | "read"
+            | "getopts"
+            | "hash"
+            | "shopt"
     )
 }
 
@@ -168,7 +176,12 @@ fn wrapper_name<'w>(resolver: &Resolver, word: &'w Word, cwd: &str) -> Option<&'
 
 fn unwrap(resolver: &Resolver, words: &[Word], cwd: &str) -> Unwrapped {
     let mut u = Unwrapped::default();
-    let lit = |i: usize| words.get(i).filter(|w| w.is_literal()).map(|w| w.text.as_str());
+    let lit = |i: usize| {
+        words
+            .get(i)
+            .filter(|w| w.is_literal())
+            .map(|w| w.text.as_str())
+    };
     let mut i = 0;
     // Each pass consumes one wrapper; the bound keeps a pathological chain finite.
     for _ in 0..64 {
@@ -189,7 +202,8 @@ fn unwrap(resolver: &Resolver, words: &[Word], cwd: &str) -> Unwrapped {
                         u.env_changes.push(a.to_string());
                         j += 1;
                     } else if a == "-u" {
-                        u.env_changes.push(format!("-u {}", lit(j + 1).unwrap_or("")));
+                        u.env_changes
+                            .push(format!("-u {}", lit(j + 1).unwrap_or("")));
                         j += 2;
                     } else if a.starts_with("--unset=") || (a.starts_with("-u") && a.len() > 2) {
                         u.env_changes.push(a.to_string());
@@ -210,7 +224,9 @@ fn unwrap(resolver: &Resolver, words: &[Word], cwd: &str) -> Unwrapped {
                     if a == "-n" {
                         j += 2;
                     } else if a.starts_with("--adjustment=")
-                        || (a.starts_with('-') && a[1..].chars().all(|c| c.is_ascii_digit()) && a.len() > 1)
+                        || (a.starts_with('-')
+                            && a[1..].chars().all(|c| c.is_ascii_digit())
+                            && a.len() > 1)
                         || (a.starts_with("-n") && a.len() > 2)
                     {
                         j += 1;
@@ -303,7 +319,8 @@ fn unwrap(resolver: &Resolver, words: &[Word], cwd: &str) -> Unwrapped {
                 let mut script_at = None;
                 while let Some(a) = lit(j) {
                     if let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty()) {
-                        if flags.starts_with('-') || !flags.chars().all(|c| "ceuxvfna".contains(c)) {
+                        if flags.starts_with('-') || !flags.chars().all(|c| "ceuxvfna".contains(c))
+                        {
                             fail(&mut u, format!("`{name} {a}` is not looked through"));
                             return u;
                         }
@@ -361,8 +378,10 @@ impl Judge<'_> {
         let hits = c.deny_patterns.matches(text);
         if !hits.is_empty() {
             out.decision = Decision::Deny;
-            out.reasons
-                .push(format!("the command text matches deny pattern {}", hits.join(", ")));
+            out.reasons.push(format!(
+                "the command text matches deny pattern {}",
+                hits.join(", ")
+            ));
             out.rule_ids.extend(hits.iter().map(|s| s.to_string()));
         }
         self.commands(text, 0, &[], &[], &mut out);
@@ -412,9 +431,7 @@ impl Judge<'_> {
     }
 
     fn unprovable_decision(&self) -> (Decision, &'static str) {
-        if self.compiled.has_allow_list() {
-            (Decision::Deny, "builtin.unprovable")
-        } else if self.compiled.default.0 == RuleDecision::Deny {
+        if self.compiled.has_allow_list() || self.compiled.default.0 == RuleDecision::Deny {
             (Decision::Deny, "builtin.unprovable")
         } else {
             (Decision::Ask, "builtin.unprovable")
@@ -457,7 +474,11 @@ impl Judge<'_> {
                 return;
             }
             let mut inner_env = env.to_vec();
-            inner_env.extend(cmd.assignments.iter().map(|(n, v)| format!("{n}={}", v.text)));
+            inner_env.extend(
+                cmd.assignments
+                    .iter()
+                    .map(|(n, v)| format!("{n}={}", v.text)),
+            );
             inner_env.extend(u.env_changes.iter().cloned());
             self.commands(script, depth + 1, &inner_env, &cmd.redirects, out);
             return;
@@ -488,15 +509,9 @@ impl Judge<'_> {
                 }
             }
         }
-        let mut argv: Vec<String> = cmd
-            .assignments
-            .iter()
-            .map(|(n, v)| format!("{n}={}", v.text))
-            .collect();
-        argv.extend(cmd.argv());
-        argv.extend(cmd.redirects.iter().map(Redirect::render));
+        // argv only: assignments and redirections are named in the reason when they matter.
         out.views.push(SimpleCommandView {
-            argv,
+            argv: cmd.argv(),
             executable: exe,
             decision: j.decision,
             rule_id: Some(j.rule_id),
@@ -584,7 +599,9 @@ impl Judge<'_> {
         if let Some(first) = words.first().filter(|w| w.is_literal()) {
             let name = first.text.as_str();
             if evaluating_builtin(name) {
-                unprovable.push(format!("`{name}` runs code that is only known when it runs"));
+                unprovable.push(format!(
+                    "`{name}` runs code that is only known when it runs"
+                ));
             }
         }
         if !unprovable.is_empty() {
@@ -598,7 +615,11 @@ impl Judge<'_> {
         }
         // From here every word is literal.
         let mut env_changes: Vec<String> = inherited_env.to_vec();
-        env_changes.extend(cmd.assignments.iter().map(|(n, v)| format!("{n}={}", v.text)));
+        env_changes.extend(
+            cmd.assignments
+                .iter()
+                .map(|(n, v)| format!("{n}={}", v.text)),
+        );
         env_changes.extend(u.env_changes.iter().cloned());
         let argv: Vec<String> = words[u.start..].iter().map(|w| w.text.clone()).collect();
         let writes: Vec<String> = cmd
@@ -614,7 +635,10 @@ impl Judge<'_> {
                     env_changes.join(" ")
                 )
             } else if !writes.is_empty() {
-                format!("a redirection without a command writes {}", writes.join(", "))
+                format!(
+                    "a redirection without a command writes {}",
+                    writes.join(", ")
+                )
             } else {
                 "a redirection without a command".to_string()
             };
@@ -648,7 +672,10 @@ impl Judge<'_> {
             if rank(xresult.decision) > rank(result.decision) {
                 let mut remember = xresult.remember;
                 remember.extend(result.remember);
-                result = Judged { remember, ..xresult };
+                result = Judged {
+                    remember,
+                    ..xresult
+                };
             } else if result.decision == Decision::Ask {
                 result.remember.extend(xresult.remember);
             }
@@ -657,14 +684,18 @@ impl Judge<'_> {
             return Judged {
                 decision: Decision::Ask,
                 rule_id: "builtin.redirect.write".into(),
-                reason: Some(format!("`{word}` is allowed, but the command writes {}", writes.join(", "))),
+                reason: Some(format!(
+                    "`{word}` is allowed, but the command writes {}",
+                    writes.join(", ")
+                )),
                 remember: Vec::new(),
             };
         }
-        if result.decision == Decision::Ask && !writes.is_empty() {
-            if let Some(r) = &mut result.reason {
-                r.push_str(&format!("; it writes {}", writes.join(", ")));
-            }
+        if result.decision == Decision::Ask
+            && !writes.is_empty()
+            && let Some(r) = &mut result.reason
+        {
+            r.push_str(&format!("; it writes {}", writes.join(", ")));
         }
         result
     }
@@ -737,7 +768,9 @@ impl Judge<'_> {
             RuleDecision::Deny => Judged {
                 decision: Decision::Deny,
                 rule_id: id,
-                reason: Some(format!("`{word}` matches no rule and the default is deny{workspace_note}")),
+                reason: Some(format!(
+                    "`{word}` matches no rule and the default is deny{workspace_note}"
+                )),
                 remember: Vec::new(),
             },
         }

@@ -11,8 +11,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::patterns::PatternList;
 use super::paths::{PathPolicy, RootRule};
+use super::patterns::PatternList;
 use super::rules::{Resolver, RuleLayer};
 use super::static_policy::StaticPolicy;
 use super::{PolicyError, ToolMode};
@@ -269,7 +269,10 @@ impl Compiled {
                 if resolver.resolve(&r.path, ".").key == launcher_key {
                     c.launcher_refusal = Some((
                         r.id.clone(),
-                        format!("the launcher {} is denied by rule {} of {label}", c.launcher, r.id),
+                        format!(
+                            "the launcher {} is denied by rule {} of {label}",
+                            c.launcher, r.id
+                        ),
                     ));
                 }
             }
@@ -283,7 +286,10 @@ impl Compiled {
             {
                 c.launcher_refusal = Some((
                     "policy.launchers.unlisted".into(),
-                    format!("the launcher {} is not in the launcher allow list of {label}", c.launcher),
+                    format!(
+                        "the launcher {} is not in the launcher allow list of {label}",
+                        c.launcher
+                    ),
                 ));
             }
             let to_roots = |v: &[super::static_policy::GlobRule]| -> Vec<RootRule> {
@@ -306,7 +312,10 @@ impl Compiled {
         }
 
         if src.flags.no_shell {
-            c.shell_disabled = Some(("flag.no-shell".into(), "the shell is disabled by --no-shell".into()));
+            c.shell_disabled = Some((
+                "flag.no-shell".into(),
+                "the shell is disabled by --no-shell".into(),
+            ));
         }
         if src.flags.no_filesystem {
             c.fs_disabled = Some((

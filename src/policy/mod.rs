@@ -140,8 +140,8 @@ impl PolicyEngine {
             static_policy: None,
             flags: CliFlags::default(),
         };
-        let compiled =
-            Compiled::build(&sources, &resolver).unwrap_or_else(|_| unreachable_defaults(&resolver));
+        let compiled = Compiled::build(&sources, &resolver)
+            .unwrap_or_else(|_| unreachable_defaults(&resolver));
         Self {
             compiled,
             resolver,
@@ -158,7 +158,8 @@ impl PolicyEngine {
         static_policy: Option<(&Path, &StaticPolicy)>,
         flags: CliFlags,
     ) -> Result<Self, PolicyError> {
-        let project_trusted = layers.project.is_some() && TrustStore::new(dirs).is_trusted(workspace)?;
+        let project_trusted =
+            layers.project.is_some() && TrustStore::new(dirs).is_trusted(workspace)?;
         let resolver = Resolver::new(Some(workspace.to_path_buf()));
         let sources = Sources {
             layers,
@@ -231,7 +232,10 @@ impl PolicyEngine {
         let names: Vec<&'static str> = catalog.names().collect();
         let mut removed = Vec::new();
         for name in names {
-            let kind = catalog.get(name).map(|t| t.kind()).unwrap_or(ToolKind::Execute);
+            let kind = catalog
+                .get(name)
+                .map(|t| t.kind())
+                .unwrap_or(ToolKind::Execute);
             if self.gate(name, kind).is_err() {
                 catalog.remove(name);
                 removed.push(name.to_string());
@@ -295,7 +299,11 @@ impl PolicyEngine {
     }
 
     fn judge_line(&self, command: &str, cwd: &str) -> LineJudgement {
-        let saved = self.saved.read().map(|s| s.commands.clone()).unwrap_or_default();
+        let saved = self
+            .saved
+            .read()
+            .map(|s| s.commands.clone())
+            .unwrap_or_default();
         Judge {
             compiled: &self.compiled,
             resolver: &self.resolver,
@@ -307,7 +315,11 @@ impl PolicyEngine {
 
     fn saved_allows(&self, pred: impl Fn(&SavedKind) -> bool) -> Option<String> {
         let saved = self.saved.read().ok()?;
-        saved.rules.iter().find(|r| pred(&r.kind)).map(|r| r.id.clone())
+        saved
+            .rules
+            .iter()
+            .find(|r| pred(&r.kind))
+            .map(|r| r.id.clone())
     }
 
     /// Decides one call. May enrich `preview` (a command's parsed simple commands).
@@ -350,9 +362,13 @@ impl PolicyEngine {
                     return Verdict::deny(r.rule_id, r.reason);
                 }
                 let path = fc.path.clone();
-                self.by_mode(tool, kind, explicit, SavedKind::Edit { path: path.clone() }, |k| {
-                    matches!(k, SavedKind::Edit { path: p } if *p == path)
-                })
+                self.by_mode(
+                    tool,
+                    kind,
+                    explicit,
+                    SavedKind::Edit { path: path.clone() },
+                    |k| matches!(k, SavedKind::Edit { path: p } if *p == path),
+                )
             }
             Preview::Read { path } => {
                 if let Err(r) = self.compiled.paths.check(path, Access::Read) {
@@ -383,9 +399,13 @@ impl PolicyEngine {
         explicit: Option<(ToolMode, String)>,
     ) -> Verdict {
         let t = tool.to_string();
-        self.by_mode(tool, kind, explicit, SavedKind::Tool { tool: t.clone() }, |k| {
-            matches!(k, SavedKind::Tool { tool: x } if *x == t)
-        })
+        self.by_mode(
+            tool,
+            kind,
+            explicit,
+            SavedKind::Tool { tool: t.clone() },
+            |k| matches!(k, SavedKind::Tool { tool: x } if *x == t),
+        )
     }
 
     fn by_mode(
@@ -396,8 +416,8 @@ impl PolicyEngine {
         would_save: SavedKind,
         saved: impl Fn(&SavedKind) -> bool,
     ) -> Verdict {
-        let (mode, id) = explicit
-            .unwrap_or_else(|| (Self::default_mode(kind), format!("builtin.tool.{tool}")));
+        let (mode, id) =
+            explicit.unwrap_or_else(|| (Self::default_mode(kind), format!("builtin.tool.{tool}")));
         match mode {
             ToolMode::Auto => Verdict::allow(id),
             ToolMode::Deny => Verdict::deny(id, format!("{tool} is denied")),
@@ -414,7 +434,9 @@ impl PolicyEngine {
 
     fn ask_or_saved(&self, tool: &str, id: String, reason: String) -> Verdict {
         let t = tool.to_string();
-        if let Some(saved) = self.saved_allows(|k| matches!(k, SavedKind::Tool { tool: x } if *x == t)) {
+        if let Some(saved) =
+            self.saved_allows(|k| matches!(k, SavedKind::Tool { tool: x } if *x == t))
+        {
             return Verdict::allow(saved);
         }
         let mut v = Verdict::ask(id, reason);
@@ -450,13 +472,10 @@ impl PolicyEngine {
             })
             .collect();
         let ids = new.iter().map(|r| r.id.clone()).collect();
-        let mut saved = self
-            .saved
-            .write()
-            .map_err(|_| PolicyError::Store {
-                path: PathBuf::from("(memory)"),
-                message: "approval store lock poisoned".into(),
-            })?;
+        let mut saved = self.saved.write().map_err(|_| PolicyError::Store {
+            path: PathBuf::from("(memory)"),
+            message: "approval store lock poisoned".into(),
+        })?;
         let all = match &self.store {
             Some(s) => s.add(&new)?,
             None => {
@@ -475,7 +494,10 @@ impl PolicyEngine {
 
     /// The saved approvals of this workspace.
     pub fn saved_rules(&self) -> Vec<SavedRule> {
-        self.saved.read().map(|s| s.rules.clone()).unwrap_or_default()
+        self.saved
+            .read()
+            .map(|s| s.rules.clone())
+            .unwrap_or_default()
     }
 
     /// Removes a saved approval by id.
@@ -517,7 +539,10 @@ fn unreachable_defaults(_resolver: &Resolver) -> Compiled {
         shell_disabled: None,
         fs_disabled: None,
         rule_layers: Vec::new(),
-        default: (crate::config::RuleDecision::Ask, "builtin.commands.default".into()),
+        default: (
+            crate::config::RuleDecision::Ask,
+            "builtin.commands.default".into(),
+        ),
         deny_patterns: patterns::PatternList::builtin_deny(),
         allow_patterns: patterns::PatternList::default(),
         launcher: layers::DEFAULT_LAUNCHER.into(),

@@ -264,7 +264,13 @@ mod tests {
     #[test]
     fn git_internals_and_pablo_dir_are_never_writable() {
         let p = PathPolicy::new();
-        for path in [".git/config", ".git/hooks/pre-commit", "sub/.git/HEAD", ".git", ".pablo/config.toml"] {
+        for path in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            "sub/.git/HEAD",
+            ".git",
+            ".pablo/config.toml",
+        ] {
             assert!(p.check(path, Access::Write).is_err(), "{path}");
             assert!(p.check(path, Access::Read).is_ok(), "{path}");
         }
@@ -275,8 +281,10 @@ mod tests {
     #[test]
     fn layers_intersect_and_deny_roots_win() {
         let mut p = PathPolicy::new();
-        p.add_write_roots("a", roots("a", &["src", "docs/**"])).unwrap();
-        p.add_write_roots("b", roots("b", &["src/**/*.rs"])).unwrap();
+        p.add_write_roots("a", roots("a", &["src", "docs/**"]))
+            .unwrap();
+        p.add_write_roots("b", roots("b", &["src/**/*.rs"]))
+            .unwrap();
         p.add_deny_roots(roots("d", &["src/secret"])).unwrap();
         assert!(p.check("src/lib.rs", Access::Write).is_ok());
         assert!(p.check("docs/a.md", Access::Write).is_err());
@@ -288,7 +296,8 @@ mod tests {
     #[test]
     fn read_roots_let_the_way_to_a_root_be_listed() {
         let mut p = PathPolicy::new();
-        p.add_read_roots("a", roots("a", &["src/policy/**"])).unwrap();
+        p.add_read_roots("a", roots("a", &["src/policy/**"]))
+            .unwrap();
         assert!(p.check(".", Access::Read).is_ok());
         assert!(p.check("src", Access::Read).is_ok());
         assert!(p.check("src/policy/mod.rs", Access::Read).is_ok());

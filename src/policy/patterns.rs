@@ -38,7 +38,10 @@ pub const BUILTIN_DENY: &[(&str, &str)] = &[
     ("parameter-substitution", r"\$\{"),
     ("backticks", r"`"),
     ("pipe-to-shell", r"\|\s*(?:sudo\s+)?(?:ba|da|z|k)?sh\b"),
-    ("download-to-shell", r"\b(?:curl|wget)\b[^\n]*\|\s*(?:\S+\s+)*(?:ba|da|z|k)?sh\b"),
+    (
+        "download-to-shell",
+        r"\b(?:curl|wget)\b[^\n]*\|\s*(?:\S+\s+)*(?:ba|da|z|k)?sh\b",
+    ),
     ("sudo", r"\b(?:sudo|doas)\b"),
     ("chmod", r"\bchmod\b"),
     ("chown", r"\bch(?:own|grp)\b"),
@@ -58,14 +61,20 @@ pub const BUILTIN_DENY: &[(&str, &str)] = &[
         "pip-user-install",
         r"\bpip[0-9.]*\s+install\b[^;&|\n]*(?:--user\b|--break-system-packages\b)",
     ),
-    ("docker-run", r"\b(?:docker|podman)\s+(?:\S+\s+)*(?:run|exec)\b"),
+    (
+        "docker-run",
+        r"\b(?:docker|podman)\s+(?:\S+\s+)*(?:run|exec)\b",
+    ),
     ("git-push", r"\bgit\b[^;&|\n]*\spush\b"),
     (
         "git-force",
         r"\bgit\b[^;&|\n]*\s(?:--force\b|--force-with-lease\b|-[a-zA-Z]*f[a-zA-Z]*\b)",
     ),
     ("eval", r"\beval\b"),
-    ("source", r"(?:^|[;&|(\n]|\bthen\b|\bdo\b|\belse\b)\s*(?:source|\.)\s+\S"),
+    (
+        "source",
+        r"(?:^|[;&|(\n]|\bthen\b|\bdo\b|\belse\b)\s*(?:source|\.)\s+\S",
+    ),
 ];
 
 /// A compiled list of patterns with their ids.
@@ -90,7 +99,8 @@ impl PatternList {
     /// Compiles `(id, regex)` pairs; the first invalid regex is returned as an error message.
     pub fn new(patterns: Vec<(String, String)>) -> Result<Self, String> {
         for (id, p) in &patterns {
-            Regex::new(p).map_err(|e| format!("pattern {id} ({p:?}) is not a regular expression: {e}"))?;
+            Regex::new(p)
+                .map_err(|e| format!("pattern {id} ({p:?}) is not a regular expression: {e}"))?;
         }
         let set = RegexSet::new(patterns.iter().map(|(_, p)| p.as_str()))
             .map_err(|e| format!("patterns cannot be compiled together: {e}"))?;

@@ -757,7 +757,12 @@ mod tests {
 
     #[test]
     fn quoted_and_escaped_command_words_are_the_same_literal() {
-        for t in ["git status", "'g'it status", "\\git status", "\"git\" 'status'"] {
+        for t in [
+            "git status",
+            "'g'it status",
+            "\\git status",
+            "\"git\" 'status'",
+        ] {
             let c = one(t);
             assert_eq!(c.argv(), vec!["git", "status"], "{t}");
             assert!(c.unprovable_reasons().is_empty(), "{t}");

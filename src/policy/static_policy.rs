@@ -93,8 +93,8 @@ impl StaticPolicy {
             path: path.to_path_buf(),
             message,
         };
-        let p: StaticPolicy = serde_json::from_str(text)
-            .map_err(|e| invalid(format!("line {}: {e}", e.line())))?;
+        let p: StaticPolicy =
+            serde_json::from_str(text).map_err(|e| invalid(format!("line {}: {e}", e.line())))?;
         if p.version != 1 {
             return Err(invalid(format!(
                 "version {} is not supported (expected 1)",
@@ -133,7 +133,10 @@ impl StaticPolicy {
         for r in fs.read.iter().chain(&fs.write).chain(&fs.deny) {
             check_id(&r.id)?;
             if let Err(e) = super::paths::check_glob(&r.glob) {
-                return Err(invalid(format!("rule {}: {:?} is not a glob: {e}", r.id, r.glob)));
+                return Err(invalid(format!(
+                    "rule {}: {:?} is not a glob: {e}",
+                    r.id, r.glob
+                )));
             }
             if r.glob.starts_with('/') || r.glob.split('/').any(|c| c == "..") {
                 return Err(invalid(format!(

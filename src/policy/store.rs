@@ -62,7 +62,10 @@ impl SavedKind {
             SavedKind::Edit { path } => format!("edit-{}", slugify(path)),
             SavedKind::Tool { tool } => format!("tool-{}", slugify(tool)),
         };
-        format!("always.{}-{short}", slug.chars().take(40).collect::<String>())
+        format!(
+            "always.{}-{short}",
+            slug.chars().take(40).collect::<String>()
+        )
     }
 
     pub fn describe(&self) -> String {
