@@ -1,8 +1,5 @@
 //! Integration tests: policy — the command corpus, chains, approvals, layers, the static policy.
 
-// Cargo also builds this file as a test target of its own, outside tests/all.rs and its allows.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::{Path, PathBuf};
 
 use pablo::config::{ConfigFile, Dirs, Layers};
@@ -714,4 +711,39 @@ fn edit_preview(path: &str) -> Preview {
         removed: 0,
         hunks: Vec::new(),
     })
+}
+
+mod arbitrary_text {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn engines() -> (Env, PolicyEngine, PolicyEngine) {
+        let e = env();
+        let s = strict(&e);
+        let i = interactive(&e);
+        (e, s, i)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Shell-flavoured noise: no panic, and an allowed line has only allowed commands.
+        #[test]
+        fn shell_like_text_never_panics_and_allow_means_every_command_allowed(
+            text in "[a-z $(){}`'\"\\\\;&|<>!*?~#=\\n\t-]{0,120}"
+        ) {
+            let (_e, s, i) = engines();
+            let r = cli::check(&s, &text);
+            if r.decision == Decision::Allow {
+                prop_assert!(r.commands.iter().all(|c| c.decision == Decision::Allow), "{:?}", text);
+            }
+            let _ = cli::check(&i, &text);
+        }
+
+        #[test]
+        fn arbitrary_unicode_never_panics(text in any::<String>()) {
+            let (_e, s, _i) = engines();
+            let _ = cli::check(&s, &text);
+        }
+    }
 }
