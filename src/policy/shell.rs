@@ -239,7 +239,7 @@ pub fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     }
     let joined = join_continued_lines(text);
     if units <= INLINE_UNITS && joined.len() <= INLINE_BYTES {
-        return parse_and_walk(&joined);
+        return parse_guarded(&joined);
     }
     let (tx, rx) = mpsc::channel();
     let stack = BASE_STACK + units * STACK_PER_UNIT;
@@ -247,7 +247,7 @@ pub fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
         .name("pablo-policy-parse".into())
         .stack_size(stack)
         .spawn(move || {
-            let _ = tx.send(parse_and_walk(&joined));
+            let _ = tx.send(parse_guarded(&joined));
         });
     if spawned.is_err() {
         return Err(Refusal::Syntax(
@@ -331,6 +331,18 @@ fn join_continued_lines(text: &str) -> String {
         prev_blank = !double && matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')');
     }
     out
+}
+
+/// conch-parser can panic on some malformed input (found by fuzzing: a here-document body that
+/// ends the text with a backslash unwraps a `None`). A text ending in a backslash is refused before
+/// parsing, so the usual case prints nothing; any other panic is caught and refused the same way.
+fn parse_guarded(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
+    let trailing = text.bytes().rev().take_while(|b| *b == b'\\').count();
+    if trailing % 2 == 1 {
+        return Err(Refusal::Syntax("it ends with a lone backslash".into()));
+    }
+    std::panic::catch_unwind(|| parse_and_walk(text))
+        .unwrap_or_else(|_| Err(Refusal::Syntax("the shell parser failed on it".into())))
 }
 
 fn parse_and_walk(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
@@ -832,6 +844,15 @@ mod tests {
         assert!(matches!(parse(&deep), Err(Refusal::TooNested { .. })));
         let medium = "echo ".to_string() + &"$(".repeat(200) + "x" + &")".repeat(200);
         assert!(parse(&medium).is_ok());
+    }
+
+    #[test]
+    fn fuzz_finding_heredoc_ending_in_a_backslash_is_refused_not_a_panic() {
+        // crash-71291ab0: conch-parser unwraps `None` here.
+        let r = parse("egwc <<EOFc \n\n$ei\\");
+        assert!(matches!(r, Err(Refusal::Syntax(_))), "{r:?}");
+        let r = parse("cat <<E\nx\\");
+        assert!(matches!(r, Err(Refusal::Syntax(_))), "{r:?}");
     }
 
     #[test]
