@@ -220,13 +220,12 @@ impl Launch {
             model.model(),
             model.provider(),
         ))?;
+        // Denied tools stay in the catalog so a call is refused with the rule that denied it
+        // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;
-        let mut catalog = self.catalog()?;
-        // Tools the policy denies outright are never offered to the model.
-        policy.narrow_catalog(&mut catalog);
         Ok(AgentSetup {
             host: self.host(&session_id)?,
-            catalog,
+            catalog: self.catalog()?,
             policy,
             limits: self.limits.clone(),
             system_prompt: self.system_prompt(),
@@ -248,7 +247,7 @@ impl Launch {
         approvals: ApprovalMode,
     ) -> Result<(AgentSetup, ResumeState), LaunchError> {
         let (journal, state) = self.session_store().resume(session_id)?;
-        let policy = self.policy();
+        let policy = self.policy()?;
         state
             .restore_approvals(&policy)
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
