@@ -25,7 +25,8 @@ pub struct CliFlags {
     pub no_shell: bool,
     /// `--no-filesystem`: every `fs.*` tool is denied.
     pub no_filesystem: bool,
-    /// `--allow-write`: file edits run without asking, inside the write roots.
+    /// `--allow-write`: the host registers the write tools. Policy changes no mode for it: edits
+    /// still ask by default, and the write roots, deny roots and `.git`/`.pablo` still apply.
     pub allow_write: bool,
 }
 

@@ -285,9 +285,9 @@ impl PolicyEngine {
                 format!("{tool} is denied by configuration ({id})"),
             ));
         }
-        if c.allow_write && kind == ToolKind::Edit {
-            return Ok(Some((ToolMode::Auto, "flag.allow-write".into())));
-        }
+        // `--allow-write` is a catalog grant (the host registers the write tools); it changes no
+        // mode, so edits still ask unless a layer says `auto`, and roots still apply.
+        let _ = kind;
         Ok(explicit)
     }
 
