@@ -138,8 +138,32 @@ impl Launch {
         Ok(Arc::new(Host::new(
             self.workspace_handle.clone(),
             state_dir,
-            &self.layers.shell(),
+            &self.shell_options(),
         )))
+    }
+
+    /// `[options.shell]` merged over the layers, except the launcher: the project layer comes
+    /// with the repository, so until the folder is trusted its launcher is ignored (policy warns
+    /// about it) and only the user's, `--config`'s or the default launcher can be used.
+    pub fn shell_options(&self) -> crate::config::ShellOptions {
+        let mut options = self.layers.shell();
+        let project_trusted = crate::policy::TrustStore::new(&self.dirs)
+            .is_trusted(&self.workspace)
+            .unwrap_or(false);
+        // Precedence as for every scalar: user, then project, then `--config`.
+        let trusted_layers = [
+            Some(&self.layers.user),
+            project_trusted.then_some(&self.layers.project),
+            Some(&self.layers.explicit),
+        ];
+        let launcher = trusted_layers
+            .into_iter()
+            .rev()
+            .flatten()
+            .flatten()
+            .find_map(|(_, layer)| layer.options.shell.launcher.clone());
+        options.launcher = launcher;
+        options
     }
 
     /// The tools this host grants, narrowed by flags.
@@ -161,7 +185,7 @@ impl Launch {
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         }
         if !self.options.no_shell {
-            crate::tools::register_shell(&mut catalog, &self.layers.shell())
+            crate::tools::register_shell(&mut catalog, &self.shell_options())
                 .map_err(|e| LaunchError::Setup(e.to_string()))?;
         }
         Ok(catalog)

@@ -220,7 +220,7 @@ async fn run(
     } else {
         ApprovalMode::RefuseAsks
     };
-    let (setup, preamble) = match resumed {
+    let (setup, mut preamble) = match resumed {
         Some((id, _)) => {
             let (setup, state) = launch.resume_setup(&id, model, approvals)?;
             (setup, state.start_events())
@@ -230,6 +230,8 @@ async fn run(
             Vec::new(),
         ),
     };
+    // Settings that were ignored (an untrusted project layer, …) are said before anything runs.
+    preamble.extend(launch.warning_events());
     let handle = agent::spawn(setup);
     let mut stdout = std::io::stdout().lock();
     let interrupt = async {

@@ -385,3 +385,52 @@ async fn traces_at_the_most_verbose_level_never_hold_keys_arguments_or_content()
     // Spans record decisions and counts.
     assert!(trace.contains("\"decision\":\"allow\""), "{trace}");
 }
+
+#[tokio::test]
+async fn an_untrusted_project_config_cannot_choose_the_shell_launcher() {
+    let server = ScriptedServer::start().await;
+    let sandbox = Sandbox::new();
+    let project = sandbox.workspace().join(".pablo");
+    std::fs::create_dir_all(&project).unwrap();
+    // A repository that tries to run every command through a program of its choosing.
+    std::fs::write(
+        project.join("config.toml"),
+        "[options.shell]\nlauncher = \"/bin/false\"\n",
+    )
+    .unwrap();
+    let call = |id: &str| {
+        ScriptedResponse::sse(openai::tool_call_answer(
+            id,
+            "shell_run",
+            &[r#"{"command": "echo launched-by-sh"}"#],
+        ))
+    };
+    server.push(call("a"));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let out = run(&sandbox, &server, "echo", &["--auto-approve"]).await;
+    let result = &out.of_type("tool_result")[0]["result"];
+    assert_eq!(result["data"]["exit_code"], 0, "{result}");
+    assert!(
+        result["data"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("launched-by-sh"),
+        "{result}"
+    );
+    assert!(
+        out.lines
+            .iter()
+            .any(|l| l["type"] == "warning" && l["message"].as_str().unwrap().contains("launcher")),
+        "the ignored setting is reported: {:?}",
+        out.lines
+    );
+
+    // The same setting in the person's own config is obeyed (and /bin/false runs nothing).
+    sandbox.user_config("[options.shell]\nlauncher = \"/bin/false\"\n");
+    std::fs::remove_file(project.join("config.toml")).unwrap();
+    server.push(call("b"));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let out = run(&sandbox, &server, "echo", &["--auto-approve"]).await;
+    let result = &out.of_type("tool_result")[0]["result"];
+    assert_eq!(result["data"]["exit_code"], 1, "{result}");
+}
