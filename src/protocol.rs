@@ -34,6 +34,11 @@ pub enum Op {
     SessionInput { session_id: String, data: String },
     /// Kill a background session (TUI session view, `/kill ID`).
     KillSession { session_id: String },
+    /// List the approvals saved with "allow always" for this workspace (`/rules`); answered by
+    /// [`Event::Rules`].
+    ListRules,
+    /// Remove one saved approval by id (`/rules remove ID`); answered by [`Event::Rules`].
+    RemoveRule { id: String },
     /// Stop the agent: cancels any running turn, kills background sessions, then closes.
     Shutdown,
 }
@@ -341,6 +346,15 @@ pub struct SessionSummary {
     pub started_ms: u64,
 }
 
+/// One saved approval as front-ends show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleSummary {
+    /// Stable id (`always.cargo-test-1f2e3d4c`), what `/rules remove` takes.
+    pub id: String,
+    /// What the rule allows, in words (`prefix /usr/bin/cargo test`).
+    pub allows: String,
+}
+
 /// What the agent tells front-ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -405,6 +419,13 @@ pub enum Event {
     },
     /// The background sessions changed (started, exited, killed).
     Sessions { sessions: Vec<SessionSummary> },
+    /// The saved "allow always" approvals of this workspace, answering [`Op::ListRules`] and
+    /// [`Op::RemoveRule`] (`removed` names the rule just removed). Live only: never journaled.
+    Rules {
+        rules: Vec<RuleSummary>,
+        #[serde(default)]
+        removed: Option<String>,
+    },
     /// Something non-fatal the person should know (a torn journal line, a truncated AGENTS.md).
     Warning { message: String },
     /// The turn (or the agent) failed.

@@ -748,3 +748,144 @@ mod arbitrary_text {
         }
     }
 }
+
+/// `/rules` in the TUI speaks protocol: the agent answers `Op::ListRules` and `Op::RemoveRule`
+/// from the policy store, whether idle or while a turn waits for an approval.
+mod rules_over_the_protocol {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use pablo::agent::{self, AgentHandle, AgentSetup, ApprovalMode, Limits};
+    use pablo::model::scripted::ScriptedModel;
+    use pablo::protocol::{ApprovalAnswer, Event, Op, RuleSummary};
+    use pablo::tools::{Catalog, Host, register_filesystem};
+    use pablo::workspace::Workspace;
+
+    use super::{command_preview, env, interactive};
+
+    /// One step that writes a file (an edit, so the interactive policy asks), then an answer.
+    const SCRIPT: &str = r#"{
+        "model": "scripted",
+        "start": "write",
+        "after_end": "nothing more",
+        "steps": {
+            "write": {
+                "text": "writing",
+                "calls": [{"tool": "fs_write", "arguments": {"path": "new.txt", "text": "x\n", "expected_revision": null}}],
+                "next": "done"
+            },
+            "done": {"text": "finished"}
+        }
+    }"#;
+
+    async fn next_matching(h: &mut AgentHandle, want: impl Fn(&Event) -> bool) -> Event {
+        loop {
+            let e = tokio::time::timeout(Duration::from_secs(20), h.events.recv())
+                .await
+                .expect("agent stalled")
+                .expect("agent ended early");
+            if want(&e) {
+                return e;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn saved_rules_are_listed_and_removed_through_the_agent_idle_and_mid_turn() {
+        let e = env();
+        let engine = interactive(&e);
+        let id = engine
+            .remember("shell.run", &command_preview("cargo test"))
+            .unwrap()
+            .remove(0);
+        let file = engine.rules_file().unwrap().to_path_buf();
+        assert!(std::fs::read_to_string(&file).unwrap().contains(&id));
+
+        // A second engine reads the same store, as a later session would.
+        let engine = Arc::new(interactive(&e));
+        let ws = Arc::new(Workspace::open(&e.ws).unwrap());
+        let mut catalog = Catalog::new();
+        register_filesystem(&mut catalog, &ws, true).unwrap();
+        let mut h = agent::spawn(AgentSetup {
+            session_id: "rules".into(),
+            model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
+            catalog,
+            policy: engine.clone(),
+            host: Arc::new(Host::new(ws, e.dirs.state.clone(), &Default::default())),
+            limits: Limits::default(),
+            approvals: ApprovalMode::Interactive,
+            system_prompt: String::new(),
+            history: Vec::new(),
+            recorder: None,
+        });
+
+        h.ops.send(Op::ListRules).unwrap();
+        let listed = next_matching(&mut h, |e| matches!(e, Event::Rules { .. })).await;
+        let Event::Rules { rules, removed } = listed else {
+            unreachable!()
+        };
+        assert_eq!(removed, None);
+        assert_eq!(rules.len(), 1, "{rules:?}");
+        let RuleSummary {
+            id: listed_id,
+            allows,
+        } = &rules[0];
+        assert_eq!(listed_id, &id);
+        assert!(
+            allows.contains("cargo") && allows.contains("test"),
+            "{allows}"
+        );
+
+        // Mid-turn: the write waits for an approval while the rule is removed.
+        h.ops
+            .send(Op::UserTurn {
+                text: "write a file".into(),
+            })
+            .unwrap();
+        let ask = next_matching(&mut h, |e| matches!(e, Event::ApprovalRequest { .. })).await;
+        let Event::ApprovalRequest { call_id, .. } = ask else {
+            unreachable!()
+        };
+        h.ops.send(Op::RemoveRule { id: id.clone() }).unwrap();
+        let after = next_matching(&mut h, |e| matches!(e, Event::Rules { .. })).await;
+        assert_eq!(
+            after,
+            Event::Rules {
+                rules: Vec::new(),
+                removed: Some(id.clone()),
+            }
+        );
+        assert!(engine.saved_rules().is_empty());
+        assert!(
+            !std::fs::read_to_string(&file).unwrap().contains(&id),
+            "the rule file still holds {id}"
+        );
+
+        // Removing it again is refused with a warning naming it; the list is still sent.
+        h.ops.send(Op::RemoveRule { id: id.clone() }).unwrap();
+        let warned = next_matching(&mut h, |e| matches!(e, Event::Warning { .. })).await;
+        let Event::Warning { message } = warned else {
+            unreachable!()
+        };
+        assert!(message.contains(&id), "{message}");
+        let again = next_matching(&mut h, |e| matches!(e, Event::Rules { .. })).await;
+        assert_eq!(
+            again,
+            Event::Rules {
+                rules: Vec::new(),
+                removed: None,
+            }
+        );
+
+        h.ops
+            .send(Op::Approval {
+                call_id,
+                answer: ApprovalAnswer::Reject { note: None },
+            })
+            .unwrap();
+        next_matching(&mut h, |e| matches!(e, Event::TurnCompleted { .. })).await;
+        h.ops.send(Op::Shutdown).unwrap();
+        next_matching(&mut h, |e| matches!(e, Event::ShutdownComplete)).await;
+        assert!(!e.ws.join("new.txt").exists());
+    }
+}

@@ -27,7 +27,8 @@ pub use limits::{Budget, Limits};
 use crate::model::{Message, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent};
 use crate::policy::PolicyEngine;
 use crate::protocol::{
-    ApprovalAnswer, Decision, Event, Op, Preview, StopReason, ToolCall, ToolOutcome, Usage,
+    ApprovalAnswer, Decision, Event, Op, Preview, RuleSummary, StopReason, ToolCall, ToolOutcome,
+    Usage,
 };
 use crate::tools::{Catalog, Coded, EventSink, Host, Tool, ToolContext, ToolFailure};
 
@@ -163,6 +164,32 @@ fn spawn_session_op(host: Arc<Host>, events: EventSink, op: Op) {
     });
 }
 
+/// Answers `/rules` and `/rules remove ID` from the policy store; a failed removal becomes a
+/// warning and the list is sent anyway so the front-end shows what is really saved.
+fn answer_rules_op(policy: &PolicyEngine, events: &EventSink, op: Op) {
+    let removed = match op {
+        Op::RemoveRule { id } => match policy.forget(&id) {
+            Ok(rule) => Some(rule.id),
+            Err(e) => {
+                events.send(Event::Warning {
+                    message: format!("rule {id} was not removed: {e}"),
+                });
+                None
+            }
+        },
+        _ => None,
+    };
+    let rules = policy
+        .saved_rules()
+        .into_iter()
+        .map(|r| RuleSummary {
+            allows: r.kind.describe(),
+            id: r.id,
+        })
+        .collect();
+    events.send(Event::Rules { rules, removed });
+}
+
 type PendingApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>>;
 
 struct Agent {
@@ -246,6 +273,7 @@ impl Agent {
             let session_host = self.host.clone();
             let session_events = self.events.clone();
             let turn_cancel = cancel.clone();
+            let turn_policy = self.policy.clone();
             let mut deadline_hit = false;
             {
                 let turn = self.run_turn(text, cancel.clone());
@@ -275,6 +303,9 @@ impl Agent {
                             Some(op @ (Op::SessionInput { .. } | Op::KillSession { .. })) => {
                                 spawn_session_op(session_host.clone(), session_events.clone(), op);
                             }
+                            Some(op @ (Op::ListRules | Op::RemoveRule { .. })) => {
+                                answer_rules_op(&turn_policy, &session_events, op);
+                            }
                         },
                     }
                 }
@@ -303,6 +334,9 @@ impl Agent {
             Op::Interrupt => {}
             Op::SessionInput { .. } | Op::KillSession { .. } => {
                 spawn_session_op(self.host.clone(), self.events.clone(), op);
+            }
+            Op::ListRules | Op::RemoveRule { .. } => {
+                answer_rules_op(&self.policy, &self.events, op);
             }
             Op::UserTurn { .. } | Op::Shutdown => {}
         }

@@ -18,12 +18,15 @@ use crate::agent::EventRecorder;
 use crate::protocol::Event;
 
 /// Whether an event is written to the journal. Streaming deltas and live output are for the
-/// screen only: the whole message (`MessageCompleted`) and the tool result (`ToolCallEnd`) carry
+/// screen only (so is a `/rules` listing): the whole message (`MessageCompleted`) and the tool result (`ToolCallEnd`) carry
 /// everything resume needs, and background output lives in its own log file.
 pub fn is_journaled(event: &Event) -> bool {
     !matches!(
         event,
-        Event::MessageDelta { .. } | Event::ToolOutputDelta { .. } | Event::SessionOutput { .. }
+        Event::MessageDelta { .. }
+            | Event::ToolOutputDelta { .. }
+            | Event::SessionOutput { .. }
+            | Event::Rules { .. }
     )
 }
 

@@ -303,6 +303,7 @@ impl Replayer {
             | Event::ToolCallRunning { .. }
             | Event::ToolOutputDelta { .. }
             | Event::SessionOutput { .. }
+            | Event::Rules { .. }
             | Event::Warning { .. }
             | Event::Error { .. }
             | Event::ShutdownComplete => {}

@@ -64,7 +64,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "rules",
         args: "",
-        help: "rules saved with \"allow always\" in this session",
+        help: "saved \"allow always\" rules (/rules remove ID)",
         id: CommandId::Rules,
     },
     SlashCommand {

@@ -435,6 +435,50 @@ fn wide_layout_with_transcript_todo_and_sessions() {
 }
 
 #[test]
+fn rules_command_asks_the_agent_and_lists_the_saved_rules_with_their_ids() {
+    let (mut s, _) = state();
+    s.submit("/rules".into());
+    s.submit("/rules remove always.cargo-test-1f2e3d4c".into());
+    assert_eq!(
+        std::mem::take(&mut s.outbox),
+        vec![
+            Op::ListRules,
+            Op::RemoveRule {
+                id: "always.cargo-test-1f2e3d4c".into()
+            }
+        ]
+    );
+    s.apply(Event::Rules {
+        rules: vec![
+            RuleSummary {
+                id: "always.cargo-test-1f2e3d4c".into(),
+                allows: "prefix /usr/bin/cargo test".into(),
+            },
+            RuleSummary {
+                id: "always.edit-readme-md-0a9b8c7d".into(),
+                allows: "edits of README.md".into(),
+            },
+        ],
+        removed: None,
+    });
+    s.apply(Event::Rules {
+        rules: vec![RuleSummary {
+            id: "always.edit-readme-md-0a9b8c7d".into(),
+            allows: "edits of README.md".into(),
+        }],
+        removed: Some("always.cargo-test-1f2e3d4c".into()),
+    });
+    snap!("rules_listed_then_one_removed", draw(&mut s, 80, 20));
+}
+
+#[test]
+fn rules_command_with_a_bad_argument_sends_nothing() {
+    let (mut s, _) = state();
+    s.submit("/rules remove".into());
+    assert!(std::mem::take(&mut s.outbox).is_empty());
+}
+
+#[test]
 fn slash_popup_lists_matching_commands() {
     let (mut s, _) = state();
     s.handle_key(key(KeyCode::Char('/')));

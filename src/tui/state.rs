@@ -18,8 +18,8 @@ use super::text::Output;
 use super::theme;
 use super::transcript::Transcript;
 use crate::protocol::{
-    ApprovalAnswer, Event, Op, PlanItem, PlanStatus, Preview, SessionSummary, StopReason,
-    ToolOutcome, Usage,
+    ApprovalAnswer, Event, Op, PlanItem, PlanStatus, Preview, RuleSummary, SessionSummary,
+    StopReason, ToolOutcome, Usage,
 };
 
 /// Side effects on the terminal that only the loop can perform.
@@ -59,7 +59,6 @@ pub struct AppState {
     pub usage: Usage,
     pub turn_running: bool,
     pub turns: u64,
-    pub saved_rules: Vec<String>,
     pub mouse_capture: bool,
     /// The clock used for spinners and elapsed times (set by the loop; fixed in tests).
     pub now: Instant,
@@ -89,7 +88,6 @@ impl AppState {
             usage: Usage::default(),
             turn_running: false,
             turns: 0,
-            saved_rules: Vec::new(),
             mouse_capture: false,
             now,
             wall_ms: 0,
@@ -219,12 +217,8 @@ impl AppState {
                 self.effects.push(Effect::Bell);
             }
             Event::ApprovalResolved { call_id, answer } => {
-                let rule = self
-                    .take_approval(&call_id)
-                    .and_then(|v| v.verdict.always_rule);
-                if let (ApprovalAnswer::AllowAlways, Some(rule)) = (&answer, rule) {
-                    self.saved_rules.push(rule);
-                }
+                // The saved rule itself is listed by `/rules`, which asks the policy store.
+                self.take_approval(&call_id);
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.status = match answer {
                         ApprovalAnswer::Reject { .. } => ToolStatus::Rejected,
@@ -310,6 +304,7 @@ impl AppState {
                 }
                 self.sessions = sessions;
             }
+            Event::Rules { rules, removed } => self.show_rules(&rules, removed.as_deref()),
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
             Event::Error { code, message } => {
                 self.notice(NoticeLevel::Error, format!("{code}: {message}"));
@@ -487,9 +482,9 @@ impl AppState {
         if let Some(rest) = text.strip_prefix('/') {
             let mut parts = rest.split_whitespace();
             let name = parts.next().unwrap_or("");
-            let arg = parts.next();
+            let args: Vec<&str> = parts.collect();
             match commands::find(name) {
-                Some(cmd) => self.run_command(cmd.id, arg),
+                Some(cmd) => self.run_command(cmd.id, &args),
                 None => self.notice(
                     NoticeLevel::Error,
                     format!("unknown command /{name}; /help lists the commands"),
@@ -501,7 +496,40 @@ impl AppState {
         self.transcript.scroll_to_bottom();
     }
 
-    fn run_command(&mut self, id: CommandId, arg: Option<&str>) {
+    /// The answer to `/rules` (and `/rules remove ID`): every saved rule with its id.
+    fn show_rules(&mut self, rules: &[RuleSummary], removed: Option<&str>) {
+        let mut lines = Vec::new();
+        if let Some(id) = removed {
+            lines.push(Line::from(vec![
+                Span::raw("removed "),
+                Span::styled(id.to_string(), theme::key()),
+            ]));
+        }
+        lines.push(Line::from(Span::styled(
+            "Saved with \"allow always\" in this workspace",
+            theme::heading(2),
+        )));
+        if rules.is_empty() {
+            lines.push(Line::from(Span::styled("  none", theme::dim())));
+        }
+        for r in rules {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {}", r.id), theme::key()),
+                Span::raw("  "),
+                Span::styled(r.allows.clone(), theme::inline_code()),
+            ]));
+        }
+        if !rules.is_empty() {
+            lines.push(Line::from(Span::styled(
+                "  /rules remove ID forgets one",
+                theme::dim(),
+            )));
+        }
+        self.transcript.push(CellKind::Info(lines));
+    }
+
+    fn run_command(&mut self, id: CommandId, args: &[&str]) {
+        let arg = args.first().copied();
         match id {
             CommandId::Help => {
                 let mut lines = vec![Line::from(Span::styled("Commands", theme::heading(2)))];
@@ -553,17 +581,16 @@ impl AppState {
                 };
                 self.notice(NoticeLevel::Info, text);
             }
-            CommandId::Rules => {
-                let text = if self.saved_rules.is_empty() {
-                    "no rules saved with \"allow always\" in this session".to_string()
-                } else {
-                    format!(
-                        "saved with \"allow always\":\n{}",
-                        self.saved_rules.join("\n")
-                    )
-                };
-                self.notice(NoticeLevel::Info, text);
-            }
+            CommandId::Rules => match args {
+                [] | ["list"] => self.outbox.push(Op::ListRules),
+                ["remove", id] => self.outbox.push(Op::RemoveRule {
+                    id: (*id).to_string(),
+                }),
+                _ => self.notice(
+                    NoticeLevel::Error,
+                    "usage: /rules, or /rules remove ID (the ids are listed by /rules)",
+                ),
+            },
             CommandId::Model => {
                 let text = format!(
                     "model {} from provider {} (choose another with --model / --provider)",
