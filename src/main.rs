@@ -244,7 +244,17 @@ async fn run(
 
 /// `pablo resume`: the TUI on a journaled session, with its transcript, checklist and approvals.
 async fn resume(common: Common, id: Option<String>, last: bool) -> Result<ExitCode> {
-    let (id, info) = find_session(&common, id.as_deref(), last)?;
+    let mut next = resume_once(&common, id, last).await?;
+    // A session picked with `/resume` is resumed in the same process, one after another.
+    while let Some(id) = next {
+        next = resume_once(&common, Some(id), false).await?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One resumed TUI; returns the session picked with `/resume`, if any.
+async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Option<String>> {
+    let (id, info) = find_session(common, id.as_deref(), last)?;
     let mut options = common.launch_options();
     if options.workspace.is_none() {
         options.workspace = Some(choose_resume_workspace(&info)?);
@@ -263,7 +273,7 @@ async fn resume(common: Common, id: Option<String>, last: bool) -> Result<ExitCo
     };
     let summary = pablo::tui::run(setup, options).await?;
     println!("{summary}");
-    Ok(ExitCode::SUCCESS)
+    Ok(summary.resume_requested)
 }
 
 /// When a session is resumed from another directory, the person chooses where it continues
@@ -436,6 +446,9 @@ async fn tui(common: Common) -> Result<ExitCode> {
     };
     let summary = pablo::tui::run(setup, options).await?;
     println!("{summary}");
+    if let Some(id) = summary.resume_requested {
+        return resume(common, Some(id), false).await;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

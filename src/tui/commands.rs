@@ -46,7 +46,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "resume",
         args: "",
-        help: "how to resume this session later",
+        help: "pick a saved session of this workspace and resume it",
         id: CommandId::Resume,
     },
     SlashCommand {

@@ -29,12 +29,15 @@ pub enum Intent {
         session_id: String,
     },
     Close,
+    /// Leave the TUI and resume this saved session.
+    Resume(String),
 }
 
 #[derive(Debug)]
 pub enum Layer {
     Approval(Box<ApprovalView>),
     Sessions(SessionsView),
+    Resume(ResumeView),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -468,6 +471,34 @@ impl SessionsView {
                     session_id: id.clone(),
                 },
                 None => Intent::None,
+            },
+            _ => Intent::None,
+        }
+    }
+}
+
+/// The `/resume` picker: saved sessions of this workspace, most recent first.
+#[derive(Debug, Default)]
+pub struct ResumeView {
+    pub rows: Vec<crate::session::SessionInfo>,
+    pub selected: usize,
+}
+
+impl ResumeView {
+    pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => Intent::Close,
+            KeyCode::Down | KeyCode::Char('j') if !self.rows.is_empty() => {
+                self.selected = (self.selected + 1).min(self.rows.len() - 1);
+                Intent::None
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.selected = self.selected.saturating_sub(1);
+                Intent::None
+            }
+            KeyCode::Enter => match self.rows.get(self.selected) {
+                Some(info) => Intent::Resume(info.id.clone()),
+                None => Intent::Close,
             },
             _ => Intent::None,
         }

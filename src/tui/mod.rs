@@ -58,6 +58,8 @@ pub struct ExitSummary {
     pub resume_command: Option<String>,
     /// Extra lines (the demo says where its project copy was).
     pub notes: Vec<String>,
+    /// A saved session picked with `/resume`: the caller resumes it next.
+    pub resume_requested: Option<String>,
 }
 
 impl std::fmt::Display for ExitSummary {
@@ -146,6 +148,7 @@ async fn run_with_agent(
     let AgentHandle { ops, events, task } = handle;
     let mut state = state::AppState::new(std::time::Instant::now());
     state.status.workspace = display_path(&workspace);
+    state.workspace_dir = Some(workspace.clone());
     state.status.policy_mode = options.policy_mode.clone();
     state.status.resume_command = options.resume_command.clone();
     // Startup events may replay a journaled transcript: what was pending then (a prompt, a
@@ -194,5 +197,6 @@ async fn run_with_agent(
         usage: state.usage,
         resume_command: state.status.resume_command.clone(),
         notes: Vec::new(),
+        resume_requested: state.resume_requested.clone(),
     })
 }

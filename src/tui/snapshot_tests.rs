@@ -526,3 +526,73 @@ fn ctrl_c_twice_on_an_idle_prompt_quits_but_interrupts_a_running_turn() {
     s.handle_key(ctrl_c);
     assert!(s.quit);
 }
+
+fn saved(
+    id: &str,
+    updated_ms: u64,
+    title: &str,
+    plan: (usize, usize),
+) -> crate::session::SessionInfo {
+    crate::session::SessionInfo {
+        format: 1,
+        id: id.into(),
+        created: "2023-11-14T22:00:00Z".into(),
+        updated_ms,
+        workspace: "/home/me/src/stats".into(),
+        model: "gpt-test".into(),
+        provider: "openai".into(),
+        title: Some(title.into()),
+        plan_done: plan.0,
+        plan_total: plan.1,
+        turns: 2,
+        events: 10,
+        journal_bytes: 100,
+        journal_mtime_ns: 0,
+    }
+}
+
+fn resume_rows() -> Vec<crate::session::SessionInfo> {
+    vec![
+        saved(
+            "0190a0aa",
+            1_700_000_000_000,
+            "add a median to the summary",
+            (0, 0),
+        ),
+        saved("0190a1b2", 1_700_000_090_000, "this very session", (0, 0)),
+        saved("0190a0cc", 1_700_000_050_000, "fix the csv parser", (2, 3)),
+    ]
+}
+
+#[test]
+fn resume_picker_lists_saved_sessions_most_recent_first() {
+    let (mut s, _) = state();
+    s.open_resume(resume_rows());
+    s.handle_key(key(KeyCode::Down));
+    snap!("resume_picker", draw(&mut s, 100, 14));
+}
+
+#[test]
+fn enter_on_another_session_in_the_resume_picker_requests_it_and_quits() {
+    let (mut s, _) = state();
+    s.open_resume(resume_rows());
+    s.handle_key(key(KeyCode::Down));
+    s.handle_key(key(KeyCode::Down));
+    s.handle_key(key(KeyCode::Enter));
+    assert_eq!(s.resume_requested.as_deref(), Some("0190a0aa"));
+    assert!(s.quit);
+    assert!(s.layers.is_empty());
+}
+
+#[test]
+fn enter_on_the_current_session_in_the_resume_picker_just_closes_it() {
+    let (mut s, _) = state();
+    s.open_resume(resume_rows());
+    s.handle_key(key(KeyCode::Enter));
+    assert_eq!(s.resume_requested, None);
+    assert!(!s.quit);
+    assert!(s.layers.is_empty());
+    s.open_resume(resume_rows());
+    s.handle_key(key(KeyCode::Esc));
+    assert!(s.layers.is_empty() && s.resume_requested.is_none());
+}

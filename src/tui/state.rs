@@ -13,7 +13,7 @@ use ratatui::text::{Line, Span};
 use super::cells::{CellKind, NoticeLevel, ToolCell, ToolStatus};
 use super::commands::{self, CommandId};
 use super::composer::{Composer, ComposerAction};
-use super::layers::{ApprovalView, Intent, Layer, SessionsView};
+use super::layers::{ApprovalView, Intent, Layer, ResumeView, SessionsView};
 use super::text::Output;
 use super::theme;
 use super::transcript::Transcript;
@@ -71,6 +71,10 @@ pub struct AppState {
     pub shutdown_complete: bool,
     pub outbox: Vec<Op>,
     pub effects: Vec<Effect>,
+    /// The workspace directory (which saved sessions `/resume` offers).
+    pub workspace_dir: Option<std::path::PathBuf>,
+    /// A saved session picked in `/resume`: the TUI closes so the caller can resume it.
+    pub resume_requested: Option<String>,
 }
 
 impl AppState {
@@ -98,6 +102,8 @@ impl AppState {
             shutdown_complete: false,
             outbox: Vec::new(),
             effects: Vec::new(),
+            workspace_dir: None,
+            resume_requested: None,
         }
     }
 
@@ -342,7 +348,7 @@ impl AppState {
             .position(|l| matches!(l, Layer::Approval(a) if a.call_id == call_id))?;
         match self.layers.remove(pos) {
             Layer::Approval(a) => Some(*a),
-            Layer::Sessions(_) => None,
+            Layer::Sessions(_) | Layer::Resume(_) => None,
         }
     }
 
@@ -366,6 +372,14 @@ impl AppState {
             }
             Intent::Close => {
                 self.layers.pop();
+            }
+            Intent::Resume(id) => {
+                self.layers.pop();
+                // Picking the session already open just closes the picker.
+                if id != self.status.session_id {
+                    self.resume_requested = Some(id);
+                    self.quit = true;
+                }
             }
         }
     }
@@ -417,6 +431,7 @@ impl AppState {
             let intent = match top {
                 Layer::Approval(a) => a.handle_key(key, width),
                 Layer::Sessions(s) => s.handle_key(key, &ids),
+                Layer::Resume(r) => r.handle_key(key),
             };
             return self.run_intent(intent);
         }
@@ -446,6 +461,7 @@ impl AppState {
                     i.push_str(text);
                 }
             }
+            Some(Layer::Resume(_)) => {}
             None => self.composer.insert_str(text),
         }
     }
@@ -469,6 +485,18 @@ impl AppState {
                 self.hint = Some("press ctrl-c again to quit".into());
             }
         }
+    }
+
+    /// Opens the `/resume` picker on saved sessions (most recent first), keeping those of this
+    /// workspace when the workspace is known.
+    pub fn open_resume(&mut self, mut rows: Vec<crate::session::SessionInfo>) {
+        if let Some(dir) = &self.workspace_dir {
+            rows.retain(|r| r.is_for_workspace(dir));
+        }
+        rows.sort_by(|a, b| b.updated_ms.cmp(&a.updated_ms).then(b.id.cmp(&a.id)));
+        self.layers.retain(|l| !matches!(l, Layer::Resume(_)));
+        self.layers
+            .push(Layer::Resume(ResumeView { rows, selected: 0 }));
     }
 
     fn open_sessions(&mut self) {
@@ -575,11 +603,12 @@ impl AppState {
                 None => self.notice(NoticeLevel::Error, "/kill needs a session id (see /ps)"),
             },
             CommandId::Resume => {
-                let text = match &self.status.resume_command {
-                    Some(cmd) => format!("resume this session later with: {cmd}"),
-                    None => "this session is not journaled, so it cannot be resumed".to_string(),
-                };
-                self.notice(NoticeLevel::Info, text);
+                // Reading the journal directory is a read-only library call; a failure just
+                // leaves the picker empty with a notice.
+                match crate::session::list() {
+                    Ok(listing) => self.open_resume(listing.sessions),
+                    Err(e) => self.notice(NoticeLevel::Error, format!("cannot list sessions: {e}")),
+                }
             }
             CommandId::Rules => match args {
                 [] | ["list"] => self.outbox.push(Op::ListRules),

@@ -9,7 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
-use super::layers::{ApprovalView, Layer, SessionsView};
+use super::layers::{ApprovalView, Layer, ResumeView, SessionsView};
 use super::state::AppState;
 use super::text::{truncate, wrap_line};
 use super::theme;
@@ -163,6 +163,7 @@ impl Widget for &AppState {
                     draw_approval(v, above_strip, area, buf);
                 }
                 Layer::Sessions(s) => draw_sessions(self, s, a.main, buf),
+                Layer::Resume(r) => draw_resume(self, r, a.main, buf),
             }
         }
     }
@@ -614,4 +615,56 @@ fn keys_line(keys: &[(&str, &str)]) -> Line<'static> {
         spans.push(Span::styled(format!(" {what}  "), theme::dim()));
     }
     Line::from(spans)
+}
+
+fn draw_resume(state: &AppState, r: &ResumeView, main: Rect, buf: &mut Buffer) {
+    Clear.render(main, buf);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme::accent())
+        .title(Span::styled(" Resume a session ", theme::accent()));
+    let inner = block.inner(main);
+    block.render(main, buf);
+    let inner = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    );
+    let body_h = inner.height.saturating_sub(1) as usize;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if r.rows.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "no saved sessions for this workspace",
+            theme::dim(),
+        )));
+    }
+    let skip = r.selected.saturating_sub(body_h.saturating_sub(1));
+    for (i, info) in r.rows.iter().enumerate().skip(skip).take(body_h) {
+        let selected = i == r.selected;
+        let style = if selected {
+            theme::selected()
+        } else {
+            Default::default()
+        };
+        let current = info.id == state.status.session_id;
+        lines.push(Line::from(vec![
+            Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
+            Span::styled(format!("{:<14}", info.id), style),
+            Span::styled(format!(" {:<20} ", info.updated()), theme::dim()),
+            Span::styled(
+                format!("{:>5} ", info.progress().unwrap_or_default()),
+                theme::dim(),
+            ),
+            Span::raw(info.title.clone().unwrap_or_else(|| "(no prompt)".into())),
+            Span::styled(if current { "  (this session)" } else { "" }, theme::dim()),
+        ]));
+    }
+    for (i, l) in lines.iter().take(body_h).enumerate() {
+        buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
+    }
+    let footer = keys_line(&[("↑↓", "select"), ("enter", "resume"), ("esc", "close")]);
+    if inner.height > 0 {
+        buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
+    }
 }
