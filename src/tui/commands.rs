@@ -46,7 +46,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "resume",
         args: "",
-        help: "pick a saved session of this workspace and resume it",
+        help: "pick a saved session to resume",
         id: CommandId::Resume,
     },
     SlashCommand {
