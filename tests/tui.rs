@@ -483,6 +483,34 @@ mod over_http {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn resume_picker_in_a_new_tui_switches_to_the_picked_session_and_shows_its_transcript() {
+        let server = ScriptedServer::start().await;
+        server.push(say("Okay, the median it is."));
+        let sandbox = Sandbox::new();
+        let mut t = start(&sandbox, &server, &[]);
+        t.send("remember the median\r");
+        t.wait_for("Okay, the median it is.");
+        t.wait_for("Ask pablo to do something");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+        drop(t);
+
+        let mut t = start(&sandbox, &server, &[]);
+        t.send("/resume\r");
+        t.wait_for("Resume a session");
+        t.wait_for("remember the median");
+        // The new session (if already journaled) is the most recent row; Down clamps otherwise.
+        t.send("\x1b[B");
+        t.send("\r");
+        t.wait_for("Okay, the median it is.");
+        t.wait_for("Ask pablo to do something");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn resume_last_shows_the_checklist_and_transcript_and_continues_the_conversation() {
         let server = ScriptedServer::start().await;
         server.push(call(
