@@ -13,29 +13,7 @@ use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
-/// A scratch home for one run: its own HOME and XDG dirs and a workspace. (This file is also
-/// built as its own test target, so it carries its own small sandbox.)
-struct Sandbox {
-    dir: tempfile::TempDir,
-}
-
-impl Sandbox {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        for sub in ["workspace", "config", "data", "state", "home"] {
-            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-        }
-        Self { dir }
-    }
-
-    fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn workspace(&self) -> PathBuf {
-        self.dir.path().join("workspace")
-    }
-}
+use crate::support::bin::Sandbox;
 
 /// The real binary in a PTY, its screen kept up to date by a vt100 parser.
 struct Terminal {
