@@ -129,7 +129,7 @@ impl Launch {
     }
 
     /// Builds the host services for one session.
-    pub fn host(&self, session_id: &str) -> Result<Arc<Host>, LaunchError> {
+    pub fn host(&self, session_id: &str, launcher: &str) -> Result<Arc<Host>, LaunchError> {
         let state_dir = self.session_state_dir(session_id);
         std::fs::create_dir_all(&state_dir).map_err(|e| LaunchError::StateDir {
             path: state_dir.clone(),
@@ -138,36 +138,22 @@ impl Launch {
         Ok(Arc::new(Host::new(
             self.workspace_handle.clone(),
             state_dir,
-            &self.shell_options(),
+            &self.shell_options(launcher),
         )))
     }
 
-    /// `[options.shell]` merged over the layers, except the launcher: the project layer comes
-    /// with the repository, so until the folder is trusted its launcher is ignored (policy warns
-    /// about it) and only the user's, `--config`'s or the default launcher can be used.
-    pub fn shell_options(&self) -> crate::config::ShellOptions {
+    /// `[options.shell]` merged over the layers, except the launcher, which is the one the policy
+    /// engine settled on: the project layer comes with the repository, so its launcher counts only
+    /// once the folder is trusted (`PolicyEngine::launcher`), and policy warns when it is ignored.
+    pub fn shell_options(&self, launcher: &str) -> crate::config::ShellOptions {
         let mut options = self.layers.shell();
-        let project_trusted = crate::policy::TrustStore::new(&self.dirs)
-            .is_trusted(&self.workspace)
-            .unwrap_or(false);
-        // Precedence as for every scalar: user, then project, then `--config`.
-        let trusted_layers = [
-            Some(&self.layers.user),
-            project_trusted.then_some(&self.layers.project),
-            Some(&self.layers.explicit),
-        ];
-        let launcher = trusted_layers
-            .into_iter()
-            .rev()
-            .flatten()
-            .flatten()
-            .find_map(|(_, layer)| layer.options.shell.launcher.clone());
-        options.launcher = launcher;
+        options.launcher = Some(launcher.to_string());
         options
     }
 
     /// The tools this host grants, narrowed by flags.
-    pub fn catalog(&self) -> Result<Catalog, LaunchError> {
+    /// `launcher` is the policy's (`PolicyEngine::launcher`).
+    pub fn catalog(&self, launcher: &str) -> Result<Catalog, LaunchError> {
         let mut catalog = Catalog::new();
         catalog
             .register(Arc::new(crate::tools::plan::PlanUpdate))
@@ -185,7 +171,7 @@ impl Launch {
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         }
         if !self.options.no_shell {
-            crate::tools::register_shell(&mut catalog, &self.shell_options())
+            crate::tools::register_shell(&mut catalog, &self.shell_options(launcher))
                 .map_err(|e| LaunchError::Setup(e.to_string()))?;
         }
         Ok(catalog)
@@ -248,8 +234,8 @@ impl Launch {
         // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;
         Ok(AgentSetup {
-            host: self.host(&session_id)?,
-            catalog: self.catalog()?,
+            host: self.host(&session_id, policy.launcher())?,
+            catalog: self.catalog(policy.launcher())?,
             policy,
             limits: self.limits.clone(),
             system_prompt: self.system_prompt(),
@@ -276,8 +262,8 @@ impl Launch {
             .restore_approvals(&policy)
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         let setup = AgentSetup {
-            host: self.host(session_id)?,
-            catalog: self.catalog()?,
+            host: self.host(session_id, policy.launcher())?,
+            catalog: self.catalog(policy.launcher())?,
             policy,
             limits: self.limits.clone(),
             system_prompt: self.system_prompt(),

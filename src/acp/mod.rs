@@ -452,7 +452,8 @@ impl Server {
 /// on a request, in tokens at roughly four bytes each, as the context size (the most context
 /// pablo will ever send, so the editor's gauge never reads over 100 %).
 fn translator_for(launch: &Launch) -> Result<Translator, AcpError> {
-    let catalog = launch.catalog()?;
+    // Only the tools' kinds are read here, so the launcher does not matter.
+    let catalog = launch.catalog(crate::process::DEFAULT_LAUNCHER)?;
     let kinds = catalog
         .names()
         .filter_map(|n| catalog.get(n).map(|t| (n.to_string(), t.kind())))

@@ -64,7 +64,7 @@ pub struct Sources<'a> {
     pub flags: CliFlags,
 }
 
-pub const DEFAULT_LAUNCHER: &str = "/bin/sh";
+pub use crate::process::DEFAULT_LAUNCHER;
 
 struct LayerRef<'a> {
     prefix: &'static str,
