@@ -434,3 +434,93 @@ async fn an_untrusted_project_config_cannot_choose_the_shell_launcher() {
     let result = &out.of_type("tool_result")[0]["result"];
     assert_eq!(result["data"]["exit_code"], 1, "{result}");
 }
+
+#[tokio::test]
+async fn a_call_to_a_tool_that_does_not_exist_is_refused_with_unknown_tool() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "a",
+        "rm_everything",
+        &[r#"{}"#],
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "go", &[]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let error = &out.of_type("tool_result")[0]["result"]["error"];
+    assert_eq!(error["code"], "unknown_tool");
+    assert!(error["message"].as_str().unwrap().contains("rm_everything"));
+}
+
+#[tokio::test]
+async fn arguments_over_the_limit_are_refused_before_the_tool_runs() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "a",
+        "update_plan",
+        PLAN_ARGS,
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    sandbox.user_config("[limits]\nmax_tool_argument_bytes = 16\n");
+    let out = run(&sandbox, &server, "plan", &[]).await;
+    assert_eq!(
+        out.of_type("tool_result")[0]["result"]["error"]["code"],
+        "arguments_too_large"
+    );
+    assert!(out.of_type("plan").is_empty(), "the tool must not run");
+}
+
+#[tokio::test]
+async fn a_result_over_the_serialized_bound_reaches_the_model_as_result_too_large() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "a",
+        "update_plan",
+        PLAN_ARGS,
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    sandbox.user_config("[limits]\nmax_tool_result_bytes = 20\n");
+    let out = run(&sandbox, &server, "plan", &[]).await;
+    let result = &out.of_type("tool_result")[0]["result"];
+    assert_eq!(result["error"]["code"], "result_too_large", "{result}");
+    assert_eq!(
+        tool_messages(&server, 1)[0]["error"]["code"],
+        "result_too_large"
+    );
+}
+
+#[tokio::test]
+async fn a_request_context_over_the_limit_sends_nothing_and_fails_clearly() {
+    let server = ScriptedServer::start().await;
+    let sandbox = Sandbox::new();
+    sandbox.user_config("[limits]\nmax_request_context_bytes = 100\n");
+    let out = run(&sandbox, &server, "hello", &[]).await;
+    assert_ne!(out.code, Some(0));
+    assert_eq!(out.of_type("error")[0]["code"], "context_too_large");
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn the_run_deadline_stops_a_hanging_turn_with_deadline_exceeded() {
+    let server = ScriptedServer::start().await;
+    server.push(
+        ScriptedResponse::sse(openai::Stream::new().text(&["thinking"]).events()).hang_after(1),
+    );
+    let sandbox = Sandbox::new();
+    sandbox.user_config("[limits]\nrun_deadline_seconds = 1\n");
+    let out = run(&sandbox, &server, "hello", &[]).await;
+    // A spent budget, not an interrupt: exit 1 (not 130) and no `cancelled` line.
+    assert_eq!(out.code, Some(1), "{:?}", out.lines);
+    let codes: Vec<&str> = out
+        .of_type("error")
+        .iter()
+        .map(|e| e["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["deadline_exceeded"]);
+    assert_eq!(
+        out.of_type("turn_completed")[0]["stop_reason"],
+        "budget_exhausted"
+    );
+}

@@ -266,27 +266,17 @@ impl Agent {
                 },
             };
             let cancel = CancellationToken::new();
-            // The run deadline bounds each turn: `pablo run` has exactly one, and an interactive
-            // session that sat idle for an hour must not have its next turn cut at once.
-            let deadline = Instant::now() + self.limits.run_deadline;
             let pending = self.pending.clone();
             let session_host = self.host.clone();
             let session_events = self.events.clone();
             let turn_cancel = cancel.clone();
             let turn_policy = self.policy.clone();
-            let mut deadline_hit = false;
             {
                 let turn = self.run_turn(text, cancel.clone());
                 tokio::pin!(turn);
-                let timer = tokio::time::sleep_until(deadline.into());
-                tokio::pin!(timer);
                 loop {
                     tokio::select! {
                         () = &mut turn => break,
-                        () = &mut timer, if !deadline_hit => {
-                            deadline_hit = true;
-                            turn_cancel.cancel();
-                        }
                         op = ops.recv() => match op {
                             Some(Op::Interrupt) => turn_cancel.cancel(),
                             Some(Op::Approval { call_id, answer }) => {
@@ -309,16 +299,6 @@ impl Agent {
                         },
                     }
                 }
-            }
-            if deadline_hit {
-                self.emit(Event::Error {
-                    code: "deadline_exceeded".into(),
-                    message: format!(
-                        "the run deadline of {} s was reached; the turn was stopped",
-                        self.limits.run_deadline.as_secs()
-                    ),
-                });
-                break;
             }
         }
         // No background command outlives the agent.
@@ -354,7 +334,35 @@ impl Agent {
         let calls_before = (self.budget.model_calls, self.budget.tool_calls);
         self.emit(Event::UserMessage { text: text.clone() });
         self.messages.push(Message::User { text });
-        let end = self.turn_steps(&cancel).instrument(span.clone()).await;
+        // The run deadline bounds each turn (`pablo run` has exactly one; an interactive session
+        // that sat idle for an hour must not have its next turn cut at once). It cancels like an
+        // interrupt, so the running tool is awaited, and then ends the turn as a spent budget.
+        let deadline_hit = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let timer = {
+            let (cancel, hit, limit) = (
+                cancel.clone(),
+                deadline_hit.clone(),
+                self.limits.run_deadline,
+            );
+            tokio::spawn(async move {
+                tokio::time::sleep(limit).await;
+                hit.store(true, Ordering::Relaxed);
+                cancel.cancel();
+            })
+        };
+        let mut end = self.turn_steps(&cancel).instrument(span.clone()).await;
+        timer.abort();
+        if deadline_hit.load(Ordering::Relaxed)
+            && matches!(&end, Err(e) if e.stop_reason == StopReason::Cancelled)
+        {
+            end = Err(TurnEnd::budget(
+                "deadline_exceeded",
+                format!(
+                    "the run deadline of {} s was reached; the turn was stopped",
+                    self.limits.run_deadline.as_secs()
+                ),
+            ));
+        }
         let stop_reason = match end {
             Ok(r) => r,
             Err(end) => {
