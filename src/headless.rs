@@ -22,21 +22,11 @@ pub struct RunOutcome {
 /// Exit code for a run that was interrupted (SIGINT), as shells expect.
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-/// Drives one task to completion and prints it to `out`. `interrupt` resolves when the person
-/// presses Ctrl-C; the turn is then cancelled and awaited, never abandoned.
+/// Drives one task to completion and prints it to `out`. `preamble` (launch warnings; for a
+/// resumed session also its notes and restored checklist, `ResumeState::start_events`) is
+/// printed right after `session_started`, before the task runs. `interrupt` resolves when the
+/// person presses Ctrl-C; the turn is then cancelled and awaited, never abandoned.
 pub async fn run<W: Write>(
-    agent: AgentHandle,
-    task: String,
-    json_lines: bool,
-    out: &mut W,
-    interrupt: impl std::future::Future<Output = ()>,
-) -> RunOutcome {
-    run_resumed(agent, Vec::new(), task, json_lines, out, interrupt).await
-}
-
-/// [`run`] for a resumed session: `preamble` (the resume notes and the restored checklist,
-/// `ResumeState::start_events`) is printed right after `session_started`, before the task runs.
-pub async fn run_resumed<W: Write>(
     mut agent: AgentHandle,
     preamble: Vec<Event>,
     task: String,

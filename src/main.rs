@@ -237,8 +237,7 @@ async fn run(
     let interrupt = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    let outcome =
-        pablo::headless::run_resumed(handle, preamble, task, json, &mut stdout, interrupt).await;
+    let outcome = pablo::headless::run(handle, preamble, task, json, &mut stdout, interrupt).await;
     Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
 }
 
