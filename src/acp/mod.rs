@@ -10,6 +10,7 @@
 //! Nothing but protocol messages may reach stdout; diagnostics go through `tracing` (to the log
 //! file when `PABLO_LOG` is set).
 
+pub mod editor;
 pub mod translate;
 
 use std::collections::{HashMap, HashSet};
@@ -355,11 +356,27 @@ impl Server {
     fn start(
         &self,
         launch: &Launch,
-        setup: agent::AgentSetup,
+        mut setup: agent::AgentSetup,
         translator: Translator,
         cx: &ConnectionTo<Client>,
     ) -> Result<(), AcpError> {
         let id = setup.session_id.clone();
+        let client = self.client.lock().ok().and_then(|c| c.clone());
+        if let Some(client) = client
+            && editor::capabilities_of(&client).any()
+        {
+            // The host was built a moment ago and nobody else holds it yet.
+            let Some(host) = std::sync::Arc::get_mut(&mut setup.host) else {
+                return Err(AcpError::Connection(
+                    "the session's host was shared before the editor was attached".into(),
+                ));
+            };
+            host.editor = Some(Arc::new(editor::ClientEditor::new(
+                id.clone(),
+                &client,
+                cx.clone(),
+            )));
+        }
         for w in &launch.warnings {
             tracing::warn!(session = %id, warning = %w, "session warning");
         }

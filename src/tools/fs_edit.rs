@@ -10,11 +10,12 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::editor::current_text;
 use super::fs_write::{commit_file_change, narrow_file_change};
-use super::{Tool, ToolContext, ToolFailure, ToolKind, blocking, parse_args};
+use super::{Tool, ToolContext, ToolFailure, ToolKind, parse_args};
 use crate::protocol::{FileChangePreview, Preview};
 use crate::workspace::diff::file_change_preview;
-use crate::workspace::{Workspace, WorkspaceError, occurrences, to_crlf, uses_crlf};
+use crate::workspace::{RelPath, Workspace, WorkspaceError, occurrences, to_crlf, uses_crlf};
 
 pub struct FsEdit {
     workspace: Arc<Workspace>,
@@ -34,24 +35,23 @@ struct Args {
     expected_revision: String,
 }
 
-fn prepare(ws: &Workspace, args: Args) -> Result<FileChangePreview, ToolFailure> {
-    let rel = ws.parse_file(&args.path)?;
-    ws.check_not_credential(&rel)?;
-    if args.old_text.is_empty() {
-        return Err(ToolFailure::new(
-            "invalid_arguments",
-            "fs.edit: old_text is empty; quote the text to replace",
-        ));
-    }
-    let (old, file) = ws.read_text(&rel)?;
-    if !file.revision.eq_ignore_ascii_case(&args.expected_revision) {
+/// The change `args` makes to `old` (whose revision is `revision`), checked against the model's
+/// expected revision.
+fn prepare(
+    rel: &RelPath,
+    old: String,
+    revision: String,
+    args: Args,
+) -> Result<FileChangePreview, ToolFailure> {
+    if !revision.eq_ignore_ascii_case(&args.expected_revision) {
         return Err(WorkspaceError::RevisionMismatch {
             path: rel.to_string(),
             detail: format!(
-                "expected revision {}, but the current revision is {}; read the file again",
-                args.expected_revision, file.revision
+                "expected revision {}, but the current revision is {revision}; read the file \
+                 again",
+                args.expected_revision
             ),
-            current: Some(file.revision),
+            current: Some(revision),
         }
         .into());
     }
@@ -80,7 +80,7 @@ fn prepare(ws: &Workspace, args: Args) -> Result<FileChangePreview, ToolFailure>
             Ok(file_change_preview(
                 rel.as_str(),
                 Some(&old),
-                Some(file.revision),
+                Some(revision),
                 new,
             ))
         }
@@ -128,10 +128,22 @@ impl Tool for FsEdit {
         })
     }
 
-    async fn preview(&self, args: &Value, _ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
-        let ws = self.workspace.clone();
-        let p = blocking(move || prepare(&ws, args)).await?;
+        let rel = self.workspace.parse_file(&args.path)?;
+        self.workspace.check_not_credential(&rel)?;
+        if args.old_text.is_empty() {
+            return Err(ToolFailure::new(
+                "invalid_arguments",
+                "fs.edit: old_text is empty; quote the text to replace",
+            ));
+        }
+        let (old, revision) = current_text(ctx, &self.workspace, &rel)
+            .await?
+            .ok_or_else(|| WorkspaceError::NotFound {
+                path: rel.to_string(),
+            })?;
+        let p = prepare(&rel, old, revision, args)?;
         Ok(Preview::FileChange(p))
     }
 

@@ -9,9 +9,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::editor::current_text;
 use super::{Tool, ToolContext, ToolFailure, ToolKind, blocking, parse_args};
 use crate::protocol::Preview;
-use crate::workspace::Workspace;
+use crate::workspace::{Workspace, WorkspaceError, page_of};
 
 /// Bytes per page when the model does not say.
 pub const DEFAULT_PAGE_BYTES: usize = 64 * 1024;
@@ -85,19 +86,29 @@ impl Tool for FsRead {
         &self,
         args: &Value,
         _preview: &Preview,
-        _ctx: &ToolContext,
+        ctx: &ToolContext,
     ) -> Result<Value, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
-        let ws = self.workspace.clone();
-        let page = blocking(move || {
-            let rel = ws.parse_file(&args.path)?;
-            ws.read_page(
-                &rel,
-                args.offset.unwrap_or(0),
-                args.limit.unwrap_or(DEFAULT_PAGE_BYTES).min(MAX_PAGE_BYTES),
-            )
-        })
-        .await?;
+        let offset = args.offset.unwrap_or(0);
+        let limit = args.limit.unwrap_or(DEFAULT_PAGE_BYTES).min(MAX_PAGE_BYTES);
+        let page = if ctx.host.editor_for(|c| c.read_files).is_some() {
+            // The editor's buffer is what the person sees, so it is what the model reads.
+            let rel = self.workspace.parse_file(&args.path)?;
+            let (text, revision) =
+                current_text(ctx, &self.workspace, &rel)
+                    .await?
+                    .ok_or_else(|| WorkspaceError::NotFound {
+                        path: rel.to_string(),
+                    })?;
+            page_of(&rel, &text, revision, offset, limit)?
+        } else {
+            let ws = self.workspace.clone();
+            blocking(move || {
+                let rel = ws.parse_file(&args.path)?;
+                ws.read_page(&rel, offset, limit)
+            })
+            .await?
+        };
         Ok(serde_json::to_value(page).unwrap_or(Value::Null))
     }
 }

@@ -10,10 +10,11 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::editor::current_text;
 use super::{Tool, ToolContext, ToolFailure, ToolKind, blocking, parse_args};
 use crate::protocol::{FileChangePreview, Preview};
 use crate::workspace::diff::{apply_hunks, file_change_preview};
-use crate::workspace::{Workspace, WorkspaceError, match_text_shape, revision_of};
+use crate::workspace::{RelPath, Workspace, WorkspaceError, match_text_shape, revision_of};
 
 pub struct FsWrite {
     workspace: Arc<Workspace>,
@@ -32,14 +33,12 @@ struct Args {
     expected_revision: Option<String>,
 }
 
-fn prepare(ws: &Workspace, args: Args) -> Result<FileChangePreview, ToolFailure> {
-    let rel = ws.parse_file(&args.path)?;
-    ws.check_not_credential(&rel)?;
-    let current = match ws.read_text(&rel) {
-        Ok((text, file)) => Some((text, file.revision)),
-        Err(WorkspaceError::NotFound { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
+/// The change `args` makes, given the file's current text and revision (`None`: no file).
+fn prepare(
+    rel: &RelPath,
+    current: Option<(String, String)>,
+    args: Args,
+) -> Result<FileChangePreview, ToolFailure> {
     match (&args.expected_revision, &current) {
         (None, Some((_, rev))) => {
             return Err(WorkspaceError::AlreadyExists {
@@ -109,6 +108,12 @@ pub(crate) async fn commit_file_change(
             format!("{tool}: the preview is for {}, not {args_path}", p.path),
         ));
     }
+    // A change to an existing file goes to the editor when it takes writes: the person may have
+    // the file open, and a write behind the editor's back would fight their buffer. A new file
+    // has no buffer yet; it is installed on disk like any other.
+    if p.old_revision.is_some() && ctx.host.editor_for(|c| c.write_files).is_some() {
+        return commit_through_editor(ws, &rel, p, ctx).await;
+    }
     let ws = ws.clone();
     let p = p.clone();
     let cancel = ctx.cancel.clone();
@@ -133,6 +138,65 @@ pub(crate) async fn commit_file_change(
         "added": p.added,
         "removed": p.removed,
         "durable": installed.durable,
+    }))
+}
+
+/// Applies a previewed change to an existing file through the editor: the current text (from the
+/// editor when it reads files) must still have the revision the preview replaced, then the new
+/// text is handed over. See [`super::editor`] for the one round trip this cannot close.
+async fn commit_through_editor(
+    ws: &Arc<Workspace>,
+    rel: &RelPath,
+    p: &FileChangePreview,
+    ctx: &ToolContext,
+) -> Result<Value, ToolFailure> {
+    let Some(editor) = ctx.host.editor_for(|c| c.write_files) else {
+        return Err(ToolFailure::new(
+            "internal",
+            "the editor stopped taking writes during the call",
+        ));
+    };
+    let expected = p.old_revision.as_deref().unwrap_or_default();
+    let Some((_, current)) = current_text(ctx, ws, rel).await? else {
+        return Err(WorkspaceError::RevisionMismatch {
+            path: rel.to_string(),
+            detail: "the file was removed after the preview; nothing written".into(),
+            current: None,
+        }
+        .into());
+    };
+    if !current.eq_ignore_ascii_case(expected) {
+        return Err(WorkspaceError::RevisionMismatch {
+            path: rel.to_string(),
+            detail: format!(
+                "the file changed after the preview (expected {expected}, now {current}); \
+                 nothing written"
+            ),
+            current: Some(current),
+        }
+        .into());
+    }
+    if ctx.cancel.is_cancelled() {
+        return Err(WorkspaceError::Cancelled {
+            path: rel.to_string(),
+        }
+        .into());
+    }
+    // Once sent, the write is awaited whatever happens to the turn: the editor may already have
+    // applied it, and a change that landed must not be reported as a failure.
+    editor
+        .write_text(&ws.root().join(rel.as_str()), &p.new_text)
+        .await?;
+    Ok(json!({
+        "path": p.path,
+        "committed": true,
+        "created": false,
+        "revision": p.new_revision,
+        "added": p.added,
+        "removed": p.removed,
+        // The editor holds the text now; whether and when it reaches the disk is its call.
+        "durable": false,
+        "written_by": "editor",
     }))
 }
 
@@ -215,11 +279,12 @@ impl Tool for FsWrite {
         })
     }
 
-    async fn preview(&self, args: &Value, _ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+    async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
-        let ws = self.workspace.clone();
-        let p = blocking(move || prepare(&ws, args)).await?;
-        Ok(Preview::FileChange(p))
+        let rel = self.workspace.parse_file(&args.path)?;
+        self.workspace.check_not_credential(&rel)?;
+        let current = current_text(ctx, &self.workspace, &rel).await?;
+        Ok(Preview::FileChange(prepare(&rel, current, args)?))
     }
 
     async fn commit(

@@ -4,6 +4,7 @@
 //! touches nothing) and a `commit` (which does exactly what the preview showed). The agent loop
 //! validates arguments against the schema before calling either, so tools may assume the shape.
 
+pub mod editor;
 pub mod fs_edit;
 pub mod fs_list;
 pub mod fs_read;
@@ -138,6 +139,8 @@ pub struct Host {
     /// Background shell sessions (`shell.run` with `background: true`, `shell.session`). Dropping
     /// the host kills every session that is still running.
     pub sessions: crate::process::SessionManager,
+    /// The front-end's buffers and terminals, when it offers them (an editor over ACP).
+    pub editor: Option<Arc<dyn editor::Editor>>,
 }
 
 impl Host {
@@ -153,6 +156,7 @@ impl Host {
             workspace,
             state_dir,
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
+            editor: None,
         }
     }
 }

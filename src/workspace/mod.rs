@@ -563,6 +563,30 @@ impl Workspace {
         Ok((text, file))
     }
 
+    /// Admits `rel` as a regular file beneath the root, without reading it: the same path rules,
+    /// link refusal, special-file refusal and size limit as [`Workspace::read_file`]. Used when
+    /// the bytes come from somewhere else (an editor's buffer) but the name must still be one
+    /// pablo would read itself.
+    pub fn admit_file(&self, rel: &RelPath) -> Result<(), WorkspaceError> {
+        if rel.is_root() {
+            return Err(WorkspaceError::IsDirectory {
+                path: ".".to_string(),
+            });
+        }
+        self.check_not_credential(rel)?;
+        let probe = self.open_beneath(rel, OFlags::PATH, Mode::empty())?;
+        let st = rustix::fs::fstat(&probe).map_err(|e| io_err(rel.display(), "stat", e))?;
+        check_regular(rel, &st)?;
+        self.check_size(rel, st.st_size as u64)
+    }
+
+    /// Checks text that came from outside the handle (an editor's buffer) against the limits a
+    /// file read applies: the size limit and the NUL-byte rule.
+    pub fn admit_text(&self, rel: &RelPath, text: &str) -> Result<(), WorkspaceError> {
+        self.check_size(rel, text.len() as u64)?;
+        text_of(rel, text.as_bytes()).map(|_| ())
+    }
+
     /// One page of a text file: at most `limit` bytes from `offset`, cut back to a code point
     /// boundary (but always at least one whole character, so paging makes progress).
     pub fn read_page(
@@ -573,41 +597,54 @@ impl Workspace {
     ) -> Result<Page, WorkspaceError> {
         let file = self.read_file(rel)?;
         let text = text_of(rel, &file.bytes)?;
-        let total = text.len();
-        let bad = |why| WorkspaceError::InvalidOffset {
-            path: rel.to_string(),
-            offset,
-            why,
-        };
-        let start = usize::try_from(offset).map_err(|_| bad("past the end of the file"))?;
-        if start > total {
-            return Err(bad("past the end of the file"));
-        }
-        if !text.is_char_boundary(start) {
-            return Err(bad(
-                "inside a UTF-8 character; continue from a next_offset that fs.read returned",
-            ));
-        }
-        let mut end = start.saturating_add(limit.max(1)).min(total);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        if end == start && start < total {
-            end = start + 1;
-            while !text.is_char_boundary(end) {
-                end += 1;
-            }
-        }
-        Ok(Page {
-            path: rel.to_string(),
-            text: text[start..end].to_string(),
-            offset: start as u64,
-            next_offset: (end < total).then_some(end as u64),
-            total_bytes: total as u64,
-            revision: file.revision,
-        })
+        page_of(rel, text, file.revision, offset, limit)
     }
+}
 
+/// One page of `text` (whose revision is `revision`), cut as [`Workspace::read_page`] cuts.
+pub fn page_of(
+    rel: &RelPath,
+    text: &str,
+    revision: String,
+    offset: u64,
+    limit: usize,
+) -> Result<Page, WorkspaceError> {
+    let total = text.len();
+    let bad = |why| WorkspaceError::InvalidOffset {
+        path: rel.to_string(),
+        offset,
+        why,
+    };
+    let start = usize::try_from(offset).map_err(|_| bad("past the end of the file"))?;
+    if start > total {
+        return Err(bad("past the end of the file"));
+    }
+    if !text.is_char_boundary(start) {
+        return Err(bad(
+            "inside a UTF-8 character; continue from a next_offset that fs.read returned",
+        ));
+    }
+    let mut end = start.saturating_add(limit.max(1)).min(total);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end == start && start < total {
+        end = start + 1;
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+    }
+    Ok(Page {
+        path: rel.to_string(),
+        text: text[start..end].to_string(),
+        offset: start as u64,
+        next_offset: (end < total).then_some(end as u64),
+        total_bytes: total as u64,
+        revision,
+    })
+}
+
+impl Workspace {
     fn check_size(&self, rel: &RelPath, size: u64) -> Result<(), WorkspaceError> {
         match self.options.max_file_bytes {
             Some(limit) if size > limit => Err(WorkspaceError::FileTooLarge {
