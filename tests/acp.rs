@@ -1752,36 +1752,17 @@ mod over_http {
         // The plan needs approval, so the client library also sees a permission request.
         std::fs::create_dir_all(env.workspace.join(".pablo")).unwrap();
         std::fs::write(env.workspace.join(".pablo/config.toml"), ASK_PLAN).unwrap();
-        let out = tokio::process::Command::new("node")
-            .arg(dir.join("e2e.mjs"))
-            .arg(env!("CARGO_BIN_EXE_pablo"))
-            .arg(&env.workspace)
-            .args([
-                "--provider",
-                "openai",
-                "--model",
-                "test-model",
-                "--base-url",
-            ])
-            .arg(server.base_url())
-            .env("OPENAI_API_KEY", "sk-test-key")
-            .env("XDG_CONFIG_HOME", env.xdg.join("config"))
-            .env("XDG_DATA_HOME", env.xdg.join("data"))
-            .env("XDG_STATE_HOME", env.xdg.join("state"))
-            .env("E2E_PROMPT", "hello")
-            .env("E2E_EXPECT_TEXT", "Hi from pablo")
-            .env_remove("E2E_EXPECT_NEW_ERROR")
-            .current_dir(&dir)
-            .kill_on_drop(true)
-            .output();
-        let out = tokio::time::timeout(Duration::from_secs(60), out)
-            .await
-            .expect("the e2e script did not finish in 60 s")
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
-        let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        let (seen, stdout) = run_e2e(
+            &dir,
+            &env,
+            &server,
+            &[],
+            &[
+                ("E2E_PROMPT", "hello"),
+                ("E2E_EXPECT_TEXT", "Hi from pablo"),
+            ],
+        )
+        .await;
         assert_eq!(seen["stopReason"], "end_turn");
         assert_eq!(seen["text"], "Hi from pablo");
         // Every kind of update pablo sent passed the library's schema and reached the handler.
@@ -1799,5 +1780,96 @@ mod over_http {
             seen["permissions"],
             json!([["allow_once", "allow_always", "reject_once", "reject_always"]])
         );
+    }
+
+    /// Runs the TypeScript client script against the binary with the scripted server as its
+    /// model; returns what the script saw (its last stdout line) and its whole stdout.
+    async fn run_e2e(
+        dir: &Path,
+        env: &Env,
+        server: &ScriptedServer,
+        flags: &[&str],
+        vars: &[(&str, &str)],
+    ) -> (Value, String) {
+        let mut cmd = tokio::process::Command::new("node");
+        cmd.arg(dir.join("e2e.mjs"))
+            .arg(env!("CARGO_BIN_EXE_pablo"))
+            .arg(&env.workspace)
+            .args([
+                "--provider",
+                "openai",
+                "--model",
+                "test-model",
+                "--base-url",
+            ])
+            .arg(server.base_url())
+            .args(flags)
+            .env("OPENAI_API_KEY", "sk-test-key")
+            .env("XDG_CONFIG_HOME", env.xdg.join("config"))
+            .env("XDG_DATA_HOME", env.xdg.join("data"))
+            .env("XDG_STATE_HOME", env.xdg.join("state"))
+            .env_remove("E2E_EXPECT_NEW_ERROR")
+            .env_remove("E2E_BUFFERS")
+            .env_remove("E2E_EXPECT_TEXT")
+            .current_dir(dir)
+            .kill_on_drop(true);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+            .await
+            .expect("the e2e script did not finish in 60 s")
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+        let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        (seen, stdout)
+    }
+
+    #[tokio::test]
+    async fn the_typescript_client_s_unsaved_buffer_is_edited_through_fs_requests() {
+        let Some(dir) = super::typescript::ts_dir() else {
+            return;
+        };
+        let env = Env::new();
+        let path = env.workspace.join("lib.rs");
+        std::fs::write(&path, "// saved\n").unwrap();
+        let buffer = "// unsaved draft\npub fn f() {}\n";
+        let edit = json!({"path": "lib.rs", "old_text": "draft", "new_text": "final",
+                          "expected_revision": pablo::workspace::revision_of(buffer.as_bytes())})
+        .to_string();
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_edit",
+            "fs_edit",
+            &[&edit],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer(
+            "Edited the buffer",
+        )));
+        let buffers = json!({ path.display().to_string(): buffer }).to_string();
+        let (seen, stdout) = run_e2e(
+            &dir,
+            &env,
+            &server,
+            &["--allow-write"],
+            &[
+                ("E2E_PROMPT", "edit the open buffer"),
+                ("E2E_EXPECT_TEXT", "Edited the buffer"),
+                ("E2E_BUFFERS", &buffers),
+            ],
+        )
+        .await;
+        assert_eq!(seen["stopReason"], "end_turn", "{stdout}");
+        // Read for the preview, and again right before the write.
+        assert_eq!(seen["reads"], json!([path, path]), "{stdout}");
+        assert_eq!(
+            seen["writes"],
+            json!([{"path": path, "content": "// unsaved final\npub fn f() {}\n"}]),
+            "{stdout}"
+        );
+        assert_eq!(seen["permissions"].as_array().unwrap().len(), 1, "{stdout}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "// saved\n");
     }
 }

@@ -5,8 +5,12 @@
 //   E2E_PROMPT          send this prompt and expect `end_turn` (needs a model; see tests/acp.rs)
 //   E2E_EXPECT_TEXT     the agent text the prompt must stream
 //   E2E_EXPECT_NEW_ERROR  instead of a prompt: session/new must fail with this `data.code`
+//   E2E_BUFFERS         JSON {absolute path: text}: advertise `fs` and serve these unsaved
+//                       buffers on fs/read_text_file (other paths from disk); writes replace the
+//                       buffer and are reported in `writes`, never saved to disk
 // Prints one JSON line with what it saw; exits 0 when every expectation held.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
@@ -19,7 +23,8 @@ if (!bin || !workspace) {
 const child = spawn(bin, ["acp", ...flags], { stdio: ["pipe", "pipe", "inherit"] });
 const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
 
-const seen = { updates: [], permissions: [], text: "" };
+const seen = { updates: [], permissions: [], text: "", reads: [], writes: [] };
+const buffers = process.env.E2E_BUFFERS ? JSON.parse(process.env.E2E_BUFFERS) : null;
 const failures = [];
 const expect = (cond, what) => {
   if (!cond) failures.push(what);
@@ -36,6 +41,16 @@ const app = acp
   .onRequest("session/request_permission", ({ params }) => {
     seen.permissions.push(params.options.map((o) => o.optionId));
     return { outcome: { outcome: "selected", optionId: "allow_once" } };
+  })
+  .onRequest("fs/read_text_file", ({ params }) => {
+    seen.reads.push(params.path);
+    const content = params.path in buffers ? buffers[params.path] : readFileSync(params.path, "utf8");
+    return { content };
+  })
+  .onRequest("fs/write_text_file", ({ params }) => {
+    seen.writes.push({ path: params.path, content: params.content });
+    buffers[params.path] = params.content;
+    return {};
   });
 
 const timer = setTimeout(() => {
@@ -48,7 +63,7 @@ try {
   await app.connectWith(stream, async (ctx) => {
     const init = await ctx.request("initialize", {
       protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      clientCapabilities: { fs: { readTextFile: !!buffers, writeTextFile: !!buffers }, terminal: false },
       clientInfo: { name: "pablo-e2e", version: "0" },
     });
     seen.protocolVersion = init.protocolVersion;
