@@ -1195,12 +1195,17 @@ mod editor_files {
     }
 
     #[tokio::test]
-    async fn a_link_or_a_credential_is_refused_before_the_editor_is_asked() {
+    async fn a_link_a_fifo_or_a_credential_is_refused_before_the_editor_is_asked() {
         let env = Env::new();
         let outside = env.xdg.join("secret.txt");
         std::fs::write(&outside, "outside\n").unwrap();
         std::os::unix::fs::symlink(&outside, env.workspace.join("link.txt")).unwrap();
         std::fs::write(env.workspace.join(".env"), "KEY=1\n").unwrap();
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(env.workspace.join("pipe"))
+            .status()
+            .unwrap();
+        assert!(fifo.success());
         let mut t = InProcess::start_with(
             env,
             vec![
@@ -1208,6 +1213,7 @@ mod editor_files {
                     Step::Call("call_l", "fs_read", json!({"path": "link.txt"})),
                     Step::Call("call_c", "fs_read", json!({"path": ".env"})),
                     Step::Call("call_m", "fs_read", json!({"path": "missing.txt"})),
+                    Step::Call("call_f", "fs_read", json!({"path": "pipe"})),
                     Step::Done(ModelStopReason::ToolUse),
                 ],
                 end("refused"),
@@ -1227,6 +1233,8 @@ mod editor_files {
         assert_eq!(cred["error"]["code"], "file_refused", "{cred}");
         let missing = tool_result(&t.model, "call_m");
         assert_eq!(missing["error"]["code"], "not_found", "{missing}");
+        let fifo = tool_result(&t.model, "call_f");
+        assert_eq!(fifo["error"]["code"], "special_file", "{fifo}");
         t.finish().await;
     }
 
