@@ -141,6 +141,82 @@ async fn timeout_kills_the_whole_group_including_background_children() {
     assert_eq!(alive_in_group(pgid), Vec::<i32>::new());
 }
 
+/// A member of the command's group that pablo may not signal cannot be proven gone: the call
+/// must fail with `tool_cleanup_failed` naming it, never report a silent success.
+///
+/// As root nothing survives KILL, so the test takes the power away: the thread that runs the
+/// tool drops CAP_KILL from its effective set (capabilities are per thread), and a `sleep` owned
+/// by another user joins the group (the test process is in the command's session, and the
+/// command waits for the join before it exits).
+#[test]
+fn a_member_pablo_may_not_signal_fails_the_call_with_tool_cleanup_failed() {
+    use rustix::thread::CapabilitySet;
+    use std::os::unix::process::CommandExt;
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("note: skipping: only root can start a process another user owns");
+        return;
+    }
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<PathBuf>();
+    let runner = std::thread::spawn(move || {
+        let mut caps = rustix::thread::capabilities(None).unwrap();
+        caps.effective.remove(CapabilitySet::KILL);
+        rustix::thread::set_capabilities(None, caps).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let f = fixture();
+            ready_tx.send(f.workspace.clone()).unwrap();
+            let command = "echo $$ > pgid; while [ ! -e joined ]; do sleep 0.01; done";
+            f.call(&f.run, json!({"command": command, "timeout_ms": 20_000}))
+                .await
+        })
+    });
+    let workspace = ready_rx.recv().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let pgid = loop {
+        if let Some(p) = std::fs::read_to_string(workspace.join("pgid"))
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+        {
+            break p;
+        }
+        assert!(std::time::Instant::now() < deadline, "no pgid written");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let stranger = std::process::Command::new("sleep")
+        .arg("30")
+        .uid(65534)
+        .gid(65534)
+        .process_group(pgid)
+        .spawn();
+    std::fs::write(workspace.join("joined"), "").unwrap();
+    let mut stranger = match stranger {
+        Ok(child) => child,
+        Err(e) => {
+            // A root without CAP_SETUID or without uid 65534 mapped (a user namespace).
+            let _ = runner.join();
+            eprintln!("note: skipping: cannot start a process as uid 65534: {e}");
+            return;
+        }
+    };
+    let result = runner.join().unwrap();
+    // This thread still holds CAP_KILL.
+    stranger.kill().unwrap();
+    stranger.wait().unwrap();
+    let failure = result.unwrap_err();
+    assert_eq!(failure.code, "tool_cleanup_failed", "{failure}");
+    assert!(
+        failure.message.contains(&stranger.id().to_string()),
+        "{failure}"
+    );
+    let data = failure.data.unwrap();
+    assert_eq!(data["pgid"], pgid, "{data}");
+    assert_eq!(data["exit_code"], 0, "{data}");
+    assert_eq!(data["survivors"], json!([stranger.id()]), "{data}");
+}
+
 #[tokio::test]
 async fn finished_command_leaves_no_background_child_behind() {
     let f = fixture();
