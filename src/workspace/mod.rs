@@ -534,18 +534,7 @@ impl Workspace {
     /// Reads a whole regular file. Refuses credential names, links, directories and special
     /// files (the last without ever opening them for reading).
     pub fn read_file(&self, rel: &RelPath) -> Result<FileBytes, WorkspaceError> {
-        if rel.is_root() {
-            return Err(WorkspaceError::IsDirectory {
-                path: ".".to_string(),
-            });
-        }
-        self.check_not_credential(rel)?;
-        // Step one: an O_PATH descriptor, which can be inspected but not read. A FIFO, device or
-        // socket stops here.
-        let probe = self.open_beneath(rel, OFlags::PATH, Mode::empty())?;
-        let st = rustix::fs::fstat(&probe).map_err(|e| io_err(rel.display(), "stat", e))?;
-        check_regular(rel, &st)?;
-        self.check_size(rel, st.st_size as u64)?;
+        let st = self.probe_regular(rel)?;
         // Step two: open for reading. O_NONBLOCK means that even if the name was swapped for a
         // FIFO in between, the open and the read cannot hang; the inode must be the one probed.
         let fd = self.open_beneath(
@@ -568,6 +557,12 @@ impl Workspace {
     /// the bytes come from somewhere else (an editor's buffer) but the name must still be one
     /// pablo would read itself.
     pub fn admit_file(&self, rel: &RelPath) -> Result<(), WorkspaceError> {
+        self.probe_regular(rel).map(|_| ())
+    }
+
+    /// Step one of every read: the name's rules, then an O_PATH descriptor, which can be
+    /// inspected but not read, so a FIFO, device or socket stops here without being opened.
+    fn probe_regular(&self, rel: &RelPath) -> Result<rustix::fs::Stat, WorkspaceError> {
         if rel.is_root() {
             return Err(WorkspaceError::IsDirectory {
                 path: ".".to_string(),
@@ -577,7 +572,8 @@ impl Workspace {
         let probe = self.open_beneath(rel, OFlags::PATH, Mode::empty())?;
         let st = rustix::fs::fstat(&probe).map_err(|e| io_err(rel.display(), "stat", e))?;
         check_regular(rel, &st)?;
-        self.check_size(rel, st.st_size as u64)
+        self.check_size(rel, st.st_size as u64)?;
+        Ok(st)
     }
 
     /// Checks text that came from outside the handle (an editor's buffer) against the limits a
