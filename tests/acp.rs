@@ -1927,6 +1927,8 @@ mod terminals {
         refuse_create: Option<&'static str>,
         /// Send `session/cancel` for this session once a terminal is created.
         cancel_after_create: Option<String>,
+        /// Send `session/cancel` for this session before answering `terminal/create`.
+        cancel_before_create_answer: Option<String>,
         /// Every request from pablo, as (method, terminal id), in order.
         calls: Vec<(String, String)>,
         /// The params of each `terminal/create`.
@@ -1945,6 +1947,7 @@ mod terminals {
                 keep_at_most: usize::MAX,
                 refuse_create: None,
                 cancel_after_create: None,
+                cancel_before_create_answer: None,
                 calls: Vec::new(),
                 created: Vec::new(),
                 late_tx,
@@ -2122,6 +2125,9 @@ mod terminals {
                     }
                     rpc.agent_requests.push(m.clone());
                     let created = m["method"] == "terminal/create";
+                    if created && let Some(session) = host.cancel_before_create_answer.take() {
+                        rpc.notify("session/cancel", json!({"sessionId": session})).await;
+                    }
                     if let Some(reply) = host.answer(&m) {
                         rpc.send(&reply).await;
                     }
@@ -2431,6 +2437,26 @@ mod terminals {
             last["rawOutput"]["error"]["data"]["signal"], "SIGKILL",
             "{last}"
         );
+        t.finish().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_terminal_created_as_the_turn_is_cancelled_is_still_killed_and_released() {
+        let (mut t, session) = start(terminal_caps(), json!({"command": "sleep 30"})).await;
+        let mut host = TerminalHost::new();
+        host.cancel_before_create_answer = Some(session.clone());
+        let id = t.prompt(&session, "wait").await;
+        let r = drive(&mut t.rpc, &mut host, id).await;
+        assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
+        let methods = host.methods();
+        assert!(methods.contains(&"terminal/kill"), "{methods:?}");
+        assert_eq!(methods.last(), Some(&"terminal/release"), "{methods:?}");
+        assert!(host.terms.is_empty(), "a terminal was not released");
+        // The terminal's command was ended, and the model reads how it ended.
+        let error = &final_update(&t)["rawOutput"]["error"];
+        assert_eq!(error["code"], "cancelled", "{error}");
+        assert_eq!(error["data"]["signal"], "SIGKILL", "{error}");
+        assert!(error["data"]["terminal"].is_string(), "{error}");
         t.finish().await;
     }
 

@@ -124,16 +124,19 @@ pub async fn run_in_terminal(
     let started = Instant::now();
     let create = editor.create_terminal(&command);
     tokio::pin!(create);
-    let terminal = tokio::select! {
-        r = &mut create => r.map_err(ToolFailure::from)?,
+    let created = tokio::select! {
+        biased;
+        r = &mut create => Some(r),
+        // The editor may start the command anyway: wait a little for its id, so that the
+        // terminal is still killed and released (`follow` sees the cancellation at once).
         () = ctx.cancel.cancelled() => {
-            // The editor may start the command anyway: wait a little for its id so the terminal
-            // can still be killed and released.
-            let deadline = Instant::now() + run.cleanup.allowance;
-            if let Some(Ok(id)) = bounded(deadline, &mut create).await {
-                let _ = bounded(deadline, editor.kill_terminal(&id)).await;
-                release(editor, &id, deadline).await;
-            }
+            bounded(Instant::now() + run.cleanup.allowance, &mut create).await
+        }
+    };
+    let terminal = match created {
+        Some(Ok(id)) => id,
+        Some(Err(e)) if !ctx.cancel.is_cancelled() => return Err(e.into()),
+        _ => {
             return Err(ToolFailure::new(
                 "cancelled",
                 "the turn was interrupted before the editor started the command",
@@ -167,12 +170,14 @@ async fn follow(
     started: Instant,
 ) -> Result<Value, ToolFailure> {
     let end = tokio::select! {
+        // A turn cancelled while the terminal was being created ends it at once.
+        biased;
+        () = ctx.cancel.cancelled() => End::Cancelled,
         r = editor.wait_for_exit(terminal) => match r {
             Ok(exit) => End::Exited(exit),
             Err(e) => End::Failed(e),
         },
         () = tokio::time::sleep(run.timeout) => End::TimedOut,
-        () = ctx.cancel.cancelled() => End::Cancelled,
     };
     let duration = started.elapsed();
     let deadline = Instant::now() + run.cleanup.allowance;
