@@ -1925,6 +1925,8 @@ mod terminals {
         keep_at_most: usize,
         /// Refuse `terminal/create` with this message.
         refuse_create: Option<&'static str>,
+        /// Fail every `terminal/wait_for_exit`.
+        refuse_wait: bool,
         /// Send `session/cancel` for this session once a terminal is created.
         cancel_after_create: Option<String>,
         /// Send `session/cancel` for this session before answering `terminal/create`.
@@ -1946,6 +1948,7 @@ mod terminals {
                 next: 1,
                 keep_at_most: usize::MAX,
                 refuse_create: None,
+                refuse_wait: false,
                 cancel_after_create: None,
                 cancel_before_create_answer: None,
                 calls: Vec::new(),
@@ -1996,6 +1999,9 @@ mod terminals {
                             let exit = term.exit.0.lock().unwrap().map(exit_json);
                             ok(json!({"output": String::from_utf8_lossy(&s.bytes),
                                 "truncated": s.truncated, "exitStatus": exit}))
+                        }
+                        "terminal/wait_for_exit" if self.refuse_wait => {
+                            err("this editor cannot wait for commands")
                         }
                         "terminal/wait_for_exit" => {
                             let (exit, tx) = (term.exit.clone(), self.late_tx.clone());
@@ -2416,6 +2422,36 @@ mod terminals {
         // Nothing ran: pablo did not fall back to running the command itself.
         assert!(!t.env.workspace.join("made-here").exists());
         assert!(model_read(&t).contains("editor_terminal_failed"));
+        t.finish().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_editor_failing_the_wait_fails_the_call_after_killing_and_releasing_the_terminal() {
+        let (mut t, session) = start(terminal_caps(), json!({"command": "sleep 30"})).await;
+        let mut host = TerminalHost::new();
+        host.refuse_wait = true;
+        let id = t.prompt(&session, "wait").await;
+        let r = drive(&mut t.rpc, &mut host, id).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        assert_eq!(
+            host.methods(),
+            [
+                "session/request_permission",
+                "terminal/create",
+                "terminal/wait_for_exit",
+                "terminal/kill",
+                "terminal/release"
+            ]
+        );
+        assert!(host.terms.is_empty(), "a terminal was not released");
+        let error = &final_update(&t)["rawOutput"]["error"];
+        assert_eq!(error["code"], "editor_terminal_failed", "{error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("wait for its command")
+                && message.contains("this editor cannot wait for commands"),
+            "{message}"
+        );
         t.finish().await;
     }
 

@@ -181,6 +181,11 @@ async fn follow(
     };
     let duration = started.elapsed();
     let deadline = Instant::now() + run.cleanup.allowance;
+    if let End::Failed(e) = end {
+        // pablo no longer knows whether the command runs: end it before reporting the failure.
+        let _ = bounded(deadline, editor.kill_terminal(terminal)).await;
+        return Err(e.into());
+    }
     let mut notes: Vec<String> = Vec::new();
     let mut exit = match &end {
         End::Exited(exit) => Some(exit.clone()),
@@ -206,9 +211,6 @@ async fn follow(
              processes survived"
                 .into(),
         );
-    }
-    if let End::Failed(e) = end {
-        return Err(e.into());
     }
     let output = match bounded(deadline, editor.terminal_output(terminal)).await {
         Some(Ok(o)) => o,
