@@ -398,6 +398,12 @@ pub enum Event {
     ToolCallRunning { call_id: String, preview: Preview },
     /// Live output of a running command (coalesced; raw bytes, lossy UTF-8; may hold ANSI).
     ToolOutputDelta { call_id: String, chunk: String },
+    /// The call's command runs in the front-end's own terminal `terminal_id` (an editor's, over
+    /// ACP): its output is shown there, not as [`Event::ToolOutputDelta`]. Live only.
+    ToolTerminal {
+        call_id: String,
+        terminal_id: String,
+    },
     /// The tool finished; `result` is exactly what the model receives.
     ToolCallEnd {
         call_id: String,

@@ -28,6 +28,9 @@ struct CallView {
     preview_content: Vec<acp::ToolCallContent>,
     /// Command output so far (ANSI stripped, bounded).
     output: String,
+    /// The editor terminal the command runs in, embedded in every later update of the call
+    /// (updates replace the whole content list).
+    terminal: Option<String>,
 }
 
 /// Maps engine events of one session to ACP session updates.
@@ -110,6 +113,20 @@ impl Translator {
                 let view = self.calls.entry(call_id.clone()).or_default();
                 view.output.push_str(&strip_ansi_escapes::strip_str(chunk));
                 keep_tail(&mut view.output, MAX_SHOWN_OUTPUT_BYTES);
+                let content = call_content(view);
+                vec![acp::SessionUpdate::ToolCallUpdate(
+                    acp::ToolCallUpdate::new(
+                        call_id.clone(),
+                        acp::ToolCallUpdateFields::new().content(content),
+                    ),
+                )]
+            }
+            Event::ToolTerminal {
+                call_id,
+                terminal_id,
+            } => {
+                let view = self.calls.entry(call_id.clone()).or_default();
+                view.terminal = Some(terminal_id.clone());
                 let content = call_content(view);
                 vec![acp::SessionUpdate::ToolCallUpdate(
                     acp::ToolCallUpdate::new(
@@ -426,6 +443,11 @@ pub fn command_text(cmd: &CommandPreview) -> String {
 
 fn call_content(view: &CallView) -> Vec<acp::ToolCallContent> {
     let mut content = view.preview_content.clone();
+    if let Some(id) = &view.terminal {
+        content.push(acp::ToolCallContent::Terminal(acp::Terminal::new(
+            id.clone(),
+        )));
+    }
     if !view.output.is_empty() {
         content.push(text_content(format!(
             "```\n{}\n```",
@@ -622,6 +644,44 @@ mod tests {
         assert_eq!(v["path"], "/ws/src/a.txt");
         assert_eq!(v["newText"], "new\n");
         assert!(v.get("oldText").is_none() || v["oldText"].is_null());
+    }
+
+    #[test]
+    fn a_command_in_an_editor_terminal_embeds_the_terminal_until_the_call_ends() {
+        let mut t = Translator::new("/ws".into(), HashMap::new(), 1000);
+        t.updates(&Event::ToolCallBegin {
+            call_id: "c1".into(),
+            tool: "shell.run".into(),
+            arguments: json!({"command": "make"}),
+        });
+        let u = t.updates(&Event::ToolTerminal {
+            call_id: "c1".into(),
+            terminal_id: "term-7".into(),
+        });
+        let v = serde_json::to_value(&u[0]).unwrap();
+        assert_eq!(v["sessionUpdate"], "tool_call_update");
+        assert_eq!(v["toolCallId"], "c1");
+        assert_eq!(v["content"][0]["type"], "terminal");
+        assert_eq!(v["content"][0]["terminalId"], "term-7");
+        // Updates replace the content list, so the last one must still carry the terminal.
+        let end = t.updates(&Event::ToolCallEnd {
+            call_id: "c1".into(),
+            tool: "shell.run".into(),
+            result: ToolOutcome::Ok {
+                ok: crate::protocol::True,
+                data: json!({"exit_code": 0}),
+            },
+        });
+        let v = serde_json::to_value(&end[0]).unwrap();
+        assert_eq!(v["status"], "completed");
+        assert!(
+            v["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["type"] == "terminal" && c["terminalId"] == "term-7"),
+            "{v}"
+        );
     }
 
     #[test]

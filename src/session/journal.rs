@@ -25,6 +25,7 @@ pub fn is_journaled(event: &Event) -> bool {
         event,
         Event::MessageDelta { .. }
             | Event::ToolOutputDelta { .. }
+            | Event::ToolTerminal { .. }
             | Event::SessionOutput { .. }
             | Event::Rules { .. }
     )

@@ -302,6 +302,7 @@ impl Replayer {
             Event::MessageDelta { .. }
             | Event::ToolCallRunning { .. }
             | Event::ToolOutputDelta { .. }
+            | Event::ToolTerminal { .. }
             | Event::SessionOutput { .. }
             | Event::Rules { .. }
             | Event::Warning { .. }

@@ -14,6 +14,7 @@ pub mod plan;
 pub mod schema;
 pub mod shell_run;
 pub mod shell_session;
+pub mod shell_terminal;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -4,6 +4,9 @@
 //! The preview is the command, its resolved working directory and its mode; the policy engine
 //! parses it and decides. Commit runs exactly the previewed command in the previewed directory.
 //! A non-zero exit is a result, not a failure: `grep` answering 1 is information.
+//!
+//! When the front-end offers terminals (an editor over ACP), a plain foreground command runs in
+//! one of them instead ([`super::shell_terminal`]); background and PTY commands always run here.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,6 +17,7 @@ use rustix::fs::{Mode, OFlags};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::shell_terminal::{TerminalRun, run_in_terminal};
 use super::{Coded, Host, Tool, ToolContext, ToolFailure, ToolKind};
 use crate::process::{
     self, HOST_MAX_OUTPUT_BYTES, HOST_MAX_TIMEOUT, ProcessError, RunReport, RunRequest,
@@ -267,15 +271,33 @@ impl Tool for ShellRun {
             .map(Duration::from_millis)
             .unwrap_or(self.settings.default_timeout)
             .min(HOST_MAX_TIMEOUT);
+        let artifact_path = ctx
+            .host
+            .state_dir
+            .join("artifacts")
+            .join(artifact_name(&ctx.call_id));
+        // A plain foreground command runs in the editor's terminal when it offers one (PTY
+        // commands stay here: an editor terminal takes no input).
+        if !p.pty
+            && let Some(editor) = ctx.host.editor_for(|c| c.terminals)
+        {
+            let run = TerminalRun {
+                launcher: spawn.launcher,
+                command: spawn.command,
+                cwd: spawn.cwd,
+                env: spawn.env,
+                timeout,
+                max_output_bytes: a.max_output_bytes.unwrap_or(self.settings.max_output_bytes),
+                artifact_path,
+                cleanup: self.settings.cleanup,
+            };
+            return run_in_terminal(editor, run, ctx).await;
+        }
         let req = RunRequest {
             spawn,
             timeout,
             max_output_bytes: a.max_output_bytes.unwrap_or(self.settings.max_output_bytes),
-            artifact_path: ctx
-                .host
-                .state_dir
-                .join("artifacts")
-                .join(artifact_name(&ctx.call_id)),
+            artifact_path,
             cleanup: self.settings.cleanup,
         };
         let events = ctx.events.clone();

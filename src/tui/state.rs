@@ -337,6 +337,8 @@ impl AppState {
                     "the conversation was compacted: its first {replaced_messages} messages were replaced by a summary"
                 ),
             ),
+            // The terminal shell runs only with an editor front-end; the TUI never offers one.
+            Event::ToolTerminal { .. } => {}
             Event::ShutdownComplete => self.shutdown_complete = true,
         }
     }
