@@ -1913,6 +1913,8 @@ mod terminals {
         pid: i32,
         screen: Arc<Mutex<Screen>>,
         exit: ExitSlot,
+        /// Held open for the terminal's life (`Child::wait` would close it).
+        _input: Option<std::process::ChildStdin>,
     }
 
     /// The editor's side of `terminal/*`, running what pablo asks for real, the way an editor
@@ -2046,12 +2048,14 @@ mod terminals {
                 .args(&args)
                 .current_dir(p["cwd"].as_str().unwrap())
                 .env(EDITOR_SECRET, "the editor's own environment")
-                .stdin(Stdio::null())
+                // A terminal's input stays open and nobody types: only pablo can close it.
+                .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .process_group(0)
                 .spawn()
                 .unwrap();
+            let input = child.stdin.take();
             let screen = Arc::new(Mutex::new(Screen::default()));
             let outputs: Vec<Box<dyn Read + Send>> = vec![
                 Box::new(child.stdout.take().unwrap()),
@@ -2089,7 +2093,12 @@ mod terminals {
                 *slot.0.lock().unwrap() = Some(status);
                 slot.1.notify_all();
             });
-            Term { pid, screen, exit }
+            Term {
+                pid,
+                screen,
+                exit,
+                _input: input,
+            }
         }
     }
 
@@ -2301,6 +2310,25 @@ mod terminals {
         );
         assert!(output.contains("TERM=dumb\n"), "{output}");
         assert!(!output.contains(EDITOR_SECRET));
+        t.finish().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_command_reading_stdin_in_the_terminal_gets_end_of_file_at_once() {
+        let (mut t, session) = start(
+            terminal_caps(),
+            json!({"command": "cat; read line || echo no input", "timeout_ms": 20_000}),
+        )
+        .await;
+        let mut host = TerminalHost::new();
+        let id = t.prompt(&session, "read input").await;
+        let r = drive(&mut t.rpc, &mut host, id).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        assert!(host.methods().contains(&"terminal/create"));
+        let data = &final_update(&t)["rawOutput"]["data"];
+        assert_eq!(data["timed_out"], false, "{data}");
+        assert_eq!(data["exit_code"], 0, "{data}");
+        assert_eq!(data["output"], "no input\n", "{data}");
         t.finish().await;
     }
 

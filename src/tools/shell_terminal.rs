@@ -3,8 +3,8 @@
 //! When an editor offers terminals, the person can watch a command run where they work instead of
 //! reading it back from pablo. What runs must still be exactly what the policy judged, with
 //! nothing of the editor's environment: the editor is handed a program and its arguments, never a
-//! shell line, and that program is `env -i` with the clean environment spelled out, then the
-//! launcher with `-c COMMAND`. The result the model reads has the same shape and the same bounds
+//! shell line, and that program is `env -i` with the clean environment spelled out, then a fixed
+//! `sh` that closes stdin, then the launcher with `-c COMMAND`. The result the model reads has the same shape and the same bounds
 //! as a local run (the 40/60 inline view, the spill file), plus the terminal's id.
 //!
 //! The end of the command is pablo's to decide here too: the wait races the timeout and the
@@ -35,6 +35,9 @@ use crate::protocol::Event;
 
 /// Where `env` is looked for, in order; the first that exists is used (the first otherwise).
 const ENV_PROGRAMS: &[&str] = &["/usr/bin/env", "/bin/env"];
+
+/// `sh -c 'exec "$@" </dev/null' sh LAUNCHER -c COMMAND`: the launcher runs with stdin closed.
+const STDIN_CLOSER: &[&str] = &["/bin/sh", "-c", "exec \"$@\" </dev/null", "sh"];
 
 /// The shortest time given to the final `terminal/release`, even when the cleanup allowance is
 /// spent: a terminal left unreleased stays allocated in the editor.
@@ -80,9 +83,13 @@ pub fn terminal_command(run: &TerminalRun) -> Result<TerminalCommand, ToolFailur
             ),
         ));
     }
-    let mut args = Vec::with_capacity(run.env.len() + 4);
+    let mut args = Vec::with_capacity(run.env.len() + 8);
     args.push("-i".to_string());
     args.extend(run.env.iter().map(|(k, v)| format!("{k}={v}")));
+    // An editor terminal's stdin is a terminal nobody types in; a command reading it would wait
+    // for its timeout. A fixed sh closes it (the command gets /dev/null, as in a local run) and
+    // execs the launcher with the command untouched.
+    args.extend(STDIN_CLOSER.iter().map(|a| a.to_string()));
     args.push(run.launcher.clone());
     args.push("-c".to_string());
     args.push(run.command.clone());
@@ -326,6 +333,10 @@ mod tests {
                 "LANG=C.UTF-8",
                 "TERM=dumb",
                 "PABLO_TASK_X=a=b c",
+                "/bin/sh",
+                "-c",
+                "exec \"$@\" </dev/null",
+                "sh",
                 "/bin/sh",
                 "-c",
                 "echo hi; exit 3"
