@@ -1818,6 +1818,7 @@ mod over_http {
             .env("XDG_STATE_HOME", env.xdg.join("state"))
             .env_remove("E2E_EXPECT_NEW_ERROR")
             .env_remove("E2E_BUFFERS")
+            .env_remove("E2E_TERMINALS")
             .env_remove("E2E_EXPECT_TEXT")
             .current_dir(dir)
             .kill_on_drop(true);
@@ -1833,6 +1834,53 @@ mod over_http {
         assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
         let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
         (seen, stdout)
+    }
+
+    #[tokio::test]
+    async fn the_typescript_client_runs_an_allowed_command_in_its_terminal() {
+        let Some(dir) = super::typescript::ts_dir() else {
+            return;
+        };
+        let env = Env::new();
+        let server = ScriptedServer::start().await;
+        let run = json!({"command": "printf 'from the terminal\\n'; exit 4"}).to_string();
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_sh",
+            "shell_run",
+            &[&run],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer("Ran it")));
+        let (seen, stdout) = run_e2e(
+            &dir,
+            &env,
+            &server,
+            &[],
+            &[
+                ("E2E_PROMPT", "run the command"),
+                ("E2E_EXPECT_TEXT", "Ran it"),
+                ("E2E_TERMINALS", "1"),
+            ],
+        )
+        .await;
+        assert_eq!(seen["stopReason"], "end_turn", "{stdout}");
+        assert_eq!(seen["permissions"].as_array().unwrap().len(), 1, "{stdout}");
+        assert_eq!(
+            seen["terminalCalls"],
+            json!([
+                "terminal/create",
+                "terminal/wait_for_exit",
+                "terminal/output",
+                "terminal/release"
+            ]),
+            "{stdout}"
+        );
+        let created = &seen["terminals"][0];
+        assert_eq!(created["cwd"], json!(env.workspace), "{stdout}");
+        assert_eq!(created["outputByteLimit"], 5_000_000, "{stdout}");
+        // The model read what ran in the editor's terminal.
+        let second = server.requests()[1].json().to_string();
+        assert!(second.contains("from the terminal"), "{second}");
+        assert!(second.contains(r#"\"exit_code\":4"#), "{second}");
     }
 
     #[tokio::test]

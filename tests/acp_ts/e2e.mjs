@@ -8,6 +8,8 @@
 //   E2E_BUFFERS         JSON {absolute path: text}: advertise `fs` and serve these unsaved
 //                       buffers on fs/read_text_file (other paths from disk); writes replace the
 //                       buffer and are reported in `writes`, never saved to disk
+//   E2E_TERMINALS       "1": advertise `terminal` and run terminal/create commands for real; the
+//                       requests are reported in `terminalCalls`, the created commands in `terminals`
 // Prints one JSON line with what it saw; exits 0 when every expectation held.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -23,7 +25,10 @@ if (!bin || !workspace) {
 const child = spawn(bin, ["acp", ...flags], { stdio: ["pipe", "pipe", "inherit"] });
 const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
 
-const seen = { updates: [], permissions: [], text: "", reads: [], writes: [] };
+const seen = { updates: [], permissions: [], text: "", reads: [], writes: [], terminals: [], terminalCalls: [] };
+const withTerminals = process.env.E2E_TERMINALS === "1";
+// The editor's terminals: the child, its output so far, and its exit once known.
+const terminals = new Map();
 const buffers = process.env.E2E_BUFFERS ? JSON.parse(process.env.E2E_BUFFERS) : null;
 const failures = [];
 const expect = (cond, what) => {
@@ -51,6 +56,44 @@ const app = acp
     seen.writes.push({ path: params.path, content: params.content });
     buffers[params.path] = params.content;
     return {};
+  })
+  .onRequest("terminal/create", ({ params }) => {
+    seen.terminalCalls.push("terminal/create");
+    seen.terminals.push({ command: params.command, args: params.args, cwd: params.cwd, outputByteLimit: params.outputByteLimit });
+    const id = `t${terminals.size + 1}`;
+    const child = spawn(params.command, params.args ?? [], { cwd: params.cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const term = { child, output: "", exit: null };
+    term.exited = new Promise((resolve) => {
+      child.once("close", (code, signal) => {
+        term.exit = { exitCode: code, signal: signal ?? null };
+        resolve(term.exit);
+      });
+    });
+    child.stdout.on("data", (d) => (term.output += d));
+    child.stderr.on("data", (d) => (term.output += d));
+    terminals.set(id, term);
+    return { terminalId: id };
+  })
+  .onRequest("terminal/wait_for_exit", async ({ params }) => {
+    seen.terminalCalls.push("terminal/wait_for_exit");
+    return await terminals.get(params.terminalId).exited;
+  })
+  .onRequest("terminal/output", ({ params }) => {
+    seen.terminalCalls.push("terminal/output");
+    const term = terminals.get(params.terminalId);
+    return { output: term.output, truncated: false, exitStatus: term.exit };
+  })
+  .onRequest("terminal/kill", ({ params }) => {
+    seen.terminalCalls.push("terminal/kill");
+    terminals.get(params.terminalId).child.kill("SIGKILL");
+    return {};
+  })
+  .onRequest("terminal/release", ({ params }) => {
+    seen.terminalCalls.push("terminal/release");
+    const term = terminals.get(params.terminalId);
+    if (term.exit === null) term.child.kill("SIGKILL");
+    terminals.delete(params.terminalId);
+    return {};
   });
 
 const timer = setTimeout(() => {
@@ -63,7 +106,7 @@ try {
   await app.connectWith(stream, async (ctx) => {
     const init = await ctx.request("initialize", {
       protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: !!buffers, writeTextFile: !!buffers }, terminal: false },
+      clientCapabilities: { fs: { readTextFile: !!buffers, writeTextFile: !!buffers }, terminal: withTerminals },
       clientInfo: { name: "pablo-e2e", version: "0" },
     });
     seen.protocolVersion = init.protocolVersion;
