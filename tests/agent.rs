@@ -524,3 +524,37 @@ async fn the_run_deadline_stops_a_hanging_turn_with_deadline_exceeded() {
         "budget_exhausted"
     );
 }
+
+#[tokio::test]
+async fn a_model_server_on_loopback_is_reached_directly_whatever_the_proxy_variables_say() {
+    // Nothing listens on port 9 (discard) here: a request routed through this "proxy" fails.
+    let dead_proxy = "http://127.0.0.1:9";
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::text_answer("direct")));
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.run_json(&server.base_url(), "hello");
+    for var in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
+        cmd.env(var, dead_proxy);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("pablo run finished within 60 s")
+        .expect("pablo runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(server.requests().len(), 1);
+    let lines = json_lines(&out.stdout);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "message" && l["text"] == "direct"),
+        "{lines:?}"
+    );
+}

@@ -49,6 +49,7 @@ impl AnthropicClient {
         headers.insert("x-api-key", config.api_key.header("")?);
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         let url = format!("{}/messages", config.base_url.trim_end_matches('/'));
+        let client = super::http::client_for(&url)?;
         Ok(Self {
             endpoint: Arc::new(Endpoint {
                 provider: "anthropic".to_string(),
@@ -56,7 +57,7 @@ impl AnthropicClient {
                 headers,
                 key: Some(config.api_key),
                 options: config.options,
-                client: super::http::shared_client()?,
+                client,
             }),
             model: config.model,
         })

@@ -94,23 +94,42 @@ impl std::fmt::Debug for ApiKey {
 /// How long a TCP/TLS connect may take (the idle timeout bounds the wait for headers as well).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The process-wide HTTP client (connection pool, TLS config). Built once; TLS uses rustls with
-/// the ring provider, installed as the process default unless the host installed one already.
-pub fn shared_client() -> Result<reqwest::Client, ModelError> {
-    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            if rustls::crypto::CryptoProvider::get_default().is_none() {
-                // Err means another thread installed one first: that one is used, fine.
-                let _ = rustls::crypto::ring::default_provider().install_default();
-            }
-            reqwest::Client::builder()
-                .connect_timeout(CONNECT_TIMEOUT)
-                .build()
-                .map_err(|e| e.to_string())
-        })
-        .clone()
-        .map_err(|m| ModelError::Config(format!("the HTTP client cannot be built: {m}")))
+/// The HTTP client for calls to `url`: the process-wide one (connection pool, TLS config, the
+/// proxies of `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`/`NO_PROXY`), or, for a server on this
+/// machine's loopback (a local Ollama or llama.cpp), one that never goes through a proxy: a
+/// proxy elsewhere cannot reach this machine's loopback, so routing there would only fail (Go's
+/// net/http makes the same exception).
+pub fn client_for(url: &str) -> Result<reqwest::Client, ModelError> {
+    static PROXIED: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    static DIRECT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    let direct = is_loopback_url(url);
+    let slot = if direct { &DIRECT } else { &PROXIED };
+    slot.get_or_init(|| {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            // Err means another thread installed one first: that one is used, fine.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        let builder = reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT);
+        let builder = if direct { builder.no_proxy() } else { builder };
+        builder.build().map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(|m| ModelError::Config(format!("the HTTP client cannot be built: {m}")))
+}
+
+/// Whether `url` names a host on the loopback interface (`localhost`, `127.0.0.0/8`, `::1`).
+pub fn is_loopback_url(url: &str) -> bool {
+    let Some(host) = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+    else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => bare == "localhost" || bare.ends_with(".localhost"),
+    }
 }
 
 /// Where one provider sends its calls, and how.
@@ -472,6 +491,30 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_hosts_are_recognised_and_look_alikes_are_not() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://127.1.2.3/v1",
+            "http://localhost:11434/v1",
+            "http://LOCALHOST/v1",
+            "http://[::1]:8000/v1",
+            "http://ollama.localhost/v1",
+        ] {
+            assert!(is_loopback_url(url), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "http://127.0.0.1.example.com/v1",
+            "http://localhost.example.com/v1",
+            "http://10.0.0.1/v1",
+            "http://[::2]/v1",
+            "not a url",
+        ] {
+            assert!(!is_loopback_url(url), "{url}");
+        }
+    }
 
     fn opts() -> HttpOptions {
         HttpOptions {

@@ -49,6 +49,7 @@ impl OpenAiClient {
             headers.insert(reqwest::header::AUTHORIZATION, key.header("Bearer ")?);
         }
         let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+        let client = super::http::client_for(&url)?;
         Ok(Self {
             endpoint: Arc::new(Endpoint {
                 provider: config.provider,
@@ -56,7 +57,7 @@ impl OpenAiClient {
                 headers,
                 key: config.api_key,
                 options: config.options,
-                client: super::http::shared_client()?,
+                client,
             }),
             model: config.model,
         })

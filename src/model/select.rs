@@ -285,10 +285,10 @@ async fn autodetect(
 
 /// True when an OpenAI-compatible server answers `GET {base}/models` quickly.
 async fn probe(base_url: &str) -> bool {
-    let Ok(client) = super::http::shared_client() else {
+    let url = format!("{}/models", base_url.trim_end_matches('/'));
+    let Ok(client) = super::http::client_for(&url) else {
         return false;
     };
-    let url = format!("{}/models", base_url.trim_end_matches('/'));
     let req = client.get(url).send();
     matches!(
         tokio::time::timeout(OLLAMA_PROBE_TIMEOUT, req).await,
