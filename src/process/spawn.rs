@@ -9,6 +9,7 @@ use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 use super::ProcessError;
 use crate::config::CLEAN_PATH;
@@ -107,13 +108,90 @@ pub struct Started {
 }
 
 /// Starts `launcher -c command` in a new process group (a new session with a PTY).
+///
+/// Without a PTY the leader also gets the parent-death signal (see [`spawn_tied`]): if pablo is
+/// killed outright, the kernel kills the leader. Only the leader: the kernel clears the setting
+/// in every process the leader forks, so a child it started (`sleep 300 &`) outlives a killed
+/// pablo; normal exits and cancellations still end the whole group (see `group.rs`). The PTY
+/// path (portable-pty) offers no hook to run code in the child before exec; there the kernel
+/// hangs up the terminal when pablo's master end closes, which sends SIGHUP to the session's
+/// foreground group.
 pub fn spawn(spec: &SpawnSpec) -> Result<Started, ProcessError> {
     if spec.pty {
         spawn_pty(spec)
     } else {
-        spawn_plain(spec)
+        spawn_tied(spec)
     }
 }
+
+type SpawnJob = Box<dyn FnOnce() + Send>;
+
+/// The thread every plain command is forked from; `None` when it could not be started.
+///
+/// The kernel sends the parent-death signal when the *thread* that forked the child ends, not
+/// when the process does. Callers run on tokio threads, and blocking-pool threads retire after a
+/// few idle seconds: forking there would kill a background job at a random later moment. This
+/// thread lives as long as pablo (its sender is never dropped), so the signal means "pablo died".
+fn spawner() -> Option<&'static std::sync::mpsc::Sender<SpawnJob>> {
+    static SPAWNER: OnceLock<Option<std::sync::mpsc::Sender<SpawnJob>>> = OnceLock::new();
+    SPAWNER
+        .get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<SpawnJob>();
+            std::thread::Builder::new()
+                .name("pablo-spawner".into())
+                .spawn(move || {
+                    while let Ok(job) = rx.recv() {
+                        job();
+                    }
+                })
+                .ok()
+                .map(|_| tx)
+        })
+        .as_ref()
+}
+
+/// A plain spawn on the spawner thread, with the parent-death signal. If that thread is not
+/// available the command still runs, without the signal, rather than not at all.
+fn spawn_tied(spec: &SpawnSpec) -> Result<Started, ProcessError> {
+    let Some(spawner) = spawner() else {
+        return spawn_plain(spec, false);
+    };
+    let (done_tx, done_rx) = std::sync::mpsc::sync_channel(1);
+    let owned = spec.clone();
+    let job: SpawnJob = Box::new(move || {
+        let _ = done_tx.send(spawn_plain(&owned, true));
+    });
+    if spawner.send(job).is_err() {
+        return spawn_plain(spec, false);
+    }
+    done_rx
+        .recv()
+        .unwrap_or_else(|_| Err(spawn_failed(spec, "the spawner thread stopped")))
+}
+
+/// Asks the kernel to SIGKILL the child when the thread that forks it (the spawner) ends, which
+/// happens only when pablo ends.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[allow(unsafe_code)]
+fn die_with_pablo(cmd: &mut Command) {
+    let parent = rustix::process::getpid();
+    // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe
+    // work is allowed. It makes two plain system calls (prctl, getppid), allocates nothing
+    // (the error is built from a raw errno), and touches no lock or shared state.
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+            // pablo may have died between the fork and the prctl: then no signal will ever come.
+            if rustix::process::getppid() != Some(parent) {
+                return Err(rustix::io::Errno::SRCH.into());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn die_with_pablo(_cmd: &mut Command) {}
 
 fn spawn_failed(spec: &SpawnSpec, e: impl std::fmt::Display) -> ProcessError {
     ProcessError::Spawn {
@@ -122,7 +200,7 @@ fn spawn_failed(spec: &SpawnSpec, e: impl std::fmt::Display) -> ProcessError {
     }
 }
 
-fn spawn_plain(spec: &SpawnSpec) -> Result<Started, ProcessError> {
+fn spawn_plain(spec: &SpawnSpec, tied: bool) -> Result<Started, ProcessError> {
     // One pipe for both streams: the kernel keeps the order in which the command wrote.
     let (reader, writer) = std::io::pipe().map_err(|e| spawn_failed(spec, e))?;
     widen_pipe(&writer);
@@ -141,6 +219,9 @@ fn spawn_plain(spec: &SpawnSpec) -> Result<Started, ProcessError> {
         .stdout(writer)
         .stderr(writer2)
         .process_group(0);
+    if tied {
+        die_with_pablo(&mut cmd);
+    }
     let mut child = cmd.spawn().map_err(|e| spawn_failed(spec, e))?;
     // Our copies of the write end must go, or the pipe never reports end of file.
     drop(cmd);
