@@ -23,6 +23,7 @@ fn spec(command: String, cwd: &std::path::Path) -> SpawnSpec {
         launcher: "/bin/sh".into(),
         command,
         cwd: cwd.to_path_buf(),
+        cwd_handle: None,
         env: pablo::process::clean_env(&Default::default(), false).unwrap_or_default(),
         pty: false,
         stdin: false,

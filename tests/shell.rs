@@ -329,6 +329,61 @@ async fn cwd_inside_the_workspace_is_used() {
     );
 }
 
+/// The directory checked is the directory used: a command starts in the directory that was
+/// opened beneath the workspace, even if its name was swapped for a link to somewhere else
+/// between the check and the start (here the swap is made deliberately in that window).
+#[tokio::test]
+async fn a_cwd_swapped_for_a_link_after_the_check_is_not_followed() {
+    for pty in [false, true] {
+        let f = fixture();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(f.workspace.join("sub")).unwrap();
+        let handle = f
+            .host
+            .workspace
+            .open_beneath(
+                &f.host.workspace.parse("sub").unwrap(),
+                rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY,
+                rustix::fs::Mode::empty(),
+            )
+            .unwrap();
+        std::fs::rename(f.workspace.join("sub"), f.workspace.join("sub-real")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), f.workspace.join("sub")).unwrap();
+        let req = pablo::process::RunRequest {
+            spawn: pablo::process::SpawnSpec {
+                launcher: "/bin/sh".into(),
+                command: "pwd -P; touch made-here".into(),
+                cwd: f.workspace.join("sub"),
+                cwd_handle: Some(Arc::new(handle)),
+                env: pablo::process::clean_env(&Default::default(), pty).unwrap(),
+                pty,
+                stdin: false,
+            },
+            timeout: Duration::from_secs(20),
+            max_output_bytes: 10_000,
+            artifact_path: f.state.join("spill.log"),
+            cleanup: pablo::process::CleanupTimes::default(),
+        };
+        let report = pablo::process::run_foreground(req, &CancellationToken::new(), |_| {})
+            .await
+            .unwrap();
+        let out = report
+            .view
+            .render(|b| String::from_utf8_lossy(b).into_owned());
+        assert_eq!(
+            out.trim(),
+            f.workspace.join("sub-real").display().to_string(),
+            "pty {pty}"
+        );
+        assert!(f.workspace.join("sub-real/made-here").exists(), "pty {pty}");
+        assert_eq!(
+            std::fs::read_dir(outside.path()).unwrap().count(),
+            0,
+            "pty {pty}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn non_zero_exit_is_a_successful_call_with_its_code() {
     let f = fixture();

@@ -6,9 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::sync::OnceLock;
 
 use super::ProcessError;
@@ -69,6 +71,10 @@ pub struct SpawnSpec {
     pub command: String,
     /// Absolute, already resolved inside the workspace.
     pub cwd: PathBuf,
+    /// The same directory, opened beneath the workspace when it was checked. When present the
+    /// command starts in this very directory (through `/proc/self/fd`), so a name swapped for a
+    /// link between the check and the start is not followed.
+    pub cwd_handle: Option<Arc<OwnedFd>>,
     pub env: Vec<(String, String)>,
     pub pty: bool,
     /// Keep a writable stdin (background sessions); otherwise stdin is `/dev/null` (or the PTY).
@@ -193,6 +199,18 @@ fn die_with_pablo(cmd: &mut Command) {
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn die_with_pablo(_cmd: &mut Command) {}
 
+/// Where the child changes directory: the checked handle through `/proc/self/fd` (the child
+/// inherits the descriptor across the fork and changes directory before exec), or the path when
+/// there is no handle or no `/proc`.
+fn working_dir(spec: &SpawnSpec) -> PathBuf {
+    match &spec.cwd_handle {
+        Some(fd) if Path::new("/proc/self/fd").is_dir() => {
+            PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+        }
+        _ => spec.cwd.clone(),
+    }
+}
+
 fn spawn_failed(spec: &SpawnSpec, e: impl std::fmt::Display) -> ProcessError {
     ProcessError::Spawn {
         launcher: spec.launcher.clone(),
@@ -208,7 +226,7 @@ fn spawn_plain(spec: &SpawnSpec, tied: bool) -> Result<Started, ProcessError> {
     let mut cmd = Command::new(&spec.launcher);
     cmd.arg("-c")
         .arg(&spec.command)
-        .current_dir(&spec.cwd)
+        .current_dir(working_dir(spec))
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(if spec.stdin {
@@ -281,7 +299,7 @@ fn spawn_pty(spec: &SpawnSpec) -> Result<Started, ProcessError> {
     }
     cb.arg("-c");
     cb.arg(&spec.command);
-    cb.cwd(&spec.cwd);
+    cb.cwd(working_dir(spec));
     let child = pair
         .slave
         .spawn_command(cb)

@@ -9,6 +9,7 @@
 //! one of them instead ([`super::shell_terminal`]); background and PTY commands always run here.
 
 use std::collections::BTreeMap;
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -95,18 +96,19 @@ fn parse(args: &Value) -> Result<Args, ToolFailure> {
 
 /// Resolves a command's working directory with the file tools' rules (a relative path, no `..`,
 /// no NUL or backslash) and opens it as a directory beneath the workspace root without following
-/// any link, which proves it is a real directory inside the workspace. Returns the absolute path
-/// and the workspace-relative form (`.` for the root).
-fn resolve_cwd(host: &Host, raw: Option<&str>) -> Result<(PathBuf, String), ToolFailure> {
+/// any link, which proves it is a real directory inside the workspace. Returns the absolute path,
+/// the workspace-relative form (`.` for the root) and the opened directory, which the command is
+/// started in (so the check and the use are the same directory).
+fn resolve_cwd(host: &Host, raw: Option<&str>) -> Result<(PathBuf, String, OwnedFd), ToolFailure> {
     let ws = &host.workspace;
     let rel = ws.parse(raw.unwrap_or(""))?;
-    ws.open_beneath(&rel, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())?;
+    let dir = ws.open_beneath(&rel, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())?;
     let label = if rel.is_root() {
         ".".to_string()
     } else {
         rel.as_str().to_string()
     };
-    Ok((ws.root().join(rel.as_str()), label))
+    Ok((ws.root().join(rel.as_str()), label, dir))
 }
 
 /// A file name for the spill file of one call: the call id, reduced to safe characters.
@@ -214,7 +216,7 @@ impl Tool for ShellRun {
 
     async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
         let a = parse(args)?;
-        let (_, cwd) = resolve_cwd(&ctx.host, a.cwd.as_deref())?;
+        let (_, cwd, _) = resolve_cwd(&ctx.host, a.cwd.as_deref())?;
         Ok(Preview::Command(CommandPreview {
             command: a.command,
             cwd,
@@ -239,11 +241,12 @@ impl Tool for ShellRun {
         };
         // Run what was previewed: its command, its directory (checked again now), its mode.
         let cwd_arg = (p.cwd != ".").then_some(p.cwd.as_str());
-        let (cwd, cwd_label) = resolve_cwd(&ctx.host, cwd_arg)?;
+        let (cwd, cwd_label, cwd_handle) = resolve_cwd(&ctx.host, cwd_arg)?;
         let spawn = SpawnSpec {
             launcher: self.settings.launcher.clone(),
             command: p.command.clone(),
             cwd,
+            cwd_handle: Some(std::sync::Arc::new(cwd_handle)),
             env: process::clean_env(&a.env, p.pty)?,
             pty: p.pty,
             stdin: p.background,
