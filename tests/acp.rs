@@ -2531,45 +2531,36 @@ mod terminals {
         t.finish().await;
     }
 
+    /// Whether the cancel lands once the terminal exists or while the editor is still creating
+    /// it, the command is killed, the terminal released, and the model reads how it ended.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn cancelling_the_turn_kills_the_terminal_command_and_answers_cancelled() {
-        let (mut t, session) = start(terminal_caps(), json!({"command": "sleep 30"})).await;
-        let mut host = TerminalHost::new();
-        host.cancel_after_create = Some(session.clone());
-        let id = t.prompt(&session, "wait").await;
-        let r = drive(&mut t.rpc, &mut host, id).await;
-        assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
-        let methods = host.methods();
-        assert!(methods.contains(&"terminal/kill"), "{methods:?}");
-        assert_eq!(methods.last(), Some(&"terminal/release"), "{methods:?}");
-        assert!(host.terms.is_empty(), "a terminal was not released");
-        let last = final_update(&t);
-        assert_eq!(last["rawOutput"]["error"]["code"], "cancelled", "{last}");
-        assert_eq!(
-            last["rawOutput"]["error"]["data"]["signal"], "SIGKILL",
-            "{last}"
-        );
-        t.finish().await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_terminal_created_as_the_turn_is_cancelled_is_still_killed_and_released() {
-        let (mut t, session) = start(terminal_caps(), json!({"command": "sleep 30"})).await;
-        let mut host = TerminalHost::new();
-        host.cancel_before_create_answer = Some(session.clone());
-        let id = t.prompt(&session, "wait").await;
-        let r = drive(&mut t.rpc, &mut host, id).await;
-        assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
-        let methods = host.methods();
-        assert!(methods.contains(&"terminal/kill"), "{methods:?}");
-        assert_eq!(methods.last(), Some(&"terminal/release"), "{methods:?}");
-        assert!(host.terms.is_empty(), "a terminal was not released");
-        // The terminal's command was ended, and the model reads how it ended.
-        let error = &final_update(&t)["rawOutput"]["error"];
-        assert_eq!(error["code"], "cancelled", "{error}");
-        assert_eq!(error["data"]["signal"], "SIGKILL", "{error}");
-        assert!(error["data"]["terminal"].is_string(), "{error}");
-        t.finish().await;
+    async fn cancelling_the_turn_kills_and_releases_the_terminal_whenever_the_cancel_lands() {
+        for before_create_answer in [false, true] {
+            let (mut t, session) = start(terminal_caps(), json!({"command": "sleep 30"})).await;
+            let mut host = TerminalHost::new();
+            if before_create_answer {
+                host.cancel_before_create_answer = Some(session.clone());
+            } else {
+                host.cancel_after_create = Some(session.clone());
+            }
+            let id = t.prompt(&session, "wait").await;
+            let r = drive(&mut t.rpc, &mut host, id).await;
+            let case = format!("cancel before the create answer: {before_create_answer}");
+            assert_eq!(r["result"]["stopReason"], "cancelled", "{case}: {r}");
+            let methods = host.methods();
+            assert!(methods.contains(&"terminal/kill"), "{case}: {methods:?}");
+            assert_eq!(
+                methods.last(),
+                Some(&"terminal/release"),
+                "{case}: {methods:?}"
+            );
+            assert!(host.terms.is_empty(), "{case}: a terminal was not released");
+            let error = &final_update(&t)["rawOutput"]["error"];
+            assert_eq!(error["code"], "cancelled", "{case}: {error}");
+            assert_eq!(error["data"]["signal"], "SIGKILL", "{case}: {error}");
+            assert!(error["data"]["terminal"].is_string(), "{case}: {error}");
+            t.finish().await;
+        }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
