@@ -266,6 +266,24 @@ impl Capture {
         self.tail.push(rest);
     }
 
+    /// The last `n` bytes of the stream, or as many of them as the capture still holds (the tail
+    /// ring, and the end of the head while nothing between them was dropped).
+    pub fn latest(&self, n: usize) -> Vec<u8> {
+        let ring = self.tail.contents();
+        if ring.len() >= n {
+            return ring[ring.len() - n..].to_vec();
+        }
+        let held = (self.head.len() + ring.len()) as u64;
+        if self.total > held {
+            return ring;
+        }
+        let from_head = (n - ring.len()).min(self.head.len());
+        let mut out = Vec::with_capacity(from_head + ring.len());
+        out.extend_from_slice(&self.head[self.head.len() - from_head..]);
+        out.extend_from_slice(&ring);
+        out
+    }
+
     fn open_spill(&mut self, seen: u64) {
         let path = self.artifact_path.clone();
         let opened = (|| -> std::io::Result<BufWriter<File>> {
@@ -375,6 +393,13 @@ impl LiveBuffer {
         self.pending += bytes.len() as u64;
     }
 
+    /// Counts bytes without keeping them: [`LiveBuffer::flush_from`] then takes the latest ones
+    /// from where the caller keeps them anyway (a foreground capture's tail), which spares the
+    /// reader a second copy of every chunk.
+    pub fn count(&mut self, len: usize) {
+        self.pending += len as u64;
+    }
+
     /// The coalesced chunk since the last flush, as text (lossy UTF-8, raw escapes kept).
     pub fn flush(&mut self) -> Option<String> {
         if self.pending == 0 {
@@ -382,6 +407,23 @@ impl LiveBuffer {
         }
         let ring = self.ring.take()?;
         let kept = ring.contents();
+        self.flush_kept(kept)
+    }
+
+    /// Like [`LiveBuffer::flush`] for bytes that were only [`counted`](LiveBuffer::count):
+    /// `latest(n)` returns the last `n` bytes of the stream, or as many as it still has.
+    pub fn flush_from(&mut self, latest: impl FnOnce(usize) -> Vec<u8>) -> Option<String> {
+        if self.pending == 0 {
+            return None;
+        }
+        let want = usize::try_from(self.pending)
+            .unwrap_or(usize::MAX)
+            .min(LIVE_MAX_BYTES);
+        let kept = latest(want);
+        self.flush_kept(kept)
+    }
+
+    fn flush_kept(&mut self, kept: Vec<u8>) -> Option<String> {
         let skipped = self.pending - kept.len() as u64;
         self.pending = 0;
         let mut bytes = Vec::with_capacity(self.carry.len() + kept.len());
@@ -572,5 +614,50 @@ mod tests {
         assert_eq!(r.contents(), b"56789");
         r.push(b"xy");
         assert_eq!(r.contents(), b"789xy");
+    }
+
+    proptest::proptest! {
+        /// Counting chunks and taking the latest bytes from the capture at flush time shows the
+        /// person exactly what keeping a second copy of every chunk showed, whenever the
+        /// capture's tail holds a live flush's worth (the only case run_foreground uses it).
+        #[test]
+        fn live_view_from_the_capture_equals_the_copied_live_view(
+            sizes in proptest::collection::vec(1usize..40_000, 1..40),
+            flush_after in proptest::collection::vec(proptest::bool::ANY, 40),
+            max in (LIVE_MAX_BYTES * 5 / 3 + 1)..200_000usize,
+        ) {
+            let data: Vec<u8> = (0..sizes.iter().sum::<usize>())
+                .map(|i| "ab€😀\n".as_bytes()[i % 9])
+                .collect();
+            let mut capture = Capture::new(max, PathBuf::from("/dev/null"));
+            let (mut copied, mut counted) = (LiveBuffer::default(), LiveBuffer::default());
+            let mut at = 0;
+            for (i, n) in sizes.iter().enumerate() {
+                let chunk = &data[at..at + n];
+                at += n;
+                capture.push(chunk);
+                copied.push(chunk);
+                counted.count(chunk.len());
+                if flush_after[i] || i + 1 == sizes.len() {
+                    proptest::prop_assert_eq!(
+                        counted.flush_from(|n| capture.latest(n)),
+                        copied.flush()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn latest_reaches_back_into_the_head_until_something_was_dropped() {
+        let mut c = Capture::new(10, PathBuf::from("/dev/null"));
+        c.push(b"abcdef");
+        // Head is 4 bytes (abcd), the ring holds ef: nothing dropped yet.
+        assert_eq!(c.latest(3), b"def");
+        assert_eq!(c.latest(100), b"abcdef");
+        c.push(b"ghijklmn");
+        // The ring (6 bytes) now holds ijklmn; e..h were dropped, so the head is not adjacent.
+        assert_eq!(c.latest(4), b"klmn");
+        assert_eq!(c.latest(100), b"ijklmn");
     }
 }

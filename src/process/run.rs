@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::ProcessError;
-use super::capture::{Capture, InlineView, LiveBuffer};
+use super::capture::{Capture, InlineView, LIVE_MAX_BYTES, LiveBuffer, tail_budget};
 use super::group::{CleanupTimes, ExitInfo, terminate_group, watch_exit};
 use super::spawn::{SpawnSpec, spawn};
 
@@ -97,10 +97,36 @@ pub struct RunReport {
 struct Shared {
     capture: Option<Capture>,
     live: LiveBuffer,
+    /// The capture's tail holds at least a live flush's worth of bytes, so the live view is
+    /// taken from it at flush time instead of from a second copy of every chunk.
+    live_from_capture: bool,
+}
+
+impl Shared {
+    fn push(&mut self, bytes: &[u8]) -> bool {
+        let Some(capture) = self.capture.as_mut() else {
+            return false;
+        };
+        capture.push(bytes);
+        if self.live_from_capture {
+            self.live.count(bytes.len());
+        } else {
+            self.live.push(bytes);
+        }
+        true
+    }
+
+    fn flush_live(&mut self) -> Option<String> {
+        if !self.live_from_capture {
+            return self.live.flush();
+        }
+        let capture = self.capture.as_ref()?;
+        self.live.flush_from(|n| capture.latest(n))
+    }
 }
 
 fn flush_live(shared: &Mutex<Shared>, live: &mut impl FnMut(String)) {
-    let chunk = shared.lock().ok().and_then(|mut s| s.live.flush());
+    let chunk = shared.lock().ok().and_then(|mut s| s.flush_live());
     if let Some(chunk) = chunk.filter(|c| !c.is_empty()) {
         live(chunk);
     }
@@ -139,6 +165,7 @@ pub async fn run_foreground(
             req.artifact_path.clone(),
         )),
         live: LiveBuffer::default(),
+        live_from_capture: tail_budget(req.max_output_bytes) >= LIVE_MAX_BYTES,
     }));
     let stop = Arc::new(AtomicBool::new(false));
     let mut exit_rx = watch_exit(pid);
@@ -152,12 +179,7 @@ pub async fn run_foreground(
             let Ok(mut s) = shared.lock() else {
                 return false;
             };
-            let Some(capture) = s.capture.as_mut() else {
-                return false;
-            };
-            capture.push(bytes);
-            s.live.push(bytes);
-            true
+            s.push(bytes)
         })
     };
     let mut done = match pumped {
