@@ -92,6 +92,12 @@ impl OutputLog {
         self.dropped
     }
 
+    /// The last `n` bytes held (fewer when the window holds fewer), exactly as written.
+    pub fn latest(&self, n: usize) -> Vec<u8> {
+        let total = self.total();
+        self.slice(total - n.min(self.buf.len()) as u64, total)
+    }
+
     fn slice(&self, start: u64, end: u64) -> Vec<u8> {
         let a = (start - self.dropped) as usize;
         let b = (end - self.dropped) as usize;
@@ -287,7 +293,10 @@ impl Session {
     }
 
     fn flush_live(&self) {
-        let chunk = self.out.lock().ok().and_then(|mut o| o.live.flush());
+        let chunk = self.out.lock().ok().and_then(|mut o| {
+            let OutputState { log, live, .. } = &mut *o;
+            live.flush_from(|n| log.latest(n))
+        });
         if let Some(chunk) = chunk.filter(|c| !c.is_empty()) {
             self.events.send(Event::SessionOutput {
                 session_id: self.id.clone(),
@@ -450,7 +459,8 @@ impl SessionManager {
                     return false;
                 };
                 o.log.push(bytes);
-                o.live.push(bytes);
+                // The live view is taken from the log's window at flush time.
+                o.live.count(bytes.len());
                 if let Some(vt) = o.vt.as_mut() {
                     vt.process(bytes);
                 }
@@ -849,6 +859,47 @@ mod tests {
         let p = log.read(Some(99), 3);
         assert!(p.bytes.is_empty());
         assert_eq!(p.offset, 15);
+    }
+
+    #[test]
+    fn latest_is_the_raw_end_of_the_window_even_mid_character() {
+        let mut log = OutputLog::new(6);
+        log.push("ab€".as_bytes());
+        assert_eq!(log.latest(2), &"€".as_bytes()[1..]);
+        log.push(b"xyz");
+        // The window holds the last 6 bytes; asking for more gives what is held.
+        assert_eq!(log.latest(100), "€xyz".as_bytes());
+        assert_eq!(log.latest(0), b"");
+    }
+
+    /// The live view of a session, taken from its log at flush time, is what copying every
+    /// chunk into a separate live ring showed.
+    #[test]
+    fn live_view_from_the_log_equals_the_copied_live_view() {
+        let mut log = OutputLog::new(WINDOW_BYTES);
+        let (mut copied, mut counted) = (LiveBuffer::default(), LiveBuffer::default());
+        let data = "x€y😀\n".repeat(20_000).into_bytes();
+        let mut at = 0;
+        for (i, n) in [1usize, 3, 5000, 17, 40_000, 2, 65_536, 9]
+            .iter()
+            .cycle()
+            .take(40)
+            .enumerate()
+        {
+            let chunk = &data[at..(at + n).min(data.len())];
+            at = (at + n).min(data.len());
+            log.push(chunk);
+            copied.push(chunk);
+            counted.count(chunk.len());
+            if i % 3 == 0 {
+                assert_eq!(
+                    counted.flush_from(|n| log.latest(n)),
+                    copied.flush(),
+                    "flush {i}"
+                );
+            }
+        }
+        assert_eq!(counted.flush_from(|n| log.latest(n)), copied.flush());
     }
 
     #[test]
