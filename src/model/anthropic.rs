@@ -9,7 +9,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -79,17 +78,12 @@ impl ModelClient for AnthropicClient {
         request: &ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ModelError> {
-        let body = request_body(&self.model, request);
-        let body = serde_json::to_vec(&body).map_err(|e| ModelError::Malformed {
-            provider: self.endpoint.provider.clone(),
-            message: format!("the request cannot be serialized: {e}"),
-        })?;
-        Ok(start_call(
+        start_call(
             self.endpoint.clone(),
-            Bytes::from(body),
+            &request_body(&self.model, request),
             AnthropicDecoder::new,
             cancel,
-        ))
+        )
     }
 }
 

@@ -154,19 +154,23 @@ impl Endpoint {
     }
 }
 
-/// Starts one model call: POSTs `body`, decodes the SSE answer with a fresh decoder per attempt,
-/// retries as the module docs say. The work runs in a task that stops when the call completes,
-/// fails, is cancelled, or the returned stream is dropped.
+/// Starts one model call: serializes `body` once, POSTs it, decodes the SSE answer with a fresh
+/// decoder per attempt, retries as the module docs say. The work runs in a task that stops when
+/// the call completes, fails, is cancelled, or the returned stream is dropped.
 pub(crate) fn start_call<D, F>(
     endpoint: Arc<Endpoint>,
-    body: Bytes,
+    body: &serde_json::Value,
     make_decoder: F,
     cancel: CancellationToken,
-) -> EventStream
+) -> Result<EventStream, ModelError>
 where
     D: SseDecoder + 'static,
     F: Fn() -> D + Send + 'static,
 {
+    let body = Bytes::from(serde_json::to_vec(body).map_err(|e| ModelError::Malformed {
+        provider: endpoint.provider.clone(),
+        message: format!("the request cannot be serialized: {e}"),
+    })?);
     let (tx, rx) = mpsc::channel::<Result<StreamEvent, ModelError>>(64);
     tokio::spawn(async move {
         let closed = tx.clone();
@@ -176,10 +180,10 @@ where
             () = closed.closed() => {}
         }
     });
-    futures::stream::unfold(rx, |mut rx| async move {
+    Ok(futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|item| (item, rx))
     })
-    .boxed()
+    .boxed())
 }
 
 /// One failed attempt: the error, and whether another attempt may help (and after how long the

@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -79,18 +78,13 @@ impl ModelClient for OpenAiClient {
         request: &ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ModelError> {
-        let body = request_body(&self.model, request);
-        let body = serde_json::to_vec(&body).map_err(|e| ModelError::Malformed {
-            provider: self.endpoint.provider.clone(),
-            message: format!("the request cannot be serialized: {e}"),
-        })?;
         let provider = self.endpoint.provider.clone();
-        Ok(start_call(
+        start_call(
             self.endpoint.clone(),
-            Bytes::from(body),
+            &request_body(&self.model, request),
             move || OpenAiDecoder::new(&provider),
             cancel,
-        ))
+        )
     }
 }
 
