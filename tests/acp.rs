@@ -202,6 +202,11 @@ fn no_answer(_: &Value) -> Option<Value> {
     None
 }
 
+/// The answer to a permission request that allows the call once.
+fn allow_once() -> Option<Value> {
+    Some(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}))
+}
+
 /// An answer holding this key is sent as a JSON-RPC error (its value) instead of a result.
 const RPC_ERROR: &str = "__rpc_error";
 
@@ -665,7 +670,7 @@ mod in_process {
         let id = t.prompt(&session, "plan it").await;
         let mut answer = |m: &Value| {
             assert_eq!(m["method"], "session/request_permission");
-            Some(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}))
+            allow_once()
         };
         let r = t.rpc.response_to(id, &mut answer).await;
         assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
@@ -1035,10 +1040,18 @@ mod editor_files {
         }
     }
 
-    async fn session_with(t: &mut InProcess, capabilities: Value) -> String {
+    /// An in-process server in `env` whose client advertises `capabilities`, with one session.
+    async fn start(
+        env: Env,
+        scripts: Vec<Vec<Step>>,
+        options: LaunchOptions,
+        capabilities: Value,
+    ) -> (InProcess, String) {
+        let mut t = InProcess::start_with(env, scripts, None, options);
         t.rpc.initialize_with(capabilities).await;
         let ws = t.env.workspace.clone();
-        t.rpc.new_session(&ws).await
+        let session = t.rpc.new_session(&ws).await;
+        (t, session)
     }
 
     fn end(text: &'static str) -> Vec<Step> {
@@ -1056,16 +1069,16 @@ mod editor_files {
     async fn a_read_returns_the_editor_s_unsaved_buffer_not_the_disk() {
         let env = Env::new();
         std::fs::write(env.workspace.join("notes.txt"), "saved on disk\n").unwrap();
-        let mut t = InProcess::start_with(
+        let (mut t, session) = start(
             env,
             vec![
                 call("call_r", "fs_read", json!({"path": "notes.txt"})),
                 end("read"),
             ],
-            None,
             LaunchOptions::default(),
-        );
-        let session = session_with(&mut t, fs_client()).await;
+            fs_client(),
+        )
+        .await;
         let id = t.prompt(&session, "read my notes").await;
         let mut answer = |m: &Value| {
             assert_eq!(m["method"], "fs/read_text_file", "{m}");
@@ -1097,21 +1110,19 @@ mod editor_files {
         let buffer = "fn main() {\n    println!(\"draft\");\n}\n";
         let edit = json!({"path": "main.rs", "old_text": "draft", "new_text": "final",
                           "expected_revision": pablo::workspace::revision_of(buffer.as_bytes())});
-        let mut t = InProcess::start_with(
+        let (mut t, session) = start(
             env,
             vec![call("call_e", "fs_edit", edit), end("edited")],
-            None,
             writer(),
-        );
-        let session = session_with(&mut t, fs_client()).await;
+            fs_client(),
+        )
+        .await;
         let id = t.prompt(&session, "finish the draft").await;
         let written = Arc::new(Mutex::new(Vec::<Value>::new()));
         let seen = written.clone();
         let mut answer = move |m: &Value| match m["method"].as_str().unwrap() {
             "fs/read_text_file" => Some(json!({"content": buffer})),
-            "session/request_permission" => {
-                Some(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}))
-            }
+            "session/request_permission" => allow_once(),
             "fs/write_text_file" => {
                 seen.lock().unwrap().push(m["params"].clone());
                 Some(json!({}))
@@ -1152,13 +1163,13 @@ mod editor_files {
         std::fs::write(env.workspace.join("a.txt"), "one\n").unwrap();
         let edit = json!({"path": "a.txt", "old_text": "one", "new_text": "two",
                           "expected_revision": pablo::workspace::revision_of(b"one\n")});
-        let mut t = InProcess::start_with(
+        let (mut t, session) = start(
             env,
             vec![call("call_e", "fs_edit", edit), end("gave up")],
-            None,
             writer(),
-        );
-        let session = session_with(&mut t, fs_client()).await;
+            fs_client(),
+        )
+        .await;
         let id = t.prompt(&session, "change it").await;
         // The person types while the approval is open: the second read sees a new buffer.
         let mut reads = 0;
@@ -1172,9 +1183,7 @@ mod editor_files {
                 };
                 Some(json!({"content": text}))
             }
-            "session/request_permission" => {
-                Some(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}))
-            }
+            "session/request_permission" => allow_once(),
             other => panic!("unexpected request {other}"),
         };
         let r = t.rpc.response_to(id, &mut answer).await;
@@ -1206,7 +1215,7 @@ mod editor_files {
             .status()
             .unwrap();
         assert!(fifo.success());
-        let mut t = InProcess::start_with(
+        let (mut t, session) = start(
             env,
             vec![
                 vec![
@@ -1218,10 +1227,10 @@ mod editor_files {
                 ],
                 end("refused"),
             ],
-            None,
             LaunchOptions::default(),
-        );
-        let session = session_with(&mut t, fs_client()).await;
+            fs_client(),
+        )
+        .await;
         let id = t.prompt(&session, "read them").await;
         let mut answer = |m: &Value| panic!("the editor was asked: {m}");
         let r = t.rpc.response_to(id, &mut answer).await;
@@ -1240,7 +1249,7 @@ mod editor_files {
 
     #[tokio::test]
     async fn a_new_file_is_created_on_disk_not_through_the_editor() {
-        let mut t = InProcess::start_with(
+        let (mut t, session) = start(
             Env::new(),
             vec![
                 call(
@@ -1250,14 +1259,14 @@ mod editor_files {
                 ),
                 end("created"),
             ],
-            None,
             writer(),
-        );
-        let session = session_with(&mut t, fs_client()).await;
+            fs_client(),
+        )
+        .await;
         let id = t.prompt(&session, "create it").await;
         let mut answer = |m: &Value| {
             assert_eq!(m["method"], "session/request_permission", "{m}");
-            Some(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}))
+            allow_once()
         };
         let r = t.rpc.response_to(id, &mut answer).await;
         assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
@@ -1276,17 +1285,17 @@ mod editor_files {
         std::fs::write(env.workspace.join("a.txt"), "one\n").unwrap();
         let edit = json!({"path": "a.txt", "old_text": "one", "new_text": "two",
                           "expected_revision": pablo::workspace::revision_of(b"one\n")});
-        let mut t = InProcess::start_with(
+        let (mut t, session) = start(
             env,
             vec![
                 call("call_r", "fs_read", json!({"path": "a.txt"})),
                 call("call_e", "fs_edit", edit),
                 end("failed"),
             ],
-            None,
             writer(),
-        );
-        let session = session_with(&mut t, fs_client()).await;
+            fs_client(),
+        )
+        .await;
         let id = t.prompt(&session, "try").await;
         let mut reads = 0;
         let mut answer = |m: &Value| match m["method"].as_str().unwrap() {
@@ -1299,9 +1308,7 @@ mod editor_files {
                     Some(json!({"content": "one\n"}))
                 }
             }
-            "session/request_permission" => {
-                Some(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}))
-            }
+            "session/request_permission" => allow_once(),
             "fs/write_text_file" => Some(rpc_error("the file is read-only")),
             other => panic!("unexpected request {other}"),
         };
@@ -1329,16 +1336,16 @@ mod editor_files {
     async fn a_buffer_holding_a_nul_byte_is_refused_as_binary() {
         let env = Env::new();
         std::fs::write(env.workspace.join("a.txt"), "text\n").unwrap();
-        let mut t = InProcess::start_with(
+        let (mut t, session) = start(
             env,
             vec![
                 call("call_r", "fs_read", json!({"path": "a.txt"})),
                 end("binary"),
             ],
-            None,
             LaunchOptions::default(),
-        );
-        let session = session_with(&mut t, fs_client()).await;
+            fs_client(),
+        )
+        .await;
         let id = t.prompt(&session, "read").await;
         let mut answer = |_: &Value| Some(json!({"content": "a\u{0}b"}));
         let r = t.rpc.response_to(id, &mut answer).await;
@@ -1354,23 +1361,17 @@ mod editor_files {
         std::fs::write(env.workspace.join("a.txt"), "one\n").unwrap();
         let edit = json!({"path": "a.txt", "old_text": "one", "new_text": "two",
                           "expected_revision": pablo::workspace::revision_of(b"one\n")});
-        let mut t = InProcess::start_with(
+        let (mut t, session) = start(
             env,
             vec![call("call_e", "fs_edit", edit), end("done")],
-            None,
             writer(),
-        );
-        let session = session_with(
-            &mut t,
             json!({"fs": {"readTextFile": true, "writeTextFile": false}, "terminal": false}),
         )
         .await;
         let id = t.prompt(&session, "edit").await;
         let mut answer = |m: &Value| match m["method"].as_str().unwrap() {
             "fs/read_text_file" => Some(json!({"content": "one\n"})),
-            "session/request_permission" => {
-                Some(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}))
-            }
+            "session/request_permission" => allow_once(),
             other => panic!("unexpected request {other}"),
         };
         let r = t.rpc.response_to(id, &mut answer).await;
@@ -1550,7 +1551,7 @@ mod over_http {
         let id = prompt(&mut rpc, &session, "greet the editor").await;
         let mut answer = |m: &Value| {
             assert_eq!(m["method"], "session/request_permission");
-            Some(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}))
+            allow_once()
         };
         let r = rpc.response_to(id, &mut answer).await;
         assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
@@ -1650,8 +1651,7 @@ mod over_http {
         server.push(ScriptedResponse::sse(openai::text_answer("Ran it.")));
         let (child, mut rpc, session) = connect(&env, &server, &[]).await;
         let id = prompt(&mut rpc, &session, "echo something").await;
-        let mut answer =
-            |_: &Value| Some(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}));
+        let mut answer = |_: &Value| allow_once();
         let r = rpc.response_to(id, &mut answer).await;
         assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
         let updates: Vec<&Value> = rpc
