@@ -240,6 +240,11 @@ impl Capture {
         self.total
     }
 
+    /// How many of the latest bytes the tail ring keeps.
+    pub fn tail_capacity(&self) -> usize {
+        self.tail.cap
+    }
+
     /// Bytes of memory held by the capture's buffers; fixed by `max_bytes`, never by the stream.
     pub fn buffered_capacity(&self) -> usize {
         self.head.capacity() + self.tail.capacity()

@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::ProcessError;
-use super::capture::{Capture, InlineView, LIVE_MAX_BYTES, LiveBuffer, tail_budget};
+use super::capture::{Capture, InlineView, LIVE_MAX_BYTES, LiveBuffer};
 use super::group::{CleanupTimes, ExitInfo, terminate_group, watch_exit};
 use super::spawn::{SpawnSpec, spawn};
 
@@ -97,9 +97,12 @@ pub struct RunReport {
 struct Shared {
     capture: Option<Capture>,
     live: LiveBuffer,
-    /// The capture's tail holds at least a live flush's worth of bytes, so the live view is
-    /// taken from it at flush time instead of from a second copy of every chunk.
-    live_from_capture: bool,
+}
+
+/// When the capture's tail holds a live flush's worth of bytes, the live view is taken from it at
+/// flush time instead of from a second copy of every chunk.
+fn live_from(capture: &Capture) -> bool {
+    capture.tail_capacity() >= LIVE_MAX_BYTES
 }
 
 impl Shared {
@@ -108,7 +111,7 @@ impl Shared {
             return false;
         };
         capture.push(bytes);
-        if self.live_from_capture {
+        if live_from(capture) {
             self.live.count(bytes.len());
         } else {
             self.live.push(bytes);
@@ -117,11 +120,10 @@ impl Shared {
     }
 
     fn flush_live(&mut self) -> Option<String> {
-        if !self.live_from_capture {
-            return self.live.flush();
+        match self.capture.as_ref() {
+            Some(c) if live_from(c) => self.live.flush_from(|n| c.latest(n)),
+            _ => self.live.flush(),
         }
-        let capture = self.capture.as_ref()?;
-        self.live.flush_from(|n| capture.latest(n))
     }
 }
 
@@ -165,7 +167,6 @@ pub async fn run_foreground(
             req.artifact_path.clone(),
         )),
         live: LiveBuffer::default(),
-        live_from_capture: tail_budget(req.max_output_bytes) >= LIVE_MAX_BYTES,
     }));
     let stop = Arc::new(AtomicBool::new(false));
     let mut exit_rx = watch_exit(pid);

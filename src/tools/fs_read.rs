@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::editor::current_text;
-use super::{Tool, ToolContext, ToolFailure, ToolKind, blocking, parse_args};
+use super::{Tool, ToolContext, ToolFailure, ToolKind, parse_args};
 use crate::protocol::Preview;
 use crate::workspace::{Workspace, WorkspaceError, page_of};
 
@@ -91,24 +91,15 @@ impl Tool for FsRead {
         let args: Args = parse_args(self.name(), args)?;
         let offset = args.offset.unwrap_or(0);
         let limit = args.limit.unwrap_or(DEFAULT_PAGE_BYTES).min(MAX_PAGE_BYTES);
-        let page = if ctx.host.editor_for(|c| c.read_files).is_some() {
-            // The editor's buffer is what the person sees, so it is what the model reads.
-            let rel = self.workspace.parse_file(&args.path)?;
-            let (text, revision) =
-                current_text(ctx, &self.workspace, &rel)
-                    .await?
-                    .ok_or_else(|| WorkspaceError::NotFound {
-                        path: rel.to_string(),
-                    })?;
-            page_of(&rel, &text, revision, offset, limit)?
-        } else {
-            let ws = self.workspace.clone();
-            blocking(move || {
-                let rel = ws.parse_file(&args.path)?;
-                ws.read_page(&rel, offset, limit)
-            })
-            .await?
-        };
+        // From the editor's buffer when it has one (what the person sees), else from disk.
+        let rel = self.workspace.parse_file(&args.path)?;
+        let (text, revision) =
+            current_text(ctx, &self.workspace, &rel)
+                .await?
+                .ok_or_else(|| WorkspaceError::NotFound {
+                    path: rel.to_string(),
+                })?;
+        let page = page_of(&rel, &text, revision, offset, limit)?;
         Ok(serde_json::to_value(page).unwrap_or(Value::Null))
     }
 }
