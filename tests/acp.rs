@@ -1332,6 +1332,40 @@ mod editor_files {
         t.finish().await;
     }
 
+    /// An editor that never answers a read does not hold an interrupted turn: the read is
+    /// abandoned with `cancelled` and the prompt answers `cancelled`.
+    #[tokio::test]
+    async fn a_cancel_while_the_editor_has_not_answered_a_read_ends_the_turn() {
+        let env = Env::new();
+        std::fs::write(env.workspace.join("a.txt"), "text\n").unwrap();
+        let (mut t, session) = start(
+            env,
+            vec![call("call_r", "fs_read", json!({"path": "a.txt"}))],
+            LaunchOptions::default(),
+            fs_client(),
+        )
+        .await;
+        let id = t.prompt(&session, "read").await;
+        t.rpc
+            .until(&mut |m| m["method"] == "fs/read_text_file", &mut no_answer)
+            .await;
+        t.rpc
+            .notify("session/cancel", json!({"sessionId": session}))
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
+        let done = t
+            .rpc
+            .updates
+            .iter()
+            .map(|u| &u["update"])
+            .rfind(|u| u["toolCallId"] == "call_r" && u.get("rawOutput").is_some())
+            .cloned()
+            .unwrap_or_else(|| panic!("no final update: {:?}", t.rpc.updates));
+        assert_eq!(done["rawOutput"]["error"]["code"], "cancelled", "{done}");
+        t.finish().await;
+    }
+
     #[tokio::test]
     async fn a_buffer_holding_a_nul_byte_is_refused_as_binary() {
         let env = Env::new();
