@@ -18,6 +18,17 @@ use proptest::prelude::*;
 use sha2::Digest;
 use tokio_util::sync::CancellationToken;
 
+/// One page of a file, as `fs.read` cuts it from the file's text.
+fn read_page(
+    ws: &Workspace,
+    rel: &RelPath,
+    offset: u64,
+    limit: usize,
+) -> Result<pablo::workspace::Page, WorkspaceError> {
+    let (text, file) = ws.read_text(rel)?;
+    pablo::workspace::page_of(rel, &text, file.revision, offset, limit)
+}
+
 fn open(dir: &Path, resolver: Resolver) -> Workspace {
     Workspace::open_with(
         dir,
@@ -195,7 +206,7 @@ fn hostile_corpus_is_refused_with(resolver: Resolver) {
             Ok(f) => panic!("{path:?} was read: {:?}", String::from_utf8_lossy(&f.bytes)),
             Err(e) => assert_eq!(e.code(), *read_code, "read {path:?}: {e}"),
         }
-        let page = ws.parse_file(path).and_then(|r| ws.read_page(&r, 0, 100));
+        let page = ws.parse_file(path).and_then(|r| read_page(&ws, &r, 0, 100));
         assert_eq!(page.unwrap_err().code(), *read_code, "page {path:?}");
         let written = ws
             .parse_file(path)
@@ -443,7 +454,7 @@ fn a_fifo_is_refused_for_reading_and_skipped_by_search_without_blocking() {
         assert_eq!(read, Err("special_file"));
         let w = ws.clone();
         let page = within(Duration::from_secs(10), move || {
-            w.read_page(&rel("deep/needle.fifo"), 0, 10)
+            read_page(&w, &rel("deep/needle.fifo"), 0, 10)
                 .map(|_| ())
                 .map_err(|e| e.code())
         });
@@ -531,7 +542,7 @@ proptest! {
         let mut joined = String::new();
         let mut pages = 0;
         loop {
-            let page = ws.read_page(&rel("f.txt"), offset, limit).unwrap();
+            let page = read_page(&ws, &rel("f.txt"), offset, limit).unwrap();
             prop_assert_eq!(&page.revision, &expected_rev);
             prop_assert_eq!(page.offset, offset);
             prop_assert_eq!(page.total_bytes, text.len() as u64);
@@ -569,11 +580,11 @@ fn an_offset_inside_a_character_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("u.txt"), "é").unwrap();
     let ws = open(tmp.path(), Resolver::Openat2);
-    let e = ws.read_page(&rel("u.txt"), 1, 10).unwrap_err();
+    let e = read_page(&ws, &rel("u.txt"), 1, 10).unwrap_err();
     assert_eq!(e.code(), "invalid_offset");
-    let e = ws.read_page(&rel("u.txt"), 3, 10).unwrap_err();
+    let e = read_page(&ws, &rel("u.txt"), 3, 10).unwrap_err();
     assert_eq!(e.code(), "invalid_offset");
-    let end = ws.read_page(&rel("u.txt"), 2, 10).unwrap();
+    let end = read_page(&ws, &rel("u.txt"), 2, 10).unwrap();
     assert_eq!((end.text.as_str(), end.next_offset), ("", None));
 }
 

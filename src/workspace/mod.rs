@@ -582,22 +582,11 @@ impl Workspace {
         self.check_size(rel, text.len() as u64)?;
         text_of(rel, text.as_bytes()).map(|_| ())
     }
-
-    /// One page of a text file: at most `limit` bytes from `offset`, cut back to a code point
-    /// boundary (but always at least one whole character, so paging makes progress).
-    pub fn read_page(
-        &self,
-        rel: &RelPath,
-        offset: u64,
-        limit: usize,
-    ) -> Result<Page, WorkspaceError> {
-        let file = self.read_file(rel)?;
-        let text = text_of(rel, &file.bytes)?;
-        page_of(rel, text, file.revision, offset, limit)
-    }
 }
 
-/// One page of `text` (whose revision is `revision`), cut as [`Workspace::read_page`] cuts.
+/// One page of `text` (whose revision is `revision`): at most `limit` bytes from `offset`, cut
+/// back to a code point boundary (but always at least one whole character, so paging makes
+/// progress).
 pub fn page_of(
     rel: &RelPath,
     text: &str,
