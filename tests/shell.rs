@@ -83,6 +83,13 @@ impl Fixture {
         self.call(&self.run, args).await.unwrap()
     }
 
+    /// Starts a background session (`args` must say `background: true`); returns its id.
+    async fn background(&self, args: Value) -> String {
+        let r = self.sh(args).await;
+        assert_eq!(r["status"], "running", "{r}");
+        r["session_id"].as_str().unwrap().to_string()
+    }
+
     async fn session(&self, args: Value) -> Result<Value, ToolFailure> {
         self.call(&self.session, args).await
     }
@@ -605,10 +612,9 @@ async fn pty_makes_stdin_a_terminal() {
 #[tokio::test]
 async fn send_keys_ctrl_c_interrupts_a_sleep() {
     let f = fixture();
-    let r = f
-        .sh(json!({"command": "echo ready; sleep 100", "background": true, "pty": true}))
+    let id = f
+        .background(json!({"command": "echo ready; sleep 100", "background": true, "pty": true}))
         .await;
-    let id = r["session_id"].as_str().unwrap().to_string();
     f.wait_for_output(&id, "ready").await;
     let k = f
         .session(json!({"action": "send_keys", "session_id": id, "keys": ["ctrl-c"]}))
@@ -626,14 +632,13 @@ async fn send_keys_ctrl_c_interrupts_a_sleep() {
 #[tokio::test]
 async fn a_read_prompt_is_answered_with_write() {
     let f = fixture();
-    let r = f
-        .sh(json!({
+    let id = f
+        .background(json!({
             "command": "read -p 'Name? ' name; echo \"hello $name\"",
             "background": true,
             "pty": true
         }))
         .await;
-    let id = r["session_id"].as_str().unwrap().to_string();
     f.wait_for_output(&id, "Name? ").await;
     f.session(json!({"action": "write", "session_id": id, "data": "pablo\n"}))
         .await
@@ -656,10 +661,9 @@ async fn a_read_prompt_is_answered_with_write() {
 #[tokio::test]
 async fn send_keys_to_a_pipe_session_is_refused() {
     let f = fixture();
-    let r = f
-        .sh(json!({"command": "sleep 30", "background": true}))
+    let id = f
+        .background(json!({"command": "sleep 30", "background": true}))
         .await;
-    let id = r["session_id"].as_str().unwrap().to_string();
     let err = f
         .session(json!({"action": "send_keys", "session_id": id, "keys": ["enter"]}))
         .await
@@ -675,11 +679,10 @@ async fn send_keys_to_a_pipe_session_is_refused() {
 #[tokio::test]
 async fn wait_on_a_sleeping_job_says_running_when_its_window_ends() {
     let f = fixture();
-    let r = f
-        .sh(json!({"command": "sleep 30", "background": true}))
+    // `background` checks that the session starts as running.
+    let id = f
+        .background(json!({"command": "sleep 30", "background": true}))
         .await;
-    assert_eq!(r["status"], "running");
-    let id = r["session_id"].as_str().unwrap().to_string();
     let w = f
         .session(json!({"action": "wait", "session_id": id, "timeout_ms": 300}))
         .await
@@ -695,10 +698,9 @@ async fn wait_on_a_sleeping_job_says_running_when_its_window_ends() {
 #[tokio::test]
 async fn kill_leaves_no_process_behind_and_keeps_the_output_readable() {
     let f = fixture();
-    let r = f
-        .sh(json!({"command": "echo $$; sleep 300 & sleep 300", "background": true}))
+    let id = f
+        .background(json!({"command": "echo $$; sleep 300 & sleep 300", "background": true}))
         .await;
-    let id = r["session_id"].as_str().unwrap().to_string();
     let out = f.wait_for_output(&id, "\n").await;
     let pgid = first_line_pid(&out);
     assert!(!alive_in_group(pgid).is_empty());
@@ -722,10 +724,11 @@ async fn kill_leaves_no_process_behind_and_keeps_the_output_readable() {
 async fn read_offsets_and_dropped_bytes_are_exact_beyond_the_window() {
     const TOTAL: u64 = 3_000_000;
     let f = fixture();
-    let r = f
-        .sh(json!({"command": format!("yes 'x€yz😀' | head -c {TOTAL}"), "background": true}))
+    let id = f
+        .background(
+            json!({"command": format!("yes 'x€yz😀' | head -c {TOTAL}"), "background": true}),
+        )
         .await;
-    let id = r["session_id"].as_str().unwrap().to_string();
     let w = f
         .session(json!({"action": "wait", "session_id": id, "timeout_ms": 60000}))
         .await
@@ -770,8 +773,9 @@ async fn read_offsets_and_dropped_bytes_are_exact_beyond_the_window() {
 #[tokio::test]
 async fn write_and_eof_drive_a_pipe_session() {
     let f = fixture();
-    let r = f.sh(json!({"command": "sort", "background": true})).await;
-    let id = r["session_id"].as_str().unwrap().to_string();
+    let id = f
+        .background(json!({"command": "sort", "background": true}))
+        .await;
     f.session(json!({"action": "write", "session_id": id, "data": "pear\napple\n", "eof": true}))
         .await
         .unwrap();
@@ -825,10 +829,9 @@ async fn unknown_session_is_refused_by_name() {
 #[tokio::test]
 async fn dropping_the_host_kills_running_sessions() {
     let f = fixture();
-    let r = f
-        .sh(json!({"command": "echo $$; sleep 300", "background": true}))
+    let id = f
+        .background(json!({"command": "echo $$; sleep 300", "background": true}))
         .await;
-    let id = r["session_id"].as_str().unwrap().to_string();
     let pgid = first_line_pid(&f.wait_for_output(&id, "\n").await);
     drop(f);
     for _ in 0..200 {
@@ -963,10 +966,9 @@ async fn notify_reports_an_exit_but_a_killed_session_does_not() {
 #[tokio::test]
 async fn two_quiet_checks_switch_notification_on_and_say_so() {
     let f = fixture();
-    let r = f
-        .sh(json!({"command": "sleep 30", "background": true}))
+    let id = f
+        .background(json!({"command": "sleep 30", "background": true}))
         .await;
-    let id = r["session_id"].as_str().unwrap().to_string();
     let first = f
         .session(json!({"action": "poll", "session_id": id}))
         .await
@@ -1049,10 +1051,9 @@ async fn front_end_input_and_kill_reach_the_session_and_shutdown_kills_the_rest(
         .unwrap();
     assert_eq!(w["status"], "exited", "{w}");
 
-    let r = f
-        .sh(json!({"command": "echo $$; sleep 300", "background": true}))
+    let id = f
+        .background(json!({"command": "echo $$; sleep 300", "background": true}))
         .await;
-    let id = r["session_id"].as_str().unwrap().to_string();
     let pgid = first_line_pid(&f.wait_for_output(&id, "\n").await);
     agent.ops.send(pablo::protocol::Op::Shutdown).unwrap();
     loop {
