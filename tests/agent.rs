@@ -40,6 +40,21 @@ impl Output {
     }
 }
 
+/// One `plan.update` call (then a closing answer) under the user config `config`.
+async fn plan_call_under(config: &str, flags: &[&str]) -> (ScriptedServer, Output) {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "a",
+        "update_plan",
+        PLAN_ARGS,
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    sandbox.user_config(config);
+    let out = run(&sandbox, &server, "plan", flags).await;
+    (server, out)
+}
+
 /// The content of the tool message the model received in request `n`.
 fn tool_messages(server: &ScriptedServer, n: usize) -> Vec<Value> {
     let body = server.requests()[n].json();
@@ -232,16 +247,8 @@ async fn no_tool_starts_when_no_model_call_is_left_to_read_its_result() {
 
 #[tokio::test]
 async fn an_ask_in_headless_mode_is_refused_with_approval_required() {
-    let server = ScriptedServer::start().await;
-    server.push(ScriptedResponse::sse(openai::tool_call_answer(
-        "a",
-        "update_plan",
-        PLAN_ARGS,
-    )));
-    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
-    let sandbox = Sandbox::new();
-    sandbox.user_config("[options.tools]\n\"plan.update\" = \"ask\"\n");
-    let out = run(&sandbox, &server, "plan", &[]).await;
+    const ASK: &str = "[options.tools]\n\"plan.update\" = \"ask\"\n";
+    let (_, out) = plan_call_under(ASK, &[]).await;
     assert_eq!(
         out.of_type("tool_result")[0]["result"]["error"]["code"],
         "approval_required"
@@ -249,28 +256,17 @@ async fn an_ask_in_headless_mode_is_refused_with_approval_required() {
     assert!(out.of_type("plan").is_empty());
 
     // The same ask with --auto-approve runs.
-    server.push(ScriptedResponse::sse(openai::tool_call_answer(
-        "a",
-        "update_plan",
-        PLAN_ARGS,
-    )));
-    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
-    let out = run(&sandbox, &server, "plan", &["--auto-approve"]).await;
+    let (_, out) = plan_call_under(ASK, &["--auto-approve"]).await;
     assert_eq!(out.of_type("tool_result")[0]["result"]["ok"], true);
 }
 
 #[tokio::test]
 async fn a_denied_tool_is_refused_with_the_rule_that_denied_it() {
-    let server = ScriptedServer::start().await;
-    server.push(ScriptedResponse::sse(openai::tool_call_answer(
-        "a",
-        "update_plan",
-        PLAN_ARGS,
-    )));
-    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
-    let sandbox = Sandbox::new();
-    sandbox.user_config("[options.tools]\n\"plan.update\" = \"deny\"\n");
-    let out = run(&sandbox, &server, "plan", &["--auto-approve"]).await;
+    let (_, out) = plan_call_under(
+        "[options.tools]\n\"plan.update\" = \"deny\"\n",
+        &["--auto-approve"],
+    )
+    .await;
     let error = &out.of_type("tool_result")[0]["result"]["error"];
     assert_eq!(error["code"], "denied");
     assert!(error["message"].as_str().unwrap().contains("plan.update"));
@@ -454,16 +450,7 @@ async fn a_call_to_a_tool_that_does_not_exist_is_refused_with_unknown_tool() {
 
 #[tokio::test]
 async fn arguments_over_the_limit_are_refused_before_the_tool_runs() {
-    let server = ScriptedServer::start().await;
-    server.push(ScriptedResponse::sse(openai::tool_call_answer(
-        "a",
-        "update_plan",
-        PLAN_ARGS,
-    )));
-    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
-    let sandbox = Sandbox::new();
-    sandbox.user_config("[limits]\nmax_tool_argument_bytes = 16\n");
-    let out = run(&sandbox, &server, "plan", &[]).await;
+    let (_, out) = plan_call_under("[limits]\nmax_tool_argument_bytes = 16\n", &[]).await;
     assert_eq!(
         out.of_type("tool_result")[0]["result"]["error"]["code"],
         "arguments_too_large"
@@ -473,16 +460,7 @@ async fn arguments_over_the_limit_are_refused_before_the_tool_runs() {
 
 #[tokio::test]
 async fn a_result_over_the_serialized_bound_reaches_the_model_as_result_too_large() {
-    let server = ScriptedServer::start().await;
-    server.push(ScriptedResponse::sse(openai::tool_call_answer(
-        "a",
-        "update_plan",
-        PLAN_ARGS,
-    )));
-    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
-    let sandbox = Sandbox::new();
-    sandbox.user_config("[limits]\nmax_tool_result_bytes = 20\n");
-    let out = run(&sandbox, &server, "plan", &[]).await;
+    let (server, out) = plan_call_under("[limits]\nmax_tool_result_bytes = 20\n", &[]).await;
     let result = &out.of_type("tool_result")[0]["result"];
     assert_eq!(result["error"]["code"], "result_too_large", "{result}");
     assert_eq!(
