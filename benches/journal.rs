@@ -10,7 +10,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::agent::EventRecorder;
+use pablo::core::EventRecorder;
 use pablo::protocol::{Event, PlanItem, PlanStatus, StopReason, ToolCall, ToolOutcome, Usage};
 use pablo::session::{Header, Store, load_journal};
 use serde_json::json;

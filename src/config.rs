@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::ToolMode;
-use crate::tools::Coded;
+use crate::core::Coded;
+use crate::core::ToolMode;
 
 /// The fixed `PATH` of every command pablo runs, and the one command words are resolved through
 /// when policy matches rules (so `git` and `/usr/bin/git` are the same command).

@@ -9,7 +9,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use crate::agent::AgentHandle;
+use crate::protocol::AgentHandle;
 use crate::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome};
 
 /// How a headless run ended.

@@ -5,13 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::agent::{AgentSetup, ApprovalMode, Limits, context};
+use crate::agent::{AgentSetup, Limits, context};
 use crate::config::{ConfigError, Dirs, Layers};
+use crate::core::ApprovalMode;
+use crate::core::Coded;
 use crate::model::{ModelClient, ModelError};
 use crate::policy::{CliFlags, PolicyEngine, PolicyError, StaticPolicy};
 use crate::protocol::Event;
 use crate::session::{Header, ResumeState, SessionError, Store};
-use crate::tools::{Catalog, Coded, Host};
+use crate::tools::{Catalog, Host};
 use crate::workspace::{Workspace, WorkspaceOptions};
 
 /// The options every front-end shares (the CLI's common flags).

@@ -6,6 +6,7 @@
 pub mod acp;
 pub mod agent;
 pub mod config;
+pub mod core;
 pub mod headless;
 pub mod launch;
 pub mod model;

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use pablo::agent::{self, ApprovalMode};
+use pablo::agent;
+use pablo::core::ApprovalMode;
 use pablo::launch::{Launch, LaunchOptions};
 
 #[derive(Parser, Debug)]

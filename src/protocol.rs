@@ -450,3 +450,11 @@ pub enum Event {
     /// The agent task has stopped; nothing follows.
     ShutdownComplete,
 }
+
+/// The front-end's side of a running agent: ops go in, events come out, and the task ends after
+/// [`Event::ShutdownComplete`].
+pub struct AgentHandle {
+    pub ops: tokio::sync::mpsc::UnboundedSender<Op>,
+    pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
+    pub task: tokio::task::JoinHandle<()>,
+}

@@ -11,6 +11,7 @@ mod support;
 
 mod acp;
 mod agent;
+mod architecture;
 mod fs_tools;
 mod policy;
 mod providers;

@@ -8,8 +8,9 @@
 
 use std::sync::Arc;
 
+use pablo::core::{EventSink, ToolFailure};
 use pablo::protocol::Preview;
-use pablo::tools::{Catalog, EventSink, Host, ToolContext, ToolFailure, register_filesystem};
+use pablo::tools::{Catalog, Host, ToolContext, register_filesystem};
 use pablo::workspace::{Workspace, WorkspaceOptions};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -666,7 +667,8 @@ mod through_the_agent {
     use std::sync::Mutex;
 
     use futures::StreamExt;
-    use pablo::agent::{AgentSetup, ApprovalMode, Limits, spawn};
+    use pablo::agent::{AgentSetup, Limits, spawn};
+    use pablo::core::ApprovalMode;
     use pablo::model::{
         EventStream, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent,
     };

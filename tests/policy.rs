@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use pablo::config::{ConfigFile, Dirs, Layers};
+use pablo::core::{Coded, ToolKind};
 use pablo::policy::{CliFlags, PolicyEngine, TrustStore, cli};
 use pablo::protocol::{Decision, FileChangePreview, Preview};
-use pablo::tools::{Coded, ToolKind};
 
 /// A workspace and XDG directories in one temporary folder, side by side.
 struct Env {
@@ -755,8 +755,10 @@ mod rules_over_the_protocol {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use pablo::agent::{self, AgentHandle, AgentSetup, ApprovalMode, Limits};
+    use pablo::agent::{self, AgentSetup, Limits};
+    use pablo::core::ApprovalMode;
     use pablo::model::scripted::ScriptedModel;
+    use pablo::protocol::AgentHandle;
     use pablo::protocol::{ApprovalAnswer, Event, Op, RuleSummary};
     use pablo::tools::{Catalog, Host, register_filesystem};
     use pablo::workspace::Workspace;

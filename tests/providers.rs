@@ -10,11 +10,11 @@ mod support_common {
     use std::time::Duration;
 
     use futures::StreamExt;
+    use pablo::core::ToolSpec;
     use pablo::model::anthropic::{AnthropicClient, AnthropicConfig};
     use pablo::model::http::{ApiKey, HttpOptions};
     use pablo::model::openai::{OpenAiClient, OpenAiConfig};
     use pablo::model::{Message, ModelClient, ModelError, ModelRequest, StreamEvent, ToolCall};
-    use pablo::tools::ToolSpec;
     use serde_json::json;
     use tokio_util::sync::CancellationToken;
 
@@ -191,9 +191,9 @@ mod openai_stream {
     use std::time::Duration;
 
     use futures::StreamExt;
+    use pablo::core::Coded;
     use pablo::model::{ModelClient, ModelError, ModelStopReason, StreamEvent};
     use pablo::protocol::Usage;
-    use pablo::tools::Coded;
     use tokio_util::sync::CancellationToken;
 
     use super::support_common::*;
@@ -496,9 +496,9 @@ mod anthropic_stream {
     use std::time::Duration;
 
     use futures::StreamExt;
+    use pablo::core::Coded;
     use pablo::model::{ModelClient, ModelError, ModelStopReason, StreamEvent};
     use pablo::protocol::Usage;
-    use pablo::tools::Coded;
     use tokio_util::sync::CancellationToken;
 
     use super::support_common::*;
@@ -757,9 +757,9 @@ mod anthropic_stream {
 mod selection {
     use std::collections::HashMap;
 
+    use pablo::core::Coded;
     use pablo::model::http::HttpOptions;
     use pablo::model::select::{ProviderSettings, select_with_env};
-    use pablo::tools::Coded;
 
     use super::support_common::*;
     use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
@@ -982,7 +982,8 @@ mod agent_end_to_end {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use pablo::agent::{AgentSetup, ApprovalMode, Limits, spawn};
+    use pablo::agent::{AgentSetup, Limits, spawn};
+    use pablo::core::ApprovalMode;
     use pablo::model::ModelClient;
     use pablo::policy::PolicyEngine;
     use pablo::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome};

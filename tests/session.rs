@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use pablo::agent::{self, AgentSetup, ApprovalMode, Limits};
+use pablo::agent::{self, AgentSetup, Limits};
+use pablo::core::ApprovalMode;
+use pablo::core::Coded;
 use pablo::model::{
     EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent,
 };
@@ -19,7 +21,7 @@ use pablo::protocol::{
     ToolOutcome, Usage,
 };
 use pablo::session::{self, Header, Journal, Store, WarningKind};
-use pablo::tools::{Catalog, Coded, Host, plan::PlanUpdate};
+use pablo::tools::{Catalog, Host, plan::PlanUpdate};
 
 /// A model that answers from a script, one response per call, and keeps every request.
 struct Scripted {
@@ -386,7 +388,7 @@ async fn latest_checklist_is_restored_and_listed_as_progress() {
 
 /// Writes a journal by hand: the header and the given events.
 fn write_journal(e: &Env, events: &[Event]) -> (String, PathBuf) {
-    use pablo::agent::EventRecorder;
+    use pablo::core::EventRecorder;
     let mut j = new_journal(e);
     for ev in events {
         j.record(ev).unwrap();
@@ -818,7 +820,7 @@ fn allow_always_answers_are_restored_into_the_policy_of_the_resumed_session() {
     assert_eq!(state.approvals.len(), 1);
     let policy = PolicyEngine::default();
     let mut p = Preview::Read { path: "a".into() };
-    let kind = pablo::tools::ToolKind::Edit;
+    let kind = pablo::core::ToolKind::Edit;
     assert_eq!(
         policy.decide("fs.write", kind, &mut p).decision,
         pablo::protocol::Decision::Ask
@@ -1000,7 +1002,7 @@ mod cli {
     }
 
     fn journal_in(store: &Store, ws: &Path, events: &[Event]) -> String {
-        use pablo::agent::EventRecorder;
+        use pablo::core::EventRecorder;
         let id = session::new_session_id();
         let mut j = store
             .create(&Header::new(

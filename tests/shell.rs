@@ -8,11 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pablo::config::ShellOptions;
+use pablo::core::{EventSink, ToolFailure};
 use pablo::process::OutputLog;
 use pablo::protocol::{Event, Preview};
 use pablo::tools::shell_run::ShellRun;
 use pablo::tools::shell_session::ShellSession;
-use pablo::tools::{EventSink, Host, Tool, ToolContext, ToolFailure};
+use pablo::tools::{Host, Tool, ToolContext};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -1010,7 +1011,7 @@ impl pablo::model::ModelClient for UnusedModel {
     }
 }
 
-fn spawn_agent(host: Arc<Host>) -> pablo::agent::AgentHandle {
+fn spawn_agent(host: Arc<Host>) -> pablo::protocol::AgentHandle {
     pablo::agent::spawn(pablo::agent::AgentSetup {
         session_id: "test".into(),
         model: Arc::new(UnusedModel),
@@ -1018,7 +1019,7 @@ fn spawn_agent(host: Arc<Host>) -> pablo::agent::AgentHandle {
         policy: Arc::new(pablo::policy::PolicyEngine::default()),
         host,
         limits: pablo::agent::Limits::default(),
-        approvals: pablo::agent::ApprovalMode::RefuseAsks,
+        approvals: pablo::core::ApprovalMode::RefuseAsks,
         system_prompt: String::new(),
         history: Vec::new(),
         recorder: None,

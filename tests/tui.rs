@@ -213,7 +213,8 @@ mod in_process {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use pablo::agent::{self, AgentSetup, ApprovalMode, Limits};
+    use pablo::agent::{self, AgentSetup, Limits};
+    use pablo::core::ApprovalMode;
     use pablo::model::scripted::ScriptedModel;
     use pablo::policy::PolicyEngine;
     use pablo::tools::{Catalog, Host};

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use pablo::tools::Coded;
+use pablo::core::Coded;
 use pablo::workspace::{RelPath, Resolver, Workspace, WorkspaceError, WorkspaceOptions};
 use proptest::prelude::*;
 use sha2::Digest;

@@ -11,7 +11,7 @@ use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::{Client, JsonRpcRequest};
 use async_trait::async_trait;
 
-use crate::tools::editor::{
+use crate::core::editor::{
     Editor, EditorCapabilities, EditorError, TerminalCommand, TerminalExit, TerminalOutput,
 };
 

@@ -26,11 +26,12 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::agent::{self, ApprovalMode};
+use crate::agent;
+use crate::core::ApprovalMode;
+use crate::core::Coded;
 use crate::launch::{Launch, LaunchError, LaunchOptions};
 use crate::model::ModelClient;
 use crate::protocol::{ApprovalAnswer, Event, Op, Preview, StopReason, Verdict};
-use crate::tools::Coded;
 
 pub use translate::Translator;
 

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use agent_client_protocol::v1::schema as acp;
 use serde_json::{Value, json};
 
+use crate::core::ToolKind;
 use crate::protocol::{
     CommandPreview, Decision, DiffTag, Event, FileChangePreview, PlanItem, PlanStatus, Preview,
     ToolOutcome, Usage, Verdict,
 };
-use crate::tools::ToolKind;
 
 /// Output kept per running command, as shown to the editor (the tail wins).
 pub const MAX_SHOWN_OUTPUT_BYTES: usize = 64 * 1024;

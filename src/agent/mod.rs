@@ -18,37 +18,20 @@ use std::time::Instant;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 pub use limits::{Budget, Limits};
 
+use crate::core::{ApprovalMode, EventRecorder};
+use crate::core::{Coded, EventSink, ToolFailure};
 use crate::model::{Message, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent};
 use crate::policy::PolicyEngine;
 use crate::protocol::{
-    ApprovalAnswer, Decision, Event, Op, Preview, RuleSummary, StopReason, ToolCall, ToolOutcome,
-    Usage,
+    AgentHandle, ApprovalAnswer, Decision, Event, Op, Preview, RuleSummary, StopReason, ToolCall,
+    ToolOutcome, Usage,
 };
-use crate::tools::{Catalog, Coded, EventSink, Host, Tool, ToolContext, ToolFailure};
-
-/// How "ask" decisions are answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalMode {
-    /// A person answers through [`Op::Approval`] (TUI, ACP).
-    Interactive,
-    /// Nobody can answer (headless): an ask is refused with `approval_required`.
-    RefuseAsks,
-    /// The host granted the authority up front (`pablo run --auto-approve`): an ask is allowed.
-    ApproveAsks,
-}
-
-/// Receives every event before front-ends do (the session journal).
-pub trait EventRecorder: Send {
-    fn record(&mut self, event: &Event) -> std::io::Result<()>;
-    /// Called at turn boundaries; a journal fsyncs here.
-    fn sync(&mut self) -> std::io::Result<()>;
-}
+use crate::tools::{Catalog, Host, Tool, ToolContext};
 
 /// Everything needed to start an agent.
 pub struct AgentSetup {
@@ -63,13 +46,6 @@ pub struct AgentSetup {
     /// The conversation so far (resume); empty for a new session.
     pub history: Vec<Message>,
     pub recorder: Option<Box<dyn EventRecorder>>,
-}
-
-/// The front-end's side of a running agent.
-pub struct AgentHandle {
-    pub ops: mpsc::UnboundedSender<Op>,
-    pub events: mpsc::UnboundedReceiver<Event>,
-    pub task: JoinHandle<()>,
 }
 
 /// Starts the agent task. It announces itself with `SessionStarted` and ends after

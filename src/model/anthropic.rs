@@ -408,7 +408,7 @@ impl SseDecoder for AnthropicDecoder {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::tools::ToolSpec;
+    use crate::core::ToolSpec;
 
     fn feed(d: &mut AnthropicDecoder, name: &str, data: Value) -> Vec<StreamEvent> {
         let mut out = Vec::new();

@@ -227,7 +227,7 @@ async fn run_call<D, F>(
             tracing::debug!(
                 provider = %endpoint.provider,
                 attempts = attempt + 1,
-                code = crate::tools::Coded::code(&failure.error),
+                code = crate::core::Coded::code(&failure.error),
                 "model call failed"
             );
             let _ = tx.send(Err(failure.error)).await;
@@ -238,7 +238,7 @@ async fn run_call<D, F>(
             provider = %endpoint.provider,
             attempt = attempt + 1,
             wait_ms = wait.as_millis() as u64,
-            code = crate::tools::Coded::code(&failure.error),
+            code = crate::core::Coded::code(&failure.error),
             "model call retried"
         );
         tokio::select! {

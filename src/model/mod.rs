@@ -16,8 +16,8 @@ use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+use crate::core::{Coded, ToolSpec};
 use crate::protocol::Usage;
-use crate::tools::{Coded, ToolSpec};
 
 /// One message of the conversation, provider-neutral.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -417,7 +417,7 @@ impl SseDecoder for OpenAiDecoder {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::tools::ToolSpec;
+    use crate::core::ToolSpec;
 
     fn feed(d: &mut OpenAiDecoder, data: &str) -> Vec<StreamEvent> {
         let mut out = Vec::new();

@@ -93,7 +93,7 @@ pub enum ScriptError {
     UnknownStep { from: String, to: String },
 }
 
-impl crate::tools::Coded for ScriptError {
+impl crate::core::Coded for ScriptError {
     fn code(&self) -> &'static str {
         "script_invalid"
     }
@@ -411,7 +411,7 @@ impl ModelClient for ScriptedModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::ToolSpec;
+    use crate::core::ToolSpec;
     use futures::StreamExt;
     use serde_json::json;
 

@@ -370,7 +370,7 @@ mod tests {
         let err = resolve(&settings(Some("gemini")), &env_of(&[]))
             .await
             .unwrap_err();
-        assert_eq!(crate::tools::Coded::code(&err), "model_config");
+        assert_eq!(crate::core::Coded::code(&err), "model_config");
         let m = err.to_string();
         assert!(
             m.contains("\"gemini\"") && m.contains("openai, anthropic or ollama"),

@@ -6,8 +6,8 @@
 use serde::Serialize;
 
 use super::{PolicyEngine, PolicyError, SavedRule, decision_label};
+use crate::core::ToolKind;
 use crate::protocol::{CommandPreview, Decision, Preview, SimpleCommandView};
-use crate::tools::ToolKind;
 
 /// The answer of `pablo policy check -- COMMAND`.
 #[derive(Debug, Clone, PartialEq, Serialize)]

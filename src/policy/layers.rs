@@ -11,12 +11,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::PolicyError;
 use super::paths::{PathPolicy, RootRule};
 use super::patterns::PatternList;
 use super::rules::{Resolver, RuleLayer};
 use super::static_policy::StaticPolicy;
-use super::{PolicyError, ToolMode};
 use crate::config::{ConfigFile, Layers, RuleDecision};
+use crate::core::ToolMode;
 
 /// The authority flags of the command line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -27,26 +27,19 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
+use crate::core::ToolMode;
 pub use layers::CliFlags;
 pub use paths::Access;
 pub use static_policy::StaticPolicy;
 pub use store::{RuleStore, SavedKind, SavedRule, TrustStore};
 
 use crate::config::{ConfigError, ConfigFile, Dirs, Layers};
+use crate::core::{Coded, ToolKind};
 use crate::protocol::{Decision, Preview, Verdict};
-use crate::tools::{Catalog, Coded, ToolKind};
+use crate::tools::Catalog;
 use judge::{Judge, LineJudgement};
 use layers::{Compiled, Sources};
 use rules::{CompiledRule, Resolver};
-
-/// Per-tool mode as written in config (`[options.tools]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolMode {
-    Auto,
-    Ask,
-    Deny,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {

@@ -187,7 +187,7 @@ mod tests {
             ),
         ] {
             let e = StaticPolicy::parse(text, Path::new("p.json")).unwrap_err();
-            assert_eq!(crate::tools::Coded::code(&e), "policy_invalid");
+            assert_eq!(crate::core::Coded::code(&e), "policy_invalid");
             assert!(e.to_string().contains(needle), "{text}: {e}");
         }
     }

@@ -23,7 +23,7 @@ pub use session::{OutputLog, SessionManager, SessionRequest, SessionStatus, WIND
 pub use spawn::{SpawnSpec, clean_env};
 
 use crate::config::ShellOptions;
-use crate::tools::Coded;
+use crate::core::Coded;
 
 /// The launcher when config names none.
 pub const DEFAULT_LAUNCHER: &str = "/bin/sh";

@@ -20,8 +20,8 @@ use super::capture::{LiveBuffer, utf8_prefix_len, utf8_skip_len};
 use super::group::{CleanupTimes, ExitInfo, signal_group, terminate_group, watch_exit};
 use super::run::{LIVE_INTERVAL, pump};
 use super::spawn::{PTY_COLS, PTY_ROWS, SpawnSpec, spawn};
+use crate::core::EventSink;
 use crate::protocol::{Event, SessionSummary};
-use crate::tools::EventSink;
 
 /// The rolling window of a session's output: 1 MiB.
 pub const WINDOW_BYTES: usize = 1 << 20;

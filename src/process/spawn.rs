@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn env_outside_the_prefix_is_refused_by_name() {
-        use crate::tools::Coded;
+        use crate::core::Coded;
         for bad in ["HOME", "PABLO_TASK_", "PABLO_TASK_A-B", "pablo_task_x"] {
             let mut add = BTreeMap::new();
             add.insert(bad.to_string(), "x".to_string());

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::load::{LoadedJournal, load_journal};
 use super::store::{SessionInfo, mtime_ns};
 use super::{Header, SessionError, now_ms};
-use crate::agent::EventRecorder;
+use crate::core::EventRecorder;
 use crate::protocol::Event;
 
 /// Whether an event is written to the journal. Streaming deltas and live output are for the

@@ -35,7 +35,7 @@ pub use replay::{
 };
 pub use store::{Listing, SessionInfo, Store};
 
-use crate::tools::Coded;
+use crate::core::Coded;
 
 /// The journal format this build writes and the newest it reads.
 pub const FORMAT_VERSION: u32 = 1;

@@ -13,13 +13,13 @@ use std::collections::BTreeMap;
 
 use super::load::{LoadWarning, LoadedJournal};
 use super::{Header, format_ms};
+use crate::core::ToolFailure;
 use crate::model::Message;
 use crate::policy::{PolicyEngine, PolicyError};
 use crate::protocol::{
     ApprovalAnswer, Event, PlanItem, PlanStatus, Preview, SessionSummary, ToolCall, ToolOutcome,
     Usage,
 };
-use crate::tools::ToolFailure;
 
 /// The error code given to tool calls that a crash or kill cut off.
 pub const INTERRUPTED_CODE: &str = "interrupted";

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use super::editor::current_text;
 use super::fs_write::{commit_file_change, narrow_file_change};
-use super::{Tool, ToolContext, ToolFailure, ToolKind, parse_args};
+use super::{Tool, ToolContext, parse_args};
+use crate::core::{ToolFailure, ToolKind};
 use crate::protocol::{FileChangePreview, Preview};
 use crate::workspace::diff::file_change_preview;
 use crate::workspace::{RelPath, Workspace, WorkspaceError, occurrences, to_crlf, uses_crlf};

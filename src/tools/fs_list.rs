@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolFailure, ToolKind, blocking, parse_args};
+use super::{Tool, ToolContext, blocking, parse_args};
+use crate::core::{ToolFailure, ToolKind};
 use crate::protocol::Preview;
 use crate::workspace::Workspace;
 

@@ -10,7 +10,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::editor::current_text;
-use super::{Tool, ToolContext, ToolFailure, ToolKind, parse_args};
+use super::{Tool, ToolContext, parse_args};
+use crate::core::{ToolFailure, ToolKind};
 use crate::protocol::Preview;
 use crate::workspace::{Workspace, WorkspaceError, page_of};
 

@@ -11,7 +11,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::editor::current_text;
-use super::{Tool, ToolContext, ToolFailure, ToolKind, blocking, parse_args};
+use super::{Tool, ToolContext, blocking, parse_args};
+use crate::core::{ToolFailure, ToolKind};
 use crate::protocol::{FileChangePreview, Preview};
 use crate::workspace::diff::{apply_hunks, file_change_preview};
 use crate::workspace::{RelPath, Workspace, WorkspaceError, match_text_shape, revision_of};

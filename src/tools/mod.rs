@@ -22,102 +22,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{Event, Preview, ToolErrorBody, ToolOutcome};
-
-/// What a tool does to the world, for policy defaults and for editors (ACP tool kinds).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ToolKind {
-    Read,
-    Search,
-    Edit,
-    Execute,
-    Think,
-}
-
-/// An error that carries a stable snake_case code. Every engine error enum implements it.
-pub trait Coded: std::error::Error {
-    fn code(&self) -> &'static str;
-    /// Structured details given to the model next to the message (e.g. the current revision).
-    fn data(&self) -> Option<Value> {
-        None
-    }
-}
-
-/// A refused or failed tool call, as the model will see it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolFailure {
-    pub code: String,
-    pub message: String,
-    pub data: Option<Value>,
-}
-
-impl ToolFailure {
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            code: code.into(),
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-
-    pub fn into_outcome(self) -> ToolOutcome {
-        ToolOutcome::Err {
-            ok: crate::protocol::False,
-            error: ToolErrorBody {
-                code: self.code,
-                message: self.message,
-                data: self.data,
-            },
-        }
-    }
-}
-
-impl<E: Coded> From<E> for ToolFailure {
-    fn from(e: E) -> Self {
-        ToolFailure {
-            code: e.code().to_string(),
-            message: e.to_string(),
-            data: e.data(),
-        }
-    }
-}
-
-impl std::fmt::Display for ToolFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
-
-/// Sends events from inside a tool (live output, plan updates) to the front-ends.
-#[derive(Clone)]
-pub struct EventSink {
-    tx: mpsc::UnboundedSender<Event>,
-}
-
-impl EventSink {
-    pub fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
-        Self { tx }
-    }
-
-    /// A sink whose events go nowhere (benches, unit tests).
-    pub fn discard() -> Self {
-        let (tx, _rx) = mpsc::unbounded_channel();
-        Self { tx }
-    }
-
-    pub fn send(&self, event: Event) {
-        // A closed receiver means the front-end is gone; the engine carries on regardless.
-        let _ = self.tx.send(event);
-    }
-}
+use crate::core::{Coded, EventSink, ToolFailure, ToolKind, ToolSpec};
+use crate::protocol::Preview;
 
 /// Everything a tool may touch, handed to it per call.
 #[derive(Clone)]
@@ -141,7 +49,7 @@ pub struct Host {
     /// the host kills every session that is still running.
     pub sessions: crate::process::SessionManager,
     /// The front-end's buffers and terminals, when it offers them (an editor over ACP).
-    pub editor: Option<Arc<dyn editor::Editor>>,
+    pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
 }
 
 impl Host {
@@ -249,14 +157,6 @@ pub trait Tool: Send + Sync {
             format!("{} has no hunks to choose from", self.name()),
         ))
     }
-}
-
-/// What providers need to offer a tool.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    pub parameters: Value,
 }
 
 /// The tools one session offers, by native and provider name.

@@ -7,7 +7,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolFailure, ToolKind};
+use super::{Tool, ToolContext};
+use crate::core::{ToolFailure, ToolKind};
 use crate::protocol::{Event, PlanItem, PlanStatus, Preview};
 
 pub struct PlanUpdate;

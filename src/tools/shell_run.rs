@@ -19,7 +19,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::shell_terminal::{TerminalRun, run_in_terminal};
-use super::{Coded, Host, Tool, ToolContext, ToolFailure, ToolKind};
+use super::{Host, Tool, ToolContext};
+use crate::core::{Coded, ToolFailure, ToolKind};
 use crate::process::{
     self, HOST_MAX_OUTPUT_BYTES, HOST_MAX_TIMEOUT, ProcessError, RunReport, RunRequest,
     SessionRequest, ShellSettings, SpawnSpec,

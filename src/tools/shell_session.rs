@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolFailure, ToolKind};
+use super::{Tool, ToolContext};
+use crate::core::{ToolFailure, ToolKind};
 use crate::process::session::{KEY_NAMES, SessionView, model_text};
 use crate::process::{HOST_MAX_TIMEOUT, SessionStatus, ShellSettings, WINDOW_BYTES, signal_name};
 use crate::protocol::Preview;

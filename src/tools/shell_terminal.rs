@@ -27,8 +27,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::editor::{Editor, EditorError, TerminalCommand, TerminalExit, TerminalOutput};
-use super::{ToolContext, ToolFailure};
+use super::ToolContext;
+use crate::core::ToolFailure;
+use crate::core::editor::{Editor, EditorError, TerminalCommand, TerminalExit, TerminalOutput};
 use crate::process::capture::{ARTIFACT_MAX_BYTES, Capture, CaptureResult};
 use crate::process::{CleanupTimes, session::model_text};
 use crate::protocol::Event;

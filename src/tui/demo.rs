@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{ExitSummary, TuiError, TuiOptions};
-use crate::agent::ApprovalMode;
+use crate::core::ApprovalMode;
 use crate::launch::{Launch, LaunchOptions};
 use crate::model::scripted::ScriptedModel;
 

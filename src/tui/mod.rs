@@ -21,9 +21,10 @@ pub mod term;
 
 use std::sync::Arc;
 
-use crate::agent::{AgentHandle, AgentSetup};
+use crate::agent::AgentSetup;
+use crate::core::Coded;
+use crate::protocol::AgentHandle;
 use crate::protocol::{Event, Usage};
-use crate::tools::Coded;
 
 pub use demo::{DemoOptions, run_demo};
 

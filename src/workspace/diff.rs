@@ -172,7 +172,7 @@ pub enum NarrowError {
     NothingAccepted,
 }
 
-impl crate::tools::Coded for NarrowError {
+impl crate::core::Coded for NarrowError {
     fn code(&self) -> &'static str {
         match self {
             NarrowError::NoSuchHunk { .. } => "invalid_hunks",

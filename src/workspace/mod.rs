@@ -30,7 +30,7 @@ use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::FilesystemOptions;
-use crate::tools::Coded;
+use crate::core::Coded;
 pub use path::{PathRule, RelPath};
 
 /// File names refused for reading and writing because they usually hold secrets. Globs without

@@ -1,0 +1,36 @@
+//! Where events go: out to the front-ends through an [`EventSink`], and first into a recorder
+//! (the session journal) that the agent is handed without knowing what it is.
+
+use tokio::sync::mpsc;
+
+use crate::protocol::Event;
+
+/// Sends events from inside a tool (live output, plan updates) to the front-ends.
+#[derive(Clone)]
+pub struct EventSink {
+    tx: mpsc::UnboundedSender<Event>,
+}
+
+impl EventSink {
+    pub fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
+        Self { tx }
+    }
+
+    /// A sink whose events go nowhere (benches, unit tests).
+    pub fn discard() -> Self {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        Self { tx }
+    }
+
+    pub fn send(&self, event: Event) {
+        // A closed receiver means the front-end is gone; the engine carries on regardless.
+        let _ = self.tx.send(event);
+    }
+}
+
+/// Receives every event before front-ends do (the session journal).
+pub trait EventRecorder: Send {
+    fn record(&mut self, event: &Event) -> std::io::Result<()>;
+    /// Called at turn boundaries; a journal fsyncs here.
+    fn sync(&mut self) -> std::io::Result<()>;
+}

@@ -1,0 +1,18 @@
+//! The shared vocabulary of the crate: what every layer may name and that names nothing above
+//! [`crate::protocol`]. Error codes ([`Coded`], [`ToolFailure`]), the event sink tools and the
+//! agent send through, what a tool is to a provider and to policy ([`ToolSpec`], [`ToolKind`],
+//! [`ToolMode`]), who answers approvals ([`ApprovalMode`]), and the seam to an editor's buffers and
+//! terminals ([`editor::Editor`]).
+//!
+//! It exists so that `config`, `workspace`, `process` and `model` can speak of errors and tools
+//! without depending on the tool catalog, and so that front-ends can name these words without
+//! reaching into the engine (docs/architecture.md).
+
+pub mod editor;
+mod error;
+mod events;
+mod tool;
+
+pub use error::{Coded, ToolFailure};
+pub use events::{EventRecorder, EventSink};
+pub use tool::{ApprovalMode, ToolKind, ToolMode, ToolSpec};

@@ -1,0 +1,445 @@
+//! Keeps the layer table of `docs/architecture.md` true: every `crate::…` (and `super::…`, and
+//! child-module) path in `src/` is resolved to the module it names, and an import that points up
+//! the table, sideways between two modules of one layer, or round a cycle between the files of one
+//! module fails here with the file and the path.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use syn::visit::Visit;
+
+/// The layer table, top to bottom (mirrored in docs/architecture.md). A module may import the
+/// modules of any row below its own, never one of its own row or above.
+const LAYERS: &[&[&str]] = &[
+    &["tui", "acp", "headless"],
+    &["launch"],
+    &["agent"],
+    &["session"],
+    &["policy"],
+    &["tools"],
+    &["model"],
+    &["workspace", "process"],
+    &["config", "telemetry"],
+    &["core"],
+    &["protocol"],
+];
+
+fn rank(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|row| row.contains(&module))
+}
+
+/// One module of the crate: its path (`["tools", "fs_read"]`) and the file that holds it.
+#[derive(Debug, Clone)]
+struct Module {
+    file: PathBuf,
+}
+
+struct Crate {
+    /// Every module path, file modules and inline ones.
+    modules: BTreeMap<Vec<String>, Module>,
+}
+
+impl Crate {
+    /// The longest prefix of `path` that names a module.
+    fn module_of<'a>(&self, path: &'a [String]) -> Option<&'a [String]> {
+        (1..=path.len())
+            .rev()
+            .map(|n| &path[..n])
+            .find(|p| self.modules.contains_key(*p))
+    }
+}
+
+fn module_path_of_file(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap();
+    let stem = last.trim_end_matches(".rs");
+    if stem != "mod" && stem != "lib" {
+        parts.push(stem.to_string());
+    }
+    parts
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// An import found in a file: the absolute path it names, where it was seen.
+#[derive(Debug)]
+struct Reference {
+    from: Vec<String>,
+    to: Vec<String>,
+    line: usize,
+}
+
+struct Collector<'a> {
+    known: &'a BTreeSet<Vec<String>>,
+    /// The module the visitor is in (grows inside inline `mod x { … }`).
+    stack: Vec<Vec<String>>,
+    found: Vec<Reference>,
+    inline_modules: Vec<Vec<String>>,
+}
+
+impl Collector<'_> {
+    fn here(&self) -> &Vec<String> {
+        self.stack.last().unwrap()
+    }
+
+    /// Resolves the leading segments of a path to an absolute crate path, or `None` for paths
+    /// that name another crate, a local item, or a prelude name.
+    fn resolve(&self, segments: &[String]) -> Option<Vec<String>> {
+        let here = self.here().clone();
+        let first = segments.first()?;
+        let (mut base, rest) = match first.as_str() {
+            "crate" => (Vec::new(), &segments[1..]),
+            "self" => (here, &segments[1..]),
+            "super" => {
+                let mut base = here;
+                let mut rest = segments;
+                while rest.first().is_some_and(|s| s == "super") {
+                    base.pop();
+                    rest = &rest[1..];
+                }
+                (base, rest)
+            }
+            _ => {
+                let mut child = here.clone();
+                child.push(first.clone());
+                if self.known.contains(&child) {
+                    (here, segments)
+                } else {
+                    return None;
+                }
+            }
+        };
+        base.extend(rest.iter().cloned());
+        Some(base)
+    }
+
+    fn record(&mut self, segments: Vec<String>, line: usize) {
+        if let Some(to) = self.resolve(&segments) {
+            let from = self.here().clone();
+            self.found.push(Reference { from, to, line });
+        }
+    }
+
+    fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree, line: usize) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(prefix, &p.tree, line);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => {
+                let mut full = prefix.clone();
+                if n.ident != "self" {
+                    full.push(n.ident.to_string());
+                }
+                self.record(full, line);
+            }
+            syn::UseTree::Rename(r) => {
+                let mut full = prefix.clone();
+                if r.ident != "self" {
+                    full.push(r.ident.to_string());
+                }
+                self.record(full, line);
+            }
+            syn::UseTree::Glob(_) => self.record(prefix.clone(), line),
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    self.use_tree(prefix, t, line);
+                }
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Collector<'_> {
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        let line = item.use_token.span.start().line;
+        self.use_tree(&mut Vec::new(), &item.tree, line);
+    }
+
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        if let Some((_, items)) = &item.content {
+            let mut inner = self.here().clone();
+            inner.push(item.ident.to_string());
+            self.inline_modules.push(inner.clone());
+            self.stack.push(inner);
+            for i in items {
+                self.visit_item(i);
+            }
+            self.stack.pop();
+        }
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if segments.len() > 1 {
+            let line = path
+                .segments
+                .first()
+                .map(|s| s.ident.span().start().line)
+                .unwrap_or(0);
+            self.record(segments, line);
+        }
+        syn::visit::visit_path(self, path);
+    }
+}
+
+struct Scan {
+    krate: Crate,
+    references: Vec<(PathBuf, Reference)>,
+}
+
+fn scan() -> Scan {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.retain(|f| f.file_name().is_some_and(|n| n != "main.rs"));
+    files.sort();
+
+    let mut modules: BTreeMap<Vec<String>, Module> = files
+        .iter()
+        .map(|f| (module_path_of_file(&src, f), Module { file: f.clone() }))
+        .collect();
+    let parsed: Vec<(PathBuf, syn::File)> = files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            let ast = syn::parse_file(&text)
+                .unwrap_or_else(|e| panic!("{} does not parse: {e}", f.display()));
+            (f.clone(), ast)
+        })
+        .collect();
+
+    // Inline modules first (a pass that only collects them), so references can name them.
+    let mut known: BTreeSet<Vec<String>> = modules.keys().cloned().collect();
+    for (file, ast) in &parsed {
+        let mut c = Collector {
+            known: &known,
+            stack: vec![module_path_of_file(&src, file)],
+            found: Vec::new(),
+            inline_modules: Vec::new(),
+        };
+        c.visit_file(ast);
+        for m in c.inline_modules {
+            modules.insert(m, Module { file: file.clone() });
+        }
+    }
+    known = modules.keys().cloned().collect();
+
+    let mut references = Vec::new();
+    for (file, ast) in &parsed {
+        let mut c = Collector {
+            known: &known,
+            stack: vec![module_path_of_file(&src, file)],
+            found: Vec::new(),
+            inline_modules: Vec::new(),
+        };
+        c.visit_file(ast);
+        references.extend(c.found.into_iter().map(|r| (file.clone(), r)));
+    }
+    Scan {
+        krate: Crate { modules },
+        references,
+    }
+}
+
+fn top(path: &[String]) -> Option<&str> {
+    path.first().map(String::as_str)
+}
+
+fn display(file: &Path) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    file.strip_prefix(root)
+        .unwrap_or(file)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn every_top_level_module_has_a_row_in_the_layer_table() {
+    let scan = scan();
+    let missing: BTreeSet<&str> = scan
+        .krate
+        .modules
+        .keys()
+        .filter_map(|m| top(m))
+        .filter(|m| rank(m).is_none())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "modules without a layer (add them to LAYERS here and to docs/architecture.md): {missing:?}"
+    );
+}
+
+#[test]
+fn imports_only_point_down_the_layer_table() {
+    let scan = scan();
+    let mut wrong = Vec::new();
+    for (file, r) in &scan.references {
+        let (Some(from), Some(to)) = (top(&r.from), top(&r.to)) else {
+            continue;
+        };
+        if from == to {
+            continue;
+        }
+        let (Some(a), Some(b)) = (rank(from), rank(to)) else {
+            continue;
+        };
+        if a >= b {
+            wrong.push(format!(
+                "{}:{}: `{from}` imports `crate::{}` ({})",
+                display(file),
+                r.line,
+                r.to.join("::"),
+                if a == b {
+                    "same layer"
+                } else {
+                    "a layer above"
+                }
+            ));
+        }
+    }
+    wrong.sort();
+    wrong.dedup();
+    assert!(
+        wrong.is_empty(),
+        "imports that break the layer table:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Files of one module must not import each other round a cycle. A `mod.rs` declaring or
+/// re-exporting its children is containment, not use, so edges from a module file to its own
+/// descendants through `mod`/`pub use` are not counted; any other use is.
+#[test]
+fn files_of_one_module_form_no_import_cycle() {
+    let scan = scan();
+    let file_of = |m: &[String]| -> Option<PathBuf> {
+        scan.krate
+            .module_of(m)
+            .and_then(|p| scan.krate.modules.get(p))
+            .map(|m| m.file.clone())
+    };
+    let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+    for (file, r) in &scan.references {
+        if top(&r.from) != top(&r.to) {
+            continue;
+        }
+        let Some(target) = file_of(&r.to) else {
+            continue;
+        };
+        if &target == file {
+            continue;
+        }
+        // A parent's use of its own child file: containment, unless the child uses the parent
+        // back, which the child's edge records.
+        let Some(target_module) = scan.krate.module_of(&r.to) else {
+            continue;
+        };
+        let from_module = scan.krate.module_of(&r.from).unwrap_or(&[]);
+        if target_module.starts_with(from_module) && is_module_root(file) {
+            continue;
+        }
+        edges.entry(file.clone()).or_default().insert(target);
+    }
+    let cycles = find_cycles(&edges);
+    assert!(
+        cycles.is_empty(),
+        "import cycles between files of one module:\n{}",
+        cycles
+            .iter()
+            .map(|c| c
+                .iter()
+                .map(|f| display(f))
+                .collect::<Vec<_>>()
+                .join(" -> "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+fn is_module_root(file: &Path) -> bool {
+    file.file_name()
+        .is_some_and(|n| n == "mod.rs" || n == "lib.rs")
+}
+
+/// Every elementary cycle found by a depth-first search (one per back edge), shortest first.
+fn find_cycles(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
+    fn dfs(
+        node: &PathBuf,
+        edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+        stack: &mut Vec<PathBuf>,
+        done: &mut BTreeSet<PathBuf>,
+        out: &mut Vec<Vec<PathBuf>>,
+    ) {
+        if let Some(pos) = stack.iter().position(|n| n == node) {
+            let mut cycle = stack[pos..].to_vec();
+            cycle.push(node.clone());
+            out.push(cycle);
+            return;
+        }
+        if done.contains(node) {
+            return;
+        }
+        stack.push(node.clone());
+        for next in edges.get(node).into_iter().flatten() {
+            dfs(next, edges, stack, done, out);
+        }
+        stack.pop();
+        done.insert(node.clone());
+    }
+    let mut out = Vec::new();
+    let mut done = BTreeSet::new();
+    for node in edges.keys() {
+        dfs(node, edges, &mut Vec::new(), &mut done, &mut out);
+    }
+    out.sort_by_key(Vec::len);
+    out
+}
+
+#[test]
+fn the_layer_table_here_is_the_one_in_the_architecture_doc() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    for row in LAYERS {
+        let line = row
+            .iter()
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            doc.lines()
+                .any(|l| l.starts_with("| ") && l.contains(&line)),
+            "docs/architecture.md has no table row naming exactly {line}"
+        );
+    }
+}
+
+/// The scanner itself: a cycle and an upward import in a made-up crate are found.
+#[test]
+fn the_cycle_finder_finds_a_three_file_cycle() {
+    let a = PathBuf::from("a.rs");
+    let b = PathBuf::from("b.rs");
+    let c = PathBuf::from("c.rs");
+    let mut edges = BTreeMap::new();
+    edges.insert(a.clone(), BTreeSet::from([b.clone()]));
+    edges.insert(b.clone(), BTreeSet::from([c.clone()]));
+    edges.insert(c.clone(), BTreeSet::from([a.clone()]));
+    let cycles = find_cycles(&edges);
+    assert_eq!(cycles.len(), 1);
+    assert_eq!(cycles[0].len(), 4);
+}
