@@ -196,7 +196,11 @@ impl<W: Write> Printer<'_, W> {
                 tool, arguments, ..
             } => {
                 self.end_stream()?;
-                writeln!(self.out, "→ {tool} {}", summarize_arguments(arguments))
+                writeln!(
+                    self.out,
+                    "→ {tool} {}",
+                    crate::protocol::summarize_arguments(arguments)
+                )
             }
             Event::ToolOutputDelta { chunk, .. } => write!(self.out, "{chunk}"),
             Event::ToolCallEnd { tool, result, .. } => match result {
@@ -255,18 +259,4 @@ impl<W: Write> Printer<'_, W> {
             _ => Ok(()),
         }
     }
-}
-
-/// A one-line summary of tool arguments for readable output: the path or command, not content.
-pub fn summarize_arguments(arguments: &Value) -> String {
-    for key in ["command", "path", "query", "action"] {
-        if let Some(v) = arguments.get(key).and_then(Value::as_str) {
-            let mut s: String = v.chars().take(120).collect();
-            if v.chars().count() > 120 {
-                s.push('…');
-            }
-            return s;
-        }
-    }
-    String::new()
 }

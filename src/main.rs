@@ -9,9 +9,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use pablo::agent;
 use pablo::core::ApprovalMode;
-use pablo::launch::{Launch, LaunchOptions};
+use pablo::launch::{self, Launch, LaunchOptions};
 
 #[derive(Parser, Debug)]
 #[command(name = "pablo", version, about = "A terminal coding agent", long_about = None)]
@@ -233,7 +232,7 @@ async fn run(
     };
     // Settings that were ignored (an untrusted project layer, …) are said before anything runs.
     preamble.extend(launch.warning_events());
-    let handle = agent::spawn(setup);
+    let handle = launch::spawn(setup);
     let mut stdout = std::io::stdout().lock();
     let interrupt = async {
         let _ = tokio::signal::ctrl_c().await;
@@ -271,7 +270,8 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
         resume_command: Some(format!("pablo resume {id}")),
         ..Default::default()
     };
-    let summary = pablo::tui::run(setup, options).await?;
+    let workspace = setup.host.workspace_root.clone();
+    let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     println!("{summary}");
     Ok(summary.resume_requested)
 }
@@ -422,12 +422,22 @@ async fn acp(common: Common) -> Result<ExitCode> {
 }
 
 async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCode> {
-    let options = pablo::tui::DemoOptions {
+    let demo = launch::demo::prepare(launch::demo::DemoOptions {
         dir,
         keep,
         launch: common.launch_options(),
+    })?;
+    let options = pablo::tui::TuiOptions {
+        initial_prompt: demo.task,
+        policy_mode: "demo · edits and commands ask".into(),
+        resume_command: None,
+        startup_events: demo.startup_events,
     };
-    let summary = pablo::tui::run_demo(options).await?;
+    let workspace = demo.setup.host.workspace_root.clone();
+    // The project copy outlives the TUI either way: removed (or kept) after it, also on error.
+    let project = demo.project;
+    let mut summary = pablo::tui::run(launch::spawn(demo.setup), workspace, options).await?;
+    summary.notes.extend(project.finish());
     println!("{summary}");
     Ok(ExitCode::SUCCESS)
 }
@@ -444,7 +454,8 @@ async fn tui(common: Common) -> Result<ExitCode> {
         resume_command,
         ..Default::default()
     };
-    let summary = pablo::tui::run(setup, options).await?;
+    let workspace = setup.host.workspace_root.clone();
+    let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     println!("{summary}");
     if let Some(id) = summary.resume_requested {
         return resume(common, Some(id), false).await;

@@ -458,3 +458,17 @@ pub struct AgentHandle {
     pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
     pub task: tokio::task::JoinHandle<()>,
 }
+
+/// A one-line summary of tool arguments for readable output: the path or command, not content.
+pub fn summarize_arguments(arguments: &Value) -> String {
+    for key in ["command", "path", "query", "action"] {
+        if let Some(v) = arguments.get(key).and_then(Value::as_str) {
+            let mut s: String = v.chars().take(120).collect();
+            if v.chars().count() > 120 {
+                s.push('…');
+            }
+            return s;
+        }
+    }
+    String::new()
+}

@@ -532,8 +532,8 @@ fn saved(
     updated_ms: u64,
     title: &str,
     plan: (usize, usize),
-) -> crate::session::SessionInfo {
-    crate::session::SessionInfo {
+) -> crate::launch::SessionInfo {
+    crate::launch::SessionInfo {
         format: 1,
         id: id.into(),
         created: "2023-11-14T22:00:00Z".into(),
@@ -551,7 +551,7 @@ fn saved(
     }
 }
 
-fn resume_rows() -> Vec<crate::session::SessionInfo> {
+fn resume_rows() -> Vec<crate::launch::SessionInfo> {
     vec![
         saved(
             "0190a0aa",

@@ -2,19 +2,38 @@
 //! and the per-session host. Every front-end (TUI, `pablo run`, ACP) starts the same way, so the
 //! same flags mean the same thing everywhere.
 
+pub mod demo;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::agent::{AgentSetup, Limits, context};
+use crate::agent::{Limits, context};
 use crate::config::{ConfigError, Dirs, Layers};
 use crate::core::ApprovalMode;
 use crate::core::Coded;
-use crate::model::{ModelClient, ModelError};
+use crate::model::ModelError;
 use crate::policy::{CliFlags, PolicyEngine, PolicyError, StaticPolicy};
+use crate::protocol::AgentHandle;
 use crate::protocol::Event;
 use crate::session::{Header, ResumeState, SessionError, Store};
 use crate::tools::{Catalog, Host};
 use crate::workspace::{Workspace, WorkspaceOptions};
+
+// What a front-end holds of the engine it is given: the setup of one agent (to start it, or to
+// attach an editor first), the model it talks to, and the rows of the session list.
+pub use crate::agent::AgentSetup;
+pub use crate::model::ModelClient;
+pub use crate::session::SessionInfo;
+
+/// Starts the agent of `setup`; the front-end talks to it through the returned handle.
+pub fn spawn(setup: AgentSetup) -> AgentHandle {
+    crate::agent::spawn(setup)
+}
+
+/// The journaled sessions, most recent first (a listing that cannot be read is an error).
+pub fn list_sessions() -> Result<Vec<SessionInfo>, LaunchError> {
+    Ok(crate::session::list()?.sessions)
+}
 
 /// The options every front-end shares (the CLI's common flags).
 #[derive(Debug, Clone, Default)]
@@ -49,6 +68,8 @@ pub enum LaunchError {
     Setup(String),
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error("demo: {0}")]
+    Demo(String),
 }
 
 impl Coded for LaunchError {
@@ -61,6 +82,7 @@ impl Coded for LaunchError {
             LaunchError::Policy(e) => e.code(),
             LaunchError::Setup(_) => "setup_failed",
             LaunchError::Session(e) => e.code(),
+            LaunchError::Demo(_) => "demo_setup_failed",
         }
     }
 }
@@ -297,6 +319,17 @@ impl Launch {
         };
         let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
         Ok(select(&flags.over(config), &options).await?)
+    }
+
+    /// The kind of every tool this launch would offer, by native name (what an editor shows as
+    /// the icon of a call).
+    pub fn tool_kinds(&self) -> Result<Vec<(String, crate::core::ToolKind)>, LaunchError> {
+        // Only the kinds are read, so the launcher does not matter.
+        let catalog = self.catalog(crate::process::DEFAULT_LAUNCHER)?;
+        Ok(catalog
+            .names()
+            .filter_map(|n| catalog.get(n).map(|t| (n.to_string(), t.kind())))
+            .collect())
     }
 
     /// Warnings collected while preparing, as events for the front-end.
