@@ -41,9 +41,13 @@ struct Common {
     /// The provider's base URL (an OpenAI-compatible server, a proxy, a local model).
     #[arg(long, global = true, value_name = "URL")]
     base_url: Option<String>,
-    /// Grant write authority (adds fs.write and fs.edit to the catalog).
+    /// `pablo run`: offer fs.write and fs.edit, and let them change files inside the write roots
+    /// without asking (the TUI and ACP always offer them, and ask).
     #[arg(long, global = true)]
     allow_write: bool,
+    /// Offer no tool that changes files (fs.write, fs.edit), in every front-end.
+    #[arg(long, global = true, conflicts_with = "allow_write")]
+    read_only: bool,
     /// Remove the shell tools.
     #[arg(long, global = true)]
     no_shell: bool,
@@ -58,8 +62,18 @@ struct Common {
     max_tool_calls: Option<u64>,
 }
 
+/// Who answers approvals in a front-end, which decides what write authority means there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Front {
+    /// The TUI and ACP: the write tools are offered and every change is previewed and asked.
+    Interactive,
+    /// `pablo run`: nobody can answer, so `--allow-write` is the person's authority to write.
+    Headless,
+}
+
 impl Common {
-    fn launch_options(&self) -> LaunchOptions {
+    fn launch_options(&self, front: Front) -> LaunchOptions {
+        let allow_write = !self.read_only && (front == Front::Interactive || self.allow_write);
         LaunchOptions {
             workspace: self.workspace.clone(),
             config: self.config.clone(),
@@ -67,7 +81,8 @@ impl Common {
             provider: self.provider.clone(),
             model: self.model.clone(),
             base_url: self.base_url.clone(),
-            allow_write: self.allow_write,
+            allow_write,
+            preapproved_writes: front == Front::Headless && allow_write,
             no_shell: self.no_shell,
             no_filesystem: self.no_filesystem,
             max_model_calls: self.max_model_calls,
@@ -137,6 +152,9 @@ enum PolicyCommand {
         /// Print `{"decision", "commands", "reasons", …}` as JSON.
         #[arg(long)]
         json: bool,
+        /// Also print the environment the command would run with (no secret is ever in it).
+        #[arg(long)]
+        env: bool,
         /// The command: one argument, or words joined with spaces.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
@@ -210,7 +228,7 @@ async fn run(
     };
     let options = match &resumed {
         Some((_, info)) => resume_workspace(&common, info)?,
-        None => common.launch_options(),
+        None => common.launch_options(Front::Headless),
     };
     let mut launch = Launch::prepare(options)?;
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
@@ -254,7 +272,7 @@ async fn resume(common: Common, id: Option<String>, last: bool) -> Result<ExitCo
 /// One resumed TUI; returns the session picked with `/resume`, if any.
 async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Option<String>> {
     let (id, info) = find_session(common, id.as_deref(), last)?;
-    let mut options = common.launch_options();
+    let mut options = common.launch_options(Front::Interactive);
     if options.workspace.is_none() {
         options.workspace = Some(choose_resume_workspace(&info)?);
     }
@@ -268,6 +286,7 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     let options = pablo::tui::TuiOptions {
         startup_events,
         resume_command: Some(format!("pablo resume {id}")),
+        policy_mode: launch.authority_label(),
         ..Default::default()
     };
     let workspace = setup.host.workspace_root.clone();
@@ -333,7 +352,7 @@ fn find_session(
 /// way a difference from where pablo was started is said out loud (stderr, so `--json` stays
 /// clean).
 fn resume_workspace(common: &Common, info: &pablo::session::SessionInfo) -> Result<LaunchOptions> {
-    let mut options = common.launch_options();
+    let mut options = common.launch_options(Front::Headless);
     let original = PathBuf::from(&info.workspace);
     match &options.workspace {
         Some(w) => {
@@ -417,7 +436,7 @@ async fn acp(common: Common) -> Result<ExitCode> {
     if let Ok(dirs) = pablo::config::Dirs::discover() {
         let _ = pablo::telemetry::init_from_env(&dirs.state);
     }
-    pablo::acp::serve_stdio(common.launch_options()).await?;
+    pablo::acp::serve_stdio(common.launch_options(Front::Interactive)).await?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -425,7 +444,7 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
     let demo = launch::demo::prepare(launch::demo::DemoOptions {
         dir,
         keep,
-        launch: common.launch_options(),
+        launch: common.launch_options(Front::Interactive),
     })?;
     let options = pablo::tui::TuiOptions {
         initial_prompt: demo.task,
@@ -443,7 +462,7 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
 }
 
 async fn tui(common: Common) -> Result<ExitCode> {
-    let mut launch = Launch::prepare(common.launch_options())?;
+    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     let model = launch.model().await?;
     let session_id = Launch::new_session_id();
     // The session is journaled, so the exit summary can say how to come back to it.
@@ -452,6 +471,7 @@ async fn tui(common: Common) -> Result<ExitCode> {
     let options = pablo::tui::TuiOptions {
         startup_events: launch.warning_events(),
         resume_command,
+        policy_mode: launch.authority_label(),
         ..Default::default()
     };
     let workspace = setup.host.workspace_root.clone();
@@ -502,7 +522,7 @@ fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
 
 fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
     use pablo::policy::{TrustStore, cli};
-    let mut launch = Launch::prepare(common.launch_options())?;
+    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     match command {
         PolicyCommand::Trust { revoke } => {
             TrustStore::new(&launch.dirs).set_trusted(&launch.workspace, !revoke)?;
@@ -514,9 +534,12 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
             println!("{}: project config {what}", launch.workspace.display());
             Ok(ExitCode::SUCCESS)
         }
-        PolicyCommand::Check { json, command } => {
+        PolicyCommand::Check { json, env, command } => {
             let engine = launch.policy()?;
-            let report = cli::check(&engine, &command.join(" "));
+            let mut report = cli::check(&engine, &command.join(" "));
+            if env {
+                report.env = Some(cli::env_report(&engine));
+            }
             if json {
                 println!("{}", serde_json::to_string(&report)?);
             } else {

@@ -2374,13 +2374,15 @@ mod terminals {
             .map(|l| l.split('=').next().unwrap())
             .collect();
         names.sort_unstable();
-        // Nothing of the editor's environment (its secret, HOME, the test's XDG variables); PWD
-        // is the shell's own.
-        assert_eq!(
-            names,
-            ["LANG", "PABLO_TASK_GREETING", "PATH", "PWD", "TERM"],
-            "{data}"
-        );
+        // Nothing of the editor's environment (its secret, HOME, the test's XDG variables): exactly
+        // the command environment pablo computes from its own (toolchain variables, no secrets),
+        // the task variable, TERM, and PWD, which is the shell's own.
+        let base = pablo::process::CommandEnv::from_process(&Default::default());
+        let mut expected: Vec<&str> = base.vars().iter().map(|(k, _)| k.as_str()).collect();
+        expected.extend(["PABLO_TASK_GREETING", "PWD", "TERM"]);
+        expected.sort_unstable();
+        assert_eq!(names, expected, "{data}");
+        assert!(!names.contains(&"HOME"), "{data}");
         let output = data["output"].as_str().unwrap();
         assert!(
             output.contains(&format!("PWD={}\n", t.env.workspace.display())),

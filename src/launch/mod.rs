@@ -44,7 +44,11 @@ pub struct LaunchOptions {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
+    /// Offer `fs.write` and `fs.edit`.
     pub allow_write: bool,
+    /// The host's own authority to write (headless `--allow-write`): changes inside the write
+    /// roots run without asking unless a layer sets the edit tools to ask or deny.
+    pub preapproved_writes: bool,
     pub no_shell: bool,
     pub no_filesystem: bool,
     pub max_model_calls: Option<u64>,
@@ -175,9 +179,17 @@ impl Launch {
         options
     }
 
-    /// The tools this host grants, narrowed by flags.
-    /// `launcher` is the policy's (`PolicyEngine::launcher`).
-    pub fn catalog(&self, launcher: &str) -> Result<Catalog, LaunchError> {
+    /// The tools this host grants, narrowed by flags; the shell tools use the policy's launcher
+    /// and command environment.
+    pub fn catalog(&self, policy: &PolicyEngine) -> Result<Catalog, LaunchError> {
+        self.catalog_with(policy.launcher(), policy.command_env().clone())
+    }
+
+    fn catalog_with(
+        &self,
+        launcher: &str,
+        env: Arc<crate::process::CommandEnv>,
+    ) -> Result<Catalog, LaunchError> {
         let mut catalog = Catalog::new();
         catalog
             .register(Arc::new(crate::tools::plan::PlanUpdate))
@@ -195,7 +207,7 @@ impl Launch {
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         }
         if !self.options.no_shell {
-            crate::tools::register_shell(&mut catalog, &self.shell_options(launcher))
+            crate::tools::register_shell(&mut catalog, &self.shell_options(launcher), env)
                 .map_err(|e| LaunchError::Setup(e.to_string()))?;
         }
         Ok(catalog)
@@ -212,6 +224,7 @@ impl Launch {
             no_shell: self.options.no_shell,
             no_filesystem: self.options.no_filesystem,
             allow_write: self.options.allow_write,
+            preapproved_writes: self.options.preapproved_writes,
         };
         let engine = PolicyEngine::build(
             &self.workspace,
@@ -259,7 +272,7 @@ impl Launch {
         let policy = self.policy()?;
         Ok(AgentSetup {
             host: self.host(&session_id, policy.launcher())?,
-            catalog: self.catalog(policy.launcher())?,
+            catalog: self.catalog(&policy)?,
             policy,
             limits: self.limits.clone(),
             system_prompt: self.system_prompt(),
@@ -287,7 +300,7 @@ impl Launch {
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         let setup = AgentSetup {
             host: self.host(session_id, policy.launcher())?,
-            catalog: self.catalog(policy.launcher())?,
+            catalog: self.catalog(&policy)?,
             policy,
             limits: self.limits.clone(),
             system_prompt: self.system_prompt(),
@@ -324,12 +337,31 @@ impl Launch {
     /// The kind of every tool this launch would offer, by native name (what an editor shows as
     /// the icon of a call).
     pub fn tool_kinds(&self) -> Result<Vec<(String, crate::core::ToolKind)>, LaunchError> {
-        // Only the kinds are read, so the launcher does not matter.
-        let catalog = self.catalog(crate::process::DEFAULT_LAUNCHER)?;
+        // Only the kinds are read, so the launcher and environment do not matter.
+        let catalog = self.catalog_with(crate::process::DEFAULT_LAUNCHER, Default::default())?;
         Ok(catalog
             .names()
             .filter_map(|n| catalog.get(n).map(|t| (n.to_string(), t.kind())))
             .collect())
+    }
+
+    /// What the person has granted, for a status line: `edits ask · commands ask`,
+    /// `read-only · commands ask`, `edits auto` (headless `--allow-write`), `no shell`.
+    pub fn authority_label(&self) -> String {
+        let o = &self.options;
+        let edits = if o.no_filesystem || !o.allow_write {
+            "read-only"
+        } else if o.preapproved_writes {
+            "edits auto"
+        } else {
+            "edits ask"
+        };
+        let shell = if o.no_shell {
+            "no shell"
+        } else {
+            "commands ask"
+        };
+        format!("{edits} · {shell}")
     }
 
     /// Warnings collected while preparing, as events for the front-end.
