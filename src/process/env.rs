@@ -90,7 +90,15 @@ pub const SECRET_MARKERS: &[&str] = &[
 const SECRET_WORDS: &[&str] = &["AUTH", "PAT", "PASS", "PWD_HASH"];
 
 /// Variables never passed: they make `/bin/sh` read a start-up file, or belong to pablo.
-const NEVER: &[&str] = &["BASH_ENV", "ENV", "PS4", "SHELLOPTS", "BASHOPTS", "IFS", "CDPATH"];
+const NEVER: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "PS4",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "IFS",
+    "CDPATH",
+];
 
 /// Toolchain homes derived from `HOME` when `HOME` itself is not passed: (variable, directory
 /// under HOME). Passed only when the variable is unset and the directory exists.
@@ -250,7 +258,8 @@ impl CommandEnv {
                 }
             }
         }
-        vars.entry("LANG".into()).or_insert_with(|| "C.UTF-8".into());
+        vars.entry("LANG".into())
+            .or_insert_with(|| "C.UTF-8".into());
         let path = match settings.set.get("PATH") {
             Some(p) => command_path(Some(p)),
             None => command_path(parent.get("PATH").map(String::as_str)),
@@ -361,7 +370,9 @@ mod tests {
     #[test]
     fn path_keeps_absolute_entries_in_order_and_drops_empty_relative_and_repeated_ones() {
         assert_eq!(
-            command_path(Some("/home/u/.cargo/bin::.:bin:/usr/bin:/home/u/.cargo/bin")),
+            command_path(Some(
+                "/home/u/.cargo/bin::.:bin:/usr/bin:/home/u/.cargo/bin"
+            )),
             "/home/u/.cargo/bin:/usr/bin"
         );
         assert_eq!(command_path(Some("")), CLEAN_PATH);

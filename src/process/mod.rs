@@ -18,10 +18,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub use capture::{ARTIFACT_MAX_BYTES, Capture, InlineView};
+pub use env::{CommandEnv, EnvSettings, TASK_ENV_PREFIX};
 pub use group::{CleanupTimes, ExitInfo, live_group_members, signal_name};
 pub use run::{RunReport, RunRequest, run_foreground};
 pub use session::{OutputLog, SessionManager, SessionRequest, SessionStatus, WINDOW_BYTES};
-pub use env::{CommandEnv, EnvSettings, TASK_ENV_PREFIX};
 pub use spawn::SpawnSpec;
 
 use crate::config::ShellOptions;
