@@ -39,6 +39,7 @@ pub async fn run<W: Write>(
         json: json_lines,
         out,
         streaming: false,
+        arguments: Default::default(),
     };
     let _ = agent.ops.send(Op::UserTurn { text: task });
     tokio::pin!(interrupt);
@@ -106,6 +107,8 @@ struct Printer<'a, W: Write> {
     out: &'a mut W,
     /// Whether assistant text is mid-line (readable mode).
     streaming: bool,
+    /// Arguments of the calls in flight, to describe their results (readable mode).
+    arguments: std::collections::HashMap<String, Value>,
 }
 
 impl<W: Write> Printer<'_, W> {
@@ -193,9 +196,12 @@ impl<W: Write> Printer<'_, W> {
             }
             Event::MessageCompleted { .. } => self.end_stream(),
             Event::ToolCallBegin {
-                tool, arguments, ..
+                call_id,
+                tool,
+                arguments,
             } => {
                 self.end_stream()?;
+                self.arguments.insert(call_id.clone(), arguments.clone());
                 writeln!(
                     self.out,
                     "→ {tool} {}",
@@ -203,12 +209,20 @@ impl<W: Write> Printer<'_, W> {
                 )
             }
             Event::ToolOutputDelta { chunk, .. } => write!(self.out, "{chunk}"),
-            Event::ToolCallEnd { tool, result, .. } => match result {
-                ToolOutcome::Ok { .. } => writeln!(self.out, "  ✓ {tool}"),
-                ToolOutcome::Err { error, .. } => {
-                    writeln!(self.out, "  ✗ {tool}: {} ({})", error.message, error.code)
-                }
-            },
+            Event::ToolCallEnd {
+                call_id,
+                tool,
+                result,
+            } => {
+                let arguments = self.arguments.remove(call_id).unwrap_or(Value::Null);
+                let text =
+                    crate::protocol::describe::describe_result(tool, &arguments, result, None);
+                let mark = match result {
+                    ToolOutcome::Ok { .. } => "✓",
+                    ToolOutcome::Err { .. } => "✗",
+                };
+                writeln!(self.out, "  {mark} {tool}: {}", text.headline)
+            }
             Event::PlanUpdate { items, .. } => {
                 self.end_stream()?;
                 let done = items

@@ -4,6 +4,8 @@
 //! [`Event`]s back. Everything here is plain serde data so that the same stream can be printed as
 //! JSON lines, journaled to disk, replayed on resume, or rendered on screen.
 
+pub mod describe;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
