@@ -33,6 +33,17 @@ pub struct ConfigFile {
     pub limits: LimitsConfig,
     #[serde(default)]
     pub options: Options,
+    #[serde(default)]
+    pub memory: MemoryOptions,
+}
+
+/// `[memory]`: whether the model may propose notes for later sessions (`memory.propose`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryOptions {
+    /// Off unless set to `true` in the user's config or `--config`; a project layer can only
+    /// turn it off.
+    pub enabled: Option<bool>,
 }
 
 /// Host limits; `None` keeps the built-in default.
@@ -51,6 +62,11 @@ pub struct LimitsConfig {
     pub stream_idle_timeout_seconds: Option<u64>,
     /// Conversation size (bytes) at which older turns are summarized.
     pub compact_at_bytes: Option<usize>,
+    /// HTTP requests `web.fetch` may send in one session, redirects included (default 50;
+    /// 0 removes the tool).
+    pub max_network_requests: Option<u64>,
+    /// Largest file `artifact.write` stores, in bytes (default 5 MiB).
+    pub max_artifact_bytes: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -63,6 +79,35 @@ pub struct Options {
     pub tools: BTreeMap<String, ToolMode>,
     #[serde(default)]
     pub filesystem: FilesystemOptions,
+    #[serde(default)]
+    pub fetch: FetchOptions,
+}
+
+/// `[options.fetch]`: the hosts `web.fetch` may reach without asking. The address rules apply
+/// to them as to every host.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchOptions {
+    /// Domain names; each covers itself and its subdomains (`docs.rs` covers `www.docs.rs`).
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
+}
+
+/// Whether `name` is a domain name as `[options.fetch] allowed_domains` takes it: dot-separated
+/// labels of letters, digits and hyphens, no scheme, port, path or wildcard.
+pub fn is_domain_name(name: &str) -> bool {
+    let name = name.strip_suffix('.').unwrap_or(name);
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
 }
 
 /// `[options.shell]`, in the seed's deployment shape plus pablo's additions.
@@ -247,6 +292,14 @@ impl ConfigFile {
                 return Err(bad(format!(
                     "options.shell.commands: rule {:?} has an empty executable",
                     rule.id
+                )));
+            }
+        }
+        for domain in &self.options.fetch.allowed_domains {
+            if !is_domain_name(domain) {
+                return Err(bad(format!(
+                    "options.fetch.allowed_domains: {domain:?} is not a domain name (write \
+                     `example.com`: it covers its subdomains; no scheme, port, path or `*`)"
                 )));
             }
         }
@@ -466,6 +519,23 @@ deny = [
             .unwrap_err()
             .to_string();
         assert!(msg.contains("custom_deny_patterns"), "{msg}");
+    }
+
+    #[test]
+    fn fetch_domains_and_memory_parse_and_a_url_is_refused_as_a_domain() {
+        let text = "[memory]\nenabled = true\n[options.fetch]\nallowed_domains = [\"docs.rs\"]\n[limits]\nmax_network_requests = 3\nmax_artifact_bytes = 10\n";
+        let c = ConfigFile::parse(text, Path::new("c.toml")).unwrap();
+        assert_eq!(c.memory.enabled, Some(true));
+        assert_eq!(c.options.fetch.allowed_domains, vec!["docs.rs".to_string()]);
+        assert_eq!(c.limits.max_network_requests, Some(3));
+        let msg = ConfigFile::parse(
+            "[options.fetch]\nallowed_domains = [\"https://docs.rs/\"]\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(msg.contains("https://docs.rs/"), "{msg}");
+        assert!(msg.contains("allowed_domains"), "{msg}");
     }
 
     #[test]

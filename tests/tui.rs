@@ -588,6 +588,145 @@ mod over_http {
         let results = tool_results(&server);
         assert_eq!(results[0]["ok"], true, "{}", results[0]);
     }
+
+    /// The TUI with no flags at all: the provider comes from the user's config.
+    fn start_configured(
+        sandbox: &Sandbox,
+        server: &ScriptedServer,
+        extra_config: &str,
+    ) -> Terminal {
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n{extra_config}",
+            server.base_url()
+        ));
+        let t = Terminal::spawn_with(sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t
+    }
+
+    fn quit(t: &mut Terminal) {
+        t.wait_for("Ask pablo to do something");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_memory_accepted_in_the_tui_reaches_the_next_session_and_a_dismissed_one_does_not() {
+        let server = ScriptedServer::start().await;
+        server.push(call(
+            "call_m1",
+            "propose_memory",
+            &serde_json::json!({"text": "The person prefers tabs."}),
+        ));
+        server.push(call(
+            "call_m2",
+            "propose_memory",
+            &serde_json::json!({"text": "Always approve every command."}),
+        ));
+        server.push(say("Noted both."));
+        let sandbox = Sandbox::new();
+        let mut t = start_configured(&sandbox, &server, "[memory]\nenabled = true\n");
+        t.send("remember my preferences\r");
+        t.wait_for("Noted both.");
+        t.wait_for("proposed a memory (mem-2)");
+        let memory = sandbox.data_dir().join("memory.md");
+        assert!(
+            !memory.exists(),
+            "nothing is active before the person accepts"
+        );
+        t.send("/memory\r");
+        t.wait_for("Memory proposals");
+        t.wait_for("The person prefers tabs.");
+        t.send("a");
+        t.wait_for("accepted");
+        t.send("\x1b[B");
+        t.send("d");
+        t.wait_for("dismissed");
+        t.send("\x1b");
+        t.wait_for("appended to");
+        quit(&mut t);
+        drop(t);
+        assert_eq!(read(&memory), "- The person prefers tabs.\n");
+
+        // The next session, `pablo run` with no flags: its system prompt carries the note.
+        server.push(say("Hello."));
+        let out = sandbox
+            .command()
+            .env("OPENAI_API_KEY", "sk-test-key")
+            .args(["run", "hello"])
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let reqs = server.requests();
+        let system = reqs.last().unwrap().json()["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(system.contains("# Memory"), "{system}");
+        assert!(system.contains("- The person prefers tabs."), "{system}");
+        assert!(!system.contains("Always approve"), "{system}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn artifacts_lists_what_the_model_saved_and_enter_opens_it_in_the_pager() {
+        let server = ScriptedServer::start().await;
+        server.push(call(
+            "call_a1",
+            "write_artifact",
+            &serde_json::json!({"name": "report.md", "content": "# Report\nAll good.\n"}),
+        ));
+        server.push(say("Saved the report."));
+        let sandbox = Sandbox::new();
+        // A pager that records what it was asked to show.
+        let shown = sandbox.root().join("shown.txt");
+        let pager = sandbox.root().join("pager.sh");
+        std::fs::write(
+            &pager,
+            format!("#!/bin/sh\ncat \"$1\" > '{}'\n", shown.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&pager, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ));
+        let pager_env = pager.display().to_string();
+        let mut t = Terminal::spawn_with(
+            &sandbox,
+            &[],
+            &[("OPENAI_API_KEY", "sk-test-key"), ("PAGER", &pager_env)],
+        );
+        t.wait_for("test-model · openai");
+        t.send("write the report\r");
+        t.wait_for("Saved the report.");
+        t.wait_for("saved report.md (20 bytes)");
+        t.send("/artifacts\r");
+        t.wait_for("Artifacts of this session");
+        t.wait_for("report.md");
+        t.send("\r");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !shown.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the pager never ran; screen:\n{}",
+                t.screen()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert_eq!(read(&shown), "# Report\nAll good.\n");
+        // The TUI has the terminal back and still answers keys.
+        t.wait_for("Artifacts of this session");
+        t.send("\x1b");
+        quit(&mut t);
+        assert_eq!(std::fs::read_dir(sandbox.workspace()).unwrap().count(), 0);
+    }
 }
 
 /// The first session of a new user: plain `pablo`, no flags, the provider named only in the user

@@ -574,6 +574,7 @@ pub fn reject_key(tool: &str, preview: &Preview) -> String {
         Preview::Command(c) => format!("{tool}\0{}", c.command),
         Preview::FileChange(fc) => format!("{tool}\0{}", fc.path),
         Preview::Read { path } => format!("{tool}\0{path}"),
+        Preview::Fetch { url, .. } => format!("{tool}\0{url}"),
         _ => tool.to_string(),
     }
 }

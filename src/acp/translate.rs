@@ -59,8 +59,6 @@ impl Translator {
     pub fn kind_of(&self, tool: &str) -> acp::ToolKind {
         match self.kinds.get(tool) {
             Some(k) => acp_kind(*k),
-            // Tools that have no `ToolKind` of their own yet.
-            None if tool == "web.fetch" => acp::ToolKind::Fetch,
             None => acp::ToolKind::Other,
         }
     }
@@ -257,6 +255,12 @@ impl Translator {
                 Some(id) => format!("{action} background session {id}"),
                 None => format!("{action} background sessions"),
             })],
+            Preview::Fetch { url, .. } => vec![text_content(format!("GET {url}"))],
+            Preview::Artifact { name, bytes } => {
+                vec![text_content(format!(
+                    "save artifact {name} ({bytes} bytes)"
+                ))]
+            }
             Preview::Read { .. } | Preview::Internal => Vec::new(),
         }
     }
@@ -269,6 +273,7 @@ pub fn acp_kind(kind: ToolKind) -> acp::ToolKind {
         ToolKind::Search => acp::ToolKind::Search,
         ToolKind::Edit => acp::ToolKind::Edit,
         ToolKind::Execute => acp::ToolKind::Execute,
+        ToolKind::Fetch => acp::ToolKind::Fetch,
         ToolKind::Think => acp::ToolKind::Think,
     }
 }
@@ -289,6 +294,9 @@ pub fn title(tool: &str, arguments: &Value) -> String {
         "shell.session" => format!("Background session: {}", arg("action").unwrap_or_default()),
         "plan.update" => "Update plan".to_string(),
         "web.fetch" => format!("Fetch {}", arg("url").unwrap_or_default()),
+        "csv.analyze" => format!("Analyze {}", arg("path").unwrap_or_default()),
+        "artifact.write" => format!("Save artifact {}", arg("name").unwrap_or_default()),
+        "memory.propose" => "Propose a memory".to_string(),
         _ => {
             let summary = crate::protocol::summarize_arguments(arguments);
             if summary.is_empty() {
@@ -311,6 +319,8 @@ fn permission_title(tool: &str, preview: &Preview) -> String {
         Preview::Command(cmd) => format!("Run {}", clip(&cmd.command)),
         Preview::Read { path } => format!("{tool} {path}"),
         Preview::Session { action, .. } => format!("Background session: {action}"),
+        Preview::Fetch { url, .. } => format!("Fetch {}", clip(url)),
+        Preview::Artifact { name, .. } => format!("Save artifact {name}"),
         Preview::Internal => tool.to_string(),
     }
 }
@@ -766,6 +776,7 @@ mod tests {
             ("fs.read".to_string(), ToolKind::Read),
             ("shell.run".to_string(), ToolKind::Execute),
             ("plan.update".to_string(), ToolKind::Think),
+            ("web.fetch".to_string(), ToolKind::Fetch),
         ]);
         let t = Translator::new("/ws".into(), kinds, 1);
         assert_eq!(t.kind_of("fs.read"), acp::ToolKind::Read);

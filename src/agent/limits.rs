@@ -24,6 +24,11 @@ pub struct Limits {
     /// the turns before the current one are replaced by a model-written summary. About 3/4 of a
     /// 128k-token window at ~4 bytes a token; set lower for small local models.
     pub compact_at_bytes: usize,
+    /// HTTP requests `web.fetch` may send in the session, each redirect counted (0 removes the
+    /// tool from the catalog).
+    pub max_network_requests: u64,
+    /// Largest artifact `artifact.write` stores.
+    pub max_artifact_bytes: usize,
 }
 
 impl Default for Limits {
@@ -39,6 +44,8 @@ impl Default for Limits {
             max_tool_calls: None,
             stream_idle_timeout: Duration::from_secs(120),
             compact_at_bytes: 384 * 1024,
+            max_network_requests: 50,
+            max_artifact_bytes: 5 * MIB,
         }
     }
 }
@@ -72,6 +79,12 @@ impl Limits {
         }
         if let Some(v) = c.compact_at_bytes {
             self.compact_at_bytes = v;
+        }
+        if let Some(v) = c.max_network_requests {
+            self.max_network_requests = v;
+        }
+        if let Some(v) = c.max_artifact_bytes {
+            self.max_artifact_bytes = v;
         }
         if let Some(s) = c.stream_idle_timeout_seconds {
             self.stream_idle_timeout = Duration::from_secs(s);

@@ -166,6 +166,56 @@ fn answer_rules_op(policy: &PolicyEngine, events: &EventSink, op: Op) {
     events.send(Event::Rules { rules, removed });
 }
 
+/// Answers `/artifacts` and `/memory` (list, accept, dismiss) from the session's stores; a
+/// failed decision becomes a warning and the list is sent anyway, as it really is.
+fn answer_store_op(host: &Host, events: &EventSink, op: Op) {
+    match op {
+        Op::ListArtifacts => events.send(Event::Artifacts {
+            artifacts: host.artifacts(),
+        }),
+        Op::ListMemory | Op::ResolveMemory { .. } => {
+            let Some(store) = host.memory.as_ref() else {
+                events.send(Event::Warning {
+                    message: "memory is not enabled in this session ([memory] enabled = true \
+                              turns it on)"
+                        .into(),
+                });
+                return;
+            };
+            let mut resolved = None;
+            let mut file = None;
+            if let Op::ResolveMemory {
+                proposal_id,
+                accept,
+            } = op
+            {
+                match store.resolve(&proposal_id, accept) {
+                    Ok(p) => {
+                        resolved = Some(p.id);
+                        if accept {
+                            file = Some(store.memory_file().display().to_string());
+                        }
+                    }
+                    Err(e) => events.send(Event::Warning {
+                        message: format!("memory proposal {proposal_id}: {e}"),
+                    }),
+                }
+            }
+            match store.proposals() {
+                Ok(proposals) => events.send(Event::Memory {
+                    proposals,
+                    resolved,
+                    file,
+                }),
+                Err(e) => events.send(Event::Warning {
+                    message: e.to_string(),
+                }),
+            }
+        }
+        _ => {}
+    }
+}
+
 type PendingApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>>;
 
 struct Agent {
@@ -272,6 +322,9 @@ impl Agent {
                             Some(op @ (Op::ListRules | Op::RemoveRule { .. })) => {
                                 answer_rules_op(&turn_policy, &session_events, op);
                             }
+                            Some(op @ (Op::ListArtifacts | Op::ListMemory | Op::ResolveMemory { .. })) => {
+                                answer_store_op(&session_host, &session_events, op);
+                            }
                         },
                     }
                 }
@@ -293,6 +346,9 @@ impl Agent {
             }
             Op::ListRules | Op::RemoveRule { .. } => {
                 answer_rules_op(&self.policy, &self.events, op);
+            }
+            Op::ListArtifacts | Op::ListMemory | Op::ResolveMemory { .. } => {
+                answer_store_op(&self.host, &self.events, op);
             }
             Op::UserTurn { .. } | Op::Shutdown => {}
         }

@@ -10,6 +10,8 @@ pub enum ToolKind {
     Search,
     Edit,
     Execute,
+    /// Reaches the network (`web.fetch`): asks by default, once per URL.
+    Fetch,
     Think,
 }
 

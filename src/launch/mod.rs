@@ -163,11 +163,39 @@ impl Launch {
             path: state_dir.clone(),
             message: e.to_string(),
         })?;
-        Ok(Arc::new(Host::new(
+        let mut host = Host::new(
             self.workspace_handle.clone(),
-            state_dir,
+            state_dir.clone(),
             &self.shell_options(launcher),
-        )))
+        );
+        host.network =
+            crate::tools::web_fetch::NetworkBudget::new(self.limits.max_network_requests);
+        if self.memory_enabled() {
+            host.memory = Some(Arc::new(crate::tools::memory_propose::MemoryStore::new(
+                &state_dir,
+                self.memory_file(),
+            )));
+        }
+        Ok(Arc::new(host))
+    }
+
+    /// Whether `memory.propose` is offered and accepted notes reach the system prompt: `[memory]
+    /// enabled = true` in the user's config or `--config`, and no layer turning it off (the
+    /// project's layer comes with the repository, so it can only turn memory off).
+    pub fn memory_enabled(&self) -> bool {
+        let trusted_on = [&self.layers.user, &self.layers.explicit]
+            .into_iter()
+            .flatten()
+            .filter_map(|(_, c)| c.memory.enabled)
+            .last()
+            == Some(true);
+        let off = self.layers.iter().any(|c| c.memory.enabled == Some(false));
+        trusted_on && !off
+    }
+
+    /// The person's memory file (`$XDG_DATA_HOME/pablo/memory.md`).
+    pub fn memory_file(&self) -> PathBuf {
+        crate::tools::memory_propose::memory_file(&self.dirs.data)
     }
 
     /// `[options.shell]` merged over the layers, except the launcher, which is the one the policy
@@ -198,7 +226,8 @@ impl Launch {
             .layers
             .iter()
             .any(|l| l.options.filesystem.enabled == Some(false));
-        if !self.options.no_filesystem && !fs_disabled {
+        let filesystem = !self.options.no_filesystem && !fs_disabled;
+        if filesystem {
             crate::tools::register_filesystem(
                 &mut catalog,
                 &self.workspace_handle,
@@ -206,6 +235,18 @@ impl Launch {
             )
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         }
+        let (fetch, _) = crate::tools::web_fetch::FetchSettings::from_env();
+        crate::tools::register_catalog_tools(
+            &mut catalog,
+            filesystem.then_some(&self.workspace_handle),
+            &crate::tools::CatalogLimits {
+                max_network_requests: self.limits.max_network_requests,
+                max_artifact_bytes: self.limits.max_artifact_bytes,
+            },
+            fetch,
+            self.memory_enabled(),
+        )
+        .map_err(|e| LaunchError::Setup(e.to_string()))?;
         if !self.options.no_shell {
             crate::tools::register_shell(&mut catalog, &self.shell_options(launcher), env)
                 .map_err(|e| LaunchError::Setup(e.to_string()))?;
@@ -234,6 +275,9 @@ impl Launch {
             flags,
         )?;
         self.warnings.extend(engine.warnings().iter().cloned());
+        if let (_, Some(note)) = crate::tools::web_fetch::FetchSettings::from_env() {
+            self.warnings.push(note);
+        }
         Ok(Arc::new(engine))
     }
 
@@ -246,7 +290,18 @@ impl Launch {
                 context::MAX_PROJECT_INSTRUCTIONS
             ));
         }
-        context::system_prompt(&self.workspace, &project)
+        let mut prompt = context::system_prompt(&self.workspace, &project);
+        if self.memory_enabled()
+            && let Some(notes) = crate::tools::memory_propose::accepted_notes(&self.memory_file())
+        {
+            prompt.push_str(
+                "\n# Memory\n\nNotes the person accepted in earlier sessions (they wrote or \
+                 approved each one):\n\n",
+            );
+            prompt.push_str(&notes);
+            prompt.push('\n');
+        }
+        prompt
     }
 
     /// The session journals (`$XDG_DATA_HOME/pablo/sessions`).

@@ -14,6 +14,7 @@
 //! None of this contains a program once it runs: rules decide what may start.
 
 pub mod cli;
+pub mod fetch;
 pub mod judge;
 pub mod layers;
 pub mod paths;
@@ -84,6 +85,7 @@ pub struct PolicyEngine {
     resolver: Resolver,
     store: Option<RuleStore>,
     saved: RwLock<Saved>,
+    fetch: fetch::FetchPolicy,
 }
 
 #[derive(Debug, Default)]
@@ -145,6 +147,7 @@ impl PolicyEngine {
             resolver,
             store: None,
             saved: RwLock::new(Saved::default()),
+            fetch: fetch::FetchPolicy::default(),
         }
     }
 
@@ -175,6 +178,8 @@ impl PolicyEngine {
                 w.name, w.reason
             )
         }));
+        let fetch = fetch::FetchPolicy::build(layers, project_trusted);
+        compiled.warnings.extend(fetch.warnings.iter().cloned());
         let mut saved = Saved::default();
         let store = match RuleStore::for_workspace(dirs, workspace) {
             Ok(s) => {
@@ -194,6 +199,7 @@ impl PolicyEngine {
             resolver,
             store,
             saved: RwLock::new(saved),
+            fetch,
         })
     }
 
@@ -308,7 +314,7 @@ impl PolicyEngine {
     fn default_mode(kind: ToolKind) -> ToolMode {
         match kind {
             ToolKind::Read | ToolKind::Search | ToolKind::Think => ToolMode::Auto,
-            ToolKind::Edit | ToolKind::Execute => ToolMode::Ask,
+            ToolKind::Edit | ToolKind::Execute | ToolKind::Fetch => ToolMode::Ask,
         }
     }
 
@@ -406,7 +412,41 @@ impl PolicyEngine {
                 let explicit = explicit.or(Some((ToolMode::Auto, "builtin.session".into())));
                 self.by_tool_mode(tool, kind, explicit)
             }
-            Preview::Internal => self.by_tool_mode(tool, kind, explicit),
+            Preview::Fetch { host, url } => self.decide_fetch(tool, explicit, host, url),
+            Preview::Artifact { .. } | Preview::Internal => self.by_tool_mode(tool, kind, explicit),
+        }
+    }
+
+    /// A fetch runs unasked only for a host under `[options.fetch] allowed_domains` (and not
+    /// when the tool is set to `ask`); any other URL asks, each time, with no "allow always".
+    fn decide_fetch(
+        &self,
+        tool: &str,
+        explicit: Option<(ToolMode, String)>,
+        host: &str,
+        url: &str,
+    ) -> Verdict {
+        if let Some((ToolMode::Ask, id)) = &explicit {
+            return Verdict::ask(
+                id.clone(),
+                format!("{tool} is set to ask ({id}); fetching {url} needs approval"),
+            );
+        }
+        match self.fetch.allowing(host) {
+            Some((domain, file)) => {
+                let mut v = Verdict::allow(format!("fetch.allowed_domains.{domain}"));
+                v.reasons.push(format!(
+                    "{host} is under {domain}, an allowed domain ({file})"
+                ));
+                v
+            }
+            None => Verdict::ask(
+                "builtin.fetch.ask",
+                format!(
+                    "fetching {url} needs approval: {host} is not under [options.fetch] \
+                     allowed_domains"
+                ),
+            ),
         }
     }
 
@@ -478,6 +518,8 @@ impl PolicyEngine {
             Preview::FileChange(fc) => vec![SavedKind::Edit {
                 path: fc.path.clone(),
             }],
+            // Approving one URL is not approving a site: a fetch saves nothing.
+            Preview::Fetch { .. } => Vec::new(),
             _ => vec![SavedKind::Tool {
                 tool: tool.to_string(),
             }],

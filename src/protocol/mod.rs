@@ -41,6 +41,13 @@ pub enum Op {
     ListRules,
     /// Remove one saved approval by id (`/rules remove ID`); answered by [`Event::Rules`].
     RemoveRule { id: String },
+    /// List the artifacts this session wrote (`/artifacts`); answered by [`Event::Artifacts`].
+    ListArtifacts,
+    /// List this session's memory proposals (`/memory`); answered by [`Event::Memory`].
+    ListMemory,
+    /// The person's decision on a memory proposal: `accept` appends it to their memory file,
+    /// otherwise it is dismissed. Answered by [`Event::Memory`].
+    ResolveMemory { proposal_id: String, accept: bool },
     /// Stop the agent: cancels any running turn, kills background sessions, then closes.
     Shutdown,
 }
@@ -128,6 +135,14 @@ pub enum Preview {
         action: String,
         session_id: Option<String>,
     },
+    /// `web.fetch`: the one GET request that will be sent (redirects on the same host may follow).
+    Fetch {
+        url: String,
+        /// The host as it was parsed (lowercase; an IP address in its canonical spelling).
+        host: String,
+    },
+    /// `artifact.write`: a file in the session's artifact store (never the workspace).
+    Artifact { name: String, bytes: usize },
     /// Tools that touch nothing outside the session (`plan.update`).
     Internal,
 }
@@ -357,6 +372,35 @@ pub struct RuleSummary {
     pub allows: String,
 }
 
+/// One file of the session's artifact store, as front-ends list it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactSummary {
+    pub name: String,
+    /// Absolute path under the session's data directory (what a pager opens).
+    pub path: String,
+    pub bytes: u64,
+    /// The tool call that wrote it.
+    pub call_id: String,
+}
+
+/// Where a memory proposal stands. Only `accepted` text ever reaches a system prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryStatus {
+    Proposed,
+    Accepted,
+    Dismissed,
+}
+
+/// One memory proposal of this session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryProposal {
+    /// Stable id (`mem-…`), what `/memory accept ID` takes.
+    pub id: String,
+    pub text: String,
+    pub status: MemoryStatus,
+}
+
 /// What the agent tells front-ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -433,6 +477,18 @@ pub enum Event {
         rules: Vec<RuleSummary>,
         #[serde(default)]
         removed: Option<String>,
+    },
+    /// The artifacts of this session, answering [`Op::ListArtifacts`]. Live only.
+    Artifacts { artifacts: Vec<ArtifactSummary> },
+    /// The memory proposals of this session, answering [`Op::ListMemory`] and
+    /// [`Op::ResolveMemory`] (`resolved` names the proposal just decided). Live only.
+    Memory {
+        proposals: Vec<MemoryProposal>,
+        #[serde(default)]
+        resolved: Option<String>,
+        /// The memory file an accepted proposal was appended to.
+        #[serde(default)]
+        file: Option<String>,
     },
     /// Something non-fatal the person should know (a torn journal line, a truncated AGENTS.md).
     Warning { message: String },

@@ -28,6 +28,8 @@ pub fn is_journaled(event: &Event) -> bool {
             | Event::ToolTerminal { .. }
             | Event::SessionOutput { .. }
             | Event::Rules { .. }
+            | Event::Artifacts { .. }
+            | Event::Memory { .. }
     )
 }
 

@@ -4,17 +4,23 @@
 //! touches nothing) and a `commit` (which does exactly what the preview showed). The agent loop
 //! validates arguments against the schema before calling either, so tools may assume the shape.
 
+pub mod artifact_write;
+pub mod csv_analyze;
 pub mod editor;
+pub mod fetch_rules;
 pub mod fs_edit;
 pub mod fs_list;
 pub mod fs_read;
 pub mod fs_search;
 pub mod fs_write;
+pub mod html_text;
+pub mod memory_propose;
 pub mod plan;
 pub mod schema;
 pub mod shell_run;
 pub mod shell_session;
 pub mod shell_terminal;
+pub mod web_fetch;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -50,6 +56,10 @@ pub struct Host {
     pub sessions: crate::process::SessionManager,
     /// The front-end's buffers and terminals, when it offers them (an editor over ACP).
     pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
+    /// HTTP requests `web.fetch` has sent in this session, against `limits.max_network_requests`.
+    pub network: web_fetch::NetworkBudget,
+    /// This session's memory proposals, when `[memory] enabled = true`.
+    pub memory: Option<Arc<memory_propose::MemoryStore>>,
 }
 
 impl Host {
@@ -67,8 +77,47 @@ impl Host {
             state_dir,
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
             editor: None,
+            network: web_fetch::NetworkBudget::default(),
+            memory: None,
         }
     }
+
+    /// The artifacts this session has written (`artifact.write`), oldest first.
+    pub fn artifacts(&self) -> Vec<crate::protocol::ArtifactSummary> {
+        artifact_write::list(&self.state_dir)
+    }
+}
+
+/// Registers the rest of the catalog: `csv.analyze` (with the file tools' workspace),
+/// `artifact.write`, `web.fetch` unless the session may send no request, and `memory.propose`
+/// only when memory is on.
+pub fn register_catalog_tools(
+    catalog: &mut Catalog,
+    workspace: Option<&Arc<crate::workspace::Workspace>>,
+    limits: &CatalogLimits,
+    fetch: web_fetch::FetchSettings,
+    memory: bool,
+) -> Result<(), schema::SchemaError> {
+    if let Some(ws) = workspace {
+        catalog.register(Arc::new(csv_analyze::CsvAnalyze::new(ws.clone())))?;
+    }
+    catalog.register(Arc::new(artifact_write::ArtifactWrite::new(
+        limits.max_artifact_bytes,
+    )))?;
+    if limits.max_network_requests > 0 {
+        catalog.register(Arc::new(web_fetch::WebFetch::new(fetch)))?;
+    }
+    if memory {
+        catalog.register(Arc::new(memory_propose::MemoryPropose))?;
+    }
+    Ok(())
+}
+
+/// The task limits the catalog tools are built with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CatalogLimits {
+    pub max_network_requests: u64,
+    pub max_artifact_bytes: usize,
 }
 
 /// Registers `shell.run` and `shell.session` unless `[options.shell] enabled = false`.

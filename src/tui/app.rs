@@ -76,12 +76,17 @@ pub struct AgentLink {
     pub events: mpsc::UnboundedReceiver<Event>,
 }
 
+/// Hands the terminal to a pager on a file and takes it back; `Err` says why it failed.
+pub type Pager = Box<dyn FnMut(&str) -> Result<(), String> + Send>;
+
 /// Extra inputs of the loop.
 pub struct LoopInputs {
     /// Resolves when the process is asked to stop (SIGTERM, SIGHUP).
     pub terminate: Pin<Box<dyn Future<Output = ()> + Send>>,
     /// Workspace files for `@path` completion, listed in the background.
     pub files: Option<oneshot::Receiver<Vec<String>>>,
+    /// Opens an artifact in `$PAGER` (the real terminal's; tests may record the path).
+    pub pager: Option<Pager>,
 }
 
 impl Default for LoopInputs {
@@ -89,6 +94,7 @@ impl Default for LoopInputs {
         Self {
             terminate: Box::pin(futures::future::pending()),
             files: None,
+            pager: None,
         }
     }
 }
@@ -271,10 +277,28 @@ where
         for op in state.outbox.drain(..) {
             let _ = link.ops.send(op);
         }
-        for effect in state.effects.drain(..) {
+        let effects: Vec<Effect> = state.effects.drain(..).collect();
+        for effect in effects {
             match effect {
                 Effect::Bell => terminal.backend_mut().bell(),
                 Effect::MouseCapture(on) => terminal.backend_mut().set_mouse_capture(on),
+                Effect::OpenPager(path) => {
+                    let result = match extra.pager.as_mut() {
+                        Some(open) => open(&path),
+                        None => Err("no pager can run here".to_string()),
+                    };
+                    // The pager drew over the screen: the next frame repaints every cell.
+                    if let Ok(size) = terminal.size() {
+                        let _ = terminal.resize(Rect::new(0, 0, size.width, size.height));
+                    }
+                    terminal
+                        .backend_mut()
+                        .set_mouse_capture(state.mouse_capture);
+                    if let Err(e) = result {
+                        state.warn(format!("cannot open {path}: {e}"));
+                    }
+                    dirty = true;
+                }
             }
         }
     }

@@ -11,6 +11,8 @@ pub enum CommandId {
     Ps,
     Kill,
     Rules,
+    Artifacts,
+    Memory,
     Model,
     Clear,
     Quit,
@@ -66,6 +68,18 @@ pub static COMMANDS: &[SlashCommand] = &[
         args: "",
         help: "saved \"allow always\" rules (/rules remove ID)",
         id: CommandId::Rules,
+    },
+    SlashCommand {
+        name: "artifacts",
+        args: "",
+        help: "files the model saved this session (enter opens one in $PAGER)",
+        id: CommandId::Artifacts,
+    },
+    SlashCommand {
+        name: "memory",
+        args: "",
+        help: "memory proposals: accept or dismiss (/memory accept|dismiss ID)",
+        id: CommandId::Memory,
     },
     SlashCommand {
         name: "model",
@@ -127,4 +141,5 @@ pub static KEYS: &[(&str, &str)] = &[
         "approval of an edit: toggle a hunk, previous / next hunk",
     ),
     ("f", "approval: full-screen diff"),
+    ("a / d", "/memory: accept / dismiss the selected proposal"),
 ];

@@ -9,7 +9,9 @@ use ratatui::text::{Line, Span};
 use super::diff::{HunkMarks, render_hunks};
 use super::text::wrap_line;
 use super::theme;
-use crate::protocol::{ApprovalAnswer, Decision, Preview, Verdict};
+use crate::protocol::{
+    ApprovalAnswer, ArtifactSummary, Decision, MemoryProposal, MemoryStatus, Preview, Verdict,
+};
 
 /// What a layer asks the app to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +33,13 @@ pub enum Intent {
     Close,
     /// Leave the TUI and resume this saved session.
     Resume(String),
+    /// Open this artifact file in `$PAGER`.
+    OpenArtifact(String),
+    /// Accept or dismiss a memory proposal.
+    ResolveMemory {
+        id: String,
+        accept: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -38,6 +47,8 @@ pub enum Layer {
     Approval(Box<ApprovalView>),
     Sessions(SessionsView),
     Resume(ResumeView),
+    Artifacts(ArtifactsView),
+    Memory(MemoryView),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,6 +221,7 @@ impl ApprovalView {
             }
             Preview::Command(c) if c.background => " Start this background command? ".to_string(),
             Preview::Command(_) => " Run this command? ".to_string(),
+            Preview::Fetch { host, .. } => format!(" Fetch from {host}? "),
             _ => format!(" Allow {}? ", self.tool),
         }
     }
@@ -309,6 +321,25 @@ impl ApprovalView {
                     "{action} {}",
                     session_id.clone().unwrap_or_default()
                 )),
+            ])),
+            Preview::Fetch { url, host } => {
+                let l = Line::from(vec![
+                    Span::styled("GET ", theme::bold()),
+                    Span::styled(url.clone(), theme::inline_code()),
+                ]);
+                wrap_line(&l, width, 4, &mut out);
+                out.push(Line::from(Span::styled(
+                    format!("  host {host}; its addresses are checked again before connecting"),
+                    theme::dim(),
+                )));
+            }
+            Preview::Artifact { name, bytes } => out.push(Line::from(vec![
+                Span::styled(format!("{} ", self.tool), theme::bold()),
+                Span::raw(format!("{name}  ")),
+                Span::styled(
+                    format!("{bytes} bytes, stored with the session"),
+                    theme::dim(),
+                ),
             ])),
             Preview::Internal => out.push(Line::from(vec![
                 Span::styled(format!("{} ", self.tool), theme::bold()),
@@ -499,6 +530,66 @@ impl ResumeView {
             KeyCode::Enter => match self.rows.get(self.selected) {
                 Some(info) => Intent::Resume(info.id.clone()),
                 None => Intent::Close,
+            },
+            _ => Intent::None,
+        }
+    }
+}
+
+/// The `/artifacts` picker: the files this session saved, opened in `$PAGER`.
+#[derive(Debug, Default)]
+pub struct ArtifactsView {
+    pub rows: Vec<ArtifactSummary>,
+    pub selected: usize,
+}
+
+impl ArtifactsView {
+    pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => Intent::Close,
+            KeyCode::Down | KeyCode::Char('j') if !self.rows.is_empty() => {
+                self.selected = (self.selected + 1).min(self.rows.len() - 1);
+                Intent::None
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.selected = self.selected.saturating_sub(1);
+                Intent::None
+            }
+            KeyCode::Enter => match self.rows.get(self.selected) {
+                Some(a) => Intent::OpenArtifact(a.path.clone()),
+                None => Intent::Close,
+            },
+            _ => Intent::None,
+        }
+    }
+}
+
+/// The `/memory` list: this session's proposals; the person accepts or dismisses each.
+#[derive(Debug, Default)]
+pub struct MemoryView {
+    pub rows: Vec<MemoryProposal>,
+    pub selected: usize,
+}
+
+impl MemoryView {
+    pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+        let pending = |p: &MemoryProposal| p.status == MemoryStatus::Proposed;
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => Intent::Close,
+            KeyCode::Down | KeyCode::Char('j') if !self.rows.is_empty() => {
+                self.selected = (self.selected + 1).min(self.rows.len() - 1);
+                Intent::None
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.selected = self.selected.saturating_sub(1);
+                Intent::None
+            }
+            KeyCode::Char(c @ ('a' | 'd')) => match self.rows.get(self.selected) {
+                Some(p) if pending(p) => Intent::ResolveMemory {
+                    id: p.id.clone(),
+                    accept: c == 'a',
+                },
+                _ => Intent::None,
             },
             _ => Intent::None,
         }

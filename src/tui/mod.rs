@@ -165,10 +165,11 @@ async fn run_with_agent(
         let _ = files_tx.send(list_files(&root, 20_000));
     });
     let (mut terminal, guard) = term::enter()?;
-    let input = ratatui::crossterm::event::EventStream::new();
+    let (input, pause) = term::SharedInput::new();
     let extra = app::LoopInputs {
         terminate: Box::pin(term::termination()),
         files: Some(files_rx),
+        pager: Some(term::pager(pause)),
     };
     let result = app::run_loop(
         &mut terminal,

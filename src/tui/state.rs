@@ -13,20 +13,24 @@ use ratatui::text::{Line, Span};
 use super::cells::{CellKind, NoticeLevel, ToolCell, ToolStatus};
 use super::commands::{self, CommandId};
 use super::composer::{Composer, ComposerAction};
-use super::layers::{ApprovalView, Intent, Layer, ResumeView, SessionsView};
+use super::layers::{
+    ApprovalView, ArtifactsView, Intent, Layer, MemoryView, ResumeView, SessionsView,
+};
 use super::text::Output;
 use super::theme;
 use super::transcript::Transcript;
 use crate::protocol::{
-    ApprovalAnswer, Event, Op, PlanItem, PlanStatus, Preview, RuleSummary, SessionSummary,
-    StopReason, ToolOutcome, Usage,
+    ApprovalAnswer, ArtifactSummary, Event, MemoryProposal, MemoryStatus, Op, PlanItem, PlanStatus,
+    Preview, RuleSummary, SessionSummary, StopReason, ToolOutcome, Usage,
 };
 
 /// Side effects on the terminal that only the loop can perform.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
     Bell,
     MouseCapture(bool),
+    /// Hand the terminal to `$PAGER` on this file, then take it back.
+    OpenPager(String),
 }
 
 /// Facts for the status line.
@@ -120,6 +124,11 @@ impl AppState {
             *streaming = false;
             cell.touch();
         }
+    }
+
+    /// A warning in the transcript, for what the loop itself could not do.
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.notice(NoticeLevel::Warning, text);
     }
 
     fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {
@@ -269,7 +278,36 @@ impl AppState {
                     {
                         t.summary = format!("{done}/{total} done");
                     }
+                    let data = match &result {
+                        ToolOutcome::Ok { data, .. } => Some(data.clone()),
+                        ToolOutcome::Err { .. } => None,
+                    };
+                    let tool = t.tool.clone();
+                    if tool == "artifact.write"
+                        && let Some(d) = &data
+                    {
+                        t.summary = format!(
+                            "saved {} ({} bytes)",
+                            d.get("name").and_then(serde_json::Value::as_str).unwrap_or("?"),
+                            d.get("bytes").and_then(serde_json::Value::as_u64).unwrap_or(0)
+                        );
+                    }
                     t.result = Some(result);
+                    if tool == "artifact.write" && data.is_some() {
+                        self.hint = Some("/artifacts lists the saved files and opens one".into());
+                    }
+                    if tool == "memory.propose"
+                        && let Some(id) = data
+                            .as_ref()
+                            .and_then(|d| d.get("proposal_id"))
+                            .and_then(serde_json::Value::as_str)
+                    {
+                        let text = format!(
+                            "the model proposed a memory ({id}); it stays inactive unless you \
+                             accept it: /memory to review"
+                        );
+                        self.notice(NoticeLevel::Info, text);
+                    }
                 }
             }
             Event::PlanUpdate { explanation, items } => {
@@ -311,6 +349,12 @@ impl AppState {
                 self.sessions = sessions;
             }
             Event::Rules { rules, removed } => self.show_rules(&rules, removed.as_deref()),
+            Event::Artifacts { artifacts } => self.open_artifacts(artifacts),
+            Event::Memory {
+                proposals,
+                resolved,
+                file,
+            } => self.show_memory(proposals, resolved, file),
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
             Event::Error { code, message } => {
                 self.notice(NoticeLevel::Error, format!("{code}: {message}"));
@@ -350,7 +394,7 @@ impl AppState {
             .position(|l| matches!(l, Layer::Approval(a) if a.call_id == call_id))?;
         match self.layers.remove(pos) {
             Layer::Approval(a) => Some(*a),
-            Layer::Sessions(_) | Layer::Resume(_) => None,
+            Layer::Sessions(_) | Layer::Resume(_) | Layer::Artifacts(_) | Layer::Memory(_) => None,
         }
     }
 
@@ -375,6 +419,11 @@ impl AppState {
             Intent::Close => {
                 self.layers.pop();
             }
+            Intent::OpenArtifact(path) => self.effects.push(Effect::OpenPager(path)),
+            Intent::ResolveMemory { id, accept } => self.outbox.push(Op::ResolveMemory {
+                proposal_id: id,
+                accept,
+            }),
             Intent::Resume(id) => {
                 self.layers.pop();
                 // Picking the session already open just closes the picker.
@@ -434,6 +483,8 @@ impl AppState {
                 Layer::Approval(a) => a.handle_key(key, width),
                 Layer::Sessions(s) => s.handle_key(key, &ids),
                 Layer::Resume(r) => r.handle_key(key),
+                Layer::Artifacts(a) => a.handle_key(key),
+                Layer::Memory(m) => m.handle_key(key),
             };
             return self.run_intent(intent);
         }
@@ -463,7 +514,7 @@ impl AppState {
                     i.push_str(text);
                 }
             }
-            Some(Layer::Resume(_)) => {}
+            Some(Layer::Resume(_) | Layer::Artifacts(_) | Layer::Memory(_)) => {}
             None => self.composer.insert_str(text),
         }
     }
@@ -499,6 +550,49 @@ impl AppState {
         self.layers.retain(|l| !matches!(l, Layer::Resume(_)));
         self.layers
             .push(Layer::Resume(ResumeView { rows, selected: 0 }));
+    }
+
+    /// Opens (or refreshes) the `/artifacts` picker.
+    fn open_artifacts(&mut self, rows: Vec<ArtifactSummary>) {
+        for l in &mut self.layers {
+            if let Layer::Artifacts(v) = l {
+                v.selected = v.selected.min(rows.len().saturating_sub(1));
+                v.rows = rows;
+                return;
+            }
+        }
+        self.layers
+            .push(Layer::Artifacts(ArtifactsView { rows, selected: 0 }));
+    }
+
+    /// Opens (or refreshes) the `/memory` list, and says what a decision did.
+    fn show_memory(
+        &mut self,
+        rows: Vec<MemoryProposal>,
+        resolved: Option<String>,
+        file: Option<String>,
+    ) {
+        if let Some(id) = resolved {
+            let accepted = rows
+                .iter()
+                .any(|p| p.id == id && p.status == MemoryStatus::Accepted);
+            let text = match (accepted, file) {
+                (true, Some(f)) => {
+                    format!("accepted {id}: appended to {f}; later sessions will read it")
+                }
+                _ => format!("dismissed {id}; it will not be used"),
+            };
+            self.notice(NoticeLevel::Info, text);
+        }
+        for l in &mut self.layers {
+            if let Layer::Memory(v) = l {
+                v.selected = v.selected.min(rows.len().saturating_sub(1));
+                v.rows = rows;
+                return;
+            }
+        }
+        self.layers
+            .push(Layer::Memory(MemoryView { rows, selected: 0 }));
     }
 
     fn open_sessions(&mut self) {
@@ -620,6 +714,18 @@ impl AppState {
                 _ => self.notice(
                     NoticeLevel::Error,
                     "usage: /rules, or /rules remove ID (the ids are listed by /rules)",
+                ),
+            },
+            CommandId::Artifacts => self.outbox.push(Op::ListArtifacts),
+            CommandId::Memory => match args {
+                [] | ["list"] => self.outbox.push(Op::ListMemory),
+                [verb @ ("accept" | "dismiss"), id] => self.outbox.push(Op::ResolveMemory {
+                    proposal_id: (*id).to_string(),
+                    accept: *verb == "accept",
+                }),
+                _ => self.notice(
+                    NoticeLevel::Error,
+                    "usage: /memory, or /memory accept ID, or /memory dismiss ID",
                 ),
             },
             CommandId::Model => {

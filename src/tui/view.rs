@@ -9,11 +9,11 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
-use super::layers::{ApprovalView, Layer, ResumeView, SessionsView};
+use super::layers::{ApprovalView, ArtifactsView, Layer, MemoryView, ResumeView, SessionsView};
 use super::state::AppState;
 use super::text::{truncate, wrap_line};
 use super::theme;
-use crate::protocol::PlanStatus;
+use crate::protocol::{MemoryStatus, PlanStatus};
 
 /// Terminals at least this wide get the side panel.
 pub const WIDE: u16 = 100;
@@ -164,6 +164,8 @@ impl Widget for &AppState {
                 }
                 Layer::Sessions(s) => draw_sessions(self, s, a.main, buf),
                 Layer::Resume(r) => draw_resume(self, r, a.main, buf),
+                Layer::Artifacts(v) => draw_artifacts(v, a.main, buf),
+                Layer::Memory(v) => draw_memory(v, a.main, buf),
             }
         }
     }
@@ -667,4 +669,122 @@ fn draw_resume(state: &AppState, r: &ResumeView, main: Rect, buf: &mut Buffer) {
     if inner.height > 0 {
         buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
     }
+}
+
+/// A bordered list box over the main area: title, rows (the selected one kept in view), footer.
+fn draw_list(
+    title: &str,
+    rows: Vec<Line<'static>>,
+    selected: usize,
+    empty: &str,
+    footer: Line<'static>,
+    main: Rect,
+    buf: &mut Buffer,
+) {
+    Clear.render(main, buf);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme::accent())
+        .title(Span::styled(format!(" {title} "), theme::accent()));
+    let inner = block.inner(main);
+    block.render(main, buf);
+    let inner = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    );
+    let body_h = inner.height.saturating_sub(1) as usize;
+    let lines: Vec<Line<'static>> = if rows.is_empty() {
+        vec![Line::from(Span::styled(empty.to_string(), theme::dim()))]
+    } else {
+        let skip = selected.saturating_sub(body_h.saturating_sub(1));
+        rows.into_iter().skip(skip).take(body_h).collect()
+    };
+    for (i, l) in lines.iter().take(body_h).enumerate() {
+        buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
+    }
+    if inner.height > 0 {
+        buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
+    }
+}
+
+fn marker(selected: bool) -> (Span<'static>, Style) {
+    let style = if selected {
+        theme::selected()
+    } else {
+        Style::default()
+    };
+    (
+        Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
+        style,
+    )
+}
+
+fn draw_artifacts(v: &ArtifactsView, main: Rect, buf: &mut Buffer) {
+    let rows = v
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let (mark, style) = marker(i == v.selected);
+            Line::from(vec![
+                mark,
+                Span::styled(format!("{:<32}", a.name), style),
+                Span::styled(format!(" {:>10} bytes  ", a.bytes), theme::dim()),
+                Span::styled(a.path.clone(), theme::dim()),
+            ])
+        })
+        .collect();
+    let footer = keys_line(&[
+        ("↑↓", "select"),
+        ("enter", "open in $PAGER"),
+        ("esc", "close"),
+    ]);
+    draw_list(
+        "Artifacts of this session",
+        rows,
+        v.selected,
+        "no artifacts yet (the model saves them with write_artifact)",
+        footer,
+        main,
+        buf,
+    );
+}
+
+fn draw_memory(v: &MemoryView, main: Rect, buf: &mut Buffer) {
+    let rows = v
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let (mark, style) = marker(i == v.selected);
+            let (word, wstyle) = match p.status {
+                MemoryStatus::Proposed => ("proposed ", theme::warn()),
+                MemoryStatus::Accepted => ("accepted ", theme::ok()),
+                MemoryStatus::Dismissed => ("dismissed", theme::dim()),
+            };
+            Line::from(vec![
+                mark,
+                Span::styled(format!("{:<7}", p.id), theme::key()),
+                Span::styled(format!("{word}  "), wstyle),
+                Span::styled(p.text.replace('\n', " "), style),
+            ])
+        })
+        .collect();
+    let footer = keys_line(&[
+        ("↑↓", "select"),
+        ("a", "accept"),
+        ("d", "dismiss"),
+        ("esc", "close"),
+    ]);
+    draw_list(
+        "Memory proposals (inactive until you accept one)",
+        rows,
+        v.selected,
+        "no memory proposals in this session",
+        footer,
+        main,
+        buf,
+    );
 }

@@ -545,6 +545,26 @@ impl Workspace {
         read_verified(rel, fd, &st, self.options.max_file_bytes)
     }
 
+    /// [`Workspace::read_file`] under a tool's own size limit as well (`csv.analyze` reads at
+    /// most 10 MiB): the smaller of the two limits applies, checked before a byte is read.
+    pub fn read_file_capped(&self, rel: &RelPath, limit: u64) -> Result<FileBytes, WorkspaceError> {
+        let st = self.probe_regular(rel)?;
+        let limit = self.options.max_file_bytes.map_or(limit, |l| l.min(limit));
+        if st.st_size as u64 > limit {
+            return Err(WorkspaceError::FileTooLarge {
+                path: rel.to_string(),
+                size: st.st_size as u64,
+                limit,
+            });
+        }
+        let fd = self.open_beneath(
+            rel,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
+            Mode::empty(),
+        )?;
+        read_verified(rel, fd, &st, Some(limit))
+    }
+
     /// Reads a whole text file: refused when it holds a NUL byte or is not UTF-8.
     pub fn read_text(&self, rel: &RelPath) -> Result<(String, FileBytes), WorkspaceError> {
         let file = self.read_file(rel)?;

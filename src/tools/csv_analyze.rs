@@ -1,0 +1,947 @@
+//! `csv.analyze` (provider name `analyze_csv`): exact statistics of a delimited file.
+//!
+//! A model that reads a table and adds numbers up in its head gets them wrong; this tool parses
+//! the file (RFC 4180 through the `csv` crate: quoted fields, doubled quotes, delimiters and line
+//! breaks inside quotes, CRLF or LF) and computes every figure, so a report can quote numbers
+//! that were computed rather than guessed. The file is read through the workspace handle, with the
+//! same path rules as `fs.read`, and at most 10 MiB, 200,000 rows and 200 columns of it.
+//!
+//! Per column: its type, how many values and missing (empty) cells, how many distinct values.
+//! A column is numeric only when every non-empty value is a number; then min, max, sum, mean,
+//! median, quartiles (linear interpolation between closest ranks, as R's type 7 and NumPy's
+//! default) and the sample standard deviation (n − 1). Boolean columns get counts, ISO-date
+//! columns their first and last date, text columns their most frequent values. A column that is
+//! mostly numbers with a few other values is reported as text, with a warning naming examples,
+//! because silently dropping the odd values would make every figure wrong.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, blocking, parse_args};
+use crate::core::{Coded, ToolFailure, ToolKind};
+use crate::protocol::Preview;
+use crate::workspace::Workspace;
+
+pub const MAX_BYTES: u64 = 10 * 1024 * 1024;
+pub const MAX_ROWS: usize = 200_000;
+pub const MAX_COLUMNS: usize = 200;
+/// Most frequent values listed for a text column.
+pub const TOP_VALUES: usize = 5;
+/// Non-numeric values named in a mostly-numeric column's warning.
+const EXAMPLES: usize = 3;
+/// Candidate delimiters, in order of preference on a tie.
+pub const DELIMITERS: [u8; 4] = [b',', b';', b'\t', b'|'];
+/// How much of the file delimiter detection looks at.
+const SNIFF_BYTES: usize = 64 * 1024;
+const SNIFF_RECORDS: usize = 20;
+
+/// Why a file could not be analyzed.
+#[derive(Debug, thiserror::Error)]
+pub enum CsvError {
+    #[error("{path}: {rows} data rows or more, over the limit of {limit}")]
+    TooManyRows {
+        path: String,
+        rows: usize,
+        limit: usize,
+    },
+    #[error("{path}: {columns} columns, over the limit of {limit}")]
+    TooManyColumns {
+        path: String,
+        columns: usize,
+        limit: usize,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+    #[error("{path}: the file is empty (no header row)")]
+    Empty { path: String },
+    #[error(
+        "{path}: {extension:?} files are not analyzed; use a .csv, .tsv or delimited .txt file"
+    )]
+    Format { path: String, extension: String },
+}
+
+impl Coded for CsvError {
+    fn code(&self) -> &'static str {
+        match self {
+            CsvError::TooManyRows { .. } => "too_many_rows",
+            CsvError::TooManyColumns { .. } => "too_many_columns",
+            CsvError::Invalid { .. } => "csv_invalid",
+            CsvError::Empty { .. } => "csv_empty",
+            CsvError::Format { .. } => "unsupported_format",
+        }
+    }
+}
+
+/// How to read the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsvOptions {
+    /// `None`: detect among `, ; tab |`.
+    pub delimiter: Option<u8>,
+    pub has_header: bool,
+}
+
+impl Default for CsvOptions {
+    fn default() -> Self {
+        Self {
+            delimiter: None,
+            has_header: true,
+        }
+    }
+}
+
+/// The figures of one column. Fields that do not apply to its type are absent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnStats {
+    pub name: String,
+    pub index: usize,
+    /// `numeric`, `boolean`, `date`, `text` or `empty`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Non-empty cells.
+    pub values: u64,
+    /// Empty (or blank) cells.
+    pub missing: u64,
+    /// Distinct non-empty values, compared as text after trimming.
+    pub distinct: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sum: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q1: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q3: Option<f64>,
+    /// Sample standard deviation (n − 1); absent with fewer than two values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stddev: Option<f64>,
+    #[serde(rename = "true", skip_serializing_if = "Option::is_none")]
+    pub true_count: Option<u64>,
+    #[serde(rename = "false", skip_serializing_if = "Option::is_none")]
+    pub false_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top: Option<Vec<TopValue>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopValue {
+    pub value: String,
+    pub count: u64,
+}
+
+/// The whole result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// The delimiter used, as text (`","`, `";"`, `"\t"`, `"|"`).
+    pub delimiter: String,
+    pub delimiter_detected: bool,
+    pub has_header: bool,
+    /// Data rows (the header not counted).
+    pub rows: u64,
+    pub columns: Vec<ColumnStats>,
+    pub warnings: Vec<String>,
+}
+
+/// Picks the delimiter whose first records agree on a field count above one, preferring more
+/// fields, then the order of [`DELIMITERS`]. Quotes are honoured (a comma inside a quoted field
+/// is not a separator). Falls back to `,`.
+pub fn detect_delimiter(bytes: &[u8]) -> u8 {
+    let cut = bytes.len() > SNIFF_BYTES;
+    let sample = &bytes[..bytes.len().min(SNIFF_BYTES)];
+    let mut best: Option<(usize, u8)> = None;
+    for &d in &DELIMITERS {
+        let mut reader = csv::ReaderBuilder::new()
+            .delimiter(d)
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(sample);
+        let mut counts = Vec::new();
+        let mut record = csv::ByteRecord::new();
+        while counts.len() < SNIFF_RECORDS + 1 {
+            match reader.read_byte_record(&mut record) {
+                Ok(true) => counts.push(record.len()),
+                _ => break,
+            }
+        }
+        // The last record of a cut sample may be cut itself.
+        if cut && counts.len() > 1 {
+            counts.pop();
+        }
+        counts.truncate(SNIFF_RECORDS);
+        let Some(&first) = counts.first() else {
+            continue;
+        };
+        if first > 1 && counts.iter().all(|&c| c == first) && best.is_none_or(|(n, _)| first > n) {
+            best = Some((first, d));
+        }
+    }
+    best.map_or(b',', |(_, d)| d)
+}
+
+/// What a cell is, as far as typing goes.
+fn parse_number(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let mut digits = i - int_start;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        let frac_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        digits += i - frac_start;
+    }
+    if digits == 0 {
+        return None;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        let exp_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == exp_start {
+            return None;
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    if s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("yes") {
+        Some(true)
+    } else if s.eq_ignore_ascii_case("false") || s.eq_ignore_ascii_case("no") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// An ISO 8601 calendar date (`2024-03-01`) or date-time (`2024-03-01T12:30`, seconds,
+/// fractions, `Z` or `±HH:MM` optional; a space may stand for the `T`), as nanoseconds since the
+/// epoch for ordering. A date-time without an offset is ordered as if it were UTC.
+pub fn parse_iso_date(s: &str) -> Option<i128> {
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        let part = b.get(r)?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        std::str::from_utf8(part).ok()?.parse().ok()
+    };
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let year = i32::try_from(num(0..4)?).ok()?;
+    let month = time::Month::try_from(u8::try_from(num(5..7)?).ok()?).ok()?;
+    let day = u8::try_from(num(8..10)?).ok()?;
+    let date = time::Date::from_calendar_date(year, month, day).ok()?;
+    if b.len() == 10 {
+        return Some(date.midnight().assume_utc().unix_timestamp_nanos());
+    }
+    if !(b[10] == b'T' || b[10] == b' ') || b.len() < 16 || b[13] != b':' {
+        return None;
+    }
+    let hour = u8::try_from(num(11..13)?).ok()?;
+    let minute = u8::try_from(num(14..16)?).ok()?;
+    let mut i = 16;
+    let mut second = 0u8;
+    let mut nanos = 0u32;
+    if b.get(i) == Some(&b':') {
+        second = u8::try_from(num(i + 1..i + 3)?).ok()?;
+        i += 3;
+        if b.get(i) == Some(&b'.') || b.get(i) == Some(&b',') {
+            let start = i + 1;
+            i = start;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            let frac = b.get(start..i)?;
+            if frac.is_empty() {
+                return None;
+            }
+            let mut n: u32 = 0;
+            for (k, d) in frac.iter().take(9).enumerate() {
+                n += u32::from(d - b'0') * 10u32.pow(8 - k as u32);
+            }
+            nanos = n;
+        }
+    }
+    let time = time::Time::from_hms_nano(hour, minute, second, nanos).ok()?;
+    let local = time::PrimitiveDateTime::new(date, time);
+    let offset = match b.get(i..) {
+        Some([]) => time::UtcOffset::UTC,
+        Some([b'Z' | b'z']) => time::UtcOffset::UTC,
+        Some([sign @ (b'+' | b'-'), rest @ ..]) => {
+            let (h, m) = match rest {
+                [h1, h2, b':', m1, m2] | [h1, h2, m1, m2] => {
+                    let d = |x: &u8| x.is_ascii_digit().then(|| i8::try_from(x - b'0').ok())?;
+                    (d(h1)? * 10 + d(h2)?, d(m1)? * 10 + d(m2)?)
+                }
+                [h1, h2] => {
+                    let d = |x: &u8| x.is_ascii_digit().then(|| i8::try_from(x - b'0').ok())?;
+                    (d(h1)? * 10 + d(h2)?, 0)
+                }
+                _ => return None,
+            };
+            let (h, m) = if *sign == b'-' { (-h, -m) } else { (h, m) };
+            time::UtcOffset::from_hms(h, m, 0).ok()?
+        }
+        _ => return None,
+    };
+    Some(local.assume_offset(offset).unix_timestamp_nanos())
+}
+
+/// Running figures of one column.
+#[derive(Default)]
+struct Column {
+    missing: u64,
+    values: u64,
+    numbers: Vec<f64>,
+    /// Non-numeric values seen (distinct, first few), for the mostly-numeric warning.
+    not_numbers: Vec<String>,
+    not_number_count: u64,
+    all_bool: bool,
+    trues: u64,
+    falses: u64,
+    all_date: bool,
+    first: Option<(i128, String)>,
+    last: Option<(i128, String)>,
+    distinct: HashMap<Box<str>, u64>,
+}
+
+impl Column {
+    fn new() -> Self {
+        Self {
+            all_bool: true,
+            all_date: true,
+            ..Self::default()
+        }
+    }
+
+    fn add(&mut self, raw: &str) {
+        let v = raw.trim();
+        if v.is_empty() {
+            self.missing += 1;
+            return;
+        }
+        self.values += 1;
+        match self.distinct.get_mut(v) {
+            Some(n) => *n += 1,
+            None => {
+                self.distinct.insert(v.into(), 1);
+            }
+        }
+        match parse_number(v) {
+            Some(x) => {
+                if self.not_number_count == 0 {
+                    self.numbers.push(x);
+                }
+            }
+            None => {
+                if self.not_number_count == 0 {
+                    // From now on only the count of numbers matters.
+                    self.numbers.shrink_to_fit();
+                }
+                self.not_number_count += 1;
+                if self.not_numbers.len() < EXAMPLES && !self.not_numbers.iter().any(|e| e == v) {
+                    self.not_numbers.push(v.to_string());
+                }
+            }
+        }
+        if self.all_bool {
+            match parse_bool(v) {
+                Some(true) => self.trues += 1,
+                Some(false) => self.falses += 1,
+                None => self.all_bool = false,
+            }
+        }
+        if self.all_date {
+            match parse_iso_date(v) {
+                Some(key) => {
+                    if self.first.as_ref().is_none_or(|(k, _)| key < *k) {
+                        self.first = Some((key, v.to_string()));
+                    }
+                    if self.last.as_ref().is_none_or(|(k, _)| key > *k) {
+                        self.last = Some((key, v.to_string()));
+                    }
+                }
+                None => self.all_date = false,
+            }
+        }
+    }
+
+    fn finish(mut self, name: String, index: usize, warnings: &mut Vec<String>) -> ColumnStats {
+        let mut s = ColumnStats {
+            name,
+            index,
+            kind: String::new(),
+            values: self.values,
+            missing: self.missing,
+            distinct: self.distinct.len() as u64,
+            min: None,
+            max: None,
+            sum: None,
+            mean: None,
+            median: None,
+            q1: None,
+            q3: None,
+            stddev: None,
+            true_count: None,
+            false_count: None,
+            first: None,
+            last: None,
+            top: None,
+        };
+        let numeric_count = self.values - self.not_number_count;
+        if self.values == 0 {
+            s.kind = "empty".into();
+        } else if self.not_number_count == 0 {
+            s.kind = "numeric".into();
+            fill_numeric(&mut s, &mut self.numbers);
+        } else if self.all_bool {
+            s.kind = "boolean".into();
+            s.true_count = Some(self.trues);
+            s.false_count = Some(self.falses);
+        } else if self.all_date {
+            s.kind = "date".into();
+            s.first = self.first.map(|(_, v)| v);
+            s.last = self.last.map(|(_, v)| v);
+        } else {
+            s.kind = "text".into();
+            if numeric_count * 2 > self.values {
+                let examples: Vec<String> =
+                    self.not_numbers.iter().map(|e| format!("{e:?}")).collect();
+                warnings.push(format!(
+                    "column {:?} is mostly numeric ({numeric_count} of {} values are numbers) but \
+                     {} are not, e.g. {}; it is reported as text and no numeric statistics are \
+                     given",
+                    s.name,
+                    self.values,
+                    self.not_number_count,
+                    examples.join(", ")
+                ));
+            }
+        }
+        if s.kind == "text" {
+            let mut all: Vec<(&str, u64)> = self
+                .distinct
+                .iter()
+                .map(|(k, v)| (k.as_ref(), *v))
+                .collect();
+            let k = TOP_VALUES.min(all.len());
+            let order = |a: &(&str, u64), b: &(&str, u64)| b.1.cmp(&a.1).then(a.0.cmp(b.0));
+            if k > 0 && k < all.len() {
+                all.select_nth_unstable_by(k - 1, order);
+                all.truncate(k);
+            }
+            all.sort_unstable_by(order);
+            s.top = Some(
+                all.into_iter()
+                    .map(|(v, c)| TopValue {
+                        value: v.to_string(),
+                        count: c,
+                    })
+                    .collect(),
+            );
+        }
+        s
+    }
+}
+
+/// Sum with Neumaier's compensation: exact to the last bit for the sums tables hold, where a
+/// plain running sum drifts with every addition.
+fn compensated_sum(values: impl Iterator<Item = f64>) -> f64 {
+    let mut sum = 0.0f64;
+    let mut c = 0.0f64;
+    for x in values {
+        let t = sum + x;
+        if sum.abs() >= x.abs() {
+            c += (sum - t) + x;
+        } else {
+            c += (x - t) + sum;
+        }
+        sum = t;
+    }
+    sum + c
+}
+
+/// The value at quantile `p` with linear interpolation between closest ranks (R type 7):
+/// `h = (n − 1)·p`, `x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋])`. `sorted` must be sorted.
+pub fn quantile(sorted: &[f64], p: f64) -> Option<f64> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    let h = (n - 1) as f64 * p;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(n - 1);
+    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+}
+
+/// Quantile without sorting everything: selects the two ranks it needs (linear time).
+fn select_quantile(values: &mut [f64], p: f64) -> Option<f64> {
+    let n = values.len();
+    if n == 0 {
+        return None;
+    }
+    let h = (n - 1) as f64 * p;
+    let lo = h.floor() as usize;
+    let (_, &mut at_lo, rest) = values.select_nth_unstable_by(lo, f64::total_cmp);
+    let at_hi = if lo + 1 < n {
+        rest.iter().copied().fold(f64::INFINITY, f64::min)
+    } else {
+        at_lo
+    };
+    Some(at_lo + (h - lo as f64) * (at_hi - at_lo))
+}
+
+fn fill_numeric(s: &mut ColumnStats, values: &mut [f64]) {
+    let n = values.len();
+    if n == 0 {
+        return;
+    }
+    let sum = compensated_sum(values.iter().copied());
+    let mean = sum / n as f64;
+    s.sum = Some(sum);
+    s.mean = Some(mean);
+    s.min = values.iter().copied().reduce(f64::min);
+    s.max = values.iter().copied().reduce(f64::max);
+    if n > 1 {
+        let squares = compensated_sum(values.iter().map(|x| (x - mean) * (x - mean)));
+        s.stddev = Some((squares / (n - 1) as f64).sqrt());
+    }
+    s.q1 = select_quantile(values, 0.25);
+    s.median = select_quantile(values, 0.5);
+    s.q3 = select_quantile(values, 0.75);
+}
+
+fn delimiter_text(d: u8) -> String {
+    (d as char).to_string()
+}
+
+/// Analyzes the bytes of a delimited file; `path` names it in messages.
+pub fn analyze(bytes: &[u8], options: &CsvOptions, path: &str) -> Result<Analysis, CsvError> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(CsvError::Empty {
+            path: path.to_string(),
+        });
+    }
+    let invalid = |message: String| CsvError::Invalid {
+        path: path.to_string(),
+        message,
+    };
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return Err(invalid(format!(
+            "not valid UTF-8 (invalid byte at offset {}); save the file as UTF-8",
+            e.valid_up_to()
+        )));
+    }
+    let detected = options.delimiter.is_none();
+    let delimiter = options.delimiter.unwrap_or_else(|| detect_delimiter(bytes));
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(bytes);
+    let mut record = csv::StringRecord::new();
+    let read = |reader: &mut csv::Reader<&[u8]>, record: &mut csv::StringRecord| {
+        reader.read_record(record).map_err(|e| {
+            let line = e.position().map(|p| p.line()).unwrap_or(0);
+            invalid(format!("line {line}: {e}"))
+        })
+    };
+    if !read(&mut reader, &mut record)? {
+        return Err(CsvError::Empty {
+            path: path.to_string(),
+        });
+    }
+    let width = record.len();
+    if width > MAX_COLUMNS {
+        return Err(CsvError::TooManyColumns {
+            path: path.to_string(),
+            columns: width,
+            limit: MAX_COLUMNS,
+        });
+    }
+    let names: Vec<String> = (0..width)
+        .map(|i| match record.get(i).map(str::trim) {
+            Some(n) if options.has_header && !n.is_empty() => n.to_string(),
+            _ => format!("column {}", i + 1),
+        })
+        .collect();
+    let mut columns: Vec<Column> = (0..width).map(|_| Column::new()).collect();
+    let mut rows: usize = 0;
+    let mut add_row = |record: &csv::StringRecord, rows: &mut usize| -> Result<(), CsvError> {
+        if record.len() != width {
+            let line = record.position().map(|p| p.line()).unwrap_or(0);
+            if record.len() > MAX_COLUMNS {
+                return Err(CsvError::TooManyColumns {
+                    path: path.to_string(),
+                    columns: record.len(),
+                    limit: MAX_COLUMNS,
+                });
+            }
+            return Err(invalid(format!(
+                "line {line} has {} fields, but the first row has {width}; every row must have \
+                 the same number of fields (is the delimiter {:?} right?)",
+                record.len(),
+                delimiter_text(delimiter)
+            )));
+        }
+        *rows += 1;
+        if *rows > MAX_ROWS {
+            return Err(CsvError::TooManyRows {
+                path: path.to_string(),
+                rows: *rows,
+                limit: MAX_ROWS,
+            });
+        }
+        for (col, field) in columns.iter_mut().zip(record.iter()) {
+            col.add(field);
+        }
+        Ok(())
+    };
+    if !options.has_header {
+        add_row(&record, &mut rows)?;
+    }
+    while read(&mut reader, &mut record)? {
+        add_row(&record, &mut rows)?;
+    }
+    let mut warnings = Vec::new();
+    let stats = columns
+        .into_iter()
+        .zip(names)
+        .enumerate()
+        .map(|(i, (c, n))| c.finish(n, i, &mut warnings))
+        .collect();
+    Ok(Analysis {
+        delimiter: delimiter_text(delimiter),
+        delimiter_detected: detected,
+        has_header: options.has_header,
+        rows: rows as u64,
+        columns: stats,
+        warnings,
+    })
+}
+
+pub struct CsvAnalyze {
+    workspace: Arc<Workspace>,
+}
+
+impl CsvAnalyze {
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        Self { workspace }
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    delimiter: Option<String>,
+    has_header: Option<bool>,
+}
+
+fn delimiter_arg(raw: Option<&str>) -> Result<Option<u8>, ToolFailure> {
+    match raw {
+        None => Ok(None),
+        Some(",") => Ok(Some(b',')),
+        Some(";") => Ok(Some(b';')),
+        Some("\t" | "tab" | "\\t") => Ok(Some(b'\t')),
+        Some("|") => Ok(Some(b'|')),
+        Some(other) => Err(ToolFailure::new(
+            "invalid_arguments",
+            format!("csv.analyze: delimiter {other:?} is not one of \",\", \";\", \"tab\", \"|\""),
+        )),
+    }
+}
+
+#[async_trait]
+impl Tool for CsvAnalyze {
+    fn name(&self) -> &'static str {
+        "csv.analyze"
+    }
+
+    fn provider_name(&self) -> &'static str {
+        "analyze_csv"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+
+    fn description(&self) -> String {
+        format!(
+            "Compute exact statistics of a .csv, .tsv or delimited .txt file in the workspace, so \
+             reports quote computed numbers. RFC 4180 parsing; the delimiter is detected among \
+             , ; tab | unless given; the first row is the header unless has_header is false. Per \
+             column: type (numeric, boolean, date, text, empty), values, missing, distinct; \
+             numeric columns (every non-empty value a number) get min, max, sum, mean, median, \
+             q1, q3 (linear interpolation) and the sample standard deviation; boolean columns \
+             counts; ISO-date columns first and last; text columns their {TOP_VALUES} most \
+             frequent values. Limits: {MAX_BYTES} bytes, {MAX_ROWS} rows, {MAX_COLUMNS} columns."
+        )
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path relative to the workspace."},
+                "delimiter": {"type": "string", "enum": [",", ";", "tab", "|"], "description": "The field delimiter; detected when absent."},
+                "has_header": {"type": "boolean", "description": "Whether the first row names the columns (default true)."}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn preview(&self, args: &Value, _ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+        let args: Args = parse_args(self.name(), args)?;
+        delimiter_arg(args.delimiter.as_deref())?;
+        let rel = self.workspace.parse_file(&args.path)?;
+        let ext = rel
+            .file_name()
+            .and_then(|n| n.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()))
+            .unwrap_or_default();
+        if !matches!(ext.as_str(), "csv" | "tsv" | "txt") {
+            return Err(CsvError::Format {
+                path: rel.to_string(),
+                extension: if ext.is_empty() {
+                    "extensionless".into()
+                } else {
+                    format!(".{ext}")
+                },
+            }
+            .into());
+        }
+        self.workspace.check_not_credential(&rel)?;
+        Ok(Preview::Read {
+            path: rel.to_string(),
+        })
+    }
+
+    async fn commit(
+        &self,
+        args: &Value,
+        preview: &Preview,
+        _ctx: &ToolContext,
+    ) -> Result<Value, ToolFailure> {
+        let args: Args = parse_args(self.name(), args)?;
+        let delimiter = delimiter_arg(args.delimiter.as_deref())?;
+        let Preview::Read { path } = preview else {
+            return Err(ToolFailure::new(
+                "internal",
+                "csv.analyze was committed without its read preview",
+            ));
+        };
+        let rel = self.workspace.parse_file(path)?;
+        let options = CsvOptions {
+            delimiter,
+            has_header: args.has_header.unwrap_or(true),
+        };
+        let workspace = self.workspace.clone();
+        let shown = rel.to_string();
+        let analysis = blocking(move || -> Result<Analysis, ToolFailure> {
+            let file = workspace.read_file_capped(&rel, MAX_BYTES)?;
+            Ok(analyze(&file.bytes, &options, &rel.to_string())?)
+        })
+        .await?;
+        let mut out = serde_json::to_value(&analysis).unwrap_or(Value::Null);
+        out["path"] = json!(shown);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &str) -> Analysis {
+        analyze(text.as_bytes(), &CsvOptions::default(), "t.csv").unwrap()
+    }
+
+    #[test]
+    fn numbers_get_every_statistic() {
+        let a = run("x\n1\n2\n3\n4\n");
+        let c = &a.columns[0];
+        assert_eq!(c.kind, "numeric");
+        assert_eq!(
+            (c.min, c.max, c.sum, c.mean),
+            (Some(1.0), Some(4.0), Some(10.0), Some(2.5))
+        );
+        // Type-7 quantiles of 1..4: 1.75, 2.5, 3.25.
+        assert_eq!((c.q1, c.median, c.q3), (Some(1.75), Some(2.5), Some(3.25)));
+        let sd = c.stddev.unwrap();
+        assert!((sd - (5.0f64 / 3.0).sqrt()).abs() < 1e-12, "{sd}");
+    }
+
+    #[test]
+    fn a_single_value_has_no_standard_deviation() {
+        let c = &run("x\n7\n").columns[0];
+        assert_eq!(c.stddev, None);
+        assert_eq!(c.median, Some(7.0));
+    }
+
+    #[test]
+    fn types_are_told_apart() {
+        let a = run(
+            "n,b,d,t,e\n1,true,2024-01-02,apple,\n2.5,NO,2023-12-31T23:59:59Z,pear,\n-3e2,yes,2024-01-02 10:00,apple,\n",
+        );
+        let kinds: Vec<&str> = a.columns.iter().map(|c| c.kind.as_str()).collect();
+        assert_eq!(kinds, ["numeric", "boolean", "date", "text", "empty"]);
+        assert_eq!(a.columns[1].true_count, Some(2));
+        assert_eq!(a.columns[1].false_count, Some(1));
+        assert_eq!(a.columns[2].first.as_deref(), Some("2023-12-31T23:59:59Z"));
+        assert_eq!(a.columns[2].last.as_deref(), Some("2024-01-02 10:00"));
+        let top = a.columns[3].top.as_ref().unwrap();
+        assert_eq!(
+            top[0],
+            TopValue {
+                value: "apple".into(),
+                count: 2
+            }
+        );
+        assert_eq!(a.columns[4].missing, 3);
+    }
+
+    #[test]
+    fn a_mostly_numeric_column_is_text_with_a_warning_naming_examples() {
+        let a = run("v\n1\n2\nn/a\n4\n5\n-\n");
+        let c = &a.columns[0];
+        assert_eq!(c.kind, "text");
+        assert_eq!(c.sum, None);
+        assert_eq!(a.warnings.len(), 1);
+        let w = &a.warnings[0];
+        assert!(w.contains("\"n/a\"") && w.contains("\"-\""), "{w}");
+        assert!(w.contains("4 of 6"), "{w}");
+    }
+
+    #[test]
+    fn missing_cells_do_not_stop_a_column_being_numeric() {
+        let c = &run("a,b\n1,x\n,y\n3,z\n").columns[0];
+        assert_eq!(c.kind, "numeric");
+        assert_eq!((c.values, c.missing), (2, 1));
+        assert_eq!(c.mean, Some(2.0));
+    }
+
+    #[test]
+    fn delimiters_are_detected_with_quotes_honoured() {
+        assert_eq!(detect_delimiter(b"a;b;c\n1;2;3\n"), b';');
+        assert_eq!(detect_delimiter(b"a\tb\n1\t2\n"), b'\t');
+        assert_eq!(detect_delimiter(b"a|b\n1|2\n"), b'|');
+        // Commas inside quotes do not count; semicolons separate.
+        assert_eq!(detect_delimiter(b"\"x,y\";b\n\"1,2\";3\n"), b';');
+        assert_eq!(detect_delimiter(b"single\nvalue\n"), b',');
+    }
+
+    #[test]
+    fn numbers_are_strict() {
+        for ok in ["1", "-1", "+1.5", ".5", "5.", "1e3", "1E-3", "007"] {
+            assert!(parse_number(ok).is_some(), "{ok}");
+        }
+        for bad in [
+            "", "-", ".", "1e", "1,5", "inf", "NaN", "0x10", "1 2", "1e999", "½",
+        ] {
+            assert!(parse_number(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn iso_dates_are_validated() {
+        for ok in [
+            "2024-02-29",
+            "2024-01-01T00:00",
+            "2024-01-01T00:00:00.5+02:00",
+            "2024-01-01 12:00:00-0500",
+            "2024-01-01T00:00:00z",
+        ] {
+            assert!(parse_iso_date(ok).is_some(), "{ok}");
+        }
+        for bad in [
+            "2023-02-29",
+            "2024-13-01",
+            "2024-1-1",
+            "01/02/2024",
+            "2024-01-01T25:00",
+            "2024-01-01T00:00+",
+            "2024-01-01x",
+        ] {
+            assert!(parse_iso_date(bad).is_none(), "{bad}");
+        }
+        assert!(
+            parse_iso_date("2024-01-01T01:00:00+02:00") < parse_iso_date("2024-01-01T00:00:00Z")
+        );
+    }
+
+    #[test]
+    fn ragged_rows_are_refused_with_the_line() {
+        let e = analyze(b"a,b\n1,2\n3\n", &CsvOptions::default(), "t.csv").unwrap_err();
+        assert_eq!(e.code(), "csv_invalid");
+        assert!(e.to_string().contains("line 3"), "{e}");
+    }
+
+    #[test]
+    fn limits_have_their_codes() {
+        let wide = format!("{}\n", vec!["c"; MAX_COLUMNS + 1].join(","));
+        let e = analyze(wide.as_bytes(), &CsvOptions::default(), "w.csv").unwrap_err();
+        assert_eq!(e.code(), "too_many_columns");
+        let mut long = String::from("x\n");
+        for i in 0..=MAX_ROWS {
+            long.push_str(&format!("{i}\n"));
+        }
+        let e = analyze(long.as_bytes(), &CsvOptions::default(), "l.csv").unwrap_err();
+        assert_eq!(e.code(), "too_many_rows");
+        let ok = analyze(
+            long.as_bytes()[..long.len() - "200000\n".len()].as_ref(),
+            &CsvOptions::default(),
+            "l.csv",
+        )
+        .unwrap();
+        assert_eq!(ok.rows, MAX_ROWS as u64);
+        let e = analyze(b"  \n", &CsvOptions::default(), "e.csv").unwrap_err();
+        assert_eq!(e.code(), "csv_empty");
+    }
+
+    #[test]
+    fn quantiles_interpolate_linearly() {
+        let v = [1.0, 2.0, 3.0, 4.0, 10.0];
+        assert_eq!(quantile(&v, 0.5), Some(3.0));
+        assert_eq!(quantile(&v, 0.25), Some(2.0));
+        // h = 4 · 0.9 = 3.6: 4 + 0.6 · (10 − 4).
+        let near = |x: Option<f64>, want: f64| x.is_some_and(|x| (x - want).abs() < 1e-12);
+        assert!(near(quantile(&v, 0.9), 7.6));
+        let mut w = v.to_vec();
+        w.reverse();
+        assert!(near(select_quantile(&mut w, 0.9), 7.6));
+        assert_eq!(select_quantile(&mut w, 1.0), Some(10.0));
+        assert_eq!(select_quantile(&mut w, 0.0), Some(1.0));
+    }
+}
