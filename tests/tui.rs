@@ -706,7 +706,7 @@ mod over_http {
         t.wait_for("test-model · openai");
         t.send("write the report\r");
         t.wait_for("Saved the report.");
-        t.wait_for("saved report.md (20 bytes)");
+        t.wait_for("saved report.md (19 bytes)");
         t.send("/artifacts\r");
         t.wait_for("Artifacts of this session");
         t.wait_for("report.md");

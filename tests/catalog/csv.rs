@@ -257,7 +257,7 @@ proptest! {
         let a = csv_analyze::analyze(text.as_bytes(), &options, "gen.csv")
             .map_err(|e| TestCaseError::fail(format!("{e} in {text:?}")))?;
         if t.header.len() > 1 {
-            prop_assert_eq!(a.delimiter, delim.to_string());
+            prop_assert_eq!(&a.delimiter, &delim.to_string());
         }
         check_against_reference(&t, &a)?;
     }
