@@ -187,7 +187,7 @@ impl Launch {
             .into_iter()
             .flatten()
             .filter_map(|(_, c)| c.memory.enabled)
-            .last()
+            .next_back()
             == Some(true);
         let off = self.layers.iter().any(|c| c.memory.enabled == Some(false));
         trusted_on && !off

@@ -519,7 +519,7 @@ pub struct AgentHandle {
 
 /// A one-line summary of tool arguments for readable output: the path or command, not content.
 pub fn summarize_arguments(arguments: &Value) -> String {
-    for key in ["command", "path", "query", "action"] {
+    for key in ["command", "path", "query", "action", "url", "name"] {
         if let Some(v) = arguments.get(key).and_then(Value::as_str) {
             let mut s: String = v.chars().take(120).collect();
             if v.chars().count() > 120 {

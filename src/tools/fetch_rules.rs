@@ -192,11 +192,22 @@ pub fn admit(raw: &str, ports: &[u16], reach: Reach) -> Result<Target, FetchErro
         url: raw.to_string(),
         reason: e.to_string(),
     })?;
-    admit_url(url, ports, reach)
+    admit_as(url, raw.trim(), ports, reach)
 }
 
 /// [`admit`] for a URL already parsed (a redirect's location, resolved against the page).
-pub fn admit_url(mut url: Url, ports: &[u16], reach: Reach) -> Result<Target, FetchError> {
+pub fn admit_url(url: Url, ports: &[u16], reach: Reach) -> Result<Target, FetchError> {
+    let written = url.to_string();
+    admit_as(url, &written, ports, reach)
+}
+
+/// `written` is the URL as the model wrote it, for messages: `http://0x7f.1/` names 127.0.0.1.
+fn admit_as(
+    mut url: Url,
+    written: &str,
+    ports: &[u16],
+    reach: Reach,
+) -> Result<Target, FetchError> {
     let shown = url.to_string();
     if !matches!(url.scheme(), "http" | "https") {
         return Err(FetchError::Scheme {
@@ -246,7 +257,7 @@ pub fn admit_url(mut url: Url, ports: &[u16], reach: Reach) -> Result<Target, Fe
         }
     }
     match &host {
-        TargetHost::Ip(ip) => check_address(&host_display(&host), "is ", *ip, reach)?,
+        TargetHost::Ip(ip) => check_address(written, "names ", *ip, reach)?,
         TargetHost::Name(name) => {
             if let Some(rule) = local_name(name) {
                 return Err(FetchError::LocalName {
@@ -259,15 +270,8 @@ pub fn admit_url(mut url: Url, ports: &[u16], reach: Reach) -> Result<Target, Fe
     Ok(Target { url, host, port })
 }
 
-fn host_display(host: &TargetHost) -> String {
-    match host {
-        TargetHost::Ip(ip) => ip.to_string(),
-        TargetHost::Name(n) => n.clone(),
-    }
-}
-
 /// Refuses `addr` unless it is public (or the test loopback `reach` allows). `via` reads
-/// `"is "` for a literal address and `"resolves to "` for a name.
+/// `"names "` for a URL written with an address and `"resolves to "` for a name.
 pub fn check_address(
     host: &str,
     via: &'static str,
@@ -626,6 +630,12 @@ mod tests {
             let err = admitted(raw).expect_err(raw);
             assert_eq!(err.code(), "address_refused", "{raw}: {err}");
         }
+        let e = admitted("http://0x7f.1/admin").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "http://0x7f.1/admin names 127.0.0.1, which is loopback (127.0.0.0/8); only public \
+             addresses are fetched"
+        );
         for (raw, meta) in [
             (
                 "http://169.254.169.254/latest/meta-data/",

@@ -93,6 +93,9 @@ pub fn summarize_args(tool: &str, args: &Value) -> String {
             .get("items")
             .and_then(Value::as_array)
             .map(|a| format!("{} items", a.len())),
+        "web.fetch" => s("url"),
+        "artifact.write" => s("name"),
+        "memory.propose" => s("text"),
         _ => s("path"),
     };
     summary.unwrap_or_else(|| match args {

@@ -150,7 +150,11 @@ impl ApprovalView {
                 }
                 self.answer(ApprovalAnswer::AllowOnce)
             }
-            KeyCode::Char('a') | KeyCode::Char('A') if !self.partial() => {
+            // Only when policy says what "always" would save (a fetch, or a command that cannot
+            // be proven, saves nothing: the answer would be a lie).
+            KeyCode::Char('a') | KeyCode::Char('A')
+                if !self.partial() && self.verdict.always_rule.is_some() =>
+            {
                 self.answer(ApprovalAnswer::AllowAlways)
             }
             KeyCode::Char('n') | KeyCode::Char('N') => {
@@ -389,6 +393,11 @@ impl ApprovalView {
         if self.partial() {
             spans.push(Span::styled(
                 "[a] Allow always (not with a hunk subset)",
+                theme::dim(),
+            ));
+        } else if self.verdict.always_rule.is_none() {
+            spans.push(Span::styled(
+                "[a] Allow always (not offered for this call)",
                 theme::dim(),
             ));
         } else {
