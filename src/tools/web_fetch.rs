@@ -575,6 +575,31 @@ mod tests {
         assert_eq!(decode(b"caf\xc3", None, true), "caf");
     }
 
+    #[tokio::test]
+    async fn the_pinned_resolver_answers_only_its_host_and_only_with_the_checked_address() {
+        use reqwest::dns::Resolve;
+        let addr: SocketAddr = "93.184.216.34:443".parse().unwrap();
+        let r = PinnedResolver {
+            host: "example.com".into(),
+            addr,
+        };
+        let got: Vec<SocketAddr> = r
+            .resolve("Example.COM.".parse().unwrap())
+            .await
+            .unwrap()
+            .collect();
+        assert_eq!(got, [addr]);
+        let err = r
+            .resolve("other.example".parse().unwrap())
+            .await
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string().contains("not the host that was checked"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn the_budget_counts_and_refuses_past_its_limit() {
         let b = NetworkBudget::new(2);

@@ -717,3 +717,116 @@ fn every_tool_result_reads_as_a_line_of_words_with_its_output_beneath() {
         snap!(format!("result_{name}"), draw(&mut s, 80, 12));
     }
 }
+
+#[test]
+fn a_fetch_approval_shows_the_url_and_offers_no_allow_always() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "read the csv crate docs");
+    s.apply(Event::ToolCallBegin {
+        call_id: "f1".into(),
+        tool: "web.fetch".into(),
+        arguments: json!({"url": "https://docs.rs/csv"}),
+    });
+    s.apply(Event::ApprovalRequest {
+        call_id: "f1".into(),
+        tool: "web.fetch".into(),
+        preview: Preview::Fetch {
+            url: "https://docs.rs/csv".into(),
+            host: "docs.rs".into(),
+        },
+        verdict: Verdict::ask(
+            "builtin.fetch.ask",
+            "fetching https://docs.rs/csv needs approval: docs.rs is not under [options.fetch] allowed_domains",
+        ),
+    });
+    snap!("fetch_approval", draw(&mut s, 100, 24));
+    // "a" does nothing when policy has nothing to save; "y" answers.
+    s.handle_key(key(KeyCode::Char('a')));
+    assert!(s.outbox.is_empty());
+    s.handle_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        std::mem::take(&mut s.outbox),
+        vec![Op::Approval {
+            call_id: "f1".into(),
+            answer: ApprovalAnswer::AllowOnce
+        }]
+    );
+}
+
+#[test]
+fn artifacts_command_asks_the_agent_and_the_picker_opens_the_pager_on_enter() {
+    let (mut s, _) = state();
+    s.submit("/artifacts".into());
+    assert_eq!(std::mem::take(&mut s.outbox), vec![Op::ListArtifacts]);
+    s.apply(Event::Artifacts {
+        artifacts: vec![
+            ArtifactSummary {
+                name: "summary.md".into(),
+                path: "/data/pablo/sessions/0190a1b2/artifacts/c2/summary.md".into(),
+                bytes: 56,
+                call_id: "c2".into(),
+            },
+            ArtifactSummary {
+                name: "table.csv".into(),
+                path: "/data/pablo/sessions/0190a1b2/artifacts/c3/table.csv".into(),
+                bytes: 1200,
+                call_id: "c3".into(),
+            },
+        ],
+    });
+    snap!("artifacts_picker", draw(&mut s, 100, 16));
+    s.handle_key(key(KeyCode::Down));
+    s.handle_key(key(KeyCode::Enter));
+    assert_eq!(
+        std::mem::take(&mut s.effects),
+        vec![super::state::Effect::OpenPager(
+            "/data/pablo/sessions/0190a1b2/artifacts/c3/table.csv".into()
+        )]
+    );
+}
+
+#[test]
+fn memory_proposals_are_listed_and_a_accepts_the_selected_one() {
+    let (mut s, _) = state();
+    s.submit("/memory".into());
+    assert_eq!(std::mem::take(&mut s.outbox), vec![Op::ListMemory]);
+    let proposals = vec![
+        MemoryProposal {
+            id: "mem-1".into(),
+            text: "The person prefers tabs.".into(),
+            status: MemoryStatus::Proposed,
+        },
+        MemoryProposal {
+            id: "mem-2".into(),
+            text: "Run tests with cargo nextest.".into(),
+            status: MemoryStatus::Dismissed,
+        },
+    ];
+    s.apply(Event::Memory {
+        proposals: proposals.clone(),
+        resolved: None,
+        file: None,
+    });
+    snap!("memory_proposals", draw(&mut s, 100, 16));
+    // A decided proposal cannot be decided again from the list.
+    s.handle_key(key(KeyCode::Down));
+    s.handle_key(key(KeyCode::Char('a')));
+    assert!(s.outbox.is_empty());
+    s.handle_key(key(KeyCode::Up));
+    s.handle_key(key(KeyCode::Char('a')));
+    assert_eq!(
+        std::mem::take(&mut s.outbox),
+        vec![Op::ResolveMemory {
+            proposal_id: "mem-1".into(),
+            accept: true
+        }]
+    );
+    s.submit("/memory dismiss mem-1".into());
+    assert_eq!(
+        std::mem::take(&mut s.outbox),
+        vec![Op::ResolveMemory {
+            proposal_id: "mem-1".into(),
+            accept: false
+        }]
+    );
+}
