@@ -39,6 +39,10 @@ pub fn describe_result(
             "shell.run" => shell_run(data),
             "shell.session" => session(arguments, data, elapsed),
             "plan.update" => plan(data),
+            "csv.analyze" => csv(data),
+            "artifact.write" => artifact(data),
+            "web.fetch" => fetch(data),
+            "memory.propose" => memory(data),
             _ => other(data),
         },
     }
@@ -330,6 +334,106 @@ fn plan(data: &Value) -> ResultText {
     }
 }
 
+/// `prices.csv: 3 rows, 2 columns`, then a line per column with its type and key figures.
+fn csv(data: &Value) -> ResultText {
+    let columns = data
+        .get("columns")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let headline = format!(
+        "{}: {}, {}",
+        str_of(data, "path").unwrap_or("the file"),
+        plural(u64_of(data, "rows").unwrap_or(0), "row"),
+        plural(columns.len() as u64, "column")
+    );
+    let num = |c: &Value, k: &str| c.get(k).and_then(Value::as_f64).map(|v| format!("{k} {v}"));
+    let mut body: Vec<String> = columns
+        .iter()
+        .map(|c| {
+            let kind = str_of(c, "type").unwrap_or("?");
+            let mut parts = vec![
+                format!("{}: {kind}", str_of(c, "name").unwrap_or("?")),
+                format!("{} values", u64_of(c, "values").unwrap_or(0)),
+                format!("{} missing", u64_of(c, "missing").unwrap_or(0)),
+            ];
+            match kind {
+                "numeric" => parts.extend(
+                    ["min", "max", "mean", "median"]
+                        .iter()
+                        .filter_map(|k| num(c, k)),
+                ),
+                "boolean" => parts.push(format!(
+                    "{} true, {} false",
+                    u64_of(c, "true").unwrap_or(0),
+                    u64_of(c, "false").unwrap_or(0)
+                )),
+                "date" => parts.push(format!(
+                    "{} to {}",
+                    str_of(c, "first").unwrap_or("?"),
+                    str_of(c, "last").unwrap_or("?")
+                )),
+                _ => parts.push(format!("{} distinct", u64_of(c, "distinct").unwrap_or(0))),
+            }
+            parts.join(", ")
+        })
+        .collect();
+    if let Some(w) = data.get("warnings").and_then(Value::as_array) {
+        body.extend(
+            w.iter()
+                .filter_map(Value::as_str)
+                .map(|w| format!("warning: {w}")),
+        );
+    }
+    ResultText { headline, body }
+}
+
+fn artifact(data: &Value) -> ResultText {
+    ResultText {
+        headline: format!(
+            "saved {} ({} bytes)",
+            str_of(data, "name").unwrap_or("?"),
+            u64_of(data, "bytes").unwrap_or(0)
+        ),
+        body: str_of(data, "path")
+            .map(str::to_string)
+            .into_iter()
+            .collect(),
+    }
+}
+
+/// `200 https://docs.rs/csv: html, 31 lines`, then the page's text.
+fn fetch(data: &Value) -> ResultText {
+    let text = str_of(data, "text").unwrap_or("");
+    let lines = lines_of(text);
+    let mut headline = format!(
+        "{} {}: {}, {}",
+        u64_of(data, "status").unwrap_or(0),
+        str_of(data, "url").unwrap_or("?"),
+        str_of(data, "format").unwrap_or("text"),
+        plural(lines.len() as u64, "line")
+    );
+    if data.get("truncated").and_then(Value::as_bool) == Some(true) {
+        headline.push_str(" (cut)");
+    }
+    let mut body = Vec::new();
+    if let Some(t) = str_of(data, "title") {
+        body.push(format!("title: {t}"));
+    }
+    body.extend(lines);
+    ResultText { headline, body }
+}
+
+fn memory(data: &Value) -> ResultText {
+    ResultText {
+        headline: format!(
+            "proposed {} — inactive until you accept it (/memory)",
+            str_of(data, "proposal_id").unwrap_or("?")
+        ),
+        body: Vec::new(),
+    }
+}
+
 /// A tool without its own wording: the top-level fields as `key: value`, never a JSON blob.
 fn other(data: &Value) -> ResultText {
     match data {
@@ -410,6 +514,39 @@ mod tests {
     }
 
     #[test]
+    fn catalog_results_read_as_words() {
+        let r = ok(
+            "csv.analyze",
+            json!({"path": "p.csv"}),
+            json!({"path": "p.csv", "rows": 3, "columns": [
+                {"name": "price", "type": "numeric", "values": 3, "missing": 0, "distinct": 3,
+                 "min": 10.0, "max": 30.0, "mean": 20.0, "median": 20.0},
+                {"name": "ok", "type": "boolean", "values": 3, "missing": 0, "distinct": 2,
+                 "true": 2, "false": 1}],
+                "warnings": ["column \"x\" is mostly numeric"]}),
+            None,
+        );
+        assert_eq!(r.headline, "p.csv: 3 rows, 2 columns");
+        assert_eq!(
+            r.body,
+            [
+                "price: numeric, 3 values, 0 missing, min 10, max 30, mean 20, median 20",
+                "ok: boolean, 3 values, 0 missing, 2 true, 1 false",
+                "warning: column \"x\" is mostly numeric",
+            ]
+        );
+        let r = ok(
+            "web.fetch",
+            json!({}),
+            json!({"status": 200, "url": "https://docs.rs/csv", "format": "html",
+                   "title": "csv", "text": "# csv\n\nFast CSV", "truncated": false}),
+            None,
+        );
+        assert_eq!(r.headline, "200 https://docs.rs/csv: html, 3 lines");
+        assert_eq!(r.body, ["title: csv", "# csv", "", "Fast CSV"]);
+    }
+
+    #[test]
     fn no_result_headline_is_json() {
         let cases = [
             (
@@ -451,6 +588,22 @@ mod tests {
                 "web.fetch",
                 json!({}),
                 json!({"status": 200, "url": "https://example.org/"}),
+            ),
+            (
+                "csv.analyze",
+                json!({}),
+                json!({"path": "a.csv", "rows": 1, "columns": [{"name": "x", "type": "numeric",
+                "values": 1, "missing": 0, "distinct": 1, "min": 1.0}], "warnings": []}),
+            ),
+            (
+                "artifact.write",
+                json!({}),
+                json!({"name": "r.md", "path": "/d/r.md", "bytes": 3}),
+            ),
+            (
+                "memory.propose",
+                json!({}),
+                json!({"proposal_id": "mem-1", "status": "proposed"}),
             ),
         ];
         for (tool, args, data) in cases {

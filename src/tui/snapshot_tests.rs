@@ -710,6 +710,39 @@ fn every_tool_result_reads_as_a_line_of_words_with_its_output_beneath() {
             json!({"session_id": "s1", "status": "exited", "exit_code": null,
                    "signal": "SIGTERM", "output": "stopping\n", "killed": true}),
         ),
+        (
+            "csv_analyze",
+            "csv.analyze",
+            json!({"path": "prices.csv"}),
+            json!({"path": "prices.csv", "delimiter": ",", "rows": 3, "warnings": [],
+                   "columns": [
+                {"name": "item", "index": 0, "type": "text", "values": 3, "missing": 0,
+                 "distinct": 3, "top": [{"value": "bolt", "count": 1}]},
+                {"name": "price", "index": 1, "type": "numeric", "values": 3, "missing": 0,
+                 "distinct": 3, "min": 10.0, "max": 30.0, "sum": 60.0, "mean": 20.0,
+                 "median": 20.0, "q1": 15.0, "q3": 25.0, "stddev": 10.0}]}),
+        ),
+        (
+            "artifact_write",
+            "artifact.write",
+            json!({"name": "summary.md", "content": "# Summary\n"}),
+            json!({"name": "summary.md", "bytes": 10,
+                   "path": "/home/me/.local/share/pablo/sessions/0190a1b2/artifacts/c1/summary.md"}),
+        ),
+        (
+            "web_fetch",
+            "web.fetch",
+            json!({"url": "https://docs.rs/csv"}),
+            json!({"url": "https://docs.rs/csv", "status": 200, "format": "html",
+                   "title": "csv - Rust", "text": "# csv\n\nFast CSV parsing.", "bytes": 5120,
+                   "truncated": false, "notice": "untrusted"}),
+        ),
+        (
+            "memory_propose",
+            "memory.propose",
+            json!({"text": "The person prefers tabs."}),
+            json!({"proposal_id": "mem-1", "status": "proposed", "note": "inactive"}),
+        ),
     ];
     for (name, tool, args, data) in cases {
         let (mut s, t0) = state();

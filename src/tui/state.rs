@@ -283,15 +283,6 @@ impl AppState {
                         ToolOutcome::Err { .. } => None,
                     };
                     let tool = t.tool.clone();
-                    if tool == "artifact.write"
-                        && let Some(d) = &data
-                    {
-                        t.summary = format!(
-                            "saved {} ({} bytes)",
-                            d.get("name").and_then(serde_json::Value::as_str).unwrap_or("?"),
-                            d.get("bytes").and_then(serde_json::Value::as_u64).unwrap_or(0)
-                        );
-                    }
                     t.result = Some(result);
                     if tool == "artifact.write" && data.is_some() {
                         self.hint = Some("/artifacts lists the saved files and opens one".into());
