@@ -106,7 +106,7 @@ async fn three_proposals_are_stored_and_the_fourth_is_refused_with_memory_limit(
     let mut launch = home.launch();
     let policy = launch.policy().unwrap();
     let host = launch.host("s-limit", policy.launcher()).unwrap();
-    let catalog = launch.catalog(policy.launcher()).unwrap();
+    let catalog = launch.catalog(&policy).unwrap();
     for i in 1..=3 {
         let out = propose(&catalog, &host, &format!("call_{i}"), &format!("note {i}"))
             .await
@@ -240,7 +240,7 @@ async fn without_memory_enabled_the_tool_is_not_offered_and_notes_are_not_read()
     std::fs::write(home.memory_file(), "- an old note\n").unwrap();
     let mut launch = home.launch();
     let policy = launch.policy().unwrap();
-    let catalog = launch.catalog(policy.launcher()).unwrap();
+    let catalog = launch.catalog(&policy).unwrap();
     assert!(catalog.get("memory.propose").is_none());
     assert!(!launch.system_prompt().contains("an old note"));
     let host = launch.host("s-off", policy.launcher()).unwrap();
