@@ -155,37 +155,95 @@ pub struct Analysis {
     pub warnings: Vec<String>,
 }
 
-/// Picks the delimiter whose first records agree on a field count above one, preferring more
-/// fields, then the order of [`DELIMITERS`]. Quotes are honoured (a comma inside a quoted field
-/// is not a separator). Falls back to `,`.
+/// How the first records of `sample` split with delimiter `d`: the field count of each record,
+/// and how many fields break RFC 4180 with that delimiter (a quote inside an unquoted field, or
+/// text after a closing quote), which is how a wrong delimiter usually shows.
+fn sniff(sample: &[u8], d: u8, cut: bool) -> (Vec<usize>, usize) {
+    let mut counts = Vec::new();
+    let mut malformed = 0;
+    let mut fields = 1;
+    let mut i = 0;
+    let n = sample.len();
+    let mut at_field_start = true;
+    let mut record_open = false;
+    while i < n && counts.len() <= SNIFF_RECORDS {
+        let b = sample[i];
+        if at_field_start && b == b'"' {
+            // A quoted field: to the closing quote (a doubled quote is part of the text).
+            i += 1;
+            loop {
+                match sample.get(i) {
+                    None => break,
+                    Some(b'"') if sample.get(i + 1) == Some(&b'"') => i += 2,
+                    Some(b'"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(_) => i += 1,
+                }
+            }
+            if i >= n && cut {
+                // The sample ends inside this field: the record is incomplete.
+                return (counts, malformed);
+            }
+            match sample.get(i) {
+                None | Some(b'\n' | b'\r') => {}
+                Some(&c) if c == d => {}
+                Some(_) => malformed += 1,
+            }
+            at_field_start = false;
+            record_open = true;
+            continue;
+        }
+        if b == d {
+            fields += 1;
+            at_field_start = true;
+            record_open = true;
+        } else if b == b'\n' || b == b'\r' {
+            if record_open || !at_field_start || fields > 1 {
+                counts.push(fields);
+            }
+            if b == b'\r' && sample.get(i + 1) == Some(&b'\n') {
+                i += 1;
+            }
+            fields = 1;
+            at_field_start = true;
+            record_open = false;
+        } else {
+            if b == b'"' {
+                malformed += 1;
+            }
+            at_field_start = false;
+            record_open = true;
+        }
+        i += 1;
+    }
+    if i >= n && record_open && !cut {
+        counts.push(fields);
+    }
+    counts.truncate(SNIFF_RECORDS);
+    (counts, malformed)
+}
+
+/// Picks the delimiter whose first records agree on a field count above one and that breaks the
+/// fewest fields, preferring more fields, then the order of [`DELIMITERS`]. Quotes are honoured
+/// (a comma inside a quoted field is not a separator). Falls back to `,`.
 pub fn detect_delimiter(bytes: &[u8]) -> u8 {
     let cut = bytes.len() > SNIFF_BYTES;
     let sample = &bytes[..bytes.len().min(SNIFF_BYTES)];
-    let mut best: Option<(usize, u8)> = None;
+    // (malformed fields, fewer fields is worse, order): the smallest wins.
+    let mut best: Option<((usize, std::cmp::Reverse<usize>), u8)> = None;
     for &d in &DELIMITERS {
-        let mut reader = csv::ReaderBuilder::new()
-            .delimiter(d)
-            .has_headers(false)
-            .flexible(true)
-            .from_reader(sample);
-        let mut counts = Vec::new();
-        let mut record = csv::ByteRecord::new();
-        while counts.len() < SNIFF_RECORDS + 1 {
-            match reader.read_byte_record(&mut record) {
-                Ok(true) => counts.push(record.len()),
-                _ => break,
-            }
-        }
-        // The last record of a cut sample may be cut itself.
-        if cut && counts.len() > 1 {
-            counts.pop();
-        }
-        counts.truncate(SNIFF_RECORDS);
+        let (counts, malformed) = sniff(sample, d, cut);
         let Some(&first) = counts.first() else {
             continue;
         };
-        if first > 1 && counts.iter().all(|&c| c == first) && best.is_none_or(|(n, _)| first > n) {
-            best = Some((first, d));
+        if first < 2 || counts.iter().any(|&c| c != first) {
+            continue;
+        }
+        let score = (malformed, std::cmp::Reverse(first));
+        if best.is_none_or(|(b, _)| score < b) {
+            best = Some((score, d));
         }
     }
     best.map_or(b',', |(_, d)| d)
@@ -549,11 +607,6 @@ fn delimiter_text(d: u8) -> String {
 /// Analyzes the bytes of a delimited file; `path` names it in messages.
 pub fn analyze(bytes: &[u8], options: &CsvOptions, path: &str) -> Result<Analysis, CsvError> {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-        return Err(CsvError::Empty {
-            path: path.to_string(),
-        });
-    }
     let invalid = |message: String| CsvError::Invalid {
         path: path.to_string(),
         message,
@@ -860,6 +913,11 @@ mod tests {
         // Commas inside quotes do not count; semicolons separate.
         assert_eq!(detect_delimiter(b"\"x,y\";b\n\"1,2\";3\n"), b';');
         assert_eq!(detect_delimiter(b"single\nvalue\n"), b',');
+        // Both split the one record in two; only ';' leaves every field well-formed.
+        assert_eq!(detect_delimiter(b";\",\""), b';');
+        assert_eq!(detect_delimiter(b"a,\"x;y\"\r\n1,\"2;3\"\r\n"), b',');
+        // Quoted line breaks do not end a record.
+        assert_eq!(detect_delimiter(b"a|b\n\"x\ny\"|2\n"), b'|');
     }
 
     #[test]
@@ -926,8 +984,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.rows, MAX_ROWS as u64);
-        let e = analyze(b"  \n", &CsvOptions::default(), "e.csv").unwrap_err();
-        assert_eq!(e.code(), "csv_empty");
+        for empty in [&b""[..], b"\n\n", b"\r\n"] {
+            let e = analyze(empty, &CsvOptions::default(), "e.csv").unwrap_err();
+            assert_eq!(e.code(), "csv_empty");
+        }
+        // A header of one blank cell is a header: one column, named by its place.
+        let a = analyze(b" ", &CsvOptions::default(), "b.csv").unwrap();
+        assert_eq!((a.rows, a.columns[0].name.as_str()), (0, "column 1"));
     }
 
     #[test]

@@ -239,7 +239,10 @@ fn check_against_reference(t: &Table, a: &Analysis) -> Result<(), TestCaseError>
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    // 256 cases by default; PROPTEST_CASES asks for more.
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+    ))]
 
     #[test]
     fn generated_tables_match_the_reference_computation(
