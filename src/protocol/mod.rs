@@ -518,8 +518,10 @@ pub struct AgentHandle {
 }
 
 /// A one-line summary of tool arguments for readable output: the path or command, not content.
+/// A memory proposal's `text` is the call's whole point (the person decides on it later), so it
+/// is shown, cut like the rest.
 pub fn summarize_arguments(arguments: &Value) -> String {
-    for key in ["command", "path", "query", "action", "url", "name"] {
+    for key in ["command", "path", "query", "action", "url", "name", "text"] {
         if let Some(v) = arguments.get(key).and_then(Value::as_str) {
             let mut s: String = v.chars().take(120).collect();
             if v.chars().count() > 120 {
@@ -529,4 +531,29 @@ pub fn summarize_arguments(arguments: &Value) -> String {
         }
     }
     String::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_names_the_path_or_command_and_a_memory_proposal_its_text() {
+        let s = |v: Value| summarize_arguments(&v);
+        assert_eq!(s(serde_json::json!({"path": "a.csv"})), "a.csv");
+        assert_eq!(
+            s(serde_json::json!({"name": "r.md", "content": "body"})),
+            "r.md"
+        );
+        assert_eq!(
+            s(serde_json::json!({"text": "The person prefers tabs."})),
+            "The person prefers tabs."
+        );
+        let long = "x".repeat(200);
+        assert_eq!(
+            s(serde_json::json!({ "text": long })),
+            format!("{}…", "x".repeat(120))
+        );
+        assert_eq!(s(serde_json::json!({"items": []})), "");
+    }
 }
