@@ -505,6 +505,9 @@ mod over_http {
         let mut t = start(&sandbox, &server, &[]);
         t.send("plan the parser fix\r");
         t.wait_for("Checklist ready, stopping here.");
+        // Quit from the idle prompt: a Ctrl-C that lands while the turn is still ending
+        // interrupts it instead, and the second one only arms the quit.
+        t.wait_for("Ask pablo to do something");
         t.send("\x03");
         t.send("\x03");
         assert!(t.wait_exit().success());
@@ -531,6 +534,9 @@ mod over_http {
             "{texts:?}"
         );
         assert!(texts.iter().any(|c| c == "carry on"), "{texts:?}");
+        // Quit from the idle prompt: a Ctrl-C that lands while the turn is still ending
+        // interrupts it instead, and the second one only arms the quit.
+        t.wait_for("Ask pablo to do something");
         t.send("\x03");
         t.send("\x03");
         assert!(t.wait_exit().success());
@@ -805,6 +811,9 @@ mod first_session {
             .unwrap()
             .to_string();
         assert!(result.contains("\"ok\":true"), "{result}");
+        // Quit from the idle prompt: a Ctrl-C that lands while the turn is still ending
+        // interrupts it instead, and the second one only arms the quit.
+        t.wait_for("Ask pablo to do something");
         t.send("\x03");
         t.send("\x03");
         assert!(t.wait_exit().success());
@@ -832,6 +841,9 @@ mod first_session {
             "{tools:?}"
         );
         assert!(tools.contains(&"fs_read".to_string()), "{tools:?}");
+        // Quit from the idle prompt: a Ctrl-C that lands while the turn is still ending
+        // interrupts it instead, and the second one only arms the quit.
+        t.wait_for("Ask pablo to do something");
         t.send("\x03");
         t.send("\x03");
         assert!(t.wait_exit().success());
