@@ -391,7 +391,7 @@ struct Column {
     all_date: bool,
     first: Option<(i128, String)>,
     last: Option<(i128, String)>,
-    distinct: HashMap<Box<str>, u64>,
+    distinct: HashMap<Box<str>, u64, foldhash::fast::RandomState>,
 }
 
 impl Column {
