@@ -42,6 +42,10 @@ struct Common {
     /// The provider's base URL (an OpenAI-compatible server, a proxy, a local model).
     #[arg(long, global = true, value_name = "URL")]
     base_url: Option<String>,
+    /// How much the model reasons before it answers (default: the config's `[model] reasoning`,
+    /// else the provider's default).
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = ["off", "low", "medium", "high"])]
+    reasoning: Option<String>,
     /// Grant write authority (adds fs.write and fs.edit to the catalog).
     #[arg(long, global = true)]
     allow_write: bool,
@@ -68,6 +72,10 @@ impl Common {
             provider: self.provider.clone(),
             model: self.model.clone(),
             base_url: self.base_url.clone(),
+            reasoning: self
+                .reasoning
+                .as_deref()
+                .and_then(|r| pablo::config::ReasoningLevel::parse(r).ok()),
             allow_write: self.allow_write,
             no_shell: self.no_shell,
             no_filesystem: self.no_filesystem,

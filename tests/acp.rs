@@ -448,6 +448,7 @@ impl ModelClient for Scripted {
                     input_tokens: i,
                     output_tokens: o,
                     cached_input_tokens: 0,
+                    cache_write_input_tokens: 0,
                 }))),
                 Step::Done(r) => events.push(Ok(StreamEvent::Completed { stop_reason: r })),
                 Step::Stall => stall = true,

@@ -40,6 +40,8 @@ mod support_common {
             model: "gpt-test".into(),
             api_key: Some(ApiKey::new(KEY)),
             options: opts(),
+            official: false,
+            profile: pablo::model::ModelProfile::lookup("m"),
         })
         .unwrap()
     }
@@ -50,6 +52,7 @@ mod support_common {
             model: "claude-test".into(),
             api_key: ApiKey::new(KEY),
             options: opts(),
+            profile: pablo::model::ModelProfile::lookup("claude-test"),
         })
         .unwrap()
     }
@@ -64,6 +67,7 @@ mod support_common {
                 parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             }],
             max_output_tokens: 1024,
+            ..ModelRequest::default()
         }
     }
 
@@ -215,7 +219,8 @@ mod openai_stream {
                 StreamEvent::Usage(Usage {
                     input_tokens: 10,
                     output_tokens: 3,
-                    cached_input_tokens: 0
+                    cached_input_tokens: 0,
+                    cache_write_input_tokens: 0,
                 }),
                 StreamEvent::Completed {
                     stop_reason: ModelStopReason::EndTurn
@@ -476,6 +481,8 @@ mod openai_stream {
             model: "m".into(),
             api_key: None,
             options: opts(),
+            official: false,
+            profile: pablo::model::ModelProfile::lookup("m"),
         })
         .unwrap();
         let (_, err) = run(&client).await;
@@ -526,7 +533,8 @@ mod anthropic_stream {
                 StreamEvent::Usage(Usage {
                     input_tokens: 42,
                     output_tokens: 7,
-                    cached_input_tokens: 0
+                    cached_input_tokens: 0,
+                    cache_write_input_tokens: 0,
                 }),
                 StreamEvent::Completed {
                     stop_reason: ModelStopReason::EndTurn
@@ -948,6 +956,8 @@ mod key_secrecy {
             model: "m".into(),
             api_key: Some(ApiKey::new(KEY)),
             options: opts(),
+            official: false,
+            profile: pablo::model::ModelProfile::lookup("m"),
         })
         .unwrap();
         let (_, err) = run(&unreachable).await;

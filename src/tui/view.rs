@@ -375,6 +375,15 @@ fn fmt_tokens(n: u64) -> String {
     }
 }
 
+/// Dollars with the precision small sums need.
+fn fmt_cost(usd: f64) -> String {
+    if usd < 0.995 {
+        format!("${usd:.3}")
+    } else {
+        format!("${usd:.2}")
+    }
+}
+
 fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
     buf.set_style(area, theme::status_bar());
     let mut left = Vec::new();
@@ -405,6 +414,20 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
         "{} tok",
         fmt_tokens(state.usage.total())
     )));
+    if let Some((used, window)) = state.status.context {
+        let pct = (used as f64 * 100.0 / window.max(1) as f64).round() as u64;
+        left.push(sep());
+        let style = if pct >= 85 {
+            theme::warn()
+        } else {
+            Style::default()
+        };
+        left.push(Span::styled(format!("ctx {pct}%"), style));
+    }
+    if let Some(cost) = state.status.cost_usd {
+        left.push(sep());
+        left.push(Span::raw(fmt_cost(cost)));
+    }
     left.push(sep());
     left.push(Span::raw(truncate(&state.status.workspace, 40)));
     if !state.status.policy_mode.is_empty() {
