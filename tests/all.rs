@@ -12,6 +12,7 @@ mod support;
 mod acp;
 mod agent;
 mod architecture;
+mod context;
 mod fs_tools;
 mod policy;
 mod providers;

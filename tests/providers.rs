@@ -549,7 +549,11 @@ mod anthropic_stream {
         let body = reqs[0].json();
         assert_eq!(body["model"], "claude-test");
         assert_eq!(body["max_tokens"], 1024);
-        assert_eq!(body["system"], "you are a test");
+        // A block, so that it can carry the prompt-cache breakpoint when the agent asks for one.
+        assert_eq!(
+            body["system"],
+            serde_json::json!([{"type": "text", "text": "you are a test"}])
+        );
         assert_eq!(body["stream"], true);
         assert_eq!(body["tools"][0]["name"], "fs_read");
         assert!(body["tools"][0]["input_schema"].is_object());
@@ -719,17 +723,32 @@ mod anthropic_stream {
     }
 
     #[tokio::test]
+    async fn a_mid_stream_prompt_too_long_is_a_context_overflow_and_is_not_retried() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(
+            anthropic::Stream::new(5)
+                .error("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")
+                .events(),
+        ));
+        let (_, err) = run(&anthropic(&server)).await;
+        let err = err.expect("an error event is an error");
+        assert_eq!(err.code(), "model_context_too_long");
+        assert!(err.to_string().contains("210000 tokens"), "{err}");
+        assert_eq!(server.requests().len(), 1);
+    }
+
+    #[tokio::test]
     async fn a_fatal_mid_stream_error_is_not_retried() {
         let server = ScriptedServer::start().await;
         server.push(ScriptedResponse::sse(
             anthropic::Stream::new(5)
-                .error("invalid_request_error", "prompt is too long")
+                .error("invalid_request_error", "messages: text content blocks must be non-empty")
                 .events(),
         ));
         let (_, err) = run(&anthropic(&server)).await;
         let err = err.expect("an error event is an error");
         assert_eq!(err.code(), "model_error");
-        assert!(err.to_string().contains("prompt is too long"));
+        assert!(err.to_string().contains("must be non-empty"));
         assert_eq!(server.requests().len(), 1);
     }
 

@@ -106,15 +106,13 @@ pub fn message_bytes(m: &Message) -> usize {
 
 /// The note the model reads in place of a cleared result of `tool` that was `bytes` long.
 pub fn cleared_note(tool: &str, bytes: usize) -> String {
+    // Short on purpose: every cleared result keeps its note, and the notes add up.
     let again = if is_repeatable(tool) {
-        "make the same call again (its arguments are above) if you need it"
+        "repeat the call to see it again"
     } else {
-        "its effects stand; repeat the call only if that is safe and you need the output again"
+        "its effects stand; repeat the call only if that is safe"
     };
-    let text = format!(
-        "this {tool} result ({bytes} bytes) was removed from the conversation to keep it within \
-         the model's context window; {again}"
-    );
+    let text = format!("{tool} result ({bytes} bytes) cleared to fit the context window; {again}");
     let quoted = serde_json::to_string(&text).unwrap_or_else(|_| "\"\"".into());
     format!("{CLEARED_MARK}{quoted}}}}}")
 }
@@ -274,7 +272,7 @@ mod tests {
         assert_eq!(v["ok"], true);
         let text = v["data"]["cleared"].as_str().unwrap();
         assert!(text.contains("fs_read") && text.contains("6000 bytes"), "{text}");
-        assert!(text.contains("same call again"), "{text}");
+        assert!(text.contains("repeat the call to see it again"), "{text}");
         let shell = cleared_note("shell_run", 10);
         assert!(shell.contains("only if that is safe"), "{shell}");
         assert!(read.starts_with(CLEARED_MARK));

@@ -444,13 +444,20 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
         left.push(Span::styled("mouse", theme::warn()));
     }
     let line = Line::from(left);
-    buf.set_line(area.x, area.y, &line, area.width);
     let right = match &state.hint {
         Some(h) => Span::styled(format!("{h} "), theme::warn()),
         None => Span::styled("/help · ctrl-c ctrl-c quit ", theme::dim()),
     };
-    let used = super::text::line_width(&line) as u16;
     let w = super::text::str_width(&right.content) as u16;
+    // A hint is something the person must see now ("press ctrl-c again"): the facts on the
+    // left give way to it. The standing help text shows only where there is room.
+    let left_width = if state.hint.is_some() {
+        area.width.saturating_sub(w + 1)
+    } else {
+        area.width
+    };
+    buf.set_line(area.x, area.y, &line, left_width);
+    let used = (super::text::line_width(&line) as u16).min(left_width);
     if used + w < area.width {
         buf.set_span(area.x + area.width - w, area.y, &right, w);
     }
