@@ -426,6 +426,40 @@ mod over_http {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_no_flags_reasoning_shows_as_a_collapsed_cell_and_the_status_line_shows_context_and_cost()
+     {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(
+            openai::Stream::new()
+                .reasoning("reasoning_content", &["The person wants ", "a short greeting."])
+                .text(&["Hello there."])
+                .finish("stop")
+                .usage(5_000, 20)
+                .done(),
+        ));
+        let sandbox = Sandbox::new();
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nbase_url = \"{}\"\n[model]\nname = \"test-model\"\n\
+             context_window = 20000\n[model.prices]\ninput = 2.0\noutput = 8.0\n",
+            server.base_url()
+        ));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t.send("hi\r");
+        t.wait_for("Hello there.");
+        t.wait_for("∴ thought · 1 line (ctrl-o shows)");
+        // 5,000 of 20,000 tokens; 5,000 × $2 + 20 × $8 per million.
+        t.wait_for("ctx 25%");
+        t.wait_for("$0.010");
+        assert!(!t.screen().contains("a short greeting"), "{}", t.screen());
+        t.send("\x0f");
+        t.wait_for("The person wants a short greeting.");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_prompt_shows_three_answers_and_n_with_a_note_sends_rejected_to_the_model() {
         let server = ScriptedServer::start().await;
         server.push(call(
