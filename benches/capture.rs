@@ -24,7 +24,9 @@ fn spec(command: String, cwd: &std::path::Path) -> SpawnSpec {
         command,
         cwd: cwd.to_path_buf(),
         cwd_handle: None,
-        env: pablo::process::clean_env(&Default::default(), false).unwrap_or_default(),
+        env: pablo::process::CommandEnv::default()
+            .for_command(&Default::default(), false)
+            .unwrap_or_default(),
         pty: false,
         stdin: false,
     }

@@ -211,6 +211,24 @@ pub struct ShellOptions {
     pub max_sessions: Option<usize>,
     #[serde(default)]
     pub commands: CommandRules,
+    #[serde(default)]
+    pub env: ShellEnvOptions,
+}
+
+/// `[options.shell.env]`: what commands get of pablo's environment besides the built-in
+/// toolchain list (docs/shell.md). Secret-looking names are withheld whatever is written here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellEnvOptions {
+    /// More variables to pass (`NAME` or `PREFIX*`); `HOME` may be named.
+    #[serde(default)]
+    pub inherit: Vec<String>,
+    /// Variables never to pass, built-in ones included.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Fixed values (`PATH` here replaces the inherited one).
+    #[serde(default)]
+    pub set: BTreeMap<String, String>,
 }
 
 /// `[options.shell.commands]`.
@@ -554,6 +572,11 @@ impl Layers {
             out.commands.default = s.commands.default.or(out.commands.default);
             out.commands.allow.extend(s.commands.allow.iter().cloned());
             out.commands.deny.extend(s.commands.deny.iter().cloned());
+            out.env.inherit.extend(s.env.inherit.iter().cloned());
+            out.env.exclude.extend(s.env.exclude.iter().cloned());
+            out.env
+                .set
+                .extend(s.env.set.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
         out
     }

@@ -41,6 +41,7 @@ pub async fn run<W: Write>(
         streaming: false,
         thinking: false,
         last_usage: None,
+        arguments: Default::default(),
     };
     let _ = agent.ops.send(Op::UserTurn { text: task });
     tokio::pin!(interrupt);
@@ -112,6 +113,8 @@ struct Printer<'a, W: Write> {
     thinking: bool,
     /// The usage of the model call whose `context_usage` has not been printed yet.
     last_usage: Option<(Usage, Usage)>,
+    /// Arguments of the calls in flight, to describe their results (readable mode).
+    arguments: std::collections::HashMap<String, Value>,
 }
 
 /// Usage as `pablo run --json` prints it: the protocol's fields, plus the cache reads under the
@@ -254,18 +257,33 @@ impl<W: Write> Printer<'_, W> {
             }
             Event::MessageCompleted { .. } => self.end_stream(),
             Event::ToolCallBegin {
-                tool, arguments, ..
+                call_id,
+                tool,
+                arguments,
             } => {
                 self.end_stream()?;
-                writeln!(self.out, "→ {tool} {}", summarize_arguments(arguments))
+                self.arguments.insert(call_id.clone(), arguments.clone());
+                writeln!(
+                    self.out,
+                    "→ {tool} {}",
+                    crate::protocol::summarize_arguments(arguments)
+                )
             }
             Event::ToolOutputDelta { chunk, .. } => write!(self.out, "{chunk}"),
-            Event::ToolCallEnd { tool, result, .. } => match result {
-                ToolOutcome::Ok { .. } => writeln!(self.out, "  ✓ {tool}"),
-                ToolOutcome::Err { error, .. } => {
-                    writeln!(self.out, "  ✗ {tool}: {} ({})", error.message, error.code)
+            Event::ToolCallEnd {
+                call_id,
+                tool,
+                result,
+            } => {
+                let arguments = self.arguments.remove(call_id).unwrap_or(Value::Null);
+                let text =
+                    crate::protocol::describe::describe_result(tool, &arguments, result, None);
+                match result {
+                    ToolOutcome::Ok { .. } => writeln!(self.out, "  ✓ {tool}: {}", text.headline),
+                    // A refusal's message names the tool already.
+                    ToolOutcome::Err { .. } => writeln!(self.out, "  ✗ {}", text.headline),
                 }
-            },
+            }
             Event::PlanUpdate { items, .. } => {
                 self.end_stream()?;
                 let done = items
@@ -329,18 +347,4 @@ impl<W: Write> Printer<'_, W> {
             _ => Ok(()),
         }
     }
-}
-
-/// A one-line summary of tool arguments for readable output: the path or command, not content.
-pub fn summarize_arguments(arguments: &Value) -> String {
-    for key in ["command", "path", "query", "action"] {
-        if let Some(v) = arguments.get(key).and_then(Value::as_str) {
-            let mut s: String = v.chars().take(120).collect();
-            if v.chars().count() > 120 {
-                s.push('…');
-            }
-            return s;
-        }
-    }
-    String::new()
 }

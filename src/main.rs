@@ -9,9 +9,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use pablo::agent;
 use pablo::core::ApprovalMode;
-use pablo::launch::{Launch, LaunchOptions};
+use pablo::launch::{self, Launch, LaunchOptions};
 
 #[derive(Parser, Debug)]
 #[command(name = "pablo", version, about = "A terminal coding agent", long_about = None)]
@@ -46,9 +45,13 @@ struct Common {
     /// else the provider's default).
     #[arg(long, global = true, value_name = "LEVEL", value_parser = ["off", "low", "medium", "high"])]
     reasoning: Option<String>,
-    /// Grant write authority (adds fs.write and fs.edit to the catalog).
+    /// `pablo run`: offer fs.write and fs.edit, and let them change files inside the write roots
+    /// without asking (the TUI and ACP always offer them, and ask).
     #[arg(long, global = true)]
     allow_write: bool,
+    /// Offer no tool that changes files (fs.write, fs.edit), in every front-end.
+    #[arg(long, global = true, conflicts_with = "allow_write")]
+    read_only: bool,
     /// Remove the shell tools.
     #[arg(long, global = true)]
     no_shell: bool,
@@ -63,8 +66,18 @@ struct Common {
     max_tool_calls: Option<u64>,
 }
 
+/// Who answers approvals in a front-end, which decides what write authority means there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Front {
+    /// The TUI and ACP: the write tools are offered and every change is previewed and asked.
+    Interactive,
+    /// `pablo run`: nobody can answer, so `--allow-write` is the person's authority to write.
+    Headless,
+}
+
 impl Common {
-    fn launch_options(&self) -> LaunchOptions {
+    fn launch_options(&self, front: Front) -> LaunchOptions {
+        let allow_write = !self.read_only && (front == Front::Interactive || self.allow_write);
         LaunchOptions {
             workspace: self.workspace.clone(),
             config: self.config.clone(),
@@ -76,7 +89,8 @@ impl Common {
                 .reasoning
                 .as_deref()
                 .and_then(|r| pablo::config::ReasoningLevel::parse(r).ok()),
-            allow_write: self.allow_write,
+            allow_write,
+            preapproved_writes: front == Front::Headless && allow_write,
             no_shell: self.no_shell,
             no_filesystem: self.no_filesystem,
             max_model_calls: self.max_model_calls,
@@ -146,6 +160,9 @@ enum PolicyCommand {
         /// Print `{"decision", "commands", "reasons", …}` as JSON.
         #[arg(long)]
         json: bool,
+        /// Also print the environment the command would run with (no secret is ever in it).
+        #[arg(long)]
+        env: bool,
         /// The command: one argument, or words joined with spaces.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
@@ -219,7 +236,7 @@ async fn run(
     };
     let options = match &resumed {
         Some((_, info)) => resume_workspace(&common, info)?,
-        None => common.launch_options(),
+        None => common.launch_options(Front::Headless),
     };
     let mut launch = Launch::prepare(options)?;
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
@@ -241,7 +258,7 @@ async fn run(
     };
     // Settings that were ignored (an untrusted project layer, …) are said before anything runs.
     preamble.extend(launch.warning_events());
-    let handle = agent::spawn(setup);
+    let handle = launch::spawn(setup);
     let mut stdout = std::io::stdout().lock();
     let interrupt = async {
         let _ = tokio::signal::ctrl_c().await;
@@ -263,7 +280,7 @@ async fn resume(common: Common, id: Option<String>, last: bool) -> Result<ExitCo
 /// One resumed TUI; returns the session picked with `/resume`, if any.
 async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Option<String>> {
     let (id, info) = find_session(common, id.as_deref(), last)?;
-    let mut options = common.launch_options();
+    let mut options = common.launch_options(Front::Interactive);
     if options.workspace.is_none() {
         options.workspace = Some(choose_resume_workspace(&info)?);
     }
@@ -277,9 +294,11 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     let options = pablo::tui::TuiOptions {
         startup_events,
         resume_command: Some(format!("pablo resume {id}")),
+        policy_mode: launch.authority_label(),
         ..Default::default()
     };
-    let summary = pablo::tui::run(setup, options).await?;
+    let workspace = setup.host.workspace_root.clone();
+    let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     println!("{summary}");
     Ok(summary.resume_requested)
 }
@@ -341,7 +360,7 @@ fn find_session(
 /// way a difference from where pablo was started is said out loud (stderr, so `--json` stays
 /// clean).
 fn resume_workspace(common: &Common, info: &pablo::session::SessionInfo) -> Result<LaunchOptions> {
-    let mut options = common.launch_options();
+    let mut options = common.launch_options(Front::Headless);
     let original = PathBuf::from(&info.workspace);
     match &options.workspace {
         Some(w) => {
@@ -425,23 +444,33 @@ async fn acp(common: Common) -> Result<ExitCode> {
     if let Ok(dirs) = pablo::config::Dirs::discover() {
         let _ = pablo::telemetry::init_from_env(&dirs.state);
     }
-    pablo::acp::serve_stdio(common.launch_options()).await?;
+    pablo::acp::serve_stdio(common.launch_options(Front::Interactive)).await?;
     Ok(ExitCode::SUCCESS)
 }
 
 async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCode> {
-    let options = pablo::tui::DemoOptions {
+    let demo = launch::demo::prepare(launch::demo::DemoOptions {
         dir,
         keep,
-        launch: common.launch_options(),
+        launch: common.launch_options(Front::Interactive),
+    })?;
+    let options = pablo::tui::TuiOptions {
+        initial_prompt: demo.task,
+        policy_mode: "demo · edits and commands ask".into(),
+        resume_command: None,
+        startup_events: demo.startup_events,
     };
-    let summary = pablo::tui::run_demo(options).await?;
+    let workspace = demo.setup.host.workspace_root.clone();
+    // The project copy outlives the TUI either way: removed (or kept) after it, also on error.
+    let project = demo.project;
+    let mut summary = pablo::tui::run(launch::spawn(demo.setup), workspace, options).await?;
+    summary.notes.extend(project.finish());
     println!("{summary}");
     Ok(ExitCode::SUCCESS)
 }
 
 async fn tui(common: Common) -> Result<ExitCode> {
-    let mut launch = Launch::prepare(common.launch_options())?;
+    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     let model = launch.model().await?;
     let session_id = Launch::new_session_id();
     // The session is journaled, so the exit summary can say how to come back to it.
@@ -450,9 +479,11 @@ async fn tui(common: Common) -> Result<ExitCode> {
     let options = pablo::tui::TuiOptions {
         startup_events: launch.warning_events(),
         resume_command,
+        policy_mode: launch.authority_label(),
         ..Default::default()
     };
-    let summary = pablo::tui::run(setup, options).await?;
+    let workspace = setup.host.workspace_root.clone();
+    let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     println!("{summary}");
     if let Some(id) = summary.resume_requested {
         return resume(common, Some(id), false).await;
@@ -499,7 +530,7 @@ fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
 
 fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
     use pablo::policy::{TrustStore, cli};
-    let mut launch = Launch::prepare(common.launch_options())?;
+    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     match command {
         PolicyCommand::Trust { revoke } => {
             TrustStore::new(&launch.dirs).set_trusted(&launch.workspace, !revoke)?;
@@ -511,9 +542,12 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
             println!("{}: project config {what}", launch.workspace.display());
             Ok(ExitCode::SUCCESS)
         }
-        PolicyCommand::Check { json, command } => {
+        PolicyCommand::Check { json, env, command } => {
             let engine = launch.policy()?;
-            let report = cli::check(&engine, &command.join(" "));
+            let mut report = cli::check(&engine, &command.join(" "));
+            if env {
+                report.env = Some(cli::env_report(&engine));
+            }
             if json {
                 println!("{}", serde_json::to_string(&report)?);
             } else {

@@ -1663,6 +1663,65 @@ mod over_http {
         close(child, rpc).await;
     }
 
+    /// What an editor such as Zed does: starts `pablo acp` with no flags at all (the provider is
+    /// in the user's config). The edit tools are offered, and an edit asks through
+    /// `session/request_permission` before it lands.
+    #[tokio::test]
+    async fn pablo_acp_with_no_flags_edits_a_file_through_request_permission() {
+        let env = Env::new();
+        let original = "hello\n";
+        std::fs::write(env.workspace.join("greeting.txt"), original).unwrap();
+        let server = ScriptedServer::start().await;
+        let edit = json!({"path": "greeting.txt", "old_text": "hello", "new_text": "hello, zed",
+                          "expected_revision": pablo::workspace::revision_of(original.as_bytes())})
+        .to_string();
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_edit",
+            "fs_edit",
+            &[&edit],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer("Edited.")));
+        let config = env.xdg.join("config/pablo");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(
+            config.join("config.toml"),
+            format!(
+                "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
+                server.base_url()
+            ),
+        )
+        .unwrap();
+        let mut cmd = env.command();
+        cmd.env("OPENAI_API_KEY", "sk-test-key").arg("acp");
+        let mut child = cmd.spawn().unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        rpc.initialize().await;
+        let session = rpc.new_session(&env.workspace).await;
+        let id = prompt(&mut rpc, &session, "greet zed").await;
+        let mut asked = 0;
+        let mut answer = |m: &Value| {
+            assert_eq!(m["method"], "session/request_permission");
+            asked += 1;
+            allow_once()
+        };
+        let r = rpc.response_to(id, &mut answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        assert_eq!(asked, 1);
+        let call = &rpc.agent_requests[0]["params"]["toolCall"];
+        assert_eq!(call["kind"], "edit", "{call}");
+        assert_eq!(call["content"][0]["type"], "diff", "{call}");
+        assert_eq!(
+            std::fs::read_to_string(env.workspace.join("greeting.txt")).unwrap(),
+            "hello, zed\n"
+        );
+        let tools = server.requests()[0].json()["tools"].to_string();
+        assert!(
+            tools.contains("fs_edit") && tools.contains("fs_write"),
+            "{tools}"
+        );
+        close(child, rpc).await;
+    }
+
     #[tokio::test]
     async fn a_rejected_command_does_not_run_and_the_model_reads_rejected() {
         let env = Env::new();
@@ -2410,13 +2469,15 @@ mod terminals {
             .map(|l| l.split('=').next().unwrap())
             .collect();
         names.sort_unstable();
-        // Nothing of the editor's environment (its secret, HOME, the test's XDG variables); PWD
-        // is the shell's own.
-        assert_eq!(
-            names,
-            ["LANG", "PABLO_TASK_GREETING", "PATH", "PWD", "TERM"],
-            "{data}"
-        );
+        // Nothing of the editor's environment (its secret, HOME, the test's XDG variables): exactly
+        // the command environment pablo computes from its own (toolchain variables, no secrets),
+        // the task variable, TERM, and PWD, which is the shell's own.
+        let base = pablo::process::CommandEnv::from_process(&Default::default());
+        let mut expected: Vec<&str> = base.vars().iter().map(|(k, _)| k.as_str()).collect();
+        expected.extend(["PABLO_TASK_GREETING", "PWD", "TERM"]);
+        expected.sort_unstable();
+        assert_eq!(names, expected, "{data}");
+        assert!(!names.contains(&"HOME"), "{data}");
         let output = data["output"].as_str().unwrap();
         assert!(
             output.contains(&format!("PWD={}\n", t.env.workspace.display())),

@@ -37,7 +37,7 @@ fn fixture_with(options: ShellOptions) -> Fixture {
     let state = st.path().canonicalize().unwrap();
     let handle = Arc::new(pablo::workspace::Workspace::open(&workspace).unwrap());
     let host = Arc::new(Host::new(handle, state.clone(), &options));
-    let settings = pablo::process::ShellSettings::from_options(&options);
+    let settings = pablo::process::ShellSettings::from_options(&options, Default::default());
     let (tx, rx) = mpsc::unbounded_channel();
     Fixture {
         _dirs: (ws, st),
@@ -363,7 +363,9 @@ async fn a_cwd_swapped_for_a_link_after_the_check_is_not_followed() {
                 command: "pwd -P; touch made-here".into(),
                 cwd: f.workspace.join("sub"),
                 cwd_handle: Some(Arc::new(handle)),
-                env: pablo::process::clean_env(&Default::default(), pty).unwrap(),
+                env: pablo::process::CommandEnv::default()
+                    .for_command(&Default::default(), pty)
+                    .unwrap(),
                 pty,
                 stdin: false,
             },
@@ -848,10 +850,13 @@ async fn dropping_the_host_kills_running_sessions() {
 fn description_follows_the_launcher() {
     let sh = ShellRun::new(pablo::process::ShellSettings::default());
     assert!(sh.description().contains("not bash"));
-    let bash = ShellRun::new(pablo::process::ShellSettings::from_options(&ShellOptions {
-        launcher: Some("/bin/bash".into()),
-        ..ShellOptions::default()
-    }));
+    let bash = ShellRun::new(pablo::process::ShellSettings::from_options(
+        &ShellOptions {
+            launcher: Some("/bin/bash".into()),
+            ..ShellOptions::default()
+        },
+        Default::default(),
+    ));
     assert!(bash.description().contains("/bin/bash -c"));
     assert!(!bash.description().contains("not bash"));
 }
@@ -865,10 +870,11 @@ fn disabled_shell_registers_nothing() {
             enabled: Some(false),
             ..ShellOptions::default()
         },
+        Default::default(),
     )
     .unwrap();
     assert!(c.is_empty());
-    pablo::tools::register_shell(&mut c, &ShellOptions::default()).unwrap();
+    pablo::tools::register_shell(&mut c, &ShellOptions::default(), Default::default()).unwrap();
     assert!(c.get("shell_run").is_some() && c.get("shell.session").is_some());
 }
 
@@ -913,7 +919,7 @@ proptest! {
 #[test]
 fn schema_refuses_env_outside_the_prefix_by_name() {
     let mut c = pablo::tools::Catalog::new();
-    pablo::tools::register_shell(&mut c, &ShellOptions::default()).unwrap();
+    pablo::tools::register_shell(&mut c, &ShellOptions::default(), Default::default()).unwrap();
     let v = c.validator("shell.run").unwrap();
     let err = v
         .validate(

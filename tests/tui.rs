@@ -623,3 +623,112 @@ mod over_http {
         assert_eq!(results[0]["ok"], true, "{}", results[0]);
     }
 }
+
+/// The first session of a new user: plain `pablo`, no flags, the provider named only in the user
+/// config (as a person would set it once), in a repository with a file to change.
+mod first_session {
+    use serde_json::{Value, json};
+
+    use super::{Sandbox, Terminal, read};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    fn configure(sandbox: &Sandbox, server: &ScriptedServer) {
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ));
+    }
+
+    fn offered_tools(server: &ScriptedServer) -> Vec<String> {
+        let body = server.requests()[0].json();
+        body["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn plain_pablo_offers_fs_edit_shows_its_diff_and_y_commits_it() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        let original = "fn main() {\n    println!(\"hello\");\n}\n";
+        std::fs::write(sandbox.workspace().join("main.rs"), original).unwrap();
+        let revision = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(original.as_bytes()));
+        let args =
+            json!({"path": "main.rs", "old_text": "\"hello\"", "new_text": "\"hello, world\"",
+                          "expected_revision": revision})
+            .to_string();
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_1",
+            "fs_edit",
+            &[&args],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer(
+            "Greeting widened.",
+        )));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t.wait_for("edits ask");
+        t.send("greet the world\r");
+        t.wait_for("Apply this change to main.rs?");
+        // The diff of exactly this edit, old line numbered on the left, new on the right.
+        t.wait_for("2   −     println!(\"hello\");");
+        t.wait_for("  2 +     println!(\"hello, world\");");
+        t.send("y");
+        t.wait_for("Greeting widened.");
+        assert_eq!(
+            read(&sandbox.workspace().join("main.rs")),
+            original.replace("\"hello\"", "\"hello, world\"")
+        );
+        let tools = offered_tools(&server);
+        assert!(tools.contains(&"fs_edit".to_string()), "{tools:?}");
+        assert!(tools.contains(&"fs_write".to_string()), "{tools:?}");
+        let last: Value = server.requests().last().unwrap().json();
+        let result = last["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(result.contains("\"ok\":true"), "{result}");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_read_only_no_edit_tool_is_offered_and_the_status_line_says_so() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        server.push(ScriptedResponse::sse(openai::text_answer(
+            "Nothing to change.",
+        )));
+        let mut t = Terminal::spawn_with(
+            &sandbox,
+            &["--read-only"],
+            &[("OPENAI_API_KEY", "sk-test-key")],
+        );
+        t.wait_for("read-only");
+        t.send("look around\r");
+        t.wait_for("Nothing to change.");
+        let tools = offered_tools(&server);
+        assert!(
+            !tools.iter().any(|t| t == "fs_edit" || t == "fs_write"),
+            "{tools:?}"
+        );
+        assert!(tools.contains(&"fs_read".to_string()), "{tools:?}");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+}

@@ -26,11 +26,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::agent;
 use crate::core::ApprovalMode;
 use crate::core::Coded;
-use crate::launch::{Launch, LaunchError, LaunchOptions};
-use crate::model::ModelClient;
+use crate::launch::{AgentSetup, Launch, LaunchError, LaunchOptions, ModelClient};
 use crate::protocol::{ApprovalAnswer, Event, Op, Preview, StopReason, Verdict};
 
 pub use translate::Translator;
@@ -357,7 +355,7 @@ impl Server {
     fn start(
         &self,
         launch: &Launch,
-        mut setup: agent::AgentSetup,
+        mut setup: AgentSetup,
         translator: Translator,
         cx: &ConnectionTo<Client>,
     ) -> Result<(), AcpError> {
@@ -381,7 +379,7 @@ impl Server {
         for w in &launch.warnings {
             tracing::warn!(session = %id, warning = %w, "session warning");
         }
-        let handle = agent::spawn(setup);
+        let handle = crate::launch::spawn(setup);
         let session = Arc::new(Session {
             id: id.clone(),
             ops: handle.ops,
@@ -470,12 +468,7 @@ impl Server {
 /// on a request, in tokens at roughly four bytes each, as the context size (the most context
 /// pablo will ever send, so the editor's gauge never reads over 100 %).
 fn translator_for(launch: &Launch) -> Result<Translator, AcpError> {
-    // Only the tools' kinds are read here, so the launcher does not matter.
-    let catalog = launch.catalog(crate::process::DEFAULT_LAUNCHER)?;
-    let kinds = catalog
-        .names()
-        .filter_map(|n| catalog.get(n).map(|t| (n.to_string(), t.kind())))
-        .collect();
+    let kinds = launch.tool_kinds()?.into_iter().collect();
     let context_tokens = (launch.limits.max_request_context_bytes / 4) as u64;
     Ok(Translator::new(
         launch.workspace.clone(),

@@ -330,7 +330,7 @@ pub fn title(tool: &str, arguments: &Value) -> String {
         "plan.update" => "Update plan".to_string(),
         "web.fetch" => format!("Fetch {}", arg("url").unwrap_or_default()),
         _ => {
-            let summary = crate::headless::summarize_arguments(arguments);
+            let summary = crate::protocol::summarize_arguments(arguments);
             if summary.is_empty() {
                 tool.to_string()
             } else {

@@ -1038,8 +1038,9 @@ impl Agent {
                 return Err(ToolFailure::new(
                     "approval_required",
                     format!(
-                        "{} needs approval ({}) and nobody can answer in headless mode; \
-                         grant it with --auto-approve or a policy rule",
+                        "{} was not run: {}; nobody can answer an approval in headless mode \
+                         (grant it with --allow-write for file changes, --auto-approve, or a \
+                         policy rule)",
                         tool.name(),
                         verdict.reasons.join("; ")
                     ),

@@ -22,6 +22,30 @@ pub struct CheckReport {
     /// Ignored settings (an untrusted project's allow rules, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The environment the command would get (`--env`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub env: Option<EnvReport>,
+}
+
+/// The environment of a command, as `pablo policy check --env` shows it. Secrets never pass, so
+/// every value here is safe to print; what config asked for and was refused is named, never
+/// valued.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnvReport {
+    pub vars: Vec<EnvVar>,
+    pub withheld: Vec<WithheldVar>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnvVar {
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WithheldVar {
+    pub name: String,
+    pub reason: String,
 }
 
 /// Judges `command` exactly as a `shell.run` call in the workspace root would be.
@@ -45,7 +69,29 @@ pub fn check(engine: &PolicyEngine, command: &str) -> CheckReport {
         rule_ids: verdict.rule_ids,
         always_rule: verdict.always_rule,
         warnings: engine.warnings().to_vec(),
+        env: None,
     }
+}
+
+/// The environment a command of this engine's session gets (`pablo policy check --env`).
+pub fn env_report(engine: &PolicyEngine) -> EnvReport {
+    let env = engine.command_env();
+    // A foreground command without a terminal and without additions: what `shell.run` passes.
+    let vars = env
+        .for_command(&Default::default(), false)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, value)| EnvVar { name, value })
+        .collect();
+    let withheld = env
+        .withheld()
+        .iter()
+        .map(|w| WithheldVar {
+            name: w.name.clone(),
+            reason: w.reason.to_string(),
+        })
+        .collect();
+    EnvReport { vars, withheld }
 }
 
 impl CheckReport {
@@ -79,7 +125,7 @@ impl CheckReport {
                 argv.join(" "),
                 c.executable
                     .as_deref()
-                    .unwrap_or("(not found on the clean PATH)"),
+                    .unwrap_or("(not found on the command's PATH)"),
                 decision_label(c.decision),
                 c.rule_id.as_deref().unwrap_or("-"),
             ));
@@ -92,6 +138,15 @@ impl CheckReport {
         }
         for w in &self.warnings {
             s.push_str(&format!("warning: {w}\n"));
+        }
+        if let Some(env) = &self.env {
+            s.push_str("environment:\n");
+            for v in &env.vars {
+                s.push_str(&format!("  {}={}\n", v.name, v.value));
+            }
+            for w in &env.withheld {
+                s.push_str(&format!("  ({} not passed: {})\n", w.name, w.reason));
+            }
         }
         s
     }

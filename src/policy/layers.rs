@@ -26,9 +26,13 @@ pub struct CliFlags {
     pub no_shell: bool,
     /// `--no-filesystem`: every `fs.*` tool is denied.
     pub no_filesystem: bool,
-    /// `--allow-write`: the host registers the write tools. Policy changes no mode for it: edits
-    /// still ask by default, and the write roots, deny roots and `.git`/`.pablo` still apply.
+    /// The host registers the write tools (the TUI and ACP always; `pablo run` with
+    /// `--allow-write`). This alone changes no mode: edits ask.
     pub allow_write: bool,
+    /// Headless `--allow-write`: the person granted writing up front, so a file change inside the
+    /// write roots is allowed without asking unless a layer sets the tool to ask or deny. The
+    /// write roots, deny roots and `.git`/`.pablo` still apply.
+    pub preapproved_writes: bool,
 }
 
 /// Everything the layers decide, compiled for fast decisions.
@@ -41,6 +45,7 @@ pub struct Compiled {
     /// The strictest explicit mode per tool, with the id of the layer that set it.
     pub tool_modes: BTreeMap<String, (ToolMode, String)>,
     pub allow_write: bool,
+    pub preapproved_writes: bool,
     pub shell_disabled: Option<(String, String)>,
     pub fs_disabled: Option<(String, String)>,
     pub rule_layers: Vec<RuleLayer>,
@@ -90,6 +95,40 @@ fn decision_rank(d: RuleDecision) -> u8 {
     }
 }
 
+/// `[options.shell.env]` of the layers that may set it, and what was ignored. The project layer
+/// comes with the repository: until the folder is trusted it may only exclude variables, since
+/// passing more of pablo's environment to commands is a widening. The variables that hold pablo's
+/// provider keys (`api_key_env` of any layer) are withheld by name.
+pub fn env_settings(src: &Sources<'_>) -> (crate::process::EnvSettings, Vec<String>) {
+    let mut out = crate::process::EnvSettings::default();
+    let mut warnings = Vec::new();
+    let layers = [
+        (&src.layers.user, true),
+        (&src.layers.project, src.project_trusted),
+        (&src.layers.explicit, true),
+    ];
+    for (layer, trusted) in layers {
+        let Some((path, file)) = layer else { continue };
+        let env = &file.options.shell.env;
+        out.exclude.extend(env.exclude.iter().cloned());
+        if trusted {
+            out.inherit.extend(env.inherit.iter().cloned());
+            out.set
+                .extend(env.set.iter().map(|(k, v)| (k.clone(), v.clone())));
+        } else if !env.inherit.is_empty() || !env.set.is_empty() {
+            warnings.push(format!(
+                "project config {}: shell.env inherit/set ignored: the folder is not trusted \
+                 (trust it with `pablo policy trust`)",
+                path.display()
+            ));
+        }
+        if let Some(name) = &file.api_key_env {
+            out.secret_names.push(name.clone());
+        }
+    }
+    (out, warnings)
+}
+
 impl Compiled {
     pub fn build(src: &Sources<'_>, resolver: &Resolver) -> Result<Self, PolicyError> {
         let mut c = Compiled {
@@ -97,6 +136,7 @@ impl Compiled {
             tool_allow_lists: Vec::new(),
             tool_modes: BTreeMap::new(),
             allow_write: src.flags.allow_write,
+            preapproved_writes: src.flags.preapproved_writes,
             shell_disabled: None,
             fs_disabled: None,
             rule_layers: Vec::new(),

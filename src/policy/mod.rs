@@ -25,9 +25,10 @@ pub mod store;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use crate::core::ToolMode;
+use crate::process::CommandEnv;
 pub use layers::CliFlags;
 pub use paths::Access;
 pub use static_policy::StaticPolicy;
@@ -78,6 +79,8 @@ impl Coded for PolicyError {
 #[derive(Debug)]
 pub struct PolicyEngine {
     compiled: Compiled,
+    /// The base environment of commands; the resolver searches exactly its `PATH`.
+    env: Arc<CommandEnv>,
     resolver: Resolver,
     store: Option<RuleStore>,
     saved: RwLock<Saved>,
@@ -126,7 +129,8 @@ impl PolicyEngine {
             explicit: Some((PathBuf::from("(built-in)"), file)),
             ..Default::default()
         };
-        let resolver = Resolver::new(None);
+        let env = Arc::new(CommandEnv::default());
+        let resolver = Resolver::new(None, env.path());
         let sources = Sources {
             layers: &layers,
             project_trusted: false,
@@ -137,6 +141,7 @@ impl PolicyEngine {
             .unwrap_or_else(|_| unreachable_defaults(&resolver));
         Self {
             compiled,
+            env,
             resolver,
             store: None,
             saved: RwLock::new(Saved::default()),
@@ -153,14 +158,23 @@ impl PolicyEngine {
     ) -> Result<Self, PolicyError> {
         let project_trusted =
             layers.project.is_some() && TrustStore::new(dirs).is_trusted(workspace)?;
-        let resolver = Resolver::new(Some(workspace.to_path_buf()));
         let sources = Sources {
             layers,
             project_trusted,
             static_policy,
             flags,
         };
+        let (env_settings, env_warnings) = layers::env_settings(&sources);
+        let env = Arc::new(CommandEnv::from_process(&env_settings));
+        let resolver = Resolver::new(Some(workspace.to_path_buf()), env.path());
         let mut compiled = Compiled::build(&sources, &resolver)?;
+        compiled.warnings.extend(env_warnings);
+        compiled.warnings.extend(env.withheld().iter().map(|w| {
+            format!(
+                "shell.env: {} is not passed to commands: {}",
+                w.name, w.reason
+            )
+        }));
         let mut saved = Saved::default();
         let store = match RuleStore::for_workspace(dirs, workspace) {
             Ok(s) => {
@@ -176,6 +190,7 @@ impl PolicyEngine {
         };
         Ok(Self {
             compiled,
+            env,
             resolver,
             store,
             saved: RwLock::new(saved),
@@ -212,6 +227,12 @@ impl PolicyEngine {
     /// The launcher the shell tools must use (`/bin/sh` unless a trusted layer says otherwise).
     pub fn launcher(&self) -> &str {
         &self.compiled.launcher
+    }
+
+    /// The base environment of every command of this session (`[options.shell.env]` over pablo's
+    /// own environment). Command words are resolved through its `PATH`.
+    pub fn command_env(&self) -> &Arc<CommandEnv> {
+        &self.env
     }
 
     /// Where saved approvals live (outside the workspace); `None` when kept in memory only.
@@ -354,6 +375,10 @@ impl PolicyEngine {
                 if let Err(r) = self.compiled.paths.check(&fc.path, Access::Write) {
                     return Verdict::deny(r.rule_id, r.reason);
                 }
+                if explicit.is_none() && self.compiled.preapproved_writes {
+                    // Headless `--allow-write` is the person's answer, given up front.
+                    return Verdict::allow("cli.allow_write".to_string());
+                }
                 let path = fc.path.clone();
                 self.by_mode(
                     tool,
@@ -409,6 +434,11 @@ impl PolicyEngine {
         would_save: SavedKind,
         saved: impl Fn(&SavedKind) -> bool,
     ) -> Verdict {
+        let ask_reason = match &explicit {
+            Some((_, id)) => format!("{tool} is set to ask ({id})"),
+            None if kind == ToolKind::Edit => "file changes ask first (built-in default)".into(),
+            None => format!("{tool} asks first (built-in default)"),
+        };
         let (mode, id) =
             explicit.unwrap_or_else(|| (Self::default_mode(kind), format!("builtin.tool.{tool}")));
         match mode {
@@ -417,7 +447,7 @@ impl PolicyEngine {
             ToolMode::Ask => match self.saved_allows(saved) {
                 Some(saved_id) => Verdict::allow(saved_id),
                 None => {
-                    let mut v = Verdict::ask(id, format!("{tool} needs approval"));
+                    let mut v = Verdict::ask(id, ask_reason);
                     v.always_rule = Some(would_save.describe());
                     v
                 }
@@ -529,6 +559,7 @@ fn unreachable_defaults(_resolver: &Resolver) -> Compiled {
         tool_allow_lists: Vec::new(),
         tool_modes: BTreeMap::new(),
         allow_write: false,
+        preapproved_writes: false,
         shell_disabled: None,
         fs_disabled: None,
         rule_layers: Vec::new(),

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::config::{CLEAN_PATH, CommandRule, MatchKind};
+use crate::config::{CommandRule, MatchKind};
 
 /// What a command word names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub struct Resolved {
     pub in_workspace: bool,
 }
 
-/// Resolves command words through [`CLEAN_PATH`], caching bare names.
+/// Resolves command words through the `PATH` commands get, caching bare names.
 #[derive(Debug)]
 pub struct Resolver {
     workspace: Option<PathBuf>,
@@ -34,10 +34,11 @@ pub struct Resolver {
 }
 
 impl Resolver {
-    pub fn new(workspace: Option<PathBuf>) -> Self {
+    /// Resolves through `path`: the `PATH` the command will get.
+    pub fn new(workspace: Option<PathBuf>, path: &str) -> Self {
         Self {
             workspace,
-            dirs: std::env::split_paths(CLEAN_PATH).collect(),
+            dirs: std::env::split_paths(path).collect(),
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -235,10 +236,11 @@ pub struct RuleLayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::CLEAN_PATH;
 
     #[test]
     fn bare_and_absolute_names_resolve_to_the_same_key() {
-        let r = Resolver::new(None);
+        let r = Resolver::new(None, CLEAN_PATH);
         let bare = r.resolve("sh", ".");
         assert!(bare.path.is_some(), "{bare:?}");
         let abs = r.resolve("/bin/sh", ".");
@@ -249,7 +251,7 @@ mod tests {
     fn a_workspace_path_is_never_the_system_program() {
         let ws = tempfile::tempdir().unwrap();
         let ws = std::fs::canonicalize(ws.path()).unwrap();
-        let r = Resolver::new(Some(ws.clone()));
+        let r = Resolver::new(Some(ws.clone()), CLEAN_PATH);
         let local = r.resolve("./wc", ".");
         assert!(local.in_workspace);
         assert_ne!(local.key, r.resolve("wc", ".").key);
@@ -258,7 +260,7 @@ mod tests {
 
     #[test]
     fn builtins_without_a_file_keep_their_name() {
-        let r = Resolver::new(None);
+        let r = Resolver::new(None, CLEAN_PATH);
         let cd = r.resolve("definitely-not-a-program-xyz", ".");
         assert_eq!(cd.key, "definitely-not-a-program-xyz");
         assert!(cd.path.is_none());

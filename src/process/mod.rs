@@ -7,6 +7,7 @@
 //! closed) and what it leaves behind (nothing: its whole group is killed and checked).
 
 pub mod capture;
+pub mod env;
 pub mod group;
 pub mod run;
 pub mod session;
@@ -17,10 +18,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub use capture::{ARTIFACT_MAX_BYTES, Capture, InlineView};
+pub use env::{CommandEnv, EnvSettings, TASK_ENV_PREFIX};
 pub use group::{CleanupTimes, ExitInfo, live_group_members, signal_name};
 pub use run::{RunReport, RunRequest, run_foreground};
 pub use session::{OutputLog, SessionManager, SessionRequest, SessionStatus, WINDOW_BYTES};
-pub use spawn::{SpawnSpec, clean_env};
+pub use spawn::SpawnSpec;
 
 use crate::config::ShellOptions;
 use crate::core::Coded;
@@ -46,17 +48,19 @@ pub struct ShellSettings {
     pub max_output_bytes: usize,
     pub max_sessions: usize,
     pub cleanup: CleanupTimes,
+    /// The base environment of every command (computed once per launch).
+    pub env: std::sync::Arc<CommandEnv>,
 }
 
 impl Default for ShellSettings {
     fn default() -> Self {
-        Self::from_options(&ShellOptions::default())
+        Self::from_options(&ShellOptions::default(), Default::default())
     }
 }
 
 impl ShellSettings {
     /// Zero means "the default" for the numbers, as in the seed's config.
-    pub fn from_options(o: &ShellOptions) -> Self {
+    pub fn from_options(o: &ShellOptions, env: std::sync::Arc<CommandEnv>) -> Self {
         let timeout = match o.timeout_seconds {
             Some(0) | None => DEFAULT_TIMEOUT,
             Some(s) => Duration::from_secs(s).min(HOST_MAX_TIMEOUT),
@@ -79,6 +83,7 @@ impl ShellSettings {
             max_output_bytes,
             max_sessions,
             cleanup: CleanupTimes::default(),
+            env,
         }
     }
 

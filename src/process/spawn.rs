@@ -1,10 +1,9 @@
 //! Starting a command: the clean environment, the working directory check, pipes or a PTY.
 //!
-//! A command never sees pablo's own environment (keys, `HOME`, shell start-up files, trace
-//! context): the environment is built from nothing. Its working directory is resolved by the
-//! workspace before it gets here.
+//! A command never sees pablo's own environment block: it gets exactly the variables
+//! [`super::env::CommandEnv`] chose (the toolchain, no secrets). Its working directory is resolved
+//! by the workspace before it gets here.
 
-use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -14,54 +13,6 @@ use std::sync::Arc;
 use std::sync::OnceLock;
 
 use super::ProcessError;
-use crate::config::CLEAN_PATH;
-
-/// Only variables with this prefix may be added to a command's environment.
-pub const TASK_ENV_PREFIX: &str = "PABLO_TASK_";
-
-/// The environment of a command: `PATH`, `LANG`, `TERM`, then the `PABLO_TASK_` additions.
-pub fn clean_env(
-    additions: &BTreeMap<String, String>,
-    pty: bool,
-) -> Result<Vec<(String, String)>, ProcessError> {
-    let mut env = vec![
-        ("PATH".to_string(), CLEAN_PATH.to_string()),
-        ("LANG".to_string(), "C.UTF-8".to_string()),
-        (
-            "TERM".to_string(),
-            if pty { "xterm-256color" } else { "dumb" }.to_string(),
-        ),
-    ];
-    for (name, value) in additions {
-        check_env_name(name)?;
-        if value.contains('\0') {
-            return Err(ProcessError::InvalidEnv {
-                name: name.clone(),
-                reason: "its value contains a NUL byte".into(),
-            });
-        }
-        env.push((name.clone(), value.clone()));
-    }
-    Ok(env)
-}
-
-fn check_env_name(name: &str) -> Result<(), ProcessError> {
-    if !name.starts_with(TASK_ENV_PREFIX) {
-        return Err(ProcessError::InvalidEnv {
-            name: name.to_string(),
-            reason: format!("only variables whose names begin with {TASK_ENV_PREFIX} may be set"),
-        });
-    }
-    let valid = name.len() > TASK_ENV_PREFIX.len()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if !valid {
-        return Err(ProcessError::InvalidEnv {
-            name: name.to_string(),
-            reason: "a name has letters, digits and underscores after the prefix".into(),
-        });
-    }
-    Ok(())
-}
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -325,35 +276,4 @@ fn spawn_pty(spec: &SpawnSpec) -> Result<Started, ProcessError> {
         input: Some(input),
         master: Some(pair.master),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn env_has_only_the_fixed_variables_and_task_additions() {
-        let mut add = BTreeMap::new();
-        add.insert("PABLO_TASK_ID".to_string(), "7".to_string());
-        let env = clean_env(&add, false).unwrap();
-        let names: Vec<_> = env.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(names, ["PATH", "LANG", "TERM", "PABLO_TASK_ID"]);
-        assert_eq!(env[2].1, "dumb");
-        assert_eq!(
-            clean_env(&BTreeMap::new(), true).unwrap()[2].1,
-            "xterm-256color"
-        );
-    }
-
-    #[test]
-    fn env_outside_the_prefix_is_refused_by_name() {
-        use crate::core::Coded;
-        for bad in ["HOME", "PABLO_TASK_", "PABLO_TASK_A-B", "pablo_task_x"] {
-            let mut add = BTreeMap::new();
-            add.insert(bad.to_string(), "x".to_string());
-            let err = clean_env(&add, false).unwrap_err();
-            assert_eq!(err.code(), "invalid_arguments");
-            assert!(err.to_string().contains(bad), "{err}");
-        }
-    }
 }

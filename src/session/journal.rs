@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::info::{SessionInfo, mtime_ns};
 use super::load::{LoadedJournal, load_journal};
-use super::store::{SessionInfo, mtime_ns};
 use super::{Header, SessionError, now_ms};
 use crate::core::EventRecorder;
 use crate::protocol::Event;

@@ -18,6 +18,7 @@
 //! `<id>.meta.json` (the listing summary, a cache rebuilt from the journal when stale) and `<id>/`
 //! (spilled shell output and background-session logs, referenced by path from tool results).
 
+mod info;
 mod journal;
 mod load;
 mod replay;
@@ -27,13 +28,14 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use info::SessionInfo;
 pub use journal::{Journal, is_journaled};
 pub use load::{LoadWarning, LoadedJournal, Stamped, WarningKind, load_journal};
 pub use replay::{
     INTERRUPTED_CODE, InterruptedCall, Plan, ResumeState, SavedApproval, interrupted_outcome,
     replay,
 };
-pub use store::{Listing, SessionInfo, Store};
+pub use store::{Listing, Store};
 
 use crate::core::Coded;
 

@@ -172,7 +172,7 @@ pub fn replay(journal: LoadedJournal) -> ResumeState {
     let interrupted = r.close_pending();
     let lost_background = r.background.into_values().filter(|s| s.running).collect();
     if updated_ms == 0 {
-        updated_ms = super::store::parse_rfc3339_ms(&journal.header.created);
+        updated_ms = super::info::parse_rfc3339_ms(&journal.header.created);
     }
     ResumeState {
         header: journal.header,

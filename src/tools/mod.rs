@@ -59,7 +59,8 @@ impl Host {
         state_dir: PathBuf,
         shell: &crate::config::ShellOptions,
     ) -> Self {
-        let settings = crate::process::ShellSettings::from_options(shell);
+        // Only the session limits are read here; commands get their environment from the tools.
+        let settings = crate::process::ShellSettings::from_options(shell, Default::default());
         Self {
             workspace_root: workspace.root().to_path_buf(),
             workspace,
@@ -71,14 +72,16 @@ impl Host {
 }
 
 /// Registers `shell.run` and `shell.session` unless `[options.shell] enabled = false`.
+/// Every command gets `env` as its base environment.
 pub fn register_shell(
     catalog: &mut Catalog,
     options: &crate::config::ShellOptions,
+    env: Arc<crate::process::CommandEnv>,
 ) -> Result<(), schema::SchemaError> {
     if options.enabled == Some(false) {
         return Ok(());
     }
-    let settings = crate::process::ShellSettings::from_options(options);
+    let settings = crate::process::ShellSettings::from_options(options, env);
     catalog.register(Arc::new(shell_run::ShellRun::new(settings.clone())))?;
     catalog.register(Arc::new(shell_session::ShellSession::new(settings)))?;
     Ok(())

@@ -91,7 +91,7 @@ fn parse(args: &Value) -> Result<Args, ToolFailure> {
         return Err(invalid("notify only applies with background: true".into()));
     }
     // The environment is checked now so a bad name is refused before anyone is asked.
-    process::clean_env(&a.env, a.pty).map_err(ToolFailure::from)?;
+    process::env::check_additions(&a.env).map_err(ToolFailure::from)?;
     Ok(a)
 }
 
@@ -178,8 +178,8 @@ impl Tool for ShellRun {
         };
         format!(
             "Run a shell command in the workspace. {dialect} Stdin is closed; stdout and stderr \
-             are merged in order. The environment is minimal (PATH, LANG, TERM; no HOME); add \
-             variables with env, names beginning PABLO_TASK_. Prefer cwd over `cd`. Chain \
+             are merged in order. The environment has your PATH and toolchain variables but no HOME and no \
+             secrets; add variables with env, names beginning PABLO_TASK_. Prefer cwd over `cd`. Chain \
              dependent steps with &&. Default timeout {} s, at most 15 min (timeout_ms). A \
              non-zero exit_code is information, not a failure (grep returns 1 when nothing \
              matches). Output above max_output_bytes (default {}) keeps the first 40% and the \
@@ -248,7 +248,7 @@ impl Tool for ShellRun {
             command: p.command.clone(),
             cwd,
             cwd_handle: Some(std::sync::Arc::new(cwd_handle)),
-            env: process::clean_env(&a.env, p.pty)?,
+            env: self.settings.env.for_command(&a.env, p.pty)?,
             pty: p.pty,
             stdin: p.background,
         };

@@ -51,7 +51,7 @@ pub struct TerminalRun {
     pub command: String,
     /// Absolute, already resolved and checked inside the workspace.
     pub cwd: PathBuf,
-    /// The clean environment (`process::clean_env`), in order.
+    /// The command's environment (`CommandEnv::for_command`), in order.
     pub env: Vec<(String, String)>,
     pub timeout: Duration,
     pub max_output_bytes: usize,

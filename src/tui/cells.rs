@@ -17,6 +17,7 @@ use super::diff::render_hunks;
 use super::markdown;
 use super::text::{Output, truncate, wrap_line, wrap_lines};
 use super::theme;
+use crate::protocol::describe::describe_result;
 use crate::protocol::{Preview, ToolOutcome};
 
 /// How many output lines a collapsed tool cell shows.
@@ -49,12 +50,15 @@ pub struct ToolCell {
     pub preview: Option<Preview>,
     pub output: Option<Output>,
     pub result: Option<ToolOutcome>,
+    /// The call's arguments, for describing its result (`shell.session`'s action).
+    pub arguments: Value,
 }
 
 impl ToolCell {
     pub fn new(call_id: String, tool: String, arguments: &Value, now: Instant) -> Self {
         Self {
             call_id,
+            arguments: arguments.clone(),
             summary: summarize_args(&tool, arguments),
             tool,
             status: ToolStatus::Pending,
@@ -388,24 +392,28 @@ fn render_tool(
             }
             // The checklist itself is on screen; its cell says only how far along it is.
             ToolOutcome::Ok { .. } if t.tool == "plan.update" && !expanded => {}
-            ToolOutcome::Ok { data, .. } if t.output.is_none() && t.preview_is_quiet() => {
-                let text = if expanded {
-                    serde_json::to_string_pretty(data).unwrap_or_default()
-                } else {
-                    result_summary(&t.tool, data)
-                };
-                let lines: Vec<&str> = text.lines().collect();
-                let limit = if expanded { 200 } else { 1 };
-                for l in lines.iter().take(limit) {
-                    let line = Line::from(Span::styled(l.to_string(), theme::dim()));
-                    if expanded {
-                        wrap_line(&line, body_width, 0, &mut body);
-                    } else {
-                        body.push(Line::from(Span::styled(
-                            truncate(l, body_width),
-                            theme::dim(),
-                        )));
-                    }
+            // A command's streamed output is already above; one that printed nothing (a
+            // background start) still gets its line in words.
+            ToolOutcome::Ok { .. }
+                if t.output.as_ref().is_none_or(|o| o.total_lines() == 0)
+                    && t.preview_is_quiet() =>
+            {
+                // A headline in words, then the lines beneath it (a tail when collapsed).
+                let text = describe_result(&t.tool, &t.arguments, result, t.elapsed);
+                body.push(Line::from(Span::styled(
+                    truncate(&text.headline, body_width),
+                    theme::dim(),
+                )));
+                let n = if expanded { EXPANDED_LINES } else { TAIL_LINES };
+                let skip = text.body.len().saturating_sub(n);
+                if skip > 0 {
+                    body.push(Line::from(Span::styled(
+                        format!("… {skip} earlier lines"),
+                        theme::dim(),
+                    )));
+                }
+                for l in &text.body[skip..] {
+                    body.push(Line::from(truncate(l, body_width)));
                 }
             }
             ToolOutcome::Ok { .. } => {}
@@ -431,37 +439,6 @@ fn exit_code(t: &ToolCell) -> Option<i64> {
         Some(ToolOutcome::Ok { data, .. }) => data.get("exit_code").and_then(Value::as_i64),
         _ => None,
     }
-}
-
-/// One line about a successful result, for the collapsed cell.
-fn result_summary(tool: &str, data: &Value) -> String {
-    let n = |k: &str| data.get(k).and_then(Value::as_u64);
-    let arr = |k: &str| data.get(k).and_then(Value::as_array).map(Vec::len);
-    match tool {
-        "fs.read" => {
-            let lines = data
-                .get("content")
-                .or_else(|| data.get("text"))
-                .and_then(Value::as_str)
-                .map(|c| c.lines().count());
-            match lines {
-                Some(l) => format!("{l} lines"),
-                None => compact(data),
-            }
-        }
-        "fs.list" => arr("entries").map_or_else(|| compact(data), |n| format!("{n} entries")),
-        "fs.search" => arr("matches").map_or_else(|| compact(data), |n| format!("{n} matches")),
-        "plan.update" => match (n("completed"), n("total")) {
-            (Some(c), Some(t)) => format!("{c}/{t} done"),
-            _ => compact(data),
-        },
-        _ => compact(data),
-    }
-}
-
-fn compact(v: &Value) -> String {
-    let s = v.to_string();
-    truncate(&s, 200)
 }
 
 /// Draws lines into `area`, skipping the first `skip` of them (a cell cut by the top edge).

@@ -480,7 +480,7 @@ impl SessionsView {
 /// The `/resume` picker: saved sessions of this workspace, most recent first.
 #[derive(Debug, Default)]
 pub struct ResumeView {
-    pub rows: Vec<crate::session::SessionInfo>,
+    pub rows: Vec<crate::launch::SessionInfo>,
     pub selected: usize,
 }
 

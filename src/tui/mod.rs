@@ -16,25 +16,19 @@ pub mod transcript;
 pub mod view;
 
 pub mod app;
-pub mod demo;
 pub mod term;
 
 use std::sync::Arc;
 
-use crate::agent::AgentSetup;
 use crate::core::Coded;
 use crate::protocol::AgentHandle;
 use crate::protocol::{Event, Usage};
-
-pub use demo::{DemoOptions, run_demo};
 
 /// Why the TUI could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {
     #[error("terminal: {0}")]
     Terminal(String),
-    #[error("demo: {0}")]
-    Demo(String),
     #[error(transparent)]
     Launch(#[from] crate::launch::LaunchError),
 }
@@ -43,7 +37,6 @@ impl Coded for TuiError {
     fn code(&self) -> &'static str {
         match self {
             TuiError::Terminal(_) => "terminal_failed",
-            TuiError::Demo(_) => "demo_setup_failed",
             TuiError::Launch(e) => e.code(),
         }
     }
@@ -101,12 +94,14 @@ pub struct TuiOptions {
     pub startup_events: Vec<Event>,
 }
 
-/// Runs the full-screen TUI for an agent: starts the agent (its approvals must be
-/// `ApprovalMode::Interactive`), takes over the terminal, and gives it back on exit, error, panic
-/// or SIGTERM. The caller prints the returned summary.
-pub async fn run(setup: AgentSetup, options: TuiOptions) -> Result<ExitSummary, TuiError> {
-    let workspace = setup.host.workspace_root.clone();
-    let handle = crate::agent::spawn(setup);
+/// Runs the full-screen TUI for a started agent (its approvals must be
+/// `ApprovalMode::Interactive`) working in `workspace`: takes over the terminal, and gives it back
+/// on exit, error, panic or SIGTERM. The caller prints the returned summary.
+pub async fn run(
+    handle: AgentHandle,
+    workspace: std::path::PathBuf,
+    options: TuiOptions,
+) -> Result<ExitSummary, TuiError> {
     run_with_agent(handle, workspace, options).await
 }
 

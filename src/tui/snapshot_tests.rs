@@ -533,8 +533,8 @@ fn saved(
     updated_ms: u64,
     title: &str,
     plan: (usize, usize),
-) -> crate::session::SessionInfo {
-    crate::session::SessionInfo {
+) -> crate::launch::SessionInfo {
+    crate::launch::SessionInfo {
         format: 1,
         id: id.into(),
         created: "2023-11-14T22:00:00Z".into(),
@@ -552,7 +552,7 @@ fn saved(
     }
 }
 
-fn resume_rows() -> Vec<crate::session::SessionInfo> {
+fn resume_rows() -> Vec<crate::launch::SessionInfo> {
     vec![
         saved(
             "0190a0aa",
@@ -688,4 +688,124 @@ fn the_status_line_shows_context_used_of_the_window_and_the_session_cost() {
     assert!(screen.contains("ctx 42%"), "{screen}");
     assert!(screen.contains("$0.049"), "{screen}");
     snap!("status_context_and_cost", screen);
+}
+/// One finished call of `tool`, its result `data`, taking `ms`.
+fn finished_call(s: &mut AppState, t0: Instant, id: &str, tool: &str, args: Value, data: Value) {
+    s.apply(Event::ToolCallBegin {
+        call_id: id.into(),
+        tool: tool.into(),
+        arguments: args.clone(),
+    });
+    let preview = match tool {
+        // As the agent sends it: a command's preview opens its (here empty) output.
+        "shell.run" => command_preview(
+            args["command"].as_str().unwrap_or(""),
+            false,
+            args["background"] == true,
+        ),
+        _ => Preview::Internal,
+    };
+    s.apply(Event::ToolCallRunning {
+        call_id: id.into(),
+        preview,
+    });
+    s.now = t0 + Duration::from_millis(3000);
+    s.apply(Event::ToolCallEnd {
+        call_id: id.into(),
+        tool: tool.into(),
+        result: ToolOutcome::ok(data),
+    });
+}
+
+use serde_json::Value;
+
+#[test]
+fn every_tool_result_reads_as_a_line_of_words_with_its_output_beneath() {
+    let cases: Vec<(&str, &str, Value, Value)> = vec![
+        (
+            "read",
+            "fs.read",
+            json!({"path": "src/main.rs"}),
+            json!({"path": "src/main.rs", "text": "fn main() {\n    run();\n}\n", "offset": 0,
+                   "next_offset": null, "total_bytes": 27, "revision": "ab12"}),
+        ),
+        (
+            "list",
+            "fs.list",
+            json!({"path": "src"}),
+            json!({"path": "src", "entries": [{"path": "src/bin", "kind": "dir"},
+                   {"path": "src/lib.rs", "kind": "file", "size": 120},
+                   {"path": "src/main.rs", "kind": "file", "size": 27}], "truncated": false}),
+        ),
+        (
+            "search",
+            "fs.search",
+            json!({"query": "run("}),
+            json!({"matches": [{"path": "src/main.rs", "line_number": 2, "column": 5,
+                   "line": "    run();"}, {"path": "src/lib.rs", "line_number": 9, "column": 8,
+                   "line": "pub fn run() {"}], "truncated": false}),
+        ),
+        (
+            "background",
+            "shell.run",
+            json!({"command": "sh bin/watch.sh", "background": true}),
+            json!({"session_id": "s1", "status": "running", "command": "sh bin/watch.sh",
+                   "cwd": ".", "pty": false, "notify": false}),
+        ),
+        (
+            "session_list",
+            "shell.session",
+            json!({"action": "list"}),
+            json!({"sessions": [{"session_id": "s1", "command": "sh bin/watch.sh",
+                   "status": "running", "exit_code": null},
+                  {"session_id": "s2", "command": "make", "status": "exited", "exit_code": 2}]}),
+        ),
+        (
+            "session_poll",
+            "shell.session",
+            json!({"action": "poll", "session_id": "s1"}),
+            json!({"session_id": "s1", "status": "running", "exit_code": null, "signal": null,
+                   "output": "tick 3\ntick 4\n", "new_bytes": 14}),
+        ),
+        (
+            "session_wait",
+            "shell.session",
+            json!({"action": "wait", "session_id": "s1", "timeout_ms": 3000}),
+            json!({"session_id": "s1", "status": "running", "exit_code": null, "signal": null,
+                   "output": "tick 5\ntick 6\ntick 7\ntick 8\n", "new_bytes": 28,
+                   "note": "the session is still running"}),
+        ),
+        (
+            "session_read",
+            "shell.session",
+            json!({"action": "read", "session_id": "s2", "offset": 0}),
+            json!({"session_id": "s2", "status": "exited", "exit_code": 2,
+                   "output": "cc -c a.c\na.c:3: error: expected ';'\n", "offset": 0,
+                   "next_offset": 38, "total_bytes": 38, "has_more": false}),
+        ),
+        (
+            "session_write",
+            "shell.session",
+            json!({"action": "write", "session_id": "s1", "data": "q\n"}),
+            json!({"session_id": "s1", "written_bytes": 2, "eof": false}),
+        ),
+        (
+            "session_keys",
+            "shell.session",
+            json!({"action": "send_keys", "session_id": "s1", "keys": ["ctrl-c"]}),
+            json!({"session_id": "s1", "keys_sent": 1, "application_cursor": false}),
+        ),
+        (
+            "session_kill",
+            "shell.session",
+            json!({"action": "kill", "session_id": "s1"}),
+            json!({"session_id": "s1", "status": "exited", "exit_code": null,
+                   "signal": "SIGTERM", "output": "stopping\n", "killed": true}),
+        ),
+    ];
+    for (name, tool, args, data) in cases {
+        let (mut s, t0) = state();
+        finished_call(&mut s, t0, "c1", tool, args, data);
+        snap!(format!("result_{name}"), draw(&mut s, 80, 12));
+    }
 }

@@ -582,7 +582,7 @@ impl AppState {
 
     /// Opens the `/resume` picker on saved sessions (most recent first), keeping those of this
     /// workspace when the workspace is known.
-    pub fn open_resume(&mut self, mut rows: Vec<crate::session::SessionInfo>) {
+    pub fn open_resume(&mut self, mut rows: Vec<crate::launch::SessionInfo>) {
         if let Some(dir) = &self.workspace_dir {
             rows.retain(|r| r.is_for_workspace(dir));
         }
@@ -698,8 +698,8 @@ impl AppState {
             CommandId::Resume => {
                 // Reading the journal directory is a read-only library call; a failure just
                 // leaves the picker empty with a notice.
-                match crate::session::list() {
-                    Ok(listing) => self.open_resume(listing.sessions),
+                match crate::launch::list_sessions() {
+                    Ok(sessions) => self.open_resume(sessions),
                     Err(e) => self.notice(NoticeLevel::Error, format!("cannot list sessions: {e}")),
                 }
             }

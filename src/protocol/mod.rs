@@ -4,6 +4,8 @@
 //! [`Event`]s back. Everything here is plain serde data so that the same stream can be printed as
 //! JSON lines, journaled to disk, replayed on resume, or rendered on screen.
 
+pub mod describe;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -552,4 +554,18 @@ pub struct AgentHandle {
     pub ops: tokio::sync::mpsc::UnboundedSender<Op>,
     pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
     pub task: tokio::task::JoinHandle<()>,
+}
+
+/// A one-line summary of tool arguments for readable output: the path or command, not content.
+pub fn summarize_arguments(arguments: &Value) -> String {
+    for key in ["command", "path", "query", "action"] {
+        if let Some(v) = arguments.get(key).and_then(Value::as_str) {
+            let mut s: String = v.chars().take(120).collect();
+            if v.chars().count() > 120 {
+                s.push('…');
+            }
+            return s;
+        }
+    }
+    String::new()
 }

@@ -2,19 +2,38 @@
 //! and the per-session host. Every front-end (TUI, `pablo run`, ACP) starts the same way, so the
 //! same flags mean the same thing everywhere.
 
+pub mod demo;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::agent::{AgentSetup, Limits, context};
+use crate::agent::{Limits, context};
 use crate::config::{ConfigError, Dirs, Layers};
 use crate::core::ApprovalMode;
 use crate::core::Coded;
-use crate::model::{ModelClient, ModelError};
+use crate::model::ModelError;
 use crate::policy::{CliFlags, PolicyEngine, PolicyError, StaticPolicy};
+use crate::protocol::AgentHandle;
 use crate::protocol::Event;
 use crate::session::{Header, ResumeState, SessionError, Store};
 use crate::tools::{Catalog, Host};
 use crate::workspace::{Workspace, WorkspaceOptions};
+
+// What a front-end holds of the engine it is given: the setup of one agent (to start it, or to
+// attach an editor first), the model it talks to, and the rows of the session list.
+pub use crate::agent::AgentSetup;
+pub use crate::model::ModelClient;
+pub use crate::session::SessionInfo;
+
+/// Starts the agent of `setup`; the front-end talks to it through the returned handle.
+pub fn spawn(setup: AgentSetup) -> AgentHandle {
+    crate::agent::spawn(setup)
+}
+
+/// The journaled sessions, most recent first (a listing that cannot be read is an error).
+pub fn list_sessions() -> Result<Vec<SessionInfo>, LaunchError> {
+    Ok(crate::session::list()?.sessions)
+}
 
 /// The options every front-end shares (the CLI's common flags).
 #[derive(Debug, Clone, Default)]
@@ -27,7 +46,11 @@ pub struct LaunchOptions {
     pub base_url: Option<String>,
     /// `--reasoning off|low|medium|high`.
     pub reasoning: Option<crate::config::ReasoningLevel>,
+    /// Offer `fs.write` and `fs.edit`.
     pub allow_write: bool,
+    /// The host's own authority to write (headless `--allow-write`): changes inside the write
+    /// roots run without asking unless a layer sets the edit tools to ask or deny.
+    pub preapproved_writes: bool,
     pub no_shell: bool,
     pub no_filesystem: bool,
     pub max_model_calls: Option<u64>,
@@ -51,6 +74,8 @@ pub enum LaunchError {
     Setup(String),
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error("demo: {0}")]
+    Demo(String),
 }
 
 impl Coded for LaunchError {
@@ -63,6 +88,7 @@ impl Coded for LaunchError {
             LaunchError::Policy(e) => e.code(),
             LaunchError::Setup(_) => "setup_failed",
             LaunchError::Session(e) => e.code(),
+            LaunchError::Demo(_) => "demo_setup_failed",
         }
     }
 }
@@ -155,9 +181,17 @@ impl Launch {
         options
     }
 
-    /// The tools this host grants, narrowed by flags.
-    /// `launcher` is the policy's (`PolicyEngine::launcher`).
-    pub fn catalog(&self, launcher: &str) -> Result<Catalog, LaunchError> {
+    /// The tools this host grants, narrowed by flags; the shell tools use the policy's launcher
+    /// and command environment.
+    pub fn catalog(&self, policy: &PolicyEngine) -> Result<Catalog, LaunchError> {
+        self.catalog_with(policy.launcher(), policy.command_env().clone())
+    }
+
+    fn catalog_with(
+        &self,
+        launcher: &str,
+        env: Arc<crate::process::CommandEnv>,
+    ) -> Result<Catalog, LaunchError> {
         let mut catalog = Catalog::new();
         catalog
             .register(Arc::new(crate::tools::plan::PlanUpdate))
@@ -175,7 +209,7 @@ impl Launch {
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         }
         if !self.options.no_shell {
-            crate::tools::register_shell(&mut catalog, &self.shell_options(launcher))
+            crate::tools::register_shell(&mut catalog, &self.shell_options(launcher), env)
                 .map_err(|e| LaunchError::Setup(e.to_string()))?;
         }
         Ok(catalog)
@@ -192,6 +226,7 @@ impl Launch {
             no_shell: self.options.no_shell,
             no_filesystem: self.options.no_filesystem,
             allow_write: self.options.allow_write,
+            preapproved_writes: self.options.preapproved_writes,
         };
         let engine = PolicyEngine::build(
             &self.workspace,
@@ -239,7 +274,7 @@ impl Launch {
         let policy = self.policy()?;
         Ok(AgentSetup {
             host: self.host(&session_id, policy.launcher())?,
-            catalog: self.catalog(policy.launcher())?,
+            catalog: self.catalog(&policy)?,
             policy,
             limits: self.limits.clone(),
             system_prompt: self.system_prompt(),
@@ -267,7 +302,7 @@ impl Launch {
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         let setup = AgentSetup {
             host: self.host(session_id, policy.launcher())?,
-            catalog: self.catalog(policy.launcher())?,
+            catalog: self.catalog(&policy)?,
             policy,
             limits: self.limits.clone(),
             system_prompt: self.system_prompt(),
@@ -304,6 +339,36 @@ impl Launch {
         };
         let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
         Ok(select(&flags.over(config), &options).await?)
+    }
+
+    /// The kind of every tool this launch would offer, by native name (what an editor shows as
+    /// the icon of a call).
+    pub fn tool_kinds(&self) -> Result<Vec<(String, crate::core::ToolKind)>, LaunchError> {
+        // Only the kinds are read, so the launcher and environment do not matter.
+        let catalog = self.catalog_with(crate::process::DEFAULT_LAUNCHER, Default::default())?;
+        Ok(catalog
+            .names()
+            .filter_map(|n| catalog.get(n).map(|t| (n.to_string(), t.kind())))
+            .collect())
+    }
+
+    /// What the person has granted, for a status line: `edits ask · commands ask`,
+    /// `read-only · commands ask`, `edits auto` (headless `--allow-write`), `no shell`.
+    pub fn authority_label(&self) -> String {
+        let o = &self.options;
+        let edits = if o.no_filesystem || !o.allow_write {
+            "read-only"
+        } else if o.preapproved_writes {
+            "edits auto"
+        } else {
+            "edits ask"
+        };
+        let shell = if o.no_shell {
+            "no shell"
+        } else {
+            "commands ask"
+        };
+        format!("{edits} · {shell}")
     }
 
     /// Warnings collected while preparing, as events for the front-end.

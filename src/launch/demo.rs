@@ -1,13 +1,14 @@
-//! `pablo demo`: the real TUI, agent and tools on a scratch copy of a small sample project, driven
-//! by the scripted model. No key, no network; the person answers the prompts and the script adapts.
+//! `pablo demo`: the real agent and tools on a scratch copy of a small sample project, driven by
+//! the scripted model. No key, no network; the person answers the prompts and the script adapts.
+//! This module composes that engine; the TUI that shows it is the same one `pablo` starts.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{ExitSummary, TuiError, TuiOptions};
+use super::{AgentSetup, Launch, LaunchError, LaunchOptions};
 use crate::core::ApprovalMode;
-use crate::launch::{Launch, LaunchOptions};
 use crate::model::scripted::ScriptedModel;
+use crate::protocol::Event;
 
 /// The sample project, built into the binary so the demo works from any directory.
 const PROJECT: &[(&str, &str)] = &[
@@ -65,8 +66,46 @@ fn scratch_dir() -> PathBuf {
     std::env::temp_dir().join(format!("pablo-demo-{}", &id[id.len() - 8..]))
 }
 
-/// Runs the demo; returns the summary to print.
-pub async fn run_demo(options: DemoOptions) -> Result<ExitSummary, TuiError> {
+/// The demo's project copy. Dropped without [`ProjectCopy::keep`], it removes itself, so a demo
+/// that fails to start (no terminal, a bad flag) leaves nothing behind in the temp dir.
+#[derive(Debug)]
+pub struct ProjectCopy {
+    dir: PathBuf,
+    keep: bool,
+}
+
+impl ProjectCopy {
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Ends the demo: the note to print when the copy is kept, `None` when it was removed.
+    pub fn finish(self) -> Option<String> {
+        self.keep
+            .then(|| format!("the demo project is kept in {}", self.dir.display()))
+    }
+}
+
+impl Drop for ProjectCopy {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// A demo ready to show: the agent to start, its first prompt, what to say before it.
+pub struct Demo {
+    pub project: ProjectCopy,
+    pub setup: AgentSetup,
+    /// The scripted task, sent as the first user turn.
+    pub task: Option<String>,
+    pub startup_events: Vec<Event>,
+}
+
+/// Writes the project copy and composes the engine over it: the scripted model, write authority
+/// (every change still asks), interactive approvals.
+pub fn prepare(options: DemoOptions) -> Result<Demo, LaunchError> {
     let keep = options.keep || options.dir.is_some();
     let dir = options.dir.clone().unwrap_or_else(scratch_dir);
     if dir.exists()
@@ -74,44 +113,38 @@ pub async fn run_demo(options: DemoOptions) -> Result<ExitSummary, TuiError> {
             .map(|mut d| d.next().is_some())
             .unwrap_or(true)
     {
-        return Err(TuiError::Demo(format!(
+        return Err(LaunchError::Demo(format!(
             "{} already exists and is not empty; the demo writes its project into a new directory",
             dir.display()
         )));
     }
+    // From here on the copy is ours: a failure below removes it (unless it is to be kept).
+    let project = ProjectCopy {
+        dir: dir.clone(),
+        keep,
+    };
     write_project(&dir).map_err(|e| {
-        TuiError::Demo(format!(
+        LaunchError::Demo(format!(
             "cannot write the sample project to {}: {e}",
             dir.display()
         ))
     })?;
-    let result = run_in(&dir, options).await;
-    let mut summary = result?;
-    if keep {
-        summary
-            .notes
-            .push(format!("the demo project is kept in {}", dir.display()));
-    } else {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    Ok(summary)
-}
-
-async fn run_in(dir: &Path, options: DemoOptions) -> Result<ExitSummary, TuiError> {
     let mut launch_options = options.launch;
-    launch_options.workspace = Some(dir.to_path_buf());
+    launch_options.workspace = Some(dir.clone());
     launch_options.allow_write = true;
     launch_options.no_filesystem = false;
     let mut launch = Launch::prepare(launch_options)?;
-    let model = ScriptedModel::demo().map_err(|e| TuiError::Demo(e.to_string()))?;
+    let model = ScriptedModel::demo().map_err(|e| LaunchError::Demo(e.to_string()))?;
     let task = model.script().task.clone();
-    let session_id = Launch::new_session_id();
-    let setup = launch.agent_setup(session_id, Arc::new(model), ApprovalMode::Interactive)?;
-    let tui = TuiOptions {
-        initial_prompt: task,
-        policy_mode: "demo · edits and commands ask".into(),
-        resume_command: None,
+    let setup = launch.agent_setup(
+        Launch::new_session_id(),
+        Arc::new(model),
+        ApprovalMode::Interactive,
+    )?;
+    Ok(Demo {
+        project,
+        setup,
+        task,
         startup_events: launch.warning_events(),
-    };
-    super::run(setup, tui).await
+    })
 }

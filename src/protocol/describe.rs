@@ -1,0 +1,461 @@
+//! Tool results in words: one line a person reads first (`wait s1: still running after 3.0 s, 4
+//! new lines`), and the lines of output beneath it. Every front-end that shows results to a person
+//! (the TUI's transcript, `pablo run` without `--json`) uses this, so a result never appears as
+//! raw JSON and reads the same everywhere. The model gets the JSON itself; this is only for eyes.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::ToolOutcome;
+
+/// What to show of one result.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResultText {
+    /// The one line: what happened.
+    pub headline: String,
+    /// Output or entries beneath it, in order (possibly many: the front-end shows a tail).
+    pub body: Vec<String>,
+}
+
+/// Describes `outcome` of a call of `tool` with `arguments`; `elapsed` is how long the call took
+/// (a wait's window, a command's run), when known.
+pub fn describe_result(
+    tool: &str,
+    arguments: &Value,
+    outcome: &ToolOutcome,
+    elapsed: Option<Duration>,
+) -> ResultText {
+    match outcome {
+        ToolOutcome::Err { error, .. } => ResultText {
+            headline: format!("{} ({})", error.message, error.code),
+            body: Vec::new(),
+        },
+        ToolOutcome::Ok { data, .. } => match tool {
+            "fs.read" => read(data),
+            "fs.list" => list(data),
+            "fs.search" => search(data),
+            "fs.write" | "fs.edit" => change(tool, data),
+            "shell.run" => shell_run(data),
+            "shell.session" => session(arguments, data, elapsed),
+            "plan.update" => plan(data),
+            _ => other(data),
+        },
+    }
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn u64_of(v: &Value, key: &str) -> Option<u64> {
+    v.get(key).and_then(Value::as_u64)
+}
+
+fn plural(n: u64, one: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
+/// `1.2 s`, `350 ms`, `2 min 5 s`.
+pub fn seconds(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", d.as_secs_f64())
+    } else {
+        format!("{} min {} s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
+fn lines_of(text: &str) -> Vec<String> {
+    text.lines().map(str::to_string).collect()
+}
+
+fn read(data: &Value) -> ResultText {
+    let text = str_of(data, "text")
+        .or_else(|| str_of(data, "content"))
+        .unwrap_or("");
+    let lines = text.lines().count() as u64;
+    let total = u64_of(data, "total_bytes").unwrap_or(0);
+    let offset = u64_of(data, "offset").unwrap_or(0);
+    let headline = match u64_of(data, "next_offset") {
+        Some(next) => format!(
+            "{} (bytes {offset}–{next} of {total}; more to read)",
+            plural(lines, "line")
+        ),
+        None if offset > 0 => format!(
+            "{} (bytes {offset}–{total}, the end)",
+            plural(lines, "line")
+        ),
+        None => plural(lines, "line"),
+    };
+    ResultText {
+        headline,
+        body: Vec::new(),
+    }
+}
+
+fn list(data: &Value) -> ResultText {
+    let entries = data
+        .get("entries")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut headline = plural(entries.len() as u64, "entry").replace("entrys", "entries");
+    if data.get("truncated").and_then(Value::as_bool) == Some(true) {
+        headline.push_str(" (cut at the entry limit)");
+    }
+    let body = entries
+        .iter()
+        .map(|e| {
+            let name = str_of(e, "path")
+                .or_else(|| str_of(e, "name"))
+                .unwrap_or("?");
+            match str_of(e, "kind") {
+                Some("dir") => format!("{name}/"),
+                _ => name.to_string(),
+            }
+        })
+        .collect();
+    ResultText { headline, body }
+}
+
+fn search(data: &Value) -> ResultText {
+    let matches = data
+        .get("matches")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut files: Vec<&str> = matches.iter().filter_map(|m| str_of(m, "path")).collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut headline = format!(
+        "{} in {}",
+        plural(matches.len() as u64, "match").replace("matchs", "matches"),
+        plural(files.len() as u64, "file")
+    );
+    if data.get("truncated").and_then(Value::as_bool) == Some(true) {
+        headline.push_str(" (cut at a limit)");
+    }
+    let body = matches
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{}: {}",
+                str_of(m, "path").unwrap_or("?"),
+                u64_of(m, "line_number").unwrap_or(0),
+                str_of(m, "line").unwrap_or("").trim()
+            )
+        })
+        .collect();
+    ResultText { headline, body }
+}
+
+fn change(tool: &str, data: &Value) -> ResultText {
+    let path = str_of(data, "path").unwrap_or("?");
+    let verb = if data.get("created").and_then(Value::as_bool) == Some(true) {
+        "created"
+    } else if tool == "fs.edit" {
+        "edited"
+    } else {
+        "replaced"
+    };
+    let mut headline = format!(
+        "{verb} {path} (+{} −{})",
+        u64_of(data, "added").unwrap_or(0),
+        u64_of(data, "removed").unwrap_or(0)
+    );
+    if let Some(by) = str_of(data, "written_by") {
+        headline.push_str(&format!(", written by the {by}"));
+    }
+    ResultText {
+        headline,
+        body: Vec::new(),
+    }
+}
+
+fn exit_words(data: &Value) -> String {
+    match (
+        data.get("exit_code").and_then(Value::as_i64),
+        str_of(data, "signal"),
+    ) {
+        (Some(code), _) => format!("exited {code}"),
+        (None, Some(signal)) => format!("exited on {signal}"),
+        (None, None) => "exited".to_string(),
+    }
+}
+
+fn shell_run(data: &Value) -> ResultText {
+    if let Some(id) = str_of(data, "session_id") {
+        return ResultText {
+            headline: format!("started background session {id}"),
+            body: Vec::new(),
+        };
+    }
+    let took = u64_of(data, "duration_ms").map(|ms| seconds(Duration::from_millis(ms)));
+    let mut headline = if data.get("timed_out").and_then(Value::as_bool) == Some(true) {
+        format!("timed out after {}", took.clone().unwrap_or_default())
+    } else {
+        let mut h = exit_words(data);
+        if let Some(t) = &took {
+            h.push_str(&format!(" after {t}"));
+        }
+        h
+    };
+    let output = str_of(data, "output").unwrap_or("");
+    headline.push_str(&format!(
+        ", {}",
+        plural(output.lines().count() as u64, "line")
+    ));
+    if data.get("truncated").and_then(Value::as_bool) == Some(true) {
+        headline.push_str(" (middle cut; the whole output is saved)");
+    }
+    ResultText {
+        headline,
+        body: lines_of(output),
+    }
+}
+
+fn session(arguments: &Value, data: &Value, elapsed: Option<Duration>) -> ResultText {
+    let action = str_of(arguments, "action").unwrap_or("?");
+    let id = str_of(data, "session_id")
+        .or_else(|| str_of(arguments, "session_id"))
+        .unwrap_or("");
+    let running = str_of(data, "status") == Some("running");
+    let output = str_of(data, "screen")
+        .or_else(|| str_of(data, "output"))
+        .unwrap_or("");
+    let new_lines = plural(output.lines().count() as u64, "new line");
+    let state = if running {
+        "running".to_string()
+    } else {
+        exit_words(data)
+    };
+    let (headline, body) = match action {
+        "list" => {
+            let sessions = data
+                .get("sessions")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let body = sessions
+                .iter()
+                .map(|s| {
+                    let state = if str_of(s, "status") == Some("running") {
+                        "running".to_string()
+                    } else {
+                        exit_words(s)
+                    };
+                    format!(
+                        "{}  {state}  {}",
+                        str_of(s, "session_id").unwrap_or("?"),
+                        str_of(s, "command").unwrap_or("")
+                    )
+                })
+                .collect();
+            (plural(sessions.len() as u64, "session"), body)
+        }
+        "wait" if running => {
+            let after = elapsed.map(|e| format!(" after {}", seconds(e)));
+            (
+                format!(
+                    "wait {id}: still running{}, {new_lines}",
+                    after.unwrap_or_default()
+                ),
+                lines_of(output),
+            )
+        }
+        "wait" | "poll" => (
+            format!("{action} {id}: {state}, {new_lines}"),
+            lines_of(output),
+        ),
+        "read" => {
+            let offset = u64_of(data, "offset").unwrap_or(0);
+            let next = u64_of(data, "next_offset").unwrap_or(offset);
+            let total = u64_of(data, "total_bytes").unwrap_or(0);
+            let more = if data.get("has_more").and_then(Value::as_bool) == Some(true) {
+                "; more to read"
+            } else {
+                ""
+            };
+            (
+                format!("read {id}: bytes {offset}–{next} of {total}{more} ({state})"),
+                lines_of(output),
+            )
+        }
+        "write" => (
+            format!(
+                "write {id}: sent {}{}",
+                plural(u64_of(data, "written_bytes").unwrap_or(0), "byte"),
+                if data.get("eof").and_then(Value::as_bool) == Some(true) {
+                    " and closed stdin"
+                } else {
+                    ""
+                }
+            ),
+            Vec::new(),
+        ),
+        "send_keys" => {
+            let keys = arguments
+                .get("keys")
+                .and_then(Value::as_array)
+                .map(|k| {
+                    k.iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default();
+            (format!("send_keys {id}: {keys}"), Vec::new())
+        }
+        "kill" => (format!("kill {id}: {state}"), lines_of(output)),
+        other => (format!("{other} {id}: {state}"), lines_of(output)),
+    };
+    ResultText { headline, body }
+}
+
+fn plan(data: &Value) -> ResultText {
+    let headline = match (u64_of(data, "completed"), u64_of(data, "total")) {
+        (Some(c), Some(t)) => format!("{c}/{t} done"),
+        _ => "updated".to_string(),
+    };
+    ResultText {
+        headline,
+        body: Vec::new(),
+    }
+}
+
+/// A tool without its own wording: the top-level fields as `key: value`, never a JSON blob.
+fn other(data: &Value) -> ResultText {
+    match data {
+        Value::Object(map) => {
+            let parts: Vec<String> = map
+                .iter()
+                .filter(|(_, v)| !v.is_object() && !v.is_array())
+                .map(|(k, v)| match v {
+                    Value::String(s) => format!("{k}: {}", first_line(s)),
+                    v => format!("{k}: {v}"),
+                })
+                .collect();
+            ResultText {
+                headline: if parts.is_empty() {
+                    "done".to_string()
+                } else {
+                    parts.join(", ")
+                },
+                body: Vec::new(),
+            }
+        }
+        Value::String(s) => ResultText {
+            headline: first_line(s).to_string(),
+            body: lines_of(s).into_iter().skip(1).collect(),
+        },
+        Value::Null => ResultText {
+            headline: "done".to_string(),
+            body: Vec::new(),
+        },
+        v => ResultText {
+            headline: v.to_string(),
+            body: Vec::new(),
+        },
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::True;
+
+    fn ok(tool: &str, args: Value, data: Value, elapsed: Option<Duration>) -> ResultText {
+        describe_result(tool, &args, &ToolOutcome::Ok { ok: True, data }, elapsed)
+    }
+
+    #[test]
+    fn a_wait_that_times_out_says_still_running_with_its_window_and_new_lines() {
+        let r = ok(
+            "shell.session",
+            json!({"action": "wait", "session_id": "s1"}),
+            json!({"session_id": "s1", "status": "running", "exit_code": null, "signal": null,
+                   "output": "a\nb\nc\nd\n", "new_bytes": 8}),
+            Some(Duration::from_millis(3000)),
+        );
+        assert_eq!(
+            r.headline,
+            "wait s1: still running after 3.0 s, 4 new lines"
+        );
+        assert_eq!(r.body, ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn a_kill_says_how_the_session_ended() {
+        let r = ok(
+            "shell.session",
+            json!({"action": "kill", "session_id": "s1"}),
+            json!({"session_id": "s1", "status": "exited", "exit_code": null,
+                   "signal": "SIGTERM", "output": "", "killed": true}),
+            None,
+        );
+        assert_eq!(r.headline, "kill s1: exited on SIGTERM");
+    }
+
+    #[test]
+    fn no_result_headline_is_json() {
+        let cases = [
+            (
+                "fs.read",
+                json!({"path": "a"}),
+                json!({"path": "a", "text": "x\ny\n", "offset": 0,
+                "next_offset": null, "total_bytes": 4, "revision": "r"}),
+            ),
+            (
+                "fs.list",
+                json!({}),
+                json!({"path": "", "entries": [{"path": "src", "kind": "dir"}],
+                "truncated": false}),
+            ),
+            (
+                "fs.search",
+                json!({"query": "x"}),
+                json!({"matches": [{"path": "a.rs",
+                "line_number": 3, "column": 1, "line": "let x = 1;"}], "truncated": false}),
+            ),
+            (
+                "fs.edit",
+                json!({}),
+                json!({"path": "a.rs", "created": false, "added": 1,
+                "removed": 1}),
+            ),
+            (
+                "shell.run",
+                json!({}),
+                json!({"exit_code": 0, "duration_ms": 1200,
+                "timed_out": false, "output": "ok\n", "truncated": false}),
+            ),
+            (
+                "shell.session",
+                json!({"action": "list"}),
+                json!({"sessions": []}),
+            ),
+            (
+                "web.fetch",
+                json!({}),
+                json!({"status": 200, "url": "https://example.org/"}),
+            ),
+        ];
+        for (tool, args, data) in cases {
+            let r = ok(tool, args, data, None);
+            assert!(!r.headline.contains('{'), "{tool}: {}", r.headline);
+        }
+    }
+}
