@@ -143,7 +143,10 @@ fn script(files: &[String]) -> VecDeque<Vec<ToolCall>> {
                     .collect(),
                 s if s % 5 == 0 => vec![call("fs_list", json!({"path": "src", "depth": 2}))],
                 s if s % 3 == 0 => vec![
-                    call("fs_search", json!({"query": "fn ", "path": "src", "max_results": 40})),
+                    call(
+                        "fs_search",
+                        json!({"query": "fn ", "path": "src", "max_results": 40}),
+                    ),
                     call("fs_read", json!({"path": next_file()})),
                 ],
                 _ => vec![call("fs_read", json!({"path": next_file()}))],
@@ -176,7 +179,11 @@ fn record() -> Vec<ModelRequest> {
             model: recorder.clone(),
             catalog,
             policy: Arc::new(PolicyEngine::new(Default::default())),
-            host: Arc::new(Host::new(ws, state.path().to_path_buf(), &Default::default())),
+            host: Arc::new(Host::new(
+                ws,
+                state.path().to_path_buf(),
+                &Default::default(),
+            )),
             limits: Limits::default(),
             approvals: ApprovalMode::RefuseAsks,
             system_prompt: pablo::agent::context::SYSTEM_PROMPT.to_string(),
@@ -316,8 +323,17 @@ fn openai_share(bodies: &[Value]) -> (u64, u64) {
     let mut seen: HashSet<u64> = HashSet::new();
     let (mut read, mut total) = (0, 0);
     for body in bodies {
-        let mut parts = vec![(body["tools"].clone(), false), (body["instructions"].clone(), false)];
-        parts.extend(body["input"].as_array().unwrap().iter().map(|i| (i.clone(), false)));
+        let mut parts = vec![
+            (body["tools"].clone(), false),
+            (body["instructions"].clone(), false),
+        ];
+        parts.extend(
+            body["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| (i.clone(), false)),
+        );
         let p = pieces(parts);
         let mut shared = 0u64;
         let mut acc = 0u64;
@@ -327,7 +343,11 @@ fn openai_share(bodies: &[Value]) -> (u64, u64) {
                 shared = acc;
             }
         }
-        let cached = if shared >= 1024 { shared / 128 * 128 } else { 0 };
+        let cached = if shared >= 1024 {
+            shared / 128 * 128
+        } else {
+            0
+        };
         seen.extend(p.iter().map(|x| x.prefix));
         read += cached;
         total += acc;
@@ -411,10 +431,20 @@ fn bench(c: &mut Criterion) {
         t,
         pct(w, t)
     );
-    println!("anthropic, end-of-conversation breakpoint only: {:.1}%", pct(re, te));
+    println!(
+        "anthropic, end-of-conversation breakpoint only: {:.1}%",
+        pct(re, te)
+    );
     println!("anthropic, system breakpoint only: {:.1}%", pct(rs, ts));
-    println!("openai, automatic prefix cache: {:.1}% of {}", pct(ro, to), to);
-    println!("bound (tokens already in the previous request): {:.1}%", pct(b, tb));
+    println!(
+        "openai, automatic prefix cache: {:.1}% of {}",
+        pct(ro, to),
+        to
+    );
+    println!(
+        "bound (tokens already in the previous request): {:.1}%",
+        pct(b, tb)
+    );
 
     let mut g = c.benchmark_group("request_building");
     g.sample_size(20);

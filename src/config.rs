@@ -693,12 +693,9 @@ deny = [
             .unwrap_err()
             .to_string();
         assert!(msg.contains("model.context_window"), "{msg}");
-        let msg = ConfigFile::parse(
-            "[model.prices]\ninput = -1.0\n",
-            Path::new("c.toml"),
-        )
-        .unwrap_err()
-        .to_string();
+        let msg = ConfigFile::parse("[model.prices]\ninput = -1.0\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("model.prices.input"), "{msg}");
     }
 

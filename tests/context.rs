@@ -88,7 +88,12 @@ async fn turns(model: Arc<dyn ModelClient>, limits: Limits, texts: &[&str]) -> V
     });
     let mut events = Vec::new();
     for text in texts {
-        handle.ops.send(Op::UserTurn { text: (*text).into() }).unwrap();
+        handle
+            .ops
+            .send(Op::UserTurn {
+                text: (*text).into(),
+            })
+            .unwrap();
         let collect = async {
             while let Some(ev) = handle.events.recv().await {
                 let done = matches!(ev, Event::TurnCompleted { .. });
@@ -185,7 +190,10 @@ fn breakpoints(body: &Value) -> Vec<(usize, usize)> {
 
 fn last_block(body: &Value) -> (usize, usize) {
     let m = body["messages"].as_array().unwrap();
-    (m.len() - 1, m[m.len() - 1]["content"].as_array().unwrap().len() - 1)
+    (
+        m.len() - 1,
+        m[m.len() - 1]["content"].as_array().unwrap().len() - 1,
+    )
 }
 
 mod anthropic_caching {
@@ -207,13 +215,21 @@ mod anthropic_caching {
         server.push(ScriptedResponse::sse(many.stop("tool_use", 5)));
         server.push(ScriptedResponse::sse(anthropic::text_answer("Planned.")));
         let profile = ModelProfile::lookup("claude-sonnet-4-5");
-        let events = turns(anthropic_client(&server, profile), Limits::default(), &["plan"]).await;
+        let events = turns(
+            anthropic_client(&server, profile),
+            Limits::default(),
+            &["plan"],
+        )
+        .await;
         assert_eq!(stop_reason(&events), Some(StopReason::EndTurn));
         let b = bodies(&server);
         assert_eq!(b.len(), 3);
         for body in &b {
             // The stable prefix: tools and system, cached together by the system's breakpoint.
-            assert_eq!(body["system"][0]["cache_control"], json!({"type": "ephemeral"}));
+            assert_eq!(
+                body["system"][0]["cache_control"],
+                json!({"type": "ephemeral"})
+            );
             assert!(body.to_string().matches("cache_control").count() <= 4);
             // The end of the conversation always carries one.
             assert!(breakpoints(body).contains(&last_block(body)), "{body}");
@@ -229,7 +245,10 @@ mod anthropic_caching {
             );
         }
         let (prev, end) = (last_block(&b[1]), last_block(&b[2]));
-        assert!(prev.0 < end.0 && end.1 >= 24, "25 results lie between the two");
+        assert!(
+            prev.0 < end.0 && end.1 >= 24,
+            "25 results lie between the two"
+        );
         assert_prefix_stable(&b);
     }
 
@@ -269,7 +288,12 @@ mod anthropic_caching {
                 .stop("end_turn", 10),
         ));
         let profile = ModelProfile::lookup("claude-sonnet-4-5");
-        let events = turns(anthropic_client(&server, profile), Limits::default(), &["hi"]).await;
+        let events = turns(
+            anthropic_client(&server, profile),
+            Limits::default(),
+            &["hi"],
+        )
+        .await;
         let usage = events
             .iter()
             .find_map(|e| match e {
@@ -314,7 +338,12 @@ mod anthropic_thinking {
         server.push(ScriptedResponse::sse(anthropic::text_answer("Planned.")));
         let mut profile = ModelProfile::lookup("claude-sonnet-4-5");
         profile.reasoning = Some(ReasoningLevel::High);
-        let events = turns(anthropic_client(&server, profile), Limits::default(), &["plan"]).await;
+        let events = turns(
+            anthropic_client(&server, profile),
+            Limits::default(),
+            &["plan"],
+        )
+        .await;
         assert_eq!(stop_reason(&events), Some(StopReason::EndTurn));
 
         let b = bodies(&server);
@@ -521,9 +550,11 @@ mod openai_responses {
             _ => None,
         });
         assert_eq!(answer.as_deref(), Some("Planned."));
-        assert!(events.iter().any(
-            |e| matches!(e, Event::ReasoningDelta { text } if text == "Look at ")
-        ));
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, Event::ReasoningDelta { text } if text == "Look at "))
+        );
         let usage = events
             .iter()
             .filter_map(|e| match e {

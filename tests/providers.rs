@@ -727,7 +727,10 @@ mod anthropic_stream {
         let server = ScriptedServer::start().await;
         server.push(ScriptedResponse::sse(
             anthropic::Stream::new(5)
-                .error("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")
+                .error(
+                    "invalid_request_error",
+                    "prompt is too long: 210000 tokens > 200000 maximum",
+                )
                 .events(),
         ));
         let (_, err) = run(&anthropic(&server)).await;
@@ -742,7 +745,10 @@ mod anthropic_stream {
         let server = ScriptedServer::start().await;
         server.push(ScriptedResponse::sse(
             anthropic::Stream::new(5)
-                .error("invalid_request_error", "messages: text content blocks must be non-empty")
+                .error(
+                    "invalid_request_error",
+                    "messages: text content blocks must be non-empty",
+                )
                 .events(),
         ));
         let (_, err) = run(&anthropic(&server)).await;

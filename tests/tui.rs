@@ -431,7 +431,10 @@ mod over_http {
         let server = ScriptedServer::start().await;
         server.push(ScriptedResponse::sse(
             openai::Stream::new()
-                .reasoning("reasoning_content", &["The person wants ", "a short greeting."])
+                .reasoning(
+                    "reasoning_content",
+                    &["The person wants ", "a short greeting."],
+                )
                 .text(&["Hello there."])
                 .finish("stop")
                 .usage(5_000, 20)

@@ -214,9 +214,9 @@ impl Translator {
                 Event::ReasoningCompleted { blocks } => {
                     let text = crate::protocol::reasoning_text(blocks);
                     if !text.is_empty() {
-                        out.push(acp::SessionUpdate::AgentThoughtChunk(acp::ContentChunk::new(
-                            text.as_str().into(),
-                        )));
+                        out.push(acp::SessionUpdate::AgentThoughtChunk(
+                            acp::ContentChunk::new(text.as_str().into()),
+                        ));
                     }
                 }
                 Event::MessageDelta { .. }

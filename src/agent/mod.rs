@@ -41,8 +41,8 @@ use crate::protocol::{
     AgentHandle, ApprovalAnswer, Decision, Event, Op, Preview, RuleSummary, StopReason, ToolCall,
     ToolOutcome, Usage,
 };
-use window::ContextWindow;
 use crate::tools::{Catalog, Host, Tool, ToolContext};
+use window::ContextWindow;
 
 /// Everything needed to start an agent.
 pub struct AgentSetup {

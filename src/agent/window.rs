@@ -194,7 +194,8 @@ pub fn compaction_cut(
     let step = messages
         .iter()
         .rposition(|m| matches!(m, Message::Assistant { .. }));
-    let tail = |from: usize| fixed_bytes + messages[from..].iter().map(message_bytes).sum::<usize>();
+    let tail =
+        |from: usize| fixed_bytes + messages[from..].iter().map(message_bytes).sum::<usize>();
     if let Some(t) = turn.filter(|&t| t >= 2)
         && (window.estimate(tail(t)) <= window.clear_target() || step.is_none_or(|s| s < t))
     {
@@ -271,7 +272,10 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&read).unwrap();
         assert_eq!(v["ok"], true);
         let text = v["data"]["cleared"].as_str().unwrap();
-        assert!(text.contains("fs_read") && text.contains("6000 bytes"), "{text}");
+        assert!(
+            text.contains("fs_read") && text.contains("6000 bytes"),
+            "{text}"
+        );
         assert!(text.contains("repeat the call to see it again"), "{text}");
         let shell = cleared_note("shell_run", 10);
         assert!(shell.contains("only if that is safe"), "{shell}");

@@ -30,8 +30,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::http::{ApiKey, Endpoint, HttpOptions, start_call};
-use super::sse::{DecodeFailure, SseDecoder};
 use super::profile::{ModelProfile, thinking_budget};
+use super::sse::{DecodeFailure, SseDecoder};
 use super::{
     EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, ReasoningBlock,
     StreamEvent, ToolCall,
@@ -607,19 +607,45 @@ mod tests {
         );
         assert!(feed(&mut d, "content_block_start", json!({"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"s"}})).is_empty());
         assert!(feed(&mut d, "content_block_delta", json!({"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{}}})).is_empty());
-        assert!(feed(&mut d, "content_block_stop", json!({"type":"content_block_stop","index":0})).is_empty());
+        assert!(
+            feed(
+                &mut d,
+                "content_block_stop",
+                json!({"type":"content_block_stop","index":0})
+            )
+            .is_empty()
+        );
         assert!(!d.finished());
     }
 
     #[test]
     fn thinking_streams_as_reasoning_and_the_block_keeps_its_signature() {
         let mut d = AnthropicDecoder::new();
-        let start = feed(&mut d, "content_block_start", json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}));
+        let start = feed(
+            &mut d,
+            "content_block_start",
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}),
+        );
         assert!(start.is_empty());
-        let delta = feed(&mut d, "content_block_delta", json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"let me see"}}));
-        assert_eq!(delta, vec![StreamEvent::ReasoningDelta("let me see".into())]);
-        feed(&mut d, "content_block_delta", json!({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig=="}}));
-        let stop = feed(&mut d, "content_block_stop", json!({"type":"content_block_stop","index":0}));
+        let delta = feed(
+            &mut d,
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"let me see"}}),
+        );
+        assert_eq!(
+            delta,
+            vec![StreamEvent::ReasoningDelta("let me see".into())]
+        );
+        feed(
+            &mut d,
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig=="}}),
+        );
+        let stop = feed(
+            &mut d,
+            "content_block_stop",
+            json!({"type":"content_block_stop","index":0}),
+        );
         assert_eq!(
             stop,
             vec![StreamEvent::Reasoning(ReasoningBlock::Thinking {
@@ -627,8 +653,16 @@ mod tests {
                 signature: "sig==".into()
             })]
         );
-        feed(&mut d, "content_block_start", json!({"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"opaque"}}));
-        let stop = feed(&mut d, "content_block_stop", json!({"type":"content_block_stop","index":1}));
+        feed(
+            &mut d,
+            "content_block_start",
+            json!({"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"opaque"}}),
+        );
+        let stop = feed(
+            &mut d,
+            "content_block_stop",
+            json!({"type":"content_block_stop","index":1}),
+        );
         assert_eq!(
             stop,
             vec![StreamEvent::Reasoning(ReasoningBlock::Redacted {
@@ -714,7 +748,10 @@ mod tests {
         let b = request_body("claude-x", &req);
         assert_eq!(b["max_tokens"], 1000);
         assert_eq!(b["system"], json!([{"type": "text", "text": "sys"}]));
-        assert!(!b.to_string().contains("cache_control"), "no breakpoints unless caching");
+        assert!(
+            !b.to_string().contains("cache_control"),
+            "no breakpoints unless caching"
+        );
         assert_eq!(b["stream"], true);
         let m = b["messages"].as_array().unwrap();
         assert_eq!(m.len(), 3);
@@ -794,7 +831,10 @@ mod tests {
     #[test]
     fn breakpoints_sit_on_the_system_the_previous_end_and_the_end_even_after_25_results() {
         let b = request_body("claude-x", &tool_loop(25));
-        assert_eq!(b["system"][0]["cache_control"], json!({"type": "ephemeral"}));
+        assert_eq!(
+            b["system"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
         assert!(b["tools"][0].get("cache_control").is_none());
         // user, assistant, user(25 results), assistant, user(25 results)
         assert_eq!(breakpoints(&b), vec![(2, 24), (4, 24)]);
@@ -815,7 +855,10 @@ mod tests {
         let mut req = tool_loop(1);
         req.reasoning = Some(crate::config::ReasoningLevel::Medium);
         let b = request_body("claude-x", &req);
-        assert_eq!(b["thinking"], json!({"type": "enabled", "budget_tokens": 12_288}));
+        assert_eq!(
+            b["thinking"],
+            json!({"type": "enabled", "budget_tokens": 12_288})
+        );
         let first = &b["messages"][1]["content"][0];
         assert_eq!(
             first,

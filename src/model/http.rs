@@ -656,16 +656,30 @@ mod tests {
     #[test]
     fn context_overflow_messages_of_each_provider_are_recognised_with_their_token_counts() {
         for (m, tokens) in [
-            ("invalid_request_error: prompt is too long: 210344 tokens > 200000 maximum", Some(210344)),
-            ("This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.", Some(130512)),
-            ("the request exceeds the available context size, try increasing it", None),
-            ("input length and `max_tokens` exceed context limit: 190000 + 16384 > 200000", Some(190000)),
+            (
+                "invalid_request_error: prompt is too long: 210344 tokens > 200000 maximum",
+                Some(210344),
+            ),
+            (
+                "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.",
+                Some(130512),
+            ),
+            (
+                "the request exceeds the available context size, try increasing it",
+                None,
+            ),
+            (
+                "input length and `max_tokens` exceed context limit: 190000 + 16384 > 200000",
+                Some(190000),
+            ),
             ("Your input exceeds the context window of this model.", None),
         ] {
             assert!(is_context_overflow(m), "{m}");
             assert_eq!(overflow_tokens(m), tokens, "{m}");
         }
-        assert!(!is_context_overflow("max_tokens: 100000 > 64000, the maximum allowed"));
+        assert!(!is_context_overflow(
+            "max_tokens: 100000 > 64000, the maximum allowed"
+        ));
         assert!(!is_context_overflow("model 'x' not found"));
     }
 

@@ -184,11 +184,9 @@ pub fn request_body(model: &str, request: &ModelRequest, dialect: Dialect) -> Va
     let effort = match (dialect, request.reasoning) {
         (_, None) => None,
         (Dialect::Ollama, Some(ReasoningLevel::Off)) => Some("none"),
-        (Dialect::Ollama, Some(level)) => {
-            super::profile::normalize(model)
-                .starts_with("gpt-oss")
-                .then_some(level.name())
-        }
+        (Dialect::Ollama, Some(level)) => super::profile::normalize(model)
+            .starts_with("gpt-oss")
+            .then_some(level.name()),
         (_, Some(ReasoningLevel::Off)) => None,
         (_, Some(level)) => Some(level.name()),
     };
@@ -501,7 +499,10 @@ impl SseDecoder for OpenAiDecoder {
             .filter(|c| c.index.unwrap_or(0) == 0)
         {
             if let Some(delta) = choice.delta {
-                for r in [delta.reasoning_content, delta.reasoning].into_iter().flatten() {
+                for r in [delta.reasoning_content, delta.reasoning]
+                    .into_iter()
+                    .flatten()
+                {
                     self.reasoning_delta(r, out);
                 }
                 if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
@@ -689,7 +690,10 @@ mod tests {
             ..ModelRequest::default()
         };
         let b = request_body("gpt-x", &req, Dialect::Compatible);
-        assert!(b.get("prompt_cache_key").is_none(), "only OpenAI's API gets the key");
+        assert!(
+            b.get("prompt_cache_key").is_none(),
+            "only OpenAI's API gets the key"
+        );
         assert!(b.get("reasoning_effort").is_none());
         assert_eq!(b["model"], "gpt-x");
         assert_eq!(b["stream"], true);
@@ -774,10 +778,24 @@ mod tests {
         let b = request_body("gpt-5", &req, Dialect::OpenAi);
         assert_eq!(b["reasoning_effort"], "high");
         assert_eq!(b["prompt_cache_key"], "s1");
-        assert!(request_body("qwen3:8b", &req, Dialect::Ollama).get("reasoning_effort").is_none());
-        assert_eq!(request_body("gpt-oss:20b", &req, Dialect::Ollama)["reasoning_effort"], "high");
+        assert!(
+            request_body("qwen3:8b", &req, Dialect::Ollama)
+                .get("reasoning_effort")
+                .is_none()
+        );
+        assert_eq!(
+            request_body("gpt-oss:20b", &req, Dialect::Ollama)["reasoning_effort"],
+            "high"
+        );
         req.reasoning = Some(ReasoningLevel::Off);
-        assert_eq!(request_body("qwen3:8b", &req, Dialect::Ollama)["reasoning_effort"], "none");
-        assert!(request_body("gpt-5", &req, Dialect::OpenAi).get("reasoning_effort").is_none());
+        assert_eq!(
+            request_body("qwen3:8b", &req, Dialect::Ollama)["reasoning_effort"],
+            "none"
+        );
+        assert!(
+            request_body("gpt-5", &req, Dialect::OpenAi)
+                .get("reasoning_effort")
+                .is_none()
+        );
     }
 }

@@ -107,29 +107,143 @@ const fn row(
 /// Known models. Names are matched after [`normalize`]; the longest matching prefix wins.
 const KNOWN: &[Known] = &[
     // Anthropic (cache writes of 5-minute entries cost 1.25x input, reads 0.1x).
-    row("claude-opus-4-5", 200_000, 64_000, false, Some((5.0, 25.0, 0.5, 6.25))),
-    row("claude-opus-4", 200_000, 32_000, false, Some((15.0, 75.0, 1.5, 18.75))),
-    row("claude-sonnet-4", 200_000, 64_000, false, Some((3.0, 15.0, 0.3, 3.75))),
-    row("claude-haiku-4-5", 200_000, 64_000, false, Some((1.0, 5.0, 0.1, 1.25))),
-    row("claude-3-7-sonnet", 200_000, 64_000, false, Some((3.0, 15.0, 0.3, 3.75))),
-    row("claude-3-5-sonnet", 200_000, 8_192, false, Some((3.0, 15.0, 0.3, 3.75))),
-    row("claude-3-5-haiku", 200_000, 8_192, false, Some((0.8, 4.0, 0.08, 1.0))),
+    row(
+        "claude-opus-4-5",
+        200_000,
+        64_000,
+        false,
+        Some((5.0, 25.0, 0.5, 6.25)),
+    ),
+    row(
+        "claude-opus-4",
+        200_000,
+        32_000,
+        false,
+        Some((15.0, 75.0, 1.5, 18.75)),
+    ),
+    row(
+        "claude-sonnet-4",
+        200_000,
+        64_000,
+        false,
+        Some((3.0, 15.0, 0.3, 3.75)),
+    ),
+    row(
+        "claude-haiku-4-5",
+        200_000,
+        64_000,
+        false,
+        Some((1.0, 5.0, 0.1, 1.25)),
+    ),
+    row(
+        "claude-3-7-sonnet",
+        200_000,
+        64_000,
+        false,
+        Some((3.0, 15.0, 0.3, 3.75)),
+    ),
+    row(
+        "claude-3-5-sonnet",
+        200_000,
+        8_192,
+        false,
+        Some((3.0, 15.0, 0.3, 3.75)),
+    ),
+    row(
+        "claude-3-5-haiku",
+        200_000,
+        8_192,
+        false,
+        Some((0.8, 4.0, 0.08, 1.0)),
+    ),
     // OpenAI (cached input is discounted; writes cost nothing extra).
-    row("gpt-5-nano", 400_000, 128_000, true, Some((0.05, 0.4, 0.005, 0.0))),
-    row("gpt-5-mini", 400_000, 128_000, true, Some((0.25, 2.0, 0.025, 0.0))),
-    row("gpt-5", 400_000, 128_000, true, Some((1.25, 10.0, 0.125, 0.0))),
-    row("gpt-4-1-nano", 1_047_576, 32_768, false, Some((0.1, 0.4, 0.025, 0.0))),
-    row("gpt-4-1-mini", 1_047_576, 32_768, false, Some((0.4, 1.6, 0.1, 0.0))),
-    row("gpt-4-1", 1_047_576, 32_768, false, Some((2.0, 8.0, 0.5, 0.0))),
-    row("gpt-4o-mini", 128_000, 16_384, false, Some((0.15, 0.6, 0.075, 0.0))),
-    row("gpt-4o", 128_000, 16_384, false, Some((2.5, 10.0, 1.25, 0.0))),
-    row("o4-mini", 200_000, 100_000, true, Some((1.1, 4.4, 0.275, 0.0))),
-    row("o3-mini", 200_000, 100_000, true, Some((1.1, 4.4, 0.55, 0.0))),
+    row(
+        "gpt-5-nano",
+        400_000,
+        128_000,
+        true,
+        Some((0.05, 0.4, 0.005, 0.0)),
+    ),
+    row(
+        "gpt-5-mini",
+        400_000,
+        128_000,
+        true,
+        Some((0.25, 2.0, 0.025, 0.0)),
+    ),
+    row(
+        "gpt-5",
+        400_000,
+        128_000,
+        true,
+        Some((1.25, 10.0, 0.125, 0.0)),
+    ),
+    row(
+        "gpt-4-1-nano",
+        1_047_576,
+        32_768,
+        false,
+        Some((0.1, 0.4, 0.025, 0.0)),
+    ),
+    row(
+        "gpt-4-1-mini",
+        1_047_576,
+        32_768,
+        false,
+        Some((0.4, 1.6, 0.1, 0.0)),
+    ),
+    row(
+        "gpt-4-1",
+        1_047_576,
+        32_768,
+        false,
+        Some((2.0, 8.0, 0.5, 0.0)),
+    ),
+    row(
+        "gpt-4o-mini",
+        128_000,
+        16_384,
+        false,
+        Some((0.15, 0.6, 0.075, 0.0)),
+    ),
+    row(
+        "gpt-4o",
+        128_000,
+        16_384,
+        false,
+        Some((2.5, 10.0, 1.25, 0.0)),
+    ),
+    row(
+        "o4-mini",
+        200_000,
+        100_000,
+        true,
+        Some((1.1, 4.4, 0.275, 0.0)),
+    ),
+    row(
+        "o3-mini",
+        200_000,
+        100_000,
+        true,
+        Some((1.1, 4.4, 0.55, 0.0)),
+    ),
     row("o3", 200_000, 100_000, true, Some((2.0, 8.0, 0.5, 0.0))),
     row("o1", 200_000, 100_000, true, Some((15.0, 60.0, 7.5, 0.0))),
     // DeepSeek's API.
-    row("deepseek-chat", 128_000, 8_192, false, Some((0.28, 0.42, 0.028, 0.0))),
-    row("deepseek-reasoner", 128_000, 64_000, false, Some((0.28, 0.42, 0.028, 0.0))),
+    row(
+        "deepseek-chat",
+        128_000,
+        8_192,
+        false,
+        Some((0.28, 0.42, 0.028, 0.0)),
+    ),
+    row(
+        "deepseek-reasoner",
+        128_000,
+        64_000,
+        false,
+        Some((0.28, 0.42, 0.028, 0.0)),
+    ),
     // Open models as served locally (Ollama, llama.cpp, vLLM): the model's own window; the
     // server may run with a smaller one (Ollama's `num_ctx`), which `[model] context_window`
     // states. No price: the cost shown would mean nothing.
@@ -166,12 +280,14 @@ impl ModelProfile {
                 context_window: k.window,
                 max_output_tokens: k.max_output,
                 reasoning_model: k.reasoning_model,
-                prices: k.prices.map(|(input, output, cache_read, cache_write)| Prices {
-                    input,
-                    output,
-                    cache_read,
-                    cache_write,
-                }),
+                prices: k
+                    .prices
+                    .map(|(input, output, cache_read, cache_write)| Prices {
+                        input,
+                        output,
+                        cache_read,
+                        cache_write,
+                    }),
                 reasoning: None,
                 known: true,
             },
@@ -258,10 +374,25 @@ mod tests {
 
     #[test]
     fn the_longest_prefix_wins() {
-        assert_eq!(ModelProfile::lookup("gpt-4.1-mini").prices.unwrap().input, 0.4);
+        assert_eq!(
+            ModelProfile::lookup("gpt-4.1-mini").prices.unwrap().input,
+            0.4
+        );
         assert_eq!(ModelProfile::lookup("gpt-4.1").prices.unwrap().input, 2.0);
-        assert_eq!(ModelProfile::lookup("claude-opus-4-5").prices.unwrap().input, 5.0);
-        assert_eq!(ModelProfile::lookup("claude-opus-4-1").prices.unwrap().input, 15.0);
+        assert_eq!(
+            ModelProfile::lookup("claude-opus-4-5")
+                .prices
+                .unwrap()
+                .input,
+            5.0
+        );
+        assert_eq!(
+            ModelProfile::lookup("claude-opus-4-1")
+                .prices
+                .unwrap()
+                .input,
+            15.0
+        );
         assert!(ModelProfile::lookup("gpt-5-codex").reasoning_model);
         assert!(!ModelProfile::lookup("gpt-4o").reasoning_model);
     }

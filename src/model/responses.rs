@@ -160,8 +160,10 @@ pub fn request_body(model: &str, request: &ModelRequest, options: BodyOptions) -
                         "content": [{"type": "output_text", "text": text}]}));
                 }
                 for c in tool_calls {
-                    input.push(json!({"type": "function_call", "call_id": c.id, "name": c.name,
-                        "arguments": replayable_arguments(&c.arguments)}));
+                    input.push(
+                        json!({"type": "function_call", "call_id": c.id, "name": c.name,
+                        "arguments": replayable_arguments(&c.arguments)}),
+                    );
                 }
             }
             Message::Tool { call_id, content } => {
@@ -331,7 +333,12 @@ impl ResponsesDecoder {
         }
     }
 
-    fn finish(&mut self, response: &Value, stop: Option<ModelStopReason>, out: &mut Vec<StreamEvent>) {
+    fn finish(
+        &mut self,
+        response: &Value,
+        stop: Option<ModelStopReason>,
+        out: &mut Vec<StreamEvent>,
+    ) {
         // Calls whose `output_item.done` never came still count, as streamed.
         let rest = std::mem::take(&mut self.calls);
         for (_, c) in rest {
@@ -515,10 +522,16 @@ mod tests {
         let input = b["input"].as_array().unwrap();
         assert_eq!(input[1]["type"], "reasoning");
         assert_eq!(input[1]["encrypted_content"], "gAAA");
-        assert!(input[1].get("id").is_none(), "ids are not sent with store: false");
+        assert!(
+            input[1].get("id").is_none(),
+            "ids are not sent with store: false"
+        );
         assert_eq!(input[2]["type"], "function_call");
         assert_eq!(input[2]["arguments"], "{}");
-        assert_eq!(input[3], json!({"type": "function_call_output", "call_id": "call_1", "output": "{\"ok\":true}"}));
+        assert_eq!(
+            input[3],
+            json!({"type": "function_call_output", "call_id": "call_1", "output": "{\"ok\":true}"})
+        );
         assert_eq!(b["tools"][0]["name"], "fs_read");
         // A plain model with no reasoning asked for gets neither reasoning nor include.
         let b = request_body("gpt-4.1", &req, BodyOptions::default());
@@ -582,7 +595,10 @@ mod tests {
             Err(DecodeFailure::Fatal(ModelError::ContextTooLong { .. }))
         ));
         let mut d = ResponsesDecoder::new("openai");
-        let out = feed(&mut d, json!({"type":"response.incomplete","response":{"incomplete_details":{"reason":"max_output_tokens"}}}));
+        let out = feed(
+            &mut d,
+            json!({"type":"response.incomplete","response":{"incomplete_details":{"reason":"max_output_tokens"}}}),
+        );
         assert_eq!(
             out,
             vec![StreamEvent::Completed {

@@ -362,9 +362,7 @@ impl ModelClient for ScriptedModel {
                     Message::User { text } => text.len(),
                     Message::Assistant {
                         text, tool_calls, ..
-                    } => {
-                        text.len() + tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>()
-                    }
+                    } => text.len() + tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>(),
                     Message::Tool { content, .. } => content.len(),
                 })
                 .sum::<usize>();

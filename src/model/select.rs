@@ -504,12 +504,18 @@ mod tests {
             wire_api: Some(WireApi::Responses),
             ..local.clone()
         };
-        assert_eq!(resolve(&forced, &env).await.unwrap().0.wire, WireApi::Responses);
+        assert_eq!(
+            resolve(&forced, &env).await.unwrap().0.wire,
+            WireApi::Responses
+        );
         let official_chat = ProviderSettings {
             wire_api: Some(WireApi::Chat),
             ..settings(Some("openai"))
         };
-        assert_eq!(resolve(&official_chat, &env).await.unwrap().0.wire, WireApi::Chat);
+        assert_eq!(
+            resolve(&official_chat, &env).await.unwrap().0.wire,
+            WireApi::Chat
+        );
         let anthropic_responses = ProviderSettings {
             wire_api: Some(WireApi::Responses),
             ..settings(Some("anthropic"))

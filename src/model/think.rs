@@ -169,8 +169,14 @@ mod tests {
 
     #[test]
     fn plain_text_passes_through_and_an_unclosed_block_stays_reasoning() {
-        assert_eq!(split(&["hello ", "world"]), ("hello world".into(), String::new()));
-        assert_eq!(split(&["<think>cut off"]), (String::new(), "cut off".into()));
+        assert_eq!(
+            split(&["hello ", "world"]),
+            ("hello world".into(), String::new())
+        );
+        assert_eq!(
+            split(&["<think>cut off"]),
+            (String::new(), "cut off".into())
+        );
         assert_eq!(split(&["<thin"]), ("<thin".into(), String::new()));
     }
 

@@ -19,8 +19,8 @@ use crate::core::ToolFailure;
 use crate::model::{Message, apply_clearing};
 use crate::policy::{PolicyEngine, PolicyError};
 use crate::protocol::{
-    ApprovalAnswer, Event, PlanItem, PlanStatus, Preview, ReasoningBlock, SessionSummary,
-    ToolCall, ToolOutcome, Usage,
+    ApprovalAnswer, Event, PlanItem, PlanStatus, Preview, ReasoningBlock, SessionSummary, ToolCall,
+    ToolOutcome, Usage,
 };
 
 /// The error code given to tool calls that a crash or kill cut off.

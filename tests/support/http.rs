@@ -572,7 +572,12 @@ pub mod openai {
         }
 
         /// The usage chunk with a cached share (`prompt_tokens_details.cached_tokens`).
-        pub fn usage_cached(mut self, prompt_tokens: u64, cached: u64, completion_tokens: u64) -> Self {
+        pub fn usage_cached(
+            mut self,
+            prompt_tokens: u64,
+            cached: u64,
+            completion_tokens: u64,
+        ) -> Self {
             self.events.push(data_event(
                 &json!({
                     "id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1,
@@ -872,17 +877,22 @@ pub mod responses {
         pub fn reasoning(mut self, id: &str, summary: &[&str], encrypted: &str) -> Self {
             let i = self.next_index;
             self.next_index += 1;
-            self.events.push(ev(json!({"type": "response.output_item.added", "output_index": i,
-                "item": {"type": "reasoning", "id": id, "summary": []}})));
+            self.events.push(ev(
+                json!({"type": "response.output_item.added", "output_index": i,
+                "item": {"type": "reasoning", "id": id, "summary": []}}),
+            ));
             for p in summary {
-                self.events.push(ev(json!({"type": "response.reasoning_summary_text.delta",
+                self.events
+                    .push(ev(json!({"type": "response.reasoning_summary_text.delta",
                     "item_id": id, "output_index": i, "summary_index": 0, "delta": p})));
             }
             let text: String = summary.concat();
-            self.events.push(ev(json!({"type": "response.output_item.done", "output_index": i,
+            self.events.push(ev(
+                json!({"type": "response.output_item.done", "output_index": i,
                 "item": {"type": "reasoning", "id": id,
                          "summary": [{"type": "summary_text", "text": text}],
-                         "encrypted_content": encrypted}})));
+                         "encrypted_content": encrypted}}),
+            ));
             self
         }
 
@@ -890,16 +900,21 @@ pub mod responses {
         pub fn text(mut self, parts: &[&str]) -> Self {
             let i = self.next_index;
             self.next_index += 1;
-            self.events.push(ev(json!({"type": "response.output_item.added", "output_index": i,
-                "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}})));
+            self.events.push(ev(
+                json!({"type": "response.output_item.added", "output_index": i,
+                "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+            ));
             for p in parts {
-                self.events.push(ev(json!({"type": "response.output_text.delta",
+                self.events
+                    .push(ev(json!({"type": "response.output_text.delta",
                     "item_id": "msg_1", "output_index": i, "content_index": 0, "delta": p})));
             }
             let text: String = parts.concat();
-            self.events.push(ev(json!({"type": "response.output_item.done", "output_index": i,
+            self.events.push(ev(
+                json!({"type": "response.output_item.done", "output_index": i,
                 "item": {"type": "message", "id": "msg_1", "role": "assistant",
-                         "content": [{"type": "output_text", "text": text}]}})));
+                         "content": [{"type": "output_text", "text": text}]}}),
+            ));
             self
         }
 
@@ -908,23 +923,34 @@ pub mod responses {
             let i = self.next_index;
             self.next_index += 1;
             let item_id = format!("fc_{call_id}");
-            self.events.push(ev(json!({"type": "response.output_item.added", "output_index": i,
+            self.events.push(ev(
+                json!({"type": "response.output_item.added", "output_index": i,
                 "item": {"type": "function_call", "id": item_id, "call_id": call_id,
-                         "name": name, "arguments": ""}})));
+                         "name": name, "arguments": ""}}),
+            ));
             for f in fragments {
-                self.events.push(ev(json!({"type": "response.function_call_arguments.delta",
+                self.events
+                    .push(ev(json!({"type": "response.function_call_arguments.delta",
                     "item_id": item_id, "output_index": i, "delta": f})));
             }
             let args: String = fragments.concat();
-            self.events.push(ev(json!({"type": "response.output_item.done", "output_index": i,
+            self.events.push(ev(
+                json!({"type": "response.output_item.done", "output_index": i,
                 "item": {"type": "function_call", "id": item_id, "call_id": call_id,
-                         "name": name, "arguments": args}})));
+                         "name": name, "arguments": args}}),
+            ));
             self
         }
 
         /// `response.completed` with usage (`cached` of the input from the cache).
-        pub fn completed(mut self, input_tokens: u64, cached: u64, output_tokens: u64) -> Vec<String> {
-            self.events.push(ev(json!({"type": "response.completed", "response": {
+        pub fn completed(
+            mut self,
+            input_tokens: u64,
+            cached: u64,
+            output_tokens: u64,
+        ) -> Vec<String> {
+            self.events
+                .push(ev(json!({"type": "response.completed", "response": {
                 "id": "resp_test", "status": "completed",
                 "usage": {"input_tokens": input_tokens,
                           "input_tokens_details": {"cached_tokens": cached},
