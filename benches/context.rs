@@ -202,8 +202,7 @@ fn record() -> Vec<ModelRequest> {
         handle.ops.send(Op::Shutdown).unwrap();
         let _ = tokio::time::timeout(Duration::from_secs(10), handle.task).await;
     });
-    let requests = recorder.requests.lock().unwrap().clone();
-    requests
+    recorder.requests.lock().unwrap().clone()
 }
 
 /// One piece of a prompt: its running prefix hash, its tokens, and whether it is a breakpoint.

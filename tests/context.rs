@@ -557,11 +557,12 @@ mod openai_responses {
         );
         let usage = events
             .iter()
+            .rev()
             .filter_map(|e| match e {
                 Event::Usage { last, .. } => Some(*last),
                 _ => None,
             })
-            .last()
+            .next()
             .unwrap();
         assert_eq!((usage.input_tokens, usage.cached_input_tokens), (320, 240));
     }
