@@ -20,7 +20,7 @@
 //!
 //! **The time.** What pablo does per call to build a request (measure it for the window, clone
 //! the conversation, build the provider body, serialize it), over all 200 recorded calls and for
-//! the largest one alone.
+//! the largest one alone, against the floor any client pays: serializing the finished bodies.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -455,6 +455,19 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("anthropic_largest_call", |bench| {
         bench.iter(|| build_anthropic(&largest))
+    });
+    // The peer: serializing the finished bodies alone, which any client sending them pays.
+    let finished: Vec<Value> = requests
+        .iter()
+        .map(|r| anthropic::request_body(MODEL, r))
+        .collect();
+    g.bench_function("serialize_only_all_200_calls", |bench| {
+        bench.iter(|| {
+            finished
+                .iter()
+                .map(|b| serde_json::to_vec(b).unwrap().len())
+                .sum::<usize>()
+        })
     });
     g.finish();
 }
