@@ -36,7 +36,17 @@ async fn into_closed_pipe(sandbox: &Sandbox, args: &[&str]) -> Ran {
     drop(reader);
     let mut cmd = sandbox.command();
     cmd.args(args).stdout(writer).stderr(Stdio::piped());
-    output(cmd).await
+    // Not `output()`: it would replace stdout with a pipe of its own.
+    let child = cmd.spawn().expect("pablo runs");
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("pablo finished within 60 s")
+        .expect("pablo ran");
+    Ran {
+        code: out.status.code(),
+        stdout: String::new(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
 
 #[tokio::test]
