@@ -568,7 +568,7 @@ impl Walker {
                 // `$'…'` and `$"…"`: bash's quoting forms, shown as written (not as `$…`).
                 ast::Word::SingleQuoted(s) if after_dollar => {
                     acc.text.push_str(&format!("'{s}'"));
-                    acc.name_dollar_quote("bash's `$'…'` quoting, whose escapes sh does not know");
+                    acc.name_dollar_quote("bash's `$'…'` quoting (sh does not know its escapes)");
                 }
                 ast::Word::SingleQuoted(s) => acc.text.push_str(s),
                 ast::Word::DoubleQuoted(inner) => {
