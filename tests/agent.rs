@@ -623,7 +623,7 @@ async fn an_approved_command_cannot_read_the_key_from_pablo_and_echoed_secrets_a
     );
     // The key still reached the provider, where it belongs.
     assert_eq!(
-        server.requests()[0].header("authorization").as_deref(),
+        server.requests()[0].header("authorization"),
         Some(format!("Bearer {PLANTED_KEY}").as_str())
     );
     let results = tool_messages(&server, 2);
@@ -713,4 +713,54 @@ async fn with_read_roots_listing_and_searching_the_root_show_nothing_outside_the
         .map(|m| m["path"].as_str().unwrap())
         .collect();
     assert_eq!(paths, ["src/lib.rs"], "{search}");
+}
+
+#[tokio::test]
+async fn agents_md_over_the_cap_is_cut_from_the_root_side_so_the_nearest_file_reaches_the_model() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    let repo = sandbox.workspace();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("crate")).unwrap();
+    // Well over the 32 KiB cap on its own.
+    let root_rules: String = (0..4_000).map(|i| format!("root rule {i}\n")).collect();
+    std::fs::write(repo.join("AGENTS.md"), &root_rules).unwrap();
+    std::fs::write(repo.join("crate/AGENTS.md"), "nearest rule: use tabs\n").unwrap();
+    let mut cmd = sandbox.run_json(&server.base_url(), "hello");
+    cmd.current_dir(repo.join("crate"));
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let body = server.requests()[0].json();
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert_eq!(body["messages"][0]["role"], "system");
+    assert!(
+        system.trim_end().ends_with("nearest rule: use tabs"),
+        "{}",
+        &system[system.len().saturating_sub(200)..]
+    );
+    assert!(
+        system.contains("root rule 3999"),
+        "the end of the root file stays"
+    );
+    assert!(
+        !system.contains("root rule 0\n"),
+        "the start of the root file goes"
+    );
+    // And the person is told what was left out.
+    let lines = json_lines(&out.stdout);
+    let warned = lines.iter().any(|l| {
+        l["type"] == "warning"
+            && l["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("AGENTS.md") && m.contains("nearest file"))
+    });
+    assert!(warned, "{lines:?}");
 }

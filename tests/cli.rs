@@ -246,3 +246,43 @@ async fn config_validate_names_every_problem_with_its_file_line_and_key() {
         ran.stderr
     );
 }
+
+#[tokio::test]
+async fn policy_check_allows_git_status_under_a_rule_naming_the_bare_program() {
+    let sandbox = Sandbox::new();
+    // A git that is not /usr/bin/git, first on the PATH commands get.
+    let bin = sandbox.root().join("tools-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let git = bin.join("git");
+    std::fs::write(&git, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&git, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = |executable: &str| {
+        format!(
+            "[options.shell.env]\nset = {{ PATH = \"{}:/usr/bin:/bin\" }}\n\n\
+             [options.shell.commands]\ndefault = \"deny\"\n\
+             allow = [ {{ id = \"docs.git-status\", executable = \"{executable}\", \
+             args = [\"status\"], match = \"prefix\" }} ]\n",
+            bin.display()
+        )
+    };
+    let check = |sandbox: &Sandbox| {
+        let mut cmd = sandbox.command();
+        cmd.args(["policy", "check", "--", "git status"]);
+        cmd
+    };
+    sandbox.user_config(&config("git"));
+    let ran = output(check(&sandbox)).await;
+    assert_eq!(ran.code, Some(0), "{}{}", ran.stdout, ran.stderr);
+    assert!(
+        ran.stdout
+            .contains(&format!("executable: {}", git.display())),
+        "{}",
+        ran.stdout
+    );
+    assert!(ran.stdout.contains("docs.git-status"), "{}", ran.stdout);
+    // A rule naming a full path means that file only: here `git` is not /usr/bin/git.
+    sandbox.user_config(&config("/usr/bin/git"));
+    let ran = output(check(&sandbox)).await;
+    assert_eq!(ran.code, Some(4), "{}{}", ran.stdout, ran.stderr);
+    assert!(ran.stdout.contains("deny"), "{}", ran.stdout);
+}

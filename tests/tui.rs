@@ -30,6 +30,17 @@ impl Terminal {
     }
 
     fn spawn_with(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::spawn_program(sandbox, env!("CARGO_BIN_EXE_pablo"), args, env)
+    }
+
+    /// `program ARGS` in the PTY with the sandbox's environment (a shell, to redirect pablo's
+    /// stdin as a person would).
+    fn spawn_program(
+        sandbox: &Sandbox,
+        program: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let (rows, cols) = (40, 120);
         let pty = native_pty_system()
             .openpty(PtySize {
@@ -39,7 +50,7 @@ impl Terminal {
                 pixel_height: 0,
             })
             .expect("openpty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_pablo"));
+        let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
         cmd.env_clear();
         cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
@@ -440,6 +451,34 @@ fn demo_rejecting_with_a_note_sends_rejected_and_the_note_to_the_model() {
     // The scripted model took its `rejected` branch and quotes the note it received.
     t.wait_for("not now please)");
     t.wait_for("(rejected)");
+}
+
+#[test]
+fn demo_in_a_terminal_with_stdin_from_dev_null_refuses_without_escapes_or_a_leftover_copy() {
+    let sandbox = Sandbox::new();
+    let tmp = sandbox.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_env = tmp.to_str().unwrap().to_string();
+    // stdout and stderr are the terminal; only stdin is not.
+    let mut t = Terminal::spawn_program(
+        &sandbox,
+        "/bin/sh",
+        &[
+            "-c",
+            "exec \"$0\" demo </dev/null",
+            env!("CARGO_BIN_EXE_pablo"),
+        ],
+        &[("TMPDIR", &tmp_env)],
+    );
+    let status = t.wait_exit();
+    assert_eq!(status.exit_code(), 2, "{}", t.screen());
+    let raw = t.raw_text();
+    assert!(raw.contains("needs a terminal"), "{raw:?}");
+    assert!(raw.contains("stdin"), "{raw:?}");
+    // Not one escape sequence: no raw mode was entered, so there is nothing to restore.
+    assert!(!raw.contains('\x1b'), "{raw:?}");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 #[test]
