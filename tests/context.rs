@@ -825,8 +825,12 @@ mod binary {
         assert_eq!(code, Some(0), "stderr: {stderr}");
         assert_eq!(of_type(&lines, "session_started")[0]["model"], "test-model");
         sandbox.user_config("[model]\nname = \"x\"\ncontext_windows = 5\n");
-        let (code, _, stderr) = run(&sandbox, &["run", "--json", "hi"]).await;
-        assert_ne!(code, Some(0));
-        assert!(stderr.contains("context_windows"), "{stderr}");
+        let (code, lines, _) = run(&sandbox, &["run", "--json", "hi"]).await;
+        assert_eq!(code, Some(2));
+        // `--json` says so on stdout, as its one line: the key and its line in the file.
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0]["code"], "config_invalid", "{lines:?}");
+        let message = lines[0]["message"].as_str().unwrap();
+        assert!(message.contains(":3:") && message.contains("context_windows"), "{message}");
     }
 }
