@@ -831,6 +831,9 @@ mod binary {
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert_eq!(lines[0]["code"], "config_invalid", "{lines:?}");
         let message = lines[0]["message"].as_str().unwrap();
-        assert!(message.contains(":3:") && message.contains("context_windows"), "{message}");
+        assert!(
+            message.contains(":3:") && message.contains("context_windows"),
+            "{message}"
+        );
     }
 }
