@@ -13,6 +13,8 @@ mod acp;
 mod agent;
 mod architecture;
 mod catalog;
+mod cli;
+mod context;
 mod docs;
 mod first_session;
 mod fs_tools;

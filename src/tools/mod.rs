@@ -60,7 +60,13 @@ pub struct Host {
     pub network: web_fetch::NetworkBudget,
     /// This session's memory proposals, when `[memory] enabled = true`.
     pub memory: Option<Arc<memory_propose::MemoryStore>>,
+    /// Which workspace paths the file tools may show (policy's read and deny roots); `None`:
+    /// every path. A listing or a search of a directory leaves out the rest, names included.
+    pub readable: Option<ReadFilter>,
 }
+
+/// Whether a workspace-relative path may be read (`""` is the root).
+pub type ReadFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 impl Host {
     /// A host with the shell settings of `[options.shell]`.
@@ -79,6 +85,7 @@ impl Host {
             editor: None,
             network: web_fetch::NetworkBudget::default(),
             memory: None,
+            readable: None,
         }
     }
 

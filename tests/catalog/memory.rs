@@ -105,7 +105,7 @@ async fn three_proposals_are_stored_and_the_fourth_is_refused_with_memory_limit(
     let home = Home::new("[memory]\nenabled = true\n");
     let mut launch = home.launch();
     let policy = launch.policy().unwrap();
-    let host = launch.host("s-limit", policy.launcher()).unwrap();
+    let host = launch.host("s-limit", &policy).unwrap();
     let catalog = launch.catalog(&policy).unwrap();
     for i in 1..=3 {
         let out = propose(&catalog, &host, &format!("call_{i}"), &format!("note {i}"))
@@ -243,7 +243,7 @@ async fn without_memory_enabled_the_tool_is_not_offered_and_notes_are_not_read()
     let catalog = launch.catalog(&policy).unwrap();
     assert!(catalog.get("memory.propose").is_none());
     assert!(!launch.system_prompt().contains("an old note"));
-    let host = launch.host("s-off", policy.launcher()).unwrap();
+    let host = launch.host("s-off", &policy).unwrap();
     assert!(host.memory.is_none());
 }
 
