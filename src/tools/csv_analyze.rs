@@ -391,7 +391,7 @@ struct Column {
     all_date: bool,
     first: Option<(i128, String)>,
     last: Option<(i128, String)>,
-    distinct: HashMap<Box<str>, u64, foldhash::fast::RandomState>,
+    distinct: HashMap<Box<str>, u64>,
 }
 
 impl Column {
