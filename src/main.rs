@@ -87,6 +87,8 @@ impl Common {
             no_filesystem: self.no_filesystem,
             max_model_calls: self.max_model_calls,
             max_tool_calls: self.max_tool_calls,
+            // Only the TUI shows servers becoming ready; elsewhere the first turn waits for them.
+            wait_for_mcp: front == Front::Headless,
         }
     }
 }

@@ -28,6 +28,7 @@ pub fn is_journaled(event: &Event) -> bool {
             | Event::ToolTerminal { .. }
             | Event::SessionOutput { .. }
             | Event::Rules { .. }
+            | Event::McpServer { .. }
     )
 }
 

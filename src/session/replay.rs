@@ -305,6 +305,7 @@ impl Replayer {
             | Event::ToolTerminal { .. }
             | Event::SessionOutput { .. }
             | Event::Rules { .. }
+            | Event::McpServer { .. }
             | Event::Warning { .. }
             | Event::Error { .. }
             | Event::ShutdownComplete => {}
