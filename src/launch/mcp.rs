@@ -75,6 +75,43 @@ impl Launch {
     }
 }
 
+/// A server as `pablo mcp list` prints it: a line of state, then what it offers.
+pub fn describe_server(s: &McpServerView) -> String {
+    use crate::protocol::McpState;
+    let mut out = match s.state {
+        McpState::Ready => format!(
+            "{}  ready  {}  {} tools, {} prompts, {} resources\n",
+            s.name,
+            s.transport,
+            s.tools.len(),
+            s.prompts.len(),
+            s.resources.len()
+        ),
+        McpState::Failed => format!(
+            "{}  failed  {}  {}\n",
+            s.name,
+            s.transport,
+            s.reason.as_deref().unwrap_or("no reason given")
+        ),
+        McpState::Starting => format!("{}  starting  {}\n", s.name, s.transport),
+        McpState::Stopped => format!("{}  stopped  {}\n", s.name, s.transport),
+    };
+    for t in &s.tools {
+        out.push_str(&format!("  tool    {}  ({})\n", t.name, t.real_name));
+    }
+    for p in &s.prompts {
+        let args: Vec<&str> = p.arguments.iter().map(|a| a.name.as_str()).collect();
+        out.push_str(&format!("  prompt  /{}:{} {}\n", s.name, p.name, args.join(" ")));
+    }
+    for r in &s.resources {
+        out.push_str(&format!("  resource  @{}:{}\n", s.name, r.uri));
+    }
+    if let Some(log) = &s.log {
+        out.push_str(&format!("  log     {log}\n"));
+    }
+    out
+}
+
 /// An editor's name for a server as a config name: the characters a config name may have (the
 /// name becomes part of tool names and slash commands), `_` for the others.
 pub fn editor_server_name(name: &str) -> String {

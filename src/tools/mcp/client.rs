@@ -324,6 +324,22 @@ impl Connection {
     }
 }
 
+/// An error with its causes (`error sending request: connection refused`): the SDK's top-level
+/// messages alone rarely say what went wrong.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
 fn service_error(e: rmcp::ServiceError) -> ClientError {
     match e {
         rmcp::ServiceError::TransportClosed => ClientError::Closed,
@@ -335,7 +351,7 @@ fn service_error(e: rmcp::ServiceError) -> ClientError {
             seconds: timeout.as_secs().max(1),
         },
         rmcp::ServiceError::Cancelled { .. } => ClientError::Cancelled,
-        other => ClientError::Protocol(other.to_string()),
+        other => ClientError::Protocol(chain(&other)),
     }
 }
 
@@ -434,7 +450,7 @@ async fn open_stdio(
                     status: describe_status(s),
                     stderr: stderr_tail(log, log_start),
                 },
-                _ => ClientError::Handshake(e.to_string()),
+                _ => ClientError::Handshake(chain(&e)),
             })
         }
         None => {
@@ -573,7 +589,7 @@ async fn open_http(
     let transport = StreamableHttpClientTransport::with_client(client, config);
     match tokio::time::timeout(timeout, handler.serve(transport)).await {
         Ok(Ok(service)) => Ok(Connection::from_service(service, None, None)),
-        Ok(Err(e)) => Err(ClientError::Handshake(e.to_string())),
+        Ok(Err(e)) => Err(ClientError::Handshake(chain(&e))),
         Err(_) => Err(ClientError::NoAnswer {
             seconds: timeout.as_secs().max(1),
         }),
