@@ -15,6 +15,7 @@ mod architecture;
 mod docs;
 mod first_session;
 mod fs_tools;
+mod mcp;
 mod policy;
 mod providers;
 mod session;

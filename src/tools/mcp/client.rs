@@ -415,11 +415,26 @@ async fn open_stdio(
         return Err(spawn_error("its standard streams were not connected".into()));
     };
     let garbage: GarbageSlot = Arc::default();
+    let garbage_seen = CancellationToken::new();
     let (to_sdk, from_child) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(check_lines(stdout, to_sdk, garbage.clone()));
+    tokio::spawn(check_lines(
+        stdout,
+        to_sdk,
+        garbage.clone(),
+        garbage_seen.clone(),
+    ));
     let started = handler.serve((from_child, stdin));
     let outcome = tokio::select! {
         r = started => Some(r),
+        // Prose before the handshake is a program that is not a stdio server (or one that
+        // writes its log to stdout): waiting out the start-up timeout would only hide that.
+        () = garbage_seen.cancelled() => {
+            if let Some(pgid) = group {
+                crate::process::group::signal_group(pgid, rustix::process::Signal::KILL);
+            }
+            let line = first_garbage(&garbage).unwrap_or_default();
+            return Err(ClientError::Garbage { line });
+        }
         status = child.wait() => {
             let status = match status {
                 Ok(s) => describe_status(s),
@@ -504,6 +519,7 @@ async fn check_lines(
     stdout: tokio::process::ChildStdout,
     mut to_sdk: tokio::io::DuplexStream,
     garbage: GarbageSlot,
+    seen: CancellationToken,
 ) {
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
@@ -551,6 +567,7 @@ async fn check_lines(
                 };
                 *g = Some(shown);
             }
+            seen.cancel();
             continue;
         }
         if to_sdk.write_all(&line).await.is_err() {
