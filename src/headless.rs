@@ -218,11 +218,11 @@ impl<W: Write> Printer<'_, W> {
                 let arguments = self.arguments.remove(call_id).unwrap_or(Value::Null);
                 let text =
                     crate::protocol::describe::describe_result(tool, &arguments, result, None);
-                let mark = match result {
-                    ToolOutcome::Ok { .. } => "✓",
-                    ToolOutcome::Err { .. } => "✗",
-                };
-                writeln!(self.out, "  {mark} {tool}: {}", text.headline)
+                match result {
+                    ToolOutcome::Ok { .. } => writeln!(self.out, "  ✓ {tool}: {}", text.headline),
+                    // A refusal's message names the tool already.
+                    ToolOutcome::Err { .. } => writeln!(self.out, "  ✗ {}", text.headline),
+                }
             }
             Event::PlanUpdate { items, .. } => {
                 self.end_stream()?;

@@ -328,3 +328,46 @@ async fn secrets_and_home_never_reach_a_command_unless_home_is_configured() {
         );
     }
 }
+
+#[tokio::test]
+async fn pablo_run_without_json_prints_each_result_as_a_line_of_words() {
+    let server = ScriptedServer::start().await;
+    server.push(call(
+        "c1",
+        "shell_run",
+        &json!({"command": "touch made.txt"}),
+    ));
+    server.push(call(
+        "c2",
+        "fs_write",
+        &json!({"path": "NOTES.md", "text": "hello\n", "expected_revision": null}),
+    ));
+    server.push(say("Wrote NOTES.md."));
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.command();
+    cmd.env("OPENAI_API_KEY", "sk-test-key")
+        .args([
+            "--provider",
+            "openai",
+            "--model",
+            "test-model",
+            "--base-url",
+        ])
+        .arg(server.base_url())
+        .args(["run", "write notes", "--allow-write"]);
+    let out = cmd.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("✗ shell.run was not run: `touch` matches no rule"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("✓ fs.write: created NOTES.md (+1 −0)"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("{\""),
+        "a result printed as JSON:\n{stdout}"
+    );
+}

@@ -340,7 +340,12 @@ fn render_tool(
             }
             // The checklist itself is on screen; its cell says only how far along it is.
             ToolOutcome::Ok { .. } if t.tool == "plan.update" && !expanded => {}
-            ToolOutcome::Ok { .. } if t.output.is_none() && t.preview_is_quiet() => {
+            // A command's streamed output is already above; one that printed nothing (a
+            // background start) still gets its line in words.
+            ToolOutcome::Ok { .. }
+                if t.output.as_ref().is_none_or(|o| o.total_lines() == 0)
+                    && t.preview_is_quiet() =>
+            {
                 // A headline in words, then the lines beneath it (a tail when collapsed).
                 let text = describe_result(&t.tool, &t.arguments, result, t.elapsed);
                 body.push(Line::from(Span::styled(

@@ -602,11 +602,20 @@ fn finished_call(s: &mut AppState, t0: Instant, id: &str, tool: &str, args: Valu
     s.apply(Event::ToolCallBegin {
         call_id: id.into(),
         tool: tool.into(),
-        arguments: args,
+        arguments: args.clone(),
     });
+    let preview = match tool {
+        // As the agent sends it: a command's preview opens its (here empty) output.
+        "shell.run" => command_preview(
+            args["command"].as_str().unwrap_or(""),
+            false,
+            args["background"] == true,
+        ),
+        _ => Preview::Internal,
+    };
     s.apply(Event::ToolCallRunning {
         call_id: id.into(),
-        preview: Preview::Internal,
+        preview,
     });
     s.now = t0 + Duration::from_millis(3000);
     s.apply(Event::ToolCallEnd {
