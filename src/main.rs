@@ -548,9 +548,6 @@ fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
 
 async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
     let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
-    for w in &launch.warnings {
-        eprintln!("pablo: warning: {w}");
-    }
     let servers = launch.mcp_servers().await?;
     for w in &launch.warnings {
         eprintln!("pablo: warning: {w}");

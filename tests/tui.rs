@@ -682,10 +682,11 @@ mod first_session {
         };
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        let notes = sandbox.root().join("notes");
-        std::fs::create_dir_all(&notes).unwrap();
-        let notes = std::fs::canonicalize(notes).unwrap();
-        let file = notes.join("todo.txt");
+        // The server is told the workspace is its root (`roots/list`), and it keeps to the roots
+        // it is told: the file is in the workspace.
+        let notes = std::fs::canonicalize(sandbox.workspace()).unwrap();
+        std::fs::create_dir_all(notes.join("notes")).unwrap();
+        let file = notes.join("notes/todo.txt");
         std::fs::write(&file, "water the plants\n").unwrap();
         sandbox.user_config(&format!(
             "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n\n\

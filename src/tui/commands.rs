@@ -71,7 +71,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "mcp",
         args: "",
-        help: "MCP servers: state, tools, prompts (/SERVER:PROMPT) and resources (@SERVER:URI)",
+        help: "MCP servers: state and what each offers",
         id: CommandId::Mcp,
     },
     SlashCommand {

@@ -594,7 +594,13 @@ impl AppState {
         for s in &self.mcp {
             let (word, style) = match s.state {
                 McpState::Starting => ("starting".to_string(), theme::warn()),
-                McpState::Ready => (format!("ready, {} tools", s.tools.len()), theme::ok()),
+                McpState::Ready => (
+                    match s.tools.len() {
+                        1 => "ready, 1 tool".to_string(),
+                        n => format!("ready, {n} tools"),
+                    },
+                    theme::ok(),
+                ),
                 McpState::Failed => ("failed".to_string(), theme::error()),
                 McpState::Stopped => ("stopped".to_string(), theme::dim()),
             };
