@@ -374,8 +374,9 @@ fn startup() {
 /// with three `server-everything` servers configured, in the same run: servers start in the
 /// background, so the first frame should not wait for them.
 fn mcp_startup() {
-    let index = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/mcp_servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let index = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "tests/mcp_servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
     let node = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|d| d.join("node"))
@@ -399,7 +400,11 @@ fn mcp_startup() {
     let ready: fn(&str) -> bool = |s| s.contains("Ask pablo to do something");
     for (name, config, offset) in [
         ("pablo, no MCP server", base.to_string(), 300),
-        ("pablo, 3 MCP servers (server-everything)", with_servers, 400),
+        (
+            "pablo, 3 MCP servers (server-everything)",
+            with_servers,
+            400,
+        ),
     ] {
         let runs: Vec<Startup> = (0..5)
             .filter_map(|i| {

@@ -174,7 +174,9 @@ impl McpServerConfig {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
             {
-                return Err(format!("header name {name:?} is not a valid HTTP header name"));
+                return Err(format!(
+                    "header name {name:?} is not a valid HTTP header name"
+                ));
             }
             if value.bytes().any(|b| b == b'\r' || b == b'\n') {
                 return Err(format!("header {name} has a line break in its value"));
@@ -649,8 +651,7 @@ impl Layers {
                     c.required = server.required.or(c.required);
                     c.startup_timeout_seconds =
                         server.startup_timeout_seconds.or(c.startup_timeout_seconds);
-                    c.tool_timeout_seconds =
-                        server.tool_timeout_seconds.or(c.tool_timeout_seconds);
+                    c.tool_timeout_seconds = server.tool_timeout_seconds.or(c.tool_timeout_seconds);
                 }
             }
         }
@@ -776,7 +777,10 @@ headers = { X-Team = "core" }
         let msg = ConfigFile::parse(text, Path::new("c.toml"))
             .unwrap_err()
             .to_string();
-        assert!(msg.contains("mcp_servers.x: has both command and url"), "{msg}");
+        assert!(
+            msg.contains("mcp_servers.x: has both command and url"),
+            "{msg}"
+        );
         let text = "[mcp_servers.x]\nargs = [\"a\"]\n";
         let msg = ConfigFile::parse(text, Path::new("c.toml"))
             .unwrap_err()
@@ -819,9 +823,15 @@ headers = { X-Team = "core" }
         let names: Vec<_> = servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a"]);
         assert_eq!(servers[0].config.disabled_tools, ["x"]);
-        assert_eq!(servers[0].config.required, None, "untrusted cannot make it required");
+        assert_eq!(
+            servers[0].config.required, None,
+            "untrusted cannot make it required"
+        );
         assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].contains("MCP server evil not started"), "{warnings:?}");
+        assert!(
+            warnings[0].contains("MCP server evil not started"),
+            "{warnings:?}"
+        );
         let (servers, warnings) = layers.mcp_servers(true);
         let names: Vec<_> = servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a", "evil"]);

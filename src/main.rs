@@ -562,7 +562,9 @@ async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
                     println!("{}", serde_json::to_string(s)?);
                 }
             } else if servers.is_empty() {
-                println!("no MCP servers configured ([mcp_servers.NAME] in the config; see docs/mcp.md)");
+                println!(
+                    "no MCP servers configured ([mcp_servers.NAME] in the config; see docs/mcp.md)"
+                );
             } else {
                 for s in &servers {
                     print!("{}", launch::mcp::describe_server(s));

@@ -1034,7 +1034,10 @@ mod in_process {
         // editor's servers to start.
         let first = t.model.requests.lock().unwrap()[0].clone();
         assert!(
-            first.tools.iter().any(|t| t.name == "mcp__everything__echo"),
+            first
+                .tools
+                .iter()
+                .any(|t| t.name == "mcp__everything__echo"),
             "{:?}",
             first.tools.iter().map(|t| &t.name).collect::<Vec<_>>()
         );
@@ -1100,7 +1103,10 @@ mod in_process {
             .await;
         let r = t.rpc.response_to(id, &mut no_answer).await;
         let message = r["error"]["message"].as_str().unwrap_or_default();
-        assert!(message.contains("old: the SSE transport is not supported"), "{r}");
+        assert!(
+            message.contains("old: the SSE transport is not supported"),
+            "{r}"
+        );
         t.finish().await;
     }
 }

@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 
 use crate::support::bin::{Sandbox, json_lines};
 use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
-use crate::support::mcp::{HttpEverything, everything_table, node_or_skip, reference_server, toml_str};
+use crate::support::mcp::{
+    HttpEverything, everything_table, node_or_skip, reference_server, toml_str,
+};
 
 fn call(id: &str, name: &str, args: &Value) -> ScriptedResponse {
     ScriptedResponse::sse(openai::tool_call_answer(id, name, &[&args.to_string()]))
@@ -98,7 +100,11 @@ async fn everything_over_stdio_is_offered_as_mcp_tools_and_echo_and_sum_answer()
         "mcp__everything__echo",
         &json!({"message": "hello from pablo"}),
     ));
-    model.push(call("c2", "mcp__everything__get-sum", &json!({"a": 2, "b": 40})));
+    model.push(call(
+        "c2",
+        "mcp__everything__get-sum",
+        &json!({"a": 2, "b": 40}),
+    ));
     model.push(say("Echoed and summed."));
     let sandbox = Sandbox::new();
     sandbox.user_config(&everything_table(
@@ -179,7 +185,10 @@ async fn structured_content_and_a_tiny_image_come_back_bounded_and_described() {
     assert!(image["bytes"].as_u64().unwrap() > 0, "{image}");
     let read = tool_message(&model, "c2");
     assert!(read.contains("image/png"), "{read}");
-    assert!(!read.contains("iVBORw0KGgo"), "base64 reached the model: {read}");
+    assert!(
+        !read.contains("iVBORw0KGgo"),
+        "base64 reached the model: {read}"
+    );
 }
 
 #[tokio::test]
@@ -193,7 +202,11 @@ async fn a_call_past_tool_timeout_fails_with_mcp_timeout_and_the_server_still_an
         "mcp__everything__trigger-long-running-operation",
         &json!({"duration": 30, "steps": 3}),
     ));
-    model.push(call("c2", "mcp__everything__echo", &json!({"message": "still here"})));
+    model.push(call(
+        "c2",
+        "mcp__everything__echo",
+        &json!({"message": "still here"}),
+    ));
     model.push(say("The long one timed out."));
     let sandbox = Sandbox::new();
     sandbox.user_config(&everything_table(
@@ -226,16 +239,74 @@ async fn an_mcp_tool_asks_by_default_so_pablo_run_refuses_it_without_a_person() 
         return;
     };
     let model = ScriptedServer::start().await;
-    model.push(call("c1", "mcp__everything__echo", &json!({"message": "hi"})));
+    model.push(call(
+        "c1",
+        "mcp__everything__echo",
+        &json!({"message": "hi"}),
+    ));
     model.push(say("I was not allowed."));
     let sandbox = Sandbox::new();
     sandbox.user_config(&everything_table(&node, "everything", ""));
     let r = run(sandbox.run_json(&model.base_url(), "echo hi")).await;
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let results = r.results();
-    assert_eq!(results[0]["error"]["code"], "approval_required", "{}", results[0]);
+    assert_eq!(
+        results[0]["error"]["code"], "approval_required",
+        "{}",
+        results[0]
+    );
     let message = results[0]["error"]["message"].as_str().unwrap();
-    assert!(message.contains("echo of the MCP server everything"), "{message}");
+    assert!(
+        message.contains("echo of the MCP server everything"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_set_to_deny_is_refused_naming_the_setting_and_a_project_auto_does_not_loosen_ask() {
+    let Some(node) = node_or_skip("a_tool_set_to_deny_…") else {
+        return;
+    };
+    let model = ScriptedServer::start().await;
+    model.push(call(
+        "c1",
+        "mcp__everything__get-sum",
+        &json!({"a": 1, "b": 2}),
+    ));
+    model.push(call(
+        "c2",
+        "mcp__everything__echo",
+        &json!({"message": "hi"}),
+    ));
+    model.push(say("Refused twice."));
+    let sandbox = Sandbox::new();
+    sandbox.user_config(&everything_table(
+        &node,
+        "everything",
+        "tools.\"get-sum\" = \"deny\"",
+    ));
+    // The repository (not trusted) tries to let echo run without asking.
+    let dir = sandbox.workspace().join(".pablo");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        "[mcp_servers.everything]\ntools.echo = \"auto\"\n",
+    )
+    .unwrap();
+    let r = run(sandbox.run_json(&model.base_url(), "add, then echo")).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let results = r.results();
+    assert_eq!(results[0]["error"]["code"], "denied", "{}", results[0]);
+    let message = results[0]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("mcp_servers.everything.tools.get-sum"),
+        "{message}"
+    );
+    assert_eq!(
+        results[1]["error"]["code"], "approval_required",
+        "{}",
+        results[1]
+    );
 }
 
 #[tokio::test]
@@ -260,7 +331,11 @@ async fn arguments_that_break_the_servers_input_schema_are_refused_before_the_ca
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let results = r.results();
     assert_eq!(results[0]["ok"], false, "{}", results[0]);
-    assert_eq!(results[0]["error"]["code"], "invalid_arguments", "{}", results[0]);
+    assert_eq!(
+        results[0]["error"]["code"], "invalid_arguments",
+        "{}",
+        results[0]
+    );
 }
 
 #[tokio::test]
@@ -284,7 +359,10 @@ async fn the_server_gets_a_clean_environment_without_the_provider_key() {
     let text = r.results()[0]["data"]["text"].as_str().unwrap().to_string();
     assert!(text.contains("GREETING"), "{text}");
     assert!(text.contains("listed"), "{text}");
-    assert!(!text.contains("sk-test-key"), "the provider key reached the server: {text}");
+    assert!(
+        !text.contains("sk-test-key"),
+        "the provider key reached the server: {text}"
+    );
     assert!(!text.contains("OPENAI_API_KEY"), "{text}");
     assert!(!text.contains("tok-secret-value"), "{text}");
 }
@@ -345,7 +423,9 @@ async fn a_prompt_of_the_server_becomes_the_turn_and_a_resource_is_attached() {
         .unwrap()["content"]
         .to_string();
     assert!(
-        user.contains(&format!("<resource server=\\\"everything\\\" uri=\\\"{resource}\\\">")),
+        user.contains(&format!(
+            "<resource server=\\\"everything\\\" uri=\\\"{resource}\\\">"
+        )),
         "{user}"
     );
 }
@@ -359,7 +439,11 @@ async fn everything_over_streamable_http_answers_echo_and_sum() {
     };
     let http = HttpEverything::start(&node).await;
     let model = ScriptedServer::start().await;
-    model.push(call("c1", "mcp__web__echo", &json!({"message": "over http"})));
+    model.push(call(
+        "c1",
+        "mcp__web__echo",
+        &json!({"message": "over http"}),
+    ));
     model.push(call("c2", "mcp__web__get-sum", &json!({"a": 20, "b": 22})));
     model.push(say("Done over HTTP."));
     let sandbox = Sandbox::new();
@@ -404,11 +488,20 @@ async fn mcp_list_and_mcp_tools_show_the_servers_state_and_tools() {
     ));
     let out = run_text(&sandbox, &["mcp", "list"]).await;
     assert!(out.starts_with("everything  ready  stdio"), "{out}");
-    assert!(out.contains("  tool    mcp__everything__echo  (echo)"), "{out}");
-    assert!(!out.contains("get-env"), "a disabled tool was listed: {out}");
+    assert!(
+        out.contains("  tool    mcp__everything__echo  (echo)"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("get-env"),
+        "a disabled tool was listed: {out}"
+    );
     assert!(out.contains("  prompt  /everything:"), "{out}");
     let tools = run_text(&sandbox, &["mcp", "tools", "everything"]).await;
-    assert!(tools.contains("mcp__everything__get-sum  (get-sum)"), "{tools}");
+    assert!(
+        tools.contains("mcp__everything__get-sum  (get-sum)"),
+        "{tools}"
+    );
     let unknown = sandbox
         .command()
         .args(["mcp", "tools", "nosuch"])
@@ -417,7 +510,10 @@ async fn mcp_list_and_mcp_tools_show_the_servers_state_and_tools() {
         .unwrap();
     assert!(!unknown.status.success());
     let err = String::from_utf8_lossy(&unknown.stderr);
-    assert!(err.contains("no MCP server named \"nosuch\" (configured: everything)"), "{err}");
+    assert!(
+        err.contains("no MCP server named \"nosuch\" (configured: everything)"),
+        "{err}"
+    );
 }
 
 async fn run_text(sandbox: &Sandbox, args: &[&str]) -> String {
@@ -451,7 +547,7 @@ fn broken_servers() -> String {
 
 #[tokio::test]
 async fn servers_that_exit_stay_silent_or_print_garbage_are_failed_with_reasons_and_the_run_goes_on()
-{
+ {
     let model = ScriptedServer::start().await;
     model.push(say("Carrying on without them."));
     let sandbox = Sandbox::new();
@@ -475,7 +571,10 @@ async fn servers_that_exit_stay_silent_or_print_garbage_are_failed_with_reasons_
     assert!(quits.contains("exited (exit status 3)"), "{quits}");
     assert!(quits.contains("cannot find my config"), "{quits}");
     let silent = reason("silent");
-    assert!(silent.contains("did not answer initialize within 1 s"), "{silent}");
+    assert!(
+        silent.contains("did not answer initialize within 1 s"),
+        "{silent}"
+    );
     let chatty = reason("chatty");
     assert!(chatty.contains("not JSON-RPC"), "{chatty}");
     assert!(chatty.contains("Welcome to my server!"), "{chatty}");
@@ -536,9 +635,18 @@ async fn mcp_list_shows_each_broken_server_failed_and_exits_with_failure() {
     .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("quits  failed  stdio  exited (exit status 3)"), "{text}");
-    assert!(text.contains("silent  failed  stdio  did not answer initialize within 1 s"), "{text}");
-    assert!(text.contains("chatty  failed  stdio  printed something that is not JSON-RPC"), "{text}");
+    assert!(
+        text.contains("quits  failed  stdio  exited (exit status 3)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("silent  failed  stdio  did not answer initialize within 1 s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("chatty  failed  stdio  printed something that is not JSON-RPC"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -555,25 +663,58 @@ async fn a_project_config_starts_no_server_until_the_folder_is_trusted() {
         ),
     )
     .unwrap();
-    let out = sandbox.command().args(["mcp", "list"]).output().await.unwrap();
+    let out = sandbox
+        .command()
+        .args(["mcp", "list"])
+        .output()
+        .await
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("no MCP servers configured"), "{text}");
-    assert!(err.contains("MCP server repo not started: the folder is not trusted"), "{err}");
-    assert!(!marker.exists(), "an untrusted repository started a program");
-    let trust = sandbox.command().args(["policy", "trust"]).output().await.unwrap();
-    assert!(trust.status.success(), "{}", String::from_utf8_lossy(&trust.stderr));
-    let out = sandbox.command().args(["mcp", "list"]).output().await.unwrap();
+    assert!(
+        err.contains("MCP server repo not started: the folder is not trusted"),
+        "{err}"
+    );
+    assert!(
+        !marker.exists(),
+        "an untrusted repository started a program"
+    );
+    let trust = sandbox
+        .command()
+        .args(["policy", "trust"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        trust.status.success(),
+        "{}",
+        String::from_utf8_lossy(&trust.stderr)
+    );
+    let out = sandbox
+        .command()
+        .args(["mcp", "list"])
+        .output()
+        .await
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("repo  failed  stdio"), "{text}");
-    assert!(marker.exists(), "the trusted project's server was not started");
+    assert!(
+        marker.exists(),
+        "the trusted project's server was not started"
+    );
 }
 
 #[tokio::test]
 async fn an_unknown_key_in_an_mcp_server_table_is_an_error_with_file_line_and_key() {
     let sandbox = Sandbox::new();
     sandbox.user_config("[mcp_servers.x]\ncommand = \"true\"\ncomand_args = []\n");
-    let out = sandbox.command().args(["mcp", "list"]).output().await.unwrap();
+    let out = sandbox
+        .command()
+        .args(["mcp", "list"])
+        .output()
+        .await
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("config.toml"), "{err}");
@@ -600,10 +741,7 @@ async fn cancelling_an_in_flight_call_ends_it_and_the_connection_keeps_working()
                 reference_server("server-everything").display().to_string(),
                 "stdio".into(),
             ],
-            env: vec![(
-                "PATH".into(),
-                std::env::var("PATH").unwrap_or_default(),
-            )],
+            env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
             cwd: dir.path().to_path_buf(),
             log: dir.path().join("everything.log"),
         },
@@ -650,7 +788,10 @@ async fn cancelling_an_in_flight_call_ends_it_and_the_connection_keeps_working()
         .expect("the cancelled call ended")
         .unwrap();
     let err = outcome.expect_err("a 300 s operation cannot have completed");
-    assert_eq!(pablo::tools::mcp::failure("everything", err).code, "cancelled");
+    assert_eq!(
+        pablo::tools::mcp::failure("everything", err).code,
+        "cancelled"
+    );
     let echo = server
         .call(
             "echo",

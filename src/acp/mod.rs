@@ -28,9 +28,7 @@ use tokio::task::JoinHandle;
 
 use crate::core::ApprovalMode;
 use crate::core::Coded;
-use crate::launch::{
-    AgentSetup, Launch, LaunchError, LaunchOptions, McpServerConfig, ModelClient,
-};
+use crate::launch::{AgentSetup, Launch, LaunchError, LaunchOptions, McpServerConfig, ModelClient};
 use crate::protocol::{ApprovalAnswer, Event, Op, Preview, StopReason, Verdict};
 
 pub use translate::Translator;

@@ -64,8 +64,8 @@ fn resource_mentions(hub: &McpHub, text: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::mcp::client::Endpoint;
     use crate::tools::mcp::ServerSpec;
+    use crate::tools::mcp::client::Endpoint;
     use std::time::Duration;
 
     fn hub() -> McpHub {

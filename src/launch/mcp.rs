@@ -101,7 +101,12 @@ pub fn describe_server(s: &McpServerView) -> String {
     }
     for p in &s.prompts {
         let args: Vec<&str> = p.arguments.iter().map(|a| a.name.as_str()).collect();
-        out.push_str(&format!("  prompt  /{}:{} {}\n", s.name, p.name, args.join(" ")));
+        out.push_str(&format!(
+            "  prompt  /{}:{} {}\n",
+            s.name,
+            p.name,
+            args.join(" ")
+        ));
     }
     for r in &s.resources {
         out.push_str(&format!("  resource  @{}:{}\n", s.name, r.uri));

@@ -213,7 +213,10 @@ impl Compiled {
             for (server, cfg) in &l.file.mcp_servers {
                 for (tool, mode) in &cfg.tools {
                     if !l.trusted && *mode == ToolMode::Auto {
-                        ignored(&mut c, format!("mcp_servers.{server}.tools.{tool} = \"auto\""));
+                        ignored(
+                            &mut c,
+                            format!("mcp_servers.{server}.tools.{tool} = \"auto\""),
+                        );
                         continue;
                     }
                     let id = format!("{}.mcp_servers.{server}.tools.{tool}", l.prefix);

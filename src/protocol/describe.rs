@@ -90,7 +90,13 @@ fn mcp(data: &Value) -> ResultText {
         };
         extras.push(what.trim_end().to_string());
     }
-    let first = text.lines().next().unwrap_or("").chars().take(100).collect::<String>();
+    let first = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(100)
+        .collect::<String>();
     let mut headline = format!(
         "{} on {}",
         str_of(data, "tool").unwrap_or("tool"),

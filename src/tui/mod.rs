@@ -192,7 +192,11 @@ async fn run_with_agent(
         turns: state.turns,
         usage: state.usage,
         resume_command: state.status.resume_command.clone(),
-        notes: state.fatal.iter().map(|f| format!("pablo stopped: {f}")).collect(),
+        notes: state
+            .fatal
+            .iter()
+            .map(|f| format!("pablo stopped: {f}"))
+            .collect(),
         resume_requested: state.resume_requested.clone(),
     })
 }

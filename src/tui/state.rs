@@ -18,8 +18,8 @@ use super::text::Output;
 use super::theme;
 use super::transcript::Transcript;
 use crate::protocol::{
-    ApprovalAnswer, Event, McpServerView, McpState, Op, PlanItem, PlanStatus, Preview,
-    RuleSummary, SessionSummary, StopReason, ToolOutcome, Usage,
+    ApprovalAnswer, Event, McpServerView, McpState, Op, PlanItem, PlanStatus, Preview, RuleSummary,
+    SessionSummary, StopReason, ToolOutcome, Usage,
 };
 
 /// Side effects on the terminal that only the loop can perform.
@@ -641,7 +641,10 @@ impl AppState {
                 )));
             }
             if let Some(log) = &s.log {
-                lines.push(Line::from(Span::styled(format!("    log {log}"), theme::dim())));
+                lines.push(Line::from(Span::styled(
+                    format!("    log {log}"),
+                    theme::dim(),
+                )));
             }
         }
         self.transcript.push(CellKind::Info(lines));
@@ -650,7 +653,11 @@ impl AppState {
     /// `(ready, starting, failed)` MCP servers, for the status line.
     pub fn mcp_counts(&self) -> (usize, usize, usize) {
         let n = |st: McpState| self.mcp.iter().filter(|s| s.state == st).count();
-        (n(McpState::Ready), n(McpState::Starting), n(McpState::Failed))
+        (
+            n(McpState::Ready),
+            n(McpState::Starting),
+            n(McpState::Failed),
+        )
     }
 
     /// Sends a user turn, or runs a slash command.

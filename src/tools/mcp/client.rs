@@ -18,12 +18,12 @@ use std::time::Duration;
 
 // Roots are deprecated by a protocol draft (SEP-2577) that the reference servers do not speak
 // yet; they still ask for them, and pablo's answer is the workspace.
-#[allow(deprecated)]
-use rmcp::model::{ListRootsResult, Root};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, GetPromptRequestParams, Implementation,
     InitializeRequestParams, ProtocolVersion, ReadResourceRequestParams,
 };
+#[allow(deprecated)]
+use rmcp::model::{ListRootsResult, Root};
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
@@ -412,7 +412,9 @@ async fn open_stdio(
     let mut child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
     let group = child.id().and_then(|p| i32::try_from(p).ok());
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(spawn_error("its standard streams were not connected".into()));
+        return Err(spawn_error(
+            "its standard streams were not connected".into(),
+        ));
     };
     let garbage: GarbageSlot = Arc::default();
     let garbage_seen = CancellationToken::new();
@@ -588,8 +590,8 @@ async fn open_http(
 ) -> Result<Connection, ClientError> {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    let client = crate::model::http::client_for(url)
-        .map_err(|e| ClientError::Handshake(e.to_string()))?;
+    let client =
+        crate::model::http::client_for(url).map_err(|e| ClientError::Handshake(e.to_string()))?;
     let mut custom = std::collections::HashMap::new();
     for (name, value) in headers {
         let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())

@@ -26,8 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{EventSink, ToolFailure, ToolSpec};
 use crate::protocol::{
-    Event, McpPromptArgument, McpPromptView, McpResourceView, McpServerView, McpState,
-    McpToolView,
+    Event, McpPromptArgument, McpPromptView, McpResourceView, McpServerView, McpState, McpToolView,
 };
 use client::{Changed, ClientError, Connection, Endpoint};
 
@@ -112,7 +111,10 @@ pub struct Server {
 
 impl Server {
     fn state(&self) -> State {
-        self.state.read().map(|s| s.clone()).unwrap_or(State::Stopped)
+        self.state
+            .read()
+            .map(|s| s.clone())
+            .unwrap_or(State::Stopped)
     }
 
     fn set(&self, state: State) {
@@ -342,8 +344,8 @@ impl McpHub {
                     }
                     State::Idle | State::Starting => {
                         let mut rx = self.settled.subscribe();
-                        let _ = tokio::time::timeout(Duration::from_millis(200), rx.changed())
-                            .await;
+                        let _ =
+                            tokio::time::timeout(Duration::from_millis(200), rx.changed()).await;
                     }
                 }
             }
@@ -646,10 +648,7 @@ async fn list_tools(server: &Server, conn: &Connection) -> Result<Vec<ToolEntry>
         .iter()
         .filter(|t| str_of(t, "name").is_some_and(|n| server.spec.offers(&n)))
         .collect();
-    let reals: Vec<String> = offered
-        .iter()
-        .filter_map(|t| str_of(t, "name"))
-        .collect();
+    let reals: Vec<String> = offered.iter().filter_map(|t| str_of(t, "name")).collect();
     let names = names::assign(&server.spec.name, &reals, &[]);
     let mut out = Vec::new();
     for ((t, real), name) in offered.iter().zip(reals).zip(names) {

@@ -90,7 +90,10 @@ mod tests {
 
     #[test]
     fn characters_providers_reject_become_underscores() {
-        assert_eq!(offered_name("git", "repo.log/all"), "mcp__git__repo_log_all");
+        assert_eq!(
+            offered_name("git", "repo.log/all"),
+            "mcp__git__repo_log_all"
+        );
     }
 
     #[test]

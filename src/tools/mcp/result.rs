@@ -78,7 +78,9 @@ fn part(block: &Value) -> (Option<String>, Option<Value>) {
         ),
         other => (
             None,
-            Some(json!({"type": other.unwrap_or("unknown"), "note": "content pablo does not show"})),
+            Some(
+                json!({"type": other.unwrap_or("unknown"), "note": "content pablo does not show"}),
+            ),
         ),
     }
 }
@@ -216,8 +218,14 @@ mod tests {
             {"type": "image", "mimeType": "image/png", "data": "aGVsbG8="}
         ]});
         let d = outcome("s", "t", &r).unwrap();
-        assert_eq!(d["content"][0], json!({"type": "image", "mime_type": "image/png", "bytes": 5}));
-        assert_eq!(images(&r), [("image/png".to_string(), "aGVsbG8=".to_string())]);
+        assert_eq!(
+            d["content"][0],
+            json!({"type": "image", "mime_type": "image/png", "bytes": 5})
+        );
+        assert_eq!(
+            images(&r),
+            [("image/png".to_string(), "aGVsbG8=".to_string())]
+        );
     }
 
     #[test]
@@ -234,7 +242,11 @@ mod tests {
         let r = json!({"content": [{"type": "text", "text": long}]});
         let d = outcome("s", "t", &r).unwrap();
         let text = d["text"].as_str().unwrap();
-        assert!(text.ends_with("[cut: 10 more characters not shown]"), "{}", &text[text.len() - 60..]);
+        assert!(
+            text.ends_with("[cut: 10 more characters not shown]"),
+            "{}",
+            &text[text.len() - 60..]
+        );
     }
 
     #[test]
@@ -243,6 +255,9 @@ mod tests {
             {"role": "user", "content": {"type": "text", "text": "What's weather in Paris?"}},
             {"role": "assistant", "content": {"type": "text", "text": "Let me check."}}
         ]});
-        assert_eq!(prompt_text(&r), "What's weather in Paris?\n\n(assistant) Let me check.");
+        assert_eq!(
+            prompt_text(&r),
+            "What's weather in Paris?\n\n(assistant) Let me check."
+        );
     }
 }
