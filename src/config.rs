@@ -127,10 +127,8 @@ impl McpServerConfig {
                 }
             }
             (Some(c), None) if c.trim().is_empty() => return Err("command is empty".into()),
-            (None, Some(u)) => {
-                if !(u.starts_with("http://") || u.starts_with("https://")) {
-                    return Err(format!("url {u:?} is not an http:// or https:// URL"));
-                }
+            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => {
+                return Err(format!("url {u:?} is not an http:// or https:// URL"));
             }
             _ => {}
         }
