@@ -397,6 +397,14 @@ fn mcp_startup() {
             index.display().to_string()
         ));
     }
+    // Servers that cost nothing to start and never answer: what the first frame waits for when
+    // the machine is not also busy starting three node programs.
+    let mut silent = base.to_string();
+    for name in ["one", "two", "three"] {
+        silent.push_str(&format!(
+            "\n[mcp_servers.{name}]\ncommand = \"sleep\"\nargs = [\"60\"]\n"
+        ));
+    }
     let ready: fn(&str) -> bool = |s| s.contains("Ask pablo to do something");
     for (name, config, offset) in [
         ("pablo, no MCP server", base.to_string(), 300),
@@ -404,6 +412,11 @@ fn mcp_startup() {
             "pablo, 3 MCP servers (server-everything)",
             with_servers,
             400,
+        ),
+        (
+            "pablo, 3 MCP servers that never answer (sleep 60)",
+            silent,
+            500,
         ),
     ] {
         let runs: Vec<Startup> = (0..5)
