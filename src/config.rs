@@ -25,7 +25,8 @@ pub const CLEAN_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:
 pub struct ConfigFile {
     /// `openai`, `anthropic` or `ollama`.
     pub provider: Option<String>,
-    pub model: Option<String>,
+    /// `model = "NAME"`, or the `[model]` table (name, window, reasoning, wire format, prices).
+    pub model: Option<ModelSetting>,
     pub base_url: Option<String>,
     /// Name of the environment variable holding the key (the key itself never goes in a file).
     pub api_key_env: Option<String>,
@@ -201,6 +202,130 @@ fn is_env_name(name: &str) -> bool {
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// The `model` key: a plain name, or a table of settings about the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ModelSetting {
+    Name(String),
+    Table(ModelTable),
+}
+
+impl ModelSetting {
+    pub fn table(&self) -> ModelTable {
+        match self {
+            ModelSetting::Name(name) => ModelTable {
+                name: Some(name.clone()),
+                ..ModelTable::default()
+            },
+            ModelSetting::Table(t) => t.clone(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ModelSetting {
+    // By hand rather than `untagged`, so that a bad key inside `[model]` is reported by name
+    // (untagged enums only say that no variant matched).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = ModelSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a model name or a [model] table")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ModelSetting, E> {
+                Ok(ModelSetting::Name(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<ModelSetting, A::Error> {
+                ModelTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ModelSetting::Table)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// `[model]`: what pablo should know about the model beyond its name. Unset fields come from
+/// the table of known models (docs/providers.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelTable {
+    pub name: Option<String>,
+    /// Tokens the model reads and writes in one call.
+    pub context_window: Option<u64>,
+    /// Largest answer of one call, in tokens.
+    pub max_output_tokens: Option<u32>,
+    pub reasoning: Option<ReasoningLevel>,
+    /// For `provider = "openai"`: `chat` (Chat Completions) or `responses` (the Responses API).
+    pub wire_api: Option<WireApi>,
+    #[serde(default)]
+    pub prices: PriceTable,
+}
+
+/// How much the model is asked to reason: `off`, `low`, `medium`, `high`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningLevel {
+    Off,
+    Low,
+    Medium,
+    High,
+}
+
+impl ReasoningLevel {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "off" | "none" => Ok(Self::Off),
+            "low" => Ok(Self::Low),
+            "medium" => Ok(Self::Medium),
+            "high" => Ok(Self::High),
+            other => Err(format!(
+                "unknown reasoning level {other:?}: use off, low, medium or high"
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+}
+
+/// The wire format of an OpenAI-compatible endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WireApi {
+    /// `POST /chat/completions`: OpenAI and every server that copies it.
+    Chat,
+    /// `POST /responses`: OpenAI's own API, where reasoning survives tool calls.
+    Responses,
+}
+
+/// `[model.prices]`, in US dollars per million tokens; unset entries come from the table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceTable {
+    pub input: Option<f64>,
+    pub output: Option<f64>,
+    pub cache_read: Option<f64>,
+    pub cache_write: Option<f64>,
+}
+
+impl PriceTable {
+    fn is_empty(&self) -> bool {
+        self.input.is_none()
+            && self.output.is_none()
+            && self.cache_read.is_none()
+            && self.cache_write.is_none()
+    }
+}
+
 /// Host limits; `None` keeps the built-in default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -215,7 +340,8 @@ pub struct LimitsConfig {
     pub max_tool_calls: Option<u64>,
     /// Seconds without a byte on a model stream before it is abandoned.
     pub stream_idle_timeout_seconds: Option<u64>,
-    /// Conversation size (bytes) at which older turns are summarized.
+    /// Conversation size (bytes) at which older turns are summarized, on top of the context
+    /// window's own bound.
     pub compact_at_bytes: Option<usize>,
 }
 
@@ -328,46 +454,256 @@ pub struct FilesystemOptions {
     pub max_file_bytes: Option<u64>,
 }
 
-/// A config file that cannot be used. The message names the file, the line and the key.
+/// A config file that cannot be used. Every problem is named with the file, the line and the key.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("{path}: cannot read: {message}")]
     Read { path: PathBuf, message: String },
-    #[error("{path}:{line}: {message}")]
+    #[error("{}", render_problems(path, problems))]
     Invalid {
         path: PathBuf,
-        line: usize,
-        message: String,
+        problems: Vec<ConfigProblem>,
     },
-    #[error("{path}: {message}")]
-    Value { path: PathBuf, message: String },
+}
+
+/// One problem of a config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProblem {
+    /// 1-based.
+    pub line: usize,
+    /// The dotted key (`options.shell.timeout_seconds`, `options.shell.commands.allow[0]`); none
+    /// for a syntax error.
+    pub key: Option<String>,
+    pub message: String,
+}
+
+fn render_problems(path: &Path, problems: &[ConfigProblem]) -> String {
+    problems
+        .iter()
+        .map(|p| match &p.key {
+            Some(k) => format!("{}:{}: {k}: {}", path.display(), p.line, p.message),
+            None => format!("{}:{}: {}", path.display(), p.line, p.message),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl Coded for ConfigError {
     fn code(&self) -> &'static str {
         match self {
             ConfigError::Read { .. } => "config_unreadable",
-            ConfigError::Invalid { .. } | ConfigError::Value { .. } => "config_invalid",
+            ConfigError::Invalid { .. } => "config_invalid",
         }
     }
 }
 
-impl ConfigFile {
-    /// Parses one file's text; `path` is only used in messages.
-    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        let parsed: ConfigFile = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-                .unwrap_or(1);
-            ConfigError::Invalid {
-                path: path.to_path_buf(),
-                line,
-                message: e.message().trim().to_string(),
+/// Stop collecting after this many problems (a file of garbage is one problem too many).
+const MAX_PROBLEMS: usize = 100;
+
+/// One step of a key path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+fn key_text(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                if k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                {
+                    out.push_str(k);
+                } else {
+                    out.push_str(&format!("{k:?}"));
+                }
             }
-        })?;
-        parsed.check(path)?;
-        Ok(parsed)
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+type DocTable<'i> = toml::de::DeTable<'i>;
+type DocValue<'i> = toml::de::DeValue<'i>;
+
+/// Every key and array element of `table` with the spans of its key and value.
+fn nodes(
+    table: &DocTable<'_>,
+    prefix: &mut Vec<Seg>,
+    out: &mut Vec<(Vec<Seg>, std::ops::Range<usize>, std::ops::Range<usize>)>,
+) {
+    for (k, v) in table.iter() {
+        prefix.push(Seg::Key(k.get_ref().to_string()));
+        out.push((prefix.clone(), k.span(), v.span()));
+        value_nodes(v.get_ref(), prefix, out);
+        prefix.pop();
+    }
+}
+
+fn value_nodes(
+    value: &DocValue<'_>,
+    prefix: &mut Vec<Seg>,
+    out: &mut Vec<(Vec<Seg>, std::ops::Range<usize>, std::ops::Range<usize>)>,
+) {
+    match value {
+        DocValue::Table(t) => nodes(t, prefix, out),
+        DocValue::Array(a) => {
+            for (i, item) in a.iter().enumerate() {
+                prefix.push(Seg::Index(i));
+                out.push((prefix.clone(), item.span(), item.span()));
+                value_nodes(item.get_ref(), prefix, out);
+                prefix.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The key whose key or value holds `span` most tightly.
+fn locate(doc: &DocTable<'_>, span: &std::ops::Range<usize>) -> Option<Vec<Seg>> {
+    let mut all = Vec::new();
+    nodes(doc, &mut Vec::new(), &mut all);
+    let contains = |r: &std::ops::Range<usize>| r.start <= span.start && span.end <= r.end;
+    all.into_iter()
+        .filter_map(|(path, k, v)| {
+            let fit = [k, v]
+                .into_iter()
+                .filter(|r| contains(r))
+                .map(|r| r.end - r.start)
+                .min()?;
+            Some((fit, std::cmp::Reverse(path.len()), path))
+        })
+        .min_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)))
+        .map(|(_, _, path)| path)
+}
+
+/// The span of the value at `path`.
+fn span_at(doc: &DocTable<'_>, path: &[Seg]) -> Option<std::ops::Range<usize>> {
+    let (Seg::Key(first), rest) = path.split_first()? else {
+        return None;
+    };
+    let mut cur = doc.get(first.as_str())?;
+    for seg in rest {
+        cur = match (seg, cur.get_ref()) {
+            (Seg::Key(k), DocValue::Table(t)) => t.get(k.as_str())?,
+            (Seg::Index(i), DocValue::Array(a)) => a.get(*i)?,
+            _ => return None,
+        };
+    }
+    Some(cur.span())
+}
+
+/// Removes the entry at `path`; false when there is none.
+fn remove_at(doc: &mut DocTable<'_>, path: &[Seg]) -> bool {
+    match path {
+        [Seg::Key(k)] => doc.remove(k.as_str()).is_some(),
+        [Seg::Key(k), rest @ ..] => match doc.get_mut(k.as_str()) {
+            Some(v) => remove_in(v.get_mut(), rest),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+fn remove_in(value: &mut DocValue<'_>, path: &[Seg]) -> bool {
+    match (value, path) {
+        (DocValue::Table(t), _) => remove_at(t, path),
+        (DocValue::Array(a), [Seg::Index(i)]) if *i < a.len() => {
+            let mut kept = toml::de::DeArray::new();
+            for (j, item) in a.iter().enumerate() {
+                if j != *i {
+                    kept.push(item.clone());
+                }
+            }
+            *a = kept;
+            true
+        }
+        (DocValue::Array(a), [Seg::Index(i), rest @ ..]) => match a.get_mut(*i) {
+            Some(item) => remove_in(item.get_mut(), rest),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+impl ConfigFile {
+    /// Parses one file's text; `path` is only used in messages. Every problem is reported, not
+    /// just the first.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        match Self::validate(text) {
+            (Some(c), problems) if problems.is_empty() => Ok(c),
+            (_, problems) => Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                problems,
+            }),
+        }
+    }
+
+    /// Every problem of a config text, each with its line and key, and the config it describes
+    /// when it has no syntax error. A bad entry is taken out and the rest read again, so one
+    /// misspelt key does not hide the next; an entry of a list of rules goes out whole, so a bad
+    /// rule is one problem.
+    pub fn validate(text: &str) -> (Option<Self>, Vec<ConfigProblem>) {
+        let line_of = |offset: usize| {
+            let at = offset.min(text.len());
+            text.get(..at).map_or(1, |t| t.matches('\n').count() + 1)
+        };
+        let (doc, syntax) = toml::de::DeTable::parse_recoverable(text);
+        if !syntax.is_empty() {
+            let problems = syntax
+                .iter()
+                .take(MAX_PROBLEMS)
+                .map(|e| ConfigProblem {
+                    line: e.span().map_or(1, |s| line_of(s.start)),
+                    key: None,
+                    message: e.message().trim().to_string(),
+                })
+                .collect();
+            return (None, problems);
+        }
+        let original = doc.clone();
+        let mut doc = doc;
+        let mut problems = Vec::new();
+        while problems.len() < MAX_PROBLEMS {
+            let e = match ConfigFile::deserialize(toml::de::Deserializer::from(doc.clone())) {
+                Ok(config) => {
+                    let checked = config.check();
+                    problems.extend(checked.into_iter().map(|(path, message)| ConfigProblem {
+                        line: span_at(original.get_ref(), &path).map_or(1, |s| line_of(s.start)),
+                        key: Some(key_text(&path)),
+                        message,
+                    }));
+                    problems.sort_by_key(|p| p.line);
+                    return (Some(config), problems);
+                }
+                Err(e) => e,
+            };
+            let span = e.span();
+            let mut found = span.as_ref().and_then(|s| locate(doc.get_ref(), s));
+            // Inside a list (of rules, of patterns): the element goes whole.
+            if let Some(p) = &mut found
+                && let Some(i) = p.iter().position(|s| matches!(s, Seg::Index(_)))
+            {
+                p.truncate(i + 1);
+            }
+            problems.push(ConfigProblem {
+                line: span.map_or(1, |s| line_of(s.start)),
+                key: found.as_deref().map(key_text),
+                message: e.message().trim().to_string(),
+            });
+            match found {
+                Some(p) if remove_at(doc.get_mut(), &p) => {}
+                _ => break,
+            }
+        }
+        problems.sort_by_key(|p| p.line);
+        (None, problems)
     }
 
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
@@ -378,71 +714,127 @@ impl ConfigFile {
         Self::parse(&text, path)
     }
 
-    /// Checks that serde cannot express: values that parse but mean nothing.
-    fn check(&self, path: &Path) -> Result<(), ConfigError> {
-        let bad = |message: String| ConfigError::Value {
-            path: path.to_path_buf(),
-            message,
+    /// Checks that serde cannot express (values that parse but mean nothing), each with the key
+    /// path it is about.
+    fn check(&self) -> Vec<(Vec<Seg>, String)> {
+        let key = |parts: &[&str]| {
+            parts
+                .iter()
+                .map(|p| Seg::Key((*p).to_string()))
+                .collect::<Vec<_>>()
         };
+        let at = |parts: &[&str], i: usize| {
+            let mut p = key(parts);
+            p.push(Seg::Index(i));
+            p
+        };
+        let mut out = Vec::new();
         for (name, server) in &self.mcp_servers {
             if !is_mcp_server_name(name) {
-                return Err(bad(format!(
-                    "mcp_servers.{name}: a server name is 1 to 32 letters, digits, '-' or '_' \
-                     (no \"__\")"
-                )));
+                out.push((
+                    key(&["mcp_servers", name]),
+                    "a server name is 1 to 32 letters, digits, '-' or '_' (no \"__\")".into(),
+                ));
             }
-            server
-                .check()
-                .map_err(|m| bad(format!("mcp_servers.{name}: {m}")))?;
+            if let Err(m) = server.check() {
+                out.push((key(&["mcp_servers", name]), m));
+            }
         }
         if let Some(p) = &self.provider
             && !matches!(p.as_str(), "openai" | "anthropic" | "ollama")
         {
-            return Err(bad(format!(
-                "provider: unknown provider {p:?} (expected openai, anthropic or ollama)"
-            )));
+            out.push((
+                key(&["provider"]),
+                format!("unknown provider {p:?} (expected openai, anthropic or ollama)"),
+            ));
+        }
+        if let Some(ModelSetting::Table(m)) = &self.model {
+            if m.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+                out.push((key(&["model", "name"]), "the model name is empty".into()));
+            }
+            if let Some(w) = m.context_window
+                && w < 1_000
+            {
+                out.push((
+                    key(&["model", "context_window"]),
+                    format!("{w} tokens is too small to hold a request (at least 1000)"),
+                ));
+            }
+            if m.max_output_tokens == Some(0) {
+                out.push((
+                    key(&["model", "max_output_tokens"]),
+                    "must be at least 1".into(),
+                ));
+            }
+            let p = &m.prices;
+            for (name, v) in [
+                ("input", p.input),
+                ("output", p.output),
+                ("cache_read", p.cache_read),
+                ("cache_write", p.cache_write),
+            ] {
+                if let Some(v) = v
+                    && !(v.is_finite() && v >= 0.0)
+                {
+                    out.push((
+                        key(&["model", "prices", name]),
+                        format!("{v} is not a price (dollars per million tokens, 0 or more)"),
+                    ));
+                }
+            }
         }
         let shell = &self.options.shell;
-        for (key, list) in [
+        for (name, list) in [
             ("custom_deny_patterns", &shell.custom_deny_patterns),
             ("custom_allow_patterns", &shell.custom_allow_patterns),
         ] {
-            for pat in list {
+            for (i, pat) in list.iter().enumerate() {
                 if let Err(e) = regex::Regex::new(pat) {
-                    return Err(bad(format!(
-                        "options.shell.{key}: {pat:?} is not a regular expression: {e}"
-                    )));
+                    // The regex crate draws a caret under the spot over several lines; one
+                    // problem is one line here, so only its last line (what is wrong) is kept.
+                    let text = e.to_string();
+                    let why = text.lines().last().unwrap_or_default().trim();
+                    let why = why.strip_prefix("error: ").unwrap_or(why);
+                    out.push((
+                        at(&["options", "shell", name], i),
+                        format!("{pat:?} is not a regular expression: {why}"),
+                    ));
                 }
             }
         }
         let rules = &shell.commands;
-        for rule in rules.allow.iter().chain(rules.deny.iter()) {
-            if rule.id.trim().is_empty() {
-                return Err(bad("options.shell.commands: a rule has an empty id".into()));
-            }
-            if rule.executable.trim().is_empty() {
-                return Err(bad(format!(
-                    "options.shell.commands: rule {:?} has an empty executable",
-                    rule.id
-                )));
+        for (name, list) in [("allow", &rules.allow), ("deny", &rules.deny)] {
+            for (i, rule) in list.iter().enumerate() {
+                let mut id_key = at(&["options", "shell", "commands", name], i);
+                if rule.id.trim().is_empty() {
+                    id_key.push(Seg::Key("id".into()));
+                    out.push((id_key, "a rule has an empty id".into()));
+                } else if rule.executable.trim().is_empty() {
+                    id_key.push(Seg::Key("executable".into()));
+                    out.push((
+                        id_key,
+                        format!("rule {:?} has an empty executable", rule.id),
+                    ));
+                }
             }
         }
         let fs = &self.options.filesystem;
-        for (key, list) in [
+        for (name, list) in [
             ("read_roots", &fs.read_roots),
             ("write_roots", &fs.write_roots),
             ("deny_roots", &fs.deny_roots),
             ("refused_names", &fs.refused_names),
         ] {
-            for glob in list {
+            for (i, glob) in list.iter().enumerate() {
                 if let Err(e) = globset::Glob::new(glob) {
-                    return Err(bad(format!(
-                        "options.filesystem.{key}: {glob:?} is not a glob: {e}"
-                    )));
+                    out.push((
+                        at(&["options", "filesystem", name], i),
+                        format!("{glob:?} is not a glob: {e}"),
+                    ));
                 }
             }
         }
-        Ok(())
+        out
     }
 }
 
@@ -549,6 +941,28 @@ impl Layers {
     /// The last layer's value for a scalar setting.
     pub fn last<T: Clone>(&self, pick: impl Fn(&ConfigFile) -> Option<T>) -> Option<T> {
         self.iter().filter_map(pick).last()
+    }
+
+    /// The `model` settings merged field by field (the last layer that sets a field wins), so
+    /// that a project can set the window while the user's file names the model.
+    pub fn model(&self) -> ModelTable {
+        let mut out = ModelTable::default();
+        for c in self.iter() {
+            let Some(m) = &c.model else { continue };
+            let m = m.table();
+            out.name = m.name.or(out.name);
+            out.context_window = m.context_window.or(out.context_window);
+            out.max_output_tokens = m.max_output_tokens.or(out.max_output_tokens);
+            out.reasoning = m.reasoning.or(out.reasoning);
+            out.wire_api = m.wire_api.or(out.wire_api);
+            if !m.prices.is_empty() {
+                out.prices.input = m.prices.input.or(out.prices.input);
+                out.prices.output = m.prices.output.or(out.prices.output);
+                out.prices.cache_read = m.prices.cache_read.or(out.prices.cache_read);
+                out.prices.cache_write = m.prices.cache_write.or(out.prices.cache_write);
+            }
+        }
+        out
     }
 
     /// Shell options with scalars merged (later wins) and lists concatenated. Policy reads the
@@ -834,6 +1248,118 @@ headers = { X-Team = "core" }
         let names: Vec<_> = servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a", "evil"]);
         assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn a_plain_model_name_still_parses() {
+        let c = ConfigFile::parse("model = \"gpt-4.1\"\n", Path::new("c.toml")).unwrap();
+        assert_eq!(c.model.unwrap().table().name.as_deref(), Some("gpt-4.1"));
+    }
+
+    #[test]
+    fn the_model_table_parses_every_setting() {
+        let text = "[model]\nname = \"claude-sonnet-4-5\"\ncontext_window = 16000\n\
+                    max_output_tokens = 4096\nreasoning = \"high\"\nwire_api = \"responses\"\n\
+                    [model.prices]\ninput = 3.0\ncache_read = 0.3\n";
+        let m = ConfigFile::parse(text, Path::new("c.toml"))
+            .unwrap()
+            .model
+            .unwrap()
+            .table();
+        assert_eq!(m.name.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(m.context_window, Some(16000));
+        assert_eq!(m.max_output_tokens, Some(4096));
+        assert_eq!(m.reasoning, Some(ReasoningLevel::High));
+        assert_eq!(m.wire_api, Some(WireApi::Responses));
+        assert_eq!(m.prices.input, Some(3.0));
+        assert_eq!(m.prices.cache_read, Some(0.3));
+        assert_eq!(m.prices.output, None);
+    }
+
+    #[test]
+    fn an_unknown_key_in_the_model_table_is_named_with_its_line() {
+        let text = "[model]\nname = \"x\"\ncontext_windw = 5\n";
+        let msg = ConfigFile::parse(text, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("context_windw"), "{msg}");
+        assert!(msg.starts_with("c.toml:"), "{msg}");
+    }
+
+    #[test]
+    fn a_bad_reasoning_level_and_a_tiny_window_are_refused_by_key() {
+        let msg = ConfigFile::parse("[model]\nreasoning = \"max\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("max"), "{msg}");
+        let msg = ConfigFile::parse("[model]\ncontext_window = 10\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("model.context_window"), "{msg}");
+        let msg = ConfigFile::parse("[model.prices]\ninput = -1.0\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("model.prices.input"), "{msg}");
+    }
+
+    #[test]
+    fn model_settings_merge_field_by_field_across_layers() {
+        let user = ConfigFile::parse("model = \"gpt-5\"\n", Path::new("u.toml")).unwrap();
+        let project =
+            ConfigFile::parse("[model]\ncontext_window = 50000\n", Path::new("p.toml")).unwrap();
+        let layers = Layers {
+            user: Some((PathBuf::from("u.toml"), user)),
+            project: Some((PathBuf::from("p.toml"), project)),
+            explicit: None,
+        };
+        let m = layers.model();
+        assert_eq!(m.name.as_deref(), Some("gpt-5"));
+        assert_eq!(m.context_window, Some(50000));
+    }
+
+    #[test]
+    fn every_problem_is_reported_with_its_line_and_key() {
+        let text = "provider = \"foo\"\nmodel = 3\n\n[limits]\nmax_tool_calls = \"soon\"\n\n\
+                    [options.shell]\ntimeout_secs = 5\ncustom_deny_patterns = [\"ok\", \"(x\"]\n\n\
+                    [options.shell.commands]\nallow = [{ id = \"a\" }, { id = \"b\", executable = \"git\" }]\n";
+        let err = ConfigFile::parse(text, Path::new("c.toml")).unwrap_err();
+        let ConfigError::Invalid { problems, .. } = &err else {
+            panic!("{err}");
+        };
+        let got: Vec<(usize, Option<&str>)> = problems
+            .iter()
+            .map(|p| (p.line, p.key.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, Some("provider")),
+                (2, Some("model")),
+                (5, Some("limits.max_tool_calls")),
+                (8, Some("options.shell.timeout_secs")),
+                (9, Some("options.shell.custom_deny_patterns[1]")),
+                (12, Some("options.shell.commands.allow[0]")),
+            ],
+            "{err}"
+        );
+        let shown = err.to_string();
+        assert_eq!(shown.lines().count(), 6, "{shown}");
+        assert!(
+            shown.contains("c.toml:5: limits.max_tool_calls: invalid type: string \"soon\""),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("c.toml:1: provider: unknown provider \"foo\""),
+            "{shown}"
+        );
+        assert!(shown.contains("missing field `executable`"), "{shown}");
+    }
+
+    #[test]
+    fn a_syntax_error_is_reported_with_its_line() {
+        let err =
+            ConfigFile::parse("model = \"x\"\nprovider = \n", Path::new("c.toml")).unwrap_err();
+        assert!(err.to_string().starts_with("c.toml:2:"), "{err}");
     }
 
     #[test]

@@ -12,6 +12,8 @@ mod support;
 mod acp;
 mod agent;
 mod architecture;
+mod cli;
+mod context;
 mod docs;
 mod first_session;
 mod fs_tools;

@@ -30,6 +30,17 @@ impl Terminal {
     }
 
     fn spawn_with(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::spawn_program(sandbox, env!("CARGO_BIN_EXE_pablo"), args, env)
+    }
+
+    /// `program ARGS` in the PTY with the sandbox's environment (a shell, to redirect pablo's
+    /// stdin as a person would).
+    fn spawn_program(
+        sandbox: &Sandbox,
+        program: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let (rows, cols) = (40, 120);
         let pty = native_pty_system()
             .openpty(PtySize {
@@ -39,7 +50,7 @@ impl Terminal {
                 pixel_height: 0,
             })
             .expect("openpty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_pablo"));
+        let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
         cmd.env_clear();
         cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
@@ -203,9 +214,104 @@ fn sigterm_restores_the_terminal() {
         .args(["-TERM", &pid.to_string()])
         .status()
         .unwrap();
-    t.wait_exit();
+    let status = t.wait_exit();
+    assert!(status.success(), "exit status {status:?}: {}", t.screen());
     assert!(!t.parser.lock().unwrap().screen().alternate_screen());
     assert!(t.raw_text().contains("\x1b[?1049l"));
+    assert!(t.screen().contains("pablo: session"), "{}", t.screen());
+}
+
+/// Plain `pablo`, no flags, the provider in the user config (it is never called here).
+fn plain_pablo(sandbox: &Sandbox) -> Terminal {
+    sandbox.user_config(
+        "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    );
+    let t = Terminal::spawn_with(sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+    t.wait_for("test-model · openai");
+    t.wait_for("Ask pablo to do something");
+    t
+}
+
+fn signal(t: &Terminal, name: &str) {
+    let pid = t.child.process_id().unwrap();
+    let status = std::process::Command::new("kill")
+        .args([format!("-{name}"), pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn sighup_and_sigterm_end_plain_pablo_cleanly_with_the_summary_line() {
+    for name in ["HUP", "TERM"] {
+        let sandbox = Sandbox::new();
+        let mut t = plain_pablo(&sandbox);
+        signal(&t, name);
+        let status = t.wait_exit();
+        assert!(
+            status.success(),
+            "SIG{name}: exit status {status:?}:\n{}",
+            t.screen()
+        );
+        let raw = t.raw_text();
+        assert!(!raw.contains("panicked"), "SIG{name}: {raw}");
+        assert!(!t.parser.lock().unwrap().screen().alternate_screen());
+        assert!(
+            t.screen().contains("pablo: session"),
+            "SIG{name}: {}",
+            t.screen()
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_twice_quits_after_the_prompt_sat_idle() {
+    let sandbox = Sandbox::new();
+    let mut t = plain_pablo(&sandbox);
+    // Longer than the two-second window: the first press must be stamped when it arrives.
+    std::thread::sleep(Duration::from_millis(2_500));
+    t.send("\x03");
+    t.send("\x03");
+    assert!(t.wait_exit().success());
+}
+
+#[test]
+fn ctrl_c_that_clears_the_composer_arms_the_quit() {
+    let sandbox = Sandbox::new();
+    let mut t = plain_pablo(&sandbox);
+    t.send("half a thought");
+    t.wait_for("half a thought");
+    t.send("\x03");
+    t.wait_for("press ctrl-c again to quit");
+    assert!(!t.screen().contains("half a thought"));
+    t.send("\x03");
+    assert!(t.wait_exit().success());
+}
+
+#[test]
+fn a_tui_quit_before_any_turn_leaves_no_session_and_offers_no_resume() {
+    let sandbox = Sandbox::new();
+    let mut t = plain_pablo(&sandbox);
+    t.send("\x03");
+    t.send("\x03");
+    assert!(t.wait_exit().success());
+    let screen = t.screen();
+    assert!(screen.contains("pablo: session"), "{screen}");
+    assert!(!screen.contains("resume with"), "{screen}");
+    let sessions = sandbox.data_dir().join("sessions");
+    let left: Vec<_> = std::fs::read_dir(&sessions)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let listed = std::process::Command::new(env!("CARGO_BIN_EXE_pablo"))
+        .arg("sessions")
+        .env_clear()
+        .env("XDG_CONFIG_HOME", sandbox.root().join("config"))
+        .env("XDG_DATA_HOME", sandbox.root().join("data"))
+        .env("XDG_STATE_HOME", sandbox.root().join("state"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "no sessions yet\n");
 }
 
 /// The whole app loop in-process: real agent, scripted model, `TestBackend`, a stream of keys.
@@ -348,6 +454,60 @@ fn demo_rejecting_with_a_note_sends_rejected_and_the_note_to_the_model() {
 }
 
 #[test]
+fn demo_in_a_terminal_with_stdin_from_dev_null_refuses_without_escapes_or_a_leftover_copy() {
+    let sandbox = Sandbox::new();
+    let tmp = sandbox.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_env = tmp.to_str().unwrap().to_string();
+    // stdout and stderr are the terminal; only stdin is not.
+    let mut t = Terminal::spawn_program(
+        &sandbox,
+        "/bin/sh",
+        &[
+            "-c",
+            "exec \"$0\" demo </dev/null",
+            env!("CARGO_BIN_EXE_pablo"),
+        ],
+        &[("TMPDIR", &tmp_env)],
+    );
+    let status = t.wait_exit();
+    assert_eq!(status.exit_code(), 2, "{}", t.screen());
+    let raw = t.raw_text();
+    assert!(raw.contains("needs a terminal"), "{raw:?}");
+    assert!(raw.contains("stdin"), "{raw:?}");
+    // Not one escape sequence: no raw mode was entered, so there is nothing to restore.
+    assert!(!raw.contains('\x1b'), "{raw:?}");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn demo_steps_the_person_rejected_stay_unchecked_on_the_checklist() {
+    let sandbox = Sandbox::new();
+    let mut t = start_demo(&sandbox);
+    wait_for_command_prompt(&t);
+    t.send("n");
+    t.wait_for("Note to the model");
+    t.send("\r");
+    t.wait_for("Apply this change to bin/stats.sh?");
+    t.send("n");
+    t.wait_for("Note to the model");
+    t.send("\r");
+    t.wait_for("Start this background command?");
+    t.send("n");
+    t.wait_for("Note to the model");
+    t.send("\r");
+    t.wait_for("Done");
+    // Only the look around happened; every step that was turned down is still open.
+    t.wait_for("Todo 1/5");
+    let screen = t.screen();
+    assert!(screen.contains("☑ Look around the project"), "{screen}");
+    assert!(screen.contains("☐ Run the checks"), "{screen}");
+    assert!(screen.contains("☐ Fix the bug"), "{screen}");
+    assert!(screen.contains("☐ Try a background"), "{screen}");
+}
+
+#[test]
 fn demo_rejecting_one_hunk_of_a_two_hunk_edit_leaves_exactly_the_other_on_disk() {
     let sandbox = Sandbox::new();
     let mut t = start_demo(&sandbox);
@@ -379,7 +539,7 @@ mod over_http {
     use serde_json::Value;
 
     use super::{Sandbox, Terminal, read};
-    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, anthropic, openai};
 
     fn call(id: &str, name: &str, args: &Value) -> ScriptedResponse {
         let args = args.to_string();
@@ -423,6 +583,126 @@ mod over_http {
             .filter(|m| m["role"] == "tool")
             .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
             .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_no_flags_reasoning_shows_as_a_collapsed_cell_and_the_status_line_shows_context_and_cost()
+     {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(
+            openai::Stream::new()
+                .reasoning(
+                    "reasoning_content",
+                    &["The person wants ", "a short greeting."],
+                )
+                .text(&["Hello there."])
+                .finish("stop")
+                .usage(5_000, 20)
+                .done(),
+        ));
+        let sandbox = Sandbox::new();
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nbase_url = \"{}\"\n[model]\nname = \"test-model\"\n\
+             context_window = 20000\n[model.prices]\ninput = 2.0\noutput = 8.0\n",
+            server.base_url()
+        ));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t.send("hi\r");
+        t.wait_for("Hello there.");
+        t.wait_for("∴ thought · 1 line (ctrl-o shows)");
+        // 5,000 of 20,000 tokens; 5,000 × $2 + 20 × $8 per million.
+        t.wait_for("ctx 25%");
+        t.wait_for("$0.010");
+        assert!(!t.screen().contains("a short greeting"), "{}", t.screen());
+        t.send("\x0f");
+        t.wait_for("The person wants a short greeting.");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    /// The tokens the scripted Anthropic server says a request had: denser than pablo's first
+    /// guess, so only pablo's correction from reported usage keeps it inside the window.
+    fn anthropic_tokens(body_len: usize) -> u64 {
+        (body_len as u64 * 2).div_ceil(5)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_no_flags_a_long_anthropic_turn_stays_in_a_small_window_with_breakpoints_on_every_call()
+     {
+        const READS: usize = 24;
+        let server = ScriptedServer::start().await;
+        server.respond_with(|req, i| {
+            let tokens = anthropic_tokens(req.body.len());
+            // Most of each request is read back from the cache, as from a real one.
+            let read = tokens * 9 / 10;
+            let start = anthropic::Stream::with_cache(tokens - read, read, 0);
+            if i < READS {
+                let args = format!("{{\"path\": \"f{i:02}.txt\"}}");
+                ScriptedResponse::sse(
+                    start
+                        .tool_use(&format!("toolu_{i}"), "fs_read", &[args.as_str()])
+                        .stop("tool_use", 5),
+                )
+            } else {
+                ScriptedResponse::sse(start.text(&["All files read."]).stop("end_turn", 4))
+            }
+        });
+        let sandbox = Sandbox::new();
+        for i in 0..READS {
+            let mut text = format!("file {i:02} begins\n");
+            while text.len() < 6_000 {
+                text.push_str("lorem ipsum dolor sit amet, consectetur adipiscing elit\n");
+            }
+            std::fs::write(sandbox.workspace().join(format!("f{i:02}.txt")), text).unwrap();
+        }
+        sandbox.user_config(&format!(
+            "provider = \"anthropic\"\nbase_url = \"{}\"\n[model]\nname = \"claude-sonnet-4-5\"\n\
+             context_window = 16000\n",
+            server.base_url()
+        ));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("ANTHROPIC_API_KEY", "sk-ant-test")]);
+        t.wait_for("claude-sonnet-4-5 · anthropic");
+        t.send("read every file\r");
+        t.wait_for("All files read.");
+        t.wait_for("ctx ");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), READS + 1, "one call per read and the answer");
+        for (i, r) in reqs.iter().enumerate() {
+            let tokens = anthropic_tokens(r.body.len());
+            assert!(tokens <= 16_000, "request {i} has {tokens} tokens");
+            let body = r.json();
+            assert_eq!(
+                body["system"][0]["cache_control"],
+                serde_json::json!({"type": "ephemeral"}),
+                "request {i}: the stable prefix is cached"
+            );
+            let messages = body["messages"].as_array().unwrap();
+            let last = messages.last().unwrap()["content"].as_array().unwrap();
+            assert!(
+                last.last().unwrap().get("cache_control").is_some(),
+                "request {i}: the end of the conversation is a breakpoint"
+            );
+            assert!(body.to_string().matches("cache_control").count() <= 4);
+        }
+        // Old results were cleared to make room; the newest is whole.
+        let last = reqs.last().unwrap().json();
+        let results: Vec<String> = last["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter(|b| b["type"] == "tool_result")
+            .map(|b| b["content"].as_str().unwrap_or("").to_string())
+            .collect();
+        assert_eq!(results.len(), READS);
+        assert!(results[0].contains("\"cleared\"") && !results[0].contains("file 00 begins"));
+        assert!(results[READS - 1].contains(&format!("file {:02} begins", READS - 1)));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -47,6 +47,8 @@ pub struct LaunchOptions {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
+    /// `--reasoning off|low|medium|high`.
+    pub reasoning: Option<crate::config::ReasoningLevel>,
     /// Offer `fs.write` and `fs.edit`.
     pub allow_write: bool,
     /// The host's own authority to write (headless `--allow-write`): changes inside the write
@@ -165,15 +167,20 @@ impl Launch {
         self.dirs.data.join("sessions").join(session_id)
     }
 
-    /// Builds the host services for one session.
-    pub fn host(&self, session_id: &str, launcher: &str) -> Result<Arc<Host>, LaunchError> {
-        self.host_with(session_id, launcher, None)
+    /// Builds the host services for one session. The file tools show only what `policy`'s
+    /// read roots let them read.
+    pub fn host(
+        &self,
+        session_id: &str,
+        policy: &Arc<PolicyEngine>,
+    ) -> Result<Arc<Host>, LaunchError> {
+        self.host_with(session_id, policy, None)
     }
 
     fn host_with(
         &self,
         session_id: &str,
-        launcher: &str,
+        policy: &Arc<PolicyEngine>,
         mcp: Option<Arc<crate::tools::mcp::McpHub>>,
     ) -> Result<Arc<Host>, LaunchError> {
         let state_dir = self.session_state_dir(session_id);
@@ -184,8 +191,12 @@ impl Launch {
         let mut host = Host::new(
             self.workspace_handle.clone(),
             state_dir,
-            &self.shell_options(launcher),
+            &self.shell_options(policy.launcher()),
         );
+        let roots = policy.clone();
+        host.readable = Some(Arc::new(move |path: &str| {
+            roots.check_path(path, crate::policy::Access::Read).is_ok()
+        }));
         if let Some(hub) = mcp {
             host.mcp = hub;
         }
@@ -264,7 +275,8 @@ impl Launch {
         let project = context::project_instructions(&self.workspace);
         if project.truncated {
             self.warnings.push(format!(
-                "AGENTS.md instructions were cut at {} bytes",
+                "the AGENTS.md instructions are over {} bytes: their start (from the files \
+                 nearest the repository root) was left out; the nearest file keeps the last word",
                 context::MAX_PROJECT_INSTRUCTIONS
             ));
         }
@@ -283,12 +295,16 @@ impl Launch {
         model: Arc<dyn ModelClient>,
         approvals: ApprovalMode,
     ) -> Result<AgentSetup, LaunchError> {
-        let journal = self.session_store().create(&Header::new(
-            &session_id,
-            self.workspace.to_string_lossy(),
-            model.model(),
-            model.provider(),
-        ))?;
+        // Written from the first turn on: a session nobody spoke in is not kept.
+        let journal = self.session_store().create_pending(
+            &Header::new(
+                &session_id,
+                self.workspace.to_string_lossy(),
+                model.model(),
+                model.provider(),
+            ),
+            Some(self.session_state_dir(&session_id)),
+        )?;
         // Denied tools stay in the catalog so a call is refused with the rule that denied it
         // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;
@@ -296,7 +312,7 @@ impl Launch {
         let mut catalog = self.catalog(&policy)?;
         catalog.attach_mcp(hub.clone());
         Ok(AgentSetup {
-            host: self.host_with(&session_id, policy.launcher(), Some(hub))?,
+            host: self.host_with(&session_id, &policy, Some(hub))?,
             catalog,
             policy,
             limits: self.limits.clone(),
@@ -327,7 +343,7 @@ impl Launch {
         let mut catalog = self.catalog(&policy)?;
         catalog.attach_mcp(hub.clone());
         let setup = AgentSetup {
-            host: self.host_with(session_id, policy.launcher(), Some(hub))?,
+            host: self.host_with(session_id, &policy, Some(hub))?,
             catalog,
             policy,
             limits: self.limits.clone(),
@@ -346,17 +362,22 @@ impl Launch {
     pub async fn model(&self) -> Result<Arc<dyn ModelClient>, LaunchError> {
         use crate::model::http::HttpOptions;
         use crate::model::select::{ProviderSettings, select};
+        let model = self.layers.model();
         let config = ProviderSettings {
             provider: self.layers.last(|c| c.provider.clone()),
-            model: self.layers.last(|c| c.model.clone()),
+            model: model.name.clone(),
             base_url: self.layers.last(|c| c.base_url.clone()),
             api_key_env: self.layers.last(|c| c.api_key_env.clone()),
+            reasoning: model.reasoning,
+            wire_api: model.wire_api,
+            model_settings: model,
         };
         let flags = ProviderSettings {
             provider: self.options.provider.clone(),
             model: self.options.model.clone(),
             base_url: self.options.base_url.clone(),
-            api_key_env: None,
+            reasoning: self.options.reasoning,
+            ..ProviderSettings::default()
         };
         let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
         Ok(select(&flags.over(config), &options).await?)

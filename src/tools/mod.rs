@@ -53,7 +53,13 @@ pub struct Host {
     pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
     /// The session's MCP servers (none configured: an empty hub).
     pub mcp: Arc<mcp::McpHub>,
+    /// Which workspace paths the file tools may show (policy's read and deny roots); `None`:
+    /// every path. A listing or a search of a directory leaves out the rest, names included.
+    pub readable: Option<ReadFilter>,
 }
+
+/// Whether a workspace-relative path may be read (`""` is the root).
+pub type ReadFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 impl Host {
     /// A host with the shell settings of `[options.shell]`.
@@ -71,6 +77,7 @@ impl Host {
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
             editor: None,
             mcp: Arc::new(mcp::McpHub::empty()),
+            readable: None,
         }
     }
 }

@@ -375,6 +375,15 @@ fn fmt_tokens(n: u64) -> String {
     }
 }
 
+/// Dollars with the precision small sums need.
+fn fmt_cost(usd: f64) -> String {
+    if usd < 0.995 {
+        format!("${usd:.3}")
+    } else {
+        format!("${usd:.2}")
+    }
+}
+
 fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
     buf.set_style(area, theme::status_bar());
     let mut left = Vec::new();
@@ -405,6 +414,20 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
         "{} tok",
         fmt_tokens(state.usage.total())
     )));
+    if let Some((used, window)) = state.status.context {
+        let pct = (used as f64 * 100.0 / window.max(1) as f64).round() as u64;
+        left.push(sep());
+        let style = if pct >= 85 {
+            theme::warn()
+        } else {
+            Style::default()
+        };
+        left.push(Span::styled(format!("ctx {pct}%"), style));
+    }
+    if let Some(cost) = state.status.cost_usd {
+        left.push(sep());
+        left.push(Span::raw(fmt_cost(cost)));
+    }
     left.push(sep());
     left.push(Span::raw(truncate(&state.status.workspace, 40)));
     if !state.status.policy_mode.is_empty() {
@@ -440,13 +463,20 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
         left.push(Span::styled("mouse", theme::warn()));
     }
     let line = Line::from(left);
-    buf.set_line(area.x, area.y, &line, area.width);
     let right = match &state.hint {
         Some(h) => Span::styled(format!("{h} "), theme::warn()),
         None => Span::styled("/help · ctrl-c ctrl-c quit ", theme::dim()),
     };
-    let used = super::text::line_width(&line) as u16;
     let w = super::text::str_width(&right.content) as u16;
+    // A hint is something the person must see now ("press ctrl-c again"): the facts on the
+    // left give way to it. The standing help text shows only where there is room.
+    let left_width = if state.hint.is_some() {
+        area.width.saturating_sub(w + 1)
+    } else {
+        area.width
+    };
+    buf.set_line(area.x, area.y, &line, left_width);
+    let used = (super::text::line_width(&line) as u16).min(left_width);
     if used + w < area.width {
         buf.set_span(area.x + area.width - w, area.y, &right, w);
     }
@@ -458,8 +488,9 @@ fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
         return;
     }
     let h = (items.len() as u16).min(composer.y);
-    let w = composer.width.min(64);
-    let area = Rect::new(composer.x + 1, composer.y - h, w, h);
+    // Whole rows: no transcript text is left beside the popup, and descriptions get the width.
+    let w = composer.width;
+    let area = Rect::new(composer.x, composer.y - h, w, h);
     Clear.render(area, buf);
     let sel = state.composer.selected.min(items.len() - 1);
     for (i, item) in items.iter().take(h as usize).enumerate() {
@@ -468,13 +499,35 @@ fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
         } else {
             theme::status_bar()
         };
+        let label = format!("  {:<14}", item.label);
+        let room = (w as usize).saturating_sub(super::text::str_width(&label) + 2);
+        let detail = fit(&item.detail, room);
         let line = Line::from(vec![
-            Span::styled(format!(" {:<14}", item.label), style.patch(theme::key())),
-            Span::styled(format!(" {}", item.detail), style),
+            Span::styled(label, style.patch(theme::key())),
+            Span::styled(format!(" {detail}"), style),
         ]);
         buf.set_style(Rect::new(area.x, area.y + i as u16, w, 1), style);
         buf.set_line(area.x, area.y + i as u16, &line, w);
     }
+}
+
+/// `text` in at most `width` columns, with `…` where it had to be cut.
+fn fit(text: &str, width: usize) -> String {
+    if super::text::str_width(text) <= width {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + cw + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += cw;
+    }
+    out.push('…');
+    out
 }
 
 /// Rows the (non-full-screen) approval prompt takes at the bottom of `main`: all it needs, up to
