@@ -301,6 +301,10 @@ impl Translator {
                     "save artifact {name} ({bytes} bytes)"
                 ))]
             }
+            Preview::Mcp(m) => vec![text_content(format!(
+                "MCP server {}, tool {}, arguments: {}",
+                m.server, m.tool, m.arguments
+            ))],
             Preview::Read { .. } | Preview::Internal => Vec::new(),
         }
     }
@@ -362,6 +366,7 @@ fn permission_title(tool: &str, preview: &Preview) -> String {
         Preview::Fetch { url, .. } => format!("Fetch {}", clip(url)),
         Preview::Artifact { name, .. } => format!("Save artifact {name}"),
         Preview::Internal => tool.to_string(),
+        Preview::Mcp(m) => format!("{} ({} MCP server)", m.tool, m.server),
     }
 }
 

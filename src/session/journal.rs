@@ -32,6 +32,7 @@ pub fn is_journaled(event: &Event) -> bool {
             | Event::Rules { .. }
             | Event::Artifacts { .. }
             | Event::Memory { .. }
+            | Event::McpServer { .. }
     )
 }
 

@@ -318,6 +318,7 @@ impl Replayer {
             | Event::Rules { .. }
             | Event::Artifacts { .. }
             | Event::Memory { .. }
+            | Event::McpServer { .. }
             | Event::Warning { .. }
             | Event::Error { .. }
             | Event::ShutdownComplete => {}

@@ -13,6 +13,7 @@ pub enum CommandId {
     Rules,
     Artifacts,
     Memory,
+    Mcp,
     Model,
     Clear,
     Quit,
@@ -80,6 +81,12 @@ pub static COMMANDS: &[SlashCommand] = &[
         args: "",
         help: "memory proposals: accept or dismiss (/memory accept|dismiss ID)",
         id: CommandId::Memory,
+    },
+    SlashCommand {
+        name: "mcp",
+        args: "",
+        help: "MCP servers: state and what each offers",
+        id: CommandId::Mcp,
     },
     SlashCommand {
         name: "model",

@@ -46,15 +46,14 @@ impl Home {
         let dirs = self.dirs();
         let ws = self.tmp.path().join("ws").canonicalize().unwrap();
         let layers = Layers::load(&dirs, &ws, None).unwrap();
-        Launch {
-            workspace_handle: Arc::new(Workspace::open(&ws).unwrap()),
-            workspace: ws,
+        Launch::from_parts(
             dirs,
+            ws.clone(),
+            Arc::new(Workspace::open(&ws).unwrap()),
             layers,
-            limits: pablo::agent::Limits::default(),
-            options: LaunchOptions::default(),
-            warnings: Vec::new(),
-        }
+            pablo::agent::Limits::default(),
+            LaunchOptions::default(),
+        )
     }
 }
 
