@@ -17,6 +17,7 @@ mod first_session;
 mod fs_tools;
 mod policy;
 mod providers;
+mod sandbox;
 mod session;
 mod shell;
 mod tui;

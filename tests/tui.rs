@@ -431,14 +431,17 @@ mod over_http {
         server.push(call(
             "call_1",
             "shell_run",
-            &serde_json::json!({"command": "echo hello"}),
+            &serde_json::json!({"command": "date +hello"}),
         ));
         server.push(say("Understood, I will not run it."));
         let sandbox = Sandbox::new();
         let mut t = start(&sandbox, &server, &[]);
         t.send("say hello\r");
         t.wait_for("Run this command?");
-        t.wait_for("$ echo hello");
+        t.wait_for("$ date +hello");
+        // The prompt shows the sandbox the command will get; the status line the session's.
+        t.wait_for("sandbox: workspace-write, no network");
+        t.wait_for("sandbox workspace-write");
         t.wait_for("[y] Allow once");
         t.wait_for("[a] Allow always");
         t.wait_for("[n] Reject");
@@ -539,7 +542,7 @@ mod over_http {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn allow_always_saves_a_rule_and_the_same_command_then_runs_without_a_prompt() {
         let server = ScriptedServer::start().await;
-        let args = serde_json::json!({"command": "echo again"});
+        let args = serde_json::json!({"command": "date +again"});
         server.push(call("call_1", "shell_run", &args));
         server.push(call("call_2", "shell_run", &args));
         server.push(say("Both runs are done."));

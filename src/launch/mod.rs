@@ -156,18 +156,23 @@ impl Launch {
         self.dirs.data.join("sessions").join(session_id)
     }
 
-    /// Builds the host services for one session.
-    pub fn host(&self, session_id: &str, launcher: &str) -> Result<Arc<Host>, LaunchError> {
+    /// Builds the host services for one session: the shell settings of the layers, and the
+    /// sandbox the policy engine settled on (with the session's own temporary directory).
+    pub fn host(&self, session_id: &str, policy: &PolicyEngine) -> Result<Arc<Host>, LaunchError> {
         let state_dir = self.session_state_dir(session_id);
         std::fs::create_dir_all(&state_dir).map_err(|e| LaunchError::StateDir {
             path: state_dir.clone(),
             message: e.to_string(),
         })?;
-        Ok(Arc::new(Host::new(
+        let mut host = Host::new(
             self.workspace_handle.clone(),
             state_dir,
-            &self.shell_options(launcher),
-        )))
+            &self.shell_options(policy.launcher()),
+        );
+        let temp_dir = host.sandbox.temp_dir.take();
+        host.sandbox = policy.sandbox_settings().clone();
+        host.sandbox.temp_dir = temp_dir;
+        Ok(Arc::new(host))
     }
 
     /// `[options.shell]` merged over the layers, except the launcher, which is the one the policy
@@ -271,7 +276,7 @@ impl Launch {
         // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;
         Ok(AgentSetup {
-            host: self.host(&session_id, policy.launcher())?,
+            host: self.host(&session_id, &policy)?,
             catalog: self.catalog(&policy)?,
             policy,
             limits: self.limits.clone(),
@@ -299,7 +304,7 @@ impl Launch {
             .restore_approvals(&policy)
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         let setup = AgentSetup {
-            host: self.host(session_id, policy.launcher())?,
+            host: self.host(session_id, &policy)?,
             catalog: self.catalog(&policy)?,
             policy,
             limits: self.limits.clone(),
@@ -371,6 +376,56 @@ impl Launch {
             .map(|m| Event::Warning { message: m.clone() })
             .collect()
     }
+}
+
+/// The status line's word on the sandbox: the profile approved commands get, or why there is
+/// none (said once, here and in the startup warning).
+pub fn sandbox_status(policy: &PolicyEngine) -> String {
+    let support = crate::process::support();
+    let settings = policy.sandbox_settings();
+    if !support.landlock() {
+        return "no sandbox: the kernel lacks Landlock, commands ask".into();
+    }
+    let mut s = format!("sandbox {}", settings.profile.label());
+    if settings.profile == crate::protocol::SandboxProfile::WorkspaceWrite && settings.network {
+        s.push_str(" + network");
+    }
+    if !support.namespaces() {
+        s.push_str(" (no namespaces)");
+    }
+    s
+}
+
+/// `pablo sandbox`: runs `command` (a program and its arguments) in the workspace under
+/// `profile` (the configured one when `None`), with the environment a command of pablo's gets
+/// and this process's stdin, stdout and stderr. Returns the exit status to exit with (128 + the
+/// signal number when a signal ended it).
+pub fn run_sandboxed(
+    launch: &Launch,
+    policy: &PolicyEngine,
+    profile: Option<crate::protocol::SandboxProfile>,
+    network: bool,
+    command: &[String],
+) -> Result<u8, LaunchError> {
+    let mut settings = policy.sandbox_settings().clone();
+    settings.temp_dir = Some(std::env::temp_dir());
+    let mut choice = settings.default_choice();
+    if let Some(p) = profile {
+        choice.profile = p;
+    }
+    choice.network = network && choice.profile == crate::protocol::SandboxProfile::WorkspaceWrite;
+    let sandbox = settings.sandbox(&choice, &launch.workspace);
+    let env = policy
+        .command_env()
+        .for_command(&Default::default(), false)
+        .map_err(|e| LaunchError::Setup(e.to_string()))?;
+    let info = crate::process::run_inherited(command, &launch.workspace, &env, &sandbox)
+        .map_err(|e| LaunchError::Setup(e.to_string()))?;
+    Ok(match (info.code, info.signal) {
+        (Some(c), _) => c.clamp(0, 255) as u8,
+        (None, Some(s)) => (128 + s).clamp(0, 255) as u8,
+        (None, None) => 1,
+    })
 }
 
 /// File options from every layer: refused names add up, the smallest file-size cap wins.

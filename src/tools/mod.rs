@@ -50,6 +50,20 @@ pub struct Host {
     pub sessions: crate::process::SessionManager,
     /// The front-end's buffers and terminals, when it offers them (an editor over ACP).
     pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
+    /// The OS sandbox settings of the session's commands.
+    pub sandbox: crate::process::sandbox::SandboxSettings,
+    /// Removes the session's temporary directory when the host goes (after the sessions, which
+    /// are declared, and so dropped, first).
+    _temp: TempDirGuard,
+}
+
+/// The session's temporary directory, removed with the host.
+struct TempDirGuard(PathBuf);
+
+impl Drop for TempDirGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 impl Host {
@@ -61,12 +75,24 @@ impl Host {
     ) -> Self {
         // Only the session limits are read here; commands get their environment from the tools.
         let settings = crate::process::ShellSettings::from_options(shell, Default::default());
+        // Commands write temporary files here (`TMPDIR`); it sits with the system's temporary
+        // files, not in pablo's own state.
+        let name = state_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| std::process::id().to_string());
+        let temp_dir = std::env::temp_dir().join(format!("pablo-{name}"));
         Self {
             workspace_root: workspace.root().to_path_buf(),
             workspace,
-            state_dir,
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
             editor: None,
+            sandbox: crate::process::sandbox::SandboxSettings {
+                temp_dir: Some(temp_dir.clone()),
+                ..Default::default()
+            },
+            state_dir,
+            _temp: TempDirGuard(temp_dir),
         }
     }
 }
