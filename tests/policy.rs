@@ -945,7 +945,9 @@ fn known_safe_corpus_under_the_built_in_defaults() {
         } else if *want == "allow"
             && (sandbox.profile != pablo::protocol::SandboxProfile::ReadOnly || !sandbox.known_safe)
         {
-            wrong.push(format!("{cmd:?}: allowed but not in read-only: {sandbox:?}"));
+            wrong.push(format!(
+                "{cmd:?}: allowed but not in read-only: {sandbox:?}"
+            ));
         }
     }
     assert!(
@@ -972,7 +974,11 @@ fn a_known_safe_read_says_so_and_an_approved_command_gets_workspace_write() {
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(json["sandbox"]["profile"], "workspace-write", "{json}");
     assert_eq!(json["sandbox"]["network"], false);
-    assert!(r.to_text().contains("sandbox: workspace-write, no network"), "{}", r.to_text());
+    assert!(
+        r.to_text().contains("sandbox: workspace-write, no network"),
+        "{}",
+        r.to_text()
+    );
 }
 
 #[test]
@@ -981,7 +987,10 @@ fn allow_lists_and_deny_rules_still_win_over_known_safe_reads() {
     safe_workspace(&e);
     let engine = strict(&e);
     // Not in the allow list: denied, known safe or not.
-    assert_eq!(cli::check(&engine, "cat README.md").decision, Decision::Deny);
+    assert_eq!(
+        cli::check(&engine, "cat README.md").decision,
+        Decision::Deny
+    );
     let deny = explicit(
         r#"
 [options.shell.commands]
@@ -989,7 +998,10 @@ deny = [ { id = "t.no-cat", executable = "cat", args = [], match = "prefix" } ]
 "#,
     );
     let engine = PolicyEngine::build(&e.ws, &e.dirs, &deny, None, CliFlags::default()).unwrap();
-    assert_eq!(cli::check(&engine, "cat README.md").decision, Decision::Deny);
+    assert_eq!(
+        cli::check(&engine, "cat README.md").decision,
+        Decision::Deny
+    );
     assert_eq!(cli::check(&engine, "ls").decision, Decision::Allow);
     let off = explicit("[options.shell]\nknown_safe_reads = false\n");
     let engine = PolicyEngine::build(&e.ws, &e.dirs, &off, None, CliFlags::default()).unwrap();
@@ -1015,7 +1027,11 @@ fn the_project_layer_can_tighten_the_sandbox_but_never_loosen_it() {
     assert!(!s.network);
     assert!(s.writable_roots.is_empty());
     let warnings = engine.warnings().join("\n");
-    for key in ["sandbox = \"off\" ignored", "network = true ignored", "writable_roots ignored"] {
+    for key in [
+        "sandbox = \"off\" ignored",
+        "network = true ignored",
+        "writable_roots ignored",
+    ] {
         assert!(warnings.contains(key), "{key}: {warnings}");
     }
     let engine = build(&project("[options.shell]\nsandbox = \"read-only\"\n"));

@@ -38,7 +38,7 @@ fn fixture() -> Fixture {
     let handle = Arc::new(pablo::workspace::Workspace::open(&workspace).unwrap());
     let options = ShellOptions::default();
     let host = Arc::new(Host::new(handle, state, &options));
-    let settings = pablo::process::ShellSettings::from_options(&options);
+    let settings = pablo::process::ShellSettings::from_options(&options, Default::default());
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     Fixture {
         dir,
@@ -125,10 +125,16 @@ fn namespaces() -> bool {
 
 #[tokio::test]
 async fn workspace_write_writes_the_workspace_but_not_its_parent_or_etc() {
-    assert!(landlock(), "this machine has Landlock; the test must not pass vacuously");
+    assert!(
+        landlock(),
+        "this machine has Landlock; the test must not pass vacuously"
+    );
     let f = fixture();
     let r = f
-        .sh("touch made && mkdir -p a/b && echo hi > a/b/c && cat a/b/c", WorkspaceWrite)
+        .sh(
+            "touch made && mkdir -p a/b && echo hi > a/b/c && cat a/b/c",
+            WorkspaceWrite,
+        )
         .await;
     assert_eq!(r["exit_code"], 0, "{r}");
     assert_eq!(out(&r), "hi\n");
@@ -143,7 +149,9 @@ async fn workspace_write_writes_the_workspace_but_not_its_parent_or_etc() {
     assert_eq!(denied["kind"], "file");
     assert_eq!(denied["path"], f.outside().join("x").display().to_string());
 
-    let r = f.sh("echo x > /etc/pablo-sandbox-test", WorkspaceWrite).await;
+    let r = f
+        .sh("echo x > /etc/pablo-sandbox-test", WorkspaceWrite)
+        .await;
     assert_ne!(r["exit_code"], 0, "{r}");
     assert!(!Path::new("/etc/pablo-sandbox-test").exists());
     assert_eq!(r["sandbox_denied"]["path"], "/etc/pablo-sandbox-test");
@@ -169,7 +177,10 @@ async fn workspace_write_keeps_git_hooks_git_config_and_pablo_read_only() {
     }
     assert!(!f.workspace.join(".git/hooks/pre-commit").exists());
     assert!(f.workspace.join(".git/hooks").is_dir());
-    assert_eq!(std::fs::read(f.workspace.join(".git/config")).unwrap(), config_before);
+    assert_eq!(
+        std::fs::read(f.workspace.join(".git/config")).unwrap(),
+        config_before
+    );
     assert!(!f.workspace.join(".pablo/config.toml").exists());
     assert!(!f.workspace.join(".git-away").exists());
     // The rest of the repository stays writable: git can commit.
@@ -190,15 +201,28 @@ async fn read_only_reads_everything_and_writes_nothing_but_dev_null() {
     let f = fixture();
     std::fs::write(f.workspace.join("a.txt"), "content\n").unwrap();
     let r = f
-        .sh("cat a.txt; head -c 5 /etc/passwd >/dev/null && echo read-etc", ReadOnly)
+        .sh(
+            "cat a.txt; head -c 5 /etc/passwd >/dev/null && echo read-etc",
+            ReadOnly,
+        )
         .await;
     assert_eq!(r["exit_code"], 0, "{r}");
     assert_eq!(out(&r), "content\nread-etc\n");
-    for cmd in ["touch b", "echo x > a.txt", "touch ../x", "rm a.txt", "mkdir d", "touch /tmp/pablo-ro-x"] {
+    for cmd in [
+        "touch b",
+        "echo x > a.txt",
+        "touch ../x",
+        "rm a.txt",
+        "mkdir d",
+        "touch /tmp/pablo-ro-x",
+    ] {
         let r = f.sh(cmd, ReadOnly).await;
         assert_ne!(r["exit_code"], 0, "{cmd} succeeded: {r}");
     }
-    assert_eq!(std::fs::read_to_string(f.workspace.join("a.txt")).unwrap(), "content\n");
+    assert_eq!(
+        std::fs::read_to_string(f.workspace.join("a.txt")).unwrap(),
+        "content\n"
+    );
     assert!(!f.workspace.join("b").exists());
     assert!(!Path::new("/tmp/pablo-ro-x").exists());
 }
@@ -268,7 +292,9 @@ async fn a_command_can_still_talk_to_itself_on_loopback() {
     let f = fixture();
     let script = "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); \
                   c=socket.create_connection(s.getsockname()); print('loopback ok')";
-    let r = f.sh(&format!("python3 -c \"{script}\""), WorkspaceWrite).await;
+    let r = f
+        .sh(&format!("python3 -c \"{script}\""), WorkspaceWrite)
+        .await;
     assert_eq!(out(&r), "loopback ok\n", "{r}");
 }
 
@@ -300,7 +326,10 @@ async fn background_and_pty_commands_are_sandboxed_too() {
             out(&r).to_string()
         };
         assert!(output.contains("done"), "{output}");
-        assert!(!f.outside().join("x-bg").exists(), "pty {pty} background {background}");
+        assert!(
+            !f.outside().join("x-bg").exists(),
+            "pty {pty} background {background}"
+        );
         assert!(f.workspace.join("ok-bg").exists());
         std::fs::remove_file(f.workspace.join("ok-bg")).unwrap();
     }
@@ -318,9 +347,17 @@ async fn a_command_is_the_child_of_its_own_namespace_init() {
 
 // ---------------------------------------------------------------- toolchains
 
+/// `cargo test` of a small crate, through `shell.run` as the model would call it, with the
+/// person's toolchain environment (their PATH, rustup's and cargo's homes): the build writes its
+/// `target/` in the workspace and cargo's lock files in its home, and nothing else.
 #[tokio::test]
 async fn cargo_test_of_a_small_crate_passes_in_workspace_write() {
-    let f = fixture();
+    let mut f = fixture();
+    let env = std::sync::Arc::new(pablo::process::CommandEnv::from_process(
+        &pablo::process::EnvSettings::default(),
+    ));
+    let options = ShellOptions::default();
+    f.run = ShellRun::new(pablo::process::ShellSettings::from_options(&options, env));
     std::fs::create_dir_all(f.workspace.join("src")).unwrap();
     std::fs::write(
         f.workspace.join("Cargo.toml"),
@@ -332,40 +369,16 @@ async fn cargo_test_of_a_small_crate_passes_in_workspace_write() {
         "pub fn two() -> u32 { 2 }\n#[test]\nfn two_is_two() { assert_eq!(two(), 2); }\n",
     )
     .unwrap();
-    // The toolchain that builds these tests, found the way a person's PATH would find it.
-    let cargo = PathBuf::from(env!("CARGO"));
-    let bin = cargo.parent().unwrap().display().to_string();
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    let env = vec![
-        ("PATH".to_string(), format!("{bin}:{}", pablo::config::CLEAN_PATH)),
-        ("HOME".to_string(), home.clone()),
-        ("LANG".to_string(), "C.UTF-8".to_string()),
-    ];
-    let mut settings = f.host.sandbox.clone();
-    settings.home = Some(PathBuf::from(&home));
-    let sandbox = settings.sandbox(&choice(WorkspaceWrite, false), &f.workspace);
-    let req = pablo::process::RunRequest {
-        spawn: pablo::process::SpawnSpec {
-            launcher: "/bin/sh".into(),
-            command: "cargo test --offline 2>&1".into(),
-            cwd: f.workspace.clone(),
-            cwd_handle: None,
-            env,
-            pty: false,
-            stdin: false,
-            sandbox,
-        },
-        timeout: Duration::from_secs(600),
-        max_output_bytes: 100_000,
-        artifact_path: f.outside().join("spill.log"),
-        cleanup: pablo::process::CleanupTimes::default(),
-    };
-    let report = pablo::process::run_foreground(req, &CancellationToken::new(), |_| {})
+    let r = f
+        .call(
+            json!({"command": "cargo test --offline 2>&1", "timeout_ms": 600_000}),
+            choice(WorkspaceWrite, false),
+        )
         .await
         .unwrap();
-    let text = report.view.render(|b| String::from_utf8_lossy(b).into_owned());
-    assert_eq!(report.exit.code, Some(0), "{text}");
-    assert!(text.contains("test two_is_two ... ok"), "{text}");
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r["sandbox"], "workspace-write");
+    assert!(out(&r).contains("test two_is_two ... ok"), "{r}");
     assert!(f.workspace.join("target").is_dir());
 }
 
@@ -479,7 +492,10 @@ async fn nothing_a_command_started_survives_a_sigkilled_pablo() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     kill_all(&survivors);
-    assert!(survivors.is_empty(), "survived a killed pablo: {survivors:?}");
+    assert!(
+        survivors.is_empty(),
+        "survived a killed pablo: {survivors:?}"
+    );
 }
 
 /// A repository whose config makes git run a script on `git status` (fsmonitor) and on
@@ -501,7 +517,15 @@ async fn auto_allowed_git_reads_neutralise_a_hostile_repository_config() {
     git(&["init", "-q"]);
     std::fs::write(ws.join("f.txt"), "one\n").unwrap();
     git(&["add", "f.txt"]);
-    git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "one",
+    ]);
     std::fs::write(ws.join("f.txt"), "one\ntwo\n").unwrap();
     let outside = scratch.root().join("outside-trace");
     let inside = ws.join("inside-trace");
@@ -547,7 +571,10 @@ async fn auto_allowed_git_reads_neutralise_a_hostile_repository_config() {
         assert_eq!(r["ok"], true, "not run without a prompt: {r}");
         assert_eq!(r["data"]["sandbox"], "read-only", "{r}");
         assert_eq!(r["data"]["exit_code"], 0, "{r}");
-        assert!(!r["data"]["output"].as_str().unwrap().contains("EVIL"), "{r}");
+        assert!(
+            !r["data"]["output"].as_str().unwrap().contains("EVIL"),
+            "{r}"
+        );
     }
     assert_eq!(results[0]["data"]["output"], " M f.txt\n");
     assert!(
@@ -574,7 +601,10 @@ async fn pablo_sandbox_runs_one_command_under_a_profile_with_its_exit_status() {
         cmd.arg("sandbox").args(args);
         cmd
     };
-    let out = run(&["--", "sh", "-c", "touch made; exit 7"]).output().await.unwrap();
+    let out = run(&["--", "sh", "-c", "touch made; exit 7"])
+        .output()
+        .await
+        .unwrap();
     assert_eq!(out.status.code(), Some(7), "{out:?}");
     assert!(ws.join("made").exists());
     let out = run(&["--profile", "read-only", "--", "touch", "ro"])
@@ -582,11 +612,20 @@ async fn pablo_sandbox_runs_one_command_under_a_profile_with_its_exit_status() {
         .await
         .unwrap();
     assert_ne!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Permission denied"),
+        "{out:?}"
+    );
     assert!(!ws.join("ro").exists());
-    let out = run(&["--profile", "sideways", "--", "true"]).output().await.unwrap();
+    let out = run(&["--profile", "sideways", "--", "true"])
+        .output()
+        .await
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("sideways"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("sideways"),
+        "{out:?}"
+    );
 }
 
 /// A kernel without Landlock, made for real: the binary runs under a seccomp filter on which
@@ -610,20 +649,24 @@ async fn without_landlock_pablo_warns_once_and_known_safe_reads_ask() {
     let mut cmd = cmd.into_std();
     // SAFETY: the closure only installs a prepared filter (prctl and seccomp system calls).
     unsafe {
-        cmd.pre_exec(move || {
-            seccompiler::apply_filter(&filter).map_err(std::io::Error::other)
-        });
+        cmd.pre_exec(move || seccompiler::apply_filter(&filter).map_err(std::io::Error::other));
     }
     let out = tokio::process::Command::from(cmd).output().await.unwrap();
     let lines = json_lines(&out.stdout);
     let warnings: Vec<&Value> = lines.iter().filter(|l| l["type"] == "warning").collect();
     assert_eq!(warnings.len(), 1, "{lines:?}");
     assert!(
-        warnings[0]["message"].as_str().unwrap().contains("no Landlock"),
+        warnings[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no Landlock"),
         "{lines:?}"
     );
     let result = lines.iter().find(|l| l["type"] == "tool_result").unwrap();
-    assert_eq!(result["result"]["error"]["code"], "approval_required", "{result}");
+    assert_eq!(
+        result["result"]["error"]["code"], "approval_required",
+        "{result}"
+    );
 }
 
 fn no_landlock_filter() -> seccompiler::BpfProgram {
@@ -656,7 +699,11 @@ async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
     let target = f.outside().join("rerun-target");
     let server = ScriptedServer::start().await;
     let args = json!({"command": format!("touch {}", target.display())}).to_string();
-    server.push(ScriptedResponse::sse(openai::tool_call_answer("t1", "shell_run", &[&args])));
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "t1",
+        "shell_run",
+        &[&args],
+    )));
     server.push(ScriptedResponse::sse(openai::text_answer("done")));
     let model: Arc<dyn pablo::model::ModelClient> = Arc::new(
         pablo::model::openai::OpenAiClient::new(pablo::model::openai::OpenAiConfig {
@@ -669,7 +716,8 @@ async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
         .unwrap(),
     );
     let mut catalog = pablo::tools::Catalog::new();
-    pablo::tools::register_shell(&mut catalog, &ShellOptions::default()).unwrap();
+    pablo::tools::register_shell(&mut catalog, &ShellOptions::default(), Default::default())
+        .unwrap();
     let mut agent = pablo::agent::spawn(pablo::agent::AgentSetup {
         session_id: "t".into(),
         model,
@@ -682,20 +730,39 @@ async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
         history: Vec::new(),
         recorder: None,
     });
-    agent.ops.send(Op::UserTurn { text: "touch it".into() }).unwrap();
+    agent
+        .ops
+        .send(Op::UserTurn {
+            text: "touch it".into(),
+        })
+        .unwrap();
     let mut asked = Vec::new();
     let mut result = None;
-    while let Ok(Some(e)) = tokio::time::timeout(Duration::from_secs(60), agent.events.recv()).await {
+    while let Ok(Some(e)) = tokio::time::timeout(Duration::from_secs(60), agent.events.recv()).await
+    {
         match e {
-            Event::ApprovalRequest { call_id, preview, verdict, .. } => {
-                let Preview::Command(cp) = &preview else { panic!("{preview:?}") };
-                asked.push((cp.sandbox.clone().unwrap().profile, verdict.rule_ids.clone()));
+            Event::ApprovalRequest {
+                call_id,
+                preview,
+                verdict,
+                ..
+            } => {
+                let Preview::Command(cp) = &preview else {
+                    panic!("{preview:?}")
+                };
+                asked.push((
+                    cp.sandbox.clone().unwrap().profile,
+                    verdict.rule_ids.clone(),
+                ));
                 if asked.len() == 2 {
                     assert!(!target.exists(), "the first run wrote");
                 }
                 agent
                     .ops
-                    .send(Op::Approval { call_id, answer: ApprovalAnswer::AllowOnce })
+                    .send(Op::Approval {
+                        call_id,
+                        answer: ApprovalAnswer::AllowOnce,
+                    })
                     .unwrap();
             }
             Event::ToolCallEnd { result: r, .. } => result = Some(r),
@@ -706,10 +773,12 @@ async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
     assert_eq!(asked.len(), 2, "{asked:?}");
     assert_eq!(asked[0].0, WorkspaceWrite);
     assert_eq!(asked[1].0, Off);
-    assert_eq!(asked[1].1, vec![pablo::protocol::SANDBOX_RETRY_RULE.to_string()]);
+    assert_eq!(
+        asked[1].1,
+        vec![pablo::protocol::SANDBOX_RETRY_RULE.to_string()]
+    );
     let result = result.unwrap().to_json();
     assert_eq!(result["data"]["exit_code"], 0, "{result}");
     assert_eq!(result["data"]["sandbox"], "off", "{result}");
     assert!(target.exists());
 }
-

@@ -180,7 +180,8 @@ fn a_member_pablo_may_not_signal_fails_the_call_with_tool_cleanup_failed() {
         rt.block_on(async {
             let f = fixture();
             ready_tx.send(f.workspace.clone()).unwrap();
-            let command = "cut -d' ' -f5 /proc/self/stat > pgid; while [ ! -e joined ]; do sleep 0.01; done";
+            let command =
+                "cut -d' ' -f5 /proc/self/stat > pgid; while [ ! -e joined ]; do sleep 0.01; done";
             f.call(&f.run, json!({"command": command, "timeout_ms": 20_000}))
                 .await
         })
@@ -275,7 +276,10 @@ async fn environment_is_built_from_nothing_plus_task_additions() {
     assert!(out.contains("LANG=C.UTF-8"), "{out}");
     // The session's temporary directory, under workspace-write (the default profile).
     let tmp = f.host.sandbox.temp_dir.clone().unwrap();
-    assert!(out.contains(&format!("TMPDIR={}\n", tmp.display())), "{out}");
+    assert!(
+        out.contains(&format!("TMPDIR={}\n", tmp.display())),
+        "{out}"
+    );
     // dash adds PWD itself; nothing else may appear.
     for n in names {
         assert!(
@@ -841,7 +845,9 @@ async fn unknown_session_is_refused_by_name() {
 async fn dropping_the_host_kills_running_sessions() {
     let f = fixture();
     let id = f
-        .background(json!({"command": "cut -d' ' -f5 /proc/self/stat; sleep 300", "background": true}))
+        .background(
+            json!({"command": "cut -d' ' -f5 /proc/self/stat; sleep 300", "background": true}),
+        )
         .await;
     let pgid = first_line_pid(&f.wait_for_output(&id, "\n").await);
     drop(f);
@@ -1067,7 +1073,9 @@ async fn front_end_input_and_kill_reach_the_session_and_shutdown_kills_the_rest(
     assert_eq!(w["status"], "exited", "{w}");
 
     let id = f
-        .background(json!({"command": "cut -d' ' -f5 /proc/self/stat; sleep 300", "background": true}))
+        .background(
+            json!({"command": "cut -d' ' -f5 /proc/self/stat; sleep 300", "background": true}),
+        )
         .await;
     let pgid = first_line_pid(&f.wait_for_output(&id, "\n").await);
     agent.ops.send(pablo::protocol::Op::Shutdown).unwrap();

@@ -441,7 +441,7 @@ mod over_http {
         t.wait_for("$ date +hello");
         // The prompt shows the sandbox the command will get; the status line the session's.
         t.wait_for("sandbox: workspace-write, no network");
-        t.wait_for("sandbox workspace-write");
+        t.wait_for("commands ask · sandboxed");
         t.wait_for("[y] Allow once");
         t.wait_for("[a] Allow always");
         t.wait_for("[n] Reject");

@@ -851,16 +851,13 @@ impl Agent {
         });
         let result = tool.commit(&args, &preview, &ctx).await;
         match (&result, self.approvals) {
-            (Ok(data), ApprovalMode::Interactive) => {
-                match sandbox_retry(&preview, data) {
-                    Some((retry, verdict)) => {
-                        self.retry_unsandboxed(tool.as_ref(), call, &args, &ctx, retry, verdict, cancel)
-                            .await
-                            .unwrap_or(result)
-                    }
-                    None => result,
-                }
-            }
+            (Ok(data), ApprovalMode::Interactive) => match sandbox_retry(&preview, data) {
+                Some((retry, verdict)) => self
+                    .retry_unsandboxed(tool.as_ref(), call, &args, &ctx, retry, verdict, cancel)
+                    .await
+                    .unwrap_or(result),
+                None => result,
+            },
             _ => result,
         }
     }
@@ -918,7 +915,8 @@ impl Agent {
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
     ) -> Result<Preview, ToolFailure> {
-        self.ask_with(tool, call, preview, verdict, cancel, false).await
+        self.ask_with(tool, call, preview, verdict, cancel, false)
+            .await
     }
 
     /// Handles an ask according to the approval mode; returns the preview to commit.
@@ -930,7 +928,8 @@ impl Agent {
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
     ) -> Result<Preview, ToolFailure> {
-        self.ask_with(tool, call, preview, verdict, cancel, true).await
+        self.ask_with(tool, call, preview, verdict, cancel, true)
+            .await
     }
 
     async fn ask_with(
@@ -1033,7 +1032,9 @@ fn sandbox_retry(preview: &Preview, data: &Value) -> Option<(Preview, crate::pro
         .unwrap_or("the command failed in the sandbox");
     let verdict = crate::protocol::Verdict::ask(
         crate::protocol::SANDBOX_RETRY_RULE,
-        format!("{why}; run it again without the sandbox (full access to your files and the network)?"),
+        format!(
+            "{why}; run it again without the sandbox (full access to your files and the network)?"
+        ),
     );
     Some((Preview::Command(retry), verdict))
 }

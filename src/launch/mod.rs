@@ -381,15 +381,18 @@ impl Launch {
 /// The status line's word on the sandbox: the profile approved commands get, or why there is
 /// none (said once, here and in the startup warning).
 pub fn sandbox_status(policy: &PolicyEngine) -> String {
+    use crate::protocol::SandboxProfile;
     let support = crate::process::support();
     let settings = policy.sandbox_settings();
     if !support.landlock() {
-        return "no sandbox: the kernel lacks Landlock, commands ask".into();
+        return "no sandbox: the kernel lacks Landlock".into();
     }
-    let mut s = format!("sandbox {}", settings.profile.label());
-    if settings.profile == crate::protocol::SandboxProfile::WorkspaceWrite && settings.network {
-        s.push_str(" + network");
-    }
+    let mut s = match settings.profile {
+        SandboxProfile::Off => return "no sandbox".into(),
+        SandboxProfile::ReadOnly => "read-only sandbox".to_string(),
+        SandboxProfile::WorkspaceWrite if settings.network => "sandboxed + network".to_string(),
+        SandboxProfile::WorkspaceWrite => "sandboxed".to_string(),
+    };
     if !support.namespaces() {
         s.push_str(" (no namespaces)");
     }

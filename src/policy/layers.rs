@@ -202,7 +202,10 @@ impl Compiled {
             if project {
                 project_profile = shell.sandbox;
                 project_network_off = shell.network == Some(false);
-                let base = sandbox_profile.as_ref().map(|(p, _)| *p).unwrap_or_default();
+                let base = sandbox_profile
+                    .as_ref()
+                    .map(|(p, _)| *p)
+                    .unwrap_or_default();
                 if let Some(p) = shell.sandbox
                     && p.strictness() < base.strictness()
                 {

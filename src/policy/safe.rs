@@ -76,8 +76,17 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         value_short: "ITw",
         value_long: &[
-            "hide", "ignore", "format", "sort", "time-style", "block-size", "quoting-style",
-            "indicator-style", "time", "width", "tabsize",
+            "hide",
+            "ignore",
+            "format",
+            "sort",
+            "time-style",
+            "block-size",
+            "quoting-style",
+            "indicator-style",
+            "time",
+            "width",
+            "tabsize",
         ],
         ..program("ls", Operands::Paths)
     },
@@ -89,7 +98,13 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         value_short: "ncs",
-        value_long: &["lines", "bytes", "pid", "sleep-interval", "max-unchanged-stats"],
+        value_long: &[
+            "lines",
+            "bytes",
+            "pid",
+            "sleep-interval",
+            "max-unchanged-stats",
+        ],
         ..program("tail", Operands::Paths)
     },
     Program {
@@ -102,9 +117,21 @@ pub static PROGRAMS: &[Program] = &[
         forbid_short: "R",
         value_short: "efmABCdD",
         value_long: &[
-            "regexp", "file", "max-count", "label", "context", "after-context",
-            "before-context", "binary-files", "devices", "directories", "exclude",
-            "exclude-from", "exclude-dir", "include", "group-separator",
+            "regexp",
+            "file",
+            "max-count",
+            "label",
+            "context",
+            "after-context",
+            "before-context",
+            "binary-files",
+            "devices",
+            "directories",
+            "exclude",
+            "exclude-from",
+            "exclude-dir",
+            "include",
+            "group-separator",
         ],
         path_values: &["f", "file", "exclude-from"],
         ..program("grep", Operands::PatternThenPaths)
@@ -115,12 +142,36 @@ pub static PROGRAMS: &[Program] = &[
         forbid_short: "zL",
         value_short: "efgtTmABCjMErd",
         value_long: &[
-            "regexp", "file", "glob", "iglob", "type", "type-not", "type-add", "type-clear",
-            "max-count", "after-context", "before-context", "context", "threads",
-            "max-columns", "encoding", "replace", "max-depth", "ignore-file", "sort",
-            "sortr", "color", "colors", "context-separator", "field-match-separator",
-            "field-context-separator", "path-separator", "max-filesize", "engine",
-            "dfa-size-limit", "regex-size-limit",
+            "regexp",
+            "file",
+            "glob",
+            "iglob",
+            "type",
+            "type-not",
+            "type-add",
+            "type-clear",
+            "max-count",
+            "after-context",
+            "before-context",
+            "context",
+            "threads",
+            "max-columns",
+            "encoding",
+            "replace",
+            "max-depth",
+            "ignore-file",
+            "sort",
+            "sortr",
+            "color",
+            "colors",
+            "context-separator",
+            "field-match-separator",
+            "field-context-separator",
+            "path-separator",
+            "max-filesize",
+            "engine",
+            "dfa-size-limit",
+            "regex-size-limit",
         ],
         path_values: &["f", "file", "ignore-file"],
         ..program("rg", Operands::PatternThenPaths)
@@ -138,33 +189,62 @@ pub static PROGRAMS: &[Program] = &[
         ..program("sed", Operands::Sed)
     },
     Program {
-        forbid_long: &["output", "compress-program", "temporary-directory", "files0-from"],
+        forbid_long: &[
+            "output",
+            "compress-program",
+            "temporary-directory",
+            "files0-from",
+        ],
         forbid_short: "oT",
         value_short: "ktS",
         value_long: &[
-            "key", "field-separator", "buffer-size", "parallel", "batch-size",
-            "random-source", "sort",
+            "key",
+            "field-separator",
+            "buffer-size",
+            "parallel",
+            "batch-size",
+            "random-source",
+            "sort",
         ],
         path_values: &["random-source"],
         ..program("sort", Operands::Paths)
     },
     Program {
         value_short: "fsw",
-        value_long: &["skip-fields", "skip-chars", "check-chars", "all-repeated", "group"],
+        value_long: &[
+            "skip-fields",
+            "skip-chars",
+            "check-chars",
+            "all-repeated",
+            "group",
+        ],
         ..program("uniq", Operands::OnePath)
     },
     Program {
         value_short: "bcdf",
-        value_long: &["bytes", "characters", "delimiter", "fields", "output-delimiter"],
+        value_long: &[
+            "bytes",
+            "characters",
+            "delimiter",
+            "fields",
+            "output-delimiter",
+        ],
         ..program("cut", Operands::Paths)
     },
     program("tr", Operands::Text),
     Program {
         value_short: "bdfhilnsvw",
         value_long: &[
-            "body-numbering", "section-delimiter", "footer-numbering", "header-numbering",
-            "line-increment", "join-blank-lines", "number-format", "number-separator",
-            "starting-line-number", "number-width",
+            "body-numbering",
+            "section-delimiter",
+            "footer-numbering",
+            "header-numbering",
+            "line-increment",
+            "join-blank-lines",
+            "number-format",
+            "number-separator",
+            "starting-line-number",
+            "number-width",
         ],
         ..program("nl", Operands::Paths)
     },
@@ -179,7 +259,13 @@ pub static PROGRAMS: &[Program] = &[
         forbid_long: &["compile", "files-from", "uncompress", "uncompress-noreport"],
         forbid_short: "CfzZ",
         value_short: "mFeP",
-        value_long: &["magic-file", "separator", "exclude", "exclude-quiet", "parameter"],
+        value_long: &[
+            "magic-file",
+            "separator",
+            "exclude",
+            "exclude-quiet",
+            "parameter",
+        ],
         path_values: &["m", "magic-file"],
         ..program("file", Operands::Paths)
     },
@@ -198,12 +284,30 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         value_short: "CUIxXSFWD",
         value_long: &[
-            "context", "unified", "ignore-matching-lines", "exclude", "exclude-from",
-            "starting-file", "show-function-line", "label", "width", "tabsize",
-            "line-format", "old-line-format", "new-line-format", "unchanged-line-format",
-            "old-group-format", "new-group-format", "changed-group-format",
-            "unchanged-group-format", "horizon-lines", "color", "palette", "from-file",
-            "to-file", "ifdef",
+            "context",
+            "unified",
+            "ignore-matching-lines",
+            "exclude",
+            "exclude-from",
+            "starting-file",
+            "show-function-line",
+            "label",
+            "width",
+            "tabsize",
+            "line-format",
+            "old-line-format",
+            "new-line-format",
+            "unchanged-line-format",
+            "old-group-format",
+            "new-group-format",
+            "changed-group-format",
+            "unchanged-group-format",
+            "horizon-lines",
+            "color",
+            "palette",
+            "from-file",
+            "to-file",
+            "ifdef",
         ],
         path_values: &["X", "exclude-from", "from-file", "to-file"],
         ..program("diff", Operands::Paths)
@@ -219,14 +323,29 @@ pub static PROGRAMS: &[Program] = &[
         forbid_long: &["fromfile", "fromtabfile"],
         forbid_short: "oRl",
         value_short: "LPIHT",
-        value_long: &["charset", "filelimit", "timefmt", "sort", "hintro", "houtro", "info"],
+        value_long: &[
+            "charset",
+            "filelimit",
+            "timefmt",
+            "sort",
+            "hintro",
+            "houtro",
+            "info",
+        ],
         ..program("tree", Operands::Paths)
     },
     Program {
         forbid_long: &["files0-from", "dereference"],
         forbid_short: "L",
         value_short: "dBtX",
-        value_long: &["max-depth", "block-size", "threshold", "exclude", "exclude-from", "time-style"],
+        value_long: &[
+            "max-depth",
+            "block-size",
+            "threshold",
+            "exclude",
+            "exclude-from",
+            "time-style",
+        ],
         path_values: &["X", "exclude-from"],
         ..program("du", Operands::Paths)
     },
@@ -302,15 +421,18 @@ impl SafeReads {
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
-        let prog = program_named(name).ok_or_else(|| format!("`{name}` is not a known-safe read"))?;
+        let prog =
+            program_named(name).ok_or_else(|| format!("`{name}` is not a known-safe read"))?;
         // What actually runs: a link to a file inside the workspace is the workspace's program.
         let real = std::fs::canonicalize(path).map_err(|e| format!("{path}: {e}"))?;
         if real.starts_with(&self.workspace) {
             return Err(format!("{path} leads to a file in the workspace"));
         }
-        let real_name = real.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        if real_name != name && !MULTI_CALL.contains(&real_name) && !same_program(name, real_name)
-        {
+        let real_name = real
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if real_name != name && !MULTI_CALL.contains(&real_name) && !same_program(name, real_name) {
             return Err(format!("{path} is a link to {}", real.display()));
         }
         Ok(prog)
@@ -327,8 +449,9 @@ impl SafeReads {
         } else {
             base.join(raw)
         };
-        let real = resolve_existing(&joined)
-            .ok_or_else(|| format!("`{raw}` cannot be resolved without `..` past a missing name"))?;
+        let real = resolve_existing(&joined).ok_or_else(|| {
+            format!("`{raw}` cannot be resolved without `..` past a missing name")
+        })?;
         let rel = real
             .strip_prefix(&self.workspace)
             .map_err(|_| format!("`{raw}` is outside the workspace"))?;
@@ -473,8 +596,18 @@ impl SafeReads {
 
     fn find(&self, args: &[String], cwd: &str) -> Result<(), NotSafe> {
         const FORBIDDEN: &[&str] = &[
-            "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
-            "-fls", "-L", "-follow", "-files0-from",
+            "-exec",
+            "-execdir",
+            "-ok",
+            "-okdir",
+            "-delete",
+            "-fprint",
+            "-fprint0",
+            "-fprintf",
+            "-fls",
+            "-L",
+            "-follow",
+            "-files0-from",
         ];
         const FILE_VALUED: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile"];
         let mut starting = true;
@@ -523,19 +656,41 @@ impl SafeReads {
             "status" => (&[], &["-u", "--untracked-files", "--ignored"], false),
             "log" | "show" | "diff" => (
                 &[
-                    "--output", "--ext-diff", "--textconv", "--no-index", "--show-signature",
+                    "--output",
+                    "--ext-diff",
+                    "--textconv",
+                    "--no-index",
+                    "--show-signature",
                     "--open-files-in-pager",
                 ],
-                &["-n", "--max-count", "--skip", "--since", "--until", "--author", "--grep"],
+                &[
+                    "-n",
+                    "--max-count",
+                    "--skip",
+                    "--since",
+                    "--until",
+                    "--author",
+                    "--grep",
+                ],
                 false,
             ),
             "rev-parse" | "ls-files" => (&[], &[], false),
             "grep" => (
-                &["--open-files-in-pager", "-O", "--no-index", "--textconv", "--ext-grep"],
+                &[
+                    "--open-files-in-pager",
+                    "-O",
+                    "--no-index",
+                    "--textconv",
+                    "--ext-grep",
+                ],
                 &["-e", "-f", "--max-depth", "-A", "-B", "-C", "-m"],
                 true,
             ),
-            "blame" => (&["--textconv"], &["-L", "-S", "--contents", "-C", "-M"], false),
+            "blame" => (
+                &["--textconv"],
+                &["-L", "-S", "--contents", "-C", "-M"],
+                false,
+            ),
             "branch" => return self.git_branch(rest),
             other => return Err(format!("`git {other}` is not a known-safe read")),
         };
@@ -579,10 +734,10 @@ impl SafeReads {
                 pattern_given = true;
             }
             if values.contains(&name) && !a.contains('=') {
-                if let Some(v) = rest.get(k) {
-                    if matches!(a, "-f" | "-S" | "--contents") {
-                        self.path(v, cwd)?;
-                    }
+                if let Some(v) = rest.get(k)
+                    && matches!(a, "-f" | "-S" | "--contents")
+                {
+                    self.path(v, cwd)?;
                 }
                 k += 1;
             }
@@ -598,12 +753,33 @@ impl SafeReads {
 
     fn git_branch(&self, args: &[String]) -> Result<(), NotSafe> {
         const FLAGS: &[&str] = &[
-            "-a", "--all", "-r", "--remotes", "-l", "--list", "-v", "-vv", "--verbose", "-i",
-            "--ignore-case", "--show-current", "--color", "--no-color", "--column",
-            "--no-column", "--no-abbrev", "-q", "--quiet",
+            "-a",
+            "--all",
+            "-r",
+            "--remotes",
+            "-l",
+            "--list",
+            "-v",
+            "-vv",
+            "--verbose",
+            "-i",
+            "--ignore-case",
+            "--show-current",
+            "--color",
+            "--no-color",
+            "--column",
+            "--no-column",
+            "--no-abbrev",
+            "-q",
+            "--quiet",
         ];
         const VALUED: &[&str] = &[
-            "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort",
+            "--contains",
+            "--no-contains",
+            "--merged",
+            "--no-merged",
+            "--points-at",
+            "--sort",
             "--format",
         ];
         let listing = args.iter().any(|a| a == "-l" || a == "--list");
@@ -672,7 +848,11 @@ fn resolve_existing(path: &Path) -> Option<PathBuf> {
 /// (line numbers, `$`, `/regex/`), separated by `;` or newlines. Anything else (`w`, `e`, `s`,
 /// `r`, braces) is refused: `w` writes a file and `e` runs a command.
 pub fn sed_print_only(script: &str) -> Result<(), NotSafe> {
-    let refuse = || Err(format!("the sed script {script:?} does more than print lines"));
+    let refuse = || {
+        Err(format!(
+            "the sed script {script:?} does more than print lines"
+        ))
+    };
     for part in script.split([';', '\n']) {
         let mut rest = part.trim();
         if rest.is_empty() {
@@ -727,11 +907,28 @@ mod tests {
 
     #[test]
     fn sed_scripts_that_only_print_pass_and_others_do_not() {
-        for ok in ["1,20p", "p", "$p", "/fn main/p", "10p;20p", "/a\\/b/,/c/p", "5,$p", "="] {
+        for ok in [
+            "1,20p",
+            "p",
+            "$p",
+            "/fn main/p",
+            "10p;20p",
+            "/a\\/b/,/c/p",
+            "5,$p",
+            "=",
+        ] {
             assert!(sed_print_only(ok).is_ok(), "{ok}");
         }
         for bad in [
-            "s/a/b/", "1w out", "e rm x", "p;w x", "1,2d", "{p}", "r /etc/passwd", "/x/e", "1,p",
+            "s/a/b/",
+            "1w out",
+            "e rm x",
+            "p;w x",
+            "1,2d",
+            "{p}",
+            "r /etc/passwd",
+            "/x/e",
+            "1,p",
             "1 W x",
         ] {
             assert!(sed_print_only(bad).is_err(), "{bad}");
@@ -750,8 +947,8 @@ mod tests {
                 assert!(!p.value_short.contains(c), "{}: -{c}", p.name);
             }
             for v in p.path_values {
-                let known = p.value_long.contains(v)
-                    || (v.len() == 1 && p.value_short.contains(*v));
+                let known =
+                    p.value_long.contains(v) || (v.len() == 1 && p.value_short.contains(*v));
                 assert!(known, "{}: path value {v} is not a value option", p.name);
             }
         }

@@ -285,7 +285,10 @@ pub fn spawn(plan: &ChildPlan<'_>) -> Result<Spawned, StartFailure> {
     if let Some(maps) = plan.id_maps.filter(|_| plan.namespaces.pid)
         && let Err(e) = write_id_maps(pid, maps)
     {
-        return fail(StartFailure::parent("writing the user namespace's id maps", e));
+        return fail(StartFailure::parent(
+            "writing the user namespace's id maps",
+            e,
+        ));
     }
     if let Err(e) = rustix::io::write(&go_w, b"g") {
         return fail(StartFailure::parent("starting the child", e.into()));
@@ -404,7 +407,13 @@ unsafe fn tie_to_parent(fds: &ChildFds) {
         libc::close(fds.go_w);
         check(
             fds,
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0),
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ),
             Stage::ParentGone,
         );
         let mut b = 0u8;
@@ -550,8 +559,7 @@ unsafe fn setup_mounts(plan: &ChildPlan<'_>, fds: &ChildFds) {
                     die(fds, Stage::MountReadOnly)
                 }
             };
-            let flags =
-                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked_mount_flags(st);
+            let flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked_mount_flags(st);
             check(
                 fds,
                 libc::mount(

@@ -17,30 +17,90 @@ use std::path::{Path, PathBuf};
 /// Words whose presence in a config file's text means it may hold a program-running setting;
 /// files without any of them need no copy (the common case, at the cost of one read).
 const SUSPECT_WORDS: &[&str] = &[
-    "external", "textconv", "command", "fsmonitor", "pager", "filter", "include", "program",
-    "editor", "hookspath", "askpass", "proxy", "driver", "signature", "helper", "alias", "tool",
-    "browser", "upload", "receive", "trace2", "update", "clean", "smudge", "process", "cmd",
+    "external",
+    "textconv",
+    "command",
+    "fsmonitor",
+    "pager",
+    "filter",
+    "include",
+    "program",
+    "editor",
+    "hookspath",
+    "askpass",
+    "proxy",
+    "driver",
+    "signature",
+    "helper",
+    "alias",
+    "tool",
+    "browser",
+    "upload",
+    "receive",
+    "trace2",
+    "update",
+    "clean",
+    "smudge",
+    "process",
+    "cmd",
 ];
 
 /// Whole sections that only exist to run something (or to include other files).
 const DROPPED_SECTIONS: &[&str] = &[
-    "alias", "include", "includeif", "filter", "pager", "gpg", "credential", "mergetool",
-    "difftool", "browser", "man", "uploadpack", "receive", "sendemail", "trace2", "tar", "web",
-    "gui", "guitool", "instaweb", "maintenance", "gc",
+    "alias",
+    "include",
+    "includeif",
+    "filter",
+    "pager",
+    "gpg",
+    "credential",
+    "mergetool",
+    "difftool",
+    "browser",
+    "man",
+    "uploadpack",
+    "receive",
+    "sendemail",
+    "trace2",
+    "tar",
+    "web",
+    "gui",
+    "guitool",
+    "instaweb",
+    "maintenance",
+    "gc",
 ];
 
 /// Single keys (`section.name`, lower case) that name a program.
 const DROPPED_KEYS: &[&str] = &[
-    "core.fsmonitor", "core.pager", "core.editor", "core.sshcommand", "core.gitproxy",
-    "core.askpass", "core.hookspath", "core.alternaterefscommand", "diff.external",
-    "sequence.editor", "log.showsignature", "interactive.difffilter",
+    "core.fsmonitor",
+    "core.pager",
+    "core.editor",
+    "core.sshcommand",
+    "core.gitproxy",
+    "core.askpass",
+    "core.hookspath",
+    "core.alternaterefscommand",
+    "diff.external",
+    "sequence.editor",
+    "log.showsignature",
+    "interactive.difffilter",
 ];
 
 /// Names (the part after the last dot) that name a program wherever they appear in a
 /// subsection (`diff.NAME.textconv`, `merge.NAME.driver`, `remote.NAME.uploadpack`, …).
 const DROPPED_NAMES: &[&str] = &[
-    "command", "textconv", "driver", "uploadpack", "receivepack", "proxy", "update", "vcs",
-    "cmd", "program", "helper",
+    "command",
+    "textconv",
+    "driver",
+    "uploadpack",
+    "receivepack",
+    "proxy",
+    "update",
+    "vcs",
+    "cmd",
+    "program",
+    "helper",
 ];
 
 /// Whether `key` (as `git config --list` prints it) is kept in the copy.
@@ -199,16 +259,30 @@ mod tests {
     #[test]
     fn program_keys_are_dropped_and_the_rest_kept() {
         for k in [
-            "core.fsmonitor", "core.pager", "diff.external", "diff.evil.textconv",
-            "diff.evil.command", "filter.lfs.clean", "alias.st", "include.path",
-            "includeIf.gitdir:~/x.path", "merge.ours.driver", "remote.origin.uploadpack",
-            "gpg.program", "pager.log",
+            "core.fsmonitor",
+            "core.pager",
+            "diff.external",
+            "diff.evil.textconv",
+            "diff.evil.command",
+            "filter.lfs.clean",
+            "alias.st",
+            "include.path",
+            "includeIf.gitdir:~/x.path",
+            "merge.ours.driver",
+            "remote.origin.uploadpack",
+            "gpg.program",
+            "pager.log",
         ] {
             assert!(!keeps(k), "{k} kept");
         }
         for k in [
-            "core.bare", "core.repositoryformatversion", "remote.origin.url",
-            "remote.origin.fetch", "branch.main.remote", "user.name", "diff.renames",
+            "core.bare",
+            "core.repositoryformatversion",
+            "remote.origin.url",
+            "remote.origin.fetch",
+            "branch.main.remote",
+            "user.name",
+            "diff.renames",
             "extensions.objectformat",
         ] {
             assert!(keeps(k), "{k} dropped");

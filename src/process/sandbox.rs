@@ -424,16 +424,13 @@ fn network_filter() -> Result<Option<seccompiler::BpfProgram>, SandboxError> {
     };
     let err = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
     let not = |family: i32| {
-        SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            family as u64,
-        )
+        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family as u64)
     };
-    let socket_rule =
-        SeccompRule::new(vec![not(libc::AF_UNIX).map_err(err)?, not(libc::AF_NETLINK).map_err(err)?])
-            .map_err(err)?;
+    let socket_rule = SeccompRule::new(vec![
+        not(libc::AF_UNIX).map_err(err)?,
+        not(libc::AF_NETLINK).map_err(err)?,
+    ])
+    .map_err(err)?;
     let rules = [
         (libc::SYS_socket, vec![socket_rule]),
         (libc::SYS_io_uring_setup, vec![]),
@@ -638,7 +635,12 @@ fn path_candidates(line: &str) -> Vec<String> {
         let w = w.trim_end_matches([':', ',', ';']).trim_matches(['(', ')']);
         (w.contains('/') && !w.contains("://")).then(|| w.to_string())
     };
-    out.extend(line[..phrase_at].split_whitespace().rev().filter_map(slashy));
+    out.extend(
+        line[..phrase_at]
+            .split_whitespace()
+            .rev()
+            .filter_map(slashy),
+    );
     out.extend(line[phrase_at..].split_whitespace().filter_map(slashy));
     out
 }
@@ -661,13 +663,22 @@ mod tests {
     fn writes_outside_the_roots_are_denials_and_inside_are_not() {
         let s = ww();
         let cwd = Path::new("/w/sub");
-        let d = denial("touch: cannot touch '../../x': Permission denied\n", &s, cwd).unwrap();
+        let d = denial(
+            "touch: cannot touch '../../x': Permission denied\n",
+            &s,
+            cwd,
+        )
+        .unwrap();
         assert_eq!(d.path.as_deref(), Some("/x"));
         let d = denial("sh: 1: cannot create /etc/x: Permission denied", &s, cwd).unwrap();
         assert_eq!(d.path.as_deref(), Some("/etc/x"));
         assert!(denial("touch: cannot touch 'ok': Permission denied", &s, cwd).is_none());
         assert!(denial("cannot create /tmp/y: Permission denied", &s, cwd).is_none());
-        let d = denial("cannot create .git/hooks/x: Read-only file system", &s, Path::new("/w"));
+        let d = denial(
+            "cannot create .git/hooks/x: Read-only file system",
+            &s,
+            Path::new("/w"),
+        );
         assert_eq!(d.unwrap().path.as_deref(), Some("/w/.git/hooks/x"));
     }
 
@@ -679,7 +690,14 @@ mod tests {
         s.network = true;
         assert!(denial(out, &s, Path::new("/w")).is_none());
         s.profile = SandboxProfile::Off;
-        assert!(denial("cannot create /etc/x: Permission denied", &s, Path::new("/w")).is_none());
+        assert!(
+            denial(
+                "cannot create /etc/x: Permission denied",
+                &s,
+                Path::new("/w")
+            )
+            .is_none()
+        );
     }
 
     #[test]

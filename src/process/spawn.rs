@@ -209,12 +209,8 @@ fn spawn_pty(spec: &SpawnSpec, prepared: &Prepared) -> Result<Started, ProcessEr
     .map_err(|e| spawn_failed(&spec, e))?;
     // The slave end belongs to the child now; holding it would hide the end of the output.
     drop(slave);
-    let reader = master
-        .try_clone()
-        .map_err(|e| io_failed(&spec, "PTY", e))?;
-    let writer = master
-        .try_clone()
-        .map_err(|e| io_failed(&spec, "PTY", e))?;
+    let reader = master.try_clone().map_err(|e| io_failed(&spec, "PTY", e))?;
+    let writer = master.try_clone().map_err(|e| io_failed(&spec, "PTY", e))?;
     Ok(Started {
         pid: started.pid,
         leader: Leader { pid: started.pid },

@@ -94,7 +94,11 @@ pub(crate) struct Exec {
 }
 
 impl Exec {
-    pub(crate) fn new(argv: &[String], env: &[(String, String)], cwd: &Path) -> Result<Self, String> {
+    pub(crate) fn new(
+        argv: &[String],
+        env: &[(String, String)],
+        cwd: &Path,
+    ) -> Result<Self, String> {
         let program = argv.first().ok_or("there is no program to run")?;
         let exe = cstr(&resolve_program(program, env), "program")?;
         let argv: Vec<CString> = argv
@@ -206,7 +210,6 @@ pub fn probe_namespaces() -> Result<(), String> {
         Err(format!("the probe ended with {info:?}"))
     }
 }
-
 
 fn reap(pid: i32) {
     if let Some(p) = rustix::process::Pid::from_raw(pid) {

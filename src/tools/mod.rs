@@ -76,12 +76,9 @@ impl Host {
         // Only the session limits are read here; commands get their environment from the tools.
         let settings = crate::process::ShellSettings::from_options(shell, Default::default());
         // Commands write temporary files here (`TMPDIR`); it sits with the system's temporary
-        // files, not in pablo's own state.
-        let name = state_dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| std::process::id().to_string());
-        let temp_dir = std::env::temp_dir().join(format!("pablo-{name}"));
+        // files, not in pablo's own state, and its name is this host's alone.
+        let temp_dir =
+            std::env::temp_dir().join(format!("pablo-{}", uuid::Uuid::now_v7().simple()));
         Self {
             workspace_root: workspace.root().to_path_buf(),
             workspace,

@@ -288,10 +288,7 @@ impl Tool for ShellRun {
                     .filter(|e| e.rsplit('/').next() == Some("git"))
             })
         {
-            let temp = settings
-                .temp_dir
-                .clone()
-                .unwrap_or_else(std::env::temp_dir);
+            let temp = settings.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
             sandbox.overlays = process::gitconfig::overlays(
                 std::path::Path::new(git),
                 &ctx.host.workspace_root,
@@ -319,7 +316,12 @@ impl Tool for ShellRun {
         };
         // A sanitised git config is bound into the command's mount namespace when it starts;
         // the file itself is not needed after that (the mount keeps it).
-        let overlays: Vec<PathBuf> = spawn.sandbox.overlays.iter().map(|(s, _)| s.clone()).collect();
+        let overlays: Vec<PathBuf> = spawn
+            .sandbox
+            .overlays
+            .iter()
+            .map(|(s, _)| s.clone())
+            .collect();
         let _cleanup = RemoveOnDrop(overlays);
         if p.background {
             let id = ctx.host.sessions.start(
