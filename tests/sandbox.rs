@@ -782,3 +782,57 @@ async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
     assert_eq!(result["data"]["sandbox"], "off", "{result}");
     assert!(target.exists());
 }
+
+/// `pablo policy check --json`, with no other flag, names the sandbox: read-only for a
+/// known-safe read, workspace-write for anything else.
+#[tokio::test]
+async fn policy_check_reports_the_sandbox_a_command_would_get() {
+    let scratch = Scratch::new();
+    std::fs::write(scratch.workspace().join("README.md"), "x\n").unwrap();
+    let check = |cmd: &'static str| {
+        let mut c = scratch.command();
+        c.args(["policy", "check", "--json", "--", cmd]);
+        c
+    };
+    let out = check("cat README.md").output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["decision"], "allow", "{report}");
+    assert_eq!(report["sandbox"]["profile"], "read-only", "{report}");
+    assert_eq!(report["sandbox"]["known_safe"], true, "{report}");
+    let out = check("cargo build").output().await.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["sandbox"]["profile"], "workspace-write", "{report}");
+    assert_eq!(report["sandbox"]["network"], false, "{report}");
+}
+
+/// The commands' PATH is the person's: a directory of it inside the workspace can hold a `cat`
+/// the model wrote. That is never the system's `cat`, so it is no known-safe read.
+#[tokio::test]
+async fn a_reader_found_in_the_workspace_through_path_is_not_known_safe() {
+    let scratch = Scratch::new();
+    let ws = scratch.workspace();
+    let bin = ws.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("cat"), "#!/bin/sh\necho planted\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("cat"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(ws.join("README.md"), "x\n").unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = scratch
+        .command()
+        .env("PATH", &path)
+        .args(["policy", "check", "--json", "--", "cat README.md"])
+        .output()
+        .await
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["decision"], "ask", "{report}");
+    assert_eq!(
+        report["commands"][0]["executable"],
+        bin.join("cat").canonicalize().unwrap().display().to_string(),
+        "{report}"
+    );
+    assert_eq!(report["sandbox"]["known_safe"], false, "{report}");
+}
