@@ -269,18 +269,16 @@ impl ApprovalView {
                 if c.pty {
                     flags.push(Span::styled("  pty", theme::warn()));
                 }
-                out.push(Line::from(flags));
+                // The profile shares the cwd's line so the reason below stays on a 24-row screen.
                 if let Some(sb) = &c.sandbox {
                     let style = if sb.profile == crate::protocol::SandboxProfile::Off {
                         theme::warn()
                     } else {
                         theme::dim()
                     };
-                    out.push(Line::from(Span::styled(
-                        format!("  sandbox: {}", sb.describe()),
-                        style,
-                    )));
+                    flags.push(Span::styled(format!("  sandbox: {}", sb.describe()), style));
                 }
+                wrap_line(&Line::from(flags), width, 2, &mut out);
                 if !c.commands.is_empty() {
                     out.push(Line::from(Span::styled(
                         format!(
