@@ -819,7 +819,11 @@ async fn a_reader_found_in_the_workspace_through_path_is_not_known_safe() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(bin.join("cat"), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::write(ws.join("README.md"), "x\n").unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = scratch
         .command()
         .env("PATH", &path)
@@ -831,7 +835,11 @@ async fn a_reader_found_in_the_workspace_through_path_is_not_known_safe() {
     assert_eq!(report["decision"], "ask", "{report}");
     assert_eq!(
         report["commands"][0]["executable"],
-        bin.join("cat").canonicalize().unwrap().display().to_string(),
+        bin.join("cat")
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string(),
         "{report}"
     );
     assert_eq!(report["sandbox"]["known_safe"], false, "{report}");
