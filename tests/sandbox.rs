@@ -628,6 +628,50 @@ async fn pablo_sandbox_runs_one_command_under_a_profile_with_its_exit_status() {
     );
 }
 
+/// pablo is not dumpable (it keeps its secrets from other processes), so the `/proc` files of a
+/// freshly cloned child belong to root; an unprivileged pablo must still be able to write that
+/// child's id maps. Run as an unprivileged user (nobody when the tests run as root): the command
+/// is in a PID namespace of its own and pablo gives no warning about namespaces.
+#[tokio::test]
+async fn an_unprivileged_pablo_still_gives_commands_their_own_namespaces() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new();
+    let root = rustix::process::geteuid().is_root();
+    if root {
+        // nobody must reach the scratch directories and be able to write its home and workspace.
+        for entry in walk(scratch.root()) {
+            std::os::unix::fs::chown(&entry, Some(65534), Some(65534)).unwrap();
+        }
+        std::fs::set_permissions(scratch.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut cmd = scratch.command();
+    cmd.args(["sandbox", "--", "readlink", "/proc/self/ns/pid"]);
+    if root {
+        cmd.uid(65534).gid(65534);
+    }
+    let out = cmd.output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(!stderr.contains("namespaces"), "{stderr}");
+    let ours = std::fs::read_link("/proc/self/ns/pid").unwrap();
+    let theirs = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(theirs.starts_with("pid:["), "{theirs}");
+    assert_ne!(theirs, ours.display().to_string());
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// A kernel without Landlock, made for real: the binary runs under a seccomp filter on which
 /// every Landlock system call fails with ENOSYS. pablo says so once and falls back to asking for
 /// what it would have sandboxed.

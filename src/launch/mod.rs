@@ -156,9 +156,14 @@ impl Launch {
         self.dirs.data.join("sessions").join(session_id)
     }
 
-    /// Builds the host services for one session: the shell settings of the layers, and the
-    /// sandbox the policy engine settled on (with the session's own temporary directory).
-    pub fn host(&self, session_id: &str, policy: &PolicyEngine) -> Result<Arc<Host>, LaunchError> {
+    /// Builds the host services for one session: the shell settings of the layers, the sandbox
+    /// the policy engine settled on (with the session's own temporary directory), and file tools
+    /// that show only what `policy`'s read roots let them read.
+    pub fn host(
+        &self,
+        session_id: &str,
+        policy: &Arc<PolicyEngine>,
+    ) -> Result<Arc<Host>, LaunchError> {
         let state_dir = self.session_state_dir(session_id);
         std::fs::create_dir_all(&state_dir).map_err(|e| LaunchError::StateDir {
             path: state_dir.clone(),
@@ -172,6 +177,10 @@ impl Launch {
         let temp_dir = host.sandbox.temp_dir.take();
         host.sandbox = policy.sandbox_settings().clone();
         host.sandbox.temp_dir = temp_dir;
+        let roots = policy.clone();
+        host.readable = Some(Arc::new(move |path: &str| {
+            roots.check_path(path, crate::policy::Access::Read).is_ok()
+        }));
         Ok(Arc::new(host))
     }
 
@@ -247,7 +256,8 @@ impl Launch {
         let project = context::project_instructions(&self.workspace);
         if project.truncated {
             self.warnings.push(format!(
-                "AGENTS.md instructions were cut at {} bytes",
+                "the AGENTS.md instructions are over {} bytes: their start (from the files \
+                 nearest the repository root) was left out; the nearest file keeps the last word",
                 context::MAX_PROJECT_INSTRUCTIONS
             ));
         }
@@ -266,12 +276,16 @@ impl Launch {
         model: Arc<dyn ModelClient>,
         approvals: ApprovalMode,
     ) -> Result<AgentSetup, LaunchError> {
-        let journal = self.session_store().create(&Header::new(
-            &session_id,
-            self.workspace.to_string_lossy(),
-            model.model(),
-            model.provider(),
-        ))?;
+        // Written from the first turn on: a session nobody spoke in is not kept.
+        let journal = self.session_store().create_pending(
+            &Header::new(
+                &session_id,
+                self.workspace.to_string_lossy(),
+                model.model(),
+                model.provider(),
+            ),
+            Some(self.session_state_dir(&session_id)),
+        )?;
         // Denied tools stay in the catalog so a call is refused with the rule that denied it
         // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;

@@ -46,6 +46,7 @@ pub enum Stage {
     Landlock,
     Seccomp,
     Exec,
+    Dumpable,
 }
 
 impl Stage {
@@ -68,6 +69,7 @@ impl Stage {
             Landlock,
             Seccomp,
             Exec,
+            Dumpable,
         ]
         .into_iter()
         .find(|s| *s as u8 == b)
@@ -91,6 +93,7 @@ impl Stage {
             Stage::Landlock => "applying the Landlock ruleset",
             Stage::Seccomp => "applying the seccomp filter",
             Stage::Exec => "executing the launcher",
+            Stage::Dumpable => "letting pablo write the user namespace's id maps",
         }
     }
 }
@@ -245,6 +248,12 @@ fn pipe_cloexec() -> Result<(OwnedFd, OwnedFd), StartFailure> {
 pub fn spawn(plan: &ChildPlan<'_>) -> Result<Spawned, StartFailure> {
     let (err_r, err_w) = pipe_cloexec()?;
     let (go_r, go_w) = pipe_cloexec()?;
+    let maps = plan.id_maps.filter(|_| plan.namespaces.pid);
+    // The child says when its id maps may be written (see `tie_to_parent`).
+    let ready = match maps {
+        Some(_) => Some(pipe_cloexec()?),
+        None => None,
+    };
     let status = if plan.namespaces.pid {
         Some(pipe_cloexec()?)
     } else {
@@ -256,6 +265,7 @@ pub fn spawn(plan: &ChildPlan<'_>) -> Result<Spawned, StartFailure> {
         go_r: go_r.as_raw_fd(),
         go_w: go_w.as_raw_fd(),
         status_w: status.as_ref().map(|(_, w)| w.as_raw_fd()),
+        ready: ready.as_ref().map(|(r, w)| (r.as_raw_fd(), w.as_raw_fd())),
     };
     // SAFETY: a raw clone without CLONE_VM is a fork: the child runs on a copy of this thread's
     // stack and memory. `child_main` never returns; it makes only async-signal-safe system calls
@@ -282,16 +292,32 @@ pub fn spawn(plan: &ChildPlan<'_>) -> Result<Spawned, StartFailure> {
         kill_and_reap(pid);
         Err(f)
     };
-    if let Some(maps) = plan.id_maps.filter(|_| plan.namespaces.pid)
-        && let Err(e) = write_id_maps(pid, maps)
-    {
-        return fail(StartFailure::parent(
-            "writing the user namespace's id maps",
-            e,
-        ));
-    }
-    if let Err(e) = rustix::io::write(&go_w, b"g") {
-        return fail(StartFailure::parent("starting the child", e.into()));
+    // A child that ended before it was ready has written its report: skip to reading it.
+    let child_ready = match ready {
+        Some((ready_r, ready_w)) => {
+            drop(ready_w);
+            let mut b = [0u8; 1];
+            loop {
+                match rustix::io::read(&ready_r, &mut b) {
+                    Err(rustix::io::Errno::INTR) => continue,
+                    r => break matches!(r, Ok(1)),
+                }
+            }
+        }
+        None => true,
+    };
+    if child_ready {
+        if let Some(maps) = maps
+            && let Err(e) = write_id_maps(pid, maps)
+        {
+            return fail(StartFailure::parent(
+                "writing the user namespace's id maps",
+                e,
+            ));
+        }
+        if let Err(e) = rustix::io::write(&go_w, b"g") {
+            return fail(StartFailure::parent("starting the child", e.into()));
+        }
     }
     // End of file: the launcher was executed (the descriptor is close-on-exec) or the child is
     // gone; five bytes: a stage and an errno.
@@ -341,6 +367,8 @@ struct ChildFds {
     go_r: RawFd,
     go_w: RawFd,
     status_w: Option<RawFd>,
+    /// With a user namespace: the pipe on which the child says its id maps may be written.
+    ready: Option<(RawFd, RawFd)>,
 }
 
 /// Reports `stage` and the current errno to the parent and exits.
@@ -399,6 +427,11 @@ unsafe fn reset_signals(fds: &ChildFds) {
 /// it was set (the parent holds the write end of `go` until the launcher runs; our copy is closed
 /// first, so end of file or a hang-up means pablo is gone).
 ///
+/// With a user namespace, pablo writes the child's id maps in between. pablo is not dumpable
+/// (`protect`), and neither is this copy of it, so its `/proc/PID` files belong to root, and an
+/// unprivileged pablo could not open `uid_map`: the child turns dumpable until the maps are
+/// written, says so on `ready`, and turns back after `go` (it still holds pablo's memory).
+///
 /// # Safety
 /// Only in the child.
 unsafe fn tie_to_parent(fds: &ChildFds) {
@@ -416,6 +449,17 @@ unsafe fn tie_to_parent(fds: &ChildFds) {
             ),
             Stage::ParentGone,
         );
+        if let Some((ready_r, ready_w)) = fds.ready {
+            libc::close(ready_r);
+            check(
+                fds,
+                libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0),
+                Stage::Dumpable,
+            );
+            let b = b'r';
+            libc::write(ready_w, (&b as *const u8).cast(), 1);
+            libc::close(ready_w);
+        }
         let mut b = 0u8;
         loop {
             let n = libc::read(fds.go_r, (&mut b as *mut u8).cast(), 1);
@@ -438,6 +482,13 @@ unsafe fn tie_to_parent(fds: &ChildFds) {
             die(fds, Stage::ParentGone);
         }
         libc::close(fds.go_r);
+        if fds.ready.is_some() {
+            check(
+                fds,
+                libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0),
+                Stage::Dumpable,
+            );
+        }
     }
 }
 

@@ -11,6 +11,7 @@ pub mod child;
 pub mod env;
 pub mod gitconfig;
 pub mod group;
+pub mod protect;
 pub mod run;
 pub mod sandbox;
 pub mod session;

@@ -50,6 +50,9 @@ pub struct Host {
     pub sessions: crate::process::SessionManager,
     /// The front-end's buffers and terminals, when it offers them (an editor over ACP).
     pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
+    /// Which workspace paths the file tools may show (policy's read and deny roots); `None`:
+    /// every path. A listing or a search of a directory leaves out the rest, names included.
+    pub readable: Option<ReadFilter>,
     /// The OS sandbox settings of the session's commands.
     pub sandbox: crate::process::sandbox::SandboxSettings,
     /// Removes the session's temporary directory when the host goes (after the sessions, which
@@ -65,6 +68,9 @@ impl Drop for TempDirGuard {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Whether a workspace-relative path may be read (`""` is the root).
+pub type ReadFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 impl Host {
     /// A host with the shell settings of `[options.shell]`.
@@ -84,6 +90,7 @@ impl Host {
             workspace,
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
             editor: None,
+            readable: None,
             sandbox: crate::process::sandbox::SandboxSettings {
                 temp_dir: Some(temp_dir.clone()),
                 ..Default::default()
