@@ -756,6 +756,8 @@ async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
             model: "m".into(),
             api_key: Some(pablo::model::http::ApiKey::new("sk-test")),
             options: Default::default(),
+            official: false,
+            profile: pablo::model::ModelProfile::lookup("m"),
         })
         .unwrap(),
     );
