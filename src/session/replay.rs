@@ -316,6 +316,7 @@ impl Replayer {
             | Event::ToolTerminal { .. }
             | Event::SessionOutput { .. }
             | Event::Rules { .. }
+            | Event::McpServer { .. }
             | Event::Warning { .. }
             | Event::Error { .. }
             | Event::ShutdownComplete => {}
