@@ -152,9 +152,12 @@ impl ApprovalView {
                 self.answer(ApprovalAnswer::AllowOnce)
             }
             // Only when policy says what "always" would save (a fetch, or a command that cannot
-            // be proven, saves nothing: the answer would be a lie).
+            // be proven, saves nothing: the answer would be a lie), and never for the sandbox
+            // retry (an unsandboxed run is answered once).
             KeyCode::Char('a') | KeyCode::Char('A')
-                if !self.partial() && self.verdict.always_rule.is_some() =>
+                if !self.partial()
+                    && !self.is_sandbox_retry()
+                    && self.verdict.always_rule.is_some() =>
             {
                 self.answer(ApprovalAnswer::AllowAlways)
             }
@@ -214,6 +217,15 @@ impl ApprovalView {
         }
     }
 
+    /// The question after a sandboxed command failed: "run it again without the sandbox?". It
+    /// is answered once or not at all (no rule is saved for it).
+    pub fn is_sandbox_retry(&self) -> bool {
+        self.verdict
+            .rule_ids
+            .iter()
+            .any(|r| r == crate::protocol::SANDBOX_RETRY_RULE)
+    }
+
     /// Title of the prompt.
     pub fn title(&self) -> String {
         match &self.preview {
@@ -223,6 +235,9 @@ impl ApprovalView {
                 } else {
                     format!(" Apply this change to {}? ", fc.path)
                 }
+            }
+            Preview::Command(_) if self.is_sandbox_retry() => {
+                " Run again without the sandbox? ".to_string()
             }
             Preview::Command(c) if c.background => " Start this background command? ".to_string(),
             Preview::Command(_) => " Run this command? ".to_string(),
@@ -297,7 +312,16 @@ impl ApprovalView {
                 if c.pty {
                     flags.push(Span::styled("  pty", theme::warn()));
                 }
-                out.push(Line::from(flags));
+                // The profile shares the cwd's line so the reason below stays on a 24-row screen.
+                if let Some(sb) = &c.sandbox {
+                    let style = if sb.profile == crate::protocol::SandboxProfile::Off {
+                        theme::warn()
+                    } else {
+                        theme::dim()
+                    };
+                    flags.push(Span::styled(format!("  sandbox: {}", sb.describe()), style));
+                }
+                wrap_line(&Line::from(flags), width, 2, &mut out);
                 if !c.commands.is_empty() {
                     out.push(Line::from(Span::styled(
                         format!(
@@ -444,7 +468,9 @@ impl ApprovalView {
             Span::raw(once),
             Span::raw("   "),
         ];
-        if self.partial() {
+        if self.is_sandbox_retry() {
+            // Once only: an unsandboxed run is never saved as a rule.
+        } else if self.partial() {
             spans.push(Span::styled(
                 "[a] Allow always (not with a hunk subset)",
                 theme::dim(),
@@ -458,7 +484,9 @@ impl ApprovalView {
             spans.push(Span::styled("[a]", theme::key()));
             spans.push(Span::raw(" Allow always"));
         }
-        spans.push(Span::raw("   "));
+        if !self.is_sandbox_retry() {
+            spans.push(Span::raw("   "));
+        }
         spans.push(Span::styled("[n]", theme::key()));
         spans.push(Span::raw(" Reject"));
         wrap_line(&Line::from(spans), width, 0, &mut out);
