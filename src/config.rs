@@ -63,6 +63,23 @@ pub struct Options {
     pub tools: BTreeMap<String, ToolMode>,
     #[serde(default)]
     pub filesystem: FilesystemOptions,
+    #[serde(default)]
+    pub checkpoints: CheckpointConfig,
+}
+
+/// `[options.checkpoints]`: the per-turn checkpoints that undo, rewind and `/diff` restore from
+/// (docs/sessions.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointConfig {
+    /// Keep checkpoints (default true).
+    pub enabled: Option<bool>,
+    /// The most file content one checkpoint (one turn) stores, in bytes (default 256 MiB).
+    /// Files beyond it are recorded by hash and size only, and the checkpoint says it cannot
+    /// restore them.
+    pub max_bytes: Option<u64>,
+    /// Files larger than this (default 16 MiB) are recorded by hash and size only.
+    pub max_file_bytes: Option<u64>,
 }
 
 /// `[options.shell]`, in the seed's deployment shape plus pablo's additions.
@@ -372,6 +389,19 @@ impl Layers {
     /// The last layer's value for a scalar setting.
     pub fn last<T: Clone>(&self, pick: impl Fn(&ConfigFile) -> Option<T>) -> Option<T> {
         self.iter().filter_map(pick).last()
+    }
+
+    /// Checkpoint settings, later layers winning. The project layer is not read: a repository's
+    /// own config must not be able to switch off or shrink the person's undo.
+    pub fn checkpoints(&self) -> CheckpointConfig {
+        let mut out = CheckpointConfig::default();
+        for (_, c) in [&self.user, &self.explicit].into_iter().flatten() {
+            let k = &c.options.checkpoints;
+            out.enabled = k.enabled.or(out.enabled);
+            out.max_bytes = k.max_bytes.or(out.max_bytes);
+            out.max_file_bytes = k.max_file_bytes.or(out.max_file_bytes);
+        }
+        out
     }
 
     /// Shell options with scalars merged (later wins) and lists concatenated. Policy reads the

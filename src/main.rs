@@ -122,6 +122,23 @@ enum Command {
         #[arg(long, conflicts_with = "id")]
         last: bool,
     },
+    /// Restore the files the last turn(s) of a session changed, from its checkpoints.
+    Undo {
+        /// The session (an id or a unique prefix); default: the most recent of this workspace.
+        id: Option<String>,
+        /// The most recent session of this workspace.
+        #[arg(long, conflicts_with = "id")]
+        last: bool,
+        /// Undo the last N turns that changed files (and everything after the first of them).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        turns: u32,
+        /// Show what would be restored; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print the plan and the report as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Serve the Agent Client Protocol on stdin/stdout (for editors such as Zed).
     Acp,
     /// The TUI on a scripted model over a scratch copy of a sample project (no key, no network).
@@ -205,6 +222,13 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         }) => runtime.block_on(run(cli.common, task, json, auto_approve, resume)),
         Some(Command::Sessions { json }) => sessions(json),
         Some(Command::Resume { id, last }) => runtime.block_on(resume(cli.common, id, last)),
+        Some(Command::Undo {
+            id,
+            last,
+            turns,
+            dry_run,
+            json,
+        }) => undo(&cli.common, id, last, turns, dry_run, json),
         Some(Command::Acp) => runtime.block_on(acp(cli.common)),
         Some(Command::Config {
             command: ConfigCommand::Validate { file },
@@ -383,6 +407,93 @@ fn resume_workspace(common: &Common, info: &pablo::session::SessionInfo) -> Resu
         }
     }
     Ok(options)
+}
+
+/// `pablo undo`: the last turn(s) of a session taken back, files only (exit status 0 when every
+/// file was restored, 1 when some were left alone, 2 on error).
+fn undo(
+    common: &Common,
+    id: Option<String>,
+    last: bool,
+    turns: u32,
+    dry_run: bool,
+    json: bool,
+) -> Result<ExitCode> {
+    use pablo::protocol::{RestoreAction, RestoreStatus};
+    let (id, info) = find_session(common, id.as_deref(), last)?;
+    let options = resume_workspace(common, &info)?;
+    let mut launch = Launch::prepare(options)?;
+    let outcome = launch.undo(&id, turns, dry_run)?;
+    let skipped = match &outcome.report {
+        Some(r) => !r.skipped.is_empty(),
+        None => outcome
+            .plan
+            .files
+            .iter()
+            .any(|f| f.status != RestoreStatus::Ready),
+    };
+    if json {
+        let line = serde_json::json!({
+            "type": "undo",
+            "session_id": id,
+            "dry_run": dry_run,
+            "plan": outcome.plan,
+            "report": outcome.report,
+        });
+        println!("{line}");
+        return Ok(ExitCode::from(u8::from(skipped)));
+    }
+    let plan = &outcome.plan;
+    println!(
+        "pablo: {}{} of session {id}",
+        plan.title.to_lowercase(),
+        if dry_run { " (dry run: nothing changed)" } else { "" }
+    );
+    if plan.files.is_empty() {
+        println!("  nothing to restore: every file is already as it was");
+    }
+    let verb = |a: RestoreAction| match (a, dry_run) {
+        (RestoreAction::Rewrite, false) => "restored",
+        (RestoreAction::Delete, false) => "deleted",
+        (RestoreAction::Recreate, false) => "recreated",
+        (RestoreAction::Rewrite, true) => "would restore",
+        (RestoreAction::Delete, true) => "would delete",
+        (RestoreAction::Recreate, true) => "would recreate",
+    };
+    match &outcome.report {
+        Some(report) => {
+            for r in &report.restored {
+                println!("  {:<14} {}", verb(r.action), r.path);
+            }
+            for s in &report.skipped {
+                println!("  {:<14} {}: {}", s.code.replace('_', " "), s.path, s.message);
+            }
+        }
+        None => {
+            for f in &plan.files {
+                match f.status {
+                    RestoreStatus::Ready => println!(
+                        "  {:<14} {}  (+{} −{})",
+                        verb(f.action),
+                        f.path,
+                        f.added,
+                        f.removed
+                    ),
+                    _ => println!(
+                        "  {:<14} {}: {}",
+                        if f.status == RestoreStatus::Conflict {
+                            "conflict"
+                        } else {
+                            "unrestorable"
+                        },
+                        f.path,
+                        f.reason.as_deref().unwrap_or("")
+                    ),
+                }
+            }
+        }
+    }
+    Ok(ExitCode::from(u8::from(skipped)))
 }
 
 /// `pablo sessions`: id, last update, turns, checklist progress, workspace, title.

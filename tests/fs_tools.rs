@@ -779,6 +779,7 @@ mod through_the_agent {
             system_prompt: String::new(),
             history: Vec::new(),
             recorder: None,
+            checkpoints: None,
         });
         handle
             .ops

@@ -819,6 +819,7 @@ mod rules_over_the_protocol {
             system_prompt: String::new(),
             history: Vec::new(),
             recorder: None,
+            checkpoints: None,
         });
 
         h.ops.send(Op::ListRules).unwrap();

@@ -1016,6 +1016,7 @@ mod agent_end_to_end {
             system_prompt: "you plan".into(),
             history: Vec::new(),
             recorder: None,
+            checkpoints: None,
         });
         handle.ops.send(Op::UserTurn { text: text.into() }).unwrap();
         let mut events = Vec::new();

@@ -152,6 +152,7 @@ fn setup(
         system_prompt: "You are a test.".into(),
         history,
         recorder: Some(Box::new(journal)),
+        checkpoints: None,
     }
 }
 

@@ -1029,6 +1029,7 @@ fn spawn_agent(host: Arc<Host>) -> pablo::protocol::AgentHandle {
         system_prompt: String::new(),
         history: Vec::new(),
         recorder: None,
+        checkpoints: None,
     })
 }
 

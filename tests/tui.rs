@@ -258,6 +258,7 @@ mod in_process {
             system_prompt: String::new(),
             history: Vec::new(),
             recorder: None,
+            checkpoints: None,
         };
         let handle = agent::spawn(setup);
         // Keys: type "hi", Enter; later ctrl-c twice. The key stream pauses so the turn can run.

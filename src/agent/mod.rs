@@ -7,6 +7,7 @@
 //! awaits the tool that is running (tools watch the token and clean up), answers every pending
 //! call with a result, and ends with `TurnCompleted { stop_reason: Cancelled }`.
 
+mod checkpoints;
 pub mod context;
 pub mod limits;
 
@@ -46,6 +47,8 @@ pub struct AgentSetup {
     /// The conversation so far (resume); empty for a new session.
     pub history: Vec<Message>,
     pub recorder: Option<Box<dyn EventRecorder>>,
+    /// The session's checkpoints (undo, rewind, `/diff`); `None` keeps none.
+    pub checkpoints: Option<Arc<crate::session::checkpoint::Checkpoints>>,
 }
 
 /// Starts the agent task. It announces itself with `SessionStarted` and ends after
@@ -54,8 +57,10 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let (inner_tx, inner_rx) = mpsc::unbounded_channel();
+    let (control_tx, control_rx) = mpsc::unbounded_channel();
     let recorder = setup.recorder;
-    let forwarder = tokio::spawn(forward_events(inner_rx, out_tx, recorder));
+    let journaled = recorder.is_some();
+    let forwarder = tokio::spawn(forward_events(inner_rx, control_rx, out_tx, recorder));
     let agent = Agent {
         session_id: setup.session_id,
         model: setup.model,
@@ -71,6 +76,9 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         events: EventSink::new(inner_tx),
         emitted: Arc::new(AtomicU64::new(0)),
         pending: Arc::new(Mutex::new(HashMap::new())),
+        checkpoints: setup.checkpoints,
+        control: control_tx,
+        journaled,
     };
     let task = tokio::spawn(async move {
         agent.run(ops_rx).await;
@@ -84,13 +92,64 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
     }
 }
 
+/// A request to the event forwarder, handled after every event sent before it.
+enum Control {
+    /// Continue journaling as a forked session (see [`EventRecorder::fork`]).
+    Fork {
+        new_id: String,
+        before_turn: u32,
+        carry: Vec<Event>,
+        reply: oneshot::Sender<std::io::Result<Option<Vec<Event>>>>,
+    },
+}
+
 /// Passes events to the recorder, then to the front-end, in order.
 async fn forward_events(
     mut rx: mpsc::UnboundedReceiver<Event>,
+    mut control: mpsc::UnboundedReceiver<Control>,
     tx: mpsc::UnboundedSender<Event>,
     mut recorder: Option<Box<dyn EventRecorder>>,
 ) {
-    while let Some(event) = rx.recv().await {
+    let mut control_open = true;
+    loop {
+        let event = tokio::select! {
+            biased;
+            e = rx.recv() => match e {
+                Some(e) => e,
+                None => break,
+            },
+            c = control.recv(), if control_open => {
+                let Some(Control::Fork { new_id, before_turn, carry, reply }) = c else {
+                    control_open = false;
+                    continue;
+                };
+                // Whatever was sent before the request belongs to the old journal.
+                while let Ok(e) = rx.try_recv() {
+                    if forward_one(e, &tx, &mut recorder) {
+                        return;
+                    }
+                }
+                let forked = match recorder.as_mut() {
+                    Some(r) => r.fork(&new_id, before_turn, &carry),
+                    None => Ok(None),
+                };
+                let _ = reply.send(forked);
+                continue;
+            }
+        };
+        if forward_one(event, &tx, &mut recorder) {
+            break;
+        }
+    }
+}
+
+/// Records one event and passes it on; true after the last one.
+fn forward_one(
+    event: Event,
+    tx: &mpsc::UnboundedSender<Event>,
+    recorder: &mut Option<Box<dyn EventRecorder>>,
+) -> bool {
+    {
         if let Some(r) = recorder.as_mut() {
             let boundary = matches!(
                 event,
@@ -103,7 +162,7 @@ async fn forward_events(
                 .and_then(|()| if boundary { r.sync() } else { Ok(()) });
             if let Err(e) = written {
                 tracing::warn!(error = %e, "journal write failed; continuing without journal");
-                recorder = None;
+                *recorder = None;
                 let _ = tx.send(Event::Warning {
                     message: format!("the session journal could not be written ({e}); this session will not be resumable from here on"),
                 });
@@ -111,9 +170,7 @@ async fn forward_events(
         }
         let last = matches!(event, Event::ShutdownComplete);
         let _ = tx.send(event);
-        if last {
-            break;
-        }
+        last
     }
 }
 
@@ -183,6 +240,10 @@ struct Agent {
     events: EventSink,
     emitted: Arc<AtomicU64>,
     pending: PendingApprovals,
+    checkpoints: Option<Arc<crate::session::checkpoint::Checkpoints>>,
+    control: mpsc::UnboundedSender<Control>,
+    /// Whether a journal records the session (a rewind forks it).
+    journaled: bool,
 }
 
 /// Why a turn stopped early.
@@ -236,7 +297,7 @@ impl Agent {
                     Some(Op::UserTurn { text }) => text,
                     Some(Op::Shutdown) | None => break,
                     Some(op) => {
-                        self.handle_idle_op(op);
+                        self.handle_idle_op(op).await;
                         continue;
                     }
                 },
@@ -247,6 +308,7 @@ impl Agent {
             let session_events = self.events.clone();
             let turn_cancel = cancel.clone();
             let turn_policy = self.policy.clone();
+            let turn_checkpoints = self.checkpoints.clone();
             {
                 let turn = self.run_turn(text, cancel.clone());
                 tokio::pin!(turn);
@@ -272,6 +334,9 @@ impl Agent {
                             Some(op @ (Op::ListRules | Op::RemoveRule { .. })) => {
                                 answer_rules_op(&turn_policy, &session_events, op);
                             }
+                            Some(op @ (Op::ListCheckpoints | Op::PlanRestore { .. } | Op::Restore { .. })) => {
+                                checkpoints::answer_during_turn(turn_checkpoints.as_deref(), &session_events, op);
+                            }
                         },
                     }
                 }
@@ -282,7 +347,7 @@ impl Agent {
         self.emit(Event::ShutdownComplete);
     }
 
-    fn handle_idle_op(&self, op: Op) {
+    async fn handle_idle_op(&mut self, op: Op) {
         match op {
             Op::Approval { call_id, .. } => self.emit(Event::Warning {
                 message: format!("no tool call {call_id} is waiting for approval"),
@@ -293,6 +358,9 @@ impl Agent {
             }
             Op::ListRules | Op::RemoveRule { .. } => {
                 answer_rules_op(&self.policy, &self.events, op);
+            }
+            Op::ListCheckpoints | Op::PlanRestore { .. } | Op::Restore { .. } => {
+                self.answer_checkpoint_op(op).await;
             }
             Op::UserTurn { .. } | Op::Shutdown => {}
         }
@@ -309,6 +377,7 @@ impl Agent {
         let started = Instant::now();
         let calls_before = (self.budget.model_calls, self.budget.tool_calls);
         self.emit(Event::UserMessage { text: text.clone() });
+        let text = self.open_checkpoint(text);
         self.messages.push(Message::User { text });
         // The run deadline bounds each turn (`pablo run` has exactly one; an interactive session
         // that sat idle for an hour must not have its next turn cut at once). It cancels like an
@@ -804,6 +873,8 @@ impl Agent {
             host: self.host.clone(),
         };
         let mut preview = tool.preview(&args, &ctx).await?;
+        // After a per-hunk review: the hunks the person did not accept, for the result.
+        let mut not_applied = None;
         let verdict = self.policy.decide(tool.name(), tool.kind(), &mut preview);
         span.record("decision", crate::policy::decision_label(verdict.decision));
         match verdict.decision {
@@ -820,9 +891,11 @@ impl Agent {
                 .with_data(json!({"rule_ids": verdict.rule_ids})));
             }
             Decision::Ask => {
-                preview = self
+                let (accepted, partial) = self
                     .ask(tool.as_ref(), call, preview, verdict, cancel)
                     .await?;
+                preview = accepted;
+                not_applied = partial;
             }
         }
         if cancel.is_cancelled() {
@@ -849,10 +922,17 @@ impl Agent {
             call_id: call.id.clone(),
             preview: preview.clone(),
         });
-        tool.commit(&args, &preview, &ctx).await
+        let committed = self
+            .commit_recorded(tool.as_ref(), call, &args, &preview, &ctx)
+            .await;
+        match (committed, not_applied) {
+            (Ok(data), Some(partial)) => Ok(checkpoints::with_partial(data, partial)),
+            (result, _) => result,
+        }
     }
 
-    /// Handles an ask according to the approval mode; returns the preview to commit.
+    /// Handles an ask according to the approval mode; returns the preview to commit, and after a
+    /// per-hunk review what the result must say about the hunks not accepted.
     async fn ask(
         &mut self,
         tool: &dyn Tool,
@@ -860,9 +940,9 @@ impl Agent {
         preview: Preview,
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
-    ) -> Result<Preview, ToolFailure> {
+    ) -> Result<(Preview, Option<Value>), ToolFailure> {
         match self.approvals {
-            ApprovalMode::ApproveAsks => return Ok(preview),
+            ApprovalMode::ApproveAsks => return Ok((preview, None)),
             ApprovalMode::RefuseAsks => {
                 return Err(ToolFailure::new(
                     "approval_required",
@@ -908,12 +988,15 @@ impl Agent {
             answer: answer.clone(),
         });
         match answer {
-            ApprovalAnswer::AllowOnce => Ok(preview),
+            ApprovalAnswer::AllowOnce => Ok((preview, None)),
             ApprovalAnswer::AllowAlways => {
                 self.policy.remember(tool.name(), &preview)?;
-                Ok(preview)
+                Ok((preview, None))
             }
-            ApprovalAnswer::AllowHunks { hunks } => tool.narrow(&preview, &hunks),
+            ApprovalAnswer::AllowHunks { hunks } => {
+                let narrowed = tool.narrow(&preview, &hunks)?;
+                Ok((narrowed, checkpoints::not_applied(&preview, &hunks)))
+            }
             ApprovalAnswer::Reject { note } => {
                 let mut msg = format!("the person rejected {}", tool.name());
                 if let Some(n) = note.as_deref().filter(|n| !n.trim().is_empty()) {

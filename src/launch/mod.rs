@@ -15,6 +15,10 @@ use crate::model::ModelError;
 use crate::policy::{CliFlags, PolicyEngine, PolicyError, StaticPolicy};
 use crate::protocol::AgentHandle;
 use crate::protocol::Event;
+use crate::session::checkpoint::{
+    CheckpointSettings, Checkpoints, DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES, History,
+    ObjectStore,
+};
 use crate::session::{Header, ResumeState, SessionError, Store};
 use crate::tools::{Catalog, Host};
 use crate::workspace::{Workspace, WorkspaceOptions};
@@ -74,6 +78,8 @@ pub enum LaunchError {
     Session(#[from] SessionError),
     #[error("demo: {0}")]
     Demo(String),
+    #[error(transparent)]
+    Checkpoint(#[from] crate::session::checkpoint::CheckpointError),
 }
 
 impl Coded for LaunchError {
@@ -87,6 +93,7 @@ impl Coded for LaunchError {
             LaunchError::Setup(_) => "setup_failed",
             LaunchError::Session(e) => e.code(),
             LaunchError::Demo(_) => "demo_setup_failed",
+            LaunchError::Checkpoint(e) => e.code(),
         }
     }
 }
@@ -156,17 +163,49 @@ impl Launch {
         self.dirs.data.join("sessions").join(session_id)
     }
 
-    /// Builds the host services for one session.
-    pub fn host(&self, session_id: &str, launcher: &str) -> Result<Arc<Host>, LaunchError> {
+    /// Builds the host services for one session; `checkpoints` hear of every file write.
+    pub fn host(
+        &self,
+        session_id: &str,
+        launcher: &str,
+        checkpoints: Option<&Arc<Checkpoints>>,
+    ) -> Result<Arc<Host>, LaunchError> {
         let state_dir = self.session_state_dir(session_id);
         std::fs::create_dir_all(&state_dir).map_err(|e| LaunchError::StateDir {
             path: state_dir.clone(),
             message: e.to_string(),
         })?;
-        Ok(Arc::new(Host::new(
+        let mut host = Host::new(
             self.workspace_handle.clone(),
             state_dir,
             &self.shell_options(launcher),
+        );
+        host.changes = checkpoints.map(|c| c.clone() as Arc<dyn crate::tools::ChangeRecorder>);
+        Ok(Arc::new(host))
+    }
+
+    /// The content store checkpoints keep file bytes in (`$XDG_DATA_HOME/pablo/checkpoints`).
+    pub fn checkpoint_objects(&self) -> ObjectStore {
+        ObjectStore::at(crate::session::checkpoint::objects_dir(&self.dirs.data))
+    }
+
+    /// The session's checkpoints, from `[options.checkpoints]`, starting from `history`; `None`
+    /// when they are switched off.
+    pub fn checkpoints(&self, history: History) -> Option<Arc<Checkpoints>> {
+        let config = self.layers.checkpoints();
+        if config.enabled == Some(false) {
+            return None;
+        }
+        let shell_off = self.options.no_shell || self.layers.shell().enabled == Some(false);
+        Some(Arc::new(Checkpoints::new(
+            self.workspace_handle.clone(),
+            self.checkpoint_objects(),
+            CheckpointSettings {
+                max_bytes: config.max_bytes.unwrap_or(DEFAULT_MAX_BYTES),
+                max_file_bytes: config.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
+                scan_commands: !shell_off,
+            },
+            history,
         )))
     }
 
@@ -270,8 +309,10 @@ impl Launch {
         // Denied tools stay in the catalog so a call is refused with the rule that denied it
         // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;
+        let checkpoints = self.checkpoints(History::default());
         Ok(AgentSetup {
-            host: self.host(&session_id, policy.launcher())?,
+            host: self.host(&session_id, policy.launcher(), checkpoints.as_ref())?,
+            checkpoints,
             catalog: self.catalog(&policy)?,
             policy,
             limits: self.limits.clone(),
@@ -298,8 +339,10 @@ impl Launch {
         state
             .restore_approvals(&policy)
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        let checkpoints = self.checkpoints(state.checkpoints.clone());
         let setup = AgentSetup {
-            host: self.host(session_id, policy.launcher())?,
+            host: self.host(session_id, policy.launcher(), checkpoints.as_ref())?,
+            checkpoints,
             catalog: self.catalog(&policy)?,
             policy,
             limits: self.limits.clone(),
@@ -311,6 +354,56 @@ impl Launch {
             recorder: Some(Box::new(journal)),
         };
         Ok((setup, state))
+    }
+
+    /// `pablo undo`: plans the undo of the last `turns` turns (that changed files) of the
+    /// journaled session `session_id` (a full id; it must not be open in another pablo), and
+    /// unless `dry_run` restores every file still as pablo left it. Files changed since are
+    /// conflicts and are left alone. The restore is journaled, so the session's next prompt tells
+    /// the model.
+    pub fn undo(
+        &mut self,
+        session_id: &str,
+        turns: u32,
+        dry_run: bool,
+    ) -> Result<UndoOutcome, LaunchError> {
+        use crate::core::EventRecorder;
+        use crate::protocol::{RestoreChoice, RestoreScope, RestoreStatus};
+        let (mut journal, state) = self.session_store().resume(session_id)?;
+        let checkpoints = self.checkpoints(state.checkpoints).ok_or_else(|| {
+            LaunchError::Setup(
+                "checkpoints are switched off ([options.checkpoints] enabled = false)".into(),
+            )
+        })?;
+        let plan = checkpoints.plan(&RestoreScope::Undo { turns })?;
+        if dry_run {
+            return Ok(UndoOutcome { plan, report: None });
+        }
+        let choices: Vec<RestoreChoice> = plan
+            .files
+            .iter()
+            .filter(|f| f.status == RestoreStatus::Ready)
+            .map(|f| RestoreChoice {
+                path: f.path.clone(),
+                hunks: None,
+            })
+            .collect();
+        let (plan, report) = checkpoints.restore(&plan.plan_id, &choices)?;
+        journal
+            .record(&Event::Restored {
+                report: report.clone(),
+            })
+            .and_then(|()| journal.sync())
+            .map_err(|e| {
+                LaunchError::Session(SessionError::Io {
+                    path: journal.path().to_path_buf(),
+                    message: format!("the files were restored, but the journal could not record it: {e}"),
+                })
+            })?;
+        Ok(UndoOutcome {
+            plan,
+            report: Some(report),
+        })
     }
 
     /// The model client chosen by flags over config layers, then the environment
@@ -371,6 +464,13 @@ impl Launch {
             .map(|m| Event::Warning { message: m.clone() })
             .collect()
     }
+}
+
+/// What `pablo undo` planned and (unless it was a dry run) did.
+#[derive(Debug, Clone)]
+pub struct UndoOutcome {
+    pub plan: crate::protocol::RestorePlan,
+    pub report: Option<crate::protocol::RestoreReport>,
 }
 
 /// File options from every layer: refused names add up, the smallest file-size cap wins.

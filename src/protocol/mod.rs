@@ -4,10 +4,16 @@
 //! [`Event`]s back. Everything here is plain serde data so that the same stream can be printed as
 //! JSON lines, journaled to disk, replayed on resume, or rendered on screen.
 
+pub mod checkpoint;
 pub mod describe;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use checkpoint::{
+    FileChange, FileState, HunkSource, RestoreAction, RestoreChoice, RestoreFile, RestorePlan,
+    RestoreReport, RestoreScope, RestoreStatus, RestoredFile, SkippedFile, TurnCheckpoint,
+};
 
 /// A complete tool call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +47,17 @@ pub enum Op {
     ListRules,
     /// Remove one saved approval by id (`/rules remove ID`); answered by [`Event::Rules`].
     RemoveRule { id: String },
+    /// List the turns that can be taken back (`/rewind`); answered by [`Event::Checkpoints`].
+    ListCheckpoints,
+    /// Work out what a restore would do (`/undo`, `/rewind`, `/diff`); answered by
+    /// [`Event::RestorePlan`]. Nothing is written.
+    PlanRestore { scope: RestoreScope },
+    /// Restore the chosen files of the plan `plan_id`, each only if it is still as the plan showed
+    /// it; answered by [`Event::Restored`] (and [`Event::SessionForked`] for a rewind).
+    Restore {
+        plan_id: String,
+        files: Vec<RestoreChoice>,
+    },
     /// Stop the agent: cancels any running turn, kills background sessions, then closes.
     Shutdown,
 }
@@ -433,6 +450,29 @@ pub enum Event {
         rules: Vec<RuleSummary>,
         #[serde(default)]
         removed: Option<String>,
+    },
+    /// Files a tool call changed, with what they were before and after (the turn's checkpoint
+    /// grows by these). Journaled: undo and `/diff` are rebuilt from them.
+    FilesChanged {
+        turn: u32,
+        call_id: String,
+        tool: String,
+        changes: Vec<FileChange>,
+    },
+    /// The turns that can be taken back, answering [`Op::ListCheckpoints`]. Live only.
+    Checkpoints { turns: Vec<TurnCheckpoint> },
+    /// A restore to review, answering [`Op::PlanRestore`]. Live only.
+    RestorePlan { plan: RestorePlan },
+    /// Files were restored (or skipped), answering [`Op::Restore`] or `pablo undo`.
+    Restored { report: RestoreReport },
+    /// The conversation went back to the start of `turn` and continues as the new session
+    /// `session_id`; the turns from `turn` on stay in the journal of `from_session`. `text` is the
+    /// prompt of that turn, for the person to edit and send again.
+    SessionForked {
+        session_id: String,
+        from_session: String,
+        turn: u32,
+        text: String,
     },
     /// Something non-fatal the person should know (a torn journal line, a truncated AGENTS.md).
     Warning { message: String },

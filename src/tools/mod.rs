@@ -50,6 +50,24 @@ pub struct Host {
     pub sessions: crate::process::SessionManager,
     /// The front-end's buffers and terminals, when it offers them (an editor over ACP).
     pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
+    /// The session's checkpoints: told what a file held before pablo changes it.
+    pub changes: Option<Arc<dyn ChangeRecorder>>,
+}
+
+/// Keeps what a file held before pablo changes it, so the change can be undone (the session's
+/// checkpoints implement it). Called from inside the commit of `fs.write` and `fs.edit`.
+pub trait ChangeRecorder: Send + Sync {
+    /// A new file is about to be created (before its missing directories are made).
+    fn will_create(&self, rel: &crate::workspace::RelPath);
+    /// The bytes about to be replaced (`None`: the file is being created), after the revision
+    /// check passed and before anything is written. An error stops the write.
+    fn before_write(
+        &self,
+        rel: &crate::workspace::RelPath,
+        previous: Option<&crate::workspace::FileBytes>,
+    ) -> Result<(), String>;
+    /// The bytes that landed.
+    fn after_write(&self, rel: &crate::workspace::RelPath, bytes: &[u8]);
 }
 
 impl Host {
@@ -67,6 +85,7 @@ impl Host {
             state_dir,
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
             editor: None,
+            changes: None,
         }
     }
 }

@@ -11,6 +11,9 @@ pub enum CommandId {
     Ps,
     Kill,
     Rules,
+    Undo,
+    Rewind,
+    Diff,
     Model,
     Clear,
     Quit,
@@ -66,6 +69,24 @@ pub static COMMANDS: &[SlashCommand] = &[
         args: "",
         help: "saved \"allow always\" rules (/rules remove ID)",
         id: CommandId::Rules,
+    },
+    SlashCommand {
+        name: "undo",
+        args: "",
+        help: "restore the files the last turn changed (with a preview)",
+        id: CommandId::Undo,
+    },
+    SlashCommand {
+        name: "rewind",
+        args: "",
+        help: "go back to the start of an earlier turn: files and conversation",
+        id: CommandId::Rewind,
+    },
+    SlashCommand {
+        name: "diff",
+        args: "",
+        help: "everything this session changed, by file and hunk; revert a hunk or a file",
+        id: CommandId::Diff,
     },
     SlashCommand {
         name: "model",
@@ -127,4 +148,9 @@ pub static KEYS: &[(&str, &str)] = &[
         "approval of an edit: toggle a hunk, previous / next hunk",
     ),
     ("f", "approval: full-screen diff"),
+    (
+        "space, y / n",
+        "restore preview: select a file or hunk, restore / cancel",
+    ),
+    ("r", "/diff: revert the selected hunk or file (opens the preview)"),
 ];

@@ -38,6 +38,10 @@ pub enum Layer {
     Approval(Box<ApprovalView>),
     Sessions(SessionsView),
     Resume(ResumeView),
+    /// `/rewind`'s list of turns.
+    Rewind(super::restore::RewindView),
+    /// A restore preview (`/undo`, `/rewind`) or the `/diff` review.
+    Restore(Box<super::restore::RestoreView>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

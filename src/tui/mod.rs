@@ -7,6 +7,7 @@ pub mod composer;
 pub mod diff;
 pub mod layers;
 pub mod markdown;
+pub mod restore;
 #[cfg(test)]
 mod snapshot_tests;
 pub mod state;

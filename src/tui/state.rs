@@ -14,12 +14,13 @@ use super::cells::{CellKind, NoticeLevel, ToolCell, ToolStatus};
 use super::commands::{self, CommandId};
 use super::composer::{Composer, ComposerAction};
 use super::layers::{ApprovalView, Intent, Layer, ResumeView, SessionsView};
+use super::restore::{self, RestoreView, RewindView};
 use super::text::Output;
 use super::theme;
 use super::transcript::Transcript;
 use crate::protocol::{
-    ApprovalAnswer, Event, Op, PlanItem, PlanStatus, Preview, RuleSummary, SessionSummary,
-    StopReason, ToolOutcome, Usage,
+    ApprovalAnswer, Event, Op, PlanItem, PlanStatus, Preview, RestoreAction, RestoreReport,
+    RestoreScope, RuleSummary, SessionSummary, StopReason, ToolOutcome, Usage,
 };
 
 /// Side effects on the terminal that only the loop can perform.
@@ -75,6 +76,8 @@ pub struct AppState {
     pub workspace_dir: Option<std::path::PathBuf>,
     /// A saved session picked in `/resume`: the TUI closes so the caller can resume it.
     pub resume_requested: Option<String>,
+    /// The transcript cell of each prompt, by turn number (a rewind cuts the transcript there).
+    turn_cells: Vec<(u64, usize)>,
 }
 
 impl AppState {
@@ -104,6 +107,7 @@ impl AppState {
             effects: Vec::new(),
             workspace_dir: None,
             resume_requested: None,
+            turn_cells: Vec::new(),
         }
     }
 
@@ -146,9 +150,10 @@ impl AppState {
             }
             Event::UserMessage { text } => {
                 self.finish_streaming();
-                self.transcript.push(CellKind::User(text));
+                let cell = self.transcript.push(CellKind::User(text));
                 self.turn_running = true;
                 self.turns += 1;
+                self.turn_cells.push((self.turns, cell));
                 self.transcript.scroll_to_bottom();
             }
             Event::MessageDelta { text } => {
@@ -311,6 +316,35 @@ impl AppState {
                 self.sessions = sessions;
             }
             Event::Rules { rules, removed } => self.show_rules(&rules, removed.as_deref()),
+            // The record of what each call changed is for the journal and for undo.
+            Event::FilesChanged { .. } => {}
+            Event::Checkpoints { turns } => {
+                self.layers.retain(|l| !matches!(l, Layer::Rewind(_)));
+                self.layers.push(Layer::Rewind(RewindView::new(turns)));
+            }
+            Event::RestorePlan { plan } => {
+                self.layers
+                    .retain(|l| !matches!(l, Layer::Rewind(_) | Layer::Restore(_)));
+                if matches!(plan.scope, RestoreScope::Session { .. }) && plan.files.is_empty() {
+                    self.notice(
+                        NoticeLevel::Info,
+                        "this session has not changed any file (or every change was undone)",
+                    );
+                } else {
+                    self.layers
+                        .push(Layer::Restore(Box::new(RestoreView::new(plan))));
+                }
+            }
+            Event::Restored { report } => {
+                self.layers.retain(|l| !matches!(l, Layer::Restore(_)));
+                self.show_restored(&report);
+            }
+            Event::SessionForked {
+                session_id,
+                from_session,
+                turn,
+                text,
+            } => self.forked(session_id, from_session, turn, text),
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
             Event::Error { code, message } => {
                 self.notice(NoticeLevel::Error, format!("{code}: {message}"));
@@ -350,7 +384,7 @@ impl AppState {
             .position(|l| matches!(l, Layer::Approval(a) if a.call_id == call_id))?;
         match self.layers.remove(pos) {
             Layer::Approval(a) => Some(*a),
-            Layer::Sessions(_) | Layer::Resume(_) => None,
+            Layer::Sessions(_) | Layer::Resume(_) | Layer::Rewind(_) | Layer::Restore(_) => None,
         }
     }
 
@@ -384,6 +418,108 @@ impl AppState {
                 }
             }
         }
+    }
+
+    fn run_restore_intent(&mut self, intent: restore::Intent) {
+        match intent {
+            restore::Intent::None => {}
+            restore::Intent::Close => {
+                self.layers.pop();
+            }
+            restore::Intent::Plan(scope) => self.outbox.push(Op::PlanRestore { scope }),
+            restore::Intent::Restore {
+                plan_id,
+                files,
+                rewind,
+            } => {
+                self.hint = Some(if rewind {
+                    "rewinding…".into()
+                } else {
+                    "restoring…".into()
+                });
+                self.outbox.push(Op::Restore { plan_id, files });
+            }
+        }
+    }
+
+    /// What a restore did, in the transcript.
+    fn show_restored(&mut self, report: &RestoreReport) {
+        self.hint = None;
+        let what = match &report.scope {
+            RestoreScope::Undo { .. } | RestoreScope::Rewind { .. } if !report.turns.is_empty() => {
+                let t: Vec<String> = report.turns.iter().map(u32::to_string).collect();
+                format!("Undid turn{} {}", if t.len() == 1 { "" } else { "s" }, t.join(", "))
+            }
+            _ => "Reverted".to_string(),
+        };
+        let mut lines = vec![Line::from(Span::styled(what, theme::heading(2)))];
+        if report.restored.is_empty() {
+            lines.push(Line::from(Span::styled("  no file was changed", theme::dim())));
+        }
+        for r in &report.restored {
+            let verb = match (r.action, &r.hunks) {
+                (_, Some(h)) => format!(
+                    "restored {} hunk{}",
+                    h.len(),
+                    if h.len() == 1 { "" } else { "s" }
+                ),
+                (RestoreAction::Delete, None) => "deleted".into(),
+                (RestoreAction::Recreate, None) => "recreated".into(),
+                (RestoreAction::Rewrite, None) => "restored".into(),
+            };
+            lines.push(Line::from(vec![
+                Span::styled(format!("  ✓ {verb:<12} "), theme::ok()),
+                Span::raw(r.path.clone()),
+            ]));
+        }
+        for s in &report.skipped {
+            let style = if s.code == "deselected" {
+                theme::dim()
+            } else {
+                theme::warn()
+            };
+            lines.push(Line::from(vec![
+                Span::styled(format!("  · {:<12} ", s.code.replace('_', " ")), style),
+                Span::raw(s.path.clone()),
+                Span::styled(format!("  {}", s.message), theme::dim()),
+            ]));
+        }
+        self.transcript.push(CellKind::Info(lines));
+        self.transcript.scroll_to_bottom();
+    }
+
+    /// A rewind: the transcript is cut before the prompt of `turn`, which goes back into the
+    /// composer; the session continues under its new id.
+    fn forked(&mut self, session_id: String, from: String, turn: u32, text: String) {
+        if let Some(pos) = self
+            .turn_cells
+            .iter()
+            .position(|(t, _)| *t >= u64::from(turn))
+        {
+            let cell = self.turn_cells[pos].1;
+            self.turn_cells.truncate(pos);
+            // The restore report comes after the prompt's cell; keep it under the cut.
+            let report = self.transcript.take_last_info();
+            self.transcript.truncate(cell);
+            if let Some(lines) = report {
+                self.transcript.push(CellKind::Info(lines));
+            }
+        }
+        self.turns = u64::from(turn.saturating_sub(1));
+        if self.status.resume_command.is_some() {
+            self.status.resume_command = Some(format!("pablo resume {session_id}"));
+        }
+        self.status.session_id = session_id.clone();
+        self.notice(
+            NoticeLevel::Info,
+            format!(
+                "rewound to the start of turn {turn}: this conversation continues as session                  {session_id}; the later turns stay in session {from}. The prompt is back in the                  composer to edit or send."
+            ),
+        );
+        if self.composer.is_empty() {
+            self.composer.insert_str(&text);
+        }
+        self.transcript.scroll_to_bottom();
     }
 
     fn interrupt(&mut self) {
@@ -431,11 +567,16 @@ impl AppState {
         let ids: Vec<String> = self.sessions.iter().map(|s| s.session_id.clone()).collect();
         if let Some(top) = self.layers.last_mut() {
             let intent = match top {
-                Layer::Approval(a) => a.handle_key(key, width),
-                Layer::Sessions(s) => s.handle_key(key, &ids),
-                Layer::Resume(r) => r.handle_key(key),
+                Layer::Approval(a) => Ok(a.handle_key(key, width)),
+                Layer::Sessions(s) => Ok(s.handle_key(key, &ids)),
+                Layer::Resume(r) => Ok(r.handle_key(key)),
+                Layer::Rewind(r) => Err(r.handle_key(key)),
+                Layer::Restore(r) => Err(r.handle_key(key, width)),
             };
-            return self.run_intent(intent);
+            return match intent {
+                Ok(i) => self.run_intent(i),
+                Err(i) => self.run_restore_intent(i),
+            };
         }
         match key.code {
             KeyCode::Char('b') if ctrl => return self.open_sessions(),
@@ -463,7 +604,7 @@ impl AppState {
                     i.push_str(text);
                 }
             }
-            Some(Layer::Resume(_)) => {}
+            Some(Layer::Resume(_) | Layer::Rewind(_) | Layer::Restore(_)) => {}
             None => self.composer.insert_str(text),
         }
     }
@@ -622,6 +763,13 @@ impl AppState {
                     "usage: /rules, or /rules remove ID (the ids are listed by /rules)",
                 ),
             },
+            CommandId::Undo => self.outbox.push(Op::PlanRestore {
+                scope: RestoreScope::Undo { turns: 1 },
+            }),
+            CommandId::Rewind => self.outbox.push(Op::ListCheckpoints),
+            CommandId::Diff => self.outbox.push(Op::PlanRestore {
+                scope: RestoreScope::Session { path: None },
+            }),
             CommandId::Model => {
                 let text = format!(
                     "model {} from provider {} (choose another with --model / --provider)",
@@ -629,7 +777,10 @@ impl AppState {
                 );
                 self.notice(NoticeLevel::Info, text);
             }
-            CommandId::Clear => self.transcript.clear(),
+            CommandId::Clear => {
+                self.transcript.clear();
+                self.turn_cells.clear();
+            }
             CommandId::Quit => self.quit = true,
         }
     }

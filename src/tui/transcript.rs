@@ -61,6 +61,26 @@ impl Transcript {
         self.scroll_top = None;
     }
 
+    /// Keeps the first `n` cells.
+    pub fn truncate(&mut self, n: usize) {
+        self.cells.truncate(n);
+        self.cache.truncate(n);
+        self.by_call.retain(|_, i| *i < n);
+        self.scroll_top = None;
+    }
+
+    /// Removes the last cell when it is an info block, and returns its lines.
+    pub fn take_last_info(&mut self) -> Option<Vec<Line<'static>>> {
+        if !matches!(self.cells.last().map(|c| &c.kind), Some(CellKind::Info(_))) {
+            return None;
+        }
+        self.cache.pop();
+        match self.cells.pop().map(|c| c.kind) {
+            Some(CellKind::Info(lines)) => Some(lines),
+            _ => None,
+        }
+    }
+
     pub fn last_mut(&mut self) -> Option<&mut Cell> {
         self.cells.last_mut()
     }

@@ -164,6 +164,8 @@ impl Widget for &AppState {
                 }
                 Layer::Sessions(s) => draw_sessions(self, s, a.main, buf),
                 Layer::Resume(r) => draw_resume(self, r, a.main, buf),
+                Layer::Rewind(r) => r.draw(a.main, buf),
+                Layer::Restore(r) => r.draw(a.main, buf),
             }
         }
     }
