@@ -699,3 +699,204 @@ mod first_session {
         assert!(t.wait_exit().success());
     }
 }
+
+/// Undo, rewind and `/diff` in plain `pablo` (no flags; the provider in the user config), in a
+/// real terminal, on real files.
+mod checkpoints {
+    use serde_json::{Value, json};
+
+    use super::{Sandbox, Terminal, read};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    fn configure(sandbox: &Sandbox, server: &ScriptedServer) {
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ));
+    }
+
+    fn write(id: &str, path: &str, text: &str, before: Option<&str>) -> ScriptedResponse {
+        let args = json!({
+            "path": path,
+            "text": text,
+            "expected_revision": before.map(|b| pablo::workspace::revision_of(b.as_bytes())),
+        })
+        .to_string();
+        ScriptedResponse::sse(openai::tool_call_answer(id, "fs_write", &[&args]))
+    }
+
+    fn say(text: &str) -> ScriptedResponse {
+        ScriptedResponse::sse(openai::text_answer(text))
+    }
+
+    fn start(sandbox: &Sandbox) -> Terminal {
+        let t = Terminal::spawn_with(sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t
+    }
+
+    /// Answers the approval of a write to `path` with allow once.
+    fn approve(t: &mut Terminal, path: &str) {
+        t.wait_for(&format!("Apply this change to {path}?"));
+        t.send("y");
+    }
+
+    fn user_texts(body: &Value) -> Vec<String> {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .filter_map(|m| m["content"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rewind_with_one_file_deselected_restores_the_others_and_forks_the_conversation() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        let ws = sandbox.workspace();
+        for (name, text) in [("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")] {
+            std::fs::write(ws.join(name), text).unwrap();
+        }
+        // Turn 1 changes c.txt; turn 2 changes a.txt and b.txt.
+        server.push(write("w1", "c.txt", "C\n", Some("c\n")));
+        server.push(say("Turn one done."));
+        server.push(write("w2", "a.txt", "A\n", Some("a\n")));
+        server.push(write("w3", "b.txt", "B\n", Some("b\n")));
+        server.push(say("Turn two done."));
+        let mut t = start(&sandbox);
+        t.send("capitalise c\r");
+        approve(&mut t, "c.txt");
+        t.wait_for("Turn one done.");
+        t.send("now a and b\r");
+        approve(&mut t, "a.txt");
+        approve(&mut t, "b.txt");
+        t.wait_for("Turn two done.");
+
+        t.send("/rewind\r");
+        t.wait_for("Rewind to the start of a turn");
+        t.wait_for("a.txt, b.txt");
+        // The newest turn is selected; enter previews going back to its start.
+        t.send("\r");
+        t.wait_for("[x] a.txt");
+        t.wait_for("[x] b.txt");
+        t.wait_for("restore 2 files");
+        // Down to b.txt (past a.txt's hunk) and deselect it.
+        t.send("j");
+        t.send("j");
+        t.send(" ");
+        t.wait_for("[ ] b.txt");
+        t.wait_for("restore 1 file");
+        t.send("y");
+        t.wait_for("rewound to the start of turn 2");
+        assert_eq!(read(&ws.join("a.txt")), "a\n");
+        assert_eq!(read(&ws.join("b.txt")), "B\n", "deselected, so left as it is");
+        assert_eq!(read(&ws.join("c.txt")), "C\n", "turn 1 is kept");
+
+        // The prompt of turn 2 is back in the composer; sending it again continues the forked
+        // conversation, which no longer holds turn 2, and the model hears what was restored.
+        server.push(say("Starting again."));
+        t.send("\r");
+        t.wait_for("Starting again.");
+        let body = server.requests().last().unwrap().json();
+        let users = user_texts(&body);
+        assert_eq!(users.len(), 2, "{users:?}");
+        assert_eq!(users[0], "capitalise c");
+        assert!(users[1].ends_with("now a and b"), "{}", users[1]);
+        assert!(users[1].contains("a.txt"), "{}", users[1]);
+        assert!(users[1].contains("b.txt (the person kept it)"), "{}", users[1]);
+        let assistant = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .filter_map(|m| m["content"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(!assistant.contains("Turn two done."), "{assistant}");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn diff_shows_the_sessions_hunks_and_reverts_exactly_the_one_chosen() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        let ws = sandbox.workspace();
+        let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(ws.join("notes.txt"), &original).unwrap();
+        let first_only = original.replace("line 2\n", "line two\n");
+        let both = first_only.replace("line 19\n", "line nineteen\n");
+        server.push(write("w1", "notes.txt", &both, Some(&original)));
+        server.push(say("Edited."));
+        let mut t = start(&sandbox);
+        t.send("spell out two numbers\r");
+        approve(&mut t, "notes.txt");
+        t.wait_for("Edited.");
+        assert_eq!(read(&ws.join("notes.txt")), both);
+
+        t.send("/diff\r");
+        t.wait_for("what this session changed");
+        t.wait_for("notes.txt  changed  turn 1");
+        // The file, its first hunk, its second hunk: revert only the second.
+        t.send("j");
+        t.send("j");
+        t.wait_for("▶ [ ] @@");
+        t.send("r");
+        t.wait_for("Revert 1 hunk of notes.txt");
+        t.send("y");
+        t.wait_for("restored 1 hunk");
+        assert_eq!(read(&ws.join("notes.txt")), first_only);
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn after_a_partial_acceptance_the_next_request_holds_the_rejected_hunks_text() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        let ws = sandbox.workspace();
+        let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(ws.join("notes.txt"), &original).unwrap();
+        let first_only = original.replace("line 2\n", "line two\n");
+        let both = first_only.replace("line 19\n", "line nineteen\n");
+        server.push(write("w1", "notes.txt", &both, Some(&original)));
+        server.push(say("Edited."));
+        let mut t = start(&sandbox);
+        t.send("edit the notes\r");
+        t.wait_for("Apply this change to notes.txt?");
+        t.wait_for("▶ [x] @@");
+        t.send("]");
+        t.send(" ");
+        t.wait_for("Allow once (1 of 2 hunks)");
+        t.send("y");
+        t.wait_for("Edited.");
+        assert_eq!(read(&ws.join("notes.txt")), first_only);
+        let body = server.requests().last().unwrap().json();
+        let result: Value = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .and_then(|m| m["content"].as_str())
+            .map(|c| serde_json::from_str(c).unwrap())
+            .unwrap();
+        let data = &result["data"];
+        assert_eq!(data["partial"], true, "{result}");
+        assert_eq!(data["hunks_applied"], json!([0]), "{result}");
+        let rejected = &data["hunks_not_applied"][0];
+        assert_eq!(rejected["hunk"], 1, "{result}");
+        let text = rejected["text"].as_str().unwrap();
+        assert!(text.contains("+line nineteen"), "{text}");
+        assert!(text.contains("-line 19"), "{text}");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+}

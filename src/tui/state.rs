@@ -513,7 +513,9 @@ impl AppState {
         self.notice(
             NoticeLevel::Info,
             format!(
-                "rewound to the start of turn {turn}: this conversation continues as session                  {session_id}; the later turns stay in session {from}. The prompt is back in the                  composer to edit or send."
+                "rewound to the start of turn {turn}: this conversation continues as session \
+                 {session_id}; the later turns stay in session {from}. The prompt is back in the \
+                 composer to edit or send."
             ),
         );
         if self.composer.is_empty() {

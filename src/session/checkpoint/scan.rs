@@ -153,6 +153,12 @@ impl Scanner {
         self.watch.is_some()
     }
 
+    /// Stops listening to the kernel: every refresh walks the workspace, as when inotify is not
+    /// available (the benchmark measures both ways).
+    pub fn stop_watching(&mut self) {
+        self.watch = None;
+    }
+
     /// The followed files the index holds.
     pub fn file_count(&self) -> usize {
         self.files.len()
