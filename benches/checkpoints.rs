@@ -32,11 +32,7 @@ fn workspace(root: &Path) {
     }
     for i in 0..FILES {
         let body = format!("fn f{i}() -> usize {{ {i} }}\n").repeat(60);
-        std::fs::write(
-            root.join(format!("src/m{:03}/f{i:05}.rs", i % DIRS)),
-            body,
-        )
-        .unwrap();
+        std::fs::write(root.join(format!("src/m{:03}/f{i:05}.rs", i % DIRS)), body).unwrap();
     }
     std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
     std::fs::create_dir_all(root.join("target")).unwrap();

@@ -447,7 +447,11 @@ fn undo(
     println!(
         "pablo: {}{} of session {id}",
         plan.title.to_lowercase(),
-        if dry_run { " (dry run: nothing changed)" } else { "" }
+        if dry_run {
+            " (dry run: nothing changed)"
+        } else {
+            ""
+        }
     );
     if plan.files.is_empty() {
         println!("  nothing to restore: every file is already as it was");
@@ -466,7 +470,12 @@ fn undo(
                 println!("  {:<14} {}", verb(r.action), r.path);
             }
             for s in &report.skipped {
-                println!("  {:<14} {}: {}", s.code.replace('_', " "), s.path, s.message);
+                println!(
+                    "  {:<14} {}: {}",
+                    s.code.replace('_', " "),
+                    s.path,
+                    s.message
+                );
             }
         }
         None => {

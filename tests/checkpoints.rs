@@ -37,7 +37,11 @@ fn snapshot(dir: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
                 }
                 continue;
             }
-            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             out.insert(
                 rel,
                 (
@@ -140,7 +144,8 @@ async fn two_turns_of_edits_writes_and_commands_are_undone_byte_for_byte_by_pabl
     let ws = sandbox.workspace();
     std::fs::create_dir_all(ws.join("src")).unwrap();
     std::fs::create_dir_all(ws.join("docs")).unwrap();
-    let lib = "pub fn mean(xs: &[f64]) -> f64 {\n    xs.iter().sum::<f64>() / (xs.len() + 1) as f64\n}\n";
+    let lib =
+        "pub fn mean(xs: &[f64]) -> f64 {\n    xs.iter().sum::<f64>() / (xs.len() + 1) as f64\n}\n";
     std::fs::write(ws.join("src/lib.rs"), lib).unwrap();
     std::fs::write(ws.join("notes.md"), "# Notes\r\n\r\nkeep me\r\n").unwrap();
     std::fs::write(ws.join("data.bin"), [0u8, 159, 146, 150, 0, 1]).unwrap();
@@ -155,7 +160,7 @@ async fn two_turns_of_edits_writes_and_commands_are_undone_byte_for_byte_by_pabl
     let dirs_before = dirs(&ws);
 
     // Turn 1: an edit, a new file in a new directory, and a command that writes, appends to a
-    // binary file, changes a mode and deletes a file.
+    // binary file, replaces an executable by a copy without its x bit and deletes a file.
     let server = ScriptedServer::start().await;
     let fixed = lib.replace("(xs.len() + 1)", "xs.len()");
     server.push(call(
@@ -172,7 +177,7 @@ async fn two_turns_of_edits_writes_and_commands_are_undone_byte_for_byte_by_pabl
     server.push(call(
         "c3",
         "shell_run",
-        &json!({"command": "printf 'log\\n' > made.txt && printf '\\377\\001' >> data.bin && chmod 644 run.sh && rm notes.md"}),
+        &json!({"command": "printf 'log\\n' > made.txt && printf '\\377\\001' >> data.bin && cat run.sh > run.new && mv run.new run.sh && rm notes.md"}),
     ));
     server.push(say("Turn one done."));
     let (id, results) = run_turn(&sandbox, &server, "fix the mean", None).await;
@@ -182,7 +187,10 @@ async fn two_turns_of_edits_writes_and_commands_are_undone_byte_for_byte_by_pabl
     }
     assert_eq!(results[2]["data"]["exit_code"], 0, "{}", results[2]);
     assert!(!ws.join("notes.md").exists());
-    assert_eq!(std::fs::read_to_string(ws.join("src/lib.rs")).unwrap(), fixed);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("src/lib.rs")).unwrap(),
+        fixed
+    );
 
     // Turn 2 (the same session, resumed): another edit, a rewrite of the file turn 1 created,
     // and a command that deletes a whole directory and makes another one.
@@ -290,24 +298,45 @@ async fn a_sigkill_during_the_restore_leaves_each_file_old_or_new_and_undo_runs_
         std::fs::write(ws.join(format!("f{i:04}.txt")), old(i)).unwrap();
     }
     let server = ScriptedServer::start().await;
-    server.push(call(
-        "c1",
-        "shell_run",
-        &json!({"command": format!(
-            "i=0; while [ $i -lt {n} ]; do f=$(printf 'f%04d.txt' $i); awk -v i=$i 'BEGIN {{ for (k = 0; k < 400; k++) print \"new \" i }}' > $f; i=$((i+1)); done"
-        )}),
-    ));
+    // A script in the workspace rewrites them (the policy refuses loops with substitutions
+    // given as one command line); it is unchanged, so it is not part of the undo.
+    std::fs::write(
+        ws.join("gen.sh"),
+        format!(
+            "i=0\nwhile [ $i -lt {n} ]; do\n  f=$(printf 'f%04d.txt' $i)\n  awk -v i=$i 'BEGIN {{ for (k = 0; k < 400; k++) print \"new \" i }}' > \"$f\"\n  i=$((i+1))\ndone\n"
+        ),
+    )
+    .unwrap();
+    server.push(call("c1", "shell_run", &json!({"command": "sh gen.sh"})));
     server.push(say("rewrote them"));
-    run_turn(&sandbox, &server, "rewrite every file", None).await;
+    let (_, results) = run_turn(&sandbox, &server, "rewrite every file", None).await;
+    assert_eq!(results[0]["ok"], true, "{}", results[0]);
     for i in 0..n {
-        assert_eq!(std::fs::read(ws.join(format!("f{i:04}.txt"))).unwrap(), new(i));
+        assert_eq!(
+            std::fs::read(ws.join(format!("f{i:04}.txt"))).unwrap(),
+            new(i)
+        );
     }
 
     // Files are restored in path order: once the first is back, the restore is under way.
-    let mut child = sandbox.command().arg("undo").spawn().unwrap();
+    let mut child = sandbox
+        .command()
+        .arg("undo")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let first = ws.join("f0000.txt");
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(120);
     while std::fs::read(&first).map(|b| b != old(0)).unwrap_or(true) {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().await.unwrap();
+            panic!(
+                "pablo undo ended ({status}) before f0000.txt was restored:\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         assert!(Instant::now() < deadline, "the restore never started");
         std::thread::sleep(Duration::from_micros(200));
     }

@@ -792,7 +792,11 @@ mod checkpoints {
         t.send("y");
         t.wait_for("rewound to the start of turn 2");
         assert_eq!(read(&ws.join("a.txt")), "a\n");
-        assert_eq!(read(&ws.join("b.txt")), "B\n", "deselected, so left as it is");
+        assert_eq!(
+            read(&ws.join("b.txt")),
+            "B\n",
+            "deselected, so left as it is"
+        );
         assert_eq!(read(&ws.join("c.txt")), "C\n", "turn 1 is kept");
 
         // The prompt of turn 2 is back in the composer; sending it again continues the forked
@@ -806,7 +810,11 @@ mod checkpoints {
         assert_eq!(users[0], "capitalise c");
         assert!(users[1].ends_with("now a and b"), "{}", users[1]);
         assert!(users[1].contains("a.txt"), "{}", users[1]);
-        assert!(users[1].contains("b.txt (the person kept it)"), "{}", users[1]);
+        assert!(
+            users[1].contains("b.txt (the person kept it)"),
+            "{}",
+            users[1]
+        );
         let assistant = body["messages"]
             .as_array()
             .unwrap()

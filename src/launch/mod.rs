@@ -397,7 +397,9 @@ impl Launch {
             .map_err(|e| {
                 LaunchError::Session(SessionError::Io {
                     path: journal.path().to_path_buf(),
-                    message: format!("the files were restored, but the journal could not record it: {e}"),
+                    message: format!(
+                        "the files were restored, but the journal could not record it: {e}"
+                    ),
                 })
             })?;
         Ok(UndoOutcome {

@@ -52,6 +52,17 @@ impl FileState {
         }
     }
 
+    /// Whether two states are the same file: the same content and, for a regular file, the same
+    /// permission bits (a command that only changes a mode changed the file).
+    pub fn same(&self, other: &FileState) -> bool {
+        match (self, other) {
+            (FileState::File { mode: a, .. }, FileState::File { mode: b, .. }) => {
+                a & 0o7777 == b & 0o7777 && self.same_content(other)
+            }
+            _ => self.same_content(other),
+        }
+    }
+
     /// The content hash of a regular file.
     pub fn hash(&self) -> Option<&str> {
         match self {

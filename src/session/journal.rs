@@ -234,7 +234,11 @@ impl EventRecorder for Journal {
             }
             prefix.push(s);
         }
-        let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let dir = self
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
         let mut header = loaded.header;
         header.id = new_id.to_string();
         header.created = format_ms(now_ms());

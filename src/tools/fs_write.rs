@@ -129,12 +129,13 @@ pub(crate) async fn commit_file_change(
         }
         // The checkpoint gets the bytes the install checked and is about to replace.
         let mut keep = |previous: Option<&crate::workspace::FileBytes>| match &changes {
-            Some(c) => c
-                .before_write(&rel, previous)
-                .map_err(|message| WorkspaceError::Checkpoint {
-                    path: rel.to_string(),
-                    message,
-                }),
+            Some(c) => {
+                c.before_write(&rel, previous)
+                    .map_err(|message| WorkspaceError::Checkpoint {
+                        path: rel.to_string(),
+                        message,
+                    })
+            }
             None => Ok(()),
         };
         let installed = ws.install_with(

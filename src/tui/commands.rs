@@ -152,5 +152,8 @@ pub static KEYS: &[(&str, &str)] = &[
         "space, y / n",
         "restore preview: select a file or hunk, restore / cancel",
     ),
-    ("r", "/diff: revert the selected hunk or file (opens the preview)"),
+    (
+        "r",
+        "/diff: revert the selected hunk or file (opens the preview)",
+    ),
 ];

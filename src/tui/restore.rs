@@ -112,7 +112,11 @@ impl RewindView {
         footer(
             inner,
             buf,
-            &[("↑↓", "select"), ("enter", "preview the rewind"), ("esc", "close")],
+            &[
+                ("↑↓", "select"),
+                ("enter", "preview the rewind"),
+                ("esc", "close"),
+            ],
         );
     }
 }
@@ -426,7 +430,10 @@ impl RestoreView {
                         ),
                     ];
                     if let Some(src) = f.hunk_sources.get(h) {
-                        spans.push(Span::styled(format!("  {}", source_words(src)), theme::dim()));
+                        spans.push(Span::styled(
+                            format!("  {}", source_words(src)),
+                            theme::dim(),
+                        ));
                     }
                     out.push(Line::from(spans));
                 } else {
@@ -456,7 +463,10 @@ impl RestoreView {
                 "restore"
             };
             vec![
-                ("y", format!("{verb} {n} file{}", if n == 1 { "" } else { "s" })),
+                (
+                    "y",
+                    format!("{verb} {n} file{}", if n == 1 { "" } else { "s" }),
+                ),
                 ("n", "cancel".into()),
                 ("space", "select a file or hunk".into()),
                 ("↑↓", "move".into()),

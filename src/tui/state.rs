@@ -448,13 +448,20 @@ impl AppState {
         let what = match &report.scope {
             RestoreScope::Undo { .. } | RestoreScope::Rewind { .. } if !report.turns.is_empty() => {
                 let t: Vec<String> = report.turns.iter().map(u32::to_string).collect();
-                format!("Undid turn{} {}", if t.len() == 1 { "" } else { "s" }, t.join(", "))
+                format!(
+                    "Undid turn{} {}",
+                    if t.len() == 1 { "" } else { "s" },
+                    t.join(", ")
+                )
             }
             _ => "Reverted".to_string(),
         };
         let mut lines = vec![Line::from(Span::styled(what, theme::heading(2)))];
         if report.restored.is_empty() {
-            lines.push(Line::from(Span::styled("  no file was changed", theme::dim())));
+            lines.push(Line::from(Span::styled(
+                "  no file was changed",
+                theme::dim(),
+            )));
         }
         for r in &report.restored {
             let verb = match (r.action, &r.hunks) {

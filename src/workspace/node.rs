@@ -45,9 +45,18 @@ pub enum NewNode<'a> {
 impl Node {
     fn same(&self, other: &Node) -> bool {
         match (self, other) {
-            (Node::File { revision: a, .. }, Node::File { revision: b, .. }) => {
-                a.eq_ignore_ascii_case(b)
-            }
+            (
+                Node::File {
+                    revision: a,
+                    mode: ma,
+                    ..
+                },
+                Node::File {
+                    revision: b,
+                    mode: mb,
+                    ..
+                },
+            ) => a.eq_ignore_ascii_case(b) && ma & 0o7777 == mb & 0o7777,
             (a, b) => a == b,
         }
     }
@@ -131,7 +140,8 @@ impl Workspace {
                     Mode::empty(),
                 )
                 .map_err(|e| self.map_open_error(rel, e))?;
-                let opened = rustix::fs::fstat(&fd).map_err(|e| io_err(rel.display(), "stat", e))?;
+                let opened =
+                    rustix::fs::fstat(&fd).map_err(|e| io_err(rel.display(), "stat", e))?;
                 check_regular(rel, &opened)?;
                 let (revision, size) = hash_reader(std::fs::File::from(fd))
                     .map_err(|e| io_err(rel.display(), "read", e))?;
@@ -279,7 +289,9 @@ fn rename_into_place(
 ) -> Result<(), WorkspaceError> {
     let renamed = if *expected == Node::Absent {
         match rustix::fs::renameat_with(dir, temp_name, dir, name, RenameFlags::NOREPLACE) {
-            Err(Errno::INVAL) | Err(Errno::NOSYS) => rustix::fs::renameat(dir, temp_name, dir, name),
+            Err(Errno::INVAL) | Err(Errno::NOSYS) => {
+                rustix::fs::renameat(dir, temp_name, dir, name)
+            }
             other => other,
         }
     } else {

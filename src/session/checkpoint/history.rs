@@ -6,9 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::protocol::{
-    Event, FileChange, FileState, RestoreReport, RestoreScope, TurnCheckpoint,
-};
+use crate::protocol::{Event, FileChange, FileState, RestoreReport, RestoreScope, TurnCheckpoint};
 
 /// Who made one change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +48,9 @@ pub struct FileSpan {
 /// Why a restore cannot be planned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RangeError {
-    #[error("there is nothing to undo: no turn of this session changed a file that is not undone yet")]
+    #[error(
+        "there is nothing to undo: no turn of this session changed a file that is not undone yet"
+    )]
     NothingToUndo,
     #[error(
         "only {available} turn(s) of this session changed files that are not undone yet; \
@@ -135,7 +135,7 @@ impl History {
     /// Changes one call of `turn` made.
     pub fn record(&mut self, turn: u32, changes: &[FileChange]) {
         for c in changes {
-            if c.before.same_content(&c.after) {
+            if c.before.same(&c.after) {
                 continue;
             }
             let entry = self.turns.entry(turn).or_default();
@@ -382,7 +382,10 @@ mod tests {
             skipped: vec![],
             note: "restored a".into(),
         });
-        assert_eq!(h.range(&RestoreScope::Undo { turns: 1 }), Err(RangeError::NothingToUndo));
+        assert_eq!(
+            h.range(&RestoreScope::Undo { turns: 1 }),
+            Err(RangeError::NothingToUndo)
+        );
         assert_eq!(h.known("a"), file("1"));
         assert_eq!(h.take_note().as_deref(), Some("restored a"));
         assert_eq!(h.take_note(), None);

@@ -6,15 +6,14 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::CheckpointError;
 use super::history::History;
 use super::objects::{Budget, ObjectStore};
 use super::plan::make_plan;
 use super::restore::apply_plan;
 use super::scan::{ScanOptions, Scanner};
-use super::CheckpointError;
 use crate::protocol::{
-    FileChange, FileState, RestoreChoice, RestorePlan, RestoreReport, RestoreScope,
-    TurnCheckpoint,
+    FileChange, FileState, RestoreChoice, RestorePlan, RestoreReport, RestoreScope, TurnCheckpoint,
 };
 use crate::tools::ChangeRecorder;
 use crate::workspace::{FileBytes, Node, RelPath, Workspace, revision_of};
@@ -168,7 +167,7 @@ impl Checkpoints {
         if scanned && self.settings.scan_commands {
             changes.extend(lock(&self.scanner).refresh(&self.budget));
         }
-        changes.retain(|c| !c.before.same_content(&c.after));
+        changes.retain(|c| !c.before.same(&c.after));
         lock(&self.history).record(turn, &changes);
         (turn, changes)
     }
@@ -205,7 +204,13 @@ impl Checkpoints {
     /// Works out what `scope` would restore; remembers it for [`Checkpoints::restore`].
     pub fn plan(&self, scope: &RestoreScope) -> Result<RestorePlan, CheckpointError> {
         let plan_id = crate::session::new_session_id();
-        let plan = make_plan(&lock(&self.history), scope, &self.ws, &self.objects, plan_id)?;
+        let plan = make_plan(
+            &lock(&self.history),
+            scope,
+            &self.ws,
+            &self.objects,
+            plan_id,
+        )?;
         lock(&self.live).last_plan = Some(plan.clone());
         Ok(plan)
     }
@@ -295,14 +300,12 @@ impl ChangeRecorder for Checkpoints {
                     // Durable before the write: a crash right after the rename must still find
                     // it. A store that cannot be written stops the change: it could not be
                     // undone.
-                    self.objects
-                        .put(&p.revision, &p.bytes, true)
-                        .map_err(|e| {
-                            format!(
-                                "the checkpoint store {} cannot be written: {e}",
-                                self.objects.dir().display()
-                            )
-                        })?;
+                    self.objects.put(&p.revision, &p.bytes, true).map_err(|e| {
+                        format!(
+                            "the checkpoint store {} cannot be written: {e}",
+                            self.objects.dir().display()
+                        )
+                    })?;
                     true
                 } else {
                     false

@@ -146,7 +146,9 @@ impl Budget {
     /// Takes `n` bytes if that many are left.
     pub fn take(&self, n: u64) -> bool {
         self.left
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(n))
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(n)
+            })
             .is_ok()
     }
 }

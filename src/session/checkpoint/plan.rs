@@ -148,7 +148,7 @@ fn plan_file(span: &FileSpan, ws: &Workspace, objects: &ObjectStore) -> Option<R
             target: "(unreadable)".into(),
         },
     };
-    if current.same_content(&span.target) {
+    if current.same(&span.target) {
         return None;
     }
     let turns_words = || {
@@ -171,7 +171,7 @@ fn plan_file(span: &FileSpan, ws: &Workspace, objects: &ObjectStore) -> Option<R
                  checkpoint's size cap, so it cannot be restored"
             )),
         )
-    } else if current.same_content(&span.known) {
+    } else if current.same(&span.known) {
         (RestoreStatus::Ready, None)
     } else {
         (
@@ -346,7 +346,9 @@ fn attribute(
                         });
                     }
                     crate::protocol::DiffTag::Removed => {
-                        add(l.old_lineno.and_then(|n| removed_by.get(n - 1).copied().flatten()));
+                        add(l
+                            .old_lineno
+                            .and_then(|n| removed_by.get(n - 1).copied().flatten()));
                     }
                     crate::protocol::DiffTag::Context => {}
                 }

@@ -9,8 +9,8 @@
 use super::objects::ObjectStore;
 use super::plan::text_of_state;
 use crate::protocol::{
-    FileState, RestoreAction, RestoreChoice, RestoreFile, RestorePlan, RestoreReport,
-    RestoreScope, RestoreStatus, RestoredFile, SkippedFile,
+    FileState, RestoreAction, RestoreChoice, RestoreFile, RestorePlan, RestoreReport, RestoreScope,
+    RestoreStatus, RestoredFile, SkippedFile,
 };
 use crate::workspace::diff::apply_hunks;
 use crate::workspace::{NewNode, Node, Workspace, revision_of};
@@ -67,7 +67,9 @@ pub fn apply_plan(
                 RestoreStatus::Conflict => skip(
                     &file.path,
                     "conflict",
-                    file.reason.clone().unwrap_or_else(|| "changed since".into()),
+                    file.reason
+                        .clone()
+                        .unwrap_or_else(|| "changed since".into()),
                 ),
                 RestoreStatus::Unrestorable => skip(
                     &file.path,
@@ -160,7 +162,10 @@ fn restore_file(
     };
     let (outcome, now) = if whole {
         match &file.target {
-            FileState::Absent => (ws.replace_node(&rel, NewNode::Absent, &expected), FileState::Absent),
+            FileState::Absent => (
+                ws.replace_node(&rel, NewNode::Absent, &expected),
+                FileState::Absent,
+            ),
             FileState::File { hash, mode, .. } => {
                 let bytes = objects
                     .get(hash)
@@ -197,10 +202,12 @@ fn restore_file(
                 e => Err(e),
             })
             .map_err(|e| failed(e.to_string()))?;
-        let current = String::from_utf8(rel_current)
-            .map_err(|_| failed("it is no longer text".into()))?;
+        let current =
+            String::from_utf8(rel_current).map_err(|_| failed("it is no longer text".into()))?;
         // Restoring hunks S of target→current is applying every other hunk to the target.
-        let keep: Vec<usize> = (0..file.hunks.len()).filter(|i| !hunks.contains(i)).collect();
+        let keep: Vec<usize> = (0..file.hunks.len())
+            .filter(|i| !hunks.contains(i))
+            .collect();
         let text = if keep.is_empty() {
             target
         } else {
@@ -233,11 +240,9 @@ fn restore_file(
             hunks: if whole { None } else { choice.hunks.clone() },
             now,
         }),
-        Err(crate::workspace::WorkspaceError::RevisionMismatch { detail, .. }) => Err(skip(
-            &file.path,
-            "changed_since_preview",
-            detail,
-        )),
+        Err(crate::workspace::WorkspaceError::RevisionMismatch { detail, .. }) => {
+            Err(skip(&file.path, "changed_since_preview", detail))
+        }
         Err(crate::workspace::WorkspaceError::AlreadyExists { .. }) => Err(skip(
             &file.path,
             "changed_since_preview",

@@ -431,7 +431,7 @@ impl Scanner {
             },
         );
         match before {
-            Some(b) if b.same_content(&state) => {}
+            Some(b) if b.same(&state) => {}
             before => {
                 if self.ready {
                     changes.push(FileChange {
