@@ -331,6 +331,23 @@ fn startup() {
         })
         .collect();
     report("pablo demo", &runs);
+    // Other builds of pablo measured the same way in the same run (`name=path,name=path`), to
+    // compare release profiles.
+    if let Some(list) = std::env::var_os("PABLO_BENCH_BINARIES") {
+        for (i, entry) in list.to_string_lossy().split(',').enumerate() {
+            let Some((name, path)) = entry.split_once('=') else {
+                continue;
+            };
+            let runs: Vec<Startup> = (0..5)
+                .filter_map(|j| {
+                    measure(path, &args, 200 + 10 * i + j, |s| {
+                        s.contains("[y] Allow once") || s.contains("Ask pablo to do something")
+                    })
+                })
+                .collect();
+            report(&format!("pablo demo ({name})"), &runs);
+        }
+    }
     // Another terminal agent, measured the same way, when one is named (its idle screen without a
     // key is its sign-in screen).
     if let Some(peer) = std::env::var_os("PABLO_BENCH_PEER") {

@@ -163,11 +163,12 @@ impl Launch {
         self.dirs.data.join("sessions").join(session_id)
     }
 
-    /// Builds the host services for one session; `checkpoints` hear of every file write.
+    /// Builds the host services for one session. The file tools show only what `policy`'s
+    /// read roots let them read; `checkpoints` hear of every file write.
     pub fn host(
         &self,
         session_id: &str,
-        launcher: &str,
+        policy: &Arc<PolicyEngine>,
         checkpoints: Option<&Arc<Checkpoints>>,
     ) -> Result<Arc<Host>, LaunchError> {
         let state_dir = self.session_state_dir(session_id);
@@ -178,8 +179,12 @@ impl Launch {
         let mut host = Host::new(
             self.workspace_handle.clone(),
             state_dir,
-            &self.shell_options(launcher),
+            &self.shell_options(policy.launcher()),
         );
+        let roots = policy.clone();
+        host.readable = Some(Arc::new(move |path: &str| {
+            roots.check_path(path, crate::policy::Access::Read).is_ok()
+        }));
         host.changes = checkpoints.map(|c| c.clone() as Arc<dyn crate::tools::ChangeRecorder>);
         Ok(Arc::new(host))
     }
@@ -281,7 +286,8 @@ impl Launch {
         let project = context::project_instructions(&self.workspace);
         if project.truncated {
             self.warnings.push(format!(
-                "AGENTS.md instructions were cut at {} bytes",
+                "the AGENTS.md instructions are over {} bytes: their start (from the files \
+                 nearest the repository root) was left out; the nearest file keeps the last word",
                 context::MAX_PROJECT_INSTRUCTIONS
             ));
         }
@@ -300,18 +306,22 @@ impl Launch {
         model: Arc<dyn ModelClient>,
         approvals: ApprovalMode,
     ) -> Result<AgentSetup, LaunchError> {
-        let journal = self.session_store().create(&Header::new(
-            &session_id,
-            self.workspace.to_string_lossy(),
-            model.model(),
-            model.provider(),
-        ))?;
+        // Written from the first turn on: a session nobody spoke in is not kept.
+        let journal = self.session_store().create_pending(
+            &Header::new(
+                &session_id,
+                self.workspace.to_string_lossy(),
+                model.model(),
+                model.provider(),
+            ),
+            Some(self.session_state_dir(&session_id)),
+        )?;
         // Denied tools stay in the catalog so a call is refused with the rule that denied it
         // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;
         let checkpoints = self.checkpoints(History::default());
         Ok(AgentSetup {
-            host: self.host(&session_id, policy.launcher(), checkpoints.as_ref())?,
+            host: self.host(&session_id, &policy, checkpoints.as_ref())?,
             checkpoints,
             catalog: self.catalog(&policy)?,
             policy,
@@ -341,7 +351,7 @@ impl Launch {
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         let checkpoints = self.checkpoints(state.checkpoints.clone());
         let setup = AgentSetup {
-            host: self.host(session_id, policy.launcher(), checkpoints.as_ref())?,
+            host: self.host(session_id, &policy, checkpoints.as_ref())?,
             checkpoints,
             catalog: self.catalog(&policy)?,
             policy,

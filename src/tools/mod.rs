@@ -52,6 +52,9 @@ pub struct Host {
     pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
     /// The session's checkpoints: told what a file held before pablo changes it.
     pub changes: Option<Arc<dyn ChangeRecorder>>,
+    /// Which workspace paths the file tools may show (policy's read and deny roots); `None`:
+    /// every path. A listing or a search of a directory leaves out the rest, names included.
+    pub readable: Option<ReadFilter>,
 }
 
 /// Keeps what a file held before pablo changes it, so the change can be undone (the session's
@@ -70,6 +73,9 @@ pub trait ChangeRecorder: Send + Sync {
     fn after_write(&self, rel: &crate::workspace::RelPath, bytes: &[u8]);
 }
 
+/// Whether a workspace-relative path may be read (`""` is the root).
+pub type ReadFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 impl Host {
     /// A host with the shell settings of `[options.shell]`.
     pub fn new(
@@ -86,6 +92,7 @@ impl Host {
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
             editor: None,
             changes: None,
+            readable: None,
         }
     }
 }
