@@ -9,7 +9,8 @@
 //! once per command). The disk the content store takes for the workspace is printed once.
 
 // A bench is test code: a failed setup should stop it loudly.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+// The disk figures go to stderr, next to criterion's own report.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::path::Path;
 use std::sync::Arc;

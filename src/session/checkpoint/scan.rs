@@ -199,6 +199,7 @@ impl Scanner {
             }
             self.rules.clear();
             self.walk("", budget, &mut changes);
+            changes.sort_by(|a, b| a.path.cmp(&b.path));
             return changes;
         }
         for tree in &dirty.trees {
