@@ -14,6 +14,7 @@ mod agent;
 mod architecture;
 mod checkpoints;
 mod cli;
+mod context;
 mod docs;
 mod first_session;
 mod fs_tools;
