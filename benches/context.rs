@@ -189,6 +189,7 @@ fn record() -> Vec<ModelRequest> {
             system_prompt: pablo::agent::context::SYSTEM_PROMPT.to_string(),
             history: Vec::new(),
             recorder: None,
+            checkpoints: None,
         });
         for t in 0..TURNS {
             let text = format!("Turn {t}: read through the code and tell me how it fits together.");
