@@ -3,6 +3,7 @@
 //! same flags mean the same thing everywhere.
 
 pub mod demo;
+pub mod mcp;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,7 +27,9 @@ use crate::workspace::{Workspace, WorkspaceOptions};
 // What a front-end holds of the engine it is given: the setup of one agent (to start it, or to
 // attach an editor first), the model it talks to, and the rows of the session list.
 pub use crate::agent::AgentSetup;
+pub use crate::config::McpServerConfig;
 pub use crate::model::ModelClient;
+pub use crate::protocol::McpServerView;
 pub use crate::session::SessionInfo;
 
 /// Starts the agent of `setup`; the front-end talks to it through the returned handle.
@@ -59,6 +62,9 @@ pub struct LaunchOptions {
     pub no_filesystem: bool,
     pub max_model_calls: Option<u64>,
     pub max_tool_calls: Option<u64>,
+    /// The first turn waits until every MCP server is ready or failed (`pablo run`, ACP); the
+    /// TUI leaves it off so its first prompt is never held up.
+    pub wait_for_mcp: bool,
 }
 
 /// Why the engine could not start.
@@ -111,6 +117,8 @@ pub struct Launch {
     pub options: LaunchOptions,
     /// Non-fatal notes for the person (a cut AGENTS.md, …).
     pub warnings: Vec<String>,
+    /// MCP servers the front-end adds (an editor's `mcpServers`).
+    extra_mcp: Vec<(String, McpServerConfig)>,
 }
 
 impl Launch {
@@ -152,6 +160,7 @@ impl Launch {
             limits,
             options,
             warnings: Vec::new(),
+            extra_mcp: Vec::new(),
         })
     }
 
@@ -166,11 +175,22 @@ impl Launch {
     }
 
     /// Builds the host services for one session. The file tools show only what `policy`'s
-    /// read roots let them read; `checkpoints` hear of every file write.
+    /// read roots let them read.
     pub fn host(
         &self,
         session_id: &str,
         policy: &Arc<PolicyEngine>,
+    ) -> Result<Arc<Host>, LaunchError> {
+        self.host_with(session_id, policy, None, None)
+    }
+
+    /// [`Launch::host`] with the session's MCP servers, and `checkpoints` that hear of every
+    /// file write.
+    fn host_with(
+        &self,
+        session_id: &str,
+        policy: &Arc<PolicyEngine>,
+        mcp: Option<Arc<crate::tools::mcp::McpHub>>,
         checkpoints: Option<&Arc<Checkpoints>>,
     ) -> Result<Arc<Host>, LaunchError> {
         let state_dir = self.session_state_dir(session_id);
@@ -187,6 +207,9 @@ impl Launch {
         host.readable = Some(Arc::new(move |path: &str| {
             roots.check_path(path, crate::policy::Access::Read).is_ok()
         }));
+        if let Some(hub) = mcp {
+            host.mcp = hub;
+        }
         host.changes = checkpoints.map(|c| c.clone() as Arc<dyn crate::tools::ChangeRecorder>);
         Ok(Arc::new(host))
     }
@@ -322,10 +345,13 @@ impl Launch {
         // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;
         let checkpoints = self.checkpoints(History::default());
+        let hub = self.mcp_hub(&policy);
+        let mut catalog = self.catalog(&policy)?;
+        catalog.attach_mcp(hub.clone());
         Ok(AgentSetup {
-            host: self.host(&session_id, &policy, checkpoints.as_ref())?,
+            host: self.host_with(&session_id, &policy, Some(hub), checkpoints.as_ref())?,
             checkpoints,
-            catalog: self.catalog(&policy)?,
+            catalog,
             policy,
             limits: self.limits.clone(),
             system_prompt: self.system_prompt(),
@@ -352,10 +378,13 @@ impl Launch {
             .restore_approvals(&policy)
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         let checkpoints = self.checkpoints(state.checkpoints.clone());
+        let hub = self.mcp_hub(&policy);
+        let mut catalog = self.catalog(&policy)?;
+        catalog.attach_mcp(hub.clone());
         let setup = AgentSetup {
-            host: self.host(session_id, &policy, checkpoints.as_ref())?,
+            host: self.host_with(session_id, &policy, Some(hub), checkpoints.as_ref())?,
             checkpoints,
-            catalog: self.catalog(&policy)?,
+            catalog,
             policy,
             limits: self.limits.clone(),
             system_prompt: self.system_prompt(),

@@ -32,6 +32,7 @@ pub fn is_journaled(event: &Event) -> bool {
             | Event::Rules { .. }
             | Event::Checkpoints { .. }
             | Event::RestorePlan { .. }
+            | Event::McpServer { .. }
     )
 }
 

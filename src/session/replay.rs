@@ -343,6 +343,7 @@ impl Replayer {
             | Event::RestorePlan { .. }
             | Event::Restored { .. }
             | Event::SessionForked { .. }
+            | Event::McpServer { .. }
             | Event::Warning { .. }
             | Event::Error { .. }
             | Event::ShutdownComplete => {}

@@ -14,6 +14,7 @@ pub enum CommandId {
     Undo,
     Rewind,
     Diff,
+    Mcp,
     Model,
     Clear,
     Quit,
@@ -87,6 +88,12 @@ pub static COMMANDS: &[SlashCommand] = &[
         args: "",
         help: "everything this session changed, by file and hunk; revert a hunk or a file",
         id: CommandId::Diff,
+    },
+    SlashCommand {
+        name: "mcp",
+        args: "",
+        help: "MCP servers: state and what each offers",
+        id: CommandId::Mcp,
     },
     SlashCommand {
         name: "model",
