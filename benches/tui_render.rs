@@ -30,6 +30,7 @@ fn command(cmd: &str) -> Preview {
         background: false,
         pty: false,
         commands: vec![],
+        sandbox: None,
     })
 }
 
