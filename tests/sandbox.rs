@@ -775,6 +775,7 @@ async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
         system_prompt: String::new(),
         history: Vec::new(),
         recorder: None,
+        checkpoints: None,
     });
     agent
         .ops
