@@ -33,6 +33,17 @@ pub struct ConfigFile {
     pub limits: LimitsConfig,
     #[serde(default)]
     pub options: Options,
+    #[serde(default)]
+    pub tui: TuiConfig,
+}
+
+/// `[tui]`: how the terminal front-end shows itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuiConfig {
+    /// Full-screen on the alternate screen (as `--alt-screen`) instead of inline under the
+    /// terminal's scrollback.
+    pub alt_screen: Option<bool>,
 }
 
 /// Host limits; `None` keeps the built-in default.

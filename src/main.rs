@@ -60,6 +60,10 @@ struct Common {
     /// At most N tool calls (0 disables tools).
     #[arg(long, global = true, value_name = "N")]
     max_tool_calls: Option<u64>,
+    /// The TUI takes the whole screen (the alternate screen) instead of living inline under the
+    /// terminal's scrollback.
+    #[arg(long, global = true)]
+    alt_screen: bool,
 }
 
 /// Who answers approvals in a front-end, which decides what write authority means there.
@@ -287,6 +291,7 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
         startup_events,
         resume_command: Some(format!("pablo resume {id}")),
         policy_mode: launch.authority_label(),
+        alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
         ..Default::default()
     };
     let workspace = setup.host.workspace_root.clone();
@@ -451,6 +456,7 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
         policy_mode: "demo · edits and commands ask".into(),
         resume_command: None,
         startup_events: demo.startup_events,
+        alt_screen: common.alt_screen || demo.tui.alt_screen == Some(true),
     };
     let workspace = demo.setup.host.workspace_root.clone();
     // The project copy outlives the TUI either way: removed (or kept) after it, also on error.
@@ -472,6 +478,7 @@ async fn tui(common: Common) -> Result<ExitCode> {
         startup_events: launch.warning_events(),
         resume_command,
         policy_mode: launch.authority_label(),
+        alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
         ..Default::default()
     };
     let workspace = setup.host.workspace_root.clone();

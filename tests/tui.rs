@@ -19,7 +19,7 @@ use crate::support::bin::Sandbox;
 struct Terminal {
     parser: Arc<Mutex<vt100::Parser>>,
     raw: Arc<Mutex<Vec<u8>>>,
-    writer: Box<dyn Write + Send>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     _master: Box<dyn portable_pty::MasterPty + Send>,
 }
@@ -54,21 +54,30 @@ impl Terminal {
         cmd.cwd(sandbox.workspace());
         let child = pty.slave.spawn_command(cmd).expect("spawn pablo");
         let mut reader = pty.master.try_clone_reader().expect("reader");
-        let writer = pty.master.take_writer().expect("writer");
+        let writer: Arc<Mutex<Box<dyn Write + Send>>> =
+            Arc::new(Mutex::new(pty.master.take_writer().expect("writer")));
         let parser = Arc::new(Mutex::new(vt100::Parser::new(
             rows.try_into().unwrap(),
             cols.try_into().unwrap(),
-            0,
+            2000,
         )));
         let raw = Arc::new(Mutex::new(Vec::new()));
-        let (p, r) = (parser.clone(), raw.clone());
+        let (p, r, w) = (parser.clone(), raw.clone(), writer.clone());
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
-                p.lock().unwrap().process(&buf[..n]);
+                let mut parser = p.lock().unwrap();
+                parser.process(&buf[..n]);
+                // Answer "where is the cursor?" as a terminal does (the inline TUI asks once).
+                if buf[..n].windows(4).any(|x| x == b"\x1b[6n") {
+                    let (row, col) = parser.screen().cursor_position();
+                    let answer = format!("\x1b[{};{}R", row + 1, col + 1);
+                    let _ = w.lock().unwrap().write_all(answer.as_bytes());
+                }
+                drop(parser);
                 r.lock().unwrap().extend_from_slice(&buf[..n]);
             }
         });
@@ -83,6 +92,43 @@ impl Terminal {
 
     fn screen(&self) -> String {
         self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Every line the terminal holds: its scrollback, oldest first, then the screen (trailing
+    /// spaces cut).
+    fn all_lines(&self) -> Vec<String> {
+        let mut parser = self.parser.lock().unwrap();
+        let screen = parser.screen_mut();
+        let cols = screen.size().1.get();
+        screen.set_scrollback(usize::MAX);
+        let back = screen.scrollback();
+        let mut lines = Vec::new();
+        for k in (1..=back).rev() {
+            screen.set_scrollback(k);
+            let first = screen.rows(0, cols).next().unwrap_or_default();
+            lines.push(first.trim_end().to_string());
+        }
+        screen.set_scrollback(0);
+        lines.extend(screen.rows(0, cols).map(|r| r.trim_end().to_string()));
+        lines
+    }
+
+    /// The window is now `rows` x `cols` (the PTY tells pablo with SIGWINCH).
+    fn resize(&mut self, rows: u16, cols: u16) {
+        self.parser
+            .lock()
+            .unwrap()
+            .screen_mut()
+            .set_size(rows.try_into().unwrap(), cols.try_into().unwrap());
+        self._master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
     }
 
     fn raw_text(&self) -> String {
@@ -106,8 +152,10 @@ impl Terminal {
     }
 
     fn send(&mut self, bytes: &str) {
-        self.writer.write_all(bytes.as_bytes()).unwrap();
-        self.writer.flush().unwrap();
+        let mut w = self.writer.lock().unwrap();
+        w.write_all(bytes.as_bytes()).unwrap();
+        w.flush().unwrap();
+        drop(w);
         // Keys typed by a person arrive one read at a time.
         std::thread::sleep(Duration::from_millis(60));
     }
@@ -142,9 +190,15 @@ fn demo_dir(sandbox: &Sandbox) -> PathBuf {
 }
 
 fn start_demo(sandbox: &Sandbox) -> Terminal {
+    start_demo_with(sandbox, &[])
+}
+
+fn start_demo_with(sandbox: &Sandbox, flags: &[&str]) -> Terminal {
     let dir = demo_dir(sandbox);
     let dir = dir.to_str().unwrap().to_string();
-    Terminal::spawn(sandbox, &["demo", "--dir", &dir])
+    let mut args = vec!["demo", "--dir", &dir];
+    args.extend_from_slice(flags);
+    Terminal::spawn(sandbox, &args)
 }
 
 fn read(path: &Path) -> String {
@@ -152,9 +206,9 @@ fn read(path: &Path) -> String {
 }
 
 #[test]
-fn demo_starts_full_screen_and_ctrl_c_twice_quits_restoring_the_terminal() {
+fn demo_with_alt_screen_starts_full_screen_and_ctrl_c_twice_quits_restoring_the_terminal() {
     let sandbox = Sandbox::new();
-    let mut t = start_demo(&sandbox);
+    let mut t = start_demo_with(&sandbox, &["--alt-screen"]);
     t.wait_for("pablo-demo · scripted");
     t.wait_for("The mean in bin/stats.sh looks wrong");
     assert!(t.parser.lock().unwrap().screen().alternate_screen());
@@ -196,7 +250,7 @@ fn demo_starts_full_screen_and_ctrl_c_twice_quits_restoring_the_terminal() {
 #[test]
 fn sigterm_restores_the_terminal() {
     let sandbox = Sandbox::new();
-    let mut t = start_demo(&sandbox);
+    let mut t = start_demo_with(&sandbox, &["--alt-screen"]);
     t.wait_for("pablo-demo · scripted");
     let pid = t.child.process_id().unwrap();
     let _ = std::process::Command::new("kill")
@@ -206,6 +260,81 @@ fn sigterm_restores_the_terminal() {
     t.wait_exit();
     assert!(!t.parser.lock().unwrap().screen().alternate_screen());
     assert!(t.raw_text().contains("\x1b[?1049l"));
+}
+
+/// The default screen: inline, under the terminal's own scrollback.
+mod inline {
+    use super::*;
+
+    fn count(lines: &[String], needle: &str) -> usize {
+        lines.iter().filter(|l| l.contains(needle)).count()
+    }
+
+    #[test]
+    fn the_demo_runs_inline_and_its_conversation_stays_in_the_scrollback_once_through_two_resizes()
+    {
+        let sandbox = Sandbox::new();
+        let mut t = start_demo(&sandbox);
+        t.wait_for("pablo-demo · scripted");
+        for _ in 0..4 {
+            t.wait_for("[y] Allow once");
+            t.send("y");
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        t.wait_for("That's enough; stopping it.");
+        t.wait_for("Ask pablo to do something");
+        // Taller than the screen: the beginning is in the scrollback, not on the screen.
+        assert!(!t.screen().contains("The mean in bin/stats.sh looks wrong"));
+        t.resize(30, 100);
+        t.resize(45, 130);
+        t.wait_for("Ask pablo to do something");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+        let lines = t.all_lines();
+        let all = lines.join("\n");
+        for once in [
+            "pablo  a terminal coding agent",
+            "The mean in bin/stats.sh looks wrong",
+            "Let me look around.",
+            "kill s1: exited on SIGTERM",
+            "That's enough; stopping it.",
+        ] {
+            assert_eq!(
+                count(&lines, once),
+                1,
+                "{once:?} should be there once:\n{all}"
+            );
+        }
+        // The live part is gone; the summary follows the conversation.
+        assert_eq!(count(&lines, "Ask pablo to do something"), 0, "{all}");
+        assert!(all.contains("pablo: session"), "{all}");
+        let raw = t.raw_text();
+        assert!(
+            !raw.contains("\x1b[?1049h"),
+            "inline mode never takes the alternate screen"
+        );
+        assert!(
+            raw.contains("\x1b[?2026h"),
+            "frames use synchronized updates"
+        );
+    }
+
+    #[test]
+    fn sigterm_in_inline_mode_leaves_the_conversation_and_restores_the_cursor() {
+        let sandbox = Sandbox::new();
+        let mut t = start_demo(&sandbox);
+        t.wait_for("[y] Allow once");
+        let pid = t.child.process_id().unwrap();
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap();
+        t.wait_exit();
+        let lines = t.all_lines();
+        assert_eq!(count(&lines, "The mean in bin/stats.sh looks wrong"), 1);
+        assert!(!t.parser.lock().unwrap().screen().hide_cursor());
+    }
 }
 
 /// The whole app loop in-process: real agent, scripted model, `TestBackend`, a stream of keys.

@@ -345,6 +345,13 @@ impl Launch {
             .collect())
     }
 
+    /// `[tui]` over the config layers (the last layer that sets a value wins).
+    pub fn tui_config(&self) -> crate::config::TuiConfig {
+        crate::config::TuiConfig {
+            alt_screen: self.layers.last(|c| c.tui.alt_screen),
+        }
+    }
+
     /// What the person has granted, for a status line: `edits ask · commands ask`,
     /// `read-only · commands ask`, `edits auto` (headless `--allow-write`), `no shell`.
     pub fn authority_label(&self) -> String {

@@ -70,6 +70,129 @@ impl<W: io::Write> Screen for ratatui::backend::CrosstermBackend<W> {
     }
 }
 
+/// Where frames go: the whole screen (a ratatui `Terminal`), or the inline viewport under the
+/// terminal's scrollback ([`InlineSurface`]). The loop is generic over it.
+pub trait Surface {
+    /// Draws one frame of `state`.
+    fn frame(&mut self, state: &mut AppState) -> Result<(), TuiError>;
+    /// The terminal is now `cols` x `rows`.
+    fn resized(&mut self, _cols: u16, _rows: u16) -> Result<(), TuiError> {
+        Ok(())
+    }
+    fn bell(&mut self) {}
+    fn set_mouse_capture(&mut self, _on: bool) {}
+}
+
+impl<B: Screen> Surface for Terminal<B> {
+    fn frame(&mut self, state: &mut AppState) -> Result<(), TuiError> {
+        draw(self, state)
+    }
+
+    fn bell(&mut self) {
+        self.backend_mut().bell();
+    }
+
+    fn set_mouse_capture(&mut self, on: bool) {
+        self.backend_mut().set_mouse_capture(on);
+    }
+}
+
+/// The inline viewport: each frame first prints the transcript cells that finished into the
+/// scrollback, then draws what is still live, the composer and the status line under them.
+/// Full-screen overlays (pickers, the full diff) take the alternate screen while they are open.
+pub struct InlineSurface<W: io::Write> {
+    pub screen: super::inline::InlineScreen<W>,
+    /// The welcome has been printed.
+    greeted: bool,
+}
+
+impl<W: io::Write> InlineSurface<W> {
+    pub fn new(screen: super::inline::InlineScreen<W>) -> Self {
+        Self {
+            screen,
+            greeted: false,
+        }
+    }
+
+    /// Erases the viewport; the conversation stays in the scrollback.
+    pub fn finish(&mut self) -> Result<(), TuiError> {
+        self.screen.finish().map_err(terminal_error)
+    }
+}
+
+fn terminal_error(e: io::Error) -> TuiError {
+    TuiError::Terminal(e.to_string())
+}
+
+/// Transcript lines carry the one-column margin the full-screen view gives them.
+fn with_margin(lines: Vec<ratatui::text::Line<'static>>) -> Vec<ratatui::text::Line<'static>> {
+    lines
+        .into_iter()
+        .map(|mut l| {
+            if !l.spans.is_empty() {
+                l.spans.insert(0, ratatui::text::Span::raw(" "));
+            }
+            l
+        })
+        .collect()
+}
+
+impl<W: io::Write> Surface for InlineSurface<W> {
+    fn frame(&mut self, state: &mut AppState) -> Result<(), TuiError> {
+        let size = self.screen.size();
+        let full = Rect::new(0, 0, size.width, size.height);
+        if state.wants_full_screen() {
+            view::prepare(state, full);
+            let mut buf = ratatui::buffer::Buffer::empty(full);
+            ratatui::widgets::Widget::render(&*state, full, &mut buf);
+            let cursor = view::cursor_position(state, full);
+            return self
+                .screen
+                .draw_alternate(&buf, cursor)
+                .map_err(terminal_error);
+        }
+        self.screen.leave_alternate().map_err(terminal_error)?;
+        let inner = size.width.saturating_sub(2) as usize;
+        if !self.greeted {
+            self.greeted = true;
+            let welcome = with_margin(view::welcome_lines(state, inner));
+            self.screen
+                .insert_history(&welcome)
+                .map_err(terminal_error)?;
+        }
+        // A settled conversation (no turn running) has nothing left that will change, but a
+        // prompt that waits for an answer.
+        let finished = state
+            .transcript
+            .take_finished(inner, state.now, !state.turn_running);
+        if !finished.is_empty() {
+            self.screen
+                .insert_history(&with_margin(finished))
+                .map_err(terminal_error)?;
+        }
+        view::prepare(state, full);
+        let h = view::inline_height(state, size.width, size.height);
+        let area = Rect::new(0, 0, size.width, h);
+        view::prepare(state, area);
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        ratatui::widgets::Widget::render(&*state, area, &mut buf);
+        let cursor = view::cursor_position(state, area);
+        self.screen.draw(&buf, cursor).map_err(terminal_error)
+    }
+
+    fn resized(&mut self, cols: u16, rows: u16) -> Result<(), TuiError> {
+        self.screen
+            .resize(ratatui::layout::Size::new(cols, rows))
+            .map_err(terminal_error)
+    }
+
+    fn bell(&mut self) {
+        let w = self.screen.writer();
+        let _ = w.write_all(b"\x07");
+        let _ = w.flush();
+    }
+}
+
 /// The front-end's ends of the agent's channels.
 pub struct AgentLink {
     pub ops: mpsc::UnboundedSender<Op>,
@@ -171,15 +294,15 @@ fn apply_input(state: &mut AppState, batch: Vec<TermEvent>) {
 
 /// Runs the app until the person quits (or input ends, or the agent stops, or `terminate` fires).
 /// Returns the final state; the caller restores the terminal and prints the summary.
-pub async fn run_loop<B, I>(
-    terminal: &mut Terminal<B>,
+pub async fn run_loop<S, I>(
+    terminal: &mut S,
     mut input: I,
     mut link: AgentLink,
     mut state: AppState,
     mut extra: LoopInputs,
 ) -> Result<AppState, TuiError>
 where
-    B: Screen,
+    S: Surface,
     I: Stream<Item = io::Result<TermEvent>> + Unpin,
 {
     let mut dirty = true;
@@ -227,6 +350,11 @@ where
                         })
                         .await;
                         batch.extend(more);
+                        for e in &batch {
+                            if let TermEvent::Resize(cols, rows) = e {
+                                terminal.resized(*cols, *rows)?;
+                            }
+                        }
                         apply_input(&mut state, batch);
                     }
                     Some(Err(_)) | None => {
@@ -262,7 +390,7 @@ where
             }
             () = tokio::time::sleep_until(draw_at.into()), if next_draw.is_some() => {
                 state.now = Instant::now();
-                draw(terminal, &mut state)?;
+                terminal.frame(&mut state)?;
                 last_draw = Some(state.now);
                 dirty = false;
             }
@@ -273,8 +401,8 @@ where
         }
         for effect in state.effects.drain(..) {
             match effect {
-                Effect::Bell => terminal.backend_mut().bell(),
-                Effect::MouseCapture(on) => terminal.backend_mut().set_mouse_capture(on),
+                Effect::Bell => terminal.bell(),
+                Effect::MouseCapture(on) => terminal.set_mouse_capture(on),
             }
         }
     }

@@ -75,6 +75,9 @@ pub struct AppState {
     pub workspace_dir: Option<std::path::PathBuf>,
     /// A saved session picked in `/resume`: the TUI closes so the caller can resume it.
     pub resume_requested: Option<String>,
+    /// Inline mode: finished cells live in the terminal's scrollback; the view draws only the live
+    /// part (see `tui::inline`). Off in the full-screen (`--alt-screen`) mode.
+    pub inline: bool,
 }
 
 impl AppState {
@@ -104,7 +107,17 @@ impl AppState {
             effects: Vec::new(),
             workspace_dir: None,
             resume_requested: None,
+            inline: false,
         }
+    }
+
+    /// Whether the screen belongs to a full-screen overlay (pickers, the full diff), which inline
+    /// mode shows on the alternate screen.
+    pub fn wants_full_screen(&self) -> bool {
+        self.layers.iter().any(|l| match l {
+            Layer::Approval(v) => v.fullscreen,
+            Layer::Sessions(_) | Layer::Resume(_) => true,
+        })
     }
 
     /// Whether something on screen moves by itself (spinners), so frames must keep coming.

@@ -88,6 +88,83 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// Puts the terminal back after inline mode: raw mode off, the cursor shown, the keyboard and
+/// paste modes popped. The normal screen is not touched (it holds the conversation), and no
+/// leave-alternate-screen is sent unless an overlay was open (it would also move the cursor).
+pub fn restore_inline(alternate_open: bool) {
+    let mut out = io::stdout();
+    if alternate_open {
+        let _ = execute!(out, LeaveAlternateScreen);
+    }
+    let _ = execute!(
+        out,
+        PopKeyboardEnhancementFlags,
+        DisableBracketedPaste,
+        DisableMouseCapture,
+        cursor::Show
+    );
+    let _ = disable_raw_mode();
+}
+
+/// Restores the terminal after inline mode when dropped.
+pub struct InlineGuard {
+    active: bool,
+}
+
+impl Drop for InlineGuard {
+    fn drop(&mut self) {
+        if self.active {
+            restore_inline(false);
+            self.active = false;
+        }
+    }
+}
+
+/// Enters inline mode: raw input, bracketed paste, no alternate screen. The viewport starts where
+/// the shell left the cursor (asked once; a terminal that does not answer within crossterm's
+/// timeout gets the viewport at the bottom).
+pub fn enter_inline() -> Result<(super::inline::InlineScreen<io::Stdout>, InlineGuard), TuiError> {
+    let setup = || -> io::Result<super::inline::InlineScreen<io::Stdout>> {
+        enable_raw_mode()?;
+        let (cols, rows) = ratatui::crossterm::terminal::size()?;
+        let (col, row) = cursor::position().unwrap_or((0, rows.saturating_sub(1)));
+        let mut out = io::stdout();
+        execute!(
+            out,
+            EnableBracketedPaste,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+        // Start on a line of our own: the shell may have left the cursor mid-line.
+        let col0_row = if col == 0 {
+            row
+        } else {
+            out.write_all(b"\r\n")?;
+            (row + 1).min(rows.saturating_sub(1))
+        };
+        out.flush()?;
+        Ok(super::inline::InlineScreen::new(
+            io::stdout(),
+            ratatui::layout::Size::new(cols, rows),
+            col0_row,
+        ))
+    };
+    let guard = InlineGuard { active: true };
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_inline(true);
+        previous(info);
+    }));
+    match setup() {
+        Ok(screen) => Ok((screen, guard)),
+        Err(e) => {
+            drop(guard);
+            Err(TuiError::Terminal(format!(
+                "cannot start the inline screen: {e}"
+            )))
+        }
+    }
+}
+
 /// Resolves on SIGTERM or SIGHUP.
 pub async fn termination() {
     use tokio::signal::unix::{SignalKind, signal};
