@@ -292,6 +292,7 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
         resume_command: Some(format!("pablo resume {id}")),
         policy_mode: launch.authority_label(),
         alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
+        custom_commands: launch.custom_commands(),
         ..Default::default()
     };
     let workspace = setup.host.workspace_root.clone();
@@ -457,6 +458,7 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
         resume_command: None,
         startup_events: demo.startup_events,
         alt_screen: common.alt_screen || demo.tui.alt_screen == Some(true),
+        custom_commands: Vec::new(),
     };
     let workspace = demo.setup.host.workspace_root.clone();
     // The project copy outlives the TUI either way: removed (or kept) after it, also on error.
@@ -474,11 +476,13 @@ async fn tui(common: Common) -> Result<ExitCode> {
     // The session is journaled, so the exit summary can say how to come back to it.
     let resume_command = Some(format!("pablo resume {session_id}"));
     let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
+    let custom_commands = launch.custom_commands();
     let options = pablo::tui::TuiOptions {
         startup_events: launch.warning_events(),
         resume_command,
         policy_mode: launch.authority_label(),
         alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
+        custom_commands,
         ..Default::default()
     };
     let workspace = setup.host.workspace_root.clone();

@@ -2,6 +2,7 @@
 //! and the per-session host. Every front-end (TUI, `pablo run`, ACP) starts the same way, so the
 //! same flags mean the same thing everywhere.
 
+pub mod commands;
 pub mod demo;
 
 use std::path::{Path, PathBuf};
@@ -343,6 +344,21 @@ impl Launch {
             .names()
             .filter_map(|n| catalog.get(n).map(|t| (n.to_string(), t.kind())))
             .collect())
+    }
+
+    /// The person's custom slash commands: the user's, and the project's when the folder is
+    /// trusted. Skipped files become warnings.
+    pub fn custom_commands(&mut self) -> Vec<crate::protocol::CustomCommand> {
+        let trusted = crate::policy::TrustStore::new(&self.dirs)
+            .is_trusted(&self.workspace)
+            .unwrap_or(false);
+        let project = self.workspace.join(".pablo").join("commands");
+        let (commands, notes) = commands::load(
+            &self.dirs.config.join("commands"),
+            trusted.then_some(project.as_path()),
+        );
+        self.warnings.extend(notes);
+        commands
     }
 
     /// `[tui]` over the config layers (the last layer that sets a value wins).

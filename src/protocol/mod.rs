@@ -474,3 +474,22 @@ pub fn summarize_arguments(arguments: &Value) -> String {
     }
     String::new()
 }
+
+/// A slash command written by the person as a markdown file (`launch::commands`): `/name args`
+/// sends `text` with `$ARGUMENTS` replaced by `args`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CustomCommand {
+    pub name: String,
+    /// The first non-empty line, for the popup and `/help`.
+    pub description: String,
+    pub text: String,
+    /// `user` or `project`.
+    pub source: String,
+}
+
+impl CustomCommand {
+    /// The prompt for `/name args`.
+    pub fn expand(&self, args: &str) -> String {
+        self.text.replace("$ARGUMENTS", args.trim())
+    }
+}

@@ -40,6 +40,8 @@ pub struct Composer {
     /// Workspace files for `@path` completion.
     pub files: Vec<String>,
     pub selected: usize,
+    /// The person's own slash commands (name, description), completed after the built-in ones.
+    pub custom: Vec<(String, String)>,
 }
 
 impl Composer {
@@ -109,7 +111,7 @@ impl Composer {
         if let Some(name) = self.text.strip_prefix('/')
             && !name.contains(char::is_whitespace)
         {
-            return commands::matching(name)
+            let mut out: Vec<Completion> = commands::matching(name)
                 .into_iter()
                 .map(|c| Completion {
                     label: format!(
@@ -125,6 +127,17 @@ impl Composer {
                     insert: format!("/{}", c.name),
                 })
                 .collect();
+            out.extend(
+                self.custom
+                    .iter()
+                    .filter(|(n, _)| n.starts_with(name) && commands::find(n).is_none())
+                    .map(|(n, d)| Completion {
+                        label: format!("/{n}"),
+                        detail: d.clone(),
+                        insert: format!("/{n}"),
+                    }),
+            );
+            return out;
         }
         if let Some((_, frag)) = self.at_token() {
             let mut hits: Vec<&String> =
@@ -260,6 +273,7 @@ impl Composer {
                 if let Some(name) = self.text.strip_prefix('/')
                     && !name.contains(' ')
                     && commands::find(name).is_none()
+                    && !self.custom.iter().any(|(n, _)| n == name)
                     && !popup.is_empty()
                 {
                     let c = popup[self.selected.min(popup.len() - 1)].clone();

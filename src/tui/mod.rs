@@ -96,6 +96,8 @@ pub struct TuiOptions {
     /// Full-screen mode on the alternate screen (`--alt-screen`); inline under the terminal's
     /// scrollback otherwise.
     pub alt_screen: bool,
+    /// The person's slash commands (`launch::commands`).
+    pub custom_commands: Vec<crate::protocol::CustomCommand>,
 }
 
 /// Runs the full-screen TUI for a started agent (its approvals must be
@@ -151,6 +153,7 @@ async fn run_with_agent(
     state.workspace_dir = Some(workspace.clone());
     state.status.policy_mode = options.policy_mode.clone();
     state.status.resume_command = options.resume_command.clone();
+    state.set_custom_commands(options.custom_commands.clone());
     // Startup events may replay a journaled transcript: what was pending then (a prompt, a
     // running turn, a shutdown) is history now, not something to answer.
     for e in options.startup_events {

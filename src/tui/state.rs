@@ -18,6 +18,7 @@ use super::text::Output;
 use super::theme;
 use super::transcript::Transcript;
 use crate::protocol::{
+    CustomCommand,
     ApprovalAnswer, Event, Op, PlanItem, PlanStatus, Preview, RuleSummary, SessionSummary,
     StopReason, ToolOutcome, Usage,
 };
@@ -75,6 +76,8 @@ pub struct AppState {
     pub workspace_dir: Option<std::path::PathBuf>,
     /// A saved session picked in `/resume`: the TUI closes so the caller can resume it.
     pub resume_requested: Option<String>,
+    /// The person's slash commands (markdown files), after the built-in ones.
+    pub custom_commands: Vec<CustomCommand>,
     /// Inline mode: finished cells live in the terminal's scrollback; the view draws only the live
     /// part (see `tui::inline`). Off in the full-screen (`--alt-screen`) mode.
     pub inline: bool,
@@ -107,8 +110,18 @@ impl AppState {
             effects: Vec::new(),
             workspace_dir: None,
             resume_requested: None,
+            custom_commands: Vec::new(),
             inline: false,
         }
+    }
+
+    /// Installs the person's slash commands (popup, `/help`, dispatch).
+    pub fn set_custom_commands(&mut self, commands: Vec<CustomCommand>) {
+        self.composer.custom = commands
+            .iter()
+            .map(|c| (c.name.clone(), c.description.clone()))
+            .collect();
+        self.custom_commands = commands;
     }
 
     /// Whether the screen belongs to a full-screen overlay (pickers, the full diff), which inline
@@ -526,12 +539,19 @@ impl AppState {
             let mut parts = rest.split_whitespace();
             let name = parts.next().unwrap_or("");
             let args: Vec<&str> = parts.collect();
-            match commands::find(name) {
-                Some(cmd) => self.run_command(cmd.id, &args),
-                None => self.notice(
+            if let Some(cmd) = commands::find(name) {
+                self.run_command(cmd.id, &args);
+            } else if let Some(custom) = self.custom_commands.iter().find(|c| c.name == name) {
+                let rest = rest[name.len()..].trim();
+                self.outbox.push(Op::UserTurn {
+                    text: custom.expand(rest),
+                });
+                self.transcript.scroll_to_bottom();
+            } else {
+                self.notice(
                     NoticeLevel::Error,
                     format!("unknown command /{name}; /help lists the commands"),
-                ),
+                );
             }
             return;
         }
@@ -586,6 +606,16 @@ impl AppState {
                         Span::styled(format!("  {name:<12}"), theme::key()),
                         Span::raw(c.help),
                     ]));
+                }
+                if !self.custom_commands.is_empty() {
+                    lines.push(Line::from(Span::styled("Your commands", theme::heading(2))));
+                    for c in &self.custom_commands {
+                        lines.push(Line::from(vec![
+                            Span::styled(format!("  /{:<11}", c.name), theme::key()),
+                            Span::raw(c.description.clone()),
+                            Span::styled(format!("  ({})", c.source), theme::dim()),
+                        ]));
+                    }
                 }
                 lines.push(Line::from(Span::styled("Keys", theme::heading(2))));
                 for (k, what) in commands::KEYS {
