@@ -827,3 +827,75 @@ mod first_session {
         assert!(t.wait_exit().success());
     }
 }
+
+/// The composer and the person's own commands, through plain `pablo` against a scripted server.
+mod composer {
+    use super::{Sandbox, Terminal};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    fn configure(sandbox: &Sandbox, server: &ScriptedServer) {
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ));
+    }
+
+    fn last_user_text(server: &ScriptedServer) -> String {
+        let body = server.requests().last().unwrap().json();
+        let messages = body["messages"].as_array().unwrap().clone();
+        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+        match &user["content"] {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_custom_command_reaches_the_model_with_its_argument_substituted() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        let commands = sandbox.config_dir().join("commands");
+        std::fs::create_dir_all(&commands).unwrap();
+        std::fs::write(
+            commands.join("review.md"),
+            "Review a file for bugs\n\nRead $ARGUMENTS and list its bugs, worst first.\n",
+        )
+        .unwrap();
+        server.push(ScriptedResponse::sse(openai::text_answer("No bugs found.")));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        // The slash popup lists it with its first line.
+        t.send("/rev");
+        t.wait_for("Review a file for bugs");
+        t.send("iew src/lib.rs\r");
+        t.wait_for("No bugs found.");
+        let text = last_user_text(&server);
+        assert!(
+            text.contains("Read src/lib.rs and list its bugs, worst first."),
+            "{text}"
+        );
+        assert!(!text.contains("$ARGUMENTS"), "{text}");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_project_command_is_ignored_until_the_folder_is_trusted() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        let commands = sandbox.workspace().join(".pablo").join("commands");
+        std::fs::create_dir_all(&commands).unwrap();
+        std::fs::write(commands.join("deploy.md"), "Deploy now\n").unwrap();
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t.send("/deploy\r");
+        t.wait_for("unknown command /deploy");
+        assert!(server.requests().is_empty());
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+}

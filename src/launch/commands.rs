@@ -77,10 +77,7 @@ pub fn load_dir(dir: &Path, source: &str) -> (Vec<CustomCommand>, Vec<String>) {
 
 /// The user's commands, then the trusted project's; a project command never replaces a user's
 /// command of the same name.
-pub fn load(
-    user_dir: &Path,
-    project_dir: Option<&Path>,
-) -> (Vec<CustomCommand>, Vec<String>) {
+pub fn load(user_dir: &Path, project_dir: Option<&Path>) -> (Vec<CustomCommand>, Vec<String>) {
     let (mut commands, mut notes) = load_dir(user_dir, "user");
     if let Some(dir) = project_dir {
         let (project, more) = load_dir(dir, "project");

@@ -18,9 +18,8 @@ use super::text::Output;
 use super::theme;
 use super::transcript::Transcript;
 use crate::protocol::{
-    CustomCommand,
-    ApprovalAnswer, Event, Op, PlanItem, PlanStatus, Preview, RuleSummary, SessionSummary,
-    StopReason, ToolOutcome, Usage,
+    ApprovalAnswer, CustomCommand, Event, Op, PlanItem, PlanStatus, Preview, RuleSummary,
+    SessionSummary, StopReason, ToolOutcome, Usage,
 };
 
 /// Side effects on the terminal that only the loop can perform.

@@ -53,6 +53,9 @@ fn is_inline_frame(state: &AppState) -> bool {
 
 /// The rows the inline viewport needs at `width`: the live cells, the checklist strip, an open
 /// prompt, the composer and the status line; at most `rows`. `prepare` must have run.
+/// Most rows the completion popup takes (the list scrolls past them).
+const POPUP_MAX_ROWS: u16 = 10;
+
 pub fn inline_height(state: &AppState, width: u16, rows: u16) -> u16 {
     let (lines, _) = composer_lines(state, width);
     let composer_h = lines.len().clamp(1, COMPOSER_MAX_LINES) as u16 + 1;
@@ -64,7 +67,13 @@ pub fn inline_height(state: &AppState, width: u16, rows: u16) -> u16 {
         }
         _ => 0,
     };
-    let live = state.transcript.total_lines() as u16;
+    // The completion popup floats over the live lines above the composer: room for it too.
+    let popup_h = if state.layers.is_empty() {
+        (state.composer.completions().len() as u16).min(POPUP_MAX_ROWS)
+    } else {
+        0
+    };
+    let live = (state.transcript.total_lines() as u16).max(popup_h);
     (fixed + prompt_h + live).min(rows)
 }
 
@@ -486,13 +495,15 @@ fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
     if items.is_empty() || composer.y == 0 {
         return;
     }
-    let h = (items.len() as u16).min(composer.y);
+    let h = (items.len() as u16).min(composer.y).min(POPUP_MAX_ROWS);
     let w = composer.width.min(64);
     let area = Rect::new(composer.x + 1, composer.y - h, w, h);
     Clear.render(area, buf);
     let sel = state.composer.selected.min(items.len() - 1);
-    for (i, item) in items.iter().take(h as usize).enumerate() {
-        let style = if i == sel {
+    // The selection stays visible: the list scrolls once it passes the last row.
+    let skip = sel.saturating_sub((h as usize).saturating_sub(1));
+    for (i, item) in items.iter().skip(skip).take(h as usize).enumerate() {
+        let style = if i + skip == sel {
             theme::selected()
         } else {
             theme::status_bar()
