@@ -44,6 +44,9 @@ pub struct TuiConfig {
     /// Full-screen on the alternate screen (as `--alt-screen`) instead of inline under the
     /// terminal's scrollback.
     pub alt_screen: Option<bool>,
+    /// The working mode a session starts in (`ask`, `auto-edit`, `plan`). Read from the user's
+    /// config and `--config` only: a repository does not choose to skip the person's questions.
+    pub mode: Option<crate::protocol::WorkMode>,
 }
 
 /// Host limits; `None` keeps the built-in default.

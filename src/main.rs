@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand};
 
 use pablo::core::ApprovalMode;
 use pablo::launch::{self, Launch, LaunchOptions};
+use pablo::protocol::WorkMode;
 
 #[derive(Parser, Debug)]
 #[command(name = "pablo", version, about = "A terminal coding agent", long_about = None)]
@@ -64,6 +65,15 @@ struct Common {
     /// terminal's scrollback.
     #[arg(long, global = true)]
     alt_screen: bool,
+    /// The working mode at start: ask (the policy's questions), auto-edit (file changes inside the
+    /// write roots apply unasked) or plan (read-only). Shift-Tab switches it in the TUI.
+    #[arg(long, global = true, value_name = "MODE", value_parser = parse_mode)]
+    mode: Option<WorkMode>,
+}
+
+fn parse_mode(text: &str) -> Result<WorkMode, String> {
+    WorkMode::parse(text)
+        .ok_or_else(|| format!("unknown mode {text:?}: the modes are ask, auto-edit and plan"))
 }
 
 /// Who answers approvals in a front-end, which decides what write authority means there.
@@ -91,6 +101,7 @@ impl Common {
             no_filesystem: self.no_filesystem,
             max_model_calls: self.max_model_calls,
             max_tool_calls: self.max_tool_calls,
+            mode: self.mode,
         }
     }
 }

@@ -767,6 +767,7 @@ mod through_the_agent {
             }),
         ];
         let mut handle = spawn(AgentSetup {
+            mode: Default::default(),
             session_id: "s".into(),
             model: Arc::new(Scripted {
                 steps: Mutex::new(steps),

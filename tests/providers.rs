@@ -1002,6 +1002,7 @@ mod agent_end_to_end {
         let mut catalog = Catalog::new();
         catalog.register(Arc::new(PlanUpdate)).unwrap();
         let mut handle = spawn(AgentSetup {
+            mode: Default::default(),
             session_id: "test-session".into(),
             model,
             catalog,

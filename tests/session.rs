@@ -138,6 +138,7 @@ fn setup(
     let mut catalog = Catalog::new();
     catalog.register(Arc::new(PlanUpdate)).unwrap();
     AgentSetup {
+        mode: Default::default(),
         session_id: id.to_string(),
         model,
         catalog,

@@ -373,6 +373,7 @@ mod in_process {
             .register(Arc::new(pablo::tools::plan::PlanUpdate))
             .unwrap();
         let setup = AgentSetup {
+            mode: Default::default(),
             session_id: "s-loop".into(),
             model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
             catalog,
@@ -894,6 +895,148 @@ mod composer {
         t.send("/deploy\r");
         t.wait_for("unknown command /deploy");
         assert!(server.requests().is_empty());
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+}
+
+/// Working modes (Shift-Tab) and the editor (Ctrl-G), through plain `pablo` in a PTY.
+mod modes {
+    use serde_json::Value;
+
+    use super::{Sandbox, Terminal, read};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    fn configure(sandbox: &Sandbox, server: &ScriptedServer, extra: &str) {
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n{extra}",
+            server.base_url()
+        ));
+    }
+
+    fn tool_result(server: &ScriptedServer) -> String {
+        let last: Value = server.requests().last().unwrap().json();
+        last["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+            .unwrap_or_default()
+    }
+
+    fn edit_call(content: &str, path: &str, old: &str, new: &str) -> String {
+        let revision = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(content.as_bytes()));
+        serde_json::json!({"path": path, "old_text": old, "new_text": new,
+                           "expected_revision": revision})
+        .to_string()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn shift_tab_to_plan_mode_refuses_an_edit_with_the_plan_mode_code() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server, "");
+        std::fs::write(sandbox.workspace().join("notes.txt"), "old\n").unwrap();
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_1",
+            "fs_edit",
+            &[&edit_call("old\n", "notes.txt", "old", "new")],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer(
+            "Here is the plan.",
+        )));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("edits ask · commands ask");
+        t.send("\x1b[Z");
+        t.wait_for("auto-edit");
+        t.send("\x1b[Z");
+        t.wait_for("plan · read-only");
+        t.send("plan the change\r");
+        t.wait_for("Here is the plan.");
+        assert_eq!(read(&sandbox.workspace().join("notes.txt")), "old\n");
+        let result = tool_result(&server);
+        assert!(result.contains("plan_mode"), "{result}");
+        // The model was told it is planning.
+        let first: Value = server.requests()[0].json();
+        let user = first["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .unwrap()["content"]
+            .to_string();
+        assert!(user.contains("plan mode"), "{user}");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn auto_edit_from_the_users_config_applies_an_edit_without_a_prompt() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server, "[tui]\nmode = \"auto-edit\"\n");
+        std::fs::write(sandbox.workspace().join("notes.txt"), "old\n").unwrap();
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_1",
+            "fs_edit",
+            &[&edit_call("old\n", "notes.txt", "old", "new")],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer("Edited.")));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("auto-edit · edits apply");
+        t.send("change it\r");
+        t.wait_for("Edited.");
+        assert_eq!(read(&sandbox.workspace().join("notes.txt")), "new\n");
+        assert!(!t.screen().contains("Apply this change"), "{}", t.screen());
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ctrl_g_takes_the_prompt_from_the_editor_and_enter_sends_it() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server, "");
+        let editor = sandbox.root().join("editor.sh");
+        std::fs::write(
+            &editor,
+            "#!/bin/sh\nprintf 'Summarise the README\\nin three bullets\\n' > \"$1\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        server.push(ScriptedResponse::sse(openai::text_answer("Three bullets.")));
+        let editor_path = editor.display().to_string();
+        let mut t = Terminal::spawn_with(
+            &sandbox,
+            &[],
+            &[("OPENAI_API_KEY", "sk-test-key"), ("EDITOR", &editor_path)],
+        );
+        t.wait_for("test-model · openai");
+        t.send("draft");
+        t.wait_for("› draft");
+        t.send("\x07");
+        t.wait_for("Summarise the README");
+        t.send("\r");
+        t.wait_for("Three bullets.");
+        let body: Value = server.requests()[0].json();
+        let user = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .unwrap()["content"]
+            .to_string();
+        assert!(
+            user.contains("Summarise the README\\nin three bullets"),
+            "{user}"
+        );
         t.send("\x03");
         t.send("\x03");
         assert!(t.wait_exit().success());

@@ -9,6 +9,7 @@
 
 pub mod context;
 pub mod limits;
+pub mod mode;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,6 +47,8 @@ pub struct AgentSetup {
     /// The conversation so far (resume); empty for a new session.
     pub history: Vec<Message>,
     pub recorder: Option<Box<dyn EventRecorder>>,
+    /// The working mode at start (`--mode`, `[tui] mode`); `Op::SetMode` switches it.
+    pub mode: crate::protocol::WorkMode,
 }
 
 /// Starts the agent task. It announces itself with `SessionStarted` and ends after
@@ -71,6 +74,8 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         events: EventSink::new(inner_tx),
         emitted: Arc::new(AtomicU64::new(0)),
         pending: Arc::new(Mutex::new(HashMap::new())),
+        mode: mode::ModeCell::new(setup.mode),
+        last_turn_mode: crate::protocol::WorkMode::Ask,
     };
     let task = tokio::spawn(async move {
         agent.run(ops_rx).await;
@@ -183,6 +188,9 @@ struct Agent {
     events: EventSink,
     emitted: Arc<AtomicU64>,
     pending: PendingApprovals,
+    mode: mode::ModeCell,
+    /// The mode of the previous turn, to tell the model when planning starts or ends.
+    last_turn_mode: crate::protocol::WorkMode,
 }
 
 /// Why a turn stopped early.
@@ -227,6 +235,11 @@ impl Agent {
             model: self.model.model().to_string(),
             workspace: self.host.workspace_root.display().to_string(),
         });
+        if self.mode.get() != crate::protocol::WorkMode::Ask {
+            self.emit(Event::ModeChanged {
+                mode: self.mode.get(),
+            });
+        }
         let mut queued: std::collections::VecDeque<String> = Default::default();
         let mut shutting_down = false;
         while !shutting_down {
@@ -247,6 +260,7 @@ impl Agent {
             let session_events = self.events.clone();
             let turn_cancel = cancel.clone();
             let turn_policy = self.policy.clone();
+            let turn_mode = self.mode.clone();
             {
                 let turn = self.run_turn(text, cancel.clone());
                 tokio::pin!(turn);
@@ -272,6 +286,10 @@ impl Agent {
                             Some(op @ (Op::ListRules | Op::RemoveRule { .. })) => {
                                 answer_rules_op(&turn_policy, &session_events, op);
                             }
+                            Some(Op::SetMode { mode }) => {
+                                turn_mode.set(mode);
+                                session_events.send(Event::ModeChanged { mode });
+                            }
                         },
                     }
                 }
@@ -294,6 +312,10 @@ impl Agent {
             Op::ListRules | Op::RemoveRule { .. } => {
                 answer_rules_op(&self.policy, &self.events, op);
             }
+            Op::SetMode { mode } => {
+                self.mode.set(mode);
+                self.emit(Event::ModeChanged { mode });
+            }
             Op::UserTurn { .. } | Op::Shutdown => {}
         }
     }
@@ -309,6 +331,12 @@ impl Agent {
         let started = Instant::now();
         let calls_before = (self.budget.model_calls, self.budget.tool_calls);
         self.emit(Event::UserMessage { text: text.clone() });
+        let now = self.mode.get();
+        let text = match mode::turn_note(self.last_turn_mode, now) {
+            Some(note) => format!("{text}\n\n{note}"),
+            None => text,
+        };
+        self.last_turn_mode = now;
         self.messages.push(Message::User { text });
         // The run deadline bounds each turn (`pablo run` has exactly one; an interactive session
         // that sat idle for an hour must not have its next turn cut at once). It cancels like an
@@ -797,6 +825,8 @@ impl Agent {
             ));
         }
         self.budget.tool_calls += 1;
+        let mode = self.mode.get();
+        mode::refuse_before_preview(mode, tool.name(), tool.kind())?;
         let ctx = ToolContext {
             call_id: call.id.clone(),
             cancel: cancel.clone(),
@@ -805,6 +835,7 @@ impl Agent {
         };
         let mut preview = tool.preview(&args, &ctx).await?;
         let verdict = self.policy.decide(tool.name(), tool.kind(), &mut preview);
+        let verdict = mode::apply(mode, tool.name(), &preview, verdict)?;
         span.record("decision", crate::policy::decision_label(verdict.decision));
         match verdict.decision {
             Decision::Allow => {}

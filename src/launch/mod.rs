@@ -54,6 +54,8 @@ pub struct LaunchOptions {
     pub no_filesystem: bool,
     pub max_model_calls: Option<u64>,
     pub max_tool_calls: Option<u64>,
+    /// `--mode`: the working mode at start, over `[tui] mode`.
+    pub mode: Option<crate::protocol::WorkMode>,
 }
 
 /// Why the engine could not start.
@@ -282,6 +284,7 @@ impl Launch {
             approvals,
             history: Vec::new(),
             recorder: Some(Box::new(journal)),
+            mode: self.start_mode(),
         })
     }
 
@@ -310,6 +313,7 @@ impl Launch {
             approvals,
             history: state.history.clone(),
             recorder: Some(Box::new(journal)),
+            mode: self.start_mode(),
         };
         Ok((setup, state))
     }
@@ -361,10 +365,27 @@ impl Launch {
         commands
     }
 
+    /// The working mode at start: `--mode`, else `[tui] mode` of the user's config or
+    /// `--config` (never the project's), else `ask`.
+    pub fn start_mode(&self) -> crate::protocol::WorkMode {
+        let personal = [&self.layers.user, &self.layers.explicit];
+        self.options
+            .mode
+            .or_else(|| {
+                personal
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(_, c)| c.tui.mode)
+                    .next_back()
+            })
+            .unwrap_or_default()
+    }
+
     /// `[tui]` over the config layers (the last layer that sets a value wins).
     pub fn tui_config(&self) -> crate::config::TuiConfig {
         crate::config::TuiConfig {
             alt_screen: self.layers.last(|c| c.tui.alt_screen),
+            mode: Some(self.start_mode()),
         }
     }
 

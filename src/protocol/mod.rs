@@ -41,8 +41,54 @@ pub enum Op {
     ListRules,
     /// Remove one saved approval by id (`/rules remove ID`); answered by [`Event::Rules`].
     RemoveRule { id: String },
+    /// Switch the working mode (Shift-Tab in the TUI); applies from the next tool call on and is
+    /// confirmed by [`Event::ModeChanged`].
+    SetMode { mode: WorkMode },
     /// Stop the agent: cancels any running turn, kills background sessions, then closes.
     Shutdown,
+}
+
+/// How much the agent may do without asking, switched during a session (Shift-Tab).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkMode {
+    /// The policy decides; what it says to ask is asked (the default).
+    #[default]
+    Ask,
+    /// File changes inside the write roots apply without a prompt (the built-in ask for edits
+    /// becomes allow); commands are judged as in `ask`.
+    AutoEdit,
+    /// Read-only planning: no file changes, only calls the policy allows without asking; the
+    /// model is told it is planning.
+    Plan,
+}
+
+impl WorkMode {
+    pub const ALL: [WorkMode; 3] = [WorkMode::Ask, WorkMode::AutoEdit, WorkMode::Plan];
+
+    /// The name used by `--mode`, config and the status line.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkMode::Ask => "ask",
+            WorkMode::AutoEdit => "auto-edit",
+            WorkMode::Plan => "plan",
+        }
+    }
+
+    /// The mode after this one on Shift-Tab.
+    pub fn next(self) -> WorkMode {
+        match self {
+            WorkMode::Ask => WorkMode::AutoEdit,
+            WorkMode::AutoEdit => WorkMode::Plan,
+            WorkMode::Plan => WorkMode::Ask,
+        }
+    }
+
+    /// Parses `ask`, `auto-edit` (or `auto_edit`) and `plan`.
+    pub fn parse(text: &str) -> Option<WorkMode> {
+        let t = text.trim().replace('_', "-");
+        WorkMode::ALL.into_iter().find(|m| m.name() == t)
+    }
 }
 
 /// How the person answered an approval prompt.
@@ -436,6 +482,8 @@ pub enum Event {
     },
     /// Something non-fatal the person should know (a torn journal line, a truncated AGENTS.md).
     Warning { message: String },
+    /// The working mode now in force (after [`Op::SetMode`], or at start when not `ask`).
+    ModeChanged { mode: WorkMode },
     /// The turn (or the agent) failed.
     Error { code: String, message: String },
     TurnCompleted {

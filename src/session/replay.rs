@@ -306,6 +306,7 @@ impl Replayer {
             | Event::SessionOutput { .. }
             | Event::Rules { .. }
             | Event::Warning { .. }
+            | Event::ModeChanged { .. }
             | Event::Error { .. }
             | Event::ShutdownComplete => {}
         }

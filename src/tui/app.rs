@@ -39,6 +39,14 @@ pub trait Screen: Backend {
     fn end_frame(&mut self) {}
     fn bell(&mut self) {}
     fn set_mouse_capture(&mut self, _on: bool) {}
+    /// Lends the terminal to another program (the person's editor): normal screen, cooked mode.
+    fn lend(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Takes the terminal back after [`Screen::lend`].
+    fn take_back(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl Screen for ratatui::backend::TestBackend {}
@@ -68,6 +76,20 @@ impl<W: io::Write> Screen for ratatui::backend::CrosstermBackend<W> {
             ratatui::crossterm::execute!(self, DisableMouseCapture)
         };
     }
+
+    fn lend(&mut self) -> io::Result<()> {
+        ratatui::crossterm::execute!(
+            self,
+            ratatui::crossterm::terminal::LeaveAlternateScreen,
+            ratatui::crossterm::cursor::Show
+        )?;
+        super::term::lend_modes()
+    }
+
+    fn take_back(&mut self) -> io::Result<()> {
+        super::term::take_back_modes()?;
+        ratatui::crossterm::execute!(self, ratatui::crossterm::terminal::EnterAlternateScreen)
+    }
 }
 
 /// Where frames go: the whole screen (a ratatui `Terminal`), or the inline viewport under the
@@ -81,6 +103,14 @@ pub trait Surface {
     }
     fn bell(&mut self) {}
     fn set_mouse_capture(&mut self, _on: bool) {}
+    /// Lends the terminal to the person's editor; the next frame after
+    /// [`Surface::take_back`] redraws everything.
+    fn lend(&mut self) -> Result<(), TuiError> {
+        Ok(())
+    }
+    fn take_back(&mut self) -> Result<(), TuiError> {
+        Ok(())
+    }
 }
 
 impl<B: Screen> Surface for Terminal<B> {
@@ -94,6 +124,15 @@ impl<B: Screen> Surface for Terminal<B> {
 
     fn set_mouse_capture(&mut self, on: bool) {
         self.backend_mut().set_mouse_capture(on);
+    }
+
+    fn lend(&mut self) -> Result<(), TuiError> {
+        self.backend_mut().lend().map_err(terminal_error)
+    }
+
+    fn take_back(&mut self) -> Result<(), TuiError> {
+        self.backend_mut().take_back().map_err(terminal_error)?;
+        self.clear().map_err(|e| TuiError::Terminal(e.to_string()))
     }
 }
 
@@ -191,6 +230,23 @@ impl<W: io::Write> Surface for InlineSurface<W> {
         let _ = w.write_all(b"\x07");
         let _ = w.flush();
     }
+
+    fn lend(&mut self) -> Result<(), TuiError> {
+        // The viewport goes; the conversation above it stays in the scrollback.
+        self.screen.finish().map_err(terminal_error)?;
+        super::term::lend_modes().map_err(terminal_error)
+    }
+
+    fn take_back(&mut self) -> Result<(), TuiError> {
+        super::term::take_back_modes().map_err(terminal_error)?;
+        // The editor may have left the cursor anywhere: the viewport starts where it is now.
+        let rows = self.screen.size().height;
+        let row = ratatui::crossterm::cursor::position()
+            .map(|(_, r)| r)
+            .unwrap_or(rows.saturating_sub(1));
+        self.screen.reanchor(row);
+        Ok(())
+    }
 }
 
 /// The front-end's ends of the agent's channels.
@@ -205,13 +261,21 @@ pub struct LoopInputs {
     pub terminate: Pin<Box<dyn Future<Output = ()> + Send>>,
     /// Workspace files for `@path` completion, listed in the background.
     pub files: Option<oneshot::Receiver<Vec<String>>>,
+    /// Opens terminal input anew after the terminal was lent to the person's editor (the old
+    /// stream is dropped first so it stops reading keys meant for the editor). `None`: there is
+    /// no terminal to lend (tests on `TestBackend`), and Ctrl-G says so.
+    pub reopen_input: Option<Box<dyn Fn() -> InputStream + Send>>,
 }
+
+/// Terminal input as the loop holds it.
+pub type InputStream = Pin<Box<dyn Stream<Item = io::Result<TermEvent>> + Send>>;
 
 impl Default for LoopInputs {
     fn default() -> Self {
         Self {
             terminate: Box::pin(futures::future::pending()),
             files: None,
+            reopen_input: None,
         }
     }
 }
@@ -292,19 +356,37 @@ fn apply_input(state: &mut AppState, batch: Vec<TermEvent>) {
     }
 }
 
+/// Ctrl-G: lends the terminal to the person's editor on the draft and puts what was saved into
+/// the composer. Whatever goes wrong, the draft stays as it was and the person is told why.
+async fn edit_draft<S: Surface>(terminal: &mut S, state: &mut AppState) -> Result<(), TuiError> {
+    let Some(command) = super::editor::editor_command() else {
+        state.editor_failed(&super::editor::EditorError::NoEditor);
+        return Ok(());
+    };
+    terminal.lend()?;
+    let result = super::editor::edit(&command, &state.composer.text()).await;
+    terminal.take_back()?;
+    match result {
+        Ok(text) => state.composer.set_text(&text),
+        Err(e) => state.editor_failed(&e),
+    }
+    Ok(())
+}
+
 /// Runs the app until the person quits (or input ends, or the agent stops, or `terminate` fires).
 /// Returns the final state; the caller restores the terminal and prints the summary.
 pub async fn run_loop<S, I>(
     terminal: &mut S,
-    mut input: I,
+    input: I,
     mut link: AgentLink,
     mut state: AppState,
     mut extra: LoopInputs,
 ) -> Result<AppState, TuiError>
 where
     S: Surface,
-    I: Stream<Item = io::Result<TermEvent>> + Unpin,
+    I: Stream<Item = io::Result<TermEvent>> + Send + 'static,
 {
+    let mut input: InputStream = Box::pin(input);
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
     let mut input_open = true;
@@ -399,10 +481,28 @@ where
         for op in state.outbox.drain(..) {
             let _ = link.ops.send(op);
         }
-        for effect in state.effects.drain(..) {
+        let effects: Vec<Effect> = state.effects.drain(..).collect();
+        for effect in effects {
             match effect {
                 Effect::Bell => terminal.bell(),
                 Effect::MouseCapture(on) => terminal.set_mouse_capture(on),
+                Effect::EditDraft => {
+                    if let Some(reopen) = &extra.reopen_input {
+                        // Dropping the stream stops its reader before the editor reads keys.
+                        drop(std::mem::replace(
+                            &mut input,
+                            Box::pin(futures::stream::pending()),
+                        ));
+                        edit_draft(terminal, &mut state).await?;
+                        input = reopen();
+                        if state.mouse_capture {
+                            terminal.set_mouse_capture(true);
+                        }
+                    } else {
+                        state.editor_unavailable("there is no terminal to lend to an editor");
+                    }
+                    dirty = true;
+                }
             }
         }
     }

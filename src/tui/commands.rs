@@ -114,8 +114,13 @@ pub static KEYS: &[(&str, &str)] = &[
     ("ctrl-o", "expand or collapse tool output and diffs"),
     ("ctrl-t", "show or hide the todo checklist"),
     ("ctrl-b", "background sessions"),
+    ("ctrl-g", "write the prompt in $VISUAL / $EDITOR"),
     (
-        "ctrl-g",
+        "shift-tab",
+        "switch mode: ask → auto-edit (edits apply) → plan (read-only)",
+    ),
+    (
+        "f2",
         "capture the mouse (wheel scroll) or give it back to the terminal",
     ),
     (

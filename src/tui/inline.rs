@@ -323,6 +323,15 @@ impl<W: Write> InlineScreen<W> {
         Ok(())
     }
 
+    /// The viewport now starts at `row` (after another program had the terminal) and is redrawn
+    /// in full by the next frame.
+    pub fn reanchor(&mut self, row: u16) {
+        self.top = row.min(self.size.height.saturating_sub(1));
+        self.prev = None;
+        self.alt_prev = None;
+        self.in_alternate = false;
+    }
+
     /// Whether an overlay has the alternate screen.
     pub fn is_alternate(&self) -> bool {
         self.in_alternate

@@ -5,6 +5,7 @@ pub mod cells;
 pub mod commands;
 pub mod composer;
 pub mod diff;
+pub mod editor;
 pub mod inline;
 pub mod layers;
 pub mod markdown;
@@ -174,6 +175,9 @@ async fn run_with_agent(
     let extra = app::LoopInputs {
         terminate: Box::pin(term::termination()),
         files: Some(files_rx),
+        reopen_input: Some(Box::new(|| {
+            Box::pin(ratatui::crossterm::event::EventStream::new())
+        })),
     };
     let link = app::AgentLink {
         ops: ops.clone(),

@@ -27,6 +27,8 @@ use crate::protocol::{
 pub enum Effect {
     Bell,
     MouseCapture(bool),
+    /// Ctrl-G: open the draft in the person's editor.
+    EditDraft,
 }
 
 /// Facts for the status line.
@@ -37,6 +39,8 @@ pub struct StatusInfo {
     pub model: String,
     pub workspace: String,
     pub policy_mode: String,
+    /// The working mode in force (Shift-Tab switches it).
+    pub mode: crate::protocol::WorkMode,
     /// The command that resumes this session (shown by `/resume` and printed on exit).
     pub resume_command: Option<String>,
 }
@@ -112,6 +116,16 @@ impl AppState {
             custom_commands: Vec::new(),
             inline: false,
         }
+    }
+
+    /// The editor could not take the draft (it stays in the composer).
+    pub fn editor_failed(&mut self, e: &super::editor::EditorError) {
+        let code = crate::core::Coded::code(e);
+        self.notice(NoticeLevel::Error, format!("{code}: {e}"));
+    }
+
+    pub fn editor_unavailable(&mut self, why: &str) {
+        self.notice(NoticeLevel::Error, format!("editor_unavailable: {why}"));
     }
 
     /// Installs the person's slash commands (popup, `/help`, dispatch).
@@ -337,6 +351,10 @@ impl AppState {
             }
             Event::Rules { rules, removed } => self.show_rules(&rules, removed.as_deref()),
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
+            Event::ModeChanged { mode } => {
+                self.status.mode = mode;
+                self.hint = Some(format!("{} mode · shift-tab switches", mode.name()));
+            }
             Event::Error { code, message } => {
                 self.notice(NoticeLevel::Error, format!("{code}: {message}"));
             }
@@ -426,10 +444,22 @@ impl AppState {
         match key.code {
             KeyCode::Char('c') if ctrl => return self.ctrl_c(),
             KeyCode::Char('g') if ctrl => {
+                if self.layers.is_empty() {
+                    self.effects.push(Effect::EditDraft);
+                }
+                return;
+            }
+            KeyCode::BackTab if self.layers.is_empty() => {
+                self.outbox.push(Op::SetMode {
+                    mode: self.status.mode.next(),
+                });
+                return;
+            }
+            KeyCode::F(2) => {
                 self.mouse_capture = !self.mouse_capture;
                 self.effects.push(Effect::MouseCapture(self.mouse_capture));
                 self.hint = Some(if self.mouse_capture {
-                    "mouse captured: the wheel scrolls; ctrl-g gives it back for selection".into()
+                    "mouse captured: the wheel scrolls; f2 gives it back for selection".into()
                 } else {
                     "mouse released: select and copy as usual".into()
                 });

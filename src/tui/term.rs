@@ -106,6 +106,30 @@ pub fn restore_inline(alternate_open: bool) {
     let _ = disable_raw_mode();
 }
 
+/// Gives the terminal to another program for a while (the person's editor): cooked mode, the
+/// cursor shown, our keyboard and paste modes popped. [`take_back_modes`] undoes it.
+pub fn lend_modes() -> io::Result<()> {
+    let mut out = io::stdout();
+    execute!(
+        out,
+        PopKeyboardEnhancementFlags,
+        DisableBracketedPaste,
+        DisableMouseCapture,
+        cursor::Show
+    )?;
+    disable_raw_mode()
+}
+
+pub fn take_back_modes() -> io::Result<()> {
+    enable_raw_mode()?;
+    let mut out = io::stdout();
+    execute!(
+        out,
+        EnableBracketedPaste,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    )
+}
+
 /// Restores the terminal after inline mode when dropped.
 pub struct InlineGuard {
     active: bool,

@@ -13,7 +13,7 @@ use super::layers::{ApprovalView, Layer, ResumeView, SessionsView};
 use super::state::AppState;
 use super::text::{truncate, wrap_line};
 use super::theme;
-use crate::protocol::PlanStatus;
+use crate::protocol::{PlanStatus, WorkMode};
 
 /// Terminals at least this wide get the side panel.
 pub const WIDE: u16 = 100;
@@ -464,9 +464,27 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
     )));
     left.push(sep());
     left.push(Span::raw(truncate(&state.status.workspace, 40)));
-    if !state.status.policy_mode.is_empty() {
-        left.push(sep());
-        left.push(Span::raw(state.status.policy_mode.clone()));
+    match state.status.mode {
+        WorkMode::Ask => {
+            if !state.status.policy_mode.is_empty() {
+                left.push(sep());
+                left.push(Span::raw(state.status.policy_mode.clone()));
+            }
+        }
+        WorkMode::AutoEdit => {
+            left.push(sep());
+            left.push(Span::styled("auto-edit", theme::ok()));
+            // The built-in question for edits is answered; what else the label says stands.
+            let rest = state.status.policy_mode.replace("edits ask", "edits apply");
+            if !rest.is_empty() {
+                left.push(Span::raw(format!(" · {rest}")));
+            }
+        }
+        WorkMode::Plan => {
+            left.push(sep());
+            left.push(Span::styled("plan", theme::warn()));
+            left.push(Span::raw(" · read-only, safe commands only"));
+        }
     }
     let n = state.running_sessions();
     if n > 0 {
