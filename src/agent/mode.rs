@@ -72,7 +72,7 @@ pub fn apply(
                 && builtin_only
                 && matches!(preview, Preview::FileChange(_))
             {
-                Ok(Verdict::allow("mode.auto_edit".to_string()))
+                Ok(Verdict::allow("mode.auto_edit"))
             } else {
                 Ok(verdict)
             }
@@ -145,7 +145,7 @@ mod tests {
         };
         let e = apply(WorkMode::Plan, "shell.run", &Preview::Internal, ask).unwrap_err();
         assert_eq!(e.code, "plan_mode");
-        let allow = Verdict::allow("builtin.safe".into());
+        let allow = Verdict::allow("builtin.safe");
         assert_eq!(
             apply(
                 WorkMode::Plan,
