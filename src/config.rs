@@ -47,6 +47,19 @@ pub struct TuiConfig {
     /// The working mode a session starts in (`ask`, `auto-edit`, `plan`). Read from the user's
     /// config and `--config` only: a repository does not choose to skip the person's questions.
     pub mode: Option<crate::protocol::WorkMode>,
+    /// How pablo gets the person's attention when an approval waits or a turn ends.
+    pub notifications: Option<Notifications>,
+}
+
+/// `[tui] notifications`: `off` (nothing), `bell` (the terminal bell), `desktop` (the bell, and a
+/// desktop notification when the terminal window is not focused).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Notifications {
+    Off,
+    Bell,
+    #[default]
+    Desktop,
 }
 
 /// Host limits; `None` keeps the built-in default.

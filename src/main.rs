@@ -303,6 +303,7 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
         resume_command: Some(format!("pablo resume {id}")),
         policy_mode: launch.authority_label(),
         alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
+        notifications: launch.tui_config().notifications.unwrap_or_default(),
         custom_commands: launch.custom_commands(),
         ..Default::default()
     };
@@ -469,6 +470,7 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
         resume_command: None,
         startup_events: demo.startup_events,
         alt_screen: common.alt_screen || demo.tui.alt_screen == Some(true),
+        notifications: demo.tui.notifications.unwrap_or_default(),
         custom_commands: Vec::new(),
     };
     let workspace = demo.setup.host.workspace_root.clone();
@@ -493,6 +495,7 @@ async fn tui(common: Common) -> Result<ExitCode> {
         resume_command,
         policy_mode: launch.authority_label(),
         alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
+        notifications: launch.tui_config().notifications.unwrap_or_default(),
         custom_commands,
         ..Default::default()
     };

@@ -810,6 +810,7 @@ mod rules_over_the_protocol {
         register_filesystem(&mut catalog, &ws, true).unwrap();
         let mut h = agent::spawn(AgentSetup {
             mode: Default::default(),
+            model_switcher: None,
             session_id: "rules".into(),
             model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
             catalog,

@@ -1003,6 +1003,7 @@ mod agent_end_to_end {
         catalog.register(Arc::new(PlanUpdate)).unwrap();
         let mut handle = spawn(AgentSetup {
             mode: Default::default(),
+            model_switcher: None,
             session_id: "test-session".into(),
             model,
             catalog,

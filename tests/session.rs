@@ -139,6 +139,7 @@ fn setup(
     catalog.register(Arc::new(PlanUpdate)).unwrap();
     AgentSetup {
         mode: Default::default(),
+        model_switcher: None,
         session_id: id.to_string(),
         model,
         catalog,

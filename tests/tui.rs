@@ -151,6 +151,19 @@ impl Terminal {
         }
     }
 
+    /// Waits until `done` holds of the terminal (raw output, not only the screen).
+    fn wait_until(&self, done: impl Fn(&Terminal) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !done(self) {
+            assert!(
+                Instant::now() < deadline,
+                "timed out; the screen is:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(40));
+        }
+    }
+
     fn send(&mut self, bytes: &str) {
         let mut w = self.writer.lock().unwrap();
         w.write_all(bytes.as_bytes()).unwrap();
@@ -374,6 +387,7 @@ mod in_process {
             .unwrap();
         let setup = AgentSetup {
             mode: Default::default(),
+            model_switcher: None,
             session_id: "s-loop".into(),
             model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
             catalog,
@@ -1040,5 +1054,98 @@ mod modes {
         t.send("\x03");
         t.send("\x03");
         assert!(t.wait_exit().success());
+    }
+}
+
+/// `/model`, `/copy` and notifications, through plain `pablo` in a PTY.
+mod commands {
+
+    use super::{Sandbox, Terminal};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    fn start(server: &ScriptedServer, extra: &str) -> (Sandbox, Terminal) {
+        let sandbox = Sandbox::new();
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n{extra}",
+            server.base_url()
+        ));
+        let t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        (sandbox, t)
+    }
+
+    fn quit(mut t: Terminal) {
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slash_model_switches_the_model_of_the_next_turn() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("first")));
+        server.push(ScriptedResponse::sse(openai::text_answer("second")));
+        let (_sandbox, mut t) = start(&server, "");
+        t.send("one\r");
+        t.wait_for("first");
+        t.send("/model other-model\r");
+        t.wait_for("the next turn uses other-model from provider openai");
+        t.wait_for("other-model · openai");
+        t.send("two\r");
+        t.wait_for("second");
+        let models: Vec<String> = server
+            .requests()
+            .iter()
+            .map(|r| r.json()["model"].as_str().unwrap_or("").to_string())
+            .collect();
+        assert_eq!(models, ["test-model", "other-model"]);
+        quit(t);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slash_copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("héllo")));
+        let (_sandbox, mut t) = start(&server, "");
+        t.send("greet\r");
+        t.wait_for("héllo");
+        t.send("/copy\r");
+        t.wait_for("copied the last answer (5 characters)");
+        assert!(t.raw_text().contains("\x1b]52;c;aMOpbGxv\x07"));
+        quit(t);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_turn_that_ends_while_the_window_is_unfocused_sends_a_desktop_notification() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("all done")));
+        server.push(ScriptedResponse::sse(openai::text_answer("again")));
+        let (_sandbox, mut t) = start(&server, "");
+        // Focus reporting is on, so the terminal's focus-out report is understood.
+        assert!(t.raw_text().contains("\x1b[?1004h"));
+        t.send("\x1b[O");
+        t.send("work\r");
+        t.wait_for("all done");
+        t.wait_until(|t| t.raw_text().contains("\x1b]9;pablo: the turn is done\x07"));
+        // Back in focus: the next turn ends quietly.
+        t.send("\x1b[I");
+        let before = t.raw_text().matches("\x1b]9;").count();
+        t.send("more\r");
+        t.wait_for("again");
+        assert_eq!(t.raw_text().matches("\x1b]9;").count(), before);
+        quit(t);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn notifications_off_in_the_config_sends_neither_bell_nor_notification() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("quiet")));
+        let (_sandbox, mut t) = start(&server, "[tui]\nnotifications = \"off\"\n");
+        t.send("\x1b[O");
+        t.send("work\r");
+        t.wait_for("quiet");
+        let raw = t.raw_text();
+        assert!(!raw.contains("\x1b]9;"), "{raw:?}");
+        quit(t);
     }
 }

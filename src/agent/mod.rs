@@ -49,6 +49,56 @@ pub struct AgentSetup {
     pub recorder: Option<Box<dyn EventRecorder>>,
     /// The working mode at start (`--mode`, `[tui] mode`); `Op::SetMode` switches it.
     pub mode: crate::protocol::WorkMode,
+    /// Builds another model client for `Op::SetModel`; `None` refuses the switch.
+    pub model_switcher: Option<ModelSwitcher>,
+}
+
+/// Builds a model client for a model name and an optional provider (the launch's settings
+/// fill in the rest).
+pub type ModelSwitcher = Arc<
+    dyn Fn(
+            Option<String>,
+            String,
+        ) -> futures::future::BoxFuture<'static, Result<Arc<dyn ModelClient>, ModelError>>
+        + Send
+        + Sync,
+>;
+
+/// A model client built by a switch, taken by the next turn.
+type PendingModel = Arc<Mutex<Option<Arc<dyn ModelClient>>>>;
+
+/// Builds the client for `Op::SetModel` without holding up the loop; the next turn takes it.
+fn spawn_model_switch(
+    switcher: Option<ModelSwitcher>,
+    pending: PendingModel,
+    events: EventSink,
+    provider: Option<String>,
+    model: String,
+) {
+    let Some(switcher) = switcher else {
+        events.send(Event::Error {
+            code: "model_switch_unavailable".into(),
+            message: format!(
+                "the model cannot be switched to {model} here; start pablo with --model"
+            ),
+        });
+        return;
+    };
+    tokio::spawn(async move {
+        match switcher(provider, model.clone()).await {
+            Ok(client) => {
+                let (provider, model) = (client.provider().to_string(), client.model().to_string());
+                if let Ok(mut slot) = pending.lock() {
+                    *slot = Some(client);
+                }
+                events.send(Event::ModelChanged { provider, model });
+            }
+            Err(e) => events.send(Event::Error {
+                code: e.code().into(),
+                message: format!("the model was not switched to {model}: {e}"),
+            }),
+        }
+    });
 }
 
 /// Starts the agent task. It announces itself with `SessionStarted` and ends after
@@ -75,6 +125,8 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         emitted: Arc::new(AtomicU64::new(0)),
         pending: Arc::new(Mutex::new(HashMap::new())),
         mode: mode::ModeCell::new(setup.mode),
+        model_switcher: setup.model_switcher,
+        pending_model: Arc::new(Mutex::new(None)),
         last_turn_mode: crate::protocol::WorkMode::Ask,
     };
     let task = tokio::spawn(async move {
@@ -189,6 +241,8 @@ struct Agent {
     emitted: Arc<AtomicU64>,
     pending: PendingApprovals,
     mode: mode::ModeCell,
+    model_switcher: Option<ModelSwitcher>,
+    pending_model: PendingModel,
     /// The mode of the previous turn, to tell the model when planning starts or ends.
     last_turn_mode: crate::protocol::WorkMode,
 }
@@ -261,6 +315,8 @@ impl Agent {
             let turn_cancel = cancel.clone();
             let turn_policy = self.policy.clone();
             let turn_mode = self.mode.clone();
+            let (switcher, pending_model) =
+                (self.model_switcher.clone(), self.pending_model.clone());
             {
                 let turn = self.run_turn(text, cancel.clone());
                 tokio::pin!(turn);
@@ -290,6 +346,13 @@ impl Agent {
                                 turn_mode.set(mode);
                                 session_events.send(Event::ModeChanged { mode });
                             }
+                            Some(Op::SetModel { model, provider }) => spawn_model_switch(
+                                switcher.clone(),
+                                pending_model.clone(),
+                                session_events.clone(),
+                                provider,
+                                model,
+                            ),
                         },
                     }
                 }
@@ -316,6 +379,13 @@ impl Agent {
                 self.mode.set(mode);
                 self.emit(Event::ModeChanged { mode });
             }
+            Op::SetModel { model, provider } => spawn_model_switch(
+                self.model_switcher.clone(),
+                self.pending_model.clone(),
+                self.events.clone(),
+                provider,
+                model,
+            ),
             Op::UserTurn { .. } | Op::Shutdown => {}
         }
     }
@@ -330,6 +400,10 @@ impl Agent {
         );
         let started = Instant::now();
         let calls_before = (self.budget.model_calls, self.budget.tool_calls);
+        let switched = self.pending_model.lock().ok().and_then(|mut m| m.take());
+        if let Some(model) = switched {
+            self.model = model;
+        }
         self.emit(Event::UserMessage { text: text.clone() });
         let now = self.mode.get();
         let text = match mode::turn_note(self.last_turn_mode, now) {

@@ -285,6 +285,7 @@ impl Launch {
             history: Vec::new(),
             recorder: Some(Box::new(journal)),
             mode: self.start_mode(),
+            model_switcher: Some(self.model_switcher()),
         })
     }
 
@@ -314,6 +315,7 @@ impl Launch {
             history: state.history.clone(),
             recorder: Some(Box::new(journal)),
             mode: self.start_mode(),
+            model_switcher: Some(self.model_switcher()),
         };
         Ok((setup, state))
     }
@@ -337,6 +339,45 @@ impl Launch {
         };
         let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
         Ok(select(&flags.over(config), &options).await?)
+    }
+
+    /// Builds clients for `/model NAME` (`Op::SetModel`): the same settings as at start with
+    /// another model; another provider drops the base URL and key variable that were set for
+    /// the first one.
+    pub fn model_switcher(&self) -> crate::agent::ModelSwitcher {
+        use crate::model::http::HttpOptions;
+        use crate::model::select::{ProviderSettings, select};
+        let start = ProviderSettings {
+            provider: self.options.provider.clone(),
+            model: None,
+            base_url: self.options.base_url.clone(),
+            api_key_env: None,
+        }
+        .over(ProviderSettings {
+            provider: self.layers.last(|c| c.provider.clone()),
+            model: None,
+            base_url: self.layers.last(|c| c.base_url.clone()),
+            api_key_env: self.layers.last(|c| c.api_key_env.clone()),
+        });
+        let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
+        Arc::new(move |provider: Option<String>, model: String| {
+            let same_provider = provider.is_none() || provider == start.provider;
+            let settings = if same_provider {
+                ProviderSettings {
+                    model: Some(model),
+                    ..start.clone()
+                }
+            } else {
+                ProviderSettings {
+                    provider,
+                    model: Some(model),
+                    base_url: None,
+                    api_key_env: None,
+                }
+            };
+            let options = options.clone();
+            Box::pin(async move { select(&settings, &options).await })
+        })
     }
 
     /// The kind of every tool this launch would offer, by native name (what an editor shows as
@@ -386,6 +427,7 @@ impl Launch {
         crate::config::TuiConfig {
             alt_screen: self.layers.last(|c| c.tui.alt_screen),
             mode: Some(self.start_mode()),
+            notifications: self.layers.last(|c| c.tui.notifications),
         }
     }
 

@@ -44,6 +44,13 @@ pub enum Op {
     /// Switch the working mode (Shift-Tab in the TUI); applies from the next tool call on and is
     /// confirmed by [`Event::ModeChanged`].
     SetMode { mode: WorkMode },
+    /// Switch the model (and the provider when given) from the next turn on (`/model NAME`);
+    /// confirmed by [`Event::ModelChanged`], or refused with an [`Event::Error`].
+    SetModel {
+        model: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+    },
     /// Stop the agent: cancels any running turn, kills background sessions, then closes.
     Shutdown,
 }
@@ -484,6 +491,8 @@ pub enum Event {
     Warning { message: String },
     /// The working mode now in force (after [`Op::SetMode`], or at start when not `ask`).
     ModeChanged { mode: WorkMode },
+    /// The model the next turn uses (after [`Op::SetModel`]).
+    ModelChanged { provider: String, model: String },
     /// The turn (or the agent) failed.
     Error { code: String, message: String },
     TurnCompleted {

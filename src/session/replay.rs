@@ -307,6 +307,7 @@ impl Replayer {
             | Event::Rules { .. }
             | Event::Warning { .. }
             | Event::ModeChanged { .. }
+            | Event::ModelChanged { .. }
             | Event::Error { .. }
             | Event::ShutdownComplete => {}
         }

@@ -38,6 +38,7 @@ pub trait Screen: Backend {
     fn begin_frame(&mut self) {}
     fn end_frame(&mut self) {}
     fn bell(&mut self) {}
+    fn write_raw(&mut self, _bytes: &[u8]) {}
     fn set_mouse_capture(&mut self, _on: bool) {}
     /// Lends the terminal to another program (the person's editor): normal screen, cooked mode.
     fn lend(&mut self) -> io::Result<()> {
@@ -63,8 +64,12 @@ impl<W: io::Write> Screen for ratatui::backend::CrosstermBackend<W> {
     }
 
     fn bell(&mut self) {
+        self.write_raw(b"\x07");
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) {
         use std::io::Write;
-        let _ = self.write_all(b"\x07");
+        let _ = self.write_all(bytes);
         let _ = Write::flush(self);
     }
 
@@ -102,6 +107,8 @@ pub trait Surface {
         Ok(())
     }
     fn bell(&mut self) {}
+    /// Writes an escape sequence of its own (a notification, the clipboard) outside a frame.
+    fn write_raw(&mut self, _bytes: &[u8]) {}
     fn set_mouse_capture(&mut self, _on: bool) {}
     /// Lends the terminal to the person's editor; the next frame after
     /// [`Surface::take_back`] redraws everything.
@@ -120,6 +127,10 @@ impl<B: Screen> Surface for Terminal<B> {
 
     fn bell(&mut self) {
         self.backend_mut().bell();
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) {
+        self.backend_mut().write_raw(bytes);
     }
 
     fn set_mouse_capture(&mut self, on: bool) {
@@ -226,8 +237,12 @@ impl<W: io::Write> Surface for InlineSurface<W> {
     }
 
     fn bell(&mut self) {
+        self.write_raw(b"\x07");
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) {
         let w = self.screen.writer();
-        let _ = w.write_all(b"\x07");
+        let _ = w.write_all(bytes);
         let _ = w.flush();
     }
 
@@ -346,6 +361,8 @@ fn apply_input(state: &mut AppState, batch: Vec<TermEvent>) {
         match ev {
             TermEvent::Key(k) if k.kind != KeyEventKind::Release => state.handle_key(k),
             TermEvent::Paste(text) => state.paste(&text),
+            TermEvent::FocusGained => state.focused = true,
+            TermEvent::FocusLost => state.focused = false,
             TermEvent::Mouse(m) => match m.kind {
                 MouseEventKind::ScrollUp => state.transcript.scroll_up(3),
                 MouseEventKind::ScrollDown => state.transcript.scroll_down(3),
@@ -485,6 +502,8 @@ where
         for effect in effects {
             match effect {
                 Effect::Bell => terminal.bell(),
+                Effect::Notify(text) => terminal.write_raw(&super::term::notification(&text)),
+                Effect::Copy(text) => terminal.write_raw(&super::term::clipboard(&text)),
                 Effect::MouseCapture(on) => terminal.set_mouse_capture(on),
                 Effect::EditDraft => {
                     if let Some(reopen) = &extra.reopen_input {

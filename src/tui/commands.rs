@@ -12,6 +12,8 @@ pub enum CommandId {
     Kill,
     Rules,
     Model,
+    Mode,
+    Copy,
     Clear,
     Quit,
 }
@@ -69,9 +71,21 @@ pub static COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "model",
-        args: "",
-        help: "show the model and provider",
+        args: "[NAME]",
+        help: "show the model, or switch to NAME (PROVIDER/NAME for another provider) from the next turn",
         id: CommandId::Model,
+    },
+    SlashCommand {
+        name: "mode",
+        args: "[MODE]",
+        help: "show or set the mode: ask, auto-edit, plan (shift-tab cycles)",
+        id: CommandId::Mode,
+    },
+    SlashCommand {
+        name: "copy",
+        args: "",
+        help: "copy the last answer to the clipboard (OSC 52)",
+        id: CommandId::Copy,
     },
     SlashCommand {
         name: "clear",

@@ -99,6 +99,8 @@ pub struct TuiOptions {
     pub alt_screen: bool,
     /// The person's slash commands (`launch::commands`).
     pub custom_commands: Vec<crate::protocol::CustomCommand>,
+    /// `[tui] notifications`.
+    pub notifications: crate::config::Notifications,
 }
 
 /// Runs the full-screen TUI for a started agent (its approvals must be
@@ -155,6 +157,7 @@ async fn run_with_agent(
     state.status.policy_mode = options.policy_mode.clone();
     state.status.resume_command = options.resume_command.clone();
     state.set_custom_commands(options.custom_commands.clone());
+    state.notifications = options.notifications;
     // Startup events may replay a journaled transcript: what was pending then (a prompt, a
     // running turn, a shutdown) is history now, not something to answer.
     for e in options.startup_events {

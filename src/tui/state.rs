@@ -19,16 +19,20 @@ use super::theme;
 use super::transcript::Transcript;
 use crate::protocol::{
     ApprovalAnswer, CustomCommand, Event, Op, PlanItem, PlanStatus, Preview, RuleSummary,
-    SessionSummary, StopReason, ToolOutcome, Usage,
+    SessionSummary, StopReason, ToolOutcome, Usage, WorkMode,
 };
 
 /// Side effects on the terminal that only the loop can perform.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
     Bell,
     MouseCapture(bool),
     /// Ctrl-G: open the draft in the person's editor.
     EditDraft,
+    /// A desktop notification (OSC 9 / OSC 777), sent only while the terminal is not focused.
+    Notify(String),
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
 }
 
 /// Facts for the status line.
@@ -43,6 +47,17 @@ pub struct StatusInfo {
     pub mode: crate::protocol::WorkMode,
     /// The command that resumes this session (shown by `/resume` and printed on exit).
     pub resume_command: Option<String>,
+}
+
+/// `/model PROVIDER/NAME` names a provider only when the part before the slash is one pablo
+/// speaks (model names such as `meta-llama/Llama-3` have slashes of their own).
+fn split_model_choice(text: &str) -> (Option<&str>, &str) {
+    match text.split_once('/') {
+        Some((p, m)) if matches!(p, "openai" | "anthropic" | "ollama") && !m.is_empty() => {
+            (Some(p), m)
+        }
+        _ => (None, text),
+    }
 }
 
 /// How long a first Ctrl-C on an idle prompt stays armed.
@@ -81,6 +96,12 @@ pub struct AppState {
     pub resume_requested: Option<String>,
     /// The person's slash commands (markdown files), after the built-in ones.
     pub custom_commands: Vec<CustomCommand>,
+    /// `[tui] notifications`.
+    pub notifications: crate::config::Notifications,
+    /// The terminal window has the focus (as its focus events say; true until one says not).
+    pub focused: bool,
+    /// The last finished answer of the assistant (`/copy`).
+    pub last_answer: String,
     /// Inline mode: finished cells live in the terminal's scrollback; the view draws only the live
     /// part (see `tui::inline`). Off in the full-screen (`--alt-screen`) mode.
     pub inline: bool,
@@ -114,7 +135,24 @@ impl AppState {
             workspace_dir: None,
             resume_requested: None,
             custom_commands: Vec::new(),
+            notifications: Default::default(),
+            focused: true,
+            last_answer: String::new(),
             inline: false,
+        }
+    }
+
+    /// Gets the person's attention: an approval rings the bell even while they look (as it always
+    /// did); a finished turn only when they are elsewhere. `desktop` adds a notification when the
+    /// terminal is not focused.
+    fn alert(&mut self, always_ring: bool, message: &str) {
+        use crate::config::Notifications;
+        if self.notifications == Notifications::Off || (!always_ring && self.focused) {
+            return;
+        }
+        self.effects.push(Effect::Bell);
+        if self.notifications == Notifications::Desktop && !self.focused {
+            self.effects.push(Effect::Notify(message.to_string()));
         }
     }
 
@@ -228,6 +266,9 @@ impl AppState {
                     },
                     None => false,
                 };
+                if !text.trim().is_empty() {
+                    self.last_answer = text.clone();
+                }
                 if !replaced && !text.trim().is_empty() {
                     self.transcript.push(CellKind::Assistant {
                         text,
@@ -257,9 +298,9 @@ impl AppState {
                     summary = t.summary.clone();
                 }
                 self.layers.push(Layer::Approval(Box::new(ApprovalView::new(
-                    call_id, tool, summary, preview, verdict,
+                    call_id, tool.clone(), summary, preview, verdict,
                 ))));
-                self.effects.push(Effect::Bell);
+                self.alert(true, &format!("pablo: {tool} waits for your approval"));
             }
             Event::ApprovalResolved { call_id, answer } => {
                 // The saved rule itself is listed by `/rules`, which asks the policy store.
@@ -351,6 +392,14 @@ impl AppState {
             }
             Event::Rules { rules, removed } => self.show_rules(&rules, removed.as_deref()),
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
+            Event::ModelChanged { provider, model } => {
+                self.notice(
+                    NoticeLevel::Info,
+                    format!("the next turn uses {model} from provider {provider}"),
+                );
+                self.status.model = model;
+                self.status.provider = provider;
+            }
             Event::ModeChanged { mode } => {
                 self.status.mode = mode;
                 self.hint = Some(format!("{} mode · shift-tab switches", mode.name()));
@@ -361,6 +410,7 @@ impl AppState {
             Event::TurnCompleted { stop_reason, usage } => {
                 self.finish_streaming();
                 self.turn_running = false;
+                self.alert(false, "pablo: the turn is done");
                 self.usage = usage;
                 self.hint = None;
                 match stop_reason {
@@ -694,12 +744,50 @@ impl AppState {
                     "usage: /rules, or /rules remove ID (the ids are listed by /rules)",
                 ),
             },
-            CommandId::Model => {
-                let text = format!(
-                    "model {} from provider {} (choose another with --model / --provider)",
-                    self.status.model, self.status.provider
-                );
-                self.notice(NoticeLevel::Info, text);
+            CommandId::Model => match arg {
+                None => {
+                    let text = format!(
+                        "model {} from provider {} (/model NAME switches, PROVIDER/NAME for another provider)",
+                        self.status.model, self.status.provider
+                    );
+                    self.notice(NoticeLevel::Info, text);
+                }
+                Some(name) => {
+                    let (provider, model) = split_model_choice(name);
+                    self.outbox.push(Op::SetModel {
+                        model: model.to_string(),
+                        provider: provider.map(str::to_string),
+                    });
+                }
+            },
+            CommandId::Mode => match arg.map(WorkMode::parse) {
+                None => self.notice(
+                    NoticeLevel::Info,
+                    format!(
+                        "{} mode (ask, auto-edit or plan; shift-tab cycles)",
+                        self.status.mode.name()
+                    ),
+                ),
+                Some(Some(mode)) => self.outbox.push(Op::SetMode { mode }),
+                Some(None) => self.notice(
+                    NoticeLevel::Error,
+                    format!(
+                        "unknown mode {}: the modes are ask, auto-edit and plan",
+                        arg.unwrap_or_default()
+                    ),
+                ),
+            },
+            CommandId::Copy => {
+                if self.last_answer.is_empty() {
+                    self.notice(NoticeLevel::Error, "nothing to copy: no answer yet");
+                } else {
+                    let n = self.last_answer.chars().count();
+                    self.effects.push(Effect::Copy(self.last_answer.clone()));
+                    self.notice(
+                        NoticeLevel::Info,
+                        format!("copied the last answer ({n} characters) with OSC 52; a terminal that refuses clipboard writes ignores it"),
+                    );
+                }
             }
             CommandId::Clear => self.transcript.clear(),
             CommandId::Quit => self.quit = true,

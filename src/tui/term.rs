@@ -7,8 +7,9 @@ use std::io::{self, Write};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use ratatui::crossterm::terminal::{
     Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -37,6 +38,7 @@ pub fn restore() {
         out,
         PopKeyboardEnhancementFlags,
         DisableBracketedPaste,
+        DisableFocusChange,
         DisableMouseCapture,
         LeaveAlternateScreen,
         cursor::Show
@@ -54,6 +56,7 @@ pub fn enter() -> Result<(CrosstermTerminal, TerminalGuard), TuiError> {
             EnterAlternateScreen,
             Clear(ClearType::All),
             EnableBracketedPaste,
+            EnableFocusChange,
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
         )?;
         out.write_all(ALTERNATE_SCROLL_ON)?;
@@ -100,6 +103,7 @@ pub fn restore_inline(alternate_open: bool) {
         out,
         PopKeyboardEnhancementFlags,
         DisableBracketedPaste,
+        DisableFocusChange,
         DisableMouseCapture,
         cursor::Show
     );
@@ -114,6 +118,7 @@ pub fn lend_modes() -> io::Result<()> {
         out,
         PopKeyboardEnhancementFlags,
         DisableBracketedPaste,
+        DisableFocusChange,
         DisableMouseCapture,
         cursor::Show
     )?;
@@ -126,6 +131,7 @@ pub fn take_back_modes() -> io::Result<()> {
     execute!(
         out,
         EnableBracketedPaste,
+        EnableFocusChange,
         PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
     )
 }
@@ -156,6 +162,7 @@ pub fn enter_inline() -> Result<(super::inline::InlineScreen<io::Stdout>, Inline
         execute!(
             out,
             EnableBracketedPaste,
+            EnableFocusChange,
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
         )?;
         // Start on a line of our own: the shell may have left the cursor mid-line.
@@ -208,5 +215,46 @@ pub async fn termination() {
             h.recv().await;
         }
         (Err(_), Err(_)) => futures::future::pending::<()>().await,
+    }
+}
+
+/// The escape sequence of a desktop notification: OSC 777 where that is the terminal's own
+/// convention (urxvt, foot), OSC 9 elsewhere (iTerm2, WezTerm, Ghostty, kitty, Windows Terminal).
+/// Control characters are dropped so the text cannot end the sequence early.
+pub fn notification(text: &str) -> Vec<u8> {
+    let term = std::env::var("TERM").unwrap_or_default();
+    notification_for(&term, text)
+}
+
+fn notification_for(term: &str, text: &str) -> Vec<u8> {
+    let clean: String = text.chars().filter(|c| !c.is_control()).collect();
+    if term.starts_with("rxvt") || term.starts_with("foot") {
+        format!("\x1b]777;notify;pablo;{clean}\x07").into_bytes()
+    } else {
+        format!("\x1b]9;{clean}\x07").into_bytes()
+    }
+}
+
+/// OSC 52: `text` onto the system clipboard, through the terminal (works over ssh).
+pub fn clipboard(text: &str) -> Vec<u8> {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    format!("\x1b]52;c;{encoded}\x07").into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notification_cannot_break_out_of_its_sequence() {
+        let bytes = notification_for("xterm-256color", "done\x07\x1b]52;c;evil\x07");
+        assert_eq!(bytes, b"\x1b]9;done]52;c;evil\x07");
+        assert!(notification_for("foot", "x").starts_with(b"\x1b]777;notify;pablo;x"));
+    }
+
+    #[test]
+    fn the_clipboard_sequence_carries_the_text_in_base64() {
+        assert_eq!(clipboard("héllo"), b"\x1b]52;c;aMOpbGxv\x07");
     }
 }
