@@ -189,46 +189,256 @@ pub struct FilesystemOptions {
     pub max_file_bytes: Option<u64>,
 }
 
-/// A config file that cannot be used. The message names the file, the line and the key.
+/// A config file that cannot be used. Every problem is named with the file, the line and the key.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("{path}: cannot read: {message}")]
     Read { path: PathBuf, message: String },
-    #[error("{path}:{line}: {message}")]
+    #[error("{}", render_problems(path, problems))]
     Invalid {
         path: PathBuf,
-        line: usize,
-        message: String,
+        problems: Vec<ConfigProblem>,
     },
-    #[error("{path}: {message}")]
-    Value { path: PathBuf, message: String },
+}
+
+/// One problem of a config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProblem {
+    /// 1-based.
+    pub line: usize,
+    /// The dotted key (`options.shell.timeout_seconds`, `options.shell.commands.allow[0]`); none
+    /// for a syntax error.
+    pub key: Option<String>,
+    pub message: String,
+}
+
+fn render_problems(path: &Path, problems: &[ConfigProblem]) -> String {
+    problems
+        .iter()
+        .map(|p| match &p.key {
+            Some(k) => format!("{}:{}: {k}: {}", path.display(), p.line, p.message),
+            None => format!("{}:{}: {}", path.display(), p.line, p.message),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl Coded for ConfigError {
     fn code(&self) -> &'static str {
         match self {
             ConfigError::Read { .. } => "config_unreadable",
-            ConfigError::Invalid { .. } | ConfigError::Value { .. } => "config_invalid",
+            ConfigError::Invalid { .. } => "config_invalid",
         }
     }
 }
 
-impl ConfigFile {
-    /// Parses one file's text; `path` is only used in messages.
-    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        let parsed: ConfigFile = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-                .unwrap_or(1);
-            ConfigError::Invalid {
-                path: path.to_path_buf(),
-                line,
-                message: e.message().trim().to_string(),
+/// Stop collecting after this many problems (a file of garbage is one problem too many).
+const MAX_PROBLEMS: usize = 100;
+
+/// One step of a key path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+fn key_text(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                if k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                {
+                    out.push_str(k);
+                } else {
+                    out.push_str(&format!("{k:?}"));
+                }
             }
-        })?;
-        parsed.check(path)?;
-        Ok(parsed)
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+type DocTable<'i> = toml::de::DeTable<'i>;
+type DocValue<'i> = toml::de::DeValue<'i>;
+
+/// Every key and array element of `table` with the spans of its key and value.
+fn nodes(
+    table: &DocTable<'_>,
+    prefix: &mut Vec<Seg>,
+    out: &mut Vec<(Vec<Seg>, std::ops::Range<usize>, std::ops::Range<usize>)>,
+) {
+    for (k, v) in table.iter() {
+        prefix.push(Seg::Key(k.get_ref().to_string()));
+        out.push((prefix.clone(), k.span(), v.span()));
+        value_nodes(v.get_ref(), prefix, out);
+        prefix.pop();
+    }
+}
+
+fn value_nodes(
+    value: &DocValue<'_>,
+    prefix: &mut Vec<Seg>,
+    out: &mut Vec<(Vec<Seg>, std::ops::Range<usize>, std::ops::Range<usize>)>,
+) {
+    match value {
+        DocValue::Table(t) => nodes(t, prefix, out),
+        DocValue::Array(a) => {
+            for (i, item) in a.iter().enumerate() {
+                prefix.push(Seg::Index(i));
+                out.push((prefix.clone(), item.span(), item.span()));
+                value_nodes(item.get_ref(), prefix, out);
+                prefix.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The key whose key or value holds `span` most tightly.
+fn locate(doc: &DocTable<'_>, span: &std::ops::Range<usize>) -> Option<Vec<Seg>> {
+    let mut all = Vec::new();
+    nodes(doc, &mut Vec::new(), &mut all);
+    let contains = |r: &std::ops::Range<usize>| r.start <= span.start && span.end <= r.end;
+    all.into_iter()
+        .filter_map(|(path, k, v)| {
+            let fit = [k, v]
+                .into_iter()
+                .filter(|r| contains(r))
+                .map(|r| r.end - r.start)
+                .min()?;
+            Some((fit, std::cmp::Reverse(path.len()), path))
+        })
+        .min_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)))
+        .map(|(_, _, path)| path)
+}
+
+/// The span of the value at `path`.
+fn span_at(doc: &DocTable<'_>, path: &[Seg]) -> Option<std::ops::Range<usize>> {
+    let (Seg::Key(first), rest) = path.split_first()? else {
+        return None;
+    };
+    let mut cur = doc.get(first.as_str())?;
+    for seg in rest {
+        cur = match (seg, cur.get_ref()) {
+            (Seg::Key(k), DocValue::Table(t)) => t.get(k.as_str())?,
+            (Seg::Index(i), DocValue::Array(a)) => a.get(*i)?,
+            _ => return None,
+        };
+    }
+    Some(cur.span())
+}
+
+/// Removes the entry at `path`; false when there is none.
+fn remove_at(doc: &mut DocTable<'_>, path: &[Seg]) -> bool {
+    match path {
+        [Seg::Key(k)] => doc.remove(k.as_str()).is_some(),
+        [Seg::Key(k), rest @ ..] => match doc.get_mut(k.as_str()) {
+            Some(v) => remove_in(v.get_mut(), rest),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+fn remove_in(value: &mut DocValue<'_>, path: &[Seg]) -> bool {
+    match (value, path) {
+        (DocValue::Table(t), _) => remove_at(t, path),
+        (DocValue::Array(a), [Seg::Index(i)]) if *i < a.len() => {
+            let mut kept = toml::de::DeArray::new();
+            for (j, item) in a.iter().enumerate() {
+                if j != *i {
+                    kept.push(item.clone());
+                }
+            }
+            *a = kept;
+            true
+        }
+        (DocValue::Array(a), [Seg::Index(i), rest @ ..]) => match a.get_mut(*i) {
+            Some(item) => remove_in(item.get_mut(), rest),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+impl ConfigFile {
+    /// Parses one file's text; `path` is only used in messages. Every problem is reported, not
+    /// just the first.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        match Self::validate(text) {
+            (Some(c), problems) if problems.is_empty() => Ok(c),
+            (_, problems) => Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                problems,
+            }),
+        }
+    }
+
+    /// Every problem of a config text, each with its line and key, and the config it describes
+    /// when it has no syntax error. A bad entry is taken out and the rest read again, so one
+    /// misspelt key does not hide the next; an entry of a list of rules goes out whole, so a bad
+    /// rule is one problem.
+    pub fn validate(text: &str) -> (Option<Self>, Vec<ConfigProblem>) {
+        let line_of = |offset: usize| {
+            let at = offset.min(text.len());
+            text.get(..at).map_or(1, |t| t.matches('\n').count() + 1)
+        };
+        let (doc, syntax) = toml::de::DeTable::parse_recoverable(text);
+        if !syntax.is_empty() {
+            let problems = syntax
+                .iter()
+                .take(MAX_PROBLEMS)
+                .map(|e| ConfigProblem {
+                    line: e.span().map_or(1, |s| line_of(s.start)),
+                    key: None,
+                    message: e.message().trim().to_string(),
+                })
+                .collect();
+            return (None, problems);
+        }
+        let original = doc.clone();
+        let mut doc = doc;
+        let mut problems = Vec::new();
+        while problems.len() < MAX_PROBLEMS {
+            let e = match ConfigFile::deserialize(toml::de::Deserializer::from(doc.clone())) {
+                Ok(config) => {
+                    let checked = config.check();
+                    problems.extend(checked.into_iter().map(|(path, message)| ConfigProblem {
+                        line: span_at(original.get_ref(), &path).map_or(1, |s| line_of(s.start)),
+                        key: Some(key_text(&path)),
+                        message,
+                    }));
+                    problems.sort_by_key(|p| p.line);
+                    return (Some(config), problems);
+                }
+                Err(e) => e,
+            };
+            let span = e.span();
+            let mut found = span.as_ref().and_then(|s| locate(doc.get_ref(), s));
+            // Inside a list (of rules, of patterns): the element goes whole.
+            if let Some(p) = &mut found
+                && let Some(i) = p.iter().position(|s| matches!(s, Seg::Index(_)))
+            {
+                p.truncate(i + 1);
+            }
+            problems.push(ConfigProblem {
+                line: span.map_or(1, |s| line_of(s.start)),
+                key: found.as_deref().map(key_text),
+                message: e.message().trim().to_string(),
+            });
+            match found {
+                Some(p) if remove_at(doc.get_mut(), &p) => {}
+                _ => break,
+            }
+        }
+        problems.sort_by_key(|p| p.line);
+        (None, problems)
     }
 
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
@@ -239,60 +449,81 @@ impl ConfigFile {
         Self::parse(&text, path)
     }
 
-    /// Checks that serde cannot express: values that parse but mean nothing.
-    fn check(&self, path: &Path) -> Result<(), ConfigError> {
-        let bad = |message: String| ConfigError::Value {
-            path: path.to_path_buf(),
-            message,
+    /// Checks that serde cannot express (values that parse but mean nothing), each with the key
+    /// path it is about.
+    fn check(&self) -> Vec<(Vec<Seg>, String)> {
+        let key = |parts: &[&str]| {
+            parts
+                .iter()
+                .map(|p| Seg::Key((*p).to_string()))
+                .collect::<Vec<_>>()
         };
+        let at = |parts: &[&str], i: usize| {
+            let mut p = key(parts);
+            p.push(Seg::Index(i));
+            p
+        };
+        let mut out = Vec::new();
         if let Some(p) = &self.provider
             && !matches!(p.as_str(), "openai" | "anthropic" | "ollama")
         {
-            return Err(bad(format!(
-                "provider: unknown provider {p:?} (expected openai, anthropic or ollama)"
-            )));
+            out.push((
+                key(&["provider"]),
+                format!("unknown provider {p:?} (expected openai, anthropic or ollama)"),
+            ));
         }
         let shell = &self.options.shell;
-        for (key, list) in [
+        for (name, list) in [
             ("custom_deny_patterns", &shell.custom_deny_patterns),
             ("custom_allow_patterns", &shell.custom_allow_patterns),
         ] {
-            for pat in list {
+            for (i, pat) in list.iter().enumerate() {
                 if let Err(e) = regex::Regex::new(pat) {
-                    return Err(bad(format!(
-                        "options.shell.{key}: {pat:?} is not a regular expression: {e}"
-                    )));
+                    // The regex crate draws a caret under the spot over several lines; one
+                    // problem is one line here, so only its last line (what is wrong) is kept.
+                    let text = e.to_string();
+                    let why = text.lines().last().unwrap_or_default().trim();
+                    let why = why.strip_prefix("error: ").unwrap_or(why);
+                    out.push((
+                        at(&["options", "shell", name], i),
+                        format!("{pat:?} is not a regular expression: {why}"),
+                    ));
                 }
             }
         }
         let rules = &shell.commands;
-        for rule in rules.allow.iter().chain(rules.deny.iter()) {
-            if rule.id.trim().is_empty() {
-                return Err(bad("options.shell.commands: a rule has an empty id".into()));
-            }
-            if rule.executable.trim().is_empty() {
-                return Err(bad(format!(
-                    "options.shell.commands: rule {:?} has an empty executable",
-                    rule.id
-                )));
+        for (name, list) in [("allow", &rules.allow), ("deny", &rules.deny)] {
+            for (i, rule) in list.iter().enumerate() {
+                let mut id_key = at(&["options", "shell", "commands", name], i);
+                if rule.id.trim().is_empty() {
+                    id_key.push(Seg::Key("id".into()));
+                    out.push((id_key, "a rule has an empty id".into()));
+                } else if rule.executable.trim().is_empty() {
+                    id_key.push(Seg::Key("executable".into()));
+                    out.push((
+                        id_key,
+                        format!("rule {:?} has an empty executable", rule.id),
+                    ));
+                }
             }
         }
         let fs = &self.options.filesystem;
-        for (key, list) in [
+        for (name, list) in [
             ("read_roots", &fs.read_roots),
             ("write_roots", &fs.write_roots),
             ("deny_roots", &fs.deny_roots),
             ("refused_names", &fs.refused_names),
         ] {
-            for glob in list {
+            for (i, glob) in list.iter().enumerate() {
                 if let Err(e) = globset::Glob::new(glob) {
-                    return Err(bad(format!(
-                        "options.filesystem.{key}: {glob:?} is not a glob: {e}"
-                    )));
+                    out.push((
+                        at(&["options", "filesystem", name], i),
+                        format!("{glob:?} is not a glob: {e}"),
+                    ));
                 }
             }
         }
-        Ok(())
+        out
     }
 }
 
@@ -493,6 +724,51 @@ deny = [
             .unwrap_err()
             .to_string();
         assert!(msg.contains("custom_deny_patterns"), "{msg}");
+    }
+
+    #[test]
+    fn every_problem_is_reported_with_its_line_and_key() {
+        let text = "provider = \"foo\"\nmodel = 3\n\n[limits]\nmax_tool_calls = \"soon\"\n\n\
+                    [options.shell]\ntimeout_secs = 5\ncustom_deny_patterns = [\"ok\", \"(x\"]\n\n\
+                    [options.shell.commands]\nallow = [{ id = \"a\" }, { id = \"b\", executable = \"git\" }]\n";
+        let err = ConfigFile::parse(text, Path::new("c.toml")).unwrap_err();
+        let ConfigError::Invalid { problems, .. } = &err else {
+            panic!("{err}");
+        };
+        let got: Vec<(usize, Option<&str>)> = problems
+            .iter()
+            .map(|p| (p.line, p.key.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, Some("provider")),
+                (2, Some("model")),
+                (5, Some("limits.max_tool_calls")),
+                (8, Some("options.shell.timeout_secs")),
+                (9, Some("options.shell.custom_deny_patterns[1]")),
+                (12, Some("options.shell.commands.allow[0]")),
+            ],
+            "{err}"
+        );
+        let shown = err.to_string();
+        assert_eq!(shown.lines().count(), 6, "{shown}");
+        assert!(
+            shown.contains("c.toml:5: limits.max_tool_calls: invalid type: string \"soon\""),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("c.toml:1: provider: unknown provider \"foo\""),
+            "{shown}"
+        );
+        assert!(shown.contains("missing field `executable`"), "{shown}");
+    }
+
+    #[test]
+    fn a_syntax_error_is_reported_with_its_line() {
+        let err =
+            ConfigFile::parse("model = \"x\"\nprovider = \n", Path::new("c.toml")).unwrap_err();
+        assert!(err.to_string().starts_with("c.toml:2:"), "{err}");
     }
 
     #[test]

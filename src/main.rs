@@ -8,10 +8,28 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
+use std::io::Write as _;
 
 use pablo::core::ApprovalMode;
 use pablo::launch::{self, Launch, LaunchOptions};
 use pablo::protocol::WorkMode;
+
+/// Prints a line to stdout. A write error (a reader that went away: `pablo sessions | head -1`)
+/// ends the command through `?`; `main` treats a broken pipe as success, like ripgrep.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    };
+}
+
+/// [`outln!`] without the newline, flushed at once so the error surfaces here.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        let mut o = std::io::stdout().lock();
+        write!(o, $($arg)*)?;
+        o.flush()?;
+    }};
+}
 
 #[derive(Parser, Debug)]
 #[command(name = "pablo", version, about = "A terminal coding agent", long_about = None)]
@@ -196,14 +214,73 @@ enum ConfigCommand {
 }
 
 fn main() -> ExitCode {
+    // First, while this is the only thread: provider keys and other secret-looking values leave
+    // the environment block, so no command pablo runs can read them from /proc/$PPID/environ.
+    let protection = pablo::process::protect::protect_process();
+    if let Some(problem) = &protection.problem
+        && !protection.held.is_empty()
+    {
+        eprintln!(
+            "pablo: warning: {problem}; a command could read {} from pablo's environment (its \
+             output is still redacted)",
+            protection.held.join(", ")
+        );
+    }
     let cli = Cli::parse();
+    let json_run = matches!(cli.command, Some(Command::Run { json: true, .. }));
     match real_main(cli) {
         Ok(code) => code,
+        // The reader went away (`pablo sessions | head -1`): nothing is wrong.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if json_run => {
+            // `pablo run --json` keeps its contract even when it cannot start: one `error` line.
+            let line = serde_json::json!({
+                "type": "error",
+                "code": error_code(&e),
+                "message": format!("{e:#}"),
+            });
+            let _ = writeln!(std::io::stdout().lock(), "{line}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("pablo: {e:#}");
             ExitCode::from(2)
         }
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The stable code of the first coded error in `e`'s chain (docs/providers.md, docs/sessions.md,
+/// docs/policy.md list them).
+fn error_code(e: &anyhow::Error) -> &'static str {
+    use pablo::core::Coded;
+    for c in e.chain() {
+        if let Some(x) = c.downcast_ref::<launch::LaunchError>() {
+            return x.code();
+        }
+        if let Some(x) = c.downcast_ref::<pablo::session::SessionError>() {
+            return x.code();
+        }
+        if let Some(x) = c.downcast_ref::<pablo::config::ConfigError>() {
+            return x.code();
+        }
+        if let Some(x) = c.downcast_ref::<pablo::policy::PolicyError>() {
+            return x.code();
+        }
+        if let Some(x) = c.downcast_ref::<pablo::model::ModelError>() {
+            return x.code();
+        }
+        if c.downcast_ref::<std::io::Error>().is_some() {
+            return "io_error";
+        }
+    }
+    "setup_failed"
 }
 
 fn real_main(cli: Cli) -> Result<ExitCode> {
@@ -286,7 +363,9 @@ async fn resume(common: Common, id: Option<String>, last: bool) -> Result<ExitCo
 
 /// One resumed TUI; returns the session picked with `/resume`, if any.
 async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Option<String>> {
+    // Which session first (reading only): a wrong id is the more useful answer.
     let (id, info) = find_session(common, id.as_deref(), last)?;
+    pablo::tui::require_terminal()?;
     let mut options = common.launch_options(Front::Interactive);
     if options.workspace.is_none() {
         options.workspace = Some(choose_resume_workspace(&info)?);
@@ -309,7 +388,7 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     };
     let workspace = setup.host.workspace_root.clone();
     let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
-    println!("{summary}");
+    outln!("{summary}");
     Ok(summary.resume_requested)
 }
 
@@ -423,20 +502,24 @@ fn sessions(json: bool) -> Result<ExitCode> {
                 "model": s.model,
                 "provider": s.provider,
             });
-            println!("{line}");
+            outln!("{line}");
         }
         return Ok(ExitCode::SUCCESS);
     }
     if listing.sessions.is_empty() {
-        println!("no sessions yet");
+        outln!("no sessions yet");
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{:<36}  {:<20}  {:>5}  {:>5}  {:<30}  TITLE",
-        "ID", "UPDATED", "TURNS", "TODO", "WORKSPACE"
+        "ID",
+        "UPDATED",
+        "TURNS",
+        "TODO",
+        "WORKSPACE"
     );
     for s in &listing.sessions {
-        println!(
+        outln!(
             "{:<36}  {:<20}  {:>5}  {:>5}  {:<30}  {}",
             s.id,
             s.updated(),
@@ -459,6 +542,8 @@ async fn acp(common: Common) -> Result<ExitCode> {
 }
 
 async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCode> {
+    // Before anything is written: no project copy, no escape sequence on a pipe.
+    pablo::tui::require_terminal()?;
     let demo = launch::demo::prepare(launch::demo::DemoOptions {
         dir,
         keep,
@@ -478,11 +563,12 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
     let project = demo.project;
     let mut summary = pablo::tui::run(launch::spawn(demo.setup), workspace, options).await?;
     summary.notes.extend(project.finish());
-    println!("{summary}");
+    outln!("{summary}");
     Ok(ExitCode::SUCCESS)
 }
 
 async fn tui(common: Common) -> Result<ExitCode> {
+    pablo::tui::require_terminal()?;
     let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     let model = launch.model().await?;
     let session_id = Launch::new_session_id();
@@ -501,7 +587,7 @@ async fn tui(common: Common) -> Result<ExitCode> {
     };
     let workspace = setup.host.workspace_root.clone();
     let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
-    println!("{summary}");
+    outln!("{summary}");
     if let Some(id) = summary.resume_requested {
         return resume(common, Some(id), false).await;
     }
@@ -525,13 +611,13 @@ fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
         }
     };
     if files.is_empty() {
-        println!("no config files found; built-in defaults apply");
+        outln!("no config files found; built-in defaults apply");
         return Ok(ExitCode::SUCCESS);
     }
     let mut failed = false;
     for f in files {
         match ConfigFile::load(&f) {
-            Ok(_) => println!("{}: ok", f.display()),
+            Ok(_) => outln!("{}: ok", f.display()),
             Err(e) => {
                 failed = true;
                 eprintln!("{e}");
@@ -556,7 +642,7 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
             } else {
                 "trusted"
             };
-            println!("{}: project config {what}", launch.workspace.display());
+            outln!("{}: project config {what}", launch.workspace.display());
             Ok(ExitCode::SUCCESS)
         }
         PolicyCommand::Check { json, env, command } => {
@@ -566,9 +652,9 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
                 report.env = Some(cli::env_report(&engine));
             }
             if json {
-                println!("{}", serde_json::to_string(&report)?);
+                outln!("{}", serde_json::to_string(&report)?);
             } else {
-                print!("{}", report.to_text());
+                out!("{}", report.to_text());
             }
             Ok(ExitCode::from(report.exit_code()))
         }
@@ -576,14 +662,14 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
             let engine = launch.policy()?;
             if let Some(id) = remove {
                 let removed = cli::remove_rule(&engine, &id)?;
-                println!("removed {}  {}", removed.id, removed.kind.describe());
+                outln!("removed {}  {}", removed.id, removed.kind.describe());
                 return Ok(ExitCode::SUCCESS);
             }
             let report = cli::rules(&engine);
             if json {
-                println!("{}", serde_json::to_string(&report)?);
+                outln!("{}", serde_json::to_string(&report)?);
             } else {
-                print!("{}", report.to_text());
+                out!("{}", report.to_text());
             }
             Ok(ExitCode::SUCCESS)
         }

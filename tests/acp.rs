@@ -388,7 +388,32 @@ mod binary {
             .await;
         let r = rpc.response_to(id, &mut no_answer).await;
         assert!(r.get("error").is_some(), "{r}");
+        assert!(r["error"]["data"]["code"].is_string(), "{r}");
         assert_eq!(env.snapshot(), before);
+    }
+
+    #[tokio::test]
+    async fn requests_the_protocol_refuses_carry_a_code_in_their_data_like_every_refusal() {
+        let env = Env::new();
+        let mut child = env.command().arg("acp").spawn().unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        rpc.initialize().await;
+        // Malformed params: no cwd.
+        let id = rpc.request("session/new", json!({"mcpServers": []})).await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert_eq!(r["error"]["data"]["code"], "invalid_params", "{r}");
+        assert!(
+            r["error"]["data"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("cwd")),
+            "{r}"
+        );
+        // A method no agent has.
+        let id = rpc.request("session/dance", json!({})).await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["error"]["code"], -32601, "{r}");
+        assert_eq!(r["error"]["data"]["code"], "method_not_found", "{r}");
     }
 }
 

@@ -536,3 +536,231 @@ async fn a_model_server_on_loopback_is_reached_directly_whatever_the_proxy_varia
         "{lines:?}"
     );
 }
+
+#[tokio::test]
+async fn max_tool_calls_zero_offers_no_tool_to_the_model() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::text_answer(
+        "No tools, fine.",
+    )));
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "look around", &["--max-tool-calls", "0"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let body = server.requests()[0].json();
+    assert!(
+        body.get("tools")
+            .is_none_or(|t| t.as_array().is_some_and(|a| a.is_empty())),
+        "tools were offered: {}",
+        body["tools"]
+    );
+}
+
+#[tokio::test]
+async fn result_too_large_after_a_command_says_it_already_ran_with_its_exit_code() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "call_1",
+        "shell_run",
+        &[r#"{"command": "seq 1 3000; exit 3"}"#],
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    sandbox.user_config("[limits]\nmax_tool_result_bytes = 2000\n");
+    let out = run(&sandbox, &server, "count", &["--auto-approve"]).await;
+    let result = &tool_messages(&server, 1)[0];
+    assert_eq!(result["error"]["code"], "result_too_large", "{result}");
+    let message = result["error"]["message"].as_str().unwrap();
+    assert!(message.contains("already ran"), "{message}");
+    assert!(message.contains("exited with code 3"), "{message}");
+    assert!(message.contains("do not run it again"), "{message}");
+    assert_eq!(result["error"]["data"]["exit_code"], 3, "{result}");
+    assert_eq!(&out.of_type("tool_result")[0]["result"], result);
+}
+
+/// Values planted in pablo's environment: a provider key and a secret-looking variable.
+const PLANTED_KEY: &str = "sk-planted-7a3f91c2e4";
+const PLANTED_TOKEN: &str = "ghp_planted0d5e8b71c3";
+
+#[tokio::test]
+async fn an_approved_command_cannot_read_the_key_from_pablo_and_echoed_secrets_are_redacted() {
+    let server = ScriptedServer::start().await;
+    // pablo's own environment block, upper-cased so redaction could not hide a value found there.
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "call_1",
+        "shell_run",
+        &[r#"{"command": "tr '\\0' '\\n' < /proc/$PPID/environ | tr a-z A-Z"}"#],
+    )));
+    // The secrets assembled at run time: the command line itself holds neither.
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "call_2",
+        "shell_run",
+        &[r#"{"command": "printf '%s%s\\n' sk-planted- 7a3f91c2e4 ghp_planted 0d5e8b71c3"}"#],
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("done")));
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.command();
+    cmd.env("OPENAI_API_KEY", PLANTED_KEY)
+        .env("GITHUB_TOKEN", PLANTED_TOKEN)
+        .args([
+            "--provider",
+            "openai",
+            "--model",
+            "test-model",
+            "--base-url",
+        ])
+        .arg(server.base_url())
+        .args(["run", "--auto-approve", "read the environment"]);
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The key still reached the provider, where it belongs.
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(format!("Bearer {PLANTED_KEY}").as_str())
+    );
+    let results = tool_messages(&server, 2);
+    let environ = results[0]["data"]["output"].as_str().unwrap();
+    // It is pablo's environment that was read (the sandbox's data directory is in it)...
+    let data_home = sandbox
+        .root()
+        .join("data")
+        .display()
+        .to_string()
+        .to_uppercase();
+    assert!(
+        environ.contains(&format!("XDG_DATA_HOME={data_home}")),
+        "{environ}"
+    );
+    // ...and neither value is in it, in any case.
+    for secret in [PLANTED_KEY, PLANTED_TOKEN] {
+        assert!(!environ.contains(&secret.to_uppercase()), "{environ}");
+    }
+    assert!(environ.contains("OPENAI_API_KEY=\n"), "{environ}");
+    // What a command prints of a secret is redacted before the model sees it...
+    let echoed = results[1]["data"]["output"].as_str().unwrap();
+    assert_eq!(echoed, "[redacted]\n[redacted]\n", "{}", results[1]);
+    // ...and before the screen and the journal do.
+    assert!(stdout.contains("[redacted]"), "{stdout}");
+    let sessions = sandbox.data_dir().join("sessions");
+    let mut journals = 0;
+    for entry in std::fs::read_dir(&sessions).unwrap().flatten() {
+        if entry.path().extension().is_some_and(|e| e == "jsonl") {
+            journals += 1;
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            assert!(text.contains("[redacted]"), "{text}");
+            for secret in [PLANTED_KEY, PLANTED_TOKEN] {
+                assert!(!text.contains(secret), "the journal holds {secret}");
+            }
+        }
+    }
+    assert_eq!(journals, 1);
+    for secret in [PLANTED_KEY, PLANTED_TOKEN] {
+        assert!(
+            !stdout.contains(secret),
+            "the screen shows {secret}: {stdout}"
+        );
+        for r in server.requests() {
+            assert!(
+                !r.json()["messages"].to_string().contains(secret),
+                "the model got {secret}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn with_read_roots_listing_and_searching_the_root_show_nothing_outside_them() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "call_1",
+        "fs_list",
+        &[r#"{"path": "."}"#],
+    )));
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "call_2",
+        "fs_search",
+        &[r#"{"query": "needle"}"#],
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    let ws = sandbox.workspace();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::create_dir_all(ws.join("acquisition-plans")).unwrap();
+    std::fs::write(ws.join("src/lib.rs"), "// needle in the code\n").unwrap();
+    std::fs::write(ws.join("acquisition-plans/target.md"), "needle: buy them\n").unwrap();
+    std::fs::write(ws.join("payroll.csv"), "needle,100\n").unwrap();
+    sandbox.user_config("[options.filesystem]\nread_roots = [\"src\"]\n");
+    let out = run(&sandbox, &server, "look", &[]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let results = tool_messages(&server, 2);
+    let listing = results[0].to_string();
+    assert!(listing.contains("\"src\""), "{listing}");
+    assert!(!listing.contains("acquisition-plans"), "{listing}");
+    assert!(!listing.contains("payroll"), "{listing}");
+    let search = &results[1];
+    let paths: Vec<&str> = search["data"]["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["src/lib.rs"], "{search}");
+}
+
+#[tokio::test]
+async fn agents_md_over_the_cap_is_cut_from_the_root_side_so_the_nearest_file_reaches_the_model() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    let repo = sandbox.workspace();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("crate")).unwrap();
+    // Well over the 32 KiB cap on its own.
+    let root_rules: String = (0..4_000).map(|i| format!("root rule {i}\n")).collect();
+    std::fs::write(repo.join("AGENTS.md"), &root_rules).unwrap();
+    std::fs::write(repo.join("crate/AGENTS.md"), "nearest rule: use tabs\n").unwrap();
+    let mut cmd = sandbox.run_json(&server.base_url(), "hello");
+    cmd.current_dir(repo.join("crate"));
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let body = server.requests()[0].json();
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert_eq!(body["messages"][0]["role"], "system");
+    assert!(
+        system.trim_end().ends_with("nearest rule: use tabs"),
+        "{}",
+        &system[system.len().saturating_sub(200)..]
+    );
+    assert!(
+        system.contains("root rule 3999"),
+        "the end of the root file stays"
+    );
+    assert!(
+        !system.contains("root rule 0\n"),
+        "the start of the root file goes"
+    );
+    // And the person is told what was left out.
+    let lines = json_lines(&out.stdout);
+    let warned = lines.iter().any(|l| {
+        l["type"] == "warning"
+            && l["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("AGENTS.md") && m.contains("nearest file"))
+    });
+    assert!(warned, "{lines:?}");
+}

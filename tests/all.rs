@@ -12,6 +12,7 @@ mod support;
 mod acp;
 mod agent;
 mod architecture;
+mod cli;
 mod docs;
 mod first_session;
 mod fs_tools;

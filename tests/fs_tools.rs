@@ -306,6 +306,41 @@ async fn search_caps_are_reported_when_hit() {
 }
 
 #[tokio::test]
+async fn search_with_max_results_returns_the_first_hits_by_path_wherever_the_walk_finds_them() {
+    let f = fixture();
+    // Created in path order: directory listings do not hand them back in that order (tmpfs lists
+    // the newest first, ext4 by hash), so the walk meets the first paths anywhere.
+    for i in 0..120 {
+        f.put(&format!("d{i:03}/hit.txt"), "needle\nneedle\n");
+    }
+    let out = f
+        .call("fs.search", json!({"query": "needle", "max_results": 5}))
+        .await
+        .unwrap();
+    let got: Vec<(String, u64)> = out["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["path"].as_str().unwrap().to_string(),
+                m["line_number"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, u64)> = vec![
+        ("d000/hit.txt".into(), 1),
+        ("d000/hit.txt".into(), 2),
+        ("d001/hit.txt".into(), 1),
+        ("d001/hit.txt".into(), 2),
+        ("d002/hit.txt".into(), 1),
+    ];
+    assert_eq!(got, expected, "{out}");
+    assert_eq!(out["truncated"], true);
+    assert_eq!(out["limits_hit"], json!(["max_results"]));
+}
+
+#[tokio::test]
 async fn search_cuts_long_lines_around_the_match() {
     let f = fixture();
     let line = format!("{}needle{}", "é".repeat(1000), "ü".repeat(1000));

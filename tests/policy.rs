@@ -194,6 +194,71 @@ fn interactive_default_asks_and_says_why_a_command_is_unprovable() {
     assert_eq!(cli::check(&engine, "rm -rf /").decision, Decision::Deny);
 }
 
+#[test]
+fn a_rule_naming_a_bare_program_matches_whatever_the_command_path_resolves_it_to() {
+    let e = env();
+    // A git that is not /usr/bin/git, first on the PATH commands get.
+    let bin = e.ws.parent().unwrap().join("tools-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let git = bin.join("git");
+    std::fs::write(&git, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&git, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = |executable: &str| {
+        format!(
+            "[options.shell.env]\nset = {{ PATH = \"{}:/usr/bin:/bin\" }}\n\n\
+             [options.shell.commands]\ndefault = \"deny\"\n\
+             allow = [ {{ id = \"t.git-status\", executable = \"{executable}\", args = [\"status\"] }} ]\n",
+            bin.display()
+        )
+    };
+    let build = |text: &str| {
+        PolicyEngine::build(&e.ws, &e.dirs, &explicit(text), None, CliFlags::default()).unwrap()
+    };
+    let bare = build(&config("git"));
+    let r = cli::check(&bare, "git status");
+    assert_eq!(r.decision, Decision::Allow, "{}", r.to_text());
+    assert_eq!(r.commands[0].executable.as_deref(), git.to_str());
+    assert_eq!(r.commands[0].rule_id.as_deref(), Some("t.git-status"));
+    // A rule naming another file is another program: `git` here is not /usr/bin/git.
+    let absolute = build(&config("/usr/bin/git"));
+    assert_eq!(cli::check(&absolute, "git status").decision, Decision::Deny);
+    // And the full path of the program the PATH finds is the same program as the bare word.
+    let full = build(&config(git.to_str().unwrap()));
+    assert_eq!(cli::check(&full, "git status").decision, Decision::Allow);
+}
+
+#[test]
+fn explanations_say_what_a_for_loop_a_bash_quote_and_a_bare_redirection_are() {
+    let e = env();
+    let engine = interactive(&e);
+    let r = cli::check(&engine, "for i in a b; do echo x; done");
+    let text = r.to_text();
+    assert!(
+        text.contains("`for i in a b` sets the variable i for the commands of the loop"),
+        "{text}"
+    );
+    assert!(!text.contains("`i=a b`"), "{text}");
+
+    let r = cli::check(&engine, "ls $'a'");
+    let text = r.to_text();
+    assert!(text.contains("command 1: ls $'a'"), "{text}");
+    assert!(text.contains("`$'…'` quoting"), "{text}");
+    assert!(!text.contains("$a"), "{text}");
+
+    // dash reads `ls &> f` as `ls &` and then `> f`, a redirection without a command.
+    let r = cli::check(&engine, "ls &> f");
+    let text = r.to_text();
+    assert!(!text.contains("command 2: \n"), "{text}");
+    assert!(
+        text.contains("command 2: (no command word: only a redirection or a variable assignment)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a redirection without a command writes f"),
+        "{text}"
+    );
+}
+
 mod chains {
     use super::*;
     use proptest::prelude::*;

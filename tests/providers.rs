@@ -488,6 +488,8 @@ mod openai_stream {
             )),
             "{m}"
         );
+        // Named once: the transport's own text does not repeat it.
+        assert_eq!(m.matches("127.0.0.1").count(), 1, "{m}");
         assert_eq!(client.provider(), "ollama");
     }
 }

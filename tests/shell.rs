@@ -995,6 +995,27 @@ async fn two_quiet_checks_switch_notification_on_and_say_so() {
         .unwrap();
 }
 
+#[tokio::test]
+async fn two_quiet_waits_switch_notification_on_and_say_so_beside_the_still_running_note() {
+    let f = fixture();
+    let id = f
+        .background(json!({"command": "sleep 30", "background": true}))
+        .await;
+    let wait = json!({"action": "wait", "session_id": id, "timeout_ms": 50});
+    let first = f.session(wait.clone()).await.unwrap();
+    assert_eq!(first["status"], "running");
+    let note = first["note"].as_str().unwrap();
+    assert!(note.contains("still running"), "{first}");
+    assert!(!note.contains("Stop checking"), "{first}");
+    let second = f.session(wait).await.unwrap();
+    let note = second["note"].as_str().unwrap();
+    assert!(note.contains("still running"), "{second}");
+    assert!(note.contains("Stop checking"), "{second}");
+    f.session(json!({"action": "kill", "session_id": id}))
+        .await
+        .unwrap();
+}
+
 // ---------------------------------------------------------------- front-end ops through the agent
 
 /// The agent needs a model to exist; these tests never start a turn, so it is never called.

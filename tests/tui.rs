@@ -30,6 +30,17 @@ impl Terminal {
     }
 
     fn spawn_with(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::spawn_program(sandbox, env!("CARGO_BIN_EXE_pablo"), args, env)
+    }
+
+    /// `program ARGS` in the PTY with the sandbox's environment (a shell, to redirect pablo's
+    /// stdin as a person would).
+    fn spawn_program(
+        sandbox: &Sandbox,
+        program: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let (rows, cols) = (40, 120);
         let pty = native_pty_system()
             .openpty(PtySize {
@@ -39,7 +50,7 @@ impl Terminal {
                 pixel_height: 0,
             })
             .expect("openpty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_pablo"));
+        let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
         cmd.env_clear();
         cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
@@ -270,9 +281,104 @@ fn sigterm_restores_the_terminal() {
         .args(["-TERM", &pid.to_string()])
         .status()
         .unwrap();
-    t.wait_exit();
+    let status = t.wait_exit();
+    assert!(status.success(), "exit status {status:?}: {}", t.screen());
     assert!(!t.parser.lock().unwrap().screen().alternate_screen());
     assert!(t.raw_text().contains("\x1b[?1049l"));
+    assert!(t.screen().contains("pablo: session"), "{}", t.screen());
+}
+
+/// Plain `pablo`, no flags, the provider in the user config (it is never called here).
+fn plain_pablo(sandbox: &Sandbox) -> Terminal {
+    sandbox.user_config(
+        "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    );
+    let t = Terminal::spawn_with(sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+    t.wait_for("test-model · openai");
+    t.wait_for("Ask pablo to do something");
+    t
+}
+
+fn signal(t: &Terminal, name: &str) {
+    let pid = t.child.process_id().unwrap();
+    let status = std::process::Command::new("kill")
+        .args([format!("-{name}"), pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn sighup_and_sigterm_end_plain_pablo_cleanly_with_the_summary_line() {
+    for name in ["HUP", "TERM"] {
+        let sandbox = Sandbox::new();
+        let mut t = plain_pablo(&sandbox);
+        signal(&t, name);
+        let status = t.wait_exit();
+        assert!(
+            status.success(),
+            "SIG{name}: exit status {status:?}:\n{}",
+            t.screen()
+        );
+        let raw = t.raw_text();
+        assert!(!raw.contains("panicked"), "SIG{name}: {raw}");
+        assert!(!t.parser.lock().unwrap().screen().alternate_screen());
+        assert!(
+            t.screen().contains("pablo: session"),
+            "SIG{name}: {}",
+            t.screen()
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_twice_quits_after_the_prompt_sat_idle() {
+    let sandbox = Sandbox::new();
+    let mut t = plain_pablo(&sandbox);
+    // Longer than the two-second window: the first press must be stamped when it arrives.
+    std::thread::sleep(Duration::from_millis(2_500));
+    t.send("\x03");
+    t.send("\x03");
+    assert!(t.wait_exit().success());
+}
+
+#[test]
+fn ctrl_c_that_clears_the_composer_arms_the_quit() {
+    let sandbox = Sandbox::new();
+    let mut t = plain_pablo(&sandbox);
+    t.send("half a thought");
+    t.wait_for("half a thought");
+    t.send("\x03");
+    t.wait_for("press ctrl-c again to quit");
+    assert!(!t.screen().contains("half a thought"));
+    t.send("\x03");
+    assert!(t.wait_exit().success());
+}
+
+#[test]
+fn a_tui_quit_before_any_turn_leaves_no_session_and_offers_no_resume() {
+    let sandbox = Sandbox::new();
+    let mut t = plain_pablo(&sandbox);
+    t.send("\x03");
+    t.send("\x03");
+    assert!(t.wait_exit().success());
+    let screen = t.screen();
+    assert!(screen.contains("pablo: session"), "{screen}");
+    assert!(!screen.contains("resume with"), "{screen}");
+    let sessions = sandbox.data_dir().join("sessions");
+    let left: Vec<_> = std::fs::read_dir(&sessions)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let listed = std::process::Command::new(env!("CARGO_BIN_EXE_pablo"))
+        .arg("sessions")
+        .env_clear()
+        .env("XDG_CONFIG_HOME", sandbox.root().join("config"))
+        .env("XDG_DATA_HOME", sandbox.root().join("data"))
+        .env("XDG_STATE_HOME", sandbox.root().join("state"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "no sessions yet\n");
 }
 
 /// The default screen: inline, under the terminal's own scrollback.
@@ -489,6 +595,60 @@ fn demo_rejecting_with_a_note_sends_rejected_and_the_note_to_the_model() {
     // The scripted model took its `rejected` branch and quotes the note it received.
     t.wait_for("not now please)");
     t.wait_for("(rejected)");
+}
+
+#[test]
+fn demo_in_a_terminal_with_stdin_from_dev_null_refuses_without_escapes_or_a_leftover_copy() {
+    let sandbox = Sandbox::new();
+    let tmp = sandbox.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_env = tmp.to_str().unwrap().to_string();
+    // stdout and stderr are the terminal; only stdin is not.
+    let mut t = Terminal::spawn_program(
+        &sandbox,
+        "/bin/sh",
+        &[
+            "-c",
+            "exec \"$0\" demo </dev/null",
+            env!("CARGO_BIN_EXE_pablo"),
+        ],
+        &[("TMPDIR", &tmp_env)],
+    );
+    let status = t.wait_exit();
+    assert_eq!(status.exit_code(), 2, "{}", t.screen());
+    let raw = t.raw_text();
+    assert!(raw.contains("needs a terminal"), "{raw:?}");
+    assert!(raw.contains("stdin"), "{raw:?}");
+    // Not one escape sequence: no raw mode was entered, so there is nothing to restore.
+    assert!(!raw.contains('\x1b'), "{raw:?}");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn demo_steps_the_person_rejected_stay_unchecked_on_the_checklist() {
+    let sandbox = Sandbox::new();
+    let mut t = start_demo(&sandbox);
+    wait_for_command_prompt(&t);
+    t.send("n");
+    t.wait_for("Note to the model");
+    t.send("\r");
+    t.wait_for("Apply this change to bin/stats.sh?");
+    t.send("n");
+    t.wait_for("Note to the model");
+    t.send("\r");
+    t.wait_for("Start this background command?");
+    t.send("n");
+    t.wait_for("Note to the model");
+    t.send("\r");
+    t.wait_for("Done");
+    // Only the look around happened; every step that was turned down is still open.
+    t.wait_for("Todo 1/5");
+    let screen = t.screen();
+    assert!(screen.contains("☑ Look around the project"), "{screen}");
+    assert!(screen.contains("☐ Run the checks"), "{screen}");
+    assert!(screen.contains("☐ Fix the bug"), "{screen}");
+    assert!(screen.contains("☐ Try a background"), "{screen}");
 }
 
 #[test]

@@ -141,12 +141,58 @@ where
             }
         });
     let outgoing = futures::sink::unfold(writer, |mut w: W, line: String| async move {
+        let line = coded_error_data(line);
         w.write_all(line.as_bytes()).await?;
         w.write_all(b"\n").await?;
         w.flush().await?;
         Ok::<W, std::io::Error>(w)
     });
     Lines::new(Box::pin(outgoing), Box::pin(incoming))
+}
+
+/// An error response whose `data` is not pablo's `{"code": …}` (the protocol library refuses
+/// malformed params, unknown methods and unparsable lines itself, with `data` a plain string)
+/// gets it: `data` becomes `{"code": …, "message": …}`, the code named after the JSON-RPC one,
+/// so every refusal reads the same way (docs/acp.md).
+fn coded_error_data(line: String) -> String {
+    if !line.contains("\"error\"") {
+        return line;
+    }
+    let Ok(mut msg) = serde_json::from_str::<serde_json::Value>(&line) else {
+        return line;
+    };
+    let Some(error) = msg.get_mut("error").and_then(|e| e.as_object_mut()) else {
+        return line;
+    };
+    if error
+        .get("data")
+        .and_then(|d| d.get("code"))
+        .is_some_and(|c| c.is_string())
+    {
+        return line;
+    }
+    let code = match error.get("code").and_then(serde_json::Value::as_i64) {
+        Some(-32700) => "parse_error",
+        Some(-32600) => "invalid_request",
+        Some(-32601) => "method_not_found",
+        Some(-32602) => "invalid_params",
+        Some(-32800) => "request_cancelled",
+        Some(-32000) => "auth_required",
+        Some(-32002) => "resource_not_found",
+        _ => "internal_error",
+    };
+    let detail = match error.remove("data") {
+        Some(serde_json::Value::String(s)) => Some(s),
+        Some(serde_json::Value::Null) | None => None,
+        Some(other) => Some(other.to_string()),
+    };
+    let mut data = serde_json::Map::new();
+    data.insert("code".into(), json!(code));
+    if let Some(d) = detail {
+        data.insert("message".into(), json!(d));
+    }
+    error.insert("data".into(), serde_json::Value::Object(data));
+    serde_json::to_string(&msg).unwrap_or(line)
 }
 
 /// Serves one ACP connection over `transport` until the client goes away, then stops every

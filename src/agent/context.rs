@@ -60,14 +60,23 @@ pub fn project_instructions(workspace: &Path) -> ProjectInstructions {
         out.files.push(file);
     }
     if out.text.len() > MAX_PROJECT_INSTRUCTIONS {
-        let mut cut = MAX_PROJECT_INSTRUCTIONS;
+        // The nearest file has the last word, so what goes is the start: the files nearest the
+        // repository root. The cut moves forward to a line start, or at least a character.
+        let excess = out.text.len() - MAX_PROJECT_INSTRUCTIONS;
+        let mut cut = excess;
         while !out.text.is_char_boundary(cut) {
-            cut -= 1;
+            cut += 1;
         }
-        out.text.truncate(cut);
-        out.text.push_str(&format!(
-            "\n\n[project instructions cut at {MAX_PROJECT_INSTRUCTIONS} bytes]"
-        ));
+        if let Some(nl) = out.text[cut..].find('\n')
+            && nl < 1024
+        {
+            cut += nl + 1;
+        }
+        out.text = format!(
+            "[project instructions cut: the first {cut} bytes, from the files nearest the \
+             repository root, were left out to stay within {MAX_PROJECT_INSTRUCTIONS} bytes]\n{}",
+            &out.text[cut..]
+        );
         out.truncated = true;
     }
     out
@@ -115,8 +124,34 @@ mod tests {
         std::fs::write(dir.path().join("AGENTS.md"), "é".repeat(40_000)).unwrap();
         let p = project_instructions(dir.path());
         assert!(p.truncated);
-        assert!(p.text.len() < MAX_PROJECT_INSTRUCTIONS + 100);
-        assert!(p.text.ends_with("bytes]"));
+        assert!(p.text.len() < MAX_PROJECT_INSTRUCTIONS + 200);
+        assert!(
+            p.text.starts_with("[project instructions cut"),
+            "{}",
+            &p.text[..100]
+        );
+        assert!(p.text.ends_with('é'));
+    }
+
+    #[test]
+    fn over_the_cap_the_root_file_is_cut_and_the_nearest_is_kept_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("crate")).unwrap();
+        let root_rules: String = (0..4_000).map(|i| format!("root rule {i}\n")).collect();
+        std::fs::write(root.join("AGENTS.md"), &root_rules).unwrap();
+        std::fs::write(root.join("crate/AGENTS.md"), "nearest rule: use tabs\n").unwrap();
+        let p = project_instructions(&root.join("crate"));
+        assert!(p.truncated);
+        assert!(p.text.len() <= MAX_PROJECT_INSTRUCTIONS + 200);
+        assert!(
+            p.text.ends_with("nearest rule: use tabs"),
+            "{}",
+            &p.text[p.text.len() - 80..]
+        );
+        assert!(p.text.contains("root rule 3999"));
+        assert!(!p.text.contains("root rule 0\n"));
     }
 
     #[test]

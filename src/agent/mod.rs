@@ -148,6 +148,9 @@ async fn forward_events(
     mut recorder: Option<Box<dyn EventRecorder>>,
 ) {
     while let Some(event) = rx.recv().await {
+        // Live output and results may hold a secret a command found; neither the journal nor a
+        // front-end gets it.
+        let event = crate::core::secrets::redact_serde(event);
         if let Some(r) = recorder.as_mut() {
             let boundary = matches!(
                 event,
@@ -542,7 +545,8 @@ impl Agent {
                         }
                     }
                 };
-                let outcome = self.bound_result(outcome);
+                // The model gets what the journal and the screen get: no secret value.
+                let outcome = crate::core::secrets::redact_serde(self.bound_result(&tool, outcome));
                 let content = serde_json::to_string(&outcome).unwrap_or_else(|_| {
                     r#"{"ok":false,"error":{"code":"internal","message":"result not serializable"}}"#.into()
                 });
@@ -688,10 +692,16 @@ impl Agent {
         &mut self,
         cancel: &CancellationToken,
     ) -> Result<(String, Vec<ToolCall>, ModelStopReason), TurnEnd> {
+        // `--max-tool-calls 0`: a tool the model may not call is not offered at all.
+        let tools = if self.limits.max_tool_calls == Some(0) {
+            Vec::new()
+        } else {
+            self.catalog.specs()
+        };
         let request = ModelRequest {
             system: self.system_prompt.clone(),
             messages: self.messages.clone(),
-            tools: self.catalog.specs(),
+            tools,
             max_output_tokens: 16_384,
         };
         let size = serde_json::to_vec(&request).map(|v| v.len()).unwrap_or(0);
@@ -804,21 +814,64 @@ impl Agent {
         Ok((text, calls, stop))
     }
 
-    /// Replaces a result whose serialization exceeds the bound with an error that says so.
-    fn bound_result(&self, outcome: ToolOutcome) -> ToolOutcome {
+    /// Replaces a result whose serialization exceeds the bound with an error that says so. When
+    /// the call had already acted (a command ran, a file was written), the error says that too,
+    /// with the command's exit code, so the model does not run it a second time.
+    fn bound_result(&self, tool: &str, outcome: ToolOutcome) -> ToolOutcome {
         let size = serde_json::to_vec(&outcome).map(|v| v.len()).unwrap_or(0);
         if size <= self.limits.max_tool_result_bytes {
             return outcome;
         }
-        ToolFailure::new(
-            "result_too_large",
-            format!(
-                "the result serialized to {size} bytes, over the limit of {} bytes; ask for less \
-                 (a smaller page, a narrower search, fewer lines)",
-                self.limits.max_tool_result_bytes
-            ),
-        )
-        .into_outcome()
+        let acted = self.catalog.get(tool).is_some_and(|t| {
+            matches!(
+                t.kind(),
+                crate::core::ToolKind::Execute | crate::core::ToolKind::Edit
+            )
+        });
+        let data = match &outcome {
+            ToolOutcome::Ok { data, .. } => Some(data),
+            ToolOutcome::Err { error, .. } => error.data.as_ref(),
+        };
+        let exit_code = data.and_then(|d| d.get("exit_code")).cloned();
+        let artifact = data
+            .and_then(|d| d.get("artifact"))
+            .filter(|a| a.is_string())
+            .cloned();
+        let limit = self.limits.max_tool_result_bytes;
+        let mut message =
+            format!("the result serialized to {size} bytes, over the limit of {limit} bytes");
+        let mut failure_data = serde_json::Map::new();
+        if acted && outcome.is_ok() {
+            let ran = match exit_code.as_ref().and_then(Value::as_i64) {
+                Some(code) => format!("{tool} already ran: the command exited with code {code}"),
+                None if exit_code.is_some() => {
+                    format!("{tool} already ran: the command ended without an exit code")
+                }
+                None => format!("{tool} already ran"),
+            };
+            message = format!("{ran}; do not run it again. Its {message}");
+            if let Some(a) = artifact.as_ref().and_then(Value::as_str) {
+                message.push_str(&format!("; the full output is in {a}"));
+            }
+            message.push_str("; next time ask for less output (max_output_bytes, head, grep)");
+            failure_data.insert("already_ran".into(), json!(true));
+            if let Some(code) = exit_code {
+                failure_data.insert("exit_code".into(), code);
+            }
+            if let Some(a) = artifact {
+                failure_data.insert("artifact".into(), a);
+            }
+        } else {
+            message.push_str("; ask for less (a smaller page, a narrower search, fewer lines)");
+        }
+        let failure = ToolFailure::new("result_too_large", message);
+        if failure_data.is_empty() {
+            failure.into_outcome()
+        } else {
+            failure
+                .with_data(Value::Object(failure_data))
+                .into_outcome()
+        }
     }
 
     /// validate → preview → decide → commit for one call.

@@ -2,7 +2,7 @@
 //! [`crate::protocol`]. Error codes ([`Coded`], [`ToolFailure`]), the event sink tools and the
 //! agent send through, what a tool is to a provider and to policy ([`ToolSpec`], [`ToolKind`],
 //! [`ToolMode`]), who answers approvals ([`ApprovalMode`]), and the seam to an editor's buffers and
-//! terminals ([`editor::Editor`]).
+//! terminals ([`editor::Editor`]), and the secret values no tool output may carry ([`secrets`]).
 //!
 //! It exists so that `config`, `workspace`, `process` and `model` can speak of errors and tools
 //! without depending on the tool catalog, and so that front-ends can name these words without
@@ -11,6 +11,7 @@
 pub mod editor;
 mod error;
 mod events;
+pub mod secrets;
 mod tool;
 
 pub use error::{Coded, ToolFailure};

@@ -159,18 +159,28 @@ impl Launch {
         self.dirs.data.join("sessions").join(session_id)
     }
 
-    /// Builds the host services for one session.
-    pub fn host(&self, session_id: &str, launcher: &str) -> Result<Arc<Host>, LaunchError> {
+    /// Builds the host services for one session. The file tools show only what `policy`'s
+    /// read roots let them read.
+    pub fn host(
+        &self,
+        session_id: &str,
+        policy: &Arc<PolicyEngine>,
+    ) -> Result<Arc<Host>, LaunchError> {
         let state_dir = self.session_state_dir(session_id);
         std::fs::create_dir_all(&state_dir).map_err(|e| LaunchError::StateDir {
             path: state_dir.clone(),
             message: e.to_string(),
         })?;
-        Ok(Arc::new(Host::new(
+        let mut host = Host::new(
             self.workspace_handle.clone(),
             state_dir,
-            &self.shell_options(launcher),
-        )))
+            &self.shell_options(policy.launcher()),
+        );
+        let roots = policy.clone();
+        host.readable = Some(Arc::new(move |path: &str| {
+            roots.check_path(path, crate::policy::Access::Read).is_ok()
+        }));
+        Ok(Arc::new(host))
     }
 
     /// `[options.shell]` merged over the layers, except the launcher, which is the one the policy
@@ -245,7 +255,8 @@ impl Launch {
         let project = context::project_instructions(&self.workspace);
         if project.truncated {
             self.warnings.push(format!(
-                "AGENTS.md instructions were cut at {} bytes",
+                "the AGENTS.md instructions are over {} bytes: their start (from the files \
+                 nearest the repository root) was left out; the nearest file keeps the last word",
                 context::MAX_PROJECT_INSTRUCTIONS
             ));
         }
@@ -264,17 +275,21 @@ impl Launch {
         model: Arc<dyn ModelClient>,
         approvals: ApprovalMode,
     ) -> Result<AgentSetup, LaunchError> {
-        let journal = self.session_store().create(&Header::new(
-            &session_id,
-            self.workspace.to_string_lossy(),
-            model.model(),
-            model.provider(),
-        ))?;
+        // Written from the first turn on: a session nobody spoke in is not kept.
+        let journal = self.session_store().create_pending(
+            &Header::new(
+                &session_id,
+                self.workspace.to_string_lossy(),
+                model.model(),
+                model.provider(),
+            ),
+            Some(self.session_state_dir(&session_id)),
+        )?;
         // Denied tools stay in the catalog so a call is refused with the rule that denied it
         // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;
         Ok(AgentSetup {
-            host: self.host(&session_id, policy.launcher())?,
+            host: self.host(&session_id, &policy)?,
             catalog: self.catalog(&policy)?,
             policy,
             limits: self.limits.clone(),
@@ -304,7 +319,7 @@ impl Launch {
             .restore_approvals(&policy)
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         let setup = AgentSetup {
-            host: self.host(session_id, policy.launcher())?,
+            host: self.host(session_id, &policy)?,
             catalog: self.catalog(&policy)?,
             policy,
             limits: self.limits.clone(),

@@ -76,6 +76,11 @@ impl ApiKey {
         Ok(v)
     }
 
+    /// Keeps the key (read from `var`) for later sessions and redacts it from every tool result.
+    pub(crate) fn hold(&self, var: &str) {
+        crate::core::secrets::hold_var(var, &self.0);
+    }
+
     /// Replaces every occurrence of the key in `text`.
     pub(crate) fn scrub(&self, text: &str) -> String {
         if self.0.len() < 4 {
@@ -279,7 +284,8 @@ async fn attempt_once<D: SseDecoder>(
                 error: ModelError::Connect {
                     provider: endpoint.provider.clone(),
                     url: endpoint.url.clone(),
-                    message: endpoint.scrub(&error_chain(&e)),
+                    // The URL is in the message already; reqwest's text would repeat it.
+                    message: endpoint.scrub(&error_chain(&e.without_url())),
                 },
                 retryable: true,
                 retry_after: None,

@@ -4,7 +4,8 @@
 //! A script is a graph of steps. Each step streams some markdown and may make tool calls; the next
 //! step is chosen from how those calls came back (`ok`, `rejected`, `failed`), so the demo adapts
 //! when the person rejects an edit. Arguments can quote earlier results (`{{result.0/revision}}`
-//! takes the `revision` of the first result of the previous step), and texts can quote the
+//! takes the `revision` of the first result of the previous step, `{{done:STEP}}` is a checklist
+//! status that is `completed` only if that step's calls succeeded), and texts can quote the
 //! rejection note (`{{note}}`). A step whose tools the host did not grant is skipped.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -104,6 +105,8 @@ struct Cursor {
     current: Option<String>,
     finished: bool,
     calls: u64,
+    /// For each step whose calls came back, whether all of them succeeded (`{{done:STEP}}`).
+    succeeded: BTreeMap<String, bool>,
 }
 
 pub struct ScriptedModel {
@@ -250,10 +253,16 @@ fn note_of(results: &[Value]) -> String {
 }
 
 /// Replaces `{{result.N/pointer}}` in every string of `v` with the value at `pointer` in the data
-/// of result `N`.
-fn fill(v: &Value, results: &[Value]) -> Value {
+/// of result `N`, and `{{done:STEP}}` with the checklist status of that step: `completed` when
+/// its calls succeeded, else `pending` (rejected, failed, or never run), so a checklist never
+/// ticks off what the person turned down.
+fn fill(v: &Value, results: &[Value], succeeded: &BTreeMap<String, bool>) -> Value {
     match v {
         Value::String(s) => {
+            if let Some(step) = s.strip_prefix("{{done:").and_then(|r| r.strip_suffix("}}")) {
+                let done = succeeded.get(step).copied().unwrap_or(false);
+                return Value::String(if done { "completed" } else { "pending" }.into());
+            }
             if let Some(inner) = s
                 .strip_prefix("{{result.")
                 .and_then(|r| r.strip_suffix("}}"))
@@ -276,10 +285,10 @@ fn fill(v: &Value, results: &[Value]) -> Value {
             }
             Value::String(s.clone())
         }
-        Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, results)).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, results, succeeded)).collect()),
         Value::Object(m) => Value::Object(
             m.iter()
-                .map(|(k, x)| (k.clone(), fill(x, results)))
+                .map(|(k, x)| (k.clone(), fill(x, results, succeeded)))
                 .collect(),
         ),
         other => other.clone(),
@@ -316,8 +325,12 @@ impl ModelClient for ScriptedModel {
             let next = if cur.finished {
                 None
             } else if after_tools {
+                let outcome = outcome_of(&results);
+                if let Some(id) = cur.current.clone() {
+                    cur.succeeded.insert(id, outcome == Outcome::Ok);
+                }
                 let prev = cur.current.clone().and_then(|c| self.script.steps.get(&c));
-                prev.and_then(|p| self.follow(p, outcome_of(&results)))
+                prev.and_then(|p| self.follow(p, outcome))
             } else if cur.current.is_none() {
                 Some(self.script.start.clone())
             } else {
@@ -335,7 +348,7 @@ impl ModelClient for ScriptedModel {
                     let mut calls = Vec::new();
                     for c in &step.calls {
                         cur.calls += 1;
-                        let args = fill(&c.arguments, &results);
+                        let args = fill(&c.arguments, &results, &cur.succeeded);
                         calls.push(ToolCall {
                             id: format!("call_{}", cur.calls),
                             name: c.tool.clone(),

@@ -130,7 +130,15 @@ pub async fn select(
     settings: &ProviderSettings,
     options: &HttpOptions,
 ) -> Result<Arc<dyn ModelClient>, ModelError> {
-    select_with_env(settings, options, &|name| std::env::var(name).ok()).await
+    // Keys moved out of the environment block at start are held in `core::secrets`.
+    let (selection, key) = resolve(settings, &crate::core::secrets::var).await?;
+    if let (Some(key), Some(var)) = (&key, &selection.key_env) {
+        key.hold(var);
+        // A key variable whose name does not look secret (`api_key_env = "LLM"`) was left in
+        // the environment block at start; commands must not read it there either.
+        let _ = crate::process::protect::wipe(std::slice::from_ref(var));
+    }
+    build(selection, key, options)
 }
 
 /// [`select`] with the environment given as a lookup function (tests use a map, so they need

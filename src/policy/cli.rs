@@ -119,13 +119,24 @@ impl CheckReport {
                 .iter()
                 .map(|a| super::shell::quote_for_display(a))
                 .collect();
+            if argv.is_empty() {
+                // `ls &> f` in sh: the second command is only `> f`; its reason says what it does.
+                s.push_str(&format!(
+                    "command {}: (no command word: only a redirection or a variable assignment)\n",
+                    i + 1
+                ));
+            } else {
+                s.push_str(&format!(
+                    "command {}: {}\n  executable: {}\n",
+                    i + 1,
+                    argv.join(" "),
+                    c.executable
+                        .as_deref()
+                        .unwrap_or("(not found on the command's PATH)"),
+                ));
+            }
             s.push_str(&format!(
-                "command {}: {}\n  executable: {}\n  decision: {} (rule {})\n",
-                i + 1,
-                argv.join(" "),
-                c.executable
-                    .as_deref()
-                    .unwrap_or("(not found on the command's PATH)"),
+                "  decision: {} (rule {})\n",
                 decision_label(c.decision),
                 c.rule_id.as_deref().unwrap_or("-"),
             ));

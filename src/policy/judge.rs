@@ -629,7 +629,17 @@ impl Judge<'_> {
             .map(|r| r.target.text.clone())
             .collect();
         let Some((word, args)) = argv.split_first() else {
-            let reason = if !env_changes.is_empty() {
+            let for_var = cmd
+                .context
+                .as_deref()
+                .and_then(|c| c.strip_prefix("for loop over "));
+            let reason = if let (Some(var), Some((_, values))) = (for_var, cmd.assignments.first())
+            {
+                format!(
+                    "`for {var} in {}` sets the variable {var} for the commands of the loop",
+                    values.text
+                )
+            } else if !env_changes.is_empty() {
                 format!(
                     "`{}` changes variables for the commands after it",
                     env_changes.join(" ")

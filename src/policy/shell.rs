@@ -562,16 +562,31 @@ impl Walker {
             ComplexWord::Concat(v) => v,
             ComplexWord::Single(one) => std::slice::from_ref(one),
         };
+        let mut after_dollar = false;
         for part in parts {
             match part {
+                // `$'…'` and `$"…"`: bash's quoting forms, shown as written (not as `$…`).
+                ast::Word::SingleQuoted(s) if after_dollar => {
+                    acc.text.push_str(&format!("'{s}'"));
+                    acc.name_dollar_quote("bash's `$'…'` quoting (sh does not know its escapes)");
+                }
                 ast::Word::SingleQuoted(s) => acc.text.push_str(s),
                 ast::Word::DoubleQuoted(inner) => {
+                    if after_dollar {
+                        acc.text.push('"');
+                    }
                     for sw in inner {
                         self.simple_word(sw, &mut acc, true, position);
+                    }
+                    if after_dollar {
+                        acc.text.push('"');
+                        acc.name_dollar_quote("bash's `$\"…\"` quoting (a translated string)");
                     }
                 }
                 ast::Word::Simple(sw) => self.simple_word(sw, &mut acc, false, position),
             }
+            after_dollar = position != WordPosition::HeredocBody
+                && matches!(part, ast::Word::Simple(SimpleWord::Literal(l)) if l.ends_with('$'));
         }
         if position == WordPosition::Argument
             && acc.square_open
@@ -599,7 +614,7 @@ impl Walker {
                 if !quoted && position != WordPosition::HeredocBody {
                     if s.contains('$') {
                         // `$'…'` and `$"…"` are quoting forms of bash with their own escapes.
-                        acc.set_why("a `$` that bash would expand");
+                        acc.set_why(BARE_DOLLAR);
                     }
                     if position != WordPosition::Pattern && has_brace_expansion(s) {
                         acc.set_why("a brace expansion");
@@ -703,9 +718,19 @@ struct WordAcc {
     square_close: bool,
 }
 
+/// Why a word with a `$` that is not an expansion sh knows is not literal.
+const BARE_DOLLAR: &str = "a `$` that bash would expand";
+
 impl WordAcc {
     fn set_why(&mut self, why: &str) {
         if self.why.is_none() {
+            self.why = Some(why.to_string());
+        }
+    }
+
+    /// The `$` was a bash quote after all: say so instead of the generic reason.
+    fn name_dollar_quote(&mut self, why: &str) {
+        if self.why.as_deref().is_none_or(|w| w == BARE_DOLLAR) {
             self.why = Some(why.to_string());
         }
     }
@@ -746,10 +771,15 @@ fn render_param(p: &Parameter<String>) -> String {
 
 /// Quotes a word for display so that what a person reads can be pasted back into a shell.
 pub fn quote_for_display(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    // A bash `$'…'` word is shown as it was written, not re-quoted into something else.
+    let bash_quoted = word.len() > 2
+        && (word.starts_with("$'") && word.ends_with('\'')
+            || word.starts_with("$\"") && word.ends_with('"'));
+    if bash_quoted
+        || !word.is_empty()
+            && word
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
     {
         word.to_string()
     } else {
@@ -799,6 +829,18 @@ mod tests {
             let reasons = outer.unprovable_reasons().join(";");
             assert!(reasons.contains(why), "{t}: {reasons}");
         }
+    }
+
+    #[test]
+    fn bash_dollar_quotes_are_shown_as_written_and_named() {
+        let c = one("ls $'a' $\"b\"");
+        assert_eq!(c.argv(), vec!["ls", "$'a'", "$\"b\""]);
+        let reasons = c.unprovable_reasons().join("; ");
+        assert!(reasons.contains("`$'…'` quoting"), "{reasons}");
+        assert!(!reasons.contains("would expand"), "{reasons}");
+        assert_eq!(quote_for_display("$'a'"), "$'a'");
+        // A plain `$` word is still a parameter, and an odd one is quoted for sh.
+        assert_eq!(quote_for_display("a b"), "'a b'");
     }
 
     #[test]

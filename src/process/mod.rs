@@ -9,6 +9,7 @@
 pub mod capture;
 pub mod env;
 pub mod group;
+pub mod protect;
 pub mod run;
 pub mod session;
 pub mod spawn;

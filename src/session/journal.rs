@@ -1,4 +1,5 @@
-//! The writing side: [`Journal`] is the agent's [`EventRecorder`].
+//! The writing side: [`Journal`] is the agent's [`EventRecorder`]; a new session's is a
+//! [`PendingJournal`], which creates the file at the session's first turn.
 //!
 //! Each event becomes one line written with a single `write` of the complete line on an
 //! `O_APPEND` file (no user-space buffer), so a crash can tear at most the line being written. The
@@ -184,22 +185,115 @@ fn lock(file: &File, path: &Path, id: &str) -> Result<(), SessionError> {
     }
 }
 
-impl EventRecorder for Journal {
-    fn record(&mut self, event: &Event) -> std::io::Result<()> {
+impl Journal {
+    fn record_at(&mut self, ts: u64, event: &Event) -> std::io::Result<()> {
         if !is_journaled(event) {
             return Ok(());
         }
-        let ts = now_ms();
         let mut line = serde_json::to_string(&LineOut { ts, event })?;
         line.push('\n');
         self.write_line(line.as_bytes())?;
         self.info.observe(ts, event);
         Ok(())
     }
+}
+
+impl EventRecorder for Journal {
+    fn record(&mut self, event: &Event) -> std::io::Result<()> {
+        self.record_at(now_ms(), event)
+    }
 
     fn sync(&mut self) -> std::io::Result<()> {
         self.file.sync_data()?;
         self.write_meta();
         Ok(())
+    }
+}
+
+/// A new session's journal, written from its first turn on: a TUI opened and closed without a
+/// word leaves no session behind to list or resume. Events before the first `UserMessage` (the
+/// start, launch warnings) are held and written, with their times, when it comes; the session's
+/// files directory, made for the tools at start, is removed again if it stayed empty.
+#[derive(Debug)]
+pub struct PendingJournal {
+    path: PathBuf,
+    meta_path: PathBuf,
+    header: Header,
+    artifacts: Option<PathBuf>,
+    held: Vec<(u64, Event)>,
+    journal: Option<Journal>,
+}
+
+impl PendingJournal {
+    pub(crate) fn new(
+        path: PathBuf,
+        meta_path: PathBuf,
+        header: Header,
+        artifacts: Option<PathBuf>,
+    ) -> Result<Self, SessionError> {
+        // A journal that could never be written is said now, not at the first turn.
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        std::fs::create_dir_all(&dir).map_err(|e| SessionError::io(&dir, e))?;
+        if path.exists() {
+            return Err(SessionError::Exists {
+                path,
+                id: header.id.clone(),
+            });
+        }
+        Ok(Self {
+            path,
+            meta_path,
+            header,
+            artifacts,
+            held: Vec::new(),
+            journal: None,
+        })
+    }
+
+    /// Whether the first turn has started (and the journal exists).
+    pub fn started(&self) -> bool {
+        self.journal.is_some()
+    }
+}
+
+impl EventRecorder for PendingJournal {
+    fn record(&mut self, event: &Event) -> std::io::Result<()> {
+        let ts = now_ms();
+        if self.journal.is_none() {
+            if !matches!(event, Event::UserMessage { .. }) {
+                if is_journaled(event) {
+                    self.held.push((ts, event.clone()));
+                }
+                return Ok(());
+            }
+            let journal = Journal::create(self.path.clone(), self.meta_path.clone(), &self.header)
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            let journal = self.journal.insert(journal);
+            for (at, held) in std::mem::take(&mut self.held) {
+                journal.record_at(at, &held)?;
+            }
+        }
+        match self.journal.as_mut() {
+            Some(j) => j.record_at(ts, event),
+            None => Ok(()),
+        }
+    }
+
+    fn sync(&mut self) -> std::io::Result<()> {
+        match self.journal.as_mut() {
+            Some(j) => j.sync(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for PendingJournal {
+    fn drop(&mut self) {
+        if self.journal.is_none()
+            && let Some(dir) = &self.artifacts
+        {
+            // Only an empty directory goes: `remove_dir` refuses anything else.
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }

@@ -29,7 +29,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use info::SessionInfo;
-pub use journal::{Journal, is_journaled};
+pub use journal::{Journal, PendingJournal, is_journaled};
 pub use load::{LoadWarning, LoadedJournal, Stamped, WarningKind, load_journal};
 pub use replay::{
     INTERRUPTED_CODE, InterruptedCall, Plan, ResumeState, SavedApproval, interrupted_outcome,

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use super::info::{SessionInfo, mtime_ns};
-use super::journal::Journal;
+use super::journal::{Journal, PendingJournal};
 use super::load::load_journal;
 use super::replay::{ResumeState, replay};
 use super::{Header, SessionError, validate_id};
@@ -61,6 +61,23 @@ impl Store {
             self.journal_path(&header.id),
             self.meta_path(&header.id),
             header,
+        )
+    }
+
+    /// A new journal for `header` that is written from the session's first turn on (see
+    /// [`PendingJournal`]); `artifacts` is the session's files directory, removed when the
+    /// session ends without a turn and the directory is still empty.
+    pub fn create_pending(
+        &self,
+        header: &Header,
+        artifacts: Option<PathBuf>,
+    ) -> Result<PendingJournal, SessionError> {
+        validate_id(&header.id)?;
+        PendingJournal::new(
+            self.journal_path(&header.id),
+            self.meta_path(&header.id),
+            header.clone(),
+            artifacts,
         )
     }
 

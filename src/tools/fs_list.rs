@@ -82,17 +82,21 @@ impl Tool for FsList {
         &self,
         args: &Value,
         _preview: &Preview,
-        _ctx: &ToolContext,
+        ctx: &ToolContext,
     ) -> Result<Value, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
         let ws = self.workspace.clone();
+        // With read roots, a listing shows only what the roots let the tools read (and the way
+        // to it): the names of what is out of bounds stay out of the conversation too.
+        let readable = ctx.host.readable.clone();
         let listing = blocking(move || {
             let rel = ws.parse(args.path.as_deref().unwrap_or(""))?;
-            ws.list(
-                &rel,
-                args.depth.unwrap_or(1).clamp(1, MAX_DEPTH),
-                args.max_entries.unwrap_or(DEFAULT_MAX_ENTRIES),
-            )
+            let depth = args.depth.unwrap_or(1).clamp(1, MAX_DEPTH);
+            let max = args.max_entries.unwrap_or(DEFAULT_MAX_ENTRIES);
+            match &readable {
+                Some(r) => ws.list_visible(&rel, depth, max, r.as_ref()),
+                None => ws.list(&rel, depth, max),
+            }
         })
         .await?;
         Ok(serde_json::to_value(listing).unwrap_or(Value::Null))

@@ -13,7 +13,7 @@ use super::{Tool, ToolContext, blocking, parse_args};
 use crate::core::{ToolFailure, ToolKind};
 use crate::protocol::Preview;
 use crate::workspace::Workspace;
-use crate::workspace::search::{SearchRequest, search};
+use crate::workspace::search::{SearchRequest, search, search_visible};
 
 pub const DEFAULT_MAX_RESULTS: usize = 200;
 pub const MAX_RESULTS: usize = 10_000;
@@ -87,7 +87,7 @@ impl Tool for FsSearch {
         &self,
         args: &Value,
         _preview: &Preview,
-        _ctx: &ToolContext,
+        ctx: &ToolContext,
     ) -> Result<Value, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
         if args.query.is_empty() {
@@ -97,6 +97,7 @@ impl Tool for FsSearch {
             ));
         }
         let ws = self.workspace.clone();
+        let readable = ctx.host.readable.clone();
         let outcome = blocking(move || {
             let rel = ws.parse(args.path.as_deref().unwrap_or(""))?;
             let req = SearchRequest {
@@ -110,7 +111,10 @@ impl Tool for FsSearch {
                 max_files: ws.options().max_search_files,
                 max_bytes: ws.options().max_search_bytes,
             };
-            search(&ws, &req)
+            match &readable {
+                Some(r) => search_visible(&ws, &req, r.as_ref()),
+                None => search(&ws, &req),
+            }
         })
         .await?;
         Ok(serde_json::to_value(outcome).unwrap_or(Value::Null))

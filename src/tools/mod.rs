@@ -50,7 +50,13 @@ pub struct Host {
     pub sessions: crate::process::SessionManager,
     /// The front-end's buffers and terminals, when it offers them (an editor over ACP).
     pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
+    /// Which workspace paths the file tools may show (policy's read and deny roots); `None`:
+    /// every path. A listing or a search of a directory leaves out the rest, names included.
+    pub readable: Option<ReadFilter>,
 }
+
+/// Whether a workspace-relative path may be read (`""` is the root).
+pub type ReadFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 impl Host {
     /// A host with the shell settings of `[options.shell]`.
@@ -67,6 +73,7 @@ impl Host {
             state_dir,
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
             editor: None,
+            readable: None,
         }
     }
 }

@@ -110,13 +110,15 @@ fn view_json(id: &str, v: &SessionView) -> Value {
         out["screen"] = json!(screen);
     }
     if v.notify_enabled_now {
-        out["note"] = json!(
-            "no new output on two checks in a row: you will be notified when the session exits. \
-             Stop checking; wait once, read the output or kill the session."
-        );
+        out["note"] = json!(NOTIFY_NOTE);
     }
     out
 }
+
+/// Said once, when two `poll`/`wait` calls in a row found no new output.
+const NOTIFY_NOTE: &str = "no new output on two checks in a row: you will be notified when the \
+                           session exits. Stop checking; wait once, read the output or kill the \
+                           session.";
 
 #[async_trait]
 impl Tool for ShellSession {
@@ -201,12 +203,18 @@ impl Tool for ShellSession {
                 let v = sessions.wait(&id, window, &ctx.cancel).await?;
                 let mut out = view_json(&id, &v);
                 if v.status == SessionStatus::Running {
-                    out["note"] = json!(format!(
+                    let mut note = format!(
                         "the session is still running after the wait window of {} ms; this is \
                          not an error. Wait again if the job needs longer, read its output, or \
                          kill it.",
                         window.as_millis()
-                    ));
+                    );
+                    // Two quiet checks in a row switched notification on: that is said too.
+                    if v.notify_enabled_now {
+                        note.push(' ');
+                        note.push_str(NOTIFY_NOTE);
+                    }
+                    out["note"] = json!(note);
                 }
                 Ok(out)
             }

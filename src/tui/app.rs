@@ -409,6 +409,7 @@ where
     let mut input_open = true;
     let mut events_open = true;
     let mut shutdown_deadline: Option<Instant> = None;
+    let mut terminated = false;
     let mut files = extra.files.take();
     loop {
         let now = Instant::now();
@@ -449,6 +450,9 @@ where
                         })
                         .await;
                         batch.extend(more);
+                        // The loop's `now` dates from before the wait (the last redraw); a key is
+                        // stamped with the time it arrived (the double ctrl-c window).
+                        state.now = Instant::now();
                         for e in &batch {
                             if let TermEvent::Resize(cols, rows) = e {
                                 terminal.resized(*cols, *rows)?;
@@ -484,7 +488,10 @@ where
                     state.composer.files = list;
                 }
             }
-            () = &mut extra.terminate => {
+            // A finished future must not be polled again: the loop goes on after the signal,
+            // until the agent confirms its shutdown.
+            () = &mut extra.terminate, if !terminated => {
+                terminated = true;
                 state.quit = true;
             }
             () = tokio::time::sleep_until(draw_at.into()), if next_draw.is_some() => {

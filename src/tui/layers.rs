@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use super::diff::{HunkMarks, render_hunks};
 use super::text::wrap_line;
 use super::theme;
-use crate::protocol::{ApprovalAnswer, Decision, Preview, Verdict};
+use crate::protocol::{ApprovalAnswer, Decision, DiffTag, Preview, Verdict};
 
 /// What a layer asks the app to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -224,15 +224,39 @@ impl ApprovalView {
                     Some(r) => format!("replaces revision {}", &r[..r.len().min(12)]),
                     None => "new file".to_string(),
                 };
-                out.push(Line::from(vec![
+                // With hunks dropped, the counts are those of what will land.
+                let subset = self.hunk_count() > 1 && self.accepted.iter().any(|a| !a);
+                let (added, removed) = if subset {
+                    let mut counts = (0, 0);
+                    for (h, _) in fc.hunks.iter().zip(&self.accepted).filter(|(_, a)| **a) {
+                        for l in &h.lines {
+                            match l.tag {
+                                DiffTag::Added => counts.0 += 1,
+                                DiffTag::Removed => counts.1 += 1,
+                                DiffTag::Context => {}
+                            }
+                        }
+                    }
+                    counts
+                } else {
+                    (fc.added, fc.removed)
+                };
+                let mut header = vec![
                     Span::styled(format!("{} ", self.tool), theme::bold()),
                     Span::raw(fc.path.clone()),
                     Span::raw("  "),
-                    Span::styled(format!("+{}", fc.added), theme::ok()),
+                    Span::styled(format!("+{added}"), theme::ok()),
                     Span::raw(" "),
-                    Span::styled(format!("−{}", fc.removed), theme::error()),
-                    Span::styled(format!("  {rev}"), theme::dim()),
-                ]));
+                    Span::styled(format!("−{removed}"), theme::error()),
+                ];
+                if subset {
+                    header.push(Span::styled(
+                        format!(" (of +{} −{})", fc.added, fc.removed),
+                        theme::dim(),
+                    ));
+                }
+                header.push(Span::styled(format!("  {rev}"), theme::dim()));
+                out.push(Line::from(header));
                 let marks = (self.hunk_count() > 1).then_some(HunkMarks {
                     accepted: &self.accepted,
                     focused: self.focused,
@@ -272,10 +296,13 @@ impl ApprovalView {
                         Decision::Ask => ("?", theme::warn(), "ask"),
                         Decision::Deny => ("✗", theme::error(), "deny"),
                     };
-                    let mut spans = vec![
-                        Span::styled(format!("  {mark} "), style),
-                        Span::raw(sc.argv.join(" ")),
-                    ];
+                    let words = if sc.argv.is_empty() {
+                        "(no command word)".to_string()
+                    } else {
+                        sc.argv.join(" ")
+                    };
+                    let mut spans =
+                        vec![Span::styled(format!("  {mark} "), style), Span::raw(words)];
                     if let Some(exe) = &sc.executable
                         && sc.argv.first() != Some(exe)
                     {

@@ -31,6 +31,11 @@ use crate::protocol::{Event, Usage};
 pub enum TuiError {
     #[error("terminal: {0}")]
     Terminal(String),
+    #[error(
+        "the TUI needs a terminal, and {0} is not one; for a run without a terminal use \
+         `pablo run TASK` (or `pablo acp` for an editor)"
+    )]
+    NotATerminal(&'static str),
     #[error(transparent)]
     Launch(#[from] crate::launch::LaunchError),
 }
@@ -39,6 +44,7 @@ impl Coded for TuiError {
     fn code(&self) -> &'static str {
         match self {
             TuiError::Terminal(_) => "terminal_failed",
+            TuiError::NotATerminal(_) => "not_a_terminal",
             TuiError::Launch(e) => e.code(),
         }
     }
@@ -111,7 +117,22 @@ pub async fn run(
     workspace: std::path::PathBuf,
     options: TuiOptions,
 ) -> Result<ExitSummary, TuiError> {
+    require_terminal()?;
     run_with_agent(handle, workspace, options).await
+}
+
+/// Refuses to start the full-screen view without a terminal on stdin and stdout, before
+/// anything is written: raw mode on a pipe fails, and the restore sequences would land in the
+/// file or the pipe.
+pub fn require_terminal() -> Result<(), TuiError> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return Err(TuiError::NotATerminal("stdin"));
+    }
+    if !std::io::stdout().is_terminal() {
+        return Err(TuiError::NotATerminal("stdout"));
+    }
+    Ok(())
 }
 
 /// Shortens a path under the home directory to `~/…` for the status line.
@@ -211,7 +232,12 @@ async fn run_with_agent(
         session_id: state.status.session_id.clone(),
         turns: state.turns,
         usage: state.usage,
-        resume_command: state.status.resume_command.clone(),
+        // A session nobody spoke in was never journaled: there is nothing to resume.
+        resume_command: state
+            .status
+            .resume_command
+            .clone()
+            .filter(|_| state.turns > 0),
         notes: Vec::new(),
         resume_requested: state.resume_requested.clone(),
     })

@@ -267,7 +267,10 @@ fn diff_in_the_approval_prompt() {
     // Per-hunk selection: reject the second hunk.
     s.handle_key(key(KeyCode::Char(']')));
     s.handle_key(key(KeyCode::Char(' ')));
-    snap!("approval_per_hunk", draw(&mut s, 100, 30));
+    let screen = draw(&mut s, 100, 30);
+    // The header counts what will land: one hunk of one line each way, out of two.
+    assert!(screen.contains("+1 −1 (of +2 −2)"), "{screen}");
+    snap!("approval_per_hunk", screen);
     s.handle_key(key(KeyCode::Char('y')));
     assert_eq!(
         s.outbox.pop(),
@@ -483,6 +486,37 @@ fn slash_popup_lists_matching_commands() {
     let (mut s, _) = state();
     s.handle_key(key(KeyCode::Char('/')));
     snap!("slash_popup", draw(&mut s, 80, 20));
+}
+
+#[test]
+fn slash_popup_over_a_transcript_covers_whole_rows_and_shows_whole_descriptions() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "explain");
+    let long = "transcript-text ".repeat(40);
+    for _ in 0..12 {
+        s.apply(Event::MessageDelta {
+            text: format!("{long}\n\n"),
+        });
+    }
+    s.apply(Event::TurnCompleted {
+        stop_reason: StopReason::EndTurn,
+        usage: Usage::default(),
+    });
+    s.handle_key(key(KeyCode::Char('/')));
+    let screen = draw(&mut s, 100, 24);
+    let rows: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.contains("  /") && !l.contains("ctrl-c ctrl-c quit"))
+        .collect();
+    assert_eq!(rows.len(), crate::tui::commands::COMMANDS.len(), "{screen}");
+    for row in &rows {
+        assert!(!row.contains("transcript-text"), "{row}\n{screen}");
+    }
+    assert!(
+        screen.contains("open the background sessions (output, input, kill)"),
+        "{screen}"
+    );
+    snap!("slash_popup_over_transcript", screen);
 }
 
 #[test]

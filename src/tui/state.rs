@@ -582,7 +582,10 @@ impl AppState {
             return;
         }
         if !self.composer.is_empty() {
+            // The composer is empty now: the next ctrl-c quits, as on an idle prompt.
             self.composer.clear();
+            self.quit_armed = Some(self.now);
+            self.hint = Some("press ctrl-c again to quit".into());
             return;
         }
         match self.quit_armed {

@@ -54,7 +54,7 @@ fn is_inline_frame(state: &AppState) -> bool {
 /// The rows the inline viewport needs at `width`: the live cells, the checklist strip, an open
 /// prompt, the composer and the status line; at most `rows`. `prepare` must have run.
 /// Most rows the completion popup takes (the list scrolls past them).
-const POPUP_MAX_ROWS: u16 = 10;
+const POPUP_MAX_ROWS: u16 = 16;
 
 pub fn inline_height(state: &AppState, width: u16, rows: u16) -> u16 {
     let (lines, _) = composer_lines(state, width);
@@ -514,8 +514,9 @@ fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
         return;
     }
     let h = (items.len() as u16).min(composer.y).min(POPUP_MAX_ROWS);
-    let w = composer.width.min(64);
-    let area = Rect::new(composer.x + 1, composer.y - h, w, h);
+    // Whole rows: no transcript text is left beside the popup, and descriptions get the width.
+    let w = composer.width;
+    let area = Rect::new(composer.x, composer.y - h, w, h);
     Clear.render(area, buf);
     let sel = state.composer.selected.min(items.len() - 1);
     // The selection stays visible: the list scrolls once it passes the last row.
@@ -526,13 +527,35 @@ fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
         } else {
             theme::status_bar()
         };
+        let label = format!("  {:<14}", item.label);
+        let room = (w as usize).saturating_sub(super::text::str_width(&label) + 2);
+        let detail = fit(&item.detail, room);
         let line = Line::from(vec![
-            Span::styled(format!(" {:<14}", item.label), style.patch(theme::key())),
-            Span::styled(format!(" {}", item.detail), style),
+            Span::styled(label, style.patch(theme::key())),
+            Span::styled(format!(" {detail}"), style),
         ]);
         buf.set_style(Rect::new(area.x, area.y + i as u16, w, 1), style);
         buf.set_line(area.x, area.y + i as u16, &line, w);
     }
+}
+
+/// `text` in at most `width` columns, with `…` where it had to be cut.
+fn fit(text: &str, width: usize) -> String {
+    if super::text::str_width(text) <= width {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + cw + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += cw;
+    }
+    out.push('…');
+    out
 }
 
 /// Rows the (non-full-screen) approval prompt takes at the bottom of `main`: all it needs, up to

@@ -683,13 +683,25 @@ impl Workspace {
         depth: usize,
         max_entries: usize,
     ) -> Result<Listing, WorkspaceError> {
+        self.list_visible(rel, depth, max_entries, &|_| true)
+    }
+
+    /// [`Workspace::list`] of only the entries `visible` accepts (by workspace-relative path);
+    /// a directory it refuses is neither shown nor descended into.
+    pub fn list_visible(
+        &self,
+        rel: &RelPath,
+        depth: usize,
+        max_entries: usize,
+        visible: &dyn Fn(&str) -> bool,
+    ) -> Result<Listing, WorkspaceError> {
         let fd = self.open_beneath(rel, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())?;
         let mut out = Listing {
             path: rel.to_string(),
             entries: Vec::new(),
             truncated: false,
         };
-        list_into(rel, &fd, depth.max(1), max_entries, &mut out)?;
+        list_into(rel, &fd, depth.max(1), max_entries, visible, &mut out)?;
         Ok(out)
     }
 
@@ -1032,6 +1044,7 @@ fn list_into(
     dir: &OwnedFd,
     depth: usize,
     max_entries: usize,
+    visible: &dyn Fn(&str) -> bool,
     out: &mut Listing,
 ) -> Result<(), WorkspaceError> {
     let reader = rustix::fs::Dir::read_from(dir).map_err(|e| io_err(rel.display(), "list", e))?;
@@ -1051,6 +1064,9 @@ fn list_into(
         }
         let shown = String::from_utf8_lossy(&name).into_owned();
         let child = rel.join(&shown);
+        if !visible(child.as_str()) {
+            continue;
+        }
         let cname = match std::ffi::CString::new(name.clone()) {
             Ok(c) => c,
             Err(_) => continue,
@@ -1080,7 +1096,7 @@ fn list_into(
             );
             // A directory swapped for a link in between is simply not descended into.
             if let Ok(sub) = sub {
-                list_into(&child, &sub, depth - 1, max_entries, out)?;
+                list_into(&child, &sub, depth - 1, max_entries, visible, out)?;
                 if out.truncated {
                     return Ok(());
                 }

@@ -8,7 +8,7 @@
 use std::io::Read;
 use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use ignore::{WalkBuilder, WalkState};
 use memchr::memmem::Finder;
@@ -70,10 +70,10 @@ pub struct SearchOutcome {
 
 struct Shared<'a> {
     ws: &'a Workspace,
+    visible: &'a (dyn Fn(&str) -> bool + Sync),
     finder: Finder<'a>,
     req: &'a SearchRequest,
     matches: Mutex<Vec<SearchMatch>>,
-    result_count: AtomicUsize,
     files: AtomicU64,
     bytes: AtomicU64,
     binary: AtomicU64,
@@ -86,14 +86,24 @@ struct Shared<'a> {
 
 /// Runs a search. Refuses a start path that is a link, a special file or a credential file.
 pub fn search(ws: &Workspace, req: &SearchRequest) -> Result<SearchOutcome, WorkspaceError> {
+    search_visible(ws, req, &|_| true)
+}
+
+/// [`search`] of only the files `visible` accepts (by workspace-relative path); a directory it
+/// refuses is not walked. Files left out count as `skipped.refused`.
+pub fn search_visible(
+    ws: &Workspace,
+    req: &SearchRequest,
+    visible: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<SearchOutcome, WorkspaceError> {
     let probe = ws.open_beneath(&req.path, OFlags::PATH, Mode::empty())?;
     let st = rustix::fs::fstat(&probe).map_err(|e| super::io_err(req.path.display(), "stat", e))?;
     let shared = Shared {
         ws,
+        visible,
         finder: Finder::new(req.query.as_bytes()),
         req,
         matches: Mutex::new(Vec::new()),
-        result_count: AtomicUsize::new(0),
         files: AtomicU64::new(0),
         bytes: AtomicU64::new(0),
         binary: AtomicU64::new(0),
@@ -113,7 +123,7 @@ pub fn search(ws: &Workspace, req: &SearchRequest) -> Result<SearchOutcome, Work
         _ => super::check_regular(&req.path, &st)?,
     }
     let mut matches = shared.matches.into_inner().unwrap_or_default();
-    matches.sort_by(|a, b| a.path.cmp(&b.path).then(a.line_number.cmp(&b.line_number)));
+    sort_matches(&mut matches);
     if matches.len() > req.max_results {
         matches.truncate(req.max_results);
         shared.hit_results.store(true, Ordering::Relaxed);
@@ -140,6 +150,11 @@ pub fn search(ws: &Workspace, req: &SearchRequest) -> Result<SearchOutcome, Work
             refused: shared.refused.load(Ordering::Relaxed),
         },
     })
+}
+
+/// By path, then line: the order results are documented in.
+fn sort_matches(matches: &mut [SearchMatch]) {
+    matches.sort_by(|a, b| a.path.cmp(&b.path).then(a.line_number.cmp(&b.line_number)));
 }
 
 fn walk(shared: &Shared<'_>) {
@@ -173,7 +188,13 @@ fn walk(shared: &Shared<'_>) {
                 return WalkState::Continue;
             };
             if ft.is_dir() {
-                return WalkState::Continue;
+                // A directory the roots do not let the tools read is not walked at all.
+                return match relative(root, entry.path()) {
+                    Some(rel) if !rel.is_root() && !(shared.visible)(rel.as_str()) => {
+                        WalkState::Skip
+                    }
+                    _ => WalkState::Continue,
+                };
             }
             if !ft.is_file() {
                 // Links are never followed; FIFOs, sockets and devices are never opened.
@@ -195,17 +216,18 @@ fn relative(root: &Path, path: &Path) -> Option<RelPath> {
 }
 
 impl Shared<'_> {
+    /// Only the file and byte caps end the walk early. `max_results` cannot: the walk is
+    /// parallel, in no particular order, and the first N hits by path may be in the last file
+    /// visited.
     fn stop(&self) -> bool {
-        self.hit_results.load(Ordering::Relaxed)
-            || self.hit_files.load(Ordering::Relaxed)
-            || self.hit_bytes.load(Ordering::Relaxed)
+        self.hit_files.load(Ordering::Relaxed) || self.hit_bytes.load(Ordering::Relaxed)
     }
 
     fn search_file(&self, rel: &RelPath, buf: &mut Vec<u8>) -> WalkState {
         if self.stop() {
             return WalkState::Quit;
         }
-        if self.ws.refused_pattern(rel).is_some() {
+        if self.ws.refused_pattern(rel).is_some() || !(self.visible)(rel.as_str()) {
             self.refused.fetch_add(1, Ordering::Relaxed);
             return WalkState::Continue;
         }
@@ -266,15 +288,14 @@ impl Shared<'_> {
         if found.is_empty() {
             return WalkState::Continue;
         }
-        let before = self.result_count.fetch_add(found.len(), Ordering::Relaxed);
         if let Ok(mut all) = self.matches.lock() {
             all.extend(found);
-        }
-        if before + 1 > self.req.max_results
-            || self.result_count.load(Ordering::Relaxed) > self.req.max_results
-        {
-            self.hit_results.store(true, Ordering::Relaxed);
-            return WalkState::Quit;
+            // Memory stays bounded: only the first `max_results` by path and line can be kept.
+            if all.len() > self.req.max_results.saturating_mul(2).max(256) {
+                sort_matches(&mut all);
+                all.truncate(self.req.max_results);
+                self.hit_results.store(true, Ordering::Relaxed);
+            }
         }
         WalkState::Continue
     }
