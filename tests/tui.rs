@@ -644,6 +644,9 @@ fn demo_steps_the_person_rejected_stay_unchecked_on_the_checklist() {
     t.wait_for("Done");
     // Only the look around happened; every step that was turned down is still open.
     t.wait_for("Todo 1/5");
+    // Inline, the checklist is a one-line strip until ctrl-t opens it.
+    t.send("\x14");
+    t.wait_for("☑ Look around the project");
     let screen = t.screen();
     assert!(screen.contains("☑ Look around the project"), "{screen}");
     assert!(screen.contains("☐ Run the checks"), "{screen}");
