@@ -1054,8 +1054,31 @@ mod composer {
             "{text}"
         );
         assert!(!text.contains("$ARGUMENTS"), "{text}");
-        t.send("\x03");
-        t.send("\x03");
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_at_file_mention_attaches_the_files_text_and_an_image_is_refused_in_words() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        std::fs::write(sandbox.workspace().join("notes.txt"), "remember the milk\n").unwrap();
+        std::fs::write(sandbox.workspace().join("shot.png"), b"\x89PNG\r\n").unwrap();
+        server.push(ScriptedResponse::sse(openai::text_answer("Milk noted.")));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t.send("what do @notes.txt and @shot.png say?\r");
+        t.wait_for("Milk noted.");
+        t.wait_for("attached @notes.txt (18 bytes)");
+        t.wait_for("@shot.png was not attached");
+        let text = last_user_text(&server);
+        assert!(
+            text.contains("<attached-file path=\"notes.txt\">\nremember the milk\n"),
+            "{text}"
+        );
+        assert!(!text.contains("PNG"), "{text}");
+        t.send("/quit\r");
         assert!(t.wait_exit().success());
     }
 
@@ -1072,8 +1095,7 @@ mod composer {
         t.send("/deploy\r");
         t.wait_for("unknown command /deploy");
         assert!(server.requests().is_empty());
-        t.send("\x03");
-        t.send("\x03");
+        t.send("/quit\r");
         assert!(t.wait_exit().success());
     }
 }
@@ -1146,8 +1168,7 @@ mod modes {
             .unwrap()["content"]
             .to_string();
         assert!(user.contains("plan mode"), "{user}");
-        t.send("\x03");
-        t.send("\x03");
+        t.send("/quit\r");
         assert!(t.wait_exit().success());
     }
 
@@ -1169,8 +1190,7 @@ mod modes {
         t.wait_for("Edited.");
         assert_eq!(read(&sandbox.workspace().join("notes.txt")), "new\n");
         assert!(!t.screen().contains("Apply this change"), "{}", t.screen());
-        t.send("\x03");
-        t.send("\x03");
+        t.send("/quit\r");
         assert!(t.wait_exit().success());
     }
 
@@ -1214,8 +1234,7 @@ mod modes {
             user.contains("Summarise the README\\nin three bullets"),
             "{user}"
         );
-        t.send("\x03");
-        t.send("\x03");
+        t.send("/quit\r");
         assert!(t.wait_exit().success());
     }
 }
@@ -1238,8 +1257,7 @@ mod commands {
     }
 
     fn quit(mut t: Terminal) {
-        t.send("\x03");
-        t.send("\x03");
+        t.send("/quit\r");
         assert!(t.wait_exit().success());
     }
 

@@ -7,6 +7,7 @@
 //! awaits the tool that is running (tools watch the token and clean up), answers every pending
 //! call with a result, and ends with `TurnCompleted { stop_reason: Cancelled }`.
 
+pub mod attach;
 pub mod context;
 pub mod limits;
 pub mod mode;
@@ -408,6 +409,17 @@ impl Agent {
             self.model = model;
         }
         self.emit(Event::UserMessage { text: text.clone() });
+        let (files, notes) = attach::attach(&self.host, &self.policy, &text);
+        for message in notes {
+            self.emit(Event::Warning { message });
+        }
+        let text = if files.is_empty() {
+            text
+        } else {
+            let with = attach::with_attachments(&text, &files);
+            self.emit(Event::Attachments { files });
+            with
+        };
         let now = self.mode.get();
         let text = match mode::turn_note(self.last_turn_mode, now) {
             Some(note) => format!("{text}\n\n{note}"),

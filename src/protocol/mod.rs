@@ -55,6 +55,18 @@ pub enum Op {
     Shutdown,
 }
 
+/// A workspace file attached to a message with `@path`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    pub path: String,
+    /// The file's size.
+    pub bytes: usize,
+    /// Only the first part of the file is in `text`.
+    #[serde(default)]
+    pub truncated: bool,
+    pub text: String,
+}
+
 /// How much the agent may do without asking, switched during a session (Shift-Tab).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -491,6 +503,9 @@ pub enum Event {
     Warning { message: String },
     /// The working mode now in force (after [`Op::SetMode`], or at start when not `ask`).
     ModeChanged { mode: WorkMode },
+    /// Files the person attached with `@path` to the message just sent (their text went to the
+    /// model with it; journals keep it so a resumed conversation is the same).
+    Attachments { files: Vec<Attachment> },
     /// The model the next turn uses (after [`Op::SetModel`]).
     ModelChanged { provider: String, model: String },
     /// The turn (or the agent) failed.

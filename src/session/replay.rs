@@ -213,6 +213,11 @@ impl Replayer {
                 self.close_pending();
                 self.history.push(Message::User { text: text.clone() });
             }
+            Event::Attachments { files } => {
+                if let Some(Message::User { text }) = self.history.last_mut() {
+                    *text = crate::protocol::describe::with_attachments(text, files);
+                }
+            }
             Event::MessageCompleted { text, tool_calls } => {
                 self.close_pending();
                 self.history.push(Message::Assistant {

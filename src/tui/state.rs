@@ -392,6 +392,19 @@ impl AppState {
             }
             Event::Rules { rules, removed } => self.show_rules(&rules, removed.as_deref()),
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
+            Event::Attachments { files } => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|f| {
+                        let cut = if f.truncated { ", cut" } else { "" };
+                        format!("@{} ({} bytes{cut})", f.path, f.bytes)
+                    })
+                    .collect();
+                self.notice(
+                    NoticeLevel::Info,
+                    format!("attached {}", names.join(", ")),
+                );
+            }
             Event::ModelChanged { provider, model } => {
                 self.notice(
                     NoticeLevel::Info,
