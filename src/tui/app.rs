@@ -381,7 +381,7 @@ async fn edit_draft<S: Surface>(terminal: &mut S, state: &mut AppState) -> Resul
         return Ok(());
     };
     terminal.lend()?;
-    let result = super::editor::edit(&command, &state.composer.text()).await;
+    let result = super::editor::edit(&command, state.composer.text()).await;
     terminal.take_back()?;
     match result {
         Ok(text) => state.composer.set_text(&text),
