@@ -67,11 +67,13 @@ fn turn(i: usize) -> Vec<Event> {
                 input_tokens: 1000,
                 output_tokens: 50,
                 cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
             },
             total: Usage {
                 input_tokens: 1000 * i as u64,
                 output_tokens: 50 * i as u64,
                 cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
             },
         },
         Event::MessageCompleted {

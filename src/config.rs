@@ -25,7 +25,8 @@ pub const CLEAN_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:
 pub struct ConfigFile {
     /// `openai`, `anthropic` or `ollama`.
     pub provider: Option<String>,
-    pub model: Option<String>,
+    /// `model = "NAME"`, or the `[model]` table (name, window, reasoning, wire format, prices).
+    pub model: Option<ModelSetting>,
     pub base_url: Option<String>,
     /// Name of the environment variable holding the key (the key itself never goes in a file).
     pub api_key_env: Option<String>,
@@ -62,6 +63,130 @@ pub enum Notifications {
     Desktop,
 }
 
+/// The `model` key: a plain name, or a table of settings about the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ModelSetting {
+    Name(String),
+    Table(ModelTable),
+}
+
+impl ModelSetting {
+    pub fn table(&self) -> ModelTable {
+        match self {
+            ModelSetting::Name(name) => ModelTable {
+                name: Some(name.clone()),
+                ..ModelTable::default()
+            },
+            ModelSetting::Table(t) => t.clone(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ModelSetting {
+    // By hand rather than `untagged`, so that a bad key inside `[model]` is reported by name
+    // (untagged enums only say that no variant matched).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = ModelSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a model name or a [model] table")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ModelSetting, E> {
+                Ok(ModelSetting::Name(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<ModelSetting, A::Error> {
+                ModelTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ModelSetting::Table)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// `[model]`: what pablo should know about the model beyond its name. Unset fields come from
+/// the table of known models (docs/providers.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelTable {
+    pub name: Option<String>,
+    /// Tokens the model reads and writes in one call.
+    pub context_window: Option<u64>,
+    /// Largest answer of one call, in tokens.
+    pub max_output_tokens: Option<u32>,
+    pub reasoning: Option<ReasoningLevel>,
+    /// For `provider = "openai"`: `chat` (Chat Completions) or `responses` (the Responses API).
+    pub wire_api: Option<WireApi>,
+    #[serde(default)]
+    pub prices: PriceTable,
+}
+
+/// How much the model is asked to reason: `off`, `low`, `medium`, `high`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningLevel {
+    Off,
+    Low,
+    Medium,
+    High,
+}
+
+impl ReasoningLevel {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "off" | "none" => Ok(Self::Off),
+            "low" => Ok(Self::Low),
+            "medium" => Ok(Self::Medium),
+            "high" => Ok(Self::High),
+            other => Err(format!(
+                "unknown reasoning level {other:?}: use off, low, medium or high"
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+}
+
+/// The wire format of an OpenAI-compatible endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WireApi {
+    /// `POST /chat/completions`: OpenAI and every server that copies it.
+    Chat,
+    /// `POST /responses`: OpenAI's own API, where reasoning survives tool calls.
+    Responses,
+}
+
+/// `[model.prices]`, in US dollars per million tokens; unset entries come from the table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceTable {
+    pub input: Option<f64>,
+    pub output: Option<f64>,
+    pub cache_read: Option<f64>,
+    pub cache_write: Option<f64>,
+}
+
+impl PriceTable {
+    fn is_empty(&self) -> bool {
+        self.input.is_none()
+            && self.output.is_none()
+            && self.cache_read.is_none()
+            && self.cache_write.is_none()
+    }
+}
+
 /// Host limits; `None` keeps the built-in default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -76,7 +201,8 @@ pub struct LimitsConfig {
     pub max_tool_calls: Option<u64>,
     /// Seconds without a byte on a model stream before it is abandoned.
     pub stream_idle_timeout_seconds: Option<u64>,
-    /// Conversation size (bytes) at which older turns are summarized.
+    /// Conversation size (bytes) at which older turns are summarized, on top of the context
+    /// window's own bound.
     pub compact_at_bytes: Option<usize>,
 }
 
@@ -472,6 +598,41 @@ impl ConfigFile {
                 format!("unknown provider {p:?} (expected openai, anthropic or ollama)"),
             ));
         }
+        if let Some(ModelSetting::Table(m)) = &self.model {
+            if m.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+                out.push((key(&["model", "name"]), "the model name is empty".into()));
+            }
+            if let Some(w) = m.context_window
+                && w < 1_000
+            {
+                out.push((
+                    key(&["model", "context_window"]),
+                    format!("{w} tokens is too small to hold a request (at least 1000)"),
+                ));
+            }
+            if m.max_output_tokens == Some(0) {
+                out.push((
+                    key(&["model", "max_output_tokens"]),
+                    "must be at least 1".into(),
+                ));
+            }
+            let p = &m.prices;
+            for (name, v) in [
+                ("input", p.input),
+                ("output", p.output),
+                ("cache_read", p.cache_read),
+                ("cache_write", p.cache_write),
+            ] {
+                if let Some(v) = v
+                    && !(v.is_finite() && v >= 0.0)
+                {
+                    out.push((
+                        key(&["model", "prices", name]),
+                        format!("{v} is not a price (dollars per million tokens, 0 or more)"),
+                    ));
+                }
+            }
+        }
         let shell = &self.options.shell;
         for (name, list) in [
             ("custom_deny_patterns", &shell.custom_deny_patterns),
@@ -632,6 +793,28 @@ impl Layers {
         self.iter().filter_map(pick).last()
     }
 
+    /// The `model` settings merged field by field (the last layer that sets a field wins), so
+    /// that a project can set the window while the user's file names the model.
+    pub fn model(&self) -> ModelTable {
+        let mut out = ModelTable::default();
+        for c in self.iter() {
+            let Some(m) = &c.model else { continue };
+            let m = m.table();
+            out.name = m.name.or(out.name);
+            out.context_window = m.context_window.or(out.context_window);
+            out.max_output_tokens = m.max_output_tokens.or(out.max_output_tokens);
+            out.reasoning = m.reasoning.or(out.reasoning);
+            out.wire_api = m.wire_api.or(out.wire_api);
+            if !m.prices.is_empty() {
+                out.prices.input = m.prices.input.or(out.prices.input);
+                out.prices.output = m.prices.output.or(out.prices.output);
+                out.prices.cache_read = m.prices.cache_read.or(out.prices.cache_read);
+                out.prices.cache_write = m.prices.cache_write.or(out.prices.cache_write);
+            }
+        }
+        out
+    }
+
     /// Shell options with scalars merged (later wins) and lists concatenated. Policy reads the
     /// layers itself to apply its narrowing rules; the process side only needs these numbers.
     pub fn shell(&self) -> ShellOptions {
@@ -724,6 +907,73 @@ deny = [
             .unwrap_err()
             .to_string();
         assert!(msg.contains("custom_deny_patterns"), "{msg}");
+    }
+
+    #[test]
+    fn a_plain_model_name_still_parses() {
+        let c = ConfigFile::parse("model = \"gpt-4.1\"\n", Path::new("c.toml")).unwrap();
+        assert_eq!(c.model.unwrap().table().name.as_deref(), Some("gpt-4.1"));
+    }
+
+    #[test]
+    fn the_model_table_parses_every_setting() {
+        let text = "[model]\nname = \"claude-sonnet-4-5\"\ncontext_window = 16000\n\
+                    max_output_tokens = 4096\nreasoning = \"high\"\nwire_api = \"responses\"\n\
+                    [model.prices]\ninput = 3.0\ncache_read = 0.3\n";
+        let m = ConfigFile::parse(text, Path::new("c.toml"))
+            .unwrap()
+            .model
+            .unwrap()
+            .table();
+        assert_eq!(m.name.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(m.context_window, Some(16000));
+        assert_eq!(m.max_output_tokens, Some(4096));
+        assert_eq!(m.reasoning, Some(ReasoningLevel::High));
+        assert_eq!(m.wire_api, Some(WireApi::Responses));
+        assert_eq!(m.prices.input, Some(3.0));
+        assert_eq!(m.prices.cache_read, Some(0.3));
+        assert_eq!(m.prices.output, None);
+    }
+
+    #[test]
+    fn an_unknown_key_in_the_model_table_is_named_with_its_line() {
+        let text = "[model]\nname = \"x\"\ncontext_windw = 5\n";
+        let msg = ConfigFile::parse(text, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("context_windw"), "{msg}");
+        assert!(msg.starts_with("c.toml:"), "{msg}");
+    }
+
+    #[test]
+    fn a_bad_reasoning_level_and_a_tiny_window_are_refused_by_key() {
+        let msg = ConfigFile::parse("[model]\nreasoning = \"max\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("max"), "{msg}");
+        let msg = ConfigFile::parse("[model]\ncontext_window = 10\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("model.context_window"), "{msg}");
+        let msg = ConfigFile::parse("[model.prices]\ninput = -1.0\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("model.prices.input"), "{msg}");
+    }
+
+    #[test]
+    fn model_settings_merge_field_by_field_across_layers() {
+        let user = ConfigFile::parse("model = \"gpt-5\"\n", Path::new("u.toml")).unwrap();
+        let project =
+            ConfigFile::parse("[model]\ncontext_window = 50000\n", Path::new("p.toml")).unwrap();
+        let layers = Layers {
+            user: Some((PathBuf::from("u.toml"), user)),
+            project: Some((PathBuf::from("p.toml"), project)),
+            explicit: None,
+        };
+        let m = layers.model();
+        assert_eq!(m.name.as_deref(), Some("gpt-5"));
+        assert_eq!(m.context_window, Some(50000));
     }
 
     #[test]

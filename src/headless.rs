@@ -10,7 +10,7 @@ use std::io::Write;
 use serde_json::{Value, json};
 
 use crate::protocol::AgentHandle;
-use crate::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome};
+use crate::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome, Usage, reasoning_text};
 
 /// How a headless run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +39,8 @@ pub async fn run<W: Write>(
         json: json_lines,
         out,
         streaming: false,
+        thinking: false,
+        last_usage: None,
         arguments: Default::default(),
     };
     let _ = agent.ops.send(Op::UserTurn { text: task });
@@ -107,8 +109,24 @@ struct Printer<'a, W: Write> {
     out: &'a mut W,
     /// Whether assistant text is mid-line (readable mode).
     streaming: bool,
+    /// Whether the text mid-line is reasoning (readable mode).
+    thinking: bool,
+    /// The usage of the model call whose `context_usage` has not been printed yet.
+    last_usage: Option<(Usage, Usage)>,
     /// Arguments of the calls in flight, to describe their results (readable mode).
     arguments: std::collections::HashMap<String, Value>,
+}
+
+/// Usage as `pablo run --json` prints it: the protocol's fields, plus the cache reads under the
+/// name the cache writes pair with.
+fn usage_json(u: &Usage) -> Value {
+    json!({
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cached_input_tokens": u.cached_input_tokens,
+        "cache_read_input_tokens": u.cached_input_tokens,
+        "cache_write_input_tokens": u.cache_write_input_tokens,
+    })
 }
 
 impl<W: Write> Printer<'_, W> {
@@ -151,9 +169,39 @@ impl<W: Write> Printer<'_, W> {
             Event::PlanUpdate { explanation, items } => {
                 Some(json!({"type": "plan", "explanation": explanation, "items": items}))
             }
-            Event::TurnCompleted { stop_reason, usage } => {
-                Some(json!({"type": "turn_completed", "stop_reason": stop_reason, "usage": usage}))
+            Event::ReasoningCompleted { blocks } => {
+                let text = reasoning_text(blocks);
+                (!text.is_empty()).then(|| json!({"type": "reasoning", "text": text}))
             }
+            Event::Usage { last, total } => {
+                self.last_usage = Some((*last, *total));
+                None
+            }
+            // One line per model call: its usage (when the provider reported it), the context
+            // it filled and the session's cost so far.
+            Event::ContextUsage {
+                used_tokens,
+                window_tokens,
+                cost_usd,
+            } => {
+                let (last, total) = match self.last_usage.take() {
+                    Some((l, t)) => (usage_json(&l), usage_json(&t)),
+                    None => (Value::Null, Value::Null),
+                };
+                Some(json!({"type": "usage", "last": last, "total": total,
+                    "context_tokens": used_tokens, "context_window": window_tokens,
+                    "cost_usd": cost_usd}))
+            }
+            Event::ContextCleared {
+                cleared,
+                tokens_before,
+                tokens_after,
+            } => Some(json!({"type": "context_cleared",
+                "call_ids": cleared.iter().map(|c| c.call_id.as_str()).collect::<Vec<_>>(),
+                "tokens_before": tokens_before, "tokens_after": tokens_after})),
+            Event::TurnCompleted { stop_reason, usage } => Some(
+                json!({"type": "turn_completed", "stop_reason": stop_reason, "usage": usage_json(usage)}),
+            ),
             Event::Error { code, message } => {
                 Some(json!({"type": "error", "code": code, "message": message}))
             }
@@ -174,6 +222,7 @@ impl<W: Write> Printer<'_, W> {
     fn end_stream(&mut self) -> std::io::Result<()> {
         if self.streaming {
             self.streaming = false;
+            self.thinking = false;
             writeln!(self.out)?;
         }
         Ok(())
@@ -190,7 +239,19 @@ impl<W: Write> Printer<'_, W> {
                 self.out,
                 "pablo · {provider}/{model} · session {session_id}"
             ),
+            Event::ReasoningDelta { text } => {
+                if !self.thinking {
+                    self.end_stream()?;
+                    write!(self.out, "thinking: ")?;
+                    self.thinking = true;
+                }
+                self.streaming = true;
+                write!(self.out, "{text}")
+            }
             Event::MessageDelta { text } => {
+                if self.thinking {
+                    self.end_stream()?;
+                }
                 self.streaming = true;
                 write!(self.out, "{text}")
             }
@@ -253,6 +314,18 @@ impl<W: Write> Printer<'_, W> {
                     "context: {replaced_messages} earlier messages were replaced by a summary"
                 )
             }
+            Event::ContextCleared {
+                cleared,
+                tokens_before,
+                tokens_after,
+            } => {
+                self.end_stream()?;
+                writeln!(
+                    self.out,
+                    "context: {} old tool results cleared (~{tokens_before} → ~{tokens_after} tokens)",
+                    cleared.len()
+                )
+            }
             Event::Error { code, message } => {
                 self.end_stream()?;
                 writeln!(self.out, "error: {message} ({code})")
@@ -261,12 +334,13 @@ impl<W: Write> Printer<'_, W> {
                 self.end_stream()?;
                 writeln!(
                     self.out,
-                    "done: {} · {} tokens in, {} out",
+                    "done: {} · {} tokens in ({} from cache), {} out",
                     serde_json::to_value(stop_reason)
                         .ok()
                         .and_then(|v| v.as_str().map(str::to_string))
                         .unwrap_or_default(),
                     usage.input_tokens,
+                    usage.cached_input_tokens,
                     usage.output_tokens
                 )
             }

@@ -60,6 +60,10 @@ struct Common {
     /// The provider's base URL (an OpenAI-compatible server, a proxy, a local model).
     #[arg(long, global = true, value_name = "URL")]
     base_url: Option<String>,
+    /// How much the model reasons before it answers (default: the config's `[model] reasoning`,
+    /// else the provider's default).
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = ["off", "low", "medium", "high"])]
+    reasoning: Option<String>,
     /// `pablo run`: offer fs.write and fs.edit, and let them change files inside the write roots
     /// without asking (the TUI and ACP always offer them, and ask).
     #[arg(long, global = true)]
@@ -113,6 +117,10 @@ impl Common {
             provider: self.provider.clone(),
             model: self.model.clone(),
             base_url: self.base_url.clone(),
+            reasoning: self
+                .reasoning
+                .as_deref()
+                .and_then(|r| pablo::config::ReasoningLevel::parse(r).ok()),
             allow_write,
             preapproved_writes: front == Front::Headless && allow_write,
             no_shell: self.no_shell,

@@ -424,6 +424,8 @@ mod binary {
 #[derive(Clone)]
 enum Step {
     Text(&'static str),
+    /// A piece of reasoning (thinking) text.
+    Think(&'static str),
     Call(&'static str, &'static str, Value),
     Usage(u64, u64),
     /// End the call normally.
@@ -464,6 +466,7 @@ impl ModelClient for Scripted {
         for step in script {
             match step {
                 Step::Text(t) => events.push(Ok(StreamEvent::TextDelta(t.into()))),
+                Step::Think(t) => events.push(Ok(StreamEvent::ReasoningDelta(t.into()))),
                 Step::Call(id, name, args) => events.push(Ok(StreamEvent::ToolCall(ToolCall {
                     id: id.into(),
                     name: name.into(),
@@ -473,6 +476,7 @@ impl ModelClient for Scripted {
                     input_tokens: i,
                     output_tokens: o,
                     cached_input_tokens: 0,
+                    cache_write_input_tokens: 0,
                 }))),
                 Step::Done(r) => events.push(Ok(StreamEvent::Completed { stop_reason: r })),
                 Step::Stall => stall = true,
@@ -641,6 +645,38 @@ mod in_process {
         // The model saw the prompt as the user's turn.
         let req = t.model.requests.lock().unwrap()[0].clone();
         assert!(format!("{:?}", req.messages).contains("say hello"));
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn reasoning_is_sent_as_agent_thought_chunks_never_as_message_text() {
+        let mut t = InProcess::start(
+            vec![vec![
+                Step::Think("The editor wants "),
+                Step::Think("a greeting."),
+                Step::Text("Hello."),
+                Step::Done(ModelStopReason::EndTurn),
+            ]],
+            None,
+        );
+        let session = t.session().await;
+        let id = t.prompt(&session, "say hello").await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        assert_eq!(t.rpc.message_text(), "Hello.");
+        let thoughts: String = t
+            .rpc
+            .updates
+            .iter()
+            .filter(|u| u["update"]["sessionUpdate"] == "agent_thought_chunk")
+            .map(|u| u["update"]["content"]["text"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(thoughts, "The editor wants a greeting.");
+        // The thought came before the answer.
+        let kinds = t.rpc.update_kinds();
+        let first_thought = kinds.iter().position(|k| k == "agent_thought_chunk");
+        let first_text = kinds.iter().position(|k| k == "agent_message_chunk");
+        assert!(first_thought < first_text, "{kinds:?}");
         t.finish().await;
     }
 

@@ -83,9 +83,11 @@ async fn run_json_prints_the_contract_lines_for_a_tool_turn() {
         types(&out.lines),
         [
             "session_started",
+            "usage",
             "tool_call",
             "plan",
             "tool_result",
+            "usage",
             "message",
             "turn_completed"
         ]

@@ -13,6 +13,7 @@ mod acp;
 mod agent;
 mod architecture;
 mod cli;
+mod context;
 mod docs;
 mod first_session;
 mod fs_tools;

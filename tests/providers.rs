@@ -40,6 +40,8 @@ mod support_common {
             model: "gpt-test".into(),
             api_key: Some(ApiKey::new(KEY)),
             options: opts(),
+            official: false,
+            profile: pablo::model::ModelProfile::lookup("m"),
         })
         .unwrap()
     }
@@ -50,6 +52,7 @@ mod support_common {
             model: "claude-test".into(),
             api_key: ApiKey::new(KEY),
             options: opts(),
+            profile: pablo::model::ModelProfile::lookup("claude-test"),
         })
         .unwrap()
     }
@@ -64,6 +67,7 @@ mod support_common {
                 parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             }],
             max_output_tokens: 1024,
+            ..ModelRequest::default()
         }
     }
 
@@ -215,7 +219,8 @@ mod openai_stream {
                 StreamEvent::Usage(Usage {
                     input_tokens: 10,
                     output_tokens: 3,
-                    cached_input_tokens: 0
+                    cached_input_tokens: 0,
+                    cache_write_input_tokens: 0,
                 }),
                 StreamEvent::Completed {
                     stop_reason: ModelStopReason::EndTurn
@@ -476,6 +481,8 @@ mod openai_stream {
             model: "m".into(),
             api_key: None,
             options: opts(),
+            official: false,
+            profile: pablo::model::ModelProfile::lookup("m"),
         })
         .unwrap();
         let (_, err) = run(&client).await;
@@ -528,7 +535,8 @@ mod anthropic_stream {
                 StreamEvent::Usage(Usage {
                     input_tokens: 42,
                     output_tokens: 7,
-                    cached_input_tokens: 0
+                    cached_input_tokens: 0,
+                    cache_write_input_tokens: 0,
                 }),
                 StreamEvent::Completed {
                     stop_reason: ModelStopReason::EndTurn
@@ -543,7 +551,11 @@ mod anthropic_stream {
         let body = reqs[0].json();
         assert_eq!(body["model"], "claude-test");
         assert_eq!(body["max_tokens"], 1024);
-        assert_eq!(body["system"], "you are a test");
+        // A block, so that it can carry the prompt-cache breakpoint when the agent asks for one.
+        assert_eq!(
+            body["system"],
+            serde_json::json!([{"type": "text", "text": "you are a test"}])
+        );
         assert_eq!(body["stream"], true);
         assert_eq!(body["tools"][0]["name"], "fs_read");
         assert!(body["tools"][0]["input_schema"].is_object());
@@ -713,17 +725,38 @@ mod anthropic_stream {
     }
 
     #[tokio::test]
+    async fn a_mid_stream_prompt_too_long_is_a_context_overflow_and_is_not_retried() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(
+            anthropic::Stream::new(5)
+                .error(
+                    "invalid_request_error",
+                    "prompt is too long: 210000 tokens > 200000 maximum",
+                )
+                .events(),
+        ));
+        let (_, err) = run(&anthropic(&server)).await;
+        let err = err.expect("an error event is an error");
+        assert_eq!(err.code(), "model_context_too_long");
+        assert!(err.to_string().contains("210000 tokens"), "{err}");
+        assert_eq!(server.requests().len(), 1);
+    }
+
+    #[tokio::test]
     async fn a_fatal_mid_stream_error_is_not_retried() {
         let server = ScriptedServer::start().await;
         server.push(ScriptedResponse::sse(
             anthropic::Stream::new(5)
-                .error("invalid_request_error", "prompt is too long")
+                .error(
+                    "invalid_request_error",
+                    "messages: text content blocks must be non-empty",
+                )
                 .events(),
         ));
         let (_, err) = run(&anthropic(&server)).await;
         let err = err.expect("an error event is an error");
         assert_eq!(err.code(), "model_error");
-        assert!(err.to_string().contains("prompt is too long"));
+        assert!(err.to_string().contains("must be non-empty"));
         assert_eq!(server.requests().len(), 1);
     }
 
@@ -950,6 +983,8 @@ mod key_secrecy {
             model: "m".into(),
             api_key: Some(ApiKey::new(KEY)),
             options: opts(),
+            official: false,
+            profile: pablo::model::ModelProfile::lookup("m"),
         })
         .unwrap();
         let (_, err) = run(&unreachable).await;

@@ -88,6 +88,7 @@ fn text_reply(text: &str) -> Vec<StreamEvent> {
             input_tokens: 10,
             output_tokens: 3,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
         }),
         StreamEvent::Completed {
             stop_reason: ModelStopReason::EndTurn,
@@ -266,6 +267,7 @@ async fn resumed_conversation_is_exactly_what_the_model_was_sent_before_the_rest
     expected.push(Message::Assistant {
         text: "both failed".into(),
         tool_calls: vec![],
+        reasoning: vec![],
     });
     assert_eq!(state.history, expected);
     assert!(state.warnings.is_empty(), "{:?}", state.warnings);
@@ -299,6 +301,7 @@ async fn resumed_conversation_is_exactly_what_the_model_was_sent_before_the_rest
     whole.push(Message::Assistant {
         text: "third answer".into(),
         tool_calls: vec![],
+        reasoning: vec![],
     });
     assert_eq!(again.history, whole);
     assert_eq!(again.turns, 3);
@@ -891,6 +894,7 @@ async fn long_conversation_is_compacted_and_resume_sends_the_compacted_history()
     expected.push(Message::Assistant {
         text: "second answer".into(),
         tool_calls: vec![],
+        reasoning: vec![],
     });
     assert_eq!(state.history, expected);
     assert_eq!(state.plan.unwrap().items.len(), 3);

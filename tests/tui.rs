@@ -686,7 +686,7 @@ mod over_http {
     use serde_json::Value;
 
     use super::{Sandbox, Terminal, read};
-    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, anthropic, openai};
 
     fn call(id: &str, name: &str, args: &Value) -> ScriptedResponse {
         let args = args.to_string();
@@ -730,6 +730,126 @@ mod over_http {
             .filter(|m| m["role"] == "tool")
             .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
             .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_no_flags_reasoning_shows_as_a_collapsed_cell_and_the_status_line_shows_context_and_cost()
+     {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(
+            openai::Stream::new()
+                .reasoning(
+                    "reasoning_content",
+                    &["The person wants ", "a short greeting."],
+                )
+                .text(&["Hello there."])
+                .finish("stop")
+                .usage(5_000, 20)
+                .done(),
+        ));
+        let sandbox = Sandbox::new();
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nbase_url = \"{}\"\n[model]\nname = \"test-model\"\n\
+             context_window = 20000\n[model.prices]\ninput = 2.0\noutput = 8.0\n",
+            server.base_url()
+        ));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t.send("hi\r");
+        t.wait_for("Hello there.");
+        t.wait_for("∴ thought · 1 line (ctrl-o shows)");
+        // 5,000 of 20,000 tokens; 5,000 × $2 + 20 × $8 per million.
+        t.wait_for("ctx 25%");
+        t.wait_for("$0.010");
+        assert!(!t.screen().contains("a short greeting"), "{}", t.screen());
+        t.send("\x0f");
+        t.wait_for("The person wants a short greeting.");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    /// The tokens the scripted Anthropic server says a request had: denser than pablo's first
+    /// guess, so only pablo's correction from reported usage keeps it inside the window.
+    fn anthropic_tokens(body_len: usize) -> u64 {
+        (body_len as u64 * 2).div_ceil(5)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_no_flags_a_long_anthropic_turn_stays_in_a_small_window_with_breakpoints_on_every_call()
+     {
+        const READS: usize = 24;
+        let server = ScriptedServer::start().await;
+        server.respond_with(|req, i| {
+            let tokens = anthropic_tokens(req.body.len());
+            // Most of each request is read back from the cache, as from a real one.
+            let read = tokens * 9 / 10;
+            let start = anthropic::Stream::with_cache(tokens - read, read, 0);
+            if i < READS {
+                let args = format!("{{\"path\": \"f{i:02}.txt\"}}");
+                ScriptedResponse::sse(
+                    start
+                        .tool_use(&format!("toolu_{i}"), "fs_read", &[args.as_str()])
+                        .stop("tool_use", 5),
+                )
+            } else {
+                ScriptedResponse::sse(start.text(&["All files read."]).stop("end_turn", 4))
+            }
+        });
+        let sandbox = Sandbox::new();
+        for i in 0..READS {
+            let mut text = format!("file {i:02} begins\n");
+            while text.len() < 6_000 {
+                text.push_str("lorem ipsum dolor sit amet, consectetur adipiscing elit\n");
+            }
+            std::fs::write(sandbox.workspace().join(format!("f{i:02}.txt")), text).unwrap();
+        }
+        sandbox.user_config(&format!(
+            "provider = \"anthropic\"\nbase_url = \"{}\"\n[model]\nname = \"claude-sonnet-4-5\"\n\
+             context_window = 16000\n",
+            server.base_url()
+        ));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("ANTHROPIC_API_KEY", "sk-ant-test")]);
+        t.wait_for("claude-sonnet-4-5 · anthropic");
+        t.send("read every file\r");
+        t.wait_for("All files read.");
+        t.wait_for("ctx ");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), READS + 1, "one call per read and the answer");
+        for (i, r) in reqs.iter().enumerate() {
+            let tokens = anthropic_tokens(r.body.len());
+            assert!(tokens <= 16_000, "request {i} has {tokens} tokens");
+            let body = r.json();
+            assert_eq!(
+                body["system"][0]["cache_control"],
+                serde_json::json!({"type": "ephemeral"}),
+                "request {i}: the stable prefix is cached"
+            );
+            let messages = body["messages"].as_array().unwrap();
+            let last = messages.last().unwrap()["content"].as_array().unwrap();
+            assert!(
+                last.last().unwrap().get("cache_control").is_some(),
+                "request {i}: the end of the conversation is a breakpoint"
+            );
+            assert!(body.to_string().matches("cache_control").count() <= 4);
+        }
+        // Old results were cleared to make room; the newest is whole.
+        let last = reqs.last().unwrap().json();
+        let results: Vec<String> = last["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter(|b| b["type"] == "tool_result")
+            .map(|b| b["content"].as_str().unwrap_or("").to_string())
+            .collect();
+        assert_eq!(results.len(), READS);
+        assert!(results[0].contains("\"cleared\"") && !results[0].contains("file 00 begins"));
+        assert!(results[READS - 1].contains(&format!("file {:02} begins", READS - 1)));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1280,6 +1400,35 @@ mod commands {
             .map(|r| r.json()["model"].as_str().unwrap_or("").to_string())
             .collect();
         assert_eq!(models, ["test-model", "other-model"]);
+        quit(t);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slash_compact_with_a_focus_summarizes_now_and_the_next_turn_starts_from_the_summary() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("first answer")));
+        server.push(ScriptedResponse::sse(openai::text_answer("THE-SUMMARY")));
+        server.push(ScriptedResponse::sse(openai::text_answer("after")));
+        let (_sandbox, mut t) = start(&server, "");
+        t.send("remember the milk\r");
+        t.wait_for("first answer");
+        t.send("/compact keep the shopping list\r");
+        t.wait_for("the conversation was compacted");
+        t.send("go on\r");
+        t.wait_for("after");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 3);
+        let summary_request = requests[1].json();
+        let asked = summary_request["messages"].to_string();
+        assert!(asked.contains("keep the shopping list"), "{asked}");
+        assert!(
+            summary_request["tools"]
+                .as_array()
+                .is_none_or(|t| t.is_empty())
+        );
+        let next = requests[2].json()["messages"].to_string();
+        assert!(next.contains("THE-SUMMARY"), "{next}");
+        assert!(!next.contains("first answer"), "{next}");
         quit(t);
     }
 

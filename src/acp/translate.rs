@@ -38,9 +38,12 @@ struct CallView {
 pub struct Translator {
     workspace: PathBuf,
     kinds: HashMap<String, ToolKind>,
-    /// Tokens the host lets a request carry; reported as the context size.
+    /// Tokens the host lets a request carry; the context size reported until the engine names
+    /// the model's window.
     context_tokens: u64,
     calls: HashMap<String, CallView>,
+    /// The usage of the model call whose context report has not come yet.
+    usage: Option<(Usage, Usage)>,
 }
 
 impl Translator {
@@ -52,6 +55,7 @@ impl Translator {
             kinds,
             context_tokens,
             calls: HashMap::new(),
+            usage: None,
         }
     }
 
@@ -71,6 +75,11 @@ impl Translator {
         match event {
             Event::MessageDelta { text } if !text.is_empty() => {
                 vec![acp::SessionUpdate::AgentMessageChunk(
+                    acp::ContentChunk::new(text.as_str().into()),
+                )]
+            }
+            Event::ReasoningDelta { text } if !text.is_empty() => {
+                vec![acp::SessionUpdate::AgentThoughtChunk(
                     acp::ContentChunk::new(text.as_str().into()),
                 )]
             }
@@ -158,11 +167,31 @@ impl Translator {
                 )]
             }
             Event::PlanUpdate { items, .. } => vec![acp::SessionUpdate::Plan(plan(items))],
-            Event::Usage { last, total } => vec![acp::SessionUpdate::UsageUpdate(usage_update(
-                last,
-                total,
-                self.context_tokens,
-            ))],
+            // The usage of a call is reported with the context report that follows it, which
+            // names the model's window and the session's cost.
+            Event::Usage { last, total } => {
+                self.usage = Some((*last, *total));
+                Vec::new()
+            }
+            Event::ContextUsage {
+                used_tokens,
+                window_tokens,
+                cost_usd,
+            } => {
+                self.context_tokens = *window_tokens;
+                let (last, total) = self.usage.take().unwrap_or_else(|| {
+                    let used = Usage {
+                        input_tokens: *used_tokens,
+                        ..Usage::default()
+                    };
+                    (used, Usage::default())
+                });
+                let mut update = usage_update(&last, &total, *window_tokens);
+                if let Some(c) = cost_usd {
+                    update = update.cost(acp::Cost::new(*c, "USD"));
+                }
+                vec![acp::SessionUpdate::UsageUpdate(update)]
+            }
             _ => Vec::new(),
         }
     }
@@ -182,7 +211,18 @@ impl Translator {
                         acp::ContentChunk::new(text.as_str().into()),
                     ))
                 }
-                Event::MessageDelta { .. } | Event::Usage { .. } => {}
+                Event::ReasoningCompleted { blocks } => {
+                    let text = crate::protocol::reasoning_text(blocks);
+                    if !text.is_empty() {
+                        out.push(acp::SessionUpdate::AgentThoughtChunk(
+                            acp::ContentChunk::new(text.as_str().into()),
+                        ));
+                    }
+                }
+                Event::MessageDelta { .. }
+                | Event::ReasoningDelta { .. }
+                | Event::Usage { .. }
+                | Event::ContextUsage { .. } => {}
                 other => out.extend(self.updates(other)),
             }
         }
@@ -735,6 +775,12 @@ mod tests {
                 last: Usage::default(),
                 total: Usage::default(),
             },
+            Event::ReasoningCompleted {
+                blocks: vec![crate::protocol::ReasoningBlock::Thinking {
+                    text: "check the tests".into(),
+                    signature: "s".into(),
+                }],
+            },
         ];
         let v: Vec<Value> = t
             .replay(&transcript)
@@ -751,9 +797,11 @@ mod tests {
                 "user_message_chunk",
                 "agent_message_chunk",
                 "tool_call",
-                "tool_call_update"
+                "tool_call_update",
+                "agent_thought_chunk"
             ]
         );
+        assert_eq!(v[4]["content"]["text"], "check the tests");
         assert_eq!(v[0]["content"]["text"], "fix it");
         assert_eq!(v[1]["content"]["text"], "On it");
         assert_eq!(v[2]["locations"][0]["path"], "/ws/a.rs");

@@ -20,9 +20,9 @@ pub struct Limits {
     pub max_model_calls: Option<u64>,
     pub max_tool_calls: Option<u64>,
     pub stream_idle_timeout: Duration,
-    /// When the conversation (system prompt and messages, serialized) grows past this many bytes,
-    /// the turns before the current one are replaced by a model-written summary. About 3/4 of a
-    /// 128k-token window at ~4 bytes a token; set lower for small local models.
+    /// When the request (system prompt, tools and messages, serialized) grows past this many
+    /// bytes, the conversation is summarized even if the context window has room. Unbounded by
+    /// default: the window decides (`agent::window`); set it to keep requests small on purpose.
     pub compact_at_bytes: usize,
 }
 
@@ -38,7 +38,7 @@ impl Default for Limits {
             max_model_calls: None,
             max_tool_calls: None,
             stream_idle_timeout: Duration::from_secs(120),
-            compact_at_bytes: 384 * 1024,
+            compact_at_bytes: usize::MAX,
         }
     }
 }

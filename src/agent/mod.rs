@@ -6,11 +6,17 @@
 //! cancellation token, so a turn never needs to be dropped half-way: a cancelled turn still
 //! awaits the tool that is running (tools watch the token and clean up), answers every pending
 //! call with a result, and ends with `TurnCompleted { stop_reason: Cancelled }`.
+//!
+//! Before every model call, also between the steps of one turn, the request is kept inside the
+//! model's context window ([`window`]): old tool results are cleared first, then the conversation
+//! is summarized. A provider that still answers "context too long" gets one more try after the
+//! same treatment. Each call's usage corrects the token estimate and feeds the session's cost.
 
 pub mod attach;
 pub mod context;
 pub mod limits;
 pub mod mode;
+pub mod window;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,13 +33,18 @@ pub use limits::{Budget, Limits};
 
 use crate::core::{ApprovalMode, EventRecorder};
 use crate::core::{Coded, EventSink, ToolFailure};
-use crate::model::{Message, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent};
+use crate::model::profile::thinking_budget;
+use crate::model::{
+    Message, ModelClient, ModelError, ModelProfile, ModelRequest, ModelStopReason, ReasoningBlock,
+    StreamEvent,
+};
 use crate::policy::PolicyEngine;
 use crate::protocol::{
     AgentHandle, ApprovalAnswer, Decision, Event, Op, Preview, RuleSummary, StopReason, ToolCall,
     ToolOutcome, Usage,
 };
 use crate::tools::{Catalog, Host, Tool, ToolContext};
+use window::ContextWindow;
 
 /// Everything needed to start an agent.
 pub struct AgentSetup {
@@ -110,7 +121,10 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
     let (inner_tx, inner_rx) = mpsc::unbounded_channel();
     let recorder = setup.recorder;
     let forwarder = tokio::spawn(forward_events(inner_rx, out_tx, recorder));
+    let profile = setup.model.profile();
     let agent = Agent {
+        window: ContextWindow::new(profile.context_window),
+        profile,
         session_id: setup.session_id,
         model: setup.model,
         catalog: setup.catalog,
@@ -232,6 +246,8 @@ type PendingApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer
 struct Agent {
     session_id: String,
     model: Arc<dyn ModelClient>,
+    profile: ModelProfile,
+    window: ContextWindow,
     catalog: Catalog,
     policy: Arc<PolicyEngine>,
     host: Arc<Host>,
@@ -255,6 +271,8 @@ struct Agent {
 struct TurnEnd {
     stop_reason: StopReason,
     error: Option<(String, String)>,
+    /// The provider refused the request as too long for the context window (its message).
+    overflow: Option<String>,
 }
 
 impl TurnEnd {
@@ -262,6 +280,7 @@ impl TurnEnd {
         Self {
             stop_reason: StopReason::Cancelled,
             error: None,
+            overflow: None,
         }
     }
 
@@ -269,6 +288,7 @@ impl TurnEnd {
         Self {
             stop_reason: StopReason::BudgetExhausted,
             error: Some((code.to_string(), message)),
+            overflow: None,
         }
     }
 
@@ -276,9 +296,23 @@ impl TurnEnd {
         Self {
             stop_reason: StopReason::Error,
             error: Some((code.to_string(), message)),
+            overflow: None,
         }
     }
 }
+
+/// What one model call produced.
+struct ModelTurn {
+    text: String,
+    calls: Vec<ToolCall>,
+    stop: ModelStopReason,
+    reasoning: Vec<ReasoningBlock>,
+}
+
+/// The answer tokens asked for by default (reasoning budgets come on top).
+const ANSWER_TOKENS: u32 = 16_384;
+/// The fewest output tokens a request asks for, however full the window.
+const MIN_OUTPUT_TOKENS: u32 = 1_024;
 
 impl Agent {
     fn emit(&self, event: Event) {
@@ -306,6 +340,10 @@ impl Agent {
                 None => match ops.recv().await {
                     Some(Op::UserTurn { text }) => text,
                     Some(Op::Shutdown) | None => break,
+                    Some(Op::Compact { focus }) => {
+                        self.compact_now(focus.as_deref()).await;
+                        continue;
+                    }
                     Some(op) => {
                         self.handle_idle_op(op);
                         continue;
@@ -350,6 +388,9 @@ impl Agent {
                                 turn_mode.set(mode);
                                 session_events.send(Event::ModeChanged { mode });
                             }
+                            Some(Op::Compact { .. }) => session_events.send(Event::Warning {
+                                message: "/compact runs between turns: wait for this one to end (or interrupt it) and compact then".into(),
+                            }),
                             Some(Op::SetModel { model, provider }) => spawn_model_switch(
                                 switcher.clone(),
                                 pending_model.clone(),
@@ -383,6 +424,7 @@ impl Agent {
                 self.mode.set(mode);
                 self.emit(Event::ModeChanged { mode });
             }
+            Op::Compact { .. } => {}
             Op::SetModel { model, provider } => spawn_model_switch(
                 self.model_switcher.clone(),
                 self.pending_model.clone(),
@@ -477,6 +519,8 @@ impl Agent {
 
     /// Model call, tools, model call, … until the model stops asking for tools.
     async fn turn_steps(&mut self, cancel: &CancellationToken) -> Result<StopReason, TurnEnd> {
+        // A "context too long" refusal is answered once per step: make room, try again.
+        let mut retried_overflow = false;
         loop {
             if cancel.is_cancelled() {
                 return Err(TurnEnd::cancelled());
@@ -491,8 +535,30 @@ impl Agent {
                     ),
                 ));
             }
-            self.compact_if_needed(cancel).await;
-            let (text, calls, stop) = self.call_model(cancel).await?;
+            self.fit_context(cancel, false).await;
+            let ModelTurn {
+                text,
+                calls,
+                stop,
+                reasoning,
+            } = match self.call_model(cancel).await {
+                Ok(t) => t,
+                Err(TurnEnd {
+                    overflow: Some(message),
+                    ..
+                }) if !retried_overflow => {
+                    retried_overflow = true;
+                    self.recover_overflow(&message, cancel).await;
+                    continue;
+                }
+                Err(end) => return Err(end),
+            };
+            retried_overflow = false;
+            if !reasoning.is_empty() {
+                self.emit(Event::ReasoningCompleted {
+                    blocks: reasoning.clone(),
+                });
+            }
             self.emit(Event::MessageCompleted {
                 text: text.clone(),
                 tool_calls: calls.clone(),
@@ -500,6 +566,7 @@ impl Agent {
             self.messages.push(Message::Assistant {
                 text,
                 tool_calls: calls.clone(),
+                reasoning,
             });
             if calls.is_empty() {
                 return Ok(match stop {
@@ -581,31 +648,65 @@ impl Agent {
         }
     }
 
-    /// Keeps a long conversation within the model's context window: when it has grown past
-    /// `limits.compact_at_bytes`, the messages before the current turn are summarized by the
-    /// model and replaced by one user message holding the summary (`ContextCompacted`). The
-    /// journal keeps the original events, and resume replays the same replacement. A failed or
-    /// cancelled summary leaves the conversation as it was; the turn goes on.
-    async fn compact_if_needed(&mut self, cancel: &CancellationToken) {
-        let size = self.system_prompt.len()
-            + serde_json::to_vec(&self.messages)
+    /// The request's serialized size (system, tools, messages), the measure of the window
+    /// estimate.
+    fn request_bytes(&self) -> usize {
+        window::request_bytes(&self.system_prompt, &self.catalog.specs(), &self.messages)
+    }
+
+    /// Keeps the next request inside the context window, as the module docs say: when its
+    /// estimate passes the fill limit (or `force`, after a refusal), old tool results are cleared
+    /// (`ContextCleared`), then, if that is not enough, the conversation is summarized
+    /// (`ContextCompacted`). `limits.compact_at_bytes`, when set, also triggers a summary by size.
+    async fn fit_context(&mut self, cancel: &CancellationToken, force: bool) {
+        let bytes = self.request_bytes();
+        let over = |agent: &Self, bytes: usize| agent.window.estimate(bytes) > agent.window.limit();
+        if force || over(self, bytes) {
+            let cleared = window::plan_clearing(&self.messages, bytes, &self.window);
+            if !cleared.is_empty() {
+                window::apply_clearing(&mut self.messages, &cleared);
+                let after = self.request_bytes();
+                self.emit(Event::ContextCleared {
+                    cleared,
+                    tokens_before: self.window.estimate(bytes),
+                    tokens_after: self.window.estimate(after),
+                });
+            }
+        }
+        let bytes = self.request_bytes();
+        if over(self, bytes) || bytes > self.limits.compact_at_bytes {
+            self.compact(cancel).await;
+        }
+    }
+
+    /// The provider refused the last request as too long: learn what did not fit, make room by
+    /// force, and say so.
+    async fn recover_overflow(&mut self, message: &str, cancel: &CancellationToken) {
+        let bytes = self.request_bytes();
+        self.window
+            .refused(bytes, crate::model::http::overflow_tokens(message));
+        self.emit(Event::Warning {
+            message: format!(
+                "the model refused the request as too long for its context window; pablo made \
+                 room and tries once more (the window is now taken as {} tokens)",
+                self.window.window_tokens()
+            ),
+        });
+        self.fit_context(cancel, true).await;
+    }
+
+    /// Summarizes the conversation before a cut ([`window::compaction_cut`]) and replaces it by
+    /// one user message holding the summary (`ContextCompacted`). The journal keeps the original
+    /// events, and resume replays the same replacement. A failed or cancelled summary leaves the
+    /// conversation as it was; the turn goes on.
+    async fn compact(&mut self, cancel: &CancellationToken) {
+        let fixed = self.system_prompt.len()
+            + serde_json::to_vec(&self.catalog.specs())
                 .map(|v| v.len())
                 .unwrap_or(0);
-        if size <= self.limits.compact_at_bytes {
-            return;
-        }
-        // Cut at the start of the current turn: tool calls and their results stay together.
-        let Some(split) = self
-            .messages
-            .iter()
-            .rposition(|m| matches!(m, Message::User { .. }))
-        else {
+        let Some(split) = window::compaction_cut(&self.messages, fixed, &self.window) else {
             return;
         };
-        // Only a summary (or nothing) before the current turn: nothing left to compact.
-        if split < 2 {
-            return;
-        }
         // The summary must not take the model call the turn itself needs.
         let calls_left = self
             .limits
@@ -614,15 +715,68 @@ impl Agent {
         if calls_left.is_some_and(|left| left < 2) {
             return;
         }
+        self.compact_before(split, None, cancel).await;
+    }
+
+    /// `/compact [focus]`: the whole conversation so far becomes one summary, now, with the
+    /// person's focus (what the summary must keep) added to the request.
+    async fn compact_now(&mut self, focus: Option<&str>) {
+        let turns = self
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count();
+        if turns == 0 {
+            self.emit(Event::Warning {
+                message: "nothing to compact yet: the conversation has no answer".into(),
+            });
+            return;
+        }
+        if !self.budget.model_calls_left(&self.limits) {
+            self.emit(Event::Warning {
+                message: "the conversation was not compacted: the model-call budget is used up"
+                    .into(),
+            });
+            return;
+        }
+        let cancel = CancellationToken::new();
+        let before = self.messages.len();
+        self.compact_before(before, focus, &cancel).await;
+    }
+
+    /// Summarizes `messages[..split]` (with `focus` as the person's instruction, when given) and
+    /// replaces it by the summary.
+    async fn compact_before(
+        &mut self,
+        split: usize,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) {
         let mut older = self.messages[..split].to_vec();
-        older.push(Message::User {
-            text: COMPACT_REQUEST.to_string(),
-        });
+        // The summary request must fit too: if the part to summarize is itself too large, its
+        // tool results are cleared for the summary (the model still sees the calls).
+        let older_bytes = window::request_bytes(&self.system_prompt, &[], &older);
+        if self.window.estimate(older_bytes) > self.window.limit() {
+            let all = ContextWindow::new(1);
+            let cleared = window::plan_clearing(&older, older_bytes, &all);
+            window::apply_clearing(&mut older, &cleared);
+        }
+        let request_text = match focus.map(str::trim).filter(|f| !f.is_empty()) {
+            Some(f) => format!(
+                "{COMPACT_REQUEST}\n\nThe person asks the summary to keep in particular: {f}"
+            ),
+            None => COMPACT_REQUEST.to_string(),
+        };
+        older.push(Message::User { text: request_text });
         let request = ModelRequest {
             system: self.system_prompt.clone(),
             messages: older,
             tools: Vec::new(),
             max_output_tokens: 4_096,
+            // A one-off call: no breakpoints, no session cache routing, no thinking.
+            reasoning: None,
+            cache: false,
+            cache_key: None,
         };
         self.budget.model_calls += 1;
         let summary = match self.summarize(&request, cancel).await {
@@ -680,7 +834,12 @@ impl Agent {
                     }
                 }
                 Some(Ok(StreamEvent::Completed { .. })) => return Ok(text),
-                Some(Ok(StreamEvent::ToolCall(_) | StreamEvent::Usage(_))) => {}
+                Some(Ok(
+                    StreamEvent::ToolCall(_)
+                    | StreamEvent::Usage(_)
+                    | StreamEvent::ReasoningDelta(_)
+                    | StreamEvent::Reasoning(_),
+                )) => {}
             }
         }
     }
@@ -699,24 +858,45 @@ impl Agent {
         Ok(())
     }
 
-    /// One streamed model call. Returns the text, the tool calls and why the model stopped.
-    async fn call_model(
-        &mut self,
-        cancel: &CancellationToken,
-    ) -> Result<(String, Vec<ToolCall>, ModelStopReason), TurnEnd> {
+    /// The output tokens to ask for: the answer allowance plus the thinking budget, within the
+    /// model's bound and what the window leaves after the input.
+    fn max_output_tokens(&self, input_bytes: usize) -> u32 {
+        let thinking = self
+            .profile
+            .reasoning
+            .and_then(thinking_budget)
+            .unwrap_or(0);
+        let wanted = ANSWER_TOKENS
+            .saturating_add(thinking)
+            .min(self.profile.max_output_tokens);
+        let room = self
+            .window
+            .window_tokens()
+            .saturating_sub(self.window.estimate(input_bytes));
+        let room = u32::try_from(room).unwrap_or(u32::MAX);
+        wanted.min(room).max(MIN_OUTPUT_TOKENS)
+    }
+
+    /// One streamed model call: the text, the tool calls, why the model stopped, and its
+    /// reasoning.
+    async fn call_model(&mut self, cancel: &CancellationToken) -> Result<ModelTurn, TurnEnd> {
         // `--max-tool-calls 0`: a tool the model may not call is not offered at all.
         let tools = if self.limits.max_tool_calls == Some(0) {
             Vec::new()
         } else {
             self.catalog.specs()
         };
-        let request = ModelRequest {
+        let mut request = ModelRequest {
             system: self.system_prompt.clone(),
             messages: self.messages.clone(),
             tools,
-            max_output_tokens: 16_384,
+            max_output_tokens: 0,
+            reasoning: self.profile.reasoning,
+            cache: true,
+            cache_key: Some(self.session_id.clone()),
         };
-        let size = serde_json::to_vec(&request).map(|v| v.len()).unwrap_or(0);
+        let size = self.request_bytes();
+        request.max_output_tokens = self.max_output_tokens(size);
         if size > self.limits.max_request_context_bytes {
             return Err(TurnEnd::error(
                 "context_too_large",
@@ -738,16 +918,16 @@ impl Agent {
         );
         let started = Instant::now();
         let result = self
-            .stream_model(&request, cancel)
+            .stream_model(&request, size, cancel)
             .instrument(span.clone())
             .await;
         span.record("duration_ms", started.elapsed().as_millis() as u64);
         match &result {
-            Ok((text, calls, _)) => {
+            Ok(t) => {
                 let out: usize =
-                    text.len() + calls.iter().map(|c| c.arguments.len()).sum::<usize>();
+                    t.text.len() + t.calls.iter().map(|c| c.arguments.len()).sum::<usize>();
                 span.record("output_bytes", out);
-                span.record("tool_calls", calls.len());
+                span.record("tool_calls", t.calls.len());
                 span.record("outcome", "ok");
             }
             Err(e) => {
@@ -757,6 +937,11 @@ impl Agent {
         match result {
             Ok(r) => Ok(r),
             Err(ModelError::Cancelled) => Err(TurnEnd::cancelled()),
+            Err(e @ ModelError::ContextTooLong { .. }) => {
+                let mut end = TurnEnd::error(e.code(), e.to_string());
+                end.overflow = Some(e.to_string());
+                Err(end)
+            }
             Err(e @ ModelError::OutputTooLarge { .. }) => {
                 Err(TurnEnd::budget(e.code(), e.to_string()))
             }
@@ -767,14 +952,17 @@ impl Agent {
     async fn stream_model(
         &mut self,
         request: &ModelRequest,
+        request_bytes: usize,
         cancel: &CancellationToken,
-    ) -> Result<(String, Vec<ToolCall>, ModelStopReason), ModelError> {
+    ) -> Result<ModelTurn, ModelError> {
         let mut stream = tokio::select! {
             s = self.model.stream(request, cancel.clone()) => s?,
             () = cancel.cancelled() => return Err(ModelError::Cancelled),
         };
         let mut text = String::new();
         let mut calls = Vec::new();
+        let mut reasoning: Vec<ReasoningBlock> = Vec::new();
+        let mut streamed_reasoning = String::new();
         let mut out_bytes = 0usize;
         let mut stop = None;
         let mut call_usage = Usage::default();
@@ -795,6 +983,17 @@ impl Agent {
                     text.push_str(&delta);
                     self.emit(Event::MessageDelta { text: delta });
                 }
+                StreamEvent::ReasoningDelta(delta) => {
+                    out_bytes += delta.len();
+                    if out_bytes > self.limits.max_model_output_bytes {
+                        return Err(ModelError::OutputTooLarge {
+                            limit: self.limits.max_model_output_bytes,
+                        });
+                    }
+                    streamed_reasoning.push_str(&delta);
+                    self.emit(Event::ReasoningDelta { text: delta });
+                }
+                StreamEvent::Reasoning(block) => reasoning.push(block),
                 StreamEvent::ToolCall(call) => {
                     out_bytes += call.arguments.len();
                     if out_bytes > self.limits.max_model_output_bytes {
@@ -816,14 +1015,35 @@ impl Agent {
                 provider: self.model.provider().to_string(),
             });
         };
+        // A provider that streamed reasoning without a closing block still gets it journaled.
+        if reasoning.is_empty() && !streamed_reasoning.is_empty() {
+            reasoning.push(ReasoningBlock::Text {
+                text: streamed_reasoning,
+            });
+        }
         if call_usage != Usage::default() {
             self.usage.add(&call_usage);
+            self.window.observe(request_bytes, call_usage.input_tokens);
             self.emit(Event::Usage {
                 last: call_usage,
                 total: self.usage,
             });
         }
-        Ok((text, calls, stop))
+        let used_tokens = match call_usage.input_tokens {
+            0 => self.window.estimate(request_bytes),
+            n => n,
+        };
+        self.emit(Event::ContextUsage {
+            used_tokens,
+            window_tokens: self.window.window_tokens(),
+            cost_usd: self.profile.prices.map(|p| p.cost(&self.usage)),
+        });
+        Ok(ModelTurn {
+            text,
+            calls,
+            stop,
+            reasoning,
+        })
     }
 
     /// Replaces a result whose serialization exceeds the bound with an error that says so. When

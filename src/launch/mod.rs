@@ -45,6 +45,8 @@ pub struct LaunchOptions {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
+    /// `--reasoning off|low|medium|high`.
+    pub reasoning: Option<crate::config::ReasoningLevel>,
     /// Offer `fs.write` and `fs.edit`.
     pub allow_write: bool,
     /// The host's own authority to write (headless `--allow-write`): changes inside the write
@@ -340,17 +342,22 @@ impl Launch {
     pub async fn model(&self) -> Result<Arc<dyn ModelClient>, LaunchError> {
         use crate::model::http::HttpOptions;
         use crate::model::select::{ProviderSettings, select};
+        let model = self.layers.model();
         let config = ProviderSettings {
             provider: self.layers.last(|c| c.provider.clone()),
-            model: self.layers.last(|c| c.model.clone()),
+            model: model.name.clone(),
             base_url: self.layers.last(|c| c.base_url.clone()),
             api_key_env: self.layers.last(|c| c.api_key_env.clone()),
+            reasoning: model.reasoning,
+            wire_api: model.wire_api,
+            model_settings: model,
         };
         let flags = ProviderSettings {
             provider: self.options.provider.clone(),
             model: self.options.model.clone(),
             base_url: self.options.base_url.clone(),
-            api_key_env: None,
+            reasoning: self.options.reasoning,
+            ..ProviderSettings::default()
         };
         let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
         Ok(select(&flags.over(config), &options).await?)
@@ -362,17 +369,21 @@ impl Launch {
     pub fn model_switcher(&self) -> crate::agent::ModelSwitcher {
         use crate::model::http::HttpOptions;
         use crate::model::select::{ProviderSettings, select};
+        // The `[model]` table describes the configured model (its window, prices); another
+        // model gets what pablo knows of it by name. The reasoning level carries over.
+        let table = self.layers.model();
         let start = ProviderSettings {
             provider: self.options.provider.clone(),
-            model: None,
             base_url: self.options.base_url.clone(),
-            api_key_env: None,
+            reasoning: self.options.reasoning,
+            ..ProviderSettings::default()
         }
         .over(ProviderSettings {
             provider: self.layers.last(|c| c.provider.clone()),
-            model: None,
             base_url: self.layers.last(|c| c.base_url.clone()),
             api_key_env: self.layers.last(|c| c.api_key_env.clone()),
+            reasoning: table.reasoning,
+            ..ProviderSettings::default()
         });
         let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
         Arc::new(move |provider: Option<String>, model: String| {
@@ -386,8 +397,8 @@ impl Launch {
                 ProviderSettings {
                     provider,
                     model: Some(model),
-                    base_url: None,
-                    api_key_env: None,
+                    reasoning: start.reasoning,
+                    ..ProviderSettings::default()
                 }
             };
             let options = options.clone();

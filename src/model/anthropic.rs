@@ -1,10 +1,25 @@
 //! Anthropic Messages, streaming.
 //!
 //! The stream is a sequence of named events: `message_start` (input usage), content blocks
-//! (`content_block_start` / `_delta` / `_stop`, for text and `tool_use`), `message_delta` (stop
-//! reason, output usage), `message_stop`. `ping` keeps the connection alive, `error` may arrive
-//! mid-stream (`overloaded_error` is worth a retry while nothing was streamed), and event types
-//! added later are ignored, as Anthropic's versioning policy asks of clients.
+//! (`content_block_start` / `_delta` / `_stop`, for text, `tool_use`, `thinking` and
+//! `redacted_thinking`), `message_delta` (stop reason, output usage), `message_stop`. `ping`
+//! keeps the connection alive, `error` may arrive mid-stream (`overloaded_error` is worth a retry
+//! while nothing was streamed), and event types added later are ignored, as Anthropic's
+//! versioning policy asks of clients.
+//!
+//! **Caching.** A request carries up to three `cache_control` breakpoints (the API allows four):
+//! on the system prompt, which caches tools and system together; on the last block of the
+//! conversation, which writes the whole request to the cache for the next call; and on the block
+//! where the previous request ended (the one before the latest assistant message), which reads
+//! back what that call wrote. The cache finds an earlier entry only within 20 blocks before a
+//! breakpoint, so when one step appends many tool results the end-of-conversation breakpoint
+//! alone would miss the previous entry; the second breakpoint sits exactly on it. One-off
+//! requests (a compaction summary) carry none.
+//!
+//! **Thinking.** With reasoning asked for, extended thinking is enabled with a budget per level.
+//! Thinking blocks are kept whole (text and signature, or the redacted data) and sent back
+//! verbatim at the head of their assistant message, which the API requires while a tool loop
+//! runs; the text streams as reasoning, never as answer text.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,10 +30,11 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::http::{ApiKey, Endpoint, HttpOptions, start_call};
+use super::profile::{ModelProfile, thinking_budget};
 use super::sse::{DecodeFailure, SseDecoder};
 use super::{
-    EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent,
-    ToolCall,
+    EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, ReasoningBlock,
+    StreamEvent, ToolCall,
 };
 use crate::protocol::Usage;
 
@@ -33,6 +49,7 @@ pub struct AnthropicConfig {
     pub model: String,
     pub api_key: ApiKey,
     pub options: HttpOptions,
+    pub profile: ModelProfile,
 }
 
 /// A Messages client.
@@ -40,6 +57,7 @@ pub struct AnthropicConfig {
 pub struct AnthropicClient {
     endpoint: Arc<Endpoint>,
     model: String,
+    profile: ModelProfile,
 }
 
 impl AnthropicClient {
@@ -59,6 +77,7 @@ impl AnthropicClient {
                 client,
             }),
             model: config.model,
+            profile: config.profile,
         })
     }
 }
@@ -71,6 +90,10 @@ impl ModelClient for AnthropicClient {
 
     fn model(&self) -> &str {
         &self.model
+    }
+
+    fn profile(&self) -> ModelProfile {
+        self.profile.clone()
     }
 
     async fn stream(
@@ -87,12 +110,28 @@ impl ModelClient for AnthropicClient {
     }
 }
 
+/// The `cache_control` marker of a breakpoint (the default five-minute cache).
+fn breakpoint() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// The thinking budget of a request, when thinking is on and `max_tokens` leaves room for it
+/// (the budget must be at least 1024 tokens and below `max_tokens`).
+fn thinking_for(request: &ModelRequest) -> Option<u32> {
+    let budget = thinking_budget(request.reasoning?)?;
+    let room = request.max_output_tokens.saturating_sub(1_024);
+    let budget = budget.min(room);
+    (budget >= 1_024).then_some(budget)
+}
+
 /// The JSON body of a streaming Messages request.
 ///
 /// Messages must alternate user/assistant, so consecutive user-side items (tool results, then
 /// perhaps a new user text) are merged into one user message, tool results first as the API
-/// requires. Empty text blocks are dropped (the API refuses them).
+/// requires. Empty text blocks are dropped (the API refuses them). Breakpoints and thinking as
+/// the module docs say.
 pub fn request_body(model: &str, request: &ModelRequest) -> Value {
+    let thinking = thinking_for(request);
     let mut messages: Vec<Value> = Vec::new();
     let mut push = |role: &str, blocks: Vec<Value>| {
         if blocks.is_empty() {
@@ -117,8 +156,27 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
                 };
                 push("user", blocks);
             }
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+            } => {
                 let mut blocks = Vec::new();
+                // Thinking goes back only while thinking is on; without it the API has no use
+                // for the blocks.
+                if thinking.is_some() {
+                    for r in reasoning {
+                        match r {
+                            ReasoningBlock::Thinking { text, signature } => blocks.push(
+                                json!({"type": "thinking", "thinking": text, "signature": signature}),
+                            ),
+                            ReasoningBlock::Redacted { data } => {
+                                blocks.push(json!({"type": "redacted_thinking", "data": data}))
+                            }
+                            ReasoningBlock::Encrypted { .. } | ReasoningBlock::Text { .. } => {}
+                        }
+                    }
+                }
                 if !text.is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
@@ -146,23 +204,67 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
             }
         }
     }
+    if request.cache {
+        mark_conversation_breakpoints(&mut messages);
+    }
     let mut body = json!({
         "model": model,
-        "max_tokens": request.max_output_tokens,
+        "max_tokens": request.max_output_tokens.max(1),
         "messages": messages,
         "stream": true,
     });
+    if let Some(budget) = thinking {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    }
     if !request.system.is_empty() {
-        body["system"] = Value::String(request.system.clone());
+        let mut block = json!({"type": "text", "text": request.system});
+        if request.cache {
+            block["cache_control"] = breakpoint();
+        }
+        body["system"] = json!([block]);
     }
     if !request.tools.is_empty() {
-        body["tools"] = request
+        let mut tools: Vec<Value> = request
             .tools
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
+        // Without a system prompt the stable prefix ends with the tools.
+        if request.cache
+            && request.system.is_empty()
+            && let Some(last) = tools.last_mut()
+        {
+            last["cache_control"] = breakpoint();
+        }
+        body["tools"] = Value::Array(tools);
     }
     body
+}
+
+/// Puts the conversation's breakpoints: on the last block, and on the last block before the
+/// latest assistant message (where the previous request of a tool loop, or the last call of the
+/// previous turn, ended).
+fn mark_conversation_breakpoints(messages: &mut [Value]) {
+    let Some(last) = messages.len().checked_sub(1) else {
+        return;
+    };
+    let mut targets = vec![last];
+    if let Some(a) = messages.iter().rposition(|m| m["role"] == "assistant")
+        && a > 0
+        && a - 1 != last
+    {
+        targets.push(a - 1);
+    }
+    for i in targets {
+        if let Some(block) = messages[i]["content"]
+            .as_array_mut()
+            .and_then(|c| c.last_mut())
+            // Thinking blocks cannot carry a breakpoint (and never end a user message).
+            && !matches!(block["type"].as_str(), Some("thinking" | "redacted_thinking"))
+        {
+            block["cache_control"] = breakpoint();
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -214,6 +316,16 @@ enum WireBlock {
         id: String,
         name: String,
     },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    RedactedThinking {
+        #[serde(default)]
+        data: String,
+    },
     #[serde(other)]
     Other,
 }
@@ -226,6 +338,12 @@ enum WireDelta {
     },
     InputJsonDelta {
         partial_json: String,
+    },
+    ThinkingDelta {
+        thinking: String,
+    },
+    SignatureDelta {
+        signature: String,
     },
     #[serde(other)]
     Other,
@@ -257,11 +375,13 @@ struct WireError {
     message: String,
 }
 
-/// The Messages stream decoder. Text deltas go out as they come; a tool call goes out whole at
-/// its `content_block_stop`; usage and `Completed` at `message_stop`.
+/// The Messages stream decoder. Text and thinking deltas go out as they come; a tool call and a
+/// thinking block go out whole at their `content_block_stop`; usage and `Completed` at
+/// `message_stop`.
 #[derive(Debug, Default)]
 pub struct AnthropicDecoder {
     tools: HashMap<u32, ToolCall>,
+    thinking: HashMap<u32, ReasoningBlock>,
     usage: Usage,
     saw_usage: bool,
     stop_reason: Option<String>,
@@ -278,8 +398,10 @@ impl AnthropicDecoder {
         // Our `input_tokens` counts every input token; `cached_input_tokens` is the cached part.
         let cached = u.cache_read_input_tokens.unwrap_or(0);
         if let Some(i) = u.input_tokens {
-            self.usage.input_tokens = i + cached + u.cache_creation_input_tokens.unwrap_or(0);
+            let written = u.cache_creation_input_tokens.unwrap_or(0);
+            self.usage.input_tokens = i + cached + written;
             self.usage.cached_input_tokens = cached;
+            self.usage.cache_write_input_tokens = written;
         }
         // `output_tokens` in `message_delta` is cumulative.
         if let Some(o) = u.output_tokens {
@@ -328,6 +450,25 @@ impl SseDecoder for AnthropicDecoder {
                         },
                     );
                 }
+                WireBlock::Thinking {
+                    thinking,
+                    signature,
+                } => {
+                    if !thinking.is_empty() {
+                        out.push(StreamEvent::ReasoningDelta(thinking.clone()));
+                    }
+                    self.thinking.insert(
+                        index,
+                        ReasoningBlock::Thinking {
+                            text: thinking,
+                            signature,
+                        },
+                    );
+                }
+                WireBlock::RedactedThinking { data } => {
+                    self.thinking
+                        .insert(index, ReasoningBlock::Redacted { data });
+                }
                 WireBlock::Other => {}
             },
             Wire::ContentBlockDelta { index, delta } => match delta {
@@ -341,11 +482,31 @@ impl SseDecoder for AnthropicDecoder {
                         call.arguments.push_str(&partial_json);
                     }
                 }
+                WireDelta::ThinkingDelta { thinking } => {
+                    if let Some(ReasoningBlock::Thinking { text, .. }) =
+                        self.thinking.get_mut(&index)
+                    {
+                        text.push_str(&thinking);
+                    }
+                    if !thinking.is_empty() {
+                        out.push(StreamEvent::ReasoningDelta(thinking));
+                    }
+                }
+                WireDelta::SignatureDelta { signature } => {
+                    if let Some(ReasoningBlock::Thinking { signature: s, .. }) =
+                        self.thinking.get_mut(&index)
+                    {
+                        s.push_str(&signature);
+                    }
+                }
                 WireDelta::Other => {}
             },
             Wire::ContentBlockStop { index } => {
                 if let Some(call) = self.tools.remove(&index) {
                     out.push(StreamEvent::ToolCall(call));
+                }
+                if let Some(block) = self.thinking.remove(&index) {
+                    out.push(StreamEvent::Reasoning(block));
                 }
             }
             Wire::MessageDelta { delta, usage } => {
@@ -358,6 +519,9 @@ impl SseDecoder for AnthropicDecoder {
             }
             Wire::MessageStop => {
                 // Blocks never stopped (a server bug) still count: their JSON is as streamed.
+                let mut thoughts: Vec<_> = self.thinking.drain().collect();
+                thoughts.sort_by_key(|(i, _)| *i);
+                out.extend(thoughts.into_iter().map(|(_, b)| StreamEvent::Reasoning(b)));
                 let mut rest: Vec<_> = self.tools.drain().collect();
                 rest.sort_by_key(|(i, _)| *i);
                 out.extend(rest.into_iter().map(|(_, c)| StreamEvent::ToolCall(c)));
@@ -375,13 +539,20 @@ impl SseDecoder for AnthropicDecoder {
             }
             Wire::Ping | Wire::Unknown => {}
             Wire::Error { error } => {
+                let message = if error.message.is_empty() {
+                    error.kind.clone()
+                } else {
+                    format!("{}: {}", error.kind, error.message)
+                };
+                if super::http::is_context_overflow(&message) {
+                    return Err(DecodeFailure::Fatal(ModelError::ContextTooLong {
+                        provider: "anthropic".into(),
+                        message,
+                    }));
+                }
                 let e = ModelError::Provider {
                     provider: "anthropic".into(),
-                    message: if error.message.is_empty() {
-                        error.kind.clone()
-                    } else {
-                        format!("{}: {}", error.kind, error.message)
-                    },
+                    message,
                 };
                 return Err(
                     if error.kind == "overloaded_error" || error.kind == "api_error" {
@@ -434,9 +605,70 @@ mod tests {
             )
             .is_empty()
         );
-        assert!(feed(&mut d, "content_block_start", json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}})).is_empty());
-        assert!(feed(&mut d, "content_block_delta", json!({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"x"}})).is_empty());
+        assert!(feed(&mut d, "content_block_start", json!({"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"s"}})).is_empty());
+        assert!(feed(&mut d, "content_block_delta", json!({"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{}}})).is_empty());
+        assert!(
+            feed(
+                &mut d,
+                "content_block_stop",
+                json!({"type":"content_block_stop","index":0})
+            )
+            .is_empty()
+        );
         assert!(!d.finished());
+    }
+
+    #[test]
+    fn thinking_streams_as_reasoning_and_the_block_keeps_its_signature() {
+        let mut d = AnthropicDecoder::new();
+        let start = feed(
+            &mut d,
+            "content_block_start",
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}),
+        );
+        assert!(start.is_empty());
+        let delta = feed(
+            &mut d,
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"let me see"}}),
+        );
+        assert_eq!(
+            delta,
+            vec![StreamEvent::ReasoningDelta("let me see".into())]
+        );
+        feed(
+            &mut d,
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig=="}}),
+        );
+        let stop = feed(
+            &mut d,
+            "content_block_stop",
+            json!({"type":"content_block_stop","index":0}),
+        );
+        assert_eq!(
+            stop,
+            vec![StreamEvent::Reasoning(ReasoningBlock::Thinking {
+                text: "let me see".into(),
+                signature: "sig==".into()
+            })]
+        );
+        feed(
+            &mut d,
+            "content_block_start",
+            json!({"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"opaque"}}),
+        );
+        let stop = feed(
+            &mut d,
+            "content_block_stop",
+            json!({"type":"content_block_stop","index":1}),
+        );
+        assert_eq!(
+            stop,
+            vec![StreamEvent::Reasoning(ReasoningBlock::Redacted {
+                data: "opaque".into()
+            })]
+        );
     }
 
     #[test]
@@ -459,7 +691,8 @@ mod tests {
                 StreamEvent::Usage(Usage {
                     input_tokens: 105,
                     output_tokens: 42,
-                    cached_input_tokens: 100
+                    cached_input_tokens: 100,
+                    cache_write_input_tokens: 0,
                 }),
                 StreamEvent::Completed {
                     stop_reason: ModelStopReason::MaxTokens
@@ -476,6 +709,7 @@ mod tests {
             messages: vec![
                 Message::User { text: "go".into() },
                 Message::Assistant {
+                    reasoning: Vec::new(),
                     text: "reading".into(),
                     tool_calls: vec![
                         ToolCall {
@@ -509,10 +743,15 @@ mod tests {
                 parameters: json!({"type":"object"}),
             }],
             max_output_tokens: 1000,
+            ..ModelRequest::default()
         };
         let b = request_body("claude-x", &req);
         assert_eq!(b["max_tokens"], 1000);
-        assert_eq!(b["system"], "sys");
+        assert_eq!(b["system"], json!([{"type": "text", "text": "sys"}]));
+        assert!(
+            !b.to_string().contains("cache_control"),
+            "no breakpoints unless caching"
+        );
         assert_eq!(b["stream"], true);
         let m = b["messages"].as_array().unwrap();
         assert_eq!(m.len(), 3);
@@ -535,5 +774,110 @@ mod tests {
             b["tools"][0],
             json!({"name":"fs_read","description":"read","input_schema":{"type":"object"}})
         );
+    }
+
+    fn tool_loop(results: usize) -> ModelRequest {
+        let mut messages = vec![Message::User { text: "go".into() }];
+        for step in 0..2 {
+            let calls: Vec<ToolCall> = (0..results)
+                .map(|i| ToolCall {
+                    id: format!("t{step}_{i}"),
+                    name: "fs_read".into(),
+                    arguments: "{}".into(),
+                })
+                .collect();
+            messages.push(Message::Assistant {
+                text: String::new(),
+                tool_calls: calls.clone(),
+                reasoning: vec![ReasoningBlock::Thinking {
+                    text: format!("thought {step}"),
+                    signature: format!("sig{step}"),
+                }],
+            });
+            for c in calls {
+                messages.push(Message::Tool {
+                    call_id: c.id,
+                    content: r#"{"ok":true,"data":1}"#.into(),
+                });
+            }
+        }
+        ModelRequest {
+            system: "sys".into(),
+            messages,
+            tools: vec![ToolSpec {
+                name: "fs_read".into(),
+                description: "read".into(),
+                parameters: json!({"type":"object"}),
+            }],
+            max_output_tokens: 20_000,
+            cache: true,
+            ..ModelRequest::default()
+        }
+    }
+
+    /// `(message index, block index)` of every block carrying a breakpoint.
+    fn breakpoints(body: &Value) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (i, m) in body["messages"].as_array().unwrap().iter().enumerate() {
+            for (j, b) in m["content"].as_array().unwrap().iter().enumerate() {
+                if b.get("cache_control").is_some() {
+                    out.push((i, j));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn breakpoints_sit_on_the_system_the_previous_end_and_the_end_even_after_25_results() {
+        let b = request_body("claude-x", &tool_loop(25));
+        assert_eq!(
+            b["system"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert!(b["tools"][0].get("cache_control").is_none());
+        // user, assistant, user(25 results), assistant, user(25 results)
+        assert_eq!(breakpoints(&b), vec![(2, 24), (4, 24)]);
+        let total = b.to_string().matches("cache_control").count();
+        assert!(total <= 4, "{total} breakpoints");
+    }
+
+    #[test]
+    fn without_a_system_prompt_the_last_tool_carries_the_prefix_breakpoint() {
+        let mut req = tool_loop(1);
+        req.system = String::new();
+        let b = request_body("claude-x", &req);
+        assert_eq!(b["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
+    }
+
+    #[test]
+    fn thinking_is_enabled_with_a_budget_and_blocks_go_back_first_with_signatures() {
+        let mut req = tool_loop(1);
+        req.reasoning = Some(crate::config::ReasoningLevel::Medium);
+        let b = request_body("claude-x", &req);
+        assert_eq!(
+            b["thinking"],
+            json!({"type": "enabled", "budget_tokens": 12_288})
+        );
+        let first = &b["messages"][1]["content"][0];
+        assert_eq!(
+            first,
+            &json!({"type": "thinking", "thinking": "thought 0", "signature": "sig0"})
+        );
+        assert_eq!(b["messages"][1]["content"][1]["type"], "tool_use");
+        // Without reasoning asked for, neither the setting nor the blocks are sent.
+        let b = request_body("claude-x", &tool_loop(1));
+        assert!(b.get("thinking").is_none());
+        assert!(!b.to_string().contains("\"thinking\""));
+    }
+
+    #[test]
+    fn a_budget_that_does_not_fit_max_tokens_is_cut_and_a_tiny_one_turns_thinking_off() {
+        let mut req = tool_loop(1);
+        req.reasoning = Some(crate::config::ReasoningLevel::High);
+        req.max_output_tokens = 10_000;
+        assert_eq!(request_body("m", &req)["thinking"]["budget_tokens"], 8_976);
+        req.max_output_tokens = 1_500;
+        assert!(request_body("m", &req).get("thinking").is_none());
     }
 }

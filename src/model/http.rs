@@ -364,6 +364,15 @@ async fn http_failure(endpoint: &Endpoint, response: reqwest::Response) -> Attem
         None => status_text(status),
     };
     let overloaded = kind.as_deref() == Some("overloaded_error");
+    let code = error_code(&body);
+    if matches!(status, 400 | 413 | 422)
+        && (is_context_overflow(&message) || code.as_deref() == Some("context_length_exceeded"))
+    {
+        return AttemptError::fatal(ModelError::ContextTooLong {
+            provider: endpoint.provider.clone(),
+            message: endpoint.scrub(&message),
+        });
+    }
     AttemptError {
         error: ModelError::Http {
             provider: endpoint.provider.clone(),
@@ -444,6 +453,49 @@ pub fn error_message(body: &[u8]) -> (Option<String>, Option<String>) {
     }
     let short: String = text.chars().take(300).collect();
     (None, Some(short))
+}
+
+/// `error.code` of a JSON error body (OpenAI's `context_length_exceeded`).
+fn error_code(body: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    v["error"]["code"].as_str().map(str::to_string)
+}
+
+/// Whether a provider's error message says the request did not fit the context window. The
+/// wordings in use: Anthropic (`prompt is too long: N tokens > M maximum`, `input length and
+/// max_tokens exceed context limit`), OpenAI and vLLM (`maximum context length is N tokens`,
+/// `exceeds the context window`), llama.cpp (`exceeds the available context size`), Ollama
+/// (`input length exceeds the context length`).
+pub fn is_context_overflow(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "prompt is too long",
+        "context_length_exceeded",
+        "maximum context length",
+        "context window",
+        "context size",
+        "context length",
+        "context limit",
+        "input is too long",
+        "too many tokens",
+    ]
+    .iter()
+    .any(|p| m.contains(p))
+}
+
+/// The request's size in tokens when an overflow message states it (`prompt is too long: 210000
+/// tokens`, `your messages resulted in 130000 tokens`, `exceed context limit: 190000 + 16384`).
+pub fn overflow_tokens(message: &str) -> Option<u64> {
+    static RE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let re = RE
+        .get_or_init(|| {
+            regex::Regex::new(
+                r"(?i)(?:prompt is too long:\s*|resulted in\s+|you requested\s+|context limit:\s*)(\d+)",
+            )
+            .ok()
+        })
+        .as_ref()?;
+    re.captures(message)?.get(1)?.as_str().parse().ok()
 }
 
 /// `retry-after-ms` (OpenAI) or `retry-after` in seconds. HTTP dates are not honoured (the
@@ -605,6 +657,36 @@ mod tests {
         let (_, m) = error_message(b"<html>bad gateway</html>");
         assert_eq!(m.as_deref(), Some("<html>bad gateway</html>"));
         assert_eq!(error_message(b"  "), (None, None));
+    }
+
+    #[test]
+    fn context_overflow_messages_of_each_provider_are_recognised_with_their_token_counts() {
+        for (m, tokens) in [
+            (
+                "invalid_request_error: prompt is too long: 210344 tokens > 200000 maximum",
+                Some(210344),
+            ),
+            (
+                "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.",
+                Some(130512),
+            ),
+            (
+                "the request exceeds the available context size, try increasing it",
+                None,
+            ),
+            (
+                "input length and `max_tokens` exceed context limit: 190000 + 16384 > 200000",
+                Some(190000),
+            ),
+            ("Your input exceeds the context window of this model.", None),
+        ] {
+            assert!(is_context_overflow(m), "{m}");
+            assert_eq!(overflow_tokens(m), tokens, "{m}");
+        }
+        assert!(!is_context_overflow(
+            "max_tokens: 100000 > 64000, the maximum allowed"
+        ));
+        assert!(!is_context_overflow("model 'x' not found"));
     }
 
     #[test]

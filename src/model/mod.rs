@@ -1,23 +1,30 @@
 //! Language-model providers behind one streaming interface.
 //!
 //! The agent loop speaks [`ModelRequest`] and consumes a stream of [`StreamEvent`]s; each provider
-//! turns that into its wire format (OpenAI-compatible Chat Completions, Anthropic Messages) and
-//! back. Tool-call fragments are accumulated inside the provider, so the loop only ever sees whole
-//! calls. The scripted provider replays a recorded conversation for the demo.
+//! turns that into its wire format (OpenAI-compatible Chat Completions, OpenAI Responses,
+//! Anthropic Messages) and back. Tool-call fragments are accumulated inside the provider, so the
+//! loop only ever sees whole calls; reasoning arrives as its own deltas and blocks, never mixed
+//! into the answer text. What a model can hold and costs is its [`profile::ModelProfile`]. The
+//! scripted provider replays a recorded conversation for the demo.
 
 pub mod anthropic;
 pub mod http;
 pub mod openai;
+pub mod profile;
+pub mod responses;
 pub mod scripted;
 pub mod select;
 pub mod sse;
+pub mod think;
 
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::core::{Coded, ToolSpec};
+pub use crate::protocol::ReasoningBlock;
 use crate::protocol::Usage;
+pub use profile::{ModelProfile, Prices, ReasoningLevel};
 
 /// One message of the conversation, provider-neutral.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,6 +37,9 @@ pub enum Message {
         text: String,
         #[serde(default)]
         tool_calls: Vec<ToolCall>,
+        /// The call's reasoning, sent back verbatim to the provider that wrote it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<ReasoningBlock>,
     },
     /// The result of one tool call, as the JSON text the model reads.
     Tool {
@@ -40,20 +50,49 @@ pub enum Message {
 
 pub use crate::protocol::ToolCall;
 
+/// Puts the notes of cleared tool results in place of the results (the agent does it to make
+/// room; resume does it again from the journal, so both send the same conversation). Results no
+/// longer in the conversation (compacted away) are skipped.
+pub fn apply_clearing(messages: &mut [Message], cleared: &[crate::protocol::ClearedResult]) {
+    for c in cleared {
+        if let Some(Message::Tool { content, .. }) = messages
+            .iter_mut()
+            .find(|m| matches!(m, Message::Tool { call_id, .. } if *call_id == c.call_id))
+        {
+            *content = c.content.clone();
+        }
+    }
+}
+
 /// Everything one model call needs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ModelRequest {
     pub system: String,
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
     /// Upper bound on output tokens, when the provider needs one (Anthropic does).
     pub max_output_tokens: u32,
+    /// The reasoning asked for; `None` leaves it to the provider's default.
+    #[serde(skip)]
+    pub reasoning: Option<ReasoningLevel>,
+    /// Whether this request's prefix is worth caching (Anthropic breakpoints). Off for one-off
+    /// calls such as a compaction summary, whose prefix no later call repeats.
+    #[serde(skip)]
+    pub cache: bool,
+    /// A key stable for the session, so a provider routes its calls to the same prompt cache
+    /// (OpenAI's `prompt_cache_key`).
+    #[serde(skip)]
+    pub cache_key: Option<String>,
 }
 
 /// What a provider streams back.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {
     TextDelta(String),
+    /// A piece of reasoning text as it streams (never part of the answer).
+    ReasoningDelta(String),
+    /// A whole reasoning block, emitted once complete, to keep with the assistant message.
+    Reasoning(ReasoningBlock),
     /// A whole tool call, emitted once its arguments are complete.
     ToolCall(ToolCall),
     Usage(Usage),
@@ -83,6 +122,9 @@ pub enum ModelError {
         url: String,
         message: String,
     },
+    /// The request did not fit the model's context window (the provider said so).
+    #[error("{provider}: the request is too long for the model's context window: {message}")]
+    ContextTooLong { provider: String, message: String },
     #[error("{provider}: HTTP {status}: {message}")]
     Http {
         provider: String,
@@ -109,6 +151,7 @@ impl Coded for ModelError {
     fn code(&self) -> &'static str {
         match self {
             ModelError::Connect { .. } => "model_unreachable",
+            ModelError::ContextTooLong { .. } => "model_context_too_long",
             ModelError::Http { status: 429, .. } => "model_rate_limited",
             ModelError::Http { status: 401, .. } | ModelError::Http { status: 403, .. } => {
                 "model_auth_failed"
@@ -133,6 +176,12 @@ pub trait ModelClient: Send + Sync {
     /// `openai`, `anthropic`, `ollama`, `scripted`.
     fn provider(&self) -> &str;
     fn model(&self) -> &str;
+    /// What the model holds and costs, and the reasoning asked of it. By default the entry of
+    /// the known-models table for [`ModelClient::model`]; clients built from config carry the
+    /// config's overrides.
+    fn profile(&self) -> ModelProfile {
+        ModelProfile::lookup(self.model())
+    }
     /// Starts one model call. The stream ends after `Completed` or an error.
     async fn stream(
         &self,

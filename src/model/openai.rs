@@ -5,6 +5,13 @@
 //! small ways this module absorbs: some repeat the tool-call `id` in every fragment, some reuse
 //! `index` 0 for every call (a new `id` at a seen index is then a new call), some send usage
 //! inside the finishing chunk, some put an `error` object in the stream.
+//!
+//! Reasoning arrives three ways and leaves as reasoning, never as answer text: a
+//! `reasoning_content` delta (DeepSeek, vLLM, llama.cpp), a `reasoning` delta (OpenRouter,
+//! Ollama), or `<think>…</think>` inline in the content ([`super::think`]). It is kept as text
+//! for the journal and not sent back: these servers do not expect it in the history.
+//! OpenAI's own API gets `prompt_cache_key` (the session id), so the calls of one session land
+//! on the same prompt cache.
 
 use std::sync::Arc;
 
@@ -14,10 +21,12 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::http::{ApiKey, Endpoint, HttpOptions, start_call};
+use super::profile::{ModelProfile, ReasoningLevel};
 use super::sse::{DecodeFailure, SseDecoder};
+use super::think::{Piece, ThinkSplitter};
 use super::{
-    EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent,
-    ToolCall,
+    EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, ReasoningBlock,
+    StreamEvent, ToolCall,
 };
 use crate::protocol::Usage;
 
@@ -32,6 +41,32 @@ pub struct OpenAiConfig {
     /// Sent as `Authorization: Bearer …` when present (local servers need none).
     pub api_key: Option<ApiKey>,
     pub options: HttpOptions,
+    /// The endpoint is OpenAI's own API (`api.openai.com`): it takes `prompt_cache_key`.
+    pub official: bool,
+    pub profile: ModelProfile,
+}
+
+/// Which server speaks: it decides the reasoning and caching parameters a request may carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// OpenAI's own API.
+    OpenAi,
+    /// Ollama's OpenAI-compatible endpoint (reasoning through `reasoning_effort` → `think`).
+    Ollama,
+    /// Any other compatible server.
+    Compatible,
+}
+
+impl Dialect {
+    fn of(config: &OpenAiConfig) -> Self {
+        if config.provider == "ollama" {
+            Dialect::Ollama
+        } else if config.official {
+            Dialect::OpenAi
+        } else {
+            Dialect::Compatible
+        }
+    }
 }
 
 /// A Chat Completions client.
@@ -39,6 +74,8 @@ pub struct OpenAiConfig {
 pub struct OpenAiClient {
     endpoint: Arc<Endpoint>,
     model: String,
+    dialect: Dialect,
+    profile: ModelProfile,
 }
 
 impl OpenAiClient {
@@ -49,6 +86,7 @@ impl OpenAiClient {
         }
         let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
         let client = super::http::client_for(&url)?;
+        let dialect = Dialect::of(&config);
         Ok(Self {
             endpoint: Arc::new(Endpoint {
                 provider: config.provider,
@@ -59,6 +97,8 @@ impl OpenAiClient {
                 client,
             }),
             model: config.model,
+            dialect,
+            profile: config.profile,
         })
     }
 }
@@ -73,6 +113,10 @@ impl ModelClient for OpenAiClient {
         &self.model
     }
 
+    fn profile(&self) -> ModelProfile {
+        self.profile.clone()
+    }
+
     async fn stream(
         &self,
         request: &ModelRequest,
@@ -81,7 +125,7 @@ impl ModelClient for OpenAiClient {
         let provider = self.endpoint.provider.clone();
         start_call(
             self.endpoint.clone(),
-            &request_body(&self.model, request),
+            &request_body(&self.model, request, self.dialect),
             move || OpenAiDecoder::new(&provider),
             cancel,
         )
@@ -92,7 +136,12 @@ impl ModelClient for OpenAiClient {
 ///
 /// No output-token cap is sent: OpenAI's reasoning models refuse `max_tokens` and older local
 /// servers ignore `max_completion_tokens`; the agent bounds output bytes itself.
-pub fn request_body(model: &str, request: &ModelRequest) -> Value {
+///
+/// Reasoning: OpenAI and other servers get `reasoning_effort` when a level is asked for. Ollama
+/// turns `reasoning_effort` into its `think` option: `none` switches thinking off; a level string
+/// is accepted only by its gpt-oss models, so other models get nothing and think as they do by
+/// default.
+pub fn request_body(model: &str, request: &ModelRequest, dialect: Dialect) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
@@ -100,7 +149,9 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
     for m in &request.messages {
         messages.push(match m {
             Message::User { text } => json!({"role": "user", "content": text}),
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant {
+                text, tool_calls, ..
+            } => {
                 let mut msg = json!({"role": "assistant"});
                 msg["content"] = if text.is_empty() && !tool_calls.is_empty() {
                     Value::Null
@@ -130,6 +181,23 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
         "stream": true,
         "stream_options": {"include_usage": true},
     });
+    let effort = match (dialect, request.reasoning) {
+        (_, None) => None,
+        (Dialect::Ollama, Some(ReasoningLevel::Off)) => Some("none"),
+        (Dialect::Ollama, Some(level)) => super::profile::normalize(model)
+            .starts_with("gpt-oss")
+            .then_some(level.name()),
+        (_, Some(ReasoningLevel::Off)) => None,
+        (_, Some(level)) => Some(level.name()),
+    };
+    if let Some(effort) = effort {
+        body["reasoning_effort"] = Value::String(effort.to_string());
+    }
+    if dialect == Dialect::OpenAi
+        && let Some(key) = &request.cache_key
+    {
+        body["prompt_cache_key"] = Value::String(key.clone());
+    }
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools
@@ -189,6 +257,12 @@ struct Choice {
 struct Delta {
     #[serde(default)]
     content: Option<String>,
+    /// DeepSeek, vLLM, llama.cpp.
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    /// OpenRouter, Ollama.
+    #[serde(default)]
+    reasoning: Option<String>,
     #[serde(default, deserialize_with = "null_as_empty")]
     tool_calls: Vec<ToolCallDelta>,
 }
@@ -242,6 +316,8 @@ struct Partial {
 #[derive(Debug)]
 pub struct OpenAiDecoder {
     provider: String,
+    splitter: ThinkSplitter,
+    reasoning: String,
     calls: Vec<Partial>,
     finish: Option<String>,
     flushed: bool,
@@ -254,6 +330,8 @@ impl OpenAiDecoder {
     pub fn new(provider: &str) -> Self {
         Self {
             provider: provider.to_string(),
+            splitter: ThinkSplitter::new(),
+            reasoning: String::new(),
             calls: Vec::new(),
             finish: None,
             flushed: false,
@@ -312,11 +390,36 @@ impl OpenAiDecoder {
         }
     }
 
+    fn route(&mut self, pieces: Vec<Piece>, out: &mut Vec<StreamEvent>) {
+        for p in pieces {
+            match p {
+                Piece::Text(t) => out.push(StreamEvent::TextDelta(t)),
+                Piece::Reasoning(r) => self.reasoning_delta(r, out),
+            }
+        }
+    }
+
+    fn reasoning_delta(&mut self, text: String, out: &mut Vec<StreamEvent>) {
+        if text.is_empty() {
+            return;
+        }
+        self.reasoning.push_str(&text);
+        out.push(StreamEvent::ReasoningDelta(text));
+    }
+
     fn flush_calls(&mut self, out: &mut Vec<StreamEvent>) {
         if self.flushed {
             return;
         }
         self.flushed = true;
+        let mut pieces = Vec::new();
+        self.splitter.finish(&mut pieces);
+        self.route(pieces, out);
+        if !self.reasoning.is_empty() {
+            out.push(StreamEvent::Reasoning(ReasoningBlock::Text {
+                text: std::mem::take(&mut self.reasoning),
+            }));
+        }
         self.emitted_calls += self.calls.len();
         for (n, c) in self.calls.drain(..).enumerate() {
             let id = if c.id.is_empty() {
@@ -368,6 +471,12 @@ impl SseDecoder for OpenAiDecoder {
                 Some(m) => m.to_string(),
                 None => message.unwrap_or_else(|| err.to_string()),
             };
+            if super::http::is_context_overflow(&message) {
+                return Err(DecodeFailure::Fatal(ModelError::ContextTooLong {
+                    provider: self.provider.clone(),
+                    message,
+                }));
+            }
             return Err(DecodeFailure::Fatal(ModelError::Provider {
                 provider: self.provider.clone(),
                 message,
@@ -381,6 +490,7 @@ impl SseDecoder for OpenAiDecoder {
                     .prompt_tokens_details
                     .and_then(|d| d.cached_tokens)
                     .unwrap_or(0),
+                cache_write_input_tokens: 0,
             });
         }
         for choice in chunk
@@ -389,8 +499,16 @@ impl SseDecoder for OpenAiDecoder {
             .filter(|c| c.index.unwrap_or(0) == 0)
         {
             if let Some(delta) = choice.delta {
+                for r in [delta.reasoning_content, delta.reasoning]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.reasoning_delta(r, out);
+                }
                 if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                    out.push(StreamEvent::TextDelta(text));
+                    let mut pieces = Vec::new();
+                    self.splitter.push(&text, &mut pieces);
+                    self.route(pieces, out);
                 }
                 for d in delta.tool_calls {
                     self.tool_delta(d);
@@ -490,7 +608,8 @@ mod tests {
                 StreamEvent::Usage(Usage {
                     input_tokens: 3,
                     output_tokens: 0,
-                    cached_input_tokens: 0
+                    cached_input_tokens: 0,
+                    cache_write_input_tokens: 0,
                 }),
                 StreamEvent::Completed {
                     stop_reason: ModelStopReason::EndTurn
@@ -541,6 +660,7 @@ mod tests {
             messages: vec![
                 Message::User { text: "hi".into() },
                 Message::Assistant {
+                    reasoning: Vec::new(),
                     text: String::new(),
                     tool_calls: vec![
                         ToolCall {
@@ -566,8 +686,15 @@ mod tests {
                 parameters: json!({"type":"object"}),
             }],
             max_output_tokens: 100,
+            cache_key: Some("session-1".into()),
+            ..ModelRequest::default()
         };
-        let b = request_body("gpt-x", &req);
+        let b = request_body("gpt-x", &req, Dialect::Compatible);
+        assert!(
+            b.get("prompt_cache_key").is_none(),
+            "only OpenAI's API gets the key"
+        );
+        assert!(b.get("reasoning_effort").is_none());
         assert_eq!(b["model"], "gpt-x");
         assert_eq!(b["stream"], true);
         assert_eq!(b["stream_options"]["include_usage"], true);
@@ -592,6 +719,83 @@ mod tests {
         assert_eq!(
             b["tools"][0],
             json!({"type":"function","function":{"name":"fs_read","description":"read","parameters":{"type":"object"}}})
+        );
+    }
+
+    #[test]
+    fn reasoning_deltas_and_inline_think_become_reasoning_never_text() {
+        let mut d = OpenAiDecoder::new("deepseek");
+        let out = feed(
+            &mut d,
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"weigh a"}}]}"#,
+        );
+        assert_eq!(out, vec![StreamEvent::ReasoningDelta("weigh a".into())]);
+        let out = feed(
+            &mut d,
+            r#"{"choices":[{"index":0,"delta":{"reasoning":" and b"}}]}"#,
+        );
+        assert_eq!(out, vec![StreamEvent::ReasoningDelta(" and b".into())]);
+        feed(
+            &mut d,
+            r#"{"choices":[{"index":0,"delta":{"content":"The answer."}}]}"#,
+        );
+        let out = feed(&mut d, "[DONE]");
+        assert_eq!(
+            out[0],
+            StreamEvent::Reasoning(ReasoningBlock::Text {
+                text: "weigh a and b".into()
+            })
+        );
+
+        let mut d = OpenAiDecoder::new("llama.cpp");
+        let mut all = Vec::new();
+        for part in ["<thi", "nk>plan</th", "ink>\n\nHi"] {
+            let chunk = json!({"choices":[{"index":0,"delta":{"content":part}}]}).to_string();
+            all.extend(feed(&mut d, &chunk));
+        }
+        all.extend(feed(&mut d, "[DONE]"));
+        let text: String = all
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::TextDelta(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "Hi");
+        assert!(all.contains(&StreamEvent::Reasoning(ReasoningBlock::Text {
+            text: "plan".into()
+        })));
+    }
+
+    #[test]
+    fn reasoning_effort_and_the_cache_key_follow_the_dialect() {
+        let mut req = ModelRequest {
+            messages: vec![Message::User { text: "hi".into() }],
+            reasoning: Some(ReasoningLevel::High),
+            cache_key: Some("s1".into()),
+            ..ModelRequest::default()
+        };
+        let b = request_body("gpt-5", &req, Dialect::OpenAi);
+        assert_eq!(b["reasoning_effort"], "high");
+        assert_eq!(b["prompt_cache_key"], "s1");
+        assert!(
+            request_body("qwen3:8b", &req, Dialect::Ollama)
+                .get("reasoning_effort")
+                .is_none()
+        );
+        assert_eq!(
+            request_body("gpt-oss:20b", &req, Dialect::Ollama)["reasoning_effort"],
+            "high"
+        );
+        req.reasoning = Some(ReasoningLevel::Off);
+        assert_eq!(
+            request_body("qwen3:8b", &req, Dialect::Ollama)["reasoning_effort"],
+            "none"
+        );
+        assert!(
+            request_body("gpt-5", &req, Dialect::OpenAi)
+                .get("reasoning_effort")
+                .is_none()
         );
     }
 }

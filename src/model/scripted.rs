@@ -373,9 +373,9 @@ impl ModelClient for ScriptedModel {
                 .iter()
                 .map(|m| match m {
                     Message::User { text } => text.len(),
-                    Message::Assistant { text, tool_calls } => {
-                        text.len() + tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>()
-                    }
+                    Message::Assistant {
+                        text, tool_calls, ..
+                    } => text.len() + tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>(),
                     Message::Tool { content, .. } => content.len(),
                 })
                 .sum::<usize>();
@@ -395,6 +395,7 @@ impl ModelClient for ScriptedModel {
             input_tokens: estimate_tokens(input_chars),
             output_tokens: estimate_tokens(output_chars),
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
         }));
         events.push_back(StreamEvent::Completed { stop_reason: stop });
         let delay = Duration::from_millis(self.script.chunk_delay_ms);
@@ -453,6 +454,7 @@ mod tests {
                 })
                 .collect(),
             max_output_tokens: 1000,
+            ..ModelRequest::default()
         }
     }
 

@@ -5,6 +5,11 @@
 //! otherwise a local Ollama if one answers. Keys are read from the environment only — the
 //! variable named by `api_key_env` or the provider's standard one — and travel inside an
 //! [`ApiKey`], which never prints; messages name variables, never values.
+//!
+//! `provider = "openai"` speaks the Responses API to OpenAI's own endpoint and Chat Completions to
+//! any other base URL (the compatible servers); `[model] wire_api` overrides the choice. The
+//! model's profile (window, prices, reasoning) is resolved here too, from the known-models table
+//! and the `[model]` settings, and travels with the client.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,8 +17,10 @@ use std::time::Duration;
 use super::anthropic::{AnthropicClient, AnthropicConfig};
 use super::http::{ApiKey, HttpOptions};
 use super::openai::{OpenAiClient, OpenAiConfig};
+use super::profile::ModelProfile;
+use super::responses::ResponsesClient;
 use super::{ModelClient, ModelError};
-use crate::config::ConfigFile;
+use crate::config::{ConfigFile, ModelTable, ReasoningLevel, WireApi};
 
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -30,7 +37,7 @@ pub const DEFAULT_OLLAMA_MODEL: &str = "qwen3:8b";
 const OLLAMA_PROBE_TIMEOUT: Duration = Duration::from_millis(800);
 
 /// The provider-related settings, from any layer. `None` means "not set here".
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProviderSettings {
     /// `openai`, `anthropic` or `ollama`.
     pub provider: Option<String>,
@@ -38,25 +45,52 @@ pub struct ProviderSettings {
     pub base_url: Option<String>,
     /// The environment variable holding the key (never the key itself).
     pub api_key_env: Option<String>,
+    /// `--reasoning`, or `[model] reasoning`.
+    pub reasoning: Option<ReasoningLevel>,
+    /// `[model] wire_api`.
+    pub wire_api: Option<WireApi>,
+    /// The rest of `[model]`: window, output bound, prices.
+    pub model_settings: ModelTable,
 }
 
 impl ProviderSettings {
     pub fn from_config(c: &ConfigFile) -> Self {
+        let table = c.model.as_ref().map(|m| m.table()).unwrap_or_default();
         Self {
             provider: c.provider.clone(),
-            model: c.model.clone(),
+            model: table.name.clone(),
             base_url: c.base_url.clone(),
             api_key_env: c.api_key_env.clone(),
+            reasoning: table.reasoning,
+            wire_api: table.wire_api,
+            model_settings: table,
         }
     }
 
     /// `self` (e.g. CLI flags) over `lower` (e.g. the merged config): each field set here wins.
     pub fn over(self, lower: ProviderSettings) -> Self {
+        let m = self.model_settings;
+        let l = lower.model_settings;
         Self {
             provider: self.provider.or(lower.provider),
             model: self.model.or(lower.model),
             base_url: self.base_url.or(lower.base_url),
             api_key_env: self.api_key_env.or(lower.api_key_env),
+            reasoning: self.reasoning.or(lower.reasoning),
+            wire_api: self.wire_api.or(lower.wire_api),
+            model_settings: ModelTable {
+                name: m.name.or(l.name),
+                context_window: m.context_window.or(l.context_window),
+                max_output_tokens: m.max_output_tokens.or(l.max_output_tokens),
+                reasoning: m.reasoning.or(l.reasoning),
+                wire_api: m.wire_api.or(l.wire_api),
+                prices: crate::config::PriceTable {
+                    input: m.prices.input.or(l.prices.input),
+                    output: m.prices.output.or(l.prices.output),
+                    cache_read: m.prices.cache_read.or(l.prices.cache_read),
+                    cache_write: m.prices.cache_write.or(l.prices.cache_write),
+                },
+            },
         }
     }
 }
@@ -116,13 +150,24 @@ impl ProviderKind {
 }
 
 /// What [`select`] decided, without the key (safe to print).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
     pub kind: ProviderKind,
     pub model: String,
     pub base_url: String,
     /// The variable the key was read from, if any.
     pub key_env: Option<String>,
+    /// The wire format (OpenAI-compatible providers; Anthropic speaks Messages).
+    pub wire: WireApi,
+    pub profile: ModelProfile,
+}
+
+/// Whether `base_url` is OpenAI's own API.
+pub fn is_openai_api(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+        .is_some_and(|h| h == "api.openai.com")
 }
 
 /// Builds the client the settings describe, reading keys from the process environment.
@@ -197,12 +242,30 @@ pub async fn resolve(
         }
     }
     let key_env = key.as_ref().and(key_env);
+    let wire = match (kind, settings.wire_api) {
+        (ProviderKind::Anthropic, Some(WireApi::Responses)) => {
+            return Err(ModelError::Config(
+                "wire_api = \"responses\" is for OpenAI-compatible providers; anthropic speaks \
+                 its own Messages API"
+                    .into(),
+            ));
+        }
+        (_, Some(w)) => w,
+        (ProviderKind::OpenAi, None) if is_openai_api(&base_url) => WireApi::Responses,
+        _ => WireApi::Chat,
+    };
+    let mut profile = ModelProfile::resolve(&model, &settings.model_settings);
+    if settings.reasoning.is_some() {
+        profile.reasoning = settings.reasoning;
+    }
     Ok((
         Selection {
             kind,
             model,
             base_url,
             key_env,
+            wire,
+            profile,
         },
         key,
     ))
@@ -226,15 +289,24 @@ pub fn build(
                 model: selection.model,
                 api_key,
                 options: options.clone(),
+                profile: selection.profile,
             })?)
         }
-        ProviderKind::OpenAi | ProviderKind::Ollama => Arc::new(OpenAiClient::new(OpenAiConfig {
-            provider: selection.kind.name().to_string(),
-            base_url: selection.base_url,
-            model: selection.model,
-            api_key: key,
-            options: options.clone(),
-        })?),
+        ProviderKind::OpenAi | ProviderKind::Ollama => {
+            let config = OpenAiConfig {
+                provider: selection.kind.name().to_string(),
+                official: is_openai_api(&selection.base_url),
+                base_url: selection.base_url,
+                model: selection.model,
+                api_key: key,
+                options: options.clone(),
+                profile: selection.profile,
+            };
+            match selection.wire {
+                WireApi::Chat => Arc::new(OpenAiClient::new(config)?),
+                WireApi::Responses => Arc::new(ResponsesClient::new(config)?),
+            }
+        }
     })
 }
 
@@ -356,7 +428,7 @@ mod tests {
             provider: Some("ollama".into()),
             model: Some("m-config".into()),
             base_url: Some("http://10.0.0.2:11434/v1".into()),
-            api_key_env: None,
+            ..Default::default()
         };
         let merged = cli.over(config);
         let (s, key) = resolve(&merged, &env_of(&[])).await.unwrap();
@@ -423,5 +495,65 @@ mod tests {
         let (sel, key) = resolve(&s, &env_of(&[])).await.unwrap();
         assert_eq!(sel.kind, ProviderKind::OpenAi);
         assert!(key.is_none() && sel.key_env.is_none());
+    }
+
+    #[tokio::test]
+    async fn openai_speaks_responses_to_its_own_api_and_chat_elsewhere_unless_told() {
+        let env = env_of(&[("OPENAI_API_KEY", "k")]);
+        let (s, _) = resolve(&settings(Some("openai")), &env).await.unwrap();
+        assert_eq!(s.wire, WireApi::Responses);
+        let local = ProviderSettings {
+            provider: Some("openai".into()),
+            base_url: Some("http://127.0.0.1:8080/v1".into()),
+            ..Default::default()
+        };
+        assert_eq!(resolve(&local, &env).await.unwrap().0.wire, WireApi::Chat);
+        let forced = ProviderSettings {
+            wire_api: Some(WireApi::Responses),
+            ..local.clone()
+        };
+        assert_eq!(
+            resolve(&forced, &env).await.unwrap().0.wire,
+            WireApi::Responses
+        );
+        let official_chat = ProviderSettings {
+            wire_api: Some(WireApi::Chat),
+            ..settings(Some("openai"))
+        };
+        assert_eq!(
+            resolve(&official_chat, &env).await.unwrap().0.wire,
+            WireApi::Chat
+        );
+        let anthropic_responses = ProviderSettings {
+            wire_api: Some(WireApi::Responses),
+            ..settings(Some("anthropic"))
+        };
+        let err = resolve(&anthropic_responses, &env_of(&[("ANTHROPIC_API_KEY", "a")]))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("wire_api"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn the_profile_takes_the_table_then_the_config_then_the_reasoning_flag() {
+        let config = ProviderSettings {
+            provider: Some("anthropic".into()),
+            model: Some("claude-sonnet-4-5".into()),
+            reasoning: Some(ReasoningLevel::Low),
+            model_settings: ModelTable {
+                context_window: Some(16_000),
+                ..ModelTable::default()
+            },
+            ..Default::default()
+        };
+        let flags = ProviderSettings {
+            reasoning: Some(ReasoningLevel::High),
+            ..Default::default()
+        };
+        let env = env_of(&[("ANTHROPIC_API_KEY", "a")]);
+        let (s, _) = resolve(&flags.over(config), &env).await.unwrap();
+        assert_eq!(s.profile.context_window, 16_000);
+        assert_eq!(s.profile.reasoning, Some(ReasoningLevel::High));
+        assert_eq!(s.profile.prices.unwrap().input, 3.0);
     }
 }

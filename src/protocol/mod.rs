@@ -44,6 +44,12 @@ pub enum Op {
     /// Switch the working mode (Shift-Tab in the TUI); applies from the next tool call on and is
     /// confirmed by [`Event::ModeChanged`].
     SetMode { mode: WorkMode },
+    /// Summarize the conversation now (`/compact [focus]`), between turns; answered by
+    /// [`Event::ContextCompacted`] or a warning saying why not.
+    Compact {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        focus: Option<String>,
+    },
     /// Switch the model (and the provider when given) from the next turn on (`/model NAME`);
     /// confirmed by [`Event::ModelChanged`], or refused with an [`Event::Error`].
     SetModel {
@@ -365,12 +371,20 @@ pub enum PlanStatus {
 }
 
 /// Token counts reported by the provider.
+///
+/// `input_tokens` counts every input token of the call, whether the provider read it from its
+/// prompt cache (`cached_input_tokens`), wrote it to the cache (`cache_write_input_tokens`,
+/// Anthropic only) or neither.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache.
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// Input tokens written to the provider's prompt cache by this call.
+    #[serde(default)]
+    pub cache_write_input_tokens: u64,
 }
 
 impl Usage {
@@ -378,11 +392,73 @@ impl Usage {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cached_input_tokens += other.cached_input_tokens;
+        self.cache_write_input_tokens += other.cache_write_input_tokens;
+    }
+
+    /// Input tokens neither read from nor written to the cache.
+    pub fn uncached_input_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_sub(self.cached_input_tokens)
+            .saturating_sub(self.cache_write_input_tokens)
     }
 
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
+}
+
+/// Reasoning that came with one model call, kept so it can go back to the provider that wrote
+/// it (Anthropic refuses a tool loop whose thinking blocks are missing or altered; OpenAI's
+/// reasoning models keep their train of thought across tool calls only through these items).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReasoningBlock {
+    /// An Anthropic `thinking` block: its text and the signature the API checks.
+    Thinking { text: String, signature: String },
+    /// An Anthropic `redacted_thinking` block: encrypted by the provider, opaque to pablo.
+    Redacted { data: String },
+    /// An OpenAI Responses `reasoning` item: the summary shown to the person and the encrypted
+    /// content that carries the reasoning across calls (`store: false`).
+    Encrypted {
+        id: String,
+        #[serde(default)]
+        summary: Vec<String>,
+        #[serde(default)]
+        encrypted_content: Option<String>,
+    },
+    /// Reasoning text of an OpenAI-compatible server (`reasoning_content`, `reasoning`, or an
+    /// inline `<think>` block): shown and journaled, never sent back.
+    Text { text: String },
+}
+
+impl ReasoningBlock {
+    /// What a person may read of it (nothing for redacted thinking).
+    pub fn visible_text(&self) -> String {
+        match self {
+            ReasoningBlock::Thinking { text, .. } | ReasoningBlock::Text { text } => text.clone(),
+            ReasoningBlock::Redacted { .. } => String::new(),
+            ReasoningBlock::Encrypted { summary, .. } => summary.join("\n\n"),
+        }
+    }
+}
+
+/// The visible text of a model call's reasoning blocks, joined.
+pub fn reasoning_text(blocks: &[ReasoningBlock]) -> String {
+    let parts: Vec<String> = blocks
+        .iter()
+        .map(ReasoningBlock::visible_text)
+        .filter(|t| !t.trim().is_empty())
+        .collect();
+    parts.join("\n\n")
+}
+
+/// One tool result taken out of the conversation to make room, and what the model reads in its
+/// place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClearedResult {
+    pub call_id: String,
+    /// The tool message content that replaces the result, exactly as the model receives it.
+    pub content: String,
 }
 
 /// Why a turn ended.
@@ -436,6 +512,12 @@ pub enum Event {
     UserMessage { text: String },
     /// A piece of the assistant's text as it streams.
     MessageDelta { text: String },
+    /// A piece of the model's reasoning (thinking) as it streams; never part of the answer text.
+    ReasoningDelta { text: String },
+    /// The reasoning of one model call, whole, just before its [`Event::MessageCompleted`]; the
+    /// blocks go back into the conversation with that message (journals rebuild history from
+    /// both).
+    ReasoningCompleted { blocks: Vec<ReasoningBlock> },
     /// The assistant's whole message of one model call: its text and the tool calls it made,
     /// exactly as they go back into the conversation (journals rebuild history from this).
     MessageCompleted {
@@ -483,6 +565,16 @@ pub enum Event {
     },
     /// Usage of one model call, and the session total so far.
     Usage { last: Usage, total: Usage },
+    /// How full the model's context window is after a model call, and what the session has cost
+    /// so far (when the model's prices are known).
+    ContextUsage {
+        /// Input tokens of the last request, as the provider counted them.
+        used_tokens: u64,
+        /// The model's context window.
+        window_tokens: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
     /// Live output of a background session (raw bytes as lossy UTF-8).
     SessionOutput { session_id: String, chunk: String },
     /// A background session exited (sent for `notify: true` and for every session the TUI shows).
@@ -520,6 +612,15 @@ pub enum Event {
     ContextCompacted {
         summary: String,
         replaced_messages: usize,
+    },
+    /// Old tool results were taken out of the conversation to keep the request within the
+    /// context window (newest kept); the model reads a note in their place. The journal keeps
+    /// the originals; resume applies the same replacement.
+    ContextCleared {
+        cleared: Vec<ClearedResult>,
+        /// Estimated request tokens before and after.
+        tokens_before: u64,
+        tokens_after: u64,
     },
     /// The agent task has stopped; nothing follows.
     ShutdownComplete,

@@ -25,6 +25,7 @@ pub fn is_journaled(event: &Event) -> bool {
     !matches!(
         event,
         Event::MessageDelta { .. }
+            | Event::ReasoningDelta { .. }
             | Event::ToolOutputDelta { .. }
             | Event::ToolTerminal { .. }
             | Event::SessionOutput { .. }

@@ -1,8 +1,10 @@
 //! From journaled events back to the state a resumed session starts with.
 //!
 //! The conversation is rebuilt the way the agent loop builds it (src/agent/mod.rs):
-//! `UserMessage` → a user message, `MessageCompleted` → one assistant message with its tool calls,
-//! `ToolCallEnd` → a tool message whose content is `serde_json::to_string(&result)`. Providers
+//! `UserMessage` → a user message, `MessageCompleted` → one assistant message with its tool calls
+//! (and the reasoning blocks of the `ReasoningCompleted` just before it), `ToolCallEnd` → a tool
+//! message whose content is `serde_json::to_string(&result)`; `ContextCleared` and
+//! `ContextCompacted` make the same replacements the agent made, at the same point. Providers
 //! refuse a history where a tool call has no result, so a call the crash cut off (announced by a
 //! `MessageCompleted`, never ended) gets an [`INTERRUPTED_CODE`] result at the point where the
 //! process stopped: when the next `SessionStarted` (the restart) or `UserMessage` appears, or at
@@ -14,11 +16,11 @@ use std::collections::BTreeMap;
 use super::load::{LoadWarning, LoadedJournal};
 use super::{Header, format_ms};
 use crate::core::ToolFailure;
-use crate::model::Message;
+use crate::model::{Message, apply_clearing};
 use crate::policy::{PolicyEngine, PolicyError};
 use crate::protocol::{
-    ApprovalAnswer, Event, PlanItem, PlanStatus, Preview, SessionSummary, ToolCall, ToolOutcome,
-    Usage,
+    ApprovalAnswer, Event, PlanItem, PlanStatus, Preview, ReasoningBlock, SessionSummary, ToolCall,
+    ToolOutcome, Usage,
 };
 
 /// The error code given to tool calls that a crash or kill cut off.
@@ -192,6 +194,8 @@ struct Replayer {
     history: Vec<Message>,
     /// Calls of the last assistant message still waiting for a result, in call order.
     pending: Vec<(ToolCall, bool)>,
+    /// Reasoning announced for the next assistant message.
+    reasoning: Vec<ReasoningBlock>,
     plan: Option<Plan>,
     background: BTreeMap<String, SessionSummary>,
     /// Approval prompts not yet answered, by call id.
@@ -208,9 +212,11 @@ impl Replayer {
                 // A restart: whatever was running died with the previous process.
                 self.close_pending();
                 self.background.clear();
+                self.reasoning.clear();
             }
             Event::UserMessage { text } => {
                 self.close_pending();
+                self.reasoning.clear();
                 self.history.push(Message::User { text: text.clone() });
             }
             Event::Attachments { files } => {
@@ -218,11 +224,13 @@ impl Replayer {
                     *text = crate::protocol::describe::with_attachments(text, files);
                 }
             }
+            Event::ReasoningCompleted { blocks } => self.reasoning = blocks.clone(),
             Event::MessageCompleted { text, tool_calls } => {
                 self.close_pending();
                 self.history.push(Message::Assistant {
                     text: text.clone(),
                     tool_calls: tool_calls.clone(),
+                    reasoning: std::mem::take(&mut self.reasoning),
                 });
                 self.pending = tool_calls.iter().map(|c| (c.clone(), false)).collect();
             }
@@ -304,7 +312,10 @@ impl Replayer {
                     }],
                 );
             }
+            Event::ContextCleared { cleared, .. } => apply_clearing(&mut self.history, cleared),
             Event::MessageDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::ContextUsage { .. }
             | Event::ToolCallRunning { .. }
             | Event::ToolOutputDelta { .. }
             | Event::ToolTerminal { .. }

@@ -24,6 +24,8 @@ use crate::protocol::{Preview, ToolOutcome};
 pub const TAIL_LINES: usize = 8;
 /// How many output lines an expanded tool cell shows.
 pub const EXPANDED_LINES: usize = 400;
+/// How many lines of reasoning a collapsed reasoning cell shows while it streams.
+pub const THOUGHT_TAIL_LINES: usize = 3;
 const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +119,11 @@ pub enum CellKind {
         streaming: bool,
     },
     Tool(Box<ToolCell>),
+    /// The model's reasoning for one call: dim, and collapsed to its tail (ctrl-o shows it all).
+    Reasoning {
+        text: String,
+        streaming: bool,
+    },
     Notice {
         level: NoticeLevel,
         text: String,
@@ -195,6 +202,9 @@ impl Cell {
                 }
             }
             CellKind::Tool(t) => render_tool(t, width, expanded, now, &mut out),
+            CellKind::Reasoning { text, streaming } => {
+                render_reasoning(text, *streaming, width, expanded, &mut out)
+            }
             CellKind::Notice { level, text } => {
                 let (mark, style) = match level {
                     NoticeLevel::Info => ("ℹ ", theme::dim()),
@@ -213,6 +223,48 @@ impl Cell {
         }
         out.push(Line::default());
         out
+    }
+}
+
+/// A reasoning cell: a header, then the whole text (expanded), its last lines (collapsed, while
+/// it streams) or nothing more (collapsed, done).
+fn render_reasoning(
+    text: &str,
+    streaming: bool,
+    width: usize,
+    expanded: bool,
+    out: &mut Vec<Line<'static>>,
+) {
+    let text = text.trim();
+    let mut body: Vec<Line<'static>> = Vec::new();
+    for l in text.lines() {
+        let line = Line::from(Span::styled(l.to_string(), theme::thought()));
+        wrap_line(&line, width.saturating_sub(2), 0, &mut body);
+    }
+    let n = body.len();
+    let head = if streaming {
+        "∴ thinking…".to_string()
+    } else if expanded {
+        "∴ thought".to_string()
+    } else {
+        format!(
+            "∴ thought · {n} line{} (ctrl-o shows)",
+            if n == 1 { "" } else { "s" }
+        )
+    };
+    out.push(Line::from(Span::styled(head, theme::thought())));
+    let shown: Vec<Line<'static>> = if expanded {
+        body
+    } else if streaming {
+        body.into_iter()
+            .skip(n.saturating_sub(THOUGHT_TAIL_LINES))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    for mut l in shown {
+        l.spans.insert(0, Span::styled("  ", theme::thought()));
+        out.push(l);
     }
 }
 

@@ -14,6 +14,7 @@ pub enum CommandId {
     Model,
     Mode,
     Copy,
+    Compact,
     Clear,
     Quit,
 }
@@ -80,6 +81,12 @@ pub static COMMANDS: &[SlashCommand] = &[
         args: "[MODE]",
         help: "show or set the mode: ask, auto-edit, plan (shift-tab cycles)",
         id: CommandId::Mode,
+    },
+    SlashCommand {
+        name: "compact",
+        args: "[FOCUS]",
+        help: "summarize the conversation now (FOCUS: what the summary must keep)",
+        id: CommandId::Compact,
     },
     SlashCommand {
         name: "copy",

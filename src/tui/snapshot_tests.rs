@@ -243,6 +243,7 @@ fn running_and_finished_commands() {
             input_tokens: 1200,
             output_tokens: 340,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
         },
     });
     snap!("command_finished", draw(&mut s, 80, 16));
@@ -631,6 +632,97 @@ fn enter_on_the_current_session_in_the_resume_picker_just_closes_it() {
     assert!(s.layers.is_empty() && s.resume_requested.is_none());
 }
 
+fn reasoning_turn(s: &mut AppState) {
+    user_turn(s, "why does the mean look wrong?");
+    for part in [
+        "The user asks about the mean.\n",
+        "bin/stats.sh divides by NR, which counts the header line.\n",
+        "So the divisor is one too large.\n",
+        "Check whether the header is skipped anywhere.",
+    ] {
+        s.apply(Event::ReasoningDelta { text: part.into() });
+    }
+}
+
+#[test]
+fn reasoning_streams_as_a_dim_cell_showing_its_last_lines() {
+    let (mut s, _) = state();
+    reasoning_turn(&mut s);
+    snap!("reasoning_streaming", draw(&mut s, 80, 14));
+}
+
+#[test]
+fn finished_reasoning_collapses_above_the_answer_and_ctrl_o_shows_it() {
+    let (mut s, _) = state();
+    reasoning_turn(&mut s);
+    s.apply(Event::MessageDelta {
+        text: "The mean divides by the header line too.".into(),
+    });
+    s.apply(Event::ReasoningCompleted {
+        blocks: vec![ReasoningBlock::Thinking {
+            text: "(whole)".into(),
+            signature: "sig".into(),
+        }],
+    });
+    s.apply(Event::MessageCompleted {
+        text: "The mean divides by the header line too.".into(),
+        tool_calls: vec![],
+    });
+    let collapsed = draw(&mut s, 80, 14);
+    assert!(!collapsed.contains("one too large"), "{collapsed}");
+    snap!("reasoning_collapsed", collapsed);
+    s.handle_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let expanded = draw(&mut s, 80, 14);
+    assert!(expanded.contains("one too large"), "{expanded}");
+    snap!("reasoning_expanded", expanded);
+}
+
+#[test]
+fn a_resumed_transcript_shows_journaled_reasoning_as_a_collapsed_cell() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "hi");
+    s.apply(Event::ReasoningCompleted {
+        blocks: vec![ReasoningBlock::Text {
+            text: "greet back".into(),
+        }],
+    });
+    s.apply(Event::MessageCompleted {
+        text: "Hello!".into(),
+        tool_calls: vec![],
+    });
+    let screen = draw(&mut s, 60, 10);
+    assert!(screen.contains("∴ thought · 1 line"), "{screen}");
+    assert!(screen.contains("Hello!"), "{screen}");
+}
+
+#[test]
+fn the_status_line_shows_context_used_of_the_window_and_the_session_cost() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "go");
+    s.apply(Event::Usage {
+        last: Usage {
+            input_tokens: 84_000,
+            output_tokens: 1_000,
+            cached_input_tokens: 80_000,
+            cache_write_input_tokens: 3_000,
+        },
+        total: Usage {
+            input_tokens: 84_000,
+            output_tokens: 1_000,
+            cached_input_tokens: 80_000,
+            cache_write_input_tokens: 3_000,
+        },
+    });
+    s.apply(Event::ContextUsage {
+        used_tokens: 84_000,
+        window_tokens: 200_000,
+        cost_usd: Some(0.0486),
+    });
+    let screen = draw(&mut s, 120, 8);
+    assert!(screen.contains("ctx 42%"), "{screen}");
+    assert!(screen.contains("$0.049"), "{screen}");
+    snap!("status_context_and_cost", screen);
+}
 /// One finished call of `tool`, its result `data`, taking `ms`.
 fn finished_call(s: &mut AppState, t0: Instant, id: &str, tool: &str, args: Value, data: Value) {
     s.apply(Event::ToolCallBegin {

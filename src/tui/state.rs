@@ -47,6 +47,10 @@ pub struct StatusInfo {
     pub mode: crate::protocol::WorkMode,
     /// The command that resumes this session (shown by `/resume` and printed on exit).
     pub resume_command: Option<String>,
+    /// Tokens of the last request and the model's window, once a call reported them.
+    pub context: Option<(u64, u64)>,
+    /// What the session has cost, when the model's prices are known.
+    pub cost_usd: Option<f64>,
 }
 
 /// `/model PROVIDER/NAME` names a provider only when the part before the slash is one pablo
@@ -105,6 +109,8 @@ pub struct AppState {
     /// Inline mode: finished cells live in the terminal's scrollback; the view draws only the live
     /// part (see `tui::inline`). Off in the full-screen (`--alt-screen`) mode.
     pub inline: bool,
+    /// Reasoning deltas arrived for the model call in progress.
+    live_reasoning: bool,
 }
 
 impl AppState {
@@ -139,6 +145,7 @@ impl AppState {
             focused: true,
             last_answer: String::new(),
             inline: false,
+            live_reasoning: false,
         }
     }
 
@@ -191,12 +198,24 @@ impl AppState {
 
     fn finish_streaming(&mut self) {
         if let Some(cell) = self.transcript.last_mut()
-            && let CellKind::Assistant { streaming, .. } = &mut cell.kind
+            && let CellKind::Assistant { streaming, .. } | CellKind::Reasoning { streaming, .. } =
+                &mut cell.kind
             && *streaming
         {
             *streaming = false;
             cell.touch();
         }
+    }
+
+    /// Whether the last cell is reasoning that is still streaming.
+    fn reasoning_streaming(&mut self) -> bool {
+        matches!(
+            self.transcript.last_mut().map(|c| &c.kind),
+            Some(CellKind::Reasoning {
+                streaming: true,
+                ..
+            })
+        )
     }
 
     fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {
@@ -228,7 +247,53 @@ impl AppState {
                 self.turns += 1;
                 self.transcript.scroll_to_bottom();
             }
+            Event::ReasoningDelta { text } => {
+                let appended = match self.transcript.last_mut() {
+                    Some(cell) => match &mut cell.kind {
+                        CellKind::Reasoning {
+                            text: t,
+                            streaming: true,
+                        } => {
+                            t.push_str(&text);
+                            cell.touch();
+                            true
+                        }
+                        _ => false,
+                    },
+                    None => false,
+                };
+                if !appended {
+                    self.finish_streaming();
+                    self.transcript.push(CellKind::Reasoning {
+                        text,
+                        streaming: true,
+                    });
+                }
+                self.live_reasoning = true;
+            }
+            Event::ReasoningCompleted { blocks } => {
+                // Live, the reasoning has streamed in already; from a journal (resume) it has
+                // not, and the cell is made here.
+                if self.live_reasoning {
+                    if self.reasoning_streaming() {
+                        self.finish_streaming();
+                    }
+                } else {
+                    let text = crate::protocol::reasoning_text(&blocks);
+                    if !text.is_empty() {
+                        self.finish_streaming();
+                        self.transcript.push(CellKind::Reasoning {
+                            text,
+                            streaming: false,
+                        });
+                    }
+                }
+                self.live_reasoning = false;
+            }
             Event::MessageDelta { text } => {
+                if self.reasoning_streaming() {
+                    self.finish_streaming();
+                }
                 let appended = match self.transcript.last_mut() {
                     Some(cell) => match &mut cell.kind {
                         CellKind::Assistant {
@@ -251,6 +316,10 @@ impl AppState {
                 }
             }
             Event::MessageCompleted { text, .. } => {
+                self.live_reasoning = false;
+                if self.reasoning_streaming() {
+                    self.finish_streaming();
+                }
                 let replaced = match self.transcript.last_mut() {
                     Some(cell) => match &mut cell.kind {
                         CellKind::Assistant {
@@ -357,6 +426,28 @@ impl AppState {
                 self.plan_explanation = explanation;
             }
             Event::Usage { total, .. } => self.usage = total,
+            Event::ContextUsage {
+                used_tokens,
+                window_tokens,
+                cost_usd,
+            } => {
+                self.status.context = Some((used_tokens, window_tokens));
+                if cost_usd.is_some() {
+                    self.status.cost_usd = cost_usd;
+                }
+            }
+            Event::ContextCleared {
+                cleared,
+                tokens_before,
+                tokens_after,
+            } => self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "{} old tool result{} cleared to fit the context window (~{tokens_before} → ~{tokens_after} tokens)",
+                    cleared.len(),
+                    if cleared.len() == 1 { " was" } else { "s were" }
+                ),
+            ),
             Event::SessionOutput { session_id, chunk } => {
                 let pty = self
                     .sessions
@@ -793,6 +884,20 @@ impl AppState {
                     ),
                 ),
             },
+            CommandId::Compact => {
+                if self.turn_running {
+                    self.notice(
+                        NoticeLevel::Error,
+                        "/compact runs between turns: wait for this one to end (or interrupt it)",
+                    );
+                } else {
+                    let focus = args.join(" ");
+                    self.outbox.push(Op::Compact {
+                        focus: (!focus.is_empty()).then_some(focus),
+                    });
+                    self.notice(NoticeLevel::Info, "compacting the conversation…");
+                }
+            }
             CommandId::Copy => {
                 if self.last_answer.is_empty() {
                     self.notice(NoticeLevel::Error, "nothing to copy: no answer yet");

@@ -7,6 +7,12 @@ use ratatui::style::{Color, Modifier, Style};
 pub fn dim() -> Style {
     Style::default().fg(Color::DarkGray)
 }
+/// Reasoning: quieter than the answer, so the eye skips it.
+pub fn thought() -> Style {
+    Style::default()
+        .fg(Color::DarkGray)
+        .add_modifier(Modifier::ITALIC)
+}
 pub fn accent() -> Style {
     Style::default().fg(Color::Cyan)
 }

@@ -432,6 +432,15 @@ fn fmt_tokens(n: u64) -> String {
     }
 }
 
+/// Dollars with the precision small sums need.
+fn fmt_cost(usd: f64) -> String {
+    if usd < 0.995 {
+        format!("${usd:.3}")
+    } else {
+        format!("${usd:.2}")
+    }
+}
+
 fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
     buf.set_style(area, theme::status_bar());
     let mut left = Vec::new();
@@ -462,6 +471,20 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
         "{} tok",
         fmt_tokens(state.usage.total())
     )));
+    if let Some((used, window)) = state.status.context {
+        let pct = (used as f64 * 100.0 / window.max(1) as f64).round() as u64;
+        left.push(sep());
+        let style = if pct >= 85 {
+            theme::warn()
+        } else {
+            Style::default()
+        };
+        left.push(Span::styled(format!("ctx {pct}%"), style));
+    }
+    if let Some(cost) = state.status.cost_usd {
+        left.push(sep());
+        left.push(Span::raw(fmt_cost(cost)));
+    }
     left.push(sep());
     left.push(Span::raw(truncate(&state.status.workspace, 40)));
     match state.status.mode {
@@ -496,13 +519,20 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
         left.push(Span::styled("mouse", theme::warn()));
     }
     let line = Line::from(left);
-    buf.set_line(area.x, area.y, &line, area.width);
     let right = match &state.hint {
         Some(h) => Span::styled(format!("{h} "), theme::warn()),
         None => Span::styled("/help · ctrl-c ctrl-c quit ", theme::dim()),
     };
-    let used = super::text::line_width(&line) as u16;
     let w = super::text::str_width(&right.content) as u16;
+    // A hint is something the person must see now ("press ctrl-c again"): the facts on the
+    // left give way to it. The standing help text shows only where there is room.
+    let left_width = if state.hint.is_some() {
+        area.width.saturating_sub(w + 1)
+    } else {
+        area.width
+    };
+    buf.set_line(area.x, area.y, &line, left_width);
+    let used = (super::text::line_width(&line) as u16).min(left_width);
     if used + w < area.width {
         buf.set_span(area.x + area.width - w, area.y, &right, w);
     }

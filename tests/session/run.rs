@@ -74,7 +74,9 @@ fn expected_messages(system: &str, history: &[Message], task: &str) -> serde_jso
             messages,
             tools: vec![],
             max_output_tokens: 0,
+            ..ModelRequest::default()
         },
+        pablo::model::openai::Dialect::Compatible,
     );
     body["messages"].clone()
 }

@@ -179,9 +179,14 @@ impl RecordedRequest {
     }
 }
 
+/// Computes a response from the request and its position (0 for the first request).
+pub type Responder = Arc<dyn Fn(&RecordedRequest, usize) -> ScriptedResponse + Send + Sync>;
+
 #[derive(Default)]
 struct Shared {
     queue: Mutex<VecDeque<ScriptedResponse>>,
+    /// Answers requests when the queue is empty (scripts whose answers depend on the request).
+    responder: Mutex<Option<Responder>>,
     requests: Mutex<Vec<RecordedRequest>>,
     arrived: Notify,
 }
@@ -234,6 +239,14 @@ impl ScriptedServer {
             .push_back(response);
     }
 
+    /// Answers every request the queue does not with `f(request, index)`.
+    pub fn respond_with(
+        &self,
+        f: impl Fn(&RecordedRequest, usize) -> ScriptedResponse + Send + Sync + 'static,
+    ) {
+        *self.shared.responder.lock().expect("responder lock") = Some(Arc::new(f));
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests.lock().expect("requests lock").clone()
@@ -273,12 +286,14 @@ async fn serve_connection(mut sock: TcpStream, shared: Arc<Shared>) {
         let Some(request) = read_request(&mut sock, &mut buf).await else {
             return;
         };
-        let response = shared.queue.lock().expect("queue lock").pop_front();
-        shared
-            .requests
-            .lock()
-            .expect("requests lock")
-            .push(request.clone());
+        let queued = shared.queue.lock().expect("queue lock").pop_front();
+        let index = {
+            let mut requests = shared.requests.lock().expect("requests lock");
+            requests.push(request.clone());
+            requests.len() - 1
+        };
+        let responder = shared.responder.lock().expect("responder lock").clone();
+        let response = queued.or_else(|| responder.map(|f| f(&request, index)));
         shared.arrived.notify_waiters();
         let response = response.unwrap_or_else(|| {
             ScriptedResponse::error(
@@ -547,6 +562,35 @@ pub mod openai {
             self
         }
 
+        /// One reasoning delta per part, in the field the server uses (`reasoning_content` for
+        /// DeepSeek, vLLM and llama.cpp; `reasoning` for OpenRouter and Ollama).
+        pub fn reasoning(mut self, field: &str, parts: &[&str]) -> Self {
+            for p in parts {
+                self.events.push(chunk(json!({ field: p }), None));
+            }
+            self
+        }
+
+        /// The usage chunk with a cached share (`prompt_tokens_details.cached_tokens`).
+        pub fn usage_cached(
+            mut self,
+            prompt_tokens: u64,
+            cached: u64,
+            completion_tokens: u64,
+        ) -> Self {
+            self.events.push(data_event(
+                &json!({
+                    "id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1,
+                    "model": "test-model", "choices": [],
+                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                              "total_tokens": prompt_tokens + completion_tokens,
+                              "prompt_tokens_details": {"cached_tokens": cached}},
+                })
+                .to_string(),
+            ));
+            self
+        }
+
         /// The usage chunk sent when `stream_options.include_usage` is set (empty `choices`).
         pub fn usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
             self.events.push(data_event(
@@ -683,6 +727,67 @@ pub mod anthropic {
             self
         }
 
+        /// A `thinking` block: start, one `thinking_delta` per part, the signature, stop.
+        pub fn thinking(mut self, parts: &[&str], signature: &str) -> Self {
+            let i = self.next_index;
+            self.next_index += 1;
+            self.events.push(ev(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": i,
+                       "content_block": {"type": "thinking", "thinking": ""}}),
+            ));
+            for p in parts {
+                self.events.push(ev(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": i,
+                           "delta": {"type": "thinking_delta", "thinking": p}}),
+                ));
+            }
+            self.events.push(ev(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": i,
+                       "delta": {"type": "signature_delta", "signature": signature}}),
+            ));
+            self.events.push(ev(
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": i}),
+            ));
+            self
+        }
+
+        /// A `redacted_thinking` block carrying `data`.
+        pub fn redacted_thinking(mut self, data: &str) -> Self {
+            let i = self.next_index;
+            self.next_index += 1;
+            self.events.push(ev(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": i,
+                       "content_block": {"type": "redacted_thinking", "data": data}}),
+            ));
+            self.events.push(ev(
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": i}),
+            ));
+            self
+        }
+
+        /// `message_start` usage with cache reads and writes.
+        pub fn with_cache(input_tokens: u64, cache_read: u64, cache_write: u64) -> Self {
+            Self {
+                events: vec![ev(
+                    "message_start",
+                    json!({"type": "message_start", "message": {
+                        "id": "msg_test", "type": "message", "role": "assistant",
+                        "model": "test-model", "content": [], "stop_reason": null,
+                        "stop_sequence": null,
+                        "usage": {"input_tokens": input_tokens, "output_tokens": 1,
+                                  "cache_read_input_tokens": cache_read,
+                                  "cache_creation_input_tokens": cache_write}}}),
+                )],
+                next_index: 0,
+            }
+        }
+
         pub fn ping(mut self) -> Self {
             self.events.push(ev("ping", json!({"type": "ping"})));
             self
@@ -736,6 +841,123 @@ pub mod anthropic {
         Stream::new(10)
             .tool_use(id, name, fragments)
             .stop("tool_use", 5)
+    }
+}
+
+/// OpenAI Responses streams (`event: response.…` with typed JSON data), ending in
+/// `response.completed`.
+pub mod responses {
+    use serde_json::{Value, json};
+
+    use super::named_event;
+
+    /// Builds the events of one streamed response; output indices are assigned in order.
+    #[derive(Debug, Clone, Default)]
+    pub struct Stream {
+        events: Vec<String>,
+        next_index: u32,
+    }
+
+    fn ev(data: Value) -> String {
+        let name = data["type"].as_str().unwrap_or("message").to_string();
+        named_event(&name, &data.to_string())
+    }
+
+    impl Stream {
+        /// Starts with `response.created`.
+        pub fn new() -> Self {
+            Self {
+                events: vec![ev(json!({"type": "response.created",
+                    "response": {"id": "resp_test", "status": "in_progress"}}))],
+                next_index: 0,
+            }
+        }
+
+        /// A reasoning item: one summary delta per part, then the item with its encrypted content.
+        pub fn reasoning(mut self, id: &str, summary: &[&str], encrypted: &str) -> Self {
+            let i = self.next_index;
+            self.next_index += 1;
+            self.events.push(ev(
+                json!({"type": "response.output_item.added", "output_index": i,
+                "item": {"type": "reasoning", "id": id, "summary": []}}),
+            ));
+            for p in summary {
+                self.events
+                    .push(ev(json!({"type": "response.reasoning_summary_text.delta",
+                    "item_id": id, "output_index": i, "summary_index": 0, "delta": p})));
+            }
+            let text: String = summary.concat();
+            self.events.push(ev(
+                json!({"type": "response.output_item.done", "output_index": i,
+                "item": {"type": "reasoning", "id": id,
+                         "summary": [{"type": "summary_text", "text": text}],
+                         "encrypted_content": encrypted}}),
+            ));
+            self
+        }
+
+        /// An output message streamed as text deltas.
+        pub fn text(mut self, parts: &[&str]) -> Self {
+            let i = self.next_index;
+            self.next_index += 1;
+            self.events.push(ev(
+                json!({"type": "response.output_item.added", "output_index": i,
+                "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+            ));
+            for p in parts {
+                self.events
+                    .push(ev(json!({"type": "response.output_text.delta",
+                    "item_id": "msg_1", "output_index": i, "content_index": 0, "delta": p})));
+            }
+            let text: String = parts.concat();
+            self.events.push(ev(
+                json!({"type": "response.output_item.done", "output_index": i,
+                "item": {"type": "message", "id": "msg_1", "role": "assistant",
+                         "content": [{"type": "output_text", "text": text}]}}),
+            ));
+            self
+        }
+
+        /// A function call with its arguments streamed in fragments.
+        pub fn function_call(mut self, call_id: &str, name: &str, fragments: &[&str]) -> Self {
+            let i = self.next_index;
+            self.next_index += 1;
+            let item_id = format!("fc_{call_id}");
+            self.events.push(ev(
+                json!({"type": "response.output_item.added", "output_index": i,
+                "item": {"type": "function_call", "id": item_id, "call_id": call_id,
+                         "name": name, "arguments": ""}}),
+            ));
+            for f in fragments {
+                self.events
+                    .push(ev(json!({"type": "response.function_call_arguments.delta",
+                    "item_id": item_id, "output_index": i, "delta": f})));
+            }
+            let args: String = fragments.concat();
+            self.events.push(ev(
+                json!({"type": "response.output_item.done", "output_index": i,
+                "item": {"type": "function_call", "id": item_id, "call_id": call_id,
+                         "name": name, "arguments": args}}),
+            ));
+            self
+        }
+
+        /// `response.completed` with usage (`cached` of the input from the cache).
+        pub fn completed(
+            mut self,
+            input_tokens: u64,
+            cached: u64,
+            output_tokens: u64,
+        ) -> Vec<String> {
+            self.events
+                .push(ev(json!({"type": "response.completed", "response": {
+                "id": "resp_test", "status": "completed",
+                "usage": {"input_tokens": input_tokens,
+                          "input_tokens_details": {"cached_tokens": cached},
+                          "output_tokens": output_tokens,
+                          "total_tokens": input_tokens + output_tokens}}})));
+            self.events
+        }
     }
 }
 
