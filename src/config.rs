@@ -49,18 +49,7 @@ pub struct TuiConfig {
     /// config and `--config` only: a repository does not choose to skip the person's questions.
     pub mode: Option<crate::protocol::WorkMode>,
     /// How pablo gets the person's attention when an approval waits or a turn ends.
-    pub notifications: Option<Notifications>,
-}
-
-/// `[tui] notifications`: `off` (nothing), `bell` (the terminal bell), `desktop` (the bell, and a
-/// desktop notification when the terminal window is not focused).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Notifications {
-    Off,
-    Bell,
-    #[default]
-    Desktop,
+    pub notifications: Option<crate::protocol::Notifications>,
 }
 
 /// The `model` key: a plain name, or a table of settings about the model.

@@ -61,6 +61,17 @@ pub enum Op {
     Shutdown,
 }
 
+/// `[tui] notifications`: `off` (nothing), `bell` (the terminal bell), `desktop` (the bell, and a
+/// desktop notification when the terminal window is not focused).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Notifications {
+    Off,
+    Bell,
+    #[default]
+    Desktop,
+}
+
 /// A workspace file attached to a message with `@path`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attachment {

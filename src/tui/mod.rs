@@ -106,7 +106,7 @@ pub struct TuiOptions {
     /// The person's slash commands (`launch::commands`).
     pub custom_commands: Vec<crate::protocol::CustomCommand>,
     /// `[tui] notifications`.
-    pub notifications: crate::config::Notifications,
+    pub notifications: crate::protocol::Notifications,
 }
 
 /// Runs the full-screen TUI for a started agent (its approvals must be

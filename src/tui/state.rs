@@ -101,11 +101,13 @@ pub struct AppState {
     /// The person's slash commands (markdown files), after the built-in ones.
     pub custom_commands: Vec<CustomCommand>,
     /// `[tui] notifications`.
-    pub notifications: crate::config::Notifications,
+    pub notifications: crate::protocol::Notifications,
     /// The terminal window has the focus (as its focus events say; true until one says not).
     pub focused: bool,
     /// The last finished answer of the assistant (`/copy`).
     pub last_answer: String,
+    /// Inline: the whole transcript, expanded, on the alternate screen (ctrl-o).
+    pub transcript_overlay: bool,
     /// Inline mode: finished cells live in the terminal's scrollback; the view draws only the live
     /// part (see `tui::inline`). Off in the full-screen (`--alt-screen`) mode.
     pub inline: bool,
@@ -144,6 +146,7 @@ impl AppState {
             notifications: Default::default(),
             focused: true,
             last_answer: String::new(),
+            transcript_overlay: false,
             inline: false,
             live_reasoning: false,
         }
@@ -153,7 +156,7 @@ impl AppState {
     /// did); a finished turn only when they are elsewhere. `desktop` adds a notification when the
     /// terminal is not focused.
     fn alert(&mut self, always_ring: bool, message: &str) {
-        use crate::config::Notifications;
+        use crate::protocol::Notifications;
         if self.notifications == Notifications::Off || (!always_ring && self.focused) {
             return;
         }
@@ -185,10 +188,11 @@ impl AppState {
     /// Whether the screen belongs to a full-screen overlay (pickers, the full diff), which inline
     /// mode shows on the alternate screen.
     pub fn wants_full_screen(&self) -> bool {
-        self.layers.iter().any(|l| match l {
-            Layer::Approval(v) => v.fullscreen,
-            Layer::Sessions(_) | Layer::Resume(_) => true,
-        })
+        (self.inline && self.transcript_overlay)
+            || self.layers.iter().any(|l| match l {
+                Layer::Approval(v) => v.fullscreen,
+                Layer::Sessions(_) | Layer::Resume(_) => true,
+            })
     }
 
     /// Whether something on screen moves by itself (spinners), so frames must keep coming.
@@ -620,7 +624,21 @@ impl AppState {
                 return;
             }
             KeyCode::Char('o') if ctrl => {
-                self.transcript.expanded = !self.transcript.expanded;
+                if self.inline {
+                    // What is in the scrollback is printed for good: the expanded transcript is a
+                    // full-screen view of its own, closed again by ctrl-o or esc.
+                    self.transcript_overlay = !self.transcript_overlay;
+                    self.transcript.expanded = self.transcript_overlay;
+                    self.transcript.show_all = self.transcript_overlay;
+                    if self.transcript_overlay {
+                        self.hint =
+                            Some("the whole transcript, expanded · ctrl-o or esc closes".into());
+                    } else {
+                        self.hint = None;
+                    }
+                } else {
+                    self.transcript.expanded = !self.transcript.expanded;
+                }
                 return;
             }
             KeyCode::Char('t') if ctrl => {
@@ -648,6 +666,13 @@ impl AppState {
         }
         match key.code {
             KeyCode::Char('b') if ctrl => return self.open_sessions(),
+            KeyCode::Esc if self.transcript_overlay => {
+                self.transcript_overlay = false;
+                self.transcript.expanded = false;
+                self.transcript.show_all = false;
+                self.hint = None;
+                return;
+            }
             KeyCode::Esc => {
                 self.hint = None;
                 return self.interrupt();

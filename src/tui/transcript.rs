@@ -37,6 +37,8 @@ pub struct Transcript {
     /// Cells before this index were written to the terminal's own scrollback (inline mode) and
     /// are never drawn again; the view shows the cells from here on.
     flushed: usize,
+    /// Draw every cell, the flushed ones too (inline mode's full-screen transcript view).
+    pub show_all: bool,
 }
 
 impl Transcript {
@@ -63,6 +65,11 @@ impl Transcript {
         self.by_call.clear();
         self.scroll_top = None;
         self.flushed = 0;
+    }
+
+    /// The first cell a frame draws: the first not flushed, or the first of all.
+    fn first_drawn(&self) -> usize {
+        if self.show_all { 0 } else { self.flushed }
     }
 
     /// Whether any cell is still waiting to be drawn (inline mode shows only these).
@@ -115,7 +122,7 @@ impl Transcript {
     /// Brings the cache up to date for `width` and records the viewport height.
     pub fn prepare(&mut self, width: usize, viewport: usize, now: Instant) {
         let mut total = 0;
-        let start = self.flushed;
+        let start = self.first_drawn();
         for (cell, entry) in self.cells[start..]
             .iter()
             .zip(self.cache[start..].iter_mut())
@@ -194,7 +201,7 @@ impl Transcript {
         let top = self.top();
         let bottom = top + area.height as usize;
         let mut y = 0usize;
-        for entry in &self.cache[self.flushed..] {
+        for entry in &self.cache[self.first_drawn()..] {
             let h = entry.lines.len();
             if y + h <= top {
                 y += h;
