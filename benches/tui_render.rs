@@ -191,10 +191,16 @@ struct Startup {
     rss_kib: u64,
 }
 
-/// Spawns `program args` in a 120x40 PTY with its own HOME and XDG dirs, waits until `ready`
-/// holds for the screen text (or 20 s pass), lets it sit idle for a second, reads its RSS, and
-/// ends it.
-fn measure(program: &str, args: &[String], run: usize, ready: fn(&str) -> bool) -> Option<Startup> {
+/// Spawns `program args` in a 120x40 PTY with its own HOME and XDG dirs (and `config` as its user
+/// config, when given), waits until `ready` holds for the screen text (or 20 s pass), lets it sit
+/// idle for a second, reads its RSS, and ends it.
+fn measure(
+    program: &str,
+    args: &[String],
+    config: Option<&str>,
+    run: usize,
+    ready: fn(&str) -> bool,
+) -> Option<Startup> {
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     let home = std::env::temp_dir().join(format!("pablo-bench-{}-{run}", std::process::id()));
     let _ = std::fs::remove_dir_all(&home);
@@ -223,6 +229,11 @@ fn measure(program: &str, args: &[String], run: usize, ready: fn(&str) -> bool) 
         let d = home.join(v);
         let _ = std::fs::create_dir_all(&d);
         cmd.env(v, d);
+    }
+    if let Some(config) = config {
+        let dir = home.join("XDG_CONFIG_HOME").join("pablo");
+        std::fs::create_dir_all(&dir).ok()?;
+        std::fs::write(dir.join("config.toml"), config).ok()?;
     }
     let started = Instant::now();
     let mut child = pty.slave.spawn_command(cmd).ok()?;
@@ -327,7 +338,7 @@ fn startup() {
     ];
     let runs: Vec<Startup> = (0..5)
         .filter_map(|i| {
-            measure(env!("CARGO_BIN_EXE_pablo"), &args, i, |s| {
+            measure(env!("CARGO_BIN_EXE_pablo"), &args, None, i, |s| {
                 // Idle: waiting for the person at the first prompt (or done, without tools).
                 s.contains("[y] Allow once") || s.contains("Ask pablo to do something")
             })
@@ -343,7 +354,7 @@ fn startup() {
             };
             let runs: Vec<Startup> = (0..5)
                 .filter_map(|j| {
-                    measure(path, &args, 200 + 10 * i + j, |s| {
+                    measure(path, &args, None, 200 + 10 * i + j, |s| {
                         s.contains("[y] Allow once") || s.contains("Ask pablo to do something")
                     })
                 })
@@ -356,9 +367,73 @@ fn startup() {
     if let Some(peer) = std::env::var_os("PABLO_BENCH_PEER") {
         let peer = peer.to_string_lossy().into_owned();
         let runs: Vec<Startup> = (0..5)
-            .filter_map(|i| measure(&peer, &[], 100 + i, |s| !s.trim().is_empty()))
+            .filter_map(|i| measure(&peer, &[], None, 100 + i, |s| !s.trim().is_empty()))
             .collect();
         report(&peer, &runs);
+    }
+}
+
+/// Plain `pablo` (a local provider that is never called before a prompt) with no MCP server and
+/// with three `server-everything` servers configured, in the same run: servers start in the
+/// background, so the first frame should not wait for them.
+fn mcp_startup() {
+    let index = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "tests/mcp_servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let node = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("node"))
+            .find(|p| p.is_file())
+    });
+    let (Some(node), true) = (node, index.is_file()) else {
+        println!(
+            "pablo start-up with MCP servers: not measured (needs node and `npm ci` in tests/mcp_servers)"
+        );
+        return;
+    };
+    let base = "provider = \"ollama\"\nmodel = \"bench\"\nbase_url = \"http://127.0.0.1:9/v1\"\n";
+    let mut with_servers = base.to_string();
+    for name in ["one", "two", "three"] {
+        with_servers.push_str(&format!(
+            "\n[mcp_servers.{name}]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\n",
+            node.display().to_string(),
+            index.display().to_string()
+        ));
+    }
+    // Servers that cost nothing to start and never answer: what the first frame waits for when
+    // the machine is not also busy starting three node programs.
+    let mut silent = base.to_string();
+    for name in ["one", "two", "three"] {
+        silent.push_str(&format!(
+            "\n[mcp_servers.{name}]\ncommand = \"sleep\"\nargs = [\"60\"]\n"
+        ));
+    }
+    let ready: fn(&str) -> bool = |s| s.contains("Ask pablo to do something");
+    for (name, config, offset) in [
+        ("pablo, no MCP server", base.to_string(), 300),
+        (
+            "pablo, 3 MCP servers (server-everything)",
+            with_servers,
+            400,
+        ),
+        (
+            "pablo, 3 MCP servers that never answer (sleep 60)",
+            silent,
+            500,
+        ),
+    ] {
+        let runs: Vec<Startup> = (0..5)
+            .filter_map(|i| {
+                measure(
+                    env!("CARGO_BIN_EXE_pablo"),
+                    &[],
+                    Some(&config),
+                    offset + i,
+                    ready,
+                )
+            })
+            .collect();
+        report(name, &runs);
     }
 }
 
@@ -429,5 +504,6 @@ criterion_group!(benches, render, render_inline);
 fn main() {
     benches();
     startup();
+    mcp_startup();
     Criterion::default().configure_from_args().final_summary();
 }

@@ -206,6 +206,7 @@ impl<W: Write> Printer<'_, W> {
                 Some(json!({"type": "error", "code": code, "message": message}))
             }
             Event::Warning { message } => Some(json!({"type": "warning", "message": message})),
+            Event::McpServer { server } => Some(json!({"type": "mcp_server", "server": server})),
             Event::ContextCompacted {
                 summary,
                 replaced_messages,
@@ -305,6 +306,13 @@ impl<W: Write> Printer<'_, W> {
                 self.end_stream()?;
                 writeln!(self.out, "warning: {message}")
             }
+            Event::McpServer { server } => match crate::protocol::describe::mcp_server(server) {
+                Some(line) => {
+                    self.end_stream()?;
+                    writeln!(self.out, "{line}")
+                }
+                None => Ok(()),
+            },
             Event::ContextCompacted {
                 replaced_messages, ..
             } => {

@@ -128,6 +128,8 @@ impl Common {
             max_model_calls: self.max_model_calls,
             max_tool_calls: self.max_tool_calls,
             mode: self.mode,
+            // Only the TUI shows servers becoming ready; elsewhere the first turn waits for them.
+            wait_for_mcp: front == Front::Headless,
         }
     }
 }
@@ -183,6 +185,29 @@ enum Command {
     Policy {
         #[command(subcommand)]
         command: PolicyCommand,
+    },
+    /// The configured MCP servers: start each, then show its state and what it offers.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum McpCommand {
+    /// Every configured server: state (ready, failed with the reason), tools, prompts,
+    /// resources (exit status 1 when one failed).
+    List {
+        /// One JSON object per server, one per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The tools of one server: offered name, real name, description and input schema.
+    Tools {
+        /// The server's name (`[mcp_servers.NAME]`).
+        name: String,
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -311,6 +336,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         }) => config_validate(&cli.common, file),
         Some(Command::Demo { dir, keep }) => runtime.block_on(demo(cli.common, dir, keep)),
         Some(Command::Policy { command }) => policy_command(&cli.common, command),
+        Some(Command::Mcp { command }) => runtime.block_on(mcp_command(&cli.common, command)),
         None => runtime.block_on(tui(cli.common)),
     }
 }
@@ -637,6 +663,68 @@ fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
+    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    let servers = launch.mcp_servers().await?;
+    for w in &launch.warnings {
+        eprintln!("pablo: warning: {w}");
+    }
+    let failed = servers
+        .iter()
+        .any(|s| s.state == pablo::protocol::McpState::Failed);
+    match command {
+        McpCommand::List { json } => {
+            if json {
+                for s in &servers {
+                    println!("{}", serde_json::to_string(s)?);
+                }
+            } else if servers.is_empty() {
+                println!(
+                    "no MCP servers configured ([mcp_servers.NAME] in the config; see docs/mcp.md)"
+                );
+            } else {
+                for s in &servers {
+                    print!("{}", launch::mcp::describe_server(s));
+                }
+            }
+            Ok(if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        McpCommand::Tools { name, json } => {
+            let Some(server) = servers.iter().find(|s| s.name == name) else {
+                let known: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+                anyhow::bail!(
+                    "no MCP server named {name:?} (configured: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                );
+            };
+            if let Some(reason) = &server.reason {
+                eprintln!("pablo: MCP server {name} failed: {reason}");
+                return Ok(ExitCode::FAILURE);
+            }
+            for t in &server.tools {
+                if json {
+                    println!("{}", serde_json::to_string(t)?);
+                } else {
+                    let hint = match t.read_only_hint {
+                        Some(true) => "  (says it only reads)",
+                        _ => "",
+                    };
+                    println!("{}  ({}){hint}\n    {}", t.name, t.real_name, t.description);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {

@@ -1044,8 +1044,113 @@ mod in_process {
         t.finish().await;
     }
 
+    /// `session/new` with server-everything over stdio, as an editor passes it.
+    async fn session_with_everything(t: &mut InProcess, node: &Path) -> String {
+        t.rpc.initialize().await;
+        let ws = t.env.workspace.clone();
+        let index = crate::support::mcp::reference_server("server-everything");
+        let id = t
+            .rpc
+            .request(
+                "session/new",
+                json!({"cwd": ws, "mcpServers": [{"name": "everything", "command": node,
+                    "args": [index, "stdio"], "env": [{"name": "GREETING", "value": "hi"}]}]}),
+            )
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        r["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session: {r}"))
+            .to_string()
+    }
+
     #[tokio::test]
-    async fn mcp_servers_are_accepted_and_reported_as_unsupported() {
+    async fn an_editors_stdio_server_from_session_new_is_called_in_the_turn_after_permission() {
+        let Some(node) = crate::support::mcp::node_or_skip("an_editors_stdio_server_…") else {
+            return;
+        };
+        let mut t = InProcess::start(
+            vec![
+                vec![
+                    Step::Call(
+                        "call_m",
+                        "mcp__everything__echo",
+                        json!({"message": "from the editor"}),
+                    ),
+                    Step::Done(ModelStopReason::ToolUse),
+                ],
+                vec![Step::Text("echoed"), Step::Done(ModelStopReason::EndTurn)],
+            ],
+            None,
+        );
+        let session = session_with_everything(&mut t, &node).await;
+        let id = t.prompt(&session, "echo it").await;
+        let mut answer = |m: &Value| {
+            assert_eq!(m["method"], "session/request_permission");
+            allow_once()
+        };
+        let r = t.rpc.response_to(id, &mut answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        // The first model request already offered the server's tools: a turn waits for the
+        // editor's servers to start.
+        let first = t.model.requests.lock().unwrap()[0].clone();
+        assert!(
+            first
+                .tools
+                .iter()
+                .any(|t| t.name == "mcp__everything__echo"),
+            "{:?}",
+            first.tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+        );
+        let params = &t.rpc.agent_requests[0]["params"];
+        let title = params["toolCall"]["title"].as_str().unwrap_or_default();
+        assert!(title.contains("echo"), "{params}");
+        let second = t.model.requests.lock().unwrap()[1].clone();
+        let tool_msg = format!("{:?}", second.messages.last().unwrap());
+        assert!(tool_msg.contains("from the editor"), "{tool_msg}");
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn cancelling_the_turn_cancels_an_in_flight_mcp_call() {
+        let Some(node) = crate::support::mcp::node_or_skip("cancelling_the_turn_…") else {
+            return;
+        };
+        let mut t = InProcess::start(
+            vec![vec![
+                Step::Call(
+                    "call_long",
+                    "mcp__everything__trigger-long-running-operation",
+                    json!({"duration": 300, "steps": 300}),
+                ),
+                Step::Done(ModelStopReason::ToolUse),
+            ]],
+            None,
+        );
+        let session = session_with_everything(&mut t, &node).await;
+        let id = t.prompt(&session, "run the long one").await;
+        // Allowed, then running on the server.
+        t.rpc
+            .until(
+                &mut |m| {
+                    m["params"]["update"]["sessionUpdate"] == "tool_call_update"
+                        && m["params"]["update"]["status"] == "in_progress"
+                },
+                &mut |_| allow_once(),
+            )
+            .await;
+        t.rpc
+            .notify("session/cancel", json!({"sessionId": session}))
+            .await;
+        // A 300 s operation: the answer can only come this soon if the call was cancelled.
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
+        assert_eq!(t.model.requests.lock().unwrap().len(), 1);
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn an_sse_server_from_the_editor_is_refused_with_its_name() {
         let mut t = InProcess::start(Vec::new(), None);
         t.rpc.initialize().await;
         let ws = t.env.workspace.clone();
@@ -1054,14 +1159,15 @@ mod in_process {
             .request(
                 "session/new",
                 json!({"cwd": ws, "mcpServers": [
-                    {"name": "files", "command": "/bin/true", "args": [], "env": []}]}),
+                    {"type": "sse", "name": "old", "url": "http://127.0.0.1:1/sse", "headers": []}]}),
             )
             .await;
         let r = t.rpc.response_to(id, &mut no_answer).await;
-        assert!(r["result"]["sessionId"].is_string(), "{r}");
-        let mcp = &r["result"]["_meta"]["pablo"]["mcpServers"];
-        assert_eq!(mcp["accepted"], 1);
-        assert_eq!(mcp["supported"], false);
+        let message = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("old: the SSE transport is not supported"),
+            "{r}"
+        );
         t.finish().await;
     }
 }

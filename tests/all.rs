@@ -17,6 +17,7 @@ mod context;
 mod docs;
 mod first_session;
 mod fs_tools;
+mod mcp;
 mod policy;
 mod providers;
 mod session;

@@ -1098,6 +1098,73 @@ mod first_session {
         assert!(t.wait_exit().success());
     }
 
+    /// The person's own MCP server, in the user config next to the provider: plain `pablo`
+    /// starts it, says when it is ready, and a call of its tool goes through the approval prompt.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn plain_pablo_starts_the_configured_filesystem_server_and_y_approves_its_read() {
+        use crate::support::mcp::{node_or_skip, reference_server, toml_str};
+        let Some(node) = node_or_skip("plain_pablo_starts_the_configured_filesystem_server_…")
+        else {
+            return;
+        };
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        // The server is told the workspace is its root (`roots/list`), and it keeps to the roots
+        // it is told: the file is in the workspace.
+        let notes = std::fs::canonicalize(sandbox.workspace()).unwrap();
+        std::fs::create_dir_all(notes.join("notes")).unwrap();
+        let file = notes.join("notes/todo.txt");
+        std::fs::write(&file, "water the plants\n").unwrap();
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n\n\
+             [mcp_servers.notes]\ncommand = {}\nargs = [{}, {}]\n",
+            server.base_url(),
+            toml_str(&node.display().to_string()),
+            toml_str(&reference_server("server-filesystem").display().to_string()),
+            toml_str(&notes.display().to_string()),
+        ));
+        let args = json!({"path": file.display().to_string()}).to_string();
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_1",
+            "mcp__notes__read_text_file",
+            &[&args],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer(
+            "You need to water the plants.",
+        )));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        // The server starts in the background; the status line and the transcript say when it
+        // is ready.
+        t.wait_for("mcp 1/1");
+        t.wait_for("mcp notes: ready");
+        t.send("what is on my todo list?\r");
+        t.wait_for("Call read_text_file on the MCP server notes?");
+        t.wait_for("server notes  tool read_text_file");
+        t.wait_for(&file.display().to_string());
+        t.send("y");
+        t.wait_for("You need to water the plants.");
+        let last: Value = server.requests().last().unwrap().json();
+        let result = last["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(result.contains("water the plants"), "{result}");
+        let tools = offered_tools(&server);
+        assert!(
+            tools.contains(&"mcp__notes__read_text_file".to_string()),
+            "{tools:?}"
+        );
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn with_read_only_no_edit_tool_is_offered_and_the_status_line_says_so() {
         let server = ScriptedServer::start().await;

@@ -28,7 +28,7 @@ use tokio::task::JoinHandle;
 
 use crate::core::ApprovalMode;
 use crate::core::Coded;
-use crate::launch::{AgentSetup, Launch, LaunchError, LaunchOptions, ModelClient};
+use crate::launch::{AgentSetup, Launch, LaunchError, LaunchOptions, McpServerConfig, ModelClient};
 use crate::protocol::{ApprovalAnswer, Event, Op, Preview, StopReason, Verdict};
 
 pub use translate::Translator;
@@ -78,6 +78,8 @@ pub enum AcpError {
     Launch(#[from] LaunchError),
     #[error("the ACP connection failed: {0}")]
     Connection(String),
+    #[error("MCP server {0}")]
+    McpServer(String),
 }
 
 impl Coded for AcpError {
@@ -92,6 +94,7 @@ impl Coded for AcpError {
             AcpError::AgentStopped(_) => "agent_stopped",
             AcpError::Launch(e) => e.code(),
             AcpError::Connection(_) => "connection_failed",
+            AcpError::McpServer(_) => "mcp_server_unsupported",
         }
     }
 }
@@ -103,6 +106,7 @@ impl AcpError {
         let code = match self {
             AcpError::CwdNotAbsolute(_)
             | AcpError::UnsupportedContent(_)
+            | AcpError::McpServer(_)
             | AcpError::WorkspaceMismatch { .. } => ErrorCode::INVALID_PARAMS,
             AcpError::UnknownSession(_) => ErrorCode::RESOURCE_NOT_FOUND,
             AcpError::PromptRunning(_) | AcpError::SessionOpen(_) => ErrorCode::INVALID_REQUEST,
@@ -296,6 +300,7 @@ impl Server {
             .agent_capabilities(
                 acp::AgentCapabilities::new()
                     .load_session(true)
+                    .mcp_capabilities(acp::McpCapabilities::new().http(true))
                     .prompt_capabilities(
                         acp::PromptCapabilities::new()
                             .image(false)
@@ -315,28 +320,14 @@ impl Server {
             return Err(AcpError::CwdNotAbsolute(req.cwd));
         }
         let mut launch = self.launch(&req.cwd)?;
+        launch.add_mcp_servers(editor_mcp_servers(&req.mcp_servers)?);
         let model = (self.models)(&launch).await?;
         let id = Launch::new_session_id();
         let translator = translator_for(&launch)?;
         let setup = launch.agent_setup(id.clone(), model, ApprovalMode::Interactive)?;
         self.start(&launch, setup, translator, cx)?;
-        let mut response = acp::NewSessionResponse::new(id.clone());
-        if !req.mcp_servers.is_empty() {
-            tracing::warn!(
-                session = %id,
-                servers = req.mcp_servers.len(),
-                "MCP servers listed by the client are accepted but not supported yet"
-            );
-            if let serde_json::Value::Object(meta) = json!({"pablo": {"mcpServers": {
-                "accepted": req.mcp_servers.len(),
-                "supported": false,
-                "message": "pablo does not connect to MCP servers yet; the listed servers are ignored",
-            }}}) {
-                response = response.meta(meta);
-            }
-        }
-        tracing::info!(session = %id, "acp session started");
-        Ok(response)
+        tracing::info!(session = %id, mcp_servers = req.mcp_servers.len(), "acp session started");
+        Ok(acp::NewSessionResponse::new(id))
     }
 
     /// Resumes a journaled session: its history is replayed to the client as `session/update`
@@ -355,6 +346,7 @@ impl Server {
             return Err(AcpError::SessionOpen(id));
         }
         let mut launch = self.launch(&req.cwd)?;
+        launch.add_mcp_servers(editor_mcp_servers(&req.mcp_servers)?);
         let model = (self.models)(&launch).await?;
         let header = launch
             .session_store()
@@ -394,6 +386,8 @@ impl Server {
     fn launch(&self, cwd: &std::path::Path) -> Result<Launch, AcpError> {
         let mut options = self.options.clone();
         options.workspace = Some(cwd.to_path_buf());
+        // The editor shows no server becoming ready: a turn sees every server that will start.
+        options.wait_for_mcp = true;
         Ok(Launch::prepare(options)?)
     }
 
@@ -508,6 +502,58 @@ impl Server {
             }
         }
     }
+}
+
+/// The MCP servers an editor passes in `session/new` or `session/load`, as config tables: the same
+/// rules as the config's (a clean environment plus what is listed, the same timeouts and
+/// policy). SSE, a transport the protocol has retired, is refused with the server's name.
+fn editor_mcp_servers(
+    servers: &[acp::McpServer],
+) -> Result<Vec<(String, McpServerConfig)>, AcpError> {
+    let mut out = Vec::new();
+    for server in servers {
+        let (name, config) = match server {
+            acp::McpServer::Stdio(s) => (
+                s.name.clone(),
+                McpServerConfig {
+                    command: Some(s.command.display().to_string()),
+                    args: s.args.clone(),
+                    env: s
+                        .env
+                        .iter()
+                        .map(|v| (v.name.clone(), v.value.clone()))
+                        .collect(),
+                    ..Default::default()
+                },
+            ),
+            acp::McpServer::Http(h) => (
+                h.name.clone(),
+                McpServerConfig {
+                    url: Some(h.url.clone()),
+                    headers: h
+                        .headers
+                        .iter()
+                        .map(|v| (v.name.clone(), v.value.clone()))
+                        .collect(),
+                    ..Default::default()
+                },
+            ),
+            acp::McpServer::Sse(s) => {
+                return Err(AcpError::McpServer(format!(
+                    "{}: the SSE transport is not supported; use streamable HTTP",
+                    s.name
+                )));
+            }
+            _ => {
+                return Err(AcpError::McpServer(
+                    "an MCP server of a transport pablo does not know".into(),
+                ));
+            }
+        };
+        let name = crate::launch::mcp::editor_server_name(&name);
+        out.push((name, config));
+    }
+    Ok(out)
 }
 
 /// A translator for sessions of this launch: tool kinds from its catalog, and the host's bound

@@ -297,6 +297,10 @@ impl Translator {
                 Some(id) => format!("{action} background session {id}"),
                 None => format!("{action} background sessions"),
             })],
+            Preview::Mcp(m) => vec![text_content(format!(
+                "MCP server {}, tool {}, arguments: {}",
+                m.server, m.tool, m.arguments
+            ))],
             Preview::Read { .. } | Preview::Internal => Vec::new(),
         }
     }
@@ -352,6 +356,7 @@ fn permission_title(tool: &str, preview: &Preview) -> String {
         Preview::Read { path } => format!("{tool} {path}"),
         Preview::Session { action, .. } => format!("Background session: {action}"),
         Preview::Internal => tool.to_string(),
+        Preview::Mcp(m) => format!("{} ({} MCP server)", m.tool, m.server),
     }
 }
 

@@ -15,6 +15,7 @@
 pub mod attach;
 pub mod context;
 pub mod limits;
+pub mod mcp_input;
 pub mod mode;
 pub mod window;
 
@@ -332,8 +333,11 @@ impl Agent {
                 mode: self.mode.get(),
             });
         }
+        // MCP servers start in the background; their states arrive as events.
+        self.host.mcp.start(Some(self.events.clone()));
         let mut queued: std::collections::VecDeque<String> = Default::default();
         let mut shutting_down = false;
+        let mut first_turn = true;
         while !shutting_down {
             let text = match queued.pop_front() {
                 Some(t) => t,
@@ -349,6 +353,36 @@ impl Agent {
                         continue;
                     }
                 },
+            };
+            if std::mem::take(&mut first_turn) && self.host.mcp.waits_for_first_turn() {
+                self.host.mcp.settled().await;
+            }
+            if let Err(message) = self.host.mcp.required_ready().await {
+                // A required server is part of the session: without it there is none.
+                self.emit(Event::Error {
+                    code: "mcp_required_server_failed".into(),
+                    message,
+                });
+                self.emit(Event::TurnCompleted {
+                    stop_reason: StopReason::Error,
+                    usage: self.usage,
+                });
+                break;
+            }
+            let text = match mcp_input::expand(&self.host.mcp, &text).await {
+                Ok(t) => t,
+                Err(f) => {
+                    // Nothing was sent: the person reads why and types again.
+                    self.emit(Event::Error {
+                        code: f.code,
+                        message: f.message,
+                    });
+                    self.emit(Event::TurnCompleted {
+                        stop_reason: StopReason::Error,
+                        usage: self.usage,
+                    });
+                    continue;
+                }
             };
             let cancel = CancellationToken::new();
             let pending = self.pending.clone();
@@ -403,8 +437,9 @@ impl Agent {
                 }
             }
         }
-        // No background command outlives the agent.
+        // No background command or MCP server outlives the agent.
         self.host.sessions.kill_all().await;
+        self.host.mcp.shutdown().await;
         self.emit(Event::ShutdownComplete);
     }
 
@@ -1140,7 +1175,7 @@ impl Agent {
         span: &tracing::Span,
     ) -> Result<Value, ToolFailure> {
         let parsed = parse_arguments(&call.arguments);
-        let tool = self.catalog.get(&call.name).cloned();
+        let tool = self.catalog.get(&call.name);
         let Some(tool) = tool else {
             let known: Vec<_> = self.catalog.specs().into_iter().map(|s| s.name).collect();
             return Err(ToolFailure::new(

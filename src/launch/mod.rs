@@ -4,6 +4,7 @@
 
 pub mod commands;
 pub mod demo;
+pub mod mcp;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,7 +24,9 @@ use crate::workspace::{Workspace, WorkspaceOptions};
 // What a front-end holds of the engine it is given: the setup of one agent (to start it, or to
 // attach an editor first), the model it talks to, and the rows of the session list.
 pub use crate::agent::AgentSetup;
+pub use crate::config::McpServerConfig;
 pub use crate::model::ModelClient;
+pub use crate::protocol::McpServerView;
 pub use crate::session::SessionInfo;
 
 /// Starts the agent of `setup`; the front-end talks to it through the returned handle.
@@ -58,6 +61,9 @@ pub struct LaunchOptions {
     pub max_tool_calls: Option<u64>,
     /// `--mode`: the working mode at start, over `[tui] mode`.
     pub mode: Option<crate::protocol::WorkMode>,
+    /// The first turn waits until every MCP server is ready or failed (`pablo run`, ACP); the
+    /// TUI leaves it off so its first prompt is never held up.
+    pub wait_for_mcp: bool,
 }
 
 /// Why the engine could not start.
@@ -107,6 +113,8 @@ pub struct Launch {
     pub options: LaunchOptions,
     /// Non-fatal notes for the person (a cut AGENTS.md, …).
     pub warnings: Vec<String>,
+    /// MCP servers the front-end adds (an editor's `mcpServers`).
+    extra_mcp: Vec<(String, McpServerConfig)>,
 }
 
 impl Launch {
@@ -148,6 +156,7 @@ impl Launch {
             limits,
             options,
             warnings: Vec::new(),
+            extra_mcp: Vec::new(),
         })
     }
 
@@ -168,6 +177,15 @@ impl Launch {
         session_id: &str,
         policy: &Arc<PolicyEngine>,
     ) -> Result<Arc<Host>, LaunchError> {
+        self.host_with(session_id, policy, None)
+    }
+
+    fn host_with(
+        &self,
+        session_id: &str,
+        policy: &Arc<PolicyEngine>,
+        mcp: Option<Arc<crate::tools::mcp::McpHub>>,
+    ) -> Result<Arc<Host>, LaunchError> {
         let state_dir = self.session_state_dir(session_id);
         std::fs::create_dir_all(&state_dir).map_err(|e| LaunchError::StateDir {
             path: state_dir.clone(),
@@ -182,6 +200,9 @@ impl Launch {
         host.readable = Some(Arc::new(move |path: &str| {
             roots.check_path(path, crate::policy::Access::Read).is_ok()
         }));
+        if let Some(hub) = mcp {
+            host.mcp = hub;
+        }
         Ok(Arc::new(host))
     }
 
@@ -290,9 +311,12 @@ impl Launch {
         // Denied tools stay in the catalog so a call is refused with the rule that denied it
         // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;
+        let hub = self.mcp_hub(&policy);
+        let mut catalog = self.catalog(&policy)?;
+        catalog.attach_mcp(hub.clone());
         Ok(AgentSetup {
-            host: self.host(&session_id, &policy)?,
-            catalog: self.catalog(&policy)?,
+            host: self.host_with(&session_id, &policy, Some(hub))?,
+            catalog,
             policy,
             limits: self.limits.clone(),
             system_prompt: self.system_prompt(),
@@ -320,9 +344,12 @@ impl Launch {
         state
             .restore_approvals(&policy)
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        let hub = self.mcp_hub(&policy);
+        let mut catalog = self.catalog(&policy)?;
+        catalog.attach_mcp(hub.clone());
         let setup = AgentSetup {
-            host: self.host(session_id, &policy)?,
-            catalog: self.catalog(&policy)?,
+            host: self.host_with(session_id, &policy, Some(hub))?,
+            catalog,
             policy,
             limits: self.limits.clone(),
             system_prompt: self.system_prompt(),

@@ -44,6 +44,8 @@ pub struct Compiled {
     pub tool_allow_lists: Vec<(String, BTreeSet<String>)>,
     /// The strictest explicit mode per tool, with the id of the layer that set it.
     pub tool_modes: BTreeMap<String, (ToolMode, String)>,
+    /// `[mcp_servers.NAME] tools.TOOL`: the strictest mode per (server, real tool name).
+    pub mcp_modes: BTreeMap<(String, String), (ToolMode, String)>,
     pub allow_write: bool,
     pub preapproved_writes: bool,
     pub shell_disabled: Option<(String, String)>,
@@ -79,7 +81,7 @@ struct LayerRef<'a> {
     trusted: bool,
 }
 
-fn mode_rank(m: ToolMode) -> u8 {
+pub(super) fn mode_rank(m: ToolMode) -> u8 {
     match m {
         ToolMode::Auto => 0,
         ToolMode::Ask => 1,
@@ -135,6 +137,7 @@ impl Compiled {
             tool_denies: BTreeMap::new(),
             tool_allow_lists: Vec::new(),
             tool_modes: BTreeMap::new(),
+            mcp_modes: BTreeMap::new(),
             allow_write: src.flags.allow_write,
             preapproved_writes: src.flags.preapproved_writes,
             shell_disabled: None,
@@ -205,6 +208,26 @@ impl Compiled {
                     .is_none_or(|(m, _)| mode_rank(*mode) > mode_rank(*m));
                 if stricter {
                     c.tool_modes.insert(tool.clone(), (*mode, id));
+                }
+            }
+            for (server, cfg) in &l.file.mcp_servers {
+                for (tool, mode) in &cfg.tools {
+                    if !l.trusted && *mode == ToolMode::Auto {
+                        ignored(
+                            &mut c,
+                            format!("mcp_servers.{server}.tools.{tool} = \"auto\""),
+                        );
+                        continue;
+                    }
+                    let id = format!("{}.mcp_servers.{server}.tools.{tool}", l.prefix);
+                    let key = (server.clone(), tool.clone());
+                    let stricter = c
+                        .mcp_modes
+                        .get(&key)
+                        .is_none_or(|(m, _)| mode_rank(*mode) > mode_rank(*m));
+                    if stricter {
+                        c.mcp_modes.insert(key, (*mode, id));
+                    }
                 }
             }
             let shell = &opts.shell;

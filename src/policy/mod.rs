@@ -84,6 +84,8 @@ pub struct PolicyEngine {
     resolver: Resolver,
     store: Option<RuleStore>,
     saved: RwLock<Saved>,
+    /// The person trusts this folder's project config (`pablo policy trust`).
+    project_trusted: bool,
 }
 
 #[derive(Debug, Default)]
@@ -145,6 +147,7 @@ impl PolicyEngine {
             resolver,
             store: None,
             saved: RwLock::new(Saved::default()),
+            project_trusted: false,
         }
     }
 
@@ -194,6 +197,7 @@ impl PolicyEngine {
             resolver,
             store,
             saved: RwLock::new(saved),
+            project_trusted,
         })
     }
 
@@ -224,6 +228,12 @@ impl PolicyEngine {
         &self.compiled.warnings
     }
 
+    /// Whether the project layer (`.pablo/config.toml`) is trusted, so that it may start
+    /// programs (MCP servers) and grant.
+    pub fn project_trusted(&self) -> bool {
+        self.project_trusted
+    }
+
     /// The launcher the shell tools must use (`/bin/sh` unless a trusted layer says otherwise).
     pub fn launcher(&self) -> &str {
         &self.compiled.launcher
@@ -243,16 +253,16 @@ impl PolicyEngine {
     /// Removes from the catalog every tool that policy denies outright, so the model is never
     /// offered it. Returns the names removed.
     pub fn narrow_catalog(&self, catalog: &mut Catalog) -> Vec<String> {
-        let names: Vec<&'static str> = catalog.names().collect();
+        let names: Vec<String> = catalog.names().map(str::to_string).collect();
         let mut removed = Vec::new();
         for name in names {
             let kind = catalog
-                .get(name)
+                .get(&name)
                 .map(|t| t.kind())
                 .unwrap_or(ToolKind::Execute);
-            if self.gate(name, kind).is_err() {
-                catalog.remove(name);
-                removed.push(name.to_string());
+            if self.gate(&name, kind).is_err() {
+                catalog.remove(&name);
+                removed.push(name);
             }
         }
         removed
@@ -407,6 +417,56 @@ impl PolicyEngine {
                 self.by_tool_mode(tool, kind, explicit)
             }
             Preview::Internal => self.by_tool_mode(tool, kind, explicit),
+            Preview::Mcp(call) => self.decide_mcp(tool, explicit, call),
+        }
+    }
+
+    /// An MCP tool: the strictest of `[options.tools]` for its offered name and
+    /// `[mcp_servers.NAME] tools.TOOL` for its real one; without either it asks (someone else's
+    /// code, whatever its annotations claim). "Allow always" is saved per tool.
+    fn decide_mcp(
+        &self,
+        tool: &str,
+        explicit: Option<(ToolMode, String)>,
+        call: &crate::protocol::McpCallPreview,
+    ) -> Verdict {
+        let per_server = self
+            .compiled
+            .mcp_modes
+            .get(&(call.server.clone(), call.tool.clone()))
+            .cloned();
+        let mode = match (explicit, per_server) {
+            (Some(a), Some(b)) => Some(if layers::mode_rank(b.0) > layers::mode_rank(a.0) {
+                b
+            } else {
+                a
+            }),
+            (a, b) => a.or(b),
+        };
+        let (mode, id) = mode.unwrap_or((ToolMode::Ask, "builtin.mcp".to_string()));
+        let what = format!("{} of the MCP server {}", call.tool, call.server);
+        match mode {
+            ToolMode::Auto => Verdict::allow(id),
+            ToolMode::Deny => Verdict::deny(id.clone(), format!("{what} is denied ({id})")),
+            ToolMode::Ask => {
+                let t = tool.to_string();
+                if let Some(saved) =
+                    self.saved_allows(|k| matches!(k, SavedKind::Tool { tool: x } if *x == t))
+                {
+                    return Verdict::allow(saved);
+                }
+                let mut reason = if id == "builtin.mcp" {
+                    format!("{what} asks first (MCP tools ask by default)")
+                } else {
+                    format!("{what} is set to ask ({id})")
+                };
+                if call.read_only_hint == Some(true) {
+                    reason.push_str("; the server says it only reads, which is its claim");
+                }
+                let mut v = Verdict::ask(id, reason);
+                v.always_rule = Some(SavedKind::Tool { tool: t }.describe());
+                v
+            }
         }
     }
 
@@ -558,6 +618,7 @@ fn unreachable_defaults(_resolver: &Resolver) -> Compiled {
         tool_denies: BTreeMap::new(),
         tool_allow_lists: Vec::new(),
         tool_modes: BTreeMap::new(),
+        mcp_modes: BTreeMap::new(),
         allow_write: false,
         preapproved_writes: false,
         shell_disabled: None,

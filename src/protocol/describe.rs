@@ -39,9 +39,77 @@ pub fn describe_result(
             "shell.run" => shell_run(data),
             "shell.session" => session(arguments, data, elapsed),
             "plan.update" => plan(data),
+            t if t.starts_with("mcp__") => mcp(data),
             _ => other(data),
         },
     }
+}
+
+/// One line for an MCP server's state change (`mcp everything: ready, 12 tools`), or `None` for
+/// one not worth a line of its own (starting, stopped).
+pub fn mcp_server(view: &super::McpServerView) -> Option<String> {
+    use super::McpState;
+    match view.state {
+        McpState::Ready => {
+            let mut parts = vec![plural(view.tools.len() as u64, "tool")];
+            if !view.prompts.is_empty() {
+                parts.push(plural(view.prompts.len() as u64, "prompt"));
+            }
+            if !view.resources.is_empty() {
+                parts.push(plural(view.resources.len() as u64, "resource"));
+            }
+            Some(format!("mcp {}: ready, {}", view.name, parts.join(", ")))
+        }
+        McpState::Failed => Some(format!(
+            "mcp {}: failed: {}",
+            view.name,
+            view.reason.as_deref().unwrap_or("no reason given")
+        )),
+        McpState::Starting | McpState::Stopped => None,
+    }
+}
+
+/// An MCP tool's result: its text, or what it returned besides.
+fn mcp(data: &Value) -> ResultText {
+    let text = str_of(data, "text").unwrap_or("");
+    let mut body = lines_of(text);
+    if let Some(s) = data.get("structured_content") {
+        body.push(format!("structured: {s}"));
+    }
+    let mut extras = Vec::new();
+    for part in data
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let kind = str_of(part, "type").unwrap_or("content");
+        let what = match (str_of(part, "mime_type"), u64_of(part, "bytes")) {
+            (Some(m), Some(b)) => format!("{kind} {m}, {b} bytes"),
+            _ => format!("{kind} {}", str_of(part, "uri").unwrap_or("")),
+        };
+        extras.push(what.trim_end().to_string());
+    }
+    let first = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(100)
+        .collect::<String>();
+    let mut headline = format!(
+        "{} on {}",
+        str_of(data, "tool").unwrap_or("tool"),
+        str_of(data, "server").unwrap_or("the server")
+    );
+    if !first.is_empty() {
+        headline.push_str(": ");
+        headline.push_str(&first);
+    }
+    if !extras.is_empty() {
+        headline.push_str(&format!(" (+ {})", extras.join(", ")));
+    }
+    ResultText { headline, body }
 }
 
 fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {

@@ -30,6 +30,7 @@ pub fn is_journaled(event: &Event) -> bool {
             | Event::ToolTerminal { .. }
             | Event::SessionOutput { .. }
             | Event::Rules { .. }
+            | Event::McpServer { .. }
     )
 }
 

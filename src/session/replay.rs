@@ -321,6 +321,7 @@ impl Replayer {
             | Event::ToolTerminal { .. }
             | Event::SessionOutput { .. }
             | Event::Rules { .. }
+            | Event::McpServer { .. }
             | Event::Warning { .. }
             | Event::ModeChanged { .. }
             | Event::ModelChanged { .. }

@@ -10,6 +10,7 @@ pub mod fs_list;
 pub mod fs_read;
 pub mod fs_search;
 pub mod fs_write;
+pub mod mcp;
 pub mod plan;
 pub mod schema;
 pub mod shell_run;
@@ -50,6 +51,8 @@ pub struct Host {
     pub sessions: crate::process::SessionManager,
     /// The front-end's buffers and terminals, when it offers them (an editor over ACP).
     pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
+    /// The session's MCP servers (none configured: an empty hub).
+    pub mcp: Arc<mcp::McpHub>,
     /// Which workspace paths the file tools may show (policy's read and deny roots); `None`:
     /// every path. A listing or a search of a directory leaves out the rest, names included.
     pub readable: Option<ReadFilter>,
@@ -73,6 +76,7 @@ impl Host {
             state_dir,
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
             editor: None,
+            mcp: Arc::new(mcp::McpHub::empty()),
             readable: None,
         }
     }
@@ -140,10 +144,10 @@ where
 /// One tool of the catalog.
 #[async_trait]
 pub trait Tool: Send + Sync {
-    /// Native name, e.g. `fs.read`.
-    fn name(&self) -> &'static str;
+    /// Native name, e.g. `fs.read` (an MCP tool's is built at run time: `mcp__SERVER__TOOL`).
+    fn name(&self) -> &str;
     /// Name sent to providers, e.g. `fs_read` (providers reject dots).
-    fn provider_name(&self) -> &'static str;
+    fn provider_name(&self) -> &str;
     fn kind(&self) -> ToolKind;
     /// The description the model reads.
     fn description(&self) -> String;
@@ -169,11 +173,14 @@ pub trait Tool: Send + Sync {
     }
 }
 
-/// The tools one session offers, by native and provider name.
+/// The tools one session offers, by native and provider name: the ones registered at launch,
+/// then those of the MCP servers that are ready at the moment of asking (servers start in the
+/// background and may change their tools, so that part is read live).
 #[derive(Default, Clone)]
 pub struct Catalog {
-    tools: BTreeMap<&'static str, Arc<dyn Tool>>,
-    validators: BTreeMap<&'static str, Arc<schema::Validator>>,
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+    validators: BTreeMap<String, Arc<schema::Validator>>,
+    mcp: Option<Arc<mcp::McpHub>>,
 }
 
 impl Catalog {
@@ -184,9 +191,15 @@ impl Catalog {
     /// Registers a tool. Panics never: an invalid schema is a programming error reported as `Err`.
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), schema::SchemaError> {
         let validator = schema::Validator::new(&tool.schema())?;
-        self.validators.insert(tool.name(), Arc::new(validator));
-        self.tools.insert(tool.name(), tool);
+        self.validators
+            .insert(tool.name().to_string(), Arc::new(validator));
+        self.tools.insert(tool.name().to_string(), tool);
         Ok(())
+    }
+
+    /// Offers the tools of the session's MCP servers as they become ready.
+    pub fn attach_mcp(&mut self, hub: Arc<mcp::McpHub>) {
+        self.mcp = Some(hub);
     }
 
     /// Removes a tool (policy layers can narrow the catalog, never widen it).
@@ -196,33 +209,47 @@ impl Catalog {
     }
 
     /// Finds a tool by native or provider name.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        if let Some(t) = self
+            .tools
             .get(name)
             .or_else(|| self.tools.values().find(|t| t.provider_name() == name))
+        {
+            return Some(t.clone());
+        }
+        self.mcp.as_ref().and_then(|hub| hub.tool(name))
     }
 
-    pub fn validator(&self, native_name: &str) -> Option<&Arc<schema::Validator>> {
-        self.validators.get(native_name)
+    pub fn validator(&self, native_name: &str) -> Option<Arc<schema::Validator>> {
+        if let Some(v) = self.validators.get(native_name) {
+            return Some(v.clone());
+        }
+        self.mcp.as_ref().and_then(|hub| hub.validator(native_name))
     }
 
-    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.tools.keys().copied()
+    /// The registered tools' names (MCP tools come and go; [`Catalog::specs`] has them).
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.tools.keys().map(String::as_str)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.tools.is_empty() && self.mcp.as_ref().is_none_or(|hub| hub.tool_count() == 0)
     }
 
-    /// Specs in provider naming, in a stable order.
+    /// Specs in provider naming, in a stable order: registered tools, then MCP tools.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools
+        let mut specs: Vec<ToolSpec> = self
+            .tools
             .values()
             .map(|t| ToolSpec {
                 name: t.provider_name().to_string(),
                 description: t.description(),
                 parameters: t.schema(),
             })
-            .collect()
+            .collect();
+        if let Some(hub) = &self.mcp {
+            specs.extend(hub.specs());
+        }
+        specs
     }
 }

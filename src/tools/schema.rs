@@ -47,6 +47,14 @@ impl Validator {
         Ok(Self { inner })
     }
 
+    /// A schema written by someone else (an MCP server's `inputSchema`), taken as it is: it need
+    /// not be closed, but arguments are still checked against it before the call is sent.
+    pub fn external(schema: &Value) -> Result<Self, SchemaError> {
+        let inner =
+            jsonschema::validator_for(schema).map_err(|e| SchemaError::Invalid(e.to_string()))?;
+        Ok(Self { inner })
+    }
+
     /// Validates `args`; the error lists every problem with its JSON pointer.
     pub fn validate(&self, tool: &str, args: &Value) -> Result<(), InvalidArguments> {
         let problems: Vec<String> = self

@@ -11,6 +11,7 @@ pub enum CommandId {
     Ps,
     Kill,
     Rules,
+    Mcp,
     Model,
     Mode,
     Copy,
@@ -69,6 +70,12 @@ pub static COMMANDS: &[SlashCommand] = &[
         args: "",
         help: "saved \"allow always\" rules (/rules remove ID)",
         id: CommandId::Rules,
+    },
+    SlashCommand {
+        name: "mcp",
+        args: "",
+        help: "MCP servers: state and what each offers",
+        id: CommandId::Mcp,
     },
     SlashCommand {
         name: "model",

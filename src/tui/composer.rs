@@ -39,6 +39,10 @@ pub struct Composer {
     draft: String,
     /// Workspace files for `@path` completion.
     pub files: Vec<String>,
+    /// MCP prompts as slash commands (`server:prompt`, with their arguments as a hint).
+    pub mcp_commands: Vec<(String, String)>,
+    /// MCP resources for `@server:uri` completion (`server:uri`, and the resource's name).
+    pub mcp_resources: Vec<(String, String)>,
     pub selected: usize,
     /// The person's own slash commands (name, description), completed after the built-in ones.
     pub custom: Vec<(String, String)>,
@@ -137,7 +141,36 @@ impl Composer {
                         insert: format!("/{n}"),
                     }),
             );
+            out.extend(
+                self.mcp_commands
+                    .iter()
+                    .filter(|(c, _)| c.starts_with(name))
+                    .take(8)
+                    .map(|(c, args)| Completion {
+                        label: format!("/{c}"),
+                        detail: args.clone(),
+                        insert: format!("/{c}"),
+                    }),
+            );
             return out;
+        }
+        if let Some((_, frag)) = self.at_token()
+            && frag.contains(':')
+        {
+            let hits: Vec<Completion> = self
+                .mcp_resources
+                .iter()
+                .filter(|(r, _)| r.starts_with(frag))
+                .take(8)
+                .map(|(r, name)| Completion {
+                    label: format!("@{r}"),
+                    detail: name.clone(),
+                    insert: format!("@{r}"),
+                })
+                .collect();
+            if !hits.is_empty() {
+                return hits;
+            }
         }
         if let Some((_, frag)) = self.at_token() {
             let mut hits: Vec<&String> =

@@ -210,6 +210,7 @@ impl ApprovalView {
             }
             Preview::Command(c) if c.background => " Start this background command? ".to_string(),
             Preview::Command(_) => " Run this command? ".to_string(),
+            Preview::Mcp(m) => format!(" Call {} on the MCP server {}? ", m.tool, m.server),
             _ => format!(" Allow {}? ", self.tool),
         }
     }
@@ -341,6 +342,31 @@ impl ApprovalView {
                 Span::styled(format!("{} ", self.tool), theme::bold()),
                 Span::raw(self.summary.clone()),
             ])),
+            Preview::Mcp(m) => {
+                let mut head = vec![
+                    Span::styled("server ", theme::dim()),
+                    Span::styled(m.server.clone(), theme::bold()),
+                    Span::styled("  tool ", theme::dim()),
+                    Span::styled(m.tool.clone(), theme::bold()),
+                ];
+                if let Some(t) = m.title.as_ref().filter(|t| **t != m.tool) {
+                    head.push(Span::styled(format!("  ({t})"), theme::dim()));
+                }
+                wrap_line(&Line::from(head), width, 2, &mut out);
+                if m.read_only_hint == Some(true) {
+                    out.push(Line::from(Span::styled(
+                        "the server says this tool only reads",
+                        theme::dim(),
+                    )));
+                }
+                out.push(Line::from(Span::styled("arguments:", theme::dim())));
+                let pretty = serde_json::to_string_pretty(&m.arguments)
+                    .unwrap_or_else(|_| m.arguments.to_string());
+                for l in pretty.lines() {
+                    let line = Line::from(Span::styled(format!("  {l}"), theme::inline_code()));
+                    wrap_line(&line, width, 4, &mut out);
+                }
+            }
         }
         if !self.verdict.reasons.is_empty() {
             out.push(Line::default());

@@ -238,7 +238,11 @@ async fn run_with_agent(
             .resume_command
             .clone()
             .filter(|_| state.turns > 0),
-        notes: Vec::new(),
+        notes: state
+            .fatal
+            .iter()
+            .map(|f| format!("pablo stopped: {f}"))
+            .collect(),
         resume_requested: state.resume_requested.clone(),
     })
 }

@@ -844,6 +844,104 @@ fn every_tool_result_reads_as_a_line_of_words_with_its_output_beneath() {
     }
 }
 
+fn mcp_server(name: &str, state: McpState, reason: Option<&str>) -> McpServerView {
+    let ready = state == McpState::Ready;
+    McpServerView {
+        name: name.into(),
+        state,
+        transport: "stdio".into(),
+        required: false,
+        reason: reason.map(str::to_string),
+        tools: if ready {
+            vec![McpToolView {
+                name: format!("mcp__{name}__read_text_file"),
+                real_name: "read_text_file".into(),
+                description: "Read a file as text".into(),
+                read_only_hint: Some(true),
+            }]
+        } else {
+            Vec::new()
+        },
+        prompts: if ready {
+            vec![McpPromptView {
+                name: "summarise".into(),
+                description: "Summarise a file".into(),
+                arguments: vec![McpPromptArgument {
+                    name: "path".into(),
+                    required: true,
+                    description: String::new(),
+                }],
+            }]
+        } else {
+            Vec::new()
+        },
+        resources: Vec::new(),
+        log: Some(format!("/home/me/.local/state/pablo/mcp/{name}.log")),
+    }
+}
+
+#[test]
+fn mcp_servers_in_the_status_line_the_transcript_and_slash_mcp() {
+    let (mut s, _) = state();
+    s.apply(Event::McpServer {
+        server: mcp_server("notes", McpState::Starting, None),
+    });
+    s.apply(Event::McpServer {
+        server: mcp_server("broken", McpState::Starting, None),
+    });
+    snap!("mcp_starting", draw(&mut s, 100, 12));
+    s.apply(Event::McpServer {
+        server: mcp_server("notes", McpState::Ready, None),
+    });
+    s.apply(Event::McpServer {
+        server: mcp_server(
+            "broken",
+            McpState::Failed,
+            Some("exited (exit status 3) before it finished starting; it said: no config"),
+        ),
+    });
+    s.submit("/mcp".into());
+    snap!("mcp_ready_and_failed_with_slash_mcp", draw(&mut s, 100, 24));
+    // The server's prompt completes as a slash command, with its argument as the hint.
+    for c in "/notes:".chars() {
+        s.handle_key(key(KeyCode::Char(c)));
+    }
+    let popup = draw(&mut s, 100, 24);
+    assert!(popup.contains("/notes:summarise"), "{popup}");
+    assert!(popup.contains("PATH"), "{popup}");
+}
+
+#[test]
+fn mcp_call_prompt_names_the_server_the_tool_and_the_exact_arguments() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "what is on my todo list?");
+    let args = json!({"path": "/home/me/notes/todo.txt", "head": 20});
+    s.apply(Event::ToolCallBegin {
+        call_id: "m1".into(),
+        tool: "mcp__notes__read_text_file".into(),
+        arguments: args.clone(),
+    });
+    let mut v = Verdict::ask(
+        "builtin.mcp",
+        "read_text_file of the MCP server notes asks first (MCP tools ask by default); the \
+         server says it only reads, which is its claim",
+    );
+    v.always_rule = Some("tool mcp__notes__read_text_file".into());
+    s.apply(Event::ApprovalRequest {
+        call_id: "m1".into(),
+        tool: "mcp__notes__read_text_file".into(),
+        preview: Preview::Mcp(McpCallPreview {
+            server: "notes".into(),
+            tool: "read_text_file".into(),
+            arguments: args,
+            read_only_hint: Some(true),
+            title: Some("Read Text File".into()),
+        }),
+        verdict: v,
+    });
+    snap!("approval_mcp_call", draw(&mut s, 90, 26));
+}
+
 #[test]
 fn the_status_line_in_each_mode() {
     for mode in WorkMode::ALL {

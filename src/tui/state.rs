@@ -18,8 +18,8 @@ use super::text::Output;
 use super::theme;
 use super::transcript::Transcript;
 use crate::protocol::{
-    ApprovalAnswer, CustomCommand, Event, Op, PlanItem, PlanStatus, Preview, RuleSummary,
-    SessionSummary, StopReason, ToolOutcome, Usage, WorkMode,
+    ApprovalAnswer, CustomCommand, Event, McpServerView, McpState, Op, PlanItem, PlanStatus,
+    Preview, RuleSummary, SessionSummary, StopReason, ToolOutcome, Usage, WorkMode,
 };
 
 /// Side effects on the terminal that only the loop can perform.
@@ -111,6 +111,11 @@ pub struct AppState {
     /// Inline mode: finished cells live in the terminal's scrollback; the view draws only the live
     /// part (see `tui::inline`). Off in the full-screen (`--alt-screen`) mode.
     pub inline: bool,
+    /// The session's MCP servers as last reported, by name.
+    pub mcp: Vec<McpServerView>,
+    /// The error that ended the session, when the agent stopped by itself (a required MCP
+    /// server failed): printed after the screen is given back.
+    pub fatal: Option<String>,
     /// Reasoning deltas arrived for the model call in progress.
     live_reasoning: bool,
 }
@@ -148,6 +153,8 @@ impl AppState {
             last_answer: String::new(),
             transcript_overlay: false,
             inline: false,
+            mcp: Vec::new(),
+            fatal: None,
             live_reasoning: false,
         }
     }
@@ -486,6 +493,7 @@ impl AppState {
                 self.sessions = sessions;
             }
             Event::Rules { rules, removed } => self.show_rules(&rules, removed.as_deref()),
+            Event::McpServer { server } => self.mcp_changed(server),
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
             Event::Attachments { files } => {
                 let names: Vec<String> = files
@@ -513,6 +521,9 @@ impl AppState {
                 self.hint = Some(format!("{} mode · shift-tab switches", mode.name()));
             }
             Event::Error { code, message } => {
+                if code == "mcp_required_server_failed" {
+                    self.fatal = Some(message.clone());
+                }
                 self.notice(NoticeLevel::Error, format!("{code}: {message}"));
             }
             Event::TurnCompleted { stop_reason, usage } => {
@@ -744,12 +755,162 @@ impl AppState {
         }
     }
 
+    /// A server's new state: remembered for the status line, `/mcp` and completion; becoming
+    /// ready or failing is also said in the transcript, once.
+    fn mcp_changed(&mut self, server: McpServerView) {
+        let before = self
+            .mcp
+            .iter()
+            .find(|s| s.name == server.name)
+            .map(|s| s.state);
+        if before != Some(server.state) {
+            match server.state {
+                McpState::Ready | McpState::Failed => {
+                    if let Some(line) = crate::protocol::describe::mcp_server(&server) {
+                        let level = if server.state == McpState::Failed {
+                            NoticeLevel::Warning
+                        } else {
+                            NoticeLevel::Info
+                        };
+                        self.notice(level, line);
+                    }
+                }
+                McpState::Starting | McpState::Stopped => {}
+            }
+        }
+        self.mcp.retain(|s| s.name != server.name);
+        self.mcp.push(server);
+        self.mcp.sort_by(|a, b| a.name.cmp(&b.name));
+        self.composer.mcp_commands = self
+            .mcp
+            .iter()
+            .flat_map(|s| {
+                s.prompts.iter().map(move |p| {
+                    let args: Vec<String> = p
+                        .arguments
+                        .iter()
+                        .map(|a| {
+                            if a.required {
+                                a.name.to_uppercase()
+                            } else {
+                                format!("[{}]", a.name.to_uppercase())
+                            }
+                        })
+                        .collect();
+                    let mut detail = args.join(" ");
+                    if !p.description.is_empty() {
+                        if !detail.is_empty() {
+                            detail.push_str("  ");
+                        }
+                        detail.push_str(&p.description);
+                    }
+                    (format!("{}:{}", s.name, p.name), detail)
+                })
+            })
+            .collect();
+        self.composer.mcp_resources = self
+            .mcp
+            .iter()
+            .flat_map(|s| {
+                s.resources
+                    .iter()
+                    .map(move |r| (format!("{}:{}", s.name, r.uri), r.name.clone()))
+            })
+            .collect();
+    }
+
+    /// `/mcp`: every server with its state, tools, prompts and resources.
+    fn show_mcp(&mut self) {
+        let mut lines = vec![Line::from(Span::styled("MCP servers", theme::heading(2)))];
+        if self.mcp.is_empty() {
+            lines.push(Line::from(Span::styled(
+                "  none configured ([mcp_servers.NAME] in the config; see docs/mcp.md)",
+                theme::dim(),
+            )));
+        }
+        for s in &self.mcp {
+            let (word, style) = match s.state {
+                McpState::Starting => ("starting".to_string(), theme::warn()),
+                McpState::Ready => (
+                    match s.tools.len() {
+                        1 => "ready, 1 tool".to_string(),
+                        n => format!("ready, {n} tools"),
+                    },
+                    theme::ok(),
+                ),
+                McpState::Failed => ("failed".to_string(), theme::error()),
+                McpState::Stopped => ("stopped".to_string(), theme::dim()),
+            };
+            let mut head = vec![
+                Span::styled(format!("  {}", s.name), theme::key()),
+                Span::styled(format!("  {} ", s.transport), theme::dim()),
+                Span::styled(word, style),
+            ];
+            if s.required {
+                head.push(Span::styled("  required", theme::dim()));
+            }
+            lines.push(Line::from(head));
+            if let Some(r) = &s.reason {
+                lines.push(Line::from(Span::styled(format!("    {r}"), theme::error())));
+            }
+            for t in &s.tools {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("    {}", t.name), theme::inline_code()),
+                    Span::styled(format!("  {}", t.description), theme::dim()),
+                ]));
+            }
+            for p in &s.prompts {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("    /{}:{}", s.name, p.name), theme::key()),
+                    Span::styled(format!("  {}", p.description), theme::dim()),
+                ]));
+            }
+            for r in s.resources.iter().take(20) {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("    @{}:{}", s.name, r.uri), theme::key()),
+                    Span::styled(format!("  {}", r.name), theme::dim()),
+                ]));
+            }
+            if s.resources.len() > 20 {
+                lines.push(Line::from(Span::styled(
+                    format!("    … {} more resources", s.resources.len() - 20),
+                    theme::dim(),
+                )));
+            }
+            if let Some(log) = &s.log {
+                lines.push(Line::from(Span::styled(
+                    format!("    log {log}"),
+                    theme::dim(),
+                )));
+            }
+        }
+        self.transcript.push(CellKind::Info(lines));
+    }
+
+    /// `(ready, starting, failed)` MCP servers, for the status line.
+    pub fn mcp_counts(&self) -> (usize, usize, usize) {
+        let n = |st: McpState| self.mcp.iter().filter(|s| s.state == st).count();
+        (
+            n(McpState::Ready),
+            n(McpState::Starting),
+            n(McpState::Failed),
+        )
+    }
+
     /// Sends a user turn, or runs a slash command.
     pub fn submit(&mut self, text: String) {
         if let Some(rest) = text.strip_prefix('/') {
             let mut parts = rest.split_whitespace();
             let name = parts.next().unwrap_or("");
             let args: Vec<&str> = parts.collect();
+            // `/SERVER:PROMPT`: the agent runs the server's prompt and sends its text.
+            if let Some((server, _)) = name.split_once(':')
+                && self.mcp.iter().any(|s| s.name == server)
+            {
+                self.outbox.push(Op::UserTurn { text });
+                self.transcript.scroll_to_bottom();
+                return;
+            }
             if let Some(cmd) = commands::find(name) {
                 self.run_command(cmd.id, &args);
             } else if let Some(custom) = self.custom_commands.iter().find(|c| c.name == name) {
@@ -876,6 +1037,7 @@ impl AppState {
                     "usage: /rules, or /rules remove ID (the ids are listed by /rules)",
                 ),
             },
+            CommandId::Mcp => self.show_mcp(),
             CommandId::Model => match arg {
                 None => {
                     let text = format!(

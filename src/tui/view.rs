@@ -514,6 +514,25 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
         left.push(sep());
         left.push(Span::styled(format!("{n} bg"), theme::ok()));
     }
+    if !state.mcp.is_empty() {
+        let (ready, starting, failed) = state.mcp_counts();
+        left.push(sep());
+        let style = if failed > 0 {
+            theme::error()
+        } else if starting > 0 {
+            theme::warn()
+        } else {
+            theme::ok()
+        };
+        let mut text = format!("mcp {ready}/{}", state.mcp.len());
+        if starting > 0 {
+            text.push_str(&format!(" · {starting} starting"));
+        }
+        if failed > 0 {
+            text.push_str(&format!(" · {failed} failed"));
+        }
+        left.push(Span::styled(text, style));
+    }
     if state.mouse_capture {
         left.push(sep());
         left.push(Span::styled("mouse", theme::warn()));

@@ -5,3 +5,4 @@
 
 pub mod bin;
 pub mod http;
+pub mod mcp;

@@ -1,0 +1,215 @@
+//! The MCP servers of a launch: the config layers' `[mcp_servers.NAME]` (the project layer's only
+//! once the folder is trusted) and the ones an editor passes in `session/new`, turned into what
+//! the hub starts — the program, its environment, its log file, or the URL and its headers.
+//!
+//! A stdio server gets the environment commands get (the person's `PATH` and toolchain, no
+//! secret, no provider key) plus exactly what its table lists: `env` values and the `env_vars`
+//! it names. Nothing else of pablo's environment reaches it. A variable that holds one of pablo's
+//! provider keys cannot be named at all.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::Launch;
+use crate::config::{McpServerConfig, McpServerEntry};
+use crate::policy::PolicyEngine;
+use crate::protocol::McpServerView;
+use crate::tools::mcp::client::Endpoint;
+use crate::tools::mcp::{McpHub, ServerSpec};
+
+/// Variables that hold provider keys whatever the config says.
+const PROVIDER_KEYS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+
+impl Launch {
+    /// Adds servers named by the front-end (an editor's `mcpServers`), on top of the config's;
+    /// a name the config also uses is the editor's.
+    pub fn add_mcp_servers(&mut self, servers: Vec<(String, McpServerConfig)>) {
+        self.extra_mcp.extend(servers);
+    }
+
+    /// The per-server stderr logs live here (`$XDG_STATE_HOME/pablo/mcp/NAME.log`).
+    pub fn mcp_log_dir(&self) -> std::path::PathBuf {
+        self.dirs.state.join("mcp")
+    }
+
+    /// The hub of one session: every server of the layers and the front-end, not started.
+    /// Settings that were ignored (an untrusted project layer's servers) become warnings.
+    pub fn mcp_hub(&mut self, policy: &PolicyEngine) -> Arc<McpHub> {
+        let (mut entries, warnings) = self.layers.mcp_servers(policy.project_trusted());
+        self.warnings.extend(warnings);
+        for (name, config) in &self.extra_mcp {
+            entries.retain(|e| &e.name != name);
+            entries.push(McpServerEntry {
+                name: name.clone(),
+                config: config.clone(),
+                source: "the editor".into(),
+            });
+        }
+        let key_vars: Vec<String> = self
+            .layers
+            .iter()
+            .filter_map(|l| l.api_key_env.clone())
+            .chain(PROVIDER_KEYS.iter().map(|s| s.to_string()))
+            .collect();
+        let specs = entries
+            .iter()
+            .map(|e| spec_of(e, &self.workspace, &self.mcp_log_dir(), policy, &key_vars))
+            .collect();
+        Arc::new(
+            McpHub::new(self.workspace.clone(), specs)
+                .waiting_for_first_turn(self.options.wait_for_mcp),
+        )
+    }
+
+    /// `pablo mcp list`: starts every configured server, waits until each is ready or failed
+    /// (its start-up timeout bounds that), and returns what they offer. The servers are stopped
+    /// before this returns.
+    pub async fn mcp_servers(&mut self) -> Result<Vec<McpServerView>, super::LaunchError> {
+        let policy = self.policy()?;
+        let hub = self.mcp_hub(&policy);
+        hub.start(None);
+        hub.settled().await;
+        let views = hub.views();
+        hub.shutdown().await;
+        Ok(views)
+    }
+}
+
+/// A server as `pablo mcp list` prints it: a line of state, then what it offers.
+pub fn describe_server(s: &McpServerView) -> String {
+    use crate::protocol::McpState;
+    let mut out = match s.state {
+        McpState::Ready => format!(
+            "{}  ready  {}  {} tools, {} prompts, {} resources\n",
+            s.name,
+            s.transport,
+            s.tools.len(),
+            s.prompts.len(),
+            s.resources.len()
+        ),
+        McpState::Failed => format!(
+            "{}  failed  {}  {}\n",
+            s.name,
+            s.transport,
+            s.reason.as_deref().unwrap_or("no reason given")
+        ),
+        McpState::Starting => format!("{}  starting  {}\n", s.name, s.transport),
+        McpState::Stopped => format!("{}  stopped  {}\n", s.name, s.transport),
+    };
+    for t in &s.tools {
+        out.push_str(&format!("  tool    {}  ({})\n", t.name, t.real_name));
+    }
+    for p in &s.prompts {
+        let args: Vec<&str> = p.arguments.iter().map(|a| a.name.as_str()).collect();
+        out.push_str(&format!(
+            "  prompt  /{}:{} {}\n",
+            s.name,
+            p.name,
+            args.join(" ")
+        ));
+    }
+    for r in &s.resources {
+        out.push_str(&format!("  resource  @{}:{}\n", s.name, r.uri));
+    }
+    if let Some(log) = &s.log {
+        out.push_str(&format!("  log     {log}\n"));
+    }
+    out
+}
+
+/// An editor's name for a server as a config name: the characters a config name may have (the
+/// name becomes part of tool names and slash commands), `_` for the others.
+pub fn editor_server_name(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(32)
+        .collect();
+    while out.contains("__") {
+        out = out.replace("__", "_");
+    }
+    if out.is_empty() {
+        out.push_str("editor");
+    }
+    out
+}
+
+fn spec_of(
+    entry: &McpServerEntry,
+    workspace: &Path,
+    log_dir: &Path,
+    policy: &PolicyEngine,
+    key_vars: &[String],
+) -> ServerSpec {
+    let c = &entry.config;
+    let mut refused = None;
+    let endpoint = match (&c.command, &c.url) {
+        (_, Some(url)) => {
+            let bearer_token = match &c.bearer_token_env {
+                Some(var) => match std::env::var(var) {
+                    Ok(v) if !v.is_empty() => Some(v),
+                    _ => {
+                        refused = Some(format!(
+                            "bearer_token_env names {var}, which is not set in pablo's environment"
+                        ));
+                        None
+                    }
+                },
+                None => None,
+            };
+            Endpoint::Http {
+                url: url.clone(),
+                bearer_token,
+                headers: c.headers.clone(),
+            }
+        }
+        (command, None) => {
+            let mut env: Vec<(String, String)> = policy.command_env().vars().to_vec();
+            for var in &c.env_vars {
+                if key_vars.iter().any(|k| k == var) {
+                    refused = Some(format!(
+                        "env_vars names {var}, which holds a provider key; pablo never passes \
+                         its keys to a server"
+                    ));
+                    continue;
+                }
+                if let Ok(v) = std::env::var(var) {
+                    env.retain(|(k, _)| k != var);
+                    env.push((var.clone(), v));
+                }
+            }
+            for (k, v) in &c.env {
+                env.retain(|(name, _)| name != k);
+                env.push((k.clone(), v.clone()));
+            }
+            let cwd = match &c.cwd {
+                Some(d) if d.is_absolute() => d.clone(),
+                Some(d) => workspace.join(d),
+                None => workspace.to_path_buf(),
+            };
+            Endpoint::Stdio {
+                program: command.clone().unwrap_or_default(),
+                args: c.args.clone(),
+                env,
+                cwd,
+                log: log_dir.join(format!("{}.log", entry.name)),
+            }
+        }
+    };
+    ServerSpec {
+        name: entry.name.clone(),
+        endpoint,
+        required: c.required.unwrap_or(false),
+        startup_timeout: c.startup_timeout(),
+        tool_timeout: c.tool_timeout(),
+        enabled_tools: c.enabled_tools.clone(),
+        disabled_tools: c.disabled_tools.clone(),
+        refused,
+    }
+}

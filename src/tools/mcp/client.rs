@@ -1,0 +1,616 @@
+//! The one file that speaks `rmcp`, the official Rust MCP SDK. Everything else of pablo sees only
+//! the types here: a [`Connection`] that lists and calls, and plain JSON for what came back.
+//!
+//! The SDK's major version has moved several times; keeping it behind this seam means an upgrade
+//! touches one file. For the same reason results are read from their JSON wire form (which the
+//! protocol fixes) rather than from the SDK's structs (which change between releases).
+//!
+//! Transports: a stdio server is our own child process (a clean environment, its own process
+//! group, stderr to a log file) whose stdout passes through a line checker, so that a server that
+//! prints something other than JSON-RPC is reported as such instead of as a silent time-out; a
+//! streamable HTTP server is reached with pablo's own HTTP client.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+// Roots are deprecated by a protocol draft (SEP-2577) that the reference servers do not speak
+// yet; they still ask for them, and pablo's answer is the workspace.
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, GetPromptRequestParams, Implementation,
+    InitializeRequestParams, ProtocolVersion, ReadResourceRequestParams,
+};
+#[allow(deprecated)]
+use rmcp::model::{ListRootsResult, Root};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// The longest stdout line a server may print (a larger one is garbage, not a message).
+const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// How to reach one server.
+#[derive(Debug, Clone)]
+pub enum Endpoint {
+    Stdio {
+        program: String,
+        args: Vec<String>,
+        /// The whole environment of the program (nothing else is inherited).
+        env: Vec<(String, String)>,
+        cwd: PathBuf,
+        /// Where the program's stderr goes.
+        log: PathBuf,
+    },
+    Http {
+        url: String,
+        bearer_token: Option<String>,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// Why a server could not be used, or a request failed. The messages say what happened in the
+/// person's words; the hub adds the server's name.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot start {program}: {message}")]
+    Spawn { program: String, message: String },
+    #[error("exited ({status}) before it finished starting{stderr}")]
+    Exited { status: String, stderr: String },
+    #[error(
+        "printed something that is not JSON-RPC on stdout ({line:?}); a stdio MCP server may \
+         write only protocol messages there"
+    )]
+    Garbage { line: String },
+    #[error("did not answer initialize within {seconds} s")]
+    NoAnswer { seconds: u64 },
+    #[error("the handshake failed: {0}")]
+    Handshake(String),
+    #[error("did not answer within {seconds} s; the request was cancelled")]
+    Timeout { seconds: u64 },
+    #[error("the request was cancelled")]
+    Cancelled,
+    #[error("the connection is closed")]
+    Closed,
+    #[error("{0}")]
+    Protocol(String),
+}
+
+/// What a server changed, from its `list_changed` notifications.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Changed {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+/// Who the server says it is, from the handshake.
+#[derive(Debug, Clone, Default)]
+pub struct ServerIdentity {
+    pub name: String,
+    pub version: String,
+    pub protocol_version: String,
+    pub instructions: Option<String>,
+    pub has_tools: bool,
+    pub has_prompts: bool,
+    pub has_resources: bool,
+}
+
+/// What pablo answers the server's own requests with.
+struct Handler {
+    root: PathBuf,
+    changes: mpsc::UnboundedSender<Changed>,
+}
+
+#[allow(deprecated)]
+impl ClientHandler for Handler {
+    fn get_info(&self) -> InitializeRequestParams {
+        // Built from JSON: the SDK's capability structs are non-exhaustive and their builders
+        // belong to its server side.
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(serde_json::json!({"roots": {"listChanged": false}}))
+                .unwrap_or_default();
+        InitializeRequestParams::new(
+            capabilities,
+            Implementation::new("pablo", env!("CARGO_PKG_VERSION")).with_title("pablo"),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, rmcp::ErrorData> {
+        let uri = format!("file://{}", self.root.display());
+        let name = self
+            .root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "workspace".into());
+        Ok(ListRootsResult::new(vec![Root::new(uri).with_name(name)]))
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changes.send(Changed::Tools);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changes.send(Changed::Prompts);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changes.send(Changed::Resources);
+    }
+}
+
+/// One live connection to a server.
+pub struct Connection {
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
+    peer: rmcp::service::Peer<RoleClient>,
+    pub identity: ServerIdentity,
+    /// The process group of a stdio server (killed on close and on drop).
+    group: Option<i32>,
+    child: Mutex<Option<tokio::process::Child>>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.group {
+            crate::process::group::signal_group(pgid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+/// The first thing a server printed on stdout that was not JSON, if any.
+type GarbageSlot = Arc<Mutex<Option<String>>>;
+
+impl Connection {
+    /// Starts (stdio) or reaches (HTTP) a server and performs the handshake within `timeout`.
+    /// `changes` receives its `list_changed` notifications; `root` is the workspace it is told
+    /// about.
+    pub async fn open(
+        endpoint: &Endpoint,
+        root: PathBuf,
+        timeout: Duration,
+        changes: mpsc::UnboundedSender<Changed>,
+    ) -> Result<Self, ClientError> {
+        let handler = Handler { root, changes };
+        match endpoint {
+            Endpoint::Stdio {
+                program,
+                args,
+                env,
+                cwd,
+                log,
+            } => open_stdio(handler, program, args, env, cwd, log, timeout).await,
+            Endpoint::Http {
+                url,
+                bearer_token,
+                headers,
+            } => open_http(handler, url, bearer_token.as_deref(), headers, timeout).await,
+        }
+    }
+
+    fn from_service(
+        service: RunningService<RoleClient, Handler>,
+        group: Option<i32>,
+        child: Option<tokio::process::Child>,
+    ) -> Self {
+        let peer = service.peer().clone();
+        let identity = peer
+            .peer_info()
+            .and_then(|info| serde_json::to_value(&*info).ok())
+            .map(|v| identity_of(&v))
+            .unwrap_or_default();
+        Self {
+            service: tokio::sync::Mutex::new(Some(service)),
+            peer,
+            identity,
+            group,
+            child: Mutex::new(child),
+        }
+    }
+
+    /// Every tool, as the JSON the server sent (`name`, `description`, `inputSchema`, …).
+    pub async fn list_tools(&self) -> Result<Vec<Value>, ClientError> {
+        let tools = self.peer.list_all_tools().await.map_err(service_error)?;
+        Ok(tools
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect())
+    }
+
+    /// Every prompt (`name`, `description`, `arguments`).
+    pub async fn list_prompts(&self) -> Result<Vec<Value>, ClientError> {
+        let prompts = self.peer.list_all_prompts().await.map_err(service_error)?;
+        Ok(prompts
+            .iter()
+            .filter_map(|p| serde_json::to_value(p).ok())
+            .collect())
+    }
+
+    /// Every resource (`uri`, `name`, `mimeType`, …).
+    pub async fn list_resources(&self) -> Result<Vec<Value>, ClientError> {
+        let resources = self
+            .peer
+            .list_all_resources()
+            .await
+            .map_err(service_error)?;
+        Ok(resources
+            .iter()
+            .filter_map(|r| serde_json::to_value(r).ok())
+            .collect())
+    }
+
+    /// Calls `name` (the real name) with `arguments`; the result is the `CallToolResult` JSON
+    /// (`content`, `structuredContent`, `isError`). A call that outlives `timeout` or whose
+    /// `cancel` fires is abandoned, and the SDK tells the server with `notifications/cancelled`.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Value, ClientError> {
+        let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        let call = self.peer.call_tool(params);
+        let result = tokio::select! {
+            r = call => r.map_err(service_error)?,
+            () = tokio::time::sleep(timeout) => {
+                return Err(ClientError::Timeout { seconds: timeout.as_secs().max(1) });
+            }
+            () = cancel.cancelled() => return Err(ClientError::Cancelled),
+        };
+        serde_json::to_value(&result).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// `prompts/get`: the `GetPromptResult` JSON (`description`, `messages`).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+        timeout: Duration,
+    ) -> Result<Value, ClientError> {
+        let mut params = GetPromptRequestParams::new(name.to_string());
+        if !arguments.is_empty() {
+            params.arguments = Some(arguments);
+        }
+        let result = tokio::time::timeout(timeout, self.peer.get_prompt(params))
+            .await
+            .map_err(|_| ClientError::Timeout {
+                seconds: timeout.as_secs().max(1),
+            })?
+            .map_err(service_error)?;
+        serde_json::to_value(&result).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// `resources/read`: the `ReadResourceResult` JSON (`contents`).
+    pub async fn read_resource(&self, uri: &str, timeout: Duration) -> Result<Value, ClientError> {
+        let params = ReadResourceRequestParams::new(uri.to_string());
+        let result = tokio::time::timeout(timeout, self.peer.read_resource(params))
+            .await
+            .map_err(|_| ClientError::Timeout {
+                seconds: timeout.as_secs().max(1),
+            })?
+            .map_err(service_error)?;
+        serde_json::to_value(&result).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// Whether the connection is gone (the process exited, the HTTP session ended).
+    pub fn is_closed(&self) -> bool {
+        self.peer.is_transport_closed()
+    }
+
+    /// Ends the session: closes the transport, then stops the program (TERM, then KILL).
+    pub async fn close(&self) {
+        if let Some(mut service) = self.service.lock().await.take() {
+            let _ = service.close_with_timeout(Duration::from_secs(2)).await;
+        }
+        let child = self.child.lock().ok().and_then(|mut c| c.take());
+        if let (Some(pgid), Some(mut child)) = (self.group, child) {
+            crate::process::group::signal_group(pgid, rustix::process::Signal::TERM);
+            if tokio::time::timeout(Duration::from_secs(2), child.wait())
+                .await
+                .is_err()
+            {
+                crate::process::group::signal_group(pgid, rustix::process::Signal::KILL);
+                let _ = child.wait().await;
+            }
+        }
+    }
+}
+
+/// An error with its causes (`error sending request: connection refused`): the SDK's top-level
+/// messages alone rarely say what went wrong.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+fn service_error(e: rmcp::ServiceError) -> ClientError {
+    match e {
+        rmcp::ServiceError::TransportClosed => ClientError::Closed,
+        rmcp::ServiceError::McpError(data) => ClientError::Protocol(format!(
+            "the server answered with an error: {} (code {})",
+            data.message, data.code.0
+        )),
+        rmcp::ServiceError::Timeout { timeout } => ClientError::Timeout {
+            seconds: timeout.as_secs().max(1),
+        },
+        rmcp::ServiceError::Cancelled { .. } => ClientError::Cancelled,
+        other => ClientError::Protocol(chain(&other)),
+    }
+}
+
+fn identity_of(info: &Value) -> ServerIdentity {
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let server = info.get("serverInfo").cloned().unwrap_or(Value::Null);
+    let caps = info.get("capabilities").cloned().unwrap_or(Value::Null);
+    ServerIdentity {
+        name: s(&server, "name"),
+        version: s(&server, "version"),
+        protocol_version: s(info, "protocolVersion"),
+        instructions: info
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        has_tools: caps.get("tools").is_some(),
+        has_prompts: caps.get("prompts").is_some(),
+        has_resources: caps.get("resources").is_some(),
+    }
+}
+
+async fn open_stdio(
+    handler: Handler,
+    program: &str,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &std::path::Path,
+    log: &std::path::Path,
+    timeout: Duration,
+) -> Result<Connection, ClientError> {
+    let spawn_error = |message: String| ClientError::Spawn {
+        program: program.to_string(),
+        message,
+    };
+    if let Some(dir) = log.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| spawn_error(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let stderr = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| spawn_error(format!("cannot open the log {}: {e}", log.display())))?;
+    let log_start = stderr.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(stderr))
+        // Its own group: the terminal's Ctrl-C is pablo's to handle, and close() can stop the
+        // server with everything it started.
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
+    let group = child.id().and_then(|p| i32::try_from(p).ok());
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(spawn_error(
+            "its standard streams were not connected".into(),
+        ));
+    };
+    let garbage: GarbageSlot = Arc::default();
+    let garbage_seen = CancellationToken::new();
+    let (to_sdk, from_child) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(check_lines(
+        stdout,
+        to_sdk,
+        garbage.clone(),
+        garbage_seen.clone(),
+    ));
+    let started = handler.serve((from_child, stdin));
+    let outcome = tokio::select! {
+        r = started => Some(r),
+        // Prose before the handshake is a program that is not a stdio server (or one that
+        // writes its log to stdout): waiting out the start-up timeout would only hide that.
+        () = garbage_seen.cancelled() => {
+            if let Some(pgid) = group {
+                crate::process::group::signal_group(pgid, rustix::process::Signal::KILL);
+            }
+            let line = first_garbage(&garbage).unwrap_or_default();
+            return Err(ClientError::Garbage { line });
+        }
+        status = child.wait() => {
+            let status = match status {
+                Ok(s) => describe_status(s),
+                Err(e) => e.to_string(),
+            };
+            let tail = stderr_tail(log, log_start);
+            return Err(match first_garbage(&garbage) {
+                Some(line) => ClientError::Garbage { line },
+                None => ClientError::Exited { status, stderr: tail },
+            });
+        }
+        () = tokio::time::sleep(timeout) => None,
+    };
+    let kill = || {
+        if let Some(pgid) = group {
+            crate::process::group::signal_group(pgid, rustix::process::Signal::KILL);
+        }
+    };
+    match outcome {
+        Some(Ok(service)) => Ok(Connection::from_service(service, group, Some(child))),
+        Some(Err(e)) => {
+            kill();
+            // A transport that closed is most often a program that exited: say how.
+            let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+            Err(match (first_garbage(&garbage), status) {
+                (Some(line), _) => ClientError::Garbage { line },
+                (None, Ok(Ok(s))) if s.code().is_some() => ClientError::Exited {
+                    status: describe_status(s),
+                    stderr: stderr_tail(log, log_start),
+                },
+                _ => ClientError::Handshake(chain(&e)),
+            })
+        }
+        None => {
+            kill();
+            Err(match first_garbage(&garbage) {
+                Some(line) => ClientError::Garbage { line },
+                None => ClientError::NoAnswer {
+                    seconds: timeout.as_secs().max(1),
+                },
+            })
+        }
+    }
+}
+
+fn first_garbage(slot: &GarbageSlot) -> Option<String> {
+    slot.lock().ok().and_then(|g| g.clone())
+}
+
+fn describe_status(s: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (s.code(), s.signal()) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(sig)) => format!("killed by {}", crate::process::signal_name(sig)),
+        _ => s.to_string(),
+    }
+}
+
+/// The last lines the server wrote on stderr since it was started, for a failure message.
+fn stderr_tail(log: &std::path::Path, from: u64) -> String {
+    let Ok(bytes) = std::fs::read(log) else {
+        return String::new();
+    };
+    let start = usize::try_from(from).unwrap_or(0).min(bytes.len());
+    let text = String::from_utf8_lossy(&bytes[start..]);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
+    if tail.is_empty() {
+        String::new()
+    } else {
+        let mut tail: String = tail.chars().take(300).collect();
+        if tail.len() < text.trim().len() && lines.len() > 3 {
+            tail.insert_str(0, "… ");
+        }
+        format!("; it said: {tail}")
+    }
+}
+
+/// Copies the server's stdout to the SDK line by line, remembering the first line that is not
+/// JSON (the SDK ignores such lines, so without this a chatty server looks like a silent one).
+async fn check_lines(
+    stdout: tokio::process::ChildStdout,
+    mut to_sdk: tokio::io::DuplexStream,
+    garbage: GarbageSlot,
+    seen: CancellationToken,
+) {
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let mut too_long = false;
+        loop {
+            let buf = match reader.fill_buf().await {
+                Ok(b) => b,
+                Err(_) => return,
+            };
+            if buf.is_empty() {
+                if line.is_empty() {
+                    return;
+                }
+                break;
+            }
+            let (take, done) = match memchr::memchr(b'\n', buf) {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), false),
+            };
+            if line.len() + take <= MAX_LINE {
+                line.extend_from_slice(&buf[..take]);
+            } else {
+                too_long = true;
+            }
+            reader.consume(take);
+            if done {
+                break;
+            }
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if too_long || serde_json::from_slice::<serde::de::IgnoredAny>(text).is_err() {
+            if let Ok(mut g) = garbage.lock()
+                && g.is_none()
+            {
+                let shown = if too_long {
+                    format!("a line longer than {} MiB", MAX_LINE / (1024 * 1024))
+                } else {
+                    String::from_utf8_lossy(text).chars().take(80).collect()
+                };
+                *g = Some(shown);
+            }
+            seen.cancel();
+            continue;
+        }
+        if to_sdk.write_all(&line).await.is_err() {
+            return;
+        }
+        if !line.ends_with(b"\n") && to_sdk.write_all(b"\n").await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn open_http(
+    handler: Handler,
+    url: &str,
+    bearer_token: Option<&str>,
+    headers: &BTreeMap<String, String>,
+    timeout: Duration,
+) -> Result<Connection, ClientError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let client =
+        crate::model::http::client_for(url).map_err(|e| ClientError::Handshake(e.to_string()))?;
+    let mut custom = std::collections::HashMap::new();
+    for (name, value) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| ClientError::Handshake(format!("header {name}: {e}")))?;
+        let value = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|e| ClientError::Handshake(format!("header {name}: {e}")))?;
+        custom.insert(name, value);
+    }
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(token) = bearer_token {
+        config = config.auth_header(token.to_string());
+    }
+    config = config.custom_headers(custom);
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    match tokio::time::timeout(timeout, handler.serve(transport)).await {
+        Ok(Ok(service)) => Ok(Connection::from_service(service, None, None)),
+        Ok(Err(e)) => Err(ClientError::Handshake(chain(&e))),
+        Err(_) => Err(ClientError::NoAnswer {
+            seconds: timeout.as_secs().max(1),
+        }),
+    }
+}
