@@ -33,6 +33,7 @@ fn command(cmd: &str) -> Preview {
         background: false,
         pty: false,
         commands: vec![],
+        sandbox: None,
     })
 }
 

@@ -391,6 +391,21 @@ pub struct ShellOptions {
     pub launcher: Option<String>,
     /// Live background sessions at once (default 16).
     pub max_sessions: Option<usize>,
+    /// The OS sandbox of approved commands: `workspace-write` (default), `read-only` or `off`.
+    /// A trusted layer may loosen it; the project layer can only tighten it.
+    pub sandbox: Option<crate::protocol::SandboxProfile>,
+    /// Whether `workspace-write` commands may reach the network (default false; only trusted
+    /// layers may turn it on).
+    pub network: Option<bool>,
+    /// More writable roots for `workspace-write` (absolute or `~/…`; only trusted layers).
+    #[serde(default)]
+    pub writable_roots: Vec<String>,
+    /// Known-safe reads run without asking, in the read-only sandbox (default true; any layer
+    /// may turn it off).
+    pub known_safe_reads: Option<bool>,
+    /// Run plain foreground commands in an editor's terminal (over ACP) even though it is
+    /// outside pablo's sandbox (default false: they run locally, sandboxed; only trusted layers).
+    pub editor_terminals: Option<bool>,
     #[serde(default)]
     pub commands: CommandRules,
     #[serde(default)]
@@ -834,6 +849,15 @@ impl ConfigFile {
                 }
             }
         }
+        for (i, root) in shell.writable_roots.iter().enumerate() {
+            let ok = root.starts_with('/') || root == "~" || root.starts_with("~/");
+            if !ok || root.contains('\0') {
+                out.push((
+                    at(&["options", "shell", "writable_roots"], i),
+                    format!("{root:?} is not an absolute path (or ~/…)"),
+                ));
+            }
+        }
         let fs = &self.options.filesystem;
         for (name, list) in [
             ("read_roots", &fs.read_roots),
@@ -993,6 +1017,13 @@ impl Layers {
             out.enable_deny_patterns = s.enable_deny_patterns.or(out.enable_deny_patterns);
             out.launcher = s.launcher.clone().or(out.launcher);
             out.max_sessions = s.max_sessions.or(out.max_sessions);
+            // The sandbox keys are settled by policy (the project layer only tightens); this
+            // merge only carries them for display.
+            out.sandbox = s.sandbox.or(out.sandbox);
+            out.network = s.network.or(out.network);
+            out.known_safe_reads = s.known_safe_reads.or(out.known_safe_reads);
+            out.editor_terminals = s.editor_terminals.or(out.editor_terminals);
+            out.writable_roots.extend(s.writable_roots.iter().cloned());
             out.custom_deny_patterns
                 .extend(s.custom_deny_patterns.iter().cloned());
             out.custom_allow_patterns

@@ -186,6 +186,18 @@ enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// Run one command under a sandbox profile, as pablo would run it, and exit with its status.
+    Sandbox {
+        /// read-only | workspace-write (default: the configured profile, workspace-write).
+        #[arg(long, value_name = "PROFILE")]
+        profile: Option<pablo::protocol::SandboxProfile>,
+        /// Let a workspace-write command reach the network.
+        #[arg(long)]
+        network: bool,
+        /// The program and its arguments (resolved through the commands' PATH).
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
     /// The configured MCP servers: start each, then show its state and what it offers.
     Mcp {
         #[command(subcommand)]
@@ -336,6 +348,11 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         }) => config_validate(&cli.common, file),
         Some(Command::Demo { dir, keep }) => runtime.block_on(demo(cli.common, dir, keep)),
         Some(Command::Policy { command }) => policy_command(&cli.common, command),
+        Some(Command::Sandbox {
+            profile,
+            network,
+            command,
+        }) => sandbox_command(&cli.common, profile, network, &command),
         Some(Command::Mcp { command }) => runtime.block_on(mcp_command(&cli.common, command)),
         None => runtime.block_on(tui(cli.common)),
     }
@@ -414,7 +431,11 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     let options = pablo::tui::TuiOptions {
         startup_events,
         resume_command: Some(format!("pablo resume {id}")),
-        policy_mode: launch.authority_label(),
+        policy_mode: format!(
+            "{} · {}",
+            launch.authority_label(),
+            pablo::launch::sandbox_status(&setup.policy)
+        ),
         alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
         notifications: launch.tui_config().notifications.unwrap_or_default(),
         custom_commands: launch.custom_commands(),
@@ -613,7 +634,11 @@ async fn tui(common: Common) -> Result<ExitCode> {
     let options = pablo::tui::TuiOptions {
         startup_events: launch.warning_events(),
         resume_command,
-        policy_mode: launch.authority_label(),
+        policy_mode: format!(
+            "{} · {}",
+            launch.authority_label(),
+            pablo::launch::sandbox_status(&setup.policy)
+        ),
         alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
         notifications: launch.tui_config().notifications.unwrap_or_default(),
         custom_commands,
@@ -663,6 +688,22 @@ fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `pablo sandbox`: one command under a profile, with this terminal's stdin and stdout.
+fn sandbox_command(
+    common: &Common,
+    profile: Option<pablo::protocol::SandboxProfile>,
+    network: bool,
+    command: &[String],
+) -> Result<ExitCode> {
+    let mut launch = Launch::prepare(common.launch_options(Front::Headless))?;
+    let engine = launch.policy()?;
+    for w in &launch.warnings {
+        eprintln!("pablo: warning: {w}");
+    }
+    let status = pablo::launch::run_sandboxed(&launch, &engine, profile, network, command)?;
+    Ok(ExitCode::from(status))
 }
 
 async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {

@@ -2110,11 +2110,15 @@ mod over_http {
             &[&run],
         )));
         server.push(ScriptedResponse::sse(openai::text_answer("Ran it")));
+        // The editor's terminal is outside pablo's sandbox: the person's config opts in.
+        let config = env.xdg.join("editor-terminals.toml");
+        std::fs::write(&config, "[options.shell]\neditor_terminals = true\n").unwrap();
+        let config = config.display().to_string();
         let (seen, stdout) = run_e2e(
             &dir,
             &env,
             &server,
-            &[],
+            &["--config", &config],
             &[
                 ("E2E_PROMPT", "run the command"),
                 ("E2E_EXPECT_TEXT", "Ran it"),
@@ -2463,9 +2467,33 @@ mod terminals {
         }
     }
 
-    /// A session whose client advertised `caps`, with one `shell_run` call of `args`.
+    /// A `--config` file that sends commands to the editor's terminal although that terminal is
+    /// outside pablo's sandbox (by default they run locally, sandboxed).
+    fn editor_terminals_config(env: &Env) -> LaunchOptions {
+        let path = env.xdg.join("editor-terminals.toml");
+        std::fs::write(&path, "[options.shell]\neditor_terminals = true\n").unwrap();
+        LaunchOptions {
+            config: Some(path),
+            ..LaunchOptions::default()
+        }
+    }
+
+    /// A session whose client advertised `caps`, with one `shell_run` call of `args`, with
+    /// commands going to the editor's terminal.
     async fn start(caps: Value, args: Value) -> (InProcess, String) {
-        let mut t = InProcess::start(
+        let env = Env::new();
+        let options = editor_terminals_config(&env);
+        start_with(caps, args, env, options).await
+    }
+
+    async fn start_with(
+        caps: Value,
+        args: Value,
+        env: Env,
+        options: LaunchOptions,
+    ) -> (InProcess, String) {
+        let mut t = InProcess::start_with(
+            env,
             vec![
                 vec![
                     Step::Call("call_t", "shell_run", args),
@@ -2474,6 +2502,7 @@ mod terminals {
                 vec![Step::Text("ran"), Step::Done(ModelStopReason::EndTurn)],
             ],
             None,
+            options,
         );
         t.rpc.initialize_with(caps).await;
         let ws = t.env.workspace.clone();
@@ -2496,6 +2525,27 @@ mod terminals {
     fn model_read(t: &InProcess) -> String {
         let requests = t.model.requests.lock().unwrap();
         format!("{:?}", requests[1].messages.last().unwrap())
+    }
+
+    /// The editor's terminal is outside pablo's sandbox: with the default config the command
+    /// runs locally, sandboxed, and the editor is only asked for permission.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_the_sandbox_on_a_command_runs_locally_not_in_the_editor_s_terminal() {
+        let (mut t, session) = start_with(
+            terminal_caps(),
+            json!({"command": "date +local"}),
+            Env::new(),
+            LaunchOptions::default(),
+        )
+        .await;
+        let mut host = TerminalHost::new();
+        let id = t.prompt(&session, "run it").await;
+        let r = drive(&mut t.rpc, &mut host, id).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        assert_eq!(host.methods(), ["session/request_permission"]);
+        let read = model_read(&t);
+        assert!(read.contains("local"), "{read}");
+        assert!(read.contains("workspace-write"), "{read}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -2829,7 +2879,7 @@ mod terminals {
     async fn a_client_without_terminals_still_runs_the_command_locally() {
         let (mut t, session) = start(
             json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}),
-            json!({"command": "printf here"}),
+            json!({"command": "date +here | tr -d '\\n'"}),
         )
         .await;
         let mut host = TerminalHost::new();

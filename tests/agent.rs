@@ -586,6 +586,11 @@ const PLANTED_TOKEN: &str = "ghp_planted0d5e8b71c3";
 #[tokio::test]
 async fn an_approved_command_cannot_read_the_key_from_pablo_and_echoed_secrets_are_redacted() {
     let server = ScriptedServer::start().await;
+    let sandbox = Sandbox::new();
+    // Under the default sandbox the read of pablo's environment block is refused outright
+    // (Landlock keeps a command out of every process outside its sandbox, and the command's user
+    // namespace holds no right over a non-dumpable pablo); the block's wipe itself is what a
+    // command without namespaces would meet.
     // pablo's own environment block, upper-cased so redaction could not hide a value found there.
     server.push(ScriptedResponse::sse(openai::tool_call_answer(
         "call_1",
@@ -599,7 +604,6 @@ async fn an_approved_command_cannot_read_the_key_from_pablo_and_echoed_secrets_a
         &[r#"{"command": "printf '%s%s\\n' sk-planted- 7a3f91c2e4 ghp_planted 0d5e8b71c3"}"#],
     )));
     server.push(ScriptedResponse::sse(openai::text_answer("done")));
-    let sandbox = Sandbox::new();
     let mut cmd = sandbox.command();
     cmd.env("OPENAI_API_KEY", PLANTED_KEY)
         .env("GITHUB_TOKEN", PLANTED_TOKEN)
@@ -629,23 +633,15 @@ async fn an_approved_command_cannot_read_the_key_from_pablo_and_echoed_secrets_a
         Some(format!("Bearer {PLANTED_KEY}").as_str())
     );
     let results = tool_messages(&server, 2);
-    let environ = results[0]["data"]["output"].as_str().unwrap();
-    // It is pablo's environment that was read (the sandbox's data directory is in it)...
-    let data_home = sandbox
-        .root()
-        .join("data")
-        .display()
-        .to_string()
-        .to_uppercase();
-    assert!(
-        environ.contains(&format!("XDG_DATA_HOME={data_home}")),
-        "{environ}"
-    );
-    // ...and neither value is in it, in any case.
+    let environ = results[0]["data"]["output"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", results[0]));
+    // The read was attempted and refused...
+    assert!(environ.contains("Permission denied"), "{environ}");
+    // ...and neither value is in what came back, in any case.
     for secret in [PLANTED_KEY, PLANTED_TOKEN] {
         assert!(!environ.contains(&secret.to_uppercase()), "{environ}");
     }
-    assert!(environ.contains("OPENAI_API_KEY=\n"), "{environ}");
     // What a command prints of a secret is redacted before the model sees it...
     let echoed = results[1]["data"]["output"].as_str().unwrap();
     assert_eq!(echoed, "[redacted]\n[redacted]\n", "{}", results[1]);

@@ -20,6 +20,7 @@ mod fs_tools;
 mod mcp;
 mod policy;
 mod providers;
+mod sandbox;
 mod session;
 mod shell;
 mod tui;

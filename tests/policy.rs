@@ -409,10 +409,10 @@ fn allow_always_for_interpreters_saves_only_the_exact_command() {
 fn a_compound_command_saves_one_rule_per_command_that_asked() {
     let e = env();
     let engine = interactive(&e);
-    let preview = command_preview("cargo fmt && git diff --stat");
+    let preview = command_preview("cargo fmt && make lint");
     let ids = engine.remember("shell.run", &preview).unwrap();
     assert_eq!(ids.len(), 2, "{ids:?}");
-    let mut p = command_preview("git diff HEAD && cargo fmt --check");
+    let mut p = command_preview("make lint --quiet && cargo fmt --check");
     assert_eq!(
         engine
             .decide("shell.run", ToolKind::Execute, &mut p)
@@ -763,6 +763,7 @@ fn command_preview(cmd: &str) -> Preview {
         background: false,
         pty: false,
         commands: Vec::new(),
+        sandbox: None,
     })
 }
 
@@ -956,5 +957,271 @@ mod rules_over_the_protocol {
         h.ops.send(Op::Shutdown).unwrap();
         next_matching(&mut h, |e| matches!(e, Event::ShutdownComplete)).await;
         assert!(!e.ws.join("new.txt").exists());
+    }
+}
+
+// ---------------------------------------------------------------- known-safe reads
+
+/// The workspace the known-safe corpus expects (see tests/fixtures/known_safe_corpus.rs).
+fn safe_workspace(e: &Env) {
+    let ws = &e.ws;
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("README.md"), "readme\n").unwrap();
+    std::fs::write(ws.join("data.csv"), "a,b\n").unwrap();
+    std::fs::write(ws.join("src/main.rs"), "fn main() {}\n").unwrap();
+    for secret in [".env", "key.pem", "id_rsa"] {
+        std::fs::write(ws.join(secret), "secret\n").unwrap();
+    }
+    std::os::unix::fs::symlink("/etc/passwd", ws.join("link")).unwrap();
+    std::os::unix::fs::symlink("src", ws.join("inner")).unwrap();
+    std::fs::write(ws.join("cat"), "#!/bin/sh\necho planted\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(ws.join("cat"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(ws)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+}
+
+#[test]
+fn known_safe_corpus_under_the_built_in_defaults() {
+    assert!(
+        pablo::process::support().landlock(),
+        "known-safe reads are allowed only where they can be sandboxed; this machine can"
+    );
+    let e = env();
+    safe_workspace(&e);
+    let engine = interactive(&e);
+    let corpus: &[(&str, &str)] = include!("fixtures/known_safe_corpus.rs");
+    assert!(corpus.len() >= 150, "corpus has {} commands", corpus.len());
+    let mut wrong = Vec::new();
+    for (cmd, want) in corpus {
+        let r = cli::check(&engine, cmd);
+        let sandbox = r.sandbox.clone().unwrap();
+        if label(r.decision) != *want {
+            wrong.push(format!(
+                "{cmd:?}: want {want}, got {} ({:?})",
+                label(r.decision),
+                r.reasons
+            ));
+        } else if *want == "allow"
+            && (sandbox.profile != pablo::protocol::SandboxProfile::ReadOnly || !sandbox.known_safe)
+        {
+            wrong.push(format!(
+                "{cmd:?}: allowed but not in read-only: {sandbox:?}"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn a_known_safe_read_says_so_and_an_approved_command_gets_workspace_write() {
+    let e = env();
+    safe_workspace(&e);
+    let engine = interactive(&e);
+    let r = cli::check(&engine, "ls -la");
+    assert_eq!(r.decision, Decision::Allow);
+    assert_eq!(r.rule_ids, vec!["builtin.safe.ls"]);
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["sandbox"]["profile"], "read-only", "{json}");
+    assert_eq!(json["sandbox"]["known_safe"], true);
+    let r = cli::check(&engine, "cargo test");
+    assert_eq!(r.decision, Decision::Ask);
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["sandbox"]["profile"], "workspace-write", "{json}");
+    assert_eq!(json["sandbox"]["network"], false);
+    assert!(
+        r.to_text().contains("sandbox: workspace-write, no network"),
+        "{}",
+        r.to_text()
+    );
+}
+
+#[test]
+fn allow_lists_and_deny_rules_still_win_over_known_safe_reads() {
+    let e = env();
+    safe_workspace(&e);
+    let engine = strict(&e);
+    // Not in the allow list: denied, known safe or not.
+    assert_eq!(
+        cli::check(&engine, "cat README.md").decision,
+        Decision::Deny
+    );
+    let deny = explicit(
+        r#"
+[options.shell.commands]
+deny = [ { id = "t.no-cat", executable = "cat", args = [], match = "prefix" } ]
+"#,
+    );
+    let engine = PolicyEngine::build(&e.ws, &e.dirs, &deny, None, CliFlags::default()).unwrap();
+    assert_eq!(
+        cli::check(&engine, "cat README.md").decision,
+        Decision::Deny
+    );
+    assert_eq!(cli::check(&engine, "ls").decision, Decision::Allow);
+    let off = explicit("[options.shell]\nknown_safe_reads = false\n");
+    let engine = PolicyEngine::build(&e.ws, &e.dirs, &off, None, CliFlags::default()).unwrap();
+    assert_eq!(cli::check(&engine, "ls").decision, Decision::Ask);
+}
+
+#[test]
+fn the_project_layer_can_tighten_the_sandbox_but_never_loosen_it() {
+    let e = env();
+    let project = |toml: &str| {
+        std::fs::create_dir_all(e.ws.join(".pablo")).unwrap();
+        std::fs::write(e.ws.join(".pablo/config.toml"), toml).unwrap();
+        Layers::load(&e.dirs, &e.ws, None).unwrap()
+    };
+    let build = |layers: &Layers| {
+        PolicyEngine::build(&e.ws, &e.dirs, layers, None, CliFlags::default()).unwrap()
+    };
+    let engine = build(&project(
+        "[options.shell]\nsandbox = \"off\"\nnetwork = true\nwritable_roots = [\"/\"]\n",
+    ));
+    let s = engine.sandbox_settings();
+    assert_eq!(s.profile, pablo::protocol::SandboxProfile::WorkspaceWrite);
+    assert!(!s.network);
+    assert!(s.writable_roots.is_empty());
+    let warnings = engine.warnings().join("\n");
+    for key in [
+        "sandbox = \"off\" ignored",
+        "network = true ignored",
+        "writable_roots ignored",
+    ] {
+        assert!(warnings.contains(key), "{key}: {warnings}");
+    }
+    let engine = build(&project("[options.shell]\nsandbox = \"read-only\"\n"));
+    assert_eq!(
+        engine.sandbox_settings().profile,
+        pablo::protocol::SandboxProfile::ReadOnly
+    );
+    // A trusted layer may loosen.
+    std::fs::remove_dir_all(e.ws.join(".pablo")).unwrap();
+    let layers = explicit(
+        "[options.shell]\nsandbox = \"off\"\nnetwork = true\nwritable_roots = [\"/opt/cache\", \"~/.m2\"]\n",
+    );
+    let engine = build(&layers);
+    let s = engine.sandbox_settings();
+    assert_eq!(s.profile, pablo::protocol::SandboxProfile::Off);
+    assert!(s.network);
+    assert_eq!(s.writable_roots[0], PathBuf::from("/opt/cache"));
+    assert!(s.writable_roots[1].ends_with(".m2"));
+    assert_eq!(
+        cli::check(&engine, "cargo build").sandbox.unwrap().profile,
+        pablo::protocol::SandboxProfile::Off
+    );
+}
+
+#[test]
+fn a_relative_writable_root_is_a_config_error_naming_it() {
+    let err = ConfigFile::parse(
+        "[options.shell]\nwritable_roots = [\"cache\"]\n",
+        Path::new("c.toml"),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "config_invalid");
+    assert!(err.to_string().contains("\"cache\""), "{err}");
+}
+
+mod known_safe_property {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Safe parts, and whether their operands are paths (so an outside path spoils them; the
+    /// operands of `echo` are text, and a word after find's expression is no starting point).
+    const SAFE: &[(&str, bool)] = &[
+        ("ls -la", true),
+        ("cat README.md", true),
+        ("head -n 3 README.md", true),
+        ("wc -l src/main.rs", true),
+        ("grep -n main src", true),
+        ("rg main src", true),
+        ("sort README.md", true),
+        ("git status", true),
+        ("git log --oneline -3", true),
+        ("git diff", true),
+        ("sed -n 1p README.md", true),
+        ("echo hi", false),
+        ("find . -name x", false),
+        ("du -s src", true),
+    ];
+    const JOIN: &[&str] = &[" | ", " && ", "; ", " || "];
+    /// Each turns a safe part into one that must ask: a write redirection, an option that writes
+    /// or runs something, a path outside the workspace, a credential.
+    const REDIRECTS: &[&str] = &[" > out.txt", " >> log", " 2> err", " >| out"];
+    const PATHS: &[&str] = &[" /etc/passwd", " ../x", " .env", " link", " key.pem"];
+    const BAD_COMMANDS: &[&str] = &[
+        "sort -o out README.md",
+        "find . -delete",
+        "rg --pre cat x",
+        "sed -i s/a/b/ README.md",
+        "git branch newname",
+        "git diff --output=x",
+        "./cat README.md",
+        "tee out",
+    ];
+
+    fn line(parts: &[usize], joins: &[usize]) -> String {
+        let mut s = String::new();
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                s.push_str(JOIN[joins[i - 1] % JOIN.len()]);
+            }
+            s.push_str(SAFE[*p % SAFE.len()].0);
+        }
+        s
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        #[test]
+        fn a_safe_line_stays_safe_only_while_every_part_is(
+            parts in prop::collection::vec(0usize..100, 1..5),
+            joins in prop::collection::vec(0usize..100, 4),
+            at in 0usize..100,
+            spoil in 0usize..100,
+            bad in 0usize..100,
+            spoil_kind in 0usize..3,
+        ) {
+            let e = env();
+            safe_workspace(&e);
+            let engine = interactive(&e);
+            let clean = line(&parts, &joins);
+            let r = cli::check(&engine, &clean);
+            prop_assert_eq!(r.decision, Decision::Allow, "{}: {:?}", clean, r.reasons);
+            prop_assert_eq!(r.sandbox.unwrap().profile, pablo::protocol::SandboxProfile::ReadOnly);
+            // Spoil exactly one part.
+            let k = at % parts.len();
+            let mut pieces: Vec<String> =
+                parts.iter().map(|p| SAFE[*p % SAFE.len()].0.to_string()).collect();
+            let takes_paths = SAFE[parts[k] % SAFE.len()].1;
+            match spoil_kind {
+                0 => pieces[k].push_str(REDIRECTS[spoil % REDIRECTS.len()]),
+                1 if takes_paths => pieces[k].push_str(PATHS[spoil % PATHS.len()]),
+                _ => pieces[k] = BAD_COMMANDS[bad % BAD_COMMANDS.len()].to_string(),
+            }
+            let mut spoiled = String::new();
+            for (i, p) in pieces.iter().enumerate() {
+                if i > 0 {
+                    spoiled.push_str(JOIN[joins[i - 1] % JOIN.len()]);
+                }
+                spoiled.push_str(p);
+            }
+            let r = cli::check(&engine, &spoiled);
+            prop_assert_ne!(r.decision, Decision::Allow, "{} was allowed", spoiled);
+            prop_assert!(!r.sandbox.unwrap().known_safe, "{} is still known safe", spoiled);
+        }
     }
 }

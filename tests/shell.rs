@@ -113,6 +113,10 @@ impl Fixture {
 }
 
 /// Live (non-zombie) pids whose process group is `pgid`, read straight from /proc.
+///
+/// A command runs in its own PID namespace, where `$$` is 2; the tests learn the group's id as
+/// the host sees it from `/proc/self/stat` (field 5, the process group; field 4 is the parent),
+/// which `/proc` (the host's, not remounted) reports in the host's numbering.
 fn alive_in_group(pgid: i32) -> Vec<i32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -141,7 +145,7 @@ fn first_line_pid(output: &str) -> i32 {
 async fn timeout_kills_the_whole_group_including_background_children() {
     let f = fixture();
     let r = f
-        .sh(json!({"command": "echo $$; sleep 300 & sleep 300", "timeout_ms": 300}))
+        .sh(json!({"command": "cut -d' ' -f5 /proc/self/stat; sleep 300 & sleep 300", "timeout_ms": 300}))
         .await;
     assert_eq!(r["timed_out"], true, "{r}");
     assert_eq!(r["exit_code"], Value::Null);
@@ -176,7 +180,8 @@ fn a_member_pablo_may_not_signal_fails_the_call_with_tool_cleanup_failed() {
         rt.block_on(async {
             let f = fixture();
             ready_tx.send(f.workspace.clone()).unwrap();
-            let command = "echo $$ > pgid; while [ ! -e joined ]; do sleep 0.01; done";
+            let command =
+                "cut -d' ' -f5 /proc/self/stat > pgid; while [ ! -e joined ]; do sleep 0.01; done";
             f.call(&f.run, json!({"command": command, "timeout_ms": 20_000}))
                 .await
         })
@@ -229,7 +234,7 @@ fn a_member_pablo_may_not_signal_fails_the_call_with_tool_cleanup_failed() {
 async fn finished_command_leaves_no_background_child_behind() {
     let f = fixture();
     let r = f
-        .sh(json!({"command": "echo $$; sleep 300 & echo started"}))
+        .sh(json!({"command": "cut -d' ' -f5 /proc/self/stat; sleep 300 & echo started"}))
         .await;
     assert_eq!(r["exit_code"], 0, "{r}");
     let pgid = first_line_pid(r["output"].as_str().unwrap());
@@ -269,10 +274,16 @@ async fn environment_is_built_from_nothing_plus_task_additions() {
     );
     assert!(out.contains("TERM=dumb"), "{out}");
     assert!(out.contains("LANG=C.UTF-8"), "{out}");
+    // The session's temporary directory, under workspace-write (the default profile).
+    let tmp = f.host.sandbox.temp_dir.clone().unwrap();
+    assert!(
+        out.contains(&format!("TMPDIR={}\n", tmp.display())),
+        "{out}"
+    );
     // dash adds PWD itself; nothing else may appear.
     for n in names {
         assert!(
-            ["PATH", "LANG", "TERM", "PWD", "PABLO_TASK_TICKET"].contains(&n),
+            ["PATH", "LANG", "TERM", "PWD", "TMPDIR", "PABLO_TASK_TICKET"].contains(&n),
             "unexpected variable {n} in {out}"
         );
     }
@@ -368,6 +379,7 @@ async fn a_cwd_swapped_for_a_link_after_the_check_is_not_followed() {
                     .unwrap(),
                 pty,
                 stdin: false,
+                sandbox: pablo::process::Sandbox::off(),
             },
             timeout: Duration::from_secs(20),
             max_output_bytes: 10_000,
@@ -443,7 +455,7 @@ async fn cancellation_stops_the_group_and_says_so() {
     let err = f
         .call_with(
             &f.run,
-            json!({"command": "echo $$; sleep 300 & sleep 300", "timeout_ms": 60000}),
+            json!({"command": "cut -d' ' -f5 /proc/self/stat; sleep 300 & sleep 300", "timeout_ms": 60000}),
             cancel,
         )
         .await
@@ -702,7 +714,7 @@ async fn wait_on_a_sleeping_job_says_running_when_its_window_ends() {
 async fn kill_leaves_no_process_behind_and_keeps_the_output_readable() {
     let f = fixture();
     let id = f
-        .background(json!({"command": "echo $$; sleep 300 & sleep 300", "background": true}))
+        .background(json!({"command": "cut -d' ' -f5 /proc/self/stat; sleep 300 & sleep 300", "background": true}))
         .await;
     let out = f.wait_for_output(&id, "\n").await;
     let pgid = first_line_pid(&out);
@@ -833,7 +845,9 @@ async fn unknown_session_is_refused_by_name() {
 async fn dropping_the_host_kills_running_sessions() {
     let f = fixture();
     let id = f
-        .background(json!({"command": "echo $$; sleep 300", "background": true}))
+        .background(
+            json!({"command": "cut -d' ' -f5 /proc/self/stat; sleep 300", "background": true}),
+        )
         .await;
     let pgid = first_line_pid(&f.wait_for_output(&id, "\n").await);
     drop(f);
@@ -1082,7 +1096,9 @@ async fn front_end_input_and_kill_reach_the_session_and_shutdown_kills_the_rest(
     assert_eq!(w["status"], "exited", "{w}");
 
     let id = f
-        .background(json!({"command": "echo $$; sleep 300", "background": true}))
+        .background(
+            json!({"command": "cut -d' ' -f5 /proc/self/stat; sleep 300", "background": true}),
+        )
         .await;
     let pgid = first_line_pid(&f.wait_for_output(&id, "\n").await);
     agent.ops.send(pablo::protocol::Op::Shutdown).unwrap();
@@ -1123,7 +1139,7 @@ async fn leader_survives_a_killed_pablo(pty: bool) -> bool {
     server.push(ScriptedResponse::sse(openai::tool_call_answer(
         "bg",
         "shell_run",
-        &[&json!({"command": "echo $$ > leader.pid; exec sleep 300", "background": true, "pty": pty})
+        &[&json!({"command": "cut -d' ' -f4 /proc/self/stat > leader.pid; exec sleep 300", "background": true, "pty": pty})
             .to_string()],
     )));
     server.push(ScriptedResponse::sse(openai::text_answer("never sent")).hang_after(0));
@@ -1175,8 +1191,7 @@ async fn a_background_leader_dies_when_pablo_itself_is_killed() {
     );
 }
 
-/// The PTY path has no parent-death signal (portable-pty has no pre-exec hook); the terminal's
-/// hang-up, when the kernel closes pablo's master end, is what ends the job there.
+/// The PTY path is started like the pipe path: the job's namespace init dies with pablo.
 #[tokio::test]
 async fn a_pty_background_leader_is_hung_up_when_pablo_itself_is_killed() {
     assert!(

@@ -858,14 +858,17 @@ mod over_http {
         server.push(call(
             "call_1",
             "shell_run",
-            &serde_json::json!({"command": "echo hello"}),
+            &serde_json::json!({"command": "date +hello"}),
         ));
         server.push(say("Understood, I will not run it."));
         let sandbox = Sandbox::new();
         let mut t = start(&sandbox, &server, &[]);
         t.send("say hello\r");
         t.wait_for("Run this command?");
-        t.wait_for("$ echo hello");
+        t.wait_for("$ date +hello");
+        // The prompt shows the sandbox the command will get; the status line the session's.
+        t.wait_for("sandbox: workspace-write, no network");
+        t.wait_for("commands ask · sandboxed");
         t.wait_for("[y] Allow once");
         t.wait_for("[a] Allow always");
         t.wait_for("[n] Reject");
@@ -966,7 +969,7 @@ mod over_http {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn allow_always_saves_a_rule_and_the_same_command_then_runs_without_a_prompt() {
         let server = ScriptedServer::start().await;
-        let args = serde_json::json!({"command": "echo again"});
+        let args = serde_json::json!({"command": "date +again"});
         server.push(call("call_1", "shell_run", &args));
         server.push(call("call_2", "shell_run", &args));
         server.push(say("Both runs are done."));
@@ -1093,6 +1096,86 @@ mod first_session {
             .unwrap()
             .to_string();
         assert!(result.contains("\"ok\":true"), "{result}");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    /// The sandbox as a person meets it, with no flag and no sandbox setting: `ls -la` runs
+    /// without a prompt (read-only sandbox); an approved write into `.git/hooks` is stopped by
+    /// the workspace-write sandbox, and pablo then asks (never on its own) whether to run it
+    /// again without the sandbox; rejecting that leaves the hook unwritten.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn plain_pablo_lists_without_asking_and_asks_before_an_unsandboxed_rerun() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        let ws = sandbox.workspace();
+        let init = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        assert!(init.status.success(), "{init:?}");
+        std::fs::write(ws.join("README.md"), "hello\n").unwrap();
+        let hook = ws.join(".git/hooks/post-checkout");
+        for (id, cmd) in [
+            ("call_ls", "ls -la"),
+            ("call_hook", "touch .git/hooks/post-checkout"),
+        ] {
+            server.push(ScriptedResponse::sse(openai::tool_call_answer(
+                id,
+                "shell_run",
+                &[&json!({ "command": cmd }).to_string()],
+            )));
+        }
+        server.push(ScriptedResponse::sse(openai::text_answer(
+            "Hook left alone.",
+        )));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t.wait_for("sandboxed");
+        t.send("list the files, then add a hook\r");
+        // The first prompt is for the hook: `ls -la` never asked.
+        t.wait_for("Run this command?");
+        t.wait_for("$ touch .git/hooks/post-checkout");
+        t.wait_for("sandbox: workspace-write, no network");
+        t.send("y");
+        t.wait_for("Run again without the sandbox?");
+        t.wait_for("sandbox: off");
+        t.send("n");
+        t.wait_for("Note to the model");
+        t.send("\r");
+        t.wait_for("Hook left alone.");
+        assert!(!hook.exists(), "the hook was written");
+        let last: Value = server.requests().last().unwrap().json();
+        let results: Vec<Value> = last["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+            .collect();
+        assert_eq!(results.len(), 2, "{results:?}");
+        assert_eq!(results[0]["ok"], true, "{}", results[0]);
+        assert_eq!(results[0]["data"]["sandbox"], "read-only", "{}", results[0]);
+        assert!(
+            results[0]["data"]["output"]
+                .as_str()
+                .unwrap()
+                .contains("README.md"),
+            "{}",
+            results[0]
+        );
+        // The model learns the sandbox stopped the sandboxed run, with the code and the path.
+        let denied = &results[1]["data"]["sandbox_denied"];
+        assert_eq!(denied["code"], "sandbox_denied", "{}", results[1]);
+        assert_eq!(denied["path"], hook.display().to_string(), "{}", results[1]);
+        assert_eq!(
+            results[1]["data"]["sandbox"], "workspace-write",
+            "{}",
+            results[1]
+        );
         t.send("\x03");
         t.send("\x03");
         assert!(t.wait_exit().success());

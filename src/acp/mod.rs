@@ -832,6 +832,7 @@ mod tests {
             background: false,
             pty: false,
             commands: Vec::new(),
+            sandbox: None,
         });
         let mut verdict = Verdict::ask("builtin.tool.shell.run", "shell.run needs approval");
         verdict.always_rule = Some("prefix /usr/bin/rm".into());

@@ -1274,7 +1274,74 @@ impl Agent {
             call_id: call.id.clone(),
             preview: preview.clone(),
         });
-        tool.commit(&args, &preview, &ctx).await
+        let result = tool.commit(&args, &preview, &ctx).await;
+        match (&result, self.approvals) {
+            (Ok(data), ApprovalMode::Interactive) => match sandbox_retry(&preview, data) {
+                Some((retry, verdict)) => self
+                    .retry_unsandboxed(tool.as_ref(), call, &args, &ctx, retry, verdict, cancel)
+                    .await
+                    .unwrap_or(result),
+                None => result,
+            },
+            _ => result,
+        }
+    }
+
+    /// A sandboxed command failed the way the sandbox makes commands fail: the person may run
+    /// it again without the sandbox. Always a new question, never automatic; `None` (keep the
+    /// first result) when the answer is no.
+    #[allow(clippy::too_many_arguments)]
+    async fn retry_unsandboxed(
+        &mut self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        args: &Value,
+        ctx: &ToolContext,
+        retry: Preview,
+        verdict: crate::protocol::Verdict,
+        cancel: &CancellationToken,
+    ) -> Option<Result<Value, ToolFailure>> {
+        let preview = match self.ask_once(tool, call, retry, verdict, cancel).await {
+            Ok(p) => p,
+            Err(f) if f.code == "rejected" => return None,
+            Err(f) => return Some(Err(f)),
+        };
+        let mut recheck = preview.clone();
+        if self
+            .policy
+            .decide(tool.name(), tool.kind(), &mut recheck)
+            .decision
+            == Decision::Deny
+        {
+            return Some(Err(ToolFailure::new(
+                "denied",
+                format!("{} was denied by policy on the final check", tool.name()),
+            )));
+        }
+        self.emit(Event::ToolCallRunning {
+            call_id: call.id.clone(),
+            preview: preview.clone(),
+        });
+        Some(tool.commit(args, &preview, ctx).await.map(|mut data| {
+            data["note"] = json!(
+                "the first run failed in the sandbox; the person approved running it again \
+                 without the sandbox, and this is that run's result"
+            );
+            data
+        }))
+    }
+
+    /// Like [`Self::ask`], but "allow always" counts as once: the answer saves no rule.
+    async fn ask_once(
+        &mut self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        preview: Preview,
+        verdict: crate::protocol::Verdict,
+        cancel: &CancellationToken,
+    ) -> Result<Preview, ToolFailure> {
+        self.ask_with(tool, call, preview, verdict, cancel, false)
+            .await
     }
 
     /// Handles an ask according to the approval mode; returns the preview to commit.
@@ -1285,6 +1352,19 @@ impl Agent {
         preview: Preview,
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
+    ) -> Result<Preview, ToolFailure> {
+        self.ask_with(tool, call, preview, verdict, cancel, true)
+            .await
+    }
+
+    async fn ask_with(
+        &mut self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        preview: Preview,
+        verdict: crate::protocol::Verdict,
+        cancel: &CancellationToken,
+        rememberable: bool,
     ) -> Result<Preview, ToolFailure> {
         match self.approvals {
             ApprovalMode::ApproveAsks => return Ok(preview),
@@ -1335,7 +1415,9 @@ impl Agent {
         match answer {
             ApprovalAnswer::AllowOnce => Ok(preview),
             ApprovalAnswer::AllowAlways => {
-                self.policy.remember(tool.name(), &preview)?;
+                if rememberable {
+                    self.policy.remember(tool.name(), &preview)?;
+                }
                 Ok(preview)
             }
             ApprovalAnswer::AllowHunks { hunks } => tool.narrow(&preview, &hunks),
@@ -1349,6 +1431,37 @@ impl Agent {
             }
         }
     }
+}
+
+/// For a sandboxed command whose result says the sandbox refused something: the same command
+/// with the sandbox off, and the question to ask about it.
+fn sandbox_retry(preview: &Preview, data: &Value) -> Option<(Preview, crate::protocol::Verdict)> {
+    let Preview::Command(cp) = preview else {
+        return None;
+    };
+    let denied = data.get("sandbox_denied")?;
+    let choice = cp.sandbox.as_ref()?;
+    if choice.profile == crate::protocol::SandboxProfile::Off {
+        return None;
+    }
+    let mut retry = cp.clone();
+    retry.sandbox = Some(crate::protocol::SandboxChoice {
+        profile: crate::protocol::SandboxProfile::Off,
+        network: true,
+        known_safe: false,
+        degraded: None,
+    });
+    let why = denied
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the command failed in the sandbox");
+    let verdict = crate::protocol::Verdict::ask(
+        crate::protocol::SANDBOX_RETRY_RULE,
+        format!(
+            "{why}; run it again without the sandbox (full access to your files and the network)?"
+        ),
+    );
+    Some((Preview::Command(retry), verdict))
 }
 
 /// What the model is asked when older turns are compacted.

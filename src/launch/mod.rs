@@ -170,8 +170,9 @@ impl Launch {
         self.dirs.data.join("sessions").join(session_id)
     }
 
-    /// Builds the host services for one session. The file tools show only what `policy`'s
-    /// read roots let them read.
+    /// Builds the host services for one session: the shell settings of the layers, the sandbox
+    /// the policy engine settled on (with the session's own temporary directory), and file tools
+    /// that show only what `policy`'s read roots let them read.
     pub fn host(
         &self,
         session_id: &str,
@@ -196,6 +197,9 @@ impl Launch {
             state_dir,
             &self.shell_options(policy.launcher()),
         );
+        let temp_dir = host.sandbox.temp_dir.take();
+        host.sandbox = policy.sandbox_settings().clone();
+        host.sandbox.temp_dir = temp_dir;
         let roots = policy.clone();
         host.readable = Some(Arc::new(move |path: &str| {
             roots.check_path(path, crate::policy::Access::Read).is_ok()
@@ -510,6 +514,59 @@ impl Launch {
             .map(|m| Event::Warning { message: m.clone() })
             .collect()
     }
+}
+
+/// The status line's word on the sandbox: the profile approved commands get, or why there is
+/// none (said once, here and in the startup warning).
+pub fn sandbox_status(policy: &PolicyEngine) -> String {
+    use crate::protocol::SandboxProfile;
+    let support = crate::process::support();
+    let settings = policy.sandbox_settings();
+    if !support.landlock() {
+        return "no sandbox: the kernel lacks Landlock".into();
+    }
+    let mut s = match settings.profile {
+        SandboxProfile::Off => return "no sandbox".into(),
+        SandboxProfile::ReadOnly => "read-only sandbox".to_string(),
+        SandboxProfile::WorkspaceWrite if settings.network => "sandboxed + network".to_string(),
+        SandboxProfile::WorkspaceWrite => "sandboxed".to_string(),
+    };
+    if !support.namespaces() {
+        s.push_str(" (no namespaces)");
+    }
+    s
+}
+
+/// `pablo sandbox`: runs `command` (a program and its arguments) in the workspace under
+/// `profile` (the configured one when `None`), with the environment a command of pablo's gets
+/// and this process's stdin, stdout and stderr. Returns the exit status to exit with (128 + the
+/// signal number when a signal ended it).
+pub fn run_sandboxed(
+    launch: &Launch,
+    policy: &PolicyEngine,
+    profile: Option<crate::protocol::SandboxProfile>,
+    network: bool,
+    command: &[String],
+) -> Result<u8, LaunchError> {
+    let mut settings = policy.sandbox_settings().clone();
+    settings.temp_dir = Some(std::env::temp_dir());
+    let mut choice = settings.default_choice();
+    if let Some(p) = profile {
+        choice.profile = p;
+    }
+    choice.network = network && choice.profile == crate::protocol::SandboxProfile::WorkspaceWrite;
+    let sandbox = settings.sandbox(&choice, &launch.workspace);
+    let env = policy
+        .command_env()
+        .for_command(&Default::default(), false)
+        .map_err(|e| LaunchError::Setup(e.to_string()))?;
+    let info = crate::process::run_inherited(command, &launch.workspace, &env, &sandbox)
+        .map_err(|e| LaunchError::Setup(e.to_string()))?;
+    Ok(match (info.code, info.signal) {
+        (Some(c), _) => c.clamp(0, 255) as u8,
+        (None, Some(s)) => (128 + s).clamp(0, 255) as u8,
+        (None, None) => 1,
+    })
 }
 
 /// File options from every layer: refused names add up, the smallest file-size cap wins.

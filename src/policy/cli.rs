@@ -19,6 +19,8 @@ pub struct CheckReport {
     /// What "allow always" would save, when the decision is ask.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub always_rule: Option<String>,
+    /// The OS sandbox the command would run in (`{"profile": "read-only", "network": false, …}`).
+    pub sandbox: Option<crate::protocol::SandboxChoice>,
     /// Ignored settings (an untrusted project's allow rules, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -56,11 +58,12 @@ pub fn check(engine: &PolicyEngine, command: &str) -> CheckReport {
         background: false,
         pty: false,
         commands: Vec::new(),
+        sandbox: None,
     });
     let verdict = engine.decide("shell.run", ToolKind::Execute, &mut preview);
-    let commands = match preview {
-        Preview::Command(cp) => cp.commands,
-        _ => Vec::new(),
+    let (commands, sandbox) = match preview {
+        Preview::Command(cp) => (cp.commands, cp.sandbox),
+        _ => (Vec::new(), None),
     };
     CheckReport {
         decision: verdict.decision,
@@ -68,6 +71,7 @@ pub fn check(engine: &PolicyEngine, command: &str) -> CheckReport {
         reasons: verdict.reasons,
         rule_ids: verdict.rule_ids,
         always_rule: verdict.always_rule,
+        sandbox,
         warnings: engine.warnings().to_vec(),
         env: None,
     }
@@ -112,6 +116,9 @@ impl CheckReport {
         }
         if !self.rule_ids.is_empty() {
             s.push_str(&format!("  rules: {}\n", self.rule_ids.join(", ")));
+        }
+        if let Some(sb) = &self.sandbox {
+            s.push_str(&format!("  sandbox: {}\n", sb.describe()));
         }
         for (i, c) in self.commands.iter().enumerate() {
             let argv: Vec<String> = c

@@ -12,6 +12,7 @@
 
 use super::layers::Compiled;
 use super::rules::{CompiledRule, Resolved, Resolver};
+use super::safe::SafeReads;
 use super::shell::{self, Redirect, SimpleCommand, Word};
 use super::store::SavedKind;
 use crate::config::{MatchKind, RuleDecision};
@@ -29,6 +30,9 @@ pub struct LineJudgement {
     pub views: Vec<SimpleCommandView>,
     /// What "allow always" would save (one rule per command that asked and can be remembered).
     pub rememberable: Vec<SavedKind>,
+    /// Every simple command of the line is a known-safe read (see [`super::safe`]) and nothing
+    /// writes: the line runs in the read-only sandbox.
+    pub known_safe: bool,
 }
 
 /// One judged simple command.
@@ -37,6 +41,7 @@ struct Judged {
     rule_id: String,
     reason: Option<String>,
     remember: Vec<SavedKind>,
+    known_safe: bool,
 }
 
 pub struct Judge<'a> {
@@ -44,6 +49,13 @@ pub struct Judge<'a> {
     pub resolver: &'a Resolver,
     pub saved: &'a [CompiledRule],
     pub cwd: &'a str,
+    /// The known-safe table, when known-safe reads are on.
+    pub safe: Option<&'a SafeReads>,
+    /// Whether a known-safe read can be sandboxed here (the kernel has Landlock); without it a
+    /// known-safe read asks like any other command.
+    pub sandboxed: bool,
+    /// Whether commands get namespaces (needed to neutralise a repository's git config).
+    pub namespaces: bool,
 }
 
 fn worse(a: Decision, b: Decision) -> Decision {
@@ -368,6 +380,7 @@ impl Judge<'_> {
             rule_ids: Vec::new(),
             views: Vec::new(),
             rememberable: Vec::new(),
+            known_safe: true,
         };
         let c = self.compiled;
         if let Some((id, reason)) = &c.launcher_refusal {
@@ -391,6 +404,7 @@ impl Judge<'_> {
         if out.decision != Decision::Ask {
             out.rememberable.clear();
         }
+        out.known_safe &= !out.views.is_empty() && out.decision != Decision::Deny;
         out
     }
 
@@ -412,6 +426,7 @@ impl Judge<'_> {
                     self.unprovable_decision()
                 };
                 out.decision = worse(out.decision, decision);
+                out.known_safe = false;
                 out.reasons.push(reason.clone());
                 out.rule_ids.push(id.to_string());
                 out.views.push(SimpleCommandView {
@@ -455,6 +470,7 @@ impl Judge<'_> {
                         rule_id: id.into(),
                         reason: Some(format!("cannot be proven: {}", reasons.join("; "))),
                         remember: Vec::new(),
+                        known_safe: false,
                     })
                 } else if depth + 1 > MAX_SHELL_DEPTH {
                     Some(Judged {
@@ -464,6 +480,7 @@ impl Judge<'_> {
                             "`sh -c` is nested more than {MAX_SHELL_DEPTH} levels deep"
                         )),
                         remember: Vec::new(),
+                        known_safe: false,
                     })
                 } else {
                     None
@@ -494,6 +511,7 @@ impl Judge<'_> {
 
     fn push(&self, cmd: &SimpleCommand, exe: Option<String>, j: Judged, out: &mut LineJudgement) {
         out.decision = worse(out.decision, j.decision);
+        out.known_safe &= j.known_safe;
         if let Some(r) = &j.reason
             && j.decision != Decision::Allow
         {
@@ -540,6 +558,7 @@ impl Judge<'_> {
                 rule_id: first.to_string(),
                 reason: Some(format!("`{rendered}` matches deny pattern {first}")),
                 remember: Vec::new(),
+                known_safe: false,
             });
         }
         let literal_prefix = |from: usize| -> (Vec<String>, bool) {
@@ -583,6 +602,7 @@ impl Judge<'_> {
                             layer.source
                         )),
                         remember: Vec::new(),
+                        known_safe: false,
                     });
                 }
             }
@@ -611,6 +631,7 @@ impl Judge<'_> {
                 rule_id: id.into(),
                 reason: Some(format!("cannot be proven: {}", unprovable.join("; "))),
                 remember: Vec::new(),
+                known_safe: false,
             };
         }
         // From here every word is literal.
@@ -672,12 +693,27 @@ impl Judge<'_> {
                 true,
             );
         }
-        let mut result = self.match_allow(&resolved, word, args);
+        // xargs appends words nobody has seen, so its inner command is never known safe.
+        let safe = match (self.safe, u.xargs) {
+            (Some(table), None) => {
+                let reads: Vec<&str> = cmd
+                    .redirects
+                    .iter()
+                    .filter(|r| r.kind == super::shell::RedirectKind::Read)
+                    .map(|r| r.target.text.as_str())
+                    .collect();
+                Some(table.check(&resolved, args, &reads, self.cwd))
+            }
+            _ => None,
+        };
+        let safe_name = safe.as_ref().and_then(|r| r.as_ref().ok()).map(|p| p.name);
+        let mut result = self.match_allow(&resolved, word, args, safe_name);
+        result.known_safe = safe_name.is_some() && writes.is_empty();
         if let Some((x, inner)) = u.xargs {
             // xargs appends input to its inner command: it needs a rule of its own as well.
             let xargv: Vec<String> = words[x..].iter().map(|w| w.text.clone()).collect();
             let xres = self.resolver.resolve(&xargv[0], self.cwd);
-            let xresult = self.match_allow(&xres, &xargv[0], &xargv[1..]);
+            let xresult = self.match_allow(&xres, &xargv[0], &xargv[1..], None);
             let _ = inner;
             if rank(xresult.decision) > rank(result.decision) {
                 let mut remember = xresult.remember;
@@ -699,6 +735,7 @@ impl Judge<'_> {
                     writes.join(", ")
                 )),
                 remember: Vec::new(),
+                known_safe: false,
             };
         }
         if result.decision == Decision::Ask
@@ -710,7 +747,13 @@ impl Judge<'_> {
         result
     }
 
-    fn match_allow(&self, resolved: &Resolved, word: &str, args: &[String]) -> Judged {
+    fn match_allow(
+        &self,
+        resolved: &Resolved,
+        word: &str,
+        args: &[String],
+        known_safe: Option<&str>,
+    ) -> Judged {
         let c = self.compiled;
         let workspace_note = if resolved.in_workspace {
             format!(" (`{word}` is a program in the workspace, not a system command)")
@@ -731,6 +774,7 @@ impl Judge<'_> {
                                 layer.source
                             )),
                             remember: Vec::new(),
+                            known_safe: false,
                         };
                     }
                 }
@@ -740,6 +784,7 @@ impl Judge<'_> {
                 rule_id: ids.join("+"),
                 reason: None,
                 remember: Vec::new(),
+                known_safe: false,
             };
         }
         if let Some(r) = self.saved.iter().find(|r| r.matches(&resolved.key, args)) {
@@ -748,6 +793,7 @@ impl Judge<'_> {
                 rule_id: r.id.clone(),
                 reason: None,
                 remember: Vec::new(),
+                known_safe: false,
             };
         }
         let mut text = vec![word.to_string()];
@@ -758,9 +804,34 @@ impl Judge<'_> {
                 rule_id: id.to_string(),
                 reason: None,
                 remember: Vec::new(),
+                known_safe: false,
             };
         }
         let remember = vec![derive_rule(resolved, args)];
+        let mut unsandboxed_note = String::new();
+        if let Some(name) = known_safe {
+            // git's repository config is covered by a mount, which needs namespaces.
+            let sandboxed = self.sandboxed && (name != "git" || self.namespaces);
+            if sandboxed {
+                return Judged {
+                    decision: Decision::Allow,
+                    rule_id: format!("builtin.safe.{name}"),
+                    reason: None,
+                    remember: Vec::new(),
+                    known_safe: true,
+                };
+            }
+            unsandboxed_note = if self.sandboxed {
+                format!(
+                    " (`{name}` is a known-safe read, but without namespaces its repository's \
+                     config cannot be neutralised)"
+                )
+            } else {
+                format!(
+                    " (`{name}` is a known-safe read, but without Landlock it cannot be sandboxed)"
+                )
+            };
+        }
         let (decision, id) = (&c.default.0, c.default.1.clone());
         match decision {
             RuleDecision::Allow => Judged {
@@ -768,12 +839,16 @@ impl Judge<'_> {
                 rule_id: id,
                 reason: None,
                 remember: Vec::new(),
+                known_safe: false,
             },
             RuleDecision::Ask => Judged {
                 decision: Decision::Ask,
                 rule_id: id,
-                reason: Some(format!("`{word}` matches no rule{workspace_note}")),
+                reason: Some(format!(
+                    "`{word}` matches no rule{workspace_note}{unsandboxed_note}"
+                )),
                 remember,
+                known_safe: false,
             },
             RuleDecision::Deny => Judged {
                 decision: Decision::Deny,
@@ -782,6 +857,7 @@ impl Judge<'_> {
                     "`{word}` matches no rule and the default is deny{workspace_note}"
                 )),
                 remember: Vec::new(),
+                known_safe: false,
             },
         }
     }
@@ -801,6 +877,7 @@ impl Judge<'_> {
                 rule_id: id,
                 reason: Some(format!("{reason}; not in the allow list")),
                 remember: Vec::new(),
+                known_safe: false,
             };
         }
         if c.default.0 == RuleDecision::Deny {
@@ -809,6 +886,7 @@ impl Judge<'_> {
                 rule_id: c.default.1.clone(),
                 reason: Some(reason),
                 remember: Vec::new(),
+                known_safe: false,
             };
         }
         Judged {
@@ -816,6 +894,7 @@ impl Judge<'_> {
             rule_id: "builtin.unmatched".into(),
             reason: Some(reason),
             remember,
+            known_safe: false,
         }
     }
 }

@@ -18,6 +18,7 @@ use super::rules::{Resolver, RuleLayer};
 use super::static_policy::StaticPolicy;
 use crate::config::{ConfigFile, Layers, RuleDecision};
 use crate::core::ToolMode;
+use crate::protocol::SandboxProfile;
 
 /// The authority flags of the command line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -60,6 +61,10 @@ pub struct Compiled {
     /// Why the launcher may not start anything, when a launcher rule forbids it.
     pub launcher_refusal: Option<(String, String)>,
     pub paths: PathPolicy,
+    /// The OS sandbox of the session's commands.
+    pub sandbox: crate::process::sandbox::SandboxSettings,
+    /// Whether known-safe reads run without asking (a layer may turn this off).
+    pub known_safe: bool,
     /// Ignored settings and other notes for the person.
     pub warnings: Vec<String>,
 }
@@ -149,6 +154,8 @@ impl Compiled {
             launcher: DEFAULT_LAUNCHER.into(),
             launcher_refusal: None,
             paths: PathPolicy::new(),
+            sandbox: Default::default(),
+            known_safe: true,
             warnings: Vec::new(),
         };
         let mut layer_refs: Vec<LayerRef<'_>> = Vec::new();
@@ -187,6 +194,82 @@ impl Compiled {
             layer: label.to_string(),
             message,
         };
+
+        let mut sandbox_profile: Option<(SandboxProfile, String)> = None;
+        let mut project_profile: Option<SandboxProfile> = None;
+        let mut network: Option<bool> = None;
+        let mut project_network_off = false;
+        for l in &layer_refs {
+            let shell = &l.file.options.shell;
+            let project = l.prefix == "config.project";
+            if project {
+                project_profile = shell.sandbox;
+                project_network_off = shell.network == Some(false);
+                let base = sandbox_profile
+                    .as_ref()
+                    .map(|(p, _)| *p)
+                    .unwrap_or_default();
+                if let Some(p) = shell.sandbox
+                    && p.strictness() < base.strictness()
+                {
+                    c.warnings.push(format!(
+                        "{}: sandbox = {:?} ignored: the project config can only tighten the \
+                         sandbox",
+                        l.label,
+                        p.label()
+                    ));
+                }
+                if shell.network == Some(true) {
+                    c.warnings.push(format!(
+                        "{}: network = true ignored: the project config cannot open the sandbox's \
+                         network",
+                        l.label
+                    ));
+                }
+                if !shell.writable_roots.is_empty() {
+                    c.warnings.push(format!(
+                        "{}: writable_roots ignored: only the user's config or --config may add \
+                         writable roots",
+                        l.label
+                    ));
+                }
+                if shell.editor_terminals == Some(true) {
+                    c.warnings.push(format!(
+                        "{}: editor_terminals = true ignored: only the user's config or --config \
+                         may run commands outside the sandbox",
+                        l.label
+                    ));
+                }
+            } else {
+                if let Some(p) = shell.sandbox {
+                    sandbox_profile = Some((p, l.label.clone()));
+                }
+                if let Some(n) = shell.network {
+                    network = Some(n);
+                }
+                for root in &shell.writable_roots {
+                    match expand_root(root, c.sandbox.home.as_deref()) {
+                        Some(p) => c.sandbox.writable_roots.push(p),
+                        None => c.warnings.push(format!(
+                            "{}: writable root {root:?} ignored: there is no home directory",
+                            l.label
+                        )),
+                    }
+                }
+                if let Some(e) = shell.editor_terminals {
+                    c.sandbox.editor_terminals = e;
+                }
+            }
+            if shell.known_safe_reads == Some(false) {
+                c.known_safe = false;
+            }
+        }
+        let base = sandbox_profile.map(|(p, _)| p).unwrap_or_default();
+        c.sandbox.profile = match project_profile {
+            Some(p) if p.strictness() > base.strictness() => p,
+            _ => base,
+        };
+        c.sandbox.network = network.unwrap_or(false) && !project_network_off;
 
         for l in &layer_refs {
             let ignored = |c: &mut Compiled, what: String| {
@@ -411,5 +494,16 @@ impl Compiled {
 
     pub fn has_allow_list(&self) -> bool {
         self.allow_layers().next().is_some()
+    }
+}
+
+/// A configured writable root: absolute, or `~/…` under the home directory.
+fn expand_root(root: &str, home: Option<&Path>) -> Option<PathBuf> {
+    if root == "~" {
+        return home.map(Path::to_path_buf);
+    }
+    match root.strip_prefix("~/") {
+        Some(rest) => home.map(|h| h.join(rest)),
+        None => Some(PathBuf::from(root)),
     }
 }

@@ -19,6 +19,7 @@ pub mod layers;
 pub mod paths;
 pub mod patterns;
 pub mod rules;
+pub mod safe;
 pub mod shell;
 pub mod static_policy;
 pub mod store;
@@ -82,6 +83,8 @@ pub struct PolicyEngine {
     /// The base environment of commands; the resolver searches exactly its `PATH`.
     env: Arc<CommandEnv>,
     resolver: Resolver,
+    /// The known-safe table for this workspace (`None` without a workspace or when turned off).
+    safe: Option<safe::SafeReads>,
     store: Option<RuleStore>,
     saved: RwLock<Saved>,
     /// The person trusts this folder's project config (`pablo policy trust`).
@@ -145,6 +148,7 @@ impl PolicyEngine {
             compiled,
             env,
             resolver,
+            safe: None,
             store: None,
             saved: RwLock::new(Saved::default()),
             project_trusted: false,
@@ -191,10 +195,24 @@ impl PolicyEngine {
                 None
             }
         };
+        let support = crate::process::support();
+        if let Some(w) = support.landlock_missing() {
+            compiled.warnings.push(w);
+        } else if let Some(w) = support.namespaces_missing() {
+            compiled.warnings.push(w);
+        }
+        let refused: Vec<String> = layers
+            .iter()
+            .flat_map(|l| l.options.filesystem.refused_names.iter().cloned())
+            .collect();
+        let safe = compiled
+            .known_safe
+            .then(|| safe::SafeReads::new(workspace.to_path_buf(), &refused));
         Ok(Self {
             compiled,
             env,
             resolver,
+            safe,
             store,
             saved: RwLock::new(saved),
             project_trusted,
@@ -226,6 +244,11 @@ impl PolicyEngine {
     /// Settings that were ignored and other notes for the person.
     pub fn warnings(&self) -> &[String] {
         &self.compiled.warnings
+    }
+
+    /// The sandbox settings the layers settled on (see [`layers`]).
+    pub fn sandbox_settings(&self) -> &crate::process::sandbox::SandboxSettings {
+        &self.compiled.sandbox
     }
 
     /// Whether the project layer (`.pablo/config.toml`) is trusted, so that it may start
@@ -333,6 +356,9 @@ impl PolicyEngine {
             resolver: &self.resolver,
             saved: &saved,
             cwd,
+            safe: self.safe.as_ref(),
+            sandboxed: crate::process::support().landlock(),
+            namespaces: crate::process::support().namespaces(),
         }
         .line(command)
     }
@@ -362,6 +388,9 @@ impl PolicyEngine {
             Preview::Command(cp) => {
                 let j = self.judge_line(&cp.command, &cp.cwd);
                 cp.commands = j.views;
+                if cp.sandbox.is_none() {
+                    cp.sandbox = Some(self.sandbox_for(j.known_safe));
+                }
                 let mut v = Verdict {
                     decision: j.decision,
                     reasons: j.reasons,
@@ -468,6 +497,19 @@ impl PolicyEngine {
                 v
             }
         }
+    }
+
+    /// The sandbox a command line gets: the read-only profile for a known-safe line, the
+    /// configured one otherwise.
+    pub fn sandbox_for(&self, known_safe: bool) -> crate::protocol::SandboxChoice {
+        let mut choice = self.compiled.sandbox.default_choice();
+        if known_safe {
+            choice.profile = crate::protocol::SandboxProfile::ReadOnly;
+            choice.network = false;
+            choice.known_safe = true;
+            choice.degraded = crate::process::support().degraded(choice.profile);
+        }
+        choice
     }
 
     fn by_tool_mode(
@@ -633,6 +675,8 @@ fn unreachable_defaults(_resolver: &Resolver) -> Compiled {
         launcher: layers::DEFAULT_LAUNCHER.into(),
         launcher_refusal: None,
         paths: paths::PathPolicy::new(),
+        sandbox: Default::default(),
+        known_safe: true,
         warnings: Vec::new(),
     }
 }

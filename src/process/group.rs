@@ -6,6 +6,7 @@
 //! grace, KILL, and then a check through `/proc` that no member of the group is still alive; a
 //! survivor is reported, never ignored.
 
+use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
@@ -21,17 +22,21 @@ pub struct ExitInfo {
 
 /// Blocks until the process `pid` (a child of ours) has exited, without reaping it: while the
 /// zombie exists its pid, and so the group id, cannot be reused by an unrelated process.
-pub fn wait_exit_no_reap(pid: i32) -> ExitInfo {
+///
+/// With `status` (the leader is the init of the command's PID namespace) the exit reported is
+/// the command's, as init wrote it before exiting; init's own exit counts only when it wrote
+/// nothing (it was killed first).
+pub fn wait_exit_no_reap(pid: i32, status: Option<&OwnedFd>) -> ExitInfo {
     let Some(p) = Pid::from_raw(pid) else {
         return ExitInfo::default();
     };
-    loop {
+    let own = loop {
         match rustix::process::waitid(
             WaitId::Pid(p),
             WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
         ) {
             Ok(Some(status)) => {
-                return ExitInfo {
+                break ExitInfo {
                     code: status.exit_status(),
                     signal: status.terminating_signal(),
                 };
@@ -39,18 +44,44 @@ pub fn wait_exit_no_reap(pid: i32) -> ExitInfo {
             Ok(None) => continue,
             Err(rustix::io::Errno::INTR) => continue,
             // ECHILD: already reaped elsewhere; nothing more to learn.
-            Err(_) => return ExitInfo::default(),
+            Err(_) => break ExitInfo::default(),
+        }
+    };
+    match status.and_then(super::child::read_reported_status) {
+        Some(raw) => ExitInfo::from_wait_status(raw),
+        None => own,
+    }
+}
+
+impl ExitInfo {
+    /// From a raw `wait(2)` status.
+    pub fn from_wait_status(raw: i32) -> Self {
+        if libc::WIFEXITED(raw) {
+            Self {
+                code: Some(libc::WEXITSTATUS(raw)),
+                signal: None,
+            }
+        } else if libc::WIFSIGNALED(raw) {
+            Self {
+                code: None,
+                signal: Some(libc::WTERMSIG(raw)),
+            }
+        } else {
+            Self::default()
         }
     }
 }
 
 /// Spawns a thread that waits for `pid` to exit (without reaping) and reports on the channel.
-pub fn watch_exit(pid: i32) -> tokio::sync::watch::Receiver<Option<ExitInfo>> {
+pub fn watch_exit(
+    pid: i32,
+    status: Option<OwnedFd>,
+) -> tokio::sync::watch::Receiver<Option<ExitInfo>> {
     let (tx, rx) = tokio::sync::watch::channel(None);
     let spawned = std::thread::Builder::new()
         .name(format!("pablo-wait-{pid}"))
         .spawn(move || {
-            let info = wait_exit_no_reap(pid);
+            let info = wait_exit_no_reap(pid, status.as_ref());
             let _ = tx.send(Some(info));
         });
     if spawned.is_err() {

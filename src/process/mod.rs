@@ -7,12 +7,16 @@
 //! closed) and what it leaves behind (nothing: its whole group is killed and checked).
 
 pub mod capture;
+pub mod child;
 pub mod env;
+pub mod gitconfig;
 pub mod group;
 pub mod protect;
 pub mod run;
+pub mod sandbox;
 pub mod session;
 pub mod spawn;
+pub mod start;
 
 use std::time::Duration;
 
@@ -22,8 +26,10 @@ pub use capture::{ARTIFACT_MAX_BYTES, Capture, InlineView};
 pub use env::{CommandEnv, EnvSettings, TASK_ENV_PREFIX};
 pub use group::{CleanupTimes, ExitInfo, live_group_members, signal_name};
 pub use run::{RunReport, RunRequest, run_foreground};
+pub use sandbox::{Sandbox, SandboxProfile, Support, support};
 pub use session::{OutputLog, SessionManager, SessionRequest, SessionStatus, WINDOW_BYTES};
-pub use spawn::SpawnSpec;
+pub use spawn::{SpawnSpec, run_inherited};
+pub use start::run_prepared;
 
 use crate::config::ShellOptions;
 use crate::core::Coded;

@@ -169,7 +169,7 @@ pub async fn run_foreground(
         live: LiveBuffer::default(),
     }));
     let stop = Arc::new(AtomicBool::new(false));
-    let mut exit_rx = watch_exit(pid);
+    let mut exit_rx = watch_exit(pid, spawned.status);
     let pumped = {
         let shared = shared.clone();
         let stop = stop.clone();

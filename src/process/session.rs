@@ -271,7 +271,7 @@ struct Session {
     out: Mutex<OutputState>,
     status: watch::Sender<SessionStatus>,
     input: Input,
-    master: Mutex<Option<Box<dyn portable_pty::MasterPty + Send>>>,
+    master: Mutex<Option<std::os::fd::OwnedFd>>,
     events: EventSink,
 }
 
@@ -489,6 +489,7 @@ impl SessionManager {
         tokio::spawn(supervise(
             session,
             started.leader,
+            started.status,
             done,
             Arc::downgrade(&self.inner),
         ));
@@ -783,10 +784,11 @@ fn view(s: &Session, max_bytes: usize, advance: bool) -> SessionView {
 async fn supervise(
     s: Arc<Session>,
     mut leader: super::spawn::Leader,
+    status: Option<std::os::fd::OwnedFd>,
     mut done: tokio::sync::oneshot::Receiver<()>,
     inner: Weak<Inner>,
 ) {
-    let mut exit_rx = watch_exit(s.pgid);
+    let mut exit_rx = watch_exit(s.pgid, status);
     let mut tick = tokio::time::interval(LIVE_INTERVAL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

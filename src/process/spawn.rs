@@ -1,4 +1,4 @@
-//! Starting a command: the clean environment, the working directory check, pipes or a PTY.
+//! Starting a command: the working directory, pipes or a PTY, the sandbox.
 //!
 //! A command never sees pablo's own environment block: it gets exactly the variables
 //! [`super::env::CommandEnv`] chose (the toolchain, no secrets). Its working directory is resolved
@@ -6,13 +6,16 @@
 
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::sync::OnceLock;
+
+use rustix::process::Pid;
 
 use super::ProcessError;
+use super::child::{self, Prepared};
+use super::group::ExitInfo;
+use super::sandbox::{self, Sandbox};
+use super::start::{Exec, on_spawner, run_prepared, start};
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -23,31 +26,27 @@ pub struct SpawnSpec {
     /// Absolute, already resolved inside the workspace.
     pub cwd: PathBuf,
     /// The same directory, opened beneath the workspace when it was checked. When present the
-    /// command starts in this very directory (through `/proc/self/fd`), so a name swapped for a
-    /// link between the check and the start is not followed.
+    /// command starts in this very directory (`fchdir`), so a name swapped for a link between the
+    /// check and the start is not followed.
     pub cwd_handle: Option<Arc<OwnedFd>>,
     pub env: Vec<(String, String)>,
     pub pty: bool,
     /// Keep a writable stdin (background sessions); otherwise stdin is `/dev/null` (or the PTY).
     pub stdin: bool,
+    /// The OS sandbox the command runs in.
+    pub sandbox: Sandbox,
 }
 
-/// The leader process, as started by std or by portable-pty.
-pub enum Leader {
-    Plain(std::process::Child),
-    Pty(Box<dyn portable_pty::Child + Send + Sync>),
+/// The leader process: pablo's child, the group leader (with namespaces, the command's init).
+pub struct Leader {
+    pid: i32,
 }
 
 impl Leader {
     /// Reaps the leader if it has exited; never blocks.
     pub fn reap(&mut self) {
-        match self {
-            Leader::Plain(c) => {
-                let _ = c.try_wait();
-            }
-            Leader::Pty(c) => {
-                let _ = c.try_wait();
-            }
+        if let Some(p) = Pid::from_raw(self.pid) {
+            let _ = rustix::process::waitpid(Some(p), rustix::process::WaitOptions::NOHANG);
         }
     }
 }
@@ -57,109 +56,36 @@ pub struct Started {
     /// The leader's pid, which is also the process group id.
     pub pid: i32,
     pub leader: Leader,
+    /// With namespaces: the pipe the command's init reports the command's wait status on.
+    pub status: Option<OwnedFd>,
     /// Merged stdout and stderr (or the PTY master).
     pub output: Box<dyn Read + Send>,
     pub input: Option<Box<dyn Write + Send>>,
-    /// Kept open for the life of a PTY command.
-    pub master: Option<Box<dyn portable_pty::MasterPty + Send>>,
+    /// The PTY master, kept open for the life of a PTY command.
+    pub master: Option<OwnedFd>,
 }
 
-/// Starts `launcher -c command` in a new process group (a new session with a PTY).
+/// Starts `launcher -c command` in a new process group (a new session with a PTY), inside its
+/// sandbox and, where the kernel allows, its own user and PID namespaces.
 ///
-/// Without a PTY the leader also gets the parent-death signal (see [`spawn_tied`]): if pablo is
-/// killed outright, the kernel kills the leader. Only the leader: the kernel clears the setting
-/// in every process the leader forks, so a child it started (`sleep 300 &`) outlives a killed
-/// pablo; normal exits and cancellations still end the whole group (see `group.rs`). The PTY
-/// path (portable-pty) offers no hook to run code in the child before exec; there the kernel
-/// hangs up the terminal when pablo's master end closes, which sends SIGHUP to the session's
-/// foreground group.
+/// Every start happens on one long-lived thread (see [`spawner`]), and the leader gets the
+/// parent-death signal: if pablo is killed outright, the kernel kills the leader. With a PID
+/// namespace the leader is the namespace's init, and its death ends every process the command
+/// started; without one (user namespaces refused) only the leader is killed, and a child it
+/// started (`sleep 300 &`) outlives a killed pablo. Normal exits and cancellations end the whole
+/// group either way (see `group.rs`).
 pub fn spawn(spec: &SpawnSpec) -> Result<Started, ProcessError> {
-    if spec.pty {
-        spawn_pty(spec)
-    } else {
-        spawn_tied(spec)
-    }
-}
-
-type SpawnJob = Box<dyn FnOnce() + Send>;
-
-/// The thread every plain command is forked from; `None` when it could not be started.
-///
-/// The kernel sends the parent-death signal when the *thread* that forked the child ends, not
-/// when the process does. Callers run on tokio threads, and blocking-pool threads retire after a
-/// few idle seconds: forking there would kill a background job at a random later moment. This
-/// thread lives as long as pablo (its sender is never dropped), so the signal means "pablo died".
-fn spawner() -> Option<&'static std::sync::mpsc::Sender<SpawnJob>> {
-    static SPAWNER: OnceLock<Option<std::sync::mpsc::Sender<SpawnJob>>> = OnceLock::new();
-    SPAWNER
-        .get_or_init(|| {
-            let (tx, rx) = std::sync::mpsc::channel::<SpawnJob>();
-            std::thread::Builder::new()
-                .name("pablo-spawner".into())
-                .spawn(move || {
-                    while let Ok(job) = rx.recv() {
-                        job();
-                    }
-                })
-                .ok()
-                .map(|_| tx)
-        })
-        .as_ref()
-}
-
-/// A plain spawn on the spawner thread, with the parent-death signal. If that thread is not
-/// available the command still runs, without the signal, rather than not at all.
-fn spawn_tied(spec: &SpawnSpec) -> Result<Started, ProcessError> {
-    let Some(spawner) = spawner() else {
-        return spawn_plain(spec, false);
-    };
-    let (done_tx, done_rx) = std::sync::mpsc::sync_channel(1);
+    let prepared =
+        sandbox::prepare(&spec.sandbox, sandbox::support()).map_err(|e| spawn_failed(spec, e))?;
     let owned = spec.clone();
-    let job: SpawnJob = Box::new(move || {
-        let _ = done_tx.send(spawn_plain(&owned, true));
-    });
-    if spawner.send(job).is_err() {
-        return spawn_plain(spec, false);
-    }
-    done_rx
-        .recv()
-        .unwrap_or_else(|_| Err(spawn_failed(spec, "the spawner thread stopped")))
-}
-
-/// Asks the kernel to SIGKILL the child when the thread that forks it (the spawner) ends, which
-/// happens only when pablo ends.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-#[allow(unsafe_code)]
-fn die_with_pablo(cmd: &mut Command) {
-    let parent = rustix::process::getpid();
-    // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe
-    // work is allowed. It makes two plain system calls (prctl, getppid), allocates nothing
-    // (the error is built from a raw errno), and touches no lock or shared state.
-    unsafe {
-        cmd.pre_exec(move || {
-            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
-            // pablo may have died between the fork and the prctl: then no signal will ever come.
-            if rustix::process::getppid() != Some(parent) {
-                return Err(rustix::io::Errno::SRCH.into());
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn die_with_pablo(_cmd: &mut Command) {}
-
-/// Where the child changes directory: the checked handle through `/proc/self/fd` (the child
-/// inherits the descriptor across the fork and changes directory before exec), or the path when
-/// there is no handle or no `/proc`.
-fn working_dir(spec: &SpawnSpec) -> PathBuf {
-    match &spec.cwd_handle {
-        Some(fd) if Path::new("/proc/self/fd").is_dir() => {
-            PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+    on_spawner(move || {
+        if owned.pty {
+            spawn_pty(&owned, &prepared)
+        } else {
+            spawn_pipes(&owned, &prepared)
         }
-        _ => spec.cwd.clone(),
-    }
+    })
+    .unwrap_or_else(|| Err(spawn_failed(spec, "the spawner thread stopped")))
 }
 
 fn spawn_failed(spec: &SpawnSpec, e: impl std::fmt::Display) -> ProcessError {
@@ -169,41 +95,49 @@ fn spawn_failed(spec: &SpawnSpec, e: impl std::fmt::Display) -> ProcessError {
     }
 }
 
-fn spawn_plain(spec: &SpawnSpec, tied: bool) -> Result<Started, ProcessError> {
+fn shell_exec(spec: &SpawnSpec) -> Result<Exec, ProcessError> {
+    let argv = [spec.launcher.clone(), "-c".into(), spec.command.clone()];
+    Exec::new(&argv, &spec.env, &spec.cwd).map_err(|e| spawn_failed(spec, e))
+}
+
+fn io_failed(spec: &SpawnSpec, what: &str, e: impl std::fmt::Display) -> ProcessError {
+    spawn_failed(spec, format!("{what}: {e}"))
+}
+
+fn spawn_pipes(spec: &SpawnSpec, prepared: &Prepared) -> Result<Started, ProcessError> {
+    let exec = shell_exec(spec)?;
     // One pipe for both streams: the kernel keeps the order in which the command wrote.
-    let (reader, writer) = std::io::pipe().map_err(|e| spawn_failed(spec, e))?;
+    let (reader, writer) = std::io::pipe().map_err(|e| io_failed(spec, "pipe", e))?;
     widen_pipe(&writer);
-    let writer2 = writer.try_clone().map_err(|e| spawn_failed(spec, e))?;
-    let mut cmd = Command::new(&spec.launcher);
-    cmd.arg("-c")
-        .arg(&spec.command)
-        .current_dir(working_dir(spec))
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(if spec.stdin {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(writer)
-        .stderr(writer2)
-        .process_group(0);
-    if tied {
-        die_with_pablo(&mut cmd);
-    }
-    let mut child = cmd.spawn().map_err(|e| spawn_failed(spec, e))?;
-    // Our copies of the write end must go, or the pipe never reports end of file.
-    drop(cmd);
-    let pid = child.id() as i32;
-    let input = child
-        .stdin
-        .take()
-        .map(|s| Box::new(s) as Box<dyn Write + Send>);
+    let writer = child::above_stdio(OwnedFd::from(writer)).map_err(|e| spawn_failed(spec, e))?;
+    let (stdin_child, stdin_ours) = if spec.stdin {
+        let (r, w) = std::io::pipe().map_err(|e| io_failed(spec, "pipe", e))?;
+        let r = child::above_stdio(OwnedFd::from(r)).map_err(|e| spawn_failed(spec, e))?;
+        (r, Some(w))
+    } else {
+        let null = std::fs::File::open("/dev/null").map_err(|e| io_failed(spec, "/dev/null", e))?;
+        let null = child::above_stdio(OwnedFd::from(null)).map_err(|e| spawn_failed(spec, e))?;
+        (null, None)
+    };
+    let cwd_fd = spec.cwd_handle.as_ref().map(|h| h.as_raw_fd());
+    let out = writer.as_raw_fd();
+    let started = start(
+        &exec,
+        cwd_fd,
+        [Some(stdin_child.as_raw_fd()), Some(out), Some(out)],
+        None,
+        prepared,
+    )
+    .map_err(|e| spawn_failed(spec, e))?;
+    // Our copies of the child's ends must go, or the pipe never reports end of file.
+    drop(writer);
+    drop(stdin_child);
     Ok(Started {
-        pid,
-        leader: Leader::Plain(child),
+        pid: started.pid,
+        leader: Leader { pid: started.pid },
+        status: started.status,
         output: Box::new(reader),
-        input,
+        input: stdin_ours.map(|w| Box::new(w) as Box<dyn Write + Send>),
         master: None,
     })
 }
@@ -217,7 +151,6 @@ const PIPE_BYTES: i32 = 1 << 20;
 fn widen_pipe(pipe: &std::io::PipeWriter) {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
-        use std::os::fd::AsRawFd;
         let _ = nix::fcntl::fcntl(
             pipe.as_raw_fd(),
             nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_BYTES),
@@ -231,49 +164,77 @@ fn widen_pipe(pipe: &std::io::PipeWriter) {
 pub const PTY_ROWS: u16 = 24;
 pub const PTY_COLS: u16 = 80;
 
-fn spawn_pty(spec: &SpawnSpec) -> Result<Started, ProcessError> {
-    let system = portable_pty::native_pty_system();
-    let pair = system
-        .openpty(portable_pty::PtySize {
-            rows: PTY_ROWS,
-            cols: PTY_COLS,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .map_err(|e| spawn_failed(spec, e))?;
-    let mut cb = portable_pty::CommandBuilder::new(&spec.launcher);
-    cb.env_clear();
-    // portable-pty always exports SHELL; make it the launcher rather than pablo's own login shell.
-    cb.env("SHELL", &spec.launcher);
-    for (k, v) in &spec.env {
-        cb.env(k, v);
-    }
-    cb.arg("-c");
-    cb.arg(&spec.command);
-    cb.cwd(working_dir(spec));
-    let child = pair
-        .slave
-        .spawn_command(cb)
-        .map_err(|e| spawn_failed(spec, e))?;
+/// A new PTY: the master (close-on-exec, pablo's) and the slave (for the child).
+fn open_pty() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
+    grantpt(&master)?;
+    unlockpt(&master)?;
+    let name = ptsname(&master, Vec::new())?;
+    let slave = rustix::fs::open(
+        name.as_c_str(),
+        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::NOCTTY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    rustix::termios::tcsetwinsize(
+        &master,
+        rustix::termios::Winsize {
+            ws_row: PTY_ROWS,
+            ws_col: PTY_COLS,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        },
+    )?;
+    Ok((master, slave))
+}
+
+fn spawn_pty(spec: &SpawnSpec, prepared: &Prepared) -> Result<Started, ProcessError> {
+    let mut spec = spec.clone();
+    // Terminal programs read SHELL to start subshells; make it the launcher rather than the
+    // person's login shell.
+    spec.env.retain(|(k, _)| k != "SHELL");
+    spec.env.push(("SHELL".into(), spec.launcher.clone()));
+    let exec = shell_exec(&spec)?;
+    let (master, slave) = open_pty().map_err(|e| io_failed(&spec, "cannot open a PTY", e))?;
+    let slave = child::above_stdio(slave).map_err(|e| spawn_failed(&spec, e))?;
+    let cwd_fd = spec.cwd_handle.as_ref().map(|h| h.as_raw_fd());
+    let tty = slave.as_raw_fd();
+    let started = start(
+        &exec,
+        cwd_fd,
+        [Some(tty), Some(tty), Some(tty)],
+        Some(tty),
+        prepared,
+    )
+    .map_err(|e| spawn_failed(&spec, e))?;
     // The slave end belongs to the child now; holding it would hide the end of the output.
-    drop(pair.slave);
-    let pid = child.process_id().map(|p| p as i32).unwrap_or(0);
-    if pid == 0 {
-        return Err(spawn_failed(spec, "the PTY child has no process id"));
-    }
-    let output = pair
-        .master
-        .try_clone_reader()
-        .map_err(|e| spawn_failed(spec, e))?;
-    let input = pair
-        .master
-        .take_writer()
-        .map_err(|e| spawn_failed(spec, e))?;
+    drop(slave);
+    let reader = master.try_clone().map_err(|e| io_failed(&spec, "PTY", e))?;
+    let writer = master.try_clone().map_err(|e| io_failed(&spec, "PTY", e))?;
     Ok(Started {
-        pid,
-        leader: Leader::Pty(child),
-        output,
-        input: Some(input),
-        master: Some(pair.master),
+        pid: started.pid,
+        leader: Leader { pid: started.pid },
+        status: started.status,
+        output: Box::new(std::fs::File::from(reader)),
+        input: Some(Box::new(std::fs::File::from(writer))),
+        master: Some(master),
     })
+}
+
+/// Runs `argv` (resolved through `env`'s `PATH`) in `cwd` under `sandbox`, with pablo's own
+/// stdin, stdout and stderr, and waits for it: `pablo sandbox`. Returns how it ended.
+pub fn run_inherited(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(String, String)],
+    sandbox: &Sandbox,
+) -> Result<ExitInfo, ProcessError> {
+    let name = argv.first().cloned().unwrap_or_default();
+    let failed = |m: String| ProcessError::Spawn {
+        launcher: name.clone(),
+        message: m,
+    };
+    let prepared =
+        sandbox::prepare(sandbox, sandbox::support()).map_err(|e| failed(e.to_string()))?;
+    run_prepared(argv, cwd, env, prepared)
 }

@@ -195,6 +195,11 @@ impl Verdict {
     }
 }
 
+/// The rule id of the question a front-end gets when a sandboxed command failed the way the
+/// sandbox makes commands fail: "run it again without the sandbox?" (answered once or not at
+/// all).
+pub const SANDBOX_RETRY_RULE: &str = "builtin.sandbox.retry";
+
 /// The dry run of a tool call: exactly what will be committed if it is allowed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -364,6 +369,93 @@ pub struct CommandPreview {
     pub pty: bool,
     #[serde(default)]
     pub commands: Vec<SimpleCommandView>,
+    /// The OS sandbox the command will run in, chosen by the policy engine (`None` until it has
+    /// decided; a tool committing without a decision uses the configured profile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxChoice>,
+}
+
+/// How far a command may reach once it runs: the OS sandbox profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxProfile {
+    /// Reads anywhere; writes only to `/dev/null` and the terminal; no network.
+    ReadOnly,
+    /// Writes under the workspace (except `.git/hooks`, `.git/config`, `.pablo`), the session's
+    /// temporary directory and the writable roots; network only when configured.
+    #[default]
+    WorkspaceWrite,
+    /// No file-system or network sandbox (the command still gets its own PID namespace).
+    Off,
+}
+
+impl SandboxProfile {
+    pub fn label(self) -> &'static str {
+        match self {
+            SandboxProfile::ReadOnly => "read-only",
+            SandboxProfile::WorkspaceWrite => "workspace-write",
+            SandboxProfile::Off => "off",
+        }
+    }
+
+    /// Stricter profiles rank higher: `off` < `workspace-write` < `read-only`.
+    pub fn strictness(self) -> u8 {
+        match self {
+            SandboxProfile::Off => 0,
+            SandboxProfile::WorkspaceWrite => 1,
+            SandboxProfile::ReadOnly => 2,
+        }
+    }
+}
+
+impl std::str::FromStr for SandboxProfile {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "read-only" => Ok(SandboxProfile::ReadOnly),
+            "workspace-write" => Ok(SandboxProfile::WorkspaceWrite),
+            "off" => Ok(SandboxProfile::Off),
+            other => Err(format!(
+                "unknown sandbox profile {other:?} (expected read-only, workspace-write or off)"
+            )),
+        }
+    }
+}
+
+/// The sandbox one command gets, as the prompt shows it and the commit applies it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxChoice {
+    pub profile: SandboxProfile,
+    /// Network reachable from inside (never for `read-only`).
+    #[serde(default)]
+    pub network: bool,
+    /// Every simple command of the line is a known-safe read: git then runs with the repository's
+    /// program-running settings neutralised.
+    #[serde(default)]
+    pub known_safe: bool,
+    /// Why the sandbox is weaker than the profile says (no Landlock, no user namespaces), when it
+    /// is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<String>,
+}
+
+impl SandboxChoice {
+    /// `read-only`, `workspace-write, network`, `off`: for prompts and listings.
+    pub fn describe(&self) -> String {
+        let mut s = self.profile.label().to_string();
+        if self.profile != SandboxProfile::Off {
+            s.push_str(if self.network {
+                ", network on"
+            } else {
+                ", no network"
+            });
+        }
+        if let Some(d) = &self.degraded {
+            s.push_str(&format!(" ({d})"));
+        }
+        s
+    }
 }
 
 /// One simple command of a command line, as judged by the policy.

@@ -56,6 +56,20 @@ pub struct Host {
     /// Which workspace paths the file tools may show (policy's read and deny roots); `None`:
     /// every path. A listing or a search of a directory leaves out the rest, names included.
     pub readable: Option<ReadFilter>,
+    /// The OS sandbox settings of the session's commands.
+    pub sandbox: crate::process::sandbox::SandboxSettings,
+    /// Removes the session's temporary directory when the host goes (after the sessions, which
+    /// are declared, and so dropped, first).
+    _temp: TempDirGuard,
+}
+
+/// The session's temporary directory, removed with the host.
+struct TempDirGuard(PathBuf);
+
+impl Drop for TempDirGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Whether a workspace-relative path may be read (`""` is the root).
@@ -70,14 +84,23 @@ impl Host {
     ) -> Self {
         // Only the session limits are read here; commands get their environment from the tools.
         let settings = crate::process::ShellSettings::from_options(shell, Default::default());
+        // Commands write temporary files here (`TMPDIR`); it sits with the system's temporary
+        // files, not in pablo's own state, and its name is this host's alone.
+        let temp_dir =
+            std::env::temp_dir().join(format!("pablo-{}", uuid::Uuid::now_v7().simple()));
         Self {
             workspace_root: workspace.root().to_path_buf(),
             workspace,
-            state_dir,
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
             editor: None,
             mcp: Arc::new(mcp::McpHub::empty()),
             readable: None,
+            sandbox: crate::process::sandbox::SandboxSettings {
+                temp_dir: Some(temp_dir.clone()),
+                ..Default::default()
+            },
+            state_dir,
+            _temp: TempDirGuard(temp_dir),
         }
     }
 }

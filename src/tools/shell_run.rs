@@ -21,11 +21,12 @@ use serde_json::{Value, json};
 use super::shell_terminal::{TerminalRun, run_in_terminal};
 use super::{Host, Tool, ToolContext};
 use crate::core::{Coded, ToolFailure, ToolKind};
+use crate::process::sandbox::SandboxSettings;
 use crate::process::{
     self, HOST_MAX_OUTPUT_BYTES, HOST_MAX_TIMEOUT, ProcessError, RunReport, RunRequest,
     SessionRequest, ShellSettings, SpawnSpec,
 };
-use crate::protocol::{CommandPreview, Event, Preview};
+use crate::protocol::{CommandPreview, Event, Preview, SandboxChoice, SandboxProfile};
 
 pub struct ShellRun {
     settings: ShellSettings,
@@ -110,6 +111,36 @@ fn resolve_cwd(host: &Host, raw: Option<&str>) -> Result<(PathBuf, String, Owned
         rel.as_str().to_string()
     };
     Ok((ws.root().join(rel.as_str()), label, dir))
+}
+
+/// The code a result carries (in `sandbox_denied.code`) when a failure looks like the sandbox's.
+pub const SANDBOX_DENIED: &str = "sandbox_denied";
+
+/// What the sandbox adds to a command's environment: the session's temporary directory for
+/// `workspace-write`, and for a known-safe line git's program-running settings turned off.
+fn sandbox_env(choice: &SandboxChoice, settings: &SandboxSettings) -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    if choice.profile == SandboxProfile::WorkspaceWrite
+        && let Some(t) = &settings.temp_dir
+        && std::fs::create_dir_all(t).is_ok()
+    {
+        env.push(("TMPDIR".to_string(), t.display().to_string()));
+    }
+    if choice.known_safe {
+        env.extend(process::sandbox::known_safe_git_env());
+    }
+    env
+}
+
+/// Removes temporary files when the call is done with them.
+struct RemoveOnDrop(Vec<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 /// A file name for the spill file of one call: the call id, reduced to safe characters.
@@ -224,6 +255,7 @@ impl Tool for ShellRun {
             background: a.background,
             pty: a.pty,
             commands: vec![],
+            sandbox: None,
         }))
     }
 
@@ -243,15 +275,54 @@ impl Tool for ShellRun {
         // Run what was previewed: its command, its directory (checked again now), its mode.
         let cwd_arg = (p.cwd != ".").then_some(p.cwd.as_str());
         let (cwd, cwd_label, cwd_handle) = resolve_cwd(&ctx.host, cwd_arg)?;
+        let settings = &ctx.host.sandbox;
+        let choice = p
+            .sandbox
+            .clone()
+            .unwrap_or_else(|| settings.default_choice());
+        let mut sandbox = settings.sandbox(&choice, &ctx.host.workspace_root);
+        if choice.known_safe
+            && let Some(git) = p.commands.iter().find_map(|c| {
+                c.executable
+                    .as_deref()
+                    .filter(|e| e.rsplit('/').next() == Some("git"))
+            })
+        {
+            let temp = settings.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+            sandbox.overlays = process::gitconfig::overlays(
+                std::path::Path::new(git),
+                &ctx.host.workspace_root,
+                &cwd,
+                &temp,
+            )
+            .map_err(|e| {
+                ToolFailure::new(
+                    "sandbox_failed",
+                    format!("the known-safe git read was not run: {e}"),
+                )
+            })?;
+        }
+        let mut env = self.settings.env.for_command(&a.env, p.pty)?;
+        env.extend(sandbox_env(&choice, settings));
         let spawn = SpawnSpec {
             launcher: self.settings.launcher.clone(),
             command: p.command.clone(),
-            cwd,
+            cwd: cwd.clone(),
             cwd_handle: Some(std::sync::Arc::new(cwd_handle)),
-            env: self.settings.env.for_command(&a.env, p.pty)?,
+            env,
             pty: p.pty,
             stdin: p.background,
+            sandbox,
         };
+        // A sanitised git config is bound into the command's mount namespace when it starts;
+        // the file itself is not needed after that (the mount keeps it).
+        let overlays: Vec<PathBuf> = spawn
+            .sandbox
+            .overlays
+            .iter()
+            .map(|(s, _)| s.clone())
+            .collect();
+        let _cleanup = RemoveOnDrop(overlays);
         if p.background {
             let id = ctx.host.sessions.start(
                 SessionRequest {
@@ -281,15 +352,20 @@ impl Tool for ShellRun {
             .join("artifacts")
             .join(artifact_name(&ctx.call_id));
         // A plain foreground command runs in the editor's terminal when it offers one (PTY
-        // commands stay here: an editor terminal takes no input).
+        // commands stay here: an editor terminal takes no input). That terminal is outside
+        // pablo's sandbox, so a sandboxed command stays here unless config says otherwise.
+        // A known-safe read was allowed because it runs in the read-only sandbox: never there.
+        let unsandboxed_ok = choice.profile == SandboxProfile::Off
+            || (settings.editor_terminals && !choice.known_safe);
         if !p.pty
+            && unsandboxed_ok
             && let Some(editor) = ctx.host.editor_for(|c| c.terminals)
         {
             let run = TerminalRun {
                 launcher: spawn.launcher,
                 command: spawn.command,
                 cwd: spawn.cwd,
-                env: spawn.env,
+                env: self.settings.env.for_command(&a.env, false)?,
                 timeout,
                 max_output_bytes: a.max_output_bytes.unwrap_or(self.settings.max_output_bytes),
                 artifact_path,
@@ -297,6 +373,7 @@ impl Tool for ShellRun {
             };
             return run_in_terminal(editor, run, ctx).await;
         }
+        let sandbox = spawn.sandbox.clone();
         let req = RunRequest {
             spawn,
             timeout,
@@ -322,7 +399,26 @@ impl Tool for ShellRun {
                 ),
             )
             .with_data(report_json(&report, p.pty))),
-            Ok(report) => Ok(report_json(&report, p.pty)),
+            Ok(report) => {
+                let mut out = report_json(&report, p.pty);
+                out["sandbox"] = json!(choice.profile.label());
+                let failed = report.exit.code != Some(0) && !report.timed_out;
+                if failed
+                    && let Some(d) = process::sandbox::denial(
+                        out["output"].as_str().unwrap_or_default(),
+                        &sandbox,
+                        &cwd,
+                    )
+                {
+                    out["sandbox_denied"] = json!({
+                        "code": SANDBOX_DENIED,
+                        "kind": d.kind,
+                        "path": d.path,
+                        "message": d.message(choice.profile),
+                    });
+                }
+                Ok(out)
+            }
             Err(ProcessError::CleanupFailed {
                 pgid,
                 survivors,

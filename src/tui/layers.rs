@@ -139,7 +139,9 @@ impl ApprovalView {
                 }
                 self.answer(ApprovalAnswer::AllowOnce)
             }
-            KeyCode::Char('a') | KeyCode::Char('A') if !self.partial() => {
+            KeyCode::Char('a') | KeyCode::Char('A')
+                if !self.partial() && !self.is_sandbox_retry() =>
+            {
                 self.answer(ApprovalAnswer::AllowAlways)
             }
             KeyCode::Char('n') | KeyCode::Char('N') => {
@@ -198,6 +200,15 @@ impl ApprovalView {
         }
     }
 
+    /// The question after a sandboxed command failed: "run it again without the sandbox?". It
+    /// is answered once or not at all (no rule is saved for it).
+    pub fn is_sandbox_retry(&self) -> bool {
+        self.verdict
+            .rule_ids
+            .iter()
+            .any(|r| r == crate::protocol::SANDBOX_RETRY_RULE)
+    }
+
     /// Title of the prompt.
     pub fn title(&self) -> String {
         match &self.preview {
@@ -207,6 +218,9 @@ impl ApprovalView {
                 } else {
                     format!(" Apply this change to {}? ", fc.path)
                 }
+            }
+            Preview::Command(_) if self.is_sandbox_retry() => {
+                " Run again without the sandbox? ".to_string()
             }
             Preview::Command(c) if c.background => " Start this background command? ".to_string(),
             Preview::Command(_) => " Run this command? ".to_string(),
@@ -280,7 +294,16 @@ impl ApprovalView {
                 if c.pty {
                     flags.push(Span::styled("  pty", theme::warn()));
                 }
-                out.push(Line::from(flags));
+                // The profile shares the cwd's line so the reason below stays on a 24-row screen.
+                if let Some(sb) = &c.sandbox {
+                    let style = if sb.profile == crate::protocol::SandboxProfile::Off {
+                        theme::warn()
+                    } else {
+                        theme::dim()
+                    };
+                    flags.push(Span::styled(format!("  sandbox: {}", sb.describe()), style));
+                }
+                wrap_line(&Line::from(flags), width, 2, &mut out);
                 if !c.commands.is_empty() {
                     out.push(Line::from(Span::styled(
                         format!(
@@ -408,7 +431,9 @@ impl ApprovalView {
             Span::raw(once),
             Span::raw("   "),
         ];
-        if self.partial() {
+        if self.is_sandbox_retry() {
+            // Once only: an unsandboxed run is never saved as a rule.
+        } else if self.partial() {
             spans.push(Span::styled(
                 "[a] Allow always (not with a hunk subset)",
                 theme::dim(),
@@ -417,7 +442,9 @@ impl ApprovalView {
             spans.push(Span::styled("[a]", theme::key()));
             spans.push(Span::raw(" Allow always"));
         }
-        spans.push(Span::raw("   "));
+        if !self.is_sandbox_retry() {
+            spans.push(Span::raw("   "));
+        }
         spans.push(Span::styled("[n]", theme::key()));
         spans.push(Span::raw(" Reject"));
         wrap_line(&Line::from(spans), width, 0, &mut out);

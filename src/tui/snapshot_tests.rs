@@ -205,6 +205,7 @@ fn command_preview(cmd: &str, pty: bool, background: bool) -> Preview {
         background,
         pty,
         commands: vec![],
+        sandbox: None,
     })
 }
 
@@ -320,6 +321,12 @@ fn command_prompt_shows_the_parsed_parts() {
                     reason: None,
                 },
             ],
+            sandbox: Some(crate::protocol::SandboxChoice {
+                profile: crate::protocol::SandboxProfile::WorkspaceWrite,
+                network: false,
+                known_safe: false,
+                degraded: None,
+            }),
         }),
         verdict: v,
     });
@@ -337,6 +344,52 @@ fn command_prompt_shows_the_parsed_parts() {
             answer: ApprovalAnswer::Reject {
                 note: Some("use make test".into())
             }
+        })
+    );
+}
+
+/// After a sandbox denial the agent asks once more: the same command, without the sandbox. The
+/// prompt says so in its title and offers no "always".
+#[test]
+fn sandbox_retry_prompt_offers_once_or_reject() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "install the hook");
+    s.apply(Event::ToolCallBegin {
+        call_id: "r1".into(),
+        tool: "shell.run".into(),
+        arguments: json!({"command": "cp hook ../shared/hooks/"}),
+    });
+    let verdict = Verdict::ask(
+        crate::protocol::SANDBOX_RETRY_RULE,
+        "the command failed and /work/shared/hooks is outside what the workspace-write sandbox \
+         lets it write: cp: cannot create regular file '../shared/hooks/hook': Permission \
+         denied; run it again without the sandbox?",
+    );
+    let mut preview = command_preview("cp hook ../shared/hooks/", false, false);
+    if let Preview::Command(cp) = &mut preview {
+        cp.sandbox = Some(crate::protocol::SandboxChoice {
+            profile: crate::protocol::SandboxProfile::Off,
+            network: true,
+            known_safe: false,
+            degraded: None,
+        });
+    }
+    s.apply(Event::ApprovalRequest {
+        call_id: "r1".into(),
+        tool: "shell.run".into(),
+        preview,
+        verdict,
+    });
+    snap!("approval_sandbox_retry", draw(&mut s, 90, 24));
+    // "always" is not offered, and its key does nothing.
+    s.handle_key(key(KeyCode::Char('a')));
+    assert_eq!(s.outbox.pop(), None);
+    s.handle_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        s.outbox.pop(),
+        Some(Op::Approval {
+            call_id: "r1".into(),
+            answer: ApprovalAnswer::AllowOnce
         })
     );
 }

@@ -1,0 +1,956 @@
+//! Known-safe reads: commands that only read, so they run without a prompt (and always inside the
+//! read-only sandbox, which bounds them even if this table is wrong).
+//!
+//! A simple command is known safe when
+//! - its word resolves, through the commands' `PATH`, to a file outside the workspace whose name
+//!   is one of the programs of [`PROGRAMS`] (a `./cat` planted in the repository is not `cat`);
+//! - none of its options is one that writes, runs a program, pages or follows links out of the
+//!   tree (the `forbid_*` columns; a GNU long option also counts when abbreviated, since
+//!   `--out` means `--output`);
+//! - every path it names (operands, file-valued options, input redirections) lies inside the
+//!   workspace, after symbolic links are followed, and is not a credential file;
+//! - for `sed`, the script only prints (`-n` with `p` commands); for `uniq`, there is no output
+//!   file; for `git`, the subcommand only reads (`status log diff show branch rev-parse ls-files
+//!   grep blame`, `branch` only listing).
+//!
+//! Everything else about the line (proof, assignments, write redirections, deny rules, allow
+//! lists) is the judge's business.
+
+use std::path::{Component, Path, PathBuf};
+
+use globset::{GlobSet, GlobSetBuilder};
+
+use super::rules::Resolved;
+
+/// How a program's operands are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operands {
+    /// Every operand is a file or directory it reads.
+    Paths,
+    /// Operands are text, never opened (`echo`, `basename`).
+    Text,
+    /// The first operand is a pattern unless `-e`/`-f` gave one; the rest are paths.
+    PatternThenPaths,
+    /// At most one operand (the input); a second would be an output file.
+    OnePath,
+    /// Starting points, then an expression (`find`).
+    Find,
+    /// A print-only script, then paths (`sed -n`).
+    Sed,
+    /// A read-only subcommand (`git`).
+    Git,
+}
+
+/// One program of the table.
+#[derive(Debug)]
+pub struct Program {
+    pub name: &'static str,
+    pub operands: Operands,
+    /// Long options (without `--`) that write, execute, page or follow links. Any unambiguous
+    /// abbreviation is refused too.
+    pub forbid_long: &'static [&'static str],
+    /// Short options that do.
+    pub forbid_short: &'static str,
+    /// Short options that take a value (the value is not an operand).
+    pub value_short: &'static str,
+    /// Long options that take a value as the next word when written without `=`.
+    pub value_long: &'static [&'static str],
+    /// Options (short letters or long names) whose value is a file that is read.
+    pub path_values: &'static [&'static str],
+}
+
+const fn program(name: &'static str, operands: Operands) -> Program {
+    Program {
+        name,
+        operands,
+        forbid_long: &[],
+        forbid_short: "",
+        value_short: "",
+        value_long: &[],
+        path_values: &[],
+    }
+}
+
+/// The known-safe programs and what makes each unsafe. One table, tested row by row.
+pub static PROGRAMS: &[Program] = &[
+    Program {
+        value_short: "ITw",
+        value_long: &[
+            "hide",
+            "ignore",
+            "format",
+            "sort",
+            "time-style",
+            "block-size",
+            "quoting-style",
+            "indicator-style",
+            "time",
+            "width",
+            "tabsize",
+        ],
+        ..program("ls", Operands::Paths)
+    },
+    program("cat", Operands::Paths),
+    Program {
+        value_short: "nc",
+        value_long: &["lines", "bytes"],
+        ..program("head", Operands::Paths)
+    },
+    Program {
+        value_short: "ncs",
+        value_long: &[
+            "lines",
+            "bytes",
+            "pid",
+            "sleep-interval",
+            "max-unchanged-stats",
+        ],
+        ..program("tail", Operands::Paths)
+    },
+    Program {
+        forbid_long: &["files0-from"],
+        ..program("wc", Operands::Paths)
+    },
+    Program {
+        // -R follows every link, so it reads outside the tree.
+        forbid_long: &["dereference-recursive"],
+        forbid_short: "R",
+        value_short: "efmABCdD",
+        value_long: &[
+            "regexp",
+            "file",
+            "max-count",
+            "label",
+            "context",
+            "after-context",
+            "before-context",
+            "binary-files",
+            "devices",
+            "directories",
+            "exclude",
+            "exclude-from",
+            "exclude-dir",
+            "include",
+            "group-separator",
+        ],
+        path_values: &["f", "file", "exclude-from"],
+        ..program("grep", Operands::PatternThenPaths)
+    },
+    Program {
+        // --pre runs a program per file, -z runs decompressors, -L follows links.
+        forbid_long: &["pre", "pre-glob", "search-zip", "follow", "hostname-bin"],
+        forbid_short: "zL",
+        value_short: "efgtTmABCjMErd",
+        value_long: &[
+            "regexp",
+            "file",
+            "glob",
+            "iglob",
+            "type",
+            "type-not",
+            "type-add",
+            "type-clear",
+            "max-count",
+            "after-context",
+            "before-context",
+            "context",
+            "threads",
+            "max-columns",
+            "encoding",
+            "replace",
+            "max-depth",
+            "ignore-file",
+            "sort",
+            "sortr",
+            "color",
+            "colors",
+            "context-separator",
+            "field-match-separator",
+            "field-context-separator",
+            "path-separator",
+            "max-filesize",
+            "engine",
+            "dfa-size-limit",
+            "regex-size-limit",
+        ],
+        path_values: &["f", "file", "ignore-file"],
+        ..program("rg", Operands::PatternThenPaths)
+    },
+    Program {
+        // Options of find are handled by its own parser (primaries, not dashes).
+        ..program("find", Operands::Find)
+    },
+    Program {
+        // -i edits files in place; a script file could hold `w` or `e`.
+        forbid_long: &["in-place", "file"],
+        forbid_short: "if",
+        value_short: "el",
+        value_long: &["expression", "line-length"],
+        ..program("sed", Operands::Sed)
+    },
+    Program {
+        forbid_long: &[
+            "output",
+            "compress-program",
+            "temporary-directory",
+            "files0-from",
+        ],
+        forbid_short: "oT",
+        value_short: "ktS",
+        value_long: &[
+            "key",
+            "field-separator",
+            "buffer-size",
+            "parallel",
+            "batch-size",
+            "random-source",
+            "sort",
+        ],
+        path_values: &["random-source"],
+        ..program("sort", Operands::Paths)
+    },
+    Program {
+        value_short: "fsw",
+        value_long: &[
+            "skip-fields",
+            "skip-chars",
+            "check-chars",
+            "all-repeated",
+            "group",
+        ],
+        ..program("uniq", Operands::OnePath)
+    },
+    Program {
+        value_short: "bcdf",
+        value_long: &[
+            "bytes",
+            "characters",
+            "delimiter",
+            "fields",
+            "output-delimiter",
+        ],
+        ..program("cut", Operands::Paths)
+    },
+    program("tr", Operands::Text),
+    Program {
+        value_short: "bdfhilnsvw",
+        value_long: &[
+            "body-numbering",
+            "section-delimiter",
+            "footer-numbering",
+            "header-numbering",
+            "line-increment",
+            "join-blank-lines",
+            "number-format",
+            "number-separator",
+            "starting-line-number",
+            "number-width",
+        ],
+        ..program("nl", Operands::Paths)
+    },
+    Program {
+        value_short: "ct",
+        value_long: &["format", "printf"],
+        ..program("stat", Operands::Paths)
+    },
+    Program {
+        // -C writes a compiled magic file; -f reads names from a file; -z/-Z may run
+        // decompressors.
+        forbid_long: &["compile", "files-from", "uncompress", "uncompress-noreport"],
+        forbid_short: "CfzZ",
+        value_short: "mFeP",
+        value_long: &[
+            "magic-file",
+            "separator",
+            "exclude",
+            "exclude-quiet",
+            "parameter",
+        ],
+        path_values: &["m", "magic-file"],
+        ..program("file", Operands::Paths)
+    },
+    program("pwd", Operands::Text),
+    program("echo", Operands::Text),
+    program("printf", Operands::Text),
+    program("true", Operands::Text),
+    program("false", Operands::Text),
+    program("basename", Operands::Text),
+    program("dirname", Operands::Text),
+    Program {
+        value_long: &["relative-to", "relative-base"],
+        path_values: &["relative-to", "relative-base"],
+        ..program("realpath", Operands::Paths)
+    },
+    Program {
+        value_short: "CUIxXSFWD",
+        value_long: &[
+            "context",
+            "unified",
+            "ignore-matching-lines",
+            "exclude",
+            "exclude-from",
+            "starting-file",
+            "show-function-line",
+            "label",
+            "width",
+            "tabsize",
+            "line-format",
+            "old-line-format",
+            "new-line-format",
+            "unchanged-line-format",
+            "old-group-format",
+            "new-group-format",
+            "changed-group-format",
+            "unchanged-group-format",
+            "horizon-lines",
+            "color",
+            "palette",
+            "from-file",
+            "to-file",
+            "ifdef",
+        ],
+        path_values: &["X", "exclude-from", "from-file", "to-file"],
+        ..program("diff", Operands::Paths)
+    },
+    Program {
+        value_short: "in",
+        value_long: &["ignore-initial", "bytes"],
+        ..program("cmp", Operands::Paths)
+    },
+    Program {
+        // -o writes the listing to a file, -R writes HTML files into every directory, -l
+        // follows links.
+        forbid_long: &["fromfile", "fromtabfile"],
+        forbid_short: "oRl",
+        value_short: "LPIHT",
+        value_long: &[
+            "charset",
+            "filelimit",
+            "timefmt",
+            "sort",
+            "hintro",
+            "houtro",
+            "info",
+        ],
+        ..program("tree", Operands::Paths)
+    },
+    Program {
+        forbid_long: &["files0-from", "dereference"],
+        forbid_short: "L",
+        value_short: "dBtX",
+        value_long: &[
+            "max-depth",
+            "block-size",
+            "threshold",
+            "exclude",
+            "exclude-from",
+            "time-style",
+        ],
+        path_values: &["X", "exclude-from"],
+        ..program("du", Operands::Paths)
+    },
+    program("git", Operands::Git),
+];
+
+/// Multi-call binaries a known-safe name may link to (they act on the name they were called by).
+const MULTI_CALL: &[&str] = &["busybox", "toybox", "coreutils"];
+
+/// The row of the table for a program name.
+pub fn program_named(name: &str) -> Option<&'static Program> {
+    PROGRAMS.iter().find(|p| p.name == name)
+}
+
+/// Checks commands against the table for one workspace.
+#[derive(Debug)]
+pub struct SafeReads {
+    workspace: PathBuf,
+    credentials: GlobSet,
+}
+
+/// Why a command is not known safe (for the reason a prompt shows).
+pub type NotSafe = String;
+
+impl SafeReads {
+    pub fn new(workspace: PathBuf, extra_credential_names: &[String]) -> Self {
+        let mut b = GlobSetBuilder::new();
+        for pat in crate::workspace::CREDENTIAL_NAMES
+            .iter()
+            .copied()
+            .chain(extra_credential_names.iter().map(String::as_str))
+        {
+            if let Ok(g) = globset::Glob::new(pat) {
+                b.add(g);
+            }
+        }
+        let credentials = b.build().unwrap_or_else(|_| GlobSet::empty());
+        Self {
+            workspace,
+            credentials,
+        }
+    }
+
+    /// Whether `resolved` with `args`, run in `cwd` (workspace-relative), is a known-safe read;
+    /// `reads` are the files its input redirections open.
+    pub fn check(
+        &self,
+        resolved: &Resolved,
+        args: &[String],
+        reads: &[&str],
+        cwd: &str,
+    ) -> Result<&'static Program, NotSafe> {
+        let prog = self.program(resolved)?;
+        for r in reads {
+            self.path(r, cwd)?;
+        }
+        match prog.operands {
+            Operands::Find => self.find(args, cwd)?,
+            Operands::Git => self.git(args, cwd)?,
+            _ => self.generic(prog, args, cwd)?,
+        }
+        Ok(prog)
+    }
+
+    fn program(&self, resolved: &Resolved) -> Result<&'static Program, NotSafe> {
+        let Some(path) = resolved.path.as_deref() else {
+            return Err(format!("`{}` is not a program on the PATH", resolved.key));
+        };
+        if resolved.in_workspace {
+            return Err(format!("{path} is a program in the workspace"));
+        }
+        let name = Path::new(path)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let prog =
+            program_named(name).ok_or_else(|| format!("`{name}` is not a known-safe read"))?;
+        // What actually runs: a link to a file inside the workspace is the workspace's program.
+        let real = std::fs::canonicalize(path).map_err(|e| format!("{path}: {e}"))?;
+        if real.starts_with(&self.workspace) {
+            return Err(format!("{path} leads to a file in the workspace"));
+        }
+        let real_name = real
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if real_name != name && !MULTI_CALL.contains(&real_name) && !same_program(name, real_name) {
+            return Err(format!("{path} is a link to {}", real.display()));
+        }
+        Ok(prog)
+    }
+
+    /// A path a command opens: inside the workspace once links are followed, not a credential.
+    fn path(&self, raw: &str, cwd: &str) -> Result<(), NotSafe> {
+        if raw == "-" || raw.is_empty() {
+            return Ok(());
+        }
+        let base = self.workspace.join(cwd);
+        let joined = if raw.starts_with('/') {
+            PathBuf::from(raw)
+        } else {
+            base.join(raw)
+        };
+        let real = resolve_existing(&joined).ok_or_else(|| {
+            format!("`{raw}` cannot be resolved without `..` past a missing name")
+        })?;
+        let rel = real
+            .strip_prefix(&self.workspace)
+            .map_err(|_| format!("`{raw}` is outside the workspace"))?;
+        let rel_text = rel.to_string_lossy();
+        let hit = rel.components().any(|c| match c {
+            Component::Normal(n) => self.credentials.is_match(n),
+            _ => false,
+        }) || self.credentials.is_match(rel_text.as_ref());
+        if hit {
+            return Err(format!("`{raw}` looks like a credential file"));
+        }
+        Ok(())
+    }
+
+    /// Options anywhere (GNU permutes), `--` ends them; operands per the program's kind.
+    fn generic(&self, prog: &Program, args: &[String], cwd: &str) -> Result<(), NotSafe> {
+        let mut operands: Vec<&str> = Vec::new();
+        let mut pattern_given = false;
+        let mut sed_script = false;
+        let mut sed_quiet = false;
+        let mut i = 0;
+        let mut options_done = false;
+        while i < args.len() {
+            let a = args[i].as_str();
+            i += 1;
+            if options_done || a == "-" || !a.starts_with('-') {
+                operands.push(a);
+                continue;
+            }
+            if a == "--" {
+                options_done = true;
+                continue;
+            }
+            if let Some(long) = a.strip_prefix("--") {
+                let (name, inline) = match long.split_once('=') {
+                    Some((n, v)) => (n, Some(v)),
+                    None => (long, None),
+                };
+                if let Some(f) = prog
+                    .forbid_long
+                    .iter()
+                    .find(|f| f.starts_with(name) && !name.is_empty())
+                {
+                    return Err(format!("`{}` {a} (--{f}) is not a plain read", prog.name));
+                }
+                let takes_value = prog.value_long.contains(&name);
+                let value = match inline {
+                    Some(v) => Some(v),
+                    None if takes_value => {
+                        i += 1;
+                        args.get(i - 1).map(String::as_str)
+                    }
+                    None => None,
+                };
+                if prog.operands == Operands::Sed && matches!(name, "quiet" | "silent") {
+                    sed_quiet = true;
+                }
+                if matches!(name, "regexp" | "file" | "expression") {
+                    pattern_given = true;
+                    if prog.operands == Operands::Sed {
+                        sed_script = true;
+                        if let Some(v) = value {
+                            sed_print_only(v)?;
+                        }
+                    }
+                }
+                if let Some(v) = value
+                    && prog.path_values.contains(&name)
+                {
+                    self.path(v, cwd)?;
+                }
+                continue;
+            }
+            // A cluster of short options: `-la`, `-n5`, `-e PATTERN`.
+            let cluster = &a[1..];
+            for (k, c) in cluster.char_indices() {
+                if prog.forbid_short.contains(c) {
+                    return Err(format!("`{}` -{c} is not a plain read", prog.name));
+                }
+                if prog.operands == Operands::Sed && c == 'n' {
+                    sed_quiet = true;
+                }
+                if prog.value_short.contains(c) {
+                    let rest = &cluster[k + c.len_utf8()..];
+                    let value = if rest.is_empty() {
+                        i += 1;
+                        args.get(i - 1).map(String::as_str)
+                    } else {
+                        Some(rest)
+                    };
+                    if matches!(c, 'e' | 'f') {
+                        pattern_given = true;
+                        if prog.operands == Operands::Sed && c == 'e' {
+                            sed_script = true;
+                            if let Some(v) = value {
+                                sed_print_only(v)?;
+                            }
+                        }
+                    }
+                    let letter = c.to_string();
+                    if let Some(v) = value
+                        && prog.path_values.contains(&letter.as_str())
+                    {
+                        self.path(v, cwd)?;
+                    }
+                    break;
+                }
+            }
+        }
+        match prog.operands {
+            Operands::Text => Ok(()),
+            Operands::Paths => operands.iter().try_for_each(|o| self.path(o, cwd)),
+            Operands::OnePath => {
+                if operands.len() > 1 {
+                    return Err(format!("`{}` with a second operand writes it", prog.name));
+                }
+                operands.iter().try_for_each(|o| self.path(o, cwd))
+            }
+            Operands::PatternThenPaths => {
+                let skip = usize::from(!pattern_given);
+                operands
+                    .iter()
+                    .skip(skip)
+                    .try_for_each(|o| self.path(o, cwd))
+            }
+            Operands::Sed => {
+                if !sed_quiet {
+                    return Err("`sed` is a known-safe read only with -n and p commands".into());
+                }
+                let mut rest = operands.iter();
+                if !sed_script {
+                    let script = rest
+                        .next()
+                        .ok_or_else(|| "`sed` without a script".to_string())?;
+                    sed_print_only(script)?;
+                }
+                rest.try_for_each(|o| self.path(o, cwd))
+            }
+            Operands::Find | Operands::Git => Ok(()),
+        }
+    }
+
+    fn find(&self, args: &[String], cwd: &str) -> Result<(), NotSafe> {
+        const FORBIDDEN: &[&str] = &[
+            "-exec",
+            "-execdir",
+            "-ok",
+            "-okdir",
+            "-delete",
+            "-fprint",
+            "-fprint0",
+            "-fprintf",
+            "-fls",
+            "-L",
+            "-follow",
+            "-files0-from",
+        ];
+        const FILE_VALUED: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile"];
+        let mut starting = true;
+        let mut i = 0;
+        while i < args.len() {
+            let a = args[i].as_str();
+            if FORBIDDEN.contains(&a) {
+                return Err(format!("`find {a}` is not a plain read"));
+            }
+            if starting && matches!(a, "-H" | "-P") {
+                i += 1;
+                continue;
+            }
+            if starting && (a.starts_with('-') || a == "(" || a == "!") {
+                starting = false;
+            }
+            if starting {
+                self.path(a, cwd)?;
+            } else if FILE_VALUED.contains(&a) || a.starts_with("-newer") {
+                if let Some(v) = args.get(i + 1) {
+                    self.path(v, cwd)?;
+                }
+                i += 1;
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn git(&self, args: &[String], cwd: &str) -> Result<(), NotSafe> {
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            match a.as_str() {
+                "--no-pager" | "-P" | "--no-optional-locks" => i += 1,
+                s if s.starts_with('-') => {
+                    return Err(format!("`git {s}` changes how git runs"));
+                }
+                _ => break,
+            }
+        }
+        let Some(sub) = args.get(i) else {
+            return Err("`git` without a subcommand".into());
+        };
+        let rest = &args[i + 1..];
+        let (forbid, values, pattern): (&[&str], &[&str], bool) = match sub.as_str() {
+            "status" => (&[], &["-u", "--untracked-files", "--ignored"], false),
+            "log" | "show" | "diff" => (
+                &[
+                    "--output",
+                    "--ext-diff",
+                    "--textconv",
+                    "--no-index",
+                    "--show-signature",
+                    "--open-files-in-pager",
+                ],
+                &[
+                    "-n",
+                    "--max-count",
+                    "--skip",
+                    "--since",
+                    "--until",
+                    "--author",
+                    "--grep",
+                ],
+                false,
+            ),
+            "rev-parse" | "ls-files" => (&[], &[], false),
+            "grep" => (
+                &[
+                    "--open-files-in-pager",
+                    "-O",
+                    "--no-index",
+                    "--textconv",
+                    "--ext-grep",
+                ],
+                &["-e", "-f", "--max-depth", "-A", "-B", "-C", "-m"],
+                true,
+            ),
+            "blame" => (
+                &["--textconv"],
+                &["-L", "-S", "--contents", "-C", "-M"],
+                false,
+            ),
+            "branch" => return self.git_branch(rest),
+            other => return Err(format!("`git {other}` is not a known-safe read")),
+        };
+        let mut operands: Vec<&str> = Vec::new();
+        let mut pattern_given = false;
+        let mut done = false;
+        let mut k = 0;
+        while k < rest.len() {
+            let a = rest[k].as_str();
+            k += 1;
+            if done || !a.starts_with('-') || a == "-" {
+                operands.push(a);
+                continue;
+            }
+            if a == "--" {
+                done = true;
+                continue;
+            }
+            // Formats that verify signatures run gpg.
+            if a.contains("%G") {
+                return Err(format!("`git {sub} {a}` verifies signatures (runs gpg)"));
+            }
+            let name = a.split('=').next().unwrap_or(a);
+            let forbidden = forbid.iter().any(|f| {
+                if f.starts_with("--") {
+                    name.len() > 2 && f.starts_with(name)
+                } else {
+                    a.starts_with(f)
+                }
+            });
+            // An order file (`-O<file>`) is read from the file system.
+            if matches!(sub.as_str(), "log" | "show" | "diff") && name.starts_with("-O") {
+                let v = if a.len() > 2 { &a[2..] } else { "" };
+                self.path(v, cwd)?;
+                continue;
+            }
+            if forbidden {
+                return Err(format!("`git {sub} {a}` is not a plain read"));
+            }
+            if matches!(a, "-e" | "-f") {
+                pattern_given = true;
+            }
+            if values.contains(&name) && !a.contains('=') {
+                if let Some(v) = rest.get(k)
+                    && matches!(a, "-f" | "-S" | "--contents")
+                {
+                    self.path(v, cwd)?;
+                }
+                k += 1;
+            }
+        }
+        let skip = usize::from(pattern && !pattern_given);
+        // Revisions and paths look alike; both are checked as paths (a revision name is a
+        // harmless relative path).
+        operands
+            .iter()
+            .skip(skip)
+            .try_for_each(|o| self.path(o, cwd))
+    }
+
+    fn git_branch(&self, args: &[String]) -> Result<(), NotSafe> {
+        const FLAGS: &[&str] = &[
+            "-a",
+            "--all",
+            "-r",
+            "--remotes",
+            "-l",
+            "--list",
+            "-v",
+            "-vv",
+            "--verbose",
+            "-i",
+            "--ignore-case",
+            "--show-current",
+            "--color",
+            "--no-color",
+            "--column",
+            "--no-column",
+            "--no-abbrev",
+            "-q",
+            "--quiet",
+        ];
+        const VALUED: &[&str] = &[
+            "--contains",
+            "--no-contains",
+            "--merged",
+            "--no-merged",
+            "--points-at",
+            "--sort",
+            "--format",
+        ];
+        let listing = args.iter().any(|a| a == "-l" || a == "--list");
+        let mut i = 0;
+        while i < args.len() {
+            let a = args[i].as_str();
+            let name = a.split('=').next().unwrap_or(a);
+            if FLAGS.contains(&name) || name.starts_with("--abbrev") || name.starts_with("--column")
+            {
+                i += 1;
+            } else if VALUED.contains(&name) {
+                if a.contains("%G") {
+                    return Err("`git branch` with a signature format runs gpg".into());
+                }
+                i += if a.contains('=') { 1 } else { 2 };
+            } else if a.starts_with('-') {
+                return Err(format!("`git branch {a}` changes branches"));
+            } else if listing {
+                i += 1;
+            } else {
+                return Err(format!("`git branch {a}` creates a branch"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Names that are one program under two names (`[` is `test`; some systems link `dir` to `ls`).
+fn same_program(name: &str, real: &str) -> bool {
+    matches!((name, real), ("rg", "ripgrep"))
+}
+
+/// `path` with every link resolved: the path itself when it exists, otherwise its nearest
+/// existing ancestor resolved plus the missing names (which, not existing, hold no link). `None`
+/// when a missing part contains `..` (what it would resolve to cannot be known).
+fn resolve_existing(path: &Path) -> Option<PathBuf> {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return Some(p);
+    }
+    let mut missing: Vec<std::ffi::OsString> = Vec::new();
+    let mut cur = path.to_path_buf();
+    loop {
+        let name = cur.file_name()?.to_os_string();
+        if name == ".." {
+            return None;
+        }
+        missing.push(name);
+        cur = cur.parent()?.to_path_buf();
+        if let Ok(p) = std::fs::canonicalize(&cur) {
+            let mut out = p;
+            for m in missing.iter().rev() {
+                if m == "." {
+                    continue;
+                }
+                if m == ".." {
+                    return None;
+                }
+                out.push(m);
+            }
+            return Some(out);
+        }
+    }
+}
+
+/// A sed script that only prints: commands `p` (and `=`, `l`), each with at most two addresses
+/// (line numbers, `$`, `/regex/`), separated by `;` or newlines. Anything else (`w`, `e`, `s`,
+/// `r`, braces) is refused: `w` writes a file and `e` runs a command.
+pub fn sed_print_only(script: &str) -> Result<(), NotSafe> {
+    let refuse = || {
+        Err(format!(
+            "the sed script {script:?} does more than print lines"
+        ))
+    };
+    for part in script.split([';', '\n']) {
+        let mut rest = part.trim();
+        if rest.is_empty() {
+            continue;
+        }
+        for n in 0..2 {
+            if n == 1 {
+                match rest.strip_prefix(',') {
+                    Some(r) => rest = r.trim_start(),
+                    None => break,
+                }
+            }
+            rest = match skip_address(rest) {
+                Some(r) => r.trim_start(),
+                None if n == 0 => rest,
+                None => return refuse(),
+            };
+        }
+        if !matches!(rest.trim(), "p" | "=" | "l") {
+            return refuse();
+        }
+    }
+    Ok(())
+}
+
+/// Skips one sed address (`12`, `$`, `/re/`); `None` when there is none.
+fn skip_address(s: &str) -> Option<&str> {
+    if let Some(r) = s.strip_prefix('$') {
+        return Some(r);
+    }
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 {
+        return Some(&s[digits..]);
+    }
+    let r = s.strip_prefix('/')?;
+    let mut escaped = false;
+    for (i, c) in r.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == '/' {
+            return Some(&r[i + 1..]);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sed_scripts_that_only_print_pass_and_others_do_not() {
+        for ok in [
+            "1,20p",
+            "p",
+            "$p",
+            "/fn main/p",
+            "10p;20p",
+            "/a\\/b/,/c/p",
+            "5,$p",
+            "=",
+        ] {
+            assert!(sed_print_only(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "s/a/b/",
+            "1w out",
+            "e rm x",
+            "p;w x",
+            "1,2d",
+            "{p}",
+            "r /etc/passwd",
+            "/x/e",
+            "1,p",
+            "1 W x",
+        ] {
+            assert!(sed_print_only(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_row_names_a_program_once_and_forbidden_options_are_not_values() {
+        let mut names: Vec<&str> = PROGRAMS.iter().map(|p| p.name).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len(), "a program is listed twice");
+        for p in PROGRAMS {
+            for c in p.forbid_short.chars() {
+                assert!(!p.value_short.contains(c), "{}: -{c}", p.name);
+            }
+            for v in p.path_values {
+                let known =
+                    p.value_long.contains(v) || (v.len() == 1 && p.value_short.contains(*v));
+                assert!(known, "{}: path value {v} is not a value option", p.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,728 @@
+//! The OS sandbox of a command: what it may write and whether it may reach the network.
+//!
+//! Static rules (policy) decide what may start; this module bounds what a started command can
+//! reach. Three profiles ([`SandboxProfile`]):
+//! - `read-only`: reads anywhere, writes only to `/dev/null`, `/dev/zero`, `/dev/full` and the
+//!   terminal, no network;
+//! - `workspace-write`: writes also under the workspace, the session's temporary directory and the
+//!   writable roots ([`default_writable_roots`] plus the trusted config's), except the
+//!   repository's `.git/hooks` and `.git/config` and the project config `.pablo`, which are
+//!   mounted read-only; no network unless configured;
+//! - `off`: no file or network bounds.
+//!
+//! The file-system bounds are a Landlock ruleset (an allow list of hierarchies); Landlock cannot
+//! carve a read-only hole out of a writable tree, so the protected paths are bind-mounted
+//! read-only in the command's own mount namespace. The network is cut by a new network namespace
+//! (only a loopback, which is brought up, so a command can still reach itself on 127.0.0.1);
+//! without user namespaces, by a seccomp filter refusing Internet sockets (and Landlock's TCP
+//! rules where the kernel has them). Everything is prepared here, in the parent; the forked child
+//! ([`super::child`]) only applies it.
+//!
+//! Every profile, `off` included, also gives the command its own PID namespace where the kernel
+//! allows, so that nothing the command starts outlives pablo.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope,
+};
+
+pub use super::child::{IdMaps, MountStep, Namespaces, Prepared};
+pub use crate::protocol::{SandboxChoice, SandboxProfile};
+
+/// The Landlock ABI pablo asks for; older kernels get what they offer (best effort), newer ones
+/// this, so that a kernel upgrade never silently denies something new.
+const TARGET_ABI: ABI = ABI::V7;
+
+/// What the running kernel offers, detected once per process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Support {
+    /// The Landlock ABI version; `None` when the kernel has no Landlock.
+    pub landlock_abi: Option<i32>,
+    /// Whether a command can get its own user, PID, mount and network namespaces; the reason
+    /// when it cannot.
+    pub namespaces: Result<(), String>,
+}
+
+impl Support {
+    pub fn landlock(&self) -> bool {
+        self.landlock_abi.is_some()
+    }
+
+    pub fn namespaces(&self) -> bool {
+        self.namespaces.is_ok()
+    }
+
+    /// Why the file-system sandbox cannot be applied, for the one warning and the prompt.
+    pub fn landlock_missing(&self) -> Option<String> {
+        (!self.landlock()).then(|| {
+            "the kernel has no Landlock, so commands cannot be sandboxed; known-safe reads ask \
+             like any other command and approved commands run with pablo's full rights"
+                .to_string()
+        })
+    }
+
+    /// What is weaker than the profiles promise without namespaces.
+    pub fn namespaces_missing(&self) -> Option<String> {
+        self.namespaces.as_ref().err().map(|why| {
+            format!(
+                "commands cannot get their own namespaces ({why}): their background children \
+                 may outlive a killed pablo, .git/hooks, .git/config and .pablo stay writable \
+                 under workspace-write, and the network is cut by a seccomp filter"
+            )
+        })
+    }
+
+    /// The note a prompt shows when a profile is weaker than it says; `None` when it is whole.
+    pub fn degraded(&self, profile: SandboxProfile) -> Option<String> {
+        if profile == SandboxProfile::Off {
+            return None;
+        }
+        if !self.landlock() {
+            return Some("no Landlock: not enforced".into());
+        }
+        if !self.namespaces() && profile == SandboxProfile::WorkspaceWrite {
+            return Some("no namespaces: .git/hooks not protected".into());
+        }
+        None
+    }
+}
+
+static SUPPORT: OnceLock<Support> = OnceLock::new();
+
+/// The kernel's support, probed on first use (a short-lived child tries the namespaces).
+pub fn support() -> &'static Support {
+    SUPPORT.get_or_init(|| Support {
+        landlock_abi: super::child::landlock_abi(),
+        namespaces: super::start::probe_namespaces(),
+    })
+}
+
+/// Why a sandbox could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("cannot build the Landlock ruleset: {0}")]
+    Landlock(String),
+    #[error("cannot build the seccomp filter: {0}")]
+    Seccomp(String),
+    #[error("the path {0} contains a NUL byte")]
+    Nul(PathBuf),
+    #[error("{0}")]
+    Overlay(String),
+}
+
+/// The sandbox one command runs in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    pub profile: SandboxProfile,
+    pub network: bool,
+    /// The workspace root (canonical): writable under `workspace-write`, protected paths aside.
+    pub workspace: PathBuf,
+    /// Other writable files and directories under `workspace-write` (the session's temporary
+    /// directory, the defaults, the trusted config's); those that do not exist are skipped.
+    pub writable: Vec<PathBuf>,
+    /// Files bound read-only over others inside the command's mount namespace (source, target):
+    /// a known-safe git read's sanitised config over the repository's.
+    pub overlays: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Sandbox {
+    /// No bounds (the command still gets its own PID namespace).
+    pub fn off() -> Self {
+        Self {
+            profile: SandboxProfile::Off,
+            network: true,
+            workspace: PathBuf::new(),
+            writable: Vec::new(),
+            overlays: Vec::new(),
+        }
+    }
+
+    /// Whether the network is cut.
+    pub fn no_network(&self) -> bool {
+        self.profile == SandboxProfile::ReadOnly
+            || (self.profile == SandboxProfile::WorkspaceWrite && !self.network)
+    }
+
+    /// Whether a path (absolute, normalised) may be written under this sandbox.
+    pub fn may_write(&self, path: &Path) -> bool {
+        let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+        match self.profile {
+            SandboxProfile::Off => true,
+            SandboxProfile::ReadOnly => devices.iter().any(|d| path == Path::new(d)),
+            SandboxProfile::WorkspaceWrite => {
+                if devices.iter().any(|d| path == Path::new(d)) {
+                    return true;
+                }
+                if path.starts_with(&self.workspace) {
+                    let rel = path.strip_prefix(&self.workspace).unwrap_or(path);
+                    return !is_protected_relative(rel);
+                }
+                self.writable.iter().any(|w| path.starts_with(w))
+            }
+        }
+    }
+}
+
+/// `.git/hooks`, `.git/config`, `.pablo` (and what is beneath them), relative to the workspace.
+fn is_protected_relative(rel: &Path) -> bool {
+    rel.starts_with(".git/hooks") || rel.starts_with(".git/config") || rel.starts_with(".pablo")
+}
+
+/// The writable roots every `workspace-write` command gets besides the workspace, so that
+/// everyday toolchains work: temporary directories, and the caches and lock files of cargo, pip,
+/// uv, npm, yarn and go. Only those that exist are used. Programs and config in these homes
+/// (`~/.cargo/bin`, `~/.cargo/config.toml`) stay read-only.
+pub fn default_writable_roots(home: Option<&Path>, cargo_home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    let cargo = cargo_home
+        .map(Path::to_path_buf)
+        .or_else(|| home.map(|h| h.join(".cargo")));
+    if let Some(c) = cargo {
+        for name in [
+            "registry",
+            "git",
+            ".package-cache",
+            ".package-cache-mutate",
+            ".global-cache",
+        ] {
+            out.push(c.join(name));
+        }
+    }
+    if let Some(h) = home {
+        for rel in [
+            ".cache/pip",
+            ".cache/uv",
+            ".cache/go-build",
+            ".cache/yarn",
+            ".npm",
+        ] {
+            out.push(h.join(rel));
+        }
+    }
+    out
+}
+
+/// The sandbox settings of one pablo session, settled from the config layers by the policy
+/// engine (a trusted layer may loosen them, the project layer only tighten them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// The profile of approved commands (and of commands allowed by rules).
+    pub profile: SandboxProfile,
+    /// Whether `workspace-write` commands may reach the network.
+    pub network: bool,
+    /// Extra writable roots from trusted config (absolute).
+    pub writable_roots: Vec<PathBuf>,
+    /// The session's temporary directory (writable, the commands' `TMPDIR`).
+    pub temp_dir: Option<PathBuf>,
+    /// Run plain foreground commands in an editor's terminal even when they would be sandboxed
+    /// here (an editor's terminal is outside pablo's sandbox).
+    pub editor_terminals: bool,
+    /// For the default writable roots.
+    pub home: Option<PathBuf>,
+    pub cargo_home: Option<PathBuf>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        let var = |n: &str| {
+            std::env::var_os(n)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        };
+        Self {
+            profile: SandboxProfile::WorkspaceWrite,
+            network: false,
+            writable_roots: Vec::new(),
+            temp_dir: None,
+            editor_terminals: false,
+            home: var("HOME"),
+            cargo_home: var("CARGO_HOME"),
+        }
+    }
+}
+
+impl SandboxSettings {
+    /// What a command gets when no policy decision chose otherwise.
+    pub fn default_choice(&self) -> SandboxChoice {
+        SandboxChoice {
+            profile: self.profile,
+            network: self.network && self.profile == SandboxProfile::WorkspaceWrite,
+            known_safe: false,
+            degraded: support().degraded(self.profile),
+        }
+    }
+
+    /// The sandbox of a command in `workspace` for `choice`.
+    pub fn sandbox(&self, choice: &SandboxChoice, workspace: &Path) -> Sandbox {
+        let mut writable = Vec::new();
+        if let Some(t) = &self.temp_dir {
+            writable.push(t.clone());
+        }
+        writable.extend(default_writable_roots(
+            self.home.as_deref(),
+            self.cargo_home.as_deref(),
+        ));
+        writable.extend(self.writable_roots.iter().cloned());
+        Sandbox {
+            profile: choice.profile,
+            network: choice.network && choice.profile == SandboxProfile::WorkspaceWrite,
+            workspace: workspace.to_path_buf(),
+            writable,
+            overlays: Vec::new(),
+        }
+    }
+}
+
+/// Prepares `sandbox` for the kernel `support` describes.
+pub fn prepare(sandbox: &Sandbox, support: &Support) -> Result<Prepared, SandboxError> {
+    let mut p = Prepared::default();
+    let confined = sandbox.profile != SandboxProfile::Off;
+    if support.namespaces() {
+        p.namespaces.pid = true;
+        p.namespaces.net = confined && sandbox.no_network();
+        p.id_maps = Some(IdMaps::identity());
+        if sandbox.profile == SandboxProfile::WorkspaceWrite {
+            p.mounts = protection_mounts(&sandbox.workspace)?;
+        }
+        for (src, target) in &sandbox.overlays {
+            p.mounts
+                .push(MountStep::Cover(cstring(src)?, cstring(target)?));
+        }
+        p.namespaces.mount = !p.mounts.is_empty();
+    } else if !sandbox.overlays.is_empty() {
+        return Err(SandboxError::Overlay(
+            "covering the repository's git config needs a mount namespace, which this kernel \
+             refuses"
+                .into(),
+        ));
+    }
+    if !confined {
+        return Ok(p);
+    }
+    let net_fallback = sandbox.no_network() && !p.namespaces.net;
+    if support.landlock() {
+        p.landlock = Some(ruleset(sandbox, net_fallback)?);
+    }
+    if net_fallback {
+        p.seccomp = network_filter()?;
+    }
+    Ok(p)
+}
+
+fn cstring(p: &Path) -> Result<CString, SandboxError> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| SandboxError::Nul(p.to_path_buf()))
+}
+
+/// The mounts that keep `.git/hooks`, `.git/config` and `.pablo` read-only: `.git` itself is
+/// pinned (a mount point cannot be renamed, so a new `.git` cannot replace it), then each
+/// protected path is bound read-only on top. A missing `.git/hooks` is created first (empty), so
+/// that it cannot be created inside the sandbox.
+fn protection_mounts(workspace: &Path) -> Result<Vec<MountStep>, SandboxError> {
+    let mut out = Vec::new();
+    let git = workspace.join(".git");
+    match std::fs::symlink_metadata(&git) {
+        Ok(m) if m.is_dir() => {
+            out.push(MountStep::Pin(cstring(&git)?));
+            let hooks = git.join("hooks");
+            if std::fs::symlink_metadata(&hooks).is_err() {
+                let _ = std::fs::create_dir(&hooks);
+            }
+            for p in [hooks, git.join("config")] {
+                if std::fs::symlink_metadata(&p).is_ok() {
+                    out.push(MountStep::ReadOnly(cstring(&p)?));
+                }
+            }
+        }
+        // A linked worktree or submodule: `.git` is a file naming the git directory. The file
+        // itself is what must not change.
+        Ok(m) if m.is_file() => out.push(MountStep::ReadOnly(cstring(&git)?)),
+        _ => {}
+    }
+    let pablo = workspace.join(".pablo");
+    if std::fs::symlink_metadata(&pablo).is_ok() {
+        out.push(MountStep::ReadOnly(cstring(&pablo)?));
+    }
+    Ok(out)
+}
+
+fn landlock_error(e: impl std::fmt::Display) -> SandboxError {
+    SandboxError::Landlock(e.to_string())
+}
+
+/// Reads everywhere; writes where the profile allows.
+fn ruleset(sandbox: &Sandbox, cut_tcp: bool) -> Result<std::os::fd::OwnedFd, SandboxError> {
+    let abi = TARGET_ABI;
+    let mut rs = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(landlock_error)?
+        .scope(Scope::from_all(abi))
+        .map_err(landlock_error)?;
+    if cut_tcp {
+        rs = rs
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(landlock_error)?;
+    }
+    let mut created = rs.create().map_err(landlock_error)?;
+    let root = PathFd::new("/").map_err(landlock_error)?;
+    created = created
+        .add_rule(PathBeneath::new(root, AccessFs::from_read(abi)))
+        .map_err(landlock_error)?;
+    let mut devices = vec!["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+    if sandbox.profile == SandboxProfile::WorkspaceWrite {
+        devices.push("/dev/ptmx");
+    }
+    for d in devices {
+        if let Ok(fd) = PathFd::new(d) {
+            created = created
+                .add_rule(PathBeneath::new(fd, AccessFs::from_file(abi)))
+                .map_err(landlock_error)?;
+        }
+    }
+    if sandbox.profile == SandboxProfile::WorkspaceWrite {
+        let mut roots = vec![sandbox.workspace.clone(), PathBuf::from("/dev/pts")];
+        roots.extend(sandbox.writable.iter().cloned());
+        for root in roots {
+            let Ok(meta) = std::fs::metadata(&root) else {
+                continue;
+            };
+            let Ok(fd) = PathFd::new(&root) else {
+                continue;
+            };
+            let access = if meta.is_dir() {
+                AccessFs::from_all(abi)
+            } else {
+                AccessFs::from_file(abi)
+            };
+            created = created
+                .add_rule(PathBeneath::new(fd, access))
+                .map_err(landlock_error)?;
+        }
+    }
+    let fd: Option<std::os::fd::OwnedFd> = created.into();
+    fd.ok_or_else(|| SandboxError::Landlock("the kernel created no ruleset".into()))
+}
+
+/// Without a network namespace: `socket()` for anything but local (Unix) and netlink sockets
+/// fails with EACCES, and io_uring (which can open sockets past the filter) is refused.
+fn network_filter() -> Result<Option<seccompiler::BpfProgram>, SandboxError> {
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
+    let Ok(arch) = TargetArch::try_from(std::env::consts::ARCH) else {
+        return Ok(None);
+    };
+    let err = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
+    let not = |family: i32| {
+        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family as u64)
+    };
+    let socket_rule = SeccompRule::new(vec![
+        not(libc::AF_UNIX).map_err(err)?,
+        not(libc::AF_NETLINK).map_err(err)?,
+    ])
+    .map_err(err)?;
+    let rules = [
+        (libc::SYS_socket, vec![socket_rule]),
+        (libc::SYS_io_uring_setup, vec![]),
+    ]
+    .into_iter()
+    .collect();
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EACCES as u32),
+        arch,
+    )
+    .map_err(err)?;
+    seccompiler::BpfProgram::try_from(filter)
+        .map(Some)
+        .map_err(err)
+}
+
+/// The environment of a known-safe line: git's settings that run programs are overridden with
+/// the highest precedence a repository cannot beat (`GIT_CONFIG_COUNT` entries act like `-c`),
+/// attributes (which select diff drivers and filters) are read from the empty tree, the pager is
+/// `cat`, optional index refreshes (a write) are off, and nothing prompts.
+pub fn known_safe_git_env() -> Vec<(String, String)> {
+    let overrides: &[(&str, &str)] = &[
+        ("core.fsmonitor", "false"),
+        ("core.pager", "cat"),
+        ("core.attributesFile", "/dev/null"),
+        ("core.hooksPath", "/dev/null"),
+        ("log.showSignature", "false"),
+        ("gpg.program", "false"),
+        ("gpg.ssh.program", "false"),
+        ("gpg.x509.program", "false"),
+        ("diff.noprefix", "false"),
+    ];
+    let mut env = vec![
+        ("GIT_CONFIG_COUNT".to_string(), overrides.len().to_string()),
+        ("GIT_PAGER".to_string(), "cat".to_string()),
+        ("PAGER".to_string(), "cat".to_string()),
+        ("GIT_OPTIONAL_LOCKS".to_string(), "0".to_string()),
+        ("GIT_TERMINAL_PROMPT".to_string(), "0".to_string()),
+        ("GIT_ATTR_NOSYSTEM".to_string(), "1".to_string()),
+        // The empty tree: its id is known to every SHA-1 repository without being stored.
+        (
+            "GIT_ATTR_SOURCE".to_string(),
+            "4b825dc642cb6eb9a060e54bf8d69288fbee4904".to_string(),
+        ),
+    ];
+    for (i, (k, v)) in overrides.iter().enumerate() {
+        env.push((format!("GIT_CONFIG_KEY_{i}"), k.to_string()));
+        env.push((format!("GIT_CONFIG_VALUE_{i}"), v.to_string()));
+    }
+    env
+}
+
+/// Why a failed command looks like the sandbox refused it, for the result and the retry prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    /// `file` or `network`.
+    pub kind: &'static str,
+    /// The path that was refused, when the output names one outside the writable roots.
+    pub path: Option<String>,
+    /// The output line that says so.
+    pub line: String,
+}
+
+impl Denial {
+    pub fn message(&self, profile: SandboxProfile) -> String {
+        match (self.kind, &self.path) {
+            ("network", _) => format!(
+                "the command failed and its network access looks refused by the {} sandbox \
+                 (no network): {}",
+                profile.label(),
+                self.line
+            ),
+            (_, Some(p)) => format!(
+                "the command failed and {p} is outside what the {} sandbox lets it write: {}",
+                profile.label(),
+                self.line
+            ),
+            _ => format!(
+                "the command failed in a way that looks like the {} sandbox: {}",
+                profile.label(),
+                self.line
+            ),
+        }
+    }
+}
+
+const FILE_DENIALS: &[&str] = &[
+    "Permission denied",
+    "Operation not permitted",
+    "Read-only file system",
+    "EACCES",
+    "EPERM",
+    "EROFS",
+];
+
+const NETWORK_DENIALS: &[&str] = &[
+    "Connection refused",
+    "Network is unreachable",
+    "ECONNREFUSED",
+    "ENETUNREACH",
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "Name or service not known",
+];
+
+/// Looks at the output of a failed command for a refusal the sandbox would explain: a file error
+/// naming a path outside the writable roots (or a read-only one, which only the sandbox's mounts
+/// produce), or a refused connection when the network is cut. `cwd` (absolute) resolves relative
+/// paths. Heuristic by nature: it only decides whether to offer a run without the sandbox.
+pub fn denial(output: &str, sandbox: &Sandbox, cwd: &Path) -> Option<Denial> {
+    if sandbox.profile == SandboxProfile::Off {
+        return None;
+    }
+    for line in output.lines().take(10_000) {
+        if sandbox.no_network() && NETWORK_DENIALS.iter().any(|n| line.contains(n)) {
+            return Some(Denial {
+                kind: "network",
+                path: None,
+                line: clip(line),
+            });
+        }
+        if !FILE_DENIALS.iter().any(|n| line.contains(n)) {
+            continue;
+        }
+        match path_candidates(line).first() {
+            Some(p) => {
+                let abs = normalize(&cwd.join(p));
+                if !sandbox.may_write(&abs) {
+                    return Some(Denial {
+                        kind: "file",
+                        path: Some(abs.display().to_string()),
+                        line: clip(line),
+                    });
+                }
+            }
+            None if line.contains("Read-only file system") || line.contains("EROFS") => {
+                return Some(Denial {
+                    kind: "file",
+                    path: None,
+                    line: clip(line),
+                });
+            }
+            None => {}
+        }
+    }
+    None
+}
+
+/// Lexical normalisation: `.` dropped, `..` pops (never above the root).
+fn normalize(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::from("/");
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn clip(line: &str) -> String {
+    let mut s: String = line.trim().chars().take(300).collect();
+    if s.len() < line.trim().len() {
+        s.push('…');
+    }
+    s
+}
+
+/// The words of an error line that may be the refused path, most likely first: quoted words
+/// (`'x'`, `"x"`, `‘x’`), then words with a slash before the error phrase, nearest first (in
+/// `sh: 1: cannot create /etc/x: Permission denied` the path is the last before the phrase, the
+/// program the first), then after it (`Permission denied: '/x'` is quoted anyway).
+fn path_candidates(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (open, close) in [('\'', '\''), ('"', '"'), ('‘', '’'), ('`', '\'')] {
+        let mut rest = line;
+        while let Some(i) = rest.find(open) {
+            let after = &rest[i + open.len_utf8()..];
+            let Some(j) = after.find(close) else { break };
+            let inner = &after[..j];
+            if !inner.is_empty() && !inner.contains(' ') {
+                out.push(inner.to_string());
+            }
+            rest = &after[j + close.len_utf8()..];
+        }
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    let phrase_at = FILE_DENIALS
+        .iter()
+        .filter_map(|p| line.find(p))
+        .min()
+        .unwrap_or(line.len());
+    let slashy = |w: &str| {
+        let w = w.trim_end_matches([':', ',', ';']).trim_matches(['(', ')']);
+        (w.contains('/') && !w.contains("://")).then(|| w.to_string())
+    };
+    out.extend(
+        line[..phrase_at]
+            .split_whitespace()
+            .rev()
+            .filter_map(slashy),
+    );
+    out.extend(line[phrase_at..].split_whitespace().filter_map(slashy));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ww() -> Sandbox {
+        Sandbox {
+            profile: SandboxProfile::WorkspaceWrite,
+            network: false,
+            workspace: PathBuf::from("/w"),
+            writable: vec![PathBuf::from("/tmp")],
+            overlays: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn writes_outside_the_roots_are_denials_and_inside_are_not() {
+        let s = ww();
+        let cwd = Path::new("/w/sub");
+        let d = denial(
+            "touch: cannot touch '../../x': Permission denied\n",
+            &s,
+            cwd,
+        )
+        .unwrap();
+        assert_eq!(d.path.as_deref(), Some("/x"));
+        let d = denial("sh: 1: cannot create /etc/x: Permission denied", &s, cwd).unwrap();
+        assert_eq!(d.path.as_deref(), Some("/etc/x"));
+        assert!(denial("touch: cannot touch 'ok': Permission denied", &s, cwd).is_none());
+        assert!(denial("cannot create /tmp/y: Permission denied", &s, cwd).is_none());
+        let d = denial(
+            "cannot create .git/hooks/x: Read-only file system",
+            &s,
+            Path::new("/w"),
+        );
+        assert_eq!(d.unwrap().path.as_deref(), Some("/w/.git/hooks/x"));
+    }
+
+    #[test]
+    fn a_refused_connection_is_a_denial_only_without_network() {
+        let mut s = ww();
+        let out = "curl: (7) Failed to connect to 127.0.0.1 port 80: Connection refused";
+        assert_eq!(denial(out, &s, Path::new("/w")).unwrap().kind, "network");
+        s.network = true;
+        assert!(denial(out, &s, Path::new("/w")).is_none());
+        s.profile = SandboxProfile::Off;
+        assert!(
+            denial(
+                "cannot create /etc/x: Permission denied",
+                &s,
+                Path::new("/w")
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn protected_paths_are_not_writable_under_workspace_write() {
+        let s = ww();
+        assert!(s.may_write(Path::new("/w/src/main.rs")));
+        assert!(!s.may_write(Path::new("/w/.git/hooks/pre-commit")));
+        assert!(!s.may_write(Path::new("/w/.git/config")));
+        assert!(s.may_write(Path::new("/w/.git/index")));
+        assert!(!s.may_write(Path::new("/w/.pablo/config.toml")));
+        assert!(s.may_write(Path::new("/dev/null")));
+        let ro = Sandbox {
+            profile: SandboxProfile::ReadOnly,
+            ..ww()
+        };
+        assert!(!ro.may_write(Path::new("/w/x")));
+        assert!(ro.may_write(Path::new("/dev/null")));
+    }
+
+    #[test]
+    fn default_roots_cover_the_toolchain_caches_but_not_their_programs() {
+        let roots = default_writable_roots(Some(Path::new("/h")), None);
+        assert!(roots.contains(&PathBuf::from("/h/.cargo/registry")));
+        assert!(roots.contains(&PathBuf::from("/tmp")));
+        assert!(!roots.iter().any(|r| r.starts_with("/h/.cargo/bin")));
+        assert!(!roots.contains(&PathBuf::from("/h/.cargo")));
+    }
+}

@@ -1,0 +1,894 @@
+//! Integration tests: the OS sandbox with real processes — each profile's bounds, the network,
+//! background and PTY commands, toolchains, a killed pablo, and the retry without the sandbox.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use pablo::config::ShellOptions;
+use pablo::core::{EventSink, ToolFailure};
+use pablo::protocol::{Preview, SandboxChoice, SandboxProfile};
+use pablo::tools::shell_run::ShellRun;
+use pablo::tools::shell_session::ShellSession;
+use pablo::tools::{Host, Tool, ToolContext};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// A workspace whose parent is not writable under any profile: it lives in cargo's target
+/// directory, not under `/tmp` (which `workspace-write` lets every command write).
+struct Fixture {
+    dir: tempfile::TempDir,
+    workspace: PathBuf,
+    host: Arc<Host>,
+    run: ShellRun,
+    session: ShellSession,
+    sink: EventSink,
+    _events: tokio::sync::mpsc::UnboundedReceiver<pablo::protocol::Event>,
+}
+
+fn fixture() -> Fixture {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(base).unwrap();
+    let dir = tempfile::tempdir_in(base).unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let workspace = root.join("ws");
+    let state = root.join("state");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::create_dir_all(&state).unwrap();
+    let handle = Arc::new(pablo::workspace::Workspace::open(&workspace).unwrap());
+    let options = ShellOptions::default();
+    let host = Arc::new(Host::new(handle, state, &options));
+    let settings = pablo::process::ShellSettings::from_options(&options, Default::default());
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    Fixture {
+        dir,
+        workspace,
+        host,
+        run: ShellRun::new(settings.clone()),
+        session: ShellSession::new(settings),
+        sink: EventSink::new(tx),
+        _events: rx,
+    }
+}
+
+fn choice(profile: SandboxProfile, network: bool) -> SandboxChoice {
+    SandboxChoice {
+        profile,
+        network,
+        known_safe: false,
+        degraded: None,
+    }
+}
+
+impl Fixture {
+    /// The directory that holds the workspace (and nothing a command may write).
+    fn outside(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    fn ctx(&self) -> ToolContext {
+        ToolContext {
+            call_id: "call-1".into(),
+            cancel: CancellationToken::new(),
+            events: self.sink.clone(),
+            host: self.host.clone(),
+        }
+    }
+
+    /// Runs `args` through `shell.run` as the policy would have sent it: with `sandbox`.
+    async fn call(&self, args: Value, sandbox: SandboxChoice) -> Result<Value, ToolFailure> {
+        let ctx = self.ctx();
+        let mut preview = self.run.preview(&args, &ctx).await?;
+        if let Preview::Command(cp) = &mut preview {
+            cp.sandbox = Some(sandbox);
+        }
+        self.run.commit(&args, &preview, &ctx).await
+    }
+
+    async fn sh(&self, command: &str, profile: SandboxProfile) -> Value {
+        self.call(json!({"command": command}), choice(profile, false))
+            .await
+            .unwrap()
+    }
+
+    async fn sh_net(&self, command: &str, profile: SandboxProfile, network: bool) -> Value {
+        self.call(json!({"command": command}), choice(profile, network))
+            .await
+            .unwrap()
+    }
+
+    fn git_init(&self) {
+        let out = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&self.workspace)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+}
+
+fn out(r: &Value) -> &str {
+    r["output"].as_str().unwrap_or_default()
+}
+
+use SandboxProfile::{Off, ReadOnly, WorkspaceWrite};
+
+fn landlock() -> bool {
+    pablo::process::support().landlock()
+}
+
+fn namespaces() -> bool {
+    pablo::process::support().namespaces()
+}
+
+// ---------------------------------------------------------------- file-system bounds
+
+#[tokio::test]
+async fn workspace_write_writes_the_workspace_but_not_its_parent_or_etc() {
+    assert!(
+        landlock(),
+        "this machine has Landlock; the test must not pass vacuously"
+    );
+    let f = fixture();
+    let r = f
+        .sh(
+            "touch made && mkdir -p a/b && echo hi > a/b/c && cat a/b/c",
+            WorkspaceWrite,
+        )
+        .await;
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(out(&r), "hi\n");
+    assert!(f.workspace.join("made").exists());
+    assert_eq!(r["sandbox"], "workspace-write");
+
+    let r = f.sh("touch ../x", WorkspaceWrite).await;
+    assert_ne!(r["exit_code"], 0, "{r}");
+    assert!(!f.outside().join("x").exists());
+    let denied = &r["sandbox_denied"];
+    assert_eq!(denied["code"], "sandbox_denied", "{r}");
+    assert_eq!(denied["kind"], "file");
+    assert_eq!(denied["path"], f.outside().join("x").display().to_string());
+
+    let r = f
+        .sh("echo x > /etc/pablo-sandbox-test", WorkspaceWrite)
+        .await;
+    assert_ne!(r["exit_code"], 0, "{r}");
+    assert!(!Path::new("/etc/pablo-sandbox-test").exists());
+    assert_eq!(r["sandbox_denied"]["path"], "/etc/pablo-sandbox-test");
+}
+
+#[tokio::test]
+async fn workspace_write_keeps_git_hooks_git_config_and_pablo_read_only() {
+    assert!(namespaces(), "this machine has user namespaces");
+    let f = fixture();
+    f.git_init();
+    std::fs::create_dir_all(f.workspace.join(".pablo")).unwrap();
+    let config_before = std::fs::read(f.workspace.join(".git/config")).unwrap();
+    for cmd in [
+        "echo evil > .git/hooks/pre-commit",
+        "echo '[core] fsmonitor = /x' >> .git/config",
+        "echo x > .pablo/config.toml",
+        "rm -rf .git/hooks",
+        "mv .git .git-away",
+        "mv .git/config .git/config-away",
+    ] {
+        let r = f.sh(cmd, WorkspaceWrite).await;
+        assert_ne!(r["exit_code"], 0, "{cmd} succeeded: {r}");
+    }
+    assert!(!f.workspace.join(".git/hooks/pre-commit").exists());
+    assert!(f.workspace.join(".git/hooks").is_dir());
+    assert_eq!(
+        std::fs::read(f.workspace.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert!(!f.workspace.join(".pablo/config.toml").exists());
+    assert!(!f.workspace.join(".git-away").exists());
+    // The rest of the repository stays writable: git can commit.
+    let r = f
+        .sh(
+            "echo a > f && git add f && git -c user.name=t -c user.email=t@t commit -qm one && git log --oneline | wc -l",
+            WorkspaceWrite,
+        )
+        .await;
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(out(&r).trim(), "1");
+    let r = f.sh("echo evil > .git/hooks/x", WorkspaceWrite).await;
+    assert_eq!(r["sandbox_denied"]["code"], "sandbox_denied", "{r}");
+}
+
+#[tokio::test]
+async fn read_only_reads_everything_and_writes_nothing_but_dev_null() {
+    let f = fixture();
+    std::fs::write(f.workspace.join("a.txt"), "content\n").unwrap();
+    let r = f
+        .sh(
+            "cat a.txt; head -c 5 /etc/passwd >/dev/null && echo read-etc",
+            ReadOnly,
+        )
+        .await;
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(out(&r), "content\nread-etc\n");
+    for cmd in [
+        "touch b",
+        "echo x > a.txt",
+        "touch ../x",
+        "rm a.txt",
+        "mkdir d",
+        "touch /tmp/pablo-ro-x",
+    ] {
+        let r = f.sh(cmd, ReadOnly).await;
+        assert_ne!(r["exit_code"], 0, "{cmd} succeeded: {r}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(f.workspace.join("a.txt")).unwrap(),
+        "content\n"
+    );
+    assert!(!f.workspace.join("b").exists());
+    assert!(!Path::new("/tmp/pablo-ro-x").exists());
+}
+
+#[tokio::test]
+async fn off_has_no_file_bounds() {
+    let f = fixture();
+    let r = f.sh("touch ../x-off", Off).await;
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert!(f.outside().join("x-off").exists());
+    assert!(r.get("sandbox_denied").is_none());
+}
+
+/// pablo's own environment holds the provider keys; a sandboxed command cannot read it through
+/// `/proc` (Landlock refuses to inspect a process outside the sandbox; as root the user
+/// namespace's missing capabilities refuse it too, so `off` is no control here).
+#[tokio::test]
+async fn a_sandboxed_command_cannot_read_pablos_environment() {
+    let f = fixture();
+    let me = std::process::id();
+    let cmd = format!("cat /proc/{me}/environ > /dev/null && echo readable");
+    for profile in [ReadOnly, WorkspaceWrite] {
+        let r = f.sh(&cmd, profile).await;
+        assert_ne!(r["exit_code"], 0, "{profile:?}: {r}");
+        assert!(!out(&r).contains("readable"), "{r}");
+    }
+}
+
+// ---------------------------------------------------------------- network
+
+/// A listener on 127.0.0.1 in pablo's namespace; the command tries to connect to it with bash's
+/// `/dev/tcp`.
+async fn connect_from(f: &Fixture, profile: SandboxProfile, network: bool) -> Value {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accept = tokio::spawn(async move {
+        let _ = tokio::time::timeout(Duration::from_secs(20), listener.accept()).await;
+    });
+    let r = f
+        .sh_net(
+            &format!("bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}' && echo connected"),
+            profile,
+            network,
+        )
+        .await;
+    accept.abort();
+    r
+}
+
+#[tokio::test]
+async fn no_network_means_a_local_listener_is_unreachable() {
+    let f = fixture();
+    for profile in [ReadOnly, WorkspaceWrite] {
+        let r = connect_from(&f, profile, false).await;
+        assert_ne!(r["exit_code"], 0, "{profile:?}: {r}");
+        assert!(!out(&r).contains("connected"), "{r}");
+        assert_eq!(r["sandbox_denied"]["kind"], "network", "{r}");
+    }
+    let r = connect_from(&f, WorkspaceWrite, true).await;
+    assert_eq!(out(&r), "connected\n", "{r}");
+    let r = connect_from(&f, Off, false).await;
+    assert_eq!(out(&r), "connected\n", "{r}");
+}
+
+#[tokio::test]
+async fn a_command_can_still_talk_to_itself_on_loopback() {
+    let f = fixture();
+    let script = "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); \
+                  c=socket.create_connection(s.getsockname()); print('loopback ok')";
+    let r = f
+        .sh(&format!("python3 -c \"{script}\""), WorkspaceWrite)
+        .await;
+    assert_eq!(out(&r), "loopback ok\n", "{r}");
+}
+
+// ---------------------------------------------------------------- background and PTY
+
+#[tokio::test]
+async fn background_and_pty_commands_are_sandboxed_too() {
+    let f = fixture();
+    for (pty, background) in [(true, false), (false, true), (true, true)] {
+        let args = json!({"command": "touch ../x-bg; touch ok-bg; echo done", "pty": pty, "background": background});
+        let r = f.call(args, choice(WorkspaceWrite, false)).await.unwrap();
+        let output = if background {
+            let id = r["session_id"].as_str().unwrap().to_string();
+            let ctx = f.ctx();
+            let w = f
+                .session
+                .commit(
+                    &json!({"action": "wait", "session_id": id, "timeout_ms": 20000}),
+                    &Preview::Session {
+                        action: "wait".into(),
+                        session_id: Some(id.clone()),
+                    },
+                    &ctx,
+                )
+                .await
+                .unwrap();
+            w["output"].as_str().unwrap().to_string()
+        } else {
+            out(&r).to_string()
+        };
+        assert!(output.contains("done"), "{output}");
+        assert!(
+            !f.outside().join("x-bg").exists(),
+            "pty {pty} background {background}"
+        );
+        assert!(f.workspace.join("ok-bg").exists());
+        std::fs::remove_file(f.workspace.join("ok-bg")).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_command_is_the_child_of_its_own_namespace_init() {
+    assert!(namespaces());
+    let f = fixture();
+    // The shell is pid 2: init (pid 1) runs it, so signals reach it as usual.
+    let r = f.sh("echo $$; kill -TERM $$", WorkspaceWrite).await;
+    assert_eq!(out(&r), "2\n", "{r}");
+    assert_eq!(r["signal"], "SIGTERM", "{r}");
+}
+
+// ---------------------------------------------------------------- toolchains
+
+/// `cargo test` of a small crate, through `shell.run` as the model would call it, with the
+/// person's toolchain environment (their PATH, rustup's and cargo's homes): the build writes its
+/// `target/` in the workspace and cargo's lock files in its home, and nothing else.
+#[tokio::test]
+async fn cargo_test_of_a_small_crate_passes_in_workspace_write() {
+    let mut f = fixture();
+    let env = std::sync::Arc::new(pablo::process::CommandEnv::from_process(
+        &pablo::process::EnvSettings::default(),
+    ));
+    let options = ShellOptions::default();
+    f.run = ShellRun::new(pablo::process::ShellSettings::from_options(&options, env));
+    std::fs::create_dir_all(f.workspace.join("src")).unwrap();
+    std::fs::write(
+        f.workspace.join("Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        f.workspace.join("src/lib.rs"),
+        "pub fn two() -> u32 { 2 }\n#[test]\nfn two_is_two() { assert_eq!(two(), 2); }\n",
+    )
+    .unwrap();
+    let r = f
+        .call(
+            json!({"command": "cargo test --offline 2>&1", "timeout_ms": 600_000}),
+            choice(WorkspaceWrite, false),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r["sandbox"], "workspace-write");
+    assert!(out(&r).contains("test two_is_two ... ok"), "{r}");
+    assert!(f.workspace.join("target").is_dir());
+}
+
+// ---------------------------------------------------------------- the kernel's support
+
+#[test]
+fn this_machine_offers_landlock_and_namespaces() {
+    let s = pablo::process::support();
+    assert!(s.landlock_abi.unwrap_or(0) >= 1, "{s:?}");
+    assert_eq!(s.namespaces, Ok(()), "{s:?}");
+}
+
+// ---------------------------------------------------------------- the real binary
+
+use crate::support::bin::{Sandbox as Scratch, json_lines};
+use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+/// Live (non-zombie) processes whose command line is exactly `argv`.
+fn processes_running(argv: &[&str]) -> Vec<i32> {
+    let want: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit(')').next().map(|r| r.trim().chars().next()))
+            .flatten();
+        if cmdline == want && state != Some('Z') {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn kill_all(pids: &[i32]) {
+    for p in pids {
+        if let Some(p) = rustix::process::Pid::from_raw(*p) {
+            let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+/// `pablo run` holds a background session and a foreground command, each of which started two
+/// sleeps of its own; pablo is SIGKILLed (no cleanup of its own can run). The kernel must end all
+/// four: each command's namespace dies with its init, and init dies with pablo.
+#[tokio::test]
+async fn nothing_a_command_started_survives_a_sigkilled_pablo() {
+    // Durations unique to this test, so its sleeps are told from any other.
+    let bg = ["300.7071", "301.7071"];
+    let fg = ["300.1414", "301.1414"];
+    let server = ScriptedServer::start().await;
+    let background = json!({
+        "command": format!("sleep {} & sleep {}", bg[0], bg[1]),
+        "background": true
+    });
+    let foreground = json!({
+        "command": format!("sleep {} & sleep {}", fg[0], fg[1]),
+        "timeout_ms": 600_000
+    });
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "bg",
+        "shell_run",
+        &[&background.to_string()],
+    )));
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "fg",
+        "shell_run",
+        &[&foreground.to_string()],
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("never sent")).hang_after(0));
+    let scratch = Scratch::new();
+    let mut pablo = scratch
+        .run_json(&server.base_url(), "start the jobs")
+        .arg("--auto-approve")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let all = [bg[0], bg[1], fg[0], fg[1]];
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let running: usize = all
+            .iter()
+            .map(|d| processes_running(&["sleep", d]).len())
+            .sum();
+        if running == 4 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the four sleeps never ran ({running} of 4)"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    pablo.start_kill().unwrap();
+    pablo.wait().await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let survivors = loop {
+        let alive: Vec<i32> = all
+            .iter()
+            .flat_map(|d| processes_running(&["sleep", d]))
+            .collect();
+        if alive.is_empty() || std::time::Instant::now() > deadline {
+            break alive;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    kill_all(&survivors);
+    assert!(
+        survivors.is_empty(),
+        "survived a killed pablo: {survivors:?}"
+    );
+}
+
+/// A repository whose config makes git run a script on `git status` (fsmonitor) and on
+/// `git diff` (an external diff). `pablo run` with no flags: both reads are allowed without a
+/// prompt (headless refuses every question), they run and report the real change, and the
+/// script never runs: no trace of it anywhere.
+#[tokio::test]
+async fn auto_allowed_git_reads_neutralise_a_hostile_repository_config() {
+    let scratch = Scratch::new();
+    let ws = scratch.workspace();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(ws.join("f.txt"), "one\n").unwrap();
+    git(&["add", "f.txt"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "one",
+    ]);
+    std::fs::write(ws.join("f.txt"), "one\ntwo\n").unwrap();
+    let outside = scratch.root().join("outside-trace");
+    let inside = ws.join("inside-trace");
+    let script = scratch.root().join("evil.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho ran >> {}\necho ran >> {}\necho EVIL\n",
+            outside.display(),
+            inside.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let script = script.display().to_string();
+    git(&["config", "core.fsmonitor", &script]);
+    git(&["config", "diff.external", &script]);
+    git(&["config", "core.pager", &script]);
+
+    let server = ScriptedServer::start().await;
+    for (id, cmd) in [("st", "git status --short"), ("df", "git diff")] {
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            id,
+            "shell_run",
+            &[&json!({"command": cmd}).to_string()],
+        )));
+    }
+    server.push(ScriptedResponse::sse(openai::text_answer("looked")));
+    let out = scratch
+        .run_json(&server.base_url(), "look at the repo")
+        .output()
+        .await
+        .unwrap();
+    let lines = json_lines(&out.stdout);
+    let results: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "tool_result")
+        .map(|l| &l["result"])
+        .collect();
+    assert_eq!(results.len(), 2, "{lines:?}");
+    for r in &results {
+        assert_eq!(r["ok"], true, "not run without a prompt: {r}");
+        assert_eq!(r["data"]["sandbox"], "read-only", "{r}");
+        assert_eq!(r["data"]["exit_code"], 0, "{r}");
+        assert!(
+            !r["data"]["output"].as_str().unwrap().contains("EVIL"),
+            "{r}"
+        );
+    }
+    assert_eq!(results[0]["data"]["output"], " M f.txt\n");
+    assert!(
+        results[1]["data"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("+two"),
+        "{}",
+        results[1]
+    );
+    assert!(!outside.exists(), "the script ran outside the sandbox");
+    assert!(!inside.exists(), "the script ran");
+    // The repository's own config is untouched.
+    let config = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    assert!(config.contains("fsmonitor"), "{config}");
+}
+
+#[tokio::test]
+async fn pablo_sandbox_runs_one_command_under_a_profile_with_its_exit_status() {
+    let scratch = Scratch::new();
+    let ws = scratch.workspace();
+    let run = |args: &[&str]| {
+        let mut cmd = scratch.command();
+        cmd.arg("sandbox").args(args);
+        cmd
+    };
+    let out = run(&["--", "sh", "-c", "touch made; exit 7"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7), "{out:?}");
+    assert!(ws.join("made").exists());
+    let out = run(&["--profile", "read-only", "--", "touch", "ro"])
+        .output()
+        .await
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Permission denied"),
+        "{out:?}"
+    );
+    assert!(!ws.join("ro").exists());
+    let out = run(&["--profile", "sideways", "--", "true"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("sideways"),
+        "{out:?}"
+    );
+}
+
+/// pablo is not dumpable (it keeps its secrets from other processes), so the `/proc` files of a
+/// freshly cloned child belong to root; an unprivileged pablo must still be able to write that
+/// child's id maps. Run as an unprivileged user (nobody when the tests run as root): the command
+/// is in a PID namespace of its own and pablo gives no warning about namespaces.
+#[tokio::test]
+async fn an_unprivileged_pablo_still_gives_commands_their_own_namespaces() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new();
+    let root = rustix::process::geteuid().is_root();
+    if root {
+        // nobody must reach the scratch directories and be able to write its home and workspace.
+        for entry in walk(scratch.root()) {
+            std::os::unix::fs::chown(&entry, Some(65534), Some(65534)).unwrap();
+        }
+        std::fs::set_permissions(scratch.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut cmd = scratch.command();
+    cmd.args(["sandbox", "--", "readlink", "/proc/self/ns/pid"]);
+    if root {
+        cmd.uid(65534).gid(65534);
+    }
+    let out = cmd.output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(!stderr.contains("namespaces"), "{stderr}");
+    let ours = std::fs::read_link("/proc/self/ns/pid").unwrap();
+    let theirs = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(theirs.starts_with("pid:["), "{theirs}");
+    assert_ne!(theirs, ours.display().to_string());
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A kernel without Landlock, made for real: the binary runs under a seccomp filter on which
+/// every Landlock system call fails with ENOSYS. pablo says so once and falls back to asking for
+/// what it would have sandboxed.
+#[tokio::test]
+#[allow(unsafe_code)]
+async fn without_landlock_pablo_warns_once_and_known_safe_reads_ask() {
+    use std::os::unix::process::CommandExt;
+    let filter = no_landlock_filter();
+    let scratch = Scratch::new();
+    std::fs::write(scratch.workspace().join("a.txt"), "x\n").unwrap();
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "ls",
+        "shell_run",
+        &[&json!({"command": "ls"}).to_string()],
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("done")));
+    let cmd = scratch.run_json(&server.base_url(), "list");
+    let mut cmd = cmd.into_std();
+    // SAFETY: the closure only installs a prepared filter (prctl and seccomp system calls).
+    unsafe {
+        cmd.pre_exec(move || seccompiler::apply_filter(&filter).map_err(std::io::Error::other));
+    }
+    let out = tokio::process::Command::from(cmd).output().await.unwrap();
+    let lines = json_lines(&out.stdout);
+    let warnings: Vec<&Value> = lines.iter().filter(|l| l["type"] == "warning").collect();
+    assert_eq!(warnings.len(), 1, "{lines:?}");
+    assert!(
+        warnings[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no Landlock"),
+        "{lines:?}"
+    );
+    let result = lines.iter().find(|l| l["type"] == "tool_result").unwrap();
+    assert_eq!(
+        result["result"]["error"]["code"], "approval_required",
+        "{result}"
+    );
+}
+
+fn no_landlock_filter() -> seccompiler::BpfProgram {
+    use seccompiler::{SeccompAction, SeccompFilter};
+    let rules = [
+        libc::SYS_landlock_create_ruleset,
+        libc::SYS_landlock_add_rule,
+        libc::SYS_landlock_restrict_self,
+    ]
+    .into_iter()
+    .map(|s| (s, vec![]))
+    .collect();
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        std::env::consts::ARCH.try_into().unwrap(),
+    )
+    .unwrap();
+    filter.try_into().unwrap()
+}
+
+/// In the TUI's place, a person answers: the sandboxed command fails on a path outside the
+/// workspace, the agent asks (never on its own) whether to run it again without the sandbox,
+/// and only the second, approved run writes.
+#[tokio::test]
+async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
+    use pablo::protocol::{ApprovalAnswer, Event, Op};
+    let f = fixture();
+    let target = f.outside().join("rerun-target");
+    let server = ScriptedServer::start().await;
+    let args = json!({"command": format!("touch {}", target.display())}).to_string();
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "t1",
+        "shell_run",
+        &[&args],
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("done")));
+    let model: Arc<dyn pablo::model::ModelClient> = Arc::new(
+        pablo::model::openai::OpenAiClient::new(pablo::model::openai::OpenAiConfig {
+            provider: "openai".into(),
+            base_url: server.base_url(),
+            model: "m".into(),
+            api_key: Some(pablo::model::http::ApiKey::new("sk-test")),
+            options: Default::default(),
+            official: false,
+            profile: pablo::model::ModelProfile::lookup("m"),
+        })
+        .unwrap(),
+    );
+    let mut catalog = pablo::tools::Catalog::new();
+    pablo::tools::register_shell(&mut catalog, &ShellOptions::default(), Default::default())
+        .unwrap();
+    let mut agent = pablo::agent::spawn(pablo::agent::AgentSetup {
+        mode: Default::default(),
+        model_switcher: None,
+        session_id: "t".into(),
+        model,
+        catalog,
+        policy: Arc::new(pablo::policy::PolicyEngine::default()),
+        host: f.host.clone(),
+        limits: pablo::agent::Limits::default(),
+        approvals: pablo::core::ApprovalMode::Interactive,
+        system_prompt: String::new(),
+        history: Vec::new(),
+        recorder: None,
+    });
+    agent
+        .ops
+        .send(Op::UserTurn {
+            text: "touch it".into(),
+        })
+        .unwrap();
+    let mut asked = Vec::new();
+    let mut result = None;
+    while let Ok(Some(e)) = tokio::time::timeout(Duration::from_secs(60), agent.events.recv()).await
+    {
+        match e {
+            Event::ApprovalRequest {
+                call_id,
+                preview,
+                verdict,
+                ..
+            } => {
+                let Preview::Command(cp) = &preview else {
+                    panic!("{preview:?}")
+                };
+                asked.push((
+                    cp.sandbox.clone().unwrap().profile,
+                    verdict.rule_ids.clone(),
+                ));
+                if asked.len() == 2 {
+                    assert!(!target.exists(), "the first run wrote");
+                }
+                agent
+                    .ops
+                    .send(Op::Approval {
+                        call_id,
+                        answer: ApprovalAnswer::AllowOnce,
+                    })
+                    .unwrap();
+            }
+            Event::ToolCallEnd { result: r, .. } => result = Some(r),
+            Event::TurnCompleted { .. } => break,
+            _ => {}
+        }
+    }
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(asked[0].0, WorkspaceWrite);
+    assert_eq!(asked[1].0, Off);
+    assert_eq!(
+        asked[1].1,
+        vec![pablo::protocol::SANDBOX_RETRY_RULE.to_string()]
+    );
+    let result = result.unwrap().to_json();
+    assert_eq!(result["data"]["exit_code"], 0, "{result}");
+    assert_eq!(result["data"]["sandbox"], "off", "{result}");
+    assert!(target.exists());
+}
+
+/// `pablo policy check --json`, with no other flag, names the sandbox: read-only for a
+/// known-safe read, workspace-write for anything else.
+#[tokio::test]
+async fn policy_check_reports_the_sandbox_a_command_would_get() {
+    let scratch = Scratch::new();
+    std::fs::write(scratch.workspace().join("README.md"), "x\n").unwrap();
+    let check = |cmd: &'static str| {
+        let mut c = scratch.command();
+        c.args(["policy", "check", "--json", "--", cmd]);
+        c
+    };
+    let out = check("cat README.md").output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["decision"], "allow", "{report}");
+    assert_eq!(report["sandbox"]["profile"], "read-only", "{report}");
+    assert_eq!(report["sandbox"]["known_safe"], true, "{report}");
+    let out = check("cargo build").output().await.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["sandbox"]["profile"], "workspace-write", "{report}");
+    assert_eq!(report["sandbox"]["network"], false, "{report}");
+}
+
+/// The commands' PATH is the person's: a directory of it inside the workspace can hold a `cat`
+/// the model wrote. That is never the system's `cat`, so it is no known-safe read.
+#[tokio::test]
+async fn a_reader_found_in_the_workspace_through_path_is_not_known_safe() {
+    let scratch = Scratch::new();
+    let ws = scratch.workspace();
+    let bin = ws.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("cat"), "#!/bin/sh\necho planted\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("cat"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(ws.join("README.md"), "x\n").unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = scratch
+        .command()
+        .env("PATH", &path)
+        .args(["policy", "check", "--json", "--", "cat README.md"])
+        .output()
+        .await
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["decision"], "ask", "{report}");
+    assert_eq!(
+        report["commands"][0]["executable"],
+        bin.join("cat")
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string(),
+        "{report}"
+    );
+    assert_eq!(report["sandbox"]["known_safe"], false, "{report}");
+}
