@@ -175,6 +175,8 @@ fn record() -> Vec<ModelRequest> {
         pablo::tools::register_filesystem(&mut catalog, &ws, false).unwrap();
         let state = tempfile::tempdir().unwrap();
         let mut handle = spawn(AgentSetup {
+            mode: Default::default(),
+            model_switcher: None,
             session_id: "bench".into(),
             model: recorder.clone(),
             catalog,

@@ -34,10 +34,26 @@ pub struct ConfigFile {
     pub limits: LimitsConfig,
     #[serde(default)]
     pub options: Options,
+    #[serde(default)]
+    pub tui: TuiConfig,
     /// `[mcp_servers.NAME]`: Model Context Protocol servers whose tools, prompts and resources
     /// the session offers (docs/mcp.md).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
+}
+
+/// `[tui]`: how the terminal front-end shows itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuiConfig {
+    /// Full-screen on the alternate screen (as `--alt-screen`) instead of inline under the
+    /// terminal's scrollback.
+    pub alt_screen: Option<bool>,
+    /// The working mode a session starts in (`ask`, `auto-edit`, `plan`). Read from the user's
+    /// config and `--config` only: a repository does not choose to skip the person's questions.
+    pub mode: Option<crate::protocol::WorkMode>,
+    /// How pablo gets the person's attention when an approval waits or a turn ends.
+    pub notifications: Option<crate::protocol::Notifications>,
 }
 
 /// One `[mcp_servers.NAME]` table: a program spoken to over stdio (`command`) or a streamable

@@ -12,6 +12,7 @@ use std::io::Write as _;
 
 use pablo::core::ApprovalMode;
 use pablo::launch::{self, Launch, LaunchOptions};
+use pablo::protocol::WorkMode;
 
 /// Prints a line to stdout. A write error (a reader that went away: `pablo sessions | head -1`)
 /// ends the command through `?`; `main` treats a broken pipe as success, like ripgrep.
@@ -82,6 +83,19 @@ struct Common {
     /// At most N tool calls (0 disables tools).
     #[arg(long, global = true, value_name = "N")]
     max_tool_calls: Option<u64>,
+    /// The TUI takes the whole screen (the alternate screen) instead of living inline under the
+    /// terminal's scrollback.
+    #[arg(long, global = true)]
+    alt_screen: bool,
+    /// The working mode at start: ask (the policy's questions), auto-edit (file changes inside the
+    /// write roots apply unasked) or plan (read-only). Shift-Tab switches it in the TUI.
+    #[arg(long, global = true, value_name = "MODE", value_parser = parse_mode)]
+    mode: Option<WorkMode>,
+}
+
+fn parse_mode(text: &str) -> Result<WorkMode, String> {
+    WorkMode::parse(text)
+        .ok_or_else(|| format!("unknown mode {text:?}: the modes are ask, auto-edit and plan"))
 }
 
 /// Who answers approvals in a front-end, which decides what write authority means there.
@@ -113,6 +127,7 @@ impl Common {
             no_filesystem: self.no_filesystem,
             max_model_calls: self.max_model_calls,
             max_tool_calls: self.max_tool_calls,
+            mode: self.mode,
             // Only the TUI shows servers becoming ready; elsewhere the first turn waits for them.
             wait_for_mcp: front == Front::Headless,
         }
@@ -445,6 +460,9 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
             launch.authority_label(),
             pablo::launch::sandbox_status(&setup.policy)
         ),
+        alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
+        notifications: launch.tui_config().notifications.unwrap_or_default(),
+        custom_commands: launch.custom_commands(),
         ..Default::default()
     };
     let workspace = setup.host.workspace_root.clone();
@@ -711,6 +729,9 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
         policy_mode: "demo · edits and commands ask".into(),
         resume_command: None,
         startup_events: demo.startup_events,
+        alt_screen: common.alt_screen || demo.tui.alt_screen == Some(true),
+        notifications: demo.tui.notifications.unwrap_or_default(),
+        custom_commands: Vec::new(),
     };
     let workspace = demo.setup.host.workspace_root.clone();
     // The project copy outlives the TUI either way: removed (or kept) after it, also on error.
@@ -729,6 +750,7 @@ async fn tui(common: Common) -> Result<ExitCode> {
     // The session is journaled, so the exit summary can say how to come back to it.
     let resume_command = Some(format!("pablo resume {session_id}"));
     let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
+    let custom_commands = launch.custom_commands();
     let options = pablo::tui::TuiOptions {
         startup_events: launch.warning_events(),
         resume_command,
@@ -737,6 +759,9 @@ async fn tui(common: Common) -> Result<ExitCode> {
             launch.authority_label(),
             pablo::launch::sandbox_status(&setup.policy)
         ),
+        alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
+        notifications: launch.tui_config().notifications.unwrap_or_default(),
+        custom_commands,
         ..Default::default()
     };
     let workspace = setup.host.workspace_root.clone();

@@ -71,6 +71,8 @@ async fn turns(model: Arc<dyn ModelClient>, limits: Limits, texts: &[&str]) -> V
     let mut catalog = Catalog::new();
     catalog.register(Arc::new(PlanUpdate)).unwrap();
     let mut handle = spawn(AgentSetup {
+        mode: Default::default(),
+        model_switcher: None,
         session_id: SESSION.into(),
         model,
         catalog,

@@ -802,6 +802,8 @@ mod through_the_agent {
             }),
         ];
         let mut handle = spawn(AgentSetup {
+            mode: Default::default(),
+            model_switcher: None,
             session_id: "s".into(),
             model: Arc::new(Scripted {
                 steps: Mutex::new(steps),

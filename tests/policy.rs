@@ -875,6 +875,8 @@ mod rules_over_the_protocol {
         let mut catalog = Catalog::new();
         register_filesystem(&mut catalog, &ws, true).unwrap();
         let mut h = agent::spawn(AgentSetup {
+            mode: Default::default(),
+            model_switcher: None,
             session_id: "rules".into(),
             model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
             catalog,

@@ -1039,6 +1039,8 @@ mod agent_end_to_end {
         let mut catalog = Catalog::new();
         catalog.register(Arc::new(PlanUpdate)).unwrap();
         let mut handle = spawn(AgentSetup {
+            mode: Default::default(),
+            model_switcher: None,
             session_id: "test-session".into(),
             model,
             catalog,

@@ -38,12 +38,12 @@ pub(super) fn answer_during_turn(checkpoints: Option<&Checkpoints>, events: &Eve
 impl Agent {
     /// Opens the turn's checkpoint; returns the prompt as the model gets it (a note about a
     /// restore first, if there was one since the last prompt).
-    pub(super) fn open_checkpoint(&mut self, text: String) -> String {
+    pub(super) fn open_checkpoint(&mut self, prompt: &str, text: String) -> String {
         let Some(c) = self.checkpoints.clone() else {
             return text;
         };
         let note = c.take_note();
-        c.begin_turn(&text);
+        c.begin_turn(prompt);
         // The first walk of the workspace runs while the model thinks; the first command waits
         // for it if it is not done.
         let prep = c.clone();

@@ -12,10 +12,12 @@
 //! is summarized. A provider that still answers "context too long" gets one more try after the
 //! same treatment. Each call's usage corrects the token estimate and feeds the session's cost.
 
+pub mod attach;
 mod checkpoints;
 pub mod context;
 pub mod limits;
 pub mod mcp_input;
+pub mod mode;
 pub mod window;
 
 use std::collections::HashMap;
@@ -61,6 +63,58 @@ pub struct AgentSetup {
     pub recorder: Option<Box<dyn EventRecorder>>,
     /// The session's checkpoints (undo, rewind, `/diff`); `None` keeps none.
     pub checkpoints: Option<Arc<crate::session::checkpoint::Checkpoints>>,
+    /// The working mode at start (`--mode`, `[tui] mode`); `Op::SetMode` switches it.
+    pub mode: crate::protocol::WorkMode,
+    /// Builds another model client for `Op::SetModel`; `None` refuses the switch.
+    pub model_switcher: Option<ModelSwitcher>,
+}
+
+/// Builds a model client for a model name and an optional provider (the launch's settings
+/// fill in the rest).
+pub type ModelSwitcher = Arc<
+    dyn Fn(
+            Option<String>,
+            String,
+        ) -> futures::future::BoxFuture<'static, Result<Arc<dyn ModelClient>, ModelError>>
+        + Send
+        + Sync,
+>;
+
+/// A model client built by a switch, taken by the next turn.
+type PendingModel = Arc<Mutex<Option<Arc<dyn ModelClient>>>>;
+
+/// Builds the client for `Op::SetModel` without holding up the loop; the next turn takes it.
+fn spawn_model_switch(
+    switcher: Option<ModelSwitcher>,
+    pending: PendingModel,
+    events: EventSink,
+    provider: Option<String>,
+    model: String,
+) {
+    let Some(switcher) = switcher else {
+        events.send(Event::Error {
+            code: "model_switch_unavailable".into(),
+            message: format!(
+                "the model cannot be switched to {model} here; start pablo with --model"
+            ),
+        });
+        return;
+    };
+    tokio::spawn(async move {
+        match switcher(provider, model.clone()).await {
+            Ok(client) => {
+                let (provider, model) = (client.provider().to_string(), client.model().to_string());
+                if let Ok(mut slot) = pending.lock() {
+                    *slot = Some(client);
+                }
+                events.send(Event::ModelChanged { provider, model });
+            }
+            Err(e) => events.send(Event::Error {
+                code: e.code().into(),
+                message: format!("the model was not switched to {model}: {e}"),
+            }),
+        }
+    });
 }
 
 /// Starts the agent task. It announces itself with `SessionStarted` and ends after
@@ -94,6 +148,10 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         checkpoints: setup.checkpoints,
         control: control_tx,
         journaled,
+        mode: mode::ModeCell::new(setup.mode),
+        model_switcher: setup.model_switcher,
+        pending_model: Arc::new(Mutex::new(None)),
+        last_turn_mode: crate::protocol::WorkMode::Ask,
     };
     let task = tokio::spawn(async move {
         agent.run(ops_rx).await;
@@ -264,6 +322,11 @@ struct Agent {
     control: mpsc::UnboundedSender<Control>,
     /// Whether a journal records the session (a rewind forks it).
     journaled: bool,
+    mode: mode::ModeCell,
+    model_switcher: Option<ModelSwitcher>,
+    pending_model: PendingModel,
+    /// The mode of the previous turn, to tell the model when planning starts or ends.
+    last_turn_mode: crate::protocol::WorkMode,
 }
 
 /// Why a turn stopped early.
@@ -326,6 +389,11 @@ impl Agent {
             model: self.model.model().to_string(),
             workspace: self.host.workspace_root.display().to_string(),
         });
+        if self.mode.get() != crate::protocol::WorkMode::Ask {
+            self.emit(Event::ModeChanged {
+                mode: self.mode.get(),
+            });
+        }
         // MCP servers start in the background; their states arrive as events.
         self.host.mcp.start(Some(self.events.clone()));
         let mut queued: std::collections::VecDeque<String> = Default::default();
@@ -337,6 +405,10 @@ impl Agent {
                 None => match ops.recv().await {
                     Some(Op::UserTurn { text }) => text,
                     Some(Op::Shutdown) | None => break,
+                    Some(Op::Compact { focus }) => {
+                        self.compact_now(focus.as_deref()).await;
+                        continue;
+                    }
                     Some(op) => {
                         self.handle_idle_op(op).await;
                         continue;
@@ -380,6 +452,9 @@ impl Agent {
             let turn_cancel = cancel.clone();
             let turn_policy = self.policy.clone();
             let turn_checkpoints = self.checkpoints.clone();
+            let turn_mode = self.mode.clone();
+            let (switcher, pending_model) =
+                (self.model_switcher.clone(), self.pending_model.clone());
             {
                 let turn = self.run_turn(text, cancel.clone());
                 tokio::pin!(turn);
@@ -408,6 +483,20 @@ impl Agent {
                             Some(op @ (Op::ListCheckpoints | Op::PlanRestore { .. } | Op::Restore { .. })) => {
                                 checkpoints::answer_during_turn(turn_checkpoints.as_deref(), &session_events, op);
                             }
+                            Some(Op::SetMode { mode }) => {
+                                turn_mode.set(mode);
+                                session_events.send(Event::ModeChanged { mode });
+                            }
+                            Some(Op::Compact { .. }) => session_events.send(Event::Warning {
+                                message: "/compact runs between turns: wait for this one to end (or interrupt it) and compact then".into(),
+                            }),
+                            Some(Op::SetModel { model, provider }) => spawn_model_switch(
+                                switcher.clone(),
+                                pending_model.clone(),
+                                session_events.clone(),
+                                provider,
+                                model,
+                            ),
                         },
                     }
                 }
@@ -434,6 +523,18 @@ impl Agent {
             Op::ListCheckpoints | Op::PlanRestore { .. } | Op::Restore { .. } => {
                 self.answer_checkpoint_op(op).await;
             }
+            Op::SetMode { mode } => {
+                self.mode.set(mode);
+                self.emit(Event::ModeChanged { mode });
+            }
+            Op::Compact { .. } => {}
+            Op::SetModel { model, provider } => spawn_model_switch(
+                self.model_switcher.clone(),
+                self.pending_model.clone(),
+                self.events.clone(),
+                provider,
+                model,
+            ),
             Op::UserTurn { .. } | Op::Shutdown => {}
         }
     }
@@ -448,8 +549,31 @@ impl Agent {
         );
         let started = Instant::now();
         let calls_before = (self.budget.model_calls, self.budget.tool_calls);
+        let switched = self.pending_model.lock().ok().and_then(|mut m| m.take());
+        if let Some(model) = switched {
+            self.model = model;
+        }
         self.emit(Event::UserMessage { text: text.clone() });
-        let text = self.open_checkpoint(text);
+        let (files, notes) = attach::attach(&self.host, &self.policy, &text);
+        // The turn's checkpoint keeps the prompt as the person wrote it (a rewind gives it back).
+        let prompt = text.clone();
+        for message in notes {
+            self.emit(Event::Warning { message });
+        }
+        let text = if files.is_empty() {
+            text
+        } else {
+            let with = attach::with_attachments(&text, &files);
+            self.emit(Event::Attachments { files });
+            with
+        };
+        let now = self.mode.get();
+        let text = match mode::turn_note(self.last_turn_mode, now) {
+            Some(note) => format!("{text}\n\n{note}"),
+            None => text,
+        };
+        self.last_turn_mode = now;
+        let text = self.open_checkpoint(&prompt, text);
         self.messages.push(Message::User { text });
         // The run deadline bounds each turn (`pablo run` has exactly one; an interactive session
         // that sat idle for an hour must not have its next turn cut at once). It cancels like an
@@ -697,6 +821,43 @@ impl Agent {
         if calls_left.is_some_and(|left| left < 2) {
             return;
         }
+        self.compact_before(split, None, cancel).await;
+    }
+
+    /// `/compact [focus]`: the whole conversation so far becomes one summary, now, with the
+    /// person's focus (what the summary must keep) added to the request.
+    async fn compact_now(&mut self, focus: Option<&str>) {
+        let turns = self
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count();
+        if turns == 0 {
+            self.emit(Event::Warning {
+                message: "nothing to compact yet: the conversation has no answer".into(),
+            });
+            return;
+        }
+        if !self.budget.model_calls_left(&self.limits) {
+            self.emit(Event::Warning {
+                message: "the conversation was not compacted: the model-call budget is used up"
+                    .into(),
+            });
+            return;
+        }
+        let cancel = CancellationToken::new();
+        let before = self.messages.len();
+        self.compact_before(before, focus, &cancel).await;
+    }
+
+    /// Summarizes `messages[..split]` (with `focus` as the person's instruction, when given) and
+    /// replaces it by the summary.
+    async fn compact_before(
+        &mut self,
+        split: usize,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) {
         let mut older = self.messages[..split].to_vec();
         // The summary request must fit too: if the part to summarize is itself too large, its
         // tool results are cleared for the summary (the model still sees the calls).
@@ -706,9 +867,13 @@ impl Agent {
             let cleared = window::plan_clearing(&older, older_bytes, &all);
             window::apply_clearing(&mut older, &cleared);
         }
-        older.push(Message::User {
-            text: COMPACT_REQUEST.to_string(),
-        });
+        let request_text = match focus.map(str::trim).filter(|f| !f.is_empty()) {
+            Some(f) => format!(
+                "{COMPACT_REQUEST}\n\nThe person asks the summary to keep in particular: {f}"
+            ),
+            None => COMPACT_REQUEST.to_string(),
+        };
+        older.push(Message::User { text: request_text });
         let request = ModelRequest {
             system: self.system_prompt.clone(),
             messages: older,
@@ -1125,6 +1290,8 @@ impl Agent {
             ));
         }
         self.budget.tool_calls += 1;
+        let mode = self.mode.get();
+        mode::refuse_before_preview(mode, tool.name(), tool.kind())?;
         let ctx = ToolContext {
             call_id: call.id.clone(),
             cancel: cancel.clone(),
@@ -1135,6 +1302,7 @@ impl Agent {
         // After a per-hunk review: the hunks the person did not accept, for the result.
         let mut not_applied = None;
         let verdict = self.policy.decide(tool.name(), tool.kind(), &mut preview);
+        let verdict = mode::apply(mode, tool.name(), &preview, verdict)?;
         span.record("decision", crate::policy::decision_label(verdict.decision));
         match verdict.decision {
             Decision::Allow => {}

@@ -2,6 +2,7 @@
 //! and the per-session host. Every front-end (TUI, `pablo run`, ACP) starts the same way, so the
 //! same flags mean the same thing everywhere.
 
+pub mod commands;
 pub mod demo;
 pub mod mcp;
 
@@ -62,6 +63,8 @@ pub struct LaunchOptions {
     pub no_filesystem: bool,
     pub max_model_calls: Option<u64>,
     pub max_tool_calls: Option<u64>,
+    /// `--mode`: the working mode at start, over `[tui] mode`.
+    pub mode: Option<crate::protocol::WorkMode>,
     /// The first turn waits until every MCP server is ready or failed (`pablo run`, ACP); the
     /// TUI leaves it off so its first prompt is never held up.
     pub wait_for_mcp: bool,
@@ -364,6 +367,8 @@ impl Launch {
             approvals,
             history: Vec::new(),
             recorder: Some(Box::new(journal)),
+            mode: self.start_mode(),
+            model_switcher: Some(self.model_switcher()),
         })
     }
 
@@ -397,6 +402,8 @@ impl Launch {
             approvals,
             history: state.history.clone(),
             recorder: Some(Box::new(journal)),
+            mode: self.start_mode(),
+            model_switcher: Some(self.model_switcher()),
         };
         Ok((setup, state))
     }
@@ -479,6 +486,49 @@ impl Launch {
         Ok(select(&flags.over(config), &options).await?)
     }
 
+    /// Builds clients for `/model NAME` (`Op::SetModel`): the same settings as at start with
+    /// another model; another provider drops the base URL and key variable that were set for
+    /// the first one.
+    pub fn model_switcher(&self) -> crate::agent::ModelSwitcher {
+        use crate::model::http::HttpOptions;
+        use crate::model::select::{ProviderSettings, select};
+        // The `[model]` table describes the configured model (its window, prices); another
+        // model gets what pablo knows of it by name. The reasoning level carries over.
+        let table = self.layers.model();
+        let start = ProviderSettings {
+            provider: self.options.provider.clone(),
+            base_url: self.options.base_url.clone(),
+            reasoning: self.options.reasoning,
+            ..ProviderSettings::default()
+        }
+        .over(ProviderSettings {
+            provider: self.layers.last(|c| c.provider.clone()),
+            base_url: self.layers.last(|c| c.base_url.clone()),
+            api_key_env: self.layers.last(|c| c.api_key_env.clone()),
+            reasoning: table.reasoning,
+            ..ProviderSettings::default()
+        });
+        let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
+        Arc::new(move |provider: Option<String>, model: String| {
+            let same_provider = provider.is_none() || provider == start.provider;
+            let settings = if same_provider {
+                ProviderSettings {
+                    model: Some(model),
+                    ..start.clone()
+                }
+            } else {
+                ProviderSettings {
+                    provider,
+                    model: Some(model),
+                    reasoning: start.reasoning,
+                    ..ProviderSettings::default()
+                }
+            };
+            let options = options.clone();
+            Box::pin(async move { select(&settings, &options).await })
+        })
+    }
+
     /// The kind of every tool this launch would offer, by native name (what an editor shows as
     /// the icon of a call).
     pub fn tool_kinds(&self) -> Result<Vec<(String, crate::core::ToolKind)>, LaunchError> {
@@ -488,6 +538,46 @@ impl Launch {
             .names()
             .filter_map(|n| catalog.get(n).map(|t| (n.to_string(), t.kind())))
             .collect())
+    }
+
+    /// The person's custom slash commands: the user's, and the project's when the folder is
+    /// trusted. Skipped files become warnings.
+    pub fn custom_commands(&mut self) -> Vec<crate::protocol::CustomCommand> {
+        let trusted = crate::policy::TrustStore::new(&self.dirs)
+            .is_trusted(&self.workspace)
+            .unwrap_or(false);
+        let project = self.workspace.join(".pablo").join("commands");
+        let (commands, notes) = commands::load(
+            &self.dirs.config.join("commands"),
+            trusted.then_some(project.as_path()),
+        );
+        self.warnings.extend(notes);
+        commands
+    }
+
+    /// The working mode at start: `--mode`, else `[tui] mode` of the user's config or
+    /// `--config` (never the project's), else `ask`.
+    pub fn start_mode(&self) -> crate::protocol::WorkMode {
+        let personal = [&self.layers.user, &self.layers.explicit];
+        self.options
+            .mode
+            .or_else(|| {
+                personal
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(_, c)| c.tui.mode)
+                    .next_back()
+            })
+            .unwrap_or_default()
+    }
+
+    /// `[tui]` over the config layers (the last layer that sets a value wins).
+    pub fn tui_config(&self) -> crate::config::TuiConfig {
+        crate::config::TuiConfig {
+            alt_screen: self.layers.last(|c| c.tui.alt_screen),
+            mode: Some(self.start_mode()),
+            notifications: self.layers.last(|c| c.tui.notifications),
+        }
     }
 
     /// What the person has granted, for a status line: `edits ask · commands ask`,

@@ -241,6 +241,11 @@ impl Replayer {
                     text: prompt_with_note(note.as_deref(), text),
                 });
             }
+            Event::Attachments { files } => {
+                if let Some(Message::User { text }) = self.history.last_mut() {
+                    *text = crate::protocol::describe::with_attachments(text, files);
+                }
+            }
             Event::ReasoningCompleted { blocks } => self.reasoning = blocks.clone(),
             Event::MessageCompleted { text, tool_calls } => {
                 self.close_pending();
@@ -345,6 +350,8 @@ impl Replayer {
             | Event::SessionForked { .. }
             | Event::McpServer { .. }
             | Event::Warning { .. }
+            | Event::ModeChanged { .. }
+            | Event::ModelChanged { .. }
             | Event::Error { .. }
             | Event::ShutdownComplete => {}
         }

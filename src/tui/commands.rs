@@ -16,6 +16,9 @@ pub enum CommandId {
     Diff,
     Mcp,
     Model,
+    Mode,
+    Copy,
+    Compact,
     Clear,
     Quit,
 }
@@ -97,9 +100,27 @@ pub static COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "model",
-        args: "",
-        help: "show the model and provider",
+        args: "[NAME]",
+        help: "show the model, or switch to NAME (PROVIDER/NAME for another provider) from the next turn",
         id: CommandId::Model,
+    },
+    SlashCommand {
+        name: "mode",
+        args: "[MODE]",
+        help: "show or set the mode: ask, auto-edit, plan (shift-tab cycles)",
+        id: CommandId::Mode,
+    },
+    SlashCommand {
+        name: "compact",
+        args: "[FOCUS]",
+        help: "summarize the conversation now (FOCUS: what the summary must keep)",
+        id: CommandId::Compact,
+    },
+    SlashCommand {
+        name: "copy",
+        args: "",
+        help: "copy the last answer to the clipboard (OSC 52)",
+        id: CommandId::Copy,
     },
     SlashCommand {
         name: "clear",
@@ -142,8 +163,13 @@ pub static KEYS: &[(&str, &str)] = &[
     ("ctrl-o", "expand or collapse tool output and diffs"),
     ("ctrl-t", "show or hide the todo checklist"),
     ("ctrl-b", "background sessions"),
+    ("ctrl-g", "write the prompt in $VISUAL / $EDITOR"),
     (
-        "ctrl-g",
+        "shift-tab",
+        "switch mode: ask → auto-edit (edits apply) → plan (read-only)",
+    ),
+    (
+        "f2",
         "capture the mouse (wheel scroll) or give it back to the terminal",
     ),
     (

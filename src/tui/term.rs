@@ -7,8 +7,9 @@ use std::io::{self, Write};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use ratatui::crossterm::terminal::{
     Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -37,6 +38,7 @@ pub fn restore() {
         out,
         PopKeyboardEnhancementFlags,
         DisableBracketedPaste,
+        DisableFocusChange,
         DisableMouseCapture,
         LeaveAlternateScreen,
         cursor::Show
@@ -54,6 +56,7 @@ pub fn enter() -> Result<(CrosstermTerminal, TerminalGuard), TuiError> {
             EnterAlternateScreen,
             Clear(ClearType::All),
             EnableBracketedPaste,
+            EnableFocusChange,
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
         )?;
         out.write_all(ALTERNATE_SCROLL_ON)?;
@@ -88,6 +91,111 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// Puts the terminal back after inline mode: raw mode off, the cursor shown, the keyboard and
+/// paste modes popped. The normal screen is not touched (it holds the conversation), and no
+/// leave-alternate-screen is sent unless an overlay was open (it would also move the cursor).
+pub fn restore_inline(alternate_open: bool) {
+    let mut out = io::stdout();
+    if alternate_open {
+        let _ = execute!(out, LeaveAlternateScreen);
+    }
+    let _ = execute!(
+        out,
+        PopKeyboardEnhancementFlags,
+        DisableBracketedPaste,
+        DisableFocusChange,
+        DisableMouseCapture,
+        cursor::Show
+    );
+    let _ = disable_raw_mode();
+}
+
+/// Gives the terminal to another program for a while (the person's editor): cooked mode, the
+/// cursor shown, our keyboard and paste modes popped. [`take_back_modes`] undoes it.
+pub fn lend_modes() -> io::Result<()> {
+    let mut out = io::stdout();
+    execute!(
+        out,
+        PopKeyboardEnhancementFlags,
+        DisableBracketedPaste,
+        DisableFocusChange,
+        DisableMouseCapture,
+        cursor::Show
+    )?;
+    disable_raw_mode()
+}
+
+pub fn take_back_modes() -> io::Result<()> {
+    enable_raw_mode()?;
+    let mut out = io::stdout();
+    execute!(
+        out,
+        EnableBracketedPaste,
+        EnableFocusChange,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    )
+}
+
+/// Restores the terminal after inline mode when dropped.
+pub struct InlineGuard {
+    active: bool,
+}
+
+impl Drop for InlineGuard {
+    fn drop(&mut self) {
+        if self.active {
+            restore_inline(false);
+            self.active = false;
+        }
+    }
+}
+
+/// Enters inline mode: raw input, bracketed paste, no alternate screen. The viewport starts where
+/// the shell left the cursor (asked once; a terminal that does not answer within crossterm's
+/// timeout gets the viewport at the bottom).
+pub fn enter_inline() -> Result<(super::inline::InlineScreen<io::Stdout>, InlineGuard), TuiError> {
+    let setup = || -> io::Result<super::inline::InlineScreen<io::Stdout>> {
+        enable_raw_mode()?;
+        let (cols, rows) = ratatui::crossterm::terminal::size()?;
+        let (col, row) = cursor::position().unwrap_or((0, rows.saturating_sub(1)));
+        let mut out = io::stdout();
+        execute!(
+            out,
+            EnableBracketedPaste,
+            EnableFocusChange,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+        // Start on a line of our own: the shell may have left the cursor mid-line.
+        let col0_row = if col == 0 {
+            row
+        } else {
+            out.write_all(b"\r\n")?;
+            (row + 1).min(rows.saturating_sub(1))
+        };
+        out.flush()?;
+        Ok(super::inline::InlineScreen::new(
+            io::stdout(),
+            ratatui::layout::Size::new(cols, rows),
+            col0_row,
+        ))
+    };
+    let guard = InlineGuard { active: true };
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_inline(true);
+        previous(info);
+    }));
+    match setup() {
+        Ok(screen) => Ok((screen, guard)),
+        Err(e) => {
+            drop(guard);
+            Err(TuiError::Terminal(format!(
+                "cannot start the inline screen: {e}"
+            )))
+        }
+    }
+}
+
 /// Resolves on SIGTERM or SIGHUP.
 pub async fn termination() {
     use tokio::signal::unix::{SignalKind, signal};
@@ -107,5 +215,46 @@ pub async fn termination() {
             h.recv().await;
         }
         (Err(_), Err(_)) => futures::future::pending::<()>().await,
+    }
+}
+
+/// The escape sequence of a desktop notification: OSC 777 where that is the terminal's own
+/// convention (urxvt, foot), OSC 9 elsewhere (iTerm2, WezTerm, Ghostty, kitty, Windows Terminal).
+/// Control characters are dropped so the text cannot end the sequence early.
+pub fn notification(text: &str) -> Vec<u8> {
+    let term = std::env::var("TERM").unwrap_or_default();
+    notification_for(&term, text)
+}
+
+fn notification_for(term: &str, text: &str) -> Vec<u8> {
+    let clean: String = text.chars().filter(|c| !c.is_control()).collect();
+    if term.starts_with("rxvt") || term.starts_with("foot") {
+        format!("\x1b]777;notify;pablo;{clean}\x07").into_bytes()
+    } else {
+        format!("\x1b]9;{clean}\x07").into_bytes()
+    }
+}
+
+/// OSC 52: `text` onto the system clipboard, through the terminal (works over ssh).
+pub fn clipboard(text: &str) -> Vec<u8> {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    format!("\x1b]52;c;{encoded}\x07").into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notification_cannot_break_out_of_its_sequence() {
+        let bytes = notification_for("xterm-256color", "done\x07\x1b]52;c;evil\x07");
+        assert_eq!(bytes, b"\x1b]9;done]52;c;evil\x07");
+        assert!(notification_for("foot", "x").starts_with(b"\x1b]777;notify;pablo;x"));
+    }
+
+    #[test]
+    fn the_clipboard_sequence_carries_the_text_in_base64() {
+        assert_eq!(clipboard("héllo"), b"\x1b]52;c;aMOpbGxv\x07");
     }
 }
