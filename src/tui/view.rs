@@ -54,7 +54,7 @@ fn is_inline_frame(state: &AppState) -> bool {
 /// The rows the inline viewport needs at `width`: the live cells, the checklist strip, an open
 /// prompt, the composer and the status line; at most `rows`. `prepare` must have run.
 /// Most rows the completion popup takes (the list scrolls past them).
-const POPUP_MAX_ROWS: u16 = 16;
+pub(crate) const POPUP_MAX_ROWS: u16 = 16;
 
 pub fn inline_height(state: &AppState, width: u16, rows: u16) -> u16 {
     let (lines, _) = composer_lines(state, width);
