@@ -175,6 +175,8 @@ fn record() -> Vec<ModelRequest> {
         pablo::tools::register_filesystem(&mut catalog, &ws, false).unwrap();
         let state = tempfile::tempdir().unwrap();
         let mut handle = spawn(AgentSetup {
+            mode: Default::default(),
+            model_switcher: None,
             session_id: "bench".into(),
             model: recorder.clone(),
             catalog,
@@ -189,6 +191,7 @@ fn record() -> Vec<ModelRequest> {
             system_prompt: pablo::agent::context::SYSTEM_PROMPT.to_string(),
             history: Vec::new(),
             recorder: None,
+            checkpoints: None,
         });
         for t in 0..TURNS {
             let text = format!("Turn {t}: read through the code and tell me how it fits together.");

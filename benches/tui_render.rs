@@ -3,7 +3,10 @@
 //! 1. Frame time for a transcript of 2,000 cells carrying 10 MB of shell output, while a command
 //!    streams into the last cell (the common case during a turn). Criterion reports the mean; the
 //!    p99 is computed from our own timed samples of the same work and printed.
-//! 2. `pablo demo` (the binary this bench is built with) in a real PTY: time from spawn to the end
+//! 2. The same, in inline mode (the default): the frame is drawn into the viewport under the
+//!    scrollback through `InlineSurface`; besides time, the bytes each frame writes to the
+//!    terminal and the number of full-viewport redraws after the first frame.
+//! 3. `pablo demo` (the binary this bench is built with) in a real PTY: time from spawn to the end
 //!    of the first frame, and resident memory once the demo sits idle.
 
 #![allow(clippy::print_stdout)]
@@ -435,7 +438,69 @@ fn mcp_startup() {
     }
 }
 
-criterion_group!(benches, render);
+/// Inline mode: the same transcript and stream, drawn by the inline surface into a byte sink the
+/// size of a 160x48 terminal. The first frame prints the 2,000 finished cells into the
+/// scrollback; every later frame repaints only what changed in the viewport.
+fn render_inline(c: &mut Criterion) {
+    use pablo::tui::app::Surface;
+    use pablo::tui::inline::InlineScreen;
+    let size = ratatui::layout::Size::new(160, 48);
+    let mut surface = app::InlineSurface::new(InlineScreen::new(Vec::<u8>::new(), size, 0));
+    let mut s = big_state();
+    s.inline = true;
+    let step = |surface: &mut app::InlineSurface<Vec<u8>>, s: &mut AppState, n: usize| -> u64 {
+        s.apply(Event::ToolOutputDelta {
+            call_id: format!("c{}", CELLS - 1),
+            chunk: format!("\x1b[31mFAIL\x1b[0m tests::streamed::case_{n}\n"),
+        });
+        s.now += Duration::from_millis(16);
+        let before = surface.screen.bytes_written();
+        if surface.frame(s).is_err() {
+            std::process::abort();
+        }
+        surface.screen.writer().clear();
+        surface.screen.bytes_written() - before
+    };
+    let cold = Instant::now();
+    let first_bytes = step(&mut surface, &mut s, 0);
+    let cold = cold.elapsed();
+    let mut n = 0;
+    c.bench_function("inline_frame_2000_cells_10MB_streaming", |b| {
+        b.iter(|| {
+            n += 1;
+            step(&mut surface, &mut s, n);
+        })
+    });
+    let mut samples: Vec<Duration> = Vec::with_capacity(3000);
+    let mut bytes: Vec<u64> = Vec::with_capacity(3000);
+    for k in 0..3000 {
+        let t = Instant::now();
+        bytes.push(step(&mut surface, &mut s, n + 1 + k));
+        samples.push(t.elapsed());
+    }
+    samples.sort();
+    bytes.sort();
+    let pct = |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)];
+    let bpct = |p: f64| bytes[((bytes.len() as f64 * p) as usize).min(bytes.len() - 1)];
+    // A full repaint writes at least one byte per cell of the screen.
+    let full_screen = u64::from(size.width) * u64::from(size.height);
+    let full_redraws = bytes.iter().filter(|b| **b >= full_screen).count();
+    println!(
+        "inline frame (2,000 cells, 10 MB output, 160x48): first frame {:.2} ms writing {} bytes into the scrollback; streaming frames: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms; bytes per frame p50 {}, p99 {}, max {}; frames writing a full screen's worth: {} of {}",
+        cold.as_secs_f64() * 1e3,
+        first_bytes,
+        pct(0.50).as_secs_f64() * 1e3,
+        pct(0.99).as_secs_f64() * 1e3,
+        samples[samples.len() - 1].as_secs_f64() * 1e3,
+        bpct(0.50),
+        bpct(0.99),
+        bytes[bytes.len() - 1],
+        full_redraws,
+        bytes.len()
+    );
+}
+
+criterion_group!(benches, render, render_inline);
 
 fn main() {
     benches();

@@ -34,6 +34,8 @@ pub struct ConfigFile {
     pub limits: LimitsConfig,
     #[serde(default)]
     pub options: Options,
+    #[serde(default)]
+    pub tui: TuiConfig,
     /// `[mcp_servers.NAME]`: Model Context Protocol servers whose tools, prompts and resources
     /// the session offers (docs/mcp.md).
     #[serde(default)]
@@ -49,6 +51,20 @@ pub struct MemoryOptions {
     /// Off unless set to `true` in the user's config or `--config`; a project layer can only
     /// turn it off.
     pub enabled: Option<bool>,
+}
+
+/// `[tui]`: how the terminal front-end shows itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuiConfig {
+    /// Full-screen on the alternate screen (as `--alt-screen`) instead of inline under the
+    /// terminal's scrollback.
+    pub alt_screen: Option<bool>,
+    /// The working mode a session starts in (`ask`, `auto-edit`, `plan`). Read from the user's
+    /// config and `--config` only: a repository does not choose to skip the person's questions.
+    pub mode: Option<crate::protocol::WorkMode>,
+    /// How pablo gets the person's attention when an approval waits or a turn ends.
+    pub notifications: Option<crate::protocol::Notifications>,
 }
 
 /// One `[mcp_servers.NAME]` table: a program spoken to over stdio (`command`) or a streamable
@@ -373,6 +389,8 @@ pub struct Options {
     pub filesystem: FilesystemOptions,
     #[serde(default)]
     pub fetch: FetchOptions,
+    #[serde(default)]
+    pub checkpoints: CheckpointConfig,
 }
 
 /// `[options.fetch]`: the hosts `web.fetch` may reach without asking. The address rules apply
@@ -400,6 +418,21 @@ pub fn is_domain_name(name: &str) -> bool {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-')
         })
+}
+
+/// `[options.checkpoints]`: the per-turn checkpoints that undo, rewind and `/diff` restore from
+/// (docs/sessions.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointConfig {
+    /// Keep checkpoints (default true).
+    pub enabled: Option<bool>,
+    /// The most file content one checkpoint (one turn) stores, in bytes (default 256 MiB).
+    /// Files beyond it are recorded by hash and size only, and the checkpoint says it cannot
+    /// restore them.
+    pub max_bytes: Option<u64>,
+    /// Files larger than this (default 16 MiB) are recorded by hash and size only.
+    pub max_file_bytes: Option<u64>,
 }
 
 /// `[options.shell]`, in the seed's deployment shape plus pablo's additions.
@@ -1021,6 +1054,19 @@ impl Layers {
     /// The last layer's value for a scalar setting.
     pub fn last<T: Clone>(&self, pick: impl Fn(&ConfigFile) -> Option<T>) -> Option<T> {
         self.iter().filter_map(pick).last()
+    }
+
+    /// Checkpoint settings, later layers winning. The project layer is not read: a repository's
+    /// own config must not be able to switch off or shrink the person's undo.
+    pub fn checkpoints(&self) -> CheckpointConfig {
+        let mut out = CheckpointConfig::default();
+        for (_, c) in [&self.user, &self.explicit].into_iter().flatten() {
+            let k = &c.options.checkpoints;
+            out.enabled = k.enabled.or(out.enabled);
+            out.max_bytes = k.max_bytes.or(out.max_bytes);
+            out.max_file_bytes = k.max_file_bytes.or(out.max_file_bytes);
+        }
+        out
     }
 
     /// The `model` settings merged field by field (the last layer that sets a field wins), so

@@ -12,6 +12,7 @@ use std::io::Write as _;
 
 use pablo::core::ApprovalMode;
 use pablo::launch::{self, Launch, LaunchOptions};
+use pablo::protocol::WorkMode;
 
 /// Prints a line to stdout. A write error (a reader that went away: `pablo sessions | head -1`)
 /// ends the command through `?`; `main` treats a broken pipe as success, like ripgrep.
@@ -82,6 +83,19 @@ struct Common {
     /// At most N tool calls (0 disables tools).
     #[arg(long, global = true, value_name = "N")]
     max_tool_calls: Option<u64>,
+    /// The TUI takes the whole screen (the alternate screen) instead of living inline under the
+    /// terminal's scrollback.
+    #[arg(long, global = true)]
+    alt_screen: bool,
+    /// The working mode at start: ask (the policy's questions), auto-edit (file changes inside the
+    /// write roots apply unasked) or plan (read-only). Shift-Tab switches it in the TUI.
+    #[arg(long, global = true, value_name = "MODE", value_parser = parse_mode)]
+    mode: Option<WorkMode>,
+}
+
+fn parse_mode(text: &str) -> Result<WorkMode, String> {
+    WorkMode::parse(text)
+        .ok_or_else(|| format!("unknown mode {text:?}: the modes are ask, auto-edit and plan"))
 }
 
 /// Who answers approvals in a front-end, which decides what write authority means there.
@@ -113,6 +127,7 @@ impl Common {
             no_filesystem: self.no_filesystem,
             max_model_calls: self.max_model_calls,
             max_tool_calls: self.max_tool_calls,
+            mode: self.mode,
             // Only the TUI shows servers becoming ready; elsewhere the first turn waits for them.
             wait_for_mcp: front == Front::Headless,
         }
@@ -149,6 +164,23 @@ enum Command {
         /// The most recent session of this workspace.
         #[arg(long, conflicts_with = "id")]
         last: bool,
+    },
+    /// Restore the files the last turn(s) of a session changed, from its checkpoints.
+    Undo {
+        /// The session (an id or a unique prefix); default: the most recent of this workspace.
+        id: Option<String>,
+        /// The most recent session of this workspace.
+        #[arg(long, conflicts_with = "id")]
+        last: bool,
+        /// Undo the last N turns that changed files (and everything after the first of them).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        turns: u32,
+        /// Show what would be restored; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print the plan and the report as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
     /// Serve the Agent Client Protocol on stdin/stdout (for editors such as Zed).
     Acp,
@@ -327,6 +359,13 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         }) => runtime.block_on(run(cli.common, task, json, auto_approve, resume)),
         Some(Command::Sessions { json }) => sessions(json),
         Some(Command::Resume { id, last }) => runtime.block_on(resume(cli.common, id, last)),
+        Some(Command::Undo {
+            id,
+            last,
+            turns,
+            dry_run,
+            json,
+        }) => undo(&cli.common, id, last, turns, dry_run, json),
         Some(Command::Acp) => runtime.block_on(acp(cli.common)),
         Some(Command::Config {
             command: ConfigCommand::Validate { file },
@@ -421,6 +460,9 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
             launch.authority_label(),
             pablo::launch::sandbox_status(&setup.policy)
         ),
+        alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
+        notifications: launch.tui_config().notifications.unwrap_or_default(),
+        custom_commands: launch.custom_commands(),
         ..Default::default()
     };
     let workspace = setup.host.workspace_root.clone();
@@ -519,6 +561,102 @@ fn resume_workspace(common: &Common, info: &pablo::session::SessionInfo) -> Resu
     Ok(options)
 }
 
+/// `pablo undo`: the last turn(s) of a session taken back, files only (exit status 0 when every
+/// file was restored, 1 when some were left alone, 2 on error).
+fn undo(
+    common: &Common,
+    id: Option<String>,
+    last: bool,
+    turns: u32,
+    dry_run: bool,
+    json: bool,
+) -> Result<ExitCode> {
+    use pablo::protocol::{RestoreAction, RestoreStatus};
+    let (id, info) = find_session(common, id.as_deref(), last)?;
+    let options = resume_workspace(common, &info)?;
+    let mut launch = Launch::prepare(options)?;
+    let outcome = launch.undo(&id, turns, dry_run)?;
+    let skipped = match &outcome.report {
+        Some(r) => !r.skipped.is_empty(),
+        None => outcome
+            .plan
+            .files
+            .iter()
+            .any(|f| f.status != RestoreStatus::Ready),
+    };
+    if json {
+        let line = serde_json::json!({
+            "type": "undo",
+            "session_id": id,
+            "dry_run": dry_run,
+            "plan": outcome.plan,
+            "report": outcome.report,
+        });
+        println!("{line}");
+        return Ok(ExitCode::from(u8::from(skipped)));
+    }
+    let plan = &outcome.plan;
+    println!(
+        "pablo: {}{} of session {id}",
+        plan.title.to_lowercase(),
+        if dry_run {
+            " (dry run: nothing changed)"
+        } else {
+            ""
+        }
+    );
+    if plan.files.is_empty() {
+        println!("  nothing to restore: every file is already as it was");
+    }
+    let verb = |a: RestoreAction| match (a, dry_run) {
+        (RestoreAction::Rewrite, false) => "restored",
+        (RestoreAction::Delete, false) => "deleted",
+        (RestoreAction::Recreate, false) => "recreated",
+        (RestoreAction::Rewrite, true) => "would restore",
+        (RestoreAction::Delete, true) => "would delete",
+        (RestoreAction::Recreate, true) => "would recreate",
+    };
+    match &outcome.report {
+        Some(report) => {
+            for r in &report.restored {
+                println!("  {:<14} {}", verb(r.action), r.path);
+            }
+            for s in &report.skipped {
+                println!(
+                    "  {:<14} {}: {}",
+                    s.code.replace('_', " "),
+                    s.path,
+                    s.message
+                );
+            }
+        }
+        None => {
+            for f in &plan.files {
+                match f.status {
+                    RestoreStatus::Ready => println!(
+                        "  {:<14} {}  (+{} −{})",
+                        verb(f.action),
+                        f.path,
+                        f.added,
+                        f.removed
+                    ),
+                    _ => println!(
+                        "  {:<14} {}: {}",
+                        if f.status == RestoreStatus::Conflict {
+                            "conflict"
+                        } else {
+                            "unrestorable"
+                        },
+                        f.path,
+                        f.reason.as_deref().unwrap_or("")
+                    ),
+                }
+            }
+        }
+    }
+    Ok(ExitCode::from(u8::from(skipped)))
+}
+
 /// `pablo sessions`: id, last update, turns, checklist progress, workspace, title.
 fn sessions(json: bool) -> Result<ExitCode> {
     let listing = pablo::session::list()?;
@@ -591,6 +729,9 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
         policy_mode: "demo · edits and commands ask".into(),
         resume_command: None,
         startup_events: demo.startup_events,
+        alt_screen: common.alt_screen || demo.tui.alt_screen == Some(true),
+        notifications: demo.tui.notifications.unwrap_or_default(),
+        custom_commands: Vec::new(),
     };
     let workspace = demo.setup.host.workspace_root.clone();
     // The project copy outlives the TUI either way: removed (or kept) after it, also on error.
@@ -609,6 +750,7 @@ async fn tui(common: Common) -> Result<ExitCode> {
     // The session is journaled, so the exit summary can say how to come back to it.
     let resume_command = Some(format!("pablo resume {session_id}"));
     let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
+    let custom_commands = launch.custom_commands();
     let options = pablo::tui::TuiOptions {
         startup_events: launch.warning_events(),
         resume_command,
@@ -617,6 +759,9 @@ async fn tui(common: Common) -> Result<ExitCode> {
             launch.authority_label(),
             pablo::launch::sandbox_status(&setup.policy)
         ),
+        alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
+        notifications: launch.tui_config().notifications.unwrap_or_default(),
+        custom_commands,
         ..Default::default()
     };
     let workspace = setup.host.workspace_root.clone();

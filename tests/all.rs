@@ -13,6 +13,7 @@ mod acp;
 mod agent;
 mod architecture;
 mod catalog;
+mod checkpoints;
 mod cli;
 mod context;
 mod docs;

@@ -71,6 +71,8 @@ async fn turns(model: Arc<dyn ModelClient>, limits: Limits, texts: &[&str]) -> V
     let mut catalog = Catalog::new();
     catalog.register(Arc::new(PlanUpdate)).unwrap();
     let mut handle = spawn(AgentSetup {
+        mode: Default::default(),
+        model_switcher: None,
         session_id: SESSION.into(),
         model,
         catalog,
@@ -85,6 +87,7 @@ async fn turns(model: Arc<dyn ModelClient>, limits: Limits, texts: &[&str]) -> V
         system_prompt: "you plan".into(),
         history: Vec::new(),
         recorder: None,
+        checkpoints: None,
     });
     let mut events = Vec::new();
     for text in texts {

@@ -802,6 +802,8 @@ mod through_the_agent {
             }),
         ];
         let mut handle = spawn(AgentSetup {
+            mode: Default::default(),
+            model_switcher: None,
             session_id: "s".into(),
             model: Arc::new(Scripted {
                 steps: Mutex::new(steps),
@@ -814,6 +816,7 @@ mod through_the_agent {
             system_prompt: String::new(),
             history: Vec::new(),
             recorder: None,
+            checkpoints: None,
         });
         handle
             .ops

@@ -875,6 +875,8 @@ mod rules_over_the_protocol {
         let mut catalog = Catalog::new();
         register_filesystem(&mut catalog, &ws, true).unwrap();
         let mut h = agent::spawn(AgentSetup {
+            mode: Default::default(),
+            model_switcher: None,
             session_id: "rules".into(),
             model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
             catalog,
@@ -885,6 +887,7 @@ mod rules_over_the_protocol {
             system_prompt: String::new(),
             history: Vec::new(),
             recorder: None,
+            checkpoints: None,
         });
 
         h.ops.send(Op::ListRules).unwrap();

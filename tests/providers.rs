@@ -1039,6 +1039,8 @@ mod agent_end_to_end {
         let mut catalog = Catalog::new();
         catalog.register(Arc::new(PlanUpdate)).unwrap();
         let mut handle = spawn(AgentSetup {
+            mode: Default::default(),
+            model_switcher: None,
             session_id: "test-session".into(),
             model,
             catalog,
@@ -1053,6 +1055,7 @@ mod agent_end_to_end {
             system_prompt: "you plan".into(),
             history: Vec::new(),
             recorder: None,
+            checkpoints: None,
         });
         handle.ops.send(Op::UserTurn { text: text.into() }).unwrap();
         let mut events = Vec::new();

@@ -765,6 +765,8 @@ async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
     pablo::tools::register_shell(&mut catalog, &ShellOptions::default(), Default::default())
         .unwrap();
     let mut agent = pablo::agent::spawn(pablo::agent::AgentSetup {
+        mode: Default::default(),
+        model_switcher: None,
         session_id: "t".into(),
         model,
         catalog,
@@ -775,6 +777,7 @@ async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
         system_prompt: String::new(),
         history: Vec::new(),
         recorder: None,
+        checkpoints: None,
     });
     agent
         .ops

@@ -139,6 +139,8 @@ fn setup(
     let mut catalog = Catalog::new();
     catalog.register(Arc::new(PlanUpdate)).unwrap();
     AgentSetup {
+        mode: Default::default(),
+        model_switcher: None,
         session_id: id.to_string(),
         model,
         catalog,
@@ -153,6 +155,7 @@ fn setup(
         system_prompt: "You are a test.".into(),
         history,
         recorder: Some(Box::new(journal)),
+        checkpoints: None,
     }
 }
 

@@ -1054,6 +1054,8 @@ impl pablo::model::ModelClient for UnusedModel {
 
 fn spawn_agent(host: Arc<Host>) -> pablo::protocol::AgentHandle {
     pablo::agent::spawn(pablo::agent::AgentSetup {
+        mode: Default::default(),
+        model_switcher: None,
         session_id: "test".into(),
         model: Arc::new(UnusedModel),
         catalog: pablo::tools::Catalog::new(),
@@ -1064,6 +1066,7 @@ fn spawn_agent(host: Arc<Host>) -> pablo::protocol::AgentHandle {
         system_prompt: String::new(),
         history: Vec::new(),
         recorder: None,
+        checkpoints: None,
     })
 }
 

@@ -19,7 +19,7 @@ use crate::support::bin::Sandbox;
 struct Terminal {
     parser: Arc<Mutex<vt100::Parser>>,
     raw: Arc<Mutex<Vec<u8>>>,
-    writer: Box<dyn Write + Send>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     _master: Box<dyn portable_pty::MasterPty + Send>,
 }
@@ -65,21 +65,30 @@ impl Terminal {
         cmd.cwd(sandbox.workspace());
         let child = pty.slave.spawn_command(cmd).expect("spawn pablo");
         let mut reader = pty.master.try_clone_reader().expect("reader");
-        let writer = pty.master.take_writer().expect("writer");
+        let writer: Arc<Mutex<Box<dyn Write + Send>>> =
+            Arc::new(Mutex::new(pty.master.take_writer().expect("writer")));
         let parser = Arc::new(Mutex::new(vt100::Parser::new(
             rows.try_into().unwrap(),
             cols.try_into().unwrap(),
-            0,
+            2000,
         )));
         let raw = Arc::new(Mutex::new(Vec::new()));
-        let (p, r) = (parser.clone(), raw.clone());
+        let (p, r, w) = (parser.clone(), raw.clone(), writer.clone());
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
-                p.lock().unwrap().process(&buf[..n]);
+                let mut parser = p.lock().unwrap();
+                parser.process(&buf[..n]);
+                // Answer "where is the cursor?" as a terminal does (the inline TUI asks once).
+                if buf[..n].windows(4).any(|x| x == b"\x1b[6n") {
+                    let (row, col) = parser.screen().cursor_position();
+                    let answer = format!("\x1b[{};{}R", row + 1, col + 1);
+                    let _ = w.lock().unwrap().write_all(answer.as_bytes());
+                }
+                drop(parser);
                 r.lock().unwrap().extend_from_slice(&buf[..n]);
             }
         });
@@ -94,6 +103,43 @@ impl Terminal {
 
     fn screen(&self) -> String {
         self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Every line the terminal holds: its scrollback, oldest first, then the screen (trailing
+    /// spaces cut).
+    fn all_lines(&self) -> Vec<String> {
+        let mut parser = self.parser.lock().unwrap();
+        let screen = parser.screen_mut();
+        let cols = screen.size().1.get();
+        screen.set_scrollback(usize::MAX);
+        let back = screen.scrollback();
+        let mut lines = Vec::new();
+        for k in (1..=back).rev() {
+            screen.set_scrollback(k);
+            let first = screen.rows(0, cols).next().unwrap_or_default();
+            lines.push(first.trim_end().to_string());
+        }
+        screen.set_scrollback(0);
+        lines.extend(screen.rows(0, cols).map(|r| r.trim_end().to_string()));
+        lines
+    }
+
+    /// The window is now `rows` x `cols` (the PTY tells pablo with SIGWINCH).
+    fn resize(&mut self, rows: u16, cols: u16) {
+        self.parser
+            .lock()
+            .unwrap()
+            .screen_mut()
+            .set_size(rows.try_into().unwrap(), cols.try_into().unwrap());
+        self._master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
     }
 
     fn raw_text(&self) -> String {
@@ -116,9 +162,24 @@ impl Terminal {
         }
     }
 
+    /// Waits until `done` holds of the terminal (raw output, not only the screen).
+    fn wait_until(&self, done: impl Fn(&Terminal) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !done(self) {
+            assert!(
+                Instant::now() < deadline,
+                "timed out; the screen is:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(40));
+        }
+    }
+
     fn send(&mut self, bytes: &str) {
-        self.writer.write_all(bytes.as_bytes()).unwrap();
-        self.writer.flush().unwrap();
+        let mut w = self.writer.lock().unwrap();
+        w.write_all(bytes.as_bytes()).unwrap();
+        w.flush().unwrap();
+        drop(w);
         // Keys typed by a person arrive one read at a time.
         std::thread::sleep(Duration::from_millis(60));
     }
@@ -153,9 +214,15 @@ fn demo_dir(sandbox: &Sandbox) -> PathBuf {
 }
 
 fn start_demo(sandbox: &Sandbox) -> Terminal {
+    start_demo_with(sandbox, &[])
+}
+
+fn start_demo_with(sandbox: &Sandbox, flags: &[&str]) -> Terminal {
     let dir = demo_dir(sandbox);
     let dir = dir.to_str().unwrap().to_string();
-    Terminal::spawn(sandbox, &["demo", "--dir", &dir])
+    let mut args = vec!["demo", "--dir", &dir];
+    args.extend_from_slice(flags);
+    Terminal::spawn(sandbox, &args)
 }
 
 fn read(path: &Path) -> String {
@@ -163,9 +230,9 @@ fn read(path: &Path) -> String {
 }
 
 #[test]
-fn demo_starts_full_screen_and_ctrl_c_twice_quits_restoring_the_terminal() {
+fn demo_with_alt_screen_starts_full_screen_and_ctrl_c_twice_quits_restoring_the_terminal() {
     let sandbox = Sandbox::new();
-    let mut t = start_demo(&sandbox);
+    let mut t = start_demo_with(&sandbox, &["--alt-screen"]);
     t.wait_for("pablo-demo · scripted");
     t.wait_for("The mean in bin/stats.sh looks wrong");
     assert!(t.parser.lock().unwrap().screen().alternate_screen());
@@ -207,7 +274,7 @@ fn demo_starts_full_screen_and_ctrl_c_twice_quits_restoring_the_terminal() {
 #[test]
 fn sigterm_restores_the_terminal() {
     let sandbox = Sandbox::new();
-    let mut t = start_demo(&sandbox);
+    let mut t = start_demo_with(&sandbox, &["--alt-screen"]);
     t.wait_for("pablo-demo · scripted");
     let pid = t.child.process_id().unwrap();
     let _ = std::process::Command::new("kill")
@@ -314,6 +381,81 @@ fn a_tui_quit_before_any_turn_leaves_no_session_and_offers_no_resume() {
     assert_eq!(String::from_utf8_lossy(&listed.stdout), "no sessions yet\n");
 }
 
+/// The default screen: inline, under the terminal's own scrollback.
+mod inline {
+    use super::*;
+
+    fn count(lines: &[String], needle: &str) -> usize {
+        lines.iter().filter(|l| l.contains(needle)).count()
+    }
+
+    #[test]
+    fn the_demo_runs_inline_and_its_conversation_stays_in_the_scrollback_once_through_two_resizes()
+    {
+        let sandbox = Sandbox::new();
+        let mut t = start_demo(&sandbox);
+        t.wait_for("pablo-demo · scripted");
+        for _ in 0..4 {
+            t.wait_for("[y] Allow once");
+            t.send("y");
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        t.wait_for("That's enough; stopping it.");
+        t.wait_for("Ask pablo to do something");
+        // Taller than the screen: the beginning is in the scrollback, not on the screen.
+        assert!(!t.screen().contains("The mean in bin/stats.sh looks wrong"));
+        t.resize(30, 100);
+        t.resize(45, 130);
+        t.wait_for("Ask pablo to do something");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+        let lines = t.all_lines();
+        let all = lines.join("\n");
+        for once in [
+            "pablo  a terminal coding agent",
+            "The mean in bin/stats.sh looks wrong",
+            "Let me look around.",
+            "kill s1: exited on SIGTERM",
+            "That's enough; stopping it.",
+        ] {
+            assert_eq!(
+                count(&lines, once),
+                1,
+                "{once:?} should be there once:\n{all}"
+            );
+        }
+        // The live part is gone; the summary follows the conversation.
+        assert_eq!(count(&lines, "Ask pablo to do something"), 0, "{all}");
+        assert!(all.contains("pablo: session"), "{all}");
+        let raw = t.raw_text();
+        assert!(
+            !raw.contains("\x1b[?1049h"),
+            "inline mode never takes the alternate screen"
+        );
+        assert!(
+            raw.contains("\x1b[?2026h"),
+            "frames use synchronized updates"
+        );
+    }
+
+    #[test]
+    fn sigterm_in_inline_mode_leaves_the_conversation_and_restores_the_cursor() {
+        let sandbox = Sandbox::new();
+        let mut t = start_demo(&sandbox);
+        t.wait_for("[y] Allow once");
+        let pid = t.child.process_id().unwrap();
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap();
+        t.wait_exit();
+        let lines = t.all_lines();
+        assert_eq!(count(&lines, "The mean in bin/stats.sh looks wrong"), 1);
+        assert!(!t.parser.lock().unwrap().screen().hide_cursor());
+    }
+}
+
 /// The whole app loop in-process: real agent, scripted model, `TestBackend`, a stream of keys.
 mod in_process {
     use std::sync::Arc;
@@ -350,6 +492,8 @@ mod in_process {
             .register(Arc::new(pablo::tools::plan::PlanUpdate))
             .unwrap();
         let setup = AgentSetup {
+            mode: Default::default(),
+            model_switcher: None,
             session_id: "s-loop".into(),
             model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
             catalog,
@@ -364,6 +508,7 @@ mod in_process {
             system_prompt: String::new(),
             history: Vec::new(),
             recorder: None,
+            checkpoints: None,
         };
         let handle = agent::spawn(setup);
         // Keys: type "hi", Enter; later ctrl-c twice. The key stream pauses so the turn can run.
@@ -500,6 +645,9 @@ fn demo_steps_the_person_rejected_stay_unchecked_on_the_checklist() {
     t.wait_for("Done");
     // Only the look around happened; every step that was turned down is still open.
     t.wait_for("Todo 1/5");
+    // Inline, the checklist is a one-line strip until ctrl-t opens it.
+    t.send("\x14");
+    t.wait_for("☑ Look around the project");
     let screen = t.screen();
     assert!(screen.contains("☑ Look around the project"), "{screen}");
     assert!(screen.contains("☐ Run the checks"), "{screen}");
@@ -1274,6 +1422,569 @@ mod first_session {
         // Quit from the idle prompt: a Ctrl-C that lands while the turn is still ending
         // interrupts it instead, and the second one only arms the quit.
         t.wait_for("Ask pablo to do something");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+}
+
+/// The composer and the person's own commands, through plain `pablo` against a scripted server.
+mod composer {
+    use super::{Sandbox, Terminal};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    fn configure(sandbox: &Sandbox, server: &ScriptedServer) {
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ));
+    }
+
+    fn last_user_text(server: &ScriptedServer) -> String {
+        let body = server.requests().last().unwrap().json();
+        let messages = body["messages"].as_array().unwrap().clone();
+        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+        match &user["content"] {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_custom_command_reaches_the_model_with_its_argument_substituted() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        let commands = sandbox.config_dir().join("commands");
+        std::fs::create_dir_all(&commands).unwrap();
+        std::fs::write(
+            commands.join("review.md"),
+            "Review a file for bugs\n\nRead $ARGUMENTS and list its bugs, worst first.\n",
+        )
+        .unwrap();
+        server.push(ScriptedResponse::sse(openai::text_answer("No bugs found.")));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        // The slash popup lists it with its first line.
+        t.send("/rev");
+        t.wait_for("Review a file for bugs");
+        t.send("iew src/lib.rs\r");
+        t.wait_for("No bugs found.");
+        let text = last_user_text(&server);
+        assert!(
+            text.contains("Read src/lib.rs and list its bugs, worst first."),
+            "{text}"
+        );
+        assert!(!text.contains("$ARGUMENTS"), "{text}");
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_at_file_mention_attaches_the_files_text_and_an_image_is_refused_in_words() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        std::fs::write(sandbox.workspace().join("notes.txt"), "remember the milk\n").unwrap();
+        std::fs::write(sandbox.workspace().join("shot.png"), b"\x89PNG\r\n").unwrap();
+        server.push(ScriptedResponse::sse(openai::text_answer("Milk noted.")));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t.send("what do @notes.txt and @shot.png say?\r");
+        t.wait_for("Milk noted.");
+        t.wait_for("attached @notes.txt (18 bytes)");
+        t.wait_for("@shot.png was not attached");
+        let text = last_user_text(&server);
+        assert!(
+            text.contains("<attached-file path=\"notes.txt\">\nremember the milk\n"),
+            "{text}"
+        );
+        assert!(!text.contains("PNG"), "{text}");
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_project_command_is_ignored_until_the_folder_is_trusted() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        let commands = sandbox.workspace().join(".pablo").join("commands");
+        std::fs::create_dir_all(&commands).unwrap();
+        std::fs::write(commands.join("deploy.md"), "Deploy now\n").unwrap();
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t.send("/deploy\r");
+        t.wait_for("unknown command /deploy");
+        assert!(server.requests().is_empty());
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+}
+
+/// Working modes (Shift-Tab) and the editor (Ctrl-G), through plain `pablo` in a PTY.
+mod modes {
+    use serde_json::Value;
+
+    use super::{Sandbox, Terminal, read};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    fn configure(sandbox: &Sandbox, server: &ScriptedServer, extra: &str) {
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n{extra}",
+            server.base_url()
+        ));
+    }
+
+    fn tool_result(server: &ScriptedServer) -> String {
+        let last: Value = server.requests().last().unwrap().json();
+        last["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+            .unwrap_or_default()
+    }
+
+    fn edit_call(content: &str, path: &str, old: &str, new: &str) -> String {
+        let revision = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(content.as_bytes()));
+        serde_json::json!({"path": path, "old_text": old, "new_text": new,
+                           "expected_revision": revision})
+        .to_string()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn shift_tab_to_plan_mode_refuses_an_edit_with_the_plan_mode_code() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server, "");
+        std::fs::write(sandbox.workspace().join("notes.txt"), "old\n").unwrap();
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_1",
+            "fs_edit",
+            &[&edit_call("old\n", "notes.txt", "old", "new")],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer(
+            "Here is the plan.",
+        )));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("edits ask · commands ask");
+        t.send("\x1b[Z");
+        t.wait_for("auto-edit");
+        t.send("\x1b[Z");
+        t.wait_for("plan · read-only");
+        t.send("plan the change\r");
+        t.wait_for("Here is the plan.");
+        assert_eq!(read(&sandbox.workspace().join("notes.txt")), "old\n");
+        let result = tool_result(&server);
+        assert!(result.contains("plan_mode"), "{result}");
+        // The model was told it is planning.
+        let first: Value = server.requests()[0].json();
+        let user = first["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .unwrap()["content"]
+            .to_string();
+        assert!(user.contains("plan mode"), "{user}");
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn auto_edit_from_the_users_config_applies_an_edit_without_a_prompt() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server, "[tui]\nmode = \"auto-edit\"\n");
+        std::fs::write(sandbox.workspace().join("notes.txt"), "old\n").unwrap();
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_1",
+            "fs_edit",
+            &[&edit_call("old\n", "notes.txt", "old", "new")],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer("Edited.")));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("auto-edit · edits apply");
+        t.send("change it\r");
+        t.wait_for("Edited.");
+        assert_eq!(read(&sandbox.workspace().join("notes.txt")), "new\n");
+        assert!(!t.screen().contains("Apply this change"), "{}", t.screen());
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ctrl_g_takes_the_prompt_from_the_editor_and_enter_sends_it() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server, "");
+        let editor = sandbox.root().join("editor.sh");
+        std::fs::write(
+            &editor,
+            "#!/bin/sh\nprintf 'Summarise the README\\nin three bullets\\n' > \"$1\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        server.push(ScriptedResponse::sse(openai::text_answer("Three bullets.")));
+        let editor_path = editor.display().to_string();
+        let mut t = Terminal::spawn_with(
+            &sandbox,
+            &[],
+            &[("OPENAI_API_KEY", "sk-test-key"), ("EDITOR", &editor_path)],
+        );
+        t.wait_for("test-model · openai");
+        t.send("draft");
+        t.wait_for("› draft");
+        t.send("\x07");
+        t.wait_for("Summarise the README");
+        t.send("\r");
+        t.wait_for("Three bullets.");
+        let body: Value = server.requests()[0].json();
+        let user = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .unwrap()["content"]
+            .to_string();
+        assert!(
+            user.contains("Summarise the README\\nin three bullets"),
+            "{user}"
+        );
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+}
+
+/// `/model`, `/copy` and notifications, through plain `pablo` in a PTY.
+mod commands {
+
+    use super::{Sandbox, Terminal};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    fn start(server: &ScriptedServer, extra: &str) -> (Sandbox, Terminal) {
+        let sandbox = Sandbox::new();
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n{extra}",
+            server.base_url()
+        ));
+        let t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        (sandbox, t)
+    }
+
+    fn quit(mut t: Terminal) {
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slash_model_switches_the_model_of_the_next_turn() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("first")));
+        server.push(ScriptedResponse::sse(openai::text_answer("second")));
+        let (_sandbox, mut t) = start(&server, "");
+        t.send("one\r");
+        t.wait_for("first");
+        t.send("/model other-model\r");
+        t.wait_for("the next turn uses other-model from provider openai");
+        t.wait_for("other-model · openai");
+        t.send("two\r");
+        t.wait_for("second");
+        let models: Vec<String> = server
+            .requests()
+            .iter()
+            .map(|r| r.json()["model"].as_str().unwrap_or("").to_string())
+            .collect();
+        assert_eq!(models, ["test-model", "other-model"]);
+        quit(t);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slash_compact_with_a_focus_summarizes_now_and_the_next_turn_starts_from_the_summary() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("first answer")));
+        server.push(ScriptedResponse::sse(openai::text_answer("THE-SUMMARY")));
+        server.push(ScriptedResponse::sse(openai::text_answer("after")));
+        let (_sandbox, mut t) = start(&server, "");
+        t.send("remember the milk\r");
+        t.wait_for("first answer");
+        t.send("/compact keep the shopping list\r");
+        t.wait_for("the conversation was compacted");
+        t.send("go on\r");
+        t.wait_for("after");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 3);
+        let summary_request = requests[1].json();
+        let asked = summary_request["messages"].to_string();
+        assert!(asked.contains("keep the shopping list"), "{asked}");
+        assert!(
+            summary_request["tools"]
+                .as_array()
+                .is_none_or(|t| t.is_empty())
+        );
+        let next = requests[2].json()["messages"].to_string();
+        assert!(next.contains("THE-SUMMARY"), "{next}");
+        assert!(!next.contains("first answer"), "{next}");
+        quit(t);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slash_copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("héllo")));
+        let (_sandbox, mut t) = start(&server, "");
+        t.send("greet\r");
+        t.wait_for("héllo");
+        t.send("/copy\r");
+        t.wait_for("copied the last answer (5 characters)");
+        assert!(t.raw_text().contains("\x1b]52;c;aMOpbGxv\x07"));
+        quit(t);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_turn_that_ends_while_the_window_is_unfocused_sends_a_desktop_notification() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("all done")));
+        server.push(ScriptedResponse::sse(openai::text_answer("again")));
+        let (_sandbox, mut t) = start(&server, "");
+        // Focus reporting is on, so the terminal's focus-out report is understood.
+        assert!(t.raw_text().contains("\x1b[?1004h"));
+        t.send("\x1b[O");
+        t.send("work\r");
+        t.wait_for("all done");
+        t.wait_until(|t| t.raw_text().contains("\x1b]9;pablo: the turn is done\x07"));
+        // Back in focus: the next turn ends quietly.
+        t.send("\x1b[I");
+        let before = t.raw_text().matches("\x1b]9;").count();
+        t.send("more\r");
+        t.wait_for("again");
+        assert_eq!(t.raw_text().matches("\x1b]9;").count(), before);
+        quit(t);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn notifications_off_in_the_config_sends_neither_bell_nor_notification() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("quiet")));
+        let (_sandbox, mut t) = start(&server, "[tui]\nnotifications = \"off\"\n");
+        t.send("\x1b[O");
+        t.send("work\r");
+        t.wait_for("quiet");
+        let raw = t.raw_text();
+        assert!(!raw.contains("\x1b]9;"), "{raw:?}");
+        quit(t);
+    }
+}
+
+/// Undo, rewind and `/diff` in plain `pablo` (no flags; the provider in the user config), in a
+/// real terminal, on real files.
+mod checkpoints {
+    use serde_json::{Value, json};
+
+    use super::{Sandbox, Terminal, read};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    fn configure(sandbox: &Sandbox, server: &ScriptedServer) {
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ));
+    }
+
+    fn write(id: &str, path: &str, text: &str, before: Option<&str>) -> ScriptedResponse {
+        let args = json!({
+            "path": path,
+            "text": text,
+            "expected_revision": before.map(|b| pablo::workspace::revision_of(b.as_bytes())),
+        })
+        .to_string();
+        ScriptedResponse::sse(openai::tool_call_answer(id, "fs_write", &[&args]))
+    }
+
+    fn say(text: &str) -> ScriptedResponse {
+        ScriptedResponse::sse(openai::text_answer(text))
+    }
+
+    fn start(sandbox: &Sandbox) -> Terminal {
+        let t = Terminal::spawn_with(sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t
+    }
+
+    /// Answers the approval of a write to `path` with allow once.
+    fn approve(t: &mut Terminal, path: &str) {
+        t.wait_for(&format!("Apply this change to {path}?"));
+        t.send("y");
+    }
+
+    fn user_texts(body: &Value) -> Vec<String> {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .filter_map(|m| m["content"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rewind_with_one_file_deselected_restores_the_others_and_forks_the_conversation() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        let ws = sandbox.workspace();
+        for (name, text) in [("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")] {
+            std::fs::write(ws.join(name), text).unwrap();
+        }
+        // Turn 1 changes c.txt; turn 2 changes a.txt and b.txt.
+        server.push(write("w1", "c.txt", "C\n", Some("c\n")));
+        server.push(say("Turn one done."));
+        server.push(write("w2", "a.txt", "A\n", Some("a\n")));
+        server.push(write("w3", "b.txt", "B\n", Some("b\n")));
+        server.push(say("Turn two done."));
+        let mut t = start(&sandbox);
+        t.send("capitalise c\r");
+        approve(&mut t, "c.txt");
+        t.wait_for("Turn one done.");
+        t.send("now a and b\r");
+        approve(&mut t, "a.txt");
+        approve(&mut t, "b.txt");
+        t.wait_for("Turn two done.");
+
+        t.send("/rewind\r");
+        t.wait_for("Rewind to the start of a turn");
+        t.wait_for("a.txt, b.txt");
+        // The newest turn is selected; enter previews going back to its start.
+        t.send("\r");
+        t.wait_for("[x] a.txt");
+        t.wait_for("[x] b.txt");
+        t.wait_for("restore 2 files");
+        // Down to b.txt (past a.txt's hunk) and deselect it.
+        t.send("j");
+        t.send("j");
+        t.send(" ");
+        t.wait_for("[ ] b.txt");
+        t.wait_for("restore 1 file");
+        t.send("y");
+        t.wait_for("rewound to the start of turn 2");
+        assert_eq!(read(&ws.join("a.txt")), "a\n");
+        assert_eq!(
+            read(&ws.join("b.txt")),
+            "B\n",
+            "deselected, so left as it is"
+        );
+        assert_eq!(read(&ws.join("c.txt")), "C\n", "turn 1 is kept");
+
+        // The prompt of turn 2 is back in the composer; sending it again continues the forked
+        // conversation, which no longer holds turn 2, and the model hears what was restored.
+        server.push(say("Starting again."));
+        t.send("\r");
+        t.wait_for("Starting again.");
+        let body = server.requests().last().unwrap().json();
+        let users = user_texts(&body);
+        assert_eq!(users.len(), 2, "{users:?}");
+        assert_eq!(users[0], "capitalise c");
+        assert!(users[1].ends_with("now a and b"), "{}", users[1]);
+        assert!(users[1].contains("a.txt"), "{}", users[1]);
+        assert!(
+            users[1].contains("b.txt (the person kept it)"),
+            "{}",
+            users[1]
+        );
+        let assistant = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .filter_map(|m| m["content"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(!assistant.contains("Turn two done."), "{assistant}");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn diff_shows_the_sessions_hunks_and_reverts_exactly_the_one_chosen() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        let ws = sandbox.workspace();
+        let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(ws.join("notes.txt"), &original).unwrap();
+        let first_only = original.replace("line 2\n", "line two\n");
+        let both = first_only.replace("line 19\n", "line nineteen\n");
+        server.push(write("w1", "notes.txt", &both, Some(&original)));
+        server.push(say("Edited."));
+        let mut t = start(&sandbox);
+        t.send("spell out two numbers\r");
+        approve(&mut t, "notes.txt");
+        t.wait_for("Edited.");
+        assert_eq!(read(&ws.join("notes.txt")), both);
+
+        t.send("/diff\r");
+        t.wait_for("what this session changed");
+        t.wait_for("notes.txt  changed  turn 1");
+        // The file, its first hunk, its second hunk: revert only the second.
+        t.send("j");
+        t.send("j");
+        t.wait_for("▶ [ ] @@");
+        t.send("r");
+        t.wait_for("Revert 1 hunk of notes.txt");
+        t.send("y");
+        t.wait_for("restored 1 hunk");
+        assert_eq!(read(&ws.join("notes.txt")), first_only);
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn after_a_partial_acceptance_the_next_request_holds_the_rejected_hunks_text() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        let ws = sandbox.workspace();
+        let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(ws.join("notes.txt"), &original).unwrap();
+        let first_only = original.replace("line 2\n", "line two\n");
+        let both = first_only.replace("line 19\n", "line nineteen\n");
+        server.push(write("w1", "notes.txt", &both, Some(&original)));
+        server.push(say("Edited."));
+        let mut t = start(&sandbox);
+        t.send("edit the notes\r");
+        t.wait_for("Apply this change to notes.txt?");
+        t.wait_for("▶ [x] @@");
+        t.send("]");
+        t.send(" ");
+        t.wait_for("Allow once (1 of 2 hunks)");
+        t.send("y");
+        t.wait_for("Edited.");
+        assert_eq!(read(&ws.join("notes.txt")), first_only);
+        let body = server.requests().last().unwrap().json();
+        let result: Value = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .and_then(|m| m["content"].as_str())
+            .map(|c| serde_json::from_str(c).unwrap())
+            .unwrap();
+        let data = &result["data"];
+        assert_eq!(data["partial"], true, "{result}");
+        assert_eq!(data["hunks_applied"], json!([0]), "{result}");
+        let rejected = &data["hunks_not_applied"][0];
+        assert_eq!(rejected["hunk"], 1, "{result}");
+        let text = rejected["text"].as_str().unwrap();
+        assert!(text.contains("+line nineteen"), "{text}");
+        assert!(text.contains("-line 19"), "{text}");
         t.send("\x03");
         t.send("\x03");
         assert!(t.wait_exit().success());

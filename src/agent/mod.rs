@@ -12,9 +12,12 @@
 //! is summarized. A provider that still answers "context too long" gets one more try after the
 //! same treatment. Each call's usage corrects the token estimate and feeds the session's cost.
 
+pub mod attach;
+mod checkpoints;
 pub mod context;
 pub mod limits;
 pub mod mcp_input;
+pub mod mode;
 pub mod window;
 
 use std::collections::HashMap;
@@ -58,6 +61,60 @@ pub struct AgentSetup {
     /// The conversation so far (resume); empty for a new session.
     pub history: Vec<Message>,
     pub recorder: Option<Box<dyn EventRecorder>>,
+    /// The session's checkpoints (undo, rewind, `/diff`); `None` keeps none.
+    pub checkpoints: Option<Arc<crate::session::checkpoint::Checkpoints>>,
+    /// The working mode at start (`--mode`, `[tui] mode`); `Op::SetMode` switches it.
+    pub mode: crate::protocol::WorkMode,
+    /// Builds another model client for `Op::SetModel`; `None` refuses the switch.
+    pub model_switcher: Option<ModelSwitcher>,
+}
+
+/// Builds a model client for a model name and an optional provider (the launch's settings
+/// fill in the rest).
+pub type ModelSwitcher = Arc<
+    dyn Fn(
+            Option<String>,
+            String,
+        ) -> futures::future::BoxFuture<'static, Result<Arc<dyn ModelClient>, ModelError>>
+        + Send
+        + Sync,
+>;
+
+/// A model client built by a switch, taken by the next turn.
+type PendingModel = Arc<Mutex<Option<Arc<dyn ModelClient>>>>;
+
+/// Builds the client for `Op::SetModel` without holding up the loop; the next turn takes it.
+fn spawn_model_switch(
+    switcher: Option<ModelSwitcher>,
+    pending: PendingModel,
+    events: EventSink,
+    provider: Option<String>,
+    model: String,
+) {
+    let Some(switcher) = switcher else {
+        events.send(Event::Error {
+            code: "model_switch_unavailable".into(),
+            message: format!(
+                "the model cannot be switched to {model} here; start pablo with --model"
+            ),
+        });
+        return;
+    };
+    tokio::spawn(async move {
+        match switcher(provider, model.clone()).await {
+            Ok(client) => {
+                let (provider, model) = (client.provider().to_string(), client.model().to_string());
+                if let Ok(mut slot) = pending.lock() {
+                    *slot = Some(client);
+                }
+                events.send(Event::ModelChanged { provider, model });
+            }
+            Err(e) => events.send(Event::Error {
+                code: e.code().into(),
+                message: format!("the model was not switched to {model}: {e}"),
+            }),
+        }
+    });
 }
 
 /// Starts the agent task. It announces itself with `SessionStarted` and ends after
@@ -66,8 +123,10 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let (inner_tx, inner_rx) = mpsc::unbounded_channel();
+    let (control_tx, control_rx) = mpsc::unbounded_channel();
     let recorder = setup.recorder;
-    let forwarder = tokio::spawn(forward_events(inner_rx, out_tx, recorder));
+    let journaled = recorder.is_some();
+    let forwarder = tokio::spawn(forward_events(inner_rx, control_rx, out_tx, recorder));
     let profile = setup.model.profile();
     let agent = Agent {
         window: ContextWindow::new(profile.context_window),
@@ -86,6 +145,13 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         events: EventSink::new(inner_tx),
         emitted: Arc::new(AtomicU64::new(0)),
         pending: Arc::new(Mutex::new(HashMap::new())),
+        checkpoints: setup.checkpoints,
+        control: control_tx,
+        journaled,
+        mode: mode::ModeCell::new(setup.mode),
+        model_switcher: setup.model_switcher,
+        pending_model: Arc::new(Mutex::new(None)),
+        last_turn_mode: crate::protocol::WorkMode::Ask,
     };
     let task = tokio::spawn(async move {
         agent.run(ops_rx).await;
@@ -99,16 +165,67 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
     }
 }
 
+/// A request to the event forwarder, handled after every event sent before it.
+enum Control {
+    /// Continue journaling as a forked session (see [`EventRecorder::fork`]).
+    Fork {
+        new_id: String,
+        before_turn: u32,
+        carry: Vec<Event>,
+        reply: oneshot::Sender<std::io::Result<Option<Vec<Event>>>>,
+    },
+}
+
 /// Passes events to the recorder, then to the front-end, in order.
 async fn forward_events(
     mut rx: mpsc::UnboundedReceiver<Event>,
+    mut control: mpsc::UnboundedReceiver<Control>,
     tx: mpsc::UnboundedSender<Event>,
     mut recorder: Option<Box<dyn EventRecorder>>,
 ) {
-    while let Some(event) = rx.recv().await {
-        // Live output and results may hold a secret a command found; neither the journal nor a
-        // front-end gets it.
-        let event = crate::core::secrets::redact_serde(event);
+    let mut control_open = true;
+    loop {
+        let event = tokio::select! {
+            biased;
+            e = rx.recv() => match e {
+                Some(e) => e,
+                None => break,
+            },
+            c = control.recv(), if control_open => {
+                let Some(Control::Fork { new_id, before_turn, carry, reply }) = c else {
+                    control_open = false;
+                    continue;
+                };
+                // Whatever was sent before the request belongs to the old journal.
+                while let Ok(e) = rx.try_recv() {
+                    if forward_one(e, &tx, &mut recorder) {
+                        return;
+                    }
+                }
+                let forked = match recorder.as_mut() {
+                    Some(r) => r.fork(&new_id, before_turn, &carry),
+                    None => Ok(None),
+                };
+                let _ = reply.send(forked);
+                continue;
+            }
+        };
+        if forward_one(event, &tx, &mut recorder) {
+            break;
+        }
+    }
+}
+
+/// Records one event and passes it on; true after the last one.
+fn forward_one(
+    event: Event,
+    tx: &mpsc::UnboundedSender<Event>,
+    recorder: &mut Option<Box<dyn EventRecorder>>,
+) -> bool {
+    // Live output and results may hold a secret a command found; neither the journal nor a
+    // front-end gets it.
+    let event = crate::core::secrets::redact_serde(event);
+    {
         if let Some(r) = recorder.as_mut() {
             let boundary = matches!(
                 event,
@@ -121,7 +238,7 @@ async fn forward_events(
                 .and_then(|()| if boundary { r.sync() } else { Ok(()) });
             if let Err(e) = written {
                 tracing::warn!(error = %e, "journal write failed; continuing without journal");
-                recorder = None;
+                *recorder = None;
                 let _ = tx.send(Event::Warning {
                     message: format!("the session journal could not be written ({e}); this session will not be resumable from here on"),
                 });
@@ -129,9 +246,7 @@ async fn forward_events(
         }
         let last = matches!(event, Event::ShutdownComplete);
         let _ = tx.send(event);
-        if last {
-            break;
-        }
+        last
     }
 }
 
@@ -253,6 +368,15 @@ struct Agent {
     events: EventSink,
     emitted: Arc<AtomicU64>,
     pending: PendingApprovals,
+    checkpoints: Option<Arc<crate::session::checkpoint::Checkpoints>>,
+    control: mpsc::UnboundedSender<Control>,
+    /// Whether a journal records the session (a rewind forks it).
+    journaled: bool,
+    mode: mode::ModeCell,
+    model_switcher: Option<ModelSwitcher>,
+    pending_model: PendingModel,
+    /// The mode of the previous turn, to tell the model when planning starts or ends.
+    last_turn_mode: crate::protocol::WorkMode,
 }
 
 /// Why a turn stopped early.
@@ -315,6 +439,11 @@ impl Agent {
             model: self.model.model().to_string(),
             workspace: self.host.workspace_root.display().to_string(),
         });
+        if self.mode.get() != crate::protocol::WorkMode::Ask {
+            self.emit(Event::ModeChanged {
+                mode: self.mode.get(),
+            });
+        }
         // MCP servers start in the background; their states arrive as events.
         self.host.mcp.start(Some(self.events.clone()));
         let mut queued: std::collections::VecDeque<String> = Default::default();
@@ -326,8 +455,12 @@ impl Agent {
                 None => match ops.recv().await {
                     Some(Op::UserTurn { text }) => text,
                     Some(Op::Shutdown) | None => break,
+                    Some(Op::Compact { focus }) => {
+                        self.compact_now(focus.as_deref()).await;
+                        continue;
+                    }
                     Some(op) => {
-                        self.handle_idle_op(op);
+                        self.handle_idle_op(op).await;
                         continue;
                     }
                 },
@@ -368,6 +501,10 @@ impl Agent {
             let session_events = self.events.clone();
             let turn_cancel = cancel.clone();
             let turn_policy = self.policy.clone();
+            let turn_checkpoints = self.checkpoints.clone();
+            let turn_mode = self.mode.clone();
+            let (switcher, pending_model) =
+                (self.model_switcher.clone(), self.pending_model.clone());
             {
                 let turn = self.run_turn(text, cancel.clone());
                 tokio::pin!(turn);
@@ -396,6 +533,23 @@ impl Agent {
                             Some(op @ (Op::ListArtifacts | Op::ListMemory | Op::ResolveMemory { .. })) => {
                                 answer_store_op(&session_host, &session_events, op);
                             }
+                            Some(op @ (Op::ListCheckpoints | Op::PlanRestore { .. } | Op::Restore { .. })) => {
+                                checkpoints::answer_during_turn(turn_checkpoints.as_deref(), &session_events, op);
+                            }
+                            Some(Op::SetMode { mode }) => {
+                                turn_mode.set(mode);
+                                session_events.send(Event::ModeChanged { mode });
+                            }
+                            Some(Op::Compact { .. }) => session_events.send(Event::Warning {
+                                message: "/compact runs between turns: wait for this one to end (or interrupt it) and compact then".into(),
+                            }),
+                            Some(Op::SetModel { model, provider }) => spawn_model_switch(
+                                switcher.clone(),
+                                pending_model.clone(),
+                                session_events.clone(),
+                                provider,
+                                model,
+                            ),
                         },
                     }
                 }
@@ -407,7 +561,7 @@ impl Agent {
         self.emit(Event::ShutdownComplete);
     }
 
-    fn handle_idle_op(&self, op: Op) {
+    async fn handle_idle_op(&mut self, op: Op) {
         match op {
             Op::Approval { call_id, .. } => self.emit(Event::Warning {
                 message: format!("no tool call {call_id} is waiting for approval"),
@@ -422,6 +576,21 @@ impl Agent {
             Op::ListArtifacts | Op::ListMemory | Op::ResolveMemory { .. } => {
                 answer_store_op(&self.host, &self.events, op);
             }
+            Op::ListCheckpoints | Op::PlanRestore { .. } | Op::Restore { .. } => {
+                self.answer_checkpoint_op(op).await;
+            }
+            Op::SetMode { mode } => {
+                self.mode.set(mode);
+                self.emit(Event::ModeChanged { mode });
+            }
+            Op::Compact { .. } => {}
+            Op::SetModel { model, provider } => spawn_model_switch(
+                self.model_switcher.clone(),
+                self.pending_model.clone(),
+                self.events.clone(),
+                provider,
+                model,
+            ),
             Op::UserTurn { .. } | Op::Shutdown => {}
         }
     }
@@ -436,7 +605,31 @@ impl Agent {
         );
         let started = Instant::now();
         let calls_before = (self.budget.model_calls, self.budget.tool_calls);
+        let switched = self.pending_model.lock().ok().and_then(|mut m| m.take());
+        if let Some(model) = switched {
+            self.model = model;
+        }
         self.emit(Event::UserMessage { text: text.clone() });
+        let (files, notes) = attach::attach(&self.host, &self.policy, &text);
+        // The turn's checkpoint keeps the prompt as the person wrote it (a rewind gives it back).
+        let prompt = text.clone();
+        for message in notes {
+            self.emit(Event::Warning { message });
+        }
+        let text = if files.is_empty() {
+            text
+        } else {
+            let with = attach::with_attachments(&text, &files);
+            self.emit(Event::Attachments { files });
+            with
+        };
+        let now = self.mode.get();
+        let text = match mode::turn_note(self.last_turn_mode, now) {
+            Some(note) => format!("{text}\n\n{note}"),
+            None => text,
+        };
+        self.last_turn_mode = now;
+        let text = self.open_checkpoint(&prompt, text);
         self.messages.push(Message::User { text });
         // The run deadline bounds each turn (`pablo run` has exactly one; an interactive session
         // that sat idle for an hour must not have its next turn cut at once). It cancels like an
@@ -684,6 +877,43 @@ impl Agent {
         if calls_left.is_some_and(|left| left < 2) {
             return;
         }
+        self.compact_before(split, None, cancel).await;
+    }
+
+    /// `/compact [focus]`: the whole conversation so far becomes one summary, now, with the
+    /// person's focus (what the summary must keep) added to the request.
+    async fn compact_now(&mut self, focus: Option<&str>) {
+        let turns = self
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count();
+        if turns == 0 {
+            self.emit(Event::Warning {
+                message: "nothing to compact yet: the conversation has no answer".into(),
+            });
+            return;
+        }
+        if !self.budget.model_calls_left(&self.limits) {
+            self.emit(Event::Warning {
+                message: "the conversation was not compacted: the model-call budget is used up"
+                    .into(),
+            });
+            return;
+        }
+        let cancel = CancellationToken::new();
+        let before = self.messages.len();
+        self.compact_before(before, focus, &cancel).await;
+    }
+
+    /// Summarizes `messages[..split]` (with `focus` as the person's instruction, when given) and
+    /// replaces it by the summary.
+    async fn compact_before(
+        &mut self,
+        split: usize,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) {
         let mut older = self.messages[..split].to_vec();
         // The summary request must fit too: if the part to summarize is itself too large, its
         // tool results are cleared for the summary (the model still sees the calls).
@@ -693,9 +923,13 @@ impl Agent {
             let cleared = window::plan_clearing(&older, older_bytes, &all);
             window::apply_clearing(&mut older, &cleared);
         }
-        older.push(Message::User {
-            text: COMPACT_REQUEST.to_string(),
-        });
+        let request_text = match focus.map(str::trim).filter(|f| !f.is_empty()) {
+            Some(f) => format!(
+                "{COMPACT_REQUEST}\n\nThe person asks the summary to keep in particular: {f}"
+            ),
+            None => COMPACT_REQUEST.to_string(),
+        };
+        older.push(Message::User { text: request_text });
         let request = ModelRequest {
             system: self.system_prompt.clone(),
             messages: older,
@@ -1112,6 +1346,8 @@ impl Agent {
             ));
         }
         self.budget.tool_calls += 1;
+        let mode = self.mode.get();
+        mode::refuse_before_preview(mode, tool.name(), tool.kind())?;
         let ctx = ToolContext {
             call_id: call.id.clone(),
             cancel: cancel.clone(),
@@ -1119,7 +1355,10 @@ impl Agent {
             host: self.host.clone(),
         };
         let mut preview = tool.preview(&args, &ctx).await?;
+        // After a per-hunk review: the hunks the person did not accept, for the result.
+        let mut not_applied = None;
         let verdict = self.policy.decide(tool.name(), tool.kind(), &mut preview);
+        let verdict = mode::apply(mode, tool.name(), &preview, verdict)?;
         span.record("decision", crate::policy::decision_label(verdict.decision));
         match verdict.decision {
             Decision::Allow => {}
@@ -1135,9 +1374,11 @@ impl Agent {
                 .with_data(json!({"rule_ids": verdict.rule_ids})));
             }
             Decision::Ask => {
-                preview = self
+                let (accepted, partial) = self
                     .ask(tool.as_ref(), call, preview, verdict, cancel)
                     .await?;
+                preview = accepted;
+                not_applied = partial;
             }
         }
         if cancel.is_cancelled() {
@@ -1164,8 +1405,10 @@ impl Agent {
             call_id: call.id.clone(),
             preview: preview.clone(),
         });
-        let result = tool.commit(&args, &preview, &ctx).await;
-        match (&result, self.approvals) {
+        let result = self
+            .commit_recorded(tool.as_ref(), call, &args, &preview, &ctx)
+            .await;
+        let result = match (&result, self.approvals) {
             (Ok(data), ApprovalMode::Interactive) => match sandbox_retry(&preview, data) {
                 Some((retry, verdict)) => self
                     .retry_unsandboxed(tool.as_ref(), call, &args, &ctx, retry, verdict, cancel)
@@ -1174,6 +1417,10 @@ impl Agent {
                 None => result,
             },
             _ => result,
+        };
+        match (result, not_applied) {
+            (Ok(data), Some(partial)) => Ok(checkpoints::with_partial(data, partial)),
+            (result, _) => result,
         }
     }
 
@@ -1212,7 +1459,8 @@ impl Agent {
             call_id: call.id.clone(),
             preview: preview.clone(),
         });
-        Some(tool.commit(args, &preview, ctx).await.map(|mut data| {
+        let committed = self.commit_recorded(tool, call, args, &preview, ctx).await;
+        Some(committed.map(|mut data| {
             data["note"] = json!(
                 "the first run failed in the sandbox; the person approved running it again \
                  without the sandbox, and this is that run's result"
@@ -1232,9 +1480,11 @@ impl Agent {
     ) -> Result<Preview, ToolFailure> {
         self.ask_with(tool, call, preview, verdict, cancel, false)
             .await
+            .map(|(p, _)| p)
     }
 
-    /// Handles an ask according to the approval mode; returns the preview to commit.
+    /// Handles an ask according to the approval mode; returns the preview to commit, and after a
+    /// per-hunk review what the result must say about the hunks not accepted.
     async fn ask(
         &mut self,
         tool: &dyn Tool,
@@ -1242,7 +1492,7 @@ impl Agent {
         preview: Preview,
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
-    ) -> Result<Preview, ToolFailure> {
+    ) -> Result<(Preview, Option<Value>), ToolFailure> {
         self.ask_with(tool, call, preview, verdict, cancel, true)
             .await
     }
@@ -1255,9 +1505,9 @@ impl Agent {
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
         rememberable: bool,
-    ) -> Result<Preview, ToolFailure> {
+    ) -> Result<(Preview, Option<Value>), ToolFailure> {
         match self.approvals {
-            ApprovalMode::ApproveAsks => return Ok(preview),
+            ApprovalMode::ApproveAsks => return Ok((preview, None)),
             ApprovalMode::RefuseAsks => {
                 return Err(ToolFailure::new(
                     "approval_required",
@@ -1303,14 +1553,17 @@ impl Agent {
             answer: answer.clone(),
         });
         match answer {
-            ApprovalAnswer::AllowOnce => Ok(preview),
+            ApprovalAnswer::AllowOnce => Ok((preview, None)),
             ApprovalAnswer::AllowAlways => {
                 if rememberable {
                     self.policy.remember(tool.name(), &preview)?;
                 }
-                Ok(preview)
+                Ok((preview, None))
             }
-            ApprovalAnswer::AllowHunks { hunks } => tool.narrow(&preview, &hunks),
+            ApprovalAnswer::AllowHunks { hunks } => {
+                let narrowed = tool.narrow(&preview, &hunks)?;
+                Ok((narrowed, checkpoints::not_applied(&preview, &hunks)))
+            }
             ApprovalAnswer::Reject { note } => {
                 let mut msg = format!("the person rejected {}", tool.name());
                 if let Some(n) = note.as_deref().filter(|n| !n.trim().is_empty()) {

@@ -33,4 +33,17 @@ pub trait EventRecorder: Send {
     fn record(&mut self, event: &Event) -> std::io::Result<()>;
     /// Called at turn boundaries; a journal fsyncs here.
     fn sync(&mut self) -> std::io::Result<()>;
+    /// Continues as a new session `new_id` that begins with this one's events from before its
+    /// `before_turn`-th prompt, followed by `carry` (a rewind: the conversation forks). Returns
+    /// those events, so the agent can rebuild its state from them; `None` when this recorder
+    /// cannot fork.
+    fn fork(
+        &mut self,
+        new_id: &str,
+        before_turn: u32,
+        carry: &[Event],
+    ) -> std::io::Result<Option<Vec<Event>>> {
+        let _ = (new_id, before_turn, carry);
+        Ok(None)
+    }
 }

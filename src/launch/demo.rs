@@ -101,6 +101,8 @@ pub struct Demo {
     /// The scripted task, sent as the first user turn.
     pub task: Option<String>,
     pub startup_events: Vec<Event>,
+    /// `[tui]` of the config layers.
+    pub tui: crate::config::TuiConfig,
 }
 
 /// Writes the project copy and composes the engine over it: the scripted model, write authority
@@ -146,5 +148,6 @@ pub fn prepare(options: DemoOptions) -> Result<Demo, LaunchError> {
         setup,
         task,
         startup_events: launch.warning_events(),
+        tui: launch.tui_config(),
     })
 }

@@ -2,6 +2,7 @@
 //! and the per-session host. Every front-end (TUI, `pablo run`, ACP) starts the same way, so the
 //! same flags mean the same thing everywhere.
 
+pub mod commands;
 pub mod demo;
 pub mod mcp;
 
@@ -16,6 +17,10 @@ use crate::model::ModelError;
 use crate::policy::{CliFlags, PolicyEngine, PolicyError, StaticPolicy};
 use crate::protocol::AgentHandle;
 use crate::protocol::Event;
+use crate::session::checkpoint::{
+    CheckpointSettings, Checkpoints, DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES, History,
+    ObjectStore,
+};
 use crate::session::{Header, ResumeState, SessionError, Store};
 use crate::tools::{Catalog, Host};
 use crate::workspace::{Workspace, WorkspaceOptions};
@@ -58,6 +63,8 @@ pub struct LaunchOptions {
     pub no_filesystem: bool,
     pub max_model_calls: Option<u64>,
     pub max_tool_calls: Option<u64>,
+    /// `--mode`: the working mode at start, over `[tui] mode`.
+    pub mode: Option<crate::protocol::WorkMode>,
     /// The first turn waits until every MCP server is ready or failed (`pablo run`, ACP); the
     /// TUI leaves it off so its first prompt is never held up.
     pub wait_for_mcp: bool,
@@ -82,6 +89,8 @@ pub enum LaunchError {
     Session(#[from] SessionError),
     #[error("demo: {0}")]
     Demo(String),
+    #[error(transparent)]
+    Checkpoint(#[from] crate::session::checkpoint::CheckpointError),
 }
 
 impl Coded for LaunchError {
@@ -95,6 +104,7 @@ impl Coded for LaunchError {
             LaunchError::Setup(_) => "setup_failed",
             LaunchError::Session(e) => e.code(),
             LaunchError::Demo(_) => "demo_setup_failed",
+            LaunchError::Checkpoint(e) => e.code(),
         }
     }
 }
@@ -195,14 +205,17 @@ impl Launch {
         session_id: &str,
         policy: &Arc<PolicyEngine>,
     ) -> Result<Arc<Host>, LaunchError> {
-        self.host_with(session_id, policy, None)
+        self.host_with(session_id, policy, None, None)
     }
 
+    /// [`Launch::host`] with the session's MCP servers, and `checkpoints` that hear of every
+    /// file write.
     fn host_with(
         &self,
         session_id: &str,
         policy: &Arc<PolicyEngine>,
         mcp: Option<Arc<crate::tools::mcp::McpHub>>,
+        checkpoints: Option<&Arc<Checkpoints>>,
     ) -> Result<Arc<Host>, LaunchError> {
         let state_dir = self.session_state_dir(session_id);
         std::fs::create_dir_all(&state_dir).map_err(|e| LaunchError::StateDir {
@@ -232,6 +245,7 @@ impl Launch {
         if let Some(hub) = mcp {
             host.mcp = hub;
         }
+        host.changes = checkpoints.map(|c| c.clone() as Arc<dyn crate::tools::ChangeRecorder>);
         Ok(Arc::new(host))
     }
 
@@ -252,6 +266,31 @@ impl Launch {
     /// The person's memory file (`$XDG_DATA_HOME/pablo/memory.md`).
     pub fn memory_file(&self) -> PathBuf {
         crate::tools::memory_propose::memory_file(&self.dirs.data)
+    }
+
+    /// The content store checkpoints keep file bytes in (`$XDG_DATA_HOME/pablo/checkpoints`).
+    pub fn checkpoint_objects(&self) -> ObjectStore {
+        ObjectStore::at(crate::session::checkpoint::objects_dir(&self.dirs.data))
+    }
+
+    /// The session's checkpoints, from `[options.checkpoints]`, starting from `history`; `None`
+    /// when they are switched off.
+    pub fn checkpoints(&self, history: History) -> Option<Arc<Checkpoints>> {
+        let config = self.layers.checkpoints();
+        if config.enabled == Some(false) {
+            return None;
+        }
+        let shell_off = self.options.no_shell || self.layers.shell().enabled == Some(false);
+        Some(Arc::new(Checkpoints::new(
+            self.workspace_handle.clone(),
+            self.checkpoint_objects(),
+            CheckpointSettings {
+                max_bytes: config.max_bytes.unwrap_or(DEFAULT_MAX_BYTES),
+                max_file_bytes: config.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
+                scan_commands: !shell_off,
+            },
+            history,
+        )))
     }
 
     /// `[options.shell]` merged over the layers, except the launcher, which is the one the policy
@@ -386,11 +425,13 @@ impl Launch {
         // Denied tools stay in the catalog so a call is refused with the rule that denied it
         // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;
+        let checkpoints = self.checkpoints(History::default());
         let hub = self.mcp_hub(&policy);
         let mut catalog = self.catalog(&policy)?;
         catalog.attach_mcp(hub.clone());
         Ok(AgentSetup {
-            host: self.host_with(&session_id, &policy, Some(hub))?,
+            host: self.host_with(&session_id, &policy, Some(hub), checkpoints.as_ref())?,
+            checkpoints,
             catalog,
             policy,
             limits: self.limits.clone(),
@@ -400,6 +441,8 @@ impl Launch {
             approvals,
             history: Vec::new(),
             recorder: Some(Box::new(journal)),
+            mode: self.start_mode(),
+            model_switcher: Some(self.model_switcher()),
         })
     }
 
@@ -417,11 +460,13 @@ impl Launch {
         state
             .restore_approvals(&policy)
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        let checkpoints = self.checkpoints(state.checkpoints.clone());
         let hub = self.mcp_hub(&policy);
         let mut catalog = self.catalog(&policy)?;
         catalog.attach_mcp(hub.clone());
         let setup = AgentSetup {
-            host: self.host_with(session_id, &policy, Some(hub))?,
+            host: self.host_with(session_id, &policy, Some(hub), checkpoints.as_ref())?,
+            checkpoints,
             catalog,
             policy,
             limits: self.limits.clone(),
@@ -431,8 +476,62 @@ impl Launch {
             approvals,
             history: state.history.clone(),
             recorder: Some(Box::new(journal)),
+            mode: self.start_mode(),
+            model_switcher: Some(self.model_switcher()),
         };
         Ok((setup, state))
+    }
+
+    /// `pablo undo`: plans the undo of the last `turns` turns (that changed files) of the
+    /// journaled session `session_id` (a full id; it must not be open in another pablo), and
+    /// unless `dry_run` restores every file still as pablo left it. Files changed since are
+    /// conflicts and are left alone. The restore is journaled, so the session's next prompt tells
+    /// the model.
+    pub fn undo(
+        &mut self,
+        session_id: &str,
+        turns: u32,
+        dry_run: bool,
+    ) -> Result<UndoOutcome, LaunchError> {
+        use crate::core::EventRecorder;
+        use crate::protocol::{RestoreChoice, RestoreScope, RestoreStatus};
+        let (mut journal, state) = self.session_store().resume(session_id)?;
+        let checkpoints = self.checkpoints(state.checkpoints).ok_or_else(|| {
+            LaunchError::Setup(
+                "checkpoints are switched off ([options.checkpoints] enabled = false)".into(),
+            )
+        })?;
+        let plan = checkpoints.plan(&RestoreScope::Undo { turns })?;
+        if dry_run {
+            return Ok(UndoOutcome { plan, report: None });
+        }
+        let choices: Vec<RestoreChoice> = plan
+            .files
+            .iter()
+            .filter(|f| f.status == RestoreStatus::Ready)
+            .map(|f| RestoreChoice {
+                path: f.path.clone(),
+                hunks: None,
+            })
+            .collect();
+        let (plan, report) = checkpoints.restore(&plan.plan_id, &choices)?;
+        journal
+            .record(&Event::Restored {
+                report: report.clone(),
+            })
+            .and_then(|()| journal.sync())
+            .map_err(|e| {
+                LaunchError::Session(SessionError::Io {
+                    path: journal.path().to_path_buf(),
+                    message: format!(
+                        "the files were restored, but the journal could not record it: {e}"
+                    ),
+                })
+            })?;
+        Ok(UndoOutcome {
+            plan,
+            report: Some(report),
+        })
     }
 
     /// The model client chosen by flags over config layers, then the environment
@@ -461,6 +560,49 @@ impl Launch {
         Ok(select(&flags.over(config), &options).await?)
     }
 
+    /// Builds clients for `/model NAME` (`Op::SetModel`): the same settings as at start with
+    /// another model; another provider drops the base URL and key variable that were set for
+    /// the first one.
+    pub fn model_switcher(&self) -> crate::agent::ModelSwitcher {
+        use crate::model::http::HttpOptions;
+        use crate::model::select::{ProviderSettings, select};
+        // The `[model]` table describes the configured model (its window, prices); another
+        // model gets what pablo knows of it by name. The reasoning level carries over.
+        let table = self.layers.model();
+        let start = ProviderSettings {
+            provider: self.options.provider.clone(),
+            base_url: self.options.base_url.clone(),
+            reasoning: self.options.reasoning,
+            ..ProviderSettings::default()
+        }
+        .over(ProviderSettings {
+            provider: self.layers.last(|c| c.provider.clone()),
+            base_url: self.layers.last(|c| c.base_url.clone()),
+            api_key_env: self.layers.last(|c| c.api_key_env.clone()),
+            reasoning: table.reasoning,
+            ..ProviderSettings::default()
+        });
+        let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
+        Arc::new(move |provider: Option<String>, model: String| {
+            let same_provider = provider.is_none() || provider == start.provider;
+            let settings = if same_provider {
+                ProviderSettings {
+                    model: Some(model),
+                    ..start.clone()
+                }
+            } else {
+                ProviderSettings {
+                    provider,
+                    model: Some(model),
+                    reasoning: start.reasoning,
+                    ..ProviderSettings::default()
+                }
+            };
+            let options = options.clone();
+            Box::pin(async move { select(&settings, &options).await })
+        })
+    }
+
     /// The kind of every tool this launch would offer, by native name (what an editor shows as
     /// the icon of a call).
     pub fn tool_kinds(&self) -> Result<Vec<(String, crate::core::ToolKind)>, LaunchError> {
@@ -470,6 +612,46 @@ impl Launch {
             .names()
             .filter_map(|n| catalog.get(n).map(|t| (n.to_string(), t.kind())))
             .collect())
+    }
+
+    /// The person's custom slash commands: the user's, and the project's when the folder is
+    /// trusted. Skipped files become warnings.
+    pub fn custom_commands(&mut self) -> Vec<crate::protocol::CustomCommand> {
+        let trusted = crate::policy::TrustStore::new(&self.dirs)
+            .is_trusted(&self.workspace)
+            .unwrap_or(false);
+        let project = self.workspace.join(".pablo").join("commands");
+        let (commands, notes) = commands::load(
+            &self.dirs.config.join("commands"),
+            trusted.then_some(project.as_path()),
+        );
+        self.warnings.extend(notes);
+        commands
+    }
+
+    /// The working mode at start: `--mode`, else `[tui] mode` of the user's config or
+    /// `--config` (never the project's), else `ask`.
+    pub fn start_mode(&self) -> crate::protocol::WorkMode {
+        let personal = [&self.layers.user, &self.layers.explicit];
+        self.options
+            .mode
+            .or_else(|| {
+                personal
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(_, c)| c.tui.mode)
+                    .next_back()
+            })
+            .unwrap_or_default()
+    }
+
+    /// `[tui]` over the config layers (the last layer that sets a value wins).
+    pub fn tui_config(&self) -> crate::config::TuiConfig {
+        crate::config::TuiConfig {
+            alt_screen: self.layers.last(|c| c.tui.alt_screen),
+            mode: Some(self.start_mode()),
+            notifications: self.layers.last(|c| c.tui.notifications),
+        }
     }
 
     /// What the person has granted, for a status line: `edits ask · commands ask`,
@@ -498,6 +680,13 @@ impl Launch {
             .map(|m| Event::Warning { message: m.clone() })
             .collect()
     }
+}
+
+/// What `pablo undo` planned and (unless it was a dry run) did.
+#[derive(Debug, Clone)]
+pub struct UndoOutcome {
+    pub plan: crate::protocol::RestorePlan,
+    pub report: Option<crate::protocol::RestoreReport>,
 }
 
 /// The status line's word on the sandbox: the profile approved commands get, or why there is

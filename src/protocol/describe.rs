@@ -542,6 +542,26 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
 
+/// The message the model receives: the person's words, then each attached file.
+pub fn with_attachments(text: &str, files: &[super::Attachment]) -> String {
+    let mut out = text.to_string();
+    for f in files {
+        out.push_str(&format!(
+            "\n\n<attached-file path=\"{}\">\n{}\n</attached-file>",
+            f.path, f.text
+        ));
+        if f.truncated {
+            out.push_str(&format!(
+                "\n[only the first {} of the {} bytes of {} are attached]",
+                f.text.len(),
+                f.bytes,
+                f.path
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

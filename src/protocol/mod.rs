@@ -4,10 +4,16 @@
 //! [`Event`]s back. Everything here is plain serde data so that the same stream can be printed as
 //! JSON lines, journaled to disk, replayed on resume, or rendered on screen.
 
+pub mod checkpoint;
 pub mod describe;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use checkpoint::{
+    FileChange, FileState, HunkSource, RestoreAction, RestoreChoice, RestoreFile, RestorePlan,
+    RestoreReport, RestoreScope, RestoreStatus, RestoredFile, SkippedFile, TurnCheckpoint,
+};
 
 /// A complete tool call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,8 +54,101 @@ pub enum Op {
     /// The person's decision on a memory proposal: `accept` appends it to their memory file,
     /// otherwise it is dismissed. Answered by [`Event::Memory`].
     ResolveMemory { proposal_id: String, accept: bool },
+    /// List the turns that can be taken back (`/rewind`); answered by [`Event::Checkpoints`].
+    ListCheckpoints,
+    /// Work out what a restore would do (`/undo`, `/rewind`, `/diff`); answered by
+    /// [`Event::RestorePlan`]. Nothing is written.
+    PlanRestore { scope: RestoreScope },
+    /// Restore the chosen files of the plan `plan_id`, each only if it is still as the plan showed
+    /// it; answered by [`Event::Restored`] (and [`Event::SessionForked`] for a rewind).
+    Restore {
+        plan_id: String,
+        files: Vec<RestoreChoice>,
+    },
+    /// Switch the working mode (Shift-Tab in the TUI); applies from the next tool call on and is
+    /// confirmed by [`Event::ModeChanged`].
+    SetMode { mode: WorkMode },
+    /// Summarize the conversation now (`/compact [focus]`), between turns; answered by
+    /// [`Event::ContextCompacted`] or a warning saying why not.
+    Compact {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        focus: Option<String>,
+    },
+    /// Switch the model (and the provider when given) from the next turn on (`/model NAME`);
+    /// confirmed by [`Event::ModelChanged`], or refused with an [`Event::Error`].
+    SetModel {
+        model: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+    },
     /// Stop the agent: cancels any running turn, kills background sessions, then closes.
     Shutdown,
+}
+
+/// `[tui] notifications`: `off` (nothing), `bell` (the terminal bell), `desktop` (the bell, and a
+/// desktop notification when the terminal window is not focused).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Notifications {
+    Off,
+    Bell,
+    #[default]
+    Desktop,
+}
+
+/// A workspace file attached to a message with `@path`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    pub path: String,
+    /// The file's size.
+    pub bytes: usize,
+    /// Only the first part of the file is in `text`.
+    #[serde(default)]
+    pub truncated: bool,
+    pub text: String,
+}
+
+/// How much the agent may do without asking, switched during a session (Shift-Tab).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkMode {
+    /// The policy decides; what it says to ask is asked (the default).
+    #[default]
+    Ask,
+    /// File changes inside the write roots apply without a prompt (the built-in ask for edits
+    /// becomes allow); commands are judged as in `ask`.
+    AutoEdit,
+    /// Read-only planning: no file changes, only calls the policy allows without asking; the
+    /// model is told it is planning.
+    Plan,
+}
+
+impl WorkMode {
+    pub const ALL: [WorkMode; 3] = [WorkMode::Ask, WorkMode::AutoEdit, WorkMode::Plan];
+
+    /// The name used by `--mode`, config and the status line.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkMode::Ask => "ask",
+            WorkMode::AutoEdit => "auto-edit",
+            WorkMode::Plan => "plan",
+        }
+    }
+
+    /// The mode after this one on Shift-Tab.
+    pub fn next(self) -> WorkMode {
+        match self {
+            WorkMode::Ask => WorkMode::AutoEdit,
+            WorkMode::AutoEdit => WorkMode::Plan,
+            WorkMode::Plan => WorkMode::Ask,
+        }
+    }
+
+    /// Parses `ask`, `auto-edit` (or `auto_edit`) and `plan`.
+    pub fn parse(text: &str) -> Option<WorkMode> {
+        let t = text.trim().replace('_', "-");
+        WorkMode::ALL.into_iter().find(|m| m.name() == t)
+    }
 }
 
 /// How the person answered an approval prompt.
@@ -758,11 +857,41 @@ pub enum Event {
         #[serde(default)]
         file: Option<String>,
     },
+    /// Files a tool call changed, with what they were before and after (the turn's checkpoint
+    /// grows by these). Journaled: undo and `/diff` are rebuilt from them.
+    FilesChanged {
+        turn: u32,
+        call_id: String,
+        tool: String,
+        changes: Vec<FileChange>,
+    },
+    /// The turns that can be taken back, answering [`Op::ListCheckpoints`]. Live only.
+    Checkpoints { turns: Vec<TurnCheckpoint> },
+    /// A restore to review, answering [`Op::PlanRestore`]. Live only.
+    RestorePlan { plan: RestorePlan },
+    /// Files were restored (or skipped), answering [`Op::Restore`] or `pablo undo`.
+    Restored { report: RestoreReport },
+    /// The conversation went back to the start of `turn` and continues as the new session
+    /// `session_id`; the turns from `turn` on stay in the journal of `from_session`. `text` is the
+    /// prompt of that turn, for the person to edit and send again.
+    SessionForked {
+        session_id: String,
+        from_session: String,
+        turn: u32,
+        text: String,
+    },
     /// An MCP server started, became ready (its tools, prompts and resources), failed (with the
     /// reason) or stopped. Sent whenever that changes. Live only: never journaled.
     McpServer { server: McpServerView },
     /// Something non-fatal the person should know (a torn journal line, a truncated AGENTS.md).
     Warning { message: String },
+    /// The working mode now in force (after [`Op::SetMode`], or at start when not `ask`).
+    ModeChanged { mode: WorkMode },
+    /// Files the person attached with `@path` to the message just sent (their text went to the
+    /// model with it; journals keep it so a resumed conversation is the same).
+    Attachments { files: Vec<Attachment> },
+    /// The model the next turn uses (after [`Op::SetModel`]).
+    ModelChanged { provider: String, model: String },
     /// The turn (or the agent) failed.
     Error { code: String, message: String },
     TurnCompleted {
@@ -811,6 +940,25 @@ pub fn summarize_arguments(arguments: &Value) -> String {
         }
     }
     String::new()
+}
+
+/// A slash command written by the person as a markdown file (`launch::commands`): `/name args`
+/// sends `text` with `$ARGUMENTS` replaced by `args`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CustomCommand {
+    pub name: String,
+    /// The first non-empty line, for the popup and `/help`.
+    pub description: String,
+    pub text: String,
+    /// `user` or `project`.
+    pub source: String,
+}
+
+impl CustomCommand {
+    /// The prompt for `/name args`.
+    pub fn expand(&self, args: &str) -> String {
+        self.text.replace("$ARGUMENTS", args.trim())
+    }
 }
 
 #[cfg(test)]

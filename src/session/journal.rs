@@ -14,12 +14,12 @@ use serde::Serialize;
 
 use super::info::{SessionInfo, mtime_ns};
 use super::load::{LoadedJournal, load_journal};
-use super::{Header, SessionError, now_ms};
+use super::{ForkOrigin, Header, SessionError, format_ms, now_ms};
 use crate::core::EventRecorder;
 use crate::protocol::Event;
 
 /// Whether an event is written to the journal. Streaming deltas and live output are for the
-/// screen only (so is a `/rules` listing): the whole message (`MessageCompleted`) and the tool result (`ToolCallEnd`) carry
+/// screen only (so are a `/rules` listing, the `/rewind` list and a restore plan under review): the whole message (`MessageCompleted`) and the tool result (`ToolCallEnd`) carry
 /// everything resume needs, and background output lives in its own log file.
 pub fn is_journaled(event: &Event) -> bool {
     !matches!(
@@ -32,6 +32,8 @@ pub fn is_journaled(event: &Event) -> bool {
             | Event::Rules { .. }
             | Event::Artifacts { .. }
             | Event::Memory { .. }
+            | Event::Checkpoints { .. }
+            | Event::RestorePlan { .. }
             | Event::McpServer { .. }
     )
 }
@@ -212,6 +214,67 @@ impl EventRecorder for Journal {
         self.write_meta();
         Ok(())
     }
+
+    /// The new journal sits beside this one: its header names this session and the turn, its
+    /// lines are this journal's up to that prompt (with their original times), then `carry`.
+    /// From here on this journal appends to the new file; the old one is closed (and unlocked)
+    /// as it was.
+    fn fork(
+        &mut self,
+        new_id: &str,
+        before_turn: u32,
+        carry: &[Event],
+    ) -> std::io::Result<Option<Vec<Event>>> {
+        let to_io = |e: SessionError| std::io::Error::other(e.to_string());
+        super::validate_id(new_id).map_err(to_io)?;
+        self.sync()?;
+        let loaded = load_journal(&self.path).map_err(to_io)?;
+        let mut prefix = Vec::new();
+        let mut prompts = 0;
+        for s in loaded.events {
+            if matches!(s.event, Event::UserMessage { .. }) {
+                prompts += 1;
+                if prompts >= before_turn {
+                    break;
+                }
+            }
+            prefix.push(s);
+        }
+        let dir = self
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mut header = loaded.header;
+        header.id = new_id.to_string();
+        header.created = format_ms(now_ms());
+        header.forked_from = Some(ForkOrigin {
+            session: self.info.id.clone(),
+            turn: before_turn,
+        });
+        let mut next = Journal::create(
+            dir.join(format!("{new_id}.jsonl")),
+            dir.join(format!("{new_id}.meta.json")),
+            &header,
+        )
+        .map_err(to_io)?;
+        for s in &prefix {
+            next.record_at(s.ts, &s.event)?;
+        }
+        for e in carry {
+            next.record(e)?;
+        }
+        next.file.sync_all()?;
+        next.write_meta();
+        *self = next;
+        Ok(Some(
+            prefix
+                .into_iter()
+                .map(|s| s.event)
+                .chain(carry.iter().cloned())
+                .collect(),
+        ))
+    }
 }
 
 /// A new session's journal, written from its first turn on: a TUI opened and closed without a
@@ -287,6 +350,19 @@ impl EventRecorder for PendingJournal {
         match self.journal.as_mut() {
             Some(j) => j.sync(),
             None => Ok(()),
+        }
+    }
+
+    /// A rewind needs a turn to go back to, so the journal exists by then.
+    fn fork(
+        &mut self,
+        new_id: &str,
+        before_turn: u32,
+        carry: &[Event],
+    ) -> std::io::Result<Option<Vec<Event>>> {
+        match self.journal.as_mut() {
+            Some(j) => j.fork(new_id, before_turn, carry),
+            None => Ok(None),
         }
     }
 }

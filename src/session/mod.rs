@@ -14,10 +14,14 @@
 //! survive. Listing reads a small summary file kept beside each journal, so `pablo sessions` does
 //! not parse whole journals.
 //!
+//! Each turn's checkpoint (what the files it changed were before it) is journaled with the
+//! session too; [`checkpoint`] restores from it (undo, rewind, `/diff`).
+//!
 //! Layout (see docs/sessions.md): `$XDG_DATA_HOME/pablo/sessions/<id>.jsonl` (the journal),
 //! `<id>.meta.json` (the listing summary, a cache rebuilt from the journal when stale) and `<id>/`
 //! (spilled shell output and background-session logs, referenced by path from tool results).
 
+pub mod checkpoint;
 mod info;
 mod journal;
 mod load;
@@ -33,7 +37,7 @@ pub use journal::{Journal, PendingJournal, is_journaled};
 pub use load::{LoadWarning, LoadedJournal, Stamped, WarningKind, load_journal};
 pub use replay::{
     INTERRUPTED_CODE, InterruptedCall, Plan, ResumeState, SavedApproval, interrupted_outcome,
-    replay,
+    rebuild, replay,
 };
 pub use store::{Listing, Store};
 
@@ -57,6 +61,17 @@ pub struct Header {
     pub model: String,
     pub provider: String,
     pub pablo_version: String,
+    /// Set when the session began as a rewind of another: the conversation up to the start of
+    /// `turn` of `session` was copied, the rest stays there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkOrigin>,
+}
+
+/// Which session and turn a forked session began from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkOrigin {
+    pub session: String,
+    pub turn: u32,
 }
 
 /// Serde helper: the literal `"header"`.
@@ -84,6 +99,7 @@ impl Header {
             model: model.into(),
             provider: provider.into(),
             pablo_version: env!("CARGO_PKG_VERSION").to_string(),
+            forked_from: None,
         }
     }
 }

@@ -13,6 +13,8 @@
 
 use std::collections::BTreeMap;
 
+use super::checkpoint::History;
+use super::checkpoint::history::prompt_with_note;
 use super::load::{LoadWarning, LoadedJournal};
 use super::{Header, format_ms};
 use crate::core::ToolFailure;
@@ -93,6 +95,8 @@ pub struct ResumeState {
     pub warnings: Vec<LoadWarning>,
     /// Unix ms of the last event (the header's creation time when there is none).
     pub updated_ms: u64,
+    /// The session's checkpoints: each turn's changed files and what they were before.
+    pub checkpoints: History,
 }
 
 impl ResumeState {
@@ -186,7 +190,19 @@ pub fn replay(journal: LoadedJournal) -> ResumeState {
         turns: r.turns,
         warnings: journal.warnings,
         updated_ms,
+        checkpoints: r.checkpoints,
     }
+}
+
+/// The conversation and checkpoints that `events` (a journal's, in order) build: what a forked
+/// session continues from.
+pub fn rebuild(events: &[Event]) -> (Vec<Message>, History) {
+    let mut r = Replayer::default();
+    for e in events {
+        r.apply(e);
+    }
+    r.close_pending();
+    (r.history, r.checkpoints)
 }
 
 #[derive(Default)]
@@ -203,10 +219,12 @@ struct Replayer {
     approvals: Vec<SavedApproval>,
     usage: Usage,
     turns: usize,
+    checkpoints: History,
 }
 
 impl Replayer {
     fn apply(&mut self, event: &Event) {
+        self.checkpoints.apply(event);
         match event {
             Event::SessionStarted { .. } => {
                 // A restart: whatever was running died with the previous process.
@@ -217,7 +235,16 @@ impl Replayer {
             Event::UserMessage { text } => {
                 self.close_pending();
                 self.reasoning.clear();
-                self.history.push(Message::User { text: text.clone() });
+                // A restore's note rode in front of this prompt, as the agent sent it.
+                let note = self.checkpoints.take_note();
+                self.history.push(Message::User {
+                    text: prompt_with_note(note.as_deref(), text),
+                });
+            }
+            Event::Attachments { files } => {
+                if let Some(Message::User { text }) = self.history.last_mut() {
+                    *text = crate::protocol::describe::with_attachments(text, files);
+                }
             }
             Event::ReasoningCompleted { blocks } => self.reasoning = blocks.clone(),
             Event::MessageCompleted { text, tool_calls } => {
@@ -318,8 +345,15 @@ impl Replayer {
             | Event::Rules { .. }
             | Event::Artifacts { .. }
             | Event::Memory { .. }
+            | Event::FilesChanged { .. }
+            | Event::Checkpoints { .. }
+            | Event::RestorePlan { .. }
+            | Event::Restored { .. }
+            | Event::SessionForked { .. }
             | Event::McpServer { .. }
             | Event::Warning { .. }
+            | Event::ModeChanged { .. }
+            | Event::ModelChanged { .. }
             | Event::Error { .. }
             | Event::ShutdownComplete => {}
         }

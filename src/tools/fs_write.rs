@@ -118,15 +118,36 @@ pub(crate) async fn commit_file_change(
     let ws = ws.clone();
     let p = p.clone();
     let cancel = ctx.cancel.clone();
+    let changes = ctx.host.changes.clone();
     // Once the blocking install starts it runs to its end: a cancellation after the rename
     // cannot turn a committed change into a reported failure.
     let installed = blocking(move || {
-        let installed = ws.install(
+        if p.old_revision.is_none()
+            && let Some(c) = &changes
+        {
+            c.will_create(&rel);
+        }
+        // The checkpoint gets the bytes the install checked and is about to replace.
+        let mut keep = |previous: Option<&crate::workspace::FileBytes>| match &changes {
+            Some(c) => {
+                c.before_write(&rel, previous)
+                    .map_err(|message| WorkspaceError::Checkpoint {
+                        path: rel.to_string(),
+                        message,
+                    })
+            }
+            None => Ok(()),
+        };
+        let installed = ws.install_with(
             &rel,
             p.new_text.as_bytes(),
             p.old_revision.as_deref(),
             &cancel,
+            &mut keep,
         )?;
+        if let Some(c) = &changes {
+            c.after_write(&rel, p.new_text.as_bytes());
+        }
         Ok::<_, WorkspaceError>((installed, p))
     })
     .await?;
@@ -158,7 +179,7 @@ async fn commit_through_editor(
         ));
     };
     let expected = p.old_revision.as_deref().unwrap_or_default();
-    let Some((_, current)) = current_text(ctx, ws, rel).await? else {
+    let Some((editor_text, current)) = current_text(ctx, ws, rel).await? else {
         return Err(WorkspaceError::RevisionMismatch {
             path: rel.to_string(),
             detail: "the file was removed after the preview; nothing written".into(),
@@ -183,11 +204,32 @@ async fn commit_through_editor(
         }
         .into());
     }
+    if let Some(c) = &ctx.host.changes {
+        // What the editor holds is what its write replaces.
+        let text = editor_text;
+        let mode = match ws.node(rel) {
+            Ok(crate::workspace::Node::File { mode, .. }) => mode,
+            _ => 0o644,
+        };
+        let previous = crate::workspace::FileBytes {
+            revision: revision_of(text.as_bytes()),
+            bytes: text.into_bytes(),
+            mode,
+        };
+        c.before_write(rel, Some(&previous))
+            .map_err(|message| WorkspaceError::Checkpoint {
+                path: rel.to_string(),
+                message,
+            })?;
+    }
     // Once sent, the write is awaited whatever happens to the turn: the editor may already have
     // applied it, and a change that landed must not be reported as a failure.
     editor
         .write_text(&ws.root().join(rel.as_str()), &p.new_text)
         .await?;
+    if let Some(c) = &ctx.host.changes {
+        c.after_write(rel, p.new_text.as_bytes());
+    }
     Ok(json!({
         "path": p.path,
         "committed": true,

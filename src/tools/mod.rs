@@ -61,6 +61,8 @@ pub struct Host {
     pub network: web_fetch::NetworkBudget,
     /// This session's memory proposals, when `[memory] enabled = true`.
     pub memory: Option<Arc<memory_propose::MemoryStore>>,
+    /// The session's checkpoints: told what a file held before pablo changes it.
+    pub changes: Option<Arc<dyn ChangeRecorder>>,
     /// The session's MCP servers (none configured: an empty hub).
     pub mcp: Arc<mcp::McpHub>,
     /// Which workspace paths the file tools may show (policy's read and deny roots); `None`:
@@ -80,6 +82,22 @@ impl Drop for TempDirGuard {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Keeps what a file held before pablo changes it, so the change can be undone (the session's
+/// checkpoints implement it). Called from inside the commit of `fs.write` and `fs.edit`.
+pub trait ChangeRecorder: Send + Sync {
+    /// A new file is about to be created (before its missing directories are made).
+    fn will_create(&self, rel: &crate::workspace::RelPath);
+    /// The bytes about to be replaced (`None`: the file is being created), after the revision
+    /// check passed and before anything is written. An error stops the write.
+    fn before_write(
+        &self,
+        rel: &crate::workspace::RelPath,
+        previous: Option<&crate::workspace::FileBytes>,
+    ) -> Result<(), String>;
+    /// The bytes that landed.
+    fn after_write(&self, rel: &crate::workspace::RelPath, bytes: &[u8]);
 }
 
 /// Whether a workspace-relative path may be read (`""` is the root).
@@ -105,6 +123,7 @@ impl Host {
             editor: None,
             network: web_fetch::NetworkBudget::default(),
             memory: None,
+            changes: None,
             mcp: Arc::new(mcp::McpHub::empty()),
             readable: None,
             sandbox: crate::process::sandbox::SandboxSettings {

@@ -38,7 +38,16 @@ pub trait Screen: Backend {
     fn begin_frame(&mut self) {}
     fn end_frame(&mut self) {}
     fn bell(&mut self) {}
+    fn write_raw(&mut self, _bytes: &[u8]) {}
     fn set_mouse_capture(&mut self, _on: bool) {}
+    /// Lends the terminal to another program (the person's editor): normal screen, cooked mode.
+    fn lend(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Takes the terminal back after [`Screen::lend`].
+    fn take_back(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl Screen for ratatui::backend::TestBackend {}
@@ -55,8 +64,12 @@ impl<W: io::Write> Screen for ratatui::backend::CrosstermBackend<W> {
     }
 
     fn bell(&mut self) {
+        self.write_raw(b"\x07");
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) {
         use std::io::Write;
-        let _ = self.write_all(b"\x07");
+        let _ = self.write_all(bytes);
         let _ = Write::flush(self);
     }
 
@@ -68,6 +81,187 @@ impl<W: io::Write> Screen for ratatui::backend::CrosstermBackend<W> {
             ratatui::crossterm::execute!(self, DisableMouseCapture)
         };
     }
+
+    fn lend(&mut self) -> io::Result<()> {
+        ratatui::crossterm::execute!(
+            self,
+            ratatui::crossterm::terminal::LeaveAlternateScreen,
+            ratatui::crossterm::cursor::Show
+        )?;
+        super::term::lend_modes()
+    }
+
+    fn take_back(&mut self) -> io::Result<()> {
+        super::term::take_back_modes()?;
+        ratatui::crossterm::execute!(self, ratatui::crossterm::terminal::EnterAlternateScreen)
+    }
+}
+
+/// Where frames go: the whole screen (a ratatui `Terminal`), or the inline viewport under the
+/// terminal's scrollback ([`InlineSurface`]). The loop is generic over it.
+pub trait Surface {
+    /// Draws one frame of `state`.
+    fn frame(&mut self, state: &mut AppState) -> Result<(), TuiError>;
+    /// The terminal is now `cols` x `rows`.
+    fn resized(&mut self, _cols: u16, _rows: u16) -> Result<(), TuiError> {
+        Ok(())
+    }
+    fn bell(&mut self) {}
+    /// Writes an escape sequence of its own (a notification, the clipboard) outside a frame.
+    fn write_raw(&mut self, _bytes: &[u8]) {}
+    fn set_mouse_capture(&mut self, _on: bool) {}
+    /// Lends the terminal to the person's editor; the next frame after
+    /// [`Surface::take_back`] redraws everything.
+    fn lend(&mut self) -> Result<(), TuiError> {
+        Ok(())
+    }
+    fn take_back(&mut self) -> Result<(), TuiError> {
+        Ok(())
+    }
+}
+
+impl<B: Screen> Surface for Terminal<B> {
+    fn frame(&mut self, state: &mut AppState) -> Result<(), TuiError> {
+        draw(self, state)
+    }
+
+    fn bell(&mut self) {
+        self.backend_mut().bell();
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) {
+        self.backend_mut().write_raw(bytes);
+    }
+
+    fn set_mouse_capture(&mut self, on: bool) {
+        self.backend_mut().set_mouse_capture(on);
+    }
+
+    fn lend(&mut self) -> Result<(), TuiError> {
+        self.backend_mut().lend().map_err(terminal_error)
+    }
+
+    fn take_back(&mut self) -> Result<(), TuiError> {
+        self.backend_mut().take_back().map_err(terminal_error)?;
+        self.clear().map_err(|e| TuiError::Terminal(e.to_string()))
+    }
+}
+
+/// The inline viewport: each frame first prints the transcript cells that finished into the
+/// scrollback, then draws what is still live, the composer and the status line under them.
+/// Full-screen overlays (pickers, the full diff) take the alternate screen while they are open.
+pub struct InlineSurface<W: io::Write> {
+    pub screen: super::inline::InlineScreen<W>,
+    /// The welcome has been printed.
+    greeted: bool,
+}
+
+impl<W: io::Write> InlineSurface<W> {
+    pub fn new(screen: super::inline::InlineScreen<W>) -> Self {
+        Self {
+            screen,
+            greeted: false,
+        }
+    }
+
+    /// Erases the viewport; the conversation stays in the scrollback.
+    pub fn finish(&mut self) -> Result<(), TuiError> {
+        self.screen.finish().map_err(terminal_error)
+    }
+}
+
+fn terminal_error(e: io::Error) -> TuiError {
+    TuiError::Terminal(e.to_string())
+}
+
+/// Transcript lines carry the one-column margin the full-screen view gives them.
+fn with_margin(lines: Vec<ratatui::text::Line<'static>>) -> Vec<ratatui::text::Line<'static>> {
+    lines
+        .into_iter()
+        .map(|mut l| {
+            if !l.spans.is_empty() {
+                l.spans.insert(0, ratatui::text::Span::raw(" "));
+            }
+            l
+        })
+        .collect()
+}
+
+impl<W: io::Write> Surface for InlineSurface<W> {
+    fn frame(&mut self, state: &mut AppState) -> Result<(), TuiError> {
+        let size = self.screen.size();
+        let full = Rect::new(0, 0, size.width, size.height);
+        if state.wants_full_screen() {
+            view::prepare(state, full);
+            let mut buf = ratatui::buffer::Buffer::empty(full);
+            ratatui::widgets::Widget::render(&*state, full, &mut buf);
+            let cursor = view::cursor_position(state, full);
+            return self
+                .screen
+                .draw_alternate(&buf, cursor)
+                .map_err(terminal_error);
+        }
+        self.screen.leave_alternate().map_err(terminal_error)?;
+        let inner = size.width.saturating_sub(2) as usize;
+        if !self.greeted {
+            self.greeted = true;
+            let welcome = with_margin(view::welcome_lines(state, inner));
+            self.screen
+                .insert_history(&welcome)
+                .map_err(terminal_error)?;
+        }
+        // A settled conversation (no turn running) has nothing left that will change, but a
+        // prompt that waits for an answer.
+        let finished = state
+            .transcript
+            .take_finished(inner, state.now, !state.turn_running);
+        if !finished.is_empty() {
+            self.screen
+                .insert_history(&with_margin(finished))
+                .map_err(terminal_error)?;
+        }
+        view::prepare(state, full);
+        let h = view::inline_height(state, size.width, size.height);
+        let area = Rect::new(0, 0, size.width, h);
+        view::prepare(state, area);
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        ratatui::widgets::Widget::render(&*state, area, &mut buf);
+        let cursor = view::cursor_position(state, area);
+        self.screen.draw(&buf, cursor).map_err(terminal_error)
+    }
+
+    fn resized(&mut self, cols: u16, rows: u16) -> Result<(), TuiError> {
+        self.screen
+            .resize(ratatui::layout::Size::new(cols, rows))
+            .map_err(terminal_error)
+    }
+
+    fn bell(&mut self) {
+        self.write_raw(b"\x07");
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) {
+        let w = self.screen.writer();
+        let _ = w.write_all(bytes);
+        let _ = w.flush();
+    }
+
+    fn lend(&mut self) -> Result<(), TuiError> {
+        // The viewport goes; the conversation above it stays in the scrollback.
+        self.screen.finish().map_err(terminal_error)?;
+        super::term::lend_modes().map_err(terminal_error)
+    }
+
+    fn take_back(&mut self) -> Result<(), TuiError> {
+        super::term::take_back_modes().map_err(terminal_error)?;
+        // The editor may have left the cursor anywhere: the viewport starts where it is now.
+        let rows = self.screen.size().height;
+        let row = ratatui::crossterm::cursor::position()
+            .map(|(_, r)| r)
+            .unwrap_or(rows.saturating_sub(1));
+        self.screen.reanchor(row);
+        Ok(())
+    }
 }
 
 /// The front-end's ends of the agent's channels.
@@ -76,25 +270,27 @@ pub struct AgentLink {
     pub events: mpsc::UnboundedReceiver<Event>,
 }
 
-/// Hands the terminal to a pager on a file and takes it back; `Err` says why it failed.
-pub type Pager = Box<dyn FnMut(&str) -> Result<(), String> + Send>;
-
 /// Extra inputs of the loop.
 pub struct LoopInputs {
     /// Resolves when the process is asked to stop (SIGTERM, SIGHUP).
     pub terminate: Pin<Box<dyn Future<Output = ()> + Send>>,
     /// Workspace files for `@path` completion, listed in the background.
     pub files: Option<oneshot::Receiver<Vec<String>>>,
-    /// Opens an artifact in `$PAGER` (the real terminal's; tests may record the path).
-    pub pager: Option<Pager>,
+    /// Opens terminal input anew after the terminal was lent to the person's editor (the old
+    /// stream is dropped first so it stops reading keys meant for the editor). `None`: there is
+    /// no terminal to lend (tests on `TestBackend`), and Ctrl-G and the `/artifacts` pager say so.
+    pub reopen_input: Option<Box<dyn Fn() -> InputStream + Send>>,
 }
+
+/// Terminal input as the loop holds it.
+pub type InputStream = Pin<Box<dyn Stream<Item = io::Result<TermEvent>> + Send>>;
 
 impl Default for LoopInputs {
     fn default() -> Self {
         Self {
             terminate: Box::pin(futures::future::pending()),
             files: None,
-            pager: None,
+            reopen_input: None,
         }
     }
 }
@@ -165,6 +361,8 @@ fn apply_input(state: &mut AppState, batch: Vec<TermEvent>) {
         match ev {
             TermEvent::Key(k) if k.kind != KeyEventKind::Release => state.handle_key(k),
             TermEvent::Paste(text) => state.paste(&text),
+            TermEvent::FocusGained => state.focused = true,
+            TermEvent::FocusLost => state.focused = false,
             TermEvent::Mouse(m) => match m.kind {
                 MouseEventKind::ScrollUp => state.transcript.scroll_up(3),
                 MouseEventKind::ScrollDown => state.transcript.scroll_down(3),
@@ -175,19 +373,37 @@ fn apply_input(state: &mut AppState, batch: Vec<TermEvent>) {
     }
 }
 
+/// Ctrl-G: lends the terminal to the person's editor on the draft and puts what was saved into
+/// the composer. Whatever goes wrong, the draft stays as it was and the person is told why.
+async fn edit_draft<S: Surface>(terminal: &mut S, state: &mut AppState) -> Result<(), TuiError> {
+    let Some(command) = super::editor::editor_command() else {
+        state.editor_failed(&super::editor::EditorError::NoEditor);
+        return Ok(());
+    };
+    terminal.lend()?;
+    let result = super::editor::edit(&command, state.composer.text()).await;
+    terminal.take_back()?;
+    match result {
+        Ok(text) => state.composer.set_text(&text),
+        Err(e) => state.editor_failed(&e),
+    }
+    Ok(())
+}
+
 /// Runs the app until the person quits (or input ends, or the agent stops, or `terminate` fires).
 /// Returns the final state; the caller restores the terminal and prints the summary.
-pub async fn run_loop<B, I>(
-    terminal: &mut Terminal<B>,
-    mut input: I,
+pub async fn run_loop<S, I>(
+    terminal: &mut S,
+    input: I,
     mut link: AgentLink,
     mut state: AppState,
     mut extra: LoopInputs,
 ) -> Result<AppState, TuiError>
 where
-    B: Screen,
-    I: Stream<Item = io::Result<TermEvent>> + Unpin,
+    S: Surface,
+    I: Stream<Item = io::Result<TermEvent>> + Send + 'static,
 {
+    let mut input: InputStream = Box::pin(input);
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
     let mut input_open = true;
@@ -237,6 +453,11 @@ where
                         // The loop's `now` dates from before the wait (the last redraw); a key is
                         // stamped with the time it arrived (the double ctrl-c window).
                         state.now = Instant::now();
+                        for e in &batch {
+                            if let TermEvent::Resize(cols, rows) = e {
+                                terminal.resized(*cols, *rows)?;
+                            }
+                        }
                         apply_input(&mut state, batch);
                     }
                     Some(Err(_)) | None => {
@@ -275,7 +496,7 @@ where
             }
             () = tokio::time::sleep_until(draw_at.into()), if next_draw.is_some() => {
                 state.now = Instant::now();
-                draw(terminal, &mut state)?;
+                terminal.frame(&mut state)?;
                 last_draw = Some(state.now);
                 dirty = false;
             }
@@ -287,22 +508,49 @@ where
         let effects: Vec<Effect> = state.effects.drain(..).collect();
         for effect in effects {
             match effect {
-                Effect::Bell => terminal.backend_mut().bell(),
-                Effect::MouseCapture(on) => terminal.backend_mut().set_mouse_capture(on),
-                Effect::OpenPager(path) => {
-                    let result = match extra.pager.as_mut() {
-                        Some(open) => open(&path),
-                        None => Err("no pager can run here".to_string()),
-                    };
-                    // The pager drew over the screen: the next frame repaints every cell.
-                    if let Ok(size) = terminal.size() {
-                        let _ = terminal.resize(Rect::new(0, 0, size.width, size.height));
+                Effect::Bell => terminal.bell(),
+                Effect::Notify(text) => terminal.write_raw(&super::term::notification(&text)),
+                Effect::Copy(text) => terminal.write_raw(&super::term::clipboard(&text)),
+                Effect::MouseCapture(on) => terminal.set_mouse_capture(on),
+                Effect::EditDraft => {
+                    if let Some(reopen) = &extra.reopen_input {
+                        // Dropping the stream stops its reader before the editor reads keys.
+                        drop(std::mem::replace(
+                            &mut input,
+                            Box::pin(futures::stream::pending()),
+                        ));
+                        edit_draft(terminal, &mut state).await?;
+                        input = reopen();
+                        if state.mouse_capture {
+                            terminal.set_mouse_capture(true);
+                        }
+                    } else {
+                        state.editor_unavailable("there is no terminal to lend to an editor");
                     }
-                    terminal
-                        .backend_mut()
-                        .set_mouse_capture(state.mouse_capture);
-                    if let Err(e) = result {
-                        state.warn(format!("cannot open {path}: {e}"));
+                    dirty = true;
+                }
+                Effect::OpenPager(path) => {
+                    if let Some(reopen) = &extra.reopen_input {
+                        drop(std::mem::replace(
+                            &mut input,
+                            Box::pin(futures::stream::pending()),
+                        ));
+                        terminal.lend()?;
+                        let command = super::pager::pager_command();
+                        let result = super::pager::page(command.as_deref(), &path).await;
+                        terminal.take_back()?;
+                        input = reopen();
+                        if state.mouse_capture {
+                            terminal.set_mouse_capture(true);
+                        }
+                        if let Err(e) = result {
+                            let code = crate::core::Coded::code(&e);
+                            state.warn(format!("{code}: cannot show {path}: {e}"));
+                        }
+                    } else {
+                        state.warn(format!(
+                            "pager_unavailable: there is no terminal to lend to a pager for {path}"
+                        ));
                     }
                     dirty = true;
                 }

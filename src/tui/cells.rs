@@ -151,6 +151,21 @@ impl Cell {
         self.version += 1;
     }
 
+    /// Whether the cell will not change again: an answer that finished streaming, a call with
+    /// its result. Only such cells go into the terminal's scrollback (inline mode).
+    pub fn is_finished(&self) -> bool {
+        match &self.kind {
+            CellKind::Assistant { streaming, .. } => !streaming,
+            CellKind::Tool(t) => t.result.is_some(),
+            _ => true,
+        }
+    }
+
+    /// Whether the cell waits for the person (an approval prompt is open on it).
+    pub fn awaits_answer(&self) -> bool {
+        matches!(&self.kind, CellKind::Tool(t) if t.status == ToolStatus::AwaitingApproval)
+    }
+
     /// Whether the cell's look depends on the clock.
     pub fn is_live(&self) -> bool {
         match &self.kind {

@@ -13,8 +13,14 @@ pub enum CommandId {
     Rules,
     Artifacts,
     Memory,
+    Undo,
+    Rewind,
+    Diff,
     Mcp,
     Model,
+    Mode,
+    Copy,
+    Compact,
     Clear,
     Quit,
 }
@@ -83,6 +89,24 @@ pub static COMMANDS: &[SlashCommand] = &[
         id: CommandId::Memory,
     },
     SlashCommand {
+        name: "undo",
+        args: "",
+        help: "restore the files the last turn changed (with a preview)",
+        id: CommandId::Undo,
+    },
+    SlashCommand {
+        name: "rewind",
+        args: "",
+        help: "go back to the start of an earlier turn: files and conversation",
+        id: CommandId::Rewind,
+    },
+    SlashCommand {
+        name: "diff",
+        args: "",
+        help: "everything this session changed, by file and hunk; revert a hunk or a file",
+        id: CommandId::Diff,
+    },
+    SlashCommand {
         name: "mcp",
         args: "",
         help: "MCP servers: state and what each offers",
@@ -90,9 +114,27 @@ pub static COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "model",
-        args: "",
-        help: "show the model and provider",
+        args: "[NAME]",
+        help: "show the model, or switch to NAME (PROVIDER/NAME for another provider) from the next turn",
         id: CommandId::Model,
+    },
+    SlashCommand {
+        name: "mode",
+        args: "[MODE]",
+        help: "show or set the mode: ask, auto-edit, plan (shift-tab cycles)",
+        id: CommandId::Mode,
+    },
+    SlashCommand {
+        name: "compact",
+        args: "[FOCUS]",
+        help: "summarize the conversation now (FOCUS: what the summary must keep)",
+        id: CommandId::Compact,
+    },
+    SlashCommand {
+        name: "copy",
+        args: "",
+        help: "copy the last answer to the clipboard (OSC 52)",
+        id: CommandId::Copy,
     },
     SlashCommand {
         name: "clear",
@@ -135,8 +177,13 @@ pub static KEYS: &[(&str, &str)] = &[
     ("ctrl-o", "expand or collapse tool output and diffs"),
     ("ctrl-t", "show or hide the todo checklist"),
     ("ctrl-b", "background sessions"),
+    ("ctrl-g", "write the prompt in $VISUAL / $EDITOR"),
     (
-        "ctrl-g",
+        "shift-tab",
+        "switch mode: ask → auto-edit (edits apply) → plan (read-only)",
+    ),
+    (
+        "f2",
         "capture the mouse (wheel scroll) or give it back to the terminal",
     ),
     (
@@ -149,4 +196,12 @@ pub static KEYS: &[(&str, &str)] = &[
     ),
     ("f", "approval: full-screen diff"),
     ("a / d", "/memory: accept / dismiss the selected proposal"),
+    (
+        "space, y / n",
+        "restore preview: select a file or hunk, restore / cancel",
+    ),
+    (
+        "r",
+        "/diff: revert the selected hunk or file (opens the preview)",
+    ),
 ];

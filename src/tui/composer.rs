@@ -44,6 +44,8 @@ pub struct Composer {
     /// MCP resources for `@server:uri` completion (`server:uri`, and the resource's name).
     pub mcp_resources: Vec<(String, String)>,
     pub selected: usize,
+    /// The person's own slash commands (name, description), completed after the built-in ones.
+    pub custom: Vec<(String, String)>,
 }
 
 impl Composer {
@@ -129,6 +131,16 @@ impl Composer {
                     insert: format!("/{}", c.name),
                 })
                 .collect();
+            out.extend(
+                self.custom
+                    .iter()
+                    .filter(|(n, _)| n.starts_with(name) && commands::find(n).is_none())
+                    .map(|(n, d)| Completion {
+                        label: format!("/{n}"),
+                        detail: d.clone(),
+                        insert: format!("/{n}"),
+                    }),
+            );
             out.extend(
                 self.mcp_commands
                     .iter()
@@ -294,6 +306,7 @@ impl Composer {
                 if let Some(name) = self.text.strip_prefix('/')
                     && !name.contains(' ')
                     && commands::find(name).is_none()
+                    && !self.custom.iter().any(|(n, _)| n == name)
                     && !popup.is_empty()
                 {
                     let c = popup[self.selected.min(popup.len() - 1)].clone();

@@ -50,6 +50,10 @@ pub enum Layer {
     Resume(ResumeView),
     Artifacts(ArtifactsView),
     Memory(MemoryView),
+    /// `/rewind`'s list of turns.
+    Rewind(super::restore::RewindView),
+    /// A restore preview (`/undo`, `/rewind`) or the `/diff` review.
+    Restore(Box<super::restore::RestoreView>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

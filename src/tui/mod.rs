@@ -5,8 +5,12 @@ pub mod cells;
 pub mod commands;
 pub mod composer;
 pub mod diff;
+pub mod editor;
+pub mod inline;
 pub mod layers;
 pub mod markdown;
+pub mod pager;
+pub mod restore;
 #[cfg(test)]
 mod snapshot_tests;
 pub mod state;
@@ -98,6 +102,13 @@ pub struct TuiOptions {
     pub resume_command: Option<String>,
     /// Events shown before the agent's own (launch warnings).
     pub startup_events: Vec<Event>,
+    /// Full-screen mode on the alternate screen (`--alt-screen`); inline under the terminal's
+    /// scrollback otherwise.
+    pub alt_screen: bool,
+    /// The person's slash commands (`launch::commands`).
+    pub custom_commands: Vec<crate::protocol::CustomCommand>,
+    /// `[tui] notifications`.
+    pub notifications: crate::protocol::Notifications,
 }
 
 /// Runs the full-screen TUI for a started agent (its approvals must be
@@ -168,6 +179,8 @@ async fn run_with_agent(
     state.workspace_dir = Some(workspace.clone());
     state.status.policy_mode = options.policy_mode.clone();
     state.status.resume_command = options.resume_command.clone();
+    state.set_custom_commands(options.custom_commands.clone());
+    state.notifications = options.notifications;
     // Startup events may replay a journaled transcript: what was pending then (a prompt, a
     // running turn, a shutdown) is history now, not something to answer.
     for e in options.startup_events {
@@ -185,26 +198,34 @@ async fn run_with_agent(
     tokio::task::spawn_blocking(move || {
         let _ = files_tx.send(list_files(&root, 20_000));
     });
-    let (mut terminal, guard) = term::enter()?;
-    let (input, pause) = term::SharedInput::new();
     let extra = app::LoopInputs {
         terminate: Box::pin(term::termination()),
         files: Some(files_rx),
-        pager: Some(term::pager(pause)),
+        reopen_input: Some(Box::new(|| {
+            Box::pin(ratatui::crossterm::event::EventStream::new())
+        })),
     };
-    let result = app::run_loop(
-        &mut terminal,
-        input,
-        app::AgentLink {
-            ops: ops.clone(),
-            events,
-        },
-        state,
-        extra,
-    )
-    .await;
-    drop(terminal);
-    drop(guard);
+    let link = app::AgentLink {
+        ops: ops.clone(),
+        events,
+    };
+    let result = if options.alt_screen {
+        let (mut terminal, guard) = term::enter()?;
+        let input = ratatui::crossterm::event::EventStream::new();
+        let result = app::run_loop(&mut terminal, input, link, state, extra).await;
+        drop(terminal);
+        drop(guard);
+        result
+    } else {
+        state.inline = true;
+        let (screen, guard) = term::enter_inline()?;
+        let mut surface = app::InlineSurface::new(screen);
+        let input = ratatui::crossterm::event::EventStream::new();
+        let result = app::run_loop(&mut surface, input, link, state, extra).await;
+        let finished = surface.finish();
+        drop(guard);
+        result.and_then(|s| finished.map(|()| s))
+    };
     // The agent was asked to shut down by the loop; give it a moment to finish its task.
     drop(ops);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(3), task).await;

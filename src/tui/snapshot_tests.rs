@@ -562,7 +562,11 @@ fn slash_popup_over_a_transcript_covers_whole_rows_and_shows_whole_descriptions(
         .lines()
         .filter(|l| l.contains("  /") && !l.contains("ctrl-c ctrl-c quit"))
         .collect();
-    assert_eq!(rows.len(), crate::tui::commands::COMMANDS.len(), "{screen}");
+    // As many whole commands as the popup has rows (it scrolls with its selection past those).
+    let shown = crate::tui::commands::COMMANDS
+        .len()
+        .min(usize::from(crate::tui::view::POPUP_MAX_ROWS));
+    assert_eq!(rows.len(), shown, "{screen}");
     for row in &rows {
         assert!(!row.contains("transcript-text"), "{row}\n{screen}");
     }
@@ -1139,4 +1143,33 @@ fn mcp_call_prompt_names_the_server_the_tool_and_the_exact_arguments() {
         verdict: v,
     });
     snap!("approval_mcp_call", draw(&mut s, 90, 26));
+}
+
+#[test]
+fn the_status_line_in_each_mode() {
+    for mode in WorkMode::ALL {
+        let (mut s, _) = state();
+        s.status.policy_mode = "edits ask · commands ask".into();
+        s.apply(Event::ModeChanged { mode });
+        s.hint = None;
+        let screen = draw(&mut s, 110, 4);
+        let status = screen.lines().last().unwrap_or_default().to_string();
+        snap!(format!("status_line_mode_{}", mode.name()), status);
+    }
+}
+
+#[test]
+fn the_inline_live_area_streaming_with_the_slash_popup_open() {
+    let (mut s, _) = state();
+    s.inline = true;
+    s.status.policy_mode = "edits ask · commands ask".into();
+    user_turn(&mut s, "what does this crate do?");
+    s.apply(Event::MessageDelta {
+        text: "It parses CSV files and".into(),
+    });
+    s.composer.set_text("/re");
+    let area = ratatui::layout::Rect::new(0, 0, 80, 24);
+    view::prepare(&mut s, area);
+    let h = view::inline_height(&s, 80, 24);
+    snap!("inline_live_area_streaming_popup", draw(&mut s, 80, h));
 }

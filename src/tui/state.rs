@@ -16,12 +16,14 @@ use super::composer::{Composer, ComposerAction};
 use super::layers::{
     ApprovalView, ArtifactsView, Intent, Layer, MemoryView, ResumeView, SessionsView,
 };
+use super::restore::{self, RestoreView, RewindView};
 use super::text::Output;
 use super::theme;
 use super::transcript::Transcript;
 use crate::protocol::{
-    ApprovalAnswer, ArtifactSummary, Event, McpServerView, McpState, MemoryProposal, MemoryStatus,
-    Op, PlanItem, PlanStatus, Preview, RuleSummary, SessionSummary, StopReason, ToolOutcome, Usage,
+    ApprovalAnswer, ArtifactSummary, CustomCommand, Event, McpServerView, McpState, MemoryProposal,
+    MemoryStatus, Op, PlanItem, PlanStatus, Preview, RestoreAction, RestoreReport, RestoreScope,
+    RuleSummary, SessionSummary, StopReason, ToolOutcome, Usage, WorkMode,
 };
 
 /// Side effects on the terminal that only the loop can perform.
@@ -31,6 +33,12 @@ pub enum Effect {
     MouseCapture(bool),
     /// Hand the terminal to `$PAGER` on this file, then take it back.
     OpenPager(String),
+    /// Ctrl-G: open the draft in the person's editor.
+    EditDraft,
+    /// A desktop notification (OSC 9 / OSC 777), sent only while the terminal is not focused.
+    Notify(String),
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
 }
 
 /// Facts for the status line.
@@ -41,12 +49,25 @@ pub struct StatusInfo {
     pub model: String,
     pub workspace: String,
     pub policy_mode: String,
+    /// The working mode in force (Shift-Tab switches it).
+    pub mode: crate::protocol::WorkMode,
     /// The command that resumes this session (shown by `/resume` and printed on exit).
     pub resume_command: Option<String>,
     /// Tokens of the last request and the model's window, once a call reported them.
     pub context: Option<(u64, u64)>,
     /// What the session has cost, when the model's prices are known.
     pub cost_usd: Option<f64>,
+}
+
+/// `/model PROVIDER/NAME` names a provider only when the part before the slash is one pablo
+/// speaks (model names such as `meta-llama/Llama-3` have slashes of their own).
+fn split_model_choice(text: &str) -> (Option<&str>, &str) {
+    match text.split_once('/') {
+        Some((p, m)) if matches!(p, "openai" | "anthropic" | "ollama") && !m.is_empty() => {
+            (Some(p), m)
+        }
+        _ => (None, text),
+    }
 }
 
 /// How long a first Ctrl-C on an idle prompt stays armed.
@@ -83,6 +104,21 @@ pub struct AppState {
     pub workspace_dir: Option<std::path::PathBuf>,
     /// A saved session picked in `/resume`: the TUI closes so the caller can resume it.
     pub resume_requested: Option<String>,
+    /// The transcript cell of each prompt, by turn number (a rewind cuts the transcript there).
+    turn_cells: Vec<(u64, usize)>,
+    /// The person's slash commands (markdown files), after the built-in ones.
+    pub custom_commands: Vec<CustomCommand>,
+    /// `[tui] notifications`.
+    pub notifications: crate::protocol::Notifications,
+    /// The terminal window has the focus (as its focus events say; true until one says not).
+    pub focused: bool,
+    /// The last finished answer of the assistant (`/copy`).
+    pub last_answer: String,
+    /// Inline: the whole transcript, expanded, on the alternate screen (ctrl-o).
+    pub transcript_overlay: bool,
+    /// Inline mode: finished cells live in the terminal's scrollback; the view draws only the live
+    /// part (see `tui::inline`). Off in the full-screen (`--alt-screen`) mode.
+    pub inline: bool,
     /// The session's MCP servers as last reported, by name.
     pub mcp: Vec<McpServerView>,
     /// The error that ended the session, when the agent stopped by itself (a required MCP
@@ -119,10 +155,67 @@ impl AppState {
             effects: Vec::new(),
             workspace_dir: None,
             resume_requested: None,
+            turn_cells: Vec::new(),
+            custom_commands: Vec::new(),
+            notifications: Default::default(),
+            focused: true,
+            last_answer: String::new(),
+            transcript_overlay: false,
+            inline: false,
             mcp: Vec::new(),
             fatal: None,
             live_reasoning: false,
         }
+    }
+
+    /// Gets the person's attention: an approval rings the bell even while they look (as it always
+    /// did); a finished turn only when they are elsewhere. `desktop` adds a notification when the
+    /// terminal is not focused.
+    fn alert(&mut self, always_ring: bool, message: &str) {
+        use crate::protocol::Notifications;
+        if self.notifications == Notifications::Off || (!always_ring && self.focused) {
+            return;
+        }
+        self.effects.push(Effect::Bell);
+        if self.notifications == Notifications::Desktop && !self.focused {
+            self.effects.push(Effect::Notify(message.to_string()));
+        }
+    }
+
+    /// The editor could not take the draft (it stays in the composer).
+    pub fn editor_failed(&mut self, e: &super::editor::EditorError) {
+        let code = crate::core::Coded::code(e);
+        self.notice(NoticeLevel::Error, format!("{code}: {e}"));
+    }
+
+    pub fn editor_unavailable(&mut self, why: &str) {
+        self.notice(NoticeLevel::Error, format!("editor_unavailable: {why}"));
+    }
+
+    /// Installs the person's slash commands (popup, `/help`, dispatch).
+    pub fn set_custom_commands(&mut self, commands: Vec<CustomCommand>) {
+        self.composer.custom = commands
+            .iter()
+            .map(|c| (c.name.clone(), c.description.clone()))
+            .collect();
+        self.custom_commands = commands;
+    }
+
+    /// Whether the screen belongs to a full-screen overlay (pickers, the full diff), which inline
+    /// mode shows on the alternate screen.
+    pub fn wants_full_screen(&self) -> bool {
+        (self.inline && self.transcript_overlay)
+            || self.layers.iter().any(|l| match l {
+                Layer::Approval(v) => v.fullscreen,
+                // The artifact and memory pickers are overlays too: in inline mode they take the
+                // alternate screen, as the other pickers do, and give it back when they close.
+                Layer::Sessions(_)
+                | Layer::Resume(_)
+                | Layer::Artifacts(_)
+                | Layer::Memory(_)
+                | Layer::Rewind(_)
+                | Layer::Restore(_) => true,
+            })
     }
 
     /// Whether something on screen moves by itself (spinners), so frames must keep coming.
@@ -181,9 +274,10 @@ impl AppState {
             }
             Event::UserMessage { text } => {
                 self.finish_streaming();
-                self.transcript.push(CellKind::User(text));
+                let cell = self.transcript.push(CellKind::User(text));
                 self.turn_running = true;
                 self.turns += 1;
+                self.turn_cells.push((self.turns, cell));
                 self.transcript.scroll_to_bottom();
             }
             Event::ReasoningDelta { text } => {
@@ -274,6 +368,9 @@ impl AppState {
                     },
                     None => false,
                 };
+                if !text.trim().is_empty() {
+                    self.last_answer = text.clone();
+                }
                 if !replaced && !text.trim().is_empty() {
                     self.transcript.push(CellKind::Assistant {
                         text,
@@ -303,9 +400,9 @@ impl AppState {
                     summary = t.summary.clone();
                 }
                 self.layers.push(Layer::Approval(Box::new(ApprovalView::new(
-                    call_id, tool, summary, preview, verdict,
+                    call_id, tool.clone(), summary, preview, verdict,
                 ))));
-                self.effects.push(Effect::Bell);
+                self.alert(true, &format!("pablo: {tool} waits for your approval"));
             }
             Event::ApprovalResolved { call_id, answer } => {
                 // The saved rule itself is listed by `/rules`, which asks the policy store.
@@ -444,8 +541,62 @@ impl AppState {
                 resolved,
                 file,
             } => self.show_memory(proposals, resolved, file),
+            // The record of what each call changed is for the journal and for undo.
+            Event::FilesChanged { .. } => {}
+            Event::Checkpoints { turns } => {
+                self.layers.retain(|l| !matches!(l, Layer::Rewind(_)));
+                self.layers.push(Layer::Rewind(RewindView::new(turns)));
+            }
+            Event::RestorePlan { plan } => {
+                self.layers
+                    .retain(|l| !matches!(l, Layer::Rewind(_) | Layer::Restore(_)));
+                if matches!(plan.scope, RestoreScope::Session { .. }) && plan.files.is_empty() {
+                    self.notice(
+                        NoticeLevel::Info,
+                        "this session has not changed any file (or every change was undone)",
+                    );
+                } else {
+                    self.layers
+                        .push(Layer::Restore(Box::new(RestoreView::new(plan))));
+                }
+            }
+            Event::Restored { report } => {
+                self.layers.retain(|l| !matches!(l, Layer::Restore(_)));
+                self.show_restored(&report);
+            }
+            Event::SessionForked {
+                session_id,
+                from_session,
+                turn,
+                text,
+            } => self.forked(session_id, from_session, turn, text),
             Event::McpServer { server } => self.mcp_changed(server),
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
+            Event::Attachments { files } => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|f| {
+                        let cut = if f.truncated { ", cut" } else { "" };
+                        format!("@{} ({} bytes{cut})", f.path, f.bytes)
+                    })
+                    .collect();
+                self.notice(
+                    NoticeLevel::Info,
+                    format!("attached {}", names.join(", ")),
+                );
+            }
+            Event::ModelChanged { provider, model } => {
+                self.notice(
+                    NoticeLevel::Info,
+                    format!("the next turn uses {model} from provider {provider}"),
+                );
+                self.status.model = model;
+                self.status.provider = provider;
+            }
+            Event::ModeChanged { mode } => {
+                self.status.mode = mode;
+                self.hint = Some(format!("{} mode · shift-tab switches", mode.name()));
+            }
             Event::Error { code, message } => {
                 if code == "mcp_required_server_failed" {
                     self.fatal = Some(message.clone());
@@ -455,6 +606,7 @@ impl AppState {
             Event::TurnCompleted { stop_reason, usage } => {
                 self.finish_streaming();
                 self.turn_running = false;
+                self.alert(false, "pablo: the turn is done");
                 self.usage = usage;
                 self.hint = None;
                 match stop_reason {
@@ -487,7 +639,12 @@ impl AppState {
             .position(|l| matches!(l, Layer::Approval(a) if a.call_id == call_id))?;
         match self.layers.remove(pos) {
             Layer::Approval(a) => Some(*a),
-            Layer::Sessions(_) | Layer::Resume(_) | Layer::Artifacts(_) | Layer::Memory(_) => None,
+            Layer::Sessions(_)
+            | Layer::Resume(_)
+            | Layer::Artifacts(_)
+            | Layer::Memory(_)
+            | Layer::Rewind(_)
+            | Layer::Restore(_) => None,
         }
     }
 
@@ -528,6 +685,117 @@ impl AppState {
         }
     }
 
+    fn run_restore_intent(&mut self, intent: restore::Intent) {
+        match intent {
+            restore::Intent::None => {}
+            restore::Intent::Close => {
+                self.layers.pop();
+            }
+            restore::Intent::Plan(scope) => self.outbox.push(Op::PlanRestore { scope }),
+            restore::Intent::Restore {
+                plan_id,
+                files,
+                rewind,
+            } => {
+                self.hint = Some(if rewind {
+                    "rewinding…".into()
+                } else {
+                    "restoring…".into()
+                });
+                self.outbox.push(Op::Restore { plan_id, files });
+            }
+        }
+    }
+
+    /// What a restore did, in the transcript.
+    fn show_restored(&mut self, report: &RestoreReport) {
+        self.hint = None;
+        let what = match &report.scope {
+            RestoreScope::Undo { .. } | RestoreScope::Rewind { .. } if !report.turns.is_empty() => {
+                let t: Vec<String> = report.turns.iter().map(u32::to_string).collect();
+                format!(
+                    "Undid turn{} {}",
+                    if t.len() == 1 { "" } else { "s" },
+                    t.join(", ")
+                )
+            }
+            _ => "Reverted".to_string(),
+        };
+        let mut lines = vec![Line::from(Span::styled(what, theme::heading(2)))];
+        if report.restored.is_empty() {
+            lines.push(Line::from(Span::styled(
+                "  no file was changed",
+                theme::dim(),
+            )));
+        }
+        for r in &report.restored {
+            let verb = match (r.action, &r.hunks) {
+                (_, Some(h)) => format!(
+                    "restored {} hunk{}",
+                    h.len(),
+                    if h.len() == 1 { "" } else { "s" }
+                ),
+                (RestoreAction::Delete, None) => "deleted".into(),
+                (RestoreAction::Recreate, None) => "recreated".into(),
+                (RestoreAction::Rewrite, None) => "restored".into(),
+            };
+            lines.push(Line::from(vec![
+                Span::styled(format!("  ✓ {verb:<12} "), theme::ok()),
+                Span::raw(r.path.clone()),
+            ]));
+        }
+        for s in &report.skipped {
+            let style = if s.code == "deselected" {
+                theme::dim()
+            } else {
+                theme::warn()
+            };
+            lines.push(Line::from(vec![
+                Span::styled(format!("  · {:<12} ", s.code.replace('_', " ")), style),
+                Span::raw(s.path.clone()),
+                Span::styled(format!("  {}", s.message), theme::dim()),
+            ]));
+        }
+        self.transcript.push(CellKind::Info(lines));
+        self.transcript.scroll_to_bottom();
+    }
+
+    /// A rewind: the transcript is cut before the prompt of `turn`, which goes back into the
+    /// composer; the session continues under its new id.
+    fn forked(&mut self, session_id: String, from: String, turn: u32, text: String) {
+        if let Some(pos) = self
+            .turn_cells
+            .iter()
+            .position(|(t, _)| *t >= u64::from(turn))
+        {
+            let cell = self.turn_cells[pos].1;
+            self.turn_cells.truncate(pos);
+            // The restore report comes after the prompt's cell; keep it under the cut.
+            let report = self.transcript.take_last_info();
+            self.transcript.truncate(cell);
+            if let Some(lines) = report {
+                self.transcript.push(CellKind::Info(lines));
+            }
+        }
+        self.turns = u64::from(turn.saturating_sub(1));
+        if self.status.resume_command.is_some() {
+            self.status.resume_command = Some(format!("pablo resume {session_id}"));
+        }
+        self.status.session_id = session_id.clone();
+        self.notice(
+            NoticeLevel::Info,
+            format!(
+                "rewound to the start of turn {turn}: this conversation continues as session \
+                 {session_id}; the later turns stay in session {from}. The prompt is back in the \
+                 composer to edit or send."
+            ),
+        );
+        if self.composer.is_empty() {
+            self.composer.insert_str(&text);
+        }
+        self.transcript.scroll_to_bottom();
+    }
+
     fn interrupt(&mut self) {
         if self.turn_running {
             self.outbox.push(Op::Interrupt);
@@ -543,17 +811,43 @@ impl AppState {
         match key.code {
             KeyCode::Char('c') if ctrl => return self.ctrl_c(),
             KeyCode::Char('g') if ctrl => {
+                if self.layers.is_empty() {
+                    self.effects.push(Effect::EditDraft);
+                }
+                return;
+            }
+            KeyCode::BackTab if self.layers.is_empty() => {
+                self.outbox.push(Op::SetMode {
+                    mode: self.status.mode.next(),
+                });
+                return;
+            }
+            KeyCode::F(2) => {
                 self.mouse_capture = !self.mouse_capture;
                 self.effects.push(Effect::MouseCapture(self.mouse_capture));
                 self.hint = Some(if self.mouse_capture {
-                    "mouse captured: the wheel scrolls; ctrl-g gives it back for selection".into()
+                    "mouse captured: the wheel scrolls; f2 gives it back for selection".into()
                 } else {
                     "mouse released: select and copy as usual".into()
                 });
                 return;
             }
             KeyCode::Char('o') if ctrl => {
-                self.transcript.expanded = !self.transcript.expanded;
+                if self.inline {
+                    // What is in the scrollback is printed for good: the expanded transcript is a
+                    // full-screen view of its own, closed again by ctrl-o or esc.
+                    self.transcript_overlay = !self.transcript_overlay;
+                    self.transcript.expanded = self.transcript_overlay;
+                    self.transcript.show_all = self.transcript_overlay;
+                    if self.transcript_overlay {
+                        self.hint =
+                            Some("the whole transcript, expanded · ctrl-o or esc closes".into());
+                    } else {
+                        self.hint = None;
+                    }
+                } else {
+                    self.transcript.expanded = !self.transcript.expanded;
+                }
                 return;
             }
             KeyCode::Char('t') if ctrl => {
@@ -573,16 +867,28 @@ impl AppState {
         let ids: Vec<String> = self.sessions.iter().map(|s| s.session_id.clone()).collect();
         if let Some(top) = self.layers.last_mut() {
             let intent = match top {
-                Layer::Approval(a) => a.handle_key(key, width),
-                Layer::Sessions(s) => s.handle_key(key, &ids),
-                Layer::Resume(r) => r.handle_key(key),
-                Layer::Artifacts(a) => a.handle_key(key),
-                Layer::Memory(m) => m.handle_key(key),
+                Layer::Approval(a) => Ok(a.handle_key(key, width)),
+                Layer::Sessions(s) => Ok(s.handle_key(key, &ids)),
+                Layer::Resume(r) => Ok(r.handle_key(key)),
+                Layer::Artifacts(a) => Ok(a.handle_key(key)),
+                Layer::Memory(m) => Ok(m.handle_key(key)),
+                Layer::Rewind(r) => Err(r.handle_key(key)),
+                Layer::Restore(r) => Err(r.handle_key(key, width)),
             };
-            return self.run_intent(intent);
+            return match intent {
+                Ok(i) => self.run_intent(i),
+                Err(i) => self.run_restore_intent(i),
+            };
         }
         match key.code {
             KeyCode::Char('b') if ctrl => return self.open_sessions(),
+            KeyCode::Esc if self.transcript_overlay => {
+                self.transcript_overlay = false;
+                self.transcript.expanded = false;
+                self.transcript.show_all = false;
+                self.hint = None;
+                return;
+            }
             KeyCode::Esc => {
                 self.hint = None;
                 return self.interrupt();
@@ -607,7 +913,13 @@ impl AppState {
                     i.push_str(text);
                 }
             }
-            Some(Layer::Resume(_) | Layer::Artifacts(_) | Layer::Memory(_)) => {}
+            Some(
+                Layer::Resume(_)
+                | Layer::Artifacts(_)
+                | Layer::Memory(_)
+                | Layer::Rewind(_)
+                | Layer::Restore(_),
+            ) => {}
             None => self.composer.insert_str(text),
         }
     }
@@ -853,12 +1165,19 @@ impl AppState {
                 self.transcript.scroll_to_bottom();
                 return;
             }
-            match commands::find(name) {
-                Some(cmd) => self.run_command(cmd.id, &args),
-                None => self.notice(
+            if let Some(cmd) = commands::find(name) {
+                self.run_command(cmd.id, &args);
+            } else if let Some(custom) = self.custom_commands.iter().find(|c| c.name == name) {
+                let rest = rest[name.len()..].trim();
+                self.outbox.push(Op::UserTurn {
+                    text: custom.expand(rest),
+                });
+                self.transcript.scroll_to_bottom();
+            } else {
+                self.notice(
                     NoticeLevel::Error,
                     format!("unknown command /{name}; /help lists the commands"),
-                ),
+                );
             }
             return;
         }
@@ -913,6 +1232,16 @@ impl AppState {
                         Span::styled(format!("  {name:<12}"), theme::key()),
                         Span::raw(c.help),
                     ]));
+                }
+                if !self.custom_commands.is_empty() {
+                    lines.push(Line::from(Span::styled("Your commands", theme::heading(2))));
+                    for c in &self.custom_commands {
+                        lines.push(Line::from(vec![
+                            Span::styled(format!("  /{:<11}", c.name), theme::key()),
+                            Span::raw(c.description.clone()),
+                            Span::styled(format!("  ({})", c.source), theme::dim()),
+                        ]));
+                    }
                 }
                 lines.push(Line::from(Span::styled("Keys", theme::heading(2))));
                 for (k, what) in commands::KEYS {
@@ -974,15 +1303,77 @@ impl AppState {
                     "usage: /memory, or /memory accept ID, or /memory dismiss ID",
                 ),
             },
+            CommandId::Undo => self.outbox.push(Op::PlanRestore {
+                scope: RestoreScope::Undo { turns: 1 },
+            }),
+            CommandId::Rewind => self.outbox.push(Op::ListCheckpoints),
+            CommandId::Diff => self.outbox.push(Op::PlanRestore {
+                scope: RestoreScope::Session { path: None },
+            }),
             CommandId::Mcp => self.show_mcp(),
-            CommandId::Model => {
-                let text = format!(
-                    "model {} from provider {} (choose another with --model / --provider)",
-                    self.status.model, self.status.provider
-                );
-                self.notice(NoticeLevel::Info, text);
+            CommandId::Model => match arg {
+                None => {
+                    let text = format!(
+                        "model {} from provider {} (/model NAME switches, PROVIDER/NAME for another provider)",
+                        self.status.model, self.status.provider
+                    );
+                    self.notice(NoticeLevel::Info, text);
+                }
+                Some(name) => {
+                    let (provider, model) = split_model_choice(name);
+                    self.outbox.push(Op::SetModel {
+                        model: model.to_string(),
+                        provider: provider.map(str::to_string),
+                    });
+                }
+            },
+            CommandId::Mode => match arg.map(WorkMode::parse) {
+                None => self.notice(
+                    NoticeLevel::Info,
+                    format!(
+                        "{} mode (ask, auto-edit or plan; shift-tab cycles)",
+                        self.status.mode.name()
+                    ),
+                ),
+                Some(Some(mode)) => self.outbox.push(Op::SetMode { mode }),
+                Some(None) => self.notice(
+                    NoticeLevel::Error,
+                    format!(
+                        "unknown mode {}: the modes are ask, auto-edit and plan",
+                        arg.unwrap_or_default()
+                    ),
+                ),
+            },
+            CommandId::Compact => {
+                if self.turn_running {
+                    self.notice(
+                        NoticeLevel::Error,
+                        "/compact runs between turns: wait for this one to end (or interrupt it)",
+                    );
+                } else {
+                    let focus = args.join(" ");
+                    self.outbox.push(Op::Compact {
+                        focus: (!focus.is_empty()).then_some(focus),
+                    });
+                    self.notice(NoticeLevel::Info, "compacting the conversation…");
+                }
             }
-            CommandId::Clear => self.transcript.clear(),
+            CommandId::Copy => {
+                if self.last_answer.is_empty() {
+                    self.notice(NoticeLevel::Error, "nothing to copy: no answer yet");
+                } else {
+                    let n = self.last_answer.chars().count();
+                    self.effects.push(Effect::Copy(self.last_answer.clone()));
+                    self.notice(
+                        NoticeLevel::Info,
+                        format!("copied the last answer ({n} characters) with OSC 52; a terminal that refuses clipboard writes ignores it"),
+                    );
+                }
+            }
+            CommandId::Clear => {
+                self.transcript.clear();
+                self.turn_cells.clear();
+            }
             CommandId::Quit => self.quit = true,
         }
     }

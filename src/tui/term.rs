@@ -3,18 +3,13 @@
 //! SIGTERM/SIGHUP (the loop ends and the guard restores).
 
 use std::io::{self, Write};
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
-
-use futures::{Stream, StreamExt};
-use ratatui::crossterm::event::{Event as TermEvent, EventStream};
 
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use ratatui::crossterm::terminal::{
     Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -43,6 +38,7 @@ pub fn restore() {
         out,
         PopKeyboardEnhancementFlags,
         DisableBracketedPaste,
+        DisableFocusChange,
         DisableMouseCapture,
         LeaveAlternateScreen,
         cursor::Show
@@ -50,25 +46,21 @@ pub fn restore() {
     let _ = disable_raw_mode();
 }
 
-/// Raw mode, the alternate screen and the input modes pablo reads keys with.
-fn take_screen() -> io::Result<()> {
-    enable_raw_mode()?;
-    let mut out = io::stdout();
-    execute!(
-        out,
-        EnterAlternateScreen,
-        Clear(ClearType::All),
-        EnableBracketedPaste,
-        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-    )?;
-    out.write_all(ALTERNATE_SCROLL_ON)?;
-    out.flush()
-}
-
 /// Enters full-screen mode and installs the panic hook. The guard restores on drop.
 pub fn enter() -> Result<(CrosstermTerminal, TerminalGuard), TuiError> {
     let setup = || -> io::Result<CrosstermTerminal> {
-        take_screen()?;
+        enable_raw_mode()?;
+        let mut out = io::stdout();
+        execute!(
+            out,
+            EnterAlternateScreen,
+            Clear(ClearType::All),
+            EnableBracketedPaste,
+            EnableFocusChange,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+        out.write_all(ALTERNATE_SCROLL_ON)?;
+        out.flush()?;
         Terminal::new(CrosstermBackend::new(io::stdout()))
     };
     let guard = TerminalGuard { active: true };
@@ -99,6 +91,111 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// Puts the terminal back after inline mode: raw mode off, the cursor shown, the keyboard and
+/// paste modes popped. The normal screen is not touched (it holds the conversation), and no
+/// leave-alternate-screen is sent unless an overlay was open (it would also move the cursor).
+pub fn restore_inline(alternate_open: bool) {
+    let mut out = io::stdout();
+    if alternate_open {
+        let _ = execute!(out, LeaveAlternateScreen);
+    }
+    let _ = execute!(
+        out,
+        PopKeyboardEnhancementFlags,
+        DisableBracketedPaste,
+        DisableFocusChange,
+        DisableMouseCapture,
+        cursor::Show
+    );
+    let _ = disable_raw_mode();
+}
+
+/// Gives the terminal to another program for a while (the person's editor): cooked mode, the
+/// cursor shown, our keyboard and paste modes popped. [`take_back_modes`] undoes it.
+pub fn lend_modes() -> io::Result<()> {
+    let mut out = io::stdout();
+    execute!(
+        out,
+        PopKeyboardEnhancementFlags,
+        DisableBracketedPaste,
+        DisableFocusChange,
+        DisableMouseCapture,
+        cursor::Show
+    )?;
+    disable_raw_mode()
+}
+
+pub fn take_back_modes() -> io::Result<()> {
+    enable_raw_mode()?;
+    let mut out = io::stdout();
+    execute!(
+        out,
+        EnableBracketedPaste,
+        EnableFocusChange,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    )
+}
+
+/// Restores the terminal after inline mode when dropped.
+pub struct InlineGuard {
+    active: bool,
+}
+
+impl Drop for InlineGuard {
+    fn drop(&mut self) {
+        if self.active {
+            restore_inline(false);
+            self.active = false;
+        }
+    }
+}
+
+/// Enters inline mode: raw input, bracketed paste, no alternate screen. The viewport starts where
+/// the shell left the cursor (asked once; a terminal that does not answer within crossterm's
+/// timeout gets the viewport at the bottom).
+pub fn enter_inline() -> Result<(super::inline::InlineScreen<io::Stdout>, InlineGuard), TuiError> {
+    let setup = || -> io::Result<super::inline::InlineScreen<io::Stdout>> {
+        enable_raw_mode()?;
+        let (cols, rows) = ratatui::crossterm::terminal::size()?;
+        let (col, row) = cursor::position().unwrap_or((0, rows.saturating_sub(1)));
+        let mut out = io::stdout();
+        execute!(
+            out,
+            EnableBracketedPaste,
+            EnableFocusChange,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+        // Start on a line of our own: the shell may have left the cursor mid-line.
+        let col0_row = if col == 0 {
+            row
+        } else {
+            out.write_all(b"\r\n")?;
+            (row + 1).min(rows.saturating_sub(1))
+        };
+        out.flush()?;
+        Ok(super::inline::InlineScreen::new(
+            io::stdout(),
+            ratatui::layout::Size::new(cols, rows),
+            col0_row,
+        ))
+    };
+    let guard = InlineGuard { active: true };
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_inline(true);
+        previous(info);
+    }));
+    match setup() {
+        Ok(screen) => Ok((screen, guard)),
+        Err(e) => {
+            drop(guard);
+            Err(TuiError::Terminal(format!(
+                "cannot start the inline screen: {e}"
+            )))
+        }
+    }
+}
+
 /// Resolves on SIGTERM or SIGHUP.
 pub async fn termination() {
     use tokio::signal::unix::{SignalKind, signal};
@@ -121,92 +218,43 @@ pub async fn termination() {
     }
 }
 
-/// Terminal input that can let go of the terminal while another program (the pager) reads it.
-///
-/// crossterm's event stream keeps a thread reading the terminal while it waits for a key; left
-/// running, it would steal the pager's keystrokes. Pausing drops the stream (its thread stops),
-/// resuming makes a new one and wakes the loop.
-pub struct SharedInput {
-    slot: Arc<Mutex<InputSlot>>,
+/// The escape sequence of a desktop notification: OSC 777 where that is the terminal's own
+/// convention (urxvt, foot), OSC 9 elsewhere (iTerm2, WezTerm, Ghostty, kitty, Windows Terminal).
+/// Control characters are dropped so the text cannot end the sequence early.
+pub fn notification(text: &str) -> Vec<u8> {
+    let term = std::env::var("TERM").unwrap_or_default();
+    notification_for(&term, text)
 }
 
-#[derive(Default)]
-struct InputSlot {
-    stream: Option<EventStream>,
-    waker: Option<Waker>,
-}
-
-/// The side of [`SharedInput`] that pauses and resumes it.
-#[derive(Clone)]
-pub struct InputPause {
-    slot: Arc<Mutex<InputSlot>>,
-}
-
-impl SharedInput {
-    pub fn new() -> (Self, InputPause) {
-        let slot = Arc::new(Mutex::new(InputSlot {
-            stream: Some(EventStream::new()),
-            waker: None,
-        }));
-        (Self { slot: slot.clone() }, InputPause { slot })
+fn notification_for(term: &str, text: &str) -> Vec<u8> {
+    let clean: String = text.chars().filter(|c| !c.is_control()).collect();
+    if term.starts_with("rxvt") || term.starts_with("foot") {
+        format!("\x1b]777;notify;pablo;{clean}\x07").into_bytes()
+    } else {
+        format!("\x1b]9;{clean}\x07").into_bytes()
     }
 }
 
-impl Stream for SharedInput {
-    type Item = io::Result<TermEvent>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-        match slot.stream.as_mut() {
-            Some(s) => s.poll_next_unpin(cx),
-            None => {
-                slot.waker = Some(cx.waker().clone());
-                Poll::Pending
-            }
-        }
-    }
+/// OSC 52: `text` onto the system clipboard, through the terminal (works over ssh).
+pub fn clipboard(text: &str) -> Vec<u8> {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    format!("\x1b]52;c;{encoded}\x07").into_bytes()
 }
 
-impl InputPause {
-    fn pause(&self) {
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-        slot.stream = None;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notification_cannot_break_out_of_its_sequence() {
+        let bytes = notification_for("xterm-256color", "done\x07\x1b]52;c;evil\x07");
+        assert_eq!(bytes, b"\x1b]9;done]52;c;evil\x07");
+        assert!(notification_for("foot", "x").starts_with(b"\x1b]777;notify;pablo;x"));
     }
 
-    fn resume(&self) {
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-        slot.stream = Some(EventStream::new());
-        if let Some(w) = slot.waker.take() {
-            w.wake();
-        }
+    #[test]
+    fn the_clipboard_sequence_carries_the_text_in_base64() {
+        assert_eq!(clipboard("héllo"), b"\x1b]52;c;aMOpbGxv\x07");
     }
-}
-
-/// The pager of the real terminal: input paused, the screen given back, `$PAGER` (else `less`,
-/// else `more`) run on the file, then the screen taken again.
-pub fn pager(input: InputPause) -> super::app::Pager {
-    Box::new(move |path: &str| {
-        input.pause();
-        restore();
-        let status = std::process::Command::new("/bin/sh")
-            .arg("-c")
-            .arg(
-                "if [ -n \"$PAGER\" ]; then exec $PAGER \"$1\"; \
-                 elif command -v less >/dev/null 2>&1; then exec less \"$1\"; \
-                 else exec more \"$1\"; fi",
-            )
-            .arg("pablo-pager")
-            .arg(path)
-            .status();
-        let back = take_screen();
-        input.resume();
-        back.map_err(|e| format!("cannot take the terminal back: {e}"))?;
-        match status {
-            Ok(s) if s.success() => Ok(()),
-            Ok(s) => Err(format!(
-                "the pager exited with {s} (set $PAGER to choose another)"
-            )),
-            Err(e) => Err(format!("cannot start a pager: {e}")),
-        }
-    })
 }

@@ -34,6 +34,11 @@ pub struct Transcript {
     scroll_top: Option<usize>,
     total: usize,
     viewport: usize,
+    /// Cells before this index were written to the terminal's own scrollback (inline mode) and
+    /// are never drawn again; the view shows the cells from here on.
+    flushed: usize,
+    /// Draw every cell, the flushed ones too (inline mode's full-screen transcript view).
+    pub show_all: bool,
 }
 
 impl Transcript {
@@ -59,6 +64,62 @@ impl Transcript {
         self.cache.clear();
         self.by_call.clear();
         self.scroll_top = None;
+        self.flushed = 0;
+    }
+
+    /// The first cell a frame draws: the first not flushed, or the first of all.
+    fn first_drawn(&self) -> usize {
+        if self.show_all { 0 } else { self.flushed }
+    }
+
+    /// Whether any cell is still waiting to be drawn (inline mode shows only these).
+    pub fn has_unflushed(&self) -> bool {
+        self.flushed < self.cells.len()
+    }
+
+    /// The lines of the cells that are done, in order, from the first not yet flushed up to the
+    /// first one still changing (streaming, running, awaiting approval); they are marked flushed.
+    /// With `settle` (no turn running), cells that will get no further event are done too.
+    pub fn take_finished(
+        &mut self,
+        width: usize,
+        now: Instant,
+        settle: bool,
+    ) -> Vec<Line<'static>> {
+        let mut out = Vec::new();
+        while let Some(cell) = self.cells.get(self.flushed) {
+            if !(cell.is_finished() || settle && !cell.awaits_answer()) {
+                break;
+            }
+            out.extend(cell.render_lines(width, false, now));
+            self.flushed += 1;
+        }
+        out
+    }
+
+    /// Keeps the first `n` cells. In inline mode the cells already written to the terminal's
+    /// scrollback stay there; only what is still drawn goes.
+    pub fn truncate(&mut self, n: usize) {
+        self.cells.truncate(n);
+        self.cache.truncate(n);
+        self.flushed = self.flushed.min(n);
+        self.by_call.retain(|_, i| *i < n);
+        self.scroll_top = None;
+    }
+
+    /// Removes the last cell when it is an info block, and returns its lines.
+    pub fn take_last_info(&mut self) -> Option<Vec<Line<'static>>> {
+        // One already in the scrollback stays where it is.
+        if !matches!(self.cells.last().map(|c| &c.kind), Some(CellKind::Info(_)))
+            || self.cells.len() <= self.flushed
+        {
+            return None;
+        }
+        self.cache.pop();
+        match self.cells.pop().map(|c| c.kind) {
+            Some(CellKind::Info(lines)) => Some(lines),
+            _ => None,
+        }
     }
 
     pub fn last_mut(&mut self) -> Option<&mut Cell> {
@@ -86,7 +147,11 @@ impl Transcript {
     /// Brings the cache up to date for `width` and records the viewport height.
     pub fn prepare(&mut self, width: usize, viewport: usize, now: Instant) {
         let mut total = 0;
-        for (cell, entry) in self.cells.iter().zip(self.cache.iter_mut()) {
+        let start = self.first_drawn();
+        for (cell, entry) in self.cells[start..]
+            .iter()
+            .zip(self.cache[start..].iter_mut())
+        {
             let live = cell.is_live();
             let stale = !entry.fresh
                 || entry.width != width
@@ -108,6 +173,12 @@ impl Transcript {
         {
             self.scroll_top = None;
         }
+    }
+
+    /// Lines of the cells still drawn (all of them, or the unflushed ones inline), as of the last
+    /// `prepare`.
+    pub fn total_lines(&self) -> usize {
+        self.total
     }
 
     fn max_top(&self) -> usize {
@@ -155,7 +226,7 @@ impl Transcript {
         let top = self.top();
         let bottom = top + area.height as usize;
         let mut y = 0usize;
-        for entry in &self.cache {
+        for entry in &self.cache[self.first_drawn()..] {
             let h = entry.lines.len();
             if y + h <= top {
                 y += h;

@@ -13,7 +13,7 @@ use super::layers::{ApprovalView, ArtifactsView, Layer, MemoryView, ResumeView, 
 use super::state::AppState;
 use super::text::{truncate, wrap_line};
 use super::theme;
-use crate::protocol::{MemoryStatus, PlanStatus};
+use crate::protocol::{MemoryStatus, PlanStatus, WorkMode};
 
 /// Terminals at least this wide get the side panel.
 pub const WIDE: u16 = 100;
@@ -45,11 +45,56 @@ fn placeholder(state: &AppState) -> &'static str {
     }
 }
 
+/// Whether this frame draws only the live part under the scrollback (inline mode, no full-screen
+/// overlay open).
+fn is_inline_frame(state: &AppState) -> bool {
+    state.inline && !state.wants_full_screen()
+}
+
+/// The rows the inline viewport needs at `width`: the live cells, the checklist strip, an open
+/// prompt, the composer and the status line; at most `rows`. `prepare` must have run.
+/// Most rows the completion popup takes (the list scrolls past them).
+pub(crate) const POPUP_MAX_ROWS: u16 = 16;
+
+pub fn inline_height(state: &AppState, width: u16, rows: u16) -> u16 {
+    let (lines, _) = composer_lines(state, width);
+    let composer_h = lines.len().clamp(1, COMPOSER_MAX_LINES) as u16 + 1;
+    let strip_h = strip_height(state, false);
+    let fixed = composer_h + 1 + strip_h;
+    let prompt_h = match state.layers.last() {
+        Some(Layer::Approval(v)) if !v.fullscreen => {
+            approval_height(v, Rect::new(0, 0, width, rows.saturating_sub(fixed)), true)
+        }
+        _ => 0,
+    };
+    // The completion popup floats over the live lines above the composer: room for it too.
+    let popup_h = if state.layers.is_empty() {
+        (state.composer.completions().len() as u16).min(POPUP_MAX_ROWS)
+    } else {
+        0
+    };
+    let live = (state.transcript.total_lines() as u16).max(popup_h);
+    (fixed + prompt_h + live).min(rows)
+}
+
+fn strip_height(state: &AppState, wide: bool) -> u16 {
+    if !wide && !state.plan.is_empty() {
+        if state.todo_toggled {
+            (state.plan.len() as u16 + 1).min(10)
+        } else {
+            1
+        }
+    } else {
+        0
+    }
+}
+
 pub fn layout(state: &AppState, area: Rect) -> Areas {
     let (lines, _) = composer_lines(state, area.width);
     let composer_h = lines.len().clamp(1, COMPOSER_MAX_LINES) as u16 + 1;
     let status_h = 1;
-    let wide = area.width >= WIDE;
+    // Inline, the checklist is always the strip: the viewport is too short for a side panel.
+    let wide = area.width >= WIDE && !is_inline_frame(state);
     let has_side_content = !state.plan.is_empty() || !state.sessions.is_empty();
     let side_visible = wide && has_side_content && !state.todo_toggled;
     let strip_h = if !wide && !state.plan.is_empty() {
@@ -66,7 +111,9 @@ pub fn layout(state: &AppState, area: Rect) -> Areas {
     // An approval prompt sits under the transcript, not over its newest lines: the transcript
     // gets the rows above it, so what led to the question stays readable.
     let prompt_h = match state.layers.last() {
-        Some(Layer::Approval(v)) if !v.fullscreen => approval_height(v, main),
+        Some(Layer::Approval(v)) if !v.fullscreen => {
+            approval_height(v, main, is_inline_frame(state))
+        }
         _ => 0,
     };
     let content_h = main_h.saturating_sub(prompt_h);
@@ -129,7 +176,7 @@ impl Widget for &AppState {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let a = layout(self, area);
         let inner = transcript_inner(a.transcript);
-        if self.transcript.is_empty() {
+        if self.transcript.is_empty() && !is_inline_frame(self) {
             draw_welcome(self, inner, buf);
         } else {
             self.transcript.draw(inner, buf);
@@ -160,18 +207,29 @@ impl Widget for &AppState {
                         height: a.main.height.saturating_sub(strip_h),
                         ..a.main
                     };
-                    draw_approval(v, above_strip, area, buf);
+                    draw_approval(v, above_strip, area, is_inline_frame(self), buf);
                 }
                 Layer::Sessions(s) => draw_sessions(self, s, a.main, buf),
                 Layer::Resume(r) => draw_resume(self, r, a.main, buf),
                 Layer::Artifacts(v) => draw_artifacts(v, a.main, buf),
                 Layer::Memory(v) => draw_memory(v, a.main, buf),
+                Layer::Rewind(r) => r.draw(a.main, buf),
+                Layer::Restore(r) => r.draw(a.main, buf),
             }
         }
     }
 }
 
 fn draw_welcome(state: &AppState, area: Rect, buf: &mut Buffer) {
+    let out = welcome_lines(state, area.width as usize);
+    for (i, l) in out.iter().take(area.height as usize).enumerate() {
+        buf.set_line(area.x, area.y + i as u16, l, area.width);
+    }
+}
+
+/// The greeting: what pablo is, the workspace, the first keys. Full-screen mode draws it while the
+/// transcript is empty; inline mode prints it once into the scrollback.
+pub fn welcome_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
     let mut lines = vec![
         Line::default(),
         Line::from(vec![
@@ -204,13 +262,14 @@ fn draw_welcome(state: &AppState, area: Rect, buf: &mut Buffer) {
             Span::styled(what, theme::dim()),
         ]));
     }
+    if state.inline {
+        lines.push(Line::default());
+    }
     let mut out = Vec::new();
     for l in &lines {
-        wrap_line(l, area.width as usize, 0, &mut out);
+        wrap_line(l, width, 0, &mut out);
     }
-    for (i, l) in out.iter().take(area.height as usize).enumerate() {
-        buf.set_line(area.x, area.y + i as u16, l, area.width);
-    }
+    out
 }
 
 fn plan_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
@@ -432,9 +491,27 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
     }
     left.push(sep());
     left.push(Span::raw(truncate(&state.status.workspace, 40)));
-    if !state.status.policy_mode.is_empty() {
-        left.push(sep());
-        left.push(Span::raw(state.status.policy_mode.clone()));
+    match state.status.mode {
+        WorkMode::Ask => {
+            if !state.status.policy_mode.is_empty() {
+                left.push(sep());
+                left.push(Span::raw(state.status.policy_mode.clone()));
+            }
+        }
+        WorkMode::AutoEdit => {
+            left.push(sep());
+            left.push(Span::styled("auto-edit", theme::ok()));
+            // The built-in question for edits is answered; what else the label says stands.
+            let rest = state.status.policy_mode.replace("edits ask", "edits apply");
+            if !rest.is_empty() {
+                left.push(Span::raw(format!(" · {rest}")));
+            }
+        }
+        WorkMode::Plan => {
+            left.push(sep());
+            left.push(Span::styled("plan", theme::warn()));
+            left.push(Span::raw(" · read-only, safe commands only"));
+        }
     }
     let n = state.running_sessions();
     if n > 0 {
@@ -489,14 +566,16 @@ fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
     if items.is_empty() || composer.y == 0 {
         return;
     }
-    let h = (items.len() as u16).min(composer.y);
+    let h = (items.len() as u16).min(composer.y).min(POPUP_MAX_ROWS);
     // Whole rows: no transcript text is left beside the popup, and descriptions get the width.
     let w = composer.width;
     let area = Rect::new(composer.x, composer.y - h, w, h);
     Clear.render(area, buf);
     let sel = state.composer.selected.min(items.len() - 1);
-    for (i, item) in items.iter().take(h as usize).enumerate() {
-        let style = if i == sel {
+    // The selection stays visible: the list scrolls once it passes the last row.
+    let skip = sel.saturating_sub((h as usize).saturating_sub(1));
+    for (i, item) in items.iter().skip(skip).take(h as usize).enumerate() {
+        let style = if i + skip == sel {
             theme::selected()
         } else {
             theme::status_bar()
@@ -534,15 +613,20 @@ fn fit(text: &str, width: usize) -> String {
 
 /// Rows the (non-full-screen) approval prompt takes at the bottom of `main`: all it needs, up to
 /// three quarters of the space (the diff scrolls inside).
-fn approval_height(v: &ApprovalView, main: Rect) -> u16 {
+fn approval_height(v: &ApprovalView, main: Rect, inline: bool) -> u16 {
     let width = main.width.saturating_sub(4) as usize;
     let (body, _) = v.body(width);
     let footer = v.footer(width);
     let want = body.len() as u16 + footer.len() as u16 + 3;
+    if inline {
+        // Inline, what led to the question is in the scrollback right above: the prompt may
+        // take the whole viewport.
+        return want.min(main.height);
+    }
     want.min((main.height * 3 / 4).max(main.height.min(8)))
 }
 
-fn draw_approval(v: &ApprovalView, main: Rect, full: Rect, buf: &mut Buffer) {
+fn draw_approval(v: &ApprovalView, main: Rect, full: Rect, inline: bool, buf: &mut Buffer) {
     let outer = if v.fullscreen {
         Rect::new(full.x, full.y, full.width, full.height.saturating_sub(1))
     } else {
@@ -554,7 +638,7 @@ fn draw_approval(v: &ApprovalView, main: Rect, full: Rect, buf: &mut Buffer) {
     let h = if v.fullscreen {
         outer.height
     } else {
-        approval_height(v, main)
+        approval_height(v, main, inline)
     };
     let area = Rect::new(outer.x, outer.y + outer.height - h, outer.width, h);
     Clear.render(area, buf);

@@ -12,6 +12,7 @@
 //! last time. Either the old bytes or the new bytes are there, never a mixture.
 
 pub mod diff;
+pub mod node;
 pub mod path;
 pub mod search;
 
@@ -31,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::FilesystemOptions;
 use crate::core::Coded;
+pub use node::{NewNode, Node};
 pub use path::{PathRule, RelPath};
 
 /// File names refused for reading and writing because they usually hold secrets. Globs without
@@ -108,6 +110,11 @@ pub enum WorkspaceError {
     },
     #[error("{path}: not written: the call was cancelled before the file was replaced")]
     Cancelled { path: String },
+    #[error(
+        "{path}: not written: the checkpoint that makes this change undoable could not be kept \
+         ({message})"
+    )]
+    Checkpoint { path: String, message: String },
     #[error("{path}: cannot {op}: {source}")]
     Io {
         path: String,
@@ -134,6 +141,7 @@ impl Coded for WorkspaceError {
             WorkspaceError::AmbiguousMatch { .. } => "ambiguous_match",
             WorkspaceError::RevisionMismatch { .. } => "revision_mismatch",
             WorkspaceError::Cancelled { .. } => "cancelled",
+            WorkspaceError::Checkpoint { .. } => "checkpoint_failed",
             WorkspaceError::Io { .. } => "io_error",
         }
     }
@@ -734,6 +742,21 @@ impl Workspace {
         expected: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<Installed, WorkspaceError> {
+        self.install_with(rel, bytes, expected, cancel, &mut |_| Ok(()))
+    }
+
+    /// [`Workspace::install`], handing `before` the bytes being replaced (`None`: a new file)
+    /// once they have passed the revision check and before anything is written: what `before`
+    /// sees is exactly what the rename will replace, or the install fails. An error from `before`
+    /// stops the install with nothing written (a checkpoint that cannot be kept).
+    pub fn install_with(
+        &self,
+        rel: &RelPath,
+        bytes: &[u8],
+        expected: Option<&str>,
+        cancel: &CancellationToken,
+        before: &mut dyn FnMut(Option<&FileBytes>) -> Result<(), WorkspaceError>,
+    ) -> Result<Installed, WorkspaceError> {
         let name = rel.file_name().ok_or_else(|| WorkspaceError::IsDirectory {
             path: ".".to_string(),
         })?;
@@ -741,6 +764,7 @@ impl Workspace {
         let dir = self.open_parent(rel, expected.is_none())?;
         let current = self.read_in_dir(rel, &dir, name)?;
         check_expected(rel, expected, current.as_ref().map(|c| c.revision.as_str()))?;
+        before(current.as_ref())?;
         remove_stale_temps(&dir, name);
 
         // The original's permission bits; a new file gets the usual 0666 less the umask.

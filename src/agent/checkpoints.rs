@@ -1,0 +1,252 @@
+//! The agent's side of checkpoints: a turn opens one (and the next prompt carries the note about
+//! any restore since), each commit is bracketed so what it changed is recorded as
+//! `files_changed`, undo/rewind/`/diff` ops are answered from them, and a rewind forks the
+//! conversation. Also what the model is told after a per-hunk review: the hunks it did not get.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use super::{Agent, Control};
+use crate::core::{Coded, EventSink, ToolFailure, ToolKind};
+use crate::protocol::{Event, Op, Preview, RestoreReport, RestoreScope, ToolCall};
+use crate::session::checkpoint::Checkpoints;
+use crate::session::checkpoint::history::prompt_with_note;
+use crate::tools::{Tool, ToolContext};
+
+/// Runs blocking checkpoint work off the async threads.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    tokio::task::spawn_blocking(f).await.ok()
+}
+
+/// Ops that cannot wait for the running turn to end: the list is answered, a restore is
+/// refused (files are being changed by the turn).
+pub(super) fn answer_during_turn(checkpoints: Option<&Checkpoints>, events: &EventSink, op: Op) {
+    match (op, checkpoints) {
+        (Op::ListCheckpoints, Some(c)) => events.send(Event::Checkpoints { turns: c.turns() }),
+        (Op::ListCheckpoints, None) => events.send(Event::Checkpoints { turns: Vec::new() }),
+        _ => events.send(Event::Error {
+            code: "turn_running".into(),
+            message: "a turn is running; wait for it to finish (or interrupt it with esc) before \
+                      undoing, rewinding or reverting"
+                .into(),
+        }),
+    }
+}
+
+impl Agent {
+    /// Opens the turn's checkpoint; returns the prompt as the model gets it (a note about a
+    /// restore first, if there was one since the last prompt).
+    pub(super) fn open_checkpoint(&mut self, prompt: &str, text: String) -> String {
+        let Some(c) = self.checkpoints.clone() else {
+            return text;
+        };
+        let note = c.take_note();
+        c.begin_turn(prompt);
+        // The first walk of the workspace runs while the model thinks; the first command waits
+        // for it if it is not done.
+        let prep = c.clone();
+        tokio::task::spawn_blocking(move || prep.prepare());
+        prompt_with_note(note.as_deref(), &text)
+    }
+
+    /// Commits `tool`, recording what it changed: a command is bracketed by scans, a file tool
+    /// reports through the write hook. The record is journaled before the result.
+    pub(super) async fn commit_recorded(
+        &self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        args: &Value,
+        preview: &Preview,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolFailure> {
+        let Some(c) = self.checkpoints.clone() else {
+            return tool.commit(args, preview, ctx).await;
+        };
+        let scanned = tool.kind() == ToolKind::Execute;
+        if scanned {
+            let before = c.clone();
+            blocking(move || before.before_command()).await;
+        }
+        let result = tool.commit(args, preview, ctx).await;
+        let after = c.clone();
+        if let Some((turn, changes)) = blocking(move || after.after_call(scanned)).await
+            && !changes.is_empty()
+        {
+            self.emit(Event::FilesChanged {
+                turn,
+                call_id: call.id.clone(),
+                tool: tool.name().to_string(),
+                changes,
+            });
+        }
+        for message in c.scan_notes() {
+            self.emit(Event::Warning { message });
+        }
+        result
+    }
+
+    /// `/rewind`'s list, `/undo`/`/rewind`/`/diff` plans, and restores, while no turn runs.
+    pub(super) async fn answer_checkpoint_op(&mut self, op: Op) {
+        let Some(c) = self.checkpoints.clone() else {
+            self.emit(Event::Error {
+                code: "checkpoints_unavailable".into(),
+                message: "this session keeps no checkpoints ([options.checkpoints] enabled = \
+                          false), so nothing can be undone"
+                    .into(),
+            });
+            return;
+        };
+        match op {
+            Op::ListCheckpoints => self.emit(Event::Checkpoints { turns: c.turns() }),
+            Op::PlanRestore { scope } => {
+                if matches!(scope, RestoreScope::Rewind { .. }) && !self.journaled {
+                    self.emit(Event::Error {
+                        code: "rewind_unavailable".into(),
+                        message: "this session has no journal, so its conversation cannot be \
+                                  rewound; /undo restores files"
+                            .into(),
+                    });
+                    return;
+                }
+                let planner = c.clone();
+                match blocking(move || planner.plan(&scope)).await {
+                    Some(Ok(plan)) => self.emit(Event::RestorePlan { plan }),
+                    Some(Err(e)) => self.emit(Event::Error {
+                        code: e.code().into(),
+                        message: e.to_string(),
+                    }),
+                    None => self.emit(internal("planning the restore stopped unexpectedly")),
+                }
+            }
+            Op::Restore { plan_id, files } => {
+                let restorer = c.clone();
+                match blocking(move || restorer.restore(&plan_id, &files)).await {
+                    Some(Ok((plan, report))) => {
+                        self.emit(Event::Restored {
+                            report: report.clone(),
+                        });
+                        if let RestoreScope::Rewind { turn } = plan.scope {
+                            self.fork(&c, turn, report).await;
+                        }
+                    }
+                    Some(Err(e)) => self.emit(Event::Error {
+                        code: e.code().into(),
+                        message: e.to_string(),
+                    }),
+                    None => self.emit(internal("the restore stopped unexpectedly")),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The conversation goes back to the start of `turn`, as a new session: the journal forks
+    /// (the old one keeps the later turns), the messages and checkpoints are rebuilt from the
+    /// copied events, and the next prompt carries the restore's note.
+    async fn fork(&mut self, c: &Arc<Checkpoints>, turn: u32, report: RestoreReport) {
+        let text = c.history().prompt(turn).unwrap_or_default().to_string();
+        let new_id = crate::session::new_session_id();
+        let (reply, answer) = oneshot::channel();
+        let sent = self.control.send(Control::Fork {
+            new_id: new_id.clone(),
+            before_turn: turn,
+            carry: vec![Event::Restored { report }],
+            reply,
+        });
+        let forked = match (sent, answer.await) {
+            (Ok(()), Ok(Ok(Some(events)))) => events,
+            (_, Ok(Err(e))) => {
+                return self.emit(Event::Warning {
+                    message: format!(
+                        "the files were restored, but the conversation could not be rewound ({e}); \
+                         it continues as it was"
+                    ),
+                });
+            }
+            _ => {
+                return self.emit(Event::Warning {
+                    message: "the files were restored, but this session's journal cannot fork, \
+                              so the conversation continues as it was"
+                        .into(),
+                });
+            }
+        };
+        let (messages, history) = crate::session::rebuild(&forked);
+        self.messages = messages;
+        c.replace_history(history);
+        let from = std::mem::replace(&mut self.session_id, new_id.clone());
+        self.emit(Event::SessionForked {
+            session_id: new_id,
+            from_session: from,
+            turn,
+            text,
+        });
+    }
+}
+
+fn internal(message: &str) -> Event {
+    Event::Error {
+        code: "internal".into(),
+        message: message.into(),
+    }
+}
+
+/// The hunks of a file change the person did not accept, as the model reads them: their index,
+/// where they were in the file before, where those lines are now, and their text.
+pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<Value> {
+    let Preview::FileChange(fc) = original else {
+        return None;
+    };
+    let mut shift: i64 = 0;
+    let mut rejected = Vec::new();
+    for (i, h) in fc.hunks.iter().enumerate() {
+        if accepted.contains(&i) {
+            shift += h.new_len as i64 - h.old_len as i64;
+            continue;
+        }
+        let mut text = format!("{}\n", h.header);
+        for l in &h.lines {
+            let sign = match l.tag {
+                crate::protocol::DiffTag::Context => ' ',
+                crate::protocol::DiffTag::Added => '+',
+                crate::protocol::DiffTag::Removed => '-',
+            };
+            text.push(sign);
+            text.push_str(&l.text);
+            text.push('\n');
+        }
+        rejected.push(json!({
+            "hunk": i,
+            "old_start": h.old_start,
+            "old_len": h.old_len,
+            "lines_now": {"start": (h.old_start as i64 + shift).max(0), "len": h.old_len},
+            "text": text,
+        }));
+    }
+    if rejected.is_empty() {
+        return None;
+    }
+    let total = fc.hunks.len();
+    let applied: Vec<usize> = (0..total).filter(|i| accepted.contains(i)).collect();
+    Some(json!({
+        "partial": true,
+        "hunks_applied": applied,
+        "hunks_not_applied": rejected,
+        "note": format!(
+            "the person accepted {} of {total} hunks of this change; only those were written. \
+             The hunks in hunks_not_applied were rejected: the file still has its earlier lines \
+             there (lines_now) and does not contain their + lines",
+            applied.len()
+        ),
+    }))
+}
+
+/// A commit result with what the person decided about the hunks.
+pub(super) fn with_partial(mut data: Value, partial: Value) -> Value {
+    if let (Some(obj), Value::Object(extra)) = (data.as_object_mut(), partial) {
+        obj.extend(extra);
+    }
+    data
+}
