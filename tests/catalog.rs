@@ -18,6 +18,7 @@ mod artifact;
 mod csv;
 mod fetch;
 mod memory;
+mod modes;
 
 /// A workspace, a session state directory outside it, and a catalog of the tools under test.
 struct Fixture {

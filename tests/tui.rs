@@ -1048,8 +1048,20 @@ mod over_http {
         assert!(t.wait_exit().success());
     }
 
+    /// `[tui] alt_screen = true` in the user's config: the full-screen mode, still with no flag.
+    const ALT_SCREEN: &str = "[tui]\nalt_screen = true\n";
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_memory_accepted_in_the_tui_reaches_the_next_session_and_a_dismissed_one_does_not() {
+        memory_accept_and_dismiss("").await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn in_alt_screen_mode_a_memory_is_accepted_and_one_dismissed_the_same_way() {
+        memory_accept_and_dismiss(ALT_SCREEN).await;
+    }
+
+    async fn memory_accept_and_dismiss(mode_config: &str) {
         let server = ScriptedServer::start().await;
         server.push(call(
             "call_m1",
@@ -1063,7 +1075,11 @@ mod over_http {
         ));
         server.push(say("Noted both."));
         let sandbox = Sandbox::new();
-        let mut t = start_configured(&sandbox, &server, "[memory]\nenabled = true\n");
+        let mut t = start_configured(
+            &sandbox,
+            &server,
+            &format!("[memory]\nenabled = true\n{mode_config}"),
+        );
         t.send("remember my preferences\r");
         t.wait_for("Noted both.");
         t.wait_for("proposed a memory (mem-2)");
@@ -1112,6 +1128,16 @@ mod over_http {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn artifacts_lists_what_the_model_saved_and_enter_opens_it_in_the_pager() {
+        artifacts_in_the_pager("").await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn in_alt_screen_mode_enter_on_an_artifact_lends_the_terminal_to_the_pager_and_takes_it_back()
+     {
+        artifacts_in_the_pager(ALT_SCREEN).await;
+    }
+
+    async fn artifacts_in_the_pager(mode_config: &str) {
         let server = ScriptedServer::start().await;
         server.push(call(
             "call_a1",
@@ -1120,18 +1146,25 @@ mod over_http {
         ));
         server.push(say("Saved the report."));
         let sandbox = Sandbox::new();
-        // A pager that records what it was asked to show.
+        // A pager that records what it was asked to show, then reads a line from the terminal:
+        // it gets that line only if the TUI let go of the keys and of raw mode.
         let shown = sandbox.root().join("shown.txt");
+        let typed = sandbox.root().join("typed.txt");
         let pager = sandbox.root().join("pager.sh");
         std::fs::write(
             &pager,
-            format!("#!/bin/sh\ncat \"$1\" > '{}'\n", shown.display()),
+            format!(
+                "#!/bin/sh\ncat \"$1\" > '{shown}'\necho 'pager waiting for a line'\nread line\n\
+                 echo \"$line\" > '{typed}.part'\nmv '{typed}.part' '{typed}'\n",
+                shown = shown.display(),
+                typed = typed.display()
+            ),
         )
         .unwrap();
         std::fs::set_permissions(&pager, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         sandbox.user_config(&format!(
-            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n{mode_config}",
             server.base_url()
         ));
         let pager_env = pager.display().to_string();
@@ -1158,6 +1191,18 @@ mod over_http {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         assert_eq!(read(&shown), "# Report\nAll good.\n");
+        t.wait_for("pager waiting for a line");
+        t.send("typed for the pager\r");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !typed.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the pager never got its line; screen:\n{}",
+                t.screen()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert_eq!(read(&typed), "typed for the pager\n");
         // The TUI has the terminal back and still answers keys.
         t.wait_for("Artifacts of this session");
         t.send("\x1b");

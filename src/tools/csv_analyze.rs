@@ -14,7 +14,6 @@
 //! mostly numbers with a few other values is reported as text, with a warning naming examples,
 //! because silently dropping the odd values would make every figure wrong.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -38,6 +37,8 @@ pub const DELIMITERS: [u8; 4] = [b',', b';', b'\t', b'|'];
 /// How much of the file delimiter detection looks at.
 const SNIFF_BYTES: usize = 64 * 1024;
 const SNIFF_RECORDS: usize = 20;
+/// Rows read before their cells are added, column by column.
+const BATCH_ROWS: usize = 1024;
 
 /// Why a file could not be analyzed.
 #[derive(Debug, thiserror::Error)]
@@ -249,30 +250,49 @@ pub fn detect_delimiter(bytes: &[u8]) -> u8 {
     best.map_or(b',', |(_, d)| d)
 }
 
-/// What a cell is, as far as typing goes.
+/// A number as a cell holds it: optional sign, digits with an optional decimal point, an
+/// optional exponent; nothing else (no spaces, `inf`, `NaN`, hex or thousands separators), and
+/// finite.
+#[cfg(test)]
 fn parse_number(s: &str) -> Option<f64> {
-    let b = s.as_bytes();
+    parse_number_bytes(s.as_bytes())
+}
+
+fn parse_number_bytes(b: &[u8]) -> Option<f64> {
     let mut i = 0;
+    let negative = b.first() == Some(&b'-');
     if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
         i += 1;
     }
+    // The digits as one integer while they fit, for the exact path below.
+    let mut mantissa: u64 = 0;
     let int_start = i;
     while i < b.len() && b[i].is_ascii_digit() {
+        mantissa = mantissa
+            .wrapping_mul(10)
+            .wrapping_add(u64::from(b[i] - b'0'));
         i += 1;
     }
     let mut digits = i - int_start;
+    let mut fraction = 0;
     if i < b.len() && b[i] == b'.' {
         i += 1;
         let frac_start = i;
         while i < b.len() && b[i].is_ascii_digit() {
+            mantissa = mantissa
+                .wrapping_mul(10)
+                .wrapping_add(u64::from(b[i] - b'0'));
             i += 1;
         }
-        digits += i - frac_start;
+        fraction = i - frac_start;
+        digits += fraction;
     }
     if digits == 0 {
         return None;
     }
+    let mut exponent = false;
     if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        exponent = true;
         i += 1;
         if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
             i += 1;
@@ -288,13 +308,30 @@ fn parse_number(s: &str) -> Option<f64> {
     if i != b.len() {
         return None;
     }
-    s.parse::<f64>().ok().filter(|v| v.is_finite())
+    // Up to 15 digits the integer is below 2^53, so exact as an f64, and so is 10^k for the
+    // k ≤ 15 digits after the point: one IEEE division of two exact values rounds correctly,
+    // giving the very value the full parser gives (Clinger's fast path). Everything else goes to
+    // the full parser.
+    if !exponent && digits <= 15 {
+        let magnitude = mantissa as f64 / POWERS_OF_TEN[fraction];
+        return Some(if negative { -magnitude } else { magnitude });
+    }
+    std::str::from_utf8(b)
+        .ok()?
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
 }
 
-fn parse_bool(s: &str) -> Option<bool> {
-    if s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("yes") {
+/// 10^0 … 10^15, each exact as an f64.
+const POWERS_OF_TEN: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+fn parse_bool(s: &[u8]) -> Option<bool> {
+    if s.eq_ignore_ascii_case(b"true") || s.eq_ignore_ascii_case(b"yes") {
         Some(true)
-    } else if s.eq_ignore_ascii_case("false") || s.eq_ignore_ascii_case("no") {
+    } else if s.eq_ignore_ascii_case(b"false") || s.eq_ignore_ascii_case(b"no") {
         Some(false)
     } else {
         None
@@ -305,13 +342,16 @@ fn parse_bool(s: &str) -> Option<bool> {
 /// fractions, `Z` or `±HH:MM` optional; a space may stand for the `T`), as nanoseconds since the
 /// epoch for ordering. A date-time without an offset is ordered as if it were UTC.
 pub fn parse_iso_date(s: &str) -> Option<i128> {
-    let b = s.as_bytes();
+    parse_iso_date_bytes(s.as_bytes())
+}
+
+fn parse_iso_date_bytes(b: &[u8]) -> Option<i128> {
     let num = |r: std::ops::Range<usize>| -> Option<u32> {
         let part = b.get(r)?;
-        if !part.iter().all(u8::is_ascii_digit) {
+        if part.is_empty() || !part.iter().all(u8::is_ascii_digit) {
             return None;
         }
-        std::str::from_utf8(part).ok()?.parse().ok()
+        Some(part.iter().fold(0, |n, d| n * 10 + u32::from(d - b'0')))
     };
     if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
@@ -376,6 +416,153 @@ pub fn parse_iso_date(s: &str) -> Option<i128> {
     Some(local.assume_offset(offset).unix_timestamp_nanos())
 }
 
+/// The distinct values of one column with how often each occurs. A value of up to
+/// [`INLINE`] bytes is kept in its slot of the table, a longer one once in a buffer the slot
+/// points into: no allocation per value, and finding a value seen before reads one slot (its hash,
+/// length and bytes compared at once), not a key somewhere else in memory.
+struct Distinct {
+    hasher: foldhash::fast::RandomState,
+    long: Vec<u8>,
+    table: hashbrown::HashTable<Slot>,
+}
+
+/// Values at most this long live in their slot.
+const INLINE: usize = 16;
+
+struct Slot {
+    hash: u64,
+    /// At most 10 MiB (the file's limit).
+    len: u32,
+    /// At most 200,000 rows.
+    count: u32,
+    /// The value, zero-padded, when it fits; else its offset in [`Distinct::long`].
+    key: [u8; INLINE],
+}
+
+impl Slot {
+    fn value<'a>(&'a self, long: &'a [u8]) -> &'a [u8] {
+        let len = self.len as usize;
+        if len <= INLINE {
+            &self.key[..len]
+        } else {
+            let mut at = [0u8; 8];
+            at.copy_from_slice(&self.key[..8]);
+            let at = u64::from_le_bytes(at) as usize;
+            &long[at..at + len]
+        }
+    }
+}
+
+impl Default for Distinct {
+    fn default() -> Self {
+        Self {
+            // Seeded per process, so a file cannot be made of values that all collide.
+            hasher: foldhash::fast::RandomState::default(),
+            long: Vec::new(),
+            table: hashbrown::HashTable::new(),
+        }
+    }
+}
+
+impl Distinct {
+    fn add(&mut self, value: &[u8]) {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(value);
+        let len = value.len() as u32;
+        if value.len() <= INLINE {
+            let mut key = [0u8; INLINE];
+            key[..value.len()].copy_from_slice(value);
+            // Fixed-size comparisons: no call into `memcmp` per cell.
+            match self
+                .table
+                .find_mut(hash, |s| s.hash == hash && s.len == len && s.key == key)
+            {
+                Some(slot) => slot.count += 1,
+                None => {
+                    self.table.insert_unique(
+                        hash,
+                        Slot {
+                            hash,
+                            len,
+                            count: 1,
+                            key,
+                        },
+                        |s| s.hash,
+                    );
+                }
+            }
+            return;
+        }
+        let Self { long, table, .. } = self;
+        match table.find_mut(hash, |s| {
+            s.hash == hash && s.len == len && s.value(long) == value
+        }) {
+            Some(slot) => slot.count += 1,
+            None => {
+                let mut key = [0u8; INLINE];
+                key[..8].copy_from_slice(&(long.len() as u64).to_le_bytes());
+                long.extend_from_slice(value);
+                table.insert_unique(
+                    hash,
+                    Slot {
+                        hash,
+                        len,
+                        count: 1,
+                        key,
+                    },
+                    |s| s.hash,
+                );
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Each value with its count, in no particular order.
+    fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> {
+        self.table
+            .iter()
+            .map(|s| (s.value(&self.long), u64::from(s.count)))
+    }
+}
+
+/// Whitespace as `str::trim` sees it, for the ASCII range.
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+/// A cell without its surrounding whitespace, as `str::trim` would cut it. ASCII is cut byte by
+/// byte; when an end is not ASCII (it may be a no-break or other Unicode space) the cell goes
+/// through `str::trim` itself.
+fn trim_cell(raw: &[u8]) -> &[u8] {
+    let mut start = 0;
+    let mut end = raw.len();
+    while start < end && is_ascii_space(raw[start]) {
+        start += 1;
+    }
+    while end > start && is_ascii_space(raw[end - 1]) {
+        end -= 1;
+    }
+    let cut = &raw[start..end];
+    match (cut.first(), cut.last()) {
+        (Some(&first), Some(&last)) if first >= 0x80 || last >= 0x80 => {
+            match std::str::from_utf8(cut) {
+                Ok(s) => s.trim().as_bytes(),
+                Err(_) => cut,
+            }
+        }
+        _ => cut,
+    }
+}
+
+/// A value of the file as text. The file was checked to be UTF-8 as a whole and fields are cut at
+/// ASCII bytes, so this never needs to replace anything.
+fn text(value: &[u8]) -> String {
+    String::from_utf8_lossy(value).into_owned()
+}
+
 /// Running figures of one column.
 #[derive(Default)]
 struct Column {
@@ -391,7 +578,7 @@ struct Column {
     all_date: bool,
     first: Option<(i128, String)>,
     last: Option<(i128, String)>,
-    distinct: HashMap<Box<str>, u64>,
+    distinct: Distinct,
 }
 
 impl Column {
@@ -403,20 +590,15 @@ impl Column {
         }
     }
 
-    fn add(&mut self, raw: &str) {
-        let v = raw.trim();
+    fn add(&mut self, raw: &[u8]) {
+        let v = trim_cell(raw);
         if v.is_empty() {
             self.missing += 1;
             return;
         }
         self.values += 1;
-        match self.distinct.get_mut(v) {
-            Some(n) => *n += 1,
-            None => {
-                self.distinct.insert(v.into(), 1);
-            }
-        }
-        match parse_number(v) {
+        self.distinct.add(v);
+        match parse_number_bytes(v) {
             Some(x) => {
                 if self.not_number_count == 0 {
                     self.numbers.push(x);
@@ -425,11 +607,13 @@ impl Column {
             None => {
                 if self.not_number_count == 0 {
                     // From now on only the count of numbers matters.
-                    self.numbers.shrink_to_fit();
+                    self.numbers = Vec::new();
                 }
                 self.not_number_count += 1;
-                if self.not_numbers.len() < EXAMPLES && !self.not_numbers.iter().any(|e| e == v) {
-                    self.not_numbers.push(v.to_string());
+                if self.not_numbers.len() < EXAMPLES
+                    && !self.not_numbers.iter().any(|e| e.as_bytes() == v)
+                {
+                    self.not_numbers.push(text(v));
                 }
             }
         }
@@ -441,13 +625,13 @@ impl Column {
             }
         }
         if self.all_date {
-            match parse_iso_date(v) {
+            match parse_iso_date_bytes(v) {
                 Some(key) => {
                     if self.first.as_ref().is_none_or(|(k, _)| key < *k) {
-                        self.first = Some((key, v.to_string()));
+                        self.first = Some((key, text(v)));
                     }
                     if self.last.as_ref().is_none_or(|(k, _)| key > *k) {
-                        self.last = Some((key, v.to_string()));
+                        self.last = Some((key, text(v)));
                     }
                 }
                 None => self.all_date = false,
@@ -508,13 +692,10 @@ impl Column {
             }
         }
         if s.kind == "text" {
-            let mut all: Vec<(&str, u64)> = self
-                .distinct
-                .iter()
-                .map(|(k, v)| (k.as_ref(), *v))
-                .collect();
+            let mut all: Vec<(&[u8], u64)> = self.distinct.iter().collect();
             let k = TOP_VALUES.min(all.len());
-            let order = |a: &(&str, u64), b: &(&str, u64)| b.1.cmp(&a.1).then(a.0.cmp(b.0));
+            // Byte order is the order of the text (UTF-8 sorts as its code points).
+            let order = |a: &(&[u8], u64), b: &(&[u8], u64)| b.1.cmp(&a.1).then(a.0.cmp(b.0));
             if k > 0 && k < all.len() {
                 all.select_nth_unstable_by(k - 1, order);
                 all.truncate(k);
@@ -523,7 +704,7 @@ impl Column {
             s.top = Some(
                 all.into_iter()
                     .map(|(v, c)| TopValue {
-                        value: v.to_string(),
+                        value: text(v),
                         count: c,
                     })
                     .collect(),
@@ -624,9 +805,11 @@ pub fn analyze(bytes: &[u8], options: &CsvOptions, path: &str) -> Result<Analysi
         .has_headers(false)
         .flexible(true)
         .from_reader(bytes);
-    let mut record = csv::StringRecord::new();
-    let read = |reader: &mut csv::Reader<&[u8]>, record: &mut csv::StringRecord| {
-        reader.read_record(record).map_err(|e| {
+    // Byte records: the file was checked to be UTF-8 once, above; a string record would check
+    // every record again.
+    let mut record = csv::ByteRecord::new();
+    let read = |reader: &mut csv::Reader<&[u8]>, record: &mut csv::ByteRecord| {
+        reader.read_byte_record(record).map_err(|e| {
             let line = e.position().map(|p| p.line()).unwrap_or(0);
             invalid(format!("line {line}: {e}"))
         })
@@ -645,14 +828,17 @@ pub fn analyze(bytes: &[u8], options: &CsvOptions, path: &str) -> Result<Analysi
         });
     }
     let names: Vec<String> = (0..width)
-        .map(|i| match record.get(i).map(str::trim) {
-            Some(n) if options.has_header && !n.is_empty() => n.to_string(),
+        .map(|i| match record.get(i).map(trim_cell) {
+            Some(n) if options.has_header && !n.is_empty() => text(n),
             _ => format!("column {}", i + 1),
         })
         .collect();
     let mut columns: Vec<Column> = (0..width).map(|_| Column::new()).collect();
     let mut rows: usize = 0;
-    let mut add_row = |record: &csv::StringRecord, rows: &mut usize| -> Result<(), CsvError> {
+    // A row is checked as it is read; its cells are added a batch of rows at a time, one column
+    // after another, so each column's work (the same parsers, the same table) runs in a loop of
+    // its own rather than interleaved with every other column's.
+    let check_row = |record: &csv::ByteRecord, rows: &mut usize| -> Result<(), CsvError> {
         if record.len() != width {
             let line = record.position().map(|p| p.line()).unwrap_or(0);
             if record.len() > MAX_COLUMNS {
@@ -677,17 +863,38 @@ pub fn analyze(bytes: &[u8], options: &CsvOptions, path: &str) -> Result<Analysi
                 limit: MAX_ROWS,
             });
         }
-        for (col, field) in columns.iter_mut().zip(record.iter()) {
-            col.add(field);
-        }
         Ok(())
     };
+    let add_batch = |columns: &mut [Column], batch: &[csv::ByteRecord]| {
+        for (c, col) in columns.iter_mut().enumerate() {
+            for record in batch {
+                col.add(record.get(c).unwrap_or_default());
+            }
+        }
+    };
+    let mut batch: Vec<csv::ByteRecord> = Vec::with_capacity(BATCH_ROWS);
+    let mut filled = 0;
     if !options.has_header {
-        add_row(&record, &mut rows)?;
+        check_row(&record, &mut rows)?;
+        batch.push(record);
+        filled = 1;
     }
-    while read(&mut reader, &mut record)? {
-        add_row(&record, &mut rows)?;
+    loop {
+        if filled == batch.len() {
+            if batch.len() == BATCH_ROWS {
+                add_batch(&mut columns, &batch);
+                filled = 0;
+            } else {
+                batch.push(csv::ByteRecord::new());
+            }
+        }
+        if !read(&mut reader, &mut batch[filled])? {
+            break;
+        }
+        check_row(&batch[filled], &mut rows)?;
+        filled += 1;
     }
+    add_batch(&mut columns, &batch[..filled]);
     let mut warnings = Vec::new();
     let stats = columns
         .into_iter()
@@ -930,6 +1137,98 @@ mod tests {
         ] {
             assert!(parse_number(bad).is_none(), "{bad}");
         }
+    }
+
+    /// The full parser's answer for what the number syntax admits.
+    fn reference_number(s: &str) -> Option<f64> {
+        parse_number_bytes(s.as_bytes())?;
+        s.parse::<f64>().ok().filter(|v| v.is_finite())
+    }
+
+    #[test]
+    fn the_exact_path_gives_the_full_parsers_bits() {
+        for s in [
+            "0",
+            "-0",
+            "+0.0",
+            "0.1",
+            "0.2",
+            "0.3",
+            "1.5",
+            "1.50",
+            "999999999999999",
+            "99999999999999.9",
+            "0.000000000000001",
+            "-123456.789012345",
+            "5.",
+            ".5",
+            "9007199254740993",
+            "1234567890123456",
+            "0.30000000000000004",
+        ] {
+            let (got, want) = (parse_number(s).unwrap(), reference_number(s).unwrap());
+            assert_eq!(got.to_bits(), want.to_bits(), "{s}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_decimal_parses_to_the_bits_of_the_full_parser(
+            sign in "[+-]?",
+            int in "[0-9]{0,17}",
+            frac in proptest::option::of("[0-9]{0,17}"),
+        ) {
+            let s = format!("{sign}{int}{}", frac.map(|f| format!(".{f}")).unwrap_or_default());
+            let got = parse_number(&s).map(f64::to_bits);
+            let want = s
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .map(f64::to_bits);
+            proptest::prop_assert_eq!(got, want, "{}", s);
+        }
+
+        #[test]
+        fn a_cell_is_trimmed_as_str_trim_trims_it(
+            cell in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just(" "), proptest::strategy::Just("\t"),
+                    proptest::strategy::Just("\u{b}"), proptest::strategy::Just("\u{c}"),
+                    proptest::strategy::Just("\r"), proptest::strategy::Just("\u{a0}"),
+                    proptest::strategy::Just("\u{85}"), proptest::strategy::Just("\u{2003}"),
+                    proptest::strategy::Just("\u{3000}"), proptest::strategy::Just("x"),
+                    proptest::strategy::Just("é"), proptest::strategy::Just("1"),
+                    proptest::strategy::Just("\u{1c}"),
+                ],
+                0..8,
+            )
+        ) {
+            let cell: String = cell.concat();
+            proptest::prop_assert_eq!(trim_cell(cell.as_bytes()), cell.trim().as_bytes());
+        }
+    }
+
+    #[test]
+    fn distinct_values_are_counted_by_their_exact_bytes() {
+        let mut d = Distinct::default();
+        for v in ["a", "b", "a", "1.5", "1.50", "a", "", "é"] {
+            d.add(v.as_bytes());
+        }
+        let mut all: Vec<(String, u64)> = d.iter().map(|(v, c)| (text(v), c)).collect();
+        all.sort();
+        let want: Vec<(String, u64)> = [
+            ("", 1),
+            ("1.5", 1),
+            ("1.50", 1),
+            ("a", 3),
+            ("b", 1),
+            ("é", 1),
+        ]
+        .into_iter()
+        .map(|(v, c)| (v.to_string(), c))
+        .collect();
+        assert_eq!(all, want);
+        assert_eq!(d.len(), 6);
     }
 
     #[test]
