@@ -1330,25 +1330,102 @@ mod composer {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_at_file_mention_attaches_the_files_text_and_an_image_is_refused_in_words() {
+    async fn an_at_file_mention_attaches_the_files_text() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
         configure(&sandbox, &server);
         std::fs::write(sandbox.workspace().join("notes.txt"), "remember the milk\n").unwrap();
-        std::fs::write(sandbox.workspace().join("shot.png"), b"\x89PNG\r\n").unwrap();
         server.push(ScriptedResponse::sse(openai::text_answer("Milk noted.")));
         let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
         t.wait_for("test-model · openai");
-        t.send("what do @notes.txt and @shot.png say?\r");
+        t.send("what does @notes.txt say?\r");
         t.wait_for("Milk noted.");
         t.wait_for("attached @notes.txt (18 bytes)");
-        t.wait_for("@shot.png was not attached");
         let text = last_user_text(&server);
         assert!(
             text.contains("<attached-file path=\"notes.txt\">\nremember the milk\n"),
             "{text}"
         );
-        assert!(!text.contains("PNG"), "{text}");
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_at_image_mention_reaches_the_scripted_server_as_an_image_part() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        // A model that takes images, named in the user config: plain `pablo`, no flags.
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ));
+        let png = crate::images::PNG_1X1;
+        std::fs::write(sandbox.workspace().join("shot.png"), png).unwrap();
+        server.push(ScriptedResponse::sse(openai::text_answer("A red dot.")));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("gpt-4o · openai");
+        t.send("what is in @shot.png?\r");
+        t.wait_for("A red dot.");
+        // The person sees what went: name, type, size, never the bytes.
+        t.wait_for("attached @shot.png (PNG 1×1, 67 B)");
+        let body = server.requests()[0].json();
+        let content = &body["messages"][1]["content"];
+        let url = format!(
+            "data:image/png;base64,{}",
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, png)
+        );
+        assert_eq!(
+            content[0],
+            serde_json::json!({"type": "image_url", "image_url": {"url": url}}),
+            "{content}"
+        );
+        assert_eq!(content[1]["type"], "text", "{content}");
+        assert!(
+            content[1]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("what is in @shot.png?"),
+            "{content}"
+        );
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_image_for_a_model_without_images_is_refused_and_the_draft_comes_back() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        configure(&sandbox, &server);
+        std::fs::write(
+            sandbox.workspace().join("shot.png"),
+            crate::images::PNG_1X1,
+        )
+        .unwrap();
+        server.push(ScriptedResponse::sse(openai::text_answer("Hello there.")));
+        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("test-model · openai");
+        t.send("what is in @shot.png?\r");
+        t.wait_for("image_not_accepted_by_model");
+        t.wait_for("does not take images");
+        // The prompt is back in the composer, as written; nothing went to the server.
+        t.wait_for("what is in @shot.png?");
+        assert_eq!(server.requests().len(), 0);
+        // It is a draft like any other: cleared with ctrl-u, and the next prompt goes alone.
+        t.send("\x15");
+        t.send("just say hello\r");
+        t.wait_for("Hello there.");
+        let body = server.requests()[0].json();
+        let users: Vec<&serde_json::Value> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .collect();
+        assert_eq!(users.len(), 1, "{body}");
+        assert!(
+            users[0]["content"].as_str().unwrap().starts_with("just say hello"),
+            "{body}"
+        );
         t.send("/quit\r");
         assert!(t.wait_exit().success());
     }

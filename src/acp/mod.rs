@@ -607,6 +607,16 @@ async fn pump(
             // A turn starts clean: an error reported after the last turn ended is not this one's.
             Event::UserMessage { .. } => last_error = None,
             Event::Error { code, message } => last_error = Some((code, message)),
+            Event::TurnRefused { code, message, .. } => {
+                let responder = session.prompt.lock().ok().and_then(|mut p| p.take());
+                if let Some(responder) = responder {
+                    responder.respond_with_result(prompt_answer(
+                        StopReason::Error,
+                        Some((code, message)),
+                    ))?;
+                }
+                last_error = None;
+            }
             Event::TurnCompleted { stop_reason, .. } => {
                 if let Ok(mut open) = session.open_approvals.lock() {
                     open.clear();

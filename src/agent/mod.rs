@@ -553,20 +553,43 @@ impl Agent {
         if let Some(model) = switched {
             self.model = model;
         }
+        // Attachments are read before anything is sent: an image that cannot go refuses the
+        // turn, and the person gets the prompt back to change it.
+        let profile = self.model.profile();
+        let target = attach::Target {
+            provider: self.model.provider(),
+            model: self.model.model(),
+            takes_images: profile.images,
+        };
+        let attached = match attach::attach(&self.host, &self.policy, &text, &target) {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::info!(code = e.code(), "turn refused");
+                self.emit(Event::TurnRefused {
+                    code: e.code().to_string(),
+                    message: e.to_string(),
+                    text,
+                });
+                return;
+            }
+        };
         self.emit(Event::UserMessage { text: text.clone() });
-        let (files, notes) = attach::attach(&self.host, &self.policy, &text);
         // The turn's checkpoint keeps the prompt as the person wrote it (a rewind gives it back).
         let prompt = text.clone();
+        let attach::Attached {
+            files,
+            images,
+            notes,
+        } = attached;
         for message in notes {
             self.emit(Event::Warning { message });
         }
-        let text = if files.is_empty() {
-            text
-        } else {
-            let with = attach::with_attachments(&text, &files);
-            self.emit(Event::Attachments { files });
-            with
-        };
+        let text = attach::with_images(&attach::with_attachments(&text, &files), &images);
+        let message_images: Vec<crate::model::Image> =
+            images.iter().map(|i| i.image.clone()).collect();
+        if !files.is_empty() || !images.is_empty() {
+            self.emit(Event::Attachments { files, images });
+        }
         let now = self.mode.get();
         let text = match mode::turn_note(self.last_turn_mode, now) {
             Some(note) => format!("{text}\n\n{note}"),
@@ -574,7 +597,10 @@ impl Agent {
         };
         self.last_turn_mode = now;
         let text = self.open_checkpoint(&prompt, text);
-        self.messages.push(Message::User { text });
+        self.messages.push(Message::User {
+            text,
+            images: message_images,
+        });
         // The run deadline bounds each turn (`pablo run` has exactly one; an interactive session
         // that sat idle for an hour must not have its next turn cut at once). It cancels like an
         // interrupt, so the running tool is awaited, and then ends the turn as a spent budget.
@@ -873,7 +899,10 @@ impl Agent {
             ),
             None => COMPACT_REQUEST.to_string(),
         };
-        older.push(Message::User { text: request_text });
+        older.push(Message::user(request_text));
+        if !self.model.profile().images {
+            window::drop_images(&mut older);
+        }
         let request = ModelRequest {
             system: self.system_prompt.clone(),
             messages: older,
@@ -901,7 +930,7 @@ impl Agent {
         };
         let text = format!("{COMPACT_MARK}\n\n{}", summary.trim());
         self.messages
-            .splice(..split, [Message::User { text: text.clone() }]);
+            .splice(..split, [Message::user(text.clone())]);
         self.emit(Event::ContextCompacted {
             summary: text,
             replaced_messages: split,
@@ -1001,6 +1030,9 @@ impl Agent {
             cache: true,
             cache_key: Some(self.session_id.clone()),
         };
+        if !self.model.profile().images {
+            window::drop_images(&mut request.messages);
+        }
         let size = self.request_bytes();
         request.max_output_tokens = self.max_output_tokens(size);
         if size > self.limits.max_request_context_bytes {

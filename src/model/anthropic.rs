@@ -148,12 +148,19 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
     };
     for m in &request.messages {
         match m {
-            Message::User { text } => {
-                let blocks = if text.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![json!({"type": "text", "text": text})]
-                };
+            Message::User { text, images } => {
+                // Images first (Anthropic finds them best placed before the words about them).
+                let mut blocks: Vec<Value> = images
+                    .iter()
+                    .filter(|i| i.is_loaded())
+                    .map(|i| {
+                        json!({"type": "image", "source": {"type": "base64",
+                            "media_type": i.media_type, "data": &*i.base64}})
+                    })
+                    .collect();
+                if !text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
                 push("user", blocks);
             }
             Message::Assistant {
@@ -707,7 +714,7 @@ mod tests {
         let req = ModelRequest {
             system: "sys".into(),
             messages: vec![
-                Message::User { text: "go".into() },
+                Message::user("go"),
                 Message::Assistant {
                     reasoning: Vec::new(),
                     text: "reading".into(),
@@ -733,9 +740,7 @@ mod tests {
                     content: r#"{"ok":false,"error":{"code":"invalid_arguments","message":"m"}}"#
                         .into(),
                 },
-                Message::User {
-                    text: "and then?".into(),
-                },
+                Message::user("and then?"),
             ],
             tools: vec![ToolSpec {
                 name: "fs_read".into(),
@@ -777,7 +782,7 @@ mod tests {
     }
 
     fn tool_loop(results: usize) -> ModelRequest {
-        let mut messages = vec![Message::User { text: "go".into() }];
+        let mut messages = vec![Message::user("go")];
         for step in 0..2 {
             let calls: Vec<ToolCall> = (0..results)
                 .map(|i| ToolCall {

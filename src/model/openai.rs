@@ -148,7 +148,10 @@ pub fn request_body(model: &str, request: &ModelRequest, dialect: Dialect) -> Va
     }
     for m in &request.messages {
         messages.push(match m {
-            Message::User { text } => json!({"role": "user", "content": text}),
+            Message::User { text, images } if images.is_empty() => {
+                json!({"role": "user", "content": text})
+            }
+            Message::User { text, images } => json!({"role": "user", "content": user_parts(text, images)}),
             Message::Assistant {
                 text, tool_calls, ..
             } => {
@@ -531,6 +534,20 @@ impl SseDecoder for OpenAiDecoder {
     }
 }
 
+/// A user message with images as Chat Completions content parts: the images first (as `data:`
+/// URLs in `image_url` parts), then the text.
+fn user_parts(text: &str, images: &[crate::model::Image]) -> Vec<Value> {
+    let mut parts: Vec<Value> = images
+        .iter()
+        .filter(|i| i.is_loaded())
+        .map(|i| json!({"type": "image_url", "image_url": {"url": i.data_url()}}))
+        .collect();
+    if !text.is_empty() {
+        parts.push(json!({"type": "text", "text": text}));
+    }
+    parts
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -658,7 +675,7 @@ mod tests {
         let req = ModelRequest {
             system: "be brief".into(),
             messages: vec![
-                Message::User { text: "hi".into() },
+                Message::user("hi"),
                 Message::Assistant {
                     reasoning: Vec::new(),
                     text: String::new(),
@@ -770,7 +787,7 @@ mod tests {
     #[test]
     fn reasoning_effort_and_the_cache_key_follow_the_dialect() {
         let mut req = ModelRequest {
-            messages: vec![Message::User { text: "hi".into() }],
+            messages: vec![Message::user("hi")],
             reasoning: Some(ReasoningLevel::High),
             cache_key: Some("s1".into()),
             ..ModelRequest::default()

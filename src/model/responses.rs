@@ -126,10 +126,18 @@ pub fn request_body(model: &str, request: &ModelRequest, options: BodyOptions) -
     let mut input: Vec<Value> = Vec::with_capacity(request.messages.len() + 4);
     for m in &request.messages {
         match m {
-            Message::User { text } => {
+            Message::User { text, images } => {
+                // Images first (`input_image` with a `data:` URL), then the text.
+                let mut content: Vec<Value> = images
+                    .iter()
+                    .filter(|i| i.is_loaded())
+                    .map(|i| json!({"type": "input_image", "image_url": i.data_url(), "detail": "auto"}))
+                    .collect();
                 if !text.is_empty() {
-                    input.push(json!({"type": "message", "role": "user",
-                        "content": [{"type": "input_text", "text": text}]}));
+                    content.push(json!({"type": "input_text", "text": text}));
+                }
+                if !content.is_empty() {
+                    input.push(json!({"type": "message", "role": "user", "content": content}));
                 }
             }
             Message::Assistant {
@@ -480,7 +488,7 @@ mod tests {
         let req = ModelRequest {
             system: "be brief".into(),
             messages: vec![
-                Message::User { text: "go".into() },
+                Message::user("go"),
                 Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![ToolCall {

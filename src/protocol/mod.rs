@@ -6,10 +6,12 @@
 
 pub mod checkpoint;
 pub mod describe;
+pub mod image;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use image::{Image, ImageAttachment, ImageFormat};
 pub use checkpoint::{
     FileChange, FileState, HunkSource, RestoreAction, RestoreChoice, RestoreFile, RestorePlan,
     RestoreReport, RestoreScope, RestoreStatus, RestoredFile, SkippedFile, TurnCheckpoint,
@@ -832,8 +834,22 @@ pub enum Event {
     /// The working mode now in force (after [`Op::SetMode`], or at start when not `ask`).
     ModeChanged { mode: WorkMode },
     /// Files the person attached with `@path` to the message just sent (their text went to the
-    /// model with it; journals keep it so a resumed conversation is the same).
-    Attachments { files: Vec<Attachment> },
+    /// model with it; journals keep it so a resumed conversation is the same). Images are
+    /// journaled as their description and hash; the journal stores their bytes beside it.
+    Attachments {
+        files: Vec<Attachment>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageAttachment>,
+    },
+    /// The turn was not started: something in the prompt cannot be sent (an image the model
+    /// does not take, a file that only claims to be an image, one too large). Nothing was sent
+    /// or journaled; `text` is the prompt as written, for the front-end to give back to the
+    /// person. Ends the turn like [`Event::TurnCompleted`] would. Live only: never journaled.
+    TurnRefused {
+        code: String,
+        message: String,
+        text: String,
+    },
     /// The model the next turn uses (after [`Op::SetModel`]).
     ModelChanged { provider: String, model: String },
     /// The turn (or the agent) failed.

@@ -532,13 +532,18 @@ impl AppState {
             } => self.forked(session_id, from_session, turn, text),
             Event::McpServer { server } => self.mcp_changed(server),
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
-            Event::Attachments { files } => {
+            Event::Attachments { files, images } => {
                 let names: Vec<String> = files
                     .iter()
                     .map(|f| {
                         let cut = if f.truncated { ", cut" } else { "" };
                         format!("@{} ({} bytes{cut})", f.path, f.bytes)
                     })
+                    .chain(
+                        images
+                            .iter()
+                            .map(|i| format!("@{} ({})", i.path, i.image.summary())),
+                    )
                     .collect();
                 self.notice(
                     NoticeLevel::Info,
@@ -556,6 +561,20 @@ impl AppState {
             Event::ModeChanged { mode } => {
                 self.status.mode = mode;
                 self.hint = Some(format!("{} mode · shift-tab switches", mode.name()));
+            }
+            Event::TurnRefused {
+                code,
+                message,
+                text,
+            } => {
+                self.notice(NoticeLevel::Error, format!("{code}: {message}"));
+                // The prompt comes back to be changed; anything typed since stays after it.
+                let typed = self.composer.text().to_string();
+                if typed.is_empty() {
+                    self.composer.set_text(&text);
+                } else if typed != text {
+                    self.composer.set_text(&format!("{text}\n{typed}"));
+                }
             }
             Event::Error { code, message } => {
                 if code == "mcp_required_server_failed" {

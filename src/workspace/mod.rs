@@ -827,7 +827,7 @@ impl Workspace {
 }
 
 /// The bytes as text: a NUL byte means binary, anything else must be UTF-8.
-fn text_of<'a>(rel: &RelPath, bytes: &'a [u8]) -> Result<&'a str, WorkspaceError> {
+pub fn text_of<'a>(rel: &RelPath, bytes: &'a [u8]) -> Result<&'a str, WorkspaceError> {
     if let Some(offset) = memchr::memchr(0, bytes) {
         return Err(WorkspaceError::BinaryContent {
             path: rel.to_string(),
