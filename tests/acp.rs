@@ -439,6 +439,8 @@ enum Step {
 struct Scripted {
     scripts: Mutex<VecDeque<Vec<Step>>>,
     requests: Mutex<Vec<ModelRequest>>,
+    /// Whether this model takes images (its profile says so).
+    images: bool,
 }
 
 #[async_trait::async_trait]
@@ -448,6 +450,12 @@ impl ModelClient for Scripted {
     }
     fn model(&self) -> &str {
         "script"
+    }
+    fn profile(&self) -> pablo::model::ModelProfile {
+        pablo::model::ModelProfile {
+            images: self.images,
+            ..pablo::model::ModelProfile::lookup("script")
+        }
     }
     async fn stream(
         &self,
@@ -520,6 +528,21 @@ impl InProcess {
         project_config: Option<&str>,
         options: LaunchOptions,
     ) -> Self {
+        Self::start_model(env, scripts, project_config, options, false)
+    }
+
+    /// Like [`InProcess::start`], with a model that takes images.
+    fn start_seeing(scripts: Vec<Vec<Step>>) -> Self {
+        Self::start_model(Env::new(), scripts, None, LaunchOptions::default(), true)
+    }
+
+    fn start_model(
+        env: Env,
+        scripts: Vec<Vec<Step>>,
+        project_config: Option<&str>,
+        options: LaunchOptions,
+        images: bool,
+    ) -> Self {
         xdg_once();
         if let Some(cfg) = project_config {
             std::fs::create_dir_all(env.workspace.join(".pablo")).unwrap();
@@ -528,6 +551,7 @@ impl InProcess {
         let model = Arc::new(Scripted {
             scripts: Mutex::new(scripts.into()),
             requests: Mutex::new(Vec::new()),
+            images,
         });
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (their_read, their_write) = tokio::io::split(theirs);
@@ -894,6 +918,63 @@ mod in_process {
             .await;
         let r = t.rpc.response_to(id, &mut no_answer).await;
         assert_eq!(r["error"]["data"]["code"], "unsupported_content", "{r}");
+        assert!(t.model.requests.lock().unwrap().is_empty());
+        t.finish().await;
+    }
+
+    const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+    fn image_prompt(session: &str) -> Value {
+        json!({"sessionId": session, "prompt": [
+            {"type": "text", "text": "what is this?"},
+            {"type": "image", "data": PNG_B64, "mimeType": "image/png", "uri": "file:///ws/dot.png"}]})
+    }
+
+    #[tokio::test]
+    async fn an_image_prompt_reaches_a_model_that_takes_images_and_initialize_says_so() {
+        let mut t = InProcess::start_seeing(vec![vec![
+            Step::Text("A dot."),
+            Step::Done(ModelStopReason::EndTurn),
+        ]]);
+        let init = t.rpc.initialize().await;
+        assert_eq!(
+            init["result"]["agentCapabilities"]["promptCapabilities"]["image"],
+            true,
+            "{init}"
+        );
+        let ws = t.env.workspace.clone();
+        let session = t.rpc.new_session(&ws).await;
+        let id = t.rpc.request("session/prompt", image_prompt(&session)).await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        let requests = t.model.requests.lock().unwrap().clone();
+        let Some(pablo::model::Message::User { text, images }) = requests[0].messages.last() else {
+            panic!("{:?}", requests[0].messages)
+        };
+        assert!(text.starts_with("what is this?"), "{text}");
+        assert!(text.contains("path=\"file:///ws/dot.png\""), "{text}");
+        assert_eq!(images.len(), 1);
+        assert_eq!(images[0].media_type, "image/png");
+        assert_eq!(&*images[0].base64, PNG_B64);
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn an_image_prompt_for_a_model_without_images_is_refused_with_the_engine_code() {
+        let mut t = InProcess::start(Vec::new(), None);
+        let init = t.rpc.initialize().await;
+        assert_eq!(
+            init["result"]["agentCapabilities"]["promptCapabilities"]["image"],
+            false,
+            "{init}"
+        );
+        let ws = t.env.workspace.clone();
+        let session = t.rpc.new_session(&ws).await;
+        let id = t.rpc.request("session/prompt", image_prompt(&session)).await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["error"]["data"]["code"], "image_not_accepted_by_model", "{r}");
+        let message = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("file:///ws/dot.png"), "{message}");
         assert!(t.model.requests.lock().unwrap().is_empty());
         t.finish().await;
     }

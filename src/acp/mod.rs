@@ -223,7 +223,7 @@ pub async fn serve(
             .name("pablo")
             .on_receive_request(
                 async move |req: acp::InitializeRequest, responder, _cx| {
-                    responder.respond(s_init.initialize(req))
+                    responder.respond(s_init.initialize(req).await)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -283,7 +283,24 @@ struct Session {
 }
 
 impl Server {
-    fn initialize(&self, req: acp::InitializeRequest) -> acp::InitializeResponse {
+    /// Whether the model a session started now would get takes images (what `initialize`
+    /// advertises): the model of the flags and config for the agent's working directory. A model
+    /// that cannot be set up takes none; a later session's model that takes none refuses the
+    /// image turn with `image_not_accepted_by_model` all the same.
+    async fn model_takes_images(&self) -> bool {
+        let Ok(cwd) = std::env::current_dir() else {
+            return false;
+        };
+        let Ok(launch) = self.launch(&cwd) else {
+            return false;
+        };
+        match (self.models)(&launch).await {
+            Ok(model) => model.profile().images,
+            Err(_) => false,
+        }
+    }
+
+    async fn initialize(&self, req: acp::InitializeRequest) -> acp::InitializeResponse {
         tracing::info!(
             requested = req.protocol_version.as_u16(),
             fs_read = req.client_capabilities.fs.read_text_file,
@@ -294,6 +311,7 @@ impl Server {
         if let Ok(mut c) = self.client.lock() {
             *c = Some(req.client_capabilities);
         }
+        let images = self.model_takes_images().await;
         // pablo speaks version 1 only: that is the answer whatever was asked, and a client that
         // cannot speak it closes the connection.
         acp::InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
@@ -303,7 +321,7 @@ impl Server {
                     .mcp_capabilities(acp::McpCapabilities::new().http(true))
                     .prompt_capabilities(
                         acp::PromptCapabilities::new()
-                            .image(false)
+                            .image(images)
                             .audio(false)
                             .embedded_context(true),
                     ),
@@ -450,10 +468,10 @@ impl Server {
         responder: Responder<acp::PromptResponse>,
     ) -> Result<(), agent_client_protocol::Error> {
         let started = self.session(&req.session_id.0).and_then(|session| {
-            let text = translate::prompt_text(&req.prompt).map_err(AcpError::UnsupportedContent)?;
-            Ok((session, text))
+            let parts = translate::prompt_parts(&req.prompt).map_err(AcpError::UnsupportedContent)?;
+            Ok((session, parts))
         });
-        let (session, text) = match started {
+        let (session, (text, images)) = match started {
             Ok(s) => s,
             Err(e) => return responder.respond_with_error(e.to_rpc()),
         };
@@ -465,7 +483,12 @@ impl Server {
             return responder
                 .respond_with_error(AcpError::PromptRunning(session.id.clone()).to_rpc());
         }
-        if session.ops.send(Op::UserTurn { text }).is_err() {
+        let op = if images.is_empty() {
+            Op::UserTurn { text }
+        } else {
+            Op::UserTurnWithImages { text, images }
+        };
+        if session.ops.send(op).is_err() {
             return responder
                 .respond_with_error(AcpError::AgentStopped(session.id.clone()).to_rpc());
         }

@@ -45,12 +45,13 @@ pub struct Target<'a> {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AttachError {
     #[error(
-        "@{path} was not sent: the model {model} (provider {provider}) does not take images; \
+        "{what} was not sent: the model {model} (provider {provider}) does not take images; \
          remove the mention, switch model with /model, or set `images = true` under [model] \
          in the config if this model does take them"
     )]
     ImagesNotAccepted {
-        path: String,
+        /// `@shot.png`, or how else the image came.
+        what: String,
         provider: String,
         model: String,
     },
@@ -169,7 +170,7 @@ pub fn attach(
             }
             if !target.takes_images {
                 return Err(AttachError::ImagesNotAccepted {
-                    path,
+                    what: format!("@{path}"),
                     provider: target.provider.to_string(),
                     model: target.model.to_string(),
                 });
@@ -202,6 +203,26 @@ pub fn attach(
         }
     }
     Ok(out)
+}
+
+/// Adds images that came with the prompt itself (an ACP image block) to what the mentions
+/// attached: they go only to a model that takes images, like any other.
+pub fn with_given_images(
+    mut attached: Attached,
+    given: Vec<ImageAttachment>,
+    target: &Target<'_>,
+) -> Result<Attached, AttachError> {
+    if let Some(first) = given.first()
+        && !target.takes_images
+    {
+        return Err(AttachError::ImagesNotAccepted {
+            what: format!("the image {}", first.path),
+            provider: target.provider.to_string(),
+            model: target.model.to_string(),
+        });
+    }
+    attached.images.extend(given);
+    Ok(attached)
 }
 
 /// `text` cut to at most `max` bytes at a character boundary.

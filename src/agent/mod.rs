@@ -42,8 +42,8 @@ use crate::model::{
 };
 use crate::policy::PolicyEngine;
 use crate::protocol::{
-    AgentHandle, ApprovalAnswer, Decision, Event, Op, Preview, RuleSummary, StopReason, ToolCall,
-    ToolOutcome, Usage,
+    AgentHandle, ApprovalAnswer, Decision, Event, ImageAttachment, Op, Preview, RuleSummary,
+    StopReason, ToolCall, ToolOutcome, Usage,
 };
 use crate::tools::{Catalog, Host, Tool, ToolContext};
 use window::ContextWindow;
@@ -396,14 +396,16 @@ impl Agent {
         }
         // MCP servers start in the background; their states arrive as events.
         self.host.mcp.start(Some(self.events.clone()));
-        let mut queued: std::collections::VecDeque<String> = Default::default();
+        let mut queued: std::collections::VecDeque<(String, Vec<ImageAttachment>)> =
+            Default::default();
         let mut shutting_down = false;
         let mut first_turn = true;
         while !shutting_down {
-            let text = match queued.pop_front() {
+            let (text, images) = match queued.pop_front() {
                 Some(t) => t,
                 None => match ops.recv().await {
-                    Some(Op::UserTurn { text }) => text,
+                    Some(Op::UserTurn { text }) => (text, Vec::new()),
+                    Some(Op::UserTurnWithImages { text, images }) => (text, images),
                     Some(Op::Shutdown) | None => break,
                     Some(Op::Compact { focus }) => {
                         self.compact_now(focus.as_deref()).await;
@@ -456,7 +458,7 @@ impl Agent {
             let (switcher, pending_model) =
                 (self.model_switcher.clone(), self.pending_model.clone());
             {
-                let turn = self.run_turn(text, cancel.clone());
+                let turn = self.run_turn(text, images, cancel.clone());
                 tokio::pin!(turn);
                 loop {
                     tokio::select! {
@@ -469,7 +471,8 @@ impl Agent {
                                     let _ = w.send(answer);
                                 }
                             }
-                            Some(Op::UserTurn { text }) => queued.push_back(text),
+                            Some(Op::UserTurn { text }) => queued.push_back((text, Vec::new())),
+                            Some(Op::UserTurnWithImages { text, images }) => queued.push_back((text, images)),
                             Some(Op::Shutdown) | None => {
                                 shutting_down = true;
                                 turn_cancel.cancel();
@@ -535,11 +538,16 @@ impl Agent {
                 provider,
                 model,
             ),
-            Op::UserTurn { .. } | Op::Shutdown => {}
+            Op::UserTurn { .. } | Op::UserTurnWithImages { .. } | Op::Shutdown => {}
         }
     }
 
-    async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
+    async fn run_turn(
+        &mut self,
+        text: String,
+        given_images: Vec<ImageAttachment>,
+        cancel: CancellationToken,
+    ) {
         let span = tracing::info_span!(
             "turn",
             model_calls = tracing::field::Empty,
@@ -561,7 +569,9 @@ impl Agent {
             model: self.model.model(),
             takes_images: profile.images,
         };
-        let attached = match attach::attach(&self.host, &self.policy, &text, &target) {
+        let attached = attach::attach(&self.host, &self.policy, &text, &target)
+            .and_then(|a| attach::with_given_images(a, given_images, &target));
+        let attached = match attached {
             Ok(a) => a,
             Err(e) => {
                 tracing::info!(code = e.code(), "turn refused");

@@ -33,6 +33,13 @@ pub struct ToolCall {
 pub enum Op {
     /// A new user message; starts a turn.
     UserTurn { text: String },
+    /// A new user message with images that came with it rather than by `@path` (an ACP prompt's
+    /// image blocks). The images' bytes are not serialized (see [`Image`]): this op is for
+    /// in-process front-ends.
+    UserTurnWithImages {
+        text: String,
+        images: Vec<ImageAttachment>,
+    },
     /// The person's answer to an [`Event::ApprovalRequest`].
     Approval {
         call_id: String,
