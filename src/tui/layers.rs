@@ -568,18 +568,25 @@ pub struct ResumeView {
     pub selected: usize,
 }
 
+/// Moves a picker's selection for ↑/↓ (k/j) within `len` rows; false for any other key.
+pub fn move_selection(key: KeyCode, selected: &mut usize, len: usize) -> bool {
+    match key {
+        KeyCode::Down | KeyCode::Char('j') => {
+            *selected = (*selected + 1).min(len.saturating_sub(1))
+        }
+        KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
+        _ => return false,
+    }
+    true
+}
+
 impl ResumeView {
     pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+        if move_selection(key.code, &mut self.selected, self.rows.len()) {
+            return Intent::None;
+        }
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Intent::Close,
-            KeyCode::Down | KeyCode::Char('j') if !self.rows.is_empty() => {
-                self.selected = (self.selected + 1).min(self.rows.len() - 1);
-                Intent::None
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.selected = self.selected.saturating_sub(1);
-                Intent::None
-            }
             KeyCode::Enter => match self.rows.get(self.selected) {
                 Some(info) => Intent::Resume(info.id.clone()),
                 None => Intent::Close,

@@ -47,16 +47,11 @@ impl RewindView {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+        if super::layers::move_selection(key.code, &mut self.selected, self.turns.len()) {
+            return Intent::None;
+        }
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Intent::Close,
-            KeyCode::Down | KeyCode::Char('j') if !self.turns.is_empty() => {
-                self.selected = (self.selected + 1).min(self.turns.len() - 1);
-                Intent::None
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.selected = self.selected.saturating_sub(1);
-                Intent::None
-            }
             KeyCode::Enter => match self.turns.get(self.selected) {
                 Some(t) => Intent::Plan(RestoreScope::Rewind { turn: t.turn }),
                 None => Intent::Close,
