@@ -357,9 +357,13 @@ fn startup() {
     full_screen.push("--alt-screen".to_string());
     let runs: Vec<Startup> = (0..5)
         .filter_map(|i| {
-            measure(env!("CARGO_BIN_EXE_pablo"), &full_screen, None, 50 + i, |s| {
-                s.contains("[y] Allow once") || s.contains("Ask pablo to do something")
-            })
+            measure(
+                env!("CARGO_BIN_EXE_pablo"),
+                &full_screen,
+                None,
+                50 + i,
+                |s| s.contains("[y] Allow once") || s.contains("Ask pablo to do something"),
+            )
         })
         .collect();
     report("pablo demo --alt-screen", &runs);

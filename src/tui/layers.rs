@@ -568,21 +568,9 @@ pub struct ResumeView {
     pub selected: usize,
 }
 
-/// Moves a picker's selection for ↑/↓ (k/j) within `len` rows; false for any other key.
-pub fn move_selection(key: KeyCode, selected: &mut usize, len: usize) -> bool {
-    match key {
-        KeyCode::Down | KeyCode::Char('j') => {
-            *selected = (*selected + 1).min(len.saturating_sub(1))
-        }
-        KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
-        _ => return false,
-    }
-    true
-}
-
 impl ResumeView {
     pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
-        if move_selection(key.code, &mut self.selected, self.rows.len()) {
+        if super::restore::move_selection(key.code, &mut self.selected, self.rows.len()) {
             return Intent::None;
         }
         match key.code {
