@@ -899,6 +899,10 @@ pub struct CustomCommand {
 impl CustomCommand {
     /// The prompt for `/name args`.
     pub fn expand(&self, args: &str) -> String {
-        self.text.replace("$ARGUMENTS", args.trim())
+        // The file's last newline is not part of the prompt.
+        self.text
+            .replace("$ARGUMENTS", args.trim())
+            .trim_end()
+            .to_string()
     }
 }
