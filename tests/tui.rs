@@ -1569,6 +1569,55 @@ mod commands {
         quit(t);
     }
 
+    /// The `ctx N%` figure of the status line.
+    fn context_percent(t: &Terminal) -> Option<u64> {
+        let screen = t.screen();
+        let at = screen.find("ctx ")?;
+        let digits: String = screen[at + 4..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slash_compact_lowers_the_context_figure_without_waiting_for_the_next_turn() {
+        let server = ScriptedServer::start().await;
+        // The provider reports the first request's size (the attached file fills it).
+        server.push(ScriptedResponse::sse(
+            openai::Stream::new()
+                .text(&["first answer"])
+                .finish("stop")
+                .usage(40_000, 2)
+                .done(),
+        ));
+        server.push(ScriptedResponse::sse(openai::text_answer("THE-SUMMARY")));
+        let (sandbox, mut t) = start(&server, "");
+        std::fs::write(
+            sandbox.workspace().join("big.txt"),
+            "a line of the big file\n".repeat(2500),
+        )
+        .unwrap();
+        t.send("read @big.txt\r");
+        t.wait_for("first answer");
+        t.wait_for("ctx ");
+        let before = context_percent(&t).expect("a ctx figure after the turn");
+        t.send("/compact\r");
+        t.wait_for("the conversation was compacted");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let mut after = context_percent(&t);
+        while after >= Some(before) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            after = context_percent(&t);
+        }
+        let after = after.expect("a ctx figure after compaction");
+        assert!(
+            after < before,
+            "ctx {before}% before, {after}% after compaction"
+        );
+        quit(t);
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn slash_model_that_cannot_be_set_up_is_refused_with_its_code_and_the_model_stays() {
         let server = ScriptedServer::start().await;

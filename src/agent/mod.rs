@@ -903,6 +903,13 @@ impl Agent {
             summary: text,
             replaced_messages: split,
         });
+        // The figure the front-ends show was the last call's; until the next call, the estimate
+        // of the shorter conversation is the better one (`/compact` has no call after it).
+        self.emit(Event::ContextUsage {
+            used_tokens: self.window.estimate(self.request_bytes()),
+            window_tokens: self.window.window_tokens(),
+            cost_usd: self.profile.prices.map(|p| p.cost(&self.usage)),
+        });
     }
 
     /// One model call whose text is collected, not streamed to the front-end.
