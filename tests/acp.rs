@@ -321,6 +321,53 @@ mod binary {
     }
 
     #[tokio::test]
+    async fn plain_pablo_acp_offers_the_modes_and_starts_in_the_configured_one() {
+        let env = Env::new();
+        let config = env.xdg.join("config/pablo");
+        std::fs::create_dir_all(&config).unwrap();
+        // A provider that is never called: no prompt is sent.
+        std::fs::write(
+            config.join("config.toml"),
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\n[tui]\nmode = \"auto-edit\"\n",
+        )
+        .unwrap();
+        let mut child = env
+            .command()
+            .arg("acp")
+            .env("OPENAI_API_KEY", "sk-test")
+            .spawn()
+            .unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        rpc.initialize().await;
+        let id = rpc
+            .request(
+                "session/new",
+                json!({"cwd": env.workspace, "mcpServers": []}),
+            )
+            .await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["modes"]["currentModeId"], "auto-edit", "{r}");
+        let session = r["result"]["sessionId"].as_str().unwrap().to_string();
+        let id = rpc
+            .request(
+                "session/set_mode",
+                json!({"sessionId": session, "modeId": "plan"}),
+            )
+            .await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert!(r["error"].is_null(), "{r}");
+        let switched = |u: &Value| u["update"]["sessionUpdate"] == "current_mode_update";
+        if !rpc.updates.iter().any(switched) {
+            rpc.until(&mut |m| switched(&m["params"]), &mut no_answer)
+                .await;
+        }
+        let update = rpc.updates.iter().find(|u| switched(u)).unwrap();
+        assert_eq!(update["update"]["currentModeId"], "plan", "{update}");
+        drop(rpc);
+        let _ = child.wait().await;
+    }
+
+    #[tokio::test]
     async fn closing_stdin_ends_the_agent_cleanly_with_nothing_but_json_on_stdout() {
         let env = Env::new();
         let mut child = env.command().arg("acp").spawn().unwrap();
@@ -877,6 +924,94 @@ mod in_process {
         assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
         // Only the first prompt reached the model.
         assert_eq!(t.model.requests.lock().unwrap().len(), 1);
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn session_modes_are_offered_and_plan_set_by_the_client_refuses_the_next_edit() {
+        // With write tools, as `pablo acp` offers them.
+        let options = LaunchOptions {
+            allow_write: true,
+            ..LaunchOptions::default()
+        };
+        let mut t = InProcess::start_with(
+            Env::new(),
+            vec![
+                vec![
+                    Step::Call(
+                        "call_w",
+                        "fs_write",
+                        json!({"path": "notes.txt", "text": "hi\n", "expected_revision": null}),
+                    ),
+                    Step::Done(ModelStopReason::ToolUse),
+                ],
+                vec![Step::Text("a plan"), Step::Done(ModelStopReason::EndTurn)],
+            ],
+            None,
+            options,
+        );
+        t.rpc.initialize().await;
+        let ws = t.env.workspace.clone();
+        let id = t
+            .rpc
+            .request("session/new", json!({"cwd": ws, "mcpServers": []}))
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        let modes = &r["result"]["modes"];
+        assert_eq!(modes["currentModeId"], "ask", "{r}");
+        let ids: Vec<&str> = modes["availableModes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["ask", "auto-edit", "plan"]);
+        let session = r["result"]["sessionId"].as_str().unwrap().to_string();
+
+        let id = t
+            .rpc
+            .request(
+                "session/set_mode",
+                json!({"sessionId": session, "modeId": "sideways"}),
+            )
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["error"]["data"]["code"], "unknown_mode", "{r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("\"sideways\""),
+            "{r}"
+        );
+
+        let id = t
+            .rpc
+            .request(
+                "session/set_mode",
+                json!({"sessionId": session, "modeId": "plan"}),
+            )
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert!(r["error"].is_null(), "{r}");
+        let id = t.prompt(&session, "write the notes").await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        // Nothing was asked, nothing was written, and the model read the mode's refusal.
+        assert!(t.rpc.requests_for("session/request_permission").is_empty());
+        assert!(!t.env.workspace.join("notes.txt").exists());
+        let second = t.model.requests.lock().unwrap()[1].clone();
+        let tool_msg = format!("{:?}", second.messages.last().unwrap());
+        assert!(tool_msg.contains("plan_mode"), "{tool_msg}");
+        // The client was told of the switch once.
+        let switches: Vec<&Value> = t
+            .rpc
+            .updates
+            .iter()
+            .filter(|u| u["update"]["sessionUpdate"] == "current_mode_update")
+            .collect();
+        assert_eq!(switches.len(), 1, "{switches:?}");
+        assert_eq!(switches[0]["update"]["currentModeId"], "plan");
         t.finish().await;
     }
 
