@@ -1377,7 +1377,7 @@ mod composer {
 mod modes {
     use serde_json::Value;
 
-    use super::{Sandbox, read};
+    use super::{Sandbox, Terminal, read};
     use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
 
     fn tool_result(server: &ScriptedServer) -> String {
@@ -1434,6 +1434,59 @@ mod modes {
             .unwrap()["content"]
             .to_string();
         assert!(user.contains("plan mode"), "{user}");
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_resumed_session_starts_in_the_configured_mode_and_says_so_whatever_it_ended_in() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        super::configure_scripted(&sandbox, &server, "");
+        std::fs::write(sandbox.workspace().join("notes.txt"), "old\n").unwrap();
+        server.push(ScriptedResponse::sse(openai::text_answer("noted")));
+        let mut t = super::spawn_plain(&sandbox, &[]);
+        t.wait_for("edits ask · commands ask");
+        t.send("\x1b[Z");
+        t.wait_for("auto-edit · edits apply");
+        t.send("remember this\r");
+        t.wait_for("noted");
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+        let screen = t.screen();
+        let id = screen
+            .split("resume with: pablo resume ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .expect("the resume command on exit")
+            .to_string();
+
+        // The journal says auto-edit; the resumed agent starts in ask (no --mode, no config),
+        // and the status line says what the agent does.
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_1",
+            "fs_edit",
+            &[&edit_call("old\n", "notes.txt", "old", "new")],
+        )));
+        let mut t = Terminal::spawn_with(
+            &sandbox,
+            &["resume", &id],
+            &[("OPENAI_API_KEY", "sk-test-key")],
+        );
+        t.wait_for("noted");
+        t.wait_for("edits ask · commands ask");
+        assert!(
+            !t.screen().contains("auto-edit · edits apply"),
+            "{}",
+            t.screen()
+        );
+        t.send("change it\r");
+        t.wait_for("[y] Allow once");
+        assert_eq!(read(&sandbox.workspace().join("notes.txt")), "old\n");
+        t.send("n");
+        t.wait_for("Note to the model");
+        t.send("\r");
+        t.wait_for("Ask pablo to do something");
         t.send("/quit\r");
         assert!(t.wait_exit().success());
     }
