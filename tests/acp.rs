@@ -175,6 +175,17 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Rpc<R, W> {
             .to_string()
     }
 
+    /// `session/set_mode` and its answer.
+    async fn set_mode(&mut self, session: &str, mode: &str) -> Value {
+        let id = self
+            .request(
+                "session/set_mode",
+                json!({"sessionId": session, "modeId": mode}),
+            )
+            .await;
+        self.response_to(id, &mut no_answer).await
+    }
+
     /// The `sessionUpdate` kinds seen so far, in order.
     fn update_kinds(&self) -> Vec<String> {
         self.updates
@@ -348,13 +359,7 @@ mod binary {
         let r = rpc.response_to(id, &mut no_answer).await;
         assert_eq!(r["result"]["modes"]["currentModeId"], "auto-edit", "{r}");
         let session = r["result"]["sessionId"].as_str().unwrap().to_string();
-        let id = rpc
-            .request(
-                "session/set_mode",
-                json!({"sessionId": session, "modeId": "plan"}),
-            )
-            .await;
-        let r = rpc.response_to(id, &mut no_answer).await;
+        let r = rpc.set_mode(&session, "plan").await;
         assert!(r["error"].is_null(), "{r}");
         let switched = |u: &Value| u["update"]["sessionUpdate"] == "current_mode_update";
         if !rpc.updates.iter().any(switched) {
@@ -968,14 +973,7 @@ mod in_process {
         assert_eq!(ids, ["ask", "auto-edit", "plan"]);
         let session = r["result"]["sessionId"].as_str().unwrap().to_string();
 
-        let id = t
-            .rpc
-            .request(
-                "session/set_mode",
-                json!({"sessionId": session, "modeId": "sideways"}),
-            )
-            .await;
-        let r = t.rpc.response_to(id, &mut no_answer).await;
+        let r = t.rpc.set_mode(&session, "sideways").await;
         assert_eq!(r["error"]["data"]["code"], "unknown_mode", "{r}");
         assert!(
             r["error"]["message"]
@@ -985,14 +983,7 @@ mod in_process {
             "{r}"
         );
 
-        let id = t
-            .rpc
-            .request(
-                "session/set_mode",
-                json!({"sessionId": session, "modeId": "plan"}),
-            )
-            .await;
-        let r = t.rpc.response_to(id, &mut no_answer).await;
+        let r = t.rpc.set_mode(&session, "plan").await;
         assert!(r["error"].is_null(), "{r}");
         let id = t.prompt(&session, "write the notes").await;
         let r = t.rpc.response_to(id, &mut no_answer).await;

@@ -1584,11 +1584,7 @@ mod commands {
         t.wait_for("other-model · openai");
         t.send("two\r");
         t.wait_for("second");
-        let models: Vec<String> = server
-            .requests()
-            .iter()
-            .map(|r| r.json()["model"].as_str().unwrap_or("").to_string())
-            .collect();
+        let models = requested_models(&server);
         assert_eq!(models, ["test-model", "other-model"]);
         quit(t);
     }
@@ -1620,6 +1616,15 @@ mod commands {
         assert!(next.contains("THE-SUMMARY"), "{next}");
         assert!(!next.contains("first answer"), "{next}");
         quit(t);
+    }
+
+    /// The model each request named, in order.
+    fn requested_models(server: &ScriptedServer) -> Vec<String> {
+        server
+            .requests()
+            .iter()
+            .map(|r| r.json()["model"].as_str().unwrap_or("").to_string())
+            .collect()
     }
 
     /// The `ctx N%` figure of the status line.
@@ -1683,11 +1688,7 @@ mod commands {
         t.send("hello\r");
         t.wait_for("still here");
         assert!(t.screen().contains("test-model · openai"), "{}", t.screen());
-        let models: Vec<String> = server
-            .requests()
-            .iter()
-            .map(|r| r.json()["model"].as_str().unwrap_or("").to_string())
-            .collect();
+        let models = requested_models(&server);
         assert_eq!(models, ["test-model"]);
         quit(t);
     }
