@@ -66,11 +66,7 @@ fn chat(server: &ScriptedServer, model: &str) -> Arc<dyn ModelClient> {
 
 /// Runs `texts` as user turns in a workspace holding `files`, through the real agent loop;
 /// every event up to the end of the last turn (`TurnCompleted`, or `TurnRefused`).
-async fn turns(
-    model: Arc<dyn ModelClient>,
-    files: &[(&str, &[u8])],
-    texts: &[&str],
-) -> Vec<Event> {
+async fn turns(model: Arc<dyn ModelClient>, files: &[(&str, &[u8])], texts: &[&str]) -> Vec<Event> {
     let workspace = tempfile::tempdir().unwrap();
     for (name, bytes) in files {
         std::fs::write(workspace.path().join(name), bytes).unwrap();
@@ -105,10 +101,7 @@ async fn turns(
             .unwrap();
         let collect = async {
             while let Some(ev) = handle.events.recv().await {
-                let done = matches!(
-                    ev,
-                    Event::TurnCompleted { .. } | Event::TurnRefused { .. }
-                );
+                let done = matches!(ev, Event::TurnCompleted { .. } | Event::TurnRefused { .. });
                 events.push(ev);
                 if done {
                     break;
@@ -194,7 +187,10 @@ mod wire {
             b[1]["messages"][1].to_string(),
             b[0]["messages"][1].to_string()
         );
-        assert_eq!(b[1]["messages"][3], json!({"role": "user", "content": "and now?"}));
+        assert_eq!(
+            b[1]["messages"][3],
+            json!({"role": "user", "content": "and now?"})
+        );
     }
 
     #[tokio::test]
@@ -272,15 +268,25 @@ mod refusals {
     async fn a_model_that_takes_no_images_refuses_the_turn_before_anything_is_sent() {
         let server = ScriptedServer::start().await;
         let prompt = "what is in @shot.png?";
-        let events = turns(chat(&server, "qwen3:8b"), &[("shot.png", PNG_1X1)], &[prompt]).await;
+        let events = turns(
+            chat(&server, "qwen3:8b"),
+            &[("shot.png", PNG_1X1)],
+            &[prompt],
+        )
+        .await;
         let (code, message, text) = refusal(&events);
         assert_eq!(code, "image_not_accepted_by_model");
         assert!(message.contains("@shot.png"), "{message}");
-        assert!(message.contains("qwen3:8b") && message.contains("images = true"), "{message}");
+        assert!(
+            message.contains("qwen3:8b") && message.contains("images = true"),
+            "{message}"
+        );
         assert_eq!(text, prompt, "the prompt comes back as written");
         assert!(server.requests().is_empty(), "nothing was sent");
         assert!(
-            !events.iter().any(|e| matches!(e, Event::UserMessage { .. })),
+            !events
+                .iter()
+                .any(|e| matches!(e, Event::UserMessage { .. })),
             "no turn began: {events:?}"
         );
     }
@@ -336,8 +342,15 @@ mod refusals {
         let b = bodies(&server);
         assert_eq!(b.len(), 1);
         let messages = b[0]["messages"].as_array().unwrap();
-        assert_eq!(messages.len(), 2, "the refused prompt is not in the conversation");
-        assert_eq!(messages[1], json!({"role": "user", "content": "just say hello"}));
+        assert_eq!(
+            messages.len(),
+            2,
+            "the refused prompt is not in the conversation"
+        );
+        assert_eq!(
+            messages[1],
+            json!({"role": "user", "content": "just say hello"})
+        );
     }
 }
 

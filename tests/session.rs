@@ -861,17 +861,16 @@ async fn long_conversation_is_compacted_and_resume_sends_the_compacted_history()
     assert!(summary_req.tools.is_empty());
     assert_eq!(summary_req.messages[..3], requests[1].messages[..]);
     assert_eq!(summary_req.messages.len(), 5);
-    assert!(matches!(&summary_req.messages[4], Message::User { text, .. } if text.contains("summary")));
+    assert!(
+        matches!(&summary_req.messages[4], Message::User { text, .. } if text.contains("summary"))
+    );
     // The turn's own request: the summary in place of the first turn, then the new prompt.
     let Message::User { text: summary, .. } = &requests[3].messages[0] else {
         panic!("{:?}", requests[3].messages)
     };
     assert!(summary.starts_with(pablo::agent::COMPACT_MARK), "{summary}");
     assert!(summary.ends_with("SUMMARY: plan made, first answer given"));
-    assert_eq!(
-        requests[3].messages[1..],
-        [Message::user("second task")]
-    );
+    assert_eq!(requests[3].messages[1..], [Message::user("second task")]);
     assert!(seen.iter().any(|ev| matches!(
         ev,
         Event::ContextCompacted {

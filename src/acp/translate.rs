@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::core::ToolKind;
 use crate::protocol::{
     CommandPreview, Decision, DiffTag, Event, FileChangePreview, PlanItem, PlanStatus, Preview,
-    ToolOutcome, Usage, Verdict,
+    ToolOutcome, Usage, Verdict, WorkMode,
 };
 
 /// Output kept per running command, as shown to the editor (the tail wins).
@@ -44,6 +44,8 @@ pub struct Translator {
     calls: HashMap<String, CallView>,
     /// The usage of the model call whose context report has not come yet.
     usage: Option<(Usage, Usage)>,
+    /// The working mode the client was last told of (in the session's answer or an update).
+    mode: WorkMode,
 }
 
 impl Translator {
@@ -56,7 +58,14 @@ impl Translator {
             context_tokens,
             calls: HashMap::new(),
             usage: None,
+            mode: WorkMode::Ask,
         }
+    }
+
+    /// The mode the session starts in, as its `session/new` or `session/load` answer says.
+    pub fn with_mode(mut self, mode: WorkMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// The ACP kind of a tool, by native name.
@@ -167,6 +176,14 @@ impl Translator {
                 )]
             }
             Event::PlanUpdate { items, .. } => vec![acp::SessionUpdate::Plan(plan(items))],
+            // The agent confirms every switch, the client's own included; the client hears of
+            // one only when it changes what it was told.
+            Event::ModeChanged { mode } if *mode != self.mode => {
+                self.mode = *mode;
+                vec![acp::SessionUpdate::CurrentModeUpdate(
+                    acp::CurrentModeUpdate::new(mode.name()),
+                )]
+            }
             // The usage of a call is reported with the context report that follows it, which
             // names the model's window and the session's cost.
             Event::Usage { last, total } => {
@@ -616,6 +633,32 @@ fn ordinal(n: usize) -> String {
         3 => "third".into(),
         n => format!("number {n}"),
     }
+}
+
+/// The modes a session offers, for the `session/new` and `session/load` answers: the TUI's
+/// Shift-Tab modes, by the names `--mode` and config take.
+pub fn session_modes(current: WorkMode) -> acp::SessionModeState {
+    let available = WorkMode::ALL
+        .into_iter()
+        .map(|m| {
+            let (name, about) = match m {
+                WorkMode::Ask => (
+                    "Ask",
+                    "Asks before file changes and commands the policy does not allow",
+                ),
+                WorkMode::AutoEdit => (
+                    "Auto-edit",
+                    "File changes inside the write roots apply without asking; commands as in Ask",
+                ),
+                WorkMode::Plan => (
+                    "Plan",
+                    "Read-only: no file changes, only commands the policy allows without asking",
+                ),
+            };
+            acp::SessionMode::new(m.name(), name).description(about)
+        })
+        .collect();
+    acp::SessionModeState::new(current.name(), available)
 }
 
 #[cfg(test)]

@@ -128,6 +128,7 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
     let journaled = recorder.is_some();
     let forwarder = tokio::spawn(forward_events(inner_rx, control_rx, out_tx, recorder));
     let profile = setup.model.profile();
+    setup.policy.set_mode(setup.mode);
     let agent = Agent {
         window: ContextWindow::new(profile.context_window),
         profile,
@@ -148,7 +149,6 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         checkpoints: setup.checkpoints,
         control: control_tx,
         journaled,
-        mode: mode::ModeCell::new(setup.mode),
         model_switcher: setup.model_switcher,
         pending_model: Arc::new(Mutex::new(None)),
         last_turn_mode: crate::protocol::WorkMode::Ask,
@@ -322,7 +322,6 @@ struct Agent {
     control: mpsc::UnboundedSender<Control>,
     /// Whether a journal records the session (a rewind forks it).
     journaled: bool,
-    mode: mode::ModeCell,
     model_switcher: Option<ModelSwitcher>,
     pending_model: PendingModel,
     /// The mode of the previous turn, to tell the model when planning starts or ends.
@@ -389,10 +388,9 @@ impl Agent {
             model: self.model.model().to_string(),
             workspace: self.host.workspace_root.display().to_string(),
         });
-        if self.mode.get() != crate::protocol::WorkMode::Ask {
-            self.emit(Event::ModeChanged {
-                mode: self.mode.get(),
-            });
+        let start_mode = self.policy.mode();
+        if start_mode != crate::protocol::WorkMode::Ask {
+            self.emit(Event::ModeChanged { mode: start_mode });
         }
         // MCP servers start in the background; their states arrive as events.
         self.host.mcp.start(Some(self.events.clone()));
@@ -454,7 +452,6 @@ impl Agent {
             let turn_cancel = cancel.clone();
             let turn_policy = self.policy.clone();
             let turn_checkpoints = self.checkpoints.clone();
-            let turn_mode = self.mode.clone();
             let (switcher, pending_model) =
                 (self.model_switcher.clone(), self.pending_model.clone());
             {
@@ -487,7 +484,7 @@ impl Agent {
                                 checkpoints::answer_during_turn(turn_checkpoints.as_deref(), &session_events, op);
                             }
                             Some(Op::SetMode { mode }) => {
-                                turn_mode.set(mode);
+                                turn_policy.set_mode(mode);
                                 session_events.send(Event::ModeChanged { mode });
                             }
                             Some(Op::Compact { .. }) => session_events.send(Event::Warning {
@@ -527,7 +524,7 @@ impl Agent {
                 self.answer_checkpoint_op(op).await;
             }
             Op::SetMode { mode } => {
-                self.mode.set(mode);
+                self.policy.set_mode(mode);
                 self.emit(Event::ModeChanged { mode });
             }
             Op::Compact { .. } => {}
@@ -600,7 +597,7 @@ impl Agent {
         if !files.is_empty() || !images.is_empty() {
             self.emit(Event::Attachments { files, images });
         }
-        let now = self.mode.get();
+        let now = self.policy.mode();
         let text = match mode::turn_note(self.last_turn_mode, now) {
             Some(note) => format!("{text}\n\n{note}"),
             None => text,
@@ -939,11 +936,17 @@ impl Agent {
             }
         };
         let text = format!("{COMPACT_MARK}\n\n{}", summary.trim());
-        self.messages
-            .splice(..split, [Message::user(text.clone())]);
+        self.messages.splice(..split, [Message::user(text.clone())]);
         self.emit(Event::ContextCompacted {
             summary: text,
             replaced_messages: split,
+        });
+        // The figure the front-ends show was the last call's; until the next call, the estimate
+        // of the shorter conversation is the better one (`/compact` has no call after it).
+        self.emit(Event::ContextUsage {
+            used_tokens: self.window.estimate(self.request_bytes()),
+            window_tokens: self.window.window_tokens(),
+            cost_usd: self.profile.prices.map(|p| p.cost(&self.usage)),
         });
     }
 
@@ -1332,7 +1335,7 @@ impl Agent {
             ));
         }
         self.budget.tool_calls += 1;
-        let mode = self.mode.get();
+        let mode = self.policy.mode();
         mode::refuse_before_preview(mode, tool.name(), tool.kind())?;
         let ctx = ToolContext {
             call_id: call.id.clone(),
@@ -1344,7 +1347,7 @@ impl Agent {
         // After a per-hunk review: the hunks the person did not accept, for the result.
         let mut not_applied = None;
         let verdict = self.policy.decide(tool.name(), tool.kind(), &mut preview);
-        let verdict = mode::apply(mode, tool.name(), &preview, verdict)?;
+        let verdict = mode::apply(mode, tool.name(), verdict)?;
         span.record("decision", crate::policy::decision_label(verdict.decision));
         match verdict.decision {
             Decision::Allow => {}

@@ -255,8 +255,16 @@ mod tests {
         let large = message_bytes(&with(png(4000, 3000))) - message_bytes(&text);
         let w = ContextWindow::new(100_000);
         // 100 x 100 is below the floor of 85 tokens; 4000 x 3000 is capped at 1,600.
-        assert!((85..85 + 60).contains(&w.estimate(small)), "{}", w.estimate(small));
-        assert!((1_600..1_600 + 60).contains(&w.estimate(large)), "{}", w.estimate(large));
+        assert!(
+            (85..85 + 60).contains(&w.estimate(small)),
+            "{}",
+            w.estimate(small)
+        );
+        assert!(
+            (1_600..1_600 + 60).contains(&w.estimate(large)),
+            "{}",
+            w.estimate(large)
+        );
     }
 
     #[test]

@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::core::{Coded, ToolSpec};
-pub use crate::protocol::{Image, ReasoningBlock};
 use crate::protocol::Usage;
+pub use crate::protocol::{Image, ReasoningBlock};
 pub use profile::{ModelProfile, Prices, ReasoningLevel};
 
 /// One message of the conversation, provider-neutral.
@@ -46,10 +46,7 @@ pub enum Message {
         reasoning: Vec<ReasoningBlock>,
     },
     /// The result of one tool call, as the JSON text the model reads.
-    Tool {
-        call_id: String,
-        content: String,
-    },
+    Tool { call_id: String, content: String },
 }
 
 pub use crate::protocol::ToolCall;

@@ -151,7 +151,9 @@ pub fn request_body(model: &str, request: &ModelRequest, dialect: Dialect) -> Va
             Message::User { text, images } if images.is_empty() => {
                 json!({"role": "user", "content": text})
             }
-            Message::User { text, images } => json!({"role": "user", "content": user_parts(text, images)}),
+            Message::User { text, images } => {
+                json!({"role": "user", "content": user_parts(text, images)})
+            }
             Message::Assistant {
                 text, tool_calls, ..
             } => {

@@ -276,7 +276,9 @@ pub fn normalize(name: &str) -> String {
 /// local vision model says so with `[model] images = true`.
 pub fn takes_images(name: &str) -> bool {
     const TEXT_ONLY: [&str; 2] = ["o1-mini", "o3-mini"];
-    const VISION: [&str; 7] = ["claude-", "gpt-4o", "gpt-4-1", "gpt-5", "o1", "o3", "o4-mini"];
+    const VISION: [&str; 7] = [
+        "claude-", "gpt-4o", "gpt-4-1", "gpt-5", "o1", "o3", "o4-mini",
+    ];
     !TEXT_ONLY.iter().any(|p| name.starts_with(p)) && VISION.iter().any(|p| name.starts_with(p))
 }
 
@@ -455,10 +457,25 @@ mod tests {
 
     #[test]
     fn vision_models_take_images_text_only_ones_do_not_and_config_decides_last() {
-        for m in ["claude-sonnet-4-5", "claude-3-opus-20240229", "gpt-4o-mini", "gpt-4.1", "gpt-5", "o3", "o4-mini"] {
+        for m in [
+            "claude-sonnet-4-5",
+            "claude-3-opus-20240229",
+            "gpt-4o-mini",
+            "gpt-4.1",
+            "gpt-5",
+            "o3",
+            "o4-mini",
+        ] {
             assert!(ModelProfile::lookup(m).images, "{m}");
         }
-        for m in ["o3-mini", "o1-mini", "qwen3:8b", "deepseek-chat", "my-finetune", "scripted"] {
+        for m in [
+            "o3-mini",
+            "o1-mini",
+            "qwen3:8b",
+            "deepseek-chat",
+            "my-finetune",
+            "scripted",
+        ] {
             assert!(!ModelProfile::lookup(m).images, "{m}");
         }
         let on = ModelTable {

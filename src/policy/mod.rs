@@ -37,7 +37,7 @@ pub use store::{RuleStore, SavedKind, SavedRule, TrustStore};
 
 use crate::config::{ConfigError, ConfigFile, Dirs, Layers};
 use crate::core::{Coded, ToolKind};
-use crate::protocol::{Decision, Preview, Verdict};
+use crate::protocol::{Decision, Preview, Verdict, WorkMode};
 use crate::tools::Catalog;
 use judge::{Judge, LineJudgement};
 use layers::{Compiled, Sources};
@@ -89,6 +89,9 @@ pub struct PolicyEngine {
     saved: RwLock<Saved>,
     /// The person trusts this folder's project config (`pablo policy trust`).
     project_trusted: bool,
+    /// The working mode, switched during a session: auto-edit answers the built-in question for
+    /// file changes, as `--allow-write` does headless (plan narrows calls in the agent).
+    mode: RwLock<WorkMode>,
 }
 
 #[derive(Debug, Default)]
@@ -152,6 +155,19 @@ impl PolicyEngine {
             store: None,
             saved: RwLock::new(Saved::default()),
             project_trusted: false,
+            mode: RwLock::new(WorkMode::Ask),
+        }
+    }
+
+    /// The working mode in force.
+    pub fn mode(&self) -> WorkMode {
+        self.mode.read().map(|m| *m).unwrap_or_default()
+    }
+
+    /// Switches the working mode (`Op::SetMode`, `--mode`); takes effect at the next decision.
+    pub fn set_mode(&self, mode: WorkMode) {
+        if let Ok(mut m) = self.mode.write() {
+            *m = mode;
         }
     }
 
@@ -216,6 +232,7 @@ impl PolicyEngine {
             store,
             saved: RwLock::new(saved),
             project_trusted,
+            mode: RwLock::new(WorkMode::Ask),
         })
     }
 
@@ -417,6 +434,10 @@ impl PolicyEngine {
                 if explicit.is_none() && self.compiled.preapproved_writes {
                     // Headless `--allow-write` is the person's answer, given up front.
                     return Verdict::allow("cli.allow_write".to_string());
+                }
+                if explicit.is_none() && self.mode() == WorkMode::AutoEdit {
+                    // So is switching to auto-edit: the same answer, for as long as it lasts.
+                    return Verdict::allow("mode.auto_edit".to_string());
                 }
                 let path = fc.path.clone();
                 self.by_mode(

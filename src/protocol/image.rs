@@ -257,7 +257,10 @@ mod tests {
         assert_eq!((i.width, i.height), (1, 1));
         assert_eq!(i.bytes, PNG_1X1.len());
         assert_eq!(i.decode().unwrap(), PNG_1X1);
-        assert!(i.data_url().starts_with("data:image/png;base64,iVBORw0KGgo"));
+        assert!(
+            i.data_url()
+                .starts_with("data:image/png;base64,iVBORw0KGgo")
+        );
         assert_eq!(i.summary(), "PNG 1×1, 67 B");
     }
 

@@ -11,11 +11,11 @@ pub mod image;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use image::{Image, ImageAttachment, ImageFormat};
 pub use checkpoint::{
     FileChange, FileState, HunkSource, RestoreAction, RestoreChoice, RestoreFile, RestorePlan,
     RestoreReport, RestoreScope, RestoreStatus, RestoredFile, SkippedFile, TurnCheckpoint,
 };
+pub use image::{Image, ImageAttachment, ImageFormat};
 
 /// A complete tool call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -922,6 +922,10 @@ pub struct CustomCommand {
 impl CustomCommand {
     /// The prompt for `/name args`.
     pub fn expand(&self, args: &str) -> String {
-        self.text.replace("$ARGUMENTS", args.trim())
+        // The file's last newline is not part of the prompt.
+        self.text
+            .replace("$ARGUMENTS", args.trim())
+            .trim_end()
+            .to_string()
     }
 }

@@ -237,14 +237,11 @@ impl Replayer {
                 self.reasoning.clear();
                 // A restore's note rode in front of this prompt, as the agent sent it.
                 let note = self.checkpoints.take_note();
-                self.history.push(Message::user(prompt_with_note(note.as_deref(), text)));
+                self.history
+                    .push(Message::user(prompt_with_note(note.as_deref(), text)));
             }
             Event::Attachments { files, images } => {
-                if let Some(Message::User {
-                    text,
-                    images: sent,
-                }) = self.history.last_mut()
-                {
+                if let Some(Message::User { text, images: sent }) = self.history.last_mut() {
                     use crate::protocol::describe::{with_attachments, with_images};
                     *text = with_images(&with_attachments(text, files), images);
                     for a in images {
@@ -341,10 +338,7 @@ impl Replayer {
                 // The same replacement the agent made; pending calls cannot straddle it (it
                 // happens between model calls, after every result is in).
                 let n = (*replaced_messages).min(self.history.len());
-                self.history.splice(
-                    ..n,
-                    [Message::user(summary.clone())],
-                );
+                self.history.splice(..n, [Message::user(summary.clone())]);
             }
             Event::ContextCleared { cleared, .. } => apply_clearing(&mut self.history, cleared),
             Event::MessageDelta { .. }
