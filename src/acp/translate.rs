@@ -600,11 +600,11 @@ pub fn prompt_parts(
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(img.data.trim())
                     .map_err(|e| format!("the image {name} is not valid base64 ({e})"))?;
-                if bytes.len() > crate::agent::attach::MAX_IMAGE_BYTES {
+                if bytes.len() > crate::protocol::image::MAX_IMAGE_BYTES {
                     return Err(format!(
                         "the image {name} is {} bytes, more than the {} bytes one image may be",
                         bytes.len(),
-                        crate::agent::attach::MAX_IMAGE_BYTES
+                        crate::protocol::image::MAX_IMAGE_BYTES
                     ));
                 }
                 let image = crate::protocol::Image::from_bytes(&bytes).ok_or_else(|| {

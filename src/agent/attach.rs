@@ -19,9 +19,7 @@ use crate::tools::Host;
 pub const MAX_ATTACHED_FILE_BYTES: usize = 64 * 1024;
 /// Most files attached to one message.
 pub const MAX_ATTACHED_FILES: usize = 10;
-/// Largest image file attached: 3.75 MiB, whose base64 form is 5 MiB, the most Anthropic takes
-/// for one image (OpenAI takes more; the smaller bound holds for every provider).
-pub const MAX_IMAGE_BYTES: usize = 3 * 1024 * 1024 + 768 * 1024;
+pub use crate::protocol::image::MAX_IMAGE_BYTES;
 
 const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
 

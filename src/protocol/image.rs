@@ -78,6 +78,10 @@ impl ImageFormat {
     }
 }
 
+/// Largest image attached: 3.75 MiB, whose base64 form is 5 MiB, the most Anthropic takes for
+/// one image (OpenAI takes more; the smaller bound holds for every provider).
+pub const MAX_IMAGE_BYTES: usize = 3 * 1024 * 1024 + 768 * 1024;
+
 /// The most tokens one image is estimated at. Anthropic documents an image as about
 /// width × height / 750 tokens and scales larger images down to about 1.15 megapixels, which is
 /// about 1,600 tokens; OpenAI's high-detail images cost 85 tokens plus 170 per 512-pixel tile

@@ -10,7 +10,6 @@
 
 use std::path::{Path, PathBuf};
 
-use super::load::Stamped;
 use crate::protocol::{Event, Image};
 
 /// `images/` beside the journal at `journal`.
@@ -57,9 +56,9 @@ pub fn store(dir: &Path, event: &Event) -> std::io::Result<()> {
 }
 
 /// Reads back the bytes of every image the events attach.
-pub fn restore(dir: &Path, events: &mut [Stamped]) {
-    for s in events {
-        let Event::Attachments { images, .. } = &mut s.event else {
+pub fn restore<'a>(dir: &Path, events: impl IntoIterator<Item = &'a mut Event>) {
+    for event in events {
+        let Event::Attachments { images, .. } = event else {
             continue;
         };
         for a in images {

@@ -60,7 +60,8 @@ pub struct LoadedJournal {
 /// Reads and parses a journal file, with the bytes of its attached images.
 pub fn load_journal(path: &Path) -> Result<LoadedJournal, SessionError> {
     let mut loaded = load_journal_text(path)?;
-    super::images::restore(&super::images::dir_for(path), &mut loaded.events);
+    let dir = super::images::dir_for(path);
+    super::images::restore(&dir, loaded.events.iter_mut().map(|s| &mut s.event));
     Ok(loaded)
 }
 
