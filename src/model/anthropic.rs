@@ -22,19 +22,16 @@
 //! runs; the text streams as reasoning, never as answer text.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::http::{ApiKey, Endpoint, HttpOptions, start_call};
+use super::http::{ApiKey, Endpoint, HttpModel, HttpOptions, WireFormat};
 use super::profile::{ModelProfile, thinking_budget};
 use super::sse::{DecodeFailure, SseDecoder};
 use super::{
-    EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, ReasoningBlock,
-    StreamEvent, ToolCall,
+    Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
 };
 use crate::protocol::Usage;
 
@@ -53,11 +50,22 @@ pub struct AnthropicConfig {
 }
 
 /// A Messages client.
-#[derive(Debug)]
-pub struct AnthropicClient {
-    endpoint: Arc<Endpoint>,
-    model: String,
-    profile: ModelProfile,
+pub type AnthropicClient = HttpModel<Messages>;
+
+/// The Messages wire.
+#[derive(Debug, Clone, Copy)]
+pub struct Messages;
+
+impl WireFormat for Messages {
+    type Decoder = AnthropicDecoder;
+
+    fn body(&self, model: &str, request: &ModelRequest) -> Value {
+        request_body(model, request)
+    }
+
+    fn decoder(_provider: &str) -> AnthropicDecoder {
+        AnthropicDecoder::new()
+    }
 }
 
 impl AnthropicClient {
@@ -67,46 +75,19 @@ impl AnthropicClient {
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         let url = format!("{}/messages", config.base_url.trim_end_matches('/'));
         let client = super::http::client_for(&url)?;
-        Ok(Self {
-            endpoint: Arc::new(Endpoint {
+        Ok(HttpModel::from_parts(
+            Endpoint {
                 provider: "anthropic".to_string(),
                 url,
                 headers,
                 key: Some(config.api_key),
                 options: config.options,
                 client,
-            }),
-            model: config.model,
-            profile: config.profile,
-        })
-    }
-}
-
-#[async_trait::async_trait]
-impl ModelClient for AnthropicClient {
-    fn provider(&self) -> &str {
-        &self.endpoint.provider
-    }
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn profile(&self) -> ModelProfile {
-        self.profile.clone()
-    }
-
-    async fn stream(
-        &self,
-        request: &ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<EventStream, ModelError> {
-        start_call(
-            self.endpoint.clone(),
-            &request_body(&self.model, request),
-            AnthropicDecoder::new,
-            cancel,
-        )
+            },
+            config.model,
+            config.profile,
+            Messages,
+        ))
     }
 }
 

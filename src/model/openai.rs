@@ -13,20 +13,16 @@
 //! OpenAI's own API gets `prompt_cache_key` (the session id), so the calls of one session land
 //! on the same prompt cache.
 
-use std::sync::Arc;
-
 use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::http::{ApiKey, Endpoint, HttpOptions, start_call};
+use super::http::{ApiKey, Endpoint, HttpModel, HttpOptions, WireFormat};
 use super::profile::{ModelProfile, ReasoningLevel};
 use super::sse::{DecodeFailure, SseDecoder};
 use super::think::{Piece, ThinkSplitter};
 use super::{
-    EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, ReasoningBlock,
-    StreamEvent, ToolCall,
+    Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
 };
 use crate::protocol::Usage;
 
@@ -70,12 +66,24 @@ impl Dialect {
 }
 
 /// A Chat Completions client.
-#[derive(Debug)]
-pub struct OpenAiClient {
-    endpoint: Arc<Endpoint>,
-    model: String,
+pub type OpenAiClient = HttpModel<ChatCompletions>;
+
+/// The Chat Completions wire, in the dialect of the server at the other end.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatCompletions {
     dialect: Dialect,
-    profile: ModelProfile,
+}
+
+impl WireFormat for ChatCompletions {
+    type Decoder = OpenAiDecoder;
+
+    fn body(&self, model: &str, request: &ModelRequest) -> Value {
+        request_body(model, request, self.dialect)
+    }
+
+    fn decoder(provider: &str) -> OpenAiDecoder {
+        OpenAiDecoder::new(provider)
+    }
 }
 
 impl OpenAiClient {
@@ -87,48 +95,19 @@ impl OpenAiClient {
         let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
         let client = super::http::client_for(&url)?;
         let dialect = Dialect::of(&config);
-        Ok(Self {
-            endpoint: Arc::new(Endpoint {
+        Ok(HttpModel::from_parts(
+            Endpoint {
                 provider: config.provider,
                 url,
                 headers,
                 key: config.api_key,
                 options: config.options,
                 client,
-            }),
-            model: config.model,
-            dialect,
-            profile: config.profile,
-        })
-    }
-}
-
-#[async_trait::async_trait]
-impl ModelClient for OpenAiClient {
-    fn provider(&self) -> &str {
-        &self.endpoint.provider
-    }
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn profile(&self) -> ModelProfile {
-        self.profile.clone()
-    }
-
-    async fn stream(
-        &self,
-        request: &ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<EventStream, ModelError> {
-        let provider = self.endpoint.provider.clone();
-        start_call(
-            self.endpoint.clone(),
-            &request_body(&self.model, request, self.dialect),
-            move || OpenAiDecoder::new(&provider),
-            cancel,
-        )
+            },
+            config.model,
+            config.profile,
+            ChatCompletions { dialect },
+        ))
     }
 }
 

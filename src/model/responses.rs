@@ -19,29 +19,38 @@
 //! `response.completed`, `response.incomplete` or `response.failed`. Others are ignored.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::http::{Endpoint, start_call};
+use super::http::{Endpoint, HttpModel, WireFormat};
 use super::openai::OpenAiConfig;
-use super::profile::{ModelProfile, ReasoningLevel};
+use super::profile::ReasoningLevel;
 use super::sse::{DecodeFailure, SseDecoder};
 use super::{
-    EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, ReasoningBlock,
-    StreamEvent, ToolCall,
+    Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
 };
 use crate::protocol::Usage;
 
 /// A Responses client.
-#[derive(Debug)]
-pub struct ResponsesClient {
-    endpoint: Arc<Endpoint>,
-    model: String,
+pub type ResponsesClient = HttpModel<Responses>;
+
+/// The Responses wire.
+#[derive(Debug, Clone, Copy)]
+pub struct Responses {
     options: BodyOptions,
-    profile: ModelProfile,
+}
+
+impl WireFormat for Responses {
+    type Decoder = ResponsesDecoder;
+
+    fn body(&self, model: &str, request: &ModelRequest) -> Value {
+        request_body(model, request, self.options)
+    }
+
+    fn decoder(provider: &str) -> ResponsesDecoder {
+        ResponsesDecoder::new(provider)
+    }
 }
 
 /// What shapes a request body besides the request itself.
@@ -61,51 +70,23 @@ impl ResponsesClient {
         }
         let url = format!("{}/responses", config.base_url.trim_end_matches('/'));
         let client = super::http::client_for(&url)?;
-        Ok(Self {
-            options: BodyOptions {
-                official: config.official,
-                reasoning_model: config.profile.reasoning_model,
-            },
-            endpoint: Arc::new(Endpoint {
+        let options = BodyOptions {
+            official: config.official,
+            reasoning_model: config.profile.reasoning_model,
+        };
+        Ok(HttpModel::from_parts(
+            Endpoint {
                 provider: config.provider,
                 url,
                 headers,
                 key: config.api_key,
                 options: config.options,
                 client,
-            }),
-            model: config.model,
-            profile: config.profile,
-        })
-    }
-}
-
-#[async_trait::async_trait]
-impl ModelClient for ResponsesClient {
-    fn provider(&self) -> &str {
-        &self.endpoint.provider
-    }
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn profile(&self) -> ModelProfile {
-        self.profile.clone()
-    }
-
-    async fn stream(
-        &self,
-        request: &ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<EventStream, ModelError> {
-        let provider = self.endpoint.provider.clone();
-        start_call(
-            self.endpoint.clone(),
-            &request_body(&self.model, request, self.options),
-            move || ResponsesDecoder::new(&provider),
-            cancel,
-        )
+            },
+            config.model,
+            config.profile,
+            Responses { options },
+        ))
     }
 }
 
