@@ -88,25 +88,33 @@ impl WireFormat for ChatCompletions {
 
 impl OpenAiClient {
     pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+        let dialect = Dialect::of(&config);
+        config.into_client("chat/completions", ChatCompletions { dialect })
+    }
+}
+
+impl OpenAiConfig {
+    /// A client of the endpoint `path` under the base URL (OpenAI's two APIs share the key,
+    /// the base URL and the options), speaking `wire`.
+    pub(crate) fn into_client<W>(self, path: &str, wire: W) -> Result<HttpModel<W>, ModelError> {
         let mut headers = HeaderMap::new();
-        if let Some(key) = &config.api_key {
+        if let Some(key) = &self.api_key {
             headers.insert(reqwest::header::AUTHORIZATION, key.header("Bearer ")?);
         }
-        let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+        let url = format!("{}/{path}", self.base_url.trim_end_matches('/'));
         let client = super::http::client_for(&url)?;
-        let dialect = Dialect::of(&config);
         Ok(HttpModel::from_parts(
             Endpoint {
-                provider: config.provider,
+                provider: self.provider,
                 url,
                 headers,
-                key: config.api_key,
-                options: config.options,
+                key: self.api_key,
+                options: self.options,
                 client,
             },
-            config.model,
-            config.profile,
-            ChatCompletions { dialect },
+            self.model,
+            self.profile,
+            wire,
         ))
     }
 }

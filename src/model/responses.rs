@@ -20,10 +20,9 @@
 
 use std::collections::BTreeMap;
 
-use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 
-use super::http::{Endpoint, HttpModel, WireFormat};
+use super::http::{HttpModel, WireFormat};
 use super::openai::OpenAiConfig;
 use super::profile::ReasoningLevel;
 use super::sse::{DecodeFailure, SseDecoder};
@@ -64,29 +63,11 @@ pub struct BodyOptions {
 
 impl ResponsesClient {
     pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &config.api_key {
-            headers.insert(reqwest::header::AUTHORIZATION, key.header("Bearer ")?);
-        }
-        let url = format!("{}/responses", config.base_url.trim_end_matches('/'));
-        let client = super::http::client_for(&url)?;
         let options = BodyOptions {
             official: config.official,
             reasoning_model: config.profile.reasoning_model,
         };
-        Ok(HttpModel::from_parts(
-            Endpoint {
-                provider: config.provider,
-                url,
-                headers,
-                key: config.api_key,
-                options: config.options,
-                client,
-            },
-            config.model,
-            config.profile,
-            Responses { options },
-        ))
+        config.into_client("responses", Responses { options })
     }
 }
 
