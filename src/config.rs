@@ -287,6 +287,8 @@ pub struct ModelTable {
     pub reasoning: Option<ReasoningLevel>,
     /// For `provider = "openai"`: `chat` (Chat Completions) or `responses` (the Responses API).
     pub wire_api: Option<WireApi>,
+    /// Whether the model takes images (`@shot.png`); unset, the table of known models says.
+    pub images: Option<bool>,
     #[serde(default)]
     pub prices: PriceTable,
 }
@@ -1081,6 +1083,7 @@ impl Layers {
             out.max_output_tokens = m.max_output_tokens.or(out.max_output_tokens);
             out.reasoning = m.reasoning.or(out.reasoning);
             out.wire_api = m.wire_api.or(out.wire_api);
+            out.images = m.images.or(out.images);
             if !m.prices.is_empty() {
                 out.prices.input = m.prices.input.or(out.prices.input);
                 out.prices.output = m.prices.output.or(out.prices.output);

@@ -58,6 +58,18 @@ pub async fn run<W: Write>(
             }
         };
         let Some(event) = event else { break };
+        // A refused turn ends the run as a failed one: its error is printed and nothing ran.
+        let event = match event {
+            Event::TurnRefused { code, message, .. } => {
+                printer.print(&Event::Error { code, message });
+                saw_error = true;
+                Event::TurnCompleted {
+                    stop_reason: StopReason::Error,
+                    usage: Default::default(),
+                }
+            }
+            e => e,
+        };
         if let Event::Error { .. } = event {
             saw_error = true;
         }

@@ -451,20 +451,13 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive)?;
     let mut startup_events = state.transcript.clone();
     startup_events.extend(state.start_events());
-    startup_events.extend(launch.warning_events());
-    let options = pablo::tui::TuiOptions {
+    let options = tui_options(
+        common,
+        &mut launch,
+        &setup,
         startup_events,
-        resume_command: Some(format!("pablo resume {id}")),
-        policy_mode: format!(
-            "{} · {}",
-            launch.authority_label(),
-            pablo::launch::sandbox_status(&setup.policy)
-        ),
-        alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
-        notifications: launch.tui_config().notifications.unwrap_or_default(),
-        custom_commands: launch.custom_commands(),
-        ..Default::default()
-    };
+        format!("pablo resume {id}"),
+    );
     let workspace = setup.host.workspace_root.clone();
     let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     outln!("{summary}");
@@ -742,28 +735,43 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
+/// What the TUI is told of a launch (a new session or a resumed one): the status line's authority
+/// and sandbox, the `[tui]` settings, the person's commands, and the launch's warnings after
+/// `events` (the custom commands are loaded first, so the files they skipped are among them).
+fn tui_options(
+    common: &Common,
+    launch: &mut Launch,
+    setup: &pablo::launch::AgentSetup,
+    mut events: Vec<pablo::protocol::Event>,
+    resume_command: String,
+) -> pablo::tui::TuiOptions {
+    let custom_commands = launch.custom_commands();
+    events.extend(launch.warning_events());
+    let tui = launch.tui_config();
+    pablo::tui::TuiOptions {
+        startup_events: events,
+        resume_command: Some(resume_command),
+        policy_mode: format!(
+            "{} · {}",
+            launch.authority_label(),
+            pablo::launch::sandbox_status(&setup.policy)
+        ),
+        alt_screen: common.alt_screen || tui.alt_screen == Some(true),
+        notifications: tui.notifications.unwrap_or_default(),
+        custom_commands,
+        ..Default::default()
+    }
+}
+
 async fn tui(common: Common) -> Result<ExitCode> {
     pablo::tui::require_terminal()?;
     let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     let model = launch.model().await?;
     let session_id = Launch::new_session_id();
     // The session is journaled, so the exit summary can say how to come back to it.
-    let resume_command = Some(format!("pablo resume {session_id}"));
+    let resume_command = format!("pablo resume {session_id}");
     let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
-    let custom_commands = launch.custom_commands();
-    let options = pablo::tui::TuiOptions {
-        startup_events: launch.warning_events(),
-        resume_command,
-        policy_mode: format!(
-            "{} · {}",
-            launch.authority_label(),
-            pablo::launch::sandbox_status(&setup.policy)
-        ),
-        alt_screen: common.alt_screen || launch.tui_config().alt_screen == Some(true),
-        notifications: launch.tui_config().notifications.unwrap_or_default(),
-        custom_commands,
-        ..Default::default()
-    };
+    let options = tui_options(&common, &mut launch, &setup, Vec::new(), resume_command);
     let workspace = setup.host.workspace_root.clone();
     let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     outln!("{summary}");

@@ -175,6 +175,17 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Rpc<R, W> {
             .to_string()
     }
 
+    /// `session/set_mode` and its answer.
+    async fn set_mode(&mut self, session: &str, mode: &str) -> Value {
+        let id = self
+            .request(
+                "session/set_mode",
+                json!({"sessionId": session, "modeId": mode}),
+            )
+            .await;
+        self.response_to(id, &mut no_answer).await
+    }
+
     /// The `sessionUpdate` kinds seen so far, in order.
     fn update_kinds(&self) -> Vec<String> {
         self.updates
@@ -321,6 +332,47 @@ mod binary {
     }
 
     #[tokio::test]
+    async fn plain_pablo_acp_offers_the_modes_and_starts_in_the_configured_one() {
+        let env = Env::new();
+        let config = env.xdg.join("config/pablo");
+        std::fs::create_dir_all(&config).unwrap();
+        // A provider that is never called: no prompt is sent.
+        std::fs::write(
+            config.join("config.toml"),
+            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\n[tui]\nmode = \"auto-edit\"\n",
+        )
+        .unwrap();
+        let mut child = env
+            .command()
+            .arg("acp")
+            .env("OPENAI_API_KEY", "sk-test")
+            .spawn()
+            .unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        rpc.initialize().await;
+        let id = rpc
+            .request(
+                "session/new",
+                json!({"cwd": env.workspace, "mcpServers": []}),
+            )
+            .await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["modes"]["currentModeId"], "auto-edit", "{r}");
+        let session = r["result"]["sessionId"].as_str().unwrap().to_string();
+        let r = rpc.set_mode(&session, "plan").await;
+        assert!(r["error"].is_null(), "{r}");
+        let switched = |u: &Value| u["update"]["sessionUpdate"] == "current_mode_update";
+        if !rpc.updates.iter().any(switched) {
+            rpc.until(&mut |m| switched(&m["params"]), &mut no_answer)
+                .await;
+        }
+        let update = rpc.updates.iter().find(|u| switched(u)).unwrap();
+        assert_eq!(update["update"]["currentModeId"], "plan", "{update}");
+        drop(rpc);
+        let _ = child.wait().await;
+    }
+
+    #[tokio::test]
     async fn closing_stdin_ends_the_agent_cleanly_with_nothing_but_json_on_stdout() {
         let env = Env::new();
         let mut child = env.command().arg("acp").spawn().unwrap();
@@ -439,6 +491,8 @@ enum Step {
 struct Scripted {
     scripts: Mutex<VecDeque<Vec<Step>>>,
     requests: Mutex<Vec<ModelRequest>>,
+    /// Whether this model takes images (its profile says so).
+    images: bool,
 }
 
 #[async_trait::async_trait]
@@ -448,6 +502,12 @@ impl ModelClient for Scripted {
     }
     fn model(&self) -> &str {
         "script"
+    }
+    fn profile(&self) -> pablo::model::ModelProfile {
+        pablo::model::ModelProfile {
+            images: self.images,
+            ..pablo::model::ModelProfile::lookup("script")
+        }
     }
     async fn stream(
         &self,
@@ -520,6 +580,21 @@ impl InProcess {
         project_config: Option<&str>,
         options: LaunchOptions,
     ) -> Self {
+        Self::start_model(env, scripts, project_config, options, false)
+    }
+
+    /// Like [`InProcess::start`], with a model that takes images.
+    fn start_seeing(scripts: Vec<Vec<Step>>) -> Self {
+        Self::start_model(Env::new(), scripts, None, LaunchOptions::default(), true)
+    }
+
+    fn start_model(
+        env: Env,
+        scripts: Vec<Vec<Step>>,
+        project_config: Option<&str>,
+        options: LaunchOptions,
+        images: bool,
+    ) -> Self {
         xdg_once();
         if let Some(cfg) = project_config {
             std::fs::create_dir_all(env.workspace.join(".pablo")).unwrap();
@@ -528,6 +603,7 @@ impl InProcess {
         let model = Arc::new(Scripted {
             scripts: Mutex::new(scripts.into()),
             requests: Mutex::new(Vec::new()),
+            images,
         });
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (their_read, their_write) = tokio::io::split(theirs);
@@ -881,6 +957,80 @@ mod in_process {
     }
 
     #[tokio::test]
+    async fn session_modes_are_offered_and_plan_set_by_the_client_refuses_the_next_edit() {
+        // With write tools, as `pablo acp` offers them.
+        let options = LaunchOptions {
+            allow_write: true,
+            ..LaunchOptions::default()
+        };
+        let mut t = InProcess::start_with(
+            Env::new(),
+            vec![
+                vec![
+                    Step::Call(
+                        "call_w",
+                        "fs_write",
+                        json!({"path": "notes.txt", "text": "hi\n", "expected_revision": null}),
+                    ),
+                    Step::Done(ModelStopReason::ToolUse),
+                ],
+                vec![Step::Text("a plan"), Step::Done(ModelStopReason::EndTurn)],
+            ],
+            None,
+            options,
+        );
+        t.rpc.initialize().await;
+        let ws = t.env.workspace.clone();
+        let id = t
+            .rpc
+            .request("session/new", json!({"cwd": ws, "mcpServers": []}))
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        let modes = &r["result"]["modes"];
+        assert_eq!(modes["currentModeId"], "ask", "{r}");
+        let ids: Vec<&str> = modes["availableModes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["ask", "auto-edit", "plan"]);
+        let session = r["result"]["sessionId"].as_str().unwrap().to_string();
+
+        let r = t.rpc.set_mode(&session, "sideways").await;
+        assert_eq!(r["error"]["data"]["code"], "unknown_mode", "{r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("\"sideways\""),
+            "{r}"
+        );
+
+        let r = t.rpc.set_mode(&session, "plan").await;
+        assert!(r["error"].is_null(), "{r}");
+        let id = t.prompt(&session, "write the notes").await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        // Nothing was asked, nothing was written, and the model read the mode's refusal.
+        assert!(t.rpc.requests_for("session/request_permission").is_empty());
+        assert!(!t.env.workspace.join("notes.txt").exists());
+        let second = t.model.requests.lock().unwrap()[1].clone();
+        let tool_msg = format!("{:?}", second.messages.last().unwrap());
+        assert!(tool_msg.contains("plan_mode"), "{tool_msg}");
+        // The client was told of the switch once.
+        let switches: Vec<&Value> = t
+            .rpc
+            .updates
+            .iter()
+            .filter(|u| u["update"]["sessionUpdate"] == "current_mode_update")
+            .collect();
+        assert_eq!(switches.len(), 1, "{switches:?}");
+        assert_eq!(switches[0]["update"]["currentModeId"], "plan");
+        t.finish().await;
+    }
+
+    #[tokio::test]
     async fn image_prompts_are_refused_without_reaching_the_model() {
         let mut t = InProcess::start(Vec::new(), None);
         let session = t.session().await;
@@ -894,6 +1044,70 @@ mod in_process {
             .await;
         let r = t.rpc.response_to(id, &mut no_answer).await;
         assert_eq!(r["error"]["data"]["code"], "unsupported_content", "{r}");
+        assert!(t.model.requests.lock().unwrap().is_empty());
+        t.finish().await;
+    }
+
+    const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+    fn image_prompt(session: &str) -> Value {
+        json!({"sessionId": session, "prompt": [
+            {"type": "text", "text": "what is this?"},
+            {"type": "image", "data": PNG_B64, "mimeType": "image/png", "uri": "file:///ws/dot.png"}]})
+    }
+
+    #[tokio::test]
+    async fn an_image_prompt_reaches_a_model_that_takes_images_and_initialize_says_so() {
+        let mut t = InProcess::start_seeing(vec![vec![
+            Step::Text("A dot."),
+            Step::Done(ModelStopReason::EndTurn),
+        ]]);
+        let init = t.rpc.initialize().await;
+        assert_eq!(
+            init["result"]["agentCapabilities"]["promptCapabilities"]["image"], true,
+            "{init}"
+        );
+        let ws = t.env.workspace.clone();
+        let session = t.rpc.new_session(&ws).await;
+        let id = t
+            .rpc
+            .request("session/prompt", image_prompt(&session))
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        let requests = t.model.requests.lock().unwrap().clone();
+        let Some(pablo::model::Message::User { text, images }) = requests[0].messages.last() else {
+            panic!("{:?}", requests[0].messages)
+        };
+        assert!(text.starts_with("what is this?"), "{text}");
+        assert!(text.contains("path=\"file:///ws/dot.png\""), "{text}");
+        assert_eq!(images.len(), 1);
+        assert_eq!(images[0].media_type, "image/png");
+        assert_eq!(&*images[0].base64, PNG_B64);
+        t.finish().await;
+    }
+
+    #[tokio::test]
+    async fn an_image_prompt_for_a_model_without_images_is_refused_with_the_engine_code() {
+        let mut t = InProcess::start(Vec::new(), None);
+        let init = t.rpc.initialize().await;
+        assert_eq!(
+            init["result"]["agentCapabilities"]["promptCapabilities"]["image"], false,
+            "{init}"
+        );
+        let ws = t.env.workspace.clone();
+        let session = t.rpc.new_session(&ws).await;
+        let id = t
+            .rpc
+            .request("session/prompt", image_prompt(&session))
+            .await;
+        let r = t.rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(
+            r["error"]["data"]["code"], "image_not_accepted_by_model",
+            "{r}"
+        );
+        let message = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("file:///ws/dot.png"), "{message}");
         assert!(t.model.requests.lock().unwrap().is_empty());
         t.finish().await;
     }

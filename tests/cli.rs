@@ -286,3 +286,34 @@ async fn policy_check_allows_git_status_under_a_rule_naming_the_bare_program() {
     assert_eq!(ran.code, Some(4), "{}{}", ran.stdout, ran.stderr);
     assert!(ran.stdout.contains("deny"), "{}", ran.stdout);
 }
+
+#[tokio::test]
+async fn an_unknown_mode_is_refused_by_the_flag_and_by_config_validate_and_nothing_is_written() {
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.command();
+    cmd.args(["--mode", "sideways", "sessions"]);
+    let ran = output(cmd).await;
+    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    assert!(
+        ran.stderr
+            .contains("unknown mode \"sideways\": the modes are ask, auto-edit and plan"),
+        "{}",
+        ran.stderr
+    );
+    let file = sandbox.root().join("config.toml");
+    std::fs::write(&file, "[tui]\nmode = \"sideways\"\n").unwrap();
+    let mut cmd = sandbox.command();
+    cmd.args(["config", "validate"]).arg(&file);
+    let ran = output(cmd).await;
+    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    assert!(
+        ran.stderr.starts_with(&format!(
+            "{}:2: tui.mode: unknown variant `sideways`",
+            file.display()
+        )),
+        "{}",
+        ran.stderr
+    );
+    // Refused before anything started: no session, no data directory.
+    assert!(!sandbox.data_dir().join("sessions").exists());
+}

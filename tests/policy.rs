@@ -780,6 +780,36 @@ fn edit_preview(path: &str) -> Preview {
     })
 }
 
+#[test]
+fn auto_edit_answers_the_builtin_edit_question_and_an_explicit_ask_still_asks() {
+    use pablo::protocol::WorkMode;
+    let plain = PolicyEngine::new(Default::default());
+    let asked = PolicyEngine::new([("fs.write".to_string(), pablo::core::ToolMode::Ask)].into());
+    for engine in [&plain, &asked] {
+        assert_eq!(engine.mode(), WorkMode::Ask);
+        let v = engine.decide("fs.write", ToolKind::Edit, &mut edit_preview("notes.txt"));
+        assert_eq!(v.decision, Decision::Ask, "{v:?}");
+    }
+    for mode in WorkMode::ALL {
+        plain.set_mode(mode);
+        assert_eq!(plain.mode(), mode);
+    }
+    plain.set_mode(WorkMode::AutoEdit);
+    asked.set_mode(WorkMode::AutoEdit);
+    let v = plain.decide("fs.write", ToolKind::Edit, &mut edit_preview("notes.txt"));
+    assert_eq!(v.decision, Decision::Allow, "{v:?}");
+    assert_eq!(v.rule_ids, ["mode.auto_edit"]);
+    let v = asked.decide("fs.write", ToolKind::Edit, &mut edit_preview("notes.txt"));
+    assert_eq!(v.decision, Decision::Ask, "{v:?}");
+    // Commands are judged as in ask.
+    let v = plain.decide(
+        "shell.run",
+        ToolKind::Execute,
+        &mut command_preview("make install"),
+    );
+    assert_eq!(v.decision, Decision::Ask, "{v:?}");
+}
+
 mod arbitrary_text {
     use super::*;
     use proptest::prelude::*;

@@ -60,7 +60,7 @@ mod support_common {
     pub fn request(text: &str) -> ModelRequest {
         ModelRequest {
             system: "you are a test".into(),
-            messages: vec![Message::User { text: text.into() }],
+            messages: vec![Message::user(text)],
             tools: vec![ToolSpec {
                 name: "fs_read".into(),
                 description: "read a file".into(),

@@ -284,9 +284,7 @@ async fn resumed_conversation_is_exactly_what_the_model_was_sent_before_the_rest
     .await;
     let after = resumed.requests();
     let mut continued = expected.clone();
-    continued.push(Message::User {
-        text: "third task".into(),
-    });
+    continued.push(Message::user("third task"));
     assert_eq!(after[0].messages, continued);
     assert_eq!(after[0].system, before[3].system);
     assert_eq!(after[0].tools, before[3].tools);
@@ -567,9 +565,7 @@ async fn interrupted_results_stay_where_the_crash_was_after_the_session_continue
     )
     .await;
     let mut expected = state.history.clone();
-    expected.push(Message::User {
-        text: "again".into(),
-    });
+    expected.push(Message::user("again"));
     assert_eq!(resumed.requests()[0].messages, expected);
     let later = e.store.load(&id).unwrap();
     assert_paired(&later.history);
@@ -865,19 +861,16 @@ async fn long_conversation_is_compacted_and_resume_sends_the_compacted_history()
     assert!(summary_req.tools.is_empty());
     assert_eq!(summary_req.messages[..3], requests[1].messages[..]);
     assert_eq!(summary_req.messages.len(), 5);
-    assert!(matches!(&summary_req.messages[4], Message::User { text } if text.contains("summary")));
+    assert!(
+        matches!(&summary_req.messages[4], Message::User { text, .. } if text.contains("summary"))
+    );
     // The turn's own request: the summary in place of the first turn, then the new prompt.
-    let Message::User { text: summary } = &requests[3].messages[0] else {
+    let Message::User { text: summary, .. } = &requests[3].messages[0] else {
         panic!("{:?}", requests[3].messages)
     };
     assert!(summary.starts_with(pablo::agent::COMPACT_MARK), "{summary}");
     assert!(summary.ends_with("SUMMARY: plan made, first answer given"));
-    assert_eq!(
-        requests[3].messages[1..],
-        [Message::User {
-            text: "second task".into()
-        }]
-    );
+    assert_eq!(requests[3].messages[1..], [Message::user("second task")]);
     assert!(seen.iter().any(|ev| matches!(
         ev,
         Event::ContextCompacted {
@@ -989,9 +982,7 @@ async fn agent_stopped_at_random_points_always_leaves_a_resumable_journal() {
         )
         .await;
         let mut expected = state.history.clone();
-        expected.push(Message::User {
-            text: "after".into(),
-        });
+        expected.push(Message::user("after"));
         assert_eq!(resumed.requests()[0].messages, expected, "round {round}");
     }
 }

@@ -299,6 +299,39 @@ fn plain_pablo(sandbox: &Sandbox) -> Terminal {
     t
 }
 
+/// The provider in the user config, pointed at a scripted server (plus `extra` TOML), as a
+/// person sets it up once.
+fn configure_scripted(
+    sandbox: &Sandbox,
+    server: &crate::support::http::ScriptedServer,
+    extra: &str,
+) {
+    sandbox.user_config(&format!(
+        "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n{extra}",
+        server.base_url()
+    ));
+}
+
+/// Plain `pablo` (no flags) with the provider key in the environment, once it shows the model.
+fn spawn_plain(sandbox: &Sandbox, env: &[(&str, &str)]) -> Terminal {
+    let mut all = vec![("OPENAI_API_KEY", "sk-test-key")];
+    all.extend_from_slice(env);
+    let t = Terminal::spawn_with(sandbox, &[], &all);
+    t.wait_for("test-model · openai");
+    t
+}
+
+/// The text of the newest user message in the last request the server received.
+fn last_user_text(server: &crate::support::http::ScriptedServer) -> String {
+    let body = server.requests().last().unwrap().json();
+    let messages = body["messages"].as_array().unwrap().clone();
+    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    match &user["content"] {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 fn signal(t: &Terminal, name: &str) {
     let pid = t.child.process_id().unwrap();
     let status = std::process::Command::new("kill")
@@ -754,8 +787,7 @@ mod over_http {
              context_window = 20000\n[model.prices]\ninput = 2.0\noutput = 8.0\n",
             server.base_url()
         ));
-        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
-        t.wait_for("test-model · openai");
+        let mut t = super::spawn_plain(&sandbox, &[]);
         t.send("hi\r");
         t.wait_for("Hello there.");
         t.wait_for("∴ thought · 1 line (ctrl-o shows)");
@@ -1004,7 +1036,7 @@ mod over_http {
         std::fs::write(sandbox.workspace().join("notes.txt"), &original).unwrap();
         let first_only = original.replace("line 2\n", "line two\n");
         let both = first_only.replace("line 19\n", "line nineteen\n");
-        let revision = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(original.as_bytes()));
+        let revision = pablo::workspace::revision_of(original.as_bytes());
         server.push(call(
             "call_1",
             "fs_write",
@@ -1219,13 +1251,6 @@ mod first_session {
     use super::{Sandbox, Terminal, read};
     use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
 
-    fn configure(sandbox: &Sandbox, server: &ScriptedServer) {
-        sandbox.user_config(&format!(
-            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
-            server.base_url()
-        ));
-    }
-
     fn offered_tools(server: &ScriptedServer) -> Vec<String> {
         let body = server.requests()[0].json();
         body["tools"]
@@ -1243,10 +1268,10 @@ mod first_session {
     async fn plain_pablo_offers_fs_edit_shows_its_diff_and_y_commits_it() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        configure(&sandbox, &server);
+        super::configure_scripted(&sandbox, &server, "");
         let original = "fn main() {\n    println!(\"hello\");\n}\n";
         std::fs::write(sandbox.workspace().join("main.rs"), original).unwrap();
-        let revision = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(original.as_bytes()));
+        let revision = pablo::workspace::revision_of(original.as_bytes());
         let args =
             json!({"path": "main.rs", "old_text": "\"hello\"", "new_text": "\"hello, world\"",
                           "expected_revision": revision})
@@ -1259,8 +1284,7 @@ mod first_session {
         server.push(ScriptedResponse::sse(openai::text_answer(
             "Greeting widened.",
         )));
-        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
-        t.wait_for("test-model · openai");
+        let mut t = super::spawn_plain(&sandbox, &[]);
         t.wait_for("edits ask");
         t.send("greet the world\r");
         t.wait_for("Apply this change to main.rs?");
@@ -1303,7 +1327,7 @@ mod first_session {
     async fn plain_pablo_lists_without_asking_and_asks_before_an_unsandboxed_rerun() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        configure(&sandbox, &server);
+        super::configure_scripted(&sandbox, &server, "");
         let ws = sandbox.workspace();
         let init = std::process::Command::new("git")
             .args(["init", "-q"])
@@ -1326,8 +1350,7 @@ mod first_session {
         server.push(ScriptedResponse::sse(openai::text_answer(
             "Hook left alone.",
         )));
-        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
-        t.wait_for("test-model · openai");
+        let mut t = super::spawn_plain(&sandbox, &[]);
         t.wait_for("sandboxed");
         t.send("list the files, then add a hook\r");
         // The first prompt is for the hook: `ls -la` never asked.
@@ -1409,8 +1432,7 @@ mod first_session {
         server.push(ScriptedResponse::sse(openai::text_answer(
             "You need to water the plants.",
         )));
-        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
-        t.wait_for("test-model · openai");
+        let mut t = super::spawn_plain(&sandbox, &[]);
         // The server starts in the background; the status line and the transcript say when it
         // is ready.
         t.wait_for("mcp 1/1");
@@ -1446,7 +1468,7 @@ mod first_session {
     async fn with_read_only_no_edit_tool_is_offered_and_the_status_line_says_so() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        configure(&sandbox, &server);
+        super::configure_scripted(&sandbox, &server, "");
         server.push(ScriptedResponse::sse(openai::text_answer(
             "Nothing to change.",
         )));
@@ -1475,31 +1497,14 @@ mod first_session {
 
 /// The composer and the person's own commands, through plain `pablo` against a scripted server.
 mod composer {
-    use super::{Sandbox, Terminal};
+    use super::{Sandbox, last_user_text};
     use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
-
-    fn configure(sandbox: &Sandbox, server: &ScriptedServer) {
-        sandbox.user_config(&format!(
-            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
-            server.base_url()
-        ));
-    }
-
-    fn last_user_text(server: &ScriptedServer) -> String {
-        let body = server.requests().last().unwrap().json();
-        let messages = body["messages"].as_array().unwrap().clone();
-        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
-        match &user["content"] {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        }
-    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_custom_command_reaches_the_model_with_its_argument_substituted() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        configure(&sandbox, &server);
+        super::configure_scripted(&sandbox, &server, "");
         let commands = sandbox.config_dir().join("commands");
         std::fs::create_dir_all(&commands).unwrap();
         std::fs::write(
@@ -1508,8 +1513,7 @@ mod composer {
         )
         .unwrap();
         server.push(ScriptedResponse::sse(openai::text_answer("No bugs found.")));
-        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
-        t.wait_for("test-model · openai");
+        let mut t = super::spawn_plain(&sandbox, &[]);
         // The slash popup lists it with its first line.
         t.send("/rev");
         t.wait_for("Review a file for bugs");
@@ -1526,25 +1530,100 @@ mod composer {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_at_file_mention_attaches_the_files_text_and_an_image_is_refused_in_words() {
+    async fn an_at_file_mention_attaches_the_files_text() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        configure(&sandbox, &server);
+        super::configure_scripted(&sandbox, &server, "");
         std::fs::write(sandbox.workspace().join("notes.txt"), "remember the milk\n").unwrap();
-        std::fs::write(sandbox.workspace().join("shot.png"), b"\x89PNG\r\n").unwrap();
         server.push(ScriptedResponse::sse(openai::text_answer("Milk noted.")));
-        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
-        t.wait_for("test-model · openai");
-        t.send("what do @notes.txt and @shot.png say?\r");
+        let mut t = super::spawn_plain(&sandbox, &[]);
+        t.send("what does @notes.txt say?\r");
         t.wait_for("Milk noted.");
         t.wait_for("attached @notes.txt (18 bytes)");
-        t.wait_for("@shot.png was not attached");
         let text = last_user_text(&server);
         assert!(
             text.contains("<attached-file path=\"notes.txt\">\nremember the milk\n"),
             "{text}"
         );
-        assert!(!text.contains("PNG"), "{text}");
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_at_image_mention_reaches_the_scripted_server_as_an_image_part() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        // A model that takes images, named in the user config: plain `pablo`, no flags.
+        sandbox.user_config(&format!(
+            "provider = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ));
+        let png = crate::images::PNG_1X1;
+        std::fs::write(sandbox.workspace().join("shot.png"), png).unwrap();
+        server.push(ScriptedResponse::sse(openai::text_answer("A red dot.")));
+        let mut t =
+            super::Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        t.wait_for("gpt-4o · openai");
+        t.send("what is in @shot.png?\r");
+        t.wait_for("A red dot.");
+        // The person sees what went: name, type, size, never the bytes.
+        t.wait_for("attached @shot.png (PNG 1×1, 67 B)");
+        let body = server.requests()[0].json();
+        let content = &body["messages"][1]["content"];
+        let url = format!(
+            "data:image/png;base64,{}",
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, png)
+        );
+        assert_eq!(
+            content[0],
+            serde_json::json!({"type": "image_url", "image_url": {"url": url}}),
+            "{content}"
+        );
+        assert_eq!(content[1]["type"], "text", "{content}");
+        assert!(
+            content[1]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("what is in @shot.png?"),
+            "{content}"
+        );
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_image_for_a_model_without_images_is_refused_and_the_draft_comes_back() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        super::configure_scripted(&sandbox, &server, "");
+        std::fs::write(sandbox.workspace().join("shot.png"), crate::images::PNG_1X1).unwrap();
+        server.push(ScriptedResponse::sse(openai::text_answer("Hello there.")));
+        let mut t = super::spawn_plain(&sandbox, &[]);
+        t.send("what is in @shot.png?\r");
+        t.wait_for("image_not_accepted_by_model");
+        t.wait_for("does not take images");
+        // The prompt is back in the composer, as written; nothing went to the server.
+        t.wait_for("what is in @shot.png?");
+        assert_eq!(server.requests().len(), 0);
+        // It is a draft like any other: cleared with ctrl-u, and the next prompt goes alone.
+        t.send("\x15");
+        t.send("just say hello\r");
+        t.wait_for("Hello there.");
+        let body = server.requests()[0].json();
+        let users: Vec<&serde_json::Value> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .collect();
+        assert_eq!(users.len(), 1, "{body}");
+        assert!(
+            users[0]["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("just say hello"),
+            "{body}"
+        );
         t.send("/quit\r");
         assert!(t.wait_exit().success());
     }
@@ -1553,12 +1632,11 @@ mod composer {
     async fn a_project_command_is_ignored_until_the_folder_is_trusted() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        configure(&sandbox, &server);
+        super::configure_scripted(&sandbox, &server, "");
         let commands = sandbox.workspace().join(".pablo").join("commands");
         std::fs::create_dir_all(&commands).unwrap();
         std::fs::write(commands.join("deploy.md"), "Deploy now\n").unwrap();
-        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
-        t.wait_for("test-model · openai");
+        let mut t = super::spawn_plain(&sandbox, &[]);
         t.send("/deploy\r");
         t.wait_for("unknown command /deploy");
         assert!(server.requests().is_empty());
@@ -1574,13 +1652,6 @@ mod modes {
     use super::{Sandbox, Terminal, read};
     use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
 
-    fn configure(sandbox: &Sandbox, server: &ScriptedServer, extra: &str) {
-        sandbox.user_config(&format!(
-            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n{extra}",
-            server.base_url()
-        ));
-    }
-
     fn tool_result(server: &ScriptedServer) -> String {
         let last: Value = server.requests().last().unwrap().json();
         last["messages"]
@@ -1593,7 +1664,7 @@ mod modes {
     }
 
     fn edit_call(content: &str, path: &str, old: &str, new: &str) -> String {
-        let revision = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(content.as_bytes()));
+        let revision = pablo::workspace::revision_of(content.as_bytes());
         serde_json::json!({"path": path, "old_text": old, "new_text": new,
                            "expected_revision": revision})
         .to_string()
@@ -1603,7 +1674,7 @@ mod modes {
     async fn shift_tab_to_plan_mode_refuses_an_edit_with_the_plan_mode_code() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        configure(&sandbox, &server, "");
+        super::configure_scripted(&sandbox, &server, "");
         std::fs::write(sandbox.workspace().join("notes.txt"), "old\n").unwrap();
         server.push(ScriptedResponse::sse(openai::tool_call_answer(
             "call_1",
@@ -1613,7 +1684,7 @@ mod modes {
         server.push(ScriptedResponse::sse(openai::text_answer(
             "Here is the plan.",
         )));
-        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        let mut t = super::spawn_plain(&sandbox, &[]);
         t.wait_for("edits ask · commands ask");
         t.send("\x1b[Z");
         t.wait_for("auto-edit");
@@ -1640,10 +1711,63 @@ mod modes {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_resumed_session_starts_in_the_configured_mode_and_says_so_whatever_it_ended_in() {
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        super::configure_scripted(&sandbox, &server, "");
+        std::fs::write(sandbox.workspace().join("notes.txt"), "old\n").unwrap();
+        server.push(ScriptedResponse::sse(openai::text_answer("noted")));
+        let mut t = super::spawn_plain(&sandbox, &[]);
+        t.wait_for("edits ask · commands ask");
+        t.send("\x1b[Z");
+        t.wait_for("auto-edit · edits apply");
+        t.send("remember this\r");
+        t.wait_for("noted");
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+        let screen = t.screen();
+        let id = screen
+            .split("resume with: pablo resume ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .expect("the resume command on exit")
+            .to_string();
+
+        // The journal says auto-edit; the resumed agent starts in ask (no --mode, no config),
+        // and the status line says what the agent does.
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_1",
+            "fs_edit",
+            &[&edit_call("old\n", "notes.txt", "old", "new")],
+        )));
+        let mut t = Terminal::spawn_with(
+            &sandbox,
+            &["resume", &id],
+            &[("OPENAI_API_KEY", "sk-test-key")],
+        );
+        t.wait_for("noted");
+        t.wait_for("edits ask · commands ask");
+        assert!(
+            !t.screen().contains("auto-edit · edits apply"),
+            "{}",
+            t.screen()
+        );
+        t.send("change it\r");
+        t.wait_for("[y] Allow once");
+        assert_eq!(read(&sandbox.workspace().join("notes.txt")), "old\n");
+        t.send("n");
+        t.wait_for("Note to the model");
+        t.send("\r");
+        t.wait_for("Ask pablo to do something");
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn auto_edit_from_the_users_config_applies_an_edit_without_a_prompt() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        configure(&sandbox, &server, "[tui]\nmode = \"auto-edit\"\n");
+        super::configure_scripted(&sandbox, &server, "[tui]\nmode = \"auto-edit\"\n");
         std::fs::write(sandbox.workspace().join("notes.txt"), "old\n").unwrap();
         server.push(ScriptedResponse::sse(openai::tool_call_answer(
             "call_1",
@@ -1651,7 +1775,7 @@ mod modes {
             &[&edit_call("old\n", "notes.txt", "old", "new")],
         )));
         server.push(ScriptedResponse::sse(openai::text_answer("Edited.")));
-        let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+        let mut t = super::spawn_plain(&sandbox, &[]);
         t.wait_for("auto-edit · edits apply");
         t.send("change it\r");
         t.wait_for("Edited.");
@@ -1665,7 +1789,7 @@ mod modes {
     async fn ctrl_g_takes_the_prompt_from_the_editor_and_enter_sends_it() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        configure(&sandbox, &server, "");
+        super::configure_scripted(&sandbox, &server, "");
         let editor = sandbox.root().join("editor.sh");
         std::fs::write(
             &editor,
@@ -1676,12 +1800,7 @@ mod modes {
             .unwrap();
         server.push(ScriptedResponse::sse(openai::text_answer("Three bullets.")));
         let editor_path = editor.display().to_string();
-        let mut t = Terminal::spawn_with(
-            &sandbox,
-            &[],
-            &[("OPENAI_API_KEY", "sk-test-key"), ("EDITOR", &editor_path)],
-        );
-        t.wait_for("test-model · openai");
+        let mut t = super::spawn_plain(&sandbox, &[("EDITOR", &editor_path)]);
         t.send("draft");
         t.wait_for("› draft");
         t.send("\x07");
@@ -1714,12 +1833,8 @@ mod commands {
 
     fn start(server: &ScriptedServer, extra: &str) -> (Sandbox, Terminal) {
         let sandbox = Sandbox::new();
-        sandbox.user_config(&format!(
-            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n{extra}",
-            server.base_url()
-        ));
-        let t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
-        t.wait_for("test-model · openai");
+        super::configure_scripted(&sandbox, server, extra);
+        let t = super::spawn_plain(&sandbox, &[]);
         (sandbox, t)
     }
 
@@ -1741,11 +1856,7 @@ mod commands {
         t.wait_for("other-model · openai");
         t.send("two\r");
         t.wait_for("second");
-        let models: Vec<String> = server
-            .requests()
-            .iter()
-            .map(|r| r.json()["model"].as_str().unwrap_or("").to_string())
-            .collect();
+        let models = requested_models(&server);
         assert_eq!(models, ["test-model", "other-model"]);
         quit(t);
     }
@@ -1776,6 +1887,81 @@ mod commands {
         let next = requests[2].json()["messages"].to_string();
         assert!(next.contains("THE-SUMMARY"), "{next}");
         assert!(!next.contains("first answer"), "{next}");
+        quit(t);
+    }
+
+    /// The model each request named, in order.
+    fn requested_models(server: &ScriptedServer) -> Vec<String> {
+        server
+            .requests()
+            .iter()
+            .map(|r| r.json()["model"].as_str().unwrap_or("").to_string())
+            .collect()
+    }
+
+    /// The `ctx N%` figure of the status line.
+    fn context_percent(t: &Terminal) -> Option<u64> {
+        let screen = t.screen();
+        let at = screen.find("ctx ")?;
+        let digits: String = screen[at + 4..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slash_compact_lowers_the_context_figure_without_waiting_for_the_next_turn() {
+        let server = ScriptedServer::start().await;
+        // The provider reports the first request's size (the attached file fills it).
+        server.push(ScriptedResponse::sse(
+            openai::Stream::new()
+                .text(&["first answer"])
+                .finish("stop")
+                .usage(40_000, 2)
+                .done(),
+        ));
+        server.push(ScriptedResponse::sse(openai::text_answer("THE-SUMMARY")));
+        let (sandbox, mut t) = start(&server, "");
+        std::fs::write(
+            sandbox.workspace().join("big.txt"),
+            "a line of the big file\n".repeat(2500),
+        )
+        .unwrap();
+        t.send("read @big.txt\r");
+        t.wait_for("first answer");
+        t.wait_for("ctx ");
+        let before = context_percent(&t).expect("a ctx figure after the turn");
+        t.send("/compact\r");
+        t.wait_for("the conversation was compacted");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let mut after = context_percent(&t);
+        while after >= Some(before) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            after = context_percent(&t);
+        }
+        let after = after.expect("a ctx figure after compaction");
+        assert!(
+            after < before,
+            "ctx {before}% before, {after}% after compaction"
+        );
+        quit(t);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn slash_model_that_cannot_be_set_up_is_refused_with_its_code_and_the_model_stays() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("still here")));
+        let (_sandbox, mut t) = start(&server, "");
+        // No ANTHROPIC_API_KEY in this environment.
+        t.send("/model anthropic/claude-test\r");
+        t.wait_for("the model was not switched to claude-test");
+        t.wait_for("model_config");
+        t.send("hello\r");
+        t.wait_for("still here");
+        assert!(t.screen().contains("test-model · openai"), "{}", t.screen());
+        let models = requested_models(&server);
+        assert_eq!(models, ["test-model"]);
         quit(t);
     }
 
@@ -1835,13 +2021,6 @@ mod checkpoints {
     use super::{Sandbox, Terminal, read};
     use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
 
-    fn configure(sandbox: &Sandbox, server: &ScriptedServer) {
-        sandbox.user_config(&format!(
-            "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
-            server.base_url()
-        ));
-    }
-
     fn write(id: &str, path: &str, text: &str, before: Option<&str>) -> ScriptedResponse {
         let args = json!({
             "path": path,
@@ -1857,9 +2036,7 @@ mod checkpoints {
     }
 
     fn start(sandbox: &Sandbox) -> Terminal {
-        let t = Terminal::spawn_with(sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
-        t.wait_for("test-model · openai");
-        t
+        super::spawn_plain(sandbox, &[])
     }
 
     /// Answers the approval of a write to `path` with allow once.
@@ -1882,7 +2059,7 @@ mod checkpoints {
     async fn rewind_with_one_file_deselected_restores_the_others_and_forks_the_conversation() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        configure(&sandbox, &server);
+        super::configure_scripted(&sandbox, &server, "");
         let ws = sandbox.workspace();
         for (name, text) in [("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")] {
             std::fs::write(ws.join(name), text).unwrap();
@@ -1960,7 +2137,7 @@ mod checkpoints {
     async fn diff_shows_the_sessions_hunks_and_reverts_exactly_the_one_chosen() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        configure(&sandbox, &server);
+        super::configure_scripted(&sandbox, &server, "");
         let ws = sandbox.workspace();
         let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
         std::fs::write(ws.join("notes.txt"), &original).unwrap();
@@ -1995,7 +2172,7 @@ mod checkpoints {
     async fn after_a_partial_acceptance_the_next_request_holds_the_rejected_hunks_text() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        configure(&sandbox, &server);
+        super::configure_scripted(&sandbox, &server, "");
         let ws = sandbox.workspace();
         let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
         std::fs::write(ws.join("notes.txt"), &original).unwrap();

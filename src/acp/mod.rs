@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 use crate::core::ApprovalMode;
 use crate::core::Coded;
 use crate::launch::{AgentSetup, Launch, LaunchError, LaunchOptions, McpServerConfig, ModelClient};
-use crate::protocol::{ApprovalAnswer, Event, Op, Preview, StopReason, Verdict};
+use crate::protocol::{ApprovalAnswer, Event, Op, Preview, StopReason, Verdict, WorkMode};
 
 pub use translate::Translator;
 
@@ -80,6 +80,8 @@ pub enum AcpError {
     Connection(String),
     #[error("MCP server {0}")]
     McpServer(String),
+    #[error("unknown mode {0:?}: the modes are ask, auto-edit and plan")]
+    UnknownMode(String),
 }
 
 impl Coded for AcpError {
@@ -95,6 +97,7 @@ impl Coded for AcpError {
             AcpError::Launch(e) => e.code(),
             AcpError::Connection(_) => "connection_failed",
             AcpError::McpServer(_) => "mcp_server_unsupported",
+            AcpError::UnknownMode(_) => "unknown_mode",
         }
     }
 }
@@ -107,6 +110,7 @@ impl AcpError {
             AcpError::CwdNotAbsolute(_)
             | AcpError::UnsupportedContent(_)
             | AcpError::McpServer(_)
+            | AcpError::UnknownMode(_)
             | AcpError::WorkspaceMismatch { .. } => ErrorCode::INVALID_PARAMS,
             AcpError::UnknownSession(_) => ErrorCode::RESOURCE_NOT_FOUND,
             AcpError::PromptRunning(_) | AcpError::SessionOpen(_) => ErrorCode::INVALID_REQUEST,
@@ -218,12 +222,13 @@ pub async fn serve(
         let s_load = server.clone();
         let s_prompt = server.clone();
         let s_cancel = server.clone();
+        let s_mode = server.clone();
         Agent
             .v1()
             .name("pablo")
             .on_receive_request(
                 async move |req: acp::InitializeRequest, responder, _cx| {
-                    responder.respond(s_init.initialize(req))
+                    responder.respond(s_init.initialize(req).await)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -244,6 +249,12 @@ pub async fn serve(
             .on_receive_request(
                 async move |req: acp::PromptRequest, responder, _cx| {
                     s_prompt.prompt(req, responder)
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: acp::SetSessionModeRequest, responder, _cx| {
+                    responder.respond_with_result(s_mode.set_mode(&req).map_err(|e| e.to_rpc()))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -283,7 +294,24 @@ struct Session {
 }
 
 impl Server {
-    fn initialize(&self, req: acp::InitializeRequest) -> acp::InitializeResponse {
+    /// Whether the model a session started now would get takes images (what `initialize`
+    /// advertises): the model of the flags and config for the agent's working directory. A model
+    /// that cannot be set up takes none; a later session's model that takes none refuses the
+    /// image turn with `image_not_accepted_by_model` all the same.
+    async fn model_takes_images(&self) -> bool {
+        let Ok(cwd) = std::env::current_dir() else {
+            return false;
+        };
+        let Ok(launch) = self.launch(&cwd) else {
+            return false;
+        };
+        match (self.models)(&launch).await {
+            Ok(model) => model.profile().images,
+            Err(_) => false,
+        }
+    }
+
+    async fn initialize(&self, req: acp::InitializeRequest) -> acp::InitializeResponse {
         tracing::info!(
             requested = req.protocol_version.as_u16(),
             fs_read = req.client_capabilities.fs.read_text_file,
@@ -294,6 +322,7 @@ impl Server {
         if let Ok(mut c) = self.client.lock() {
             *c = Some(req.client_capabilities);
         }
+        let images = self.model_takes_images().await;
         // pablo speaks version 1 only: that is the answer whatever was asked, and a client that
         // cannot speak it closes the connection.
         acp::InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
@@ -303,7 +332,7 @@ impl Server {
                     .mcp_capabilities(acp::McpCapabilities::new().http(true))
                     .prompt_capabilities(
                         acp::PromptCapabilities::new()
-                            .image(false)
+                            .image(images)
                             .audio(false)
                             .embedded_context(true),
                     ),
@@ -323,11 +352,12 @@ impl Server {
         launch.add_mcp_servers(editor_mcp_servers(&req.mcp_servers)?);
         let model = (self.models)(&launch).await?;
         let id = Launch::new_session_id();
-        let translator = translator_for(&launch)?;
         let setup = launch.agent_setup(id.clone(), model, ApprovalMode::Interactive)?;
+        let mode = setup.mode;
+        let translator = translator_for(&launch)?.with_mode(mode);
         self.start(&launch, setup, translator, cx)?;
         tracing::info!(session = %id, mcp_servers = req.mcp_servers.len(), "acp session started");
-        Ok(acp::NewSessionResponse::new(id))
+        Ok(acp::NewSessionResponse::new(id).modes(translate::session_modes(mode)))
     }
 
     /// Resumes a journaled session: its history is replayed to the client as `session/update`
@@ -360,8 +390,9 @@ impl Server {
                 requested: launch.workspace.display().to_string(),
             });
         }
-        let mut translator = translator_for(&launch)?;
         let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive)?;
+        let mode = setup.mode;
+        let mut translator = translator_for(&launch)?.with_mode(mode);
         // The history goes out before the answer, as the protocol asks.
         for update in translator.replay(&state.transcript) {
             cx.send_notification(acp::SessionNotification::new(id.clone(), update))
@@ -372,7 +403,7 @@ impl Server {
             tracing::warn!(session = %id, note = %note, "resume note");
         }
         self.start(&launch, setup, translator, cx)?;
-        let mut response = acp::LoadSessionResponse::new();
+        let mut response = acp::LoadSessionResponse::new().modes(translate::session_modes(mode));
         if !notes.is_empty()
             && let serde_json::Value::Object(meta) = json!({"pablo": {"notes": notes}})
         {
@@ -443,6 +474,23 @@ impl Server {
             .ok_or_else(|| AcpError::UnknownSession(id.to_string()))
     }
 
+    /// Switches the session's working mode (`session/set_mode`). The agent takes the switch in
+    /// order with the prompts, so the next turn runs in the new mode, as does the rest of a
+    /// running one (its next tool call).
+    fn set_mode(
+        &self,
+        req: &acp::SetSessionModeRequest,
+    ) -> Result<acp::SetSessionModeResponse, AcpError> {
+        let session = self.session(&req.session_id.0)?;
+        let mode = WorkMode::parse(&req.mode_id.0)
+            .ok_or_else(|| AcpError::UnknownMode(req.mode_id.0.to_string()))?;
+        session
+            .ops
+            .send(Op::SetMode { mode })
+            .map_err(|_| AcpError::AgentStopped(session.id.clone()))?;
+        Ok(acp::SetSessionModeResponse::new())
+    }
+
     /// Starts a turn; the answer is sent by the session's pump when the turn ends.
     fn prompt(
         &self,
@@ -450,10 +498,11 @@ impl Server {
         responder: Responder<acp::PromptResponse>,
     ) -> Result<(), agent_client_protocol::Error> {
         let started = self.session(&req.session_id.0).and_then(|session| {
-            let text = translate::prompt_text(&req.prompt).map_err(AcpError::UnsupportedContent)?;
-            Ok((session, text))
+            let parts =
+                translate::prompt_parts(&req.prompt).map_err(AcpError::UnsupportedContent)?;
+            Ok((session, parts))
         });
-        let (session, text) = match started {
+        let (session, (text, images)) = match started {
             Ok(s) => s,
             Err(e) => return responder.respond_with_error(e.to_rpc()),
         };
@@ -465,7 +514,12 @@ impl Server {
             return responder
                 .respond_with_error(AcpError::PromptRunning(session.id.clone()).to_rpc());
         }
-        if session.ops.send(Op::UserTurn { text }).is_err() {
+        let op = if images.is_empty() {
+            Op::UserTurn { text }
+        } else {
+            Op::UserTurnWithImages { text, images }
+        };
+        if session.ops.send(op).is_err() {
             return responder
                 .respond_with_error(AcpError::AgentStopped(session.id.clone()).to_rpc());
         }
@@ -607,6 +661,16 @@ async fn pump(
             // A turn starts clean: an error reported after the last turn ended is not this one's.
             Event::UserMessage { .. } => last_error = None,
             Event::Error { code, message } => last_error = Some((code, message)),
+            Event::TurnRefused { code, message, .. } => {
+                let responder = session.prompt.lock().ok().and_then(|mut p| p.take());
+                if let Some(responder) = responder {
+                    responder.respond_with_result(prompt_answer(
+                        StopReason::Error,
+                        Some((code, message)),
+                    ))?;
+                }
+                last_error = None;
+            }
             Event::TurnCompleted { stop_reason, .. } => {
                 if let Ok(mut open) = session.open_approvals.lock() {
                     open.clear();

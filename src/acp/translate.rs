@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::core::ToolKind;
 use crate::protocol::{
     CommandPreview, Decision, DiffTag, Event, FileChangePreview, PlanItem, PlanStatus, Preview,
-    ToolOutcome, Usage, Verdict,
+    ToolOutcome, Usage, Verdict, WorkMode,
 };
 
 /// Output kept per running command, as shown to the editor (the tail wins).
@@ -44,6 +44,8 @@ pub struct Translator {
     calls: HashMap<String, CallView>,
     /// The usage of the model call whose context report has not come yet.
     usage: Option<(Usage, Usage)>,
+    /// The working mode the client was last told of (in the session's answer or an update).
+    mode: WorkMode,
 }
 
 impl Translator {
@@ -56,7 +58,14 @@ impl Translator {
             context_tokens,
             calls: HashMap::new(),
             usage: None,
+            mode: WorkMode::Ask,
         }
+    }
+
+    /// The mode the session starts in, as its `session/new` or `session/load` answer says.
+    pub fn with_mode(mut self, mode: WorkMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// The ACP kind of a tool, by native name.
@@ -165,6 +174,14 @@ impl Translator {
                 )]
             }
             Event::PlanUpdate { items, .. } => vec![acp::SessionUpdate::Plan(plan(items))],
+            // The agent confirms every switch, the client's own included; the client hears of
+            // one only when it changes what it was told.
+            Event::ModeChanged { mode } if *mode != self.mode => {
+                self.mode = *mode;
+                vec![acp::SessionUpdate::CurrentModeUpdate(
+                    acp::CurrentModeUpdate::new(mode.name()),
+                )]
+            }
             // The usage of a call is reported with the context report that follows it, which
             // names the model's window and the session's cost.
             Event::Usage { last, total } => {
@@ -559,11 +576,16 @@ pub fn usage_update(last: &Usage, total: &Usage, context_tokens: u64) -> acp::Us
     }
 }
 
-/// A prompt's content blocks as the text of one user turn. Text is taken as it is; embedded
-/// text resources are quoted with their URI; links are named. Images and audio are refused (not
-/// advertised in the prompt capabilities).
-pub fn prompt_text(blocks: &[acp::ContentBlock]) -> Result<String, String> {
+/// The text of a prompt and the images that came with it. Text is taken as is, embedded text
+/// resources are quoted with their URI, resource links are named; an image block must be a PNG,
+/// JPEG, GIF or WebP (by its bytes) within the size bound of `@path` images. Whether the model
+/// takes images is the agent's to say (it refuses the turn with `image_not_accepted_by_model`).
+pub fn prompt_parts(
+    blocks: &[acp::ContentBlock],
+) -> Result<(String, Vec<crate::protocol::ImageAttachment>), String> {
+    use base64::Engine as _;
     let mut parts: Vec<String> = Vec::new();
+    let mut images = Vec::new();
     for block in blocks {
         match block {
             acp::ContentBlock::Text(t) => parts.push(t.text.clone()),
@@ -580,16 +602,73 @@ pub fn prompt_text(blocks: &[acp::ContentBlock]) -> Result<String, String> {
                 }
                 _ => return Err("binary embedded resources are not supported".into()),
             },
-            acp::ContentBlock::Image(_) => return Err("image prompts are not supported".into()),
+            acp::ContentBlock::Image(img) => {
+                let name = img
+                    .uri
+                    .clone()
+                    .unwrap_or_else(|| format!("{} of the prompt", ordinal(images.len() + 1)));
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(img.data.trim())
+                    .map_err(|e| format!("the image {name} is not valid base64 ({e})"))?;
+                if bytes.len() > crate::protocol::image::MAX_IMAGE_BYTES {
+                    return Err(format!(
+                        "the image {name} is {} bytes, more than the {} bytes one image may be",
+                        bytes.len(),
+                        crate::protocol::image::MAX_IMAGE_BYTES
+                    ));
+                }
+                let image = crate::protocol::Image::from_bytes(&bytes).ok_or_else(|| {
+                    format!(
+                        "the image {name} ({}) is not a PNG, JPEG, GIF or WebP image",
+                        img.mime_type
+                    )
+                })?;
+                images.push(crate::protocol::ImageAttachment { path: name, image });
+            }
             acp::ContentBlock::Audio(_) => return Err("audio prompts are not supported".into()),
             _ => return Err("this kind of prompt content is not supported".into()),
         }
     }
     let text = parts.join("\n\n");
-    if text.trim().is_empty() {
+    if text.trim().is_empty() && images.is_empty() {
         return Err("the prompt has no text".into());
     }
-    Ok(text)
+    Ok((text, images))
+}
+
+fn ordinal(n: usize) -> String {
+    match n {
+        1 => "first".into(),
+        2 => "second".into(),
+        3 => "third".into(),
+        n => format!("number {n}"),
+    }
+}
+
+/// The modes a session offers, for the `session/new` and `session/load` answers: the TUI's
+/// Shift-Tab modes, by the names `--mode` and config take.
+pub fn session_modes(current: WorkMode) -> acp::SessionModeState {
+    let available = WorkMode::ALL
+        .into_iter()
+        .map(|m| {
+            let (name, about) = match m {
+                WorkMode::Ask => (
+                    "Ask",
+                    "Asks before file changes and commands the policy does not allow",
+                ),
+                WorkMode::AutoEdit => (
+                    "Auto-edit",
+                    "File changes inside the write roots apply without asking; commands as in Ask",
+                ),
+                WorkMode::Plan => (
+                    "Plan",
+                    "Read-only: no file changes, only commands the policy allows without asking",
+                ),
+            };
+            acp::SessionMode::new(m.name(), name).description(about)
+        })
+        .collect();
+    acp::SessionModeState::new(current.name(), available)
 }
 
 #[cfg(test)]
@@ -840,18 +919,27 @@ mod tests {
     }
 
     #[test]
-    fn prompts_with_images_are_refused_and_resources_are_quoted() {
-        let img: acp::ContentBlock = serde_json::from_value(
-            json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
-        )
-        .unwrap();
-        assert!(prompt_text(&[img]).is_err());
+    fn prompt_images_must_be_real_images_and_resources_are_quoted() {
+        let img = |data: &str| -> acp::ContentBlock {
+            serde_json::from_value(json!({"type": "image", "data": data, "mimeType": "image/png"}))
+                .unwrap()
+        };
+        let err = prompt_parts(&[img("AAAA")]).unwrap_err();
+        assert!(err.contains("not a PNG, JPEG, GIF or WebP"), "{err}");
+        assert!(prompt_parts(&[img("not base64!")]).is_err());
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+        let (text, images) = prompt_parts(&["what is this?".into(), img(png)]).unwrap();
+        assert_eq!(text, "what is this?");
+        assert_eq!(images.len(), 1);
+        assert_eq!(images[0].path, "first of the prompt");
+        assert_eq!(images[0].image.media_type, "image/png");
+        assert_eq!(&*images[0].image.base64, png);
         let res: acp::ContentBlock = serde_json::from_value(json!({
             "type": "resource",
             "resource": {"uri": "file:///ws/a.rs", "text": "fn a() {}\n"}
         }))
         .unwrap();
-        let text = prompt_text(&["look at this".into(), res]).unwrap();
+        let (text, _) = prompt_parts(&["look at this".into(), res]).unwrap();
         assert_eq!(
             text,
             "look at this\n\n<context uri=\"file:///ws/a.rs\">\nfn a() {}\n</context>"

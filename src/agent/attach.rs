@@ -3,18 +3,81 @@
 //! no question is asked, but everything else a read obeys still holds: the workspace's path rules,
 //! credential files, the policy's deny and read roots, the file-size limit. Each file is bounded
 //! and the whole message too, so a mention cannot flood the context.
+//!
+//! A PNG, JPEG, GIF or WebP file (told by its first bytes, not its name) goes as an image, when
+//! the model takes images. An image that cannot go (the model takes none, the file only claims to
+//! be an image by its name, it is larger than [`MAX_IMAGE_BYTES`]) refuses the whole turn before
+//! anything is sent: the person meant the model to see it, and a turn without it would answer a
+//! different question. A text file that cannot be attached is only a note, as it always was.
 
-use crate::core::ToolKind;
+use crate::core::{Coded, ToolKind};
 use crate::policy::PolicyEngine;
-use crate::protocol::{Attachment, Decision, Preview};
+use crate::protocol::{Attachment, Decision, Image, ImageAttachment, Preview};
 use crate::tools::Host;
 
 /// Most bytes of one attached file that reach the model (the rest is cut, and said to be).
 pub const MAX_ATTACHED_FILE_BYTES: usize = 64 * 1024;
 /// Most files attached to one message.
 pub const MAX_ATTACHED_FILES: usize = 10;
+pub use crate::protocol::image::MAX_IMAGE_BYTES;
 
 const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
+
+/// What the mentions of one message attach, and what was left out and why.
+#[derive(Debug, Default)]
+pub struct Attached {
+    pub files: Vec<Attachment>,
+    pub images: Vec<ImageAttachment>,
+    pub notes: Vec<String>,
+}
+
+/// The model the message goes to, as far as attaching cares.
+#[derive(Debug, Clone)]
+pub struct Target<'a> {
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub takes_images: bool,
+}
+
+/// An image mention that stops the turn.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AttachError {
+    #[error(
+        "{what} was not sent: the model {model} (provider {provider}) does not take images; \
+         remove the mention, switch model with /model, or set `images = true` under [model] \
+         in the config if this model does take them"
+    )]
+    ImagesNotAccepted {
+        /// `@shot.png`, or how else the image came.
+        what: String,
+        provider: String,
+        model: String,
+    },
+    #[error(
+        "@{path} was not sent: its name says image but its content is not a PNG, JPEG, GIF or \
+         WebP image"
+    )]
+    NotAnImage { path: String },
+    #[error(
+        "@{path} was not sent: the image is {bytes} bytes, more than the {limit} bytes one image \
+         may be"
+    )]
+    ImageTooLarge {
+        path: String,
+        bytes: u64,
+        limit: usize,
+    },
+}
+
+impl Coded for AttachError {
+    fn code(&self) -> &'static str {
+        match self {
+            AttachError::ImagesNotAccepted { .. } => "image_not_accepted_by_model",
+            AttachError::NotAnImage { .. } => "image_unrecognized",
+            AttachError::ImageTooLarge { .. } => "image_too_large",
+        }
+    }
+}
 
 /// The `@path` mentions of `text`: an `@` at the start or after whitespace, up to the next
 /// whitespace, without trailing punctuation. `@server:uri` (a colon) is not a path.
@@ -34,10 +97,15 @@ pub fn mentions(text: &str) -> Vec<String> {
 }
 
 /// Reads the files `text` mentions. A mention that names no file is just a word (an e-mail
-/// handle, a decorator); a file that is there but may not be attached gets a note saying why.
-pub fn attach(host: &Host, policy: &PolicyEngine, text: &str) -> (Vec<Attachment>, Vec<String>) {
-    let mut files = Vec::new();
-    let mut notes = Vec::new();
+/// handle, a decorator); a file that is there but may not be attached gets a note saying why; an
+/// image that cannot go is an error (see the module docs).
+pub fn attach(
+    host: &Host,
+    policy: &PolicyEngine,
+    text: &str,
+    target: &Target<'_>,
+) -> Result<Attached, AttachError> {
+    let mut out = Attached::default();
     for raw in mentions(text) {
         let Ok(rel) = host.workspace.parse_file(&raw) else {
             continue;
@@ -45,8 +113,8 @@ pub fn attach(host: &Host, policy: &PolicyEngine, text: &str) -> (Vec<Attachment
         if !host.workspace_root.join(rel.to_string()).is_file() {
             continue;
         }
-        if files.len() == MAX_ATTACHED_FILES {
-            notes.push(format!(
+        if out.files.len() + out.images.len() == MAX_ATTACHED_FILES {
+            out.notes.push(format!(
                 "@{raw} was not attached: at most {MAX_ATTACHED_FILES} files go with one message"
             ));
             continue;
@@ -56,14 +124,9 @@ pub fn attach(host: &Host, policy: &PolicyEngine, text: &str) -> (Vec<Attachment
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase)
             .unwrap_or_default();
-        if IMAGE_EXTENSIONS.contains(&extension.as_str()) {
-            notes.push(format!(
-                "@{raw} was not attached: pablo does not send images to the model yet"
-            ));
-            continue;
-        }
+        let named_image = IMAGE_EXTENSIONS.contains(&extension.as_str());
         if let Err(e) = host.workspace.check_not_credential(&rel) {
-            notes.push(format!("@{raw} was not attached: {e}"));
+            out.notes.push(format!("@{raw} was not attached: {e}"));
             continue;
         }
         let mut preview = Preview::Read {
@@ -77,29 +140,87 @@ pub fn attach(host: &Host, policy: &PolicyEngine, text: &str) -> (Vec<Attachment
             } else {
                 verdict.reasons.join("; ")
             };
-            notes.push(format!("@{raw} was not attached: {why}"));
+            out.notes.push(format!("@{raw} was not attached: {why}"));
             continue;
         }
-        match host.workspace.read_text(&rel) {
-            Ok((text, file)) => {
-                let bytes = file.bytes.len();
-                let (text, truncated) = cut(text, MAX_ATTACHED_FILE_BYTES);
+        let file = match host.workspace.read_file(&rel) {
+            Ok(file) => file,
+            Err(crate::workspace::WorkspaceError::FileTooLarge { size, .. }) if named_image => {
+                return Err(AttachError::ImageTooLarge {
+                    path: rel.to_string(),
+                    bytes: size,
+                    limit: MAX_IMAGE_BYTES,
+                });
+            }
+            Err(e) => {
+                out.notes.push(format!("@{raw} was not attached: {e}"));
+                continue;
+            }
+        };
+        let path = rel.to_string();
+        if crate::protocol::ImageFormat::sniff(&file.bytes).is_some() {
+            if file.bytes.len() > MAX_IMAGE_BYTES {
+                return Err(AttachError::ImageTooLarge {
+                    path,
+                    bytes: file.bytes.len() as u64,
+                    limit: MAX_IMAGE_BYTES,
+                });
+            }
+            if !target.takes_images {
+                return Err(AttachError::ImagesNotAccepted {
+                    what: format!("@{path}"),
+                    provider: target.provider.to_string(),
+                    model: target.model.to_string(),
+                });
+            }
+            if let Some(image) = Image::from_bytes(&file.bytes) {
+                out.images.push(ImageAttachment { path, image });
+            }
+            continue;
+        }
+        if named_image {
+            return Err(AttachError::NotAnImage { path });
+        }
+        let bytes = file.bytes.len();
+        match crate::workspace::text_of(&rel, &file.bytes) {
+            Ok(text) => {
+                let (text, truncated) = cut(text.to_string(), MAX_ATTACHED_FILE_BYTES);
                 if truncated {
-                    notes.push(format!(
+                    out.notes.push(format!(
                         "@{raw} is {bytes} bytes: its first {MAX_ATTACHED_FILE_BYTES} bytes were attached"
                     ));
                 }
-                files.push(Attachment {
-                    path: rel.to_string(),
+                out.files.push(Attachment {
+                    path,
                     bytes,
                     truncated,
                     text,
                 });
             }
-            Err(e) => notes.push(format!("@{raw} was not attached: {e}")),
+            Err(e) => out.notes.push(format!("@{raw} was not attached: {e}")),
         }
     }
-    (files, notes)
+    Ok(out)
+}
+
+/// Adds images that came with the prompt itself (an ACP image block) to what the mentions
+/// attached: they go only to a model that takes images, like any other.
+pub fn with_given_images(
+    mut attached: Attached,
+    given: Vec<ImageAttachment>,
+    target: &Target<'_>,
+) -> Result<Attached, AttachError> {
+    if let Some(first) = given.first()
+        && !target.takes_images
+    {
+        return Err(AttachError::ImagesNotAccepted {
+            what: format!("the image {}", first.path),
+            provider: target.provider.to_string(),
+            model: target.model.to_string(),
+        });
+    }
+    attached.images.extend(given);
+    Ok(attached)
 }
 
 /// `text` cut to at most `max` bytes at a character boundary.
@@ -115,7 +236,7 @@ fn cut(mut text: String, max: usize) -> (String, bool) {
     (text, true)
 }
 
-pub use crate::protocol::describe::with_attachments;
+pub use crate::protocol::describe::{with_attachments, with_images};
 
 #[cfg(test)]
 mod tests {

@@ -42,8 +42,8 @@ use crate::model::{
 };
 use crate::policy::PolicyEngine;
 use crate::protocol::{
-    AgentHandle, ApprovalAnswer, Decision, Event, Op, Preview, RuleSummary, StopReason, ToolCall,
-    ToolOutcome, Usage,
+    AgentHandle, ApprovalAnswer, Decision, Event, ImageAttachment, Op, Preview, RuleSummary,
+    StopReason, ToolCall, ToolOutcome, Usage,
 };
 use crate::tools::{Catalog, Host, Tool, ToolContext};
 use window::ContextWindow;
@@ -128,6 +128,7 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
     let journaled = recorder.is_some();
     let forwarder = tokio::spawn(forward_events(inner_rx, control_rx, out_tx, recorder));
     let profile = setup.model.profile();
+    setup.policy.set_mode(setup.mode);
     let agent = Agent {
         window: ContextWindow::new(profile.context_window),
         profile,
@@ -148,7 +149,6 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         checkpoints: setup.checkpoints,
         control: control_tx,
         journaled,
-        mode: mode::ModeCell::new(setup.mode),
         model_switcher: setup.model_switcher,
         pending_model: Arc::new(Mutex::new(None)),
         last_turn_mode: crate::protocol::WorkMode::Ask,
@@ -372,7 +372,6 @@ struct Agent {
     control: mpsc::UnboundedSender<Control>,
     /// Whether a journal records the session (a rewind forks it).
     journaled: bool,
-    mode: mode::ModeCell,
     model_switcher: Option<ModelSwitcher>,
     pending_model: PendingModel,
     /// The mode of the previous turn, to tell the model when planning starts or ends.
@@ -439,21 +438,22 @@ impl Agent {
             model: self.model.model().to_string(),
             workspace: self.host.workspace_root.display().to_string(),
         });
-        if self.mode.get() != crate::protocol::WorkMode::Ask {
-            self.emit(Event::ModeChanged {
-                mode: self.mode.get(),
-            });
+        let start_mode = self.policy.mode();
+        if start_mode != crate::protocol::WorkMode::Ask {
+            self.emit(Event::ModeChanged { mode: start_mode });
         }
         // MCP servers start in the background; their states arrive as events.
         self.host.mcp.start(Some(self.events.clone()));
-        let mut queued: std::collections::VecDeque<String> = Default::default();
+        let mut queued: std::collections::VecDeque<(String, Vec<ImageAttachment>)> =
+            Default::default();
         let mut shutting_down = false;
         let mut first_turn = true;
         while !shutting_down {
-            let text = match queued.pop_front() {
+            let (text, images) = match queued.pop_front() {
                 Some(t) => t,
                 None => match ops.recv().await {
-                    Some(Op::UserTurn { text }) => text,
+                    Some(Op::UserTurn { text }) => (text, Vec::new()),
+                    Some(Op::UserTurnWithImages { text, images }) => (text, images),
                     Some(Op::Shutdown) | None => break,
                     Some(Op::Compact { focus }) => {
                         self.compact_now(focus.as_deref()).await;
@@ -502,11 +502,10 @@ impl Agent {
             let turn_cancel = cancel.clone();
             let turn_policy = self.policy.clone();
             let turn_checkpoints = self.checkpoints.clone();
-            let turn_mode = self.mode.clone();
             let (switcher, pending_model) =
                 (self.model_switcher.clone(), self.pending_model.clone());
             {
-                let turn = self.run_turn(text, cancel.clone());
+                let turn = self.run_turn(text, images, cancel.clone());
                 tokio::pin!(turn);
                 loop {
                     tokio::select! {
@@ -519,7 +518,8 @@ impl Agent {
                                     let _ = w.send(answer);
                                 }
                             }
-                            Some(Op::UserTurn { text }) => queued.push_back(text),
+                            Some(Op::UserTurn { text }) => queued.push_back((text, Vec::new())),
+                            Some(Op::UserTurnWithImages { text, images }) => queued.push_back((text, images)),
                             Some(Op::Shutdown) | None => {
                                 shutting_down = true;
                                 turn_cancel.cancel();
@@ -537,7 +537,7 @@ impl Agent {
                                 checkpoints::answer_during_turn(turn_checkpoints.as_deref(), &session_events, op);
                             }
                             Some(Op::SetMode { mode }) => {
-                                turn_mode.set(mode);
+                                turn_policy.set_mode(mode);
                                 session_events.send(Event::ModeChanged { mode });
                             }
                             Some(Op::Compact { .. }) => session_events.send(Event::Warning {
@@ -580,7 +580,7 @@ impl Agent {
                 self.answer_checkpoint_op(op).await;
             }
             Op::SetMode { mode } => {
-                self.mode.set(mode);
+                self.policy.set_mode(mode);
                 self.emit(Event::ModeChanged { mode });
             }
             Op::Compact { .. } => {}
@@ -591,11 +591,16 @@ impl Agent {
                 provider,
                 model,
             ),
-            Op::UserTurn { .. } | Op::Shutdown => {}
+            Op::UserTurn { .. } | Op::UserTurnWithImages { .. } | Op::Shutdown => {}
         }
     }
 
-    async fn run_turn(&mut self, text: String, cancel: CancellationToken) {
+    async fn run_turn(
+        &mut self,
+        text: String,
+        given_images: Vec<ImageAttachment>,
+        cancel: CancellationToken,
+    ) {
         let span = tracing::info_span!(
             "turn",
             model_calls = tracing::field::Empty,
@@ -609,28 +614,56 @@ impl Agent {
         if let Some(model) = switched {
             self.model = model;
         }
+        // Attachments are read before anything is sent: an image that cannot go refuses the
+        // turn, and the person gets the prompt back to change it.
+        let profile = self.model.profile();
+        let target = attach::Target {
+            provider: self.model.provider(),
+            model: self.model.model(),
+            takes_images: profile.images,
+        };
+        let attached = attach::attach(&self.host, &self.policy, &text, &target)
+            .and_then(|a| attach::with_given_images(a, given_images, &target));
+        let attached = match attached {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::info!(code = e.code(), "turn refused");
+                self.emit(Event::TurnRefused {
+                    code: e.code().to_string(),
+                    message: e.to_string(),
+                    text,
+                });
+                return;
+            }
+        };
         self.emit(Event::UserMessage { text: text.clone() });
-        let (files, notes) = attach::attach(&self.host, &self.policy, &text);
         // The turn's checkpoint keeps the prompt as the person wrote it (a rewind gives it back).
         let prompt = text.clone();
+        let attach::Attached {
+            files,
+            images,
+            notes,
+        } = attached;
         for message in notes {
             self.emit(Event::Warning { message });
         }
-        let text = if files.is_empty() {
-            text
-        } else {
-            let with = attach::with_attachments(&text, &files);
-            self.emit(Event::Attachments { files });
-            with
-        };
-        let now = self.mode.get();
+        let text = attach::with_images(&attach::with_attachments(&text, &files), &images);
+        let message_images: Vec<crate::model::Image> =
+            images.iter().map(|i| i.image.clone()).collect();
+        if !files.is_empty() || !images.is_empty() {
+            self.emit(Event::Attachments { files, images });
+        }
+        let now = self.policy.mode();
         let text = match mode::turn_note(self.last_turn_mode, now) {
             Some(note) => format!("{text}\n\n{note}"),
             None => text,
         };
         self.last_turn_mode = now;
         let text = self.open_checkpoint(&prompt, text);
-        self.messages.push(Message::User { text });
+        self.messages.push(Message::User {
+            text,
+            images: message_images,
+        });
         // The run deadline bounds each turn (`pablo run` has exactly one; an interactive session
         // that sat idle for an hour must not have its next turn cut at once). It cancels like an
         // interrupt, so the running tool is awaited, and then ends the turn as a spent budget.
@@ -929,7 +962,10 @@ impl Agent {
             ),
             None => COMPACT_REQUEST.to_string(),
         };
-        older.push(Message::User { text: request_text });
+        older.push(Message::user(request_text));
+        if !self.model.profile().images {
+            window::drop_images(&mut older);
+        }
         let request = ModelRequest {
             system: self.system_prompt.clone(),
             messages: older,
@@ -956,11 +992,17 @@ impl Agent {
             }
         };
         let text = format!("{COMPACT_MARK}\n\n{}", summary.trim());
-        self.messages
-            .splice(..split, [Message::User { text: text.clone() }]);
+        self.messages.splice(..split, [Message::user(text.clone())]);
         self.emit(Event::ContextCompacted {
             summary: text,
             replaced_messages: split,
+        });
+        // The figure the front-ends show was the last call's; until the next call, the estimate
+        // of the shorter conversation is the better one (`/compact` has no call after it).
+        self.emit(Event::ContextUsage {
+            used_tokens: self.window.estimate(self.request_bytes()),
+            window_tokens: self.window.window_tokens(),
+            cost_usd: self.profile.prices.map(|p| p.cost(&self.usage)),
         });
     }
 
@@ -1057,6 +1099,9 @@ impl Agent {
             cache: true,
             cache_key: Some(self.session_id.clone()),
         };
+        if !self.model.profile().images {
+            window::drop_images(&mut request.messages);
+        }
         let size = self.request_bytes();
         request.max_output_tokens = self.max_output_tokens(size);
         if size > self.limits.max_request_context_bytes {
@@ -1346,7 +1391,7 @@ impl Agent {
             ));
         }
         self.budget.tool_calls += 1;
-        let mode = self.mode.get();
+        let mode = self.policy.mode();
         mode::refuse_before_preview(mode, tool.name(), tool.kind())?;
         let ctx = ToolContext {
             call_id: call.id.clone(),
@@ -1358,7 +1403,7 @@ impl Agent {
         // After a per-hunk review: the hunks the person did not accept, for the result.
         let mut not_applied = None;
         let verdict = self.policy.decide(tool.name(), tool.kind(), &mut preview);
-        let verdict = mode::apply(mode, tool.name(), &preview, verdict)?;
+        let verdict = mode::apply(mode, tool.name(), verdict)?;
         span.record("decision", crate::policy::decision_label(verdict.decision));
         match verdict.decision {
             Decision::Allow => {}

@@ -1,38 +1,9 @@
-//! The working mode (ask / auto-edit / plan) and what it changes about a tool call. The policy
-//! stays the one judge of a call; the mode only narrows (plan) or answers the built-in question
-//! about file changes up front (auto-edit), so every rule the person wrote keeps its force in
-//! every mode.
-
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+//! What plan mode changes about a tool call. The working mode itself lives in the policy engine
+//! (`PolicyEngine::mode`), which also answers auto-edit's built-in question for file changes; the
+//! policy stays the one judge of a call, and plan only narrows what it allows.
 
 use crate::core::{ToolFailure, ToolKind};
-use crate::protocol::{Decision, Preview, Verdict, WorkMode};
-
-/// The mode shared between the agent loop (which receives `Op::SetMode` while a turn runs) and
-/// the turn (which reads it at each tool call).
-#[derive(Debug, Clone, Default)]
-pub struct ModeCell(Arc<AtomicU8>);
-
-impl ModeCell {
-    pub fn new(mode: WorkMode) -> Self {
-        let cell = Self::default();
-        cell.set(mode);
-        cell
-    }
-
-    pub fn get(&self) -> WorkMode {
-        WorkMode::ALL
-            .get(self.0.load(Ordering::Relaxed) as usize)
-            .copied()
-            .unwrap_or_default()
-    }
-
-    pub fn set(&self, mode: WorkMode) {
-        let index = WorkMode::ALL.iter().position(|m| *m == mode).unwrap_or(0);
-        self.0.store(index as u8, Ordering::Relaxed);
-    }
-}
+use crate::protocol::{Decision, Verdict, WorkMode};
 
 /// Refuses, before any preview is built, a call plan mode never runs: a file change.
 pub fn refuse_before_preview(
@@ -49,35 +20,16 @@ pub fn refuse_before_preview(
     Ok(())
 }
 
-/// The verdict the mode makes of the policy's verdict. Plan refuses whatever would need a
-/// question (only what the policy allows outright runs: known-safe reads and the person's own
-/// allow rules); auto-edit allows a file change that asked only because of the built-in default
-/// (a write root or an explicit `ask` in the config still stands).
-pub fn apply(
-    mode: WorkMode,
-    tool: &str,
-    preview: &Preview,
-    verdict: Verdict,
-) -> Result<Verdict, ToolFailure> {
-    match mode {
-        WorkMode::Ask => Ok(verdict),
-        WorkMode::Plan if verdict.decision == Decision::Ask => Err(plan_refusal(
+/// Plan refuses whatever the policy would ask about: only what it allows outright runs (reads,
+/// known-safe commands, the person's own allow rules).
+pub fn apply(mode: WorkMode, tool: &str, verdict: Verdict) -> Result<Verdict, ToolFailure> {
+    if mode == WorkMode::Plan && verdict.decision == Decision::Ask {
+        return Err(plan_refusal(
             tool,
             "plan mode runs only what the policy allows without asking (reads and known-safe commands)",
-        )),
-        WorkMode::Plan => Ok(verdict),
-        WorkMode::AutoEdit => {
-            let builtin_only = verdict.rule_ids.iter().all(|id| id.starts_with("builtin."));
-            if verdict.decision == Decision::Ask
-                && builtin_only
-                && matches!(preview, Preview::FileChange(_))
-            {
-                Ok(Verdict::allow("mode.auto_edit"))
-            } else {
-                Ok(verdict)
-            }
-        }
+        ));
     }
+    Ok(verdict)
 }
 
 fn plan_refusal(tool: &str, why: &str) -> ToolFailure {
@@ -113,16 +65,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_cell_holds_each_mode() {
-        let cell = ModeCell::new(WorkMode::Plan);
-        assert_eq!(cell.get(), WorkMode::Plan);
-        for m in WorkMode::ALL {
-            cell.set(m);
-            assert_eq!(cell.get(), m);
-        }
-    }
-
-    #[test]
     fn plan_refuses_edits_before_any_preview_with_the_plan_mode_code() {
         let e = refuse_before_preview(WorkMode::Plan, "fs.edit", ToolKind::Edit).unwrap_err();
         assert_eq!(e.code, "plan_mode");
@@ -143,17 +85,11 @@ mod tests {
             rule_ids: vec!["builtin.unknown".into()],
             always_rule: None,
         };
-        let e = apply(WorkMode::Plan, "shell.run", &Preview::Internal, ask).unwrap_err();
+        let e = apply(WorkMode::Plan, "shell.run", ask).unwrap_err();
         assert_eq!(e.code, "plan_mode");
         let allow = Verdict::allow("builtin.safe");
         assert_eq!(
-            apply(
-                WorkMode::Plan,
-                "shell.run",
-                &Preview::Internal,
-                allow.clone()
-            )
-            .unwrap(),
+            apply(WorkMode::Plan, "shell.run", allow.clone()).unwrap(),
             allow
         );
     }

@@ -99,9 +99,36 @@ pub fn request_bytes(system: &str, tools: &[ToolSpec], messages: &[Message]) -> 
     system.len() + tools + messages.iter().map(message_bytes).sum::<usize>()
 }
 
-/// The serialized size of one message.
+/// The serialized size of one message. An image serializes as its short description, so it
+/// counts as the bytes its estimated tokens would be at [`DEFAULT_BYTES_PER_TOKEN`]
+/// ([`crate::protocol::Image::estimated_tokens`]: providers bill images by their pixels, not by
+/// the length of their base64).
 pub fn message_bytes(m: &Message) -> usize {
-    serde_json::to_vec(m).map(|v| v.len()).unwrap_or(0)
+    let images = match m {
+        Message::User { images, .. } => images
+            .iter()
+            .map(|i| (i.estimated_tokens() as f64 * DEFAULT_BYTES_PER_TOKEN) as usize)
+            .sum(),
+        _ => 0,
+    };
+    serde_json::to_vec(m).map(|v| v.len()).unwrap_or(0) + images
+}
+
+/// Replaces every image of `messages` by a note in its message's text, for a model that takes
+/// none (the person switched to it with `/model` after images were sent to another).
+pub fn drop_images(messages: &mut [Message]) {
+    for m in messages {
+        if let Message::User { text, images } = m
+            && !images.is_empty()
+        {
+            for i in images.drain(..) {
+                text.push_str(&format!(
+                    "\n[an image ({}) was here; this model does not take images]",
+                    i.summary()
+                ));
+            }
+        }
+    }
 }
 
 /// The note the model reads in place of a cleared result of `tool` that was `bytes` long.
@@ -209,6 +236,51 @@ pub fn compaction_cut(
 mod tests {
     use super::*;
 
+    fn png(width: u32, height: u32) -> crate::protocol::Image {
+        let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        bytes.extend(width.to_be_bytes());
+        bytes.extend(height.to_be_bytes());
+        bytes.extend([8, 6, 0, 0, 0]);
+        crate::protocol::Image::from_bytes(&bytes).unwrap()
+    }
+
+    #[test]
+    fn an_image_counts_as_its_estimated_tokens_not_its_base64() {
+        let text = Message::user("look");
+        let with = |i| Message::User {
+            text: "look".into(),
+            images: vec![i],
+        };
+        let small = message_bytes(&with(png(100, 100))) - message_bytes(&text);
+        let large = message_bytes(&with(png(4000, 3000))) - message_bytes(&text);
+        let w = ContextWindow::new(100_000);
+        // 100 x 100 is below the floor of 85 tokens; 4000 x 3000 is capped at 1,600.
+        assert!(
+            (85..85 + 60).contains(&w.estimate(small)),
+            "{}",
+            w.estimate(small)
+        );
+        assert!(
+            (1_600..1_600 + 60).contains(&w.estimate(large)),
+            "{}",
+            w.estimate(large)
+        );
+    }
+
+    #[test]
+    fn dropping_images_leaves_a_note_in_their_place() {
+        let mut m = vec![Message::User {
+            text: "look".into(),
+            images: vec![png(2, 3)],
+        }];
+        drop_images(&mut m);
+        let Message::User { text, images } = &m[0] else {
+            panic!()
+        };
+        assert!(images.is_empty());
+        assert!(text.contains("an image (PNG 2×3"), "{text}");
+    }
+
     fn call(id: &str, name: &str) -> ToolCall {
         ToolCall {
             id: id.into(),
@@ -219,7 +291,7 @@ mod tests {
 
     /// A turn of `n` steps, each one call whose result is `size` bytes.
     fn long_turn(n: usize, size: usize) -> Vec<Message> {
-        let mut m = vec![Message::User { text: "go".into() }];
+        let mut m = vec![Message::user("go")];
         for i in 0..n {
             let id = format!("c{i}");
             m.push(Message::Assistant {
@@ -297,9 +369,7 @@ mod tests {
     fn compaction_cuts_at_the_turn_start_when_that_suffices_else_at_the_newest_step() {
         let w = ContextWindow::new(100_000);
         let mut m = long_turn(2, 100);
-        m.push(Message::User {
-            text: "next".into(),
-        });
+        m.push(Message::user("next"));
         assert_eq!(compaction_cut(&m, 0, &w), Some(5));
         let one_turn = long_turn(20, 3_000);
         let small = ContextWindow::new(10_000);

@@ -116,7 +116,7 @@ mod tests {
         assert_eq!(commands[0].description, "Review the diff");
         assert_eq!(
             commands[0].expand("src/lib.rs"),
-            "# Review the diff\n\nReview src/lib.rs carefully.\n"
+            "# Review the diff\n\nReview src/lib.rs carefully."
         );
         assert_eq!(notes.len(), 1, "{notes:?}");
     }

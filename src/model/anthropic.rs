@@ -22,19 +22,16 @@
 //! runs; the text streams as reasoning, never as answer text.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::http::{ApiKey, Endpoint, HttpOptions, start_call};
+use super::http::{ApiKey, Endpoint, HttpModel, HttpOptions, WireFormat};
 use super::profile::{ModelProfile, thinking_budget};
 use super::sse::{DecodeFailure, SseDecoder};
 use super::{
-    EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, ReasoningBlock,
-    StreamEvent, ToolCall,
+    Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
 };
 use crate::protocol::Usage;
 
@@ -53,11 +50,22 @@ pub struct AnthropicConfig {
 }
 
 /// A Messages client.
-#[derive(Debug)]
-pub struct AnthropicClient {
-    endpoint: Arc<Endpoint>,
-    model: String,
-    profile: ModelProfile,
+pub type AnthropicClient = HttpModel<Messages>;
+
+/// The Messages wire.
+#[derive(Debug, Clone, Copy)]
+pub struct Messages;
+
+impl WireFormat for Messages {
+    type Decoder = AnthropicDecoder;
+
+    fn body(&self, model: &str, request: &ModelRequest) -> Value {
+        request_body(model, request)
+    }
+
+    fn decoder(_provider: &str) -> AnthropicDecoder {
+        AnthropicDecoder::new()
+    }
 }
 
 impl AnthropicClient {
@@ -67,46 +75,19 @@ impl AnthropicClient {
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         let url = format!("{}/messages", config.base_url.trim_end_matches('/'));
         let client = super::http::client_for(&url)?;
-        Ok(Self {
-            endpoint: Arc::new(Endpoint {
+        Ok(HttpModel::from_parts(
+            Endpoint {
                 provider: "anthropic".to_string(),
                 url,
                 headers,
                 key: Some(config.api_key),
                 options: config.options,
                 client,
-            }),
-            model: config.model,
-            profile: config.profile,
-        })
-    }
-}
-
-#[async_trait::async_trait]
-impl ModelClient for AnthropicClient {
-    fn provider(&self) -> &str {
-        &self.endpoint.provider
-    }
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn profile(&self) -> ModelProfile {
-        self.profile.clone()
-    }
-
-    async fn stream(
-        &self,
-        request: &ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<EventStream, ModelError> {
-        start_call(
-            self.endpoint.clone(),
-            &request_body(&self.model, request),
-            AnthropicDecoder::new,
-            cancel,
-        )
+            },
+            config.model,
+            config.profile,
+            Messages,
+        ))
     }
 }
 
@@ -148,12 +129,19 @@ pub fn request_body(model: &str, request: &ModelRequest) -> Value {
     };
     for m in &request.messages {
         match m {
-            Message::User { text } => {
-                let blocks = if text.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![json!({"type": "text", "text": text})]
-                };
+            Message::User { text, images } => {
+                // Images first (Anthropic finds them best placed before the words about them).
+                let mut blocks: Vec<Value> = images
+                    .iter()
+                    .filter(|i| i.is_loaded())
+                    .map(|i| {
+                        json!({"type": "image", "source": {"type": "base64",
+                            "media_type": i.media_type, "data": &*i.base64}})
+                    })
+                    .collect();
+                if !text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
                 push("user", blocks);
             }
             Message::Assistant {
@@ -707,7 +695,7 @@ mod tests {
         let req = ModelRequest {
             system: "sys".into(),
             messages: vec![
-                Message::User { text: "go".into() },
+                Message::user("go"),
                 Message::Assistant {
                     reasoning: Vec::new(),
                     text: "reading".into(),
@@ -733,9 +721,7 @@ mod tests {
                     content: r#"{"ok":false,"error":{"code":"invalid_arguments","message":"m"}}"#
                         .into(),
                 },
-                Message::User {
-                    text: "and then?".into(),
-                },
+                Message::user("and then?"),
             ],
             tools: vec![ToolSpec {
                 name: "fs_read".into(),
@@ -777,7 +763,7 @@ mod tests {
     }
 
     fn tool_loop(results: usize) -> ModelRequest {
-        let mut messages = vec![Message::User { text: "go".into() }];
+        let mut messages = vec![Message::user("go")];
         for step in 0..2 {
             let calls: Vec<ToolCall> = (0..results)
                 .map(|i| ToolCall {

@@ -15,8 +15,9 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::profile::ModelProfile;
 use super::sse::{self, DecodeFailure, SseDecoder};
-use super::{EventStream, ModelError, StreamEvent};
+use super::{EventStream, ModelClient, ModelError, ModelRequest, StreamEvent};
 
 /// Timeouts and the retry schedule of model calls.
 #[derive(Debug, Clone, PartialEq)]
@@ -159,10 +160,74 @@ impl Endpoint {
     }
 }
 
+/// What one provider's wire format brings to a call: the request body and a decoder for the
+/// answer. Everything else a client does (the endpoint, retries, the trait's accessors) is
+/// [`HttpModel`]'s, the same for every provider.
+pub trait WireFormat: Send + Sync + 'static {
+    type Decoder: SseDecoder + 'static;
+    fn body(&self, model: &str, request: &ModelRequest) -> serde_json::Value;
+    /// A fresh decoder for one attempt (a retry starts over).
+    fn decoder(provider: &str) -> Self::Decoder;
+}
+
+/// A model client over HTTP and server-sent events, in the wire format `W`.
+#[derive(Debug)]
+pub struct HttpModel<W> {
+    endpoint: Arc<Endpoint>,
+    model: String,
+    profile: ModelProfile,
+    wire: W,
+}
+
+impl<W> HttpModel<W> {
+    pub(crate) fn from_parts(
+        endpoint: Endpoint,
+        model: String,
+        profile: ModelProfile,
+        wire: W,
+    ) -> Self {
+        Self {
+            endpoint: Arc::new(endpoint),
+            model,
+            profile,
+            wire,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl<W: WireFormat> ModelClient for HttpModel<W> {
+    fn provider(&self) -> &str {
+        &self.endpoint.provider
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn profile(&self) -> ModelProfile {
+        self.profile.clone()
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, ModelError> {
+        let provider = self.endpoint.provider.clone();
+        start_call(
+            self.endpoint.clone(),
+            &self.wire.body(&self.model, request),
+            move || W::decoder(&provider),
+            cancel,
+        )
+    }
+}
+
 /// Starts one model call: serializes `body` once, POSTs it, decodes the SSE answer with a fresh
 /// decoder per attempt, retries as the module docs say. The work runs in a task that stops when
 /// the call completes, fails, is cancelled, or the returned stream is dropped.
-pub(crate) fn start_call<D, F>(
+fn start_call<D, F>(
     endpoint: Arc<Endpoint>,
     body: &serde_json::Value,
     make_decoder: F,

@@ -22,16 +22,20 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::core::{Coded, ToolSpec};
-pub use crate::protocol::ReasoningBlock;
 use crate::protocol::Usage;
+pub use crate::protocol::{Image, ReasoningBlock};
 pub use profile::{ModelProfile, Prices, ReasoningLevel};
 
 /// One message of the conversation, provider-neutral.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
+    /// The person's words (with attached files' text), and the images attached to them. A
+    /// text-only message has no images, and an empty `Vec` costs no allocation.
     User {
         text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
     Assistant {
         text: String,
@@ -42,13 +46,20 @@ pub enum Message {
         reasoning: Vec<ReasoningBlock>,
     },
     /// The result of one tool call, as the JSON text the model reads.
-    Tool {
-        call_id: String,
-        content: String,
-    },
+    Tool { call_id: String, content: String },
 }
 
 pub use crate::protocol::ToolCall;
+
+impl Message {
+    /// A user message of text alone.
+    pub fn user(text: impl Into<String>) -> Self {
+        Message::User {
+            text: text.into(),
+            images: Vec::new(),
+        }
+    }
+}
 
 /// Puts the notes of cleared tool results in place of the results (the agent does it to make
 /// room; resume does it again from the journal, so both send the same conversation). Results no

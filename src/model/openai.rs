@@ -13,20 +13,16 @@
 //! OpenAI's own API gets `prompt_cache_key` (the session id), so the calls of one session land
 //! on the same prompt cache.
 
-use std::sync::Arc;
-
 use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::http::{ApiKey, Endpoint, HttpOptions, start_call};
+use super::http::{ApiKey, Endpoint, HttpModel, HttpOptions, WireFormat};
 use super::profile::{ModelProfile, ReasoningLevel};
 use super::sse::{DecodeFailure, SseDecoder};
 use super::think::{Piece, ThinkSplitter};
 use super::{
-    EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, ReasoningBlock,
-    StreamEvent, ToolCall,
+    Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
 };
 use crate::protocol::Usage;
 
@@ -70,65 +66,56 @@ impl Dialect {
 }
 
 /// A Chat Completions client.
-#[derive(Debug)]
-pub struct OpenAiClient {
-    endpoint: Arc<Endpoint>,
-    model: String,
+pub type OpenAiClient = HttpModel<ChatCompletions>;
+
+/// The Chat Completions wire, in the dialect of the server at the other end.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatCompletions {
     dialect: Dialect,
-    profile: ModelProfile,
+}
+
+impl WireFormat for ChatCompletions {
+    type Decoder = OpenAiDecoder;
+
+    fn body(&self, model: &str, request: &ModelRequest) -> Value {
+        request_body(model, request, self.dialect)
+    }
+
+    fn decoder(provider: &str) -> OpenAiDecoder {
+        OpenAiDecoder::new(provider)
+    }
 }
 
 impl OpenAiClient {
     pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &config.api_key {
-            headers.insert(reqwest::header::AUTHORIZATION, key.header("Bearer ")?);
-        }
-        let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-        let client = super::http::client_for(&url)?;
         let dialect = Dialect::of(&config);
-        Ok(Self {
-            endpoint: Arc::new(Endpoint {
-                provider: config.provider,
-                url,
-                headers,
-                key: config.api_key,
-                options: config.options,
-                client,
-            }),
-            model: config.model,
-            dialect,
-            profile: config.profile,
-        })
+        config.into_client("chat/completions", ChatCompletions { dialect })
     }
 }
 
-#[async_trait::async_trait]
-impl ModelClient for OpenAiClient {
-    fn provider(&self) -> &str {
-        &self.endpoint.provider
-    }
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn profile(&self) -> ModelProfile {
-        self.profile.clone()
-    }
-
-    async fn stream(
-        &self,
-        request: &ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<EventStream, ModelError> {
-        let provider = self.endpoint.provider.clone();
-        start_call(
-            self.endpoint.clone(),
-            &request_body(&self.model, request, self.dialect),
-            move || OpenAiDecoder::new(&provider),
-            cancel,
-        )
+impl OpenAiConfig {
+    /// A client of the endpoint `path` under the base URL (OpenAI's two APIs share the key,
+    /// the base URL and the options), speaking `wire`.
+    pub(crate) fn into_client<W>(self, path: &str, wire: W) -> Result<HttpModel<W>, ModelError> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.api_key {
+            headers.insert(reqwest::header::AUTHORIZATION, key.header("Bearer ")?);
+        }
+        let url = format!("{}/{path}", self.base_url.trim_end_matches('/'));
+        let client = super::http::client_for(&url)?;
+        Ok(HttpModel::from_parts(
+            Endpoint {
+                provider: self.provider,
+                url,
+                headers,
+                key: self.api_key,
+                options: self.options,
+                client,
+            },
+            self.model,
+            self.profile,
+            wire,
+        ))
     }
 }
 
@@ -148,7 +135,12 @@ pub fn request_body(model: &str, request: &ModelRequest, dialect: Dialect) -> Va
     }
     for m in &request.messages {
         messages.push(match m {
-            Message::User { text } => json!({"role": "user", "content": text}),
+            Message::User { text, images } if images.is_empty() => {
+                json!({"role": "user", "content": text})
+            }
+            Message::User { text, images } => {
+                json!({"role": "user", "content": user_parts(text, images)})
+            }
             Message::Assistant {
                 text, tool_calls, ..
             } => {
@@ -531,6 +523,20 @@ impl SseDecoder for OpenAiDecoder {
     }
 }
 
+/// A user message with images as Chat Completions content parts: the images first (as `data:`
+/// URLs in `image_url` parts), then the text.
+fn user_parts(text: &str, images: &[crate::model::Image]) -> Vec<Value> {
+    let mut parts: Vec<Value> = images
+        .iter()
+        .filter(|i| i.is_loaded())
+        .map(|i| json!({"type": "image_url", "image_url": {"url": i.data_url()}}))
+        .collect();
+    if !text.is_empty() {
+        parts.push(json!({"type": "text", "text": text}));
+    }
+    parts
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -658,7 +664,7 @@ mod tests {
         let req = ModelRequest {
             system: "be brief".into(),
             messages: vec![
-                Message::User { text: "hi".into() },
+                Message::user("hi"),
                 Message::Assistant {
                     reasoning: Vec::new(),
                     text: String::new(),
@@ -770,7 +776,7 @@ mod tests {
     #[test]
     fn reasoning_effort_and_the_cache_key_follow_the_dialect() {
         let mut req = ModelRequest {
-            messages: vec![Message::User { text: "hi".into() }],
+            messages: vec![Message::user("hi")],
             reasoning: Some(ReasoningLevel::High),
             cache_key: Some("s1".into()),
             ..ModelRequest::default()

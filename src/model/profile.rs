@@ -63,6 +63,8 @@ pub struct ModelProfile {
     /// Whether the window came from the table or the config rather than the unknown-model
     /// default.
     pub known: bool,
+    /// Whether the model takes images in a user message ([`takes_images`], or `[model] images`).
+    pub images: bool,
 }
 
 impl Default for ModelProfile {
@@ -74,6 +76,7 @@ impl Default for ModelProfile {
             prices: None,
             reasoning: None,
             known: false,
+            images: false,
         }
     }
 }
@@ -267,6 +270,18 @@ pub fn normalize(name: &str) -> String {
     base.replace('.', "-")
 }
 
+/// Whether a known model (its name after [`normalize`]) takes images, as its provider documents:
+/// every Claude from 3 on, GPT-4o, GPT-4.1, GPT-5 and the o1, o3 and o4-mini reasoning models
+/// (not o1-mini or o3-mini). The open models of the table are text-only as usually served; a
+/// local vision model says so with `[model] images = true`.
+pub fn takes_images(name: &str) -> bool {
+    const TEXT_ONLY: [&str; 2] = ["o1-mini", "o3-mini"];
+    const VISION: [&str; 7] = [
+        "claude-", "gpt-4o", "gpt-4-1", "gpt-5", "o1", "o3", "o4-mini",
+    ];
+    !TEXT_ONLY.iter().any(|p| name.starts_with(p)) && VISION.iter().any(|p| name.starts_with(p))
+}
+
 impl ModelProfile {
     /// The table's entry for `model`, or the unknown-model default.
     pub fn lookup(model: &str) -> Self {
@@ -290,8 +305,12 @@ impl ModelProfile {
                     }),
                 reasoning: None,
                 known: true,
+                images: takes_images(&name),
             },
-            None => Self::default(),
+            None => Self {
+                images: takes_images(&name),
+                ..Self::default()
+            },
         }
     }
 
@@ -307,6 +326,9 @@ impl ModelProfile {
         }
         if settings.reasoning.is_some() {
             p.reasoning = settings.reasoning;
+        }
+        if let Some(images) = settings.images {
+            p.images = images;
         }
         p.prices = merge_prices(p.prices, &settings.prices);
         p
@@ -431,6 +453,41 @@ mod tests {
         };
         let p = ModelProfile::resolve("my-finetune", &local);
         assert_eq!(p.prices.unwrap().cache_read, 0.5);
+    }
+
+    #[test]
+    fn vision_models_take_images_text_only_ones_do_not_and_config_decides_last() {
+        for m in [
+            "claude-sonnet-4-5",
+            "claude-3-opus-20240229",
+            "gpt-4o-mini",
+            "gpt-4.1",
+            "gpt-5",
+            "o3",
+            "o4-mini",
+        ] {
+            assert!(ModelProfile::lookup(m).images, "{m}");
+        }
+        for m in [
+            "o3-mini",
+            "o1-mini",
+            "qwen3:8b",
+            "deepseek-chat",
+            "my-finetune",
+            "scripted",
+        ] {
+            assert!(!ModelProfile::lookup(m).images, "{m}");
+        }
+        let on = ModelTable {
+            images: Some(true),
+            ..ModelTable::default()
+        };
+        assert!(ModelProfile::resolve("qwen2.5vl:7b", &on).images);
+        let off = ModelTable {
+            images: Some(false),
+            ..ModelTable::default()
+        };
+        assert!(!ModelProfile::resolve("gpt-4o", &off).images);
     }
 
     #[test]

@@ -19,29 +19,37 @@
 //! `response.completed`, `response.incomplete` or `response.failed`. Others are ignored.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::http::{Endpoint, start_call};
+use super::http::{HttpModel, WireFormat};
 use super::openai::OpenAiConfig;
-use super::profile::{ModelProfile, ReasoningLevel};
+use super::profile::ReasoningLevel;
 use super::sse::{DecodeFailure, SseDecoder};
 use super::{
-    EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, ReasoningBlock,
-    StreamEvent, ToolCall,
+    Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
 };
 use crate::protocol::Usage;
 
 /// A Responses client.
-#[derive(Debug)]
-pub struct ResponsesClient {
-    endpoint: Arc<Endpoint>,
-    model: String,
+pub type ResponsesClient = HttpModel<Responses>;
+
+/// The Responses wire.
+#[derive(Debug, Clone, Copy)]
+pub struct Responses {
     options: BodyOptions,
-    profile: ModelProfile,
+}
+
+impl WireFormat for Responses {
+    type Decoder = ResponsesDecoder;
+
+    fn body(&self, model: &str, request: &ModelRequest) -> Value {
+        request_body(model, request, self.options)
+    }
+
+    fn decoder(provider: &str) -> ResponsesDecoder {
+        ResponsesDecoder::new(provider)
+    }
 }
 
 /// What shapes a request body besides the request itself.
@@ -55,57 +63,11 @@ pub struct BodyOptions {
 
 impl ResponsesClient {
     pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &config.api_key {
-            headers.insert(reqwest::header::AUTHORIZATION, key.header("Bearer ")?);
-        }
-        let url = format!("{}/responses", config.base_url.trim_end_matches('/'));
-        let client = super::http::client_for(&url)?;
-        Ok(Self {
-            options: BodyOptions {
-                official: config.official,
-                reasoning_model: config.profile.reasoning_model,
-            },
-            endpoint: Arc::new(Endpoint {
-                provider: config.provider,
-                url,
-                headers,
-                key: config.api_key,
-                options: config.options,
-                client,
-            }),
-            model: config.model,
-            profile: config.profile,
-        })
-    }
-}
-
-#[async_trait::async_trait]
-impl ModelClient for ResponsesClient {
-    fn provider(&self) -> &str {
-        &self.endpoint.provider
-    }
-
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn profile(&self) -> ModelProfile {
-        self.profile.clone()
-    }
-
-    async fn stream(
-        &self,
-        request: &ModelRequest,
-        cancel: CancellationToken,
-    ) -> Result<EventStream, ModelError> {
-        let provider = self.endpoint.provider.clone();
-        start_call(
-            self.endpoint.clone(),
-            &request_body(&self.model, request, self.options),
-            move || ResponsesDecoder::new(&provider),
-            cancel,
-        )
+        let options = BodyOptions {
+            official: config.official,
+            reasoning_model: config.profile.reasoning_model,
+        };
+        config.into_client("responses", Responses { options })
     }
 }
 
@@ -126,10 +88,18 @@ pub fn request_body(model: &str, request: &ModelRequest, options: BodyOptions) -
     let mut input: Vec<Value> = Vec::with_capacity(request.messages.len() + 4);
     for m in &request.messages {
         match m {
-            Message::User { text } => {
+            Message::User { text, images } => {
+                // Images first (`input_image` with a `data:` URL), then the text.
+                let mut content: Vec<Value> = images
+                    .iter()
+                    .filter(|i| i.is_loaded())
+                    .map(|i| json!({"type": "input_image", "image_url": i.data_url(), "detail": "auto"}))
+                    .collect();
                 if !text.is_empty() {
-                    input.push(json!({"type": "message", "role": "user",
-                        "content": [{"type": "input_text", "text": text}]}));
+                    content.push(json!({"type": "input_text", "text": text}));
+                }
+                if !content.is_empty() {
+                    input.push(json!({"type": "message", "role": "user", "content": content}));
                 }
             }
             Message::Assistant {
@@ -480,7 +450,7 @@ mod tests {
         let req = ModelRequest {
             system: "be brief".into(),
             messages: vec![
-                Message::User { text: "go".into() },
+                Message::user("go"),
                 Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![ToolCall {

@@ -372,7 +372,7 @@ impl ModelClient for ScriptedModel {
                 .messages
                 .iter()
                 .map(|m| match m {
-                    Message::User { text } => text.len(),
+                    Message::User { text, .. } => text.len(),
                     Message::Assistant {
                         text, tool_calls, ..
                     } => text.len() + tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>(),
@@ -473,7 +473,7 @@ mod tests {
     }
 
     fn user(t: &str) -> Message {
-        Message::User { text: t.into() }
+        Message::user(t)
     }
 
     fn tool(content: Value) -> Message {

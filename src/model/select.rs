@@ -84,6 +84,7 @@ impl ProviderSettings {
                 max_output_tokens: m.max_output_tokens.or(l.max_output_tokens),
                 reasoning: m.reasoning.or(l.reasoning),
                 wire_api: m.wire_api.or(l.wire_api),
+                images: m.images.or(l.images),
                 prices: crate::config::PriceTable {
                     input: m.prices.input.or(l.prices.input),
                     output: m.prices.output.or(l.prices.output),

@@ -38,7 +38,7 @@ pub use store::{RuleStore, SavedKind, SavedRule, TrustStore};
 
 use crate::config::{ConfigError, ConfigFile, Dirs, Layers};
 use crate::core::{Coded, ToolKind};
-use crate::protocol::{Decision, Preview, Verdict};
+use crate::protocol::{Decision, Preview, Verdict, WorkMode};
 use crate::tools::Catalog;
 use judge::{Judge, LineJudgement};
 use layers::{Compiled, Sources};
@@ -91,6 +91,9 @@ pub struct PolicyEngine {
     fetch: fetch::FetchPolicy,
     /// The person trusts this folder's project config (`pablo policy trust`).
     project_trusted: bool,
+    /// The working mode, switched during a session: auto-edit answers the built-in question for
+    /// file changes, as `--allow-write` does headless (plan narrows calls in the agent).
+    mode: RwLock<WorkMode>,
 }
 
 #[derive(Debug, Default)]
@@ -155,6 +158,19 @@ impl PolicyEngine {
             saved: RwLock::new(Saved::default()),
             fetch: fetch::FetchPolicy::default(),
             project_trusted: false,
+            mode: RwLock::new(WorkMode::Ask),
+        }
+    }
+
+    /// The working mode in force.
+    pub fn mode(&self) -> WorkMode {
+        self.mode.read().map(|m| *m).unwrap_or_default()
+    }
+
+    /// Switches the working mode (`Op::SetMode`, `--mode`); takes effect at the next decision.
+    pub fn set_mode(&self, mode: WorkMode) {
+        if let Ok(mut m) = self.mode.write() {
+            *m = mode;
         }
     }
 
@@ -222,6 +238,7 @@ impl PolicyEngine {
             saved: RwLock::new(saved),
             fetch,
             project_trusted,
+            mode: RwLock::new(WorkMode::Ask),
         })
     }
 
@@ -423,6 +440,10 @@ impl PolicyEngine {
                 if explicit.is_none() && self.compiled.preapproved_writes {
                     // Headless `--allow-write` is the person's answer, given up front.
                     return Verdict::allow("cli.allow_write".to_string());
+                }
+                if explicit.is_none() && self.mode() == WorkMode::AutoEdit {
+                    // So is switching to auto-edit: the same answer, for as long as it lasts.
+                    return Verdict::allow("mode.auto_edit".to_string());
                 }
                 let path = fc.path.clone();
                 self.by_mode(

@@ -562,6 +562,19 @@ pub fn with_attachments(text: &str, files: &[super::Attachment]) -> String {
     out
 }
 
+/// The message's text with a line naming each attached image (the image itself goes beside the
+/// text as an image part), so the model knows which picture is which file.
+pub fn with_images(text: &str, images: &[super::ImageAttachment]) -> String {
+    let mut out = text.to_string();
+    for i in images {
+        out.push_str(&format!(
+            "\n\n<attached-image path=\"{}\" type=\"{}\" bytes=\"{}\"/>",
+            i.path, i.image.media_type, i.image.bytes
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

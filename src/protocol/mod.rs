@@ -6,6 +6,7 @@
 
 pub mod checkpoint;
 pub mod describe;
+pub mod image;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -14,6 +15,7 @@ pub use checkpoint::{
     FileChange, FileState, HunkSource, RestoreAction, RestoreChoice, RestoreFile, RestorePlan,
     RestoreReport, RestoreScope, RestoreStatus, RestoredFile, SkippedFile, TurnCheckpoint,
 };
+pub use image::{Image, ImageAttachment, ImageFormat};
 
 /// A complete tool call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,6 +33,13 @@ pub struct ToolCall {
 pub enum Op {
     /// A new user message; starts a turn.
     UserTurn { text: String },
+    /// A new user message with images that came with it rather than by `@path` (an ACP prompt's
+    /// image blocks). The images' bytes are not serialized (see [`Image`]): this op is for
+    /// in-process front-ends.
+    UserTurnWithImages {
+        text: String,
+        images: Vec<ImageAttachment>,
+    },
     /// The person's answer to an [`Event::ApprovalRequest`].
     Approval {
         call_id: String,
@@ -888,8 +897,22 @@ pub enum Event {
     /// The working mode now in force (after [`Op::SetMode`], or at start when not `ask`).
     ModeChanged { mode: WorkMode },
     /// Files the person attached with `@path` to the message just sent (their text went to the
-    /// model with it; journals keep it so a resumed conversation is the same).
-    Attachments { files: Vec<Attachment> },
+    /// model with it; journals keep it so a resumed conversation is the same). Images are
+    /// journaled as their description and hash; the journal stores their bytes beside it.
+    Attachments {
+        files: Vec<Attachment>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageAttachment>,
+    },
+    /// The turn was not started: something in the prompt cannot be sent (an image the model
+    /// does not take, a file that only claims to be an image, one too large). Nothing was sent
+    /// or journaled; `text` is the prompt as written, for the front-end to give back to the
+    /// person. Ends the turn like [`Event::TurnCompleted`] would. Live only: never journaled.
+    TurnRefused {
+        code: String,
+        message: String,
+        text: String,
+    },
     /// The model the next turn uses (after [`Op::SetModel`]).
     ModelChanged { provider: String, model: String },
     /// The turn (or the agent) failed.
@@ -957,7 +980,11 @@ pub struct CustomCommand {
 impl CustomCommand {
     /// The prompt for `/name args`.
     pub fn expand(&self, args: &str) -> String {
-        self.text.replace("$ARGUMENTS", args.trim())
+        // The file's last newline is not part of the prompt.
+        self.text
+            .replace("$ARGUMENTS", args.trim())
+            .trim_end()
+            .to_string()
     }
 }
 

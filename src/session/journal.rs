@@ -35,6 +35,7 @@ pub fn is_journaled(event: &Event) -> bool {
             | Event::Checkpoints { .. }
             | Event::RestorePlan { .. }
             | Event::McpServer { .. }
+            | Event::TurnRefused { .. }
     )
 }
 
@@ -196,6 +197,8 @@ impl Journal {
         if !is_journaled(event) {
             return Ok(());
         }
+        // The image bytes first: a line must never name an image that is not stored.
+        super::images::store(&super::images::dir_for(&self.path), event)?;
         let mut line = serde_json::to_string(&LineOut { ts, event })?;
         line.push('\n');
         self.write_line(line.as_bytes())?;

@@ -57,8 +57,16 @@ pub struct LoadedJournal {
     pub needs_newline: bool,
 }
 
-/// Reads and parses a journal file.
+/// Reads and parses a journal file, with the bytes of its attached images.
 pub fn load_journal(path: &Path) -> Result<LoadedJournal, SessionError> {
+    let mut loaded = load_journal_text(path)?;
+    let dir = super::images::dir_for(path);
+    super::images::restore(&dir, loaded.events.iter_mut().map(|s| &mut s.event));
+    Ok(loaded)
+}
+
+/// Reads and parses a journal file; attached images stay descriptions (a listing needs no more).
+pub fn load_journal_text(path: &Path) -> Result<LoadedJournal, SessionError> {
     let bytes = std::fs::read(path).map_err(|e| SessionError::io(path, e))?;
     parse_journal(path, &bytes)
 }

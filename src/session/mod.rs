@@ -20,8 +20,10 @@
 //! Layout (see docs/sessions.md): `$XDG_DATA_HOME/pablo/sessions/<id>.jsonl` (the journal),
 //! `<id>.meta.json` (the listing summary, a cache rebuilt from the journal when stale) and `<id>/`
 //! (spilled shell output and background-session logs, referenced by path from tool results).
+//! Attached images are stored once each under `images/<sha256>.<ext>`, shared by all sessions.
 
 pub mod checkpoint;
+mod images;
 mod info;
 mod journal;
 mod load;

@@ -237,13 +237,24 @@ impl Replayer {
                 self.reasoning.clear();
                 // A restore's note rode in front of this prompt, as the agent sent it.
                 let note = self.checkpoints.take_note();
-                self.history.push(Message::User {
-                    text: prompt_with_note(note.as_deref(), text),
-                });
+                self.history
+                    .push(Message::user(prompt_with_note(note.as_deref(), text)));
             }
-            Event::Attachments { files } => {
-                if let Some(Message::User { text }) = self.history.last_mut() {
-                    *text = crate::protocol::describe::with_attachments(text, files);
+            Event::Attachments { files, images } => {
+                if let Some(Message::User { text, images: sent }) = self.history.last_mut() {
+                    use crate::protocol::describe::{with_attachments, with_images};
+                    *text = with_images(&with_attachments(text, files), images);
+                    for a in images {
+                        if a.image.is_loaded() {
+                            sent.push(a.image.clone());
+                        } else {
+                            // Without its bytes the image cannot go again; the model is told.
+                            text.push_str(&format!(
+                                "\n[the image {} is no longer stored, so it is not shown again]",
+                                a.path
+                            ));
+                        }
+                    }
                 }
             }
             Event::ReasoningCompleted { blocks } => self.reasoning = blocks.clone(),
@@ -327,12 +338,7 @@ impl Replayer {
                 // The same replacement the agent made; pending calls cannot straddle it (it
                 // happens between model calls, after every result is in).
                 let n = (*replaced_messages).min(self.history.len());
-                self.history.splice(
-                    ..n,
-                    [Message::User {
-                        text: summary.clone(),
-                    }],
-                );
+                self.history.splice(..n, [Message::user(summary.clone())]);
             }
             Event::ContextCleared { cleared, .. } => apply_clearing(&mut self.history, cleared),
             Event::MessageDelta { .. }
@@ -355,6 +361,7 @@ impl Replayer {
             | Event::ModeChanged { .. }
             | Event::ModelChanged { .. }
             | Event::Error { .. }
+            | Event::TurnRefused { .. }
             | Event::ShutdownComplete => {}
         }
     }

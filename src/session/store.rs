@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::info::{SessionInfo, mtime_ns};
 use super::journal::{Journal, PendingJournal};
-use super::load::load_journal;
+use super::load::{load_journal, load_journal_text};
 use super::replay::{ResumeState, replay};
 use super::{Header, SessionError, validate_id};
 
@@ -144,7 +144,7 @@ impl Store {
         {
             return Ok(info);
         }
-        let loaded = load_journal(&path)?;
+        let loaded = load_journal_text(&path)?;
         let mut info = SessionInfo::from_loaded(&loaded, meta.len());
         info.journal_mtime_ns = mtime_ns(&meta);
         // Only a summary of what was read is worth keeping: a writer may have appended since.

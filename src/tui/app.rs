@@ -82,18 +82,17 @@ impl<W: io::Write> Screen for ratatui::backend::CrosstermBackend<W> {
         };
     }
 
+    // The input modes are popped on the screen they were pushed on (terminals such as kitty
+    // keep the key flags per screen), so before leaving the alternate screen and after entering
+    // it again.
     fn lend(&mut self) -> io::Result<()> {
-        ratatui::crossterm::execute!(
-            self,
-            ratatui::crossterm::terminal::LeaveAlternateScreen,
-            ratatui::crossterm::cursor::Show
-        )?;
-        super::term::lend_modes()
+        super::term::lend_modes()?;
+        ratatui::crossterm::execute!(self, ratatui::crossterm::terminal::LeaveAlternateScreen)
     }
 
     fn take_back(&mut self) -> io::Result<()> {
-        super::term::take_back_modes()?;
-        ratatui::crossterm::execute!(self, ratatui::crossterm::terminal::EnterAlternateScreen)
+        ratatui::crossterm::execute!(self, ratatui::crossterm::terminal::EnterAlternateScreen)?;
+        super::term::take_back_modes()
     }
 }
 

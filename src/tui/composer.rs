@@ -44,8 +44,8 @@ pub struct Composer {
     /// MCP resources for `@server:uri` completion (`server:uri`, and the resource's name).
     pub mcp_resources: Vec<(String, String)>,
     pub selected: usize,
-    /// The person's own slash commands (name, description), completed after the built-in ones.
-    pub custom: Vec<(String, String)>,
+    /// The person's own slash commands, completed after the built-in ones.
+    pub custom: Vec<crate::protocol::CustomCommand>,
 }
 
 impl Composer {
@@ -134,11 +134,11 @@ impl Composer {
             out.extend(
                 self.custom
                     .iter()
-                    .filter(|(n, _)| n.starts_with(name) && commands::find(n).is_none())
-                    .map(|(n, d)| Completion {
-                        label: format!("/{n}"),
-                        detail: d.clone(),
-                        insert: format!("/{n}"),
+                    .filter(|c| c.name.starts_with(name) && commands::find(&c.name).is_none())
+                    .map(|c| Completion {
+                        label: format!("/{}", c.name),
+                        detail: c.description.clone(),
+                        insert: format!("/{}", c.name),
                     }),
             );
             out.extend(
@@ -306,7 +306,7 @@ impl Composer {
                 if let Some(name) = self.text.strip_prefix('/')
                     && !name.contains(' ')
                     && commands::find(name).is_none()
-                    && !self.custom.iter().any(|(n, _)| n == name)
+                    && !self.custom.iter().any(|c| c.name == name)
                     && !popup.is_empty()
                 {
                     let c = popup[self.selected.min(popup.len() - 1)].clone();

@@ -612,16 +612,11 @@ pub struct ResumeView {
 
 impl ResumeView {
     pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+        if super::restore::move_selection(key.code, &mut self.selected, self.rows.len()) {
+            return Intent::None;
+        }
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Intent::Close,
-            KeyCode::Down | KeyCode::Char('j') if !self.rows.is_empty() => {
-                self.selected = (self.selected + 1).min(self.rows.len() - 1);
-                Intent::None
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.selected = self.selected.saturating_sub(1);
-                Intent::None
-            }
             KeyCode::Enter => match self.rows.get(self.selected) {
                 Some(info) => Intent::Resume(info.id.clone()),
                 None => Intent::Close,

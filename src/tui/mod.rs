@@ -188,6 +188,10 @@ async fn run_with_agent(
     }
     state.layers.clear();
     state.effects.clear();
+    // The mode is the agent's, not the journal's: a resumed session starts in the mode of its
+    // flags and config, and the agent says so at start when that is not ask.
+    state.status.mode = crate::protocol::WorkMode::Ask;
+    state.hint = None;
     state.turn_running = false;
     state.shutdown_complete = false;
     if let Some(p) = options.initial_prompt {

@@ -47,16 +47,11 @@ impl RewindView {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+        if move_selection(key.code, &mut self.selected, self.turns.len()) {
+            return Intent::None;
+        }
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Intent::Close,
-            KeyCode::Down | KeyCode::Char('j') if !self.turns.is_empty() => {
-                self.selected = (self.selected + 1).min(self.turns.len() - 1);
-                Intent::None
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.selected = self.selected.saturating_sub(1);
-                Intent::None
-            }
             KeyCode::Enter => match self.turns.get(self.selected) {
                 Some(t) => Intent::Plan(RestoreScope::Rewind { turn: t.turn }),
                 None => Intent::Close,
@@ -605,4 +600,16 @@ fn footer(inner: Rect, buf: &mut Buffer, keys: &[(&str, &str)]) {
             inner.width,
         );
     }
+}
+
+/// Moves a picker's (this one's and the resume list's) selection for ↑/↓ (k/j) within `len` rows; false for any other key.
+pub fn move_selection(key: KeyCode, selected: &mut usize, len: usize) -> bool {
+    match key {
+        KeyCode::Down | KeyCode::Char('j') => {
+            *selected = (*selected + 1).min(len.saturating_sub(1))
+        }
+        KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
+        _ => return false,
+    }
+    true
 }

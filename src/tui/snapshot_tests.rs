@@ -1173,3 +1173,19 @@ fn the_inline_live_area_streaming_with_the_slash_popup_open() {
     let h = view::inline_height(&s, 80, 24);
     snap!("inline_live_area_streaming_popup", draw(&mut s, 80, h));
 }
+
+#[test]
+fn a_refused_turn_gives_the_prompt_back_and_keeps_what_was_typed_since() {
+    let (mut s, _) = state();
+    let refused = |text: &str| Event::TurnRefused {
+        code: "image_not_accepted_by_model".into(),
+        message: "@shot.png was not sent: the model m (provider p) does not take images".into(),
+        text: text.into(),
+    };
+    s.apply(refused("what is in @shot.png?"));
+    assert_eq!(s.composer.text(), "what is in @shot.png?");
+    assert!(!s.turn_running);
+    s.composer.set_text("and also");
+    s.apply(refused("see @a.png"));
+    assert_eq!(s.composer.text(), "see @a.png\nand also");
+}

@@ -106,14 +106,10 @@ pub struct AppState {
     pub resume_requested: Option<String>,
     /// The transcript cell of each prompt, by turn number (a rewind cuts the transcript there).
     turn_cells: Vec<(u64, usize)>,
-    /// The person's slash commands (markdown files), after the built-in ones.
-    pub custom_commands: Vec<CustomCommand>,
     /// `[tui] notifications`.
     pub notifications: crate::protocol::Notifications,
     /// The terminal window has the focus (as its focus events say; true until one says not).
     pub focused: bool,
-    /// The last finished answer of the assistant (`/copy`).
-    pub last_answer: String,
     /// Inline: the whole transcript, expanded, on the alternate screen (ctrl-o).
     pub transcript_overlay: bool,
     /// Inline mode: finished cells live in the terminal's scrollback; the view draws only the live
@@ -156,10 +152,8 @@ impl AppState {
             workspace_dir: None,
             resume_requested: None,
             turn_cells: Vec::new(),
-            custom_commands: Vec::new(),
             notifications: Default::default(),
             focused: true,
-            last_answer: String::new(),
             transcript_overlay: false,
             inline: false,
             mcp: Vec::new(),
@@ -182,6 +176,27 @@ impl AppState {
         }
     }
 
+    /// Appends a streamed piece to the last cell when it is still streaming text of that kind
+    /// (reasoning or the answer); false when a new cell must start.
+    fn append_streaming(&mut self, reasoning: bool, piece: &str) -> bool {
+        let Some(cell) = self.transcript.last_mut() else {
+            return false;
+        };
+        match &mut cell.kind {
+            CellKind::Reasoning {
+                text,
+                streaming: true,
+            } if reasoning => text.push_str(piece),
+            CellKind::Assistant {
+                text,
+                streaming: true,
+            } if !reasoning => text.push_str(piece),
+            _ => return false,
+        }
+        cell.touch();
+        true
+    }
+
     /// The editor could not take the draft (it stays in the composer).
     pub fn editor_failed(&mut self, e: &super::editor::EditorError) {
         let code = crate::core::Coded::code(e);
@@ -194,11 +209,7 @@ impl AppState {
 
     /// Installs the person's slash commands (popup, `/help`, dispatch).
     pub fn set_custom_commands(&mut self, commands: Vec<CustomCommand>) {
-        self.composer.custom = commands
-            .iter()
-            .map(|c| (c.name.clone(), c.description.clone()))
-            .collect();
-        self.custom_commands = commands;
+        self.composer.custom = commands;
     }
 
     /// Whether the screen belongs to a full-screen overlay (pickers, the full diff), which inline
@@ -281,21 +292,7 @@ impl AppState {
                 self.transcript.scroll_to_bottom();
             }
             Event::ReasoningDelta { text } => {
-                let appended = match self.transcript.last_mut() {
-                    Some(cell) => match &mut cell.kind {
-                        CellKind::Reasoning {
-                            text: t,
-                            streaming: true,
-                        } => {
-                            t.push_str(&text);
-                            cell.touch();
-                            true
-                        }
-                        _ => false,
-                    },
-                    None => false,
-                };
-                if !appended {
+                if !self.append_streaming(true, &text) {
                     self.finish_streaming();
                     self.transcript.push(CellKind::Reasoning {
                         text,
@@ -327,21 +324,7 @@ impl AppState {
                 if self.reasoning_streaming() {
                     self.finish_streaming();
                 }
-                let appended = match self.transcript.last_mut() {
-                    Some(cell) => match &mut cell.kind {
-                        CellKind::Assistant {
-                            text: t,
-                            streaming: true,
-                        } => {
-                            t.push_str(&text);
-                            cell.touch();
-                            true
-                        }
-                        _ => false,
-                    },
-                    None => false,
-                };
-                if !appended {
+                if !self.append_streaming(false, &text) {
                     self.transcript.push(CellKind::Assistant {
                         text,
                         streaming: true,
@@ -368,9 +351,6 @@ impl AppState {
                     },
                     None => false,
                 };
-                if !text.trim().is_empty() {
-                    self.last_answer = text.clone();
-                }
                 if !replaced && !text.trim().is_empty() {
                     self.transcript.push(CellKind::Assistant {
                         text,
@@ -572,13 +552,18 @@ impl AppState {
             } => self.forked(session_id, from_session, turn, text),
             Event::McpServer { server } => self.mcp_changed(server),
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
-            Event::Attachments { files } => {
+            Event::Attachments { files, images } => {
                 let names: Vec<String> = files
                     .iter()
                     .map(|f| {
                         let cut = if f.truncated { ", cut" } else { "" };
                         format!("@{} ({} bytes{cut})", f.path, f.bytes)
                     })
+                    .chain(
+                        images
+                            .iter()
+                            .map(|i| format!("@{} ({})", i.path, i.image.summary())),
+                    )
                     .collect();
                 self.notice(
                     NoticeLevel::Info,
@@ -596,6 +581,20 @@ impl AppState {
             Event::ModeChanged { mode } => {
                 self.status.mode = mode;
                 self.hint = Some(format!("{} mode · shift-tab switches", mode.name()));
+            }
+            Event::TurnRefused {
+                code,
+                message,
+                text,
+            } => {
+                self.notice(NoticeLevel::Error, format!("{code}: {message}"));
+                // The prompt comes back to be changed; anything typed since stays after it.
+                let typed = self.composer.text().to_string();
+                if typed.is_empty() {
+                    self.composer.set_text(&text);
+                } else if typed != text {
+                    self.composer.set_text(&format!("{text}\n{typed}"));
+                }
             }
             Event::Error { code, message } => {
                 if code == "mcp_required_server_failed" {
@@ -1167,7 +1166,7 @@ impl AppState {
             }
             if let Some(cmd) = commands::find(name) {
                 self.run_command(cmd.id, &args);
-            } else if let Some(custom) = self.custom_commands.iter().find(|c| c.name == name) {
+            } else if let Some(custom) = self.composer.custom.iter().find(|c| c.name == name) {
                 let rest = rest[name.len()..].trim();
                 self.outbox.push(Op::UserTurn {
                     text: custom.expand(rest),
@@ -1233,9 +1232,9 @@ impl AppState {
                         Span::raw(c.help),
                     ]));
                 }
-                if !self.custom_commands.is_empty() {
+                if !self.composer.custom.is_empty() {
                     lines.push(Line::from(Span::styled("Your commands", theme::heading(2))));
-                    for c in &self.custom_commands {
+                    for c in &self.composer.custom {
                         lines.push(Line::from(vec![
                             Span::styled(format!("  /{:<11}", c.name), theme::key()),
                             Span::raw(c.description.clone()),
@@ -1359,15 +1358,15 @@ impl AppState {
                 }
             }
             CommandId::Copy => {
-                if self.last_answer.is_empty() {
-                    self.notice(NoticeLevel::Error, "nothing to copy: no answer yet");
-                } else {
-                    let n = self.last_answer.chars().count();
-                    self.effects.push(Effect::Copy(self.last_answer.clone()));
+                if let Some(answer) = self.transcript.last_answer().map(str::to_string) {
+                    let n = answer.chars().count();
+                    self.effects.push(Effect::Copy(answer));
                     self.notice(
                         NoticeLevel::Info,
                         format!("copied the last answer ({n} characters) with OSC 52; a terminal that refuses clipboard writes ignores it"),
                     );
+                } else {
+                    self.notice(NoticeLevel::Error, "nothing to copy: no answer yet");
                 }
             }
             CommandId::Clear => {

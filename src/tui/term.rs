@@ -30,19 +30,36 @@ pub struct TerminalGuard {
     active: bool,
 }
 
-/// Puts the terminal back: raw mode off, main screen, cursor shown. Safe to call twice.
-pub fn restore() {
-    let mut out = io::stdout();
-    let _ = out.write_all(ALTERNATE_SCROLL_OFF);
-    let _ = execute!(
+/// The input modes pablo turns on for itself: bracketed paste, focus reports, disambiguated
+/// keys. Sent after any switch to the alternate screen (some terminals keep the key flags per
+/// screen).
+fn input_modes_on(out: &mut impl Write) -> io::Result<()> {
+    execute!(
+        out,
+        EnableBracketedPaste,
+        EnableFocusChange,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    )
+}
+
+/// Undoes [`input_modes_on`] (and a mouse capture), and shows the cursor.
+fn input_modes_off(out: &mut impl Write) -> io::Result<()> {
+    execute!(
         out,
         PopKeyboardEnhancementFlags,
         DisableBracketedPaste,
         DisableFocusChange,
         DisableMouseCapture,
-        LeaveAlternateScreen,
         cursor::Show
-    );
+    )
+}
+
+/// Puts the terminal back: raw mode off, main screen, cursor shown. Safe to call twice.
+pub fn restore() {
+    let mut out = io::stdout();
+    let _ = out.write_all(ALTERNATE_SCROLL_OFF);
+    let _ = input_modes_off(&mut out);
+    let _ = execute!(out, LeaveAlternateScreen);
     let _ = disable_raw_mode();
 }
 
@@ -51,14 +68,8 @@ pub fn enter() -> Result<(CrosstermTerminal, TerminalGuard), TuiError> {
     let setup = || -> io::Result<CrosstermTerminal> {
         enable_raw_mode()?;
         let mut out = io::stdout();
-        execute!(
-            out,
-            EnterAlternateScreen,
-            Clear(ClearType::All),
-            EnableBracketedPaste,
-            EnableFocusChange,
-            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-        )?;
+        execute!(out, EnterAlternateScreen, Clear(ClearType::All))?;
+        input_modes_on(&mut out)?;
         out.write_all(ALTERNATE_SCROLL_ON)?;
         out.flush()?;
         Terminal::new(CrosstermBackend::new(io::stdout()))
@@ -99,41 +110,20 @@ pub fn restore_inline(alternate_open: bool) {
     if alternate_open {
         let _ = execute!(out, LeaveAlternateScreen);
     }
-    let _ = execute!(
-        out,
-        PopKeyboardEnhancementFlags,
-        DisableBracketedPaste,
-        DisableFocusChange,
-        DisableMouseCapture,
-        cursor::Show
-    );
+    let _ = input_modes_off(&mut out);
     let _ = disable_raw_mode();
 }
 
 /// Gives the terminal to another program for a while (the person's editor): cooked mode, the
 /// cursor shown, our keyboard and paste modes popped. [`take_back_modes`] undoes it.
 pub fn lend_modes() -> io::Result<()> {
-    let mut out = io::stdout();
-    execute!(
-        out,
-        PopKeyboardEnhancementFlags,
-        DisableBracketedPaste,
-        DisableFocusChange,
-        DisableMouseCapture,
-        cursor::Show
-    )?;
+    input_modes_off(&mut io::stdout())?;
     disable_raw_mode()
 }
 
 pub fn take_back_modes() -> io::Result<()> {
     enable_raw_mode()?;
-    let mut out = io::stdout();
-    execute!(
-        out,
-        EnableBracketedPaste,
-        EnableFocusChange,
-        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-    )
+    input_modes_on(&mut io::stdout())
 }
 
 /// Restores the terminal after inline mode when dropped.
@@ -159,12 +149,7 @@ pub fn enter_inline() -> Result<(super::inline::InlineScreen<io::Stdout>, Inline
         let (cols, rows) = ratatui::crossterm::terminal::size()?;
         let (col, row) = cursor::position().unwrap_or((0, rows.saturating_sub(1)));
         let mut out = io::stdout();
-        execute!(
-            out,
-            EnableBracketedPaste,
-            EnableFocusChange,
-            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-        )?;
+        input_modes_on(&mut out)?;
         // Start on a line of our own: the shell may have left the cursor mid-line.
         let col0_row = if col == 0 {
             row

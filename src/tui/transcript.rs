@@ -67,6 +67,17 @@ impl Transcript {
         self.flushed = 0;
     }
 
+    /// The text of the newest finished answer of the assistant (`/copy`).
+    pub fn last_answer(&self) -> Option<&str> {
+        self.cells.iter().rev().find_map(|c| match &c.kind {
+            CellKind::Assistant {
+                text,
+                streaming: false,
+            } if !text.trim().is_empty() => Some(text.as_str()),
+            _ => None,
+        })
+    }
+
     /// The first cell a frame draws: the first not flushed, or the first of all.
     fn first_drawn(&self) -> usize {
         if self.show_all { 0 } else { self.flushed }

@@ -554,8 +554,20 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
     } else {
         area.width
     };
-    buf.set_line(area.x, area.y, &line, left_width);
-    let used = (super::text::line_width(&line) as u16).min(left_width);
+    let full = super::text::line_width(&line) as u16;
+    if full > left_width && left_width > 1 {
+        // Cut where the room ends, and say so: a word cut short reads as a different word.
+        buf.set_line(area.x, area.y, &line, left_width - 1);
+        buf.set_span(
+            area.x + left_width - 1,
+            area.y,
+            &Span::styled("…", theme::dim()),
+            1,
+        );
+    } else {
+        buf.set_line(area.x, area.y, &line, left_width);
+    }
+    let used = full.min(left_width);
     if used + w < area.width {
         buf.set_span(area.x + area.width - w, area.y, &right, w);
     }

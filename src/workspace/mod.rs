@@ -770,29 +770,15 @@ impl Workspace {
         // The original's permission bits; a new file gets the usual 0666 less the umask.
         let mode = current.as_ref().map(|c| c.mode);
         let temp_name = temp_name_for(name);
-        let tmp = rustix::fs::openat(
+        // The creation mode is filtered by the umask; the original bits are put back exactly.
+        let guard = create_temp(
+            rel,
             &dir,
-            temp_name.as_str(),
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(mode.unwrap_or(0o666) & 0o777),
-        )
-        .map_err(|e| io_err(rel.display(), "create a temporary file", e))?;
-        let guard = TempGuard {
-            dir: &dir,
-            name: &temp_name,
-            armed: true,
-        };
-        let mut file = std::fs::File::from(tmp);
-        file.write_all(bytes)
-            .map_err(|e| io_err(rel.display(), "write the temporary file", e))?;
-        if let Some(m) = mode {
-            // The creation mode was filtered by the umask; put the original bits back exactly.
-            rustix::fs::fchmod(&file, Mode::from_raw_mode(m))
-                .map_err(|e| io_err(rel.display(), "set the file mode", e))?;
-        }
-        file.sync_all()
-            .map_err(|e| io_err(rel.display(), "fsync the temporary file", e))?;
-        drop(file);
+            &temp_name,
+            bytes,
+            mode.unwrap_or(0o666) & 0o777,
+            mode,
+        )?;
 
         // Last checks, as close to the rename as possible.
         if cancel.is_cancelled() {
@@ -847,7 +833,7 @@ impl Workspace {
 }
 
 /// The bytes as text: a NUL byte means binary, anything else must be UTF-8.
-fn text_of<'a>(rel: &RelPath, bytes: &'a [u8]) -> Result<&'a str, WorkspaceError> {
+pub fn text_of<'a>(rel: &RelPath, bytes: &'a [u8]) -> Result<&'a str, WorkspaceError> {
     if let Some(offset) = memchr::memchr(0, bytes) {
         return Err(WorkspaceError::BinaryContent {
             path: rel.to_string(),
@@ -1014,6 +1000,41 @@ fn check_expected(
 }
 
 /// Removes the temporary file unless the rename happened.
+/// Writes `bytes` to a new temporary file `temp_name` in `dir` (created with `create_mode`, then
+/// set to exactly `exact_mode` when given) and fsyncs it. The returned guard removes the file
+/// unless disarmed after the rename; a failure on the way removes it at once.
+fn create_temp<'a>(
+    rel: &RelPath,
+    dir: &'a OwnedFd,
+    temp_name: &'a str,
+    bytes: &[u8],
+    create_mode: u32,
+    exact_mode: Option<u32>,
+) -> Result<TempGuard<'a>, WorkspaceError> {
+    let tmp = rustix::fs::openat(
+        dir,
+        temp_name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(create_mode),
+    )
+    .map_err(|e| io_err(rel.display(), "create a temporary file", e))?;
+    let guard = TempGuard {
+        dir,
+        name: temp_name,
+        armed: true,
+    };
+    let mut file = std::fs::File::from(tmp);
+    file.write_all(bytes)
+        .map_err(|e| io_err(rel.display(), "write the temporary file", e))?;
+    if let Some(m) = exact_mode {
+        rustix::fs::fchmod(&file, Mode::from_raw_mode(m))
+            .map_err(|e| io_err(rel.display(), "set the file mode", e))?;
+    }
+    file.sync_all()
+        .map_err(|e| io_err(rel.display(), "fsync the temporary file", e))?;
+    Ok(guard)
+}
+
 struct TempGuard<'a> {
     dir: &'a OwnedFd,
     name: &'a str,

@@ -5,7 +5,7 @@
 //! at any moment leaves either the old or the new bytes, and running the restore again finishes
 //! the job.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::fd::OwnedFd;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
@@ -13,8 +13,8 @@ use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
 use super::{
-    RelPath, TempGuard, Workspace, WorkspaceError, check_regular, io_err, remove_stale_temps,
-    temp_name_for,
+    RelPath, TempGuard, Workspace, WorkspaceError, check_regular, create_temp, io_err,
+    remove_stale_temps, temp_name_for,
 };
 
 /// What a workspace name holds now. Never follows a link.
@@ -77,7 +77,7 @@ fn short(rev: &str) -> &str {
 }
 
 /// SHA-256 of everything `file` holds, read in pieces (a large file is never held in memory).
-fn hash_reader(mut file: impl Read) -> std::io::Result<(String, u64)> {
+pub fn hash_reader(mut file: impl Read) -> std::io::Result<(String, u64)> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut total = 0u64;
@@ -209,30 +209,7 @@ impl Workspace {
             }
             NewNode::File { bytes, mode } => {
                 let temp_name = temp_name_for(name);
-                let tmp = rustix::fs::openat(
-                    &dir,
-                    temp_name.as_str(),
-                    OFlags::WRONLY
-                        | OFlags::CREATE
-                        | OFlags::EXCL
-                        | OFlags::NOFOLLOW
-                        | OFlags::CLOEXEC,
-                    Mode::from_raw_mode(0o600),
-                )
-                .map_err(|e| io_err(rel.display(), "create a temporary file", e))?;
-                let guard = TempGuard {
-                    dir: &dir,
-                    name: &temp_name,
-                    armed: true,
-                };
-                let mut file = std::fs::File::from(tmp);
-                file.write_all(bytes)
-                    .map_err(|e| io_err(rel.display(), "write the temporary file", e))?;
-                rustix::fs::fchmod(&file, Mode::from_raw_mode(mode & 0o7777))
-                    .map_err(|e| io_err(rel.display(), "set the file mode", e))?;
-                file.sync_all()
-                    .map_err(|e| io_err(rel.display(), "fsync the temporary file", e))?;
-                drop(file);
+                let guard = create_temp(rel, &dir, &temp_name, bytes, 0o600, Some(mode & 0o7777))?;
                 check(&self.node_in_dir(rel, &dir, name)?)?;
                 rename_into_place(rel, &dir, &temp_name, name, expected)?;
                 guard.disarm();

@@ -66,7 +66,7 @@ fn resume_cmd(sb: &Sandbox, base_url: &str, id: &str, task: &str) -> tokio::proc
 /// The `messages` the OpenAI client sends for `history` followed by a user turn.
 fn expected_messages(system: &str, history: &[Message], task: &str) -> serde_json::Value {
     let mut messages = history.to_vec();
-    messages.push(Message::User { text: task.into() });
+    messages.push(Message::user(task));
     let body = request_body(
         "test-model",
         &ModelRequest {

@@ -473,7 +473,7 @@ impl Scanner {
         let mode = opened.st_mode & 0o7777;
         let mut file = std::fs::File::from(fd);
         if opened.st_size as u64 > self.options.max_file_bytes {
-            let (hash, size) = hash_stream(&mut file).ok()?;
+            let (hash, size) = crate::workspace::node::hash_reader(&mut file).ok()?;
             return Some(FileState::File {
                 hash,
                 size,
@@ -641,23 +641,6 @@ fn drain(w: &mut Watch) -> Dirty {
         }
     }
     dirty
-}
-
-fn hash_stream(file: &mut std::fs::File) -> std::io::Result<(String, u64)> {
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut total = 0u64;
-    loop {
-        let n = match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        hasher.update(&buf[..n]);
-        total += n as u64;
-    }
-    Ok((hex::encode(hasher.finalize()), total))
 }
 
 #[cfg(test)]
