@@ -36,7 +36,7 @@ fn plan_refusal(tool: &str, why: &str) -> ToolFailure {
     ToolFailure::new(
         "plan_mode",
         format!(
-            "{tool} was not run: {why}; present the plan instead, and the person switches modes (Shift-Tab) to carry it out"
+            "{tool} was not run: {why}; present the plan instead; the person switches modes to carry it out"
         ),
     )
 }
