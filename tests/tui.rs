@@ -312,6 +312,26 @@ fn configure_scripted(
     ));
 }
 
+/// A two-hunk edit: `notes.txt` holds twenty numbered lines (`original`); `first_only` spells
+/// out line 2, `both` also line 19, far enough apart to be two hunks.
+struct TwoHunks {
+    original: String,
+    first_only: String,
+    both: String,
+}
+
+fn two_hunk_notes(workspace: &Path) -> TwoHunks {
+    let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(workspace.join("notes.txt"), &original).unwrap();
+    let first_only = original.replace("line 2\n", "line two\n");
+    let both = first_only.replace("line 19\n", "line nineteen\n");
+    TwoHunks {
+        original,
+        first_only,
+        both,
+    }
+}
+
 /// Plain `pablo` (no flags) with the provider key in the environment, once it shows the model.
 fn spawn_plain(sandbox: &Sandbox, env: &[(&str, &str)]) -> Terminal {
     let mut all = vec![("OPENAI_API_KEY", "sk-test-key")];
@@ -1032,10 +1052,11 @@ mod over_http {
     async fn rejecting_one_hunk_of_a_two_hunk_edit_leaves_exactly_the_other_hunk_on_disk() {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
-        let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-        std::fs::write(sandbox.workspace().join("notes.txt"), &original).unwrap();
-        let first_only = original.replace("line 2\n", "line two\n");
-        let both = first_only.replace("line 19\n", "line nineteen\n");
+        let super::TwoHunks {
+            original,
+            first_only,
+            both,
+        } = super::two_hunk_notes(&sandbox.workspace());
         let revision = pablo::workspace::revision_of(original.as_bytes());
         server.push(call(
             "call_1",
@@ -2139,10 +2160,11 @@ mod checkpoints {
         let sandbox = Sandbox::new();
         super::configure_scripted(&sandbox, &server, "");
         let ws = sandbox.workspace();
-        let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-        std::fs::write(ws.join("notes.txt"), &original).unwrap();
-        let first_only = original.replace("line 2\n", "line two\n");
-        let both = first_only.replace("line 19\n", "line nineteen\n");
+        let super::TwoHunks {
+            original,
+            first_only,
+            both,
+        } = super::two_hunk_notes(&ws);
         server.push(write("w1", "notes.txt", &both, Some(&original)));
         server.push(say("Edited."));
         let mut t = start(&sandbox);
@@ -2174,10 +2196,11 @@ mod checkpoints {
         let sandbox = Sandbox::new();
         super::configure_scripted(&sandbox, &server, "");
         let ws = sandbox.workspace();
-        let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-        std::fs::write(ws.join("notes.txt"), &original).unwrap();
-        let first_only = original.replace("line 2\n", "line two\n");
-        let both = first_only.replace("line 19\n", "line nineteen\n");
+        let super::TwoHunks {
+            original,
+            first_only,
+            both,
+        } = super::two_hunk_notes(&ws);
         server.push(write("w1", "notes.txt", &both, Some(&original)));
         server.push(say("Edited."));
         let mut t = start(&sandbox);
