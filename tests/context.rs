@@ -6,19 +6,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pablo::agent::{AgentSetup, Limits, spawn};
+use pablo::agent::Limits;
 use pablo::config::ReasoningLevel;
-use pablo::core::ApprovalMode;
 use pablo::model::anthropic::{AnthropicClient, AnthropicConfig};
 use pablo::model::http::{ApiKey, HttpOptions};
 use pablo::model::openai::{OpenAiClient, OpenAiConfig};
 use pablo::model::responses::ResponsesClient;
 use pablo::model::{ModelClient, ModelProfile};
-use pablo::policy::PolicyEngine;
-use pablo::protocol::{Event, Op, ReasoningBlock, StopReason};
+use pablo::protocol::{Event, ReasoningBlock, StopReason};
+use pablo::tools::Catalog;
 use pablo::tools::plan::PlanUpdate;
-use pablo::tools::{Catalog, Host};
-use pablo::workspace::Workspace;
 use serde_json::{Value, json};
 
 use crate::support::bin::{Sandbox, json_lines};
@@ -61,58 +58,6 @@ fn openai_config(server: &ScriptedServer, model: &str, official: bool) -> OpenAi
         official,
         profile: ModelProfile::lookup(model),
     }
-}
-
-/// Runs user turns through the real agent loop (with `plan.update` as its one tool); returns
-/// every event up to the last `TurnCompleted`.
-async fn turns(model: Arc<dyn ModelClient>, limits: Limits, texts: &[&str]) -> Vec<Event> {
-    let workspace = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let mut catalog = Catalog::new();
-    catalog.register(Arc::new(PlanUpdate)).unwrap();
-    let mut handle = spawn(AgentSetup {
-        mode: Default::default(),
-        model_switcher: None,
-        session_id: SESSION.into(),
-        model,
-        catalog,
-        policy: Arc::new(PolicyEngine::new(Default::default())),
-        host: Arc::new(Host::new(
-            Arc::new(Workspace::open(workspace.path()).unwrap()),
-            state.path().to_path_buf(),
-            &Default::default(),
-        )),
-        limits,
-        approvals: ApprovalMode::RefuseAsks,
-        system_prompt: "you plan".into(),
-        history: Vec::new(),
-        recorder: None,
-        checkpoints: None,
-    });
-    let mut events = Vec::new();
-    for text in texts {
-        handle
-            .ops
-            .send(Op::UserTurn {
-                text: (*text).into(),
-            })
-            .unwrap();
-        let collect = async {
-            while let Some(ev) = handle.events.recv().await {
-                let done = matches!(ev, Event::TurnCompleted { .. });
-                events.push(ev);
-                if done {
-                    break;
-                }
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(30), collect)
-            .await
-            .expect("the turn did not complete within 30 s");
-    }
-    handle.ops.send(Op::Shutdown).unwrap();
-    let _ = tokio::time::timeout(Duration::from_secs(10), handle.task).await;
-    events
 }
 
 fn stop_reason(events: &[Event]) -> Option<StopReason> {
@@ -920,4 +865,17 @@ mod binary {
         );
         assert!(!system.contains("short reports"), "{system}");
     }
+}
+
+/// Runs user turns through the real agent loop, with `plan.update` as its one tool.
+async fn turns(model: Arc<dyn ModelClient>, limits: Limits, texts: &[&str]) -> Vec<Event> {
+    let mut catalog = Catalog::new();
+    catalog.register(Arc::new(PlanUpdate)).unwrap();
+    let setup = crate::support::agent::Turns {
+        session_id: SESSION,
+        catalog,
+        limits,
+        ..Default::default()
+    };
+    crate::support::agent::run(model, setup, texts).await
 }

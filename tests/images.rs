@@ -8,17 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
-use pablo::agent::{AgentSetup, Limits, spawn};
-use pablo::core::ApprovalMode;
 use pablo::model::anthropic::{AnthropicClient, AnthropicConfig};
 use pablo::model::http::{ApiKey, HttpOptions};
 use pablo::model::openai::{OpenAiClient, OpenAiConfig};
 use pablo::model::responses::ResponsesClient;
 use pablo::model::{ModelClient, ModelProfile};
-use pablo::policy::PolicyEngine;
-use pablo::protocol::{Event, Op};
-use pablo::tools::{Catalog, Host};
-use pablo::workspace::Workspace;
+use pablo::protocol::Event;
 use serde_json::{Value, json};
 
 use crate::support::http::{ScriptedResponse, ScriptedServer, anthropic, openai, responses};
@@ -62,59 +57,6 @@ fn openai_config(server: &ScriptedServer, model: &str) -> OpenAiConfig {
 
 fn chat(server: &ScriptedServer, model: &str) -> Arc<dyn ModelClient> {
     Arc::new(OpenAiClient::new(openai_config(server, model)).unwrap())
-}
-
-/// Runs `texts` as user turns in a workspace holding `files`, through the real agent loop;
-/// every event up to the end of the last turn (`TurnCompleted`, or `TurnRefused`).
-async fn turns(model: Arc<dyn ModelClient>, files: &[(&str, &[u8])], texts: &[&str]) -> Vec<Event> {
-    let workspace = tempfile::tempdir().unwrap();
-    for (name, bytes) in files {
-        std::fs::write(workspace.path().join(name), bytes).unwrap();
-    }
-    let state = tempfile::tempdir().unwrap();
-    let mut handle = spawn(AgentSetup {
-        mode: Default::default(),
-        model_switcher: None,
-        session_id: "images-session".into(),
-        model,
-        catalog: Catalog::new(),
-        policy: Arc::new(PolicyEngine::new(Default::default())),
-        host: Arc::new(Host::new(
-            Arc::new(Workspace::open(workspace.path()).unwrap()),
-            state.path().to_path_buf(),
-            &Default::default(),
-        )),
-        limits: Limits::default(),
-        approvals: ApprovalMode::RefuseAsks,
-        system_prompt: "you look".into(),
-        history: Vec::new(),
-        recorder: None,
-        checkpoints: None,
-    });
-    let mut events = Vec::new();
-    for text in texts {
-        handle
-            .ops
-            .send(Op::UserTurn {
-                text: (*text).into(),
-            })
-            .unwrap();
-        let collect = async {
-            while let Some(ev) = handle.events.recv().await {
-                let done = matches!(ev, Event::TurnCompleted { .. } | Event::TurnRefused { .. });
-                events.push(ev);
-                if done {
-                    break;
-                }
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(30), collect)
-            .await
-            .expect("the turn did not end within 30 s");
-    }
-    handle.ops.send(Op::Shutdown).unwrap();
-    let _ = tokio::time::timeout(Duration::from_secs(10), handle.task).await;
-    events
 }
 
 fn bodies(server: &ScriptedServer) -> Vec<Value> {
@@ -426,4 +368,15 @@ mod resume {
             format!("data:image/png;base64,{}", b64(PNG_1X1))
         );
     }
+}
+
+/// Runs `texts` as user turns in a workspace holding `files`, through the real agent loop.
+async fn turns(model: Arc<dyn ModelClient>, files: &[(&str, &[u8])], texts: &[&str]) -> Vec<Event> {
+    let setup = crate::support::agent::Turns {
+        session_id: "images-session",
+        system_prompt: "you look",
+        files,
+        ..Default::default()
+    };
+    crate::support::agent::run(model, setup, texts).await
 }

@@ -1017,63 +1017,25 @@ mod key_secrecy {
 
 mod agent_end_to_end {
     use std::sync::Arc;
-    use std::time::Duration;
 
-    use pablo::agent::{AgentSetup, Limits, spawn};
-    use pablo::core::ApprovalMode;
     use pablo::model::ModelClient;
-    use pablo::policy::PolicyEngine;
-    use pablo::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome};
+
+    use pablo::protocol::{Event, PlanStatus, StopReason, ToolOutcome};
+    use pablo::tools::Catalog;
     use pablo::tools::plan::PlanUpdate;
-    use pablo::tools::{Catalog, Host};
-    use pablo::workspace::Workspace;
 
     use super::support_common::*;
     use crate::support::http::{ScriptedResponse, ScriptedServer, anthropic, openai};
 
-    /// Runs one user turn through the real agent loop; returns every event up to
-    /// `TurnCompleted`.
+    /// Runs one user turn through the real agent loop, with `plan.update` as its one tool.
     async fn one_turn(model: Arc<dyn ModelClient>, text: &str) -> Vec<Event> {
-        let workspace = tempfile::tempdir().unwrap();
-        let state = tempfile::tempdir().unwrap();
         let mut catalog = Catalog::new();
         catalog.register(Arc::new(PlanUpdate)).unwrap();
-        let mut handle = spawn(AgentSetup {
-            mode: Default::default(),
-            model_switcher: None,
-            session_id: "test-session".into(),
-            model,
+        let setup = crate::support::agent::Turns {
             catalog,
-            policy: Arc::new(PolicyEngine::new(Default::default())),
-            host: Arc::new(Host::new(
-                Arc::new(Workspace::open(workspace.path()).unwrap()),
-                state.path().to_path_buf(),
-                &Default::default(),
-            )),
-            limits: Limits::default(),
-            approvals: ApprovalMode::RefuseAsks,
-            system_prompt: "you plan".into(),
-            history: Vec::new(),
-            recorder: None,
-            checkpoints: None,
-        });
-        handle.ops.send(Op::UserTurn { text: text.into() }).unwrap();
-        let mut events = Vec::new();
-        let collect = async {
-            while let Some(ev) = handle.events.recv().await {
-                let done = matches!(ev, Event::TurnCompleted { .. });
-                events.push(ev);
-                if done {
-                    break;
-                }
-            }
+            ..Default::default()
         };
-        tokio::time::timeout(Duration::from_secs(20), collect)
-            .await
-            .expect("the turn did not complete within 20 s");
-        handle.ops.send(Op::Shutdown).unwrap();
-        let _ = tokio::time::timeout(Duration::from_secs(10), handle.task).await;
-        events
+        crate::support::agent::run(model, setup, &[text]).await
     }
 
     fn tool_results(events: &[Event]) -> Vec<(String, ToolOutcome)> {
