@@ -111,6 +111,24 @@ fn provider_config(base_url: &str, extra: &str) -> String {
     format!("provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{base_url}\"\n{extra}")
 }
 
+/// Plain `pablo run TASK` in the sandbox (no flags; the provider in the user config, the key in
+/// the environment); its stdout, once it has exited successfully.
+async fn run_plain(sb: &crate::support::bin::Sandbox, task: &str) -> String {
+    let out = sb
+        .command()
+        .env("OPENAI_API_KEY", "sk-test-key")
+        .args(["run", task])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The tool message the model received for `call_id`, parsed, from a recorded request to the
 /// OpenAI-compatible server (`{"role":"tool","tool_call_id":…,"content":"…"}`).
 fn tool_result_seen_by_model(req: &crate::support::http::RecordedRequest, call_id: &str) -> Value {

@@ -396,19 +396,7 @@ async fn pablo_run_with_no_flags_gives_the_model_computed_statistics() {
         "item,price,in_stock\nbolt,10,yes\nnut,20,no\nscrew,30,yes\n",
     )
     .unwrap();
-    let out = sb
-        .command()
-        .env("OPENAI_API_KEY", "sk-test-key")
-        .args(["run", "What is the mean price in prices.csv?"])
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = super::run_plain(&sb, "What is the mean price in prices.csv?").await;
     assert!(stdout.contains("The mean price is 20."), "{stdout}");
     let requests = model.requests();
     // The tool was offered to the model by its provider name…

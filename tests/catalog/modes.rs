@@ -40,18 +40,7 @@ async fn plan_mode_saves_an_artifact_and_a_proposal_and_refuses_a_fetch_that_wou
         "item,price\nbolt,10\nnut,20\n",
     )
     .unwrap();
-    let out = sb
-        .command()
-        .env("OPENAI_API_KEY", "sk-test-key")
-        .args(["run", "plan the change and save the plan"])
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    super::run_plain(&sb, "plan the change and save the plan").await;
     let requests = model.requests();
     assert_eq!(requests.len(), 2);
 
