@@ -85,6 +85,41 @@ fn prompt_with_image_line(prompt: &str, path: &str, bytes: &[u8]) -> String {
     )
 }
 
+/// Like [`turns`] for one prompt the agent refuses, and checks that the refusal wrote nothing:
+/// the workspace holds exactly `files`, the state dir (journal, image store) nothing.
+async fn refused_turn(
+    model: Arc<dyn ModelClient>,
+    files: &[(&str, &[u8])],
+    prompt: &str,
+) -> Vec<Event> {
+    use crate::support::agent::files_under;
+    let (workspace, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let setup = crate::support::agent::Turns {
+        session_id: "images-session",
+        system_prompt: "you look",
+        files,
+        workspace: Some(workspace.path()),
+        state: Some(state.path()),
+        ..Default::default()
+    };
+    let events = crate::support::agent::run(model, setup, &[prompt]).await;
+    let mut expected: Vec<(std::path::PathBuf, Vec<u8>)> = files
+        .iter()
+        .map(|(name, bytes)| (workspace.path().join(name), bytes.to_vec()))
+        .collect();
+    expected.sort();
+    assert!(
+        files_under(workspace.path()) == expected,
+        "the refusal changed the workspace"
+    );
+    let written: Vec<_> = files_under(state.path())
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    assert!(written.is_empty(), "the refusal wrote {written:?}");
+    events
+}
+
 fn refusal(events: &[Event]) -> (String, String, String) {
     events
         .iter()
@@ -210,12 +245,8 @@ mod refusals {
     async fn a_model_that_takes_no_images_refuses_the_turn_before_anything_is_sent() {
         let server = ScriptedServer::start().await;
         let prompt = "what is in @shot.png?";
-        let events = turns(
-            chat(&server, "qwen3:8b"),
-            &[("shot.png", PNG_1X1)],
-            &[prompt],
-        )
-        .await;
+        let events =
+            refused_turn(chat(&server, "qwen3:8b"), &[("shot.png", PNG_1X1)], prompt).await;
         let (code, message, text) = refusal(&events);
         assert_eq!(code, "image_not_accepted_by_model");
         assert!(message.contains("@shot.png"), "{message}");
@@ -237,10 +268,10 @@ mod refusals {
     async fn a_file_named_png_that_is_not_an_image_is_refused() {
         let server = ScriptedServer::start().await;
         let prompt = "look at @shot.png";
-        let events = turns(
+        let events = refused_turn(
             chat(&server, "gpt-4o"),
             &[("shot.png", b"just some text, honest\n")],
-            &[prompt],
+            prompt,
         )
         .await;
         let (code, message, text) = refusal(&events);
@@ -259,7 +290,7 @@ mod refusals {
         let mut big = PNG_1X1.to_vec();
         big.resize(pablo::agent::attach::MAX_IMAGE_BYTES + 1, 0);
         let prompt = "look at @big.png";
-        let events = turns(chat(&server, "gpt-4o"), &[("big.png", &big)], &[prompt]).await;
+        let events = refused_turn(chat(&server, "gpt-4o"), &[("big.png", &big)], prompt).await;
         let (code, message, text) = refusal(&events);
         assert_eq!(code, "image_too_large");
         assert!(

@@ -1,6 +1,7 @@
 //! The real agent loop in a temp workspace, driven one user turn at a time, for tests of what
 //! reaches the model and what comes back (providers, context economy, images).
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +21,10 @@ pub struct Turns<'a> {
     pub limits: Limits,
     /// Files written into the workspace first.
     pub files: &'a [(&'a str, &'a [u8])],
+    /// The workspace and the state dir, when the test looks at them afterwards (temp dirs
+    /// otherwise).
+    pub workspace: Option<&'a Path>,
+    pub state: Option<&'a Path>,
 }
 
 impl Default for Turns<'_> {
@@ -30,6 +35,8 @@ impl Default for Turns<'_> {
             catalog: Catalog::new(),
             limits: Limits::default(),
             files: &[],
+            workspace: None,
+            state: None,
         }
     }
 }
@@ -37,11 +44,12 @@ impl Default for Turns<'_> {
 /// Runs `texts` as user turns (asks refused: no person), each until its `TurnCompleted` or
 /// `TurnRefused`; every event in order. The agent is shut down before returning.
 pub async fn run(model: Arc<dyn ModelClient>, setup: Turns<'_>, texts: &[&str]) -> Vec<Event> {
-    let workspace = tempfile::tempdir().unwrap();
+    let (own_workspace, own_state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let workspace = setup.workspace.unwrap_or(own_workspace.path());
+    let state = setup.state.unwrap_or(own_state.path());
     for (name, bytes) in setup.files {
-        std::fs::write(workspace.path().join(name), bytes).unwrap();
+        std::fs::write(workspace.join(name), bytes).unwrap();
     }
-    let state = tempfile::tempdir().unwrap();
     let mut handle = spawn(AgentSetup {
         mode: Default::default(),
         model_switcher: None,
@@ -50,8 +58,8 @@ pub async fn run(model: Arc<dyn ModelClient>, setup: Turns<'_>, texts: &[&str]) 
         catalog: setup.catalog,
         policy: Arc::new(PolicyEngine::new(Default::default())),
         host: Arc::new(Host::new(
-            Arc::new(Workspace::open(workspace.path()).unwrap()),
-            state.path().to_path_buf(),
+            Arc::new(Workspace::open(workspace).unwrap()),
+            state.to_path_buf(),
             &Default::default(),
         )),
         limits: setup.limits,
@@ -85,4 +93,23 @@ pub async fn run(model: Arc<dyn ModelClient>, setup: Turns<'_>, texts: &[&str]) 
     handle.ops.send(Op::Shutdown).unwrap();
     let _ = tokio::time::timeout(Duration::from_secs(10), handle.task).await;
     events
+}
+
+/// Every file under `dir` with its bytes, sorted (to show that a refusal wrote nothing).
+pub fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                out.push((path, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
 }
