@@ -997,8 +997,10 @@ mod in_process {
         assert_eq!(ids, ["ask", "auto-edit", "plan"]);
         let session = r["result"]["sessionId"].as_str().unwrap().to_string();
 
+        let before = t.env.snapshot();
         let r = t.rpc.set_mode(&session, "sideways").await;
         assert_eq!(r["error"]["data"]["code"], "unknown_mode", "{r}");
+        assert_eq!(t.env.snapshot(), before, "the refused switch changed files");
         assert!(
             r["error"]["message"]
                 .as_str()
