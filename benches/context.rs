@@ -195,7 +195,7 @@ fn record() -> Vec<ModelRequest> {
         });
         for t in 0..TURNS {
             let text = format!("Turn {t}: read through the code and tell me how it fits together.");
-            handle.ops.send(Op::UserTurn { text }).unwrap();
+            handle.ops.send(Op::user_turn(text)).unwrap();
             while let Some(ev) = handle.events.recv().await {
                 if matches!(ev, Event::TurnCompleted { .. }) {
                     break;

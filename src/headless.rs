@@ -43,7 +43,7 @@ pub async fn run<W: Write>(
         last_usage: None,
         arguments: Default::default(),
     };
-    let _ = agent.ops.send(Op::UserTurn { text: task });
+    let _ = agent.ops.send(Op::user_turn(task));
     tokio::pin!(interrupt);
     let mut interrupted = false;
     let mut stop_reason = None;

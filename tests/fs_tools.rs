@@ -820,9 +820,7 @@ mod through_the_agent {
         });
         handle
             .ops
-            .send(Op::UserTurn {
-                text: "say hello to pablo".into(),
-            })
+            .send(Op::user_turn("say hello to pablo"))
             .unwrap();
         let mut results = Vec::new();
         let mut running_preview = None;

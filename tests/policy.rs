@@ -938,11 +938,7 @@ mod rules_over_the_protocol {
         );
 
         // Mid-turn: the write waits for an approval while the rule is removed.
-        h.ops
-            .send(Op::UserTurn {
-                text: "write a file".into(),
-            })
-            .unwrap();
+        h.ops.send(Op::user_turn("write a file")).unwrap();
         let ask = next_matching(&mut h, |e| matches!(e, Event::ApprovalRequest { .. })).await;
         let Event::ApprovalRequest { call_id, .. } = ask else {
             unreachable!()

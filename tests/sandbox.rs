@@ -779,12 +779,7 @@ async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
         recorder: None,
         checkpoints: None,
     });
-    agent
-        .ops
-        .send(Op::UserTurn {
-            text: "touch it".into(),
-        })
-        .unwrap();
+    agent.ops.send(Op::user_turn("touch it")).unwrap();
     let mut asked = Vec::new();
     let mut result = None;
     while let Ok(Some(e)) = tokio::time::timeout(Duration::from_secs(60), agent.events.recv()).await

@@ -164,11 +164,7 @@ async fn run_turns(setup: AgentSetup, turns: &[&str]) -> Vec<Event> {
     let mut h = agent::spawn(setup);
     let mut seen = Vec::new();
     for t in turns {
-        h.ops
-            .send(Op::UserTurn {
-                text: t.to_string(),
-            })
-            .unwrap();
+        h.ops.send(Op::user_turn(t.to_string())).unwrap();
         loop {
             let e = tokio::time::timeout(Duration::from_secs(20), h.events.recv())
                 .await
@@ -943,7 +939,7 @@ async fn agent_stopped_at_random_points_always_leaves_a_resumable_journal() {
         });
         let mut h = agent::spawn(setup(&e.ws, &id, model, vec![], journal));
         for t in ["one", "two", "three", "four"] {
-            h.ops.send(Op::UserTurn { text: t.into() }).unwrap();
+            h.ops.send(Op::user_turn(t)).unwrap();
         }
         let stop_after = rng.usize(1..60);
         let (mut n, mut turns) = (0, 0);

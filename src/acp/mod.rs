@@ -514,12 +514,7 @@ impl Server {
             return responder
                 .respond_with_error(AcpError::PromptRunning(session.id.clone()).to_rpc());
         }
-        let op = if images.is_empty() {
-            Op::UserTurn { text }
-        } else {
-            Op::UserTurnWithImages { text, images }
-        };
-        if session.ops.send(op).is_err() {
+        if session.ops.send(Op::UserTurn { text, images }).is_err() {
             return responder
                 .respond_with_error(AcpError::AgentStopped(session.id.clone()).to_rpc());
         }

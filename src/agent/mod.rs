@@ -452,8 +452,7 @@ impl Agent {
             let (text, images) = match queued.pop_front() {
                 Some(t) => t,
                 None => match ops.recv().await {
-                    Some(Op::UserTurn { text }) => (text, Vec::new()),
-                    Some(Op::UserTurnWithImages { text, images }) => (text, images),
+                    Some(Op::UserTurn { text, images }) => (text, images),
                     Some(Op::Shutdown) | None => break,
                     Some(Op::Compact { focus }) => {
                         self.compact_now(focus.as_deref()).await;
@@ -518,8 +517,7 @@ impl Agent {
                                     let _ = w.send(answer);
                                 }
                             }
-                            Some(Op::UserTurn { text }) => queued.push_back((text, Vec::new())),
-                            Some(Op::UserTurnWithImages { text, images }) => queued.push_back((text, images)),
+                            Some(Op::UserTurn { text, images }) => queued.push_back((text, images)),
                             Some(Op::Shutdown) | None => {
                                 shutting_down = true;
                                 turn_cancel.cancel();
@@ -591,7 +589,7 @@ impl Agent {
                 provider,
                 model,
             ),
-            Op::UserTurn { .. } | Op::UserTurnWithImages { .. } | Op::Shutdown => {}
+            Op::UserTurn { .. } | Op::Shutdown => {}
         }
     }
 

@@ -31,13 +31,12 @@ pub struct ToolCall {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Op {
-    /// A new user message; starts a turn.
-    UserTurn { text: String },
-    /// A new user message with images that came with it rather than by `@path` (an ACP prompt's
-    /// image blocks). The images' bytes are not serialized (see [`Image`]): this op is for
-    /// in-process front-ends.
-    UserTurnWithImages {
+    /// A new user message; starts a turn. `images` are those that came with it rather than by
+    /// `@path` (an ACP prompt's image blocks); their bytes are not serialized (see [`Image`]),
+    /// so only in-process front-ends send any.
+    UserTurn {
         text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ImageAttachment>,
     },
     /// The person's answer to an [`Event::ApprovalRequest`].
@@ -92,6 +91,16 @@ pub enum Op {
     },
     /// Stop the agent: cancels any running turn, kills background sessions, then closes.
     Shutdown,
+}
+
+impl Op {
+    /// A user turn of text alone.
+    pub fn user_turn(text: impl Into<String>) -> Self {
+        Op::UserTurn {
+            text: text.into(),
+            images: Vec::new(),
+        }
+    }
 }
 
 /// `[tui] notifications`: `off` (nothing), `bell` (the terminal bell), `desktop` (the bell, and a

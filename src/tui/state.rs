@@ -1160,7 +1160,7 @@ impl AppState {
             if let Some((server, _)) = name.split_once(':')
                 && self.mcp.iter().any(|s| s.name == server)
             {
-                self.outbox.push(Op::UserTurn { text });
+                self.outbox.push(Op::user_turn(text));
                 self.transcript.scroll_to_bottom();
                 return;
             }
@@ -1168,9 +1168,7 @@ impl AppState {
                 self.run_command(cmd.id, &args);
             } else if let Some(custom) = self.composer.custom.iter().find(|c| c.name == name) {
                 let rest = rest[name.len()..].trim();
-                self.outbox.push(Op::UserTurn {
-                    text: custom.expand(rest),
-                });
+                self.outbox.push(Op::user_turn(custom.expand(rest)));
                 self.transcript.scroll_to_bottom();
             } else {
                 self.notice(
@@ -1180,7 +1178,7 @@ impl AppState {
             }
             return;
         }
-        self.outbox.push(Op::UserTurn { text });
+        self.outbox.push(Op::user_turn(text));
         self.transcript.scroll_to_bottom();
     }
 

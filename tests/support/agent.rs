@@ -71,12 +71,7 @@ pub async fn run(model: Arc<dyn ModelClient>, setup: Turns<'_>, texts: &[&str]) 
     });
     let mut events = Vec::new();
     for text in texts {
-        handle
-            .ops
-            .send(Op::UserTurn {
-                text: (*text).into(),
-            })
-            .unwrap();
+        handle.ops.send(Op::user_turn(*text)).unwrap();
         let collect = async {
             while let Some(ev) = handle.events.recv().await {
                 let done = matches!(ev, Event::TurnCompleted { .. } | Event::TurnRefused { .. });
