@@ -206,7 +206,7 @@ async fn zero_model_calls_sends_no_request_and_fails_clearly() {
 }
 
 #[tokio::test]
-async fn one_tool_call_budget_refuses_the_second_call() {
+async fn one_tool_call_budget_refuses_the_second_call_and_ends_the_turn() {
     let server = ScriptedServer::start().await;
     server.push(ScriptedResponse::sse(
         openai::Stream::new()
@@ -215,10 +215,10 @@ async fn one_tool_call_budget_refuses_the_second_call() {
             .finish("tool_calls")
             .done(),
     ));
-    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    server.push(ScriptedResponse::sse(openai::text_answer("never read")));
     let sandbox = Sandbox::new();
     let out = run(&sandbox, &server, "plan", &["--max-tool-calls", "1"]).await;
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
     let results = out.of_type("tool_result");
     assert_eq!(results[0]["result"]["ok"], true);
     assert_eq!(
@@ -226,6 +226,94 @@ async fn one_tool_call_budget_refuses_the_second_call() {
         "tool_call_budget_exhausted"
     );
     assert_eq!(out.of_type("plan").len(), 1, "the second call never ran");
+    assert_eq!(out.of_type("error")[0]["code"], "tool_call_budget_exhausted");
+    assert_eq!(
+        out.of_type("turn_completed")[0]["stop_reason"],
+        "budget_exhausted"
+    );
+    assert_eq!(server.requests().len(), 1, "the model was asked again");
+}
+
+/// A model that asks for one more `update_plan` in every answer, forever.
+fn endless_tool_calls(server: &ScriptedServer) {
+    server.respond_with(|_, i| {
+        ScriptedResponse::sse(openai::tool_call_answer(
+            &format!("c{i}"),
+            "update_plan",
+            &[r#"{"items": []}"#],
+        ))
+    });
+}
+
+#[tokio::test]
+async fn a_spent_tool_call_budget_ends_the_turn_and_the_model_is_not_asked_again() {
+    let server = ScriptedServer::start().await;
+    endless_tool_calls(&server);
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "plan forever", &["--max-tool-calls", "5"]).await;
+    assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
+    // Five calls ran; the sixth was refused, and that refusal ended the turn.
+    assert_eq!(server.requests().len(), 6);
+    let codes: Vec<Value> = out
+        .of_type("tool_result")
+        .iter()
+        .map(|r| r["result"]["error"]["code"].clone())
+        .collect();
+    assert_eq!(codes.len(), 6);
+    assert!(codes[..5].iter().all(Value::is_null), "{codes:?}");
+    assert_eq!(codes[5], "tool_call_budget_exhausted");
+    let error = out.of_type("error")[0];
+    assert_eq!(error["code"], "tool_call_budget_exhausted");
+    assert!(
+        error["message"].as_str().unwrap().contains("budget (5)"),
+        "{error}"
+    );
+    assert_eq!(
+        out.of_type("turn_completed")[0]["stop_reason"],
+        "budget_exhausted"
+    );
+    // The model is told: the refusal is in the conversation the next turn sends.
+    let id = out.of_type("session_started")[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let again = run(
+        &sandbox,
+        &server,
+        "what happened?",
+        &["--resume", &id, "--max-model-calls", "1"],
+    )
+    .await;
+    assert_eq!(server.requests().len(), 7, "{:?}", again.lines);
+    let told = tool_messages(&server, 6);
+    assert_eq!(told.len(), 6);
+    assert_eq!(told[5]["error"]["code"], "tool_call_budget_exhausted");
+}
+
+#[tokio::test]
+async fn a_spent_network_budget_ends_the_turn_with_its_code() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|_, i| {
+        ScriptedResponse::sse(openai::tool_call_answer(
+            &format!("c{i}"),
+            "fetch_url",
+            &[r#"{"url": "http://no-such-host.invalid/"}"#],
+        ))
+    });
+    let sandbox = Sandbox::new();
+    sandbox.user_config("[limits]\nmax_network_requests = 1\n");
+    let out = run(&sandbox, &server, "fetch", &["--auto-approve"]).await;
+    assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
+    // The first fetch spent the one request (its name does not resolve); the second was refused
+    // for the budget, and the model was not asked a third time.
+    let results = out.of_type("tool_result");
+    assert_eq!(results.len(), 2, "{:?}", out.lines);
+    assert_eq!(
+        results[1]["result"]["error"]["code"],
+        "network_budget_exhausted"
+    );
+    assert_eq!(out.of_type("error")[0]["code"], "network_budget_exhausted");
+    assert_eq!(server.requests().len(), 2);
 }
 
 #[tokio::test]

@@ -813,7 +813,11 @@ impl Agent {
                             )
                             .into_outcome()
                         } else {
-                            self.run_tool_call(&call, cancel).await
+                            let outcome = self.run_tool_call(&call, cancel).await;
+                            if let Some((code, message)) = limits::spent_budget(&outcome) {
+                                end = Some(TurnEnd::budget(&code, message));
+                            }
+                            outcome
                         }
                     }
                 };

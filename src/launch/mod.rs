@@ -556,7 +556,10 @@ impl Launch {
             reasoning: self.options.reasoning,
             ..ProviderSettings::default()
         };
-        let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
+        let options = HttpOptions::for_limits(
+            self.limits.stream_idle_timeout,
+            self.limits.max_model_output_bytes,
+        );
         Ok(select(&flags.over(config), &options).await?)
     }
 
@@ -582,7 +585,10 @@ impl Launch {
             reasoning: table.reasoning,
             ..ProviderSettings::default()
         });
-        let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
+        let options = HttpOptions::for_limits(
+            self.limits.stream_idle_timeout,
+            self.limits.max_model_output_bytes,
+        );
         Arc::new(move |provider: Option<String>, model: String| {
             let same_provider = provider.is_none() || provider == start.provider;
             let settings = if same_provider {

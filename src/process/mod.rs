@@ -14,6 +14,7 @@ pub mod group;
 pub mod protect;
 pub mod run;
 pub mod sandbox;
+pub mod server;
 pub mod session;
 pub mod spawn;
 pub mod start;
