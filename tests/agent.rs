@@ -317,6 +317,26 @@ async fn a_spent_network_budget_ends_the_turn_with_its_code() {
 }
 
 #[tokio::test]
+async fn one_endless_sse_line_fails_with_model_output_too_large_at_the_output_limit() {
+    // `data: xxxx…`, 5 MiB without a line end, in 1 MiB chunks: more than the whole answer may
+    // be (4 MiB by default), so it is refused as too large, not read to the end and called cut.
+    let server = ScriptedServer::start().await;
+    let mut chunks = vec![format!("data: {}", "x".repeat(1024 * 1024 - 6))];
+    chunks.extend((0..4).map(|_| "x".repeat(1024 * 1024)));
+    server.push(ScriptedResponse::sse(chunks));
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "hi", &[]).await;
+    assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
+    let error = out.of_type("error")[0];
+    assert_eq!(error["code"], "model_output_too_large", "{error}");
+    assert_eq!(
+        out.of_type("turn_completed")[0]["stop_reason"],
+        "budget_exhausted"
+    );
+    assert_eq!(server.requests().len(), 1, "a refused answer is not retried");
+}
+
+#[tokio::test]
 async fn no_tool_starts_when_no_model_call_is_left_to_read_its_result() {
     let server = ScriptedServer::start().await;
     server.push(ScriptedResponse::sse(openai::tool_call_answer(

@@ -18,6 +18,7 @@ pub mod server;
 pub mod session;
 pub mod spawn;
 pub mod start;
+pub mod temp;
 
 use std::time::Duration;
 

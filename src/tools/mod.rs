@@ -72,16 +72,8 @@ pub struct Host {
     pub sandbox: crate::process::sandbox::SandboxSettings,
     /// Removes the session's temporary directory when the host goes (after the sessions, which
     /// are declared, and so dropped, first).
-    _temp: TempDirGuard,
-}
-
-/// The session's temporary directory, removed with the host.
-struct TempDirGuard(PathBuf);
-
-impl Drop for TempDirGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    /// The session's temporary directory, removed with the host.
+    _temp: crate::process::temp::SessionTemp,
 }
 
 /// Keeps what a file held before pablo changes it, so the change can be undone (the session's
@@ -113,9 +105,10 @@ impl Host {
         // Only the session limits are read here; commands get their environment from the tools.
         let settings = crate::process::ShellSettings::from_options(shell, Default::default());
         // Commands write temporary files here (`TMPDIR`); it sits with the system's temporary
-        // files, not in pablo's own state, and its name is this host's alone.
-        let temp_dir =
-            std::env::temp_dir().join(format!("pablo-{}", uuid::Uuid::now_v7().simple()));
+        // files, not in pablo's own state, and its name is this host's alone. What sessions that
+        // were killed left there is removed first.
+        let temp = crate::process::temp::SessionTemp::create(&std::env::temp_dir());
+        let temp_dir = temp.path().to_path_buf();
         Self {
             workspace_root: workspace.root().to_path_buf(),
             workspace,
@@ -131,7 +124,7 @@ impl Host {
                 ..Default::default()
             },
             state_dir,
-            _temp: TempDirGuard(temp_dir),
+            _temp: temp,
         }
     }
 
