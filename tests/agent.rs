@@ -451,6 +451,100 @@ async fn sigint_during_a_stream_cancels_the_turn_and_exits_130() {
     );
 }
 
+/// The session directories (`pablo-…`) under `tmp`.
+fn session_dirs(tmp: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("pablo-"))
+        .collect()
+}
+
+/// `pablo run --json` with its own `TMPDIR`, started against a model whose answer never ends;
+/// returns once the model was asked.
+async fn hanging_run(
+    sandbox: &Sandbox,
+    server: &ScriptedServer,
+    tmp: &std::path::Path,
+) -> tokio::process::Child {
+    server.push(
+        ScriptedResponse::sse(openai::Stream::new().text(&["thinking"]).events()).hang_after(1),
+    );
+    let mut cmd = sandbox.run_json(&server.base_url(), "hi");
+    cmd.env("TMPDIR", tmp)
+        .stdout(std::process::Stdio::piped());
+    let child = cmd.spawn().expect("spawn");
+    server.wait_for_requests(server.requests().len() + 1).await;
+    child
+}
+
+fn signal(child: &tokio::process::Child, signal: rustix::process::Signal) {
+    let pid = child.id().expect("pid") as i32;
+    rustix::process::kill_process(rustix::process::Pid::from_raw(pid).expect("pid"), signal)
+        .expect("kill");
+}
+
+#[tokio::test]
+async fn sigterm_cancels_the_turn_ends_with_an_error_line_exits_143_and_removes_its_temp_dir() {
+    let server = ScriptedServer::start().await;
+    let sandbox = Sandbox::new();
+    let tmp = sandbox.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let child = hanging_run(&sandbox, &server, &tmp).await;
+    assert_eq!(session_dirs(&tmp).len(), 1, "the session has its directory");
+    signal(&child, rustix::process::Signal::TERM);
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("pablo stopped after SIGTERM")
+        .expect("wait");
+    assert_eq!(out.status.code(), Some(143));
+    let lines = json_lines(&out.stdout);
+    let error = lines
+        .iter()
+        .find(|l| l["type"] == "error")
+        .unwrap_or_else(|| panic!("no error line: {lines:?}"));
+    assert_eq!(error["code"], "terminated", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("SIGTERM"),
+        "{error}"
+    );
+    let done = lines.last().unwrap();
+    assert_eq!(done["type"], "turn_completed");
+    assert_eq!(done["stop_reason"], "cancelled");
+    assert_eq!(session_dirs(&tmp), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn the_temp_dir_a_killed_run_left_is_removed_by_the_next_start() {
+    let server = ScriptedServer::start().await;
+    let sandbox = Sandbox::new();
+    let tmp = sandbox.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut child = hanging_run(&sandbox, &server, &tmp).await;
+    signal(&child, rustix::process::Signal::KILL);
+    child.wait().await.unwrap();
+    let left = session_dirs(&tmp);
+    assert_eq!(left.len(), 1, "kill -9 leaves the directory: {left:?}");
+    // A directory of another session that still runs (its lock is held) must stay.
+    let live = tmp.join("pablo-0123456789abcdef0123456789abcdef");
+    std::fs::create_dir(&live).unwrap();
+    let owner = std::fs::File::create(live.join(".owner")).unwrap();
+    rustix::fs::flock(&owner, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    server.push(ScriptedResponse::sse(openai::text_answer("hello")));
+    let mut cmd = sandbox.run_json(&server.base_url(), "hi");
+    cmd.env("TMPDIR", &tmp);
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        session_dirs(&tmp),
+        vec!["pablo-0123456789abcdef0123456789abcdef".to_string()]
+    );
+}
+
 #[tokio::test]
 async fn traces_at_the_most_verbose_level_never_hold_keys_arguments_or_content() {
     let server = ScriptedServer::start().await;
@@ -683,6 +777,10 @@ async fn result_too_large_after_a_command_says_it_already_ran_with_its_exit_code
     assert!(message.contains("already ran"), "{message}");
     assert!(message.contains("exited with code 3"), "{message}");
     assert!(message.contains("do not run it again"), "{message}");
+    assert!(
+        message.contains("Its result serialized to") && !message.contains("Its the"),
+        "{message}"
+    );
     assert_eq!(result["error"]["data"]["exit_code"], 3, "{result}");
     assert_eq!(&out.of_type("tool_result")[0]["result"], result);
 }
@@ -869,4 +967,25 @@ async fn agents_md_over_the_cap_is_cut_from_the_root_side_so_the_nearest_file_re
                 .is_some_and(|m| m.contains("AGENTS.md") && m.contains("nearest file"))
     });
     assert!(warned, "{lines:?}");
+}
+
+#[tokio::test]
+async fn a_project_tui_mode_is_ignored_with_a_warning_like_other_ignored_settings() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    let dir = sandbox.workspace().join(".pablo");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), "[tui]\nmode = \"plan\"\n").unwrap();
+    let out = run(&sandbox, &server, "hi", &[]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let warnings: Vec<&str> = out
+        .of_type("warning")
+        .iter()
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("[tui] mode ignored")),
+        "{warnings:?}"
+    );
 }

@@ -368,6 +368,35 @@ async fn the_server_gets_a_clean_environment_without_the_provider_key() {
 }
 
 #[tokio::test]
+async fn a_secret_looking_variable_that_env_vars_names_reaches_the_server_with_its_value() {
+    let Some(node) = node_or_skip("a_secret_looking_variable_that_env_vars_names_…") else {
+        return;
+    };
+    let model = ScriptedServer::start().await;
+    model.push(call("c1", "mcp__everything__get-env", &json!({})));
+    model.push(say("Looked."));
+    let sandbox = Sandbox::new();
+    sandbox.user_config(&everything_table(
+        &node,
+        "everything",
+        "env_vars = [\"NOTES_TOKEN\"]\ntools.\"get-env\" = \"auto\"",
+    ));
+    let mut cmd = sandbox.run_json(&model.base_url(), "show the env");
+    cmd.env("NOTES_TOKEN", "notes-token-value-42");
+    let r = run(cmd).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let text = r.results()[0]["data"]["text"].as_str().unwrap().to_string();
+    let env: Value = serde_json::from_str(&text).unwrap_or_else(|_| {
+        // The tool may wrap the JSON in prose; take the object.
+        let start = text.find('{').unwrap();
+        serde_json::from_str(&text[start..=text.rfind('}').unwrap()]).unwrap()
+    });
+    // The value reached the server: what the model reads is the redaction of it, not "".
+    assert_eq!(env["NOTES_TOKEN"], "[redacted]", "{text}");
+    assert!(!text.contains("notes-token-value-42"), "{text}");
+}
+
+#[tokio::test]
 async fn a_prompt_of_the_server_becomes_the_turn_and_a_resource_is_attached() {
     let Some(node) = node_or_skip("a_prompt_of_the_server_…") else {
         return;

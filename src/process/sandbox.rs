@@ -255,7 +255,9 @@ impl SandboxSettings {
     pub fn default_choice(&self) -> SandboxChoice {
         SandboxChoice {
             profile: self.profile,
-            network: self.network && self.profile == SandboxProfile::WorkspaceWrite,
+            // Unsandboxed (`off`) commands reach the network like any program.
+            network: self.profile == SandboxProfile::Off
+                || (self.network && self.profile == SandboxProfile::WorkspaceWrite),
             known_safe: false,
             degraded: support().degraded(self.profile),
         }

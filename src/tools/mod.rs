@@ -265,7 +265,13 @@ pub struct Catalog {
     tools: BTreeMap<String, Arc<dyn Tool>>,
     validators: BTreeMap<String, Arc<schema::Validator>>,
     mcp: Option<Arc<mcp::McpHub>>,
+    /// Which tools are offered to the model (by native name); all when unset.
+    offered: Option<OfferFilter>,
 }
+
+/// Whether a tool (native name, kind) is offered to the model: policy's answer, kept by the
+/// catalog without the catalog knowing policy.
+pub type OfferFilter = Arc<dyn Fn(&str, ToolKind) -> bool + Send + Sync>;
 
 impl Catalog {
     pub fn new() -> Self {
@@ -284,6 +290,12 @@ impl Catalog {
     /// Offers the tools of the session's MCP servers as they become ready.
     pub fn attach_mcp(&mut self, hub: Arc<mcp::McpHub>) {
         self.mcp = Some(hub);
+    }
+
+    /// Offers the model only the tools `filter` accepts. The others stay registered: a call to
+    /// one is still judged, and refused with the rule that denies it.
+    pub fn offer_only(&mut self, filter: OfferFilter) {
+        self.offered = Some(filter);
     }
 
     /// Removes a tool (policy layers can narrow the catalog, never widen it).
@@ -322,9 +334,11 @@ impl Catalog {
 
     /// Specs in provider naming, in a stable order: registered tools, then MCP tools.
     pub fn specs(&self) -> Vec<ToolSpec> {
+        let offered = |name: &str, kind: ToolKind| self.offered.as_ref().is_none_or(|f| f(name, kind));
         let mut specs: Vec<ToolSpec> = self
             .tools
             .values()
+            .filter(|t| offered(t.name(), t.kind()))
             .map(|t| ToolSpec {
                 name: t.provider_name().to_string(),
                 description: t.description(),
@@ -332,7 +346,11 @@ impl Catalog {
             })
             .collect();
         if let Some(hub) = &self.mcp {
-            specs.extend(hub.specs());
+            specs.extend(
+                hub.specs()
+                    .into_iter()
+                    .filter(|s| offered(&s.name, ToolKind::Execute)),
+            );
         }
         specs
     }
