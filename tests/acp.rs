@@ -3205,3 +3205,53 @@ mod terminals {
         t.finish().await;
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Arbitrary bytes on the wire.
+
+mod arbitrary_bytes {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// What the client sends: arbitrary bytes, mostly the ones JSON-RPC lines are made of.
+    fn wire_bytes() -> impl Strategy<Value = Vec<u8>> {
+        let meaningful: Vec<u8> = b"{}[]\":,\n\n\r jsonrpcidmethod2.0\xff\xfe\xc3\xe2".to_vec();
+        prop::collection::vec(
+            prop_oneof![3 => prop::sample::select(meaningful), 1 => any::<u8>()],
+            0..2048,
+        )
+    }
+
+    proptest! {
+        // Each case starts a server, so fewer cases than the framing's own property test.
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        #[test]
+        fn after_any_bytes_the_connection_still_answers_initialize(bytes in wire_bytes()) {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            runtime.block_on(async {
+                let mut t = InProcess::start(vec![], None);
+                t.rpc.writer.write_all(&bytes).await.unwrap();
+                t.rpc.writer.write_all(b"\n").await.unwrap();
+                let id = t
+                    .rpc
+                    .request(
+                        "initialize",
+                        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+                    )
+                    .await;
+                // Whatever the bytes got (parse errors, refusals) is JSON-RPC on its own line
+                // (`next` checks), and the initialize is answered.
+                loop {
+                    let m = t.rpc.next().await;
+                    if m["id"] == json!(id) {
+                        assert_eq!(m["result"]["protocolVersion"], 1, "{m}");
+                        break;
+                    }
+                }
+                t.finish().await;
+            });
+        }
+    }
+}

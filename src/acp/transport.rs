@@ -47,20 +47,25 @@ where
     // Both directions write whole lines under this lock: the library's answers, and the parse
     // errors for lines the library never sees.
     let writer = Arc::new(Mutex::new(writer));
-    let reading = Reading {
-        reader: BufReader::new(reader),
-        buf: Vec::new(),
-        line: 0,
-        max: max_message_bytes,
-        writer: writer.clone(),
-    };
+    let reading = (Framer::new(reader, max_message_bytes), writer.clone());
     let incoming = futures::stream::unfold(Some(reading), |state| async move {
-        let mut reading = state?;
-        match reading.next_line().await {
-            Ok(Some(line)) => Some((Ok(line), Some(reading))),
-            Ok(None) => None,
-            // Report the error once, then end the stream.
-            Err(e) => Some((Err(e), None)),
+        let (mut framer, writer) = state?;
+        loop {
+            match framer.next().await {
+                Ok(Some(Framed::Message(line))) => return Some((Ok(line), Some((framer, writer)))),
+                Ok(Some(Framed::Unreadable { code, message })) => {
+                    tracing::info!(code, "acp: unreadable line");
+                    let answer = json!({"jsonrpc": "2.0", "id": null, "error": {
+                        "code": -32700, "message": "Parse error",
+                        "data": {"code": code, "message": message}}});
+                    if let Err(e) = write_line(&writer, &answer.to_string()).await {
+                        return Some((Err(e), None));
+                    }
+                }
+                Ok(None) => return None,
+                // Report the error once, then end the stream.
+                Err(e) => return Some((Err(e), None)),
+            }
         }
     });
     let outgoing = futures::sink::unfold(writer, |w: Arc<Mutex<W>>, line: String| async move {
@@ -88,51 +93,76 @@ enum Read {
     End,
 }
 
-struct Reading<R, W> {
+/// One line of the client's bytes: a message for the protocol library, or why it is not one
+/// (answered by the transport with a parse error whose `data.code` is `code`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Framed {
+    Message(String),
+    Unreadable { code: &'static str, message: String },
+}
+
+/// Cuts the client's bytes into lines (see the module docs).
+struct Framer<R> {
     reader: BufReader<R>,
     buf: Vec<u8>,
     /// Lines read so far, for messages.
     line: u64,
     max: usize,
-    writer: Arc<Mutex<W>>,
 }
 
-impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Reading<R, W> {
-    /// The next line for the library; lines it cannot take are answered here and skipped.
-    async fn next_line(&mut self) -> std::io::Result<Option<String>> {
-        loop {
-            let read = read_bounded(&mut self.reader, &mut self.buf, self.max).await?;
-            self.line += 1;
-            let problem = match read {
-                Read::End => return Ok(None),
-                Read::TooLong => format!(
+impl<R: AsyncRead + Unpin> Framer<R> {
+    fn new(reader: R, max: usize) -> Self {
+        Self {
+            reader: BufReader::new(reader),
+            buf: Vec::new(),
+            line: 0,
+            max,
+        }
+    }
+
+    /// The next line; `None` at the end of the input.
+    async fn next(&mut self) -> std::io::Result<Option<Framed>> {
+        let read = read_bounded(&mut self.reader, &mut self.buf, self.max).await?;
+        self.line += 1;
+        Ok(match read {
+            Read::End => None,
+            Read::TooLong => Some(Framed::Unreadable {
+                code: "message_too_large",
+                message: format!(
                     "line {} is longer than {} bytes; it was skipped",
                     self.line, self.max
                 ),
-                Read::Line => {
-                    let text = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
-                    let text = text.strip_suffix(b"\r").unwrap_or(text);
-                    match std::str::from_utf8(text) {
-                        Ok(line) => return Ok(Some(v1_initialize(line))),
-                        Err(e) => format!(
-                            "line {} is not UTF-8 (an invalid byte after {} bytes); it was skipped",
+            }),
+            Read::Line => {
+                let text = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+                let text = text.strip_suffix(b"\r").unwrap_or(text);
+                Some(match std::str::from_utf8(text) {
+                    Ok(line) => Framed::Message(v1_initialize(line)),
+                    Err(e) => Framed::Unreadable {
+                        code: "parse_error",
+                        message: format!(
+                            "line {} is not UTF-8 (an invalid byte after {} bytes); it was \
+                             skipped",
                             self.line,
                             e.valid_up_to()
                         ),
-                    }
-                }
-            };
-            let code = match read {
-                Read::TooLong => "message_too_large",
-                _ => "parse_error",
-            };
-            tracing::info!(line = self.line, code, "acp: unreadable line");
-            let answer = json!({"jsonrpc": "2.0", "id": null, "error": {
-                "code": -32700, "message": "Parse error",
-                "data": {"code": code, "message": problem}}});
-            write_line(&self.writer, &answer.to_string()).await?;
-        }
+                    },
+                })
+            }
+        })
     }
+}
+
+/// Every line of `input` as the transport frames it, with lines over `max` bytes refused: what
+/// the protocol library would be given and what would be answered instead. For property tests
+/// and the fuzz target, which check it over arbitrary bytes.
+pub fn frame_all(input: &[u8], max: usize) -> Vec<Framed> {
+    let mut framer = Framer::new(input, max);
+    let mut out = Vec::new();
+    while let Ok(Some(f)) = futures::executor::block_on(framer.next()) {
+        out.push(f);
+    }
+    out
 }
 
 /// Reads one line into `buf` (cleared first), keeping at most `max` bytes of it: a longer line
@@ -313,4 +343,55 @@ mod tests {
             assert_eq!(v1_initialize(same), same);
         }
     }
+
+    /// Over arbitrary bytes (bounded in size and cases; the cargo-fuzz target `acp_lines` runs
+    /// the same check for as long as it is given): one frame per line, a message exactly when
+    /// the line is UTF-8 and within the limit, and nothing else.
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        fn client_bytes() -> impl Strategy<Value = Vec<u8>> {
+            let meaningful: Vec<u8> = b"{}[]\":,\n\n\r jsonrpc\xff\xfe\xc3\xa9\xe2\x82".to_vec();
+            prop::collection::vec(
+                prop_oneof![3 => prop::sample::select(meaningful), 1 => any::<u8>()],
+                0..4096,
+            )
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+            #[test]
+            fn every_line_is_one_message_or_one_refusal(
+                bytes in client_bytes(),
+                max in 0usize..300,
+            ) {
+                let framed = frame_all(&bytes, max);
+                let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+                if lines.last().is_some_and(|l| l.is_empty()) {
+                    lines.pop();
+                }
+                prop_assert_eq!(framed.len(), lines.len());
+                for (frame, line) in framed.iter().zip(&lines) {
+                    let text = line.strip_suffix(b"\r").unwrap_or(line);
+                    match (frame, std::str::from_utf8(text)) {
+                        (Framed::Message(m), Ok(t)) => {
+                            prop_assert!(line.len() <= max);
+                            prop_assert_eq!(m.as_str(), t);
+                        }
+                        (Framed::Unreadable { code: "message_too_large", .. }, _) => {
+                            prop_assert!(line.len() > max);
+                        }
+                        (Framed::Unreadable { code: "parse_error", .. }, Err(_)) => {
+                            prop_assert!(line.len() <= max);
+                        }
+                        (f, t) => prop_assert!(false, "{:?} for {:?}", f, t),
+                    }
+                }
+            }
+        }
+    }
 }
+

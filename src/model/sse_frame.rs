@@ -116,6 +116,12 @@ impl SseParser {
         Ok(())
     }
 
+    /// The bytes held between calls (the unfinished line and the event's data so far): never
+    /// more than the limit.
+    pub fn held(&self) -> usize {
+        self.line.len() + self.data.len()
+    }
+
     /// Whether an unfinished line (or an event not yet dispatched) is pending: the stream ended
     /// in the middle of something.
     pub fn pending(&self) -> bool {
@@ -291,4 +297,114 @@ mod tests {
         p.feed(b"dat", &mut out).unwrap();
         assert!(p.pending());
     }
+
+    /// Properties over arbitrary input, run by `cargo test` with a bounded size and number of
+    /// cases (the cargo-fuzz target `sse_frame` runs the first one for as long as it is given).
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        /// Feeds `bytes` in the pieces `cuts` make (positions taken modulo the length), checking
+        /// after every piece that no more than `max` bytes are held.
+        fn feed_in_pieces(
+            bytes: &[u8],
+            cuts: &[usize],
+            max: usize,
+        ) -> (Vec<SseEvent>, Option<FrameError>) {
+            let mut points: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+            points.sort_unstable();
+            points.push(bytes.len());
+            let mut parser = SseParser::new(max);
+            let mut out = Vec::new();
+            let mut at = 0;
+            for point in points {
+                if let Err(e) = parser.feed(&bytes[at..point], &mut out) {
+                    return (out, Some(e));
+                }
+                assert!(
+                    parser.held() <= max,
+                    "{} bytes held over a limit of {max}",
+                    parser.held()
+                );
+                at = point;
+            }
+            (out, None)
+        }
+
+        /// Arbitrary bytes, mostly the ones the format gives a meaning to.
+        fn stream_bytes() -> impl Strategy<Value = Vec<u8>> {
+            let meaningful: Vec<u8> = b"data:event :\r\n\n\n x{}\xff\xc3\xa9\xef\xbb\xbf".to_vec();
+            prop::collection::vec(
+                prop_oneof![4 => prop::sample::select(meaningful), 1 => any::<u8>()],
+                0..2048,
+            )
+        }
+
+        /// One event: its type (empty: none given) and its data lines.
+        fn events() -> impl Strategy<Value = Vec<(String, Vec<String>)>> {
+            prop::collection::vec(
+                (
+                    "[a-z_.]{0,8}",
+                    prop::collection::vec("[^\r\n]{0,24}", 1..4),
+                ),
+                0..8,
+            )
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+            #[test]
+            fn any_bytes_in_any_pieces_frame_alike_and_within_the_limit(
+                bytes in stream_bytes(),
+                cuts in prop::collection::vec(any::<usize>(), 0..12),
+                max in 1usize..600,
+            ) {
+                let whole = feed_in_pieces(&bytes, &[], max);
+                let pieces = feed_in_pieces(&bytes, &cuts, max);
+                prop_assert_eq!(whole, pieces);
+            }
+
+            #[test]
+            fn events_written_with_any_line_ends_and_comments_are_read_back(
+                events in events(),
+                ends in prop::collection::vec(0usize..3, 8),
+                comments in prop::collection::vec(any::<bool>(), 8),
+                bom in any::<bool>(),
+                cuts in prop::collection::vec(any::<usize>(), 0..12),
+            ) {
+                let mut text = String::new();
+                if bom {
+                    text.push('\u{feff}');
+                }
+                for (i, (name, lines)) in events.iter().enumerate() {
+                    // One line end per event: a CR followed by an empty line ending in LF would
+                    // be one CRLF, which is the format's own ambiguity, not the parser's.
+                    let end = ["\n", "\r", "\r\n"][ends[i % ends.len()]];
+                    if comments[i % comments.len()] {
+                        text.push_str(&format!(": note {i}{end}"));
+                    }
+                    if !name.is_empty() {
+                        text.push_str(&format!("event: {name}{end}"));
+                    }
+                    for l in lines {
+                        text.push_str(&format!("data: {l}{end}"));
+                    }
+                    text.push_str(end);
+                }
+                let want: Vec<SseEvent> = events
+                    .iter()
+                    .map(|(name, lines)| SseEvent {
+                        event: if name.is_empty() { "message".into() } else { name.clone() },
+                        data: lines.join("\n"),
+                    })
+                    .collect();
+                let (got, error) = feed_in_pieces(text.as_bytes(), &cuts, 1 << 20);
+                prop_assert_eq!(error, None);
+                prop_assert_eq!(got, want);
+            }
+        }
+    }
 }
+
