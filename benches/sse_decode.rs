@@ -145,7 +145,9 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("sse_framing_1mib");
     group.throughput(Throughput::Bytes(mib.len() as u64));
     group.sample_size(10);
-    group.bench_function("pablo_one_chunk", |b| b.iter(|| frame_only(&[mib.clone()])));
+    group.bench_function("pablo_one_chunk", |b| {
+        b.iter(|| frame_only(std::slice::from_ref(&mib)))
+    });
     group.bench_function("eventsource_stream_one_chunk", |b| {
         b.iter(|| eventsource_only(vec![mib.clone()]))
     });
@@ -164,7 +166,9 @@ fn bench(c: &mut Criterion) {
             .map(|i| line.slice(i..(i + NETWORK_CHUNK).min(line.len())))
             .collect();
         group.throughput(Throughput::Bytes(line.len() as u64));
-        group.bench_function(format!("pablo_{mib}mib"), |b| b.iter(|| frame_only(&chunks)));
+        group.bench_function(format!("pablo_{mib}mib"), |b| {
+            b.iter(|| frame_only(&chunks))
+        });
         group.bench_function(format!("eventsource_stream_{mib}mib"), |b| {
             b.iter(|| eventsource_only(chunks.clone()))
         });

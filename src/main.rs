@@ -411,8 +411,7 @@ async fn run(
 ) -> Result<ExitCode> {
     // SIGTERM is taken from here on: the turn is cancelled and awaited, the run ends with an
     // `error` line and exit 143, and the session's temporary files are removed on the way out.
-    let term =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let resumed = match &resume {
         Some(id) => Some(find_session(&common, Some(id), false)?),
         None => None,

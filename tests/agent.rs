@@ -226,7 +226,10 @@ async fn one_tool_call_budget_refuses_the_second_call_and_ends_the_turn() {
         "tool_call_budget_exhausted"
     );
     assert_eq!(out.of_type("plan").len(), 1, "the second call never ran");
-    assert_eq!(out.of_type("error")[0]["code"], "tool_call_budget_exhausted");
+    assert_eq!(
+        out.of_type("error")[0]["code"],
+        "tool_call_budget_exhausted"
+    );
     assert_eq!(
         out.of_type("turn_completed")[0]["stop_reason"],
         "budget_exhausted"
@@ -250,7 +253,13 @@ async fn a_spent_tool_call_budget_ends_the_turn_and_the_model_is_not_asked_again
     let server = ScriptedServer::start().await;
     endless_tool_calls(&server);
     let sandbox = Sandbox::new();
-    let out = run(&sandbox, &server, "plan forever", &["--max-tool-calls", "5"]).await;
+    let out = run(
+        &sandbox,
+        &server,
+        "plan forever",
+        &["--max-tool-calls", "5"],
+    )
+    .await;
     assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
     // Five calls ran; the sixth was refused, and that refusal ended the turn.
     assert_eq!(server.requests().len(), 6);
@@ -333,7 +342,11 @@ async fn one_endless_sse_line_fails_with_model_output_too_large_at_the_output_li
         out.of_type("turn_completed")[0]["stop_reason"],
         "budget_exhausted"
     );
-    assert_eq!(server.requests().len(), 1, "a refused answer is not retried");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a refused answer is not retried"
+    );
 }
 
 #[tokio::test]
@@ -472,8 +485,7 @@ async fn hanging_run(
         ScriptedResponse::sse(openai::Stream::new().text(&["thinking"]).events()).hang_after(1),
     );
     let mut cmd = sandbox.run_json(&server.base_url(), "hi");
-    cmd.env("TMPDIR", tmp)
-        .stdout(std::process::Stdio::piped());
+    cmd.env("TMPDIR", tmp).stdout(std::process::Stdio::piped());
     let child = cmd.spawn().expect("spawn");
     server.wait_for_requests(server.requests().len() + 1).await;
     child

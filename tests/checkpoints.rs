@@ -256,7 +256,9 @@ async fn undo_json_without_a_session_is_one_error_object_on_stdout() {
     assert_eq!(code, Some(2), "{stderr}");
     assert_eq!(out["type"], "error", "{out}");
     assert!(
-        out["code"].as_str().is_some_and(|c| c.starts_with("session")),
+        out["code"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("session")),
         "{out}"
     );
     assert!(stderr.is_empty(), "{stderr}");

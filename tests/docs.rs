@@ -95,7 +95,9 @@ fn pablo_commands(text: &str) -> Vec<Vec<String>> {
         };
         let words: Vec<String> = rest
             .split_whitespace()
-            .take_while(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '-') && !w.starts_with('-'))
+            .take_while(|w| {
+                w.chars().all(|c| c.is_ascii_lowercase() || c == '-') && !w.starts_with('-')
+            })
             .map(str::to_string)
             .collect();
         if !words.is_empty() {
@@ -130,7 +132,11 @@ fn every_pablo_command_the_docs_name_exists() {
             }
         }
     }
-    assert!(wrong.is_empty(), "commands that do not exist:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "commands that do not exist:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -157,5 +163,8 @@ fn every_web_fetch_error_code_is_documented_in_the_tools_doc() {
         .iter()
         .filter(|c| !doc.contains(&format!("`{c}`")))
         .collect();
-    assert!(missing.is_empty(), "undocumented web.fetch codes: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "undocumented web.fetch codes: {missing:?}"
+    );
 }

@@ -757,7 +757,11 @@ async fn an_unknown_key_in_an_mcp_server_table_is_an_error_with_file_line_and_ke
 fn processes_marked(marker: &str) -> Vec<i32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
             continue;
         };
         let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -822,7 +826,10 @@ async fn survivors_of_a_killed_pablo(wrap: &[&str]) -> Vec<i32> {
     } else {
         let std = cmd.as_std();
         let mut wrapped = tokio::process::Command::new(wrap[0]);
-        wrapped.args(&wrap[1..]).arg(std.get_program()).args(std.get_args());
+        wrapped
+            .args(&wrap[1..])
+            .arg(std.get_program())
+            .args(std.get_args());
         wrapped.env_clear();
         for (k, v) in std.get_envs() {
             if let Some(v) = v {
@@ -857,7 +864,10 @@ async fn survivors_of_a_killed_pablo(wrap: &[&str]) -> Vec<i32> {
 #[tokio::test]
 async fn a_killed_pablo_leaves_no_server_and_no_daemon_of_a_server_behind() {
     let left = survivors_of_a_killed_pablo(&[]).await;
-    assert!(left.is_empty(), "still running after kill -9 of pablo: {left:?}");
+    assert!(
+        left.is_empty(),
+        "still running after kill -9 of pablo: {left:?}"
+    );
 }
 
 #[tokio::test]
@@ -865,7 +875,13 @@ async fn without_user_namespaces_a_killed_pablo_still_leaves_nothing_behind() {
     // A user namespace of its own in which no further one may be created: pablo's probe fails
     // there, and it falls back to its supervising init.
     let probe = std::process::Command::new("unshare")
-        .args(["-U", "-r", "sh", "-c", "echo 0 > /proc/sys/user/max_user_namespaces"])
+        .args([
+            "-U",
+            "-r",
+            "sh",
+            "-c",
+            "echo 0 > /proc/sys/user/max_user_namespaces",
+        ])
         .status();
     if !probe.is_ok_and(|s| s.success()) {
         eprintln!("skipped: this kernel does not let a test forbid user namespaces");
@@ -881,7 +897,10 @@ async fn without_user_namespaces_a_killed_pablo_still_leaves_nothing_behind() {
         "sh",
     ])
     .await;
-    assert!(left.is_empty(), "still running after kill -9 of pablo: {left:?}");
+    assert!(
+        left.is_empty(),
+        "still running after kill -9 of pablo: {left:?}"
+    );
 }
 
 // ---------------------------------------------------------------- cancellation, in the engine

@@ -1318,7 +1318,9 @@ mod binary {
         );
         let check = |command: &str| {
             let mut cmd = sandbox.command();
-            cmd.args(["policy", "check", "--json", "--policy", &policy, "--", command]);
+            cmd.args([
+                "policy", "check", "--json", "--policy", &policy, "--", command,
+            ]);
             cmd
         };
         for command in ["ls", "cat top.txt", "ls src"] {
@@ -1347,7 +1349,13 @@ mod binary {
         let sandbox = Sandbox::new();
         sandbox.user_config("[options.shell]\nsandbox = \"off\"\n");
         let mut cmd = sandbox.command();
-        cmd.args(["policy", "check", "--json", "--", "curl https://example.com"]);
+        cmd.args([
+            "policy",
+            "check",
+            "--json",
+            "--",
+            "curl https://example.com",
+        ]);
         let (_, stdout) = stdout_of(&mut cmd).await;
         let report: Value = serde_json::from_str(stdout.trim()).unwrap();
         assert_eq!(report["sandbox"]["profile"], "off", "{report}");

@@ -21,7 +21,10 @@ use tokio_util::sync::CancellationToken;
 /// write: the tests that write "outside" would pass for the wrong reason, or fail.
 fn outside_base() -> PathBuf {
     let writable = pablo::process::sandbox::SandboxSettings::default()
-        .sandbox(&choice(WorkspaceWrite, true), Path::new("/nonexistent-workspace"))
+        .sandbox(
+            &choice(WorkspaceWrite, true),
+            Path::new("/nonexistent-workspace"),
+        )
         .writable;
     let writable: Vec<PathBuf> = writable
         .iter()

@@ -117,7 +117,8 @@ impl Budget {
 
 /// The codes of tool results that mean a session budget is spent (the tool-call budget; the
 /// network requests of `web.fetch`).
-pub const SPENT_BUDGET_CODES: [&str; 2] = ["tool_call_budget_exhausted", "network_budget_exhausted"];
+pub const SPENT_BUDGET_CODES: [&str; 2] =
+    ["tool_call_budget_exhausted", "network_budget_exhausted"];
 
 /// The code and message that end the turn when `outcome` says a session budget is spent.
 ///

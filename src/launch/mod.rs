@@ -795,4 +795,3 @@ fn offer_what_policy_allows(catalog: &mut Catalog, policy: &Arc<PolicyEngine>) {
     let policy = policy.clone();
     catalog.offer_only(Arc::new(move |tool: &str, kind| policy.offers(tool, kind)));
 }
-

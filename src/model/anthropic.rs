@@ -399,11 +399,7 @@ impl AnthropicDecoder {
 }
 
 impl SseDecoder for AnthropicDecoder {
-    fn event(
-        &mut self,
-        event: &SseEvent,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), DecodeFailure> {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), DecodeFailure> {
         if event.data.trim().is_empty() {
             return Ok(());
         }
@@ -574,7 +570,6 @@ mod tests {
         let ev = SseEvent {
             event: name.to_string(),
             data: data.to_string(),
-            ..Default::default()
         };
         d.event(&ev, &mut out)
             .map_err(|e| format!("{e:?}"))

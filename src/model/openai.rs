@@ -429,11 +429,7 @@ impl OpenAiDecoder {
 }
 
 impl SseDecoder for OpenAiDecoder {
-    fn event(
-        &mut self,
-        event: &SseEvent,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), DecodeFailure> {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), DecodeFailure> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(());

@@ -341,11 +341,7 @@ impl ResponsesDecoder {
 }
 
 impl SseDecoder for ResponsesDecoder {
-    fn event(
-        &mut self,
-        event: &SseEvent,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), DecodeFailure> {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), DecodeFailure> {
         let data = event.data.trim();
         if data.is_empty() || data == "[DONE]" {
             return Ok(());
@@ -436,7 +432,6 @@ mod tests {
         let ev = SseEvent {
             event: data["type"].as_str().unwrap_or_default().to_string(),
             data: data.to_string(),
-            ..Default::default()
         };
         let mut out = Vec::new();
         d.event(&ev, &mut out)

@@ -229,7 +229,11 @@ mod tests {
     fn fields_comments_and_every_line_end_are_read_as_the_format_says() {
         let text = b"\xEF\xBB\xBF: hello\r\nevent: delta\rdata: a\ndata:b\r\nid: 7\nretry: 10\n\n\
                      data\n\nevent: x\n\ndata: last\n\n";
-        let want = vec![ev("delta", "a\nb"), ev("message", ""), ev("message", "last")];
+        let want = vec![
+            ev("delta", "a\nb"),
+            ev("message", ""),
+            ev("message", "last"),
+        ];
         assert_eq!(parse(&[text], 1024).unwrap(), want);
         // Byte by byte, including a CR and its LF in two chunks.
         let singles: Vec<&[u8]> = text.chunks(1).collect();
@@ -344,10 +348,7 @@ mod tests {
         /// One event: its type (empty: none given) and its data lines.
         fn events() -> impl Strategy<Value = Vec<(String, Vec<String>)>> {
             prop::collection::vec(
-                (
-                    "[a-z_.]{0,8}",
-                    prop::collection::vec("[^\r\n]{0,24}", 1..4),
-                ),
+                ("[a-z_.]{0,8}", prop::collection::vec("[^\r\n]{0,24}", 1..4)),
                 0..8,
             )
         }
@@ -407,4 +408,3 @@ mod tests {
         }
     }
 }
-

@@ -894,7 +894,9 @@ unsafe fn kill_descendants() {
                     }
                     for &b in &buf[..n as usize] {
                         if b.is_ascii_digit() {
-                            pid = pid.saturating_mul(10).saturating_add((b - b'0') as libc::pid_t);
+                            pid = pid
+                                .saturating_mul(10)
+                                .saturating_add((b - b'0') as libc::pid_t);
                         } else {
                             if pid > 0 {
                                 libc::kill(pid, libc::SIGKILL);

@@ -65,8 +65,8 @@ pub fn spawn_server(spec: ServerSpawn) -> Result<(ServerProcess, ServerPipes), P
         launcher: name.clone(),
         message: m,
     };
-    let prepared = sandbox::prepare(&Sandbox::off(), sandbox::support())
-        .map_err(|e| failed(e.to_string()))?;
+    let prepared =
+        sandbox::prepare(&Sandbox::off(), sandbox::support()).map_err(|e| failed(e.to_string()))?;
     let exec = Exec::new(&spec.argv, &spec.env, &spec.cwd).map_err(&failed)?;
     let pipe_pair = || -> Result<(OwnedFd, OwnedFd), String> {
         let (r, w) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;

@@ -95,8 +95,8 @@ pub fn sweep(base: &Path) -> Vec<PathBuf> {
             rustix::fs::Mode::empty(),
         );
         let Ok(owner) = owner else { continue };
-        let free = rustix::fs::flock(&owner, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-            .is_ok();
+        let free =
+            rustix::fs::flock(&owner, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok();
         if free && std::fs::remove_dir_all(&dir).is_ok() {
             tracing::info!(dir = %dir.display(), "removed the temporary directory of a session that ended without removing it");
             removed.push(dir);

@@ -334,7 +334,8 @@ impl Catalog {
 
     /// Specs in provider naming, in a stable order: registered tools, then MCP tools.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        let offered = |name: &str, kind: ToolKind| self.offered.as_ref().is_none_or(|f| f(name, kind));
+        let offered =
+            |name: &str, kind: ToolKind| self.offered.as_ref().is_none_or(|f| f(name, kind));
         let mut specs: Vec<ToolSpec> = self
             .tools
             .values()
