@@ -17,6 +17,7 @@ pub mod sandbox;
 pub mod server;
 pub mod session;
 pub mod spawn;
+pub mod stage;
 pub mod start;
 pub mod temp;
 
