@@ -21,6 +21,7 @@ mod first_session;
 mod fs_tools;
 mod images;
 mod mcp;
+mod pin;
 mod policy;
 mod providers;
 mod sandbox;
