@@ -9,6 +9,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
+use crate::core::ErrorCode;
 use crate::protocol::AgentHandle;
 use crate::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome, Usage, reasoning_text};
 
@@ -77,7 +78,7 @@ pub async fn run<W: Write>(
             stop_reason = Some(*r);
             if *r == StopReason::Cancelled && !saw_error {
                 printer.print(&Event::Error {
-                    code: "cancelled".into(),
+                    code: ErrorCode::Cancelled.into(),
                     message: "the run was interrupted".into(),
                 });
             }
@@ -103,7 +104,7 @@ pub async fn run<W: Write>(
         Some(StopReason::Cancelled) => EXIT_INTERRUPTED,
         None => {
             printer.print(&Event::Error {
-                code: "agent_stopped".into(),
+                code: ErrorCode::AgentStopped.into(),
                 message: "the agent stopped before the turn completed".into(),
             });
             1

@@ -68,3 +68,39 @@ fn the_link_finder_sees_links_and_their_targets() {
         ["docs/a.md", "https://x.org/", "#top"]
     );
 }
+
+/// The codes of the tables in docs/errors.md: the first cell of every row, in backticks.
+fn documented_codes(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`'))
+        .map(|(code, _)| code.to_string())
+        .collect()
+}
+
+#[test]
+fn the_error_code_table_lists_every_code_once_and_nothing_else() {
+    use std::collections::BTreeSet;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/errors.md")).unwrap();
+    let documented = documented_codes(&text);
+    let unique: BTreeSet<&str> = documented.iter().map(String::as_str).collect();
+    assert_eq!(unique.len(), documented.len(), "a code is listed twice");
+    let codes: BTreeSet<&str> = pablo::core::ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    let undocumented: Vec<_> = codes.difference(&unique).collect();
+    let unknown: Vec<_> = unique.difference(&codes).collect();
+    assert!(
+        undocumented.is_empty() && unknown.is_empty(),
+        "codes missing from docs/errors.md: {undocumented:?}; codes in it that pablo never \
+         gives: {unknown:?}"
+    );
+}
+
+#[test]
+fn the_code_table_reader_sees_the_first_cell_of_each_row() {
+    let text = "| code | meaning |\n|---|---|\n| `a_b` | x |\n| `c` | `d` y |\nprose `e`\n";
+    assert_eq!(documented_codes(text), ["a_b", "c"]);
+}

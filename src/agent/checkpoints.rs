@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::{Agent, Control};
-use crate::core::{Coded, EventSink, ToolFailure, ToolKind};
+use crate::core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind};
 use crate::protocol::{Event, Op, Preview, RestoreReport, RestoreScope, ToolCall};
 use crate::session::checkpoint::Checkpoints;
 use crate::session::checkpoint::history::prompt_with_note;
@@ -27,7 +27,7 @@ pub(super) fn answer_during_turn(checkpoints: Option<&Checkpoints>, events: &Eve
         (Op::ListCheckpoints, Some(c)) => events.send(Event::Checkpoints { turns: c.turns() }),
         (Op::ListCheckpoints, None) => events.send(Event::Checkpoints { turns: Vec::new() }),
         _ => events.send(Event::Error {
-            code: "turn_running".into(),
+            code: ErrorCode::TurnRunning.into(),
             message: "a turn is running; wait for it to finish (or interrupt it with esc) before \
                       undoing, rewinding or reverting"
                 .into(),
@@ -91,7 +91,7 @@ impl Agent {
     pub(super) async fn answer_checkpoint_op(&mut self, op: Op) {
         let Some(c) = self.checkpoints.clone() else {
             self.emit(Event::Error {
-                code: "checkpoints_unavailable".into(),
+                code: ErrorCode::CheckpointsUnavailable.into(),
                 message: "this session keeps no checkpoints ([options.checkpoints] enabled = \
                           false), so nothing can be undone"
                     .into(),
@@ -103,7 +103,7 @@ impl Agent {
             Op::PlanRestore { scope } => {
                 if matches!(scope, RestoreScope::Rewind { .. }) && !self.journaled {
                     self.emit(Event::Error {
-                        code: "rewind_unavailable".into(),
+                        code: ErrorCode::RewindUnavailable.into(),
                         message: "this session has no journal, so its conversation cannot be \
                                   rewound; /undo restores files"
                             .into(),
@@ -188,7 +188,7 @@ impl Agent {
 
 fn internal(message: &str) -> Event {
     Event::Error {
-        code: "internal".into(),
+        code: ErrorCode::Internal.into(),
         message: message.into(),
     }
 }

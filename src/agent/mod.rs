@@ -33,7 +33,7 @@ use tracing::Instrument;
 
 pub use limits::{Budget, Limits};
 
-use crate::core::{ApprovalMode, EventRecorder};
+use crate::core::{ApprovalMode, ErrorCode, EventRecorder};
 use crate::core::{Coded, EventSink, ToolFailure};
 use crate::model::profile::thinking_budget;
 use crate::model::{
@@ -93,7 +93,7 @@ fn spawn_model_switch(
 ) {
     let Some(switcher) = switcher else {
         events.send(Event::Error {
-            code: "model_switch_unavailable".into(),
+            code: ErrorCode::ModelSwitchUnavailable.into(),
             message: format!(
                 "the model cannot be switched to {model} here; start pablo with --model"
             ),
@@ -381,7 +381,7 @@ struct Agent {
 /// Why a turn stopped early.
 struct TurnEnd {
     stop_reason: StopReason,
-    error: Option<(String, String)>,
+    error: Option<(ErrorCode, String)>,
     /// The provider refused the request as too long for the context window (its message).
     overflow: Option<String>,
 }
@@ -395,18 +395,18 @@ impl TurnEnd {
         }
     }
 
-    fn budget(code: &str, message: String) -> Self {
+    fn budget(code: ErrorCode, message: String) -> Self {
         Self {
             stop_reason: StopReason::BudgetExhausted,
-            error: Some((code.to_string(), message)),
+            error: Some((code, message)),
             overflow: None,
         }
     }
 
-    fn error(code: &str, message: String) -> Self {
+    fn error(code: ErrorCode, message: String) -> Self {
         Self {
             stop_reason: StopReason::Error,
-            error: Some((code.to_string(), message)),
+            error: Some((code, message)),
             overflow: None,
         }
     }
@@ -470,7 +470,7 @@ impl Agent {
             if let Err(message) = self.host.mcp.required_ready().await {
                 // A required server is part of the session: without it there is none.
                 self.emit(Event::Error {
-                    code: "mcp_required_server_failed".into(),
+                    code: ErrorCode::McpRequiredServerFailed.into(),
                     message,
                 });
                 self.emit(Event::TurnCompleted {
@@ -484,7 +484,7 @@ impl Agent {
                 Err(f) => {
                     // Nothing was sent: the person reads why and types again.
                     self.emit(Event::Error {
-                        code: f.code,
+                        code: f.code.into(),
                         message: f.message,
                     });
                     self.emit(Event::TurnCompleted {
@@ -625,7 +625,7 @@ impl Agent {
         let attached = match attached {
             Ok(a) => a,
             Err(e) => {
-                tracing::info!(code = e.code(), "turn refused");
+                tracing::info!(code = e.code().as_str(), "turn refused");
                 self.emit(Event::TurnRefused {
                     code: e.code().to_string(),
                     message: e.to_string(),
@@ -684,7 +684,7 @@ impl Agent {
             && matches!(&end, Err(e) if e.stop_reason == StopReason::Cancelled)
         {
             end = Err(TurnEnd::budget(
-                "deadline_exceeded",
+                ErrorCode::DeadlineExceeded,
                 format!(
                     "the run deadline of {} s was reached; the turn was stopped",
                     self.limits.run_deadline.as_secs()
@@ -695,7 +695,10 @@ impl Agent {
             Ok(r) => r,
             Err(end) => {
                 if let Some((code, message)) = end.error {
-                    self.emit(Event::Error { code, message });
+                    self.emit(Event::Error {
+                        code: code.into(),
+                        message,
+                    });
                 }
                 end.stop_reason
             }
@@ -721,7 +724,7 @@ impl Agent {
             self.check_events()?;
             if !self.budget.model_calls_left(&self.limits) {
                 return Err(TurnEnd::budget(
-                    "model_call_budget_exhausted",
+                    ErrorCode::ModelCallBudgetExhausted,
                     format!(
                         "the model-call budget ({}) is used up",
                         self.limits.max_model_calls.unwrap_or(0)
@@ -782,7 +785,7 @@ impl Agent {
                 });
                 let outcome = match &end {
                     Some(_) => ToolFailure::new(
-                        "not_run",
+                        ErrorCode::NotRun,
                         format!(
                             "{} was not run because the turn stopped before it",
                             call.name
@@ -793,19 +796,19 @@ impl Agent {
                         if cancel.is_cancelled() {
                             end = Some(TurnEnd::cancelled());
                             ToolFailure::new(
-                                "cancelled",
+                                ErrorCode::Cancelled,
                                 format!("{} was not run: the turn was interrupted", call.name),
                             )
                             .into_outcome()
                         } else if !self.budget.model_calls_left(&self.limits) {
                             // Nobody would read this tool's result: do not start it.
                             end = Some(TurnEnd::budget(
-                                "model_call_budget_exhausted",
+                                ErrorCode::ModelCallBudgetExhausted,
                                 "the model-call budget is used up, so no further tool is started"
                                     .to_string(),
                             ));
                             ToolFailure::new(
-                                "model_call_budget_exhausted",
+                                ErrorCode::ModelCallBudgetExhausted,
                                 format!(
                                     "{} was not run: no model call is left to read its result",
                                     call.name
@@ -1050,7 +1053,7 @@ impl Agent {
         let n = self.emitted.load(Ordering::Relaxed);
         if n > self.limits.max_native_events {
             return Err(TurnEnd::budget(
-                "event_limit_exceeded",
+                ErrorCode::EventLimitExceeded,
                 format!(
                     "the session emitted {n} events, over the limit of {}",
                     self.limits.max_native_events
@@ -1104,7 +1107,7 @@ impl Agent {
         request.max_output_tokens = self.max_output_tokens(size);
         if size > self.limits.max_request_context_bytes {
             return Err(TurnEnd::error(
-                "context_too_large",
+                ErrorCode::ContextTooLarge,
                 format!(
                     "the request context is {size} bytes, over the limit of {} bytes",
                     self.limits.max_request_context_bytes
@@ -1136,7 +1139,7 @@ impl Agent {
                 span.record("outcome", "ok");
             }
             Err(e) => {
-                span.record("outcome", e.code());
+                span.record("outcome", e.code().as_str());
             }
         }
         match result {
@@ -1301,7 +1304,7 @@ impl Agent {
         } else {
             message.push_str("; ask for less (a smaller page, a narrower search, fewer lines)");
         }
-        let failure = ToolFailure::new("result_too_large", message);
+        let failure = ToolFailure::new(ErrorCode::ResultTooLarge, message);
         if failure_data.is_empty() {
             failure.into_outcome()
         } else {
@@ -1349,7 +1352,7 @@ impl Agent {
         let Some(tool) = tool else {
             let known: Vec<_> = self.catalog.specs().into_iter().map(|s| s.name).collect();
             return Err(ToolFailure::new(
-                "unknown_tool",
+                ErrorCode::UnknownTool,
                 format!(
                     "there is no tool named {:?}; available: {}",
                     call.name,
@@ -1360,7 +1363,7 @@ impl Agent {
         span.record("tool", tool.name());
         if call.arguments.len() > self.limits.max_tool_argument_bytes {
             return Err(ToolFailure::new(
-                "arguments_too_large",
+                ErrorCode::ArgumentsTooLarge,
                 format!(
                     "the arguments of {} are {} bytes, over the limit of {} bytes",
                     tool.name(),
@@ -1371,7 +1374,7 @@ impl Agent {
         }
         let args = parsed.map_err(|e| {
             ToolFailure::new(
-                "invalid_arguments",
+                ErrorCode::InvalidArguments,
                 format!("the arguments of {} are not valid JSON: {e}", tool.name()),
             )
         })?;
@@ -1380,7 +1383,7 @@ impl Agent {
         }
         if !self.budget.tool_calls_left(&self.limits) {
             return Err(ToolFailure::new(
-                "tool_call_budget_exhausted",
+                ErrorCode::ToolCallBudgetExhausted,
                 format!(
                     "{} was not run: the tool-call budget ({}) is used up",
                     tool.name(),
@@ -1407,7 +1410,7 @@ impl Agent {
             Decision::Allow => {}
             Decision::Deny => {
                 return Err(ToolFailure::new(
-                    "denied",
+                    ErrorCode::Denied,
                     format!(
                         "{} was denied by policy: {}",
                         tool.name(),
@@ -1426,7 +1429,7 @@ impl Agent {
         }
         if cancel.is_cancelled() {
             return Err(ToolFailure::new(
-                "cancelled",
+                ErrorCode::Cancelled,
                 format!("{} was not run: the turn was interrupted", tool.name()),
             ));
         }
@@ -1440,7 +1443,7 @@ impl Agent {
             == Decision::Deny
         {
             return Err(ToolFailure::new(
-                "denied",
+                ErrorCode::Denied,
                 format!("{} was denied by policy on the final check", tool.name()),
             ));
         }
@@ -1483,7 +1486,7 @@ impl Agent {
     ) -> Option<Result<Value, ToolFailure>> {
         let preview = match self.ask_once(tool, call, retry, verdict, cancel).await {
             Ok(p) => p,
-            Err(f) if f.code == "rejected" => return None,
+            Err(f) if f.code == ErrorCode::Rejected => return None,
             Err(f) => return Some(Err(f)),
         };
         let mut recheck = preview.clone();
@@ -1494,7 +1497,7 @@ impl Agent {
             == Decision::Deny
         {
             return Some(Err(ToolFailure::new(
-                "denied",
+                ErrorCode::Denied,
                 format!("{} was denied by policy on the final check", tool.name()),
             )));
         }
@@ -1553,7 +1556,7 @@ impl Agent {
             ApprovalMode::ApproveAsks => return Ok((preview, None)),
             ApprovalMode::RefuseAsks => {
                 return Err(ToolFailure::new(
-                    "approval_required",
+                    ErrorCode::ApprovalRequired,
                     format!(
                         "{} was not run: {}; nobody can answer an approval in headless mode \
                          (grant it with --allow-write for file changes, --auto-approve, or a \
@@ -1584,7 +1587,7 @@ impl Agent {
         }
         let Some(answer) = answer else {
             return Err(ToolFailure::new(
-                "cancelled",
+                ErrorCode::Cancelled,
                 format!(
                     "{} was not run: the turn was interrupted during approval",
                     tool.name()
@@ -1613,7 +1616,7 @@ impl Agent {
                     msg.push_str(": ");
                     msg.push_str(n.trim());
                 }
-                Err(ToolFailure::new("rejected", msg).with_data(json!({"note": note})))
+                Err(ToolFailure::new(ErrorCode::Rejected, msg).with_data(json!({"note": note})))
             }
         }
     }

@@ -13,6 +13,7 @@ use crate::agent::{Limits, context};
 use crate::config::{ConfigError, Dirs, Layers};
 use crate::core::ApprovalMode;
 use crate::core::Coded;
+use crate::core::ErrorCode;
 use crate::model::ModelError;
 use crate::policy::{CliFlags, PolicyEngine, PolicyError, StaticPolicy};
 use crate::protocol::AgentHandle;
@@ -94,16 +95,16 @@ pub enum LaunchError {
 }
 
 impl Coded for LaunchError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
             LaunchError::Config(e) => e.code(),
             LaunchError::Model(e) => e.code(),
-            LaunchError::Workspace { .. } => "workspace_unavailable",
-            LaunchError::StateDir { .. } => "state_dir_unavailable",
+            LaunchError::Workspace { .. } => ErrorCode::WorkspaceUnavailable,
+            LaunchError::StateDir { .. } => ErrorCode::StateDirUnavailable,
             LaunchError::Policy(e) => e.code(),
-            LaunchError::Setup(_) => "setup_failed",
+            LaunchError::Setup(_) => ErrorCode::SetupFailed,
             LaunchError::Session(e) => e.code(),
-            LaunchError::Demo(_) => "demo_setup_failed",
+            LaunchError::Demo(_) => ErrorCode::DemoSetupFailed,
             LaunchError::Checkpoint(e) => e.code(),
         }
     }

@@ -17,7 +17,7 @@ use super::checkpoint::History;
 use super::checkpoint::history::prompt_with_note;
 use super::load::{LoadWarning, LoadedJournal};
 use super::{Header, format_ms};
-use crate::core::ToolFailure;
+use crate::core::{ErrorCode, ToolFailure};
 use crate::model::{Message, apply_clearing};
 use crate::policy::{PolicyEngine, PolicyError};
 use crate::protocol::{
@@ -26,7 +26,7 @@ use crate::protocol::{
 };
 
 /// The error code given to tool calls that a crash or kill cut off.
-pub const INTERRUPTED_CODE: &str = "interrupted";
+pub const INTERRUPTED_CODE: &str = ErrorCode::Interrupted.as_str();
 
 /// The todo checklist as last updated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,7 +154,7 @@ impl ResumeState {
 /// The result an interrupted call gets, exactly as the model will read it.
 pub fn interrupted_outcome(tool: &str) -> ToolOutcome {
     ToolFailure::new(
-        INTERRUPTED_CODE,
+        ErrorCode::Interrupted,
         format!(
             "{tool} was interrupted: pablo stopped before the call finished, so its result is \
              unknown; check the workspace before relying on its effects"

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use sha2::Digest;
 
 use super::{Tool, ToolContext, blocking, parse_args};
-use crate::core::{Coded, ToolFailure, ToolKind};
+use crate::core::{Coded, ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::{ArtifactSummary, Preview};
 
 /// The file types an artifact may have.
@@ -50,13 +50,13 @@ pub enum ArtifactError {
 }
 
 impl Coded for ArtifactError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            ArtifactError::Name { .. } => "invalid_name",
-            ArtifactError::Type { .. } => "unsupported_format",
-            ArtifactError::Json { .. } => "invalid_json",
-            ArtifactError::TooLarge { .. } => "artifact_too_large",
-            ArtifactError::Io { .. } => "io_error",
+            ArtifactError::Name { .. } => ErrorCode::InvalidName,
+            ArtifactError::Type { .. } => ErrorCode::UnsupportedFormat,
+            ArtifactError::Json { .. } => ErrorCode::InvalidJson,
+            ArtifactError::TooLarge { .. } => ErrorCode::ArtifactTooLarge,
+            ArtifactError::Io { .. } => ErrorCode::IoError,
         }
     }
 }
@@ -221,11 +221,11 @@ struct Args {
 #[async_trait]
 impl Tool for ArtifactWrite {
     fn name(&self) -> &'static str {
-        "artifact.write"
+        ToolName::ArtifactWrite.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "write_artifact"
+        ToolName::ArtifactWrite.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -275,7 +275,7 @@ impl Tool for ArtifactWrite {
         self.check(&args)?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolFailure::new(
-                "cancelled",
+                ErrorCode::Cancelled,
                 format!("{} was not written: the turn was interrupted", args.name),
             ));
         }

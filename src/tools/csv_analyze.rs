@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, blocking, parse_args};
-use crate::core::{Coded, ToolFailure, ToolKind};
+use crate::core::{Coded, ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::Preview;
 use crate::workspace::Workspace;
 
@@ -66,13 +66,13 @@ pub enum CsvError {
 }
 
 impl Coded for CsvError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            CsvError::TooManyRows { .. } => "too_many_rows",
-            CsvError::TooManyColumns { .. } => "too_many_columns",
-            CsvError::Invalid { .. } => "csv_invalid",
-            CsvError::Empty { .. } => "csv_empty",
-            CsvError::Format { .. } => "unsupported_format",
+            CsvError::TooManyRows { .. } => ErrorCode::TooManyRows,
+            CsvError::TooManyColumns { .. } => ErrorCode::TooManyColumns,
+            CsvError::Invalid { .. } => ErrorCode::CsvInvalid,
+            CsvError::Empty { .. } => ErrorCode::CsvEmpty,
+            CsvError::Format { .. } => ErrorCode::UnsupportedFormat,
         }
     }
 }
@@ -937,7 +937,7 @@ fn delimiter_arg(raw: Option<&str>) -> Result<Option<u8>, ToolFailure> {
         Some("\t" | "tab" | "\\t") => Ok(Some(b'\t')),
         Some("|") => Ok(Some(b'|')),
         Some(other) => Err(ToolFailure::new(
-            "invalid_arguments",
+            ErrorCode::InvalidArguments,
             format!("csv.analyze: delimiter {other:?} is not one of \",\", \";\", \"tab\", \"|\""),
         )),
     }
@@ -946,11 +946,11 @@ fn delimiter_arg(raw: Option<&str>) -> Result<Option<u8>, ToolFailure> {
 #[async_trait]
 impl Tool for CsvAnalyze {
     fn name(&self) -> &'static str {
-        "csv.analyze"
+        ToolName::CsvAnalyze.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "analyze_csv"
+        ToolName::CsvAnalyze.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -1018,7 +1018,7 @@ impl Tool for CsvAnalyze {
         let delimiter = delimiter_arg(args.delimiter.as_deref())?;
         let Preview::Read { path } = preview else {
             return Err(ToolFailure::new(
-                "internal",
+                ErrorCode::Internal,
                 "csv.analyze was committed without its read preview",
             ));
         };

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, blocking, parse_args};
-use crate::core::{ToolFailure, ToolKind};
+use crate::core::{ToolFailure, ToolKind, ToolName};
 use crate::protocol::Preview;
 use crate::workspace::Workspace;
 
@@ -37,11 +37,11 @@ struct Args {
 #[async_trait]
 impl Tool for FsList {
     fn name(&self) -> &'static str {
-        "fs.list"
+        ToolName::FsList.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "fs_list"
+        ToolName::FsList.provider()
     }
 
     fn kind(&self) -> ToolKind {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::editor::current_text;
 use super::{Tool, ToolContext, parse_args};
-use crate::core::{ToolFailure, ToolKind};
+use crate::core::{ToolFailure, ToolKind, ToolName};
 use crate::protocol::Preview;
 use crate::workspace::{Workspace, WorkspaceError, page_of};
 
@@ -40,11 +40,11 @@ struct Args {
 #[async_trait]
 impl Tool for FsRead {
     fn name(&self) -> &'static str {
-        "fs.read"
+        ToolName::FsRead.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "fs_read"
+        ToolName::FsRead.provider()
     }
 
     fn kind(&self) -> ToolKind {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, blocking, parse_args};
-use crate::core::{ToolFailure, ToolKind};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::Preview;
 use crate::workspace::Workspace;
 use crate::workspace::search::{SearchRequest, search, search_visible};
@@ -39,11 +39,11 @@ struct Args {
 #[async_trait]
 impl Tool for FsSearch {
     fn name(&self) -> &'static str {
-        "fs.search"
+        ToolName::FsSearch.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "fs_search"
+        ToolName::FsSearch.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -92,7 +92,7 @@ impl Tool for FsSearch {
         let args: Args = parse_args(self.name(), args)?;
         if args.query.is_empty() {
             return Err(ToolFailure::new(
-                "invalid_arguments",
+                ErrorCode::InvalidArguments,
                 "fs.search: query is empty; give the exact text to find",
             ));
         }

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::editor::current_text;
 use super::{Tool, ToolContext, blocking, parse_args};
-use crate::core::{ToolFailure, ToolKind};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::{FileChangePreview, Preview};
 use crate::workspace::diff::{apply_hunks, file_change_preview};
 use crate::workspace::{RelPath, Workspace, WorkspaceError, match_text_shape, revision_of};
@@ -89,13 +89,13 @@ pub(crate) async fn commit_file_change(
 ) -> Result<Value, ToolFailure> {
     let Preview::FileChange(p) = preview else {
         return Err(ToolFailure::new(
-            "invalid_preview",
+            ErrorCode::InvalidPreview,
             format!("{tool} can only commit a file change preview"),
         ));
     };
     if revision_of(p.new_text.as_bytes()) != p.new_revision {
         return Err(ToolFailure::new(
-            "invalid_preview",
+            ErrorCode::InvalidPreview,
             format!(
                 "{}: the preview's new_revision does not match its new_text; nothing written",
                 p.path
@@ -105,7 +105,7 @@ pub(crate) async fn commit_file_change(
     let rel = ws.parse_file(&p.path)?;
     if ws.parse_file(args_path)? != rel {
         return Err(ToolFailure::new(
-            "invalid_preview",
+            ErrorCode::InvalidPreview,
             format!("{tool}: the preview is for {}, not {args_path}", p.path),
         ));
     }
@@ -174,7 +174,7 @@ async fn commit_through_editor(
 ) -> Result<Value, ToolFailure> {
     let Some(editor) = ctx.host.editor_for(|c| c.write_files) else {
         return Err(ToolFailure::new(
-            "internal",
+            ErrorCode::Internal,
             "the editor stopped taking writes during the call",
         ));
     };
@@ -251,7 +251,7 @@ pub(crate) fn narrow_file_change(
 ) -> Result<Preview, ToolFailure> {
     let Preview::FileChange(p) = preview else {
         return Err(ToolFailure::new(
-            "hunks_unsupported",
+            ErrorCode::HunksUnsupported,
             "only a file change can be narrowed to hunks",
         ));
     };
@@ -286,11 +286,11 @@ pub(crate) fn narrow_file_change(
 #[async_trait]
 impl Tool for FsWrite {
     fn name(&self) -> &'static str {
-        "fs.write"
+        ToolName::FsWrite.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "fs_write"
+        ToolName::FsWrite.provider()
     }
 
     fn kind(&self) -> ToolKind {

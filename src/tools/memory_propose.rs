@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, blocking, parse_args};
-use crate::core::{Coded, ToolFailure, ToolKind};
+use crate::core::{Coded, ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::{MemoryProposal, MemoryStatus, Preview};
 
 /// Proposals one session may make.
@@ -48,13 +48,13 @@ pub enum MemoryError {
 }
 
 impl Coded for MemoryError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            MemoryError::Limit { .. } => "memory_limit",
-            MemoryError::NotFound { .. } => "memory_not_found",
-            MemoryError::NotPending { .. } => "memory_not_pending",
-            MemoryError::Disabled => "memory_disabled",
-            MemoryError::Io { .. } => "io_error",
+            MemoryError::Limit { .. } => ErrorCode::MemoryLimit,
+            MemoryError::NotFound { .. } => ErrorCode::MemoryNotFound,
+            MemoryError::NotPending { .. } => ErrorCode::MemoryNotPending,
+            MemoryError::Disabled => ErrorCode::MemoryDisabled,
+            MemoryError::Io { .. } => ErrorCode::IoError,
         }
     }
 }
@@ -257,13 +257,13 @@ fn check(args: &Args) -> Result<(), ToolFailure> {
     let n = args.text.trim().chars().count();
     if n == 0 {
         return Err(ToolFailure::new(
-            "invalid_arguments",
+            ErrorCode::InvalidArguments,
             "memory.propose: the text is empty",
         ));
     }
     if n > MAX_TEXT_CHARS {
         return Err(ToolFailure::new(
-            "invalid_arguments",
+            ErrorCode::InvalidArguments,
             format!(
                 "memory.propose: the text has {n} characters; a note holds at most {MAX_TEXT_CHARS}"
             ),
@@ -282,11 +282,11 @@ fn store(ctx: &ToolContext) -> Result<Arc<MemoryStore>, ToolFailure> {
 #[async_trait]
 impl Tool for MemoryPropose {
     fn name(&self) -> &'static str {
-        "memory.propose"
+        ToolName::MemoryPropose.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "propose_memory"
+        ToolName::MemoryPropose.provider()
     }
 
     fn kind(&self) -> ToolKind {

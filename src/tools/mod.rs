@@ -31,7 +31,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::{Coded, EventSink, ToolFailure, ToolKind, ToolSpec};
+use crate::core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind, ToolSpec};
 use crate::protocol::Preview;
 
 /// Everything a tool may touch, handed to it per call.
@@ -212,7 +212,7 @@ pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
     args: &Value,
 ) -> Result<T, ToolFailure> {
     serde_json::from_value(args.clone())
-        .map_err(|e| ToolFailure::new("invalid_arguments", format!("{tool}: {e}")))
+        .map_err(|e| ToolFailure::new(ErrorCode::InvalidArguments, format!("{tool}: {e}")))
 }
 
 /// Runs blocking file work off the async threads.
@@ -226,7 +226,7 @@ where
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r.map_err(Into::into),
         Err(e) => Err(ToolFailure::new(
-            "internal",
+            ErrorCode::Internal,
             format!("a file operation stopped unexpectedly: {e}"),
         )),
     }
@@ -258,7 +258,7 @@ pub trait Tool: Send + Sync {
     fn narrow(&self, preview: &Preview, hunks: &[usize]) -> Result<Preview, ToolFailure> {
         let _ = (preview, hunks);
         Err(ToolFailure::new(
-            "hunks_unsupported",
+            ErrorCode::HunksUnsupported,
             format!("{} has no hunks to choose from", self.name()),
         ))
     }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext};
-use crate::core::{ToolFailure, ToolKind};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::{Event, PlanItem, PlanStatus, Preview};
 
 pub struct PlanUpdate;
@@ -25,7 +25,7 @@ const MAX_ITEM_CHARS: usize = 500;
 
 fn parse(args: &Value) -> Result<Args, ToolFailure> {
     let args: Args = serde_json::from_value(args.clone())
-        .map_err(|e| ToolFailure::new("invalid_arguments", format!("plan.update: {e}")))?;
+        .map_err(|e| ToolFailure::new(ErrorCode::InvalidArguments, format!("plan.update: {e}")))?;
     let in_progress = args
         .items
         .iter()
@@ -33,7 +33,7 @@ fn parse(args: &Value) -> Result<Args, ToolFailure> {
         .count();
     if in_progress > 1 {
         return Err(ToolFailure::new(
-            "invalid_arguments",
+            ErrorCode::InvalidArguments,
             format!(
                 "plan.update: {in_progress} items are in_progress; at most one may be in progress at a time"
             ),
@@ -41,7 +41,7 @@ fn parse(args: &Value) -> Result<Args, ToolFailure> {
     }
     if args.items.len() > MAX_ITEMS {
         return Err(ToolFailure::new(
-            "invalid_arguments",
+            ErrorCode::InvalidArguments,
             format!(
                 "plan.update: {} items; a checklist holds at most {MAX_ITEMS}",
                 args.items.len()
@@ -54,7 +54,7 @@ fn parse(args: &Value) -> Result<Args, ToolFailure> {
         .position(|i| i.content.chars().count() > MAX_ITEM_CHARS)
     {
         return Err(ToolFailure::new(
-            "invalid_arguments",
+            ErrorCode::InvalidArguments,
             format!("plan.update: item {long} is longer than {MAX_ITEM_CHARS} characters"),
         ));
     }
@@ -64,11 +64,11 @@ fn parse(args: &Value) -> Result<Args, ToolFailure> {
 #[async_trait]
 impl Tool for PlanUpdate {
     fn name(&self) -> &'static str {
-        "plan.update"
+        ToolName::PlanUpdate.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "update_plan"
+        ToolName::PlanUpdate.provider()
     }
 
     fn kind(&self) -> ToolKind {

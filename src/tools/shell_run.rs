@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::shell_terminal::{TerminalRun, run_in_terminal};
 use super::{Host, Tool, ToolContext};
-use crate::core::{Coded, ToolFailure, ToolKind};
+use crate::core::{Coded, ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::process::sandbox::SandboxSettings;
 use crate::process::{
     self, HOST_MAX_OUTPUT_BYTES, HOST_MAX_TIMEOUT, ProcessError, RunReport, RunRequest,
@@ -56,7 +56,7 @@ struct Args {
 }
 
 fn invalid(message: String) -> ToolFailure {
-    ToolFailure::new("invalid_arguments", format!("shell.run: {message}"))
+    ToolFailure::new(ErrorCode::InvalidArguments, format!("shell.run: {message}"))
 }
 
 fn parse(args: &Value) -> Result<Args, ToolFailure> {
@@ -114,7 +114,7 @@ fn resolve_cwd(host: &Host, raw: Option<&str>) -> Result<(PathBuf, String, Owned
 }
 
 /// The code a result carries (in `sandbox_denied.code`) when a failure looks like the sandbox's.
-pub const SANDBOX_DENIED: &str = "sandbox_denied";
+pub const SANDBOX_DENIED: ErrorCode = ErrorCode::SandboxDenied;
 
 /// What the sandbox adds to a command's environment: the session's temporary directory for
 /// `workspace-write`, and for a known-safe line git's program-running settings turned off.
@@ -184,11 +184,11 @@ pub fn report_json(r: &RunReport, pty: bool) -> Value {
 #[async_trait]
 impl Tool for ShellRun {
     fn name(&self) -> &'static str {
-        "shell.run"
+        ToolName::ShellRun.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "shell_run"
+        ToolName::ShellRun.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -268,7 +268,7 @@ impl Tool for ShellRun {
         let a = parse(args)?;
         let Preview::Command(p) = preview else {
             return Err(ToolFailure::new(
-                "internal",
+                ErrorCode::Internal,
                 "shell.run was given a preview that is not a command",
             ));
         };
@@ -297,7 +297,7 @@ impl Tool for ShellRun {
             )
             .map_err(|e| {
                 ToolFailure::new(
-                    "sandbox_failed",
+                    ErrorCode::SandboxFailed,
                     format!("the known-safe git read was not run: {e}"),
                 )
             })?;
@@ -392,7 +392,7 @@ impl Tool for ShellRun {
         .await;
         match result {
             Ok(report) if report.cancelled => Err(ToolFailure::new(
-                "cancelled",
+                ErrorCode::Cancelled,
                 format!(
                     "the command was interrupted after {} ms; its process group was stopped",
                     report.duration.as_millis()

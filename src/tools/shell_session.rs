@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext};
-use crate::core::{ToolFailure, ToolKind};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::process::session::{KEY_NAMES, SessionView, model_text};
 use crate::process::{HOST_MAX_TIMEOUT, SessionStatus, ShellSettings, WINDOW_BYTES, signal_name};
 use crate::protocol::Preview;
@@ -46,7 +46,10 @@ struct Args {
 const ACTIONS: &[&str] = &["list", "poll", "wait", "read", "write", "send_keys", "kill"];
 
 fn invalid(message: String) -> ToolFailure {
-    ToolFailure::new("invalid_arguments", format!("shell.session: {message}"))
+    ToolFailure::new(
+        ErrorCode::InvalidArguments,
+        format!("shell.session: {message}"),
+    )
 }
 
 fn parse(args: &Value) -> Result<Args, ToolFailure> {
@@ -123,11 +126,11 @@ const NOTIFY_NOTE: &str = "no new output on two checks in a row: you will be not
 #[async_trait]
 impl Tool for ShellSession {
     fn name(&self) -> &'static str {
-        "shell.session"
+        ToolName::ShellSession.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "shell_session"
+        ToolName::ShellSession.provider()
     }
 
     fn kind(&self) -> ToolKind {

@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::ToolContext;
-use crate::core::ToolFailure;
 use crate::core::editor::{Editor, EditorError, TerminalCommand, TerminalExit, TerminalOutput};
+use crate::core::{ErrorCode, ToolFailure};
 use crate::process::capture::{ARTIFACT_MAX_BYTES, Capture, CaptureResult};
 use crate::process::{CleanupTimes, session::model_text};
 use crate::protocol::Event;
@@ -76,7 +76,7 @@ pub fn terminal_command(run: &TerminalRun) -> Result<TerminalCommand, ToolFailur
     // taken for one and the command would run under something else.
     if run.launcher.contains('=') || run.launcher.starts_with('-') || run.launcher.is_empty() {
         return Err(ToolFailure::new(
-            "invalid_launcher",
+            ErrorCode::InvalidLauncher,
             format!(
                 "the shell launcher {:?} cannot be passed to an editor terminal through env \
                  (it is empty, starts with '-' or contains '=')",
@@ -146,7 +146,7 @@ pub async fn run_in_terminal(
         Some(Err(e)) if !ctx.cancel.is_cancelled() => return Err(e.into()),
         _ => {
             return Err(ToolFailure::new(
-                "cancelled",
+                ErrorCode::Cancelled,
                 "the turn was interrupted before the editor started the command",
             ));
         }
@@ -237,7 +237,7 @@ async fn follow(
     let report = report(terminal, run, output, exit, timed_out, duration, notes).await?;
     if cancelled {
         return Err(ToolFailure::new(
-            "cancelled",
+            ErrorCode::Cancelled,
             format!(
                 "the command was interrupted after {} ms; pablo asked the editor to kill it",
                 duration.as_millis()

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use super::fetch_rules::{self, FetchError, Reach, Target, TargetHost};
 use super::html_text;
 use super::{Tool, ToolContext, parse_args};
-use crate::core::{ToolFailure, ToolKind};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::Preview;
 
 /// What the model is told about everything this tool returns.
@@ -149,11 +149,11 @@ struct Args {
 #[async_trait]
 impl Tool for WebFetch {
     fn name(&self) -> &'static str {
-        "web.fetch"
+        ToolName::WebFetch.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "fetch_url"
+        ToolName::WebFetch.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -211,7 +211,7 @@ impl Tool for WebFetch {
         // Exactly what was previewed (and approved) is fetched, admitted once more.
         let Preview::Fetch { url, .. } = preview else {
             return Err(ToolFailure::new(
-                "internal",
+                ErrorCode::Internal,
                 "web.fetch was committed without its fetch preview",
             ));
         };

@@ -17,6 +17,7 @@ use super::diff::render_hunks;
 use super::markdown;
 use super::text::{Output, truncate, wrap_line, wrap_lines};
 use super::theme;
+use crate::core::ErrorCode;
 use crate::protocol::describe::describe_result;
 use crate::protocol::{Preview, ToolOutcome};
 
@@ -353,7 +354,8 @@ fn render_tool(
                 .to_string(),
             theme::error(),
         )),
-        ToolStatus::Rejected => Some(("rejected".to_string(), theme::warn())),
+        // Its code, as a failed call shows its own.
+        ToolStatus::Rejected => Some((ErrorCode::Rejected.to_string(), theme::warn())),
     };
     if let Some((s, style)) = state {
         head.push(Span::styled(format!("  ({s})"), style));

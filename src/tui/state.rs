@@ -20,6 +20,7 @@ use super::restore::{self, RestoreView, RewindView};
 use super::text::Output;
 use super::theme;
 use super::transcript::Transcript;
+use crate::core::ErrorCode;
 use crate::protocol::{
     ApprovalAnswer, ArtifactSummary, CustomCommand, Event, McpServerView, McpState, MemoryProposal,
     MemoryStatus, Op, PlanItem, PlanStatus, Preview, RestoreAction, RestoreReport, RestoreScope,
@@ -418,7 +419,7 @@ impl AppState {
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.status = match result.error_code() {
                         None => ToolStatus::Done,
-                        Some("rejected") => ToolStatus::Rejected,
+                        Some(code) if code == ErrorCode::Rejected => ToolStatus::Rejected,
                         Some(_) => ToolStatus::Failed,
                     };
                     t.elapsed = t.running_since.map(|s| now.saturating_duration_since(s));
@@ -597,7 +598,7 @@ impl AppState {
                 }
             }
             Event::Error { code, message } => {
-                if code == "mcp_required_server_failed" {
+                if code == ErrorCode::McpRequiredServerFailed {
                     self.fatal = Some(message.clone());
                 }
                 self.notice(NoticeLevel::Error, format!("{code}: {message}"));
@@ -744,7 +745,7 @@ impl AppState {
             ]));
         }
         for s in &report.skipped {
-            let style = if s.code == "deselected" {
+            let style = if s.code == ErrorCode::Deselected {
                 theme::dim()
             } else {
                 theme::warn()

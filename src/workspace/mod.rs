@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::FilesystemOptions;
 use crate::core::Coded;
+use crate::core::ErrorCode;
 pub use node::{NewNode, Node};
 pub use path::{PathRule, RelPath};
 
@@ -124,25 +125,25 @@ pub enum WorkspaceError {
 }
 
 impl Coded for WorkspaceError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            WorkspaceError::PathRefused { .. } => "path_refused",
-            WorkspaceError::FileRefused { .. } => "file_refused",
-            WorkspaceError::NotFound { .. } => "not_found",
-            WorkspaceError::IsDirectory { .. } => "is_a_directory",
-            WorkspaceError::NotADirectory { .. } => "not_a_directory",
-            WorkspaceError::SpecialFile { .. } => "special_file",
-            WorkspaceError::BinaryContent { .. } => "binary_content",
-            WorkspaceError::FileTooLarge { .. } => "file_too_large",
-            WorkspaceError::NotUtf8 { .. } => "not_utf8",
-            WorkspaceError::AlreadyExists { .. } => "already_exists",
-            WorkspaceError::InvalidOffset { .. } => "invalid_offset",
-            WorkspaceError::NoMatch { .. } => "no_match",
-            WorkspaceError::AmbiguousMatch { .. } => "ambiguous_match",
-            WorkspaceError::RevisionMismatch { .. } => "revision_mismatch",
-            WorkspaceError::Cancelled { .. } => "cancelled",
-            WorkspaceError::Checkpoint { .. } => "checkpoint_failed",
-            WorkspaceError::Io { .. } => "io_error",
+            WorkspaceError::PathRefused { .. } => ErrorCode::PathRefused,
+            WorkspaceError::FileRefused { .. } => ErrorCode::FileRefused,
+            WorkspaceError::NotFound { .. } => ErrorCode::NotFound,
+            WorkspaceError::IsDirectory { .. } => ErrorCode::IsADirectory,
+            WorkspaceError::NotADirectory { .. } => ErrorCode::NotADirectory,
+            WorkspaceError::SpecialFile { .. } => ErrorCode::SpecialFile,
+            WorkspaceError::BinaryContent { .. } => ErrorCode::BinaryContent,
+            WorkspaceError::FileTooLarge { .. } => ErrorCode::FileTooLarge,
+            WorkspaceError::NotUtf8 { .. } => ErrorCode::NotUtf8,
+            WorkspaceError::AlreadyExists { .. } => ErrorCode::AlreadyExists,
+            WorkspaceError::InvalidOffset { .. } => ErrorCode::InvalidOffset,
+            WorkspaceError::NoMatch { .. } => ErrorCode::NoMatch,
+            WorkspaceError::AmbiguousMatch { .. } => ErrorCode::AmbiguousMatch,
+            WorkspaceError::RevisionMismatch { .. } => ErrorCode::RevisionMismatch,
+            WorkspaceError::Cancelled { .. } => ErrorCode::Cancelled,
+            WorkspaceError::Checkpoint { .. } => ErrorCode::CheckpointFailed,
+            WorkspaceError::Io { .. } => ErrorCode::IoError,
         }
     }
 

@@ -9,7 +9,7 @@
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::core::ToolFailure;
+use crate::core::{ErrorCode, ToolFailure};
 
 /// The most text of one result (or one prompt or resource) kept.
 pub const MAX_TEXT: usize = 100_000;
@@ -107,7 +107,7 @@ pub fn outcome(server: &str, tool: &str, result: &Value) -> Result<Value, ToolFa
             text.clone()
         };
         return Err(ToolFailure::new(
-            "mcp_error",
+            ErrorCode::McpError,
             format!("MCP server {server}, tool {tool}: {message}"),
         ));
     }

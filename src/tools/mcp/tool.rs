@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::{Server, ToolEntry};
-use crate::core::{ToolFailure, ToolKind, ToolSpec};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolSpec};
 use crate::protocol::{McpCallPreview, Preview};
 use crate::tools::{Tool, ToolContext};
 
@@ -89,7 +89,7 @@ impl Tool for McpTool {
         // The previewed arguments are what the person approved; they are what is sent.
         let Preview::Mcp(call) = preview else {
             return Err(ToolFailure::new(
-                "internal",
+                ErrorCode::Internal,
                 format!("{}: the preview is not an MCP call", self.entry.offered),
             ));
         };
@@ -98,7 +98,7 @@ impl Tool for McpTool {
             Value::Null => serde_json::Map::new(),
             other => {
                 return Err(ToolFailure::new(
-                    "invalid_arguments",
+                    ErrorCode::InvalidArguments,
                     format!(
                         "{}: MCP tool arguments must be an object, not {other}",
                         self.entry.offered
