@@ -10,6 +10,7 @@ use std::io::Write;
 use serde_json::{Value, json};
 
 use crate::core::ErrorCode;
+use crate::launch::describe_result;
 use crate::protocol::AgentHandle;
 use crate::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome, Usage, reasoning_text};
 
@@ -290,12 +291,11 @@ impl<W: Write> Printer<'_, W> {
                 result,
             } => {
                 let arguments = self.arguments.remove(call_id).unwrap_or(Value::Null);
-                let text =
-                    crate::protocol::describe::describe_result(tool, &arguments, result, None);
+                let headline = describe_result(tool, &arguments, result).headline(None);
                 match result {
-                    ToolOutcome::Ok { .. } => writeln!(self.out, "  ✓ {tool}: {}", text.headline),
+                    ToolOutcome::Ok { .. } => writeln!(self.out, "  ✓ {tool}: {headline}"),
                     // A refusal's message names the tool already.
-                    ToolOutcome::Err { .. } => writeln!(self.out, "  ✗ {}", text.headline),
+                    ToolOutcome::Err { .. } => writeln!(self.out, "  ✗ {headline}"),
                 }
             }
             Event::PlanUpdate { items, .. } => {

@@ -45,7 +45,8 @@ use crate::protocol::{
     AgentHandle, ApprovalAnswer, Decision, Event, ImageAttachment, Op, Preview, RuleSummary,
     StopReason, ToolCall, ToolOutcome, Usage,
 };
-use crate::tools::{Catalog, Host, Tool, ToolContext};
+use crate::tools::fs_write::PartialChange;
+use crate::tools::{Catalog, Host, Tool, ToolContext, ToolResult};
 use window::ContextWindow;
 
 /// Everything needed to start an agent.
@@ -783,23 +784,26 @@ impl Agent {
                     arguments: parse_arguments(&call.arguments)
                         .unwrap_or_else(|_| Value::String(call.arguments.clone())),
                 });
-                let outcome = match &end {
-                    Some(_) => ToolFailure::new(
-                        ErrorCode::NotRun,
-                        format!(
-                            "{} was not run because the turn stopped before it",
-                            call.name
-                        ),
-                    )
-                    .into_outcome(),
+                let (outcome, ran) = match &end {
+                    Some(_) => (
+                        ToolFailure::new(
+                            ErrorCode::NotRun,
+                            format!(
+                                "{} was not run because the turn stopped before it",
+                                call.name
+                            ),
+                        )
+                        .into_outcome(),
+                        AlreadyRan::default(),
+                    ),
                     None => {
                         if cancel.is_cancelled() {
                             end = Some(TurnEnd::cancelled());
-                            ToolFailure::new(
+                            let f = ToolFailure::new(
                                 ErrorCode::Cancelled,
                                 format!("{} was not run: the turn was interrupted", call.name),
-                            )
-                            .into_outcome()
+                            );
+                            (f.into_outcome(), AlreadyRan::default())
                         } else if !self.budget.model_calls_left(&self.limits) {
                             // Nobody would read this tool's result: do not start it.
                             end = Some(TurnEnd::budget(
@@ -807,21 +811,22 @@ impl Agent {
                                 "the model-call budget is used up, so no further tool is started"
                                     .to_string(),
                             ));
-                            ToolFailure::new(
+                            let f = ToolFailure::new(
                                 ErrorCode::ModelCallBudgetExhausted,
                                 format!(
                                     "{} was not run: no model call is left to read its result",
                                     call.name
                                 ),
-                            )
-                            .into_outcome()
+                            );
+                            (f.into_outcome(), AlreadyRan::default())
                         } else {
                             self.run_tool_call(&call, cancel).await
                         }
                     }
                 };
                 // The model gets what the journal and the screen get: no secret value.
-                let outcome = crate::core::secrets::redact_serde(self.bound_result(&tool, outcome));
+                let outcome =
+                    crate::core::secrets::redact_serde(self.bound_result(&tool, outcome, &ran));
                 let content = serde_json::to_string(&outcome).unwrap_or_else(|_| {
                     r#"{"ok":false,"error":{"code":"internal","message":"result not serializable"}}"#.into()
                 });
@@ -1257,7 +1262,7 @@ impl Agent {
     /// Replaces a result whose serialization exceeds the bound with an error that says so. When
     /// the call had already acted (a command ran, a file was written), the error says that too,
     /// with the command's exit code, so the model does not run it a second time.
-    fn bound_result(&self, tool: &str, outcome: ToolOutcome) -> ToolOutcome {
+    fn bound_result(&self, tool: &str, outcome: ToolOutcome, ran: &AlreadyRan) -> ToolOutcome {
         let size = serde_json::to_vec(&outcome).map(|v| v.len()).unwrap_or(0);
         if size <= self.limits.max_tool_result_bytes {
             return outcome;
@@ -1268,38 +1273,29 @@ impl Agent {
                 crate::core::ToolKind::Execute | crate::core::ToolKind::Edit
             )
         });
-        let data = match &outcome {
-            ToolOutcome::Ok { data, .. } => Some(data),
-            ToolOutcome::Err { error, .. } => error.data.as_ref(),
-        };
-        let exit_code = data.and_then(|d| d.get("exit_code")).cloned();
-        let artifact = data
-            .and_then(|d| d.get("artifact"))
-            .filter(|a| a.is_string())
-            .cloned();
         let limit = self.limits.max_tool_result_bytes;
         let mut message =
             format!("the result serialized to {size} bytes, over the limit of {limit} bytes");
         let mut failure_data = serde_json::Map::new();
         if acted && outcome.is_ok() {
-            let ran = match exit_code.as_ref().and_then(Value::as_i64) {
-                Some(code) => format!("{tool} already ran: the command exited with code {code}"),
-                None if exit_code.is_some() => {
-                    format!("{tool} already ran: the command ended without an exit code")
+            let how = match ran.exit_code {
+                Some(Some(code)) => {
+                    format!("{tool} already ran: the command exited with code {code}")
                 }
+                Some(None) => format!("{tool} already ran: the command ended without an exit code"),
                 None => format!("{tool} already ran"),
             };
-            message = format!("{ran}; do not run it again. Its {message}");
-            if let Some(a) = artifact.as_ref().and_then(Value::as_str) {
+            message = format!("{how}; do not run it again. Its {message}");
+            if let Some(a) = &ran.artifact {
                 message.push_str(&format!("; the full output is in {a}"));
             }
             message.push_str("; next time ask for less output (max_output_bytes, head, grep)");
             failure_data.insert("already_ran".into(), json!(true));
-            if let Some(code) = exit_code {
-                failure_data.insert("exit_code".into(), code);
+            if let Some(code) = ran.exit_code {
+                failure_data.insert("exit_code".into(), json!(code));
             }
-            if let Some(a) = artifact {
-                failure_data.insert("artifact".into(), a);
+            if let Some(a) = &ran.artifact {
+                failure_data.insert("artifact".into(), json!(a));
             }
         } else {
             message.push_str("; ask for less (a smaller page, a narrower search, fewer lines)");
@@ -1315,7 +1311,11 @@ impl Agent {
     }
 
     /// validate → preview → decide → commit for one call.
-    async fn run_tool_call(&mut self, call: &ToolCall, cancel: &CancellationToken) -> ToolOutcome {
+    async fn run_tool_call(
+        &mut self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+    ) -> (ToolOutcome, AlreadyRan) {
         let span = tracing::info_span!(
             "tool_call",
             tool = tracing::field::Empty,
@@ -1330,13 +1330,17 @@ impl Agent {
             .await;
         span.record("duration_ms", started.elapsed().as_millis() as u64);
         match result {
-            Ok(data) => {
+            Ok(result) => {
                 span.record("outcome", "ok");
-                ToolOutcome::ok(data)
+                let ran = AlreadyRan {
+                    exit_code: result.exit_code(),
+                    artifact: result.artifact().map(str::to_string),
+                };
+                (ToolOutcome::ok(result.to_json()), ran)
             }
             Err(f) => {
                 span.record("outcome", f.code.as_str());
-                f.into_outcome()
+                (f.into_outcome(), AlreadyRan::default())
             }
         }
     }
@@ -1346,7 +1350,7 @@ impl Agent {
         call: &ToolCall,
         cancel: &CancellationToken,
         span: &tracing::Span,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let parsed = parse_arguments(&call.arguments);
         let tool = self.catalog.get(&call.name);
         let Some(tool) = tool else {
@@ -1455,7 +1459,7 @@ impl Agent {
             .commit_recorded(tool.as_ref(), call, &args, &preview, &ctx)
             .await;
         let result = match (&result, self.approvals) {
-            (Ok(data), ApprovalMode::Interactive) => match sandbox_retry(&preview, data) {
+            (Ok(r), ApprovalMode::Interactive) => match sandbox_retry(&preview, r) {
                 Some((retry, verdict)) => self
                     .retry_unsandboxed(tool.as_ref(), call, &args, &ctx, retry, verdict, cancel)
                     .await
@@ -1465,7 +1469,7 @@ impl Agent {
             _ => result,
         };
         match (result, not_applied) {
-            (Ok(data), Some(partial)) => Ok(checkpoints::with_partial(data, partial)),
+            (Ok(r), Some(partial)) => Ok(r.with_partial(partial)),
             (result, _) => result,
         }
     }
@@ -1483,7 +1487,7 @@ impl Agent {
         retry: Preview,
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
-    ) -> Option<Result<Value, ToolFailure>> {
+    ) -> Option<Result<ToolResult, ToolFailure>> {
         let preview = match self.ask_once(tool, call, retry, verdict, cancel).await {
             Ok(p) => p,
             Err(f) if f.code == ErrorCode::Rejected => return None,
@@ -1506,12 +1510,9 @@ impl Agent {
             preview: preview.clone(),
         });
         let committed = self.commit_recorded(tool, call, args, &preview, ctx).await;
-        Some(committed.map(|mut data| {
-            data["note"] = json!(
-                "the first run failed in the sandbox; the person approved running it again \
-                 without the sandbox, and this is that run's result"
-            );
-            data
+        Some(committed.map(|mut r| {
+            r.mark_unsandboxed_rerun();
+            r
         }))
     }
 
@@ -1538,7 +1539,7 @@ impl Agent {
         preview: Preview,
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
-    ) -> Result<(Preview, Option<Value>), ToolFailure> {
+    ) -> Result<(Preview, Option<PartialChange>), ToolFailure> {
         self.ask_with(tool, call, preview, verdict, cancel, true)
             .await
     }
@@ -1551,7 +1552,7 @@ impl Agent {
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
         rememberable: bool,
-    ) -> Result<(Preview, Option<Value>), ToolFailure> {
+    ) -> Result<(Preview, Option<PartialChange>), ToolFailure> {
         match self.approvals {
             ApprovalMode::ApproveAsks => return Ok((preview, None)),
             ApprovalMode::RefuseAsks => {
@@ -1622,13 +1623,24 @@ impl Agent {
     }
 }
 
+/// What a result too large for the model must still say of a call that acted: how its command
+/// ended and where its whole output is.
+#[derive(Debug, Default)]
+struct AlreadyRan {
+    exit_code: Option<Option<i32>>,
+    artifact: Option<String>,
+}
+
 /// For a sandboxed command whose result says the sandbox refused something: the same command
 /// with the sandbox off, and the question to ask about it.
-fn sandbox_retry(preview: &Preview, data: &Value) -> Option<(Preview, crate::protocol::Verdict)> {
+fn sandbox_retry(
+    preview: &Preview,
+    result: &ToolResult,
+) -> Option<(Preview, crate::protocol::Verdict)> {
     let Preview::Command(cp) = preview else {
         return None;
     };
-    let denied = data.get("sandbox_denied")?;
+    let denied = result.sandbox_denied()?;
     let choice = cp.sandbox.as_ref()?;
     if choice.profile == crate::protocol::SandboxProfile::Off {
         return None;
@@ -1640,10 +1652,7 @@ fn sandbox_retry(preview: &Preview, data: &Value) -> Option<(Preview, crate::pro
         known_safe: false,
         degraded: None,
     });
-    let why = denied
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("the command failed in the sandbox");
+    let why = &denied.message;
     let verdict = crate::protocol::Verdict::ask(
         crate::protocol::SANDBOX_RETRY_RULE,
         format!(

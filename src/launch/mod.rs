@@ -27,12 +27,14 @@ use crate::tools::{Catalog, Host};
 use crate::workspace::{Workspace, WorkspaceOptions};
 
 // What a front-end holds of the engine it is given: the setup of one agent (to start it, or to
-// attach an editor first), the model it talks to, and the rows of the session list.
+// attach an editor first), the model it talks to, the rows of the session list, and each tool's
+// words for its calls and results (live and replayed alike).
 pub use crate::agent::AgentSetup;
 pub use crate::config::McpServerConfig;
 pub use crate::model::ModelClient;
 pub use crate::protocol::McpServerView;
 pub use crate::session::SessionInfo;
+pub use crate::tools::{describe_call, describe_result};
 
 /// Starts the agent of `setup`; the front-end talks to it through the returned handle.
 pub fn spawn(setup: AgentSetup) -> AgentHandle {

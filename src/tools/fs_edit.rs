@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::editor::current_text;
 use super::fs_write::{commit_file_change, narrow_file_change};
-use super::{Tool, ToolContext, parse_args};
+use super::{Tool, ToolContext, ToolResult, parse_args};
 use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::{FileChangePreview, Preview};
 use crate::workspace::diff::file_change_preview;
@@ -148,14 +148,16 @@ impl Tool for FsEdit {
         Ok(Preview::FileChange(p))
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         args: &Value,
         preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
-        commit_file_change(&self.workspace, self.name(), &args.path, preview, ctx).await
+        commit_file_change(&self.workspace, self.name(), &args.path, preview, ctx)
+            .await
+            .map(ToolResult::from)
     }
 
     fn narrow(&self, preview: &Preview, hunks: &[usize]) -> Result<Preview, ToolFailure> {

@@ -17,11 +17,15 @@ pub mod html_text;
 pub mod mcp;
 pub mod memory_propose;
 pub mod plan;
+mod result;
 pub mod schema;
+pub mod shell_report;
 pub mod shell_run;
 pub mod shell_session;
 pub mod shell_terminal;
+mod view;
 pub mod web_fetch;
+mod wording;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -33,6 +37,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind, ToolSpec};
 use crate::protocol::Preview;
+
+pub use result::ToolResult;
+pub use view::{describe_call, describe_result};
 
 /// Everything a tool may touch, handed to it per call.
 #[derive(Clone)]
@@ -246,14 +253,25 @@ pub trait Tool: Send + Sync {
     fn schema(&self) -> Value;
     /// The dry run. Touches nothing; returns what `commit` will do.
     async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<Preview, ToolFailure>;
-    /// Do exactly what `preview` described. `preview` may be a narrowed version of what the tool
-    /// returned (per-hunk review), never a widened one.
+    /// Do exactly what `preview` described, and say what happened. `preview` may be a narrowed
+    /// version of what the tool returned (per-hunk review), never a widened one.
+    async fn commit_result(
+        &self,
+        args: &Value,
+        preview: &Preview,
+        ctx: &ToolContext,
+    ) -> Result<ToolResult, ToolFailure>;
+    /// [`Tool::commit_result`] as the JSON the model receives.
     async fn commit(
         &self,
         args: &Value,
         preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure>;
+    ) -> Result<Value, ToolFailure> {
+        self.commit_result(args, preview, ctx)
+            .await
+            .map(|r| r.to_json())
+    }
     /// Narrows a preview to the accepted hunks (per-hunk review). Only file changes have hunks.
     fn narrow(&self, preview: &Preview, hunks: &[usize]) -> Result<Preview, ToolFailure> {
         let _ = (preview, hunks);

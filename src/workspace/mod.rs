@@ -205,17 +205,19 @@ impl WorkspaceOptions {
 }
 
 /// The kind of a directory entry, as `fs.list` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryKind {
+    #[default]
     File,
     Dir,
     Symlink,
     Other,
 }
 
-/// One entry of a listing.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// One entry of a listing. (Read back leniently, as every tool result is for its words.)
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ListEntry {
     /// Workspace-relative path.
     pub path: String,
@@ -226,7 +228,8 @@ pub struct ListEntry {
 }
 
 /// A listing, cut at `max_entries`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Listing {
     pub path: String,
     pub entries: Vec<ListEntry>,
@@ -244,9 +247,12 @@ pub struct FileBytes {
 }
 
 /// One page of `fs.read`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Page {
     pub path: String,
+    /// (Read back from `content` too, the name a page's text had in older journals' results.)
+    #[serde(alias = "content")]
     pub text: String,
     pub offset: u64,
     /// Where the next page starts; `None` at the end of the file.

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::{Server, ToolEntry};
 use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolSpec};
 use crate::protocol::{McpCallPreview, Preview};
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolResult};
 
 /// The longest tool description offered to the model (a server's text, not ours).
 const MAX_DESCRIPTION: usize = 2_000;
@@ -80,12 +80,12 @@ impl Tool for McpTool {
         }))
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         _args: &Value,
         preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         // The previewed arguments are what the person approved; they are what is sent.
         let Preview::Mcp(call) = preview else {
             return Err(ToolFailure::new(
@@ -112,6 +112,6 @@ impl Tool for McpTool {
             .call(&self.entry.real, arguments, &ctx.cancel)
             .await
             .map_err(|e| super::failure(&server, e))?;
-        super::result::outcome(&server, &self.entry.real, &value)
+        super::result::outcome(&server, &self.entry.real, &value).map(ToolResult::from)
     }
 }
