@@ -28,4 +28,5 @@ mod sandbox;
 mod session;
 mod shell;
 mod tui;
+mod vocabulary;
 mod workspace;

@@ -770,12 +770,7 @@ pub fn permission_options(
 }
 
 fn first_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(80).collect();
-    if line.chars().count() > 80 || s.lines().nth(1).is_some() {
-        out.push('…');
-    }
-    out
+    crate::protocol::describe::first_line_clipped(s, 80, true)
 }
 
 /// Puts one approval to the client, or answers it at once when the person already rejected the

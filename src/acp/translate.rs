@@ -236,10 +236,9 @@ impl Translator {
                         ));
                     }
                 }
-                Event::MessageDelta { .. }
-                | Event::ReasoningDelta { .. }
-                | Event::Usage { .. }
-                | Event::ContextUsage { .. } => {}
+                // Usage is journaled (for the session's totals) but not redrawn.
+                Event::Usage { .. } | Event::ContextUsage { .. } => {}
+                e if e.is_live_only() => {}
                 other => out.extend(self.updates(other)),
             }
         }
@@ -358,12 +357,7 @@ fn permission_title(tool: &str, preview: &Preview) -> String {
 }
 
 fn clip(s: &str) -> String {
-    let line = s.lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(120).collect();
-    if line.chars().count() > 120 || s.lines().nth(1).is_some() {
-        out.push('…');
-    }
-    out
+    crate::protocol::describe::first_line_clipped(s, 120, true)
 }
 
 fn text_content(text: impl Into<String>) -> acp::ToolCallContent {

@@ -827,9 +827,7 @@ impl Agent {
                 // The model gets what the journal and the screen get: no secret value.
                 let outcome =
                     crate::core::secrets::redact_serde(self.bound_result(&tool, outcome, &ran));
-                let content = serde_json::to_string(&outcome).unwrap_or_else(|_| {
-                    r#"{"ok":false,"error":{"code":"internal","message":"result not serializable"}}"#.into()
-                });
+                let content = crate::core::tool_message(&outcome);
                 self.emit(Event::ToolCallEnd {
                     call_id: call.id.clone(),
                     tool,
@@ -1037,11 +1035,7 @@ impl Agent {
                 Some(Err(e)) => return Err(e),
                 Some(Ok(StreamEvent::TextDelta(d))) => {
                     text.push_str(&d);
-                    if text.len() > self.limits.max_model_output_bytes {
-                        return Err(ModelError::OutputTooLarge {
-                            limit: self.limits.max_model_output_bytes,
-                        });
-                    }
+                    self.check_output(text.len())?;
                 }
                 Some(Ok(StreamEvent::Completed { .. })) => return Ok(text),
                 Some(Ok(
@@ -1188,32 +1182,20 @@ impl Agent {
             match event? {
                 StreamEvent::TextDelta(delta) => {
                     out_bytes += delta.len();
-                    if out_bytes > self.limits.max_model_output_bytes {
-                        return Err(ModelError::OutputTooLarge {
-                            limit: self.limits.max_model_output_bytes,
-                        });
-                    }
+                    self.check_output(out_bytes)?;
                     text.push_str(&delta);
                     self.emit(Event::MessageDelta { text: delta });
                 }
                 StreamEvent::ReasoningDelta(delta) => {
                     out_bytes += delta.len();
-                    if out_bytes > self.limits.max_model_output_bytes {
-                        return Err(ModelError::OutputTooLarge {
-                            limit: self.limits.max_model_output_bytes,
-                        });
-                    }
+                    self.check_output(out_bytes)?;
                     streamed_reasoning.push_str(&delta);
                     self.emit(Event::ReasoningDelta { text: delta });
                 }
                 StreamEvent::Reasoning(block) => reasoning.push(block),
                 StreamEvent::ToolCall(call) => {
                     out_bytes += call.arguments.len();
-                    if out_bytes > self.limits.max_model_output_bytes {
-                        return Err(ModelError::OutputTooLarge {
-                            limit: self.limits.max_model_output_bytes,
-                        });
-                    }
+                    self.check_output(out_bytes)?;
                     calls.push(call);
                 }
                 StreamEvent::Usage(u) => call_usage = u,
@@ -1257,6 +1239,16 @@ impl Agent {
             stop,
             reasoning,
         })
+    }
+
+    /// Refuses a model call's output once `bytes` of it are over `max_model_output_bytes`.
+    fn check_output(&self, bytes: usize) -> Result<(), ModelError> {
+        if bytes > self.limits.max_model_output_bytes {
+            return Err(ModelError::OutputTooLarge {
+                limit: self.limits.max_model_output_bytes,
+            });
+        }
+        Ok(())
     }
 
     /// Replaces a result whose serialization exceeds the bound with an error that says so. When

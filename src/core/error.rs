@@ -64,3 +64,12 @@ impl std::fmt::Display for ToolFailure {
         write!(f, "{}: {}", self.code, self.message)
     }
 }
+
+/// A tool result as the content of the tool message the model receives: its JSON, byte for byte
+/// what `pablo run --json` prints and what a resumed session sends again.
+pub fn tool_message(outcome: &ToolOutcome) -> String {
+    serde_json::to_string(outcome).unwrap_or_else(|_| {
+        let failure = ToolFailure::new(ErrorCode::Internal, "result not serializable");
+        serde_json::to_string(&failure.into_outcome()).unwrap_or_default()
+    })
+}

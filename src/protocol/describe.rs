@@ -127,6 +127,18 @@ pub fn plural(n: u64, one: &str) -> String {
     }
 }
 
+/// The first line of `text`, at most `max` characters, ending in `…` when the line was cut, and
+/// also when `text` had more lines and `mark_rest` is set (a title for a command says that it
+/// goes on; a description's first line does not need to).
+pub fn first_line_clipped(text: &str, max: usize, mark_rest: bool) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    let mut out: String = line.chars().take(max).collect();
+    if line.chars().count() > max || (mark_rest && text.lines().nth(1).is_some()) {
+        out.push('…');
+    }
+    out
+}
+
 /// `1.2 s`, `350 ms`, `2 min 5 s`.
 pub fn seconds(d: Duration) -> String {
     let ms = d.as_millis();

@@ -5,7 +5,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::protocol::describe::CallView;
+use crate::protocol::describe::{CallView, first_line_clipped};
 
 /// A call's arguments, read for its words (never for what the call does: that is validated
 /// against the schema first).
@@ -21,21 +21,15 @@ impl Args<'_> {
     /// The string argument `key` cut for a title: its first line, at most 120 characters, with
     /// `…` when anything was left out.
     pub fn clipped(&self, key: &str) -> Option<String> {
-        self.0.get(key).and_then(Value::as_str).map(clip)
+        self.0
+            .get(key)
+            .and_then(Value::as_str)
+            .map(|s| first_line_clipped(s, 120, true))
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.0.get(key)
     }
-}
-
-fn clip(s: &str) -> String {
-    let line = s.lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(120).collect();
-    if line.chars().count() > 120 || s.lines().nth(1).is_some() {
-        out.push('…');
-    }
-    out
 }
 
 /// A call's view from its title and summary; a call without a summary of its own shows its

@@ -537,12 +537,7 @@ fn prompt_arguments(
 }
 
 fn first_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("");
-    let mut out: String = line.chars().take(120).collect();
-    if line.chars().count() > 120 {
-        out.push('…');
-    }
-    out
+    crate::protocol::describe::first_line_clipped(s, 120, false)
 }
 
 /// Starts one server, lists what it offers, then follows its `list_changed` notifications until
