@@ -1130,6 +1130,154 @@ impl Layers {
     }
 }
 
+/// A project layer's settings that count only once the person trusts the folder, because they
+/// decide where requests go, which secret is sent, what runs, or grant what the person would
+/// otherwise be asked (docs/policy.md, *Trust*).
+impl ConfigFile {
+    /// Takes every such setting out of this (project) layer and describes each, endpoints and
+    /// programs with their values: what a person must see before trusting, and what an
+    /// untrusted folder is told was ignored. What is left only narrows.
+    pub fn withhold_untrusted(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(p) = self.provider.take() {
+            out.push(format!("provider = {p:?}"));
+        }
+        if let Some(u) = self.base_url.take() {
+            out.push(format!("base_url = {u:?} (where requests and the key go)"));
+        }
+        if let Some(v) = self.api_key_env.take() {
+            out.push(format!("api_key_env = {v:?} (which secret is sent)"));
+        }
+        if let Some(m) = &mut self.model {
+            let mut table = m.table();
+            if let Some(name) = table.name.take() {
+                out.push(format!("model = {name:?}"));
+            }
+            if let Some(w) = table.wire_api.take() {
+                out.push(format!("model.wire_api = {w:?}"));
+            }
+            *m = ModelSetting::Table(table);
+        }
+        for (name, server) in &mut self.mcp_servers {
+            if let Some(c) = server.command.take() {
+                let mut line = vec![c];
+                line.extend(server.args.drain(..));
+                out.push(format!(
+                    "mcp_servers.{name} (starts the program `{}`)",
+                    line.join(" ")
+                ));
+            }
+            if let Some(u) = server.url.take() {
+                out.push(format!("mcp_servers.{name} (connects to {u})"));
+            }
+            server.env.clear();
+            server.env_vars.clear();
+            server.cwd = None;
+            server.bearer_token_env = None;
+            server.headers.clear();
+            server.required = None;
+            server.startup_timeout_seconds = None;
+            server.tool_timeout_seconds = None;
+            let before = server.tools.len();
+            server.tools.retain(|_, m| *m != ToolMode::Auto);
+            if server.tools.len() < before {
+                out.push(format!("mcp_servers.{name}.tools = \"auto\""));
+            }
+        }
+        let before = self.options.tools.len();
+        let auto: Vec<String> = self
+            .options
+            .tools
+            .iter()
+            .filter(|(_, m)| **m == ToolMode::Auto)
+            .map(|(t, _)| t.clone())
+            .collect();
+        self.options.tools.retain(|_, m| *m != ToolMode::Auto);
+        if self.options.tools.len() < before {
+            out.push(format!("options.tools: {} = \"auto\"", auto.join(", ")));
+        }
+        let shell = &mut self.options.shell;
+        if let Some(l) = shell.launcher.take() {
+            out.push(format!("options.shell.launcher = {l:?} (runs every command)"));
+        }
+        if !shell.commands.allow.is_empty() {
+            let ids: Vec<String> = shell.commands.allow.drain(..).map(|r| r.id).collect();
+            out.push(format!("options.shell.commands.allow ({})", ids.join(", ")));
+        }
+        if shell.commands.default == Some(RuleDecision::Allow) {
+            shell.commands.default = None;
+            out.push("options.shell.commands.default = \"allow\"".into());
+        }
+        if !shell.custom_allow_patterns.is_empty() {
+            shell.custom_allow_patterns.clear();
+            out.push("options.shell.custom_allow_patterns".into());
+        }
+        if shell.enable_deny_patterns == Some(false) {
+            shell.enable_deny_patterns = None;
+            out.push("options.shell.enable_deny_patterns = false".into());
+        }
+        if !shell.env.inherit.is_empty() || !shell.env.set.is_empty() {
+            shell.env.inherit.clear();
+            shell.env.set.clear();
+            out.push("options.shell.env inherit/set (passes more of your environment)".into());
+        }
+        if shell.network == Some(true) {
+            shell.network = None;
+            out.push("options.shell.network = true".into());
+        }
+        if !shell.writable_roots.is_empty() {
+            shell.writable_roots.clear();
+            out.push("options.shell.writable_roots".into());
+        }
+        if shell.editor_terminals == Some(true) {
+            shell.editor_terminals = None;
+            out.push("options.shell.editor_terminals = true".into());
+        }
+        if !self.options.fetch.allowed_domains.is_empty() {
+            let domains = std::mem::take(&mut self.options.fetch.allowed_domains);
+            out.push(format!(
+                "options.fetch.allowed_domains ({})",
+                domains.join(", ")
+            ));
+        }
+        out
+    }
+}
+
+impl Layers {
+    /// Applies the folder's trust to the project layer: untrusted, every setting of
+    /// [`ConfigFile::withhold_untrusted`] is taken out, and the one note for the person (which
+    /// keys were ignored, and how to trust) is returned.
+    pub fn withhold_untrusted_project(&mut self) -> Option<String> {
+        let (path, file) = self.project.as_mut()?;
+        let withheld = file.withhold_untrusted();
+        (!withheld.is_empty()).then(|| {
+            format!(
+                "{}: this folder is not trusted, so these settings of its project config are \
+                 ignored: {}. Run `pablo policy trust` to use them (it lists what they do).",
+                path.display(),
+                withheld.join("; ")
+            )
+        })
+    }
+
+    /// The endpoint the (trusted) project layer chose, for the status line: its `base_url`, or
+    /// its `provider` when it names no URL.
+    pub fn project_endpoint(&self) -> Option<String> {
+        let (_, file) = self.project.as_ref()?;
+        let overridden = self
+            .explicit
+            .as_ref()
+            .is_some_and(|(_, c)| c.base_url.is_some() || c.provider.is_some());
+        if overridden {
+            return None;
+        }
+        file.base_url
+            .clone()
+            .or_else(|| file.provider.as_ref().map(|p| format!("provider {p}")))
+    }
+}
+
 /// An MCP server to start, as the layers settled it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpServerEntry {

@@ -160,6 +160,28 @@ fn state_builtin(name: &str) -> bool {
     )
 }
 
+/// The word naming the program a simple command runs, when the shell only knows it by expanding
+/// something (`$c`, `"$c"`, `${c}`, a glob, `$(…)`): after wrappers, after `exec`/`builtin`, or
+/// the script of `sh -c`. Such a command cannot be proven against any rule, so it is denied, not
+/// asked about (`c=rm; $c -rf d` would otherwise be one approval away from running).
+fn unknown_command_word<'w>(words: &'w [Word], u: &'w Unwrapped) -> Option<&'w str> {
+    if let Some(script) = &u.unknown_script {
+        return Some(script);
+    }
+    let mut i = u.start;
+    while let Some(w) = words.get(i) {
+        if !w.is_literal() {
+            return Some(&w.text);
+        }
+        if matches!(w.text.as_str(), "exec" | "builtin") {
+            i += 1;
+            continue;
+        }
+        return None;
+    }
+    None
+}
+
 /// The result of looking through wrappers.
 #[derive(Default)]
 struct Unwrapped {
@@ -173,6 +195,8 @@ struct Unwrapped {
     shell: Option<(usize, String)>,
     /// Why a wrapper could not be looked through.
     unprovable: Option<String>,
+    /// `sh -c WORD` where WORD is not literal: the program the shell would run is unknown.
+    unknown_script: Option<String>,
 }
 
 fn wrapper_name<'w>(resolver: &Resolver, word: &'w Word, cwd: &str) -> Option<&'w str> {
@@ -352,8 +376,11 @@ fn unwrap(resolver: &Resolver, words: &[Word], cwd: &str) -> Unwrapped {
                             u.start = i;
                             return u;
                         }
-                        // Unprovable script words are reported by the word itself.
-                        _ => return u,
+                        Some(w) => {
+                            u.unknown_script = Some(w.text.clone());
+                            return u;
+                        }
+                        None => return u,
                     },
                     // `sh file` or `sh` reading stdin: an interpreter, judged as itself.
                     None => return u,
@@ -557,6 +584,18 @@ impl Judge<'_> {
                 decision: Decision::Deny,
                 rule_id: first.to_string(),
                 reason: Some(format!("`{rendered}` matches deny pattern {first}")),
+                remember: Vec::new(),
+                known_safe: false,
+            });
+        }
+        if let Some(word) = unknown_command_word(words, u) {
+            return Some(Judged {
+                decision: Decision::Deny,
+                rule_id: "builtin.unprovable.command".into(),
+                reason: Some(format!(
+                    "the program to run, `{word}`, is only known when the shell expands it, so no \
+                     rule can be checked against it"
+                )),
                 remember: Vec::new(),
                 known_safe: false,
             });

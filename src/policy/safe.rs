@@ -16,11 +16,10 @@
 //! Everything else about the line (proof, assignments, write redirections, deny rules, allow
 //! lists) is the judge's business.
 
-use std::path::{Component, Path, PathBuf};
-
-use globset::{GlobSet, GlobSetBuilder};
+use std::path::{Path, PathBuf};
 
 use super::rules::Resolved;
+use crate::workspace::CredentialNames;
 
 /// How a program's operands are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +56,10 @@ pub struct Program {
     pub value_long: &'static [&'static str],
     /// Options (short letters or long names) whose value is a file that is read.
     pub path_values: &'static [&'static str],
+    /// Options that follow symbolic links while recursing: accepted only when no link below the
+    /// paths read leads out of the workspace (short letters, then long names).
+    pub follow_short: &'static str,
+    pub follow_long: &'static [&'static str],
 }
 
 const fn program(name: &'static str, operands: Operands) -> Program {
@@ -68,6 +71,8 @@ const fn program(name: &'static str, operands: Operands) -> Program {
         value_short: "",
         value_long: &[],
         path_values: &[],
+        follow_short: "",
+        follow_long: &[],
     }
 }
 
@@ -112,9 +117,9 @@ pub static PROGRAMS: &[Program] = &[
         ..program("wc", Operands::Paths)
     },
     Program {
-        // -R follows every link, so it reads outside the tree.
-        forbid_long: &["dereference-recursive"],
-        forbid_short: "R",
+        // -R follows every link: safe only while no link below leads out of the workspace.
+        follow_short: "R",
+        follow_long: &["dereference-recursive"],
         value_short: "efmABCdD",
         value_long: &[
             "regexp",
@@ -233,6 +238,11 @@ pub static PROGRAMS: &[Program] = &[
     },
     program("tr", Operands::Text),
     Program {
+        value_short: "s",
+        value_long: &["separator"],
+        ..program("tac", Operands::Paths)
+    },
+    Program {
         value_short: "bdfhilnsvw",
         value_long: &[
             "body-numbering",
@@ -331,7 +341,12 @@ pub static PROGRAMS: &[Program] = &[
             "hintro",
             "houtro",
             "info",
+            "gitfile",
+            "infofile",
         ],
+        // Files it reads: patterns (`--gitfile`, `--infofile`) and HTML it copies into its
+        // output (`--hintro`, `--houtro`).
+        path_values: &["gitfile", "infofile", "hintro", "houtro"],
         ..program("tree", Operands::Paths)
     },
     Program {
@@ -352,6 +367,9 @@ pub static PROGRAMS: &[Program] = &[
     program("git", Operands::Git),
 ];
 
+/// The most entries [`SafeReads::links_stay_inside`] looks at.
+pub const MAX_LINK_WALK: usize = 20_000;
+
 /// Multi-call binaries a known-safe name may link to (they act on the name they were called by).
 const MULTI_CALL: &[&str] = &["busybox", "toybox", "coreutils"];
 
@@ -363,8 +381,8 @@ pub fn program_named(name: &str) -> Option<&'static Program> {
 /// Checks commands against the table for one workspace.
 #[derive(Debug)]
 pub struct SafeReads {
-    workspace: PathBuf,
-    credentials: GlobSet,
+    pub(super) workspace: PathBuf,
+    pub(super) credentials: CredentialNames,
 }
 
 /// Why a command is not known safe (for the reason a prompt shows).
@@ -372,17 +390,9 @@ pub type NotSafe = String;
 
 impl SafeReads {
     pub fn new(workspace: PathBuf, extra_credential_names: &[String]) -> Self {
-        let mut b = GlobSetBuilder::new();
-        for pat in crate::workspace::CREDENTIAL_NAMES
-            .iter()
-            .copied()
-            .chain(extra_credential_names.iter().map(String::as_str))
-        {
-            if let Ok(g) = globset::Glob::new(pat) {
-                b.add(g);
-            }
-        }
-        let credentials = b.build().unwrap_or_else(|_| GlobSet::empty());
+        // The config layers checked every glob already; a bad one leaves the built-in list.
+        let credentials = CredentialNames::new(extra_credential_names)
+            .unwrap_or_else(|_| CredentialNames::builtin());
         Self {
             workspace,
             credentials,
@@ -404,7 +414,7 @@ impl SafeReads {
         }
         match prog.operands {
             Operands::Find => self.find(args, cwd)?,
-            Operands::Git => self.git(args, cwd)?,
+            Operands::Git => super::safe_git::check(self, resolved, args, cwd)?,
             _ => self.generic(prog, args, cwd)?,
         }
         Ok(prog)
@@ -439,7 +449,7 @@ impl SafeReads {
     }
 
     /// A path a command opens: inside the workspace once links are followed, not a credential.
-    fn path(&self, raw: &str, cwd: &str) -> Result<(), NotSafe> {
+    pub(super) fn path(&self, raw: &str, cwd: &str) -> Result<(), NotSafe> {
         if raw == "-" || raw.is_empty() {
             return Ok(());
         }
@@ -455,11 +465,7 @@ impl SafeReads {
         let rel = real
             .strip_prefix(&self.workspace)
             .map_err(|_| format!("`{raw}` is outside the workspace"))?;
-        let rel_text = rel.to_string_lossy();
-        let hit = rel.components().any(|c| match c {
-            Component::Normal(n) => self.credentials.is_match(n),
-            _ => false,
-        }) || self.credentials.is_match(rel_text.as_ref());
+        let hit = self.credentials.covers(&rel.to_string_lossy());
         if hit {
             return Err(format!("`{raw}` looks like a credential file"));
         }
@@ -472,6 +478,7 @@ impl SafeReads {
         let mut pattern_given = false;
         let mut sed_script = false;
         let mut sed_quiet = false;
+        let mut follows_links = false;
         let mut i = 0;
         let mut options_done = false;
         while i < args.len() {
@@ -497,19 +504,25 @@ impl SafeReads {
                 {
                     return Err(format!("`{}` {a} (--{f}) is not a plain read", prog.name));
                 }
-                let takes_value = prog.value_long.contains(&name);
+                // GNU takes any unambiguous prefix of a long option (`--exclude-f` is
+                // `--exclude-from`). A prefix of a value option is taken to be that option, and
+                // since the program may read the abbreviation otherwise, its value is checked
+                // as a path whatever the option is.
+                let (full, abbreviated) = long_option(prog, name);
                 let value = match inline {
                     Some(v) => Some(v),
-                    None if takes_value => {
+                    None if full.is_some() => {
                         i += 1;
                         args.get(i - 1).map(String::as_str)
                     }
                     None => None,
                 };
-                if prog.operands == Operands::Sed && matches!(name, "quiet" | "silent") {
+                let full_name = full.unwrap_or(name);
+                follows_links |= is_prefix_of(name, prog.follow_long);
+                if prog.operands == Operands::Sed && is_prefix_of(name, &["quiet", "silent"]) {
                     sed_quiet = true;
                 }
-                if matches!(name, "regexp" | "file" | "expression") {
+                if matches!(full_name, "regexp" | "file" | "expression") {
                     pattern_given = true;
                     if prog.operands == Operands::Sed {
                         sed_script = true;
@@ -519,7 +532,7 @@ impl SafeReads {
                     }
                 }
                 if let Some(v) = value
-                    && prog.path_values.contains(&name)
+                    && (abbreviated || prog.path_values.contains(&full_name))
                 {
                     self.path(v, cwd)?;
                 }
@@ -531,6 +544,7 @@ impl SafeReads {
                 if prog.forbid_short.contains(c) {
                     return Err(format!("`{}` -{c} is not a plain read", prog.name));
                 }
+                follows_links |= prog.follow_short.contains(c);
                 if prog.operands == Operands::Sed && c == 'n' {
                     sed_quiet = true;
                 }
@@ -572,10 +586,16 @@ impl SafeReads {
             }
             Operands::PatternThenPaths => {
                 let skip = usize::from(!pattern_given);
-                operands
-                    .iter()
-                    .skip(skip)
-                    .try_for_each(|o| self.path(o, cwd))
+                let paths: Vec<&str> = operands.iter().skip(skip).copied().collect();
+                paths.iter().try_for_each(|o| self.path(o, cwd))?;
+                if follows_links {
+                    // No path: the recursion starts at the working directory.
+                    let roots = if paths.is_empty() { vec!["."] } else { paths };
+                    for root in roots {
+                        self.links_stay_inside(root, cwd)?;
+                    }
+                }
+                Ok(())
             }
             Operands::Sed => {
                 if !sed_quiet {
@@ -592,6 +612,48 @@ impl SafeReads {
             }
             Operands::Find | Operands::Git => Ok(()),
         }
+    }
+
+    /// A recursion that follows links from `root` stays in the workspace: no symbolic link below
+    /// it leads out (or to a credential). Bounded: a tree of more than [`MAX_LINK_WALK`] entries
+    /// is not walked, and the read is not known safe.
+    fn links_stay_inside(&self, root: &str, cwd: &str) -> Result<(), NotSafe> {
+        let start = self.workspace.join(cwd).join(root);
+        let mut stack = vec![start];
+        let mut seen = 0usize;
+        // Links are followed into the directories they lead to (inside, or refused): those are
+        // walked too, each once.
+        let mut walked = std::collections::HashSet::new();
+        while let Some(dir) = stack.pop() {
+            if !walked.insert(std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone())) {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                seen += 1;
+                if seen > MAX_LINK_WALK {
+                    return Err(format!(
+                        "`{root}` holds more than {MAX_LINK_WALK} entries to check for links \
+                         that lead out of the workspace"
+                    ));
+                }
+                let Ok(kind) = e.file_type() else { continue };
+                if kind.is_symlink() {
+                    let path = e.path();
+                    let rel = path.strip_prefix(&self.workspace).unwrap_or(&path);
+                    self.path(&rel.to_string_lossy(), "")
+                        .map_err(|why| format!("a link below `{root}` leads out: {why}"))?;
+                    if path.is_dir() {
+                        stack.push(path);
+                    }
+                } else if kind.is_dir() {
+                    stack.push(e.path());
+                }
+            }
+        }
+        Ok(())
     }
 
     fn find(&self, args: &[String], cwd: &str) -> Result<(), NotSafe> {
@@ -636,175 +698,31 @@ impl SafeReads {
         }
         Ok(())
     }
+}
 
-    fn git(&self, args: &[String], cwd: &str) -> Result<(), NotSafe> {
-        let mut i = 0;
-        while let Some(a) = args.get(i) {
-            match a.as_str() {
-                "--no-pager" | "-P" | "--no-optional-locks" => i += 1,
-                s if s.starts_with('-') => {
-                    return Err(format!("`git {s}` changes how git runs"));
-                }
-                _ => break,
-            }
-        }
-        let Some(sub) = args.get(i) else {
-            return Err("`git` without a subcommand".into());
-        };
-        let rest = &args[i + 1..];
-        let (forbid, values, pattern): (&[&str], &[&str], bool) = match sub.as_str() {
-            "status" => (&[], &["-u", "--untracked-files", "--ignored"], false),
-            "log" | "show" | "diff" => (
-                &[
-                    "--output",
-                    "--ext-diff",
-                    "--textconv",
-                    "--no-index",
-                    "--show-signature",
-                    "--open-files-in-pager",
-                ],
-                &[
-                    "-n",
-                    "--max-count",
-                    "--skip",
-                    "--since",
-                    "--until",
-                    "--author",
-                    "--grep",
-                ],
-                false,
-            ),
-            "rev-parse" | "ls-files" => (&[], &[], false),
-            "grep" => (
-                &[
-                    "--open-files-in-pager",
-                    "-O",
-                    "--no-index",
-                    "--textconv",
-                    "--ext-grep",
-                ],
-                &["-e", "-f", "--max-depth", "-A", "-B", "-C", "-m"],
-                true,
-            ),
-            "blame" => (
-                &["--textconv"],
-                &["-L", "-S", "--contents", "-C", "-M"],
-                false,
-            ),
-            "branch" => return self.git_branch(rest),
-            other => return Err(format!("`git {other}` is not a known-safe read")),
-        };
-        let mut operands: Vec<&str> = Vec::new();
-        let mut pattern_given = false;
-        let mut done = false;
-        let mut k = 0;
-        while k < rest.len() {
-            let a = rest[k].as_str();
-            k += 1;
-            if done || !a.starts_with('-') || a == "-" {
-                operands.push(a);
-                continue;
-            }
-            if a == "--" {
-                done = true;
-                continue;
-            }
-            // Formats that verify signatures run gpg.
-            if a.contains("%G") {
-                return Err(format!("`git {sub} {a}` verifies signatures (runs gpg)"));
-            }
-            let name = a.split('=').next().unwrap_or(a);
-            let forbidden = forbid.iter().any(|f| {
-                if f.starts_with("--") {
-                    name.len() > 2 && f.starts_with(name)
-                } else {
-                    a.starts_with(f)
-                }
-            });
-            // An order file (`-O<file>`) is read from the file system.
-            if matches!(sub.as_str(), "log" | "show" | "diff") && name.starts_with("-O") {
-                let v = if a.len() > 2 { &a[2..] } else { "" };
-                self.path(v, cwd)?;
-                continue;
-            }
-            if forbidden {
-                return Err(format!("`git {sub} {a}` is not a plain read"));
-            }
-            if matches!(a, "-e" | "-f") {
-                pattern_given = true;
-            }
-            if values.contains(&name) && !a.contains('=') {
-                if let Some(v) = rest.get(k)
-                    && matches!(a, "-f" | "-S" | "--contents")
-                {
-                    self.path(v, cwd)?;
-                }
-                k += 1;
-            }
-        }
-        let skip = usize::from(pattern && !pattern_given);
-        // Revisions and paths look alike; both are checked as paths (a revision name is a
-        // harmless relative path).
-        operands
-            .iter()
-            .skip(skip)
-            .try_for_each(|o| self.path(o, cwd))
+/// The value option a long option `name` (without `--`) stands for: itself when it is one, else
+/// the option it is a proper prefix of (a file-valued one first), and whether it was
+/// abbreviated. `(None, false)` for an option that takes no value.
+fn long_option(prog: &Program, name: &str) -> (Option<&'static str>, bool) {
+    if name.is_empty() {
+        return (None, false);
     }
+    if let Some(exact) = prog.value_long.iter().find(|v| **v == name) {
+        return (Some(exact), false);
+    }
+    let mut longer = prog.value_long.iter().filter(|v| v.starts_with(name));
+    let all: Vec<&'static str> = longer.by_ref().copied().collect();
+    let pick = all
+        .iter()
+        .find(|v| prog.path_values.contains(v))
+        .or_else(|| all.first())
+        .copied();
+    (pick, pick.is_some())
+}
 
-    fn git_branch(&self, args: &[String]) -> Result<(), NotSafe> {
-        const FLAGS: &[&str] = &[
-            "-a",
-            "--all",
-            "-r",
-            "--remotes",
-            "-l",
-            "--list",
-            "-v",
-            "-vv",
-            "--verbose",
-            "-i",
-            "--ignore-case",
-            "--show-current",
-            "--color",
-            "--no-color",
-            "--column",
-            "--no-column",
-            "--no-abbrev",
-            "-q",
-            "--quiet",
-        ];
-        const VALUED: &[&str] = &[
-            "--contains",
-            "--no-contains",
-            "--merged",
-            "--no-merged",
-            "--points-at",
-            "--sort",
-            "--format",
-        ];
-        let listing = args.iter().any(|a| a == "-l" || a == "--list");
-        let mut i = 0;
-        while i < args.len() {
-            let a = args[i].as_str();
-            let name = a.split('=').next().unwrap_or(a);
-            if FLAGS.contains(&name) || name.starts_with("--abbrev") || name.starts_with("--column")
-            {
-                i += 1;
-            } else if VALUED.contains(&name) {
-                if a.contains("%G") {
-                    return Err("`git branch` with a signature format runs gpg".into());
-                }
-                i += if a.contains('=') { 1 } else { 2 };
-            } else if a.starts_with('-') {
-                return Err(format!("`git branch {a}` changes branches"));
-            } else if listing {
-                i += 1;
-            } else {
-                return Err(format!("`git branch {a}` creates a branch"));
-            }
-        }
-        Ok(())
-    }
+/// Whether `name` is one of `options` or a prefix of one.
+fn is_prefix_of(name: &str, options: &[&str]) -> bool {
+    !name.is_empty() && options.iter().any(|o| o.starts_with(name))
 }
 
 /// Names that are one program under two names (`[` is `test`; some systems link `dir` to `ls`).

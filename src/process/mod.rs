@@ -10,11 +10,13 @@ pub mod capture;
 pub mod child;
 pub mod env;
 pub mod gitconfig;
+pub mod gitrepo;
 pub mod group;
 pub mod protect;
 pub mod run;
 pub mod sandbox;
 pub mod session;
+pub mod shield;
 pub mod spawn;
 pub mod start;
 

@@ -75,12 +75,14 @@ pub struct Host {
     _temp: TempDirGuard,
 }
 
-/// The session's temporary directory, removed with the host.
-struct TempDirGuard(PathBuf);
+/// The session's temporary directory, removed with the host, and the empty `.git`/`.pablo`
+/// placeholders the sandbox made in the workspace (`process::shield`).
+struct TempDirGuard(PathBuf, PathBuf);
 
 impl Drop for TempDirGuard {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+        crate::process::shield::remove_placeholders(&self.1);
     }
 }
 
@@ -116,8 +118,9 @@ impl Host {
         // files, not in pablo's own state, and its name is this host's alone.
         let temp_dir =
             std::env::temp_dir().join(format!("pablo-{}", uuid::Uuid::now_v7().simple()));
+        let root = workspace.root().to_path_buf();
         Self {
-            workspace_root: workspace.root().to_path_buf(),
+            workspace_root: root.clone(),
             workspace,
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
             editor: None,
@@ -128,10 +131,11 @@ impl Host {
             readable: None,
             sandbox: crate::process::sandbox::SandboxSettings {
                 temp_dir: Some(temp_dir.clone()),
+                protected_dirs: vec![state_dir.clone()],
                 ..Default::default()
             },
             state_dir,
-            _temp: TempDirGuard(temp_dir),
+            _temp: TempDirGuard(temp_dir, root),
         }
     }
 
