@@ -647,7 +647,9 @@ fn options<'a>(
             pattern_given |= matches!(*v, "-e" | "-f");
             continue;
         }
-        if flag(a) || prefixed(a) {
+        // `-5` is `-n 5` for the commands that walk history.
+        let count = is_log && sub != "diff" && a.len() > 1 && a[1..].bytes().all(|b| b.is_ascii_digit());
+        if flag(a) || prefixed(a) || count {
             continue;
         }
         // A cluster of short flags (`-in`): every letter must be a flag of its own.
