@@ -1198,7 +1198,9 @@ impl ConfigFile {
         }
         let shell = &mut self.options.shell;
         if let Some(l) = shell.launcher.take() {
-            out.push(format!("options.shell.launcher = {l:?} (runs every command)"));
+            out.push(format!(
+                "options.shell.launcher = {l:?} (runs every command)"
+            ));
         }
         if !shell.commands.allow.is_empty() {
             let ids: Vec<String> = shell.commands.allow.drain(..).map(|r| r.id).collect();

@@ -758,9 +758,11 @@ fn tui_options(
     pablo::tui::TuiOptions {
         startup_events: events,
         resume_command: Some(resume_command),
+        // An endpoint the project chose comes first: where the conversation goes is the fact
+        // the person must not miss when the line is cut.
         policy_mode: match launch.project_endpoint() {
             Some(endpoint) => format!(
-                "{} · {} · endpoint {endpoint} (project config)",
+                "endpoint {endpoint} (project) · {} · {}",
                 launch.authority_label(),
                 pablo::launch::sandbox_status(&setup.policy)
             ),
@@ -930,7 +932,10 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
                 let grants = config.withhold_untrusted();
                 let verb = if revoke { "no longer sets" } else { "now sets" };
                 if grants.is_empty() {
-                    outln!("{}: only narrows (it sets no endpoint, program or grant)", file.display());
+                    outln!(
+                        "{}: only narrows (it sets no endpoint, program or grant)",
+                        file.display()
+                    );
                 } else {
                     outln!("{} {verb}:", file.display());
                     for g in grants {

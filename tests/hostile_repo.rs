@@ -134,7 +134,10 @@ async fn an_untrusted_project_config_sends_no_request_and_no_key_to_its_server_u
     let out = pablo(&sb, &["run", "hi"]).await;
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(evil.requests().is_empty(), "the repository's server was reached");
+    assert!(
+        evil.requests().is_empty(),
+        "the repository's server was reached"
+    );
     let sent = person.requests();
     assert_eq!(sent.len(), 1);
     assert_eq!(
@@ -216,8 +219,14 @@ async fn an_unasked_git_diff_does_not_follow_core_worktree_out_of_the_workspace(
     script_commands(&server, &["git diff", "git status --short"]);
     let out = pablo(&sb, &["run", "look at the changes"]).await;
     assert!(out.status.success(), "{:?}", text(&out));
-    assert!(!reached(&server, "PRIVATE KEY"), "the key reached the model");
-    assert!(!reached(&server, "b3BlbnNzaC1rZXkt"), "the key reached the model");
+    assert!(
+        !reached(&server, "PRIVATE KEY"),
+        "the key reached the model"
+    );
+    assert!(
+        !reached(&server, "b3BlbnNzaC1rZXkt"),
+        "the key reached the model"
+    );
     let r = results(&server);
     assert_eq!(r.len(), 2, "{r:?}");
     for result in &r {
@@ -431,7 +440,10 @@ async fn approved_commands_plant_nothing_that_git_or_pablo_runs_later() {
     assert!(!ws.join(".git/commondir").exists());
     assert!(!ws.join(".git/modules").exists());
     assert!(!ws.join(".git/hooks/post-checkout").exists());
-    assert!(!ws.join(".pablo").exists(), "the placeholder is gone with the session");
+    assert!(
+        !ws.join(".pablo").exists(),
+        "the placeholder is gone with the session"
+    );
     assert!(ws.join("vendor/dep/.git").is_dir() && !ws.join("vendor-away").exists());
     let after = [
         snapshot(&config_dir),
@@ -461,7 +473,10 @@ async fn a_command_cannot_create_a_repository_or_a_project_config_where_none_was
     let (script, mark) = marker_script(sb.root());
     std::fs::write(ws.join("README.md"), "hello\n").unwrap();
     let commands = [
-        format!("git init -q && git config core.fsmonitor {}", script.display()),
+        format!(
+            "git init -q && git config core.fsmonitor {}",
+            script.display()
+        ),
         "mkdir -p .pablo && echo 'default = 1' > .pablo/config.toml".to_string(),
         "echo still-writable > notes.txt".to_string(),
     ];

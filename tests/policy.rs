@@ -186,7 +186,12 @@ fn each_deny_pattern_catches_every_spelling_of_its_corpus() {
             ));
         }
     }
-    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
     for (id, _) in pablo::policy::patterns::builtin_deny() {
         let full = format!("builtin.pattern.{id}");
         assert!(

@@ -159,7 +159,7 @@ async fn workspace_write_writes_the_workspace_but_not_its_parent_or_etc() {
 
 #[tokio::test]
 async fn workspace_write_keeps_every_git_and_pablo_read_only_and_git_writes_ask_to_leave_the_sandbox()
-{
+ {
     assert!(namespaces(), "this machine has user namespaces");
     let f = fixture();
     f.git_init();
@@ -210,7 +210,10 @@ async fn workspace_write_keeps_every_git_and_pablo_read_only_and_git_writes_ask_
         )
         .await;
     assert_ne!(r["exit_code"], 0, "{r}");
-    assert_eq!(std::fs::read_to_string(f.workspace.join("f")).unwrap(), "a\n");
+    assert_eq!(
+        std::fs::read_to_string(f.workspace.join("f")).unwrap(),
+        "a\n"
+    );
     assert_eq!(r["sandbox_denied"]["code"], "sandbox_denied", "{r}");
     let r = f.sh("echo evil > .git/hooks/x", WorkspaceWrite).await;
     assert_eq!(r["sandbox_denied"]["code"], "sandbox_denied", "{r}");

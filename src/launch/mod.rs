@@ -172,14 +172,8 @@ impl Launch {
         if options.max_tool_calls.is_some() {
             limits.max_tool_calls = options.max_tool_calls;
         }
-        let mut launch = Self::from_parts(
-            dirs,
-            workspace,
-            workspace_handle,
-            layers,
-            limits,
-            options,
-        );
+        let mut launch =
+            Self::from_parts(dirs, workspace, workspace_handle, layers, limits, options);
         launch.project_trusted = project_trusted;
         if let Some(note) = trust_notice {
             launch.warnings.push(note.clone());

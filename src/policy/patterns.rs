@@ -24,7 +24,10 @@ fn long_option(name: &str, min: usize) -> String {
 /// and short mixed; `tests/fixtures/deny_corpus.rs` holds the spellings each must catch.
 pub fn builtin_deny() -> Vec<(&'static str, String)> {
     // A group of short options holding the letter, or the long option abbreviated.
-    let recursive = format!(r"(?:-[a-zA-Z]*[rR][a-zA-Z]*|{})\b", long_option("recursive", 1));
+    let recursive = format!(
+        r"(?:-[a-zA-Z]*[rR][a-zA-Z]*|{})\b",
+        long_option("recursive", 1)
+    );
     let force = format!(r"(?:-[a-zA-Z]*f[a-zA-Z]*|{})\b", long_option("force", 1));
     let in_rm = r"\brm\b[^;&|\n]*\s";
     let signal_kill = r"(?i:0*9|KILL|SIGKILL)\b";

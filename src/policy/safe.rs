@@ -381,8 +381,8 @@ pub fn program_named(name: &str) -> Option<&'static Program> {
 /// Checks commands against the table for one workspace.
 #[derive(Debug)]
 pub struct SafeReads {
-    pub(super) workspace: PathBuf,
-    pub(super) credentials: CredentialNames,
+    workspace: PathBuf,
+    credentials: CredentialNames,
 }
 
 /// Why a command is not known safe (for the reason a prompt shows).
@@ -414,7 +414,15 @@ impl SafeReads {
         }
         match prog.operands {
             Operands::Find => self.find(args, cwd)?,
-            Operands::Git => super::safe_git::check(self, resolved, args, cwd)?,
+            Operands::Git => {
+                let path = |raw: &str, cwd: &str| self.path(raw, cwd);
+                let reads = super::safe_git::Reads {
+                    workspace: &self.workspace,
+                    credentials: &self.credentials,
+                    path: &path,
+                };
+                super::safe_git::check(&reads, resolved, args, cwd)?
+            }
             _ => self.generic(prog, args, cwd)?,
         }
         Ok(prog)
@@ -449,7 +457,7 @@ impl SafeReads {
     }
 
     /// A path a command opens: inside the workspace once links are followed, not a credential.
-    pub(super) fn path(&self, raw: &str, cwd: &str) -> Result<(), NotSafe> {
+    fn path(&self, raw: &str, cwd: &str) -> Result<(), NotSafe> {
         if raw == "-" || raw.is_empty() {
             return Ok(());
         }

@@ -18,7 +18,25 @@
 use std::path::Path;
 
 use super::rules::Resolved;
-use super::safe::{NotSafe, SafeReads};
+use crate::workspace::CredentialNames;
+
+/// Why a command is not known safe.
+type NotSafe = String;
+
+/// What the git check needs of the known-safe table (passed in, so this file does not reach
+/// back into the table's).
+pub(super) struct Reads<'a> {
+    pub workspace: &'a Path,
+    pub credentials: &'a CredentialNames,
+    /// The table's check of a path a command opens (inside the workspace, not a credential).
+    pub path: &'a dyn Fn(&str, &str) -> Result<(), NotSafe>,
+}
+
+impl Reads<'_> {
+    fn path(&self, raw: &str, cwd: &str) -> Result<(), NotSafe> {
+        (self.path)(raw, cwd)
+    }
+}
 
 /// What one read-only subcommand accepts.
 struct GitRead {
@@ -304,7 +322,12 @@ const READS: &[GitRead] = &[
     },
     GitRead {
         name: "diff",
-        flags: &["--cached", "--staged", "--merge-base", "--ita-invisible-in-index"],
+        flags: &[
+            "--cached",
+            "--staged",
+            "--merge-base",
+            "--ita-invisible-in-index",
+        ],
         values: &["-S", "-G", "-O"],
         path_values: &["-O"],
         prefixes: &[],
@@ -505,7 +528,7 @@ const GLOBAL_FLAGS: &[&str] = &["--no-pager", "-P", "--no-optional-locks"];
 /// Whether `git ARGS` run in `cwd` (workspace-relative) is a known-safe read. `resolved` is the
 /// git that would run (asked about the type of objects a `show` or `diff` names).
 pub(super) fn check(
-    reads: &SafeReads,
+    reads: &Reads<'_>,
     resolved: &Resolved,
     args: &[String],
     cwd: &str,
@@ -558,14 +581,14 @@ pub(super) fn check(
 /// The repository the read would use, refused when its layout leads outside the workspace or
 /// when it is larger than the workspace.
 fn repository(
-    reads: &SafeReads,
+    reads: &Reads<'_>,
     cwd: &str,
 ) -> Result<Option<crate::process::gitrepo::GitRepo>, NotSafe> {
     use crate::process::gitrepo;
     let abs = reads.workspace.join(cwd);
-    match gitrepo::locate(&reads.workspace, &abs) {
+    match gitrepo::locate(reads.workspace, &abs) {
         Ok(Some(repo)) => Ok(Some(repo)),
-        Ok(None) => match gitrepo::repository_above(&reads.workspace) {
+        Ok(None) => match gitrepo::repository_above(reads.workspace) {
             Some(top) => Err(format!(
                 "the repository at {} is larger than the workspace, so git would read outside it",
                 top.display()
@@ -578,7 +601,7 @@ fn repository(
 
 /// Walks the options of `read`; returns the operands, each with whether it came after `--`.
 fn options<'a>(
-    reads: &SafeReads,
+    reads: &Reads<'_>,
     read: &GitRead,
     rest: &'a [String],
     cwd: &str,
@@ -648,14 +671,14 @@ fn options<'a>(
             continue;
         }
         // `-5` is `-n 5` for the commands that walk history.
-        let count = is_log && sub != "diff" && a.len() > 1 && a[1..].bytes().all(|b| b.is_ascii_digit());
+        let count =
+            is_log && sub != "diff" && a.len() > 1 && a[1..].bytes().all(|b| b.is_ascii_digit());
         if flag(a) || prefixed(a) || count {
             continue;
         }
         // A cluster of short flags (`-in`): every letter must be a flag of its own.
-        let cluster = a.len() > 2
-            && !a.starts_with("--")
-            && a[1..].chars().all(|c| flag(&format!("-{c}")));
+        let cluster =
+            a.len() > 2 && !a.starts_with("--") && a[1..].chars().all(|c| flag(&format!("-{c}")));
         if cluster {
             continue;
         }
@@ -670,7 +693,7 @@ fn options<'a>(
 /// Checks the value of a value option: files must be readable reads, and `-L`'s file (after the
 /// last `:`) must not be a credential.
 fn value_read(
-    reads: &SafeReads,
+    reads: &Reads<'_>,
     read: &GitRead,
     name: &str,
     value: &str,
@@ -805,7 +828,14 @@ mod tests {
                 assert!(r.values.contains(p), "git {}: {p}", r.name);
             }
         }
-        for forbidden in ["--output", "--ext-diff", "--textconv", "-a", "--text", "--binary"] {
+        for forbidden in [
+            "--output",
+            "--ext-diff",
+            "--textconv",
+            "-a",
+            "--text",
+            "--binary",
+        ] {
             assert!(!DIFF_FLAGS.contains(&forbidden), "{forbidden}");
             assert!(!LOG_FLAGS.contains(&forbidden), "{forbidden}");
             assert!(

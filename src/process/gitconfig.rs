@@ -279,7 +279,8 @@ pub fn prepare(
     match locate(workspace, cwd)? {
         Some(repo) => {
             out.overlays = overlays(git, &repo, dir)?;
-            out.files.extend(out.overlays.iter().map(|(c, _)| c.clone()));
+            out.files
+                .extend(out.overlays.iter().map(|(c, _)| c.clone()));
             out.env.extend(repo.pin_env());
         }
         None => {

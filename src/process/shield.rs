@@ -196,7 +196,10 @@ mod tests {
         let own = root.join("state/pablo");
         let s = compute(&ws, &[root.clone()], std::slice::from_ref(&own));
         assert!(ws.join(".git").is_dir() && ws.join(".pablo").is_dir());
-        assert!(own.is_dir(), "pablo's directory is made so it can be covered");
+        assert!(
+            own.is_dir(),
+            "pablo's directory is made so it can be covered"
+        );
         for p in [
             ws.join(".git"),
             ws.join(".pablo"),
