@@ -1161,7 +1161,7 @@ impl ConfigFile {
         for (name, server) in &mut self.mcp_servers {
             if let Some(c) = server.command.take() {
                 let mut line = vec![c];
-                line.extend(server.args.drain(..));
+                line.append(&mut server.args);
                 out.push(format!(
                     "mcp_servers.{name} (starts the program `{}`)",
                     line.join(" ")

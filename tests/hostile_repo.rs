@@ -280,9 +280,8 @@ async fn known_safe_reads_print_no_credential_and_nothing_outside_the_workspace(
         "git log -p",
         "git diff HEAD~1",
         "git grep -n TOKEN HEAD",
-        // Reads that are harmless run unasked.
+        // A recursive read of a tree holding credential files asks too.
         "grep -R \"Cargo.toml\" -n",
-        "tac README.md",
     ];
     script_commands(&server, &commands);
     let out = pablo(&sb, &["run", "read around"]).await;
@@ -301,9 +300,11 @@ async fn known_safe_reads_print_no_credential_and_nothing_outside_the_workspace(
     assert_eq!(r.len(), commands.len(), "{r:?}");
     let code = |i: usize| r[i]["error"]["code"].as_str().unwrap_or("").to_string();
     // The ones that would read a secret ask (nobody can answer in `pablo run`).
-    for i in 0..9 {
+    for i in (0..9).chain([12]) {
         assert_eq!(code(i), "approval_required", "{}: {}", commands[i], r[i]);
     }
+    let said = r[12]["error"]["message"].as_str().unwrap();
+    assert!(said.contains("looks like a credential file"), "{said}");
     // The history reads run, with the credential file left out of their output.
     for i in 9..12 {
         assert_eq!(r[i]["ok"], true, "{}: {}", commands[i], r[i]);
@@ -317,19 +318,36 @@ async fn known_safe_reads_print_no_credential_and_nothing_outside_the_workspace(
         "{}",
         r[9]
     );
-    for i in 12..14 {
-        assert_eq!(r[i]["ok"], true, "{}: {}", commands[i], r[i]);
-        assert_eq!(r[i]["data"]["sandbox"], "read-only", "{}", r[i]);
+    // The history reads said which file git left out, and no secret.
+    let grep = r[11]["data"]["output"].as_str().unwrap();
+    assert!(grep.contains("Binary file HEAD:.env matches"), "{grep}");
+}
+
+#[tokio::test]
+async fn reads_that_codex_calls_safe_run_unasked_in_a_tree_without_secrets() {
+    let server = ScriptedServer::start().await;
+    let sb = Sandbox::new();
+    personal_config(&sb, &server);
+    let ws = sb.workspace();
+    std::fs::write(ws.join("README.md"), "hello\nsee Cargo.toml\n").unwrap();
+    std::fs::write(ws.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    let commands = [
+        "grep -R \"Cargo.toml\" -n",
+        "tac README.md",
+        "rg -n package",
+    ];
+    script_commands(&server, &commands);
+    let out = pablo(&sb, &["run", "read around"]).await;
+    assert!(out.status.success(), "{:?}", text(&out));
+    let r = results(&server);
+    assert_eq!(r.len(), commands.len(), "{r:?}");
+    for (c, result) in commands.iter().zip(&r) {
+        assert_eq!(result["ok"], true, "{c}: {result}");
+        assert_eq!(result["data"]["sandbox"], "read-only", "{c}: {result}");
     }
-    assert!(
-        r[12]["data"]["output"]
-            .as_str()
-            .unwrap()
-            .contains("Cargo.toml"),
-        "{}",
-        r[12]
-    );
-    assert_eq!(r[13]["data"]["output"], "see Cargo.toml\nhello\n");
+    assert_eq!(r[0]["data"]["output"], "README.md:2:see Cargo.toml\n");
+    assert_eq!(r[1]["data"]["output"], "see Cargo.toml\nhello\n");
+    assert_eq!(r[2]["data"]["output"], "Cargo.toml:1:[package]\n");
 }
 
 // ---------------------------------------------------------------- 4. planted for later

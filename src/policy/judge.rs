@@ -746,7 +746,18 @@ impl Judge<'_> {
             _ => None,
         };
         let safe_name = safe.as_ref().and_then(|r| r.as_ref().ok()).map(|p| p.name);
+        // Why a program of the known-safe table is not safe here (a credential, an option that
+        // writes): the question says it, so the person sees what made an ordinary read ask.
+        let not_safe = safe
+            .as_ref()
+            .and_then(|r| r.as_ref().err())
+            .filter(|_| super::safe::program_named(basename(&resolved.key)).is_some());
         let mut result = self.match_allow(&resolved, word, args, safe_name);
+        if let (Some(why), Decision::Ask, Some(reason)) =
+            (not_safe, result.decision, result.reason.as_mut())
+        {
+            reason.push_str(&format!("; not a known-safe read: {why}"));
+        }
         result.known_safe = safe_name.is_some() && writes.is_empty();
         if let Some((x, inner)) = u.xargs {
             // xargs appends input to its inner command: it needs a rule of its own as well.

@@ -60,6 +60,12 @@ pub struct Program {
     /// paths read leads out of the workspace (short letters, then long names).
     pub follow_short: &'static str,
     pub follow_long: &'static [&'static str],
+    /// Options that make it print the content of every file below a directory (`grep -r`,
+    /// `diff -r`): accepted only when no credential file lies below (short letters, long names).
+    pub recursive_short: &'static str,
+    pub recursive_long: &'static [&'static str],
+    /// It reads directories recursively whatever its options (`rg`).
+    pub always_recursive: bool,
 }
 
 const fn program(name: &'static str, operands: Operands) -> Program {
@@ -73,6 +79,9 @@ const fn program(name: &'static str, operands: Operands) -> Program {
         path_values: &[],
         follow_short: "",
         follow_long: &[],
+        recursive_short: "",
+        recursive_long: &[],
+        always_recursive: false,
     }
 }
 
@@ -120,6 +129,8 @@ pub static PROGRAMS: &[Program] = &[
         // -R follows every link: safe only while no link below leads out of the workspace.
         follow_short: "R",
         follow_long: &["dereference-recursive"],
+        recursive_short: "rR",
+        recursive_long: &["recursive", "dereference-recursive"],
         value_short: "efmABCdD",
         value_long: &[
             "regexp",
@@ -143,7 +154,14 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         // --pre runs a program per file, -z runs decompressors, -L follows links.
-        forbid_long: &["pre", "pre-glob", "search-zip", "follow", "hostname-bin"],
+        forbid_long: &[
+            "pre",
+            "pre-glob",
+            "search-zip",
+            "follow",
+            "hostname-bin",
+            "no-config",
+        ],
         forbid_short: "zL",
         value_short: "efgtTmABCjMErd",
         value_long: &[
@@ -179,6 +197,9 @@ pub static PROGRAMS: &[Program] = &[
             "regex-size-limit",
         ],
         path_values: &["f", "file", "ignore-file"],
+        // Credential files are left out by the config pablo gives it (RIPGREP_CONFIG_PATH,
+        // see `process::gitconfig::ripgrep_config`); a glob of the command line could bring
+        // them back, and `--no-config` drops the config: see `generic`.
         ..program("rg", Operands::PatternThenPaths)
     },
     Program {
@@ -320,6 +341,8 @@ pub static PROGRAMS: &[Program] = &[
             "ifdef",
         ],
         path_values: &["X", "exclude-from", "from-file", "to-file"],
+        recursive_short: "r",
+        recursive_long: &["recursive"],
         ..program("diff", Operands::Paths)
     },
     Program {
@@ -367,7 +390,42 @@ pub static PROGRAMS: &[Program] = &[
     program("git", Operands::Git),
 ];
 
-/// The most entries [`SafeReads::links_stay_inside`] looks at.
+/// How [`SafeReads::recursive_read_is_clean`] walks.
+#[derive(Clone, Copy)]
+struct Walk<'a> {
+    /// The program follows symbolic links (`grep -R`).
+    follow: bool,
+    /// It reads hidden files (rg only with `--hidden`).
+    hidden: bool,
+    /// For rg: its own positive globs, the only way a credential file comes back into its
+    /// search (pablo's config leaves them out). `None`: every credential file counts.
+    taken_back: Option<&'a globset::GlobSet>,
+}
+
+/// The positive globs of rg's command line, without regard to case (its `--iglob` and, to be
+/// safe, its `-g`). A glob that does not compile matches everything.
+fn positive_globs(globs: &[&str]) -> globset::GlobSet {
+    let mut b = globset::GlobSetBuilder::new();
+    for g in globs.iter().filter(|g| !g.starts_with('!')) {
+        let glob = globset::GlobBuilder::new(g)
+            .case_insensitive(true)
+            .build()
+            .or_else(|_| globset::Glob::new("*"));
+        if let Ok(glob) = glob {
+            b.add(glob);
+        }
+    }
+    b.build().unwrap_or_else(|_| {
+        // Nothing known: every credential file counts.
+        let mut all = globset::GlobSetBuilder::new();
+        if let Ok(g) = globset::Glob::new("**") {
+            all.add(g);
+        }
+        all.build().unwrap_or_else(|_| globset::GlobSet::empty())
+    })
+}
+
+/// The most entries [`SafeReads::recursive_read_is_clean`] looks at.
 pub const MAX_LINK_WALK: usize = 20_000;
 
 /// Multi-call binaries a known-safe name may link to (they act on the name they were called by).
@@ -487,6 +545,12 @@ impl SafeReads {
         let mut sed_script = false;
         let mut sed_quiet = false;
         let mut follows_links = false;
+        let mut recursive = prog.always_recursive;
+        // rg leaves hidden files out unless told otherwise; `--files` prints only names.
+        let mut hidden = prog.name != "rg";
+        let mut names_only = false;
+        // rg's own globs (`-g`, `--glob`, `--iglob`), later than pablo's and so stronger.
+        let mut rg_globs: Vec<&str> = Vec::new();
         let mut i = 0;
         let mut options_done = false;
         while i < args.len() {
@@ -527,6 +591,20 @@ impl SafeReads {
                 };
                 let full_name = full.unwrap_or(name);
                 follows_links |= is_prefix_of(name, prog.follow_long);
+                recursive |= is_prefix_of(name, prog.recursive_long)
+                    || (full_name == "directories"
+                        && value.is_some_and(|v| "recurse".starts_with(v)));
+                if prog.name == "rg" {
+                    hidden |= is_prefix_of(name, &["hidden"]);
+                    names_only |= name == "files";
+                    // A glob of its own can take back what pablo's config left out.
+                    if matches!(full_name, "glob" | "iglob") {
+                        // A glob that names a hidden file searches it even without --hidden.
+                        recursive = true;
+                        hidden = true;
+                        rg_globs.extend(value);
+                    }
+                }
                 if prog.operands == Operands::Sed && is_prefix_of(name, &["quiet", "silent"]) {
                     sed_quiet = true;
                 }
@@ -553,6 +631,10 @@ impl SafeReads {
                     return Err(format!("`{}` -{c} is not a plain read", prog.name));
                 }
                 follows_links |= prog.follow_short.contains(c);
+                recursive |= prog.recursive_short.contains(c);
+                if prog.name == "rg" {
+                    hidden |= c == '.' || (c == 'u' && cluster.matches('u').count() >= 2);
+                }
                 if prog.operands == Operands::Sed && c == 'n' {
                     sed_quiet = true;
                 }
@@ -564,6 +646,14 @@ impl SafeReads {
                     } else {
                         Some(rest)
                     };
+                    if prog.name == "grep" && c == 'd' && value.is_some_and(|v| v == "recurse") {
+                        recursive = true;
+                    }
+                    if prog.name == "rg" && c == 'g' {
+                        recursive = true;
+                        hidden = true;
+                        rg_globs.extend(value);
+                    }
                     if matches!(c, 'e' | 'f') {
                         pattern_given = true;
                         if prog.operands == Operands::Sed && c == 'e' {
@@ -585,7 +675,20 @@ impl SafeReads {
         }
         match prog.operands {
             Operands::Text => Ok(()),
-            Operands::Paths => operands.iter().try_for_each(|o| self.path(o, cwd)),
+            Operands::Paths => {
+                operands.iter().try_for_each(|o| self.path(o, cwd))?;
+                if recursive {
+                    let walk = Walk {
+                        follow: false,
+                        hidden: true,
+                        taken_back: None,
+                    };
+                    for root in &operands {
+                        self.recursive_read_is_clean(root, cwd, &walk)?;
+                    }
+                }
+                Ok(())
+            }
             Operands::OnePath => {
                 if operands.len() > 1 {
                     return Err(format!("`{}` with a second operand writes it", prog.name));
@@ -596,11 +699,18 @@ impl SafeReads {
                 let skip = usize::from(!pattern_given);
                 let paths: Vec<&str> = operands.iter().skip(skip).copied().collect();
                 paths.iter().try_for_each(|o| self.path(o, cwd))?;
-                if follows_links {
+                if (recursive && !names_only) || follows_links {
+                    // For rg, only a credential file one of its own globs takes back counts.
+                    let taken_back = (prog.name == "rg").then(|| positive_globs(&rg_globs));
                     // No path: the recursion starts at the working directory.
                     let roots = if paths.is_empty() { vec!["."] } else { paths };
                     for root in roots {
-                        self.links_stay_inside(root, cwd)?;
+                        let walk = Walk {
+                            follow: follows_links,
+                            hidden,
+                            taken_back: taken_back.as_ref(),
+                        };
+                        self.recursive_read_is_clean(root, cwd, &walk)?;
                     }
                 }
                 Ok(())
@@ -622,10 +732,22 @@ impl SafeReads {
         }
     }
 
-    /// A recursion that follows links from `root` stays in the workspace: no symbolic link below
-    /// it leads out (or to a credential). Bounded: a tree of more than [`MAX_LINK_WALK`] entries
-    /// is not walked, and the read is not known safe.
-    fn links_stay_inside(&self, root: &str, cwd: &str) -> Result<(), NotSafe> {
+    /// A read that prints the content of every file below `root` prints no credential file and,
+    /// when it follows links (`follow`), none from outside the workspace: no credential name lies
+    /// below it (hidden ones only when the program reads them, `hidden`) and no followed link
+    /// leads out. Bounded: a tree of more than [`MAX_LINK_WALK`] entries is not walked, and the
+    /// read is not known safe.
+    fn recursive_read_is_clean(
+        &self,
+        root: &str,
+        cwd: &str,
+        walk: &Walk<'_>,
+    ) -> Result<(), NotSafe> {
+        let Walk {
+            follow,
+            hidden,
+            taken_back,
+        } = *walk;
         let start = self.workspace.join(cwd).join(root);
         let mut stack = vec![start];
         let mut seen = 0usize;
@@ -643,21 +765,37 @@ impl SafeReads {
                 seen += 1;
                 if seen > MAX_LINK_WALK {
                     return Err(format!(
-                        "`{root}` holds more than {MAX_LINK_WALK} entries to check for links \
-                         that lead out of the workspace"
+                        "`{root}` holds more than {MAX_LINK_WALK} entries to check for \
+                         credential files and links that lead out of the workspace"
+                    ));
+                }
+                if !hidden && e.file_name().to_string_lossy().starts_with('.') {
+                    continue;
+                }
+                let path = e.path();
+                let rel = path.strip_prefix(&self.workspace).unwrap_or(&path);
+                let rel_text = rel.to_string_lossy();
+                let counts = taken_back.is_none_or(|set| {
+                    set.is_match(rel_text.as_ref()) || set.is_match(e.file_name())
+                });
+                if counts && self.credentials.covers(&rel_text) {
+                    return Err(format!(
+                        "`{rel_text}` below `{root}` looks like a credential file, and the read \
+                         would print it"
                     ));
                 }
                 let Ok(kind) = e.file_type() else { continue };
                 if kind.is_symlink() {
-                    let path = e.path();
-                    let rel = path.strip_prefix(&self.workspace).unwrap_or(&path);
-                    self.path(&rel.to_string_lossy(), "")
+                    if !follow {
+                        continue;
+                    }
+                    self.path(&rel_text, "")
                         .map_err(|why| format!("a link below `{root}` leads out: {why}"))?;
                     if path.is_dir() {
                         stack.push(path);
                     }
                 } else if kind.is_dir() {
-                    stack.push(e.path());
+                    stack.push(path);
                 }
             }
         }

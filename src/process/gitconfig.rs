@@ -241,6 +241,25 @@ fn write_private(dir: &Path, stem: &str, text: &str) -> Result<PathBuf, String> 
     Ok(path)
 }
 
+/// A ripgrep config (for `RIPGREP_CONFIG_PATH`) that leaves credential files out of every
+/// search of a known-safe line, in either case: one `--iglob=!GLOB` per credential glob. Written
+/// once per session in `dir` (commands cannot write it); returns its path.
+pub fn ripgrep_config(dir: &Path, credentials: &[String]) -> Result<PathBuf, String> {
+    let mut text = String::new();
+    for g in credentials {
+        if !g.contains(['\n', '\r']) {
+            text.push_str(&format!("--iglob=!{g}\n"));
+        }
+    }
+    let path = dir.join("ripgrep-config");
+    let staged = write_private(dir, "ripgrep", &text)?;
+    std::fs::rename(&staged, &path).map_err(|e| {
+        let _ = std::fs::remove_file(&staged);
+        format!("{}: {e}", path.display())
+    })?;
+    Ok(path)
+}
+
 /// What a known-safe git read needs besides the read-only sandbox: the repository's config
 /// copies to bind over the originals, and the variables that pin the repository and turn off
 /// what would run a program or print a credential file.

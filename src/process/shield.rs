@@ -58,10 +58,11 @@ pub fn compute(workspace: &Path, writable: &[PathBuf], own: &[PathBuf]) -> Shiel
     let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
     for name in [".git", ".pablo"] {
         let p = workspace.join(name);
-        if std::fs::symlink_metadata(&p).is_err() && std::fs::create_dir(&p).is_ok() {
-            if let Ok(mut set) = PLACEHOLDERS.lock() {
-                set.insert(p.clone());
-            }
+        if std::fs::symlink_metadata(&p).is_err()
+            && std::fs::create_dir(&p).is_ok()
+            && let Ok(mut set) = PLACEHOLDERS.lock()
+        {
+            set.insert(p.clone());
         }
     }
     let mut shield = Shield::default();
@@ -104,7 +105,7 @@ pub fn compute(workspace: &Path, writable: &[PathBuf], own: &[PathBuf]) -> Shiel
     for t in &kept {
         let mut dir = t.clone();
         while dir.pop() {
-            if dir.parent().is_some_and(|p| writable_at(p)) {
+            if dir.parent().is_some_and(&writable_at) {
                 pins.insert(dir.clone());
             }
         }
@@ -194,7 +195,7 @@ mod tests {
         std::fs::create_dir_all(ws.join("sub/.pablo")).unwrap();
         std::fs::create_dir_all(ws.join("node_modules/x")).unwrap();
         let own = root.join("state/pablo");
-        let s = compute(&ws, &[root.clone()], std::slice::from_ref(&own));
+        let s = compute(&ws, std::slice::from_ref(&root), std::slice::from_ref(&own));
         assert!(ws.join(".git").is_dir() && ws.join(".pablo").is_dir());
         assert!(
             own.is_dir(),

@@ -316,7 +316,21 @@ impl Tool for ShellRun {
         let mut env = self.settings.env.for_command(&a.env, p.pty)?;
         if choice.known_safe {
             // The repository, its objects and its config are git's choice only through pablo.
-            env.retain(|(k, _)| !process::gitrepo::is_git_variable(k));
+            env.retain(|(k, _)| {
+                !process::gitrepo::is_git_variable(k) && k != "RIPGREP_CONFIG_PATH"
+            });
+            // rg leaves credential files out (the policy relies on it for `rg` unasked).
+            let rg = process::gitconfig::ripgrep_config(
+                &ctx.host.state_dir.join("git"),
+                ctx.host.workspace.credential_names().patterns(),
+            )
+            .map_err(|e| {
+                ToolFailure::new(
+                    "sandbox_failed",
+                    format!("the known-safe read was not run: {e}"),
+                )
+            })?;
+            env.push(("RIPGREP_CONFIG_PATH".into(), rg.display().to_string()));
         }
         env.extend(sandbox_env(&choice, settings, git.as_ref()));
         let spawn = SpawnSpec {
