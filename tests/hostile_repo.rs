@@ -198,6 +198,8 @@ async fn an_unasked_git_diff_does_not_follow_core_worktree_out_of_the_workspace(
     git(&ws, &["init", "-q"]);
     // The index lists the key (as it was once); the file now holds the private key.
     std::fs::write(home.join(".ssh/id_rsa"), "placeholder\n").unwrap();
+    // And a file of the home that has no credential name: only the work tree decides.
+    std::fs::write(home.join("diary.txt"), "placeholder\n").unwrap();
     let git_dir = ws.join(".git");
     git(
         &ws,
@@ -208,6 +210,7 @@ async fn an_unasked_git_diff_does_not_follow_core_worktree_out_of_the_workspace(
             home.to_str().unwrap(),
             "add",
             ".ssh/id_rsa",
+            "diary.txt",
         ],
     );
     std::fs::write(
@@ -215,6 +218,7 @@ async fn an_unasked_git_diff_does_not_follow_core_worktree_out_of_the_workspace(
         "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n",
     )
     .unwrap();
+    std::fs::write(home.join("diary.txt"), "a private diary entry\n").unwrap();
     git(&ws, &["config", "core.worktree", "../../home"]);
     script_commands(&server, &["git diff", "git status --short"]);
     let out = pablo(&sb, &["run", "look at the changes"]).await;
@@ -226,6 +230,10 @@ async fn an_unasked_git_diff_does_not_follow_core_worktree_out_of_the_workspace(
     assert!(
         !reached(&server, "b3BlbnNzaC1rZXkt"),
         "the key reached the model"
+    );
+    assert!(
+        !reached(&server, "a private diary entry"),
+        "a file outside the workspace reached the model"
     );
     let r = results(&server);
     assert_eq!(r.len(), 2, "{r:?}");
