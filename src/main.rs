@@ -929,7 +929,7 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
             let file = pablo::config::project_config_file(&launch.workspace);
             if file.is_file() {
                 let mut config = pablo::config::ConfigFile::load(&file)?;
-                let grants = config.withhold_untrusted();
+                let grants = pablo::launch::trust::withhold_untrusted(&mut config);
                 let verb = if revoke { "no longer sets" } else { "now sets" };
                 if grants.is_empty() {
                     outln!(

@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod demo;
 pub mod mcp;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -152,7 +153,7 @@ impl Launch {
         let trust_notice = if project_trusted {
             None
         } else {
-            layers.withhold_untrusted_project()
+            trust::withhold_untrusted_project(&mut layers)
         };
         let workspace_handle = Arc::new(
             Workspace::open_with(&workspace, workspace_options(&layers)).map_err(|e| {
@@ -196,7 +197,7 @@ impl Launch {
         if !self.project_trusted || self.options.base_url.is_some() {
             return None;
         }
-        self.layers.project_endpoint()
+        trust::project_endpoint(&self.layers)
     }
 
     /// A launch from parts already loaded (what `prepare` ends with), for a caller that chose its

@@ -22,6 +22,7 @@ pub mod patterns;
 pub mod rules;
 pub mod safe;
 mod safe_git;
+mod safe_sed;
 pub mod shell;
 pub mod static_policy;
 pub mod store;
