@@ -770,8 +770,11 @@ pub fn run_sandboxed(
         .command_env()
         .for_command(&Default::default(), false)
         .map_err(|e| LaunchError::Setup(e.to_string()))?;
-    let info = crate::process::run_inherited(command, &launch.workspace, &env, &sandbox)
-        .map_err(|e| LaunchError::Setup(e.to_string()))?;
+    let info = crate::process::run_inherited(command, &launch.workspace, &env, &sandbox);
+    // The empty `.git`/`.pablo` the sandbox made to cover go with the run (a session's go with
+    // its host).
+    crate::process::shield::remove_placeholders(&launch.workspace);
+    let info = info.map_err(|e| LaunchError::Setup(e.to_string()))?;
     Ok(match (info.code, info.signal) {
         (Some(c), _) => c.clamp(0, 255) as u8,
         (None, Some(s)) => (128 + s).clamp(0, 255) as u8,
