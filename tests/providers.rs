@@ -30,6 +30,7 @@ mod support_common {
             initial_backoff: Duration::from_millis(10),
             max_backoff: Duration::from_millis(40),
             max_retry_after: Duration::from_secs(2),
+            max_event_bytes: 4 * 1024 * 1024,
         }
     }
 
@@ -353,7 +354,7 @@ mod openai_stream {
         ));
         let (events, err) = run(&openai(&server)).await;
         assert_eq!(text_of(&events), "partial");
-        assert_eq!(err.map(|e| e.code()), Some("model_stream_cut"));
+        assert_eq!(err.map(|e| e.code().as_str()), Some("model_stream_cut"));
     }
 
     #[tokio::test]
@@ -635,7 +636,7 @@ mod anthropic_stream {
         server.push(ScriptedResponse::sse(anthropic::text_answer("never")));
         let (events, err) = run(&anthropic(&server)).await;
         assert_eq!(text_of(&events), "Hel");
-        assert_eq!(err.map(|e| e.code()), Some("model_stream_cut"));
+        assert_eq!(err.map(|e| e.code().as_str()), Some("model_stream_cut"));
         assert_eq!(server.requests().len(), 1);
     }
 

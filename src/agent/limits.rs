@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use crate::config::LimitsConfig;
+use crate::core::ErrorCode;
+use crate::protocol::ToolOutcome;
 
 pub const MIB: usize = 1024 * 1024;
 
@@ -112,4 +114,26 @@ impl Budget {
             .max_tool_calls
             .is_none_or(|max| self.tool_calls < max)
     }
+}
+
+/// The codes of tool results that mean a session budget is spent (the tool-call budget; the
+/// network requests of `web.fetch`).
+pub const SPENT_BUDGET_CODES: [ErrorCode; 2] = [
+    ErrorCode::ToolCallBudgetExhausted,
+    ErrorCode::NetworkBudgetExhausted,
+];
+
+/// The code and message that end the turn when `outcome` says a session budget is spent.
+///
+/// A spent budget stays spent for the rest of the session, so a model that is called again only
+/// asks again: `--max-tool-calls 5` once made 502 model calls, each answered with the same
+/// refusal, until the run deadline. So the refusal is the model's last word on tools: it is in
+/// the conversation (the model is told), and the turn ends with the budget's code instead of
+/// calling the model once more.
+pub fn spent_budget(outcome: &ToolOutcome) -> Option<(ErrorCode, String)> {
+    let ToolOutcome::Err { error, .. } = outcome else {
+        return None;
+    };
+    let code = ErrorCode::parse(&error.code).filter(|c| SPENT_BUDGET_CODES.contains(c))?;
+    Some((code, format!("{}; the turn ends here", error.message)))
 }

@@ -14,6 +14,7 @@ use crate::agent::{Limits, context};
 use crate::config::{ConfigError, Dirs, Layers};
 use crate::core::ApprovalMode;
 use crate::core::Coded;
+use crate::core::ErrorCode;
 use crate::model::ModelError;
 use crate::policy::{CliFlags, PolicyEngine, PolicyError, StaticPolicy};
 use crate::protocol::AgentHandle;
@@ -27,12 +28,14 @@ use crate::tools::{Catalog, Host};
 use crate::workspace::{Workspace, WorkspaceOptions};
 
 // What a front-end holds of the engine it is given: the setup of one agent (to start it, or to
-// attach an editor first), the model it talks to, and the rows of the session list.
+// attach an editor first), the model it talks to, the rows of the session list, and each tool's
+// words for its calls and results (live and replayed alike).
 pub use crate::agent::AgentSetup;
 pub use crate::config::McpServerConfig;
 pub use crate::model::ModelClient;
 pub use crate::protocol::McpServerView;
 pub use crate::session::SessionInfo;
+pub use crate::tools::{describe_call, describe_result};
 
 /// Starts the agent of `setup`; the front-end talks to it through the returned handle.
 pub fn spawn(setup: AgentSetup) -> AgentHandle {
@@ -95,16 +98,16 @@ pub enum LaunchError {
 }
 
 impl Coded for LaunchError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
             LaunchError::Config(e) => e.code(),
             LaunchError::Model(e) => e.code(),
-            LaunchError::Workspace { .. } => "workspace_unavailable",
-            LaunchError::StateDir { .. } => "state_dir_unavailable",
+            LaunchError::Workspace { .. } => ErrorCode::WorkspaceUnavailable,
+            LaunchError::StateDir { .. } => ErrorCode::StateDirUnavailable,
             LaunchError::Policy(e) => e.code(),
-            LaunchError::Setup(_) => "setup_failed",
+            LaunchError::Setup(_) => ErrorCode::SetupFailed,
             LaunchError::Session(e) => e.code(),
-            LaunchError::Demo(_) => "demo_setup_failed",
+            LaunchError::Demo(_) => ErrorCode::DemoSetupFailed,
             LaunchError::Checkpoint(e) => e.code(),
         }
     }
@@ -210,6 +213,18 @@ impl Launch {
         limits: Limits,
         options: LaunchOptions,
     ) -> Self {
+        let mut warnings = Vec::new();
+        // The mode a session starts in is the person's choice (`start_mode`): a repository does
+        // not pick it, and says so like every other setting of its config that is ignored.
+        if let Some((path, c)) = &layers.project
+            && c.tui.mode.is_some()
+        {
+            warnings.push(format!(
+                "{}: [tui] mode ignored: only the user's config, --config or --mode choose the \
+                 mode a session starts in",
+                path.display()
+            ));
+        }
         Self {
             dirs,
             workspace,
@@ -217,7 +232,7 @@ impl Launch {
             layers,
             limits,
             options,
-            warnings: Vec::new(),
+            warnings,
             trust_notice: None,
             project_trusted: false,
             extra_mcp: Vec::new(),
@@ -459,13 +474,12 @@ impl Launch {
             ),
             Some(self.session_state_dir(&session_id)),
         )?;
-        // Denied tools stay in the catalog so a call is refused with the rule that denied it
-        // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;
         let checkpoints = self.checkpoints(History::default());
         let hub = self.mcp_hub(&policy);
         let mut catalog = self.catalog(&policy)?;
         catalog.attach_mcp(hub.clone());
+        offer_what_policy_allows(&mut catalog, &policy);
         Ok(AgentSetup {
             host: self.host_with(&session_id, &policy, Some(hub), checkpoints.as_ref())?,
             checkpoints,
@@ -501,6 +515,7 @@ impl Launch {
         let hub = self.mcp_hub(&policy);
         let mut catalog = self.catalog(&policy)?;
         catalog.attach_mcp(hub.clone());
+        offer_what_policy_allows(&mut catalog, &policy);
         let setup = AgentSetup {
             host: self.host_with(session_id, &policy, Some(hub), checkpoints.as_ref())?,
             checkpoints,
@@ -593,7 +608,10 @@ impl Launch {
             reasoning: self.options.reasoning,
             ..ProviderSettings::default()
         };
-        let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
+        let options = HttpOptions::for_limits(
+            self.limits.stream_idle_timeout,
+            self.limits.max_model_output_bytes,
+        );
         Ok(select(&flags.over(config), &options).await?)
     }
 
@@ -619,7 +637,10 @@ impl Launch {
             reasoning: table.reasoning,
             ..ProviderSettings::default()
         });
-        let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
+        let options = HttpOptions::for_limits(
+            self.limits.stream_idle_timeout,
+            self.limits.max_model_output_bytes,
+        );
         Arc::new(move |provider: Option<String>, model: String| {
             let same_provider = provider.is_none() || provider == start.provider;
             let settings = if same_provider {
@@ -808,4 +829,12 @@ fn canonical_dir(path: &Path) -> Result<PathBuf, LaunchError> {
         });
     }
     Ok(canonical)
+}
+
+/// The model is offered only the tools policy does not deny outright (`PolicyEngine::offers`):
+/// a layer removes tools from what is offered, never adds one. They stay registered, so a call
+/// made anyway is refused with the rule that denies it.
+fn offer_what_policy_allows(catalog: &mut Catalog, policy: &Arc<PolicyEngine>) {
+    let policy = policy.clone();
+    catalog.offer_only(Arc::new(move |tool: &str, kind| policy.offers(tool, kind)));
 }

@@ -31,14 +31,18 @@ pub struct HttpOptions {
     pub max_backoff: Duration,
     /// Longest `retry-after` honoured; longer requests are shortened to this.
     pub max_retry_after: Duration,
+    /// Largest SSE event of a response (`limits.max_model_output_bytes`): one event cannot hold
+    /// more than the whole answer may.
+    pub max_event_bytes: usize,
 }
 
 impl HttpOptions {
-    /// The defaults with the idle timeout of the session's limits
-    /// (`limits.stream_idle_timeout_seconds`).
-    pub fn with_idle_timeout(idle_timeout: Duration) -> Self {
+    /// The defaults with the idle timeout and the output limit of the session's limits
+    /// (`limits.stream_idle_timeout_seconds`, `limits.max_model_output_bytes`).
+    pub fn for_limits(idle_timeout: Duration, max_output_bytes: usize) -> Self {
         Self {
             idle_timeout,
+            max_event_bytes: max_output_bytes,
             ..Self::default()
         }
     }
@@ -52,6 +56,7 @@ impl Default for HttpOptions {
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(8),
             max_retry_after: Duration::from_secs(60),
+            max_event_bytes: 4 * 1024 * 1024,
         }
     }
 }
@@ -297,7 +302,7 @@ async fn run_call<D, F>(
             tracing::debug!(
                 provider = %endpoint.provider,
                 attempts = attempt + 1,
-                code = crate::core::Coded::code(&failure.error),
+                code = crate::core::Coded::code(&failure.error).as_str(),
                 "model call failed"
             );
             let _ = tx.send(Err(failure.error)).await;
@@ -308,7 +313,7 @@ async fn run_call<D, F>(
             provider = %endpoint.provider,
             attempt = attempt + 1,
             wait_ms = wait.as_millis() as u64,
-            code = crate::core::Coded::code(&failure.error),
+            code = crate::core::Coded::code(&failure.error).as_str(),
             "model call retried"
         );
         tokio::select! {
@@ -380,7 +385,7 @@ async fn attempt_once<D: SseDecoder>(
         }));
     }
     let bytes = sse::idle_guard(response.bytes_stream(), opts.idle_timeout);
-    let events = sse::decode(bytes, decoder);
+    let events = sse::decode(bytes, decoder, opts.max_event_bytes);
     futures::pin_mut!(events);
     while let Some(item) = events.next().await {
         match item {

@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use crate::core::ToolMode;
+use crate::core::{ErrorCode, ToolMode};
 use crate::process::CommandEnv;
 pub use layers::CliFlags;
 pub use paths::Access;
@@ -67,14 +67,14 @@ pub enum PolicyError {
 }
 
 impl Coded for PolicyError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            PolicyError::Store { .. } => "policy_store_failed",
-            PolicyError::StoreInWorkspace { .. } => "policy_store_in_workspace",
-            PolicyError::Unreadable { .. } => "policy_unreadable",
-            PolicyError::Invalid { .. } | PolicyError::Layer { .. } => "policy_invalid",
+            PolicyError::Store { .. } => ErrorCode::PolicyStoreFailed,
+            PolicyError::StoreInWorkspace { .. } => ErrorCode::PolicyStoreInWorkspace,
+            PolicyError::Unreadable { .. } => ErrorCode::PolicyUnreadable,
+            PolicyError::Invalid { .. } | PolicyError::Layer { .. } => ErrorCode::PolicyInvalid,
             PolicyError::Config(e) => e.code(),
-            PolicyError::RuleNotFound { .. } => "rule_not_found",
+            PolicyError::RuleNotFound { .. } => ErrorCode::RuleNotFound,
         }
     }
 }
@@ -231,8 +231,9 @@ impl PolicyEngine {
             .iter()
             .flat_map(|l| l.options.filesystem.refused_names.iter().cloned())
             .collect();
-        let safe = compiled
-            .known_safe
+        // Read and deny roots bound file tools path by path; a shell read names no path it will
+        // not touch, so with roots set it is judged like any command (`PathPolicy::limits_reads`).
+        let safe = (compiled.known_safe && !compiled.paths.limits_reads())
             .then(|| safe::SafeReads::new(workspace.to_path_buf(), &refused));
         Ok(Self {
             compiled,
@@ -317,6 +318,13 @@ impl PolicyEngine {
             }
         }
         removed
+    }
+
+    /// Whether the model is offered `tool` at all: not when a layer denies it outright (a static
+    /// policy's `tools.deny` or allow list, a `deny` mode, `--no-shell`, `enabled = false`). The
+    /// tool stays registered, so a call the model makes anyway is refused with the rule.
+    pub fn offers(&self, tool: &str, kind: ToolKind) -> bool {
+        self.gate(tool, kind).is_ok()
     }
 
     /// Whether a workspace-relative path may be read or written, for tools that walk many files

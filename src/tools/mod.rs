@@ -17,11 +17,15 @@ pub mod html_text;
 pub mod mcp;
 pub mod memory_propose;
 pub mod plan;
+mod result;
 pub mod schema;
+pub mod shell_report;
 pub mod shell_run;
 pub mod shell_session;
 pub mod shell_terminal;
+mod view;
 pub mod web_fetch;
+mod wording;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -31,8 +35,11 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::{Coded, EventSink, ToolFailure, ToolKind, ToolSpec};
+use crate::core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind, ToolSpec};
 use crate::protocol::Preview;
+
+pub use result::ToolResult;
+pub use view::{describe_call, describe_result};
 
 /// Everything a tool may touch, handed to it per call.
 #[derive(Clone)]
@@ -72,17 +79,19 @@ pub struct Host {
     pub sandbox: crate::process::sandbox::SandboxSettings,
     /// Removes the session's temporary directory when the host goes (after the sessions, which
     /// are declared, and so dropped, first).
-    _temp: TempDirGuard,
+    /// The session's temporary directory, removed with the host.
+    _temp: crate::process::temp::SessionTemp,
+    /// The empty `.git`/`.pablo` the sandbox made in the workspace, removed with the host.
+    _placeholders: PlaceholderGuard,
 }
 
-/// The session's temporary directory, removed with the host, and the empty `.git`/`.pablo`
-/// placeholders the sandbox made in the workspace (`process::shield`).
-struct TempDirGuard(PathBuf, PathBuf);
+/// Removes the empty `.git`/`.pablo` placeholders the sandbox made in the workspace
+/// (`process::shield`) when the host goes, after its sessions.
+struct PlaceholderGuard(PathBuf);
 
-impl Drop for TempDirGuard {
+impl Drop for PlaceholderGuard {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-        crate::process::shield::remove_placeholders(&self.1);
+        crate::process::shield::remove_placeholders(&self.0);
     }
 }
 
@@ -115,9 +124,10 @@ impl Host {
         // Only the session limits are read here; commands get their environment from the tools.
         let settings = crate::process::ShellSettings::from_options(shell, Default::default());
         // Commands write temporary files here (`TMPDIR`); it sits with the system's temporary
-        // files, not in pablo's own state, and its name is this host's alone.
-        let temp_dir =
-            std::env::temp_dir().join(format!("pablo-{}", uuid::Uuid::now_v7().simple()));
+        // files, not in pablo's own state, and its name is this host's alone. What sessions that
+        // were killed left there is removed first.
+        let temp = crate::process::temp::SessionTemp::create(&std::env::temp_dir());
+        let temp_dir = temp.path().to_path_buf();
         let root = workspace.root().to_path_buf();
         Self {
             workspace_root: root.clone(),
@@ -135,7 +145,8 @@ impl Host {
                 ..Default::default()
             },
             state_dir,
-            _temp: TempDirGuard(temp_dir, root),
+            _temp: temp,
+            _placeholders: PlaceholderGuard(root),
         }
     }
 
@@ -216,7 +227,7 @@ pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
     args: &Value,
 ) -> Result<T, ToolFailure> {
     serde_json::from_value(args.clone())
-        .map_err(|e| ToolFailure::new("invalid_arguments", format!("{tool}: {e}")))
+        .map_err(|e| ToolFailure::new(ErrorCode::InvalidArguments, format!("{tool}: {e}")))
 }
 
 /// Runs blocking file work off the async threads.
@@ -230,7 +241,7 @@ where
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r.map_err(Into::into),
         Err(e) => Err(ToolFailure::new(
-            "internal",
+            ErrorCode::Internal,
             format!("a file operation stopped unexpectedly: {e}"),
         )),
     }
@@ -250,19 +261,30 @@ pub trait Tool: Send + Sync {
     fn schema(&self) -> Value;
     /// The dry run. Touches nothing; returns what `commit` will do.
     async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<Preview, ToolFailure>;
-    /// Do exactly what `preview` described. `preview` may be a narrowed version of what the tool
-    /// returned (per-hunk review), never a widened one.
+    /// Do exactly what `preview` described, and say what happened. `preview` may be a narrowed
+    /// version of what the tool returned (per-hunk review), never a widened one.
+    async fn commit_result(
+        &self,
+        args: &Value,
+        preview: &Preview,
+        ctx: &ToolContext,
+    ) -> Result<ToolResult, ToolFailure>;
+    /// [`Tool::commit_result`] as the JSON the model receives.
     async fn commit(
         &self,
         args: &Value,
         preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure>;
+    ) -> Result<Value, ToolFailure> {
+        self.commit_result(args, preview, ctx)
+            .await
+            .map(|r| r.to_json())
+    }
     /// Narrows a preview to the accepted hunks (per-hunk review). Only file changes have hunks.
     fn narrow(&self, preview: &Preview, hunks: &[usize]) -> Result<Preview, ToolFailure> {
         let _ = (preview, hunks);
         Err(ToolFailure::new(
-            "hunks_unsupported",
+            ErrorCode::HunksUnsupported,
             format!("{} has no hunks to choose from", self.name()),
         ))
     }
@@ -276,7 +298,13 @@ pub struct Catalog {
     tools: BTreeMap<String, Arc<dyn Tool>>,
     validators: BTreeMap<String, Arc<schema::Validator>>,
     mcp: Option<Arc<mcp::McpHub>>,
+    /// Which tools are offered to the model (by native name); all when unset.
+    offered: Option<OfferFilter>,
 }
+
+/// Whether a tool (native name, kind) is offered to the model: policy's answer, kept by the
+/// catalog without the catalog knowing policy.
+pub type OfferFilter = Arc<dyn Fn(&str, ToolKind) -> bool + Send + Sync>;
 
 impl Catalog {
     pub fn new() -> Self {
@@ -295,6 +323,12 @@ impl Catalog {
     /// Offers the tools of the session's MCP servers as they become ready.
     pub fn attach_mcp(&mut self, hub: Arc<mcp::McpHub>) {
         self.mcp = Some(hub);
+    }
+
+    /// Offers the model only the tools `filter` accepts. The others stay registered: a call to
+    /// one is still judged, and refused with the rule that denies it.
+    pub fn offer_only(&mut self, filter: OfferFilter) {
+        self.offered = Some(filter);
     }
 
     /// Removes a tool (policy layers can narrow the catalog, never widen it).
@@ -333,9 +367,12 @@ impl Catalog {
 
     /// Specs in provider naming, in a stable order: registered tools, then MCP tools.
     pub fn specs(&self) -> Vec<ToolSpec> {
+        let offered =
+            |name: &str, kind: ToolKind| self.offered.as_ref().is_none_or(|f| f(name, kind));
         let mut specs: Vec<ToolSpec> = self
             .tools
             .values()
+            .filter(|t| offered(t.name(), t.kind()))
             .map(|t| ToolSpec {
                 name: t.provider_name().to_string(),
                 description: t.description(),
@@ -343,7 +380,11 @@ impl Catalog {
             })
             .collect();
         if let Some(hub) = &self.mcp {
-            specs.extend(hub.specs());
+            specs.extend(
+                hub.specs()
+                    .into_iter()
+                    .filter(|s| offered(&s.name, ToolKind::Execute)),
+            );
         }
         specs
     }
