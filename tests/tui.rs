@@ -602,8 +602,8 @@ mod in_process {
         assert!(screen.contains("› hi"), "{screen}");
         assert!(screen.contains("All done."), "{screen}");
         assert!(screen.contains("Todo 0/1"), "{screen}");
-        assert!(state.shutdown_complete);
-        assert_eq!(state.turns, 1);
+        assert!(state.shutdown_complete());
+        assert_eq!(state.turns(), 1);
     }
 
     fn tokio_stream_from(

@@ -211,9 +211,8 @@ impl<W: io::Write> Surface for InlineSurface<W> {
         }
         // A settled conversation (no turn running) has nothing left that will change, but a
         // prompt that waits for an answer.
-        let finished = state
-            .transcript
-            .take_finished(inner, state.now, !state.turn_running);
+        let (now, settle) = (state.now(), !state.turn_running());
+        let finished = state.transcript_mut().take_finished(inner, now, settle);
         if !finished.is_empty() {
             self.screen
                 .insert_history(&with_margin(finished))
@@ -347,24 +346,21 @@ fn apply_input(state: &mut AppState, batch: Vec<TermEvent>) {
     if arrows.len() >= 2
         && arrows.len() == key_events
         && arrows.iter().all(|c| *c == arrows[0])
-        && state.layers.is_empty()
+        && state.layers().is_empty()
     {
-        if arrows[0] == KeyCode::Up {
-            state.transcript.scroll_up(arrows.len());
-        } else {
-            state.transcript.scroll_down(arrows.len());
-        }
+        let n = arrows.len() as isize;
+        state.scroll(if arrows[0] == KeyCode::Up { -n } else { n });
         return;
     }
     for ev in batch {
         match ev {
             TermEvent::Key(k) if k.kind != KeyEventKind::Release => state.handle_key(k),
             TermEvent::Paste(text) => state.paste(&text),
-            TermEvent::FocusGained => state.focused = true,
-            TermEvent::FocusLost => state.focused = false,
+            TermEvent::FocusGained => state.focus_changed(true),
+            TermEvent::FocusLost => state.focus_changed(false),
             TermEvent::Mouse(m) => match m.kind {
-                MouseEventKind::ScrollUp => state.transcript.scroll_up(3),
-                MouseEventKind::ScrollDown => state.transcript.scroll_down(3),
+                MouseEventKind::ScrollUp => state.scroll(-3),
+                MouseEventKind::ScrollDown => state.scroll(3),
                 _ => {}
             },
             _ => {}
@@ -380,10 +376,10 @@ async fn edit_draft<S: Surface>(terminal: &mut S, state: &mut AppState) -> Resul
         return Ok(());
     };
     terminal.lend()?;
-    let result = super::editor::edit(&command, state.composer.text()).await;
+    let result = super::editor::edit(&command, state.composer().text()).await;
     terminal.take_back()?;
     match result {
-        Ok(text) => state.composer.set_text(&text),
+        Ok(text) => state.set_draft(&text),
         Err(e) => state.editor_failed(&e),
     }
     Ok(())
@@ -412,15 +408,14 @@ where
     let mut files = extra.files.take();
     loop {
         let now = Instant::now();
-        state.now = now;
-        state.wall_ms = wall_ms();
+        state.tick(now, wall_ms());
         // Quitting: ask the agent to stop, then wait (bounded) for it to confirm.
-        if state.quit && shutdown_deadline.is_none() {
+        if state.wants_quit() && shutdown_deadline.is_none() {
             let _ = link.ops.send(Op::Shutdown);
             shutdown_deadline = Some(now + SHUTDOWN_GRACE);
         }
         if let Some(d) = shutdown_deadline
-            && (state.shutdown_complete || !events_open || now >= d)
+            && (state.shutdown_complete() || !events_open || now >= d)
         {
             break;
         }
@@ -451,7 +446,7 @@ where
                         batch.extend(more);
                         // The loop's `now` dates from before the wait (the last redraw); a key is
                         // stamped with the time it arrived (the double ctrl-c window).
-                        state.now = Instant::now();
+                        state.set_now(Instant::now());
                         for e in &batch {
                             if let TermEvent::Resize(cols, rows) = e {
                                 terminal.resized(*cols, *rows)?;
@@ -461,7 +456,7 @@ where
                     }
                     Some(Err(_)) | None => {
                         input_open = false;
-                        state.quit = true;
+                        state.request_quit();
                     }
                 }
                 dirty = true;
@@ -476,7 +471,7 @@ where
                     }
                     None => {
                         events_open = false;
-                        state.quit = true;
+                        state.request_quit();
                     }
                 }
                 dirty = true;
@@ -484,28 +479,27 @@ where
             list = async { match files.as_mut() { Some(rx) => rx.await.ok(), None => futures::future::pending().await } }, if files.is_some() => {
                 files = None;
                 if let Some(list) = list {
-                    state.composer.files = list;
+                    state.files_listed(list);
                 }
             }
             // A finished future must not be polled again: the loop goes on after the signal,
             // until the agent confirms its shutdown.
             () = &mut extra.terminate, if !terminated => {
                 terminated = true;
-                state.quit = true;
+                state.request_quit();
             }
             () = tokio::time::sleep_until(draw_at.into()), if next_draw.is_some() => {
-                state.now = Instant::now();
+                state.set_now(Instant::now());
                 terminal.frame(&mut state)?;
-                last_draw = Some(state.now);
+                last_draw = Some(state.now());
                 dirty = false;
             }
             () = tokio::time::sleep_until(deadline.into()), if shutdown_deadline.is_some() => {}
         }
-        for op in state.outbox.drain(..) {
+        for op in state.take_ops() {
             let _ = link.ops.send(op);
         }
-        let effects: Vec<Effect> = state.effects.drain(..).collect();
-        for effect in effects {
+        for effect in state.take_effects() {
             match effect {
                 Effect::Bell => terminal.bell(),
                 Effect::Notify(text) => terminal.write_raw(&super::term::notification(&text)),
@@ -520,7 +514,7 @@ where
                         ));
                         edit_draft(terminal, &mut state).await?;
                         input = reopen();
-                        if state.mouse_capture {
+                        if state.mouse_capture() {
                             terminal.set_mouse_capture(true);
                         }
                     } else {
@@ -528,6 +522,10 @@ where
                     }
                     dirty = true;
                 }
+                Effect::ListSavedSessions => match crate::launch::list_sessions() {
+                    Ok(sessions) => state.open_resume(sessions),
+                    Err(e) => state.sessions_unavailable(&e.to_string()),
+                },
                 Effect::OpenPager(path) => {
                     if let Some(reopen) = &extra.reopen_input {
                         drop(std::mem::replace(
@@ -539,7 +537,7 @@ where
                         let result = super::pager::page(command.as_deref(), &path).await;
                         terminal.take_back()?;
                         input = reopen();
-                        if state.mouse_capture {
+                        if state.mouse_capture() {
                             terminal.set_mouse_capture(true);
                         }
                         if let Err(e) = result {

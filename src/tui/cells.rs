@@ -131,8 +131,8 @@ pub enum CellKind {
         level: NoticeLevel,
         text: String,
     },
-    /// Pre-rendered lines (`/help`, `/ps`).
-    Info(Vec<Line<'static>>),
+    /// An information block (`/help`, `/ps`, `/rules`, `/mcp`, a restore report).
+    Info(super::info::Info),
 }
 
 #[derive(Debug)]
@@ -222,7 +222,7 @@ impl Cell {
                     wrap_line(&line, width, 2, &mut out);
                 }
             }
-            CellKind::Info(lines) => out.extend(wrap_lines(lines, width, 2)),
+            CellKind::Info(info) => out.extend(wrap_lines(&info.lines(), width, 2)),
         }
         out.push(Line::default());
         out

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod composer;
 pub mod diff;
 pub mod editor;
+pub mod info;
 pub mod inline;
 pub mod layers;
 pub mod markdown;
@@ -174,26 +175,21 @@ async fn run_with_agent(
     options: TuiOptions,
 ) -> Result<ExitSummary, TuiError> {
     let AgentHandle { ops, events, task } = handle;
-    let mut state = state::AppState::new(std::time::Instant::now());
-    state.status.workspace = display_path(&workspace);
-    state.workspace_dir = Some(workspace.clone());
-    state.status.policy_mode = options.policy_mode.clone();
-    state.status.resume_command = options.resume_command.clone();
-    state.set_custom_commands(options.custom_commands.clone());
-    state.notifications = options.notifications;
+    let mut state = state::AppState::with_setup(
+        std::time::Instant::now(),
+        state::Setup {
+            workspace: display_path(&workspace),
+            workspace_dir: Some(workspace.clone()),
+            policy_mode: options.policy_mode.clone(),
+            resume_command: options.resume_command.clone(),
+            custom_commands: options.custom_commands.clone(),
+            notifications: options.notifications,
+            inline: !options.alt_screen,
+        },
+    );
     // Startup events may replay a journaled transcript: what was pending then (a prompt, a
     // running turn, a shutdown) is history now, not something to answer.
-    for e in options.startup_events {
-        state.apply(e);
-    }
-    state.layers.clear();
-    state.effects.clear();
-    // The mode is the agent's, not the journal's: a resumed session starts in the mode of its
-    // flags and config, and the agent says so at start when that is not ask.
-    state.status.mode = crate::protocol::WorkMode::Ask;
-    state.hint = None;
-    state.turn_running = false;
-    state.shutdown_complete = false;
+    state.replay(options.startup_events);
     if let Some(p) = options.initial_prompt {
         state.submit(p);
     }
@@ -221,7 +217,6 @@ async fn run_with_agent(
         drop(guard);
         result
     } else {
-        state.inline = true;
         let (screen, guard) = term::enter_inline()?;
         let mut surface = app::InlineSurface::new(screen);
         let input = ratatui::crossterm::event::EventStream::new();
@@ -235,20 +230,20 @@ async fn run_with_agent(
     let _ = tokio::time::timeout(std::time::Duration::from_secs(3), task).await;
     let state = result?;
     Ok(ExitSummary {
-        session_id: state.status.session_id.clone(),
-        turns: state.turns,
-        usage: state.usage,
+        session_id: state.status().session_id.clone(),
+        turns: state.turns(),
+        usage: state.usage(),
         // A session nobody spoke in was never journaled: there is nothing to resume.
         resume_command: state
-            .status
+            .status()
             .resume_command
             .clone()
-            .filter(|_| state.turns > 0),
+            .filter(|_| state.turns() > 0),
         notes: state
-            .fatal
+            .fatal()
             .iter()
             .map(|f| format!("pablo stopped: {f}"))
             .collect(),
-        resume_requested: state.resume_requested.clone(),
+        resume_requested: state.resume_requested().map(str::to_string),
     })
 }

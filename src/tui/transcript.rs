@@ -118,8 +118,8 @@ impl Transcript {
         self.scroll_top = None;
     }
 
-    /// Removes the last cell when it is an info block, and returns its lines.
-    pub fn take_last_info(&mut self) -> Option<Vec<Line<'static>>> {
+    /// Removes the last cell when it is an info block, and returns it.
+    pub fn take_last_info(&mut self) -> Option<super::info::Info> {
         // One already in the scrollback stays where it is.
         if !matches!(self.cells.last().map(|c| &c.kind), Some(CellKind::Info(_)))
             || self.cells.len() <= self.flushed
@@ -128,7 +128,7 @@ impl Transcript {
         }
         self.cache.pop();
         match self.cells.pop().map(|c| c.kind) {
-            Some(CellKind::Info(lines)) => Some(lines),
+            Some(CellKind::Info(info)) => Some(info),
             _ => None,
         }
     }
