@@ -117,6 +117,11 @@ pub trait Surface {
     fn take_back(&mut self) -> Result<(), TuiError> {
         Ok(())
     }
+    /// `/clear`: the visible screen is cleared (inline: what it showed moves into the
+    /// scrollback, which stays).
+    fn clear_screen(&mut self) -> Result<(), TuiError> {
+        Ok(())
+    }
 }
 
 impl<B: Screen> Surface for Terminal<B> {
@@ -153,6 +158,9 @@ pub struct InlineSurface<W: io::Write> {
     pub screen: super::inline::InlineScreen<W>,
     /// The welcome has been printed.
     greeted: bool,
+    /// The terminal was resized: the next frame on the normal screen starts over and prints the
+    /// conversation again at the new width.
+    start_over: bool,
 }
 
 impl<W: io::Write> InlineSurface<W> {
@@ -160,6 +168,7 @@ impl<W: io::Write> InlineSurface<W> {
         Self {
             screen,
             greeted: false,
+            start_over: false,
         }
     }
 
@@ -202,6 +211,19 @@ impl<W: io::Write> Surface for InlineSurface<W> {
         }
         self.screen.leave_alternate().map_err(terminal_error)?;
         let inner = size.width.saturating_sub(2) as usize;
+        if self.start_over {
+            self.start_over = false;
+            self.screen.start_over().map_err(terminal_error)?;
+            let mut lines = Vec::new();
+            if self.greeted {
+                lines.extend(view::welcome_lines(state, inner));
+            }
+            let now = state.now();
+            lines.extend(state.transcript_mut().printed_lines(inner, now));
+            self.screen
+                .insert_history(&with_margin(lines))
+                .map_err(terminal_error)?;
+        }
         if !self.greeted {
             self.greeted = true;
             let welcome = with_margin(view::welcome_lines(state, inner));
@@ -229,9 +251,16 @@ impl<W: io::Write> Surface for InlineSurface<W> {
     }
 
     fn resized(&mut self, cols: u16, rows: u16) -> Result<(), TuiError> {
-        self.screen
-            .resize(ratatui::layout::Size::new(cols, rows))
-            .map_err(terminal_error)
+        let size = ratatui::layout::Size::new(cols, rows);
+        if size != self.screen.size() {
+            self.screen.resize(size);
+            self.start_over = true;
+        }
+        Ok(())
+    }
+
+    fn clear_screen(&mut self) -> Result<(), TuiError> {
+        self.screen.clear_screen().map_err(terminal_error)
     }
 
     fn bell(&mut self) {
@@ -519,6 +548,23 @@ where
                         }
                     } else {
                         state.editor_unavailable("there is no terminal to lend to an editor");
+                    }
+                    dirty = true;
+                }
+                Effect::ClearScreen => terminal.clear_screen()?,
+                Effect::Suspend => {
+                    if let Some(reopen) = &extra.reopen_input {
+                        drop(std::mem::replace(
+                            &mut input,
+                            Box::pin(futures::stream::pending()),
+                        ));
+                        terminal.lend()?;
+                        super::term::suspend_self();
+                        terminal.take_back()?;
+                        input = reopen();
+                        if state.mouse_capture() {
+                            terminal.set_mouse_capture(true);
+                        }
                     }
                     dirty = true;
                 }

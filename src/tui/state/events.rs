@@ -11,6 +11,27 @@ use crate::protocol::{
     Preview, RestoreScope, StopReason, ToolOutcome,
 };
 
+/// What stays of an answered approval prompt: the answer in the past tense.
+fn approval_record(answer: &ApprovalAnswer, view: Option<&ApprovalView>) -> String {
+    match answer {
+        ApprovalAnswer::AllowOnce => "allowed once".into(),
+        ApprovalAnswer::AllowAlways => match view.and_then(|v| v.verdict.always_rule.as_deref()) {
+            Some(rule) => format!("allowed always: {rule}"),
+            None => "allowed always".into(),
+        },
+        ApprovalAnswer::AllowHunks { hunks, .. } => {
+            let of = view.map_or(0, |v| v.accepted.len());
+            format!(
+                "allowed {} of {of} hunk{}",
+                hunks.len(),
+                if of == 1 { "" } else { "s" }
+            )
+        }
+        ApprovalAnswer::Reject { note: Some(note) } => format!("rejected: {note}"),
+        ApprovalAnswer::Reject { note: None } => "rejected".into(),
+    }
+}
+
 impl AppState {
     pub fn apply(&mut self, event: Event) {
         match event {
@@ -286,8 +307,9 @@ impl AppState {
             }
             Event::ApprovalResolved { call_id, answer } => {
                 // The saved rule itself is listed by `/rules`, which asks the policy store.
-                self.take_approval(&call_id);
+                let view = self.take_approval(&call_id);
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
+                    t.approval = Some(approval_record(&answer, view.as_ref()));
                     t.status = match answer {
                         ApprovalAnswer::Reject { .. } => ToolStatus::Rejected,
                         _ => ToolStatus::Pending,

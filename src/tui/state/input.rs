@@ -91,6 +91,7 @@ impl AppState {
                 });
             }
             KeyCode::Char('o') if ctrl => self.toggle_expanded(),
+            KeyCode::Char('z') if ctrl => self.effects.push(Effect::Suspend),
             KeyCode::Char('t') if ctrl => self.plan.toggled = !self.plan.toggled,
             KeyCode::PageUp if self.layers.is_empty() => self.transcript.scroll_up(10),
             KeyCode::PageDown if self.layers.is_empty() => self.transcript.scroll_down(10),

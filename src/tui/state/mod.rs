@@ -44,6 +44,10 @@ pub enum Effect {
     Notify(String),
     /// Put text on the clipboard (OSC 52).
     Copy(String),
+    /// `/clear`: clear the visible screen (inline, what it showed moves into the scrollback).
+    ClearScreen,
+    /// Ctrl-Z: give the terminal back and stop until the shell continues pablo.
+    Suspend,
     /// `/resume`: list the saved sessions and hand them to [`AppState::open_resume`] (or the
     /// failure to [`AppState::sessions_unavailable`]).
     ListSavedSessions,

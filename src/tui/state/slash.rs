@@ -136,6 +136,9 @@ impl AppState {
                     self.notice(NoticeLevel::Error, "nothing to copy: no answer yet");
                 }
             }
+            // Inline, the conversation on screen moves up into the scrollback (which stays);
+            // full screen, the transcript view starts empty. The conversation itself is kept.
+            CommandId::Clear if self.screen.inline => self.effects.push(Effect::ClearScreen),
             CommandId::Clear => {
                 self.transcript.clear();
                 self.turns.cells.clear();
