@@ -15,6 +15,8 @@ use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 use crate::support::bin::Sandbox;
 
+mod scrollback;
+
 /// The real binary in a PTY, its screen kept up to date by a vt100 parser.
 struct Terminal {
     parser: Arc<Mutex<vt100::Parser>>,
