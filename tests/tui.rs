@@ -16,6 +16,7 @@ use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use crate::support::bin::Sandbox;
 
 mod scrollback;
+mod waiting;
 
 /// The real binary in a PTY, its screen kept up to date by a vt100 parser.
 struct Terminal {

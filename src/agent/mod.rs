@@ -216,6 +216,17 @@ async fn forward_events(
     }
 }
 
+/// A model client's retry as front-ends are told of it.
+fn retry_event(r: crate::model::RetryNotice) -> Event {
+    Event::Retry {
+        attempt: r.attempt,
+        max_attempts: r.max_attempts,
+        wait_ms: u64::try_from(r.wait.as_millis()).unwrap_or(u64::MAX),
+        reason: r.reason,
+        code: r.code.to_string(),
+    }
+}
+
 /// Records one event and passes it on; true after the last one.
 fn forward_one(
     event: Event,
@@ -1036,6 +1047,7 @@ impl Agent {
                     }
                 }
                 Some(Ok(StreamEvent::Completed { .. })) => return Ok(text),
+                Some(Ok(StreamEvent::Retry(r))) => self.emit(retry_event(r)),
                 Some(Ok(
                     StreamEvent::ToolCall(_)
                     | StreamEvent::Usage(_)
@@ -1213,6 +1225,7 @@ impl Agent {
                     stop = Some(stop_reason);
                     break;
                 }
+                StreamEvent::Retry(r) => self.emit(retry_event(r)),
             }
         }
         let Some(stop) = stop else {

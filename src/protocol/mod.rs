@@ -924,6 +924,19 @@ pub enum Event {
     },
     /// The model the next turn uses (after [`Op::SetModel`]).
     ModelChanged { provider: String, model: String },
+    /// A model request failed before anything of it streamed and is sent again after
+    /// `wait_ms` (the front-end says that it waits, and why). Live only: never journaled.
+    Retry {
+        /// The attempt that comes next (2 for the first retry).
+        attempt: u32,
+        /// How many attempts there are in all.
+        max_attempts: u32,
+        wait_ms: u64,
+        /// What failed, in a few words (`503 from api.example.com`).
+        reason: String,
+        /// The failed attempt's error code (`model_http_error`, `model_unreachable`).
+        code: String,
+    },
     /// The turn (or the agent) failed.
     Error { code: String, message: String },
     TurnCompleted {
@@ -956,6 +969,12 @@ pub struct AgentHandle {
     pub ops: tokio::sync::mpsc::UnboundedSender<Op>,
     pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
     pub task: tokio::task::JoinHandle<()>,
+}
+
+/// What a front-end says of a retry ([`Event::Retry`]), `secs` before it:
+/// `retrying in 12 s, attempt 2 of 5: 503 from api.example.com`.
+pub fn retry_words(attempt: u32, max_attempts: u32, secs: u64, reason: &str) -> String {
+    format!("retrying in {secs} s, attempt {attempt} of {max_attempts}: {reason}")
 }
 
 /// A one-line summary of tool arguments for readable output: the path or command, not content.

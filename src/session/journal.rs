@@ -36,6 +36,7 @@ pub fn is_journaled(event: &Event) -> bool {
             | Event::RestorePlan { .. }
             | Event::McpServer { .. }
             | Event::TurnRefused { .. }
+            | Event::Retry { .. }
     )
 }
 

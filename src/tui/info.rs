@@ -8,6 +8,7 @@
 use ratatui::text::{Line, Span};
 
 use super::commands;
+use super::text::str_width;
 use super::theme;
 use crate::protocol::{
     CustomCommand, McpServerView, McpState, RestoreAction, RestoreReport, RestoreScope,
@@ -48,16 +49,30 @@ impl Info {
     }
 }
 
+/// `/help`: every line starts with its command (or key), and the descriptions of a section start
+/// in one column, two spaces after its longest command.
 fn help(custom: &[CustomCommand]) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::from(Span::styled("Commands", theme::heading(2)))];
-    for c in commands::COMMANDS {
-        let name = if c.args.is_empty() {
+    let name = |c: &commands::SlashCommand| {
+        if c.args.is_empty() {
             format!("/{}", c.name)
         } else {
             format!("/{} {}", c.name, c.args)
-        };
+        }
+    };
+    let names: Vec<String> = commands::COMMANDS
+        .iter()
+        .map(name)
+        .chain(custom.iter().map(|c| format!("/{}", c.name)))
+        .collect();
+    let col = names.iter().map(|n| str_width(n)).max().unwrap_or(0) + 2;
+    let pad = |text: &str, col: usize| {
+        let w = str_width(text);
+        format!("  {text}{}", " ".repeat(col.saturating_sub(w)))
+    };
+    let mut lines = vec![Line::from(Span::styled("Commands", theme::heading(2)))];
+    for (c, n) in commands::COMMANDS.iter().zip(&names) {
         lines.push(Line::from(vec![
-            Span::styled(format!("  {name:<12}"), theme::key()),
+            Span::styled(pad(n, col), theme::key()),
             Span::raw(c.help),
         ]));
     }
@@ -65,16 +80,22 @@ fn help(custom: &[CustomCommand]) -> Vec<Line<'static>> {
         lines.push(Line::from(Span::styled("Your commands", theme::heading(2))));
         for c in custom {
             lines.push(Line::from(vec![
-                Span::styled(format!("  /{:<11}", c.name), theme::key()),
+                Span::styled(pad(&format!("/{}", c.name), col), theme::key()),
                 Span::raw(c.description.clone()),
                 Span::styled(format!("  ({})", c.source), theme::dim()),
             ]));
         }
     }
     lines.push(Line::from(Span::styled("Keys", theme::heading(2))));
+    let key_col = commands::KEYS
+        .iter()
+        .map(|(k, _)| str_width(k))
+        .max()
+        .unwrap_or(0)
+        + 2;
     for (k, what) in commands::KEYS {
         lines.push(Line::from(vec![
-            Span::styled(format!("  {k:<36}"), theme::key()),
+            Span::styled(pad(k, key_col), theme::key()),
             Span::raw(*what),
         ]));
     }

@@ -13,8 +13,11 @@ pub mod markdown;
 pub mod pager;
 pub mod restore;
 #[cfg(test)]
+mod screen_tests;
+#[cfg(test)]
 mod snapshot_tests;
 pub mod state;
+pub mod status;
 pub mod text;
 pub mod theme;
 pub mod transcript;

@@ -12,9 +12,10 @@ use ratatui::widgets::{Block, Borders, Clear, Widget};
 use super::info::session_line;
 use super::layers::{ApprovalView, ArtifactsView, Layer, MemoryView, ResumeView, SessionsView};
 use super::state::AppState;
+use super::status::draw_status;
 use super::text::{truncate, wrap_line};
 use super::theme;
-use crate::protocol::{MemoryStatus, PlanStatus, WorkMode};
+use crate::protocol::{MemoryStatus, PlanStatus};
 
 /// Terminals at least this wide get the side panel.
 pub const WIDE: u16 = 100;
@@ -432,156 +433,6 @@ fn draw_composer(state: &AppState, area: Rect, buf: &mut Buffer) {
             l,
             area.width.saturating_sub(3),
         );
-    }
-}
-
-fn fmt_tokens(n: u64) -> String {
-    if n >= 1_000_000 {
-        format!("{:.1}M", n as f64 / 1e6)
-    } else if n >= 1000 {
-        format!("{:.1}k", n as f64 / 1e3)
-    } else {
-        n.to_string()
-    }
-}
-
-/// Dollars with the precision small sums need.
-fn fmt_cost(usd: f64) -> String {
-    if usd < 0.995 {
-        format!("${usd:.3}")
-    } else {
-        format!("${usd:.2}")
-    }
-}
-
-fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
-    buf.set_style(area, theme::status_bar());
-    let mut left = Vec::new();
-    if state.turn_running() {
-        let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-        let f = (state
-            .now()
-            .saturating_duration_since(state.started())
-            .as_millis()
-            / 100) as usize;
-        left.push(Span::styled(
-            format!(" {} working", frames[f % frames.len()]),
-            theme::warn(),
-        ));
-        left.push(Span::styled(" │ ", theme::dim()));
-    } else {
-        left.push(Span::raw(" "));
-    }
-    let sep = || Span::styled(" │ ", theme::dim());
-    let model = if state.status().model.is_empty() {
-        "no model".to_string()
-    } else {
-        format!("{} · {}", state.status().model, state.status().provider)
-    };
-    left.push(Span::styled(model, theme::accent()));
-    left.push(sep());
-    left.push(Span::raw(format!(
-        "{} tok",
-        fmt_tokens(state.usage().total())
-    )));
-    if let Some((used, window)) = state.status().context {
-        let pct = (used as f64 * 100.0 / window.max(1) as f64).round() as u64;
-        left.push(sep());
-        let style = if pct >= 85 {
-            theme::warn()
-        } else {
-            Style::default()
-        };
-        left.push(Span::styled(format!("ctx {pct}%"), style));
-    }
-    if let Some(cost) = state.status().cost_usd {
-        left.push(sep());
-        left.push(Span::raw(fmt_cost(cost)));
-    }
-    left.push(sep());
-    left.push(Span::raw(truncate(&state.status().workspace, 40)));
-    match state.status().mode {
-        WorkMode::Ask => {
-            if !state.status().policy_mode.is_empty() {
-                left.push(sep());
-                left.push(Span::raw(state.status().policy_mode.clone()));
-            }
-        }
-        WorkMode::AutoEdit => {
-            left.push(sep());
-            left.push(Span::styled("auto-edit", theme::ok()));
-            // The built-in question for edits is answered; what else the label says stands.
-            let rest = state
-                .status()
-                .policy_mode
-                .replace("edits ask", "edits apply");
-            if !rest.is_empty() {
-                left.push(Span::raw(format!(" · {rest}")));
-            }
-        }
-        WorkMode::Plan => {
-            left.push(sep());
-            left.push(Span::styled("plan", theme::warn()));
-            left.push(Span::raw(" · read-only, safe commands only"));
-        }
-    }
-    let n = state.background().running();
-    if n > 0 {
-        left.push(sep());
-        left.push(Span::styled(format!("{n} bg"), theme::ok()));
-    }
-    if !state.mcp().is_empty() {
-        let (ready, starting, failed) = state.mcp_counts();
-        left.push(sep());
-        let style = if failed > 0 {
-            theme::error()
-        } else if starting > 0 {
-            theme::warn()
-        } else {
-            theme::ok()
-        };
-        let mut text = format!("mcp {ready}/{}", state.mcp().len());
-        if starting > 0 {
-            text.push_str(&format!(" · {starting} starting"));
-        }
-        if failed > 0 {
-            text.push_str(&format!(" · {failed} failed"));
-        }
-        left.push(Span::styled(text, style));
-    }
-    if state.mouse_capture() {
-        left.push(sep());
-        left.push(Span::styled("mouse", theme::warn()));
-    }
-    let line = Line::from(left);
-    let right = match state.hint() {
-        Some(h) => Span::styled(format!("{h} "), theme::warn()),
-        None => Span::styled("/help · ctrl-c ctrl-c quit ", theme::dim()),
-    };
-    let w = super::text::str_width(&right.content) as u16;
-    // A hint is something the person must see now ("press ctrl-c again"): the facts on the
-    // left give way to it. The standing help text shows only where there is room.
-    let left_width = if state.hint().is_some() {
-        area.width.saturating_sub(w + 1)
-    } else {
-        area.width
-    };
-    let full = super::text::line_width(&line) as u16;
-    if full > left_width && left_width > 1 {
-        // Cut where the room ends, and say so: a word cut short reads as a different word.
-        buf.set_line(area.x, area.y, &line, left_width - 1);
-        buf.set_span(
-            area.x + left_width - 1,
-            area.y,
-            &Span::styled("…", theme::dim()),
-            1,
-        );
-    } else {
-        buf.set_line(area.x, area.y, &line, left_width);
-    }
-    let used = full.min(left_width);
-    if used + w < area.width {
-        buf.set_span(area.x + area.width - w, area.y, &right, w);
     }
 }
 

@@ -34,6 +34,17 @@ fn approval_record(answer: &ApprovalAnswer, view: Option<&ApprovalView>) -> Stri
 
 impl AppState {
     pub fn apply(&mut self, event: Event) {
+        // Anything that comes from the model ends the wait for a retry.
+        if !matches!(
+            event,
+            Event::Retry { .. }
+                | Event::SessionOutput { .. }
+                | Event::Sessions { .. }
+                | Event::SessionExited { .. }
+                | Event::McpServer { .. }
+        ) {
+            self.turns.retry = None;
+        }
         match event {
             Event::SessionStarted {
                 session_id,
@@ -53,6 +64,7 @@ impl AppState {
                 let cell = self.transcript.push(CellKind::User(text));
                 if !self.from_replay {
                     self.turns.running = true;
+                    self.turns.started_at = Some(self.clock.now);
                 }
                 self.turns.count += 1;
                 self.turns.cells.push((self.turns.count, cell));
@@ -191,6 +203,20 @@ impl AppState {
                 ),
             ),
             Event::ShutdownComplete if !self.from_replay => self.exit.shutdown_complete = true,
+            Event::Retry {
+                attempt,
+                max_attempts,
+                wait_ms,
+                reason,
+                ..
+            } if !self.from_replay => {
+                self.turns.retry = Some(super::Waiting {
+                    attempt,
+                    max_attempts,
+                    until: self.clock.now + std::time::Duration::from_millis(wait_ms),
+                    reason,
+                });
+            }
             // The terminal shell runs only with an editor front-end; the TUI never offers one.
             // The other kinds are handled by the `apply_*` of their group.
             _ => {}

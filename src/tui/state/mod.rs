@@ -26,6 +26,8 @@ use super::composer::Composer;
 use super::layers::Layer;
 use super::text::Output;
 use super::transcript::Transcript;
+#[cfg(doc)]
+use crate::protocol::Event;
 use crate::protocol::{
     CustomCommand, McpServerView, McpState, Notifications, Op, PlanItem, PlanStatus,
     SessionSummary, Usage, WorkMode,
@@ -105,10 +107,23 @@ impl Background {
     }
 }
 
+/// A model request that failed and is tried again at `until` ([`Event::Retry`]).
+#[derive(Debug, Clone)]
+pub struct Waiting {
+    pub attempt: u32,
+    pub max_attempts: u32,
+    pub until: Instant,
+    pub reason: String,
+}
+
 /// Where the conversation is.
 #[derive(Debug, Default)]
 struct Turns {
     running: bool,
+    /// When the running turn began (the status line counts from it).
+    started_at: Option<Instant>,
+    /// The retry the running turn waits for.
+    retry: Option<Waiting>,
     count: u64,
     /// The transcript cell of each prompt, by turn number (a rewind cuts the transcript there).
     cells: Vec<(u64, usize)>,
@@ -370,6 +385,16 @@ impl AppState {
 
     pub fn turns(&self) -> u64 {
         self.turns.count
+    }
+
+    /// When the running turn began.
+    pub fn turn_started(&self) -> Option<Instant> {
+        self.turns.started_at.filter(|_| self.turns.running)
+    }
+
+    /// The retry the running turn waits for, if it waits for one.
+    pub fn retry(&self) -> Option<&Waiting> {
+        self.turns.retry.as_ref().filter(|_| self.turns.running)
     }
 
     pub fn now(&self) -> Instant {
