@@ -428,16 +428,41 @@ async fn run(
 
 /// `pablo resume`: the TUI on a journaled session, with its transcript, checklist and approvals.
 async fn resume(common: Common, id: Option<String>, last: bool) -> Result<ExitCode> {
-    let mut next = resume_once(&common, id, last).await?;
-    // A session picked with `/resume` is resumed in the same process, one after another.
-    while let Some(id) = next {
-        next = resume_once(&common, Some(id), false).await?;
-    }
-    Ok(ExitCode::SUCCESS)
+    let then = resume_once(&common, id, last).await?;
+    follow(&common, then).await
 }
 
-/// One resumed TUI; returns the session picked with `/resume`, if any.
-async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Option<String>> {
+/// What the person asked for as the TUI closed.
+enum Then {
+    Quit,
+    /// `/resume`: this saved session.
+    Resume(String),
+    /// `/new`: a fresh session in this workspace.
+    New(Option<PathBuf>),
+}
+
+fn then_of(summary: pablo::tui::ExitSummary) -> Then {
+    match (summary.resume_requested, summary.new_session_in) {
+        (Some(id), _) => Then::Resume(id),
+        (None, Some(ws)) => Then::New(Some(ws)),
+        (None, None) => Then::Quit,
+    }
+}
+
+/// Opens the sessions the person asks for one after another (`/resume`, `/new`), in this
+/// process, until one closes for good.
+async fn follow(common: &Common, mut then: Then) -> Result<ExitCode> {
+    loop {
+        then = match then {
+            Then::Quit => return Ok(ExitCode::SUCCESS),
+            Then::Resume(id) => resume_once(common, Some(id), false).await?,
+            Then::New(workspace) => tui_once(common, workspace).await?,
+        };
+    }
+}
+
+/// One resumed TUI; returns what was asked for as it closed.
+async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Then> {
     // Which session first (reading only): a wrong id is the more useful answer.
     let (id, info) = find_session(common, id.as_deref(), last)?;
     pablo::tui::require_terminal()?;
@@ -461,7 +486,7 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     let workspace = setup.host.workspace_root.clone();
     let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     outln!("{summary}");
-    Ok(summary.resume_requested)
+    Ok(then_of(summary))
 }
 
 /// When a session is resumed from another directory, the person chooses where it continues
@@ -764,21 +789,29 @@ fn tui_options(
 }
 
 async fn tui(common: Common) -> Result<ExitCode> {
+    let then = tui_once(&common, None).await?;
+    follow(&common, then).await
+}
+
+/// One TUI on a new session (in `workspace`, else the one the flags name); returns what was
+/// asked for as it closed.
+async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Then> {
     pablo::tui::require_terminal()?;
-    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    let mut options = common.launch_options(Front::Interactive);
+    if workspace.is_some() {
+        options.workspace = workspace;
+    }
+    let mut launch = Launch::prepare(options)?;
     let model = launch.model().await?;
     let session_id = Launch::new_session_id();
     // The session is journaled, so the exit summary can say how to come back to it.
     let resume_command = format!("pablo resume {session_id}");
     let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
-    let options = tui_options(&common, &mut launch, &setup, Vec::new(), resume_command);
+    let options = tui_options(common, &mut launch, &setup, Vec::new(), resume_command);
     let workspace = setup.host.workspace_root.clone();
     let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     outln!("{summary}");
-    if let Some(id) = summary.resume_requested {
-        return resume(common, Some(id), false).await;
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(then_of(summary))
 }
 
 fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {

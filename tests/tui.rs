@@ -15,6 +15,7 @@ use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 use crate::support::bin::Sandbox;
 
+mod conversation;
 mod scrollback;
 mod waiting;
 

@@ -68,18 +68,21 @@ pub struct ExitSummary {
     pub notes: Vec<String>,
     /// A saved session picked with `/resume`: the caller resumes it next.
     pub resume_requested: Option<String>,
+    /// `/new`: the caller starts a fresh session in this workspace next.
+    pub new_session_in: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Display for ExitSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A session is named only when it was saved (and so can be resumed).
+        let session = match &self.resume_command {
+            Some(_) if !self.session_id.is_empty() => format!("session {}", self.session_id),
+            _ if self.turns == 0 => "session not saved (nothing was sent)".to_string(),
+            _ => "session not saved".to_string(),
+        };
         write!(
             f,
-            "pablo: session {} · {} turn{} · {} tokens in, {} out",
-            if self.session_id.is_empty() {
-                "-"
-            } else {
-                &self.session_id
-            },
+            "pablo: {session} · {} turn{} · {} tokens in, {} out",
             self.turns,
             if self.turns == 1 { "" } else { "s" },
             self.usage.input_tokens,
@@ -248,5 +251,9 @@ async fn run_with_agent(
             .map(|f| format!("pablo stopped: {f}"))
             .collect(),
         resume_requested: state.resume_requested().map(str::to_string),
+        new_session_in: state
+            .new_session_requested()
+            .then(|| state.workspace_dir().map(std::path::Path::to_path_buf))
+            .flatten(),
     })
 }

@@ -64,6 +64,17 @@ pub(super) struct Tmux {
 
 impl Tmux {
     pub(super) fn start(sandbox: &Sandbox, env: &[(&str, &str)], cols: u16, rows: u16) -> Self {
+        Self::start_program(sandbox, env, cols, rows, env!("CARGO_BIN_EXE_pablo"))
+    }
+
+    /// `program` (a command line) in the pane instead of pablo (a shell, to use job control).
+    pub(super) fn start_program(
+        sandbox: &Sandbox,
+        env: &[(&str, &str)],
+        cols: u16,
+        rows: u16,
+        program: &str,
+    ) -> Self {
         let socket = format!("pablo-test-{}-{}", std::process::id(), fastrand::u64(..));
         let mut command = format!(
             "env -i PATH={:?} HOME={:?} TERM=tmux-256color XDG_CONFIG_HOME={:?} \
@@ -77,7 +88,8 @@ impl Tmux {
         for (k, v) in env {
             command.push_str(&format!(" {k}={v:?}"));
         }
-        command.push_str(&format!(" {:?}", env!("CARGO_BIN_EXE_pablo")));
+        command.push(' ');
+        command.push_str(program);
         let t = Self { socket };
         let status = t
             .tmux()
@@ -139,6 +151,10 @@ impl Emulator for Tmux {
                 '\x03' => {
                     flush(self, &mut literal);
                     self.run(&["send-keys", "-t", "pablo", "C-c"]);
+                }
+                '\x1a' => {
+                    flush(self, &mut literal);
+                    self.run(&["send-keys", "-t", "pablo", "C-z"]);
                 }
                 c => literal.push(c),
             }

@@ -140,6 +140,8 @@ struct Exit {
     shutdown_complete: bool,
     /// A saved session picked in `/resume`: the TUI closes so the caller can resume it.
     resume_requested: Option<String>,
+    /// `/new`: the TUI closes so the caller can start a fresh session.
+    new_session: bool,
     /// The error that ended the session, when the agent stopped by itself (a required MCP
     /// server failed): printed after the screen is given back.
     fatal: Option<String>,
@@ -439,6 +441,14 @@ impl AppState {
 
     pub fn resume_requested(&self) -> Option<&str> {
         self.exit.resume_requested.as_deref()
+    }
+
+    pub fn new_session_requested(&self) -> bool {
+        self.exit.new_session
+    }
+
+    pub fn workspace_dir(&self) -> Option<&std::path::Path> {
+        self.workspace_dir.as_deref()
     }
 
     pub fn fatal(&self) -> Option<&str> {

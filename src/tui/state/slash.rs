@@ -144,6 +144,12 @@ impl AppState {
                 self.turns.cells.clear();
             }
             CommandId::Quit => self.exit.quit = true,
+            // The screen closes and a fresh session opens in the same workspace; this one stays
+            // saved (when anything was said in it) and resumable.
+            CommandId::New => {
+                self.exit.new_session = true;
+                self.exit.quit = true;
+            }
         }
     }
 
