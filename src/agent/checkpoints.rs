@@ -194,8 +194,13 @@ fn internal(message: &str) -> Event {
 }
 
 /// The hunks of a file change the person did not accept, as the model reads them: their index,
-/// where they were in the file before, where those lines are now, and their text.
-pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<Value> {
+/// where they were in the file before, where those lines are now, their text, and the person's
+/// note on why, when they left one.
+pub(super) fn not_applied(
+    original: &Preview,
+    accepted: &[usize],
+    notes: &[crate::protocol::HunkNote],
+) -> Option<Value> {
     let Preview::FileChange(fc) = original else {
         return None;
     };
@@ -217,19 +222,27 @@ pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<Valu
             text.push_str(&l.text);
             text.push('\n');
         }
-        rejected.push(json!({
+        let mut entry = json!({
             "hunk": i,
             "old_start": h.old_start,
             "old_len": h.old_len,
             "lines_now": {"start": (h.old_start as i64 + shift).max(0), "len": h.old_len},
             "text": text,
-        }));
+        });
+        if let Some(n) = notes
+            .iter()
+            .find(|n| n.hunk == i && !n.note.trim().is_empty())
+        {
+            entry["note"] = json!(n.note.trim());
+        }
+        rejected.push(entry);
     }
     if rejected.is_empty() {
         return None;
     }
     let total = fc.hunks.len();
     let applied: Vec<usize> = (0..total).filter(|i| accepted.contains(i)).collect();
+    let noted = rejected.iter().any(|r| r.get("note").is_some());
     Some(json!({
         "partial": true,
         "hunks_applied": applied,
@@ -237,8 +250,13 @@ pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<Valu
         "note": format!(
             "the person accepted {} of {total} hunks of this change; only those were written. \
              The hunks in hunks_not_applied were rejected: the file still has its earlier lines \
-             there (lines_now) and does not contain their + lines",
-            applied.len()
+             there (lines_now) and does not contain their + lines{}",
+            applied.len(),
+            if noted {
+                "; a hunk's note is the person's reason for rejecting it"
+            } else {
+                ""
+            }
         ),
     }))
 }

@@ -1616,9 +1616,9 @@ impl Agent {
                 }
                 Ok((preview, None))
             }
-            ApprovalAnswer::AllowHunks { hunks } => {
+            ApprovalAnswer::AllowHunks { hunks, notes } => {
                 let narrowed = tool.narrow(&preview, &hunks)?;
-                Ok((narrowed, checkpoints::not_applied(&preview, &hunks)))
+                Ok((narrowed, checkpoints::not_applied(&preview, &hunks, &notes)))
             }
             ApprovalAnswer::Reject { note } => {
                 let mut msg = format!("the person rejected {}", tool.name());

@@ -179,9 +179,21 @@ pub enum ApprovalAnswer {
     AllowAlways,
     /// Commit only the listed hunks (indices into [`FileChangePreview::hunks`]) of a file change.
     /// The engine rebuilds the preview from the accepted subset; that new preview is what lands.
-    AllowHunks { hunks: Vec<usize> },
+    /// `notes` say why some of the others were dropped; the model reads each with its hunk.
+    AllowHunks {
+        hunks: Vec<usize>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<HunkNote>,
+    },
     /// Do not run; the note (if any) goes back to the model with code `rejected`.
     Reject { note: Option<String> },
+}
+
+/// Why the person dropped one hunk of a file change (index into [`FileChangePreview::hunks`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HunkNote {
+    pub hunk: usize,
+    pub note: String,
 }
 
 /// The policy outcome for one tool call.

@@ -289,7 +289,10 @@ fn diff_in_the_approval_prompt() {
         s.take_ops().pop(),
         Some(Op::Approval {
             call_id: "w1".into(),
-            answer: ApprovalAnswer::AllowHunks { hunks: vec![0] }
+            answer: ApprovalAnswer::AllowHunks {
+                hunks: vec![0],
+                notes: vec![]
+            }
         })
     );
 }

@@ -123,7 +123,8 @@ impl AppState {
     pub fn paste(&mut self, text: &str) {
         match self.layers.last_mut() {
             Some(Layer::Approval(a)) => {
-                if let super::super::layers::ApprovalMode::Note(n) = &mut a.mode {
+                use super::super::layers::ApprovalMode;
+                if let ApprovalMode::Note(n) | ApprovalMode::HunkNote(_, n) = &mut a.mode {
                     n.push_str(&text.replace('\n', " "));
                 }
             }
