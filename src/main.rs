@@ -400,6 +400,10 @@ async fn run(
     let mut launch = Launch::prepare(options)?;
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
     let model = launch.model().await?;
+    // Said on stderr: stdout is the run's output (and its JSON lines).
+    if let Some(note) = launch::unknown_model_note(model.as_ref()) {
+        eprintln!("pablo: note: {note}");
+    }
     let approvals = if auto_approve {
         ApprovalMode::ApproveAsks
     } else {
@@ -473,9 +477,11 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     let mut launch = Launch::prepare(options)?;
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
     let model = launch.model().await?;
+    let note = launch::unknown_model_note(model.as_ref());
     let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive)?;
     let mut startup_events = state.transcript.clone();
     startup_events.extend(state.start_events());
+    startup_events.extend(note.map(|message| pablo::protocol::Event::Warning { message }));
     let options = tui_options(
         common,
         &mut launch,
@@ -806,8 +812,13 @@ async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Then> {
     let session_id = Launch::new_session_id();
     // The session is journaled, so the exit summary can say how to come back to it.
     let resume_command = format!("pablo resume {session_id}");
+    let note = launch::unknown_model_note(model.as_ref());
     let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
-    let options = tui_options(common, &mut launch, &setup, Vec::new(), resume_command);
+    let events = note
+        .map(|message| pablo::protocol::Event::Warning { message })
+        .into_iter()
+        .collect();
+    let options = tui_options(common, &mut launch, &setup, events, resume_command);
     let workspace = setup.host.workspace_root.clone();
     let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     outln!("{summary}");

@@ -16,6 +16,7 @@ use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use crate::support::bin::Sandbox;
 
 mod conversation;
+mod figures;
 mod hunks;
 mod scrollback;
 mod waiting;

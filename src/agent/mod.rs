@@ -143,6 +143,7 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         messages: setup.history,
         budget: Budget::default(),
         usage: Usage::default(),
+        cost_usd: None,
         events: EventSink::new(inner_tx),
         emitted: Arc::new(AtomicU64::new(0)),
         pending: Arc::new(Mutex::new(HashMap::new())),
@@ -367,6 +368,9 @@ struct Agent {
     model: Arc<dyn ModelClient>,
     profile: ModelProfile,
     window: ContextWindow,
+    /// What the calls so far cost, each at the prices of the model that answered it (`None`
+    /// while no model with known prices has answered).
+    cost_usd: Option<f64>,
     catalog: Catalog,
     policy: Arc<PolicyEngine>,
     host: Arc<Host>,
@@ -621,7 +625,15 @@ impl Agent {
         let calls_before = (self.budget.model_calls, self.budget.tool_calls);
         let switched = self.pending_model.lock().ok().and_then(|mut m| m.take());
         if let Some(model) = switched {
+            // The new model's window and prices from here on (the calls so far keep theirs).
+            self.profile = model.profile();
+            self.window = ContextWindow::new(self.profile.context_window);
             self.model = model;
+            self.emit(Event::ContextUsage {
+                used_tokens: self.window.estimate(self.request_bytes()),
+                window_tokens: self.window.window_tokens(),
+                cost_usd: self.cost_usd,
+            });
         }
         // Attachments are read before anything is sent: an image that cannot go refuses the
         // turn, and the person gets the prompt back to change it.
@@ -1011,7 +1023,7 @@ impl Agent {
         self.emit(Event::ContextUsage {
             used_tokens: self.window.estimate(self.request_bytes()),
             window_tokens: self.window.window_tokens(),
-            cost_usd: self.profile.prices.map(|p| p.cost(&self.usage)),
+            cost_usd: self.cost_usd,
         });
     }
 
@@ -1241,6 +1253,9 @@ impl Agent {
         }
         if call_usage != Usage::default() {
             self.usage.add(&call_usage);
+            if let Some(p) = self.profile.prices {
+                self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + p.cost(&call_usage));
+            }
             self.window.observe(request_bytes, call_usage.input_tokens);
             self.emit(Event::Usage {
                 last: call_usage,
@@ -1254,7 +1269,7 @@ impl Agent {
         self.emit(Event::ContextUsage {
             used_tokens,
             window_tokens: self.window.window_tokens(),
-            cost_usd: self.profile.prices.map(|p| p.cost(&self.usage)),
+            cost_usd: self.cost_usd,
         });
         Ok(ModelTurn {
             text,

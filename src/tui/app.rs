@@ -493,6 +493,9 @@ where
             ev = link.events.recv(), if events_open => {
                 match ev {
                     Some(e) => {
+                        // Stamped with the time it arrived (a tool's duration starts and ends
+                        // with its events), not with the last frame's.
+                        state.set_now(Instant::now());
                         state.apply(e);
                         while let Ok(e) = link.events.try_recv() {
                             state.apply(e);

@@ -244,3 +244,43 @@ fn an_answered_prompt_leaves_its_decision_in_the_past_tense_in_the_tools_cell() 
     assert!(screen.contains("└ rejected: use make test"), "{screen}");
     assert!(!screen.contains("[y] Allow once"), "{screen}");
 }
+
+#[test]
+fn a_tools_duration_counts_its_run_not_the_time_its_prompt_was_open() {
+    let (mut s, t0) = state(false);
+    s.apply(Event::UserMessage {
+        text: "write it".into(),
+    });
+    s.apply(Event::ToolCallBegin {
+        call_id: "w".into(),
+        tool: "fs.write".into(),
+        arguments: serde_json::json!({"path": "a.txt"}),
+    });
+    let preview = Preview::Read {
+        path: "a.txt".into(),
+    };
+    s.apply(Event::ApprovalRequest {
+        call_id: "w".into(),
+        tool: "fs.write".into(),
+        preview: preview.clone(),
+        verdict: Verdict::ask("builtin.ask", "edits ask"),
+    });
+    // The person looks at the prompt for half a minute.
+    s.set_now(t0 + Duration::from_secs(30));
+    s.apply(Event::ApprovalResolved {
+        call_id: "w".into(),
+        answer: ApprovalAnswer::AllowOnce,
+    });
+    s.apply(Event::ToolCallRunning {
+        call_id: "w".into(),
+        preview,
+    });
+    s.set_now(t0 + Duration::from_millis(31_500));
+    s.apply(Event::ToolCallEnd {
+        call_id: "w".into(),
+        tool: "fs.write".into(),
+        result: ToolOutcome::ok(serde_json::json!({"path": "a.txt"})),
+    });
+    let screen = draw(&mut s, 80, 12);
+    assert!(screen.contains("✓ fs.write a.txt  (1.5s)"), "{screen}");
+}

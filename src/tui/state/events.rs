@@ -52,6 +52,7 @@ impl AppState {
                 model,
                 workspace,
             } => {
+                self.figures.new_run();
                 self.status.session_id = session_id;
                 self.status.provider = provider;
                 self.status.model = model;
@@ -102,7 +103,7 @@ impl AppState {
                 self.plan.items = items;
                 self.plan.explanation = explanation;
             }
-            Event::Usage { total, .. } => self.usage = total,
+            Event::Usage { total, .. } => self.figures.run = total,
             Event::ContextUsage {
                 used_tokens,
                 window_tokens,
@@ -110,8 +111,9 @@ impl AppState {
             } => {
                 self.status.context = Some((used_tokens, window_tokens));
                 if cost_usd.is_some() {
-                    self.status.cost_usd = cost_usd;
+                    self.figures.cost_run = cost_usd;
                 }
+                self.status.cost_usd = self.figures.cost();
             }
             Event::ContextCleared {
                 cleared,
@@ -183,7 +185,7 @@ impl AppState {
                 self.finish_streaming();
                 self.turns.running = false;
                 self.alert(false, "pablo: the turn is done");
-                self.usage = usage;
+                self.figures.run = usage;
                 self.set_hint(None);
                 match stop_reason {
                     StopReason::Cancelled => self.notice(NoticeLevel::Warning, "interrupted"),

@@ -69,7 +69,7 @@ pub struct StatusInfo {
     pub resume_command: Option<String>,
     /// Tokens of the last request and the model's window, once a call reported them.
     pub context: Option<(u64, u64)>,
-    /// What the session has cost, when the model's prices are known.
+    /// What the session has cost, when the model's prices are known (all of its runs).
     pub cost_usd: Option<f64>,
 }
 
@@ -114,6 +114,48 @@ pub struct Waiting {
     pub max_attempts: u32,
     pub until: Instant,
     pub reason: String,
+}
+
+/// The session's tokens and cost. The agent counts from its own start, and a resumed session's
+/// agent starts again from nothing (its journal holds one such run after another, each opened
+/// by `SessionStarted`): the figures of the runs before the current one are added up here, so
+/// what is shown is the whole session's.
+#[derive(Debug, Default)]
+struct Figures {
+    /// The runs that ended (a resumed session's earlier ones).
+    before: Usage,
+    cost_before: Option<f64>,
+    /// The current run, as its agent last reported.
+    run: Usage,
+    cost_run: Option<f64>,
+}
+
+impl Figures {
+    /// A new run of the agent begins.
+    fn new_run(&mut self) {
+        self.before.add(&self.run);
+        self.cost_before = sum(self.cost_before, self.cost_run);
+        self.run = Usage::default();
+        self.cost_run = None;
+    }
+
+    fn usage(&self) -> Usage {
+        let mut u = self.before;
+        u.add(&self.run);
+        u
+    }
+
+    fn cost(&self) -> Option<f64> {
+        sum(self.cost_before, self.cost_run)
+    }
+}
+
+fn sum(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, None) => a,
+        (None, b) => b,
+    }
 }
 
 /// Where the conversation is.
@@ -199,7 +241,7 @@ pub struct AppState {
     plan: PlanState,
     background: Background,
     status: StatusInfo,
-    usage: Usage,
+    figures: Figures,
     turns: Turns,
     clock: Clock,
     exit: Exit,
@@ -223,7 +265,7 @@ impl AppState {
             plan: PlanState::default(),
             background: Background::default(),
             status: StatusInfo::default(),
-            usage: Usage::default(),
+            figures: Figures::default(),
             turns: Turns::default(),
             clock: Clock {
                 now,
@@ -377,8 +419,9 @@ impl AppState {
         &self.status
     }
 
+    /// The session's tokens (all of its runs, a resumed session's earlier ones too).
     pub fn usage(&self) -> Usage {
-        self.usage
+        self.figures.usage()
     }
 
     pub fn turn_running(&self) -> bool {
