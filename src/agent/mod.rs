@@ -836,7 +836,11 @@ impl Agent {
                             )
                             .into_outcome()
                         } else {
-                            self.run_tool_call(&call, cancel).await
+                            let outcome = self.run_tool_call(&call, cancel).await;
+                            if let Some((code, message)) = limits::spent_budget(&outcome) {
+                                end = Some(TurnEnd::budget(&code, message));
+                            }
+                            outcome
                         }
                     }
                 };
@@ -1314,7 +1318,10 @@ impl Agent {
                 }
                 None => format!("{tool} already ran"),
             };
-            message = format!("{ran}; do not run it again. Its {message}");
+            message = format!(
+                "{ran}; do not run it again. Its result serialized to {size} bytes, over the \
+                 limit of {limit} bytes"
+            );
             if let Some(a) = artifact.as_ref().and_then(Value::as_str) {
                 message.push_str(&format!("; the full output is in {a}"));
             }

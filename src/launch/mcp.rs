@@ -152,9 +152,9 @@ fn spec_of(
     let endpoint = match (&c.command, &c.url) {
         (_, Some(url)) => {
             let bearer_token = match &c.bearer_token_env {
-                Some(var) => match std::env::var(var) {
-                    Ok(v) if !v.is_empty() => Some(v),
-                    _ => {
+                Some(var) => match crate::core::secrets::var(var) {
+                    Some(v) => Some(v),
+                    None => {
                         refused = Some(format!(
                             "bearer_token_env names {var}, which is not set in pablo's environment"
                         ));
@@ -179,7 +179,9 @@ fn spec_of(
                     ));
                     continue;
                 }
-                if let Ok(v) = std::env::var(var) {
+                // A secret-looking variable (`NOTES_TOKEN`) was moved out of pablo's environment
+                // block at start (`process::protect`); its value is kept in `core::secrets`.
+                if let Some(v) = crate::core::secrets::var(var) {
                     env.retain(|(k, _)| k != var);
                     env.push((var.clone(), v));
                 }

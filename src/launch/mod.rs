@@ -175,6 +175,18 @@ impl Launch {
         limits: Limits,
         options: LaunchOptions,
     ) -> Self {
+        let mut warnings = Vec::new();
+        // The mode a session starts in is the person's choice (`start_mode`): a repository does
+        // not pick it, and says so like every other setting of its config that is ignored.
+        if let Some((path, c)) = &layers.project
+            && c.tui.mode.is_some()
+        {
+            warnings.push(format!(
+                "{}: [tui] mode ignored: only the user's config, --config or --mode choose the \
+                 mode a session starts in",
+                path.display()
+            ));
+        }
         Self {
             dirs,
             workspace,
@@ -182,7 +194,7 @@ impl Launch {
             layers,
             limits,
             options,
-            warnings: Vec::new(),
+            warnings,
             extra_mcp: Vec::new(),
         }
     }
@@ -422,13 +434,12 @@ impl Launch {
             ),
             Some(self.session_state_dir(&session_id)),
         )?;
-        // Denied tools stay in the catalog so a call is refused with the rule that denied it
-        // (`PolicyEngine::narrow_catalog` can remove them instead).
         let policy = self.policy()?;
         let checkpoints = self.checkpoints(History::default());
         let hub = self.mcp_hub(&policy);
         let mut catalog = self.catalog(&policy)?;
         catalog.attach_mcp(hub.clone());
+        offer_what_policy_allows(&mut catalog, &policy);
         Ok(AgentSetup {
             host: self.host_with(&session_id, &policy, Some(hub), checkpoints.as_ref())?,
             checkpoints,
@@ -464,6 +475,7 @@ impl Launch {
         let hub = self.mcp_hub(&policy);
         let mut catalog = self.catalog(&policy)?;
         catalog.attach_mcp(hub.clone());
+        offer_what_policy_allows(&mut catalog, &policy);
         let setup = AgentSetup {
             host: self.host_with(session_id, &policy, Some(hub), checkpoints.as_ref())?,
             checkpoints,
@@ -556,7 +568,10 @@ impl Launch {
             reasoning: self.options.reasoning,
             ..ProviderSettings::default()
         };
-        let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
+        let options = HttpOptions::for_limits(
+            self.limits.stream_idle_timeout,
+            self.limits.max_model_output_bytes,
+        );
         Ok(select(&flags.over(config), &options).await?)
     }
 
@@ -582,7 +597,10 @@ impl Launch {
             reasoning: table.reasoning,
             ..ProviderSettings::default()
         });
-        let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
+        let options = HttpOptions::for_limits(
+            self.limits.stream_idle_timeout,
+            self.limits.max_model_output_bytes,
+        );
         Arc::new(move |provider: Option<String>, model: String| {
             let same_provider = provider.is_none() || provider == start.provider;
             let settings = if same_provider {
@@ -786,4 +804,12 @@ fn canonical_dir(path: &Path) -> Result<PathBuf, LaunchError> {
         });
     }
     Ok(canonical)
+}
+
+/// The model is offered only the tools policy does not deny outright (`PolicyEngine::offers`):
+/// a layer removes tools from what is offered, never adds one. They stay registered, so a call
+/// made anyway is refused with the rule that denies it.
+fn offer_what_policy_allows(catalog: &mut Catalog, policy: &Arc<PolicyEngine>) {
+    let policy = policy.clone();
+    catalog.offer_only(Arc::new(move |tool: &str, kind| policy.offers(tool, kind)));
 }
