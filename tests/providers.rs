@@ -365,7 +365,7 @@ mod openai_stream {
         ));
         let (events, err) = run(&openai(&server)).await;
         assert_eq!(text_of(&events), "partial");
-        assert_eq!(err.map(|e| e.code()), Some("model_stream_cut"));
+        assert_eq!(err.map(|e| e.code().as_str()), Some("model_stream_cut"));
     }
 
     #[tokio::test]
@@ -438,7 +438,7 @@ mod openai_stream {
         let reasons: Vec<_> = events
             .iter()
             .filter_map(|e| match e {
-                StreamEvent::Retry(r) => Some((r.attempt, r.reason.clone(), r.code)),
+                StreamEvent::Retry(r) => Some((r.attempt, r.reason.clone(), r.code.as_str())),
                 _ => None,
             })
             .collect();
@@ -725,7 +725,7 @@ mod anthropic_stream {
         server.push(ScriptedResponse::sse(anthropic::text_answer("never")));
         let (events, err) = run(&anthropic(&server)).await;
         assert_eq!(text_of(&events), "Hel");
-        assert_eq!(err.map(|e| e.code()), Some("model_stream_cut"));
+        assert_eq!(err.map(|e| e.code().as_str()), Some("model_stream_cut"));
         assert_eq!(server.requests().len(), 1);
     }
 

@@ -33,7 +33,7 @@ use tracing::Instrument;
 
 pub use limits::{Budget, Limits};
 
-use crate::core::{ApprovalMode, EventRecorder};
+use crate::core::{ApprovalMode, ErrorCode, EventRecorder};
 use crate::core::{Coded, EventSink, ToolFailure};
 use crate::model::profile::thinking_budget;
 use crate::model::{
@@ -45,7 +45,8 @@ use crate::protocol::{
     AgentHandle, ApprovalAnswer, Decision, Event, ImageAttachment, Op, Preview, RuleSummary,
     StopReason, ToolCall, ToolOutcome, Usage,
 };
-use crate::tools::{Catalog, Host, Tool, ToolContext};
+use crate::tools::fs_write::PartialChange;
+use crate::tools::{Catalog, Host, Tool, ToolContext, ToolResult};
 use window::ContextWindow;
 
 /// Everything needed to start an agent.
@@ -93,7 +94,7 @@ fn spawn_model_switch(
 ) {
     let Some(switcher) = switcher else {
         events.send(Event::Error {
-            code: "model_switch_unavailable".into(),
+            code: ErrorCode::ModelSwitchUnavailable.into(),
             message: format!(
                 "the model cannot be switched to {model} here; start pablo with --model"
             ),
@@ -224,7 +225,7 @@ fn retry_event(r: crate::model::RetryNotice) -> Event {
         max_attempts: r.max_attempts,
         wait_ms: u64::try_from(r.wait.as_millis()).unwrap_or(u64::MAX),
         reason: r.reason,
-        code: r.code.to_string(),
+        code: r.code.into(),
     }
 }
 
@@ -396,7 +397,7 @@ struct Agent {
 /// Why a turn stopped early.
 struct TurnEnd {
     stop_reason: StopReason,
-    error: Option<(String, String)>,
+    error: Option<(ErrorCode, String)>,
     /// The provider refused the request as too long for the context window (its message).
     overflow: Option<String>,
 }
@@ -410,18 +411,18 @@ impl TurnEnd {
         }
     }
 
-    fn budget(code: &str, message: String) -> Self {
+    fn budget(code: ErrorCode, message: String) -> Self {
         Self {
             stop_reason: StopReason::BudgetExhausted,
-            error: Some((code.to_string(), message)),
+            error: Some((code, message)),
             overflow: None,
         }
     }
 
-    fn error(code: &str, message: String) -> Self {
+    fn error(code: ErrorCode, message: String) -> Self {
         Self {
             stop_reason: StopReason::Error,
-            error: Some((code.to_string(), message)),
+            error: Some((code, message)),
             overflow: None,
         }
     }
@@ -485,7 +486,7 @@ impl Agent {
             if let Err(message) = self.host.mcp.required_ready().await {
                 // A required server is part of the session: without it there is none.
                 self.emit(Event::Error {
-                    code: "mcp_required_server_failed".into(),
+                    code: ErrorCode::McpRequiredServerFailed.into(),
                     message,
                 });
                 self.emit(Event::TurnCompleted {
@@ -499,7 +500,7 @@ impl Agent {
                 Err(f) => {
                     // Nothing was sent: the person reads why and types again.
                     self.emit(Event::Error {
-                        code: f.code,
+                        code: f.code.into(),
                         message: f.message,
                     });
                     self.emit(Event::TurnCompleted {
@@ -648,7 +649,7 @@ impl Agent {
         let attached = match attached {
             Ok(a) => a,
             Err(e) => {
-                tracing::info!(code = e.code(), "turn refused");
+                tracing::info!(code = e.code().as_str(), "turn refused");
                 self.emit(Event::TurnRefused {
                     code: e.code().to_string(),
                     message: e.to_string(),
@@ -707,7 +708,7 @@ impl Agent {
             && matches!(&end, Err(e) if e.stop_reason == StopReason::Cancelled)
         {
             end = Err(TurnEnd::budget(
-                "deadline_exceeded",
+                ErrorCode::DeadlineExceeded,
                 format!(
                     "the run deadline of {} s was reached; the turn was stopped",
                     self.limits.run_deadline.as_secs()
@@ -718,7 +719,10 @@ impl Agent {
             Ok(r) => r,
             Err(end) => {
                 if let Some((code, message)) = end.error {
-                    self.emit(Event::Error { code, message });
+                    self.emit(Event::Error {
+                        code: code.into(),
+                        message,
+                    });
                 }
                 end.stop_reason
             }
@@ -744,7 +748,7 @@ impl Agent {
             self.check_events()?;
             if !self.budget.model_calls_left(&self.limits) {
                 return Err(TurnEnd::budget(
-                    "model_call_budget_exhausted",
+                    ErrorCode::ModelCallBudgetExhausted,
                     format!(
                         "the model-call budget ({}) is used up",
                         self.limits.max_model_calls.unwrap_or(0)
@@ -803,52 +807,54 @@ impl Agent {
                     arguments: parse_arguments(&call.arguments)
                         .unwrap_or_else(|_| Value::String(call.arguments.clone())),
                 });
-                let outcome = match &end {
-                    Some(_) => ToolFailure::new(
-                        "not_run",
-                        format!(
-                            "{} was not run because the turn stopped before it",
-                            call.name
-                        ),
-                    )
-                    .into_outcome(),
+                let (outcome, ran) = match &end {
+                    Some(_) => (
+                        ToolFailure::new(
+                            ErrorCode::NotRun,
+                            format!(
+                                "{} was not run because the turn stopped before it",
+                                call.name
+                            ),
+                        )
+                        .into_outcome(),
+                        AlreadyRan::default(),
+                    ),
                     None => {
                         if cancel.is_cancelled() {
                             end = Some(TurnEnd::cancelled());
-                            ToolFailure::new(
-                                "cancelled",
+                            let f = ToolFailure::new(
+                                ErrorCode::Cancelled,
                                 format!("{} was not run: the turn was interrupted", call.name),
-                            )
-                            .into_outcome()
+                            );
+                            (f.into_outcome(), AlreadyRan::default())
                         } else if !self.budget.model_calls_left(&self.limits) {
                             // Nobody would read this tool's result: do not start it.
                             end = Some(TurnEnd::budget(
-                                "model_call_budget_exhausted",
+                                ErrorCode::ModelCallBudgetExhausted,
                                 "the model-call budget is used up, so no further tool is started"
                                     .to_string(),
                             ));
-                            ToolFailure::new(
-                                "model_call_budget_exhausted",
+                            let f = ToolFailure::new(
+                                ErrorCode::ModelCallBudgetExhausted,
                                 format!(
                                     "{} was not run: no model call is left to read its result",
                                     call.name
                                 ),
-                            )
-                            .into_outcome()
+                            );
+                            (f.into_outcome(), AlreadyRan::default())
                         } else {
-                            let outcome = self.run_tool_call(&call, cancel).await;
+                            let (outcome, ran) = self.run_tool_call(&call, cancel).await;
                             if let Some((code, message)) = limits::spent_budget(&outcome) {
-                                end = Some(TurnEnd::budget(&code, message));
+                                end = Some(TurnEnd::budget(code, message));
                             }
-                            outcome
+                            (outcome, ran)
                         }
                     }
                 };
                 // The model gets what the journal and the screen get: no secret value.
-                let outcome = crate::core::secrets::redact_serde(self.bound_result(&tool, outcome));
-                let content = serde_json::to_string(&outcome).unwrap_or_else(|_| {
-                    r#"{"ok":false,"error":{"code":"internal","message":"result not serializable"}}"#.into()
-                });
+                let outcome =
+                    crate::core::secrets::redact_serde(self.bound_result(&tool, outcome, &ran));
+                let content = crate::core::tool_message(&outcome);
                 self.emit(Event::ToolCallEnd {
                     call_id: call.id.clone(),
                     tool,
@@ -1056,11 +1062,7 @@ impl Agent {
                 Some(Err(e)) => return Err(e),
                 Some(Ok(StreamEvent::TextDelta(d))) => {
                     text.push_str(&d);
-                    if text.len() > self.limits.max_model_output_bytes {
-                        return Err(ModelError::OutputTooLarge {
-                            limit: self.limits.max_model_output_bytes,
-                        });
-                    }
+                    self.check_output(text.len())?;
                 }
                 Some(Ok(StreamEvent::Completed { .. })) => return Ok(text),
                 Some(Ok(StreamEvent::Retry(r))) => self.emit(retry_event(r)),
@@ -1078,7 +1080,7 @@ impl Agent {
         let n = self.emitted.load(Ordering::Relaxed);
         if n > self.limits.max_native_events {
             return Err(TurnEnd::budget(
-                "event_limit_exceeded",
+                ErrorCode::EventLimitExceeded,
                 format!(
                     "the session emitted {n} events, over the limit of {}",
                     self.limits.max_native_events
@@ -1132,7 +1134,7 @@ impl Agent {
         request.max_output_tokens = self.max_output_tokens(size);
         if size > self.limits.max_request_context_bytes {
             return Err(TurnEnd::error(
-                "context_too_large",
+                ErrorCode::ContextTooLarge,
                 format!(
                     "the request context is {size} bytes, over the limit of {} bytes",
                     self.limits.max_request_context_bytes
@@ -1164,7 +1166,7 @@ impl Agent {
                 span.record("outcome", "ok");
             }
             Err(e) => {
-                span.record("outcome", e.code());
+                span.record("outcome", e.code().as_str());
             }
         }
         match result {
@@ -1208,32 +1210,20 @@ impl Agent {
             match event? {
                 StreamEvent::TextDelta(delta) => {
                     out_bytes += delta.len();
-                    if out_bytes > self.limits.max_model_output_bytes {
-                        return Err(ModelError::OutputTooLarge {
-                            limit: self.limits.max_model_output_bytes,
-                        });
-                    }
+                    self.check_output(out_bytes)?;
                     text.push_str(&delta);
                     self.emit(Event::MessageDelta { text: delta });
                 }
                 StreamEvent::ReasoningDelta(delta) => {
                     out_bytes += delta.len();
-                    if out_bytes > self.limits.max_model_output_bytes {
-                        return Err(ModelError::OutputTooLarge {
-                            limit: self.limits.max_model_output_bytes,
-                        });
-                    }
+                    self.check_output(out_bytes)?;
                     streamed_reasoning.push_str(&delta);
                     self.emit(Event::ReasoningDelta { text: delta });
                 }
                 StreamEvent::Reasoning(block) => reasoning.push(block),
                 StreamEvent::ToolCall(call) => {
                     out_bytes += call.arguments.len();
-                    if out_bytes > self.limits.max_model_output_bytes {
-                        return Err(ModelError::OutputTooLarge {
-                            limit: self.limits.max_model_output_bytes,
-                        });
-                    }
+                    self.check_output(out_bytes)?;
                     calls.push(call);
                 }
                 StreamEvent::Usage(u) => call_usage = u,
@@ -1283,10 +1273,20 @@ impl Agent {
         })
     }
 
+    /// Refuses a model call's output once `bytes` of it are over `max_model_output_bytes`.
+    fn check_output(&self, bytes: usize) -> Result<(), ModelError> {
+        if bytes > self.limits.max_model_output_bytes {
+            return Err(ModelError::OutputTooLarge {
+                limit: self.limits.max_model_output_bytes,
+            });
+        }
+        Ok(())
+    }
+
     /// Replaces a result whose serialization exceeds the bound with an error that says so. When
     /// the call had already acted (a command ran, a file was written), the error says that too,
     /// with the command's exit code, so the model does not run it a second time.
-    fn bound_result(&self, tool: &str, outcome: ToolOutcome) -> ToolOutcome {
+    fn bound_result(&self, tool: &str, outcome: ToolOutcome, ran: &AlreadyRan) -> ToolOutcome {
         let size = serde_json::to_vec(&outcome).map(|v| v.len()).unwrap_or(0);
         if size <= self.limits.max_tool_result_bytes {
             return outcome;
@@ -1297,46 +1297,37 @@ impl Agent {
                 crate::core::ToolKind::Execute | crate::core::ToolKind::Edit
             )
         });
-        let data = match &outcome {
-            ToolOutcome::Ok { data, .. } => Some(data),
-            ToolOutcome::Err { error, .. } => error.data.as_ref(),
-        };
-        let exit_code = data.and_then(|d| d.get("exit_code")).cloned();
-        let artifact = data
-            .and_then(|d| d.get("artifact"))
-            .filter(|a| a.is_string())
-            .cloned();
         let limit = self.limits.max_tool_result_bytes;
         let mut message =
             format!("the result serialized to {size} bytes, over the limit of {limit} bytes");
         let mut failure_data = serde_json::Map::new();
         if acted && outcome.is_ok() {
-            let ran = match exit_code.as_ref().and_then(Value::as_i64) {
-                Some(code) => format!("{tool} already ran: the command exited with code {code}"),
-                None if exit_code.is_some() => {
-                    format!("{tool} already ran: the command ended without an exit code")
+            let how = match ran.exit_code {
+                Some(Some(code)) => {
+                    format!("{tool} already ran: the command exited with code {code}")
                 }
+                Some(None) => format!("{tool} already ran: the command ended without an exit code"),
                 None => format!("{tool} already ran"),
             };
             message = format!(
-                "{ran}; do not run it again. Its result serialized to {size} bytes, over the \
+                "{how}; do not run it again. Its result serialized to {size} bytes, over the \
                  limit of {limit} bytes"
             );
-            if let Some(a) = artifact.as_ref().and_then(Value::as_str) {
+            if let Some(a) = &ran.artifact {
                 message.push_str(&format!("; the full output is in {a}"));
             }
             message.push_str("; next time ask for less output (max_output_bytes, head, grep)");
             failure_data.insert("already_ran".into(), json!(true));
-            if let Some(code) = exit_code {
-                failure_data.insert("exit_code".into(), code);
+            if let Some(code) = ran.exit_code {
+                failure_data.insert("exit_code".into(), json!(code));
             }
-            if let Some(a) = artifact {
-                failure_data.insert("artifact".into(), a);
+            if let Some(a) = &ran.artifact {
+                failure_data.insert("artifact".into(), json!(a));
             }
         } else {
             message.push_str("; ask for less (a smaller page, a narrower search, fewer lines)");
         }
-        let failure = ToolFailure::new("result_too_large", message);
+        let failure = ToolFailure::new(ErrorCode::ResultTooLarge, message);
         if failure_data.is_empty() {
             failure.into_outcome()
         } else {
@@ -1347,7 +1338,11 @@ impl Agent {
     }
 
     /// validate → preview → decide → commit for one call.
-    async fn run_tool_call(&mut self, call: &ToolCall, cancel: &CancellationToken) -> ToolOutcome {
+    async fn run_tool_call(
+        &mut self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+    ) -> (ToolOutcome, AlreadyRan) {
         let span = tracing::info_span!(
             "tool_call",
             tool = tracing::field::Empty,
@@ -1362,13 +1357,17 @@ impl Agent {
             .await;
         span.record("duration_ms", started.elapsed().as_millis() as u64);
         match result {
-            Ok(data) => {
+            Ok(result) => {
                 span.record("outcome", "ok");
-                ToolOutcome::ok(data)
+                let ran = AlreadyRan {
+                    exit_code: result.exit_code(),
+                    artifact: result.artifact().map(str::to_string),
+                };
+                (ToolOutcome::ok(result.to_json()), ran)
             }
             Err(f) => {
                 span.record("outcome", f.code.as_str());
-                f.into_outcome()
+                (f.into_outcome(), AlreadyRan::default())
             }
         }
     }
@@ -1378,13 +1377,13 @@ impl Agent {
         call: &ToolCall,
         cancel: &CancellationToken,
         span: &tracing::Span,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let parsed = parse_arguments(&call.arguments);
         let tool = self.catalog.get(&call.name);
         let Some(tool) = tool else {
             let known: Vec<_> = self.catalog.specs().into_iter().map(|s| s.name).collect();
             return Err(ToolFailure::new(
-                "unknown_tool",
+                ErrorCode::UnknownTool,
                 format!(
                     "there is no tool named {:?}; available: {}",
                     call.name,
@@ -1395,7 +1394,7 @@ impl Agent {
         span.record("tool", tool.name());
         if call.arguments.len() > self.limits.max_tool_argument_bytes {
             return Err(ToolFailure::new(
-                "arguments_too_large",
+                ErrorCode::ArgumentsTooLarge,
                 format!(
                     "the arguments of {} are {} bytes, over the limit of {} bytes",
                     tool.name(),
@@ -1406,7 +1405,7 @@ impl Agent {
         }
         let args = parsed.map_err(|e| {
             ToolFailure::new(
-                "invalid_arguments",
+                ErrorCode::InvalidArguments,
                 format!("the arguments of {} are not valid JSON: {e}", tool.name()),
             )
         })?;
@@ -1415,7 +1414,7 @@ impl Agent {
         }
         if !self.budget.tool_calls_left(&self.limits) {
             return Err(ToolFailure::new(
-                "tool_call_budget_exhausted",
+                ErrorCode::ToolCallBudgetExhausted,
                 format!(
                     "{} was not run: the tool-call budget ({}) is used up",
                     tool.name(),
@@ -1442,7 +1441,7 @@ impl Agent {
             Decision::Allow => {}
             Decision::Deny => {
                 return Err(ToolFailure::new(
-                    "denied",
+                    ErrorCode::Denied,
                     format!(
                         "{} was denied by policy: {}",
                         tool.name(),
@@ -1461,7 +1460,7 @@ impl Agent {
         }
         if cancel.is_cancelled() {
             return Err(ToolFailure::new(
-                "cancelled",
+                ErrorCode::Cancelled,
                 format!("{} was not run: the turn was interrupted", tool.name()),
             ));
         }
@@ -1475,7 +1474,7 @@ impl Agent {
             == Decision::Deny
         {
             return Err(ToolFailure::new(
-                "denied",
+                ErrorCode::Denied,
                 format!("{} was denied by policy on the final check", tool.name()),
             ));
         }
@@ -1487,7 +1486,7 @@ impl Agent {
             .commit_recorded(tool.as_ref(), call, &args, &preview, &ctx)
             .await;
         let result = match (&result, self.approvals) {
-            (Ok(data), ApprovalMode::Interactive) => match sandbox_retry(&preview, data) {
+            (Ok(r), ApprovalMode::Interactive) => match sandbox_retry(&preview, r) {
                 Some((retry, verdict)) => self
                     .retry_unsandboxed(tool.as_ref(), call, &args, &ctx, retry, verdict, cancel)
                     .await
@@ -1497,7 +1496,7 @@ impl Agent {
             _ => result,
         };
         match (result, not_applied) {
-            (Ok(data), Some(partial)) => Ok(checkpoints::with_partial(data, partial)),
+            (Ok(r), Some(partial)) => Ok(r.with_partial(partial)),
             (result, _) => result,
         }
     }
@@ -1515,10 +1514,10 @@ impl Agent {
         retry: Preview,
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
-    ) -> Option<Result<Value, ToolFailure>> {
+    ) -> Option<Result<ToolResult, ToolFailure>> {
         let preview = match self.ask_once(tool, call, retry, verdict, cancel).await {
             Ok(p) => p,
-            Err(f) if f.code == "rejected" => return None,
+            Err(f) if f.code == ErrorCode::Rejected => return None,
             Err(f) => return Some(Err(f)),
         };
         let mut recheck = preview.clone();
@@ -1529,7 +1528,7 @@ impl Agent {
             == Decision::Deny
         {
             return Some(Err(ToolFailure::new(
-                "denied",
+                ErrorCode::Denied,
                 format!("{} was denied by policy on the final check", tool.name()),
             )));
         }
@@ -1538,12 +1537,9 @@ impl Agent {
             preview: preview.clone(),
         });
         let committed = self.commit_recorded(tool, call, args, &preview, ctx).await;
-        Some(committed.map(|mut data| {
-            data["note"] = json!(
-                "the first run failed in the sandbox; the person approved running it again \
-                 without the sandbox, and this is that run's result"
-            );
-            data
+        Some(committed.map(|mut r| {
+            r.mark_unsandboxed_rerun();
+            r
         }))
     }
 
@@ -1570,7 +1566,7 @@ impl Agent {
         preview: Preview,
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
-    ) -> Result<(Preview, Option<Value>), ToolFailure> {
+    ) -> Result<(Preview, Option<PartialChange>), ToolFailure> {
         self.ask_with(tool, call, preview, verdict, cancel, true)
             .await
     }
@@ -1583,12 +1579,12 @@ impl Agent {
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
         rememberable: bool,
-    ) -> Result<(Preview, Option<Value>), ToolFailure> {
+    ) -> Result<(Preview, Option<PartialChange>), ToolFailure> {
         match self.approvals {
             ApprovalMode::ApproveAsks => return Ok((preview, None)),
             ApprovalMode::RefuseAsks => {
                 return Err(ToolFailure::new(
-                    "approval_required",
+                    ErrorCode::ApprovalRequired,
                     format!(
                         "{} was not run: {}; nobody can answer an approval in headless mode \
                          (grant it with --allow-write for file changes, --auto-approve, or a \
@@ -1619,7 +1615,7 @@ impl Agent {
         }
         let Some(answer) = answer else {
             return Err(ToolFailure::new(
-                "cancelled",
+                ErrorCode::Cancelled,
                 format!(
                     "{} was not run: the turn was interrupted during approval",
                     tool.name()
@@ -1648,19 +1644,30 @@ impl Agent {
                     msg.push_str(": ");
                     msg.push_str(n.trim());
                 }
-                Err(ToolFailure::new("rejected", msg).with_data(json!({"note": note})))
+                Err(ToolFailure::new(ErrorCode::Rejected, msg).with_data(json!({"note": note})))
             }
         }
     }
 }
 
+/// What a result too large for the model must still say of a call that acted: how its command
+/// ended and where its whole output is.
+#[derive(Debug, Default)]
+struct AlreadyRan {
+    exit_code: Option<Option<i32>>,
+    artifact: Option<String>,
+}
+
 /// For a sandboxed command whose result says the sandbox refused something: the same command
 /// with the sandbox off, and the question to ask about it.
-fn sandbox_retry(preview: &Preview, data: &Value) -> Option<(Preview, crate::protocol::Verdict)> {
+fn sandbox_retry(
+    preview: &Preview,
+    result: &ToolResult,
+) -> Option<(Preview, crate::protocol::Verdict)> {
     let Preview::Command(cp) = preview else {
         return None;
     };
-    let denied = data.get("sandbox_denied")?;
+    let denied = result.sandbox_denied()?;
     let choice = cp.sandbox.as_ref()?;
     if choice.profile == crate::protocol::SandboxProfile::Off {
         return None;
@@ -1672,10 +1679,7 @@ fn sandbox_retry(preview: &Preview, data: &Value) -> Option<(Preview, crate::pro
         known_safe: false,
         degraded: None,
     });
-    let why = denied
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("the command failed in the sandbox");
+    let why = &denied.message;
     let verdict = crate::protocol::Verdict::ask(
         crate::protocol::SANDBOX_RETRY_RULE,
         format!(

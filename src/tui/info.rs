@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use super::commands;
 use super::text::str_width;
 use super::theme;
+use crate::core::ErrorCode;
 use crate::protocol::{
     CustomCommand, McpServerView, McpState, RestoreAction, RestoreReport, RestoreScope,
     RuleSummary, SessionSummary,
@@ -289,7 +290,7 @@ fn restored(report: &RestoreReport) -> Vec<Line<'static>> {
         ]));
     }
     for s in &report.skipped {
-        let style = if s.code == "deselected" {
+        let style = if s.code == ErrorCode::Deselected {
             theme::dim()
         } else {
             theme::warn()

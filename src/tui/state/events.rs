@@ -6,6 +6,8 @@ use super::super::layers::{ApprovalView, ArtifactsView, Layer, MemoryView};
 use super::super::restore::{RestoreView, RewindView};
 use super::super::text::Output;
 use super::AppState;
+use crate::core::ErrorCode;
+use crate::protocol::describe::ResultFact;
 use crate::protocol::{
     ApprovalAnswer, ArtifactSummary, Event, McpServerView, McpState, MemoryProposal, MemoryStatus,
     Preview, RestoreScope, StopReason, ToolOutcome,
@@ -27,8 +29,9 @@ fn approval_record(answer: &ApprovalAnswer, view: Option<&ApprovalView>) -> Stri
                 if of == 1 { "" } else { "s" }
             )
         }
-        ApprovalAnswer::Reject { note: Some(note) } => format!("rejected: {note}"),
-        ApprovalAnswer::Reject { note: None } => "rejected".into(),
+        // The word is the code the call then gets.
+        ApprovalAnswer::Reject { note: Some(note) } => format!("{}: {note}", ErrorCode::Rejected),
+        ApprovalAnswer::Reject { note: None } => ErrorCode::Rejected.to_string(),
     }
 }
 
@@ -176,7 +179,7 @@ impl AppState {
                 }
             }
             Event::Error { code, message } => {
-                if code == "mcp_required_server_failed" {
+                if code == ErrorCode::McpRequiredServerFailed {
                     self.exit.fatal = Some(message.clone());
                 }
                 self.notice(NoticeLevel::Error, format!("{code}: {message}"));
@@ -375,41 +378,24 @@ impl AppState {
         };
         t.status = match result.error_code() {
             None => ToolStatus::Done,
-            Some("rejected") => ToolStatus::Rejected,
+            Some(code) if code == ErrorCode::Rejected => ToolStatus::Rejected,
             Some(_) => ToolStatus::Failed,
         };
         t.elapsed = t.running_since.map(|s| now.saturating_duration_since(s));
-        if t.tool == "plan.update"
-            && let ToolOutcome::Ok { data, .. } = &result
-            && let (Some(done), Some(total)) = (
-                data.get("completed").and_then(serde_json::Value::as_u64),
-                data.get("total").and_then(serde_json::Value::as_u64),
-            )
-        {
-            t.summary = format!("{done}/{total} done");
-        }
-        let data = match &result {
-            ToolOutcome::Ok { data, .. } => Some(data.clone()),
-            ToolOutcome::Err { .. } => None,
-        };
-        let tool = t.tool.clone();
-        t.result = Some(result);
-        if tool == "artifact.write" && data.is_some() {
-            self.set_hint(Some(
-                "/artifacts lists the saved files and opens one".into(),
-            ));
-        }
-        if tool == "memory.propose"
-            && let Some(id) = data
-                .as_ref()
-                .and_then(|d| d.get("proposal_id"))
-                .and_then(serde_json::Value::as_str)
-        {
-            let text = format!(
-                "the model proposed a memory ({id}); it stays inactive unless you \
-                 accept it: /memory to review"
-            );
-            self.notice(NoticeLevel::Info, text);
+        match t.finish(result) {
+            Some(ResultFact::ArtifactSaved) => {
+                self.set_hint(Some(
+                    "/artifacts lists the saved files and opens one".into(),
+                ));
+            }
+            Some(ResultFact::MemoryProposed { proposal_id: id }) => {
+                let text = format!(
+                    "the model proposed a memory ({id}); it stays inactive unless you accept \
+                     it: /memory to review"
+                );
+                self.notice(NoticeLevel::Info, text);
+            }
+            None => {}
         }
     }
 
