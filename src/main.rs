@@ -13,6 +13,7 @@ use std::io::Write as _;
 use pablo::core::{ApprovalMode, ErrorCode};
 use pablo::launch::{self, Launch, LaunchOptions};
 use pablo::protocol::WorkMode;
+use pablo::tui::Next;
 
 /// Prints a line to stdout. A write error (a reader that went away: `pablo sessions | head -1`)
 /// ends the command through `?`; `main` treats a broken pipe as success, like ripgrep.
@@ -463,41 +464,24 @@ async fn run(
 
 /// `pablo resume`: the TUI on a journaled session, with its transcript, checklist and approvals.
 async fn resume(common: Common, id: Option<String>, last: bool) -> Result<ExitCode> {
-    let then = resume_once(&common, id, last).await?;
-    follow(&common, then).await
-}
-
-/// What the person asked for as the TUI closed.
-enum Then {
-    Quit,
-    /// `/resume`: this saved session.
-    Resume(String),
-    /// `/new`: a fresh session in this workspace.
-    New(Option<PathBuf>),
-}
-
-fn then_of(summary: pablo::tui::ExitSummary) -> Then {
-    match (summary.resume_requested, summary.new_session_in) {
-        (Some(id), _) => Then::Resume(id),
-        (None, Some(ws)) => Then::New(Some(ws)),
-        (None, None) => Then::Quit,
-    }
+    let next = resume_once(&common, id, last).await?;
+    follow(&common, next).await
 }
 
 /// Opens the sessions the person asks for one after another (`/resume`, `/new`), in this
 /// process, until one closes for good.
-async fn follow(common: &Common, mut then: Then) -> Result<ExitCode> {
+async fn follow(common: &Common, mut next: Next) -> Result<ExitCode> {
     loop {
-        then = match then {
-            Then::Quit => return Ok(ExitCode::SUCCESS),
-            Then::Resume(id) => resume_once(common, Some(id), false).await?,
-            Then::New(workspace) => tui_once(common, workspace).await?,
+        next = match next {
+            Next::Quit => return Ok(ExitCode::SUCCESS),
+            Next::Resume(id) => resume_once(common, Some(id), false).await?,
+            Next::New(workspace) => tui_once(common, workspace).await?,
         };
     }
 }
 
 /// One resumed TUI; returns what was asked for as it closed.
-async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Then> {
+async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Next> {
     // Which session first (reading only): a wrong id is the more useful answer.
     let (id, info) = find_session(common, id.as_deref(), last)?;
     pablo::tui::require_terminal()?;
@@ -508,11 +492,11 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     let mut launch = Launch::prepare(options)?;
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
     let model = launch.model().await?;
-    let note = launch::unknown_model_note(model.as_ref());
+    let note = launch::unknown_model_warning(model.as_ref());
     let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive)?;
     let mut startup_events = state.transcript.clone();
     startup_events.extend(state.start_events());
-    startup_events.extend(note.map(|message| pablo::protocol::Event::Warning { message }));
+    startup_events.extend(note);
     let options = tui_options(
         common,
         &mut launch,
@@ -523,7 +507,7 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     let workspace = setup.host.workspace_root.clone();
     let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     outln!("{summary}");
-    Ok(then_of(summary))
+    Ok(summary.next())
 }
 
 /// When a session is resumed from another directory, the person chooses where it continues
@@ -827,13 +811,13 @@ fn tui_options(
 }
 
 async fn tui(common: Common) -> Result<ExitCode> {
-    let then = tui_once(&common, None).await?;
-    follow(&common, then).await
+    let next = tui_once(&common, None).await?;
+    follow(&common, next).await
 }
 
 /// One TUI on a new session (in `workspace`, else the one the flags name); returns what was
 /// asked for as it closed.
-async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Then> {
+async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Next> {
     pablo::tui::require_terminal()?;
     let mut options = common.launch_options(Front::Interactive);
     if workspace.is_some() {
@@ -844,17 +828,15 @@ async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Then> {
     let session_id = Launch::new_session_id();
     // The session is journaled, so the exit summary can say how to come back to it.
     let resume_command = format!("pablo resume {session_id}");
-    let note = launch::unknown_model_note(model.as_ref());
-    let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
-    let events = note
-        .map(|message| pablo::protocol::Event::Warning { message })
+    let events = launch::unknown_model_warning(model.as_ref())
         .into_iter()
         .collect();
+    let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
     let options = tui_options(common, &mut launch, &setup, events, resume_command);
     let workspace = setup.host.workspace_root.clone();
     let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     outln!("{summary}");
-    Ok(then_of(summary))
+    Ok(summary.next())
 }
 
 fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {

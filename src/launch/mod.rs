@@ -728,6 +728,11 @@ pub fn unknown_model_note(model: &dyn ModelClient) -> Option<String> {
     })
 }
 
+/// [`unknown_model_note`] as a start-up warning for a front-end's screen.
+pub fn unknown_model_warning(model: &dyn ModelClient) -> Option<Event> {
+    unknown_model_note(model).map(|message| Event::Warning { message })
+}
+
 /// The status line's word on the sandbox: the profile approved commands get, or why there is
 /// none (said once, here and in the startup warning).
 pub fn sandbox_status(policy: &PolicyEngine) -> String {

@@ -397,23 +397,6 @@ fn apply_input(state: &mut AppState, batch: Vec<TermEvent>) {
     }
 }
 
-/// Ctrl-G: lends the terminal to the person's editor on the draft and puts what was saved into
-/// the composer. Whatever goes wrong, the draft stays as it was and the person is told why.
-async fn edit_draft<S: Surface>(terminal: &mut S, state: &mut AppState) -> Result<(), TuiError> {
-    let Some(command) = super::editor::editor_command() else {
-        state.editor_failed(&super::editor::EditorError::NoEditor);
-        return Ok(());
-    };
-    terminal.lend()?;
-    let result = super::editor::edit(&command, state.composer().text()).await;
-    terminal.take_back()?;
-    match result {
-        Ok(text) => state.set_draft(&text),
-        Err(e) => state.editor_failed(&e),
-    }
-    Ok(())
-}
-
 /// Runs the app until the person quits (or input ends, or the agent stops, or `terminate` fires).
 /// Returns the final state; the caller restores the terminal and prints the summary.
 pub async fn run_loop<S, I>(
@@ -531,77 +514,101 @@ where
         for op in state.take_ops() {
             let _ = link.ops.send(op);
         }
-        for effect in state.take_effects() {
-            match effect {
-                Effect::Bell => terminal.bell(),
-                Effect::Notify(text) => terminal.write_raw(&super::term::notification(&text)),
-                Effect::Copy(text) => terminal.write_raw(&super::term::clipboard(&text)),
-                Effect::MouseCapture(on) => terminal.set_mouse_capture(on),
-                Effect::EditDraft => {
-                    if let Some(reopen) = &extra.reopen_input {
-                        // Dropping the stream stops its reader before the editor reads keys.
-                        drop(std::mem::replace(
-                            &mut input,
-                            Box::pin(futures::stream::pending()),
-                        ));
-                        edit_draft(terminal, &mut state).await?;
-                        input = reopen();
-                        if state.mouse_capture() {
-                            terminal.set_mouse_capture(true);
-                        }
-                    } else {
-                        state.editor_unavailable("there is no terminal to lend to an editor");
-                    }
-                    dirty = true;
+        if perform_effects(terminal, &mut state, &mut input, &extra).await? {
+            dirty = true;
+        }
+    }
+    Ok(state)
+}
+
+/// What another program needs to have the terminal for a while: the input stream stopped (so it
+/// reads no key meant for that program), the terminal lent; afterwards both taken back.
+async fn lend_while<S, F, T>(
+    terminal: &mut S,
+    input: &mut InputStream,
+    reopen: &(dyn Fn() -> InputStream + Send),
+    mouse_capture: bool,
+    run: F,
+) -> Result<T, TuiError>
+where
+    S: Surface,
+    F: Future<Output = T>,
+{
+    drop(std::mem::replace(
+        input,
+        Box::pin(futures::stream::pending()),
+    ));
+    terminal.lend()?;
+    let out = run.await;
+    terminal.take_back()?;
+    *input = reopen();
+    if mouse_capture {
+        terminal.set_mouse_capture(true);
+    }
+    Ok(out)
+}
+
+/// Performs the effects the state queued; true when the screen must be drawn again.
+async fn perform_effects<S: Surface>(
+    terminal: &mut S,
+    state: &mut AppState,
+    input: &mut InputStream,
+    extra: &LoopInputs,
+) -> Result<bool, TuiError> {
+    let mut dirty = false;
+    for effect in state.take_effects() {
+        match effect {
+            Effect::Bell => terminal.bell(),
+            Effect::Notify(text) => terminal.write_raw(&super::term::notification(&text)),
+            Effect::Copy(text) => terminal.write_raw(&super::term::clipboard(&text)),
+            Effect::MouseCapture(on) => terminal.set_mouse_capture(on),
+            Effect::ClearScreen => terminal.clear_screen()?,
+            Effect::ListSavedSessions => match crate::launch::list_sessions() {
+                Ok(sessions) => state.open_resume(sessions),
+                Err(e) => state.sessions_unavailable(&e.to_string()),
+            },
+            Effect::EditDraft => {
+                dirty = true;
+                let Some(reopen) = &extra.reopen_input else {
+                    state.editor_unavailable("there is no terminal to lend to an editor");
+                    continue;
+                };
+                let Some(command) = super::editor::editor_command() else {
+                    state.editor_failed(&super::editor::EditorError::NoEditor);
+                    continue;
+                };
+                let draft = state.composer().text().to_string();
+                let edit = super::editor::edit(&command, &draft);
+                match lend_while(terminal, input, reopen, state.mouse_capture(), edit).await? {
+                    Ok(text) => state.set_draft(&text),
+                    Err(e) => state.editor_failed(&e),
                 }
-                Effect::ClearScreen => terminal.clear_screen()?,
-                Effect::Suspend => {
-                    if let Some(reopen) = &extra.reopen_input {
-                        drop(std::mem::replace(
-                            &mut input,
-                            Box::pin(futures::stream::pending()),
-                        ));
-                        terminal.lend()?;
-                        super::term::suspend_self();
-                        terminal.take_back()?;
-                        input = reopen();
-                        if state.mouse_capture() {
-                            terminal.set_mouse_capture(true);
-                        }
-                    }
-                    dirty = true;
+            }
+            Effect::Suspend => {
+                dirty = true;
+                if let Some(reopen) = &extra.reopen_input {
+                    let capture = state.mouse_capture();
+                    let stop = async { super::term::suspend_self() };
+                    lend_while(terminal, input, reopen, capture, stop).await?;
                 }
-                Effect::ListSavedSessions => match crate::launch::list_sessions() {
-                    Ok(sessions) => state.open_resume(sessions),
-                    Err(e) => state.sessions_unavailable(&e.to_string()),
-                },
-                Effect::OpenPager(path) => {
-                    if let Some(reopen) = &extra.reopen_input {
-                        drop(std::mem::replace(
-                            &mut input,
-                            Box::pin(futures::stream::pending()),
-                        ));
-                        terminal.lend()?;
-                        let command = super::pager::pager_command();
-                        let result = super::pager::page(command.as_deref(), &path).await;
-                        terminal.take_back()?;
-                        input = reopen();
-                        if state.mouse_capture() {
-                            terminal.set_mouse_capture(true);
-                        }
-                        if let Err(e) = result {
-                            let code = crate::core::Coded::code(&e);
-                            state.warn(format!("{code}: cannot show {path}: {e}"));
-                        }
-                    } else {
-                        state.warn(format!(
-                            "pager_unavailable: there is no terminal to lend to a pager for {path}"
-                        ));
-                    }
-                    dirty = true;
+            }
+            Effect::OpenPager(path) => {
+                dirty = true;
+                let Some(reopen) = &extra.reopen_input else {
+                    state.warn(format!(
+                        "pager_unavailable: there is no terminal to lend to a pager for {path}"
+                    ));
+                    continue;
+                };
+                let command = super::pager::pager_command();
+                let page = super::pager::page(command.as_deref(), &path);
+                let capture = state.mouse_capture();
+                if let Err(e) = lend_while(terminal, input, reopen, capture, page).await? {
+                    let code = crate::core::Coded::code(&e);
+                    state.warn(format!("{code}: cannot show {path}: {e}"));
                 }
             }
         }
     }
-    Ok(state)
+    Ok(dirty)
 }

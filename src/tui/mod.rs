@@ -72,6 +72,26 @@ pub struct ExitSummary {
     pub new_session_in: Option<std::path::PathBuf>,
 }
 
+/// What the person asked for as the screen closed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Next {
+    Quit,
+    /// `/resume`: this saved session.
+    Resume(String),
+    /// `/new`: a fresh session in this workspace.
+    New(Option<std::path::PathBuf>),
+}
+
+impl ExitSummary {
+    pub fn next(&self) -> Next {
+        match (&self.resume_requested, &self.new_session_in) {
+            (Some(id), _) => Next::Resume(id.clone()),
+            (None, Some(ws)) => Next::New(Some(ws.clone())),
+            (None, None) => Next::Quit,
+        }
+    }
+}
+
 impl std::fmt::Display for ExitSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // A session is named only when it was saved (and so can be resumed).
