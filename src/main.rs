@@ -422,6 +422,13 @@ async fn run(
         None => common.launch_options(Front::Headless),
     };
     let mut launch = Launch::prepare(options)?;
+    // Said once, on stderr: stdout is the run's own output (and its JSON lines).
+    if let Some(note) = launch.take_trust_notice() {
+        eprintln!("pablo: warning: {note}");
+    }
+    if let Some(endpoint) = launch.project_endpoint() {
+        eprintln!("pablo: this folder's trusted project config sends requests to {endpoint}");
+    }
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
     let model = launch.model().await?;
     // Said on stderr: stdout is the run's output (and its JSON lines).
@@ -798,11 +805,20 @@ fn tui_options(
     pablo::tui::TuiOptions {
         startup_events: events,
         resume_command: Some(resume_command),
-        policy_mode: format!(
-            "{} · {}",
-            launch.authority_label(),
-            pablo::launch::sandbox_status(&setup.policy)
-        ),
+        // An endpoint the project chose comes first: where the conversation goes is the fact
+        // the person must not miss when the line is cut.
+        policy_mode: match launch.project_endpoint() {
+            Some(endpoint) => format!(
+                "endpoint {endpoint} (project) · {} · {}",
+                launch.authority_label(),
+                pablo::launch::sandbox_status(&setup.policy)
+            ),
+            None => format!(
+                "{} · {}",
+                launch.authority_label(),
+                pablo::launch::sandbox_status(&setup.policy)
+            ),
+        },
         alt_screen: common.alt_screen || tui.alt_screen == Some(true),
         notifications: tui.notifications.unwrap_or_default(),
         custom_commands,
@@ -966,6 +982,25 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
                 "trusted"
             };
             outln!("{}: project config {what}", launch.workspace.display());
+            // What trusting lets the repository decide, as written (read again: the launch
+            // above saw the folder before it was trusted).
+            let file = pablo::config::project_config_file(&launch.workspace);
+            if file.is_file() {
+                let mut config = pablo::config::ConfigFile::load(&file)?;
+                let grants = pablo::launch::trust::withhold_untrusted(&mut config);
+                let verb = if revoke { "no longer sets" } else { "now sets" };
+                if grants.is_empty() {
+                    outln!(
+                        "{}: only narrows (it sets no endpoint, program or grant)",
+                        file.display()
+                    );
+                } else {
+                    outln!("{} {verb}:", file.display());
+                    for g in grants {
+                        outln!("  {g}");
+                    }
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
         PolicyCommand::Check { json, env, command } => {

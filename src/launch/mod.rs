@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod demo;
 pub mod mcp;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -123,6 +124,12 @@ pub struct Launch {
     pub options: LaunchOptions,
     /// Non-fatal notes for the person (a cut AGENTS.md, …).
     pub warnings: Vec<String>,
+    /// The one note saying which settings of an untrusted project config were ignored (also
+    /// the first of `warnings`); `pablo run` says it on stderr instead (see
+    /// [`Launch::take_trust_notice`]).
+    trust_notice: Option<String>,
+    /// Whether the person trusts this folder's project config (`pablo policy trust`).
+    pub project_trusted: bool,
     /// MCP servers the front-end adds (an editor's `mcpServers`).
     extra_mcp: Vec<(String, McpServerConfig)>,
 }
@@ -139,7 +146,18 @@ impl Launch {
             })?,
         };
         let workspace = canonical_dir(&requested)?;
-        let layers = Layers::load(&dirs, &workspace, options.config.as_deref())?;
+        let mut layers = Layers::load(&dirs, &workspace, options.config.as_deref())?;
+        // Before anything reads the layers: an untrusted project config keeps only what narrows
+        // (it cannot choose the endpoint, the key, a program to start, or grant anything).
+        let project_trusted = layers.project.is_some()
+            && crate::policy::TrustStore::new(&dirs)
+                .is_trusted(&workspace)
+                .unwrap_or(false);
+        let trust_notice = if project_trusted {
+            None
+        } else {
+            trust::withhold_untrusted_project(&mut layers)
+        };
         let workspace_handle = Arc::new(
             Workspace::open_with(&workspace, workspace_options(&layers)).map_err(|e| {
                 LaunchError::Workspace {
@@ -158,14 +176,31 @@ impl Launch {
         if options.max_tool_calls.is_some() {
             limits.max_tool_calls = options.max_tool_calls;
         }
-        Ok(Self::from_parts(
-            dirs,
-            workspace,
-            workspace_handle,
-            layers,
-            limits,
-            options,
-        ))
+        let mut launch =
+            Self::from_parts(dirs, workspace, workspace_handle, layers, limits, options);
+        launch.project_trusted = project_trusted;
+        if let Some(note) = trust_notice {
+            launch.warnings.push(note.clone());
+            launch.trust_notice = Some(note);
+        }
+        Ok(launch)
+    }
+
+    /// Takes the untrusted project's note out of the warnings, for a front-end that says it
+    /// elsewhere (`pablo run` prints it on stderr, so stdout stays the run's own output).
+    pub fn take_trust_notice(&mut self) -> Option<String> {
+        let note = self.trust_notice.take()?;
+        self.warnings.retain(|w| *w != note);
+        Some(note)
+    }
+
+    /// The endpoint a trusted project config chose (`base_url`, or its provider), for the
+    /// status line: the person sees where their requests go.
+    pub fn project_endpoint(&self) -> Option<String> {
+        if !self.project_trusted || self.options.base_url.is_some() {
+            return None;
+        }
+        trust::project_endpoint(&self.layers)
     }
 
     /// A launch from parts already loaded (what `prepare` ends with), for a caller that chose its
@@ -198,6 +233,8 @@ impl Launch {
             limits,
             options,
             warnings,
+            trust_notice: None,
+            project_trusted: false,
             extra_mcp: Vec::new(),
         }
     }
@@ -777,8 +814,11 @@ pub fn run_sandboxed(
         .command_env()
         .for_command(&Default::default(), false)
         .map_err(|e| LaunchError::Setup(e.to_string()))?;
-    let info = crate::process::run_inherited(command, &launch.workspace, &env, &sandbox)
-        .map_err(|e| LaunchError::Setup(e.to_string()))?;
+    let info = crate::process::run_inherited(command, &launch.workspace, &env, &sandbox);
+    // The empty `.git`/`.pablo` the sandbox made to cover go with the run (a session's go with
+    // its host).
+    crate::process::shield::remove_placeholders(&launch.workspace);
+    let info = info.map_err(|e| LaunchError::Setup(e.to_string()))?;
     Ok(match (info.code, info.signal) {
         (Some(c), _) => c.clamp(0, 255) as u8,
         (None, Some(s)) => (128 + s).clamp(0, 255) as u8,

@@ -81,6 +81,18 @@ pub struct Host {
     /// are declared, and so dropped, first).
     /// The session's temporary directory, removed with the host.
     _temp: crate::process::temp::SessionTemp,
+    /// The empty `.git`/`.pablo` the sandbox made in the workspace, removed with the host.
+    _placeholders: PlaceholderGuard,
+}
+
+/// Removes the empty `.git`/`.pablo` placeholders the sandbox made in the workspace
+/// (`process::shield`) when the host goes, after its sessions.
+struct PlaceholderGuard(PathBuf);
+
+impl Drop for PlaceholderGuard {
+    fn drop(&mut self) {
+        crate::process::shield::remove_placeholders(&self.0);
+    }
 }
 
 /// Keeps what a file held before pablo changes it, so the change can be undone (the session's
@@ -116,8 +128,9 @@ impl Host {
         // were killed left there is removed first.
         let temp = crate::process::temp::SessionTemp::create(&std::env::temp_dir());
         let temp_dir = temp.path().to_path_buf();
+        let root = workspace.root().to_path_buf();
         Self {
-            workspace_root: workspace.root().to_path_buf(),
+            workspace_root: root.clone(),
             workspace,
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
             editor: None,
@@ -128,10 +141,12 @@ impl Host {
             readable: None,
             sandbox: crate::process::sandbox::SandboxSettings {
                 temp_dir: Some(temp_dir.clone()),
+                protected_dirs: vec![state_dir.clone()],
                 ..Default::default()
             },
             state_dir,
             _temp: temp,
+            _placeholders: PlaceholderGuard(root),
         }
     }
 
