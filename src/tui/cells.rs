@@ -358,6 +358,25 @@ fn fmt_duration(d: Duration) -> String {
     }
 }
 
+/// What stays of an answered approval prompt: the decision, in the past tense.
+fn approval_record(t: &ToolCell, width: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    if let Some(record) = &t.approval {
+        let style = if t.status == ToolStatus::Rejected {
+            theme::warn()
+        } else {
+            theme::dim()
+        };
+        wrap_line(
+            &Line::from(Span::styled(record.clone(), style)),
+            width,
+            0,
+            &mut out,
+        );
+    }
+    out
+}
+
 fn render_tool(
     t: &ToolCell,
     width: usize,
@@ -421,20 +440,7 @@ fn render_tool(
     wrap_line(&Line::from(head), width, 4, out);
 
     let body_width = width.saturating_sub(4);
-    let mut body: Vec<Line<'static>> = Vec::new();
-    if let Some(record) = &t.approval {
-        let style = if t.status == ToolStatus::Rejected {
-            theme::warn()
-        } else {
-            theme::dim()
-        };
-        wrap_line(
-            &Line::from(Span::styled(record.clone(), style)),
-            body_width,
-            0,
-            &mut body,
-        );
-    }
+    let mut body: Vec<Line<'static>> = approval_record(t, body_width);
     // The diff that lands (or was proposed) for a file change.
     if let Some(Preview::FileChange(fc)) = &t.preview {
         let counts = Line::from(vec![
