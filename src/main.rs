@@ -13,6 +13,7 @@ use std::io::Write as _;
 use pablo::core::{ApprovalMode, ErrorCode};
 use pablo::launch::{self, Launch, LaunchOptions};
 use pablo::protocol::WorkMode;
+use pablo::tui::Next;
 
 /// Prints a line to stdout. A write error (a reader that went away: `pablo sessions | head -1`)
 /// ends the command through `?`; `main` treats a broken pipe as success, like ripgrep.
@@ -430,6 +431,10 @@ async fn run(
     }
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
     let model = launch.model().await?;
+    // Said on stderr: stdout is the run's output (and its JSON lines).
+    if let Some(note) = launch::unknown_model_note(model.as_ref()) {
+        eprintln!("pablo: note: {note}");
+    }
     let approvals = if auto_approve {
         ApprovalMode::ApproveAsks
     } else {
@@ -466,16 +471,24 @@ async fn run(
 
 /// `pablo resume`: the TUI on a journaled session, with its transcript, checklist and approvals.
 async fn resume(common: Common, id: Option<String>, last: bool) -> Result<ExitCode> {
-    let mut next = resume_once(&common, id, last).await?;
-    // A session picked with `/resume` is resumed in the same process, one after another.
-    while let Some(id) = next {
-        next = resume_once(&common, Some(id), false).await?;
-    }
-    Ok(ExitCode::SUCCESS)
+    let next = resume_once(&common, id, last).await?;
+    follow(&common, next).await
 }
 
-/// One resumed TUI; returns the session picked with `/resume`, if any.
-async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Option<String>> {
+/// Opens the sessions the person asks for one after another (`/resume`, `/new`), in this
+/// process, until one closes for good.
+async fn follow(common: &Common, mut next: Next) -> Result<ExitCode> {
+    loop {
+        next = match next {
+            Next::Quit => return Ok(ExitCode::SUCCESS),
+            Next::Resume(id) => resume_once(common, Some(id), false).await?,
+            Next::New(workspace) => tui_once(common, workspace).await?,
+        };
+    }
+}
+
+/// One resumed TUI; returns what was asked for as it closed.
+async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Next> {
     // Which session first (reading only): a wrong id is the more useful answer.
     let (id, info) = find_session(common, id.as_deref(), last)?;
     pablo::tui::require_terminal()?;
@@ -486,9 +499,11 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     let mut launch = Launch::prepare(options)?;
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
     let model = launch.model().await?;
+    let note = launch::unknown_model_warning(model.as_ref());
     let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive)?;
     let mut startup_events = state.transcript.clone();
     startup_events.extend(state.start_events());
+    startup_events.extend(note);
     let options = tui_options(
         common,
         &mut launch,
@@ -499,7 +514,7 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     let workspace = setup.host.workspace_root.clone();
     let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     outln!("{summary}");
-    Ok(summary.resume_requested)
+    Ok(summary.next())
 }
 
 /// When a session is resumed from another directory, the person chooses where it continues
@@ -812,21 +827,32 @@ fn tui_options(
 }
 
 async fn tui(common: Common) -> Result<ExitCode> {
+    let next = tui_once(&common, None).await?;
+    follow(&common, next).await
+}
+
+/// One TUI on a new session (in `workspace`, else the one the flags name); returns what was
+/// asked for as it closed.
+async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Next> {
     pablo::tui::require_terminal()?;
-    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    let mut options = common.launch_options(Front::Interactive);
+    if workspace.is_some() {
+        options.workspace = workspace;
+    }
+    let mut launch = Launch::prepare(options)?;
     let model = launch.model().await?;
     let session_id = Launch::new_session_id();
     // The session is journaled, so the exit summary can say how to come back to it.
     let resume_command = format!("pablo resume {session_id}");
+    let events = launch::unknown_model_warning(model.as_ref())
+        .into_iter()
+        .collect();
     let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
-    let options = tui_options(&common, &mut launch, &setup, Vec::new(), resume_command);
+    let options = tui_options(common, &mut launch, &setup, events, resume_command);
     let workspace = setup.host.workspace_root.clone();
     let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
     outln!("{summary}");
-    if let Some(id) = summary.resume_requested {
-        return resume(common, Some(id), false).await;
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(summary.next())
 }
 
 fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {

@@ -195,8 +195,13 @@ fn internal(message: &str) -> Event {
 }
 
 /// The hunks of a file change the person did not accept, as the model reads them: their index,
-/// where they were in the file before, where those lines are now, and their text.
-pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<PartialChange> {
+/// where they were in the file before, where those lines are now, their text, and the person's
+/// note on why, when they left one.
+pub(super) fn not_applied(
+    original: &Preview,
+    accepted: &[usize],
+    notes: &[crate::protocol::HunkNote],
+) -> Option<PartialChange> {
     let Preview::FileChange(fc) = original else {
         return None;
     };
@@ -218,6 +223,10 @@ pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<Part
             text.push_str(&l.text);
             text.push('\n');
         }
+        let note = notes
+            .iter()
+            .find(|n| n.hunk == i && !n.note.trim().is_empty())
+            .map(|n| n.note.trim().to_string());
         rejected.push(HunkNotApplied {
             hunk: i,
             old_start: h.old_start,
@@ -227,6 +236,7 @@ pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<Part
                 len: h.old_len,
             },
             text,
+            note,
         });
     }
     if rejected.is_empty() {
@@ -234,13 +244,19 @@ pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<Part
     }
     let total = fc.hunks.len();
     let applied: Vec<usize> = (0..total).filter(|i| accepted.contains(i)).collect();
+    let noted = rejected.iter().any(|r| r.note.is_some());
     Some(PartialChange {
         partial: true,
         note: format!(
             "the person accepted {} of {total} hunks of this change; only those were written. \
              The hunks in hunks_not_applied were rejected: the file still has its earlier lines \
-             there (lines_now) and does not contain their + lines",
-            applied.len()
+             there (lines_now) and does not contain their + lines{}",
+            applied.len(),
+            if noted {
+                "; a hunk's note is the person's reason for rejecting it"
+            } else {
+                ""
+            }
         ),
         hunks_applied: applied,
         hunks_not_applied: rejected,

@@ -144,6 +144,7 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         messages: setup.history,
         budget: Budget::default(),
         usage: Usage::default(),
+        cost_usd: None,
         events: EventSink::new(inner_tx),
         emitted: Arc::new(AtomicU64::new(0)),
         pending: Arc::new(Mutex::new(HashMap::new())),
@@ -214,6 +215,17 @@ async fn forward_events(
         if forward_one(event, &tx, &mut recorder) {
             break;
         }
+    }
+}
+
+/// A model client's retry as front-ends are told of it.
+fn retry_event(r: crate::model::RetryNotice) -> Event {
+    Event::Retry {
+        attempt: r.attempt,
+        max_attempts: r.max_attempts,
+        wait_ms: u64::try_from(r.wait.as_millis()).unwrap_or(u64::MAX),
+        reason: r.reason,
+        code: r.code.into(),
     }
 }
 
@@ -357,6 +369,9 @@ struct Agent {
     model: Arc<dyn ModelClient>,
     profile: ModelProfile,
     window: ContextWindow,
+    /// What the calls so far cost, each at the prices of the model that answered it (`None`
+    /// while no model with known prices has answered).
+    cost_usd: Option<f64>,
     catalog: Catalog,
     policy: Arc<PolicyEngine>,
     host: Arc<Host>,
@@ -611,7 +626,15 @@ impl Agent {
         let calls_before = (self.budget.model_calls, self.budget.tool_calls);
         let switched = self.pending_model.lock().ok().and_then(|mut m| m.take());
         if let Some(model) = switched {
+            // The new model's window and prices from here on (the calls so far keep theirs).
+            self.profile = model.profile();
+            self.window = ContextWindow::new(self.profile.context_window);
             self.model = model;
+            self.emit(Event::ContextUsage {
+                used_tokens: self.window.estimate(self.request_bytes()),
+                window_tokens: self.window.window_tokens(),
+                cost_usd: self.cost_usd,
+            });
         }
         // Attachments are read before anything is sent: an image that cannot go refuses the
         // turn, and the person gets the prompt back to change it.
@@ -1010,7 +1033,7 @@ impl Agent {
         self.emit(Event::ContextUsage {
             used_tokens: self.window.estimate(self.request_bytes()),
             window_tokens: self.window.window_tokens(),
-            cost_usd: self.profile.prices.map(|p| p.cost(&self.usage)),
+            cost_usd: self.cost_usd,
         });
     }
 
@@ -1042,6 +1065,7 @@ impl Agent {
                     self.check_output(text.len())?;
                 }
                 Some(Ok(StreamEvent::Completed { .. })) => return Ok(text),
+                Some(Ok(StreamEvent::Retry(r))) => self.emit(retry_event(r)),
                 Some(Ok(
                     StreamEvent::ToolCall(_)
                     | StreamEvent::Usage(_)
@@ -1207,6 +1231,7 @@ impl Agent {
                     stop = Some(stop_reason);
                     break;
                 }
+                StreamEvent::Retry(r) => self.emit(retry_event(r)),
             }
         }
         let Some(stop) = stop else {
@@ -1222,6 +1247,9 @@ impl Agent {
         }
         if call_usage != Usage::default() {
             self.usage.add(&call_usage);
+            if let Some(p) = self.profile.prices {
+                self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + p.cost(&call_usage));
+            }
             self.window.observe(request_bytes, call_usage.input_tokens);
             self.emit(Event::Usage {
                 last: call_usage,
@@ -1235,7 +1263,7 @@ impl Agent {
         self.emit(Event::ContextUsage {
             used_tokens,
             window_tokens: self.window.window_tokens(),
-            cost_usd: self.profile.prices.map(|p| p.cost(&self.usage)),
+            cost_usd: self.cost_usd,
         });
         Ok(ModelTurn {
             text,
@@ -1606,9 +1634,9 @@ impl Agent {
                 }
                 Ok((preview, None))
             }
-            ApprovalAnswer::AllowHunks { hunks } => {
+            ApprovalAnswer::AllowHunks { hunks, notes } => {
                 let narrowed = tool.narrow(&preview, &hunks)?;
-                Ok((narrowed, checkpoints::not_applied(&preview, &hunks)))
+                Ok((narrowed, checkpoints::not_applied(&preview, &hunks, &notes)))
             }
             ApprovalAnswer::Reject { note } => {
                 let mut msg = format!("the person rejected {}", tool.name());

@@ -138,11 +138,14 @@ pub fn prepare(options: DemoOptions) -> Result<Demo, LaunchError> {
     let mut launch = Launch::prepare(launch_options)?;
     let model = ScriptedModel::demo().map_err(|e| LaunchError::Demo(e.to_string()))?;
     let task = model.script().task.clone();
-    let setup = launch.agent_setup(
+    let mut setup = launch.agent_setup(
         Launch::new_session_id(),
         Arc::new(model),
         ApprovalMode::Interactive,
     )?;
+    // The demo keeps no journal: its sessions stay out of `pablo sessions`, which would offer
+    // to resume a scratch project that is gone.
+    setup.recorder = None;
     Ok(Demo {
         project,
         setup,

@@ -747,6 +747,29 @@ pub struct UndoOutcome {
     pub report: Option<crate::protocol::RestoreReport>,
 }
 
+/// What to say once at start when `model` is not in the table of known models and the config
+/// names no window for it: the window pablo assumes, and the setting that names the real one.
+/// Front-ends say it where a person reads it (the TUI's screen, `pablo run`'s stderr), never
+/// on `pablo run`'s stdout.
+pub fn unknown_model_note(model: &dyn ModelClient) -> Option<String> {
+    let profile = model.profile();
+    (!profile.known).then(|| {
+        format!(
+            "the model {} (provider {}) is not in pablo's table of models: its context window is \
+             taken to be {} tokens and its prices are unknown; `context_window` under `[model]` \
+             in the config sets the window (docs/providers.md)",
+            model.model(),
+            model.provider(),
+            profile.context_window
+        )
+    })
+}
+
+/// [`unknown_model_note`] as a start-up warning for a front-end's screen.
+pub fn unknown_model_warning(model: &dyn ModelClient) -> Option<Event> {
+    unknown_model_note(model).map(|message| Event::Warning { message })
+}
+
 /// The status line's word on the sandbox: the profile approved commands get, or why there is
 /// none (said once, here and in the startup warning).
 pub fn sandbox_status(policy: &PolicyEngine) -> String {
