@@ -15,7 +15,9 @@ pub mod translate;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema as acp;
@@ -319,9 +321,7 @@ impl Server {
             terminal = req.client_capabilities.terminal,
             "acp initialize"
         );
-        if let Ok(mut c) = self.client.lock() {
-            *c = Some(req.client_capabilities);
-        }
+        *self.client.lock() = Some(req.client_capabilities);
         let images = self.model_takes_images().await;
         // pablo speaks version 1 only: that is the answer whatever was asked, and a client that
         // cannot speak it closes the connection.
@@ -431,7 +431,7 @@ impl Server {
         cx: &ConnectionTo<Client>,
     ) -> Result<(), AcpError> {
         let id = setup.session_id.clone();
-        let client = self.client.lock().ok().and_then(|c| c.clone());
+        let client = self.client.lock().clone();
         if let Some(client) = client
             && editor::capabilities_of(&client).any()
         {
@@ -459,9 +459,7 @@ impl Server {
             rejected_always: Mutex::new(HashSet::new()),
             task: Mutex::new(Some(handle.task)),
         });
-        if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.insert(id, session.clone());
-        }
+        self.sessions.lock().insert(id, session.clone());
         cx.spawn(pump(session, handle.events, translator, cx.clone()))
             .map_err(|e| AcpError::Connection(e.to_string()))
     }
@@ -469,8 +467,8 @@ impl Server {
     fn session(&self, id: &str) -> Result<Arc<Session>, AcpError> {
         self.sessions
             .lock()
-            .ok()
-            .and_then(|s| s.get(id).cloned())
+            .get(id)
+            .cloned()
             .ok_or_else(|| AcpError::UnknownSession(id.to_string()))
     }
 
@@ -506,10 +504,7 @@ impl Server {
             Ok(s) => s,
             Err(e) => return responder.respond_with_error(e.to_rpc()),
         };
-        let Ok(mut slot) = session.prompt.lock() else {
-            return responder
-                .respond_with_error(AcpError::AgentStopped(session.id.clone()).to_rpc());
-        };
+        let mut slot = session.prompt.lock();
         if slot.is_some() {
             return responder
                 .respond_with_error(AcpError::PromptRunning(session.id.clone()).to_rpc());
@@ -537,11 +532,12 @@ impl Server {
         let sessions: Vec<Arc<Session>> = self
             .sessions
             .lock()
-            .map(|mut s| s.drain().map(|(_, v)| v).collect())
-            .unwrap_or_default();
+            .drain()
+            .map(|(_, v)| v)
+            .collect();
         for session in sessions {
             let _ = session.ops.send(Op::Shutdown);
-            let task = session.task.lock().ok().and_then(|mut t| t.take());
+            let task = session.task.lock().take();
             if let Some(task) = task
                 && tokio::time::timeout(Duration::from_secs(10), task)
                     .await
@@ -646,9 +642,7 @@ async fn pump(
                 &verdict,
             )?,
             Event::ApprovalResolved { call_id, .. } | Event::ToolCallEnd { call_id, .. } => {
-                if let Ok(mut open) = session.open_approvals.lock() {
-                    open.remove(&call_id);
-                }
+                session.open_approvals.lock().remove(&call_id);
             }
             Event::Warning { message } => {
                 tracing::warn!(session = %session.id, warning = %message, "agent warning");
@@ -657,7 +651,7 @@ async fn pump(
             Event::UserMessage { .. } => last_error = None,
             Event::Error { code, message } => last_error = Some((code, message)),
             Event::TurnRefused { code, message, .. } => {
-                let responder = session.prompt.lock().ok().and_then(|mut p| p.take());
+                let responder = session.prompt.lock().take();
                 if let Some(responder) = responder {
                     responder.respond_with_result(prompt_answer(
                         StopReason::Error,
@@ -667,10 +661,8 @@ async fn pump(
                 last_error = None;
             }
             Event::TurnCompleted { stop_reason, .. } => {
-                if let Ok(mut open) = session.open_approvals.lock() {
-                    open.clear();
-                }
-                let responder = session.prompt.lock().ok().and_then(|mut p| p.take());
+                session.open_approvals.lock().clear();
+                let responder = session.prompt.lock().take();
                 if let Some(responder) = responder {
                     responder.respond_with_result(prompt_answer(stop_reason, last_error.take()))?;
                 }
@@ -681,7 +673,7 @@ async fn pump(
         }
     }
     // The agent is gone: a prompt still waiting gets an error rather than silence.
-    let responder = session.prompt.lock().ok().and_then(|mut p| p.take());
+    let responder = session.prompt.lock().take();
     if let Some(responder) = responder {
         responder.respond_with_error(AcpError::AgentStopped(session.id.clone()).to_rpc())?;
     }
@@ -793,8 +785,7 @@ fn ask(
     let rejected = session
         .rejected_always
         .lock()
-        .map(|r| r.contains(&key))
-        .unwrap_or(false);
+        .contains(&key);
     if rejected {
         let _ = session.ops.send(Op::Approval {
             call_id,
@@ -804,9 +795,7 @@ fn ask(
         });
         return Ok(());
     }
-    if let Ok(mut open) = session.open_approvals.lock() {
-        open.insert(call_id.clone());
-    }
+    session.open_approvals.lock().insert(call_id.clone());
     let tool_call = translator.permission_tool_call(&call_id, tool, preview, verdict);
     let request = acp::RequestPermissionRequest::new(
         session.id.clone(),
@@ -823,9 +812,7 @@ fn ask(
                     ALLOW_ONCE => ApprovalAnswer::AllowOnce,
                     ALLOW_ALWAYS => ApprovalAnswer::AllowAlways,
                     REJECT_ALWAYS => {
-                        if let Ok(mut r) = session.rejected_always.lock() {
-                            r.insert(key);
-                        }
+                        session.rejected_always.lock().insert(key);
                         ApprovalAnswer::Reject {
                             note: Some(
                                 "the person rejected this for the rest of the session".into(),
@@ -846,8 +833,7 @@ fn ask(
         let still_open = session
             .open_approvals
             .lock()
-            .map(|mut o| o.remove(&call_id))
-            .unwrap_or(false);
+            .remove(&call_id);
         if still_open {
             let _ = session.ops.send(Op::Approval { call_id, answer });
         }

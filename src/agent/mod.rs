@@ -22,10 +22,11 @@ pub mod window;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -104,9 +105,7 @@ fn spawn_model_switch(
         match switcher(provider, model.clone()).await {
             Ok(client) => {
                 let (provider, model) = (client.provider().to_string(), client.model().to_string());
-                if let Ok(mut slot) = pending.lock() {
-                    *slot = Some(client);
-                }
+                *pending.lock() = Some(client);
                 events.send(Event::ModelChanged { provider, model });
             }
             Err(e) => events.send(Event::Error {
@@ -512,7 +511,7 @@ impl Agent {
                         op = ops.recv() => match op {
                             Some(Op::Interrupt) => turn_cancel.cancel(),
                             Some(Op::Approval { call_id, answer }) => {
-                                let waiter = pending.lock().ok().and_then(|mut p| p.remove(&call_id));
+                                let waiter = pending.lock().remove(&call_id);
                                 if let Some(w) = waiter {
                                     let _ = w.send(answer);
                                 }
@@ -608,7 +607,7 @@ impl Agent {
         );
         let started = Instant::now();
         let calls_before = (self.budget.model_calls, self.budget.tool_calls);
-        let switched = self.pending_model.lock().ok().and_then(|mut m| m.take());
+        let switched = self.pending_model.lock().take();
         if let Some(model) = switched {
             self.model = model;
         }
@@ -1566,9 +1565,7 @@ impl Agent {
             ApprovalMode::Interactive => {}
         }
         let (tx, rx) = oneshot::channel();
-        if let Ok(mut p) = self.pending.lock() {
-            p.insert(call.id.clone(), tx);
-        }
+        self.pending.lock().insert(call.id.clone(), tx);
         self.emit(Event::ApprovalRequest {
             call_id: call.id.clone(),
             tool: tool.name().to_string(),
@@ -1579,9 +1576,7 @@ impl Agent {
             a = rx => a.ok(),
             () = cancel.cancelled() => None,
         };
-        if let Ok(mut p) = self.pending.lock() {
-            p.remove(&call.id);
-        }
+        self.pending.lock().remove(&call.id);
         let Some(answer) = answer else {
             return Err(ToolFailure::new(
                 "cancelled",

@@ -13,7 +13,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 // Roots are deprecated by a protocol draft (SEP-2577) that the reference servers do not speak
@@ -310,7 +312,7 @@ impl Connection {
         if let Some(mut service) = self.service.lock().await.take() {
             let _ = service.close_with_timeout(Duration::from_secs(2)).await;
         }
-        let child = self.child.lock().ok().and_then(|mut c| c.take());
+        let child = self.child.lock().take();
         if let (Some(pgid), Some(mut child)) = (self.group, child) {
             crate::process::group::signal_group(pgid, rustix::process::Signal::TERM);
             if tokio::time::timeout(Duration::from_secs(2), child.wait())
@@ -483,7 +485,7 @@ async fn open_stdio(
 }
 
 fn first_garbage(slot: &GarbageSlot) -> Option<String> {
-    slot.lock().ok().and_then(|g| g.clone())
+    slot.lock().clone()
 }
 
 fn describe_status(s: std::process::ExitStatus) -> String {
@@ -559,9 +561,8 @@ async fn check_lines(
             continue;
         }
         if too_long || serde_json::from_slice::<serde::de::IgnoredAny>(text).is_err() {
-            if let Ok(mut g) = garbage.lock()
-                && g.is_none()
-            {
+            let mut g = garbage.lock();
+            if g.is_none() {
                 let shown = if too_long {
                     format!("a line longer than {} MiB", MAX_LINE / (1024 * 1024))
                 } else {
