@@ -42,7 +42,10 @@ impl Conversation {
 
     /// One streamed model call: the text, the tool calls, why the model stopped, and its
     /// reasoning.
-    pub(super) async fn call_model(&mut self, cancel: &CancellationToken) -> Result<ModelTurn, TurnEnd> {
+    pub(super) async fn call_model(
+        &mut self,
+        cancel: &CancellationToken,
+    ) -> Result<ModelTurn, TurnEnd> {
         // `--max-tool-calls 0`: a tool the model may not call is not offered at all.
         let tools = if self.limits.max_tool_calls == Some(0) {
             Vec::new()

@@ -79,7 +79,11 @@ impl Conversation {
 
     /// validate → preview → decide → commit for one call. The one path every tool call of a
     /// conversation takes, and so the place for what must happen around each of them.
-    pub(super) async fn run_tool_call(&mut self, call: &ToolCall, cancel: &CancellationToken) -> ToolOutcome {
+    pub(super) async fn run_tool_call(
+        &mut self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+    ) -> ToolOutcome {
         let span = tracing::info_span!(
             "tool_call",
             tool = tracing::field::Empty,
@@ -167,7 +171,10 @@ impl Conversation {
         let mut preview = tool.preview(&args, &ctx).await?;
         // After a per-hunk review: the hunks the person did not accept, for the result.
         let mut not_applied = None;
-        let verdict = self.shared.policy.decide(tool.name(), tool.kind(), &mut preview);
+        let verdict = self
+            .shared
+            .policy
+            .decide(tool.name(), tool.kind(), &mut preview);
         let verdict = mode::apply(mode, tool.name(), verdict)?;
         span.record("decision", crate::policy::decision_label(verdict.decision));
         match verdict.decision {

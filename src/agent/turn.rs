@@ -345,7 +345,6 @@ impl Conversation {
         }
     }
 
-
     fn check_events(&self) -> Result<(), TurnEnd> {
         let n = self.shared.emitted();
         if n > self.limits.max_native_events {
@@ -359,5 +358,4 @@ impl Conversation {
         }
         Ok(())
     }
-
 }

@@ -8,9 +8,9 @@
 //! replaced by [`REDACTED`] in what tools return before the model, the journal or a front-end sees
 //! it ([`redact_serde`]).
 
+use parking_lot::RwLock;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use parking_lot::RwLock;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;

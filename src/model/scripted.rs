@@ -8,8 +8,8 @@
 //! status that is `completed` only if that step's calls succeeded), and texts can quote the
 //! rejection note (`{{note}}`). A step whose tools the host did not grant is skipped.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
 use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use serde::Deserialize;

@@ -7,9 +7,9 @@
 //! lies inside the workspace (`./wc`, `bin/wc`) is kept as it is written and never canonicalised:
 //! the model can create it, so it is never the system program of the same name.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
-use parking_lot::Mutex;
 
 use crate::config::{CommandRule, MatchKind};
 

@@ -360,11 +360,7 @@ struct Inner {
 
 impl Inner {
     fn summaries(&self) -> Vec<SessionSummary> {
-        self.sessions
-            .lock()
-            .values()
-            .map(|x| x.summary())
-            .collect()
+        self.sessions.lock().values().map(|x| x.summary()).collect()
     }
 }
 
@@ -478,7 +474,10 @@ impl SessionManager {
                 });
             }
         };
-        self.inner.sessions.lock().insert(id.clone(), session.clone());
+        self.inner
+            .sessions
+            .lock()
+            .insert(id.clone(), session.clone());
         self.inner.order.lock().push_back(id.clone());
         self.evict_exited();
         tokio::spawn(supervise(
@@ -513,13 +512,7 @@ impl SessionManager {
     }
 
     pub fn list(&self) -> Vec<SessionInfo> {
-        let sessions: Vec<Arc<Session>> = self
-            .inner
-            .sessions
-            .lock()
-            .values()
-            .cloned()
-            .collect();
+        let sessions: Vec<Arc<Session>> = self.inner.sessions.lock().values().cloned().collect();
         sessions
             .iter()
             .map(|s| {

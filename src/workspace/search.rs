@@ -5,9 +5,9 @@
 //! the same no-follow rules as `fs.read`: the walker only proposes names, and a name that became a
 //! link, a FIFO or a credential file by the time it is opened is skipped, never read.
 
+use parking_lot::Mutex;
 use std::io::Read;
 use std::path::Path;
-use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use ignore::{WalkBuilder, WalkState};
