@@ -1,13 +1,11 @@
 //! The one place where every [`Op`] is answered, whether a turn runs or not.
 //!
-//! The dispatcher owns the session's conversation between turns and hands it to a turn task
-//! while one runs ([`turn::spawn`]); it keeps reading ops meanwhile, so an approval, an interrupt
-//! or a `/rules` reaches it at once. An op that needs the conversation itself (`/compact`, a
-//! restore that rewinds it) is answered from the idle conversation, and while a turn has it gets
-//! the answer that says so. Prompts that arrive during a turn wait their turn, in order.
-//!
-//! The event that closes a turn (`TurnCompleted`, `TurnRefused`) is sent here, once the
-//! conversation is back: a front-end that answers it with another op finds the session idle.
+//! The dispatcher owns the session's conversation between turns and hands it to the running
+//! turn ([`task::start`]), which it drives while it keeps reading ops, so an approval, an
+//! interrupt or a `/rules` reaches it at once. An op that needs the conversation itself
+//! (`/compact`, a restore that rewinds it) is answered from the idle conversation, and while a
+//! turn has it gets the answer that says so. Prompts that arrive during a turn wait their turn,
+//! in order.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -19,7 +17,8 @@ use super::checkpoints;
 use super::conversation::Conversation;
 use super::mcp_input;
 use super::shared::Shared;
-use super::turn::{self, RunningTurn, TurnInput};
+use super::task::{self, RunningTurn};
+use super::turn::TurnInput;
 use crate::protocol::{Event, Op, StopReason, WorkMode};
 
 /// The op loop of one agent session.
@@ -68,9 +67,9 @@ impl Dispatcher {
             tokio::select! {
                 // A finished turn first: the ops read after it find the session idle.
                 biased;
-                finished = finished(&mut self.running) => {
+                conversation = finished(&mut self.running) => {
                     self.running = None;
-                    self.turn_ended(finished);
+                    self.idle = Some(conversation);
                 }
                 op = ops.recv(), if ops_open => match op {
                     Some(op) => self.answer(op).await,
@@ -191,7 +190,7 @@ impl Dispatcher {
             text,
             images: input.images,
         };
-        self.running = Some(turn::spawn(conversation, input, CancellationToken::new()));
+        self.running = Some(task::start(conversation, input, CancellationToken::new()));
     }
 
     /// A turn that ended before it started: closed as an error, the conversation unchanged.
@@ -202,34 +201,10 @@ impl Dispatcher {
         });
         self.idle = Some(conversation);
     }
-
-    /// The conversation is back: the turn's closing event goes out. A turn task that panicked
-    /// took the conversation with it, and the session ends.
-    fn turn_ended(
-        &mut self,
-        finished: Result<(Conversation, turn::TurnOutcome), tokio::task::JoinError>,
-    ) {
-        match finished {
-            Ok((conversation, outcome)) => {
-                self.shared.emit(outcome.into_event(conversation.usage));
-                self.idle = Some(conversation);
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "the turn task failed");
-                self.shared.emit(Event::Error {
-                    code: "internal".into(),
-                    message: format!("the turn stopped unexpectedly ({e}); the session ends"),
-                });
-                self.shutting_down = true;
-            }
-        }
-    }
 }
 
 /// The running turn's end; never, when none runs.
-async fn finished(
-    running: &mut Option<RunningTurn>,
-) -> Result<(Conversation, turn::TurnOutcome), tokio::task::JoinError> {
+async fn finished(running: &mut Option<RunningTurn>) -> Conversation {
     match running {
         Some(turn) => turn.finished().await,
         None => std::future::pending().await,

@@ -6,8 +6,9 @@
 //! - [`shared`]: what the turns and the op dispatcher share (events, host, policy, checkpoints,
 //!   the approvals waiting for an answer), behind an `Arc`, with locks that do not poison;
 //! - [`dispatch`]: the one place every op is answered, during a turn or between turns;
-//! - [`turn`]: the turn loop over one [`conversation`], run as a task of its own that the
-//!   dispatcher can interrupt (a cancellation token) and await (it hands the conversation back).
+//! - [`turn`]: the turn loop over one [`conversation`]; [`task`] runs it as a task of its own
+//!   that the dispatcher can interrupt (a cancellation token) and await (it hands the
+//!   conversation back).
 //!
 //! Approvals and interrupts reach a running turn through the shared table of one-shot channels
 //! and the token, so a turn never needs to be dropped half-way. Before every model call, also
@@ -27,6 +28,7 @@ pub mod mcp_input;
 pub mod mode;
 mod model_call;
 mod shared;
+mod task;
 mod tool_call;
 mod turn;
 pub mod window;

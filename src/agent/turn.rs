@@ -1,19 +1,15 @@
-//! The turn loop and the turn as a task.
-//!
-//! [`Conversation::run_turn`] is one turn from the person's prompt to the model's last answer:
-//! each model call, then each tool call it asked for (validate → preview → decide → commit, one at
-//! a time), until the model stops asking for tools. [`spawn`] runs it as a task of its own: the
-//! conversation is moved into the task and handed back when the turn ends, the caller keeps a
-//! [`RunningTurn`] to interrupt it (its cancellation token) and to await it. A cancelled turn is
-//! never dropped half-way: it still awaits the tool that is running (tools watch the token and
-//! clean up), answers every pending call with a result, and ends as `Cancelled`.
+//! The turn loop: [`Conversation::run_turn`] is one turn from the person's prompt to the model's
+//! last answer: each model call, then each tool call it asked for (validate → preview → decide →
+//! commit, one at a time), until the model stops asking for tools. A cancelled turn is never
+//! dropped half-way: it still awaits the tool that is running (tools watch the token and clean
+//! up), answers every pending call with a result, and ends as `Cancelled`. [`super::task`] runs it
+//! as a task of its own.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use serde_json::Value;
-use tokio::task::{JoinError, JoinHandle};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -63,45 +59,11 @@ impl TurnOutcome {
     }
 }
 
-/// A turn running as a task: interrupt it, see whether it is done, await the conversation back.
-pub(crate) struct RunningTurn {
-    cancel: CancellationToken,
-    task: JoinHandle<(Conversation, TurnOutcome)>,
-}
-
-impl RunningTurn {
-    /// Asks the turn to stop; it ends as soon as the running step has cleaned up.
-    pub(crate) fn interrupt(&self) {
-        self.cancel.cancel();
-    }
-
-    /// Waits for the turn's end: the conversation, handed back, and how the turn ended. An error
-    /// means the task panicked and the conversation is lost.
-    pub(crate) async fn finished(&mut self) -> Result<(Conversation, TurnOutcome), JoinError> {
-        (&mut self.task).await
-    }
-}
-
-/// Runs one turn of `conversation` as a task of its own; `cancel` interrupts it (a child token
-/// of another turn's ties the two together).
-pub(crate) fn spawn(
-    mut conversation: Conversation,
-    input: TurnInput,
-    cancel: CancellationToken,
-) -> RunningTurn {
-    let token = cancel.clone();
-    let task = tokio::spawn(async move {
-        let outcome = conversation.run_turn(input, token).await;
-        (conversation, outcome)
-    });
-    RunningTurn { cancel, task }
-}
-
 impl Conversation {
     /// Runs one turn of the conversation to its end: attachments, the prompt, then model calls
     /// and tool calls until the model stops, the budget is spent or `cancel` fires. The event
-    /// that closes the turn (`TurnCompleted`, or `TurnRefused` when nothing was sent) is the
-    /// caller's to send, once it holds the conversation again.
+    /// that closes the turn for a front-end ([`TurnOutcome::into_event`]) is the caller's to
+    /// send: a subagent's turn does not end the person's.
     pub(crate) async fn run_turn(
         &mut self,
         input: TurnInput,
