@@ -130,6 +130,7 @@ impl Common {
             mode: self.mode,
             // Only the TUI shows servers becoming ready; elsewhere the first turn waits for them.
             wait_for_mcp: front == Front::Headless,
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -397,7 +398,7 @@ async fn run(
         Some((_, info)) => resume_workspace(&common, info)?,
         None => common.launch_options(Front::Headless),
     };
-    let mut launch = Launch::prepare(options)?;
+    let launch = Launch::prepare(options)?;
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
     let model = launch.model().await?;
     let approvals = if auto_approve {
@@ -407,17 +408,17 @@ async fn run(
     };
     let (setup, mut preamble) = match resumed {
         Some((id, _)) => {
-            let (setup, state) = launch.resume_setup(&id, model, approvals)?;
+            let (setup, state) = launch.resume_setup(&id, model, approvals, None)?;
             (setup, state.start_events())
         }
         None => (
-            launch.agent_setup(Launch::new_session_id(), model, approvals)?,
+            launch.agent_setup(Launch::new_session_id(), model, approvals, None)?,
             Vec::new(),
         ),
     };
     // Settings that were ignored (an untrusted project layer, …) are said before anything runs.
-    preamble.extend(launch.warning_events());
-    let handle = launch::spawn(setup);
+    preamble.extend(setup.warning_events());
+    let handle = launch::spawn(setup.value);
     let mut stdout = std::io::stdout().lock();
     let interrupt = async {
         let _ = tokio::signal::ctrl_c().await;
@@ -445,21 +446,21 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     if options.workspace.is_none() {
         options.workspace = Some(choose_resume_workspace(&info)?);
     }
-    let mut launch = Launch::prepare(options)?;
+    let launch = Launch::prepare(options)?;
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
     let model = launch.model().await?;
-    let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive)?;
+    let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive, None)?;
     let mut startup_events = state.transcript.clone();
     startup_events.extend(state.start_events());
     let options = tui_options(
         common,
-        &mut launch,
+        &launch,
         &setup,
         startup_events,
         format!("pablo resume {id}"),
     );
-    let workspace = setup.host.workspace_root.clone();
-    let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
+    let workspace = setup.value.host.workspace_root.clone();
+    let summary = pablo::tui::run(launch::spawn(setup.value), workspace, options).await?;
     outln!("{summary}");
     Ok(summary.resume_requested)
 }
@@ -567,7 +568,7 @@ fn undo(
     use pablo::protocol::{RestoreAction, RestoreStatus};
     let (id, info) = find_session(common, id.as_deref(), last)?;
     let options = resume_workspace(common, &info)?;
-    let mut launch = Launch::prepare(options)?;
+    let launch = Launch::prepare(options)?;
     let outcome = launch.undo(&id, turns, dry_run)?;
     let skipped = match &outcome.report {
         Some(r) => !r.skipped.is_empty(),
@@ -736,17 +737,19 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
 }
 
 /// What the TUI is told of a launch (a new session or a resumed one): the status line's authority
-/// and sandbox, the `[tui]` settings, the person's commands, and the launch's warnings after
-/// `events` (the custom commands are loaded first, so the files they skipped are among them).
+/// and sandbox, the `[tui]` settings, the person's commands, and after `events` the warnings of
+/// the setup, then those of the command files that were skipped.
 fn tui_options(
     common: &Common,
-    launch: &mut Launch,
-    setup: &pablo::launch::AgentSetup,
+    launch: &Launch,
+    setup: &launch::Warned<launch::AgentSetup>,
     mut events: Vec<pablo::protocol::Event>,
     resume_command: String,
 ) -> pablo::tui::TuiOptions {
-    let custom_commands = launch.custom_commands();
-    events.extend(launch.warning_events());
+    let commands = launch.custom_commands();
+    events.extend(setup.warning_events());
+    events.extend(commands.warning_events());
+    let custom_commands = commands.value;
     let tui = launch.tui_config();
     pablo::tui::TuiOptions {
         startup_events: events,
@@ -754,7 +757,7 @@ fn tui_options(
         policy_mode: format!(
             "{} · {}",
             launch.authority_label(),
-            pablo::launch::sandbox_status(&setup.policy)
+            pablo::launch::sandbox_status(&setup.value.policy)
         ),
         alt_screen: common.alt_screen || tui.alt_screen == Some(true),
         notifications: tui.notifications.unwrap_or_default(),
@@ -765,15 +768,15 @@ fn tui_options(
 
 async fn tui(common: Common) -> Result<ExitCode> {
     pablo::tui::require_terminal()?;
-    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     let model = launch.model().await?;
     let session_id = Launch::new_session_id();
     // The session is journaled, so the exit summary can say how to come back to it.
     let resume_command = format!("pablo resume {session_id}");
-    let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
-    let options = tui_options(&common, &mut launch, &setup, Vec::new(), resume_command);
-    let workspace = setup.host.workspace_root.clone();
-    let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
+    let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive, None)?;
+    let options = tui_options(&common, &launch, &setup, Vec::new(), resume_command);
+    let workspace = setup.value.host.workspace_root.clone();
+    let summary = pablo::tui::run(launch::spawn(setup.value), workspace, options).await?;
     outln!("{summary}");
     if let Some(id) = summary.resume_requested {
         return resume(common, Some(id), false).await;
@@ -825,19 +828,22 @@ fn sandbox_command(
     network: bool,
     command: &[String],
 ) -> Result<ExitCode> {
-    let mut launch = Launch::prepare(common.launch_options(Front::Headless))?;
+    let launch = Launch::prepare(common.launch_options(Front::Headless))?;
     let engine = launch.policy()?;
-    for w in &launch.warnings {
+    for w in &engine.warnings {
         eprintln!("pablo: warning: {w}");
     }
-    let status = pablo::launch::run_sandboxed(&launch, &engine, profile, network, command)?;
+    let status = pablo::launch::run_sandboxed(&launch, &engine.value, profile, network, command)?;
     Ok(ExitCode::from(status))
 }
 
 async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
-    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
-    let servers = launch.mcp_servers().await?;
-    for w in &launch.warnings {
+    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    let launch::Warned {
+        value: servers,
+        warnings,
+    } = launch.mcp_servers().await?;
+    for w in &warnings {
         eprintln!("pablo: warning: {w}");
     }
     let failed = servers
@@ -898,7 +904,7 @@ async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
 
 fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
     use pablo::policy::{TrustStore, cli};
-    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     match command {
         PolicyCommand::Trust { revoke } => {
             TrustStore::new(&launch.dirs).set_trusted(&launch.workspace, !revoke)?;
@@ -911,7 +917,7 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         PolicyCommand::Check { json, env, command } => {
-            let engine = launch.policy()?;
+            let engine = launch.policy()?.value;
             let mut report = cli::check(&engine, &command.join(" "));
             if env {
                 report.env = Some(cli::env_report(&engine));
@@ -924,7 +930,7 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
             Ok(ExitCode::from(report.exit_code()))
         }
         PolicyCommand::Rules { json, remove } => {
-            let engine = launch.policy()?;
+            let engine = launch.policy()?.value;
             if let Some(id) = remove {
                 let removed = cli::remove_rule(&engine, &id)?;
                 outln!("removed {}  {}", removed.id, removed.kind.describe());

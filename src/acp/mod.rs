@@ -30,7 +30,10 @@ use tokio::task::JoinHandle;
 
 use crate::core::ApprovalMode;
 use crate::core::Coded;
-use crate::launch::{AgentSetup, Launch, LaunchError, LaunchOptions, McpServerConfig, ModelClient};
+use crate::core::editor::Editor;
+use crate::launch::{
+    AgentSetup, Launch, LaunchError, LaunchOptions, McpServerConfig, ModelClient, Warned,
+};
 use crate::protocol::{ApprovalAnswer, Event, Op, Preview, StopReason, Verdict, WorkMode};
 
 pub use translate::Translator;
@@ -348,14 +351,16 @@ impl Server {
         if !req.cwd.is_absolute() {
             return Err(AcpError::CwdNotAbsolute(req.cwd));
         }
-        let mut launch = self.launch(&req.cwd)?;
-        launch.add_mcp_servers(editor_mcp_servers(&req.mcp_servers)?);
+        let launch = self
+            .launch(&req.cwd)?
+            .with_mcp_servers(editor_mcp_servers(&req.mcp_servers)?);
         let model = (self.models)(&launch).await?;
         let id = Launch::new_session_id();
-        let setup = launch.agent_setup(id.clone(), model, ApprovalMode::Interactive)?;
-        let mode = setup.mode;
+        let editor = self.editor(&id, cx);
+        let setup = launch.agent_setup(id.clone(), model, ApprovalMode::Interactive, editor)?;
+        let mode = setup.value.mode;
         let translator = translator_for(&launch)?.with_mode(mode);
-        self.start(&launch, setup, translator, cx)?;
+        self.start(setup, translator, cx)?;
         tracing::info!(session = %id, mcp_servers = req.mcp_servers.len(), "acp session started");
         Ok(acp::NewSessionResponse::new(id).modes(translate::session_modes(mode)))
     }
@@ -375,8 +380,9 @@ impl Server {
         if self.session(&id).is_ok() {
             return Err(AcpError::SessionOpen(id));
         }
-        let mut launch = self.launch(&req.cwd)?;
-        launch.add_mcp_servers(editor_mcp_servers(&req.mcp_servers)?);
+        let launch = self
+            .launch(&req.cwd)?
+            .with_mcp_servers(editor_mcp_servers(&req.mcp_servers)?);
         let model = (self.models)(&launch).await?;
         let header = launch
             .session_store()
@@ -390,8 +396,9 @@ impl Server {
                 requested: launch.workspace.display().to_string(),
             });
         }
-        let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive)?;
-        let mode = setup.mode;
+        let editor = self.editor(&id, cx);
+        let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive, editor)?;
+        let mode = setup.value.mode;
         let mut translator = translator_for(&launch)?.with_mode(mode);
         // The history goes out before the answer, as the protocol asks.
         for update in translator.replay(&state.transcript) {
@@ -402,7 +409,7 @@ impl Server {
         for note in &notes {
             tracing::warn!(session = %id, note = %note, "resume note");
         }
-        self.start(&launch, setup, translator, cx)?;
+        self.start(setup, translator, cx)?;
         let mut response = acp::LoadSessionResponse::new().modes(translate::session_modes(mode));
         if !notes.is_empty()
             && let serde_json::Value::Object(meta) = json!({"pablo": {"notes": notes}})
@@ -422,35 +429,31 @@ impl Server {
         Ok(Launch::prepare(options)?)
     }
 
+    /// The client's buffers and terminals for session `id`, when it offers any.
+    fn editor(&self, id: &str, cx: &ConnectionTo<Client>) -> Option<Arc<dyn Editor>> {
+        let client = self.client.lock().clone()?;
+        if !editor::capabilities_of(&client).any() {
+            return None;
+        }
+        Some(Arc::new(editor::ClientEditor::new(
+            id.to_string(),
+            &client,
+            cx.clone(),
+        )))
+    }
+
     /// Spawns the agent of a session and the pump that forwards its events.
     fn start(
         &self,
-        launch: &Launch,
-        mut setup: AgentSetup,
+        setup: Warned<AgentSetup>,
         translator: Translator,
         cx: &ConnectionTo<Client>,
     ) -> Result<(), AcpError> {
-        let id = setup.session_id.clone();
-        let client = self.client.lock().clone();
-        if let Some(client) = client
-            && editor::capabilities_of(&client).any()
-        {
-            // The host was built a moment ago and nobody else holds it yet.
-            let Some(host) = std::sync::Arc::get_mut(&mut setup.host) else {
-                return Err(AcpError::Connection(
-                    "the session's host was shared before the editor was attached".into(),
-                ));
-            };
-            host.editor = Some(Arc::new(editor::ClientEditor::new(
-                id.clone(),
-                &client,
-                cx.clone(),
-            )));
-        }
-        for w in &launch.warnings {
+        let id = setup.value.session_id.clone();
+        for w in &setup.warnings {
             tracing::warn!(session = %id, warning = %w, "session warning");
         }
-        let handle = crate::launch::spawn(setup);
+        let handle = crate::launch::spawn(setup.value);
         let session = Arc::new(Session {
             id: id.clone(),
             ops: handle.ops,
@@ -529,12 +532,7 @@ impl Server {
 
     /// Stops every agent: running turns are cancelled and awaited (bounded).
     async fn shutdown(&self) {
-        let sessions: Vec<Arc<Session>> = self
-            .sessions
-            .lock()
-            .drain()
-            .map(|(_, v)| v)
-            .collect();
+        let sessions: Vec<Arc<Session>> = self.sessions.lock().drain().map(|(_, v)| v).collect();
         for session in sessions {
             let _ = session.ops.send(Op::Shutdown);
             let task = session.task.lock().take();
@@ -782,10 +780,7 @@ fn ask(
     verdict: &Verdict,
 ) -> Result<(), agent_client_protocol::Error> {
     let key = reject_key(tool, preview);
-    let rejected = session
-        .rejected_always
-        .lock()
-        .contains(&key);
+    let rejected = session.rejected_always.lock().contains(&key);
     if rejected {
         let _ = session.ops.send(Op::Approval {
             call_id,
@@ -830,10 +825,7 @@ fn ask(
             },
         };
         // A turn that ended meanwhile (cancelled) no longer waits for this answer.
-        let still_open = session
-            .open_approvals
-            .lock()
-            .remove(&call_id);
+        let still_open = session.open_approvals.lock().remove(&call_id);
         if still_open {
             let _ = session.ops.send(Op::Approval { call_id, answer });
         }

@@ -6,9 +6,9 @@
 //! - [`shared`]: what the turns and the op dispatcher share (events, host, policy, checkpoints,
 //!   the approvals waiting for an answer), behind an `Arc`, with locks that do not poison;
 //! - [`dispatch`]: the one place every op is answered, during a turn or between turns;
-//! - [`turn`]: the turn loop over one [`conversation`]; [`task`] runs it as a task of its own
-//!   that the dispatcher can interrupt (a cancellation token) and await (it hands the
-//!   conversation back).
+//! - [`turn`]: the turn loop over one [`conversation`]; [`task`] makes one turn a unit with a
+//!   handle that the dispatcher drives, interrupts (a cancellation token) and awaits (it hands
+//!   the conversation back).
 //!
 //! Approvals and interrupts reach a running turn through the shared table of one-shot channels
 //! and the token, so a turn never needs to be dropped half-way. Before every model call, also

@@ -135,19 +135,20 @@ pub fn prepare(options: DemoOptions) -> Result<Demo, LaunchError> {
     launch_options.workspace = Some(dir.clone());
     launch_options.allow_write = true;
     launch_options.no_filesystem = false;
-    let mut launch = Launch::prepare(launch_options)?;
+    let launch = Launch::prepare(launch_options)?;
     let model = ScriptedModel::demo().map_err(|e| LaunchError::Demo(e.to_string()))?;
     let task = model.script().task.clone();
     let setup = launch.agent_setup(
         Launch::new_session_id(),
         Arc::new(model),
         ApprovalMode::Interactive,
+        None,
     )?;
     Ok(Demo {
         project,
-        setup,
+        startup_events: setup.warning_events(),
+        setup: setup.value,
         task,
-        startup_events: launch.warning_events(),
         tui: launch.tui_config(),
     })
 }
