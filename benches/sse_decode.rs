@@ -1,8 +1,13 @@
 //! Decoding a recorded ~10 MB OpenAI-format SSE stream made of many small tool-argument
 //! fragments, through the same path the client uses (`model::sse::decode` with the OpenAI
-//! decoder), fed as 16 KiB network-sized chunks and, separately, as one 10 MB chunk (the slicing
-//! guard against the parser's re-copying). The peer figure is a plain `serde_json::from_slice`
-//! pass over the same `data:` payloads: JSON parsing alone, the floor any SSE decoder sits on.
+//! decoder), fed as 16 KiB network-sized chunks and, separately, as one 10 MB chunk. The peer
+//! figure is a plain `serde_json::from_slice` pass over the same `data:` payloads: JSON parsing
+//! alone, the floor any SSE decoder sits on.
+//!
+//! Then the framing alone (`model::sse_frame::SseParser`) beside `eventsource-stream`, the crate
+//! pablo used before: on the first MiB of the same stream, and on one unterminated `data:` line
+//! of 1, 2 and 4 MiB arriving in 16 KiB chunks (what a hostile or broken server can send), where
+//! the crate's cost grows with the square of the line and pablo's with the line.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -13,7 +18,8 @@ use futures::StreamExt;
 use futures::executor::block_on;
 use pablo::model::StreamEvent;
 use pablo::model::openai::OpenAiDecoder;
-use pablo::model::sse::{ByteError, MAX_PARSE_CHUNK, decode};
+use pablo::model::sse::{ByteError, decode};
+use pablo::model::sse_frame::SseParser;
 use serde_json::json;
 
 const TARGET_BYTES: usize = 10 * 1024 * 1024;
@@ -81,7 +87,7 @@ fn recorded_stream() -> (Vec<u8>, Vec<Vec<u8>>, usize) {
 
 fn run_decode(chunks: Vec<Bytes>) -> usize {
     let bytes = futures::stream::iter(chunks.into_iter().map(Ok::<_, ByteError>));
-    let events = decode(bytes, OpenAiDecoder::new("openai"));
+    let events = decode(bytes, OpenAiDecoder::new("openai"), usize::MAX);
     block_on(events.fold(0usize, |n, e| async move {
         match e {
             Ok(StreamEvent::ToolCall(c)) => n + c.arguments.len(),
@@ -134,26 +140,55 @@ fn bench(c: &mut Criterion) {
     });
     group.finish();
 
-    // Why `decode` slices chunks: the SSE parser alone, on the first MiB of the same stream,
-    // given as one chunk versus as MAX_PARSE_CHUNK slices.
+    // The framing alone, pablo's and the crate's, on the first MiB of the same stream.
     let mib = all.slice(..1024 * 1024);
-    let sliced: Vec<Bytes> = (0..mib.len())
-        .step_by(MAX_PARSE_CHUNK)
-        .map(|i| mib.slice(i..(i + MAX_PARSE_CHUNK).min(mib.len())))
-        .collect();
-    let mut group = c.benchmark_group("sse_parser_1mib");
+    let mut group = c.benchmark_group("sse_framing_1mib");
     group.throughput(Throughput::Bytes(mib.len() as u64));
     group.sample_size(10);
-    group.bench_function("eventsource_one_chunk", |b| {
-        b.iter(|| parse_only(vec![mib.clone()]))
+    group.bench_function("pablo_one_chunk", |b| {
+        b.iter(|| frame_only(std::slice::from_ref(&mib)))
     });
-    group.bench_function("eventsource_8k_slices", |b| {
-        b.iter(|| parse_only(sliced.clone()))
+    group.bench_function("eventsource_stream_one_chunk", |b| {
+        b.iter(|| eventsource_only(vec![mib.clone()]))
     });
+    group.finish();
+
+    // One `data:` line that never ends, in 16 KiB chunks: pablo's framing is linear in it; the
+    // crate re-reads its buffer for every chunk.
+    let mut group = c.benchmark_group("sse_unterminated_line");
+    group.sample_size(10);
+    for mib in [1usize, 2, 4] {
+        let mut line = b"data: ".to_vec();
+        line.resize(mib * 1024 * 1024, b'x');
+        let line = Bytes::from(line);
+        let chunks: Vec<Bytes> = (0..line.len())
+            .step_by(NETWORK_CHUNK)
+            .map(|i| line.slice(i..(i + NETWORK_CHUNK).min(line.len())))
+            .collect();
+        group.throughput(Throughput::Bytes(line.len() as u64));
+        group.bench_function(format!("pablo_{mib}mib"), |b| {
+            b.iter(|| frame_only(&chunks))
+        });
+        group.bench_function(format!("eventsource_stream_{mib}mib"), |b| {
+            b.iter(|| eventsource_only(chunks.clone()))
+        });
+    }
     group.finish();
 }
 
-fn parse_only(chunks: Vec<Bytes>) -> usize {
+/// Frames `chunks` with pablo's parser (no limit) and returns the data bytes it dispatched.
+fn frame_only(chunks: &[Bytes]) -> usize {
+    let mut parser = SseParser::new(usize::MAX);
+    let mut out = Vec::new();
+    let mut n = 0;
+    for c in chunks {
+        parser.feed(c, &mut out).unwrap();
+        n += out.drain(..).map(|e| e.data.len()).sum::<usize>();
+    }
+    n
+}
+
+fn eventsource_only(chunks: Vec<Bytes>) -> usize {
     let events = futures::stream::iter(chunks.into_iter().map(Ok::<_, ByteError>)).eventsource();
     block_on(events.fold(
         0usize,

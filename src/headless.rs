@@ -21,18 +21,55 @@ pub struct RunOutcome {
 
 /// Exit code for a run that was interrupted (SIGINT), as shells expect.
 pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit code for a run that was stopped by SIGTERM, as shells expect (128 + 15).
+pub const EXIT_TERMINATED: i32 = 143;
+
+/// What stopped a run from outside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Ctrl-C (SIGINT).
+    Interrupt,
+    /// SIGTERM (a service manager, `kill`, a CI job's timeout).
+    Terminate,
+}
+
+impl Stop {
+    fn exit_code(self) -> i32 {
+        match self {
+            Stop::Interrupt => EXIT_INTERRUPTED,
+            Stop::Terminate => EXIT_TERMINATED,
+        }
+    }
+
+    /// The `error` line a stopped run ends with.
+    fn error(self) -> Event {
+        match self {
+            Stop::Interrupt => Event::Error {
+                code: "cancelled".into(),
+                message: "the run was interrupted".into(),
+            },
+            Stop::Terminate => Event::Error {
+                code: "terminated".into(),
+                message: "the run was stopped by SIGTERM; the turn was cancelled and its \
+                          temporary files removed"
+                    .into(),
+            },
+        }
+    }
+}
 
 /// Drives one task to completion and prints it to `out`. `preamble` (launch warnings; for a
 /// resumed session also its notes and restored checklist, `ResumeState::start_events`) is
 /// printed right after `session_started`, before the task runs. `interrupt` resolves when the
-/// person presses Ctrl-C; the turn is then cancelled and awaited, never abandoned.
+/// person presses Ctrl-C or the run gets SIGTERM; the turn is then cancelled and awaited, never
+/// abandoned, and the run exits 130 or 143.
 pub async fn run<W: Write>(
     mut agent: AgentHandle,
     preamble: Vec<Event>,
     task: String,
     json_lines: bool,
     out: &mut W,
-    interrupt: impl std::future::Future<Output = ()>,
+    interrupt: impl std::future::Future<Output = Stop>,
 ) -> RunOutcome {
     let mut preamble = Some(preamble);
     let mut printer = Printer {
@@ -45,14 +82,14 @@ pub async fn run<W: Write>(
     };
     let _ = agent.ops.send(Op::user_turn(task));
     tokio::pin!(interrupt);
-    let mut interrupted = false;
+    let mut stopped: Option<Stop> = None;
     let mut stop_reason = None;
     let mut saw_error = false;
     loop {
         let event = tokio::select! {
             e = agent.events.recv() => e,
-            () = &mut interrupt, if !interrupted => {
-                interrupted = true;
+            stop = &mut interrupt, if stopped.is_none() => {
+                stopped = Some(stop);
                 let _ = agent.ops.send(Op::Interrupt);
                 continue;
             }
@@ -76,10 +113,7 @@ pub async fn run<W: Write>(
         if let Event::TurnCompleted { stop_reason: r, .. } = &event {
             stop_reason = Some(*r);
             if *r == StopReason::Cancelled && !saw_error {
-                printer.print(&Event::Error {
-                    code: "cancelled".into(),
-                    message: "the run was interrupted".into(),
-                });
+                printer.print(&stopped.unwrap_or(Stop::Interrupt).error());
             }
             printer.print(&event);
             let _ = agent.ops.send(Op::Shutdown);
@@ -100,7 +134,7 @@ pub async fn run<W: Write>(
     let _ = agent.task.await;
     let exit_code = match stop_reason {
         Some(StopReason::EndTurn | StopReason::MaxTokens) if !saw_error => 0,
-        Some(StopReason::Cancelled) => EXIT_INTERRUPTED,
+        Some(StopReason::Cancelled) => stopped.unwrap_or(Stop::Interrupt).exit_code(),
         None => {
             printer.print(&Event::Error {
                 code: "agent_stopped".into(),

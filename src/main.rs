@@ -223,6 +223,24 @@ enum Command {
     },
 }
 
+impl Command {
+    /// Whether the command was asked for JSON output (its errors are JSON then too).
+    fn prints_json(&self) -> bool {
+        match self {
+            Command::Run { json, .. }
+            | Command::Sessions { json }
+            | Command::Undo { json, .. }
+            | Command::Mcp {
+                command: McpCommand::List { json } | McpCommand::Tools { json, .. },
+            }
+            | Command::Policy {
+                command: PolicyCommand::Check { json, .. } | PolicyCommand::Rules { json, .. },
+            } => *json,
+            _ => false,
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum McpCommand {
     /// Every configured server: state (ready, failed with the reason), tools, prompts,
@@ -290,13 +308,15 @@ fn main() -> ExitCode {
         );
     }
     let cli = Cli::parse();
-    let json_run = matches!(cli.command, Some(Command::Run { json: true, .. }));
+    let json_errors = cli.command.as_ref().is_some_and(Command::prints_json);
     match real_main(cli) {
         Ok(code) => code,
         // The reader went away (`pablo sessions | head -1`): nothing is wrong.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e) if json_run => {
-            // `pablo run --json` keeps its contract even when it cannot start: one `error` line.
+        Err(e) if json_errors => {
+            // A `--json` command keeps its contract when it fails: one `error` object on stdout
+            // (`pablo run --json` even when it cannot start, `pablo undo --json` with
+            // `nothing_to_undo`, …).
             let line = serde_json::json!({
                 "type": "error",
                 "code": error_code(&e),
@@ -390,6 +410,9 @@ async fn run(
     auto_approve: bool,
     resume: Option<String>,
 ) -> Result<ExitCode> {
+    // SIGTERM is taken from here on: the turn is cancelled and awaited, the run ends with an
+    // `error` line and exit 143, and the session's temporary files are removed on the way out.
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let resumed = match &resume {
         Some(id) => Some(find_session(&common, Some(id), false)?),
         None => None,
@@ -420,8 +443,16 @@ async fn run(
     preamble.extend(setup.warning_events());
     let handle = launch::spawn(setup.value);
     let mut stdout = std::io::stdout().lock();
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
+    let interrupt = async move {
+        use pablo::headless::Stop;
+        let Some(mut term) = term else {
+            let _ = tokio::signal::ctrl_c().await;
+            return Stop::Interrupt;
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => Stop::Interrupt,
+            _ = term.recv() => Stop::Terminate,
+        }
     };
     let outcome = pablo::headless::run(handle, preamble, task, json, &mut stdout, interrupt).await;
     Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
@@ -586,11 +617,11 @@ fn undo(
             "plan": outcome.plan,
             "report": outcome.report,
         });
-        println!("{line}");
+        outln!("{line}");
         return Ok(ExitCode::from(u8::from(skipped)));
     }
     let plan = &outcome.plan;
-    println!(
+    outln!(
         "pablo: {}{} of session {id}",
         plan.title.to_lowercase(),
         if dry_run {
@@ -600,7 +631,7 @@ fn undo(
         }
     );
     if plan.files.is_empty() {
-        println!("  nothing to restore: every file is already as it was");
+        outln!("  nothing to restore: every file is already as it was");
     }
     let verb = |a: RestoreAction| match (a, dry_run) {
         (RestoreAction::Rewrite, false) => "restored",
@@ -613,10 +644,10 @@ fn undo(
     match &outcome.report {
         Some(report) => {
             for r in &report.restored {
-                println!("  {:<14} {}", verb(r.action), r.path);
+                outln!("  {:<14} {}", verb(r.action), r.path);
             }
             for s in &report.skipped {
-                println!(
+                outln!(
                     "  {:<14} {}: {}",
                     s.code.replace('_', " "),
                     s.path,
@@ -627,14 +658,14 @@ fn undo(
         None => {
             for f in &plan.files {
                 match f.status {
-                    RestoreStatus::Ready => println!(
+                    RestoreStatus::Ready => outln!(
                         "  {:<14} {}  (+{} −{})",
                         verb(f.action),
                         f.path,
                         f.added,
                         f.removed
                     ),
-                    _ => println!(
+                    _ => outln!(
                         "  {:<14} {}: {}",
                         if f.status == RestoreStatus::Conflict {
                             "conflict"
@@ -830,7 +861,7 @@ fn sandbox_command(
 ) -> Result<ExitCode> {
     let launch = Launch::prepare(common.launch_options(Front::Headless))?;
     let engine = launch.policy()?;
-    for w in &engine.warnings {
+    for w in launch.config_warnings().iter().chain(&engine.warnings) {
         eprintln!("pablo: warning: {w}");
     }
     let status = pablo::launch::run_sandboxed(&launch, &engine.value, profile, network, command)?;
@@ -853,15 +884,15 @@ async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
         McpCommand::List { json } => {
             if json {
                 for s in &servers {
-                    println!("{}", serde_json::to_string(s)?);
+                    outln!("{}", serde_json::to_string(s)?);
                 }
             } else if servers.is_empty() {
-                println!(
+                outln!(
                     "no MCP servers configured ([mcp_servers.NAME] in the config; see docs/mcp.md)"
                 );
             } else {
                 for s in &servers {
-                    print!("{}", launch::mcp::describe_server(s));
+                    out!("{}", launch::mcp::describe_server(s));
                 }
             }
             Ok(if failed {
@@ -888,13 +919,13 @@ async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
             }
             for t in &server.tools {
                 if json {
-                    println!("{}", serde_json::to_string(t)?);
+                    outln!("{}", serde_json::to_string(t)?);
                 } else {
                     let hint = match t.read_only_hint {
                         Some(true) => "  (says it only reads)",
                         _ => "",
                     };
-                    println!("{}  ({}){hint}\n    {}", t.name, t.real_name, t.description);
+                    outln!("{}  ({}){hint}\n    {}", t.name, t.real_name, t.description);
                 }
             }
             Ok(ExitCode::SUCCESS)

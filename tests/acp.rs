@@ -445,6 +445,102 @@ mod binary {
     }
 
     #[tokio::test]
+    async fn a_line_of_invalid_utf8_is_a_parse_error_and_the_connection_goes_on() {
+        let env = Env::new();
+        let mut child = env.command().arg("acp").spawn().unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        rpc.writer
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"x\xff\xfe\"}\n\xc3\n")
+            .await
+            .unwrap();
+        for line in [1, 2] {
+            let r = rpc.next().await;
+            assert_eq!(r["id"], Value::Null, "{r}");
+            assert_eq!(r["error"]["code"], -32700, "{r}");
+            assert_eq!(r["error"]["data"]["code"], "parse_error", "{r}");
+            let message = r["error"]["data"]["message"].as_str().unwrap();
+            assert!(
+                message.contains(&format!("line {line} is not UTF-8")),
+                "{message}"
+            );
+        }
+        // The connection is still there: initialize is answered.
+        let r = rpc.initialize().await;
+        assert_eq!(r["result"]["protocolVersion"], 1, "{r}");
+        drop(rpc);
+        let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(status.success(), "{status:?}");
+    }
+
+    #[tokio::test]
+    async fn a_client_asking_another_version_keeps_its_editor_buffers() {
+        use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+        let env = Env::new();
+        std::fs::write(env.workspace.join("notes.txt"), "saved on disk\n").unwrap();
+        let model = ScriptedServer::start().await;
+        model.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_r",
+            "fs_read",
+            &[r#"{"path": "notes.txt"}"#],
+        )));
+        model.push(ScriptedResponse::sse(openai::text_answer("read")));
+        let config = env.xdg.join("config/pablo");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(
+            config.join("config.toml"),
+            format!(
+                "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
+                model.base_url()
+            ),
+        )
+        .unwrap();
+        let mut child = env
+            .command()
+            .arg("acp")
+            .env("OPENAI_API_KEY", "sk-test")
+            .spawn()
+            .unwrap();
+        let mut rpc = Rpc::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let id = rpc
+            .request(
+                "initialize",
+                json!({"protocolVersion": 2, "clientCapabilities":
+                    {"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true}}),
+            )
+            .await;
+        let r = rpc.response_to(id, &mut no_answer).await;
+        assert_eq!(r["result"]["protocolVersion"], 1, "{r}");
+        let session = rpc.new_session(&env.workspace).await;
+        let id = rpc
+            .request(
+                "session/prompt",
+                json!({"sessionId": session, "prompt": [{"type": "text", "text": "read"}]}),
+            )
+            .await;
+        let mut answer = |m: &Value| {
+            assert_eq!(m["method"], "fs/read_text_file", "{m}");
+            Some(json!({"content": "typed but not saved\n"}))
+        };
+        let r = rpc.response_to(id, &mut answer).await;
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+        assert_eq!(rpc.requests_for("fs/read_text_file").len(), 1);
+        let body = model.requests()[1].json();
+        let told = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(told.contains("typed but not saved"), "{told}");
+    }
+
+    #[tokio::test]
     async fn requests_the_protocol_refuses_carry_a_code_in_their_data_like_every_refusal() {
         let env = Env::new();
         let mut child = env.command().arg("acp").spawn().unwrap();
@@ -3107,5 +3203,55 @@ mod terminals {
         assert_eq!(data["output"], "here", "{data}");
         assert!(data.get("terminal").is_none(), "{data}");
         t.finish().await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arbitrary bytes on the wire.
+
+mod arbitrary_bytes {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// What the client sends: arbitrary bytes, mostly the ones JSON-RPC lines are made of.
+    fn wire_bytes() -> impl Strategy<Value = Vec<u8>> {
+        let meaningful: Vec<u8> = b"{}[]\":,\n\n\r jsonrpcidmethod2.0\xff\xfe\xc3\xe2".to_vec();
+        prop::collection::vec(
+            prop_oneof![3 => prop::sample::select(meaningful), 1 => any::<u8>()],
+            0..2048,
+        )
+    }
+
+    proptest! {
+        // Each case starts a server, so fewer cases than the framing's own property test.
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        #[test]
+        fn after_any_bytes_the_connection_still_answers_initialize(bytes in wire_bytes()) {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            runtime.block_on(async {
+                let mut t = InProcess::start(vec![], None);
+                t.rpc.writer.write_all(&bytes).await.unwrap();
+                t.rpc.writer.write_all(b"\n").await.unwrap();
+                let id = t
+                    .rpc
+                    .request(
+                        "initialize",
+                        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+                    )
+                    .await;
+                // Whatever the bytes got (parse errors, refusals) is JSON-RPC on its own line
+                // (`next` checks), and the initialize is answered.
+                loop {
+                    let m = t.rpc.next().await;
+                    if m["id"] == json!(id) {
+                        assert_eq!(m["result"]["protocolVersion"], 1, "{m}");
+                        break;
+                    }
+                }
+                t.finish().await;
+            });
+        }
     }
 }

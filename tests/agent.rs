@@ -206,7 +206,7 @@ async fn zero_model_calls_sends_no_request_and_fails_clearly() {
 }
 
 #[tokio::test]
-async fn one_tool_call_budget_refuses_the_second_call() {
+async fn one_tool_call_budget_refuses_the_second_call_and_ends_the_turn() {
     let server = ScriptedServer::start().await;
     server.push(ScriptedResponse::sse(
         openai::Stream::new()
@@ -215,10 +215,10 @@ async fn one_tool_call_budget_refuses_the_second_call() {
             .finish("tool_calls")
             .done(),
     ));
-    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    server.push(ScriptedResponse::sse(openai::text_answer("never read")));
     let sandbox = Sandbox::new();
     let out = run(&sandbox, &server, "plan", &["--max-tool-calls", "1"]).await;
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
     let results = out.of_type("tool_result");
     assert_eq!(results[0]["result"]["ok"], true);
     assert_eq!(
@@ -226,6 +226,127 @@ async fn one_tool_call_budget_refuses_the_second_call() {
         "tool_call_budget_exhausted"
     );
     assert_eq!(out.of_type("plan").len(), 1, "the second call never ran");
+    assert_eq!(
+        out.of_type("error")[0]["code"],
+        "tool_call_budget_exhausted"
+    );
+    assert_eq!(
+        out.of_type("turn_completed")[0]["stop_reason"],
+        "budget_exhausted"
+    );
+    assert_eq!(server.requests().len(), 1, "the model was asked again");
+}
+
+/// A model that asks for one more `update_plan` in every answer, forever.
+fn endless_tool_calls(server: &ScriptedServer) {
+    server.respond_with(|_, i| {
+        ScriptedResponse::sse(openai::tool_call_answer(
+            &format!("c{i}"),
+            "update_plan",
+            &[r#"{"items": []}"#],
+        ))
+    });
+}
+
+#[tokio::test]
+async fn a_spent_tool_call_budget_ends_the_turn_and_the_model_is_not_asked_again() {
+    let server = ScriptedServer::start().await;
+    endless_tool_calls(&server);
+    let sandbox = Sandbox::new();
+    let out = run(
+        &sandbox,
+        &server,
+        "plan forever",
+        &["--max-tool-calls", "5"],
+    )
+    .await;
+    assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
+    // Five calls ran; the sixth was refused, and that refusal ended the turn.
+    assert_eq!(server.requests().len(), 6);
+    let codes: Vec<Value> = out
+        .of_type("tool_result")
+        .iter()
+        .map(|r| r["result"]["error"]["code"].clone())
+        .collect();
+    assert_eq!(codes.len(), 6);
+    assert!(codes[..5].iter().all(Value::is_null), "{codes:?}");
+    assert_eq!(codes[5], "tool_call_budget_exhausted");
+    let error = out.of_type("error")[0];
+    assert_eq!(error["code"], "tool_call_budget_exhausted");
+    assert!(
+        error["message"].as_str().unwrap().contains("budget (5)"),
+        "{error}"
+    );
+    assert_eq!(
+        out.of_type("turn_completed")[0]["stop_reason"],
+        "budget_exhausted"
+    );
+    // The model is told: the refusal is in the conversation the next turn sends.
+    let id = out.of_type("session_started")[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let again = run(
+        &sandbox,
+        &server,
+        "what happened?",
+        &["--resume", &id, "--max-model-calls", "1"],
+    )
+    .await;
+    assert_eq!(server.requests().len(), 7, "{:?}", again.lines);
+    let told = tool_messages(&server, 6);
+    assert_eq!(told.len(), 6);
+    assert_eq!(told[5]["error"]["code"], "tool_call_budget_exhausted");
+}
+
+#[tokio::test]
+async fn a_spent_network_budget_ends_the_turn_with_its_code() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|_, i| {
+        ScriptedResponse::sse(openai::tool_call_answer(
+            &format!("c{i}"),
+            "fetch_url",
+            &[r#"{"url": "http://no-such-host.invalid/"}"#],
+        ))
+    });
+    let sandbox = Sandbox::new();
+    sandbox.user_config("[limits]\nmax_network_requests = 1\n");
+    let out = run(&sandbox, &server, "fetch", &["--auto-approve"]).await;
+    assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
+    // The first fetch spent the one request (its name does not resolve); the second was refused
+    // for the budget, and the model was not asked a third time.
+    let results = out.of_type("tool_result");
+    assert_eq!(results.len(), 2, "{:?}", out.lines);
+    assert_eq!(
+        results[1]["result"]["error"]["code"],
+        "network_budget_exhausted"
+    );
+    assert_eq!(out.of_type("error")[0]["code"], "network_budget_exhausted");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn one_endless_sse_line_fails_with_model_output_too_large_at_the_output_limit() {
+    // `data: xxxx…`, 5 MiB without a line end, in 1 MiB chunks: more than the whole answer may
+    // be (4 MiB by default), so it is refused as too large, not read to the end and called cut.
+    let server = ScriptedServer::start().await;
+    let mut chunks = vec![format!("data: {}", "x".repeat(1024 * 1024 - 6))];
+    chunks.extend((0..4).map(|_| "x".repeat(1024 * 1024)));
+    server.push(ScriptedResponse::sse(chunks));
+    let sandbox = Sandbox::new();
+    let out = run(&sandbox, &server, "hi", &[]).await;
+    assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
+    let error = out.of_type("error")[0];
+    assert_eq!(error["code"], "model_output_too_large", "{error}");
+    assert_eq!(
+        out.of_type("turn_completed")[0]["stop_reason"],
+        "budget_exhausted"
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a refused answer is not retried"
+    );
 }
 
 #[tokio::test]
@@ -340,6 +461,99 @@ async fn sigint_during_a_stream_cancels_the_turn_and_exits_130() {
         lines
             .iter()
             .any(|l| l["type"] == "error" && l["code"] == "cancelled")
+    );
+}
+
+/// The session directories (`pablo-…`) under `tmp`.
+fn session_dirs(tmp: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("pablo-"))
+        .collect()
+}
+
+/// `pablo run --json` with its own `TMPDIR`, started against a model whose answer never ends;
+/// returns once the model was asked.
+async fn hanging_run(
+    sandbox: &Sandbox,
+    server: &ScriptedServer,
+    tmp: &std::path::Path,
+) -> tokio::process::Child {
+    server.push(
+        ScriptedResponse::sse(openai::Stream::new().text(&["thinking"]).events()).hang_after(1),
+    );
+    let mut cmd = sandbox.run_json(&server.base_url(), "hi");
+    cmd.env("TMPDIR", tmp).stdout(std::process::Stdio::piped());
+    let child = cmd.spawn().expect("spawn");
+    server.wait_for_requests(server.requests().len() + 1).await;
+    child
+}
+
+fn signal(child: &tokio::process::Child, signal: rustix::process::Signal) {
+    let pid = child.id().expect("pid") as i32;
+    rustix::process::kill_process(rustix::process::Pid::from_raw(pid).expect("pid"), signal)
+        .expect("kill");
+}
+
+#[tokio::test]
+async fn sigterm_cancels_the_turn_ends_with_an_error_line_exits_143_and_removes_its_temp_dir() {
+    let server = ScriptedServer::start().await;
+    let sandbox = Sandbox::new();
+    let tmp = sandbox.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let child = hanging_run(&sandbox, &server, &tmp).await;
+    assert_eq!(session_dirs(&tmp).len(), 1, "the session has its directory");
+    signal(&child, rustix::process::Signal::TERM);
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("pablo stopped after SIGTERM")
+        .expect("wait");
+    assert_eq!(out.status.code(), Some(143));
+    let lines = json_lines(&out.stdout);
+    let error = lines
+        .iter()
+        .find(|l| l["type"] == "error")
+        .unwrap_or_else(|| panic!("no error line: {lines:?}"));
+    assert_eq!(error["code"], "terminated", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("SIGTERM"),
+        "{error}"
+    );
+    let done = lines.last().unwrap();
+    assert_eq!(done["type"], "turn_completed");
+    assert_eq!(done["stop_reason"], "cancelled");
+    assert_eq!(session_dirs(&tmp), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn the_temp_dir_a_killed_run_left_is_removed_by_the_next_start() {
+    let server = ScriptedServer::start().await;
+    let sandbox = Sandbox::new();
+    let tmp = sandbox.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut child = hanging_run(&sandbox, &server, &tmp).await;
+    signal(&child, rustix::process::Signal::KILL);
+    child.wait().await.unwrap();
+    let left = session_dirs(&tmp);
+    assert_eq!(left.len(), 1, "kill -9 leaves the directory: {left:?}");
+    // A directory of another session that still runs (its lock is held) must stay.
+    let live = tmp.join("pablo-0123456789abcdef0123456789abcdef");
+    std::fs::create_dir(&live).unwrap();
+    let owner = std::fs::File::create(live.join(".owner")).unwrap();
+    rustix::fs::flock(&owner, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    server.push(ScriptedResponse::sse(openai::text_answer("hello")));
+    let mut cmd = sandbox.run_json(&server.base_url(), "hi");
+    cmd.env("TMPDIR", &tmp);
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        session_dirs(&tmp),
+        vec!["pablo-0123456789abcdef0123456789abcdef".to_string()]
     );
 }
 
@@ -575,6 +789,10 @@ async fn result_too_large_after_a_command_says_it_already_ran_with_its_exit_code
     assert!(message.contains("already ran"), "{message}");
     assert!(message.contains("exited with code 3"), "{message}");
     assert!(message.contains("do not run it again"), "{message}");
+    assert!(
+        message.contains("Its result serialized to") && !message.contains("Its the"),
+        "{message}"
+    );
     assert_eq!(result["error"]["data"]["exit_code"], 3, "{result}");
     assert_eq!(&out.of_type("tool_result")[0]["result"], result);
 }
@@ -761,4 +979,25 @@ async fn agents_md_over_the_cap_is_cut_from_the_root_side_so_the_nearest_file_re
                 .is_some_and(|m| m.contains("AGENTS.md") && m.contains("nearest file"))
     });
     assert!(warned, "{lines:?}");
+}
+
+#[tokio::test]
+async fn a_project_tui_mode_is_ignored_with_a_warning_like_other_ignored_settings() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    let dir = sandbox.workspace().join(".pablo");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), "[tui]\nmode = \"plan\"\n").unwrap();
+    let out = run(&sandbox, &server, "hi", &[]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let warnings: Vec<&str> = out
+        .of_type("warning")
+        .iter()
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("[tui] mode ignored")),
+        "{warnings:?}"
+    );
 }

@@ -236,10 +236,32 @@ async fn two_turns_of_edits_writes_and_commands_are_undone_byte_for_byte_by_pabl
     assert_eq!(after, before);
     assert_eq!(dirs(&ws), dirs_before);
 
-    // The journal says so: undoing again finds nothing left to undo.
-    let (code, _, stderr) = undo(&sandbox, &[]).await;
+    // The journal says so: undoing again finds nothing left to undo, and `--json` says it as
+    // one error object with its code on stdout.
+    let (code, out, stderr) = undo(&sandbox, &[]).await;
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("nothing to undo"), "{stderr}");
+    assert_eq!(out["type"], "error", "{out}");
+    assert_eq!(out["code"], "nothing_to_undo", "{out}");
+    assert!(
+        out["message"].as_str().unwrap().contains("nothing to undo"),
+        "{out}"
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+}
+
+#[tokio::test]
+async fn undo_json_without_a_session_is_one_error_object_on_stdout() {
+    let sandbox = Sandbox::new();
+    let (code, out, stderr) = undo(&sandbox, &[]).await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(out["type"], "error", "{out}");
+    assert!(
+        out["code"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("session")),
+        "{out}"
+    );
+    assert!(stderr.is_empty(), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -61,6 +61,8 @@ async fn printing_commands_treat_a_closed_pipe_as_success() {
         vec!["policy", "check", "--json", "--env", "--", "git status"],
         vec!["policy", "rules"],
         vec!["config", "validate", &config],
+        vec!["mcp", "list"],
+        vec!["mcp", "list", "--json"],
         vec!["--version"],
     ] {
         let ran = into_closed_pipe(&sandbox, &args).await;
@@ -77,6 +79,22 @@ async fn printing_commands_treat_a_closed_pipe_as_success() {
         };
         assert_eq!(ran.code, expected, "pablo {args:?}: {}", ran.stderr);
     }
+}
+
+#[tokio::test]
+async fn mcp_list_into_a_closed_pipe_is_no_panic_with_servers_configured() {
+    let sandbox = Sandbox::new();
+    sandbox.user_config(
+        "[mcp_servers.quits]\ncommand = \"sh\"\nargs = [\"-c\", \"exit 3\"]\n\
+         [mcp_servers.quiet]\ncommand = \"sh\"\nargs = [\"-c\", \"exit 4\"]\n",
+    );
+    let ran = into_closed_pipe(&sandbox, &["mcp", "list"]).await;
+    assert!(
+        !ran.stderr.contains("panicked") && !ran.stderr.contains("Broken pipe"),
+        "{}",
+        ran.stderr
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
 }
 
 #[tokio::test]

@@ -368,6 +368,35 @@ async fn the_server_gets_a_clean_environment_without_the_provider_key() {
 }
 
 #[tokio::test]
+async fn a_secret_looking_variable_that_env_vars_names_reaches_the_server_with_its_value() {
+    let Some(node) = node_or_skip("a_secret_looking_variable_that_env_vars_names_…") else {
+        return;
+    };
+    let model = ScriptedServer::start().await;
+    model.push(call("c1", "mcp__everything__get-env", &json!({})));
+    model.push(say("Looked."));
+    let sandbox = Sandbox::new();
+    sandbox.user_config(&everything_table(
+        &node,
+        "everything",
+        "env_vars = [\"NOTES_TOKEN\"]\ntools.\"get-env\" = \"auto\"",
+    ));
+    let mut cmd = sandbox.run_json(&model.base_url(), "show the env");
+    cmd.env("NOTES_TOKEN", "notes-token-value-42");
+    let r = run(cmd).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let text = r.results()[0]["data"]["text"].as_str().unwrap().to_string();
+    let env: Value = serde_json::from_str(&text).unwrap_or_else(|_| {
+        // The tool may wrap the JSON in prose; take the object.
+        let start = text.find('{').unwrap();
+        serde_json::from_str(&text[start..=text.rfind('}').unwrap()]).unwrap()
+    });
+    // The value reached the server: what the model reads is the redaction of it, not "".
+    assert_eq!(env["NOTES_TOKEN"], "[redacted]", "{text}");
+    assert!(!text.contains("notes-token-value-42"), "{text}");
+}
+
+#[tokio::test]
 async fn a_prompt_of_the_server_becomes_the_turn_and_a_resource_is_attached() {
     let Some(node) = node_or_skip("a_prompt_of_the_server_…") else {
         return;
@@ -720,6 +749,158 @@ async fn an_unknown_key_in_an_mcp_server_table_is_an_error_with_file_line_and_ke
     assert!(err.contains("config.toml"), "{err}");
     assert!(err.contains(":3"), "{err}");
     assert!(err.contains("comand_args"), "{err}");
+}
+
+// ---------------------------------------------------------------- nothing outlives pablo
+
+/// The pids of live processes whose command line holds `marker`.
+fn processes_marked(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Polls until `done(processes_marked(marker))` (a safety net of 20 s, not a timing assertion).
+async fn wait_for_marked(marker: &str, done: impl Fn(&[i32]) -> bool) -> Vec<i32> {
+    for _ in 0..400 {
+        let found = processes_marked(marker);
+        if done(&found) {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    processes_marked(marker)
+}
+
+/// Two servers that never answer: one starts a `setsid` daemon, the other ignores end of file
+/// and TERM. Every process they start has `marker` in its command line.
+fn stubborn_servers(marker: &str) -> String {
+    let server = |name: &str, script: &str| {
+        format!(
+            "[mcp_servers.{name}]\ncommand = \"sh\"\nargs = [\"-c\", {}, \"{marker}-{name}\"]\n\
+             startup_timeout_seconds = 120\n",
+            toml_str(script)
+        )
+    };
+    let daemon = format!(
+        "setsid sh -c 'while :; do sleep 1; done' {marker}-daemon </dev/null >/dev/null 2>&1 & \
+         while :; do sleep 1; done"
+    );
+    [
+        server("forks", &daemon),
+        server("deaf", "trap '' TERM HUP INT; while :; do sleep 1; done"),
+    ]
+    .concat()
+}
+
+/// Starts `pablo run` (wrapped by `wrap`, which must exec pablo in its own process) with the
+/// stubborn servers, waits until all three marked processes run, SIGKILLs pablo, and returns
+/// the marked processes still alive afterwards.
+async fn survivors_of_a_killed_pablo(wrap: &[&str]) -> Vec<i32> {
+    let model = ScriptedServer::start().await;
+    let sandbox = Sandbox::new();
+    let marker = format!("pablo-contained-{}", std::process::id());
+    let marker = format!("{marker}-{}", wrap.len());
+    sandbox.user_config(&stubborn_servers(&marker));
+    let cmd = sandbox.run_json(&model.base_url(), "hello");
+    let mut cmd = if wrap.is_empty() {
+        cmd
+    } else {
+        let std = cmd.as_std();
+        let mut wrapped = tokio::process::Command::new(wrap[0]);
+        wrapped
+            .args(&wrap[1..])
+            .arg(std.get_program())
+            .args(std.get_args());
+        wrapped.env_clear();
+        for (k, v) in std.get_envs() {
+            if let Some(v) = v {
+                wrapped.env(k, v);
+            }
+        }
+        wrapped.current_dir(sandbox.workspace()).kill_on_drop(true);
+        wrapped
+    };
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut pablo = cmd.spawn().unwrap();
+    let running = wait_for_marked(&marker, |p| p.len() >= 3).await;
+    assert_eq!(
+        running.len(),
+        3,
+        "the two servers and the daemon did not all start: {running:?}"
+    );
+    pablo.start_kill().unwrap(); // SIGKILL
+    pablo.wait().await.unwrap();
+    let left = wait_for_marked(&marker, <[i32]>::is_empty).await;
+    // Do not leave them running for the next test, whatever the outcome.
+    for pid in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    }
+    assert!(model.requests().is_empty(), "the model was called");
+    left
+}
+
+#[tokio::test]
+async fn a_killed_pablo_leaves_no_server_and_no_daemon_of_a_server_behind() {
+    let left = survivors_of_a_killed_pablo(&[]).await;
+    assert!(
+        left.is_empty(),
+        "still running after kill -9 of pablo: {left:?}"
+    );
+}
+
+#[tokio::test]
+async fn without_user_namespaces_a_killed_pablo_still_leaves_nothing_behind() {
+    // A user namespace of its own in which no further one may be created: pablo's probe fails
+    // there, and it falls back to its supervising init.
+    let probe = std::process::Command::new("unshare")
+        .args([
+            "-U",
+            "-r",
+            "sh",
+            "-c",
+            "echo 0 > /proc/sys/user/max_user_namespaces",
+        ])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: this kernel does not let a test forbid user namespaces");
+        return;
+    }
+    let left = survivors_of_a_killed_pablo(&[
+        "unshare",
+        "-U",
+        "-r",
+        "sh",
+        "-c",
+        "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"",
+        "sh",
+    ])
+    .await;
+    assert!(
+        left.is_empty(),
+        "still running after kill -9 of pablo: {left:?}"
+    );
 }
 
 // ---------------------------------------------------------------- cancellation, in the engine

@@ -1252,3 +1252,113 @@ mod known_safe_property {
         }
     }
 }
+
+// ---------------------------------------------------------------- through the binary
+
+mod binary {
+    use std::time::Duration;
+
+    use serde_json::Value;
+
+    use crate::support::bin::Sandbox;
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+    async fn stdout_of(cmd: &mut tokio::process::Command) -> (Option<i32>, String) {
+        let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+            .await
+            .expect("pablo finished within 60 s")
+            .expect("pablo runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
+    fn write_policy(sandbox: &Sandbox, json: &str) -> String {
+        let file = sandbox.root().join("policy.json");
+        std::fs::write(&file, json).unwrap();
+        file.display().to_string()
+    }
+
+    #[tokio::test]
+    async fn tools_the_static_policy_denies_are_not_offered_to_the_model() {
+        let server = ScriptedServer::start().await;
+        server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+        let sandbox = Sandbox::new();
+        let policy = write_policy(
+            &sandbox,
+            r#"{"version": 1, "tools": {"deny": [
+                {"id": "ci.no-write", "tool": "fs.write"}, {"id": "ci.no-shell", "tool": "shell.run"}]}}"#,
+        );
+        let mut cmd = sandbox.run_json(&server.base_url(), "hello");
+        cmd.args(["--allow-write", "--policy", &policy]);
+        let (code, stdout) = stdout_of(&mut cmd).await;
+        assert_eq!(code, Some(0), "{stdout}");
+        let body = server.requests()[0].json();
+        let offered: Vec<&str> = body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert!(!offered.contains(&"fs_write"), "{offered:?}");
+        assert!(!offered.contains(&"shell_run"), "{offered:?}");
+        assert!(offered.contains(&"fs_edit"), "{offered:?}");
+        assert!(offered.contains(&"fs_read"), "{offered:?}");
+    }
+
+    #[tokio::test]
+    async fn read_roots_bound_known_safe_shell_reads_too() {
+        let sandbox = Sandbox::new();
+        std::fs::create_dir_all(sandbox.workspace().join("src")).unwrap();
+        std::fs::write(sandbox.workspace().join("top.txt"), "x\n").unwrap();
+        let policy = write_policy(
+            &sandbox,
+            r#"{"version": 1, "filesystem": {"read": [{"id": "ci.src", "glob": "src/**"}]}}"#,
+        );
+        let check = |command: &str| {
+            let mut cmd = sandbox.command();
+            cmd.args([
+                "policy", "check", "--json", "--policy", &policy, "--", command,
+            ]);
+            cmd
+        };
+        for command in ["ls", "cat top.txt", "ls src"] {
+            let (code, stdout) = stdout_of(&mut check(command)).await;
+            let report: Value = serde_json::from_str(stdout.trim()).unwrap();
+            assert_ne!(report["decision"], "allow", "{command}: {report}");
+            assert_ne!(code, Some(0), "{command}: {report}");
+            assert!(
+                !report["rule_ids"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r.as_str().unwrap().starts_with("builtin.safe.")),
+                "{command}: {report}"
+            );
+        }
+        // Without roots the same read is known safe.
+        let mut cmd = sandbox.command();
+        cmd.args(["policy", "check", "--json", "--", "ls"]);
+        let (code, stdout) = stdout_of(&mut cmd).await;
+        assert_eq!(code, Some(0), "{stdout}");
+    }
+
+    #[tokio::test]
+    async fn policy_check_json_says_an_unsandboxed_command_reaches_the_network() {
+        let sandbox = Sandbox::new();
+        sandbox.user_config("[options.shell]\nsandbox = \"off\"\n");
+        let mut cmd = sandbox.command();
+        cmd.args([
+            "policy",
+            "check",
+            "--json",
+            "--",
+            "curl https://example.com",
+        ]);
+        let (_, stdout) = stdout_of(&mut cmd).await;
+        let report: Value = serde_json::from_str(stdout.trim()).unwrap();
+        assert_eq!(report["sandbox"]["profile"], "off", "{report}");
+        assert_eq!(report["sandbox"]["network"], true, "{report}");
+    }
+}

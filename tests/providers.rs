@@ -30,6 +30,7 @@ mod support_common {
             initial_backoff: Duration::from_millis(10),
             max_backoff: Duration::from_millis(40),
             max_retry_after: Duration::from_secs(2),
+            max_event_bytes: 4 * 1024 * 1024,
         }
     }
 

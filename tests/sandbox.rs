@@ -14,8 +14,43 @@ use pablo::tools::{Host, Tool, ToolContext};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-/// A workspace whose parent is not writable under any profile: it lives in cargo's target
-/// directory, not under `/tmp` (which `workspace-write` lets every command write).
+/// A directory that no sandbox profile lets a command write, to hold the fixtures' workspaces:
+/// cargo's target directory, unless the repository was cloned under one of the roots every
+/// `workspace-write` command may write (`/tmp`, `/var/tmp`, `/dev/shm`, the toolchain caches), as
+/// a clone under `/tmp` is; then a directory under `$HOME/.cache`. Never a root a command may
+/// write: the tests that write "outside" would pass for the wrong reason, or fail.
+fn outside_base() -> PathBuf {
+    let writable = pablo::process::sandbox::SandboxSettings::default()
+        .sandbox(
+            &choice(WorkspaceWrite, true),
+            Path::new("/nonexistent-workspace"),
+        )
+        .writable;
+    let writable: Vec<PathBuf> = writable
+        .iter()
+        .map(|w| w.canonicalize().unwrap_or_else(|_| w.clone()))
+        .collect();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        home.map(|h| h.join(".cache/pablo-sandbox-tests")),
+    ];
+    for dir in candidates.into_iter().flatten() {
+        if std::fs::create_dir_all(&dir).is_err() {
+            continue;
+        }
+        let dir = dir.canonicalize().unwrap();
+        if !writable.iter().any(|w| dir.starts_with(w)) {
+            return dir;
+        }
+    }
+    panic!(
+        "no directory outside the writable roots {writable:?} to hold the sandbox fixtures \
+         (tried cargo's target directory and $HOME/.cache)"
+    );
+}
+
+/// A workspace whose parent is not writable under any profile (see [`outside_base`]).
 struct Fixture {
     dir: tempfile::TempDir,
     workspace: PathBuf,
@@ -27,9 +62,7 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(base).unwrap();
-    let dir = tempfile::tempdir_in(base).unwrap();
+    let dir = tempfile::tempdir_in(outside_base()).unwrap();
     let root = dir.path().canonicalize().unwrap();
     let workspace = root.join("ws");
     let state = root.join("state");

@@ -12,6 +12,7 @@
 
 pub mod editor;
 pub mod translate;
+pub mod transport;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -22,9 +23,8 @@ use std::time::Duration;
 
 use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, BoxFuture, Client, ConnectTo, ErrorCode, Lines};
+use agent_client_protocol::{Agent, BoxFuture, Client, ConnectTo, ErrorCode};
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -37,6 +37,7 @@ use crate::launch::{
 use crate::protocol::{ApprovalAnswer, Event, Op, Preview, StopReason, Verdict, WorkMode};
 
 pub use translate::Translator;
+pub use transport::line_transport;
 
 /// How a session gets its model. The CLI uses [`default_models`] (flags, config, environment).
 /// Asynchronous, because choosing a provider may probe the network (a local Ollama).
@@ -135,77 +136,6 @@ pub async fn serve_stdio(options: LaunchOptions) -> Result<(), AcpError> {
         default_models(),
     )
     .await
-}
-
-/// A newline-delimited JSON-RPC transport over any reader and writer (stdio, a pipe, a socket).
-pub fn line_transport<R, W>(reader: R, writer: W) -> impl ConnectTo<Agent> + 'static
-where
-    R: AsyncRead + Send + Unpin + 'static,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
-    let incoming =
-        futures::stream::unfold(Some(BufReader::new(reader).lines()), |state| async move {
-            let mut lines = state?;
-            match lines.next_line().await {
-                Ok(Some(line)) => Some((Ok(line), Some(lines))),
-                Ok(None) => None,
-                // Report the error once, then end the stream.
-                Err(e) => Some((Err(e), None)),
-            }
-        });
-    let outgoing = futures::sink::unfold(writer, |mut w: W, line: String| async move {
-        let line = coded_error_data(line);
-        w.write_all(line.as_bytes()).await?;
-        w.write_all(b"\n").await?;
-        w.flush().await?;
-        Ok::<W, std::io::Error>(w)
-    });
-    Lines::new(Box::pin(outgoing), Box::pin(incoming))
-}
-
-/// An error response whose `data` is not pablo's `{"code": …}` (the protocol library refuses
-/// malformed params, unknown methods and unparsable lines itself, with `data` a plain string)
-/// gets it: `data` becomes `{"code": …, "message": …}`, the code named after the JSON-RPC one,
-/// so every refusal reads the same way (docs/acp.md).
-fn coded_error_data(line: String) -> String {
-    if !line.contains("\"error\"") {
-        return line;
-    }
-    let Ok(mut msg) = serde_json::from_str::<serde_json::Value>(&line) else {
-        return line;
-    };
-    let Some(error) = msg.get_mut("error").and_then(|e| e.as_object_mut()) else {
-        return line;
-    };
-    if error
-        .get("data")
-        .and_then(|d| d.get("code"))
-        .is_some_and(|c| c.is_string())
-    {
-        return line;
-    }
-    let code = match error.get("code").and_then(serde_json::Value::as_i64) {
-        Some(-32700) => "parse_error",
-        Some(-32600) => "invalid_request",
-        Some(-32601) => "method_not_found",
-        Some(-32602) => "invalid_params",
-        Some(-32800) => "request_cancelled",
-        Some(-32000) => "auth_required",
-        Some(-32002) => "resource_not_found",
-        _ => "internal_error",
-    };
-    let detail = match error.remove("data") {
-        Some(serde_json::Value::String(s)) => Some(s),
-        Some(serde_json::Value::Null) | None => None,
-        Some(other) => Some(other.to_string()),
-    };
-    let mut data = serde_json::Map::new();
-    data.insert("code".into(), json!(code));
-    if let Some(d) = detail {
-        data.insert("message".into(), json!(d));
-    }
-    error.insert("data".into(), serde_json::Value::Object(data));
-    serde_json::to_string(&msg).unwrap_or(line)
 }
 
 /// Serves one ACP connection over `transport` until the client goes away, then stops every

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::config::LimitsConfig;
+use crate::protocol::ToolOutcome;
 
 pub const MIB: usize = 1024 * 1024;
 
@@ -111,5 +112,29 @@ impl Budget {
         limits
             .max_tool_calls
             .is_none_or(|max| self.tool_calls < max)
+    }
+}
+
+/// The codes of tool results that mean a session budget is spent (the tool-call budget; the
+/// network requests of `web.fetch`).
+pub const SPENT_BUDGET_CODES: [&str; 2] =
+    ["tool_call_budget_exhausted", "network_budget_exhausted"];
+
+/// The code and message that end the turn when `outcome` says a session budget is spent.
+///
+/// A spent budget stays spent for the rest of the session, so a model that is called again only
+/// asks again: `--max-tool-calls 5` once made 502 model calls, each answered with the same
+/// refusal, until the run deadline. So the refusal is the model's last word on tools: it is in
+/// the conversation (the model is told), and the turn ends with the budget's code instead of
+/// calling the model once more.
+pub fn spent_budget(outcome: &ToolOutcome) -> Option<(String, String)> {
+    match outcome {
+        ToolOutcome::Err { error, .. } if SPENT_BUDGET_CODES.contains(&error.code.as_str()) => {
+            Some((
+                error.code.clone(),
+                format!("{}; the turn ends here", error.message),
+            ))
+        }
+        _ => None,
     }
 }

@@ -52,7 +52,10 @@ impl Conversation {
                 }
                 None => format!("{tool} already ran"),
             };
-            message = format!("{ran}; do not run it again. Its {message}");
+            message = format!(
+                "{ran}; do not run it again. Its result serialized to {size} bytes, over the \
+                 limit of {limit} bytes"
+            );
             if let Some(a) = artifact.as_ref().and_then(Value::as_str) {
                 message.push_str(&format!("; the full output is in {a}"));
             }

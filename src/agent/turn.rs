@@ -15,6 +15,7 @@ use tracing::Instrument;
 
 use super::attach;
 use super::conversation::{Conversation, ModelTurn, TurnEnd};
+use super::limits;
 use super::mode;
 use super::tool_call::parse_arguments;
 use crate::core::{Coded, ToolFailure};
@@ -279,7 +280,11 @@ impl Conversation {
                             )
                             .into_outcome()
                         } else {
-                            self.run_tool_call(&call, cancel).await
+                            let outcome = self.run_tool_call(&call, cancel).await;
+                            if let Some((code, message)) = limits::spent_budget(&outcome) {
+                                end = Some(TurnEnd::budget(&code, message));
+                            }
+                            outcome
                         }
                     }
                 };

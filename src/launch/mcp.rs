@@ -66,7 +66,7 @@ impl Launch {
     /// (its start-up timeout bounds that), and returns what they offer. The servers are stopped
     /// before this returns.
     pub async fn mcp_servers(&self) -> Result<Warned<Vec<McpServerView>>, super::LaunchError> {
-        let mut warnings = Vec::new();
+        let mut warnings = self.config_warnings();
         let policy = self.policy()?.into_value(&mut warnings);
         let hub = self.mcp_hub(&policy).into_value(&mut warnings);
         hub.start(None);
@@ -154,9 +154,9 @@ fn spec_of(
     let endpoint = match (&c.command, &c.url) {
         (_, Some(url)) => {
             let bearer_token = match &c.bearer_token_env {
-                Some(var) => match std::env::var(var) {
-                    Ok(v) if !v.is_empty() => Some(v),
-                    _ => {
+                Some(var) => match crate::core::secrets::var(var) {
+                    Some(v) => Some(v),
+                    None => {
                         refused = Some(format!(
                             "bearer_token_env names {var}, which is not set in pablo's environment"
                         ));
@@ -181,7 +181,9 @@ fn spec_of(
                     ));
                     continue;
                 }
-                if let Ok(v) = std::env::var(var) {
+                // A secret-looking variable (`NOTES_TOKEN`) was moved out of pablo's environment
+                // block at start (`process::protect`); its value is kept in `core::secrets`.
+                if let Some(v) = crate::core::secrets::var(var) {
                     env.retain(|(k, _)| k != var);
                     env.push((var.clone(), v));
                 }

@@ -220,6 +220,25 @@ impl Launch {
         }
     }
 
+    /// Settings of the config layers that are ignored whatever else is built (the project's
+    /// config cannot choose them), as notes for the person. Every composed setup starts with
+    /// them.
+    pub fn config_warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        // The mode a session starts in is the person's choice (`start_mode`): a repository does
+        // not pick it, and says so like every other setting of its config that is ignored.
+        if let Some((path, c)) = &self.layers.project
+            && c.tui.mode.is_some()
+        {
+            warnings.push(format!(
+                "{}: [tui] mode ignored: only the user's config, --config or --mode choose the \
+                 mode a session starts in",
+                path.display()
+            ));
+        }
+        warnings
+    }
+
     /// A new session id: time-ordered, so listings sort naturally.
     pub fn new_session_id() -> String {
         uuid::Uuid::now_v7().to_string()
@@ -494,12 +513,10 @@ impl Launch {
     }
 
     /// The one way an agent is composed, new or resumed: policy (with a resumed session's
-    /// saved answers), checkpoints, MCP servers, catalog, host, system prompt. The warnings come
-    /// in that order.
+    /// saved answers), checkpoints, MCP servers, catalog (offering what policy allows), host,
+    /// system prompt. The warnings come in that order, after the config's own.
     fn build_setup(&self, start: SessionStart<'_>) -> Result<Warned<AgentSetup>, LaunchError> {
-        let mut warnings = Vec::new();
-        // Denied tools stay in the catalog so a call is refused with the rule that denied it
-        // (`PolicyEngine::narrow_catalog` can remove them instead).
+        let mut warnings = self.config_warnings();
         let policy = self.policy()?.into_value(&mut warnings);
         if let Some(state) = start.resumed {
             state
@@ -514,6 +531,7 @@ impl Launch {
         let hub = self.mcp_hub(&policy).into_value(&mut warnings);
         let mut catalog = self.catalog(&policy)?;
         catalog.attach_mcp(hub.clone());
+        offer_what_policy_allows(&mut catalog, &policy);
         let parts = HostParts {
             mcp: Some(hub),
             checkpoints: checkpoints.clone(),
@@ -613,7 +631,10 @@ impl Launch {
             reasoning: self.options.reasoning,
             ..ProviderSettings::default()
         };
-        let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
+        let options = HttpOptions::for_limits(
+            self.limits.stream_idle_timeout,
+            self.limits.max_model_output_bytes,
+        );
         Ok(select(&flags.over(config), &options).await?)
     }
 
@@ -639,7 +660,10 @@ impl Launch {
             reasoning: table.reasoning,
             ..ProviderSettings::default()
         });
-        let options = HttpOptions::with_idle_timeout(self.limits.stream_idle_timeout);
+        let options = HttpOptions::for_limits(
+            self.limits.stream_idle_timeout,
+            self.limits.max_model_output_bytes,
+        );
         Arc::new(move |provider: Option<String>, model: String| {
             let same_provider = provider.is_none() || provider == start.provider;
             let settings = if same_provider {
@@ -835,4 +859,12 @@ fn canonical_dir(path: &Path) -> Result<PathBuf, LaunchError> {
         });
     }
     Ok(canonical)
+}
+
+/// The model is offered only the tools policy does not deny outright (`PolicyEngine::offers`):
+/// a layer removes tools from what is offered, never adds one. They stay registered, so a call
+/// made anyway is refused with the rule that denies it.
+fn offer_what_policy_allows(catalog: &mut Catalog, policy: &Arc<PolicyEngine>) {
+    let policy = policy.clone();
+    catalog.offer_only(Arc::new(move |tool: &str, kind| policy.offers(tool, kind)));
 }

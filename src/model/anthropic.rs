@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 
 use super::http::{ApiKey, Endpoint, HttpModel, HttpOptions, WireFormat};
 use super::profile::{ModelProfile, thinking_budget};
-use super::sse::{DecodeFailure, SseDecoder};
+use super::sse::{DecodeFailure, SseDecoder, SseEvent};
 use super::{
     Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
 };
@@ -399,11 +399,7 @@ impl AnthropicDecoder {
 }
 
 impl SseDecoder for AnthropicDecoder {
-    fn event(
-        &mut self,
-        event: &eventsource_stream::Event,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), DecodeFailure> {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), DecodeFailure> {
         if event.data.trim().is_empty() {
             return Ok(());
         }
@@ -571,10 +567,9 @@ mod tests {
 
     fn feed(d: &mut AnthropicDecoder, name: &str, data: Value) -> Vec<StreamEvent> {
         let mut out = Vec::new();
-        let ev = eventsource_stream::Event {
+        let ev = SseEvent {
             event: name.to_string(),
             data: data.to_string(),
-            ..Default::default()
         };
         d.event(&ev, &mut out)
             .map_err(|e| format!("{e:?}"))

@@ -31,14 +31,18 @@ pub struct HttpOptions {
     pub max_backoff: Duration,
     /// Longest `retry-after` honoured; longer requests are shortened to this.
     pub max_retry_after: Duration,
+    /// Largest SSE event of a response (`limits.max_model_output_bytes`): one event cannot hold
+    /// more than the whole answer may.
+    pub max_event_bytes: usize,
 }
 
 impl HttpOptions {
-    /// The defaults with the idle timeout of the session's limits
-    /// (`limits.stream_idle_timeout_seconds`).
-    pub fn with_idle_timeout(idle_timeout: Duration) -> Self {
+    /// The defaults with the idle timeout and the output limit of the session's limits
+    /// (`limits.stream_idle_timeout_seconds`, `limits.max_model_output_bytes`).
+    pub fn for_limits(idle_timeout: Duration, max_output_bytes: usize) -> Self {
         Self {
             idle_timeout,
+            max_event_bytes: max_output_bytes,
             ..Self::default()
         }
     }
@@ -52,6 +56,7 @@ impl Default for HttpOptions {
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(8),
             max_retry_after: Duration::from_secs(60),
+            max_event_bytes: 4 * 1024 * 1024,
         }
     }
 }
@@ -380,7 +385,7 @@ async fn attempt_once<D: SseDecoder>(
         }));
     }
     let bytes = sse::idle_guard(response.bytes_stream(), opts.idle_timeout);
-    let events = sse::decode(bytes, decoder);
+    let events = sse::decode(bytes, decoder, opts.max_event_bytes);
     futures::pin_mut!(events);
     while let Some(item) = events.next().await {
         match item {

@@ -15,6 +15,7 @@ pub mod responses;
 pub mod scripted;
 pub mod select;
 pub mod sse;
+pub mod sse_frame;
 pub mod think;
 
 use futures::stream::BoxStream;

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::http::{ApiKey, Endpoint, HttpModel, HttpOptions, WireFormat};
 use super::profile::{ModelProfile, ReasoningLevel};
-use super::sse::{DecodeFailure, SseDecoder};
+use super::sse::{DecodeFailure, SseDecoder, SseEvent};
 use super::think::{Piece, ThinkSplitter};
 use super::{
     Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
@@ -429,11 +429,7 @@ impl OpenAiDecoder {
 }
 
 impl SseDecoder for OpenAiDecoder {
-    fn event(
-        &mut self,
-        event: &eventsource_stream::Event,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), DecodeFailure> {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), DecodeFailure> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(());
@@ -545,7 +541,7 @@ mod tests {
 
     fn feed(d: &mut OpenAiDecoder, data: &str) -> Vec<StreamEvent> {
         let mut out = Vec::new();
-        let ev = eventsource_stream::Event {
+        let ev = SseEvent {
             data: data.to_string(),
             ..Default::default()
         };
@@ -646,7 +642,7 @@ mod tests {
     #[test]
     fn a_mid_stream_error_object_is_a_provider_error_with_its_message() {
         let mut d = OpenAiDecoder::new("openrouter");
-        let ev = eventsource_stream::Event {
+        let ev = SseEvent {
             data: r#"{"error":{"message":"upstream timed out","code":502}}"#.into(),
             ..Default::default()
         };

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use super::http::{HttpModel, WireFormat};
 use super::openai::OpenAiConfig;
 use super::profile::ReasoningLevel;
-use super::sse::{DecodeFailure, SseDecoder};
+use super::sse::{DecodeFailure, SseDecoder, SseEvent};
 use super::{
     Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
 };
@@ -341,11 +341,7 @@ impl ResponsesDecoder {
 }
 
 impl SseDecoder for ResponsesDecoder {
-    fn event(
-        &mut self,
-        event: &eventsource_stream::Event,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), DecodeFailure> {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), DecodeFailure> {
         let data = event.data.trim();
         if data.is_empty() || data == "[DONE]" {
             return Ok(());
@@ -433,10 +429,9 @@ mod tests {
     use crate::core::ToolSpec;
 
     fn feed(d: &mut ResponsesDecoder, data: Value) -> Vec<StreamEvent> {
-        let ev = eventsource_stream::Event {
+        let ev = SseEvent {
             event: data["type"].as_str().unwrap_or_default().to_string(),
             data: data.to_string(),
-            ..Default::default()
         };
         let mut out = Vec::new();
         d.event(&ev, &mut out)
@@ -555,7 +550,7 @@ mod tests {
     #[test]
     fn failures_and_incomplete_responses_are_reported() {
         let mut d = ResponsesDecoder::new("openai");
-        let ev = eventsource_stream::Event {
+        let ev = SseEvent {
             data: json!({"type":"response.failed","response":{"error":{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}}}).to_string(),
             ..Default::default()
         };

@@ -1,35 +1,31 @@
 //! From response bytes to [`StreamEvent`]s: the decoding path both providers share.
 //!
-//! Bytes go through the `eventsource-stream` SSE parser, each SSE event through a provider's
+//! Bytes go through the SSE framing ([`super::sse_frame`]), each SSE event through a provider's
 //! [`SseDecoder`], and out come provider-neutral events. The same [`decode`] function serves the
 //! live client and the benchmark, so the figure in BENCHMARKS.md is the cost of the real path.
 //!
-//! Two details matter for robustness. The SSE parser re-copies its buffer once per line, so a
-//! large network chunk full of short lines costs time quadratic in the chunk size; [`decode`]
-//! slices chunks to at most [`MAX_PARSE_CHUNK`] bytes first, which bounds that copy. And the idle
-//! timeout ([`idle_guard`]) watches bytes, not events, so keep-alive comments count as life.
+//! Two details matter for robustness. The framing is linear in the bytes and refuses an event
+//! larger than the session's model-output limit (`limits.max_model_output_bytes`, 4 MiB by
+//! default) with `model_output_too_large`, so a server that never ends a line can cost neither
+//! quadratic time nor unbounded memory. And the idle timeout ([`idle_guard`]) watches bytes, not
+//! events, so keep-alive comments count as life.
 
 use std::collections::VecDeque;
 use std::fmt::Display;
 use std::time::Duration;
 
 use bytes::Bytes;
-use eventsource_stream::{EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 
+use super::sse_frame::{FrameError, SseParser};
 use super::{ModelError, StreamEvent};
 
-/// Largest slice of bytes handed to the SSE parser at once (see the module docs).
-pub const MAX_PARSE_CHUNK: usize = 8 * 1024;
+pub use super::sse_frame::SseEvent;
 
 /// A provider's interpretation of SSE events.
 pub trait SseDecoder: Send {
     /// Handles one SSE event, appending whatever it completes to `out`.
-    fn event(
-        &mut self,
-        event: &eventsource_stream::Event,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), DecodeFailure>;
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), DecodeFailure>;
 
     /// True once the provider's terminal event has been handled; the stream is then complete.
     fn finished(&self) -> bool;
@@ -92,28 +88,22 @@ where
 
 /// Decodes a byte stream with `decoder`. The stream yields events until the decoder reports its
 /// terminal event (then it ends), or yields one [`DecodeFailure`] and ends. A body that ends
-/// before the terminal event yields [`DecodeFailure::Cut`].
+/// before the terminal event yields [`DecodeFailure::Cut`]; an SSE event larger than
+/// `max_event_bytes` yields [`ModelError::OutputTooLarge`].
 pub fn decode<S, D>(
     bytes: S,
     decoder: D,
+    max_event_bytes: usize,
 ) -> impl Stream<Item = Result<StreamEvent, DecodeFailure>> + Send
 where
     S: Stream<Item = Result<Bytes, ByteError>> + Send + 'static,
     D: SseDecoder,
 {
-    let sliced = bytes.flat_map(|item| {
-        let pieces: Vec<Result<Bytes, ByteError>> = match item {
-            Ok(b) if b.len() > MAX_PARSE_CHUNK => (0..b.len())
-                .step_by(MAX_PARSE_CHUNK)
-                .map(|i| Ok(b.slice(i..(i + MAX_PARSE_CHUNK).min(b.len()))))
-                .collect(),
-            other => vec![other],
-        };
-        futures::stream::iter(pieces)
-    });
     let state = DecodeState {
-        events: Box::pin(sliced.eventsource()),
+        bytes: Box::pin(bytes),
+        parser: SseParser::new(max_event_bytes),
         decoder,
+        framed: Vec::new(),
         ready: VecDeque::new(),
         scratch: Vec::new(),
         failure: None,
@@ -134,35 +124,19 @@ where
                 st.done = true;
                 continue;
             }
-            let failure = match st.events.next().await {
-                Some(Ok(event)) => {
-                    let mut out = std::mem::take(&mut st.scratch);
-                    let r = st.decoder.event(&event, &mut out);
-                    st.ready.extend(out.drain(..));
-                    st.scratch = out;
-                    match r {
-                        Ok(()) => continue,
-                        Err(f) => f,
+            let failure = match st.bytes.next().await {
+                Some(Ok(chunk)) => {
+                    let framed = st.parser.feed(&chunk, &mut st.framed);
+                    // Events completed before a framing error are still decoded and delivered.
+                    let decoded = st.decode_framed();
+                    match (framed, decoded) {
+                        (Ok(()), Ok(())) => continue,
+                        (_, Err(f)) => f,
+                        (Err(e), Ok(())) => st.frame_failure(e),
                     }
                 }
-                Some(Err(EventStreamError::Transport(ByteError::Idle(d)))) => {
-                    DecodeFailure::Idle(d)
-                }
-                Some(Err(EventStreamError::Transport(ByteError::Transport(_)))) | None => {
-                    DecodeFailure::Cut
-                }
-                Some(Err(EventStreamError::Utf8(e))) => {
-                    DecodeFailure::Fatal(ModelError::Malformed {
-                        provider: st.decoder.provider().to_string(),
-                        message: format!("the event stream is not UTF-8: {e}"),
-                    })
-                }
-                Some(Err(EventStreamError::Parser(e))) => {
-                    DecodeFailure::Fatal(ModelError::Malformed {
-                        provider: st.decoder.provider().to_string(),
-                        message: format!("the event stream cannot be parsed: {e}"),
-                    })
-                }
+                Some(Err(ByteError::Idle(d))) => DecodeFailure::Idle(d),
+                Some(Err(ByteError::Transport(_))) | None => DecodeFailure::Cut,
             };
             // Events completed before the failure are still delivered, then the failure.
             st.done = true;
@@ -172,17 +146,47 @@ where
 }
 
 struct DecodeState<D> {
-    events: std::pin::Pin<
-        Box<
-            dyn Stream<Item = Result<eventsource_stream::Event, EventStreamError<ByteError>>>
-                + Send,
-        >,
-    >,
+    bytes: std::pin::Pin<Box<dyn Stream<Item = Result<Bytes, ByteError>> + Send>>,
+    parser: SseParser,
     decoder: D,
+    /// SSE events framed and not yet decoded.
+    framed: Vec<SseEvent>,
     ready: VecDeque<StreamEvent>,
     scratch: Vec<StreamEvent>,
     failure: Option<DecodeFailure>,
     done: bool,
+}
+
+impl<D: SseDecoder> DecodeState<D> {
+    /// Hands the framed events to the decoder, stopping at its terminal event or its first
+    /// failure (what follows either is never read).
+    fn decode_framed(&mut self) -> Result<(), DecodeFailure> {
+        let mut out = std::mem::take(&mut self.scratch);
+        let mut result = Ok(());
+        for event in self.framed.drain(..) {
+            if self.decoder.finished() {
+                break;
+            }
+            result = self.decoder.event(&event, &mut out);
+            self.ready.extend(out.drain(..));
+            if result.is_err() {
+                break;
+            }
+        }
+        self.framed.clear();
+        self.scratch = out;
+        result
+    }
+
+    fn frame_failure(&self, e: FrameError) -> DecodeFailure {
+        DecodeFailure::Fatal(match e {
+            FrameError::TooLarge { limit } => ModelError::OutputTooLarge { limit },
+            FrameError::NotUtf8 { .. } => ModelError::Malformed {
+                provider: self.decoder.provider().to_string(),
+                message: e.to_string(),
+            },
+        })
+    }
 }
 
 #[cfg(test)]
@@ -219,7 +223,7 @@ mod tests {
     fn run(chunks: Vec<Vec<u8>>) -> Vec<Result<StreamEvent, String>> {
         let bytes = futures::stream::iter(chunks.into_iter().map(|c| Ok(Bytes::from(c))));
         block_on(
-            decode(bytes, OpenAiDecoder::new("openai"))
+            decode(bytes, OpenAiDecoder::new("openai"), 4 * 1024 * 1024)
                 .map(|r| r.map_err(|e| format!("{e:?}")))
                 .collect(),
         )
@@ -257,8 +261,8 @@ mod tests {
     }
 
     #[test]
-    fn a_chunk_larger_than_the_parse_slice_is_decoded_whole() {
-        let filler = format!(": {}\n\n", "x".repeat(MAX_PARSE_CHUNK * 3));
+    fn a_chunk_of_many_lines_is_decoded_whole() {
+        let filler = format!(": {}\n\n", "x".repeat(64 * 1024)).repeat(4);
         let text = format!("{filler}{}", stream_text()).into_bytes();
         assert_eq!(run(vec![text]), expected());
     }

@@ -226,8 +226,9 @@ impl PolicyEngine {
             .iter()
             .flat_map(|l| l.options.filesystem.refused_names.iter().cloned())
             .collect();
-        let safe = compiled
-            .known_safe
+        // Read and deny roots bound file tools path by path; a shell read names no path it will
+        // not touch, so with roots set it is judged like any command (`PathPolicy::limits_reads`).
+        let safe = (compiled.known_safe && !compiled.paths.limits_reads())
             .then(|| safe::SafeReads::new(workspace.to_path_buf(), &refused));
         Ok(Self {
             compiled,
@@ -312,6 +313,13 @@ impl PolicyEngine {
             }
         }
         removed
+    }
+
+    /// Whether the model is offered `tool` at all: not when a layer denies it outright (a static
+    /// policy's `tools.deny` or allow list, a `deny` mode, `--no-shell`, `enabled = false`). The
+    /// tool stays registered, so a call the model makes anyway is refused with the rule.
+    pub fn offers(&self, tool: &str, kind: ToolKind) -> bool {
+        self.gate(tool, kind).is_ok()
     }
 
     /// Whether a workspace-relative path may be read or written, for tools that walk many files

@@ -156,6 +156,13 @@ impl PathPolicy {
         Ok(())
     }
 
+    /// Whether some layer limits what may be read (read roots or deny roots): then a shell read
+    /// cannot be known to stay inside the bounds (`ls` lists every name, `grep -r` walks every
+    /// file), so known-safe reads are not allowed unasked.
+    pub fn limits_reads(&self) -> bool {
+        !self.read.is_empty() || !self.deny.is_empty()
+    }
+
     /// Decides one workspace-relative path. `Ok` carries the ids of the roots that granted it.
     pub fn check(&self, path: &str, access: Access) -> Result<Vec<String>, PathRefusal> {
         let Some(path) = clean(path) else {

@@ -18,60 +18,19 @@
 //! - init is not the command itself because a namespace's first process ignores every signal it
 //!   has no handler for: a `sleep` there would ignore Ctrl-C and pablo's TERM.
 //!
-//! Without namespaces (the kernel or a security module refuses them) the child execs directly, as
-//! before: it leads its group and gets the parent-death signal, which only reaches it, not its
-//! children.
+//! Without namespaces (the kernel or a security module refuses them) there is still an init, but
+//! no namespace to end: it is a *subreaper* (`PR_SET_CHILD_SUBREAPER`: whatever the command
+//! starts and orphans becomes its child), pablo's death reaches it as a signal it waits for
+//! rather than one that kills it, and when pablo dies or the command ends it kills every process
+//! that descends from it, a `setsid` daemon included ([`supervise`]). That holds as long as init
+//! itself lives: a KILL sent to the command's group (pablo's last resort when a command ignores
+//! TERM) ends init as well, and what escaped the group then outlives the call.
 #![allow(unsafe_code)]
 
 use std::ffi::{CStr, c_char, c_int};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-/// Where in the child a step failed, reported to the parent with the errno.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::FromRepr, strum::EnumIter)]
-#[repr(u8)]
-pub enum Stage {
-    Signals = 1,
-    ParentGone,
-    Session,
-    Terminal,
-    ProcessGroup,
-    MountPrivate,
-    MountBind,
-    MountReadOnly,
-    Loopback,
-    Fork,
-    Stdio,
-    Chdir,
-    NoNewPrivs,
-    Landlock,
-    Seccomp,
-    Exec,
-    Dumpable,
-}
-
-impl Stage {
-    pub fn describe(self) -> &'static str {
-        match self {
-            Stage::Signals => "resetting signal handlers",
-            Stage::ParentGone => "pablo ended while the command was starting",
-            Stage::Session => "starting a new session",
-            Stage::Terminal => "taking the terminal",
-            Stage::ProcessGroup => "starting a new process group",
-            Stage::MountPrivate => "making the mount namespace private",
-            Stage::MountBind => "protecting a path (bind mount)",
-            Stage::MountReadOnly => "protecting a path (read-only remount)",
-            Stage::Loopback => "bringing up the loopback interface",
-            Stage::Fork => "starting the command under its namespace's init",
-            Stage::Stdio => "connecting stdin, stdout and stderr",
-            Stage::Chdir => "changing to the working directory",
-            Stage::NoNewPrivs => "setting no_new_privs",
-            Stage::Landlock => "applying the Landlock ruleset",
-            Stage::Seccomp => "applying the seccomp filter",
-            Stage::Exec => "executing the launcher",
-            Stage::Dumpable => "letting pablo write the user namespace's id maps",
-        }
-    }
-}
+pub use super::stage::Stage;
 
 /// A failure in the child, or in the parent's part of the start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,6 +128,15 @@ pub struct ChildPlan<'a> {
     pub seccomp: Option<&'a libc::sock_fprog>,
     /// With a user namespace: the lines for `/proc/PID/{uid_map,setgroups,gid_map}`.
     pub id_maps: Option<&'a IdMaps>,
+    /// Without a PID namespace: start the command under a supervising init ([`supervise`]).
+    pub supervise: bool,
+}
+
+impl ChildPlan<'_> {
+    /// Whether the command runs under an init of pablo's (with or without a namespace).
+    fn has_init(&self) -> bool {
+        self.namespaces.pid || self.supervise
+    }
 }
 
 /// The contents written to the new user namespace's id maps, by the parent.
@@ -229,7 +197,7 @@ pub fn spawn(plan: &ChildPlan<'_>) -> Result<Spawned, StartFailure> {
         Some(_) => Some(pipe_cloexec()?),
         None => None,
     };
-    let status = if plan.namespaces.pid {
+    let status = if plan.has_init() {
         Some(pipe_cloexec()?)
     } else {
         None
@@ -474,10 +442,14 @@ unsafe fn child_main(plan: &ChildPlan<'_>, fds: &ChildFds) -> ! {
     // prepared by the parent; nothing allocates.
     unsafe {
         reset_signals(fds);
+        let pablo = libc::getppid();
         tie_to_parent(fds);
         lead(plan, fds);
-        if !plan.namespaces.pid {
+        if !plan.has_init() {
             exec_command(plan, fds);
+        }
+        if !plan.namespaces.pid {
+            supervise(plan, fds, pablo);
         }
         if plan.namespaces.mount {
             setup_mounts(plan, fds);
@@ -635,6 +607,14 @@ unsafe fn exec_command(plan: &ChildPlan<'_>, fds: &ChildFds) -> ! {
         if let Some(w) = fds.status_w {
             libc::close(w);
         }
+        // A supervising init blocks the signals it waits for; the command starts with none.
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        check(
+            fds,
+            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()),
+            Stage::Signals,
+        );
         for (target, src) in plan.stdio.iter().enumerate() {
             if let Some(src) = *src {
                 check(fds, libc::dup2(src, target as c_int), Stage::Stdio);
@@ -685,6 +665,23 @@ unsafe fn exec_command(plan: &ChildPlan<'_>, fds: &ChildFds) -> ! {
     }
 }
 
+/// Every descriptor of pablo's but the status pipe goes: the output pipe must end with the
+/// command, and the report pipe must show end of file when the command executes.
+///
+/// # Safety
+/// Only in the child (init).
+unsafe fn keep_only_status(fds: &ChildFds) -> c_int {
+    // SAFETY: close_range on descriptor numbers.
+    unsafe {
+        let keep = fds.status_w.unwrap_or(-1);
+        if keep > 0 {
+            libc::syscall(libc::SYS_close_range, 0u32, (keep - 1) as u32, 0u32);
+        }
+        libc::syscall(libc::SYS_close_range, (keep + 1) as u32, u32::MAX, 0u32);
+        keep
+    }
+}
+
 /// Init: keeps only the status pipe, reaps whatever ends up as its child, and when the command
 /// ends reports its wait status and exits (which ends the namespace).
 ///
@@ -693,13 +690,7 @@ unsafe fn exec_command(plan: &ChildPlan<'_>, fds: &ChildFds) -> ! {
 unsafe fn init_loop(command: libc::pid_t, fds: &ChildFds) -> ! {
     // SAFETY: system calls on stack memory.
     unsafe {
-        let keep = fds.status_w.unwrap_or(-1);
-        // Every other descriptor of pablo's goes: the output pipe must end with the command, and
-        // the report pipe must show end of file when the command executes.
-        if keep > 0 {
-            libc::syscall(libc::SYS_close_range, 0u32, (keep - 1) as u32, 0u32);
-        }
-        libc::syscall(libc::SYS_close_range, (keep + 1) as u32, u32::MAX, 0u32);
+        let keep = keep_only_status(fds);
         loop {
             let mut status: c_int = 0;
             let r = libc::waitpid(-1, &mut status, 0);
@@ -713,6 +704,184 @@ unsafe fn init_loop(command: libc::pid_t, fds: &ChildFds) -> ! {
             if r < 0 && *libc::__errno_location() != libc::EINTR {
                 libc::_exit(0);
             }
+        }
+    }
+}
+
+/// Init without a PID namespace: a subreaper that outlives pablo just long enough to kill what
+/// the command started (see the module docs).
+///
+/// pablo's death must not kill init outright (the parent-death signal was KILL until now), so it
+/// becomes USR1, blocked and waited for together with CHLD; a check of the parent afterwards
+/// covers a pablo that died in between. The command is forked only then, so there is no moment
+/// at which pablo's death would leave it behind.
+///
+/// # Safety
+/// Only in the child (init).
+unsafe fn supervise(plan: &ChildPlan<'_>, fds: &ChildFds, pablo: libc::pid_t) -> ! {
+    // SAFETY: system calls on stack memory.
+    unsafe {
+        check(
+            fds,
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0),
+            Stage::Supervise,
+        );
+        let mut waited: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut waited);
+        libc::sigaddset(&mut waited, libc::SIGUSR1);
+        libc::sigaddset(&mut waited, libc::SIGCHLD);
+        check(
+            fds,
+            libc::sigprocmask(libc::SIG_BLOCK, &waited, std::ptr::null_mut()),
+            Stage::Supervise,
+        );
+        check(
+            fds,
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGUSR1 as libc::c_ulong,
+                0,
+                0,
+                0,
+            ),
+            Stage::Supervise,
+        );
+        if libc::getppid() != pablo {
+            *libc::__errno_location() = libc::ESRCH;
+            die(fds, Stage::ParentGone);
+        }
+        let pid = libc::syscall(libc::SYS_clone, libc::SIGCHLD as u64, 0usize, 0usize, 0, 0);
+        if pid == 0 {
+            exec_command(plan, fds);
+        }
+        if pid < 0 {
+            die(fds, Stage::Fork);
+        }
+        supervise_loop(pid as libc::pid_t, fds, pablo, &waited)
+    }
+}
+
+/// Signals a supervising init ignores: they reach it because it leads the command's group (a
+/// terminal's Ctrl-C, pablo's TERM to the group), and they are meant for the command. Init stays
+/// to clean up after it.
+const IGNORED_BY_INIT: [c_int; 13] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGPIPE,
+    libc::SIGALRM,
+    libc::SIGUSR2,
+    libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+    libc::SIGVTALRM,
+];
+
+/// # Safety
+/// Only in the child (a supervising init).
+unsafe fn supervise_loop(
+    command: libc::pid_t,
+    fds: &ChildFds,
+    pablo: libc::pid_t,
+    waited: &libc::sigset_t,
+) -> ! {
+    // SAFETY: system calls on stack memory.
+    unsafe {
+        let keep = keep_only_status(fds);
+        let mut ignore: libc::sigaction = std::mem::zeroed();
+        ignore.sa_sigaction = libc::SIG_IGN;
+        for sig in IGNORED_BY_INIT {
+            libc::sigaction(sig, &ignore, std::ptr::null_mut());
+        }
+        loop {
+            let sig = libc::sigwaitinfo(waited, std::ptr::null_mut());
+            // USR1 from pablo's death, or sent by someone else while pablo lives (ignored then).
+            if sig == libc::SIGUSR1 && libc::getppid() != pablo {
+                kill_descendants();
+                libc::_exit(0);
+            }
+            loop {
+                let mut status: c_int = 0;
+                let r = libc::waitpid(-1, &mut status, libc::WNOHANG);
+                if r == command {
+                    kill_descendants();
+                    let bytes = status.to_ne_bytes();
+                    if keep >= 0 {
+                        libc::write(keep, bytes.as_ptr().cast(), bytes.len());
+                    }
+                    libc::_exit(0);
+                }
+                if r <= 0 {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// KILLs every child of this process, reaps it, and repeats: the children of a killed child are
+/// orphaned to this subreaper, so each round reaches one level further down, until there are no
+/// children left (or a bounded number of rounds has passed, for a process the kernel cannot end
+/// at once). The children are listed by `/proc/thread-self/children` (init has one thread).
+///
+/// # Safety
+/// Only in a supervising init.
+unsafe fn kill_descendants() {
+    // SAFETY: open/read/kill/waitpid/nanosleep on stack memory.
+    unsafe {
+        for _ in 0..2000 {
+            let fd = libc::open(
+                c"/proc/thread-self/children".as_ptr(),
+                libc::O_RDONLY | libc::O_CLOEXEC,
+            );
+            if fd >= 0 {
+                let mut buf = [0u8; 4096];
+                let mut pid: libc::pid_t = 0;
+                loop {
+                    let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+                    if n <= 0 {
+                        break;
+                    }
+                    for &b in &buf[..n as usize] {
+                        if b.is_ascii_digit() {
+                            pid = pid
+                                .saturating_mul(10)
+                                .saturating_add((b - b'0') as libc::pid_t);
+                        } else {
+                            if pid > 0 {
+                                libc::kill(pid, libc::SIGKILL);
+                            }
+                            pid = 0;
+                        }
+                    }
+                }
+                if pid > 0 {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+                libc::close(fd);
+            }
+            loop {
+                let r = libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG);
+                if r < 0 {
+                    // ECHILD: no child is left.
+                    return;
+                }
+                if r == 0 {
+                    break;
+                }
+            }
+            if fd < 0 {
+                // Without the list only the wait is left: the children end or not on their own.
+                return;
+            }
+            let pause = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 1_000_000,
+            };
+            libc::nanosleep(&pause, std::ptr::null_mut());
         }
     }
 }
@@ -775,15 +944,5 @@ mod tests {
         let f = locked_mount_flags(libc::ST_NOSUID | libc::ST_NODEV | libc::ST_RELATIME);
         assert_eq!(f, libc::MS_NOSUID | libc::MS_NODEV | libc::MS_RELATIME);
         assert_eq!(locked_mount_flags(0), libc::MS_STRICTATIME);
-    }
-
-    #[test]
-    fn every_stage_round_trips_through_its_byte() {
-        use strum::IntoEnumIterator;
-        for s in Stage::iter() {
-            assert_eq!(Stage::from_repr(s as u8), Some(s));
-            assert!(!s.describe().is_empty());
-        }
-        assert_eq!(Stage::from_repr(0), None);
     }
 }

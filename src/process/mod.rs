@@ -14,9 +14,12 @@ pub mod group;
 pub mod protect;
 pub mod run;
 pub mod sandbox;
+pub mod server;
 pub mod session;
 pub mod spawn;
+pub mod stage;
 pub mod start;
+pub mod temp;
 
 use std::time::Duration;
 

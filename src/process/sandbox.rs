@@ -70,9 +70,9 @@ impl Support {
     pub fn namespaces_missing(&self) -> Option<String> {
         self.namespaces.as_ref().err().map(|why| {
             format!(
-                "commands cannot get their own namespaces ({why}): their background children \
-                 may outlive a killed pablo, .git/hooks, .git/config and .pablo stay writable \
-                 under workspace-write, and the network is cut by a seccomp filter"
+                "commands cannot get their own namespaces ({why}): .git/hooks, .git/config and \
+                 .pablo stay writable under workspace-write, and the network is cut by a seccomp \
+                 filter"
             )
         })
     }
@@ -255,7 +255,9 @@ impl SandboxSettings {
     pub fn default_choice(&self) -> SandboxChoice {
         SandboxChoice {
             profile: self.profile,
-            network: self.network && self.profile == SandboxProfile::WorkspaceWrite,
+            // Unsandboxed (`off`) commands reach the network like any program.
+            network: self.profile == SandboxProfile::Off
+                || (self.network && self.profile == SandboxProfile::WorkspaceWrite),
             known_safe: false,
             degraded: support().degraded(self.profile),
         }

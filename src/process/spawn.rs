@@ -68,12 +68,12 @@ pub struct Started {
 /// Starts `launcher -c command` in a new process group (a new session with a PTY), inside its
 /// sandbox and, where the kernel allows, its own user and PID namespaces.
 ///
-/// Every start happens on one long-lived thread (see [`spawner`]), and the leader gets the
-/// parent-death signal: if pablo is killed outright, the kernel kills the leader. With a PID
-/// namespace the leader is the namespace's init, and its death ends every process the command
-/// started; without one (user namespaces refused) only the leader is killed, and a child it
-/// started (`sleep 300 &`) outlives a killed pablo. Normal exits and cancellations end the whole
-/// group either way (see `group.rs`).
+/// Every start happens on one long-lived thread (see [`spawner`]), and the leader, an init of
+/// pablo's, gets the parent-death signal. With a PID namespace the leader is the namespace's
+/// init: if pablo is killed outright, the kernel kills it, and its death ends every process the
+/// command started. Without one (user namespaces refused) it is a subreaper that kills what the
+/// command started when pablo dies or the command ends (`child::supervise`). Normal exits and
+/// cancellations end the whole group either way (see `group.rs`).
 pub fn spawn(spec: &SpawnSpec) -> Result<Started, ProcessError> {
     let prepared =
         sandbox::prepare(&spec.sandbox, sandbox::support()).map_err(|e| spawn_failed(spec, e))?;

@@ -149,6 +149,9 @@ pub(crate) fn start(
         landlock: prepared.landlock.as_ref().map(|f| f.as_raw_fd()),
         seccomp: prog.as_ref(),
         id_maps: prepared.id_maps.as_ref(),
+        // Without a PID namespace the command still gets an init of pablo's, so that what it
+        // starts dies with pablo.
+        supervise: !prepared.namespaces.pid,
     };
     child::spawn(&plan)
 }

@@ -72,16 +72,8 @@ pub struct Host {
     pub sandbox: crate::process::sandbox::SandboxSettings,
     /// Removes the session's temporary directory when the host goes (after the sessions, which
     /// are declared, and so dropped, first).
-    _temp: TempDirGuard,
-}
-
-/// The session's temporary directory, removed with the host.
-struct TempDirGuard(PathBuf);
-
-impl Drop for TempDirGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    /// The session's temporary directory, removed with the host.
+    _temp: crate::process::temp::SessionTemp,
 }
 
 /// Keeps what a file held before pablo changes it, so the change can be undone (the session's
@@ -137,9 +129,10 @@ impl Host {
         // Only the session limits are read here; commands get their environment from the tools.
         let settings = crate::process::ShellSettings::from_options(shell, Default::default());
         // Commands write temporary files here (`TMPDIR`); it sits with the system's temporary
-        // files, not in pablo's own state, and its name is this host's alone.
-        let temp_dir =
-            std::env::temp_dir().join(format!("pablo-{}", uuid::Uuid::now_v7().simple()));
+        // files, not in pablo's own state, and its name is this host's alone. What sessions that
+        // were killed left there is removed first.
+        let temp = crate::process::temp::SessionTemp::create(&std::env::temp_dir());
+        let temp_dir = temp.path().to_path_buf();
         Self {
             workspace_root: workspace.root().to_path_buf(),
             workspace,
@@ -157,7 +150,7 @@ impl Host {
                 ..services.sandbox
             },
             state_dir,
-            _temp: TempDirGuard(temp_dir),
+            _temp: temp,
         }
     }
 
@@ -298,7 +291,13 @@ pub struct Catalog {
     tools: BTreeMap<String, Arc<dyn Tool>>,
     validators: BTreeMap<String, Arc<schema::Validator>>,
     mcp: Option<Arc<mcp::McpHub>>,
+    /// Which tools are offered to the model (by native name); all when unset.
+    offered: Option<OfferFilter>,
 }
+
+/// Whether a tool (native name, kind) is offered to the model: policy's answer, kept by the
+/// catalog without the catalog knowing policy.
+pub type OfferFilter = Arc<dyn Fn(&str, ToolKind) -> bool + Send + Sync>;
 
 impl Catalog {
     pub fn new() -> Self {
@@ -317,6 +316,12 @@ impl Catalog {
     /// Offers the tools of the session's MCP servers as they become ready.
     pub fn attach_mcp(&mut self, hub: Arc<mcp::McpHub>) {
         self.mcp = Some(hub);
+    }
+
+    /// Offers the model only the tools `filter` accepts. The others stay registered: a call to
+    /// one is still judged, and refused with the rule that denies it.
+    pub fn offer_only(&mut self, filter: OfferFilter) {
+        self.offered = Some(filter);
     }
 
     /// Removes a tool (policy layers can narrow the catalog, never widen it).
@@ -355,9 +360,12 @@ impl Catalog {
 
     /// Specs in provider naming, in a stable order: registered tools, then MCP tools.
     pub fn specs(&self) -> Vec<ToolSpec> {
+        let offered =
+            |name: &str, kind: ToolKind| self.offered.as_ref().is_none_or(|f| f(name, kind));
         let mut specs: Vec<ToolSpec> = self
             .tools
             .values()
+            .filter(|t| offered(t.name(), t.kind()))
             .map(|t| ToolSpec {
                 name: t.provider_name().to_string(),
                 description: t.description(),
@@ -365,7 +373,11 @@ impl Catalog {
             })
             .collect();
         if let Some(hub) = &self.mcp {
-            specs.extend(hub.specs());
+            specs.extend(
+                hub.specs()
+                    .into_iter()
+                    .filter(|s| offered(&s.name, ToolKind::Execute)),
+            );
         }
         specs
     }

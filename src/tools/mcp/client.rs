@@ -5,18 +5,18 @@
 //! touches one file. For the same reason results are read from their JSON wire form (which the
 //! protocol fixes) rather than from the SDK's structs (which change between releases).
 //!
-//! Transports: a stdio server is our own child process (a clean environment, its own process
-//! group, stderr to a log file) whose stdout passes through a line checker, so that a server that
-//! prints something other than JSON-RPC is reported as such instead of as a silent time-out; a
-//! streamable HTTP server is reached with pablo's own HTTP client.
+//! Transports: a stdio server is our own child process, started like every command pablo runs
+//! (`process::server`: a clean environment, its own process group and PID namespace, so nothing
+//! it starts outlives pablo; stderr to a log file), whose stdout passes through a line checker,
+//! so that a server that prints something other than JSON-RPC is reported as such instead of as
+//! a silent time-out; a streamable HTTP server is reached with pablo's own HTTP client.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
-use std::time::Duration;
 
 // Roots are deprecated by a protocol draft (SEP-2577) that the reference servers do not speak
 // yet; they still ask for them, and pablo's answer is the workspace.
@@ -29,9 +29,12 @@ use rmcp::model::{ListRootsResult, Root};
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+use crate::process::ExitInfo;
+use crate::process::server::{ServerProcess, ServerSpawn, spawn_server};
 
 /// The longest stdout line a server may print (a larger one is garbage, not a message).
 const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -154,17 +157,8 @@ pub struct Connection {
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     peer: rmcp::service::Peer<RoleClient>,
     pub identity: ServerIdentity,
-    /// The process group of a stdio server (killed on close and on drop).
-    group: Option<i32>,
-    child: Mutex<Option<tokio::process::Child>>,
-}
-
-impl Drop for Connection {
-    fn drop(&mut self) {
-        if let Some(pgid) = self.group {
-            crate::process::group::signal_group(pgid, rustix::process::Signal::KILL);
-        }
-    }
+    /// The program of a stdio server (stopped on close, killed when dropped).
+    process: Option<ServerProcess>,
 }
 
 /// The first thing a server printed on stdout that was not JSON, if any.
@@ -199,8 +193,7 @@ impl Connection {
 
     fn from_service(
         service: RunningService<RoleClient, Handler>,
-        group: Option<i32>,
-        child: Option<tokio::process::Child>,
+        process: Option<ServerProcess>,
     ) -> Self {
         let peer = service.peer().clone();
         let identity = peer
@@ -212,8 +205,7 @@ impl Connection {
             service: tokio::sync::Mutex::new(Some(service)),
             peer,
             identity,
-            group,
-            child: Mutex::new(child),
+            process,
         }
     }
 
@@ -312,16 +304,8 @@ impl Connection {
         if let Some(mut service) = self.service.lock().await.take() {
             let _ = service.close_with_timeout(Duration::from_secs(2)).await;
         }
-        let child = self.child.lock().take();
-        if let (Some(pgid), Some(mut child)) = (self.group, child) {
-            crate::process::group::signal_group(pgid, rustix::process::Signal::TERM);
-            if tokio::time::timeout(Duration::from_secs(2), child.wait())
-                .await
-                .is_err()
-            {
-                crate::process::group::signal_group(pgid, rustix::process::Signal::KILL);
-                let _ = child.wait().await;
-            }
+        if let Some(process) = &self.process {
+            process.stop(Duration::from_secs(2)).await;
         }
     }
 }
@@ -398,74 +382,58 @@ async fn open_stdio(
         .open(log)
         .map_err(|e| spawn_error(format!("cannot open the log {}: {e}", log.display())))?;
     let log_start = stderr.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut command = tokio::process::Command::new(program);
-    command
-        .args(args)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(stderr))
-        // Its own group: the terminal's Ctrl-C is pablo's to handle, and close() can stop the
-        // server with everything it started.
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
-    let group = child.id().and_then(|p| i32::try_from(p).ok());
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(spawn_error(
-            "its standard streams were not connected".into(),
-        ));
+    let mut argv = vec![program.to_string()];
+    argv.extend(args.iter().cloned());
+    let spawn = ServerSpawn {
+        argv,
+        env: env.to_vec(),
+        cwd: cwd.to_path_buf(),
+        stderr,
     };
+    let (process, pipes) = tokio::task::spawn_blocking(move || spawn_server(spawn))
+        .await
+        .map_err(|e| spawn_error(e.to_string()))?
+        .map_err(|e| match e {
+            crate::process::ProcessError::Spawn { message, .. } => spawn_error(message),
+            other => spawn_error(other.to_string()),
+        })?;
     let garbage: GarbageSlot = Arc::default();
     let garbage_seen = CancellationToken::new();
     let (to_sdk, from_child) = tokio::io::duplex(64 * 1024);
     tokio::spawn(check_lines(
-        stdout,
+        pipes.stdout,
         to_sdk,
         garbage.clone(),
         garbage_seen.clone(),
     ));
-    let started = handler.serve((from_child, stdin));
+    let started = handler.serve((from_child, pipes.stdin));
     let outcome = tokio::select! {
         r = started => Some(r),
         // Prose before the handshake is a program that is not a stdio server (or one that
         // writes its log to stdout): waiting out the start-up timeout would only hide that.
         () = garbage_seen.cancelled() => {
-            if let Some(pgid) = group {
-                crate::process::group::signal_group(pgid, rustix::process::Signal::KILL);
-            }
+            process.kill();
             let line = first_garbage(&garbage).unwrap_or_default();
             return Err(ClientError::Garbage { line });
         }
-        status = child.wait() => {
-            let status = match status {
-                Ok(s) => describe_status(s),
-                Err(e) => e.to_string(),
-            };
+        status = process.exited() => {
             let tail = stderr_tail(log, log_start);
             return Err(match first_garbage(&garbage) {
                 Some(line) => ClientError::Garbage { line },
-                None => ClientError::Exited { status, stderr: tail },
+                None => ClientError::Exited { status: describe_status(status), stderr: tail },
             });
         }
         () = tokio::time::sleep(timeout) => None,
     };
-    let kill = || {
-        if let Some(pgid) = group {
-            crate::process::group::signal_group(pgid, rustix::process::Signal::KILL);
-        }
-    };
     match outcome {
-        Some(Ok(service)) => Ok(Connection::from_service(service, group, Some(child))),
+        Some(Ok(service)) => Ok(Connection::from_service(service, Some(process))),
         Some(Err(e)) => {
-            kill();
             // A transport that closed is most often a program that exited: say how.
-            let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+            let status = tokio::time::timeout(Duration::from_millis(500), process.exited()).await;
+            process.kill();
             Err(match (first_garbage(&garbage), status) {
                 (Some(line), _) => ClientError::Garbage { line },
-                (None, Ok(Ok(s))) if s.code().is_some() => ClientError::Exited {
+                (None, Ok(s)) if s.code.is_some() => ClientError::Exited {
                     status: describe_status(s),
                     stderr: stderr_tail(log, log_start),
                 },
@@ -473,7 +441,7 @@ async fn open_stdio(
             })
         }
         None => {
-            kill();
+            process.kill();
             Err(match first_garbage(&garbage) {
                 Some(line) => ClientError::Garbage { line },
                 None => ClientError::NoAnswer {
@@ -488,22 +456,32 @@ fn first_garbage(slot: &GarbageSlot) -> Option<String> {
     slot.lock().clone()
 }
 
-fn describe_status(s: std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (s.code(), s.signal()) {
+fn describe_status(s: ExitInfo) -> String {
+    match (s.code, s.signal) {
         (Some(c), _) => format!("exit status {c}"),
         (None, Some(sig)) => format!("killed by {}", crate::process::signal_name(sig)),
-        _ => s.to_string(),
+        _ => "ended (how is unknown)".to_string(),
     }
 }
 
 /// The last lines the server wrote on stderr since it was started, for a failure message.
 fn stderr_tail(log: &std::path::Path, from: u64) -> String {
-    let Ok(bytes) = std::fs::read(log) else {
+    use std::io::{Read, Seek, SeekFrom};
+    // The log grows over sessions and a server may write without end: only its last 64 KiB since
+    // the start are read.
+    const TAIL_BYTES: u64 = 64 * 1024;
+    let Ok(mut file) = std::fs::File::open(log) else {
         return String::new();
     };
-    let start = usize::try_from(from).unwrap_or(0).min(bytes.len());
-    let text = String::from_utf8_lossy(&bytes[start..]);
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = from.max(len.saturating_sub(TAIL_BYTES)).min(len);
+    let mut bytes = Vec::new();
+    if file.seek(SeekFrom::Start(start)).is_err()
+        || file.take(TAIL_BYTES).read_to_end(&mut bytes).is_err()
+    {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(&bytes);
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
     if tail.is_empty() {
@@ -520,7 +498,7 @@ fn stderr_tail(log: &std::path::Path, from: u64) -> String {
 /// Copies the server's stdout to the SDK line by line, remembering the first line that is not
 /// JSON (the SDK ignores such lines, so without this a chatty server looks like a silent one).
 async fn check_lines(
-    stdout: tokio::process::ChildStdout,
+    stdout: impl AsyncRead + Unpin,
     mut to_sdk: tokio::io::DuplexStream,
     garbage: GarbageSlot,
     seen: CancellationToken,
@@ -608,7 +586,7 @@ async fn open_http(
     config = config.custom_headers(custom);
     let transport = StreamableHttpClientTransport::with_client(client, config);
     match tokio::time::timeout(timeout, handler.serve(transport)).await {
-        Ok(Ok(service)) => Ok(Connection::from_service(service, None, None)),
+        Ok(Ok(service)) => Ok(Connection::from_service(service, None)),
         Ok(Err(e)) => Err(ClientError::Handshake(chain(&e))),
         Err(_) => Err(ClientError::NoAnswer {
             seconds: timeout.as_secs().max(1),
