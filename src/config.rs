@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::Coded;
 use crate::core::ToolMode;
+use crate::core::{Coded, ErrorCode};
 
 /// The fixed `PATH` of every command pablo runs, and the one command words are resolved through
 /// when policy matches rules (so `git` and `/usr/bin/git` are the same command).
@@ -584,10 +584,10 @@ fn render_problems(path: &Path, problems: &[ConfigProblem]) -> String {
 }
 
 impl Coded for ConfigError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            ConfigError::Read { .. } => "config_unreadable",
-            ConfigError::Invalid { .. } => "config_invalid",
+            ConfigError::Read { .. } => ErrorCode::ConfigUnreadable,
+            ConfigError::Invalid { .. } => ErrorCode::ConfigInvalid,
         }
     }
 }

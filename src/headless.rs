@@ -9,6 +9,8 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
+use crate::core::ErrorCode;
+use crate::launch::describe_result;
 use crate::protocol::AgentHandle;
 use crate::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome, Usage, reasoning_text};
 
@@ -45,11 +47,11 @@ impl Stop {
     fn error(self) -> Event {
         match self {
             Stop::Interrupt => Event::Error {
-                code: "cancelled".into(),
+                code: ErrorCode::Cancelled.into(),
                 message: "the run was interrupted".into(),
             },
             Stop::Terminate => Event::Error {
-                code: "terminated".into(),
+                code: ErrorCode::Terminated.into(),
                 message: "the run was stopped by SIGTERM; the turn was cancelled and its \
                           temporary files removed"
                     .into(),
@@ -137,7 +139,7 @@ pub async fn run<W: Write>(
         Some(StopReason::Cancelled) => stopped.unwrap_or(Stop::Interrupt).exit_code(),
         None => {
             printer.print(&Event::Error {
-                code: "agent_stopped".into(),
+                code: ErrorCode::AgentStopped.into(),
                 message: "the agent stopped before the turn completed".into(),
             });
             1
@@ -323,12 +325,11 @@ impl<W: Write> Printer<'_, W> {
                 result,
             } => {
                 let arguments = self.arguments.remove(call_id).unwrap_or(Value::Null);
-                let text =
-                    crate::protocol::describe::describe_result(tool, &arguments, result, None);
+                let headline = describe_result(tool, &arguments, result).headline(None);
                 match result {
-                    ToolOutcome::Ok { .. } => writeln!(self.out, "  ✓ {tool}: {}", text.headline),
+                    ToolOutcome::Ok { .. } => writeln!(self.out, "  ✓ {tool}: {headline}"),
                     // A refusal's message names the tool already.
-                    ToolOutcome::Err { .. } => writeln!(self.out, "  ✗ {}", text.headline),
+                    ToolOutcome::Err { .. } => writeln!(self.out, "  ✗ {headline}"),
                 }
             }
             Event::PlanUpdate { items, .. } => {

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write as _;
 
-use pablo::core::ApprovalMode;
+use pablo::core::{ApprovalMode, ErrorCode};
 use pablo::launch::{self, Launch, LaunchOptions};
 use pablo::protocol::WorkMode;
 
@@ -345,25 +345,25 @@ fn error_code(e: &anyhow::Error) -> &'static str {
     use pablo::core::Coded;
     for c in e.chain() {
         if let Some(x) = c.downcast_ref::<launch::LaunchError>() {
-            return x.code();
+            return x.code().as_str();
         }
         if let Some(x) = c.downcast_ref::<pablo::session::SessionError>() {
-            return x.code();
+            return x.code().as_str();
         }
         if let Some(x) = c.downcast_ref::<pablo::config::ConfigError>() {
-            return x.code();
+            return x.code().as_str();
         }
         if let Some(x) = c.downcast_ref::<pablo::policy::PolicyError>() {
-            return x.code();
+            return x.code().as_str();
         }
         if let Some(x) = c.downcast_ref::<pablo::model::ModelError>() {
-            return x.code();
+            return x.code().as_str();
         }
         if c.downcast_ref::<std::io::Error>().is_some() {
-            return "io_error";
+            return ErrorCode::IoError.as_str();
         }
     }
-    "setup_failed"
+    ErrorCode::SetupFailed.as_str()
 }
 
 fn real_main(cli: Cli) -> Result<ExitCode> {
@@ -667,10 +667,11 @@ fn undo(
                     ),
                     _ => outln!(
                         "  {:<14} {}: {}",
+                        // The code a restore skips the file with.
                         if f.status == RestoreStatus::Conflict {
-                            "conflict"
+                            ErrorCode::Conflict.as_str()
                         } else {
-                            "unrestorable"
+                            ErrorCode::Unrestorable.as_str()
                         },
                         f.path,
                         f.reason.as_deref().unwrap_or("")

@@ -152,11 +152,19 @@ fn every_web_fetch_error_code_is_documented_in_the_tools_doc() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let source = std::fs::read_to_string(root.join("src/tools/fetch_rules.rs")).unwrap();
     let doc = std::fs::read_to_string(root.join("docs/tools.md")).unwrap();
-    // `FetchError::X { .. } => "code",` in its `Coded` impl.
+    // `FetchError::X { .. } => ErrorCode::Y,` in its `Coded` impl.
     let codes: Vec<&str> = source
         .lines()
-        .filter(|l| l.trim_start().starts_with("FetchError::") && l.contains("=> \""))
-        .filter_map(|l| l.split('"').nth(1))
+        .filter(|l| l.trim_start().starts_with("FetchError::"))
+        .filter_map(|l| l.split_once("=> ErrorCode::"))
+        .map(|(_, variant)| variant.trim_end_matches(',').trim())
+        .map(|variant| {
+            pablo::core::ErrorCode::ALL
+                .iter()
+                .find(|c| format!("{c:?}") == variant)
+                .unwrap_or_else(|| panic!("no ErrorCode::{variant}"))
+                .as_str()
+        })
         .collect();
     assert!(codes.contains(&"dns_failed"), "{codes:?}");
     let missing: Vec<&&str> = codes
@@ -167,4 +175,40 @@ fn every_web_fetch_error_code_is_documented_in_the_tools_doc() {
         missing.is_empty(),
         "undocumented web.fetch codes: {missing:?}"
     );
+}
+
+/// The codes of the tables in docs/errors.md: the first cell of every row, in backticks.
+fn documented_codes(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`'))
+        .map(|(code, _)| code.to_string())
+        .collect()
+}
+
+#[test]
+fn the_error_code_table_lists_every_code_once_and_nothing_else() {
+    use std::collections::BTreeSet;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/errors.md")).unwrap();
+    let documented = documented_codes(&text);
+    let unique: BTreeSet<&str> = documented.iter().map(String::as_str).collect();
+    assert_eq!(unique.len(), documented.len(), "a code is listed twice");
+    let codes: BTreeSet<&str> = pablo::core::ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    let undocumented: Vec<_> = codes.difference(&unique).collect();
+    let unknown: Vec<_> = unique.difference(&codes).collect();
+    assert!(
+        undocumented.is_empty() && unknown.is_empty(),
+        "codes missing from docs/errors.md: {undocumented:?}; codes in it that pablo never \
+         gives: {unknown:?}"
+    );
+}
+
+#[test]
+fn the_code_table_reader_sees_the_first_cell_of_each_row() {
+    let text = "| code | meaning |\n|---|---|\n| `a_b` | x |\n| `c` | `d` y |\nprose `e`\n";
+    assert_eq!(documented_codes(text), ["a_b", "c"]);
 }

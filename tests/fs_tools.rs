@@ -100,7 +100,7 @@ impl Fixture {
 fn code(r: Result<impl std::fmt::Debug, ToolFailure>) -> String {
     match r {
         Ok(v) => panic!("expected a refusal, got {v:?}"),
-        Err(f) => f.code,
+        Err(f) => f.code.to_string(),
     }
 }
 

@@ -354,7 +354,7 @@ mod openai_stream {
         ));
         let (events, err) = run(&openai(&server)).await;
         assert_eq!(text_of(&events), "partial");
-        assert_eq!(err.map(|e| e.code()), Some("model_stream_cut"));
+        assert_eq!(err.map(|e| e.code().as_str()), Some("model_stream_cut"));
     }
 
     #[tokio::test]
@@ -636,7 +636,7 @@ mod anthropic_stream {
         server.push(ScriptedResponse::sse(anthropic::text_answer("never")));
         let (events, err) = run(&anthropic(&server)).await;
         assert_eq!(text_of(&events), "Hel");
-        assert_eq!(err.map(|e| e.code()), Some("model_stream_cut"));
+        assert_eq!(err.map(|e| e.code().as_str()), Some("model_stream_cut"));
         assert_eq!(server.requests().len(), 1);
     }
 

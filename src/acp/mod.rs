@@ -91,19 +91,20 @@ pub enum AcpError {
 }
 
 impl Coded for AcpError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> crate::core::ErrorCode {
+        use crate::core::ErrorCode as Code;
         match self {
-            AcpError::CwdNotAbsolute(_) => "cwd_not_absolute",
-            AcpError::UnknownSession(_) => "unknown_session",
-            AcpError::PromptRunning(_) => "prompt_running",
-            AcpError::UnsupportedContent(_) => "unsupported_content",
-            AcpError::SessionOpen(_) => "session_open",
-            AcpError::WorkspaceMismatch { .. } => "workspace_mismatch",
-            AcpError::AgentStopped(_) => "agent_stopped",
+            AcpError::CwdNotAbsolute(_) => Code::CwdNotAbsolute,
+            AcpError::UnknownSession(_) => Code::UnknownSession,
+            AcpError::PromptRunning(_) => Code::PromptRunning,
+            AcpError::UnsupportedContent(_) => Code::UnsupportedContent,
+            AcpError::SessionOpen(_) => Code::SessionOpen,
+            AcpError::WorkspaceMismatch { .. } => Code::WorkspaceMismatch,
+            AcpError::AgentStopped(_) => Code::AgentStopped,
             AcpError::Launch(e) => e.code(),
-            AcpError::Connection(_) => "connection_failed",
-            AcpError::McpServer(_) => "mcp_server_unsupported",
-            AcpError::UnknownMode(_) => "unknown_mode",
+            AcpError::Connection(_) => Code::ConnectionFailed,
+            AcpError::McpServer(_) => Code::McpServerUnsupported,
+            AcpError::UnknownMode(_) => Code::UnknownMode,
         }
     }
 }
@@ -689,12 +690,7 @@ pub fn permission_options(
 }
 
 fn first_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(80).collect();
-    if line.chars().count() > 80 || s.lines().nth(1).is_some() {
-        out.push('…');
-    }
-    out
+    crate::protocol::describe::first_line_clipped(s, 80, true)
 }
 
 /// Puts one approval to the client, or answers it at once when the person already rejected the

@@ -12,6 +12,7 @@ use agent_client_protocol::v1::schema as acp;
 use serde_json::{Value, json};
 
 use crate::core::ToolKind;
+use crate::launch::describe_call;
 use crate::protocol::{
     CommandPreview, Decision, DiffTag, Event, FileChangePreview, PlanItem, PlanStatus, Preview,
     ToolOutcome, Usage, Verdict, WorkMode,
@@ -102,10 +103,11 @@ impl Translator {
                         ..CallView::default()
                     },
                 );
-                let mut call = acp::ToolCall::new(call_id.clone(), title(tool, arguments))
-                    .kind(self.kind_of(tool))
-                    .status(acp::ToolCallStatus::Pending)
-                    .raw_input(arguments.clone());
+                let mut call =
+                    acp::ToolCall::new(call_id.clone(), describe_call(tool, arguments).title)
+                        .kind(self.kind_of(tool))
+                        .status(acp::ToolCallStatus::Pending)
+                        .raw_input(arguments.clone());
                 if let Some(loc) = self.location(arguments) {
                     call = call.locations(vec![loc]);
                 }
@@ -234,10 +236,9 @@ impl Translator {
                         ));
                     }
                 }
-                Event::MessageDelta { .. }
-                | Event::ReasoningDelta { .. }
-                | Event::Usage { .. }
-                | Event::ContextUsage { .. } => {}
+                // Usage is journaled (for the session's totals) but not redrawn.
+                Event::Usage { .. } | Event::ContextUsage { .. } => {}
+                e if e.is_live_only() => {}
                 other => out.extend(self.updates(other)),
             }
         }
@@ -339,38 +340,6 @@ pub fn acp_kind(kind: ToolKind) -> acp::ToolKind {
     }
 }
 
-/// A short human title for a tool call: the verb and the path or command, never file content.
-pub fn title(tool: &str, arguments: &Value) -> String {
-    let arg = |k: &str| arguments.get(k).and_then(Value::as_str).map(clip);
-    match tool {
-        "fs.read" => format!("Read {}", arg("path").unwrap_or_default()),
-        "fs.list" => format!("List {}", arg("path").unwrap_or_else(|| ".".into())),
-        "fs.search" => format!(
-            "Search {}",
-            arg("query").or(arg("pattern")).unwrap_or_default()
-        ),
-        "fs.write" => format!("Write {}", arg("path").unwrap_or_default()),
-        "fs.edit" => format!("Edit {}", arg("path").unwrap_or_default()),
-        "shell.run" => format!("Run {}", arg("command").unwrap_or_default()),
-        "shell.session" => format!("Background session: {}", arg("action").unwrap_or_default()),
-        "plan.update" => "Update plan".to_string(),
-        "web.fetch" => format!("Fetch {}", arg("url").unwrap_or_default()),
-        "csv.analyze" => format!("Analyze {}", arg("path").unwrap_or_default()),
-        "artifact.write" => format!("Save artifact {}", arg("name").unwrap_or_default()),
-        "memory.propose" => "Propose a memory".to_string(),
-        _ => {
-            let summary = crate::protocol::summarize_arguments(arguments);
-            if summary.is_empty() {
-                tool.to_string()
-            } else {
-                format!("{tool} {summary}")
-            }
-        }
-    }
-    .trim_end()
-    .to_string()
-}
-
 fn permission_title(tool: &str, preview: &Preview) -> String {
     match preview {
         Preview::FileChange(fc) => match fc.old_revision {
@@ -388,12 +357,7 @@ fn permission_title(tool: &str, preview: &Preview) -> String {
 }
 
 fn clip(s: &str) -> String {
-    let line = s.lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(120).collect();
-    if line.chars().count() > 120 || s.lines().nth(1).is_some() {
-        out.push('…');
-    }
-    out
+    crate::protocol::describe::first_line_clipped(s, 120, true)
 }
 
 fn text_content(text: impl Into<String>) -> acp::ToolCallContent {

@@ -10,7 +10,7 @@
 //! anything is sent: the person meant the model to see it, and a turn without it would answer a
 //! different question. A text file that cannot be attached is only a note, as it always was.
 
-use crate::core::{Coded, ToolKind};
+use crate::core::{Coded, ErrorCode, ToolKind, ToolName};
 use crate::policy::PolicyEngine;
 use crate::protocol::{Attachment, Decision, Image, ImageAttachment, Preview};
 use crate::tools::Host;
@@ -70,11 +70,11 @@ pub enum AttachError {
 }
 
 impl Coded for AttachError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            AttachError::ImagesNotAccepted { .. } => "image_not_accepted_by_model",
-            AttachError::NotAnImage { .. } => "image_unrecognized",
-            AttachError::ImageTooLarge { .. } => "image_too_large",
+            AttachError::ImagesNotAccepted { .. } => ErrorCode::ImageNotAcceptedByModel,
+            AttachError::NotAnImage { .. } => ErrorCode::ImageUnrecognized,
+            AttachError::ImageTooLarge { .. } => ErrorCode::ImageTooLarge,
         }
     }
 }
@@ -132,7 +132,7 @@ pub fn attach(
         let mut preview = Preview::Read {
             path: rel.to_string(),
         };
-        let verdict = policy.decide("fs.read", ToolKind::Read, &mut preview);
+        let verdict = policy.decide(ToolName::FsRead.native(), ToolKind::Read, &mut preview);
         let readable = host.readable.as_ref().is_none_or(|r| r(&rel.to_string()));
         if verdict.decision == Decision::Deny || !readable {
             let why = if verdict.reasons.is_empty() {

@@ -5,17 +5,18 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::conversation::Conversation;
 use super::forward::Control;
 use super::shared::Shared;
-use crate::core::{Coded, EventSink, ToolFailure, ToolKind};
+use crate::core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind};
 use crate::protocol::{Event, Op, Preview, RestoreReport, RestoreScope, ToolCall};
 use crate::session::checkpoint::Checkpoints;
 use crate::session::checkpoint::history::prompt_with_note;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::fs_write::{HunkNotApplied, LineRange, PartialChange};
+use crate::tools::{Tool, ToolContext, ToolResult};
 
 /// Runs blocking checkpoint work off the async threads.
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
@@ -38,7 +39,7 @@ fn answer_during_turn(checkpoints: Option<&Checkpoints>, events: &EventSink, op:
         (Op::ListCheckpoints, Some(c)) => events.send(Event::Checkpoints { turns: c.turns() }),
         (Op::ListCheckpoints, None) => events.send(Event::Checkpoints { turns: Vec::new() }),
         _ => events.send(Event::Error {
-            code: "turn_running".into(),
+            code: ErrorCode::TurnRunning.into(),
             message: "a turn is running; wait for it to finish (or interrupt it with esc) before \
                       undoing, rewinding or reverting"
                 .into(),
@@ -71,16 +72,16 @@ impl Conversation {
         args: &Value,
         preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let Some(c) = self.shared.checkpoints.clone() else {
-            return tool.commit(args, preview, ctx).await;
+            return tool.commit_result(args, preview, ctx).await;
         };
         let scanned = tool.kind() == ToolKind::Execute;
         if scanned {
             let before = c.clone();
             blocking(move || before.before_command()).await;
         }
-        let result = tool.commit(args, preview, ctx).await;
+        let result = tool.commit_result(args, preview, ctx).await;
         let after = c.clone();
         if let Some((turn, changes)) = blocking(move || after.after_call(scanned)).await
             && !changes.is_empty()
@@ -102,7 +103,7 @@ impl Conversation {
     async fn answer_checkpoint_op(&mut self, op: Op) {
         let Some(c) = self.shared.checkpoints.clone() else {
             self.emit(Event::Error {
-                code: "checkpoints_unavailable".into(),
+                code: ErrorCode::CheckpointsUnavailable.into(),
                 message: "this session keeps no checkpoints ([options.checkpoints] enabled = \
                           false), so nothing can be undone"
                     .into(),
@@ -114,7 +115,7 @@ impl Conversation {
             Op::PlanRestore { scope } => {
                 if matches!(scope, RestoreScope::Rewind { .. }) && !self.shared.journaled {
                     self.emit(Event::Error {
-                        code: "rewind_unavailable".into(),
+                        code: ErrorCode::RewindUnavailable.into(),
                         message: "this session has no journal, so its conversation cannot be \
                                   rewound; /undo restores files"
                             .into(),
@@ -199,14 +200,14 @@ impl Conversation {
 
 fn internal(message: &str) -> Event {
     Event::Error {
-        code: "internal".into(),
+        code: ErrorCode::Internal.into(),
         message: message.into(),
     }
 }
 
 /// The hunks of a file change the person did not accept, as the model reads them: their index,
 /// where they were in the file before, where those lines are now, and their text.
-pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<Value> {
+pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<PartialChange> {
     let Preview::FileChange(fc) = original else {
         return None;
     };
@@ -228,36 +229,31 @@ pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<Valu
             text.push_str(&l.text);
             text.push('\n');
         }
-        rejected.push(json!({
-            "hunk": i,
-            "old_start": h.old_start,
-            "old_len": h.old_len,
-            "lines_now": {"start": (h.old_start as i64 + shift).max(0), "len": h.old_len},
-            "text": text,
-        }));
+        rejected.push(HunkNotApplied {
+            hunk: i,
+            old_start: h.old_start,
+            old_len: h.old_len,
+            lines_now: LineRange {
+                start: (h.old_start as i64 + shift).max(0),
+                len: h.old_len,
+            },
+            text,
+        });
     }
     if rejected.is_empty() {
         return None;
     }
     let total = fc.hunks.len();
     let applied: Vec<usize> = (0..total).filter(|i| accepted.contains(i)).collect();
-    Some(json!({
-        "partial": true,
-        "hunks_applied": applied,
-        "hunks_not_applied": rejected,
-        "note": format!(
+    Some(PartialChange {
+        partial: true,
+        note: format!(
             "the person accepted {} of {total} hunks of this change; only those were written. \
              The hunks in hunks_not_applied were rejected: the file still has its earlier lines \
              there (lines_now) and does not contain their + lines",
             applied.len()
         ),
-    }))
-}
-
-/// A commit result with what the person decided about the hunks.
-pub(super) fn with_partial(mut data: Value, partial: Value) -> Value {
-    if let (Some(obj), Value::Object(extra)) = (data.as_object_mut(), partial) {
-        obj.extend(extra);
-    }
-    data
+        hunks_applied: applied,
+        hunks_not_applied: rejected,
+    })
 }

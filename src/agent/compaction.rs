@@ -208,11 +208,7 @@ impl Conversation {
                 Some(Err(e)) => return Err(e),
                 Some(Ok(StreamEvent::TextDelta(d))) => {
                     text.push_str(&d);
-                    if text.len() > self.limits.max_model_output_bytes {
-                        return Err(ModelError::OutputTooLarge {
-                            limit: self.limits.max_model_output_bytes,
-                        });
-                    }
+                    self.check_output(text.len())?;
                 }
                 Some(Ok(StreamEvent::Completed { .. })) => return Ok(text),
                 Some(Ok(

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use super::shared::Shared;
 use super::window::ContextWindow;
 use super::{Budget, Limits};
+use crate::core::ErrorCode;
 use crate::model::{Message, ModelClient, ModelProfile, ModelStopReason, ReasoningBlock};
 use crate::protocol::{Event, StopReason, ToolCall, Usage, WorkMode};
 use crate::tools::Catalog;
@@ -74,7 +75,7 @@ impl Conversation {
 /// Why a turn stopped early.
 pub(super) struct TurnEnd {
     pub(super) stop_reason: StopReason,
-    pub(super) error: Option<(String, String)>,
+    pub(super) error: Option<(ErrorCode, String)>,
     /// The provider refused the request as too long for the context window (its message).
     pub(super) overflow: Option<String>,
 }
@@ -88,18 +89,18 @@ impl TurnEnd {
         }
     }
 
-    pub(super) fn budget(code: &str, message: String) -> Self {
+    pub(super) fn budget(code: ErrorCode, message: String) -> Self {
         Self {
             stop_reason: StopReason::BudgetExhausted,
-            error: Some((code.to_string(), message)),
+            error: Some((code, message)),
             overflow: None,
         }
     }
 
-    pub(super) fn error(code: &str, message: String) -> Self {
+    pub(super) fn error(code: ErrorCode, message: String) -> Self {
         Self {
             stop_reason: StopReason::Error,
-            error: Some((code.to_string(), message)),
+            error: Some((code, message)),
             overflow: None,
         }
     }

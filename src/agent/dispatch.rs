@@ -19,6 +19,7 @@ use super::mcp_input;
 use super::shared::Shared;
 use super::task::{self, RunningTurn};
 use super::turn::TurnInput;
+use crate::core::ErrorCode;
 use crate::protocol::{Event, Op, StopReason, WorkMode};
 
 /// The op loop of one agent session.
@@ -164,7 +165,7 @@ impl Dispatcher {
         if let Err(message) = mcp.required_ready().await {
             // A required server is part of the session: without it there is none.
             self.shared.emit(Event::Error {
-                code: "mcp_required_server_failed".into(),
+                code: ErrorCode::McpRequiredServerFailed.into(),
                 message,
             });
             self.end_unstarted(conversation);
@@ -176,7 +177,7 @@ impl Dispatcher {
             Err(f) => {
                 // Nothing was sent: the person reads why and types again.
                 self.shared.emit(Event::Error {
-                    code: f.code,
+                    code: f.code.into(),
                     message: f.message,
                 });
                 self.end_unstarted(conversation);

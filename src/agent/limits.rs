@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::config::LimitsConfig;
+use crate::core::ErrorCode;
 use crate::protocol::ToolOutcome;
 
 pub const MIB: usize = 1024 * 1024;
@@ -117,8 +118,10 @@ impl Budget {
 
 /// The codes of tool results that mean a session budget is spent (the tool-call budget; the
 /// network requests of `web.fetch`).
-pub const SPENT_BUDGET_CODES: [&str; 2] =
-    ["tool_call_budget_exhausted", "network_budget_exhausted"];
+pub const SPENT_BUDGET_CODES: [ErrorCode; 2] = [
+    ErrorCode::ToolCallBudgetExhausted,
+    ErrorCode::NetworkBudgetExhausted,
+];
 
 /// The code and message that end the turn when `outcome` says a session budget is spent.
 ///
@@ -127,14 +130,10 @@ pub const SPENT_BUDGET_CODES: [&str; 2] =
 /// refusal, until the run deadline. So the refusal is the model's last word on tools: it is in
 /// the conversation (the model is told), and the turn ends with the budget's code instead of
 /// calling the model once more.
-pub fn spent_budget(outcome: &ToolOutcome) -> Option<(String, String)> {
-    match outcome {
-        ToolOutcome::Err { error, .. } if SPENT_BUDGET_CODES.contains(&error.code.as_str()) => {
-            Some((
-                error.code.clone(),
-                format!("{}; the turn ends here", error.message),
-            ))
-        }
-        _ => None,
-    }
+pub fn spent_budget(outcome: &ToolOutcome) -> Option<(ErrorCode, String)> {
+    let ToolOutcome::Err { error, .. } = outcome else {
+        return None;
+    };
+    let code = ErrorCode::parse(&error.code).filter(|c| SPENT_BUDGET_CODES.contains(c))?;
+    Some((code, format!("{}; the turn ends here", error.message)))
 }

@@ -2,7 +2,7 @@
 //! (`PolicyEngine::mode`), which also answers auto-edit's built-in question for file changes; the
 //! policy stays the one judge of a call, and plan only narrows what it allows.
 
-use crate::core::{ToolFailure, ToolKind};
+use crate::core::{ErrorCode, ToolFailure, ToolKind};
 use crate::protocol::{Decision, Verdict, WorkMode};
 
 /// Refuses, before any preview is built, a call plan mode never runs: a file change.
@@ -34,7 +34,7 @@ pub fn apply(mode: WorkMode, tool: &str, verdict: Verdict) -> Result<Verdict, To
 
 fn plan_refusal(tool: &str, why: &str) -> ToolFailure {
     ToolFailure::new(
-        "plan_mode",
+        ErrorCode::PlanMode,
         format!(
             "{tool} was not run: {why}; present the plan instead; the person switches modes to carry it out"
         ),

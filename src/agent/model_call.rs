@@ -10,7 +10,7 @@ use tracing::Instrument;
 
 use super::conversation::{Conversation, ModelTurn, TurnEnd};
 use super::window;
-use crate::core::Coded;
+use crate::core::{Coded, ErrorCode};
 use crate::model::profile::thinking_budget;
 use crate::model::{ModelError, ModelRequest, ReasoningBlock, StreamEvent};
 use crate::protocol::{Event, Usage};
@@ -68,7 +68,7 @@ impl Conversation {
         request.max_output_tokens = self.max_output_tokens(size);
         if size > self.limits.max_request_context_bytes {
             return Err(TurnEnd::error(
-                "context_too_large",
+                ErrorCode::ContextTooLarge,
                 format!(
                     "the request context is {size} bytes, over the limit of {} bytes",
                     self.limits.max_request_context_bytes
@@ -100,7 +100,7 @@ impl Conversation {
                 span.record("outcome", "ok");
             }
             Err(e) => {
-                span.record("outcome", e.code());
+                span.record("outcome", e.code().as_str());
             }
         }
         match result {
@@ -144,32 +144,20 @@ impl Conversation {
             match event? {
                 StreamEvent::TextDelta(delta) => {
                     out_bytes += delta.len();
-                    if out_bytes > self.limits.max_model_output_bytes {
-                        return Err(ModelError::OutputTooLarge {
-                            limit: self.limits.max_model_output_bytes,
-                        });
-                    }
+                    self.check_output(out_bytes)?;
                     text.push_str(&delta);
                     self.emit(Event::MessageDelta { text: delta });
                 }
                 StreamEvent::ReasoningDelta(delta) => {
                     out_bytes += delta.len();
-                    if out_bytes > self.limits.max_model_output_bytes {
-                        return Err(ModelError::OutputTooLarge {
-                            limit: self.limits.max_model_output_bytes,
-                        });
-                    }
+                    self.check_output(out_bytes)?;
                     streamed_reasoning.push_str(&delta);
                     self.emit(Event::ReasoningDelta { text: delta });
                 }
                 StreamEvent::Reasoning(block) => reasoning.push(block),
                 StreamEvent::ToolCall(call) => {
                     out_bytes += call.arguments.len();
-                    if out_bytes > self.limits.max_model_output_bytes {
-                        return Err(ModelError::OutputTooLarge {
-                            limit: self.limits.max_model_output_bytes,
-                        });
-                    }
+                    self.check_output(out_bytes)?;
                     calls.push(call);
                 }
                 StreamEvent::Usage(u) => call_usage = u,
@@ -213,5 +201,15 @@ impl Conversation {
             stop,
             reasoning,
         })
+    }
+
+    /// Refuses a model call's output once `bytes` of it are over `max_model_output_bytes`.
+    pub(super) fn check_output(&self, bytes: usize) -> Result<(), ModelError> {
+        if bytes > self.limits.max_model_output_bytes {
+            return Err(ModelError::OutputTooLarge {
+                limit: self.limits.max_model_output_bytes,
+            });
+        }
+        Ok(())
     }
 }

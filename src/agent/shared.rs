@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::ModelSwitcher;
 use super::forward::Control;
-use crate::core::{ApprovalMode, Coded, EventSink};
+use crate::core::{ApprovalMode, Coded, ErrorCode, EventSink};
 use crate::model::ModelClient;
 use crate::policy::PolicyEngine;
 use crate::protocol::{ApprovalAnswer, Event, Op, RuleSummary, WorkMode};
@@ -94,7 +94,7 @@ impl Shared {
     pub(super) fn switch_model(&self, provider: Option<String>, model: String) {
         let Some(switcher) = self.model_switcher.clone() else {
             self.events.send(Event::Error {
-                code: "model_switch_unavailable".into(),
+                code: ErrorCode::ModelSwitchUnavailable.into(),
                 message: format!(
                     "the model cannot be switched to {model} here; start pablo with --model"
                 ),

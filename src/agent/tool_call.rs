@@ -12,15 +12,21 @@ use tracing::Instrument;
 use super::checkpoints;
 use super::conversation::Conversation;
 use super::mode;
-use crate::core::{ApprovalMode, ToolFailure};
+use crate::core::{ApprovalMode, ErrorCode, ToolFailure};
 use crate::protocol::{ApprovalAnswer, Decision, Event, Preview, ToolCall, ToolOutcome};
-use crate::tools::{Tool, ToolContext};
+use crate::tools::fs_write::PartialChange;
+use crate::tools::{Tool, ToolContext, ToolResult};
 
 impl Conversation {
     /// Replaces a result whose serialization exceeds the bound with an error that says so. When
     /// the call had already acted (a command ran, a file was written), the error says that too,
     /// with the command's exit code, so the model does not run it a second time.
-    pub(super) fn bound_result(&self, tool: &str, outcome: ToolOutcome) -> ToolOutcome {
+    pub(super) fn bound_result(
+        &self,
+        tool: &str,
+        outcome: ToolOutcome,
+        ran: &AlreadyRan,
+    ) -> ToolOutcome {
         let size = serde_json::to_vec(&outcome).map(|v| v.len()).unwrap_or(0);
         if size <= self.limits.max_tool_result_bytes {
             return outcome;
@@ -31,46 +37,37 @@ impl Conversation {
                 crate::core::ToolKind::Execute | crate::core::ToolKind::Edit
             )
         });
-        let data = match &outcome {
-            ToolOutcome::Ok { data, .. } => Some(data),
-            ToolOutcome::Err { error, .. } => error.data.as_ref(),
-        };
-        let exit_code = data.and_then(|d| d.get("exit_code")).cloned();
-        let artifact = data
-            .and_then(|d| d.get("artifact"))
-            .filter(|a| a.is_string())
-            .cloned();
         let limit = self.limits.max_tool_result_bytes;
         let mut message =
             format!("the result serialized to {size} bytes, over the limit of {limit} bytes");
         let mut failure_data = serde_json::Map::new();
         if acted && outcome.is_ok() {
-            let ran = match exit_code.as_ref().and_then(Value::as_i64) {
-                Some(code) => format!("{tool} already ran: the command exited with code {code}"),
-                None if exit_code.is_some() => {
-                    format!("{tool} already ran: the command ended without an exit code")
+            let how = match ran.exit_code {
+                Some(Some(code)) => {
+                    format!("{tool} already ran: the command exited with code {code}")
                 }
+                Some(None) => format!("{tool} already ran: the command ended without an exit code"),
                 None => format!("{tool} already ran"),
             };
             message = format!(
-                "{ran}; do not run it again. Its result serialized to {size} bytes, over the \
+                "{how}; do not run it again. Its result serialized to {size} bytes, over the \
                  limit of {limit} bytes"
             );
-            if let Some(a) = artifact.as_ref().and_then(Value::as_str) {
+            if let Some(a) = &ran.artifact {
                 message.push_str(&format!("; the full output is in {a}"));
             }
             message.push_str("; next time ask for less output (max_output_bytes, head, grep)");
             failure_data.insert("already_ran".into(), json!(true));
-            if let Some(code) = exit_code {
-                failure_data.insert("exit_code".into(), code);
+            if let Some(code) = ran.exit_code {
+                failure_data.insert("exit_code".into(), json!(code));
             }
-            if let Some(a) = artifact {
-                failure_data.insert("artifact".into(), a);
+            if let Some(a) = &ran.artifact {
+                failure_data.insert("artifact".into(), json!(a));
             }
         } else {
             message.push_str("; ask for less (a smaller page, a narrower search, fewer lines)");
         }
-        let failure = ToolFailure::new("result_too_large", message);
+        let failure = ToolFailure::new(ErrorCode::ResultTooLarge, message);
         if failure_data.is_empty() {
             failure.into_outcome()
         } else {
@@ -86,7 +83,7 @@ impl Conversation {
         &mut self,
         call: &ToolCall,
         cancel: &CancellationToken,
-    ) -> ToolOutcome {
+    ) -> (ToolOutcome, AlreadyRan) {
         let span = tracing::info_span!(
             "tool_call",
             tool = tracing::field::Empty,
@@ -101,13 +98,17 @@ impl Conversation {
             .await;
         span.record("duration_ms", started.elapsed().as_millis() as u64);
         match result {
-            Ok(data) => {
+            Ok(result) => {
                 span.record("outcome", "ok");
-                ToolOutcome::ok(data)
+                let ran = AlreadyRan {
+                    exit_code: result.exit_code(),
+                    artifact: result.artifact().map(str::to_string),
+                };
+                (ToolOutcome::ok(result.to_json()), ran)
             }
             Err(f) => {
                 span.record("outcome", f.code.as_str());
-                f.into_outcome()
+                (f.into_outcome(), AlreadyRan::default())
             }
         }
     }
@@ -117,13 +118,13 @@ impl Conversation {
         call: &ToolCall,
         cancel: &CancellationToken,
         span: &tracing::Span,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let parsed = parse_arguments(&call.arguments);
         let tool = self.catalog.get(&call.name);
         let Some(tool) = tool else {
             let known: Vec<_> = self.catalog.specs().into_iter().map(|s| s.name).collect();
             return Err(ToolFailure::new(
-                "unknown_tool",
+                ErrorCode::UnknownTool,
                 format!(
                     "there is no tool named {:?}; available: {}",
                     call.name,
@@ -134,7 +135,7 @@ impl Conversation {
         span.record("tool", tool.name());
         if call.arguments.len() > self.limits.max_tool_argument_bytes {
             return Err(ToolFailure::new(
-                "arguments_too_large",
+                ErrorCode::ArgumentsTooLarge,
                 format!(
                     "the arguments of {} are {} bytes, over the limit of {} bytes",
                     tool.name(),
@@ -145,7 +146,7 @@ impl Conversation {
         }
         let args = parsed.map_err(|e| {
             ToolFailure::new(
-                "invalid_arguments",
+                ErrorCode::InvalidArguments,
                 format!("the arguments of {} are not valid JSON: {e}", tool.name()),
             )
         })?;
@@ -154,7 +155,7 @@ impl Conversation {
         }
         if !self.budget.tool_calls_left(&self.limits) {
             return Err(ToolFailure::new(
-                "tool_call_budget_exhausted",
+                ErrorCode::ToolCallBudgetExhausted,
                 format!(
                     "{} was not run: the tool-call budget ({}) is used up",
                     tool.name(),
@@ -184,7 +185,7 @@ impl Conversation {
             Decision::Allow => {}
             Decision::Deny => {
                 return Err(ToolFailure::new(
-                    "denied",
+                    ErrorCode::Denied,
                     format!(
                         "{} was denied by policy: {}",
                         tool.name(),
@@ -203,7 +204,7 @@ impl Conversation {
         }
         if cancel.is_cancelled() {
             return Err(ToolFailure::new(
-                "cancelled",
+                ErrorCode::Cancelled,
                 format!("{} was not run: the turn was interrupted", tool.name()),
             ));
         }
@@ -218,7 +219,7 @@ impl Conversation {
             == Decision::Deny
         {
             return Err(ToolFailure::new(
-                "denied",
+                ErrorCode::Denied,
                 format!("{} was denied by policy on the final check", tool.name()),
             ));
         }
@@ -230,7 +231,7 @@ impl Conversation {
             .commit_recorded(tool.as_ref(), call, &args, &preview, &ctx)
             .await;
         let result = match (&result, self.shared.approvals) {
-            (Ok(data), ApprovalMode::Interactive) => match sandbox_retry(&preview, data) {
+            (Ok(r), ApprovalMode::Interactive) => match sandbox_retry(&preview, r) {
                 Some((retry, verdict)) => self
                     .retry_unsandboxed(tool.as_ref(), call, &args, &ctx, retry, verdict, cancel)
                     .await
@@ -240,7 +241,7 @@ impl Conversation {
             _ => result,
         };
         match (result, not_applied) {
-            (Ok(data), Some(partial)) => Ok(checkpoints::with_partial(data, partial)),
+            (Ok(r), Some(partial)) => Ok(r.with_partial(partial)),
             (result, _) => result,
         }
     }
@@ -258,10 +259,10 @@ impl Conversation {
         retry: Preview,
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
-    ) -> Option<Result<Value, ToolFailure>> {
+    ) -> Option<Result<ToolResult, ToolFailure>> {
         let preview = match self.ask_once(tool, call, retry, verdict, cancel).await {
             Ok(p) => p,
-            Err(f) if f.code == "rejected" => return None,
+            Err(f) if f.code == ErrorCode::Rejected => return None,
             Err(f) => return Some(Err(f)),
         };
         let mut recheck = preview.clone();
@@ -273,7 +274,7 @@ impl Conversation {
             == Decision::Deny
         {
             return Some(Err(ToolFailure::new(
-                "denied",
+                ErrorCode::Denied,
                 format!("{} was denied by policy on the final check", tool.name()),
             )));
         }
@@ -282,12 +283,9 @@ impl Conversation {
             preview: preview.clone(),
         });
         let committed = self.commit_recorded(tool, call, args, &preview, ctx).await;
-        Some(committed.map(|mut data| {
-            data["note"] = json!(
-                "the first run failed in the sandbox; the person approved running it again \
-                 without the sandbox, and this is that run's result"
-            );
-            data
+        Some(committed.map(|mut r| {
+            r.mark_unsandboxed_rerun();
+            r
         }))
     }
 
@@ -314,7 +312,7 @@ impl Conversation {
         preview: Preview,
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
-    ) -> Result<(Preview, Option<Value>), ToolFailure> {
+    ) -> Result<(Preview, Option<PartialChange>), ToolFailure> {
         self.ask_with(tool, call, preview, verdict, cancel, true)
             .await
     }
@@ -327,12 +325,12 @@ impl Conversation {
         verdict: crate::protocol::Verdict,
         cancel: &CancellationToken,
         rememberable: bool,
-    ) -> Result<(Preview, Option<Value>), ToolFailure> {
+    ) -> Result<(Preview, Option<PartialChange>), ToolFailure> {
         match self.shared.approvals {
             ApprovalMode::ApproveAsks => return Ok((preview, None)),
             ApprovalMode::RefuseAsks => {
                 return Err(ToolFailure::new(
-                    "approval_required",
+                    ErrorCode::ApprovalRequired,
                     format!(
                         "{} was not run: {}; nobody can answer an approval in headless mode \
                          (grant it with --allow-write for file changes, --auto-approve, or a \
@@ -358,7 +356,7 @@ impl Conversation {
         self.shared.withdraw_approval(&call.id);
         let Some(answer) = answer else {
             return Err(ToolFailure::new(
-                "cancelled",
+                ErrorCode::Cancelled,
                 format!(
                     "{} was not run: the turn was interrupted during approval",
                     tool.name()
@@ -387,19 +385,30 @@ impl Conversation {
                     msg.push_str(": ");
                     msg.push_str(n.trim());
                 }
-                Err(ToolFailure::new("rejected", msg).with_data(json!({"note": note})))
+                Err(ToolFailure::new(ErrorCode::Rejected, msg).with_data(json!({"note": note})))
             }
         }
     }
 }
 
+/// What a result too large for the model must still say of a call that acted: how its command
+/// ended and where its whole output is.
+#[derive(Debug, Default)]
+pub(super) struct AlreadyRan {
+    exit_code: Option<Option<i32>>,
+    artifact: Option<String>,
+}
+
 /// For a sandboxed command whose result says the sandbox refused something: the same command
 /// with the sandbox off, and the question to ask about it.
-fn sandbox_retry(preview: &Preview, data: &Value) -> Option<(Preview, crate::protocol::Verdict)> {
+fn sandbox_retry(
+    preview: &Preview,
+    result: &ToolResult,
+) -> Option<(Preview, crate::protocol::Verdict)> {
     let Preview::Command(cp) = preview else {
         return None;
     };
-    let denied = data.get("sandbox_denied")?;
+    let denied = result.sandbox_denied()?;
     let choice = cp.sandbox.as_ref()?;
     if choice.profile == crate::protocol::SandboxProfile::Off {
         return None;
@@ -411,10 +420,7 @@ fn sandbox_retry(preview: &Preview, data: &Value) -> Option<(Preview, crate::pro
         known_safe: false,
         degraded: None,
     });
-    let why = denied
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("the command failed in the sandbox");
+    let why = &denied.message;
     let verdict = crate::protocol::Verdict::ask(
         crate::protocol::SANDBOX_RETRY_RULE,
         format!(

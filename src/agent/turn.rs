@@ -17,8 +17,8 @@ use super::attach;
 use super::conversation::{Conversation, ModelTurn, TurnEnd};
 use super::limits;
 use super::mode;
-use super::tool_call::parse_arguments;
-use crate::core::{Coded, ToolFailure};
+use super::tool_call::{AlreadyRan, parse_arguments};
+use crate::core::{Coded, ErrorCode, ToolFailure};
 use crate::model::{Message, ModelStopReason};
 use crate::protocol::{Event, ImageAttachment, StopReason};
 
@@ -96,7 +96,7 @@ impl Conversation {
         let attached = match attached {
             Ok(a) => a,
             Err(e) => {
-                tracing::info!(code = e.code(), "turn refused");
+                tracing::info!(code = e.code().as_str(), "turn refused");
                 return TurnOutcome::Refused {
                     code: e.code().to_string(),
                     message: e.to_string(),
@@ -154,7 +154,7 @@ impl Conversation {
             && matches!(&end, Err(e) if e.stop_reason == StopReason::Cancelled)
         {
             end = Err(TurnEnd::budget(
-                "deadline_exceeded",
+                ErrorCode::DeadlineExceeded,
                 format!(
                     "the run deadline of {} s was reached; the turn was stopped",
                     self.limits.run_deadline.as_secs()
@@ -165,7 +165,10 @@ impl Conversation {
             Ok(r) => r,
             Err(end) => {
                 if let Some((code, message)) = end.error {
-                    self.emit(Event::Error { code, message });
+                    self.emit(Event::Error {
+                        code: code.into(),
+                        message,
+                    });
                 }
                 end.stop_reason
             }
@@ -188,7 +191,7 @@ impl Conversation {
             self.check_events()?;
             if !self.budget.model_calls_left(&self.limits) {
                 return Err(TurnEnd::budget(
-                    "model_call_budget_exhausted",
+                    ErrorCode::ModelCallBudgetExhausted,
                     format!(
                         "the model-call budget ({}) is used up",
                         self.limits.max_model_calls.unwrap_or(0)
@@ -247,52 +250,54 @@ impl Conversation {
                     arguments: parse_arguments(&call.arguments)
                         .unwrap_or_else(|_| Value::String(call.arguments.clone())),
                 });
-                let outcome = match &end {
-                    Some(_) => ToolFailure::new(
-                        "not_run",
-                        format!(
-                            "{} was not run because the turn stopped before it",
-                            call.name
-                        ),
-                    )
-                    .into_outcome(),
+                let (outcome, ran) = match &end {
+                    Some(_) => (
+                        ToolFailure::new(
+                            ErrorCode::NotRun,
+                            format!(
+                                "{} was not run because the turn stopped before it",
+                                call.name
+                            ),
+                        )
+                        .into_outcome(),
+                        AlreadyRan::default(),
+                    ),
                     None => {
                         if cancel.is_cancelled() {
                             end = Some(TurnEnd::cancelled());
-                            ToolFailure::new(
-                                "cancelled",
+                            let f = ToolFailure::new(
+                                ErrorCode::Cancelled,
                                 format!("{} was not run: the turn was interrupted", call.name),
-                            )
-                            .into_outcome()
+                            );
+                            (f.into_outcome(), AlreadyRan::default())
                         } else if !self.budget.model_calls_left(&self.limits) {
                             // Nobody would read this tool's result: do not start it.
                             end = Some(TurnEnd::budget(
-                                "model_call_budget_exhausted",
+                                ErrorCode::ModelCallBudgetExhausted,
                                 "the model-call budget is used up, so no further tool is started"
                                     .to_string(),
                             ));
-                            ToolFailure::new(
-                                "model_call_budget_exhausted",
+                            let f = ToolFailure::new(
+                                ErrorCode::ModelCallBudgetExhausted,
                                 format!(
                                     "{} was not run: no model call is left to read its result",
                                     call.name
                                 ),
-                            )
-                            .into_outcome()
+                            );
+                            (f.into_outcome(), AlreadyRan::default())
                         } else {
-                            let outcome = self.run_tool_call(&call, cancel).await;
+                            let (outcome, ran) = self.run_tool_call(&call, cancel).await;
                             if let Some((code, message)) = limits::spent_budget(&outcome) {
-                                end = Some(TurnEnd::budget(&code, message));
+                                end = Some(TurnEnd::budget(code, message));
                             }
-                            outcome
+                            (outcome, ran)
                         }
                     }
                 };
                 // The model gets what the journal and the screen get: no secret value.
-                let outcome = crate::core::secrets::redact_serde(self.bound_result(&tool, outcome));
-                let content = serde_json::to_string(&outcome).unwrap_or_else(|_| {
-                    r#"{"ok":false,"error":{"code":"internal","message":"result not serializable"}}"#.into()
-                });
+                let outcome =
+                    crate::core::secrets::redact_serde(self.bound_result(&tool, outcome, &ran));
+                let content = crate::core::tool_message(&outcome);
                 self.emit(Event::ToolCallEnd {
                     call_id: call.id.clone(),
                     tool,
@@ -316,7 +321,7 @@ impl Conversation {
         let n = self.shared.emitted();
         if n > self.limits.max_native_events {
             return Err(TurnEnd::budget(
-                "event_limit_exceeded",
+                ErrorCode::EventLimitExceeded,
                 format!(
                     "the session emitted {n} events, over the limit of {}",
                     self.limits.max_native_events

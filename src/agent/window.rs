@@ -144,12 +144,14 @@ pub fn cleared_note(tool: &str, bytes: usize) -> String {
     format!("{CLEARED_MARK}{quoted}}}}}")
 }
 
-/// Reads that may be repeated without effect (provider and native names).
+/// Reads that may be repeated without effect (provider and native names; `web.fetch` only in its
+/// provider spelling, the one the conversation holds).
 fn is_repeatable(tool: &str) -> bool {
-    matches!(
-        tool,
-        "fs_read" | "fs_list" | "fs_search" | "fs.read" | "fs.list" | "fs.search" | "fetch_url"
-    )
+    use crate::core::ToolName;
+    [ToolName::FsRead, ToolName::FsList, ToolName::FsSearch]
+        .iter()
+        .any(|t| t.is(tool))
+        || tool == ToolName::WebFetch.provider()
 }
 
 /// The tool results to clear so that a request of `bytes` bytes (with `messages` as its

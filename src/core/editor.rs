@@ -15,6 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::core::ErrorCode;
+
 use async_trait::async_trait;
 
 use super::Coded;
@@ -80,11 +82,11 @@ pub enum EditorError {
 }
 
 impl Coded for EditorError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            EditorError::Read { .. } => "editor_read_failed",
-            EditorError::Write { .. } => "editor_write_failed",
-            EditorError::Terminal { .. } => "editor_terminal_failed",
+            EditorError::Read { .. } => ErrorCode::EditorReadFailed,
+            EditorError::Write { .. } => ErrorCode::EditorWriteFailed,
+            EditorError::Terminal { .. } => ErrorCode::EditorTerminalFailed,
         }
     }
 }

@@ -1,13 +1,14 @@
-//! Stable error codes: every engine error names itself in snake_case, and a refused tool call
-//! reaches the model as exactly that code and message.
+//! Stable error codes: every engine error names itself with an [`ErrorCode`], and a refused tool
+//! call reaches the model as exactly that code and message.
 
 use serde_json::Value;
 
+use super::ErrorCode;
 use crate::protocol::{ToolErrorBody, ToolOutcome};
 
 /// An error that carries a stable snake_case code. Every engine error enum implements it.
 pub trait Coded: std::error::Error {
-    fn code(&self) -> &'static str;
+    fn code(&self) -> ErrorCode;
     /// Structured details given to the model next to the message (e.g. the current revision).
     fn data(&self) -> Option<Value> {
         None
@@ -17,15 +18,15 @@ pub trait Coded: std::error::Error {
 /// A refused or failed tool call, as the model will see it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolFailure {
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
     pub data: Option<Value>,
 }
 
 impl ToolFailure {
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            code: code.into(),
+            code,
             message: message.into(),
             data: None,
         }
@@ -40,7 +41,7 @@ impl ToolFailure {
         ToolOutcome::Err {
             ok: crate::protocol::False,
             error: ToolErrorBody {
-                code: self.code,
+                code: self.code.into(),
                 message: self.message,
                 data: self.data,
             },
@@ -51,7 +52,7 @@ impl ToolFailure {
 impl<E: Coded> From<E> for ToolFailure {
     fn from(e: E) -> Self {
         ToolFailure {
-            code: e.code().to_string(),
+            code: e.code(),
             message: e.to_string(),
             data: e.data(),
         }
@@ -62,4 +63,13 @@ impl std::fmt::Display for ToolFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.code, self.message)
     }
+}
+
+/// A tool result as the content of the tool message the model receives: its JSON, byte for byte
+/// what `pablo run --json` prints and what a resumed session sends again.
+pub fn tool_message(outcome: &ToolOutcome) -> String {
+    serde_json::to_string(outcome).unwrap_or_else(|_| {
+        let failure = ToolFailure::new(ErrorCode::Internal, "result not serializable");
+        serde_json::to_string(&failure.into_outcome()).unwrap_or_default()
+    })
 }

@@ -1,19 +1,24 @@
 //! The shared vocabulary of the crate: what every layer may name and that names nothing above
-//! [`crate::protocol`]. Error codes ([`Coded`], [`ToolFailure`]), the event sink tools and the
+//! [`crate::protocol`]. Error codes ([`ErrorCode`], [`Coded`], [`ToolFailure`]), the event sink tools and the
 //! agent send through, what a tool is to a provider and to policy ([`ToolSpec`], [`ToolKind`],
-//! [`ToolMode`]), who answers approvals ([`ApprovalMode`]), and the seam to an editor's buffers and
+//! [`ToolMode`]), every tool's name in both spellings ([`ToolName`]), who answers approvals
+//! ([`ApprovalMode`]), and the seam to an editor's buffers and
 //! terminals ([`editor::Editor`]), and the secret values no tool output may carry ([`secrets`]).
 //!
 //! It exists so that `config`, `workspace`, `process` and `model` can speak of errors and tools
 //! without depending on the tool catalog, and so that front-ends can name these words without
 //! reaching into the engine (docs/architecture.md).
 
+mod codes;
 pub mod editor;
 mod error;
 mod events;
+mod names;
 pub mod secrets;
 mod tool;
 
-pub use error::{Coded, ToolFailure};
+pub use codes::ErrorCode;
+pub use error::{Coded, ToolFailure, tool_message};
 pub use events::{EventRecorder, EventSink};
+pub use names::{MCP_PREFIX, ToolName, is_mcp};
 pub use tool::{ApprovalMode, ToolKind, ToolMode, ToolSpec};

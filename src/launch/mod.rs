@@ -13,6 +13,7 @@ use crate::agent::{Limits, context};
 use crate::config::{ConfigError, Dirs, Layers};
 use crate::core::ApprovalMode;
 use crate::core::Coded;
+use crate::core::ErrorCode;
 use crate::core::editor::Editor;
 use crate::model::ModelError;
 use crate::policy::{CliFlags, PolicyEngine, PolicyError, StaticPolicy};
@@ -27,12 +28,14 @@ use crate::tools::{Catalog, Host};
 use crate::workspace::{Workspace, WorkspaceOptions};
 
 // What a front-end holds of the engine it is given: the setup of one agent (to start it, or to
-// attach an editor first), the model it talks to, and the rows of the session list.
+// attach an editor first), the model it talks to, the rows of the session list, and each tool's
+// words for its calls and results (live and replayed alike).
 pub use crate::agent::AgentSetup;
 pub use crate::config::McpServerConfig;
 pub use crate::model::ModelClient;
 pub use crate::protocol::McpServerView;
 pub use crate::session::SessionInfo;
+pub use crate::tools::{describe_call, describe_result};
 
 /// Starts the agent of `setup`; the front-end talks to it through the returned handle.
 pub fn spawn(setup: AgentSetup) -> AgentHandle {
@@ -97,16 +100,16 @@ pub enum LaunchError {
 }
 
 impl Coded for LaunchError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
             LaunchError::Config(e) => e.code(),
             LaunchError::Model(e) => e.code(),
-            LaunchError::Workspace { .. } => "workspace_unavailable",
-            LaunchError::StateDir { .. } => "state_dir_unavailable",
+            LaunchError::Workspace { .. } => ErrorCode::WorkspaceUnavailable,
+            LaunchError::StateDir { .. } => ErrorCode::StateDirUnavailable,
             LaunchError::Policy(e) => e.code(),
-            LaunchError::Setup(_) => "setup_failed",
+            LaunchError::Setup(_) => ErrorCode::SetupFailed,
             LaunchError::Session(e) => e.code(),
-            LaunchError::Demo(_) => "demo_setup_failed",
+            LaunchError::Demo(_) => ErrorCode::DemoSetupFailed,
             LaunchError::Checkpoint(e) => e.code(),
         }
     }

@@ -302,7 +302,7 @@ async fn run_call<D, F>(
             tracing::debug!(
                 provider = %endpoint.provider,
                 attempts = attempt + 1,
-                code = crate::core::Coded::code(&failure.error),
+                code = crate::core::Coded::code(&failure.error).as_str(),
                 "model call failed"
             );
             let _ = tx.send(Err(failure.error)).await;
@@ -313,7 +313,7 @@ async fn run_call<D, F>(
             provider = %endpoint.provider,
             attempt = attempt + 1,
             wait_ms = wait.as_millis() as u64,
-            code = crate::core::Coded::code(&failure.error),
+            code = crate::core::Coded::code(&failure.error).as_str(),
             "model call retried"
         );
         tokio::select! {

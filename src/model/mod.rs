@@ -22,7 +22,7 @@ use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::core::{Coded, ToolSpec};
+use crate::core::{Coded, ErrorCode, ToolSpec};
 use crate::protocol::Usage;
 pub use crate::protocol::{Image, ReasoningBlock};
 pub use profile::{ModelProfile, Prices, ReasoningLevel};
@@ -160,22 +160,22 @@ pub enum ModelError {
 }
 
 impl Coded for ModelError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            ModelError::Connect { .. } => "model_unreachable",
-            ModelError::ContextTooLong { .. } => "model_context_too_long",
-            ModelError::Http { status: 429, .. } => "model_rate_limited",
+            ModelError::Connect { .. } => ErrorCode::ModelUnreachable,
+            ModelError::ContextTooLong { .. } => ErrorCode::ModelContextTooLong,
+            ModelError::Http { status: 429, .. } => ErrorCode::ModelRateLimited,
             ModelError::Http { status: 401, .. } | ModelError::Http { status: 403, .. } => {
-                "model_auth_failed"
+                ErrorCode::ModelAuthFailed
             }
-            ModelError::Http { .. } => "model_http_error",
-            ModelError::Provider { .. } => "model_error",
-            ModelError::StreamCut { .. } => "model_stream_cut",
-            ModelError::IdleTimeout { .. } => "model_idle_timeout",
-            ModelError::Malformed { .. } => "model_malformed_response",
-            ModelError::OutputTooLarge { .. } => "model_output_too_large",
-            ModelError::Cancelled => "cancelled",
-            ModelError::Config(_) => "model_config",
+            ModelError::Http { .. } => ErrorCode::ModelHttpError,
+            ModelError::Provider { .. } => ErrorCode::ModelError,
+            ModelError::StreamCut { .. } => ErrorCode::ModelStreamCut,
+            ModelError::IdleTimeout { .. } => ErrorCode::ModelIdleTimeout,
+            ModelError::Malformed { .. } => ErrorCode::ModelMalformedResponse,
+            ModelError::OutputTooLarge { .. } => ErrorCode::ModelOutputTooLarge,
+            ModelError::Cancelled => ErrorCode::Cancelled,
+            ModelError::Config(_) => ErrorCode::ModelConfig,
         }
     }
 }

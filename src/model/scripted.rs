@@ -20,6 +20,7 @@ use super::{
     EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent,
     ToolCall,
 };
+use crate::core::ErrorCode;
 use crate::protocol::Usage;
 
 /// The demo script shipped with pablo.
@@ -95,8 +96,8 @@ pub enum ScriptError {
 }
 
 impl crate::core::Coded for ScriptError {
-    fn code(&self) -> &'static str {
-        "script_invalid"
+    fn code(&self) -> ErrorCode {
+        ErrorCode::ScriptInvalid
     }
 }
 
@@ -223,7 +224,7 @@ fn outcome_of(results: &[Value]) -> Outcome {
     };
     if results
         .iter()
-        .any(|r| code(r).as_deref() == Some("rejected"))
+        .any(|r| code(r).is_some_and(|c| c == ErrorCode::Rejected))
     {
         Outcome::Rejected
     } else if results

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::{PolicyEngine, PolicyError, SavedRule, decision_label};
-use crate::core::ToolKind;
+use crate::core::{ToolKind, ToolName};
 use crate::protocol::{CommandPreview, Decision, Preview, SimpleCommandView};
 
 /// The answer of `pablo policy check -- COMMAND`.
@@ -60,7 +60,7 @@ pub fn check(engine: &PolicyEngine, command: &str) -> CheckReport {
         commands: Vec::new(),
         sandbox: None,
     });
-    let verdict = engine.decide("shell.run", ToolKind::Execute, &mut preview);
+    let verdict = engine.decide(ToolName::ShellRun.native(), ToolKind::Execute, &mut preview);
     let (commands, sandbox) = match preview {
         Preview::Command(cp) => (cp.commands, cp.sandbox),
         _ => (Vec::new(), None),

@@ -59,12 +59,11 @@ pub struct Judge<'a> {
 }
 
 fn worse(a: Decision, b: Decision) -> Decision {
-    let rank = |d: Decision| match d {
-        Decision::Allow => 0,
-        Decision::Ask => 1,
-        Decision::Deny => 2,
-    };
-    if rank(b) > rank(a) { b } else { a }
+    if b.strictness() > a.strictness() {
+        b
+    } else {
+        a
+    }
 }
 
 /// Interpreters and wrappers: "allow always" saves only the exact command for them, since their
@@ -715,7 +714,7 @@ impl Judge<'_> {
             let xres = self.resolver.resolve(&xargv[0], self.cwd);
             let xresult = self.match_allow(&xres, &xargv[0], &xargv[1..], None);
             let _ = inner;
-            if rank(xresult.decision) > rank(result.decision) {
+            if xresult.decision.strictness() > result.decision.strictness() {
                 let mut remember = xresult.remember;
                 remember.extend(result.remember);
                 result = Judged {
@@ -896,13 +895,5 @@ impl Judge<'_> {
             remember,
             known_safe: false,
         }
-    }
-}
-
-fn rank(d: Decision) -> u8 {
-    match d {
-        Decision::Allow => 0,
-        Decision::Ask => 1,
-        Decision::Deny => 2,
     }
 }

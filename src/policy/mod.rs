@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::core::ToolMode;
+use crate::core::{ErrorCode, ToolMode};
 use crate::process::CommandEnv;
 pub use layers::CliFlags;
 pub use paths::Access;
@@ -67,14 +67,14 @@ pub enum PolicyError {
 }
 
 impl Coded for PolicyError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            PolicyError::Store { .. } => "policy_store_failed",
-            PolicyError::StoreInWorkspace { .. } => "policy_store_in_workspace",
-            PolicyError::Unreadable { .. } => "policy_unreadable",
-            PolicyError::Invalid { .. } | PolicyError::Layer { .. } => "policy_invalid",
+            PolicyError::Store { .. } => ErrorCode::PolicyStoreFailed,
+            PolicyError::StoreInWorkspace { .. } => ErrorCode::PolicyStoreInWorkspace,
+            PolicyError::Unreadable { .. } => ErrorCode::PolicyUnreadable,
+            PolicyError::Invalid { .. } | PolicyError::Layer { .. } => ErrorCode::PolicyInvalid,
             PolicyError::Config(e) => e.code(),
-            PolicyError::RuleNotFound { .. } => "rule_not_found",
+            PolicyError::RuleNotFound { .. } => ErrorCode::RuleNotFound,
         }
     }
 }

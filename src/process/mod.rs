@@ -36,6 +36,7 @@ pub use start::run_prepared;
 
 use crate::config::ShellOptions;
 use crate::core::Coded;
+use crate::core::ErrorCode;
 
 /// The launcher when config names none.
 pub const DEFAULT_LAUNCHER: &str = "/bin/sh";
@@ -150,22 +151,22 @@ pub enum ProcessError {
 }
 
 impl Coded for ProcessError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
             ProcessError::InvalidEnv { .. } | ProcessError::UnknownKey { .. } => {
-                "invalid_arguments"
+                ErrorCode::InvalidArguments
             }
-            ProcessError::Spawn { .. } => "spawn_failed",
+            ProcessError::Spawn { .. } => ErrorCode::SpawnFailed,
             ProcessError::CleanupFailed { .. } | ProcessError::SessionCleanupFailed { .. } => {
-                "tool_cleanup_failed"
+                ErrorCode::ToolCleanupFailed
             }
-            ProcessError::UnknownSession { .. } => "unknown_session",
-            ProcessError::SessionNotRunning { .. } => "session_not_running",
-            ProcessError::NotAPty { .. } => "not_a_pty",
-            ProcessError::Input { .. } => "session_input_failed",
-            ProcessError::TooManySessions { .. } => "too_many_sessions",
-            ProcessError::Cancelled { .. } => "cancelled",
-            ProcessError::Internal(_) => "internal",
+            ProcessError::UnknownSession { .. } => ErrorCode::UnknownSession,
+            ProcessError::SessionNotRunning { .. } => ErrorCode::SessionNotRunning,
+            ProcessError::NotAPty { .. } => ErrorCode::NotAPty,
+            ProcessError::Input { .. } => ErrorCode::SessionInputFailed,
+            ProcessError::TooManySessions { .. } => ErrorCode::TooManySessions,
+            ProcessError::Cancelled { .. } => ErrorCode::Cancelled,
+            ProcessError::Internal(_) => ErrorCode::Internal,
         }
     }
 

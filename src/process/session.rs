@@ -309,13 +309,15 @@ impl Session {
     }
 }
 
-/// One entry of `list`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// One entry of `list` (read back leniently for the words of a listing).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SessionInfo {
     pub session_id: String,
     pub command: String,
     pub cwd: String,
-    pub status: &'static str,
+    /// `running` or `exited`.
+    pub status: String,
     pub exit_code: Option<i32>,
     pub signal: Option<String>,
     pub pty: bool,
@@ -521,7 +523,7 @@ impl SessionManager {
                     session_id: s.id.clone(),
                     command: s.command.clone(),
                     cwd: s.cwd.clone(),
-                    status: status.label(),
+                    status: status.label().to_string(),
                     exit_code: status.exit().and_then(|e| e.code),
                     signal: status
                         .exit()

@@ -193,6 +193,17 @@ pub enum Decision {
     Deny,
 }
 
+impl Decision {
+    /// Stricter decisions rank higher: `allow` < `ask` < `deny`.
+    pub fn strictness(self) -> u8 {
+        match self {
+            Decision::Allow => 0,
+            Decision::Ask => 1,
+            Decision::Deny => 2,
+        }
+    }
+}
+
 /// A decision with the reasons and the rule ids that produced it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
@@ -948,6 +959,30 @@ pub enum Event {
     },
     /// The agent task has stopped; nothing follows.
     ShutdownComplete,
+}
+
+impl Event {
+    /// Whether the event is for the screen only, never journaled: streaming deltas and live
+    /// output (the whole message, the tool result and a session's own log keep what resume
+    /// needs), and the answers to listings and reviews (`/rules`, `/artifacts`, `/memory`,
+    /// `/rewind`, a restore plan), an MCP server's state, and a refused turn.
+    pub fn is_live_only(&self) -> bool {
+        matches!(
+            self,
+            Event::MessageDelta { .. }
+                | Event::ReasoningDelta { .. }
+                | Event::ToolOutputDelta { .. }
+                | Event::ToolTerminal { .. }
+                | Event::SessionOutput { .. }
+                | Event::Rules { .. }
+                | Event::Artifacts { .. }
+                | Event::Memory { .. }
+                | Event::Checkpoints { .. }
+                | Event::RestorePlan { .. }
+                | Event::McpServer { .. }
+                | Event::TurnRefused { .. }
+        )
+    }
 }
 
 /// The front-end's side of a running agent: ops go in, events come out, and the task ends after

@@ -123,11 +123,7 @@ fn title_of(text: &str) -> String {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("");
-    let mut out: String = line.chars().take(TITLE_CHARS).collect();
-    if line.chars().count() > TITLE_CHARS {
-        out.push('…');
-    }
-    out
+    crate::protocol::describe::first_line_clipped(line, TITLE_CHARS, false)
 }
 
 /// A file's modification time in ns since the epoch (0 when unknown).

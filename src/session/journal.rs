@@ -18,25 +18,10 @@ use super::{ForkOrigin, Header, SessionError, format_ms, now_ms};
 use crate::core::EventRecorder;
 use crate::protocol::Event;
 
-/// Whether an event is written to the journal. Streaming deltas and live output are for the
-/// screen only (so are a `/rules` listing, the `/rewind` list and a restore plan under review): the whole message (`MessageCompleted`) and the tool result (`ToolCallEnd`) carry
-/// everything resume needs, and background output lives in its own log file.
+/// Whether an event is written to the journal: every one but those for the screen only
+/// ([`Event::is_live_only`]).
 pub fn is_journaled(event: &Event) -> bool {
-    !matches!(
-        event,
-        Event::MessageDelta { .. }
-            | Event::ReasoningDelta { .. }
-            | Event::ToolOutputDelta { .. }
-            | Event::ToolTerminal { .. }
-            | Event::SessionOutput { .. }
-            | Event::Rules { .. }
-            | Event::Artifacts { .. }
-            | Event::Memory { .. }
-            | Event::Checkpoints { .. }
-            | Event::RestorePlan { .. }
-            | Event::McpServer { .. }
-            | Event::TurnRefused { .. }
-    )
+    !event.is_live_only()
 }
 
 #[derive(Serialize)]

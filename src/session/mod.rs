@@ -43,7 +43,7 @@ pub use replay::{
 };
 pub use store::{Listing, Store};
 
-use crate::core::Coded;
+use crate::core::{Coded, ErrorCode};
 
 /// The journal format this build writes and the newest it reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -143,18 +143,18 @@ pub enum SessionError {
 }
 
 impl Coded for SessionError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            SessionError::NotFound { .. } => "session_not_found",
-            SessionError::Ambiguous { .. } => "session_id_ambiguous",
-            SessionError::InvalidId { .. } => "session_invalid_id",
-            SessionError::NoneForWorkspace { .. } => "session_none_for_workspace",
-            SessionError::Io { .. } => "session_io",
-            SessionError::BadHeader { .. } => "session_header_invalid",
-            SessionError::UnsupportedFormat { .. } => "session_format_unsupported",
-            SessionError::Exists { .. } => "session_exists",
-            SessionError::Busy { .. } => "session_busy",
-            SessionError::Dirs(_) => "session_dirs_unavailable",
+            SessionError::NotFound { .. } => ErrorCode::SessionNotFound,
+            SessionError::Ambiguous { .. } => ErrorCode::SessionIdAmbiguous,
+            SessionError::InvalidId { .. } => ErrorCode::SessionInvalidId,
+            SessionError::NoneForWorkspace { .. } => ErrorCode::SessionNoneForWorkspace,
+            SessionError::Io { .. } => ErrorCode::SessionIo,
+            SessionError::BadHeader { .. } => ErrorCode::SessionHeaderInvalid,
+            SessionError::UnsupportedFormat { .. } => ErrorCode::SessionFormatUnsupported,
+            SessionError::Exists { .. } => ErrorCode::SessionExists,
+            SessionError::Busy { .. } => ErrorCode::SessionBusy,
+            SessionError::Dirs(_) => ErrorCode::SessionDirsUnavailable,
         }
     }
 }

@@ -17,7 +17,7 @@ use super::checkpoint::History;
 use super::checkpoint::history::prompt_with_note;
 use super::load::{LoadWarning, LoadedJournal};
 use super::{Header, format_ms};
-use crate::core::ToolFailure;
+use crate::core::{ErrorCode, ToolFailure, tool_message};
 use crate::model::{Message, apply_clearing};
 use crate::policy::{PolicyEngine, PolicyError};
 use crate::protocol::{
@@ -26,7 +26,7 @@ use crate::protocol::{
 };
 
 /// The error code given to tool calls that a crash or kill cut off.
-pub const INTERRUPTED_CODE: &str = "interrupted";
+pub const INTERRUPTED_CODE: &str = ErrorCode::Interrupted.as_str();
 
 /// The todo checklist as last updated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,7 +154,7 @@ impl ResumeState {
 /// The result an interrupted call gets, exactly as the model will read it.
 pub fn interrupted_outcome(tool: &str) -> ToolOutcome {
     ToolFailure::new(
-        INTERRUPTED_CODE,
+        ErrorCode::Interrupted,
         format!(
             "{tool} was interrupted: pablo stopped before the call finished, so its result is \
              unknown; check the workspace before relying on its effects"
@@ -284,7 +284,7 @@ impl Replayer {
                     self.pending.remove(0);
                     self.history.push(Message::Tool {
                         call_id: call_id.clone(),
-                        content: tool_content(result),
+                        content: tool_message(result),
                     });
                 }
             }
@@ -369,7 +369,7 @@ impl Replayer {
     fn push_interrupted(&mut self, call: &ToolCall, began: bool) -> InterruptedCall {
         self.history.push(Message::Tool {
             call_id: call.id.clone(),
-            content: tool_content(&interrupted_outcome(&call.name)),
+            content: tool_message(&interrupted_outcome(&call.name)),
         });
         InterruptedCall {
             call_id: call.id.clone(),
@@ -385,11 +385,4 @@ impl Replayer {
             .map(|(c, began)| self.push_interrupted(&c, began))
             .collect()
     }
-}
-
-/// The tool message content, byte for byte what the agent loop sends.
-fn tool_content(result: &ToolOutcome) -> String {
-    serde_json::to_string(result).unwrap_or_else(|_| {
-        r#"{"ok":false,"error":{"code":"internal","message":"result not serializable"}}"#.into()
-    })
 }

@@ -13,13 +13,25 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::Digest;
 
-use super::{Tool, ToolContext, blocking, parse_args};
-use crate::core::{Coded, ToolFailure, ToolKind};
+use super::wording::{self, Args as CallArgs};
+use super::{Tool, ToolContext, ToolResult, blocking, parse_args};
+use crate::core::{Coded, ErrorCode, ToolFailure, ToolKind, ToolName};
+use crate::protocol::describe::{CallView, ResultFact, ResultView};
 use crate::protocol::{ArtifactSummary, Preview};
+
+/// What `artifact.write` returns: the file that was saved.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ArtifactResult {
+    pub name: String,
+    /// Absolute path under the session's data directory.
+    pub path: String,
+    pub bytes: usize,
+}
 
 /// The file types an artifact may have.
 pub const EXTENSIONS: [&str; 4] = ["md", "txt", "csv", "json"];
@@ -50,13 +62,13 @@ pub enum ArtifactError {
 }
 
 impl Coded for ArtifactError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            ArtifactError::Name { .. } => "invalid_name",
-            ArtifactError::Type { .. } => "unsupported_format",
-            ArtifactError::Json { .. } => "invalid_json",
-            ArtifactError::TooLarge { .. } => "artifact_too_large",
-            ArtifactError::Io { .. } => "io_error",
+            ArtifactError::Name { .. } => ErrorCode::InvalidName,
+            ArtifactError::Type { .. } => ErrorCode::UnsupportedFormat,
+            ArtifactError::Json { .. } => ErrorCode::InvalidJson,
+            ArtifactError::TooLarge { .. } => ErrorCode::ArtifactTooLarge,
+            ArtifactError::Io { .. } => ErrorCode::IoError,
         }
     }
 }
@@ -221,11 +233,11 @@ struct Args {
 #[async_trait]
 impl Tool for ArtifactWrite {
     fn name(&self) -> &'static str {
-        "artifact.write"
+        ToolName::ArtifactWrite.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "write_artifact"
+        ToolName::ArtifactWrite.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -265,17 +277,17 @@ impl Tool for ArtifactWrite {
         })
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         args: &Value,
         _preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
         self.check(&args)?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolFailure::new(
-                "cancelled",
+                ErrorCode::Cancelled,
                 format!("{} was not written: the turn was interrupted", args.name),
             ));
         }
@@ -284,12 +296,32 @@ impl Tool for ArtifactWrite {
         let bytes = content.len();
         let shown = name.clone();
         let path = blocking(move || install(&dir, &name, content.as_bytes())).await?;
-        Ok(json!({
-            "name": shown,
-            "path": path.display().to_string(),
-            "bytes": bytes,
-        }))
+        Ok(ArtifactResult {
+            name: shown,
+            path: path.display().to_string(),
+            bytes,
+        }
+        .into())
     }
+}
+
+pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {
+    let title = format!("Save artifact {}", args.clipped("name").unwrap_or_default());
+    wording::call(args, title, args.text("name"))
+}
+
+/// `saved summary.md (10 bytes)`, and where it is.
+pub(crate) fn show_result(data: &Value) -> Option<ResultView> {
+    let r: ArtifactResult = wording::typed(data)?;
+    let name = if r.name.is_empty() { "?" } else { &r.name };
+    let body = data.get("path").is_some().then(|| r.path.clone());
+    Some(ResultView {
+        fact: Some(ResultFact::ArtifactSaved),
+        ..ResultView::lines(
+            format!("saved {name} ({} bytes)", r.bytes),
+            body.into_iter().collect(),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -20,9 +20,11 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, blocking, parse_args};
-use crate::core::{Coded, ToolFailure, ToolKind};
+use super::wording::{self, Args as CallArgs};
+use super::{Tool, ToolContext, ToolResult, blocking, parse_args};
+use crate::core::{Coded, ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::Preview;
+use crate::protocol::describe::{CallView, ResultView, plural};
 use crate::workspace::Workspace;
 
 pub const MAX_BYTES: u64 = 10 * 1024 * 1024;
@@ -66,13 +68,13 @@ pub enum CsvError {
 }
 
 impl Coded for CsvError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            CsvError::TooManyRows { .. } => "too_many_rows",
-            CsvError::TooManyColumns { .. } => "too_many_columns",
-            CsvError::Invalid { .. } => "csv_invalid",
-            CsvError::Empty { .. } => "csv_empty",
-            CsvError::Format { .. } => "unsupported_format",
+            CsvError::TooManyRows { .. } => ErrorCode::TooManyRows,
+            CsvError::TooManyColumns { .. } => ErrorCode::TooManyColumns,
+            CsvError::Invalid { .. } => ErrorCode::CsvInvalid,
+            CsvError::Empty { .. } => ErrorCode::CsvEmpty,
+            CsvError::Format { .. } => ErrorCode::UnsupportedFormat,
         }
     }
 }
@@ -95,7 +97,8 @@ impl Default for CsvOptions {
 }
 
 /// The figures of one column. Fields that do not apply to its type are absent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ColumnStats {
     pub name: String,
     pub index: usize,
@@ -143,8 +146,9 @@ pub struct TopValue {
     pub count: u64,
 }
 
-/// The whole result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The whole analysis.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Analysis {
     /// The delimiter used, as text (`","`, `";"`, `"\t"`, `"|"`).
     pub delimiter: String,
@@ -937,7 +941,7 @@ fn delimiter_arg(raw: Option<&str>) -> Result<Option<u8>, ToolFailure> {
         Some("\t" | "tab" | "\\t") => Ok(Some(b'\t')),
         Some("|") => Ok(Some(b'|')),
         Some(other) => Err(ToolFailure::new(
-            "invalid_arguments",
+            ErrorCode::InvalidArguments,
             format!("csv.analyze: delimiter {other:?} is not one of \",\", \";\", \"tab\", \"|\""),
         )),
     }
@@ -946,11 +950,11 @@ fn delimiter_arg(raw: Option<&str>) -> Result<Option<u8>, ToolFailure> {
 #[async_trait]
 impl Tool for CsvAnalyze {
     fn name(&self) -> &'static str {
-        "csv.analyze"
+        ToolName::CsvAnalyze.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "analyze_csv"
+        ToolName::CsvAnalyze.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -1008,17 +1012,17 @@ impl Tool for CsvAnalyze {
         })
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         args: &Value,
         preview: &Preview,
         _ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
         let delimiter = delimiter_arg(args.delimiter.as_deref())?;
         let Preview::Read { path } = preview else {
             return Err(ToolFailure::new(
-                "internal",
+                ErrorCode::Internal,
                 "csv.analyze was committed without its read preview",
             ));
         };
@@ -1034,10 +1038,80 @@ impl Tool for CsvAnalyze {
             Ok(analyze(&file.bytes, &options, &rel.to_string())?)
         })
         .await?;
-        let mut out = serde_json::to_value(&analysis).unwrap_or(Value::Null);
-        out["path"] = json!(shown);
-        Ok(out)
+        Ok(CsvResult {
+            analysis,
+            path: shown,
+        }
+        .into())
     }
+}
+
+/// What `csv.analyze` returns: the analysis, then the file it is of.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CsvResult {
+    #[serde(flatten)]
+    pub analysis: Analysis,
+    pub path: String,
+}
+
+pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {
+    let title = format!("Analyze {}", args.clipped("path").unwrap_or_default());
+    wording::call(args, title, args.text("path"))
+}
+
+/// `prices.csv: 3 rows, 2 columns`, then a line per column with its type and key figures.
+pub(crate) fn show_result(data: &Value) -> Option<ResultView> {
+    let r: CsvResult = wording::typed(data)?;
+    let a = &r.analysis;
+    let path = if data.get("path").is_some() {
+        r.path.as_str()
+    } else {
+        "the file"
+    };
+    let headline = format!(
+        "{path}: {}, {}",
+        plural(a.rows, "row"),
+        plural(a.columns.len() as u64, "column")
+    );
+    let mut body: Vec<String> = a.columns.iter().map(column_line).collect();
+    body.extend(a.warnings.iter().map(|w| format!("warning: {w}")));
+    Some(ResultView::lines(headline, body))
+}
+
+/// `price: numeric, 3 values, 0 missing, min 10, max 30, mean 20, median 20`.
+fn column_line(c: &ColumnStats) -> String {
+    let kind = if c.kind.is_empty() { "?" } else { &c.kind };
+    let name = if c.name.is_empty() { "?" } else { &c.name };
+    let mut parts = vec![
+        format!("{name}: {kind}"),
+        format!("{} values", c.values),
+        format!("{} missing", c.missing),
+    ];
+    match kind {
+        "numeric" => parts.extend(
+            [
+                ("min", c.min),
+                ("max", c.max),
+                ("mean", c.mean),
+                ("median", c.median),
+            ]
+            .iter()
+            .filter_map(|(k, v)| v.map(|v| format!("{k} {v}"))),
+        ),
+        "boolean" => parts.push(format!(
+            "{} true, {} false",
+            c.true_count.unwrap_or(0),
+            c.false_count.unwrap_or(0)
+        )),
+        "date" => parts.push(format!(
+            "{} to {}",
+            c.first.as_deref().unwrap_or("?"),
+            c.last.as_deref().unwrap_or("?")
+        )),
+        _ => parts.push(format!("{} distinct", c.distinct)),
+    }
+    parts.join(", ")
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 use tokio_util::sync::CancellationToken;
 
 use super::{Host, ToolContext, blocking};
-use crate::core::ToolFailure;
 use crate::core::editor::{Editor, EditorCapabilities, EditorError};
+use crate::core::{ErrorCode, ToolFailure};
 use crate::workspace::{RelPath, Workspace, WorkspaceError, revision_of};
 
 impl Host {
@@ -59,8 +59,7 @@ pub(crate) async fn unless_cancelled<T>(
 ) -> Result<T, ToolFailure> {
     tokio::select! {
         r = request => r.map_err(ToolFailure::from),
-        () = cancel.cancelled() => Err(ToolFailure::new(
-            "cancelled",
+        () = cancel.cancelled() => Err(ToolFailure::new(ErrorCode::Cancelled,
             "the turn was interrupted while waiting for the editor",
         )),
     }

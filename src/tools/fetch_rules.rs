@@ -17,7 +17,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use reqwest::Url;
 use serde_json::{Value, json};
 
-use crate::core::Coded;
+use crate::core::{Coded, ErrorCode};
 
 /// Ports fetched when `PABLO_FETCH_ALLOWED_PORTS` is not set.
 pub const DEFAULT_PORTS: [u16; 2] = [80, 443];
@@ -83,24 +83,24 @@ pub enum FetchError {
 }
 
 impl Coded for FetchError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            FetchError::InvalidUrl { .. } => "invalid_url",
-            FetchError::Scheme { .. } => "scheme_refused",
-            FetchError::Userinfo { .. } => "userinfo_refused",
-            FetchError::Port { .. } => "port_refused",
-            FetchError::LocalName { .. } => "host_refused",
-            FetchError::Address { .. } => "address_refused",
-            FetchError::Lookup { .. } => "dns_failed",
-            FetchError::Budget { .. } => "network_budget_exhausted",
-            FetchError::Timeout { .. } => "fetch_timeout",
-            FetchError::Http { .. } => "fetch_failed",
-            FetchError::TooManyRedirects { .. } => "too_many_redirects",
-            FetchError::Downgrade { .. } => "redirect_refused",
-            FetchError::OtherHost { .. } => "redirect_to_other_host",
-            FetchError::BadRedirect { .. } => "redirect_invalid",
-            FetchError::Unsupported { .. } => "unsupported_content",
-            FetchError::Cancelled { .. } => "cancelled",
+            FetchError::InvalidUrl { .. } => ErrorCode::InvalidUrl,
+            FetchError::Scheme { .. } => ErrorCode::SchemeRefused,
+            FetchError::Userinfo { .. } => ErrorCode::UserinfoRefused,
+            FetchError::Port { .. } => ErrorCode::PortRefused,
+            FetchError::LocalName { .. } => ErrorCode::HostRefused,
+            FetchError::Address { .. } => ErrorCode::AddressRefused,
+            FetchError::Lookup { .. } => ErrorCode::DnsFailed,
+            FetchError::Budget { .. } => ErrorCode::NetworkBudgetExhausted,
+            FetchError::Timeout { .. } => ErrorCode::FetchTimeout,
+            FetchError::Http { .. } => ErrorCode::FetchFailed,
+            FetchError::TooManyRedirects { .. } => ErrorCode::TooManyRedirects,
+            FetchError::Downgrade { .. } => ErrorCode::RedirectRefused,
+            FetchError::OtherHost { .. } => ErrorCode::RedirectToOtherHost,
+            FetchError::BadRedirect { .. } => ErrorCode::RedirectInvalid,
+            FetchError::Unsupported { .. } => ErrorCode::UnsupportedContent,
+            FetchError::Cancelled { .. } => ErrorCode::Cancelled,
         }
     }
 
@@ -470,7 +470,7 @@ mod tests {
     fn code(r: Result<Target, FetchError>) -> &'static str {
         match r {
             Ok(_) => "ok",
-            Err(e) => e.code(),
+            Err(e) => e.code().as_str(),
         }
     }
 

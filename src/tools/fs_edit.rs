@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 
 use super::editor::current_text;
 use super::fs_write::{commit_file_change, narrow_file_change};
-use super::{Tool, ToolContext, parse_args};
-use crate::core::{ToolFailure, ToolKind};
+use super::{Tool, ToolContext, ToolResult, parse_args};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::{FileChangePreview, Preview};
 use crate::workspace::diff::file_change_preview;
 use crate::workspace::{RelPath, Workspace, WorkspaceError, occurrences, to_crlf, uses_crlf};
@@ -96,11 +96,11 @@ fn prepare(
 #[async_trait]
 impl Tool for FsEdit {
     fn name(&self) -> &'static str {
-        "fs.edit"
+        ToolName::FsEdit.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "fs_edit"
+        ToolName::FsEdit.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -135,7 +135,7 @@ impl Tool for FsEdit {
         self.workspace.check_not_credential(&rel)?;
         if args.old_text.is_empty() {
             return Err(ToolFailure::new(
-                "invalid_arguments",
+                ErrorCode::InvalidArguments,
                 "fs.edit: old_text is empty; quote the text to replace",
             ));
         }
@@ -148,14 +148,16 @@ impl Tool for FsEdit {
         Ok(Preview::FileChange(p))
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         args: &Value,
         preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
-        commit_file_change(&self.workspace, self.name(), &args.path, preview, ctx).await
+        commit_file_change(&self.workspace, self.name(), &args.path, preview, ctx)
+            .await
+            .map(ToolResult::from)
     }
 
     fn narrow(&self, preview: &Preview, hunks: &[usize]) -> Result<Preview, ToolFailure> {

@@ -9,10 +9,15 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, blocking, parse_args};
-use crate::core::{ToolFailure, ToolKind};
+use super::wording::{self, Args as CallArgs};
+use super::{Tool, ToolContext, ToolResult, blocking, parse_args};
+use crate::core::{ToolFailure, ToolKind, ToolName};
 use crate::protocol::Preview;
-use crate::workspace::Workspace;
+use crate::protocol::describe::{CallView, ResultView, plural};
+use crate::workspace::{EntryKind, Listing, Workspace};
+
+/// What `fs.list` returns: the entries of the directory as the workspace lists them.
+pub type ListResult = Listing;
 
 pub const DEFAULT_MAX_ENTRIES: usize = 1000;
 pub const MAX_DEPTH: usize = 6;
@@ -37,11 +42,11 @@ struct Args {
 #[async_trait]
 impl Tool for FsList {
     fn name(&self) -> &'static str {
-        "fs.list"
+        ToolName::FsList.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "fs_list"
+        ToolName::FsList.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -78,12 +83,12 @@ impl Tool for FsList {
         })
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         args: &Value,
         _preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
         let ws = self.workspace.clone();
         // With read roots, a listing shows only what the roots let the tools read (and the way
@@ -99,6 +104,32 @@ impl Tool for FsList {
             }
         })
         .await?;
-        Ok(serde_json::to_value(listing).unwrap_or(Value::Null))
+        Ok(listing.into())
     }
+}
+
+pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {
+    let title = format!(
+        "List {}",
+        args.clipped("path").unwrap_or_else(|| ".".into())
+    );
+    wording::call(args, title, args.text("path"))
+}
+
+/// `3 entries`, then one line per entry (directories end in `/`).
+pub(crate) fn show_result(data: &Value) -> Option<ResultView> {
+    let listing: ListResult = wording::typed(data)?;
+    let mut headline = plural(listing.entries.len() as u64, "entry").replace("entrys", "entries");
+    if listing.truncated {
+        headline.push_str(" (cut at the entry limit)");
+    }
+    let body = listing
+        .entries
+        .iter()
+        .map(|e| match e.kind {
+            EntryKind::Dir => format!("{}/", e.path),
+            _ => e.path.clone(),
+        })
+        .collect();
+    Some(ResultView::lines(headline, body))
 }

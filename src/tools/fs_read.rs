@@ -10,10 +10,15 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::editor::current_text;
-use super::{Tool, ToolContext, parse_args};
-use crate::core::{ToolFailure, ToolKind};
+use super::wording::{self, Args as CallArgs};
+use super::{Tool, ToolContext, ToolResult, parse_args};
+use crate::core::{ToolFailure, ToolKind, ToolName};
 use crate::protocol::Preview;
-use crate::workspace::{Workspace, WorkspaceError, page_of};
+use crate::protocol::describe::{CallView, ResultView, plural};
+use crate::workspace::{Page, Workspace, WorkspaceError, page_of};
+
+/// What `fs.read` returns: one page of the file and its revision, as the workspace cuts it.
+pub type ReadResult = Page;
 
 /// Bytes per page when the model does not say.
 pub const DEFAULT_PAGE_BYTES: usize = 64 * 1024;
@@ -40,11 +45,11 @@ struct Args {
 #[async_trait]
 impl Tool for FsRead {
     fn name(&self) -> &'static str {
-        "fs.read"
+        ToolName::FsRead.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "fs_read"
+        ToolName::FsRead.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -83,12 +88,12 @@ impl Tool for FsRead {
         })
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         args: &Value,
         _preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
         let offset = args.offset.unwrap_or(0);
         let limit = args.limit.unwrap_or(DEFAULT_PAGE_BYTES).min(MAX_PAGE_BYTES);
@@ -100,7 +105,24 @@ impl Tool for FsRead {
                 .ok_or_else(|| WorkspaceError::NotFound {
                     path: rel.to_string(),
                 })?;
-        let page = page_of(&rel, &text, revision, offset, limit)?;
-        Ok(serde_json::to_value(page).unwrap_or(Value::Null))
+        let page: ReadResult = page_of(&rel, &text, revision, offset, limit)?;
+        Ok(page.into())
     }
+}
+
+pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {
+    let title = format!("Read {}", args.clipped("path").unwrap_or_default());
+    wording::call(args, title, args.text("path"))
+}
+
+/// `3 lines`, and where the page lies in the file when it is not the whole of it.
+pub(crate) fn show_result(data: &Value) -> Option<ResultView> {
+    let page: ReadResult = wording::typed(data)?;
+    let lines = plural(page.text.lines().count() as u64, "line");
+    let (offset, total) = (page.offset, page.total_bytes);
+    Some(ResultView::line(match page.next_offset {
+        Some(next) => format!("{lines} (bytes {offset}–{next} of {total}; more to read)"),
+        None if offset > 0 => format!("{lines} (bytes {offset}–{total}, the end)"),
+        None => lines,
+    }))
 }

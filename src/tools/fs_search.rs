@@ -9,11 +9,16 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, blocking, parse_args};
-use crate::core::{ToolFailure, ToolKind};
+use super::wording::{self, Args as CallArgs};
+use super::{Tool, ToolContext, ToolResult, blocking, parse_args};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::Preview;
+use crate::protocol::describe::{CallView, ResultView, plural};
 use crate::workspace::Workspace;
-use crate::workspace::search::{SearchRequest, search, search_visible};
+use crate::workspace::search::{SearchOutcome, SearchRequest, search, search_visible};
+
+/// What `fs.search` returns: the matching lines and what the search passed over.
+pub type SearchResult = SearchOutcome;
 
 pub const DEFAULT_MAX_RESULTS: usize = 200;
 pub const MAX_RESULTS: usize = 10_000;
@@ -39,11 +44,11 @@ struct Args {
 #[async_trait]
 impl Tool for FsSearch {
     fn name(&self) -> &'static str {
-        "fs.search"
+        ToolName::FsSearch.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "fs_search"
+        ToolName::FsSearch.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -83,16 +88,16 @@ impl Tool for FsSearch {
         })
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         args: &Value,
         _preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
         if args.query.is_empty() {
             return Err(ToolFailure::new(
-                "invalid_arguments",
+                ErrorCode::InvalidArguments,
                 "fs.search: query is empty; give the exact text to find",
             ));
         }
@@ -117,6 +122,46 @@ impl Tool for FsSearch {
             }
         })
         .await?;
-        Ok(serde_json::to_value(outcome).unwrap_or(Value::Null))
+        Ok(outcome.into())
     }
+}
+
+pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {
+    let title = format!(
+        "Search {}",
+        args.clipped("query")
+            .or(args.clipped("pattern"))
+            .unwrap_or_default()
+    );
+    let summary = match (
+        args.text("pattern").or_else(|| args.text("query")),
+        args.text("path"),
+    ) {
+        (Some(p), Some(path)) => Some(format!("{p:?} in {path}")),
+        (Some(p), None) => Some(format!("{p:?}")),
+        _ => None,
+    };
+    wording::call(args, title, summary)
+}
+
+/// `2 matches in 1 file`, then `path:line: text` for each match.
+pub(crate) fn show_result(data: &Value) -> Option<ResultView> {
+    let outcome: SearchResult = wording::typed(data)?;
+    let mut files: Vec<&str> = outcome.matches.iter().map(|m| m.path.as_str()).collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut headline = format!(
+        "{} in {}",
+        plural(outcome.matches.len() as u64, "match").replace("matchs", "matches"),
+        plural(files.len() as u64, "file")
+    );
+    if outcome.truncated {
+        headline.push_str(" (cut at a limit)");
+    }
+    let body = outcome
+        .matches
+        .iter()
+        .map(|m| format!("{}:{}: {}", m.path, m.line_number, m.line.trim()))
+        .collect();
+    Some(ResultView::lines(headline, body))
 }

@@ -7,12 +7,14 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::editor::current_text;
-use super::{Tool, ToolContext, blocking, parse_args};
-use crate::core::{ToolFailure, ToolKind};
+use super::wording::{self, Args as CallArgs};
+use super::{Tool, ToolContext, ToolResult, blocking, parse_args};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
+use crate::protocol::describe::{CallView, ResultView};
 use crate::protocol::{FileChangePreview, Preview};
 use crate::workspace::diff::{apply_hunks, file_change_preview};
 use crate::workspace::{RelPath, Workspace, WorkspaceError, match_text_shape, revision_of};
@@ -79,6 +81,56 @@ fn prepare(
     })
 }
 
+/// What `fs.write` and `fs.edit` return: the change that landed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FileChangeResult {
+    pub path: String,
+    pub committed: bool,
+    pub created: bool,
+    /// The file's revision now.
+    pub revision: String,
+    pub added: usize,
+    pub removed: usize,
+    /// Whether the rename is on disk for sure (`false` when the directory could not be synced,
+    /// or when the editor holds the text).
+    pub durable: bool,
+    /// `editor` when the editor applied the change to its buffer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written_by: Option<String>,
+    /// After a per-hunk review: which hunks landed and which did not.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<PartialChange>,
+}
+
+/// What the person decided about the hunks of a change when they accepted only some.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartialChange {
+    /// Always `true`: only part of the change was written.
+    pub partial: bool,
+    pub hunks_applied: Vec<usize>,
+    pub hunks_not_applied: Vec<HunkNotApplied>,
+    pub note: String,
+}
+
+/// One hunk the person rejected: where it was, where those lines are now, and its text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HunkNotApplied {
+    pub hunk: usize,
+    pub old_start: usize,
+    pub old_len: usize,
+    pub lines_now: LineRange,
+    /// The hunk as unified-diff text (its header, then its lines).
+    pub text: String,
+}
+
+/// Lines of the file as it is now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineRange {
+    pub start: i64,
+    pub len: usize,
+}
+
 /// Installs a previewed file change. Shared by `fs.write` and `fs.edit`.
 pub(crate) async fn commit_file_change(
     ws: &Arc<Workspace>,
@@ -86,16 +138,16 @@ pub(crate) async fn commit_file_change(
     args_path: &str,
     preview: &Preview,
     ctx: &ToolContext,
-) -> Result<Value, ToolFailure> {
+) -> Result<FileChangeResult, ToolFailure> {
     let Preview::FileChange(p) = preview else {
         return Err(ToolFailure::new(
-            "invalid_preview",
+            ErrorCode::InvalidPreview,
             format!("{tool} can only commit a file change preview"),
         ));
     };
     if revision_of(p.new_text.as_bytes()) != p.new_revision {
         return Err(ToolFailure::new(
-            "invalid_preview",
+            ErrorCode::InvalidPreview,
             format!(
                 "{}: the preview's new_revision does not match its new_text; nothing written",
                 p.path
@@ -105,7 +157,7 @@ pub(crate) async fn commit_file_change(
     let rel = ws.parse_file(&p.path)?;
     if ws.parse_file(args_path)? != rel {
         return Err(ToolFailure::new(
-            "invalid_preview",
+            ErrorCode::InvalidPreview,
             format!("{tool}: the preview is for {}, not {args_path}", p.path),
         ));
     }
@@ -152,15 +204,17 @@ pub(crate) async fn commit_file_change(
     })
     .await?;
     let (installed, p) = installed;
-    Ok(json!({
-        "path": p.path,
-        "committed": true,
-        "created": installed.created,
-        "revision": installed.revision,
-        "added": p.added,
-        "removed": p.removed,
-        "durable": installed.durable,
-    }))
+    Ok(FileChangeResult {
+        path: p.path,
+        committed: true,
+        created: installed.created,
+        revision: installed.revision,
+        added: p.added,
+        removed: p.removed,
+        durable: installed.durable,
+        written_by: None,
+        partial: None,
+    })
 }
 
 /// Applies a previewed change to an existing file through the editor: the current text (from the
@@ -171,10 +225,10 @@ async fn commit_through_editor(
     rel: &RelPath,
     p: &FileChangePreview,
     ctx: &ToolContext,
-) -> Result<Value, ToolFailure> {
+) -> Result<FileChangeResult, ToolFailure> {
     let Some(editor) = ctx.host.editor_for(|c| c.write_files) else {
         return Err(ToolFailure::new(
-            "internal",
+            ErrorCode::Internal,
             "the editor stopped taking writes during the call",
         ));
     };
@@ -230,17 +284,18 @@ async fn commit_through_editor(
     if let Some(c) = &ctx.host.changes {
         c.after_write(rel, p.new_text.as_bytes());
     }
-    Ok(json!({
-        "path": p.path,
-        "committed": true,
-        "created": false,
-        "revision": p.new_revision,
-        "added": p.added,
-        "removed": p.removed,
+    Ok(FileChangeResult {
+        path: p.path.clone(),
+        committed: true,
+        created: false,
+        revision: p.new_revision.clone(),
+        added: p.added,
+        removed: p.removed,
         // The editor holds the text now; whether and when it reaches the disk is its call.
-        "durable": false,
-        "written_by": "editor",
-    }))
+        durable: false,
+        written_by: Some("editor".into()),
+        partial: None,
+    })
 }
 
 /// Rebuilds a file change from only the accepted hunks. Shared by `fs.write` and `fs.edit`.
@@ -251,7 +306,7 @@ pub(crate) fn narrow_file_change(
 ) -> Result<Preview, ToolFailure> {
     let Preview::FileChange(p) = preview else {
         return Err(ToolFailure::new(
-            "hunks_unsupported",
+            ErrorCode::HunksUnsupported,
             "only a file change can be narrowed to hunks",
         ));
     };
@@ -286,11 +341,11 @@ pub(crate) fn narrow_file_change(
 #[async_trait]
 impl Tool for FsWrite {
     fn name(&self) -> &'static str {
-        "fs.write"
+        ToolName::FsWrite.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "fs_write"
+        ToolName::FsWrite.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -330,17 +385,47 @@ impl Tool for FsWrite {
         Ok(Preview::FileChange(prepare(&rel, current, args)?))
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         args: &Value,
         preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
-        commit_file_change(&self.workspace, self.name(), &args.path, preview, ctx).await
+        commit_file_change(&self.workspace, self.name(), &args.path, preview, ctx)
+            .await
+            .map(ToolResult::from)
     }
 
     fn narrow(&self, preview: &Preview, hunks: &[usize]) -> Result<Preview, ToolFailure> {
         narrow_file_change(&self.workspace, preview, hunks)
     }
+}
+
+pub(crate) fn show_call(tool: ToolName, args: CallArgs<'_>) -> CallView {
+    let verb = if tool == ToolName::FsEdit {
+        "Edit"
+    } else {
+        "Write"
+    };
+    let title = format!("{verb} {}", args.clipped("path").unwrap_or_default());
+    wording::call(args, title, args.text("path"))
+}
+
+/// `edited src/a.rs (+1 −1)`, and who wrote it when it was not pablo.
+pub(crate) fn show_result(tool: ToolName, data: &Value) -> Option<ResultView> {
+    let r: FileChangeResult = wording::typed(data)?;
+    let verb = if r.created {
+        "created"
+    } else if tool == ToolName::FsEdit {
+        "edited"
+    } else {
+        "replaced"
+    };
+    let path = if r.path.is_empty() { "?" } else { &r.path };
+    let mut headline = format!("{verb} {path} (+{} −{})", r.added, r.removed);
+    if let Some(by) = &r.written_by {
+        headline.push_str(&format!(", written by the {by}"));
+    }
+    Some(ResultView::line(headline))
 }

@@ -17,9 +17,21 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, blocking, parse_args};
-use crate::core::{Coded, ToolFailure, ToolKind};
+use super::wording::{self, Args as CallArgs};
+use super::{Tool, ToolContext, ToolResult, blocking, parse_args};
+use crate::core::{Coded, ErrorCode, ToolFailure, ToolKind, ToolName};
+use crate::protocol::describe::{CallView, ResultFact, ResultView};
 use crate::protocol::{MemoryProposal, MemoryStatus, Preview};
+
+/// What `memory.propose` returns: the proposal, stored inactive.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MemoryResult {
+    pub proposal_id: String,
+    /// Always `proposed`.
+    pub status: String,
+    pub note: String,
+}
 
 /// Proposals one session may make.
 pub const MAX_PROPOSALS: usize = 3;
@@ -50,13 +62,13 @@ pub enum MemoryError {
 }
 
 impl Coded for MemoryError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            MemoryError::Limit { .. } => "memory_limit",
-            MemoryError::NotFound { .. } => "memory_not_found",
-            MemoryError::NotPending { .. } => "memory_not_pending",
-            MemoryError::Disabled => "memory_disabled",
-            MemoryError::Io { .. } => "io_error",
+            MemoryError::Limit { .. } => ErrorCode::MemoryLimit,
+            MemoryError::NotFound { .. } => ErrorCode::MemoryNotFound,
+            MemoryError::NotPending { .. } => ErrorCode::MemoryNotPending,
+            MemoryError::Disabled => ErrorCode::MemoryDisabled,
+            MemoryError::Io { .. } => ErrorCode::IoError,
         }
     }
 }
@@ -259,13 +271,13 @@ fn check(args: &Args) -> Result<(), ToolFailure> {
     let n = args.text.trim().chars().count();
     if n == 0 {
         return Err(ToolFailure::new(
-            "invalid_arguments",
+            ErrorCode::InvalidArguments,
             "memory.propose: the text is empty",
         ));
     }
     if n > MAX_TEXT_CHARS {
         return Err(ToolFailure::new(
-            "invalid_arguments",
+            ErrorCode::InvalidArguments,
             format!(
                 "memory.propose: the text has {n} characters; a note holds at most {MAX_TEXT_CHARS}"
             ),
@@ -284,11 +296,11 @@ fn store(ctx: &ToolContext) -> Result<Arc<MemoryStore>, ToolFailure> {
 #[async_trait]
 impl Tool for MemoryPropose {
     fn name(&self) -> &'static str {
-        "memory.propose"
+        ToolName::MemoryPropose.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "propose_memory"
+        ToolName::MemoryPropose.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -322,24 +334,45 @@ impl Tool for MemoryPropose {
         Ok(Preview::Internal)
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         args: &Value,
         _preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let args: Args = parse_args(self.name(), args)?;
         check(&args)?;
         let store = store(ctx)?;
         let call_id = ctx.call_id.clone();
         let text = args.text.trim().to_string();
         let p = blocking(move || store.propose(&call_id, &text)).await?;
-        Ok(json!({
-            "proposal_id": p.id,
-            "status": "proposed",
-            "note": "stored as an inactive proposal; it takes effect only if the person accepts it",
-        }))
+        Ok(MemoryResult {
+            proposal_id: p.id,
+            status: "proposed".into(),
+            note: "stored as an inactive proposal; it takes effect only if the person accepts it"
+                .into(),
+        }
+        .into())
     }
+}
+
+pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {
+    wording::call(args, "Propose a memory".into(), args.text("text"))
+}
+
+/// `proposed mem-1 — inactive until you accept it (/memory)`.
+pub(crate) fn show_result(data: &Value) -> Option<ResultView> {
+    let r: MemoryResult = wording::typed(data)?;
+    let known = data.get("proposal_id").and_then(Value::as_str).is_some();
+    let id = if known { r.proposal_id.as_str() } else { "?" };
+    Some(ResultView {
+        fact: known.then(|| ResultFact::MemoryProposed {
+            proposal_id: r.proposal_id.clone(),
+        }),
+        ..ResultView::line(format!(
+            "proposed {id} — inactive until you accept it (/memory)"
+        ))
+    })
 }
 
 #[cfg(test)]

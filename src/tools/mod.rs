@@ -17,11 +17,15 @@ pub mod html_text;
 pub mod mcp;
 pub mod memory_propose;
 pub mod plan;
+mod result;
 pub mod schema;
+pub mod shell_report;
 pub mod shell_run;
 pub mod shell_session;
 pub mod shell_terminal;
+mod view;
 pub mod web_fetch;
+mod wording;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -31,8 +35,11 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::{Coded, EventSink, ToolFailure, ToolKind, ToolSpec};
+use crate::core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind, ToolSpec};
 use crate::protocol::Preview;
+
+pub use result::ToolResult;
+pub use view::{describe_call, describe_result};
 
 /// Everything a tool may touch, handed to it per call.
 #[derive(Clone)]
@@ -231,7 +238,7 @@ pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
     args: &Value,
 ) -> Result<T, ToolFailure> {
     serde_json::from_value(args.clone())
-        .map_err(|e| ToolFailure::new("invalid_arguments", format!("{tool}: {e}")))
+        .map_err(|e| ToolFailure::new(ErrorCode::InvalidArguments, format!("{tool}: {e}")))
 }
 
 /// Runs blocking file work off the async threads.
@@ -245,7 +252,7 @@ where
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r.map_err(Into::into),
         Err(e) => Err(ToolFailure::new(
-            "internal",
+            ErrorCode::Internal,
             format!("a file operation stopped unexpectedly: {e}"),
         )),
     }
@@ -265,19 +272,30 @@ pub trait Tool: Send + Sync {
     fn schema(&self) -> Value;
     /// The dry run. Touches nothing; returns what `commit` will do.
     async fn preview(&self, args: &Value, ctx: &ToolContext) -> Result<Preview, ToolFailure>;
-    /// Do exactly what `preview` described. `preview` may be a narrowed version of what the tool
-    /// returned (per-hunk review), never a widened one.
+    /// Do exactly what `preview` described, and say what happened. `preview` may be a narrowed
+    /// version of what the tool returned (per-hunk review), never a widened one.
+    async fn commit_result(
+        &self,
+        args: &Value,
+        preview: &Preview,
+        ctx: &ToolContext,
+    ) -> Result<ToolResult, ToolFailure>;
+    /// [`Tool::commit_result`] as the JSON the model receives.
     async fn commit(
         &self,
         args: &Value,
         preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure>;
+    ) -> Result<Value, ToolFailure> {
+        self.commit_result(args, preview, ctx)
+            .await
+            .map(|r| r.to_json())
+    }
     /// Narrows a preview to the accepted hunks (per-hunk review). Only file changes have hunks.
     fn narrow(&self, preview: &Preview, hunks: &[usize]) -> Result<Preview, ToolFailure> {
         let _ = (preview, hunks);
         Err(ToolFailure::new(
-            "hunks_unsupported",
+            ErrorCode::HunksUnsupported,
             format!("{} has no hunks to choose from", self.name()),
         ))
     }

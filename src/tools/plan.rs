@@ -4,14 +4,27 @@
 //! through; the front-ends draw the checklist from the `PlanUpdate` event it emits.
 
 use async_trait::async_trait;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext};
-use crate::core::{ToolFailure, ToolKind};
+use super::wording::{self, Args as CallArgs};
+use super::{Tool, ToolContext, ToolResult};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
+use crate::protocol::describe::{CallView, ResultView};
 use crate::protocol::{Event, PlanItem, PlanStatus, Preview};
 
 pub struct PlanUpdate;
+
+/// What `plan.update` returns: how far along the checklist is (the checklist itself goes to the
+/// front-ends as `Event::PlanUpdate`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PlanResult {
+    /// Always `true`.
+    pub updated: bool,
+    pub completed: usize,
+    pub total: usize,
+}
 
 #[derive(Deserialize)]
 struct Args {
@@ -25,7 +38,7 @@ const MAX_ITEM_CHARS: usize = 500;
 
 fn parse(args: &Value) -> Result<Args, ToolFailure> {
     let args: Args = serde_json::from_value(args.clone())
-        .map_err(|e| ToolFailure::new("invalid_arguments", format!("plan.update: {e}")))?;
+        .map_err(|e| ToolFailure::new(ErrorCode::InvalidArguments, format!("plan.update: {e}")))?;
     let in_progress = args
         .items
         .iter()
@@ -33,7 +46,7 @@ fn parse(args: &Value) -> Result<Args, ToolFailure> {
         .count();
     if in_progress > 1 {
         return Err(ToolFailure::new(
-            "invalid_arguments",
+            ErrorCode::InvalidArguments,
             format!(
                 "plan.update: {in_progress} items are in_progress; at most one may be in progress at a time"
             ),
@@ -41,7 +54,7 @@ fn parse(args: &Value) -> Result<Args, ToolFailure> {
     }
     if args.items.len() > MAX_ITEMS {
         return Err(ToolFailure::new(
-            "invalid_arguments",
+            ErrorCode::InvalidArguments,
             format!(
                 "plan.update: {} items; a checklist holds at most {MAX_ITEMS}",
                 args.items.len()
@@ -54,7 +67,7 @@ fn parse(args: &Value) -> Result<Args, ToolFailure> {
         .position(|i| i.content.chars().count() > MAX_ITEM_CHARS)
     {
         return Err(ToolFailure::new(
-            "invalid_arguments",
+            ErrorCode::InvalidArguments,
             format!("plan.update: item {long} is longer than {MAX_ITEM_CHARS} characters"),
         ));
     }
@@ -64,11 +77,11 @@ fn parse(args: &Value) -> Result<Args, ToolFailure> {
 #[async_trait]
 impl Tool for PlanUpdate {
     fn name(&self) -> &'static str {
-        "plan.update"
+        ToolName::PlanUpdate.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "update_plan"
+        ToolName::PlanUpdate.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -110,12 +123,12 @@ impl Tool for PlanUpdate {
         Ok(Preview::Internal)
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         args: &Value,
         _preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let args = parse(args)?;
         let done = args
             .items
@@ -127,6 +140,31 @@ impl Tool for PlanUpdate {
             explanation: args.explanation,
             items: args.items,
         });
-        Ok(json!({"updated": true, "completed": done, "total": total}))
+        Ok(PlanResult {
+            updated: true,
+            completed: done,
+            total,
+        }
+        .into())
     }
+}
+pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {
+    let summary = args
+        .get("items")
+        .and_then(Value::as_array)
+        .map(|a| format!("{} items", a.len()));
+    wording::call(args, "Update plan".into(), summary)
+}
+
+/// `2/3 done` (the checklist is on screen already: the result shows only when expanded).
+pub(crate) fn show_result(data: &Value) -> Option<ResultView> {
+    let r: PlanResult = wording::typed(data)?;
+    // A result that does not say how far along it is (an older journal's) says it was updated.
+    let counted = data.get("completed").is_some() && data.get("total").is_some();
+    let progress = counted.then(|| format!("{}/{} done", r.completed, r.total));
+    Some(ResultView {
+        only_expanded: true,
+        summary: progress.clone(),
+        ..ResultView::line(progress.unwrap_or_else(|| "updated".into()))
+    })
 }

@@ -5,6 +5,8 @@
 
 use serde_json::Value;
 
+use crate::core::ErrorCode;
+
 /// A schema that cannot serve as a closed tool schema.
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
@@ -15,8 +17,8 @@ pub enum SchemaError {
 }
 
 impl super::Coded for SchemaError {
-    fn code(&self) -> &'static str {
-        "invalid_schema"
+    fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidSchema
     }
 }
 
@@ -29,8 +31,8 @@ pub struct InvalidArguments {
 }
 
 impl super::Coded for InvalidArguments {
-    fn code(&self) -> &'static str {
-        "invalid_arguments"
+    fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidArguments
     }
 }
 

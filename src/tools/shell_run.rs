@@ -15,18 +15,84 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use rustix::fs::{Mode, OFlags};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::shell_report::{CommandReport, SandboxDenied};
 use super::shell_terminal::{TerminalRun, run_in_terminal};
-use super::{Host, Tool, ToolContext};
-use crate::core::{Coded, ToolFailure, ToolKind};
+use super::wording::{self, Args as CallArgs, exit_words, lines_of};
+use super::{Host, Tool, ToolContext, ToolResult};
+use crate::core::{Coded, ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::process::sandbox::SandboxSettings;
 use crate::process::{
     self, HOST_MAX_OUTPUT_BYTES, HOST_MAX_TIMEOUT, ProcessError, RunReport, RunRequest,
     SessionRequest, ShellSettings, SpawnSpec,
 };
+use crate::protocol::describe::{CallView, ResultView, plural, seconds};
 use crate::protocol::{CommandPreview, Event, Preview, SandboxChoice, SandboxProfile};
+
+/// What `shell.run` returns: a foreground command's report, or a background session's start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ShellRunResult {
+    Started(BackgroundStart),
+    Finished(CommandReport),
+}
+
+/// A background session that started (`background: true`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackgroundStart {
+    pub session_id: String,
+    /// Always `running`.
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub command: String,
+    #[serde(default)]
+    pub cwd: String,
+    #[serde(default)]
+    pub pty: bool,
+    #[serde(default)]
+    pub notify: bool,
+}
+
+/// Said of the result of a second run without the sandbox, approved after the first failed in it.
+const RERUN_NOTE: &str = "the first run failed in the sandbox; the person approved running it \
+                          again without the sandbox, and this is that run's result";
+
+impl ShellRunResult {
+    pub fn exit_code(&self) -> Option<Option<i32>> {
+        match self {
+            ShellRunResult::Finished(r) => Some(r.exit_code),
+            ShellRunResult::Started(_) => None,
+        }
+    }
+
+    pub fn artifact(&self) -> Option<&str> {
+        match self {
+            ShellRunResult::Finished(r) => r.artifact.as_deref(),
+            ShellRunResult::Started(_) => None,
+        }
+    }
+
+    pub fn sandbox_denied(&self) -> Option<&SandboxDenied> {
+        match self {
+            ShellRunResult::Finished(r) => r.sandbox_denied.as_ref(),
+            ShellRunResult::Started(_) => None,
+        }
+    }
+
+    /// Marks this as the result of the run without the sandbox: its note says so (replacing the
+    /// report's own note, when it has one).
+    pub fn mark_unsandboxed_rerun(&mut self) {
+        if let ShellRunResult::Finished(r) = self {
+            match &mut r.note {
+                Some(note) => *note = RERUN_NOTE.to_string(),
+                None => r.rerun_note = Some(RERUN_NOTE.to_string()),
+            }
+        }
+    }
+}
 
 pub struct ShellRun {
     settings: ShellSettings,
@@ -56,7 +122,7 @@ struct Args {
 }
 
 fn invalid(message: String) -> ToolFailure {
-    ToolFailure::new("invalid_arguments", format!("shell.run: {message}"))
+    ToolFailure::new(ErrorCode::InvalidArguments, format!("shell.run: {message}"))
 }
 
 fn parse(args: &Value) -> Result<Args, ToolFailure> {
@@ -113,9 +179,6 @@ fn resolve_cwd(host: &Host, raw: Option<&str>) -> Result<(PathBuf, String, Owned
     Ok((ws.root().join(rel.as_str()), label, dir))
 }
 
-/// The code a result carries (in `sandbox_denied.code`) when a failure looks like the sandbox's.
-pub const SANDBOX_DENIED: &str = "sandbox_denied";
-
 /// What the sandbox adds to a command's environment: the session's temporary directory for
 /// `workspace-write`, and for a known-safe line git's program-running settings turned off.
 fn sandbox_env(choice: &SandboxChoice, settings: &SandboxSettings) -> Vec<(String, String)> {
@@ -158,37 +221,39 @@ fn artifact_name(call_id: &str) -> String {
 }
 
 /// The result the model reads for a finished foreground command.
-pub fn report_json(r: &RunReport, pty: bool) -> Value {
-    let output = r.view.render(|b| process::session::model_text(b, pty));
-    let mut out = json!({
-        "exit_code": r.exit.code,
-        "signal": r.exit.signal.map(process::signal_name),
-        "timed_out": r.timed_out,
-        "truncated": r.view.truncated,
-        "duration_ms": r.duration.as_millis() as u64,
-        "total_bytes": r.view.total,
-        "output": output,
-        "artifact": r.artifact.as_ref().map(|p| p.display().to_string()),
-    });
-    if let Some(e) = &r.artifact_error {
-        out["artifact_error"] = json!(e);
+pub fn report(r: &RunReport, pty: bool) -> CommandReport {
+    CommandReport {
+        exit_code: r.exit.code,
+        signal: r.exit.signal.map(process::signal_name),
+        timed_out: r.timed_out,
+        truncated: r.view.truncated,
+        duration_ms: r.duration.as_millis() as u64,
+        total_bytes: r.view.total,
+        output: r.view.render(|b| process::session::model_text(b, pty)),
+        artifact: r.artifact.as_ref().map(|p| p.display().to_string()),
+        artifact_error: r.artifact_error.clone(),
+        note: (!r.drained).then(|| {
+            "a process outside the command's group still held its output open; the output may \
+             be incomplete"
+                .to_string()
+        }),
+        ..CommandReport::default()
     }
-    if !r.drained {
-        out["note"] = json!(
-            "a process outside the command's group still held its output open; the output may be incomplete"
-        );
-    }
-    out
+}
+
+/// A report as the data of an error (a cancelled or not cleaned-up run).
+fn report_data(r: &CommandReport) -> Value {
+    serde_json::to_value(r).unwrap_or(Value::Null)
 }
 
 #[async_trait]
 impl Tool for ShellRun {
     fn name(&self) -> &'static str {
-        "shell.run"
+        ToolName::ShellRun.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "shell_run"
+        ToolName::ShellRun.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -259,16 +324,16 @@ impl Tool for ShellRun {
         }))
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         args: &Value,
         preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let a = parse(args)?;
         let Preview::Command(p) = preview else {
             return Err(ToolFailure::new(
-                "internal",
+                ErrorCode::Internal,
                 "shell.run was given a preview that is not a command",
             ));
         };
@@ -297,7 +362,7 @@ impl Tool for ShellRun {
             )
             .map_err(|e| {
                 ToolFailure::new(
-                    "sandbox_failed",
+                    ErrorCode::SandboxFailed,
                     format!("the known-safe git read was not run: {e}"),
                 )
             })?;
@@ -332,14 +397,15 @@ impl Tool for ShellRun {
                 },
                 ctx.events.clone(),
             )?;
-            return Ok(json!({
-                "session_id": id,
-                "status": "running",
-                "command": p.command,
-                "cwd": cwd_label,
-                "pty": p.pty,
-                "notify": a.notify,
-            }));
+            return Ok(ShellRunResult::Started(BackgroundStart {
+                session_id: id,
+                status: "running".into(),
+                command: p.command.clone(),
+                cwd: cwd_label,
+                pty: p.pty,
+                notify: a.notify,
+            })
+            .into());
         }
         let timeout = a
             .timeout_ms
@@ -371,7 +437,9 @@ impl Tool for ShellRun {
                 artifact_path,
                 cleanup: self.settings.cleanup,
             };
-            return run_in_terminal(editor, run, ctx).await;
+            return run_in_terminal(editor, run, ctx)
+                .await
+                .map(|r| ShellRunResult::Finished(r).into());
         }
         let sandbox = spawn.sandbox.clone();
         let req = RunRequest {
@@ -392,39 +460,33 @@ impl Tool for ShellRun {
         .await;
         match result {
             Ok(report) if report.cancelled => Err(ToolFailure::new(
-                "cancelled",
+                ErrorCode::Cancelled,
                 format!(
                     "the command was interrupted after {} ms; its process group was stopped",
                     report.duration.as_millis()
                 ),
             )
-            .with_data(report_json(&report, p.pty))),
+            .with_data(report_data(&self::report(&report, p.pty)))),
             Ok(report) => {
-                let mut out = report_json(&report, p.pty);
-                out["sandbox"] = json!(choice.profile.label());
+                let mut out = self::report(&report, p.pty);
+                out.sandbox = Some(choice.profile.label().to_string());
                 let failed = report.exit.code != Some(0) && !report.timed_out;
-                if failed
-                    && let Some(d) = process::sandbox::denial(
-                        out["output"].as_str().unwrap_or_default(),
-                        &sandbox,
-                        &cwd,
-                    )
-                {
-                    out["sandbox_denied"] = json!({
-                        "code": SANDBOX_DENIED,
-                        "kind": d.kind,
-                        "path": d.path,
-                        "message": d.message(choice.profile),
+                if failed && let Some(d) = process::sandbox::denial(&out.output, &sandbox, &cwd) {
+                    out.sandbox_denied = Some(SandboxDenied {
+                        code: ErrorCode::SandboxDenied,
+                        kind: d.kind.to_string(),
+                        message: d.message(choice.profile),
+                        path: d.path,
                     });
                 }
-                Ok(out)
+                Ok(ShellRunResult::Finished(out).into())
             }
             Err(ProcessError::CleanupFailed {
                 pgid,
                 survivors,
                 report,
             }) => {
-                let mut data = report_json(&report, p.pty);
+                let mut data = report_data(&self::report(&report, p.pty));
                 data["pgid"] = json!(pgid);
                 data["survivors"] = json!(survivors);
                 let e = ProcessError::CleanupFailed {
@@ -437,4 +499,51 @@ impl Tool for ShellRun {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {
+    let title = format!("Run {}", args.clipped("command").unwrap_or_default());
+    CallView {
+        command: true,
+        ..wording::call(args, title, args.text("command"))
+    }
+}
+
+/// `exited 1 after 1.2 s, 3 lines` and the output, or the background session that started.
+pub(crate) fn show_result(data: &Value) -> Option<ResultView> {
+    let r: ShellRunResult = wording::typed(data)?;
+    let r = match r {
+        ShellRunResult::Started(s) => {
+            return Some(ResultView::line(format!(
+                "started background session {}",
+                s.session_id
+            )));
+        }
+        ShellRunResult::Finished(r) => r,
+    };
+    // A report without a duration (an older journal's) says nothing of how long it took.
+    let took = data
+        .get("duration_ms")
+        .is_some()
+        .then(|| seconds(Duration::from_millis(r.duration_ms)));
+    let mut headline = if r.timed_out {
+        format!("timed out after {}", took.clone().unwrap_or_default())
+    } else {
+        let mut h = exit_words(r.exit_code, r.signal.as_deref());
+        if let Some(t) = &took {
+            h.push_str(&format!(" after {t}"));
+        }
+        h
+    };
+    headline.push_str(&format!(
+        ", {}",
+        plural(r.output.lines().count() as u64, "line")
+    ));
+    if r.truncated {
+        headline.push_str(" (middle cut; the whole output is saved)");
+    }
+    Some(ResultView {
+        exit_code: r.exit_code.map(i64::from),
+        ..ResultView::lines(headline, lines_of(&r.output))
+    })
 }

@@ -7,14 +7,111 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext};
-use crate::core::{ToolFailure, ToolKind};
-use crate::process::session::{KEY_NAMES, SessionView, model_text};
+use super::wording::{self, Args as CallArgs, exit_words, lines_of};
+use super::{Tool, ToolContext, ToolResult};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
+use crate::process::session::{KEY_NAMES, SessionInfo, SessionView, model_text};
 use crate::process::{HOST_MAX_TIMEOUT, SessionStatus, ShellSettings, WINDOW_BYTES, signal_name};
 use crate::protocol::Preview;
+use crate::protocol::describe::{CallView, ResultView, plural};
+
+/// What `shell.session` returns, by action.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum SessionResult {
+    /// `list`.
+    List(SessionList),
+    /// `poll`, `wait` and `kill`.
+    State(SessionState),
+    /// `read`.
+    Page(SessionPage),
+    /// `write`.
+    Written(InputWritten),
+    /// `send_keys`.
+    Keys(KeysSent),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionList {
+    pub sessions: Vec<SessionInfo>,
+}
+
+/// Where a session is and its new output (`poll`, `wait`, `kill`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionState {
+    /// `running` or `exited`.
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub session_id: String,
+    /// New output since the previous look (its tail).
+    pub output: String,
+    pub output_offset: u64,
+    pub new_bytes: u64,
+    pub total_bytes: u64,
+    pub dropped_bytes: u64,
+    /// A PTY session's screen as a person would see it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Always `true` when present: the answer to `kill`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub killed: Option<bool>,
+}
+
+/// A page of a session's retained output (`read`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionPage {
+    pub session_id: String,
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub output: String,
+    pub offset: u64,
+    pub next_offset: u64,
+    pub total_bytes: u64,
+    pub has_more: bool,
+    pub dropped_bytes: u64,
+    pub skipped_bytes: u64,
+}
+
+/// Input sent to a session (`write`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InputWritten {
+    pub session_id: String,
+    pub written_bytes: usize,
+    /// Stdin was closed after the data.
+    pub eof: bool,
+}
+
+/// Keys sent to a PTY session (`send_keys`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct KeysSent {
+    pub session_id: String,
+    pub keys_sent: usize,
+    /// The program asked for application cursor keys (arrows were sent as such).
+    pub application_cursor: bool,
+}
+
+impl SessionResult {
+    /// The exit code the result reports (`Some(None)`: the session ended on a signal or is still
+    /// running); `None` for results that report none.
+    pub fn exit_code(&self) -> Option<Option<i32>> {
+        match self {
+            SessionResult::State(s) => Some(s.exit_code),
+            SessionResult::Page(p) => Some(p.exit_code),
+            _ => None,
+        }
+    }
+}
 
 pub struct ShellSession {
     settings: ShellSettings,
@@ -46,7 +143,10 @@ struct Args {
 const ACTIONS: &[&str] = &["list", "poll", "wait", "read", "write", "send_keys", "kill"];
 
 fn invalid(message: String) -> ToolFailure {
-    ToolFailure::new("invalid_arguments", format!("shell.session: {message}"))
+    ToolFailure::new(
+        ErrorCode::InvalidArguments,
+        format!("shell.session: {message}"),
+    )
 }
 
 fn parse(args: &Value) -> Result<Args, ToolFailure> {
@@ -89,30 +189,22 @@ fn parse(args: &Value) -> Result<Args, ToolFailure> {
     Ok(a)
 }
 
-fn status_json(v: &SessionView) -> Value {
+fn state(id: &str, v: &SessionView) -> SessionState {
     let exit = v.status.exit();
-    json!({
-        "status": v.status.label(),
-        "exit_code": exit.and_then(|e| e.code),
-        "signal": exit.and_then(|e| e.signal).map(signal_name),
-    })
-}
-
-fn view_json(id: &str, v: &SessionView) -> Value {
-    let mut out = status_json(v);
-    out["session_id"] = json!(id);
-    out["output"] = json!(v.output);
-    out["output_offset"] = json!(v.output_offset);
-    out["new_bytes"] = json!(v.new_bytes);
-    out["total_bytes"] = json!(v.total_bytes);
-    out["dropped_bytes"] = json!(v.dropped_bytes);
-    if let Some(screen) = &v.screen {
-        out["screen"] = json!(screen);
+    SessionState {
+        status: v.status.label().to_string(),
+        exit_code: exit.and_then(|e| e.code),
+        signal: exit.and_then(|e| e.signal).map(signal_name),
+        session_id: id.to_string(),
+        output: v.output.clone(),
+        output_offset: v.output_offset,
+        new_bytes: v.new_bytes,
+        total_bytes: v.total_bytes,
+        dropped_bytes: v.dropped_bytes,
+        screen: v.screen.clone(),
+        note: v.notify_enabled_now.then(|| NOTIFY_NOTE.to_string()),
+        killed: None,
     }
-    if v.notify_enabled_now {
-        out["note"] = json!(NOTIFY_NOTE);
-    }
-    out
 }
 
 /// Said once, when two `poll`/`wait` calls in a row found no new output.
@@ -123,11 +215,11 @@ const NOTIFY_NOTE: &str = "no new output on two checks in a row: you will be not
 #[async_trait]
 impl Tool for ShellSession {
     fn name(&self) -> &'static str {
-        "shell.session"
+        ToolName::ShellSession.native()
     }
 
     fn provider_name(&self) -> &'static str {
-        "shell_session"
+        ToolName::ShellSession.provider()
     }
 
     fn kind(&self) -> ToolKind {
@@ -182,18 +274,20 @@ impl Tool for ShellSession {
         })
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         args: &Value,
         _preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         let a = parse(args)?;
         let sessions = &ctx.host.sessions;
         let id = a.session_id.clone().unwrap_or_default();
-        match a.action.as_str() {
-            "list" => Ok(json!({"sessions": sessions.list()})),
-            "poll" => Ok(view_json(&id, &sessions.poll(&id)?)),
+        let result = match a.action.as_str() {
+            "list" => SessionResult::List(SessionList {
+                sessions: sessions.list(),
+            }),
+            "poll" => SessionResult::State(state(&id, &sessions.poll(&id)?)),
             "wait" => {
                 let window = a
                     .timeout_ms
@@ -201,7 +295,7 @@ impl Tool for ShellSession {
                     .unwrap_or(self.settings.default_timeout)
                     .min(HOST_MAX_TIMEOUT);
                 let v = sessions.wait(&id, window, &ctx.cancel).await?;
-                let mut out = view_json(&id, &v);
+                let mut out = state(&id, &v);
                 if v.status == SessionStatus::Running {
                     let mut note = format!(
                         "the session is still running after the wait window of {} ms; this is \
@@ -214,44 +308,176 @@ impl Tool for ShellSession {
                         note.push(' ');
                         note.push_str(NOTIFY_NOTE);
                     }
-                    out["note"] = json!(note);
+                    out.note = Some(note);
                 }
-                Ok(out)
+                SessionResult::State(out)
             }
             "read" => {
                 let limit = a.limit.unwrap_or(self.settings.max_output_bytes);
                 let (page, status, pty) = sessions.read(&id, a.offset, limit)?;
-                let exit = status.exit();
-                Ok(json!({
-                    "session_id": id,
-                    "status": status.label(),
-                    "exit_code": exit.and_then(|e| e.code),
-                    "output": model_text(&page.bytes, pty),
-                    "offset": page.offset,
-                    "next_offset": page.next_offset,
-                    "total_bytes": page.total_bytes,
-                    "has_more": page.has_more,
-                    "dropped_bytes": page.dropped_bytes,
-                    "skipped_bytes": page.skipped_bytes,
-                }))
+                SessionResult::Page(SessionPage {
+                    session_id: id,
+                    status: status.label().to_string(),
+                    exit_code: status.exit().and_then(|e| e.code),
+                    output: model_text(&page.bytes, pty),
+                    offset: page.offset,
+                    next_offset: page.next_offset,
+                    total_bytes: page.total_bytes,
+                    has_more: page.has_more,
+                    dropped_bytes: page.dropped_bytes,
+                    skipped_bytes: page.skipped_bytes,
+                })
             }
             "write" => {
                 let data = a.data.unwrap_or_default();
                 let n = sessions.write(&id, data.as_bytes(), a.eof).await?;
-                Ok(json!({"session_id": id, "written_bytes": n, "eof": a.eof}))
+                SessionResult::Written(InputWritten {
+                    session_id: id,
+                    written_bytes: n,
+                    eof: a.eof,
+                })
             }
             "send_keys" => {
                 let keys = a.keys.unwrap_or_default();
                 let app = sessions.send_keys(&id, &keys).await?;
-                Ok(json!({"session_id": id, "keys_sent": keys.len(), "application_cursor": app}))
+                SessionResult::Keys(KeysSent {
+                    session_id: id,
+                    keys_sent: keys.len(),
+                    application_cursor: app,
+                })
             }
             "kill" => {
                 let v = sessions.kill(&id, &ctx.events).await?;
-                let mut out = view_json(&id, &v);
-                out["killed"] = json!(true);
-                Ok(out)
+                SessionResult::State(SessionState {
+                    killed: Some(true),
+                    ..state(&id, &v)
+                })
             }
-            other => Err(invalid(format!("unknown action {other:?}"))),
-        }
+            other => return Err(invalid(format!("unknown action {other:?}"))),
+        };
+        Ok(result.into())
     }
+}
+
+pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {
+    let action = args.text("action").unwrap_or_default();
+    let id = args.text("session_id").unwrap_or_default();
+    let title = format!(
+        "Background session: {}",
+        args.clipped("action").unwrap_or_default()
+    );
+    wording::call(
+        args,
+        title,
+        Some(format!("{action} {id}").trim().to_string()),
+    )
+}
+
+/// `running`, or how a session ended.
+fn state_words(status: &str, exit_code: Option<i32>, signal: Option<&str>) -> String {
+    if status == "running" {
+        "running".to_string()
+    } else {
+        exit_words(exit_code, signal)
+    }
+}
+
+/// By action: `wait s1: still running after 3.0 s, 4 new lines`, `2 sessions`, `read s1: bytes
+/// 0–38 of 38 (exited 2)`, … and the output beneath.
+pub(crate) fn show_result(args: CallArgs<'_>, data: &Value) -> Option<ResultView> {
+    let action = args.text("action").unwrap_or_else(|| "?".into());
+    let id_or = |id: &str| {
+        if id.is_empty() {
+            args.text("session_id").unwrap_or_default()
+        } else {
+            id.to_string()
+        }
+    };
+    let view = match action.as_str() {
+        "list" => {
+            let list: SessionList = wording::typed(data)?;
+            let body = list
+                .sessions
+                .iter()
+                .map(|s| {
+                    let state = state_words(&s.status, s.exit_code, s.signal.as_deref());
+                    let id = if s.session_id.is_empty() {
+                        "?"
+                    } else {
+                        &s.session_id
+                    };
+                    format!("{id}  {state}  {}", s.command)
+                })
+                .collect();
+            ResultView::lines(plural(list.sessions.len() as u64, "session"), body)
+        }
+        "read" => {
+            let p: SessionPage = wording::typed(data)?;
+            let id = id_or(&p.session_id);
+            let next = if data.get("next_offset").is_some() {
+                p.next_offset
+            } else {
+                p.offset
+            };
+            let more = if p.has_more { "; more to read" } else { "" };
+            let state = state_words(&p.status, p.exit_code, None);
+            ResultView {
+                exit_code: p.exit_code.map(i64::from),
+                ..ResultView::lines(
+                    format!(
+                        "read {id}: bytes {}–{next} of {}{more} ({state})",
+                        p.offset, p.total_bytes
+                    ),
+                    lines_of(&p.output),
+                )
+            }
+        }
+        "write" => {
+            let w: InputWritten = wording::typed(data)?;
+            let closed = if w.eof { " and closed stdin" } else { "" };
+            ResultView::line(format!(
+                "write {}: sent {}{closed}",
+                id_or(&w.session_id),
+                plural(w.written_bytes as u64, "byte")
+            ))
+        }
+        "send_keys" => {
+            let k: KeysSent = wording::typed(data)?;
+            let keys = args
+                .get("keys")
+                .and_then(Value::as_array)
+                .map(|k| {
+                    k.iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default();
+            ResultView::line(format!("send_keys {}: {keys}", id_or(&k.session_id)))
+        }
+        // poll, wait, kill (and any other action: its state).
+        _ => {
+            let s: SessionState = wording::typed(data)?;
+            let id = id_or(&s.session_id);
+            let output = s.screen.as_deref().unwrap_or(&s.output);
+            let new_lines = plural(output.lines().count() as u64, "new line");
+            let running = s.status == "running";
+            let state = state_words(&s.status, s.exit_code, s.signal.as_deref());
+            let mut view = match action.as_str() {
+                "wait" if running => {
+                    let head = format!("wait {id}: still running");
+                    ResultView {
+                        elapsed_at: Some(head.len()),
+                        ..ResultView::line(format!("{head}, {new_lines}"))
+                    }
+                }
+                "wait" | "poll" => ResultView::line(format!("{action} {id}: {state}, {new_lines}")),
+                _ => ResultView::line(format!("{action} {id}: {state}")),
+            };
+            view.body = lines_of(output);
+            view.exit_code = s.exit_code.map(i64::from);
+            view
+        }
+    };
+    Some(view)
 }

@@ -25,11 +25,12 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::ToolContext;
-use crate::core::ToolFailure;
+use super::shell_report::CommandReport;
 use crate::core::editor::{Editor, EditorError, TerminalCommand, TerminalExit, TerminalOutput};
+use crate::core::{ErrorCode, ToolFailure};
 use crate::process::capture::{ARTIFACT_MAX_BYTES, Capture, CaptureResult};
 use crate::process::{CleanupTimes, session::model_text};
 use crate::protocol::Event;
@@ -76,7 +77,7 @@ pub fn terminal_command(run: &TerminalRun) -> Result<TerminalCommand, ToolFailur
     // taken for one and the command would run under something else.
     if run.launcher.contains('=') || run.launcher.starts_with('-') || run.launcher.is_empty() {
         return Err(ToolFailure::new(
-            "invalid_launcher",
+            ErrorCode::InvalidLauncher,
             format!(
                 "the shell launcher {:?} cannot be passed to an editor terminal through env \
                  (it is empty, starts with '-' or contains '=')",
@@ -127,7 +128,7 @@ pub async fn run_in_terminal(
     editor: &dyn Editor,
     run: TerminalRun,
     ctx: &ToolContext,
-) -> Result<Value, ToolFailure> {
+) -> Result<CommandReport, ToolFailure> {
     let command = terminal_command(&run)?;
     let started = Instant::now();
     let create = editor.create_terminal(&command);
@@ -146,7 +147,7 @@ pub async fn run_in_terminal(
         Some(Err(e)) if !ctx.cancel.is_cancelled() => return Err(e.into()),
         _ => {
             return Err(ToolFailure::new(
-                "cancelled",
+                ErrorCode::Cancelled,
                 "the turn was interrupted before the editor started the command",
             ));
         }
@@ -176,7 +177,7 @@ async fn follow(
     run: &TerminalRun,
     ctx: &ToolContext,
     started: Instant,
-) -> Result<Value, ToolFailure> {
+) -> Result<CommandReport, ToolFailure> {
     let end = tokio::select! {
         // A turn cancelled while the terminal was being created ends it at once.
         biased;
@@ -237,13 +238,13 @@ async fn follow(
     let report = report(terminal, run, output, exit, timed_out, duration, notes).await?;
     if cancelled {
         return Err(ToolFailure::new(
-            "cancelled",
+            ErrorCode::Cancelled,
             format!(
                 "the command was interrupted after {} ms; pablo asked the editor to kill it",
                 duration.as_millis()
             ),
         )
-        .with_data(report));
+        .with_data(serde_json::to_value(&report).unwrap_or(Value::Null)));
     }
     Ok(report)
 }
@@ -257,7 +258,7 @@ async fn report(
     timed_out: bool,
     duration: Duration,
     mut notes: Vec<String>,
-) -> Result<Value, ToolFailure> {
+) -> Result<CommandReport, ToolFailure> {
     let (max, path) = (run.max_output_bytes, run.artifact_path.clone());
     let text = output.output;
     let captured: CaptureResult = super::blocking(move || {
@@ -269,22 +270,21 @@ async fn report(
     // Terminal text may carry escapes and CRLF line ends: the model reads it cleaned, as PTY
     // output.
     let shown = captured.view.render(|b| model_text(b, true));
-    let mut out = json!({
-        "exit_code": exit.exit_code,
-        "signal": exit.signal,
-        "timed_out": timed_out,
-        "truncated": captured.view.truncated,
-        "duration_ms": duration.as_millis() as u64,
-        "total_bytes": captured.view.total,
-        "output": shown,
-        "artifact": captured.artifact.as_ref().map(|p| p.display().to_string()),
-        "terminal": terminal,
-    });
-    if let Some(e) = &captured.artifact_error {
-        out["artifact_error"] = json!(e);
-    }
+    let mut out = CommandReport {
+        exit_code: exit.exit_code,
+        signal: exit.signal,
+        timed_out,
+        truncated: captured.view.truncated,
+        duration_ms: duration.as_millis() as u64,
+        total_bytes: captured.view.total,
+        output: shown,
+        artifact: captured.artifact.as_ref().map(|p| p.display().to_string()),
+        terminal: Some(terminal.to_string()),
+        artifact_error: captured.artifact_error.clone(),
+        ..CommandReport::default()
+    };
     if output.truncated {
-        out["editor_truncated"] = json!(true);
+        out.editor_truncated = Some(true);
         notes.insert(
             0,
             "the editor dropped the beginning of the output to stay within its limit; \
@@ -293,7 +293,7 @@ async fn report(
         );
     }
     if !notes.is_empty() {
-        out["note"] = json!(notes.join("; "));
+        out.note = Some(notes.join("; "));
     }
     Ok(out)
 }

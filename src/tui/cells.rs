@@ -17,7 +17,9 @@ use super::diff::render_hunks;
 use super::markdown;
 use super::text::{Output, truncate, wrap_line, wrap_lines};
 use super::theme;
-use crate::protocol::describe::describe_result;
+use crate::core::ErrorCode;
+use crate::launch::{describe_call, describe_result};
+use crate::protocol::describe::{ResultFact, ResultView};
 use crate::protocol::{Preview, ToolOutcome};
 
 /// How many output lines a collapsed tool cell shows.
@@ -42,7 +44,10 @@ pub enum ToolStatus {
 pub struct ToolCell {
     pub call_id: String,
     pub tool: String,
+    /// What a person reads first beside the tool's name (the tool's own words).
     pub summary: String,
+    /// The summary is a command line (shown as code).
+    pub command: bool,
     pub status: ToolStatus,
     pub started: Instant,
     pub running_since: Option<Instant>,
@@ -50,16 +55,20 @@ pub struct ToolCell {
     pub preview: Option<Preview>,
     pub output: Option<Output>,
     pub result: Option<ToolOutcome>,
+    /// The result in the tool's words, once it is in.
+    pub shown: Option<ResultView>,
     /// The call's arguments, for describing its result (`shell.session`'s action).
     pub arguments: Value,
 }
 
 impl ToolCell {
     pub fn new(call_id: String, tool: String, arguments: &Value, now: Instant) -> Self {
+        let call = describe_call(&tool, arguments);
         Self {
             call_id,
             arguments: arguments.clone(),
-            summary: summarize_args(&tool, arguments),
+            summary: call.summary,
+            command: call.command,
             tool,
             status: ToolStatus::Pending,
             started: now,
@@ -68,43 +77,25 @@ impl ToolCell {
             preview: None,
             output: None,
             result: None,
+            shown: None,
         }
+    }
+
+    /// Takes the call's result; returns what the result did that the front-end acts on.
+    pub fn finish(&mut self, result: ToolOutcome) -> Option<ResultFact> {
+        let shown = describe_result(&self.tool, &self.arguments, &result);
+        if let Some(summary) = &shown.summary {
+            self.summary = summary.clone();
+        }
+        let fact = shown.fact.clone();
+        self.shown = Some(shown);
+        self.result = Some(result);
+        fact
     }
 
     pub fn is_live(&self) -> bool {
         matches!(self.status, ToolStatus::Running | ToolStatus::Pending)
     }
-}
-
-/// What a person reads first about a call: the path, the command, the pattern.
-pub fn summarize_args(tool: &str, args: &Value) -> String {
-    let s = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
-    let summary = match tool {
-        "shell.run" => s("command"),
-        "shell.session" => {
-            let action = s("action").unwrap_or_default();
-            let id = s("session_id").unwrap_or_default();
-            Some(format!("{action} {id}").trim().to_string())
-        }
-        "fs.search" => match (s("pattern").or_else(|| s("query")), s("path")) {
-            (Some(p), Some(path)) => Some(format!("{p:?} in {path}")),
-            (Some(p), None) => Some(format!("{p:?}")),
-            _ => None,
-        },
-        "plan.update" => args
-            .get("items")
-            .and_then(Value::as_array)
-            .map(|a| format!("{} items", a.len())),
-        "web.fetch" => s("url"),
-        "artifact.write" => s("name"),
-        "memory.propose" => s("text"),
-        _ => s("path"),
-    };
-    summary.unwrap_or_else(|| match args {
-        Value::Object(m) if m.is_empty() => String::new(),
-        Value::String(raw) => raw.clone(),
-        other => other.to_string(),
-    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -313,7 +304,7 @@ fn render_tool(
     if !t.summary.is_empty() {
         head.push(Span::raw(" "));
         let max = width.saturating_sub(t.tool.len() + 4).max(10);
-        let style = if t.tool == "shell.run" {
+        let style = if t.command {
             theme::inline_code()
         } else {
             Style::default()
@@ -353,7 +344,8 @@ fn render_tool(
                 .to_string(),
             theme::error(),
         )),
-        ToolStatus::Rejected => Some(("rejected".to_string(), theme::warn())),
+        // Its code, as a failed call shows its own.
+        ToolStatus::Rejected => Some((ErrorCode::Rejected.to_string(), theme::warn())),
     };
     if let Some((s, style)) = state {
         head.push(Span::styled(format!("  ({s})"), style));
@@ -408,8 +400,9 @@ fn render_tool(
                 let line = Line::from(Span::styled(error.message.clone(), theme::error()));
                 wrap_line(&line, body_width, 0, &mut body);
             }
-            // The checklist itself is on screen; its cell says only how far along it is.
-            ToolOutcome::Ok { .. } if t.tool == "plan.update" && !expanded => {}
+            // A result shown only expanded (a checklist, which is on screen already).
+            ToolOutcome::Ok { .. }
+                if t.shown.as_ref().is_some_and(|s| s.only_expanded) && !expanded => {}
             // A command's streamed output is already above; one that printed nothing (a
             // background start) still gets its line in words.
             ToolOutcome::Ok { .. }
@@ -417,9 +410,12 @@ fn render_tool(
                     && t.preview_is_quiet() =>
             {
                 // A headline in words, then the lines beneath it (a tail when collapsed).
-                let text = describe_result(&t.tool, &t.arguments, result, t.elapsed);
+                let text = t
+                    .shown
+                    .clone()
+                    .unwrap_or_else(|| describe_result(&t.tool, &t.arguments, result));
                 body.push(Line::from(Span::styled(
-                    truncate(&text.headline, body_width),
+                    truncate(&text.headline(t.elapsed), body_width),
                     theme::dim(),
                 )));
                 let n = if expanded { EXPANDED_LINES } else { TAIL_LINES };
@@ -454,7 +450,7 @@ impl ToolCell {
 
 fn exit_code(t: &ToolCell) -> Option<i64> {
     match &t.result {
-        Some(ToolOutcome::Ok { data, .. }) => data.get("exit_code").and_then(Value::as_i64),
+        Some(ToolOutcome::Ok { .. }) => t.shown.as_ref().and_then(|s| s.exit_code),
         _ => None,
     }
 }

@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::core::ErrorCode;
+
 /// Why the draft could not go through the editor; the draft itself is never lost.
 #[derive(Debug, thiserror::Error)]
 pub enum EditorError {
@@ -18,12 +20,12 @@ pub enum EditorError {
 }
 
 impl crate::core::Coded for EditorError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            EditorError::NoEditor => "editor_not_set",
-            EditorError::DraftFile { .. } => "editor_draft_file",
-            EditorError::Spawn { .. } => "editor_spawn_failed",
-            EditorError::Failed { .. } => "editor_failed",
+            EditorError::NoEditor => ErrorCode::EditorNotSet,
+            EditorError::DraftFile { .. } => ErrorCode::EditorDraftFile,
+            EditorError::Spawn { .. } => ErrorCode::EditorSpawnFailed,
+            EditorError::Failed { .. } => ErrorCode::EditorFailed,
         }
     }
 }

@@ -24,7 +24,7 @@ pub mod term;
 
 use std::sync::Arc;
 
-use crate::core::Coded;
+use crate::core::{Coded, ErrorCode};
 use crate::protocol::AgentHandle;
 use crate::protocol::{Event, Usage};
 
@@ -43,10 +43,10 @@ pub enum TuiError {
 }
 
 impl Coded for TuiError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            TuiError::Terminal(_) => "terminal_failed",
-            TuiError::NotATerminal(_) => "not_a_terminal",
+            TuiError::Terminal(_) => ErrorCode::TerminalFailed,
+            TuiError::NotATerminal(_) => ErrorCode::NotATerminal,
             TuiError::Launch(e) => e.code(),
         }
     }

@@ -2,6 +2,8 @@
 //! `more`), on the terminal the TUI lends it for as long as the pager runs, as Ctrl-G lends it to
 //! the editor.
 
+use crate::core::ErrorCode;
+
 /// Why an artifact could not be shown; the TUI goes on as it was.
 #[derive(Debug, thiserror::Error)]
 pub enum PagerError {
@@ -12,10 +14,10 @@ pub enum PagerError {
 }
 
 impl crate::core::Coded for PagerError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            PagerError::Spawn { .. } => "pager_spawn_failed",
-            PagerError::Failed { .. } => "pager_failed",
+            PagerError::Spawn { .. } => ErrorCode::PagerSpawnFailed,
+            PagerError::Failed { .. } => ErrorCode::PagerFailed,
         }
     }
 }

@@ -20,10 +20,12 @@ use super::restore::{self, RestoreView, RewindView};
 use super::text::Output;
 use super::theme;
 use super::transcript::Transcript;
+use crate::core::ErrorCode;
+use crate::protocol::describe::ResultFact;
 use crate::protocol::{
     ApprovalAnswer, ArtifactSummary, CustomCommand, Event, McpServerView, McpState, MemoryProposal,
     MemoryStatus, Op, PlanItem, PlanStatus, Preview, RestoreAction, RestoreReport, RestoreScope,
-    RuleSummary, SessionSummary, StopReason, ToolOutcome, Usage, WorkMode,
+    RuleSummary, SessionSummary, StopReason, Usage, WorkMode,
 };
 
 /// Side effects on the terminal that only the loop can perform.
@@ -418,39 +420,23 @@ impl AppState {
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.status = match result.error_code() {
                         None => ToolStatus::Done,
-                        Some("rejected") => ToolStatus::Rejected,
+                        Some(code) if code == ErrorCode::Rejected => ToolStatus::Rejected,
                         Some(_) => ToolStatus::Failed,
                     };
                     t.elapsed = t.running_since.map(|s| now.saturating_duration_since(s));
-                    if t.tool == "plan.update"
-                        && let ToolOutcome::Ok { data, .. } = &result
-                        && let (Some(done), Some(total)) = (
-                            data.get("completed").and_then(serde_json::Value::as_u64),
-                            data.get("total").and_then(serde_json::Value::as_u64),
-                        )
-                    {
-                        t.summary = format!("{done}/{total} done");
-                    }
-                    let data = match &result {
-                        ToolOutcome::Ok { data, .. } => Some(data.clone()),
-                        ToolOutcome::Err { .. } => None,
-                    };
-                    let tool = t.tool.clone();
-                    t.result = Some(result);
-                    if tool == "artifact.write" && data.is_some() {
-                        self.hint = Some("/artifacts lists the saved files and opens one".into());
-                    }
-                    if tool == "memory.propose"
-                        && let Some(id) = data
-                            .as_ref()
-                            .and_then(|d| d.get("proposal_id"))
-                            .and_then(serde_json::Value::as_str)
-                    {
-                        let text = format!(
-                            "the model proposed a memory ({id}); it stays inactive unless you \
-                             accept it: /memory to review"
-                        );
-                        self.notice(NoticeLevel::Info, text);
+                    match t.finish(result) {
+                        Some(ResultFact::ArtifactSaved) => {
+                            self.hint =
+                                Some("/artifacts lists the saved files and opens one".into());
+                        }
+                        Some(ResultFact::MemoryProposed { proposal_id: id }) => {
+                            let text = format!(
+                                "the model proposed a memory ({id}); it stays inactive unless \
+                                 you accept it: /memory to review"
+                            );
+                            self.notice(NoticeLevel::Info, text);
+                        }
+                        None => {}
                     }
                 }
             }
@@ -597,7 +583,7 @@ impl AppState {
                 }
             }
             Event::Error { code, message } => {
-                if code == "mcp_required_server_failed" {
+                if code == ErrorCode::McpRequiredServerFailed {
                     self.fatal = Some(message.clone());
                 }
                 self.notice(NoticeLevel::Error, format!("{code}: {message}"));
@@ -744,7 +730,7 @@ impl AppState {
             ]));
         }
         for s in &report.skipped {
-            let style = if s.code == "deselected" {
+            let style = if s.code == ErrorCode::Deselected {
                 theme::dim()
             } else {
                 theme::warn()

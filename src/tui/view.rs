@@ -594,7 +594,7 @@ fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
         };
         let label = format!("  {:<14}", item.label);
         let room = (w as usize).saturating_sub(super::text::str_width(&label) + 2);
-        let detail = fit(&item.detail, room);
+        let detail = super::text::truncate(&item.detail, room);
         let line = Line::from(vec![
             Span::styled(label, style.patch(theme::key())),
             Span::styled(format!(" {detail}"), style),
@@ -602,25 +602,6 @@ fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
         buf.set_style(Rect::new(area.x, area.y + i as u16, w, 1), style);
         buf.set_line(area.x, area.y + i as u16, &line, w);
     }
-}
-
-/// `text` in at most `width` columns, with `…` where it had to be cut.
-fn fit(text: &str, width: usize) -> String {
-    if super::text::str_width(text) <= width {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if used + cw + 1 > width {
-            break;
-        }
-        out.push(c);
-        used += cw;
-    }
-    out.push('…');
-    out
 }
 
 /// Rows the (non-full-screen) approval prompt takes at the bottom of `main`: all it needs, up to

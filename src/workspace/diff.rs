@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline, group_diff_ops};
 
+use crate::core::ErrorCode;
 use crate::protocol::{DiffHunk, DiffLine, DiffTag, FileChangePreview};
 
 /// Lines of context around each change.
@@ -173,10 +174,10 @@ pub enum NarrowError {
 }
 
 impl crate::core::Coded for NarrowError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            NarrowError::NoSuchHunk { .. } => "invalid_hunks",
-            NarrowError::NothingAccepted => "no_hunks_accepted",
+            NarrowError::NoSuchHunk { .. } => ErrorCode::InvalidHunks,
+            NarrowError::NothingAccepted => ErrorCode::NoHunksAccepted,
         }
     }
 }

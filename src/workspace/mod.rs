@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::FilesystemOptions;
 use crate::core::Coded;
+use crate::core::ErrorCode;
 pub use node::{NewNode, Node};
 pub use path::{PathRule, RelPath};
 
@@ -124,25 +125,25 @@ pub enum WorkspaceError {
 }
 
 impl Coded for WorkspaceError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            WorkspaceError::PathRefused { .. } => "path_refused",
-            WorkspaceError::FileRefused { .. } => "file_refused",
-            WorkspaceError::NotFound { .. } => "not_found",
-            WorkspaceError::IsDirectory { .. } => "is_a_directory",
-            WorkspaceError::NotADirectory { .. } => "not_a_directory",
-            WorkspaceError::SpecialFile { .. } => "special_file",
-            WorkspaceError::BinaryContent { .. } => "binary_content",
-            WorkspaceError::FileTooLarge { .. } => "file_too_large",
-            WorkspaceError::NotUtf8 { .. } => "not_utf8",
-            WorkspaceError::AlreadyExists { .. } => "already_exists",
-            WorkspaceError::InvalidOffset { .. } => "invalid_offset",
-            WorkspaceError::NoMatch { .. } => "no_match",
-            WorkspaceError::AmbiguousMatch { .. } => "ambiguous_match",
-            WorkspaceError::RevisionMismatch { .. } => "revision_mismatch",
-            WorkspaceError::Cancelled { .. } => "cancelled",
-            WorkspaceError::Checkpoint { .. } => "checkpoint_failed",
-            WorkspaceError::Io { .. } => "io_error",
+            WorkspaceError::PathRefused { .. } => ErrorCode::PathRefused,
+            WorkspaceError::FileRefused { .. } => ErrorCode::FileRefused,
+            WorkspaceError::NotFound { .. } => ErrorCode::NotFound,
+            WorkspaceError::IsDirectory { .. } => ErrorCode::IsADirectory,
+            WorkspaceError::NotADirectory { .. } => ErrorCode::NotADirectory,
+            WorkspaceError::SpecialFile { .. } => ErrorCode::SpecialFile,
+            WorkspaceError::BinaryContent { .. } => ErrorCode::BinaryContent,
+            WorkspaceError::FileTooLarge { .. } => ErrorCode::FileTooLarge,
+            WorkspaceError::NotUtf8 { .. } => ErrorCode::NotUtf8,
+            WorkspaceError::AlreadyExists { .. } => ErrorCode::AlreadyExists,
+            WorkspaceError::InvalidOffset { .. } => ErrorCode::InvalidOffset,
+            WorkspaceError::NoMatch { .. } => ErrorCode::NoMatch,
+            WorkspaceError::AmbiguousMatch { .. } => ErrorCode::AmbiguousMatch,
+            WorkspaceError::RevisionMismatch { .. } => ErrorCode::RevisionMismatch,
+            WorkspaceError::Cancelled { .. } => ErrorCode::Cancelled,
+            WorkspaceError::Checkpoint { .. } => ErrorCode::CheckpointFailed,
+            WorkspaceError::Io { .. } => ErrorCode::IoError,
         }
     }
 
@@ -204,17 +205,19 @@ impl WorkspaceOptions {
 }
 
 /// The kind of a directory entry, as `fs.list` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryKind {
+    #[default]
     File,
     Dir,
     Symlink,
     Other,
 }
 
-/// One entry of a listing.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// One entry of a listing. (Read back leniently, as every tool result is for its words.)
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ListEntry {
     /// Workspace-relative path.
     pub path: String,
@@ -225,7 +228,8 @@ pub struct ListEntry {
 }
 
 /// A listing, cut at `max_entries`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Listing {
     pub path: String,
     pub entries: Vec<ListEntry>,
@@ -243,9 +247,12 @@ pub struct FileBytes {
 }
 
 /// One page of `fs.read`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Page {
     pub path: String,
+    /// (Read back from `content` too, the name a page's text had in older journals' results.)
+    #[serde(alias = "content")]
     pub text: String,
     pub offset: u64,
     /// Where the next page starts; `None` at the end of the file.

@@ -34,7 +34,8 @@ pub struct SearchRequest {
 }
 
 /// One matching line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SearchMatch {
     pub path: String,
     /// 1-based.
@@ -48,7 +49,8 @@ pub struct SearchMatch {
 }
 
 /// Files passed over, by reason.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Skipped {
     pub binary: u64,
     pub too_large: u64,
@@ -57,13 +59,16 @@ pub struct Skipped {
 }
 
 /// What a search found, and whether a cap cut it short.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SearchOutcome {
     pub matches: Vec<SearchMatch>,
     pub files_scanned: u64,
     pub bytes_scanned: u64,
     /// True when any cap was hit; `limits_hit` says which.
     pub truncated: bool,
+    /// (Not read back: the words of a result do not name the limits.)
+    #[serde(skip_deserializing)]
     pub limits_hit: Vec<&'static str>,
     pub skipped: Skipped,
 }

@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::core::ErrorCode;
 use crate::protocol::{Event, FileChange, FileState, RestoreReport, RestoreScope, TurnCheckpoint};
 
 /// Who made one change.
@@ -64,12 +65,12 @@ pub enum RangeError {
 }
 
 impl crate::core::Coded for RangeError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            RangeError::NothingToUndo => "nothing_to_undo",
-            RangeError::NotEnoughTurns { .. } => "not_enough_turns",
-            RangeError::NoSuchTurn { .. } => "no_such_turn",
-            RangeError::NotChanged { .. } => "not_changed",
+            RangeError::NothingToUndo => ErrorCode::NothingToUndo,
+            RangeError::NotEnoughTurns { .. } => ErrorCode::NotEnoughTurns,
+            RangeError::NoSuchTurn { .. } => ErrorCode::NoSuchTurn,
+            RangeError::NotChanged { .. } => ErrorCode::NotChanged,
         }
     }
 }

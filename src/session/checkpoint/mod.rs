@@ -26,7 +26,7 @@ pub use history::{History, RangeError, first_words};
 pub use live::{CheckpointSettings, Checkpoints, DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES};
 pub use objects::ObjectStore;
 
-use crate::core::Coded;
+use crate::core::{Coded, ErrorCode};
 
 /// Why a restore could not be planned or carried out.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,11 +43,11 @@ pub enum CheckpointError {
 }
 
 impl Coded for CheckpointError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
             CheckpointError::Range(e) => e.code(),
-            CheckpointError::PlanUnknown { .. } => "restore_plan_unknown",
-            CheckpointError::Unavailable(_) => "checkpoints_unavailable",
+            CheckpointError::PlanUnknown { .. } => ErrorCode::RestorePlanUnknown,
+            CheckpointError::Unavailable(_) => ErrorCode::CheckpointsUnavailable,
         }
     }
 }

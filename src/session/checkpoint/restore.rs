@@ -8,6 +8,7 @@
 
 use super::objects::ObjectStore;
 use super::plan::text_of_state;
+use crate::core::ErrorCode;
 use crate::protocol::{
     FileState, RestoreAction, RestoreChoice, RestoreFile, RestorePlan, RestoreReport, RestoreScope,
     RestoreStatus, RestoredFile, SkippedFile,
@@ -32,10 +33,10 @@ fn expected_node(state: &FileState) -> Node {
     }
 }
 
-fn skip(path: &str, code: &str, message: impl Into<String>) -> SkippedFile {
+fn skip(path: &str, code: ErrorCode, message: impl Into<String>) -> SkippedFile {
     SkippedFile {
         path: path.to_string(),
-        code: code.to_string(),
+        code: code.into(),
         message: message.into(),
     }
 }
@@ -55,7 +56,7 @@ pub fn apply_plan(
         if !plan.files.iter().any(|f| f.path == c.path) {
             skipped.push(skip(
                 &c.path,
-                "not_in_plan",
+                ErrorCode::NotInPlan,
                 format!("{} is not part of this restore", c.path),
             ));
         }
@@ -66,26 +67,30 @@ pub fn apply_plan(
             skipped.push(match file.status {
                 RestoreStatus::Conflict => skip(
                     &file.path,
-                    "conflict",
+                    ErrorCode::Conflict,
                     file.reason
                         .clone()
                         .unwrap_or_else(|| "changed since".into()),
                 ),
                 RestoreStatus::Unrestorable => skip(
                     &file.path,
-                    "unrestorable",
+                    ErrorCode::Unrestorable,
                     file.reason
                         .clone()
                         .unwrap_or_else(|| "not kept by the checkpoint".into()),
                 ),
-                _ => skip(&file.path, "deselected", "left as it is (not selected)"),
+                _ => skip(
+                    &file.path,
+                    ErrorCode::Deselected,
+                    "left as it is (not selected)",
+                ),
             });
             continue;
         };
         if file.status == RestoreStatus::Unrestorable {
             skipped.push(skip(
                 &file.path,
-                "unrestorable",
+                ErrorCode::Unrestorable,
                 file.reason
                     .clone()
                     .unwrap_or_else(|| "not kept by the checkpoint".into()),
@@ -128,8 +133,8 @@ fn restore_file(
 ) -> Result<RestoredFile, SkippedFile> {
     let rel = ws
         .parse_file(&file.path)
-        .map_err(|e| skip(&file.path, "restore_failed", e.to_string()))?;
-    let failed = |what: String| skip(&file.path, "restore_failed", what);
+        .map_err(|e| skip(&file.path, ErrorCode::RestoreFailed, e.to_string()))?;
+    let failed = |what: String| skip(&file.path, ErrorCode::RestoreFailed, what);
     let expected = expected_node(&file.current);
     let whole = match &choice.hunks {
         None => true,
@@ -137,7 +142,7 @@ fn restore_file(
             if file.binary {
                 return Err(skip(
                     &file.path,
-                    "restore_failed",
+                    ErrorCode::RestoreFailed,
                     "it has no line diff, so only the whole file can be restored",
                 ));
             }
@@ -145,7 +150,11 @@ fn restore_file(
             all.sort_unstable();
             all.dedup();
             if all.is_empty() {
-                return Err(skip(&file.path, "deselected", "no hunk was selected"));
+                return Err(skip(
+                    &file.path,
+                    ErrorCode::Deselected,
+                    "no hunk was selected",
+                ));
             }
             if let Some(bad) = all.iter().find(|i| **i >= file.hunks.len()) {
                 return Err(failed(format!(
@@ -241,11 +250,11 @@ fn restore_file(
             now,
         }),
         Err(crate::workspace::WorkspaceError::RevisionMismatch { detail, .. }) => {
-            Err(skip(&file.path, "changed_since_preview", detail))
+            Err(skip(&file.path, ErrorCode::ChangedSincePreview, detail))
         }
         Err(crate::workspace::WorkspaceError::AlreadyExists { .. }) => Err(skip(
             &file.path,
-            "changed_since_preview",
+            ErrorCode::ChangedSincePreview,
             "a file appeared by that name after the preview; nothing was written",
         )),
         Err(e) => Err(failed(e.to_string())),
@@ -279,12 +288,12 @@ pub fn note_for_model(plan: &RestorePlan, report: &RestoreReport) -> String {
     let kept: Vec<String> = report
         .skipped
         .iter()
-        .filter(|s| s.code != "not_in_plan")
+        .filter(|s| s.code != ErrorCode::NotInPlan)
         .map(|s| {
-            let why = match s.code.as_str() {
-                "conflict" => "changed outside pablo since",
-                "deselected" => "the person kept it",
-                "unrestorable" => "not kept by the checkpoint",
+            let why = match ErrorCode::parse(&s.code) {
+                Some(ErrorCode::Conflict) => "changed outside pablo since",
+                Some(ErrorCode::Deselected) => "the person kept it",
+                Some(ErrorCode::Unrestorable) => "not kept by the checkpoint",
                 _ => "could not be restored",
             };
             format!("{} ({why})", s.path)

@@ -26,7 +26,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::core::{EventSink, ToolFailure, ToolSpec};
+use crate::core::{ErrorCode, EventSink, ToolFailure, ToolSpec};
 use crate::protocol::{
     Event, McpPromptArgument, McpPromptView, McpResourceView, McpServerView, McpState, McpToolView,
 };
@@ -411,18 +411,18 @@ impl McpHub {
     fn live_of(&self, server: &str) -> Result<(Arc<Server>, Live), ToolFailure> {
         let Some(s) = self.server(server) else {
             return Err(ToolFailure::new(
-                "mcp_unknown_server",
+                ErrorCode::McpUnknownServer,
                 format!("there is no MCP server named {server:?}"),
             ));
         };
         match s.state() {
             State::Ready(l) => Ok((s.clone(), l)),
             State::Failed(reason) => Err(ToolFailure::new(
-                "mcp_unavailable",
+                ErrorCode::McpUnavailable,
                 format!("the MCP server {server} failed: {reason}"),
             )),
             _ => Err(ToolFailure::new(
-                "mcp_unavailable",
+                ErrorCode::McpUnavailable,
                 format!("the MCP server {server} is not ready yet"),
             )),
         }
@@ -440,7 +440,7 @@ impl McpHub {
         let Some(info) = live.prompts.iter().find(|p| p.name == prompt) else {
             let known: Vec<_> = live.prompts.iter().map(|p| p.name.as_str()).collect();
             return Err(ToolFailure::new(
-                "mcp_unknown_prompt",
+                ErrorCode::McpUnknownPrompt,
                 format!(
                     "the MCP server {server} has no prompt {prompt:?} (it has: {})",
                     if known.is_empty() {
@@ -476,10 +476,10 @@ impl McpHub {
 /// interrupt, `mcp_unavailable` for a closed connection, `mcp_error` otherwise.
 pub fn failure(server: &str, e: ClientError) -> ToolFailure {
     let code = match e {
-        ClientError::Timeout { .. } => "mcp_timeout",
-        ClientError::Cancelled => "cancelled",
-        ClientError::Closed => "mcp_unavailable",
-        _ => "mcp_error",
+        ClientError::Timeout { .. } => ErrorCode::McpTimeout,
+        ClientError::Cancelled => ErrorCode::Cancelled,
+        ClientError::Closed => ErrorCode::McpUnavailable,
+        _ => ErrorCode::McpError,
     };
     ToolFailure::new(code, format!("MCP server {server}: {e}"))
 }
@@ -499,7 +499,7 @@ fn prompt_arguments(
             _ => {
                 let Some(next) = positional.find(|x| !out.contains_key(&x.name)) else {
                     return Err(ToolFailure::new(
-                        "mcp_prompt_arguments",
+                        ErrorCode::McpPromptArguments,
                         format!(
                             "/{server}:{} takes {} argument(s); {a:?} is one too many",
                             info.name,
@@ -519,7 +519,7 @@ fn prompt_arguments(
         .collect();
     if !missing.is_empty() {
         return Err(ToolFailure::new(
-            "mcp_prompt_arguments",
+            ErrorCode::McpPromptArguments,
             format!(
                 "/{server}:{} needs {}",
                 info.name,
@@ -535,12 +535,7 @@ fn prompt_arguments(
 }
 
 fn first_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("");
-    let mut out: String = line.chars().take(120).collect();
-    if line.chars().count() > 120 {
-        out.push('…');
-    }
-    out
+    crate::protocol::describe::first_line_clipped(s, 120, false)
 }
 
 /// Starts one server, lists what it offers, then follows its `list_changed` notifications until

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 pub const MAX_NAME: usize = 64;
 
 /// The prefix every MCP tool name starts with.
-pub const PREFIX: &str = "mcp__";
+pub const PREFIX: &str = crate::core::MCP_PREFIX;
 
 fn sanitise(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -7,9 +7,63 @@
 //! than pasted as base64 the model cannot read as text.
 
 use base64::Engine as _;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use crate::core::ToolFailure;
+use crate::core::{ErrorCode, ToolFailure};
+use crate::protocol::describe::ResultView;
+use crate::tools::wording::{self, lines_of};
+
+/// What a call of an MCP server's tool returns: its text, and what else it sent described.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct McpResult {
+    pub server: String,
+    /// The tool's real name on the server.
+    pub tool: String,
+    /// The text blocks (and embedded text resources), joined.
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// The blocks that are not text, described by type and size.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<McpPart>,
+}
+
+/// A content block that is not text, as the model is told of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum McpPart {
+    /// An image or audio: its type and decoded size.
+    Media {
+        #[serde(rename = "type")]
+        kind: String,
+        mime_type: String,
+        bytes: usize,
+    },
+    /// A binary embedded resource.
+    Resource {
+        #[serde(rename = "type")]
+        kind: String,
+        uri: String,
+        mime_type: Option<String>,
+        bytes: usize,
+    },
+    /// A link to a resource.
+    Link {
+        #[serde(rename = "type")]
+        kind: String,
+        uri: Option<String>,
+        name: Option<String>,
+        mime_type: Option<String>,
+    },
+    /// A block pablo does not show.
+    Other {
+        #[serde(rename = "type")]
+        kind: String,
+        note: String,
+    },
+}
 
 /// The most text of one result (or one prompt or resource) kept.
 pub const MAX_TEXT: usize = 100_000;
@@ -40,7 +94,8 @@ fn decoded_len(data: &str) -> usize {
 }
 
 /// One content block in words and data: (text to show, a non-text part's description).
-fn part(block: &Value) -> (Option<String>, Option<Value>) {
+fn part(block: &Value) -> (Option<String>, Option<McpPart>) {
+    let owned = |s: Option<&str>| s.map(str::to_string);
     match str_of(block, "type") {
         Some("text") => (str_of(block, "text").map(str::to_string), None),
         Some(kind @ ("image" | "audio")) => {
@@ -48,7 +103,11 @@ fn part(block: &Value) -> (Option<String>, Option<Value>) {
             let bytes = decoded_len(str_of(block, "data").unwrap_or(""));
             (
                 None,
-                Some(json!({"type": kind, "mime_type": mime, "bytes": bytes})),
+                Some(McpPart::Media {
+                    kind: kind.to_string(),
+                    mime_type: mime.to_string(),
+                    bytes,
+                }),
             )
         }
         Some("resource") => {
@@ -58,35 +117,36 @@ fn part(block: &Value) -> (Option<String>, Option<Value>) {
                 Some(t) => (Some(format!("[resource {uri}]\n{t}")), None),
                 None => (
                     None,
-                    Some(json!({
-                        "type": "resource",
-                        "uri": uri,
-                        "mime_type": str_of(&r, "mimeType"),
-                        "bytes": decoded_len(str_of(&r, "blob").unwrap_or("")),
-                    })),
+                    Some(McpPart::Resource {
+                        kind: "resource".into(),
+                        uri: uri.to_string(),
+                        mime_type: owned(str_of(&r, "mimeType")),
+                        bytes: decoded_len(str_of(&r, "blob").unwrap_or("")),
+                    }),
                 ),
             }
         }
         Some("resource_link") => (
             None,
-            Some(json!({
-                "type": "resource_link",
-                "uri": str_of(block, "uri"),
-                "name": str_of(block, "name"),
-                "mime_type": str_of(block, "mimeType"),
-            })),
+            Some(McpPart::Link {
+                kind: "resource_link".into(),
+                uri: owned(str_of(block, "uri")),
+                name: owned(str_of(block, "name")),
+                mime_type: owned(str_of(block, "mimeType")),
+            }),
         ),
         other => (
             None,
-            Some(
-                json!({"type": other.unwrap_or("unknown"), "note": "content pablo does not show"}),
-            ),
+            Some(McpPart::Other {
+                kind: other.unwrap_or("unknown").to_string(),
+                note: "content pablo does not show".into(),
+            }),
         ),
     }
 }
 
 /// The data of a successful call, or the failure the server reported (`isError`).
-pub fn outcome(server: &str, tool: &str, result: &Value) -> Result<Value, ToolFailure> {
+pub fn outcome(server: &str, tool: &str, result: &Value) -> Result<McpResult, ToolFailure> {
     let blocks = result
         .get("content")
         .and_then(Value::as_array)
@@ -107,21 +167,78 @@ pub fn outcome(server: &str, tool: &str, result: &Value) -> Result<Value, ToolFa
             text.clone()
         };
         return Err(ToolFailure::new(
-            "mcp_error",
+            ErrorCode::McpError,
             format!("MCP server {server}, tool {tool}: {message}"),
         ));
     }
-    let mut data = serde_json::Map::new();
-    data.insert("server".into(), json!(server));
-    data.insert("tool".into(), json!(tool));
-    data.insert("text".into(), json!(text));
-    if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
-        data.insert("structured_content".into(), structured.clone());
+    Ok(McpResult {
+        server: server.to_string(),
+        tool: tool.to_string(),
+        text,
+        structured_content: result
+            .get("structuredContent")
+            .filter(|v| !v.is_null())
+            .cloned(),
+        content: others,
+    })
+}
+
+/// `read_file on files: first line of the text (+ image image/png, 5 bytes)`, then the text.
+pub(crate) fn show_result(data: &Value) -> Option<ResultView> {
+    let r: McpResult = wording::typed(data)?;
+    let mut body = lines_of(&r.text);
+    if let Some(s) = &r.structured_content {
+        body.push(format!("structured: {s}"));
     }
-    if !others.is_empty() {
-        data.insert("content".into(), Value::Array(others));
+    let extras: Vec<String> = r.content.iter().map(part_words).collect();
+    let first: String = r
+        .text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(100)
+        .collect();
+    let tool = if data.get("tool").is_some() {
+        r.tool.as_str()
+    } else {
+        "tool"
+    };
+    let server = if data.get("server").is_some() {
+        r.server.as_str()
+    } else {
+        "the server"
+    };
+    let mut headline = format!("{tool} on {server}");
+    if !first.is_empty() {
+        headline.push_str(": ");
+        headline.push_str(&first);
     }
-    Ok(Value::Object(data))
+    if !extras.is_empty() {
+        headline.push_str(&format!(" (+ {})", extras.join(", ")));
+    }
+    Some(ResultView::lines(headline, body))
+}
+
+/// `image image/png, 5 bytes`, `resource_link file:///a`.
+fn part_words(part: &McpPart) -> String {
+    let what = match part {
+        McpPart::Media {
+            kind,
+            mime_type,
+            bytes,
+        } => format!("{kind} {mime_type}, {bytes} bytes"),
+        McpPart::Resource {
+            kind,
+            mime_type: Some(m),
+            bytes,
+            ..
+        } => format!("{kind} {m}, {bytes} bytes"),
+        McpPart::Resource { kind, uri, .. } => format!("{kind} {uri}"),
+        McpPart::Link { kind, uri, .. } => format!("{kind} {}", uri.as_deref().unwrap_or("")),
+        McpPart::Other { kind, .. } => format!("{kind} "),
+    };
+    what.trim_end().to_string()
 }
 
 /// The images of a result, as `(mime type, base64 data)`, for providers that take images.
@@ -161,7 +278,7 @@ pub fn prompt_text(result: &Value) -> String {
         for b in &blocks {
             let text = match part(b) {
                 (Some(t), _) => t,
-                (None, Some(d)) => format!("[{d}]"),
+                (None, Some(d)) => format!("[{}]", serde_json::to_value(&d).unwrap_or_default()),
                 (None, None) => continue,
             };
             if str_of(m, "role") == Some("assistant") {
@@ -197,6 +314,8 @@ pub fn resource_text(result: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -205,7 +324,8 @@ mod tests {
             "content": [{"type": "text", "text": "{\"temperature\":33}"}],
             "structuredContent": {"temperature": 33}
         });
-        let d = outcome("everything", "get-structured-content", &r).unwrap();
+        let d = serde_json::to_value(outcome("everything", "get-structured-content", &r).unwrap())
+            .unwrap();
         assert_eq!(d["text"], "{\"temperature\":33}");
         assert_eq!(d["structured_content"]["temperature"], 33);
         assert!(d.get("content").is_none());
@@ -217,7 +337,7 @@ mod tests {
             {"type": "text", "text": "here"},
             {"type": "image", "mimeType": "image/png", "data": "aGVsbG8="}
         ]});
-        let d = outcome("s", "t", &r).unwrap();
+        let d = serde_json::to_value(outcome("s", "t", &r).unwrap()).unwrap();
         assert_eq!(
             d["content"][0],
             json!({"type": "image", "mime_type": "image/png", "bytes": 5})
@@ -240,7 +360,7 @@ mod tests {
     fn long_text_is_cut_with_a_note() {
         let long = "x".repeat(MAX_TEXT + 10);
         let r = json!({"content": [{"type": "text", "text": long}]});
-        let d = outcome("s", "t", &r).unwrap();
+        let d = serde_json::to_value(outcome("s", "t", &r).unwrap()).unwrap();
         let text = d["text"].as_str().unwrap();
         assert!(
             text.ends_with("[cut: 10 more characters not shown]"),

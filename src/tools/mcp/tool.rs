@@ -9,9 +9,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::{Server, ToolEntry};
-use crate::core::{ToolFailure, ToolKind, ToolSpec};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolSpec};
 use crate::protocol::{McpCallPreview, Preview};
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolResult};
 
 /// The longest tool description offered to the model (a server's text, not ours).
 const MAX_DESCRIPTION: usize = 2_000;
@@ -80,16 +80,16 @@ impl Tool for McpTool {
         }))
     }
 
-    async fn commit(
+    async fn commit_result(
         &self,
         _args: &Value,
         preview: &Preview,
         ctx: &ToolContext,
-    ) -> Result<Value, ToolFailure> {
+    ) -> Result<ToolResult, ToolFailure> {
         // The previewed arguments are what the person approved; they are what is sent.
         let Preview::Mcp(call) = preview else {
             return Err(ToolFailure::new(
-                "internal",
+                ErrorCode::Internal,
                 format!("{}: the preview is not an MCP call", self.entry.offered),
             ));
         };
@@ -98,7 +98,7 @@ impl Tool for McpTool {
             Value::Null => serde_json::Map::new(),
             other => {
                 return Err(ToolFailure::new(
-                    "invalid_arguments",
+                    ErrorCode::InvalidArguments,
                     format!(
                         "{}: MCP tool arguments must be an object, not {other}",
                         self.entry.offered
@@ -112,6 +112,6 @@ impl Tool for McpTool {
             .call(&self.entry.real, arguments, &ctx.cancel)
             .await
             .map_err(|e| super::failure(&server, e))?;
-        super::result::outcome(&server, &self.entry.real, &value)
+        super::result::outcome(&server, &self.entry.real, &value).map(ToolResult::from)
     }
 }

@@ -1,0 +1,66 @@
+//! What the tools' words are made of: reading a call's arguments for a title, falling back when
+//! a call has no summary of its own, reading a typed result back from its JSON, and the phrases
+//! several tools share. It knows no tool; each tool's file writes its own words with it.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::protocol::describe::{CallView, first_line_clipped};
+
+/// A call's arguments, read for its words (never for what the call does: that is validated
+/// against the schema first).
+#[derive(Clone, Copy)]
+pub(crate) struct Args<'a>(pub &'a Value);
+
+impl Args<'_> {
+    /// The string argument `key`, as given.
+    pub fn text(&self, key: &str) -> Option<String> {
+        self.0.get(key).and_then(Value::as_str).map(str::to_string)
+    }
+
+    /// The string argument `key` cut for a title: its first line, at most 120 characters, with
+    /// `…` when anything was left out.
+    pub fn clipped(&self, key: &str) -> Option<String> {
+        self.0
+            .get(key)
+            .and_then(Value::as_str)
+            .map(|s| first_line_clipped(s, 120, true))
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+}
+
+/// A call's view from its title and summary; a call without a summary of its own shows its
+/// arguments as they came (nothing for none).
+pub(crate) fn call(args: Args<'_>, title: String, summary: Option<String>) -> CallView {
+    CallView {
+        title: title.trim_end().to_string(),
+        summary: summary.unwrap_or_else(|| match args.0 {
+            Value::Object(m) if m.is_empty() => String::new(),
+            Value::String(raw) => raw.clone(),
+            other => other.to_string(),
+        }),
+        command: false,
+    }
+}
+
+/// A tool's typed result read back from its JSON (a result of this session or of a journal), or
+/// `None` when the JSON is not that tool's.
+pub(crate) fn typed<T: DeserializeOwned>(data: &Value) -> Option<T> {
+    T::deserialize(data).ok()
+}
+
+/// `exited 0`, `exited on SIGTERM`, `exited`.
+pub(crate) fn exit_words(exit_code: Option<i32>, signal: Option<&str>) -> String {
+    match (exit_code, signal) {
+        (Some(code), _) => format!("exited {code}"),
+        (None, Some(signal)) => format!("exited on {signal}"),
+        (None, None) => "exited".to_string(),
+    }
+}
+
+pub(crate) fn lines_of(text: &str) -> Vec<String> {
+    text.lines().map(str::to_string).collect()
+}
