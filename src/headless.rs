@@ -52,8 +52,8 @@ impl Stop {
             },
             Stop::Terminate => Event::Error {
                 code: ErrorCode::Terminated.into(),
-                message: "the run was stopped by SIGTERM; the turn was cancelled and its \
-                          temporary files removed"
+                message: "the run was stopped by SIGTERM: the turn was cancelled, and the \
+                          session's temporary files are removed as pablo exits"
                     .into(),
             },
         }

@@ -422,6 +422,14 @@ async fn run(
         None => common.launch_options(Front::Headless),
     };
     let launch = Launch::prepare(options)?;
+    // Said once, on stderr: stdout is the run's own output (and its JSON lines).
+    let trust_notice = launch.trust_notice().map(str::to_string);
+    if let Some(note) = &trust_notice {
+        eprintln!("pablo: warning: {note}");
+    }
+    if let Some(endpoint) = launch.project_endpoint() {
+        eprintln!("pablo: this folder's trusted project config sends requests to {endpoint}");
+    }
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
     let model = launch.model().await?;
     let approvals = if auto_approve {
@@ -429,7 +437,7 @@ async fn run(
     } else {
         ApprovalMode::RefuseAsks
     };
-    let (setup, mut preamble) = match resumed {
+    let (mut setup, mut preamble) = match resumed {
         Some((id, _)) => {
             let (setup, state) = launch.resume_setup(&id, model, approvals, None)?;
             (setup, state.start_events())
@@ -439,7 +447,9 @@ async fn run(
             Vec::new(),
         ),
     };
-    // Settings that were ignored (an untrusted project layer, …) are said before anything runs.
+    // Settings that were ignored (an untrusted project layer, …) are said before anything runs;
+    // the untrusted project's note was said on stderr already.
+    setup.warnings.retain(|w| Some(w) != trust_notice.as_ref());
     preamble.extend(setup.warning_events());
     let handle = launch::spawn(setup.value);
     let mut stdout = std::io::stdout().lock();
@@ -786,11 +796,20 @@ fn tui_options(
     pablo::tui::TuiOptions {
         startup_events: events,
         resume_command: Some(resume_command),
-        policy_mode: format!(
-            "{} · {}",
-            launch.authority_label(),
-            pablo::launch::sandbox_status(&setup.value.policy)
-        ),
+        // An endpoint the project chose comes first: where the conversation goes is the fact
+        // the person must not miss when the line is cut.
+        policy_mode: match launch.project_endpoint() {
+            Some(endpoint) => format!(
+                "endpoint {endpoint} (project) · {} · {}",
+                launch.authority_label(),
+                pablo::launch::sandbox_status(&setup.value.policy)
+            ),
+            None => format!(
+                "{} · {}",
+                launch.authority_label(),
+                pablo::launch::sandbox_status(&setup.value.policy)
+            ),
+        },
         alt_screen: common.alt_screen || tui.alt_screen == Some(true),
         notifications: tui.notifications.unwrap_or_default(),
         custom_commands,
@@ -871,13 +890,11 @@ fn sandbox_command(
 
 async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
     let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
-    let launch::Warned {
-        value: servers,
-        warnings,
-    } = launch.mcp_servers().await?;
-    for w in &warnings {
+    let servers = launch.mcp_servers().await?;
+    for w in &servers.warnings {
         eprintln!("pablo: warning: {w}");
     }
+    let servers = servers.value;
     let failed = servers
         .iter()
         .any(|s| s.state == pablo::protocol::McpState::Failed);
@@ -946,6 +963,25 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
                 "trusted"
             };
             outln!("{}: project config {what}", launch.workspace.display());
+            // What trusting lets the repository decide, as written (read again: the launch
+            // above saw the folder before it was trusted).
+            let file = pablo::config::project_config_file(&launch.workspace);
+            if file.is_file() {
+                let mut config = pablo::config::ConfigFile::load(&file)?;
+                let grants = pablo::launch::trust::withhold_untrusted(&mut config);
+                let verb = if revoke { "no longer sets" } else { "now sets" };
+                if grants.is_empty() {
+                    outln!(
+                        "{}: only narrows (it sets no endpoint, program or grant)",
+                        file.display()
+                    );
+                } else {
+                    outln!("{} {verb}:", file.display());
+                    for g in grants {
+                        outln!("  {g}");
+                    }
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
         PolicyCommand::Check { json, env, command } => {

@@ -629,11 +629,19 @@ async fn an_untrusted_project_config_cannot_choose_the_shell_launcher() {
             .contains("launched-by-sh"),
         "{result}"
     );
+    // The ignored setting is reported once, on stderr (stdout is the run's JSON lines).
+    assert_eq!(
+        out.stderr.matches("options.shell.launcher").count(),
+        1,
+        "the ignored setting is reported: {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("not trusted"), "{}", out.stderr);
     assert!(
-        out.lines
+        !out.lines
             .iter()
             .any(|l| l["type"] == "warning" && l["message"].as_str().unwrap().contains("launcher")),
-        "the ignored setting is reported: {:?}",
+        "{:?}",
         out.lines
     );
 

@@ -701,8 +701,10 @@ async fn a_project_config_starts_no_server_until_the_folder_is_trusted() {
     let text = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("no MCP servers configured"), "{text}");
+    // One note says what the untrusted project config would have done, and that it did not.
+    assert!(err.contains("this folder is not trusted"), "{err}");
     assert!(
-        err.contains("MCP server repo not started: the folder is not trusted"),
+        err.contains("mcp_servers.repo (starts the program `sh -c"),
         "{err}"
     );
     assert!(

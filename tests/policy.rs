@@ -168,6 +168,39 @@ fn check_report_lists_each_simple_command_with_its_rule() {
     assert!(r.to_text().contains("decision: deny"));
 }
 
+/// Every spelling of tests/fixtures/deny_corpus.rs is denied by its rule under the built-in
+/// defaults (where anything else only asks), and every built-in pattern has spellings there.
+#[test]
+fn each_deny_pattern_catches_every_spelling_of_its_corpus() {
+    let e = env();
+    let engine = interactive(&e);
+    let corpus: &[(&str, &str)] = include!("fixtures/deny_corpus.rs");
+    let mut wrong = Vec::new();
+    for (cmd, id) in corpus {
+        let r = cli::check(&engine, cmd);
+        if r.decision != Decision::Deny || !r.rule_ids.iter().any(|x| x == id) {
+            wrong.push(format!(
+                "{cmd:?}: want deny by {id}, got {} by {:?}",
+                label(r.decision),
+                r.rule_ids
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    for (id, _) in pablo::policy::patterns::builtin_deny() {
+        let full = format!("builtin.pattern.{id}");
+        assert!(
+            corpus.iter().filter(|(_, i)| *i == full).count() >= 1,
+            "no spelling of {full} in the corpus"
+        );
+    }
+}
+
 #[test]
 fn interactive_default_asks_and_says_why_a_command_is_unprovable() {
     let e = env();

@@ -191,11 +191,19 @@ async fn workspace_write_writes_the_workspace_but_not_its_parent_or_etc() {
 }
 
 #[tokio::test]
-async fn workspace_write_keeps_git_hooks_git_config_and_pablo_read_only() {
+async fn workspace_write_keeps_every_git_and_pablo_read_only_and_git_writes_ask_to_leave_the_sandbox()
+ {
     assert!(namespaces(), "this machine has user namespaces");
     let f = fixture();
     f.git_init();
     std::fs::create_dir_all(f.workspace.join(".pablo")).unwrap();
+    std::fs::create_dir_all(f.workspace.join("vendor/dep")).unwrap();
+    let out = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(f.workspace.join("vendor/dep"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
     let config_before = std::fs::read(f.workspace.join(".git/config")).unwrap();
     for cmd in [
         "echo evil > .git/hooks/pre-commit",
@@ -204,6 +212,13 @@ async fn workspace_write_keeps_git_hooks_git_config_and_pablo_read_only() {
         "rm -rf .git/hooks",
         "mv .git .git-away",
         "mv .git/config .git/config-away",
+        "echo x > .git/commondir",
+        "mkdir .git/modules",
+        "echo x > .git/info/attributes",
+        "echo x > .git/index",
+        "echo '[core] fsmonitor = /x' >> vendor/dep/.git/config",
+        "mv vendor/dep vendor/dep-away",
+        "mv vendor vendor-away",
     ] {
         let r = f.sh(cmd, WorkspaceWrite).await;
         assert_ne!(r["exit_code"], 0, "{cmd} succeeded: {r}");
@@ -216,15 +231,23 @@ async fn workspace_write_keeps_git_hooks_git_config_and_pablo_read_only() {
     );
     assert!(!f.workspace.join(".pablo/config.toml").exists());
     assert!(!f.workspace.join(".git-away").exists());
-    // The rest of the repository stays writable: git can commit.
+    assert!(!f.workspace.join(".git/commondir").exists());
+    assert!(!f.workspace.join("vendor-away").exists());
+    // The work tree stays writable; git's own writes (the index, objects, refs) are the
+    // sandbox's to refuse, and the refusal says so, which is what offers the person a run
+    // without the sandbox.
     let r = f
         .sh(
-            "echo a > f && git add f && git -c user.name=t -c user.email=t@t commit -qm one && git log --oneline | wc -l",
+            "echo a > f && git add f && git -c user.name=t -c user.email=t@t commit -qm one",
             WorkspaceWrite,
         )
         .await;
-    assert_eq!(r["exit_code"], 0, "{r}");
-    assert_eq!(out(&r).trim(), "1");
+    assert_ne!(r["exit_code"], 0, "{r}");
+    assert_eq!(
+        std::fs::read_to_string(f.workspace.join("f")).unwrap(),
+        "a\n"
+    );
+    assert_eq!(r["sandbox_denied"]["code"], "sandbox_denied", "{r}");
     let r = f.sh("echo evil > .git/hooks/x", WorkspaceWrite).await;
     assert_eq!(r["sandbox_denied"]["code"], "sandbox_denied", "{r}");
 }

@@ -1664,6 +1664,42 @@ mod composer {
         t.send("/quit\r");
         assert!(t.wait_exit().success());
     }
+
+    /// A trusted project config that chooses the endpoint is obeyed, and the status line says
+    /// where requests go (issue 25).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_status_line_shows_the_endpoint_a_trusted_project_chose() {
+        let person = ScriptedServer::start().await;
+        let project = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        super::configure_scripted(&sandbox, &person, "");
+        let dir = sandbox.workspace().join(".pablo");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("config.toml"),
+            format!("base_url = \"{}\"\n", project.base_url()),
+        )
+        .unwrap();
+        let trust = std::process::Command::new(env!("CARGO_BIN_EXE_pablo"))
+            .args(["policy", "trust"])
+            .current_dir(sandbox.workspace())
+            .env("XDG_CONFIG_HOME", sandbox.root().join("config"))
+            .env("XDG_DATA_HOME", sandbox.root().join("data"))
+            .env("XDG_STATE_HOME", sandbox.root().join("state"))
+            .output()
+            .unwrap();
+        assert!(trust.status.success(), "{trust:?}");
+        project.push(ScriptedResponse::sse(openai::text_answer(
+            "from the project",
+        )));
+        let mut t = super::spawn_plain(&sandbox, &[]);
+        t.wait_for(&format!("endpoint {} (project)", project.base_url()));
+        t.send("hi\r");
+        t.wait_for("from the project");
+        assert!(person.requests().is_empty());
+        t.send("/quit\r");
+        assert!(t.wait_exit().success());
+    }
 }
 
 /// Working modes (Shift-Tab) and the editor (Ctrl-G), through plain `pablo` in a PTY.

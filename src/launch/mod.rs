@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod demo;
 pub mod mcp;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -160,6 +161,11 @@ pub struct Launch {
     pub layers: Layers,
     pub limits: Limits,
     pub options: LaunchOptions,
+    /// The one note saying which settings of an untrusted project config were ignored (also in
+    /// [`Launch::config_warnings`]); `pablo run` says it on stderr instead.
+    trust_notice: Option<String>,
+    /// Whether the person trusts this folder's project config (`pablo policy trust`).
+    pub project_trusted: bool,
 }
 
 impl Launch {
@@ -174,7 +180,18 @@ impl Launch {
             })?,
         };
         let workspace = canonical_dir(&requested)?;
-        let layers = Layers::load(&dirs, &workspace, options.config.as_deref())?;
+        let mut layers = Layers::load(&dirs, &workspace, options.config.as_deref())?;
+        // Before anything reads the layers: an untrusted project config keeps only what narrows
+        // (it cannot choose the endpoint, the key, a program to start, or grant anything).
+        let project_trusted = layers.project.is_some()
+            && crate::policy::TrustStore::new(&dirs)
+                .is_trusted(&workspace)
+                .unwrap_or(false);
+        let trust_notice = if project_trusted {
+            None
+        } else {
+            trust::withhold_untrusted_project(&mut layers)
+        };
         let workspace_handle = Arc::new(
             Workspace::open_with(&workspace, workspace_options(&layers)).map_err(|e| {
                 LaunchError::Workspace {
@@ -193,14 +210,27 @@ impl Launch {
         if options.max_tool_calls.is_some() {
             limits.max_tool_calls = options.max_tool_calls;
         }
-        Ok(Self::from_parts(
-            dirs,
-            workspace,
-            workspace_handle,
-            layers,
-            limits,
-            options,
-        ))
+        Ok(Self {
+            project_trusted,
+            trust_notice,
+            ..Self::from_parts(dirs, workspace, workspace_handle, layers, limits, options)
+        })
+    }
+
+    /// The note saying which settings of an untrusted project config were ignored, for a
+    /// front-end that says it apart from the other warnings (`pablo run` prints it on stderr,
+    /// so stdout stays the run's own output, and leaves it out of its JSON lines).
+    pub fn trust_notice(&self) -> Option<&str> {
+        self.trust_notice.as_deref()
+    }
+
+    /// The endpoint a trusted project config chose (`base_url`, or its provider), for the
+    /// status line: the person sees where their requests go.
+    pub fn project_endpoint(&self) -> Option<String> {
+        if !self.project_trusted || self.options.base_url.is_some() {
+            return None;
+        }
+        trust::project_endpoint(&self.layers)
     }
 
     /// A launch from parts already loaded (what `prepare` ends with), for a caller that chose its
@@ -220,12 +250,14 @@ impl Launch {
             layers,
             limits,
             options,
+            trust_notice: None,
+            project_trusted: false,
         }
     }
 
     /// Settings of the config layers that are ignored whatever else is built (the project's
-    /// config cannot choose them), as notes for the person. Every composed setup starts with
-    /// them.
+    /// config cannot choose them; an untrusted project's, [`Launch::trust_notice`]), as notes
+    /// for the person. Every composed setup starts with them.
     pub fn config_warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
         // The mode a session starts in is the person's choice (`start_mode`): a repository does
@@ -238,6 +270,9 @@ impl Launch {
                  mode a session starts in",
                 path.display()
             ));
+        }
+        if let Some(note) = &self.trust_notice {
+            warnings.push(note.clone());
         }
         warnings
     }
@@ -827,8 +862,11 @@ pub fn run_sandboxed(
         .command_env()
         .for_command(&Default::default(), false)
         .map_err(|e| LaunchError::Setup(e.to_string()))?;
-    let info = crate::process::run_inherited(command, &launch.workspace, &env, &sandbox)
-        .map_err(|e| LaunchError::Setup(e.to_string()))?;
+    let info = crate::process::run_inherited(command, &launch.workspace, &env, &sandbox);
+    // The empty `.git`/`.pablo` the sandbox made to cover go with the run (a session's go with
+    // its host).
+    crate::process::shield::remove_placeholders(&launch.workspace);
+    let info = info.map_err(|e| LaunchError::Setup(e.to_string()))?;
     Ok(match (info.code, info.signal) {
         (Some(c), _) => c.clamp(0, 255) as u8,
         (None, Some(s)) => (128 + s).clamp(0, 255) as u8,

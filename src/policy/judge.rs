@@ -159,6 +159,28 @@ fn state_builtin(name: &str) -> bool {
     )
 }
 
+/// The word naming the program a simple command runs, when the shell only knows it by expanding
+/// something (`$c`, `"$c"`, `${c}`, a glob, `$(…)`): after wrappers, after `exec`/`builtin`, or
+/// the script of `sh -c`. Such a command cannot be proven against any rule, so it is denied, not
+/// asked about (`c=rm; $c -rf d` would otherwise be one approval away from running).
+fn unknown_command_word<'w>(words: &'w [Word], u: &'w Unwrapped) -> Option<&'w str> {
+    if let Some(script) = &u.unknown_script {
+        return Some(script);
+    }
+    let mut i = u.start;
+    while let Some(w) = words.get(i) {
+        if !w.is_literal() {
+            return Some(&w.text);
+        }
+        if matches!(w.text.as_str(), "exec" | "builtin") {
+            i += 1;
+            continue;
+        }
+        return None;
+    }
+    None
+}
+
 /// The result of looking through wrappers.
 #[derive(Default)]
 struct Unwrapped {
@@ -172,6 +194,8 @@ struct Unwrapped {
     shell: Option<(usize, String)>,
     /// Why a wrapper could not be looked through.
     unprovable: Option<String>,
+    /// `sh -c WORD` where WORD is not literal: the program the shell would run is unknown.
+    unknown_script: Option<String>,
 }
 
 fn wrapper_name<'w>(resolver: &Resolver, word: &'w Word, cwd: &str) -> Option<&'w str> {
@@ -351,8 +375,11 @@ fn unwrap(resolver: &Resolver, words: &[Word], cwd: &str) -> Unwrapped {
                             u.start = i;
                             return u;
                         }
-                        // Unprovable script words are reported by the word itself.
-                        _ => return u,
+                        Some(w) => {
+                            u.unknown_script = Some(w.text.clone());
+                            return u;
+                        }
+                        None => return u,
                     },
                     // `sh file` or `sh` reading stdin: an interpreter, judged as itself.
                     None => return u,
@@ -560,6 +587,18 @@ impl Judge<'_> {
                 known_safe: false,
             });
         }
+        if let Some(word) = unknown_command_word(words, u) {
+            return Some(Judged {
+                decision: Decision::Deny,
+                rule_id: "builtin.unprovable.command".into(),
+                reason: Some(format!(
+                    "the program to run, `{word}`, is only known when the shell expands it, so no \
+                     rule can be checked against it"
+                )),
+                remember: Vec::new(),
+                known_safe: false,
+            });
+        }
         let literal_prefix = |from: usize| -> (Vec<String>, bool) {
             let mut v = Vec::new();
             for w in words.iter().skip(from) {
@@ -706,7 +745,18 @@ impl Judge<'_> {
             _ => None,
         };
         let safe_name = safe.as_ref().and_then(|r| r.as_ref().ok()).map(|p| p.name);
+        // Why a program of the known-safe table is not safe here (a credential, an option that
+        // writes): the question says it, so the person sees what made an ordinary read ask.
+        let not_safe = safe
+            .as_ref()
+            .and_then(|r| r.as_ref().err())
+            .filter(|_| super::safe::program_named(basename(&resolved.key)).is_some());
         let mut result = self.match_allow(&resolved, word, args, safe_name);
+        if let (Some(why), Decision::Ask, Some(reason)) =
+            (not_safe, result.decision, result.reason.as_mut())
+        {
+            reason.push_str(&format!("; not a known-safe read: {why}"));
+        }
         result.known_safe = safe_name.is_some() && writes.is_empty();
         if let Some((x, inner)) = u.xargs {
             // xargs appends input to its inner command: it needs a rule of its own as well.

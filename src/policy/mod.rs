@@ -21,6 +21,8 @@ pub mod paths;
 pub mod patterns;
 pub mod rules;
 pub mod safe;
+mod safe_git;
+mod safe_sed;
 pub mod shell;
 pub mod static_policy;
 pub mod store;
@@ -194,6 +196,9 @@ impl PolicyEngine {
         let env = Arc::new(CommandEnv::from_process(&env_settings));
         let resolver = Resolver::new(Some(workspace.to_path_buf()), env.path());
         let mut compiled = Compiled::build(&sources, &resolver)?;
+        // Commands never write what lets pablo act: its config, data and state.
+        compiled.sandbox.protected_dirs =
+            vec![dirs.config.clone(), dirs.data.clone(), dirs.state.clone()];
         compiled.warnings.extend(env_warnings);
         compiled.warnings.extend(env.withheld().iter().map(|w| {
             format!(

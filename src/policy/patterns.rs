@@ -7,75 +7,115 @@
 
 use regex::{Regex, RegexSet};
 
+/// Every prefix of the long option `--NAME` that is at least `min` letters long, as a regular
+/// expression, longest first: GNU programs (and git, and Python's optparse) take any unambiguous
+/// prefix, so `rm --rec --for` is `rm --recursive --force`.
+fn long_option(name: &str, min: usize) -> String {
+    let alternatives: Vec<&str> = (min.max(1)..=name.len())
+        .rev()
+        .filter_map(|n| name.get(..n))
+        .collect();
+    format!("--(?:{})", alternatives.join("|"))
+}
+
 /// The built-in deny list, on by default (`enable_deny_patterns`). Ids are stable; they appear in
-/// verdicts as `builtin.pattern.<id>`.
-pub const BUILTIN_DENY: &[(&str, &str)] = &[
-    // rm with recursive and force, in one flag group or separate ones
-    (
-        "rm-recursive-force",
-        r"\brm\s+(?:\S+\s+)*-[a-zA-Z]*(?:[rR][a-zA-Z]*f|f[a-zA-Z]*[rR])",
-    ),
-    (
-        "rm-recursive-force-split",
-        r"\brm\b[^;&|\n]*\s(?:-[a-zA-Z]*[rR]|--recursive)\b[^;&|\n]*\s(?:-[a-zA-Z]*f|--force)\b",
-    ),
-    (
-        "rm-force-recursive-split",
-        r"\brm\b[^;&|\n]*\s(?:-[a-zA-Z]*f|--force)\b[^;&|\n]*\s(?:-[a-zA-Z]*[rR]|--recursive)\b",
-    ),
-    ("del-force", r"(?i)\bdel\s+/[fq]"),
-    ("rmdir-tree", r"(?i)\brmdir\s+/s"),
-    ("format-drive", r"(?i)(?:^|[\s;&|(])format\s+[a-z]:"),
-    ("mkfs", r"\bmkfs(?:\.[a-z0-9]+)?\b"),
-    ("diskpart", r"(?i)\bdiskpart\b"),
-    ("dd-input", r"\bdd\b[^;&|\n]*\bif="),
-    (
-        "block-device-write",
-        r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|loop|mapper/)",
-    ),
-    ("shutdown", r"\b(?:shutdown|reboot|poweroff|halt)\b"),
-    ("command-substitution", r"\$\("),
-    ("parameter-substitution", r"\$\{"),
-    ("backticks", r"`"),
-    ("pipe-to-shell", r"\|\s*(?:sudo\s+)?(?:ba|da|z|k)?sh\b"),
-    (
-        "download-to-shell",
-        r"\b(?:curl|wget)\b[^\n]*\|\s*(?:\S+\s+)*(?:ba|da|z|k)?sh\b",
-    ),
-    ("sudo", r"\b(?:sudo|doas)\b"),
-    ("chmod", r"\bchmod\b"),
-    ("chown", r"\bch(?:own|grp)\b"),
-    ("pkill", r"\bpkill\b"),
-    ("killall", r"\bkillall\b"),
-    ("kill-9", r"\bkill\s+(?:\S+\s+)*-(?:9|KILL|SIGKILL)\b"),
-    ("ssh", r"\bssh\b"),
-    (
-        "system-package-install",
-        r"\b(?:apt|apt-get|yum|dnf|zypper|pacman|apk|brew)\s+(?:\S+\s+)*(?:install|remove|purge|erase|upgrade|dist-upgrade|-S\w*)\b",
-    ),
-    (
-        "npm-global-install",
-        r"\b(?:npm|pnpm|yarn)\s+(?:install|i|add|global)\b[^;&|\n]*(?:\s-g\b|--global\b|\badd\b)",
-    ),
-    (
-        "pip-user-install",
-        r"\bpip[0-9.]*\s+install\b[^;&|\n]*(?:--user\b|--break-system-packages\b)",
-    ),
-    (
-        "docker-run",
-        r"\b(?:docker|podman)\s+(?:\S+\s+)*(?:run|exec)\b",
-    ),
-    ("git-push", r"\bgit\b[^;&|\n]*\spush\b"),
-    (
-        "git-force",
-        r"\bgit\b[^;&|\n]*\s(?:--force\b|--force-with-lease\b|-[a-zA-Z]*f[a-zA-Z]*\b)",
-    ),
-    ("eval", r"\beval\b"),
-    (
-        "source",
-        r"(?:^|[;&|(\n]|\bthen\b|\bdo\b|\belse\b)\s*(?:source|\.)\s+\S",
-    ),
-];
+/// verdicts as `builtin.pattern.<id>`. Each pattern is written for the program's own reading of
+/// its options: abbreviated long options, short options alone or grouped (`-r -f`, `-vrf`), long
+/// and short mixed; `tests/fixtures/deny_corpus.rs` holds the spellings each must catch.
+pub fn builtin_deny() -> Vec<(&'static str, String)> {
+    // A group of short options holding the letter, or the long option abbreviated.
+    let recursive = format!(
+        r"(?:-[a-zA-Z]*[rR][a-zA-Z]*|{})\b",
+        long_option("recursive", 1)
+    );
+    let force = format!(r"(?:-[a-zA-Z]*f[a-zA-Z]*|{})\b", long_option("force", 1));
+    let in_rm = r"\brm\b[^;&|\n]*\s";
+    let signal_kill = r"(?i:0*9|KILL|SIGKILL)\b";
+    let shell = r"(?:\S*/)?(?:ba|da|z|k|fi)?sh\b";
+    let runner = r"(?:(?:sudo|doas|env|command|exec|nohup|xargs)\s+(?:-\S+\s+)*)*";
+    vec![
+        // rm with recursive and force, in one group of flags or in separate ones
+        (
+            "rm-recursive-force",
+            r"\brm\s+(?:\S+\s+)*-[a-zA-Z]*(?:[rR][a-zA-Z]*f|f[a-zA-Z]*[rR])".into(),
+        ),
+        (
+            "rm-recursive-force-split",
+            format!(r"{in_rm}{recursive}[^;&|\n]*\s{force}"),
+        ),
+        (
+            "rm-force-recursive-split",
+            format!(r"{in_rm}{force}[^;&|\n]*\s{recursive}"),
+        ),
+        ("del-force", r"(?i)\bdel\s+/[fq]".into()),
+        ("rmdir-tree", r"(?i)\brmdir\s+/s".into()),
+        ("format-drive", r"(?i)(?:^|[\s;&|(])format\s+[a-z]:".into()),
+        ("mkfs", r"\bmkfs(?:\.[a-z0-9]+)?\b".into()),
+        ("diskpart", r"(?i)\bdiskpart\b".into()),
+        ("dd-input", r"\bdd\b[^;&|\n]*\bif=".into()),
+        (
+            "block-device-write",
+            r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|loop|mapper/)".into(),
+        ),
+        ("shutdown", r"\b(?:shutdown|reboot|poweroff|halt)\b".into()),
+        ("command-substitution", r"\$\(".into()),
+        ("parameter-substitution", r"\$\{".into()),
+        ("backticks", r"`".into()),
+        ("pipe-to-shell", format!(r"\|\s*{runner}{shell}")),
+        (
+            "download-to-shell",
+            format!(r"\b(?:curl|wget)\b[^\n]*\|\s*{runner}(?:\S+\s+)*{shell}"),
+        ),
+        ("sudo", r"\b(?:sudo|doas)\b".into()),
+        ("chmod", r"\bchmod\b".into()),
+        ("chown", r"\bch(?:own|grp)\b".into()),
+        ("pkill", r"\bpkill\b".into()),
+        ("killall", r"\bkillall\b".into()),
+        (
+            "kill-9",
+            format!(
+                r"\bkill\s+(?:\S+\s+)*(?:-{signal_kill}|-[sn]\s*{signal_kill}|{}[=\s]\s*{signal_kill})",
+                long_option("signal", 1)
+            ),
+        ),
+        ("ssh", r"\bssh\b".into()),
+        (
+            "system-package-install",
+            r"\b(?:apt|apt-get|yum|dnf|zypper|pacman|apk|brew)\s+(?:\S+\s+)*(?:install|remove|purge|erase|upgrade|dist-upgrade|-S\w*)\b".into(),
+        ),
+        (
+            "npm-global-install",
+            format!(
+                r"\b(?:npm|pnpm|yarn)\s+(?:install|i|add|global)\b[^;&|\n]*(?:\s-[a-zA-Z]*g[a-zA-Z]*\b|{}\b|\badd\b)",
+                long_option("global", 2)
+            ),
+        ),
+        (
+            "pip-user-install",
+            format!(
+                r"\bpip[0-9.]*\s+install\b[^;&|\n]*(?:--user\b|{}\b)",
+                long_option("break-system-packages", 2)
+            ),
+        ),
+        (
+            "docker-run",
+            r"\b(?:docker|podman)\s+(?:\S+\s+)*(?:run|exec)\b".into(),
+        ),
+        ("git-push", r"\bgit\b[^;&|\n]*\spush\b".into()),
+        (
+            "git-force",
+            format!(
+                r"\bgit\b[^;&|\n]*\s(?:{}\b|-[a-zA-Z]*f[a-zA-Z]*\b)",
+                long_option("force", 1)
+            ),
+        ),
+        ("eval", r"\beval\b".into()),
+        (
+            "source",
+            r"(?:^|[;&|(\n]|\bthen\b|\bdo\b|\belse\b)\s*(?:source|\.)\s+\S".into(),
+        ),
+    ]
+}
 
 /// A compiled list of patterns with their ids.
 #[derive(Debug, Clone)]
@@ -109,9 +149,9 @@ impl PatternList {
     }
 
     pub fn builtin_deny() -> Self {
-        let list = BUILTIN_DENY
-            .iter()
-            .map(|(id, p)| (format!("builtin.pattern.{id}"), (*p).to_string()))
+        let list = builtin_deny()
+            .into_iter()
+            .map(|(id, p)| (format!("builtin.pattern.{id}"), p))
             .collect();
         // The built-in list is tested to compile; an empty set is the safe fallback shape only.
         Self::new(list).unwrap_or_default()
@@ -172,8 +212,20 @@ mod tests {
     }
 
     #[test]
+    fn long_options_match_every_prefix_down_to_the_minimum() {
+        assert_eq!(long_option("force", 3), "--(?:force|forc|for)");
+        let re = regex::Regex::new(&format!("^{}$", long_option("recursive", 1))).unwrap();
+        for ok in ["--r", "--rec", "--recursive"] {
+            assert!(re.is_match(ok), "{ok}");
+        }
+        for no in ["--", "--x", "--recursives"] {
+            assert!(!re.is_match(no), "{no}");
+        }
+    }
+
+    #[test]
     fn builtin_list_compiles_completely() {
-        assert_eq!(PatternList::builtin_deny().len(), BUILTIN_DENY.len());
+        assert_eq!(PatternList::builtin_deny().len(), builtin_deny().len());
     }
 
     #[test]

@@ -16,11 +16,11 @@
 //! Everything else about the line (proof, assignments, write redirections, deny rules, allow
 //! lists) is the judge's business.
 
-use std::path::{Component, Path, PathBuf};
-
-use globset::{GlobSet, GlobSetBuilder};
+use std::path::{Path, PathBuf};
 
 use super::rules::Resolved;
+use super::safe_sed::sed_print_only;
+use crate::workspace::CredentialNames;
 
 /// How a program's operands are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +57,16 @@ pub struct Program {
     pub value_long: &'static [&'static str],
     /// Options (short letters or long names) whose value is a file that is read.
     pub path_values: &'static [&'static str],
+    /// Options that follow symbolic links while recursing: accepted only when no link below the
+    /// paths read leads out of the workspace (short letters, then long names).
+    pub follow_short: &'static str,
+    pub follow_long: &'static [&'static str],
+    /// Options that make it print the content of every file below a directory (`grep -r`,
+    /// `diff -r`): accepted only when no credential file lies below (short letters, long names).
+    pub recursive_short: &'static str,
+    pub recursive_long: &'static [&'static str],
+    /// It reads directories recursively whatever its options (`rg`).
+    pub always_recursive: bool,
 }
 
 const fn program(name: &'static str, operands: Operands) -> Program {
@@ -68,6 +78,11 @@ const fn program(name: &'static str, operands: Operands) -> Program {
         value_short: "",
         value_long: &[],
         path_values: &[],
+        follow_short: "",
+        follow_long: &[],
+        recursive_short: "",
+        recursive_long: &[],
+        always_recursive: false,
     }
 }
 
@@ -112,9 +127,11 @@ pub static PROGRAMS: &[Program] = &[
         ..program("wc", Operands::Paths)
     },
     Program {
-        // -R follows every link, so it reads outside the tree.
-        forbid_long: &["dereference-recursive"],
-        forbid_short: "R",
+        // -R follows every link: safe only while no link below leads out of the workspace.
+        follow_short: "R",
+        follow_long: &["dereference-recursive"],
+        recursive_short: "rR",
+        recursive_long: &["recursive", "dereference-recursive"],
         value_short: "efmABCdD",
         value_long: &[
             "regexp",
@@ -138,7 +155,14 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         // --pre runs a program per file, -z runs decompressors, -L follows links.
-        forbid_long: &["pre", "pre-glob", "search-zip", "follow", "hostname-bin"],
+        forbid_long: &[
+            "pre",
+            "pre-glob",
+            "search-zip",
+            "follow",
+            "hostname-bin",
+            "no-config",
+        ],
         forbid_short: "zL",
         value_short: "efgtTmABCjMErd",
         value_long: &[
@@ -174,6 +198,9 @@ pub static PROGRAMS: &[Program] = &[
             "regex-size-limit",
         ],
         path_values: &["f", "file", "ignore-file"],
+        // Credential files are left out by the config pablo gives it (RIPGREP_CONFIG_PATH,
+        // see `process::gitconfig::ripgrep_config`); a glob of the command line could bring
+        // them back, and `--no-config` drops the config: see `generic`.
         ..program("rg", Operands::PatternThenPaths)
     },
     Program {
@@ -232,6 +259,11 @@ pub static PROGRAMS: &[Program] = &[
         ..program("cut", Operands::Paths)
     },
     program("tr", Operands::Text),
+    Program {
+        value_short: "s",
+        value_long: &["separator"],
+        ..program("tac", Operands::Paths)
+    },
     Program {
         value_short: "bdfhilnsvw",
         value_long: &[
@@ -310,6 +342,8 @@ pub static PROGRAMS: &[Program] = &[
             "ifdef",
         ],
         path_values: &["X", "exclude-from", "from-file", "to-file"],
+        recursive_short: "r",
+        recursive_long: &["recursive"],
         ..program("diff", Operands::Paths)
     },
     Program {
@@ -331,7 +365,12 @@ pub static PROGRAMS: &[Program] = &[
             "hintro",
             "houtro",
             "info",
+            "gitfile",
+            "infofile",
         ],
+        // Files it reads: patterns (`--gitfile`, `--infofile`) and HTML it copies into its
+        // output (`--hintro`, `--houtro`).
+        path_values: &["gitfile", "infofile", "hintro", "houtro"],
         ..program("tree", Operands::Paths)
     },
     Program {
@@ -352,6 +391,44 @@ pub static PROGRAMS: &[Program] = &[
     program("git", Operands::Git),
 ];
 
+/// How [`SafeReads::recursive_read_is_clean`] walks.
+#[derive(Clone, Copy)]
+struct Walk<'a> {
+    /// The program follows symbolic links (`grep -R`).
+    follow: bool,
+    /// It reads hidden files (rg only with `--hidden`).
+    hidden: bool,
+    /// For rg: its own positive globs, the only way a credential file comes back into its
+    /// search (pablo's config leaves them out). `None`: every credential file counts.
+    taken_back: Option<&'a globset::GlobSet>,
+}
+
+/// The positive globs of rg's command line, without regard to case (its `--iglob` and, to be
+/// safe, its `-g`). A glob that does not compile matches everything.
+fn positive_globs(globs: &[&str]) -> globset::GlobSet {
+    let mut b = globset::GlobSetBuilder::new();
+    for g in globs.iter().filter(|g| !g.starts_with('!')) {
+        let glob = globset::GlobBuilder::new(g)
+            .case_insensitive(true)
+            .build()
+            .or_else(|_| globset::Glob::new("*"));
+        if let Ok(glob) = glob {
+            b.add(glob);
+        }
+    }
+    b.build().unwrap_or_else(|_| {
+        // Nothing known: every credential file counts.
+        let mut all = globset::GlobSetBuilder::new();
+        if let Ok(g) = globset::Glob::new("**") {
+            all.add(g);
+        }
+        all.build().unwrap_or_else(|_| globset::GlobSet::empty())
+    })
+}
+
+/// The most entries [`SafeReads::recursive_read_is_clean`] looks at.
+pub const MAX_LINK_WALK: usize = 20_000;
+
 /// Multi-call binaries a known-safe name may link to (they act on the name they were called by).
 const MULTI_CALL: &[&str] = &["busybox", "toybox", "coreutils"];
 
@@ -364,7 +441,7 @@ pub fn program_named(name: &str) -> Option<&'static Program> {
 #[derive(Debug)]
 pub struct SafeReads {
     workspace: PathBuf,
-    credentials: GlobSet,
+    credentials: CredentialNames,
 }
 
 /// Why a command is not known safe (for the reason a prompt shows).
@@ -372,17 +449,9 @@ pub type NotSafe = String;
 
 impl SafeReads {
     pub fn new(workspace: PathBuf, extra_credential_names: &[String]) -> Self {
-        let mut b = GlobSetBuilder::new();
-        for pat in crate::workspace::CREDENTIAL_NAMES
-            .iter()
-            .copied()
-            .chain(extra_credential_names.iter().map(String::as_str))
-        {
-            if let Ok(g) = globset::Glob::new(pat) {
-                b.add(g);
-            }
-        }
-        let credentials = b.build().unwrap_or_else(|_| GlobSet::empty());
+        // The config layers checked every glob already; a bad one leaves the built-in list.
+        let credentials = CredentialNames::new(extra_credential_names)
+            .unwrap_or_else(|_| CredentialNames::builtin());
         Self {
             workspace,
             credentials,
@@ -404,7 +473,15 @@ impl SafeReads {
         }
         match prog.operands {
             Operands::Find => self.find(args, cwd)?,
-            Operands::Git => self.git(args, cwd)?,
+            Operands::Git => {
+                let path = |raw: &str, cwd: &str| self.path(raw, cwd);
+                let reads = super::safe_git::Reads {
+                    workspace: &self.workspace,
+                    credentials: &self.credentials,
+                    path: &path,
+                };
+                super::safe_git::check(&reads, resolved, args, cwd)?
+            }
             _ => self.generic(prog, args, cwd)?,
         }
         Ok(prog)
@@ -455,11 +532,7 @@ impl SafeReads {
         let rel = real
             .strip_prefix(&self.workspace)
             .map_err(|_| format!("`{raw}` is outside the workspace"))?;
-        let rel_text = rel.to_string_lossy();
-        let hit = rel.components().any(|c| match c {
-            Component::Normal(n) => self.credentials.is_match(n),
-            _ => false,
-        }) || self.credentials.is_match(rel_text.as_ref());
+        let hit = self.credentials.covers(&rel.to_string_lossy());
         if hit {
             return Err(format!("`{raw}` looks like a credential file"));
         }
@@ -472,6 +545,13 @@ impl SafeReads {
         let mut pattern_given = false;
         let mut sed_script = false;
         let mut sed_quiet = false;
+        let mut follows_links = false;
+        let mut recursive = prog.always_recursive;
+        // rg leaves hidden files out unless told otherwise; `--files` prints only names.
+        let mut hidden = prog.name != "rg";
+        let mut names_only = false;
+        // rg's own globs (`-g`, `--glob`, `--iglob`), later than pablo's and so stronger.
+        let mut rg_globs: Vec<&str> = Vec::new();
         let mut i = 0;
         let mut options_done = false;
         while i < args.len() {
@@ -497,19 +577,39 @@ impl SafeReads {
                 {
                     return Err(format!("`{}` {a} (--{f}) is not a plain read", prog.name));
                 }
-                let takes_value = prog.value_long.contains(&name);
+                // GNU takes any unambiguous prefix of a long option (`--exclude-f` is
+                // `--exclude-from`). A prefix of a value option is taken to be that option, and
+                // since the program may read the abbreviation otherwise, its value is checked
+                // as a path whatever the option is.
+                let (full, abbreviated) = long_option(prog, name);
                 let value = match inline {
                     Some(v) => Some(v),
-                    None if takes_value => {
+                    None if full.is_some() => {
                         i += 1;
                         args.get(i - 1).map(String::as_str)
                     }
                     None => None,
                 };
-                if prog.operands == Operands::Sed && matches!(name, "quiet" | "silent") {
+                let full_name = full.unwrap_or(name);
+                follows_links |= is_prefix_of(name, prog.follow_long);
+                recursive |= is_prefix_of(name, prog.recursive_long)
+                    || (full_name == "directories"
+                        && value.is_some_and(|v| "recurse".starts_with(v)));
+                if prog.name == "rg" {
+                    hidden |= is_prefix_of(name, &["hidden"]);
+                    names_only |= name == "files";
+                    // A glob of its own can take back what pablo's config left out.
+                    if matches!(full_name, "glob" | "iglob") {
+                        // A glob that names a hidden file searches it even without --hidden.
+                        recursive = true;
+                        hidden = true;
+                        rg_globs.extend(value);
+                    }
+                }
+                if prog.operands == Operands::Sed && is_prefix_of(name, &["quiet", "silent"]) {
                     sed_quiet = true;
                 }
-                if matches!(name, "regexp" | "file" | "expression") {
+                if matches!(full_name, "regexp" | "file" | "expression") {
                     pattern_given = true;
                     if prog.operands == Operands::Sed {
                         sed_script = true;
@@ -519,7 +619,7 @@ impl SafeReads {
                     }
                 }
                 if let Some(v) = value
-                    && prog.path_values.contains(&name)
+                    && (abbreviated || prog.path_values.contains(&full_name))
                 {
                     self.path(v, cwd)?;
                 }
@@ -530,6 +630,11 @@ impl SafeReads {
             for (k, c) in cluster.char_indices() {
                 if prog.forbid_short.contains(c) {
                     return Err(format!("`{}` -{c} is not a plain read", prog.name));
+                }
+                follows_links |= prog.follow_short.contains(c);
+                recursive |= prog.recursive_short.contains(c);
+                if prog.name == "rg" {
+                    hidden |= c == '.' || (c == 'u' && cluster.matches('u').count() >= 2);
                 }
                 if prog.operands == Operands::Sed && c == 'n' {
                     sed_quiet = true;
@@ -542,6 +647,14 @@ impl SafeReads {
                     } else {
                         Some(rest)
                     };
+                    if prog.name == "grep" && c == 'd' && value.is_some_and(|v| v == "recurse") {
+                        recursive = true;
+                    }
+                    if prog.name == "rg" && c == 'g' {
+                        recursive = true;
+                        hidden = true;
+                        rg_globs.extend(value);
+                    }
                     if matches!(c, 'e' | 'f') {
                         pattern_given = true;
                         if prog.operands == Operands::Sed && c == 'e' {
@@ -563,7 +676,20 @@ impl SafeReads {
         }
         match prog.operands {
             Operands::Text => Ok(()),
-            Operands::Paths => operands.iter().try_for_each(|o| self.path(o, cwd)),
+            Operands::Paths => {
+                operands.iter().try_for_each(|o| self.path(o, cwd))?;
+                if recursive {
+                    let walk = Walk {
+                        follow: false,
+                        hidden: true,
+                        taken_back: None,
+                    };
+                    for root in &operands {
+                        self.recursive_read_is_clean(root, cwd, &walk)?;
+                    }
+                }
+                Ok(())
+            }
             Operands::OnePath => {
                 if operands.len() > 1 {
                     return Err(format!("`{}` with a second operand writes it", prog.name));
@@ -572,10 +698,23 @@ impl SafeReads {
             }
             Operands::PatternThenPaths => {
                 let skip = usize::from(!pattern_given);
-                operands
-                    .iter()
-                    .skip(skip)
-                    .try_for_each(|o| self.path(o, cwd))
+                let paths: Vec<&str> = operands.iter().skip(skip).copied().collect();
+                paths.iter().try_for_each(|o| self.path(o, cwd))?;
+                if (recursive && !names_only) || follows_links {
+                    // For rg, only a credential file one of its own globs takes back counts.
+                    let taken_back = (prog.name == "rg").then(|| positive_globs(&rg_globs));
+                    // No path: the recursion starts at the working directory.
+                    let roots = if paths.is_empty() { vec!["."] } else { paths };
+                    for root in roots {
+                        let walk = Walk {
+                            follow: follows_links,
+                            hidden,
+                            taken_back: taken_back.as_ref(),
+                        };
+                        self.recursive_read_is_clean(root, cwd, &walk)?;
+                    }
+                }
+                Ok(())
             }
             Operands::Sed => {
                 if !sed_quiet {
@@ -592,6 +731,76 @@ impl SafeReads {
             }
             Operands::Find | Operands::Git => Ok(()),
         }
+    }
+
+    /// A read that prints the content of every file below `root` prints no credential file and,
+    /// when it follows links (`follow`), none from outside the workspace: no credential name lies
+    /// below it (hidden ones only when the program reads them, `hidden`) and no followed link
+    /// leads out. Bounded: a tree of more than [`MAX_LINK_WALK`] entries is not walked, and the
+    /// read is not known safe.
+    fn recursive_read_is_clean(
+        &self,
+        root: &str,
+        cwd: &str,
+        walk: &Walk<'_>,
+    ) -> Result<(), NotSafe> {
+        let Walk {
+            follow,
+            hidden,
+            taken_back,
+        } = *walk;
+        let start = self.workspace.join(cwd).join(root);
+        let mut stack = vec![start];
+        let mut seen = 0usize;
+        // Links are followed into the directories they lead to (inside, or refused): those are
+        // walked too, each once.
+        let mut walked = std::collections::HashSet::new();
+        while let Some(dir) = stack.pop() {
+            if !walked.insert(std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone())) {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                seen += 1;
+                if seen > MAX_LINK_WALK {
+                    return Err(format!(
+                        "`{root}` holds more than {MAX_LINK_WALK} entries to check for \
+                         credential files and links that lead out of the workspace"
+                    ));
+                }
+                if !hidden && e.file_name().to_string_lossy().starts_with('.') {
+                    continue;
+                }
+                let path = e.path();
+                let rel = path.strip_prefix(&self.workspace).unwrap_or(&path);
+                let rel_text = rel.to_string_lossy();
+                let counts = taken_back.is_none_or(|set| {
+                    set.is_match(rel_text.as_ref()) || set.is_match(e.file_name())
+                });
+                if counts && self.credentials.covers(&rel_text) {
+                    return Err(format!(
+                        "`{rel_text}` below `{root}` looks like a credential file, and the read \
+                         would print it"
+                    ));
+                }
+                let Ok(kind) = e.file_type() else { continue };
+                if kind.is_symlink() {
+                    if !follow {
+                        continue;
+                    }
+                    self.path(&rel_text, "")
+                        .map_err(|why| format!("a link below `{root}` leads out: {why}"))?;
+                    if path.is_dir() {
+                        stack.push(path);
+                    }
+                } else if kind.is_dir() {
+                    stack.push(path);
+                }
+            }
+        }
+        Ok(())
     }
 
     fn find(&self, args: &[String], cwd: &str) -> Result<(), NotSafe> {
@@ -636,175 +845,31 @@ impl SafeReads {
         }
         Ok(())
     }
+}
 
-    fn git(&self, args: &[String], cwd: &str) -> Result<(), NotSafe> {
-        let mut i = 0;
-        while let Some(a) = args.get(i) {
-            match a.as_str() {
-                "--no-pager" | "-P" | "--no-optional-locks" => i += 1,
-                s if s.starts_with('-') => {
-                    return Err(format!("`git {s}` changes how git runs"));
-                }
-                _ => break,
-            }
-        }
-        let Some(sub) = args.get(i) else {
-            return Err("`git` without a subcommand".into());
-        };
-        let rest = &args[i + 1..];
-        let (forbid, values, pattern): (&[&str], &[&str], bool) = match sub.as_str() {
-            "status" => (&[], &["-u", "--untracked-files", "--ignored"], false),
-            "log" | "show" | "diff" => (
-                &[
-                    "--output",
-                    "--ext-diff",
-                    "--textconv",
-                    "--no-index",
-                    "--show-signature",
-                    "--open-files-in-pager",
-                ],
-                &[
-                    "-n",
-                    "--max-count",
-                    "--skip",
-                    "--since",
-                    "--until",
-                    "--author",
-                    "--grep",
-                ],
-                false,
-            ),
-            "rev-parse" | "ls-files" => (&[], &[], false),
-            "grep" => (
-                &[
-                    "--open-files-in-pager",
-                    "-O",
-                    "--no-index",
-                    "--textconv",
-                    "--ext-grep",
-                ],
-                &["-e", "-f", "--max-depth", "-A", "-B", "-C", "-m"],
-                true,
-            ),
-            "blame" => (
-                &["--textconv"],
-                &["-L", "-S", "--contents", "-C", "-M"],
-                false,
-            ),
-            "branch" => return self.git_branch(rest),
-            other => return Err(format!("`git {other}` is not a known-safe read")),
-        };
-        let mut operands: Vec<&str> = Vec::new();
-        let mut pattern_given = false;
-        let mut done = false;
-        let mut k = 0;
-        while k < rest.len() {
-            let a = rest[k].as_str();
-            k += 1;
-            if done || !a.starts_with('-') || a == "-" {
-                operands.push(a);
-                continue;
-            }
-            if a == "--" {
-                done = true;
-                continue;
-            }
-            // Formats that verify signatures run gpg.
-            if a.contains("%G") {
-                return Err(format!("`git {sub} {a}` verifies signatures (runs gpg)"));
-            }
-            let name = a.split('=').next().unwrap_or(a);
-            let forbidden = forbid.iter().any(|f| {
-                if f.starts_with("--") {
-                    name.len() > 2 && f.starts_with(name)
-                } else {
-                    a.starts_with(f)
-                }
-            });
-            // An order file (`-O<file>`) is read from the file system.
-            if matches!(sub.as_str(), "log" | "show" | "diff") && name.starts_with("-O") {
-                let v = if a.len() > 2 { &a[2..] } else { "" };
-                self.path(v, cwd)?;
-                continue;
-            }
-            if forbidden {
-                return Err(format!("`git {sub} {a}` is not a plain read"));
-            }
-            if matches!(a, "-e" | "-f") {
-                pattern_given = true;
-            }
-            if values.contains(&name) && !a.contains('=') {
-                if let Some(v) = rest.get(k)
-                    && matches!(a, "-f" | "-S" | "--contents")
-                {
-                    self.path(v, cwd)?;
-                }
-                k += 1;
-            }
-        }
-        let skip = usize::from(pattern && !pattern_given);
-        // Revisions and paths look alike; both are checked as paths (a revision name is a
-        // harmless relative path).
-        operands
-            .iter()
-            .skip(skip)
-            .try_for_each(|o| self.path(o, cwd))
+/// The value option a long option `name` (without `--`) stands for: itself when it is one, else
+/// the option it is a proper prefix of (a file-valued one first), and whether it was
+/// abbreviated. `(None, false)` for an option that takes no value.
+fn long_option(prog: &Program, name: &str) -> (Option<&'static str>, bool) {
+    if name.is_empty() {
+        return (None, false);
     }
+    if let Some(exact) = prog.value_long.iter().find(|v| **v == name) {
+        return (Some(exact), false);
+    }
+    let mut longer = prog.value_long.iter().filter(|v| v.starts_with(name));
+    let all: Vec<&'static str> = longer.by_ref().copied().collect();
+    let pick = all
+        .iter()
+        .find(|v| prog.path_values.contains(v))
+        .or_else(|| all.first())
+        .copied();
+    (pick, pick.is_some())
+}
 
-    fn git_branch(&self, args: &[String]) -> Result<(), NotSafe> {
-        const FLAGS: &[&str] = &[
-            "-a",
-            "--all",
-            "-r",
-            "--remotes",
-            "-l",
-            "--list",
-            "-v",
-            "-vv",
-            "--verbose",
-            "-i",
-            "--ignore-case",
-            "--show-current",
-            "--color",
-            "--no-color",
-            "--column",
-            "--no-column",
-            "--no-abbrev",
-            "-q",
-            "--quiet",
-        ];
-        const VALUED: &[&str] = &[
-            "--contains",
-            "--no-contains",
-            "--merged",
-            "--no-merged",
-            "--points-at",
-            "--sort",
-            "--format",
-        ];
-        let listing = args.iter().any(|a| a == "-l" || a == "--list");
-        let mut i = 0;
-        while i < args.len() {
-            let a = args[i].as_str();
-            let name = a.split('=').next().unwrap_or(a);
-            if FLAGS.contains(&name) || name.starts_with("--abbrev") || name.starts_with("--column")
-            {
-                i += 1;
-            } else if VALUED.contains(&name) {
-                if a.contains("%G") {
-                    return Err("`git branch` with a signature format runs gpg".into());
-                }
-                i += if a.contains('=') { 1 } else { 2 };
-            } else if a.starts_with('-') {
-                return Err(format!("`git branch {a}` changes branches"));
-            } else if listing {
-                i += 1;
-            } else {
-                return Err(format!("`git branch {a}` creates a branch"));
-            }
-        }
-        Ok(())
-    }
+/// Whether `name` is one of `options` or a prefix of one.
+fn is_prefix_of(name: &str, options: &[&str]) -> bool {
+    !name.is_empty() && options.iter().any(|o| o.starts_with(name))
 }
 
 /// Names that are one program under two names (`[` is `test`; some systems link `dir` to `ls`).
@@ -844,96 +909,9 @@ fn resolve_existing(path: &Path) -> Option<PathBuf> {
     }
 }
 
-/// A sed script that only prints: commands `p` (and `=`, `l`), each with at most two addresses
-/// (line numbers, `$`, `/regex/`), separated by `;` or newlines. Anything else (`w`, `e`, `s`,
-/// `r`, braces) is refused: `w` writes a file and `e` runs a command.
-pub fn sed_print_only(script: &str) -> Result<(), NotSafe> {
-    let refuse = || {
-        Err(format!(
-            "the sed script {script:?} does more than print lines"
-        ))
-    };
-    for part in script.split([';', '\n']) {
-        let mut rest = part.trim();
-        if rest.is_empty() {
-            continue;
-        }
-        for n in 0..2 {
-            if n == 1 {
-                match rest.strip_prefix(',') {
-                    Some(r) => rest = r.trim_start(),
-                    None => break,
-                }
-            }
-            rest = match skip_address(rest) {
-                Some(r) => r.trim_start(),
-                None if n == 0 => rest,
-                None => return refuse(),
-            };
-        }
-        if !matches!(rest.trim(), "p" | "=" | "l") {
-            return refuse();
-        }
-    }
-    Ok(())
-}
-
-/// Skips one sed address (`12`, `$`, `/re/`); `None` when there is none.
-fn skip_address(s: &str) -> Option<&str> {
-    if let Some(r) = s.strip_prefix('$') {
-        return Some(r);
-    }
-    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
-    if digits > 0 {
-        return Some(&s[digits..]);
-    }
-    let r = s.strip_prefix('/')?;
-    let mut escaped = false;
-    for (i, c) in r.char_indices() {
-        if escaped {
-            escaped = false;
-        } else if c == '\\' {
-            escaped = true;
-        } else if c == '/' {
-            return Some(&r[i + 1..]);
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sed_scripts_that_only_print_pass_and_others_do_not() {
-        for ok in [
-            "1,20p",
-            "p",
-            "$p",
-            "/fn main/p",
-            "10p;20p",
-            "/a\\/b/,/c/p",
-            "5,$p",
-            "=",
-        ] {
-            assert!(sed_print_only(ok).is_ok(), "{ok}");
-        }
-        for bad in [
-            "s/a/b/",
-            "1w out",
-            "e rm x",
-            "p;w x",
-            "1,2d",
-            "{p}",
-            "r /etc/passwd",
-            "/x/e",
-            "1,p",
-            "1 W x",
-        ] {
-            assert!(sed_print_only(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn every_row_names_a_program_once_and_forbidden_options_are_not_values() {

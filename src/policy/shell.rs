@@ -625,7 +625,10 @@ impl Walker {
             SimpleWord::Escaped(s) => acc.text.push_str(s),
             SimpleWord::Colon => acc.text.push(':'),
             SimpleWord::Tilde => {
-                if quoted || position == WordPosition::HeredocBody {
+                // Only a `~` that begins a word (or follows `:` or `=`, where assignments
+                // expand it) is an expansion; `HEAD~1` is a literal.
+                let expands = acc.text.is_empty() || acc.text.ends_with([':', '=']);
+                if quoted || position == WordPosition::HeredocBody || !expands {
                     acc.text.push('~');
                 } else {
                     acc.set_why("tilde expansion");
@@ -819,6 +822,7 @@ mod tests {
             ("ls `pwd`", "command substitution"),
             ("ls *.rs", "glob"),
             ("ls ~/x", "tilde"),
+            ("PATH=/a:~/bin ls", "tilde"),
             ("ls $((1+2))", "arithmetic"),
             ("ls {a,b}", "brace"),
             ("ls $'\\x41'", "bash"),
@@ -829,6 +833,13 @@ mod tests {
             let reasons = outer.unprovable_reasons().join(";");
             assert!(reasons.contains(why), "{t}: {reasons}");
         }
+    }
+
+    #[test]
+    fn a_tilde_inside_a_word_is_a_literal() {
+        let c = one("git log HEAD~1 a~b");
+        assert!(c.unprovable_reasons().is_empty(), "{c:?}");
+        assert_eq!(c.argv(), vec!["git", "log", "HEAD~1", "a~b"]);
     }
 
     #[test]

@@ -441,6 +441,7 @@ unsafe fn child_main(plan: &ChildPlan<'_>, fds: &ChildFds) -> ! {
     // SAFETY: every call below is a system call (or an async-signal-safe libc wrapper) on memory
     // prepared by the parent; nothing allocates.
     unsafe {
+        close_unneeded(plan, fds);
         reset_signals(fds);
         let pablo = libc::getppid();
         tie_to_parent(fds);
@@ -663,6 +664,56 @@ unsafe fn exec_command(plan: &ChildPlan<'_>, fds: &ChildFds) -> ! {
         libc::execve(plan.exe.as_ptr(), plan.argv.as_ptr(), plan.envp.as_ptr());
         die(fds, Stage::Exec)
     }
+}
+
+/// Closes, first thing in the child, every descriptor of pablo's that neither the child nor the
+/// command needs. The child is a copy of pablo until it executes, and an init never executes:
+/// without this it would share pablo's open files until the command starts (or, as init, until
+/// it forks the command), and with them the session journal's `flock`, which is held by an open
+/// file, not by a process. A pablo killed in that window left the journal locked for as long as
+/// its dying children lived, and an immediate resume was refused with `session_busy`.
+///
+/// # Safety
+/// Only in the child; no allocation (the list lives on the stack).
+unsafe fn close_unneeded(plan: &ChildPlan<'_>, fds: &ChildFds) {
+    let (ready_r, ready_w) = fds.ready.unwrap_or((-1, -1));
+    let mut keep: [RawFd; 13] = [
+        fds.err_w,
+        fds.go_r,
+        fds.go_w,
+        fds.status_w.unwrap_or(-1),
+        ready_r,
+        ready_w,
+        plan.cwd_fd.unwrap_or(-1),
+        plan.stdio[0].unwrap_or(-1),
+        plan.stdio[1].unwrap_or(-1),
+        plan.stdio[2].unwrap_or(-1),
+        plan.terminal.unwrap_or(-1),
+        plan.landlock.unwrap_or(-1),
+        -1,
+    ];
+    // Insertion sort: no allocation in a forked child.
+    for i in 1..keep.len() {
+        let mut j = i;
+        while j > 0 && keep[j - 1] > keep[j] {
+            keep.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    // 0, 1 and 2 stay: a command with `stdio: None` keeps pablo's own.
+    let mut next: RawFd = 3;
+    for fd in keep {
+        if fd < next {
+            continue;
+        }
+        if fd > next {
+            // SAFETY: close_range on descriptor numbers.
+            unsafe { libc::syscall(libc::SYS_close_range, next as u32, (fd - 1) as u32, 0u32) };
+        }
+        next = fd + 1;
+    }
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_close_range, next as u32, u32::MAX, 0u32) };
 }
 
 /// Every descriptor of pablo's but the status pipe goes: the output pipe must end with the

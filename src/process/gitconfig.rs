@@ -14,6 +14,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::gitrepo::{GitRepo, credential_attributes, locate, repository_above};
+
 /// Words whose presence in a config file's text means it may hold a program-running setting;
 /// files without any of them need no copy (the common case, at the cost of one read).
 const SUSPECT_WORDS: &[&str] = &[
@@ -43,6 +45,13 @@ const SUSPECT_WORDS: &[&str] = &[
     "smudge",
     "process",
     "cmd",
+    "worktree",
+    "excludesfile",
+    "attributesfile",
+    "ignorerevs",
+    "orderfile",
+    "mailmap",
+    "template",
 ];
 
 /// Whole sections that only exist to run something (or to include other files).
@@ -85,6 +94,17 @@ const DROPPED_KEYS: &[&str] = &[
     "sequence.editor",
     "log.showsignature",
     "interactive.difffilter",
+    // Settings that send git elsewhere or make it read a file outside the repository (and print
+    // a line of it in an error, as `blame.ignoreRevsFile` does).
+    "core.worktree",
+    "core.excludesfile",
+    "core.attributesfile",
+    "blame.ignorerevsfile",
+    "diff.orderfile",
+    "mailmap.file",
+    "mailmap.blob",
+    "commit.template",
+    "init.templatedir",
 ];
 
 /// Names (the part after the last dot) that name a program wherever they appear in a
@@ -112,38 +132,6 @@ pub fn keeps(key: &str) -> bool {
     !(DROPPED_SECTIONS.contains(&section)
         || DROPPED_KEYS.contains(&lower.as_str())
         || (has_subsection && DROPPED_NAMES.contains(&name)))
-}
-
-/// The config files of the repository that `cwd` (absolute) is in, looking upwards no further
-/// than `workspace`: `config` and `config.worktree` of its git directory (the common directory's
-/// for a linked worktree).
-pub fn repository_configs(workspace: &Path, cwd: &Path) -> Vec<PathBuf> {
-    let mut dir = cwd.to_path_buf();
-    loop {
-        let dot_git = dir.join(".git");
-        if let Ok(m) = std::fs::symlink_metadata(&dot_git) {
-            let git_dir = if m.is_dir() {
-                Some(dot_git)
-            } else {
-                std::fs::read_to_string(&dot_git).ok().and_then(|t| {
-                    let rel = t.trim().strip_prefix("gitdir:")?.trim().to_string();
-                    Some(dir.join(rel))
-                })
-            };
-            let Some(git_dir) = git_dir else {
-                return Vec::new();
-            };
-            let common = std::fs::read_to_string(git_dir.join("commondir"))
-                .map(|c| git_dir.join(c.trim()))
-                .unwrap_or_else(|_| git_dir.clone());
-            let mut out = vec![common.join("config"), git_dir.join("config.worktree")];
-            out.retain(|p| p.is_file());
-            return out;
-        }
-        if dir == workspace || !dir.pop() || !dir.starts_with(workspace) {
-            return Vec::new();
-        }
-    }
 }
 
 /// Whether the file's text may hold a program-running setting.
@@ -220,17 +208,12 @@ fn escape(s: &str) -> String {
     out
 }
 
-/// For each config file of the repository around `cwd` that may run programs: a sanitised copy
-/// written under `temp_dir`, paired with the file it covers. `Err` names a file that could not
-/// be copied (the caller must not run the read unprotected).
-pub fn overlays(
-    git: &Path,
-    workspace: &Path,
-    cwd: &Path,
-    temp_dir: &Path,
-) -> Result<Vec<(PathBuf, PathBuf)>, String> {
+/// For each config file of `repo` that may run programs: a sanitised copy written under `dir`,
+/// paired with the file it covers. `Err` names a file that could not be copied (the caller must
+/// not run the read unprotected).
+pub fn overlays(git: &Path, repo: &GitRepo, dir: &Path) -> Result<Vec<(PathBuf, PathBuf)>, String> {
     let mut out = Vec::new();
-    for config in repository_configs(workspace, cwd) {
+    for config in repo.configs() {
         let Ok(text) = std::fs::read_to_string(&config) else {
             continue;
         };
@@ -239,15 +222,94 @@ pub fn overlays(
         }
         let clean = sanitized(git, &config)
             .ok_or_else(|| format!("git cannot read {}", config.display()))?;
-        std::fs::create_dir_all(temp_dir).map_err(|e| format!("{}: {e}", temp_dir.display()))?;
-        let name = format!(
-            "gitconfig-{}-{}",
-            std::process::id(),
-            uuid::Uuid::now_v7().simple()
-        );
-        let copy = temp_dir.join(name);
-        std::fs::write(&copy, clean).map_err(|e| format!("{}: {e}", copy.display()))?;
+        let copy = write_private(dir, "gitconfig", &clean)?;
         out.push((copy, config));
+    }
+    Ok(out)
+}
+
+/// Writes `text` to a new file in `dir` (created when missing) with a unique name.
+fn write_private(dir: &Path, stem: &str, text: &str) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let name = format!(
+        "{stem}-{}-{}",
+        std::process::id(),
+        uuid::Uuid::now_v7().simple()
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// A ripgrep config (for `RIPGREP_CONFIG_PATH`) that leaves credential files out of every
+/// search of a known-safe line, in either case: one `--iglob=!GLOB` per credential glob. Written
+/// once per session in `dir` (commands cannot write it); returns its path.
+pub fn ripgrep_config(dir: &Path, credentials: &[String]) -> Result<PathBuf, String> {
+    let mut text = String::new();
+    for g in credentials {
+        if !g.contains(['\n', '\r']) {
+            text.push_str(&format!("--iglob=!{g}\n"));
+        }
+    }
+    let path = dir.join("ripgrep-config");
+    let staged = write_private(dir, "ripgrep", &text)?;
+    std::fs::rename(&staged, &path).map_err(|e| {
+        let _ = std::fs::remove_file(&staged);
+        format!("{}: {e}", path.display())
+    })?;
+    Ok(path)
+}
+
+/// What a known-safe git read needs besides the read-only sandbox: the repository's config
+/// copies to bind over the originals, and the variables that pin the repository and turn off
+/// what would run a program or print a credential file.
+#[derive(Debug, Default)]
+pub struct KnownSafeGit {
+    /// (sanitised copy, original) pairs.
+    pub overlays: Vec<(PathBuf, PathBuf)>,
+    /// The config copies written for this read, to remove once it started (the mounts keep them).
+    pub files: Vec<PathBuf>,
+    /// Variables to set (after every inherited `GIT_*` variable was removed).
+    pub env: Vec<(String, String)>,
+}
+
+/// Prepares a known-safe git read run in `cwd` (absolute): finds the repository inside
+/// `workspace` (refusing layouts that lead outside it, see [`super::gitrepo`]), writes the
+/// sanitised config copies and the credential attributes into `dir` (a directory commands cannot
+/// write), and returns them with the environment. `credentials` are the workspace's credential
+/// globs.
+pub fn prepare(
+    git: &Path,
+    workspace: &Path,
+    cwd: &Path,
+    dir: &Path,
+    credentials: &[String],
+) -> Result<KnownSafeGit, String> {
+    let mut out = KnownSafeGit::default();
+    // One file per session, kept: a background read may still run when the call returns, and git
+    // reads the file while it runs (a missing attributes file is silently no attributes).
+    let attributes = dir.join("credential-attributes");
+    let staged = write_private(dir, "attributes", &credential_attributes(credentials))?;
+    std::fs::rename(&staged, &attributes).map_err(|e| {
+        let _ = std::fs::remove_file(&staged);
+        format!("{}: {e}", attributes.display())
+    })?;
+    out.env = super::sandbox::known_safe_git_env(Some(&attributes));
+    match locate(workspace, cwd)? {
+        Some(repo) => {
+            out.overlays = overlays(git, &repo, dir)?;
+            out.files
+                .extend(out.overlays.iter().map(|(c, _)| c.clone()));
+            out.env.extend(repo.pin_env());
+        }
+        None => {
+            if let Some(above) = repository_above(workspace) {
+                return Err(format!(
+                    "the repository at {} is larger than the workspace",
+                    above.display()
+                ));
+            }
+        }
     }
     Ok(out)
 }

@@ -5,9 +5,9 @@
 //! - `read-only`: reads anywhere, writes only to `/dev/null`, `/dev/zero`, `/dev/full` and the
 //!   terminal, no network;
 //! - `workspace-write`: writes also under the workspace, the session's temporary directory and the
-//!   writable roots ([`default_writable_roots`] plus the trusted config's), except the
-//!   repository's `.git/hooks` and `.git/config` and the project config `.pablo`, which are
-//!   mounted read-only; no network unless configured;
+//!   writable roots ([`default_writable_roots`] plus the trusted config's), except every `.git`
+//!   and `.pablo` of the workspace and pablo's own directories, which are mounted read-only
+//!   ([`super::shield`]); no network unless configured;
 //! - `off`: no file or network bounds.
 //!
 //! The file-system bounds are a Landlock ruleset (an allow list of hierarchies); Landlock cannot
@@ -70,9 +70,9 @@ impl Support {
     pub fn namespaces_missing(&self) -> Option<String> {
         self.namespaces.as_ref().err().map(|why| {
             format!(
-                "commands cannot get their own namespaces ({why}): .git/hooks, .git/config and \
-                 .pablo stay writable under workspace-write, and the network is cut by a seccomp \
-                 filter"
+                "commands cannot get their own namespaces ({why}): .git, .pablo and pablo's own \
+                 directories stay writable under workspace-write, and the network is cut by a \
+                 seccomp filter"
             )
         })
     }
@@ -86,7 +86,7 @@ impl Support {
             return Some("no Landlock: not enforced".into());
         }
         if !self.namespaces() && profile == SandboxProfile::WorkspaceWrite {
-            return Some("no namespaces: .git/hooks not protected".into());
+            return Some("no namespaces: .git and .pablo not protected".into());
         }
         None
     }
@@ -128,6 +128,8 @@ pub struct Sandbox {
     /// Files bound read-only over others inside the command's mount namespace (source, target):
     /// a known-safe git read's sanitised config over the repository's.
     pub overlays: Vec<(PathBuf, PathBuf)>,
+    /// pablo's own config, data and state directories: never writable, wherever they lie.
+    pub protected: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -139,6 +141,7 @@ impl Sandbox {
             workspace: PathBuf::new(),
             writable: Vec::new(),
             overlays: Vec::new(),
+            protected: Vec::new(),
         }
     }
 
@@ -158,6 +161,9 @@ impl Sandbox {
                 if devices.iter().any(|d| path == Path::new(d)) {
                     return true;
                 }
+                if self.protected.iter().any(|p| path.starts_with(p)) {
+                    return false;
+                }
                 if path.starts_with(&self.workspace) {
                     let rel = path.strip_prefix(&self.workspace).unwrap_or(path);
                     return !is_protected_relative(rel);
@@ -168,9 +174,10 @@ impl Sandbox {
     }
 }
 
-/// `.git/hooks`, `.git/config`, `.pablo` (and what is beneath them), relative to the workspace.
+/// Whether a workspace-relative path is in a `.git` or a `.pablo`, at any depth.
 fn is_protected_relative(rel: &Path) -> bool {
-    rel.starts_with(".git/hooks") || rel.starts_with(".git/config") || rel.starts_with(".pablo")
+    rel.components()
+        .any(|c| c.as_os_str() == ".git" || c.as_os_str() == ".pablo")
 }
 
 /// The writable roots every `workspace-write` command gets besides the workspace, so that
@@ -228,6 +235,8 @@ pub struct SandboxSettings {
     /// For the default writable roots.
     pub home: Option<PathBuf>,
     pub cargo_home: Option<PathBuf>,
+    /// pablo's own config, data and state directories (never writable by a command).
+    pub protected_dirs: Vec<PathBuf>,
 }
 
 impl Default for SandboxSettings {
@@ -246,6 +255,7 @@ impl Default for SandboxSettings {
             editor_terminals: false,
             home: var("HOME"),
             cargo_home: var("CARGO_HOME"),
+            protected_dirs: Vec::new(),
         }
     }
 }
@@ -280,6 +290,7 @@ impl SandboxSettings {
             workspace: workspace.to_path_buf(),
             writable,
             overlays: Vec::new(),
+            protected: self.protected_dirs.clone(),
         }
     }
 }
@@ -293,7 +304,7 @@ pub fn prepare(sandbox: &Sandbox, support: &Support) -> Result<Prepared, Sandbox
         p.namespaces.net = confined && sandbox.no_network();
         p.id_maps = Some(IdMaps::identity());
         if sandbox.profile == SandboxProfile::WorkspaceWrite {
-            p.mounts = protection_mounts(&sandbox.workspace)?;
+            p.mounts = protection_mounts(sandbox)?;
         }
         for (src, target) in &sandbox.overlays {
             p.mounts
@@ -324,34 +335,16 @@ fn cstring(p: &Path) -> Result<CString, SandboxError> {
     CString::new(p.as_os_str().as_bytes()).map_err(|_| SandboxError::Nul(p.to_path_buf()))
 }
 
-/// The mounts that keep `.git/hooks`, `.git/config` and `.pablo` read-only: `.git` itself is
-/// pinned (a mount point cannot be renamed, so a new `.git` cannot replace it), then each
-/// protected path is bound read-only on top. A missing `.git/hooks` is created first (empty), so
-/// that it cannot be created inside the sandbox.
-fn protection_mounts(workspace: &Path) -> Result<Vec<MountStep>, SandboxError> {
+/// The mounts of [`super::shield`]: the directories on the way pinned, then every `.git`,
+/// `.pablo` and pablo directory bound read-only.
+fn protection_mounts(sandbox: &Sandbox) -> Result<Vec<MountStep>, SandboxError> {
+    let shield = super::shield::compute(&sandbox.workspace, &sandbox.writable, &sandbox.protected);
     let mut out = Vec::new();
-    let git = workspace.join(".git");
-    match std::fs::symlink_metadata(&git) {
-        Ok(m) if m.is_dir() => {
-            out.push(MountStep::Pin(cstring(&git)?));
-            let hooks = git.join("hooks");
-            if std::fs::symlink_metadata(&hooks).is_err() {
-                let _ = std::fs::create_dir(&hooks);
-            }
-            for p in [hooks, git.join("config")] {
-                if std::fs::symlink_metadata(&p).is_ok() {
-                    out.push(MountStep::ReadOnly(cstring(&p)?));
-                }
-            }
-        }
-        // A linked worktree or submodule: `.git` is a file naming the git directory. The file
-        // itself is what must not change.
-        Ok(m) if m.is_file() => out.push(MountStep::ReadOnly(cstring(&git)?)),
-        _ => {}
+    for p in &shield.pins {
+        out.push(MountStep::Pin(cstring(p)?));
     }
-    let pablo = workspace.join(".pablo");
-    if std::fs::symlink_metadata(&pablo).is_ok() {
-        out.push(MountStep::ReadOnly(cstring(&pablo)?));
+    for p in &shield.read_only {
+        out.push(MountStep::ReadOnly(cstring(p)?));
     }
     Ok(out)
 }
@@ -453,19 +446,26 @@ fn network_filter() -> Result<Option<seccompiler::BpfProgram>, SandboxError> {
 
 /// The environment of a known-safe line: git's settings that run programs are overridden with
 /// the highest precedence a repository cannot beat (`GIT_CONFIG_COUNT` entries act like `-c`),
-/// attributes (which select diff drivers and filters) are read from the empty tree, the pager is
-/// `cat`, optional index refreshes (a write) are off, and nothing prompts.
-pub fn known_safe_git_env() -> Vec<(String, String)> {
-    let overrides: &[(&str, &str)] = &[
+/// attributes (which select diff drivers and filters) are read from the empty tree and from
+/// `attributes` (pablo's file marking credential names binary, so their content is left out of
+/// diffs and greps), the pager is `cat`, optional index refreshes (a write) are off, no object is
+/// fetched from a remote, and nothing prompts.
+pub fn known_safe_git_env(attributes: Option<&Path>) -> Vec<(String, String)> {
+    let attributes = attributes
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "/dev/null".into());
+    let overrides: Vec<(&str, &str)> = vec![
         ("core.fsmonitor", "false"),
         ("core.pager", "cat"),
-        ("core.attributesFile", "/dev/null"),
+        ("core.attributesFile", attributes.as_str()),
         ("core.hooksPath", "/dev/null"),
+        ("core.sshCommand", "false"),
         ("log.showSignature", "false"),
         ("gpg.program", "false"),
         ("gpg.ssh.program", "false"),
         ("gpg.x509.program", "false"),
         ("diff.noprefix", "false"),
+        ("protocol.allow", "never"),
     ];
     let mut env = vec![
         ("GIT_CONFIG_COUNT".to_string(), overrides.len().to_string()),
@@ -473,6 +473,7 @@ pub fn known_safe_git_env() -> Vec<(String, String)> {
         ("PAGER".to_string(), "cat".to_string()),
         ("GIT_OPTIONAL_LOCKS".to_string(), "0".to_string()),
         ("GIT_TERMINAL_PROMPT".to_string(), "0".to_string()),
+        ("GIT_NO_LAZY_FETCH".to_string(), "1".to_string()),
         ("GIT_ATTR_NOSYSTEM".to_string(), "1".to_string()),
         // The empty tree: its id is known to every SHA-1 repository without being stored.
         (
@@ -658,6 +659,7 @@ mod tests {
             workspace: PathBuf::from("/w"),
             writable: vec![PathBuf::from("/tmp")],
             overlays: Vec::new(),
+            protected: vec![PathBuf::from("/tmp/xdg/pablo")],
         }
     }
 
@@ -708,8 +710,11 @@ mod tests {
         assert!(s.may_write(Path::new("/w/src/main.rs")));
         assert!(!s.may_write(Path::new("/w/.git/hooks/pre-commit")));
         assert!(!s.may_write(Path::new("/w/.git/config")));
-        assert!(s.may_write(Path::new("/w/.git/index")));
+        assert!(!s.may_write(Path::new("/w/.git/index")));
+        assert!(!s.may_write(Path::new("/w/vendor/dep/.git/config")));
         assert!(!s.may_write(Path::new("/w/.pablo/config.toml")));
+        assert!(!s.may_write(Path::new("/tmp/xdg/pablo/config.toml")));
+        assert!(s.may_write(Path::new("/tmp/other")));
         assert!(s.may_write(Path::new("/dev/null")));
         let ro = Sandbox {
             profile: SandboxProfile::ReadOnly,

@@ -81,6 +81,18 @@ pub struct Host {
     /// are declared, and so dropped, first).
     /// The session's temporary directory, removed with the host.
     _temp: crate::process::temp::SessionTemp,
+    /// The empty `.git`/`.pablo` the sandbox made in the workspace, removed with the host.
+    _placeholders: PlaceholderGuard,
+}
+
+/// Removes the empty `.git`/`.pablo` placeholders the sandbox made in the workspace
+/// (`process::shield`) when the host goes, after its sessions.
+struct PlaceholderGuard(PathBuf);
+
+impl Drop for PlaceholderGuard {
+    fn drop(&mut self) {
+        crate::process::shield::remove_placeholders(&self.0);
+    }
 }
 
 /// Keeps what a file held before pablo changes it, so the change can be undone (the session's
@@ -117,13 +129,21 @@ pub struct HostServices {
 }
 
 impl Host {
-    /// A host with the shell settings of `[options.shell]` and no other service.
+    /// A host with the shell settings of `[options.shell]` and no other service; its commands'
+    /// sandbox keeps them out of `state_dir`.
     pub fn new(
         workspace: Arc<crate::workspace::Workspace>,
         state_dir: PathBuf,
         shell: &crate::config::ShellOptions,
     ) -> Self {
-        Self::with_services(workspace, state_dir, shell, HostServices::default())
+        let services = HostServices {
+            sandbox: crate::process::sandbox::SandboxSettings {
+                protected_dirs: vec![state_dir.clone()],
+                ..Default::default()
+            },
+            ..HostServices::default()
+        };
+        Self::with_services(workspace, state_dir, shell, services)
     }
 
     /// A host with the shell settings of `[options.shell]` and `services`.
@@ -140,8 +160,9 @@ impl Host {
         // were killed left there is removed first.
         let temp = crate::process::temp::SessionTemp::create(&std::env::temp_dir());
         let temp_dir = temp.path().to_path_buf();
+        let root = workspace.root().to_path_buf();
         Self {
-            workspace_root: workspace.root().to_path_buf(),
+            workspace_root: root.clone(),
             workspace,
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
             editor: services.editor,
@@ -158,6 +179,7 @@ impl Host {
             },
             state_dir,
             _temp: temp,
+            _placeholders: PlaceholderGuard(root),
         }
     }
 

@@ -180,8 +180,13 @@ fn resolve_cwd(host: &Host, raw: Option<&str>) -> Result<(PathBuf, String, Owned
 }
 
 /// What the sandbox adds to a command's environment: the session's temporary directory for
-/// `workspace-write`, and for a known-safe line git's program-running settings turned off.
-fn sandbox_env(choice: &SandboxChoice, settings: &SandboxSettings) -> Vec<(String, String)> {
+/// `workspace-write`, and for a known-safe line git's program-running settings turned off (with
+/// the repository pinned when the line runs git, see `process::gitconfig::prepare`).
+fn sandbox_env(
+    choice: &SandboxChoice,
+    settings: &SandboxSettings,
+    git: Option<&process::gitconfig::KnownSafeGit>,
+) -> Vec<(String, String)> {
     let mut env = Vec::new();
     if choice.profile == SandboxProfile::WorkspaceWrite
         && let Some(t) = &settings.temp_dir
@@ -189,8 +194,10 @@ fn sandbox_env(choice: &SandboxChoice, settings: &SandboxSettings) -> Vec<(Strin
     {
         env.push(("TMPDIR".to_string(), t.display().to_string()));
     }
-    if choice.known_safe {
-        env.extend(process::sandbox::known_safe_git_env());
+    match git {
+        Some(g) => env.extend(g.env.iter().cloned()),
+        None if choice.known_safe => env.extend(process::sandbox::known_safe_git_env(None)),
+        None => {}
     }
     env
 }
@@ -346,19 +353,21 @@ impl Tool for ShellRun {
             .clone()
             .unwrap_or_else(|| settings.default_choice());
         let mut sandbox = settings.sandbox(&choice, &ctx.host.workspace_root);
+        let mut git = None;
         if choice.known_safe
-            && let Some(git) = p.commands.iter().find_map(|c| {
+            && let Some(program) = p.commands.iter().find_map(|c| {
                 c.executable
                     .as_deref()
                     .filter(|e| e.rsplit('/').next() == Some("git"))
             })
         {
-            let temp = settings.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
-            sandbox.overlays = process::gitconfig::overlays(
-                std::path::Path::new(git),
+            // Written where no command can change it between now and the mount.
+            let prepared = process::gitconfig::prepare(
+                std::path::Path::new(program),
                 &ctx.host.workspace_root,
                 &cwd,
-                &temp,
+                &ctx.host.state_dir.join("git"),
+                ctx.host.workspace.credential_names().patterns(),
             )
             .map_err(|e| {
                 ToolFailure::new(
@@ -366,9 +375,29 @@ impl Tool for ShellRun {
                     format!("the known-safe git read was not run: {e}"),
                 )
             })?;
+            sandbox.overlays = prepared.overlays.clone();
+            git = Some(prepared);
         }
         let mut env = self.settings.env.for_command(&a.env, p.pty)?;
-        env.extend(sandbox_env(&choice, settings));
+        if choice.known_safe {
+            // The repository, its objects and its config are git's choice only through pablo.
+            env.retain(|(k, _)| {
+                !process::gitrepo::is_git_variable(k) && k != "RIPGREP_CONFIG_PATH"
+            });
+            // rg leaves credential files out (the policy relies on it for `rg` unasked).
+            let rg = process::gitconfig::ripgrep_config(
+                &ctx.host.state_dir.join("git"),
+                ctx.host.workspace.credential_names().patterns(),
+            )
+            .map_err(|e| {
+                ToolFailure::new(
+                    ErrorCode::SandboxFailed,
+                    format!("the known-safe read was not run: {e}"),
+                )
+            })?;
+            env.push(("RIPGREP_CONFIG_PATH".into(), rg.display().to_string()));
+        }
+        env.extend(sandbox_env(&choice, settings, git.as_ref()));
         let spawn = SpawnSpec {
             launcher: self.settings.launcher.clone(),
             command: p.command.clone(),
@@ -381,12 +410,7 @@ impl Tool for ShellRun {
         };
         // A sanitised git config is bound into the command's mount namespace when it starts;
         // the file itself is not needed after that (the mount keeps it).
-        let overlays: Vec<PathBuf> = spawn
-            .sandbox
-            .overlays
-            .iter()
-            .map(|(s, _)| s.clone())
-            .collect();
+        let overlays: Vec<PathBuf> = git.map(|g| g.files).unwrap_or_default();
         let _cleanup = RemoveOnDrop(overlays);
         if p.background {
             let id = ctx.host.sessions.start(

@@ -11,6 +11,7 @@
 //! target, which is renamed over it after the revision and the cancellation token are checked one
 //! last time. Either the old bytes or the new bytes are there, never a mixture.
 
+pub mod credentials;
 pub mod diff;
 pub mod node;
 pub mod path;
@@ -23,7 +24,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags};
 use rustix::io::Errno;
 use serde_json::{Value, json};
@@ -36,33 +36,7 @@ use crate::core::ErrorCode;
 pub use node::{NewNode, Node};
 pub use path::{PathRule, RelPath};
 
-/// File names refused for reading and writing because they usually hold secrets. Globs without
-/// `/` match the file name; globs with `/` match the whole workspace-relative path.
-pub const CREDENTIAL_NAMES: &[&str] = &[
-    ".env",
-    ".env.*",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.jks",
-    "*.keystore",
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
-    "id_ecdsa_sk",
-    "id_ed25519_sk",
-    ".netrc",
-    "_netrc",
-    ".pgpass",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    "credentials",
-    "credentials.json",
-    ".htpasswd",
-];
+pub use credentials::{CREDENTIAL_NAMES, CredentialNames};
 
 /// Suffix of the private temporary files written next to a target during a commit.
 pub const TEMP_SUFFIX: &str = ".pablo-tmp";
@@ -282,8 +256,7 @@ pub struct Workspace {
     root: PathBuf,
     dir: OwnedFd,
     resolver: Resolver,
-    refused: GlobSet,
-    refused_patterns: Vec<String>,
+    refused: CredentialNames,
     options: WorkspaceOptions,
 }
 
@@ -330,32 +303,11 @@ impl Workspace {
             Some(r) => r,
             None => probe_openat2(&dir),
         };
-        let mut builder = GlobSetBuilder::new();
-        let mut patterns = Vec::new();
-        for pat in CREDENTIAL_NAMES
-            .iter()
-            .map(|s| s.to_string())
-            .chain(options.refused_names.iter().cloned())
-        {
-            let glob = GlobBuilder::new(&pat)
-                .case_insensitive(true)
-                .literal_separator(true)
-                .build()
-                .map_err(|e| {
-                    io_err(
-                        &pat,
-                        "use as a refused-name glob",
-                        io::Error::new(io::ErrorKind::InvalidInput, e.to_string()),
-                    )
-                })?;
-            builder.add(glob);
-            patterns.push(pat);
-        }
-        let refused = builder.build().map_err(|e| {
+        let refused = CredentialNames::new(&options.refused_names).map_err(|(pat, e)| {
             io_err(
-                "refused_names",
-                "build",
-                io::Error::new(io::ErrorKind::InvalidInput, e.to_string()),
+                &pat,
+                "use as a refused-name glob",
+                io::Error::new(io::ErrorKind::InvalidInput, e),
             )
         })?;
         Ok(Self {
@@ -363,7 +315,6 @@ impl Workspace {
             dir,
             resolver,
             refused,
-            refused_patterns: patterns,
             options,
         })
     }
@@ -398,14 +349,12 @@ impl Workspace {
 
     /// The credential glob a path matches, if any.
     pub fn refused_pattern(&self, rel: &RelPath) -> Option<&str> {
-        let name = rel.file_name()?;
-        let hit = self
-            .refused
-            .matches(name)
-            .into_iter()
-            .chain(self.refused.matches(rel.as_str()))
-            .next()?;
-        self.refused_patterns.get(hit).map(String::as_str)
+        self.refused.matching(rel.as_str())
+    }
+
+    /// The credential names of this workspace (built-in plus `refused_names`).
+    pub fn credential_names(&self) -> &CredentialNames {
+        &self.refused
     }
 
     /// Refuses credential-like names with `file_refused`.

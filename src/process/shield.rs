@@ -1,0 +1,239 @@
+//! What a `workspace-write` command must not change, even inside the workspace it may write:
+//! whatever git or pablo will later execute or read as configuration.
+//!
+//! - every `.git` of the workspace, whole (the repository's and those of nested repositories and
+//!   submodules, what a `.git` file points to when that lies in a writable root): its config,
+//!   hooks, `commondir`, `info/`, alternates, and also its index, through which a command could
+//!   make a planted repository a submodule that the next `git status` enters;
+//! - every `.pablo` (the project config pablo reads);
+//! - pablo's own config, data and state directories, wherever they lie (`/tmp` is writable).
+//!
+//! Landlock only grants, so these are bound read-only in the command's own mount namespace. A
+//! mount needs something to cover, and a command could create `.git` or `.pablo` where none
+//! was, so where they are missing at the workspace root an empty directory is made first (git
+//! looks past an empty `.git`; both are removed again when the session ends, if still empty).
+//! A path is only as safe as the way to it: a command that may write the directory holding a
+//! protected path (or one above it) could rename that directory and put its own in its place,
+//! so each such directory is pinned (bound onto itself: a mount point cannot be renamed or
+//! removed).
+//!
+//! What this cannot do: a `.git` or `.pablo` created deeper in the workspace by a command is not
+//! protected until the next command starts (it is found then); a name cannot be reserved
+//! everywhere in advance. Such a repository is inert for the enclosing repository's `git status`
+//! unless its index lists it, and the index is protected.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The most directories the walk for nested `.git` and `.pablo` visits per command.
+pub const MAX_WALK_DIRS: usize = 200_000;
+
+/// The protected paths of one command and the directories to pin on the way to them.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Shield {
+    /// Directories bound onto themselves, outermost first.
+    pub pins: Vec<PathBuf>,
+    /// Files and directories bound read-only, outermost first.
+    pub read_only: Vec<PathBuf>,
+    /// Whether the walk stopped at [`MAX_WALK_DIRS`] (nested repositories beyond were not seen).
+    pub walk_cut: bool,
+}
+
+/// Placeholders made by this process, removed (when still empty) by [`remove_placeholders`].
+static PLACEHOLDERS: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// Computes the shield of a command in `workspace` whose writable roots are `writable`
+/// (the workspace aside), with pablo's own directories `own`. Creates the placeholders and pablo's
+/// missing directories (they must exist to be covered).
+pub fn compute(workspace: &Path, writable: &[PathBuf], own: &[PathBuf]) -> Shield {
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    let Some(workspace) = canonical(workspace) else {
+        return Shield::default();
+    };
+    let mut roots: Vec<PathBuf> = vec![workspace.clone()];
+    roots.extend(writable.iter().filter_map(|p| canonical(p)));
+    let writable_at = |p: &Path| roots.iter().any(|r| p.starts_with(r));
+
+    let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
+    for name in [".git", ".pablo"] {
+        let p = workspace.join(name);
+        if std::fs::symlink_metadata(&p).is_err()
+            && std::fs::create_dir(&p).is_ok()
+            && let Ok(mut set) = PLACEHOLDERS.lock()
+        {
+            set.insert(p.clone());
+        }
+    }
+    let mut shield = Shield::default();
+    let mut found = Vec::new();
+    shield.walk_cut = !walk(&workspace, &mut found);
+    for entry in found {
+        targets.insert(entry.clone());
+        // A `.git` file names the git directory; when that lies where commands may write, it
+        // is protected too (with the main repository it belongs to).
+        if let Some(dir) = git_file_target(&entry) {
+            for d in [dir.clone(), common_dir(&dir)] {
+                if writable_at(&d) {
+                    targets.insert(d);
+                }
+            }
+        }
+    }
+    for dir in own {
+        let dir = match canonical(dir) {
+            Some(d) => d,
+            None => {
+                let _ = std::fs::create_dir_all(dir);
+                match canonical(dir) {
+                    Some(d) => d,
+                    None => continue,
+                }
+            }
+        };
+        if writable_at(&dir) {
+            targets.insert(dir);
+        }
+    }
+    // A target inside another is covered by it.
+    let kept: Vec<PathBuf> = targets
+        .iter()
+        .filter(|t| !targets.iter().any(|o| o != *t && t.starts_with(o)))
+        .cloned()
+        .collect();
+    let mut pins: BTreeSet<PathBuf> = BTreeSet::new();
+    for t in &kept {
+        let mut dir = t.clone();
+        while dir.pop() {
+            if dir.parent().is_some_and(&writable_at) {
+                pins.insert(dir.clone());
+            }
+        }
+    }
+    // Outermost first: a path sorts before everything below it.
+    shield.pins = pins.into_iter().collect();
+    shield.read_only = kept;
+    shield
+}
+
+/// Every `.git` and `.pablo` below `dir`, not following links and not descending into them;
+/// false when the walk stopped at [`MAX_WALK_DIRS`].
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> bool {
+    let mut stack = vec![dir.to_path_buf()];
+    let mut visited = 0usize;
+    while let Some(d) = stack.pop() {
+        visited += 1;
+        if visited > MAX_WALK_DIRS {
+            return false;
+        }
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Ok(kind) = e.file_type() else { continue };
+            if name == ".git" || name == ".pablo" {
+                if !kind.is_symlink() {
+                    found.push(e.path());
+                }
+                continue;
+            }
+            if kind.is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    true
+}
+
+/// The git directory a `.git` file names, canonical.
+fn git_file_target(dot_git: &Path) -> Option<PathBuf> {
+    let meta = std::fs::symlink_metadata(dot_git).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let named = text.trim().strip_prefix("gitdir:")?.trim().to_string();
+    std::fs::canonicalize(dot_git.parent()?.join(named)).ok()
+}
+
+/// The common directory of a git directory (itself unless `commondir` says otherwise).
+fn common_dir(git_dir: &Path) -> PathBuf {
+    std::fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .and_then(|c| std::fs::canonicalize(git_dir.join(c.trim())).ok())
+        .unwrap_or_else(|| git_dir.to_path_buf())
+}
+
+/// Removes the placeholders made under `workspace` that are still empty (the session is over).
+pub fn remove_placeholders(workspace: &Path) {
+    let Ok(mut set) = PLACEHOLDERS.lock() else {
+        return;
+    };
+    let mine: Vec<PathBuf> = set
+        .iter()
+        .filter(|p| p.starts_with(workspace))
+        .cloned()
+        .collect();
+    for p in mine {
+        // `remove_dir` only removes an empty directory: anything put there stays.
+        let _ = std::fs::remove_dir(&p);
+        set.remove(&p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protected_paths_are_found_at_every_depth_and_missing_ones_made() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let ws = root.join("ws");
+        std::fs::create_dir_all(ws.join("vendor/dep/.git")).unwrap();
+        std::fs::create_dir_all(ws.join("sub/.pablo")).unwrap();
+        std::fs::create_dir_all(ws.join("node_modules/x")).unwrap();
+        let own = root.join("state/pablo");
+        let s = compute(&ws, std::slice::from_ref(&root), std::slice::from_ref(&own));
+        assert!(ws.join(".git").is_dir() && ws.join(".pablo").is_dir());
+        assert!(
+            own.is_dir(),
+            "pablo's directory is made so it can be covered"
+        );
+        for p in [
+            ws.join(".git"),
+            ws.join(".pablo"),
+            ws.join("vendor/dep/.git"),
+            ws.join("sub/.pablo"),
+            own.clone(),
+        ] {
+            assert!(s.read_only.contains(&p), "{p:?} not protected: {s:?}");
+        }
+        // Every directory whose parent a command may write is pinned, down to the targets.
+        for p in [
+            ws.clone(),
+            ws.join("vendor"),
+            ws.join("vendor/dep"),
+            ws.join("sub"),
+            root.join("state"),
+        ] {
+            assert!(s.pins.contains(&p), "{p:?} not pinned: {s:?}");
+        }
+        assert!(!s.pins.contains(&root), "{s:?}");
+        remove_placeholders(&ws);
+        assert!(!ws.join(".git").exists() && !ws.join(".pablo").exists());
+        assert!(ws.join("vendor/dep/.git").exists());
+    }
+
+    #[test]
+    fn outside_the_writable_roots_nothing_is_pinned_above_the_workspace() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        let s = compute(&ws, &[], &[]);
+        assert_eq!(s.read_only, vec![ws.join(".git"), ws.join(".pablo")]);
+        assert!(s.pins.is_empty(), "{s:?}");
+        remove_placeholders(&ws);
+    }
+}
