@@ -131,6 +131,7 @@ impl Common {
             mode: self.mode,
             // Only the TUI shows servers becoming ready; elsewhere the first turn waits for them.
             wait_for_mcp: front == Front::Headless,
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -421,9 +422,10 @@ async fn run(
         Some((_, info)) => resume_workspace(&common, info)?,
         None => common.launch_options(Front::Headless),
     };
-    let mut launch = Launch::prepare(options)?;
+    let launch = Launch::prepare(options)?;
     // Said once, on stderr: stdout is the run's own output (and its JSON lines).
-    if let Some(note) = launch.take_trust_notice() {
+    let trust_notice = launch.trust_notice().map(str::to_string);
+    if let Some(note) = &trust_notice {
         eprintln!("pablo: warning: {note}");
     }
     if let Some(endpoint) = launch.project_endpoint() {
@@ -440,19 +442,21 @@ async fn run(
     } else {
         ApprovalMode::RefuseAsks
     };
-    let (setup, mut preamble) = match resumed {
+    let (mut setup, mut preamble) = match resumed {
         Some((id, _)) => {
-            let (setup, state) = launch.resume_setup(&id, model, approvals)?;
+            let (setup, state) = launch.resume_setup(&id, model, approvals, None)?;
             (setup, state.start_events())
         }
         None => (
-            launch.agent_setup(Launch::new_session_id(), model, approvals)?,
+            launch.agent_setup(Launch::new_session_id(), model, approvals, None)?,
             Vec::new(),
         ),
     };
-    // Settings that were ignored (an untrusted project layer, …) are said before anything runs.
-    preamble.extend(launch.warning_events());
-    let handle = launch::spawn(setup);
+    // Settings that were ignored (an untrusted project layer, …) are said before anything runs;
+    // the untrusted project's note was said on stderr already.
+    setup.warnings.retain(|w| Some(w) != trust_notice.as_ref());
+    preamble.extend(setup.warning_events());
+    let handle = launch::spawn(setup.value);
     let mut stdout = std::io::stdout().lock();
     let interrupt = async move {
         use pablo::headless::Stop;
@@ -496,23 +500,23 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     if options.workspace.is_none() {
         options.workspace = Some(choose_resume_workspace(&info)?);
     }
-    let mut launch = Launch::prepare(options)?;
+    let launch = Launch::prepare(options)?;
     let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
     let model = launch.model().await?;
     let note = launch::unknown_model_warning(model.as_ref());
-    let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive)?;
+    let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive, None)?;
     let mut startup_events = state.transcript.clone();
     startup_events.extend(state.start_events());
     startup_events.extend(note);
     let options = tui_options(
         common,
-        &mut launch,
+        &launch,
         &setup,
         startup_events,
         format!("pablo resume {id}"),
     );
-    let workspace = setup.host.workspace_root.clone();
-    let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
+    let workspace = setup.value.host.workspace_root.clone();
+    let summary = pablo::tui::run(launch::spawn(setup.value), workspace, options).await?;
     outln!("{summary}");
     Ok(summary.next())
 }
@@ -620,7 +624,7 @@ fn undo(
     use pablo::protocol::{RestoreAction, RestoreStatus};
     let (id, info) = find_session(common, id.as_deref(), last)?;
     let options = resume_workspace(common, &info)?;
-    let mut launch = Launch::prepare(options)?;
+    let launch = Launch::prepare(options)?;
     let outcome = launch.undo(&id, turns, dry_run)?;
     let skipped = match &outcome.report {
         Some(r) => !r.skipped.is_empty(),
@@ -790,17 +794,19 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
 }
 
 /// What the TUI is told of a launch (a new session or a resumed one): the status line's authority
-/// and sandbox, the `[tui]` settings, the person's commands, and the launch's warnings after
-/// `events` (the custom commands are loaded first, so the files they skipped are among them).
+/// and sandbox, the `[tui]` settings, the person's commands, and after `events` the warnings of
+/// the setup, then those of the command files that were skipped.
 fn tui_options(
     common: &Common,
-    launch: &mut Launch,
-    setup: &pablo::launch::AgentSetup,
+    launch: &Launch,
+    setup: &launch::Warned<launch::AgentSetup>,
     mut events: Vec<pablo::protocol::Event>,
     resume_command: String,
 ) -> pablo::tui::TuiOptions {
-    let custom_commands = launch.custom_commands();
-    events.extend(launch.warning_events());
+    let commands = launch.custom_commands();
+    events.extend(setup.warning_events());
+    events.extend(commands.warning_events());
+    let custom_commands = commands.value;
     let tui = launch.tui_config();
     pablo::tui::TuiOptions {
         startup_events: events,
@@ -811,12 +817,12 @@ fn tui_options(
             Some(endpoint) => format!(
                 "endpoint {endpoint} (project) · {} · {}",
                 launch.authority_label(),
-                pablo::launch::sandbox_status(&setup.policy)
+                pablo::launch::sandbox_status(&setup.value.policy)
             ),
             None => format!(
                 "{} · {}",
                 launch.authority_label(),
-                pablo::launch::sandbox_status(&setup.policy)
+                pablo::launch::sandbox_status(&setup.value.policy)
             ),
         },
         alt_screen: common.alt_screen || tui.alt_screen == Some(true),
@@ -839,7 +845,7 @@ async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Next> {
     if workspace.is_some() {
         options.workspace = workspace;
     }
-    let mut launch = Launch::prepare(options)?;
+    let launch = Launch::prepare(options)?;
     let model = launch.model().await?;
     let session_id = Launch::new_session_id();
     // The session is journaled, so the exit summary can say how to come back to it.
@@ -847,10 +853,10 @@ async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Next> {
     let events = launch::unknown_model_warning(model.as_ref())
         .into_iter()
         .collect();
-    let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
-    let options = tui_options(common, &mut launch, &setup, events, resume_command);
-    let workspace = setup.host.workspace_root.clone();
-    let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
+    let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive, None)?;
+    let options = tui_options(common, &launch, &setup, events, resume_command);
+    let workspace = setup.value.host.workspace_root.clone();
+    let summary = pablo::tui::run(launch::spawn(setup.value), workspace, options).await?;
     outln!("{summary}");
     Ok(summary.next())
 }
@@ -899,21 +905,22 @@ fn sandbox_command(
     network: bool,
     command: &[String],
 ) -> Result<ExitCode> {
-    let mut launch = Launch::prepare(common.launch_options(Front::Headless))?;
+    let launch = Launch::prepare(common.launch_options(Front::Headless))?;
     let engine = launch.policy()?;
-    for w in &launch.warnings {
+    for w in launch.config_warnings().iter().chain(&engine.warnings) {
         eprintln!("pablo: warning: {w}");
     }
-    let status = pablo::launch::run_sandboxed(&launch, &engine, profile, network, command)?;
+    let status = pablo::launch::run_sandboxed(&launch, &engine.value, profile, network, command)?;
     Ok(ExitCode::from(status))
 }
 
 async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
-    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     let servers = launch.mcp_servers().await?;
-    for w in &launch.warnings {
+    for w in &servers.warnings {
         eprintln!("pablo: warning: {w}");
     }
+    let servers = servers.value;
     let failed = servers
         .iter()
         .any(|s| s.state == pablo::protocol::McpState::Failed);
@@ -972,7 +979,7 @@ async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
 
 fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
     use pablo::policy::{TrustStore, cli};
-    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     match command {
         PolicyCommand::Trust { revoke } => {
             TrustStore::new(&launch.dirs).set_trusted(&launch.workspace, !revoke)?;
@@ -1004,7 +1011,7 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         PolicyCommand::Check { json, env, command } => {
-            let engine = launch.policy()?;
+            let engine = launch.policy()?.value;
             let mut report = cli::check(&engine, &command.join(" "));
             if env {
                 report.env = Some(cli::env_report(&engine));
@@ -1017,7 +1024,7 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
             Ok(ExitCode::from(report.exit_code()))
         }
         PolicyCommand::Rules { json, remove } => {
-            let engine = launch.policy()?;
+            let engine = launch.policy()?.value;
             if let Some(id) = remove {
                 let removed = cli::remove_rule(&engine, &id)?;
                 outln!("removed {}  {}", removed.id, removed.kind.describe());
