@@ -154,11 +154,19 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         pending_model: Arc::new(Mutex::new(None)),
         last_turn_mode: crate::protocol::WorkMode::Ask,
     };
-    let task = tokio::spawn(async move {
-        agent.run(ops_rx).await;
-        // The forwarder ends once every sender (ours and the tools') is gone.
-        let _ = forwarder.await;
-    });
+    let session = crate::telemetry::session_span(
+        &agent.session_id,
+        agent.model.provider(),
+        agent.model.model(),
+    );
+    let task = tokio::spawn(
+        async move {
+            agent.run(ops_rx).await;
+            // The forwarder ends once every sender (ours and the tools') is gone.
+            let _ = forwarder.await;
+        }
+        .instrument(session),
+    );
     AgentHandle {
         ops: ops_tx,
         events: out_rx,
@@ -600,13 +608,7 @@ impl Agent {
         given_images: Vec<ImageAttachment>,
         cancel: CancellationToken,
     ) {
-        let span = tracing::info_span!(
-            "turn",
-            model_calls = tracing::field::Empty,
-            tool_calls = tracing::field::Empty,
-            stop_reason = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-        );
+        let span = crate::telemetry::turn_span();
         let started = Instant::now();
         let calls_before = (self.budget.model_calls, self.budget.tool_calls);
         let switched = self.pending_model.lock().ok().and_then(|mut m| m.take());
@@ -1118,15 +1120,8 @@ impl Agent {
             ));
         }
         self.budget.model_calls += 1;
-        let span = tracing::info_span!(
-            "model_call",
-            provider = self.model.provider(),
-            request_bytes = size,
-            output_bytes = tracing::field::Empty,
-            tool_calls = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-            outcome = tracing::field::Empty,
-        );
+        let span =
+            crate::telemetry::model_call_span(self.model.provider(), self.model.model(), size);
         let started = Instant::now();
         let result = self
             .stream_model(&request, size, cancel)
@@ -1221,6 +1216,11 @@ impl Agent {
             });
         }
         if call_usage != Usage::default() {
+            crate::telemetry::record_usage(
+                &tracing::Span::current(),
+                &call_usage,
+                self.profile.prices.map(|p| p.cost(&call_usage)),
+            );
             self.usage.add(&call_usage);
             self.window.observe(request_bytes, call_usage.input_tokens);
             self.emit(Event::Usage {
@@ -1315,22 +1315,17 @@ impl Agent {
         call: &ToolCall,
         cancel: &CancellationToken,
     ) -> (ToolOutcome, AlreadyRan) {
-        let span = tracing::info_span!(
-            "tool_call",
-            tool = tracing::field::Empty,
-            decision = tracing::field::Empty,
-            outcome = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-        );
+        let span = crate::telemetry::tool_call_span();
         let started = Instant::now();
         let result = self
             .dispatch(call, cancel, &span)
             .instrument(span.clone())
             .await;
         span.record("duration_ms", started.elapsed().as_millis() as u64);
-        match result {
+        let (outcome, ran) = match result {
             Ok(result) => {
                 span.record("outcome", "ok");
+                crate::telemetry::record_tool_facts(&span, result.trace_facts(), None);
                 let ran = AlreadyRan {
                     exit_code: result.exit_code(),
                     artifact: result.artifact().map(str::to_string),
@@ -1341,7 +1336,9 @@ impl Agent {
                 span.record("outcome", f.code.as_str());
                 (f.into_outcome(), AlreadyRan::default())
             }
-        }
+        };
+        crate::telemetry::content::tool_call(&span, &call.arguments, &outcome);
+        (outcome, ran)
     }
 
     async fn dispatch(
@@ -1408,7 +1405,12 @@ impl Agent {
         let mut not_applied = None;
         let verdict = self.policy.decide(tool.name(), tool.kind(), &mut preview);
         let verdict = mode::apply(mode, tool.name(), verdict)?;
-        span.record("decision", crate::policy::decision_label(verdict.decision));
+        crate::telemetry::record_verdict(
+            span,
+            crate::policy::decision_label(verdict.decision),
+            &verdict.rule_ids,
+            sandbox_label(&preview),
+        );
         match verdict.decision {
             Decision::Allow => {}
             Decision::Deny => {
@@ -1454,9 +1456,11 @@ impl Agent {
             call_id: call.id.clone(),
             preview: preview.clone(),
         });
+        let committing = Instant::now();
         let result = self
             .commit_recorded(tool.as_ref(), call, &args, &preview, &ctx)
             .await;
+        span.record("run_ms", committing.elapsed().as_millis() as u64);
         let result = match (&result, self.approvals) {
             (Ok(r), ApprovalMode::Interactive) => match sandbox_retry(&preview, r) {
                 Some((retry, verdict)) => self
@@ -1628,6 +1632,14 @@ impl Agent {
 struct AlreadyRan {
     exit_code: Option<Option<i32>>,
     artifact: Option<String>,
+}
+
+/// The sandbox profile a command's preview runs in (for its trace).
+fn sandbox_label(preview: &Preview) -> Option<&'static str> {
+    match preview {
+        Preview::Command(cp) => cp.sandbox.as_ref().map(|s| s.profile.label()),
+        _ => None,
+    }
 }
 
 /// For a sandboxed command whose result says the sandbox refused something: the same command

@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod demo;
 pub mod mcp;
+pub mod observe;
 pub mod trust;
 
 use std::path::{Path, PathBuf};
@@ -72,6 +73,8 @@ pub struct LaunchOptions {
     /// The first turn waits until every MCP server is ready or failed (`pablo run`, ACP); the
     /// TUI leaves it off so its first prompt is never held up.
     pub wait_for_mcp: bool,
+    /// `-c key=value`: settings over the config files (with the `PABLO_` variables).
+    pub config_overrides: Vec<String>,
 }
 
 /// Why the engine could not start.
@@ -147,6 +150,10 @@ impl Launch {
         };
         let workspace = canonical_dir(&requested)?;
         let mut layers = Layers::load(&dirs, &workspace, options.config.as_deref())?;
+        let unknown_vars = layers.with_overrides(
+            crate::config::env::process_vars(),
+            &options.config_overrides,
+        )?;
         // Before anything reads the layers: an untrusted project config keeps only what narrows
         // (it cannot choose the endpoint, the key, a program to start, or grant anything).
         let project_trusted = layers.project.is_some()
@@ -179,6 +186,7 @@ impl Launch {
         let mut launch =
             Self::from_parts(dirs, workspace, workspace_handle, layers, limits, options);
         launch.project_trusted = project_trusted;
+        launch.warnings.extend(unknown_vars);
         if let Some(note) = trust_notice {
             launch.warnings.push(note.clone());
             launch.trust_notice = Some(note);
@@ -305,9 +313,9 @@ impl Launch {
     /// enabled = true` in the user's config or `--config`, and no layer turning it off (the
     /// project's layer comes with the repository, so it can only turn memory off).
     pub fn memory_enabled(&self) -> bool {
-        let trusted_on = [&self.layers.user, &self.layers.explicit]
-            .into_iter()
-            .flatten()
+        let trusted_on = self
+            .layers
+            .personal()
             .filter_map(|(_, c)| c.memory.enabled)
             .next_back()
             == Some(true);
@@ -690,13 +698,11 @@ impl Launch {
     /// The working mode at start: `--mode`, else `[tui] mode` of the user's config or
     /// `--config` (never the project's), else `ask`.
     pub fn start_mode(&self) -> crate::protocol::WorkMode {
-        let personal = [&self.layers.user, &self.layers.explicit];
         self.options
             .mode
             .or_else(|| {
-                personal
-                    .into_iter()
-                    .flatten()
+                self.layers
+                    .personal()
                     .filter_map(|(_, c)| c.tui.mode)
                     .next_back()
             })
