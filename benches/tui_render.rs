@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group};
 use pablo::protocol::{CommandPreview, Event, Preview, ToolOutcome};
 use pablo::tui::app;
-use pablo::tui::state::AppState;
+use pablo::tui::state::{AppState, Setup};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
@@ -39,9 +39,15 @@ fn command(cmd: &str) -> Preview {
 
 /// 2,000 cells: a quarter shell commands sharing 10 MB of coloured output, the rest user turns,
 /// markdown answers and file reads. The last command is still running.
-fn big_state() -> AppState {
+fn big_state(inline: bool) -> AppState {
     let now = Instant::now();
-    let mut s = AppState::new(now);
+    let mut s = AppState::with_setup(
+        now,
+        Setup {
+            inline,
+            ..Setup::default()
+        },
+    );
     let shell_cells = CELLS / 4;
     let per_cell = OUTPUT_BYTES / shell_cells;
     let line = "\x1b[32mPASS\x1b[0m tests::module::case_with_a_longish_name ... ok (0.01s)\n";
@@ -112,7 +118,7 @@ fn frame(terminal: &mut Terminal<TestBackend>, s: &mut AppState, n: usize) {
         call_id: format!("c{}", CELLS - 1),
         chunk: format!("\x1b[31mFAIL\x1b[0m tests::streamed::case_{n}\n"),
     });
-    s.now += Duration::from_millis(16);
+    s.set_now(s.now() + Duration::from_millis(16));
     if app::draw(terminal, s).is_err() {
         std::process::abort();
     }
@@ -123,7 +129,7 @@ fn render(c: &mut Criterion) {
         Ok(t) => t,
         Err(e) => match e {},
     };
-    let mut s = big_state();
+    let mut s = big_state(false);
     let cold = Instant::now();
     if app::draw(&mut terminal, &mut s).is_err() {
         std::process::abort();
@@ -467,14 +473,13 @@ fn render_inline(c: &mut Criterion) {
     use pablo::tui::inline::InlineScreen;
     let size = ratatui::layout::Size::new(160, 48);
     let mut surface = app::InlineSurface::new(InlineScreen::new(Vec::<u8>::new(), size, 0));
-    let mut s = big_state();
-    s.inline = true;
+    let mut s = big_state(true);
     let step = |surface: &mut app::InlineSurface<Vec<u8>>, s: &mut AppState, n: usize| -> u64 {
         s.apply(Event::ToolOutputDelta {
             call_id: format!("c{}", CELLS - 1),
             chunk: format!("\x1b[31mFAIL\x1b[0m tests::streamed::case_{n}\n"),
         });
-        s.now += Duration::from_millis(16);
+        s.set_now(s.now() + Duration::from_millis(16));
         let before = surface.screen.bytes_written();
         if surface.frame(s).is_err() {
             std::process::abort();

@@ -254,6 +254,15 @@ impl<W: Write> Printer<'_, W> {
                 Some(json!({"type": "error", "code": code, "message": message}))
             }
             Event::Warning { message } => Some(json!({"type": "warning", "message": message})),
+            Event::Retry {
+                attempt,
+                max_attempts,
+                wait_ms,
+                reason,
+                code,
+            } => Some(json!({"type": "retry", "attempt": attempt,
+                "max_attempts": max_attempts, "wait_ms": wait_ms, "reason": reason,
+                "code": code})),
             Event::McpServer { server } => Some(json!({"type": "mcp_server", "server": server})),
             Event::ContextCompacted {
                 summary,
@@ -352,6 +361,18 @@ impl<W: Write> Printer<'_, W> {
             Event::Warning { message } => {
                 self.end_stream()?;
                 writeln!(self.out, "warning: {message}")
+            }
+            Event::Retry {
+                attempt,
+                max_attempts,
+                wait_ms,
+                reason,
+                ..
+            } => {
+                self.end_stream()?;
+                let secs = wait_ms.div_ceil(1000);
+                let words = crate::protocol::retry_words(*attempt, *max_attempts, secs, reason);
+                writeln!(self.out, "{words}")
             }
             Event::McpServer { server } => match crate::protocol::describe::mcp_server(server) {
                 Some(line) => {

@@ -13,6 +13,7 @@ use std::io::Write as _;
 use pablo::core::{ApprovalMode, ErrorCode};
 use pablo::launch::{self, Launch, LaunchOptions};
 use pablo::protocol::WorkMode;
+use pablo::tui::Next;
 
 /// Prints a line to stdout. A write error (a reader that went away: `pablo sessions | head -1`)
 /// ends the command through `?`; `main` treats a broken pipe as success, like ripgrep.
@@ -134,6 +135,7 @@ impl Common {
             mode: self.mode,
             // Only the TUI shows servers becoming ready; elsewhere the first turn waits for them.
             wait_for_mcp: front == Front::Headless,
+            mcp_servers: Vec::new(),
             config_overrides: self.set.clone(),
         }
     }
@@ -478,9 +480,10 @@ async fn run(
         Some((_, info)) => resume_workspace(&common, info)?,
         None => common.launch_options(Front::Headless),
     };
-    let mut launch = Launch::prepare(options)?;
+    let launch = Launch::prepare(options)?;
     // Said once, on stderr: stdout is the run's own output (and its JSON lines).
-    if let Some(note) = launch.take_trust_notice() {
+    let trust_notice = launch.trust_notice().map(str::to_string);
+    if let Some(note) = &trust_notice {
         eprintln!("pablo: warning: {note}");
     }
     if let Some(endpoint) = launch.project_endpoint() {
@@ -490,24 +493,30 @@ async fn run(
         eprintln!("pablo: warning: {note}");
     }
     let model = launch.model().await?;
+    // Said on stderr: stdout is the run's output (and its JSON lines).
+    if let Some(note) = launch::unknown_model_note(model.as_ref()) {
+        eprintln!("pablo: note: {note}");
+    }
     let approvals = if auto_approve {
         ApprovalMode::ApproveAsks
     } else {
         ApprovalMode::RefuseAsks
     };
-    let (setup, mut preamble) = match resumed {
+    let (mut setup, mut preamble) = match resumed {
         Some((id, _)) => {
-            let (setup, state) = launch.resume_setup(&id, model, approvals)?;
+            let (setup, state) = launch.resume_setup(&id, model, approvals, None)?;
             (setup, state.start_events())
         }
         None => (
-            launch.agent_setup(Launch::new_session_id(), model, approvals)?,
+            launch.agent_setup(Launch::new_session_id(), model, approvals, None)?,
             Vec::new(),
         ),
     };
-    // Settings that were ignored (an untrusted project layer, …) are said before anything runs.
-    preamble.extend(launch.warning_events());
-    let handle = launch::spawn(setup);
+    // Settings that were ignored (an untrusted project layer, …) are said before anything runs;
+    // the untrusted project's note was said on stderr already.
+    setup.warnings.retain(|w| Some(w) != trust_notice.as_ref());
+    preamble.extend(setup.warning_events());
+    let handle = launch::spawn(setup.value);
     let mut stdout = std::io::stdout().lock();
     let interrupt = async move {
         use pablo::headless::Stop;
@@ -526,16 +535,24 @@ async fn run(
 
 /// `pablo resume`: the TUI on a journaled session, with its transcript, checklist and approvals.
 async fn resume(common: Common, id: Option<String>, last: bool) -> Result<ExitCode> {
-    let mut next = resume_once(&common, id, last).await?;
-    // A session picked with `/resume` is resumed in the same process, one after another.
-    while let Some(id) = next {
-        next = resume_once(&common, Some(id), false).await?;
-    }
-    Ok(ExitCode::SUCCESS)
+    let next = resume_once(&common, id, last).await?;
+    follow(&common, next).await
 }
 
-/// One resumed TUI; returns the session picked with `/resume`, if any.
-async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Option<String>> {
+/// Opens the sessions the person asks for one after another (`/resume`, `/new`), in this
+/// process, until one closes for good.
+async fn follow(common: &Common, mut next: Next) -> Result<ExitCode> {
+    loop {
+        next = match next {
+            Next::Quit => return Ok(ExitCode::SUCCESS),
+            Next::Resume(id) => resume_once(common, Some(id), false).await?,
+            Next::New(workspace) => tui_once(common, workspace).await?,
+        };
+    }
+}
+
+/// One resumed TUI; returns what was asked for as it closed.
+async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Next> {
     // Which session first (reading only): a wrong id is the more useful answer.
     let (id, info) = find_session(common, id.as_deref(), last)?;
     pablo::tui::require_terminal()?;
@@ -543,24 +560,26 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     if options.workspace.is_none() {
         options.workspace = Some(choose_resume_workspace(&info)?);
     }
-    let mut launch = Launch::prepare(options)?;
-    let notes = start_telemetry(&launch);
-    launch.warnings.extend(notes);
+    let launch = Launch::prepare(options)?;
+    let telemetry_notes = start_telemetry(&launch);
     let model = launch.model().await?;
-    let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive)?;
+    let note = launch::unknown_model_warning(model.as_ref());
+    let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive, None)?;
     let mut startup_events = state.transcript.clone();
     startup_events.extend(state.start_events());
+    startup_events.extend(note);
+    startup_events.extend(launch::warning_events(&telemetry_notes));
     let options = tui_options(
         common,
-        &mut launch,
+        &launch,
         &setup,
         startup_events,
         format!("pablo resume {id}"),
     );
-    let workspace = setup.host.workspace_root.clone();
-    let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
+    let workspace = setup.value.host.workspace_root.clone();
+    let summary = pablo::tui::run(launch::spawn(setup.value), workspace, options).await?;
     outln!("{summary}");
-    Ok(summary.resume_requested)
+    Ok(summary.next())
 }
 
 /// When a session is resumed from another directory, the person chooses where it continues
@@ -666,7 +685,7 @@ fn undo(
     use pablo::protocol::{RestoreAction, RestoreStatus};
     let (id, info) = find_session(common, id.as_deref(), last)?;
     let options = resume_workspace(common, &info)?;
-    let mut launch = Launch::prepare(options)?;
+    let launch = Launch::prepare(options)?;
     let outcome = launch.undo(&id, turns, dry_run)?;
     let skipped = match &outcome.report {
         Some(r) => !r.skipped.is_empty(),
@@ -840,17 +859,19 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
 }
 
 /// What the TUI is told of a launch (a new session or a resumed one): the status line's authority
-/// and sandbox, the `[tui]` settings, the person's commands, and the launch's warnings after
-/// `events` (the custom commands are loaded first, so the files they skipped are among them).
+/// and sandbox, the `[tui]` settings, the person's commands, and after `events` the warnings of
+/// the setup, then those of the command files that were skipped.
 fn tui_options(
     common: &Common,
-    launch: &mut Launch,
-    setup: &pablo::launch::AgentSetup,
+    launch: &Launch,
+    setup: &launch::Warned<launch::AgentSetup>,
     mut events: Vec<pablo::protocol::Event>,
     resume_command: String,
 ) -> pablo::tui::TuiOptions {
-    let custom_commands = launch.custom_commands();
-    events.extend(launch.warning_events());
+    let commands = launch.custom_commands();
+    events.extend(setup.warning_events());
+    events.extend(commands.warning_events());
+    let custom_commands = commands.value;
     let tui = launch.tui_config();
     pablo::tui::TuiOptions {
         startup_events: events,
@@ -861,12 +882,12 @@ fn tui_options(
             Some(endpoint) => format!(
                 "endpoint {endpoint} (project) · {} · {}",
                 launch.authority_label(),
-                pablo::launch::sandbox_status(&setup.policy)
+                pablo::launch::sandbox_status(&setup.value.policy)
             ),
             None => format!(
                 "{} · {}",
                 launch.authority_label(),
-                pablo::launch::sandbox_status(&setup.policy)
+                pablo::launch::sandbox_status(&setup.value.policy)
             ),
         },
         alt_screen: common.alt_screen || tui.alt_screen == Some(true),
@@ -877,23 +898,34 @@ fn tui_options(
 }
 
 async fn tui(common: Common) -> Result<ExitCode> {
+    let next = tui_once(&common, None).await?;
+    follow(&common, next).await
+}
+
+/// One TUI on a new session (in `workspace`, else the one the flags name); returns what was
+/// asked for as it closed.
+async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Next> {
     pablo::tui::require_terminal()?;
-    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
-    let notes = start_telemetry(&launch);
-    launch.warnings.extend(notes);
+    let mut options = common.launch_options(Front::Interactive);
+    if workspace.is_some() {
+        options.workspace = workspace;
+    }
+    let launch = Launch::prepare(options)?;
+    let telemetry_notes = start_telemetry(&launch);
     let model = launch.model().await?;
     let session_id = Launch::new_session_id();
     // The session is journaled, so the exit summary can say how to come back to it.
     let resume_command = format!("pablo resume {session_id}");
-    let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive)?;
-    let options = tui_options(&common, &mut launch, &setup, Vec::new(), resume_command);
-    let workspace = setup.host.workspace_root.clone();
-    let summary = pablo::tui::run(launch::spawn(setup), workspace, options).await?;
+    let events = launch::unknown_model_warning(model.as_ref())
+        .into_iter()
+        .chain(launch::warning_events(&telemetry_notes))
+        .collect();
+    let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive, None)?;
+    let options = tui_options(common, &launch, &setup, events, resume_command);
+    let workspace = setup.value.host.workspace_root.clone();
+    let summary = pablo::tui::run(launch::spawn(setup.value), workspace, options).await?;
     outln!("{summary}");
-    if let Some(id) = summary.resume_requested {
-        return resume(common, Some(id), false).await;
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(summary.next())
 }
 
 fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
@@ -936,7 +968,7 @@ fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
 /// `pablo config show`: the settings in effect, with their origins when asked.
 fn config_show(common: &Common, origin: bool, json: bool) -> Result<ExitCode> {
     let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
-    for w in &launch.warnings {
+    for w in &launch.config_warnings() {
         eprintln!("pablo: warning: {w}");
     }
     let shown = launch.config_view();
@@ -976,21 +1008,22 @@ fn sandbox_command(
     network: bool,
     command: &[String],
 ) -> Result<ExitCode> {
-    let mut launch = Launch::prepare(common.launch_options(Front::Headless))?;
+    let launch = Launch::prepare(common.launch_options(Front::Headless))?;
     let engine = launch.policy()?;
-    for w in &launch.warnings {
+    for w in launch.config_warnings().iter().chain(&engine.warnings) {
         eprintln!("pablo: warning: {w}");
     }
-    let status = pablo::launch::run_sandboxed(&launch, &engine, profile, network, command)?;
+    let status = pablo::launch::run_sandboxed(&launch, &engine.value, profile, network, command)?;
     Ok(ExitCode::from(status))
 }
 
 async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
-    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     let servers = launch.mcp_servers().await?;
-    for w in &launch.warnings {
+    for w in &servers.warnings {
         eprintln!("pablo: warning: {w}");
     }
+    let servers = servers.value;
     let failed = servers
         .iter()
         .any(|s| s.state == pablo::protocol::McpState::Failed);
@@ -1049,7 +1082,7 @@ async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
 
 fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
     use pablo::policy::{TrustStore, cli};
-    let mut launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     match command {
         PolicyCommand::Trust { revoke } => {
             TrustStore::new(&launch.dirs).set_trusted(&launch.workspace, !revoke)?;
@@ -1081,7 +1114,7 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         PolicyCommand::Check { json, env, command } => {
-            let engine = launch.policy()?;
+            let engine = launch.policy()?.value;
             let mut report = cli::check(&engine, &command.join(" "));
             if env {
                 report.env = Some(cli::env_report(&engine));
@@ -1094,7 +1127,7 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
             Ok(ExitCode::from(report.exit_code()))
         }
         PolicyCommand::Rules { json, remove } => {
-            let engine = launch.policy()?;
+            let engine = launch.policy()?.value;
             if let Some(id) = remove {
                 let removed = cli::remove_rule(&engine, &id)?;
                 outln!("removed {}  {}", removed.id, removed.kind.describe());

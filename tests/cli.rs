@@ -335,3 +335,45 @@ async fn an_unknown_mode_is_refused_by_the_flag_and_by_config_validate_and_nothi
     // Refused before anything started: no session, no data directory.
     assert!(!sandbox.data_dir().join("sessions").exists());
 }
+
+#[tokio::test]
+async fn run_json_announces_each_retry_of_a_model_request_then_answers() {
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+    let server = ScriptedServer::start().await;
+    for _ in 0..2 {
+        server.push(
+            ScriptedResponse::error(503, "overloaded", "try later").header("retry-after", "0"),
+        );
+    }
+    server.push(ScriptedResponse::sse(openai::text_answer("answered")));
+    let sandbox = Sandbox::new();
+    let out = sandbox
+        .run_json(&server.base_url(), "hello")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out.stdout);
+    let retries: Vec<_> = lines.iter().filter(|l| l["type"] == "retry").collect();
+    let host = server
+        .base_url()
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .to_string();
+    assert_eq!(retries.len(), 2, "{lines:#?}");
+    for (line, attempt) in retries.iter().zip([2, 3]) {
+        assert_eq!(
+            **line,
+            serde_json::json!({"type": "retry", "attempt": attempt, "max_attempts": 5,
+                "wait_ms": 0, "reason": format!("503 from {host}"), "code": "model_http_error"})
+        );
+    }
+    let message = lines.iter().position(|l| l["type"] == "message").unwrap();
+    let first_retry = lines.iter().position(|l| l["type"] == "retry").unwrap();
+    assert!(first_retry < message);
+    assert_eq!(lines[message]["text"], "answered");
+}

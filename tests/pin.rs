@@ -75,7 +75,10 @@ fn answer(arguments: &Value, verdict: &pablo::protocol::Verdict) -> ApprovalAnsw
     let text = arguments.to_string();
     let retry = verdict.rule_ids == [pablo::protocol::SANDBOX_RETRY_RULE];
     if text.contains("hunks.txt") {
-        ApprovalAnswer::AllowHunks { hunks: vec![0] }
+        ApprovalAnswer::AllowHunks {
+            hunks: vec![0],
+            notes: vec![],
+        }
     } else if text.contains("reject-me") || (retry && text.contains("refused-rerun")) {
         ApprovalAnswer::Reject {
             note: Some("not now".into()),

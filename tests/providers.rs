@@ -77,7 +77,18 @@ mod support_common {
         run_with(client, CancellationToken::new()).await
     }
 
+    /// The call's output events (a retry notice is not output: [`run_all`] keeps those).
     pub async fn run_with(
+        client: &dyn ModelClient,
+        cancel: CancellationToken,
+    ) -> (Vec<StreamEvent>, Option<ModelError>) {
+        let (mut events, err) = run_all(client, cancel).await;
+        events.retain(|e| !matches!(e, StreamEvent::Retry(_)));
+        (events, err)
+    }
+
+    /// Every event of the call, retry notices included.
+    pub async fn run_all(
         client: &dyn ModelClient,
         cancel: CancellationToken,
     ) -> (Vec<StreamEvent>, Option<ModelError>) {
@@ -369,6 +380,84 @@ mod openai_stream {
         assert!(err.is_none(), "{err:?}");
         assert_eq!(text_of(&events), "finally");
         assert_eq!(server.requests().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn each_retry_is_announced_before_its_wait_with_the_attempt_the_status_and_the_host() {
+        let server = ScriptedServer::start().await;
+        for _ in 0..2 {
+            server.push(
+                ScriptedResponse::error(503, "overloaded", "try later").header("retry-after", "1"),
+            );
+        }
+        server.push(ScriptedResponse::sse(openai::text_answer("at last")));
+        let (events, err) = run_all(&openai(&server), CancellationToken::new()).await;
+        assert!(err.is_none(), "{err:?}");
+        let host = server.base_url();
+        let host = host.trim_start_matches("http://").trim_end_matches("/v1");
+        let notices: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Retry(r) => Some(r.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(notices.len(), 2, "{events:?}");
+        for (n, attempt) in notices.iter().zip([2, 3]) {
+            assert_eq!(n.attempt, attempt);
+            assert_eq!(n.max_attempts, 3);
+            assert_eq!(n.wait, Duration::from_secs(1));
+            assert_eq!(n.reason, format!("503 from {host}"));
+            assert_eq!(n.code, "model_http_error");
+        }
+        // The notices come first; the answer after them.
+        assert!(matches!(events[0], StreamEvent::Retry(_)));
+        assert!(matches!(events[1], StreamEvent::Retry(_)));
+        assert_eq!(text_of(&events), "at last");
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_retried_with_a_notice_and_its_error_says_what_to_check() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        use pablo::model::http::ApiKey;
+        use pablo::model::openai::{OpenAiClient, OpenAiConfig};
+        let client = OpenAiClient::new(OpenAiConfig {
+            provider: "openai".into(),
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            model: "gpt-test".into(),
+            api_key: Some(ApiKey::new(KEY)),
+            options: opts(),
+            official: false,
+            profile: pablo::model::ModelProfile::lookup("m"),
+        })
+        .unwrap();
+        let (events, err) = run_all(&client, CancellationToken::new()).await;
+        let reasons: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Retry(r) => Some((r.attempt, r.reason.clone(), r.code.as_str())),
+                _ => None,
+            })
+            .collect();
+        let host = format!("127.0.0.1:{port}");
+        assert_eq!(
+            reasons,
+            vec![
+                (2, format!("no answer from {host}"), "model_unreachable"),
+                (3, format!("no answer from {host}"), "model_unreachable"),
+            ]
+        );
+        let m = err.expect("nobody listens").to_string();
+        assert!(
+            m.ends_with(
+                "check the base URL (`base_url` in the config, or --base-url) and that a server \
+                 answers there"
+            ),
+            "{m}"
+        );
     }
 
     #[tokio::test]

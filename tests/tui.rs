@@ -15,6 +15,12 @@ use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 use crate::support::bin::Sandbox;
 
+mod conversation;
+mod figures;
+mod hunks;
+mod scrollback;
+mod waiting;
+
 /// The real binary in a PTY, its screen kept up to date by a vt100 parser.
 struct Terminal {
     parser: Arc<Mutex<vt100::Parser>>,
@@ -602,8 +608,8 @@ mod in_process {
         assert!(screen.contains("› hi"), "{screen}");
         assert!(screen.contains("All done."), "{screen}");
         assert!(screen.contains("Todo 0/1"), "{screen}");
-        assert!(state.shutdown_complete);
-        assert_eq!(state.turns, 1);
+        assert!(state.shutdown_complete());
+        assert_eq!(state.turns(), 1);
     }
 
     fn tokio_stream_from(

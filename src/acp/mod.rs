@@ -16,7 +16,9 @@ pub mod transport;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema as acp;
@@ -28,7 +30,10 @@ use tokio::task::JoinHandle;
 
 use crate::core::ApprovalMode;
 use crate::core::Coded;
-use crate::launch::{AgentSetup, Launch, LaunchError, LaunchOptions, McpServerConfig, ModelClient};
+use crate::core::editor::Editor;
+use crate::launch::{
+    AgentSetup, Launch, LaunchError, LaunchOptions, McpServerConfig, ModelClient, Warned,
+};
 use crate::protocol::{ApprovalAnswer, Event, Op, Preview, StopReason, Verdict, WorkMode};
 
 pub use translate::Translator;
@@ -250,9 +255,7 @@ impl Server {
             terminal = req.client_capabilities.terminal,
             "acp initialize"
         );
-        if let Ok(mut c) = self.client.lock() {
-            *c = Some(req.client_capabilities);
-        }
+        *self.client.lock() = Some(req.client_capabilities);
         let images = self.model_takes_images().await;
         // pablo speaks version 1 only: that is the answer whatever was asked, and a client that
         // cannot speak it closes the connection.
@@ -279,14 +282,16 @@ impl Server {
         if !req.cwd.is_absolute() {
             return Err(AcpError::CwdNotAbsolute(req.cwd));
         }
-        let mut launch = self.launch(&req.cwd)?;
-        launch.add_mcp_servers(editor_mcp_servers(&req.mcp_servers)?);
+        let launch = self
+            .launch(&req.cwd)?
+            .with_mcp_servers(editor_mcp_servers(&req.mcp_servers)?);
         let model = (self.models)(&launch).await?;
         let id = Launch::new_session_id();
-        let setup = launch.agent_setup(id.clone(), model, ApprovalMode::Interactive)?;
-        let mode = setup.mode;
+        let editor = self.editor(&id, cx);
+        let setup = launch.agent_setup(id.clone(), model, ApprovalMode::Interactive, editor)?;
+        let mode = setup.value.mode;
         let translator = translator_for(&launch)?.with_mode(mode);
-        self.start(&launch, setup, translator, cx)?;
+        self.start(setup, translator, cx)?;
         tracing::info!(session = %id, mcp_servers = req.mcp_servers.len(), "acp session started");
         Ok(acp::NewSessionResponse::new(id).modes(translate::session_modes(mode)))
     }
@@ -306,8 +311,9 @@ impl Server {
         if self.session(&id).is_ok() {
             return Err(AcpError::SessionOpen(id));
         }
-        let mut launch = self.launch(&req.cwd)?;
-        launch.add_mcp_servers(editor_mcp_servers(&req.mcp_servers)?);
+        let launch = self
+            .launch(&req.cwd)?
+            .with_mcp_servers(editor_mcp_servers(&req.mcp_servers)?);
         let model = (self.models)(&launch).await?;
         let header = launch
             .session_store()
@@ -321,8 +327,9 @@ impl Server {
                 requested: launch.workspace.display().to_string(),
             });
         }
-        let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive)?;
-        let mode = setup.mode;
+        let editor = self.editor(&id, cx);
+        let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive, editor)?;
+        let mode = setup.value.mode;
         let mut translator = translator_for(&launch)?.with_mode(mode);
         // The history goes out before the answer, as the protocol asks.
         for update in translator.replay(&state.transcript) {
@@ -333,7 +340,7 @@ impl Server {
         for note in &notes {
             tracing::warn!(session = %id, note = %note, "resume note");
         }
-        self.start(&launch, setup, translator, cx)?;
+        self.start(setup, translator, cx)?;
         let mut response = acp::LoadSessionResponse::new().modes(translate::session_modes(mode));
         if !notes.is_empty()
             && let serde_json::Value::Object(meta) = json!({"pablo": {"notes": notes}})
@@ -353,35 +360,31 @@ impl Server {
         Ok(Launch::prepare(options)?)
     }
 
+    /// The client's buffers and terminals for session `id`, when it offers any.
+    fn editor(&self, id: &str, cx: &ConnectionTo<Client>) -> Option<Arc<dyn Editor>> {
+        let client = self.client.lock().clone()?;
+        if !editor::capabilities_of(&client).any() {
+            return None;
+        }
+        Some(Arc::new(editor::ClientEditor::new(
+            id.to_string(),
+            &client,
+            cx.clone(),
+        )))
+    }
+
     /// Spawns the agent of a session and the pump that forwards its events.
     fn start(
         &self,
-        launch: &Launch,
-        mut setup: AgentSetup,
+        setup: Warned<AgentSetup>,
         translator: Translator,
         cx: &ConnectionTo<Client>,
     ) -> Result<(), AcpError> {
-        let id = setup.session_id.clone();
-        let client = self.client.lock().ok().and_then(|c| c.clone());
-        if let Some(client) = client
-            && editor::capabilities_of(&client).any()
-        {
-            // The host was built a moment ago and nobody else holds it yet.
-            let Some(host) = std::sync::Arc::get_mut(&mut setup.host) else {
-                return Err(AcpError::Connection(
-                    "the session's host was shared before the editor was attached".into(),
-                ));
-            };
-            host.editor = Some(Arc::new(editor::ClientEditor::new(
-                id.clone(),
-                &client,
-                cx.clone(),
-            )));
-        }
-        for w in &launch.warnings {
+        let id = setup.value.session_id.clone();
+        for w in &setup.warnings {
             tracing::warn!(session = %id, warning = %w, "session warning");
         }
-        let handle = crate::launch::spawn(setup);
+        let handle = crate::launch::spawn(setup.value);
         let session = Arc::new(Session {
             id: id.clone(),
             ops: handle.ops,
@@ -390,9 +393,7 @@ impl Server {
             rejected_always: Mutex::new(HashSet::new()),
             task: Mutex::new(Some(handle.task)),
         });
-        if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.insert(id, session.clone());
-        }
+        self.sessions.lock().insert(id, session.clone());
         cx.spawn(pump(session, handle.events, translator, cx.clone()))
             .map_err(|e| AcpError::Connection(e.to_string()))
     }
@@ -400,8 +401,8 @@ impl Server {
     fn session(&self, id: &str) -> Result<Arc<Session>, AcpError> {
         self.sessions
             .lock()
-            .ok()
-            .and_then(|s| s.get(id).cloned())
+            .get(id)
+            .cloned()
             .ok_or_else(|| AcpError::UnknownSession(id.to_string()))
     }
 
@@ -437,10 +438,7 @@ impl Server {
             Ok(s) => s,
             Err(e) => return responder.respond_with_error(e.to_rpc()),
         };
-        let Ok(mut slot) = session.prompt.lock() else {
-            return responder
-                .respond_with_error(AcpError::AgentStopped(session.id.clone()).to_rpc());
-        };
+        let mut slot = session.prompt.lock();
         if slot.is_some() {
             return responder
                 .respond_with_error(AcpError::PromptRunning(session.id.clone()).to_rpc());
@@ -465,14 +463,10 @@ impl Server {
 
     /// Stops every agent: running turns are cancelled and awaited (bounded).
     async fn shutdown(&self) {
-        let sessions: Vec<Arc<Session>> = self
-            .sessions
-            .lock()
-            .map(|mut s| s.drain().map(|(_, v)| v).collect())
-            .unwrap_or_default();
+        let sessions: Vec<Arc<Session>> = self.sessions.lock().drain().map(|(_, v)| v).collect();
         for session in sessions {
             let _ = session.ops.send(Op::Shutdown);
-            let task = session.task.lock().ok().and_then(|mut t| t.take());
+            let task = session.task.lock().take();
             if let Some(task) = task
                 && tokio::time::timeout(Duration::from_secs(10), task)
                     .await
@@ -577,9 +571,7 @@ async fn pump(
                 &verdict,
             )?,
             Event::ApprovalResolved { call_id, .. } | Event::ToolCallEnd { call_id, .. } => {
-                if let Ok(mut open) = session.open_approvals.lock() {
-                    open.remove(&call_id);
-                }
+                session.open_approvals.lock().remove(&call_id);
             }
             Event::Warning { message } => {
                 tracing::warn!(session = %session.id, warning = %message, "agent warning");
@@ -588,7 +580,7 @@ async fn pump(
             Event::UserMessage { .. } => last_error = None,
             Event::Error { code, message } => last_error = Some((code, message)),
             Event::TurnRefused { code, message, .. } => {
-                let responder = session.prompt.lock().ok().and_then(|mut p| p.take());
+                let responder = session.prompt.lock().take();
                 if let Some(responder) = responder {
                     responder.respond_with_result(prompt_answer(
                         StopReason::Error,
@@ -598,10 +590,8 @@ async fn pump(
                 last_error = None;
             }
             Event::TurnCompleted { stop_reason, .. } => {
-                if let Ok(mut open) = session.open_approvals.lock() {
-                    open.clear();
-                }
-                let responder = session.prompt.lock().ok().and_then(|mut p| p.take());
+                session.open_approvals.lock().clear();
+                let responder = session.prompt.lock().take();
                 if let Some(responder) = responder {
                     responder.respond_with_result(prompt_answer(stop_reason, last_error.take()))?;
                 }
@@ -612,7 +602,7 @@ async fn pump(
         }
     }
     // The agent is gone: a prompt still waiting gets an error rather than silence.
-    let responder = session.prompt.lock().ok().and_then(|mut p| p.take());
+    let responder = session.prompt.lock().take();
     if let Some(responder) = responder {
         responder.respond_with_error(AcpError::AgentStopped(session.id.clone()).to_rpc())?;
     }
@@ -716,11 +706,7 @@ fn ask(
     verdict: &Verdict,
 ) -> Result<(), agent_client_protocol::Error> {
     let key = reject_key(tool, preview);
-    let rejected = session
-        .rejected_always
-        .lock()
-        .map(|r| r.contains(&key))
-        .unwrap_or(false);
+    let rejected = session.rejected_always.lock().contains(&key);
     if rejected {
         let _ = session.ops.send(Op::Approval {
             call_id,
@@ -730,9 +716,7 @@ fn ask(
         });
         return Ok(());
     }
-    if let Ok(mut open) = session.open_approvals.lock() {
-        open.insert(call_id.clone());
-    }
+    session.open_approvals.lock().insert(call_id.clone());
     let tool_call = translator.permission_tool_call(&call_id, tool, preview, verdict);
     let request = acp::RequestPermissionRequest::new(
         session.id.clone(),
@@ -749,9 +733,7 @@ fn ask(
                     ALLOW_ONCE => ApprovalAnswer::AllowOnce,
                     ALLOW_ALWAYS => ApprovalAnswer::AllowAlways,
                     REJECT_ALWAYS => {
-                        if let Ok(mut r) = session.rejected_always.lock() {
-                            r.insert(key);
-                        }
+                        session.rejected_always.lock().insert(key);
                         ApprovalAnswer::Reject {
                             note: Some(
                                 "the person rejected this for the rest of the session".into(),
@@ -769,11 +751,7 @@ fn ask(
             },
         };
         // A turn that ended meanwhile (cancelled) no longer waits for this answer.
-        let still_open = session
-            .open_approvals
-            .lock()
-            .map(|mut o| o.remove(&call_id))
-            .unwrap_or(false);
+        let still_open = session.open_approvals.lock().remove(&call_id);
         if still_open {
             let _ = session.ops.send(Op::Approval { call_id, answer });
         }

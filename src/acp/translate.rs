@@ -184,6 +184,24 @@ impl Translator {
                     acp::CurrentModeUpdate::new(mode.name()),
                 )]
             }
+            // A retry is said as a thought: every client shows those, and it is not the answer.
+            Event::Retry {
+                attempt,
+                max_attempts,
+                wait_ms,
+                reason,
+                ..
+            } => {
+                let words = crate::protocol::retry_words(
+                    *attempt,
+                    *max_attempts,
+                    wait_ms.div_ceil(1000),
+                    reason,
+                );
+                vec![acp::SessionUpdate::AgentThoughtChunk(
+                    acp::ContentChunk::new(format!("{words}\n").into()),
+                )]
+            }
             // The usage of a call is reported with the context report that follows it, which
             // names the model's window and the session's cost.
             Event::Usage { last, total } => {
@@ -803,6 +821,24 @@ mod tests {
             chunk: big,
         });
         assert!(t.calls["c1"].output.len() <= MAX_SHOWN_OUTPUT_BYTES);
+    }
+
+    #[test]
+    fn a_retry_reaches_the_editor_as_a_thought_in_the_words_of_every_front_end() {
+        let mut t = Translator::new("/ws".into(), HashMap::new(), 1000);
+        let u = t.updates(&Event::Retry {
+            attempt: 2,
+            max_attempts: 5,
+            wait_ms: 11_500,
+            reason: "503 from api.example.com".into(),
+            code: "model_http_error".into(),
+        });
+        let v = serde_json::to_value(&u[0]).unwrap();
+        assert_eq!(v["sessionUpdate"], "agent_thought_chunk");
+        assert_eq!(
+            v["content"]["text"],
+            "retrying in 12 s, attempt 2 of 5: 503 from api.example.com\n"
+        );
     }
 
     #[test]

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::{Agent, Control};
+use super::conversation::Conversation;
+use super::forward::Control;
+use super::shared::Shared;
 use crate::core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind};
 use crate::protocol::{Event, Op, Preview, RestoreReport, RestoreScope, ToolCall};
 use crate::session::checkpoint::Checkpoints;
@@ -21,9 +23,18 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     tokio::task::spawn_blocking(f).await.ok()
 }
 
+/// Answers `/rewind`'s list, `/undo`/`/rewind`/`/diff` plans and restores: from the
+/// conversation when no turn runs (`idle`), else from the shared checkpoints.
+pub(super) async fn answer(shared: &Shared, idle: Option<&mut Conversation>, op: Op) {
+    match idle {
+        Some(conversation) => conversation.answer_checkpoint_op(op).await,
+        None => answer_during_turn(shared.checkpoints.as_deref(), &shared.events, op),
+    }
+}
+
 /// Ops that cannot wait for the running turn to end: the list is answered, a restore is
 /// refused (files are being changed by the turn).
-pub(super) fn answer_during_turn(checkpoints: Option<&Checkpoints>, events: &EventSink, op: Op) {
+fn answer_during_turn(checkpoints: Option<&Checkpoints>, events: &EventSink, op: Op) {
     match (op, checkpoints) {
         (Op::ListCheckpoints, Some(c)) => events.send(Event::Checkpoints { turns: c.turns() }),
         (Op::ListCheckpoints, None) => events.send(Event::Checkpoints { turns: Vec::new() }),
@@ -36,11 +47,11 @@ pub(super) fn answer_during_turn(checkpoints: Option<&Checkpoints>, events: &Eve
     }
 }
 
-impl Agent {
+impl Conversation {
     /// Opens the turn's checkpoint; returns the prompt as the model gets it (a note about a
     /// restore first, if there was one since the last prompt).
     pub(super) fn open_checkpoint(&mut self, prompt: &str, text: String) -> String {
-        let Some(c) = self.checkpoints.clone() else {
+        let Some(c) = self.shared.checkpoints.clone() else {
             return text;
         };
         let note = c.take_note();
@@ -62,7 +73,7 @@ impl Agent {
         preview: &Preview,
         ctx: &ToolContext,
     ) -> Result<ToolResult, ToolFailure> {
-        let Some(c) = self.checkpoints.clone() else {
+        let Some(c) = self.shared.checkpoints.clone() else {
             return tool.commit_result(args, preview, ctx).await;
         };
         let scanned = tool.kind() == ToolKind::Execute;
@@ -89,8 +100,8 @@ impl Agent {
     }
 
     /// `/rewind`'s list, `/undo`/`/rewind`/`/diff` plans, and restores, while no turn runs.
-    pub(super) async fn answer_checkpoint_op(&mut self, op: Op) {
-        let Some(c) = self.checkpoints.clone() else {
+    async fn answer_checkpoint_op(&mut self, op: Op) {
+        let Some(c) = self.shared.checkpoints.clone() else {
             self.emit(Event::Error {
                 code: ErrorCode::CheckpointsUnavailable.into(),
                 message: "this session keeps no checkpoints ([options.checkpoints] enabled = \
@@ -102,7 +113,7 @@ impl Agent {
         match op {
             Op::ListCheckpoints => self.emit(Event::Checkpoints { turns: c.turns() }),
             Op::PlanRestore { scope } => {
-                if matches!(scope, RestoreScope::Rewind { .. }) && !self.journaled {
+                if matches!(scope, RestoreScope::Rewind { .. }) && !self.shared.journaled {
                     self.emit(Event::Error {
                         code: ErrorCode::RewindUnavailable.into(),
                         message: "this session has no journal, so its conversation cannot be \
@@ -150,7 +161,7 @@ impl Agent {
         let text = c.history().prompt(turn).unwrap_or_default().to_string();
         let new_id = crate::session::new_session_id();
         let (reply, answer) = oneshot::channel();
-        let sent = self.control.send(Control::Fork {
+        let sent = self.shared.control.send(Control::Fork {
             new_id: new_id.clone(),
             before_turn: turn,
             carry: vec![Event::Restored { report }],
@@ -195,8 +206,13 @@ fn internal(message: &str) -> Event {
 }
 
 /// The hunks of a file change the person did not accept, as the model reads them: their index,
-/// where they were in the file before, where those lines are now, and their text.
-pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<PartialChange> {
+/// where they were in the file before, where those lines are now, their text, and the person's
+/// note on why, when they left one.
+pub(super) fn not_applied(
+    original: &Preview,
+    accepted: &[usize],
+    notes: &[crate::protocol::HunkNote],
+) -> Option<PartialChange> {
     let Preview::FileChange(fc) = original else {
         return None;
     };
@@ -218,6 +234,10 @@ pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<Part
             text.push_str(&l.text);
             text.push('\n');
         }
+        let note = notes
+            .iter()
+            .find(|n| n.hunk == i && !n.note.trim().is_empty())
+            .map(|n| n.note.trim().to_string());
         rejected.push(HunkNotApplied {
             hunk: i,
             old_start: h.old_start,
@@ -227,6 +247,7 @@ pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<Part
                 len: h.old_len,
             },
             text,
+            note,
         });
     }
     if rejected.is_empty() {
@@ -234,13 +255,19 @@ pub(super) fn not_applied(original: &Preview, accepted: &[usize]) -> Option<Part
     }
     let total = fc.hunks.len();
     let applied: Vec<usize> = (0..total).filter(|i| accepted.contains(i)).collect();
+    let noted = rejected.iter().any(|r| r.note.is_some());
     Some(PartialChange {
         partial: true,
         note: format!(
             "the person accepted {} of {total} hunks of this change; only those were written. \
              The hunks in hunks_not_applied were rejected: the file still has its earlier lines \
-             there (lines_now) and does not contain their + lines",
-            applied.len()
+             there (lines_now) and does not contain their + lines{}",
+            applied.len(),
+            if noted {
+                "; a hunk's note is the person's reason for rejecting it"
+            } else {
+                ""
+            }
         ),
         hunks_applied: applied,
         hunks_not_applied: rejected,

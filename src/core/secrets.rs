@@ -8,9 +8,9 @@
 //! replaced by [`REDACTED`] in what tools return before the model, the journal or a front-end sees
 //! it ([`redact_serde`]).
 
+use parking_lot::RwLock;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::RwLock;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -64,9 +64,9 @@ static HELD: RwLock<Held> = RwLock::new(Held {
 /// Keeps the value of the environment variable `name` (about to be wiped from the environment
 /// block) and redacts it from now on.
 pub fn hold_var(name: &str, value: &str) {
-    if let Ok(mut h) = HELD.write() {
-        h.vars.insert(name.to_string(), value.to_string());
-    }
+    HELD.write()
+        .vars
+        .insert(name.to_string(), value.to_string());
     add_value(value);
 }
 
@@ -76,9 +76,8 @@ pub fn add_value(value: &str) {
     if value.len() < MIN_REDACTED_LEN {
         return;
     }
-    if let Ok(mut h) = HELD.write()
-        && !h.values.iter().any(|v| v == value)
-    {
+    let mut h = HELD.write();
+    if !h.values.iter().any(|v| v == value) {
         h.values.push(value.to_string());
         h.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     }
@@ -87,21 +86,19 @@ pub fn add_value(value: &str) {
 /// The value of environment variable `name`: the held one if it was moved out of the
 /// environment block, else the environment's. Empty values count as unset.
 pub fn var(name: &str) -> Option<String> {
-    let held = HELD.read().ok().and_then(|h| h.vars.get(name).cloned());
+    let held = HELD.read().vars.get(name).cloned();
     held.or_else(|| std::env::var(name).ok())
         .filter(|v| !v.is_empty())
 }
 
 /// Whether any value is redacted.
 pub fn active() -> bool {
-    HELD.read().map(|h| !h.values.is_empty()).unwrap_or(false)
+    !HELD.read().values.is_empty()
 }
 
 /// `text` with every held value replaced by [`REDACTED`].
 pub fn redact(text: &str) -> Cow<'_, str> {
-    let Ok(h) = HELD.read() else {
-        return Cow::Borrowed(text);
-    };
+    let h = HELD.read();
     let mut out = Cow::Borrowed(text);
     for v in &h.values {
         if out.contains(v.as_str()) {

@@ -135,19 +135,23 @@ pub fn prepare(options: DemoOptions) -> Result<Demo, LaunchError> {
     launch_options.workspace = Some(dir.clone());
     launch_options.allow_write = true;
     launch_options.no_filesystem = false;
-    let mut launch = Launch::prepare(launch_options)?;
+    let launch = Launch::prepare(launch_options)?;
     let model = ScriptedModel::demo().map_err(|e| LaunchError::Demo(e.to_string()))?;
     let task = model.script().task.clone();
-    let setup = launch.agent_setup(
+    let mut setup = launch.agent_setup(
         Launch::new_session_id(),
         Arc::new(model),
         ApprovalMode::Interactive,
+        None,
     )?;
+    // The demo keeps no journal: its sessions stay out of `pablo sessions`, which would offer
+    // to resume a scratch project that is gone.
+    setup.value.recorder = None;
     Ok(Demo {
         project,
-        setup,
+        startup_events: setup.warning_events(),
+        setup: setup.value,
         task,
-        startup_events: launch.warning_events(),
         tui: launch.tui_config(),
     })
 }

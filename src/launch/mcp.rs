@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::Launch;
+use super::{Launch, Warned};
 use crate::config::{McpServerConfig, McpServerEntry};
 use crate::policy::PolicyEngine;
 use crate::protocol::McpServerView;
@@ -21,10 +21,11 @@ use crate::tools::mcp::{McpHub, ServerSpec};
 const PROVIDER_KEYS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 
 impl Launch {
-    /// Adds servers named by the front-end (an editor's `mcpServers`), on top of the config's;
-    /// a name the config also uses is the editor's.
-    pub fn add_mcp_servers(&mut self, servers: Vec<(String, McpServerConfig)>) {
-        self.extra_mcp.extend(servers);
+    /// This launch with the servers a front-end names (an editor's `mcpServers`) on top of the
+    /// config's; a name the config also uses is the front-end's.
+    pub fn with_mcp_servers(mut self, servers: Vec<(String, McpServerConfig)>) -> Self {
+        self.options.mcp_servers.extend(servers);
+        self
     }
 
     /// The per-server stderr logs live here (`$XDG_STATE_HOME/pablo/mcp/NAME.log`).
@@ -32,12 +33,13 @@ impl Launch {
         self.dirs.state.join("mcp")
     }
 
-    /// The hub of one session: every server of the layers and the front-end, not started.
-    /// Settings that were ignored (an untrusted project layer's servers) become warnings.
-    pub fn mcp_hub(&mut self, policy: &PolicyEngine) -> Arc<McpHub> {
+    /// The hub of one session: every server of the layers and the front-end
+    /// ([`super::LaunchOptions::mcp_servers`]; a name the config also uses is the front-end's),
+    /// not started. Settings that were ignored (an untrusted project layer's servers) come back
+    /// as warnings.
+    pub fn mcp_hub(&self, policy: &PolicyEngine) -> Warned<Arc<McpHub>> {
         let (mut entries, warnings) = self.layers.mcp_servers(policy.project_trusted());
-        self.warnings.extend(warnings);
-        for (name, config) in &self.extra_mcp {
+        for (name, config) in &self.options.mcp_servers {
             entries.retain(|e| &e.name != name);
             entries.push(McpServerEntry {
                 name: name.clone(),
@@ -55,23 +57,23 @@ impl Launch {
             .iter()
             .map(|e| spec_of(e, &self.workspace, &self.mcp_log_dir(), policy, &key_vars))
             .collect();
-        Arc::new(
-            McpHub::new(self.workspace.clone(), specs)
-                .waiting_for_first_turn(self.options.wait_for_mcp),
-        )
+        let hub = McpHub::new(self.workspace.clone(), specs)
+            .waiting_for_first_turn(self.options.wait_for_mcp);
+        Warned::new(Arc::new(hub), warnings)
     }
 
     /// `pablo mcp list`: starts every configured server, waits until each is ready or failed
     /// (its start-up timeout bounds that), and returns what they offer. The servers are stopped
     /// before this returns.
-    pub async fn mcp_servers(&mut self) -> Result<Vec<McpServerView>, super::LaunchError> {
-        let policy = self.policy()?;
-        let hub = self.mcp_hub(&policy);
+    pub async fn mcp_servers(&self) -> Result<Warned<Vec<McpServerView>>, super::LaunchError> {
+        let mut warnings = self.config_warnings();
+        let policy = self.policy()?.into_value(&mut warnings);
+        let hub = self.mcp_hub(&policy).into_value(&mut warnings);
         hub.start(None);
         hub.settled().await;
         let views = hub.views();
         hub.shutdown().await;
-        Ok(views)
+        Ok(Warned::new(views, warnings))
     }
 }
 

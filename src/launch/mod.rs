@@ -16,6 +16,7 @@ use crate::config::{ConfigError, Dirs, Layers};
 use crate::core::ApprovalMode;
 use crate::core::Coded;
 use crate::core::ErrorCode;
+use crate::core::editor::Editor;
 use crate::model::ModelError;
 use crate::policy::{CliFlags, PolicyEngine, PolicyError, StaticPolicy};
 use crate::protocol::AgentHandle;
@@ -73,6 +74,8 @@ pub struct LaunchOptions {
     /// The first turn waits until every MCP server is ready or failed (`pablo run`, ACP); the
     /// TUI leaves it off so its first prompt is never held up.
     pub wait_for_mcp: bool,
+    /// MCP servers the front-end adds (an editor's `mcpServers`), on top of the config's.
+    pub mcp_servers: Vec<(String, McpServerConfig)>,
     /// `-c key=value`: settings over the config files (with the `PABLO_` variables).
     pub config_overrides: Vec<String>,
 }
@@ -116,6 +119,42 @@ impl Coded for LaunchError {
     }
 }
 
+/// A value built by a launch step, with the notes for the person that came with building it
+/// (settings that were ignored, a cut AGENTS.md, command files that were skipped). The steps are
+/// pure: nothing is collected on the side, so the order of the notes is the order in which the
+/// caller puts them together.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub struct Warned<T> {
+    pub value: T,
+    pub warnings: Vec<String>,
+}
+
+impl<T> Warned<T> {
+    pub fn new(value: T, warnings: Vec<String>) -> Self {
+        Self { value, warnings }
+    }
+
+    /// The value; its notes are appended to `warnings`.
+    pub fn into_value(self, warnings: &mut Vec<String>) -> T {
+        warnings.extend(self.warnings);
+        self.value
+    }
+
+    /// The notes as events for a front-end.
+    pub fn warning_events(&self) -> Vec<Event> {
+        warning_events(&self.warnings)
+    }
+}
+
+/// Notes for the person as `Event::Warning`s, in order.
+pub fn warning_events(warnings: &[String]) -> Vec<Event> {
+    warnings
+        .iter()
+        .map(|m| Event::Warning { message: m.clone() })
+        .collect()
+}
+
 /// Everything loaded before a session starts.
 pub struct Launch {
     pub dirs: Dirs,
@@ -125,16 +164,13 @@ pub struct Launch {
     pub layers: Layers,
     pub limits: Limits,
     pub options: LaunchOptions,
-    /// Non-fatal notes for the person (a cut AGENTS.md, …).
-    pub warnings: Vec<String>,
-    /// The one note saying which settings of an untrusted project config were ignored (also
-    /// the first of `warnings`); `pablo run` says it on stderr instead (see
-    /// [`Launch::take_trust_notice`]).
+    /// The one note saying which settings of an untrusted project config were ignored (also in
+    /// [`Launch::config_warnings`]); `pablo run` says it on stderr instead.
     trust_notice: Option<String>,
     /// Whether the person trusts this folder's project config (`pablo policy trust`).
     pub project_trusted: bool,
-    /// MCP servers the front-end adds (an editor's `mcpServers`).
-    extra_mcp: Vec<(String, McpServerConfig)>,
+    /// The note naming `PABLO_` variables that are no setting (said once, with the config's).
+    unknown_vars: Option<String>,
 }
 
 impl Launch {
@@ -183,23 +219,19 @@ impl Launch {
         if options.max_tool_calls.is_some() {
             limits.max_tool_calls = options.max_tool_calls;
         }
-        let mut launch =
-            Self::from_parts(dirs, workspace, workspace_handle, layers, limits, options);
-        launch.project_trusted = project_trusted;
-        launch.warnings.extend(unknown_vars);
-        if let Some(note) = trust_notice {
-            launch.warnings.push(note.clone());
-            launch.trust_notice = Some(note);
-        }
-        Ok(launch)
+        Ok(Self {
+            project_trusted,
+            trust_notice,
+            unknown_vars,
+            ..Self::from_parts(dirs, workspace, workspace_handle, layers, limits, options)
+        })
     }
 
-    /// Takes the untrusted project's note out of the warnings, for a front-end that says it
-    /// elsewhere (`pablo run` prints it on stderr, so stdout stays the run's own output).
-    pub fn take_trust_notice(&mut self) -> Option<String> {
-        let note = self.trust_notice.take()?;
-        self.warnings.retain(|w| *w != note);
-        Some(note)
+    /// The note saying which settings of an untrusted project config were ignored, for a
+    /// front-end that says it apart from the other warnings (`pablo run` prints it on stderr,
+    /// so stdout stays the run's own output, and leaves it out of its JSON lines).
+    pub fn trust_notice(&self) -> Option<&str> {
+        self.trust_notice.as_deref()
     }
 
     /// The endpoint a trusted project config chose (`base_url`, or its provider), for the
@@ -212,7 +244,7 @@ impl Launch {
     }
 
     /// A launch from parts already loaded (what `prepare` ends with), for a caller that chose its
-    /// own directories and layers; no front-end MCP servers yet.
+    /// own directories and layers.
     pub fn from_parts(
         dirs: Dirs,
         workspace: PathBuf,
@@ -221,10 +253,27 @@ impl Launch {
         limits: Limits,
         options: LaunchOptions,
     ) -> Self {
+        Self {
+            dirs,
+            workspace,
+            workspace_handle,
+            layers,
+            limits,
+            options,
+            trust_notice: None,
+            project_trusted: false,
+            unknown_vars: None,
+        }
+    }
+
+    /// Settings of the config layers that are ignored whatever else is built (the project's
+    /// config cannot choose them; an untrusted project's, [`Launch::trust_notice`]), as notes
+    /// for the person. Every composed setup starts with them.
+    pub fn config_warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
         // The mode a session starts in is the person's choice (`start_mode`): a repository does
         // not pick it, and says so like every other setting of its config that is ignored.
-        if let Some((path, c)) = &layers.project
+        if let Some((path, c)) = &self.layers.project
             && c.tui.mode.is_some()
         {
             warnings.push(format!(
@@ -233,18 +282,11 @@ impl Launch {
                 path.display()
             ));
         }
-        Self {
-            dirs,
-            workspace,
-            workspace_handle,
-            layers,
-            limits,
-            options,
-            warnings,
-            trust_notice: None,
-            project_trusted: false,
-            extra_mcp: Vec::new(),
+        if let Some(note) = &self.trust_notice {
+            warnings.push(note.clone());
         }
+        warnings.extend(self.unknown_vars.clone());
+        warnings
     }
 
     /// A new session id: time-ordered, so listings sort naturally.
@@ -265,48 +307,48 @@ impl Launch {
         session_id: &str,
         policy: &Arc<PolicyEngine>,
     ) -> Result<Arc<Host>, LaunchError> {
-        self.host_with(session_id, policy, None, None)
+        self.host_with(session_id, policy, HostParts::default())
     }
 
-    /// [`Launch::host`] with the session's MCP servers, and `checkpoints` that hear of every
-    /// file write.
+    /// [`Launch::host`] with the session's own parts: its MCP servers, the checkpoints that hear
+    /// of every file write, the front-end's editor.
     fn host_with(
         &self,
         session_id: &str,
         policy: &Arc<PolicyEngine>,
-        mcp: Option<Arc<crate::tools::mcp::McpHub>>,
-        checkpoints: Option<&Arc<Checkpoints>>,
+        parts: HostParts,
     ) -> Result<Arc<Host>, LaunchError> {
         let state_dir = self.session_state_dir(session_id);
         std::fs::create_dir_all(&state_dir).map_err(|e| LaunchError::StateDir {
             path: state_dir.clone(),
             message: e.to_string(),
         })?;
-        let mut host = Host::new(
-            self.workspace_handle.clone(),
-            state_dir.clone(),
-            &self.shell_options(policy.launcher()),
-        );
-        let temp_dir = host.sandbox.temp_dir.take();
-        host.sandbox = policy.sandbox_settings().clone();
-        host.sandbox.temp_dir = temp_dir;
         let roots = policy.clone();
-        host.readable = Some(Arc::new(move |path: &str| {
-            roots.check_path(path, crate::policy::Access::Read).is_ok()
-        }));
-        host.network =
-            crate::tools::web_fetch::NetworkBudget::new(self.limits.max_network_requests);
-        if self.memory_enabled() {
-            host.memory = Some(Arc::new(crate::tools::memory_propose::MemoryStore::new(
+        let memory = self.memory_enabled().then(|| {
+            Arc::new(crate::tools::memory_propose::MemoryStore::new(
                 &state_dir,
                 self.memory_file(),
-            )));
-        }
-        if let Some(hub) = mcp {
-            host.mcp = hub;
-        }
-        host.changes = checkpoints.map(|c| c.clone() as Arc<dyn crate::tools::ChangeRecorder>);
-        Ok(Arc::new(host))
+            ))
+        });
+        let services = crate::tools::HostServices {
+            editor: parts.editor,
+            network: crate::tools::web_fetch::NetworkBudget::new(self.limits.max_network_requests),
+            memory,
+            changes: parts
+                .checkpoints
+                .map(|c| c as Arc<dyn crate::tools::ChangeRecorder>),
+            mcp: parts.mcp,
+            readable: Some(Arc::new(move |path: &str| {
+                roots.check_path(path, crate::policy::Access::Read).is_ok()
+            })),
+            sandbox: policy.sandbox_settings().clone(),
+        };
+        Ok(Arc::new(Host::with_services(
+            self.workspace_handle.clone(),
+            state_dir,
+            &self.shell_options(policy.launcher()),
+            services,
+        )))
     }
 
     /// Whether `memory.propose` is offered and accepted notes reach the system prompt: `[memory]
@@ -410,8 +452,8 @@ impl Launch {
     }
 
     /// The policy engine: every config layer, the `--policy` file, the authority flags, the
-    /// folder's trust and its saved approvals. Ignored settings become warnings.
-    pub fn policy(&mut self) -> Result<Arc<PolicyEngine>, LaunchError> {
+    /// folder's trust and its saved approvals. Ignored settings come back as warnings.
+    pub fn policy(&self) -> Result<Warned<Arc<PolicyEngine>>, LaunchError> {
         let static_policy = match &self.options.policy {
             Some(p) => Some((p.clone(), StaticPolicy::load(p)?)),
             None => None,
@@ -429,18 +471,20 @@ impl Launch {
             static_policy.as_ref().map(|(p, s)| (p.as_path(), s)),
             flags,
         )?;
-        self.warnings.extend(engine.warnings().iter().cloned());
+        let mut warnings = engine.warnings().to_vec();
         if let (_, Some(note)) = crate::tools::web_fetch::FetchSettings::from_env() {
-            self.warnings.push(note);
+            warnings.push(note);
         }
-        Ok(Arc::new(engine))
+        Ok(Warned::new(Arc::new(engine), warnings))
     }
 
-    /// The system prompt with the project's AGENTS.md instructions.
-    pub fn system_prompt(&mut self) -> String {
+    /// The system prompt with the project's AGENTS.md instructions (a warning when they were
+    /// cut).
+    pub fn system_prompt(&self) -> Warned<String> {
         let project = context::project_instructions(&self.workspace);
+        let mut warnings = Vec::new();
         if project.truncated {
-            self.warnings.push(format!(
+            warnings.push(format!(
                 "the AGENTS.md instructions are over {} bytes: their start (from the files \
                  nearest the repository root) was left out; the nearest file keeps the last word",
                 context::MAX_PROJECT_INSTRUCTIONS
@@ -457,7 +501,7 @@ impl Launch {
             prompt.push_str(&notes);
             prompt.push('\n');
         }
-        prompt
+        Warned::new(prompt, warnings)
     }
 
     /// The session journals (`$XDG_DATA_HOME/pablo/sessions`).
@@ -465,13 +509,15 @@ impl Launch {
         Store::at(self.dirs.data.join("sessions"))
     }
 
-    /// Everything `agent::spawn` needs, for a given model, journaling a new session.
+    /// Everything `agent::spawn` needs, for a given model, journaling a new session; `editor` is
+    /// the front-end's buffers and terminals, when it offers them.
     pub fn agent_setup(
-        &mut self,
+        &self,
         session_id: String,
         model: Arc<dyn ModelClient>,
         approvals: ApprovalMode,
-    ) -> Result<AgentSetup, LaunchError> {
+        editor: Option<Arc<dyn Editor>>,
+    ) -> Result<Warned<AgentSetup>, LaunchError> {
         // Written from the first turn on: a session nobody spoke in is not kept.
         let journal = self.session_store().create_pending(
             &Header::new(
@@ -482,64 +528,83 @@ impl Launch {
             ),
             Some(self.session_state_dir(&session_id)),
         )?;
-        let policy = self.policy()?;
-        let checkpoints = self.checkpoints(History::default());
-        let hub = self.mcp_hub(&policy);
-        let mut catalog = self.catalog(&policy)?;
-        catalog.attach_mcp(hub.clone());
-        offer_what_policy_allows(&mut catalog, &policy);
-        Ok(AgentSetup {
-            host: self.host_with(&session_id, &policy, Some(hub), checkpoints.as_ref())?,
-            checkpoints,
-            catalog,
-            policy,
-            limits: self.limits.clone(),
-            system_prompt: self.system_prompt(),
+        let start = SessionStart {
             session_id,
             model,
             approvals,
-            history: Vec::new(),
-            recorder: Some(Box::new(journal)),
-            mode: self.start_mode(),
-            model_switcher: Some(self.model_switcher()),
-        })
+            editor,
+            journal: Box::new(journal),
+            resumed: None,
+        };
+        self.build_setup(start)
     }
 
     /// Like [`Launch::agent_setup`], continuing the journaled session `session_id` (a full id):
     /// the conversation, the session's "allow always" answers and the journal come back. Show
     /// [`ResumeState::start_events`] after `SessionStarted`; the transcript is in `transcript`.
     pub fn resume_setup(
-        &mut self,
+        &self,
         session_id: &str,
         model: Arc<dyn ModelClient>,
         approvals: ApprovalMode,
-    ) -> Result<(AgentSetup, ResumeState), LaunchError> {
+        editor: Option<Arc<dyn Editor>>,
+    ) -> Result<(Warned<AgentSetup>, ResumeState), LaunchError> {
         let (journal, state) = self.session_store().resume(session_id)?;
-        let policy = self.policy()?;
-        state
-            .restore_approvals(&policy)
-            .map_err(|e| LaunchError::Setup(e.to_string()))?;
-        let checkpoints = self.checkpoints(state.checkpoints.clone());
-        let hub = self.mcp_hub(&policy);
+        let start = SessionStart {
+            session_id: session_id.to_string(),
+            model,
+            approvals,
+            editor,
+            journal: Box::new(journal),
+            resumed: Some(&state),
+        };
+        let setup = self.build_setup(start)?;
+        Ok((setup, state))
+    }
+
+    /// The one way an agent is composed, new or resumed: policy (with a resumed session's
+    /// saved answers), checkpoints, MCP servers, catalog (offering what policy allows), host,
+    /// system prompt. The warnings come in that order, after the config's own.
+    fn build_setup(&self, start: SessionStart<'_>) -> Result<Warned<AgentSetup>, LaunchError> {
+        let mut warnings = self.config_warnings();
+        let policy = self.policy()?.into_value(&mut warnings);
+        if let Some(state) = start.resumed {
+            state
+                .restore_approvals(&policy)
+                .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        }
+        let history = start
+            .resumed
+            .map(|s| s.checkpoints.clone())
+            .unwrap_or_default();
+        let checkpoints = self.checkpoints(history);
+        let hub = self.mcp_hub(&policy).into_value(&mut warnings);
         let mut catalog = self.catalog(&policy)?;
         catalog.attach_mcp(hub.clone());
         offer_what_policy_allows(&mut catalog, &policy);
+        let parts = HostParts {
+            mcp: Some(hub),
+            checkpoints: checkpoints.clone(),
+            editor: start.editor,
+        };
+        let host = self.host_with(&start.session_id, &policy, parts)?;
+        let system_prompt = self.system_prompt().into_value(&mut warnings);
         let setup = AgentSetup {
-            host: self.host_with(session_id, &policy, Some(hub), checkpoints.as_ref())?,
+            host,
             checkpoints,
             catalog,
             policy,
             limits: self.limits.clone(),
-            system_prompt: self.system_prompt(),
-            session_id: session_id.to_string(),
-            model,
-            approvals,
-            history: state.history.clone(),
-            recorder: Some(Box::new(journal)),
+            system_prompt,
+            session_id: start.session_id,
+            model: start.model,
+            approvals: start.approvals,
+            history: start.resumed.map(|s| s.history.clone()).unwrap_or_default(),
+            recorder: Some(start.journal),
             mode: self.start_mode(),
             model_switcher: Some(self.model_switcher()),
         };
-        Ok((setup, state))
+        Ok(Warned::new(setup, warnings))
     }
 
     /// `pablo undo`: plans the undo of the last `turns` turns (that changed files) of the
@@ -548,7 +613,7 @@ impl Launch {
     /// conflicts and are left alone. The restore is journaled, so the session's next prompt tells
     /// the model.
     pub fn undo(
-        &mut self,
+        &self,
         session_id: &str,
         turns: u32,
         dry_run: bool,
@@ -681,8 +746,8 @@ impl Launch {
     }
 
     /// The person's custom slash commands: the user's, and the project's when the folder is
-    /// trusted. Skipped files become warnings.
-    pub fn custom_commands(&mut self) -> Vec<crate::protocol::CustomCommand> {
+    /// trusted. Skipped files come back as warnings.
+    pub fn custom_commands(&self) -> Warned<Vec<crate::protocol::CustomCommand>> {
         let trusted = crate::policy::TrustStore::new(&self.dirs)
             .is_trusted(&self.workspace)
             .unwrap_or(false);
@@ -691,8 +756,7 @@ impl Launch {
             &self.dirs.config.join("commands"),
             trusted.then_some(project.as_path()),
         );
-        self.warnings.extend(notes);
-        commands
+        Warned::new(commands, notes)
     }
 
     /// The working mode at start: `--mode`, else `[tui] mode` of the user's config or
@@ -736,14 +800,25 @@ impl Launch {
         };
         format!("{edits} · {shell}")
     }
+}
 
-    /// Warnings collected while preparing, as events for the front-end.
-    pub fn warning_events(&self) -> Vec<Event> {
-        self.warnings
-            .iter()
-            .map(|m| Event::Warning { message: m.clone() })
-            .collect()
-    }
+/// What one session's host gets beyond what the launch gives every host.
+#[derive(Default)]
+struct HostParts {
+    mcp: Option<Arc<crate::tools::mcp::McpHub>>,
+    checkpoints: Option<Arc<Checkpoints>>,
+    editor: Option<Arc<dyn Editor>>,
+}
+
+/// What [`Launch::build_setup`] composes an agent for: a new session or a resumed one.
+struct SessionStart<'a> {
+    session_id: String,
+    model: Arc<dyn ModelClient>,
+    approvals: ApprovalMode,
+    editor: Option<Arc<dyn Editor>>,
+    journal: Box<dyn crate::core::EventRecorder>,
+    /// The resumed session's state: its conversation, checkpoints and saved answers.
+    resumed: Option<&'a ResumeState>,
 }
 
 /// What `pablo undo` planned and (unless it was a dry run) did.
@@ -751,6 +826,29 @@ impl Launch {
 pub struct UndoOutcome {
     pub plan: crate::protocol::RestorePlan,
     pub report: Option<crate::protocol::RestoreReport>,
+}
+
+/// What to say once at start when `model` is not in the table of known models and the config
+/// names no window for it: the window pablo assumes, and the setting that names the real one.
+/// Front-ends say it where a person reads it (the TUI's screen, `pablo run`'s stderr), never
+/// on `pablo run`'s stdout.
+pub fn unknown_model_note(model: &dyn ModelClient) -> Option<String> {
+    let profile = model.profile();
+    (!profile.known).then(|| {
+        format!(
+            "the model {} (provider {}) is not in pablo's table of models: its context window is \
+             taken to be {} tokens and its prices are unknown; `context_window` under `[model]` \
+             in the config sets the window (docs/providers.md)",
+            model.model(),
+            model.provider(),
+            profile.context_window
+        )
+    })
+}
+
+/// [`unknown_model_note`] as a start-up warning for a front-end's screen.
+pub fn unknown_model_warning(model: &dyn ModelClient) -> Option<Event> {
+    unknown_model_note(model).map(|message| Event::Warning { message })
 }
 
 /// The status line's word on the sandbox: the profile approved commands get, or why there is

@@ -314,6 +314,16 @@ async fn run_call<D, F>(
             return;
         }
         let wait = retry_delay(opts, attempt, failure.retry_after, fastrand::f64());
+        let notice = super::RetryNotice {
+            attempt: attempt + 2,
+            max_attempts: opts.max_retries + 1,
+            wait,
+            reason: retry_reason(endpoint, &failure.error),
+            code: crate::core::Coded::code(&failure.error),
+        };
+        if tx.send(Ok(StreamEvent::Retry(notice))).await.is_err() {
+            return;
+        }
         tracing::debug!(
             provider = %endpoint.provider,
             attempt = attempt + 1,
@@ -427,6 +437,26 @@ async fn attempt_once<D: SseDecoder>(
         }
     }
     Ok(())
+}
+
+/// Why an attempt is retried, in a few words: the status and the host that answered, or the
+/// host that could not be reached.
+fn retry_reason(endpoint: &Endpoint, error: &ModelError) -> String {
+    let host = reqwest::Url::parse(&endpoint.url)
+        .ok()
+        .and_then(|u| {
+            let host = u.host_str()?.to_string();
+            Some(match u.port() {
+                Some(p) => format!("{host}:{p}"),
+                None => host,
+            })
+        })
+        .unwrap_or_else(|| endpoint.url.clone());
+    match error {
+        ModelError::Http { status, .. } => format!("{status} from {host}"),
+        ModelError::Connect { .. } => format!("no answer from {host}"),
+        other => other.to_string(),
+    }
 }
 
 /// Turns a non-2xx response into an error naming the status and the provider's own message.

@@ -112,6 +112,24 @@ pub enum StreamEvent {
     Completed {
         stop_reason: ModelStopReason,
     },
+    /// The request failed in a way another attempt may fix, before anything of it streamed; it
+    /// is sent again after the wait. Not output: the stream goes on.
+    Retry(RetryNotice),
+}
+
+/// One retry of a model request, as the person is told of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryNotice {
+    /// The attempt that comes next (2 for the first retry).
+    pub attempt: u32,
+    /// How many attempts there are in all.
+    pub max_attempts: u32,
+    /// How long until it.
+    pub wait: std::time::Duration,
+    /// What failed, in a few words (`503 from api.example.com`).
+    pub reason: String,
+    /// The failed attempt's error code (`model_http_error`, `model_unreachable`).
+    pub code: crate::core::ErrorCode,
 }
 
 /// Why the model stopped, normalised across providers.
@@ -128,7 +146,10 @@ pub enum ModelStopReason {
 /// Errors of a model call. Messages name the provider, the HTTP status and the provider's text.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ModelError {
-    #[error("{provider}: cannot connect to {url}: {message}")]
+    #[error(
+        "{provider}: cannot connect to {url}: {message}; check the base URL (`base_url` in the \
+         config, or --base-url) and that a server answers there"
+    )]
     Connect {
         provider: String,
         url: String,

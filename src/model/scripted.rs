@@ -8,8 +8,8 @@
 //! status that is `completed` only if that step's calls succeeded), and texts can quote the
 //! rejection note (`{{note}}`). A step whose tools the host did not grant is skipped.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashSet, VecDeque};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -318,10 +318,7 @@ impl ModelClient for ScriptedModel {
         let tools: HashSet<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
         let results = last_results(&request.messages);
         let (text, calls) = {
-            let mut cur = self
-                .cursor
-                .lock()
-                .map_err(|_| ModelError::Config("scripted model state poisoned".into()))?;
+            let mut cur = self.cursor.lock();
             let after_tools = matches!(request.messages.last(), Some(Message::Tool { .. }));
             let next = if cur.finished {
                 None

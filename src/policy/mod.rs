@@ -29,7 +29,9 @@ pub mod store;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
 
 use crate::core::{ErrorCode, ToolMode};
 use crate::process::CommandEnv;
@@ -166,14 +168,12 @@ impl PolicyEngine {
 
     /// The working mode in force.
     pub fn mode(&self) -> WorkMode {
-        self.mode.read().map(|m| *m).unwrap_or_default()
+        *self.mode.read()
     }
 
     /// Switches the working mode (`Op::SetMode`, `--mode`); takes effect at the next decision.
     pub fn set_mode(&self, mode: WorkMode) {
-        if let Ok(mut m) = self.mode.write() {
-            *m = mode;
-        }
+        *self.mode.write() = mode;
     }
 
     /// The engine of a session in `workspace` (canonical): loads trust and saved approvals.
@@ -382,11 +382,7 @@ impl PolicyEngine {
     }
 
     fn judge_line(&self, command: &str, cwd: &str) -> LineJudgement {
-        let saved = self
-            .saved
-            .read()
-            .map(|s| s.commands.clone())
-            .unwrap_or_default();
+        let saved = self.saved.read().commands.clone();
         Judge {
             compiled: &self.compiled,
             resolver: &self.resolver,
@@ -400,7 +396,7 @@ impl PolicyEngine {
     }
 
     fn saved_allows(&self, pred: impl Fn(&SavedKind) -> bool) -> Option<String> {
-        let saved = self.saved.read().ok()?;
+        let saved = self.saved.read();
         saved
             .rules
             .iter()
@@ -673,10 +669,7 @@ impl PolicyEngine {
             })
             .collect();
         let ids = new.iter().map(|r| r.id.clone()).collect();
-        let mut saved = self.saved.write().map_err(|_| PolicyError::Store {
-            path: PathBuf::from("(memory)"),
-            message: "approval store lock poisoned".into(),
-        })?;
+        let mut saved = self.saved.write();
         let all = match &self.store {
             Some(s) => s.add(&new)?,
             None => {
@@ -695,18 +688,12 @@ impl PolicyEngine {
 
     /// The saved approvals of this workspace.
     pub fn saved_rules(&self) -> Vec<SavedRule> {
-        self.saved
-            .read()
-            .map(|s| s.rules.clone())
-            .unwrap_or_default()
+        self.saved.read().rules.clone()
     }
 
     /// Removes a saved approval by id.
     pub fn forget(&self, id: &str) -> Result<SavedRule, PolicyError> {
-        let mut saved = self.saved.write().map_err(|_| PolicyError::Store {
-            path: PathBuf::from("(memory)"),
-            message: "approval store lock poisoned".into(),
-        })?;
+        let mut saved = self.saved.write();
         match &self.store {
             Some(s) => {
                 let removed = s.remove(id)?;

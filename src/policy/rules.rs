@@ -7,9 +7,9 @@
 //! lies inside the workspace (`./wc`, `bin/wc`) is kept as it is written and never canonicalised:
 //! the model can create it, so it is never the system program of the same name.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Mutex;
 
 use crate::config::{CommandRule, MatchKind};
 
@@ -52,13 +52,12 @@ impl Resolver {
         if word.contains('/') {
             return self.resolve_path(word, cwd);
         }
-        if let Ok(cache) = self.cache.lock()
-            && let Some(hit) = cache.get(word)
-        {
+        if let Some(hit) = self.cache.lock().get(word) {
             return hit.clone();
         }
         let resolved = self.search_path(word);
-        if let Ok(mut cache) = self.cache.lock() {
+        {
+            let mut cache = self.cache.lock();
             // Bounded: a model could send endless distinct words.
             if cache.len() > 4096 {
                 cache.clear();

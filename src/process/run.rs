@@ -8,8 +8,10 @@
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
@@ -128,7 +130,7 @@ impl Shared {
 }
 
 fn flush_live(shared: &Mutex<Shared>, live: &mut impl FnMut(String)) {
-    let chunk = shared.lock().ok().and_then(|mut s| s.flush_live());
+    let chunk = shared.lock().flush_live();
     if let Some(chunk) = chunk.filter(|c| !c.is_empty()) {
         live(chunk);
     }
@@ -177,10 +179,7 @@ pub async fn run_foreground(
             if stop.load(Ordering::Relaxed) {
                 return false;
             }
-            let Ok(mut s) = shared.lock() else {
-                return false;
-            };
-            s.push(bytes)
+            shared.lock().push(bytes)
         })
     };
     let mut done = match pumped {
@@ -243,8 +242,8 @@ pub async fn run_foreground(
     drop(master);
     let capture = shared
         .lock()
-        .ok()
-        .and_then(|mut s| s.capture.take())
+        .capture
+        .take()
         .ok_or_else(|| ProcessError::Internal("the output capture was lost".into()))?;
     let result = capture.finish();
     let report = RunReport {

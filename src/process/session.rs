@@ -9,7 +9,9 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
@@ -293,10 +295,11 @@ impl Session {
     }
 
     fn flush_live(&self) {
-        let chunk = self.out.lock().ok().and_then(|mut o| {
+        let chunk = {
+            let mut o = self.out.lock();
             let OutputState { log, live, .. } = &mut *o;
             live.flush_from(|n| log.latest(n))
-        });
+        };
         if let Some(chunk) = chunk.filter(|c| !c.is_empty()) {
             self.events.send(Event::SessionOutput {
                 session_id: self.id.clone(),
@@ -359,10 +362,7 @@ struct Inner {
 
 impl Inner {
     fn summaries(&self) -> Vec<SessionSummary> {
-        self.sessions
-            .lock()
-            .map(|s| s.values().map(|x| x.summary()).collect())
-            .unwrap_or_default()
+        self.sessions.lock().values().map(|x| x.summary()).collect()
     }
 }
 
@@ -389,8 +389,8 @@ impl SessionManager {
         self.inner
             .sessions
             .lock()
-            .ok()
-            .and_then(|s| s.get(id).cloned())
+            .get(id)
+            .cloned()
             .ok_or_else(|| ProcessError::UnknownSession { id: id.to_string() })
     }
 
@@ -403,12 +403,9 @@ impl SessionManager {
         self.inner
             .sessions
             .lock()
-            .map(|s| {
-                s.values()
-                    .filter(|x| x.status() == SessionStatus::Running)
-                    .count()
-            })
-            .unwrap_or(0)
+            .values()
+            .filter(|x| x.status() == SessionStatus::Running)
+            .count()
     }
 
     /// The sessions as front-ends list them.
@@ -457,9 +454,7 @@ impl SessionManager {
         let reader = {
             let s = session.clone();
             pump(started.output, move |bytes| {
-                let Ok(mut o) = s.out.lock() else {
-                    return false;
-                };
+                let mut o = s.out.lock();
                 o.log.push(bytes);
                 // The live view is taken from the log's window at flush time.
                 o.live.count(bytes.len());
@@ -481,12 +476,11 @@ impl SessionManager {
                 });
             }
         };
-        if let Ok(mut map) = self.inner.sessions.lock() {
-            map.insert(id.clone(), session.clone());
-        }
-        if let Ok(mut order) = self.inner.order.lock() {
-            order.push_back(id.clone());
-        }
+        self.inner
+            .sessions
+            .lock()
+            .insert(id.clone(), session.clone());
+        self.inner.order.lock().push_back(id.clone());
         self.evict_exited();
         tokio::spawn(supervise(
             session,
@@ -503,10 +497,7 @@ impl SessionManager {
 
     /// Forgets the oldest exited sessions beyond the retention count.
     fn evict_exited(&self) {
-        let (Ok(mut map), Ok(mut order)) = (self.inner.sessions.lock(), self.inner.order.lock())
-        else {
-            return;
-        };
+        let (mut map, mut order) = (self.inner.sessions.lock(), self.inner.order.lock());
         let exited: Vec<String> = order
             .iter()
             .filter(|id| {
@@ -523,12 +514,7 @@ impl SessionManager {
     }
 
     pub fn list(&self) -> Vec<SessionInfo> {
-        let sessions: Vec<Arc<Session>> = self
-            .inner
-            .sessions
-            .lock()
-            .map(|s| s.values().cloned().collect())
-            .unwrap_or_default();
+        let sessions: Vec<Arc<Session>> = self.inner.sessions.lock().values().cloned().collect();
         sessions
             .iter()
             .map(|s| {
@@ -545,7 +531,7 @@ impl SessionManager {
                         .map(super::group::signal_name),
                     pty: s.pty,
                     started_ms: s.started_ms,
-                    total_bytes: s.out.lock().map(|o| o.log.total()).unwrap_or(0),
+                    total_bytes: s.out.lock().log.total(),
                 }
             })
             .collect()
@@ -585,11 +571,7 @@ impl SessionManager {
         limit: usize,
     ) -> Result<(LogPage, SessionStatus, bool), ProcessError> {
         let s = self.get(id)?;
-        let page = s
-            .out
-            .lock()
-            .map(|o| o.log.read(offset, limit))
-            .map_err(|_| ProcessError::Internal("session output lock poisoned".into()))?;
+        let page = s.out.lock().log.read(offset, limit);
         Ok((page, s.status(), s.pty))
     }
 
@@ -608,9 +590,7 @@ impl SessionManager {
         if eof && !s.pty {
             let input = s.input.clone();
             let closed = tokio::task::spawn_blocking(move || {
-                if let Ok(mut i) = input.lock() {
-                    i.take();
-                }
+                input.lock().take();
             });
             let _ = tokio::time::timeout(WRITE_TIMEOUT, closed).await;
         }
@@ -629,9 +609,9 @@ impl SessionManager {
         let app = s
             .out
             .lock()
-            .ok()
-            .and_then(|o| o.vt.as_ref().map(|v| v.screen().application_cursor()))
-            .unwrap_or(false);
+            .vt
+            .as_ref()
+            .is_some_and(|v| v.screen().application_cursor());
         let mut bytes = Vec::new();
         for key in keys {
             let b =
@@ -677,13 +657,10 @@ impl SessionManager {
             .inner
             .sessions
             .lock()
-            .map(|s| {
-                s.values()
-                    .filter(|x| x.status() == SessionStatus::Running)
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
+            .values()
+            .filter(|x| x.status() == SessionStatus::Running)
+            .cloned()
+            .collect();
         let cleanup = self.inner.cleanup;
         let waits = running.into_iter().map(|s| async move {
             s.killed.store(true, Ordering::Relaxed);
@@ -696,12 +673,10 @@ impl SessionManager {
 impl Drop for SessionManager {
     fn drop(&mut self) {
         // No runtime may be left to wait on: KILL every running group at once.
-        if let Ok(map) = self.inner.sessions.lock() {
-            for s in map.values() {
-                if s.status() == SessionStatus::Running {
-                    s.killed.store(true, Ordering::Relaxed);
-                    signal_group(s.pgid, rustix::process::Signal::KILL);
-                }
+        for s in self.inner.sessions.lock().values() {
+            if s.status() == SessionStatus::Running {
+                s.killed.store(true, Ordering::Relaxed);
+                signal_group(s.pgid, rustix::process::Signal::KILL);
             }
         }
     }
@@ -713,9 +688,7 @@ async fn write_input(s: &Session, bytes: Vec<u8>) -> Result<usize, ProcessError>
     let len = bytes.len();
     let id = s.id.clone();
     let job = tokio::task::spawn_blocking(move || -> Result<(), String> {
-        let mut guard = input
-            .lock()
-            .map_err(|_| "input lock poisoned".to_string())?;
+        let mut guard = input.lock();
         let w = guard
             .as_mut()
             .ok_or_else(|| "stdin is already closed".to_string())?;
@@ -739,19 +712,7 @@ async fn write_input(s: &Session, bytes: Vec<u8>) -> Result<usize, ProcessError>
 /// Builds the view of new output since the last check and advances the check position.
 fn view(s: &Session, max_bytes: usize, advance: bool) -> SessionView {
     let status = s.status();
-    let Ok(mut o) = s.out.lock() else {
-        return SessionView {
-            status,
-            output: String::new(),
-            output_offset: 0,
-            new_bytes: 0,
-            total_bytes: 0,
-            dropped_bytes: 0,
-            notify_enabled_now: false,
-            pty: s.pty,
-            screen: None,
-        };
-    };
+    let mut o = s.out.lock();
     let total = o.log.total();
     let new_bytes = total - o.seen.min(total);
     let from = o.seen.max(total.saturating_sub(max_bytes as u64));
@@ -813,12 +774,8 @@ async fn supervise(
         }
     }
     s.flush_live();
-    if let Ok(mut i) = s.input.lock() {
-        i.take();
-    }
-    if let Ok(mut m) = s.master.lock() {
-        m.take();
-    }
+    s.input.lock().take();
+    s.master.lock().take();
     s.status.send_replace(SessionStatus::Exited(exit));
     if s.notify.load(Ordering::Relaxed) && !s.killed.load(Ordering::Relaxed) {
         s.events.send(Event::SessionExited {

@@ -21,8 +21,8 @@ type SpawnJob = Box<dyn FnOnce() + Send>;
 /// when the process does. Callers run on tokio threads, and blocking-pool threads retire after a
 /// few idle seconds: forking there would kill a background job at a random later moment. This
 /// thread lives as long as pablo (its sender is never dropped), so the signal means "pablo died".
-fn spawner() -> Option<&'static std::sync::Mutex<std::sync::mpsc::Sender<SpawnJob>>> {
-    static SPAWNER: OnceLock<Option<std::sync::Mutex<std::sync::mpsc::Sender<SpawnJob>>>> =
+fn spawner() -> Option<&'static parking_lot::Mutex<std::sync::mpsc::Sender<SpawnJob>>> {
+    static SPAWNER: OnceLock<Option<parking_lot::Mutex<std::sync::mpsc::Sender<SpawnJob>>>> =
         OnceLock::new();
     SPAWNER
         .get_or_init(|| {
@@ -35,7 +35,7 @@ fn spawner() -> Option<&'static std::sync::Mutex<std::sync::mpsc::Sender<SpawnJo
                     }
                 })
                 .ok()
-                .map(|_| std::sync::Mutex::new(tx))
+                .map(|_| parking_lot::Mutex::new(tx))
         })
         .as_ref()
 }
@@ -47,7 +47,7 @@ pub(crate) fn on_spawner<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'stat
     let job: SpawnJob = Box::new(move || {
         let _ = done_tx.send(f());
     });
-    let sent = spawner().and_then(|s| s.lock().ok().map(|tx| tx.send(job)));
+    let sent = spawner().map(|s| s.lock().send(job));
     match sent {
         Some(Ok(())) => done_rx.recv().ok(),
         Some(Err(std::sync::mpsc::SendError(job))) => {

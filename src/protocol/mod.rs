@@ -179,9 +179,21 @@ pub enum ApprovalAnswer {
     AllowAlways,
     /// Commit only the listed hunks (indices into [`FileChangePreview::hunks`]) of a file change.
     /// The engine rebuilds the preview from the accepted subset; that new preview is what lands.
-    AllowHunks { hunks: Vec<usize> },
+    /// `notes` say why some of the others were dropped; the model reads each with its hunk.
+    AllowHunks {
+        hunks: Vec<usize>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<HunkNote>,
+    },
     /// Do not run; the note (if any) goes back to the model with code `rejected`.
     Reject { note: Option<String> },
+}
+
+/// Why the person dropped one hunk of a file change (index into [`FileChangePreview::hunks`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HunkNote {
+    pub hunk: usize,
+    pub note: String,
 }
 
 /// The policy outcome for one tool call.
@@ -935,6 +947,19 @@ pub enum Event {
     },
     /// The model the next turn uses (after [`Op::SetModel`]).
     ModelChanged { provider: String, model: String },
+    /// A model request failed before anything of it streamed and is sent again after
+    /// `wait_ms` (the front-end says that it waits, and why). Live only: never journaled.
+    Retry {
+        /// The attempt that comes next (2 for the first retry).
+        attempt: u32,
+        /// How many attempts there are in all.
+        max_attempts: u32,
+        wait_ms: u64,
+        /// What failed, in a few words (`503 from api.example.com`).
+        reason: String,
+        /// The failed attempt's error code (`model_http_error`, `model_unreachable`).
+        code: String,
+    },
     /// The turn (or the agent) failed.
     Error { code: String, message: String },
     TurnCompleted {
@@ -981,6 +1006,7 @@ impl Event {
                 | Event::RestorePlan { .. }
                 | Event::McpServer { .. }
                 | Event::TurnRefused { .. }
+                | Event::Retry { .. }
         )
     }
 }
@@ -991,6 +1017,12 @@ pub struct AgentHandle {
     pub ops: tokio::sync::mpsc::UnboundedSender<Op>,
     pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
     pub task: tokio::task::JoinHandle<()>,
+}
+
+/// What a front-end says of a retry ([`Event::Retry`]), `secs` before it:
+/// `retrying in 12 s, attempt 2 of 5: 503 from api.example.com`.
+pub fn retry_words(attempt: u32, max_attempts: u32, secs: u64, reason: &str) -> String {
+    format!("retrying in {secs} s, attempt {attempt} of {max_attempts}: {reason}")
 }
 
 /// A one-line summary of tool arguments for readable output: the path or command, not content.

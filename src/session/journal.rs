@@ -167,14 +167,62 @@ impl Journal {
 
 fn lock(file: &File, path: &Path, id: &str) -> Result<(), SessionError> {
     use rustix::fs::{FlockOperation, flock};
-    match flock(file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(()),
-        Err(rustix::io::Errno::WOULDBLOCK) => Err(SessionError::Busy {
-            id: id.to_string(),
-            path: path.to_path_buf(),
-        }),
-        Err(e) => Err(SessionError::io(path, e.into())),
+    let deadline = std::time::Instant::now() + ORPHANED_LOCK_WAIT;
+    loop {
+        match flock(file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::WOULDBLOCK)
+                if std::time::Instant::now() < deadline && lock_owner_is_gone(file) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                return Err(SessionError::Busy {
+                    id: id.to_string(),
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(SessionError::io(path, e.into())),
+        }
     }
+}
+
+/// How long a lock whose pablo is gone may take to be let go.
+///
+/// An `flock` belongs to the open file, not to the process that took it: a child that pablo had
+/// just forked (and that had not yet closed pablo's descriptors or executed) shares the open
+/// journal, so a pablo killed at that moment leaves its lock held until that child is scheduled
+/// and goes, which under load takes milliseconds to a few hundred. A live pablo keeps its lock
+/// and is refused at once with `session_busy`.
+const ORPHANED_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Whether the process that took the `flock` on `file` has ended (per `/proc/locks`, which names
+/// it by pid). Unknown (no `/proc`, no such line) counts as not gone, so the caller refuses.
+fn lock_owner_is_gone(file: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    let Ok(locks) = std::fs::read_to_string("/proc/locks") else {
+        return false;
+    };
+    let (major, minor) = (libc::major(meta.dev()), libc::minor(meta.dev()));
+    let wanted = format!("{major:02x}:{minor:02x}:{}", meta.ino());
+    let owners: Vec<u32> = locks
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // `1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF`; blocked waiters start with `->`.
+            let at = fields.iter().position(|f| *f == "FLOCK")?;
+            (fields.get(at + 4) == Some(&wanted.as_str()))
+                .then(|| fields.get(at + 3)?.parse().ok())
+                .flatten()
+        })
+        .collect();
+    !owners.is_empty()
+        && owners
+            .iter()
+            .all(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
 }
 
 impl Journal {

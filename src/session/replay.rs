@@ -362,6 +362,7 @@ impl Replayer {
             | Event::ModelChanged { .. }
             | Event::Error { .. }
             | Event::TurnRefused { .. }
+            | Event::Retry { .. }
             | Event::ShutdownComplete => {}
         }
     }

@@ -214,8 +214,8 @@ mod tests {
     fn data(name: &'static str, attributes: Vec<KeyValue>) -> SpanData {
         SpanData {
             span_context: SpanContext::new(
-                TraceId::from_u128(1),
-                SpanId::from_u64(1),
+                TraceId::from_bytes(1u128.to_be_bytes()),
+                SpanId::from_bytes(1u64.to_be_bytes()),
                 TraceFlags::SAMPLED,
                 false,
                 TraceState::default(),

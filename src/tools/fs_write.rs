@@ -122,6 +122,9 @@ pub struct HunkNotApplied {
     pub lines_now: LineRange,
     /// The hunk as unified-diff text (its header, then its lines).
     pub text: String,
+    /// Why the person rejected it, when they said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Lines of the file as it is now.

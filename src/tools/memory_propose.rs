@@ -9,7 +9,9 @@
 //! answered, is never read again. The tool is offered only when `[memory] enabled = true`.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -168,14 +170,14 @@ impl MemoryStore {
 
     /// Every proposal of the session, in the order they were made.
     pub fn proposals(&self) -> Result<Vec<MemoryProposal>, MemoryError> {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self.lock.lock();
         Ok(self.load()?.into_iter().map(public).collect())
     }
 
     /// Stores an inactive proposal. The same call made again (a retry) updates its own
     /// proposal instead of counting as another.
     pub fn propose(&self, call_id: &str, text: &str) -> Result<MemoryProposal, MemoryError> {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self.lock.lock();
         let mut all = self.load()?;
         if let Some(p) = all.iter_mut().find(|p| p.call_id == call_id) {
             if p.status == MemoryStatus::Proposed {
@@ -204,7 +206,7 @@ impl MemoryStore {
     /// The person's answer: an accepted proposal is appended to the memory file (then marked
     /// accepted), a dismissed one only marked.
     pub fn resolve(&self, id: &str, accept: bool) -> Result<MemoryProposal, MemoryError> {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self.lock.lock();
         let mut all = self.load()?;
         let Some(p) = all.iter_mut().find(|p| p.id == id) else {
             return Err(MemoryError::NotFound { id: id.to_string() });

@@ -114,12 +114,44 @@ pub trait ChangeRecorder: Send + Sync {
 /// Whether a workspace-relative path may be read (`""` is the root).
 pub type ReadFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
+/// The services a session's host is built with beyond its workspace and shell settings; each
+/// left at its default is off (no editor, no memory, no MCP server, every path readable).
+#[derive(Default)]
+pub struct HostServices {
+    pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
+    pub network: web_fetch::NetworkBudget,
+    pub memory: Option<Arc<memory_propose::MemoryStore>>,
+    pub changes: Option<Arc<dyn ChangeRecorder>>,
+    pub mcp: Option<Arc<mcp::McpHub>>,
+    pub readable: Option<ReadFilter>,
+    /// The sandbox of the session's commands; the host sets its own temporary directory in it.
+    pub sandbox: crate::process::sandbox::SandboxSettings,
+}
+
 impl Host {
-    /// A host with the shell settings of `[options.shell]`.
+    /// A host with the shell settings of `[options.shell]` and no other service; its commands'
+    /// sandbox keeps them out of `state_dir`.
     pub fn new(
         workspace: Arc<crate::workspace::Workspace>,
         state_dir: PathBuf,
         shell: &crate::config::ShellOptions,
+    ) -> Self {
+        let services = HostServices {
+            sandbox: crate::process::sandbox::SandboxSettings {
+                protected_dirs: vec![state_dir.clone()],
+                ..Default::default()
+            },
+            ..HostServices::default()
+        };
+        Self::with_services(workspace, state_dir, shell, services)
+    }
+
+    /// A host with the shell settings of `[options.shell]` and `services`.
+    pub fn with_services(
+        workspace: Arc<crate::workspace::Workspace>,
+        state_dir: PathBuf,
+        shell: &crate::config::ShellOptions,
+        services: HostServices,
     ) -> Self {
         // Only the session limits are read here; commands get their environment from the tools.
         let settings = crate::process::ShellSettings::from_options(shell, Default::default());
@@ -133,16 +165,17 @@ impl Host {
             workspace_root: root.clone(),
             workspace,
             sessions: crate::process::SessionManager::new(settings.max_sessions, settings.cleanup),
-            editor: None,
-            network: web_fetch::NetworkBudget::default(),
-            memory: None,
-            changes: None,
-            mcp: Arc::new(mcp::McpHub::empty()),
-            readable: None,
+            editor: services.editor,
+            network: services.network,
+            memory: services.memory,
+            changes: services.changes,
+            mcp: services
+                .mcp
+                .unwrap_or_else(|| Arc::new(mcp::McpHub::empty())),
+            readable: services.readable,
             sandbox: crate::process::sandbox::SandboxSettings {
                 temp_dir: Some(temp_dir.clone()),
-                protected_dirs: vec![state_dir.clone()],
-                ..Default::default()
+                ..services.sandbox
             },
             state_dir,
             _temp: temp,

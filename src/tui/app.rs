@@ -117,6 +117,11 @@ pub trait Surface {
     fn take_back(&mut self) -> Result<(), TuiError> {
         Ok(())
     }
+    /// `/clear`: the visible screen is cleared (inline: what it showed moves into the
+    /// scrollback, which stays).
+    fn clear_screen(&mut self) -> Result<(), TuiError> {
+        Ok(())
+    }
 }
 
 impl<B: Screen> Surface for Terminal<B> {
@@ -153,6 +158,9 @@ pub struct InlineSurface<W: io::Write> {
     pub screen: super::inline::InlineScreen<W>,
     /// The welcome has been printed.
     greeted: bool,
+    /// The terminal was resized: the next frame on the normal screen starts over and prints the
+    /// conversation again at the new width.
+    start_over: bool,
 }
 
 impl<W: io::Write> InlineSurface<W> {
@@ -160,6 +168,7 @@ impl<W: io::Write> InlineSurface<W> {
         Self {
             screen,
             greeted: false,
+            start_over: false,
         }
     }
 
@@ -202,6 +211,19 @@ impl<W: io::Write> Surface for InlineSurface<W> {
         }
         self.screen.leave_alternate().map_err(terminal_error)?;
         let inner = size.width.saturating_sub(2) as usize;
+        if self.start_over {
+            self.start_over = false;
+            self.screen.start_over().map_err(terminal_error)?;
+            let mut lines = Vec::new();
+            if self.greeted {
+                lines.extend(view::welcome_lines(state, inner));
+            }
+            let now = state.now();
+            lines.extend(state.transcript_mut().printed_lines(inner, now));
+            self.screen
+                .insert_history(&with_margin(lines))
+                .map_err(terminal_error)?;
+        }
         if !self.greeted {
             self.greeted = true;
             let welcome = with_margin(view::welcome_lines(state, inner));
@@ -211,9 +233,8 @@ impl<W: io::Write> Surface for InlineSurface<W> {
         }
         // A settled conversation (no turn running) has nothing left that will change, but a
         // prompt that waits for an answer.
-        let finished = state
-            .transcript
-            .take_finished(inner, state.now, !state.turn_running);
+        let (now, settle) = (state.now(), !state.turn_running());
+        let finished = state.transcript_mut().take_finished(inner, now, settle);
         if !finished.is_empty() {
             self.screen
                 .insert_history(&with_margin(finished))
@@ -230,9 +251,16 @@ impl<W: io::Write> Surface for InlineSurface<W> {
     }
 
     fn resized(&mut self, cols: u16, rows: u16) -> Result<(), TuiError> {
-        self.screen
-            .resize(ratatui::layout::Size::new(cols, rows))
-            .map_err(terminal_error)
+        let size = ratatui::layout::Size::new(cols, rows);
+        if size != self.screen.size() {
+            self.screen.resize(size);
+            self.start_over = true;
+        }
+        Ok(())
+    }
+
+    fn clear_screen(&mut self) -> Result<(), TuiError> {
+        self.screen.clear_screen().map_err(terminal_error)
     }
 
     fn bell(&mut self) {
@@ -347,46 +375,26 @@ fn apply_input(state: &mut AppState, batch: Vec<TermEvent>) {
     if arrows.len() >= 2
         && arrows.len() == key_events
         && arrows.iter().all(|c| *c == arrows[0])
-        && state.layers.is_empty()
+        && state.layers().is_empty()
     {
-        if arrows[0] == KeyCode::Up {
-            state.transcript.scroll_up(arrows.len());
-        } else {
-            state.transcript.scroll_down(arrows.len());
-        }
+        let n = arrows.len() as isize;
+        state.scroll(if arrows[0] == KeyCode::Up { -n } else { n });
         return;
     }
     for ev in batch {
         match ev {
             TermEvent::Key(k) if k.kind != KeyEventKind::Release => state.handle_key(k),
             TermEvent::Paste(text) => state.paste(&text),
-            TermEvent::FocusGained => state.focused = true,
-            TermEvent::FocusLost => state.focused = false,
+            TermEvent::FocusGained => state.focus_changed(true),
+            TermEvent::FocusLost => state.focus_changed(false),
             TermEvent::Mouse(m) => match m.kind {
-                MouseEventKind::ScrollUp => state.transcript.scroll_up(3),
-                MouseEventKind::ScrollDown => state.transcript.scroll_down(3),
+                MouseEventKind::ScrollUp => state.scroll(-3),
+                MouseEventKind::ScrollDown => state.scroll(3),
                 _ => {}
             },
             _ => {}
         }
     }
-}
-
-/// Ctrl-G: lends the terminal to the person's editor on the draft and puts what was saved into
-/// the composer. Whatever goes wrong, the draft stays as it was and the person is told why.
-async fn edit_draft<S: Surface>(terminal: &mut S, state: &mut AppState) -> Result<(), TuiError> {
-    let Some(command) = super::editor::editor_command() else {
-        state.editor_failed(&super::editor::EditorError::NoEditor);
-        return Ok(());
-    };
-    terminal.lend()?;
-    let result = super::editor::edit(&command, state.composer.text()).await;
-    terminal.take_back()?;
-    match result {
-        Ok(text) => state.composer.set_text(&text),
-        Err(e) => state.editor_failed(&e),
-    }
-    Ok(())
 }
 
 /// Runs the app until the person quits (or input ends, or the agent stops, or `terminate` fires).
@@ -412,15 +420,14 @@ where
     let mut files = extra.files.take();
     loop {
         let now = Instant::now();
-        state.now = now;
-        state.wall_ms = wall_ms();
+        state.tick(now, wall_ms());
         // Quitting: ask the agent to stop, then wait (bounded) for it to confirm.
-        if state.quit && shutdown_deadline.is_none() {
+        if state.wants_quit() && shutdown_deadline.is_none() {
             let _ = link.ops.send(Op::Shutdown);
             shutdown_deadline = Some(now + SHUTDOWN_GRACE);
         }
         if let Some(d) = shutdown_deadline
-            && (state.shutdown_complete || !events_open || now >= d)
+            && (state.shutdown_complete() || !events_open || now >= d)
         {
             break;
         }
@@ -451,7 +458,7 @@ where
                         batch.extend(more);
                         // The loop's `now` dates from before the wait (the last redraw); a key is
                         // stamped with the time it arrived (the double ctrl-c window).
-                        state.now = Instant::now();
+                        state.set_now(Instant::now());
                         for e in &batch {
                             if let TermEvent::Resize(cols, rows) = e {
                                 terminal.resized(*cols, *rows)?;
@@ -461,7 +468,7 @@ where
                     }
                     Some(Err(_)) | None => {
                         input_open = false;
-                        state.quit = true;
+                        state.request_quit();
                     }
                 }
                 dirty = true;
@@ -469,6 +476,9 @@ where
             ev = link.events.recv(), if events_open => {
                 match ev {
                     Some(e) => {
+                        // Stamped with the time it arrived (a tool's duration starts and ends
+                        // with its events), not with the last frame's.
+                        state.set_now(Instant::now());
                         state.apply(e);
                         while let Ok(e) = link.events.try_recv() {
                             state.apply(e);
@@ -476,7 +486,7 @@ where
                     }
                     None => {
                         events_open = false;
-                        state.quit = true;
+                        state.request_quit();
                     }
                 }
                 dirty = true;
@@ -484,77 +494,121 @@ where
             list = async { match files.as_mut() { Some(rx) => rx.await.ok(), None => futures::future::pending().await } }, if files.is_some() => {
                 files = None;
                 if let Some(list) = list {
-                    state.composer.files = list;
+                    state.files_listed(list);
                 }
             }
             // A finished future must not be polled again: the loop goes on after the signal,
             // until the agent confirms its shutdown.
             () = &mut extra.terminate, if !terminated => {
                 terminated = true;
-                state.quit = true;
+                state.request_quit();
             }
             () = tokio::time::sleep_until(draw_at.into()), if next_draw.is_some() => {
-                state.now = Instant::now();
+                state.set_now(Instant::now());
                 terminal.frame(&mut state)?;
-                last_draw = Some(state.now);
+                last_draw = Some(state.now());
                 dirty = false;
             }
             () = tokio::time::sleep_until(deadline.into()), if shutdown_deadline.is_some() => {}
         }
-        for op in state.outbox.drain(..) {
+        for op in state.take_ops() {
             let _ = link.ops.send(op);
         }
-        let effects: Vec<Effect> = state.effects.drain(..).collect();
-        for effect in effects {
-            match effect {
-                Effect::Bell => terminal.bell(),
-                Effect::Notify(text) => terminal.write_raw(&super::term::notification(&text)),
-                Effect::Copy(text) => terminal.write_raw(&super::term::clipboard(&text)),
-                Effect::MouseCapture(on) => terminal.set_mouse_capture(on),
-                Effect::EditDraft => {
-                    if let Some(reopen) = &extra.reopen_input {
-                        // Dropping the stream stops its reader before the editor reads keys.
-                        drop(std::mem::replace(
-                            &mut input,
-                            Box::pin(futures::stream::pending()),
-                        ));
-                        edit_draft(terminal, &mut state).await?;
-                        input = reopen();
-                        if state.mouse_capture {
-                            terminal.set_mouse_capture(true);
-                        }
-                    } else {
-                        state.editor_unavailable("there is no terminal to lend to an editor");
-                    }
-                    dirty = true;
+        if perform_effects(terminal, &mut state, &mut input, &extra).await? {
+            dirty = true;
+        }
+    }
+    Ok(state)
+}
+
+/// What another program needs to have the terminal for a while: the input stream stopped (so it
+/// reads no key meant for that program), the terminal lent; afterwards both taken back.
+async fn lend_while<S, F, T>(
+    terminal: &mut S,
+    input: &mut InputStream,
+    reopen: &(dyn Fn() -> InputStream + Send),
+    mouse_capture: bool,
+    run: F,
+) -> Result<T, TuiError>
+where
+    S: Surface,
+    F: Future<Output = T>,
+{
+    drop(std::mem::replace(
+        input,
+        Box::pin(futures::stream::pending()),
+    ));
+    terminal.lend()?;
+    let out = run.await;
+    terminal.take_back()?;
+    *input = reopen();
+    if mouse_capture {
+        terminal.set_mouse_capture(true);
+    }
+    Ok(out)
+}
+
+/// Performs the effects the state queued; true when the screen must be drawn again.
+async fn perform_effects<S: Surface>(
+    terminal: &mut S,
+    state: &mut AppState,
+    input: &mut InputStream,
+    extra: &LoopInputs,
+) -> Result<bool, TuiError> {
+    let mut dirty = false;
+    for effect in state.take_effects() {
+        match effect {
+            Effect::Bell => terminal.bell(),
+            Effect::Notify(text) => terminal.write_raw(&super::term::notification(&text)),
+            Effect::Copy(text) => terminal.write_raw(&super::term::clipboard(&text)),
+            Effect::MouseCapture(on) => terminal.set_mouse_capture(on),
+            Effect::ClearScreen => terminal.clear_screen()?,
+            Effect::ListSavedSessions => match crate::launch::list_sessions() {
+                Ok(sessions) => state.open_resume(sessions),
+                Err(e) => state.sessions_unavailable(&e.to_string()),
+            },
+            Effect::EditDraft => {
+                dirty = true;
+                let Some(reopen) = &extra.reopen_input else {
+                    state.editor_unavailable("there is no terminal to lend to an editor");
+                    continue;
+                };
+                let Some(command) = super::editor::editor_command() else {
+                    state.editor_failed(&super::editor::EditorError::NoEditor);
+                    continue;
+                };
+                let draft = state.composer().text().to_string();
+                let edit = super::editor::edit(&command, &draft);
+                match lend_while(terminal, input, reopen, state.mouse_capture(), edit).await? {
+                    Ok(text) => state.set_draft(&text),
+                    Err(e) => state.editor_failed(&e),
                 }
-                Effect::OpenPager(path) => {
-                    if let Some(reopen) = &extra.reopen_input {
-                        drop(std::mem::replace(
-                            &mut input,
-                            Box::pin(futures::stream::pending()),
-                        ));
-                        terminal.lend()?;
-                        let command = super::pager::pager_command();
-                        let result = super::pager::page(command.as_deref(), &path).await;
-                        terminal.take_back()?;
-                        input = reopen();
-                        if state.mouse_capture {
-                            terminal.set_mouse_capture(true);
-                        }
-                        if let Err(e) = result {
-                            let code = crate::core::Coded::code(&e);
-                            state.warn(format!("{code}: cannot show {path}: {e}"));
-                        }
-                    } else {
-                        state.warn(format!(
-                            "pager_unavailable: there is no terminal to lend to a pager for {path}"
-                        ));
-                    }
-                    dirty = true;
+            }
+            Effect::Suspend => {
+                dirty = true;
+                if let Some(reopen) = &extra.reopen_input {
+                    let capture = state.mouse_capture();
+                    let stop = async { super::term::suspend_self() };
+                    lend_while(terminal, input, reopen, capture, stop).await?;
+                }
+            }
+            Effect::OpenPager(path) => {
+                dirty = true;
+                let Some(reopen) = &extra.reopen_input else {
+                    state.warn(format!(
+                        "pager_unavailable: there is no terminal to lend to a pager for {path}"
+                    ));
+                    continue;
+                };
+                let command = super::pager::pager_command();
+                let page = super::pager::page(command.as_deref(), &path);
+                let capture = state.mouse_capture();
+                if let Err(e) = lend_while(terminal, input, reopen, capture, page).await? {
+                    let code = crate::core::Coded::code(&e);
+                    state.warn(format!("{code}: cannot show {path}: {e}"));
                 }
             }
         }
     }
-    Ok(state)
+    Ok(dirty)
 }

@@ -59,6 +59,9 @@ pub struct ToolCell {
     pub shown: Option<ResultView>,
     /// The call's arguments, for describing its result (`shell.session`'s action).
     pub arguments: Value,
+    /// How the person answered its approval prompt, in the past tense (`allowed once`): what
+    /// stays of the prompt once it is answered.
+    pub approval: Option<String>,
 }
 
 impl ToolCell {
@@ -78,6 +81,7 @@ impl ToolCell {
             output: None,
             result: None,
             shown: None,
+            approval: None,
         }
     }
 
@@ -122,8 +126,8 @@ pub enum CellKind {
         level: NoticeLevel,
         text: String,
     },
-    /// Pre-rendered lines (`/help`, `/ps`).
-    Info(Vec<Line<'static>>),
+    /// An information block (`/help`, `/ps`, `/rules`, `/mcp`, a restore report).
+    Info(super::info::Info),
 }
 
 #[derive(Debug)]
@@ -181,19 +185,7 @@ impl Cell {
                 }
             }
             CellKind::Assistant { text, streaming } => {
-                let body = markdown::render(text.trim_end_matches('\n'), width.saturating_sub(2));
-                for (i, mut l) in body.into_iter().enumerate() {
-                    let lead = if i == 0 { "● " } else { "  " };
-                    l.spans.insert(0, Span::styled(lead, theme::accent()));
-                    out.push(l);
-                }
-                if *streaming {
-                    if out.is_empty() {
-                        out.push(Line::from(Span::styled("● …", theme::accent())));
-                    } else if let Some(last) = out.last_mut() {
-                        last.spans.push(Span::styled("▍", theme::accent()));
-                    }
-                }
+                render_answer(text, true, *streaming, width, &mut out);
             }
             CellKind::Tool(t) => render_tool(t, width, expanded, now, &mut out),
             CellKind::Reasoning { text, streaming } => {
@@ -213,10 +205,86 @@ impl Cell {
                     wrap_line(&line, width, 2, &mut out);
                 }
             }
-            CellKind::Info(lines) => out.extend(wrap_lines(lines, width, 2)),
+            CellKind::Info(info) => out.extend(wrap_lines(&info.lines(), width, 2)),
         }
         out.push(Line::default());
         out
+    }
+}
+
+impl Cell {
+    /// Inline mode: how many bytes of a streaming answer are finished lines, which the scrollback
+    /// can take now ([`markdown::stable_prefix`]). `None` for any other cell.
+    pub fn stable_answer_prefix(&self) -> Option<usize> {
+        match &self.kind {
+            CellKind::Assistant {
+                text,
+                streaming: true,
+            } => Some(markdown::stable_prefix(text)),
+            _ => None,
+        }
+    }
+
+    /// The lines of bytes `from..to` of an answer, the part of it that goes into the scrollback
+    /// now (no separator line: the answer goes on).
+    pub fn render_answer_part(&self, from: usize, to: usize, width: usize) -> Vec<Line<'static>> {
+        let mut out = Vec::new();
+        if let CellKind::Assistant { text, .. } = &self.kind
+            && let Some(part) = text.get(from..to)
+        {
+            render_answer(part, from == 0, false, width.max(8), &mut out);
+        }
+        out
+    }
+
+    /// The cell's lines from byte `from` of its answer on (the part not yet in the scrollback),
+    /// with the separator line; any other cell whole.
+    pub fn render_from(
+        &self,
+        from: usize,
+        width: usize,
+        expanded: bool,
+        now: Instant,
+    ) -> Vec<Line<'static>> {
+        match &self.kind {
+            CellKind::Assistant { text, streaming } if from > 0 => {
+                let mut out = Vec::new();
+                let rest = text.get(from..).unwrap_or("");
+                render_answer(rest, false, *streaming, width.max(8), &mut out);
+                out.push(Line::default());
+                out
+            }
+            _ => self.render_lines(width, expanded, now),
+        }
+    }
+}
+
+/// An answer's lines: markdown, `● ` before the first line when `first`, and the cursor `▍` at
+/// the end while it streams. An empty part renders no line (a cursor line while streaming).
+fn render_answer(
+    text: &str,
+    first: bool,
+    streaming: bool,
+    width: usize,
+    out: &mut Vec<Line<'static>>,
+) {
+    let text = text.trim_end_matches('\n');
+    let start = out.len();
+    if !text.is_empty() || first {
+        let body = markdown::render(text, width.saturating_sub(2));
+        for (i, mut l) in body.into_iter().enumerate() {
+            let lead = if i == 0 && first { "● " } else { "  " };
+            l.spans.insert(0, Span::styled(lead, theme::accent()));
+            out.push(l);
+        }
+    }
+    if streaming {
+        if out.len() == start {
+            let mark = if first { "● …" } else { "  ▍" };
+            out.push(Line::from(Span::styled(mark, theme::accent())));
+        } else if let Some(last) = out.last_mut() {
+            last.spans.push(Span::styled("▍", theme::accent()));
+        }
     }
 }
 
@@ -290,6 +358,25 @@ fn fmt_duration(d: Duration) -> String {
     }
 }
 
+/// What stays of an answered approval prompt: the decision, in the past tense.
+fn approval_record(t: &ToolCell, width: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    if let Some(record) = &t.approval {
+        let style = if t.status == ToolStatus::Rejected {
+            theme::warn()
+        } else {
+            theme::dim()
+        };
+        wrap_line(
+            &Line::from(Span::styled(record.clone(), style)),
+            width,
+            0,
+            &mut out,
+        );
+    }
+    out
+}
+
 fn render_tool(
     t: &ToolCell,
     width: usize,
@@ -353,7 +440,7 @@ fn render_tool(
     wrap_line(&Line::from(head), width, 4, out);
 
     let body_width = width.saturating_sub(4);
-    let mut body: Vec<Line<'static>> = Vec::new();
+    let mut body: Vec<Line<'static>> = approval_record(t, body_width);
     // The diff that lands (or was proposed) for a file change.
     if let Some(Preview::FileChange(fc)) = &t.preview {
         let counts = Line::from(vec![

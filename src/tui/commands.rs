@@ -22,6 +22,7 @@ pub enum CommandId {
     Copy,
     Compact,
     Clear,
+    New,
     Quit,
 }
 
@@ -141,6 +142,12 @@ pub static COMMANDS: &[SlashCommand] = &[
         args: "",
         help: "clear the screen (the conversation is kept)",
         id: CommandId::Clear,
+    },
+    SlashCommand {
+        name: "new",
+        args: "",
+        help: "start a fresh conversation in this workspace (this one stays resumable)",
+        id: CommandId::New,
     },
     SlashCommand {
         name: "quit",

@@ -5,7 +5,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::commands;
-use super::text::{str_width, wrap_line};
+use super::text::str_width;
 use super::theme;
 
 /// What a key did to the composer.
@@ -381,7 +381,8 @@ impl Composer {
         self.cursor = start;
     }
 
-    /// Wrapped lines for `width` (after the prompt gutter) and the cursor's (row, col).
+    /// Wrapped lines for `width` (after the prompt gutter) and the cursor's (row, col). Lines
+    /// break between words, as the answer's do; a word longer than the width is cut.
     pub fn layout(&self, width: usize, placeholder: &str) -> (Vec<Line<'static>>, (usize, usize)) {
         let width = width.max(4);
         if self.text.is_empty() {
@@ -393,56 +394,73 @@ impl Composer {
                 (0, 0),
             );
         }
-        let mut lines = Vec::new();
+        let mut lines: Vec<Line<'static>> = Vec::new();
         let mut cursor = (0, 0);
         let mut offset = 0;
         for raw in self.text.split('\n') {
-            let line_start_row = lines.len();
-            let mut wrapped = Vec::new();
-            // Character wrap (not word wrap) so the cursor position is easy to follow.
-            let mut row = String::new();
-            let mut w = 0;
-            let mut cursor_here = None;
-            for (i, c) in raw.char_indices() {
-                if offset + i == self.cursor {
-                    cursor_here = Some((line_start_row + wrapped.len(), w));
+            let rows = word_rows(raw, width);
+            let first = lines.len();
+            for (k, &(start, end)) in rows.iter().enumerate() {
+                let at = self.cursor.checked_sub(offset);
+                let last = k + 1 == rows.len();
+                if let Some(at) = at
+                    && (start..end).contains(&at)
+                {
+                    cursor = (first + k, str_width(&raw[start..at]));
+                } else if last && at == Some(raw.len()) {
+                    let col = str_width(&raw[start..end]);
+                    // The cursor after a full row goes to the start of the next.
+                    cursor = if col >= width {
+                        (first + k + 1, 0)
+                    } else {
+                        (first + k, col)
+                    };
                 }
-                let cw = str_width(&c.to_string());
-                if w + cw > width {
-                    wrapped.push(std::mem::take(&mut row));
-                    w = 0;
-                    if cursor_here == Some((line_start_row + wrapped.len() - 1, width)) {
-                        cursor_here = Some((line_start_row + wrapped.len(), 0));
-                    }
-                }
-                row.push(c);
-                w += cw;
+                lines.push(Line::from(Span::styled(
+                    raw[start..end].to_string(),
+                    Style::default(),
+                )));
             }
-            if offset + raw.len() == self.cursor && cursor_here.is_none() {
-                if w >= width {
-                    wrapped.push(std::mem::take(&mut row));
-                    w = 0;
-                }
-                cursor_here = Some((line_start_row + wrapped.len(), w));
-            }
-            wrapped.push(row);
-            if let Some(c) = cursor_here {
-                cursor = c;
-            }
-            for r in wrapped {
-                let mut out = Vec::new();
-                wrap_line(
-                    &Line::from(Span::styled(r, Style::default())),
-                    width,
-                    0,
-                    &mut out,
-                );
-                lines.extend(out);
+            if cursor.0 == lines.len() {
+                lines.push(Line::default());
             }
             offset += raw.len() + 1;
         }
         (lines, cursor)
     }
+}
+
+/// The rows of one line of the draft wrapped to `width` columns, as byte ranges: each breaks
+/// after the last space that fits (a space that overflows stays at the end of its row, unseen);
+/// a word wider than a row is cut where the row ends.
+fn word_rows(line: &str, width: usize) -> Vec<(usize, usize)> {
+    let mut rows = Vec::new();
+    let mut start = 0;
+    let mut w = 0;
+    let mut after_space: Option<usize> = None;
+    for (i, c) in line.char_indices() {
+        let cw = str_width(c.encode_utf8(&mut [0u8; 4]));
+        if w + cw > width && i > start {
+            if c == ' ' {
+                rows.push((start, i + 1));
+                start = i + 1;
+                w = 0;
+                after_space = None;
+                continue;
+            }
+            let cut = after_space.filter(|&b| b > start).unwrap_or(i);
+            rows.push((start, cut));
+            start = cut;
+            w = str_width(&line[start..i]);
+            after_space = None;
+        }
+        w += cw;
+        if c == ' ' {
+            after_space = Some(i + 1);
+        }
+    }
+    rows.push((start, line.len()));
+    rows
 }
 
 #[cfg(test)]
@@ -490,6 +508,37 @@ mod tests {
         assert_eq!(c.completions()[0].insert, "/kill");
         c.handle_key(key(KeyCode::Tab));
         assert_eq!(c.text(), "/kill ");
+    }
+
+    fn rows(c: &Composer, width: usize) -> (Vec<String>, (usize, usize)) {
+        let (lines, cursor) = c.layout(width, "");
+        let text = lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        (text, cursor)
+    }
+
+    #[test]
+    fn the_draft_wraps_between_words_and_the_cursor_follows_it() {
+        let mut c = Composer::default();
+        typed(&mut c, "please fix the failing test");
+        let (lines, cursor) = rows(&c, 12);
+        assert_eq!(lines, vec!["please fix ", "the failing ", "test"]);
+        assert_eq!(cursor, (2, 4));
+        c.handle_key(key(KeyCode::Home));
+        assert_eq!(rows(&c, 12).1, (0, 0));
+        // A word longer than a row is cut where the row ends.
+        let mut long = Composer::default();
+        typed(&mut long, "abcdefghijklmnop qr");
+        assert_eq!(rows(&long, 8).0, vec!["abcdefgh", "ijklmnop ", "qr"]);
+        // A full last row puts the cursor at the start of a new one.
+        let mut full = Composer::default();
+        typed(&mut full, "abcd");
+        assert_eq!(
+            rows(&full, 4),
+            (vec!["abcd".to_string(), String::new()], (1, 0))
+        );
     }
 
     #[test]

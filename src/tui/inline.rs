@@ -9,9 +9,16 @@
 //!
 //! Positions are tracked, not asked for: the terminal is asked once, at start, where the cursor is
 //! (the viewport begins there, right under the shell's last output); after that every byte pablo
-//! writes moves the cursor in a known way. A resize resets the viewport to the bottom of the new
-//! screen and redraws it; lines already in the scrollback are the terminal's to re-wrap, and are
-//! never printed again, so nothing is duplicated.
+//! writes moves the cursor in a known way.
+//!
+//! Two things would put a line into the scrollback twice, and neither is ever done. Erasing "from
+//! the cursor to the end of the screen" with the cursor at the top-left corner: tmux (its
+//! `scroll-on-clear` option, on by default) first scrolls the whole screen into its history, so
+//! the live viewport would land there as a stale copy. Rows are erased one by one instead. And a
+//! resize: the terminal re-wraps and moves what is on screen in its own way (tmux re-flows lines
+//! and pulls history back down, others do not), so after one nobody knows where the old viewport
+//! went. The surface then starts over ([`InlineScreen::start_over`]): screen and scrollback
+//! erased, the conversation printed again at the new width, the viewport under it.
 
 use std::io::{self, Write};
 
@@ -130,6 +137,17 @@ impl<W: Write> InlineScreen<W> {
         backend.draw(cells.iter().map(|(x, c)| (*x, y, *c)))
     }
 
+    /// Erases the rows from `row` to the bottom, one by one (never with an erase-below from the
+    /// top-left corner, which tmux turns into a copy of the screen in its history).
+    fn clear_rows_from(&mut self, row: u16) -> io::Result<()> {
+        let rows = self.size.height.max(1);
+        let mut sink = self.sink();
+        for y in row..rows {
+            queue!(sink, MoveTo(0, y), Clear(ClearType::CurrentLine))?;
+        }
+        Ok(())
+    }
+
     /// Scrolls the whole screen up by `n` lines (the top ones go into the scrollback).
     fn scroll_up(&mut self, n: u16) -> io::Result<()> {
         if n == 0 {
@@ -153,15 +171,10 @@ impl<W: Write> InlineScreen<W> {
         let rows = self.size.height.max(1);
         let width = self.size.width.max(1);
         {
-            let top = self.top;
             let mut sink = self.sink();
-            queue!(
-                sink,
-                BeginSynchronizedUpdate,
-                MoveTo(0, top),
-                Clear(ClearType::FromCursorDown)
-            )?;
+            queue!(sink, BeginSynchronizedUpdate)?;
         }
+        self.clear_rows_from(self.top)?;
         let mut y = self.top;
         for chunk in lines.chunks(CHUNK) {
             let mut buf = Buffer::empty(Rect::new(0, 0, width, chunk.len() as u16));
@@ -237,10 +250,7 @@ impl<W: Write> InlineScreen<W> {
                 }
             }
             _ => {
-                {
-                    let mut sink = self.sink();
-                    queue!(sink, MoveTo(0, top), Clear(ClearType::FromCursorDown))?;
-                }
+                self.clear_rows_from(top)?;
                 for row in 0..h {
                     let cells = row_cells(&shown, row);
                     self.put_row(top + row, &cells)?;
@@ -274,29 +284,35 @@ impl<W: Write> InlineScreen<W> {
         self.place_cursor(cursor, h)
     }
 
-    /// The terminal is now `size`. The viewport moves to the bottom of the new screen (where a
-    /// terminal keeps the cursor's line when it shrinks) and is redrawn in full; its old rows are
-    /// cleared from wherever the new viewport begins.
-    pub fn resize(&mut self, size: Size) -> io::Result<()> {
-        let old_h = self.prev.as_ref().map_or(0, |p| p.area.height);
-        let anchored = self.top + old_h >= self.size.height;
+    /// The terminal is now `size`. What it shows is not known any more (see the module docs):
+    /// the caller starts over with [`InlineScreen::start_over`] once the normal screen is back.
+    pub fn resize(&mut self, size: Size) {
         self.size = size;
-        let rows = size.height.max(1);
-        let h = old_h.min(rows);
-        self.alt_prev = None;
-        self.top = if anchored {
-            rows - h
-        } else {
-            self.top.min(rows - h)
-        };
         self.prev = None;
-        if !self.in_alternate {
-            let top = self.top;
-            let mut sink = self.sink();
-            queue!(sink, MoveTo(0, top), Clear(ClearType::FromCursorDown))?;
-            sink.flush()?;
+        self.alt_prev = None;
+    }
+
+    /// Erases the screen and the terminal's scrollback and puts the viewport at the top: the
+    /// caller prints the conversation again ([`InlineScreen::insert_history`]), at the current
+    /// width, so each line of it is in the scrollback once. What the shell printed before pablo
+    /// started goes with it.
+    pub fn start_over(&mut self) -> io::Result<()> {
+        if self.in_alternate {
+            return Ok(());
         }
-        Ok(())
+        self.top = 0;
+        self.prev = None;
+        let mut sink = self.sink();
+        // The screen first: tmux copies it into its history when it is erased whole, and the
+        // history erase after it takes that copy too.
+        queue!(
+            sink,
+            MoveTo(0, 0),
+            Clear(ClearType::All),
+            Clear(ClearType::Purge),
+            MoveTo(0, 0)
+        )?;
+        sink.flush()
     }
 
     /// Gives the screen to a full-screen overlay (a picker, the full diff) on the alternate
@@ -347,9 +363,26 @@ impl<W: Write> InlineScreen<W> {
     pub fn finish(&mut self) -> io::Result<()> {
         self.leave_alternate()?;
         let top = self.top;
+        self.clear_rows_from(top)?;
+        self.prev = None;
         let mut sink = self.sink();
-        queue!(sink, MoveTo(0, top), Clear(ClearType::FromCursorDown), Show)?;
+        queue!(sink, MoveTo(0, top), Show)?;
         sink.flush()
+    }
+
+    /// Pushes everything on screen above the viewport into the scrollback and puts the viewport
+    /// at the top of an otherwise empty screen (`/clear`): nothing is erased, nothing printed
+    /// twice.
+    pub fn clear_screen(&mut self) -> io::Result<()> {
+        if self.in_alternate || self.top == 0 {
+            return Ok(());
+        }
+        let n = self.top;
+        self.clear_rows_from(n)?;
+        self.scroll_up(n)?;
+        self.top = 0;
+        self.prev = None;
+        self.out.flush()
     }
 }
 
@@ -502,13 +535,15 @@ mod tests {
     }
 
     #[test]
-    fn a_resize_redraws_the_viewport_at_the_bottom_and_history_stays_once() {
+    fn a_resize_starts_over_and_the_history_printed_again_is_there_once() {
         let mut f = Fixture::new(0);
         f.screen.insert_history(&history(15, "h")).unwrap();
         f.screen.draw(&live(&["> ", "status"]), None).unwrap();
         f.feed();
-        f.term.screen_mut().set_size(nz(ROWS), nz(COLS - 5));
-        f.screen.resize(Size::new(COLS - 5, ROWS)).unwrap();
+        f.term.screen_mut().set_size(nz(ROWS - 3), nz(COLS - 5));
+        f.screen.resize(Size::new(COLS - 5, ROWS - 3));
+        f.screen.start_over().unwrap();
+        f.screen.insert_history(&history(15, "h")).unwrap();
         f.screen.draw(&live(&["> ", "status"]), None).unwrap();
         let lines = f.all_lines();
         for i in 0..15 {
@@ -525,6 +560,37 @@ mod tests {
             "{lines:#?}"
         );
         assert_eq!(lines.last().map(String::as_str), Some("status"));
+    }
+
+    #[test]
+    fn no_erase_starts_at_the_top_left_corner_so_tmux_copies_nothing_into_its_history() {
+        let mut f = Fixture::new(0);
+        f.screen.draw(&live(&["a"; ROWS as usize]), None).unwrap();
+        f.screen.insert_history(&history(3, "h")).unwrap();
+        f.screen.draw(&live(&["b"; ROWS as usize]), None).unwrap();
+        f.screen.finish().unwrap();
+        let out = String::from_utf8_lossy(f.screen.writer()).into_owned();
+        // ED 0 (erase below) at row 1, column 1 is what tmux's scroll-on-clear catches.
+        assert!(!out.contains("\x1b[1;1H\x1b[J"), "{out:?}");
+        assert!(!out.contains("\x1b[J"), "{out:?}");
+    }
+
+    #[test]
+    fn clear_screen_moves_what_is_on_screen_into_the_scrollback_once() {
+        let mut f = Fixture::new(0);
+        f.screen.insert_history(&history(4, "kept")).unwrap();
+        f.screen.draw(&live(&["> ", "status"]), None).unwrap();
+        f.screen.clear_screen().unwrap();
+        f.screen.draw(&live(&["> ", "status"]), None).unwrap();
+        f.feed();
+        let visible = f.term.screen().contents();
+        assert!(!visible.contains("kept"), "{visible}");
+        let lines = f.all_lines();
+        for i in 0..4 {
+            let want = format!("kept {i}");
+            assert_eq!(lines.iter().filter(|l| **l == want).count(), 1);
+        }
+        assert_eq!(lines.iter().filter(|l| *l == "status").count(), 1);
     }
 
     #[test]

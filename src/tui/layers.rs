@@ -61,6 +61,8 @@ pub enum ApprovalMode {
     Choosing,
     /// Typing the optional note that goes back with a rejection.
     Note(String),
+    /// Typing why this dropped hunk is dropped (it goes to the model with the hunk).
+    HunkNote(usize, String),
 }
 
 #[derive(Debug)]
@@ -71,6 +73,8 @@ pub struct ApprovalView {
     pub preview: Preview,
     pub verdict: Verdict,
     pub accepted: Vec<bool>,
+    /// The person's note on each dropped hunk, when they left one.
+    pub hunk_notes: Vec<Option<String>>,
     pub focused: usize,
     pub scroll: usize,
     pub fullscreen: bool,
@@ -96,6 +100,7 @@ impl ApprovalView {
             preview,
             verdict,
             accepted: vec![true; hunks],
+            hunk_notes: vec![None; hunks],
             focused: 0,
             scroll: 0,
             fullscreen: false,
@@ -119,6 +124,24 @@ impl ApprovalView {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent, body_width: usize) -> Intent {
+        if let ApprovalMode::HunkNote(hunk, note) = &mut self.mode {
+            match key.code {
+                KeyCode::Enter => {
+                    let note = note.trim().to_string();
+                    if let Some(slot) = self.hunk_notes.get_mut(*hunk) {
+                        *slot = (!note.is_empty()).then_some(note);
+                    }
+                    self.mode = ApprovalMode::Choosing;
+                }
+                KeyCode::Esc => self.mode = ApprovalMode::Choosing,
+                KeyCode::Backspace => {
+                    note.pop();
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => note.push(c),
+                _ => {}
+            }
+            return Intent::None;
+        }
         if let ApprovalMode::Note(note) = &mut self.mode {
             match key.code {
                 KeyCode::Enter => {
@@ -151,7 +174,17 @@ impl ApprovalView {
                             note: Some("every hunk was rejected".into()),
                         });
                     }
-                    return self.answer(ApprovalAnswer::AllowHunks { hunks });
+                    let notes = self
+                        .hunk_notes
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| !self.accepted[*i])
+                        .filter_map(|(hunk, n)| {
+                            n.clone()
+                                .map(|note| crate::protocol::HunkNote { hunk, note })
+                        })
+                        .collect();
+                    return self.answer(ApprovalAnswer::AllowHunks { hunks, notes });
                 }
                 self.answer(ApprovalAnswer::AllowOnce)
             }
@@ -172,7 +205,24 @@ impl ApprovalView {
             KeyCode::Char(' ') if self.hunk_count() > 0 => {
                 if let Some(a) = self.accepted.get_mut(self.focused) {
                     *a = !*a;
+                    // A hunk taken back needs no reason for being dropped.
+                    if *a && let Some(n) = self.hunk_notes.get_mut(self.focused) {
+                        *n = None;
+                    }
                 }
+                Intent::None
+            }
+            // Why the focused hunk is dropped, for the model.
+            KeyCode::Char('e') | KeyCode::Char('E')
+                if self.accepted.get(self.focused) == Some(&false) =>
+            {
+                let note = self
+                    .hunk_notes
+                    .get(self.focused)
+                    .cloned()
+                    .flatten()
+                    .unwrap_or_default();
+                self.mode = ApprovalMode::HunkNote(self.focused, note);
                 Intent::None
             }
             KeyCode::Char(']') | KeyCode::Tab if self.hunk_count() > 0 => {
@@ -446,6 +496,41 @@ impl ApprovalView {
     /// The fixed footer: the answers (or the note being typed).
     pub fn footer(&self, width: usize) -> Vec<Line<'static>> {
         let mut out = Vec::new();
+        if let ApprovalMode::HunkNote(hunk, note) = &self.mode {
+            let l = Line::from(vec![
+                Span::styled(
+                    format!(
+                        "Why is hunk {} dropped? (for the model, optional): ",
+                        hunk + 1
+                    ),
+                    theme::warn(),
+                ),
+                Span::raw(note.clone()),
+                Span::styled("▍", theme::accent()),
+            ]);
+            wrap_line(&l, width, 2, &mut out);
+            out.push(Line::from(vec![
+                Span::styled("enter", theme::key()),
+                Span::styled(" keep the note  ", theme::dim()),
+                Span::styled("esc", theme::key()),
+                Span::styled(" back", theme::dim()),
+            ]));
+            return out;
+        }
+        if let Some(Some(note)) = self
+            .hunk_notes
+            .get(self.focused)
+            .filter(|_| self.accepted.get(self.focused) == Some(&false))
+        {
+            let l = Line::from(vec![
+                Span::styled(
+                    format!("hunk {} dropped: ", self.focused + 1),
+                    theme::warn(),
+                ),
+                Span::styled(note.clone(), theme::dim()),
+            ]);
+            wrap_line(&l, width, 2, &mut out);
+        }
         if let ApprovalMode::Note(note) = &self.mode {
             let l = Line::from(vec![
                 Span::styled("Reject. Note to the model (optional): ", theme::warn()),
@@ -507,6 +592,9 @@ impl ApprovalView {
         if self.hunk_count() > 1 {
             keys.push(("space", "toggle hunk"));
             keys.push(("[ ]", "prev/next hunk"));
+            if self.accepted.get(self.focused) == Some(&false) {
+                keys.push(("e", "why dropped"));
+            }
         }
         keys.push((
             "f",

@@ -3,7 +3,12 @@
 //! It is line-oriented on purpose: answers stream in, and a half-received message must render
 //! sensibly at every point (an unclosed fence is a code block until it closes; an unclosed `**`
 //! is literal text). It covers what models write in a terminal: headings, emphasis, inline code,
-//! fenced code blocks, bullet and numbered lists, block quotes and rules.
+//! fenced code blocks, bullet and numbered lists, block quotes, rules and tables.
+//!
+//! Because it is line-oriented, the lines of a finished part of an answer never change when more
+//! arrives, except inside a code block (which is framed when it closes) and a table (whose columns
+//! are as wide as its widest cell). [`stable_prefix`] says how much of a streaming answer is
+//! finished in that sense: inline mode prints it into the scrollback while the rest streams.
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -15,9 +20,12 @@ use super::theme;
 pub fn render(text: &str, width: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let mut in_fence = false;
-    for raw in text.split('\n') {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let raw = lines[i];
         let trimmed = raw.trim_start();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+        if is_fence(trimmed) {
             in_fence = !in_fence;
             if in_fence {
                 let lang = trimmed.trim_start_matches(['`', '~']).trim();
@@ -30,6 +38,7 @@ pub fn render(text: &str, width: usize) -> Vec<Line<'static>> {
             } else {
                 out.push(Line::from(Span::styled("╰─", theme::code_frame())));
             }
+            i += 1;
             continue;
         }
         if in_fence {
@@ -38,11 +47,156 @@ pub fn render(text: &str, width: usize) -> Vec<Line<'static>> {
                 Span::styled(raw.replace('\t', "    "), theme::code_block()),
             ]);
             wrap_line(&line, width, 2, &mut out);
+            i += 1;
+            continue;
+        }
+        // A table: a row, a delimiter row, and the rows that follow.
+        if is_table_row(trimmed) && lines.get(i + 1).is_some_and(|l| is_delimiter_row(l)) {
+            let end = (i + 2..lines.len())
+                .find(|&j| !is_table_row(lines[j].trim_start()))
+                .unwrap_or(lines.len());
+            table(&lines[i..end], width, &mut out);
+            i = end;
             continue;
         }
         block_line(raw, width, &mut out);
+        i += 1;
     }
     out
+}
+
+fn is_fence(trimmed: &str) -> bool {
+    trimmed.starts_with("```") || trimmed.starts_with("~~~")
+}
+
+fn is_table_row(trimmed: &str) -> bool {
+    trimmed.starts_with('|')
+}
+
+/// `|---|:--:|---:|`: only dashes, colons, pipes and spaces, with at least one dash.
+fn is_delimiter_row(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with('|') && t.contains('-') && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '))
+}
+
+/// How many bytes at the start of a streaming answer are finished: they end with a line break
+/// after a line with text, outside a code block and outside a table that may still grow. Their
+/// lines render the same whatever follows.
+pub fn stable_prefix(text: &str) -> usize {
+    let mut in_fence = false;
+    let mut table_start: Option<usize> = None;
+    let mut stable = 0;
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        if !line.ends_with('\n') {
+            break;
+        }
+        let start = pos;
+        pos += line.len();
+        let trimmed = line.trim();
+        if is_fence(trimmed) {
+            in_fence = !in_fence;
+        } else if !in_fence && is_table_row(trimmed) {
+            table_start.get_or_insert(start);
+        } else if !in_fence {
+            table_start = None;
+        }
+        // A blank line goes with the text after it: at the end it would be one line too many.
+        if !in_fence && !trimmed.is_empty() {
+            stable = table_start.unwrap_or(pos);
+        }
+    }
+    stable
+}
+
+/// The cells of a table row (`| a | b |`), trimmed, without the outer pipes.
+fn table_cells(row: &str) -> Vec<&str> {
+    let t = row.trim();
+    let t = t.strip_prefix('|').unwrap_or(t);
+    let t = t.strip_suffix('|').unwrap_or(t);
+    t.split('|').map(str::trim).collect()
+}
+
+/// A table drawn with box lines, its columns as wide as their widest cell; when that is wider
+/// than `width`, the widest columns give way and their cells wrap.
+fn table(rows: &[&str], width: usize, out: &mut Vec<Line<'static>>) {
+    let header = table_cells(rows[0]);
+    let body: Vec<Vec<&str>> = rows[2..].iter().map(|r| table_cells(r)).collect();
+    let cols = header
+        .len()
+        .max(body.iter().map(Vec::len).max().unwrap_or(0));
+    let cell = |r: &Vec<&str>, c: usize| -> Vec<Span<'static>> {
+        inline(r.get(c).copied().unwrap_or(""), Style::default())
+    };
+    let spans_width = |spans: &[Span<'static>]| -> usize {
+        spans
+            .iter()
+            .map(|s| super::text::str_width(&s.content))
+            .sum()
+    };
+    let mut widths = vec![1usize; cols];
+    for r in std::iter::once(&header).chain(body.iter()) {
+        for (c, w) in widths.iter_mut().enumerate() {
+            *w = (*w).max(spans_width(&cell(r, c)));
+        }
+    }
+    // Borders: one column per separator and a space each side of a cell.
+    let frame = 3 * cols + 1;
+    while widths.iter().sum::<usize>() + frame > width {
+        let Some((widest, w)) = widths.iter().copied().enumerate().max_by_key(|(_, w)| *w) else {
+            break;
+        };
+        if w <= 3 {
+            break;
+        }
+        widths[widest] = w - 1;
+    }
+    let border = |l: &str, m: &str, r: &str| -> Line<'static> {
+        let parts: Vec<String> = widths.iter().map(|w| "─".repeat(w + 2)).collect();
+        Line::from(Span::styled(
+            format!("{l}{}{r}", parts.join(m)),
+            theme::dim(),
+        ))
+    };
+    out.push(border("┌", "┬", "┐"));
+    table_row(&header, &widths, true, out);
+    out.push(border("├", "┼", "┤"));
+    for r in &body {
+        table_row(r, &widths, false, out);
+    }
+    out.push(border("└", "┴", "┘"));
+}
+
+/// One row of a table: each cell wrapped to its column, the row as tall as its tallest cell.
+fn table_row(row: &[&str], widths: &[usize], header: bool, out: &mut Vec<Line<'static>>) {
+    let style = if header {
+        theme::bold()
+    } else {
+        Style::default()
+    };
+    let wrapped: Vec<Vec<Line<'static>>> = widths
+        .iter()
+        .enumerate()
+        .map(|(c, w)| {
+            let mut lines = Vec::new();
+            let spans = inline(row.get(c).copied().unwrap_or(""), style);
+            wrap_line(&Line::from(spans), *w, 0, &mut lines);
+            lines
+        })
+        .collect();
+    let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
+    for k in 0..height {
+        let mut spans = vec![Span::styled("│", theme::dim())];
+        for (c, w) in widths.iter().enumerate() {
+            let line = wrapped[c].get(k).cloned().unwrap_or_default();
+            let used = super::text::line_width(&line);
+            spans.push(Span::raw(" "));
+            spans.extend(line.spans);
+            spans.push(Span::raw(" ".repeat(w.saturating_sub(used) + 1)));
+            spans.push(Span::styled("│", theme::dim()));
+        }
+        out.push(Line::from(spans));
+    }
 }
 
 fn block_line(raw: &str, width: usize, out: &mut Vec<Line<'static>>) {
@@ -263,6 +417,59 @@ mod tests {
     fn unclosed_markers_stay_literal_while_streaming() {
         let lines = render("this is **half", 40);
         assert_eq!(plain(&lines), vec!["this is **half"]);
+    }
+
+    #[test]
+    fn a_table_renders_with_aligned_columns_and_box_lines() {
+        let md = "| name | count |\n|---|---:|\n| apples | 3 |\n| kiwis | 12 |\nafter";
+        assert_eq!(
+            plain(&render(md, 60)),
+            vec![
+                "┌────────┬───────┐",
+                "│ name   │ count │",
+                "├────────┼───────┤",
+                "│ apples │ 3     │",
+                "│ kiwis  │ 12    │",
+                "└────────┴───────┘",
+                "after",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_table_wider_than_the_screen_wraps_inside_its_cells() {
+        let md = "| a | b |\n|---|---|\n| one two three four | x |";
+        let lines = plain(&render(md, 16));
+        assert!(lines.iter().all(|l| l.chars().count() <= 16), "{lines:#?}");
+        assert!(lines.iter().any(|l| l.contains("one two")), "{lines:#?}");
+        assert!(lines.iter().any(|l| l.contains("four")), "{lines:#?}");
+    }
+
+    #[test]
+    fn the_stable_prefix_ends_after_complete_lines_outside_code_blocks_and_tables() {
+        assert_eq!(stable_prefix("one\ntwo"), 4);
+        assert_eq!(stable_prefix("one\ntwo\n"), 8);
+        // A blank line waits for the text after it.
+        assert_eq!(stable_prefix("one\n\n"), 4);
+        // A code block is held until it closes.
+        let code = "intro\n```sh\nls\n";
+        assert_eq!(stable_prefix(code), 6);
+        let closed = "intro\n```sh\nls\n```\n";
+        assert_eq!(stable_prefix(closed), closed.len());
+        // A table is held until a line that is not a row follows it.
+        let table = "intro\n| a |\n|---|\n| 1 |\n";
+        assert_eq!(stable_prefix(table), 6);
+        let done = format!("{table}after\n");
+        assert_eq!(stable_prefix(&done), done.len());
+    }
+
+    #[test]
+    fn a_finished_prefix_renders_as_the_start_of_the_whole() {
+        let md = "# Title\n- a\n\n```\ncode\n```\n| x | y |\n|---|---|\n| 1 | 2 |\nend of it\nmore";
+        let cut = stable_prefix(md);
+        let mut parts = plain(&render(md[..cut].trim_end_matches('\n'), 30));
+        parts.extend(plain(&render(&md[cut..], 30)));
+        assert_eq!(parts, plain(&render(md, 30)));
     }
 
     #[test]

@@ -6,14 +6,18 @@ pub mod commands;
 pub mod composer;
 pub mod diff;
 pub mod editor;
+pub mod info;
 pub mod inline;
 pub mod layers;
 pub mod markdown;
 pub mod pager;
 pub mod restore;
 #[cfg(test)]
+mod screen_tests;
+#[cfg(test)]
 mod snapshot_tests;
 pub mod state;
+pub mod status;
 pub mod text;
 pub mod theme;
 pub mod transcript;
@@ -64,18 +68,41 @@ pub struct ExitSummary {
     pub notes: Vec<String>,
     /// A saved session picked with `/resume`: the caller resumes it next.
     pub resume_requested: Option<String>,
+    /// `/new`: the caller starts a fresh session in this workspace next.
+    pub new_session_in: Option<std::path::PathBuf>,
+}
+
+/// What the person asked for as the screen closed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Next {
+    Quit,
+    /// `/resume`: this saved session.
+    Resume(String),
+    /// `/new`: a fresh session in this workspace.
+    New(Option<std::path::PathBuf>),
+}
+
+impl ExitSummary {
+    pub fn next(&self) -> Next {
+        match (&self.resume_requested, &self.new_session_in) {
+            (Some(id), _) => Next::Resume(id.clone()),
+            (None, Some(ws)) => Next::New(Some(ws.clone())),
+            (None, None) => Next::Quit,
+        }
+    }
 }
 
 impl std::fmt::Display for ExitSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A session is named only when it was saved (and so can be resumed).
+        let session = match &self.resume_command {
+            Some(_) if !self.session_id.is_empty() => format!("session {}", self.session_id),
+            _ if self.turns == 0 => "session not saved (nothing was sent)".to_string(),
+            _ => "session not saved".to_string(),
+        };
         write!(
             f,
-            "pablo: session {} · {} turn{} · {} tokens in, {} out",
-            if self.session_id.is_empty() {
-                "-"
-            } else {
-                &self.session_id
-            },
+            "pablo: {session} · {} turn{} · {} tokens in, {} out",
             self.turns,
             if self.turns == 1 { "" } else { "s" },
             self.usage.input_tokens,
@@ -174,26 +201,21 @@ async fn run_with_agent(
     options: TuiOptions,
 ) -> Result<ExitSummary, TuiError> {
     let AgentHandle { ops, events, task } = handle;
-    let mut state = state::AppState::new(std::time::Instant::now());
-    state.status.workspace = display_path(&workspace);
-    state.workspace_dir = Some(workspace.clone());
-    state.status.policy_mode = options.policy_mode.clone();
-    state.status.resume_command = options.resume_command.clone();
-    state.set_custom_commands(options.custom_commands.clone());
-    state.notifications = options.notifications;
+    let mut state = state::AppState::with_setup(
+        std::time::Instant::now(),
+        state::Setup {
+            workspace: display_path(&workspace),
+            workspace_dir: Some(workspace.clone()),
+            policy_mode: options.policy_mode.clone(),
+            resume_command: options.resume_command.clone(),
+            custom_commands: options.custom_commands.clone(),
+            notifications: options.notifications,
+            inline: !options.alt_screen,
+        },
+    );
     // Startup events may replay a journaled transcript: what was pending then (a prompt, a
     // running turn, a shutdown) is history now, not something to answer.
-    for e in options.startup_events {
-        state.apply(e);
-    }
-    state.layers.clear();
-    state.effects.clear();
-    // The mode is the agent's, not the journal's: a resumed session starts in the mode of its
-    // flags and config, and the agent says so at start when that is not ask.
-    state.status.mode = crate::protocol::WorkMode::Ask;
-    state.hint = None;
-    state.turn_running = false;
-    state.shutdown_complete = false;
+    state.replay(options.startup_events);
     if let Some(p) = options.initial_prompt {
         state.submit(p);
     }
@@ -221,7 +243,6 @@ async fn run_with_agent(
         drop(guard);
         result
     } else {
-        state.inline = true;
         let (screen, guard) = term::enter_inline()?;
         let mut surface = app::InlineSurface::new(screen);
         let input = ratatui::crossterm::event::EventStream::new();
@@ -235,20 +256,24 @@ async fn run_with_agent(
     let _ = tokio::time::timeout(std::time::Duration::from_secs(3), task).await;
     let state = result?;
     Ok(ExitSummary {
-        session_id: state.status.session_id.clone(),
-        turns: state.turns,
-        usage: state.usage,
+        session_id: state.status().session_id.clone(),
+        turns: state.turns(),
+        usage: state.usage(),
         // A session nobody spoke in was never journaled: there is nothing to resume.
         resume_command: state
-            .status
+            .status()
             .resume_command
             .clone()
-            .filter(|_| state.turns > 0),
+            .filter(|_| state.turns() > 0),
         notes: state
-            .fatal
+            .fatal()
             .iter()
             .map(|f| format!("pablo stopped: {f}"))
             .collect(),
-        resume_requested: state.resume_requested.clone(),
+        resume_requested: state.resume_requested().map(str::to_string),
+        new_session_in: state
+            .new_session_requested()
+            .then(|| state.workspace_dir().map(std::path::Path::to_path_buf))
+            .flatten(),
     })
 }

@@ -8,16 +8,27 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
-use super::state::AppState;
+use super::state::{AppState, Setup};
 use super::view;
 use crate::protocol::*;
 
 fn state() -> (AppState, Instant) {
+    state_with("ask before edits and commands", false)
+}
+
+/// A state with this policy label in the status line, inline or full-screen.
+fn state_with(policy_mode: &str, inline: bool) -> (AppState, Instant) {
     let t0 = Instant::now();
-    let mut s = AppState::new(t0);
-    s.wall_ms = 1_700_000_100_000;
-    s.status.workspace = "~/src/stats".into();
-    s.status.policy_mode = "ask before edits and commands".into();
+    let mut s = AppState::with_setup(
+        t0,
+        Setup {
+            workspace: "~/src/stats".into(),
+            policy_mode: policy_mode.into(),
+            inline,
+            ..Setup::default()
+        },
+    );
+    s.tick(t0, 1_700_000_100_000);
     s.apply(Event::SessionStarted {
         session_id: "0190a1b2".into(),
         provider: "openai".into(),
@@ -226,13 +237,13 @@ fn running_and_finished_commands() {
         call_id: "c1".into(),
         chunk: "running 3 tests\n\x1b[32mPASS\x1b[0m max\n\x1b[31mFAIL\x1b[0m mean: expected 2.5, got 2\n".into(),
     });
-    s.now = t0 + Duration::from_millis(3400);
+    s.set_now(t0 + Duration::from_millis(3400));
     snap!("command_running", draw(&mut s, 80, 16));
     s.apply(Event::ToolOutputDelta {
         call_id: "c1".into(),
         chunk: "\x1b[32mPASS\x1b[0m usage\n2 passed, 1 failed\n".into(),
     });
-    s.now = t0 + Duration::from_millis(4100);
+    s.set_now(t0 + Duration::from_millis(4100));
     s.apply(Event::ToolCallEnd {
         call_id: "c1".into(),
         tool: "shell.run".into(),
@@ -275,10 +286,13 @@ fn diff_in_the_approval_prompt() {
     snap!("approval_per_hunk", screen);
     s.handle_key(key(KeyCode::Char('y')));
     assert_eq!(
-        s.outbox.pop(),
+        s.take_ops().pop(),
         Some(Op::Approval {
             call_id: "w1".into(),
-            answer: ApprovalAnswer::AllowHunks { hunks: vec![0] }
+            answer: ApprovalAnswer::AllowHunks {
+                hunks: vec![0],
+                notes: vec![]
+            }
         })
     );
 }
@@ -338,7 +352,7 @@ fn command_prompt_shows_the_parsed_parts() {
     snap!("approval_reject_note", draw(&mut s, 90, 24));
     s.handle_key(key(KeyCode::Enter));
     assert_eq!(
-        s.outbox.pop(),
+        s.take_ops().pop(),
         Some(Op::Approval {
             call_id: "s1".into(),
             answer: ApprovalAnswer::Reject {
@@ -383,10 +397,10 @@ fn sandbox_retry_prompt_offers_once_or_reject() {
     snap!("approval_sandbox_retry", draw(&mut s, 90, 24));
     // "always" is not offered, and its key does nothing.
     s.handle_key(key(KeyCode::Char('a')));
-    assert_eq!(s.outbox.pop(), None);
+    assert_eq!(s.take_ops().pop(), None);
     s.handle_key(key(KeyCode::Char('y')));
     assert_eq!(
-        s.outbox.pop(),
+        s.take_ops().pop(),
         Some(Op::Approval {
             call_id: "r1".into(),
             answer: ApprovalAnswer::AllowOnce
@@ -427,7 +441,7 @@ fn background_session_list_and_output() {
     snap!("session_output", draw(&mut s, 100, 20));
     s.handle_key(key(KeyCode::Char('k')));
     assert_eq!(
-        s.outbox.pop(),
+        s.take_ops().pop(),
         Some(Op::KillSession {
             session_id: "bg-1".into()
         })
@@ -487,7 +501,7 @@ fn wide_layout_with_transcript_todo_and_sessions() {
             started_ms: 1_700_000_088_000,
         }],
     });
-    s.now = t0 + Duration::from_secs(1);
+    s.set_now(t0 + Duration::from_secs(1));
     snap!("wide_layout", draw(&mut s, 120, 32));
 }
 
@@ -497,7 +511,7 @@ fn rules_command_asks_the_agent_and_lists_the_saved_rules_with_their_ids() {
     s.submit("/rules".into());
     s.submit("/rules remove always.cargo-test-1f2e3d4c".into());
     assert_eq!(
-        std::mem::take(&mut s.outbox),
+        s.take_ops(),
         vec![
             Op::ListRules,
             Op::RemoveRule {
@@ -532,7 +546,7 @@ fn rules_command_asks_the_agent_and_lists_the_saved_rules_with_their_ids() {
 fn rules_command_with_a_bad_argument_sends_nothing() {
     let (mut s, _) = state();
     s.submit("/rules remove".into());
-    assert!(std::mem::take(&mut s.outbox).is_empty());
+    assert!(s.take_ops().is_empty());
 }
 
 #[test]
@@ -607,16 +621,16 @@ fn ctrl_c_twice_on_an_idle_prompt_quits_but_interrupts_a_running_turn() {
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     user_turn(&mut s, "go");
     s.handle_key(ctrl_c);
-    assert_eq!(s.outbox.pop(), Some(Op::Interrupt));
-    assert!(!s.quit);
+    assert_eq!(s.take_ops().pop(), Some(Op::Interrupt));
+    assert!(!s.wants_quit());
     s.apply(Event::TurnCompleted {
         stop_reason: StopReason::Cancelled,
         usage: Usage::default(),
     });
     s.handle_key(ctrl_c);
-    assert!(!s.quit);
+    assert!(!s.wants_quit());
     s.handle_key(ctrl_c);
-    assert!(s.quit);
+    assert!(s.wants_quit());
 }
 
 fn saved(
@@ -671,9 +685,9 @@ fn enter_on_another_session_in_the_resume_picker_requests_it_and_quits() {
     s.handle_key(key(KeyCode::Down));
     s.handle_key(key(KeyCode::Down));
     s.handle_key(key(KeyCode::Enter));
-    assert_eq!(s.resume_requested.as_deref(), Some("0190a0aa"));
-    assert!(s.quit);
-    assert!(s.layers.is_empty());
+    assert_eq!(s.resume_requested(), Some("0190a0aa"));
+    assert!(s.wants_quit());
+    assert!(s.layers().is_empty());
 }
 
 #[test]
@@ -681,12 +695,12 @@ fn enter_on_the_current_session_in_the_resume_picker_just_closes_it() {
     let (mut s, _) = state();
     s.open_resume(resume_rows());
     s.handle_key(key(KeyCode::Enter));
-    assert_eq!(s.resume_requested, None);
-    assert!(!s.quit);
-    assert!(s.layers.is_empty());
+    assert_eq!(s.resume_requested(), None);
+    assert!(!s.wants_quit());
+    assert!(s.layers().is_empty());
     s.open_resume(resume_rows());
     s.handle_key(key(KeyCode::Esc));
-    assert!(s.layers.is_empty() && s.resume_requested.is_none());
+    assert!(s.layers().is_empty() && s.resume_requested().is_none());
 }
 
 fn reasoning_turn(s: &mut AppState) {
@@ -800,7 +814,7 @@ fn finished_call(s: &mut AppState, t0: Instant, id: &str, tool: &str, args: Valu
         call_id: id.into(),
         preview,
     });
-    s.now = t0 + Duration::from_millis(3000);
+    s.set_now(t0 + Duration::from_millis(3000));
     s.apply(Event::ToolCallEnd {
         call_id: id.into(),
         tool: tool.into(),
@@ -958,10 +972,10 @@ fn a_fetch_approval_shows_the_url_and_offers_no_allow_always() {
     snap!("fetch_approval", draw(&mut s, 100, 24));
     // "a" does nothing when policy has nothing to save; "y" answers.
     s.handle_key(key(KeyCode::Char('a')));
-    assert!(s.outbox.is_empty());
+    assert!(s.ops().is_empty());
     s.handle_key(key(KeyCode::Char('y')));
     assert_eq!(
-        std::mem::take(&mut s.outbox),
+        s.take_ops(),
         vec![Op::Approval {
             call_id: "f1".into(),
             answer: ApprovalAnswer::AllowOnce
@@ -973,7 +987,7 @@ fn a_fetch_approval_shows_the_url_and_offers_no_allow_always() {
 fn artifacts_command_asks_the_agent_and_the_picker_opens_the_pager_on_enter() {
     let (mut s, _) = state();
     s.submit("/artifacts".into());
-    assert_eq!(std::mem::take(&mut s.outbox), vec![Op::ListArtifacts]);
+    assert_eq!(s.take_ops(), vec![Op::ListArtifacts]);
     s.apply(Event::Artifacts {
         artifacts: vec![
             ArtifactSummary {
@@ -994,7 +1008,7 @@ fn artifacts_command_asks_the_agent_and_the_picker_opens_the_pager_on_enter() {
     s.handle_key(key(KeyCode::Down));
     s.handle_key(key(KeyCode::Enter));
     assert_eq!(
-        std::mem::take(&mut s.effects),
+        s.take_effects(),
         vec![super::state::Effect::OpenPager(
             "/data/pablo/sessions/0190a1b2/artifacts/c3/table.csv".into()
         )]
@@ -1005,7 +1019,7 @@ fn artifacts_command_asks_the_agent_and_the_picker_opens_the_pager_on_enter() {
 fn memory_proposals_are_listed_and_a_accepts_the_selected_one() {
     let (mut s, _) = state();
     s.submit("/memory".into());
-    assert_eq!(std::mem::take(&mut s.outbox), vec![Op::ListMemory]);
+    assert_eq!(s.take_ops(), vec![Op::ListMemory]);
     let proposals = vec![
         MemoryProposal {
             id: "mem-1".into(),
@@ -1027,11 +1041,11 @@ fn memory_proposals_are_listed_and_a_accepts_the_selected_one() {
     // A decided proposal cannot be decided again from the list.
     s.handle_key(key(KeyCode::Down));
     s.handle_key(key(KeyCode::Char('a')));
-    assert!(s.outbox.is_empty());
+    assert!(s.ops().is_empty());
     s.handle_key(key(KeyCode::Up));
     s.handle_key(key(KeyCode::Char('a')));
     assert_eq!(
-        std::mem::take(&mut s.outbox),
+        s.take_ops(),
         vec![Op::ResolveMemory {
             proposal_id: "mem-1".into(),
             accept: true
@@ -1039,7 +1053,7 @@ fn memory_proposals_are_listed_and_a_accepts_the_selected_one() {
     );
     s.submit("/memory dismiss mem-1".into());
     assert_eq!(
-        std::mem::take(&mut s.outbox),
+        s.take_ops(),
         vec![Op::ResolveMemory {
             proposal_id: "mem-1".into(),
             accept: false
@@ -1148,10 +1162,9 @@ fn mcp_call_prompt_names_the_server_the_tool_and_the_exact_arguments() {
 #[test]
 fn the_status_line_in_each_mode() {
     for mode in WorkMode::ALL {
-        let (mut s, _) = state();
-        s.status.policy_mode = "edits ask · commands ask".into();
+        let (mut s, _) = state_with("edits ask · commands ask", false);
         s.apply(Event::ModeChanged { mode });
-        s.hint = None;
+        s.clear_hint();
         let screen = draw(&mut s, 110, 4);
         let status = screen.lines().last().unwrap_or_default().to_string();
         snap!(format!("status_line_mode_{}", mode.name()), status);
@@ -1160,14 +1173,12 @@ fn the_status_line_in_each_mode() {
 
 #[test]
 fn the_inline_live_area_streaming_with_the_slash_popup_open() {
-    let (mut s, _) = state();
-    s.inline = true;
-    s.status.policy_mode = "edits ask · commands ask".into();
+    let (mut s, _) = state_with("edits ask · commands ask", true);
     user_turn(&mut s, "what does this crate do?");
     s.apply(Event::MessageDelta {
         text: "It parses CSV files and".into(),
     });
-    s.composer.set_text("/re");
+    s.set_draft("/re");
     let area = ratatui::layout::Rect::new(0, 0, 80, 24);
     view::prepare(&mut s, area);
     let h = view::inline_height(&s, 80, 24);
@@ -1183,9 +1194,9 @@ fn a_refused_turn_gives_the_prompt_back_and_keeps_what_was_typed_since() {
         text: text.into(),
     };
     s.apply(refused("what is in @shot.png?"));
-    assert_eq!(s.composer.text(), "what is in @shot.png?");
-    assert!(!s.turn_running);
-    s.composer.set_text("and also");
+    assert_eq!(s.composer().text(), "what is in @shot.png?");
+    assert!(!s.turn_running());
+    s.set_draft("and also");
     s.apply(refused("see @a.png"));
-    assert_eq!(s.composer.text(), "see @a.png\nand also");
+    assert_eq!(s.composer().text(), "see @a.png\nand also");
 }

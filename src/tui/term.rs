@@ -181,6 +181,14 @@ pub fn enter_inline() -> Result<(super::inline::InlineScreen<io::Stdout>, Inline
     }
 }
 
+/// Ctrl-Z: stops pablo as the shell's job control would (the terminal is lent first); returns
+/// once the shell continues it (`fg`). A process group the kernel considers orphaned (pablo
+/// started as a session of its own, without a job-control shell) is not stopped, and this
+/// returns at once.
+pub fn suspend_self() {
+    let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::TSTP);
+}
+
 /// Resolves on SIGTERM or SIGHUP.
 pub async fn termination() {
     use tokio::signal::unix::{SignalKind, signal};

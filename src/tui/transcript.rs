@@ -19,6 +19,8 @@ struct CacheEntry {
     width: usize,
     version: u64,
     expanded: bool,
+    /// The bytes of the answer left out (they are in the scrollback).
+    from: usize,
     fresh: bool,
     lines: Vec<Line<'static>>,
 }
@@ -37,6 +39,9 @@ pub struct Transcript {
     /// Cells before this index were written to the terminal's own scrollback (inline mode) and
     /// are never drawn again; the view shows the cells from here on.
     flushed: usize,
+    /// Bytes of the answer in cell `flushed` that are in the scrollback already: a streaming
+    /// answer goes there line by line as its lines are finished, so the live part stays small.
+    partial: usize,
     /// Draw every cell, the flushed ones too (inline mode's full-screen transcript view).
     pub show_all: bool,
 }
@@ -65,6 +70,7 @@ impl Transcript {
         self.by_call.clear();
         self.scroll_top = None;
         self.flushed = 0;
+        self.partial = 0;
     }
 
     /// The text of the newest finished answer of the assistant (`/copy`).
@@ -90,7 +96,8 @@ impl Transcript {
 
     /// The lines of the cells that are done, in order, from the first not yet flushed up to the
     /// first one still changing (streaming, running, awaiting approval); they are marked flushed.
-    /// With `settle` (no turn running), cells that will get no further event are done too.
+    /// With `settle` (no turn running), cells that will get no further event are done too. Of an
+    /// answer still streaming, the finished lines go now and the rest later.
     pub fn take_finished(
         &mut self,
         width: usize,
@@ -99,11 +106,34 @@ impl Transcript {
     ) -> Vec<Line<'static>> {
         let mut out = Vec::new();
         while let Some(cell) = self.cells.get(self.flushed) {
-            if !(cell.is_finished() || settle && !cell.awaits_answer()) {
-                break;
+            if cell.is_finished() || settle && !cell.awaits_answer() {
+                out.extend(cell.render_from(self.partial, width, false, now));
+                self.flushed += 1;
+                self.partial = 0;
+                continue;
             }
+            if let Some(stable) = cell.stable_answer_prefix()
+                && stable > self.partial
+            {
+                out.extend(cell.render_answer_part(self.partial, stable, width));
+                self.partial = stable;
+            }
+            break;
+        }
+        out
+    }
+
+    /// Everything that is in the scrollback, rendered anew for `width` (inline mode prints it
+    /// again after a resize).
+    pub fn printed_lines(&self, width: usize, now: Instant) -> Vec<Line<'static>> {
+        let mut out = Vec::new();
+        for cell in &self.cells[..self.flushed.min(self.cells.len())] {
             out.extend(cell.render_lines(width, false, now));
-            self.flushed += 1;
+        }
+        if self.partial > 0
+            && let Some(cell) = self.cells.get(self.flushed)
+        {
+            out.extend(cell.render_answer_part(0, self.partial, width));
         }
         out
     }
@@ -113,13 +143,16 @@ impl Transcript {
     pub fn truncate(&mut self, n: usize) {
         self.cells.truncate(n);
         self.cache.truncate(n);
+        if self.flushed >= n {
+            self.partial = 0;
+        }
         self.flushed = self.flushed.min(n);
         self.by_call.retain(|_, i| *i < n);
         self.scroll_top = None;
     }
 
-    /// Removes the last cell when it is an info block, and returns its lines.
-    pub fn take_last_info(&mut self) -> Option<Vec<Line<'static>>> {
+    /// Removes the last cell when it is an info block, and returns it.
+    pub fn take_last_info(&mut self) -> Option<super::info::Info> {
         // One already in the scrollback stays where it is.
         if !matches!(self.cells.last().map(|c| &c.kind), Some(CellKind::Info(_)))
             || self.cells.len() <= self.flushed
@@ -128,7 +161,7 @@ impl Transcript {
         }
         self.cache.pop();
         match self.cells.pop().map(|c| c.kind) {
-            Some(CellKind::Info(lines)) => Some(lines),
+            Some(CellKind::Info(info)) => Some(info),
             _ => None,
         }
     }
@@ -159,20 +192,29 @@ impl Transcript {
     pub fn prepare(&mut self, width: usize, viewport: usize, now: Instant) {
         let mut total = 0;
         let start = self.first_drawn();
-        for (cell, entry) in self.cells[start..]
+        for (i, (cell, entry)) in self.cells[start..]
             .iter()
             .zip(self.cache[start..].iter_mut())
+            .enumerate()
         {
+            // The overlay shows every cell whole; the live view leaves out what is printed.
+            let from = if !self.show_all && start + i == self.flushed {
+                self.partial
+            } else {
+                0
+            };
             let live = cell.is_live();
             let stale = !entry.fresh
                 || entry.width != width
                 || entry.version != cell.version
-                || entry.expanded != self.expanded;
+                || entry.expanded != self.expanded
+                || entry.from != from;
             if live || stale {
-                entry.lines = cell.render_lines(width, self.expanded, now);
+                entry.lines = cell.render_from(from, width, self.expanded, now);
                 entry.width = width;
                 entry.version = cell.version;
                 entry.expanded = self.expanded;
+                entry.from = from;
                 entry.fresh = true;
             }
             total += entry.lines.len();

@@ -9,11 +9,13 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
+use super::info::session_line;
 use super::layers::{ApprovalView, ArtifactsView, Layer, MemoryView, ResumeView, SessionsView};
 use super::state::AppState;
+use super::status::draw_status;
 use super::text::{truncate, wrap_line};
 use super::theme;
-use crate::protocol::{MemoryStatus, PlanStatus, WorkMode};
+use crate::protocol::{MemoryStatus, PlanStatus};
 
 /// Terminals at least this wide get the side panel.
 pub const WIDE: u16 = 100;
@@ -33,12 +35,12 @@ pub struct Areas {
 
 fn composer_lines(state: &AppState, width: u16) -> (Vec<Line<'static>>, (usize, usize)) {
     state
-        .composer
+        .composer()
         .layout(width.saturating_sub(3) as usize, placeholder(state))
 }
 
 fn placeholder(state: &AppState) -> &'static str {
-    if state.turn_running {
+    if state.turn_running() {
         "working… (esc interrupts; you can type the next message)"
     } else {
         "Ask pablo to do something · /help for commands"
@@ -48,7 +50,7 @@ fn placeholder(state: &AppState) -> &'static str {
 /// Whether this frame draws only the live part under the scrollback (inline mode, no full-screen
 /// overlay open).
 fn is_inline_frame(state: &AppState) -> bool {
-    state.inline && !state.wants_full_screen()
+    state.is_inline() && !state.wants_full_screen()
 }
 
 /// The rows the inline viewport needs at `width`: the live cells, the checklist strip, an open
@@ -61,26 +63,26 @@ pub fn inline_height(state: &AppState, width: u16, rows: u16) -> u16 {
     let composer_h = lines.len().clamp(1, COMPOSER_MAX_LINES) as u16 + 1;
     let strip_h = strip_height(state, false);
     let fixed = composer_h + 1 + strip_h;
-    let prompt_h = match state.layers.last() {
+    let prompt_h = match state.layers().last() {
         Some(Layer::Approval(v)) if !v.fullscreen => {
             approval_height(v, Rect::new(0, 0, width, rows.saturating_sub(fixed)), true)
         }
         _ => 0,
     };
     // The completion popup floats over the live lines above the composer: room for it too.
-    let popup_h = if state.layers.is_empty() {
-        (state.composer.completions().len() as u16).min(POPUP_MAX_ROWS)
+    let popup_h = if state.layers().is_empty() {
+        (state.composer().completions().len() as u16).min(POPUP_MAX_ROWS)
     } else {
         0
     };
-    let live = (state.transcript.total_lines() as u16).max(popup_h);
+    let live = (state.transcript().total_lines() as u16).max(popup_h);
     (fixed + prompt_h + live).min(rows)
 }
 
 fn strip_height(state: &AppState, wide: bool) -> u16 {
-    if !wide && !state.plan.is_empty() {
-        if state.todo_toggled {
-            (state.plan.len() as u16 + 1).min(10)
+    if !wide && !state.plan().items.is_empty() {
+        if state.todo_toggled() {
+            (state.plan().items.len() as u16 + 1).min(10)
         } else {
             1
         }
@@ -95,11 +97,12 @@ pub fn layout(state: &AppState, area: Rect) -> Areas {
     let status_h = 1;
     // Inline, the checklist is always the strip: the viewport is too short for a side panel.
     let wide = area.width >= WIDE && !is_inline_frame(state);
-    let has_side_content = !state.plan.is_empty() || !state.sessions.is_empty();
-    let side_visible = wide && has_side_content && !state.todo_toggled;
-    let strip_h = if !wide && !state.plan.is_empty() {
-        if state.todo_toggled {
-            (state.plan.len() as u16 + 1).min(10)
+    let has_side_content =
+        !state.plan().items.is_empty() || !state.background().sessions.is_empty();
+    let side_visible = wide && has_side_content && !state.todo_toggled();
+    let strip_h = if !wide && !state.plan().items.is_empty() {
+        if state.todo_toggled() {
+            (state.plan().items.len() as u16 + 1).min(10)
         } else {
             1
         }
@@ -110,7 +113,7 @@ pub fn layout(state: &AppState, area: Rect) -> Areas {
     let main = Rect::new(area.x, area.y, area.width, main_h);
     // An approval prompt sits under the transcript, not over its newest lines: the transcript
     // gets the rows above it, so what led to the question stays readable.
-    let prompt_h = match state.layers.last() {
+    let prompt_h = match state.layers().last() {
         Some(Layer::Approval(v)) if !v.fullscreen => {
             approval_height(v, main, is_inline_frame(state))
         }
@@ -153,15 +156,15 @@ fn transcript_inner(r: Rect) -> Rect {
 pub fn prepare(state: &mut AppState, area: Rect) {
     let areas = layout(state, area);
     let inner = transcript_inner(areas.transcript);
-    let now = state.now;
+    let now = state.now();
     state
-        .transcript
+        .transcript_mut()
         .prepare(inner.width as usize, inner.height as usize, now);
 }
 
 /// Where the terminal cursor goes (the composer, or a note being typed), if anywhere.
 pub fn cursor_position(state: &AppState, area: Rect) -> Option<Position> {
-    if !state.layers.is_empty() {
+    if !state.layers().is_empty() {
         return None;
     }
     let a = layout(state, area);
@@ -176,11 +179,11 @@ impl Widget for &AppState {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let a = layout(self, area);
         let inner = transcript_inner(a.transcript);
-        if self.transcript.is_empty() && !is_inline_frame(self) {
+        if self.transcript().is_empty() && !is_inline_frame(self) {
             draw_welcome(self, inner, buf);
         } else {
-            self.transcript.draw(inner, buf);
-            let below = self.transcript.lines_below();
+            self.transcript().draw(inner, buf);
+            let below = self.transcript().lines_below();
             if below > 0 && inner.height > 0 {
                 let hint = format!(" ↓ {below} more lines (pgdn) ");
                 let w = hint.chars().count() as u16;
@@ -196,10 +199,10 @@ impl Widget for &AppState {
         }
         draw_composer(self, a.composer, buf);
         draw_status(self, a.status, buf);
-        if self.layers.is_empty() {
+        if self.layers().is_empty() {
             draw_popup(self, a.composer, buf);
         }
-        for layer in &self.layers {
+        for layer in self.layers() {
             match layer {
                 Layer::Approval(v) => {
                     let strip_h = a.strip.map_or(0, |r| r.height);
@@ -245,10 +248,10 @@ pub fn welcome_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
         )),
         Line::default(),
     ];
-    if !state.status.workspace.is_empty() {
+    if !state.status().workspace.is_empty() {
         lines.push(Line::from(vec![
             Span::styled("workspace  ", theme::dim()),
-            Span::raw(state.status.workspace.clone()),
+            Span::raw(state.status().workspace.clone()),
         ]));
     }
     lines.push(Line::default());
@@ -262,7 +265,7 @@ pub fn welcome_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
             Span::styled(what, theme::dim()),
         ]));
     }
-    if state.inline {
+    if state.is_inline() {
         lines.push(Line::default());
     }
     let mut out = Vec::new();
@@ -274,7 +277,7 @@ pub fn welcome_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
 
 fn plan_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
-    for item in &state.plan {
+    for item in &state.plan().items {
         let (mark, style) = match item.status {
             PlanStatus::Pending => ("☐ ", Style::default()),
             PlanStatus::InProgress => ("◐ ", theme::warn()),
@@ -303,14 +306,14 @@ fn draw_side(state: &AppState, area: Rect, buf: &mut Buffer) {
     );
     let width = inner.width as usize;
     let mut lines = Vec::new();
-    if !state.plan.is_empty() {
-        let (done, total) = state.plan_progress();
+    if !state.plan().items.is_empty() {
+        let (done, total) = state.plan().progress();
         lines.push(Line::from(vec![
             Span::styled("Todo ", theme::bold()),
             Span::styled(format!("{done}/{total}"), theme::accent()),
         ]));
         lines.extend(plan_lines(state, width));
-        if let Some(e) = &state.plan_explanation {
+        if let Some(e) = &state.plan().explanation {
             wrap_line(
                 &Line::from(Span::styled(e.clone(), theme::dim())),
                 width,
@@ -320,16 +323,16 @@ fn draw_side(state: &AppState, area: Rect, buf: &mut Buffer) {
         }
         lines.push(Line::default());
     }
-    if !state.sessions.is_empty() {
+    if !state.background().sessions.is_empty() {
         lines.push(Line::from(vec![
             Span::styled("Background ", theme::bold()),
             Span::styled(
-                format!("{} running", state.running_sessions()),
+                format!("{} running", state.background().running()),
                 theme::accent(),
             ),
             Span::styled("  ctrl-b", theme::dim()),
         ]));
-        for s in &state.sessions {
+        for s in &state.background().sessions {
             let mark = if s.running {
                 Span::styled("● ", theme::ok())
             } else {
@@ -351,17 +354,24 @@ fn draw_side(state: &AppState, area: Rect, buf: &mut Buffer) {
 }
 
 fn draw_strip(state: &AppState, area: Rect, buf: &mut Buffer) {
-    let (done, total) = state.plan_progress();
+    let (done, total) = state.plan().progress();
     let current = state
-        .plan
+        .plan()
+        .items
         .iter()
         .find(|i| i.status == PlanStatus::InProgress)
-        .or_else(|| state.plan.iter().find(|i| i.status == PlanStatus::Pending));
+        .or_else(|| {
+            state
+                .plan()
+                .items
+                .iter()
+                .find(|i| i.status == PlanStatus::Pending)
+        });
     let mut head = vec![
         Span::styled(" Todo ", theme::bold()),
         Span::styled(format!("{done}/{total} "), theme::accent()),
     ];
-    if !state.todo_toggled
+    if !state.todo_toggled()
         && let Some(c) = current
     {
         let mark = if c.status == PlanStatus::InProgress {
@@ -374,7 +384,7 @@ fn draw_strip(state: &AppState, area: Rect, buf: &mut Buffer) {
         head.push(Span::raw(truncate(&c.content, room)));
     }
     head.push(Span::styled(
-        if state.todo_toggled {
+        if state.todo_toggled() {
             "  (ctrl-t hides)"
         } else {
             "  (ctrl-t)"
@@ -382,7 +392,7 @@ fn draw_strip(state: &AppState, area: Rect, buf: &mut Buffer) {
         theme::dim(),
     ));
     buf.set_line(area.x, area.y, &Line::from(head), area.width);
-    if state.todo_toggled {
+    if state.todo_toggled() {
         let lines = plan_lines(state, area.width.saturating_sub(3) as usize);
         for (i, l) in lines
             .iter()
@@ -402,7 +412,7 @@ fn draw_strip(state: &AppState, area: Rect, buf: &mut Buffer) {
 fn draw_composer(state: &AppState, area: Rect, buf: &mut Buffer) {
     let block = Block::default()
         .borders(Borders::TOP)
-        .border_style(if state.turn_running {
+        .border_style(if state.turn_running() {
             theme::dim()
         } else {
             theme::accent()
@@ -426,155 +436,8 @@ fn draw_composer(state: &AppState, area: Rect, buf: &mut Buffer) {
     }
 }
 
-fn fmt_tokens(n: u64) -> String {
-    if n >= 1_000_000 {
-        format!("{:.1}M", n as f64 / 1e6)
-    } else if n >= 1000 {
-        format!("{:.1}k", n as f64 / 1e3)
-    } else {
-        n.to_string()
-    }
-}
-
-/// Dollars with the precision small sums need.
-fn fmt_cost(usd: f64) -> String {
-    if usd < 0.995 {
-        format!("${usd:.3}")
-    } else {
-        format!("${usd:.2}")
-    }
-}
-
-fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
-    buf.set_style(area, theme::status_bar());
-    let mut left = Vec::new();
-    if state.turn_running {
-        let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-        let f = (state
-            .now
-            .saturating_duration_since(state.started)
-            .as_millis()
-            / 100) as usize;
-        left.push(Span::styled(
-            format!(" {} working", frames[f % frames.len()]),
-            theme::warn(),
-        ));
-        left.push(Span::styled(" │ ", theme::dim()));
-    } else {
-        left.push(Span::raw(" "));
-    }
-    let sep = || Span::styled(" │ ", theme::dim());
-    let model = if state.status.model.is_empty() {
-        "no model".to_string()
-    } else {
-        format!("{} · {}", state.status.model, state.status.provider)
-    };
-    left.push(Span::styled(model, theme::accent()));
-    left.push(sep());
-    left.push(Span::raw(format!(
-        "{} tok",
-        fmt_tokens(state.usage.total())
-    )));
-    if let Some((used, window)) = state.status.context {
-        let pct = (used as f64 * 100.0 / window.max(1) as f64).round() as u64;
-        left.push(sep());
-        let style = if pct >= 85 {
-            theme::warn()
-        } else {
-            Style::default()
-        };
-        left.push(Span::styled(format!("ctx {pct}%"), style));
-    }
-    if let Some(cost) = state.status.cost_usd {
-        left.push(sep());
-        left.push(Span::raw(fmt_cost(cost)));
-    }
-    left.push(sep());
-    left.push(Span::raw(truncate(&state.status.workspace, 40)));
-    match state.status.mode {
-        WorkMode::Ask => {
-            if !state.status.policy_mode.is_empty() {
-                left.push(sep());
-                left.push(Span::raw(state.status.policy_mode.clone()));
-            }
-        }
-        WorkMode::AutoEdit => {
-            left.push(sep());
-            left.push(Span::styled("auto-edit", theme::ok()));
-            // The built-in question for edits is answered; what else the label says stands.
-            let rest = state.status.policy_mode.replace("edits ask", "edits apply");
-            if !rest.is_empty() {
-                left.push(Span::raw(format!(" · {rest}")));
-            }
-        }
-        WorkMode::Plan => {
-            left.push(sep());
-            left.push(Span::styled("plan", theme::warn()));
-            left.push(Span::raw(" · read-only, safe commands only"));
-        }
-    }
-    let n = state.running_sessions();
-    if n > 0 {
-        left.push(sep());
-        left.push(Span::styled(format!("{n} bg"), theme::ok()));
-    }
-    if !state.mcp.is_empty() {
-        let (ready, starting, failed) = state.mcp_counts();
-        left.push(sep());
-        let style = if failed > 0 {
-            theme::error()
-        } else if starting > 0 {
-            theme::warn()
-        } else {
-            theme::ok()
-        };
-        let mut text = format!("mcp {ready}/{}", state.mcp.len());
-        if starting > 0 {
-            text.push_str(&format!(" · {starting} starting"));
-        }
-        if failed > 0 {
-            text.push_str(&format!(" · {failed} failed"));
-        }
-        left.push(Span::styled(text, style));
-    }
-    if state.mouse_capture {
-        left.push(sep());
-        left.push(Span::styled("mouse", theme::warn()));
-    }
-    let line = Line::from(left);
-    let right = match &state.hint {
-        Some(h) => Span::styled(format!("{h} "), theme::warn()),
-        None => Span::styled("/help · ctrl-c ctrl-c quit ", theme::dim()),
-    };
-    let w = super::text::str_width(&right.content) as u16;
-    // A hint is something the person must see now ("press ctrl-c again"): the facts on the
-    // left give way to it. The standing help text shows only where there is room.
-    let left_width = if state.hint.is_some() {
-        area.width.saturating_sub(w + 1)
-    } else {
-        area.width
-    };
-    let full = super::text::line_width(&line) as u16;
-    if full > left_width && left_width > 1 {
-        // Cut where the room ends, and say so: a word cut short reads as a different word.
-        buf.set_line(area.x, area.y, &line, left_width - 1);
-        buf.set_span(
-            area.x + left_width - 1,
-            area.y,
-            &Span::styled("…", theme::dim()),
-            1,
-        );
-    } else {
-        buf.set_line(area.x, area.y, &line, left_width);
-    }
-    let used = full.min(left_width);
-    if used + w < area.width {
-        buf.set_span(area.x + area.width - w, area.y, &right, w);
-    }
-}
-
 fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
-    let items = state.composer.completions();
+    let items = state.composer().completions();
     if items.is_empty() || composer.y == 0 {
         return;
     }
@@ -583,7 +446,7 @@ fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
     let w = composer.width;
     let area = Rect::new(composer.x, composer.y - h, w, h);
     Clear.render(area, buf);
-    let sel = state.composer.selected.min(items.len() - 1);
+    let sel = state.composer().selected.min(items.len() - 1);
     // The selection stays visible: the list scrolls once it passes the last row.
     let skip = sel.saturating_sub((h as usize).saturating_sub(1));
     for (i, item) in items.iter().skip(skip).take(h as usize).enumerate() {
@@ -726,11 +589,17 @@ fn draw_sessions(state: &AppState, s: &SessionsView, main: Rect, buf: &mut Buffe
     let mut lines: Vec<Line<'static>> = Vec::new();
     match &s.open {
         Some(id) => {
-            if let Some(sum) = state.sessions.iter().find(|x| &x.session_id == id) {
-                lines.push(state.session_line(sum, false));
+            if let Some(sum) = state
+                .background()
+                .sessions
+                .iter()
+                .find(|x| &x.session_id == id)
+            {
+                lines.push(session_line(sum, false, state.wall_ms()));
             }
             let out = state
-                .session_output
+                .background()
+                .output
                 .get(id)
                 .map(|o| o.tail(body_h.saturating_sub(1) as usize))
                 .unwrap_or_default();
@@ -740,14 +609,14 @@ fn draw_sessions(state: &AppState, s: &SessionsView, main: Rect, buf: &mut Buffe
             lines.extend(out);
         }
         None => {
-            if state.sessions.is_empty() {
+            if state.background().sessions.is_empty() {
                 lines.push(Line::from(Span::styled(
                     "No background sessions. The model starts them with shell.run background: true.",
                     theme::dim(),
                 )));
             }
-            for (i, sum) in state.sessions.iter().enumerate() {
-                lines.push(state.session_line(sum, i == s.selected));
+            for (i, sum) in state.background().sessions.iter().enumerate() {
+                lines.push(session_line(sum, i == s.selected, state.wall_ms()));
             }
         }
     }
@@ -798,7 +667,7 @@ fn draw_resume(state: &AppState, r: &ResumeView, main: Rect, buf: &mut Buffer) {
         } else {
             Default::default()
         };
-        let current = info.id == state.status.session_id;
+        let current = info.id == state.status().session_id;
         lines.push(Line::from(vec![
             Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
             Span::styled(format!("{:<14}", info.id), style),

@@ -5,9 +5,9 @@
 //! the same no-follow rules as `fs.read`: the walker only proposes names, and a name that became a
 //! link, a FIFO or a credential file by the time it is opened is skipped, never read.
 
+use parking_lot::Mutex;
 use std::io::Read;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use ignore::{WalkBuilder, WalkState};
@@ -127,7 +127,7 @@ pub fn search_visible(
         }
         _ => super::check_regular(&req.path, &st)?,
     }
-    let mut matches = shared.matches.into_inner().unwrap_or_default();
+    let mut matches = shared.matches.into_inner();
     sort_matches(&mut matches);
     if matches.len() > req.max_results {
         matches.truncate(req.max_results);
@@ -293,15 +293,15 @@ impl Shared<'_> {
         if found.is_empty() {
             return WalkState::Continue;
         }
-        if let Ok(mut all) = self.matches.lock() {
-            all.extend(found);
-            // Memory stays bounded: only the first `max_results` by path and line can be kept.
-            if all.len() > self.req.max_results.saturating_mul(2).max(256) {
-                sort_matches(&mut all);
-                all.truncate(self.req.max_results);
-                self.hit_results.store(true, Ordering::Relaxed);
-            }
+        let mut all = self.matches.lock();
+        all.extend(found);
+        // Memory stays bounded: only the first `max_results` by path and line can be kept.
+        if all.len() > self.req.max_results.saturating_mul(2).max(256) {
+            sort_matches(&mut all);
+            all.truncate(self.req.max_results);
+            self.hit_results.store(true, Ordering::Relaxed);
         }
+        drop(all);
         WalkState::Continue
     }
 

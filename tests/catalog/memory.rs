@@ -102,8 +102,8 @@ async fn memory_event(events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) 
 #[tokio::test]
 async fn three_proposals_are_stored_and_the_fourth_is_refused_with_memory_limit() {
     let home = Home::new("[memory]\nenabled = true\n");
-    let mut launch = home.launch();
-    let policy = launch.policy().unwrap();
+    let launch = home.launch();
+    let policy = launch.policy().unwrap().value;
     let host = launch.host("s-limit", &policy).unwrap();
     let catalog = launch.catalog(&policy).unwrap();
     for i in 1..=3 {
@@ -128,14 +128,16 @@ async fn three_proposals_are_stored_and_the_fourth_is_refused_with_memory_limit(
 #[tokio::test]
 async fn a_proposal_is_inactive_until_accepted_and_then_reaches_the_next_session() {
     let home = Home::new("[memory]\nenabled = true\n");
-    let mut launch = home.launch();
+    let launch = home.launch();
     let setup = launch
         .agent_setup(
             "s-one".into(),
             Arc::new(ScriptedModel::demo().unwrap()),
             ApprovalMode::Interactive,
+            None,
         )
-        .unwrap();
+        .unwrap()
+        .value;
     let (catalog, host) = (setup.catalog.clone(), setup.host.clone());
     propose(
         &catalog,
@@ -150,7 +152,13 @@ async fn a_proposal_is_inactive_until_accepted_and_then_reaches_the_next_session
         .unwrap();
     // Proposed, not active: no file, and a new session's prompt does not carry it.
     assert!(!home.memory_file().exists());
-    assert!(!home.launch().system_prompt().contains("tabs over spaces"));
+    assert!(
+        !home
+            .launch()
+            .system_prompt()
+            .value
+            .contains("tabs over spaces")
+    );
 
     let mut h = agent::spawn(setup);
     h.ops.send(Op::ListMemory).unwrap();
@@ -224,7 +232,7 @@ async fn a_proposal_is_inactive_until_accepted_and_then_reaches_the_next_session
         std::fs::read_to_string(home.memory_file()).unwrap(),
         "- The person prefers tabs over spaces.\n"
     );
-    let next = home.launch().system_prompt();
+    let next = home.launch().system_prompt().value;
     assert!(next.contains("# Memory"), "{next}");
     assert!(
         next.contains("- The person prefers tabs over spaces."),
@@ -237,11 +245,11 @@ async fn a_proposal_is_inactive_until_accepted_and_then_reaches_the_next_session
 async fn without_memory_enabled_the_tool_is_not_offered_and_notes_are_not_read() {
     let home = Home::new("");
     std::fs::write(home.memory_file(), "- an old note\n").unwrap();
-    let mut launch = home.launch();
-    let policy = launch.policy().unwrap();
+    let launch = home.launch();
+    let policy = launch.policy().unwrap().value;
     let catalog = launch.catalog(&policy).unwrap();
     assert!(catalog.get("memory.propose").is_none());
-    assert!(!launch.system_prompt().contains("an old note"));
+    assert!(!launch.system_prompt().value.contains("an old note"));
     let host = launch.host("s-off", &policy).unwrap();
     assert!(host.memory.is_none());
 }

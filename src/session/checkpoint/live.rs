@@ -4,7 +4,9 @@
 //! and `/diff` plan and restore from it. Every method blocks (file I/O); the agent calls them off
 //! its async threads.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use super::CheckpointError;
 use super::history::History;
@@ -69,8 +71,9 @@ pub struct Checkpoints {
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding the lock leaves data that is still consistent enough to read.
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    // A panic while holding the lock leaves data that is still consistent enough to read (the
+    // lock does not poison).
+    m.lock()
 }
 
 impl Checkpoints {

@@ -13,8 +13,10 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
+
+use parking_lot::Mutex;
 
 // Roots are deprecated by a protocol draft (SEP-2577) that the reference servers do not speak
 // yet; they still ask for them, and pablo's answer is the workspace.
@@ -451,7 +453,7 @@ async fn open_stdio(
 }
 
 fn first_garbage(slot: &GarbageSlot) -> Option<String> {
-    slot.lock().ok().and_then(|g| g.clone())
+    slot.lock().clone()
 }
 
 fn describe_status(s: ExitInfo) -> String {
@@ -537,9 +539,8 @@ async fn check_lines(
             continue;
         }
         if too_long || serde_json::from_slice::<serde::de::IgnoredAny>(text).is_err() {
-            if let Ok(mut g) = garbage.lock()
-                && g.is_none()
-            {
+            let mut g = garbage.lock();
+            if g.is_none() {
                 let shown = if too_long {
                     format!("a line longer than {} MiB", MAX_LINE / (1024 * 1024))
                 } else {

@@ -17,7 +17,9 @@ pub mod result;
 pub mod tool;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -111,16 +113,11 @@ pub struct Server {
 
 impl Server {
     fn state(&self) -> State {
-        self.state
-            .read()
-            .map(|s| s.clone())
-            .unwrap_or(State::Stopped)
+        self.state.read().clone()
     }
 
     fn set(&self, state: State) {
-        if let Ok(mut s) = self.state.write() {
-            *s = state;
-        }
+        *self.state.write() = state;
     }
 
     fn live(&self) -> Option<Live> {
@@ -275,7 +272,7 @@ impl McpHub {
     }
 
     fn emit(&self, server: &Server) {
-        let sink = self.events.lock().ok().and_then(|e| e.clone());
+        let sink = self.events.lock().clone();
         if let Some(sink) = sink {
             sink.send(Event::McpServer {
                 server: server.view(),
@@ -294,7 +291,8 @@ impl McpHub {
     /// Starts every server in the background (once); their states go to `events` as they
     /// change. Returns at once.
     pub fn start(self: &Arc<Self>, events: Option<EventSink>) {
-        if let Ok(mut e) = self.events.lock() {
+        {
+            let mut e = self.events.lock();
             if e.is_some() {
                 return;
             }

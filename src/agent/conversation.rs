@@ -1,0 +1,132 @@
+//! One conversation and what its turn loop keeps between model calls: the messages, the model
+//! and its window, the catalog it may call, its limits and what it has spent of them.
+//!
+//! A conversation is owned by whoever runs its turn: the dispatcher between turns, the turn's
+//! task while one runs (it is moved in and handed back at the end, so no lock guards it). What it
+//! shares with the rest of the session is behind [`Shared`]. The session's main conversation is
+//! built from the [`super::AgentSetup`]; another one (a subagent's, with a fresh history, a
+//! narrower catalog and limits of its own) is built the same way over the same [`Shared`], so its
+//! approvals reach the same front-end.
+
+use std::sync::Arc;
+
+use super::shared::Shared;
+use super::window::ContextWindow;
+use super::{Budget, Limits};
+use crate::core::ErrorCode;
+use crate::model::{Message, ModelClient, ModelProfile, ModelStopReason, ReasoningBlock};
+use crate::protocol::{Event, StopReason, ToolCall, Usage, WorkMode};
+use crate::tools::Catalog;
+
+/// What a conversation starts from.
+pub(crate) struct ConversationSetup {
+    /// The conversation's id: the session id for the main one (the providers' cache key).
+    pub(crate) session_id: String,
+    pub(crate) model: Arc<dyn ModelClient>,
+    /// The tools this conversation may call.
+    pub(crate) catalog: Catalog,
+    pub(crate) limits: Limits,
+    pub(crate) system_prompt: String,
+    /// The conversation so far (resume); empty for a new one.
+    pub(crate) history: Vec<Message>,
+}
+
+/// One conversation with the model and the state its turns change.
+pub(crate) struct Conversation {
+    pub(super) shared: Arc<Shared>,
+    pub(super) session_id: String,
+    pub(super) model: Arc<dyn ModelClient>,
+    pub(super) profile: ModelProfile,
+    pub(super) window: ContextWindow,
+    pub(super) catalog: Catalog,
+    pub(super) limits: Limits,
+    pub(super) system_prompt: String,
+    pub(super) messages: Vec<Message>,
+    pub(super) budget: Budget,
+    pub(super) usage: Usage,
+    /// What the calls so far cost, each at the prices of the model that answered it (`None`
+    /// while no model with known prices has answered).
+    pub(super) cost_usd: Option<f64>,
+    /// The mode of the previous turn, to tell the model when planning starts or ends.
+    pub(super) last_turn_mode: WorkMode,
+}
+
+impl Conversation {
+    pub(crate) fn new(shared: Arc<Shared>, setup: ConversationSetup) -> Self {
+        let profile = setup.model.profile();
+        Self {
+            shared,
+            window: ContextWindow::new(profile.context_window),
+            profile,
+            session_id: setup.session_id,
+            model: setup.model,
+            catalog: setup.catalog,
+            limits: setup.limits,
+            system_prompt: setup.system_prompt,
+            messages: setup.history,
+            budget: Budget::default(),
+            usage: Usage::default(),
+            cost_usd: None,
+            last_turn_mode: WorkMode::Ask,
+        }
+    }
+
+    pub(super) fn emit(&self, event: Event) {
+        self.shared.emit(event);
+    }
+
+    /// Answers with `model` from the next call on: its window and prices from here on (the
+    /// calls so far keep theirs), which the front-ends are shown at once.
+    pub(super) fn switch_model(&mut self, model: Arc<dyn ModelClient>) {
+        self.profile = model.profile();
+        self.window = ContextWindow::new(self.profile.context_window);
+        self.model = model;
+        self.emit(Event::ContextUsage {
+            used_tokens: self.window.estimate(self.request_bytes()),
+            window_tokens: self.window.window_tokens(),
+            cost_usd: self.cost_usd,
+        });
+    }
+}
+
+/// Why a turn stopped early.
+pub(super) struct TurnEnd {
+    pub(super) stop_reason: StopReason,
+    pub(super) error: Option<(ErrorCode, String)>,
+    /// The provider refused the request as too long for the context window (its message).
+    pub(super) overflow: Option<String>,
+}
+
+impl TurnEnd {
+    pub(super) fn cancelled() -> Self {
+        Self {
+            stop_reason: StopReason::Cancelled,
+            error: None,
+            overflow: None,
+        }
+    }
+
+    pub(super) fn budget(code: ErrorCode, message: String) -> Self {
+        Self {
+            stop_reason: StopReason::BudgetExhausted,
+            error: Some((code, message)),
+            overflow: None,
+        }
+    }
+
+    pub(super) fn error(code: ErrorCode, message: String) -> Self {
+        Self {
+            stop_reason: StopReason::Error,
+            error: Some((code, message)),
+            overflow: None,
+        }
+    }
+}
+
+/// What one model call produced.
+pub(super) struct ModelTurn {
+    pub(super) text: String,
+    pub(super) calls: Vec<ToolCall>,
+    pub(super) stop: ModelStopReason,
+    pub(super) reasoning: Vec<ReasoningBlock>,
+}

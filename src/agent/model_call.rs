@@ -1,0 +1,214 @@
+//! One model call: the request (the conversation, the tools, the output allowance), the stream
+//! decoded as it arrives (text and reasoning passed on as deltas, tool calls collected, the output
+//! bounded), and the usage that corrects the window's estimate and the session's cost.
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::conversation::{Conversation, ModelTurn, TurnEnd};
+use super::window;
+use crate::core::{Coded, ErrorCode};
+use crate::model::profile::thinking_budget;
+use crate::model::{ModelError, ModelRequest, ReasoningBlock, StreamEvent};
+use crate::protocol::{Event, Usage};
+
+/// The answer tokens asked for by default (reasoning budgets come on top).
+const ANSWER_TOKENS: u32 = 16_384;
+/// The fewest output tokens a request asks for, however full the window.
+const MIN_OUTPUT_TOKENS: u32 = 1_024;
+
+impl Conversation {
+    /// The output tokens to ask for: the answer allowance plus the thinking budget, within the
+    /// model's bound and what the window leaves after the input.
+    fn max_output_tokens(&self, input_bytes: usize) -> u32 {
+        let thinking = self
+            .profile
+            .reasoning
+            .and_then(thinking_budget)
+            .unwrap_or(0);
+        let wanted = ANSWER_TOKENS
+            .saturating_add(thinking)
+            .min(self.profile.max_output_tokens);
+        let room = self
+            .window
+            .window_tokens()
+            .saturating_sub(self.window.estimate(input_bytes));
+        let room = u32::try_from(room).unwrap_or(u32::MAX);
+        wanted.min(room).max(MIN_OUTPUT_TOKENS)
+    }
+
+    /// One streamed model call: the text, the tool calls, why the model stopped, and its
+    /// reasoning.
+    pub(super) async fn call_model(
+        &mut self,
+        cancel: &CancellationToken,
+    ) -> Result<ModelTurn, TurnEnd> {
+        // `--max-tool-calls 0`: a tool the model may not call is not offered at all.
+        let tools = if self.limits.max_tool_calls == Some(0) {
+            Vec::new()
+        } else {
+            self.catalog.specs()
+        };
+        let mut request = ModelRequest {
+            system: self.system_prompt.clone(),
+            messages: self.messages.clone(),
+            tools,
+            max_output_tokens: 0,
+            reasoning: self.profile.reasoning,
+            cache: true,
+            cache_key: Some(self.session_id.clone()),
+        };
+        if !self.model.profile().images {
+            window::drop_images(&mut request.messages);
+        }
+        let size = self.request_bytes();
+        request.max_output_tokens = self.max_output_tokens(size);
+        if size > self.limits.max_request_context_bytes {
+            return Err(TurnEnd::error(
+                ErrorCode::ContextTooLarge,
+                format!(
+                    "the request context is {size} bytes, over the limit of {} bytes",
+                    self.limits.max_request_context_bytes
+                ),
+            ));
+        }
+        self.budget.model_calls += 1;
+        let span =
+            crate::telemetry::model_call_span(self.model.provider(), self.model.model(), size);
+        let started = Instant::now();
+        let result = self
+            .stream_model(&request, size, cancel)
+            .instrument(span.clone())
+            .await;
+        span.record("duration_ms", started.elapsed().as_millis() as u64);
+        match &result {
+            Ok(t) => {
+                let out: usize =
+                    t.text.len() + t.calls.iter().map(|c| c.arguments.len()).sum::<usize>();
+                span.record("output_bytes", out);
+                span.record("tool_calls", t.calls.len());
+                span.record("outcome", "ok");
+            }
+            Err(e) => {
+                span.record("outcome", e.code().as_str());
+            }
+        }
+        match result {
+            Ok(r) => Ok(r),
+            Err(ModelError::Cancelled) => Err(TurnEnd::cancelled()),
+            Err(e @ ModelError::ContextTooLong { .. }) => {
+                let mut end = TurnEnd::error(e.code(), e.to_string());
+                end.overflow = Some(e.to_string());
+                Err(end)
+            }
+            Err(e @ ModelError::OutputTooLarge { .. }) => {
+                Err(TurnEnd::budget(e.code(), e.to_string()))
+            }
+            Err(e) => Err(TurnEnd::error(e.code(), e.to_string())),
+        }
+    }
+
+    async fn stream_model(
+        &mut self,
+        request: &ModelRequest,
+        request_bytes: usize,
+        cancel: &CancellationToken,
+    ) -> Result<ModelTurn, ModelError> {
+        let mut stream = tokio::select! {
+            s = self.model.stream(request, cancel.clone()) => s?,
+            () = cancel.cancelled() => return Err(ModelError::Cancelled),
+        };
+        let mut text = String::new();
+        let mut calls = Vec::new();
+        let mut reasoning: Vec<ReasoningBlock> = Vec::new();
+        let mut streamed_reasoning = String::new();
+        let mut out_bytes = 0usize;
+        let mut stop = None;
+        let mut call_usage = Usage::default();
+        loop {
+            let next = tokio::select! {
+                n = stream.next() => n,
+                () = cancel.cancelled() => return Err(ModelError::Cancelled),
+            };
+            let Some(event) = next else { break };
+            match event? {
+                StreamEvent::TextDelta(delta) => {
+                    out_bytes += delta.len();
+                    self.check_output(out_bytes)?;
+                    text.push_str(&delta);
+                    self.emit(Event::MessageDelta { text: delta });
+                }
+                StreamEvent::ReasoningDelta(delta) => {
+                    out_bytes += delta.len();
+                    self.check_output(out_bytes)?;
+                    streamed_reasoning.push_str(&delta);
+                    self.emit(Event::ReasoningDelta { text: delta });
+                }
+                StreamEvent::Reasoning(block) => reasoning.push(block),
+                StreamEvent::ToolCall(call) => {
+                    out_bytes += call.arguments.len();
+                    self.check_output(out_bytes)?;
+                    calls.push(call);
+                }
+                StreamEvent::Usage(u) => call_usage = u,
+                StreamEvent::Completed { stop_reason } => {
+                    stop = Some(stop_reason);
+                    break;
+                }
+                StreamEvent::Retry(r) => self.emit(super::forward::retry_event(r)),
+            }
+        }
+        let Some(stop) = stop else {
+            return Err(ModelError::StreamCut {
+                provider: self.model.provider().to_string(),
+            });
+        };
+        // A provider that streamed reasoning without a closing block still gets it journaled.
+        if reasoning.is_empty() && !streamed_reasoning.is_empty() {
+            reasoning.push(ReasoningBlock::Text {
+                text: streamed_reasoning,
+            });
+        }
+        if call_usage != Usage::default() {
+            let call_cost = self.profile.prices.map(|p| p.cost(&call_usage));
+            crate::telemetry::record_usage(&tracing::Span::current(), &call_usage, call_cost);
+            self.usage.add(&call_usage);
+            if let Some(cost) = call_cost {
+                self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
+            }
+            self.window.observe(request_bytes, call_usage.input_tokens);
+            self.emit(Event::Usage {
+                last: call_usage,
+                total: self.usage,
+            });
+        }
+        let used_tokens = match call_usage.input_tokens {
+            0 => self.window.estimate(request_bytes),
+            n => n,
+        };
+        self.emit(Event::ContextUsage {
+            used_tokens,
+            window_tokens: self.window.window_tokens(),
+            cost_usd: self.cost_usd,
+        });
+        Ok(ModelTurn {
+            text,
+            calls,
+            stop,
+            reasoning,
+        })
+    }
+
+    /// Refuses a model call's output once `bytes` of it are over `max_model_output_bytes`.
+    pub(super) fn check_output(&self, bytes: usize) -> Result<(), ModelError> {
+        if bytes > self.limits.max_model_output_bytes {
+            return Err(ModelError::OutputTooLarge {
+                limit: self.limits.max_model_output_bytes,
+            });
+        }
+        Ok(())
+    }
+}

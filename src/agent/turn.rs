@@ -1,0 +1,327 @@
+//! The turn loop: [`Conversation::run_turn`] is one turn from the person's prompt to the model's
+//! last answer: each model call, then each tool call it asked for (validate → preview → decide →
+//! commit, one at a time), until the model stops asking for tools. A cancelled turn is never
+//! dropped half-way: it still awaits the tool that is running (tools watch the token and clean
+//! up), answers every pending call with a result, and ends as `Cancelled`. [`super::task`] runs it
+//! as a task of its own.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::attach;
+use super::conversation::{Conversation, ModelTurn, TurnEnd};
+use super::limits;
+use super::mode;
+use super::tool_call::{AlreadyRan, parse_arguments};
+use crate::core::{Coded, ErrorCode, ToolFailure};
+use crate::model::{Message, ModelStopReason};
+use crate::protocol::{Event, ImageAttachment, StopReason};
+
+/// What the person sent to start a turn.
+#[derive(Debug, Clone)]
+pub(crate) struct TurnInput {
+    pub(crate) text: String,
+    pub(crate) images: Vec<ImageAttachment>,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TurnOutcome {
+    /// Nothing was sent: an attachment could not go. The person gets the prompt back.
+    Refused {
+        code: String,
+        message: String,
+        text: String,
+    },
+    /// The turn ran (its error, if any, was already sent as `Event::Error`).
+    Completed { stop_reason: StopReason },
+}
+
+impl TurnOutcome {
+    /// The event that closes the turn for a front-end.
+    pub(crate) fn into_event(self, usage: crate::protocol::Usage) -> Event {
+        match self {
+            TurnOutcome::Refused {
+                code,
+                message,
+                text,
+            } => Event::TurnRefused {
+                code,
+                message,
+                text,
+            },
+            TurnOutcome::Completed { stop_reason } => Event::TurnCompleted { stop_reason, usage },
+        }
+    }
+}
+
+impl Conversation {
+    /// Runs one turn of the conversation to its end: attachments, the prompt, then model calls
+    /// and tool calls until the model stops, the budget is spent or `cancel` fires. The event
+    /// that closes the turn for a front-end ([`TurnOutcome::into_event`]) is the caller's to
+    /// send: a subagent's turn does not end the person's.
+    pub(crate) async fn run_turn(
+        &mut self,
+        input: TurnInput,
+        cancel: CancellationToken,
+    ) -> TurnOutcome {
+        let TurnInput {
+            text,
+            images: given_images,
+        } = input;
+        let span = crate::telemetry::turn_span();
+        let started = Instant::now();
+        let calls_before = (self.budget.model_calls, self.budget.tool_calls);
+        // Attachments are read before anything is sent: an image that cannot go refuses the
+        // turn, and the person gets the prompt back to change it.
+        let profile = self.model.profile();
+        let target = attach::Target {
+            provider: self.model.provider(),
+            model: self.model.model(),
+            takes_images: profile.images,
+        };
+        let attached = attach::attach(&self.shared.host, &self.shared.policy, &text, &target)
+            .and_then(|a| attach::with_given_images(a, given_images, &target));
+        let attached = match attached {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::info!(code = e.code().as_str(), "turn refused");
+                return TurnOutcome::Refused {
+                    code: e.code().to_string(),
+                    message: e.to_string(),
+                    text,
+                };
+            }
+        };
+        self.emit(Event::UserMessage { text: text.clone() });
+        // The turn's checkpoint keeps the prompt as the person wrote it (a rewind gives it back).
+        let prompt = text.clone();
+        let attach::Attached {
+            files,
+            images,
+            notes,
+        } = attached;
+        for message in notes {
+            self.emit(Event::Warning { message });
+        }
+        let text = attach::with_images(&attach::with_attachments(&text, &files), &images);
+        let message_images: Vec<crate::model::Image> =
+            images.iter().map(|i| i.image.clone()).collect();
+        if !files.is_empty() || !images.is_empty() {
+            self.emit(Event::Attachments { files, images });
+        }
+        let now = self.shared.policy.mode();
+        let text = match mode::turn_note(self.last_turn_mode, now) {
+            Some(note) => format!("{text}\n\n{note}"),
+            None => text,
+        };
+        self.last_turn_mode = now;
+        let text = self.open_checkpoint(&prompt, text);
+        self.messages.push(Message::User {
+            text,
+            images: message_images,
+        });
+        // The run deadline bounds each turn (`pablo run` has exactly one; an interactive session
+        // that sat idle for an hour must not have its next turn cut at once). It cancels like an
+        // interrupt, so the running tool is awaited, and then ends the turn as a spent budget.
+        let deadline_hit = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let timer = {
+            let (cancel, hit, limit) = (
+                cancel.clone(),
+                deadline_hit.clone(),
+                self.limits.run_deadline,
+            );
+            tokio::spawn(async move {
+                tokio::time::sleep(limit).await;
+                hit.store(true, Ordering::Relaxed);
+                cancel.cancel();
+            })
+        };
+        let mut end = self.turn_steps(&cancel).instrument(span.clone()).await;
+        timer.abort();
+        if deadline_hit.load(Ordering::Relaxed)
+            && matches!(&end, Err(e) if e.stop_reason == StopReason::Cancelled)
+        {
+            end = Err(TurnEnd::budget(
+                ErrorCode::DeadlineExceeded,
+                format!(
+                    "the run deadline of {} s was reached; the turn was stopped",
+                    self.limits.run_deadline.as_secs()
+                ),
+            ));
+        }
+        let stop_reason = match end {
+            Ok(r) => r,
+            Err(end) => {
+                if let Some((code, message)) = end.error {
+                    self.emit(Event::Error {
+                        code: code.into(),
+                        message,
+                    });
+                }
+                end.stop_reason
+            }
+        };
+        span.record("model_calls", self.budget.model_calls - calls_before.0);
+        span.record("tool_calls", self.budget.tool_calls - calls_before.1);
+        span.record("stop_reason", format!("{stop_reason:?}"));
+        span.record("duration_ms", started.elapsed().as_millis() as u64);
+        TurnOutcome::Completed { stop_reason }
+    }
+
+    /// Model call, tools, model call, … until the model stops asking for tools.
+    async fn turn_steps(&mut self, cancel: &CancellationToken) -> Result<StopReason, TurnEnd> {
+        // A "context too long" refusal is answered once per step: make room, try again.
+        let mut retried_overflow = false;
+        loop {
+            if cancel.is_cancelled() {
+                return Err(TurnEnd::cancelled());
+            }
+            self.check_events()?;
+            if !self.budget.model_calls_left(&self.limits) {
+                return Err(TurnEnd::budget(
+                    ErrorCode::ModelCallBudgetExhausted,
+                    format!(
+                        "the model-call budget ({}) is used up",
+                        self.limits.max_model_calls.unwrap_or(0)
+                    ),
+                ));
+            }
+            self.fit_context(cancel, false).await;
+            let ModelTurn {
+                text,
+                calls,
+                stop,
+                reasoning,
+            } = match self.call_model(cancel).await {
+                Ok(t) => t,
+                Err(TurnEnd {
+                    overflow: Some(message),
+                    ..
+                }) if !retried_overflow => {
+                    retried_overflow = true;
+                    self.recover_overflow(&message, cancel).await;
+                    continue;
+                }
+                Err(end) => return Err(end),
+            };
+            retried_overflow = false;
+            if !reasoning.is_empty() {
+                self.emit(Event::ReasoningCompleted {
+                    blocks: reasoning.clone(),
+                });
+            }
+            self.emit(Event::MessageCompleted {
+                text: text.clone(),
+                tool_calls: calls.clone(),
+            });
+            self.messages.push(Message::Assistant {
+                text,
+                tool_calls: calls.clone(),
+                reasoning,
+            });
+            if calls.is_empty() {
+                return Ok(match stop {
+                    ModelStopReason::MaxTokens => StopReason::MaxTokens,
+                    _ => StopReason::EndTurn,
+                });
+            }
+            let mut end: Option<TurnEnd> = None;
+            for call in calls {
+                let tool = self
+                    .catalog
+                    .get(&call.name)
+                    .map(|t| t.name().to_string())
+                    .unwrap_or_else(|| call.name.clone());
+                self.emit(Event::ToolCallBegin {
+                    call_id: call.id.clone(),
+                    tool: tool.clone(),
+                    arguments: parse_arguments(&call.arguments)
+                        .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+                });
+                let (outcome, ran) = match &end {
+                    Some(_) => (
+                        ToolFailure::new(
+                            ErrorCode::NotRun,
+                            format!(
+                                "{} was not run because the turn stopped before it",
+                                call.name
+                            ),
+                        )
+                        .into_outcome(),
+                        AlreadyRan::default(),
+                    ),
+                    None => {
+                        if cancel.is_cancelled() {
+                            end = Some(TurnEnd::cancelled());
+                            let f = ToolFailure::new(
+                                ErrorCode::Cancelled,
+                                format!("{} was not run: the turn was interrupted", call.name),
+                            );
+                            (f.into_outcome(), AlreadyRan::default())
+                        } else if !self.budget.model_calls_left(&self.limits) {
+                            // Nobody would read this tool's result: do not start it.
+                            end = Some(TurnEnd::budget(
+                                ErrorCode::ModelCallBudgetExhausted,
+                                "the model-call budget is used up, so no further tool is started"
+                                    .to_string(),
+                            ));
+                            let f = ToolFailure::new(
+                                ErrorCode::ModelCallBudgetExhausted,
+                                format!(
+                                    "{} was not run: no model call is left to read its result",
+                                    call.name
+                                ),
+                            );
+                            (f.into_outcome(), AlreadyRan::default())
+                        } else {
+                            let (outcome, ran) = self.run_tool_call(&call, cancel).await;
+                            if let Some((code, message)) = limits::spent_budget(&outcome) {
+                                end = Some(TurnEnd::budget(code, message));
+                            }
+                            (outcome, ran)
+                        }
+                    }
+                };
+                // The model gets what the journal and the screen get: no secret value.
+                let outcome =
+                    crate::core::secrets::redact_serde(self.bound_result(&tool, outcome, &ran));
+                let content = crate::core::tool_message(&outcome);
+                self.emit(Event::ToolCallEnd {
+                    call_id: call.id.clone(),
+                    tool,
+                    result: outcome,
+                });
+                self.messages.push(Message::Tool {
+                    call_id: call.id.clone(),
+                    content,
+                });
+            }
+            if let Some(end) = end {
+                return Err(end);
+            }
+            if cancel.is_cancelled() {
+                return Err(TurnEnd::cancelled());
+            }
+        }
+    }
+
+    fn check_events(&self) -> Result<(), TurnEnd> {
+        let n = self.shared.emitted();
+        if n > self.limits.max_native_events {
+            return Err(TurnEnd::budget(
+                ErrorCode::EventLimitExceeded,
+                format!(
+                    "the session emitted {n} events, over the limit of {}",
+                    self.limits.max_native_events
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

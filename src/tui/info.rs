@@ -1,0 +1,305 @@
+//! Information blocks in the transcript (`/help`, `/ps`, `/rules`, `/mcp`, a restore report) and
+//! rows of the background-session list.
+//!
+//! The state keeps what such a block says as data ([`Info`]); how it looks is decided here, on
+//! the view's side, when a cell is rendered. So the reducer never builds styled lines and a
+//! block re-renders for any width like every other cell.
+
+use ratatui::text::{Line, Span};
+
+use super::commands;
+use super::text::str_width;
+use super::theme;
+use crate::core::ErrorCode;
+use crate::protocol::{
+    CustomCommand, McpServerView, McpState, RestoreAction, RestoreReport, RestoreScope,
+    RuleSummary, SessionSummary,
+};
+
+/// What an information block in the transcript shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Info {
+    /// `/help`: the built-in commands, the person's own, and the keys.
+    Help { custom: Vec<CustomCommand> },
+    /// `/ps`: the background sessions, with their runtimes as of `wall_ms`.
+    Background {
+        sessions: Vec<SessionSummary>,
+        wall_ms: u64,
+    },
+    /// `/rules` (and `/rules remove ID`): the saved rules.
+    Rules {
+        rules: Vec<RuleSummary>,
+        removed: Option<String>,
+    },
+    /// `/mcp`: every server with its state and what it offers.
+    Mcp { servers: Vec<McpServerView> },
+    /// What a restore (`/undo`, `/rewind`, a revert from `/diff`) did.
+    Restored(RestoreReport),
+}
+
+impl Info {
+    /// The block's lines (unwrapped; the cell wraps them to its width).
+    pub fn lines(&self) -> Vec<Line<'static>> {
+        match self {
+            Info::Help { custom } => help(custom),
+            Info::Background { sessions, wall_ms } => background(sessions, *wall_ms),
+            Info::Rules { rules, removed } => self::rules(rules, removed.as_deref()),
+            Info::Mcp { servers } => mcp(servers),
+            Info::Restored(report) => restored(report),
+        }
+    }
+}
+
+/// `/help`: every line starts with its command (or key), and the descriptions of a section start
+/// in one column, two spaces after its longest command.
+fn help(custom: &[CustomCommand]) -> Vec<Line<'static>> {
+    let name = |c: &commands::SlashCommand| {
+        if c.args.is_empty() {
+            format!("/{}", c.name)
+        } else {
+            format!("/{} {}", c.name, c.args)
+        }
+    };
+    let names: Vec<String> = commands::COMMANDS
+        .iter()
+        .map(name)
+        .chain(custom.iter().map(|c| format!("/{}", c.name)))
+        .collect();
+    let col = names.iter().map(|n| str_width(n)).max().unwrap_or(0) + 2;
+    let pad = |text: &str, col: usize| {
+        let w = str_width(text);
+        format!("  {text}{}", " ".repeat(col.saturating_sub(w)))
+    };
+    let mut lines = vec![Line::from(Span::styled("Commands", theme::heading(2)))];
+    for (c, n) in commands::COMMANDS.iter().zip(&names) {
+        lines.push(Line::from(vec![
+            Span::styled(pad(n, col), theme::key()),
+            Span::raw(c.help),
+        ]));
+    }
+    if !custom.is_empty() {
+        lines.push(Line::from(Span::styled("Your commands", theme::heading(2))));
+        for c in custom {
+            lines.push(Line::from(vec![
+                Span::styled(pad(&format!("/{}", c.name), col), theme::key()),
+                Span::raw(c.description.clone()),
+                Span::styled(format!("  ({})", c.source), theme::dim()),
+            ]));
+        }
+    }
+    lines.push(Line::from(Span::styled("Keys", theme::heading(2))));
+    let key_col = commands::KEYS
+        .iter()
+        .map(|(k, _)| str_width(k))
+        .max()
+        .unwrap_or(0)
+        + 2;
+    for (k, what) in commands::KEYS {
+        lines.push(Line::from(vec![
+            Span::styled(pad(k, key_col), theme::key()),
+            Span::raw(*what),
+        ]));
+    }
+    lines
+}
+
+fn background(sessions: &[SessionSummary], wall_ms: u64) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(Span::styled(
+        "Background sessions",
+        theme::heading(2),
+    ))];
+    if sessions.is_empty() {
+        lines.push(Line::from(Span::styled("  none", theme::dim())));
+    }
+    for s in sessions {
+        lines.push(session_line(s, false, wall_ms));
+    }
+    lines
+}
+
+/// One row of the background-session list: id, state, runtime (as of `wall_ms`), PTY, command.
+pub fn session_line(s: &SessionSummary, selected: bool, wall_ms: u64) -> Line<'static> {
+    let state = if s.running {
+        Span::styled("running", theme::ok())
+    } else {
+        match s.exit_code {
+            Some(c) => Span::styled(
+                format!("exit {c}"),
+                if c == 0 { theme::dim() } else { theme::error() },
+            ),
+            None => Span::styled("killed", theme::warn()),
+        }
+    };
+    let secs = wall_ms.saturating_sub(s.started_ms) / 1000;
+    let runtime = if s.running {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        String::new()
+    };
+    let style = if selected {
+        theme::selected()
+    } else {
+        Default::default()
+    };
+    Line::from(vec![
+        Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
+        Span::styled(format!("{:<10}", s.session_id), style),
+        Span::raw(" "),
+        state,
+        Span::styled(format!(" {runtime:>6} "), theme::dim()),
+        Span::styled(if s.pty { "pty " } else { "    " }, theme::dim()),
+        Span::styled(s.command.clone(), theme::inline_code()),
+    ])
+}
+
+fn rules(rules: &[RuleSummary], removed: Option<&str>) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if let Some(id) = removed {
+        lines.push(Line::from(vec![
+            Span::raw("removed "),
+            Span::styled(id.to_string(), theme::key()),
+        ]));
+    }
+    lines.push(Line::from(Span::styled(
+        "Saved with \"allow always\" in this workspace",
+        theme::heading(2),
+    )));
+    if rules.is_empty() {
+        lines.push(Line::from(Span::styled("  none", theme::dim())));
+    }
+    for r in rules {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {}", r.id), theme::key()),
+            Span::raw("  "),
+            Span::styled(r.allows.clone(), theme::inline_code()),
+        ]));
+    }
+    if !rules.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "  /rules remove ID forgets one",
+            theme::dim(),
+        )));
+    }
+    lines
+}
+
+fn mcp(servers: &[McpServerView]) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(Span::styled("MCP servers", theme::heading(2)))];
+    if servers.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "  none configured ([mcp_servers.NAME] in the config; see docs/mcp.md)",
+            theme::dim(),
+        )));
+    }
+    for s in servers {
+        mcp_server(s, &mut lines);
+    }
+    lines
+}
+
+fn mcp_server(s: &McpServerView, lines: &mut Vec<Line<'static>>) {
+    let (word, style) = match s.state {
+        McpState::Starting => ("starting".to_string(), theme::warn()),
+        McpState::Ready => (
+            match s.tools.len() {
+                1 => "ready, 1 tool".to_string(),
+                n => format!("ready, {n} tools"),
+            },
+            theme::ok(),
+        ),
+        McpState::Failed => ("failed".to_string(), theme::error()),
+        McpState::Stopped => ("stopped".to_string(), theme::dim()),
+    };
+    let mut head = vec![
+        Span::styled(format!("  {}", s.name), theme::key()),
+        Span::styled(format!("  {} ", s.transport), theme::dim()),
+        Span::styled(word, style),
+    ];
+    if s.required {
+        head.push(Span::styled("  required", theme::dim()));
+    }
+    lines.push(Line::from(head));
+    if let Some(r) = &s.reason {
+        lines.push(Line::from(Span::styled(format!("    {r}"), theme::error())));
+    }
+    for t in &s.tools {
+        lines.push(Line::from(vec![
+            Span::styled(format!("    {}", t.name), theme::inline_code()),
+            Span::styled(format!("  {}", t.description), theme::dim()),
+        ]));
+    }
+    for p in &s.prompts {
+        lines.push(Line::from(vec![
+            Span::styled(format!("    /{}:{}", s.name, p.name), theme::key()),
+            Span::styled(format!("  {}", p.description), theme::dim()),
+        ]));
+    }
+    for r in s.resources.iter().take(20) {
+        lines.push(Line::from(vec![
+            Span::styled(format!("    @{}:{}", s.name, r.uri), theme::key()),
+            Span::styled(format!("  {}", r.name), theme::dim()),
+        ]));
+    }
+    if s.resources.len() > 20 {
+        lines.push(Line::from(Span::styled(
+            format!("    … {} more resources", s.resources.len() - 20),
+            theme::dim(),
+        )));
+    }
+    if let Some(log) = &s.log {
+        lines.push(Line::from(Span::styled(
+            format!("    log {log}"),
+            theme::dim(),
+        )));
+    }
+}
+
+fn restored(report: &RestoreReport) -> Vec<Line<'static>> {
+    let what = match &report.scope {
+        RestoreScope::Undo { .. } | RestoreScope::Rewind { .. } if !report.turns.is_empty() => {
+            let t: Vec<String> = report.turns.iter().map(u32::to_string).collect();
+            format!(
+                "Undid turn{} {}",
+                if t.len() == 1 { "" } else { "s" },
+                t.join(", ")
+            )
+        }
+        _ => "Reverted".to_string(),
+    };
+    let mut lines = vec![Line::from(Span::styled(what, theme::heading(2)))];
+    if report.restored.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "  no file was changed",
+            theme::dim(),
+        )));
+    }
+    for r in &report.restored {
+        let verb = match (r.action, &r.hunks) {
+            (_, Some(h)) => format!(
+                "restored {} hunk{}",
+                h.len(),
+                if h.len() == 1 { "" } else { "s" }
+            ),
+            (RestoreAction::Delete, None) => "deleted".into(),
+            (RestoreAction::Recreate, None) => "recreated".into(),
+            (RestoreAction::Rewrite, None) => "restored".into(),
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("  ✓ {verb:<12} "), theme::ok()),
+            Span::raw(r.path.clone()),
+        ]));
+    }
+    for s in &report.skipped {
+        let style = if s.code == ErrorCode::Deselected {
+            theme::dim()
+        } else {
+            theme::warn()
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("  · {:<12} ", s.code.replace('_', " ")), style),
+            Span::raw(s.path.clone()),
+            Span::styled(format!("  {}", s.message), theme::dim()),
+        ]));
+    }
+    lines
+}

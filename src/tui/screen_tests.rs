@@ -1,0 +1,286 @@
+//! Snapshots and checks of what the screen says while a turn waits, how the status line gives
+//! way when it is narrow, how `/help` lines up, how a table and an answered prompt look. The
+//! `.snap` files live in the top-level `snapshots/` folder.
+
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::state::{AppState, Setup};
+use super::view;
+use crate::protocol::*;
+
+macro_rules! snap {
+    ($name:expr, $value:expr) => {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!($name, $value);
+        })
+    };
+}
+
+fn state(inline: bool) -> (AppState, Instant) {
+    let t0 = Instant::now();
+    let mut s = AppState::with_setup(
+        t0,
+        Setup {
+            workspace: "~/src/projects/stats-and-more".into(),
+            policy_mode: "edits ask · commands ask · sandboxed".into(),
+            inline,
+            ..Setup::default()
+        },
+    );
+    s.tick(t0, 1_700_000_100_000);
+    s.apply(Event::SessionStarted {
+        session_id: "0190a1b2".into(),
+        provider: "openai".into(),
+        model: "gpt-test".into(),
+        workspace: "/home/me/src/projects/stats-and-more".into(),
+    });
+    (s, t0)
+}
+
+fn draw(s: &mut AppState, w: u16, h: u16) -> String {
+    let mut term = match Terminal::new(TestBackend::new(w, h)) {
+        Ok(t) => t,
+        Err(e) => match e {},
+    };
+    let area = ratatui::layout::Rect::new(0, 0, w, h);
+    view::prepare(s, area);
+    let drawn = term.draw(|f| f.render_widget(&*s, f.area()));
+    assert!(drawn.is_ok());
+    term.backend().to_string()
+}
+
+/// The last line of a drawn screen, without the quotes `TestBackend` puts around it.
+fn status_line(s: &mut AppState, w: u16) -> String {
+    let screen = draw(s, w, 6);
+    screen
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_matches('"')
+        .trim_end()
+        .to_string()
+}
+
+fn running_session() -> SessionSummary {
+    SessionSummary {
+        session_id: "s1".into(),
+        command: "sh tick.sh".into(),
+        running: true,
+        exit_code: None,
+        pty: false,
+        started_ms: 1_700_000_000_000,
+    }
+}
+
+#[test]
+fn a_narrow_status_line_drops_the_path_first_and_never_the_mode_or_the_background_count() {
+    let (mut s, _) = state(false);
+    s.apply(Event::ModeChanged {
+        mode: WorkMode::AutoEdit,
+    });
+    s.clear_hint();
+    s.apply(Event::Sessions {
+        sessions: vec![running_session()],
+    });
+    s.apply(Event::ContextUsage {
+        used_tokens: 42_000,
+        window_tokens: 100_000,
+        cost_usd: Some(0.049),
+    });
+    let widths = [140u16, 110, 90, 70, 50, 36];
+    let lines: Vec<String> = widths
+        .iter()
+        .map(|w| format!("{w:>3}: {}", status_line(&mut s, *w)))
+        .collect();
+    for (w, l) in widths.iter().zip(&lines) {
+        assert!(l.contains("auto-edit"), "the mode at {w}: {l}");
+        assert!(l.contains("1 bg"), "the background count at {w}: {l}");
+    }
+    // The path goes before anything else.
+    assert!(!lines[1].contains("stats-and-more"), "{}", lines[1]);
+    assert!(lines[1].contains("$0.049"), "{}", lines[1]);
+    snap!("status_line_narrow", lines.join("\n"));
+}
+
+#[test]
+fn a_retry_shows_in_the_status_line_with_its_countdown_attempt_reason_and_the_key_to_give_up() {
+    let (mut s, t0) = state(false);
+    s.apply(Event::UserMessage {
+        text: "hello".into(),
+    });
+    s.apply(Event::Retry {
+        attempt: 2,
+        max_attempts: 5,
+        wait_ms: 12_000,
+        reason: "503 from api.example.com".into(),
+        code: "model_http_error".into(),
+    });
+    s.set_now(t0 + Duration::from_millis(3_200));
+    let line = status_line(&mut s, 120);
+    assert!(
+        line.contains("retrying in 9 s, attempt 2 of 5: 503 from api.example.com · esc gives up"),
+        "{line}"
+    );
+    snap!("status_line_retry", line);
+    // The answer's first words end the wait.
+    s.apply(Event::MessageDelta {
+        text: "Hello".into(),
+    });
+    let line = status_line(&mut s, 120);
+    assert!(line.contains("working 3 s"), "{line}");
+    assert!(!line.contains("retrying"), "{line}");
+}
+
+#[test]
+fn a_markdown_table_renders_as_a_table() {
+    let (mut s, _) = state(false);
+    s.apply(Event::UserMessage {
+        text: "compare them".into(),
+    });
+    s.apply(Event::MessageCompleted {
+        text: "Here they are:\n\n| tool | reads | writes |\n|---|:---:|---:|\n| `fs.read` | yes | no |\n| `fs.write` | no | **yes** |\n\nThat is all."
+            .into(),
+        tool_calls: vec![],
+    });
+    s.apply(Event::TurnCompleted {
+        stop_reason: StopReason::EndTurn,
+        usage: Usage::default(),
+    });
+    snap!("answer_with_table", draw(&mut s, 70, 16));
+}
+
+#[test]
+fn help_lines_start_with_their_command_and_descriptions_share_a_column_two_spaces_after_the_longest()
+ {
+    let (mut s, _) = state(false);
+    s.submit("/help".into());
+    let screen = draw(&mut s, 140, 70);
+    let rows: Vec<&str> = screen
+        .lines()
+        .map(|l| l.trim_matches('"'))
+        .filter(|l| l.starts_with("   /"))
+        .collect();
+    assert_eq!(rows.len(), super::commands::COMMANDS.len(), "{screen}");
+    let longest = super::commands::COMMANDS
+        .iter()
+        .map(|c| {
+            if c.args.is_empty() {
+                c.name.len() + 1
+            } else {
+                c.name.len() + c.args.len() + 2
+            }
+        })
+        .max()
+        .unwrap_or(0);
+    // One space of margin and two of indent before the command.
+    let column = 3 + longest + 2;
+    for (row, c) in rows.iter().zip(super::commands::COMMANDS) {
+        let chars: Vec<char> = row.chars().collect();
+        assert!(row[3..].starts_with(&format!("/{}", c.name)), "{row}");
+        assert_eq!(chars[column - 1], ' ', "{row}");
+        assert_eq!(chars[column - 2], ' ', "{row}");
+        assert_ne!(chars[column], ' ', "{row}");
+    }
+}
+
+#[test]
+fn an_answered_prompt_leaves_its_decision_in_the_past_tense_in_the_tools_cell() {
+    let (mut s, _) = state(false);
+    s.apply(Event::UserMessage {
+        text: "fix it".into(),
+    });
+    for (id, answer) in [
+        ("c1", ApprovalAnswer::AllowOnce),
+        (
+            "c2",
+            ApprovalAnswer::Reject {
+                note: Some("use make test".into()),
+            },
+        ),
+    ] {
+        s.apply(Event::ToolCallBegin {
+            call_id: id.into(),
+            tool: "shell.run".into(),
+            arguments: serde_json::json!({"command": "sh tests/run.sh"}),
+        });
+        s.apply(Event::ApprovalRequest {
+            call_id: id.into(),
+            tool: "shell.run".into(),
+            preview: Preview::Command(CommandPreview {
+                command: "sh tests/run.sh".into(),
+                cwd: ".".into(),
+                background: false,
+                pty: false,
+                commands: vec![],
+                sandbox: None,
+            }),
+            verdict: Verdict::ask("builtin.ask", "commands ask"),
+        });
+        s.handle_key(KeyEvent::new(
+            KeyCode::Char(if id == "c1" { 'y' } else { 'n' }),
+            KeyModifiers::NONE,
+        ));
+        if id == "c2" {
+            for c in "use make test".chars() {
+                s.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+            }
+            s.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        }
+        let Some(Op::Approval { answer: sent, .. }) = s.take_ops().pop() else {
+            panic!("no answer sent");
+        };
+        assert_eq!(sent, answer);
+        s.apply(Event::ApprovalResolved {
+            call_id: id.into(),
+            answer,
+        });
+    }
+    let screen = draw(&mut s, 80, 14);
+    assert!(screen.contains("└ allowed once"), "{screen}");
+    assert!(screen.contains("└ rejected: use make test"), "{screen}");
+    assert!(!screen.contains("[y] Allow once"), "{screen}");
+}
+
+#[test]
+fn a_tools_duration_counts_its_run_not_the_time_its_prompt_was_open() {
+    let (mut s, t0) = state(false);
+    s.apply(Event::UserMessage {
+        text: "write it".into(),
+    });
+    s.apply(Event::ToolCallBegin {
+        call_id: "w".into(),
+        tool: "fs.write".into(),
+        arguments: serde_json::json!({"path": "a.txt"}),
+    });
+    let preview = Preview::Read {
+        path: "a.txt".into(),
+    };
+    s.apply(Event::ApprovalRequest {
+        call_id: "w".into(),
+        tool: "fs.write".into(),
+        preview: preview.clone(),
+        verdict: Verdict::ask("builtin.ask", "edits ask"),
+    });
+    // The person looks at the prompt for half a minute.
+    s.set_now(t0 + Duration::from_secs(30));
+    s.apply(Event::ApprovalResolved {
+        call_id: "w".into(),
+        answer: ApprovalAnswer::AllowOnce,
+    });
+    s.apply(Event::ToolCallRunning {
+        call_id: "w".into(),
+        preview,
+    });
+    s.set_now(t0 + Duration::from_millis(31_500));
+    s.apply(Event::ToolCallEnd {
+        call_id: "w".into(),
+        tool: "fs.write".into(),
+        result: ToolOutcome::ok(serde_json::json!({"path": "a.txt"})),
+    });
+    let screen = draw(&mut s, 80, 12);
+    assert!(screen.contains("✓ fs.write a.txt  (1.5s)"), "{screen}");
+}

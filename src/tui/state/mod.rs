@@ -1,0 +1,581 @@
+//! The TUI's state and how events and keys change it.
+//!
+//! A pure reducer: agent [`Event`]s ([`AppState::apply`]) and terminal keys
+//! ([`AppState::handle_key`]) go in; the state changes and queues what must leave it: ops for the
+//! agent ([`AppState::take_ops`]) and effects only the loop can perform ([`AppState::take_effects`]:
+//! the bell, the clipboard, the editor, the pager, listing the saved sessions). Nothing here draws,
+//! builds styled lines or touches the terminal, a file or the clock: the loop tells the state the
+//! time, the view ([`super::view`], [`super::info`]) decides how everything looks.
+//!
+//! The fields are private; the view reads them through accessors, and only the reducer's own
+//! methods change them. A journaled transcript is replayed through the same reducer with
+//! [`AppState::replay`]: what was pending then (a prompt, a running turn, a shutdown) is history
+//! now, so replayed events change the transcript and the figures but open nothing, ring nothing
+//! and start no turn.
+
+mod events;
+mod input;
+mod slash;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::cells::NoticeLevel;
+use super::composer::Composer;
+use super::layers::Layer;
+use super::text::Output;
+use super::transcript::Transcript;
+#[cfg(doc)]
+use crate::protocol::Event;
+use crate::protocol::{
+    CustomCommand, McpServerView, McpState, Notifications, Op, PlanItem, PlanStatus,
+    SessionSummary, Usage, WorkMode,
+};
+
+/// Side effects on the terminal (or the disk) that only the loop can perform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    Bell,
+    MouseCapture(bool),
+    /// Hand the terminal to `$PAGER` on this file, then take it back.
+    OpenPager(String),
+    /// Ctrl-G: open the draft in the person's editor.
+    EditDraft,
+    /// A desktop notification (OSC 9 / OSC 777), sent only while the terminal is not focused.
+    Notify(String),
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
+    /// `/clear`: clear the visible screen (inline, what it showed moves into the scrollback).
+    ClearScreen,
+    /// Ctrl-Z: give the terminal back and stop until the shell continues pablo.
+    Suspend,
+    /// `/resume`: list the saved sessions and hand them to [`AppState::open_resume`] (or the
+    /// failure to [`AppState::sessions_unavailable`]).
+    ListSavedSessions,
+}
+
+/// Facts for the status line.
+#[derive(Debug, Clone, Default)]
+pub struct StatusInfo {
+    pub session_id: String,
+    pub provider: String,
+    pub model: String,
+    pub workspace: String,
+    pub policy_mode: String,
+    /// The working mode in force (Shift-Tab switches it).
+    pub mode: WorkMode,
+    /// The command that resumes this session (shown by `/resume` and printed on exit).
+    pub resume_command: Option<String>,
+    /// Tokens of the last request and the model's window, once a call reported them.
+    pub context: Option<(u64, u64)>,
+    /// What the session has cost, when the model's prices are known (all of its runs).
+    pub cost_usd: Option<f64>,
+}
+
+/// The checklist the model keeps with `plan.update`.
+#[derive(Debug, Default)]
+pub struct PlanState {
+    pub items: Vec<PlanItem>,
+    pub explanation: Option<String>,
+    /// Flips the default visibility of the checklist (side panel shown, strip collapsed).
+    pub toggled: bool,
+}
+
+impl PlanState {
+    /// Progress of the checklist: (completed, total).
+    pub fn progress(&self) -> (usize, usize) {
+        let done = self
+            .items
+            .iter()
+            .filter(|i| i.status == PlanStatus::Completed)
+            .count();
+        (done, self.items.len())
+    }
+}
+
+/// The background shell sessions and what each printed.
+#[derive(Debug, Default)]
+pub struct Background {
+    pub sessions: Vec<SessionSummary>,
+    pub output: HashMap<String, Output>,
+}
+
+impl Background {
+    pub fn running(&self) -> usize {
+        self.sessions.iter().filter(|s| s.running).count()
+    }
+}
+
+/// A model request that failed and is tried again at `until` ([`Event::Retry`]).
+#[derive(Debug, Clone)]
+pub struct Waiting {
+    pub attempt: u32,
+    pub max_attempts: u32,
+    pub until: Instant,
+    pub reason: String,
+}
+
+/// The session's tokens and cost. The agent counts from its own start, and a resumed session's
+/// agent starts again from nothing (its journal holds one such run after another, each opened
+/// by `SessionStarted`): the figures of the runs before the current one are added up here, so
+/// what is shown is the whole session's.
+#[derive(Debug, Default)]
+struct Figures {
+    /// The runs that ended (a resumed session's earlier ones).
+    before: Usage,
+    cost_before: Option<f64>,
+    /// The current run, as its agent last reported.
+    run: Usage,
+    cost_run: Option<f64>,
+}
+
+impl Figures {
+    /// A new run of the agent begins.
+    fn new_run(&mut self) {
+        self.before.add(&self.run);
+        self.cost_before = sum(self.cost_before, self.cost_run);
+        self.run = Usage::default();
+        self.cost_run = None;
+    }
+
+    fn usage(&self) -> Usage {
+        let mut u = self.before;
+        u.add(&self.run);
+        u
+    }
+
+    fn cost(&self) -> Option<f64> {
+        sum(self.cost_before, self.cost_run)
+    }
+}
+
+fn sum(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+/// Where the conversation is.
+#[derive(Debug, Default)]
+struct Turns {
+    running: bool,
+    /// When the running turn began (the status line counts from it).
+    started_at: Option<Instant>,
+    /// The retry the running turn waits for.
+    retry: Option<Waiting>,
+    count: u64,
+    /// The transcript cell of each prompt, by turn number (a rewind cuts the transcript there).
+    cells: Vec<(u64, usize)>,
+    /// Reasoning deltas arrived for the model call in progress.
+    live_reasoning: bool,
+}
+
+/// How the loop comes to an end.
+#[derive(Debug, Default)]
+struct Exit {
+    /// A first Ctrl-C on an idle prompt, and when.
+    quit_armed: Option<Instant>,
+    quit: bool,
+    shutdown_complete: bool,
+    /// A saved session picked in `/resume`: the TUI closes so the caller can resume it.
+    resume_requested: Option<String>,
+    /// `/new`: the TUI closes so the caller can start a fresh session.
+    new_session: bool,
+    /// The error that ended the session, when the agent stopped by itself (a required MCP
+    /// server failed): printed after the screen is given back.
+    fatal: Option<String>,
+}
+
+/// What the state knows of the terminal.
+#[derive(Debug)]
+struct Screen {
+    mouse_capture: bool,
+    /// The terminal window has the focus (as its focus events say; true until one says not).
+    focused: bool,
+    /// Inline mode: finished cells live in the terminal's scrollback; the view draws only the
+    /// live part (see `tui::inline`). Off in the full-screen (`--alt-screen`) mode.
+    inline: bool,
+    /// Inline: the whole transcript, expanded, on the alternate screen (ctrl-o).
+    transcript_overlay: bool,
+    notifications: Notifications,
+}
+
+/// The clock, as the loop last set it.
+#[derive(Debug)]
+struct Clock {
+    /// For spinners and elapsed times (set by the loop; fixed in tests).
+    now: Instant,
+    /// Wall clock in Unix milliseconds (session runtimes).
+    wall_ms: u64,
+    /// When the state was made (the status line's spinner turns from it).
+    started: Instant,
+}
+
+/// What the TUI is started with, besides the agent.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// The workspace as the status line shows it (`~/src/stats`).
+    pub workspace: String,
+    /// The workspace directory (which saved sessions `/resume` offers).
+    pub workspace_dir: Option<PathBuf>,
+    /// Shown in the status line (`edits ask · commands ask`).
+    pub policy_mode: String,
+    /// The command that resumes this session, when it is journaled.
+    pub resume_command: Option<String>,
+    /// The person's slash commands.
+    pub custom_commands: Vec<CustomCommand>,
+    /// `[tui] notifications`.
+    pub notifications: Notifications,
+    /// Inline mode (the default) rather than `--alt-screen`.
+    pub inline: bool,
+}
+
+#[derive(Debug)]
+pub struct AppState {
+    transcript: Transcript,
+    composer: Composer,
+    layers: Vec<Layer>,
+    plan: PlanState,
+    background: Background,
+    status: StatusInfo,
+    figures: Figures,
+    turns: Turns,
+    clock: Clock,
+    exit: Exit,
+    screen: Screen,
+    hint: Option<String>,
+    workspace_dir: Option<PathBuf>,
+    /// The session's MCP servers as last reported, by name.
+    mcp: Vec<McpServerView>,
+    outbox: Vec<Op>,
+    effects: Vec<Effect>,
+    /// The event being applied comes from a replayed journal, not from the agent now.
+    from_replay: bool,
+}
+
+impl AppState {
+    pub fn new(now: Instant) -> Self {
+        Self {
+            transcript: Transcript::default(),
+            composer: Composer::default(),
+            layers: Vec::new(),
+            plan: PlanState::default(),
+            background: Background::default(),
+            status: StatusInfo::default(),
+            figures: Figures::default(),
+            turns: Turns::default(),
+            clock: Clock {
+                now,
+                wall_ms: 0,
+                started: now,
+            },
+            exit: Exit::default(),
+            screen: Screen {
+                mouse_capture: false,
+                focused: true,
+                inline: false,
+                transcript_overlay: false,
+                notifications: Notifications::default(),
+            },
+            hint: None,
+            workspace_dir: None,
+            mcp: Vec::new(),
+            outbox: Vec::new(),
+            effects: Vec::new(),
+            from_replay: false,
+        }
+    }
+
+    /// A state for a session started with `setup`.
+    pub fn with_setup(now: Instant, setup: Setup) -> Self {
+        let mut s = Self::new(now);
+        s.status.workspace = setup.workspace;
+        s.workspace_dir = setup.workspace_dir;
+        s.status.policy_mode = setup.policy_mode;
+        s.status.resume_command = setup.resume_command;
+        s.composer.custom = setup.custom_commands;
+        s.screen.notifications = setup.notifications;
+        s.screen.inline = setup.inline;
+        s
+    }
+
+    /// Applies events that happened before this screen opened (a resumed session's journal,
+    /// launch warnings): their cells and figures, but no prompt, no bell, no running turn.
+    pub fn replay(&mut self, events: impl IntoIterator<Item = crate::protocol::Event>) {
+        self.from_replay = true;
+        for e in events {
+            self.apply(e);
+        }
+        self.from_replay = false;
+    }
+
+    /// The loop's clock: monotonic `now`, and the wall clock in Unix milliseconds.
+    pub fn tick(&mut self, now: Instant, wall_ms: u64) {
+        self.clock.now = now;
+        self.clock.wall_ms = wall_ms;
+    }
+
+    /// Moves the monotonic clock only (a key stamped with the time it arrived).
+    pub fn set_now(&mut self, now: Instant) {
+        self.clock.now = now;
+    }
+
+    /// The ops queued for the agent, in order; the queue is empty afterwards.
+    pub fn take_ops(&mut self) -> Vec<Op> {
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// The ops queued so far (without taking them).
+    pub fn ops(&self) -> &[Op] {
+        &self.outbox
+    }
+
+    /// The effects queued for the loop, in order; the queue is empty afterwards.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    /// The loop must end (input closed, the agent gone, a termination signal).
+    pub fn request_quit(&mut self) {
+        self.exit.quit = true;
+    }
+
+    /// The terminal window gained or lost the focus.
+    pub fn focus_changed(&mut self, focused: bool) {
+        self.screen.focused = focused;
+    }
+
+    /// Scrolls the transcript by `lines` (negative: up), as the wheel does.
+    pub fn scroll(&mut self, lines: isize) {
+        if lines < 0 {
+            self.transcript.scroll_up(lines.unsigned_abs());
+        } else {
+            self.transcript.scroll_down(lines.unsigned_abs());
+        }
+    }
+
+    /// The workspace files for `@path` completion, listed in the background.
+    pub fn files_listed(&mut self, files: Vec<String>) {
+        self.composer.files = files;
+    }
+
+    /// Replaces the draft (what the person saved in their editor).
+    pub fn set_draft(&mut self, text: &str) {
+        self.composer.set_text(text);
+    }
+
+    /// Listing the saved sessions for `/resume` failed.
+    pub fn sessions_unavailable(&mut self, why: &str) {
+        self.notice(NoticeLevel::Error, format!("cannot list sessions: {why}"));
+    }
+
+    /// The editor could not take the draft (it stays in the composer).
+    pub fn editor_failed(&mut self, e: &super::editor::EditorError) {
+        let code = crate::core::Coded::code(e);
+        self.notice(NoticeLevel::Error, format!("{code}: {e}"));
+    }
+
+    pub fn editor_unavailable(&mut self, why: &str) {
+        self.notice(NoticeLevel::Error, format!("editor_unavailable: {why}"));
+    }
+
+    /// A warning in the transcript, for what the loop itself could not do.
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.notice(NoticeLevel::Warning, text);
+    }
+
+    // ---- what the view and the loop read ----
+
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    /// The transcript's render cache and inline flushing: the view lays it out for a size, and
+    /// the inline surface takes the finished cells into the scrollback. Nothing else.
+    pub(crate) fn transcript_mut(&mut self) -> &mut Transcript {
+        &mut self.transcript
+    }
+
+    pub fn composer(&self) -> &Composer {
+        &self.composer
+    }
+
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    pub fn plan(&self) -> &PlanState {
+        &self.plan
+    }
+
+    pub fn background(&self) -> &Background {
+        &self.background
+    }
+
+    pub fn status(&self) -> &StatusInfo {
+        &self.status
+    }
+
+    /// The session's tokens (all of its runs, a resumed session's earlier ones too).
+    pub fn usage(&self) -> Usage {
+        self.figures.usage()
+    }
+
+    pub fn turn_running(&self) -> bool {
+        self.turns.running
+    }
+
+    pub fn turns(&self) -> u64 {
+        self.turns.count
+    }
+
+    /// When the running turn began.
+    pub fn turn_started(&self) -> Option<Instant> {
+        self.turns.started_at.filter(|_| self.turns.running)
+    }
+
+    /// The retry the running turn waits for, if it waits for one.
+    pub fn retry(&self) -> Option<&Waiting> {
+        self.turns.retry.as_ref().filter(|_| self.turns.running)
+    }
+
+    pub fn now(&self) -> Instant {
+        self.clock.now
+    }
+
+    pub fn wall_ms(&self) -> u64 {
+        self.clock.wall_ms
+    }
+
+    pub fn started(&self) -> Instant {
+        self.clock.started
+    }
+
+    pub fn todo_toggled(&self) -> bool {
+        self.plan.toggled
+    }
+
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
+
+    pub fn mcp(&self) -> &[McpServerView] {
+        &self.mcp
+    }
+
+    pub fn mouse_capture(&self) -> bool {
+        self.screen.mouse_capture
+    }
+
+    pub fn is_inline(&self) -> bool {
+        self.screen.inline
+    }
+
+    pub fn wants_quit(&self) -> bool {
+        self.exit.quit
+    }
+
+    pub fn shutdown_complete(&self) -> bool {
+        self.exit.shutdown_complete
+    }
+
+    pub fn resume_requested(&self) -> Option<&str> {
+        self.exit.resume_requested.as_deref()
+    }
+
+    pub fn new_session_requested(&self) -> bool {
+        self.exit.new_session
+    }
+
+    pub fn workspace_dir(&self) -> Option<&std::path::Path> {
+        self.workspace_dir.as_deref()
+    }
+
+    pub fn fatal(&self) -> Option<&str> {
+        self.exit.fatal.as_deref()
+    }
+
+    /// Whether the screen belongs to a full-screen overlay (pickers, the full diff), which inline
+    /// mode shows on the alternate screen.
+    pub fn wants_full_screen(&self) -> bool {
+        (self.screen.inline && self.screen.transcript_overlay)
+            || self.layers.iter().any(|l| match l {
+                Layer::Approval(v) => v.fullscreen,
+                // The artifact and memory pickers are overlays too: in inline mode they take the
+                // alternate screen, as the other pickers do, and give it back when they close.
+                Layer::Sessions(_)
+                | Layer::Resume(_)
+                | Layer::Artifacts(_)
+                | Layer::Memory(_)
+                | Layer::Rewind(_)
+                | Layer::Restore(_) => true,
+            })
+    }
+
+    /// Whether something on screen moves by itself (spinners), so frames must keep coming.
+    pub fn is_animating(&self) -> bool {
+        self.turns.running || self.transcript.has_live_cells()
+    }
+
+    /// Width the approval body is laid out at, for hunk jumps (approximate is fine).
+    pub fn modal_width(&self) -> usize {
+        80
+    }
+
+    /// `(ready, starting, failed)` MCP servers, for the status line.
+    pub fn mcp_counts(&self) -> (usize, usize, usize) {
+        let n = |st: McpState| self.mcp.iter().filter(|s| s.state == st).count();
+        (
+            n(McpState::Ready),
+            n(McpState::Starting),
+            n(McpState::Failed),
+        )
+    }
+
+    /// Clears the hint (tests that snapshot the status line without it).
+    #[cfg(test)]
+    pub(crate) fn clear_hint(&mut self) {
+        self.hint = None;
+    }
+
+    // ---- small helpers of the reducer ----
+
+    /// Gets the person's attention: an approval rings the bell even while they look (as it always
+    /// did); a finished turn only when they are elsewhere. `desktop` adds a notification when the
+    /// terminal is not focused. Never for a replayed event.
+    fn alert(&mut self, always_ring: bool, message: &str) {
+        let n = self.screen.notifications;
+        if self.from_replay || n == Notifications::Off || (!always_ring && self.screen.focused) {
+            return;
+        }
+        self.effects.push(Effect::Bell);
+        if n == Notifications::Desktop && !self.screen.focused {
+            self.effects.push(Effect::Notify(message.to_string()));
+        }
+    }
+
+    /// Opens a layer, unless the event that asks for it is replayed (a prompt or a picker of
+    /// then is not something to answer now).
+    fn open_layer(&mut self, layer: Layer) {
+        if !self.from_replay {
+            self.layers.push(layer);
+        }
+    }
+
+    /// Sets the hint of the status line, unless replaying.
+    fn set_hint(&mut self, hint: Option<String>) {
+        if !self.from_replay {
+            self.hint = hint;
+        }
+    }
+
+    fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {
+        self.transcript.push(super::cells::CellKind::Notice {
+            level,
+            text: text.into(),
+        });
+    }
+}

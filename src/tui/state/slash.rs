@@ -1,0 +1,196 @@
+//! What a sent message or a slash command does.
+
+use super::super::cells::{CellKind, NoticeLevel};
+use super::super::commands::{self, CommandId};
+use super::super::info::Info;
+use super::{AppState, Effect};
+use crate::protocol::{Op, RestoreScope, WorkMode};
+
+/// `/model PROVIDER/NAME` names a provider only when the part before the slash is one pablo
+/// speaks (model names such as `meta-llama/Llama-3` have slashes of their own).
+fn split_model_choice(text: &str) -> (Option<&str>, &str) {
+    match text.split_once('/') {
+        Some((p, m)) if matches!(p, "openai" | "anthropic" | "ollama") && !m.is_empty() => {
+            (Some(p), m)
+        }
+        _ => (None, text),
+    }
+}
+
+impl AppState {
+    /// Sends a user turn, or runs a slash command.
+    pub fn submit(&mut self, text: String) {
+        if let Some(rest) = text.strip_prefix('/') {
+            let mut parts = rest.split_whitespace();
+            let name = parts.next().unwrap_or("");
+            let args: Vec<&str> = parts.collect();
+            // `/SERVER:PROMPT`: the agent runs the server's prompt and sends its text.
+            if let Some((server, _)) = name.split_once(':')
+                && self.mcp.iter().any(|s| s.name == server)
+            {
+                self.outbox.push(Op::user_turn(text));
+                self.transcript.scroll_to_bottom();
+                return;
+            }
+            if let Some(cmd) = commands::find(name) {
+                self.run_command(cmd.id, &args);
+            } else if let Some(custom) = self.composer.custom.iter().find(|c| c.name == name) {
+                let rest = rest[name.len()..].trim();
+                self.outbox.push(Op::user_turn(custom.expand(rest)));
+                self.transcript.scroll_to_bottom();
+            } else {
+                self.notice(
+                    NoticeLevel::Error,
+                    format!("unknown command /{name}; /help lists the commands"),
+                );
+            }
+            return;
+        }
+        self.outbox.push(Op::user_turn(text));
+        self.transcript.scroll_to_bottom();
+    }
+
+    fn run_command(&mut self, id: CommandId, args: &[&str]) {
+        let arg = args.first().copied();
+        match id {
+            CommandId::Help => {
+                let custom = self.composer.custom.clone();
+                self.transcript.push(CellKind::Info(Info::Help { custom }));
+            }
+            CommandId::Todo => self.plan.toggled = !self.plan.toggled,
+            CommandId::Sessions => self.open_sessions(),
+            CommandId::Ps => {
+                let info = Info::Background {
+                    sessions: self.background.sessions.clone(),
+                    wall_ms: self.clock.wall_ms,
+                };
+                self.transcript.push(CellKind::Info(info));
+            }
+            CommandId::Kill => match arg {
+                Some(id) => self.outbox.push(Op::KillSession {
+                    session_id: id.to_string(),
+                }),
+                None => self.notice(NoticeLevel::Error, "/kill needs a session id (see /ps)"),
+            },
+            // Reading the journal directory is the loop's to do; it answers with
+            // `open_resume` (or `sessions_unavailable`).
+            CommandId::Resume => self.effects.push(Effect::ListSavedSessions),
+            CommandId::Rules => match args {
+                [] | ["list"] => self.outbox.push(Op::ListRules),
+                ["remove", id] => self.outbox.push(Op::RemoveRule {
+                    id: (*id).to_string(),
+                }),
+                _ => self.notice(
+                    NoticeLevel::Error,
+                    "usage: /rules, or /rules remove ID (the ids are listed by /rules)",
+                ),
+            },
+            CommandId::Artifacts => self.outbox.push(Op::ListArtifacts),
+            CommandId::Memory => match args {
+                [] | ["list"] => self.outbox.push(Op::ListMemory),
+                [verb @ ("accept" | "dismiss"), id] => self.outbox.push(Op::ResolveMemory {
+                    proposal_id: (*id).to_string(),
+                    accept: *verb == "accept",
+                }),
+                _ => self.notice(
+                    NoticeLevel::Error,
+                    "usage: /memory, or /memory accept ID, or /memory dismiss ID",
+                ),
+            },
+            CommandId::Undo => self.outbox.push(Op::PlanRestore {
+                scope: RestoreScope::Undo { turns: 1 },
+            }),
+            CommandId::Rewind => self.outbox.push(Op::ListCheckpoints),
+            CommandId::Diff => self.outbox.push(Op::PlanRestore {
+                scope: RestoreScope::Session { path: None },
+            }),
+            CommandId::Mcp => {
+                let servers = self.mcp.clone();
+                self.transcript.push(CellKind::Info(Info::Mcp { servers }));
+            }
+            CommandId::Model => self.model_command(arg),
+            CommandId::Mode => self.mode_command(arg),
+            CommandId::Compact => {
+                if self.turns.running {
+                    self.notice(
+                        NoticeLevel::Error,
+                        "/compact runs between turns: wait for this one to end (or interrupt it)",
+                    );
+                } else {
+                    let focus = args.join(" ");
+                    self.outbox.push(Op::Compact {
+                        focus: (!focus.is_empty()).then_some(focus),
+                    });
+                    self.notice(NoticeLevel::Info, "compacting the conversation…");
+                }
+            }
+            CommandId::Copy => {
+                if let Some(answer) = self.transcript.last_answer().map(str::to_string) {
+                    let n = answer.chars().count();
+                    self.effects.push(Effect::Copy(answer));
+                    self.notice(
+                        NoticeLevel::Info,
+                        format!("copied the last answer ({n} characters) with OSC 52; a terminal that refuses clipboard writes ignores it"),
+                    );
+                } else {
+                    self.notice(NoticeLevel::Error, "nothing to copy: no answer yet");
+                }
+            }
+            // Inline, the conversation on screen moves up into the scrollback (which stays);
+            // full screen, the transcript view starts empty. The conversation itself is kept.
+            CommandId::Clear if self.screen.inline => self.effects.push(Effect::ClearScreen),
+            CommandId::Clear => {
+                self.transcript.clear();
+                self.turns.cells.clear();
+            }
+            CommandId::Quit => self.exit.quit = true,
+            // The screen closes and a fresh session opens in the same workspace; this one stays
+            // saved (when anything was said in it) and resumable.
+            CommandId::New => {
+                self.exit.new_session = true;
+                self.exit.quit = true;
+            }
+        }
+    }
+
+    /// `/model` shows the model; `/model NAME` (or `PROVIDER/NAME`) switches from the next turn.
+    fn model_command(&mut self, arg: Option<&str>) {
+        match arg {
+            None => {
+                let text = format!(
+                    "model {} from provider {} (/model NAME switches, PROVIDER/NAME for another provider)",
+                    self.status.model, self.status.provider
+                );
+                self.notice(NoticeLevel::Info, text);
+            }
+            Some(name) => {
+                let (provider, model) = split_model_choice(name);
+                self.outbox.push(Op::SetModel {
+                    model: model.to_string(),
+                    provider: provider.map(str::to_string),
+                });
+            }
+        }
+    }
+
+    /// `/mode` shows the mode; `/mode NAME` sets it.
+    fn mode_command(&mut self, arg: Option<&str>) {
+        match arg.map(WorkMode::parse) {
+            None => self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "{} mode (ask, auto-edit or plan; shift-tab cycles)",
+                    self.status.mode.name()
+                ),
+            ),
+            Some(Some(mode)) => self.outbox.push(Op::SetMode { mode }),
+            Some(None) => self.notice(
+                NoticeLevel::Error,
+                format!(
+                    "unknown mode {}: the modes are ask, auto-edit and plan",
+                    arg.unwrap_or_default()
+                ),
+            ),
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! A note per dropped hunk: in plain `pablo`, the reviewer drops a hunk of an edit, says why
+//! with `e`, and the model reads which hunk did not land, where its lines are in the new text,
+//! and the reason.
+
+use serde_json::{Value, json};
+
+use crate::support::bin::Sandbox;
+use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+
+fn write(id: &str, path: &str, text: &str, before: &str) -> ScriptedResponse {
+    let args = json!({
+        "path": path,
+        "text": text,
+        "expected_revision": pablo::workspace::revision_of(before.as_bytes()),
+    })
+    .to_string();
+    ScriptedResponse::sse(openai::tool_call_answer(id, "fs_write", &[&args]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_hunks_note_reaches_the_model_with_the_hunk_and_where_its_lines_are() {
+    let server = ScriptedServer::start().await;
+    let sandbox = Sandbox::new();
+    super::configure_scripted(&sandbox, &server, "");
+    let ws = sandbox.workspace();
+    let super::TwoHunks {
+        original,
+        first_only,
+        both,
+    } = super::two_hunk_notes(&ws);
+    server.push(write("w1", "notes.txt", &both, &original));
+    server.push(ScriptedResponse::sse(openai::text_answer("Understood.")));
+    let mut t = super::spawn_plain(&sandbox, &[]);
+    t.send("spell out two numbers\r");
+    t.wait_for("Apply this change to notes.txt?");
+    t.send("]");
+    t.send(" ");
+    t.wait_for("Allow once (1 of 2 hunks)");
+    t.wait_for("e why dropped");
+    t.send("e");
+    t.wait_for("Why is hunk 2 dropped?");
+    t.send("nineteen stays a digit, the parser reads it\r");
+    t.wait_for("hunk 2 dropped: nineteen stays a digit");
+    t.send("y");
+    t.wait_for("Understood.");
+    t.wait_for("allowed 1 of 2 hunks");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        first_only
+    );
+    let body = server.requests().last().unwrap().json();
+    let result: Value = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .map(|c| serde_json::from_str(c).unwrap())
+        .unwrap();
+    let dropped = &result["data"]["hunks_not_applied"][0];
+    assert_eq!(dropped["hunk"], 1, "{result}");
+    assert_eq!(
+        dropped["note"], "nineteen stays a digit, the parser reads it",
+        "{result}"
+    );
+    // Line 19 is where it was: the hunk kept above it changed no line count.
+    assert_eq!(
+        dropped["lines_now"]["start"], dropped["old_start"],
+        "{result}"
+    );
+    let note = result["data"]["note"].as_str().unwrap();
+    assert!(
+        note.contains("a hunk's note is the person's reason"),
+        "{note}"
+    );
+    t.send("\x03");
+    t.send("\x03");
+    assert!(t.wait_exit().success());
+}
