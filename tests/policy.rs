@@ -38,7 +38,7 @@ fn explicit(text: &str) -> Layers {
             ConfigFile::parse(text, Path::new("test.toml")).unwrap(),
         )),
         ..Default::default()
-    }..Default::default()
+    }
 }
 
 const ALLOW_LIST: &str = r#"

@@ -126,8 +126,31 @@ pub(crate) fn plain(text: &str) -> String {
         .collect()
 }
 
-fn plain_value(value: &Value) -> Value {
+/// Fields that hold counts, sizes and durations. tracing-opentelemetry takes a `u64` as text (it
+/// has no `record_u64` of its own), so their values are made numbers again here.
+const NUMBERS: &[&str] = &[
+    "model_calls",
+    "tool_calls",
+    "request_bytes",
+    "output_bytes",
+    "input_tokens",
+    "output_tokens",
+    "cached_input_tokens",
+    "cache_write_input_tokens",
+    "retries",
+    "exit_code",
+    "lines_added",
+    "lines_removed",
+    "run_ms",
+    "duration_ms",
+];
+
+fn plain_value(field: &str, value: &Value) -> Value {
     match value {
+        Value::String(s) if NUMBERS.contains(&field) => match s.as_str().parse::<i64>() {
+            Ok(n) => Value::I64(n),
+            Err(_) => Value::String("_".into()),
+        },
         Value::String(s) => Value::String(plain(s.as_str()).into()),
         Value::Bool(_) | Value::I64(_) | Value::F64(_) => value.clone(),
         // Arrays are not a shape any span site records; their contents are not looked into.
@@ -143,7 +166,7 @@ pub(crate) fn span(mut data: SpanData) -> Option<SpanData> {
         native
             .iter()
             .find(|kv| kv.key.as_str() == field)
-            .map(|kv| plain_value(&kv.value))
+            .map(|kv| plain_value(field, &kv.value))
     };
     let mut attributes: Vec<KeyValue> = wire
         .attributes
