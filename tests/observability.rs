@@ -532,3 +532,185 @@ async fn a_collector_that_never_answers_costs_pablo_run_at_most_the_flush_bound(
     );
     drop(listener);
 }
+
+// ---------------------------------------------------------------- the person's own layers
+
+async fn output(mut cmd: tokio::process::Command) -> (Option<i32>, String, String) {
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("pablo finished within 60 s")
+        .expect("pablo runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn pablo_variables_and_dash_c_sit_over_the_files_and_under_the_flags_with_their_origins() {
+    let sandbox = Sandbox::new();
+    sandbox.user_config(
+        "model = \"from-file\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\n[options.shell]\n\
+         timeout_seconds = 10\nmax_output_chars = 1000\n",
+    );
+    let mut cmd = sandbox.command();
+    cmd.env("PABLO_OPTIONS_SHELL_TIMEOUT_SECONDS", "30")
+        .env("PABLO_MODEL", "from-env")
+        .env("PABLO_NOT_A_SETTING", "1")
+        .env("PABLO_LOG_CONTENT", "0")
+        .args([
+            "-c",
+            "options.shell.max_output_chars=2000",
+            "-c",
+            "model=from-dash-c",
+        ])
+        .args([
+            "--base-url",
+            "http://127.0.0.1:7/v1",
+            "config",
+            "show",
+            "--origin",
+        ]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let line = |key: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{key} ")))
+            .unwrap_or_else(|| panic!("no {key} in:\n{stdout}"))
+            .to_string()
+    };
+    let timeout = line("options.shell.timeout_seconds");
+    assert!(
+        timeout.contains("= 30") && timeout.contains("# PABLO_OPTIONS_SHELL_TIMEOUT_SECONDS"),
+        "{timeout}"
+    );
+    let bytes = line("options.shell.max_output_chars");
+    assert!(
+        bytes.contains("= 2000") && bytes.contains("# -c options.shell.max_output_chars=2000"),
+        "{bytes}"
+    );
+    // -c and the variables are one layer, -c written last.
+    let model = line("model");
+    assert!(model.contains("\"from-dash-c\""), "{model}");
+    // A flag is above both.
+    let base = line("base_url");
+    assert!(
+        base.contains("127.0.0.1:7") && base.contains("--base-url"),
+        "{base}"
+    );
+    // The unknown variable is said once; the known non-config ones not at all.
+    assert_eq!(stderr.matches("PABLO_NOT_A_SETTING").count(), 1, "{stderr}");
+    assert!(!stderr.contains("PABLO_LOG_CONTENT"), "{stderr}");
+
+    // Validated like the file: a refusal names the variable.
+    let mut cmd = sandbox.command();
+    cmd.env("PABLO_OPTIONS_SHELL_TIMEOUT_SECONDS", "soon")
+        .args(["config", "show"]);
+    let (code, _, stderr) = output(cmd).await;
+    assert_ne!(code, Some(0));
+    assert!(
+        stderr.contains("PABLO_OPTIONS_SHELL_TIMEOUT_SECONDS")
+            && stderr.contains("options.shell.timeout_seconds"),
+        "{stderr}"
+    );
+    let mut cmd = sandbox.command();
+    cmd.args(["-c", "options.shell.no_such_key=1", "config", "show"]);
+    let (code, _, stderr) = output(cmd).await;
+    assert_ne!(code, Some(0));
+    assert!(
+        stderr.contains("-c options.shell.no_such_key=1"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_pablo_variable_reaches_a_plain_pablo_run() {
+    // The shell timeout from the environment alone ends a command that would run for a minute.
+    let server = ScriptedServer::start().await;
+    server.push(call("c1", "shell_run", &json!({"command": "sleep 60"})));
+    server.push(ScriptedResponse::sse(openai::text_answer("stopped")));
+    let sandbox = Sandbox::new();
+    sandbox.user_config(&format!(
+        "provider = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\n",
+        server.base_url()
+    ));
+    let mut cmd = sandbox.command();
+    cmd.env("OPENAI_API_KEY", PROVIDER_KEY)
+        .env("PABLO_OPTIONS_SHELL_TIMEOUT_SECONDS", "1")
+        .args(["run", "--auto-approve", "wait a minute"]);
+    let (code, _, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let second = server.requests()[1].json();
+    let result = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].to_string())
+        .unwrap();
+    assert!(
+        result.contains("timed_out") || result.contains("timeout"),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn pablo_stats_counts_sessions_tokens_cost_and_decisions_from_the_journals() {
+    let server = ScriptedServer::start().await;
+    server.push(call("c1", "shell_run", &json!({ "command": COMMAND })));
+    server.push(call("c2", "shell_run", &json!({ "command": TOUCH })));
+    server.push(ScriptedResponse::sse(
+        openai::Stream::new()
+            .text(&["done"])
+            .finish("stop")
+            .usage(1200, 30)
+            .done(),
+    ));
+    let sandbox = Sandbox::new();
+    let ws = sandbox.workspace();
+    std::fs::create_dir_all(ws.join("private")).unwrap();
+    std::fs::write(ws.join(READ_PATH), FILE_TEXT).unwrap();
+    sandbox.user_config(&format!(
+        "provider = \"openai\"\nbase_url = \"{}\"\n\n[model]\nname = \"test-model\"\n\n\
+         [model.prices]\ninput = 3.0\noutput = 15.0\n",
+        server.base_url()
+    ));
+    let mut cmd = sandbox.command();
+    cmd.env("OPENAI_API_KEY", PROVIDER_KEY).args(["run", TASK]);
+    let (code, _, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let mut cmd = sandbox.command();
+    cmd.args(["stats", "--since", "7d", "--json"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let stats: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(stats["sessions"], 1, "{stats}");
+    assert_eq!(stats["turns"], 1, "{stats}");
+    let model = &stats["models"][0];
+    assert_eq!(model["model"], "test-model", "{stats}");
+    assert_eq!(model["calls"], 3, "{stats}");
+    assert_eq!(model["input_tokens"], 2 * 1000 + 1200, "{stats}");
+    assert_eq!(model["output_tokens"], 2 * 50 + 30, "{stats}");
+    let cost = model["cost_usd"].as_f64().unwrap();
+    let expected = (3200.0 * 3.0 + 130.0 * 15.0) / 1e6;
+    assert!((cost - expected).abs() < 1e-9, "{cost} != {expected}");
+    assert_eq!(stats["tool_calls"]["allowed"], 1, "{stats}");
+    assert_eq!(stats["tool_calls"]["asked"], 1, "{stats}");
+
+    let mut cmd = sandbox.command();
+    cmd.arg("stats");
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("sessions 1"), "{stdout}");
+    assert!(stdout.contains("test-model"), "{stdout}");
+
+    let mut cmd = sandbox.command();
+    cmd.args(["stats", "--since", "yesterday-ish"]);
+    let (code, _, stderr) = output(cmd).await;
+    assert_ne!(code, Some(0));
+    assert!(stderr.contains("yesterday-ish"), "{stderr}");
+}

@@ -89,8 +89,24 @@ pub fn exporting() -> bool {
 /// it); a later call changes nothing. Nothing is installed when neither is asked for, so spans
 /// cost nothing.
 pub fn init(settings: Settings) -> Vec<String> {
-    let mut notes = Vec::new();
     CONTENT.store(settings.content, Ordering::Relaxed);
+    let (dispatch, export, notes) = subscriber(&settings);
+    if let Some(dispatch) = dispatch
+        && tracing::dispatcher::set_global_default(dispatch).is_ok()
+        && let Ok(mut slot) = EXPORT.lock()
+    {
+        *slot = export;
+    }
+    notes
+}
+
+/// The subscriber `settings` ask for, without installing it (`None` when they ask for nothing),
+/// the export behind it, and notes for the person. [`init`] installs it for the process; a bench
+/// sets it for one thread to compare exports side by side.
+pub fn subscriber(
+    settings: &Settings,
+) -> (Option<tracing::Dispatch>, Option<otel::Export>, Vec<String>) {
+    let mut notes = Vec::new();
     let native = match &settings.log_level {
         Some(level) => match open_log(&settings.log_file) {
             Ok(file) => Some(
@@ -134,19 +150,14 @@ pub fn init(settings: Settings) -> Vec<String> {
             }))
     });
     if native.is_none() && export.is_none() {
-        return notes;
+        return (None, None, notes);
     }
     let metrics = export.as_ref().map(|_| metrics::SpanMetrics);
     let subscriber = tracing_subscriber::registry()
         .with(native)
         .with(exported)
         .with(metrics);
-    if tracing::subscriber::set_global_default(subscriber).is_ok()
-        && let Ok(mut slot) = EXPORT.lock()
-    {
-        *slot = export;
-    }
-    notes
+    (Some(tracing::Dispatch::new(subscriber)), export, notes)
 }
 
 fn open_log(path: &std::path::Path) -> std::io::Result<std::fs::File> {
