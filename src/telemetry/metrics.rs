@@ -17,6 +17,28 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
+/// The instruments' names (docs/observability.md lists the same).
+const SESSION_COUNT: &str = "pablo.session.count";
+const TURN_COUNT: &str = "pablo.turn.count";
+const MODEL_CALL_COUNT: &str = "pablo.model.call.count";
+const TOKEN_USAGE: &str = "pablo.token.usage";
+const COST_USAGE: &str = "pablo.cost.usage";
+const TOOL_CALL_COUNT: &str = "pablo.tool.call.count";
+const LINES_CHANGED: &str = "pablo.lines_changed";
+const MODEL_CALL_DURATION: &str = "pablo.model.call.duration";
+const TOOL_CALL_DURATION: &str = "pablo.tool.call.duration";
+pub(crate) const NAMES: &[&str] = &[
+    SESSION_COUNT,
+    TURN_COUNT,
+    MODEL_CALL_COUNT,
+    TOKEN_USAGE,
+    COST_USAGE,
+    TOOL_CALL_COUNT,
+    LINES_CHANGED,
+    MODEL_CALL_DURATION,
+    TOOL_CALL_DURATION,
+];
+
 /// Every instrument pablo records (docs/observability.md lists the same).
 struct Instruments {
     sessions: Counter<u64>,
@@ -37,43 +59,43 @@ pub(crate) fn install(provider: &SdkMeterProvider) {
     let meter = provider.meter("pablo");
     let _ = INSTRUMENTS.set(Instruments {
         sessions: meter
-            .u64_counter("pablo.session.count")
+            .u64_counter(SESSION_COUNT)
             .with_description("Sessions started")
             .build(),
         turns: meter
-            .u64_counter("pablo.turn.count")
+            .u64_counter(TURN_COUNT)
             .with_description("Turns completed, by stop reason")
             .build(),
         model_calls: meter
-            .u64_counter("pablo.model.call.count")
+            .u64_counter(MODEL_CALL_COUNT)
             .with_description("Model calls, by provider, model and outcome")
             .build(),
         tokens: meter
-            .u64_counter("pablo.token.usage")
+            .u64_counter(TOKEN_USAGE)
             .with_unit("{token}")
             .with_description("Tokens, by provider, model and type (input, output, cache_read, cache_write)")
             .build(),
         cost: meter
-            .f64_counter("pablo.cost.usage")
+            .f64_counter(COST_USAGE)
             .with_unit("USD")
             .with_description("Cost of model calls at the configured prices, by provider and model")
             .build(),
         tool_calls: meter
-            .u64_counter("pablo.tool.call.count")
+            .u64_counter(TOOL_CALL_COUNT)
             .with_description("Tool calls, by tool, decision (allowed, asked, denied, rejected, none) and outcome")
             .build(),
         lines: meter
-            .u64_counter("pablo.lines_changed")
+            .u64_counter(LINES_CHANGED)
             .with_unit("{line}")
             .with_description("Lines changed by file tools, by tool and type (added, removed)")
             .build(),
         model_duration: meter
-            .f64_histogram("pablo.model.call.duration")
+            .f64_histogram(MODEL_CALL_DURATION)
             .with_unit("s")
             .with_description("Duration of model calls, by provider, model and outcome")
             .build(),
         tool_duration: meter
-            .f64_histogram("pablo.tool.call.duration")
+            .f64_histogram(TOOL_CALL_DURATION)
             .with_unit("s")
             .with_description("Duration of tool calls, by tool and decision")
             .build(),

@@ -289,3 +289,33 @@ pub fn record_tool_facts(span: &Span, facts: ToolFacts, run: Option<Duration>) {
         span.record("run_ms", run.as_millis() as u64);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    const DOC: &str = include_str!("../../docs/observability.md");
+
+    #[test]
+    fn the_doc_names_every_exported_span_attribute_and_metric() {
+        let mut missing = Vec::new();
+        for span in super::wire::SPANS {
+            let name = span.name.trim_end_matches(" {}");
+            if !DOC.contains(&format!("**`{name}")) {
+                missing.push(name.to_string());
+            }
+            for (_, key) in span.attributes {
+                if !DOC.contains(&format!("| `{key}` |")) {
+                    missing.push(format!("{name}: {key}"));
+                }
+            }
+        }
+        for metric in super::metrics::NAMES {
+            if !DOC.contains(&format!("| `{metric}` |")) {
+                missing.push((*metric).to_string());
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "not in docs/observability.md: {missing:?}"
+        );
+    }
+}

@@ -315,4 +315,28 @@ mod tests {
         assert!(keys.contains(&"team".to_string()), "{keys:?}");
         assert!(keys.iter().all(|k| !k.starts_with("process.")), "{keys:?}");
     }
+
+    #[test]
+    fn counts_recorded_as_text_leave_as_numbers_and_other_text_there_does_not_leave() {
+        // tracing-opentelemetry hands a u64 over as its decimal text.
+        let out = span(data(
+            "model_call",
+            vec![
+                KeyValue::new("input_tokens", "1200"),
+                KeyValue::new("output_tokens", "cat secret.txt"),
+            ],
+        ))
+        .unwrap();
+        let value = |key: &str| {
+            out.attributes
+                .iter()
+                .find(|kv| kv.key.as_str() == key)
+                .map(|kv| kv.value.clone())
+        };
+        assert_eq!(value("gen_ai.usage.input_tokens"), Some(Value::I64(1200)));
+        assert_eq!(
+            value("gen_ai.usage.output_tokens"),
+            Some(Value::String("_".into()))
+        );
+    }
 }
