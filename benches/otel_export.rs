@@ -229,7 +229,7 @@ fn bench(c: &mut Criterion) {
         let (dispatch, export, notes) =
             runtime.block_on(async { pablo::telemetry::subscriber(&settings(endpoint)) });
         assert!(notes.is_empty(), "{notes:?}");
-        let dispatch = dispatch.unwrap_or_else(|| tracing::Dispatch::none());
+        let dispatch = dispatch.unwrap_or_else(tracing::Dispatch::none);
         tracing::dispatcher::with_default(&dispatch, || {
             let mut handle = runtime.block_on(async { agent(root, state.path()) });
             group.bench_function(name, |b| {

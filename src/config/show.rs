@@ -23,6 +23,9 @@ pub struct Shown {
     pub origin: String,
 }
 
+/// Says where a setting of one layer came from, by its key.
+type OriginOf<'a> = Box<dyn Fn(&str) -> String + 'a>;
+
 /// The settings of `layers` in effect, then `flags` (key, TOML value, flag) over them.
 pub fn shown(layers: &Layers, flags: &[(String, toml::Value, String)]) -> Vec<Shown> {
     let mut out: Vec<Shown> = Vec::new();
@@ -31,7 +34,7 @@ pub fn shown(layers: &Layers, flags: &[(String, toml::Value, String)]) -> Vec<Sh
         (&layers.project, "project config"),
         (&layers.explicit, "--config"),
     ];
-    let mut sources: Vec<(&ConfigFile, Box<dyn Fn(&str) -> String + '_>)> = Vec::new();
+    let mut sources: Vec<(&ConfigFile, OriginOf<'_>)> = Vec::new();
     for (layer, kind) in files {
         if let Some((path, file)) = layer {
             let label = format!("{kind} {}", path.display());

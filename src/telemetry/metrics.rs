@@ -27,6 +27,7 @@ const TOOL_CALL_COUNT: &str = "pablo.tool.call.count";
 const LINES_CHANGED: &str = "pablo.lines_changed";
 const MODEL_CALL_DURATION: &str = "pablo.model.call.duration";
 const TOOL_CALL_DURATION: &str = "pablo.tool.call.duration";
+#[cfg(test)]
 pub(crate) const NAMES: &[&str] = &[
     SESSION_COUNT,
     TURN_COUNT,

@@ -224,8 +224,10 @@ pub(crate) fn filter_resource(resource: &Resource) -> Resource {
 }
 
 fn allowed_resource_key(key: &str) -> bool {
-    !(key.starts_with("process.") || key.starts_with("host.") || key.starts_with("os."))
-        && !key.is_empty()
+    !(key.is_empty()
+        || key.starts_with("process.")
+        || key.starts_with("host.")
+        || key.starts_with("os."))
 }
 
 #[cfg(test)]
