@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 use crate::core::ToolMode;
 use crate::core::{Coded, ErrorCode};
 
+pub mod hooks;
+pub use hooks::{HookEntry, HooksConfig, OnFailure};
+
 /// The fixed `PATH` of every command pablo runs, and the one command words are resolved through
 /// when policy matches rules (so `git` and `/usr/bin/git` are the same command).
 pub const CLEAN_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -42,6 +45,10 @@ pub struct ConfigFile {
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     #[serde(default)]
     pub memory: MemoryOptions,
+    /// `[[hooks.EVENT]]`: the person's programs around prompts, tool calls and file changes
+    /// (docs/hooks.md).
+    #[serde(default, skip_serializing_if = "HooksConfig::is_empty")]
+    pub hooks: HooksConfig,
 }
 
 /// `[memory]`: whether the model may propose notes for later sessions (`memory.propose`).
@@ -949,6 +956,7 @@ impl ConfigFile {
                 }
             }
         }
+        hooks::check(&self.hooks, &mut out);
         out
     }
 }

@@ -553,6 +553,7 @@ mod in_process {
         let setup = AgentSetup {
             mode: Default::default(),
             model_switcher: None,
+            hooks: pablo::hooks::Hooks::none(),
             session_id: "s-loop".into(),
             model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
             catalog,

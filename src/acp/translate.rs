@@ -202,6 +202,13 @@ impl Translator {
                     acp::ContentChunk::new(format!("{words}\n").into()),
                 )]
             }
+            // A hook's decision is said as a thought, like a retry: seen, and not the answer.
+            hook @ Event::Hook { .. } => match crate::protocol::describe::hook_words(hook) {
+                Some(words) => vec![acp::SessionUpdate::AgentThoughtChunk(
+                    acp::ContentChunk::new(format!("{words}\n").into()),
+                )],
+                None => Vec::new(),
+            },
             // The usage of a call is reported with the context report that follows it, which
             // names the model's window and the session's cost.
             Event::Usage { last, total } => {

@@ -86,6 +86,16 @@ impl Conversation {
         if let Some((turn, changes)) = blocking(move || after.after_call(scanned)).await
             && !changes.is_empty()
         {
+            let mut changed = self.turn_changed.lock();
+            for ch in &changes {
+                let kind = match (&ch.before, &ch.after) {
+                    (crate::protocol::FileState::Absent, _) => "created",
+                    (_, crate::protocol::FileState::Absent) => "deleted",
+                    _ => "modified",
+                };
+                changed.insert(ch.path.clone(), kind);
+            }
+            drop(changed);
             self.emit(Event::FilesChanged {
                 turn,
                 call_id: call.id.clone(),
