@@ -956,7 +956,17 @@ impl ConfigFile {
                 }
             }
         }
-        hooks::check(&self.hooks, &mut out);
+        let mut hook_problems = Vec::new();
+        hooks::check(&self.hooks, &mut hook_problems);
+        out.extend(hook_problems.into_iter().map(|((event, i, field), m)| {
+            let path = vec![
+                Seg::Key("hooks".into()),
+                Seg::Key(event.into()),
+                Seg::Index(i),
+                Seg::Key(field.into()),
+            ];
+            (path, m)
+        }));
         out
     }
 }

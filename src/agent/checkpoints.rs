@@ -88,6 +88,11 @@ impl Conversation {
         {
             let mut changed = self.turn_changed.lock();
             for ch in &changes {
+                use crate::protocol::FileState::Directory;
+                // `file_changed` is about files; a directory made or removed is not one.
+                if matches!(ch.before, Directory) || matches!(ch.after, Directory) {
+                    continue;
+                }
                 let kind = match (&ch.before, &ch.after) {
                     (crate::protocol::FileState::Absent, _) => "created",
                     (_, crate::protocol::FileState::Absent) => "deleted",

@@ -455,17 +455,21 @@ impl Conversation {
     }
 }
 
-/// A shell command's simple commands as hooks' `command_matcher` sees them: the program's file
-/// name, then its arguments.
+/// A shell command's simple commands as hooks' `command_matcher` sees them, parsed as policy
+/// parses them: the program's file name, then its arguments. A command the parser refuses is
+/// matched as written (policy refuses to run it anyway).
 fn simple_commands(preview: &Preview) -> Option<Vec<String>> {
     let Preview::Command(cp) = preview else {
         return None;
     };
+    let Ok(parsed) = crate::policy::shell::parse(&cp.command) else {
+        return Some(vec![cp.command.clone()]);
+    };
     Some(
-        cp.commands
+        parsed
             .iter()
             .map(|c| {
-                let mut words = c.argv.clone();
+                let mut words: Vec<String> = c.words.iter().map(|w| w.text.clone()).collect();
                 if let Some(first) = words.first_mut()
                     && let Some(base) = first.rsplit('/').next()
                 {

@@ -5,8 +5,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Seg;
-
 /// The events a hook may be attached to, in the order a turn meets them.
 pub const HOOK_EVENTS: &[&str] = &[
     "session_start",
@@ -132,18 +130,14 @@ pub enum OnFailure {
     Allow,
 }
 
+/// Where in `[hooks]` a problem is: the event, the entry's index, the field.
+pub(super) type HookKey = (&'static str, usize, &'static str);
+
 /// The checks serde cannot make, with the key each is about.
-pub(super) fn check(hooks: &HooksConfig, out: &mut Vec<(Vec<Seg>, String)>) {
+pub(super) fn check(hooks: &HooksConfig, out: &mut Vec<(HookKey, String)>) {
     for (event, entries) in hooks.by_event() {
         for (i, entry) in entries.iter().enumerate() {
-            let at = |field: &str| {
-                vec![
-                    Seg::Key("hooks".into()),
-                    Seg::Key(event.into()),
-                    Seg::Index(i),
-                    Seg::Key(field.into()),
-                ]
-            };
+            let at = |field: &'static str| (event, i, field);
             if entry.command.trim().is_empty() {
                 out.push((at("command"), "the hook's command is empty".into()));
             }
