@@ -487,3 +487,50 @@ async fn no_hook_sees_a_provider_key() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn hooks_list_shows_what_runs_here_and_why_the_rest_does_not() {
+    let sandbox = Sandbox::new();
+    sandbox.user_config(
+        "[[hooks.pre_tool_use]]\nname = \"lint-guard\"\nmatcher = 'shell\\.run'\ncommand = \"./guard.sh\"\ntimeout_ms = 5000\n",
+    );
+    let pablo_dir = sandbox.workspace().join(".pablo");
+    std::fs::create_dir_all(&pablo_dir).unwrap();
+    std::fs::write(
+        pablo_dir.join("config.toml"),
+        "[[hooks.file_changed]]\nname = \"repo-fmt\"\ncommand = \"make fmt\"\n",
+    )
+    .unwrap();
+    let out = sandbox
+        .command()
+        .args(["hooks", "list", "--json"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out.stdout);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["name"], "lint-guard");
+    assert_eq!(lines[0]["active"], true);
+    assert_eq!(lines[0]["timeout_ms"], 5000);
+    assert_eq!(lines[0]["on_failure"], "block");
+    assert_eq!(lines[1]["name"], "repo-fmt");
+    assert_eq!(lines[1]["active"], false);
+    assert!(lines[1]["why"].as_str().unwrap().contains("not trusted"));
+    let text = sandbox
+        .command()
+        .args(["hooks", "list"])
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("pre_tool_use  lint-guard  (active)"),
+        "{text}"
+    );
+    assert!(text.contains("file_changed  repo-fmt  (not run)"), "{text}");
+}

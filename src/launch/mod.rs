@@ -4,6 +4,7 @@
 
 pub mod commands;
 pub mod demo;
+pub mod hooks;
 pub mod mcp;
 pub mod trust;
 
