@@ -136,6 +136,11 @@ impl Hook {
         })
     }
 
+    /// Whether the hook has a `command_matcher` (it needs the parsed shell command).
+    pub fn looks_into_commands(&self) -> bool {
+        self.command_matcher.is_some()
+    }
+
     /// Whether the hook is for this `subject` (a tool's native name, a changed path, a
     /// notification's kind) and, for a shell command, one of its simple `commands`.
     pub fn matches(&self, subject: Option<&str>, commands: Option<&[String]>) -> bool {
@@ -177,6 +182,15 @@ impl Hooks {
     /// No hook at all.
     pub fn none() -> Arc<Self> {
         Arc::new(Self::default())
+    }
+
+    /// No hook yet (add them with [`Hooks::push`]); they will run in `cwd` with `env`.
+    pub fn new(env: Vec<(String, String)>, cwd: PathBuf) -> Self {
+        Self {
+            env,
+            cwd,
+            ..Self::default()
+        }
     }
 
     /// The hooks of the layers: user, project (only when `project_trusted`), `--config`, in that
@@ -253,6 +267,18 @@ impl Hooks {
         self.of(event)
             .iter()
             .filter(move |h| h.matches(subject, commands))
+    }
+
+    /// The hooks of `event` whose `matcher` takes the tool `name` (their `command_matcher` not
+    /// yet looked at): the first, cheap step of matching a tool call.
+    pub fn matching_tool<'a>(
+        &'a self,
+        event: HookEvent,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a Hook> + 'a {
+        self.of(event)
+            .iter()
+            .filter(move |h| h.matcher.as_ref().is_none_or(|m| m.is_match(name)))
     }
 
     /// Hooks of the layers that do not run, and why.
