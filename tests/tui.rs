@@ -17,6 +17,7 @@ use crate::support::bin::Sandbox;
 
 mod conversation;
 mod figures;
+mod hooks;
 mod hunks;
 mod scrollback;
 mod waiting;
