@@ -534,3 +534,38 @@ async fn hooks_list_shows_what_runs_here_and_why_the_rest_does_not() {
     );
     assert!(text.contains("file_changed  repo-fmt  (not run)"), "{text}");
 }
+
+#[tokio::test]
+async fn context_hooks_gave_the_model_is_the_same_after_a_resume() {
+    let sandbox = Sandbox::new();
+    sandbox.user_config(
+        "[[hooks.session_start]]\nname = \"greeter\"\nmatcher = \"startup\"\n\
+         command = \"cat > /dev/null; echo 'fresh session'\"\n\n\
+         [[hooks.user_prompt_submit]]\nname = \"branch\"\n\
+         command = \"cat > /dev/null; echo 'branch: alpha'\"\n",
+    );
+    let server = ScriptedServer::start().await;
+    server.push(say("one"));
+    let out = run(&sandbox, &server, "first", &[]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let sent = user_texts(&server, 0).last().unwrap().clone();
+    assert!(sent.starts_with("first"), "{sent}");
+    assert!(sent.contains("[hook greeter] fresh session"), "{sent}");
+    assert!(sent.ends_with("branch: alpha"), "{sent}");
+    let id = out.of_type("session_started")[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    server.push(say("two"));
+    let out = run(&sandbox, &server, "second", &["--resume", &id]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let texts = user_texts(&server, 1);
+    // The first prompt reads as it was sent; the resumed session did not start fresh.
+    assert_eq!(texts[texts.len() - 2], sent);
+    let second = texts.last().unwrap();
+    assert!(
+        second.starts_with("second") && second.ends_with("branch: alpha"),
+        "{second}"
+    );
+    assert!(!second.contains("fresh session"), "{second}");
+}

@@ -176,6 +176,8 @@ pub struct Hooks {
     /// Where hooks run: the workspace.
     cwd: PathBuf,
     ignored: Vec<Ignored>,
+    /// Warnings about hooks that do run (a program the model could rewrite).
+    notes: Vec<String>,
 }
 
 impl Hooks {
@@ -232,7 +234,15 @@ impl Hooks {
                         continue;
                     }
                     match Hook::compile(entry, &source) {
-                        Ok(h) => hooks.by_event[ev.index()].push(h),
+                        Ok(h) => {
+                            if let Some(file) = workspace_program(&h.command, &hooks.cwd) {
+                                hooks.notes.push(format!(
+                                    "{source}: hook {} runs {file}, a file in the workspace that                                      the model's commands can change; keep hook programs under                                      .pablo/ or outside the workspace",
+                                    h.name
+                                ));
+                            }
+                            hooks.by_event[ev.index()].push(h)
+                        }
                         Err(why) => hooks.ignored.push(ignore(why)),
                     }
                 }
@@ -286,7 +296,8 @@ impl Hooks {
         &self.ignored
     }
 
-    /// One note per ignored hook, for the start of a session.
+    /// One note per ignored hook, and per hook whose program lies in the workspace, for the
+    /// start of a session.
     pub fn warnings(&self) -> Vec<String> {
         self.ignored
             .iter()
@@ -296,6 +307,7 @@ impl Hooks {
                     i.source, i.name, i.event, i.why
                 )
             })
+            .chain(self.notes.iter().cloned())
             .collect()
     }
 
@@ -308,6 +320,26 @@ impl Hooks {
     pub fn cwd(&self) -> &std::path::Path {
         &self.cwd
     }
+}
+
+/// The first word of `command` that names a file of the workspace outside `.pablo/` (a
+/// relative path, which hooks resolve against the workspace, or an absolute one beneath it):
+/// a program there is one the model's commands may rewrite.
+fn workspace_program(command: &str, workspace: &std::path::Path) -> Option<String> {
+    command.split_whitespace().find_map(|word| {
+        let word = word.trim_matches(|c| c == '"' || c == '\'');
+        if !word.contains('/') || word.starts_with(['~', '$', '-']) || word.contains("://") {
+            return None;
+        }
+        let path = workspace.join(word);
+        let rel = path.strip_prefix(workspace).ok()?;
+        let rel = rel.to_string_lossy();
+        let rel = rel.trim_start_matches("./");
+        if rel.starts_with(".pablo/") || rel.starts_with("..") {
+            return None;
+        }
+        Some(format!("`{word}`"))
+    })
 }
 
 #[cfg(test)]
@@ -344,6 +376,20 @@ mod tests {
         assert!(h.matches(Some("shell.run"), Some(&cmds)));
         assert!(!h.matches(Some("shell.run"), Some(&["git status".to_string()])));
         assert!(!h.matches(Some("fs.read"), None));
+    }
+
+    #[test]
+    fn a_hook_program_the_model_could_rewrite_is_named() {
+        let ws = Path::new("/w");
+        assert_eq!(
+            workspace_program("./scripts/fmt.sh --all", ws).as_deref(),
+            Some("`./scripts/fmt.sh`")
+        );
+        assert!(workspace_program("sh /w/tools/x.sh", ws).is_some());
+        assert!(workspace_program(".pablo/hooks/fmt.sh", ws).is_none());
+        assert!(workspace_program("~/.config/pablo/hooks/fmt.sh", ws).is_none());
+        assert!(workspace_program("/usr/local/bin/guard", ws).is_none());
+        assert!(workspace_program("cat > /dev/null; exit 2", ws).is_none());
     }
 
     #[test]
