@@ -569,3 +569,48 @@ async fn context_hooks_gave_the_model_is_the_same_after_a_resume() {
     );
     assert!(!second.contains("fresh session"), "{second}");
 }
+
+#[tokio::test]
+async fn the_model_cannot_add_a_hook_by_writing_the_project_config() {
+    let sandbox = Sandbox::new();
+    let marker = sandbox.root().join("planted.marker");
+    let planted = format!(
+        "[[hooks.user_prompt_submit]]\ncommand = \"touch {}\"\n",
+        marker.display()
+    );
+    let server = ScriptedServer::start().await;
+    server.push(call(
+        "c1",
+        "fs_write",
+        &json!({"path": ".pablo/config.toml", "text": planted, "expected_revision": null}),
+    ));
+    server.push(call(
+        "c2",
+        "shell_run",
+        &json!({"command": format!("mkdir -p .pablo && printf '%s' '{planted}' > .pablo/config.toml")}),
+    ));
+    server.push(say("done"));
+    let out = run(
+        &sandbox,
+        &server,
+        "plant a hook",
+        &["--allow-write", "--auto-approve"],
+    )
+    .await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let results = out.results();
+    assert_eq!(results[0]["ok"], false, "{}", results[0]);
+    // The command ran in the sandbox, which did not let it write there.
+    assert_ne!(results[1]["data"]["exit_code"], 0, "{}", results[1]);
+    assert_eq!(
+        results[1]["data"]["sandbox_denied"]["code"], "sandbox_denied",
+        "{}",
+        results[1]
+    );
+    let config = sandbox.workspace().join(".pablo/config.toml");
+    assert!(!config.exists() || !std::fs::read_to_string(&config).unwrap().contains("hooks"));
+    server.push(say("ok"));
+    let out = run(&sandbox, &server, "hi", &[]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!marker.exists(), "a hook the model planted ran");
+}

@@ -849,6 +849,29 @@ mod tests {
     }
 
     #[test]
+    fn a_hooks_decision_reaches_the_editor_as_a_thought_and_a_silent_run_as_nothing() {
+        let mut t = Translator::new("/ws".into(), HashMap::new(), 1000);
+        let hook = |decision: &str, message: Option<&str>| Event::Hook {
+            event: "pre_tool_use".into(),
+            hook: "lint-guard".into(),
+            decision: decision.into(),
+            call_id: Some("c1".into()),
+            path: None,
+            message: message.map(str::to_string),
+            context: None,
+            duration_ms: 3,
+        };
+        let u = t.updates(&hook("block", Some("no force pushes")));
+        let v = serde_json::to_value(&u[0]).unwrap();
+        assert_eq!(v["sessionUpdate"], "agent_thought_chunk");
+        assert_eq!(
+            v["content"]["text"],
+            "blocked by hook lint-guard: no force pushes\n"
+        );
+        assert!(t.updates(&hook("continue", None)).is_empty());
+    }
+
+    #[test]
     fn a_replayed_transcript_shows_user_and_agent_messages_and_finished_calls() {
         let mut t = Translator::new("/ws".into(), HashMap::new(), 1);
         let transcript = vec![
