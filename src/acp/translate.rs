@@ -852,7 +852,7 @@ mod tests {
     fn a_hooks_decision_reaches_the_editor_as_a_thought_and_a_silent_run_as_nothing() {
         let mut t = Translator::new("/ws".into(), HashMap::new(), 1000);
         let hook = |decision: &str, message: Option<&str>| Event::Hook {
-            event: "pre_tool_use".into(),
+            event: "post_tool_use".into(),
             hook: "lint-guard".into(),
             decision: decision.into(),
             call_id: Some("c1".into()),
@@ -861,12 +861,16 @@ mod tests {
             context: None,
             duration_ms: 3,
         };
-        let u = t.updates(&hook("block", Some("no force pushes")));
+        let u = t.updates(&hook(
+            "failed_open",
+            Some("the hook failed: it exited with status 1"),
+        ));
         let v = serde_json::to_value(&u[0]).unwrap();
         assert_eq!(v["sessionUpdate"], "agent_thought_chunk");
         assert_eq!(
             v["content"]["text"],
-            "blocked by hook lint-guard: no force pushes\n"
+            "hook lint-guard (post_tool_use) failed, going ahead: the hook failed: it exited with \
+             status 1\n"
         );
         assert!(t.updates(&hook("continue", None)).is_empty());
     }

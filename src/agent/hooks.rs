@@ -136,16 +136,6 @@ impl Conversation {
                 message: format!("hook {}: {m}", ran.name),
             });
         }
-        if a.decision == HookDecision::FailedOpen {
-            self.emit(Event::Warning {
-                message: format!(
-                    "hook {} ({}) {}; going ahead",
-                    ran.name,
-                    event.as_str(),
-                    a.reason.as_deref().unwrap_or("failed")
-                ),
-            });
-        }
     }
 
     /// `pre_tool_use`, after the preview and before policy: `Err` when a hook blocks (its

@@ -118,8 +118,10 @@ pub fn mcp_server(view: &super::McpServerView) -> Option<String> {
     }
 }
 
-/// One hook's run in words, as every front-end shows it (`blocked by hook lint-guard: no force
-/// pushes`); `None` for a run that decided nothing and gave the model nothing.
+/// One hook's run in words, as every front-end shows it (`hook fmt (post_tool_use) added context
+/// for the model`); `None` for a run that decided nothing and gave the model nothing, and for a
+/// `pre_tool_use` block, which the tool call's own result says (`shell.run was blocked by hook
+/// lint-guard: …`).
 pub fn hook_words(event: &super::Event) -> Option<String> {
     let super::Event::Hook {
         event,
@@ -133,6 +135,9 @@ pub fn hook_words(event: &super::Event) -> Option<String> {
     else {
         return None;
     };
+    if event == "pre_tool_use" && matches!(decision.as_str(), "block" | "failed_closed") {
+        return None;
+    }
     let why = message
         .as_deref()
         .map(|m| format!(": {m}"))

@@ -132,13 +132,8 @@ impl AppState {
             ),
             Event::McpServer { server } => self.mcp_changed(server),
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
-            // A guard's block is the tool cell's own error (`blocked by hook NAME: …`); the rest
-            // of what hooks decide is a line of the transcript.
-            Event::Hook {
-                ref event,
-                ref decision,
-                ..
-            } if event == "pre_tool_use" && matches!(decision.as_str(), "block" | "failed_closed") => {}
+            // A guard's block is the tool cell's own error (`blocked by hook NAME: …`, so it has
+            // no words here); the rest of what hooks decide is a line of the transcript.
             ref hook @ Event::Hook { ref decision, .. } => {
                 if let Some(words) = crate::protocol::describe::hook_words(hook) {
                     let level = if decision.starts_with("failed") || decision == "block" {
