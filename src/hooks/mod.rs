@@ -394,16 +394,15 @@ mod tests {
 
     #[test]
     fn an_untrusted_project_layer_runs_no_hook_and_says_so() {
-        let file = |cmd: &str| {
-            let mut c = ConfigFile::default();
-            c.hooks = HooksConfig {
+        let file = |cmd: &str| ConfigFile {
+            hooks: HooksConfig {
                 pre_tool_use: vec![HookEntry {
                     command: cmd.into(),
                     ..entry(None, None)
                 }],
                 ..HooksConfig::default()
-            };
-            c
+            },
+            ..ConfigFile::default()
         };
         let layers = Layers {
             user: Some((Path::new("/u.toml").into(), file("user-guard"))),
