@@ -177,6 +177,7 @@ fn record() -> Vec<ModelRequest> {
         let mut handle = spawn(AgentSetup {
             mode: Default::default(),
             model_switcher: None,
+            hooks: pablo::hooks::Hooks::none(),
             session_id: "bench".into(),
             model: recorder.clone(),
             catalog,

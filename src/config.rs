@@ -20,6 +20,9 @@ use crate::core::ToolMode;
 use crate::core::{Coded, ErrorCode};
 pub use otel::{OtelConfig, OtelProtocol, TraceConfig};
 
+pub mod hooks;
+pub use hooks::{HookEntry, HooksConfig, OnFailure};
+
 /// The fixed `PATH` of every command pablo runs, and the one command words are resolved through
 /// when policy matches rules (so `git` and `/usr/bin/git` are the same command).
 pub const CLEAN_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -53,6 +56,10 @@ pub struct ConfigFile {
     /// `[trace]`: what the native trace holds.
     #[serde(default)]
     pub trace: TraceConfig,
+    /// `[[hooks.EVENT]]`: the person's programs around prompts, tool calls and file changes
+    /// (docs/hooks.md).
+    #[serde(default, skip_serializing_if = "HooksConfig::is_empty")]
+    pub hooks: HooksConfig,
 }
 
 /// `[memory]`: whether the model may propose notes for later sessions (`memory.propose`).
@@ -972,6 +979,17 @@ impl ConfigFile {
                 }
             }
         }
+        let mut hook_problems = Vec::new();
+        hooks::check(&self.hooks, &mut hook_problems);
+        out.extend(hook_problems.into_iter().map(|((event, i, field), m)| {
+            let path = vec![
+                Seg::Key("hooks".into()),
+                Seg::Key(event.into()),
+                Seg::Index(i),
+                Seg::Key(field.into()),
+            ];
+            (path, m)
+        }));
         out
     }
 }

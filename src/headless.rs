@@ -264,6 +264,7 @@ impl<W: Write> Printer<'_, W> {
                 "max_attempts": max_attempts, "wait_ms": wait_ms, "reason": reason,
                 "code": code})),
             Event::McpServer { server } => Some(json!({"type": "mcp_server", "server": server})),
+            hook @ Event::Hook { .. } => serde_json::to_value(hook).ok(),
             Event::ContextCompacted {
                 summary,
                 replaced_messages,
@@ -362,6 +363,13 @@ impl<W: Write> Printer<'_, W> {
                 self.end_stream()?;
                 writeln!(self.out, "warning: {message}")
             }
+            hook @ Event::Hook { .. } => match crate::protocol::describe::hook_words(hook) {
+                Some(words) => {
+                    self.end_stream()?;
+                    writeln!(self.out, "{words}")
+                }
+                None => Ok(()),
+            },
             Event::Retry {
                 attempt,
                 max_attempts,

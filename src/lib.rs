@@ -8,6 +8,7 @@ pub mod agent;
 pub mod config;
 pub mod core;
 pub mod headless;
+pub mod hooks;
 pub mod launch;
 pub mod model;
 pub mod policy;

@@ -236,6 +236,22 @@ enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// The configured hooks (docs/hooks.md): which run here, and why the others do not.
+    Hooks {
+        #[command(subcommand)]
+        command: HooksCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum HooksCommand {
+    /// Every hook of the config layers: event, name, command, matchers, timeout, on_failure,
+    /// where it is defined, and whether it runs in this folder.
+    List {
+        /// One JSON object per hook, one per line.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 impl Command {
@@ -251,6 +267,9 @@ impl Command {
             | Command::Undo { json, .. }
             | Command::Mcp {
                 command: McpCommand::List { json } | McpCommand::Tools { json, .. },
+            }
+            | Command::Hooks {
+                command: HooksCommand::List { json },
             }
             | Command::Policy {
                 command: PolicyCommand::Check { json, .. } | PolicyCommand::Rules { json, .. },
@@ -458,6 +477,7 @@ fn command(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<ExitCode> {
             command,
         }) => sandbox_command(&cli.common, profile, network, &command),
         Some(Command::Mcp { command }) => runtime.block_on(mcp_command(&cli.common, command)),
+        Some(Command::Hooks { command }) => hooks_command(&cli.common, command),
         None => runtime.block_on(tui(cli.common)),
     }
 }
@@ -1015,6 +1035,24 @@ fn sandbox_command(
     }
     let status = pablo::launch::run_sandboxed(&launch, &engine.value, profile, network, command)?;
     Ok(ExitCode::from(status))
+}
+
+fn hooks_command(common: &Common, command: HooksCommand) -> Result<ExitCode> {
+    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    let HooksCommand::List { json } = command;
+    let hooks = launch.hook_listing();
+    if json {
+        for h in &hooks {
+            outln!("{}", serde_json::to_string(h)?);
+        }
+    } else if hooks.is_empty() {
+        outln!("no hooks configured ([[hooks.EVENT]] in the config; see docs/hooks.md)");
+    } else {
+        for h in &hooks {
+            out!("{}", pablo::launch::hooks::describe_hook(h));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {

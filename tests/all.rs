@@ -19,6 +19,7 @@ mod context;
 mod docs;
 mod first_session;
 mod fs_tools;
+mod hooks;
 mod hostile_repo;
 mod images;
 mod mcp;

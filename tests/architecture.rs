@@ -14,6 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["tui", "acp", "headless"],
     &["launch"],
     &["agent"],
+    &["hooks"],
     &["session"],
     &["policy"],
     &["tools"],

@@ -141,6 +141,7 @@ fn setup(
     AgentSetup {
         mode: Default::default(),
         model_switcher: None,
+        hooks: pablo::hooks::Hooks::none(),
         session_id: id.to_string(),
         model,
         catalog,

@@ -1056,6 +1056,7 @@ fn spawn_agent(host: Arc<Host>) -> pablo::protocol::AgentHandle {
     pablo::agent::spawn(pablo::agent::AgentSetup {
         mode: Default::default(),
         model_switcher: None,
+        hooks: pablo::hooks::Hooks::none(),
         session_id: "test".into(),
         model: Arc::new(UnusedModel),
         catalog: pablo::tools::Catalog::new(),

@@ -17,6 +17,7 @@ use crate::support::bin::Sandbox;
 
 mod conversation;
 mod figures;
+mod hooks;
 mod hunks;
 mod scrollback;
 mod waiting;
@@ -553,6 +554,7 @@ mod in_process {
         let setup = AgentSetup {
             mode: Default::default(),
             model_switcher: None,
+            hooks: pablo::hooks::Hooks::none(),
             session_id: "s-loop".into(),
             model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
             catalog,

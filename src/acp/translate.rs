@@ -202,6 +202,13 @@ impl Translator {
                     acp::ContentChunk::new(format!("{words}\n").into()),
                 )]
             }
+            // A hook's decision is said as a thought, like a retry: seen, and not the answer.
+            hook @ Event::Hook { .. } => match crate::protocol::describe::hook_words(hook) {
+                Some(words) => vec![acp::SessionUpdate::AgentThoughtChunk(
+                    acp::ContentChunk::new(format!("{words}\n").into()),
+                )],
+                None => Vec::new(),
+            },
             // The usage of a call is reported with the context report that follows it, which
             // names the model's window and the session's cost.
             Event::Usage { last, total } => {
@@ -839,6 +846,33 @@ mod tests {
             v["content"]["text"],
             "retrying in 12 s, attempt 2 of 5: 503 from api.example.com\n"
         );
+    }
+
+    #[test]
+    fn a_hooks_decision_reaches_the_editor_as_a_thought_and_a_silent_run_as_nothing() {
+        let mut t = Translator::new("/ws".into(), HashMap::new(), 1000);
+        let hook = |decision: &str, message: Option<&str>| Event::Hook {
+            event: "post_tool_use".into(),
+            hook: "lint-guard".into(),
+            decision: decision.into(),
+            call_id: Some("c1".into()),
+            path: None,
+            message: message.map(str::to_string),
+            context: None,
+            duration_ms: 3,
+        };
+        let u = t.updates(&hook(
+            "failed_open",
+            Some("the hook failed: it exited with status 1"),
+        ));
+        let v = serde_json::to_value(&u[0]).unwrap();
+        assert_eq!(v["sessionUpdate"], "agent_thought_chunk");
+        assert_eq!(
+            v["content"]["text"],
+            "hook lint-guard (post_tool_use) failed, going ahead: the hook failed: it exited with \
+             status 1\n"
+        );
+        assert!(t.updates(&hook("continue", None)).is_empty());
     }
 
     #[test]

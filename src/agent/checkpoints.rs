@@ -86,6 +86,21 @@ impl Conversation {
         if let Some((turn, changes)) = blocking(move || after.after_call(scanned)).await
             && !changes.is_empty()
         {
+            let mut changed = self.turn_changed.lock();
+            for ch in &changes {
+                use crate::protocol::FileState::Directory;
+                // `file_changed` is about files; a directory made or removed is not one.
+                if matches!(ch.before, Directory) || matches!(ch.after, Directory) {
+                    continue;
+                }
+                let kind = match (&ch.before, &ch.after) {
+                    (crate::protocol::FileState::Absent, _) => "created",
+                    (_, crate::protocol::FileState::Absent) => "deleted",
+                    _ => "modified",
+                };
+                changed.insert(ch.path.clone(), kind);
+            }
+            drop(changed);
             self.emit(Event::FilesChanged {
                 turn,
                 call_id: call.id.clone(),

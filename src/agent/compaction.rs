@@ -87,6 +87,7 @@ impl Conversation {
         if calls_left.is_some_and(|left| left < 2) {
             return;
         }
+        self.pre_compact_hooks("auto").await;
         self.compact_before(split, None, cancel).await;
     }
 
@@ -113,6 +114,7 @@ impl Conversation {
         }
         let cancel = CancellationToken::new();
         let before = self.messages.len();
+        self.pre_compact_hooks("manual").await;
         self.compact_before(before, focus, &cancel).await;
     }
 

@@ -49,6 +49,12 @@ pub(crate) struct Conversation {
     pub(super) cost_usd: Option<f64>,
     /// The mode of the previous turn, to tell the model when planning starts or ends.
     pub(super) last_turn_mode: WorkMode,
+    /// Hooks' notes for the model that go with the next prompt (`session_start`,
+    /// `file_changed`).
+    pub(super) hook_notes: Vec<String>,
+    /// The paths the running turn changed, whoever changed them, and how (`created`,
+    /// `modified`, `deleted`), for `file_changed` hooks.
+    pub(super) turn_changed: parking_lot::Mutex<std::collections::BTreeMap<String, &'static str>>,
 }
 
 impl Conversation {
@@ -68,6 +74,8 @@ impl Conversation {
             usage: Usage::default(),
             cost_usd: None,
             last_turn_mode: WorkMode::Ask,
+            hook_notes: Vec::new(),
+            turn_changed: Default::default(),
         }
     }
 

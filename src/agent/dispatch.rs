@@ -53,6 +53,9 @@ impl Dispatcher {
     /// gone) and the running turn has ended, then closes the session.
     pub(super) async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
         self.announce();
+        if let Some(conversation) = self.idle.as_mut() {
+            conversation.session_start_hooks().await;
+        }
         let mut ops_open = true;
         loop {
             if self.running.is_none() {

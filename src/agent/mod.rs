@@ -23,6 +23,7 @@ pub mod context;
 mod conversation;
 mod dispatch;
 mod forward;
+mod hooks;
 pub mod limits;
 pub mod mcp_input;
 pub mod mode;
@@ -70,6 +71,8 @@ pub struct AgentSetup {
     pub mode: crate::protocol::WorkMode,
     /// Builds another model client for `Op::SetModel`; `None` refuses the switch.
     pub model_switcher: Option<ModelSwitcher>,
+    /// The person's hooks (`crate::hooks::Hooks::none()` for none).
+    pub hooks: Arc<crate::hooks::Hooks>,
 }
 
 /// Builds a model client for a model name and an optional provider (the launch's settings
@@ -108,6 +111,7 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         control: control_tx,
         model_switcher: setup.model_switcher,
         switched_model: Arc::new(Mutex::new(None)),
+        hooks: setup.hooks,
         waiting: Mutex::new(HashMap::new()),
     });
     let conversation = Conversation::new(

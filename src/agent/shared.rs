@@ -44,6 +44,8 @@ pub(crate) struct Shared {
     pub(super) control: mpsc::UnboundedSender<Control>,
     pub(super) model_switcher: Option<ModelSwitcher>,
     pub(super) switched_model: SwitchedModel,
+    /// The person's hooks (docs/hooks.md); none configured: an empty set.
+    pub(super) hooks: Arc<crate::hooks::Hooks>,
     /// The tool calls waiting for the person's answer, by call id.
     pub(super) waiting: Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>,
 }

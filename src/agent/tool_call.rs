@@ -99,7 +99,13 @@ impl Conversation {
                     exit_code: result.exit_code(),
                     artifact: result.artifact().map(str::to_string),
                 };
-                (ToolOutcome::ok(result.to_json()), ran)
+                let tool = self
+                    .catalog
+                    .get(&call.name)
+                    .map(|t| t.name().to_string())
+                    .unwrap_or_else(|| call.name.clone());
+                let outcome = ToolOutcome::ok(result.to_json());
+                (self.post_tool_hooks(&tool, call, outcome).await, ran)
             }
             Err(f) => {
                 span.record("outcome", f.code.as_str());
@@ -141,7 +147,7 @@ impl Conversation {
                 ),
             ));
         }
-        let args = parsed.map_err(|e| {
+        let mut args = parsed.map_err(|e| {
             ToolFailure::new(
                 ErrorCode::InvalidArguments,
                 format!("the arguments of {} are not valid JSON: {e}", tool.name()),
@@ -170,12 +176,31 @@ impl Conversation {
             host: self.shared.host.clone(),
         };
         let mut preview = tool.preview(&args, &ctx).await?;
+        // The person's `pre_tool_use` hooks see the preview before policy does; a rewrite of
+        // the arguments is validated and previewed again, and that is what policy judges.
+        let gate = self
+            .pre_tool_hooks(tool.as_ref(), call, &args, &preview)
+            .await?;
+        if let Some((hook, new)) = &gate.rewrite {
+            if let Some(v) = self.catalog.validator(tool.name()) {
+                v.validate(tool.name(), new).map_err(|e| {
+                    let f = ToolFailure::from(e);
+                    ToolFailure::new(
+                        f.code,
+                        format!("hook {hook} rewrote the arguments: {}", f.message),
+                    )
+                })?;
+            }
+            args = new.clone();
+            preview = tool.preview(&args, &ctx).await?;
+        }
         // After a per-hunk review: the hunks the person did not accept, for the result.
         let mut not_applied = None;
         let verdict = self
             .shared
             .policy
             .decide(tool.name(), tool.kind(), &mut preview);
+        let verdict = gate.adjust(verdict);
         let verdict = mode::apply(mode, tool.name(), verdict)?;
         crate::telemetry::record_verdict(
             span,
@@ -347,6 +372,10 @@ impl Conversation {
             ApprovalMode::Interactive => {}
         }
         let rx = self.shared.await_approval(&call.id);
+        self.notify_hooks(
+            "approval",
+            format!("pablo needs your approval to run {}", tool.name()),
+        );
         self.emit(Event::ApprovalRequest {
             call_id: call.id.clone(),
             tool: tool.name().to_string(),

@@ -15,12 +15,22 @@ use tracing::Instrument;
 
 use super::attach;
 use super::conversation::{Conversation, ModelTurn, TurnEnd};
+use super::hooks::PromptGate;
 use super::limits;
 use super::mode;
 use super::tool_call::{AlreadyRan, parse_arguments};
 use crate::core::{Coded, ErrorCode, ToolFailure};
+use crate::hooks::HookEvent;
 use crate::model::{Message, ModelStopReason};
 use crate::protocol::{Event, ImageAttachment, StopReason};
+
+/// The prompt with hooks' text after it, one paragraph each (resume appends it the same way).
+fn with_hook_text(text: String, notes: Vec<String>) -> String {
+    if notes.is_empty() {
+        return text;
+    }
+    format!("{text}\n\n{}", notes.join("\n\n"))
+}
 
 /// What the person sent to start a turn.
 #[derive(Debug, Clone)]
@@ -98,9 +108,23 @@ impl Conversation {
                 };
             }
         };
+        // The person's `user_prompt_submit` hooks may stop the prompt (it comes back to them)
+        // or add context to it.
+        let (hook_context, hook_runs) = match self.prompt_hooks(&text).await {
+            PromptGate::Blocked { hook, reason } => {
+                return TurnOutcome::Refused {
+                    code: ErrorCode::HookBlocked.as_str().into(),
+                    message: format!("the prompt was blocked by hook {hook}: {reason}"),
+                    text,
+                };
+            }
+            PromptGate::Go { context, runs } => (context, runs),
+        };
         self.emit(Event::UserMessage { text: text.clone() });
         // The turn's checkpoint keeps the prompt as the person wrote it (a rewind gives it back).
         let prompt = text.clone();
+        // Notes of hooks since the last prompt (`session_start`, `file_changed`) ride with it.
+        let text = with_hook_text(text, std::mem::take(&mut self.hook_notes));
         let attach::Attached {
             files,
             images,
@@ -115,6 +139,11 @@ impl Conversation {
         if !files.is_empty() || !images.is_empty() {
             self.emit(Event::Attachments { files, images });
         }
+        for ran in &hook_runs {
+            let context = ran.answer.context.clone();
+            self.emit_hook(HookEvent::UserPromptSubmit, ran, None, None, context);
+        }
+        let text = with_hook_text(text, hook_context);
         let now = self.shared.policy.mode();
         let text = match mode::turn_note(self.last_turn_mode, now) {
             Some(note) => format!("{text}\n\n{note}"),
@@ -143,6 +172,18 @@ impl Conversation {
             })
         };
         let mut end = self.turn_steps(&cancel).instrument(span.clone()).await;
+        // The person's `stop` hooks may send the model back to work, a few times at most.
+        let mut continuations = 0;
+        while matches!(end, Ok(StopReason::EndTurn)) && !cancel.is_cancelled() {
+            let Some(reason) = self.stop_hooks(continuations).await else {
+                break;
+            };
+            continuations += 1;
+            self.messages.push(Message::user(reason));
+            end = self.turn_steps(&cancel).instrument(span.clone()).await;
+        }
+        // Every path the turn changed, whoever changed it, before the turn ends.
+        self.file_changed_hooks().await;
         timer.abort();
         if deadline_hit.load(Ordering::Relaxed)
             && matches!(&end, Err(e) if e.stop_reason == StopReason::Cancelled)
@@ -171,6 +212,7 @@ impl Conversation {
         span.record("tool_calls", self.budget.tool_calls - calls_before.1);
         span.record("stop_reason", format!("{stop_reason:?}"));
         span.record("duration_ms", started.elapsed().as_millis() as u64);
+        self.notify_hooks("turn_ended", format!("the turn ended ({stop_reason:?})"));
         TurnOutcome::Completed { stop_reason }
     }
 

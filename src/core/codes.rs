@@ -41,6 +41,7 @@ error_codes! {
     Internal = "internal",
     // Decisions and the turn.
     Denied = "denied",
+    HookBlocked = "hook_blocked",
     ApprovalRequired = "approval_required",
     Rejected = "rejected",
     PlanMode = "plan_mode",

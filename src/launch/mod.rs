@@ -4,6 +4,7 @@
 
 pub mod commands;
 pub mod demo;
+pub mod hooks;
 pub mod mcp;
 pub mod observe;
 pub mod trust;
@@ -589,7 +590,10 @@ impl Launch {
         };
         let host = self.host_with(&start.session_id, &policy, parts)?;
         let system_prompt = self.system_prompt().into_value(&mut warnings);
+        let hooks = self.hooks(&policy);
+        warnings.extend(hooks.warnings());
         let setup = AgentSetup {
+            hooks: Arc::new(hooks),
             host,
             checkpoints,
             catalog,
@@ -605,6 +609,18 @@ impl Launch {
             model_switcher: Some(self.model_switcher()),
         };
         Ok(Warned::new(setup, warnings))
+    }
+
+    /// The person's hooks (docs/hooks.md): those of the user layer and `--config`, and the
+    /// project's only in a trusted folder; they run in the workspace with the environment
+    /// commands get (no provider key, nothing that looks secret).
+    pub fn hooks(&self, policy: &PolicyEngine) -> crate::hooks::Hooks {
+        crate::hooks::Hooks::from_layers(
+            &self.layers,
+            self.project_trusted,
+            policy.command_env().vars().to_vec(),
+            self.workspace.clone(),
+        )
     }
 
     /// `pablo undo`: plans the undo of the last `turns` turns (that changed files) of the

@@ -61,6 +61,13 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
             out.push(format!("mcp_servers.{name}.tools = \"auto\""));
         }
     }
+    for (event, hook) in file.hooks.take_all() {
+        out.push(format!(
+            "hooks.{event} {} (runs the program `{}`)",
+            hook.display_name(),
+            hook.command
+        ));
+    }
     let before = file.options.tools.len();
     let auto: Vec<String> = file
         .options

@@ -118,6 +118,49 @@ pub fn mcp_server(view: &super::McpServerView) -> Option<String> {
     }
 }
 
+/// One hook's run in words, as every front-end shows it (`hook fmt (post_tool_use) added context
+/// for the model`); `None` for a run that decided nothing and gave the model nothing, and for a
+/// `pre_tool_use` block, which the tool call's own result says (`shell.run was blocked by hook
+/// lint-guard: …`).
+pub fn hook_words(event: &super::Event) -> Option<String> {
+    let super::Event::Hook {
+        event,
+        hook,
+        decision,
+        message,
+        context,
+        path,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    if event == "pre_tool_use" && matches!(decision.as_str(), "block" | "failed_closed") {
+        return None;
+    }
+    let why = message
+        .as_deref()
+        .map(|m| format!(": {m}"))
+        .unwrap_or_default();
+    let what = match event.as_str() {
+        "user_prompt_submit" => "the prompt was ",
+        _ => "",
+    };
+    Some(match decision.as_str() {
+        "block" if event == "stop" => format!("hook {hook} sent the model back to work{why}"),
+        "block" | "failed_closed" => format!("{what}blocked by hook {hook}{why}"),
+        "failed_open" => format!("hook {hook} ({event}) failed, going ahead{why}"),
+        "allow" => format!("allowed by hook {hook}"),
+        "ask" => format!("hook {hook} asks for approval{why}"),
+        "rewrite" => format!("arguments rewritten by hook {hook}"),
+        _ => match (context, path) {
+            (Some(_), Some(p)) => format!("hook {hook} ({event}) on {p} left a note for the model"),
+            (Some(_), None) => format!("hook {hook} ({event}) added context for the model"),
+            _ => return None,
+        },
+    })
+}
+
 /// `1 line`, `3 lines`.
 pub fn plural(n: u64, one: &str) -> String {
     if n == 1 {

@@ -960,6 +960,30 @@ pub enum Event {
         /// The failed attempt's error code (`model_http_error`, `model_unreachable`).
         code: String,
     },
+    /// One of the person's hooks ran (docs/hooks.md): for which event, what it decided, and
+    /// why. Journaled, so every hook run is on record.
+    Hook {
+        /// `pre_tool_use`, `file_changed`, …
+        event: String,
+        /// The hook's name (its `name`, or the start of its command).
+        hook: String,
+        /// `continue`, `allow`, `ask`, `block`, `rewrite`, `failed_open`, `failed_closed`.
+        decision: String,
+        /// The tool call it was about, for the tool events.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// The changed path, for `file_changed`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+        /// Why it blocked or failed, or its note for the person.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        /// Text it gave the model: appended to the prompt (`user_prompt_submit`), sent as the
+        /// next message (`stop`, `session_start`, `file_changed`), or added to the tool result.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String>,
+        duration_ms: u64,
+    },
     /// The turn (or the agent) failed.
     Error { code: String, message: String },
     TurnCompleted {

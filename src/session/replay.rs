@@ -220,12 +220,46 @@ struct Replayer {
     usage: Usage,
     turns: usize,
     checkpoints: History,
+    /// Hooks' notes (`session_start`, `file_changed`) that ride with the next prompt.
+    hook_notes: Vec<String>,
+    /// The last event was a `stop` hook's reason, sent as a message the next one joins.
+    stop_open: bool,
 }
 
 impl Replayer {
+    /// What a hook's context did to the conversation, done again (agent/hooks.rs).
+    fn apply_hook(&mut self, event: &str, context: Option<&str>) {
+        let Some(context) = context else { return };
+        match event {
+            "user_prompt_submit" => {
+                if let Some(Message::User { text, .. }) = self.history.last_mut() {
+                    text.push_str("\n\n");
+                    text.push_str(context);
+                }
+            }
+            "stop" => match self.history.last_mut() {
+                Some(Message::User { text, .. }) if self.stop_open => {
+                    text.push('\n');
+                    text.push_str(context);
+                }
+                _ => {
+                    self.close_pending();
+                    self.history.push(Message::user(context.to_string()));
+                    self.stop_open = true;
+                }
+            },
+            "session_start" | "file_changed" => self.hook_notes.push(context.to_string()),
+            _ => {}
+        }
+    }
+
     fn apply(&mut self, event: &Event) {
         self.checkpoints.apply(event);
+        if !matches!(event, Event::Hook { .. }) {
+            self.stop_open = false;
+        }
         match event {
+            Event::Hook { event, context, .. } => self.apply_hook(event, context.as_deref()),
             Event::SessionStarted { .. } => {
                 // A restart: whatever was running died with the previous process.
                 self.close_pending();
@@ -237,8 +271,12 @@ impl Replayer {
                 self.reasoning.clear();
                 // A restore's note rode in front of this prompt, as the agent sent it.
                 let note = self.checkpoints.take_note();
-                self.history
-                    .push(Message::user(prompt_with_note(note.as_deref(), text)));
+                let mut text = prompt_with_note(note.as_deref(), text);
+                for n in self.hook_notes.drain(..) {
+                    text.push_str("\n\n");
+                    text.push_str(&n);
+                }
+                self.history.push(Message::user(text));
             }
             Event::Attachments { files, images } => {
                 if let Some(Message::User { text, images: sent }) = self.history.last_mut() {

@@ -53,6 +53,7 @@ pub async fn run(model: Arc<dyn ModelClient>, setup: Turns<'_>, texts: &[&str]) 
     let mut handle = spawn(AgentSetup {
         mode: Default::default(),
         model_switcher: None,
+        hooks: pablo::hooks::Hooks::none(),
         session_id: setup.session_id.into(),
         model,
         catalog: setup.catalog,

@@ -132,6 +132,18 @@ impl AppState {
             ),
             Event::McpServer { server } => self.mcp_changed(server),
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
+            // A guard's block is the tool cell's own error (`blocked by hook NAME: …`, so it has
+            // no words here); the rest of what hooks decide is a line of the transcript.
+            ref hook @ Event::Hook { ref decision, .. } => {
+                if let Some(words) = crate::protocol::describe::hook_words(hook) {
+                    let level = if decision.starts_with("failed") || decision == "block" {
+                        NoticeLevel::Warning
+                    } else {
+                        NoticeLevel::Info
+                    };
+                    self.notice(level, words);
+                }
+            }
             Event::Attachments { files, images } => {
                 let names: Vec<String> = files
                     .iter()

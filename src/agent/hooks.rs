@@ -1,0 +1,505 @@
+//! The agent's side of hooks (docs/hooks.md): where in a turn each event fires, the input each
+//! hook reads, and what its answer does — a block of a tool call becomes the model's error, a
+//! rewrite goes back through validation, preview and policy, context reaches the model, and
+//! every run is an [`Event::Hook`] (journaled, shown, printed).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::conversation::Conversation;
+use crate::core::{ErrorCode, ToolFailure};
+use crate::hooks::{Hook, HookAnswer, HookDecision, HookEvent, answer};
+use crate::protocol::{Decision, Event, Preview, ToolCall, ToolOutcome, Verdict};
+
+/// How many times `stop` hooks may send the model back to work in one turn.
+pub(super) const MAX_STOP_CONTINUATIONS: u32 = 3;
+
+/// One hook's run, read.
+pub(super) struct Ran {
+    pub(super) name: String,
+    pub(super) answer: HookAnswer,
+    pub(super) duration: Duration,
+}
+
+/// What the `pre_tool_use` hooks said about a call that may go ahead.
+#[derive(Default)]
+pub(super) struct Gate {
+    /// New arguments (the last hook's rewrite wins), and who wrote them.
+    pub(super) rewrite: Option<(String, Value)>,
+    /// A hook said ask: policy's allow becomes a question to the person.
+    pub(super) ask: Option<String>,
+    /// Every hook that said anything said allow: policy's ask needs no question.
+    pub(super) allow: Option<String>,
+}
+
+impl Gate {
+    /// Applies the hooks' allow or ask to policy's verdict; policy's deny always stands.
+    pub(super) fn adjust(&self, mut verdict: Verdict) -> Verdict {
+        match verdict.decision {
+            Decision::Deny => {}
+            Decision::Allow => {
+                if let Some(name) = &self.ask {
+                    verdict.decision = Decision::Ask;
+                    verdict
+                        .reasons
+                        .insert(0, format!("hook {name} asks for your approval"));
+                }
+            }
+            Decision::Ask => {
+                if let (Some(name), None) = (&self.allow, &self.ask) {
+                    verdict.decision = Decision::Allow;
+                    verdict.reasons.insert(0, format!("allowed by hook {name}"));
+                }
+            }
+        }
+        verdict
+    }
+}
+
+/// What `user_prompt_submit` hooks said: stop the prompt, or the context to send with it.
+pub(super) enum PromptGate {
+    Blocked {
+        hook: String,
+        reason: String,
+    },
+    Go {
+        context: Vec<String>,
+        runs: Vec<Ran>,
+    },
+}
+
+impl Conversation {
+    /// The input every hook reads, with `fields` of its event.
+    fn hook_input(&self, event: HookEvent, fields: Value) -> Value {
+        let mut input = Map::new();
+        input.insert("session_id".into(), json!(self.session_id));
+        input.insert(
+            "cwd".into(),
+            json!(self.shared.hooks.cwd().display().to_string()),
+        );
+        input.insert("hook_event_name".into(), json!(event.claude_name()));
+        input.insert("event".into(), json!(event.as_str()));
+        if let Value::Object(f) = fields {
+            input.extend(f);
+        }
+        Value::Object(input)
+    }
+
+    /// Runs the hooks of `event` that match, in order; a guard's block stops the rest.
+    async fn run_hooks(&self, event: HookEvent, hooks: Vec<Hook>, input: &Value) -> Vec<Ran> {
+        let mut out = Vec::new();
+        for hook in hooks {
+            let run = self.shared.hooks.run(&hook, input).await;
+            let answer = answer::read(event, &hook, &run);
+            let stop = event.guards() && answer.decision.blocks();
+            out.push(Ran {
+                name: hook.name.clone(),
+                answer,
+                duration: run.duration,
+            });
+            if stop {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The journal's record of one run; a hook's note for the person is a warning too.
+    pub(super) fn emit_hook(
+        &self,
+        event: HookEvent,
+        ran: &Ran,
+        call_id: Option<&str>,
+        path: Option<&str>,
+        context: Option<String>,
+    ) {
+        let a = &ran.answer;
+        let decision = if a.updated_input.is_some() && !a.decision.blocks() {
+            "rewrite"
+        } else {
+            a.decision.label()
+        };
+        self.emit(Event::Hook {
+            event: event.as_str().into(),
+            hook: ran.name.clone(),
+            decision: decision.into(),
+            call_id: call_id.map(str::to_string),
+            path: path.map(str::to_string),
+            message: a.reason.clone(),
+            context,
+            duration_ms: ran.duration.as_millis() as u64,
+        });
+        if let Some(m) = &a.message {
+            self.emit(Event::Warning {
+                message: format!("hook {}: {m}", ran.name),
+            });
+        }
+    }
+
+    /// `pre_tool_use`, after the preview and before policy: `Err` when a hook blocks (its
+    /// reason is the model's), else what the hooks want of the decision.
+    pub(super) async fn pre_tool_hooks(
+        &self,
+        tool: &dyn crate::tools::Tool,
+        call: &ToolCall,
+        args: &Value,
+        preview: &Preview,
+    ) -> Result<Gate, ToolFailure> {
+        let hooks = &self.shared.hooks;
+        if !hooks.any(HookEvent::PreToolUse) {
+            return Ok(Gate::default());
+        }
+        // The shell command is parsed only when a hook for this tool looks into it.
+        let for_tool = || hooks.matching_tool(HookEvent::PreToolUse, tool.name());
+        let commands = if for_tool().any(Hook::looks_into_commands) {
+            simple_commands(preview)
+        } else {
+            None
+        };
+        let matching: Vec<Hook> = for_tool()
+            .filter(|h| h.matches(None, commands.as_deref()))
+            .cloned()
+            .collect();
+        if matching.is_empty() {
+            return Ok(Gate::default());
+        }
+        let input = self.hook_input(
+            HookEvent::PreToolUse,
+            json!({
+                "tool_name": tool.name(),
+                "tool_provider_name": tool.provider_name(),
+                "tool_use_id": call.id,
+                "tool_input": args,
+                "preview": preview,
+            }),
+        );
+        let runs = self
+            .run_hooks(HookEvent::PreToolUse, matching, &input)
+            .await;
+        let mut gate = Gate::default();
+        let mut all_allow = true;
+        for ran in &runs {
+            self.emit_hook(HookEvent::PreToolUse, ran, Some(&call.id), None, None);
+            let a = &ran.answer;
+            if a.decision.blocks() {
+                let reason = a.reason.clone().unwrap_or_default();
+                return Err(ToolFailure::new(
+                    ErrorCode::HookBlocked,
+                    format!("{} was blocked by hook {}: {reason}", tool.name(), ran.name),
+                )
+                .with_data(json!({"hook": ran.name, "decision": a.decision.label()})));
+            }
+            if let Some(new) = &a.updated_input {
+                gate.rewrite = Some((ran.name.clone(), new.clone()));
+            }
+            match a.decision {
+                HookDecision::Ask => gate.ask = Some(ran.name.clone()),
+                HookDecision::Allow => {
+                    gate.allow.get_or_insert_with(|| ran.name.clone());
+                }
+                _ => all_allow = false,
+            }
+        }
+        if !all_allow {
+            gate.allow = None;
+        }
+        Ok(gate)
+    }
+
+    /// `post_tool_use`, once the tool ran: a hook's note (`additionalContext`, a `block`
+    /// reason, exit 2's stderr) is added to the result the model reads.
+    pub(super) async fn post_tool_hooks(
+        &self,
+        tool: &str,
+        call: &ToolCall,
+        outcome: ToolOutcome,
+    ) -> ToolOutcome {
+        let hooks = &self.shared.hooks;
+        if !hooks.any(HookEvent::PostToolUse) {
+            return outcome;
+        }
+        let matching: Vec<Hook> = hooks
+            .matching(HookEvent::PostToolUse, Some(tool), None)
+            .cloned()
+            .collect();
+        if matching.is_empty() {
+            return outcome;
+        }
+        let provider = crate::core::ToolName::from_native(tool)
+            .map(|n| n.provider().to_string())
+            .unwrap_or_else(|| tool.to_string());
+        let input = self.hook_input(
+            HookEvent::PostToolUse,
+            json!({
+                "tool_name": tool,
+                "tool_provider_name": provider,
+                "tool_use_id": call.id,
+                "tool_input": super::tool_call::parse_arguments(&call.arguments)
+                    .unwrap_or(Value::Null),
+                "tool_response": outcome,
+            }),
+        );
+        let runs = self
+            .run_hooks(HookEvent::PostToolUse, matching, &input)
+            .await;
+        let mut notes = Vec::new();
+        for ran in &runs {
+            let a = &ran.answer;
+            let note = match (&a.decision, &a.context, &a.reason) {
+                (HookDecision::Block, _, Some(r)) => Some(r.clone()),
+                (_, Some(c), _) => Some(c.clone()),
+                _ => None,
+            };
+            self.emit_hook(
+                HookEvent::PostToolUse,
+                ran,
+                Some(&call.id),
+                None,
+                note.clone(),
+            );
+            if let Some(n) = note {
+                notes.push(json!({"hook": ran.name, "note": n}));
+            }
+        }
+        with_notes(outcome, notes)
+    }
+
+    /// `user_prompt_submit`, before anything is sent.
+    pub(super) async fn prompt_hooks(&self, prompt: &str) -> PromptGate {
+        let hooks = &self.shared.hooks;
+        if !hooks.any(HookEvent::UserPromptSubmit) {
+            return PromptGate::Go {
+                context: vec![],
+                runs: vec![],
+            };
+        }
+        let matching: Vec<Hook> = hooks.of(HookEvent::UserPromptSubmit).to_vec();
+        let input = self.hook_input(HookEvent::UserPromptSubmit, json!({"prompt": prompt}));
+        let runs = self
+            .run_hooks(HookEvent::UserPromptSubmit, matching, &input)
+            .await;
+        if let Some(ran) = runs.iter().find(|r| r.answer.decision.blocks()) {
+            self.emit_hook(HookEvent::UserPromptSubmit, ran, None, None, None);
+            return PromptGate::Blocked {
+                hook: ran.name.clone(),
+                reason: ran.answer.reason.clone().unwrap_or_default(),
+            };
+        }
+        let context = runs
+            .iter()
+            .filter_map(|r| r.answer.context.clone())
+            .collect();
+        PromptGate::Go { context, runs }
+    }
+
+    /// `file_changed`, once per path the turn changed (whoever changed it), before the turn
+    /// ends; the hooks' notes reach the model with the next prompt.
+    pub(super) async fn file_changed_hooks(&mut self) {
+        let changed: BTreeMap<String, &'static str> =
+            std::mem::take(&mut *self.turn_changed.lock());
+        if !self.shared.hooks.any(HookEvent::FileChanged) {
+            return;
+        }
+        for (path, kind) in changed {
+            let matching: Vec<Hook> = self
+                .shared
+                .hooks
+                .matching(HookEvent::FileChanged, Some(&path), None)
+                .cloned()
+                .collect();
+            if matching.is_empty() {
+                continue;
+            }
+            let input = self.hook_input(
+                HookEvent::FileChanged,
+                json!({"path": path, "change": kind, "file_path": self.shared.hooks.cwd().join(&path)}),
+            );
+            let runs = self
+                .run_hooks(HookEvent::FileChanged, matching, &input)
+                .await;
+            for ran in &runs {
+                let a = &ran.answer;
+                let note = match (&a.decision, &a.context, &a.reason) {
+                    (HookDecision::Block, _, Some(r)) => Some(r.clone()),
+                    (_, Some(c), _) => Some(c.clone()),
+                    _ => None,
+                }
+                .map(|n| format!("[hook {} on {path}] {n}", ran.name));
+                self.emit_hook(HookEvent::FileChanged, ran, None, Some(&path), note.clone());
+                self.hook_notes.extend(note);
+            }
+        }
+    }
+
+    /// `stop`, when the model has finished: the reason of a hook that blocks is sent to the
+    /// model as the next message and the turn goes on (`continuations` times at most).
+    pub(super) async fn stop_hooks(&self, continuations: u32) -> Option<String> {
+        if !self.shared.hooks.any(HookEvent::Stop) || continuations >= MAX_STOP_CONTINUATIONS {
+            return None;
+        }
+        let matching: Vec<Hook> = self.shared.hooks.of(HookEvent::Stop).to_vec();
+        let input = self.hook_input(
+            HookEvent::Stop,
+            json!({"stop_hook_active": continuations > 0, "continuations": continuations}),
+        );
+        let runs = self.run_hooks(HookEvent::Stop, matching, &input).await;
+        let mut reasons = Vec::new();
+        for ran in &runs {
+            let go_on = (ran.answer.decision == HookDecision::Block)
+                .then(|| ran.answer.reason.clone())
+                .flatten()
+                .map(|r| format!("[hook {}] {r}", ran.name));
+            self.emit_hook(HookEvent::Stop, ran, None, None, go_on.clone());
+            reasons.extend(go_on);
+        }
+        (!reasons.is_empty()).then(|| reasons.join("\n"))
+    }
+
+    /// `session_start` (`startup`, or `resume` for a conversation with a history): its
+    /// context goes to the model with the first prompt.
+    pub(super) async fn session_start_hooks(&mut self) {
+        if !self.shared.hooks.any(HookEvent::SessionStart) {
+            return;
+        }
+        let source = if self.messages.is_empty() {
+            "startup"
+        } else {
+            "resume"
+        };
+        let matching: Vec<Hook> = self
+            .shared
+            .hooks
+            .matching(HookEvent::SessionStart, Some(source), None)
+            .cloned()
+            .collect();
+        let input = self.hook_input(HookEvent::SessionStart, json!({"source": source}));
+        for ran in self
+            .run_hooks(HookEvent::SessionStart, matching, &input)
+            .await
+        {
+            let note = ran
+                .answer
+                .context
+                .clone()
+                .map(|c| format!("[hook {}] {c}", ran.name));
+            self.emit_hook(HookEvent::SessionStart, &ran, None, None, note.clone());
+            self.hook_notes.extend(note);
+        }
+    }
+
+    /// `pre_compact` (`manual` or `auto`): told, cannot stop it.
+    pub(super) async fn pre_compact_hooks(&self, trigger: &str) {
+        if !self.shared.hooks.any(HookEvent::PreCompact) {
+            return;
+        }
+        let matching: Vec<Hook> = self
+            .shared
+            .hooks
+            .matching(HookEvent::PreCompact, Some(trigger), None)
+            .cloned()
+            .collect();
+        let input = self.hook_input(HookEvent::PreCompact, json!({"trigger": trigger}));
+        for ran in self
+            .run_hooks(HookEvent::PreCompact, matching, &input)
+            .await
+        {
+            self.emit_hook(HookEvent::PreCompact, &ran, None, None, None);
+        }
+    }
+
+    /// `notification` (`approval` waits, `turn_ended`): told, in the background, so the turn
+    /// never waits for it.
+    pub(super) fn notify_hooks(&self, kind: &str, message: String) {
+        let hooks = self.shared.hooks.clone();
+        if !hooks.any(HookEvent::Notification) {
+            return;
+        }
+        let matching: Vec<Hook> = hooks
+            .matching(HookEvent::Notification, Some(kind), None)
+            .cloned()
+            .collect();
+        if matching.is_empty() {
+            return;
+        }
+        let input = self.hook_input(
+            HookEvent::Notification,
+            json!({"notification_type": kind, "message": message}),
+        );
+        let shared = self.shared.clone();
+        tokio::spawn(async move {
+            for hook in matching {
+                let run = hooks.run(&hook, &input).await;
+                let a = answer::read(HookEvent::Notification, &hook, &run);
+                shared.emit(Event::Hook {
+                    event: HookEvent::Notification.as_str().into(),
+                    hook: hook.name.clone(),
+                    decision: a.decision.label().into(),
+                    call_id: None,
+                    path: None,
+                    message: a.reason,
+                    context: None,
+                    duration_ms: run.duration.as_millis() as u64,
+                });
+            }
+        });
+    }
+}
+
+/// A shell command's simple commands as hooks' `command_matcher` sees them, parsed as policy
+/// parses them: the program's file name, then its arguments. A command the parser refuses is
+/// matched as written (policy refuses to run it anyway).
+fn simple_commands(preview: &Preview) -> Option<Vec<String>> {
+    let Preview::Command(cp) = preview else {
+        return None;
+    };
+    let Ok(parsed) = crate::policy::shell::parse(&cp.command) else {
+        return Some(vec![cp.command.clone()]);
+    };
+    Some(
+        parsed
+            .iter()
+            .map(|c| {
+                let mut words: Vec<String> = c.words.iter().map(|w| w.text.clone()).collect();
+                if let Some(first) = words.first_mut()
+                    && let Some(base) = first.rsplit('/').next()
+                {
+                    *first = base.to_string();
+                }
+                words.join(" ")
+            })
+            .collect(),
+    )
+}
+
+/// The result with the hooks' notes under `hook_notes` (of `data`, or of the error's `data`).
+fn with_notes(outcome: ToolOutcome, notes: Vec<Value>) -> ToolOutcome {
+    if notes.is_empty() {
+        return outcome;
+    }
+    match outcome {
+        ToolOutcome::Ok { ok, data } => {
+            let data = match data {
+                Value::Object(mut m) => {
+                    m.insert("hook_notes".into(), Value::Array(notes));
+                    Value::Object(m)
+                }
+                other => json!({"result": other, "hook_notes": notes}),
+            };
+            ToolOutcome::Ok { ok, data }
+        }
+        ToolOutcome::Err { ok, mut error } => {
+            let data = match error.data.take() {
+                Some(Value::Object(mut m)) => {
+                    m.insert("hook_notes".into(), Value::Array(notes));
+                    Value::Object(m)
+                }
+                Some(other) => json!({"data": other, "hook_notes": notes}),
+                None => json!({"hook_notes": notes}),
+            };
+            error.data = Some(data);
+            ToolOutcome::Err { ok, error }
+        }
+    }
+}
