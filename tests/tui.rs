@@ -18,6 +18,7 @@ use crate::support::bin::Sandbox;
 mod conversation;
 mod figures;
 mod hunks;
+mod long_diff;
 mod scrollback;
 mod waiting;
 
