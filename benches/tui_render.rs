@@ -532,9 +532,7 @@ fn render_inline(c: &mut Criterion) {
 
 /// A state whose top layer is the approval prompt for creating a file of `lines` lines.
 fn approval_state(lines: usize) -> AppState {
-    use pablo::protocol::{
-        Decision, DiffHunk, DiffLine, DiffTag, FileChangePreview, Verdict,
-    };
+    use pablo::protocol::{Decision, DiffHunk, DiffLine, DiffTag, FileChangePreview, Verdict};
     let mut s = AppState::with_setup(
         Instant::now(),
         Setup {

@@ -274,7 +274,10 @@ mod tests {
         assert_eq!(eager.len(), builtin_deny().len());
         assert_eq!(PatternList::builtin_deny().len(), builtin_deny().len());
         let text = "rm -rf / ; sudo reboot";
-        assert_eq!(eager.matches(text), PatternList::builtin_deny().matches(text));
+        assert_eq!(
+            eager.matches(text),
+            PatternList::builtin_deny().matches(text)
+        );
     }
 
     #[test]
@@ -284,14 +287,20 @@ mod tests {
             ("bad".into(), "(unclosed".into()),
         ])
         .unwrap_err();
-        assert!(err.contains("pattern bad") && err.contains("(unclosed"), "{err}");
+        assert!(
+            err.contains("pattern bad") && err.contains("(unclosed"),
+            "{err}"
+        );
         let mut list = PatternList::builtin_deny();
         list.extend(&PatternList::default()).unwrap();
         assert_eq!(list.len(), builtin_deny().len());
         let custom = PatternList::new(vec![("mine".into(), r"\bfrobnicate\b".into())]).unwrap();
         list.extend(&custom).unwrap();
         assert_eq!(list.matches("frobnicate now"), vec!["mine"]);
-        assert!(list.matches("rm -rf /").contains(&"builtin.pattern.rm-recursive-force"));
+        assert!(
+            list.matches("rm -rf /")
+                .contains(&"builtin.pattern.rm-recursive-force")
+        );
     }
 
     #[test]

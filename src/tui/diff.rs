@@ -130,7 +130,10 @@ fn rows_of(dl: &DiffLine, nw: usize, width: usize) -> usize {
         return 1;
     }
     let (sign, (old, new)) = (gutter_sign(dl.tag), gutter_numbers(dl, nw));
-    let line = Line::from(format!("{old} {new} {sign} {}", dl.text.replace('\t', "    ")));
+    let line = Line::from(format!(
+        "{old} {new} {sign} {}",
+        dl.text.replace('\t', "    ")
+    ));
     let mut scratch = Vec::new();
     wrap_line(&line, width, nw * 2 + 4, &mut scratch);
     scratch.len()
