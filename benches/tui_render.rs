@@ -602,7 +602,7 @@ fn approval_pagedown(c: &mut Criterion) {
         let size = ratatui::layout::Size::new(120, 40);
         let mut surface = app::InlineSurface::new(InlineScreen::new(Vec::<u8>::new(), size, 0));
         let mut s = approval_state(lines);
-        let mut step = |surface: &mut app::InlineSurface<Vec<u8>>, s: &mut AppState| {
+        let step = |surface: &mut app::InlineSurface<Vec<u8>>, s: &mut AppState| {
             s.handle_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
             if surface.frame(s).is_err() {
                 std::process::abort();
