@@ -6,7 +6,11 @@
 //! 2. The same, in inline mode (the default): the frame is drawn into the viewport under the
 //!    scrollback through `InlineSurface`; besides time, the bytes each frame writes to the
 //!    terminal and the number of full-viewport redraws after the first frame.
-//! 3. `pablo demo` (the binary this bench is built with) in a real PTY: time from spawn to the end
+//! 3. An approval prompt over a new file of 20,000 lines against one of 20 lines (the bound: a
+//!    frame should cost what the visible rows cost, whatever the diff's length), inline at
+//!    120x40: each iteration presses PageDown and draws the frame. Past the end of the short diff
+//!    the scroll stays clamped, so its frame is the same work as the long one's.
+//! 4. `pablo demo` (the binary this bench is built with) in a real PTY: time from spawn to the end
 //!    of the first frame, and resident memory once the demo sits idle.
 
 #![allow(clippy::print_stdout)]
@@ -526,7 +530,95 @@ fn render_inline(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, render, render_inline);
+/// A state whose top layer is the approval prompt for creating a file of `lines` lines.
+fn approval_state(lines: usize) -> AppState {
+    use pablo::protocol::{Decision, DiffHunk, DiffLine, DiffTag, FileChangePreview, Verdict};
+    let mut s = AppState::with_setup(
+        Instant::now(),
+        Setup {
+            inline: true,
+            ..Setup::default()
+        },
+    );
+    let text: Vec<String> = (1..=lines)
+        .map(|i| format!("line {i:05} of the generated file"))
+        .collect();
+    let hunk = DiffHunk {
+        header: format!("@@ -0,0 +1,{lines} @@"),
+        old_start: 0,
+        old_len: 0,
+        new_start: 1,
+        new_len: lines,
+        lines: text
+            .iter()
+            .enumerate()
+            .map(|(i, t)| DiffLine {
+                tag: DiffTag::Added,
+                old_lineno: None,
+                new_lineno: Some(i + 1),
+                text: t.clone(),
+            })
+            .collect(),
+    };
+    let preview = Preview::FileChange(FileChangePreview {
+        path: "big.txt".into(),
+        old_revision: None,
+        new_revision: "0".repeat(64),
+        new_text: text.join("\n"),
+        diff: String::new(),
+        added: lines,
+        removed: 0,
+        hunks: vec![hunk],
+    });
+    let arguments = json!({"path": "big.txt"});
+    s.apply(Event::UserMessage {
+        text: "write the file".into(),
+    });
+    s.apply(Event::ToolCallBegin {
+        call_id: "w".into(),
+        tool: "fs.write".into(),
+        arguments,
+    });
+    s.apply(Event::ApprovalRequest {
+        call_id: "w".into(),
+        tool: "fs.write".into(),
+        preview,
+        verdict: Verdict {
+            decision: Decision::Ask,
+            reasons: vec!["edits ask".into()],
+            rule_ids: vec![],
+            always_rule: None,
+        },
+    });
+    s
+}
+
+fn approval_pagedown(c: &mut Criterion) {
+    use pablo::tui::app::Surface;
+    use pablo::tui::inline::InlineScreen;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut group = c.benchmark_group("approval_pagedown");
+    for lines in [20, 20_000] {
+        let size = ratatui::layout::Size::new(120, 40);
+        let mut surface = app::InlineSurface::new(InlineScreen::new(Vec::<u8>::new(), size, 0));
+        let mut s = approval_state(lines);
+        let step = |surface: &mut app::InlineSurface<Vec<u8>>, s: &mut AppState| {
+            s.handle_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+            if surface.frame(s).is_err() {
+                std::process::abort();
+            }
+            surface.screen.writer().clear();
+        };
+        // The first frame lays the diff out; the figure is the frames after it.
+        step(&mut surface, &mut s);
+        group.bench_function(format!("new_file_{lines}_lines"), |b| {
+            b.iter(|| step(&mut surface, &mut s))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, render, render_inline, approval_pagedown);
 
 fn main() {
     benches();

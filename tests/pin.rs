@@ -350,6 +350,8 @@ async fn every_tool_result_reaches_the_model_exactly_as_pinned() {
         )))
         .unwrap();
     catalog.register(Arc::new(MemoryPropose)).unwrap();
+    // Schemas compile at a tool's first call; every one of them must compile.
+    catalog.compile_schemas().unwrap();
     let mut host = Host::new(workspace, state.clone(), &options);
     host.memory = Some(Arc::new(MemoryStore::new(
         &state,

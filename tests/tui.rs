@@ -19,6 +19,7 @@ mod conversation;
 mod figures;
 mod hooks;
 mod hunks;
+mod long_diff;
 mod scrollback;
 mod waiting;
 

@@ -74,7 +74,7 @@ impl AnthropicClient {
         headers.insert("x-api-key", config.api_key.header("")?);
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         let url = format!("{}/messages", config.base_url.trim_end_matches('/'));
-        let client = super::http::client_for(&url)?;
+        super::http::warm_client_for(&url);
         Ok(HttpModel::from_parts(
             Endpoint {
                 provider: "anthropic".to_string(),
@@ -82,7 +82,6 @@ impl AnthropicClient {
                 headers,
                 key: Some(config.api_key),
                 options: config.options,
-                client,
             },
             config.model,
             config.profile,

@@ -102,7 +102,7 @@ impl OpenAiConfig {
             headers.insert(reqwest::header::AUTHORIZATION, key.header("Bearer ")?);
         }
         let url = format!("{}/{path}", self.base_url.trim_end_matches('/'));
-        let client = super::http::client_for(&url)?;
+        super::http::warm_client_for(&url);
         Ok(HttpModel::from_parts(
             Endpoint {
                 provider: self.provider,
@@ -110,7 +110,6 @@ impl OpenAiConfig {
                 headers,
                 key: self.api_key,
                 options: self.options,
-                client,
             },
             self.model,
             self.profile,

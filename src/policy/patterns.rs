@@ -5,6 +5,8 @@
 //! seen as `rm -rf /`). A deny pattern wins over everything; an allow pattern can only turn a
 //! command that would otherwise be asked about into an allowed one, never unlock a denial.
 
+use std::sync::OnceLock;
+
 use regex::{Regex, RegexSet};
 
 /// Every prefix of the long option `--NAME` that is at least `min` letters long, as a regular
@@ -122,7 +124,28 @@ pub fn builtin_deny() -> Vec<(&'static str, String)> {
 pub struct PatternList {
     ids: Vec<String>,
     sources: Vec<String>,
-    set: RegexSet,
+    set: PatternSet,
+}
+
+/// The matcher of a list. Compiling the built-in deny list costs most of what a `pablo` process
+/// does before its first screen or its first sandboxed command (its options-prefix alternations
+/// compile to large automata), so the built-in list alone is compiled once per process and only
+/// when a command is first judged. A list holding a person's patterns is compiled when it is made,
+/// so a bad pattern is a configuration error at start.
+#[derive(Debug, Clone)]
+enum PatternSet {
+    Compiled(RegexSet),
+    Builtin,
+}
+
+/// The built-in deny list's matcher, compiled on first use (tested to compile).
+static BUILTIN_SET: OnceLock<RegexSet> = OnceLock::new();
+
+fn builtin_entries() -> Vec<(String, String)> {
+    builtin_deny()
+        .into_iter()
+        .map(|(id, p)| (format!("builtin.pattern.{id}"), p))
+        .collect()
 }
 
 impl Default for PatternList {
@@ -130,7 +153,7 @@ impl Default for PatternList {
         Self {
             ids: Vec::new(),
             sources: Vec::new(),
-            set: RegexSet::empty(),
+            set: PatternSet::Compiled(RegexSet::empty()),
         }
     }
 }
@@ -138,23 +161,34 @@ impl Default for PatternList {
 impl PatternList {
     /// Compiles `(id, regex)` pairs; the first invalid regex is returned as an error message.
     pub fn new(patterns: Vec<(String, String)>) -> Result<Self, String> {
-        for (id, p) in &patterns {
-            Regex::new(p)
-                .map_err(|e| format!("pattern {id} ({p:?}) is not a regular expression: {e}"))?;
-        }
-        let set = RegexSet::new(patterns.iter().map(|(_, p)| p.as_str()))
-            .map_err(|e| format!("patterns cannot be compiled together: {e}"))?;
+        let set = match RegexSet::new(patterns.iter().map(|(_, p)| p.as_str())) {
+            Ok(set) => set,
+            // Which one: compiled one by one only when the set does not compile.
+            Err(e) => {
+                for (id, p) in &patterns {
+                    Regex::new(p).map_err(|e| {
+                        format!("pattern {id} ({p:?}) is not a regular expression: {e}")
+                    })?;
+                }
+                return Err(format!("patterns cannot be compiled together: {e}"));
+            }
+        };
         let (ids, sources) = patterns.into_iter().unzip();
-        Ok(Self { ids, sources, set })
+        Ok(Self {
+            ids,
+            sources,
+            set: PatternSet::Compiled(set),
+        })
     }
 
+    /// The built-in deny list; compiled when it first matches anything.
     pub fn builtin_deny() -> Self {
-        let list = builtin_deny()
-            .into_iter()
-            .map(|(id, p)| (format!("builtin.pattern.{id}"), p))
-            .collect();
-        // The built-in list is tested to compile; an empty set is the safe fallback shape only.
-        Self::new(list).unwrap_or_default()
+        let (ids, sources) = builtin_entries().into_iter().unzip();
+        Self {
+            ids,
+            sources,
+            set: PatternSet::Builtin,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -167,6 +201,9 @@ impl PatternList {
 
     /// Appends another list (layers add patterns).
     pub fn extend(&mut self, other: &PatternList) -> Result<(), String> {
+        if other.is_empty() {
+            return Ok(());
+        }
         let mut all: Vec<(String, String)> = self
             .ids
             .iter()
@@ -183,8 +220,15 @@ impl PatternList {
         if self.ids.is_empty() {
             return Vec::new();
         }
-        self.set
-            .matches(text)
+        let set = match &self.set {
+            PatternSet::Compiled(set) => set,
+            // An empty set is the safe fallback shape only: the built-in list is tested to compile.
+            PatternSet::Builtin => BUILTIN_SET.get_or_init(|| {
+                RegexSet::new(builtin_entries().iter().map(|(_, p)| p.as_str()))
+                    .unwrap_or_else(|_| RegexSet::empty())
+            }),
+        };
+        set.matches(text)
             .into_iter()
             .map(|i| self.ids[i].as_str())
             .collect()
@@ -225,7 +269,38 @@ mod tests {
 
     #[test]
     fn builtin_list_compiles_completely() {
+        // The lazy matcher falls back to matching nothing if this ever fails: it must not.
+        let eager = PatternList::new(builtin_entries()).expect("the built-in patterns compile");
+        assert_eq!(eager.len(), builtin_deny().len());
         assert_eq!(PatternList::builtin_deny().len(), builtin_deny().len());
+        let text = "rm -rf / ; sudo reboot";
+        assert_eq!(
+            eager.matches(text),
+            PatternList::builtin_deny().matches(text)
+        );
+    }
+
+    #[test]
+    fn a_bad_pattern_is_named_in_the_error_and_an_empty_extension_changes_nothing() {
+        let err = PatternList::new(vec![
+            ("ok".into(), "^ls".into()),
+            ("bad".into(), "(unclosed".into()),
+        ])
+        .unwrap_err();
+        assert!(
+            err.contains("pattern bad") && err.contains("(unclosed"),
+            "{err}"
+        );
+        let mut list = PatternList::builtin_deny();
+        list.extend(&PatternList::default()).unwrap();
+        assert_eq!(list.len(), builtin_deny().len());
+        let custom = PatternList::new(vec![("mine".into(), r"\bfrobnicate\b".into())]).unwrap();
+        list.extend(&custom).unwrap();
+        assert_eq!(list.matches("frobnicate now"), vec!["mine"]);
+        assert!(
+            list.matches("rm -rf /")
+                .contains(&"builtin.pattern.rm-recursive-force")
+        );
     }
 
     #[test]

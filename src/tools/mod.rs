@@ -353,6 +353,12 @@ impl Catalog {
         Ok(())
     }
 
+    /// Compiles every registered tool's schema now (they compile at a tool's first call
+    /// otherwise); a test runs this over the whole catalog.
+    pub fn compile_schemas(&self) -> Result<(), schema::SchemaError> {
+        self.validators.values().try_for_each(|v| v.compile())
+    }
+
     /// Offers the tools of the session's MCP servers as they become ready.
     pub fn attach_mcp(&mut self, hub: Arc<mcp::McpHub>) {
         self.mcp = Some(hub);

@@ -3,6 +3,8 @@
 //! The schemas are closed (`additionalProperties: false` on every object) so that a misspelt key
 //! is an error the model can read and fix, not a silently ignored option.
 
+use std::sync::OnceLock;
+
 use serde_json::Value;
 
 use crate::core::ErrorCode;
@@ -36,31 +38,57 @@ impl super::Coded for InvalidArguments {
     }
 }
 
-/// A compiled closed schema.
+/// A closed schema, compiled when it first validates something. Compiling every native tool's
+/// schema was a fifth of the work before pablo's first screen; a session calls a few of them.
 pub struct Validator {
-    inner: jsonschema::Validator,
+    schema: Value,
+    inner: OnceLock<Result<jsonschema::Validator, String>>,
 }
 
 impl Validator {
+    /// Checks that the schema is closed; compiling waits for the first call (or [`Self::compile`]).
     pub fn new(schema: &Value) -> Result<Self, SchemaError> {
         check_closed(schema, "$")?;
-        let inner =
-            jsonschema::validator_for(schema).map_err(|e| SchemaError::Invalid(e.to_string()))?;
-        Ok(Self { inner })
+        Ok(Self {
+            schema: schema.clone(),
+            inner: OnceLock::new(),
+        })
     }
 
     /// A schema written by someone else (an MCP server's `inputSchema`), taken as it is: it need
-    /// not be closed, but arguments are still checked against it before the call is sent.
+    /// not be closed, but arguments are still checked against it before the call is sent. It is
+    /// compiled now, so a server's schema that does not compile is known when its tools are listed.
     pub fn external(schema: &Value) -> Result<Self, SchemaError> {
         let inner =
             jsonschema::validator_for(schema).map_err(|e| SchemaError::Invalid(e.to_string()))?;
-        Ok(Self { inner })
+        Ok(Self {
+            schema: schema.clone(),
+            inner: OnceLock::from(Ok(inner)),
+        })
+    }
+
+    fn compiled(&self) -> Result<&jsonschema::Validator, &str> {
+        self.inner
+            .get_or_init(|| jsonschema::validator_for(&self.schema).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// Compiles the schema now (tests check every native schema this way).
+    pub fn compile(&self) -> Result<(), SchemaError> {
+        self.compiled()
+            .map(|_| ())
+            .map_err(|e| SchemaError::Invalid(e.to_string()))
     }
 
     /// Validates `args`; the error lists every problem with its JSON pointer.
     pub fn validate(&self, tool: &str, args: &Value) -> Result<(), InvalidArguments> {
-        let problems: Vec<String> = self
-            .inner
+        // A schema that does not compile admits nothing: the call is refused, never let through.
+        let validator = self.compiled().map_err(|e| InvalidArguments {
+            tool: tool.to_string(),
+            problems: format!("the tool's own schema does not compile: {e}"),
+        })?;
+        let problems: Vec<String> = validator
             .iter_errors(args)
             .take(8)
             .map(|e| {
@@ -167,5 +195,15 @@ mod tests {
             Validator::new(&open),
             Err(SchemaError::NotClosed(_))
         ));
+    }
+
+    #[test]
+    fn a_schema_that_does_not_compile_refuses_every_call() {
+        let bad = json!({"type": "object", "properties": {"a": {"type": "no-such-type"}},
+                         "additionalProperties": false});
+        let v = Validator::new(&bad).unwrap();
+        assert!(v.compile().is_err());
+        let err = v.validate("t", &json!({})).unwrap_err();
+        assert!(err.problems.contains("does not compile"), "{err}");
     }
 }

@@ -13,7 +13,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use super::diff::render_hunks;
+use super::diff::render_hunks_head;
 use super::markdown;
 use super::text::{Output, truncate, wrap_line, wrap_lines};
 use super::theme;
@@ -457,10 +457,9 @@ fn render_tool(
             ),
         ]);
         body.push(counts);
-        let rendered = render_hunks(&fc.hunks, body_width, None).lines;
         let limit = if expanded { usize::MAX } else { 12 };
-        let n = rendered.len();
-        body.extend(rendered.into_iter().take(limit));
+        let (rendered, n) = render_hunks_head(&fc.hunks, body_width, None, limit);
+        body.extend(rendered.lines);
         if n > limit {
             body.push(Line::from(Span::styled(
                 format!("… {} more lines (ctrl-o expands)", n - limit),

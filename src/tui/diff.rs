@@ -6,9 +6,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use similar::{ChangeTag, TextDiff};
 
-use super::text::wrap_line;
+use super::text::{str_width, wrap_line};
 use super::theme;
-use crate::protocol::{DiffHunk, DiffTag};
+use crate::protocol::{DiffHunk, DiffLine, DiffTag};
 
 /// Rendered diff lines and where each hunk starts among them (for next/previous hunk).
 #[derive(Debug, Clone, Default)]
@@ -25,6 +25,19 @@ pub struct HunkMarks<'a> {
 }
 
 pub fn render_hunks(hunks: &[DiffHunk], width: usize, marks: Option<HunkMarks<'_>>) -> DiffRender {
+    render_hunks_head(hunks, width, marks, usize::MAX).0
+}
+
+/// The first `keep` rendered lines, and how many the whole diff renders to. Rows past `keep` are
+/// counted, not styled (a line that fits the width counts one without being built), so a
+/// collapsed cell over a 20,000-line diff costs its dozen lines and a count.
+pub fn render_hunks_head(
+    hunks: &[DiffHunk],
+    width: usize,
+    marks: Option<HunkMarks<'_>>,
+    keep: usize,
+) -> (DiffRender, usize) {
+    let mut rows = 0;
     let max_no = hunks
         .iter()
         .map(|h| (h.old_start + h.old_len).max(h.new_start + h.new_len))
@@ -32,7 +45,16 @@ pub fn render_hunks(hunks: &[DiffHunk], width: usize, marks: Option<HunkMarks<'_
         .unwrap_or(1);
     let nw = max_no.to_string().len();
     let mut out = DiffRender::default();
+    let gutter = nw * 2 + 4;
     for (i, hunk) in hunks.iter().enumerate() {
+        if out.lines.len() >= keep {
+            rows += 1 + hunk
+                .lines
+                .iter()
+                .map(|dl| rows_of(dl, nw, width))
+                .sum::<usize>();
+            continue;
+        }
         out.hunk_starts.push(out.lines.len());
         let accepted = marks
             .map(|m| m.accepted.get(i).copied().unwrap_or(true))
@@ -55,16 +77,18 @@ pub fn render_hunks(hunks: &[DiffHunk], width: usize, marks: Option<HunkMarks<'_
             head.push(Span::styled("  (will not be applied)", theme::dim()));
         }
         out.lines.push(Line::from(head));
+        rows += 1;
         let emphasis = inline_emphasis(&hunk.lines);
         for (k, dl) in hunk.lines.iter().enumerate() {
-            let num = |n: Option<usize>| match n {
-                Some(n) => format!("{n:>nw$}"),
-                None => " ".repeat(nw),
-            };
-            let (sign, line_style, word_style) = match dl.tag {
-                DiffTag::Context => (" ", Style::default(), Style::default()),
-                DiffTag::Added => ("+", theme::added_line(), theme::added_word()),
-                DiffTag::Removed => ("−", theme::removed_line(), theme::removed_word()),
+            if out.lines.len() >= keep {
+                rows += rows_of(dl, nw, width);
+                continue;
+            }
+            let sign = gutter_sign(dl.tag);
+            let (line_style, word_style) = match dl.tag {
+                DiffTag::Context => (Style::default(), Style::default()),
+                DiffTag::Added => (theme::added_line(), theme::added_word()),
+                DiffTag::Removed => (theme::removed_line(), theme::removed_word()),
             };
             let (line_style, word_style) = if accepted {
                 (line_style, word_style)
@@ -72,10 +96,10 @@ pub fn render_hunks(hunks: &[DiffHunk], width: usize, marks: Option<HunkMarks<'_
                 (theme::dim(), theme::dim())
             };
             let mut spans = vec![
-                Span::styled(
-                    format!("{} {} ", num(dl.old_lineno), num(dl.new_lineno)),
-                    theme::dim(),
-                ),
+                {
+                    let (old, new) = gutter_numbers(dl, nw);
+                    Span::styled(format!("{old} {new} "), theme::dim())
+                },
                 Span::styled(format!("{sign} "), line_style),
             ];
             match emphasis.get(k).and_then(|e| e.as_ref()) {
@@ -89,10 +113,47 @@ pub fn render_hunks(hunks: &[DiffHunk], width: usize, marks: Option<HunkMarks<'_
                 }
                 None => spans.push(Span::styled(dl.text.replace('\t', "    "), line_style)),
             }
-            wrap_line(&Line::from(spans), width, nw * 2 + 4, &mut out.lines);
+            let before = out.lines.len();
+            wrap_line(&Line::from(spans), width, gutter, &mut out.lines);
+            rows += out.lines.len() - before;
         }
     }
-    out
+    out.lines.truncate(keep);
+    (out, rows)
+}
+
+/// The rows a diff line wraps to behind its gutter (numbers `nw` wide and the sign), as the
+/// renderer lays it out; the line is built only when it does not fit on one row.
+fn rows_of(dl: &DiffLine, nw: usize, width: usize) -> usize {
+    let tabs = dl.text.matches('\t').count();
+    if nw * 2 + 4 + str_width(&dl.text) + tabs * 4 <= width.max(1) {
+        return 1;
+    }
+    let (sign, (old, new)) = (gutter_sign(dl.tag), gutter_numbers(dl, nw));
+    let line = Line::from(format!(
+        "{old} {new} {sign} {}",
+        dl.text.replace('\t', "    ")
+    ));
+    let mut scratch = Vec::new();
+    wrap_line(&line, width, nw * 2 + 4, &mut scratch);
+    scratch.len()
+}
+
+fn gutter_sign(tag: DiffTag) -> &'static str {
+    match tag {
+        DiffTag::Context => " ",
+        DiffTag::Added => "+",
+        DiffTag::Removed => "−",
+    }
+}
+
+/// A line's old and new numbers, right-aligned in `nw` columns (blank where it has none).
+fn gutter_numbers(dl: &DiffLine, nw: usize) -> (String, String) {
+    let num = |n: Option<usize>| match n {
+        Some(n) => format!("{n:>nw$}"),
+        None => " ".repeat(nw),
+    };
+    (num(dl.old_lineno), num(dl.new_lineno))
 }
 
 type Segments = Vec<(bool, String)>;
@@ -168,7 +229,6 @@ fn inline_emphasis(lines: &[crate::protocol::DiffLine]) -> Vec<Option<Segments>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::DiffLine;
 
     fn dl(tag: DiffTag, o: Option<usize>, n: Option<usize>, t: &str) -> DiffLine {
         DiffLine {
@@ -195,5 +255,36 @@ mod tests {
         let plain: String = added.iter().map(|(_, s)| s.as_str()).collect();
         assert_eq!(emphasised, "=");
         assert_eq!(plain, "if a <= b:");
+    }
+
+    #[test]
+    fn the_head_of_a_diff_is_its_first_lines_and_counts_every_row_the_whole_renders_to() {
+        let long = "word ".repeat(40);
+        let lines = vec![
+            dl(DiffTag::Context, Some(1), Some(1), "fn main() {"),
+            dl(DiffTag::Removed, Some(2), None, "\tlet a = 1;"),
+            dl(DiffTag::Added, None, Some(2), "\tlet a = 2;"),
+            dl(DiffTag::Added, None, Some(3), &long),
+            dl(DiffTag::Added, None, Some(4), &"x".repeat(130)),
+            dl(DiffTag::Context, Some(3), Some(5), "}"),
+        ];
+        let hunk = |start| DiffHunk {
+            header: format!("@@ -{start},3 +{start},5 @@"),
+            old_start: start,
+            old_len: 3,
+            new_start: start,
+            new_len: 5,
+            lines: lines.clone(),
+        };
+        let hunks = vec![hunk(1), hunk(100)];
+        for width in [5, 9, 12, 20, 37, 60, 80, 200] {
+            let whole = render_hunks(&hunks, width, None);
+            for keep in [0, 1, 3, 7, 12, usize::MAX] {
+                let (head, rows) = render_hunks_head(&hunks, width, None, keep);
+                assert_eq!(rows, whole.lines.len(), "width {width}, keep {keep}");
+                let n = keep.min(whole.lines.len());
+                assert_eq!(head.lines, whole.lines[..n], "width {width}, keep {keep}");
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::text::{Line, Span};
 
 use super::diff::{HunkMarks, render_hunks};
+use super::memo::Memo;
 use super::text::wrap_line;
 use super::theme;
 use crate::protocol::{
@@ -79,6 +80,20 @@ pub struct ApprovalView {
     pub scroll: usize,
     pub fullscreen: bool,
     pub mode: ApprovalMode,
+    /// The body as last laid out, for the width and hunk selection it was laid out for: drawn
+    /// every frame (and measured for the prompt's height), it is styled and wrapped once.
+    body_memo: Memo<BodyKey, ApprovalBody>,
+}
+
+/// What the body's lines depend on besides the preview and verdict, which do not change while
+/// the prompt is open: the width, which hunks are accepted and which one has focus.
+type BodyKey = (usize, Vec<bool>, usize);
+
+/// The approval prompt's scrollable body: its lines, and where each hunk starts among them.
+#[derive(Debug, Default)]
+pub struct ApprovalBody {
+    pub lines: Vec<Line<'static>>,
+    pub hunk_starts: Vec<usize>,
 }
 
 impl ApprovalView {
@@ -105,6 +120,7 @@ impl ApprovalView {
             scroll: 0,
             fullscreen: false,
             mode: ApprovalMode::Choosing,
+            body_memo: Memo::default(),
         }
     }
 
@@ -265,8 +281,7 @@ impl ApprovalView {
     }
 
     fn scroll_to_hunk(&mut self, width: usize) {
-        let (_, starts) = self.body(width);
-        if let Some(&s) = starts.get(self.focused) {
+        if let Some(&s) = self.body(width).hunk_starts.get(self.focused) {
             self.scroll = s;
         }
     }
@@ -301,8 +316,17 @@ impl ApprovalView {
         }
     }
 
-    /// The scrollable body, and where each hunk starts in it.
-    pub fn body(&self, width: usize) -> (Vec<Line<'static>>, Vec<usize>) {
+    /// The scrollable body, and where each hunk starts in it; laid out again only when the width
+    /// or the hunk selection changed since the last call.
+    pub fn body(&self, width: usize) -> std::sync::Arc<ApprovalBody> {
+        let key = (width, self.accepted.clone(), self.focused);
+        self.body_memo.get(key, || {
+            let (lines, hunk_starts) = self.lay_out_body(width);
+            ApprovalBody { lines, hunk_starts }
+        })
+    }
+
+    fn lay_out_body(&self, width: usize) -> (Vec<Line<'static>>, Vec<usize>) {
         let mut out: Vec<Line<'static>> = Vec::new();
         let mut starts = Vec::new();
         match &self.preview {

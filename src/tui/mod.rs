@@ -10,6 +10,7 @@ pub mod info;
 pub mod inline;
 pub mod layers;
 pub mod markdown;
+pub mod memo;
 pub mod pager;
 pub mod restore;
 #[cfg(test)]

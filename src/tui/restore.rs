@@ -10,7 +10,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
+use std::sync::Arc;
+
 use super::diff::render_hunks;
+use super::memo::Memo;
 use super::text::{truncate, wrap_line};
 use super::theme;
 use crate::protocol::{
@@ -117,7 +120,7 @@ impl RewindView {
 }
 
 /// One file of the preview: whether it is selected, and which of its hunks.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FileMark {
     pub selected: bool,
     pub hunks: Vec<bool>,
@@ -140,7 +143,13 @@ pub struct RestoreView {
     pub marks: Vec<FileMark>,
     focus: usize,
     pub scroll: usize,
+    /// The body as last laid out and what it was laid out for (the plan does not change while
+    /// the view is open): drawn every frame, a long diff is styled and wrapped once.
+    body_memo: Memo<BodyKey, (Vec<Line<'static>>, Vec<usize>)>,
 }
+
+/// Width, `review`, `only`, the marks and the focus: what the body depends on besides the plan.
+type BodyKey = (usize, bool, Option<Vec<usize>>, Vec<FileMark>, usize);
 
 fn selectable(f: &RestoreFile) -> bool {
     f.status != RestoreStatus::Unrestorable
@@ -164,6 +173,7 @@ impl RestoreView {
             marks,
             focus: 0,
             scroll: 0,
+            body_memo: Memo::default(),
         }
     }
 
@@ -318,8 +328,8 @@ impl RestoreView {
     }
 
     fn scroll_to_focus(&mut self, width: usize) {
-        let (_, starts) = self.body(width);
-        if let Some(&s) = starts.get(self.focus) {
+        let body = self.body(width);
+        if let Some(&s) = body.1.get(self.focus) {
             if s < self.scroll {
                 self.scroll = s;
             } else if s > self.scroll + 12 {
@@ -349,7 +359,20 @@ impl RestoreView {
     }
 
     /// The scrollable body, and where each item (file or hunk) starts in it.
-    pub fn body(&self, width: usize) -> (Vec<Line<'static>>, Vec<usize>) {
+    /// The body's lines and where each file and hunk starts among them; laid out again only when
+    /// the width, the selection or the focus changed.
+    pub fn body(&self, width: usize) -> Arc<(Vec<Line<'static>>, Vec<usize>)> {
+        let key = (
+            width,
+            self.review,
+            self.only.clone(),
+            self.marks.clone(),
+            self.focus,
+        );
+        self.body_memo.get(key, || self.lay_out_body(width))
+    }
+
+    fn lay_out_body(&self, width: usize) -> (Vec<Line<'static>>, Vec<usize>) {
         let mut out: Vec<Line<'static>> = Vec::new();
         let mut starts = Vec::new();
         let focused = self.focused();
@@ -480,7 +503,8 @@ impl RestoreView {
     pub fn draw(&self, area: Rect, buf: &mut Buffer) {
         let inner = frame(area, buf, &self.title());
         let width = inner.width as usize;
-        let (body, _) = self.body(width);
+        let body = self.body(width);
+        let body = &body.0;
         let footer = self.footer(width);
         let footer_h = (footer.len() as u16).min(inner.height);
         let body_h = inner.height.saturating_sub(footer_h + 1) as usize;

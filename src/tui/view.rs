@@ -471,9 +471,9 @@ fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {
 /// three quarters of the space (the diff scrolls inside).
 fn approval_height(v: &ApprovalView, main: Rect, inline: bool) -> u16 {
     let width = main.width.saturating_sub(4) as usize;
-    let (body, _) = v.body(width);
+    let body = v.body(width);
     let footer = v.footer(width);
-    let want = body.len() as u16 + footer.len() as u16 + 3;
+    let want = body.lines.len() as u16 + footer.len() as u16 + 3;
     if inline {
         // Inline, what led to the question is in the scrollback right above: the prompt may
         // take the whole viewport.
@@ -489,7 +489,8 @@ fn draw_approval(v: &ApprovalView, main: Rect, full: Rect, inline: bool, buf: &m
         main
     };
     let width = outer.width.saturating_sub(4) as usize;
-    let (body, _) = v.body(width);
+    let body = v.body(width);
+    let body = &body.lines;
     let footer = v.footer(width);
     let h = if v.fullscreen {
         outer.height
