@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use super::shared::Shared;
+use super::subagent::SubScope;
 use super::window::ContextWindow;
 use super::{Budget, Limits};
 use crate::core::ErrorCode;
@@ -49,6 +50,10 @@ pub(crate) struct Conversation {
     pub(super) cost_usd: Option<f64>,
     /// The mode of the previous turn, to tell the model when planning starts or ends.
     pub(super) last_turn_mode: WorkMode,
+    /// Set for a subagent's conversation: its events go out wrapped ([`super::subagent`]).
+    pub(super) scope: Option<Arc<SubScope>>,
+    /// A read-only subagent: commands run only when known to just read.
+    pub(super) shell_reads_only: bool,
 }
 
 impl Conversation {
@@ -68,11 +73,37 @@ impl Conversation {
             usage: Usage::default(),
             cost_usd: None,
             last_turn_mode: WorkMode::Ask,
+            scope: None,
+            shell_reads_only: false,
         }
     }
 
     pub(super) fn emit(&self, event: Event) {
-        self.shared.emit(event);
+        match &self.scope {
+            None => self.shared.emit(event),
+            Some(scope) => {
+                if let Some(event) = scope.wrap(event) {
+                    self.shared.emit(event);
+                }
+            }
+        }
+    }
+
+    /// Where this conversation's tools send their events (a subagent's go out wrapped).
+    pub(super) fn tool_events(&self) -> crate::core::EventSink {
+        match &self.scope {
+            None => self.shared.events.clone(),
+            Some(scope) => super::subagent::scoped_sink(&self.shared.events, scope),
+        }
+    }
+
+    /// The id a call's approval is asked and answered under (a subagent's under its parent's
+    /// call, so that two subagents never share one).
+    pub(super) fn approval_id(&self, call_id: &str) -> String {
+        match &self.scope {
+            None => call_id.to_string(),
+            Some(scope) => scope.call_id(call_id),
+        }
     }
 
     /// Answers with `model` from the next call on: its window and prices from here on (the

@@ -28,6 +28,7 @@ pub mod mcp_input;
 pub mod mode;
 mod model_call;
 mod shared;
+mod subagent;
 mod task;
 mod tool_call;
 mod turn;
@@ -108,6 +109,7 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         model_switcher: setup.model_switcher,
         switched_model: Arc::new(Mutex::new(None)),
         waiting: Mutex::new(HashMap::new()),
+        asking: tokio::sync::Mutex::new(()),
     });
     let conversation = Conversation::new(
         shared.clone(),
