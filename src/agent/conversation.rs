@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use super::shared::Shared;
-use super::subagent::SubScope;
+use super::scope::SubScope;
 use super::window::ContextWindow;
 use super::{Budget, Limits};
 use crate::core::ErrorCode;
@@ -93,7 +93,7 @@ impl Conversation {
     pub(super) fn tool_events(&self) -> crate::core::EventSink {
         match &self.scope {
             None => self.shared.events.clone(),
-            Some(scope) => super::subagent::scoped_sink(&self.shared.events, scope),
+            Some(scope) => super::scope::scoped_sink(&self.shared.events, scope),
         }
     }
 

@@ -27,6 +27,7 @@ pub mod limits;
 pub mod mcp_input;
 pub mod mode;
 mod model_call;
+mod scope;
 mod shared;
 mod subagent;
 mod task;

@@ -17,7 +17,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
@@ -25,95 +24,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::conversation::{Conversation, ConversationSetup};
 use super::mode;
+use super::scope::SubScope;
 use super::tool_call::parse_arguments;
 use super::turn::TurnInput;
-use crate::core::{ErrorCode, EventSink, ToolFailure, ToolName};
+use crate::core::{ErrorCode, ToolFailure, ToolName};
 use crate::model::Message;
-use crate::protocol::{
-    Decision, Event, Preview, StopReason, ToolCall, ToolOutcome, Usage, Verdict,
-};
+use crate::protocol::{Decision, Event, Preview, StopReason, ToolCall, ToolOutcome, Usage};
 use crate::tools::agent_task::{AgentDefinition, AgentTaskArgs, DEFAULT_AGENT, SubagentResult};
-
-/// What marks a conversation as a subagent's: the call it answers, and what its events say.
-pub(crate) struct SubScope {
-    parent_call: String,
-    /// The last error the subagent reported, for the failure its call returns.
-    last_error: Mutex<Option<String>>,
-}
-
-impl SubScope {
-    /// How the subagent's `event` goes out: approvals and file changes as themselves (under a
-    /// call id of the parent's), live deltas and window figures not at all, the rest wrapped.
-    pub(crate) fn wrap(&self, event: Event) -> Option<Event> {
-        match event {
-            Event::ApprovalRequest { .. } | Event::ApprovalResolved { .. } => Some(event),
-            Event::FilesChanged {
-                turn,
-                call_id,
-                tool,
-                changes,
-            } => Some(Event::FilesChanged {
-                turn,
-                call_id: self.call_id(&call_id),
-                tool,
-                changes,
-            }),
-            Event::MessageDelta { .. }
-            | Event::ReasoningDelta { .. }
-            | Event::ToolOutputDelta { .. }
-            | Event::ToolTerminal { .. }
-            | Event::ContextUsage { .. }
-            | Event::TurnCompleted { .. } => None,
-            event => {
-                if let Event::Error { message, .. } = &event {
-                    *self.last_error.lock() = Some(message.clone());
-                }
-                Some(Event::Subagent {
-                    call_id: self.parent_call.clone(),
-                    event: Box::new(event),
-                })
-            }
-        }
-    }
-
-    /// The id under which the subagent's call `inner` is shown and answered: under the parent's
-    /// call, so two subagents' calls never share one.
-    pub(crate) fn call_id(&self, inner: &str) -> String {
-        format!("{}/{inner}", self.parent_call)
-    }
-}
-
-/// The sink a scoped conversation's tools send through.
-pub(super) fn scoped_sink(events: &EventSink, scope: &Arc<SubScope>) -> EventSink {
-    let scope = scope.clone();
-    events.mapped(Arc::new(move |e| scope.wrap(e)))
-}
-
-/// A read-only subagent runs commands only when policy knows them as safe reads and allows
-/// them without asking.
-pub(super) fn check_read_only(
-    tool: &str,
-    preview: &Preview,
-    verdict: &Verdict,
-) -> Result<(), ToolFailure> {
-    if !ToolName::ShellRun.is(tool) && !ToolName::ShellSession.is(tool) {
-        return Ok(());
-    }
-    let known_safe = match preview {
-        Preview::Command(cp) => cp.sandbox.as_ref().is_some_and(|s| s.known_safe),
-        _ => false,
-    };
-    if known_safe && verdict.decision == Decision::Allow && ToolName::ShellRun.is(tool) {
-        return Ok(());
-    }
-    Err(ToolFailure::new(
-        ErrorCode::NotReadOnly,
-        format!(
-            "{tool} was not run: this subagent is read-only and may run only commands known to \
-             just read (ls, cat, grep, git log…); ask for the change in your answer instead"
-        ),
-    ))
-}
 
 /// What a finished subagent hands its parent.
 struct SubagentEnd {
@@ -353,10 +270,7 @@ impl Conversation {
         );
         conversation.last_turn_mode = self.shared.policy.mode();
         conversation.shell_reads_only = agent.read_only();
-        conversation.scope = Some(Arc::new(SubScope {
-            parent_call: call.id.clone(),
-            last_error: Mutex::new(None),
-        }));
+        conversation.scope = Some(Arc::new(SubScope::new(call.id.clone())));
         conversation
     }
 }
@@ -461,10 +375,7 @@ async fn run_subagent_inner(
         tool_calls: conversation.budget.tool_calls,
         elapsed_ms: started.elapsed().as_millis() as u64,
     });
-    let error = conversation
-        .scope
-        .as_ref()
-        .and_then(|s| s.last_error.lock().take());
+    let error = conversation.scope.as_ref().and_then(|s| s.take_error());
     SubagentEnd {
         outcome: subagent_outcome(&agent.name, stop_reason, answer, error, &conversation),
         usage: conversation.usage,

@@ -181,7 +181,7 @@ impl Conversation {
             .decide(tool.name(), tool.kind(), &mut preview);
         let verdict = mode::apply(mode, tool.name(), verdict)?;
         if self.shell_reads_only {
-            super::subagent::check_read_only(tool.name(), &preview, &verdict)?;
+            super::scope::check_read_only(tool.name(), &preview, &verdict)?;
         }
         span.record("decision", crate::policy::decision_label(verdict.decision));
         match verdict.decision {

@@ -255,7 +255,8 @@ pub struct SubagentResult {
 pub(crate) fn show_call(args: super::wording::Args<'_>) -> crate::protocol::describe::CallView {
     let agent = args.text("agent").unwrap_or_else(|| DEFAULT_AGENT.to_string());
     let label = args.text("description").unwrap_or_default();
-    super::wording::call(args, format!("{agent}: {label}"), args.text("prompt"))
+    let title = format!("{agent}: {label}");
+    super::wording::call(args, title.clone(), Some(title))
 }
 
 /// The answer's first line, and the rest beneath it.

@@ -87,6 +87,9 @@ impl AppState {
             e @ (Event::SessionOutput { .. }
             | Event::SessionExited { .. }
             | Event::Sessions { .. }) => self.apply_background(e),
+            e @ (Event::SubagentStarted { .. }
+            | Event::Subagent { .. }
+            | Event::SubagentFinished { .. }) => self.apply_subagent(e),
             e @ (Event::Rules { .. }
             | Event::Artifacts { .. }
             | Event::Memory { .. }
@@ -326,6 +329,8 @@ impl AppState {
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.status = ToolStatus::AwaitingApproval;
                     summary = t.summary.clone();
+                } else if let Some(label) = self.subagent_call_label(&call_id) {
+                    summary = label;
                 }
                 self.open_layer(Layer::Approval(Box::new(ApprovalView::new(
                     call_id,

@@ -16,6 +16,7 @@
 mod events;
 mod input;
 mod slash;
+mod subagents;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
