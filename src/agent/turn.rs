@@ -126,6 +126,11 @@ impl Conversation {
             Some(note) => format!("{text}\n\n{note}"),
             None => text,
         };
+        // `$NAME` of an installed skill: the model is asked to load it.
+        let text = match crate::tools::skill_load::mention_note(&prompt, self.catalog.skills()) {
+            Some(note) => format!("{text}\n\n{note}"),
+            None => text,
+        };
         self.last_turn_mode = now;
         // A subagent's changes belong to the parent's turn: it opens no checkpoint of its own.
         let text = if self.scope.is_some() {

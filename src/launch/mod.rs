@@ -779,6 +779,19 @@ impl Launch {
         Warned::new(skills, notes)
     }
 
+    /// The installed skills as `/skills` lists them (the warnings come with the setup's).
+    pub fn skill_summaries(&self) -> Vec<crate::protocol::SkillSummary> {
+        self.skills()
+            .value
+            .into_iter()
+            .map(|s| crate::protocol::SkillSummary {
+                name: s.name,
+                description: s.description,
+                source: s.source,
+            })
+            .collect()
+    }
+
     /// The working mode at start: `--mode`, else `[tui] mode` of the user's config or
     /// `--config` (never the project's), else `ask`.
     pub fn start_mode(&self) -> crate::protocol::WorkMode {
@@ -971,14 +984,9 @@ fn register_delegation(
     catalog
         .register_agents(Arc::new(roster))
         .map_err(|e| LaunchError::Setup(e.to_string()))?;
-    if !skills.is_empty() {
-        catalog
-            .register(Arc::new(crate::tools::skill_load::SkillLoad::new(Arc::new(
-                skills.to_vec(),
-            ))))
-            .map_err(|e| LaunchError::Setup(e.to_string()))?;
-    }
-    Ok(())
+    catalog
+        .register_skills(Arc::new(skills.to_vec()))
+        .map_err(|e| LaunchError::Setup(e.to_string()))
 }
 
 fn offer_what_policy_allows(catalog: &mut Catalog, policy: &Arc<PolicyEngine>) {

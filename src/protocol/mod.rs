@@ -1062,6 +1062,15 @@ pub fn summarize_arguments(arguments: &Value) -> String {
     String::new()
 }
 
+/// An installed Agent Skill as `/skills` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillSummary {
+    pub name: String,
+    pub description: String,
+    /// The folder it was found in (`~/.agents/skills`, `.claude/skills`…).
+    pub source: String,
+}
+
 /// A slash command written by the person as a markdown file (`launch::commands`): `/name args`
 /// sends `text` with `$ARGUMENTS` replaced by `args`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -337,6 +337,8 @@ pub struct Catalog {
     offered: Option<OfferFilter>,
     /// The agents `agent.task` may run, when it is registered.
     agents: Option<Arc<agent_task::AgentRoster>>,
+    /// The skills `skill.load` loads, when it is registered.
+    skills: Option<Arc<Vec<skill_load::Skill>>>,
 }
 
 /// Whether a tool (native name, kind) is offered to the model: policy's answer, kept by the
@@ -378,6 +380,24 @@ impl Catalog {
         Ok(())
     }
 
+    /// Registers `skill.load` with the installed skills (none: nothing is registered).
+    pub fn register_skills(
+        &mut self,
+        skills: Arc<Vec<skill_load::Skill>>,
+    ) -> Result<(), schema::SchemaError> {
+        if skills.is_empty() {
+            return Ok(());
+        }
+        self.register(Arc::new(skill_load::SkillLoad::new(skills.clone())))?;
+        self.skills = Some(skills);
+        Ok(())
+    }
+
+    /// The installed skills (empty when `skill.load` is not registered).
+    pub fn skills(&self) -> &[skill_load::Skill] {
+        self.skills.as_deref().map_or(&[], Vec::as_slice)
+    }
+
     /// The agents `agent.task` may run (`None`: the tool is not registered).
     pub fn agents(&self) -> Option<&Arc<agent_task::AgentRoster>> {
         self.agents.as_ref()
@@ -388,6 +408,7 @@ impl Catalog {
     pub fn subset(&self, names: &[&str]) -> Catalog {
         let mut sub = Catalog {
             offered: self.offered.clone(),
+            skills: self.skills.clone(),
             ..Catalog::default()
         };
         for (name, tool) in &self.tools {

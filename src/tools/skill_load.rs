@@ -125,6 +125,37 @@ pub(crate) fn show_result(data: &Value) -> Option<crate::protocol::describe::Res
     Some(crate::protocol::describe::ResultView::line(line))
 }
 
+/// The skills `text` asks for with `$NAME` (a word of its own), as a note for the model; `None`
+/// when it names none.
+pub fn mention_note(text: &str, skills: &[Skill]) -> Option<String> {
+    let mut named: Vec<&str> = Vec::new();
+    let bytes = text.as_bytes();
+    for (i, _) in text.match_indices('$') {
+        if i > 0 && !bytes[i - 1].is_ascii_whitespace() && !b"([{\"'".contains(&bytes[i - 1]) {
+            continue;
+        }
+        let rest = &text[i + 1..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_'))
+            .unwrap_or(rest.len());
+        let word = rest[..end].trim_end_matches(['-', '_']);
+        if let Some(s) = skills.iter().find(|s| s.name == word)
+            && !named.contains(&s.name.as_str())
+        {
+            named.push(&s.name);
+        }
+    }
+    if named.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "[The person asks for the skill{} {}: load {} with load_skill before you start.]",
+        if named.len() == 1 { "" } else { "s" },
+        named.join(", "),
+        if named.len() == 1 { "it" } else { "them" }
+    ))
+}
+
 #[derive(Debug, Deserialize)]
 struct Args {
     name: String,
@@ -331,6 +362,19 @@ mod tests {
         let s = prompt_section(&[mk("zeta"), mk("alpha")]);
         assert!(s.find("- alpha: about alpha").unwrap() < s.find("- zeta: about zeta").unwrap());
         assert_eq!(prompt_section(&[]), "");
+    }
+
+    #[test]
+    fn a_dollar_name_of_an_installed_skill_asks_for_it_and_other_dollars_do_not() {
+        let skills = [Skill {
+            name: "tidy".into(),
+            description: "d".into(),
+            dir: PathBuf::from("/x"),
+            source: "user".into(),
+        }];
+        let note = mention_note("please $tidy the code, costs $5", &skills).unwrap();
+        assert!(note.contains("skill tidy:"), "{note}");
+        assert_eq!(mention_note("echo a$tidy $tidyness $other", &skills), None);
     }
 
     #[test]
