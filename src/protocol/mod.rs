@@ -7,6 +7,7 @@
 pub mod checkpoint;
 pub mod describe;
 pub mod image;
+pub mod subagent;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

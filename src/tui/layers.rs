@@ -79,6 +79,8 @@ pub struct ApprovalView {
     pub scroll: usize,
     pub fullscreen: bool,
     pub mode: ApprovalMode,
+    /// The subagent that asks (`general: map the parser`), when not the main conversation.
+    pub from: Option<String>,
 }
 
 impl ApprovalView {
@@ -105,6 +107,7 @@ impl ApprovalView {
             scroll: 0,
             fullscreen: false,
             mode: ApprovalMode::Choosing,
+            from: None,
         }
     }
 
@@ -305,6 +308,12 @@ impl ApprovalView {
     pub fn body(&self, width: usize) -> (Vec<Line<'static>>, Vec<usize>) {
         let mut out: Vec<Line<'static>> = Vec::new();
         let mut starts = Vec::new();
+        if let Some(from) = &self.from {
+            out.push(Line::from(Span::styled(
+                format!("asked by the subagent {from}"),
+                theme::warn(),
+            )));
+        }
         match &self.preview {
             Preview::FileChange(fc) => {
                 let rev = match &fc.old_revision {

@@ -77,12 +77,13 @@ impl AppState {
         }
     }
 
-    /// For an approval a subagent asks (its call id is `PARENT/INNER`): `agent: label · call`.
-    pub(super) fn subagent_call_label(&mut self, call_id: &str) -> Option<String> {
+    /// For an approval a subagent asks (its call id is `PARENT/INNER`): the subagent's label
+    /// (`general: map the parser`) and the call's title.
+    pub(super) fn subagent_call_label(&mut self, call_id: &str) -> Option<(String, String)> {
         let (parent, inner) = call_id.split_once('/')?;
         let t = self.transcript.tool_mut(parent)?;
         let sa = t.subagent.as_ref()?;
         let call = sa.calls.get(inner).cloned().unwrap_or_default();
-        Some(format!("subagent {} · {call}", t.summary))
+        Some((t.summary.clone(), call))
     }
 }
