@@ -140,7 +140,11 @@ fn measure(step: Step, iters: u64) -> Duration {
             model: model.clone(),
             catalog,
             policy: Arc::new(PolicyEngine::new(Default::default())),
-            host: Arc::new(Host::new(ws, state.path().to_path_buf(), &Default::default())),
+            host: Arc::new(Host::new(
+                ws,
+                state.path().to_path_buf(),
+                &Default::default(),
+            )),
             limits: Limits::default(),
             approvals: ApprovalMode::RefuseAsks,
             system_prompt: pablo::agent::context::SYSTEM_PROMPT.to_string(),

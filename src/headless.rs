@@ -204,8 +204,10 @@ impl<W: Write> Printer<'_, W> {
                 agent,
                 description,
                 model,
-            } => Some(json!({"type": "subagent_started", "call_id": call_id, "agent": agent,
-                "description": description, "model": model})),
+            } => Some(
+                json!({"type": "subagent_started", "call_id": call_id, "agent": agent,
+                "description": description, "model": model}),
+            ),
             Event::SubagentFinished {
                 call_id,
                 stop_reason,

@@ -98,12 +98,20 @@ async fn a_subagent_starts_fresh_with_no_write_tool_and_its_answer_is_the_parent
     let parent_first = &requests[0];
     assert!(tool_names(parent_first).contains(&"fs_write".to_string()));
     assert!(tool_names(parent_first).contains(&"agent_task".to_string()));
-    let sub = requests.iter().find(|r| is_subagent(r)).expect("a subagent request");
+    let sub = requests
+        .iter()
+        .find(|r| is_subagent(r))
+        .expect("a subagent request");
     let messages = sub.json()["messages"].as_array().unwrap().clone();
     // Its system prompt, then its task: nothing of the parent's conversation.
     assert_eq!(messages.len(), 2, "{messages:#?}");
     assert_eq!(messages[1]["role"], "user");
-    assert!(messages[1]["content"].as_str().unwrap().contains("Where is the answer?"));
+    assert!(
+        messages[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Where is the answer?")
+    );
     assert!(!sub.json().to_string().contains("PARENT-ONLY-WORDS"));
     let tools = tool_names(sub);
     for write_tool in ["fs_write", "fs_edit", "agent_task", "shell_session"] {
@@ -113,7 +121,10 @@ async fn a_subagent_starts_fresh_with_no_write_tool_and_its_answer_is_the_parent
     // The answer is the call's result, as printed and as the parent model read it.
     let result = &of_type(&lines, "tool_result")[0]["result"];
     assert_eq!(result["ok"], true, "{result}");
-    assert_eq!(result["data"]["answer"], "The answer is in src/lib.rs line 3.");
+    assert_eq!(
+        result["data"]["answer"],
+        "The answer is in src/lib.rs line 3."
+    );
     assert_eq!(result["data"]["agent"], "general");
     let parent_next = requests
         .iter()
@@ -128,7 +139,10 @@ async fn a_subagent_starts_fresh_with_no_write_tool_and_its_answer_is_the_parent
         .as_str()
         .unwrap()
         .to_string();
-    assert_eq!(&serde_json::from_str::<Value>(&tool_message).unwrap(), result);
+    assert_eq!(
+        &serde_json::from_str::<Value>(&tool_message).unwrap(),
+        result
+    );
     // Headless shows it: started, its message, finished.
     let started = of_type(&lines, "subagent_started");
     assert_eq!(started.len(), 1);
@@ -136,10 +150,8 @@ async fn a_subagent_starts_fresh_with_no_write_tool_and_its_answer_is_the_parent
     assert_eq!(started[0]["description"], "find the answer");
     let inner = of_type(&lines, "subagent");
     assert!(
-        inner
-            .iter()
-            .any(|l| l["event"]["type"] == "message"
-                && l["event"]["text"] == "The answer is in src/lib.rs line 3."),
+        inner.iter().any(|l| l["event"]["type"] == "message"
+            && l["event"]["text"] == "The answer is in src/lib.rs line 3."),
         "{inner:#?}"
     );
     let finished = of_type(&lines, "subagent_finished");
@@ -192,7 +204,11 @@ async fn two_agent_tasks_in_one_response_run_at_the_same_time() {
     assert_eq!(results.len(), 2);
     assert_eq!(results[0]["call_id"], "call_a");
     assert_eq!(results[1]["call_id"], "call_b");
-    assert!(results.iter().all(|r| r["result"]["data"]["answer"] == "found"));
+    assert!(
+        results
+            .iter()
+            .all(|r| r["result"]["data"]["answer"] == "found")
+    );
 }
 
 #[tokio::test]
@@ -228,8 +244,14 @@ async fn a_custom_agent_file_with_tools_fs_read_offers_exactly_that() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(offered.contains("reader: Reads one file and sums it up"), "{offered}");
-    let sub = requests.iter().find(|r| is_subagent(r)).expect("a subagent request");
+    assert!(
+        offered.contains("reader: Reads one file and sums it up"),
+        "{offered}"
+    );
+    let sub = requests
+        .iter()
+        .find(|r| is_subagent(r))
+        .expect("a subagent request");
     assert_eq!(tool_names(sub), ["fs_read"]);
     assert!(system_text(sub).contains("READER-INSTRUCTIONS"));
     let result = &of_type(&lines, "tool_result")[0]["result"];
@@ -253,7 +275,12 @@ async fn an_unknown_agent_is_refused_with_the_defined_ones() {
     let lines = run(&sandbox, &server, "go", &[]).await;
     let result = &of_type(&lines, "tool_result")[0]["result"];
     assert_eq!(result["error"]["code"], "unknown_agent", "{result}");
-    assert!(result["error"]["message"].as_str().unwrap().contains("general"));
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("general")
+    );
     assert!(!server.requests().iter().any(is_subagent));
 }
 
@@ -347,8 +374,18 @@ async fn an_agent_given_fs_edit_is_asked_like_the_main_agent_and_undo_takes_its_
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
     // Approved, it lands; `pablo undo` takes the subagent's edit back with the parent's turn.
-    let lines = run(&sandbox, &server, "edit it", &["--allow-write", "--auto-approve"]).await;
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "fn main() { run() }\n", "{lines:#?}");
+    let lines = run(
+        &sandbox,
+        &server,
+        "edit it",
+        &["--allow-write", "--auto-approve"],
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "fn main() { run() }\n",
+        "{lines:#?}"
+    );
     let out = sandbox
         .command()
         .args(["undo", "--json"])
@@ -384,7 +421,10 @@ async fn a_skills_description_is_in_the_first_request_and_its_body_comes_with_lo
         &home.join(".agents/skills/tidy/SKILL.md"),
         "---\nname: tidy\ndescription: TIDY-DESCRIPTION for tidying code\n---\nTIDY-BODY steps.\n",
     );
-    write(&home.join(".agents/skills/tidy/scripts/run.sh"), "echo never-run-by-pablo\n");
+    write(
+        &home.join(".agents/skills/tidy/scripts/run.sh"),
+        "echo never-run-by-pablo\n",
+    );
     // A project's skill, in a folder nobody trusted.
     write(
         &sandbox.workspace().join(".claude/skills/evil/SKILL.md"),

@@ -10,8 +10,8 @@
 
 use std::sync::Arc;
 
-use super::shared::Shared;
 use super::scope::SubScope;
+use super::shared::Shared;
 use super::window::ContextWindow;
 use super::{Budget, Limits};
 use crate::core::ErrorCode;

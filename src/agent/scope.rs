@@ -102,4 +102,3 @@ pub(super) fn check_read_only(
         ),
     ))
 }
-

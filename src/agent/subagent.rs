@@ -328,7 +328,8 @@ async fn run_subagent_inner(
         () = cancel.cancelled() => None,
     };
     let started = Instant::now();
-    if let (Some(model), Some(switcher)) = (&agent.model, conversation.shared.model_switcher.clone())
+    if let (Some(model), Some(switcher)) =
+        (&agent.model, conversation.shared.model_switcher.clone())
     {
         match switcher(None, model.clone()).await {
             Ok(client) => conversation.model = client,

@@ -158,12 +158,28 @@ pub fn skills(home: Option<&Path>, project: Option<&Path>) -> (Vec<Skill>, Vec<S
         notes.extend(n);
     };
     if let Some(home) = home {
-        add(home.join(".agents/skills"), Origin::User, "~/.agents/skills");
-        add(home.join(".claude/skills"), Origin::User, "~/.claude/skills");
+        add(
+            home.join(".agents/skills"),
+            Origin::User,
+            "~/.agents/skills",
+        );
+        add(
+            home.join(".claude/skills"),
+            Origin::User,
+            "~/.claude/skills",
+        );
     }
     if let Some(root) = project {
-        add(root.join(".agents/skills"), Origin::Project, ".agents/skills");
-        add(root.join(".claude/skills"), Origin::Project, ".claude/skills");
+        add(
+            root.join(".agents/skills"),
+            Origin::Project,
+            ".agents/skills",
+        );
+        add(
+            root.join(".claude/skills"),
+            Origin::Project,
+            ".claude/skills",
+        );
     }
     let all = first_of_each(all, |s| s.name.as_str(), "skill", &mut notes);
     (all, notes)
@@ -216,7 +232,10 @@ mod tests {
             &project.path().join(".pablo/agents/review.md"),
             "---\ndescription: theirs\n---\nTheirs.",
         );
-        write(&project.path().join(".pablo/agents/broken.md"), "no front matter");
+        write(
+            &project.path().join(".pablo/agents/broken.md"),
+            "no front matter",
+        );
         let (agents, notes) = agents(config.path(), Some(project.path()));
         assert_eq!(agents.len(), 1);
         assert_eq!(agents[0].description, "mine");

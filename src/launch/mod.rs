@@ -4,8 +4,8 @@
 
 pub mod commands;
 pub mod demo;
-pub mod mcp;
 pub mod extensions;
+pub mod mcp;
 pub mod trust;
 
 use std::path::{Path, PathBuf};

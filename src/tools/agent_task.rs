@@ -253,7 +253,9 @@ pub struct SubagentResult {
 
 /// `agent: label` as the call's title.
 pub(crate) fn show_call(args: super::wording::Args<'_>) -> crate::protocol::describe::CallView {
-    let agent = args.text("agent").unwrap_or_else(|| DEFAULT_AGENT.to_string());
+    let agent = args
+        .text("agent")
+        .unwrap_or_else(|| DEFAULT_AGENT.to_string());
     let label = args.text("description").unwrap_or_default();
     let title = format!("{agent}: {label}");
     super::wording::call(args, title.clone(), Some(title))
@@ -407,7 +409,11 @@ mod tests {
             name: name.into(),
             ..AgentDefinition::general()
         };
-        let r = AgentRoster::new(vec![mk("a", "user"), mk("a", "project"), mk("general", "x")]);
+        let r = AgentRoster::new(vec![
+            mk("a", "user"),
+            mk("a", "project"),
+            mk("general", "x"),
+        ]);
         assert_eq!(r.names(), ["general", "a"]);
         assert_eq!(r.get("a").unwrap().source, "user");
         assert_eq!(r.get("general").unwrap().source, "built-in");

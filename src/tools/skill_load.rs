@@ -202,8 +202,8 @@ fn inside(rel: &str) -> Option<PathBuf> {
 /// Reads a plain file (no link) of at most [`MAX_SKILL_FILE_BYTES`].
 fn read_plain(path: &Path) -> Result<String, ToolFailure> {
     let failure = |code, why: String| ToolFailure::new(code, format!("{}: {why}", path.display()));
-    let meta = std::fs::symlink_metadata(path)
-        .map_err(|e| failure(ErrorCode::NotFound, e.to_string()))?;
+    let meta =
+        std::fs::symlink_metadata(path).map_err(|e| failure(ErrorCode::NotFound, e.to_string()))?;
     if !meta.is_file() {
         return Err(failure(
             ErrorCode::PathRefused,
@@ -346,7 +346,10 @@ mod tests {
             "pdf-tools",
         )
         .unwrap();
-        assert_eq!((n.as_str(), d.as_str()), ("pdf-tools", "Fill PDF forms. Use for PDFs."));
+        assert_eq!(
+            (n.as_str(), d.as_str()),
+            ("pdf-tools", "Fill PDF forms. Use for PDFs.")
+        );
         assert!(parse_skill("---\nname: Bad Name\ndescription: x\n---\n", "d").is_err());
         assert!(parse_skill("no front matter", "d").is_err());
     }
@@ -381,6 +384,9 @@ mod tests {
     fn a_file_outside_the_skill_folder_is_refused() {
         assert!(inside("../etc/passwd").is_none());
         assert!(inside("/etc/passwd").is_none());
-        assert_eq!(inside("scripts/run.sh"), Some(PathBuf::from("scripts/run.sh")));
+        assert_eq!(
+            inside("scripts/run.sh"),
+            Some(PathBuf::from("scripts/run.sh"))
+        );
     }
 }

@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::wording::{Args, call, lines_of};
 use super::{
-    agent_task, artifact_write, csv_analyze, fs_list, fs_read, fs_search, fs_write, mcp, memory_propose, plan,
-    shell_run, shell_session, skill_load, web_fetch,
+    agent_task, artifact_write, csv_analyze, fs_list, fs_read, fs_search, fs_write, mcp,
+    memory_propose, plan, shell_run, shell_session, skill_load, web_fetch,
 };
 use crate::core::{ToolName, is_mcp};
 use crate::protocol::describe::{CallView, ResultView, failure_view};

@@ -497,7 +497,10 @@ fn render_tool(
             )));
         }
         for l in &sa.log[skip..] {
-            body.push(Line::from(Span::styled(truncate(l, body_width), theme::dim())));
+            body.push(Line::from(Span::styled(
+                truncate(l, body_width),
+                theme::dim(),
+            )));
         }
     }
     // The diff that lands (or was proposed) for a file change.

@@ -329,8 +329,14 @@ fn a_subagents_cell_shows_its_label_its_current_call_and_its_tokens_and_then_wha
     let (mut s, _) = state(false);
     subagent_events(&mut s);
     let screen = draw(&mut s, 100, 12);
-    assert!(screen.contains("agent.task general: map the parser"), "{screen}");
-    assert!(screen.contains("1.2k tokens · fs.read src/parse.rs"), "{screen}");
+    assert!(
+        screen.contains("agent.task general: map the parser"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("1.2k tokens · fs.read src/parse.rs"),
+        "{screen}"
+    );
     assert!(screen.contains("→ fs.read src/parse.rs"), "{screen}");
     s.apply(Event::SubagentFinished {
         call_id: "task".into(),
@@ -380,7 +386,10 @@ fn a_subagents_approval_names_the_subagent_and_its_call() {
         verdict: Verdict::ask("builtin.ask", "commands ask"),
     });
     let screen = draw(&mut s, 100, 24);
-    assert!(screen.contains("asked by the subagent general: map the parser"), "{screen}");
+    assert!(
+        screen.contains("asked by the subagent general: map the parser"),
+        "{screen}"
+    );
     s.handle_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE));
     let Some(Op::Approval { call_id, .. }) = s.take_ops().pop() else {
         panic!("no answer sent");

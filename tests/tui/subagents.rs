@@ -34,7 +34,10 @@ fn sleep_runs() -> bool {
 fn wait_until(what: &str, f: impl Fn() -> bool) {
     let start = Instant::now();
     while !f() {
-        assert!(start.elapsed() < Duration::from_secs(15), "timed out: {what}");
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "timed out: {what}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -58,9 +61,11 @@ async fn esc_during_a_subagents_command_stops_it_and_leaves_no_process() {
             ScriptedResponse::sse(openai::tool_call_answer(
                 "call_task",
                 "agent_task",
-                &[&json!({"description": "wait a while", "prompt": "run the long check",
+                &[
+                    &json!({"description": "wait a while", "prompt": "run the long check",
                     "agent": "runner"})
-                .to_string()],
+                    .to_string(),
+                ],
             ))
         }
     });

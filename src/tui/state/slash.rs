@@ -110,7 +110,8 @@ impl AppState {
             }
             CommandId::Skills => {
                 let skills = self.skills.clone();
-                self.transcript.push(CellKind::Info(Info::Skills { skills }));
+                self.transcript
+                    .push(CellKind::Info(Info::Skills { skills }));
             }
             CommandId::Model => self.model_command(arg),
             CommandId::Mode => self.mode_command(arg),

@@ -44,7 +44,8 @@ impl AppState {
                     }
                     Event::ToolCallEnd { result, .. } => {
                         if let ToolOutcome::Err { error, .. } = result {
-                            sa.log.push(format!("  ✗ {}: {}", error.code, error.message));
+                            sa.log
+                                .push(format!("  ✗ {}: {}", error.code, error.message));
                         }
                         sa.activity = None;
                     }
