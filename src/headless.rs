@@ -403,6 +403,23 @@ impl<W: Write> Printer<'_, W> {
                 self.end_stream()?;
                 writeln!(self.out, "warning: {message}")
             }
+            Event::SubagentStarted {
+                agent, description, ..
+            } => {
+                self.end_stream()?;
+                writeln!(self.out, "  ⇢ subagent {agent}: {description}")
+            }
+            // A subagent's calls, one line each, under its call.
+            Event::Subagent { event, .. } => match event.as_ref() {
+                Event::ToolCallBegin {
+                    tool, arguments, ..
+                } => writeln!(
+                    self.out,
+                    "    · {tool} {}",
+                    crate::protocol::summarize_arguments(arguments)
+                ),
+                _ => Ok(()),
+            },
             Event::Retry {
                 attempt,
                 max_attempts,
