@@ -7,6 +7,10 @@
 //! narrow) is the policy module's business; scalar settings are taken from the last layer that
 //! sets them.
 
+pub mod env;
+mod otel;
+pub mod show;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::ToolMode;
 use crate::core::{Coded, ErrorCode};
+pub use otel::{OtelConfig, OtelProtocol, TraceConfig};
 
 /// The fixed `PATH` of every command pablo runs, and the one command words are resolved through
 /// when policy matches rules (so `git` and `/usr/bin/git` are the same command).
@@ -42,6 +47,12 @@ pub struct ConfigFile {
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     #[serde(default)]
     pub memory: MemoryOptions,
+    /// `[otel]`: OpenTelemetry export (docs/observability.md).
+    #[serde(default)]
+    pub otel: OtelConfig,
+    /// `[trace]`: what the native trace holds.
+    #[serde(default)]
+    pub trace: TraceConfig,
 }
 
 /// `[memory]`: whether the model may propose notes for later sessions (`memory.propose`).
@@ -565,6 +576,9 @@ pub enum ConfigError {
         path: PathBuf,
         problems: Vec<ConfigProblem>,
     },
+    /// Settings of `PABLO_` variables or `-c` that cannot be used, each naming where it came from.
+    #[error("{}", problems.join("\n"))]
+    Overrides { problems: Vec<String> },
 }
 
 /// One problem of a config file.
@@ -593,7 +607,7 @@ impl Coded for ConfigError {
     fn code(&self) -> ErrorCode {
         match self {
             ConfigError::Read { .. } => ErrorCode::ConfigUnreadable,
-            ConfigError::Invalid { .. } => ErrorCode::ConfigInvalid,
+            ConfigError::Invalid { .. } | ConfigError::Overrides { .. } => ErrorCode::ConfigInvalid,
         }
     }
 }
@@ -608,6 +622,18 @@ enum Seg {
     Index(usize),
 }
 
+/// One key of a dotted path as written: bare when it can be, quoted otherwise (`"fs.write"`).
+pub(crate) fn key_segment(k: &str) -> String {
+    if !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        k.to_string()
+    } else {
+        format!("{k:?}")
+    }
+}
+
 fn key_text(path: &[Seg]) -> String {
     let mut out = String::new();
     for seg in path {
@@ -616,13 +642,7 @@ fn key_text(path: &[Seg]) -> String {
                 if !out.is_empty() {
                     out.push('.');
                 }
-                if k.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-                {
-                    out.push_str(k);
-                } else {
-                    out.push_str(&format!("{k:?}"));
-                }
+                out.push_str(&key_segment(k));
             }
             Seg::Index(i) => out.push_str(&format!("[{i}]")),
         }
@@ -930,6 +950,9 @@ impl ConfigFile {
                 ));
             }
         }
+        for (k, message) in self.otel.check() {
+            out.push((key(&["otel", k]), message));
+        }
         for (i, root) in shell.writable_roots.iter().enumerate() {
             let ok = root.starts_with('/') || root == "~" || root.starts_with("~/");
             if !ok || root.contains('\0') {
@@ -1018,14 +1041,23 @@ pub fn project_config_file(workspace: &Path) -> PathBuf {
     workspace.join(".pablo").join("config.toml")
 }
 
-/// The layers that exist, in order: user, project, `--config`. Each is kept separate so that
-/// policy can treat the project layer as untrusted.
+/// The layers that exist, in order: user, project, `--config`, then the person's `PABLO_`
+/// variables and `-c` settings ([`env`]). Each is kept separate so that policy can treat the
+/// project layer as untrusted.
 #[derive(Debug, Clone, Default)]
 pub struct Layers {
     pub user: Option<(PathBuf, ConfigFile)>,
     pub project: Option<(PathBuf, ConfigFile)>,
     pub explicit: Option<(PathBuf, ConfigFile)>,
+    /// `PABLO_` variables and `-c key=value`: the person's own, above the files (the path is a
+    /// label for messages).
+    pub overrides: Option<(PathBuf, ConfigFile)>,
+    /// Where each setting of `overrides` came from, by dotted key path.
+    pub override_origins: BTreeMap<String, String>,
 }
+
+/// The label of the `PABLO_`/`-c` layer in messages.
+pub const OVERRIDES_LABEL: &str = "PABLO_ variables and -c";
 
 impl Layers {
     pub fn load(
@@ -1048,15 +1080,40 @@ impl Layers {
                 Some(p) => Some((p.to_path_buf(), ConfigFile::load(p)?)),
                 None => None,
             },
+            ..Self::default()
         })
     }
 
     /// Layers in precedence order (later wins for scalars).
     pub fn iter(&self) -> impl Iterator<Item = &ConfigFile> {
-        [&self.user, &self.project, &self.explicit]
+        [&self.user, &self.project, &self.explicit, &self.overrides]
             .into_iter()
             .flatten()
             .map(|(_, c)| c)
+    }
+
+    /// The person's own layers, in precedence order: the user's file, `--config`, and the
+    /// `PABLO_`/`-c` settings (never the project's, which comes with the repository).
+    pub fn personal(&self) -> impl DoubleEndedIterator<Item = &(PathBuf, ConfigFile)> {
+        [&self.user, &self.explicit, &self.overrides]
+            .into_iter()
+            .flatten()
+    }
+
+    /// Adds the person's `PABLO_` variables (`vars`) and `-c` settings (`args`) as the top layer;
+    /// returns the note about `PABLO_` variables that are no config key (said once per process).
+    pub fn with_overrides(
+        &mut self,
+        vars: Vec<(String, String)>,
+        args: &[String],
+    ) -> Result<Option<String>, ConfigError> {
+        let (mut settings, unknown) = env::from_vars(vars);
+        settings.extend(env::from_args(args)?);
+        if let Some((file, origins)) = env::layer(&settings)? {
+            self.overrides = Some((PathBuf::from(OVERRIDES_LABEL), file));
+            self.override_origins = origins;
+        }
+        Ok(env::unknown_note(&unknown))
     }
 
     /// The last layer's value for a scalar setting.
@@ -1068,7 +1125,7 @@ impl Layers {
     /// own config must not be able to switch off or shrink the person's undo.
     pub fn checkpoints(&self) -> CheckpointConfig {
         let mut out = CheckpointConfig::default();
-        for (_, c) in [&self.user, &self.explicit].into_iter().flatten() {
+        for (_, c) in self.personal() {
             let k = &c.options.checkpoints;
             out.enabled = k.enabled.or(out.enabled);
             out.max_bytes = k.max_bytes.or(out.max_bytes);
@@ -1160,6 +1217,7 @@ impl Layers {
             (&self.user, "user config", true),
             (&self.project, "project config", project_trusted),
             (&self.explicit, "--config", true),
+            (&self.overrides, "settings of", true),
         ];
         for (layer, kind, trusted) in layers {
             let Some((path, file)) = layer else { continue };
@@ -1389,6 +1447,7 @@ headers = { X-Team = "core" }
                 "project.toml",
             ),
             explicit: None,
+            ..Default::default()
         };
         let (servers, warnings) = layers.mcp_servers(false);
         let names: Vec<_> = servers.iter().map(|s| s.name.as_str()).collect();
@@ -1470,6 +1529,7 @@ headers = { X-Team = "core" }
             user: Some((PathBuf::from("u.toml"), user)),
             project: Some((PathBuf::from("p.toml"), project)),
             explicit: None,
+            ..Default::default()
         };
         let m = layers.model();
         assert_eq!(m.name.as_deref(), Some("gpt-5"));

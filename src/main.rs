@@ -92,6 +92,10 @@ struct Common {
     /// write roots apply unasked) or plan (read-only). Shift-Tab switches it in the TUI.
     #[arg(long, global = true, value_name = "MODE", value_parser = parse_mode)]
     mode: Option<WorkMode>,
+    /// Set a config key over the config files, as a PABLO_ variable would:
+    /// `-c options.shell.timeout_seconds=30` (repeatable; `pablo config keys` lists the keys).
+    #[arg(short = 'c', long = "set", global = true, value_name = "KEY=VALUE")]
+    set: Vec<String>,
 }
 
 fn parse_mode(text: &str) -> Result<WorkMode, String> {
@@ -132,6 +136,7 @@ impl Common {
             // Only the TUI shows servers becoming ready; elsewhere the first turn waits for them.
             wait_for_mcp: front == Front::Headless,
             mcp_servers: Vec::new(),
+            config_overrides: self.set.clone(),
         }
     }
 }
@@ -195,6 +200,15 @@ enum Command {
         #[arg(long)]
         keep: bool,
     },
+    /// Usage over time from the local journals: sessions, turns, tokens and cost by model, tool
+    /// calls by decision.
+    Stats {
+        /// Only what happened since then: 30m, 12h, 7d, 2w, or a date (2026-11-01).
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Configuration files.
     Config {
         #[command(subcommand)]
@@ -230,6 +244,10 @@ impl Command {
         match self {
             Command::Run { json, .. }
             | Command::Sessions { json }
+            | Command::Stats { json, .. }
+            | Command::Config {
+                command: ConfigCommand::Show { json, .. },
+            }
             | Command::Undo { json, .. }
             | Command::Mcp {
                 command: McpCommand::List { json } | McpCommand::Tools { json, .. },
@@ -293,6 +311,17 @@ enum PolicyCommand {
 enum ConfigCommand {
     /// Check a config file (default: the user's and the project's).
     Validate { file: Option<PathBuf> },
+    /// The settings in effect (config files, PABLO_ variables, -c, flags).
+    Show {
+        /// Say where each value came from.
+        #[arg(long)]
+        origin: bool,
+        /// One JSON object per setting: key, value (TOML), origin.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every config key, with the PABLO_ variable that sets it.
+    Keys,
 }
 
 fn main() -> ExitCode {
@@ -372,6 +401,25 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let result = command(&runtime, cli);
+    // Spans and metrics still queued go out before the process ends, within a bound.
+    if let Some(note) = runtime.block_on(pablo::telemetry::finish(TELEMETRY_FLUSH)) {
+        eprintln!("pablo: warning: {note}");
+    }
+    result
+}
+
+/// The longest pablo waits for a collector at exit.
+const TELEMETRY_FLUSH: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Starts tracing and export as the launch's layers say; notes go where the front-end shows them.
+fn start_telemetry(launch: &Launch) -> Vec<String> {
+    let (settings, mut notes) = launch.telemetry_settings();
+    notes.extend(pablo::telemetry::init(settings));
+    notes
+}
+
+fn command(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Some(Command::Run {
             task,
@@ -392,6 +440,16 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         Some(Command::Config {
             command: ConfigCommand::Validate { file },
         }) => config_validate(&cli.common, file),
+        Some(Command::Config {
+            command: ConfigCommand::Show { origin, json },
+        }) => config_show(&cli.common, origin, json),
+        Some(Command::Config {
+            command: ConfigCommand::Keys,
+        }) => {
+            out!("{}", pablo::config::show::keys_text());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Stats { since, json }) => stats(since.as_deref(), json),
         Some(Command::Demo { dir, keep }) => runtime.block_on(demo(cli.common, dir, keep)),
         Some(Command::Policy { command }) => policy_command(&cli.common, command),
         Some(Command::Sandbox {
@@ -431,7 +489,9 @@ async fn run(
     if let Some(endpoint) = launch.project_endpoint() {
         eprintln!("pablo: this folder's trusted project config sends requests to {endpoint}");
     }
-    let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
+    for note in start_telemetry(&launch) {
+        eprintln!("pablo: warning: {note}");
+    }
     let model = launch.model().await?;
     // Said on stderr: stdout is the run's output (and its JSON lines).
     if let Some(note) = launch::unknown_model_note(model.as_ref()) {
@@ -501,13 +561,14 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
         options.workspace = Some(choose_resume_workspace(&info)?);
     }
     let launch = Launch::prepare(options)?;
-    let _ = pablo::telemetry::init_from_env(&launch.dirs.state);
+    let telemetry_notes = start_telemetry(&launch);
     let model = launch.model().await?;
     let note = launch::unknown_model_warning(model.as_ref());
     let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive, None)?;
     let mut startup_events = state.transcript.clone();
     startup_events.extend(state.start_events());
     startup_events.extend(note);
+    startup_events.extend(launch::warning_events(&telemetry_notes));
     let options = tui_options(
         common,
         &launch,
@@ -760,10 +821,14 @@ fn sessions(json: bool) -> Result<ExitCode> {
 
 /// `pablo acp`: stdout carries only JSON-RPC; logs go to the log file (`PABLO_LOG`).
 async fn acp(common: Common) -> Result<ExitCode> {
-    if let Ok(dirs) = pablo::config::Dirs::discover() {
-        let _ = pablo::telemetry::init_from_env(&dirs.state);
+    let options = common.launch_options(Front::Interactive);
+    let (settings, mut notes) = launch::observe::telemetry_settings(&options);
+    notes.extend(pablo::telemetry::init(settings));
+    // stdout is the protocol's: notes go to stderr, which editors show in their logs.
+    for note in notes {
+        eprintln!("pablo: warning: {note}");
     }
-    pablo::acp::serve_stdio(common.launch_options(Front::Interactive)).await?;
+    pablo::acp::serve_stdio(options).await?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -848,12 +913,14 @@ async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Next> {
         options.workspace = workspace;
     }
     let launch = Launch::prepare(options)?;
+    let telemetry_notes = start_telemetry(&launch);
     let model = launch.model().await?;
     let session_id = Launch::new_session_id();
     // The session is journaled, so the exit summary can say how to come back to it.
     let resume_command = format!("pablo resume {session_id}");
     let events = launch::unknown_model_warning(model.as_ref())
         .into_iter()
+        .chain(launch::warning_events(&telemetry_notes))
         .collect();
     let setup = launch.agent_setup(session_id, model, ApprovalMode::Interactive, None)?;
     let options = tui_options(common, &launch, &setup, events, resume_command);
@@ -898,6 +965,42 @@ fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `pablo config show`: the settings in effect, with their origins when asked.
+fn config_show(common: &Common, origin: bool, json: bool) -> Result<ExitCode> {
+    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    for w in &launch.config_warnings() {
+        eprintln!("pablo: warning: {w}");
+    }
+    let shown = launch.config_view();
+    if json {
+        for s in &shown {
+            outln!("{}", serde_json::to_string(s)?);
+        }
+    } else {
+        out!("{}", pablo::config::show::render(&shown, origin));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pablo stats`: usage over time from the local journals.
+fn stats(since: Option<&str>, json: bool) -> Result<ExitCode> {
+    use pablo::session::stats;
+    let since = since
+        .map(|s| stats::parse_since(s, pablo::session::now_ms()))
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let report = stats::of_default_store(since)?;
+    for w in &report.warnings {
+        eprintln!("pablo: warning: {w}");
+    }
+    if json {
+        outln!("{}", serde_json::to_string(&report)?);
+    } else {
+        out!("{}", report.to_text());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `pablo sandbox`: one command under a profile, with this terminal's stdin and stdout.

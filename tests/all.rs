@@ -22,6 +22,7 @@ mod fs_tools;
 mod hostile_repo;
 mod images;
 mod mcp;
+mod observability;
 mod pin;
 mod policy;
 mod providers;

@@ -41,6 +41,7 @@ use std::sync::atomic::AtomicU64;
 
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 pub use limits::{Budget, Limits};
 
@@ -123,12 +124,20 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
             history: setup.history,
         },
     );
+    let session = crate::telemetry::session_span(
+        &conversation.session_id,
+        conversation.model.provider(),
+        conversation.model.model(),
+    );
     let dispatcher = dispatch::Dispatcher::new(shared, conversation);
-    let task = tokio::spawn(async move {
-        dispatcher.run(ops_rx).await;
-        // The forwarder ends once every sender (ours and the tools') is gone.
-        let _ = forwarder.await;
-    });
+    let task = tokio::spawn(
+        async move {
+            dispatcher.run(ops_rx).await;
+            // The forwarder ends once every sender (ours and the tools') is gone.
+            let _ = forwarder.await;
+        }
+        .instrument(session),
+    );
     AgentHandle {
         ops: ops_tx,
         events: out_rx,

@@ -76,15 +76,8 @@ impl Conversation {
             ));
         }
         self.budget.model_calls += 1;
-        let span = tracing::info_span!(
-            "model_call",
-            provider = self.model.provider(),
-            request_bytes = size,
-            output_bytes = tracing::field::Empty,
-            tool_calls = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-            outcome = tracing::field::Empty,
-        );
+        let span =
+            crate::telemetry::model_call_span(self.model.provider(), self.model.model(), size);
         let started = Instant::now();
         let result = self
             .stream_model(&request, size, cancel)
@@ -180,9 +173,11 @@ impl Conversation {
             });
         }
         if call_usage != Usage::default() {
+            let call_cost = self.profile.prices.map(|p| p.cost(&call_usage));
+            crate::telemetry::record_usage(&tracing::Span::current(), &call_usage, call_cost);
             self.usage.add(&call_usage);
-            if let Some(p) = self.profile.prices {
-                self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + p.cost(&call_usage));
+            if let Some(cost) = call_cost {
+                self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
             }
             self.window.observe(request_bytes, call_usage.input_tokens);
             self.emit(Event::Usage {

@@ -84,22 +84,17 @@ impl Conversation {
         call: &ToolCall,
         cancel: &CancellationToken,
     ) -> (ToolOutcome, AlreadyRan) {
-        let span = tracing::info_span!(
-            "tool_call",
-            tool = tracing::field::Empty,
-            decision = tracing::field::Empty,
-            outcome = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-        );
+        let span = crate::telemetry::tool_call_span();
         let started = Instant::now();
         let result = self
             .validate_and_commit(call, cancel, &span)
             .instrument(span.clone())
             .await;
         span.record("duration_ms", started.elapsed().as_millis() as u64);
-        match result {
+        let (outcome, ran) = match result {
             Ok(result) => {
                 span.record("outcome", "ok");
+                crate::telemetry::record_tool_facts(&span, result.trace_facts(), None);
                 let ran = AlreadyRan {
                     exit_code: result.exit_code(),
                     artifact: result.artifact().map(str::to_string),
@@ -110,7 +105,9 @@ impl Conversation {
                 span.record("outcome", f.code.as_str());
                 (f.into_outcome(), AlreadyRan::default())
             }
-        }
+        };
+        crate::telemetry::content::tool_call(&span, &call.arguments, &outcome);
+        (outcome, ran)
     }
 
     async fn validate_and_commit(
@@ -183,7 +180,12 @@ impl Conversation {
         if self.shell_reads_only {
             super::scope::check_read_only(tool.name(), &preview, &verdict)?;
         }
-        span.record("decision", crate::policy::decision_label(verdict.decision));
+        crate::telemetry::record_verdict(
+            span,
+            crate::policy::decision_label(verdict.decision),
+            &verdict.rule_ids,
+            sandbox_label(&preview),
+        );
         match verdict.decision {
             Decision::Allow => {}
             Decision::Deny => {
@@ -230,9 +232,11 @@ impl Conversation {
             call_id: call.id.clone(),
             preview: preview.clone(),
         });
+        let committing = Instant::now();
         let result = self
             .commit_recorded(tool.as_ref(), call, &args, &preview, &ctx)
             .await;
+        span.record("run_ms", committing.elapsed().as_millis() as u64);
         let result = match (&result, self.shared.approvals) {
             (Ok(r), ApprovalMode::Interactive) => match sandbox_retry(&preview, r) {
                 Some((retry, verdict)) => self
@@ -412,6 +416,14 @@ impl Conversation {
 pub(super) struct AlreadyRan {
     exit_code: Option<Option<i32>>,
     artifact: Option<String>,
+}
+
+/// The sandbox profile a command's preview runs in (for its trace).
+fn sandbox_label(preview: &Preview) -> Option<&'static str> {
+    match preview {
+        Preview::Command(cp) => cp.sandbox.as_ref().map(|s| s.profile.label()),
+        _ => None,
+    }
 }
 
 /// For a sandboxed command whose result says the sandbox refused something: the same command

@@ -74,13 +74,7 @@ impl Conversation {
             text,
             images: given_images,
         } = input;
-        let span = tracing::info_span!(
-            "turn",
-            model_calls = tracing::field::Empty,
-            tool_calls = tracing::field::Empty,
-            stop_reason = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-        );
+        let span = crate::telemetry::turn_span();
         let started = Instant::now();
         let calls_before = (self.budget.model_calls, self.budget.tool_calls);
         // Attachments are read before anything is sent: an image that cannot go refuses the

@@ -23,6 +23,32 @@ pub const REDACTED: &str = "[redacted]";
 /// of every output, and is no secret anyway.
 pub const MIN_REDACTED_LEN: usize = 8;
 
+/// Name fragments that mark a variable as a secret (compared case-insensitively, anywhere in
+/// the name).
+pub const SECRET_MARKERS: &[&str] = &[
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "COOKIE",
+];
+
+/// Words that mark a secret only as a whole `_`-separated part (`NPM_AUTH` yes,
+/// `GIT_AUTHOR_NAME` no).
+const SECRET_WORDS: &[&str] = &["AUTH", "PAT", "PASS", "PWD_HASH"];
+
+/// Whether `name` (of a variable, a header, a JSON key) looks like it holds a secret. The OTLP
+/// exporters' header variables count too: they carry the collector's API key.
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase().replace('-', "_");
+    SECRET_MARKERS.iter().any(|m| upper.contains(m))
+        || upper.split('_').any(|w| SECRET_WORDS.contains(&w))
+        || (upper.starts_with("OTEL_") && upper.ends_with("_HEADERS"))
+}
+
 struct Held {
     /// Variables moved out of the environment block, by name.
     vars: BTreeMap<String, String>,

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod demo;
 pub mod extensions;
 pub mod mcp;
+pub mod observe;
 pub mod trust;
 
 use std::path::{Path, PathBuf};
@@ -76,6 +77,8 @@ pub struct LaunchOptions {
     pub wait_for_mcp: bool,
     /// MCP servers the front-end adds (an editor's `mcpServers`), on top of the config's.
     pub mcp_servers: Vec<(String, McpServerConfig)>,
+    /// `-c key=value`: settings over the config files (with the `PABLO_` variables).
+    pub config_overrides: Vec<String>,
 }
 
 /// Why the engine could not start.
@@ -167,6 +170,8 @@ pub struct Launch {
     trust_notice: Option<String>,
     /// Whether the person trusts this folder's project config (`pablo policy trust`).
     pub project_trusted: bool,
+    /// The note naming `PABLO_` variables that are no setting (said once, with the config's).
+    unknown_vars: Option<String>,
 }
 
 impl Launch {
@@ -182,6 +187,10 @@ impl Launch {
         };
         let workspace = canonical_dir(&requested)?;
         let mut layers = Layers::load(&dirs, &workspace, options.config.as_deref())?;
+        let unknown_vars = layers.with_overrides(
+            crate::config::env::process_vars(),
+            &options.config_overrides,
+        )?;
         // Before anything reads the layers: an untrusted project config keeps only what narrows
         // (it cannot choose the endpoint, the key, a program to start, or grant anything).
         let project_trusted = layers.project.is_some()
@@ -214,6 +223,7 @@ impl Launch {
         Ok(Self {
             project_trusted,
             trust_notice,
+            unknown_vars,
             ..Self::from_parts(dirs, workspace, workspace_handle, layers, limits, options)
         })
     }
@@ -253,6 +263,7 @@ impl Launch {
             options,
             trust_notice: None,
             project_trusted: false,
+            unknown_vars: None,
         }
     }
 
@@ -275,6 +286,7 @@ impl Launch {
         if let Some(note) = &self.trust_notice {
             warnings.push(note.clone());
         }
+        warnings.extend(self.unknown_vars.clone());
         warnings
     }
 
@@ -344,9 +356,9 @@ impl Launch {
     /// enabled = true` in the user's config or `--config`, and no layer turning it off (the
     /// project's layer comes with the repository, so it can only turn memory off).
     pub fn memory_enabled(&self) -> bool {
-        let trusted_on = [&self.layers.user, &self.layers.explicit]
-            .into_iter()
-            .flatten()
+        let trusted_on = self
+            .layers
+            .personal()
             .filter_map(|(_, c)| c.memory.enabled)
             .next_back()
             == Some(true);
@@ -795,13 +807,11 @@ impl Launch {
     /// The working mode at start: `--mode`, else `[tui] mode` of the user's config or
     /// `--config` (never the project's), else `ask`.
     pub fn start_mode(&self) -> crate::protocol::WorkMode {
-        let personal = [&self.layers.user, &self.layers.explicit];
         self.options
             .mode
             .or_else(|| {
-                personal
-                    .into_iter()
-                    .flatten()
+                self.layers
+                    .personal()
                     .filter_map(|(_, c)| c.tui.mode)
                     .next_back()
             })

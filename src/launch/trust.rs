@@ -119,6 +119,30 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
             domains.join(", ")
         ));
     }
+    // Where telemetry goes is the person's choice; a repository may only switch it off.
+    let otel = std::mem::take(&mut file.otel);
+    if otel.enabled == Some(false) {
+        file.otel.enabled = Some(false);
+    }
+    let mut otel_rest = otel.clone();
+    otel_rest.enabled = None;
+    if !otel_rest.is_empty() {
+        let target = [
+            &otel.endpoint,
+            &otel.traces_endpoint,
+            &otel.metrics_endpoint,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|u| format!(" (sends telemetry to {u})"))
+        .next()
+        .unwrap_or_default();
+        out.push(format!("otel{target}"));
+    }
+    if file.trace.content == Some(true) {
+        file.trace.content = None;
+        out.push("trace.content = true (writes tool arguments and results to the trace)".into());
+    }
     out
 }
 
@@ -142,10 +166,10 @@ pub fn withhold_untrusted_project(layers: &mut Layers) -> Option<String> {
 /// `provider` when it names no URL (`None` when `--config` chose its own).
 pub fn project_endpoint(layers: &Layers) -> Option<String> {
     let (_, file) = layers.project.as_ref()?;
-    let overridden = layers
-        .explicit
-        .as_ref()
-        .is_some_and(|(_, c)| c.base_url.is_some() || c.provider.is_some());
+    let overridden = [&layers.explicit, &layers.overrides]
+        .into_iter()
+        .flatten()
+        .any(|(_, c)| c.base_url.is_some() || c.provider.is_some());
     if overridden {
         return None;
     }

@@ -247,14 +247,19 @@ where
         message: format!("the request cannot be serialized: {e}"),
     })?);
     let (tx, rx) = mpsc::channel::<Result<StreamEvent, ModelError>>(64);
-    tokio::spawn(async move {
-        let closed = tx.clone();
-        tokio::select! {
-            () = run_call(&endpoint, body, make_decoder, &cancel, &tx) => {}
-            () = cancel.cancelled() => { let _ = tx.send(Err(ModelError::Cancelled)).await; }
-            () = closed.closed() => {}
-        }
-    });
+    // Inside the caller's span (the model call's), so retries are counted on it.
+    let span = tracing::Span::current();
+    tokio::spawn(tracing::Instrument::instrument(
+        async move {
+            let closed = tx.clone();
+            tokio::select! {
+                () = run_call(&endpoint, body, make_decoder, &cancel, &tx) => {}
+                () = cancel.cancelled() => { let _ = tx.send(Err(ModelError::Cancelled)).await; }
+                () = closed.closed() => {}
+            }
+        },
+        span,
+    ));
     Ok(futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|item| (item, rx))
     })
@@ -331,6 +336,7 @@ async fn run_call<D, F>(
             () = cancel.cancelled() => return,
         }
         attempt += 1;
+        crate::telemetry::record_retries(attempt);
     }
 }
 

@@ -32,6 +32,9 @@ impl FetchPolicy {
         if let Some((p, c)) = &layers.explicit {
             add(p, &c.options.fetch.allowed_domains);
         }
+        if let Some((p, c)) = &layers.overrides {
+            add(p, &c.options.fetch.allowed_domains);
+        }
         if let Some((p, c)) = &layers.project
             && !c.options.fetch.allowed_domains.is_empty()
         {

@@ -113,6 +113,7 @@ pub fn env_settings(src: &Sources<'_>) -> (crate::process::EnvSettings, Vec<Stri
         (&src.layers.user, true),
         (&src.layers.project, src.project_trusted),
         (&src.layers.explicit, true),
+        (&src.layers.overrides, true),
     ];
     for (layer, trusted) in layers {
         let Some((path, file)) = layer else { continue };
@@ -177,6 +178,14 @@ fn layer_refs<'a>(src: &Sources<'a>) -> Vec<LayerRef<'a>> {
         layer_refs.push(LayerRef {
             prefix: "config.explicit",
             label: describe("--config", p),
+            file: f,
+            trusted: true,
+        });
+    }
+    if let Some((_, f)) = &src.layers.overrides {
+        layer_refs.push(LayerRef {
+            prefix: "config.env",
+            label: crate::config::OVERRIDES_LABEL.to_string(),
             file: f,
             trusted: true,
         });

@@ -72,22 +72,9 @@ pub const DEFAULT_INHERIT: &[&str] = &[
     "PKG_CONFIG_PATH",
 ];
 
-/// Name fragments that mark a variable as a secret (compared case-insensitively, anywhere in
-/// the name).
-pub const SECRET_MARKERS: &[&str] = &[
-    "KEY",
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "PASSPHRASE",
-    "CREDENTIAL",
-    "COOKIE",
-];
-
-/// Words that mark a secret only as a whole `_`-separated part (`NPM_AUTH` yes,
-/// `GIT_AUTHOR_NAME` no).
-const SECRET_WORDS: &[&str] = &["AUTH", "PAT", "PASS", "PWD_HASH"];
+// Which names look secret is the vocabulary's (`core::secrets`): config and telemetry, below
+// this module, need the same answer.
+pub use crate::core::secrets::{SECRET_MARKERS, looks_secret};
 
 /// Variables never passed: they make `/bin/sh` read a start-up file, or belong to pablo.
 const NEVER: &[&str] = &[
@@ -158,13 +145,6 @@ fn matches(pattern: &str, name: &str) -> bool {
         Some(prefix) => name.starts_with(prefix),
         None => pattern == name,
     }
-}
-
-/// Whether `name` looks like it holds a secret.
-pub fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_MARKERS.iter().any(|m| upper.contains(m))
-        || upper.split('_').any(|w| SECRET_WORDS.contains(&w))
 }
 
 /// `PATH` as a command gets it: empty and relative entries dropped (they depend on the command's

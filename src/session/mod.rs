@@ -28,6 +28,7 @@ mod info;
 mod journal;
 mod load;
 mod replay;
+pub mod stats;
 mod store;
 
 use std::path::PathBuf;

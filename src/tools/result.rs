@@ -54,6 +54,25 @@ impl ToolResult {
         }
     }
 
+    /// What traces may say of this result: numbers and flags, never its content.
+    pub fn trace_facts(&self) -> crate::telemetry::ToolFacts {
+        let truncated = match self {
+            ToolResult::Command(super::shell_run::ShellRunResult::Finished(r)) => {
+                r.truncated || r.editor_truncated == Some(true)
+            }
+            ToolResult::Fetch(r) => r.truncated,
+            _ => false,
+        };
+        crate::telemetry::ToolFacts {
+            exit_code: self.exit_code().flatten(),
+            truncated,
+            lines: match self {
+                ToolResult::FileChange(r) if r.committed => Some((r.added, r.removed)),
+                _ => None,
+            },
+        }
+    }
+
     /// What the sandbox refused, when a finished command's failure looks like its doing.
     pub fn sandbox_denied(&self) -> Option<&super::shell_report::SandboxDenied> {
         match self {

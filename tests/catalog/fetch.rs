@@ -426,6 +426,7 @@ fn engine(toml: &str, project: Option<&str>) -> PolicyEngine {
             )
         }),
         explicit: None,
+        ..Default::default()
     };
     PolicyEngine::build(&ws, &dirs, &layers, None, CliFlags::default()).unwrap()
 }
