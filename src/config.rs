@@ -395,6 +395,12 @@ pub struct LimitsConfig {
     pub max_network_requests: Option<u64>,
     /// Largest file `artifact.write` stores, in bytes (default 5 MiB).
     pub max_artifact_bytes: Option<usize>,
+    /// Subagents (`agent.task`) of one model response that run at the same time (default 4).
+    pub max_parallel_subagents: Option<usize>,
+    /// Tool calls one subagent may make (default 50; the session's budget still bounds all).
+    pub subagent_max_tool_calls: Option<u64>,
+    /// Seconds one subagent may run (default 600; the turn's deadline still bounds it).
+    pub subagent_deadline_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -189,7 +189,49 @@ impl<W: Write> Printer<'_, W> {
     }
 
     fn json_line(&mut self, event: &Event) -> std::io::Result<()> {
-        let line: Option<Value> = match event {
+        match self.event_json(event) {
+            Some(v) => writeln!(self.out, "{v}"),
+            None => Ok(()),
+        }
+    }
+
+    /// A subagent's lines: its start and end, and each of its events as the line it would be in
+    /// the main conversation, under `{"type":"subagent","call_id":…,"event":…}`.
+    fn subagent_json(&mut self, event: &Event) -> Option<Value> {
+        match event {
+            Event::SubagentStarted {
+                call_id,
+                agent,
+                description,
+                model,
+            } => Some(
+                json!({"type": "subagent_started", "call_id": call_id, "agent": agent,
+                "description": description, "model": model}),
+            ),
+            Event::SubagentFinished {
+                call_id,
+                stop_reason,
+                usage,
+                tool_calls,
+                elapsed_ms,
+            } => Some(json!({"type": "subagent_finished", "call_id": call_id,
+                "stop_reason": stop_reason, "usage": usage_json(usage),
+                "tool_calls": tool_calls, "elapsed_ms": elapsed_ms})),
+            Event::Subagent { call_id, event } => {
+                let inner = match event.as_ref() {
+                    // Its own usage, not the session's figures of the main conversation.
+                    Event::Usage { last, total } => Some(json!({"type": "usage",
+                        "last": usage_json(last), "total": usage_json(total)})),
+                    e => self.event_json(e),
+                }?;
+                Some(json!({"type": "subagent", "call_id": call_id, "event": inner}))
+            }
+            _ => None,
+        }
+    }
+
+    fn event_json(&mut self, event: &Event) -> Option<Value> {
+        match event {
             Event::SessionStarted {
                 session_id,
                 provider,
@@ -270,11 +312,10 @@ impl<W: Write> Printer<'_, W> {
                 replaced_messages,
             } => Some(json!({"type": "compacted", "summary": summary,
                 "replaced_messages": replaced_messages})),
+            e @ (Event::SubagentStarted { .. }
+            | Event::Subagent { .. }
+            | Event::SubagentFinished { .. }) => self.subagent_json(e),
             _ => None,
-        };
-        match line {
-            Some(v) => writeln!(self.out, "{v}"),
-            None => Ok(()),
         }
     }
 
@@ -369,6 +410,23 @@ impl<W: Write> Printer<'_, W> {
                     writeln!(self.out, "{words}")
                 }
                 None => Ok(()),
+            },
+            Event::SubagentStarted {
+                agent, description, ..
+            } => {
+                self.end_stream()?;
+                writeln!(self.out, "  ⇢ subagent {agent}: {description}")
+            }
+            // A subagent's calls, one line each, under its call.
+            Event::Subagent { event, .. } => match event.as_ref() {
+                Event::ToolCallBegin {
+                    tool, arguments, ..
+                } => writeln!(
+                    self.out,
+                    "    · {tool} {}",
+                    crate::protocol::summarize_arguments(arguments)
+                ),
+                _ => Ok(()),
             },
             Event::Retry {
                 attempt,

@@ -868,6 +868,7 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
         alt_screen: common.alt_screen || demo.tui.alt_screen == Some(true),
         notifications: demo.tui.notifications.unwrap_or_default(),
         custom_commands: Vec::new(),
+        skills: Vec::new(),
     };
     let workspace = demo.setup.host.workspace_root.clone();
     // The project copy outlives the TUI either way: removed (or kept) after it, also on error.
@@ -913,6 +914,7 @@ fn tui_options(
         alt_screen: common.alt_screen || tui.alt_screen == Some(true),
         notifications: tui.notifications.unwrap_or_default(),
         custom_commands,
+        skills: launch.skill_summaries(),
         ..Default::default()
     }
 }

@@ -30,6 +30,7 @@ mod providers;
 mod sandbox;
 mod session;
 mod shell;
+mod subagents;
 mod tui;
 mod vocabulary;
 mod workspace;

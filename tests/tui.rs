@@ -21,6 +21,7 @@ mod hooks;
 mod hunks;
 mod long_diff;
 mod scrollback;
+mod subagents;
 mod waiting;
 
 /// The real binary in a PTY, its screen kept up to date by a vt100 parser.

@@ -176,6 +176,14 @@ impl Translator {
                 )]
             }
             Event::PlanUpdate { items, .. } => vec![acp::SessionUpdate::Plan(plan(items))],
+            // A subagent's calls are shown as calls of their own, under the ids its approvals
+            // are asked with.
+            Event::Subagent { call_id, event } => {
+                match crate::protocol::subagent::as_own_call(call_id, event) {
+                    Some(e) => self.updates(&e),
+                    None => Vec::new(),
+                }
+            }
             // The agent confirms every switch, the client's own included; the client hears of
             // one only when it changes what it was told.
             Event::ModeChanged { mode } if *mode != self.mode => {

@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use super::scope::SubScope;
 use super::shared::Shared;
 use super::window::ContextWindow;
 use super::{Budget, Limits};
@@ -55,6 +56,10 @@ pub(crate) struct Conversation {
     /// The paths the running turn changed, whoever changed them, and how (`created`,
     /// `modified`, `deleted`), for `file_changed` hooks.
     pub(super) turn_changed: parking_lot::Mutex<std::collections::BTreeMap<String, &'static str>>,
+    /// Set for a subagent's conversation: its events go out wrapped ([`super::subagent`]).
+    pub(super) scope: Option<Arc<SubScope>>,
+    /// A read-only subagent: commands run only when known to just read.
+    pub(super) shell_reads_only: bool,
 }
 
 impl Conversation {
@@ -76,11 +81,37 @@ impl Conversation {
             last_turn_mode: WorkMode::Ask,
             hook_notes: Vec::new(),
             turn_changed: Default::default(),
+            scope: None,
+            shell_reads_only: false,
         }
     }
 
     pub(super) fn emit(&self, event: Event) {
-        self.shared.emit(event);
+        match &self.scope {
+            None => self.shared.emit(event),
+            Some(scope) => {
+                if let Some(event) = scope.wrap(event) {
+                    self.shared.emit(event);
+                }
+            }
+        }
+    }
+
+    /// Where this conversation's tools send their events (a subagent's go out wrapped).
+    pub(super) fn tool_events(&self) -> crate::core::EventSink {
+        match &self.scope {
+            None => self.shared.events.clone(),
+            Some(scope) => super::scope::scoped_sink(&self.shared.events, scope),
+        }
+    }
+
+    /// The id a call's approval is asked and answered under (a subagent's under its parent's
+    /// call, so that two subagents never share one).
+    pub(super) fn approval_id(&self, call_id: &str) -> String {
+        match &self.scope {
+            None => call_id.to_string(),
+            Some(scope) => scope.call_id(call_id),
+        }
     }
 
     /// Answers with `model` from the next call on: its window and prices from here on (the

@@ -31,6 +31,12 @@ pub struct Limits {
     pub max_network_requests: u64,
     /// Largest artifact `artifact.write` stores.
     pub max_artifact_bytes: usize,
+    /// Subagents of one model response that run at the same time.
+    pub max_parallel_subagents: usize,
+    /// Tool calls one subagent may make (the session's budget still bounds the total).
+    pub subagent_max_tool_calls: u64,
+    /// How long one subagent may run (the turn's deadline still bounds it).
+    pub subagent_deadline: Duration,
 }
 
 impl Default for Limits {
@@ -48,6 +54,9 @@ impl Default for Limits {
             compact_at_bytes: usize::MAX,
             max_network_requests: 50,
             max_artifact_bytes: 5 * MIB,
+            max_parallel_subagents: 4,
+            subagent_max_tool_calls: 50,
+            subagent_deadline: Duration::from_secs(600),
         }
     }
 }
@@ -90,6 +99,15 @@ impl Limits {
         }
         if let Some(s) = c.stream_idle_timeout_seconds {
             self.stream_idle_timeout = Duration::from_secs(s);
+        }
+        if let Some(v) = c.max_parallel_subagents {
+            self.max_parallel_subagents = v.max(1);
+        }
+        if let Some(v) = c.subagent_max_tool_calls {
+            self.subagent_max_tool_calls = v;
+        }
+        if let Some(s) = c.subagent_deadline_seconds {
+            self.subagent_deadline = Duration::from_secs(s);
         }
     }
 }

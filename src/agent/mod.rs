@@ -28,7 +28,9 @@ pub mod limits;
 pub mod mcp_input;
 pub mod mode;
 mod model_call;
+mod scope;
 mod shared;
+mod subagent;
 mod task;
 mod tool_call;
 mod turn;
@@ -113,6 +115,7 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         switched_model: Arc::new(Mutex::new(None)),
         hooks: setup.hooks,
         waiting: Mutex::new(HashMap::new()),
+        asking: tokio::sync::Mutex::new(()),
     });
     let conversation = Conversation::new(
         shared.clone(),

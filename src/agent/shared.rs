@@ -48,6 +48,9 @@ pub(crate) struct Shared {
     pub(super) hooks: Arc<crate::hooks::Hooks>,
     /// The tool calls waiting for the person's answer, by call id.
     pub(super) waiting: Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>,
+    /// Held by the call whose question the person is shown: subagents running side by side ask
+    /// one at a time. An async lock, held across the wait for the answer.
+    pub(super) asking: tokio::sync::Mutex<()>,
 }
 
 impl Shared {

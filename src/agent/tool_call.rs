@@ -172,7 +172,7 @@ impl Conversation {
         let ctx = ToolContext {
             call_id: call.id.clone(),
             cancel: cancel.clone(),
-            events: self.shared.events.clone(),
+            events: self.tool_events(),
             host: self.shared.host.clone(),
         };
         let mut preview = tool.preview(&args, &ctx).await?;
@@ -202,6 +202,9 @@ impl Conversation {
             .decide(tool.name(), tool.kind(), &mut preview);
         let verdict = gate.adjust(verdict);
         let verdict = mode::apply(mode, tool.name(), verdict)?;
+        if self.shell_reads_only {
+            super::scope::check_read_only(tool.name(), &preview, &verdict)?;
+        }
         crate::telemetry::record_verdict(
             span,
             crate::policy::decision_label(verdict.decision),
@@ -334,7 +337,7 @@ impl Conversation {
 
     /// Handles an ask according to the approval mode; returns the preview to commit, and after a
     /// per-hunk review what the result must say about the hunks not accepted.
-    async fn ask(
+    pub(super) async fn ask(
         &mut self,
         tool: &dyn Tool,
         call: &ToolCall,
@@ -371,13 +374,25 @@ impl Conversation {
             }
             ApprovalMode::Interactive => {}
         }
-        let rx = self.shared.await_approval(&call.id);
+        // One question at a time: a subagent beside this conversation may be asking.
+        let shared = self.shared.clone();
+        let _asking = tokio::select! {
+            guard = shared.asking.lock() => guard,
+            () = cancel.cancelled() => {
+                return Err(ToolFailure::new(
+                    ErrorCode::Cancelled,
+                    format!("{} was not run: the turn was interrupted", tool.name()),
+                ));
+            }
+        };
+        let approval_id = self.approval_id(&call.id);
+        let rx = self.shared.await_approval(&approval_id);
         self.notify_hooks(
             "approval",
             format!("pablo needs your approval to run {}", tool.name()),
         );
         self.emit(Event::ApprovalRequest {
-            call_id: call.id.clone(),
+            call_id: approval_id.clone(),
             tool: tool.name().to_string(),
             preview: preview.clone(),
             verdict,
@@ -386,7 +401,7 @@ impl Conversation {
             a = rx => a.ok(),
             () = cancel.cancelled() => None,
         };
-        self.shared.withdraw_approval(&call.id);
+        self.shared.withdraw_approval(&approval_id);
         let Some(answer) = answer else {
             return Err(ToolFailure::new(
                 ErrorCode::Cancelled,
@@ -397,7 +412,7 @@ impl Conversation {
             ));
         };
         self.emit(Event::ApprovalResolved {
-            call_id: call.id.clone(),
+            call_id: approval_id.clone(),
             answer: answer.clone(),
         });
         match answer {

@@ -149,8 +149,18 @@ impl Conversation {
             Some(note) => format!("{text}\n\n{note}"),
             None => text,
         };
+        // `$NAME` of an installed skill: the model is asked to load it.
+        let text = match crate::tools::skill_load::mention_note(&prompt, self.catalog.skills()) {
+            Some(note) => format!("{text}\n\n{note}"),
+            None => text,
+        };
         self.last_turn_mode = now;
-        let text = self.open_checkpoint(&prompt, text);
+        // A subagent's changes belong to the parent's turn: it opens no checkpoint of its own.
+        let text = if self.scope.is_some() {
+            text
+        } else {
+            self.open_checkpoint(&prompt, text)
+        };
         self.messages.push(Message::User {
             text,
             images: message_images,
@@ -274,19 +284,29 @@ impl Conversation {
                 });
             }
             let mut end: Option<TurnEnd> = None;
+            // The response's subagents start at once and run side by side; their results are
+            // awaited in order below.
+            let mut subagents = self.start_subagents(&calls, cancel).await;
             for call in calls {
                 let tool = self
                     .catalog
                     .get(&call.name)
                     .map(|t| t.name().to_string())
                     .unwrap_or_else(|| call.name.clone());
-                self.emit(Event::ToolCallBegin {
-                    call_id: call.id.clone(),
-                    tool: tool.clone(),
-                    arguments: parse_arguments(&call.arguments)
-                        .unwrap_or_else(|_| Value::String(call.arguments.clone())),
-                });
+                let subagent = subagents.owns(&call.id);
+                if !subagent {
+                    self.emit(Event::ToolCallBegin {
+                        call_id: call.id.clone(),
+                        tool: tool.clone(),
+                        arguments: parse_arguments(&call.arguments)
+                            .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+                    });
+                }
                 let (outcome, ran) = match &end {
+                    _ if subagent => (
+                        self.finish_subagent(&mut subagents, &call.id).await,
+                        AlreadyRan::default(),
+                    ),
                     Some(_) => (
                         ToolFailure::new(
                             ErrorCode::NotRun,

@@ -57,6 +57,11 @@ error_codes! {
     TurnRunning = "turn_running",
     AgentStopped = "agent_stopped",
     ModelSwitchUnavailable = "model_switch_unavailable",
+    // Subagents and skills.
+    UnknownAgent = "unknown_agent",
+    SubagentFailed = "subagent_failed",
+    NotReadOnly = "not_read_only",
+    UnknownSkill = "unknown_skill",
     // The workspace and files.
     PathRefused = "path_refused",
     FileRefused = "file_refused",

@@ -20,6 +20,8 @@ pub enum ToolName {
     CsvAnalyze,
     ArtifactWrite,
     MemoryPropose,
+    AgentTask,
+    SkillLoad,
 }
 
 impl ToolName {
@@ -38,6 +40,8 @@ impl ToolName {
             ToolName::CsvAnalyze => "csv.analyze",
             ToolName::ArtifactWrite => "artifact.write",
             ToolName::MemoryPropose => "memory.propose",
+            ToolName::AgentTask => "agent.task",
+            ToolName::SkillLoad => "skill.load",
         }
     }
 
@@ -56,6 +60,8 @@ impl ToolName {
             ToolName::CsvAnalyze => "analyze_csv",
             ToolName::ArtifactWrite => "write_artifact",
             ToolName::MemoryPropose => "propose_memory",
+            ToolName::AgentTask => "agent_task",
+            ToolName::SkillLoad => "load_skill",
         }
     }
 

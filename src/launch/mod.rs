@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod demo;
 pub mod hooks;
+pub mod extensions;
 pub mod mcp;
 pub mod observe;
 pub mod trust;
@@ -582,6 +583,9 @@ impl Launch {
         let hub = self.mcp_hub(&policy).into_value(&mut warnings);
         let mut catalog = self.catalog(&policy)?;
         catalog.attach_mcp(hub.clone());
+        let skills = self.skills().into_value(&mut warnings);
+        let agents = self.agents().into_value(&mut warnings);
+        register_delegation(&mut catalog, agents, &skills)?;
         offer_what_policy_allows(&mut catalog, &policy);
         let parts = HostParts {
             mcp: Some(hub),
@@ -589,9 +593,11 @@ impl Launch {
             editor: start.editor,
         };
         let host = self.host_with(&start.session_id, &policy, parts)?;
-        let system_prompt = self.system_prompt().into_value(&mut warnings);
         let hooks = self.hooks(&policy);
         warnings.extend(hooks.warnings());
+        let mut system_prompt = self.system_prompt().into_value(&mut warnings);
+        // In the stable part of the prompt: the list is the same on every request.
+        system_prompt.push_str(&crate::tools::skill_load::prompt_section(&skills));
         let setup = AgentSetup {
             hooks: Arc::new(hooks),
             host,
@@ -775,6 +781,45 @@ impl Launch {
         Warned::new(commands, notes)
     }
 
+    /// Whether the person trusts this folder (its project agents, skills and commands count).
+    fn folder_trusted(&self) -> bool {
+        crate::policy::TrustStore::new(&self.dirs)
+            .is_trusted(&self.workspace)
+            .unwrap_or(false)
+    }
+
+    /// The person's custom agents, and the project's when the folder is trusted. Skipped files
+    /// come back as warnings.
+    pub fn agents(&self) -> Warned<Vec<crate::tools::agent_task::AgentDefinition>> {
+        let project = self.folder_trusted().then_some(self.workspace.as_path());
+        let (agents, notes) = extensions::agents(&self.dirs.config, project);
+        Warned::new(agents, notes)
+    }
+
+    /// The Agent Skills installed for the person (`~/.agents/skills`, `~/.claude/skills`), and
+    /// the project's when the folder is trusted. Skipped folders come back as warnings.
+    pub fn skills(&self) -> Warned<Vec<crate::tools::skill_load::Skill>> {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let project = self.folder_trusted().then_some(self.workspace.as_path());
+        let (skills, notes) = extensions::skills(home.as_deref(), project);
+        Warned::new(skills, notes)
+    }
+
+    /// The installed skills as `/skills` lists them (the warnings come with the setup's).
+    pub fn skill_summaries(&self) -> Vec<crate::protocol::SkillSummary> {
+        self.skills()
+            .value
+            .into_iter()
+            .map(|s| crate::protocol::SkillSummary {
+                name: s.name,
+                description: s.description,
+                source: s.source,
+            })
+            .collect()
+    }
+
     /// The working mode at start: `--mode`, else `[tui] mode` of the user's config or
     /// `--config` (never the project's), else `ask`.
     pub fn start_mode(&self) -> crate::protocol::WorkMode {
@@ -954,6 +999,22 @@ fn canonical_dir(path: &Path) -> Result<PathBuf, LaunchError> {
 /// The model is offered only the tools policy does not deny outright (`PolicyEngine::offers`):
 /// a layer removes tools from what is offered, never adds one. They stay registered, so a call
 /// made anyway is refused with the rule that denies it.
+/// Registers `agent.task` with the session's agents, and `skill.load` when a skill is
+/// installed.
+fn register_delegation(
+    catalog: &mut Catalog,
+    agents: Vec<crate::tools::agent_task::AgentDefinition>,
+    skills: &[crate::tools::skill_load::Skill],
+) -> Result<(), LaunchError> {
+    let roster = crate::tools::agent_task::AgentRoster::new(agents);
+    catalog
+        .register_agents(Arc::new(roster))
+        .map_err(|e| LaunchError::Setup(e.to_string()))?;
+    catalog
+        .register_skills(Arc::new(skills.to_vec()))
+        .map_err(|e| LaunchError::Setup(e.to_string()))
+}
+
 fn offer_what_policy_allows(catalog: &mut Catalog, policy: &Arc<PolicyEngine>) {
     let policy = policy.clone();
     catalog.offer_only(Arc::new(move |tool: &str, kind| policy.offers(tool, kind)));

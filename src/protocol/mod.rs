@@ -7,6 +7,7 @@
 pub mod checkpoint;
 pub mod describe;
 pub mod image;
+pub mod subagent;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -1006,6 +1007,27 @@ pub enum Event {
         tokens_before: u64,
         tokens_after: u64,
     },
+    /// A subagent started for the `agent.task` call `call_id` (its label is the call's
+    /// `description`): a conversation of its own, whose events follow as [`Event::Subagent`].
+    SubagentStarted {
+        call_id: String,
+        agent: String,
+        description: String,
+        model: String,
+    },
+    /// One event of the subagent of the call `call_id`, from its own conversation (its message,
+    /// its tool calls and their results, its usage). Its approvals and the files it changed are
+    /// sent as themselves, not wrapped: the person answers them and `/undo` takes them back like
+    /// the main conversation's.
+    Subagent { call_id: String, event: Box<Event> },
+    /// The subagent of the call `call_id` ended; its answer is that call's result.
+    SubagentFinished {
+        call_id: String,
+        stop_reason: StopReason,
+        usage: Usage,
+        tool_calls: u64,
+        elapsed_ms: u64,
+    },
     /// The agent task has stopped; nothing follows.
     ShutdownComplete,
 }
@@ -1063,6 +1085,15 @@ pub fn summarize_arguments(arguments: &Value) -> String {
         }
     }
     String::new()
+}
+
+/// An installed Agent Skill as `/skills` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillSummary {
+    pub name: String,
+    pub description: String,
+    /// The folder it was found in (`~/.agents/skills`, `.claude/skills`…).
+    pub source: String,
 }
 
 /// A slash command written by the person as a markdown file (`launch::commands`): `/name args`

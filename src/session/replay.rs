@@ -401,6 +401,11 @@ impl Replayer {
             | Event::Error { .. }
             | Event::TurnRefused { .. }
             | Event::Retry { .. }
+            // A subagent's conversation is its own: the parent's history has its answer as the
+            // result of its call, and its usage in the parent's next `Usage`.
+            | Event::SubagentStarted { .. }
+            | Event::Subagent { .. }
+            | Event::SubagentFinished { .. }
             | Event::ShutdownComplete => {}
         }
     }

@@ -4,6 +4,7 @@
 //! touches nothing) and a `commit` (which does exactly what the preview showed). The agent loop
 //! validates arguments against the schema before calling either, so tools may assume the shape.
 
+pub mod agent_task;
 pub mod artifact_write;
 pub mod csv_analyze;
 pub mod editor;
@@ -23,6 +24,7 @@ pub mod shell_report;
 pub mod shell_run;
 pub mod shell_session;
 pub mod shell_terminal;
+pub mod skill_load;
 mod view;
 pub mod web_fetch;
 mod wording;
@@ -333,6 +335,10 @@ pub struct Catalog {
     mcp: Option<Arc<mcp::McpHub>>,
     /// Which tools are offered to the model (by native name); all when unset.
     offered: Option<OfferFilter>,
+    /// The agents `agent.task` may run, when it is registered.
+    agents: Option<Arc<agent_task::AgentRoster>>,
+    /// The skills `skill.load` loads, when it is registered.
+    skills: Option<Arc<Vec<skill_load::Skill>>>,
 }
 
 /// Whether a tool (native name, kind) is offered to the model: policy's answer, kept by the
@@ -368,6 +374,58 @@ impl Catalog {
     /// one is still judged, and refused with the rule that denies it.
     pub fn offer_only(&mut self, filter: OfferFilter) {
         self.offered = Some(filter);
+    }
+
+    /// Registers `agent.task` with the agents it may run.
+    pub fn register_agents(
+        &mut self,
+        roster: Arc<agent_task::AgentRoster>,
+    ) -> Result<(), schema::SchemaError> {
+        self.register(Arc::new(agent_task::AgentTask::new(roster.clone())))?;
+        self.agents = Some(roster);
+        Ok(())
+    }
+
+    /// Registers `skill.load` with the installed skills (none: nothing is registered).
+    pub fn register_skills(
+        &mut self,
+        skills: Arc<Vec<skill_load::Skill>>,
+    ) -> Result<(), schema::SchemaError> {
+        if skills.is_empty() {
+            return Ok(());
+        }
+        self.register(Arc::new(skill_load::SkillLoad::new(skills.clone())))?;
+        self.skills = Some(skills);
+        Ok(())
+    }
+
+    /// The installed skills (empty when `skill.load` is not registered).
+    pub fn skills(&self) -> &[skill_load::Skill] {
+        self.skills.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// The agents `agent.task` may run (`None`: the tool is not registered).
+    pub fn agents(&self) -> Option<&Arc<agent_task::AgentRoster>> {
+        self.agents.as_ref()
+    }
+
+    /// A catalog of only the registered tools named in `names` (native names): a subagent's.
+    /// No MCP tool, no agent; the offer filter is kept (what policy hides stays hidden).
+    pub fn subset(&self, names: &[&str]) -> Catalog {
+        let mut sub = Catalog {
+            offered: self.offered.clone(),
+            skills: self.skills.clone(),
+            ..Catalog::default()
+        };
+        for (name, tool) in &self.tools {
+            if names.contains(&name.as_str()) {
+                sub.tools.insert(name.clone(), tool.clone());
+                if let Some(v) = self.validators.get(name) {
+                    sub.validators.insert(name.clone(), v.clone());
+                }
+            }
+        }
+        sub
     }
 
     /// Removes a tool (policy layers can narrow the catalog, never widen it).

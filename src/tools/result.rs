@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{
     artifact_write, csv_analyze, fs_list, fs_read, fs_search, fs_write, mcp, memory_propose, plan,
-    shell_run, shell_session, web_fetch,
+    shell_run, shell_session, skill_load, web_fetch,
 };
 
 /// The result of one committed call.
@@ -27,6 +27,7 @@ pub enum ToolResult {
     Fetch(web_fetch::FetchResult),
     Memory(memory_propose::MemoryResult),
     Mcp(mcp::result::McpResult),
+    Skill(skill_load::SkillResult),
 }
 
 impl ToolResult {
@@ -120,4 +121,5 @@ from_results!(
     Fetch(web_fetch::FetchResult),
     Memory(memory_propose::MemoryResult),
     Mcp(mcp::result::McpResult),
+    Skill(skill_load::SkillResult),
 );

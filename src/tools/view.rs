@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::wording::{Args, call, lines_of};
 use super::{
-    artifact_write, csv_analyze, fs_list, fs_read, fs_search, fs_write, mcp, memory_propose, plan,
-    shell_run, shell_session, web_fetch,
+    agent_task, artifact_write, csv_analyze, fs_list, fs_read, fs_search, fs_write, mcp,
+    memory_propose, plan, shell_run, shell_session, skill_load, web_fetch,
 };
 use crate::core::{ToolName, is_mcp};
 use crate::protocol::describe::{CallView, ResultView, failure_view};
@@ -29,6 +29,8 @@ pub fn describe_call(tool: &str, arguments: &Value) -> CallView {
         Some(ToolName::CsvAnalyze) => csv_analyze::show_call(args),
         Some(ToolName::ArtifactWrite) => artifact_write::show_call(args),
         Some(ToolName::MemoryPropose) => memory_propose::show_call(args),
+        Some(ToolName::AgentTask) => agent_task::show_call(args),
+        Some(ToolName::SkillLoad) => skill_load::show_call(args),
         None => {
             let summary = summarize_arguments(arguments);
             let title = if summary.is_empty() {
@@ -60,6 +62,8 @@ pub fn describe_result(tool: &str, arguments: &Value, outcome: &ToolOutcome) -> 
         Some(ToolName::CsvAnalyze) => csv_analyze::show_result(data),
         Some(ToolName::ArtifactWrite) => artifact_write::show_result(data),
         Some(ToolName::MemoryPropose) => memory_propose::show_result(data),
+        Some(ToolName::AgentTask) => agent_task::show_result(data),
+        Some(ToolName::SkillLoad) => skill_load::show_result(data),
         None if is_mcp(tool) => mcp::result::show_result(data),
         None => None,
     };

@@ -62,6 +62,43 @@ pub struct ToolCell {
     /// How the person answered its approval prompt, in the past tense (`allowed once`): what
     /// stays of the prompt once it is answered.
     pub approval: Option<String>,
+    /// For an `agent.task` call: what its subagent is doing and has done.
+    pub subagent: Option<SubagentProgress>,
+}
+
+/// A subagent as its call's cell shows it: what it does now, what it has spent, and the calls
+/// it made (a tail; ctrl-o shows more).
+#[derive(Debug, Clone, Default)]
+pub struct SubagentProgress {
+    pub agent: String,
+    /// The call it is making now (its title), if any.
+    pub activity: Option<String>,
+    pub tokens: u64,
+    pub tool_calls: u64,
+    /// One line per call it made (and per failure), in order.
+    pub log: Vec<String>,
+    /// Its calls' titles by their call ids (an approval it asks for names the call).
+    pub calls: std::collections::HashMap<String, String>,
+}
+
+impl SubagentProgress {
+    /// `1.2k tokens · fs.read src/lib.rs` while it runs; `3 tool calls · 1.2k tokens` after.
+    fn state(&self, running: bool) -> String {
+        let tokens = if self.tokens >= 1000 {
+            format!("{:.1}k tokens", self.tokens as f64 / 1000.0)
+        } else {
+            format!("{} tokens", self.tokens)
+        };
+        match (&self.activity, running) {
+            (Some(a), true) => format!("{tokens} · {a}"),
+            (None, true) => tokens,
+            (_, false) => format!(
+                "{} tool call{} · {tokens}",
+                self.tool_calls,
+                if self.tool_calls == 1 { "" } else { "s" }
+            ),
+        }
+    }
 }
 
 impl ToolCell {
@@ -82,6 +119,7 @@ impl ToolCell {
             result: None,
             shown: None,
             approval: None,
+            subagent: None,
         }
     }
 
@@ -434,6 +472,14 @@ fn render_tool(
         // Its code, as a failed call shows its own.
         ToolStatus::Rejected => Some((ErrorCode::Rejected.to_string(), theme::warn())),
     };
+    let state = match (&t.subagent, state) {
+        (Some(sa), Some((s, style))) => {
+            let running = matches!(t.status, ToolStatus::Running | ToolStatus::Pending);
+            Some((format!("{s} · {}", sa.state(running)), style))
+        }
+        (Some(sa), None) => Some((sa.state(false), theme::dim())),
+        (None, state) => state,
+    };
     if let Some((s, style)) = state {
         head.push(Span::styled(format!("  ({s})"), style));
     }
@@ -441,6 +487,22 @@ fn render_tool(
 
     let body_width = width.saturating_sub(4);
     let mut body: Vec<Line<'static>> = approval_record(t, body_width);
+    if let Some(sa) = &t.subagent {
+        let n = if expanded { EXPANDED_LINES } else { TAIL_LINES };
+        let skip = sa.log.len().saturating_sub(n);
+        if skip > 0 {
+            body.push(Line::from(Span::styled(
+                format!("… {skip} earlier calls (ctrl-o expands)"),
+                theme::dim(),
+            )));
+        }
+        for l in &sa.log[skip..] {
+            body.push(Line::from(Span::styled(
+                truncate(l, body_width),
+                theme::dim(),
+            )));
+        }
+    }
     // The diff that lands (or was proposed) for a file change.
     if let Some(Preview::FileChange(fc)) = &t.preview {
         let counts = Line::from(vec![

@@ -17,6 +17,7 @@ pub enum CommandId {
     Rewind,
     Diff,
     Mcp,
+    Skills,
     Model,
     Mode,
     Copy,
@@ -112,6 +113,12 @@ pub static COMMANDS: &[SlashCommand] = &[
         args: "",
         help: "MCP servers: state and what each offers",
         id: CommandId::Mcp,
+    },
+    SlashCommand {
+        name: "skills",
+        args: "",
+        help: "installed Agent Skills ($NAME in a message asks for one)",
+        id: CommandId::Skills,
     },
     SlashCommand {
         name: "model",

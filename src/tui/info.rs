@@ -21,6 +21,10 @@ use crate::protocol::{
 pub enum Info {
     /// `/help`: the built-in commands, the person's own, and the keys.
     Help { custom: Vec<CustomCommand> },
+    /// `/skills`: the installed Agent Skills.
+    Skills {
+        skills: Vec<crate::protocol::SkillSummary>,
+    },
     /// `/ps`: the background sessions, with their runtimes as of `wall_ms`.
     Background {
         sessions: Vec<SessionSummary>,
@@ -45,6 +49,7 @@ impl Info {
             Info::Background { sessions, wall_ms } => background(sessions, *wall_ms),
             Info::Rules { rules, removed } => self::rules(rules, removed.as_deref()),
             Info::Mcp { servers } => mcp(servers),
+            Info::Skills { skills } => self::skills(skills),
             Info::Restored(report) => restored(report),
         }
     }
@@ -179,6 +184,25 @@ fn rules(rules: &[RuleSummary], removed: Option<&str>) -> Vec<Line<'static>> {
             "  /rules remove ID forgets one",
             theme::dim(),
         )));
+    }
+    lines
+}
+
+/// `/skills`: each skill's name and where it was found, its description beneath.
+fn skills(skills: &[crate::protocol::SkillSummary]) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(Span::styled("Skills", theme::heading(2)))];
+    if skills.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "  none installed (~/.agents/skills/NAME/SKILL.md; see docs/skills.md)",
+            theme::dim(),
+        )));
+    }
+    for s in skills {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  ${}", s.name), theme::key()),
+            Span::styled(format!("  {}", s.source), theme::dim()),
+        ]));
+        lines.push(Line::from(format!("    {}", s.description)));
     }
     lines
 }

@@ -80,6 +80,8 @@ pub struct ApprovalView {
     pub scroll: usize,
     pub fullscreen: bool,
     pub mode: ApprovalMode,
+    /// The subagent that asks (`general: map the parser`), when not the main conversation.
+    pub from: Option<String>,
     /// The body as last laid out, for the width and hunk selection it was laid out for: drawn
     /// every frame (and measured for the prompt's height), it is styled and wrapped once.
     body_memo: Memo<BodyKey, ApprovalBody>,
@@ -121,6 +123,7 @@ impl ApprovalView {
             fullscreen: false,
             mode: ApprovalMode::Choosing,
             body_memo: Memo::default(),
+            from: None,
         }
     }
 
@@ -329,6 +332,12 @@ impl ApprovalView {
     fn lay_out_body(&self, width: usize) -> (Vec<Line<'static>>, Vec<usize>) {
         let mut out: Vec<Line<'static>> = Vec::new();
         let mut starts = Vec::new();
+        if let Some(from) = &self.from {
+            out.push(Line::from(Span::styled(
+                format!("asked by the subagent {from}"),
+                theme::warn(),
+            )));
+        }
         match &self.preview {
             Preview::FileChange(fc) => {
                 let rev = match &fc.old_revision {

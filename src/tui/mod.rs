@@ -135,6 +135,8 @@ pub struct TuiOptions {
     pub alt_screen: bool,
     /// The person's slash commands (`launch::commands`).
     pub custom_commands: Vec<crate::protocol::CustomCommand>,
+    /// The installed Agent Skills, for `/skills`.
+    pub skills: Vec<crate::protocol::SkillSummary>,
     /// `[tui] notifications`.
     pub notifications: crate::protocol::Notifications,
 }
@@ -210,6 +212,7 @@ async fn run_with_agent(
             policy_mode: options.policy_mode.clone(),
             resume_command: options.resume_command.clone(),
             custom_commands: options.custom_commands.clone(),
+            skills: options.skills.clone(),
             notifications: options.notifications,
             inline: !options.alt_screen,
         },

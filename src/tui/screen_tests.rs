@@ -284,3 +284,115 @@ fn a_tools_duration_counts_its_run_not_the_time_its_prompt_was_open() {
     let screen = draw(&mut s, 80, 12);
     assert!(screen.contains("✓ fs.write a.txt  (1.5s)"), "{screen}");
 }
+
+/// A subagent's events as they arrive for the `agent.task` call `task`.
+fn subagent_events(s: &mut AppState) {
+    s.apply(Event::UserMessage {
+        text: "look around".into(),
+    });
+    s.apply(Event::ToolCallBegin {
+        call_id: "task".into(),
+        tool: "agent.task".into(),
+        arguments: serde_json::json!({"description": "map the parser", "prompt": "How does parsing work?"}),
+    });
+    s.apply(Event::ToolCallRunning {
+        call_id: "task".into(),
+        preview: Preview::Internal,
+    });
+    s.apply(Event::SubagentStarted {
+        call_id: "task".into(),
+        agent: "general".into(),
+        description: "map the parser".into(),
+        model: "gpt-test".into(),
+    });
+    let inner = |event| Event::Subagent {
+        call_id: "task".into(),
+        event: Box::new(event),
+    };
+    s.apply(inner(Event::ToolCallBegin {
+        call_id: "r1".into(),
+        tool: "fs.read".into(),
+        arguments: serde_json::json!({"path": "src/parse.rs"}),
+    }));
+    s.apply(inner(Event::Usage {
+        last: Usage::default(),
+        total: Usage {
+            input_tokens: 1200,
+            output_tokens: 34,
+            ..Usage::default()
+        },
+    }));
+}
+
+#[test]
+fn a_subagents_cell_shows_its_label_its_current_call_and_its_tokens_and_then_what_it_did() {
+    let (mut s, _) = state(false);
+    subagent_events(&mut s);
+    let screen = draw(&mut s, 100, 12);
+    assert!(
+        screen.contains("agent.task general: map the parser"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("1.2k tokens · fs.read src/parse.rs"),
+        "{screen}"
+    );
+    assert!(screen.contains("→ fs.read src/parse.rs"), "{screen}");
+    s.apply(Event::SubagentFinished {
+        call_id: "task".into(),
+        stop_reason: StopReason::EndTurn,
+        usage: Usage {
+            input_tokens: 2000,
+            output_tokens: 100,
+            ..Usage::default()
+        },
+        tool_calls: 1,
+        elapsed_ms: 1500,
+    });
+    s.apply(Event::ToolCallEnd {
+        call_id: "task".into(),
+        tool: "agent.task".into(),
+        result: ToolOutcome::ok(serde_json::json!({"agent": "general",
+            "answer": "Parsing is in src/parse.rs.", "tool_calls": 1, "model_calls": 2})),
+    });
+    let screen = draw(&mut s, 100, 12);
+    assert!(screen.contains("1 tool call · 2.1k tokens"), "{screen}");
+    assert!(screen.contains("Parsing is in src/parse.rs."), "{screen}");
+}
+
+#[test]
+fn a_subagents_approval_names_the_subagent_and_its_call() {
+    let (mut s, _) = state(false);
+    subagent_events(&mut s);
+    s.apply(Event::Subagent {
+        call_id: "task".into(),
+        event: Box::new(Event::ToolCallBegin {
+            call_id: "e1".into(),
+            tool: "shell.run".into(),
+            arguments: serde_json::json!({"command": "make lint"}),
+        }),
+    });
+    s.apply(Event::ApprovalRequest {
+        call_id: "task/e1".into(),
+        tool: "shell.run".into(),
+        preview: Preview::Command(CommandPreview {
+            command: "make lint".into(),
+            cwd: ".".into(),
+            background: false,
+            pty: false,
+            commands: vec![],
+            sandbox: None,
+        }),
+        verdict: Verdict::ask("builtin.ask", "commands ask"),
+    });
+    let screen = draw(&mut s, 100, 24);
+    assert!(
+        screen.contains("asked by the subagent general: map the parser"),
+        "{screen}"
+    );
+    s.handle_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE));
+    let Some(Op::Approval { call_id, .. }) = s.take_ops().pop() else {
+        panic!("no answer sent");
+    };
+    assert_eq!(call_id, "task/e1");
+}

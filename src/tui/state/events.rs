@@ -87,6 +87,9 @@ impl AppState {
             e @ (Event::SessionOutput { .. }
             | Event::SessionExited { .. }
             | Event::Sessions { .. }) => self.apply_background(e),
+            e @ (Event::SubagentStarted { .. }
+            | Event::Subagent { .. }
+            | Event::SubagentFinished { .. }) => self.apply_subagent(e),
             e @ (Event::Rules { .. }
             | Event::Artifacts { .. }
             | Event::Memory { .. }
@@ -335,17 +338,17 @@ impl AppState {
                 verdict,
             } => {
                 let mut summary = String::new();
+                let mut from = None;
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.status = ToolStatus::AwaitingApproval;
                     summary = t.summary.clone();
+                } else if let Some((agent, call)) = self.subagent_call_label(&call_id) {
+                    summary = call;
+                    from = Some(agent);
                 }
-                self.open_layer(Layer::Approval(Box::new(ApprovalView::new(
-                    call_id,
-                    tool.clone(),
-                    summary,
-                    preview,
-                    verdict,
-                ))));
+                let mut view = ApprovalView::new(call_id, tool.clone(), summary, preview, verdict);
+                view.from = from;
+                self.open_layer(Layer::Approval(Box::new(view)));
                 self.alert(true, &format!("pablo: {tool} waits for your approval"));
             }
             Event::ApprovalResolved { call_id, answer } => {

@@ -16,6 +16,7 @@
 mod events;
 mod input;
 mod slash;
+mod subagents;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -227,6 +228,8 @@ pub struct Setup {
     pub resume_command: Option<String>,
     /// The person's slash commands.
     pub custom_commands: Vec<CustomCommand>,
+    /// The installed Agent Skills, for `/skills`.
+    pub skills: Vec<crate::protocol::SkillSummary>,
     /// `[tui] notifications`.
     pub notifications: Notifications,
     /// Inline mode (the default) rather than `--alt-screen`.
@@ -250,6 +253,8 @@ pub struct AppState {
     workspace_dir: Option<PathBuf>,
     /// The session's MCP servers as last reported, by name.
     mcp: Vec<McpServerView>,
+    /// The installed Agent Skills (`/skills`).
+    skills: Vec<crate::protocol::SkillSummary>,
     outbox: Vec<Op>,
     effects: Vec<Effect>,
     /// The event being applied comes from a replayed journal, not from the agent now.
@@ -283,6 +288,7 @@ impl AppState {
             hint: None,
             workspace_dir: None,
             mcp: Vec::new(),
+            skills: Vec::new(),
             outbox: Vec::new(),
             effects: Vec::new(),
             from_replay: false,
@@ -297,6 +303,7 @@ impl AppState {
         s.status.policy_mode = setup.policy_mode;
         s.status.resume_command = setup.resume_command;
         s.composer.custom = setup.custom_commands;
+        s.skills = setup.skills;
         s.screen.notifications = setup.notifications;
         s.screen.inline = setup.inline;
         s

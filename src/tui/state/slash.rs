@@ -108,6 +108,11 @@ impl AppState {
                 let servers = self.mcp.clone();
                 self.transcript.push(CellKind::Info(Info::Mcp { servers }));
             }
+            CommandId::Skills => {
+                let skills = self.skills.clone();
+                self.transcript
+                    .push(CellKind::Info(Info::Skills { skills }));
+            }
             CommandId::Model => self.model_command(arg),
             CommandId::Mode => self.mode_command(arg),
             CommandId::Compact => {

@@ -1,0 +1,423 @@
+//! Subagents: an `agent.task` call runs a conversation of its own and its final answer is the
+//! call's result.
+//!
+//! A subagent is the same unit as the session's turn ([`Conversation::run_turn`]) over the same
+//! [`super::shared::Shared`] (so its approvals reach the same front-end and its file changes the
+//! same checkpoints), built with a fresh history, the narrower catalog of its agent and limits of
+//! its own, and spawned as a task. Every `agent.task` call of one model response is admitted
+//! (schema, budget, mode, policy) and started before the response's calls are answered in
+//! order, so they run at the same time, at most `max_parallel_subagents` at once; each call's
+//! result is awaited when its turn in the order comes. The subagent's events go out wrapped in
+//! [`Event::Subagent`], except its approvals (labelled by a call id under the parent's, and
+//! asked one at a time) and the files it changed, which front-ends and `/undo` treat like the
+//! main conversation's. Its token usage and cost are added to the parent's when it ends, and so
+//! are its calls, against the parent's budget.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::conversation::{Conversation, ConversationSetup};
+use super::mode;
+use super::scope::SubScope;
+use super::tool_call::parse_arguments;
+use super::turn::TurnInput;
+use crate::core::{ErrorCode, ToolFailure, ToolName};
+use crate::model::Message;
+use crate::protocol::{Decision, Event, Preview, StopReason, ToolCall, ToolOutcome, Usage};
+use crate::tools::agent_task::{AgentDefinition, AgentTaskArgs, DEFAULT_AGENT, SubagentResult};
+
+/// What a finished subagent hands its parent.
+struct SubagentEnd {
+    outcome: ToolOutcome,
+    usage: Usage,
+    cost_usd: Option<f64>,
+    tool_calls: u64,
+    model_calls: u64,
+}
+
+enum Started {
+    Refused(ToolFailure),
+    Running(JoinHandle<SubagentEnd>),
+}
+
+/// The subagents of one model response, by call id.
+#[derive(Default)]
+pub(super) struct Subagents {
+    started: HashMap<String, Started>,
+}
+
+impl Subagents {
+    /// Whether the call `call_id` is a subagent's (already announced, and its result awaited
+    /// with [`Conversation::finish_subagent`]).
+    pub(super) fn owns(&self, call_id: &str) -> bool {
+        self.started.contains_key(call_id)
+    }
+}
+
+/// A subagent ready to start.
+struct Admitted {
+    conversation: Conversation,
+    input: TurnInput,
+    agent: AgentDefinition,
+    description: String,
+}
+
+impl Conversation {
+    /// Admits and starts every `agent.task` call of `calls`; each is announced
+    /// (`ToolCallBegin`, then `ToolCallRunning` once admitted) here rather than in its turn.
+    pub(super) async fn start_subagents(
+        &mut self,
+        calls: &[ToolCall],
+        cancel: &CancellationToken,
+    ) -> Subagents {
+        let mut subagents = Subagents::default();
+        if self.scope.is_some() {
+            return subagents;
+        }
+        let slots = Arc::new(Semaphore::new(self.limits.max_parallel_subagents.max(1)));
+        for call in calls {
+            let is_task = self
+                .catalog
+                .get(&call.name)
+                .is_some_and(|t| ToolName::AgentTask.is(t.name()));
+            if !is_task {
+                continue;
+            }
+            self.emit(Event::ToolCallBegin {
+                call_id: call.id.clone(),
+                tool: ToolName::AgentTask.native().to_string(),
+                arguments: parse_arguments(&call.arguments)
+                    .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+            });
+            let started = match self.admit_subagent(call, cancel).await {
+                Ok(admitted) => {
+                    self.emit(Event::ToolCallRunning {
+                        call_id: call.id.clone(),
+                        preview: Preview::Internal,
+                    });
+                    Started::Running(tokio::spawn(run_subagent(
+                        admitted,
+                        call.id.clone(),
+                        cancel.child_token(),
+                        slots.clone(),
+                    )))
+                }
+                Err(f) => Started::Refused(f),
+            };
+            subagents.started.insert(call.id.clone(), started);
+        }
+        subagents
+    }
+
+    /// The result of the subagent of `call_id`, once it has ended; what it spent is added to
+    /// this conversation's usage, cost and budget.
+    pub(super) async fn finish_subagent(
+        &mut self,
+        subagents: &mut Subagents,
+        call_id: &str,
+    ) -> ToolOutcome {
+        let end = match subagents.started.remove(call_id) {
+            Some(Started::Running(handle)) => match handle.await {
+                Ok(end) => end,
+                Err(e) => {
+                    return ToolFailure::new(
+                        ErrorCode::Internal,
+                        format!("the subagent stopped unexpectedly: {e}"),
+                    )
+                    .into_outcome();
+                }
+            },
+            Some(Started::Refused(f)) => return f.into_outcome(),
+            None => {
+                return ToolFailure::new(ErrorCode::Internal, "no subagent runs for this call")
+                    .into_outcome();
+            }
+        };
+        self.usage.add(&end.usage);
+        if let Some(c) = end.cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
+        }
+        self.budget.tool_calls += end.tool_calls;
+        self.budget.model_calls += end.model_calls;
+        self.emit(Event::Usage {
+            last: end.usage,
+            total: self.usage,
+        });
+        end.outcome
+    }
+
+    /// Validate, budget, mode and policy for one `agent.task` call, then the subagent's
+    /// conversation: fresh history, its agent's catalog, what is left of the budgets.
+    async fn admit_subagent(
+        &mut self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+    ) -> Result<Admitted, ToolFailure> {
+        let name = ToolName::AgentTask.native();
+        let tool = self.catalog.get(&call.name).ok_or_else(|| {
+            ToolFailure::new(ErrorCode::UnknownTool, format!("{name} is not offered"))
+        })?;
+        if call.arguments.len() > self.limits.max_tool_argument_bytes {
+            return Err(ToolFailure::new(
+                ErrorCode::ArgumentsTooLarge,
+                format!(
+                    "the arguments of {name} are {} bytes, over the limit of {} bytes",
+                    call.arguments.len(),
+                    self.limits.max_tool_argument_bytes
+                ),
+            ));
+        }
+        let args = parse_arguments(&call.arguments).map_err(|e| {
+            ToolFailure::new(
+                ErrorCode::InvalidArguments,
+                format!("the arguments of {name} are not valid JSON: {e}"),
+            )
+        })?;
+        if let Some(v) = self.catalog.validator(name) {
+            v.validate(name, &args)?;
+        }
+        let args: AgentTaskArgs = crate::tools::parse_args(name, &args)?;
+        let roster = self.catalog.agents().cloned().unwrap_or_default();
+        let agent_name = args.agent.as_deref().unwrap_or(DEFAULT_AGENT);
+        let agent = roster.get(agent_name).cloned().ok_or_else(|| {
+            ToolFailure::new(
+                ErrorCode::UnknownAgent,
+                format!(
+                    "there is no agent named {agent_name:?}; defined: {}",
+                    roster.names().join(", ")
+                ),
+            )
+        })?;
+        if !self.budget.tool_calls_left(&self.limits) {
+            return Err(ToolFailure::new(
+                ErrorCode::ToolCallBudgetExhausted,
+                format!(
+                    "{name} was not run: the tool-call budget ({}) is used up",
+                    self.limits.max_tool_calls.unwrap_or(0)
+                ),
+            ));
+        }
+        self.budget.tool_calls += 1;
+        let mode = self.shared.policy.mode();
+        mode::refuse_before_preview(mode, name, tool.kind())?;
+        let mut preview = Preview::Internal;
+        let verdict = self.shared.policy.decide(name, tool.kind(), &mut preview);
+        let verdict = mode::apply(mode, name, verdict)?;
+        match verdict.decision {
+            Decision::Allow => {}
+            Decision::Deny => {
+                return Err(ToolFailure::new(
+                    ErrorCode::Denied,
+                    format!(
+                        "{name} was denied by policy: {}",
+                        verdict.reasons.join("; ")
+                    ),
+                ));
+            }
+            Decision::Ask => {
+                self.ask(tool.as_ref(), call, preview, verdict, cancel)
+                    .await?;
+            }
+        }
+        Ok(Admitted {
+            conversation: self.subagent_conversation(call, &agent),
+            input: TurnInput {
+                text: args.prompt,
+                images: Vec::new(),
+            },
+            agent,
+            description: args.description,
+        })
+    }
+
+    /// The subagent's conversation for `call`, as `agent` defines it.
+    fn subagent_conversation(&self, call: &ToolCall, agent: &AgentDefinition) -> Conversation {
+        let names: Vec<&str> = agent.tool_names().iter().map(|t| t.native()).collect();
+        let catalog = self.catalog.subset(&names);
+        let mut limits = self.limits.clone();
+        let tools_left = self
+            .limits
+            .max_tool_calls
+            .map(|m| m.saturating_sub(self.budget.tool_calls));
+        limits.max_tool_calls = Some(
+            tools_left.map_or(self.limits.subagent_max_tool_calls, |left| {
+                left.min(self.limits.subagent_max_tool_calls)
+            }),
+        );
+        limits.max_model_calls = self
+            .limits
+            .max_model_calls
+            .map(|m| m.saturating_sub(self.budget.model_calls));
+        limits.run_deadline = self.limits.run_deadline.min(self.limits.subagent_deadline);
+        let mut prompt = self.system_prompt.clone();
+        prompt.push_str(&subagent_note(agent));
+        let mut conversation = Conversation::new(
+            self.shared.clone(),
+            ConversationSetup {
+                session_id: format!("{}-{}", self.session_id, call.id),
+                model: self.model.clone(),
+                catalog,
+                limits,
+                system_prompt: prompt,
+                history: Vec::new(),
+            },
+        );
+        conversation.last_turn_mode = self.shared.policy.mode();
+        conversation.shell_reads_only = agent.read_only();
+        conversation.scope = Some(Arc::new(SubScope::new(call.id.clone())));
+        conversation
+    }
+}
+
+/// What a subagent is told after the session's own system prompt.
+fn subagent_note(agent: &AgentDefinition) -> String {
+    let mut s = format!(
+        "\n# You are a subagent\n\nAnother agent handed you the task in the next message; you \
+         do not see its conversation, and it sees only your final answer. Work with the tools \
+         you have, then answer with what it asked for: complete, specific (paths, names, line \
+         numbers) and short. You are the `{}` agent.\n",
+        agent.name
+    );
+    if agent.read_only() {
+        s.push_str(
+            "You change nothing: you have no write tool, and only commands known to just read \
+             are run.\n",
+        );
+    }
+    if !agent.instructions.is_empty() {
+        s.push_str("\n# Your instructions\n\n");
+        s.push_str(&agent.instructions);
+        s.push('\n');
+    }
+    s
+}
+
+/// Runs one admitted subagent to its end, announced with `SubagentStarted` and
+/// `SubagentFinished`, once a slot is free. Boxed as a `Send` future by its signature: a
+/// subagent's turn is the same code as the one that starts it, and the compiler proves such a
+/// cycle `Send` only through a named type.
+fn run_subagent(
+    admitted: Admitted,
+    call_id: String,
+    cancel: CancellationToken,
+    slots: Arc<Semaphore>,
+) -> futures::future::BoxFuture<'static, SubagentEnd> {
+    Box::pin(run_subagent_inner(admitted, call_id, cancel, slots))
+}
+
+async fn run_subagent_inner(
+    admitted: Admitted,
+    call_id: String,
+    cancel: CancellationToken,
+    slots: Arc<Semaphore>,
+) -> SubagentEnd {
+    let Admitted {
+        mut conversation,
+        input,
+        agent,
+        description,
+    } = admitted;
+    let _slot = tokio::select! {
+        slot = slots.acquire_owned() => slot.ok(),
+        () = cancel.cancelled() => None,
+    };
+    let started = Instant::now();
+    if let (Some(model), Some(switcher)) =
+        (&agent.model, conversation.shared.model_switcher.clone())
+    {
+        match switcher(None, model.clone()).await {
+            Ok(client) => conversation.model = client,
+            Err(e) => conversation.emit(Event::Warning {
+                message: format!(
+                    "the {} agent asks for the model {model}, which could not be used ({e}); \
+                     it runs with the session's",
+                    agent.name
+                ),
+            }),
+        }
+        conversation.profile = conversation.model.profile();
+    }
+    conversation.shared.emit(Event::SubagentStarted {
+        call_id: call_id.clone(),
+        agent: agent.name.clone(),
+        description,
+        model: conversation.model.model().to_string(),
+    });
+    let outcome = if cancel.is_cancelled() {
+        super::turn::TurnOutcome::Completed {
+            stop_reason: StopReason::Cancelled,
+        }
+    } else {
+        conversation.run_turn(input, cancel).await
+    };
+    let stop_reason = match outcome {
+        super::turn::TurnOutcome::Completed { stop_reason } => stop_reason,
+        super::turn::TurnOutcome::Refused { .. } => StopReason::Error,
+    };
+    let answer = conversation
+        .messages
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::Assistant { text, .. } if !text.trim().is_empty() => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    conversation.shared.emit(Event::SubagentFinished {
+        call_id,
+        stop_reason,
+        usage: conversation.usage,
+        tool_calls: conversation.budget.tool_calls,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+    });
+    let error = conversation.scope.as_ref().and_then(|s| s.take_error());
+    SubagentEnd {
+        outcome: subagent_outcome(&agent.name, stop_reason, answer, error, &conversation),
+        usage: conversation.usage,
+        cost_usd: conversation.cost_usd,
+        tool_calls: conversation.budget.tool_calls,
+        model_calls: conversation.budget.model_calls,
+    }
+}
+
+/// The parent's tool result: the answer when the subagent finished, else why it did not (and
+/// what it had written by then).
+fn subagent_outcome(
+    agent: &str,
+    stop_reason: StopReason,
+    answer: String,
+    error: Option<String>,
+    conversation: &Conversation,
+) -> ToolOutcome {
+    match stop_reason {
+        StopReason::EndTurn | StopReason::MaxTokens => {
+            let result = SubagentResult {
+                agent: agent.to_string(),
+                answer,
+                tool_calls: conversation.budget.tool_calls,
+                model_calls: conversation.budget.model_calls,
+            };
+            ToolOutcome::ok(serde_json::to_value(result).unwrap_or(Value::Null))
+        }
+        StopReason::Cancelled => ToolFailure::new(
+            ErrorCode::Cancelled,
+            format!("the {agent} subagent was stopped before it answered"),
+        )
+        .into_outcome(),
+        StopReason::BudgetExhausted | StopReason::Error => {
+            let why = error.unwrap_or_else(|| "it stopped".into());
+            let mut message = format!("the {agent} subagent did not finish: {why}");
+            if !answer.trim().is_empty() {
+                message.push_str("; what it had written: ");
+                message.push_str(&answer);
+            }
+            ToolFailure::new(ErrorCode::SubagentFailed, message).into_outcome()
+        }
+    }
+}

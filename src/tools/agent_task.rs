@@ -1,0 +1,421 @@
+//! `agent.task`: the model hands a task to a subagent, a conversation of its own with a fresh
+//! context and a narrower catalog, and reads its final answer as the tool's result.
+//!
+//! The tool here is what the model is offered (its schema, and a description that lists the
+//! agents it may name) and the agents themselves: the built-in `general` one, and custom agents
+//! read from markdown files in the format Claude Code uses (a YAML front matter with `name`,
+//! `description`, `tools`, `model`; the body is the agent's instructions). Running a subagent
+//! needs the turn loop, so the agent layer runs the call; [`Tool::commit_result`] is never the
+//! way it runs.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolResult};
+use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
+use crate::protocol::Preview;
+
+/// The agent a call without `agent` gets.
+pub const DEFAULT_AGENT: &str = "general";
+
+/// Largest agent file read (instructions, not a document).
+pub const MAX_AGENT_FILE_BYTES: u64 = 64 * 1024;
+
+/// The tools a subagent gets when its agent names none: reads only, no write, no delegation.
+/// `shell.run` is limited to known-safe reads in that catalog.
+pub const READ_ONLY_TOOLS: &[ToolName] = &[
+    ToolName::FsRead,
+    ToolName::FsList,
+    ToolName::FsSearch,
+    ToolName::ShellRun,
+    ToolName::WebFetch,
+    ToolName::SkillLoad,
+];
+
+/// One agent the model may delegate to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentDefinition {
+    pub name: String,
+    pub description: String,
+    /// The tools it is given (native names); `None`: the read-only catalog.
+    pub tools: Option<Vec<ToolName>>,
+    /// The model it answers with; `None`: the session's.
+    pub model: Option<String>,
+    /// What it is told beyond the task (the file's body).
+    pub instructions: String,
+    /// Where it was defined (`built-in`, or the file).
+    pub source: String,
+}
+
+impl AgentDefinition {
+    /// The agent every session has: reads and answers, with the read-only catalog.
+    pub fn general() -> Self {
+        Self {
+            name: DEFAULT_AGENT.into(),
+            description: "Explores and answers: reads files, searches, runs known-safe read \
+                          commands; changes nothing."
+                .into(),
+            tools: None,
+            model: None,
+            instructions: String::new(),
+            source: "built-in".into(),
+        }
+    }
+
+    /// Whether its catalog is the read-only one (where commands must be known-safe reads).
+    pub fn read_only(&self) -> bool {
+        self.tools.is_none()
+    }
+
+    /// The native names of the tools it may call.
+    pub fn tool_names(&self) -> Vec<ToolName> {
+        self.tools
+            .clone()
+            .unwrap_or_else(|| READ_ONLY_TOOLS.to_vec())
+    }
+}
+
+/// `tools:` as Claude Code writes it: a comma-separated string or a list.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ToolsField {
+    Text(String),
+    List(Vec<String>),
+}
+
+#[derive(Debug, Deserialize)]
+struct FrontMatter {
+    name: Option<String>,
+    description: Option<String>,
+    tools: Option<ToolsField>,
+    model: Option<String>,
+}
+
+/// Splits a markdown file into its YAML front matter (between `---` lines at the top) and the
+/// body; `None` when it has none.
+pub fn split_front_matter(text: &str) -> Option<(&str, &str)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))?;
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            return Some((&rest[..offset], &rest[offset + line.len()..]));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// Whether `name` can name an agent or a skill: lowercase letters, digits, `-` and `_`.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+/// The pablo tool a tool name of an agent file means: Claude Code's names (`Read`, `Grep`,
+/// `Bash(git log:*)`…) or pablo's own, in either spelling. An error says why a name is dropped.
+pub fn map_tool_name(raw: &str) -> Result<ToolName, String> {
+    let name = raw.trim();
+    // `Bash(git diff:*)` scopes a tool in Claude Code; here policy judges each command.
+    let base = name.split('(').next().unwrap_or(name).trim();
+    let mapped = match base {
+        "Read" | "NotebookRead" => Some(ToolName::FsRead),
+        "Grep" => Some(ToolName::FsSearch),
+        "Glob" | "LS" => Some(ToolName::FsList),
+        "Edit" | "MultiEdit" => Some(ToolName::FsEdit),
+        "Write" => Some(ToolName::FsWrite),
+        "Bash" => Some(ToolName::ShellRun),
+        "WebFetch" => Some(ToolName::WebFetch),
+        "TodoWrite" => Some(ToolName::PlanUpdate),
+        "Skill" => Some(ToolName::SkillLoad),
+        other => ToolName::parse(other),
+    };
+    match mapped {
+        Some(ToolName::AgentTask) => Err(format!("{base}: a subagent cannot delegate further")),
+        Some(t) => Ok(t),
+        None if base == "Task" || base == "Agent" => {
+            Err(format!("{base}: a subagent cannot delegate further"))
+        }
+        None => Err(format!("{base}: no such tool in pablo")),
+    }
+}
+
+/// Reads one agent file: `stem` is its file name without `.md` (the name when the front matter
+/// has none). Returns the agent and notes on the tool names that were dropped.
+pub fn parse_agent_file(
+    text: &str,
+    stem: &str,
+    source: &str,
+) -> Result<(AgentDefinition, Vec<String>), String> {
+    let (yaml, body) = split_front_matter(text)
+        .ok_or("no front matter (a `---` block with name and description at the top)")?;
+    let front: FrontMatter =
+        serde_yaml_ng::from_str(yaml).map_err(|e| format!("its front matter is not valid: {e}"))?;
+    let name = front.name.unwrap_or_else(|| stem.to_string());
+    if !valid_name(&name) {
+        return Err(format!(
+            "{name:?} is not an agent name (lowercase letters, digits, - and _)"
+        ));
+    }
+    let description = front
+        .description
+        .map(|d| d.trim().to_string())
+        .filter(|d| !d.is_empty())
+        .ok_or("it has no description, which is what the model picks agents by")?;
+    let mut notes = Vec::new();
+    let tools = front.tools.map(|field| {
+        let names: Vec<String> = match field {
+            ToolsField::Text(t) => t.split(',').map(str::to_string).collect(),
+            ToolsField::List(l) => l,
+        };
+        let mut tools = Vec::new();
+        for raw in names.iter().filter(|n| !n.trim().is_empty()) {
+            match map_tool_name(raw) {
+                Ok(t) if !tools.contains(&t) => tools.push(t),
+                Ok(_) => {}
+                Err(why) => notes.push(format!("tool {why}; left out")),
+            }
+        }
+        tools
+    });
+    // Claude Code's aliases for its own models mean "the session's" here.
+    let model = front.model.map(|m| m.trim().to_string()).filter(|m| {
+        !m.is_empty() && !matches!(m.as_str(), "inherit" | "sonnet" | "opus" | "haiku")
+    });
+    let definition = AgentDefinition {
+        name,
+        description,
+        tools,
+        model,
+        instructions: body.trim().to_string(),
+        source: source.to_string(),
+    };
+    Ok((definition, notes))
+}
+
+/// The agents of a session: `general` first, then the custom ones (a later one of the same name
+/// does not replace an earlier one).
+#[derive(Debug, Clone, Default)]
+pub struct AgentRoster {
+    agents: Vec<AgentDefinition>,
+}
+
+impl AgentRoster {
+    /// `general`, then `custom` in order, first of each name kept.
+    pub fn new(custom: Vec<AgentDefinition>) -> Self {
+        let mut agents = vec![AgentDefinition::general()];
+        for a in custom {
+            if !agents.iter().any(|b| b.name == a.name) {
+                agents.push(a);
+            }
+        }
+        Self { agents }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&AgentDefinition> {
+        self.agents.iter().find(|a| a.name == name)
+    }
+
+    pub fn agents(&self) -> &[AgentDefinition] {
+        &self.agents
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.agents.iter().map(|a| a.name.as_str()).collect()
+    }
+}
+
+/// The arguments of one `agent.task` call.
+#[derive(Debug, Clone, Deserialize)]
+pub struct AgentTaskArgs {
+    pub description: String,
+    pub prompt: String,
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+/// What a subagent's call returns: its final answer and what it spent.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
+pub struct SubagentResult {
+    pub agent: String,
+    pub answer: String,
+    pub tool_calls: u64,
+    pub model_calls: u64,
+}
+
+/// `agent: label` as the call's title.
+pub(crate) fn show_call(args: super::wording::Args<'_>) -> crate::protocol::describe::CallView {
+    let agent = args
+        .text("agent")
+        .unwrap_or_else(|| DEFAULT_AGENT.to_string());
+    let label = args.text("description").unwrap_or_default();
+    let title = format!("{agent}: {label}");
+    super::wording::call(args, title.clone(), Some(title))
+}
+
+/// The answer's first line, and the rest beneath it.
+pub(crate) fn show_result(data: &Value) -> Option<crate::protocol::describe::ResultView> {
+    let r: SubagentResult = super::wording::typed(data)?;
+    let mut lines = super::wording::lines_of(&r.answer).into_iter();
+    let first = lines.next().unwrap_or_default();
+    Some(crate::protocol::describe::ResultView::lines(
+        format!(
+            "{} answered after {} tool calls: {first}",
+            r.agent, r.tool_calls
+        ),
+        lines.collect(),
+    ))
+}
+
+/// The tool the model is offered.
+pub struct AgentTask {
+    roster: Arc<AgentRoster>,
+}
+
+impl AgentTask {
+    pub fn new(roster: Arc<AgentRoster>) -> Self {
+        Self { roster }
+    }
+}
+
+#[async_trait]
+impl Tool for AgentTask {
+    fn name(&self) -> &'static str {
+        ToolName::AgentTask.native()
+    }
+
+    fn provider_name(&self) -> &'static str {
+        ToolName::AgentTask.provider()
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Think
+    }
+
+    fn description(&self) -> String {
+        let mut d = String::from(
+            "Hand a self-contained task to a subagent: it starts with a fresh context (none of \
+             this conversation), works with its own tools, and its final answer comes back as \
+             this tool's result. Use it for searches and reading that would fill this \
+             conversation, or for a second look from a fresh angle. Write the prompt so it \
+             stands alone (what to find or do, and what to report). Several calls in one \
+             response run at the same time. Agents:\n",
+        );
+        for a in self.roster.agents() {
+            d.push_str(&format!("- {}: {}\n", a.name, a.description));
+        }
+        d
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "description": {"type": "string", "minLength": 1, "maxLength": 120,
+                    "description": "A short label for the task (3-6 words), shown to the person."},
+                "prompt": {"type": "string", "minLength": 1,
+                    "description": "The task, complete in itself."},
+                "agent": {"type": "string",
+                    "description": format!("Which agent runs it (default {DEFAULT_AGENT}).")}
+            },
+            "required": ["description", "prompt"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn preview(&self, _args: &Value, _ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+        Ok(Preview::Internal)
+    }
+
+    async fn commit_result(
+        &self,
+        _args: &Value,
+        _preview: &Preview,
+        _ctx: &ToolContext,
+    ) -> Result<ToolResult, ToolFailure> {
+        Err(ToolFailure::new(
+            ErrorCode::Internal,
+            "agent.task runs in the turn loop, not as a plain tool",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_code_agent_file_with_comma_separated_tools_maps_to_pablo_tools() {
+        let text = "---\nname: reviewer\ndescription: Reviews a diff\ntools: Read, Grep, Glob, \
+                    Bash(git diff:*), WebSearch, Task\nmodel: sonnet\n---\nYou review code.\n";
+        let (a, notes) = parse_agent_file(text, "file-stem", "test").unwrap();
+        assert_eq!(a.name, "reviewer");
+        assert_eq!(
+            a.tools,
+            Some(vec![
+                ToolName::FsRead,
+                ToolName::FsSearch,
+                ToolName::FsList,
+                ToolName::ShellRun
+            ])
+        );
+        assert_eq!(a.model, None);
+        assert_eq!(a.instructions, "You review code.");
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[1].contains("cannot delegate"));
+    }
+
+    #[test]
+    fn a_list_of_pablo_names_is_taken_as_is_and_the_stem_names_an_unnamed_agent() {
+        let text = "---\ndescription: reads\ntools:\n  - fs.read\n  - fs_edit\n---\nbody";
+        let (a, notes) = parse_agent_file(text, "reader", "test").unwrap();
+        assert_eq!(a.name, "reader");
+        assert_eq!(a.tools, Some(vec![ToolName::FsRead, ToolName::FsEdit]));
+        assert!(notes.is_empty());
+        assert!(!a.read_only());
+    }
+
+    #[test]
+    fn a_file_without_front_matter_or_description_is_refused_with_why() {
+        assert!(
+            parse_agent_file("just text", "x", "t")
+                .unwrap_err()
+                .contains("front matter")
+        );
+        assert!(
+            parse_agent_file("---\nname: x\n---\n", "x", "t")
+                .unwrap_err()
+                .contains("description")
+        );
+        assert!(
+            parse_agent_file("---\nname: ../x\ndescription: d\n---\n", "x", "t")
+                .unwrap_err()
+                .contains("not an agent name")
+        );
+    }
+
+    #[test]
+    fn the_roster_keeps_general_first_and_the_first_agent_of_a_name() {
+        let mk = |name: &str, source: &str| AgentDefinition {
+            source: source.into(),
+            name: name.into(),
+            ..AgentDefinition::general()
+        };
+        let r = AgentRoster::new(vec![
+            mk("a", "user"),
+            mk("a", "project"),
+            mk("general", "x"),
+        ]);
+        assert_eq!(r.names(), ["general", "a"]);
+        assert_eq!(r.get("a").unwrap().source, "user");
+        assert_eq!(r.get("general").unwrap().source, "built-in");
+    }
+}

@@ -1,0 +1,447 @@
+//! Subagents (`agent_task`) and Agent Skills (`load_skill`) end to end: the real binary with no
+//! flag beyond the provider's, against a scripted OpenAI-compatible server that answers each
+//! request by what it carries (a subagent's system prompt says so), so parallel subagents get
+//! their answers in whatever order they ask.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::bin::{Sandbox, json_lines};
+use crate::support::http::{RecordedRequest, ScriptedResponse, ScriptedServer, openai};
+
+const SUBAGENT_MARK: &str = "# You are a subagent";
+
+fn is_subagent(r: &RecordedRequest) -> bool {
+    system_text(r).contains(SUBAGENT_MARK)
+}
+
+fn system_text(r: &RecordedRequest) -> String {
+    r.json()["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Whether the request already carries a tool result (the model's next step).
+fn has_tool_result(r: &RecordedRequest) -> bool {
+    r.json()["messages"]
+        .as_array()
+        .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"))
+}
+
+fn tool_names(r: &RecordedRequest) -> Vec<String> {
+    r.json()["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .map(|t| t["function"]["name"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn task_call(id: &str, args: &Value) -> Vec<String> {
+    openai::tool_call_answer(id, "agent_task", &[&args.to_string()])
+}
+
+async fn run(sandbox: &Sandbox, server: &ScriptedServer, task: &str, extra: &[&str]) -> Vec<Value> {
+    let mut cmd = sandbox.run_json(&server.base_url(), task);
+    cmd.args(extra);
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("pablo run finished within 60 s")
+        .expect("pablo runs");
+    let lines = json_lines(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stderr: {}\n{lines:#?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    lines
+}
+
+fn of_type<'a>(lines: &'a [Value], t: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["type"] == t).collect()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[tokio::test]
+async fn a_subagent_starts_fresh_with_no_write_tool_and_its_answer_is_the_parents_tool_result() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| {
+        if is_subagent(r) {
+            ScriptedResponse::sse(openai::text_answer("The answer is in src/lib.rs line 3."))
+        } else if has_tool_result(r) {
+            ScriptedResponse::sse(openai::text_answer("Done."))
+        } else {
+            ScriptedResponse::sse(task_call(
+                "call_task",
+                &json!({"description": "find the answer", "prompt": "Where is the answer?"}),
+            ))
+        }
+    });
+    let sandbox = Sandbox::new();
+    let lines = run(
+        &sandbox,
+        &server,
+        "PARENT-ONLY-WORDS: delegate the search",
+        &["--allow-write"],
+    )
+    .await;
+    let requests = server.requests();
+    let parent_first = &requests[0];
+    assert!(tool_names(parent_first).contains(&"fs_write".to_string()));
+    assert!(tool_names(parent_first).contains(&"agent_task".to_string()));
+    let sub = requests
+        .iter()
+        .find(|r| is_subagent(r))
+        .expect("a subagent request");
+    let messages = sub.json()["messages"].as_array().unwrap().clone();
+    // Its system prompt, then its task: nothing of the parent's conversation.
+    assert_eq!(messages.len(), 2, "{messages:#?}");
+    assert_eq!(messages[1]["role"], "user");
+    assert!(
+        messages[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Where is the answer?")
+    );
+    assert!(!sub.json().to_string().contains("PARENT-ONLY-WORDS"));
+    let tools = tool_names(sub);
+    for write_tool in ["fs_write", "fs_edit", "agent_task", "shell_session"] {
+        assert!(!tools.contains(&write_tool.to_string()), "{tools:?}");
+    }
+    assert!(tools.contains(&"fs_read".to_string()), "{tools:?}");
+    // The answer is the call's result, as printed and as the parent model read it.
+    let result = &of_type(&lines, "tool_result")[0]["result"];
+    assert_eq!(result["ok"], true, "{result}");
+    assert_eq!(
+        result["data"]["answer"],
+        "The answer is in src/lib.rs line 3."
+    );
+    assert_eq!(result["data"]["agent"], "general");
+    let parent_next = requests
+        .iter()
+        .find(|r| !is_subagent(r) && has_tool_result(r))
+        .expect("the parent's second request");
+    let tool_message = parent_next.json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        &serde_json::from_str::<Value>(&tool_message).unwrap(),
+        result
+    );
+    // Headless shows it: started, its message, finished.
+    let started = of_type(&lines, "subagent_started");
+    assert_eq!(started.len(), 1);
+    assert_eq!(started[0]["call_id"], "call_task");
+    assert_eq!(started[0]["description"], "find the answer");
+    let inner = of_type(&lines, "subagent");
+    assert!(
+        inner.iter().any(|l| l["event"]["type"] == "message"
+            && l["event"]["text"] == "The answer is in src/lib.rs line 3."),
+        "{inner:#?}"
+    );
+    let finished = of_type(&lines, "subagent_finished");
+    assert_eq!(finished[0]["stop_reason"], "end_turn");
+    // The session's usage counts the subagent's tokens (three model calls of 10 input each).
+    let done = of_type(&lines, "turn_completed")[0];
+    assert_eq!(done["usage"]["input_tokens"], 30, "{done}");
+}
+
+#[tokio::test]
+async fn two_agent_tasks_in_one_response_run_at_the_same_time() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| {
+        if is_subagent(r) {
+            // Slow enough that one subagent finishing first would show.
+            let events = openai::text_answer("found");
+            ScriptedResponse::sse(events).pace(Duration::from_millis(150))
+        } else if has_tool_result(r) {
+            ScriptedResponse::sse(openai::text_answer("Both done."))
+        } else {
+            let a = json!({"description": "search one", "prompt": "find A"}).to_string();
+            let b = json!({"description": "search two", "prompt": "find B"}).to_string();
+            ScriptedResponse::sse(
+                openai::Stream::new()
+                    .tool_call(0, "call_a", "agent_task", &[&a])
+                    .tool_call(1, "call_b", "agent_task", &[&b])
+                    .finish("tool_calls")
+                    .usage(10, 5)
+                    .done(),
+            )
+        }
+    });
+    let sandbox = Sandbox::new();
+    let lines = run(&sandbox, &server, "two searches", &[]).await;
+    let order: Vec<String> = lines
+        .iter()
+        .filter_map(|l| match l["type"].as_str() {
+            Some(t @ ("subagent_started" | "subagent_finished")) => {
+                Some(format!("{t} {}", l["call_id"].as_str().unwrap_or("")))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(order.len(), 4, "{order:?}");
+    assert!(
+        order[0].starts_with("subagent_started") && order[1].starts_with("subagent_started"),
+        "both started before either finished: {order:?}"
+    );
+    let results = of_type(&lines, "tool_result");
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["call_id"], "call_a");
+    assert_eq!(results[1]["call_id"], "call_b");
+    assert!(
+        results
+            .iter()
+            .all(|r| r["result"]["data"]["answer"] == "found")
+    );
+}
+
+#[tokio::test]
+async fn a_custom_agent_file_with_tools_fs_read_offers_exactly_that() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| {
+        if is_subagent(r) {
+            ScriptedResponse::sse(openai::text_answer("read it"))
+        } else if has_tool_result(r) {
+            ScriptedResponse::sse(openai::text_answer("ok"))
+        } else {
+            ScriptedResponse::sse(task_call(
+                "call_r",
+                &json!({"description": "read", "prompt": "read the readme", "agent": "reader"}),
+            ))
+        }
+    });
+    let sandbox = Sandbox::new();
+    write(
+        &sandbox.config_dir().join("agents/reader.md"),
+        "---\nname: reader\ndescription: Reads one file and sums it up\ntools: [fs.read]\n---\n\
+         READER-INSTRUCTIONS: be brief.\n",
+    );
+    let lines = run(&sandbox, &server, "use the reader", &["--allow-write"]).await;
+    let requests = server.requests();
+    // The model is offered the agent with its description.
+    let offered = requests[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "agent_task")
+        .unwrap()["function"]["description"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        offered.contains("reader: Reads one file and sums it up"),
+        "{offered}"
+    );
+    let sub = requests
+        .iter()
+        .find(|r| is_subagent(r))
+        .expect("a subagent request");
+    assert_eq!(tool_names(sub), ["fs_read"]);
+    assert!(system_text(sub).contains("READER-INSTRUCTIONS"));
+    let result = &of_type(&lines, "tool_result")[0]["result"];
+    assert_eq!(result["data"]["agent"], "reader", "{result}");
+}
+
+#[tokio::test]
+async fn an_unknown_agent_is_refused_with_the_defined_ones() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| {
+        if has_tool_result(r) {
+            ScriptedResponse::sse(openai::text_answer("ok"))
+        } else {
+            ScriptedResponse::sse(task_call(
+                "call_x",
+                &json!({"description": "x", "prompt": "x", "agent": "nobody"}),
+            ))
+        }
+    });
+    let sandbox = Sandbox::new();
+    let lines = run(&sandbox, &server, "go", &[]).await;
+    let result = &of_type(&lines, "tool_result")[0]["result"];
+    assert_eq!(result["error"]["code"], "unknown_agent", "{result}");
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("general")
+    );
+    assert!(!server.requests().iter().any(is_subagent));
+}
+
+#[tokio::test]
+async fn a_read_only_subagent_runs_known_safe_reads_and_refuses_other_commands() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| {
+        if is_subagent(r) {
+            if has_tool_result(r) {
+                ScriptedResponse::sse(openai::text_answer("checked"))
+            } else {
+                let ls = json!({"command": "ls"}).to_string();
+                let touch = json!({"command": "touch made-by-subagent"}).to_string();
+                ScriptedResponse::sse(
+                    openai::Stream::new()
+                        .tool_call(0, "s1", "shell_run", &[&ls])
+                        .tool_call(1, "s2", "shell_run", &[&touch])
+                        .finish("tool_calls")
+                        .usage(10, 5)
+                        .done(),
+                )
+            }
+        } else if has_tool_result(r) {
+            ScriptedResponse::sse(openai::text_answer("ok"))
+        } else {
+            ScriptedResponse::sse(task_call(
+                "call_t",
+                &json!({"description": "look", "prompt": "look around"}),
+            ))
+        }
+    });
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace().join("present.txt"), "x").unwrap();
+    let lines = run(&sandbox, &server, "go", &["--auto-approve"]).await;
+    let inner_results: Vec<&Value> = of_type(&lines, "subagent")
+        .into_iter()
+        .filter(|l| l["event"]["type"] == "tool_result")
+        .map(|l| &l["event"]["result"])
+        .collect();
+    assert_eq!(inner_results.len(), 2, "{lines:#?}");
+    assert_eq!(inner_results[0]["ok"], true, "{}", inner_results[0]);
+    assert_eq!(inner_results[1]["error"]["code"], "not_read_only");
+    assert!(!sandbox.workspace().join("made-by-subagent").exists());
+}
+
+#[tokio::test]
+async fn an_agent_given_fs_edit_is_asked_like_the_main_agent_and_undo_takes_its_edit_back() {
+    let server = ScriptedServer::start().await;
+    let original = "fn main() {}\n";
+    let rev = pablo::workspace::revision_of(original.as_bytes());
+    server.respond_with(move |r, _| {
+        if is_subagent(r) {
+            if has_tool_result(r) {
+                ScriptedResponse::sse(openai::text_answer("edited"))
+            } else {
+                let edit = json!({"path": "main.rs", "expected_revision": rev,
+                    "old_text": "fn main() {}", "new_text": "fn main() { run() }"});
+                ScriptedResponse::sse(openai::tool_call_answer(
+                    "e1",
+                    "fs_edit",
+                    &[&edit.to_string()],
+                ))
+            }
+        } else if has_tool_result(r) {
+            ScriptedResponse::sse(openai::text_answer("ok"))
+        } else {
+            ScriptedResponse::sse(task_call(
+                "call_e",
+                &json!({"description": "edit", "prompt": "edit main", "agent": "editor"}),
+            ))
+        }
+    });
+    let sandbox = Sandbox::new();
+    write(
+        &sandbox.config_dir().join("agents/editor.md"),
+        "---\nname: editor\ndescription: Edits files\ntools: Read, Edit\n---\nEdit.\n",
+    );
+    let file = sandbox.workspace().join("main.rs");
+    std::fs::write(&file, original).unwrap();
+    // Edits ask (as the person set it); nobody can answer one in headless mode without
+    // --auto-approve, so the subagent's edit is asked, and refused, like the main agent's.
+    sandbox.user_config("[options.tools]\n\"fs.edit\" = \"ask\"\n");
+    let lines = run(&sandbox, &server, "edit it", &["--allow-write"]).await;
+    let inner: Vec<&Value> = of_type(&lines, "subagent")
+        .into_iter()
+        .filter(|l| l["event"]["type"] == "tool_result")
+        .collect();
+    assert_eq!(
+        inner[0]["event"]["result"]["error"]["code"], "approval_required",
+        "{inner:#?}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+    // Approved, it lands; `pablo undo` takes the subagent's edit back with the parent's turn.
+    let lines = run(
+        &sandbox,
+        &server,
+        "edit it",
+        &["--allow-write", "--auto-approve"],
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "fn main() { run() }\n",
+        "{lines:#?}"
+    );
+    let out = sandbox
+        .command()
+        .args(["undo", "--json"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+}
+
+#[tokio::test]
+async fn a_skills_description_is_in_the_first_request_and_its_body_comes_with_load_skill() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| {
+        if has_tool_result(r) {
+            ScriptedResponse::sse(openai::text_answer("tidied"))
+        } else {
+            ScriptedResponse::sse(openai::tool_call_answer(
+                "call_s",
+                "load_skill",
+                &[r#"{"name": "tidy"}"#],
+            ))
+        }
+    });
+    let sandbox = Sandbox::new();
+    let home = sandbox.root().join("home");
+    write(
+        &home.join(".agents/skills/tidy/SKILL.md"),
+        "---\nname: tidy\ndescription: TIDY-DESCRIPTION for tidying code\n---\nTIDY-BODY steps.\n",
+    );
+    write(
+        &home.join(".agents/skills/tidy/scripts/run.sh"),
+        "echo never-run-by-pablo\n",
+    );
+    // A project's skill, in a folder nobody trusted.
+    write(
+        &sandbox.workspace().join(".claude/skills/evil/SKILL.md"),
+        "---\nname: evil\ndescription: EVIL-DESCRIPTION\n---\nEVIL-BODY\n",
+    );
+    let lines = run(&sandbox, &server, "tidy up", &[]).await;
+    let first = server.requests()[0].json().to_string();
+    assert!(first.contains("TIDY-DESCRIPTION"));
+    assert!(!first.contains("TIDY-BODY"));
+    assert!(!first.contains("EVIL-DESCRIPTION"));
+    let result = &of_type(&lines, "tool_result")[0]["result"];
+    assert_eq!(result["ok"], true, "{result}");
+    assert!(
+        result["data"]["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("TIDY-BODY steps.")
+    );
+    assert_eq!(result["data"]["files"], json!(["scripts/run.sh"]));
+}
