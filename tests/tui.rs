@@ -19,6 +19,7 @@ mod conversation;
 mod figures;
 mod hunks;
 mod scrollback;
+mod subtasks;
 mod waiting;
 
 /// The real binary in a PTY, its screen kept up to date by a vt100 parser.

@@ -28,6 +28,7 @@ pub mod mcp_input;
 pub mod mode;
 mod model_call;
 mod shared;
+mod subtask;
 mod task;
 mod tool_call;
 mod turn;

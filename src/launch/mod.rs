@@ -4,6 +4,7 @@
 
 pub mod commands;
 pub mod demo;
+pub mod export;
 pub mod mcp;
 pub mod trust;
 

@@ -16,6 +16,8 @@ pub mod restore;
 mod screen_tests;
 #[cfg(test)]
 mod snapshot_tests;
+#[cfg(test)]
+mod status_tests;
 pub mod state;
 pub mod status;
 pub mod text;

@@ -53,6 +53,15 @@ pub enum Effect {
     /// `/resume`: list the saved sessions and hand them to [`AppState::open_resume`] (or the
     /// failure to [`AppState::sessions_unavailable`]).
     ListSavedSessions,
+    /// `/export [PATH]`: write this session (the loop answers with [`AppState::exported`]).
+    Export {
+        session_id: String,
+        path: Option<String>,
+        /// The workspace, where a relative PATH (and the default name) lands.
+        dir: Option<PathBuf>,
+    },
+    /// `/fork [TURN]`: a new session from this one (answered with [`AppState::forked_to`]).
+    Fork { session_id: String, turn: Option<u32> },
 }
 
 /// Facts for the status line.
