@@ -380,10 +380,7 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
                 arguments,
             } => {
                 self.arguments.insert(call_id.clone(), arguments.clone());
-                let what = format!(
-                    "{tool} {}",
-                    crate::protocol::summarize_arguments(arguments)
-                );
+                let what = format!("{tool} {}", crate::protocol::summarize_arguments(arguments));
                 if self.live {
                     self.status(&format!("→ {what}"))
                 } else {

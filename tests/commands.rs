@@ -74,7 +74,11 @@ fn user_texts(body: &Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_redirected_leaves_exactly_the_answer_in_stdout_and_names_each_tool_on_stderr() {
     let server = ScriptedServer::start().await;
-    server.push(call("c1", "fs_read", &serde_json::json!({"path": "notes.txt"})));
+    server.push(call(
+        "c1",
+        "fs_read",
+        &serde_json::json!({"path": "notes.txt"}),
+    ));
     server.push(say("The notes say hello twice."));
     let sb = Sandbox::new();
     std::fs::write(sb.workspace().join("notes.txt"), "hello\nhello\n").unwrap();
@@ -95,7 +99,10 @@ async fn run_redirected_leaves_exactly_the_answer_in_stdout_and_names_each_tool_
     // Not a terminal: plain lines, the tool and its main argument on each.
     assert!(stderr.contains("fs.read notes.txt"), "{stderr}");
     assert!(stderr.contains("done: end_turn"), "{stderr}");
-    assert!(!stderr.contains("\x1b["), "escape codes on a pipe: {stderr:?}");
+    assert!(
+        !stderr.contains("\x1b["),
+        "escape codes on a pipe: {stderr:?}"
+    );
     assert!(!stderr.contains("The notes say hello twice."), "{stderr}");
     assert_eq!(
         std::fs::read_to_string(&last).unwrap(),
@@ -106,7 +113,11 @@ async fn run_redirected_leaves_exactly_the_answer_in_stdout_and_names_each_tool_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_run_leaves_stdout_empty_and_says_why_on_stderr() {
     let server = ScriptedServer::start().await;
-    server.push(ScriptedResponse::error(400, "invalid_request_error", "no such model"));
+    server.push(ScriptedResponse::error(
+        400,
+        "invalid_request_error",
+        "no such model",
+    ));
     let sb = Sandbox::new();
     let out = pablo(&sb, &server, &["run", "hello"])
         .output()
@@ -114,7 +125,11 @@ async fn a_failed_run_leaves_stdout_empty_and_says_why_on_stderr() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(text(&out.stdout), "");
-    assert!(text(&out.stderr).contains("error: "), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("error: "),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// One journaled session with two turns: the first writes NOTES.md (with `--allow-write`), the
@@ -185,7 +200,14 @@ async fn export_json_imports_back_into_a_session_that_resumes_with_its_conversat
     ran(pablo(
         &sb,
         &server,
-        &["export", &id, "--format", "json", "-o", file.to_str().unwrap()],
+        &[
+            "export",
+            &id,
+            "--format",
+            "json",
+            "-o",
+            file.to_str().unwrap(),
+        ],
     ))
     .await;
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -194,9 +216,18 @@ async fn export_json_imports_back_into_a_session_that_resumes_with_its_conversat
     let new_id = text(&out.stdout).trim().to_string();
     assert_ne!(new_id, id);
     let listed = ran(bare(&sb, &["sessions"])).await;
-    assert!(text(&listed.stdout).contains(&new_id), "{}", text(&listed.stdout));
+    assert!(
+        text(&listed.stdout).contains(&new_id),
+        "{}",
+        text(&listed.stdout)
+    );
     server.push(say("Third answer."));
-    let out = ran(pablo(&sb, &server, &["run", "--resume", &new_id, "third task"])).await;
+    let out = ran(pablo(
+        &sb,
+        &server,
+        &["run", "--resume", &new_id, "third task"],
+    ))
+    .await;
     assert_eq!(text(&out.stdout), "Third answer.\n");
     let body = server.requests().last().unwrap().json();
     let users = user_texts(&body);
@@ -206,7 +237,9 @@ async fn export_json_imports_back_into_a_session_that_resumes_with_its_conversat
     assert!(users[2].contains("third task"), "{users:?}");
     // Something that is not an export is refused with its code, and no session appears.
     std::fs::write(sb.root().join("bad.json"), "{\"kind\": \"other\"}").unwrap();
-    let before = std::fs::read_dir(sb.data_dir().join("sessions")).unwrap().count();
+    let before = std::fs::read_dir(sb.data_dir().join("sessions"))
+        .unwrap()
+        .count();
     let bad = sb
         .command()
         .args(["import", sb.root().join("bad.json").to_str().unwrap()])
@@ -214,8 +247,14 @@ async fn export_json_imports_back_into_a_session_that_resumes_with_its_conversat
         .await
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad.stderr).contains("not a session export"), "{}", text(&bad.stderr));
-    let after = std::fs::read_dir(sb.data_dir().join("sessions")).unwrap().count();
+    assert!(
+        text(&bad.stderr).contains("not a session export"),
+        "{}",
+        text(&bad.stderr)
+    );
+    let after = std::fs::read_dir(sb.data_dir().join("sessions"))
+        .unwrap()
+        .count();
     assert_eq!(before, after);
 }
 
@@ -236,7 +275,12 @@ async fn fork_at_1_gives_a_session_whose_next_request_holds_only_the_first_turn(
         "remember the milk\n"
     );
     server.push(say("Forked answer."));
-    ran(pablo(&sb, &server, &["run", "--resume", &fork_id, "after the fork"])).await;
+    ran(pablo(
+        &sb,
+        &server,
+        &["run", "--resume", &fork_id, "after the fork"],
+    ))
+    .await;
     let users = user_texts(&server.requests().last().unwrap().json());
     assert_eq!(users.len(), 2, "{users:?}");
     assert!(users[0].contains("first task"), "{users:?}");
@@ -249,7 +293,11 @@ async fn fork_at_1_gives_a_session_whose_next_request_holds_only_the_first_turn(
         .await
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad.stderr).contains("no turn 9"), "{}", text(&bad.stderr));
+    assert!(
+        text(&bad.stderr).contains("no turn 9"),
+        "{}",
+        text(&bad.stderr)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -279,7 +327,10 @@ async fn the_man_page_is_roff_naming_every_command_and_a_directory_gets_one_page
     let sb = Sandbox::new();
     let out = ran(bare(&sb, &["man"])).await;
     let page = text(&out.stdout);
-    assert!(page.starts_with(".ie") || page.contains(".TH pablo"), "{page}");
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH pablo"),
+        "{page}"
+    );
     for command in ["run", "export", "import", "fork", "completions", "resume"] {
         assert!(page.contains(command), "{command} missing");
     }

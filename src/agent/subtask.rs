@@ -77,7 +77,8 @@ pub(super) fn prompt(task: &Subtask) -> Result<String, Refused> {
                  not style. If there is nothing to report, say `no findings`."
             ))
         }
-        Subtask::Init => Ok("/init: write the AGENTS.md of this repository: what a coding agent \
+        Subtask::Init => Ok(
+            "/init: write the AGENTS.md of this repository: what a coding agent \
              needs to know to work in it.\n\n\
              Study the repository first: fs.list and fs.read for its layout, manifests, build \
              files, CI configuration and README; fs.search for its conventions. Then run the \
@@ -91,7 +92,8 @@ pub(super) fn prompt(task: &Subtask) -> Result<String, Refused> {
              Otherwise create it with fs.write. Change no other file. Your change is shown to \
              the person as a diff and applied only as they decide.\n\n\
              End with two or three lines on what you wrote."
-            .to_string()),
+                .to_string(),
+        ),
     }
 }
 
@@ -139,7 +141,14 @@ mod tests {
 
     #[test]
     fn a_review_base_that_could_be_an_option_or_a_shell_word_is_refused() {
-        for bad in ["--output=/tmp/x", "-p", "main; rm -rf /", "a b", "$(id)", ""] {
+        for bad in [
+            "--output=/tmp/x",
+            "-p",
+            "main; rm -rf /",
+            "a b",
+            "$(id)",
+            "",
+        ] {
             let task = Subtask::Review {
                 base: Some(bad.to_string()),
             };

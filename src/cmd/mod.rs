@@ -2,6 +2,6 @@
 //! the command line and the dispatch). These modules belong to the binary, not to the library's
 //! layer table: they print, like main.rs.
 
-pub(crate) mod run;
 pub(crate) mod generate;
+pub(crate) mod run;
 pub(crate) mod sessions;

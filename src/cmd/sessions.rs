@@ -159,7 +159,6 @@ pub(crate) fn sessions(json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-
 /// `pablo export`: the session as Markdown or JSON, on stdout or into `-o FILE`.
 pub(crate) fn export(
     common: &Common,

@@ -145,7 +145,9 @@ pub enum SessionError {
     Busy { id: String, path: PathBuf },
     #[error("cannot locate the session directory: {0}")]
     Dirs(String),
-    #[error("{source_name}: not a session export ({message}); `pablo export --format json` writes one")]
+    #[error(
+        "{source_name}: not a session export ({message}); `pablo export --format json` writes one"
+    )]
     ImportInvalid {
         source_name: String,
         message: String,

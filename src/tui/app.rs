@@ -575,7 +575,7 @@ async fn perform_effects<S: Surface>(
                 dirty = true;
                 let result =
                     crate::launch::export::export_to(&session_id, path.as_deref(), dir.as_deref())
-                .map_err(|e| format!("{}: {e}", crate::core::Coded::code(&e)));
+                        .map_err(|e| format!("{}: {e}", crate::core::Coded::code(&e)));
                 state.exported(result);
             }
             Effect::Fork { session_id, turn } => {

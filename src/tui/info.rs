@@ -386,7 +386,10 @@ fn status(r: &StatusReport) -> Vec<Line<'static>> {
             None => "unknown (no prices for this model)".to_string(),
         },
     ));
-    rows.push(("mode", format!("{}: {}", r.mode.name(), mode_grants(r.mode))));
+    rows.push((
+        "mode",
+        format!("{}: {}", r.mode.name(), mode_grants(r.mode)),
+    ));
     rows.push(("authority", r.authority.clone()));
     let mcp = if r.mcp.is_empty() {
         "none configured".to_string()

@@ -16,10 +16,10 @@ pub mod restore;
 mod screen_tests;
 #[cfg(test)]
 mod snapshot_tests;
-#[cfg(test)]
-mod status_tests;
 pub mod state;
 pub mod status;
+#[cfg(test)]
+mod status_tests;
 pub mod text;
 pub mod theme;
 pub mod transcript;

@@ -136,7 +136,10 @@ fn before_any_model_call_status_says_so_and_that_the_cost_is_unknown() {
     s.submit("/status".into());
     let screen = draw(&mut s, 100, 24);
     assert!(screen.contains("no model call yet"), "{screen}");
-    assert!(screen.contains("unknown (no prices for this model)"), "{screen}");
+    assert!(
+        screen.contains("unknown (no prices for this model)"),
+        "{screen}"
+    );
     assert!(screen.contains("MCP"), "{screen}");
     assert!(screen.contains("none configured"), "{screen}");
 }

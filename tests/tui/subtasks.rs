@@ -35,7 +35,11 @@ fn git(dir: &std::path::Path, args: &[&str]) -> String {
         .current_dir(dir)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -75,7 +79,11 @@ async fn review_lists_the_finding_for_a_planted_bug_offers_only_reading_tools_an
     std::fs::write(ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
     let status_before = git(&ws, &["status", "--porcelain"]);
     server.push(say("Hello."));
-    server.push(call("r1", "fs_read", &serde_json::json!({"path": "calc.py"})));
+    server.push(call(
+        "r1",
+        "fs_read",
+        &serde_json::json!({"path": "calc.py"}),
+    ));
     server.push(say("high calc.py:2: add subtracts b instead of adding it"));
     let mut t = start(&sandbox, &server);
     // A turn first, so the review is seen to start from a fresh context.
@@ -98,7 +106,11 @@ async fn review_lists_the_finding_for_a_planted_bug_offers_only_reading_tools_an
         .filter(|m| m["role"] == "user")
         .map(|m| m["content"].to_string())
         .collect();
-    assert_eq!(texts.len(), 1, "the review starts without the conversation: {texts:?}");
+    assert_eq!(
+        texts.len(),
+        1,
+        "the review starts without the conversation: {texts:?}"
+    );
     assert!(texts[0].contains("git diff HEAD"), "{}", texts[0]);
     assert!(texts[0].contains("path:line"), "{}", texts[0]);
     // Nothing changed: the file still holds the bug, git sees what it saw.
@@ -115,7 +127,10 @@ async fn review_lists_the_finding_for_a_planted_bug_offers_only_reading_tools_an
     let last = server.requests().last().unwrap().json();
     let all = last["messages"].to_string();
     assert!(all.contains("hi there"), "{all}");
-    assert!(all.contains("add subtracts b instead of adding it"), "{all}");
+    assert!(
+        all.contains("add subtracts b instead of adding it"),
+        "{all}"
+    );
     quit(&mut t);
 }
 
@@ -125,8 +140,13 @@ async fn init_runs_a_command_and_proposes_an_agents_md_naming_it_as_a_diff_that_
     let sandbox = Sandbox::new();
     let ws = sandbox.workspace();
     std::fs::write(ws.join("Makefile"), "test:\n\t@echo all 3 tests passed\n").unwrap();
-    server.push(call("i1", "shell_run", &serde_json::json!({"command": "make test"})));
-    let agents = "# AGENTS.md\n\n## Commands\n\n- `make test`: runs the tests (checked: all 3 pass)\n";
+    server.push(call(
+        "i1",
+        "shell_run",
+        &serde_json::json!({"command": "make test"}),
+    ));
+    let agents =
+        "# AGENTS.md\n\n## Commands\n\n- `make test`: runs the tests (checked: all 3 pass)\n";
     server.push(call(
         "i2",
         "fs_write",
@@ -142,21 +162,36 @@ async fn init_runs_a_command_and_proposes_an_agents_md_naming_it_as_a_diff_that_
     // The proposal is a diff, asked like any edit.
     t.wait_for("Create AGENTS.md?");
     t.wait_for("+- `make test`: runs the tests");
-    assert!(!ws.join("AGENTS.md").exists(), "written before it was allowed");
+    assert!(
+        !ws.join("AGENTS.md").exists(),
+        "written before it was allowed"
+    );
     t.send("y");
     t.wait_for("Wrote AGENTS.md with the test command.");
-    assert_eq!(std::fs::read_to_string(ws.join("AGENTS.md")).unwrap(), agents);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("AGENTS.md")).unwrap(),
+        agents
+    );
     let requests = server.requests();
     let first = requests[0].json();
     assert_eq!(
         offered(&first),
-        ["fs_edit", "fs_list", "fs_read", "fs_search", "fs_write", "shell_run"]
+        [
+            "fs_edit",
+            "fs_list",
+            "fs_read",
+            "fs_search",
+            "fs_write",
+            "shell_run"
+        ]
     );
     assert!(first["messages"].to_string().contains("AGENTS.md"));
     // The command really ran: its output went back to the model before the proposal.
     let second = requests[1].json();
     assert!(
-        second["messages"].to_string().contains("all 3 tests passed"),
+        second["messages"]
+            .to_string()
+            .contains("all 3 tests passed"),
         "{}",
         second["messages"]
     );

@@ -61,7 +61,10 @@ pub enum Effect {
         dir: Option<PathBuf>,
     },
     /// `/fork [TURN]`: a new session from this one (answered with [`AppState::forked_to`]).
-    Fork { session_id: String, turn: Option<u32> },
+    Fork {
+        session_id: String,
+        turn: Option<u32>,
+    },
 }
 
 /// Facts for the status line.
