@@ -136,6 +136,54 @@ pub fn env_settings(src: &Sources<'_>) -> (crate::process::EnvSettings, Vec<Stri
     (out, warnings)
 }
 
+/// What the layers' shell settings gather before the patterns and the default are settled.
+#[derive(Default)]
+struct Gathered {
+    default_set: Option<(RuleDecision, String)>,
+    patterns_off: Option<String>,
+    patterns_on: bool,
+    deny_patterns: Vec<(String, String)>,
+    allow_patterns: Vec<(String, String)>,
+}
+
+fn invalid(label: &str, message: String) -> PolicyError {
+    PolicyError::Layer {
+        layer: label.to_string(),
+        message,
+    }
+}
+
+/// The config layers that carry policy, lowest first, each with whether it is trusted.
+fn layer_refs<'a>(src: &Sources<'a>) -> Vec<LayerRef<'a>> {
+    let mut layer_refs: Vec<LayerRef<'a>> = Vec::new();
+    let describe = |kind: &str, p: &PathBuf| format!("{kind} {}", p.display());
+    if let Some((p, f)) = &src.layers.user {
+        layer_refs.push(LayerRef {
+            prefix: "config.user",
+            label: describe("user config", p),
+            file: f,
+            trusted: true,
+        });
+    }
+    if let Some((p, f)) = &src.layers.project {
+        layer_refs.push(LayerRef {
+            prefix: "config.project",
+            label: describe("project config", p),
+            file: f,
+            trusted: src.project_trusted,
+        });
+    }
+    if let Some((p, f)) = &src.layers.explicit {
+        layer_refs.push(LayerRef {
+            prefix: "config.explicit",
+            label: describe("--config", p),
+            file: f,
+            trusted: true,
+        });
+    }
+    layer_refs
+}
+
 impl Compiled {
     pub fn build(src: &Sources<'_>, resolver: &Resolver) -> Result<Self, PolicyError> {
         let mut c = Compiled {
@@ -158,48 +206,40 @@ impl Compiled {
             known_safe: true,
             warnings: Vec::new(),
         };
-        let mut layer_refs: Vec<LayerRef<'_>> = Vec::new();
-        let describe = |kind: &str, p: &PathBuf| format!("{kind} {}", p.display());
-        if let Some((p, f)) = &src.layers.user {
-            layer_refs.push(LayerRef {
-                prefix: "config.user",
-                label: describe("user config", p),
-                file: f,
-                trusted: true,
-            });
+        let layer_refs = layer_refs(src);
+        c.settle_sandbox(&layer_refs);
+        let mut gathered = Gathered::default();
+        for l in &layer_refs {
+            c.add_layer(l, resolver, &mut gathered)?;
         }
-        if let Some((p, f)) = &src.layers.project {
-            layer_refs.push(LayerRef {
-                prefix: "config.project",
-                label: describe("project config", p),
-                file: f,
-                trusted: src.project_trusted,
-            });
+        if let Some((path, sp)) = src.static_policy {
+            c.add_static_policy(path, sp, resolver)?;
         }
-        if let Some((p, f)) = &src.layers.explicit {
-            layer_refs.push(LayerRef {
-                prefix: "config.explicit",
-                label: describe("--config", p),
-                file: f,
-                trusted: true,
-            });
+        if src.flags.no_shell {
+            c.shell_disabled = Some((
+                "flag.no-shell".into(),
+                "the shell is disabled by --no-shell".into(),
+            ));
         }
+        if src.flags.no_filesystem {
+            c.fs_disabled = Some((
+                "flag.no-filesystem".into(),
+                "the file tools are disabled by --no-filesystem".into(),
+            ));
+        }
+        c.settle_patterns(gathered)?;
+        Ok(c)
+    }
 
-        let mut default_set: Option<(RuleDecision, String)> = None;
-        let mut patterns_off: Option<String> = None;
-        let mut patterns_on = false;
-        let mut deny_patterns: Vec<(String, String)> = Vec::new();
-        let mut allow_patterns: Vec<(String, String)> = Vec::new();
-        let invalid = |label: &str, message: String| PolicyError::Layer {
-            layer: label.to_string(),
-            message,
-        };
-
+    /// The sandbox the layers ask for: the user's config and --config set it; the project's may
+    /// only tighten it (what it may not do is said as a warning).
+    fn settle_sandbox(&mut self, layer_refs: &[LayerRef<'_>]) {
+        let c = self;
         let mut sandbox_profile: Option<(SandboxProfile, String)> = None;
         let mut project_profile: Option<SandboxProfile> = None;
         let mut network: Option<bool> = None;
         let mut project_network_off = false;
-        for l in &layer_refs {
+        for l in layer_refs {
             let shell = &l.file.options.shell;
             let project = l.prefix == "config.project";
             if project {
@@ -270,221 +310,229 @@ impl Compiled {
             _ => base,
         };
         c.sandbox.network = network.unwrap_or(false) && !project_network_off;
+    }
 
-        for l in &layer_refs {
-            let ignored = |c: &mut Compiled, what: String| {
-                c.warnings.push(format!(
-                    "{}: {what} ignored: the folder is not trusted (trust it with `pablo policy trust`)",
-                    l.label
-                ));
-            };
-            let opts = &l.file.options;
-            for (tool, mode) in &opts.tools {
+    /// One config layer's tool modes, shell rules and patterns, and file roots; what an
+    /// untrusted layer may not loosen is ignored with a warning.
+    fn add_layer(
+        &mut self,
+        l: &LayerRef<'_>,
+        resolver: &Resolver,
+        g: &mut Gathered,
+    ) -> Result<(), PolicyError> {
+        let c = self;
+        let ignored = |c: &mut Compiled, what: String| {
+            c.warnings.push(format!(
+                "{}: {what} ignored: the folder is not trusted (trust it with `pablo policy trust`)",
+                l.label
+            ));
+        };
+        let opts = &l.file.options;
+        for (tool, mode) in &opts.tools {
+            if !l.trusted && *mode == ToolMode::Auto {
+                ignored(c, format!("tools.{tool} = \"auto\""));
+                continue;
+            }
+            let id = format!("{}.tools.{tool}", l.prefix);
+            let stricter = c
+                .tool_modes
+                .get(tool)
+                .is_none_or(|(m, _)| mode_rank(*mode) > mode_rank(*m));
+            if stricter {
+                c.tool_modes.insert(tool.clone(), (*mode, id));
+            }
+        }
+        for (server, cfg) in &l.file.mcp_servers {
+            for (tool, mode) in &cfg.tools {
                 if !l.trusted && *mode == ToolMode::Auto {
-                    ignored(&mut c, format!("tools.{tool} = \"auto\""));
+                    ignored(c, format!("mcp_servers.{server}.tools.{tool} = \"auto\""));
                     continue;
                 }
-                let id = format!("{}.tools.{tool}", l.prefix);
+                let id = format!("{}.mcp_servers.{server}.tools.{tool}", l.prefix);
+                let key = (server.clone(), tool.clone());
                 let stricter = c
-                    .tool_modes
-                    .get(tool)
+                    .mcp_modes
+                    .get(&key)
                     .is_none_or(|(m, _)| mode_rank(*mode) > mode_rank(*m));
                 if stricter {
-                    c.tool_modes.insert(tool.clone(), (*mode, id));
+                    c.mcp_modes.insert(key, (*mode, id));
                 }
             }
-            for (server, cfg) in &l.file.mcp_servers {
-                for (tool, mode) in &cfg.tools {
-                    if !l.trusted && *mode == ToolMode::Auto {
-                        ignored(
-                            &mut c,
-                            format!("mcp_servers.{server}.tools.{tool} = \"auto\""),
-                        );
-                        continue;
-                    }
-                    let id = format!("{}.mcp_servers.{server}.tools.{tool}", l.prefix);
-                    let key = (server.clone(), tool.clone());
-                    let stricter = c
-                        .mcp_modes
-                        .get(&key)
-                        .is_none_or(|(m, _)| mode_rank(*mode) > mode_rank(*m));
-                    if stricter {
-                        c.mcp_modes.insert(key, (*mode, id));
-                    }
-                }
-            }
-            let shell = &opts.shell;
-            if shell.enabled == Some(false) && c.shell_disabled.is_none() {
-                c.shell_disabled = Some((
-                    format!("{}.shell.enabled", l.prefix),
-                    format!("the shell is disabled by {}", l.label),
-                ));
-            }
-            match shell.enable_deny_patterns {
-                Some(true) => patterns_on = true,
-                Some(false) if l.trusted => patterns_off = Some(l.label.clone()),
-                Some(false) => ignored(&mut c, "enable_deny_patterns = false".into()),
-                None => {}
-            }
-            for (i, p) in shell.custom_deny_patterns.iter().enumerate() {
-                deny_patterns.push((format!("{}.deny_pattern.{i}", l.prefix), p.clone()));
-            }
-            for (i, p) in shell.custom_allow_patterns.iter().enumerate() {
-                if l.trusted {
-                    allow_patterns.push((format!("{}.allow_pattern.{i}", l.prefix), p.clone()));
-                } else {
-                    ignored(&mut c, format!("custom_allow_patterns {p:?}"));
-                }
-            }
-            if let Some(launcher) = &shell.launcher {
-                if l.trusted {
-                    c.launcher = launcher.clone();
-                } else {
-                    ignored(&mut c, format!("launcher {launcher:?}"));
-                }
-            }
-            let cmds = &shell.commands;
-            if let Some(d) = cmds.default {
-                if !l.trusted && d == RuleDecision::Allow {
-                    ignored(&mut c, "commands.default = \"allow\"".into());
-                } else {
-                    let id = format!("{}.commands.default", l.prefix);
-                    let stricter = default_set
-                        .as_ref()
-                        .is_none_or(|(cur, _)| decision_rank(d) > decision_rank(*cur));
-                    if stricter {
-                        default_set = Some((d, id));
-                    }
-                }
-            }
-            let mut layer = RuleLayer {
-                source: l.label.clone(),
-                id: format!("{}.commands.allow", l.prefix),
-                ..Default::default()
-            };
-            if l.trusted {
-                layer.allow = cmds.allow.iter().map(|r| resolver.compile(r)).collect();
-            } else if !cmds.allow.is_empty() {
-                let ids: Vec<&str> = cmds.allow.iter().map(|r| r.id.as_str()).collect();
-                ignored(&mut c, format!("allow rules {}", ids.join(", ")));
-            }
-            layer.deny = cmds.deny.iter().map(|r| resolver.compile(r)).collect();
-            c.rule_layers.push(layer);
-
-            let fs = &opts.filesystem;
-            if fs.enabled == Some(false) && c.fs_disabled.is_none() {
-                c.fs_disabled = Some((
-                    format!("{}.filesystem.enabled", l.prefix),
-                    format!("the file tools are disabled by {}", l.label),
-                ));
-            }
-            let roots = |key: &str, globs: &[String]| -> Vec<RootRule> {
-                globs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, g)| RootRule {
-                        id: format!("{}.filesystem.{key}.{i}", l.prefix),
-                        glob: g.clone(),
-                    })
-                    .collect()
-            };
-            c.paths
-                .add_read_roots(&l.label, roots("read_roots", &fs.read_roots))
-                .map_err(|e| invalid(&l.label, e))?;
-            c.paths
-                .add_write_roots(&l.label, roots("write_roots", &fs.write_roots))
-                .map_err(|e| invalid(&l.label, e))?;
-            c.paths
-                .add_deny_roots(roots("deny_roots", &fs.deny_roots))
-                .map_err(|e| invalid(&l.label, e))?;
         }
-
-        if let Some((path, sp)) = src.static_policy {
-            let label = format!("--policy {}", path.display());
-            for r in &sp.tools.deny {
-                c.tool_denies.entry(r.tool.clone()).or_insert((
-                    r.id.clone(),
-                    format!("{} is denied by rule {} of {label}", r.tool, r.id),
-                ));
+        let shell = &opts.shell;
+        if shell.enabled == Some(false) && c.shell_disabled.is_none() {
+            c.shell_disabled = Some((
+                format!("{}.shell.enabled", l.prefix),
+                format!("the shell is disabled by {}", l.label),
+            ));
+        }
+        match shell.enable_deny_patterns {
+            Some(true) => g.patterns_on = true,
+            Some(false) if l.trusted => g.patterns_off = Some(l.label.clone()),
+            Some(false) => ignored(c, "enable_deny_patterns = false".into()),
+            None => {}
+        }
+        for (i, p) in shell.custom_deny_patterns.iter().enumerate() {
+            g.deny_patterns
+                .push((format!("{}.deny_pattern.{i}", l.prefix), p.clone()));
+        }
+        for (i, p) in shell.custom_allow_patterns.iter().enumerate() {
+            if l.trusted {
+                g.allow_patterns
+                    .push((format!("{}.allow_pattern.{i}", l.prefix), p.clone()));
+            } else {
+                ignored(c, format!("custom_allow_patterns {p:?}"));
             }
-            if !sp.tools.allow.is_empty() {
-                let listed = sp.tools.allow.iter().map(|r| r.tool.clone()).collect();
-                c.tool_allow_lists
-                    .push((format!("policy.tools.unlisted({label})"), listed));
+        }
+        if let Some(launcher) = &shell.launcher {
+            if l.trusted {
+                c.launcher = launcher.clone();
+            } else {
+                ignored(c, format!("launcher {launcher:?}"));
             }
-            let launcher_key = resolver.resolve(&c.launcher, ".").key;
-            for r in &sp.launchers.deny {
-                if resolver.resolve(&r.path, ".").key == launcher_key {
-                    c.launcher_refusal = Some((
-                        r.id.clone(),
-                        format!(
-                            "the launcher {} is denied by rule {} of {label}",
-                            c.launcher, r.id
-                        ),
-                    ));
+        }
+        let cmds = &shell.commands;
+        if let Some(d) = cmds.default {
+            if !l.trusted && d == RuleDecision::Allow {
+                ignored(c, "commands.default = \"allow\"".into());
+            } else {
+                let id = format!("{}.commands.default", l.prefix);
+                let stricter = g
+                    .default_set
+                    .as_ref()
+                    .is_none_or(|(cur, _)| decision_rank(d) > decision_rank(*cur));
+                if stricter {
+                    g.default_set = Some((d, id));
                 }
             }
-            if c.launcher_refusal.is_none()
-                && !sp.launchers.allow.is_empty()
-                && !sp
-                    .launchers
-                    .allow
-                    .iter()
-                    .any(|r| resolver.resolve(&r.path, ".").key == launcher_key)
-            {
+        }
+        let mut layer = RuleLayer {
+            source: l.label.clone(),
+            id: format!("{}.commands.allow", l.prefix),
+            ..Default::default()
+        };
+        if l.trusted {
+            layer.allow = cmds.allow.iter().map(|r| resolver.compile(r)).collect();
+        } else if !cmds.allow.is_empty() {
+            let ids: Vec<&str> = cmds.allow.iter().map(|r| r.id.as_str()).collect();
+            ignored(c, format!("allow rules {}", ids.join(", ")));
+        }
+        layer.deny = cmds.deny.iter().map(|r| resolver.compile(r)).collect();
+        c.rule_layers.push(layer);
+
+        let fs = &opts.filesystem;
+        if fs.enabled == Some(false) && c.fs_disabled.is_none() {
+            c.fs_disabled = Some((
+                format!("{}.filesystem.enabled", l.prefix),
+                format!("the file tools are disabled by {}", l.label),
+            ));
+        }
+        let roots = |key: &str, globs: &[String]| -> Vec<RootRule> {
+            globs
+                .iter()
+                .enumerate()
+                .map(|(i, g)| RootRule {
+                    id: format!("{}.filesystem.{key}.{i}", l.prefix),
+                    glob: g.clone(),
+                })
+                .collect()
+        };
+        c.paths
+            .add_read_roots(&l.label, roots("read_roots", &fs.read_roots))
+            .map_err(|e| invalid(&l.label, e))?;
+        c.paths
+            .add_write_roots(&l.label, roots("write_roots", &fs.write_roots))
+            .map_err(|e| invalid(&l.label, e))?;
+        c.paths
+            .add_deny_roots(roots("deny_roots", &fs.deny_roots))
+            .map_err(|e| invalid(&l.label, e))?;
+        Ok(())
+    }
+
+    /// A `--policy` file: tool denies and allow lists, launcher rules, file roots.
+    fn add_static_policy(
+        &mut self,
+        path: &Path,
+        sp: &StaticPolicy,
+        resolver: &Resolver,
+    ) -> Result<(), PolicyError> {
+        let c = self;
+        let label = format!("--policy {}", path.display());
+        for r in &sp.tools.deny {
+            c.tool_denies.entry(r.tool.clone()).or_insert((
+                r.id.clone(),
+                format!("{} is denied by rule {} of {label}", r.tool, r.id),
+            ));
+        }
+        if !sp.tools.allow.is_empty() {
+            let listed = sp.tools.allow.iter().map(|r| r.tool.clone()).collect();
+            c.tool_allow_lists
+                .push((format!("policy.tools.unlisted({label})"), listed));
+        }
+        let launcher_key = resolver.resolve(&c.launcher, ".").key;
+        for r in &sp.launchers.deny {
+            if resolver.resolve(&r.path, ".").key == launcher_key {
                 c.launcher_refusal = Some((
-                    "policy.launchers.unlisted".into(),
+                    r.id.clone(),
                     format!(
-                        "the launcher {} is not in the launcher allow list of {label}",
-                        c.launcher
+                        "the launcher {} is denied by rule {} of {label}",
+                        c.launcher, r.id
                     ),
                 ));
             }
-            let to_roots = |v: &[super::static_policy::GlobRule]| -> Vec<RootRule> {
-                v.iter()
-                    .map(|g| RootRule {
-                        id: g.id.clone(),
-                        glob: g.glob.clone(),
-                    })
-                    .collect()
-            };
-            c.paths
-                .add_read_roots(&label, to_roots(&sp.filesystem.read))
-                .map_err(|e| invalid(&label, e))?;
-            c.paths
-                .add_write_roots(&label, to_roots(&sp.filesystem.write))
-                .map_err(|e| invalid(&label, e))?;
-            c.paths
-                .add_deny_roots(to_roots(&sp.filesystem.deny))
-                .map_err(|e| invalid(&label, e))?;
         }
+        if c.launcher_refusal.is_none()
+            && !sp.launchers.allow.is_empty()
+            && !sp
+                .launchers
+                .allow
+                .iter()
+                .any(|r| resolver.resolve(&r.path, ".").key == launcher_key)
+        {
+            c.launcher_refusal = Some((
+                "policy.launchers.unlisted".into(),
+                format!(
+                    "the launcher {} is not in the launcher allow list of {label}",
+                    c.launcher
+                ),
+            ));
+        }
+        let to_roots = |v: &[super::static_policy::GlobRule]| -> Vec<RootRule> {
+            v.iter()
+                .map(|g| RootRule {
+                    id: g.id.clone(),
+                    glob: g.glob.clone(),
+                })
+                .collect()
+        };
+        c.paths
+            .add_read_roots(&label, to_roots(&sp.filesystem.read))
+            .map_err(|e| invalid(&label, e))?;
+        c.paths
+            .add_write_roots(&label, to_roots(&sp.filesystem.write))
+            .map_err(|e| invalid(&label, e))?;
+        c.paths
+            .add_deny_roots(to_roots(&sp.filesystem.deny))
+            .map_err(|e| invalid(&label, e))?;
+        Ok(())
+    }
 
-        if src.flags.no_shell {
-            c.shell_disabled = Some((
-                "flag.no-shell".into(),
-                "the shell is disabled by --no-shell".into(),
-            ));
+    /// The default decision and the deny and allow pattern lists, once every layer is read.
+    fn settle_patterns(&mut self, g: Gathered) -> Result<(), PolicyError> {
+        if let Some(d) = g.default_set {
+            self.default = d;
         }
-        if src.flags.no_filesystem {
-            c.fs_disabled = Some((
-                "flag.no-filesystem".into(),
-                "the file tools are disabled by --no-filesystem".into(),
-            ));
-        }
-        if let Some(d) = default_set {
-            c.default = d;
-        }
-        let patterns_enabled = patterns_on || patterns_off.is_none();
+        let patterns_enabled = g.patterns_on || g.patterns_off.is_none();
         if patterns_enabled {
-            c.deny_patterns = PatternList::builtin_deny();
+            self.deny_patterns = PatternList::builtin_deny();
         }
-        let custom = PatternList::new(deny_patterns).map_err(|e| invalid("deny patterns", e))?;
-        c.deny_patterns
+        let custom = PatternList::new(g.deny_patterns).map_err(|e| invalid("deny patterns", e))?;
+        self.deny_patterns
             .extend(&custom)
             .map_err(|e| invalid("deny patterns", e))?;
-        c.allow_patterns =
-            PatternList::new(allow_patterns).map_err(|e| invalid("allow patterns", e))?;
-        Ok(c)
+        self.allow_patterns =
+            PatternList::new(g.allow_patterns).map_err(|e| invalid("allow patterns", e))?;
+        Ok(())
     }
 
     /// Layers whose allow list is not empty: each must allow a command for it to run.

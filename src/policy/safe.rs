@@ -674,41 +674,57 @@ impl SafeReads {
                 }
             }
         }
+        let scan = Scan {
+            operands,
+            pattern_given,
+            sed_script,
+            sed_quiet,
+            follows_links,
+            recursive,
+            hidden,
+            names_only,
+            rg_globs,
+        };
+        self.operands_are_safe(prog, &scan, cwd)
+    }
+
+    /// The operands [`Self::generic`] found, checked as the program's kind reads them.
+    fn operands_are_safe(&self, prog: &Program, scan: &Scan<'_>, cwd: &str) -> Result<(), NotSafe> {
         match prog.operands {
             Operands::Text => Ok(()),
             Operands::Paths => {
-                operands.iter().try_for_each(|o| self.path(o, cwd))?;
-                if recursive {
+                scan.operands.iter().try_for_each(|o| self.path(o, cwd))?;
+                if scan.recursive {
                     let walk = Walk {
                         follow: false,
                         hidden: true,
                         taken_back: None,
                     };
-                    for root in &operands {
+                    for root in &scan.operands {
                         self.recursive_read_is_clean(root, cwd, &walk)?;
                     }
                 }
                 Ok(())
             }
             Operands::OnePath => {
-                if operands.len() > 1 {
+                if scan.operands.len() > 1 {
                     return Err(format!("`{}` with a second operand writes it", prog.name));
                 }
-                operands.iter().try_for_each(|o| self.path(o, cwd))
+                scan.operands.iter().try_for_each(|o| self.path(o, cwd))
             }
             Operands::PatternThenPaths => {
-                let skip = usize::from(!pattern_given);
-                let paths: Vec<&str> = operands.iter().skip(skip).copied().collect();
+                let skip = usize::from(!scan.pattern_given);
+                let paths: Vec<&str> = scan.operands.iter().skip(skip).copied().collect();
                 paths.iter().try_for_each(|o| self.path(o, cwd))?;
-                if (recursive && !names_only) || follows_links {
+                if (scan.recursive && !scan.names_only) || scan.follows_links {
                     // For rg, only a credential file one of its own globs takes back counts.
-                    let taken_back = (prog.name == "rg").then(|| positive_globs(&rg_globs));
+                    let taken_back = (prog.name == "rg").then(|| positive_globs(&scan.rg_globs));
                     // No path: the recursion starts at the working directory.
                     let roots = if paths.is_empty() { vec!["."] } else { paths };
                     for root in roots {
                         let walk = Walk {
-                            follow: follows_links,
-                            hidden,
+                            follow: scan.follows_links,
+                            hidden: scan.hidden,
                             taken_back: taken_back.as_ref(),
                         };
                         self.recursive_read_is_clean(root, cwd, &walk)?;
@@ -717,11 +733,11 @@ impl SafeReads {
                 Ok(())
             }
             Operands::Sed => {
-                if !sed_quiet {
+                if !scan.sed_quiet {
                     return Err("`sed` is a known-safe read only with -n and p commands".into());
                 }
-                let mut rest = operands.iter();
-                if !sed_script {
+                let mut rest = scan.operands.iter();
+                if !scan.sed_script {
                     let script = rest
                         .next()
                         .ok_or_else(|| "`sed` without a script".to_string())?;
@@ -907,6 +923,20 @@ fn resolve_existing(path: &Path) -> Option<PathBuf> {
             return Some(out);
         }
     }
+}
+
+/// What a scan of a known-safe program's options found: its operands and the options that
+/// change what those operands mean.
+struct Scan<'a> {
+    operands: Vec<&'a str>,
+    pattern_given: bool,
+    sed_script: bool,
+    sed_quiet: bool,
+    follows_links: bool,
+    recursive: bool,
+    hidden: bool,
+    names_only: bool,
+    rg_globs: Vec<&'a str>,
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -25,7 +25,7 @@ use super::{Host, Tool, ToolContext, ToolResult};
 use crate::core::{Coded, ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::process::sandbox::SandboxSettings;
 use crate::process::{
-    self, HOST_MAX_OUTPUT_BYTES, HOST_MAX_TIMEOUT, ProcessError, RunReport, RunRequest,
+    self, HOST_MAX_OUTPUT_BYTES, HOST_MAX_TIMEOUT, ProcessError, RunReport, RunRequest, Sandbox,
     SessionRequest, ShellSettings, SpawnSpec,
 };
 use crate::protocol::describe::{CallView, ResultView, plural, seconds};
@@ -123,6 +123,57 @@ struct Args {
 
 fn invalid(message: String) -> ToolFailure {
     ToolFailure::new(ErrorCode::InvalidArguments, format!("shell.run: {message}"))
+}
+
+/// A foreground run as the tool's result: cancelled and cleanup failures as failures with the
+/// report in their data, a sandbox denial named when the output shows one.
+fn foreground_result(
+    result: Result<RunReport, ProcessError>,
+    pty: bool,
+    profile: SandboxProfile,
+    sandbox: &Sandbox,
+    cwd: &Path,
+) -> Result<ToolResult, ToolFailure> {
+    match result {
+        Ok(report) if report.cancelled => Err(ToolFailure::new(
+            ErrorCode::Cancelled,
+            format!(
+                "the command was interrupted after {} ms; its process group was stopped",
+                report.duration.as_millis()
+            ),
+        )
+        .with_data(report_data(&self::report(&report, pty)))),
+        Ok(report) => {
+            let mut out = self::report(&report, pty);
+            out.sandbox = Some(profile.label().to_string());
+            let failed = report.exit.code != Some(0) && !report.timed_out;
+            if failed && let Some(d) = process::sandbox::denial(&out.output, sandbox, cwd) {
+                out.sandbox_denied = Some(SandboxDenied {
+                    code: ErrorCode::SandboxDenied,
+                    kind: d.kind.to_string(),
+                    message: d.message(profile),
+                    path: d.path,
+                });
+            }
+            Ok(ShellRunResult::Finished(out).into())
+        }
+        Err(ProcessError::CleanupFailed {
+            pgid,
+            survivors,
+            report,
+        }) => {
+            let mut data = report_data(&self::report(&report, pty));
+            data["pgid"] = json!(pgid);
+            data["survivors"] = json!(survivors);
+            let e = ProcessError::CleanupFailed {
+                pgid,
+                survivors,
+                report,
+            };
+            Err(ToolFailure::new(e.code(), e.to_string()).with_data(data))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn parse(args: &Value) -> Result<Args, ToolFailure> {
@@ -253,6 +304,42 @@ fn report_data(r: &CommandReport) -> Value {
     serde_json::to_value(r).unwrap_or(Value::Null)
 }
 
+impl ShellRun {
+    /// The command's environment: the configured one, without git's and rg's variables for a
+    /// known-safe read (pablo points them at its sanitised configs), plus the sandbox's.
+    fn command_env(
+        &self,
+        a: &Args,
+        pty: bool,
+        choice: &SandboxChoice,
+        git: Option<&process::gitconfig::KnownSafeGit>,
+        ctx: &ToolContext,
+    ) -> Result<Vec<(String, String)>, ToolFailure> {
+        let settings = &ctx.host.sandbox;
+        let mut env = self.settings.env.for_command(&a.env, pty)?;
+        if choice.known_safe {
+            // The repository, its objects and its config are git's choice only through pablo.
+            env.retain(|(k, _)| {
+                !process::gitrepo::is_git_variable(k) && k != "RIPGREP_CONFIG_PATH"
+            });
+            // rg leaves credential files out (the policy relies on it for `rg` unasked).
+            let rg = process::gitconfig::ripgrep_config(
+                &ctx.host.state_dir.join("git"),
+                ctx.host.workspace.credential_names().patterns(),
+            )
+            .map_err(|e| {
+                ToolFailure::new(
+                    ErrorCode::SandboxFailed,
+                    format!("the known-safe read was not run: {e}"),
+                )
+            })?;
+            env.push(("RIPGREP_CONFIG_PATH".into(), rg.display().to_string()));
+        }
+        env.extend(sandbox_env(choice, settings, git));
+        Ok(env)
+    }
+}
+
 #[async_trait]
 impl Tool for ShellRun {
     fn name(&self) -> &'static str {
@@ -378,26 +465,7 @@ impl Tool for ShellRun {
             sandbox.overlays = prepared.overlays.clone();
             git = Some(prepared);
         }
-        let mut env = self.settings.env.for_command(&a.env, p.pty)?;
-        if choice.known_safe {
-            // The repository, its objects and its config are git's choice only through pablo.
-            env.retain(|(k, _)| {
-                !process::gitrepo::is_git_variable(k) && k != "RIPGREP_CONFIG_PATH"
-            });
-            // rg leaves credential files out (the policy relies on it for `rg` unasked).
-            let rg = process::gitconfig::ripgrep_config(
-                &ctx.host.state_dir.join("git"),
-                ctx.host.workspace.credential_names().patterns(),
-            )
-            .map_err(|e| {
-                ToolFailure::new(
-                    ErrorCode::SandboxFailed,
-                    format!("the known-safe read was not run: {e}"),
-                )
-            })?;
-            env.push(("RIPGREP_CONFIG_PATH".into(), rg.display().to_string()));
-        }
-        env.extend(sandbox_env(&choice, settings, git.as_ref()));
+        let env = self.command_env(&a, p.pty, &choice, git.as_ref(), ctx)?;
         let spawn = SpawnSpec {
             launcher: self.settings.launcher.clone(),
             command: p.command.clone(),
@@ -482,46 +550,7 @@ impl Tool for ShellRun {
             });
         })
         .await;
-        match result {
-            Ok(report) if report.cancelled => Err(ToolFailure::new(
-                ErrorCode::Cancelled,
-                format!(
-                    "the command was interrupted after {} ms; its process group was stopped",
-                    report.duration.as_millis()
-                ),
-            )
-            .with_data(report_data(&self::report(&report, p.pty)))),
-            Ok(report) => {
-                let mut out = self::report(&report, p.pty);
-                out.sandbox = Some(choice.profile.label().to_string());
-                let failed = report.exit.code != Some(0) && !report.timed_out;
-                if failed && let Some(d) = process::sandbox::denial(&out.output, &sandbox, &cwd) {
-                    out.sandbox_denied = Some(SandboxDenied {
-                        code: ErrorCode::SandboxDenied,
-                        kind: d.kind.to_string(),
-                        message: d.message(choice.profile),
-                        path: d.path,
-                    });
-                }
-                Ok(ShellRunResult::Finished(out).into())
-            }
-            Err(ProcessError::CleanupFailed {
-                pgid,
-                survivors,
-                report,
-            }) => {
-                let mut data = report_data(&self::report(&report, p.pty));
-                data["pgid"] = json!(pgid);
-                data["survivors"] = json!(survivors);
-                let e = ProcessError::CleanupFailed {
-                    pgid,
-                    survivors,
-                    report,
-                };
-                Err(ToolFailure::new(e.code(), e.to_string()).with_data(data))
-            }
-            Err(e) => Err(e.into()),
-        }
+        foreground_result(result, p.pty, choice.profile, &sandbox, &cwd)
     }
 }
 

@@ -101,9 +101,11 @@ pub fn stable_prefix(text: &str) -> usize {
         } else if !in_fence {
             table_start = None;
         }
-        // A blank line goes with the text after it: at the end it would be one line too many.
-        if !in_fence && !trimmed.is_empty() {
-            stable = table_start.unwrap_or(pos);
+        // A blank line goes with the text after it: at the end it would be one line too many
+        // (each part is rendered with its trailing line breaks trimmed). So the blank lines
+        // before a table stay with the table, and a table's rows move nothing until it ends.
+        if !in_fence && !trimmed.is_empty() && table_start.is_none() {
+            stable = pos;
         }
     }
     stable
@@ -117,10 +119,30 @@ fn table_cells(row: &str) -> Vec<&str> {
     t.split('|').map(str::trim).collect()
 }
 
+/// Where a column's cells sit, from its delimiter cell (`:--`, `:-:`, `--:`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Align {
+    Left,
+    Center,
+    Right,
+}
+
+fn column_aligns(delimiter: &str) -> Vec<Align> {
+    table_cells(delimiter)
+        .iter()
+        .map(|c| match (c.starts_with(':'), c.ends_with(':')) {
+            (true, true) => Align::Center,
+            (false, true) => Align::Right,
+            _ => Align::Left,
+        })
+        .collect()
+}
+
 /// A table drawn with box lines, its columns as wide as their widest cell; when that is wider
 /// than `width`, the widest columns give way and their cells wrap.
 fn table(rows: &[&str], width: usize, out: &mut Vec<Line<'static>>) {
     let header = table_cells(rows[0]);
+    let aligns = column_aligns(rows[1]);
     let body: Vec<Vec<&str>> = rows[2..].iter().map(|r| table_cells(r)).collect();
     let cols = header
         .len()
@@ -159,16 +181,22 @@ fn table(rows: &[&str], width: usize, out: &mut Vec<Line<'static>>) {
         ))
     };
     out.push(border("┌", "┬", "┐"));
-    table_row(&header, &widths, true, out);
+    table_row(&header, &widths, &aligns, true, out);
     out.push(border("├", "┼", "┤"));
     for r in &body {
-        table_row(r, &widths, false, out);
+        table_row(r, &widths, &aligns, false, out);
     }
     out.push(border("└", "┴", "┘"));
 }
 
 /// One row of a table: each cell wrapped to its column, the row as tall as its tallest cell.
-fn table_row(row: &[&str], widths: &[usize], header: bool, out: &mut Vec<Line<'static>>) {
+fn table_row(
+    row: &[&str],
+    widths: &[usize],
+    aligns: &[Align],
+    header: bool,
+    out: &mut Vec<Line<'static>>,
+) {
     let style = if header {
         theme::bold()
     } else {
@@ -189,10 +217,15 @@ fn table_row(row: &[&str], widths: &[usize], header: bool, out: &mut Vec<Line<'s
         let mut spans = vec![Span::styled("│", theme::dim())];
         for (c, w) in widths.iter().enumerate() {
             let line = wrapped[c].get(k).cloned().unwrap_or_default();
-            let used = super::text::line_width(&line);
-            spans.push(Span::raw(" "));
+            let free = w.saturating_sub(super::text::line_width(&line));
+            let before = match aligns.get(c).copied().unwrap_or(Align::Left) {
+                Align::Left => 0,
+                Align::Center => free / 2,
+                Align::Right => free,
+            };
+            spans.push(Span::raw(" ".repeat(before + 1)));
             spans.extend(line.spans);
-            spans.push(Span::raw(" ".repeat(w.saturating_sub(used) + 1)));
+            spans.push(Span::raw(" ".repeat(free - before + 1)));
             spans.push(Span::styled("│", theme::dim()));
         }
         out.push(Line::from(spans));
@@ -428,12 +461,22 @@ mod tests {
                 "┌────────┬───────┐",
                 "│ name   │ count │",
                 "├────────┼───────┤",
-                "│ apples │ 3     │",
-                "│ kiwis  │ 12    │",
+                "│ apples │     3 │",
+                "│ kiwis  │    12 │",
                 "└────────┴───────┘",
                 "after",
             ]
         );
+    }
+
+    #[test]
+    fn a_tables_columns_sit_where_their_delimiter_colons_say() {
+        let lines = plain(&render(
+            "| name | n | mid |\n|:--|--:|:-:|\n| a | 7 | x |\n| bb | 123 | yyy |",
+            40,
+        ));
+        assert_eq!(lines[3], "│ a    │   7 │  x  │", "{lines:#?}");
+        assert_eq!(lines[4], "│ bb   │ 123 │ yyy │", "{lines:#?}");
     }
 
     #[test]
@@ -461,6 +504,17 @@ mod tests {
         assert_eq!(stable_prefix(table), 6);
         let done = format!("{table}after\n");
         assert_eq!(stable_prefix(&done), done.len());
+        // The blank line before a table waits with the table, so it is not lost at a cut.
+        assert_eq!(stable_prefix("intro\n\n| a |\n|---|\n| 1 |\n"), 6);
+    }
+
+    #[test]
+    fn a_blank_line_before_a_table_survives_the_cut_of_a_streaming_answer() {
+        let md = "1. first\n2. second\n\n| x | y |\n|--:|---|\n| 1 | 2 |\n";
+        let cut = stable_prefix(md);
+        let mut parts = plain(&render(md[..cut].trim_end_matches('\n'), 30));
+        parts.extend(plain(&render(&md[cut..], 30)));
+        assert_eq!(parts, plain(&render(md, 30)));
     }
 
     #[test]

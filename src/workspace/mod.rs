@@ -13,22 +13,19 @@
 
 pub mod credentials;
 pub mod diff;
+mod install;
 pub mod node;
 pub mod path;
 pub mod search;
 
-use std::ffi::OsStr;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use tokio_util::sync::CancellationToken;
 
 use crate::config::FilesystemOptions;
 use crate::core::Coded;
@@ -37,6 +34,8 @@ pub use node::{NewNode, Node};
 pub use path::{PathRule, RelPath};
 
 pub use credentials::{CREDENTIAL_NAMES, CredentialNames};
+pub use install::is_temp_name;
+use install::{TempGuard, create_temp, remove_stale_temps, temp_name_for};
 
 /// Suffix of the private temporary files written next to a target during a commit.
 pub const TEMP_SUFFIX: &str = ".pablo-tmp";
@@ -259,8 +258,6 @@ pub struct Workspace {
     refused: CredentialNames,
     options: WorkspaceOptions,
 }
-
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 pub(crate) fn io_err(path: &str, op: &'static str, e: impl Into<io::Error>) -> WorkspaceError {
     WorkspaceError::Io {
@@ -688,104 +685,6 @@ impl Workspace {
         list_into(rel, &fd, depth.max(1), max_entries, visible, &mut out)?;
         Ok(out)
     }
-
-    /// Replaces (or creates) `rel` with `bytes`, atomically, if its revision is still
-    /// `expected` (`None`: the file must not exist). See the module docs for the steps.
-    pub fn install(
-        &self,
-        rel: &RelPath,
-        bytes: &[u8],
-        expected: Option<&str>,
-        cancel: &CancellationToken,
-    ) -> Result<Installed, WorkspaceError> {
-        self.install_with(rel, bytes, expected, cancel, &mut |_| Ok(()))
-    }
-
-    /// [`Workspace::install`], handing `before` the bytes being replaced (`None`: a new file)
-    /// once they have passed the revision check and before anything is written: what `before`
-    /// sees is exactly what the rename will replace, or the install fails. An error from `before`
-    /// stops the install with nothing written (a checkpoint that cannot be kept).
-    pub fn install_with(
-        &self,
-        rel: &RelPath,
-        bytes: &[u8],
-        expected: Option<&str>,
-        cancel: &CancellationToken,
-        before: &mut dyn FnMut(Option<&FileBytes>) -> Result<(), WorkspaceError>,
-    ) -> Result<Installed, WorkspaceError> {
-        let name = rel.file_name().ok_or_else(|| WorkspaceError::IsDirectory {
-            path: ".".to_string(),
-        })?;
-        self.check_not_credential(rel)?;
-        let dir = self.open_parent(rel, expected.is_none())?;
-        let current = self.read_in_dir(rel, &dir, name)?;
-        check_expected(rel, expected, current.as_ref().map(|c| c.revision.as_str()))?;
-        before(current.as_ref())?;
-        remove_stale_temps(&dir, name);
-
-        // The original's permission bits; a new file gets the usual 0666 less the umask.
-        let mode = current.as_ref().map(|c| c.mode);
-        let temp_name = temp_name_for(name);
-        // The creation mode is filtered by the umask; the original bits are put back exactly.
-        let guard = create_temp(
-            rel,
-            &dir,
-            &temp_name,
-            bytes,
-            mode.unwrap_or(0o666) & 0o777,
-            mode,
-        )?;
-
-        // Last checks, as close to the rename as possible.
-        if cancel.is_cancelled() {
-            return Err(WorkspaceError::Cancelled {
-                path: rel.to_string(),
-            });
-        }
-        let now = self.read_in_dir(rel, &dir, name)?;
-        check_expected(rel, expected, now.as_ref().map(|c| c.revision.as_str()))?;
-
-        let renamed = if expected.is_none() {
-            // A file that appeared since the check must not be clobbered.
-            match rustix::fs::renameat_with(
-                &dir,
-                temp_name.as_str(),
-                &dir,
-                name,
-                RenameFlags::NOREPLACE,
-            ) {
-                Err(Errno::INVAL) | Err(Errno::NOSYS) => {
-                    rustix::fs::renameat(&dir, temp_name.as_str(), &dir, name)
-                }
-                other => other,
-            }
-        } else {
-            rustix::fs::renameat(&dir, temp_name.as_str(), &dir, name)
-        };
-        match renamed {
-            Ok(()) => {}
-            Err(Errno::EXIST) => {
-                return Err(WorkspaceError::AlreadyExists {
-                    path: rel.to_string(),
-                    current: self
-                        .read_in_dir(rel, &dir, name)
-                        .ok()
-                        .flatten()
-                        .map(|f| f.revision)
-                        .unwrap_or_default(),
-                });
-            }
-            Err(e) => return Err(io_err(rel.display(), "rename into place", e)),
-        }
-        guard.disarm();
-        // Committed from here on; a failed directory fsync only weakens durability.
-        let durable = rustix::fs::fsync(&dir).is_ok();
-        Ok(Installed {
-            revision: revision_of(bytes),
-            created: current.is_none(),
-            durable,
-        })
-    }
 }
 
 /// The bytes as text: a NUL byte means binary, anything else must be UTF-8.
@@ -926,140 +825,6 @@ fn read_verified(
     })
 }
 
-fn check_expected(
-    rel: &RelPath,
-    expected: Option<&str>,
-    current: Option<&str>,
-) -> Result<(), WorkspaceError> {
-    match (expected, current) {
-        (None, None) => Ok(()),
-        (None, Some(cur)) => Err(WorkspaceError::AlreadyExists {
-            path: rel.to_string(),
-            current: cur.to_string(),
-        }),
-        (Some(_), None) => Err(WorkspaceError::RevisionMismatch {
-            path: rel.to_string(),
-            detail: "the file no longer exists; to create it, pass expected_revision: null"
-                .to_string(),
-            current: None,
-        }),
-        (Some(exp), Some(cur)) if exp.eq_ignore_ascii_case(cur) => Ok(()),
-        (Some(exp), Some(cur)) => Err(WorkspaceError::RevisionMismatch {
-            path: rel.to_string(),
-            detail: format!(
-                "the file changed: expected revision {exp}, current revision is {cur}; read it \
-                 again and redo the change"
-            ),
-            current: Some(cur.to_string()),
-        }),
-    }
-}
-
-/// Removes the temporary file unless the rename happened.
-/// Writes `bytes` to a new temporary file `temp_name` in `dir` (created with `create_mode`, then
-/// set to exactly `exact_mode` when given) and fsyncs it. The returned guard removes the file
-/// unless disarmed after the rename; a failure on the way removes it at once.
-fn create_temp<'a>(
-    rel: &RelPath,
-    dir: &'a OwnedFd,
-    temp_name: &'a str,
-    bytes: &[u8],
-    create_mode: u32,
-    exact_mode: Option<u32>,
-) -> Result<TempGuard<'a>, WorkspaceError> {
-    let tmp = rustix::fs::openat(
-        dir,
-        temp_name,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(create_mode),
-    )
-    .map_err(|e| io_err(rel.display(), "create a temporary file", e))?;
-    let guard = TempGuard {
-        dir,
-        name: temp_name,
-        armed: true,
-    };
-    let mut file = std::fs::File::from(tmp);
-    file.write_all(bytes)
-        .map_err(|e| io_err(rel.display(), "write the temporary file", e))?;
-    if let Some(m) = exact_mode {
-        rustix::fs::fchmod(&file, Mode::from_raw_mode(m))
-            .map_err(|e| io_err(rel.display(), "set the file mode", e))?;
-    }
-    file.sync_all()
-        .map_err(|e| io_err(rel.display(), "fsync the temporary file", e))?;
-    Ok(guard)
-}
-
-struct TempGuard<'a> {
-    dir: &'a OwnedFd,
-    name: &'a str,
-    armed: bool,
-}
-
-impl TempGuard<'_> {
-    fn disarm(mut self) {
-        self.armed = false;
-    }
-}
-
-impl Drop for TempGuard<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = rustix::fs::unlinkat(self.dir, self.name, AtFlags::empty());
-        }
-    }
-}
-
-/// `.NAME.PID-N-RANDOM.pablo-tmp`, kept under the 255-byte name limit.
-fn temp_name_for(name: &str) -> String {
-    let mut stem: String = String::new();
-    for ch in name.chars() {
-        if stem.len() + ch.len_utf8() > 180 {
-            break;
-        }
-        stem.push(ch);
-    }
-    format!(
-        ".{stem}.{}-{}-{:08x}{TEMP_SUFFIX}",
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed),
-        fastrand::u32(..)
-    )
-}
-
-/// The pid in a temporary name made by [`temp_name_for`] for `name`.
-fn temp_owner(entry: &str, name: &str) -> Option<u32> {
-    let stem_prefix = format!(".{}", name.get(..name.len().min(180)).unwrap_or(name));
-    let rest = entry.strip_suffix(TEMP_SUFFIX)?;
-    let rest = rest.strip_prefix(stem_prefix.as_str())?;
-    let rest = rest.strip_prefix('.')?;
-    rest.split('-').next()?.parse().ok()
-}
-
-/// Deletes temporary files for `name` left by processes that no longer run (a crash or SIGKILL
-/// between create and rename). Files of live processes are theirs to finish.
-fn remove_stale_temps(dir: &OwnedFd, name: &str) {
-    let Ok(entries) = rustix::fs::Dir::read_from(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Ok(entry_name) = entry.file_name().to_str() else {
-            continue;
-        };
-        let Some(pid) = temp_owner(entry_name, name) else {
-            continue;
-        };
-        let alive = pid == std::process::id()
-            || rustix::process::Pid::from_raw(pid as i32)
-                .map(|p| rustix::process::test_kill_process(p) != Err(Errno::SRCH))
-                .unwrap_or(false);
-        if !alive {
-            let _ = rustix::fs::unlinkat(dir, entry_name, AtFlags::empty());
-        }
-    }
-}
-
 fn list_into(
     rel: &RelPath,
     dir: &OwnedFd,
@@ -1127,32 +892,9 @@ fn list_into(
     Ok(())
 }
 
-/// Whether `name` (from a directory entry) is a temporary file of ours.
-pub fn is_temp_name(name: &OsStr) -> bool {
-    name.as_bytes().ends_with(TEMP_SUFFIX.as_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn temp_names_carry_the_pid_and_are_recognised() {
-        let t = temp_name_for("notes.txt");
-        assert!(t.starts_with(".notes.txt."), "{t}");
-        assert!(is_temp_name(OsStr::new(&t)));
-        assert_eq!(temp_owner(&t, "notes.txt"), Some(std::process::id()));
-        assert_eq!(temp_owner(&t, "notes"), None);
-        assert_eq!(temp_owner(".notes.txt.x", "notes.txt"), None);
-    }
-
-    #[test]
-    fn temp_name_of_a_long_name_fits_in_255_bytes() {
-        let long = "é".repeat(127);
-        let t = temp_name_for(&long);
-        assert!(t.len() <= 255, "{}", t.len());
-        assert_eq!(temp_owner(&t, &long), Some(std::process::id()));
-    }
 
     #[test]
     fn text_shape_follows_the_old_file() {
