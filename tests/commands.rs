@@ -138,7 +138,7 @@ async fn two_turn_session(sb: &Sandbox, server: &ScriptedServer) -> String {
     server.push(call(
         "w1",
         "fs_write",
-        &serde_json::json!({"path": "NOTES.md", "content": "remember the milk\n"}),
+        &serde_json::json!({"path": "NOTES.md", "text": "remember the milk\n", "expected_revision": null}),
     ));
     server.push(say("I wrote the note."));
     let first = ran(pablo(
@@ -307,7 +307,7 @@ async fn completions_for_every_shell_are_generated_and_bash_accepts_its_script()
         let out = ran(bare(&sb, &["completions", shell])).await;
         let script = text(&out.stdout);
         assert!(script.contains("export"), "{shell}: {script}");
-        assert!(script.contains("--output-last-message"), "{shell}");
+        assert!(script.contains("output-last-message"), "{shell}");
         if shell == "bash" {
             let file = sb.root().join("pablo.bash");
             std::fs::write(&file, &script).unwrap();

@@ -150,7 +150,7 @@ async fn init_runs_a_command_and_proposes_an_agents_md_naming_it_as_a_diff_that_
     server.push(call(
         "i2",
         "fs_write",
-        &serde_json::json!({"path": "AGENTS.md", "content": agents}),
+        &serde_json::json!({"path": "AGENTS.md", "text": agents, "expected_revision": null}),
     ));
     server.push(say("Wrote AGENTS.md with the test command."));
     let mut t = start(&sandbox, &server);
@@ -161,7 +161,8 @@ async fn init_runs_a_command_and_proposes_an_agents_md_naming_it_as_a_diff_that_
     t.send("y");
     // The proposal is a diff, asked like any edit.
     t.wait_for("Create AGENTS.md?");
-    t.wait_for("+- `make test`: runs the tests");
+    t.wait_for("new file");
+    t.wait_for("+ - `make test`: runs the tests (checked: all 3 pass)");
     assert!(
         !ws.join("AGENTS.md").exists(),
         "written before it was allowed"
