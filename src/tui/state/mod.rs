@@ -309,6 +309,23 @@ impl AppState {
         s.status.policy_mode = setup.policy_mode;
         s.status.resume_command = setup.resume_command;
         s.composer.custom = setup.custom_commands;
+        // A built-in runs when a person's command has its name: said once, not found out later.
+        let shadowed: Vec<String> = s
+            .composer
+            .custom
+            .iter()
+            .filter(|c| super::commands::find(&c.name).is_some())
+            .map(|c| format!("/{} ({} commands)", c.name, c.source))
+            .collect();
+        for name in shadowed {
+            s.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "your command {name} has the name of a built-in command, which runs instead; \
+                     rename its file to use it"
+                ),
+            );
+        }
         s.screen.notifications = setup.notifications;
         s.screen.inline = setup.inline;
         s
