@@ -318,8 +318,10 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
         }
         let width = usize::from(
             rustix::termios::tcgetwinsize(std::io::stderr())
-                .map(|w| w.ws_col)
-                .unwrap_or(80)
+                .ok()
+                // A terminal that reports no size (0 columns) is taken to be 80 wide.
+                .filter(|w| w.ws_col > 0)
+                .map_or(80, |w| w.ws_col)
                 .max(10),
         );
         let short: String = text
