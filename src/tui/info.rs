@@ -353,44 +353,28 @@ fn mode_grants(mode: WorkMode) -> &'static str {
 
 /// `/status`: one fact a line, a label column and its value.
 fn status(r: &StatusReport) -> Vec<Line<'static>> {
-    let mut rows: Vec<(&str, String)> = Vec::new();
-    rows.push(("model", format!("{} · {}", r.model, r.provider)));
-    rows.push((
-        "context",
-        match r.context {
-            Some((used, window)) if window > 0 => format!(
-                "{} of {} tokens ({}%)",
-                grouped(used),
-                grouped(window),
-                used.saturating_mul(100) / window
-            ),
-            _ => "no model call yet".to_string(),
-        },
-    ));
-    let u = &r.usage;
-    rows.push((
-        "usage",
-        format!(
-            "{} turn{} · {} tokens in ({} from cache) · {} out",
-            r.turns,
-            if r.turns == 1 { "" } else { "s" },
-            grouped(u.input_tokens),
-            grouped(u.cached_input_tokens),
-            grouped(u.output_tokens)
+    let context = match r.context {
+        Some((used, window)) if window > 0 => format!(
+            "{} of {} tokens ({}%)",
+            grouped(used),
+            grouped(window),
+            used.saturating_mul(100) / window
         ),
-    ));
-    rows.push((
-        "cost",
-        match r.cost_usd {
-            Some(c) => format!("${c:.4}"),
-            None => "unknown (no prices for this model)".to_string(),
-        },
-    ));
-    rows.push((
-        "mode",
-        format!("{}: {}", r.mode.name(), mode_grants(r.mode)),
-    ));
-    rows.push(("authority", r.authority.clone()));
+        _ => "no model call yet".to_string(),
+    };
+    let u = &r.usage;
+    let usage = format!(
+        "{} turn{} · {} tokens in ({} from cache) · {} out",
+        r.turns,
+        if r.turns == 1 { "" } else { "s" },
+        grouped(u.input_tokens),
+        grouped(u.cached_input_tokens),
+        grouped(u.output_tokens)
+    );
+    let cost = match r.cost_usd {
+        Some(c) => format!("${c:.4}"),
+        None => "unknown (no prices for this model)".to_string(),
+    };
     let mcp = if r.mcp.is_empty() {
         "none configured".to_string()
     } else {
@@ -409,15 +393,24 @@ fn status(r: &StatusReport) -> Vec<Line<'static>> {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    rows.push(("MCP", mcp));
-    rows.push(("workspace", r.workspace.clone()));
-    rows.push((
-        "session",
-        match &r.resume_command {
-            Some(cmd) if !r.session_id.is_empty() => format!("{} ({cmd})", r.session_id),
-            _ => r.session_id.clone(),
-        },
-    ));
+    let session = match &r.resume_command {
+        Some(cmd) if !r.session_id.is_empty() => format!("{} ({cmd})", r.session_id),
+        _ => r.session_id.clone(),
+    };
+    let rows: [(&str, String); 9] = [
+        ("model", format!("{} · {}", r.model, r.provider)),
+        ("context", context),
+        ("usage", usage),
+        ("cost", cost),
+        (
+            "mode",
+            format!("{}: {}", r.mode.name(), mode_grants(r.mode)),
+        ),
+        ("authority", r.authority.clone()),
+        ("MCP", mcp),
+        ("workspace", r.workspace.clone()),
+        ("session", session),
+    ];
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     let mut lines = vec![Line::from(Span::styled("Status", theme::heading(2)))];
     for (label, value) in rows {
