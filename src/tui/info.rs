@@ -36,8 +36,8 @@ pub enum Info {
     Mcp { servers: Vec<McpServerView> },
     /// What a restore (`/undo`, `/rewind`, a revert from `/diff`) did.
     Restored(RestoreReport),
-    /// `/status` and `/cost`.
-    Status(StatusReport),
+    /// `/status` and `/cost` (boxed: the other blocks are far smaller).
+    Status(Box<StatusReport>),
 }
 
 /// What `/status` says: the session's model, what it has spent, what it may do, where.
@@ -332,7 +332,7 @@ fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push('\u{2009}');
         }
         out.push(c);

@@ -110,7 +110,7 @@ impl AppState {
             }
             CommandId::Status => {
                 let report = self.status_report();
-                self.transcript.push(CellKind::Info(Info::Status(report)));
+                self.transcript.push(CellKind::Info(Info::Status(Box::new(report))));
             }
             CommandId::Review => {
                 self.outbox.push(Op::Subtask {
