@@ -1,7 +1,9 @@
 //! `pablo run`: the headless front-end.
 //!
-//! It submits one task, prints progress (readable text, or one JSON object per line with
-//! `--json`), and exits 0 only when the turn completed. Nobody can answer an approval prompt here,
+//! It submits one task and exits 0 only when the turn completed. With `--json` stdout carries one
+//! JSON object per line; without it stdout carries only the final answer, so `pablo run "…" >
+//! answer.md` captures exactly that, and progress, warnings and notices go to stderr (a live
+//! status line on a terminal, plain lines naming each tool and its main argument otherwise). Nobody can answer an approval prompt here,
 //! so the agent runs with [`crate::agent::ApprovalMode::RefuseAsks`] unless the host granted the
 //! authority up front. The `--json` line format is a contract (README, "Contracts").
 
@@ -19,6 +21,9 @@ use crate::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome, Usage, rea
 pub struct RunOutcome {
     pub exit_code: i32,
     pub stop_reason: Option<StopReason>,
+    /// The model's final answer (its last message, when that message called no tool), for
+    /// `--output-last-message`.
+    pub last_message: Option<String>,
 }
 
 /// Exit code for a run that was interrupted (SIGINT), as shells expect.
@@ -60,26 +65,37 @@ impl Stop {
     }
 }
 
-/// Drives one task to completion and prints it to `out`. `preamble` (launch warnings; for a
-/// resumed session also its notes and restored checklist, `ResumeState::start_events`) is
+/// Where a headless run writes. With `--json` every line goes to `out`; without it `out` gets
+/// only the final answer and `progress` the rest, as a compact live view (`live`: a terminal, one
+/// status line rewritten in place) or as plain lines.
+pub struct Output<'a, W: Write, E: Write> {
+    pub out: &'a mut W,
+    pub progress: &'a mut E,
+    pub json: bool,
+    pub live: bool,
+}
+
+/// Drives one task to completion and prints it (see [`Output`]). `preamble` (launch warnings;
+/// for a resumed session also its notes and restored checklist, `ResumeState::start_events`) is
 /// printed right after `session_started`, before the task runs. `interrupt` resolves when the
 /// person presses Ctrl-C or the run gets SIGTERM; the turn is then cancelled and awaited, never
 /// abandoned, and the run exits 130 or 143.
-pub async fn run<W: Write>(
+pub async fn run<W: Write, E: Write>(
     mut agent: AgentHandle,
     preamble: Vec<Event>,
     task: String,
-    json_lines: bool,
-    out: &mut W,
+    output: Output<'_, W, E>,
     interrupt: impl std::future::Future<Output = Stop>,
 ) -> RunOutcome {
     let mut preamble = Some(preamble);
     let mut printer = Printer {
-        json: json_lines,
-        out,
-        streaming: false,
-        thinking: false,
+        json: output.json,
+        live: output.live,
+        out: output.out,
+        progress: output.progress,
+        status_shown: false,
         last_usage: None,
+        answer: None,
         arguments: Default::default(),
     };
     let _ = agent.ops.send(Op::user_turn(task));
@@ -146,21 +162,26 @@ pub async fn run<W: Write>(
         }
         _ => 1,
     };
+    printer.clear_status();
     RunOutcome {
         exit_code,
         stop_reason,
+        last_message: printer.answer.take(),
     }
 }
 
-struct Printer<'a, W: Write> {
+struct Printer<'a, W: Write, E: Write> {
     json: bool,
+    /// Progress goes to a terminal: one status line, rewritten in place.
+    live: bool,
     out: &'a mut W,
-    /// Whether assistant text is mid-line (readable mode).
-    streaming: bool,
-    /// Whether the text mid-line is reasoning (readable mode).
-    thinking: bool,
+    progress: &'a mut E,
+    /// Whether the live status line is on the screen (and must be cleared before a line).
+    status_shown: bool,
     /// The usage of the model call whose `context_usage` has not been printed yet.
     last_usage: Option<(Usage, Usage)>,
+    /// The model's last message when it called no tool: the run's answer so far.
+    answer: Option<String>,
     /// Arguments of the calls in flight, to describe their results (readable mode).
     arguments: std::collections::HashMap<String, Value>,
 }
@@ -177,15 +198,21 @@ fn usage_json(u: &Usage) -> Value {
     })
 }
 
-impl<W: Write> Printer<'_, W> {
+impl<W: Write, E: Write> Printer<'_, W, E> {
     fn print(&mut self, event: &Event) {
-        // A closed stdout (`pablo run … | head`) is not a reason to stop the agent.
+        if let Event::MessageCompleted { text, tool_calls } = event {
+            // Only a message that ends the model's work is an answer; one that calls tools is
+            // a step on the way.
+            self.answer = (tool_calls.is_empty() && !text.is_empty()).then(|| text.clone());
+        }
+        // A closed stdout or stderr (`pablo run … | head`) is not a reason to stop the agent.
         let _ = if self.json {
             self.json_line(event)
         } else {
             self.readable(event)
         };
         let _ = self.out.flush();
+        let _ = self.progress.flush();
     }
 
     fn json_line(&mut self, event: &Event) -> std::io::Result<()> {
@@ -319,13 +346,50 @@ impl<W: Write> Printer<'_, W> {
         }
     }
 
-    fn end_stream(&mut self) -> std::io::Result<()> {
-        if self.streaming {
-            self.streaming = false;
-            self.thinking = false;
-            writeln!(self.out)?;
+    /// A line of progress that stays: on a terminal it replaces the status line first.
+    fn line(&mut self, text: &str) -> std::io::Result<()> {
+        self.clear_status_io()?;
+        writeln!(self.progress, "{text}")
+    }
+
+    /// What is happening now: the live status line on a terminal, nothing otherwise (the
+    /// plain lines say it when it is done).
+    fn status(&mut self, text: &str) -> std::io::Result<()> {
+        if !self.live {
+            return Ok(());
+        }
+        let width = usize::from(
+            rustix::termios::tcgetwinsize(std::io::stderr())
+                .ok()
+                // A terminal that reports no size (0 columns) is taken to be 80 wide.
+                .filter(|w| w.ws_col > 0)
+                .map_or(80, |w| w.ws_col)
+                .max(10),
+        );
+        let short: String = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(width - 1)
+            .collect();
+        // Carriage return and erase-line rewrite the one status line in place.
+        write!(self.progress, "\r\x1b[2K{short}")?;
+        self.status_shown = true;
+        Ok(())
+    }
+
+    fn clear_status_io(&mut self) -> std::io::Result<()> {
+        if self.status_shown {
+            self.status_shown = false;
+            write!(self.progress, "\r\x1b[2K")?;
         }
         Ok(())
+    }
+
+    fn clear_status(&mut self) {
+        let _ = self.clear_status_io();
+        let _ = self.progress.flush();
     }
 
     fn readable(&mut self, event: &Event) -> std::io::Result<()> {
@@ -335,41 +399,38 @@ impl<W: Write> Printer<'_, W> {
                 provider,
                 model,
                 ..
-            } => writeln!(
-                self.out,
+            } => self.line(&format!(
                 "pablo · {provider}/{model} · session {session_id}"
-            ),
-            Event::ReasoningDelta { text } => {
-                if !self.thinking {
-                    self.end_stream()?;
-                    write!(self.out, "thinking: ")?;
-                    self.thinking = true;
+            )),
+            Event::ReasoningDelta { .. } => self.status("thinking…"),
+            Event::MessageDelta { .. } => self.status("writing…"),
+            Event::ReasoningCompleted { blocks } if !self.live => {
+                let text = reasoning_text(blocks);
+                if text.is_empty() {
+                    return Ok(());
                 }
-                self.streaming = true;
-                write!(self.out, "{text}")
+                self.line(&format!("thinking: {}", text.trim_end()))
             }
-            Event::MessageDelta { text } => {
-                if self.thinking {
-                    self.end_stream()?;
-                }
-                self.streaming = true;
-                write!(self.out, "{text}")
+            // A step on the way (a message that calls tools) is progress; the answer is not
+            // repeated here, it goes to stdout at the end.
+            Event::MessageCompleted { text, tool_calls }
+                if !tool_calls.is_empty() && !text.trim().is_empty() =>
+            {
+                self.line(text.trim_end())
             }
-            Event::MessageCompleted { .. } => self.end_stream(),
             Event::ToolCallBegin {
                 call_id,
                 tool,
                 arguments,
             } => {
-                self.end_stream()?;
                 self.arguments.insert(call_id.clone(), arguments.clone());
-                writeln!(
-                    self.out,
-                    "→ {tool} {}",
-                    crate::protocol::summarize_arguments(arguments)
-                )
+                let what = format!("{tool} {}", crate::protocol::summarize_arguments(arguments));
+                if self.live {
+                    self.status(&format!("→ {what}"))
+                } else {
+                    self.line(&format!("→ {what}"))
+                }
             }
-            Event::ToolOutputDelta { chunk, .. } => write!(self.out, "{chunk}"),
             Event::ToolCallEnd {
                 call_id,
                 tool,
@@ -378,54 +439,43 @@ impl<W: Write> Printer<'_, W> {
                 let arguments = self.arguments.remove(call_id).unwrap_or(Value::Null);
                 let headline = describe_result(tool, &arguments, result).headline(None);
                 match result {
-                    ToolOutcome::Ok { .. } => writeln!(self.out, "  ✓ {tool}: {headline}"),
+                    ToolOutcome::Ok { .. } => self.line(&format!("  ✓ {tool}: {headline}")),
                     // A refusal's message names the tool already.
-                    ToolOutcome::Err { .. } => writeln!(self.out, "  ✗ {headline}"),
+                    ToolOutcome::Err { .. } => self.line(&format!("  ✗ {headline}")),
                 }
             }
             Event::PlanUpdate { items, .. } => {
-                self.end_stream()?;
                 let done = items
                     .iter()
                     .filter(|i| i.status == PlanStatus::Completed)
                     .count();
-                writeln!(self.out, "plan {done}/{}", items.len())?;
+                let mut text = format!("plan {done}/{}", items.len());
                 for item in items {
                     let mark = match item.status {
                         PlanStatus::Pending => "☐",
                         PlanStatus::InProgress => "◐",
                         PlanStatus::Completed => "☑",
                     };
-                    writeln!(self.out, "  {mark} {}", item.content)?;
+                    text.push_str(&format!("\n  {mark} {}", item.content));
                 }
-                Ok(())
+                self.line(&text)
             }
-            Event::Warning { message } => {
-                self.end_stream()?;
-                writeln!(self.out, "warning: {message}")
-            }
+            Event::Warning { message } => self.line(&format!("warning: {message}")),
             hook @ Event::Hook { .. } => match crate::protocol::describe::hook_words(hook) {
-                Some(words) => {
-                    self.end_stream()?;
-                    writeln!(self.out, "{words}")
-                }
+                Some(words) => self.line(&words),
                 None => Ok(()),
             },
             Event::SubagentStarted {
                 agent, description, ..
-            } => {
-                self.end_stream()?;
-                writeln!(self.out, "  ⇢ subagent {agent}: {description}")
-            }
+            } => self.line(&format!("  ⇢ subagent {agent}: {description}")),
             // A subagent's calls, one line each, under its call.
             Event::Subagent { event, .. } => match event.as_ref() {
                 Event::ToolCallBegin {
                     tool, arguments, ..
-                } => writeln!(
-                    self.out,
+                } => self.line(&format!(
                     "    · {tool} {}",
                     crate::protocol::summarize_arguments(arguments)
-                ),
+                )),
                 _ => Ok(()),
             },
             Event::Retry {
@@ -435,47 +485,30 @@ impl<W: Write> Printer<'_, W> {
                 reason,
                 ..
             } => {
-                self.end_stream()?;
                 let secs = wait_ms.div_ceil(1000);
                 let words = crate::protocol::retry_words(*attempt, *max_attempts, secs, reason);
-                writeln!(self.out, "{words}")
+                self.line(&words)
             }
             Event::McpServer { server } => match crate::protocol::describe::mcp_server(server) {
-                Some(line) => {
-                    self.end_stream()?;
-                    writeln!(self.out, "{line}")
-                }
+                Some(line) => self.line(&line),
                 None => Ok(()),
             },
             Event::ContextCompacted {
                 replaced_messages, ..
-            } => {
-                self.end_stream()?;
-                writeln!(
-                    self.out,
-                    "context: {replaced_messages} earlier messages were replaced by a summary"
-                )
-            }
+            } => self.line(&format!(
+                "context: {replaced_messages} earlier messages were replaced by a summary"
+            )),
             Event::ContextCleared {
                 cleared,
                 tokens_before,
                 tokens_after,
-            } => {
-                self.end_stream()?;
-                writeln!(
-                    self.out,
-                    "context: {} old tool results cleared (~{tokens_before} → ~{tokens_after} tokens)",
-                    cleared.len()
-                )
-            }
-            Event::Error { code, message } => {
-                self.end_stream()?;
-                writeln!(self.out, "error: {message} ({code})")
-            }
+            } => self.line(&format!(
+                "context: {} old tool results cleared (~{tokens_before} → ~{tokens_after} tokens)",
+                cleared.len()
+            )),
+            Event::Error { code, message } => self.line(&format!("error: {message} ({code})")),
             Event::TurnCompleted { stop_reason, usage } => {
-                self.end_stream()?;
-                writeln!(
-                    self.out,
+                self.line(&format!(
                     "done: {} · {} tokens in ({} from cache), {} out",
                     serde_json::to_value(stop_reason)
                         .ok()
@@ -484,7 +517,12 @@ impl<W: Write> Printer<'_, W> {
                     usage.input_tokens,
                     usage.cached_input_tokens,
                     usage.output_tokens
-                )
+                ))?;
+                self.progress.flush()?;
+                match &self.answer {
+                    Some(answer) => writeln!(self.out, "{}", answer.trim_end_matches('\n')),
+                    None => Ok(()),
+                }
             }
             _ => Ok(()),
         }

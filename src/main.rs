@@ -32,6 +32,8 @@ macro_rules! out {
     }};
 }
 
+mod cmd;
+
 #[derive(Parser, Debug)]
 #[command(name = "pablo", version, about = "A terminal coding agent", long_about = None)]
 struct Cli {
@@ -56,7 +58,9 @@ struct Common {
     /// openai | anthropic | ollama (default: detected from the environment).
     #[arg(long, global = true)]
     provider: Option<String>,
-    #[arg(long, global = true)]
+    /// The model to talk to, as the provider names it (default: the config's `[model] name`, else
+    /// the provider's default).
+    #[arg(long, global = true, value_name = "NAME")]
     model: Option<String>,
     /// The provider's base URL (an OpenAI-compatible server, a proxy, a local model).
     #[arg(long, global = true, value_name = "URL")]
@@ -143,7 +147,8 @@ impl Common {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run one task headless and exit.
+    /// Run one task headless and exit: stdout carries only the final answer (every event with
+    /// `--json`), progress goes to stderr.
     Run {
         /// The task, in words.
         task: String,
@@ -156,6 +161,9 @@ enum Command {
         /// Continue a journaled session (an id or a unique prefix; see `pablo sessions`).
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
+        /// Also write the final answer to FILE (empty when the run ended without one).
+        #[arg(long, value_name = "FILE")]
+        output_last_message: Option<PathBuf>,
     },
     /// List journaled sessions, most recent first.
     Sessions {
@@ -171,6 +179,39 @@ enum Command {
         /// The most recent session of this workspace.
         #[arg(long, conflicts_with = "id")]
         last: bool,
+    },
+    /// Write a session out: Markdown to read or paste into a pull request, or JSON that
+    /// `pablo import` turns back into a session.
+    Export {
+        /// The session (an id or a unique prefix); default: the most recent of this workspace.
+        id: Option<String>,
+        /// The most recent session of this workspace.
+        #[arg(long, conflicts_with = "id")]
+        last: bool,
+        /// md (messages, tool calls, the diffs that landed) or json (the whole journal).
+        #[arg(long, value_name = "FORMAT", default_value = "md", value_parser = ["md", "markdown", "json"])]
+        format: String,
+        /// Write to FILE instead of stdout.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Make a new session of a `pablo export --format json` file (`-` reads stdin), working in
+    /// this workspace; prints its id.
+    Import {
+        /// The exported file, or `-` for stdin.
+        file: PathBuf,
+    },
+    /// Start a new session from a point of an old one: its conversation and checklist up to the
+    /// end of a turn. Files are not touched; the old session stays as it was.
+    Fork {
+        /// The session (an id or a unique prefix); default: the most recent of this workspace.
+        id: Option<String>,
+        /// The most recent session of this workspace.
+        #[arg(long, conflicts_with = "id")]
+        last: bool,
+        /// Keep turns 1 to TURN (default: every turn).
+        #[arg(long, value_name = "TURN")]
+        at: Option<u32>,
     },
     /// Restore the files the last turn(s) of a session changed, from its checkpoints.
     Undo {
@@ -236,6 +277,17 @@ enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Print a shell completion script (`pablo completions bash > /etc/bash_completion.d/pablo`).
+    Completions {
+        /// bash | zsh | fish | elvish | powershell
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one page per command into DIR.
+    Man {
+        /// Write pablo.1, pablo-run.1, … into DIR instead of printing pablo.1.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// The configured hooks (docs/hooks.md): which run here, and why the others do not.
     Hooks {
         #[command(subcommand)]
@@ -292,6 +344,7 @@ enum McpCommand {
     Tools {
         /// The server's name (`[mcp_servers.NAME]`).
         name: String,
+        /// One JSON object per tool, one per line.
         #[arg(long)]
         json: bool,
     },
@@ -313,6 +366,7 @@ enum PolicyCommand {
     },
     /// List the saved "allow always" rules of the workspace, or remove one.
     Rules {
+        /// Print the rules as one JSON object.
         #[arg(long)]
         json: bool,
         /// Remove the rule with this id.
@@ -321,6 +375,7 @@ enum PolicyCommand {
     },
     /// Trust the workspace's project config (.pablo/config.toml), or stop trusting it.
     Trust {
+        /// Stop trusting it (its endpoint, programs and grants are ignored again).
         #[arg(long)]
         revoke: bool,
     },
@@ -329,7 +384,10 @@ enum PolicyCommand {
 #[derive(Subcommand, Debug)]
 enum ConfigCommand {
     /// Check a config file (default: the user's and the project's).
-    Validate { file: Option<PathBuf> },
+    Validate {
+        /// The file to check (default: the user's and the project's config).
+        file: Option<PathBuf>,
+    },
     /// The settings in effect (config files, PABLO_ variables, -c, flags).
     Show {
         /// Say where each value came from.
@@ -445,8 +503,18 @@ fn command(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<ExitCode> {
             json,
             auto_approve,
             resume,
-        }) => runtime.block_on(run(cli.common, task, json, auto_approve, resume)),
-        Some(Command::Sessions { json }) => sessions(json),
+            output_last_message,
+        }) => {
+            let args = cmd::run::RunArgs {
+                task,
+                json,
+                auto_approve,
+                resume,
+                output_last_message,
+            };
+            runtime.block_on(cmd::run::run(cli.common, args))
+        }
+        Some(Command::Sessions { json }) => cmd::sessions::sessions(json),
         Some(Command::Resume { id, last }) => runtime.block_on(resume(cli.common, id, last)),
         Some(Command::Undo {
             id,
@@ -454,7 +522,7 @@ fn command(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<ExitCode> {
             turns,
             dry_run,
             json,
-        }) => undo(&cli.common, id, last, turns, dry_run, json),
+        }) => cmd::sessions::undo(&cli.common, id, last, turns, dry_run, json),
         Some(Command::Acp) => runtime.block_on(acp(cli.common)),
         Some(Command::Config {
             command: ConfigCommand::Validate { file },
@@ -478,79 +546,22 @@ fn command(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<ExitCode> {
         }) => sandbox_command(&cli.common, profile, network, &command),
         Some(Command::Mcp { command }) => runtime.block_on(mcp_command(&cli.common, command)),
         Some(Command::Hooks { command }) => hooks_command(&cli.common, command),
+        Some(Command::Export {
+            id,
+            last,
+            format,
+            output,
+        }) => cmd::sessions::export(&cli.common, id, last, &format, output),
+        Some(Command::Import { file }) => cmd::sessions::import(&cli.common, &file),
+        Some(Command::Fork { id, last, at }) => cmd::sessions::fork(&cli.common, id, last, at),
+        Some(Command::Completions { shell }) => {
+            cmd::generate::completions(<Cli as clap::CommandFactory>::command(), shell)
+        }
+        Some(Command::Man { dir }) => {
+            cmd::generate::man(<Cli as clap::CommandFactory>::command(), dir.as_deref())
+        }
         None => runtime.block_on(tui(cli.common)),
     }
-}
-
-async fn run(
-    common: Common,
-    task: String,
-    json: bool,
-    auto_approve: bool,
-    resume: Option<String>,
-) -> Result<ExitCode> {
-    // SIGTERM is taken from here on: the turn is cancelled and awaited, the run ends with an
-    // `error` line and exit 143, and the session's temporary files are removed on the way out.
-    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let resumed = match &resume {
-        Some(id) => Some(find_session(&common, Some(id), false)?),
-        None => None,
-    };
-    let options = match &resumed {
-        Some((_, info)) => resume_workspace(&common, info)?,
-        None => common.launch_options(Front::Headless),
-    };
-    let launch = Launch::prepare(options)?;
-    // Said once, on stderr: stdout is the run's own output (and its JSON lines).
-    let trust_notice = launch.trust_notice().map(str::to_string);
-    if let Some(note) = &trust_notice {
-        eprintln!("pablo: warning: {note}");
-    }
-    if let Some(endpoint) = launch.project_endpoint() {
-        eprintln!("pablo: this folder's trusted project config sends requests to {endpoint}");
-    }
-    for note in start_telemetry(&launch) {
-        eprintln!("pablo: warning: {note}");
-    }
-    let model = launch.model().await?;
-    // Said on stderr: stdout is the run's output (and its JSON lines).
-    if let Some(note) = launch::unknown_model_note(model.as_ref()) {
-        eprintln!("pablo: note: {note}");
-    }
-    let approvals = if auto_approve {
-        ApprovalMode::ApproveAsks
-    } else {
-        ApprovalMode::RefuseAsks
-    };
-    let (mut setup, mut preamble) = match resumed {
-        Some((id, _)) => {
-            let (setup, state) = launch.resume_setup(&id, model, approvals, None)?;
-            (setup, state.start_events())
-        }
-        None => (
-            launch.agent_setup(Launch::new_session_id(), model, approvals, None)?,
-            Vec::new(),
-        ),
-    };
-    // Settings that were ignored (an untrusted project layer, …) are said before anything runs;
-    // the untrusted project's note was said on stderr already.
-    setup.warnings.retain(|w| Some(w) != trust_notice.as_ref());
-    preamble.extend(setup.warning_events());
-    let handle = launch::spawn(setup.value);
-    let mut stdout = std::io::stdout().lock();
-    let interrupt = async move {
-        use pablo::headless::Stop;
-        let Some(mut term) = term else {
-            let _ = tokio::signal::ctrl_c().await;
-            return Stop::Interrupt;
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => Stop::Interrupt,
-            _ = term.recv() => Stop::Terminate,
-        }
-    };
-    let outcome = pablo::headless::run(handle, preamble, task, json, &mut stdout, interrupt).await;
-    Ok(ExitCode::from(outcome.exit_code.clamp(0, 255) as u8))
 }
 
 /// `pablo resume`: the TUI on a journaled session, with its transcript, checklist and approvals.
@@ -690,153 +701,6 @@ fn resume_workspace(common: &Common, info: &pablo::session::SessionInfo) -> Resu
         }
     }
     Ok(options)
-}
-
-/// `pablo undo`: the last turn(s) of a session taken back, files only (exit status 0 when every
-/// file was restored, 1 when some were left alone, 2 on error).
-fn undo(
-    common: &Common,
-    id: Option<String>,
-    last: bool,
-    turns: u32,
-    dry_run: bool,
-    json: bool,
-) -> Result<ExitCode> {
-    use pablo::protocol::{RestoreAction, RestoreStatus};
-    let (id, info) = find_session(common, id.as_deref(), last)?;
-    let options = resume_workspace(common, &info)?;
-    let launch = Launch::prepare(options)?;
-    let outcome = launch.undo(&id, turns, dry_run)?;
-    let skipped = match &outcome.report {
-        Some(r) => !r.skipped.is_empty(),
-        None => outcome
-            .plan
-            .files
-            .iter()
-            .any(|f| f.status != RestoreStatus::Ready),
-    };
-    if json {
-        let line = serde_json::json!({
-            "type": "undo",
-            "session_id": id,
-            "dry_run": dry_run,
-            "plan": outcome.plan,
-            "report": outcome.report,
-        });
-        outln!("{line}");
-        return Ok(ExitCode::from(u8::from(skipped)));
-    }
-    let plan = &outcome.plan;
-    outln!(
-        "pablo: {}{} of session {id}",
-        plan.title.to_lowercase(),
-        if dry_run {
-            " (dry run: nothing changed)"
-        } else {
-            ""
-        }
-    );
-    if plan.files.is_empty() {
-        outln!("  nothing to restore: every file is already as it was");
-    }
-    let verb = |a: RestoreAction| match (a, dry_run) {
-        (RestoreAction::Rewrite, false) => "restored",
-        (RestoreAction::Delete, false) => "deleted",
-        (RestoreAction::Recreate, false) => "recreated",
-        (RestoreAction::Rewrite, true) => "would restore",
-        (RestoreAction::Delete, true) => "would delete",
-        (RestoreAction::Recreate, true) => "would recreate",
-    };
-    match &outcome.report {
-        Some(report) => {
-            for r in &report.restored {
-                outln!("  {:<14} {}", verb(r.action), r.path);
-            }
-            for s in &report.skipped {
-                outln!(
-                    "  {:<14} {}: {}",
-                    s.code.replace('_', " "),
-                    s.path,
-                    s.message
-                );
-            }
-        }
-        None => {
-            for f in &plan.files {
-                match f.status {
-                    RestoreStatus::Ready => outln!(
-                        "  {:<14} {}  (+{} −{})",
-                        verb(f.action),
-                        f.path,
-                        f.added,
-                        f.removed
-                    ),
-                    _ => outln!(
-                        "  {:<14} {}: {}",
-                        // The code a restore skips the file with.
-                        if f.status == RestoreStatus::Conflict {
-                            ErrorCode::Conflict.as_str()
-                        } else {
-                            ErrorCode::Unrestorable.as_str()
-                        },
-                        f.path,
-                        f.reason.as_deref().unwrap_or("")
-                    ),
-                }
-            }
-        }
-    }
-    Ok(ExitCode::from(u8::from(skipped)))
-}
-
-/// `pablo sessions`: id, last update, turns, checklist progress, workspace, title.
-fn sessions(json: bool) -> Result<ExitCode> {
-    let listing = pablo::session::list()?;
-    for w in &listing.warnings {
-        eprintln!("pablo: warning: {w}");
-    }
-    if json {
-        for s in &listing.sessions {
-            let line = serde_json::json!({
-                "id": s.id,
-                "title": s.title,
-                "workspace": s.workspace,
-                "created": s.created,
-                "updated": s.updated(),
-                "turns": s.turns,
-                "plan_completed": s.plan_done,
-                "plan_total": s.plan_total,
-                "model": s.model,
-                "provider": s.provider,
-            });
-            outln!("{line}");
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    if listing.sessions.is_empty() {
-        outln!("no sessions yet");
-        return Ok(ExitCode::SUCCESS);
-    }
-    outln!(
-        "{:<36}  {:<20}  {:>5}  {:>5}  {:<30}  TITLE",
-        "ID",
-        "UPDATED",
-        "TURNS",
-        "TODO",
-        "WORKSPACE"
-    );
-    for s in &listing.sessions {
-        outln!(
-            "{:<36}  {:<20}  {:>5}  {:>5}  {:<30}  {}",
-            s.id,
-            s.updated(),
-            s.turns,
-            s.progress().unwrap_or_else(|| "-".into()),
-            s.workspace,
-            s.title.as_deref().unwrap_or("")
-        );
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `pablo acp`: stdout carries only JSON-RPC; logs go to the log file (`PABLO_LOG`).
@@ -1180,6 +1044,46 @@ fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
                 out!("{}", report.to_text());
             }
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every argument of every command, with the path of commands that holds it.
+    fn arguments(command: &clap::Command, path: &str, out: &mut Vec<(String, String, bool)>) {
+        for a in command.get_arguments() {
+            out.push((
+                path.to_string(),
+                a.get_id().to_string(),
+                a.get_help().is_some(),
+            ));
+        }
+        for sub in command.get_subcommands() {
+            arguments(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_flag_and_argument_has_help_text() {
+        let mut all = Vec::new();
+        arguments(&super::Cli::command(), "pablo", &mut all);
+        let missing: Vec<String> = all
+            .iter()
+            .filter(|(_, id, has)| !has && id != "help" && id != "version")
+            .map(|(path, id, _)| format!("{path}: {id}"))
+            .collect();
+        assert!(all.len() > 30, "{all:?}");
+        assert!(missing.is_empty(), "no help text: {missing:?}");
+    }
+
+    #[test]
+    fn every_command_has_a_description() {
+        let command = super::Cli::command();
+        for sub in command.get_subcommands() {
+            assert!(sub.get_about().is_some(), "pablo {}", sub.get_name());
         }
     }
 }

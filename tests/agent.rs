@@ -871,8 +871,12 @@ async fn an_approved_command_cannot_read_the_key_from_pablo_and_echoed_secrets_a
     // What a command prints of a secret is redacted before the model sees it...
     let echoed = results[1]["data"]["output"].as_str().unwrap();
     assert_eq!(echoed, "[redacted]\n[redacted]\n", "{}", results[1]);
-    // ...and before the screen and the journal do.
-    assert!(stdout.contains("[redacted]"), "{stdout}");
+    // ...and neither the answer nor the progress (stderr) ever holds the value.
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    for secret in [PLANTED_KEY, PLANTED_TOKEN] {
+        assert!(!stdout.contains(secret), "{stdout}");
+        assert!(!stderr.contains(secret), "{stderr}");
+    }
     let sessions = sandbox.data_dir().join("sessions");
     let mut journals = 0;
     for entry in std::fs::read_dir(&sessions).unwrap().flatten() {

@@ -15,6 +15,7 @@ mod architecture;
 mod catalog;
 mod checkpoints;
 mod cli;
+mod commands;
 mod context;
 mod docs;
 mod first_session;

@@ -265,7 +265,9 @@ fn scan() -> Scan {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
+    // The binary (main.rs and its subcommands under src/cmd/) sits above the library's table.
     files.retain(|f| f.file_name().is_some_and(|n| n != "main.rs"));
+    files.retain(|f| !f.starts_with(src.join("cmd")));
     files.sort();
 
     let mut modules: BTreeMap<Vec<String>, Module> = files

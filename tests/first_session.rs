@@ -356,18 +356,20 @@ async fn pablo_run_without_json_prints_each_result_as_a_line_of_words() {
         .arg(server.base_url())
         .args(["run", "write notes", "--allow-write"]);
     let out = cmd.output().await.unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
+    // Progress is on stderr; stdout holds only the answer.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Wrote NOTES.md.\n");
     assert!(
-        stdout.contains("✗ shell.run was not run: `touch` matches no rule"),
-        "{stdout}"
+        stderr.contains("✗ shell.run was not run: `touch` matches no rule"),
+        "{stderr}"
     );
     assert!(
-        stdout.contains("✓ fs.write: created NOTES.md (+1 −0)"),
-        "{stdout}"
+        stderr.contains("✓ fs.write: created NOTES.md (+1 −0)"),
+        "{stderr}"
     );
     assert!(
-        !stdout.contains("{\""),
-        "a result printed as JSON:\n{stdout}"
+        !stderr.contains("{\""),
+        "a result printed as JSON:\n{stderr}"
     );
 }

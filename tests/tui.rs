@@ -22,6 +22,7 @@ mod hunks;
 mod long_diff;
 mod scrollback;
 mod subagents;
+mod subtasks;
 mod waiting;
 
 /// The real binary in a PTY, its screen kept up to date by a vt100 parser.
@@ -1539,16 +1540,19 @@ mod composer {
         let commands = sandbox.config_dir().join("commands");
         std::fs::create_dir_all(&commands).unwrap();
         std::fs::write(
-            commands.join("review.md"),
+            commands.join("bugs.md"),
             "Review a file for bugs\n\nRead $ARGUMENTS and list its bugs, worst first.\n",
         )
         .unwrap();
+        // A command named like a built-in (`/review`) is not run in its place: said at start.
+        std::fs::write(commands.join("review.md"), "Review it my way\n").unwrap();
         server.push(ScriptedResponse::sse(openai::text_answer("No bugs found.")));
         let mut t = super::spawn_plain(&sandbox, &[]);
+        t.wait_for("your command /review (user commands) has the name of a built-in command");
         // The slash popup lists it with its first line.
-        t.send("/rev");
+        t.send("/bu");
         t.wait_for("Review a file for bugs");
-        t.send("iew src/lib.rs\r");
+        t.send("gs src/lib.rs\r");
         t.wait_for("No bugs found.");
         let text = last_user_text(&server);
         assert!(

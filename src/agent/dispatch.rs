@@ -17,10 +17,17 @@ use super::checkpoints;
 use super::conversation::Conversation;
 use super::mcp_input;
 use super::shared::Shared;
+use super::subtask;
 use super::task::{self, RunningTurn};
 use super::turn::TurnInput;
 use crate::core::ErrorCode;
-use crate::protocol::{Event, Op, StopReason, WorkMode};
+use crate::protocol::{Event, Op, StopReason, Subtask, WorkMode};
+
+/// What waits for the running turn to end, in order.
+enum Pending {
+    Prompt(TurnInput),
+    Subtask(Subtask),
+}
 
 /// The op loop of one agent session.
 pub(super) struct Dispatcher {
@@ -28,8 +35,11 @@ pub(super) struct Dispatcher {
     /// The conversation while no turn runs; the running turn's task holds it otherwise.
     idle: Option<Conversation>,
     running: Option<RunningTurn>,
-    /// Prompts that arrived while a turn ran, in order.
-    queued: VecDeque<TurnInput>,
+    /// The session's conversation while a subtask's runs (`/review`, `/init`); the subtask's
+    /// joins it when it ends.
+    parked: Option<Conversation>,
+    /// Prompts and subtasks that arrived while a turn ran, in order.
+    queued: VecDeque<Pending>,
     /// After `Op::Shutdown` (or when no front-end is left): the running turn is interrupted and
     /// the session ends when it has.
     shutting_down: bool,
@@ -43,6 +53,7 @@ impl Dispatcher {
             shared,
             idle: Some(conversation),
             running: None,
+            parked: None,
             queued: VecDeque::new(),
             shutting_down: false,
             first_turn: true,
@@ -63,9 +74,16 @@ impl Dispatcher {
                     break;
                 }
                 // A waiting prompt starts before the next op is read.
-                if let Some(input) = self.queued.pop_front() {
-                    self.start_turn(input).await;
-                    continue;
+                match self.queued.pop_front() {
+                    Some(Pending::Prompt(input)) => {
+                        self.start_turn(input).await;
+                        continue;
+                    }
+                    Some(Pending::Subtask(task)) => {
+                        self.start_subtask(&task);
+                        continue;
+                    }
+                    None => {}
                 }
             }
             tokio::select! {
@@ -73,7 +91,13 @@ impl Dispatcher {
                 biased;
                 conversation = finished(&mut self.running) => {
                     self.running = None;
-                    self.idle = Some(conversation);
+                    self.idle = Some(match self.parked.take() {
+                        Some(mut session) => {
+                            session.absorb(conversation);
+                            session
+                        }
+                        None => conversation,
+                    });
                 }
                 op = ops.recv(), if ops_open => match op {
                     Some(op) => self.answer(op).await,
@@ -109,7 +133,10 @@ impl Dispatcher {
     /// Every op, answered once.
     async fn answer(&mut self, op: Op) {
         match op {
-            Op::UserTurn { text, images } => self.queued.push_back(TurnInput { text, images }),
+            Op::UserTurn { text, images } => self
+                .queued
+                .push_back(Pending::Prompt(TurnInput { text, images })),
+            Op::Subtask { task } => self.queued.push_back(Pending::Subtask(task)),
             Op::Interrupt => {
                 if let Some(turn) = &self.running {
                     turn.interrupt();
@@ -195,6 +222,36 @@ impl Dispatcher {
             images: input.images,
         };
         self.running = Some(task::start(conversation, input, CancellationToken::new()));
+    }
+
+    /// Starts `task` in a subcontext of the idle conversation, which waits parked until the
+    /// subtask's turn ends. A task that cannot start (a review base that is no revision name)
+    /// ends at once, as a turn that sent nothing.
+    fn start_subtask(&mut self, task: &Subtask) {
+        let Some(mut conversation) = self.idle.take() else {
+            return;
+        };
+        if let Some(model) = self.shared.take_switched_model() {
+            conversation.switch_model(model);
+        }
+        let text = match subtask::prompt(task) {
+            Ok(text) => text,
+            Err(subtask::Refused(message)) => {
+                self.shared.emit(Event::Error {
+                    code: ErrorCode::InvalidArguments.into(),
+                    message,
+                });
+                self.end_unstarted(conversation);
+                return;
+            }
+        };
+        let sub = conversation.subcontext(task);
+        self.parked = Some(conversation);
+        let input = TurnInput {
+            text,
+            images: Vec::new(),
+        };
+        self.running = Some(task::start(sub, input, CancellationToken::new()));
     }
 
     /// A turn that ended before it started: closed as an error, the conversation unchanged.

@@ -31,6 +31,7 @@ mod model_call;
 mod scope;
 mod shared;
 mod subagent;
+mod subtask;
 mod task;
 mod tool_call;
 mod turn;

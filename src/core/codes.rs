@@ -167,6 +167,8 @@ error_codes! {
     SessionExists = "session_exists",
     SessionBusy = "session_busy",
     SessionDirsUnavailable = "session_dirs_unavailable",
+    SessionImportInvalid = "session_import_invalid",
+    SessionTurnOutOfRange = "session_turn_out_of_range",
     // Checkpoints, undo and rewind.
     NothingToUndo = "nothing_to_undo",
     NotEnoughTurns = "not_enough_turns",

@@ -4,8 +4,9 @@
 
 pub mod commands;
 pub mod demo;
-pub mod hooks;
+pub mod export;
 pub mod extensions;
+pub mod hooks;
 pub mod mcp;
 pub mod observe;
 pub mod trust;

@@ -28,6 +28,21 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+/// A task run in a subcontext ([`Op::Subtask`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Subtask {
+    /// `/review [base]`: the working tree against HEAD (or `base`), read-only; findings with
+    /// file and line, most severe first.
+    Review {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base: Option<String>,
+    },
+    /// `/init`: study the repository read-only and propose an AGENTS.md (an existing one
+    /// improved), the change previewed and decided like any edit.
+    Init,
+}
+
 /// What a front-end asks the agent to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -77,6 +92,10 @@ pub enum Op {
     /// Switch the working mode (Shift-Tab in the TUI); applies from the next tool call on and is
     /// confirmed by [`Event::ModeChanged`].
     SetMode { mode: WorkMode },
+    /// A task the person names by command (`/review`, `/init`): one turn in a subcontext of its
+    /// own (a fresh conversation with a narrower catalog), queued like a prompt; what it did
+    /// joins the conversation when it ends.
+    Subtask { task: Subtask },
     /// Summarize the conversation now (`/compact [focus]`), between turns; answered by
     /// [`Event::ContextCompacted`] or a warning saying why not.
     Compact {

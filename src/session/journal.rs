@@ -226,7 +226,7 @@ fn lock_owner_is_gone(file: &File) -> bool {
 }
 
 impl Journal {
-    fn record_at(&mut self, ts: u64, event: &Event) -> std::io::Result<()> {
+    pub(super) fn record_at(&mut self, ts: u64, event: &Event) -> std::io::Result<()> {
         if !is_journaled(event) {
             return Ok(());
         }

@@ -14,6 +14,9 @@
 //! survive. Listing reads a small summary file kept beside each journal, so `pablo sessions` does
 //! not parse whole journals.
 //!
+//! A session leaves pablo and comes back whole ([`transfer`]: `pablo export --format json`,
+//! `pablo import`), and can be forked at a turn into a new session.
+//!
 //! Each turn's checkpoint (what the files it changed were before it) is journaled with the
 //! session too; [`checkpoint`] restores from it (undo, rewind, `/diff`).
 //!
@@ -30,6 +33,7 @@ mod load;
 mod replay;
 pub mod stats;
 mod store;
+mod transfer;
 
 use std::path::PathBuf;
 
@@ -43,6 +47,7 @@ pub use replay::{
     rebuild, replay,
 };
 pub use store::{Listing, Store};
+pub use transfer::{EXPORT_KIND, ExportDocument, ExportedEvent};
 
 use crate::core::{Coded, ErrorCode};
 
@@ -141,6 +146,15 @@ pub enum SessionError {
     Busy { id: String, path: PathBuf },
     #[error("cannot locate the session directory: {0}")]
     Dirs(String),
+    #[error(
+        "{source_name}: not a session export ({message}); `pablo export --format json` writes one"
+    )]
+    ImportInvalid {
+        source_name: String,
+        message: String,
+    },
+    #[error("session {id} has {turns} turn(s); there is no turn {turn} to fork at")]
+    TurnOutOfRange { id: String, turn: u32, turns: u32 },
 }
 
 impl Coded for SessionError {
@@ -156,6 +170,8 @@ impl Coded for SessionError {
             SessionError::Exists { .. } => ErrorCode::SessionExists,
             SessionError::Busy { .. } => ErrorCode::SessionBusy,
             SessionError::Dirs(_) => ErrorCode::SessionDirsUnavailable,
+            SessionError::ImportInvalid { .. } => ErrorCode::SessionImportInvalid,
+            SessionError::TurnOutOfRange { .. } => ErrorCode::SessionTurnOutOfRange,
         }
     }
 }

@@ -428,6 +428,31 @@ impl Catalog {
         sub
     }
 
+    /// A catalog of only the registered tools named (native names) that this one holds: no MCP
+    /// tool, whatever this catalog offers (a subtask's narrower set).
+    pub fn only(&self, names: &[&str]) -> Catalog {
+        let keep = |n: &String| names.contains(&n.as_str());
+        Catalog {
+            tools: self
+                .tools
+                .iter()
+                .filter(|(n, _)| keep(n))
+                .map(|(n, t)| (n.clone(), t.clone()))
+                .collect(),
+            validators: self
+                .validators
+                .iter()
+                .filter(|(n, _)| keep(n))
+                .map(|(n, v)| (n.clone(), v.clone()))
+                .collect(),
+            mcp: None,
+            offered: self.offered.clone(),
+            // A subtask delegates nothing and loads no skill.
+            agents: None,
+            skills: None,
+        }
+    }
+
     /// Removes a tool (policy layers can narrow the catalog, never widen it).
     pub fn remove(&mut self, name: &str) {
         self.tools.remove(name);

@@ -567,6 +567,24 @@ async fn perform_effects<S: Surface>(
                 Ok(sessions) => state.open_resume(sessions),
                 Err(e) => state.sessions_unavailable(&e.to_string()),
             },
+            Effect::Export {
+                session_id,
+                path,
+                dir,
+            } => {
+                dirty = true;
+                let result =
+                    crate::launch::export::export_to(&session_id, path.as_deref(), dir.as_deref())
+                        .map_err(|e| format!("{}: {e}", crate::core::Coded::code(&e)));
+                state.exported(result);
+            }
+            Effect::Fork { session_id, turn } => {
+                dirty = true;
+                let result = crate::launch::export::fork_session(&session_id, turn)
+                    .map(|(id, _)| id)
+                    .map_err(|e| format!("{}: {e}", crate::core::Coded::code(&e)));
+                state.forked_to(result);
+            }
             Effect::EditDraft => {
                 dirty = true;
                 let Some(reopen) = &extra.reopen_input else {

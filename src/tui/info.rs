@@ -1,4 +1,5 @@
-//! Information blocks in the transcript (`/help`, `/ps`, `/rules`, `/mcp`, a restore report) and
+//! Information blocks in the transcript (`/help`, `/ps`, `/rules`, `/mcp`, `/status`, a restore
+//! report) and
 //! rows of the background-session list.
 //!
 //! The state keeps what such a block says as data ([`Info`]); how it looks is decided here, on
@@ -13,7 +14,7 @@ use super::theme;
 use crate::core::ErrorCode;
 use crate::protocol::{
     CustomCommand, McpServerView, McpState, RestoreAction, RestoreReport, RestoreScope,
-    RuleSummary, SessionSummary,
+    RuleSummary, SessionSummary, Usage, WorkMode,
 };
 
 /// What an information block in the transcript shows.
@@ -39,6 +40,27 @@ pub enum Info {
     Mcp { servers: Vec<McpServerView> },
     /// What a restore (`/undo`, `/rewind`, a revert from `/diff`) did.
     Restored(RestoreReport),
+    /// `/status` and `/cost` (boxed: the other blocks are far smaller).
+    Status(Box<StatusReport>),
+}
+
+/// What `/status` says: the session's model, what it has spent, what it may do, where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusReport {
+    pub session_id: String,
+    pub resume_command: Option<String>,
+    pub provider: String,
+    pub model: String,
+    /// Tokens of the last request and the model's window.
+    pub context: Option<(u64, u64)>,
+    pub usage: Usage,
+    pub turns: u64,
+    pub cost_usd: Option<f64>,
+    pub mode: WorkMode,
+    /// The authority and the sandbox profile, as the status line says them.
+    pub authority: String,
+    pub mcp: Vec<McpServerView>,
+    pub workspace: String,
 }
 
 impl Info {
@@ -51,6 +73,7 @@ impl Info {
             Info::Mcp { servers } => mcp(servers),
             Info::Skills { skills } => self::skills(skills),
             Info::Restored(report) => restored(report),
+            Info::Status(report) => status(report),
         }
     }
 }
@@ -323,6 +346,101 @@ fn restored(report: &RestoreReport) -> Vec<Line<'static>> {
             Span::styled(format!("  · {:<12} ", s.code.replace('_', " ")), style),
             Span::raw(s.path.clone()),
             Span::styled(format!("  {}", s.message), theme::dim()),
+        ]));
+    }
+    lines
+}
+
+/// Thousands grouped with thin spaces, as the status line writes token counts.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push('\u{2009}');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What a mode lets happen without asking.
+fn mode_grants(mode: WorkMode) -> &'static str {
+    match mode {
+        WorkMode::Ask => "file changes and commands the policy does not allow outright ask first",
+        WorkMode::AutoEdit => {
+            "file changes inside the write roots apply unasked; commands still ask"
+        }
+        WorkMode::Plan => "read-only: no file changes; the model plans",
+    }
+}
+
+/// `/status`: one fact a line, a label column and its value.
+fn status(r: &StatusReport) -> Vec<Line<'static>> {
+    let context = match r.context {
+        Some((used, window)) if window > 0 => format!(
+            "{} of {} tokens ({}%)",
+            grouped(used),
+            grouped(window),
+            used.saturating_mul(100) / window
+        ),
+        _ => "no model call yet".to_string(),
+    };
+    let u = &r.usage;
+    let usage = format!(
+        "{} turn{} · {} tokens in ({} from cache) · {} out",
+        r.turns,
+        if r.turns == 1 { "" } else { "s" },
+        grouped(u.input_tokens),
+        grouped(u.cached_input_tokens),
+        grouped(u.output_tokens)
+    );
+    let cost = match r.cost_usd {
+        Some(c) => format!("${c:.4}"),
+        None => "unknown (no prices for this model)".to_string(),
+    };
+    let mcp = if r.mcp.is_empty() {
+        "none configured".to_string()
+    } else {
+        r.mcp
+            .iter()
+            .map(|s| {
+                let state = match s.state {
+                    McpState::Starting => "starting".to_string(),
+                    McpState::Ready if s.tools.len() == 1 => "ready, 1 tool".to_string(),
+                    McpState::Ready => format!("ready, {} tools", s.tools.len()),
+                    McpState::Failed => "failed".to_string(),
+                    McpState::Stopped => "stopped".to_string(),
+                };
+                format!("{} ({state})", s.name)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let session = match &r.resume_command {
+        Some(cmd) if !r.session_id.is_empty() => format!("{} ({cmd})", r.session_id),
+        _ => r.session_id.clone(),
+    };
+    let rows: [(&str, String); 9] = [
+        ("model", format!("{} · {}", r.model, r.provider)),
+        ("context", context),
+        ("usage", usage),
+        ("cost", cost),
+        (
+            "mode",
+            format!("{}: {}", r.mode.name(), mode_grants(r.mode)),
+        ),
+        ("authority", r.authority.clone()),
+        ("MCP", mcp),
+        ("workspace", r.workspace.clone()),
+        ("session", session),
+    ];
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut lines = vec![Line::from(Span::styled("Status", theme::heading(2)))];
+    for (label, value) in rows {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {label:<width$}  "), theme::key()),
+            Span::raw(value),
         ]));
     }
     lines

@@ -19,6 +19,8 @@ mod screen_tests;
 mod snapshot_tests;
 pub mod state;
 pub mod status;
+#[cfg(test)]
+mod status_tests;
 pub mod text;
 pub mod theme;
 pub mod transcript;

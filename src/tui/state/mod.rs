@@ -54,6 +54,18 @@ pub enum Effect {
     /// `/resume`: list the saved sessions and hand them to [`AppState::open_resume`] (or the
     /// failure to [`AppState::sessions_unavailable`]).
     ListSavedSessions,
+    /// `/export [PATH]`: write this session (the loop answers with [`AppState::exported`]).
+    Export {
+        session_id: String,
+        path: Option<String>,
+        /// The workspace, where a relative PATH (and the default name) lands.
+        dir: Option<PathBuf>,
+    },
+    /// `/fork [TURN]`: a new session from this one (answered with [`AppState::forked_to`]).
+    Fork {
+        session_id: String,
+        turn: Option<u32>,
+    },
 }
 
 /// Facts for the status line.
@@ -304,6 +316,23 @@ impl AppState {
         s.status.resume_command = setup.resume_command;
         s.composer.custom = setup.custom_commands;
         s.skills = setup.skills;
+        // A built-in runs when a person's command has its name: said once, not found out later.
+        let shadowed: Vec<String> = s
+            .composer
+            .custom
+            .iter()
+            .filter(|c| super::commands::find(&c.name).is_some())
+            .map(|c| format!("/{} ({} commands)", c.name, c.source))
+            .collect();
+        for name in shadowed {
+            s.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "your command {name} has the name of a built-in command, which runs instead; \
+                     rename its file to use it"
+                ),
+            );
+        }
         s.screen.notifications = setup.notifications;
         s.screen.inline = setup.inline;
         s

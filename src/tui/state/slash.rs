@@ -4,7 +4,7 @@ use super::super::cells::{CellKind, NoticeLevel};
 use super::super::commands::{self, CommandId};
 use super::super::info::Info;
 use super::{AppState, Effect};
-use crate::protocol::{Op, RestoreScope, WorkMode};
+use crate::protocol::{Op, RestoreScope, Subtask, WorkMode};
 
 /// `/model PROVIDER/NAME` names a provider only when the part before the slash is one pablo
 /// speaks (model names such as `meta-llama/Llama-3` have slashes of their own).
@@ -113,6 +113,45 @@ impl AppState {
                 self.transcript
                     .push(CellKind::Info(Info::Skills { skills }));
             }
+            CommandId::Status => {
+                let report = self.status_report();
+                self.transcript.push(CellKind::Info(Info::Status(Box::new(report))));
+            }
+            CommandId::Review => {
+                self.outbox.push(Op::Subtask {
+                    task: Subtask::Review {
+                        base: arg.map(str::to_string),
+                    },
+                });
+                self.transcript.scroll_to_bottom();
+            }
+            CommandId::Init => {
+                self.outbox.push(Op::Subtask {
+                    task: Subtask::Init,
+                });
+                self.transcript.scroll_to_bottom();
+            }
+            CommandId::Export => {
+                let session_id = self.status.session_id.clone();
+                let path = arg.map(str::to_string);
+                let dir = self.workspace_dir.clone();
+                self.effects.push(Effect::Export {
+                    session_id,
+                    path,
+                    dir,
+                });
+            }
+            CommandId::Fork => match arg.map(str::parse::<u32>) {
+                Some(Err(_)) => self.notice(
+                    NoticeLevel::Error,
+                    "usage: /fork, or /fork TURN (a turn number: the new session holds turns 1 to TURN)",
+                ),
+                turn => {
+                    let session_id = self.status.session_id.clone();
+                    let turn = turn.and_then(Result::ok);
+                    self.effects.push(Effect::Fork { session_id, turn });
+                }
+            },
             CommandId::Model => self.model_command(arg),
             CommandId::Mode => self.mode_command(arg),
             CommandId::Compact => {
@@ -196,6 +235,45 @@ impl AppState {
                     arg.unwrap_or_default()
                 ),
             ),
+        }
+    }
+}
+
+impl AppState {
+    /// `/status`: what the session runs on and has spent, as of now.
+    pub(super) fn status_report(&self) -> super::super::info::StatusReport {
+        super::super::info::StatusReport {
+            session_id: self.status.session_id.clone(),
+            resume_command: self.status.resume_command.clone(),
+            provider: self.status.provider.clone(),
+            model: self.status.model.clone(),
+            context: self.status.context,
+            usage: self.usage(),
+            turns: self.turns.count,
+            cost_usd: self.status.cost_usd,
+            mode: self.status.mode,
+            authority: self.status.policy_mode.clone(),
+            mcp: self.mcp.clone(),
+            workspace: self.status.workspace.clone(),
+        }
+    }
+
+    /// The loop wrote the export (or could not).
+    pub fn exported(&mut self, result: Result<String, String>) {
+        match result {
+            Ok(path) => self.notice(NoticeLevel::Info, format!("session exported to {path}")),
+            Err(why) => self.notice(NoticeLevel::Error, format!("cannot export: {why}")),
+        }
+    }
+
+    /// The fork exists: the screen closes and reopens on it (this session stays resumable).
+    pub fn forked_to(&mut self, result: Result<String, String>) {
+        match result {
+            Ok(id) => {
+                self.exit.resume_requested = Some(id);
+                self.exit.quit = true;
+            }
+            Err(why) => self.notice(NoticeLevel::Error, format!("cannot fork: {why}")),
         }
     }
 }

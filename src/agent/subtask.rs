@@ -1,0 +1,171 @@
+//! `/review` and `/init`: a turn in a subcontext of its own.
+//!
+//! The subtask's conversation is built beside the session's over the same [`super::shared`]
+//! part (its approvals, events and journal are the session's), with a fresh history, so the model
+//! comes to the repository without the earlier conversation, and a narrower catalog: the reading
+//! tools and `shell.run` (each command judged by the policy as always; known-safe git reads run
+//! unasked), plus the two file-changing tools for `/init`, whose change is previewed and decided
+//! like any edit. It is run through the same [`super::task::start`] as every turn. When it ends,
+//! its messages join the session's conversation after what came before, exactly as a journal
+//! replays them, so the person can follow up ("fix the second finding") and a resumed session
+//! sees the same conversation.
+//!
+//! This is the engine API the subagents of issue 31 run on too; until their runner is on main,
+//! the subtasks build their conversation here.
+
+use super::conversation::{Conversation, ConversationSetup};
+use crate::core::ToolName;
+use crate::protocol::Subtask;
+
+/// The tools a review may call: it reads and runs read-only commands, and changes nothing.
+const REVIEW_TOOLS: &[ToolName] = &[
+    ToolName::FsRead,
+    ToolName::FsList,
+    ToolName::FsSearch,
+    ToolName::ShellRun,
+];
+
+/// `/init` reads like a review and proposes one file.
+const INIT_TOOLS: &[ToolName] = &[
+    ToolName::FsRead,
+    ToolName::FsList,
+    ToolName::FsSearch,
+    ToolName::ShellRun,
+    ToolName::FsWrite,
+    ToolName::FsEdit,
+];
+
+/// Why a subtask cannot start (said to the person; nothing ran).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Refused(pub(super) String);
+
+/// A base a review may be asked against: a revision name, never an option or a shell word.
+fn valid_base(base: &str) -> bool {
+    !base.is_empty()
+        && !base.starts_with('-')
+        && base.len() <= 200
+        && base
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/~^@{}-".contains(c))
+}
+
+/// The prompt of `task`: what to do, with what, and the shape of the answer.
+pub(super) fn prompt(task: &Subtask) -> Result<String, Refused> {
+    match task {
+        Subtask::Review { base } => {
+            let base = match base.as_deref() {
+                None => "HEAD".to_string(),
+                Some(b) if valid_base(b) => b.to_string(),
+                Some(b) => {
+                    return Err(Refused(format!(
+                        "/review {b}: not a revision name (letters, digits and ._/~^@{{}}- only, \
+                         not starting with -)"
+                    )));
+                }
+            };
+            Ok(format!(
+                "/review: review the uncommitted changes of this repository's working tree \
+                 against {base}.\n\n\
+                 See them with shell.run: `git diff {base}` for changed files and `git status \
+                 --short` for new ones (read new files with fs.read). Read the code around each \
+                 change with fs.read or fs.search where you need its context. Change nothing: \
+                 this is a review, not a fix.\n\n\
+                 Answer with the findings only, most severe first, one per line, each as\n\
+                 `SEVERITY path:line: what is wrong and why`\n\
+                 with SEVERITY one of high, medium, low and the line in the new version of the \
+                 file. Report bugs, security problems, missing error handling and missing tests; \
+                 not style. If there is nothing to report, say `no findings`."
+            ))
+        }
+        Subtask::Init => Ok(
+            "/init: write the AGENTS.md of this repository: what a coding agent \
+             needs to know to work in it.\n\n\
+             Study the repository first: fs.list and fs.read for its layout, manifests, build \
+             files, CI configuration and README; fs.search for its conventions. Then run the \
+             build, test and lint commands you find with shell.run, and list only those that \
+             worked (say which you could not check and why).\n\n\
+             AGENTS.md holds: the commands (build, test, lint, format), each as you ran it; the \
+             layout (the main directories and what each holds); the conventions the code \
+             follows (naming, errors, tests, style). Short and exact, no generic advice.\n\n\
+             If AGENTS.md exists, read it and improve it with fs.edit: keep what is still \
+             right, correct what is wrong, add what is missing; do not replace it wholesale. \
+             Otherwise create it with fs.write. Change no other file. Your change is shown to \
+             the person as a diff and applied only as they decide.\n\n\
+             End with two or three lines on what you wrote."
+                .to_string(),
+        ),
+    }
+}
+
+impl Conversation {
+    /// The conversation `task` runs in: this session's model, limits, system prompt and what
+    /// has been spent so far (so totals stay totals), a fresh history and the task's tools.
+    pub(super) fn subcontext(&self, task: &Subtask) -> Conversation {
+        let tools = match task {
+            Subtask::Review { .. } => REVIEW_TOOLS,
+            Subtask::Init => INIT_TOOLS,
+        };
+        let names: Vec<&str> = tools.iter().map(|t| t.native()).collect();
+        let mut sub = Conversation::new(
+            self.shared.clone(),
+            ConversationSetup {
+                session_id: self.session_id.clone(),
+                model: self.model.clone(),
+                catalog: self.catalog.only(&names),
+                limits: self.limits.clone(),
+                system_prompt: self.system_prompt.clone(),
+                history: Vec::new(),
+            },
+        );
+        sub.budget = self.budget.clone();
+        sub.usage = self.usage;
+        sub.cost_usd = self.cost_usd;
+        sub.last_turn_mode = self.last_turn_mode;
+        sub
+    }
+
+    /// What `sub` did joins this conversation: its messages after this one's (as the journal
+    /// replays them), and what it spent.
+    pub(super) fn absorb(&mut self, sub: Conversation) {
+        self.messages.extend(sub.messages);
+        self.budget = sub.budget;
+        self.usage = sub.usage;
+        self.cost_usd = sub.cost_usd;
+        self.last_turn_mode = sub.last_turn_mode;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_review_base_that_could_be_an_option_or_a_shell_word_is_refused() {
+        for bad in [
+            "--output=/tmp/x",
+            "-p",
+            "main; rm -rf /",
+            "a b",
+            "$(id)",
+            "",
+        ] {
+            let task = Subtask::Review {
+                base: Some(bad.to_string()),
+            };
+            assert!(prompt(&task).is_err(), "{bad:?}");
+        }
+        for good in ["main", "origin/main", "HEAD~2", "v1.0.0", "abc123^", "@{u}"] {
+            let task = Subtask::Review {
+                base: Some(good.to_string()),
+            };
+            let text = prompt(&task).unwrap();
+            assert!(text.contains(&format!("git diff {good}")), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_review_without_a_base_is_against_head() {
+        let text = prompt(&Subtask::Review { base: None }).unwrap();
+        assert!(text.contains("git diff HEAD"), "{text}");
+    }
+}

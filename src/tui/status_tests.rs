@@ -1,0 +1,147 @@
+//! `/status` and `/cost`, drawn on ratatui's `TestBackend` (the `.snap` files live in the
+//! top-level `snapshots/` folder).
+
+use std::time::Instant;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::state::{AppState, Setup};
+use super::view;
+use crate::protocol::*;
+
+fn draw(s: &mut AppState, w: u16, h: u16) -> String {
+    let mut term = match Terminal::new(TestBackend::new(w, h)) {
+        Ok(t) => t,
+        Err(e) => match e {},
+    };
+    let area = ratatui::layout::Rect::new(0, 0, w, h);
+    view::prepare(s, area);
+    let drawn = term.draw(|f| f.render_widget(&*s, f.area()));
+    assert!(drawn.is_ok());
+    term.backend().to_string()
+}
+
+/// A session one turn in: a model call reported its usage, context and cost, an MCP server is
+/// ready, and the mode is auto-edit.
+fn session_one_turn_in() -> AppState {
+    let t0 = Instant::now();
+    let mut s = AppState::with_setup(
+        t0,
+        Setup {
+            workspace: "~/src/stats".into(),
+            policy_mode: "ask before edits and commands · sandbox workspace-write".into(),
+            resume_command: Some("pablo resume 0190a1b2".into()),
+            ..Setup::default()
+        },
+    );
+    s.tick(t0, 1_700_000_100_000);
+    s.apply(Event::SessionStarted {
+        session_id: "0190a1b2".into(),
+        provider: "openai".into(),
+        model: "gpt-test".into(),
+        workspace: "/home/me/src/stats".into(),
+    });
+    s.apply(Event::UserMessage {
+        text: "count the lines".into(),
+    });
+    let usage = Usage {
+        input_tokens: 12_345,
+        output_tokens: 678,
+        cached_input_tokens: 10_000,
+        cache_write_input_tokens: 0,
+    };
+    s.apply(Event::Usage {
+        last: usage,
+        total: usage,
+    });
+    s.apply(Event::ContextUsage {
+        used_tokens: 12_345,
+        window_tokens: 128_000,
+        cost_usd: Some(0.0123),
+    });
+    s.apply(Event::MessageCompleted {
+        text: "42 lines.".into(),
+        tool_calls: Vec::new(),
+    });
+    s.apply(Event::TurnCompleted {
+        stop_reason: StopReason::EndTurn,
+        usage,
+    });
+    s.apply(Event::ModeChanged {
+        mode: WorkMode::AutoEdit,
+    });
+    s.apply(Event::McpServer {
+        server: McpServerView {
+            name: "notes".into(),
+            state: McpState::Ready,
+            transport: "stdio".into(),
+            required: false,
+            reason: None,
+            tools: vec![McpToolView {
+                name: "mcp__notes__read_text_file".into(),
+                real_name: "read_text_file".into(),
+                description: "Read a file as text".into(),
+                read_only_hint: Some(true),
+            }],
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            log: None,
+        },
+    });
+    s
+}
+
+#[test]
+fn slash_status_shows_model_window_usage_cost_mode_authority_servers_workspace_and_session() {
+    let mut s = session_one_turn_in();
+    s.submit("/status".into());
+    let screen = draw(&mut s, 110, 30);
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("slash_status", screen);
+    });
+    // Token counts are grouped with thin spaces, as in the status line.
+    let plain = screen.replace('\u{2009}', " ");
+    for fact in [
+        "gpt-test · openai",
+        "12 345 of 128 000 tokens (9%)",
+        "1 turn · 12 345 tokens in (10 000 from cache) · 678 out",
+        "$0.0123",
+        "auto-edit: file changes inside the write roots apply unasked",
+        "sandbox workspace-write",
+        "notes (ready, 1 tool)",
+        "0190a1b2 (pablo resume 0190a1b2)",
+    ] {
+        assert!(plain.contains(fact), "{fact:?} missing:\n{screen}");
+    }
+}
+
+#[test]
+fn slash_cost_is_the_same_block_as_slash_status() {
+    let mut a = session_one_turn_in();
+    a.submit("/status".into());
+    let mut b = session_one_turn_in();
+    b.submit("/cost".into());
+    assert_eq!(draw(&mut a, 110, 30), draw(&mut b, 110, 30));
+}
+
+#[test]
+fn before_any_model_call_status_says_so_and_that_the_cost_is_unknown() {
+    let t0 = Instant::now();
+    let mut s = AppState::with_setup(t0, Setup::default());
+    s.apply(Event::SessionStarted {
+        session_id: "0190ffff".into(),
+        provider: "ollama".into(),
+        model: "llama3".into(),
+        workspace: "/w".into(),
+    });
+    s.submit("/status".into());
+    let screen = draw(&mut s, 100, 24);
+    assert!(screen.contains("no model call yet"), "{screen}");
+    assert!(
+        screen.contains("unknown (no prices for this model)"),
+        "{screen}"
+    );
+    assert!(screen.contains("MCP"), "{screen}");
+    assert!(screen.contains("none configured"), "{screen}");
+}
