@@ -121,6 +121,7 @@ fn agent(root: &Path, state: &Path) -> AgentHandle {
         history: Vec::new(),
         recorder: None,
         checkpoints: None,
+        hooks: pablo::hooks::Hooks::none(),
     })
 }
 

@@ -151,6 +151,7 @@ fn measure(step: Step, iters: u64) -> Duration {
             history: Vec::new(),
             recorder: None,
             checkpoints: None,
+            hooks: pablo::hooks::Hooks::none(),
         });
         for _ in 0..iters {
             handle.ops.send(Op::user_turn("go")).unwrap();

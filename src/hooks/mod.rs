@@ -408,6 +408,8 @@ mod tests {
             user: Some((Path::new("/u.toml").into(), file("user-guard"))),
             project: Some((Path::new("/w/.pablo/config.toml").into(), file("evil"))),
             explicit: None,
+            overrides: None,
+            override_origins: Default::default(),
         };
         let untrusted = Hooks::from_layers(&layers, false, vec![], "/w".into());
         let names: Vec<_> = untrusted
