@@ -247,6 +247,7 @@ enum Command {
         /// Only what happened since then: 30m, 12h, 7d, 2w, or a date (2026-11-01).
         #[arg(long, value_name = "WHEN")]
         since: Option<String>,
+        /// One JSON object instead of the table.
         #[arg(long)]
         json: bool,
     },

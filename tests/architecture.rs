@@ -475,9 +475,11 @@ fn files_of_one_module_form_no_import_cycle() {
     );
 }
 
+/// `mod.rs`, `lib.rs`, or `NAME.rs` beside a `NAME/` folder of its children (the 2018 layout).
 fn is_module_root(file: &Path) -> bool {
     file.file_name()
         .is_some_and(|n| n == "mod.rs" || n == "lib.rs")
+        || file.with_extension("").is_dir()
 }
 
 /// Every elementary cycle found by a depth-first search (one per back edge), shortest first.

@@ -230,10 +230,12 @@ enum Kind {
 }
 
 fn classify(code: Option<&str>, asked: bool, ran: bool) -> Kind {
+    use crate::core::ErrorCode;
+    let code = code.and_then(ErrorCode::parse);
     match (code, asked, ran) {
-        (Some("rejected"), _, _) => Kind::Rejected,
-        (Some("denied"), _, _) => Kind::Denied,
-        (Some("approval_required"), _, _) | (_, true, _) => Kind::Asked,
+        (Some(ErrorCode::Rejected), _, _) => Kind::Rejected,
+        (Some(ErrorCode::Denied), _, _) => Kind::Denied,
+        (Some(ErrorCode::ApprovalRequired), _, _) | (_, true, _) => Kind::Asked,
         (_, false, true) => Kind::Allowed,
         _ => Kind::Undecided,
     }

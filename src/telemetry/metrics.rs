@@ -245,9 +245,13 @@ fn model_call(i: &Instruments, f: &Fields) {
 
 /// The decision a tool call counts under: what policy said, and what the person answered.
 pub fn decision_category(decision: &str, outcome: &str) -> &'static str {
+    // The two refusals count under their codes' names.
+    let rejected = crate::core::ErrorCode::Rejected.as_str();
+    let denied = crate::core::ErrorCode::Denied.as_str();
     match (decision, outcome) {
-        (_, "rejected") => "rejected",
-        ("deny", _) | (_, "denied") => "denied",
+        (_, o) if o == rejected => rejected,
+        ("deny", _) => denied,
+        (_, o) if o == denied => denied,
         ("ask", _) => "asked",
         ("allow", _) => "allowed",
         _ => "none",
