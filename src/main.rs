@@ -527,26 +527,28 @@ fn command(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<ExitCode> {
         Some(Command::Acp) => runtime.block_on(acp(cli.common)),
         Some(Command::Config {
             command: ConfigCommand::Validate { file },
-        }) => config_validate(&cli.common, file),
+        }) => cmd::settings::config_validate(&cli.common, file),
         Some(Command::Config {
             command: ConfigCommand::Show { origin, json },
-        }) => config_show(&cli.common, origin, json),
+        }) => cmd::settings::config_show(&cli.common, origin, json),
         Some(Command::Config {
             command: ConfigCommand::Keys,
         }) => {
             out!("{}", pablo::config::show::keys_text());
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Stats { since, json }) => stats(since.as_deref(), json),
+        Some(Command::Stats { since, json }) => cmd::settings::stats(since.as_deref(), json),
         Some(Command::Demo { dir, keep }) => runtime.block_on(demo(cli.common, dir, keep)),
-        Some(Command::Policy { command }) => policy_command(&cli.common, command),
+        Some(Command::Policy { command }) => cmd::settings::policy_command(&cli.common, command),
         Some(Command::Sandbox {
             profile,
             network,
             command,
-        }) => sandbox_command(&cli.common, profile, network, &command),
-        Some(Command::Mcp { command }) => runtime.block_on(mcp_command(&cli.common, command)),
-        Some(Command::Hooks { command }) => hooks_command(&cli.common, command),
+        }) => cmd::settings::sandbox_command(&cli.common, profile, network, &command),
+        Some(Command::Mcp { command }) => {
+            runtime.block_on(cmd::settings::mcp_command(&cli.common, command))
+        }
+        Some(Command::Hooks { command }) => cmd::settings::hooks_command(&cli.common, command),
         Some(Command::Export {
             id,
             last,
@@ -813,240 +815,6 @@ async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Next> {
     let summary = pablo::tui::run(launch::spawn(setup.value), workspace, options).await?;
     outln!("{summary}");
     Ok(summary.next())
-}
-
-fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
-    use pablo::config::{ConfigFile, Dirs, project_config_file};
-    let files: Vec<PathBuf> = match file {
-        Some(f) => vec![f],
-        None => {
-            let dirs = Dirs::discover()?;
-            let ws = match &common.workspace {
-                Some(w) => w.clone(),
-                None => std::env::current_dir()?,
-            };
-            [dirs.user_config_file(), project_config_file(&ws)]
-                .into_iter()
-                .filter(|p| p.is_file())
-                .collect()
-        }
-    };
-    if files.is_empty() {
-        outln!("no config files found; built-in defaults apply");
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut failed = false;
-    for f in files {
-        match ConfigFile::load(&f) {
-            Ok(_) => outln!("{}: ok", f.display()),
-            Err(e) => {
-                failed = true;
-                eprintln!("{e}");
-            }
-        }
-    }
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// `pablo config show`: the settings in effect, with their origins when asked.
-fn config_show(common: &Common, origin: bool, json: bool) -> Result<ExitCode> {
-    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
-    for w in &launch.config_warnings() {
-        eprintln!("pablo: warning: {w}");
-    }
-    let shown = launch.config_view();
-    if json {
-        for s in &shown {
-            outln!("{}", serde_json::to_string(s)?);
-        }
-    } else {
-        out!("{}", pablo::config::show::render(&shown, origin));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `pablo stats`: usage over time from the local journals.
-fn stats(since: Option<&str>, json: bool) -> Result<ExitCode> {
-    use pablo::session::stats;
-    let since = since
-        .map(|s| stats::parse_since(s, pablo::session::now_ms()))
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
-    let report = stats::of_default_store(since)?;
-    for w in &report.warnings {
-        eprintln!("pablo: warning: {w}");
-    }
-    if json {
-        outln!("{}", serde_json::to_string(&report)?);
-    } else {
-        out!("{}", report.to_text());
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `pablo sandbox`: one command under a profile, with this terminal's stdin and stdout.
-fn sandbox_command(
-    common: &Common,
-    profile: Option<pablo::protocol::SandboxProfile>,
-    network: bool,
-    command: &[String],
-) -> Result<ExitCode> {
-    let launch = Launch::prepare(common.launch_options(Front::Headless))?;
-    let engine = launch.policy()?;
-    for w in launch.config_warnings().iter().chain(&engine.warnings) {
-        eprintln!("pablo: warning: {w}");
-    }
-    let status = pablo::launch::run_sandboxed(&launch, &engine.value, profile, network, command)?;
-    Ok(ExitCode::from(status))
-}
-
-fn hooks_command(common: &Common, command: HooksCommand) -> Result<ExitCode> {
-    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
-    let HooksCommand::List { json } = command;
-    let hooks = launch.hook_listing();
-    if json {
-        for h in &hooks {
-            outln!("{}", serde_json::to_string(h)?);
-        }
-    } else if hooks.is_empty() {
-        outln!("no hooks configured ([[hooks.EVENT]] in the config; see docs/hooks.md)");
-    } else {
-        for h in &hooks {
-            out!("{}", pablo::launch::hooks::describe_hook(h));
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
-    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
-    let servers = launch.mcp_servers().await?;
-    for w in &servers.warnings {
-        eprintln!("pablo: warning: {w}");
-    }
-    let servers = servers.value;
-    let failed = servers
-        .iter()
-        .any(|s| s.state == pablo::protocol::McpState::Failed);
-    match command {
-        McpCommand::List { json } => {
-            if json {
-                for s in &servers {
-                    outln!("{}", serde_json::to_string(s)?);
-                }
-            } else if servers.is_empty() {
-                outln!(
-                    "no MCP servers configured ([mcp_servers.NAME] in the config; see docs/mcp.md)"
-                );
-            } else {
-                for s in &servers {
-                    out!("{}", launch::mcp::describe_server(s));
-                }
-            }
-            Ok(if failed {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
-        McpCommand::Tools { name, json } => {
-            let Some(server) = servers.iter().find(|s| s.name == name) else {
-                let known: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-                anyhow::bail!(
-                    "no MCP server named {name:?} (configured: {})",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                );
-            };
-            if let Some(reason) = &server.reason {
-                eprintln!("pablo: MCP server {name} failed: {reason}");
-                return Ok(ExitCode::FAILURE);
-            }
-            for t in &server.tools {
-                if json {
-                    outln!("{}", serde_json::to_string(t)?);
-                } else {
-                    let hint = match t.read_only_hint {
-                        Some(true) => "  (says it only reads)",
-                        _ => "",
-                    };
-                    outln!("{}  ({}){hint}\n    {}", t.name, t.real_name, t.description);
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-    }
-}
-
-fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
-    use pablo::policy::{TrustStore, cli};
-    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
-    match command {
-        PolicyCommand::Trust { revoke } => {
-            TrustStore::new(&launch.dirs).set_trusted(&launch.workspace, !revoke)?;
-            let what = if revoke {
-                "no longer trusted"
-            } else {
-                "trusted"
-            };
-            outln!("{}: project config {what}", launch.workspace.display());
-            // What trusting lets the repository decide, as written (read again: the launch
-            // above saw the folder before it was trusted).
-            let file = pablo::config::project_config_file(&launch.workspace);
-            if file.is_file() {
-                let mut config = pablo::config::ConfigFile::load(&file)?;
-                let grants = pablo::launch::trust::withhold_untrusted(&mut config);
-                let verb = if revoke { "no longer sets" } else { "now sets" };
-                if grants.is_empty() {
-                    outln!(
-                        "{}: only narrows (it sets no endpoint, program or grant)",
-                        file.display()
-                    );
-                } else {
-                    outln!("{} {verb}:", file.display());
-                    for g in grants {
-                        outln!("  {g}");
-                    }
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        PolicyCommand::Check { json, env, command } => {
-            let engine = launch.policy()?.value;
-            let mut report = cli::check(&engine, &command.join(" "));
-            if env {
-                report.env = Some(cli::env_report(&engine));
-            }
-            if json {
-                outln!("{}", serde_json::to_string(&report)?);
-            } else {
-                out!("{}", report.to_text());
-            }
-            Ok(ExitCode::from(report.exit_code()))
-        }
-        PolicyCommand::Rules { json, remove } => {
-            let engine = launch.policy()?.value;
-            if let Some(id) = remove {
-                let removed = cli::remove_rule(&engine, &id)?;
-                outln!("removed {}  {}", removed.id, removed.kind.describe());
-                return Ok(ExitCode::SUCCESS);
-            }
-            let report = cli::rules(&engine);
-            if json {
-                outln!("{}", serde_json::to_string(&report)?);
-            } else {
-                out!("{}", report.to_text());
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-    }
 }
 
 #[cfg(test)]

@@ -5,3 +5,4 @@
 pub(crate) mod generate;
 pub(crate) mod run;
 pub(crate) mod sessions;
+pub(crate) mod settings;
