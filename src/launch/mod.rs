@@ -9,7 +9,10 @@ pub mod extensions;
 pub mod hooks;
 pub mod mcp;
 pub mod observe;
+mod sandbox;
 pub mod trust;
+
+pub use sandbox::{run_sandboxed, sandbox_status};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -911,62 +914,6 @@ pub fn unknown_model_note(model: &dyn ModelClient) -> Option<String> {
 /// [`unknown_model_note`] as a start-up warning for a front-end's screen.
 pub fn unknown_model_warning(model: &dyn ModelClient) -> Option<Event> {
     unknown_model_note(model).map(|message| Event::Warning { message })
-}
-
-/// The status line's word on the sandbox: the profile approved commands get, or why there is
-/// none (said once, here and in the startup warning).
-pub fn sandbox_status(policy: &PolicyEngine) -> String {
-    use crate::protocol::SandboxProfile;
-    let support = crate::process::support();
-    let settings = policy.sandbox_settings();
-    if !support.landlock() {
-        return "no sandbox: the kernel lacks Landlock".into();
-    }
-    let mut s = match settings.profile {
-        SandboxProfile::Off => return "no sandbox".into(),
-        SandboxProfile::ReadOnly => "read-only sandbox".to_string(),
-        SandboxProfile::WorkspaceWrite if settings.network => "sandboxed + network".to_string(),
-        SandboxProfile::WorkspaceWrite => "sandboxed".to_string(),
-    };
-    if !support.namespaces() {
-        s.push_str(" (no namespaces)");
-    }
-    s
-}
-
-/// `pablo sandbox`: runs `command` (a program and its arguments) in the workspace under
-/// `profile` (the configured one when `None`), with the environment a command of pablo's gets
-/// and this process's stdin, stdout and stderr. Returns the exit status to exit with (128 + the
-/// signal number when a signal ended it).
-pub fn run_sandboxed(
-    launch: &Launch,
-    policy: &PolicyEngine,
-    profile: Option<crate::protocol::SandboxProfile>,
-    network: bool,
-    command: &[String],
-) -> Result<u8, LaunchError> {
-    let mut settings = policy.sandbox_settings().clone();
-    settings.temp_dir = Some(std::env::temp_dir());
-    let mut choice = settings.default_choice();
-    if let Some(p) = profile {
-        choice.profile = p;
-    }
-    choice.network = network && choice.profile == crate::protocol::SandboxProfile::WorkspaceWrite;
-    let sandbox = settings.sandbox(&choice, &launch.workspace);
-    let env = policy
-        .command_env()
-        .for_command(&Default::default(), false)
-        .map_err(|e| LaunchError::Setup(e.to_string()))?;
-    let info = crate::process::run_inherited(command, &launch.workspace, &env, &sandbox);
-    // The empty `.git`/`.pablo` the sandbox made to cover go with the run (a session's go with
-    // its host).
-    crate::process::shield::remove_placeholders(&launch.workspace);
-    let info = info.map_err(|e| LaunchError::Setup(e.to_string()))?;
-    Ok(match (info.code, info.signal) {
-        (Some(c), _) => c.clamp(0, 255) as u8,
-        (None, Some(s)) => (128 + s).clamp(0, 255) as u8,
-        (None, None) => 1,
-    })
 }
 
 /// File options from every layer: refused names add up, the smallest file-size cap wins.
