@@ -7,6 +7,8 @@
 pub mod checkpoint;
 pub mod describe;
 pub mod image;
+mod mcp;
+mod sandbox;
 pub mod subagent;
 
 use serde::{Deserialize, Serialize};
@@ -17,6 +19,11 @@ pub use checkpoint::{
     RestoreReport, RestoreScope, RestoreStatus, RestoredFile, SkippedFile, TurnCheckpoint,
 };
 pub use image::{Image, ImageAttachment, ImageFormat};
+pub use mcp::{
+    McpCallPreview, McpPromptArgument, McpPromptView, McpResourceView, McpServerView, McpState,
+    McpToolView,
+};
+pub use sandbox::{SandboxChoice, SandboxProfile};
 
 /// A complete tool call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -314,94 +321,6 @@ pub enum Preview {
     Mcp(McpCallPreview),
 }
 
-/// One call of an MCP server's tool, as the person approves it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpCallPreview {
-    /// The server's name in the config (`[mcp_servers.NAME]`).
-    pub server: String,
-    /// The tool's real name on that server (what goes on the wire).
-    pub tool: String,
-    /// The arguments exactly as they will be sent.
-    pub arguments: Value,
-    /// What the server says of the tool (`readOnlyHint`); a claim, never a grant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_only_hint: Option<bool>,
-    /// The server's human-readable title for the tool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-}
-
-/// Where an MCP server is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum McpState {
-    Starting,
-    Ready,
-    Failed,
-    /// Switched off (`enabled = false`) or closed at the end of the session.
-    Stopped,
-}
-
-/// One MCP server as front-ends show it (`pablo mcp list`, the TUI's status, `/mcp`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpServerView {
-    pub name: String,
-    pub state: McpState,
-    /// `stdio` or `http`.
-    pub transport: String,
-    pub required: bool,
-    /// Why it failed, when it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The offered tool names (`mcp__SERVER__TOOL`) with the real name each stands for.
-    #[serde(default)]
-    pub tools: Vec<McpToolView>,
-    #[serde(default)]
-    pub prompts: Vec<McpPromptView>,
-    #[serde(default)]
-    pub resources: Vec<McpResourceView>,
-    /// Where the server's stderr is kept (stdio servers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub log: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpToolView {
-    pub name: String,
-    pub real_name: String,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_only_hint: Option<bool>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpPromptView {
-    pub name: String,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default)]
-    pub arguments: Vec<McpPromptArgument>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpPromptArgument {
-    pub name: String,
-    #[serde(default)]
-    pub required: bool,
-    #[serde(default)]
-    pub description: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpResourceView {
-    pub uri: String,
-    #[serde(default)]
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-}
-
 /// A file change, complete: the reviewer approves these bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileChangePreview {
@@ -466,89 +385,6 @@ pub struct CommandPreview {
     /// decided; a tool committing without a decision uses the configured profile).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxChoice>,
-}
-
-/// How far a command may reach once it runs: the OS sandbox profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxProfile {
-    /// Reads anywhere; writes only to `/dev/null` and the terminal; no network.
-    ReadOnly,
-    /// Writes under the workspace (except `.git/hooks`, `.git/config`, `.pablo`), the session's
-    /// temporary directory and the writable roots; network only when configured.
-    #[default]
-    WorkspaceWrite,
-    /// No file-system or network sandbox (the command still gets its own PID namespace).
-    Off,
-}
-
-impl SandboxProfile {
-    pub fn label(self) -> &'static str {
-        match self {
-            SandboxProfile::ReadOnly => "read-only",
-            SandboxProfile::WorkspaceWrite => "workspace-write",
-            SandboxProfile::Off => "off",
-        }
-    }
-
-    /// Stricter profiles rank higher: `off` < `workspace-write` < `read-only`.
-    pub fn strictness(self) -> u8 {
-        match self {
-            SandboxProfile::Off => 0,
-            SandboxProfile::WorkspaceWrite => 1,
-            SandboxProfile::ReadOnly => 2,
-        }
-    }
-}
-
-impl std::str::FromStr for SandboxProfile {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "read-only" => Ok(SandboxProfile::ReadOnly),
-            "workspace-write" => Ok(SandboxProfile::WorkspaceWrite),
-            "off" => Ok(SandboxProfile::Off),
-            other => Err(format!(
-                "unknown sandbox profile {other:?} (expected read-only, workspace-write or off)"
-            )),
-        }
-    }
-}
-
-/// The sandbox one command gets, as the prompt shows it and the commit applies it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SandboxChoice {
-    pub profile: SandboxProfile,
-    /// Network reachable from inside (never for `read-only`).
-    #[serde(default)]
-    pub network: bool,
-    /// Every simple command of the line is a known-safe read: git then runs with the repository's
-    /// program-running settings neutralised.
-    #[serde(default)]
-    pub known_safe: bool,
-    /// Why the sandbox is weaker than the profile says (no Landlock, no user namespaces), when it
-    /// is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub degraded: Option<String>,
-}
-
-impl SandboxChoice {
-    /// `read-only`, `workspace-write, network`, `off`: for prompts and listings.
-    pub fn describe(&self) -> String {
-        let mut s = self.profile.label().to_string();
-        if self.profile != SandboxProfile::Off {
-            s.push_str(if self.network {
-                ", network on"
-            } else {
-                ", no network"
-            });
-        }
-        if let Some(d) = &self.degraded {
-            s.push_str(&format!(" ({d})"));
-        }
-        s
-    }
 }
 
 /// One simple command of a command line, as judged by the policy.
