@@ -486,41 +486,51 @@ impl opentelemetry_http::HttpClient for OnRuntime {
     }
 }
 
+/// One OTLP exporter (`$kind` is `SpanExporter` or `MetricExporter`) for the configured protocol:
+/// the two builders share every step but have no common trait, so the steps are written once here.
+macro_rules! otlp_exporter {
+    ($kind:ident, $what:literal, $settings:expr, $url:expr, $runtime:expr) => {{
+        let (settings, url, runtime): (&OtelSettings, &str, &tokio::runtime::Handle) =
+            ($settings, $url, $runtime);
+        let built = match settings.protocol {
+            Protocol::HttpProtobuf => opentelemetry_otlp::$kind::builder()
+                .with_http()
+                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+                .with_endpoint(url)
+                .with_timeout(settings.timeout)
+                .with_headers(headers(settings))
+                .with_http_client(OnRuntime {
+                    client: http_client(url, settings.timeout)?,
+                    runtime: runtime.clone(),
+                })
+                .build(),
+            #[cfg(feature = "otel-grpc")]
+            Protocol::Grpc => {
+                use opentelemetry_otlp::WithTonicConfig;
+                let _inside = runtime.enter();
+                let builder = opentelemetry_otlp::$kind::builder()
+                    .with_tonic()
+                    .with_endpoint(url)
+                    .with_timeout(settings.timeout)
+                    .with_metadata(grpc_metadata(settings)?);
+                match grpc_tls(url) {
+                    Some(tls) => builder.with_tls_config(tls).build(),
+                    None => builder.build(),
+                }
+            }
+            #[cfg(not(feature = "otel-grpc"))]
+            Protocol::Grpc => return Err("built without gRPC".into()),
+        };
+        built.map_err(|e| format!("the {} exporter for {url} cannot start: {e}", $what))
+    }};
+}
+
 fn span_exporter(
     settings: &OtelSettings,
     url: &str,
     runtime: &tokio::runtime::Handle,
 ) -> Result<opentelemetry_otlp::SpanExporter, String> {
-    let built = match settings.protocol {
-        Protocol::HttpProtobuf => opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-            .with_endpoint(url)
-            .with_timeout(settings.timeout)
-            .with_headers(headers(settings))
-            .with_http_client(OnRuntime {
-                client: http_client(url, settings.timeout)?,
-                runtime: runtime.clone(),
-            })
-            .build(),
-        #[cfg(feature = "otel-grpc")]
-        Protocol::Grpc => {
-            use opentelemetry_otlp::WithTonicConfig;
-            let _inside = runtime.enter();
-            let builder = opentelemetry_otlp::SpanExporter::builder()
-                .with_tonic()
-                .with_endpoint(url)
-                .with_timeout(settings.timeout)
-                .with_metadata(grpc_metadata(settings)?);
-            match grpc_tls(url) {
-                Some(tls) => builder.with_tls_config(tls).build(),
-                None => builder.build(),
-            }
-        }
-        #[cfg(not(feature = "otel-grpc"))]
-        Protocol::Grpc => return Err("built without gRPC".into()),
-    };
-    built.map_err(|e| format!("the span exporter for {url} cannot start: {e}"))
+    otlp_exporter!(SpanExporter, "span", settings, url, runtime)
 }
 
 fn metric_exporter(
@@ -528,36 +538,7 @@ fn metric_exporter(
     url: &str,
     runtime: &tokio::runtime::Handle,
 ) -> Result<opentelemetry_otlp::MetricExporter, String> {
-    let built = match settings.protocol {
-        Protocol::HttpProtobuf => opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-            .with_endpoint(url)
-            .with_timeout(settings.timeout)
-            .with_headers(headers(settings))
-            .with_http_client(OnRuntime {
-                client: http_client(url, settings.timeout)?,
-                runtime: runtime.clone(),
-            })
-            .build(),
-        #[cfg(feature = "otel-grpc")]
-        Protocol::Grpc => {
-            use opentelemetry_otlp::WithTonicConfig;
-            let _inside = runtime.enter();
-            let builder = opentelemetry_otlp::MetricExporter::builder()
-                .with_tonic()
-                .with_endpoint(url)
-                .with_timeout(settings.timeout)
-                .with_metadata(grpc_metadata(settings)?);
-            match grpc_tls(url) {
-                Some(tls) => builder.with_tls_config(tls).build(),
-                None => builder.build(),
-            }
-        }
-        #[cfg(not(feature = "otel-grpc"))]
-        Protocol::Grpc => return Err("built without gRPC".into()),
-    };
-    built.map_err(|e| format!("the metric exporter for {url} cannot start: {e}"))
+    otlp_exporter!(MetricExporter, "metric", settings, url, runtime)
 }
 
 fn headers(settings: &OtelSettings) -> HashMap<String, String> {
