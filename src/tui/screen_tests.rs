@@ -4,12 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::snapshot_tests::draw;
 use super::state::{AppState, Setup};
-use super::view;
 use crate::protocol::*;
 
 macro_rules! snap {
@@ -39,18 +37,6 @@ fn state(inline: bool) -> (AppState, Instant) {
         workspace: "/home/me/src/projects/stats-and-more".into(),
     });
     (s, t0)
-}
-
-fn draw(s: &mut AppState, w: u16, h: u16) -> String {
-    let mut term = match Terminal::new(TestBackend::new(w, h)) {
-        Ok(t) => t,
-        Err(e) => match e {},
-    };
-    let area = ratatui::layout::Rect::new(0, 0, w, h);
-    view::prepare(s, area);
-    let drawn = term.draw(|f| f.render_widget(&*s, f.area()));
-    assert!(drawn.is_ok());
-    term.backend().to_string()
 }
 
 /// The last line of a drawn screen, without the quotes `TestBackend` puts around it.

@@ -38,7 +38,8 @@ fn state_with(policy_mode: &str, inline: bool) -> (AppState, Instant) {
     (s, t0)
 }
 
-fn draw(s: &mut AppState, w: u16, h: u16) -> String {
+/// The state drawn on a `w`×`h` test terminal, as text (also the screen tests' way to draw).
+pub(super) fn draw(s: &mut AppState, w: u16, h: u16) -> String {
     let mut term = match Terminal::new(TestBackend::new(w, h)) {
         Ok(t) => t,
         Err(e) => match e {},
