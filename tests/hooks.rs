@@ -486,6 +486,33 @@ async fn no_hook_sees_a_provider_key() {
 }
 
 #[tokio::test]
+async fn a_hook_given_with_dash_c_is_active_and_named_as_coming_from_it() {
+    let sandbox = Sandbox::new();
+    let out = sandbox
+        .command()
+        .args([
+            "-c",
+            "hooks.pre_tool_use=[{name=\"cli-guard\", command=\"true\", matcher=\"fs.read\"}]",
+            "hooks",
+            "list",
+            "--json",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out.stdout);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["name"], "cli-guard");
+    assert_eq!(lines[0]["active"], true);
+    assert!(lines[0].to_string().contains("-c"), "{}", lines[0]);
+}
+
+#[tokio::test]
 async fn hooks_list_shows_what_runs_here_and_why_the_rest_does_not() {
     let sandbox = Sandbox::new();
     sandbox.user_config(

@@ -212,6 +212,8 @@ impl Hooks {
             (&layers.user, "user config", true),
             (&layers.project, "project config", project_trusted),
             (&layers.explicit, "--config", true),
+            // The person's own `PABLO_` variables and `-c` settings, above the files (h34's layer).
+            (&layers.overrides, "settings from", true),
         ];
         for (layer, kind, trusted) in layers {
             let Some((path, file)) = layer else { continue };
