@@ -7,6 +7,8 @@
 //! the same way: without regard to case, a glob without `/` against the file name, a glob with
 //! `/` against the whole workspace-relative path.
 
+use std::sync::{Arc, OnceLock};
+
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// File names refused for reading and writing because they usually hold secrets. Globs without
@@ -37,11 +39,45 @@ pub const CREDENTIAL_NAMES: &[&str] = &[
     ".htpasswd",
 ];
 
-/// The compiled credential globs (built-in plus configured).
+/// The credential globs (built-in plus configured), compiled into one matcher the first time a
+/// path is checked. Compiling them is most of what a short-lived `pablo sandbox` or the TUI's first
+/// frame would otherwise spend (case-insensitive globs become one regex set): a process that never
+/// checks a path never pays it, and every copy of the built-in list shares one compiled set.
 #[derive(Debug, Clone)]
 pub struct CredentialNames {
-    set: GlobSet,
+    compiled: Compiled,
     patterns: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+enum Compiled {
+    /// The built-in list alone: the process-wide [`BUILTIN`].
+    Builtin,
+    /// Built-in plus configured globs, compiled once for this list and its clones.
+    Own(Arc<OnceLock<GlobSet>>),
+}
+
+static BUILTIN: OnceLock<GlobSet> = OnceLock::new();
+
+fn glob(pat: &str) -> Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(pat)
+        .case_insensitive(true)
+        .literal_separator(true)
+        .build()
+}
+
+/// One set of `patterns`, each already checked by [`glob`].
+fn compile<'a>(patterns: impl Iterator<Item = &'a str>) -> Result<GlobSet, globset::Error> {
+    let mut builder = GlobSetBuilder::new();
+    for pat in patterns {
+        builder.add(glob(pat)?);
+    }
+    builder.build()
+}
+
+fn builtin_set() -> &'static GlobSet {
+    // The built-in globs are tested to compile.
+    BUILTIN.get_or_init(|| compile(CREDENTIAL_NAMES.iter().copied()).unwrap_or_else(|_| GlobSet::empty()))
 }
 
 impl Default for CredentialNames {
@@ -53,35 +89,37 @@ impl Default for CredentialNames {
 impl CredentialNames {
     /// The built-in list alone.
     pub fn builtin() -> Self {
-        // The built-in globs are tested to compile.
-        Self::new(&[]).unwrap_or_else(|_| Self {
-            set: GlobSet::empty(),
-            patterns: Vec::new(),
-        })
+        Self {
+            compiled: Compiled::Builtin,
+            patterns: CREDENTIAL_NAMES.iter().map(|s| s.to_string()).collect(),
+        }
     }
 
     /// The built-in list plus `extra` (`[options.filesystem] refused_names`). `Err` names the
-    /// glob that does not compile.
+    /// glob that does not parse; each is parsed here (cheap), the set is compiled at first use.
     pub fn new(extra: &[String]) -> Result<Self, (String, String)> {
-        let mut builder = GlobSetBuilder::new();
-        let mut patterns = Vec::new();
-        for pat in CREDENTIAL_NAMES
-            .iter()
-            .map(|s| s.to_string())
-            .chain(extra.iter().cloned())
-        {
-            let glob = GlobBuilder::new(&pat)
-                .case_insensitive(true)
-                .literal_separator(true)
-                .build()
-                .map_err(|e| (pat.clone(), e.to_string()))?;
-            builder.add(glob);
-            patterns.push(pat);
+        if extra.is_empty() {
+            return Ok(Self::builtin());
         }
-        let set = builder
-            .build()
-            .map_err(|e| ("refused_names".to_string(), e.to_string()))?;
-        Ok(Self { set, patterns })
+        for pat in extra {
+            glob(pat).map_err(|e| (pat.clone(), e.to_string()))?;
+        }
+        let mut names = Self::builtin();
+        names.patterns.extend(extra.iter().cloned());
+        names.compiled = Compiled::Own(Arc::default());
+        Ok(names)
+    }
+
+    fn set(&self) -> &GlobSet {
+        match &self.compiled {
+            Compiled::Builtin => builtin_set(),
+            // Every glob parsed in `new`; a set that still fails to build (a size limit) keeps
+            // the built-in list rather than refusing nothing.
+            Compiled::Own(cell) => cell.get_or_init(|| {
+                compile(self.patterns.iter().map(String::as_str))
+                    .unwrap_or_else(|_| builtin_set().clone())
+            }),
+        }
     }
 
     /// The glob that `rel` (a workspace-relative path with `/` separators) matches, by its file
@@ -89,11 +127,11 @@ impl CredentialNames {
     pub fn matching(&self, rel: &str) -> Option<&str> {
         let rel = rel.trim_start_matches("./").trim_end_matches('/');
         let name = rel.rsplit('/').next().unwrap_or(rel);
-        let hit = self
-            .set
+        let set = self.set();
+        let hit = set
             .matches(name)
             .into_iter()
-            .chain(self.set.matches(rel))
+            .chain(set.matches(rel))
             .next()?;
         self.patterns.get(hit).map(String::as_str)
     }
@@ -105,13 +143,14 @@ impl CredentialNames {
         if self.matching(rel).is_some() {
             return true;
         }
+        let set = self.set();
         let mut prefix = String::new();
         for part in rel.split('/').filter(|p| !p.is_empty() && *p != ".") {
             if !prefix.is_empty() {
                 prefix.push('/');
             }
             prefix.push_str(part);
-            if self.set.is_match(part) || self.set.is_match(prefix.as_str()) {
+            if set.is_match(part) || set.is_match(prefix.as_str()) {
                 return true;
             }
         }
@@ -130,10 +169,29 @@ mod tests {
 
     #[test]
     fn the_builtin_list_compiles_whole() {
+        let set = compile(CREDENTIAL_NAMES.iter().copied()).unwrap();
+        assert_eq!(set.len(), CREDENTIAL_NAMES.len());
         assert_eq!(
             CredentialNames::builtin().patterns().len(),
             CREDENTIAL_NAMES.len()
         );
+    }
+
+    #[test]
+    fn a_configured_glob_that_does_not_parse_is_refused_by_name() {
+        let err = CredentialNames::new(&["ok/*.txt".into(), "bad[".into()]).unwrap_err();
+        assert_eq!(err.0, "bad[");
+        assert!(!err.1.is_empty());
+    }
+
+    #[test]
+    fn clones_share_the_compiled_set_and_configured_globs_match() {
+        let c = CredentialNames::new(&["*.secret".into()]).unwrap();
+        let copy = c.clone();
+        assert_eq!(c.matching("a/B.SECRET"), Some("*.secret"));
+        assert_eq!(copy.matching("x.secret"), Some("*.secret"));
+        assert!(std::ptr::eq(c.set(), copy.set()));
+        assert_eq!(copy.matching(".env"), Some(".env"));
     }
 
     #[test]

@@ -15,8 +15,9 @@ use crate::workspace::{RelPath, Workspace, is_temp_name};
 /// The ignore rules of one workspace, read as directories are visited.
 pub struct IgnoreRules {
     root: PathBuf,
-    /// Each visited directory's `.gitignore`, by workspace-relative path (`""` for the root).
-    per_dir: HashMap<String, Gitignore>,
+    /// Each visited directory's `.gitignore` (its text and its rules, `None` when it has none),
+    /// by workspace-relative path (`""` for the root).
+    per_dir: HashMap<String, (String, Option<Gitignore>)>,
     /// `.git/info/exclude`, then the global excludes: below every `.gitignore` in precedence.
     fallback: Vec<Gitignore>,
 }
@@ -31,7 +32,7 @@ impl IgnoreRules {
         let root = ws.root().to_path_buf();
         let mut fallback = Vec::new();
         if let Ok(rel) = RelPath::parse(".git/info/exclude")
-            && let Some(gi) = read_rules(ws, &root, &rel, &root)
+            && let Some(gi) = read_rules(ws, &rel, &root)
         {
             fallback.push(gi);
         }
@@ -47,30 +48,32 @@ impl IgnoreRules {
     }
 
     /// Reads the `.gitignore` of directory `dir` (workspace-relative) through the workspace
-    /// handle; a missing or unreadable one means no rules there.
-    pub fn visit_dir(&mut self, ws: &Workspace, dir: &str) {
+    /// handle; a missing or unreadable one means no rules there. Returns whether the rules differ
+    /// from the ones read at the directory's last visit (a walk that finds them all the same may
+    /// trust that what its index follows is still followed).
+    pub fn visit_dir(&mut self, ws: &Workspace, dir: &str) -> bool {
         let file = if dir.is_empty() {
             ".gitignore".to_string()
         } else {
             format!("{dir}/.gitignore")
         };
-        let Ok(rel) = RelPath::parse(&file) else {
-            return;
+        let text = RelPath::parse(&file)
+            .ok()
+            .and_then(|rel| ws.read_text(&rel).ok())
+            .map(|(text, _)| text);
+        let Some(text) = text else {
+            return self.per_dir.remove(dir).is_some_and(|(_, gi)| gi.is_some());
         };
-        let base = self.root.join(dir);
-        match read_rules(ws, &self.root, &rel, &base) {
-            Some(gi) => {
-                self.per_dir.insert(dir.to_string(), gi);
-            }
-            None => {
-                self.per_dir.remove(dir);
-            }
+        if self.per_dir.get(dir).is_some_and(|(old, _)| *old == text) {
+            return false;
         }
-    }
-
-    /// Forgets every directory's rules (a `.gitignore` changed: they are read again).
-    pub fn clear(&mut self) {
-        self.per_dir.clear();
+        let base = self.root.join(dir);
+        let rules = parse_rules(&text, &base);
+        let had_rules = self
+            .per_dir
+            .insert(dir.to_string(), (text, rules.clone()))
+            .is_some_and(|(_, gi)| gi.is_some());
+        had_rules || rules.is_some()
     }
 
     /// Whether `rel` (a path below a directory that is itself followed) is ignored.
@@ -89,7 +92,7 @@ impl IgnoreRules {
         // The nearest directory's rules first: a deeper .gitignore overrides its parents.
         let mut dir = parent_of(rel);
         loop {
-            if let Some(gi) = self.per_dir.get(dir) {
+            if let Some((_, Some(gi))) = self.per_dir.get(dir) {
                 match gi.matched(&abs, is_dir) {
                     Match::Ignore(_) => return true,
                     Match::Whitelist(_) => return false,
@@ -117,8 +120,12 @@ pub fn parent_of(rel: &str) -> &str {
     rel.rfind('/').map_or("", |i| &rel[..i])
 }
 
-fn read_rules(ws: &Workspace, _root: &Path, file: &RelPath, base: &Path) -> Option<Gitignore> {
+fn read_rules(ws: &Workspace, file: &RelPath, base: &Path) -> Option<Gitignore> {
     let (text, _) = ws.read_text(file).ok()?;
+    parse_rules(&text, base)
+}
+
+fn parse_rules(text: &str, base: &Path) -> Option<Gitignore> {
     let mut builder = GitignoreBuilder::new(base);
     let from = Some(base.join(".gitignore"));
     for line in text.lines() {

@@ -197,7 +197,6 @@ impl Scanner {
                         .into(),
                 );
             }
-            self.rules.clear();
             self.walk("", budget, &mut changes);
             changes.sort_by(|a, b| a.path.cmp(&b.path));
             return changes;
@@ -305,12 +304,17 @@ impl Scanner {
         let mut seen_files = BTreeSet::new();
         let mut seen_dirs = BTreeSet::new();
         let mut stack = vec![(start.to_string(), root)];
+        // Whether a `.gitignore` read so far in this walk differs from its last reading. Until
+        // one does, a file the index holds with the same stat data is followed as before and
+        // unchanged, so it costs a stat and a lookup, as in git's index (each directory is read
+        // before the files in it, so its rules and its parents' are already read).
+        let mut rules_changed = false;
         while let Some((dir, fd)) = stack.pop() {
             if !dir.is_empty() {
                 seen_dirs.insert(dir.clone());
             }
             self.add_watch(&dir, &fd);
-            self.rules.visit_dir(&self.ws, &dir);
+            rules_changed |= self.rules.visit_dir(&self.ws, &dir);
             let Ok(reader) = rustix::fs::Dir::read_from(&fd) else {
                 continue;
             };
@@ -349,6 +353,10 @@ impl Scanner {
                         }
                     }
                     FileType::RegularFile | FileType::Symlink => {
+                        if !rules_changed && self.unchanged(&rel, &st) {
+                            seen_files.insert(rel);
+                            continue;
+                        }
                         if self.rules.is_ignored(&self.ws, &rel, false) {
                             continue;
                         }
@@ -399,6 +407,13 @@ impl Scanner {
         }
     }
 
+    /// Whether the index holds `rel` with this stat data and no reason to hash it again.
+    fn unchanged(&self, rel: &str, st: &rustix::fs::Stat) -> bool {
+        self.files
+            .get(rel)
+            .is_some_and(|e| e.key == StatKey::of(st) && !e.racy)
+    }
+
     /// Brings one file's entry up to date from its stat data (hashing when that changed).
     #[allow(clippy::too_many_arguments)]
     fn update_file(
@@ -412,10 +427,7 @@ impl Scanner {
         changes: &mut Vec<FileChange>,
     ) {
         let key = StatKey::of(st);
-        if let Some(e) = self.files.get(&rel)
-            && e.key == key
-            && !e.racy
-        {
+        if self.unchanged(&rel, st) {
             return;
         }
         let Some(state) = self.read_state(dir, name, st, budget) else {
@@ -729,6 +741,39 @@ mod tests {
             paths(&changes),
             vec![("a.txt", "deleted"), ("b.txt", "created")]
         );
+    }
+
+    #[test]
+    fn without_inotify_a_changed_gitignore_applies_to_files_the_index_already_holds() {
+        let ws = tempfile::tempdir().unwrap();
+        let store = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join("sub")).unwrap();
+        std::fs::write(ws.path().join("a.log"), "one\n").unwrap();
+        std::fs::write(ws.path().join("sub/b.log"), "two\n").unwrap();
+        std::fs::write(ws.path().join("sub/c.txt"), "three\n").unwrap();
+        let mut s = scanner(ws.path(), store.path());
+        let budget = Budget::new(u64::MAX);
+        s.refresh(&budget);
+        s.watch = None;
+        assert!(s.refresh(&budget).is_empty());
+        assert_eq!(s.file_count(), 3);
+
+        // The stat data of the three files is unchanged; the rules are not.
+        std::fs::write(ws.path().join("sub/.gitignore"), "*.log\n").unwrap();
+        let changes = s.refresh(&budget);
+        assert_eq!(
+            paths(&changes),
+            vec![("sub/.gitignore", "created"), ("sub/b.log", "deleted")]
+        );
+        assert!(s.refresh(&budget).is_empty());
+
+        std::fs::remove_file(ws.path().join("sub/.gitignore")).unwrap();
+        let changes = s.refresh(&budget);
+        assert_eq!(
+            paths(&changes),
+            vec![("sub/.gitignore", "deleted"), ("sub/b.log", "created")]
+        );
+        assert_eq!(s.file_count(), 3);
     }
 
     #[test]
