@@ -74,7 +74,6 @@ impl AnthropicClient {
         headers.insert("x-api-key", config.api_key.header("")?);
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         let url = format!("{}/messages", config.base_url.trim_end_matches('/'));
-        super::http::warm_client_for(&url);
         Ok(HttpModel::from_parts(
             Endpoint {
                 provider: "anthropic".to_string(),

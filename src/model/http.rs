@@ -128,18 +128,6 @@ pub fn client_for(url: &str) -> Result<reqwest::Client, ModelError> {
     .map_err(|m| ModelError::Config(format!("the HTTP client cannot be built: {m}")))
 }
 
-/// Builds the client for `url` on a thread of its own, so that reading the system's trusted
-/// certificates (most of the work before pablo's first screen) happens beside start-up rather
-/// than before it; the first call finds it built, or builds it then and reports a failure there.
-pub fn warm_client_for(url: &str) {
-    let url = url.to_string();
-    let _ = std::thread::Builder::new()
-        .name("http-client".into())
-        .spawn(move || {
-            let _ = client_for(&url);
-        });
-}
-
 /// Whether `url` names a host on the loopback interface (`localhost`, `127.0.0.0/8`, `::1`).
 pub fn is_loopback_url(url: &str) -> bool {
     let Some(host) = reqwest::Url::parse(url)
@@ -361,7 +349,9 @@ async fn attempt_once<D: SseDecoder>(
     streamed: &mut bool,
 ) -> Result<(), AttemptError> {
     let opts = &endpoint.options;
-    // The process-wide client, built at the first call (see [`warm_client_for`]).
+    // The process-wide client, built at the first call: reading the system's trusted
+    // certificates is work an idle prompt does not need (it was most of what start-up computed,
+    // and its memory stayed), and it costs a few ms once, beside a model call's own latency.
     let client = client_for(&endpoint.url).map_err(AttemptError::fatal)?;
     let request = client
         .post(&endpoint.url)

@@ -102,7 +102,6 @@ impl OpenAiConfig {
             headers.insert(reqwest::header::AUTHORIZATION, key.header("Bearer ")?);
         }
         let url = format!("{}/{path}", self.base_url.trim_end_matches('/'));
-        super::http::warm_client_for(&url);
         Ok(HttpModel::from_parts(
             Endpoint {
                 provider: self.provider,

@@ -1,4 +1,5 @@
 use super::*;
+use proptest::strategy::Strategy as _;
 
 fn run(text: &str) -> Analysis {
     analyze(text.as_bytes(), &CsvOptions::default(), "t.csv").unwrap()
@@ -259,4 +260,82 @@ fn quantiles_interpolate_linearly() {
     assert!(near(select_quantile(&mut w, 0.9), 7.6));
     assert_eq!(select_quantile(&mut w, 1.0), Some(10.0));
     assert_eq!(select_quantile(&mut w, 0.0), Some(1.0));
+}
+
+/// The distinct count and top values of one column, computed from the trimmed texts alone.
+fn reference_distinct(cells: &[String]) -> (u64, Vec<(String, u64)>) {
+    let mut counts = std::collections::HashMap::<&str, u64>::new();
+    for c in cells {
+        let t = c.trim();
+        if !t.is_empty() {
+            *counts.entry(t).or_default() += 1;
+        }
+    }
+    let mut all: Vec<(String, u64)> = counts.iter().map(|(v, c)| (v.to_string(), *c)).collect();
+    all.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    all.truncate(TOP_VALUES);
+    (counts.len() as u64, all)
+}
+
+#[test]
+fn canonical_numbers_are_those_whose_text_their_value_fixes() {
+    for (v, want) in [
+        ("0", Some(0)),
+        ("12", Some(0)),
+        ("-12", Some(0)),
+        ("12.50", Some(2)),
+        ("0.5", Some(1)),
+        ("-0.5", Some(1)),
+        ("999999999999999", Some(0)),
+        ("1000000000000000", None),
+        ("-0", None),
+        ("-0.00", None),
+        ("012", None),
+        ("+12", None),
+        (".5", None),
+        ("5.", None),
+        ("1e3", None),
+        ("1.2.3", None),
+        ("", None),
+        ("-", None),
+    ] {
+        assert_eq!(canonical_fraction(v.as_bytes()), want, "{v:?}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    /// Columns of numbers written every way (canonical or not, mixed digits after the point,
+    /// minus zero, leading zeros, an exponent, a word at some point) count their distinct values
+    /// and pick their top values as counting the texts does.
+    #[test]
+    fn distinct_values_and_top_values_match_counting_the_texts(
+        cells in proptest::collection::vec(
+            proptest::prop_oneof![
+                4 => (0u32..40).prop_map(|n| n.to_string()),
+                3 => (0u32..400).prop_map(|n| format!("{}.{:02}", n / 100, n % 100)),
+                1 => (0u32..40).prop_map(|n| format!("-{}.{}", n / 10, n % 10)),
+                1 => proptest::strategy::Just("-0".to_string()),
+                1 => proptest::strategy::Just("0.0".to_string()),
+                1 => (0u32..40).prop_map(|n| format!("0{n}")),
+                1 => (0u32..40).prop_map(|n| format!("{n}e0")),
+                1 => proptest::strategy::Just("n/a".to_string()),
+                1 => proptest::strategy::Just(String::new()),
+            ],
+            1..120,
+        )
+    ) {
+        let mut col = Column::new();
+        for c in &cells {
+            col.add(c.as_bytes());
+        }
+        let mut warnings = Vec::new();
+        let stats = col.finish("c".into(), 0, &mut warnings);
+        let (distinct, top) = reference_distinct(&cells);
+        proptest::prop_assert_eq!(stats.distinct, distinct, "{:?}", cells);
+        if let Some(got) = stats.top {
+            let got: Vec<(String, u64)> = got.into_iter().map(|t| (t.value, t.count)).collect();
+            proptest::prop_assert_eq!(got, top, "{:?}", cells);
+        }
+    }
 }
