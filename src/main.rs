@@ -590,6 +590,8 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     // Which session first (reading only): a wrong id is the more useful answer.
     let (id, info) = find_session(common, id.as_deref(), last)?;
     pablo::tui::require_terminal()?;
+    // The probe child beside the launch, not before the first frame after it.
+    pablo::process::probe_namespaces_soon();
     let mut options = common.launch_options(Front::Interactive);
     if options.workspace.is_none() {
         options.workspace = Some(choose_resume_workspace(&info)?);

@@ -91,12 +91,19 @@ pub(crate) fn sandbox_command(
     network: bool,
     command: &[String],
 ) -> Result<ExitCode> {
+    // One command and done: its own start tells whether namespaces work, no probe before it.
+    pablo::process::assume_namespaces_until_a_start_fails();
     let launch = Launch::prepare(common.launch_options(Front::Headless))?;
     let engine = launch.policy()?;
     for w in launch.config_warnings().iter().chain(&engine.warnings) {
         eprintln!("pablo: warning: {w}");
     }
     let status = pablo::launch::run_sandboxed(&launch, &engine.value, profile, network, command)?;
+    // Learnt from the start (so after the command's output): the weaker sandbox it ran in.
+    let support = pablo::process::support();
+    if let (true, Some(w)) = (support.landlock(), support.namespaces_missing()) {
+        eprintln!("pablo: warning: {w}");
+    }
     Ok(ExitCode::from(status))
 }
 

@@ -25,6 +25,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
@@ -43,9 +44,22 @@ const TARGET_ABI: ABI = ABI::V7;
 pub struct Support {
     /// The Landlock ABI version; `None` when the kernel has no Landlock.
     pub landlock_abi: Option<i32>,
-    /// Whether a command can get its own user, PID, mount and network namespaces; the reason
-    /// when it cannot.
-    pub namespaces: Result<(), String>,
+    /// Whether a command can get its own user, PID, mount and network namespaces (the reason
+    /// when it cannot), probed at the first question ([`Support::namespace_support`]).
+    namespaces: OnceLock<Result<(), String>>,
+}
+
+/// Set by a process that starts one sandboxed command and ends (`pablo sandbox`): it assumes
+/// namespaces work until its start says otherwise, rather than paying a probe child (about as
+/// much work as the command's own start) first. See [`assume_namespaces_until_a_start_fails`].
+static ASSUMED: AtomicBool = AtomicBool::new(false);
+
+/// For a process whose one sandboxed command is its whole job: questions about namespaces are
+/// answered "yes" without the probe until [`run_inherited`](super::run_inherited)'s start
+/// fails; then the probe runs and, if the kernel refuses namespaces, the command starts again
+/// without them (it never ran: a start fails before `execve`).
+pub fn assume_namespaces_until_a_start_fails() {
+    ASSUMED.store(true, Ordering::Relaxed);
 }
 
 impl Support {
@@ -53,8 +67,29 @@ impl Support {
         self.landlock_abi.is_some()
     }
 
+    /// Whether commands get namespaces: the probe's answer (run now if it has not been), or
+    /// "yes" while they are assumed and nothing has been learnt.
     pub fn namespaces(&self) -> bool {
-        self.namespaces.is_ok()
+        self.known_namespaces().is_none_or(|r| r.is_ok())
+    }
+
+    /// The probe's answer, probing now if needed.
+    pub fn namespace_support(&self) -> &Result<(), String> {
+        self.namespaces
+            .get_or_init(super::start::probe_namespaces)
+    }
+
+    /// Whether the answer is assumed, not yet known.
+    pub(crate) fn namespaces_assumed(&self) -> bool {
+        self.known_namespaces().is_none()
+    }
+
+    fn known_namespaces(&self) -> Option<&Result<(), String>> {
+        match self.namespaces.get() {
+            Some(known) => Some(known),
+            None if ASSUMED.load(Ordering::Relaxed) => None,
+            None => Some(self.namespace_support()),
+        }
     }
 
     /// Why the file-system sandbox cannot be applied, for the one warning and the prompt.
@@ -68,7 +103,7 @@ impl Support {
 
     /// What is weaker than the profiles promise without namespaces.
     pub fn namespaces_missing(&self) -> Option<String> {
-        self.namespaces.as_ref().err().map(|why| {
+        self.known_namespaces()?.as_ref().err().map(|why| {
             format!(
                 "commands cannot get their own namespaces ({why}): .git, .pablo and pablo's own \
                  directories stay writable under workspace-write, and the network is cut by a \
@@ -94,11 +129,23 @@ impl Support {
 
 static SUPPORT: OnceLock<Support> = OnceLock::new();
 
-/// The kernel's support, probed on first use (a short-lived child tries the namespaces).
+/// Starts the namespace probe on a thread of its own, so that a front-end's start-up (its config,
+/// AGENTS.md, the approvals store) runs beside the probe child rather than after it; the first
+/// question about namespaces waits for the answer.
+pub fn probe_namespaces_soon() {
+    let _ = std::thread::Builder::new()
+        .name("namespace-probe".into())
+        .spawn(|| {
+            let _ = support().namespace_support();
+        });
+}
+
+/// The kernel's support: Landlock's ABI at the first call, the namespaces when first asked about
+/// (a short-lived child tries them).
 pub fn support() -> &'static Support {
     SUPPORT.get_or_init(|| Support {
         landlock_abi: super::child::landlock_abi(),
-        namespaces: super::start::probe_namespaces(),
+        namespaces: OnceLock::new(),
     })
 }
 
@@ -651,6 +698,21 @@ fn path_candidates(line: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_known_refusal_of_namespaces_is_said_and_weakens_workspace_write() {
+        let s = Support {
+            landlock_abi: Some(1),
+            namespaces: OnceLock::from(Err("refused here".to_string())),
+        };
+        assert!(!s.namespaces());
+        assert!(!s.namespaces_assumed());
+        assert!(s.namespaces_missing().unwrap().contains("refused here"));
+        assert_eq!(
+            s.degraded(SandboxProfile::WorkspaceWrite).as_deref(),
+            Some("no namespaces: .git and .pablo not protected")
+        );
+    }
 
     fn ww() -> Sandbox {
         Sandbox {

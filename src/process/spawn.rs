@@ -234,7 +234,18 @@ pub fn run_inherited(
         launcher: name.clone(),
         message: m,
     };
-    let prepared =
-        sandbox::prepare(sandbox, sandbox::support()).map_err(|e| failed(e.to_string()))?;
-    run_prepared(argv, cwd, env, prepared)
+    let support = sandbox::support();
+    let assumed = support.namespaces_assumed();
+    let prepared = sandbox::prepare(sandbox, support).map_err(|e| failed(e.to_string()))?;
+    match run_prepared(argv, cwd, env, prepared) {
+        // Namespaces were assumed and the start failed (before `execve`: the command did not
+        // run). If the probe finds them refused, start again without; else the failure is the
+        // command's own.
+        Err(_) if assumed && support.namespace_support().is_err() => {
+            let prepared =
+                sandbox::prepare(sandbox, support).map_err(|e| failed(e.to_string()))?;
+            run_prepared(argv, cwd, env, prepared)
+        }
+        ran => ran,
+    }
 }
