@@ -205,7 +205,7 @@ pub(crate) fn import(common: &Common, file: &Path) -> Result<ExitCode> {
 }
 
 /// `pablo fork [ID] [--at TURN]`: a new session from turns 1 to TURN of the old one.
-pub(crate) fn fork(
+pub fn fork(
     common: &Common,
     id: Option<String>,
     last: bool,
