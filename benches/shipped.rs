@@ -166,7 +166,8 @@ impl Term {
                     let (row, col) = parser.screen().cursor_position();
                     answer.extend(format!("\x1b[{};{}R", row + 1, col + 1).into_bytes());
                 }
-                if chunk.windows(3).any(|x| x == b"\x1b[c") || chunk.windows(4).any(|x| x == b"\x1b[0c")
+                if chunk.windows(3).any(|x| x == b"\x1b[c")
+                    || chunk.windows(4).any(|x| x == b"\x1b[0c")
                 {
                     answer.extend_from_slice(b"\x1b[?62;c");
                 }
@@ -192,7 +193,14 @@ impl Term {
     }
 
     fn shows(&self, needle: &str) -> bool {
-        if self.screen.lock().unwrap().screen().contents().contains(needle) {
+        if self
+            .screen
+            .lock()
+            .unwrap()
+            .screen()
+            .contents()
+            .contains(needle)
+        {
             return true;
         }
         let tail = self.tail.lock().unwrap();
@@ -242,7 +250,11 @@ impl Drop for Term {
 /// resolve at start-up's scale. Threads that already ended are not counted.
 fn cpu(pid: i32) -> Duration {
     let mut total = 0u64;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten() {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
         total += stat
             .split_whitespace()
@@ -266,7 +278,11 @@ fn status_kib(pid: i32, key: &str) -> u64 {
 fn children(pid: i32) -> Vec<i32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(p) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+        let Some(p) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
             continue;
         };
         let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();

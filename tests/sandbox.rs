@@ -734,7 +734,14 @@ async fn pablo_sandbox_where_namespaces_are_refused_runs_the_command_once_withou
     // The environment `Scratch::command` gives pablo, with bubblewrap in front of it.
     let mut wrapped = tokio::process::Command::new("bwrap");
     wrapped
-        .args(["--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--"])
+        .args([
+            "--unshare-user",
+            "--disable-userns",
+            "--dev-bind",
+            "/",
+            "/",
+            "--",
+        ])
         .arg(env!("CARGO_BIN_EXE_pablo"))
         .args(["sandbox", "--", "sh", "-c"])
         .arg("echo ran >> count; readlink /proc/self/ns/pid")
@@ -754,10 +761,7 @@ async fn pablo_sandbox_where_namespaces_are_refused_runs_the_command_once_withou
         stderr.contains("commands cannot get their own namespaces"),
         "{stderr}"
     );
-    assert_eq!(
-        std::fs::read_to_string(ws.join("count")).unwrap(),
-        "ran\n"
-    );
+    assert_eq!(std::fs::read_to_string(ws.join("count")).unwrap(), "ran\n");
     // No PID namespace of its own: the one bubblewrap left it in, which is ours.
     let ours = std::fs::read_link("/proc/self/ns/pid").unwrap();
     let theirs = String::from_utf8_lossy(&out.stdout).trim().to_string();

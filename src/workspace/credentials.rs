@@ -13,7 +13,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// File names refused for reading and writing because they usually hold secrets. Globs without
 /// `/` match the file name; globs with `/` match the whole workspace-relative path.
-pub const CREDENTIAL_NAMES: &[&str] = &[
+pub(crate) const CREDENTIAL_NAMES: &[&str] = &[
     ".env",
     ".env.*",
     "*.pem",
@@ -44,7 +44,7 @@ pub const CREDENTIAL_NAMES: &[&str] = &[
 /// frame would otherwise spend (case-insensitive globs become one regex set): a process that never
 /// checks a path never pays it, and every copy of the built-in list shares one compiled set.
 #[derive(Debug, Clone)]
-pub struct CredentialNames {
+pub(crate) struct CredentialNames {
     compiled: Compiled,
     patterns: Vec<String>,
 }
@@ -77,7 +77,9 @@ fn compile<'a>(patterns: impl Iterator<Item = &'a str>) -> Result<GlobSet, globs
 
 fn builtin_set() -> &'static GlobSet {
     // The built-in globs are tested to compile.
-    BUILTIN.get_or_init(|| compile(CREDENTIAL_NAMES.iter().copied()).unwrap_or_else(|_| GlobSet::empty()))
+    BUILTIN.get_or_init(|| {
+        compile(CREDENTIAL_NAMES.iter().copied()).unwrap_or_else(|_| GlobSet::empty())
+    })
 }
 
 impl Default for CredentialNames {
@@ -88,7 +90,7 @@ impl Default for CredentialNames {
 
 impl CredentialNames {
     /// The built-in list alone.
-    pub fn builtin() -> Self {
+    pub(crate) fn builtin() -> Self {
         Self {
             compiled: Compiled::Builtin,
             patterns: CREDENTIAL_NAMES.iter().map(|s| s.to_string()).collect(),
@@ -97,7 +99,7 @@ impl CredentialNames {
 
     /// The built-in list plus `extra` (`[options.filesystem] refused_names`). `Err` names the
     /// glob that does not parse; each is parsed here (cheap), the set is compiled at first use.
-    pub fn new(extra: &[String]) -> Result<Self, (String, String)> {
+    pub(crate) fn new(extra: &[String]) -> Result<Self, (String, String)> {
         if extra.is_empty() {
             return Ok(Self::builtin());
         }
@@ -124,7 +126,7 @@ impl CredentialNames {
 
     /// The glob that `rel` (a workspace-relative path with `/` separators) matches, by its file
     /// name or as a whole.
-    pub fn matching(&self, rel: &str) -> Option<&str> {
+    pub(crate) fn matching(&self, rel: &str) -> Option<&str> {
         let rel = rel.trim_start_matches("./").trim_end_matches('/');
         let name = rel.rsplit('/').next().unwrap_or(rel);
         let set = self.set();
@@ -138,7 +140,7 @@ impl CredentialNames {
 
     /// Whether `rel` or any directory on the way to it has a credential name (a read of a
     /// directory named `.env` reads what is in it).
-    pub fn covers(&self, rel: &str) -> bool {
+    pub(crate) fn covers(&self, rel: &str) -> bool {
         let rel = rel.trim_start_matches("./").trim_end_matches('/');
         if self.matching(rel).is_some() {
             return true;
@@ -158,7 +160,7 @@ impl CredentialNames {
     }
 
     /// The globs, in order (built-in first).
-    pub fn patterns(&self) -> &[String] {
+    pub(crate) fn patterns(&self) -> &[String] {
         &self.patterns
     }
 }

@@ -13,7 +13,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use crate::workspace::{RelPath, Workspace, is_temp_name};
 
 /// The ignore rules of one workspace, read as directories are visited.
-pub struct IgnoreRules {
+pub(crate) struct IgnoreRules {
     root: PathBuf,
     /// Each visited directory's `.gitignore` (its text and its rules, `None` when it has none),
     /// by workspace-relative path (`""` for the root).
@@ -23,12 +23,12 @@ pub struct IgnoreRules {
 }
 
 /// The names inside a directory that are never followed, whatever the rules say.
-pub fn always_skipped(name: &str) -> bool {
+pub(crate) fn always_skipped(name: &str) -> bool {
     name == ".git" || is_temp_name(std::ffi::OsStr::new(name))
 }
 
 impl IgnoreRules {
-    pub fn new(ws: &Workspace) -> Self {
+    pub(crate) fn new(ws: &Workspace) -> Self {
         let root = ws.root().to_path_buf();
         let mut fallback = Vec::new();
         if let Ok(rel) = RelPath::parse(".git/info/exclude")
@@ -51,7 +51,7 @@ impl IgnoreRules {
     /// handle; a missing or unreadable one means no rules there. Returns whether the rules differ
     /// from the ones read at the directory's last visit (a walk that finds them all the same may
     /// trust that what its index follows is still followed).
-    pub fn visit_dir(&mut self, ws: &Workspace, dir: &str) -> bool {
+    pub(crate) fn visit_dir(&mut self, ws: &Workspace, dir: &str) -> bool {
         let file = if dir.is_empty() {
             ".gitignore".to_string()
         } else {
@@ -77,7 +77,7 @@ impl IgnoreRules {
     }
 
     /// Whether `rel` (a path below a directory that is itself followed) is ignored.
-    pub fn is_ignored(&self, ws: &Workspace, rel: &str, is_dir: bool) -> bool {
+    pub(crate) fn is_ignored(&self, ws: &Workspace, rel: &str, is_dir: bool) -> bool {
         let name = rel.rsplit('/').next().unwrap_or(rel);
         if always_skipped(name) {
             return true;
@@ -116,7 +116,7 @@ impl IgnoreRules {
 }
 
 /// `a/b` for `a/b/c`, `""` for `c`.
-pub fn parent_of(rel: &str) -> &str {
+pub(crate) fn parent_of(rel: &str) -> &str {
     rel.rfind('/').map_or("", |i| &rel[..i])
 }
 

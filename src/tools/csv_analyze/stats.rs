@@ -595,8 +595,7 @@ fn canonical_fraction(v: &[u8]) -> Option<usize> {
         Some(p) => (&digits[..p], Some(&digits[p + 1..])),
         None => (digits, None),
     };
-    if int.is_empty() || !int.iter().all(u8::is_ascii_digit) || (int.len() > 1 && int[0] == b'0')
-    {
+    if int.is_empty() || !int.iter().all(u8::is_ascii_digit) || (int.len() > 1 && int[0] == b'0') {
         return None;
     }
     let fraction = match fraction {
