@@ -362,7 +362,10 @@ fn startup() {
             })
         })
         .collect();
-    report("pablo demo", &runs);
+    report(
+        "pablo demo [this bench's profile, not the release build: see benches/shipped.rs]",
+        &runs,
+    );
     let mut full_screen = args.clone();
     full_screen.push("--alt-screen".to_string());
     let runs: Vec<Startup> = (0..5)
@@ -376,7 +379,7 @@ fn startup() {
             )
         })
         .collect();
-    report("pablo demo --alt-screen", &runs);
+    report("pablo demo --alt-screen [this bench's profile]", &runs);
     // Other builds of pablo measured the same way in the same run (`name=path,name=path`), to
     // compare release profiles.
     if let Some(list) = std::env::var_os("PABLO_BENCH_BINARIES") {

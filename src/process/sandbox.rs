@@ -101,7 +101,7 @@ impl Support {
     }
 
     /// What is weaker than the profiles promise without namespaces.
-    pub(crate) fn namespaces_missing(&self) -> Option<String> {
+    pub fn namespaces_missing(&self) -> Option<String> {
         self.known_namespaces()?.as_ref().err().map(|why| {
             format!(
                 "commands cannot get their own namespaces ({why}): .git, .pablo and pablo's own \
