@@ -797,6 +797,8 @@ async fn tui(common: Common) -> Result<ExitCode> {
 /// asked for as it closed.
 async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Next> {
     pablo::tui::require_terminal()?;
+    // The probe child beside the launch, not before the first frame after it.
+    pablo::process::probe_namespaces_soon();
     let mut options = common.launch_options(Front::Interactive);
     if workspace.is_some() {
         options.workspace = workspace;
