@@ -205,12 +205,7 @@ pub(crate) fn import(common: &Common, file: &Path) -> Result<ExitCode> {
 }
 
 /// `pablo fork [ID] [--at TURN]`: a new session from turns 1 to TURN of the old one.
-pub(crate) fn fork(
-    common: &Common,
-    id: Option<String>,
-    last: bool,
-    at: Option<u32>,
-) -> Result<ExitCode> {
+pub fn fork(common: &Common, id: Option<String>, last: bool, at: Option<u32>) -> Result<ExitCode> {
     let (id, _) = find_session(common, id.as_deref(), last)?;
     let (new_id, turns) = pablo::launch::export::fork_session(&id, at)?;
     outln!("{new_id}");

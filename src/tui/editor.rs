@@ -8,7 +8,7 @@ use crate::core::ErrorCode;
 
 /// Why the draft could not go through the editor; the draft itself is never lost.
 #[derive(Debug, thiserror::Error)]
-pub enum EditorError {
+pub(crate) enum EditorError {
     #[error("set $VISUAL or $EDITOR to compose the prompt in an editor")]
     NoEditor,
     #[error("the draft file {path} could not be written or read back: {message}")]
