@@ -385,6 +385,18 @@ impl McpHub {
         })
     }
 
+    /// What the server of the tool offered as `name` says of it (`readOnlyHint`).
+    pub fn read_only_hint(&self, name: &str) -> Option<bool> {
+        self.servers.iter().find_map(|s| {
+            s.live().and_then(|l| {
+                l.tools
+                    .iter()
+                    .find(|t| t.offered == name)
+                    .and_then(|t| t.read_only_hint)
+            })
+        })
+    }
+
     pub fn tool_count(&self) -> usize {
         self.servers
             .iter()
