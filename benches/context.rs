@@ -150,8 +150,7 @@ fn record() -> Vec<ModelRequest> {
         }
         let _ = tokio::time::timeout(Duration::from_secs(10), support::shut_down(handle)).await;
     });
-    let requests = requests.lock().unwrap().clone();
-    requests
+    requests.lock().unwrap().clone()
 }
 
 /// One piece of a prompt: its running prefix hash, its tokens, and whether it is a breakpoint.

@@ -37,7 +37,11 @@ mod support;
 /// Three tool steps, then the answer.
 fn steps() -> VecDeque<Vec<ToolCall>> {
     VecDeque::from([
-        vec![support::call("c1", "fs_read", json!({"path": "src/lib.rs"}))],
+        vec![support::call(
+            "c1",
+            "fs_read",
+            json!({"path": "src/lib.rs"}),
+        )],
         vec![support::call("c2", "fs_list", json!({"path": "src/agent"}))],
         vec![support::call(
             "c3",

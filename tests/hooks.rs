@@ -2,7 +2,6 @@
 //! OpenAI-compatible server on 127.0.0.1, and hooks that are real shell programs.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 

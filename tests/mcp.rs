@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 
 use crate::support::bin::Sandbox;
 use crate::support::http::ScriptedServer;
-use crate::support::run::{Run, call, run_within, say};
 use crate::support::mcp::{
     HttpEverything, everything_table, node_or_skip, reference_server, toml_str,
 };
+use crate::support::run::{Run, call, run_within, say};
 
 /// The last state reported for each server, by name.
 fn servers(run: &Run) -> Vec<Value> {

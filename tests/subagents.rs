@@ -559,8 +559,7 @@ fn agent_of(r: &RecordedRequest) -> Option<&'static str> {
 }
 
 #[tokio::test]
-async fn mcp_tools_reach_subagents_the_read_only_ones_by_default_and_named_ones_by_their_agent()
-{
+async fn mcp_tools_reach_subagents_the_read_only_ones_by_default_and_named_ones_by_their_agent() {
     let Some(node) = crate::support::mcp::node_or_skip("mcp_tools_reach_subagents…") else {
         return;
     };
@@ -575,8 +574,8 @@ async fn mcp_tools_reach_subagents_the_read_only_ones_by_default_and_named_ones_
         None if has_tool_result(r) => ScriptedResponse::sse(openai::text_answer("ok")),
         None => {
             let g = json!({"description": "echo", "prompt": "echo something"}).to_string();
-            let e = json!({"description": "log", "prompt": "toggle", "agent": "echoer"})
-                .to_string();
+            let e =
+                json!({"description": "log", "prompt": "toggle", "agent": "echoer"}).to_string();
             ScriptedResponse::sse(
                 openai::Stream::new()
                     .tool_call(0, "call_g", "agent_task", &[&g])
@@ -608,8 +607,14 @@ async fn mcp_tools_reach_subagents_the_read_only_ones_by_default_and_named_ones_
     };
     // The read-only catalog has the tools the server says only read, and no other.
     let general = tool_names(first_of("general"));
-    assert!(general.contains(&"mcp__everything__echo".to_string()), "{general:?}");
-    assert!(general.contains(&"mcp__everything__get-sum".to_string()), "{general:?}");
+    assert!(
+        general.contains(&"mcp__everything__echo".to_string()),
+        "{general:?}"
+    );
+    assert!(
+        general.contains(&"mcp__everything__get-sum".to_string()),
+        "{general:?}"
+    );
     assert!(
         !general.contains(&"mcp__everything__toggle-simulated-logging".to_string()),
         "{general:?}"
@@ -617,7 +622,10 @@ async fn mcp_tools_reach_subagents_the_read_only_ones_by_default_and_named_ones_
     // An agent that names an MCP tool gets exactly what it names.
     let mut echoer = tool_names(first_of("echoer"));
     echoer.sort();
-    assert_eq!(echoer, ["fs_read", "mcp__everything__toggle-simulated-logging"]);
+    assert_eq!(
+        echoer,
+        ["fs_read", "mcp__everything__toggle-simulated-logging"]
+    );
     // The subagent's MCP call ran (set to auto) and its result came back to it.
     let inner = inner_results(&lines);
     assert_eq!(inner.len(), 1, "{lines:#?}");
@@ -668,7 +676,10 @@ async fn an_image_named_in_a_subagents_task_reaches_its_model_like_the_persons()
     std::fs::write(sandbox.workspace().join("shot.png"), PNG_1X1).unwrap();
     let lines = run(&sandbox, &server, "what does the screenshot show?", &[]).await;
     let requests = server.requests();
-    let sub = requests.iter().find(|r| is_subagent(r)).expect("a subagent request");
+    let sub = requests
+        .iter()
+        .find(|r| is_subagent(r))
+        .expect("a subagent request");
     let task = &sub.json()["messages"][1];
     assert_eq!(task["role"], "user");
     let parts = task["content"].as_array().expect("text and image parts");
@@ -747,6 +758,9 @@ async fn the_note_a_skill_mention_adds_is_journaled_so_a_resumed_session_sends_i
         .succeeded();
     let resumed = user_texts(server.requests().last().unwrap());
     assert_eq!(resumed.len(), 2, "{resumed:#?}");
-    assert_eq!(resumed[0], sent[0], "the resumed conversation has the same first message");
+    assert_eq!(
+        resumed[0], sent[0],
+        "the resumed conversation has the same first message"
+    );
     assert_eq!(resumed[1], "thanks");
 }

@@ -64,7 +64,12 @@ pub fn stream_of(reply: Reply) -> EventStream {
         ModelStopReason::ToolUse
     };
     let mut events = vec![Ok(StreamEvent::TextDelta(reply.text))];
-    events.extend(reply.calls.into_iter().map(|c| Ok(StreamEvent::ToolCall(c))));
+    events.extend(
+        reply
+            .calls
+            .into_iter()
+            .map(|c| Ok(StreamEvent::ToolCall(c))),
+    );
     events.push(Ok(StreamEvent::Usage(Usage {
         input_tokens: reply.input_tokens,
         output_tokens: reply.output_tokens,

@@ -222,7 +222,11 @@ impl Budget {
 
     /// Takes one tool call from this budget and the parent's, or from neither.
     pub fn take_tool_call(&self, limits: &Limits) -> Result<(), Exhausted> {
-        self.take_with(limits.max_tool_calls, |s| &s.tool_calls, |a| a.max_tool_calls)
+        self.take_with(
+            limits.max_tool_calls,
+            |s| &s.tool_calls,
+            |a| a.max_tool_calls,
+        )
     }
 
     /// Takes one model call from this budget and the parent's, or from neither.

@@ -515,11 +515,10 @@ impl Catalog {
 
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
-            && self.mcp.as_ref().is_none_or(|hub| {
-                hub.specs()
-                    .iter()
-                    .all(|s| !self.admits_mcp(hub, &s.name))
-            })
+            && self
+                .mcp
+                .as_ref()
+                .is_none_or(|hub| hub.specs().iter().all(|s| !self.admits_mcp(hub, &s.name)))
     }
 
     /// Specs in provider naming, in a stable order: registered tools, then MCP tools.

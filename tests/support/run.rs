@@ -67,7 +67,12 @@ pub async fn run_within(mut cmd: tokio::process::Command, limit: Duration) -> Ru
 }
 
 /// `pablo run --json TASK` against `server` with `flags`, no other flag.
-pub async fn run_json(sandbox: &Sandbox, server: &ScriptedServer, task: &str, flags: &[&str]) -> Run {
+pub async fn run_json(
+    sandbox: &Sandbox,
+    server: &ScriptedServer,
+    task: &str,
+    flags: &[&str],
+) -> Run {
     let mut cmd = sandbox.run_json(&server.base_url(), task);
     cmd.args(flags);
     run_within(cmd, Duration::from_secs(60)).await
