@@ -477,6 +477,17 @@ impl Catalog {
             .is_none_or(|scope| scope.admits(name, hub.read_only_hint(name)))
     }
 
+    /// The specs of the MCP tools in this catalog's scope that `offered` lets through.
+    fn mcp_specs(&self, hub: &mcp::McpHub, offered: impl Fn(&str) -> bool) -> Vec<ToolSpec> {
+        hub.specs_where(|name, hint| {
+            offered(name)
+                && self
+                    .mcp_scope
+                    .as_ref()
+                    .is_none_or(|scope| scope.admits(name, hint))
+        })
+    }
+
     /// Removes a tool (policy layers can narrow the catalog, never widen it).
     pub fn remove(&mut self, name: &str) {
         self.tools.remove(name);
@@ -518,7 +529,7 @@ impl Catalog {
             && self
                 .mcp
                 .as_ref()
-                .is_none_or(|hub| hub.specs().iter().all(|s| !self.admits_mcp(hub, &s.name)))
+                .is_none_or(|hub| self.mcp_specs(hub, |_| true).is_empty())
     }
 
     /// Specs in provider naming, in a stable order: registered tools, then MCP tools.
@@ -536,11 +547,7 @@ impl Catalog {
             })
             .collect();
         if let Some(hub) = &self.mcp {
-            specs.extend(
-                hub.specs().into_iter().filter(|s| {
-                    offered(&s.name, ToolKind::Execute) && self.admits_mcp(hub, &s.name)
-                }),
-            );
+            specs.extend(self.mcp_specs(hub, |name| offered(name, ToolKind::Execute)));
         }
         specs
     }

@@ -407,12 +407,21 @@ impl McpHub {
 
     /// Specs of every ready server's tools, in server then listing order.
     pub fn specs(&self) -> Vec<ToolSpec> {
+        self.specs_where(|_, _| true)
+    }
+
+    /// [`McpHub::specs`] of the tools `keep` takes, by offered name and `readOnlyHint`.
+    pub fn specs_where(&self, keep: impl Fn(&str, Option<bool>) -> bool) -> Vec<ToolSpec> {
         let mut out = Vec::new();
         let mut servers: Vec<_> = self.servers.iter().collect();
         servers.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
         for s in servers {
             if let Some(live) = s.live() {
-                for t in &live.tools {
+                for t in live
+                    .tools
+                    .iter()
+                    .filter(|t| keep(&t.offered, t.read_only_hint))
+                {
                     out.push(tool::spec_of(&s.spec.name, t));
                 }
             }
