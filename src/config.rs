@@ -7,7 +7,7 @@
 //! narrow) is the policy module's business; scalar settings are taken from the last layer that
 //! sets them.
 
-pub mod env;
+pub(crate) mod env;
 mod otel;
 pub mod show;
 
@@ -18,9 +18,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::ToolMode;
 use crate::core::{Coded, ErrorCode};
-pub use otel::{OtelConfig, OtelProtocol, TraceConfig};
+pub(crate) use otel::{OtelConfig, OtelProtocol, TraceConfig};
 
-pub mod hooks;
+pub(crate) mod hooks;
 pub use hooks::{HookEntry, HooksConfig, OnFailure};
 
 /// The fixed `PATH` of every command pablo runs, and the one command words are resolved through
@@ -130,18 +130,18 @@ pub struct McpServerConfig {
 }
 
 /// Default seconds to wait for an MCP server to start.
-pub const MCP_STARTUP_TIMEOUT_SECONDS: u64 = 30;
+pub(crate) const MCP_STARTUP_TIMEOUT_SECONDS: u64 = 30;
 /// Default seconds one MCP tool call may take.
-pub const MCP_TOOL_TIMEOUT_SECONDS: u64 = 300;
+pub(crate) const MCP_TOOL_TIMEOUT_SECONDS: u64 = 300;
 
 impl McpServerConfig {
     /// Whether this table defines a server (rather than only switching one off or setting
     /// tool modes).
-    pub fn defines_server(&self) -> bool {
+    pub(crate) fn defines_server(&self) -> bool {
         self.command.is_some() || self.url.is_some()
     }
 
-    pub fn startup_timeout(&self) -> std::time::Duration {
+    pub(crate) fn startup_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(
             self.startup_timeout_seconds
                 .filter(|s| *s > 0)
@@ -149,7 +149,7 @@ impl McpServerConfig {
         )
     }
 
-    pub fn tool_timeout(&self) -> std::time::Duration {
+    pub(crate) fn tool_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(
             self.tool_timeout_seconds
                 .filter(|s| *s > 0)
@@ -232,7 +232,7 @@ impl McpServerConfig {
 
 /// `NAME` of `[mcp_servers.NAME]`: letters, digits, `-` and `_`, so tool names and slash
 /// commands built from it stay readable and unambiguous.
-pub fn is_mcp_server_name(name: &str) -> bool {
+pub(crate) fn is_mcp_server_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 32
         && name
@@ -256,7 +256,7 @@ pub enum ModelSetting {
 }
 
 impl ModelSetting {
-    pub fn table(&self) -> ModelTable {
+    pub(crate) fn table(&self) -> ModelTable {
         match self {
             ModelSetting::Name(name) => ModelTable {
                 name: Some(name.clone()),
@@ -334,7 +334,7 @@ impl ReasoningLevel {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Off => "off",
             Self::Low => "low",
@@ -431,7 +431,7 @@ pub struct FetchOptions {
 
 /// Whether `name` is a domain name as `[options.fetch] allowed_domains` takes it: dot-separated
 /// labels of letters, digits and hyphens, no scheme, port, path or wildcard.
-pub fn is_domain_name(name: &str) -> bool {
+pub(crate) fn is_domain_name(name: &str) -> bool {
     let name = name.strip_suffix('.').unwrap_or(name);
     !name.is_empty()
         && name.len() <= 253
@@ -777,7 +777,7 @@ impl ConfigFile {
     /// when it has no syntax error. A bad entry is taken out and the rest read again, so one
     /// misspelt key does not hide the next; an entry of a list of rules goes out whole, so a bad
     /// rule is one problem.
-    pub fn validate(text: &str) -> (Option<Self>, Vec<ConfigProblem>) {
+    pub(crate) fn validate(text: &str) -> (Option<Self>, Vec<ConfigProblem>) {
         let line_of = |offset: usize| {
             let at = offset.min(text.len());
             text.get(..at).map_or(1, |t| t.matches('\n').count() + 1)
@@ -1075,7 +1075,7 @@ pub struct Layers {
 }
 
 /// The label of the `PABLO_`/`-c` layer in messages.
-pub const OVERRIDES_LABEL: &str = "PABLO_ variables and -c";
+pub(crate) const OVERRIDES_LABEL: &str = "PABLO_ variables and -c";
 
 impl Layers {
     pub fn load(
@@ -1103,7 +1103,7 @@ impl Layers {
     }
 
     /// Layers in precedence order (later wins for scalars).
-    pub fn iter(&self) -> impl Iterator<Item = &ConfigFile> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &ConfigFile> {
         [&self.user, &self.project, &self.explicit, &self.overrides]
             .into_iter()
             .flatten()
@@ -1112,7 +1112,7 @@ impl Layers {
 
     /// The person's own layers, in precedence order: the user's file, `--config`, and the
     /// `PABLO_`/`-c` settings (never the project's, which comes with the repository).
-    pub fn personal(&self) -> impl DoubleEndedIterator<Item = &(PathBuf, ConfigFile)> {
+    pub(crate) fn personal(&self) -> impl DoubleEndedIterator<Item = &(PathBuf, ConfigFile)> {
         [&self.user, &self.explicit, &self.overrides]
             .into_iter()
             .flatten()
@@ -1120,7 +1120,7 @@ impl Layers {
 
     /// Adds the person's `PABLO_` variables (`vars`) and `-c` settings (`args`) as the top layer;
     /// returns the note about `PABLO_` variables that are no config key (said once per process).
-    pub fn with_overrides(
+    pub(crate) fn with_overrides(
         &mut self,
         vars: Vec<(String, String)>,
         args: &[String],
@@ -1135,13 +1135,13 @@ impl Layers {
     }
 
     /// The last layer's value for a scalar setting.
-    pub fn last<T: Clone>(&self, pick: impl Fn(&ConfigFile) -> Option<T>) -> Option<T> {
+    pub(crate) fn last<T: Clone>(&self, pick: impl Fn(&ConfigFile) -> Option<T>) -> Option<T> {
         self.iter().filter_map(pick).last()
     }
 
     /// Checkpoint settings, later layers winning. The project layer is not read: a repository's
     /// own config must not be able to switch off or shrink the person's undo.
-    pub fn checkpoints(&self) -> CheckpointConfig {
+    pub(crate) fn checkpoints(&self) -> CheckpointConfig {
         let mut out = CheckpointConfig::default();
         for (_, c) in self.personal() {
             let k = &c.options.checkpoints;
@@ -1154,7 +1154,7 @@ impl Layers {
 
     /// The `model` settings merged field by field (the last layer that sets a field wins), so
     /// that a project can set the window while the user's file names the model.
-    pub fn model(&self) -> ModelTable {
+    pub(crate) fn model(&self) -> ModelTable {
         let mut out = ModelTable::default();
         for c in self.iter() {
             let Some(m) = &c.model else { continue };
@@ -1177,7 +1177,7 @@ impl Layers {
 
     /// Shell options with scalars merged (later wins) and lists concatenated. Policy reads the
     /// layers itself to apply its narrowing rules; the process side only needs these numbers.
-    pub fn shell(&self) -> ShellOptions {
+    pub(crate) fn shell(&self) -> ShellOptions {
         let mut out = ShellOptions::default();
         for c in self.iter() {
             let s = &c.options.shell;
@@ -1213,7 +1213,7 @@ impl Layers {
 
 /// An MCP server to start, as the layers settled it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpServerEntry {
+pub(crate) struct McpServerEntry {
     pub name: String,
     pub config: McpServerConfig,
     /// Where it was defined (`user config /home/…/config.toml`), for messages.
@@ -1227,7 +1227,7 @@ impl Layers {
     /// nothing: its definitions are ignored with a warning. Any layer may switch a server off
     /// (`enabled = false`) and narrow its tools (`disabled_tools`, `enabled_tools`); trusted
     /// layers may also change its timeouts and `required`.
-    pub fn mcp_servers(&self, project_trusted: bool) -> (Vec<McpServerEntry>, Vec<String>) {
+    pub(crate) fn mcp_servers(&self, project_trusted: bool) -> (Vec<McpServerEntry>, Vec<String>) {
         let mut defined: BTreeMap<String, McpServerEntry> = BTreeMap::new();
         let mut off: BTreeMap<String, String> = BTreeMap::new();
         let mut warnings = Vec::new();

@@ -27,9 +27,9 @@ pub struct RunOutcome {
 }
 
 /// Exit code for a run that was interrupted (SIGINT), as shells expect.
-pub const EXIT_INTERRUPTED: i32 = 130;
+pub(crate) const EXIT_INTERRUPTED: i32 = 130;
 /// Exit code for a run that was stopped by SIGTERM, as shells expect (128 + 15).
-pub const EXIT_TERMINATED: i32 = 143;
+pub(crate) const EXIT_TERMINATED: i32 = 143;
 
 /// What stopped a run from outside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

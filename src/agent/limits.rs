@@ -8,7 +8,7 @@ use crate::config::LimitsConfig;
 use crate::core::ErrorCode;
 use crate::protocol::ToolOutcome;
 
-pub const MIB: usize = 1024 * 1024;
+pub(crate) const MIB: usize = 1024 * 1024;
 
 /// What one session may consume. `None` budgets are unlimited; `Some(0)` disables that kind of
 /// call entirely.
@@ -65,7 +65,7 @@ impl Default for Limits {
 
 impl Limits {
     /// Applies a config layer's overrides.
-    pub fn apply(&mut self, c: &LimitsConfig) {
+    pub(crate) fn apply(&mut self, c: &LimitsConfig) {
         if let Some(s) = c.run_deadline_seconds {
             self.run_deadline = Duration::from_secs(s);
         }
@@ -141,14 +141,14 @@ struct Above {
 /// Which limit refused a call: the conversation's own, or the one of the conversation that
 /// started it (the session's, for a subagent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exhausted {
+pub(crate) enum Exhausted {
     Own(u64),
     Parent(u64),
 }
 
 impl Exhausted {
     /// `the tool-call budget (N)` / `the session's tool-call budget (N)`, for `kind`.
-    pub fn describe(self, kind: &str) -> String {
+    pub(crate) fn describe(self, kind: &str) -> String {
         match self {
             Exhausted::Own(n) => format!("the {kind} budget ({n})"),
             Exhausted::Parent(n) => format!("the session's {kind} budget ({n})"),
@@ -168,7 +168,7 @@ pub struct Budget {
 
 impl Budget {
     /// A budget of its own under this one, whose limits (`limits`) bound the calls taken here.
-    pub fn below(&self, limits: &Limits) -> Budget {
+    pub(crate) fn below(&self, limits: &Limits) -> Budget {
         Budget {
             spent: Arc::default(),
             above: Some(Above {
@@ -180,17 +180,17 @@ impl Budget {
     }
 
     /// The model calls made in this conversation (and, for a session, its subagents').
-    pub fn model_calls(&self) -> u64 {
+    pub(crate) fn model_calls(&self) -> u64 {
         self.spent.model_calls.load(Ordering::Acquire)
     }
 
     /// The tool calls made in this conversation (and, for a session, its subagents').
-    pub fn tool_calls(&self) -> u64 {
+    pub(crate) fn tool_calls(&self) -> u64 {
         self.spent.tool_calls.load(Ordering::Acquire)
     }
 
     /// The model calls `limits` still allows, also by the parent's budget (`None`: unlimited).
-    pub fn model_calls_remaining(&self, limits: &Limits) -> Option<u64> {
+    pub(crate) fn model_calls_remaining(&self, limits: &Limits) -> Option<u64> {
         let own = limits
             .max_model_calls
             .map(|m| m.saturating_sub(self.model_calls()));
@@ -204,12 +204,12 @@ impl Budget {
         }
     }
 
-    pub fn model_calls_left(&self, limits: &Limits) -> bool {
+    pub(crate) fn model_calls_left(&self, limits: &Limits) -> bool {
         self.model_calls_remaining(limits) != Some(0)
     }
 
     /// Which limit leaves no model call, if one does.
-    pub fn model_calls_exhausted(&self, limits: &Limits) -> Option<Exhausted> {
+    pub(crate) fn model_calls_exhausted(&self, limits: &Limits) -> Option<Exhausted> {
         if let Some(max) = limits.max_model_calls
             && self.model_calls() >= max
         {
@@ -221,7 +221,7 @@ impl Budget {
     }
 
     /// Takes one tool call from this budget and the parent's, or from neither.
-    pub fn take_tool_call(&self, limits: &Limits) -> Result<(), Exhausted> {
+    pub(crate) fn take_tool_call(&self, limits: &Limits) -> Result<(), Exhausted> {
         self.take_with(
             limits.max_tool_calls,
             |s| &s.tool_calls,
@@ -230,7 +230,7 @@ impl Budget {
     }
 
     /// Takes one model call from this budget and the parent's, or from neither.
-    pub fn take_model_call(&self, limits: &Limits) -> Result<(), Exhausted> {
+    pub(crate) fn take_model_call(&self, limits: &Limits) -> Result<(), Exhausted> {
         self.take_with(
             limits.max_model_calls,
             |s| &s.model_calls,
@@ -261,7 +261,7 @@ impl Budget {
 
 /// The codes of tool results that mean a session budget is spent (the tool-call budget; the
 /// network requests of `web.fetch`).
-pub const SPENT_BUDGET_CODES: [ErrorCode; 2] = [
+pub(crate) const SPENT_BUDGET_CODES: [ErrorCode; 2] = [
     ErrorCode::ToolCallBudgetExhausted,
     ErrorCode::NetworkBudgetExhausted,
 ];
@@ -273,7 +273,7 @@ pub const SPENT_BUDGET_CODES: [ErrorCode; 2] = [
 /// refusal, until the run deadline. So the refusal is the model's last word on tools: it is in
 /// the conversation (the model is told), and the turn ends with the budget's code instead of
 /// calling the model once more.
-pub fn spent_budget(outcome: &ToolOutcome) -> Option<(ErrorCode, String)> {
+pub(crate) fn spent_budget(outcome: &ToolOutcome) -> Option<(ErrorCode, String)> {
     let ToolOutcome::Err { error, .. } = outcome else {
         return None;
     };

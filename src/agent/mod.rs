@@ -24,9 +24,9 @@ mod conversation;
 mod dispatch;
 mod forward;
 mod hooks;
-pub mod limits;
-pub mod mcp_input;
-pub mod mode;
+pub(crate) mod limits;
+pub(crate) mod mcp_input;
+pub(crate) mod mode;
 mod model_call;
 mod scope;
 mod shared;
@@ -80,7 +80,7 @@ pub struct AgentSetup {
 
 /// Builds a model client for a model name and an optional provider (the launch's settings
 /// fill in the rest).
-pub type ModelSwitcher = Arc<
+pub(crate) type ModelSwitcher = Arc<
     dyn Fn(
             Option<String>,
             String,

@@ -13,8 +13,8 @@ use pablo::core::ApprovalMode;
 use pablo::launch::{self, Launch};
 
 /// What `pablo run` was asked for, beyond the common flags.
-pub(crate) struct RunArgs {
-    pub(crate) task: String,
+pub struct RunArgs {
+    pub task: String,
     pub(crate) json: bool,
     pub(crate) auto_approve: bool,
     pub(crate) resume: Option<String>,

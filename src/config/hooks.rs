@@ -5,20 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The events a hook may be attached to, in the order a turn meets them.
-pub const HOOK_EVENTS: &[&str] = &[
-    "session_start",
-    "user_prompt_submit",
-    "pre_tool_use",
-    "post_tool_use",
-    "file_changed",
-    "stop",
-    "pre_compact",
-    "notification",
-];
-
 /// The longest a hook may be given to run (ten minutes).
-pub const MAX_HOOK_TIMEOUT_MS: u64 = 600_000;
+pub(crate) const MAX_HOOK_TIMEOUT_MS: u64 = 600_000;
 
 /// `[hooks]`: one list of entries per event.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -43,8 +31,8 @@ pub struct HooksConfig {
 }
 
 impl HooksConfig {
-    /// Each event's name and its entries, in [`HOOK_EVENTS`] order.
-    pub fn by_event(&self) -> [(&'static str, &[HookEntry]); 8] {
+    /// Each event's name and its entries, in the order a turn meets them.
+    pub(crate) fn by_event(&self) -> [(&'static str, &[HookEntry]); 8] {
         [
             ("session_start", &self.session_start),
             ("user_prompt_submit", &self.user_prompt_submit),
@@ -58,12 +46,12 @@ impl HooksConfig {
     }
 
     /// Whether no event has an entry.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.by_event().iter().all(|(_, e)| e.is_empty())
     }
 
     /// Takes every entry out (an untrusted project layer runs none), returning them by event.
-    pub fn take_all(&mut self) -> Vec<(&'static str, HookEntry)> {
+    pub(crate) fn take_all(&mut self) -> Vec<(&'static str, HookEntry)> {
         let out = self
             .by_event()
             .into_iter()
@@ -104,7 +92,7 @@ pub struct HookEntry {
 
 impl HookEntry {
     /// The name messages use.
-    pub fn display_name(&self) -> String {
+    pub(crate) fn display_name(&self) -> String {
         match &self.name {
             Some(n) if !n.trim().is_empty() => n.trim().to_string(),
             _ => {

@@ -49,12 +49,12 @@ pub enum OtelProtocol {
 
 impl OtelConfig {
     /// Whether any setting is made.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == Self::default()
     }
 
     /// The checks serde cannot express, each with the key (under `otel`) it is about.
-    pub fn check(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn check(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         for (key, url) in [
             ("endpoint", &self.endpoint),

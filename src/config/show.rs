@@ -27,7 +27,7 @@ pub struct Shown {
 type OriginOf<'a> = Box<dyn Fn(&str) -> String + 'a>;
 
 /// The settings of `layers` in effect, then `flags` (key, TOML value, flag) over them.
-pub fn shown(layers: &Layers, flags: &[(String, toml::Value, String)]) -> Vec<Shown> {
+pub(crate) fn shown(layers: &Layers, flags: &[(String, toml::Value, String)]) -> Vec<Shown> {
     let mut out: Vec<Shown> = Vec::new();
     let files = [
         (&layers.user, "user config"),

@@ -33,7 +33,7 @@ pub struct EditorCapabilities {
 }
 
 impl EditorCapabilities {
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.read_files || self.write_files || self.terminals
     }
 }

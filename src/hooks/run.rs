@@ -14,7 +14,7 @@ use super::Hook;
 
 /// The most of a hook's stdout (and, apart, of its stderr) that is read; the rest is drained
 /// and dropped.
-pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 
 /// How a hook's process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -24,11 +24,11 @@ use crate::core::ErrorCode;
 use crate::protocol::Usage;
 
 /// The demo script shipped with pablo.
-pub const DEMO_SCRIPT: &str = include_str!("../../assets/demo/script.json");
+pub(crate) const DEMO_SCRIPT: &str = include_str!("../../assets/demo/script.json");
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Script {
+pub(crate) struct Script {
     pub model: String,
     /// The first user message (the demo sends it on start).
     #[serde(default)]
@@ -50,7 +50,7 @@ fn default_chunk_chars() -> usize {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Step {
+pub(crate) struct Step {
     #[serde(default)]
     pub text: String,
     #[serde(default)]
@@ -64,7 +64,7 @@ pub struct Step {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ScriptedCall {
+pub(crate) struct ScriptedCall {
     /// Provider name of the tool (`fs_read`).
     pub tool: String,
     #[serde(default)]
@@ -73,7 +73,7 @@ pub struct ScriptedCall {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
-pub enum Next {
+pub(crate) enum Next {
     Step(String),
     Branch {
         #[serde(default)]
@@ -165,7 +165,7 @@ impl ScriptedModel {
         Self::from_json(DEMO_SCRIPT)
     }
 
-    pub fn script(&self) -> &Script {
+    pub(crate) fn script(&self) -> &Script {
         &self.script
     }
 

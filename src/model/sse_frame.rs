@@ -122,9 +122,10 @@ impl SseParser {
         self.line.len() + self.data.len()
     }
 
+    #[cfg(test)]
     /// Whether an unfinished line (or an event not yet dispatched) is pending: the stream ended
     /// in the middle of something.
-    pub fn pending(&self) -> bool {
+    pub(crate) fn pending(&self) -> bool {
         !self.line.is_empty() || self.has_data
     }
 

@@ -19,11 +19,11 @@ use crate::config::{MatchKind, RuleDecision};
 use crate::protocol::{Decision, SimpleCommandView};
 
 /// How deep `sh -c 'sh -c …'` is followed.
-pub const MAX_SHELL_DEPTH: usize = 3;
+pub(crate) const MAX_SHELL_DEPTH: usize = 3;
 
 /// The outcome for one line.
 #[derive(Debug, Clone)]
-pub struct LineJudgement {
+pub(crate) struct LineJudgement {
     pub decision: Decision,
     pub reasons: Vec<String>,
     pub rule_ids: Vec<String>,
@@ -44,7 +44,7 @@ struct Judged {
     known_safe: bool,
 }
 
-pub struct Judge<'a> {
+pub(crate) struct Judge<'a> {
     pub compiled: &'a Compiled,
     pub resolver: &'a Resolver,
     pub saved: &'a [CompiledRule],
@@ -119,7 +119,7 @@ fn basename(key: &str) -> &str {
 /// The rule "allow always" saves for a command: a prefix of the executable and its leading
 /// subcommand word, or the exact command for interpreters, wrappers, `git -c` and programs in
 /// the workspace.
-pub fn derive_rule(resolved: &Resolved, args: &[String]) -> SavedKind {
+pub(crate) fn derive_rule(resolved: &Resolved, args: &[String]) -> SavedKind {
     let name = basename(&resolved.key);
     let git_config = name == "git" && args.first().is_some_and(|a| a == "-c");
     let exact = exact_only(name) || git_config || resolved.in_workspace;
@@ -439,7 +439,7 @@ fn shell_script(words: &[Word], u: &mut Unwrapped, name: &str, i: usize, mut j: 
 
 impl Judge<'_> {
     /// Judges one command line.
-    pub fn line(&self, text: &str) -> LineJudgement {
+    pub(crate) fn line(&self, text: &str) -> LineJudgement {
         let mut out = LineJudgement {
             decision: Decision::Allow,
             reasons: Vec::new(),

@@ -24,7 +24,7 @@ use crate::workspace::CredentialNames;
 
 /// How a program's operands are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operands {
+pub(crate) enum Operands {
     /// Every operand is a file or directory it reads.
     Paths,
     /// Operands are text, never opened (`echo`, `basename`).
@@ -43,7 +43,7 @@ pub enum Operands {
 
 /// One program of the table.
 #[derive(Debug)]
-pub struct Program {
+pub(crate) struct Program {
     pub name: &'static str,
     pub operands: Operands,
     /// Long options (without `--`) that write, execute, page or follow links. Any unambiguous
@@ -87,7 +87,7 @@ const fn program(name: &'static str, operands: Operands) -> Program {
 }
 
 /// The known-safe programs and what makes each unsafe. One table, tested row by row.
-pub static PROGRAMS: &[Program] = &[
+pub(crate) static PROGRAMS: &[Program] = &[
     Program {
         value_short: "ITw",
         value_long: &[
@@ -427,28 +427,28 @@ fn positive_globs(globs: &[&str]) -> globset::GlobSet {
 }
 
 /// The most entries [`SafeReads::recursive_read_is_clean`] looks at.
-pub const MAX_LINK_WALK: usize = 20_000;
+pub(crate) const MAX_LINK_WALK: usize = 20_000;
 
 /// Multi-call binaries a known-safe name may link to (they act on the name they were called by).
 const MULTI_CALL: &[&str] = &["busybox", "toybox", "coreutils"];
 
 /// The row of the table for a program name.
-pub fn program_named(name: &str) -> Option<&'static Program> {
+pub(crate) fn program_named(name: &str) -> Option<&'static Program> {
     PROGRAMS.iter().find(|p| p.name == name)
 }
 
 /// Checks commands against the table for one workspace.
 #[derive(Debug)]
-pub struct SafeReads {
+pub(crate) struct SafeReads {
     workspace: PathBuf,
     credentials: CredentialNames,
 }
 
 /// Why a command is not known safe (for the reason a prompt shows).
-pub type NotSafe = String;
+pub(crate) type NotSafe = String;
 
 impl SafeReads {
-    pub fn new(workspace: PathBuf, extra_credential_names: &[String]) -> Self {
+    pub(crate) fn new(workspace: PathBuf, extra_credential_names: &[String]) -> Self {
         // The config layers checked every glob already; a bad one leaves the built-in list.
         let credentials = CredentialNames::new(extra_credential_names)
             .unwrap_or_else(|_| CredentialNames::builtin());
@@ -460,7 +460,7 @@ impl SafeReads {
 
     /// Whether `resolved` with `args`, run in `cwd` (workspace-relative), is a known-safe read;
     /// `reads` are the files its input redirections open.
-    pub fn check(
+    pub(crate) fn check(
         &self,
         resolved: &Resolved,
         args: &[String],

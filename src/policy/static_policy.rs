@@ -80,7 +80,7 @@ pub struct GlobRule {
 }
 
 impl StaticPolicy {
-    pub fn load(path: &Path) -> Result<Self, PolicyError> {
+    pub(crate) fn load(path: &Path) -> Result<Self, PolicyError> {
         let text = std::fs::read_to_string(path).map_err(|e| PolicyError::Unreadable {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -88,7 +88,7 @@ impl StaticPolicy {
         Self::parse(&text, path)
     }
 
-    pub fn parse(text: &str, path: &Path) -> Result<Self, PolicyError> {
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<Self, PolicyError> {
         let invalid = |message: String| PolicyError::Invalid {
             path: path.to_path_buf(),
             message,

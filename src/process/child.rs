@@ -30,11 +30,11 @@
 use std::ffi::{CStr, c_char, c_int};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-pub use super::stage::Stage;
+pub(crate) use super::stage::Stage;
 
 /// A failure in the child, or in the parent's part of the start.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartFailure {
+pub(crate) struct StartFailure {
     pub stage: Option<Stage>,
     pub errno: i32,
     pub detail: String,
@@ -108,7 +108,7 @@ impl Namespaces {
 
 /// Everything the child needs, prepared by the parent. Borrowed pointers stay valid because the
 /// child is a copy of the parent's memory at the moment of the clone.
-pub struct ChildPlan<'a> {
+pub(crate) struct ChildPlan<'a> {
     pub exe: &'a CStr,
     /// NUL-terminated pointer arrays into C strings the caller keeps alive.
     pub argv: &'a [*const c_char],
@@ -151,7 +151,7 @@ pub struct IdMaps {
 impl IdMaps {
     /// The caller's own ids mapped to themselves: one id when unprivileged, every id when root
     /// (so files of other owners keep their owners inside, and root keeps its access to them).
-    pub fn identity() -> Self {
+    pub(crate) fn identity() -> Self {
         let uid = rustix::process::geteuid().as_raw();
         let gid = rustix::process::getegid().as_raw();
         if uid == 0 {
@@ -172,7 +172,7 @@ impl IdMaps {
 
 /// A started child: its pid (the group leader) and, with namespaces, the pipe init reports the
 /// command's wait status on.
-pub struct Spawned {
+pub(crate) struct Spawned {
     pub pid: i32,
     pub status: Option<OwnedFd>,
 }
@@ -188,7 +188,7 @@ fn pipe_cloexec() -> Result<(OwnedFd, OwnedFd), StartFailure> {
 ///
 /// Must be called from the thread whose end means "pablo ended" (the parent-death signal is tied
 /// to the forking thread).
-pub fn spawn(plan: &ChildPlan<'_>) -> Result<Spawned, StartFailure> {
+pub(crate) fn spawn(plan: &ChildPlan<'_>) -> Result<Spawned, StartFailure> {
     let (err_r, err_w) = pipe_cloexec()?;
     let (go_r, go_w) = pipe_cloexec()?;
     let maps = plan.id_maps.filter(|_| plan.namespaces.pid);
@@ -939,7 +939,7 @@ unsafe fn kill_descendants() {
 
 /// The exit of a command started with namespaces: init's report on `status`, read once init is
 /// known to have exited. `None` when init ended without reporting (it was killed).
-pub fn read_reported_status(status: &OwnedFd) -> Option<i32> {
+pub(crate) fn read_reported_status(status: &OwnedFd) -> Option<i32> {
     let mut b = [0u8; 4];
     let mut got = 0;
     while got < 4 {
@@ -955,7 +955,7 @@ pub fn read_reported_status(status: &OwnedFd) -> Option<i32> {
 
 /// Raises a descriptor to at least 3 (a duplicate, close-on-exec), so that installing it as 0, 1
 /// or 2 in the child cannot overwrite another one that is still needed.
-pub fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, StartFailure> {
+pub(crate) fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, StartFailure> {
     if fd.as_raw_fd() >= 3 {
         return Ok(fd);
     }
@@ -964,7 +964,7 @@ pub fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, StartFailure> {
 }
 
 /// The Landlock ABI version the kernel offers; `None` without Landlock.
-pub fn landlock_abi() -> Option<i32> {
+pub(crate) fn landlock_abi() -> Option<i32> {
     const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
     // SAFETY: the version query takes no pointer (NULL, size 0) and returns a number.
     let v = unsafe {
@@ -979,7 +979,7 @@ pub fn landlock_abi() -> Option<i32> {
 }
 
 /// Builds a `sock_fprog` over a BPF program the caller keeps alive.
-pub fn fprog(filter: &[seccompiler::sock_filter]) -> libc::sock_fprog {
+pub(crate) fn fprog(filter: &[seccompiler::sock_filter]) -> libc::sock_fprog {
     libc::sock_fprog {
         len: filter.len() as u16,
         filter: filter.as_ptr() as *mut libc::sock_filter,

@@ -23,14 +23,14 @@ use super::group::{CleanupTimes, ExitInfo, terminate_group, watch_exit};
 use super::spawn::{SpawnSpec, spawn};
 
 /// How often live output is flushed to the front-end, at most.
-pub const LIVE_INTERVAL: Duration = Duration::from_millis(50);
+pub(crate) const LIVE_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Size of one read from the command's output.
 const READ_CHUNK: usize = 1 << 20;
 
 /// Reads `output` on its own thread until end of file, handing each chunk to `on_data`. When
 /// `on_data` returns `false` the thread stops reading. The receiver fires when the thread ends.
-pub fn pump(
+pub(crate) fn pump(
     mut output: Box<dyn Read + Send>,
     mut on_data: impl FnMut(&[u8]) -> bool + Send + 'static,
 ) -> Result<oneshot::Receiver<()>, std::io::Error> {

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The most directories the walk for nested `.git` and `.pablo` visits per command.
-pub const MAX_WALK_DIRS: usize = 200_000;
+pub(crate) const MAX_WALK_DIRS: usize = 200_000;
 
 /// The protected paths of one command and the directories to pin on the way to them.
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -35,12 +35,12 @@ pub enum FileState {
 }
 
 impl FileState {
-    pub fn is_absent(&self) -> bool {
+    pub(crate) fn is_absent(&self) -> bool {
         matches!(self, FileState::Absent)
     }
 
     /// Whether two states hold the same thing (mode and storage aside).
-    pub fn same_content(&self, other: &FileState) -> bool {
+    pub(crate) fn same_content(&self, other: &FileState) -> bool {
         match (self, other) {
             (FileState::Absent, FileState::Absent) => true,
             (FileState::File { hash: a, .. }, FileState::File { hash: b, .. }) => {
@@ -54,7 +54,7 @@ impl FileState {
 
     /// Whether two states are the same file: the same content and, for a regular file, the same
     /// permission bits (a command that only changes a mode changed the file).
-    pub fn same(&self, other: &FileState) -> bool {
+    pub(crate) fn same(&self, other: &FileState) -> bool {
         match (self, other) {
             (FileState::File { mode: a, .. }, FileState::File { mode: b, .. }) => {
                 a & 0o7777 == b & 0o7777 && self.same_content(other)
@@ -63,16 +63,8 @@ impl FileState {
         }
     }
 
-    /// The content hash of a regular file.
-    pub fn hash(&self) -> Option<&str> {
-        match self {
-            FileState::File { hash, .. } => Some(hash),
-            _ => None,
-        }
-    }
-
     /// Whether a restore can bring this state back.
-    pub fn restorable(&self) -> bool {
+    pub(crate) fn restorable(&self) -> bool {
         match self {
             FileState::File { stored, .. } => *stored,
             FileState::Absent | FileState::Symlink { .. } | FileState::Directory => true,

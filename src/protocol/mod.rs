@@ -4,9 +4,9 @@
 //! [`Event`]s back. Everything here is plain serde data so that the same stream can be printed as
 //! JSON lines, journaled to disk, replayed on resume, or rendered on screen.
 
-pub mod checkpoint;
-pub mod describe;
-pub mod image;
+pub(crate) mod checkpoint;
+pub(crate) mod describe;
+pub(crate) mod image;
 mod mcp;
 mod sandbox;
 pub mod subagent;
@@ -172,7 +172,7 @@ impl WorkMode {
     pub const ALL: [WorkMode; 3] = [WorkMode::Ask, WorkMode::AutoEdit, WorkMode::Plan];
 
     /// The name used by `--mode`, config and the status line.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             WorkMode::Ask => "ask",
             WorkMode::AutoEdit => "auto-edit",
@@ -181,7 +181,7 @@ impl WorkMode {
     }
 
     /// The mode after this one on Shift-Tab.
-    pub fn next(self) -> WorkMode {
+    pub(crate) fn next(self) -> WorkMode {
         match self {
             WorkMode::Ask => WorkMode::AutoEdit,
             WorkMode::AutoEdit => WorkMode::Plan,
@@ -234,7 +234,7 @@ pub enum Decision {
 
 impl Decision {
     /// Stricter decisions rank higher: `allow` < `ask` < `deny`.
-    pub fn strictness(self) -> u8 {
+    pub(crate) fn strictness(self) -> u8 {
         match self {
             Decision::Allow => 0,
             Decision::Ask => 1,
@@ -259,7 +259,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    pub fn allow(rule_id: impl Into<String>) -> Self {
+    pub(crate) fn allow(rule_id: impl Into<String>) -> Self {
         Self {
             decision: Decision::Allow,
             reasons: Vec::new(),
@@ -277,7 +277,7 @@ impl Verdict {
         }
     }
 
-    pub fn deny(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub(crate) fn deny(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
         Self {
             decision: Decision::Deny,
             reasons: vec![reason.into()],
@@ -449,7 +449,8 @@ impl ToolOutcome {
         ToolOutcome::Ok { ok: True, data }
     }
 
-    pub fn err(code: impl Into<String>, message: impl Into<String>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn err(code: impl Into<String>, message: impl Into<String>) -> Self {
         ToolOutcome::Err {
             ok: False,
             error: ToolErrorBody {
@@ -510,7 +511,7 @@ pub struct Usage {
 }
 
 impl Usage {
-    pub fn add(&mut self, other: &Usage) {
+    pub(crate) fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cached_input_tokens += other.cached_input_tokens;
@@ -518,13 +519,13 @@ impl Usage {
     }
 
     /// Input tokens neither read from nor written to the cache.
-    pub fn uncached_input_tokens(&self) -> u64 {
+    pub(crate) fn uncached_input_tokens(&self) -> u64 {
         self.input_tokens
             .saturating_sub(self.cached_input_tokens)
             .saturating_sub(self.cache_write_input_tokens)
     }
 
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
 }
@@ -555,7 +556,7 @@ pub enum ReasoningBlock {
 
 impl ReasoningBlock {
     /// What a person may read of it (nothing for redacted thinking).
-    pub fn visible_text(&self) -> String {
+    pub(crate) fn visible_text(&self) -> String {
         match self {
             ReasoningBlock::Thinking { text, .. } | ReasoningBlock::Text { text } => text.clone(),
             ReasoningBlock::Redacted { .. } => String::new(),
@@ -895,7 +896,7 @@ impl Event {
     /// output (the whole message, the tool result and a session's own log keep what resume
     /// needs), and the answers to listings and reviews (`/rules`, `/artifacts`, `/memory`,
     /// `/rewind`, a restore plan), an MCP server's state, and a refused turn.
-    pub fn is_live_only(&self) -> bool {
+    pub(crate) fn is_live_only(&self) -> bool {
         matches!(
             self,
             Event::MessageDelta { .. }
@@ -925,14 +926,14 @@ pub struct AgentHandle {
 
 /// What a front-end says of a retry ([`Event::Retry`]), `secs` before it:
 /// `retrying in 12 s, attempt 2 of 5: 503 from api.example.com`.
-pub fn retry_words(attempt: u32, max_attempts: u32, secs: u64, reason: &str) -> String {
+pub(crate) fn retry_words(attempt: u32, max_attempts: u32, secs: u64, reason: &str) -> String {
     format!("retrying in {secs} s, attempt {attempt} of {max_attempts}: {reason}")
 }
 
 /// A one-line summary of tool arguments for readable output: the path or command, not content.
 /// A memory proposal's `text` is the call's whole point (the person decides on it later), so it
 /// is shown, cut like the rest.
-pub fn summarize_arguments(arguments: &Value) -> String {
+pub(crate) fn summarize_arguments(arguments: &Value) -> String {
     for key in ["command", "path", "query", "action", "url", "name", "text"] {
         if let Some(v) = arguments.get(key).and_then(Value::as_str) {
             let mut s: String = v.chars().take(120).collect();
@@ -968,7 +969,7 @@ pub struct CustomCommand {
 
 impl CustomCommand {
     /// The prompt for `/name args`.
-    pub fn expand(&self, args: &str) -> String {
+    pub(crate) fn expand(&self, args: &str) -> String {
         // The file's last newline is not part of the prompt.
         self.text
             .replace("$ARGUMENTS", args.trim())

@@ -106,7 +106,7 @@ impl SessionInfo {
 
     /// Whether the session worked in `dir` (compared canonically). A front-end resuming a session
     /// elsewhere asks (TUI) or says (headless) which workspace it continues in.
-    pub fn is_for_workspace(&self, dir: &Path) -> bool {
+    pub(crate) fn is_for_workspace(&self, dir: &Path) -> bool {
         let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
         dir.to_string_lossy() == self.workspace
     }

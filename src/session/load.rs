@@ -66,13 +66,13 @@ pub fn load_journal(path: &Path) -> Result<LoadedJournal, SessionError> {
 }
 
 /// Reads and parses a journal file; attached images stay descriptions (a listing needs no more).
-pub fn load_journal_text(path: &Path) -> Result<LoadedJournal, SessionError> {
+pub(crate) fn load_journal_text(path: &Path) -> Result<LoadedJournal, SessionError> {
     let bytes = std::fs::read(path).map_err(|e| SessionError::io(path, e))?;
     parse_journal(path, &bytes)
 }
 
 /// Parses journal bytes; `path` is used in messages.
-pub fn parse_journal(path: &Path, bytes: &[u8]) -> Result<LoadedJournal, SessionError> {
+pub(crate) fn parse_journal(path: &Path, bytes: &[u8]) -> Result<LoadedJournal, SessionError> {
     let bad_header = |message: String| SessionError::BadHeader {
         path: path.to_path_buf(),
         message,

@@ -52,7 +52,7 @@ pub use transfer::{EXPORT_KIND, ExportDocument, ExportedEvent};
 use crate::core::{Coded, ErrorCode};
 
 /// The journal format this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 
 /// The first line of every journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -191,7 +191,7 @@ pub fn new_session_id() -> String {
 }
 
 /// Ids name files, so only a safe alphabet is accepted.
-pub fn validate_id(id: &str) -> Result<(), SessionError> {
+pub(crate) fn validate_id(id: &str) -> Result<(), SessionError> {
     let ok = !id.is_empty()
         && id.len() <= 64
         && id
@@ -213,7 +213,7 @@ pub fn now_ms() -> u64 {
 }
 
 /// RFC 3339 (UTC, seconds) for Unix milliseconds; the epoch when out of range.
-pub fn format_ms(ms: u64) -> String {
+pub(crate) fn format_ms(ms: u64) -> String {
     let nanos = i128::from(ms) * 1_000_000;
     time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
         .ok()
@@ -234,20 +234,6 @@ pub fn default_store() -> Result<Store, SessionError> {
 /// Every session in the default store, most recently updated first.
 pub fn list() -> Result<Listing, SessionError> {
     Ok(default_store()?.list())
-}
-
-/// Loads and replays one session of the default store (`id` may be a unique prefix).
-pub fn load(id: &str) -> Result<ResumeState, SessionError> {
-    let store = default_store()?;
-    let id = store.resolve(id)?;
-    store.load(&id)
-}
-
-/// The most recently updated session of the default store that worked in `workspace`.
-pub fn find_last_for_workspace(
-    workspace: &std::path::Path,
-) -> Result<Option<SessionInfo>, SessionError> {
-    Ok(default_store()?.last_for_workspace(workspace))
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use crate::core::{ErrorCode, ToolFailure, tool_message};
 use crate::model::{Message, apply_clearing};
 use crate::policy::{PolicyEngine, PolicyError};
 use crate::protocol::{
-    ApprovalAnswer, Event, PlanItem, PlanStatus, Preview, ReasoningBlock, SessionSummary, ToolCall,
+    ApprovalAnswer, Event, PlanItem, Preview, ReasoningBlock, SessionSummary, ToolCall,
     ToolOutcome, Usage,
 };
 
@@ -36,15 +36,8 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn completed(&self) -> usize {
-        self.items
-            .iter()
-            .filter(|i| i.status == PlanStatus::Completed)
-            .count()
-    }
-
     /// The event that shows this checklist (emit it when a resumed session starts).
-    pub fn to_event(&self) -> Event {
+    pub(crate) fn to_event(&self) -> Event {
         Event::PlanUpdate {
             explanation: self.explanation.clone(),
             items: self.items.clone(),

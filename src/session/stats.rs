@@ -46,7 +46,7 @@ pub struct Decisions {
 }
 
 impl Decisions {
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.allowed + self.asked + self.denied + self.rejected + self.undecided
     }
 }
@@ -68,7 +68,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub fn total_cost(&self) -> Option<f64> {
+    pub(crate) fn total_cost(&self) -> Option<f64> {
         let costs: Vec<f64> = self.models.iter().filter_map(|m| m.cost_usd).collect();
         (!costs.is_empty()).then(|| costs.iter().sum())
     }
@@ -103,7 +103,7 @@ pub fn parse_since(text: &str, now_ms: u64) -> Result<u64, String> {
 }
 
 /// The usage recorded in `store` since `since_ms` (all of it for `None`).
-pub fn gather(store: &Store, since_ms: Option<u64>) -> Stats {
+pub(crate) fn gather(store: &Store, since_ms: Option<u64>) -> Stats {
     let listing = store.list();
     let mut out = Stats {
         since_ms,

@@ -19,12 +19,12 @@ use crate::protocol::{FileChangePreview, Preview};
 use crate::workspace::diff::{apply_hunks, file_change_preview};
 use crate::workspace::{RelPath, Workspace, WorkspaceError, match_text_shape, revision_of};
 
-pub struct FsWrite {
+pub(crate) struct FsWrite {
     workspace: Arc<Workspace>,
 }
 
 impl FsWrite {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

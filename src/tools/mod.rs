@@ -7,24 +7,24 @@
 pub mod agent_task;
 pub mod artifact_write;
 pub mod csv_analyze;
-pub mod editor;
+pub(crate) mod editor;
 pub mod fetch_rules;
-pub mod fs_edit;
-pub mod fs_list;
-pub mod fs_read;
-pub mod fs_search;
-pub mod fs_write;
-pub mod html_text;
+pub(crate) mod fs_edit;
+pub(crate) mod fs_list;
+pub(crate) mod fs_read;
+pub(crate) mod fs_search;
+pub(crate) mod fs_write;
+pub(crate) mod html_text;
 pub mod mcp;
 pub mod memory_propose;
 pub mod plan;
 mod result;
-pub mod schema;
-pub mod shell_report;
+pub(crate) mod schema;
+pub(crate) mod shell_report;
 pub mod shell_run;
 pub mod shell_session;
-pub mod shell_terminal;
-pub mod skill_load;
+pub(crate) mod shell_terminal;
+pub(crate) mod skill_load;
 mod view;
 pub mod web_fetch;
 mod wording;
@@ -40,8 +40,8 @@ use tokio_util::sync::CancellationToken;
 use crate::core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind, ToolName, ToolSpec};
 use crate::protocol::Preview;
 
-pub use result::ToolResult;
-pub use view::{describe_call, describe_result};
+pub(crate) use result::ToolResult;
+pub(crate) use view::{describe_call, describe_result};
 
 /// Everything a tool may touch, handed to it per call.
 #[derive(Clone)]
@@ -114,12 +114,12 @@ pub trait ChangeRecorder: Send + Sync {
 }
 
 /// Whether a workspace-relative path may be read (`""` is the root).
-pub type ReadFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+pub(crate) type ReadFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// The services a session's host is built with beyond its workspace and shell settings; each
 /// left at its default is off (no editor, no memory, no MCP server, every path readable).
 #[derive(Default)]
-pub struct HostServices {
+pub(crate) struct HostServices {
     pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
     pub network: web_fetch::NetworkBudget,
     pub memory: Option<Arc<memory_propose::MemoryStore>>,
@@ -149,7 +149,7 @@ impl Host {
     }
 
     /// A host with the shell settings of `[options.shell]` and `services`.
-    pub fn with_services(
+    pub(crate) fn with_services(
         workspace: Arc<crate::workspace::Workspace>,
         state_dir: PathBuf,
         shell: &crate::config::ShellOptions,
@@ -345,7 +345,7 @@ pub struct Catalog {
 
 /// Which MCP tools a subagent's catalog holds (read live, as servers come and go).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum McpScope {
+pub(crate) enum McpScope {
     /// Those whose server says they only read (`readOnlyHint`): the read-only catalog's. The
     /// hint decides what is offered, never what is allowed: each call is judged as always.
     ReadOnly,
@@ -355,7 +355,7 @@ pub enum McpScope {
 }
 
 impl McpScope {
-    pub fn admits(&self, offered: &str, read_only_hint: Option<bool>) -> bool {
+    pub(crate) fn admits(&self, offered: &str, read_only_hint: Option<bool>) -> bool {
         match self {
             McpScope::ReadOnly => read_only_hint == Some(true),
             McpScope::Named(names) => names.iter().any(|n| {
@@ -372,7 +372,7 @@ impl McpScope {
 
 /// Whether a tool (native name, kind) is offered to the model: policy's answer, kept by the
 /// catalog without the catalog knowing policy.
-pub type OfferFilter = Arc<dyn Fn(&str, ToolKind) -> bool + Send + Sync>;
+pub(crate) type OfferFilter = Arc<dyn Fn(&str, ToolKind) -> bool + Send + Sync>;
 
 impl Catalog {
     pub fn new() -> Self {
@@ -395,13 +395,13 @@ impl Catalog {
     }
 
     /// Offers the tools of the session's MCP servers as they become ready.
-    pub fn attach_mcp(&mut self, hub: Arc<mcp::McpHub>) {
+    pub(crate) fn attach_mcp(&mut self, hub: Arc<mcp::McpHub>) {
         self.mcp = Some(hub);
     }
 
     /// Offers the model only the tools `filter` accepts. The others stay registered: a call to
     /// one is still judged, and refused with the rule that denies it.
-    pub fn offer_only(&mut self, filter: OfferFilter) {
+    pub(crate) fn offer_only(&mut self, filter: OfferFilter) {
         self.offered = Some(filter);
     }
 
@@ -416,7 +416,7 @@ impl Catalog {
     }
 
     /// Registers `skill.load` with the installed skills (none: nothing is registered).
-    pub fn register_skills(
+    pub(crate) fn register_skills(
         &mut self,
         skills: Arc<Vec<skill_load::Skill>>,
     ) -> Result<(), schema::SchemaError> {
@@ -429,12 +429,12 @@ impl Catalog {
     }
 
     /// The installed skills (empty when `skill.load` is not registered).
-    pub fn skills(&self) -> &[skill_load::Skill] {
+    pub(crate) fn skills(&self) -> &[skill_load::Skill] {
         self.skills.as_deref().map_or(&[], Vec::as_slice)
     }
 
     /// The agents `agent.task` may run (`None`: the tool is not registered).
-    pub fn agents(&self) -> Option<&Arc<agent_task::AgentRoster>> {
+    pub(crate) fn agents(&self) -> Option<&Arc<agent_task::AgentRoster>> {
         self.agents.as_ref()
     }
 
@@ -442,7 +442,7 @@ impl Catalog {
     /// (native names), the MCP tools `mcp` admits (none when `None`), never `agent.task`'s agents
     /// (nothing below delegates further) and the skills only with `skill.load`. The offer filter
     /// is kept: what policy hides stays hidden.
-    pub fn narrowed(&self, names: &[&str], mcp: Option<McpScope>) -> Catalog {
+    pub(crate) fn narrowed(&self, names: &[&str], mcp: Option<McpScope>) -> Catalog {
         let keep = |n: &String| names.contains(&n.as_str());
         let skills = if names.contains(&ToolName::SkillLoad.native()) {
             self.skills.clone()
@@ -489,7 +489,7 @@ impl Catalog {
     }
 
     /// Removes a tool (policy layers can narrow the catalog, never widen it).
-    pub fn remove(&mut self, name: &str) {
+    pub(crate) fn remove(&mut self, name: &str) {
         self.tools.remove(name);
         self.validators.remove(name);
     }

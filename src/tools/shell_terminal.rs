@@ -47,7 +47,7 @@ const RELEASE_MIN: Duration = Duration::from_millis(500);
 
 /// One foreground command to run in an editor terminal.
 #[derive(Debug, Clone)]
-pub struct TerminalRun {
+pub(crate) struct TerminalRun {
     pub launcher: String,
     pub command: String,
     /// Absolute, already resolved and checked inside the workspace.
@@ -72,7 +72,7 @@ fn env_program() -> &'static str {
 
 /// The program and arguments that run `run.command` with exactly `run.env` and nothing of the
 /// editor's environment: `env -i NAME=VALUE… LAUNCHER -c COMMAND`.
-pub fn terminal_command(run: &TerminalRun) -> Result<TerminalCommand, ToolFailure> {
+pub(crate) fn terminal_command(run: &TerminalRun) -> Result<TerminalCommand, ToolFailure> {
     // `env` reads every leading word with a `=` as an assignment, so such a launcher would be
     // taken for one and the command would run under something else.
     if run.launcher.contains('=') || run.launcher.starts_with('-') || run.launcher.is_empty() {
@@ -124,7 +124,7 @@ async fn bounded<T>(
 /// Runs `run` in a new terminal of `editor`, to its end, and returns the result the model reads
 /// (the shape of a local run's, plus `terminal`). A cancelled turn is the `cancelled` failure with
 /// the same data; an editor that refuses or fails a request is `editor_terminal_failed`.
-pub async fn run_in_terminal(
+pub(crate) async fn run_in_terminal(
     editor: &dyn Editor,
     run: TerminalRun,
     ctx: &ToolContext,

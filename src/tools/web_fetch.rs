@@ -88,7 +88,7 @@ impl Default for FetchSettings {
 impl FetchSettings {
     /// The defaults with the ports of `PABLO_FETCH_ALLOWED_PORTS`; the note says when the
     /// variable was set but could not be used.
-    pub fn from_env() -> (Self, Option<String>) {
+    pub(crate) fn from_env() -> (Self, Option<String>) {
         let (allowed_ports, note) = fetch_rules::ports_from_env();
         (
             Self {
@@ -115,16 +115,12 @@ impl NetworkBudget {
         }
     }
 
-    pub fn limit(&self) -> u64 {
-        self.limit
-    }
-
     pub fn used(&self) -> u64 {
         self.used.load(Ordering::Relaxed)
     }
 
     /// Whether another request could be sent.
-    pub fn check(&self) -> Result<(), FetchError> {
+    pub(crate) fn check(&self) -> Result<(), FetchError> {
         if self.used() < self.limit {
             Ok(())
         } else {
@@ -133,7 +129,7 @@ impl NetworkBudget {
     }
 
     /// Counts one request, or refuses when none is left.
-    pub fn take(&self) -> Result<(), FetchError> {
+    pub(crate) fn take(&self) -> Result<(), FetchError> {
         self.used
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
                 (u < self.limit).then_some(u + 1)

@@ -26,9 +26,9 @@ use super::view;
 use crate::protocol::{Event, Op};
 
 /// Minimum time between two frames (60 fps).
-pub const FRAME: Duration = Duration::from_millis(16);
+pub(crate) const FRAME: Duration = Duration::from_millis(16);
 /// Frame interval while something animates.
-pub const TICK: Duration = Duration::from_millis(100);
+pub(crate) const TICK: Duration = Duration::from_millis(100);
 /// How long to wait for the agent to confirm shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
@@ -173,7 +173,7 @@ impl<W: io::Write> InlineSurface<W> {
     }
 
     /// Erases the viewport; the conversation stays in the scrollback.
-    pub fn finish(&mut self) -> Result<(), TuiError> {
+    pub(crate) fn finish(&mut self) -> Result<(), TuiError> {
         self.screen.finish().map_err(terminal_error)
     }
 }
@@ -310,7 +310,7 @@ pub struct LoopInputs {
 }
 
 /// Terminal input as the loop holds it.
-pub type InputStream = Pin<Box<dyn Stream<Item = io::Result<TermEvent>> + Send>>;
+pub(crate) type InputStream = Pin<Box<dyn Stream<Item = io::Result<TermEvent>> + Send>>;
 
 impl Default for LoopInputs {
     fn default() -> Self {

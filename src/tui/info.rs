@@ -19,7 +19,7 @@ use crate::protocol::{
 
 /// What an information block in the transcript shows.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Info {
+pub(crate) enum Info {
     /// `/help`: the built-in commands, the person's own, and the keys.
     Help { custom: Vec<CustomCommand> },
     /// `/skills`: the installed Agent Skills.
@@ -46,7 +46,7 @@ pub enum Info {
 
 /// What `/status` says: the session's model, what it has spent, what it may do, where.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StatusReport {
+pub(crate) struct StatusReport {
     pub session_id: String,
     pub resume_command: Option<String>,
     pub provider: String,
@@ -65,7 +65,7 @@ pub struct StatusReport {
 
 impl Info {
     /// The block's lines (unwrapped; the cell wraps them to its width).
-    pub fn lines(&self) -> Vec<Line<'static>> {
+    pub(crate) fn lines(&self) -> Vec<Line<'static>> {
         match self {
             Info::Help { custom } => help(custom),
             Info::Background { sessions, wall_ms } => background(sessions, *wall_ms),
@@ -146,7 +146,7 @@ fn background(sessions: &[SessionSummary], wall_ms: u64) -> Vec<Line<'static>> {
 }
 
 /// One row of the background-session list: id, state, runtime (as of `wall_ms`), PTY, command.
-pub fn session_line(s: &SessionSummary, selected: bool, wall_ms: u64) -> Line<'static> {
+pub(crate) fn session_line(s: &SessionSummary, selected: bool, wall_ms: u64) -> Line<'static> {
     let state = if s.running {
         Span::styled("running", theme::ok())
     } else {

@@ -17,9 +17,8 @@ use crate::protocol::{
 
 /// What a layer asks the app to do.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Intent {
+pub(crate) enum Intent {
     None,
-    Ignored,
     Answer {
         call_id: String,
         answer: ApprovalAnswer,
@@ -45,7 +44,7 @@ pub enum Intent {
 }
 
 #[derive(Debug)]
-pub enum Layer {
+pub(crate) enum Layer {
     Approval(Box<ApprovalView>),
     Sessions(SessionsView),
     Resume(ResumeView),
@@ -67,7 +66,7 @@ pub enum ApprovalMode {
 }
 
 #[derive(Debug)]
-pub struct ApprovalView {
+pub(crate) struct ApprovalView {
     pub call_id: String,
     pub tool: String,
     pub summary: String,
@@ -93,13 +92,13 @@ type BodyKey = (usize, Vec<bool>, usize);
 
 /// The approval prompt's scrollable body: its lines, and where each hunk starts among them.
 #[derive(Debug, Default)]
-pub struct ApprovalBody {
+pub(crate) struct ApprovalBody {
     pub lines: Vec<Line<'static>>,
     pub hunk_starts: Vec<usize>,
 }
 
 impl ApprovalView {
-    pub fn new(
+    pub(crate) fn new(
         call_id: String,
         tool: String,
         summary: String,
@@ -142,7 +141,7 @@ impl ApprovalView {
         }
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent, body_width: usize) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent, body_width: usize) -> Intent {
         if let ApprovalMode::HunkNote(hunk, note) = &mut self.mode {
             match key.code {
                 KeyCode::Enter => {
@@ -291,7 +290,7 @@ impl ApprovalView {
 
     /// The question after a sandboxed command failed: "run it again without the sandbox?". It
     /// is answered once or not at all (no rule is saved for it).
-    pub fn is_sandbox_retry(&self) -> bool {
+    pub(crate) fn is_sandbox_retry(&self) -> bool {
         self.verdict
             .rule_ids
             .iter()
@@ -299,7 +298,7 @@ impl ApprovalView {
     }
 
     /// Title of the prompt.
-    pub fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         match &self.preview {
             Preview::FileChange(fc) => {
                 if fc.old_revision.is_none() {
@@ -321,7 +320,7 @@ impl ApprovalView {
 
     /// The scrollable body, and where each hunk starts in it; laid out again only when the width
     /// or the hunk selection changed since the last call.
-    pub fn body(&self, width: usize) -> std::sync::Arc<ApprovalBody> {
+    pub(crate) fn body(&self, width: usize) -> std::sync::Arc<ApprovalBody> {
         let key = (width, self.accepted.clone(), self.focused);
         self.body_memo.get(key, || {
             let (lines, hunk_starts) = self.lay_out_body(width);
@@ -527,7 +526,7 @@ impl ApprovalView {
     }
 
     /// The fixed footer: the answers (or the note being typed).
-    pub fn footer(&self, width: usize) -> Vec<Line<'static>> {
+    pub(crate) fn footer(&self, width: usize) -> Vec<Line<'static>> {
         let mut out = Vec::new();
         if let ApprovalMode::HunkNote(hunk, note) = &self.mode {
             let l = Line::from(vec![
@@ -651,7 +650,7 @@ impl ApprovalView {
 
 /// The background-session browser.
 #[derive(Debug, Default)]
-pub struct SessionsView {
+pub(crate) struct SessionsView {
     pub selected: usize,
     /// The session whose output is open.
     pub open: Option<String>,
@@ -660,7 +659,7 @@ pub struct SessionsView {
 }
 
 impl SessionsView {
-    pub fn handle_key(&mut self, key: KeyEvent, ids: &[String]) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent, ids: &[String]) -> Intent {
         if let (Some(input), Some(id)) = (&mut self.input, &self.open) {
             match key.code {
                 KeyCode::Enter => {
@@ -726,13 +725,13 @@ impl SessionsView {
 
 /// The `/resume` picker: saved sessions of this workspace, most recent first.
 #[derive(Debug, Default)]
-pub struct ResumeView {
+pub(crate) struct ResumeView {
     pub rows: Vec<crate::launch::SessionInfo>,
     pub selected: usize,
 }
 
 impl ResumeView {
-    pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Intent {
         if super::restore::move_selection(key.code, &mut self.selected, self.rows.len()) {
             return Intent::None;
         }
@@ -749,13 +748,13 @@ impl ResumeView {
 
 /// The `/artifacts` picker: the files this session saved, opened in `$PAGER`.
 #[derive(Debug, Default)]
-pub struct ArtifactsView {
+pub(crate) struct ArtifactsView {
     pub rows: Vec<ArtifactSummary>,
     pub selected: usize,
 }
 
 impl ArtifactsView {
-    pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Intent {
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Intent::Close,
             KeyCode::Down | KeyCode::Char('j') if !self.rows.is_empty() => {
@@ -777,13 +776,13 @@ impl ArtifactsView {
 
 /// The `/memory` list: this session's proposals; the person accepts or dismisses each.
 #[derive(Debug, Default)]
-pub struct MemoryView {
+pub(crate) struct MemoryView {
     pub rows: Vec<MemoryProposal>,
     pub selected: usize,
 }
 
 impl MemoryView {
-    pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Intent {
         let pending = |p: &MemoryProposal| p.status == MemoryStatus::Proposed;
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Intent::Close,

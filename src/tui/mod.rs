@@ -1,33 +1,33 @@
 //! The full-screen terminal front-end (ratatui). It speaks only `protocol`: agent events in, ops
 //! out. One loop ([`app`]) owns the state ([`state`]) and is the only thing that draws ([`view`]).
 
-pub mod cells;
-pub mod commands;
-pub mod composer;
-pub mod diff;
-pub mod editor;
-pub mod info;
+pub(crate) mod cells;
+pub(crate) mod commands;
+pub(crate) mod composer;
+pub(crate) mod diff;
+pub(crate) mod editor;
+pub(crate) mod info;
 pub mod inline;
-pub mod layers;
-pub mod markdown;
-pub mod memo;
-pub mod pager;
-pub mod restore;
+pub(crate) mod layers;
+pub(crate) mod markdown;
+pub(crate) mod memo;
+pub(crate) mod pager;
+pub(crate) mod restore;
 #[cfg(test)]
 mod screen_tests;
 #[cfg(test)]
 mod snapshot_tests;
 pub mod state;
-pub mod status;
+pub(crate) mod status;
 #[cfg(test)]
 mod status_tests;
-pub mod text;
-pub mod theme;
-pub mod transcript;
-pub mod view;
+pub(crate) mod text;
+pub(crate) mod theme;
+pub(crate) mod transcript;
+pub(crate) mod view;
 
 pub mod app;
-pub mod term;
+pub(crate) mod term;
 
 use std::sync::Arc;
 

@@ -18,7 +18,7 @@ use serde::Serialize;
 use super::{RelPath, Workspace, WorkspaceError};
 
 /// Lines longer than this are cut around the match.
-pub const MAX_LINE_BYTES: usize = 400;
+pub(crate) const MAX_LINE_BYTES: usize = 400;
 /// Bytes kept on each side of the match when a line is cut.
 const CUT_CONTEXT: usize = 150;
 
@@ -96,7 +96,7 @@ pub fn search(ws: &Workspace, req: &SearchRequest) -> Result<SearchOutcome, Work
 
 /// [`search`] of only the files `visible` accepts (by workspace-relative path); a directory it
 /// refuses is not walked. Files left out count as `skipped.refused`.
-pub fn search_visible(
+pub(crate) fn search_visible(
     ws: &Workspace,
     req: &SearchRequest,
     visible: &(dyn Fn(&str) -> bool + Sync),

@@ -144,7 +144,7 @@ impl Scanner {
     }
 
     /// Whether the first walk has been made.
-    pub fn is_ready(&self) -> bool {
+    pub(crate) fn is_ready(&self) -> bool {
         self.ready
     }
 
@@ -164,8 +164,9 @@ impl Scanner {
         self.files.len()
     }
 
+    #[cfg(test)]
     /// What the index says `path` is (`Absent` when it does not follow it).
-    pub fn state_of(&self, path: &str) -> FileState {
+    pub(crate) fn state_of(&self, path: &str) -> FileState {
         self.files
             .get(path)
             .map(|e| e.state.clone())
