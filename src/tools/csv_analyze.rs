@@ -30,8 +30,8 @@ use crate::workspace::Workspace;
 mod stats;
 
 pub use stats::{
-    Analysis, ColumnStats, CsvError, CsvOptions, DELIMITERS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS,
-    TOP_VALUES, TopValue, analyze, detect_delimiter, parse_iso_date, quantile,
+    Analysis, ColumnStats, CsvError, CsvOptions, MAX_BYTES, MAX_COLUMNS, MAX_ROWS, TOP_VALUES,
+    analyze,
 };
 
 pub struct CsvAnalyze {
@@ -169,8 +169,8 @@ impl Tool for CsvAnalyze {
 #[serde(default)]
 pub struct CsvResult {
     #[serde(flatten)]
-    pub analysis: Analysis,
-    pub path: String,
+    pub(crate) analysis: Analysis,
+    pub(crate) path: String,
 }
 
 pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {

@@ -7,3 +7,4 @@ pub mod agent;
 pub mod bin;
 pub mod http;
 pub mod mcp;
+pub mod run;
