@@ -344,6 +344,7 @@ impl Launch {
                 .checkpoints
                 .map(|c| c as Arc<dyn crate::tools::ChangeRecorder>),
             mcp: parts.mcp,
+            lsp: parts.lsp,
             readable: Some(Arc::new(move |path: &str| {
                 roots.check_path(path, crate::policy::Access::Read).is_ok()
             })),
@@ -585,6 +586,7 @@ impl Launch {
             .unwrap_or_default();
         let checkpoints = self.checkpoints(history);
         let hub = self.mcp_hub(&policy).into_value(&mut warnings);
+        let lsp = self.lsp_hub(&policy).into_value(&mut warnings);
         let mut catalog = self.catalog(&policy)?;
         catalog.attach_mcp(hub.clone());
         let skills = self.skills().into_value(&mut warnings);
@@ -593,6 +595,7 @@ impl Launch {
         offer_what_policy_allows(&mut catalog, &policy);
         let parts = HostParts {
             mcp: Some(hub),
+            lsp: Some(lsp),
             checkpoints: checkpoints.clone(),
             editor: start.editor,
         };
@@ -871,6 +874,7 @@ impl Launch {
 #[derive(Default)]
 struct HostParts {
     mcp: Option<Arc<crate::tools::mcp::McpHub>>,
+    lsp: Option<Arc<crate::lsp::LspHub>>,
     checkpoints: Option<Arc<Checkpoints>>,
     editor: Option<Arc<dyn Editor>>,
 }

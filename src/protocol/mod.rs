@@ -6,6 +6,7 @@
 
 pub mod checkpoint;
 pub mod describe;
+mod diagnostics;
 pub mod image;
 mod mcp;
 mod sandbox;
@@ -17,6 +18,9 @@ use serde_json::Value;
 pub use checkpoint::{
     FileChange, FileState, HunkSource, RestoreAction, RestoreChoice, RestoreFile, RestorePlan,
     RestoreReport, RestoreScope, RestoreStatus, RestoredFile, SkippedFile, TurnCheckpoint,
+};
+pub use diagnostics::{
+    Diagnostic, DiagnosticsDelta, FileDiagnostics, PreviewDiagnostics, Severity,
 };
 pub use image::{Image, ImageAttachment, ImageFormat};
 pub use mcp::{
@@ -67,6 +71,9 @@ pub enum Op {
         call_id: String,
         answer: ApprovalAnswer,
     },
+    /// Check only these hunks of the file change an approval shows (the person toggled hunks);
+    /// answered by [`Event::PreviewDiagnostics`] with the same `hunks`. Nothing is written.
+    CheckHunks { call_id: String, hunks: Vec<usize> },
     /// Cancel the running turn (Esc / Ctrl-C). The turn ends with a terminal event.
     Interrupt,
     /// Write bytes to a background session's stdin (TUI session view).
@@ -688,6 +695,15 @@ pub enum Event {
         tool: String,
         preview: Preview,
         verdict: Verdict,
+    },
+    /// What the language servers say of the file change an [`Event::ApprovalRequest`] shows
+    /// (`hunks`: of the accepted subset the person asked about with [`Op::CheckHunks`]; `None`:
+    /// of the whole change). Comes after the request, first `checking`, then the answer.
+    PreviewDiagnostics {
+        call_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hunks: Option<Vec<usize>>,
+        diagnostics: PreviewDiagnostics,
     },
     /// How an approval was answered (for journals and transcripts).
     ApprovalResolved {

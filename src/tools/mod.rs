@@ -74,6 +74,8 @@ pub struct Host {
     pub changes: Option<Arc<dyn ChangeRecorder>>,
     /// The session's MCP servers (none configured: an empty hub).
     pub mcp: Arc<mcp::McpHub>,
+    /// The session's language servers (none configured or found: an empty hub).
+    pub lsp: Arc<crate::lsp::LspHub>,
     /// Which workspace paths the file tools may show (policy's read and deny roots); `None`:
     /// every path. A listing or a search of a directory leaves out the rest, names included.
     pub readable: Option<ReadFilter>,
@@ -125,6 +127,7 @@ pub struct HostServices {
     pub memory: Option<Arc<memory_propose::MemoryStore>>,
     pub changes: Option<Arc<dyn ChangeRecorder>>,
     pub mcp: Option<Arc<mcp::McpHub>>,
+    pub lsp: Option<Arc<crate::lsp::LspHub>>,
     pub readable: Option<ReadFilter>,
     /// The sandbox of the session's commands; the host sets its own temporary directory in it.
     pub sandbox: crate::process::sandbox::SandboxSettings,
@@ -174,6 +177,9 @@ impl Host {
             mcp: services
                 .mcp
                 .unwrap_or_else(|| Arc::new(mcp::McpHub::empty())),
+            lsp: services
+                .lsp
+                .unwrap_or_else(|| Arc::new(crate::lsp::LspHub::empty())),
             readable: services.readable,
             sandbox: crate::process::sandbox::SandboxSettings {
                 temp_dir: Some(temp_dir.clone()),
