@@ -127,6 +127,19 @@ impl Translator {
                     acp::ToolCallUpdate::new(call_id.clone(), fields),
                 )]
             }
+            Event::PreviewDiagnostics {
+                call_id,
+                diagnostics,
+                ..
+            } => {
+                let view = self.calls.get(call_id);
+                let mut content = view.map(call_content).unwrap_or_default();
+                content.push(text_content(diagnostics.describe()));
+                let fields = acp::ToolCallUpdateFields::new().content(content);
+                vec![acp::SessionUpdate::ToolCallUpdate(
+                    acp::ToolCallUpdate::new(call_id.clone(), fields),
+                )]
+            }
             Event::ToolOutputDelta { call_id, chunk } => {
                 let view = self.calls.entry(call_id.clone()).or_default();
                 view.output.push_str(&strip_ansi_escapes::strip_str(chunk));

@@ -588,6 +588,14 @@ impl Launch {
         let hub = self.mcp_hub(&policy).into_value(&mut warnings);
         let lsp = self.lsp_hub(&policy).into_value(&mut warnings);
         let mut catalog = self.catalog(&policy)?;
+        // `lsp.query` only where a server could answer it, beside the file tools.
+        if !lsp.server_names().is_empty() && catalog.get("fs.read").is_some() {
+            catalog
+                .register(Arc::new(crate::tools::lsp_query::LspQuery::new(
+                    self.workspace_handle.clone(),
+                )))
+                .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        }
         catalog.attach_mcp(hub.clone());
         let skills = self.skills().into_value(&mut warnings);
         let agents = self.agents().into_value(&mut warnings);

@@ -146,7 +146,10 @@ impl LspClient {
     async fn initialize(&self, spec: &ClientSpec) -> Result<(), String> {
         let root = file_uri(&spec.root).unwrap_or_default();
         let params = json!({
-            "processId": std::process::id(),
+            // Not pablo's pid: the server runs in a PID namespace of its own where that pid is
+            // not pablo (servers that watch their parent would see it gone and exit). Its end is
+            // tied to pablo's by the process machinery instead.
+            "processId": null,
             "clientInfo": {"name": "pablo", "version": env!("CARGO_PKG_VERSION")},
             "rootUri": root,
             "rootPath": spec.root.display().to_string(),

@@ -15,6 +15,7 @@
 mod client;
 mod convert;
 mod frame;
+mod query;
 mod servers;
 
 use std::collections::HashMap;
@@ -32,6 +33,7 @@ use client::{ClientSpec, LspClient, file_uri};
 use servers::ServerDef;
 
 pub(crate) use client::seconds;
+pub use query::{LocateKind, LocationHit, SymbolHit};
 
 /// How many times a server that died is started again in one session.
 const MAX_RESTARTS: u32 = 3;
@@ -93,7 +95,15 @@ impl LspHub {
             .find(|(k, _)| k == "PATH")
             .map(|(_, v)| v.as_str())
             .unwrap_or(crate::config::CLEAN_PATH);
-        let defs = servers::resolve(&setup.entries, path);
+        let var = |name: &str| {
+            setup
+                .env
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| PathBuf::from(v))
+        };
+        let rustup_home = var("RUSTUP_HOME").or_else(|| var("HOME").map(|h| h.join(".rustup")));
+        let defs = servers::resolve(&setup.entries, path, rustup_home.as_deref());
         // The command sandbox, never looser than workspace-write and never with the network:
         // a server is not a command the person approved.
         let profile = if setup.sandbox.profile == SandboxProfile::ReadOnly {

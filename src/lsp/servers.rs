@@ -41,7 +41,11 @@ const BUILTINS: &[Builtin] = &[
 
 /// The servers of a session: each built-in whose program is on `path_var` (basedpyright only
 /// when pyright is not), then the layers' tables over them; switched-off ones left out.
-pub(crate) fn resolve(entries: &[LspServerEntry], path_var: &str) -> Vec<ServerDef> {
+pub(crate) fn resolve(
+    entries: &[LspServerEntry],
+    path_var: &str,
+    rustup_home: Option<&Path>,
+) -> Vec<ServerDef> {
     let mut configs: Vec<(String, LspServerConfig)> = Vec::new();
     let mut have_pyright = false;
     for (name, program, args, filetypes, markers) in BUILTINS {
@@ -49,7 +53,7 @@ pub(crate) fn resolve(entries: &[LspServerEntry], path_var: &str) -> Vec<ServerD
             continue;
         }
         let configured = entries.iter().any(|e| e.name == *name && e.config.command.is_some());
-        if !configured && find_program(program, path_var).is_none() {
+        if !configured && !installed(program, path_var, rustup_home) {
             continue;
         }
         have_pyright |= *name == "pyright";
@@ -99,6 +103,27 @@ pub(crate) fn resolve(entries: &[LspServerEntry], path_var: &str) -> Vec<ServerD
             })
         })
         .collect()
+}
+
+/// Whether `program` is on the `PATH` and is the program itself: rustup puts a proxy for
+/// `rust-analyzer` on the `PATH` whether or not the component is installed, and the proxy only
+/// prints an error; it counts when some toolchain has the real program.
+fn installed(program: &str, path_var: &str, rustup_home: Option<&Path>) -> bool {
+    let Some(found) = find_program(program, path_var) else {
+        return false;
+    };
+    let is_proxy = std::fs::canonicalize(&found)
+        .is_ok_and(|p| p.file_name().is_some_and(|n| n == "rustup"));
+    if !is_proxy {
+        return true;
+    }
+    let Some(toolchains) = rustup_home.map(|h| h.join("toolchains")) else {
+        return false;
+    };
+    std::fs::read_dir(toolchains).is_ok_and(|dir| {
+        dir.flatten()
+            .any(|t| t.path().join("bin").join(program).is_file())
+    })
 }
 
 /// `program` as the command `PATH` finds it (absolute entries only).
@@ -190,6 +215,7 @@ mod tests {
         let defs = resolve(
             &[entry("py", "command = \"x\"\nfiletypes = [\"python\", \".PYX\"]")],
             "/nonexistent",
+            None,
         );
         assert_eq!(defs.len(), 1);
         assert!(defs[0].covers("a/b.py"));
@@ -207,13 +233,32 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
         let path = dir.path().display().to_string();
-        assert!(resolve(&[], "/nonexistent").is_empty());
-        let defs = resolve(&[], &path);
+        assert!(resolve(&[], "/nonexistent", None).is_empty());
+        let defs = resolve(&[], &path, None);
         assert_eq!(defs.len(), 1);
         assert_eq!(defs[0].argv, ["ruff", "server"]);
-        assert!(resolve(&[entry("ruff", "enabled = false")], &path).is_empty());
-        let slow = resolve(&[entry("ruff", "wait_ms = 9000")], &path);
+        assert!(resolve(&[entry("ruff", "enabled = false")], &path, None).is_empty());
+        let slow = resolve(&[entry("ruff", "wait_ms = 9000")], &path, None);
         assert_eq!(slow[0].wait, Duration::from_secs(9));
+    }
+
+    #[test]
+    fn a_rustup_proxy_counts_only_when_a_toolchain_has_the_program() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("rustup"), "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(bin.join("rustup"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        std::os::unix::fs::symlink("rustup", bin.join("rust-analyzer")).unwrap();
+        let path = bin.display().to_string();
+        let home = dir.path().join("rustup-home");
+        assert!(resolve(&[], &path, Some(&home)).is_empty());
+        let tc = home.join("toolchains/stable/bin");
+        std::fs::create_dir_all(&tc).unwrap();
+        std::fs::write(tc.join("rust-analyzer"), "").unwrap();
+        assert_eq!(resolve(&[], &path, Some(&home))[0].name, "rust-analyzer");
     }
 
     #[test]
@@ -224,6 +269,7 @@ mod tests {
         let d = &resolve(
             &[entry("py", "command = \"x\"\nfiletypes = [\"python\"]\nroot_markers = [\"pyproject.toml\"]")],
             "",
+            None,
         )[0];
         assert_eq!(d.root_for(ws.path(), "pkg/src/a.py"), ws.path().join("pkg"));
         assert_eq!(d.root_for(ws.path(), "other/a.py"), ws.path());

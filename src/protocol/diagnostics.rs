@@ -129,3 +129,34 @@ pub struct FileDiagnostics {
     /// Servers that did not answer, and why.
     pub unavailable: Vec<String>,
 }
+
+impl PreviewDiagnostics {
+    /// Plain text for front-ends without a screen of their own (an editor's tool call content):
+    /// the summary, then one line per diagnostic with its line.
+    pub fn describe(&self) -> String {
+        match self {
+            PreviewDiagnostics::Checking { servers } => {
+                format!("diagnostics: checking… ({})", servers.join(", "))
+            }
+            PreviewDiagnostics::Unavailable { reason } => format!("diagnostics: not checked: {reason}"),
+            PreviewDiagnostics::Ready(r) => {
+                let mut out = format!("diagnostics: {} ({})", r.summary(), r.servers.join(", "));
+                let line = |mark: &str, d: &Diagnostic| {
+                    let first = d.message.lines().next().unwrap_or_default();
+                    let source = d.source.as_deref().map(|s| format!(" ({s})")).unwrap_or_default();
+                    format!("\n{mark} line {} {}: {first}{source}", d.line, d.severity.label())
+                };
+                for d in &r.introduced {
+                    out.push_str(&line("+", d));
+                }
+                for d in &r.fixed {
+                    out.push_str(&line("fixed", d));
+                }
+                for u in &r.unavailable {
+                    out.push_str(&format!("\n{u}"));
+                }
+                out
+            }
+        }
+    }
+}

@@ -15,6 +15,7 @@ pub mod fs_read;
 pub mod fs_search;
 pub mod fs_write;
 pub mod html_text;
+pub mod lsp_query;
 pub mod mcp;
 pub mod memory_propose;
 pub mod plan;

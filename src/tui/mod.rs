@@ -4,6 +4,7 @@
 pub mod cells;
 pub mod commands;
 pub mod composer;
+pub mod diagnostics;
 pub mod diff;
 pub mod editor;
 pub mod info;

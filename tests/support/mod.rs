@@ -6,4 +6,5 @@
 pub mod agent;
 pub mod bin;
 pub mod http;
+pub mod lsp;
 pub mod mcp;
