@@ -104,3 +104,350 @@ async fn ruff_server_reports_an_unused_import_beside_pyright() {
         "{r:?}"
     );
 }
+
+// ------------------------------------------------------------ through the agent loop
+
+mod agent_loop {
+    use super::{hub, pyright_or_skip, pyright_table};
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use pablo::agent::{self, AgentSetup, Limits};
+    use pablo::config::{Dirs, Layers};
+    use pablo::core::ApprovalMode;
+    use pablo::lsp::LspHub;
+    use pablo::model::scripted::ScriptedModel;
+    use pablo::policy::{CliFlags, PolicyEngine};
+    use pablo::protocol::{AgentHandle, ApprovalAnswer, Event, Op, PreviewDiagnostics, ToolOutcome};
+    use pablo::tools::{Catalog, Host, HostServices, register_filesystem};
+    use pablo::workspace::{Workspace, revision_of};
+    use serde_json::{Value, json};
+
+    /// A session over `ws` whose host has `lsp`, asking the person (this test) on every edit.
+    pub fn session(ws: &Path, state: &Path, lsp: Arc<LspHub>, script: &str) -> AgentHandle {
+        let dirs = Dirs {
+            config: state.join("config"),
+            data: state.join("data"),
+            state: state.join("state"),
+        };
+        let policy = Arc::new(
+            PolicyEngine::build(ws, &dirs, &Layers::default(), None, CliFlags::default()).unwrap(),
+        );
+        let workspace = Arc::new(Workspace::open(ws).unwrap());
+        let mut catalog = Catalog::new();
+        register_filesystem(&mut catalog, &workspace, true).unwrap();
+        catalog
+            .register(Arc::new(pablo::tools::lsp_query::LspQuery::new(
+                workspace.clone(),
+            )))
+            .unwrap();
+        let services = HostServices {
+            lsp: Some(lsp),
+            ..HostServices::default()
+        };
+        let host = Host::with_services(
+            workspace,
+            state.join("session"),
+            &Default::default(),
+            services,
+        );
+        agent::spawn(AgentSetup {
+            mode: Default::default(),
+            model_switcher: None,
+            hooks: pablo::hooks::Hooks::none(),
+            session_id: "lsp".into(),
+            model: Arc::new(ScriptedModel::from_json(script).unwrap()),
+            catalog,
+            policy,
+            host: Arc::new(host),
+            limits: Limits::default(),
+            approvals: ApprovalMode::Interactive,
+            system_prompt: String::new(),
+            history: Vec::new(),
+            recorder: None,
+            checkpoints: None,
+        })
+    }
+
+    pub async fn next_matching(h: &mut AgentHandle, want: impl Fn(&Event) -> bool) -> Event {
+        loop {
+            let e = tokio::time::timeout(Duration::from_secs(60), h.events.recv())
+                .await
+                .expect("agent stalled")
+                .expect("agent ended early");
+            if want(&e) {
+                return e;
+            }
+        }
+    }
+
+    /// The next diagnostics of the prompt that are not `checking`.
+    async fn answered(h: &mut AgentHandle) -> (Option<Vec<usize>>, PreviewDiagnostics) {
+        let e = next_matching(h, |e| {
+            matches!(e, Event::PreviewDiagnostics { diagnostics, .. }
+                if !matches!(diagnostics, PreviewDiagnostics::Checking { .. }))
+        })
+        .await;
+        let Event::PreviewDiagnostics {
+            hunks, diagnostics, ..
+        } = e
+        else {
+            unreachable!()
+        };
+        (hunks, diagnostics)
+    }
+
+    fn script(calls: Value) -> String {
+        json!({
+            "model": "scripted",
+            "start": "act",
+            "after_end": "nothing more",
+            "steps": {
+                "act": {"text": "acting", "calls": calls, "next": "done"},
+                "done": {"text": "finished"}
+            }
+        })
+        .to_string()
+    }
+
+    fn old_text() -> String {
+        let mut s = String::from("# tools\ndef greet(name: str) -> str:\n    return \"hi \" + name\n");
+        for i in 0..12 {
+            s.push_str(&format!("value_{i} = {i}\n"));
+        }
+        s.push_str("print(greet(\"x\"))\n");
+        s
+    }
+
+    #[tokio::test]
+    async fn the_prompt_shows_the_error_an_edit_introduces_a_hunk_subset_clears_it_and_the_result_lists_it()
+     {
+        let Some((node, script_js)) = pyright_or_skip("the_prompt_shows_…") else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let old = old_text();
+        std::fs::write(ws.join("app.py"), &old).unwrap();
+        // Two hunks: a comment at the top (harmless), the call at the bottom (a type error).
+        let new = old
+            .replace("# tools\n", "# tools, greeted\n")
+            .replace("greet(\"x\")", "greet(42)");
+        let calls = json!([{"tool": "fs_write", "arguments": {
+            "path": "app.py", "text": new, "expected_revision": revision_of(old.as_bytes())}}]);
+        let hub = hub(&ws, &pyright_table(&node, &script_js, 30_000));
+        let mut h = session(&ws, &tmp.path().join("state"), hub, &script(calls));
+        h.ops.send(Op::user_turn("greet 42")).unwrap();
+        let ask = next_matching(&mut h, |e| matches!(e, Event::ApprovalRequest { .. })).await;
+        let Event::ApprovalRequest { call_id, .. } = ask else {
+            unreachable!()
+        };
+        let checking = next_matching(&mut h, |e| matches!(e, Event::PreviewDiagnostics { .. })).await;
+        assert!(
+            matches!(&checking, Event::PreviewDiagnostics { diagnostics: PreviewDiagnostics::Checking { servers }, hunks: None, .. } if servers == &["pyright"]),
+            "{checking:?}"
+        );
+        let (hunks, whole) = answered(&mut h).await;
+        assert_eq!(hunks, None);
+        let PreviewDiagnostics::Ready(r) = whole else {
+            panic!("{whole:?}")
+        };
+        assert_eq!(r.summary(), "introduces 1 error", "{r:?}");
+        assert_eq!(r.introduced[0].line, 16, "{r:?}");
+        // Nothing was written while the servers looked at the new text.
+        assert_eq!(std::fs::read_to_string(ws.join("app.py")).unwrap(), old);
+
+        // Only the harmless hunk: nothing introduced.
+        h.ops
+            .send(Op::CheckHunks {
+                call_id: call_id.clone(),
+                hunks: vec![0],
+            })
+            .unwrap();
+        let (hunks, subset) = answered(&mut h).await;
+        assert_eq!(hunks, Some(vec![0]));
+        let PreviewDiagnostics::Ready(r) = subset else {
+            panic!("{subset:?}")
+        };
+        assert!(r.introduced.is_empty(), "{r:?}");
+        assert_eq!(r.summary(), "no new errors or warnings");
+
+        // Approved whole: the result the model reads lists the error at its line.
+        h.ops
+            .send(Op::Approval {
+                call_id,
+                answer: ApprovalAnswer::AllowOnce,
+            })
+            .unwrap();
+        let end = next_matching(&mut h, |e| matches!(e, Event::ToolCallEnd { .. })).await;
+        let Event::ToolCallEnd { result, .. } = end else {
+            unreachable!()
+        };
+        let ToolOutcome::Ok { data, .. } = &result else {
+            panic!("{result:?}")
+        };
+        assert_eq!(data["committed"], true, "{data}");
+        let d = &data["diagnostics"][0];
+        assert_eq!(d["line"], 16, "{data}");
+        assert_eq!(d["severity"], "error", "{data}");
+        assert_eq!(d["source"], "Pyright", "{data}");
+        assert!(d["message"].as_str().unwrap().contains("Literal[42]"), "{data}");
+        assert_eq!(data["diagnostics_from"], json!(["pyright"]), "{data}");
+        h.ops.send(Op::Shutdown).unwrap();
+    }
+
+    #[tokio::test]
+    async fn lsp_query_finds_a_definition_and_its_references_across_two_files() {
+        let Some((node, script_js)) = pyright_or_skip("lsp_query_finds_…") else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("helpers.py"), "def helper(x: int) -> int:\n    return x + 1\n").unwrap();
+        std::fs::write(
+            ws.join("main.py"),
+            "from helpers import helper\n\nprint(helper(1))\n",
+        )
+        .unwrap();
+        let calls = json!([
+            {"tool": "lsp_query", "arguments": {"operation": "definition", "path": "main.py", "line": 3, "symbol": "helper"}},
+            {"tool": "lsp_query", "arguments": {"operation": "references", "path": "helpers.py", "symbol": "helper"}}
+        ]);
+        let hub = hub(&ws, &pyright_table(&node, &script_js, 30_000));
+        let mut h = session(&ws, &tmp.path().join("state"), hub, &script(calls));
+        h.ops.send(Op::user_turn("where is helper")).unwrap();
+        let mut results = Vec::new();
+        while results.len() < 2 {
+            if let Event::ToolCallEnd { result, .. } =
+                next_matching(&mut h, |e| matches!(e, Event::ToolCallEnd { .. })).await
+            {
+                results.push(result.to_json());
+            }
+        }
+        let def = &results[0]["data"]["places"];
+        assert_eq!(def[0]["path"], "helpers.py", "{}", results[0]);
+        assert_eq!(def[0]["line"], 1, "{}", results[0]);
+        assert!(def[0]["text"].as_str().unwrap().starts_with("def helper"), "{}", results[0]);
+        let refs: Vec<(String, u64)> = results[1]["data"]["places"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{}", results[1]))
+            .iter()
+            .map(|p| (p["path"].as_str().unwrap().to_string(), p["line"].as_u64().unwrap()))
+            .collect();
+        for want in [("helpers.py", 1), ("main.py", 1), ("main.py", 3)] {
+            assert!(
+                refs.contains(&(want.0.to_string(), want.1)),
+                "{want:?} not in {refs:?}"
+            );
+        }
+        h.ops.send(Op::Shutdown).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_hanging_server_leaves_the_prompt_answerable_and_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("a.py"), "x = 1\n").unwrap();
+        // Reads everything and never answers.
+        let toml = "[lsp.mute]\ncommand = \"sh\"\nargs = [\"-c\", \"cat >/dev/null\"]\n\
+                    filetypes = [\"python\"]\nstartup_timeout_seconds = 1\n";
+        let hub = hub(&ws, toml);
+        let calls = json!([{"tool": "fs_write", "arguments": {
+            "path": "a.py", "text": "x = 2\n", "expected_revision": revision_of(b"x = 1\n")}}]);
+        let mut h = session(&ws, &tmp.path().join("state"), hub, &script(calls));
+        h.ops.send(Op::user_turn("change x")).unwrap();
+        let Event::ApprovalRequest { call_id, .. } =
+            next_matching(&mut h, |e| matches!(e, Event::ApprovalRequest { .. })).await
+        else {
+            unreachable!()
+        };
+        let (_, d) = answered(&mut h).await;
+        let PreviewDiagnostics::Unavailable { reason } = d else {
+            panic!("{d:?}")
+        };
+        assert!(reason.contains("mute") && reason.contains("initialize"), "{reason}");
+        h.ops
+            .send(Op::Approval {
+                call_id,
+                answer: ApprovalAnswer::AllowOnce,
+            })
+            .unwrap();
+        let Event::ToolCallEnd { result, .. } =
+            next_matching(&mut h, |e| matches!(e, Event::ToolCallEnd { .. })).await
+        else {
+            unreachable!()
+        };
+        assert!(result.is_ok(), "{result:?}");
+        assert_eq!(std::fs::read_to_string(ws.join("a.py")).unwrap(), "x = 2\n");
+        h.ops.send(Op::Shutdown).unwrap();
+        let _ = PathBuf::new();
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_crashes_at_start_is_named_and_not_started_again() {
+    let ws = tempfile::tempdir().unwrap();
+    let count = ws.path().join("starts");
+    // Dies at once, counting its starts.
+    let toml = format!(
+        "[lsp.crashy]\ncommand = \"sh\"\nargs = [\"-c\", \"echo x >> {}; exit 3\"]\n\
+         filetypes = [\"python\"]\nstartup_timeout_seconds = 5\n",
+        count.display()
+    );
+    let hub = hub(ws.path(), &toml);
+    let d = hub.check_change("a.py", Some("x = 1\n"), "x = 2\n").await;
+    let PreviewDiagnostics::Unavailable { reason } = d else {
+        panic!("{d:?}")
+    };
+    assert!(reason.contains("crashy could not start"), "{reason}");
+    // A server that never started is not tried again in this session.
+    let again = hub.check_change("a.py", Some("x = 1\n"), "x = 3\n").await;
+    assert!(matches!(again, PreviewDiagnostics::Unavailable { .. }));
+    let starts = std::fs::read_to_string(&count).unwrap();
+    assert_eq!(starts.lines().count(), 1, "{starts}");
+}
+
+#[tokio::test]
+async fn no_server_process_outlives_its_session() {
+    let Some((node, script)) = pyright_or_skip("no_server_process_outlives_…") else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("app.py"), GOOD).unwrap();
+    let mark = format!("pablo-lsp-test-{}", std::process::id());
+    let toml = format!(
+        "{}env = {{ PABLO_TEST_MARK = \"{mark}\" }}\n",
+        pyright_table(&node, &script, 30_000)
+    );
+    let hub = hub(ws.path(), &toml);
+    let r = hub.check_change("app.py", Some(GOOD), BAD).await;
+    assert!(matches!(r, PreviewDiagnostics::Ready(_)), "{r:?}");
+    assert!(!marked_processes(&mark).is_empty(), "the server is not running");
+    drop(hub);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !marked_processes(&mark).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(marked_processes(&mark).is_empty(), "still running: {:?}", marked_processes(&mark));
+}
+
+/// Processes (not zombies) whose environment holds `mark`.
+fn marked_processes(mark: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let zombie = stat.rsplit(')').next().is_some_and(|s| s.trim_start().starts_with('Z'));
+        if !zombie && environ.windows(mark.len()).any(|w| w == mark.as_bytes()) {
+            out.push(pid);
+        }
+    }
+    out
+}
