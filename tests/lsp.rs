@@ -39,7 +39,8 @@ fn hub(workspace: &Path, toml: &str) -> Arc<LspHub> {
     Arc::new(LspHub::new(&workspace.canonicalize().unwrap(), setup))
 }
 
-const GOOD: &str = "def greet(name: str) -> str:\n    return \"hi \" + name\n\n\nprint(greet(\"x\"))\n";
+const GOOD: &str =
+    "def greet(name: str) -> str:\n    return \"hi \" + name\n\n\nprint(greet(\"x\"))\n";
 const BAD: &str = "def greet(name: str) -> str:\n    return \"hi \" + name\n\n\nprint(greet(42))\n";
 
 fn ready(d: PreviewDiagnostics) -> pablo::protocol::DiagnosticsDelta {
@@ -65,7 +66,10 @@ async fn pyright_reports_the_type_error_an_edit_introduces_and_the_fix_that_remo
     assert!(e.message.contains("Literal[42]"), "{e:?}");
     assert_eq!(r.summary(), "introduces 1 error");
     // The file on disk was not touched: the server had the text as an unsaved version.
-    assert_eq!(std::fs::read_to_string(ws.path().join("app.py")).unwrap(), GOOD);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("app.py")).unwrap(),
+        GOOD
+    );
     // The other way round, the same error is fixed.
     let r = ready(hub.check_change("app.py", Some(BAD), GOOD).await);
     assert!(r.introduced.is_empty(), "{r:?}");
@@ -119,7 +123,9 @@ mod agent_loop {
     use pablo::lsp::LspHub;
     use pablo::model::scripted::ScriptedModel;
     use pablo::policy::{CliFlags, PolicyEngine};
-    use pablo::protocol::{AgentHandle, ApprovalAnswer, Event, Op, PreviewDiagnostics, ToolOutcome};
+    use pablo::protocol::{
+        AgentHandle, ApprovalAnswer, Event, Op, PreviewDiagnostics, ToolOutcome,
+    };
     use pablo::tools::{Catalog, Host, HostServices, register_filesystem};
     use pablo::workspace::{Workspace, revision_of};
     use serde_json::{Value, json};
@@ -212,7 +218,8 @@ mod agent_loop {
     }
 
     fn old_text() -> String {
-        let mut s = String::from("# tools\ndef greet(name: str) -> str:\n    return \"hi \" + name\n");
+        let mut s =
+            String::from("# tools\ndef greet(name: str) -> str:\n    return \"hi \" + name\n");
         for i in 0..12 {
             s.push_str(&format!("value_{i} = {i}\n"));
         }
@@ -244,7 +251,8 @@ mod agent_loop {
         let Event::ApprovalRequest { call_id, .. } = ask else {
             unreachable!()
         };
-        let checking = next_matching(&mut h, |e| matches!(e, Event::PreviewDiagnostics { .. })).await;
+        let checking =
+            next_matching(&mut h, |e| matches!(e, Event::PreviewDiagnostics { .. })).await;
         assert!(
             matches!(&checking, Event::PreviewDiagnostics { diagnostics: PreviewDiagnostics::Checking { servers }, hunks: None, .. } if servers == &["pyright"]),
             "{checking:?}"
@@ -293,7 +301,10 @@ mod agent_loop {
         assert_eq!(d["line"], 16, "{data}");
         assert_eq!(d["severity"], "error", "{data}");
         assert_eq!(d["source"], "Pyright", "{data}");
-        assert!(d["message"].as_str().unwrap().contains("Literal[42]"), "{data}");
+        assert!(
+            d["message"].as_str().unwrap().contains("Literal[42]"),
+            "{data}"
+        );
         assert_eq!(data["diagnostics_from"], json!(["pyright"]), "{data}");
         h.ops.send(Op::Shutdown).unwrap();
     }
@@ -306,7 +317,11 @@ mod agent_loop {
         let tmp = tempfile::tempdir().unwrap();
         let ws = tmp.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
-        std::fs::write(ws.join("helpers.py"), "def helper(x: int) -> int:\n    return x + 1\n").unwrap();
+        std::fs::write(
+            ws.join("helpers.py"),
+            "def helper(x: int) -> int:\n    return x + 1\n",
+        )
+        .unwrap();
         std::fs::write(
             ws.join("main.py"),
             "from helpers import helper\n\nprint(helper(1))\n",
@@ -330,12 +345,21 @@ mod agent_loop {
         let def = &results[0]["data"]["places"];
         assert_eq!(def[0]["path"], "helpers.py", "{}", results[0]);
         assert_eq!(def[0]["line"], 1, "{}", results[0]);
-        assert!(def[0]["text"].as_str().unwrap().starts_with("def helper"), "{}", results[0]);
+        assert!(
+            def[0]["text"].as_str().unwrap().starts_with("def helper"),
+            "{}",
+            results[0]
+        );
         let refs: Vec<(String, u64)> = results[1]["data"]["places"]
             .as_array()
             .unwrap_or_else(|| panic!("{}", results[1]))
             .iter()
-            .map(|p| (p["path"].as_str().unwrap().to_string(), p["line"].as_u64().unwrap()))
+            .map(|p| {
+                (
+                    p["path"].as_str().unwrap().to_string(),
+                    p["line"].as_u64().unwrap(),
+                )
+            })
             .collect();
         for want in [("helpers.py", 1), ("main.py", 1), ("main.py", 3)] {
             assert!(
@@ -369,7 +393,10 @@ mod agent_loop {
         let PreviewDiagnostics::Unavailable { reason } = d else {
             panic!("{d:?}")
         };
-        assert!(reason.contains("mute") && reason.contains("initialize"), "{reason}");
+        assert!(
+            reason.contains("mute") && reason.contains("initialize"),
+            "{reason}"
+        );
         h.ops
             .send(Op::Approval {
                 call_id,
@@ -426,13 +453,20 @@ async fn no_server_process_outlives_its_session() {
     let hub = hub(ws.path(), &toml);
     let r = hub.check_change("app.py", Some(GOOD), BAD).await;
     assert!(matches!(r, PreviewDiagnostics::Ready(_)), "{r:?}");
-    assert!(!marked_processes(&mark).is_empty(), "the server is not running");
+    assert!(
+        !marked_processes(&mark).is_empty(),
+        "the server is not running"
+    );
     drop(hub);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !marked_processes(&mark).is_empty() && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(marked_processes(&mark).is_empty(), "still running: {:?}", marked_processes(&mark));
+    assert!(
+        marked_processes(&mark).is_empty(),
+        "still running: {:?}",
+        marked_processes(&mark)
+    );
 }
 
 /// Processes (not zombies) whose environment holds `mark`.
@@ -444,7 +478,10 @@ fn marked_processes(mark: &str) -> Vec<i32> {
         };
         let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
         let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let zombie = stat.rsplit(')').next().is_some_and(|s| s.trim_start().starts_with('Z'));
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'));
         if !zombie && environ.windows(mark.len()).any(|w| w == mark.as_bytes()) {
             out.push(pid);
         }

@@ -18,6 +18,8 @@ use crate::protocol::{
     ToolOutcome, Usage, Verdict, WorkMode,
 };
 
+mod diagnostics;
+
 /// Output kept per running command, as shown to the editor (the tail wins).
 pub const MAX_SHOWN_OUTPUT_BYTES: usize = 64 * 1024;
 
@@ -131,15 +133,7 @@ impl Translator {
                 call_id,
                 diagnostics,
                 ..
-            } => {
-                let view = self.calls.get(call_id);
-                let mut content = view.map(call_content).unwrap_or_default();
-                content.push(text_content(diagnostics.describe()));
-                let fields = acp::ToolCallUpdateFields::new().content(content);
-                vec![acp::SessionUpdate::ToolCallUpdate(
-                    acp::ToolCallUpdate::new(call_id.clone(), fields),
-                )]
-            }
+            } => vec![self.diagnostics_update(call_id, diagnostics)],
             Event::ToolOutputDelta { call_id, chunk } => {
                 let view = self.calls.entry(call_id.clone()).or_default();
                 view.output.push_str(&strip_ansi_escapes::strip_str(chunk));

@@ -97,13 +97,11 @@ impl Layers {
                     }
                     only_enabled(server)
                 };
-                let entry = out
-                    .entry(name.clone())
-                    .or_insert_with(|| LspServerEntry {
-                        name: name.clone(),
-                        config: LspServerConfig::default(),
-                        source: label.clone(),
-                    });
+                let entry = out.entry(name.clone()).or_insert_with(|| LspServerEntry {
+                    name: name.clone(),
+                    config: LspServerConfig::default(),
+                    source: label.clone(),
+                });
                 if server.command.is_some() {
                     entry.source = label.clone();
                 }
@@ -159,7 +157,10 @@ mod tests {
             ..Layers::default()
         };
         let (servers, warnings) = layers.lsp_servers(false);
-        assert_eq!(servers[0].config.command.as_deref(), Some("pyright-langserver"));
+        assert_eq!(
+            servers[0].config.command.as_deref(),
+            Some("pyright-langserver")
+        );
         assert_eq!(servers[0].config.enabled, Some(false));
         assert!(warnings[0].contains("not trusted"), "{warnings:?}");
         let (trusted, _) = layers.lsp_servers(true);

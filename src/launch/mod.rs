@@ -589,7 +589,11 @@ impl Launch {
         let lsp = self.lsp_hub(&policy).into_value(&mut warnings);
         let mut catalog = self.catalog(&policy)?;
         // `lsp.query` only where a server could answer it, beside the file tools.
-        if !lsp.server_names().is_empty() && catalog.get(crate::core::ToolName::FsRead.native()).is_some() {
+        if !lsp.server_names().is_empty()
+            && catalog
+                .get(crate::core::ToolName::FsRead.native())
+                .is_some()
+        {
             catalog
                 .register(Arc::new(crate::tools::lsp_query::LspQuery::new(
                     self.workspace_handle.clone(),

@@ -204,8 +204,13 @@ impl LspClient {
     ) -> Result<R::Result, String> {
         let params = serde_json::to_value(params).map_err(|e| e.to_string())?;
         let value = self.raw_request(R::METHOD, params, timeout).await?;
-        serde_json::from_value(value)
-            .map_err(|e| format!("{}: the answer to {} is malformed: {e}", self.name, R::METHOD))
+        serde_json::from_value(value).map_err(|e| {
+            format!(
+                "{}: the answer to {} is malformed: {e}",
+                self.name,
+                R::METHOD
+            )
+        })
     }
 
     async fn raw_request(
@@ -339,9 +344,16 @@ impl LspClient {
     }
 
     /// Makes sure the server holds `text` for `uri` (before a query about it).
-    pub(crate) async fn show(&self, uri: &str, language_id: &str, text: &str) -> Result<(), String> {
+    pub(crate) async fn show(
+        &self,
+        uri: &str,
+        language_id: &str,
+        text: &str,
+    ) -> Result<(), String> {
         let mut docs = self.docs.lock().await;
-        self.sync(&mut docs, uri, language_id, text).await.map(|_| ())
+        self.sync(&mut docs, uri, language_id, text)
+            .await
+            .map(|_| ())
     }
 }
 
@@ -403,11 +415,9 @@ async fn read_loop(
                 let _ = out.send(frame::encode(msg.to_string().as_bytes()));
             }
             (Some(lsp_types::notification::PublishDiagnostics::METHOD), None) => {
-                let Some(params) = msg
-                    .get("params")
-                    .cloned()
-                    .and_then(|p| serde_json::from_value::<lsp_types::PublishDiagnosticsParams>(p).ok())
-                else {
+                let Some(params) = msg.get("params").cloned().and_then(|p| {
+                    serde_json::from_value::<lsp_types::PublishDiagnosticsParams>(p).ok()
+                }) else {
                     continue;
                 };
                 let seq = {
@@ -435,7 +445,11 @@ async fn read_loop(
 }
 
 /// The answer to a request the server sends pablo; `None`: not supported.
-fn answer_server_request(method: &str, params: Option<&Value>, root: &std::path::Path) -> Option<Value> {
+fn answer_server_request(
+    method: &str,
+    params: Option<&Value>,
+    root: &std::path::Path,
+) -> Option<Value> {
     match method {
         // No settings of pablo's own: the server uses its defaults (and the project's files).
         "workspace/configuration" => {
@@ -445,9 +459,7 @@ fn answer_server_request(method: &str, params: Option<&Value>, root: &std::path:
                 .map_or(0, Vec::len);
             Some(Value::Array(vec![Value::Null; n]))
         }
-        "workspace/workspaceFolders" => {
-            Some(json!([{"uri": file_uri(root), "name": "workspace"}]))
-        }
+        "workspace/workspaceFolders" => Some(json!([{"uri": file_uri(root), "name": "workspace"}])),
         "client/registerCapability"
         | "client/unregisterCapability"
         | "window/workDoneProgress/create"

@@ -41,7 +41,7 @@ pub(crate) fn serious(list: Vec<Diagnostic>) -> Vec<Diagnostic> {
         .into_iter()
         .filter(|d| matches!(d.severity, Severity::Error | Severity::Warning))
         .collect();
-    list.sort_by(|a, b| (a.severity, a.line, a.column).cmp(&(b.severity, b.line, b.column)));
+    list.sort_by_key(|d| (d.severity, d.line, d.column));
     list
 }
 
@@ -116,7 +116,10 @@ mod tests {
 
     #[test]
     fn a_moved_diagnostic_is_neither_introduced_nor_fixed() {
-        let old = vec![d(3, Severity::Error, "x is unbound"), d(9, Severity::Error, "bad")];
+        let old = vec![
+            d(3, Severity::Error, "x is unbound"),
+            d(9, Severity::Error, "bad"),
+        ];
         let new = vec![
             d(5, Severity::Error, "x is unbound"),
             d(1, Severity::Error, "new one"),
@@ -132,7 +135,11 @@ mod tests {
     fn two_equal_errors_where_there_was_one_introduce_one() {
         let r = delta(
             vec![d(1, Severity::Error, "e")],
-            vec![d(1, Severity::Error, "e"), d(4, Severity::Error, "e"), d(5, Severity::Warning, "w")],
+            vec![
+                d(1, Severity::Error, "e"),
+                d(4, Severity::Error, "e"),
+                d(5, Severity::Warning, "w"),
+            ],
         );
         assert_eq!(r.introduced.len(), 2);
         assert_eq!(r.summary(), "introduces 1 error and 1 warning");
@@ -140,7 +147,9 @@ mod tests {
 
     #[test]
     fn a_long_list_is_bounded_and_counted() {
-        let many: Vec<_> = (0..30).map(|i| d(i, Severity::Error, &format!("e{i}"))).collect();
+        let many: Vec<_> = (0..30)
+            .map(|i| d(i, Severity::Error, &format!("e{i}")))
+            .collect();
         let r = delta(Vec::new(), many);
         assert_eq!(r.introduced.len(), MAX_LISTED);
         assert_eq!(r.introduced_omitted, 10);

@@ -26,7 +26,9 @@ pub(crate) enum FrameError {
 }
 
 /// One message's bytes, or end of stream (`Closed`).
-pub(crate) async fn read_message<R: AsyncBufRead + Unpin>(r: &mut R) -> Result<Vec<u8>, FrameError> {
+pub(crate) async fn read_message<R: AsyncBufRead + Unpin>(
+    r: &mut R,
+) -> Result<Vec<u8>, FrameError> {
     let mut length = None;
     loop {
         let mut line = Vec::new();
@@ -112,7 +114,10 @@ mod tests {
     #[tokio::test]
     async fn an_endless_header_line_and_a_missing_length_are_refused() {
         let long = vec![b'x'; 5000];
-        assert!(matches!(read_all(&long).await[0], Err(FrameError::BadHeader(_))));
+        assert!(matches!(
+            read_all(&long).await[0],
+            Err(FrameError::BadHeader(_))
+        ));
         let got = read_all(b"X-Other: 1\r\n\r\n{}").await;
         assert!(matches!(got[0], Err(FrameError::BadHeader(_))));
     }

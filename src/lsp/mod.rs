@@ -144,7 +144,10 @@ impl LspHub {
     }
 
     fn covering<'a>(&'a self, rel: &'a str) -> impl Iterator<Item = (usize, &'a ServerDef)> + 'a {
-        self.defs.iter().enumerate().filter(move |(_, d)| d.covers(rel))
+        self.defs
+            .iter()
+            .enumerate()
+            .filter(move |(_, d)| d.covers(rel))
     }
 
     /// Starts, in the background, the servers that cover `rel` (a file was read: an edit of it
@@ -268,11 +271,18 @@ impl LspHub {
                 let work = async {
                     let client = self.client(i, rel).await?;
                     let raw = client.diagnostics(&uri, &lang, text, def.wait).await?;
-                    Ok(raw.iter().map(|d| convert::diagnostic(d, &def.name)).collect())
+                    Ok(raw
+                        .iter()
+                        .map(|d| convert::diagnostic(d, &def.name))
+                        .collect())
                 };
                 let answer = match start_bound {
                     Some(b) => tokio::time::timeout(b, work).await.unwrap_or_else(|_| {
-                        Err(format!("{}: no diagnostics within {}", def.name, seconds(b)))
+                        Err(format!(
+                            "{}: no diagnostics within {}",
+                            def.name,
+                            seconds(b)
+                        ))
                     }),
                     None => work.await,
                 };
@@ -285,10 +295,19 @@ impl LspHub {
     /// What replacing `old` (`None`: the file is new) with `new` at `rel` would introduce and fix,
     /// by every server that covers it. Nothing is written: the servers get the texts as unsaved
     /// versions. A server that is slow, hung or gone is named in `unavailable`.
-    pub async fn check_change(&self, rel: &str, old: Option<&str>, new: &str) -> PreviewDiagnostics {
+    pub async fn check_change(
+        &self,
+        rel: &str,
+        old: Option<&str>,
+        new: &str,
+    ) -> PreviewDiagnostics {
         let before = match old {
             Some(old) => self.ask(rel, old, None).await,
-            None => self.servers_for(rel).into_iter().map(|n| (n, Ok(Vec::new()))).collect(),
+            None => self
+                .servers_for(rel)
+                .into_iter()
+                .map(|n| (n, Ok(Vec::new())))
+                .collect(),
         };
         let after = self.ask(rel, new, None).await;
         let mut old_all = Vec::new();
@@ -322,7 +341,12 @@ impl LspHub {
 
     /// The errors and warnings of `text`, the content `rel` now has on disk, bounded; waits at
     /// most `bound` in all (a server still starting counts against it).
-    pub async fn file_diagnostics(&self, rel: &str, text: &str, bound: Duration) -> FileDiagnostics {
+    pub async fn file_diagnostics(
+        &self,
+        rel: &str,
+        text: &str,
+        bound: Duration,
+    ) -> FileDiagnostics {
         let mut out = FileDiagnostics::default();
         let mut all = Vec::new();
         for (name, answer) in self.ask(rel, text, Some(bound)).await {

@@ -127,7 +127,9 @@ impl LspHub {
                         work_done_progress_params: work,
                         partial_result_params: none,
                     };
-                    let r = client.request::<GotoDefinition>(params, QUERY_TIMEOUT).await?;
+                    let r = client
+                        .request::<GotoDefinition>(params, QUERY_TIMEOUT)
+                        .await?;
                     Ok(match r {
                         None => Vec::new(),
                         Some(lsp_types::GotoDefinitionResponse::Scalar(l)) => {
@@ -163,7 +165,13 @@ impl LspHub {
     }
 
     /// What the server says of the name at `line`:`column` (its type, its documentation).
-    pub async fn hover(&self, rel: &str, text: &str, line: u32, column: u32) -> Result<Option<String>, String> {
+    pub async fn hover(
+        &self,
+        rel: &str,
+        text: &str,
+        line: u32,
+        column: u32,
+    ) -> Result<Option<String>, String> {
         let found = self
             .first_answer(rel, text, |client, uri| async move {
                 let params = lsp_types::HoverParams {
@@ -175,8 +183,12 @@ impl LspHub {
                     },
                     work_done_progress_params: Default::default(),
                 };
-                let r = client.request::<HoverRequest>(params, QUERY_TIMEOUT).await?;
-                Ok(r.map(|h| hover_text(h.contents)).into_iter().collect::<Vec<_>>())
+                let r = client
+                    .request::<HoverRequest>(params, QUERY_TIMEOUT)
+                    .await?;
+                Ok(r.map(|h| hover_text(h.contents))
+                    .into_iter()
+                    .collect::<Vec<_>>())
             })
             .await?;
         Ok(found.into_iter().next().map(|t: String| {
@@ -201,7 +213,9 @@ impl LspHub {
                     work_done_progress_params: Default::default(),
                     partial_result_params: Default::default(),
                 };
-                let r = client.request::<DocumentSymbolRequest>(params, QUERY_TIMEOUT).await?;
+                let r = client
+                    .request::<DocumentSymbolRequest>(params, QUERY_TIMEOUT)
+                    .await?;
                 let mut out = Vec::new();
                 match r {
                     None => {}
@@ -245,7 +259,10 @@ impl LspHub {
                 work_done_progress_params: Default::default(),
                 partial_result_params: Default::default(),
             };
-            match client.request::<WorkspaceSymbolRequest>(params, QUERY_TIMEOUT).await {
+            match client
+                .request::<WorkspaceSymbolRequest>(params, QUERY_TIMEOUT)
+                .await
+            {
                 Ok(Some(lsp_types::WorkspaceSymbolResponse::Flat(list))) => {
                     for s in list {
                         if let Some(at) = hit(&s.location.uri, &s.location.range) {
@@ -262,10 +279,7 @@ impl LspHub {
                     for s in list {
                         let at = match &s.location {
                             lsp_types::OneOf::Left(l) => hit(&l.uri, &l.range),
-                            lsp_types::OneOf::Right(w) => hit(
-                                &w.uri,
-                                &lsp_types::Range::default(),
-                            ),
+                            lsp_types::OneOf::Right(w) => hit(&w.uri, &lsp_types::Range::default()),
                         };
                         if let Some(at) = at {
                             out.push(SymbolHit {
@@ -318,9 +332,11 @@ fn hover_text(contents: lsp_types::HoverContents) -> String {
     };
     match contents {
         lsp_types::HoverContents::Scalar(m) => marked(m),
-        lsp_types::HoverContents::Array(list) => {
-            list.into_iter().map(marked).collect::<Vec<_>>().join("\n\n")
-        }
+        lsp_types::HoverContents::Array(list) => list
+            .into_iter()
+            .map(marked)
+            .collect::<Vec<_>>()
+            .join("\n\n"),
         lsp_types::HoverContents::Markup(m) => m.value,
     }
 }

@@ -25,18 +25,64 @@ pub(crate) struct ServerDef {
 }
 
 /// name, program, arguments, file types, root markers.
-type Builtin = (&'static str, &'static str, &'static [&'static str], &'static [&'static str], &'static [&'static str]);
+type Builtin = (
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
 
 /// The servers pablo knows without config, used when their program is on the `PATH`.
 const BUILTINS: &[Builtin] = &[
-    ("pyright", "pyright-langserver", &["--stdio"], &["python"], &["pyrightconfig.json", "pyproject.toml", "setup.py"]),
-    ("basedpyright", "basedpyright-langserver", &["--stdio"], &["python"], &["pyrightconfig.json", "pyproject.toml", "setup.py"]),
-    ("ruff", "ruff", &["server"], &["python"], &["pyproject.toml", "ruff.toml", ".ruff.toml"]),
-    ("rust-analyzer", "rust-analyzer", &[], &["rust"], &["Cargo.toml"]),
-    ("typescript-language-server", "typescript-language-server", &["--stdio"],
-     &["typescript", "typescriptreact", "javascript", "javascriptreact"], &["tsconfig.json", "jsconfig.json", "package.json"]),
+    (
+        "pyright",
+        "pyright-langserver",
+        &["--stdio"],
+        &["python"],
+        &["pyrightconfig.json", "pyproject.toml", "setup.py"],
+    ),
+    (
+        "basedpyright",
+        "basedpyright-langserver",
+        &["--stdio"],
+        &["python"],
+        &["pyrightconfig.json", "pyproject.toml", "setup.py"],
+    ),
+    (
+        "ruff",
+        "ruff",
+        &["server"],
+        &["python"],
+        &["pyproject.toml", "ruff.toml", ".ruff.toml"],
+    ),
+    (
+        "rust-analyzer",
+        "rust-analyzer",
+        &[],
+        &["rust"],
+        &["Cargo.toml"],
+    ),
+    (
+        "typescript-language-server",
+        "typescript-language-server",
+        &["--stdio"],
+        &[
+            "typescript",
+            "typescriptreact",
+            "javascript",
+            "javascriptreact",
+        ],
+        &["tsconfig.json", "jsconfig.json", "package.json"],
+    ),
     ("gopls", "gopls", &[], &["go"], &["go.mod"]),
-    ("clangd", "clangd", &[], &["c", "cpp"], &["compile_commands.json", "compile_flags.txt"]),
+    (
+        "clangd",
+        "clangd",
+        &[],
+        &["c", "cpp"],
+        &["compile_commands.json", "compile_flags.txt"],
+    ),
 ];
 
 /// The servers of a session: each built-in whose program is on `path_var` (basedpyright only
@@ -52,7 +98,9 @@ pub(crate) fn resolve(
         if *name == "basedpyright" && have_pyright {
             continue;
         }
-        let configured = entries.iter().any(|e| e.name == *name && e.config.command.is_some());
+        let configured = entries
+            .iter()
+            .any(|e| e.name == *name && e.config.command.is_some());
         if !configured && !installed(program, path_var, rustup_home) {
             continue;
         }
@@ -112,8 +160,8 @@ fn installed(program: &str, path_var: &str, rustup_home: Option<&Path>) -> bool 
     let Some(found) = find_program(program, path_var) else {
         return false;
     };
-    let is_proxy = std::fs::canonicalize(&found)
-        .is_ok_and(|p| p.file_name().is_some_and(|n| n == "rustup"));
+    let is_proxy =
+        std::fs::canonicalize(&found).is_ok_and(|p| p.file_name().is_some_and(|n| n == "rustup"));
     if !is_proxy {
         return true;
     }
@@ -213,7 +261,10 @@ mod tests {
     #[test]
     fn a_configured_server_covers_its_language_and_extensions() {
         let defs = resolve(
-            &[entry("py", "command = \"x\"\nfiletypes = [\"python\", \".PYX\"]")],
+            &[entry(
+                "py",
+                "command = \"x\"\nfiletypes = [\"python\", \".PYX\"]",
+            )],
             "/nonexistent",
             None,
         );
@@ -267,7 +318,10 @@ mod tests {
         std::fs::create_dir_all(ws.path().join("pkg/src")).unwrap();
         std::fs::write(ws.path().join("pkg/pyproject.toml"), "").unwrap();
         let d = &resolve(
-            &[entry("py", "command = \"x\"\nfiletypes = [\"python\"]\nroot_markers = [\"pyproject.toml\"]")],
+            &[entry(
+                "py",
+                "command = \"x\"\nfiletypes = [\"python\"]\nroot_markers = [\"pyproject.toml\"]",
+            )],
             "",
             None,
         )[0];

@@ -138,13 +138,23 @@ impl PreviewDiagnostics {
             PreviewDiagnostics::Checking { servers } => {
                 format!("diagnostics: checking… ({})", servers.join(", "))
             }
-            PreviewDiagnostics::Unavailable { reason } => format!("diagnostics: not checked: {reason}"),
+            PreviewDiagnostics::Unavailable { reason } => {
+                format!("diagnostics: not checked: {reason}")
+            }
             PreviewDiagnostics::Ready(r) => {
                 let mut out = format!("diagnostics: {} ({})", r.summary(), r.servers.join(", "));
                 let line = |mark: &str, d: &Diagnostic| {
                     let first = d.message.lines().next().unwrap_or_default();
-                    let source = d.source.as_deref().map(|s| format!(" ({s})")).unwrap_or_default();
-                    format!("\n{mark} line {} {}: {first}{source}", d.line, d.severity.label())
+                    let source = d
+                        .source
+                        .as_deref()
+                        .map(|s| format!(" ({s})"))
+                        .unwrap_or_default();
+                    format!(
+                        "\n{mark} line {} {}: {first}{source}",
+                        d.line,
+                        d.severity.label()
+                    )
                 };
                 for d in &r.introduced {
                     out.push_str(&line("+", d));

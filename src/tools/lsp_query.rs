@@ -189,7 +189,9 @@ impl Query<'_> {
         let op = args.operation.as_str();
         if op == "workspace_symbols" || (args.path.is_none() && op != "diagnostics") {
             let symbol = args.symbol.clone().ok_or_else(|| {
-                failure(format!("lsp.query {op}: give a path, or a symbol to look up"))
+                failure(format!(
+                    "lsp.query {op}: give a path, or a symbol to look up"
+                ))
             })?;
             let found = lsp.workspace_symbols(&symbol).await.map_err(failure)?;
             if op == "workspace_symbols" {
@@ -203,10 +205,12 @@ impl Query<'_> {
                 .find(|s| s.name == symbol)
                 .ok_or_else(|| failure(format!("no symbol named {symbol:?} in the workspace")))?
                 .at;
-            let rel = self.relative(&at).ok_or_else(|| {
-                failure(format!("{symbol:?} is defined outside the workspace"))
-            })?;
-            return self.at_position(op, &rel, at.line, Some(at.column), None, out).await;
+            let rel = self
+                .relative(&at)
+                .ok_or_else(|| failure(format!("{symbol:?} is defined outside the workspace")))?;
+            return self
+                .at_position(op, &rel, at.line, Some(at.column), None, out)
+                .await;
         }
         let Some(path) = &args.path else {
             return Err(failure("lsp.query diagnostics: give a path"));
@@ -229,7 +233,11 @@ impl Query<'_> {
             "diagnostics" => {
                 let text = self.text(&rel).await?;
                 let found = lsp
-                    .file_diagnostics(&rel, &text, lsp.wait_for(&rel).max(std::time::Duration::from_secs(5)))
+                    .file_diagnostics(
+                        &rel,
+                        &text,
+                        lsp.wait_for(&rel).max(std::time::Duration::from_secs(5)),
+                    )
                     .await;
                 if found.servers.is_empty() {
                     return Err(failure(if found.unavailable.is_empty() {
@@ -243,10 +251,15 @@ impl Query<'_> {
                 Ok(out)
             }
             _ => match args.line {
-                Some(line) => self.at_position(op, &rel, line, args.column, args.symbol.as_deref(), out).await,
+                Some(line) => {
+                    self.at_position(op, &rel, line, args.column, args.symbol.as_deref(), out)
+                        .await
+                }
                 None => {
                     let symbol = args.symbol.as_deref().ok_or_else(|| {
-                        failure(format!("lsp.query {op}: give a line and column, or a symbol"))
+                        failure(format!(
+                            "lsp.query {op}: give a line and column, or a symbol"
+                        ))
                     })?;
                     let text = self.text(&rel).await?;
                     let found = lsp.document_symbols(&rel, &text).await.map_err(failure)?;
@@ -255,7 +268,8 @@ impl Query<'_> {
                         .find(|s| s.name == symbol)
                         .ok_or_else(|| failure(format!("no symbol named {symbol:?} in {rel}")))?
                         .at;
-                    self.at_position(op, &rel, at.line, Some(at.column), None, out).await
+                    self.at_position(op, &rel, at.line, Some(at.column), None, out)
+                        .await
                 }
             },
         }
@@ -272,15 +286,20 @@ impl Query<'_> {
         mut out: LspQueryResult,
     ) -> Result<LspQueryResult, ToolFailure> {
         let text = self.text(rel).await?;
-        let line_text = text.lines().nth(line.saturating_sub(1) as usize).ok_or_else(|| {
-            ToolFailure::new(
-                ErrorCode::InvalidArguments,
-                format!("{rel} has no line {line}"),
-            )
-        })?;
+        let line_text = text
+            .lines()
+            .nth(line.saturating_sub(1) as usize)
+            .ok_or_else(|| {
+                ToolFailure::new(
+                    ErrorCode::InvalidArguments,
+                    format!("{rel} has no line {line}"),
+                )
+            })?;
         let chars = match (column, symbol) {
             (Some(c), _) => c.saturating_sub(1) as usize,
-            (None, Some(s)) => line_text.find(s).map_or(0, |b| line_text[..b].chars().count()),
+            (None, Some(s)) => line_text
+                .find(s)
+                .map_or(0, |b| line_text[..b].chars().count()),
             (None, None) => line_text.chars().take_while(|c| c.is_whitespace()).count(),
         };
         // Servers count columns in UTF-16 units.
@@ -298,7 +317,10 @@ impl Query<'_> {
                 } else {
                     LocateKind::References
                 };
-                let found = lsp.locate(kind, rel, &text, line, col).await.map_err(failure)?;
+                let found = lsp
+                    .locate(kind, rel, &text, line, col)
+                    .await
+                    .map_err(failure)?;
                 for at in found {
                     if out.places.len() >= self.limit {
                         out.truncated = true;
@@ -394,9 +416,7 @@ impl Query<'_> {
         super::editor::current_text(self.ctx, self.ws, &rel)
             .await?
             .map(|(t, _)| t)
-            .ok_or_else(|| {
-                ToolFailure::new(ErrorCode::NotFound, format!("{rel} does not exist"))
-            })
+            .ok_or_else(|| ToolFailure::new(ErrorCode::NotFound, format!("{rel} does not exist")))
     }
 }
 
@@ -427,7 +447,14 @@ pub(crate) fn show_result(data: &Value) -> Option<ResultView> {
         .places
         .iter()
         .take(10)
-        .map(|p| format!("{}:{}  {}", p.path, p.line, p.name.as_deref().or(p.text.as_deref()).unwrap_or_default()))
+        .map(|p| {
+            format!(
+                "{}:{}  {}",
+                p.path,
+                p.line,
+                p.name.as_deref().or(p.text.as_deref()).unwrap_or_default()
+            )
+        })
         .collect();
     Some(view)
 }

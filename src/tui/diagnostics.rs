@@ -133,7 +133,10 @@ fn push_diagnostic(d: &Diagnostic, mark: &str, width: usize, out: &mut Vec<Line<
         .map(|s| format!(" ({s})"))
         .unwrap_or_default();
     let line = Line::from(vec![
-        Span::styled(format!("  {mark} L{} {} ", d.line, d.severity.label()), style),
+        Span::styled(
+            format!("  {mark} L{} {} ", d.line, d.severity.label()),
+            style,
+        ),
         Span::raw(first),
         Span::styled(source, theme::dim()),
     ]);

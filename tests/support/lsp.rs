@@ -27,7 +27,12 @@ pub fn pyright_or_skip(test: &str) -> Option<(PathBuf, PathBuf)> {
 /// ruff's program, or `None` after saying why the test skips.
 pub fn ruff_or_skip(test: &str) -> Option<PathBuf> {
     let ruff = servers_dir().join(".venv/bin/ruff");
-    if !ruff.is_file() && std::process::Command::new("python3").arg("-V").output().is_err() {
+    if !ruff.is_file()
+        && std::process::Command::new("python3")
+            .arg("-V")
+            .output()
+            .is_err()
+    {
         eprintln!("skipped {test}: python3 is not installed (ruff comes from PyPI)");
         return None;
     }

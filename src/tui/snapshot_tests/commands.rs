@@ -107,11 +107,12 @@ fn the_approval_prompt_shows_what_the_change_breaks_and_checks_a_hunk_subset_aga
         preview: Preview::FileChange(two_hunk_change()),
         verdict: ask("allow fs.edit for this session"),
     });
-    let diagnostics = |d: PreviewDiagnostics, hunks: Option<Vec<usize>>| Event::PreviewDiagnostics {
-        call_id: "w1".into(),
-        hunks,
-        diagnostics: d,
-    };
+    let diagnostics =
+        |d: PreviewDiagnostics, hunks: Option<Vec<usize>>| Event::PreviewDiagnostics {
+            call_id: "w1".into(),
+            hunks,
+            diagnostics: d,
+        };
     s.apply(diagnostics(
         PreviewDiagnostics::Checking {
             servers: vec!["bash-language-server".into()],
@@ -119,7 +120,10 @@ fn the_approval_prompt_shows_what_the_change_breaks_and_checks_a_hunk_subset_aga
         None,
     ));
     let screen = draw(&mut s, 100, 30);
-    assert!(screen.contains("diagnostics: checking… (bash-language-server)"), "{screen}");
+    assert!(
+        screen.contains("diagnostics: checking… (bash-language-server)"),
+        "{screen}"
+    );
     let error = |line, message: &str| Diagnostic {
         line,
         column: 3,
@@ -160,7 +164,10 @@ fn the_approval_prompt_shows_what_the_change_breaks_and_checks_a_hunk_subset_aga
         Some(vec![0]),
     ));
     let screen = draw(&mut s, 100, 30);
-    assert!(screen.contains("diagnostics: no new errors or warnings"), "{screen}");
+    assert!(
+        screen.contains("diagnostics: no new errors or warnings"),
+        "{screen}"
+    );
     // Taking the hunk back shows the whole change's answer again, without asking.
     s.handle_key(key(KeyCode::Char(' ')));
     assert!(s.take_ops().is_empty());
