@@ -58,6 +58,29 @@ struct OpenDoc {
 
 type Pending = HashMap<i64, oneshot::Sender<Result<Value, String>>>;
 
+/// How long an answer for an exact text is reused.
+const REMEMBER_FOR: Duration = Duration::from_secs(30);
+/// How many such answers are kept.
+const REMEMBERED: usize = 8;
+
+/// What the server answered for one exact text of a document. The text a prompt compares with
+/// was usually just checked (it is the previous edit's result), so asking again would double the
+/// wait. An answer is dropped when another document changes (a file's diagnostics depend on the
+/// others) and after [`REMEMBER_FOR`] (commands may change files on disk meanwhile).
+struct Remembered {
+    uri: String,
+    text: u64,
+    at: std::time::Instant,
+    diagnostics: Vec<lsp_types::Diagnostic>,
+}
+
+fn text_key(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
 /// State the reader task shares with the client.
 #[derive(Default)]
 struct Shared {
@@ -77,6 +100,7 @@ pub(crate) struct LspClient {
     next_id: AtomicI64,
     /// One check at a time per server: a document holds one text at a time.
     docs: tokio::sync::Mutex<HashMap<String, OpenDoc>>,
+    remembered: parking_lot::Mutex<Vec<Remembered>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -137,6 +161,7 @@ impl LspClient {
             changed,
             next_id: AtomicI64::new(1),
             docs: tokio::sync::Mutex::new(HashMap::new()),
+            remembered: parking_lot::Mutex::new(Vec::new()),
             tasks: vec![writer, reader],
         };
         client.initialize(spec).await?;
@@ -260,6 +285,8 @@ impl LspClient {
         {
             return Ok((doc.version, doc.sent_at));
         }
+        // Another document's answers may depend on this one's text, which changes now.
+        self.remembered.lock().retain(|r| r.uri == uri);
         let sent_at = *self.shared.seq.lock();
         match docs.get_mut(uri) {
             Some(doc) => {
@@ -315,6 +342,15 @@ impl LspClient {
         wait: Duration,
     ) -> Result<Vec<lsp_types::Diagnostic>, String> {
         let mut docs = self.docs.lock().await;
+        let key = text_key(text);
+        if let Some(r) = self
+            .remembered
+            .lock()
+            .iter()
+            .find(|r| r.uri == uri && r.text == key && r.at.elapsed() < REMEMBER_FOR)
+        {
+            return Ok(r.diagnostics.clone());
+        }
         let (version, sent_at) = self.sync(&mut docs, uri, language_id, text).await?;
         let mut changed = self.changed.clone();
         let found = tokio::time::timeout(wait, async {
@@ -333,6 +369,19 @@ impl LspClient {
             }
         })
         .await;
+        if let Ok(Ok(list)) = &found {
+            let mut kept = self.remembered.lock();
+            kept.retain(|r| r.uri == uri && r.text != key && r.at.elapsed() < REMEMBER_FOR);
+            kept.push(Remembered {
+                uri: uri.to_string(),
+                text: key,
+                at: std::time::Instant::now(),
+                diagnostics: list.clone(),
+            });
+            if kept.len() > REMEMBERED {
+                kept.remove(0);
+            }
+        }
         match found {
             Ok(r) => r,
             Err(_) => Err(format!(
