@@ -488,3 +488,67 @@ fn marked_processes(mark: &str) -> Vec<i32> {
     }
     out
 }
+
+/// A language server in Python that answers `initialize`, then exits at the first document it
+/// is shown, counting its starts in `count`.
+const DIES_AT_FIRST_DOCUMENT: &str = r#"
+import json, sys
+open(sys.argv[1], "a").write("start\n")
+inp = sys.stdin.buffer
+while True:
+    length = None
+    while True:
+        line = inp.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    msg = json.loads(inp.read(length))
+    if msg.get("method") == "initialize":
+        body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {}}}).encode()
+        sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        sys.stdout.buffer.flush()
+    elif msg.get("method") == "textDocument/didOpen":
+        sys.exit(7)
+"#;
+
+#[tokio::test]
+async fn a_server_that_keeps_dying_is_started_again_three_times_then_named() {
+    let ws = tempfile::tempdir().unwrap();
+    let script = ws.path().join("server.py");
+    std::fs::write(&script, DIES_AT_FIRST_DOCUMENT).unwrap();
+    let count = ws.path().join("starts");
+    // The system's interpreter: a version manager's shim would look for its own home, and the
+    // server's `HOME` here is the test's.
+    let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap_or("python3");
+    let toml = format!(
+        "[lsp.fragile]\ncommand = \"{python}\"\nargs = [\"{}\", \"{}\"]\n\
+         filetypes = [\"python\"]\nwait_ms = 5000\n",
+        script.display(),
+        count.display()
+    );
+    let hub = hub(ws.path(), &toml);
+    let mut reasons = Vec::new();
+    for i in 0..6 {
+        let d = hub
+            .check_change("a.py", Some("x = 1\n"), &format!("x = {i}\n"))
+            .await;
+        let PreviewDiagnostics::Unavailable { reason } = d else {
+            panic!("{d:?}")
+        };
+        reasons.push(reason);
+    }
+    assert!(reasons[0].contains("fragile exited"), "{reasons:?}");
+    let last = reasons.last().unwrap();
+    assert!(last.contains("not started again"), "{reasons:?}");
+    // The first start and three more; none after that.
+    let starts = std::fs::read_to_string(&count).unwrap();
+    assert_eq!(starts.lines().count(), 4, "{starts}");
+}
