@@ -32,34 +32,34 @@ pub const CLEAN_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
     /// `openai`, `anthropic` or `ollama`.
-    pub provider: Option<String>,
+    pub(crate) provider: Option<String>,
     /// `model = "NAME"`, or the `[model]` table (name, window, reasoning, wire format, prices).
-    pub model: Option<ModelSetting>,
-    pub base_url: Option<String>,
+    pub(crate) model: Option<ModelSetting>,
+    pub(crate) base_url: Option<String>,
     /// Name of the environment variable holding the key (the key itself never goes in a file).
-    pub api_key_env: Option<String>,
+    pub(crate) api_key_env: Option<String>,
     #[serde(default)]
-    pub limits: LimitsConfig,
+    pub(crate) limits: LimitsConfig,
     #[serde(default)]
-    pub options: Options,
+    pub(crate) options: Options,
     #[serde(default)]
-    pub tui: TuiConfig,
+    pub(crate) tui: TuiConfig,
     /// `[mcp_servers.NAME]`: Model Context Protocol servers whose tools, prompts and resources
     /// the session offers (docs/mcp.md).
     #[serde(default)]
-    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
     #[serde(default)]
-    pub memory: MemoryOptions,
+    pub(crate) memory: MemoryOptions,
     /// `[otel]`: OpenTelemetry export (docs/observability.md).
     #[serde(default)]
-    pub otel: OtelConfig,
+    pub(crate) otel: OtelConfig,
     /// `[trace]`: what the native trace holds.
     #[serde(default)]
-    pub trace: TraceConfig,
+    pub(crate) trace: TraceConfig,
     /// `[[hooks.EVENT]]`: the person's programs around prompts, tool calls and file changes
     /// (docs/hooks.md).
     #[serde(default, skip_serializing_if = "HooksConfig::is_empty")]
-    pub hooks: HooksConfig,
+    pub(crate) hooks: HooksConfig,
 }
 
 /// `[memory]`: whether the model may propose notes for later sessions (`memory.propose`).
@@ -68,7 +68,7 @@ pub struct ConfigFile {
 pub struct MemoryOptions {
     /// Off unless set to `true` in the user's config or `--config`; a project layer can only
     /// turn it off.
-    pub enabled: Option<bool>,
+    pub(crate) enabled: Option<bool>,
 }
 
 /// `[tui]`: how the terminal front-end shows itself.
@@ -80,7 +80,7 @@ pub struct TuiConfig {
     pub alt_screen: Option<bool>,
     /// The working mode a session starts in (`ask`, `auto-edit`, `plan`). Read from the user's
     /// config and `--config` only: a repository does not choose to skip the person's questions.
-    pub mode: Option<crate::protocol::WorkMode>,
+    pub(crate) mode: Option<crate::protocol::WorkMode>,
     /// How pablo gets the person's attention when an approval waits or a turn ends.
     pub notifications: Option<crate::protocol::Notifications>,
 }
@@ -91,42 +91,42 @@ pub struct TuiConfig {
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     /// The program to start (found through the command `PATH`); exclusive with `url`.
-    pub command: Option<String>,
+    pub(crate) command: Option<String>,
     #[serde(default)]
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
     /// Variables the server gets besides the toolchain environment commands get; nothing else
     /// of pablo's environment (no provider key, no secret-looking variable) reaches it.
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub(crate) env: BTreeMap<String, String>,
     /// Names of variables passed from pablo's own environment (a token the server needs). The
     /// variables holding pablo's provider keys cannot be named.
     #[serde(default)]
-    pub env_vars: Vec<String>,
+    pub(crate) env_vars: Vec<String>,
     /// Working directory of the program (relative to the workspace; default: the workspace).
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// A streamable HTTP endpoint; exclusive with `command`.
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     /// The variable holding a bearer token sent as `Authorization: Bearer …` (HTTP only).
-    pub bearer_token_env: Option<String>,
+    pub(crate) bearer_token_env: Option<String>,
     /// Extra HTTP headers (HTTP only).
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub(crate) headers: BTreeMap<String, String>,
     /// `false` switches the server off (a later layer may switch off an earlier one's server).
-    pub enabled: Option<bool>,
+    pub(crate) enabled: Option<bool>,
     /// When `true`, a server that fails to start stops the session.
-    pub required: Option<bool>,
+    pub(crate) required: Option<bool>,
     /// How long to wait for the handshake and the first listing (default 30).
-    pub startup_timeout_seconds: Option<u64>,
+    pub(crate) startup_timeout_seconds: Option<u64>,
     /// How long one tool call may take before it is cancelled (default 300).
-    pub tool_timeout_seconds: Option<u64>,
+    pub(crate) tool_timeout_seconds: Option<u64>,
     /// Only these tools are offered (real names, as the server lists them).
-    pub enabled_tools: Option<Vec<String>>,
+    pub(crate) enabled_tools: Option<Vec<String>>,
     /// These tools are never offered.
     #[serde(default)]
-    pub disabled_tools: Vec<String>,
+    pub(crate) disabled_tools: Vec<String>,
     /// Per-tool policy by real tool name: `tools.echo = "auto"`. MCP tools ask by default.
     #[serde(default)]
-    pub tools: BTreeMap<String, ToolMode>,
+    pub(crate) tools: BTreeMap<String, ToolMode>,
 }
 
 /// Default seconds to wait for an MCP server to start.
@@ -297,18 +297,18 @@ impl<'de> Deserialize<'de> for ModelSetting {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelTable {
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Tokens the model reads and writes in one call.
-    pub context_window: Option<u64>,
+    pub(crate) context_window: Option<u64>,
     /// Largest answer of one call, in tokens.
-    pub max_output_tokens: Option<u32>,
-    pub reasoning: Option<ReasoningLevel>,
+    pub(crate) max_output_tokens: Option<u32>,
+    pub(crate) reasoning: Option<ReasoningLevel>,
     /// For `provider = "openai"`: `chat` (Chat Completions) or `responses` (the Responses API).
-    pub wire_api: Option<WireApi>,
+    pub(crate) wire_api: Option<WireApi>,
     /// Whether the model takes images (`@shot.png`); unset, the table of known models says.
-    pub images: Option<bool>,
+    pub(crate) images: Option<bool>,
     #[serde(default)]
-    pub prices: PriceTable,
+    pub(crate) prices: PriceTable,
 }
 
 /// How much the model is asked to reason: `off`, `low`, `medium`, `high`.
@@ -358,10 +358,10 @@ pub enum WireApi {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PriceTable {
-    pub input: Option<f64>,
-    pub output: Option<f64>,
-    pub cache_read: Option<f64>,
-    pub cache_write: Option<f64>,
+    pub(crate) input: Option<f64>,
+    pub(crate) output: Option<f64>,
+    pub(crate) cache_read: Option<f64>,
+    pub(crate) cache_write: Option<f64>,
 }
 
 impl PriceTable {
@@ -377,46 +377,46 @@ impl PriceTable {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsConfig {
-    pub run_deadline_seconds: Option<u64>,
-    pub max_tool_argument_bytes: Option<usize>,
-    pub max_tool_result_bytes: Option<usize>,
-    pub max_request_context_bytes: Option<usize>,
-    pub max_model_output_bytes: Option<usize>,
-    pub max_native_events: Option<u64>,
-    pub max_model_calls: Option<u64>,
-    pub max_tool_calls: Option<u64>,
+    pub(crate) run_deadline_seconds: Option<u64>,
+    pub(crate) max_tool_argument_bytes: Option<usize>,
+    pub(crate) max_tool_result_bytes: Option<usize>,
+    pub(crate) max_request_context_bytes: Option<usize>,
+    pub(crate) max_model_output_bytes: Option<usize>,
+    pub(crate) max_native_events: Option<u64>,
+    pub(crate) max_model_calls: Option<u64>,
+    pub(crate) max_tool_calls: Option<u64>,
     /// Seconds without a byte on a model stream before it is abandoned.
-    pub stream_idle_timeout_seconds: Option<u64>,
+    pub(crate) stream_idle_timeout_seconds: Option<u64>,
     /// Conversation size (bytes) at which older turns are summarized, on top of the context
     /// window's own bound.
-    pub compact_at_bytes: Option<usize>,
+    pub(crate) compact_at_bytes: Option<usize>,
     /// HTTP requests `web.fetch` may send in one session, redirects included (default 50;
     /// 0 removes the tool).
-    pub max_network_requests: Option<u64>,
+    pub(crate) max_network_requests: Option<u64>,
     /// Largest file `artifact.write` stores, in bytes (default 5 MiB).
-    pub max_artifact_bytes: Option<usize>,
+    pub(crate) max_artifact_bytes: Option<usize>,
     /// Subagents (`agent.task`) of one model response that run at the same time (default 4).
-    pub max_parallel_subagents: Option<usize>,
+    pub(crate) max_parallel_subagents: Option<usize>,
     /// Tool calls one subagent may make (default 50; the session's budget still bounds all).
-    pub subagent_max_tool_calls: Option<u64>,
+    pub(crate) subagent_max_tool_calls: Option<u64>,
     /// Seconds one subagent may run (default 600; the turn's deadline still bounds it).
-    pub subagent_deadline_seconds: Option<u64>,
+    pub(crate) subagent_deadline_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Options {
     #[serde(default)]
-    pub shell: ShellOptions,
+    pub(crate) shell: ShellOptions,
     /// Per-tool policy, keyed by native tool name (`"fs.write" = "ask"`).
     #[serde(default)]
-    pub tools: BTreeMap<String, ToolMode>,
+    pub(crate) tools: BTreeMap<String, ToolMode>,
     #[serde(default)]
-    pub filesystem: FilesystemOptions,
+    pub(crate) filesystem: FilesystemOptions,
     #[serde(default)]
-    pub fetch: FetchOptions,
+    pub(crate) fetch: FetchOptions,
     #[serde(default)]
-    pub checkpoints: CheckpointConfig,
+    pub(crate) checkpoints: CheckpointConfig,
 }
 
 /// `[options.fetch]`: the hosts `web.fetch` may reach without asking. The address rules apply
@@ -426,7 +426,7 @@ pub struct Options {
 pub struct FetchOptions {
     /// Domain names; each covers itself and its subdomains (`docs.rs` covers `www.docs.rs`).
     #[serde(default)]
-    pub allowed_domains: Vec<String>,
+    pub(crate) allowed_domains: Vec<String>,
 }
 
 /// Whether `name` is a domain name as `[options.fetch] allowed_domains` takes it: dot-separated
@@ -452,13 +452,13 @@ pub(crate) fn is_domain_name(name: &str) -> bool {
 #[serde(deny_unknown_fields)]
 pub struct CheckpointConfig {
     /// Keep checkpoints (default true).
-    pub enabled: Option<bool>,
+    pub(crate) enabled: Option<bool>,
     /// The most file content one checkpoint (one turn) stores, in bytes (default 256 MiB).
     /// Files beyond it are recorded by hash and size only, and the checkpoint says it cannot
     /// restore them.
-    pub max_bytes: Option<u64>,
+    pub(crate) max_bytes: Option<u64>,
     /// Files larger than this (default 16 MiB) are recorded by hash and size only.
-    pub max_file_bytes: Option<u64>,
+    pub(crate) max_file_bytes: Option<u64>,
 }
 
 /// `[options.shell]`, in the seed's deployment shape plus pablo's additions.
@@ -507,24 +507,24 @@ pub struct ShellOptions {
 pub struct ShellEnvOptions {
     /// More variables to pass (`NAME` or `PREFIX*`); `HOME` may be named.
     #[serde(default)]
-    pub inherit: Vec<String>,
+    pub(crate) inherit: Vec<String>,
     /// Variables never to pass, built-in ones included.
     #[serde(default)]
-    pub exclude: Vec<String>,
+    pub(crate) exclude: Vec<String>,
     /// Fixed values (`PATH` here replaces the inherited one).
     #[serde(default)]
-    pub set: BTreeMap<String, String>,
+    pub(crate) set: BTreeMap<String, String>,
 }
 
 /// `[options.shell.commands]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandRules {
-    pub default: Option<RuleDecision>,
+    pub(crate) default: Option<RuleDecision>,
     #[serde(default)]
-    pub allow: Vec<CommandRule>,
+    pub(crate) allow: Vec<CommandRule>,
     #[serde(default)]
-    pub deny: Vec<CommandRule>,
+    pub(crate) deny: Vec<CommandRule>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -539,12 +539,12 @@ pub enum RuleDecision {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandRule {
-    pub id: String,
-    pub executable: String,
+    pub(crate) id: String,
+    pub(crate) executable: String,
     #[serde(default)]
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
     #[serde(rename = "match", default)]
-    pub match_kind: MatchKind,
+    pub(crate) match_kind: MatchKind,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -559,18 +559,18 @@ pub enum MatchKind {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FilesystemOptions {
-    pub enabled: Option<bool>,
+    pub(crate) enabled: Option<bool>,
     #[serde(default)]
-    pub read_roots: Vec<String>,
+    pub(crate) read_roots: Vec<String>,
     #[serde(default)]
-    pub write_roots: Vec<String>,
+    pub(crate) write_roots: Vec<String>,
     #[serde(default)]
-    pub deny_roots: Vec<String>,
+    pub(crate) deny_roots: Vec<String>,
     /// Extra credential-like file name globs refused for reading (added to the built-in list).
     #[serde(default)]
-    pub refused_names: Vec<String>,
+    pub(crate) refused_names: Vec<String>,
     /// Largest file `fs.read` opens, in bytes (default: unlimited in the CLI).
-    pub max_file_bytes: Option<u64>,
+    pub(crate) max_file_bytes: Option<u64>,
 }
 
 /// A config file that cannot be used. Every problem is named with the file, the line and the key.
@@ -592,11 +592,11 @@ pub enum ConfigError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigProblem {
     /// 1-based.
-    pub line: usize,
+    pub(crate) line: usize,
     /// The dotted key (`options.shell.timeout_seconds`, `options.shell.commands.allow[0]`); none
     /// for a syntax error.
-    pub key: Option<String>,
-    pub message: String,
+    pub(crate) key: Option<String>,
+    pub(crate) message: String,
 }
 
 fn render_problems(path: &Path, problems: &[ConfigProblem]) -> String {
@@ -1214,10 +1214,10 @@ impl Layers {
 /// An MCP server to start, as the layers settled it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct McpServerEntry {
-    pub name: String,
-    pub config: McpServerConfig,
+    pub(crate) name: String,
+    pub(crate) config: McpServerConfig,
     /// Where it was defined (`user config /home/…/config.toml`), for messages.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl Layers {

@@ -20,7 +20,7 @@ use crate::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome, Usage, rea
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutcome {
     pub exit_code: i32,
-    pub stop_reason: Option<StopReason>,
+    pub(crate) stop_reason: Option<StopReason>,
     /// The model's final answer (its last message, when that message called no tool), for
     /// `--output-last-message`.
     pub last_message: Option<String>,

@@ -26,17 +26,17 @@ const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
 /// What the mentions of one message attach, and what was left out and why.
 #[derive(Debug, Default)]
 pub(crate) struct Attached {
-    pub files: Vec<Attachment>,
-    pub images: Vec<ImageAttachment>,
-    pub notes: Vec<String>,
+    pub(crate) files: Vec<Attachment>,
+    pub(crate) images: Vec<ImageAttachment>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// The model the message goes to, as far as attaching cares.
 #[derive(Debug, Clone)]
 pub(crate) struct Target<'a> {
-    pub provider: &'a str,
-    pub model: &'a str,
-    pub takes_images: bool,
+    pub(crate) provider: &'a str,
+    pub(crate) model: &'a str,
+    pub(crate) takes_images: bool,
 }
 
 /// An image mention that stops the turn.

@@ -16,10 +16,10 @@ pub(crate) const MAX_PROJECT_INSTRUCTIONS: usize = 32 * 1024;
 /// Project instructions and what happened while collecting them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct ProjectInstructions {
-    pub text: String,
-    pub files: Vec<PathBuf>,
+    pub(crate) text: String,
+    pub(crate) files: Vec<PathBuf>,
     /// Set when the cap cut the text.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
 /// The repository root: the nearest ancestor (or `dir` itself) that holds `.git`.

@@ -115,9 +115,8 @@ impl Limits {
 /// Counts what has been spent against [`Limits`].
 #[derive(Debug, Clone, Default)]
 pub struct Budget {
-    pub model_calls: u64,
-    pub tool_calls: u64,
-    pub events: u64,
+    pub(crate) model_calls: u64,
+    pub(crate) tool_calls: u64,
 }
 
 impl Budget {

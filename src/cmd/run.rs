@@ -14,7 +14,7 @@ use pablo::launch::{self, Launch};
 
 /// What `pablo run` was asked for, beyond the common flags.
 pub struct RunArgs {
-    pub task: String,
+    pub(crate) task: String,
     pub(crate) json: bool,
     pub(crate) auto_approve: bool,
     pub(crate) resume: Option<String>,

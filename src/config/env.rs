@@ -55,8 +55,8 @@ pub(crate) enum KeyKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Key {
     /// Dotted (`options.shell.timeout_seconds`).
-    pub path: String,
-    pub kind: KeyKind,
+    pub(crate) path: String,
+    pub(crate) kind: KeyKind,
 }
 
 impl Key {
@@ -96,10 +96,10 @@ pub(crate) fn keys() -> &'static [Key] {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Setting {
     /// The key as written: a dotted path (`-c` may quote a segment: `options.tools."fs.write"`).
-    pub key: String,
-    pub value: String,
+    pub(crate) key: String,
+    pub(crate) value: String,
     /// `PABLO_OPTIONS_SHELL_TIMEOUT_SECONDS` or `-c options.shell.timeout_seconds=30`.
-    pub origin: String,
+    pub(crate) origin: String,
 }
 
 /// The settings of `PABLO_` variables among `vars` (sorted by name), and the names of those that

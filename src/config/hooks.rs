@@ -13,21 +13,21 @@ pub(crate) const MAX_HOOK_TIMEOUT_MS: u64 = 600_000;
 #[serde(deny_unknown_fields)]
 pub struct HooksConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub session_start: Vec<HookEntry>,
+    pub(crate) session_start: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub user_prompt_submit: Vec<HookEntry>,
+    pub(crate) user_prompt_submit: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pre_tool_use: Vec<HookEntry>,
+    pub(crate) pre_tool_use: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub post_tool_use: Vec<HookEntry>,
+    pub(crate) post_tool_use: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub file_changed: Vec<HookEntry>,
+    pub(crate) file_changed: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stop: Vec<HookEntry>,
+    pub(crate) stop: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pre_compact: Vec<HookEntry>,
+    pub(crate) pre_compact: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notification: Vec<HookEntry>,
+    pub(crate) notification: Vec<HookEntry>,
 }
 
 impl HooksConfig {

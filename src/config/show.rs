@@ -16,11 +16,11 @@ use crate::core::secrets::{REDACTED, looks_secret, redact};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Shown {
     /// Dotted path (`options.shell.timeout_seconds`).
-    pub key: String,
+    pub(crate) key: String,
     /// The value as TOML.
-    pub value: String,
+    pub(crate) value: String,
     /// `user config /home/…/config.toml`, `PABLO_OPTIONS_SHELL_TIMEOUT_SECONDS`, `--model`, …
-    pub origin: String,
+    pub(crate) origin: String,
 }
 
 /// Says where a setting of one layer came from, by its key.

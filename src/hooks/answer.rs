@@ -57,16 +57,16 @@ impl HookDecision {
 /// A hook's answer, read.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct HookAnswer {
-    pub decision: HookDecision,
+    pub(crate) decision: HookDecision,
     /// Why: the reason of a block (stderr on exit 2, `reason`, `permissionDecisionReason`,
     /// `stopReason`), or what went wrong with a failed hook.
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// Text for the model (`additionalContext`; exit-0 stdout of the prompt and start events).
-    pub context: Option<String>,
+    pub(crate) context: Option<String>,
     /// New arguments for the tool call (`updatedInput`).
-    pub updated_input: Option<Value>,
+    pub(crate) updated_input: Option<Value>,
     /// A note for the person (`systemMessage`).
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 impl HookAnswer {

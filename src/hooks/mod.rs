@@ -94,17 +94,17 @@ impl HookEvent {
 /// One configured hook, ready to match and run.
 #[derive(Debug, Clone)]
 pub struct Hook {
-    pub name: String,
-    pub command: String,
+    pub(crate) name: String,
+    pub(crate) command: String,
     /// Anchored at both ends.
     matcher: Option<Regex>,
     command_matcher: Option<Regex>,
-    pub timeout: Duration,
-    pub on_failure: OnFailure,
+    pub(crate) timeout: Duration,
+    pub(crate) on_failure: OnFailure,
     /// Where it was defined (`user config /home/…/config.toml`).
-    pub source: String,
+    pub(crate) source: String,
     /// The entry as written (for `pablo hooks list`).
-    pub entry: HookEntry,
+    pub(crate) entry: HookEntry,
 }
 
 impl Hook {
@@ -161,10 +161,10 @@ impl Hook {
 /// A hook of a layer that does not run, and why (for `pablo hooks list` and the start notes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Ignored {
-    pub event: &'static str,
-    pub name: String,
-    pub source: String,
-    pub why: String,
+    pub(crate) event: &'static str,
+    pub(crate) name: String,
+    pub(crate) source: String,
+    pub(crate) why: String,
 }
 
 /// The session's hooks, by event, and what they run with.

@@ -32,11 +32,11 @@ pub enum RunEnd {
 /// What one run of a hook gave.
 #[derive(Debug, Clone)]
 pub struct HookRun {
-    pub end: RunEnd,
+    pub(crate) end: RunEnd,
     /// Redacted, bounded, lossy UTF-8.
-    pub stdout: String,
-    pub stderr: String,
-    pub duration: Duration,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) duration: Duration,
 }
 
 pub(super) async fn run(

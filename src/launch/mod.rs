@@ -165,15 +165,15 @@ pub struct Launch {
     pub dirs: Dirs,
     pub workspace: PathBuf,
     /// The workspace opened once, at admission; every file tool goes through this handle.
-    pub workspace_handle: Arc<Workspace>,
-    pub layers: Layers,
-    pub limits: Limits,
-    pub options: LaunchOptions,
+    pub(crate) workspace_handle: Arc<Workspace>,
+    pub(crate) layers: Layers,
+    pub(crate) limits: Limits,
+    pub(crate) options: LaunchOptions,
     /// The one note saying which settings of an untrusted project config were ignored (also in
     /// [`Launch::config_warnings`]); `pablo run` says it on stderr instead.
     trust_notice: Option<String>,
     /// Whether the person trusts this folder's project config (`pablo policy trust`).
-    pub project_trusted: bool,
+    pub(crate) project_trusted: bool,
     /// The note naming `PABLO_` variables that are no setting (said once, with the config's).
     unknown_vars: Option<String>,
 }

@@ -158,13 +158,13 @@ pub(crate) fn is_loopback_url(url: &str) -> bool {
 /// Where one provider sends its calls, and how.
 #[derive(Debug)]
 pub(crate) struct Endpoint {
-    pub provider: String,
+    pub(crate) provider: String,
     /// The full URL of the streaming endpoint.
-    pub url: String,
+    pub(crate) url: String,
     /// Auth and version headers (auth values are marked sensitive).
-    pub headers: HeaderMap,
-    pub key: Option<ApiKey>,
-    pub options: HttpOptions,
+    pub(crate) headers: HeaderMap,
+    pub(crate) key: Option<ApiKey>,
+    pub(crate) options: HttpOptions,
 }
 
 impl Endpoint {

@@ -26,12 +26,12 @@ pub(crate) const UNKNOWN_MAX_OUTPUT: u32 = 8_192;
 /// Prices in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Prices {
-    pub input: f64,
-    pub output: f64,
+    pub(crate) input: f64,
+    pub(crate) output: f64,
     /// Input read from the prompt cache.
-    pub cache_read: f64,
+    pub(crate) cache_read: f64,
     /// Input written to the prompt cache (Anthropic charges a premium; OpenAI does not).
-    pub cache_write: f64,
+    pub(crate) cache_write: f64,
 }
 
 impl Prices {

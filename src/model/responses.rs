@@ -56,9 +56,9 @@ impl WireFormat for Responses {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BodyOptions {
     /// OpenAI's own API: send `prompt_cache_key`.
-    pub official: bool,
+    pub(crate) official: bool,
     /// A reasoning model: ask for encrypted reasoning and summaries even with no level set.
-    pub reasoning_model: bool,
+    pub(crate) reasoning_model: bool,
 }
 
 impl ResponsesClient {

@@ -140,14 +140,14 @@ impl ProviderKind {
 /// What [`select`] decided, without the key (safe to print).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Selection {
-    pub kind: ProviderKind,
-    pub model: String,
-    pub base_url: String,
+    pub(crate) kind: ProviderKind,
+    pub(crate) model: String,
+    pub(crate) base_url: String,
     /// The variable the key was read from, if any.
-    pub key_env: Option<String>,
+    pub(crate) key_env: Option<String>,
     /// The wire format (OpenAI-compatible providers; Anthropic speaks Messages).
-    pub wire: WireApi,
-    pub profile: ModelProfile,
+    pub(crate) wire: WireApi,
+    pub(crate) profile: ModelProfile,
 }
 
 /// Whether `base_url` is OpenAI's own API.

@@ -20,7 +20,7 @@
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SseEvent {
     /// The `event:` field, `message` when the event had none.
-    pub event: String,
+    pub(crate) event: String,
     /// The `data:` lines joined with `\n`.
     pub data: String,
 }

@@ -14,7 +14,7 @@ use crate::config::Layers;
 pub(crate) struct FetchPolicy {
     domains: Vec<(String, String)>,
     /// Notes for the person (an untrusted project's list that was ignored).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl FetchPolicy {

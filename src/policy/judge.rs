@@ -24,15 +24,15 @@ pub(crate) const MAX_SHELL_DEPTH: usize = 3;
 /// The outcome for one line.
 #[derive(Debug, Clone)]
 pub(crate) struct LineJudgement {
-    pub decision: Decision,
-    pub reasons: Vec<String>,
-    pub rule_ids: Vec<String>,
-    pub views: Vec<SimpleCommandView>,
+    pub(crate) decision: Decision,
+    pub(crate) reasons: Vec<String>,
+    pub(crate) rule_ids: Vec<String>,
+    pub(crate) views: Vec<SimpleCommandView>,
     /// What "allow always" would save (one rule per command that asked and can be remembered).
-    pub rememberable: Vec<SavedKind>,
+    pub(crate) rememberable: Vec<SavedKind>,
     /// Every simple command of the line is a known-safe read (see [`super::safe`]) and nothing
     /// writes: the line runs in the read-only sandbox.
-    pub known_safe: bool,
+    pub(crate) known_safe: bool,
 }
 
 /// One judged simple command.
@@ -45,17 +45,17 @@ struct Judged {
 }
 
 pub(crate) struct Judge<'a> {
-    pub compiled: &'a Compiled,
-    pub resolver: &'a Resolver,
-    pub saved: &'a [CompiledRule],
-    pub cwd: &'a str,
+    pub(crate) compiled: &'a Compiled,
+    pub(crate) resolver: &'a Resolver,
+    pub(crate) saved: &'a [CompiledRule],
+    pub(crate) cwd: &'a str,
     /// The known-safe table, when known-safe reads are on.
-    pub safe: Option<&'a SafeReads>,
+    pub(crate) safe: Option<&'a SafeReads>,
     /// Whether a known-safe read can be sandboxed here (the kernel has Landlock); without it a
     /// known-safe read asks like any other command.
-    pub sandboxed: bool,
+    pub(crate) sandboxed: bool,
     /// Whether commands get namespaces (needed to neutralise a repository's git config).
-    pub namespaces: bool,
+    pub(crate) namespaces: bool,
 }
 
 fn worse(a: Decision, b: Decision) -> Decision {

@@ -40,40 +40,40 @@ pub struct CliFlags {
 #[derive(Debug)]
 pub(crate) struct Compiled {
     /// Tools denied outright: tool → (rule id, reason).
-    pub tool_denies: BTreeMap<String, (String, String)>,
+    pub(crate) tool_denies: BTreeMap<String, (String, String)>,
     /// Tool allow lists of the static policy: (rule id for unlisted tools, listed tools).
-    pub tool_allow_lists: Vec<(String, BTreeSet<String>)>,
+    pub(crate) tool_allow_lists: Vec<(String, BTreeSet<String>)>,
     /// The strictest explicit mode per tool, with the id of the layer that set it.
-    pub tool_modes: BTreeMap<String, (ToolMode, String)>,
+    pub(crate) tool_modes: BTreeMap<String, (ToolMode, String)>,
     /// `[mcp_servers.NAME] tools.TOOL`: the strictest mode per (server, real tool name).
-    pub mcp_modes: BTreeMap<(String, String), (ToolMode, String)>,
-    pub preapproved_writes: bool,
-    pub shell_disabled: Option<(String, String)>,
-    pub fs_disabled: Option<(String, String)>,
-    pub rule_layers: Vec<RuleLayer>,
+    pub(crate) mcp_modes: BTreeMap<(String, String), (ToolMode, String)>,
+    pub(crate) preapproved_writes: bool,
+    pub(crate) shell_disabled: Option<(String, String)>,
+    pub(crate) fs_disabled: Option<(String, String)>,
+    pub(crate) rule_layers: Vec<RuleLayer>,
     /// `[options.shell.commands] default`, strictest of the layers that set it.
-    pub default: (RuleDecision, String),
-    pub deny_patterns: PatternList,
-    pub allow_patterns: PatternList,
+    pub(crate) default: (RuleDecision, String),
+    pub(crate) deny_patterns: PatternList,
+    pub(crate) allow_patterns: PatternList,
     /// The launcher that receives `-c COMMAND`.
-    pub launcher: String,
+    pub(crate) launcher: String,
     /// Why the launcher may not start anything, when a launcher rule forbids it.
-    pub launcher_refusal: Option<(String, String)>,
-    pub paths: PathPolicy,
+    pub(crate) launcher_refusal: Option<(String, String)>,
+    pub(crate) paths: PathPolicy,
     /// The OS sandbox of the session's commands.
-    pub sandbox: crate::process::sandbox::SandboxSettings,
+    pub(crate) sandbox: crate::process::sandbox::SandboxSettings,
     /// Whether known-safe reads run without asking (a layer may turn this off).
-    pub known_safe: bool,
+    pub(crate) known_safe: bool,
     /// Ignored settings and other notes for the person.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The layer inputs.
 pub(crate) struct Sources<'a> {
-    pub layers: &'a Layers,
-    pub project_trusted: bool,
-    pub static_policy: Option<(&'a Path, &'a StaticPolicy)>,
-    pub flags: CliFlags,
+    pub(crate) layers: &'a Layers,
+    pub(crate) project_trusted: bool,
+    pub(crate) static_policy: Option<(&'a Path, &'a StaticPolicy)>,
+    pub(crate) flags: CliFlags,
 }
 
 pub(crate) use crate::process::DEFAULT_LAUNCHER;

@@ -19,8 +19,8 @@ pub(crate) enum Access {
 /// One glob with the id of the rule that contributed it.
 #[derive(Debug, Clone)]
 pub(crate) struct RootRule {
-    pub id: String,
-    pub glob: String,
+    pub(crate) id: String,
+    pub(crate) glob: String,
 }
 
 /// Roots of one layer.
@@ -97,8 +97,8 @@ fn self_and_ancestors(path: &str) -> impl Iterator<Item = &str> {
 /// Why a path was refused: the deciding rule id and a sentence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PathRefusal {
-    pub rule_id: String,
-    pub reason: String,
+    pub(crate) rule_id: String,
+    pub(crate) reason: String,
 }
 
 /// The compiled roots of all layers.

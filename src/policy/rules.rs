@@ -18,11 +18,11 @@ use crate::config::{CommandRule, MatchKind};
 pub(crate) struct Resolved {
     /// The comparison key: an absolute path, or the bare word when nothing on the clean `PATH`
     /// has that name (a shell builtin such as `cd`, or a missing program).
-    pub key: String,
+    pub(crate) key: String,
     /// The absolute path when the word resolved to a file.
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// The path lies inside the workspace (so the model may have written it).
-    pub in_workspace: bool,
+    pub(crate) in_workspace: bool,
 }
 
 /// Resolves command words through the `PATH` commands get, caching bare names.
@@ -174,10 +174,10 @@ pub(crate) fn normalize(p: &Path) -> PathBuf {
 /// A rule with its executable resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CompiledRule {
-    pub id: String,
-    pub key: String,
-    pub args: Vec<String>,
-    pub kind: MatchKind,
+    pub(crate) id: String,
+    pub(crate) key: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) kind: MatchKind,
 }
 
 impl CompiledRule {
@@ -221,11 +221,11 @@ impl CompiledRule {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RuleLayer {
     /// Where the rules came from (`user config /home/me/.config/pablo/config.toml`).
-    pub source: String,
+    pub(crate) source: String,
     /// The id cited when a command is missing from this layer's allow list.
-    pub id: String,
-    pub allow: Vec<CompiledRule>,
-    pub deny: Vec<CompiledRule>,
+    pub(crate) id: String,
+    pub(crate) allow: Vec<CompiledRule>,
+    pub(crate) deny: Vec<CompiledRule>,
 }
 
 #[cfg(test)]

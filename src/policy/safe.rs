@@ -44,29 +44,29 @@ pub(crate) enum Operands {
 /// One program of the table.
 #[derive(Debug)]
 pub(crate) struct Program {
-    pub name: &'static str,
-    pub operands: Operands,
+    pub(crate) name: &'static str,
+    pub(crate) operands: Operands,
     /// Long options (without `--`) that write, execute, page or follow links. Any unambiguous
     /// abbreviation is refused too.
-    pub forbid_long: &'static [&'static str],
+    pub(crate) forbid_long: &'static [&'static str],
     /// Short options that do.
-    pub forbid_short: &'static str,
+    pub(crate) forbid_short: &'static str,
     /// Short options that take a value (the value is not an operand).
-    pub value_short: &'static str,
+    pub(crate) value_short: &'static str,
     /// Long options that take a value as the next word when written without `=`.
-    pub value_long: &'static [&'static str],
+    pub(crate) value_long: &'static [&'static str],
     /// Options (short letters or long names) whose value is a file that is read.
-    pub path_values: &'static [&'static str],
+    pub(crate) path_values: &'static [&'static str],
     /// Options that follow symbolic links while recursing: accepted only when no link below the
     /// paths read leads out of the workspace (short letters, then long names).
-    pub follow_short: &'static str,
-    pub follow_long: &'static [&'static str],
+    pub(crate) follow_short: &'static str,
+    pub(crate) follow_long: &'static [&'static str],
     /// Options that make it print the content of every file below a directory (`grep -r`,
     /// `diff -r`): accepted only when no credential file lies below (short letters, long names).
-    pub recursive_short: &'static str,
-    pub recursive_long: &'static [&'static str],
+    pub(crate) recursive_short: &'static str,
+    pub(crate) recursive_long: &'static [&'static str],
     /// It reads directories recursively whatever its options (`rg`).
-    pub always_recursive: bool,
+    pub(crate) always_recursive: bool,
 }
 
 const fn program(name: &'static str, operands: Operands) -> Program {

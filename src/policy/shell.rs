@@ -41,9 +41,9 @@ pub(crate) const PARSE_DEADLINE: Duration = Duration::from_secs(2);
 /// One word of a command: its value when literal, its shell rendering otherwise.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Word {
-    pub text: String,
+    pub(crate) text: String,
     /// Why the value cannot be known before the shell runs; `None` for a literal word.
-    pub unprovable: Option<String>,
+    pub(crate) unprovable: Option<String>,
 }
 
 impl Word {
@@ -74,10 +74,10 @@ pub(crate) enum RedirectKind {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Redirect {
-    pub kind: RedirectKind,
-    pub fd: Option<u16>,
+    pub(crate) kind: RedirectKind,
+    pub(crate) fd: Option<u16>,
     /// The file (or fd number, or here-document body).
-    pub target: Word,
+    pub(crate) target: Word,
 }
 
 impl Redirect {
@@ -126,14 +126,14 @@ fn is_harmless_sink(target: &Word) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct SimpleCommand {
     /// `NAME=value` prefixes (they change what the command does).
-    pub assignments: Vec<(String, Word)>,
+    pub(crate) assignments: Vec<(String, Word)>,
     /// argv as the shell builds it (before looking through wrappers).
-    pub words: Vec<Word>,
-    pub redirects: Vec<Redirect>,
+    pub(crate) words: Vec<Word>,
+    pub(crate) redirects: Vec<Redirect>,
     /// Reasons not tied to one word: a function definition, a `for` variable.
-    pub unprovable: Vec<String>,
+    pub(crate) unprovable: Vec<String>,
     /// Where the command sits when that matters for the reader (`in $(…)`, `for loop`).
-    pub context: Option<String>,
+    pub(crate) context: Option<String>,
 }
 
 impl SimpleCommand {

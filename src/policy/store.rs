@@ -22,7 +22,7 @@ pub struct SavedRule {
     #[serde(flatten)]
     pub kind: SavedKind,
     /// When it was saved (RFC 3339, UTC).
-    pub created: String,
+    pub(crate) created: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -70,10 +70,10 @@ pub(crate) fn truncation_notice(omitted: u64, total: u64) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InlineView {
     /// Head and tail bytes with the notice between them when truncated (not yet decoded).
-    pub head: Vec<u8>,
-    pub tail: Vec<u8>,
+    pub(crate) head: Vec<u8>,
+    pub(crate) tail: Vec<u8>,
     pub total: u64,
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
 impl InlineView {
@@ -206,13 +206,11 @@ pub(crate) struct Capture {
 /// What a finished capture hands back.
 #[derive(Debug)]
 pub(crate) struct CaptureResult {
-    pub view: InlineView,
+    pub(crate) view: InlineView,
     /// The spill file, when the output exceeded the budget and the file could be written.
-    pub artifact: Option<PathBuf>,
-    /// Bytes written to the spill file.
-    pub artifact_bytes: u64,
+    pub(crate) artifact: Option<PathBuf>,
     /// Why the spill file could not be written, if it could not.
-    pub artifact_error: Option<String>,
+    pub(crate) artifact_error: Option<String>,
 }
 
 impl Capture {
@@ -320,20 +318,14 @@ impl Capture {
 
     /// Ends the capture: flushes the spill file and builds the inline view.
     pub(crate) fn finish(mut self) -> CaptureResult {
-        let mut artifact_bytes = 0;
         let spill = std::mem::replace(&mut self.spill, Spill::NotNeeded);
         let (artifact, artifact_error) = match spill {
             Spill::NotNeeded => (None, None),
             Spill::Failed(e) => (None, Some(e)),
             Spill::Open {
-                path,
-                mut out,
-                written,
+                path, mut out, ..
             } => match out.flush() {
-                Ok(()) => {
-                    artifact_bytes = written;
-                    (Some(path), None)
-                }
+                Ok(()) => (Some(path), None),
                 Err(e) => (None, Some(format!("cannot write {}: {e}", path.display()))),
             },
         };
@@ -359,7 +351,6 @@ impl Capture {
         CaptureResult {
             view,
             artifact,
-            artifact_bytes,
             artifact_error,
         }
     }
@@ -535,7 +526,6 @@ mod tests {
             assert_eq!(r.view, inline_view(&data, 1000), "chunk {chunk}");
             assert_eq!(r.artifact.as_deref(), Some(path.as_path()));
             assert_eq!(std::fs::read(&path).unwrap(), data);
-            assert_eq!(r.artifact_bytes, data.len() as u64);
         }
     }
 
@@ -549,7 +539,6 @@ mod tests {
             c.push(&chunk);
         }
         let r = c.finish();
-        assert_eq!(r.artifact_bytes, ARTIFACT_MAX_BYTES);
         assert_eq!(std::fs::metadata(&path).unwrap().len(), ARTIFACT_MAX_BYTES);
         assert_eq!(r.view.total, 6 << 20);
     }

@@ -35,9 +35,9 @@ pub(crate) use super::stage::Stage;
 /// A failure in the child, or in the parent's part of the start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct StartFailure {
-    pub stage: Option<Stage>,
-    pub errno: i32,
-    pub detail: String,
+    pub(crate) stage: Option<Stage>,
+    pub(crate) errno: i32,
+    pub(crate) detail: String,
 }
 
 impl std::fmt::Display for StartFailure {
@@ -74,20 +74,20 @@ pub enum MountStep {
 /// Everything a command's sandbox needs, prepared before the fork.
 #[derive(Debug, Default)]
 pub struct Prepared {
-    pub namespaces: Namespaces,
-    pub mounts: Vec<MountStep>,
-    pub landlock: Option<std::os::fd::OwnedFd>,
-    pub seccomp: Option<seccompiler::BpfProgram>,
-    pub id_maps: Option<IdMaps>,
+    pub(crate) namespaces: Namespaces,
+    pub(crate) mounts: Vec<MountStep>,
+    pub(crate) landlock: Option<std::os::fd::OwnedFd>,
+    pub(crate) seccomp: Option<seccompiler::BpfProgram>,
+    pub(crate) id_maps: Option<IdMaps>,
 }
 
 /// Namespaces to create for the command.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Namespaces {
     /// User + PID namespaces (init then command). Required for the others.
-    pub pid: bool,
-    pub mount: bool,
-    pub net: bool,
+    pub(crate) pid: bool,
+    pub(crate) mount: bool,
+    pub(crate) net: bool,
 }
 
 impl Namespaces {
@@ -109,27 +109,27 @@ impl Namespaces {
 /// Everything the child needs, prepared by the parent. Borrowed pointers stay valid because the
 /// child is a copy of the parent's memory at the moment of the clone.
 pub(crate) struct ChildPlan<'a> {
-    pub exe: &'a CStr,
+    pub(crate) exe: &'a CStr,
     /// NUL-terminated pointer arrays into C strings the caller keeps alive.
-    pub argv: &'a [*const c_char],
-    pub envp: &'a [*const c_char],
+    pub(crate) argv: &'a [*const c_char],
+    pub(crate) envp: &'a [*const c_char],
     /// Descriptor to `fchdir` into, or a path to `chdir` to.
-    pub cwd_fd: Option<RawFd>,
-    pub cwd_path: &'a CStr,
+    pub(crate) cwd_fd: Option<RawFd>,
+    pub(crate) cwd_path: &'a CStr,
     /// The descriptor to install as 0, 1 and 2; `None` keeps pablo's own (the `pablo sandbox`
     /// command). Each is at least 3 (the caller makes sure), so installing one cannot clobber
     /// another.
-    pub stdio: [Option<RawFd>; 3],
+    pub(crate) stdio: [Option<RawFd>; 3],
     /// A PTY slave: the command gets a new session with this terminal as its controlling one.
-    pub terminal: Option<RawFd>,
-    pub namespaces: Namespaces,
-    pub mounts: &'a [MountStep],
-    pub landlock: Option<RawFd>,
-    pub seccomp: Option<&'a libc::sock_fprog>,
+    pub(crate) terminal: Option<RawFd>,
+    pub(crate) namespaces: Namespaces,
+    pub(crate) mounts: &'a [MountStep],
+    pub(crate) landlock: Option<RawFd>,
+    pub(crate) seccomp: Option<&'a libc::sock_fprog>,
     /// With a user namespace: the lines for `/proc/PID/{uid_map,setgroups,gid_map}`.
-    pub id_maps: Option<&'a IdMaps>,
+    pub(crate) id_maps: Option<&'a IdMaps>,
     /// Without a PID namespace: start the command under a supervising init ([`supervise`]).
-    pub supervise: bool,
+    pub(crate) supervise: bool,
 }
 
 impl ChildPlan<'_> {
@@ -142,10 +142,10 @@ impl ChildPlan<'_> {
 /// The contents written to the new user namespace's id maps, by the parent.
 #[derive(Debug, Clone)]
 pub struct IdMaps {
-    pub uid_map: String,
-    pub gid_map: String,
+    pub(crate) uid_map: String,
+    pub(crate) gid_map: String,
     /// `deny` must be written to `setgroups` before `gid_map` when the parent is not privileged.
-    pub deny_setgroups: bool,
+    pub(crate) deny_setgroups: bool,
 }
 
 impl IdMaps {
@@ -173,8 +173,8 @@ impl IdMaps {
 /// A started child: its pid (the group leader) and, with namespaces, the pipe init reports the
 /// command's wait status on.
 pub(crate) struct Spawned {
-    pub pid: i32,
-    pub status: Option<OwnedFd>,
+    pub(crate) pid: i32,
+    pub(crate) status: Option<OwnedFd>,
 }
 
 fn pipe_cloexec() -> Result<(OwnedFd, OwnedFd), StartFailure> {

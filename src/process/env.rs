@@ -102,20 +102,20 @@ const HOME_DERIVED: &[(&str, &str)] = &[
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnvSettings {
     /// More names (or `PREFIX*` patterns) to pass from pablo's environment. `HOME` may be named.
-    pub inherit: Vec<String>,
+    pub(crate) inherit: Vec<String>,
     /// Names (or patterns) never to pass, defaults included.
-    pub exclude: Vec<String>,
+    pub(crate) exclude: Vec<String>,
     /// Fixed values.
-    pub set: BTreeMap<String, String>,
+    pub(crate) set: BTreeMap<String, String>,
     /// Variables that hold keys pablo itself uses (`api_key_env`): withheld by name.
-    pub secret_names: Vec<String>,
+    pub(crate) secret_names: Vec<String>,
 }
 
 /// Why a variable of pablo's environment is not passed (for `pablo policy check --env`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Withheld {
-    pub name: String,
-    pub reason: &'static str,
+    pub(crate) name: String,
+    pub(crate) reason: &'static str,
 }
 
 /// The base environment of every command of a launch.

@@ -270,11 +270,11 @@ pub(crate) fn ripgrep_config(dir: &Path, credentials: &[String]) -> Result<PathB
 #[derive(Debug, Default)]
 pub(crate) struct KnownSafeGit {
     /// (sanitised copy, original) pairs.
-    pub overlays: Vec<(PathBuf, PathBuf)>,
+    pub(crate) overlays: Vec<(PathBuf, PathBuf)>,
     /// The config copies written for this read, to remove once it started (the mounts keep them).
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Variables to set (after every inherited `GIT_*` variable was removed).
-    pub env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 /// Prepares a known-safe git read run in `cwd` (absolute): finds the repository inside

@@ -16,12 +16,12 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct GitRepo {
     /// The work tree: the directory holding `.git`.
-    pub top: PathBuf,
+    pub(crate) top: PathBuf,
     /// The git directory (`.git`, or what a `.git` file names).
-    pub git_dir: PathBuf,
+    pub(crate) git_dir: PathBuf,
     /// Where the shared parts live (objects, refs, `config`): the git directory itself, or the
     /// main repository's for a linked worktree.
-    pub common_dir: PathBuf,
+    pub(crate) common_dir: PathBuf,
 }
 
 impl GitRepo {

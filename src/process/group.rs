@@ -17,7 +17,7 @@ pub struct ExitInfo {
     /// The exit status, when the leader exited normally.
     pub code: Option<i32>,
     /// The signal number that ended the leader, when one did.
-    pub signal: Option<i32>,
+    pub(crate) signal: Option<i32>,
 }
 
 /// Blocks until the process `pid` (a child of ours) has exited, without reaping it: while the
@@ -151,9 +151,9 @@ pub(crate) fn signal_group(pgid: i32, signal: Signal) {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CleanupTimes {
     /// Between TERM and KILL.
-    pub grace: Duration,
+    pub(crate) grace: Duration,
     /// The whole cleanup, TERM to the last check, separate from the command's own timeout.
-    pub allowance: Duration,
+    pub(crate) allowance: Duration,
 }
 
 impl Default for CleanupTimes {

@@ -55,13 +55,13 @@ pub(crate) const DEFAULT_MAX_SESSIONS: usize = 16;
 /// The shell settings of one pablo session, from `[options.shell]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShellSettings {
-    pub launcher: String,
-    pub default_timeout: Duration,
-    pub max_output_bytes: usize,
-    pub max_sessions: usize,
-    pub cleanup: CleanupTimes,
+    pub(crate) launcher: String,
+    pub(crate) default_timeout: Duration,
+    pub(crate) max_output_bytes: usize,
+    pub(crate) max_sessions: usize,
+    pub(crate) cleanup: CleanupTimes,
     /// The base environment of every command (computed once per launch).
-    pub env: std::sync::Arc<CommandEnv>,
+    pub(crate) env: std::sync::Arc<CommandEnv>,
 }
 
 impl Default for ShellSettings {

@@ -80,20 +80,17 @@ pub struct RunRequest {
 /// How a foreground command ended.
 #[derive(Debug)]
 pub struct RunReport {
-    pub exit: ExitInfo,
-    pub timed_out: bool,
-    pub cancelled: bool,
+    pub(crate) exit: ExitInfo,
+    pub(crate) timed_out: bool,
+    pub(crate) cancelled: bool,
     /// From start to the end of the command (its exit, the timeout or the cancellation).
-    pub duration: Duration,
+    pub(crate) duration: Duration,
     pub view: InlineView,
-    pub artifact: Option<PathBuf>,
-    pub artifact_bytes: u64,
-    pub artifact_error: Option<String>,
+    pub(crate) artifact: Option<PathBuf>,
+    pub(crate) artifact_error: Option<String>,
     /// False when a process outside the group still held the output open at the end of the
     /// cleanup allowance; the output may then be incomplete.
-    pub drained: bool,
-    /// The process group id (= the leader's pid).
-    pub pgid: i32,
+    pub(crate) drained: bool,
 }
 
 struct Shared {
@@ -253,10 +250,8 @@ pub async fn run_foreground(
         duration,
         view: result.view,
         artifact: result.artifact,
-        artifact_bytes: result.artifact_bytes,
         artifact_error: result.artifact_error,
         drained,
-        pgid: pid,
     };
     if !survivors.is_empty() {
         return Err(ProcessError::CleanupFailed {

@@ -118,18 +118,18 @@ pub enum SandboxError {
 /// The sandbox one command runs in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
-    pub profile: SandboxProfile,
-    pub network: bool,
+    pub(crate) profile: SandboxProfile,
+    pub(crate) network: bool,
     /// The workspace root (canonical): writable under `workspace-write`, protected paths aside.
-    pub workspace: PathBuf,
+    pub(crate) workspace: PathBuf,
     /// Other writable files and directories under `workspace-write` (the session's temporary
     /// directory, the defaults, the trusted config's); those that do not exist are skipped.
     pub writable: Vec<PathBuf>,
     /// Files bound read-only over others inside the command's mount namespace (source, target):
     /// a known-safe git read's sanitised config over the repository's.
-    pub overlays: Vec<(PathBuf, PathBuf)>,
+    pub(crate) overlays: Vec<(PathBuf, PathBuf)>,
     /// pablo's own config, data and state directories: never writable, wherever they lie.
-    pub protected: Vec<PathBuf>,
+    pub(crate) protected: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -234,12 +234,12 @@ pub struct SandboxSettings {
     pub temp_dir: Option<PathBuf>,
     /// Run plain foreground commands in an editor's terminal even when they would be sandboxed
     /// here (an editor's terminal is outside pablo's sandbox).
-    pub editor_terminals: bool,
+    pub(crate) editor_terminals: bool,
     /// For the default writable roots.
-    pub home: Option<PathBuf>,
-    pub cargo_home: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
+    pub(crate) cargo_home: Option<PathBuf>,
     /// pablo's own config, data and state directories (never writable by a command).
-    pub protected_dirs: Vec<PathBuf>,
+    pub(crate) protected_dirs: Vec<PathBuf>,
 }
 
 impl Default for SandboxSettings {
@@ -495,11 +495,11 @@ pub(crate) fn known_safe_git_env(attributes: Option<&Path>) -> Vec<(String, Stri
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Denial {
     /// `file` or `network`.
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// The path that was refused, when the output names one outside the writable roots.
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// The output line that says so.
-    pub line: String,
+    pub(crate) line: String,
 }
 
 impl Denial {

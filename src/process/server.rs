@@ -30,19 +30,19 @@ use super::start::{Exec, on_spawner, start};
 #[derive(Debug)]
 pub(crate) struct ServerSpawn {
     /// The program (found on `env`'s `PATH` when it has no slash) and its arguments.
-    pub argv: Vec<String>,
+    pub(crate) argv: Vec<String>,
     /// The whole environment it gets.
-    pub env: Vec<(String, String)>,
-    pub cwd: PathBuf,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) cwd: PathBuf,
     /// Where its stderr goes (a log file).
-    pub stderr: std::fs::File,
+    pub(crate) stderr: std::fs::File,
 }
 
 /// pablo's ends of a started server's stdin and stdout.
 #[derive(Debug)]
 pub(crate) struct ServerPipes {
-    pub stdin: pipe::Sender,
-    pub stdout: pipe::Receiver,
+    pub(crate) stdin: pipe::Sender,
+    pub(crate) stdout: pipe::Receiver,
 }
 
 /// A started server: the leader of its process group (its init), watched until it exits.

@@ -54,7 +54,7 @@ pub struct LogPage {
     /// Absolute offset just after the last byte: where the next page starts.
     pub next_offset: u64,
     /// Bytes the stream has produced since the session started.
-    pub total_bytes: u64,
+    pub(crate) total_bytes: u64,
     pub has_more: bool,
     /// Bytes evicted from the window since the session started.
     pub dropped_bytes: u64,
@@ -313,43 +313,43 @@ impl Session {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct SessionInfo {
-    pub session_id: String,
-    pub command: String,
-    pub cwd: String,
+    pub(crate) session_id: String,
+    pub(crate) command: String,
+    pub(crate) cwd: String,
     /// `running` or `exited`.
-    pub status: String,
-    pub exit_code: Option<i32>,
-    pub signal: Option<String>,
-    pub pty: bool,
-    pub started_ms: u64,
-    pub total_bytes: u64,
+    pub(crate) status: String,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) signal: Option<String>,
+    pub(crate) pty: bool,
+    pub(crate) started_ms: u64,
+    pub(crate) total_bytes: u64,
 }
 
 /// What `poll`, `wait` and `kill` report.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SessionView {
-    pub status: SessionStatus,
+    pub(crate) status: SessionStatus,
     /// New output since the previous poll/wait (its tail, at most the view's size).
-    pub output: String,
+    pub(crate) output: String,
     /// Absolute offset where `output` begins.
-    pub output_offset: u64,
-    pub new_bytes: u64,
-    pub total_bytes: u64,
-    pub dropped_bytes: u64,
+    pub(crate) output_offset: u64,
+    pub(crate) new_bytes: u64,
+    pub(crate) total_bytes: u64,
+    pub(crate) dropped_bytes: u64,
     /// Two checks in a row found nothing new: notification was switched on.
-    pub notify_enabled_now: bool,
-    pub pty: bool,
+    pub(crate) notify_enabled_now: bool,
+    pub(crate) pty: bool,
     /// The PTY's current screen (what a person would see), for PTY sessions.
-    pub screen: Option<String>,
+    pub(crate) screen: Option<String>,
 }
 
 /// A new session's request.
 #[derive(Debug, Clone)]
 pub struct SessionRequest {
-    pub spawn: SpawnSpec,
+    pub(crate) spawn: SpawnSpec,
     /// Workspace-relative, for listings.
-    pub cwd_label: String,
-    pub notify: bool,
+    pub(crate) cwd_label: String,
+    pub(crate) notify: bool,
 }
 
 struct Inner {

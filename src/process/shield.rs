@@ -33,11 +33,11 @@ pub(crate) const MAX_WALK_DIRS: usize = 200_000;
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Shield {
     /// Directories bound onto themselves, outermost first.
-    pub pins: Vec<PathBuf>,
+    pub(crate) pins: Vec<PathBuf>,
     /// Files and directories bound read-only, outermost first.
     pub read_only: Vec<PathBuf>,
     /// Whether the walk stopped at [`MAX_WALK_DIRS`] (nested repositories beyond were not seen).
-    pub walk_cut: bool,
+    pub(crate) walk_cut: bool,
 }
 
 /// Placeholders made by this process, removed (when still empty) by [`remove_placeholders`].

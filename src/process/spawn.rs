@@ -54,15 +54,15 @@ impl Leader {
 /// A started command.
 pub(crate) struct Started {
     /// The leader's pid, which is also the process group id.
-    pub pid: i32,
-    pub leader: Leader,
+    pub(crate) pid: i32,
+    pub(crate) leader: Leader,
     /// With namespaces: the pipe the command's init reports the command's wait status on.
-    pub status: Option<OwnedFd>,
+    pub(crate) status: Option<OwnedFd>,
     /// Merged stdout and stderr (or the PTY master).
-    pub output: Box<dyn Read + Send>,
-    pub input: Option<Box<dyn Write + Send>>,
+    pub(crate) output: Box<dyn Read + Send>,
+    pub(crate) input: Option<Box<dyn Write + Send>>,
     /// The PTY master, kept open for the life of a PTY command.
-    pub master: Option<OwnedFd>,
+    pub(crate) master: Option<OwnedFd>,
 }
 
 /// Starts `launcher -c command` in a new process group (a new session with a PTY), inside its

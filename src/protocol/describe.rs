@@ -13,31 +13,31 @@ use super::{ToolErrorBody, ToolOutcome};
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct CallView {
     /// A title with its verb, for editors: `Read src/main.rs`, `Run cargo test`.
-    pub title: String,
+    pub(crate) title: String,
     /// What a person reads first beside the tool's name: the path, the command, the pattern.
-    pub summary: String,
+    pub(crate) summary: String,
     /// The summary is a command line (shown as code).
-    pub command: bool,
+    pub(crate) command: bool,
 }
 
 /// How one tool result is shown.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct ResultView {
     /// The one line: what happened (without how long it took; see [`ResultView::headline`]).
-    pub headline: String,
+    pub(crate) headline: String,
     /// Where ` after 3.0 s` goes in the headline when the front-end knows how long the call
     /// took (a wait that is still running); `None`: the duration is not part of the line.
-    pub elapsed_at: Option<usize>,
+    pub(crate) elapsed_at: Option<usize>,
     /// Output or entries beneath it, in order (possibly many: the front-end shows a tail).
-    pub body: Vec<String>,
+    pub(crate) body: Vec<String>,
     /// Replaces the call's summary once the result is in (`2/3 done` for a checklist).
-    pub summary: Option<String>,
+    pub(crate) summary: Option<String>,
     /// Shown only when the call is expanded (a checklist is on screen already).
-    pub only_expanded: bool,
+    pub(crate) only_expanded: bool,
     /// The exit code the result reports, when it reports one.
-    pub exit_code: Option<i64>,
+    pub(crate) exit_code: Option<i64>,
     /// What a front-end may act on besides showing the result.
-    pub fact: Option<ResultFact>,
+    pub(crate) fact: Option<ResultFact>,
 }
 
 /// Something a result did that a front-end acts on.

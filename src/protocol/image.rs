@@ -96,14 +96,14 @@ pub struct Image {
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
     pub media_type: String,
     /// SHA-256 of the bytes, lowercase hex: the name of the journal's copy.
-    pub sha256: String,
+    pub(crate) sha256: String,
     /// The size of the image file.
-    pub bytes: usize,
+    pub(crate) bytes: usize,
     /// Pixels, when the header says (0 when it could not be read).
     #[serde(default)]
-    pub width: u32,
+    pub(crate) width: u32,
     #[serde(default)]
-    pub height: u32,
+    pub(crate) height: u32,
     /// The bytes, base64 (standard alphabet, padded). Empty when a resumed session could not
     /// find its stored copy; never serialized.
     #[serde(skip)]

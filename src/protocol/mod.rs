@@ -144,13 +144,13 @@ pub enum Notifications {
 /// A workspace file attached to a message with `@path`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attachment {
-    pub path: String,
+    pub(crate) path: String,
     /// The file's size.
-    pub bytes: usize,
+    pub(crate) bytes: usize,
     /// Only the first part of the file is in `text`.
     #[serde(default)]
-    pub truncated: bool,
-    pub text: String,
+    pub(crate) truncated: bool,
+    pub(crate) text: String,
 }
 
 /// How much the agent may do without asking, switched during a session (Shift-Tab).
@@ -219,8 +219,8 @@ pub enum ApprovalAnswer {
 /// Why the person dropped one hunk of a file change (index into [`FileChangePreview::hunks`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HunkNote {
-    pub hunk: usize,
-    pub note: String,
+    pub(crate) hunk: usize,
+    pub(crate) note: String,
 }
 
 /// The policy outcome for one tool call.
@@ -395,7 +395,7 @@ pub struct SimpleCommandView {
     pub executable: Option<String>,
     pub decision: Decision,
     pub rule_id: Option<String>,
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
 }
 
 /// A tool result exactly as the model receives it.
@@ -439,9 +439,9 @@ literal_bool!(False, false);
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolErrorBody {
     pub code: String,
-    pub message: String,
+    pub(crate) message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
+    pub(crate) data: Option<Value>,
 }
 
 impl ToolOutcome {
@@ -579,9 +579,9 @@ pub fn reasoning_text(blocks: &[ReasoningBlock]) -> String {
 /// place.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClearedResult {
-    pub call_id: String,
+    pub(crate) call_id: String,
     /// The tool message content that replaces the result, exactly as the model receives it.
-    pub content: String,
+    pub(crate) content: String,
 }
 
 /// Why a turn ended.
@@ -626,7 +626,7 @@ pub struct RuleSummary {
 pub struct ArtifactSummary {
     pub name: String,
     /// Absolute path under the session's data directory (what a pager opens).
-    pub path: String,
+    pub(crate) path: String,
     pub bytes: u64,
     /// The tool call that wrote it.
     pub call_id: String,
@@ -645,8 +645,8 @@ pub enum MemoryStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryProposal {
     /// Stable id (`mem-…`), what `/memory accept ID` takes.
-    pub id: String,
-    pub text: String,
+    pub(crate) id: String,
+    pub(crate) text: String,
     pub status: MemoryStatus,
 }
 
@@ -946,22 +946,22 @@ pub(crate) fn summarize_arguments(arguments: &Value) -> String {
 /// An installed Agent Skill as `/skills` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillSummary {
-    pub name: String,
-    pub description: String,
+    pub(crate) name: String,
+    pub(crate) description: String,
     /// The folder it was found in (`~/.agents/skills`, `.claude/skills`…).
-    pub source: String,
+    pub(crate) source: String,
 }
 
 /// A slash command written by the person as a markdown file (`launch::commands`): `/name args`
 /// sends `text` with `$ARGUMENTS` replaced by `args`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CustomCommand {
-    pub name: String,
+    pub(crate) name: String,
     /// The first non-empty line, for the popup and `/help`.
-    pub description: String,
-    pub text: String,
+    pub(crate) description: String,
+    pub(crate) text: String,
     /// `user` or `project`.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl CustomCommand {

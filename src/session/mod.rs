@@ -59,27 +59,27 @@ pub(crate) const FORMAT_VERSION: u32 = 1;
 pub struct Header {
     /// Always `"header"`; tells the header apart from event lines.
     #[serde(rename = "type")]
-    pub kind: HeaderTag,
-    pub format: u32,
-    pub id: String,
+    pub(crate) kind: HeaderTag,
+    pub(crate) format: u32,
+    pub(crate) id: String,
     /// RFC 3339, UTC.
-    pub created: String,
+    pub(crate) created: String,
     /// The canonical workspace directory the session worked in.
-    pub workspace: String,
-    pub model: String,
-    pub provider: String,
-    pub pablo_version: String,
+    pub(crate) workspace: String,
+    pub(crate) model: String,
+    pub(crate) provider: String,
+    pub(crate) pablo_version: String,
     /// Set when the session began as a rewind of another: the conversation up to the start of
     /// `turn` of `session` was copied, the rest stays there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forked_from: Option<ForkOrigin>,
+    pub(crate) forked_from: Option<ForkOrigin>,
 }
 
 /// Which session and turn a forked session began from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForkOrigin {
-    pub session: String,
-    pub turn: u32,
+    pub(crate) session: String,
+    pub(crate) turn: u32,
 }
 
 /// Serde helper: the literal `"header"`.

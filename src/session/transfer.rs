@@ -20,19 +20,19 @@ pub const EXPORT_KIND: &str = "pablo.session";
 /// One event of an export, with its Unix-millisecond time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportedEvent {
-    pub ts: u64,
-    pub event: Event,
+    pub(crate) ts: u64,
+    pub(crate) event: Event,
 }
 
 /// A whole session as `pablo export --format json` writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportDocument {
     /// Always [`EXPORT_KIND`].
-    pub kind: String,
+    pub(crate) kind: String,
     /// The journal format of `header` and `events`.
-    pub format: u32,
-    pub header: Header,
-    pub events: Vec<ExportedEvent>,
+    pub(crate) format: u32,
+    pub(crate) header: Header,
+    pub(crate) events: Vec<ExportedEvent>,
 }
 
 impl ExportDocument {

@@ -263,11 +263,11 @@ pub(crate) fn record_verdict(
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct ToolFacts {
     /// The command's exit code, when the call ran one that exited.
-    pub exit_code: Option<i32>,
+    pub(crate) exit_code: Option<i32>,
     /// The result the model got is not the whole output (cut, paged or spilled).
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// Lines a file change added and removed.
-    pub lines: Option<(usize, usize)>,
+    pub(crate) lines: Option<(usize, usize)>,
 }
 
 /// Records a finished tool call's facts on its span; `run` is how long its commit took.

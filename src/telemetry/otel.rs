@@ -275,15 +275,15 @@ fn check_url(url: &str) -> Result<(), String> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OtelSettings {
     /// The URL spans are sent to, when they are.
-    pub traces: Option<String>,
+    pub(crate) traces: Option<String>,
     /// The URL metrics are sent to, when they are.
-    pub metrics: Option<String>,
-    pub protocol: Protocol,
-    pub headers: BTreeMap<String, String>,
-    pub timeout: Duration,
-    pub service_name: String,
-    pub resource: Vec<(String, String)>,
-    pub metric_interval: Duration,
+    pub(crate) metrics: Option<String>,
+    pub(crate) protocol: Protocol,
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) timeout: Duration,
+    pub(crate) service_name: String,
+    pub(crate) resource: Vec<(String, String)>,
+    pub(crate) metric_interval: Duration,
 }
 
 /// Spans that ended, and spans the collector took.

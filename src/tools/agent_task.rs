@@ -38,16 +38,16 @@ pub(crate) const READ_ONLY_TOOLS: &[ToolName] = &[
 /// One agent the model may delegate to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentDefinition {
-    pub name: String,
-    pub description: String,
+    pub(crate) name: String,
+    pub(crate) description: String,
     /// The tools it is given (native names); `None`: the read-only catalog.
-    pub tools: Option<Vec<ToolName>>,
+    pub(crate) tools: Option<Vec<ToolName>>,
     /// The model it answers with; `None`: the session's.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// What it is told beyond the task (the file's body).
-    pub instructions: String,
+    pub(crate) instructions: String,
     /// Where it was defined (`built-in`, or the file).
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl AgentDefinition {
@@ -236,19 +236,19 @@ impl AgentRoster {
 /// The arguments of one `agent.task` call.
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct AgentTaskArgs {
-    pub description: String,
-    pub prompt: String,
+    pub(crate) description: String,
+    pub(crate) prompt: String,
     #[serde(default)]
-    pub agent: Option<String>,
+    pub(crate) agent: Option<String>,
 }
 
 /// What a subagent's call returns: its final answer and what it spent.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
 pub(crate) struct SubagentResult {
-    pub agent: String,
-    pub answer: String,
-    pub tool_calls: u64,
-    pub model_calls: u64,
+    pub(crate) agent: String,
+    pub(crate) answer: String,
+    pub(crate) tool_calls: u64,
+    pub(crate) model_calls: u64,
 }
 
 /// `agent: label` as the call's title.

@@ -27,10 +27,10 @@ use crate::protocol::{ArtifactSummary, Preview};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ArtifactResult {
-    pub name: String,
+    pub(crate) name: String,
     /// Absolute path under the session's data directory.
-    pub path: String,
-    pub bytes: usize,
+    pub(crate) path: String,
+    pub(crate) bytes: usize,
 }
 
 /// The file types an artifact may have.

@@ -160,9 +160,9 @@ pub(crate) enum TargetHost {
 /// A URL that passed the rules that need no lookup.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Target {
-    pub url: Url,
-    pub host: TargetHost,
-    pub port: u16,
+    pub(crate) url: Url,
+    pub(crate) host: TargetHost,
+    pub(crate) port: u16,
 }
 
 impl Target {

@@ -25,12 +25,12 @@ const CHUNK: usize = 16 * 1024;
 /// A page as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PageText {
-    pub title: Option<String>,
-    pub text: String,
+    pub(crate) title: Option<String>,
+    pub(crate) text: String,
     /// Whether a main-content element was found (and only it was kept).
-    pub main_content: bool,
+    pub(crate) main_content: bool,
     /// Parsing ran out of its budget: the text covers only the start of the page.
-    pub cut: bool,
+    pub(crate) cut: bool,
 }
 
 /// Elements whose content is never text for a reader.

@@ -27,10 +27,10 @@ use crate::protocol::{MemoryProposal, MemoryStatus, Preview};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MemoryResult {
-    pub proposal_id: String,
+    pub(crate) proposal_id: String,
     /// Always `proposed`.
-    pub status: String,
-    pub note: String,
+    pub(crate) status: String,
+    pub(crate) note: String,
 }
 
 /// Proposals one session may make.

@@ -63,20 +63,20 @@ pub struct Host {
     pub workspace: Arc<crate::workspace::Workspace>,
     /// Background shell sessions (`shell.run` with `background: true`, `shell.session`). Dropping
     /// the host kills every session that is still running.
-    pub sessions: crate::process::SessionManager,
+    pub(crate) sessions: crate::process::SessionManager,
     /// The front-end's buffers and terminals, when it offers them (an editor over ACP).
-    pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
+    pub(crate) editor: Option<Arc<dyn crate::core::editor::Editor>>,
     /// HTTP requests `web.fetch` has sent in this session, against `limits.max_network_requests`.
     pub network: web_fetch::NetworkBudget,
     /// This session's memory proposals, when `[memory] enabled = true`.
     pub memory: Option<Arc<memory_propose::MemoryStore>>,
     /// The session's checkpoints: told what a file held before pablo changes it.
-    pub changes: Option<Arc<dyn ChangeRecorder>>,
+    pub(crate) changes: Option<Arc<dyn ChangeRecorder>>,
     /// The session's MCP servers (none configured: an empty hub).
-    pub mcp: Arc<mcp::McpHub>,
+    pub(crate) mcp: Arc<mcp::McpHub>,
     /// Which workspace paths the file tools may show (policy's read and deny roots); `None`:
     /// every path. A listing or a search of a directory leaves out the rest, names included.
-    pub readable: Option<ReadFilter>,
+    pub(crate) readable: Option<ReadFilter>,
     /// The OS sandbox settings of the session's commands.
     pub sandbox: crate::process::sandbox::SandboxSettings,
     /// Removes the session's temporary directory when the host goes (after the sessions, which
@@ -120,14 +120,14 @@ pub(crate) type ReadFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 /// left at its default is off (no editor, no memory, no MCP server, every path readable).
 #[derive(Default)]
 pub(crate) struct HostServices {
-    pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
-    pub network: web_fetch::NetworkBudget,
-    pub memory: Option<Arc<memory_propose::MemoryStore>>,
-    pub changes: Option<Arc<dyn ChangeRecorder>>,
-    pub mcp: Option<Arc<mcp::McpHub>>,
-    pub readable: Option<ReadFilter>,
+    pub(crate) editor: Option<Arc<dyn crate::core::editor::Editor>>,
+    pub(crate) network: web_fetch::NetworkBudget,
+    pub(crate) memory: Option<Arc<memory_propose::MemoryStore>>,
+    pub(crate) changes: Option<Arc<dyn ChangeRecorder>>,
+    pub(crate) mcp: Option<Arc<mcp::McpHub>>,
+    pub(crate) readable: Option<ReadFilter>,
     /// The sandbox of the session's commands; the host sets its own temporary directory in it.
-    pub sandbox: crate::process::sandbox::SandboxSettings,
+    pub(crate) sandbox: crate::process::sandbox::SandboxSettings,
 }
 
 impl Host {

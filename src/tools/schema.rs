@@ -28,8 +28,8 @@ impl super::Coded for SchemaError {
 #[derive(Debug, thiserror::Error)]
 #[error("invalid arguments for {tool}: {problems}")]
 pub struct InvalidArguments {
-    pub tool: String,
-    pub problems: String,
+    pub(crate) tool: String,
+    pub(crate) problems: String,
 }
 
 impl super::Coded for InvalidArguments {

@@ -42,18 +42,18 @@ pub enum ShellRunResult {
 /// A background session that started (`background: true`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BackgroundStart {
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// Always `running`.
     #[serde(default)]
-    pub status: String,
+    pub(crate) status: String,
     #[serde(default)]
-    pub command: String,
+    pub(crate) command: String,
     #[serde(default)]
-    pub cwd: String,
+    pub(crate) cwd: String,
     #[serde(default)]
-    pub pty: bool,
+    pub(crate) pty: bool,
     #[serde(default)]
-    pub notify: bool,
+    pub(crate) notify: bool,
 }
 
 /// Said of the result of a second run without the sandbox, approved after the first failed in it.

@@ -48,17 +48,17 @@ const RELEASE_MIN: Duration = Duration::from_millis(500);
 /// One foreground command to run in an editor terminal.
 #[derive(Debug, Clone)]
 pub(crate) struct TerminalRun {
-    pub launcher: String,
-    pub command: String,
+    pub(crate) launcher: String,
+    pub(crate) command: String,
     /// Absolute, already resolved and checked inside the workspace.
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// The command's environment (`CommandEnv::for_command`), in order.
-    pub env: Vec<(String, String)>,
-    pub timeout: Duration,
-    pub max_output_bytes: usize,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) timeout: Duration,
+    pub(crate) max_output_bytes: usize,
     /// Where the output is spilled when it exceeds `max_output_bytes`.
-    pub artifact_path: PathBuf,
-    pub cleanup: CleanupTimes,
+    pub(crate) artifact_path: PathBuf,
+    pub(crate) cleanup: CleanupTimes,
 }
 
 /// The `env` program to hand the editor.

@@ -27,12 +27,12 @@ const MAX_LISTED_FILES: usize = 200;
 /// One installed skill.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Skill {
-    pub name: String,
-    pub description: String,
+    pub(crate) name: String,
+    pub(crate) description: String,
     /// Its folder.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Where it was found (`~/.agents/skills`, the project's `.claude/skills`…).
-    pub source: String,
+    pub(crate) source: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,21 +87,21 @@ pub(crate) fn prompt_section(skills: &[Skill]) -> String {
 /// What `skill.load` returns: the skill's SKILL.md and its other files, or one of those files.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
 pub struct SkillResult {
-    pub name: String,
+    pub(crate) name: String,
     /// The skill's folder (with SKILL.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dir: Option<String>,
+    pub(crate) dir: Option<String>,
     /// SKILL.md, whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<String>,
+    pub(crate) instructions: Option<String>,
     /// The skill's other files, relative to its folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub files: Option<Vec<String>>,
+    pub(crate) files: Option<Vec<String>>,
     /// The file asked for with `file`, and its text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
 }
 
 /// `load skill NAME`.

@@ -300,13 +300,13 @@ pub struct AgentLink {
 /// Extra inputs of the loop.
 pub struct LoopInputs {
     /// Resolves when the process is asked to stop (SIGTERM, SIGHUP).
-    pub terminate: Pin<Box<dyn Future<Output = ()> + Send>>,
+    pub(crate) terminate: Pin<Box<dyn Future<Output = ()> + Send>>,
     /// Workspace files for `@path` completion, listed in the background.
-    pub files: Option<oneshot::Receiver<Vec<String>>>,
+    pub(crate) files: Option<oneshot::Receiver<Vec<String>>>,
     /// Opens terminal input anew after the terminal was lent to the person's editor (the old
     /// stream is dropped first so it stops reading keys meant for the editor). `None`: there is
     /// no terminal to lend (tests on `TestBackend`), and Ctrl-G and the `/artifacts` pager say so.
-    pub reopen_input: Option<Box<dyn Fn() -> InputStream + Send>>,
+    pub(crate) reopen_input: Option<Box<dyn Fn() -> InputStream + Send>>,
 }
 
 /// Terminal input as the loop holds it.

@@ -42,28 +42,28 @@ pub(crate) enum ToolStatus {
 
 #[derive(Debug)]
 pub(crate) struct ToolCell {
-    pub call_id: String,
-    pub tool: String,
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
     /// What a person reads first beside the tool's name (the tool's own words).
-    pub summary: String,
+    pub(crate) summary: String,
     /// The summary is a command line (shown as code).
-    pub command: bool,
-    pub status: ToolStatus,
-    pub started: Instant,
-    pub running_since: Option<Instant>,
-    pub elapsed: Option<Duration>,
-    pub preview: Option<Preview>,
-    pub output: Option<Output>,
-    pub result: Option<ToolOutcome>,
+    pub(crate) command: bool,
+    pub(crate) status: ToolStatus,
+    pub(crate) started: Instant,
+    pub(crate) running_since: Option<Instant>,
+    pub(crate) elapsed: Option<Duration>,
+    pub(crate) preview: Option<Preview>,
+    pub(crate) output: Option<Output>,
+    pub(crate) result: Option<ToolOutcome>,
     /// The result in the tool's words, once it is in.
-    pub shown: Option<ResultView>,
+    pub(crate) shown: Option<ResultView>,
     /// The call's arguments, for describing its result (`shell.session`'s action).
-    pub arguments: Value,
+    pub(crate) arguments: Value,
     /// How the person answered its approval prompt, in the past tense (`allowed once`): what
     /// stays of the prompt once it is answered.
-    pub approval: Option<String>,
+    pub(crate) approval: Option<String>,
     /// For an `agent.task` call: what its subagent is doing and has done.
-    pub subagent: Option<SubagentProgress>,
+    pub(crate) subagent: Option<SubagentProgress>,
 }
 
 /// A subagent as its call's cell shows it: what it does now, what it has spent, and the calls
@@ -71,13 +71,13 @@ pub(crate) struct ToolCell {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SubagentProgress {
     /// The call it is making now (its title), if any.
-    pub activity: Option<String>,
-    pub tokens: u64,
-    pub tool_calls: u64,
+    pub(crate) activity: Option<String>,
+    pub(crate) tokens: u64,
+    pub(crate) tool_calls: u64,
     /// One line per call it made (and per failure), in order.
-    pub log: Vec<String>,
+    pub(crate) log: Vec<String>,
     /// Its calls' titles by their call ids (an approval it asks for names the call).
-    pub calls: std::collections::HashMap<String, String>,
+    pub(crate) calls: std::collections::HashMap<String, String>,
 }
 
 impl SubagentProgress {
@@ -169,9 +169,9 @@ pub(crate) enum CellKind {
 
 #[derive(Debug)]
 pub(crate) struct Cell {
-    pub kind: CellKind,
+    pub(crate) kind: CellKind,
     /// Bumped on every change; the render cache keys on it.
-    pub version: u64,
+    pub(crate) version: u64,
 }
 
 impl Cell {

@@ -34,10 +34,10 @@ pub(crate) enum CommandId {
 
 #[derive(Debug)]
 pub(crate) struct SlashCommand {
-    pub name: &'static str,
-    pub args: &'static str,
-    pub help: &'static str,
-    pub id: CommandId,
+    pub(crate) name: &'static str,
+    pub(crate) args: &'static str,
+    pub(crate) help: &'static str,
+    pub(crate) id: CommandId,
 }
 
 pub(crate) static COMMANDS: &[SlashCommand] = &[

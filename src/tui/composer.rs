@@ -22,10 +22,10 @@ pub(crate) enum ComposerAction {
 /// One entry of the completion popup.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Completion {
-    pub label: String,
-    pub detail: String,
+    pub(crate) label: String,
+    pub(crate) detail: String,
     /// The token replacing the one being typed.
-    pub insert: String,
+    pub(crate) insert: String,
 }
 
 #[derive(Debug, Default)]
@@ -38,14 +38,14 @@ pub(crate) struct Composer {
     history_pos: Option<usize>,
     draft: String,
     /// Workspace files for `@path` completion.
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// MCP prompts as slash commands (`server:prompt`, with their arguments as a hint).
-    pub mcp_commands: Vec<(String, String)>,
+    pub(crate) mcp_commands: Vec<(String, String)>,
     /// MCP resources for `@server:uri` completion (`server:uri`, and the resource's name).
-    pub mcp_resources: Vec<(String, String)>,
-    pub selected: usize,
+    pub(crate) mcp_resources: Vec<(String, String)>,
+    pub(crate) selected: usize,
     /// The person's own slash commands, completed after the built-in ones.
-    pub custom: Vec<crate::protocol::CustomCommand>,
+    pub(crate) custom: Vec<crate::protocol::CustomCommand>,
 }
 
 impl Composer {

@@ -13,15 +13,15 @@ use crate::protocol::{DiffHunk, DiffLine, DiffTag};
 /// Rendered diff lines and where each hunk starts among them (for next/previous hunk).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DiffRender {
-    pub lines: Vec<Line<'static>>,
-    pub hunk_starts: Vec<usize>,
+    pub(crate) lines: Vec<Line<'static>>,
+    pub(crate) hunk_starts: Vec<usize>,
 }
 
 /// Per-hunk review state passed to the renderer: which hunks are accepted and which one has focus.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HunkMarks<'a> {
-    pub accepted: &'a [bool],
-    pub focused: usize,
+    pub(crate) accepted: &'a [bool],
+    pub(crate) focused: usize,
 }
 
 pub(crate) fn render_hunks(

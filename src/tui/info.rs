@@ -47,20 +47,20 @@ pub(crate) enum Info {
 /// What `/status` says: the session's model, what it has spent, what it may do, where.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct StatusReport {
-    pub session_id: String,
-    pub resume_command: Option<String>,
-    pub provider: String,
-    pub model: String,
+    pub(crate) session_id: String,
+    pub(crate) resume_command: Option<String>,
+    pub(crate) provider: String,
+    pub(crate) model: String,
     /// Tokens of the last request and the model's window.
-    pub context: Option<(u64, u64)>,
-    pub usage: Usage,
-    pub turns: u64,
-    pub cost_usd: Option<f64>,
-    pub mode: WorkMode,
+    pub(crate) context: Option<(u64, u64)>,
+    pub(crate) usage: Usage,
+    pub(crate) turns: u64,
+    pub(crate) cost_usd: Option<f64>,
+    pub(crate) mode: WorkMode,
     /// The authority and the sandbox profile, as the status line says them.
-    pub authority: String,
-    pub mcp: Vec<McpServerView>,
-    pub workspace: String,
+    pub(crate) authority: String,
+    pub(crate) mcp: Vec<McpServerView>,
+    pub(crate) workspace: String,
 }
 
 impl Info {

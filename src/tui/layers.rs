@@ -67,20 +67,20 @@ pub enum ApprovalMode {
 
 #[derive(Debug)]
 pub(crate) struct ApprovalView {
-    pub call_id: String,
-    pub tool: String,
-    pub summary: String,
-    pub preview: Preview,
-    pub verdict: Verdict,
-    pub accepted: Vec<bool>,
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
+    pub(crate) summary: String,
+    pub(crate) preview: Preview,
+    pub(crate) verdict: Verdict,
+    pub(crate) accepted: Vec<bool>,
     /// The person's note on each dropped hunk, when they left one.
-    pub hunk_notes: Vec<Option<String>>,
-    pub focused: usize,
-    pub scroll: usize,
-    pub fullscreen: bool,
-    pub mode: ApprovalMode,
+    pub(crate) hunk_notes: Vec<Option<String>>,
+    pub(crate) focused: usize,
+    pub(crate) scroll: usize,
+    pub(crate) fullscreen: bool,
+    pub(crate) mode: ApprovalMode,
     /// The subagent that asks (`general: map the parser`), when not the main conversation.
-    pub from: Option<String>,
+    pub(crate) from: Option<String>,
     /// The body as last laid out, for the width and hunk selection it was laid out for: drawn
     /// every frame (and measured for the prompt's height), it is styled and wrapped once.
     body_memo: Memo<BodyKey, ApprovalBody>,
@@ -93,8 +93,8 @@ type BodyKey = (usize, Vec<bool>, usize);
 /// The approval prompt's scrollable body: its lines, and where each hunk starts among them.
 #[derive(Debug, Default)]
 pub(crate) struct ApprovalBody {
-    pub lines: Vec<Line<'static>>,
-    pub hunk_starts: Vec<usize>,
+    pub(crate) lines: Vec<Line<'static>>,
+    pub(crate) hunk_starts: Vec<usize>,
 }
 
 impl ApprovalView {
@@ -651,11 +651,11 @@ impl ApprovalView {
 /// The background-session browser.
 #[derive(Debug, Default)]
 pub(crate) struct SessionsView {
-    pub selected: usize,
+    pub(crate) selected: usize,
     /// The session whose output is open.
-    pub open: Option<String>,
+    pub(crate) open: Option<String>,
     /// Input being typed for the open session.
-    pub input: Option<String>,
+    pub(crate) input: Option<String>,
 }
 
 impl SessionsView {
@@ -726,8 +726,8 @@ impl SessionsView {
 /// The `/resume` picker: saved sessions of this workspace, most recent first.
 #[derive(Debug, Default)]
 pub(crate) struct ResumeView {
-    pub rows: Vec<crate::launch::SessionInfo>,
-    pub selected: usize,
+    pub(crate) rows: Vec<crate::launch::SessionInfo>,
+    pub(crate) selected: usize,
 }
 
 impl ResumeView {
@@ -749,8 +749,8 @@ impl ResumeView {
 /// The `/artifacts` picker: the files this session saved, opened in `$PAGER`.
 #[derive(Debug, Default)]
 pub(crate) struct ArtifactsView {
-    pub rows: Vec<ArtifactSummary>,
-    pub selected: usize,
+    pub(crate) rows: Vec<ArtifactSummary>,
+    pub(crate) selected: usize,
 }
 
 impl ArtifactsView {
@@ -777,8 +777,8 @@ impl ArtifactsView {
 /// The `/memory` list: this session's proposals; the person accepts or dismisses each.
 #[derive(Debug, Default)]
 pub(crate) struct MemoryView {
-    pub rows: Vec<MemoryProposal>,
-    pub selected: usize,
+    pub(crate) rows: Vec<MemoryProposal>,
+    pub(crate) selected: usize,
 }
 
 impl MemoryView {

@@ -62,17 +62,17 @@ impl Coded for TuiError {
 /// What is printed on the normal screen after the TUI closes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExitSummary {
-    pub session_id: String,
-    pub turns: u64,
-    pub usage: Usage,
+    pub(crate) session_id: String,
+    pub(crate) turns: u64,
+    pub(crate) usage: Usage,
     /// The exact command that resumes the session, when it is journaled.
-    pub resume_command: Option<String>,
+    pub(crate) resume_command: Option<String>,
     /// Extra lines (the demo says where its project copy was).
     pub notes: Vec<String>,
     /// A saved session picked with `/resume`: the caller resumes it next.
-    pub resume_requested: Option<String>,
+    pub(crate) resume_requested: Option<String>,
     /// `/new`: the caller starts a fresh session in this workspace next.
-    pub new_session_in: Option<std::path::PathBuf>,
+    pub(crate) new_session_in: Option<std::path::PathBuf>,
 }
 
 /// What the person asked for as the screen closed.

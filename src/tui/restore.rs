@@ -39,8 +39,8 @@ pub(crate) enum Intent {
 /// `/rewind`: the session's turns, newest last.
 #[derive(Debug, Default)]
 pub(crate) struct RewindView {
-    pub turns: Vec<TurnCheckpoint>,
-    pub selected: usize,
+    pub(crate) turns: Vec<TurnCheckpoint>,
+    pub(crate) selected: usize,
 }
 
 impl RewindView {
@@ -122,8 +122,8 @@ impl RewindView {
 /// One file of the preview: whether it is selected, and which of its hunks.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FileMark {
-    pub selected: bool,
-    pub hunks: Vec<bool>,
+    pub(crate) selected: bool,
+    pub(crate) hunks: Vec<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,14 +135,14 @@ enum Item {
 /// The restore preview (`/undo`, `/rewind`) and the `/diff` review.
 #[derive(Debug)]
 pub(crate) struct RestoreView {
-    pub plan: RestorePlan,
+    pub(crate) plan: RestorePlan,
     /// `/diff`: browsing; nothing is restored until `r` opens a preview.
-    pub review: bool,
+    pub(crate) review: bool,
     /// Only these files are part of the preview (a revert opened from `/diff`).
-    pub only: Option<Vec<usize>>,
-    pub marks: Vec<FileMark>,
+    pub(crate) only: Option<Vec<usize>>,
+    pub(crate) marks: Vec<FileMark>,
     focus: usize,
-    pub scroll: usize,
+    pub(crate) scroll: usize,
     /// The body as last laid out and what it was laid out for (the plan does not change while
     /// the view is open): drawn every frame, a long diff is styled and wrapped once.
     body_memo: Memo<BodyKey, (Vec<Line<'static>>, Vec<usize>)>,

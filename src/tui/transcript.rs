@@ -31,7 +31,7 @@ pub(crate) struct Transcript {
     cache: Vec<CacheEntry>,
     by_call: HashMap<String, usize>,
     /// Tool results and diffs shown in full (ctrl-o).
-    pub expanded: bool,
+    pub(crate) expanded: bool,
     /// First visible line when scrolled up; `None` when pinned to the bottom.
     scroll_top: Option<usize>,
     total: usize,
@@ -43,7 +43,7 @@ pub(crate) struct Transcript {
     /// answer goes there line by line as its lines are finished, so the live part stays small.
     partial: usize,
     /// Draw every cell, the flushed ones too (inline mode's full-screen transcript view).
-    pub show_all: bool,
+    pub(crate) show_all: bool,
 }
 
 impl Transcript {

@@ -24,13 +24,13 @@ const COMPOSER_MAX_LINES: usize = 8;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Areas {
-    pub transcript: Rect,
-    pub side: Option<Rect>,
-    pub strip: Option<Rect>,
-    pub composer: Rect,
-    pub status: Rect,
+    pub(crate) transcript: Rect,
+    pub(crate) side: Option<Rect>,
+    pub(crate) strip: Option<Rect>,
+    pub(crate) composer: Rect,
+    pub(crate) status: Rect,
     /// Everything above the composer (modals draw here).
-    pub main: Rect,
+    pub(crate) main: Rect,
 }
 
 fn composer_lines(state: &AppState, width: u16) -> (Vec<Line<'static>>, (usize, usize)) {

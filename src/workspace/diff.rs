@@ -66,10 +66,10 @@ fn range_text(start: usize, len: usize) -> String {
 /// A whole diff: its text, hunks and counts.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Diff {
-    pub text: String,
-    pub hunks: Vec<DiffHunk>,
-    pub added: usize,
-    pub removed: usize,
+    pub(crate) text: String,
+    pub(crate) hunks: Vec<DiffHunk>,
+    pub(crate) added: usize,
+    pub(crate) removed: usize,
 }
 
 /// Diffs `old` (absent for a new file) against `new`, labelled with `path`.

@@ -195,7 +195,7 @@ pub struct ListEntry {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Listing {
-    pub path: String,
+    pub(crate) path: String,
     pub entries: Vec<ListEntry>,
     pub truncated: bool,
 }
@@ -207,14 +207,14 @@ pub struct FileBytes {
     /// SHA-256 hex of exactly `bytes`.
     pub revision: String,
     /// Permission bits (`st_mode & 0o7777`).
-    pub mode: u32,
+    pub(crate) mode: u32,
 }
 
 /// One page of `fs.read`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Page {
-    pub path: String,
+    pub(crate) path: String,
     /// (Read back from `content` too, the name a page's text had in older journals' results.)
     #[serde(alias = "content")]
     pub text: String,
@@ -228,11 +228,11 @@ pub struct Page {
 /// What a commit did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Installed {
-    pub revision: String,
+    pub(crate) revision: String,
     pub created: bool,
     /// `false` when the directory could not be fsynced after the rename (the file is in place,
     /// but a power cut could still lose the rename).
-    pub durable: bool,
+    pub(crate) durable: bool,
 }
 
 /// SHA-256 hex of `bytes`: the revision of a file with these bytes.

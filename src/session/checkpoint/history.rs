@@ -20,9 +20,9 @@ pub(crate) enum Origin {
 /// One change to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Version {
-    pub origin: Origin,
-    pub before: FileState,
-    pub after: FileState,
+    pub(crate) origin: Origin,
+    pub(crate) before: FileState,
+    pub(crate) after: FileState,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -38,12 +38,12 @@ struct Turn {
 /// in (anything else now is a conflict), and the changes in between.
 #[derive(Debug, Clone)]
 pub(crate) struct FileSpan {
-    pub path: String,
-    pub target: FileState,
-    pub known: FileState,
-    pub turns: Vec<u32>,
+    pub(crate) path: String,
+    pub(crate) target: FileState,
+    pub(crate) known: FileState,
+    pub(crate) turns: Vec<u32>,
     /// From the first change in the range to the last change of the file.
-    pub versions: Vec<Version>,
+    pub(crate) versions: Vec<Version>,
 }
 
 /// Why a restore cannot be planned.

@@ -29,11 +29,11 @@ pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CheckpointSettings {
     /// The most file content one turn's checkpoint stores.
-    pub max_bytes: u64,
+    pub(crate) max_bytes: u64,
     /// Larger files are recorded by hash and size only.
-    pub max_file_bytes: u64,
+    pub(crate) max_file_bytes: u64,
     /// Watch the workspace around shell commands (off when the session has no shell).
-    pub scan_commands: bool,
+    pub(crate) scan_commands: bool,
 }
 
 impl Default for CheckpointSettings {

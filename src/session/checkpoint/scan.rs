@@ -102,7 +102,7 @@ pub struct Scanner {
     watch: Option<Watch>,
     ready: bool,
     /// Why scans fell back to walking the workspace (said once).
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 fn now_pair() -> (i64, i64) {

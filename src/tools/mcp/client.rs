@@ -96,9 +96,9 @@ pub(crate) enum Changed {
 /// Who the server says it is, from the handshake.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ServerIdentity {
-    pub has_tools: bool,
-    pub has_prompts: bool,
-    pub has_resources: bool,
+    pub(crate) has_tools: bool,
+    pub(crate) has_prompts: bool,
+    pub(crate) has_resources: bool,
 }
 
 /// What pablo answers the server's own requests with.
@@ -152,7 +152,7 @@ impl ClientHandler for Handler {
 pub(crate) struct Connection {
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     peer: rmcp::service::Peer<RoleClient>,
-    pub identity: ServerIdentity,
+    pub(crate) identity: ServerIdentity,
     /// The program of a stdio server (stopped on close, killed when dropped).
     process: Option<ServerProcess>,
 }

@@ -77,14 +77,14 @@ impl ServerSpec {
 #[derive(Clone)]
 pub(crate) struct ToolEntry {
     /// `mcp__SERVER__TOOL`.
-    pub offered: String,
+    pub(crate) offered: String,
     /// The name on the wire.
-    pub real: String,
-    pub title: Option<String>,
-    pub description: String,
-    pub schema: Value,
-    pub read_only_hint: Option<bool>,
-    pub validator: Arc<super::schema::Validator>,
+    pub(crate) real: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: String,
+    pub(crate) schema: Value,
+    pub(crate) read_only_hint: Option<bool>,
+    pub(crate) validator: Arc<super::schema::Validator>,
 }
 
 #[derive(Clone)]

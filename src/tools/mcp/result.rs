@@ -18,16 +18,16 @@ use crate::tools::wording::{self, lines_of};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct McpResult {
-    pub server: String,
+    pub(crate) server: String,
     /// The tool's real name on the server.
-    pub tool: String,
+    pub(crate) tool: String,
     /// The text blocks (and embedded text resources), joined.
-    pub text: String,
+    pub(crate) text: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<Value>,
+    pub(crate) structured_content: Option<Value>,
     /// The blocks that are not text, described by type and size.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub content: Vec<McpPart>,
+    pub(crate) content: Vec<McpPart>,
 }
 
 /// A content block that is not text, as the model is told of it.

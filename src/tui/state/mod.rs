@@ -71,28 +71,28 @@ pub(crate) enum Effect {
 /// Facts for the status line.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct StatusInfo {
-    pub session_id: String,
-    pub provider: String,
-    pub model: String,
-    pub workspace: String,
-    pub policy_mode: String,
+    pub(crate) session_id: String,
+    pub(crate) provider: String,
+    pub(crate) model: String,
+    pub(crate) workspace: String,
+    pub(crate) policy_mode: String,
     /// The working mode in force (Shift-Tab switches it).
-    pub mode: WorkMode,
+    pub(crate) mode: WorkMode,
     /// The command that resumes this session (shown by `/resume` and printed on exit).
-    pub resume_command: Option<String>,
+    pub(crate) resume_command: Option<String>,
     /// Tokens of the last request and the model's window, once a call reported them.
-    pub context: Option<(u64, u64)>,
+    pub(crate) context: Option<(u64, u64)>,
     /// What the session has cost, when the model's prices are known (all of its runs).
-    pub cost_usd: Option<f64>,
+    pub(crate) cost_usd: Option<f64>,
 }
 
 /// The checklist the model keeps with `plan.update`.
 #[derive(Debug, Default)]
 pub(crate) struct PlanState {
-    pub items: Vec<PlanItem>,
-    pub explanation: Option<String>,
+    pub(crate) items: Vec<PlanItem>,
+    pub(crate) explanation: Option<String>,
     /// Flips the default visibility of the checklist (side panel shown, strip collapsed).
-    pub toggled: bool,
+    pub(crate) toggled: bool,
 }
 
 impl PlanState {
@@ -110,8 +110,8 @@ impl PlanState {
 /// The background shell sessions and what each printed.
 #[derive(Debug, Default)]
 pub(crate) struct Background {
-    pub sessions: Vec<SessionSummary>,
-    pub output: HashMap<String, Output>,
+    pub(crate) sessions: Vec<SessionSummary>,
+    pub(crate) output: HashMap<String, Output>,
 }
 
 impl Background {
@@ -123,10 +123,10 @@ impl Background {
 /// A model request that failed and is tried again at `until` ([`Event::Retry`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Waiting {
-    pub attempt: u32,
-    pub max_attempts: u32,
-    pub until: Instant,
-    pub reason: String,
+    pub(crate) attempt: u32,
+    pub(crate) max_attempts: u32,
+    pub(crate) until: Instant,
+    pub(crate) reason: String,
 }
 
 /// The session's tokens and cost. The agent counts from its own start, and a resumed session's
