@@ -7,7 +7,7 @@
 //! narrow) is the policy module's business; scalar settings are taken from the last layer that
 //! sets them.
 
-pub mod env;
+pub(crate) mod env;
 mod otel;
 pub mod show;
 
@@ -18,11 +18,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::ToolMode;
 use crate::core::{Coded, ErrorCode};
-pub use otel::{OtelConfig, OtelProtocol, TraceConfig};
+pub(crate) use otel::{OtelConfig, OtelProtocol, TraceConfig};
 
-pub mod hooks;
+pub(crate) mod hooks;
 pub use hooks::{HookEntry, HooksConfig, OnFailure};
-pub mod lsp;
+pub(crate) mod lsp;
 pub use lsp::{LspServerConfig, LspServerEntry};
 
 /// The fixed `PATH` of every command pablo runs, and the one command words are resolved through
@@ -34,34 +34,34 @@ pub const CLEAN_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
     /// `openai`, `anthropic` or `ollama`.
-    pub provider: Option<String>,
+    pub(crate) provider: Option<String>,
     /// `model = "NAME"`, or the `[model]` table (name, window, reasoning, wire format, prices).
-    pub model: Option<ModelSetting>,
-    pub base_url: Option<String>,
+    pub(crate) model: Option<ModelSetting>,
+    pub(crate) base_url: Option<String>,
     /// Name of the environment variable holding the key (the key itself never goes in a file).
-    pub api_key_env: Option<String>,
+    pub(crate) api_key_env: Option<String>,
     #[serde(default)]
-    pub limits: LimitsConfig,
+    pub(crate) limits: LimitsConfig,
     #[serde(default)]
-    pub options: Options,
+    pub(crate) options: Options,
     #[serde(default)]
-    pub tui: TuiConfig,
+    pub(crate) tui: TuiConfig,
     /// `[mcp_servers.NAME]`: Model Context Protocol servers whose tools, prompts and resources
     /// the session offers (docs/mcp.md).
     #[serde(default)]
-    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
     #[serde(default)]
-    pub memory: MemoryOptions,
+    pub(crate) memory: MemoryOptions,
     /// `[otel]`: OpenTelemetry export (docs/observability.md).
     #[serde(default)]
-    pub otel: OtelConfig,
+    pub(crate) otel: OtelConfig,
     /// `[trace]`: what the native trace holds.
     #[serde(default)]
-    pub trace: TraceConfig,
+    pub(crate) trace: TraceConfig,
     /// `[[hooks.EVENT]]`: the person's programs around prompts, tool calls and file changes
     /// (docs/hooks.md).
     #[serde(default, skip_serializing_if = "HooksConfig::is_empty")]
-    pub hooks: HooksConfig,
+    pub(crate) hooks: HooksConfig,
     /// `[lsp.NAME]`: language servers asked about the files the model edits (docs/lsp.md).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub lsp: BTreeMap<String, LspServerConfig>,
@@ -73,7 +73,7 @@ pub struct ConfigFile {
 pub struct MemoryOptions {
     /// Off unless set to `true` in the user's config or `--config`; a project layer can only
     /// turn it off.
-    pub enabled: Option<bool>,
+    pub(crate) enabled: Option<bool>,
 }
 
 /// `[tui]`: how the terminal front-end shows itself.
@@ -85,7 +85,7 @@ pub struct TuiConfig {
     pub alt_screen: Option<bool>,
     /// The working mode a session starts in (`ask`, `auto-edit`, `plan`). Read from the user's
     /// config and `--config` only: a repository does not choose to skip the person's questions.
-    pub mode: Option<crate::protocol::WorkMode>,
+    pub(crate) mode: Option<crate::protocol::WorkMode>,
     /// How pablo gets the person's attention when an approval waits or a turn ends.
     pub notifications: Option<crate::protocol::Notifications>,
 }
@@ -96,57 +96,57 @@ pub struct TuiConfig {
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     /// The program to start (found through the command `PATH`); exclusive with `url`.
-    pub command: Option<String>,
+    pub(crate) command: Option<String>,
     #[serde(default)]
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
     /// Variables the server gets besides the toolchain environment commands get; nothing else
     /// of pablo's environment (no provider key, no secret-looking variable) reaches it.
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub(crate) env: BTreeMap<String, String>,
     /// Names of variables passed from pablo's own environment (a token the server needs). The
     /// variables holding pablo's provider keys cannot be named.
     #[serde(default)]
-    pub env_vars: Vec<String>,
+    pub(crate) env_vars: Vec<String>,
     /// Working directory of the program (relative to the workspace; default: the workspace).
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// A streamable HTTP endpoint; exclusive with `command`.
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     /// The variable holding a bearer token sent as `Authorization: Bearer …` (HTTP only).
-    pub bearer_token_env: Option<String>,
+    pub(crate) bearer_token_env: Option<String>,
     /// Extra HTTP headers (HTTP only).
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub(crate) headers: BTreeMap<String, String>,
     /// `false` switches the server off (a later layer may switch off an earlier one's server).
-    pub enabled: Option<bool>,
+    pub(crate) enabled: Option<bool>,
     /// When `true`, a server that fails to start stops the session.
-    pub required: Option<bool>,
+    pub(crate) required: Option<bool>,
     /// How long to wait for the handshake and the first listing (default 30).
-    pub startup_timeout_seconds: Option<u64>,
+    pub(crate) startup_timeout_seconds: Option<u64>,
     /// How long one tool call may take before it is cancelled (default 300).
-    pub tool_timeout_seconds: Option<u64>,
+    pub(crate) tool_timeout_seconds: Option<u64>,
     /// Only these tools are offered (real names, as the server lists them).
-    pub enabled_tools: Option<Vec<String>>,
+    pub(crate) enabled_tools: Option<Vec<String>>,
     /// These tools are never offered.
     #[serde(default)]
-    pub disabled_tools: Vec<String>,
+    pub(crate) disabled_tools: Vec<String>,
     /// Per-tool policy by real tool name: `tools.echo = "auto"`. MCP tools ask by default.
     #[serde(default)]
-    pub tools: BTreeMap<String, ToolMode>,
+    pub(crate) tools: BTreeMap<String, ToolMode>,
 }
 
 /// Default seconds to wait for an MCP server to start.
-pub const MCP_STARTUP_TIMEOUT_SECONDS: u64 = 30;
+pub(crate) const MCP_STARTUP_TIMEOUT_SECONDS: u64 = 30;
 /// Default seconds one MCP tool call may take.
-pub const MCP_TOOL_TIMEOUT_SECONDS: u64 = 300;
+pub(crate) const MCP_TOOL_TIMEOUT_SECONDS: u64 = 300;
 
 impl McpServerConfig {
     /// Whether this table defines a server (rather than only switching one off or setting
     /// tool modes).
-    pub fn defines_server(&self) -> bool {
+    pub(crate) fn defines_server(&self) -> bool {
         self.command.is_some() || self.url.is_some()
     }
 
-    pub fn startup_timeout(&self) -> std::time::Duration {
+    pub(crate) fn startup_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(
             self.startup_timeout_seconds
                 .filter(|s| *s > 0)
@@ -154,7 +154,7 @@ impl McpServerConfig {
         )
     }
 
-    pub fn tool_timeout(&self) -> std::time::Duration {
+    pub(crate) fn tool_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(
             self.tool_timeout_seconds
                 .filter(|s| *s > 0)
@@ -237,7 +237,7 @@ impl McpServerConfig {
 
 /// `NAME` of `[mcp_servers.NAME]`: letters, digits, `-` and `_`, so tool names and slash
 /// commands built from it stay readable and unambiguous.
-pub fn is_mcp_server_name(name: &str) -> bool {
+pub(crate) fn is_mcp_server_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 32
         && name
@@ -261,7 +261,7 @@ pub enum ModelSetting {
 }
 
 impl ModelSetting {
-    pub fn table(&self) -> ModelTable {
+    pub(crate) fn table(&self) -> ModelTable {
         match self {
             ModelSetting::Name(name) => ModelTable {
                 name: Some(name.clone()),
@@ -302,18 +302,18 @@ impl<'de> Deserialize<'de> for ModelSetting {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelTable {
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Tokens the model reads and writes in one call.
-    pub context_window: Option<u64>,
+    pub(crate) context_window: Option<u64>,
     /// Largest answer of one call, in tokens.
-    pub max_output_tokens: Option<u32>,
-    pub reasoning: Option<ReasoningLevel>,
+    pub(crate) max_output_tokens: Option<u32>,
+    pub(crate) reasoning: Option<ReasoningLevel>,
     /// For `provider = "openai"`: `chat` (Chat Completions) or `responses` (the Responses API).
-    pub wire_api: Option<WireApi>,
+    pub(crate) wire_api: Option<WireApi>,
     /// Whether the model takes images (`@shot.png`); unset, the table of known models says.
-    pub images: Option<bool>,
+    pub(crate) images: Option<bool>,
     #[serde(default)]
-    pub prices: PriceTable,
+    pub(crate) prices: PriceTable,
 }
 
 /// How much the model is asked to reason: `off`, `low`, `medium`, `high`.
@@ -339,7 +339,7 @@ impl ReasoningLevel {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Off => "off",
             Self::Low => "low",
@@ -363,10 +363,10 @@ pub enum WireApi {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PriceTable {
-    pub input: Option<f64>,
-    pub output: Option<f64>,
-    pub cache_read: Option<f64>,
-    pub cache_write: Option<f64>,
+    pub(crate) input: Option<f64>,
+    pub(crate) output: Option<f64>,
+    pub(crate) cache_read: Option<f64>,
+    pub(crate) cache_write: Option<f64>,
 }
 
 impl PriceTable {
@@ -382,46 +382,46 @@ impl PriceTable {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsConfig {
-    pub run_deadline_seconds: Option<u64>,
-    pub max_tool_argument_bytes: Option<usize>,
-    pub max_tool_result_bytes: Option<usize>,
-    pub max_request_context_bytes: Option<usize>,
-    pub max_model_output_bytes: Option<usize>,
-    pub max_native_events: Option<u64>,
-    pub max_model_calls: Option<u64>,
-    pub max_tool_calls: Option<u64>,
+    pub(crate) run_deadline_seconds: Option<u64>,
+    pub(crate) max_tool_argument_bytes: Option<usize>,
+    pub(crate) max_tool_result_bytes: Option<usize>,
+    pub(crate) max_request_context_bytes: Option<usize>,
+    pub(crate) max_model_output_bytes: Option<usize>,
+    pub(crate) max_native_events: Option<u64>,
+    pub(crate) max_model_calls: Option<u64>,
+    pub(crate) max_tool_calls: Option<u64>,
     /// Seconds without a byte on a model stream before it is abandoned.
-    pub stream_idle_timeout_seconds: Option<u64>,
+    pub(crate) stream_idle_timeout_seconds: Option<u64>,
     /// Conversation size (bytes) at which older turns are summarized, on top of the context
     /// window's own bound.
-    pub compact_at_bytes: Option<usize>,
+    pub(crate) compact_at_bytes: Option<usize>,
     /// HTTP requests `web.fetch` may send in one session, redirects included (default 50;
     /// 0 removes the tool).
-    pub max_network_requests: Option<u64>,
+    pub(crate) max_network_requests: Option<u64>,
     /// Largest file `artifact.write` stores, in bytes (default 5 MiB).
-    pub max_artifact_bytes: Option<usize>,
+    pub(crate) max_artifact_bytes: Option<usize>,
     /// Subagents (`agent.task`) of one model response that run at the same time (default 4).
-    pub max_parallel_subagents: Option<usize>,
+    pub(crate) max_parallel_subagents: Option<usize>,
     /// Tool calls one subagent may make (default 50; the session's budget still bounds all).
-    pub subagent_max_tool_calls: Option<u64>,
+    pub(crate) subagent_max_tool_calls: Option<u64>,
     /// Seconds one subagent may run (default 600; the turn's deadline still bounds it).
-    pub subagent_deadline_seconds: Option<u64>,
+    pub(crate) subagent_deadline_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Options {
     #[serde(default)]
-    pub shell: ShellOptions,
+    pub(crate) shell: ShellOptions,
     /// Per-tool policy, keyed by native tool name (`"fs.write" = "ask"`).
     #[serde(default)]
-    pub tools: BTreeMap<String, ToolMode>,
+    pub(crate) tools: BTreeMap<String, ToolMode>,
     #[serde(default)]
-    pub filesystem: FilesystemOptions,
+    pub(crate) filesystem: FilesystemOptions,
     #[serde(default)]
-    pub fetch: FetchOptions,
+    pub(crate) fetch: FetchOptions,
     #[serde(default)]
-    pub checkpoints: CheckpointConfig,
+    pub(crate) checkpoints: CheckpointConfig,
 }
 
 /// `[options.fetch]`: the hosts `web.fetch` may reach without asking. The address rules apply
@@ -431,12 +431,12 @@ pub struct Options {
 pub struct FetchOptions {
     /// Domain names; each covers itself and its subdomains (`docs.rs` covers `www.docs.rs`).
     #[serde(default)]
-    pub allowed_domains: Vec<String>,
+    pub(crate) allowed_domains: Vec<String>,
 }
 
 /// Whether `name` is a domain name as `[options.fetch] allowed_domains` takes it: dot-separated
 /// labels of letters, digits and hyphens, no scheme, port, path or wildcard.
-pub fn is_domain_name(name: &str) -> bool {
+pub(crate) fn is_domain_name(name: &str) -> bool {
     let name = name.strip_suffix('.').unwrap_or(name);
     !name.is_empty()
         && name.len() <= 253
@@ -457,13 +457,13 @@ pub fn is_domain_name(name: &str) -> bool {
 #[serde(deny_unknown_fields)]
 pub struct CheckpointConfig {
     /// Keep checkpoints (default true).
-    pub enabled: Option<bool>,
+    pub(crate) enabled: Option<bool>,
     /// The most file content one checkpoint (one turn) stores, in bytes (default 256 MiB).
     /// Files beyond it are recorded by hash and size only, and the checkpoint says it cannot
     /// restore them.
-    pub max_bytes: Option<u64>,
+    pub(crate) max_bytes: Option<u64>,
     /// Files larger than this (default 16 MiB) are recorded by hash and size only.
-    pub max_file_bytes: Option<u64>,
+    pub(crate) max_file_bytes: Option<u64>,
 }
 
 /// `[options.shell]`, in the seed's deployment shape plus pablo's additions.
@@ -512,24 +512,24 @@ pub struct ShellOptions {
 pub struct ShellEnvOptions {
     /// More variables to pass (`NAME` or `PREFIX*`); `HOME` may be named.
     #[serde(default)]
-    pub inherit: Vec<String>,
+    pub(crate) inherit: Vec<String>,
     /// Variables never to pass, built-in ones included.
     #[serde(default)]
-    pub exclude: Vec<String>,
+    pub(crate) exclude: Vec<String>,
     /// Fixed values (`PATH` here replaces the inherited one).
     #[serde(default)]
-    pub set: BTreeMap<String, String>,
+    pub(crate) set: BTreeMap<String, String>,
 }
 
 /// `[options.shell.commands]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandRules {
-    pub default: Option<RuleDecision>,
+    pub(crate) default: Option<RuleDecision>,
     #[serde(default)]
-    pub allow: Vec<CommandRule>,
+    pub(crate) allow: Vec<CommandRule>,
     #[serde(default)]
-    pub deny: Vec<CommandRule>,
+    pub(crate) deny: Vec<CommandRule>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -544,12 +544,12 @@ pub enum RuleDecision {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandRule {
-    pub id: String,
-    pub executable: String,
+    pub(crate) id: String,
+    pub(crate) executable: String,
     #[serde(default)]
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
     #[serde(rename = "match", default)]
-    pub match_kind: MatchKind,
+    pub(crate) match_kind: MatchKind,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -564,18 +564,18 @@ pub enum MatchKind {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FilesystemOptions {
-    pub enabled: Option<bool>,
+    pub(crate) enabled: Option<bool>,
     #[serde(default)]
-    pub read_roots: Vec<String>,
+    pub(crate) read_roots: Vec<String>,
     #[serde(default)]
-    pub write_roots: Vec<String>,
+    pub(crate) write_roots: Vec<String>,
     #[serde(default)]
-    pub deny_roots: Vec<String>,
+    pub(crate) deny_roots: Vec<String>,
     /// Extra credential-like file name globs refused for reading (added to the built-in list).
     #[serde(default)]
-    pub refused_names: Vec<String>,
+    pub(crate) refused_names: Vec<String>,
     /// Largest file `fs.read` opens, in bytes (default: unlimited in the CLI).
-    pub max_file_bytes: Option<u64>,
+    pub(crate) max_file_bytes: Option<u64>,
 }
 
 /// A config file that cannot be used. Every problem is named with the file, the line and the key.
@@ -597,11 +597,11 @@ pub enum ConfigError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigProblem {
     /// 1-based.
-    pub line: usize,
+    pub(crate) line: usize,
     /// The dotted key (`options.shell.timeout_seconds`, `options.shell.commands.allow[0]`); none
     /// for a syntax error.
-    pub key: Option<String>,
-    pub message: String,
+    pub(crate) key: Option<String>,
+    pub(crate) message: String,
 }
 
 fn render_problems(path: &Path, problems: &[ConfigProblem]) -> String {
@@ -782,7 +782,7 @@ impl ConfigFile {
     /// when it has no syntax error. A bad entry is taken out and the rest read again, so one
     /// misspelt key does not hide the next; an entry of a list of rules goes out whole, so a bad
     /// rule is one problem.
-    pub fn validate(text: &str) -> (Option<Self>, Vec<ConfigProblem>) {
+    pub(crate) fn validate(text: &str) -> (Option<Self>, Vec<ConfigProblem>) {
         let line_of = |offset: usize| {
             let at = offset.min(text.len());
             text.get(..at).map_or(1, |t| t.matches('\n').count() + 1)
@@ -1080,7 +1080,7 @@ pub struct Layers {
 }
 
 /// The label of the `PABLO_`/`-c` layer in messages.
-pub const OVERRIDES_LABEL: &str = "PABLO_ variables and -c";
+pub(crate) const OVERRIDES_LABEL: &str = "PABLO_ variables and -c";
 
 impl Layers {
     pub fn load(
@@ -1108,7 +1108,7 @@ impl Layers {
     }
 
     /// Layers in precedence order (later wins for scalars).
-    pub fn iter(&self) -> impl Iterator<Item = &ConfigFile> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &ConfigFile> {
         [&self.user, &self.project, &self.explicit, &self.overrides]
             .into_iter()
             .flatten()
@@ -1117,7 +1117,7 @@ impl Layers {
 
     /// The person's own layers, in precedence order: the user's file, `--config`, and the
     /// `PABLO_`/`-c` settings (never the project's, which comes with the repository).
-    pub fn personal(&self) -> impl DoubleEndedIterator<Item = &(PathBuf, ConfigFile)> {
+    pub(crate) fn personal(&self) -> impl DoubleEndedIterator<Item = &(PathBuf, ConfigFile)> {
         [&self.user, &self.explicit, &self.overrides]
             .into_iter()
             .flatten()
@@ -1125,7 +1125,7 @@ impl Layers {
 
     /// Adds the person's `PABLO_` variables (`vars`) and `-c` settings (`args`) as the top layer;
     /// returns the note about `PABLO_` variables that are no config key (said once per process).
-    pub fn with_overrides(
+    pub(crate) fn with_overrides(
         &mut self,
         vars: Vec<(String, String)>,
         args: &[String],
@@ -1140,13 +1140,13 @@ impl Layers {
     }
 
     /// The last layer's value for a scalar setting.
-    pub fn last<T: Clone>(&self, pick: impl Fn(&ConfigFile) -> Option<T>) -> Option<T> {
+    pub(crate) fn last<T: Clone>(&self, pick: impl Fn(&ConfigFile) -> Option<T>) -> Option<T> {
         self.iter().filter_map(pick).last()
     }
 
     /// Checkpoint settings, later layers winning. The project layer is not read: a repository's
     /// own config must not be able to switch off or shrink the person's undo.
-    pub fn checkpoints(&self) -> CheckpointConfig {
+    pub(crate) fn checkpoints(&self) -> CheckpointConfig {
         let mut out = CheckpointConfig::default();
         for (_, c) in self.personal() {
             let k = &c.options.checkpoints;
@@ -1159,7 +1159,7 @@ impl Layers {
 
     /// The `model` settings merged field by field (the last layer that sets a field wins), so
     /// that a project can set the window while the user's file names the model.
-    pub fn model(&self) -> ModelTable {
+    pub(crate) fn model(&self) -> ModelTable {
         let mut out = ModelTable::default();
         for c in self.iter() {
             let Some(m) = &c.model else { continue };
@@ -1182,7 +1182,7 @@ impl Layers {
 
     /// Shell options with scalars merged (later wins) and lists concatenated. Policy reads the
     /// layers itself to apply its narrowing rules; the process side only needs these numbers.
-    pub fn shell(&self) -> ShellOptions {
+    pub(crate) fn shell(&self) -> ShellOptions {
         let mut out = ShellOptions::default();
         for c in self.iter() {
             let s = &c.options.shell;
@@ -1218,11 +1218,11 @@ impl Layers {
 
 /// An MCP server to start, as the layers settled it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpServerEntry {
-    pub name: String,
-    pub config: McpServerConfig,
+pub(crate) struct McpServerEntry {
+    pub(crate) name: String,
+    pub(crate) config: McpServerConfig,
     /// Where it was defined (`user config /home/…/config.toml`), for messages.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl Layers {
@@ -1232,7 +1232,7 @@ impl Layers {
     /// nothing: its definitions are ignored with a warning. Any layer may switch a server off
     /// (`enabled = false`) and narrow its tools (`disabled_tools`, `enabled_tools`); trusted
     /// layers may also change its timeouts and `required`.
-    pub fn mcp_servers(&self, project_trusted: bool) -> (Vec<McpServerEntry>, Vec<String>) {
+    pub(crate) fn mcp_servers(&self, project_trusted: bool) -> (Vec<McpServerEntry>, Vec<String>) {
         let mut defined: BTreeMap<String, McpServerEntry> = BTreeMap::new();
         let mut off: BTreeMap<String, String> = BTreeMap::new();
         let mut warnings = Vec::new();

@@ -20,16 +20,16 @@ use crate::protocol::{Event, Op, PlanStatus, StopReason, ToolOutcome, Usage, rea
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutcome {
     pub exit_code: i32,
-    pub stop_reason: Option<StopReason>,
+    pub(crate) stop_reason: Option<StopReason>,
     /// The model's final answer (its last message, when that message called no tool), for
     /// `--output-last-message`.
     pub last_message: Option<String>,
 }
 
 /// Exit code for a run that was interrupted (SIGINT), as shells expect.
-pub const EXIT_INTERRUPTED: i32 = 130;
+pub(crate) const EXIT_INTERRUPTED: i32 = 130;
 /// Exit code for a run that was stopped by SIGTERM, as shells expect (128 + 15).
-pub const EXIT_TERMINATED: i32 = 143;
+pub(crate) const EXIT_TERMINATED: i32 = 143;
 
 /// What stopped a run from outside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -126,7 +126,7 @@ mod agent_loop {
     use pablo::protocol::{
         AgentHandle, ApprovalAnswer, Event, Op, PreviewDiagnostics, ToolOutcome,
     };
-    use pablo::tools::{Catalog, Host, HostServices, register_filesystem};
+    use pablo::tools::{Catalog, Host, register_filesystem};
     use pablo::workspace::{Workspace, revision_of};
     use serde_json::{Value, json};
 
@@ -148,16 +148,7 @@ mod agent_loop {
                 workspace.clone(),
             )))
             .unwrap();
-        let services = HostServices {
-            lsp: Some(lsp),
-            ..HostServices::default()
-        };
-        let host = Host::with_services(
-            workspace,
-            state.join("session"),
-            &Default::default(),
-            services,
-        );
+        let host = Host::new(workspace, state.join("session"), &Default::default()).with_lsp(lsp);
         agent::spawn(AgentSetup {
             mode: Default::default(),
             model_switcher: None,

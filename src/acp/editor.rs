@@ -16,14 +16,14 @@ use crate::core::editor::{
 };
 
 /// One ACP session's view of the client.
-pub struct ClientEditor {
+pub(crate) struct ClientEditor {
     session_id: String,
     capabilities: EditorCapabilities,
     cx: ConnectionTo<Client>,
 }
 
 impl ClientEditor {
-    pub fn new(
+    pub(crate) fn new(
         session_id: String,
         client: &acp::ClientCapabilities,
         cx: ConnectionTo<Client>,
@@ -49,7 +49,7 @@ impl ClientEditor {
 }
 
 /// What pablo may use of what the client advertised.
-pub fn capabilities_of(client: &acp::ClientCapabilities) -> EditorCapabilities {
+pub(crate) fn capabilities_of(client: &acp::ClientCapabilities) -> EditorCapabilities {
     EditorCapabilities {
         read_files: client.fs.read_text_file,
         write_files: client.fs.write_text_file,

@@ -10,8 +10,8 @@
 //! Nothing but protocol messages may reach stdout; diagnostics go through `tracing` (to the log
 //! file when `PABLO_LOG` is set).
 
-pub mod editor;
-pub mod translate;
+pub(crate) mod editor;
+pub(crate) mod translate;
 pub mod transport;
 
 use std::collections::{HashMap, HashSet};
@@ -36,7 +36,7 @@ use crate::launch::{
 };
 use crate::protocol::{ApprovalAnswer, Event, Op, Preview, StopReason, Verdict, WorkMode};
 
-pub use translate::Translator;
+pub(crate) use translate::Translator;
 pub use transport::line_transport;
 
 /// How a session gets its model. The CLI uses [`default_models`] (flags, config, environment).
@@ -48,15 +48,15 @@ pub type ModelSource = Arc<
 >;
 
 /// The model chosen by flags, config and environment, as for every other front-end.
-pub fn default_models() -> ModelSource {
+pub(crate) fn default_models() -> ModelSource {
     Arc::new(|launch: &Launch| Box::pin(launch.model()))
 }
 
 /// Permission option ids offered in `session/request_permission`.
-pub const ALLOW_ONCE: &str = "allow_once";
-pub const ALLOW_ALWAYS: &str = "allow_always";
-pub const REJECT_ONCE: &str = "reject_once";
-pub const REJECT_ALWAYS: &str = "reject_always";
+pub(crate) const ALLOW_ONCE: &str = "allow_once";
+pub(crate) const ALLOW_ALWAYS: &str = "allow_always";
+pub(crate) const REJECT_ONCE: &str = "reject_once";
+pub(crate) const REJECT_ALWAYS: &str = "reject_always";
 
 /// Why an ACP request was refused. Each becomes a JSON-RPC error whose `data.code` is
 /// [`Coded::code`].
@@ -112,7 +112,7 @@ impl Coded for AcpError {
 impl AcpError {
     /// The JSON-RPC error for this refusal: a standard code, the message, and pablo's code in
     /// `data.code`.
-    pub fn to_rpc(&self) -> agent_client_protocol::Error {
+    pub(crate) fn to_rpc(&self) -> agent_client_protocol::Error {
         let code = match self {
             AcpError::CwdNotAbsolute(_)
             | AcpError::UnsupportedContent(_)
@@ -611,7 +611,7 @@ async fn pump(
 
 /// The answer to `session/prompt` for a finished turn. A failed turn is a JSON-RPC error carrying
 /// the engine's code and message; everything else is a stop reason.
-pub fn prompt_answer(
+pub(crate) fn prompt_answer(
     stop_reason: StopReason,
     error: Option<(String, String)>,
 ) -> Result<acp::PromptResponse, agent_client_protocol::Error> {
@@ -641,7 +641,7 @@ pub fn prompt_answer(
 
 /// What "reject always" remembers: the command line for commands, the tool and path for file
 /// changes, the tool otherwise.
-pub fn reject_key(tool: &str, preview: &Preview) -> String {
+pub(crate) fn reject_key(tool: &str, preview: &Preview) -> String {
     match preview {
         Preview::Command(c) => format!("{tool}\0{}", c.command),
         Preview::FileChange(fc) => format!("{tool}\0{}", fc.path),
@@ -652,7 +652,7 @@ pub fn reject_key(tool: &str, preview: &Preview) -> String {
 }
 
 /// The options of a permission request.
-pub fn permission_options(
+pub(crate) fn permission_options(
     tool: &str,
     preview: &Preview,
     verdict: &Verdict,

@@ -21,7 +21,7 @@ use crate::protocol::{
 mod diagnostics;
 
 /// Output kept per running command, as shown to the editor (the tail wins).
-pub const MAX_SHOWN_OUTPUT_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_SHOWN_OUTPUT_BYTES: usize = 64 * 1024;
 
 /// What the editor knows about one tool call.
 #[derive(Debug, Clone, Default)]
@@ -38,7 +38,7 @@ struct CallView {
 
 /// Maps engine events of one session to ACP session updates.
 #[derive(Debug, Clone)]
-pub struct Translator {
+pub(crate) struct Translator {
     workspace: PathBuf,
     kinds: HashMap<String, ToolKind>,
     /// Tokens the host lets a request carry; the context size reported until the engine names
@@ -54,7 +54,11 @@ pub struct Translator {
 impl Translator {
     /// `kinds` maps native tool names to their kind (from the session's catalog);
     /// `context_tokens` is what `usage_update` reports as the window size.
-    pub fn new(workspace: PathBuf, kinds: HashMap<String, ToolKind>, context_tokens: u64) -> Self {
+    pub(crate) fn new(
+        workspace: PathBuf,
+        kinds: HashMap<String, ToolKind>,
+        context_tokens: u64,
+    ) -> Self {
         Self {
             workspace,
             kinds,
@@ -66,13 +70,13 @@ impl Translator {
     }
 
     /// The mode the session starts in, as its `session/new` or `session/load` answer says.
-    pub fn with_mode(mut self, mode: WorkMode) -> Self {
+    pub(crate) fn with_mode(mut self, mode: WorkMode) -> Self {
         self.mode = mode;
         self
     }
 
     /// The ACP kind of a tool, by native name.
-    pub fn kind_of(&self, tool: &str) -> acp::ToolKind {
+    pub(crate) fn kind_of(&self, tool: &str) -> acp::ToolKind {
         match self.kinds.get(tool) {
             Some(k) => acp_kind(*k),
             None => acp::ToolKind::Other,
@@ -81,7 +85,7 @@ impl Translator {
 
     /// The updates for one engine event (often none). Approval requests and turn ends are the
     /// caller's business; this only keeps the editor's picture of the session current.
-    pub fn updates(&mut self, event: &Event) -> Vec<acp::SessionUpdate> {
+    pub(crate) fn updates(&mut self, event: &Event) -> Vec<acp::SessionUpdate> {
         match event {
             Event::MessageDelta { text } if !text.is_empty() => {
                 vec![acp::SessionUpdate::AgentMessageChunk(
@@ -287,7 +291,7 @@ impl Translator {
 
     /// The tool call as shown in a `session/request_permission`: title, kind and the preview
     /// (a diff for file changes, the parsed command with each part's decision for commands).
-    pub fn permission_tool_call(
+    pub(crate) fn permission_tool_call(
         &mut self,
         call_id: &str,
         tool: &str,
@@ -369,7 +373,7 @@ impl Translator {
 }
 
 /// pablo's tool kinds in ACP terms.
-pub fn acp_kind(kind: ToolKind) -> acp::ToolKind {
+pub(crate) fn acp_kind(kind: ToolKind) -> acp::ToolKind {
     match kind {
         ToolKind::Read => acp::ToolKind::Read,
         ToolKind::Search => acp::ToolKind::Search,
@@ -407,7 +411,10 @@ fn text_content(text: impl Into<String>) -> acp::ToolCallContent {
 /// A file change as an ACP `diff` block: absolute path, the text being replaced (rebuilt from
 /// the hunks) and the complete new text — exactly the bytes that will be committed. When the old
 /// text cannot be rebuilt, the unified diff is shown as text instead.
-pub fn file_change_content(workspace: &Path, fc: &FileChangePreview) -> acp::ToolCallContent {
+pub(crate) fn file_change_content(
+    workspace: &Path,
+    fc: &FileChangePreview,
+) -> acp::ToolCallContent {
     let path = workspace.join(&fc.path);
     if fc.old_revision.is_none() {
         return acp::ToolCallContent::Diff(acp::Diff::new(path, fc.new_text.clone()));
@@ -422,7 +429,7 @@ pub fn file_change_content(workspace: &Path, fc: &FileChangePreview) -> acp::Too
 
 /// Rebuilds the replaced text by applying the hunks backwards onto the new text. `None` when
 /// there are no hunks to apply or they do not fit the new text.
-pub fn old_text_from_hunks(fc: &FileChangePreview) -> Option<String> {
+pub(crate) fn old_text_from_hunks(fc: &FileChangePreview) -> Option<String> {
     if fc.hunks.is_empty() {
         return None;
     }
@@ -483,7 +490,7 @@ pub fn old_text_from_hunks(fc: &FileChangePreview) -> Option<String> {
 
 /// A command as the policy understood it: the command line, then each simple command with its
 /// decision and the rule that made it.
-pub fn command_text(cmd: &CommandPreview) -> String {
+pub(crate) fn command_text(cmd: &CommandPreview) -> String {
     let mut s = format!("```sh\n{}\n```\n", cmd.command.trim_end());
     if cmd.cwd != "." && !cmd.cwd.is_empty() {
         s.push_str(&format!("in `{}`\n", cmd.cwd));
@@ -545,7 +552,7 @@ fn keep_tail(s: &mut String, max: usize) {
     s.drain(..cut);
 }
 
-pub fn plan(items: &[PlanItem]) -> acp::Plan {
+pub(crate) fn plan(items: &[PlanItem]) -> acp::Plan {
     acp::Plan::new(
         items
             .iter()
@@ -566,7 +573,7 @@ pub fn plan(items: &[PlanItem]) -> acp::Plan {
 
 /// `used` is what the last model call carried (its input and output); the exact token counts go
 /// in `_meta.pablo` for clients that want them.
-pub fn usage_update(last: &Usage, total: &Usage, context_tokens: u64) -> acp::UsageUpdate {
+pub(crate) fn usage_update(last: &Usage, total: &Usage, context_tokens: u64) -> acp::UsageUpdate {
     let meta = json!({"pablo": {
         "last": {"inputTokens": last.input_tokens, "outputTokens": last.output_tokens,
                  "cachedInputTokens": last.cached_input_tokens},
@@ -584,7 +591,7 @@ pub fn usage_update(last: &Usage, total: &Usage, context_tokens: u64) -> acp::Us
 /// resources are quoted with their URI, resource links are named; an image block must be a PNG,
 /// JPEG, GIF or WebP (by its bytes) within the size bound of `@path` images. Whether the model
 /// takes images is the agent's to say (it refuses the turn with `image_not_accepted_by_model`).
-pub fn prompt_parts(
+pub(crate) fn prompt_parts(
     blocks: &[acp::ContentBlock],
 ) -> Result<(String, Vec<crate::protocol::ImageAttachment>), String> {
     use base64::Engine as _;
@@ -651,7 +658,7 @@ fn ordinal(n: usize) -> String {
 
 /// The modes a session offers, for the `session/new` and `session/load` answers: the TUI's
 /// Shift-Tab modes, by the names `--mode` and config take.
-pub fn session_modes(current: WorkMode) -> acp::SessionModeState {
+pub(crate) fn session_modes(current: WorkMode) -> acp::SessionModeState {
     let available = WorkMode::ALL
         .into_iter()
         .map(|m| {

@@ -23,7 +23,7 @@ use tokio::sync::Mutex;
 /// The largest JSON-RPC message pablo reads from the client: four times the request context
 /// limit of a session (32 MiB by default), so a prompt that a session could send is never cut,
 /// while a line that never ends cannot grow without bound.
-pub const MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
 
 /// A newline-delimited JSON-RPC transport over any reader and writer (stdio, a pipe, a socket).
 pub fn line_transport<R, W>(reader: R, writer: W) -> impl ConnectTo<Agent> + 'static
@@ -35,7 +35,7 @@ where
 }
 
 /// [`line_transport`] with another message limit (tests use a small one).
-pub fn bounded_line_transport<R, W>(
+pub(crate) fn bounded_line_transport<R, W>(
     reader: R,
     writer: W,
     max_message_bytes: usize,

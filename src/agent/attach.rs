@@ -16,32 +16,32 @@ use crate::protocol::{Attachment, Decision, Image, ImageAttachment, Preview};
 use crate::tools::Host;
 
 /// Most bytes of one attached file that reach the model (the rest is cut, and said to be).
-pub const MAX_ATTACHED_FILE_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_ATTACHED_FILE_BYTES: usize = 64 * 1024;
 /// Most files attached to one message.
-pub const MAX_ATTACHED_FILES: usize = 10;
+pub(crate) const MAX_ATTACHED_FILES: usize = 10;
 pub use crate::protocol::image::MAX_IMAGE_BYTES;
 
 const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
 
 /// What the mentions of one message attach, and what was left out and why.
 #[derive(Debug, Default)]
-pub struct Attached {
-    pub files: Vec<Attachment>,
-    pub images: Vec<ImageAttachment>,
-    pub notes: Vec<String>,
+pub(crate) struct Attached {
+    pub(crate) files: Vec<Attachment>,
+    pub(crate) images: Vec<ImageAttachment>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// The model the message goes to, as far as attaching cares.
 #[derive(Debug, Clone)]
-pub struct Target<'a> {
-    pub provider: &'a str,
-    pub model: &'a str,
-    pub takes_images: bool,
+pub(crate) struct Target<'a> {
+    pub(crate) provider: &'a str,
+    pub(crate) model: &'a str,
+    pub(crate) takes_images: bool,
 }
 
 /// An image mention that stops the turn.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum AttachError {
+pub(crate) enum AttachError {
     #[error(
         "{what} was not sent: the model {model} (provider {provider}) does not take images; \
          remove the mention, switch model with /model, or set `images = true` under [model] \
@@ -81,7 +81,7 @@ impl Coded for AttachError {
 
 /// The `@path` mentions of `text`: an `@` at the start or after whitespace, up to the next
 /// whitespace, without trailing punctuation. `@server:uri` (a colon) is not a path.
-pub fn mentions(text: &str) -> Vec<String> {
+pub(crate) fn mentions(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for word in text.split_whitespace() {
         let Some(path) = word.strip_prefix('@') else {
@@ -99,7 +99,7 @@ pub fn mentions(text: &str) -> Vec<String> {
 /// Reads the files `text` mentions. A mention that names no file is just a word (an e-mail
 /// handle, a decorator); a file that is there but may not be attached gets a note saying why; an
 /// image that cannot go is an error (see the module docs).
-pub fn attach(
+pub(crate) fn attach(
     host: &Host,
     policy: &PolicyEngine,
     text: &str,
@@ -205,7 +205,7 @@ pub fn attach(
 
 /// Adds images that came with the prompt itself (an ACP image block) to what the mentions
 /// attached: they go only to a model that takes images, like any other.
-pub fn with_given_images(
+pub(crate) fn with_given_images(
     mut attached: Attached,
     given: Vec<ImageAttachment>,
     target: &Target<'_>,
@@ -236,7 +236,7 @@ fn cut(mut text: String, max: usize) -> (String, bool) {
     (text, true)
 }
 
-pub use crate::protocol::describe::{with_attachments, with_images};
+pub(crate) use crate::protocol::describe::{with_attachments, with_images};
 
 #[cfg(test)]
 mod tests {

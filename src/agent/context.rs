@@ -11,19 +11,19 @@ use std::path::{Path, PathBuf};
 pub const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
 
 /// Cap on the joined project instructions.
-pub const MAX_PROJECT_INSTRUCTIONS: usize = 32 * 1024;
+pub(crate) const MAX_PROJECT_INSTRUCTIONS: usize = 32 * 1024;
 
 /// Project instructions and what happened while collecting them.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ProjectInstructions {
-    pub text: String,
-    pub files: Vec<PathBuf>,
+pub(crate) struct ProjectInstructions {
+    pub(crate) text: String,
+    pub(crate) files: Vec<PathBuf>,
     /// Set when the cap cut the text.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
 /// The repository root: the nearest ancestor (or `dir` itself) that holds `.git`.
-pub fn repository_root(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn repository_root(dir: &Path) -> Option<PathBuf> {
     dir.ancestors()
         .find(|d| d.join(".git").exists())
         .map(Path::to_path_buf)
@@ -31,7 +31,7 @@ pub fn repository_root(dir: &Path) -> Option<PathBuf> {
 
 /// Collects `AGENTS.md` from the repository root down to `workspace` (just the workspace when it
 /// is not inside a repository).
-pub fn project_instructions(workspace: &Path) -> ProjectInstructions {
+pub(crate) fn project_instructions(workspace: &Path) -> ProjectInstructions {
     let root = repository_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
     let mut dirs: Vec<&Path> = workspace
         .ancestors()
@@ -83,7 +83,7 @@ pub fn project_instructions(workspace: &Path) -> ProjectInstructions {
 }
 
 /// The full system prompt for a workspace.
-pub fn system_prompt(workspace: &Path, project: &ProjectInstructions) -> String {
+pub(crate) fn system_prompt(workspace: &Path, project: &ProjectInstructions) -> String {
     let mut s = SYSTEM_PROMPT.trim_end().to_string();
     s.push_str(&format!(
         "\n\n# Environment\n\nWorkspace: {}\nAll paths you pass to tools are relative to it, with forward slashes.\n",

@@ -6,7 +6,7 @@ use crate::config::LimitsConfig;
 use crate::core::ErrorCode;
 use crate::protocol::ToolOutcome;
 
-pub const MIB: usize = 1024 * 1024;
+pub(crate) const MIB: usize = 1024 * 1024;
 
 /// What one session may consume. `None` budgets are unlimited; `Some(0)` disables that kind of
 /// call entirely.
@@ -63,7 +63,7 @@ impl Default for Limits {
 
 impl Limits {
     /// Applies a config layer's overrides.
-    pub fn apply(&mut self, c: &LimitsConfig) {
+    pub(crate) fn apply(&mut self, c: &LimitsConfig) {
         if let Some(s) = c.run_deadline_seconds {
             self.run_deadline = Duration::from_secs(s);
         }
@@ -115,19 +115,18 @@ impl Limits {
 /// Counts what has been spent against [`Limits`].
 #[derive(Debug, Clone, Default)]
 pub struct Budget {
-    pub model_calls: u64,
-    pub tool_calls: u64,
-    pub events: u64,
+    pub(crate) model_calls: u64,
+    pub(crate) tool_calls: u64,
 }
 
 impl Budget {
-    pub fn model_calls_left(&self, limits: &Limits) -> bool {
+    pub(crate) fn model_calls_left(&self, limits: &Limits) -> bool {
         limits
             .max_model_calls
             .is_none_or(|max| self.model_calls < max)
     }
 
-    pub fn tool_calls_left(&self, limits: &Limits) -> bool {
+    pub(crate) fn tool_calls_left(&self, limits: &Limits) -> bool {
         limits
             .max_tool_calls
             .is_none_or(|max| self.tool_calls < max)
@@ -136,7 +135,7 @@ impl Budget {
 
 /// The codes of tool results that mean a session budget is spent (the tool-call budget; the
 /// network requests of `web.fetch`).
-pub const SPENT_BUDGET_CODES: [ErrorCode; 2] = [
+pub(crate) const SPENT_BUDGET_CODES: [ErrorCode; 2] = [
     ErrorCode::ToolCallBudgetExhausted,
     ErrorCode::NetworkBudgetExhausted,
 ];
@@ -148,7 +147,7 @@ pub const SPENT_BUDGET_CODES: [ErrorCode; 2] = [
 /// refusal, until the run deadline. So the refusal is the model's last word on tools: it is in
 /// the conversation (the model is told), and the turn ends with the budget's code instead of
 /// calling the model once more.
-pub fn spent_budget(outcome: &ToolOutcome) -> Option<(ErrorCode, String)> {
+pub(crate) fn spent_budget(outcome: &ToolOutcome) -> Option<(ErrorCode, String)> {
     let ToolOutcome::Err { error, .. } = outcome else {
         return None;
     };

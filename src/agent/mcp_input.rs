@@ -10,7 +10,7 @@ use crate::tools::mcp::McpHub;
 
 /// The text of the turn once prompts are run and resources attached; unchanged when it names no
 /// MCP server.
-pub async fn expand(hub: &McpHub, text: &str) -> Result<String, ToolFailure> {
+pub(crate) async fn expand(hub: &McpHub, text: &str) -> Result<String, ToolFailure> {
     if hub.is_empty() {
         return Ok(text.to_string());
     }

@@ -25,9 +25,9 @@ mod diagnostics;
 mod dispatch;
 mod forward;
 mod hooks;
-pub mod limits;
-pub mod mcp_input;
-pub mod mode;
+pub(crate) mod limits;
+pub(crate) mod mcp_input;
+pub(crate) mod mode;
 mod model_call;
 mod scope;
 mod shared;
@@ -81,7 +81,7 @@ pub struct AgentSetup {
 
 /// Builds a model client for a model name and an optional provider (the launch's settings
 /// fill in the rest).
-pub type ModelSwitcher = Arc<
+pub(crate) type ModelSwitcher = Arc<
     dyn Fn(
             Option<String>,
             String,

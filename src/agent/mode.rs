@@ -6,7 +6,7 @@ use crate::core::{ErrorCode, ToolFailure, ToolKind};
 use crate::protocol::{Decision, Verdict, WorkMode};
 
 /// Refuses, before any preview is built, a call plan mode never runs: a file change.
-pub fn refuse_before_preview(
+pub(crate) fn refuse_before_preview(
     mode: WorkMode,
     tool: &str,
     kind: ToolKind,
@@ -22,7 +22,7 @@ pub fn refuse_before_preview(
 
 /// Plan refuses whatever the policy would ask about: only what it allows outright runs (reads,
 /// known-safe commands, the person's own allow rules).
-pub fn apply(mode: WorkMode, tool: &str, verdict: Verdict) -> Result<Verdict, ToolFailure> {
+pub(crate) fn apply(mode: WorkMode, tool: &str, verdict: Verdict) -> Result<Verdict, ToolFailure> {
     if mode == WorkMode::Plan && verdict.decision == Decision::Ask {
         return Err(plan_refusal(
             tool,
@@ -44,7 +44,7 @@ fn plan_refusal(tool: &str, why: &str) -> ToolFailure {
 /// What the model is told at the start of a turn when the mode differs from the last turn's
 /// (appended to the person's message, so the system prompt and the cached prefix stay as
 /// they were).
-pub fn turn_note(previous: WorkMode, now: WorkMode) -> Option<&'static str> {
+pub(crate) fn turn_note(previous: WorkMode, now: WorkMode) -> Option<&'static str> {
     match (previous, now) {
         (p, n) if p == n && n != WorkMode::Plan => None,
         (_, WorkMode::Plan) => Some(

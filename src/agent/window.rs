@@ -20,59 +20,60 @@ use crate::model::Message;
 use crate::protocol::{ClearedResult, ToolCall};
 
 /// The share of the window a request may fill before room is made.
-pub const FILL_LIMIT: f64 = 0.85;
+pub(crate) const FILL_LIMIT: f64 = 0.85;
 /// The share of the window clearing brings a request down to.
-pub const CLEAR_TARGET: f64 = 0.5;
+pub(crate) const CLEAR_TARGET: f64 = 0.5;
 /// The assumed bytes per token until the provider reports usage: cautious for JSON and code,
 /// which tokenize denser than prose.
-pub const DEFAULT_BYTES_PER_TOKEN: f64 = 3.0;
+pub(crate) const DEFAULT_BYTES_PER_TOKEN: f64 = 3.0;
 /// Results smaller than this are not worth clearing.
-pub const MIN_CLEARABLE_BYTES: usize = 512;
+pub(crate) const MIN_CLEARABLE_BYTES: usize = 512;
 /// The first bytes of every note that replaces a cleared result (so one is never cleared again).
-pub const CLEARED_MARK: &str = r#"{"ok":true,"data":{"cleared":"#;
+pub(crate) const CLEARED_MARK: &str = r#"{"ok":true,"data":{"cleared":"#;
 
 /// The window of one session's model and what has been learned about its tokenizer.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ContextWindow {
+pub(crate) struct ContextWindow {
     window_tokens: u64,
     bytes_per_token: f64,
 }
 
 impl ContextWindow {
-    pub fn new(window_tokens: u64) -> Self {
+    pub(crate) fn new(window_tokens: u64) -> Self {
         Self {
             window_tokens: window_tokens.max(1),
             bytes_per_token: DEFAULT_BYTES_PER_TOKEN,
         }
     }
 
-    pub fn window_tokens(&self) -> u64 {
+    pub(crate) fn window_tokens(&self) -> u64 {
         self.window_tokens
     }
 
-    pub fn bytes_per_token(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn bytes_per_token(&self) -> f64 {
         self.bytes_per_token
     }
 
     /// The estimated tokens of a request of `bytes` serialized bytes.
-    pub fn estimate(&self, bytes: usize) -> u64 {
+    pub(crate) fn estimate(&self, bytes: usize) -> u64 {
         (bytes as f64 / self.bytes_per_token).ceil() as u64
     }
 
     /// The most tokens a request may have before room is made.
-    pub fn limit(&self) -> u64 {
+    pub(crate) fn limit(&self) -> u64 {
         (self.window_tokens as f64 * FILL_LIMIT) as u64
     }
 
     /// What clearing aims for.
-    pub fn clear_target(&self) -> u64 {
+    pub(crate) fn clear_target(&self) -> u64 {
         (self.window_tokens as f64 * CLEAR_TARGET) as u64
     }
 
     /// Learns from a call: a request of `bytes` bytes was counted as `input_tokens` tokens. The
     /// ratio is bounded so that a server that under-reports (one that counts only the tokens it
     /// did not have cached) cannot make the estimate absurdly low.
-    pub fn observe(&mut self, bytes: usize, input_tokens: u64) {
+    pub(crate) fn observe(&mut self, bytes: usize, input_tokens: u64) {
         if input_tokens == 0 || bytes == 0 {
             return;
         }
@@ -82,7 +83,7 @@ impl ContextWindow {
     /// Learns from a "context too long" refusal of a request of `bytes` bytes: it did not fit,
     /// so the window is at most its size, and when the provider said how many tokens it was,
     /// that fixes the ratio.
-    pub fn refused(&mut self, bytes: usize, reported_tokens: Option<u64>) {
+    pub(crate) fn refused(&mut self, bytes: usize, reported_tokens: Option<u64>) {
         if let Some(t) = reported_tokens {
             self.observe(bytes, t);
         }
@@ -103,7 +104,7 @@ pub fn request_bytes(system: &str, tools: &[ToolSpec], messages: &[Message]) -> 
 /// counts as the bytes its estimated tokens would be at [`DEFAULT_BYTES_PER_TOKEN`]
 /// ([`crate::protocol::Image::estimated_tokens`]: providers bill images by their pixels, not by
 /// the length of their base64).
-pub fn message_bytes(m: &Message) -> usize {
+pub(crate) fn message_bytes(m: &Message) -> usize {
     let images = match m {
         Message::User { images, .. } => images
             .iter()
@@ -116,7 +117,7 @@ pub fn message_bytes(m: &Message) -> usize {
 
 /// Replaces every image of `messages` by a note in its message's text, for a model that takes
 /// none (the person switched to it with `/model` after images were sent to another).
-pub fn drop_images(messages: &mut [Message]) {
+pub(crate) fn drop_images(messages: &mut [Message]) {
     for m in messages {
         if let Message::User { text, images } = m
             && !images.is_empty()
@@ -132,7 +133,7 @@ pub fn drop_images(messages: &mut [Message]) {
 }
 
 /// The note the model reads in place of a cleared result of `tool` that was `bytes` long.
-pub fn cleared_note(tool: &str, bytes: usize) -> String {
+pub(crate) fn cleared_note(tool: &str, bytes: usize) -> String {
     // Short on purpose: every cleared result keeps its note, and the notes add up.
     let again = if is_repeatable(tool) {
         "repeat the call to see it again"
@@ -157,7 +158,7 @@ fn is_repeatable(tool: &str) -> bool {
 /// The tool results to clear so that a request of `bytes` bytes (with `messages` as its
 /// conversation) comes down to the clear target: the oldest first, skipping those of the newest
 /// step and those too small to matter. Empty when nothing can be cleared.
-pub fn plan_clearing(
+pub(crate) fn plan_clearing(
     messages: &[Message],
     bytes: usize,
     window: &ContextWindow,
@@ -206,13 +207,13 @@ fn tool_name<'a>(before: &'a [Message], call_id: &str) -> Option<&'a str> {
     })
 }
 
-pub use crate::model::apply_clearing;
+pub(crate) use crate::model::apply_clearing;
 
 /// Where a compaction cuts the conversation: the start of the current turn when what follows
 /// fits the clear target, otherwise the start of the newest step (so a single long turn can be
 /// summarized too). A cut always falls before a user or assistant message, so tool calls stay
 /// with their results. `None` when there is nothing worth summarizing before it.
-pub fn compaction_cut(
+pub(crate) fn compaction_cut(
     messages: &[Message],
     fixed_bytes: usize,
     window: &ContextWindow,

@@ -13,7 +13,7 @@ use pablo::core::ApprovalMode;
 use pablo::launch::{self, Launch};
 
 /// What `pablo run` was asked for, beyond the common flags.
-pub(crate) struct RunArgs {
+pub struct RunArgs {
     pub(crate) task: String,
     pub(crate) json: bool,
     pub(crate) auto_approve: bool,

@@ -14,7 +14,7 @@ use pablo::launch::Launch;
 
 /// `pablo undo`: the last turn(s) of a session taken back, files only (exit status 0 when every
 /// file was restored, 1 when some were left alone, 2 on error).
-pub(crate) fn undo(
+pub fn undo(
     common: &Common,
     id: Option<String>,
     last: bool,
@@ -160,7 +160,7 @@ pub(crate) fn sessions(json: bool) -> Result<ExitCode> {
 }
 
 /// `pablo export`: the session as Markdown or JSON, on stdout or into `-o FILE`.
-pub(crate) fn export(
+pub fn export(
     common: &Common,
     id: Option<String>,
     last: bool,
@@ -205,12 +205,7 @@ pub(crate) fn import(common: &Common, file: &Path) -> Result<ExitCode> {
 }
 
 /// `pablo fork [ID] [--at TURN]`: a new session from turns 1 to TURN of the old one.
-pub(crate) fn fork(
-    common: &Common,
-    id: Option<String>,
-    last: bool,
-    at: Option<u32>,
-) -> Result<ExitCode> {
+pub fn fork(common: &Common, id: Option<String>, last: bool, at: Option<u32>) -> Result<ExitCode> {
     let (id, _) = find_session(common, id.as_deref(), last)?;
     let (new_id, turns) = pablo::launch::export::fork_session(&id, at)?;
     outln!("{new_id}");

@@ -11,7 +11,7 @@ use crate::{Common, Front, HooksCommand, McpCommand, PolicyCommand};
 
 use pablo::launch::{self, Launch};
 
-pub(crate) fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
+pub fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<ExitCode> {
     use pablo::config::{ConfigFile, Dirs, project_config_file};
     let files: Vec<PathBuf> = match file {
         Some(f) => vec![f],
@@ -49,7 +49,7 @@ pub(crate) fn config_validate(common: &Common, file: Option<PathBuf>) -> Result<
 }
 
 /// `pablo config show`: the settings in effect, with their origins when asked.
-pub(crate) fn config_show(common: &Common, origin: bool, json: bool) -> Result<ExitCode> {
+pub fn config_show(common: &Common, origin: bool, json: bool) -> Result<ExitCode> {
     let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     for w in &launch.config_warnings() {
         eprintln!("pablo: warning: {w}");
@@ -66,7 +66,7 @@ pub(crate) fn config_show(common: &Common, origin: bool, json: bool) -> Result<E
 }
 
 /// `pablo stats`: usage over time from the local journals.
-pub(crate) fn stats(since: Option<&str>, json: bool) -> Result<ExitCode> {
+pub fn stats(since: Option<&str>, json: bool) -> Result<ExitCode> {
     use pablo::session::stats;
     let since = since
         .map(|s| stats::parse_since(s, pablo::session::now_ms()))
@@ -85,7 +85,7 @@ pub(crate) fn stats(since: Option<&str>, json: bool) -> Result<ExitCode> {
 }
 
 /// `pablo sandbox`: one command under a profile, with this terminal's stdin and stdout.
-pub(crate) fn sandbox_command(
+pub fn sandbox_command(
     common: &Common,
     profile: Option<pablo::protocol::SandboxProfile>,
     network: bool,
@@ -100,7 +100,7 @@ pub(crate) fn sandbox_command(
     Ok(ExitCode::from(status))
 }
 
-pub(crate) fn hooks_command(common: &Common, command: HooksCommand) -> Result<ExitCode> {
+pub fn hooks_command(common: &Common, command: HooksCommand) -> Result<ExitCode> {
     let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     let HooksCommand::List { json } = command;
     let hooks = launch.hook_listing();
@@ -118,7 +118,7 @@ pub(crate) fn hooks_command(common: &Common, command: HooksCommand) -> Result<Ex
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
+pub async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
     let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
     let servers = launch.mcp_servers().await?;
     for w in &servers.warnings {

@@ -5,46 +5,34 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The events a hook may be attached to, in the order a turn meets them.
-pub const HOOK_EVENTS: &[&str] = &[
-    "session_start",
-    "user_prompt_submit",
-    "pre_tool_use",
-    "post_tool_use",
-    "file_changed",
-    "stop",
-    "pre_compact",
-    "notification",
-];
-
 /// The longest a hook may be given to run (ten minutes).
-pub const MAX_HOOK_TIMEOUT_MS: u64 = 600_000;
+pub(crate) const MAX_HOOK_TIMEOUT_MS: u64 = 600_000;
 
 /// `[hooks]`: one list of entries per event.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HooksConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub session_start: Vec<HookEntry>,
+    pub(crate) session_start: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub user_prompt_submit: Vec<HookEntry>,
+    pub(crate) user_prompt_submit: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pre_tool_use: Vec<HookEntry>,
+    pub(crate) pre_tool_use: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub post_tool_use: Vec<HookEntry>,
+    pub(crate) post_tool_use: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub file_changed: Vec<HookEntry>,
+    pub(crate) file_changed: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stop: Vec<HookEntry>,
+    pub(crate) stop: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pre_compact: Vec<HookEntry>,
+    pub(crate) pre_compact: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notification: Vec<HookEntry>,
+    pub(crate) notification: Vec<HookEntry>,
 }
 
 impl HooksConfig {
-    /// Each event's name and its entries, in [`HOOK_EVENTS`] order.
-    pub fn by_event(&self) -> [(&'static str, &[HookEntry]); 8] {
+    /// Each event's name and its entries, in the order a turn meets them.
+    pub(crate) fn by_event(&self) -> [(&'static str, &[HookEntry]); 8] {
         [
             ("session_start", &self.session_start),
             ("user_prompt_submit", &self.user_prompt_submit),
@@ -58,12 +46,12 @@ impl HooksConfig {
     }
 
     /// Whether no event has an entry.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.by_event().iter().all(|(_, e)| e.is_empty())
     }
 
     /// Takes every entry out (an untrusted project layer runs none), returning them by event.
-    pub fn take_all(&mut self) -> Vec<(&'static str, HookEntry)> {
+    pub(crate) fn take_all(&mut self) -> Vec<(&'static str, HookEntry)> {
         let out = self
             .by_event()
             .into_iter()
@@ -104,7 +92,7 @@ pub struct HookEntry {
 
 impl HookEntry {
     /// The name messages use.
-    pub fn display_name(&self) -> String {
+    pub(crate) fn display_name(&self) -> String {
         match &self.name {
             Some(n) if !n.trim().is_empty() => n.trim().to_string(),
             _ => {

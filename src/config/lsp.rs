@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::Layers;
 
 /// Default milliseconds a check waits for a server's diagnostics of a new text.
-pub const LSP_WAIT_MS: u64 = 1500;
+pub(crate) const LSP_WAIT_MS: u64 = 1500;
 /// Default seconds a server has to answer `initialize`.
-pub const LSP_STARTUP_TIMEOUT_SECONDS: u64 = 30;
+pub(crate) const LSP_STARTUP_TIMEOUT_SECONDS: u64 = 30;
 
 /// One `[lsp.NAME]` table.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -41,7 +41,7 @@ pub struct LspServerConfig {
 
 impl LspServerConfig {
     /// Takes every key `later` sets.
-    pub fn merge(&mut self, later: &LspServerConfig) {
+    pub(crate) fn merge(&mut self, later: &LspServerConfig) {
         macro_rules! take {
             ($($f:ident),*) => { $( if later.$f.is_some() { self.$f = later.$f.clone(); } )* };
         }
@@ -73,7 +73,7 @@ impl Layers {
     /// The `[lsp.NAME]` tables of the layers, merged in order, and notes on what was ignored.
     /// The project layer comes with the repository: until the folder is trusted it may switch
     /// servers off and nothing else (its other keys would choose a program to run).
-    pub fn lsp_servers(&self, project_trusted: bool) -> (Vec<LspServerEntry>, Vec<String>) {
+    pub(crate) fn lsp_servers(&self, project_trusted: bool) -> (Vec<LspServerEntry>, Vec<String>) {
         let mut out: BTreeMap<String, LspServerEntry> = BTreeMap::new();
         let mut warnings = Vec::new();
         let layers = [
@@ -121,7 +121,7 @@ fn only_enabled(server: &LspServerConfig) -> LspServerConfig {
 }
 
 /// The directory of the servers' stderr logs under a state directory.
-pub fn lsp_log_dir(state: &std::path::Path) -> PathBuf {
+pub(crate) fn lsp_log_dir(state: &std::path::Path) -> PathBuf {
     state.join("lsp")
 }
 

@@ -13,29 +13,29 @@ use serde::{Deserialize, Serialize};
 pub struct OtelConfig {
     /// `false` switches export off whatever else is set; `true` exports to the default endpoint
     /// (`http://localhost:4318`, or `:4317` for gRPC) when none is given.
-    pub enabled: Option<bool>,
+    pub(crate) enabled: Option<bool>,
     /// The collector's base URL (`/v1/traces` and `/v1/metrics` are added for HTTP).
-    pub endpoint: Option<String>,
+    pub(crate) endpoint: Option<String>,
     /// The full URL for spans, when it differs.
-    pub traces_endpoint: Option<String>,
+    pub(crate) traces_endpoint: Option<String>,
     /// The full URL for metrics, when it differs.
-    pub metrics_endpoint: Option<String>,
+    pub(crate) metrics_endpoint: Option<String>,
     /// `http/protobuf` (default) or `grpc`.
-    pub protocol: Option<OtelProtocol>,
+    pub(crate) protocol: Option<OtelProtocol>,
     /// Sent with every export request (a collector's API key; never shown or logged).
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub(crate) headers: BTreeMap<String, String>,
     /// How long one export request may take, in milliseconds (default 10,000).
-    pub timeout_ms: Option<u64>,
+    pub(crate) timeout_ms: Option<u64>,
     /// Export spans (default true).
-    pub traces: Option<bool>,
+    pub(crate) traces: Option<bool>,
     /// Export metrics (default true).
-    pub metrics: Option<bool>,
+    pub(crate) metrics: Option<bool>,
     /// `service.name` of the resource (default `pablo`).
-    pub service_name: Option<String>,
+    pub(crate) service_name: Option<String>,
     /// How often metrics are sent while pablo runs, in milliseconds (default 60,000; they are
     /// sent once more at exit).
-    pub metric_interval_ms: Option<u64>,
+    pub(crate) metric_interval_ms: Option<u64>,
 }
 
 /// The OTLP transport.
@@ -49,12 +49,12 @@ pub enum OtelProtocol {
 
 impl OtelConfig {
     /// Whether any setting is made.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == Self::default()
     }
 
     /// The checks serde cannot express, each with the key (under `otel`) it is about.
-    pub fn check(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn check(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         for (key, url) in [
             ("endpoint", &self.endpoint),
@@ -92,5 +92,5 @@ pub struct TraceConfig {
     /// Write tool arguments and bounded results into the native trace, keys and secret-looking
     /// values redacted (`PABLO_LOG_CONTENT=1` does the same). Never into OpenTelemetry. Read from
     /// the person's own layers only.
-    pub content: Option<bool>,
+    pub(crate) content: Option<bool>,
 }

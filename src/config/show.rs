@@ -16,18 +16,18 @@ use crate::core::secrets::{REDACTED, looks_secret, redact};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Shown {
     /// Dotted path (`options.shell.timeout_seconds`).
-    pub key: String,
+    pub(crate) key: String,
     /// The value as TOML.
-    pub value: String,
+    pub(crate) value: String,
     /// `user config /home/…/config.toml`, `PABLO_OPTIONS_SHELL_TIMEOUT_SECONDS`, `--model`, …
-    pub origin: String,
+    pub(crate) origin: String,
 }
 
 /// Says where a setting of one layer came from, by its key.
 type OriginOf<'a> = Box<dyn Fn(&str) -> String + 'a>;
 
 /// The settings of `layers` in effect, then `flags` (key, TOML value, flag) over them.
-pub fn shown(layers: &Layers, flags: &[(String, toml::Value, String)]) -> Vec<Shown> {
+pub(crate) fn shown(layers: &Layers, flags: &[(String, toml::Value, String)]) -> Vec<Shown> {
     let mut out: Vec<Shown> = Vec::new();
     let files = [
         (&layers.user, "user config"),

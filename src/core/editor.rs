@@ -25,15 +25,15 @@ use super::Coded;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EditorCapabilities {
     /// Reads go to the editor (`fs/read_text_file`): unsaved buffers are what the model sees.
-    pub read_files: bool,
+    pub(crate) read_files: bool,
     /// Changes to existing files go to the editor (`fs/write_text_file`).
-    pub write_files: bool,
+    pub(crate) write_files: bool,
     /// Foreground commands may run in the editor's terminals.
-    pub terminals: bool,
+    pub(crate) terminals: bool,
 }
 
 impl EditorCapabilities {
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.read_files || self.write_files || self.terminals
     }
 }
@@ -42,29 +42,29 @@ impl EditorCapabilities {
 /// editor runs exactly what the policy judged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TerminalCommand {
-    pub program: String,
-    pub args: Vec<String>,
+    pub(crate) program: String,
+    pub(crate) args: Vec<String>,
     /// Absolute, inside the workspace (checked by the caller).
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// The most output the editor should keep (it keeps the end).
-    pub output_byte_limit: u64,
+    pub(crate) output_byte_limit: u64,
 }
 
 /// How a command in an editor terminal ended.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TerminalExit {
-    pub exit_code: Option<i32>,
-    pub signal: Option<String>,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) signal: Option<String>,
 }
 
 /// What an editor terminal holds now.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TerminalOutput {
-    pub output: String,
+    pub(crate) output: String,
     /// The editor dropped the beginning to stay within the byte limit.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// Set once the command has exited.
-    pub exit: Option<TerminalExit>,
+    pub(crate) exit: Option<TerminalExit>,
 }
 
 /// A request the editor refused or could not answer.

@@ -24,7 +24,7 @@ pub struct ToolFailure {
 }
 
 impl ToolFailure {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -32,12 +32,12 @@ impl ToolFailure {
         }
     }
 
-    pub fn with_data(mut self, data: Value) -> Self {
+    pub(crate) fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
         self
     }
 
-    pub fn into_outcome(self) -> ToolOutcome {
+    pub(crate) fn into_outcome(self) -> ToolOutcome {
         ToolOutcome::Err {
             ok: crate::protocol::False,
             error: ToolErrorBody {

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use crate::protocol::Event;
 
 /// Rewrites or drops an event on its way out (a subagent's events go out wrapped).
-pub type EventMap = Arc<dyn Fn(Event) -> Option<Event> + Send + Sync>;
+pub(crate) type EventMap = Arc<dyn Fn(Event) -> Option<Event> + Send + Sync>;
 
 /// Sends events from inside a tool (live output, plan updates) to the front-ends.
 #[derive(Clone)]
@@ -29,14 +29,14 @@ impl EventSink {
     }
 
     /// The same destination, each event passed through `map` first (dropped on `None`).
-    pub fn mapped(&self, map: EventMap) -> Self {
+    pub(crate) fn mapped(&self, map: EventMap) -> Self {
         Self {
             tx: self.tx.clone(),
             map: Some(map),
         }
     }
 
-    pub fn send(&self, event: Event) {
+    pub(crate) fn send(&self, event: Event) {
         let event = match &self.map {
             Some(map) => match map(event) {
                 Some(e) => e,

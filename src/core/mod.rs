@@ -10,11 +10,11 @@
 //! reaching into the engine (docs/architecture.md).
 
 mod codes;
-pub mod editor;
+pub(crate) mod editor;
 mod error;
 mod events;
 mod names;
-pub mod secrets;
+pub(crate) mod secrets;
 mod tool;
 
 pub use codes::ErrorCode;

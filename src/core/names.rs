@@ -69,22 +69,22 @@ impl ToolName {
     }
 
     /// The tool whose native name is `name`.
-    pub fn from_native(name: &str) -> Option<Self> {
+    pub(crate) fn from_native(name: &str) -> Option<Self> {
         Self::iter().find(|t| t.native() == name)
     }
 
     /// The tool whose provider name is `name`.
-    pub fn from_provider(name: &str) -> Option<Self> {
+    pub(crate) fn from_provider(name: &str) -> Option<Self> {
         Self::iter().find(|t| t.provider() == name)
     }
 
     /// The tool named `name` in either spelling.
-    pub fn parse(name: &str) -> Option<Self> {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
         Self::from_native(name).or_else(|| Self::from_provider(name))
     }
 
     /// Whether `name` (either spelling) is this tool.
-    pub fn is(self, name: &str) -> bool {
+    pub(crate) fn is(self, name: &str) -> bool {
         name == self.native() || name == self.provider()
     }
 }

@@ -18,7 +18,7 @@ use crate::config::OnFailure;
 
 /// What a hook decided.
 #[derive(Debug, Clone, PartialEq)]
-pub enum HookDecision {
+pub(crate) enum HookDecision {
     /// No opinion: go ahead as policy says.
     Continue,
     /// Go ahead without asking the person (policy's deny still wins).
@@ -37,7 +37,7 @@ pub enum HookDecision {
 
 impl HookDecision {
     /// The word journals, `--json` lines and editors get.
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             HookDecision::Continue => "continue",
             HookDecision::Allow => "allow",
@@ -49,24 +49,24 @@ impl HookDecision {
     }
 
     /// Whether what the hook guards must not go ahead.
-    pub fn blocks(&self) -> bool {
+    pub(crate) fn blocks(&self) -> bool {
         matches!(self, HookDecision::Block | HookDecision::FailedClosed)
     }
 }
 
 /// A hook's answer, read.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HookAnswer {
-    pub decision: HookDecision,
+pub(crate) struct HookAnswer {
+    pub(crate) decision: HookDecision,
     /// Why: the reason of a block (stderr on exit 2, `reason`, `permissionDecisionReason`,
     /// `stopReason`), or what went wrong with a failed hook.
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// Text for the model (`additionalContext`; exit-0 stdout of the prompt and start events).
-    pub context: Option<String>,
+    pub(crate) context: Option<String>,
     /// New arguments for the tool call (`updatedInput`).
-    pub updated_input: Option<Value>,
+    pub(crate) updated_input: Option<Value>,
     /// A note for the person (`systemMessage`).
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 impl HookAnswer {
@@ -82,7 +82,7 @@ impl HookAnswer {
 }
 
 /// Reads `run` as `hook`'s answer to `event`.
-pub fn read(event: HookEvent, hook: &Hook, run: &HookRun) -> HookAnswer {
+pub(crate) fn read(event: HookEvent, hook: &Hook, run: &HookRun) -> HookAnswer {
     match &run.end {
         RunEnd::Exited(0) => match parse_stdout(event, &run.stdout) {
             Ok(a) => a,

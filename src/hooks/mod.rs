@@ -7,8 +7,8 @@
 //! runs a matching hook ([`run`]) and reads its answer ([`answer`]) in the protocol Claude Code's
 //! hooks speak, so their scripts port. What an answer does to a turn is the agent's business.
 
-pub mod answer;
-pub mod run;
+pub(crate) mod answer;
+pub(crate) mod run;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,13 +16,13 @@ use std::time::Duration;
 
 use regex::Regex;
 
-pub use answer::{HookAnswer, HookDecision};
-pub use run::{HookRun, RunEnd};
+pub(crate) use answer::{HookAnswer, HookDecision};
+pub(crate) use run::HookRun;
 
 use crate::config::{HookEntry, Layers, OnFailure};
 
 /// The default time a hook may run.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The events a hook may be attached to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,7 +38,7 @@ pub enum HookEvent {
 }
 
 impl HookEvent {
-    pub const ALL: [HookEvent; 8] = [
+    pub(crate) const ALL: [HookEvent; 8] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
         HookEvent::PreToolUse,
@@ -50,7 +50,7 @@ impl HookEvent {
     ];
 
     /// pablo's spelling, as in `[[hooks.pre_tool_use]]`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             HookEvent::SessionStart => "session_start",
             HookEvent::UserPromptSubmit => "user_prompt_submit",
@@ -64,7 +64,7 @@ impl HookEvent {
     }
 
     /// Claude Code's spelling (`hook_event_name`), so its scripts that switch on it port.
-    pub fn claude_name(self) -> &'static str {
+    pub(crate) fn claude_name(self) -> &'static str {
         match self {
             HookEvent::SessionStart => "SessionStart",
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
@@ -86,7 +86,7 @@ impl HookEvent {
     }
 
     /// Whether a failure of the hook may stop what it guards (`on_failure` counts).
-    pub fn guards(self) -> bool {
+    pub(crate) fn guards(self) -> bool {
         matches!(self, HookEvent::PreToolUse | HookEvent::UserPromptSubmit)
     }
 }
@@ -94,17 +94,17 @@ impl HookEvent {
 /// One configured hook, ready to match and run.
 #[derive(Debug, Clone)]
 pub struct Hook {
-    pub name: String,
-    pub command: String,
+    pub(crate) name: String,
+    pub(crate) command: String,
     /// Anchored at both ends.
     matcher: Option<Regex>,
     command_matcher: Option<Regex>,
-    pub timeout: Duration,
-    pub on_failure: OnFailure,
+    pub(crate) timeout: Duration,
+    pub(crate) on_failure: OnFailure,
     /// Where it was defined (`user config /home/…/config.toml`).
-    pub source: String,
+    pub(crate) source: String,
     /// The entry as written (for `pablo hooks list`).
-    pub entry: HookEntry,
+    pub(crate) entry: HookEntry,
 }
 
 impl Hook {
@@ -160,11 +160,11 @@ impl Hook {
 
 /// A hook of a layer that does not run, and why (for `pablo hooks list` and the start notes).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ignored {
-    pub event: &'static str,
-    pub name: String,
-    pub source: String,
-    pub why: String,
+pub(crate) struct Ignored {
+    pub(crate) event: &'static str,
+    pub(crate) name: String,
+    pub(crate) source: String,
+    pub(crate) why: String,
 }
 
 /// The session's hooks, by event, and what they run with.
@@ -197,7 +197,7 @@ impl Hooks {
 
     /// The hooks of the layers: user, project (only when `project_trusted`), `--config`, in that
     /// order, each event's entries run in that order.
-    pub fn from_layers(
+    pub(crate) fn from_layers(
         layers: &Layers,
         project_trusted: bool,
         env: Vec<(String, String)>,
@@ -294,13 +294,13 @@ impl Hooks {
     }
 
     /// Hooks of the layers that do not run, and why.
-    pub fn ignored(&self) -> &[Ignored] {
+    pub(crate) fn ignored(&self) -> &[Ignored] {
         &self.ignored
     }
 
     /// One note per ignored hook, and per hook whose program lies in the workspace, for the
     /// start of a session.
-    pub fn warnings(&self) -> Vec<String> {
+    pub(crate) fn warnings(&self) -> Vec<String> {
         self.ignored
             .iter()
             .map(|i| {
@@ -319,7 +319,7 @@ impl Hooks {
     }
 
     /// The workspace hooks run in (`cwd` of their input).
-    pub fn cwd(&self) -> &std::path::Path {
+    pub(crate) fn cwd(&self) -> &std::path::Path {
         &self.cwd
     }
 }

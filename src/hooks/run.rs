@@ -14,7 +14,7 @@ use super::Hook;
 
 /// The most of a hook's stdout (and, apart, of its stderr) that is read; the rest is drained
 /// and dropped.
-pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 
 /// How a hook's process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,11 +32,11 @@ pub enum RunEnd {
 /// What one run of a hook gave.
 #[derive(Debug, Clone)]
 pub struct HookRun {
-    pub end: RunEnd,
+    pub(crate) end: RunEnd,
     /// Redacted, bounded, lossy UTF-8.
-    pub stdout: String,
-    pub stderr: String,
-    pub duration: Duration,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) duration: Duration,
 }
 
 pub(super) async fn run(

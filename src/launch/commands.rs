@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::protocol::CustomCommand;
 
 /// Longest command file read (a prompt, not a document).
-pub const MAX_COMMAND_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_COMMAND_BYTES: u64 = 64 * 1024;
 
 /// Whether `name` can be typed as `/name`.
 fn valid_name(name: &str) -> bool {
@@ -21,7 +21,7 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// The commands in `dir` (sorted by name), and notes on the files that were skipped.
-pub fn load_dir(dir: &Path, source: &str) -> (Vec<CustomCommand>, Vec<String>) {
+pub(crate) fn load_dir(dir: &Path, source: &str) -> (Vec<CustomCommand>, Vec<String>) {
     let mut out = Vec::new();
     let mut notes = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -77,7 +77,10 @@ pub fn load_dir(dir: &Path, source: &str) -> (Vec<CustomCommand>, Vec<String>) {
 
 /// The user's commands, then the trusted project's; a project command never replaces a user's
 /// command of the same name.
-pub fn load(user_dir: &Path, project_dir: Option<&Path>) -> (Vec<CustomCommand>, Vec<String>) {
+pub(crate) fn load(
+    user_dir: &Path,
+    project_dir: Option<&Path>,
+) -> (Vec<CustomCommand>, Vec<String>) {
     let (mut commands, mut notes) = load_dir(user_dir, "user");
     if let Some(dir) = project_dir {
         let (project, more) = load_dir(dir, "project");

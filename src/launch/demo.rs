@@ -50,7 +50,7 @@ pub struct DemoOptions {
 }
 
 /// Writes the sample project into `dir`.
-pub fn write_project(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn write_project(dir: &Path) -> std::io::Result<()> {
     for (rel, text) in PROJECT {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
@@ -75,10 +75,6 @@ pub struct ProjectCopy {
 }
 
 impl ProjectCopy {
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// Ends the demo: the note to print when the copy is kept, `None` when it was removed.
     pub fn finish(self) -> Option<String> {
         self.keep

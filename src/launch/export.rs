@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::{LaunchError, describe_result};
 use crate::protocol::{Event, Preview, ToolOutcome, summarize_arguments};
-use crate::session::{ExportDocument, Store};
+use crate::session::ExportDocument;
 
 /// What an export is written as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +71,11 @@ pub fn fork_session(id: &str, at: Option<u32>) -> Result<(String, u32), LaunchEr
 /// `/export [PATH]`: the session written to PATH (relative to `dir`, the workspace), as JSON when
 /// PATH ends in `.json` and as Markdown otherwise; without PATH to `pablo-session-ID.md` in
 /// `dir`. Written beside the file and renamed over it. Returns the path written.
-pub fn export_to(id: &str, path: Option<&str>, dir: Option<&Path>) -> Result<String, LaunchError> {
+pub(crate) fn export_to(
+    id: &str,
+    path: Option<&str>,
+    dir: Option<&Path>,
+) -> Result<String, LaunchError> {
     let name = path
         .map(str::to_string)
         .unwrap_or_else(|| format!("pablo-session-{}.md", id.get(..8).unwrap_or(id)));
@@ -101,11 +105,6 @@ pub fn export_to(id: &str, path: Option<&str>, dir: Option<&Path>) -> Result<Str
     Ok(target.display().to_string())
 }
 
-/// The default store (for a front-end that resolves ids itself).
-pub fn session_store() -> Result<Store, LaunchError> {
-    Ok(crate::session::default_store()?)
-}
-
 /// A code fence that `body` cannot close: one backtick longer than the longest run in it.
 fn fence(body: &str) -> String {
     let mut longest = 0;
@@ -130,7 +129,7 @@ fn short_arguments(arguments: &Value) -> String {
 /// The session as Markdown: a heading with what it was, then each turn: the prompt, the model's
 /// messages, each tool call with its arguments and a short result, and the diff of every file
 /// change that landed.
-pub fn markdown(doc: &ExportDocument) -> String {
+pub(crate) fn markdown(doc: &ExportDocument) -> String {
     let h = &doc.header;
     let mut out = String::new();
     let title = doc

@@ -16,7 +16,7 @@ use crate::tools::skill_load::{MAX_SKILL_FILE_BYTES, Skill, parse_skill};
 /// Where a folder of agents or skills comes from: the person's own (links followed) or a
 /// project's (links skipped).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     User,
     Project,
 }
@@ -48,7 +48,7 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The agents defined in `dir` (sorted by file name), and notes on what was skipped.
-pub fn load_agents(dir: &Path, origin: Origin) -> (Vec<AgentDefinition>, Vec<String>) {
+pub(crate) fn load_agents(dir: &Path, origin: Origin) -> (Vec<AgentDefinition>, Vec<String>) {
     let mut agents = Vec::new();
     let mut notes = Vec::new();
     for path in sorted_entries(dir) {
@@ -80,7 +80,7 @@ pub fn load_agents(dir: &Path, origin: Origin) -> (Vec<AgentDefinition>, Vec<Str
 }
 
 /// The skills in `dir` (one folder each, sorted), and notes on what was skipped.
-pub fn load_skills(dir: &Path, origin: Origin, source: &str) -> (Vec<Skill>, Vec<String>) {
+pub(crate) fn load_skills(dir: &Path, origin: Origin, source: &str) -> (Vec<Skill>, Vec<String>) {
     let mut skills = Vec::new();
     let mut notes = Vec::new();
     for folder in sorted_entries(dir) {
@@ -137,7 +137,10 @@ fn first_of_each<T>(
 
 /// The person's agents, then the trusted project's (a project agent never replaces the
 /// person's of the same name).
-pub fn agents(config_dir: &Path, project: Option<&Path>) -> (Vec<AgentDefinition>, Vec<String>) {
+pub(crate) fn agents(
+    config_dir: &Path,
+    project: Option<&Path>,
+) -> (Vec<AgentDefinition>, Vec<String>) {
     let (mut all, mut notes) = load_agents(&config_dir.join("agents"), Origin::User);
     if let Some(root) = project {
         let (more, n) = load_agents(&root.join(".pablo").join("agents"), Origin::Project);
@@ -149,7 +152,7 @@ pub fn agents(config_dir: &Path, project: Option<&Path>) -> (Vec<AgentDefinition
 }
 
 /// The person's skills (`~/.agents/skills`, `~/.claude/skills`), then the trusted project's.
-pub fn skills(home: Option<&Path>, project: Option<&Path>) -> (Vec<Skill>, Vec<String>) {
+pub(crate) fn skills(home: Option<&Path>, project: Option<&Path>) -> (Vec<Skill>, Vec<String>) {
     let mut all = Vec::new();
     let mut notes = Vec::new();
     let mut add = |dir: PathBuf, origin, source: &str| {

@@ -10,22 +10,22 @@ use crate::hooks::{HookEvent, Hooks};
 /// One configured hook as `pablo hooks list` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HookListing {
-    pub event: String,
-    pub name: String,
-    pub command: String,
+    pub(crate) event: String,
+    pub(crate) name: String,
+    pub(crate) command: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub matcher: Option<String>,
+    pub(crate) matcher: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub command_matcher: Option<String>,
-    pub timeout_ms: u64,
-    pub on_failure: OnFailure,
+    pub(crate) command_matcher: Option<String>,
+    pub(crate) timeout_ms: u64,
+    pub(crate) on_failure: OnFailure,
     /// Where it is defined (`user config /home/…/config.toml`).
-    pub source: String,
+    pub(crate) source: String,
     /// Whether it runs in sessions started here.
-    pub active: bool,
+    pub(crate) active: bool,
     /// Why it does not run, when it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub why: Option<String>,
+    pub(crate) why: Option<String>,
 }
 
 impl Launch {

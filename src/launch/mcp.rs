@@ -23,13 +23,13 @@ const PROVIDER_KEYS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 impl Launch {
     /// This launch with the servers a front-end names (an editor's `mcpServers`) on top of the
     /// config's; a name the config also uses is the front-end's.
-    pub fn with_mcp_servers(mut self, servers: Vec<(String, McpServerConfig)>) -> Self {
+    pub(crate) fn with_mcp_servers(mut self, servers: Vec<(String, McpServerConfig)>) -> Self {
         self.options.mcp_servers.extend(servers);
         self
     }
 
     /// The per-server stderr logs live here (`$XDG_STATE_HOME/pablo/mcp/NAME.log`).
-    pub fn mcp_log_dir(&self) -> std::path::PathBuf {
+    pub(crate) fn mcp_log_dir(&self) -> std::path::PathBuf {
         self.dirs.state.join("mcp")
     }
 
@@ -37,7 +37,7 @@ impl Launch {
     /// ([`super::LaunchOptions::mcp_servers`]; a name the config also uses is the front-end's),
     /// not started. Settings that were ignored (an untrusted project layer's servers) come back
     /// as warnings.
-    pub fn mcp_hub(&self, policy: &PolicyEngine) -> Warned<Arc<McpHub>> {
+    pub(crate) fn mcp_hub(&self, policy: &PolicyEngine) -> Warned<Arc<McpHub>> {
         let (mut entries, warnings) = self.layers.mcp_servers(policy.project_trusted());
         for (name, config) in &self.options.mcp_servers {
             entries.retain(|e| &e.name != name);
@@ -138,7 +138,7 @@ pub fn describe_server(s: &McpServerView) -> String {
 
 /// An editor's name for a server as a config name: the characters a config name may have (the
 /// name becomes part of tool names and slash commands), `_` for the others.
-pub fn editor_server_name(name: &str) -> String {
+pub(crate) fn editor_server_name(name: &str) -> String {
     let mut out: String = name
         .chars()
         .map(|c| {

@@ -2,10 +2,10 @@
 //! and the per-session host. Every front-end (TUI, `pablo run`, ACP) starts the same way, so the
 //! same flags mean the same thing everywhere.
 
-pub mod commands;
+pub(crate) mod commands;
 pub mod demo;
 pub mod export;
-pub mod extensions;
+pub(crate) mod extensions;
 pub mod hooks;
 pub mod mcp;
 pub mod observe;
@@ -39,11 +39,10 @@ use crate::workspace::{Workspace, WorkspaceOptions};
 // attach an editor first), the model it talks to, the rows of the session list, and each tool's
 // words for its calls and results (live and replayed alike).
 pub use crate::agent::AgentSetup;
-pub use crate::config::McpServerConfig;
-pub use crate::model::ModelClient;
-pub use crate::protocol::McpServerView;
-pub use crate::session::SessionInfo;
-pub use crate::tools::{describe_call, describe_result};
+pub(crate) use crate::config::McpServerConfig;
+pub(crate) use crate::model::ModelClient;
+pub(crate) use crate::session::SessionInfo;
+pub(crate) use crate::tools::{describe_call, describe_result};
 
 /// Starts the agent of `setup`; the front-end talks to it through the returned handle.
 pub fn spawn(setup: AgentSetup) -> AgentHandle {
@@ -51,7 +50,7 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
 }
 
 /// The journaled sessions, most recent first (a listing that cannot be read is an error).
-pub fn list_sessions() -> Result<Vec<SessionInfo>, LaunchError> {
+pub(crate) fn list_sessions() -> Result<Vec<SessionInfo>, LaunchError> {
     Ok(crate::session::list()?.sessions)
 }
 
@@ -137,12 +136,12 @@ pub struct Warned<T> {
 }
 
 impl<T> Warned<T> {
-    pub fn new(value: T, warnings: Vec<String>) -> Self {
+    pub(crate) fn new(value: T, warnings: Vec<String>) -> Self {
         Self { value, warnings }
     }
 
     /// The value; its notes are appended to `warnings`.
-    pub fn into_value(self, warnings: &mut Vec<String>) -> T {
+    pub(crate) fn into_value(self, warnings: &mut Vec<String>) -> T {
         warnings.extend(self.warnings);
         self.value
     }
@@ -166,15 +165,15 @@ pub struct Launch {
     pub dirs: Dirs,
     pub workspace: PathBuf,
     /// The workspace opened once, at admission; every file tool goes through this handle.
-    pub workspace_handle: Arc<Workspace>,
-    pub layers: Layers,
-    pub limits: Limits,
-    pub options: LaunchOptions,
+    pub(crate) workspace_handle: Arc<Workspace>,
+    pub(crate) layers: Layers,
+    pub(crate) limits: Limits,
+    pub(crate) options: LaunchOptions,
     /// The one note saying which settings of an untrusted project config were ignored (also in
     /// [`Launch::config_warnings`]); `pablo run` says it on stderr instead.
     trust_notice: Option<String>,
     /// Whether the person trusts this folder's project config (`pablo policy trust`).
-    pub project_trusted: bool,
+    pub(crate) project_trusted: bool,
     /// The note naming `PABLO_` variables that are no setting (said once, with the config's).
     unknown_vars: Option<String>,
 }
@@ -301,7 +300,7 @@ impl Launch {
     }
 
     /// The per-session directory for artifacts (spilled output, background logs).
-    pub fn session_state_dir(&self, session_id: &str) -> PathBuf {
+    pub(crate) fn session_state_dir(&self, session_id: &str) -> PathBuf {
         self.dirs.data.join("sessions").join(session_id)
     }
 
@@ -373,18 +372,18 @@ impl Launch {
     }
 
     /// The person's memory file (`$XDG_DATA_HOME/pablo/memory.md`).
-    pub fn memory_file(&self) -> PathBuf {
+    pub(crate) fn memory_file(&self) -> PathBuf {
         crate::tools::memory_propose::memory_file(&self.dirs.data)
     }
 
     /// The content store checkpoints keep file bytes in (`$XDG_DATA_HOME/pablo/checkpoints`).
-    pub fn checkpoint_objects(&self) -> ObjectStore {
+    pub(crate) fn checkpoint_objects(&self) -> ObjectStore {
         ObjectStore::at(crate::session::checkpoint::objects_dir(&self.dirs.data))
     }
 
     /// The session's checkpoints, from `[options.checkpoints]`, starting from `history`; `None`
     /// when they are switched off.
-    pub fn checkpoints(&self, history: History) -> Option<Arc<Checkpoints>> {
+    pub(crate) fn checkpoints(&self, history: History) -> Option<Arc<Checkpoints>> {
         let config = self.layers.checkpoints();
         if config.enabled == Some(false) {
             return None;
@@ -405,7 +404,7 @@ impl Launch {
     /// `[options.shell]` merged over the layers, except the launcher, which is the one the policy
     /// engine settled on: the project layer comes with the repository, so its launcher counts only
     /// once the folder is trusted (`PolicyEngine::launcher`), and policy warns when it is ignored.
-    pub fn shell_options(&self, launcher: &str) -> crate::config::ShellOptions {
+    pub(crate) fn shell_options(&self, launcher: &str) -> crate::config::ShellOptions {
         let mut options = self.layers.shell();
         options.launcher = Some(launcher.to_string());
         options
@@ -512,7 +511,7 @@ impl Launch {
     }
 
     /// The session journals (`$XDG_DATA_HOME/pablo/sessions`).
-    pub fn session_store(&self) -> Store {
+    pub(crate) fn session_store(&self) -> Store {
         Store::at(self.dirs.data.join("sessions"))
     }
 
@@ -639,7 +638,7 @@ impl Launch {
     /// The person's hooks (docs/hooks.md): those of the user layer and `--config`, and the
     /// project's only in a trusted folder; they run in the workspace with the environment
     /// commands get (no provider key, nothing that looks secret).
-    pub fn hooks(&self, policy: &PolicyEngine) -> crate::hooks::Hooks {
+    pub(crate) fn hooks(&self, policy: &PolicyEngine) -> crate::hooks::Hooks {
         crate::hooks::Hooks::from_layers(
             &self.layers,
             self.project_trusted,
@@ -732,7 +731,7 @@ impl Launch {
     /// Builds clients for `/model NAME` (`Op::SetModel`): the same settings as at start with
     /// another model; another provider drops the base URL and key variable that were set for
     /// the first one.
-    pub fn model_switcher(&self) -> crate::agent::ModelSwitcher {
+    pub(crate) fn model_switcher(&self) -> crate::agent::ModelSwitcher {
         use crate::model::http::HttpOptions;
         use crate::model::select::{ProviderSettings, select};
         // The `[model]` table describes the configured model (its window, prices); another
@@ -777,7 +776,7 @@ impl Launch {
 
     /// The kind of every tool this launch would offer, by native name (what an editor shows as
     /// the icon of a call).
-    pub fn tool_kinds(&self) -> Result<Vec<(String, crate::core::ToolKind)>, LaunchError> {
+    pub(crate) fn tool_kinds(&self) -> Result<Vec<(String, crate::core::ToolKind)>, LaunchError> {
         // Only the kinds are read, so the launcher and environment do not matter.
         let catalog = self.catalog_with(crate::process::DEFAULT_LAUNCHER, Default::default())?;
         Ok(catalog
@@ -809,7 +808,7 @@ impl Launch {
 
     /// The person's custom agents, and the project's when the folder is trusted. Skipped files
     /// come back as warnings.
-    pub fn agents(&self) -> Warned<Vec<crate::tools::agent_task::AgentDefinition>> {
+    pub(crate) fn agents(&self) -> Warned<Vec<crate::tools::agent_task::AgentDefinition>> {
         let project = self.folder_trusted().then_some(self.workspace.as_path());
         let (agents, notes) = extensions::agents(&self.dirs.config, project);
         Warned::new(agents, notes)
@@ -817,7 +816,7 @@ impl Launch {
 
     /// The Agent Skills installed for the person (`~/.agents/skills`, `~/.claude/skills`), and
     /// the project's when the folder is trusted. Skipped folders come back as warnings.
-    pub fn skills(&self) -> Warned<Vec<crate::tools::skill_load::Skill>> {
+    pub(crate) fn skills(&self) -> Warned<Vec<crate::tools::skill_load::Skill>> {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
@@ -841,7 +840,7 @@ impl Launch {
 
     /// The working mode at start: `--mode`, else `[tui] mode` of the user's config or
     /// `--config` (never the project's), else `ask`.
-    pub fn start_mode(&self) -> crate::protocol::WorkMode {
+    pub(crate) fn start_mode(&self) -> crate::protocol::WorkMode {
         self.options
             .mode
             .or_else(|| {

@@ -156,7 +156,7 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
 /// Applies the folder's trust to the project layer: untrusted, every setting of
 /// [`withhold_untrusted`] is taken out, and the one note for the person (which keys were
 /// ignored, and how to trust) is returned.
-pub fn withhold_untrusted_project(layers: &mut Layers) -> Option<String> {
+pub(crate) fn withhold_untrusted_project(layers: &mut Layers) -> Option<String> {
     let (path, file) = layers.project.as_mut()?;
     let withheld = withhold_untrusted(file);
     (!withheld.is_empty()).then(|| {
@@ -171,7 +171,7 @@ pub fn withhold_untrusted_project(layers: &mut Layers) -> Option<String> {
 
 /// The endpoint the (trusted) project layer chose, for the status line: its `base_url`, or its
 /// `provider` when it names no URL (`None` when `--config` chose its own).
-pub fn project_endpoint(layers: &Layers) -> Option<String> {
+pub(crate) fn project_endpoint(layers: &Layers) -> Option<String> {
     let (_, file) = layers.project.as_ref()?;
     let overridden = [&layers.explicit, &layers.overrides]
         .into_iter()

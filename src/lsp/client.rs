@@ -211,11 +211,6 @@ impl LspClient {
         self.process.exit_info().is_none() && !self.shared.dead.load(Ordering::Acquire)
     }
 
-    /// The server's process id (the leader of its group).
-    pub(crate) fn pid(&self) -> i32 {
-        self.process.pid()
-    }
-
     pub(crate) fn notify<N: Notification>(&self, params: N::Params) {
         let msg = json!({"jsonrpc": "2.0", "method": N::METHOD, "params": params});
         let _ = self.out.send(frame::encode(msg.to_string().as_bytes()));

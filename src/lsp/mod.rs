@@ -33,7 +33,7 @@ use client::{ClientSpec, LspClient, file_uri};
 use servers::ServerDef;
 
 pub(crate) use client::seconds;
-pub use query::{LocateKind, LocationHit, SymbolHit};
+pub(crate) use query::{LocateKind, LocationHit, SymbolHit};
 
 /// How many times a server that died is started again in one session.
 const MAX_RESTARTS: u32 = 3;
@@ -76,7 +76,7 @@ struct SlotState {
 
 impl LspHub {
     /// A hub with no server: every question is answered at once with nothing.
-    pub fn empty() -> Self {
+    pub(crate) fn empty() -> Self {
         Self {
             workspace: PathBuf::new(),
             defs: Vec::new(),
@@ -139,7 +139,7 @@ impl LspHub {
     }
 
     /// The names of the servers that cover `rel`.
-    pub fn servers_for(&self, rel: &str) -> Vec<String> {
+    pub(crate) fn servers_for(&self, rel: &str) -> Vec<String> {
         self.covering(rel).map(|(_, d)| d.name.clone()).collect()
     }
 
@@ -239,15 +239,6 @@ impl LspHub {
             env.push((k.clone(), v.clone()));
         }
         env
-    }
-
-    /// The process ids of the servers running now (for tests: none may outlive pablo).
-    pub fn running_pids(&self) -> Vec<i32> {
-        let slots: Vec<Arc<Slot>> = self.slots.lock().values().cloned().collect();
-        slots
-            .iter()
-            .filter_map(|s| s.state.try_lock().ok()?.client.as_ref().map(|c| c.pid()))
-            .collect()
     }
 
     /// What each server covering `rel` says of `text` as its content, in config order: its
@@ -365,7 +356,7 @@ impl LspHub {
     }
 
     /// The longest wait of the servers that cover `rel` (how long a commit waits for them).
-    pub fn wait_for(&self, rel: &str) -> Duration {
+    pub(crate) fn wait_for(&self, rel: &str) -> Duration {
         self.covering(rel)
             .map(|(_, d)| d.wait)
             .max()

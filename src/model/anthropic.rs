@@ -36,7 +36,7 @@ use super::{
 use crate::protocol::Usage;
 
 /// The `anthropic-version` header this client speaks.
-pub const API_VERSION: &str = "2023-06-01";
+pub(crate) const API_VERSION: &str = "2023-06-01";
 
 /// The settings of one Anthropic endpoint.
 #[derive(Debug, Clone)]
@@ -366,7 +366,7 @@ struct WireError {
 /// thinking block go out whole at their `content_block_stop`; usage and `Completed` at
 /// `message_stop`.
 #[derive(Debug, Default)]
-pub struct AnthropicDecoder {
+pub(crate) struct AnthropicDecoder {
     tools: HashMap<u32, ToolCall>,
     thinking: HashMap<u32, ReasoningBlock>,
     usage: Usage,
@@ -376,7 +376,7 @@ pub struct AnthropicDecoder {
 }
 
 impl AnthropicDecoder {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 

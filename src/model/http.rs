@@ -39,7 +39,7 @@ pub struct HttpOptions {
 impl HttpOptions {
     /// The defaults with the idle timeout and the output limit of the session's limits
     /// (`limits.stream_idle_timeout_seconds`, `limits.max_model_output_bytes`).
-    pub fn for_limits(idle_timeout: Duration, max_output_bytes: usize) -> Self {
+    pub(crate) fn for_limits(idle_timeout: Duration, max_output_bytes: usize) -> Self {
         Self {
             idle_timeout,
             max_event_bytes: max_output_bytes,
@@ -110,7 +110,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// machine's loopback (a local Ollama or llama.cpp), one that never goes through a proxy: a
 /// proxy elsewhere cannot reach this machine's loopback, so routing there would only fail (Go's
 /// net/http makes the same exception).
-pub fn client_for(url: &str) -> Result<reqwest::Client, ModelError> {
+pub(crate) fn client_for(url: &str) -> Result<reqwest::Client, ModelError> {
     static PROXIED: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
     static DIRECT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
     let direct = is_loopback_url(url);
@@ -131,7 +131,7 @@ pub fn client_for(url: &str) -> Result<reqwest::Client, ModelError> {
 /// Builds the client for `url` on a thread of its own, so that reading the system's trusted
 /// certificates (most of the work before pablo's first screen) happens beside start-up rather
 /// than before it; the first call finds it built, or builds it then and reports a failure there.
-pub fn warm_client_for(url: &str) {
+pub(crate) fn warm_client_for(url: &str) {
     let url = url.to_string();
     let _ = std::thread::Builder::new()
         .name("http-client".into())
@@ -141,7 +141,7 @@ pub fn warm_client_for(url: &str) {
 }
 
 /// Whether `url` names a host on the loopback interface (`localhost`, `127.0.0.0/8`, `::1`).
-pub fn is_loopback_url(url: &str) -> bool {
+pub(crate) fn is_loopback_url(url: &str) -> bool {
     let Some(host) = reqwest::Url::parse(url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
@@ -158,13 +158,13 @@ pub fn is_loopback_url(url: &str) -> bool {
 /// Where one provider sends its calls, and how.
 #[derive(Debug)]
 pub(crate) struct Endpoint {
-    pub provider: String,
+    pub(crate) provider: String,
     /// The full URL of the streaming endpoint.
-    pub url: String,
+    pub(crate) url: String,
     /// Auth and version headers (auth values are marked sensitive).
-    pub headers: HeaderMap,
-    pub key: Option<ApiKey>,
-    pub options: HttpOptions,
+    pub(crate) headers: HeaderMap,
+    pub(crate) key: Option<ApiKey>,
+    pub(crate) options: HttpOptions,
 }
 
 impl Endpoint {
@@ -179,7 +179,7 @@ impl Endpoint {
 /// What one provider's wire format brings to a call: the request body and a decoder for the
 /// answer. Everything else a client does (the endpoint, retries, the trait's accessors) is
 /// [`HttpModel`]'s, the same for every provider.
-pub trait WireFormat: Send + Sync + 'static {
+pub(crate) trait WireFormat: Send + Sync + 'static {
     type Decoder: SseDecoder + 'static;
     fn body(&self, model: &str, request: &ModelRequest) -> serde_json::Value;
     /// A fresh decoder for one attempt (a retry starts over).
@@ -543,7 +543,7 @@ fn status_text(status: u16) -> String {
 /// The error type and message out of a provider's JSON error body. Understands the shapes in
 /// use: `{"error":{"type","message"}}` (OpenAI, Anthropic, vLLM), `{"error":"text"}` (Ollama),
 /// `{"message"}`/`{"detail"}` (proxies). Anything else: the body's first 300 characters.
-pub fn error_message(body: &[u8]) -> (Option<String>, Option<String>) {
+pub(crate) fn error_message(body: &[u8]) -> (Option<String>, Option<String>) {
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
     if text.is_empty() {
@@ -584,7 +584,7 @@ fn error_code(body: &[u8]) -> Option<String> {
 /// max_tokens exceed context limit`), OpenAI and vLLM (`maximum context length is N tokens`,
 /// `exceeds the context window`), llama.cpp (`exceeds the available context size`), Ollama
 /// (`input length exceeds the context length`).
-pub fn is_context_overflow(message: &str) -> bool {
+pub(crate) fn is_context_overflow(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
     [
         "prompt is too long",
@@ -603,7 +603,7 @@ pub fn is_context_overflow(message: &str) -> bool {
 
 /// The request's size in tokens when an overflow message states it (`prompt is too long: 210000
 /// tokens`, `your messages resulted in 130000 tokens`, `exceed context limit: 190000 + 16384`).
-pub fn overflow_tokens(message: &str) -> Option<u64> {
+pub(crate) fn overflow_tokens(message: &str) -> Option<u64> {
     static RE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
     let re = RE
         .get_or_init(|| {
@@ -635,7 +635,7 @@ fn duration_from_secs(s: f64) -> Option<Duration> {
 /// How long to wait before retry number `attempt + 1`. A server's `retry-after` wins (capped at
 /// `max_retry_after`); otherwise exponential backoff with "equal jitter": half the step fixed,
 /// half random (`unit` in `[0, 1)`), so simultaneous clients spread out but none retries at once.
-pub fn retry_delay(
+pub(crate) fn retry_delay(
     opts: &HttpOptions,
     attempt: u32,
     retry_after: Option<Duration>,

@@ -10,13 +10,13 @@
 pub mod anthropic;
 pub mod http;
 pub mod openai;
-pub mod profile;
+pub(crate) mod profile;
 pub mod responses;
 pub mod scripted;
 pub mod select;
 pub mod sse;
 pub mod sse_frame;
-pub mod think;
+pub(crate) mod think;
 
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{Coded, ErrorCode, ToolSpec};
 use crate::protocol::Usage;
-pub use crate::protocol::{Image, ReasoningBlock};
+pub(crate) use crate::protocol::{Image, ReasoningBlock};
 pub use profile::{ModelProfile, Prices, ReasoningLevel};
 
 /// One message of the conversation, provider-neutral.
@@ -65,7 +65,7 @@ impl Message {
 /// Puts the notes of cleared tool results in place of the results (the agent does it to make
 /// room; resume does it again from the journal, so both send the same conversation). Results no
 /// longer in the conversation (compacted away) are skipped.
-pub fn apply_clearing(messages: &mut [Message], cleared: &[crate::protocol::ClearedResult]) {
+pub(crate) fn apply_clearing(messages: &mut [Message], cleared: &[crate::protocol::ClearedResult]) {
     for c in cleared {
         if let Some(Message::Tool { content, .. }) = messages
             .iter_mut()

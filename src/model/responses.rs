@@ -56,9 +56,9 @@ impl WireFormat for Responses {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BodyOptions {
     /// OpenAI's own API: send `prompt_cache_key`.
-    pub official: bool,
+    pub(crate) official: bool,
     /// A reasoning model: ask for encrypted reasoning and summaries even with no level set.
-    pub reasoning_model: bool,
+    pub(crate) reasoning_model: bool,
 }
 
 impl ResponsesClient {
@@ -193,7 +193,7 @@ struct PendingCall {
 /// and a reasoning item go out whole at their `response.output_item.done`; usage and `Completed`
 /// at the terminal event.
 #[derive(Debug)]
-pub struct ResponsesDecoder {
+pub(crate) struct ResponsesDecoder {
     provider: String,
     calls: BTreeMap<u64, PendingCall>,
     emitted_calls: usize,
@@ -203,7 +203,7 @@ pub struct ResponsesDecoder {
 }
 
 impl ResponsesDecoder {
-    pub fn new(provider: &str) -> Self {
+    pub(crate) fn new(provider: &str) -> Self {
         Self {
             provider: provider.to_string(),
             calls: BTreeMap::new(),

@@ -24,24 +24,24 @@ use crate::core::ErrorCode;
 use crate::protocol::Usage;
 
 /// The demo script shipped with pablo.
-pub const DEMO_SCRIPT: &str = include_str!("../../assets/demo/script.json");
+pub(crate) const DEMO_SCRIPT: &str = include_str!("../../assets/demo/script.json");
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Script {
-    pub model: String,
+pub(crate) struct Script {
+    pub(crate) model: String,
     /// The first user message (the demo sends it on start).
     #[serde(default)]
-    pub task: Option<String>,
-    pub start: String,
+    pub(crate) task: Option<String>,
+    pub(crate) start: String,
     /// The answer to any user turn after the script has ended.
-    pub after_end: String,
+    pub(crate) after_end: String,
     /// Pause between streamed text chunks.
     #[serde(default)]
-    pub chunk_delay_ms: u64,
+    pub(crate) chunk_delay_ms: u64,
     #[serde(default = "default_chunk_chars")]
-    pub chunk_chars: usize,
-    pub steps: BTreeMap<String, Step>,
+    pub(crate) chunk_chars: usize,
+    pub(crate) steps: BTreeMap<String, Step>,
 }
 
 fn default_chunk_chars() -> usize {
@@ -50,30 +50,30 @@ fn default_chunk_chars() -> usize {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Step {
+pub(crate) struct Step {
     #[serde(default)]
-    pub text: String,
+    pub(crate) text: String,
     #[serde(default)]
-    pub calls: Vec<ScriptedCall>,
+    pub(crate) calls: Vec<ScriptedCall>,
     #[serde(default)]
-    pub next: Option<Next>,
+    pub(crate) next: Option<Next>,
     /// Where to go instead when a tool of this step is not offered.
     #[serde(default)]
-    pub skip: Option<String>,
+    pub(crate) skip: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ScriptedCall {
+pub(crate) struct ScriptedCall {
     /// Provider name of the tool (`fs_read`).
-    pub tool: String,
+    pub(crate) tool: String,
     #[serde(default)]
-    pub arguments: Value,
+    pub(crate) arguments: Value,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
-pub enum Next {
+pub(crate) enum Next {
     Step(String),
     Branch {
         #[serde(default)]
@@ -165,7 +165,7 @@ impl ScriptedModel {
         Self::from_json(DEMO_SCRIPT)
     }
 
-    pub fn script(&self) -> &Script {
+    pub(crate) fn script(&self) -> &Script {
         &self.script
     }
 

@@ -20,18 +20,18 @@ use super::openai::{OpenAiClient, OpenAiConfig};
 use super::profile::ModelProfile;
 use super::responses::ResponsesClient;
 use super::{ModelClient, ModelError};
-use crate::config::{ConfigFile, ModelTable, ReasoningLevel, WireApi};
+use crate::config::{ModelTable, ReasoningLevel, WireApi};
 
-pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
-pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
-pub const OLLAMA_BASE_URL: &str = "http://localhost:11434/v1";
+pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub(crate) const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+pub(crate) const OLLAMA_BASE_URL: &str = "http://localhost:11434/v1";
 
-pub const OPENAI_KEY_ENV: &str = "OPENAI_API_KEY";
-pub const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+pub(crate) const OPENAI_KEY_ENV: &str = "OPENAI_API_KEY";
+pub(crate) const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
 
-pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
-pub const DEFAULT_OLLAMA_MODEL: &str = "qwen3:8b";
+pub(crate) const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+pub(crate) const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+pub(crate) const DEFAULT_OLLAMA_MODEL: &str = "qwen3:8b";
 
 /// How long autodetection waits for a local Ollama to answer.
 const OLLAMA_PROBE_TIMEOUT: Duration = Duration::from_millis(800);
@@ -54,21 +54,8 @@ pub struct ProviderSettings {
 }
 
 impl ProviderSettings {
-    pub fn from_config(c: &ConfigFile) -> Self {
-        let table = c.model.as_ref().map(|m| m.table()).unwrap_or_default();
-        Self {
-            provider: c.provider.clone(),
-            model: table.name.clone(),
-            base_url: c.base_url.clone(),
-            api_key_env: c.api_key_env.clone(),
-            reasoning: table.reasoning,
-            wire_api: table.wire_api,
-            model_settings: table,
-        }
-    }
-
     /// `self` (e.g. CLI flags) over `lower` (e.g. the merged config): each field set here wins.
-    pub fn over(self, lower: ProviderSettings) -> Self {
+    pub(crate) fn over(self, lower: ProviderSettings) -> Self {
         let m = self.model_settings;
         let l = lower.model_settings;
         Self {
@@ -98,14 +85,14 @@ impl ProviderSettings {
 
 /// The providers pablo speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
+pub(crate) enum ProviderKind {
     OpenAi,
     Anthropic,
     Ollama,
 }
 
 impl ProviderKind {
-    pub fn parse(name: &str) -> Result<Self, ModelError> {
+    pub(crate) fn parse(name: &str) -> Result<Self, ModelError> {
         match name.trim().to_ascii_lowercase().as_str() {
             "openai" => Ok(Self::OpenAi),
             "anthropic" => Ok(Self::Anthropic),
@@ -117,7 +104,7 @@ impl ProviderKind {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::OpenAi => "openai",
             Self::Anthropic => "anthropic",
@@ -125,7 +112,7 @@ impl ProviderKind {
         }
     }
 
-    pub fn default_model(self) -> &'static str {
+    pub(crate) fn default_model(self) -> &'static str {
         match self {
             Self::OpenAi => DEFAULT_OPENAI_MODEL,
             Self::Anthropic => DEFAULT_ANTHROPIC_MODEL,
@@ -133,7 +120,7 @@ impl ProviderKind {
         }
     }
 
-    pub fn default_base_url(self) -> &'static str {
+    pub(crate) fn default_base_url(self) -> &'static str {
         match self {
             Self::OpenAi => OPENAI_BASE_URL,
             Self::Anthropic => ANTHROPIC_BASE_URL,
@@ -152,19 +139,19 @@ impl ProviderKind {
 
 /// What [`select`] decided, without the key (safe to print).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Selection {
-    pub kind: ProviderKind,
-    pub model: String,
-    pub base_url: String,
+pub(crate) struct Selection {
+    pub(crate) kind: ProviderKind,
+    pub(crate) model: String,
+    pub(crate) base_url: String,
     /// The variable the key was read from, if any.
-    pub key_env: Option<String>,
+    pub(crate) key_env: Option<String>,
     /// The wire format (OpenAI-compatible providers; Anthropic speaks Messages).
-    pub wire: WireApi,
-    pub profile: ModelProfile,
+    pub(crate) wire: WireApi,
+    pub(crate) profile: ModelProfile,
 }
 
 /// Whether `base_url` is OpenAI's own API.
-pub fn is_openai_api(base_url: &str) -> bool {
+pub(crate) fn is_openai_api(base_url: &str) -> bool {
     reqwest::Url::parse(base_url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
@@ -172,7 +159,7 @@ pub fn is_openai_api(base_url: &str) -> bool {
 }
 
 /// Builds the client the settings describe, reading keys from the process environment.
-pub async fn select(
+pub(crate) async fn select(
     settings: &ProviderSettings,
     options: &HttpOptions,
 ) -> Result<Arc<dyn ModelClient>, ModelError> {
@@ -199,7 +186,7 @@ pub async fn select_with_env(
 }
 
 /// Decides the provider, model, URL and key.
-pub async fn resolve(
+pub(crate) async fn resolve(
     settings: &ProviderSettings,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<(Selection, Option<ApiKey>), ModelError> {
@@ -273,7 +260,7 @@ pub async fn resolve(
 }
 
 /// Builds the client for a resolved selection.
-pub fn build(
+pub(crate) fn build(
     selection: Selection,
     key: Option<ApiKey>,
     options: &HttpOptions,

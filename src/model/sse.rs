@@ -20,7 +20,7 @@ use futures::{Stream, StreamExt};
 use super::sse_frame::{FrameError, SseParser};
 use super::{ModelError, StreamEvent};
 
-pub use super::sse_frame::SseEvent;
+pub(crate) use super::sse_frame::SseEvent;
 
 /// A provider's interpretation of SSE events.
 pub trait SseDecoder: Send {
@@ -67,7 +67,7 @@ impl Display for ByteError {
 }
 
 /// Ends a byte stream with [`ByteError::Idle`] when no chunk arrives within `idle`.
-pub fn idle_guard<S, E>(
+pub(crate) fn idle_guard<S, E>(
     bytes: S,
     idle: Duration,
 ) -> impl Stream<Item = Result<Bytes, ByteError>> + Send + 'static

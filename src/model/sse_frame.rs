@@ -20,7 +20,7 @@
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SseEvent {
     /// The `event:` field, `message` when the event had none.
-    pub event: String,
+    pub(crate) event: String,
     /// The `data:` lines joined with `\n`.
     pub data: String,
 }
@@ -122,9 +122,10 @@ impl SseParser {
         self.line.len() + self.data.len()
     }
 
+    #[cfg(test)]
     /// Whether an unfinished line (or an event not yet dispatched) is pending: the stream ended
     /// in the middle of something.
-    pub fn pending(&self) -> bool {
+    pub(crate) fn pending(&self) -> bool {
         !self.line.is_empty() || self.has_data
     }
 

@@ -23,7 +23,7 @@ pub struct CheckReport {
     pub sandbox: Option<crate::protocol::SandboxChoice>,
     /// Ignored settings (an untrusted project's allow rules, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// The environment the command would get (`--env`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<EnvReport>,
@@ -34,20 +34,20 @@ pub struct CheckReport {
 /// valued.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EnvReport {
-    pub vars: Vec<EnvVar>,
-    pub withheld: Vec<WithheldVar>,
+    pub(crate) vars: Vec<EnvVar>,
+    pub(crate) withheld: Vec<WithheldVar>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EnvVar {
-    pub name: String,
-    pub value: String,
+    pub(crate) name: String,
+    pub(crate) value: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WithheldVar {
-    pub name: String,
-    pub reason: String,
+    pub(crate) name: String,
+    pub(crate) reason: String,
 }
 
 /// Judges `command` exactly as a `shell.run` call in the workspace root would be.
@@ -174,7 +174,7 @@ impl CheckReport {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RulesReport {
     /// The approvals file (outside the workspace), when approvals are saved at all.
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     pub rules: Vec<SavedRule>,
 }
 

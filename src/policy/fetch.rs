@@ -11,14 +11,14 @@ use crate::config::Layers;
 
 /// The compiled list of allowed domains, with the layer each came from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FetchPolicy {
+pub(crate) struct FetchPolicy {
     domains: Vec<(String, String)>,
     /// Notes for the person (an untrusted project's list that was ignored).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl FetchPolicy {
-    pub fn build(layers: &Layers, project_trusted: bool) -> Self {
+    pub(crate) fn build(layers: &Layers, project_trusted: bool) -> Self {
         let mut out = Self::default();
         let mut add = |file: &std::path::Path, list: &[String]| {
             for d in list {
@@ -52,7 +52,7 @@ impl FetchPolicy {
     }
 
     /// The allowed domain that covers `host`, with where it was configured.
-    pub fn allowing(&self, host: &str) -> Option<(&str, &str)> {
+    pub(crate) fn allowing(&self, host: &str) -> Option<(&str, &str)> {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         self.domains
             .iter()
@@ -62,7 +62,7 @@ impl FetchPolicy {
 }
 
 /// `docs.rs` covers `docs.rs` and `www.docs.rs`, not `evildocs.rs`.
-pub fn covers(domain: &str, host: &str) -> bool {
+pub(crate) fn covers(domain: &str, host: &str) -> bool {
     host == domain
         || (host.len() > domain.len()
             && host.ends_with(domain)

@@ -19,20 +19,20 @@ use crate::config::{MatchKind, RuleDecision};
 use crate::protocol::{Decision, SimpleCommandView};
 
 /// How deep `sh -c 'sh -c …'` is followed.
-pub const MAX_SHELL_DEPTH: usize = 3;
+pub(crate) const MAX_SHELL_DEPTH: usize = 3;
 
 /// The outcome for one line.
 #[derive(Debug, Clone)]
-pub struct LineJudgement {
-    pub decision: Decision,
-    pub reasons: Vec<String>,
-    pub rule_ids: Vec<String>,
-    pub views: Vec<SimpleCommandView>,
+pub(crate) struct LineJudgement {
+    pub(crate) decision: Decision,
+    pub(crate) reasons: Vec<String>,
+    pub(crate) rule_ids: Vec<String>,
+    pub(crate) views: Vec<SimpleCommandView>,
     /// What "allow always" would save (one rule per command that asked and can be remembered).
-    pub rememberable: Vec<SavedKind>,
+    pub(crate) rememberable: Vec<SavedKind>,
     /// Every simple command of the line is a known-safe read (see [`super::safe`]) and nothing
     /// writes: the line runs in the read-only sandbox.
-    pub known_safe: bool,
+    pub(crate) known_safe: bool,
 }
 
 /// One judged simple command.
@@ -44,18 +44,18 @@ struct Judged {
     known_safe: bool,
 }
 
-pub struct Judge<'a> {
-    pub compiled: &'a Compiled,
-    pub resolver: &'a Resolver,
-    pub saved: &'a [CompiledRule],
-    pub cwd: &'a str,
+pub(crate) struct Judge<'a> {
+    pub(crate) compiled: &'a Compiled,
+    pub(crate) resolver: &'a Resolver,
+    pub(crate) saved: &'a [CompiledRule],
+    pub(crate) cwd: &'a str,
     /// The known-safe table, when known-safe reads are on.
-    pub safe: Option<&'a SafeReads>,
+    pub(crate) safe: Option<&'a SafeReads>,
     /// Whether a known-safe read can be sandboxed here (the kernel has Landlock); without it a
     /// known-safe read asks like any other command.
-    pub sandboxed: bool,
+    pub(crate) sandboxed: bool,
     /// Whether commands get namespaces (needed to neutralise a repository's git config).
-    pub namespaces: bool,
+    pub(crate) namespaces: bool,
 }
 
 fn worse(a: Decision, b: Decision) -> Decision {
@@ -119,7 +119,7 @@ fn basename(key: &str) -> &str {
 /// The rule "allow always" saves for a command: a prefix of the executable and its leading
 /// subcommand word, or the exact command for interpreters, wrappers, `git -c` and programs in
 /// the workspace.
-pub fn derive_rule(resolved: &Resolved, args: &[String]) -> SavedKind {
+pub(crate) fn derive_rule(resolved: &Resolved, args: &[String]) -> SavedKind {
     let name = basename(&resolved.key);
     let git_config = name == "git" && args.first().is_some_and(|a| a == "-c");
     let exact = exact_only(name) || git_config || resolved.in_workspace;
@@ -439,7 +439,7 @@ fn shell_script(words: &[Word], u: &mut Unwrapped, name: &str, i: usize, mut j: 
 
 impl Judge<'_> {
     /// Judges one command line.
-    pub fn line(&self, text: &str) -> LineJudgement {
+    pub(crate) fn line(&self, text: &str) -> LineJudgement {
         let mut out = LineJudgement {
             decision: Decision::Allow,
             reasons: Vec::new(),

@@ -38,46 +38,45 @@ pub struct CliFlags {
 
 /// Everything the layers decide, compiled for fast decisions.
 #[derive(Debug)]
-pub struct Compiled {
+pub(crate) struct Compiled {
     /// Tools denied outright: tool → (rule id, reason).
-    pub tool_denies: BTreeMap<String, (String, String)>,
+    pub(crate) tool_denies: BTreeMap<String, (String, String)>,
     /// Tool allow lists of the static policy: (rule id for unlisted tools, listed tools).
-    pub tool_allow_lists: Vec<(String, BTreeSet<String>)>,
+    pub(crate) tool_allow_lists: Vec<(String, BTreeSet<String>)>,
     /// The strictest explicit mode per tool, with the id of the layer that set it.
-    pub tool_modes: BTreeMap<String, (ToolMode, String)>,
+    pub(crate) tool_modes: BTreeMap<String, (ToolMode, String)>,
     /// `[mcp_servers.NAME] tools.TOOL`: the strictest mode per (server, real tool name).
-    pub mcp_modes: BTreeMap<(String, String), (ToolMode, String)>,
-    pub allow_write: bool,
-    pub preapproved_writes: bool,
-    pub shell_disabled: Option<(String, String)>,
-    pub fs_disabled: Option<(String, String)>,
-    pub rule_layers: Vec<RuleLayer>,
+    pub(crate) mcp_modes: BTreeMap<(String, String), (ToolMode, String)>,
+    pub(crate) preapproved_writes: bool,
+    pub(crate) shell_disabled: Option<(String, String)>,
+    pub(crate) fs_disabled: Option<(String, String)>,
+    pub(crate) rule_layers: Vec<RuleLayer>,
     /// `[options.shell.commands] default`, strictest of the layers that set it.
-    pub default: (RuleDecision, String),
-    pub deny_patterns: PatternList,
-    pub allow_patterns: PatternList,
+    pub(crate) default: (RuleDecision, String),
+    pub(crate) deny_patterns: PatternList,
+    pub(crate) allow_patterns: PatternList,
     /// The launcher that receives `-c COMMAND`.
-    pub launcher: String,
+    pub(crate) launcher: String,
     /// Why the launcher may not start anything, when a launcher rule forbids it.
-    pub launcher_refusal: Option<(String, String)>,
-    pub paths: PathPolicy,
+    pub(crate) launcher_refusal: Option<(String, String)>,
+    pub(crate) paths: PathPolicy,
     /// The OS sandbox of the session's commands.
-    pub sandbox: crate::process::sandbox::SandboxSettings,
+    pub(crate) sandbox: crate::process::sandbox::SandboxSettings,
     /// Whether known-safe reads run without asking (a layer may turn this off).
-    pub known_safe: bool,
+    pub(crate) known_safe: bool,
     /// Ignored settings and other notes for the person.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The layer inputs.
-pub struct Sources<'a> {
-    pub layers: &'a Layers,
-    pub project_trusted: bool,
-    pub static_policy: Option<(&'a Path, &'a StaticPolicy)>,
-    pub flags: CliFlags,
+pub(crate) struct Sources<'a> {
+    pub(crate) layers: &'a Layers,
+    pub(crate) project_trusted: bool,
+    pub(crate) static_policy: Option<(&'a Path, &'a StaticPolicy)>,
+    pub(crate) flags: CliFlags,
 }
 
-pub use crate::process::DEFAULT_LAUNCHER;
+pub(crate) use crate::process::DEFAULT_LAUNCHER;
 
 struct LayerRef<'a> {
     prefix: &'static str,
@@ -106,7 +105,7 @@ fn decision_rank(d: RuleDecision) -> u8 {
 /// comes with the repository: until the folder is trusted it may only exclude variables, since
 /// passing more of pablo's environment to commands is a widening. The variables that hold pablo's
 /// provider keys (`api_key_env` of any layer) are withheld by name.
-pub fn env_settings(src: &Sources<'_>) -> (crate::process::EnvSettings, Vec<String>) {
+pub(crate) fn env_settings(src: &Sources<'_>) -> (crate::process::EnvSettings, Vec<String>) {
     let mut out = crate::process::EnvSettings::default();
     let mut warnings = Vec::new();
     let layers = [
@@ -194,13 +193,12 @@ fn layer_refs<'a>(src: &Sources<'a>) -> Vec<LayerRef<'a>> {
 }
 
 impl Compiled {
-    pub fn build(src: &Sources<'_>, resolver: &Resolver) -> Result<Self, PolicyError> {
+    pub(crate) fn build(src: &Sources<'_>, resolver: &Resolver) -> Result<Self, PolicyError> {
         let mut c = Compiled {
             tool_denies: BTreeMap::new(),
             tool_allow_lists: Vec::new(),
             tool_modes: BTreeMap::new(),
             mcp_modes: BTreeMap::new(),
-            allow_write: src.flags.allow_write,
             preapproved_writes: src.flags.preapproved_writes,
             shell_disabled: None,
             fs_disabled: None,
@@ -545,11 +543,11 @@ impl Compiled {
     }
 
     /// Layers whose allow list is not empty: each must allow a command for it to run.
-    pub fn allow_layers(&self) -> impl Iterator<Item = &RuleLayer> {
+    pub(crate) fn allow_layers(&self) -> impl Iterator<Item = &RuleLayer> {
         self.rule_layers.iter().filter(|l| !l.allow.is_empty())
     }
 
-    pub fn has_allow_list(&self) -> bool {
+    pub(crate) fn has_allow_list(&self) -> bool {
         self.allow_layers().next().is_some()
     }
 }

@@ -14,18 +14,18 @@
 //! None of this contains a program once it runs: rules decide what may start.
 
 pub mod cli;
-pub mod fetch;
-pub mod judge;
-pub mod layers;
-pub mod paths;
+pub(crate) mod fetch;
+pub(crate) mod judge;
+pub(crate) mod layers;
+pub(crate) mod paths;
 pub mod patterns;
-pub mod rules;
-pub mod safe;
+pub(crate) mod rules;
+pub(crate) mod safe;
 mod safe_git;
 mod safe_sed;
-pub mod shell;
-pub mod static_policy;
-pub mod store;
+pub(crate) mod shell;
+pub(crate) mod static_policy;
+pub(crate) mod store;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -36,8 +36,8 @@ use parking_lot::RwLock;
 use crate::core::{ErrorCode, ToolMode};
 use crate::process::CommandEnv;
 pub use layers::CliFlags;
-pub use paths::Access;
-pub use static_policy::StaticPolicy;
+pub(crate) use paths::Access;
+pub(crate) use static_policy::StaticPolicy;
 pub use store::{RuleStore, SavedKind, SavedRule, TrustStore};
 
 use crate::config::{ConfigError, ConfigFile, Dirs, Layers};
@@ -282,18 +282,18 @@ impl PolicyEngine {
 
     /// Whether the project layer (`.pablo/config.toml`) is trusted, so that it may start
     /// programs (MCP servers) and grant.
-    pub fn project_trusted(&self) -> bool {
+    pub(crate) fn project_trusted(&self) -> bool {
         self.project_trusted
     }
 
     /// The launcher the shell tools must use (`/bin/sh` unless a trusted layer says otherwise).
-    pub fn launcher(&self) -> &str {
+    pub(crate) fn launcher(&self) -> &str {
         &self.compiled.launcher
     }
 
     /// The base environment of every command of this session (`[options.shell.env]` over pablo's
     /// own environment). Command words are resolved through its `PATH`.
-    pub fn command_env(&self) -> &Arc<CommandEnv> {
+    pub(crate) fn command_env(&self) -> &Arc<CommandEnv> {
         &self.env
     }
 
@@ -323,13 +323,13 @@ impl PolicyEngine {
     /// Whether the model is offered `tool` at all: not when a layer denies it outright (a static
     /// policy's `tools.deny` or allow list, a `deny` mode, `--no-shell`, `enabled = false`). The
     /// tool stays registered, so a call the model makes anyway is refused with the rule.
-    pub fn offers(&self, tool: &str, kind: ToolKind) -> bool {
+    pub(crate) fn offers(&self, tool: &str, kind: ToolKind) -> bool {
         self.gate(tool, kind).is_ok()
     }
 
     /// Whether a workspace-relative path may be read or written, for tools that walk many files
     /// (a search skips what it may not read). `Err` carries the refusing rule id and reason.
-    pub fn check_path(&self, path: &str, access: Access) -> Result<(), (String, String)> {
+    pub(crate) fn check_path(&self, path: &str, access: Access) -> Result<(), (String, String)> {
         self.compiled
             .paths
             .check(path, access)
@@ -571,7 +571,7 @@ impl PolicyEngine {
 
     /// The sandbox a command line gets: the read-only profile for a known-safe line, the
     /// configured one otherwise.
-    pub fn sandbox_for(&self, known_safe: bool) -> crate::protocol::SandboxChoice {
+    pub(crate) fn sandbox_for(&self, known_safe: bool) -> crate::protocol::SandboxChoice {
         let mut choice = self.compiled.sandbox.default_choice();
         if known_safe {
             choice.profile = crate::protocol::SandboxProfile::ReadOnly;
@@ -692,7 +692,7 @@ impl PolicyEngine {
     }
 
     /// Removes a saved approval by id.
-    pub fn forget(&self, id: &str) -> Result<SavedRule, PolicyError> {
+    pub(crate) fn forget(&self, id: &str) -> Result<SavedRule, PolicyError> {
         let mut saved = self.saved.write();
         match &self.store {
             Some(s) => {
@@ -724,7 +724,6 @@ fn unreachable_defaults(_resolver: &Resolver) -> Compiled {
         tool_allow_lists: Vec::new(),
         tool_modes: BTreeMap::new(),
         mcp_modes: BTreeMap::new(),
-        allow_write: false,
         preapproved_writes: false,
         shell_disabled: None,
         fs_disabled: None,

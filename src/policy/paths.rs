@@ -11,16 +11,16 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// The kind of access a tool needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     Read,
     Write,
 }
 
 /// One glob with the id of the rule that contributed it.
 #[derive(Debug, Clone)]
-pub struct RootRule {
-    pub id: String,
-    pub glob: String,
+pub(crate) struct RootRule {
+    pub(crate) id: String,
+    pub(crate) glob: String,
 }
 
 /// Roots of one layer.
@@ -96,14 +96,14 @@ fn self_and_ancestors(path: &str) -> impl Iterator<Item = &str> {
 
 /// Why a path was refused: the deciding rule id and a sentence.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathRefusal {
-    pub rule_id: String,
-    pub reason: String,
+pub(crate) struct PathRefusal {
+    pub(crate) rule_id: String,
+    pub(crate) reason: String,
 }
 
 /// The compiled roots of all layers.
 #[derive(Debug, Clone, Default)]
-pub struct PathPolicy {
+pub(crate) struct PathPolicy {
     read: Vec<RootSet>,
     write: Vec<RootSet>,
     deny: Vec<(RootRule, GlobSet)>,
@@ -117,7 +117,7 @@ const PROTECTED: &[(&str, &str)] = &[
 ];
 
 impl PathPolicy {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let mut b = GlobSetBuilder::new();
         for (g, _) in PROTECTED {
             if let Ok(glob) = compile(g) {
@@ -130,21 +130,29 @@ impl PathPolicy {
         }
     }
 
-    pub fn add_read_roots(&mut self, source: &str, rules: Vec<RootRule>) -> Result<(), String> {
+    pub(crate) fn add_read_roots(
+        &mut self,
+        source: &str,
+        rules: Vec<RootRule>,
+    ) -> Result<(), String> {
         if !rules.is_empty() {
             self.read.push(RootSet::new(source, rules)?);
         }
         Ok(())
     }
 
-    pub fn add_write_roots(&mut self, source: &str, rules: Vec<RootRule>) -> Result<(), String> {
+    pub(crate) fn add_write_roots(
+        &mut self,
+        source: &str,
+        rules: Vec<RootRule>,
+    ) -> Result<(), String> {
         if !rules.is_empty() {
             self.write.push(RootSet::new(source, rules)?);
         }
         Ok(())
     }
 
-    pub fn add_deny_roots(&mut self, rules: Vec<RootRule>) -> Result<(), String> {
+    pub(crate) fn add_deny_roots(&mut self, rules: Vec<RootRule>) -> Result<(), String> {
         for r in rules {
             let glob = compile(&r.glob).map_err(|e| format!("{}: {e}", r.id))?;
             let set = GlobSetBuilder::new()
@@ -159,12 +167,12 @@ impl PathPolicy {
     /// Whether some layer limits what may be read (read roots or deny roots): then a shell read
     /// cannot be known to stay inside the bounds (`ls` lists every name, `grep -r` walks every
     /// file), so known-safe reads are not allowed unasked.
-    pub fn limits_reads(&self) -> bool {
+    pub(crate) fn limits_reads(&self) -> bool {
         !self.read.is_empty() || !self.deny.is_empty()
     }
 
     /// Decides one workspace-relative path. `Ok` carries the ids of the roots that granted it.
-    pub fn check(&self, path: &str, access: Access) -> Result<Vec<String>, PathRefusal> {
+    pub(crate) fn check(&self, path: &str, access: Access) -> Result<Vec<String>, PathRefusal> {
         let Some(path) = clean(path) else {
             return Err(PathRefusal {
                 rule_id: "builtin.path.outside".into(),
@@ -249,7 +257,7 @@ fn clean(path: &str) -> Option<String> {
 }
 
 /// Checks that a glob compiles (for config validation messages).
-pub fn check_glob(glob: &str) -> Result<(), String> {
+pub(crate) fn check_glob(glob: &str) -> Result<(), String> {
     compile(glob).map(|_| ()).map_err(|e| e.to_string())
 }
 

@@ -121,7 +121,7 @@ pub fn builtin_deny() -> Vec<(&'static str, String)> {
 
 /// A compiled list of patterns with their ids.
 #[derive(Debug, Clone)]
-pub struct PatternList {
+pub(crate) struct PatternList {
     ids: Vec<String>,
     sources: Vec<String>,
     set: PatternSet,
@@ -160,7 +160,7 @@ impl Default for PatternList {
 
 impl PatternList {
     /// Compiles `(id, regex)` pairs; the first invalid regex is returned as an error message.
-    pub fn new(patterns: Vec<(String, String)>) -> Result<Self, String> {
+    pub(crate) fn new(patterns: Vec<(String, String)>) -> Result<Self, String> {
         let set = match RegexSet::new(patterns.iter().map(|(_, p)| p.as_str())) {
             Ok(set) => set,
             // Which one: compiled one by one only when the set does not compile.
@@ -182,7 +182,7 @@ impl PatternList {
     }
 
     /// The built-in deny list; compiled when it first matches anything.
-    pub fn builtin_deny() -> Self {
+    pub(crate) fn builtin_deny() -> Self {
         let (ids, sources) = builtin_entries().into_iter().unzip();
         Self {
             ids,
@@ -191,16 +191,17 @@ impl PatternList {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.ids.len()
     }
 
     /// Appends another list (layers add patterns).
-    pub fn extend(&mut self, other: &PatternList) -> Result<(), String> {
+    pub(crate) fn extend(&mut self, other: &PatternList) -> Result<(), String> {
         if other.is_empty() {
             return Ok(());
         }
@@ -216,7 +217,7 @@ impl PatternList {
     }
 
     /// Ids of every pattern that matches `text`, in list order.
-    pub fn matches(&self, text: &str) -> Vec<&str> {
+    pub(crate) fn matches(&self, text: &str) -> Vec<&str> {
         if self.ids.is_empty() {
             return Vec::new();
         }
@@ -232,14 +233,6 @@ impl PatternList {
             .into_iter()
             .map(|i| self.ids[i].as_str())
             .collect()
-    }
-
-    /// The (id, source) pairs, for listings.
-    pub fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.ids
-            .iter()
-            .map(String::as_str)
-            .zip(self.sources.iter().map(String::as_str))
     }
 }
 

@@ -15,19 +15,19 @@ use crate::config::{CommandRule, MatchKind};
 
 /// What a command word names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The comparison key: an absolute path, or the bare word when nothing on the clean `PATH`
     /// has that name (a shell builtin such as `cd`, or a missing program).
-    pub key: String,
+    pub(crate) key: String,
     /// The absolute path when the word resolved to a file.
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// The path lies inside the workspace (so the model may have written it).
-    pub in_workspace: bool,
+    pub(crate) in_workspace: bool,
 }
 
 /// Resolves command words through the `PATH` commands get, caching bare names.
 #[derive(Debug)]
-pub struct Resolver {
+pub(crate) struct Resolver {
     workspace: Option<PathBuf>,
     dirs: Vec<PathBuf>,
     cache: Mutex<HashMap<String, Resolved>>,
@@ -35,7 +35,7 @@ pub struct Resolver {
 
 impl Resolver {
     /// Resolves through `path`: the `PATH` the command will get.
-    pub fn new(workspace: Option<PathBuf>, path: &str) -> Self {
+    pub(crate) fn new(workspace: Option<PathBuf>, path: &str) -> Self {
         Self {
             workspace,
             dirs: std::env::split_paths(path).collect(),
@@ -43,12 +43,8 @@ impl Resolver {
         }
     }
 
-    pub fn workspace(&self) -> Option<&Path> {
-        self.workspace.as_deref()
-    }
-
     /// Resolves `word` as the shell would, relative paths against `cwd` (workspace-relative).
-    pub fn resolve(&self, word: &str, cwd: &str) -> Resolved {
+    pub(crate) fn resolve(&self, word: &str, cwd: &str) -> Resolved {
         if word.contains('/') {
             return self.resolve_path(word, cwd);
         }
@@ -132,7 +128,7 @@ impl Resolver {
     }
 
     /// Compiles a configured rule: its executable resolved like a command word.
-    pub fn compile(&self, rule: &CommandRule) -> CompiledRule {
+    pub(crate) fn compile(&self, rule: &CommandRule) -> CompiledRule {
         CompiledRule {
             id: rule.id.clone(),
             key: self.resolve(&rule.executable, ".").key,
@@ -156,7 +152,7 @@ fn is_executable_file(p: &Path) -> bool {
 }
 
 /// Lexical normalisation: `.` dropped, `..` pops (never above the root).
-pub fn normalize(p: &Path) -> PathBuf {
+pub(crate) fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
@@ -177,16 +173,16 @@ pub fn normalize(p: &Path) -> PathBuf {
 
 /// A rule with its executable resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompiledRule {
-    pub id: String,
-    pub key: String,
-    pub args: Vec<String>,
-    pub kind: MatchKind,
+pub(crate) struct CompiledRule {
+    pub(crate) id: String,
+    pub(crate) key: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) kind: MatchKind,
 }
 
 impl CompiledRule {
     /// Matches a fully literal command.
-    pub fn matches(&self, key: &str, args: &[String]) -> bool {
+    pub(crate) fn matches(&self, key: &str, args: &[String]) -> bool {
         self.key == key
             && match self.kind {
                 MatchKind::Exact => args == self.args.as_slice(),
@@ -196,7 +192,7 @@ impl CompiledRule {
 
     /// Matches a command of which only the first `known.len()` arguments are literal (`complete`
     /// when all are). Used for deny rules, which must still bite when a later word is unknown.
-    pub fn matches_known(&self, key: &str, known: &[String], complete: bool) -> bool {
+    pub(crate) fn matches_known(&self, key: &str, known: &[String], complete: bool) -> bool {
         if self.key != key {
             return false;
         }
@@ -207,7 +203,7 @@ impl CompiledRule {
     }
 
     /// `prefix /usr/bin/cargo test`, for prompts and listings.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let kind = match self.kind {
             MatchKind::Exact => "exact",
             MatchKind::Prefix => "prefix",
@@ -223,13 +219,13 @@ impl CompiledRule {
 
 /// The command rules one layer contributes.
 #[derive(Debug, Clone, Default)]
-pub struct RuleLayer {
+pub(crate) struct RuleLayer {
     /// Where the rules came from (`user config /home/me/.config/pablo/config.toml`).
-    pub source: String,
+    pub(crate) source: String,
     /// The id cited when a command is missing from this layer's allow list.
-    pub id: String,
-    pub allow: Vec<CompiledRule>,
-    pub deny: Vec<CompiledRule>,
+    pub(crate) id: String,
+    pub(crate) allow: Vec<CompiledRule>,
+    pub(crate) deny: Vec<CompiledRule>,
 }
 
 #[cfg(test)]

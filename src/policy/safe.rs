@@ -24,7 +24,7 @@ use crate::workspace::CredentialNames;
 
 /// How a program's operands are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operands {
+pub(crate) enum Operands {
     /// Every operand is a file or directory it reads.
     Paths,
     /// Operands are text, never opened (`echo`, `basename`).
@@ -43,30 +43,30 @@ pub enum Operands {
 
 /// One program of the table.
 #[derive(Debug)]
-pub struct Program {
-    pub name: &'static str,
-    pub operands: Operands,
+pub(crate) struct Program {
+    pub(crate) name: &'static str,
+    pub(crate) operands: Operands,
     /// Long options (without `--`) that write, execute, page or follow links. Any unambiguous
     /// abbreviation is refused too.
-    pub forbid_long: &'static [&'static str],
+    pub(crate) forbid_long: &'static [&'static str],
     /// Short options that do.
-    pub forbid_short: &'static str,
+    pub(crate) forbid_short: &'static str,
     /// Short options that take a value (the value is not an operand).
-    pub value_short: &'static str,
+    pub(crate) value_short: &'static str,
     /// Long options that take a value as the next word when written without `=`.
-    pub value_long: &'static [&'static str],
+    pub(crate) value_long: &'static [&'static str],
     /// Options (short letters or long names) whose value is a file that is read.
-    pub path_values: &'static [&'static str],
+    pub(crate) path_values: &'static [&'static str],
     /// Options that follow symbolic links while recursing: accepted only when no link below the
     /// paths read leads out of the workspace (short letters, then long names).
-    pub follow_short: &'static str,
-    pub follow_long: &'static [&'static str],
+    pub(crate) follow_short: &'static str,
+    pub(crate) follow_long: &'static [&'static str],
     /// Options that make it print the content of every file below a directory (`grep -r`,
     /// `diff -r`): accepted only when no credential file lies below (short letters, long names).
-    pub recursive_short: &'static str,
-    pub recursive_long: &'static [&'static str],
+    pub(crate) recursive_short: &'static str,
+    pub(crate) recursive_long: &'static [&'static str],
     /// It reads directories recursively whatever its options (`rg`).
-    pub always_recursive: bool,
+    pub(crate) always_recursive: bool,
 }
 
 const fn program(name: &'static str, operands: Operands) -> Program {
@@ -87,7 +87,7 @@ const fn program(name: &'static str, operands: Operands) -> Program {
 }
 
 /// The known-safe programs and what makes each unsafe. One table, tested row by row.
-pub static PROGRAMS: &[Program] = &[
+pub(crate) static PROGRAMS: &[Program] = &[
     Program {
         value_short: "ITw",
         value_long: &[
@@ -427,28 +427,28 @@ fn positive_globs(globs: &[&str]) -> globset::GlobSet {
 }
 
 /// The most entries [`SafeReads::recursive_read_is_clean`] looks at.
-pub const MAX_LINK_WALK: usize = 20_000;
+pub(crate) const MAX_LINK_WALK: usize = 20_000;
 
 /// Multi-call binaries a known-safe name may link to (they act on the name they were called by).
 const MULTI_CALL: &[&str] = &["busybox", "toybox", "coreutils"];
 
 /// The row of the table for a program name.
-pub fn program_named(name: &str) -> Option<&'static Program> {
+pub(crate) fn program_named(name: &str) -> Option<&'static Program> {
     PROGRAMS.iter().find(|p| p.name == name)
 }
 
 /// Checks commands against the table for one workspace.
 #[derive(Debug)]
-pub struct SafeReads {
+pub(crate) struct SafeReads {
     workspace: PathBuf,
     credentials: CredentialNames,
 }
 
 /// Why a command is not known safe (for the reason a prompt shows).
-pub type NotSafe = String;
+pub(crate) type NotSafe = String;
 
 impl SafeReads {
-    pub fn new(workspace: PathBuf, extra_credential_names: &[String]) -> Self {
+    pub(crate) fn new(workspace: PathBuf, extra_credential_names: &[String]) -> Self {
         // The config layers checked every glob already; a bad one leaves the built-in list.
         let credentials = CredentialNames::new(extra_credential_names)
             .unwrap_or_else(|_| CredentialNames::builtin());
@@ -460,7 +460,7 @@ impl SafeReads {
 
     /// Whether `resolved` with `args`, run in `cwd` (workspace-relative), is a known-safe read;
     /// `reads` are the files its input redirections open.
-    pub fn check(
+    pub(crate) fn check(
         &self,
         resolved: &Resolved,
         args: &[String],

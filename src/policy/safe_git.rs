@@ -26,10 +26,10 @@ type NotSafe = String;
 /// What the git check needs of the known-safe table (passed in, so this file does not reach
 /// back into the table's).
 pub(super) struct Reads<'a> {
-    pub workspace: &'a Path,
-    pub credentials: &'a CredentialNames,
+    pub(crate) workspace: &'a Path,
+    pub(crate) credentials: &'a CredentialNames,
     /// The table's check of a path a command opens (inside the workspace, not a credential).
-    pub path: &'a dyn Fn(&str, &str) -> Result<(), NotSafe>,
+    pub(crate) path: &'a dyn Fn(&str, &str) -> Result<(), NotSafe>,
 }
 
 impl Reads<'_> {

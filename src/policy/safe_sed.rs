@@ -7,7 +7,7 @@ type NotSafe = String;
 /// A sed script that only prints: commands `p` (and `=`, `l`), each with at most two addresses
 /// (line numbers, `$`, `/regex/`), separated by `;` or newlines. Anything else (`w`, `e`, `s`,
 /// `r`, braces) is refused: `w` writes a file and `e` runs a command.
-pub fn sed_print_only(script: &str) -> Result<(), NotSafe> {
+pub(crate) fn sed_print_only(script: &str) -> Result<(), NotSafe> {
     let refuse = || {
         Err(format!(
             "the sed script {script:?} does more than print lines"

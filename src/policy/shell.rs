@@ -25,9 +25,9 @@ use conch_parser::lexer::Lexer;
 use conch_parser::parse::DefaultParser;
 
 /// Longest command text that is parsed at all.
-pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// Most nesting openers (`(`, `{`, backtick, compound keywords) a command may contain.
-pub const MAX_NESTING_UNITS: usize = 256;
+pub(crate) const MAX_NESTING_UNITS: usize = 256;
 /// Up to this many openers (and this many bytes) the parse runs on the caller's stack: measured
 /// in a debug build without optimisation, conch-parser needs under 32 KiB of stack per level.
 const INLINE_UNITS: usize = 16;
@@ -36,32 +36,32 @@ const INLINE_BYTES: usize = 4096;
 const STACK_PER_UNIT: usize = 64 * 1024;
 const BASE_STACK: usize = 1024 * 1024;
 /// A parse that takes longer than this is refused.
-pub const PARSE_DEADLINE: Duration = Duration::from_secs(2);
+pub(crate) const PARSE_DEADLINE: Duration = Duration::from_secs(2);
 
 /// One word of a command: its value when literal, its shell rendering otherwise.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
-    pub text: String,
+pub(crate) struct Word {
+    pub(crate) text: String,
     /// Why the value cannot be known before the shell runs; `None` for a literal word.
-    pub unprovable: Option<String>,
+    pub(crate) unprovable: Option<String>,
 }
 
 impl Word {
-    pub fn literal(text: impl Into<String>) -> Self {
+    pub(crate) fn literal(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
             unprovable: None,
         }
     }
 
-    pub fn is_literal(&self) -> bool {
+    pub(crate) fn is_literal(&self) -> bool {
         self.unprovable.is_none()
     }
 }
 
 /// How a redirection uses its target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RedirectKind {
+pub(crate) enum RedirectKind {
     Read,
     Write,
     Append,
@@ -73,17 +73,17 @@ pub enum RedirectKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redirect {
-    pub kind: RedirectKind,
-    pub fd: Option<u16>,
+pub(crate) struct Redirect {
+    pub(crate) kind: RedirectKind,
+    pub(crate) fd: Option<u16>,
     /// The file (or fd number, or here-document body).
-    pub target: Word,
+    pub(crate) target: Word,
 }
 
 impl Redirect {
     /// Whether this redirection creates or changes a file. `/dev/null` and fd duplications
     /// (`2>&1`, `>&-`) do not; `>&name` is a file write in bash, so it counts.
-    pub fn writes(&self) -> bool {
+    pub(crate) fn writes(&self) -> bool {
         match self.kind {
             RedirectKind::Write
             | RedirectKind::Append
@@ -99,7 +99,7 @@ impl Redirect {
     }
 
     /// `2>/dev/null`, `>&2`: shell notation, for display.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let op = match self.kind {
             RedirectKind::Read => "<",
             RedirectKind::Write => ">",
@@ -124,21 +124,21 @@ fn is_harmless_sink(target: &Word) -> bool {
 
 /// One simple command: assignments, words and redirections, plus what the walk learned about it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SimpleCommand {
+pub(crate) struct SimpleCommand {
     /// `NAME=value` prefixes (they change what the command does).
-    pub assignments: Vec<(String, Word)>,
+    pub(crate) assignments: Vec<(String, Word)>,
     /// argv as the shell builds it (before looking through wrappers).
-    pub words: Vec<Word>,
-    pub redirects: Vec<Redirect>,
+    pub(crate) words: Vec<Word>,
+    pub(crate) redirects: Vec<Redirect>,
     /// Reasons not tied to one word: a function definition, a `for` variable.
-    pub unprovable: Vec<String>,
+    pub(crate) unprovable: Vec<String>,
     /// Where the command sits when that matters for the reader (`in $(…)`, `for loop`).
-    pub context: Option<String>,
+    pub(crate) context: Option<String>,
 }
 
 impl SimpleCommand {
     /// Every reason this command cannot be proven, words first.
-    pub fn unprovable_reasons(&self) -> Vec<String> {
+    pub(crate) fn unprovable_reasons(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let mut push = |r: String| {
             if !out.contains(&r) {
@@ -170,12 +170,12 @@ impl SimpleCommand {
         out
     }
 
-    pub fn argv(&self) -> Vec<String> {
+    pub(crate) fn argv(&self) -> Vec<String> {
         self.words.iter().map(|w| w.text.clone()).collect()
     }
 
     /// The command as one line of plain words (quotes removed): what deny patterns also see.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut parts: Vec<String> = self
             .assignments
             .iter()
@@ -189,7 +189,7 @@ impl SimpleCommand {
 
 /// Why a text was not parsed at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     TooLong { bytes: usize },
     TooNested { units: usize },
     Timeout,
@@ -197,7 +197,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self {
             Refusal::TooLong { bytes } => format!(
                 "the command is {bytes} bytes long; commands over {MAX_COMMAND_BYTES} bytes are \
@@ -216,14 +216,14 @@ impl Refusal {
     }
 
     /// True when the text is refused for its size, so no rule or answer can make it run.
-    pub fn is_limit(&self) -> bool {
+    pub(crate) fn is_limit(&self) -> bool {
         !matches!(self, Refusal::Syntax(_))
     }
 }
 
 /// Parses `text` into the simple commands it would run, in source order (a command
 /// substitution's commands come before the command that uses them).
-pub fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
+pub(crate) fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     if text.len() > MAX_COMMAND_BYTES {
         return Err(Refusal::TooLong { bytes: text.len() });
     }
@@ -260,7 +260,7 @@ pub fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
 }
 
 /// Counts everything that can make the parser recurse, quotes ignored (an over-count is safe).
-pub fn nesting_units(text: &str) -> usize {
+pub(crate) fn nesting_units(text: &str) -> usize {
     let bytes = text.as_bytes();
     let mut units = bytes
         .iter()
@@ -773,7 +773,7 @@ fn render_param(p: &Parameter<String>) -> String {
 }
 
 /// Quotes a word for display so that what a person reads can be pasted back into a shell.
-pub fn quote_for_display(word: &str) -> String {
+pub(crate) fn quote_for_display(word: &str) -> String {
     // A bash `$'…'` word is shown as it was written, not re-quoted into something else.
     let bash_quoted = word.len() > 2
         && (word.starts_with("$'") && word.ends_with('\'')

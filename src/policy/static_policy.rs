@@ -17,70 +17,70 @@ use super::PolicyError;
 #[serde(deny_unknown_fields)]
 pub struct StaticPolicy {
     /// Format version; only `1` exists.
-    pub version: u32,
+    pub(crate) version: u32,
     #[serde(default)]
-    pub tools: ToolRules,
+    pub(crate) tools: ToolRules,
     #[serde(default)]
-    pub launchers: LauncherRules,
+    pub(crate) launchers: LauncherRules,
     #[serde(default)]
-    pub filesystem: RootRules,
+    pub(crate) filesystem: RootRules,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolRules {
     #[serde(default)]
-    pub allow: Vec<ToolRule>,
+    pub(crate) allow: Vec<ToolRule>,
     #[serde(default)]
-    pub deny: Vec<ToolRule>,
+    pub(crate) deny: Vec<ToolRule>,
 }
 
 /// `{"id": "ci.read", "tool": "fs.read"}` — the native tool name, matched exactly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolRule {
-    pub id: String,
-    pub tool: String,
+    pub(crate) id: String,
+    pub(crate) tool: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LauncherRules {
     #[serde(default)]
-    pub allow: Vec<LauncherRule>,
+    pub(crate) allow: Vec<LauncherRule>,
     #[serde(default)]
-    pub deny: Vec<LauncherRule>,
+    pub(crate) deny: Vec<LauncherRule>,
 }
 
 /// `{"id": "ci.sh", "path": "/bin/sh"}` — an absolute path, compared after resolution.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LauncherRule {
-    pub id: String,
-    pub path: String,
+    pub(crate) id: String,
+    pub(crate) path: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RootRules {
     #[serde(default)]
-    pub read: Vec<GlobRule>,
+    pub(crate) read: Vec<GlobRule>,
     #[serde(default)]
-    pub write: Vec<GlobRule>,
+    pub(crate) write: Vec<GlobRule>,
     #[serde(default)]
-    pub deny: Vec<GlobRule>,
+    pub(crate) deny: Vec<GlobRule>,
 }
 
 /// `{"id": "ci.docs", "glob": "docs/**"}` — relative to the workspace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GlobRule {
-    pub id: String,
-    pub glob: String,
+    pub(crate) id: String,
+    pub(crate) glob: String,
 }
 
 impl StaticPolicy {
-    pub fn load(path: &Path) -> Result<Self, PolicyError> {
+    pub(crate) fn load(path: &Path) -> Result<Self, PolicyError> {
         let text = std::fs::read_to_string(path).map_err(|e| PolicyError::Unreadable {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -88,7 +88,7 @@ impl StaticPolicy {
         Self::parse(&text, path)
     }
 
-    pub fn parse(text: &str, path: &Path) -> Result<Self, PolicyError> {
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<Self, PolicyError> {
         let invalid = |message: String| PolicyError::Invalid {
             path: path.to_path_buf(),
             message,

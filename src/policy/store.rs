@@ -22,7 +22,7 @@ pub struct SavedRule {
     #[serde(flatten)]
     pub kind: SavedKind,
     /// When it was saved (RFC 3339, UTC).
-    pub created: String,
+    pub(crate) created: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,7 +43,7 @@ pub enum SavedKind {
 
 impl SavedKind {
     /// The id a rule with this content gets; the same content always gets the same id.
-    pub fn stable_id(&self) -> String {
+    pub(crate) fn stable_id(&self) -> String {
         let canonical = serde_json::to_string(self).unwrap_or_default();
         let digest = hex::encode(Sha256::digest(canonical.as_bytes()));
         let short = &digest[..8];
@@ -121,7 +121,7 @@ pub struct RuleStore {
 impl RuleStore {
     /// The store for `workspace` (canonical). Refused when the file would land inside the
     /// workspace (an `XDG_CONFIG_HOME` pointing into it).
-    pub fn for_workspace(dirs: &Dirs, workspace: &Path) -> Result<Self, PolicyError> {
+    pub(crate) fn for_workspace(dirs: &Dirs, workspace: &Path) -> Result<Self, PolicyError> {
         let key = hex::encode(Sha256::digest(workspace.to_string_lossy().as_bytes()));
         let file = dirs
             .config
@@ -136,11 +136,11 @@ impl RuleStore {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.file
     }
 
-    pub fn load(&self) -> Result<Vec<SavedRule>, PolicyError> {
+    pub(crate) fn load(&self) -> Result<Vec<SavedRule>, PolicyError> {
         Ok(self.read()?.rules)
     }
 
@@ -162,7 +162,7 @@ impl RuleStore {
     }
 
     /// Adds rules not saved yet; returns the whole list.
-    pub fn add(&self, new: &[SavedRule]) -> Result<Vec<SavedRule>, PolicyError> {
+    pub(crate) fn add(&self, new: &[SavedRule]) -> Result<Vec<SavedRule>, PolicyError> {
         let mut f = self.read()?;
         for r in new {
             if !f.rules.iter().any(|x| x.id == r.id) {
@@ -174,7 +174,7 @@ impl RuleStore {
     }
 
     /// Removes one rule by id; refused with `rule_not_found` (file untouched) when absent.
-    pub fn remove(&self, id: &str) -> Result<SavedRule, PolicyError> {
+    pub(crate) fn remove(&self, id: &str) -> Result<SavedRule, PolicyError> {
         let mut f = self.read()?;
         let Some(i) = f.rules.iter().position(|r| r.id == id) else {
             return Err(PolicyError::RuleNotFound {
@@ -235,7 +235,7 @@ impl TrustStore {
 
     /// Whether `workspace` (canonical) is trusted. A trust file the workspace itself could have
     /// written (inside it) is ignored.
-    pub fn is_trusted(&self, workspace: &Path) -> Result<bool, PolicyError> {
+    pub(crate) fn is_trusted(&self, workspace: &Path) -> Result<bool, PolicyError> {
         if inside(&self.file, workspace) {
             return Ok(false);
         }
@@ -310,7 +310,7 @@ fn write_atomic(file: &Path, bytes: &[u8]) -> Result<(), PolicyError> {
 }
 
 /// The current time as RFC 3339 (UTC), for `created`.
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()

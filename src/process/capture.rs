@@ -7,21 +7,21 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The spill file holds at most this many bytes of the stream.
-pub const ARTIFACT_MAX_BYTES: u64 = 5_000_000;
+pub(crate) const ARTIFACT_MAX_BYTES: u64 = 5_000_000;
 
 /// How much of a live chunk is kept between two flushes to the front-end.
-pub const LIVE_MAX_BYTES: usize = 16 * 1024;
+pub(crate) const LIVE_MAX_BYTES: usize = 16 * 1024;
 
 /// Bytes kept at the head of the inline view: 40% of the budget, rounded down.
-pub fn head_budget(max_bytes: usize) -> usize {
+pub(crate) fn head_budget(max_bytes: usize) -> usize {
     max_bytes / 5 * 2 + (max_bytes % 5) * 2 / 5
 }
 
 /// Bytes kept at the tail of the inline view: the rest of the budget (60%, rounded up).
-pub fn tail_budget(max_bytes: usize) -> usize {
+pub(crate) fn tail_budget(max_bytes: usize) -> usize {
     max_bytes - head_budget(max_bytes)
 }
 
@@ -29,7 +29,7 @@ pub fn tail_budget(max_bytes: usize) -> usize {
 ///
 /// Only a trailing, incomplete multi-byte sequence is cut; invalid bytes elsewhere are left for
 /// lossy decoding, which replaces them one by one.
-pub fn utf8_prefix_len(bytes: &[u8]) -> usize {
+pub(crate) fn utf8_prefix_len(bytes: &[u8]) -> usize {
     let n = bytes.len();
     // A sequence is at most 4 bytes: look back at most 3 bytes for its lead byte.
     for back in 1..=n.min(3) {
@@ -52,7 +52,7 @@ pub fn utf8_prefix_len(bytes: &[u8]) -> usize {
 }
 
 /// How many leading bytes of `bytes` are continuation bytes of a sequence that began earlier.
-pub fn utf8_skip_len(bytes: &[u8]) -> usize {
+pub(crate) fn utf8_skip_len(bytes: &[u8]) -> usize {
     bytes
         .iter()
         .take(3)
@@ -62,7 +62,7 @@ pub fn utf8_skip_len(bytes: &[u8]) -> usize {
 
 /// The notice that replaces the omitted middle. The wording is the one the models know; the
 /// numbers count bytes.
-pub fn truncation_notice(omitted: u64, total: u64) -> String {
+pub(crate) fn truncation_notice(omitted: u64, total: u64) -> String {
     format!("[OUTPUT TRUNCATED - {omitted} chars omitted out of {total} total]")
 }
 
@@ -70,15 +70,15 @@ pub fn truncation_notice(omitted: u64, total: u64) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InlineView {
     /// Head and tail bytes with the notice between them when truncated (not yet decoded).
-    pub head: Vec<u8>,
-    pub tail: Vec<u8>,
+    pub(crate) head: Vec<u8>,
+    pub(crate) tail: Vec<u8>,
     pub total: u64,
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
 impl InlineView {
     /// Bytes omitted between head and tail.
-    pub fn omitted(&self) -> u64 {
+    pub(crate) fn omitted(&self) -> u64 {
         self.total - self.head.len() as u64 - self.tail.len() as u64
     }
 
@@ -96,8 +96,9 @@ impl InlineView {
     }
 }
 
+#[cfg(test)]
 /// The inline view of a complete buffer (used for small outputs and in tests).
-pub fn inline_view(bytes: &[u8], max_bytes: usize) -> InlineView {
+pub(crate) fn inline_view(bytes: &[u8], max_bytes: usize) -> InlineView {
     if bytes.len() <= max_bytes {
         return InlineView {
             head: bytes.to_vec(),
@@ -118,7 +119,7 @@ pub fn inline_view(bytes: &[u8], max_bytes: usize) -> InlineView {
 
 /// A fixed-size ring holding the most recent bytes of a stream.
 #[derive(Debug)]
-pub struct TailRing {
+pub(crate) struct TailRing {
     buf: Vec<u8>,
     cap: usize,
     /// Next write position once the ring is full.
@@ -126,7 +127,7 @@ pub struct TailRing {
 }
 
 impl TailRing {
-    pub fn new(cap: usize) -> Self {
+    pub(crate) fn new(cap: usize) -> Self {
         Self {
             buf: Vec::with_capacity(cap.min(1 << 20)),
             cap,
@@ -134,7 +135,7 @@ impl TailRing {
         }
     }
 
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
         if self.cap == 0 {
             return;
         }
@@ -161,7 +162,7 @@ impl TailRing {
     }
 
     /// The retained bytes, oldest first.
-    pub fn contents(&self) -> Vec<u8> {
+    pub(crate) fn contents(&self) -> Vec<u8> {
         if self.buf.len() < self.cap {
             return self.buf.clone();
         }
@@ -171,16 +172,9 @@ impl TailRing {
         out
     }
 
-    pub fn len(&self) -> usize {
-        self.buf.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
-    }
-
+    #[cfg(test)]
     /// Bytes of memory held (for the bounded-memory checks).
-    pub fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.buf.capacity()
     }
 }
@@ -199,7 +193,7 @@ enum Spill {
 
 /// The capture of one command's output stream.
 #[derive(Debug)]
-pub struct Capture {
+pub(crate) struct Capture {
     max_bytes: usize,
     head: Vec<u8>,
     head_cap: usize,
@@ -211,19 +205,17 @@ pub struct Capture {
 
 /// What a finished capture hands back.
 #[derive(Debug)]
-pub struct CaptureResult {
-    pub view: InlineView,
+pub(crate) struct CaptureResult {
+    pub(crate) view: InlineView,
     /// The spill file, when the output exceeded the budget and the file could be written.
-    pub artifact: Option<PathBuf>,
-    /// Bytes written to the spill file.
-    pub artifact_bytes: u64,
+    pub(crate) artifact: Option<PathBuf>,
     /// Why the spill file could not be written, if it could not.
-    pub artifact_error: Option<String>,
+    pub(crate) artifact_error: Option<String>,
 }
 
 impl Capture {
     /// `artifact_path` is only created if the output exceeds `max_bytes`.
-    pub fn new(max_bytes: usize, artifact_path: PathBuf) -> Self {
+    pub(crate) fn new(max_bytes: usize, artifact_path: PathBuf) -> Self {
         let head_cap = head_budget(max_bytes);
         Self {
             max_bytes,
@@ -236,21 +228,18 @@ impl Capture {
         }
     }
 
-    pub fn total(&self) -> u64 {
-        self.total
-    }
-
     /// How many of the latest bytes the tail ring keeps.
-    pub fn tail_capacity(&self) -> usize {
+    pub(crate) fn tail_capacity(&self) -> usize {
         self.tail.cap
     }
 
+    #[cfg(test)]
     /// Bytes of memory held by the capture's buffers; fixed by `max_bytes`, never by the stream.
-    pub fn buffered_capacity(&self) -> usize {
+    pub(crate) fn buffered_capacity(&self) -> usize {
         self.head.capacity() + self.tail.capacity()
     }
 
-    pub fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
@@ -273,7 +262,7 @@ impl Capture {
 
     /// The last `n` bytes of the stream, or as many of them as the capture still holds (the tail
     /// ring, and the end of the head while nothing between them was dropped).
-    pub fn latest(&self, n: usize) -> Vec<u8> {
+    pub(crate) fn latest(&self, n: usize) -> Vec<u8> {
         let ring = self.tail.contents();
         if ring.len() >= n {
             return ring[ring.len() - n..].to_vec();
@@ -328,21 +317,13 @@ impl Capture {
     }
 
     /// Ends the capture: flushes the spill file and builds the inline view.
-    pub fn finish(mut self) -> CaptureResult {
-        let mut artifact_bytes = 0;
+    pub(crate) fn finish(mut self) -> CaptureResult {
         let spill = std::mem::replace(&mut self.spill, Spill::NotNeeded);
         let (artifact, artifact_error) = match spill {
             Spill::NotNeeded => (None, None),
             Spill::Failed(e) => (None, Some(e)),
-            Spill::Open {
-                path,
-                mut out,
-                written,
-            } => match out.flush() {
-                Ok(()) => {
-                    artifact_bytes = written;
-                    (Some(path), None)
-                }
+            Spill::Open { path, mut out, .. } => match out.flush() {
+                Ok(()) => (Some(path), None),
                 Err(e) => (None, Some(format!("cannot write {}: {e}", path.display()))),
             },
         };
@@ -368,13 +349,8 @@ impl Capture {
         CaptureResult {
             view,
             artifact,
-            artifact_bytes,
             artifact_error,
         }
-    }
-
-    pub fn artifact_path(&self) -> &Path {
-        &self.artifact_path
     }
 }
 
@@ -383,7 +359,7 @@ impl Capture {
 /// When more than [`LIVE_MAX_BYTES`] arrive between two flushes only the latest are kept and the
 /// flush says how many were not shown; the complete stream is in the result and the artifact.
 #[derive(Debug, Default)]
-pub struct LiveBuffer {
+pub(crate) struct LiveBuffer {
     ring: Option<TailRing>,
     pending: u64,
     /// Bytes of an incomplete UTF-8 sequence held back for the next chunk.
@@ -391,7 +367,7 @@ pub struct LiveBuffer {
 }
 
 impl LiveBuffer {
-    pub fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         self.ring
             .get_or_insert_with(|| TailRing::new(LIVE_MAX_BYTES))
             .push(bytes);
@@ -401,12 +377,12 @@ impl LiveBuffer {
     /// Counts bytes without keeping them: [`LiveBuffer::flush_from`] then takes the latest ones
     /// from where the caller keeps them anyway (a foreground capture's tail), which spares the
     /// reader a second copy of every chunk.
-    pub fn count(&mut self, len: usize) {
+    pub(crate) fn count(&mut self, len: usize) {
         self.pending += len as u64;
     }
 
     /// The coalesced chunk since the last flush, as text (lossy UTF-8, raw escapes kept).
-    pub fn flush(&mut self) -> Option<String> {
+    pub(crate) fn flush(&mut self) -> Option<String> {
         if self.pending == 0 {
             return None;
         }
@@ -417,7 +393,7 @@ impl LiveBuffer {
 
     /// Like [`LiveBuffer::flush`] for bytes that were only [`counted`](LiveBuffer::count):
     /// `latest(n)` returns the last `n` bytes of the stream, or as many as it still has.
-    pub fn flush_from(&mut self, latest: impl FnOnce(usize) -> Vec<u8>) -> Option<String> {
+    pub(crate) fn flush_from(&mut self, latest: impl FnOnce(usize) -> Vec<u8>) -> Option<String> {
         if self.pending == 0 {
             return None;
         }
@@ -548,7 +524,6 @@ mod tests {
             assert_eq!(r.view, inline_view(&data, 1000), "chunk {chunk}");
             assert_eq!(r.artifact.as_deref(), Some(path.as_path()));
             assert_eq!(std::fs::read(&path).unwrap(), data);
-            assert_eq!(r.artifact_bytes, data.len() as u64);
         }
     }
 
@@ -562,7 +537,6 @@ mod tests {
             c.push(&chunk);
         }
         let r = c.finish();
-        assert_eq!(r.artifact_bytes, ARTIFACT_MAX_BYTES);
         assert_eq!(std::fs::metadata(&path).unwrap().len(), ARTIFACT_MAX_BYTES);
         assert_eq!(r.view.total, 6 << 20);
     }

@@ -30,14 +30,14 @@
 use std::ffi::{CStr, c_char, c_int};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-pub use super::stage::Stage;
+pub(crate) use super::stage::Stage;
 
 /// A failure in the child, or in the parent's part of the start.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartFailure {
-    pub stage: Option<Stage>,
-    pub errno: i32,
-    pub detail: String,
+pub(crate) struct StartFailure {
+    pub(crate) stage: Option<Stage>,
+    pub(crate) errno: i32,
+    pub(crate) detail: String,
 }
 
 impl std::fmt::Display for StartFailure {
@@ -74,20 +74,20 @@ pub enum MountStep {
 /// Everything a command's sandbox needs, prepared before the fork.
 #[derive(Debug, Default)]
 pub struct Prepared {
-    pub namespaces: Namespaces,
-    pub mounts: Vec<MountStep>,
-    pub landlock: Option<std::os::fd::OwnedFd>,
-    pub seccomp: Option<seccompiler::BpfProgram>,
-    pub id_maps: Option<IdMaps>,
+    pub(crate) namespaces: Namespaces,
+    pub(crate) mounts: Vec<MountStep>,
+    pub(crate) landlock: Option<std::os::fd::OwnedFd>,
+    pub(crate) seccomp: Option<seccompiler::BpfProgram>,
+    pub(crate) id_maps: Option<IdMaps>,
 }
 
 /// Namespaces to create for the command.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Namespaces {
     /// User + PID namespaces (init then command). Required for the others.
-    pub pid: bool,
-    pub mount: bool,
-    pub net: bool,
+    pub(crate) pid: bool,
+    pub(crate) mount: bool,
+    pub(crate) net: bool,
 }
 
 impl Namespaces {
@@ -108,28 +108,28 @@ impl Namespaces {
 
 /// Everything the child needs, prepared by the parent. Borrowed pointers stay valid because the
 /// child is a copy of the parent's memory at the moment of the clone.
-pub struct ChildPlan<'a> {
-    pub exe: &'a CStr,
+pub(crate) struct ChildPlan<'a> {
+    pub(crate) exe: &'a CStr,
     /// NUL-terminated pointer arrays into C strings the caller keeps alive.
-    pub argv: &'a [*const c_char],
-    pub envp: &'a [*const c_char],
+    pub(crate) argv: &'a [*const c_char],
+    pub(crate) envp: &'a [*const c_char],
     /// Descriptor to `fchdir` into, or a path to `chdir` to.
-    pub cwd_fd: Option<RawFd>,
-    pub cwd_path: &'a CStr,
+    pub(crate) cwd_fd: Option<RawFd>,
+    pub(crate) cwd_path: &'a CStr,
     /// The descriptor to install as 0, 1 and 2; `None` keeps pablo's own (the `pablo sandbox`
     /// command). Each is at least 3 (the caller makes sure), so installing one cannot clobber
     /// another.
-    pub stdio: [Option<RawFd>; 3],
+    pub(crate) stdio: [Option<RawFd>; 3],
     /// A PTY slave: the command gets a new session with this terminal as its controlling one.
-    pub terminal: Option<RawFd>,
-    pub namespaces: Namespaces,
-    pub mounts: &'a [MountStep],
-    pub landlock: Option<RawFd>,
-    pub seccomp: Option<&'a libc::sock_fprog>,
+    pub(crate) terminal: Option<RawFd>,
+    pub(crate) namespaces: Namespaces,
+    pub(crate) mounts: &'a [MountStep],
+    pub(crate) landlock: Option<RawFd>,
+    pub(crate) seccomp: Option<&'a libc::sock_fprog>,
     /// With a user namespace: the lines for `/proc/PID/{uid_map,setgroups,gid_map}`.
-    pub id_maps: Option<&'a IdMaps>,
+    pub(crate) id_maps: Option<&'a IdMaps>,
     /// Without a PID namespace: start the command under a supervising init ([`supervise`]).
-    pub supervise: bool,
+    pub(crate) supervise: bool,
 }
 
 impl ChildPlan<'_> {
@@ -142,16 +142,16 @@ impl ChildPlan<'_> {
 /// The contents written to the new user namespace's id maps, by the parent.
 #[derive(Debug, Clone)]
 pub struct IdMaps {
-    pub uid_map: String,
-    pub gid_map: String,
+    pub(crate) uid_map: String,
+    pub(crate) gid_map: String,
     /// `deny` must be written to `setgroups` before `gid_map` when the parent is not privileged.
-    pub deny_setgroups: bool,
+    pub(crate) deny_setgroups: bool,
 }
 
 impl IdMaps {
     /// The caller's own ids mapped to themselves: one id when unprivileged, every id when root
     /// (so files of other owners keep their owners inside, and root keeps its access to them).
-    pub fn identity() -> Self {
+    pub(crate) fn identity() -> Self {
         let uid = rustix::process::geteuid().as_raw();
         let gid = rustix::process::getegid().as_raw();
         if uid == 0 {
@@ -172,9 +172,9 @@ impl IdMaps {
 
 /// A started child: its pid (the group leader) and, with namespaces, the pipe init reports the
 /// command's wait status on.
-pub struct Spawned {
-    pub pid: i32,
-    pub status: Option<OwnedFd>,
+pub(crate) struct Spawned {
+    pub(crate) pid: i32,
+    pub(crate) status: Option<OwnedFd>,
 }
 
 fn pipe_cloexec() -> Result<(OwnedFd, OwnedFd), StartFailure> {
@@ -188,7 +188,7 @@ fn pipe_cloexec() -> Result<(OwnedFd, OwnedFd), StartFailure> {
 ///
 /// Must be called from the thread whose end means "pablo ended" (the parent-death signal is tied
 /// to the forking thread).
-pub fn spawn(plan: &ChildPlan<'_>) -> Result<Spawned, StartFailure> {
+pub(crate) fn spawn(plan: &ChildPlan<'_>) -> Result<Spawned, StartFailure> {
     let (err_r, err_w) = pipe_cloexec()?;
     let (go_r, go_w) = pipe_cloexec()?;
     let maps = plan.id_maps.filter(|_| plan.namespaces.pid);
@@ -939,7 +939,7 @@ unsafe fn kill_descendants() {
 
 /// The exit of a command started with namespaces: init's report on `status`, read once init is
 /// known to have exited. `None` when init ended without reporting (it was killed).
-pub fn read_reported_status(status: &OwnedFd) -> Option<i32> {
+pub(crate) fn read_reported_status(status: &OwnedFd) -> Option<i32> {
     let mut b = [0u8; 4];
     let mut got = 0;
     while got < 4 {
@@ -955,7 +955,7 @@ pub fn read_reported_status(status: &OwnedFd) -> Option<i32> {
 
 /// Raises a descriptor to at least 3 (a duplicate, close-on-exec), so that installing it as 0, 1
 /// or 2 in the child cannot overwrite another one that is still needed.
-pub fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, StartFailure> {
+pub(crate) fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, StartFailure> {
     if fd.as_raw_fd() >= 3 {
         return Ok(fd);
     }
@@ -964,7 +964,7 @@ pub fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, StartFailure> {
 }
 
 /// The Landlock ABI version the kernel offers; `None` without Landlock.
-pub fn landlock_abi() -> Option<i32> {
+pub(crate) fn landlock_abi() -> Option<i32> {
     const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
     // SAFETY: the version query takes no pointer (NULL, size 0) and returns a number.
     let v = unsafe {
@@ -979,7 +979,7 @@ pub fn landlock_abi() -> Option<i32> {
 }
 
 /// Builds a `sock_fprog` over a BPF program the caller keeps alive.
-pub fn fprog(filter: &[seccompiler::sock_filter]) -> libc::sock_fprog {
+pub(crate) fn fprog(filter: &[seccompiler::sock_filter]) -> libc::sock_fprog {
     libc::sock_fprog {
         len: filter.len() as u16,
         filter: filter.as_ptr() as *mut libc::sock_filter,

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::ProcessError;
 use crate::config::CLEAN_PATH;
@@ -24,7 +24,7 @@ use crate::config::CLEAN_PATH;
 pub const TASK_ENV_PREFIX: &str = "PABLO_TASK_";
 
 /// Variables passed from pablo's environment when set. A trailing `*` matches a prefix.
-pub const DEFAULT_INHERIT: &[&str] = &[
+pub(crate) const DEFAULT_INHERIT: &[&str] = &[
     "LANG",
     "LANGUAGE",
     "LC_*",
@@ -74,7 +74,7 @@ pub const DEFAULT_INHERIT: &[&str] = &[
 
 // Which names look secret is the vocabulary's (`core::secrets`): config and telemetry, below
 // this module, need the same answer.
-pub use crate::core::secrets::{SECRET_MARKERS, looks_secret};
+pub(crate) use crate::core::secrets::looks_secret;
 
 /// Variables never passed: they make `/bin/sh` read a start-up file, or belong to pablo.
 const NEVER: &[&str] = &[
@@ -102,20 +102,20 @@ const HOME_DERIVED: &[(&str, &str)] = &[
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnvSettings {
     /// More names (or `PREFIX*` patterns) to pass from pablo's environment. `HOME` may be named.
-    pub inherit: Vec<String>,
+    pub(crate) inherit: Vec<String>,
     /// Names (or patterns) never to pass, defaults included.
-    pub exclude: Vec<String>,
+    pub(crate) exclude: Vec<String>,
     /// Fixed values.
-    pub set: BTreeMap<String, String>,
+    pub(crate) set: BTreeMap<String, String>,
     /// Variables that hold keys pablo itself uses (`api_key_env`): withheld by name.
-    pub secret_names: Vec<String>,
+    pub(crate) secret_names: Vec<String>,
 }
 
 /// Why a variable of pablo's environment is not passed (for `pablo policy check --env`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Withheld {
-    pub name: String,
-    pub reason: &'static str,
+pub(crate) struct Withheld {
+    pub(crate) name: String,
+    pub(crate) reason: &'static str,
 }
 
 /// The base environment of every command of a launch.
@@ -149,7 +149,7 @@ fn matches(pattern: &str, name: &str) -> bool {
 
 /// `PATH` as a command gets it: empty and relative entries dropped (they depend on the command's
 /// directory), duplicates dropped, the clean `PATH` when nothing is left.
-pub fn command_path(parent: Option<&str>) -> String {
+pub(crate) fn command_path(parent: Option<&str>) -> String {
     let mut seen: Vec<&str> = Vec::new();
     for entry in parent.unwrap_or("").split(':') {
         if entry.starts_with('/') && !seen.contains(&entry) {
@@ -170,7 +170,7 @@ impl CommandEnv {
     }
 
     /// From a given parent environment (tests, `pablo policy check --env`).
-    pub fn from_vars(
+    pub(crate) fn from_vars(
         parent: impl IntoIterator<Item = (OsString, OsString)>,
         settings: &EnvSettings,
     ) -> Self {
@@ -255,17 +255,12 @@ impl CommandEnv {
     }
 
     /// The `PATH` commands get, which is also the one command words are resolved through.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.vars
             .iter()
             .find(|(k, _)| k == "PATH")
             .map(|(_, v)| v.as_str())
             .unwrap_or(CLEAN_PATH)
-    }
-
-    /// The directories of [`CommandEnv::path`].
-    pub fn path_dirs(&self) -> Vec<PathBuf> {
-        std::env::split_paths(self.path()).collect()
     }
 
     /// The base variables, `PATH` first.
@@ -274,7 +269,7 @@ impl CommandEnv {
     }
 
     /// What config asked for and did not get, and why.
-    pub fn withheld(&self) -> &[Withheld] {
+    pub(crate) fn withheld(&self) -> &[Withheld] {
         &self.withheld
     }
 
@@ -298,7 +293,7 @@ impl CommandEnv {
 }
 
 /// Refuses model-given variables outside the `PABLO_TASK_` prefix, or holding a NUL byte.
-pub fn check_additions(additions: &BTreeMap<String, String>) -> Result<(), ProcessError> {
+pub(crate) fn check_additions(additions: &BTreeMap<String, String>) -> Result<(), ProcessError> {
     for (name, value) in additions {
         check_env_name(name)?;
         if value.contains('\0') {

@@ -124,7 +124,7 @@ const DROPPED_NAMES: &[&str] = &[
 ];
 
 /// Whether `key` (as `git config --list` prints it) is kept in the copy.
-pub fn keeps(key: &str) -> bool {
+pub(crate) fn keeps(key: &str) -> bool {
     let lower = key.to_ascii_lowercase();
     let section = lower.split('.').next().unwrap_or_default();
     let name = lower.rsplit('.').next().unwrap_or_default();
@@ -135,14 +135,14 @@ pub fn keeps(key: &str) -> bool {
 }
 
 /// Whether the file's text may hold a program-running setting.
-pub fn suspect(text: &str) -> bool {
+pub(crate) fn suspect(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     SUSPECT_WORDS.iter().any(|w| lower.contains(w))
 }
 
 /// The sanitised copy of `config` as text, from git's own listing of it. `git` is the git
 /// program to ask. `None` when git cannot list it (then the caller refuses to run unprotected).
-pub fn sanitized(git: &Path, config: &Path) -> Option<String> {
+pub(crate) fn sanitized(git: &Path, config: &Path) -> Option<String> {
     let out = std::process::Command::new(git)
         .args(["config", "--no-includes", "--null", "--list", "--file"])
         .arg(config)
@@ -162,7 +162,7 @@ pub fn sanitized(git: &Path, config: &Path) -> Option<String> {
 
 /// `key\nvalue\0…` (a key without a newline has no value) back to config text, minus the
 /// program-running keys.
-pub fn render(listing: &str) -> String {
+pub(crate) fn render(listing: &str) -> String {
     let mut text = String::new();
     let mut current: Option<(String, Option<String>)> = None;
     for record in listing.split('\0').filter(|r| !r.is_empty()) {
@@ -211,7 +211,11 @@ fn escape(s: &str) -> String {
 /// For each config file of `repo` that may run programs: a sanitised copy written under `dir`,
 /// paired with the file it covers. `Err` names a file that could not be copied (the caller must
 /// not run the read unprotected).
-pub fn overlays(git: &Path, repo: &GitRepo, dir: &Path) -> Result<Vec<(PathBuf, PathBuf)>, String> {
+pub(crate) fn overlays(
+    git: &Path,
+    repo: &GitRepo,
+    dir: &Path,
+) -> Result<Vec<(PathBuf, PathBuf)>, String> {
     let mut out = Vec::new();
     for config in repo.configs() {
         let Ok(text) = std::fs::read_to_string(&config) else {
@@ -244,7 +248,7 @@ fn write_private(dir: &Path, stem: &str, text: &str) -> Result<PathBuf, String> 
 /// A ripgrep config (for `RIPGREP_CONFIG_PATH`) that leaves credential files out of every
 /// search of a known-safe line, in either case: one `--iglob=!GLOB` per credential glob. Written
 /// once per session in `dir` (commands cannot write it); returns its path.
-pub fn ripgrep_config(dir: &Path, credentials: &[String]) -> Result<PathBuf, String> {
+pub(crate) fn ripgrep_config(dir: &Path, credentials: &[String]) -> Result<PathBuf, String> {
     let mut text = String::new();
     for g in credentials {
         if !g.contains(['\n', '\r']) {
@@ -264,13 +268,13 @@ pub fn ripgrep_config(dir: &Path, credentials: &[String]) -> Result<PathBuf, Str
 /// copies to bind over the originals, and the variables that pin the repository and turn off
 /// what would run a program or print a credential file.
 #[derive(Debug, Default)]
-pub struct KnownSafeGit {
+pub(crate) struct KnownSafeGit {
     /// (sanitised copy, original) pairs.
-    pub overlays: Vec<(PathBuf, PathBuf)>,
+    pub(crate) overlays: Vec<(PathBuf, PathBuf)>,
     /// The config copies written for this read, to remove once it started (the mounts keep them).
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Variables to set (after every inherited `GIT_*` variable was removed).
-    pub env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 /// Prepares a known-safe git read run in `cwd` (absolute): finds the repository inside
@@ -278,7 +282,7 @@ pub struct KnownSafeGit {
 /// sanitised config copies and the credential attributes into `dir` (a directory commands cannot
 /// write), and returns them with the environment. `credentials` are the workspace's credential
 /// globs.
-pub fn prepare(
+pub(crate) fn prepare(
     git: &Path,
     workspace: &Path,
     cwd: &Path,

@@ -14,20 +14,20 @@ use std::path::{Path, PathBuf};
 
 /// A repository inside the workspace whose every part a read may use.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitRepo {
+pub(crate) struct GitRepo {
     /// The work tree: the directory holding `.git`.
-    pub top: PathBuf,
+    pub(crate) top: PathBuf,
     /// The git directory (`.git`, or what a `.git` file names).
-    pub git_dir: PathBuf,
+    pub(crate) git_dir: PathBuf,
     /// Where the shared parts live (objects, refs, `config`): the git directory itself, or the
     /// main repository's for a linked worktree.
-    pub common_dir: PathBuf,
+    pub(crate) common_dir: PathBuf,
 }
 
 impl GitRepo {
     /// The config files git reads from the repository: `config` of the common directory and
     /// `config.worktree` of the git directory, those that exist.
-    pub fn configs(&self) -> Vec<PathBuf> {
+    pub(crate) fn configs(&self) -> Vec<PathBuf> {
         let mut out = vec![
             self.common_dir.join("config"),
             self.git_dir.join("config.worktree"),
@@ -38,7 +38,7 @@ impl GitRepo {
 
     /// `GIT_DIR` and `GIT_WORK_TREE`: git uses exactly this repository and this work tree,
     /// whatever `core.worktree` or a `.git` file further down says.
-    pub fn pin_env(&self) -> Vec<(String, String)> {
+    pub(crate) fn pin_env(&self) -> Vec<(String, String)> {
         vec![
             ("GIT_DIR".into(), self.git_dir.display().to_string()),
             ("GIT_WORK_TREE".into(), self.top.display().to_string()),
@@ -47,7 +47,7 @@ impl GitRepo {
 }
 
 /// Why a repository's layout leads outside the workspace.
-pub type Outside = String;
+pub(crate) type Outside = String;
 
 fn canonical(p: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(p).ok()
@@ -56,7 +56,7 @@ fn canonical(p: &Path) -> Option<PathBuf> {
 /// The repository that `cwd` (absolute, inside `workspace`) belongs to, looking upwards no
 /// further than `workspace`. `Ok(None)`: no repository in the workspace around `cwd` (but see
 /// [`repository_above`]). `Err` says which part of the repository leads outside.
-pub fn locate(workspace: &Path, cwd: &Path) -> Result<Option<GitRepo>, Outside> {
+pub(crate) fn locate(workspace: &Path, cwd: &Path) -> Result<Option<GitRepo>, Outside> {
     let workspace = canonical(workspace).unwrap_or_else(|| workspace.to_path_buf());
     let mut dir = canonical(cwd).unwrap_or_else(|| cwd.to_path_buf());
     if !dir.starts_with(&workspace) {
@@ -80,7 +80,7 @@ pub fn locate(workspace: &Path, cwd: &Path) -> Result<Option<GitRepo>, Outside> 
 
 /// The nearest directory above `workspace` that holds a `.git`, if any: git run in the workspace
 /// would use that repository, whose work tree is larger than the workspace.
-pub fn repository_above(workspace: &Path) -> Option<PathBuf> {
+pub(crate) fn repository_above(workspace: &Path) -> Option<PathBuf> {
     let mut dir = canonical(workspace)?;
     while dir.pop() {
         let dot_git = dir.join(".git");
@@ -188,7 +188,7 @@ fn links_back(git_dir: &Path, dot_git: &Path) -> bool {
 
 /// Variables whose presence changes which repository, objects, config or program git uses; a
 /// known-safe read never inherits them (pablo sets the ones it needs itself).
-pub fn is_git_variable(name: &str) -> bool {
+pub(crate) fn is_git_variable(name: &str) -> bool {
     name.starts_with("GIT_")
 }
 
@@ -196,7 +196,7 @@ pub fn is_git_variable(name: &str) -> bool {
 /// `git diff`, `git log -p`, `git show` and `git grep` say that it differs or matches without
 /// printing it. `globs` are [`crate::workspace::CredentialNames`] patterns; each letter matches
 /// either case, as `fs.read` does.
-pub fn credential_attributes(globs: &[String]) -> String {
+pub(crate) fn credential_attributes(globs: &[String]) -> String {
     let mut out = String::new();
     for g in globs {
         if g.contains(char::is_whitespace) || g.starts_with('!') || g.starts_with('#') {
@@ -220,7 +220,7 @@ pub fn credential_attributes(globs: &[String]) -> String {
 /// The type (`commit`, `tree`, `blob`, `tag`, or `missing`) of each object `names` names in
 /// `repo`, asked of git with nothing of the repository able to run a program: no lazy fetch, no
 /// transport, no hooks, no fsmonitor, no pager. `None` when git cannot answer.
-pub fn object_types(git: &Path, repo: &GitRepo, names: &[String]) -> Option<Vec<String>> {
+pub(crate) fn object_types(git: &Path, repo: &GitRepo, names: &[String]) -> Option<Vec<String>> {
     use std::io::Write;
     if names.iter().any(|n| n.contains('\n') || n.contains('\0')) {
         return None;

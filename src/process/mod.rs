@@ -6,28 +6,27 @@
 //! fixed live buffer, a fixed session window), what it inherits (a clean environment, stdin
 //! closed) and what it leaves behind (nothing: its whole group is killed and checked).
 
-pub mod capture;
-pub mod child;
-pub mod env;
-pub mod gitconfig;
-pub mod gitrepo;
-pub mod group;
+pub(crate) mod capture;
+pub(crate) mod child;
+pub(crate) mod env;
+pub(crate) mod gitconfig;
+pub(crate) mod gitrepo;
+pub(crate) mod group;
 pub mod protect;
-pub mod run;
+pub(crate) mod run;
 pub mod sandbox;
-pub mod server;
-pub mod session;
+pub(crate) mod server;
+pub(crate) mod session;
 pub mod shield;
-pub mod spawn;
-pub mod stage;
-pub mod start;
-pub mod temp;
+pub(crate) mod spawn;
+pub(crate) mod stage;
+pub(crate) mod start;
+pub(crate) mod temp;
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-pub use capture::{ARTIFACT_MAX_BYTES, Capture, InlineView};
 pub use env::{CommandEnv, EnvSettings, TASK_ENV_PREFIX};
 pub use group::{CleanupTimes, ExitInfo, live_group_members, signal_name};
 pub use run::{RunReport, RunRequest, run_foreground};
@@ -41,28 +40,28 @@ use crate::core::Coded;
 use crate::core::ErrorCode;
 
 /// The launcher when config names none.
-pub const DEFAULT_LAUNCHER: &str = "/bin/sh";
+pub(crate) const DEFAULT_LAUNCHER: &str = "/bin/sh";
 /// Foreground timeout when config and call name none.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest any foreground command or `wait` may run, whatever config or the model ask.
-pub const HOST_MAX_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+pub(crate) const HOST_MAX_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// Inline output budget when config names none.
-pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 50_000;
+pub(crate) const DEFAULT_MAX_OUTPUT_BYTES: usize = 50_000;
 /// The largest inline budget a call may ask for.
-pub const HOST_MAX_OUTPUT_BYTES: usize = 1_000_000;
+pub(crate) const HOST_MAX_OUTPUT_BYTES: usize = 1_000_000;
 /// Live background sessions when config names none.
-pub const DEFAULT_MAX_SESSIONS: usize = 16;
+pub(crate) const DEFAULT_MAX_SESSIONS: usize = 16;
 
 /// The shell settings of one pablo session, from `[options.shell]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShellSettings {
-    pub launcher: String,
-    pub default_timeout: Duration,
-    pub max_output_bytes: usize,
-    pub max_sessions: usize,
-    pub cleanup: CleanupTimes,
+    pub(crate) launcher: String,
+    pub(crate) default_timeout: Duration,
+    pub(crate) max_output_bytes: usize,
+    pub(crate) max_sessions: usize,
+    pub(crate) cleanup: CleanupTimes,
     /// The base environment of every command (computed once per launch).
-    pub env: std::sync::Arc<CommandEnv>,
+    pub(crate) env: std::sync::Arc<CommandEnv>,
 }
 
 impl Default for ShellSettings {
@@ -101,7 +100,7 @@ impl ShellSettings {
     }
 
     /// Whether the launcher is a plain POSIX shell (dash on Debian), not bash or zsh.
-    pub fn launcher_is_posix_sh(&self) -> bool {
+    pub(crate) fn launcher_is_posix_sh(&self) -> bool {
         let name = self.launcher.rsplit('/').next().unwrap_or(&self.launcher);
         matches!(name, "sh" | "dash" | "ash" | "posh")
     }

@@ -49,7 +49,7 @@ pub fn protect_process() -> Protection {
 }
 
 /// Overwrites the values of `names` in the environment block that `/proc/self/environ` shows.
-pub fn wipe(names: &[String]) -> Result<(), String> {
+pub(crate) fn wipe(names: &[String]) -> Result<(), String> {
     if names.is_empty() {
         return Ok(());
     }

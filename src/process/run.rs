@@ -23,14 +23,14 @@ use super::group::{CleanupTimes, ExitInfo, terminate_group, watch_exit};
 use super::spawn::{SpawnSpec, spawn};
 
 /// How often live output is flushed to the front-end, at most.
-pub const LIVE_INTERVAL: Duration = Duration::from_millis(50);
+pub(crate) const LIVE_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Size of one read from the command's output.
 const READ_CHUNK: usize = 1 << 20;
 
 /// Reads `output` on its own thread until end of file, handing each chunk to `on_data`. When
 /// `on_data` returns `false` the thread stops reading. The receiver fires when the thread ends.
-pub fn pump(
+pub(crate) fn pump(
     mut output: Box<dyn Read + Send>,
     mut on_data: impl FnMut(&[u8]) -> bool + Send + 'static,
 ) -> Result<oneshot::Receiver<()>, std::io::Error> {
@@ -80,20 +80,17 @@ pub struct RunRequest {
 /// How a foreground command ended.
 #[derive(Debug)]
 pub struct RunReport {
-    pub exit: ExitInfo,
-    pub timed_out: bool,
-    pub cancelled: bool,
+    pub(crate) exit: ExitInfo,
+    pub(crate) timed_out: bool,
+    pub(crate) cancelled: bool,
     /// From start to the end of the command (its exit, the timeout or the cancellation).
-    pub duration: Duration,
+    pub(crate) duration: Duration,
     pub view: InlineView,
-    pub artifact: Option<PathBuf>,
-    pub artifact_bytes: u64,
-    pub artifact_error: Option<String>,
+    pub(crate) artifact: Option<PathBuf>,
+    pub(crate) artifact_error: Option<String>,
     /// False when a process outside the group still held the output open at the end of the
     /// cleanup allowance; the output may then be incomplete.
-    pub drained: bool,
-    /// The process group id (= the leader's pid).
-    pub pgid: i32,
+    pub(crate) drained: bool,
 }
 
 struct Shared {
@@ -253,10 +250,8 @@ pub async fn run_foreground(
         duration,
         view: result.view,
         artifact: result.artifact,
-        artifact_bytes: result.artifact_bytes,
         artifact_error: result.artifact_error,
         drained,
-        pgid: pid,
     };
     if !survivors.is_empty() {
         return Err(ProcessError::CleanupFailed {

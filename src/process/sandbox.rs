@@ -58,7 +58,7 @@ impl Support {
     }
 
     /// Why the file-system sandbox cannot be applied, for the one warning and the prompt.
-    pub fn landlock_missing(&self) -> Option<String> {
+    pub(crate) fn landlock_missing(&self) -> Option<String> {
         (!self.landlock()).then(|| {
             "the kernel has no Landlock, so commands cannot be sandboxed; known-safe reads ask \
              like any other command and approved commands run with pablo's full rights"
@@ -67,7 +67,7 @@ impl Support {
     }
 
     /// What is weaker than the profiles promise without namespaces.
-    pub fn namespaces_missing(&self) -> Option<String> {
+    pub(crate) fn namespaces_missing(&self) -> Option<String> {
         self.namespaces.as_ref().err().map(|why| {
             format!(
                 "commands cannot get their own namespaces ({why}): .git, .pablo and pablo's own \
@@ -78,7 +78,7 @@ impl Support {
     }
 
     /// The note a prompt shows when a profile is weaker than it says; `None` when it is whole.
-    pub fn degraded(&self, profile: SandboxProfile) -> Option<String> {
+    pub(crate) fn degraded(&self, profile: SandboxProfile) -> Option<String> {
         if profile == SandboxProfile::Off {
             return None;
         }
@@ -118,18 +118,18 @@ pub enum SandboxError {
 /// The sandbox one command runs in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
-    pub profile: SandboxProfile,
-    pub network: bool,
+    pub(crate) profile: SandboxProfile,
+    pub(crate) network: bool,
     /// The workspace root (canonical): writable under `workspace-write`, protected paths aside.
-    pub workspace: PathBuf,
+    pub(crate) workspace: PathBuf,
     /// Other writable files and directories under `workspace-write` (the session's temporary
     /// directory, the defaults, the trusted config's); those that do not exist are skipped.
     pub writable: Vec<PathBuf>,
     /// Files bound read-only over others inside the command's mount namespace (source, target):
     /// a known-safe git read's sanitised config over the repository's.
-    pub overlays: Vec<(PathBuf, PathBuf)>,
+    pub(crate) overlays: Vec<(PathBuf, PathBuf)>,
     /// pablo's own config, data and state directories: never writable, wherever they lie.
-    pub protected: Vec<PathBuf>,
+    pub(crate) protected: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -146,13 +146,13 @@ impl Sandbox {
     }
 
     /// Whether the network is cut.
-    pub fn no_network(&self) -> bool {
+    pub(crate) fn no_network(&self) -> bool {
         self.profile == SandboxProfile::ReadOnly
             || (self.profile == SandboxProfile::WorkspaceWrite && !self.network)
     }
 
     /// Whether a path (absolute, normalised) may be written under this sandbox.
-    pub fn may_write(&self, path: &Path) -> bool {
+    pub(crate) fn may_write(&self, path: &Path) -> bool {
         let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
         match self.profile {
             SandboxProfile::Off => true,
@@ -184,7 +184,10 @@ fn is_protected_relative(rel: &Path) -> bool {
 /// everyday toolchains work: temporary directories, and the caches and lock files of cargo, pip,
 /// uv, npm, yarn and go. Only those that exist are used. Programs and config in these homes
 /// (`~/.cargo/bin`, `~/.cargo/config.toml`) stay read-only.
-pub fn default_writable_roots(home: Option<&Path>, cargo_home: Option<&Path>) -> Vec<PathBuf> {
+pub(crate) fn default_writable_roots(
+    home: Option<&Path>,
+    cargo_home: Option<&Path>,
+) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
         .iter()
         .map(PathBuf::from)
@@ -231,12 +234,12 @@ pub struct SandboxSettings {
     pub temp_dir: Option<PathBuf>,
     /// Run plain foreground commands in an editor's terminal even when they would be sandboxed
     /// here (an editor's terminal is outside pablo's sandbox).
-    pub editor_terminals: bool,
+    pub(crate) editor_terminals: bool,
     /// For the default writable roots.
-    pub home: Option<PathBuf>,
-    pub cargo_home: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
+    pub(crate) cargo_home: Option<PathBuf>,
     /// pablo's own config, data and state directories (never writable by a command).
-    pub protected_dirs: Vec<PathBuf>,
+    pub(crate) protected_dirs: Vec<PathBuf>,
 }
 
 impl Default for SandboxSettings {
@@ -450,7 +453,7 @@ fn network_filter() -> Result<Option<seccompiler::BpfProgram>, SandboxError> {
 /// `attributes` (pablo's file marking credential names binary, so their content is left out of
 /// diffs and greps), the pager is `cat`, optional index refreshes (a write) are off, no object is
 /// fetched from a remote, and nothing prompts.
-pub fn known_safe_git_env(attributes: Option<&Path>) -> Vec<(String, String)> {
+pub(crate) fn known_safe_git_env(attributes: Option<&Path>) -> Vec<(String, String)> {
     let attributes = attributes
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "/dev/null".into());
@@ -490,17 +493,17 @@ pub fn known_safe_git_env(attributes: Option<&Path>) -> Vec<(String, String)> {
 
 /// Why a failed command looks like the sandbox refused it, for the result and the retry prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denial {
+pub(crate) struct Denial {
     /// `file` or `network`.
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// The path that was refused, when the output names one outside the writable roots.
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// The output line that says so.
-    pub line: String,
+    pub(crate) line: String,
 }
 
 impl Denial {
-    pub fn message(&self, profile: SandboxProfile) -> String {
+    pub(crate) fn message(&self, profile: SandboxProfile) -> String {
         match (self.kind, &self.path) {
             ("network", _) => format!(
                 "the command failed and its network access looks refused by the {} sandbox \
@@ -545,7 +548,7 @@ const NETWORK_DENIALS: &[&str] = &[
 /// naming a path outside the writable roots (or a read-only one, which only the sandbox's mounts
 /// produce), or a refused connection when the network is cut. `cwd` (absolute) resolves relative
 /// paths. Heuristic by nature: it only decides whether to offer a run without the sandbox.
-pub fn denial(output: &str, sandbox: &Sandbox, cwd: &Path) -> Option<Denial> {
+pub(crate) fn denial(output: &str, sandbox: &Sandbox, cwd: &Path) -> Option<Denial> {
     if sandbox.profile == SandboxProfile::Off {
         return None;
     }

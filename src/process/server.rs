@@ -29,24 +29,24 @@ use super::start::{Exec, on_spawner, start};
 
 /// What to start.
 #[derive(Debug)]
-pub struct ServerSpawn {
+pub(crate) struct ServerSpawn {
     /// The program (found on `env`'s `PATH` when it has no slash) and its arguments.
-    pub argv: Vec<String>,
+    pub(crate) argv: Vec<String>,
     /// The whole environment it gets.
-    pub env: Vec<(String, String)>,
-    pub cwd: PathBuf,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) cwd: PathBuf,
     /// Where its stderr goes (a log file).
-    pub stderr: std::fs::File,
+    pub(crate) stderr: std::fs::File,
     /// The OS sandbox it runs in: none for an MCP server (the person's own program); a language
     /// server's is the command sandbox, since it may run the project's code.
-    pub sandbox: Sandbox,
+    pub(crate) sandbox: Sandbox,
 }
 
 /// pablo's ends of a started server's stdin and stdout.
 #[derive(Debug)]
-pub struct ServerPipes {
-    pub stdin: pipe::Sender,
-    pub stdout: pipe::Receiver,
+pub(crate) struct ServerPipes {
+    pub(crate) stdin: pipe::Sender,
+    pub(crate) stdout: pipe::Receiver,
 }
 
 /// A started server: the leader of its process group (its init), watched until it exits.
@@ -55,7 +55,7 @@ pub struct ServerPipes {
 /// leader is reaped by its watcher once nobody can signal the group any more, so its group id
 /// cannot be reused while pablo might still send it a signal.
 #[derive(Debug)]
-pub struct ServerProcess {
+pub(crate) struct ServerProcess {
     pid: i32,
     exit: watch::Receiver<Option<ExitInfo>>,
     /// Dropped when the group will not be signalled again: the watcher then reaps the leader.
@@ -63,7 +63,9 @@ pub struct ServerProcess {
 }
 
 /// Starts `spec` (see the module docs). Blocks briefly, until the program has been executed.
-pub fn spawn_server(spec: ServerSpawn) -> Result<(ServerProcess, ServerPipes), ProcessError> {
+pub(crate) fn spawn_server(
+    spec: ServerSpawn,
+) -> Result<(ServerProcess, ServerPipes), ProcessError> {
     let name = spec.argv.first().cloned().unwrap_or_default();
     let failed = |m: String| ProcessError::Spawn {
         launcher: name.clone(),
@@ -133,18 +135,13 @@ impl ServerProcess {
         }
     }
 
-    /// The leader's pid, which is also the group id.
-    pub fn pid(&self) -> i32 {
-        self.pid
-    }
-
     /// How the server ended, once it has.
-    pub fn exit_info(&self) -> Option<ExitInfo> {
+    pub(crate) fn exit_info(&self) -> Option<ExitInfo> {
         *self.exit.borrow()
     }
 
     /// Waits until the server has ended.
-    pub async fn exited(&self) -> ExitInfo {
+    pub(crate) async fn exited(&self) -> ExitInfo {
         let mut rx = self.exit.clone();
         match rx.wait_for(Option::is_some).await {
             Ok(info) => info.unwrap_or_default(),
@@ -153,7 +150,7 @@ impl ServerProcess {
     }
 
     /// Sends `signal` to the whole group, unless the server has already ended.
-    pub fn signal(&self, signal: rustix::process::Signal) {
+    pub(crate) fn signal(&self, signal: rustix::process::Signal) {
         if self.exit_info().is_none() {
             group::signal_group(self.pid, signal);
         }
@@ -161,7 +158,7 @@ impl ServerProcess {
 
     /// Ends the server: TERM to its group, up to `grace` for it to go, then KILL (which, with a
     /// PID namespace, ends everything in it at once).
-    pub async fn stop(&self, grace: Duration) {
+    pub(crate) async fn stop(&self, grace: Duration) {
         self.signal(rustix::process::Signal::TERM);
         self.signal(rustix::process::Signal::CONT);
         if tokio::time::timeout(grace, self.exited()).await.is_err() {
@@ -171,7 +168,7 @@ impl ServerProcess {
     }
 
     /// KILL to the group and to the leader (with a PID namespace, its init: the namespace ends).
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         if self.exit_info().is_none() {
             group::signal_group(self.pid, rustix::process::Signal::KILL);
             if let Some(p) = rustix::process::Pid::from_raw(self.pid) {

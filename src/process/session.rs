@@ -29,10 +29,10 @@ use crate::protocol::{Event, SessionSummary};
 pub const WINDOW_BYTES: usize = 1 << 20;
 
 /// Bytes of new output shown by `poll`.
-pub const POLL_PREVIEW_BYTES: usize = 2_000;
+pub(crate) const POLL_PREVIEW_BYTES: usize = 2_000;
 
 /// Bytes of output shown by `wait` and `kill`.
-pub const TAIL_BYTES: usize = 8_000;
+pub(crate) const TAIL_BYTES: usize = 8_000;
 
 /// How long a write to a session's stdin may block before it is reported.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -54,7 +54,7 @@ pub struct LogPage {
     /// Absolute offset just after the last byte: where the next page starts.
     pub next_offset: u64,
     /// Bytes the stream has produced since the session started.
-    pub total_bytes: u64,
+    pub(crate) total_bytes: u64,
     pub has_more: bool,
     /// Bytes evicted from the window since the session started.
     pub dropped_bytes: u64,
@@ -95,7 +95,7 @@ impl OutputLog {
     }
 
     /// The last `n` bytes held (fewer when the window holds fewer), exactly as written.
-    pub fn latest(&self, n: usize) -> Vec<u8> {
+    pub(crate) fn latest(&self, n: usize) -> Vec<u8> {
         let total = self.total();
         self.slice(total - n.min(self.buf.len()) as u64, total)
     }
@@ -153,14 +153,14 @@ pub enum SessionStatus {
 }
 
 impl SessionStatus {
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             SessionStatus::Running => "running",
             SessionStatus::Exited(_) => "exited",
         }
     }
 
-    pub fn exit(&self) -> Option<ExitInfo> {
+    pub(crate) fn exit(&self) -> Option<ExitInfo> {
         match self {
             SessionStatus::Running => None,
             SessionStatus::Exited(e) => Some(*e),
@@ -169,7 +169,7 @@ impl SessionStatus {
 }
 
 /// Keys `send_keys` understands.
-pub const KEY_NAMES: &[&str] = &[
+pub(crate) const KEY_NAMES: &[&str] = &[
     "up",
     "down",
     "left",
@@ -199,7 +199,7 @@ pub const KEY_NAMES: &[&str] = &[
 ];
 
 /// The bytes a terminal sends for `key`. Arrows, Home and End differ in application cursor mode.
-pub fn key_bytes(key: &str, application_cursor: bool) -> Option<&'static [u8]> {
+pub(crate) fn key_bytes(key: &str, application_cursor: bool) -> Option<&'static [u8]> {
     let app = application_cursor;
     Some(match key {
         "up" if app => b"\x1bOA",
@@ -240,7 +240,7 @@ pub fn key_bytes(key: &str, application_cursor: bool) -> Option<&'static [u8]> {
 
 /// Text for the model: PTY output loses its escape sequences and carriage returns before
 /// newlines; pipe output is decoded as it is.
-pub fn model_text(bytes: &[u8], pty: bool) -> String {
+pub(crate) fn model_text(bytes: &[u8], pty: bool) -> String {
     if pty {
         let stripped = strip_ansi_escapes::strip(bytes);
         String::from_utf8_lossy(&stripped).replace("\r\n", "\n")
@@ -313,43 +313,43 @@ impl Session {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct SessionInfo {
-    pub session_id: String,
-    pub command: String,
-    pub cwd: String,
+    pub(crate) session_id: String,
+    pub(crate) command: String,
+    pub(crate) cwd: String,
     /// `running` or `exited`.
-    pub status: String,
-    pub exit_code: Option<i32>,
-    pub signal: Option<String>,
-    pub pty: bool,
-    pub started_ms: u64,
-    pub total_bytes: u64,
+    pub(crate) status: String,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) signal: Option<String>,
+    pub(crate) pty: bool,
+    pub(crate) started_ms: u64,
+    pub(crate) total_bytes: u64,
 }
 
 /// What `poll`, `wait` and `kill` report.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SessionView {
-    pub status: SessionStatus,
+pub(crate) struct SessionView {
+    pub(crate) status: SessionStatus,
     /// New output since the previous poll/wait (its tail, at most the view's size).
-    pub output: String,
+    pub(crate) output: String,
     /// Absolute offset where `output` begins.
-    pub output_offset: u64,
-    pub new_bytes: u64,
-    pub total_bytes: u64,
-    pub dropped_bytes: u64,
+    pub(crate) output_offset: u64,
+    pub(crate) new_bytes: u64,
+    pub(crate) total_bytes: u64,
+    pub(crate) dropped_bytes: u64,
     /// Two checks in a row found nothing new: notification was switched on.
-    pub notify_enabled_now: bool,
-    pub pty: bool,
+    pub(crate) notify_enabled_now: bool,
+    pub(crate) pty: bool,
     /// The PTY's current screen (what a person would see), for PTY sessions.
-    pub screen: Option<String>,
+    pub(crate) screen: Option<String>,
 }
 
 /// A new session's request.
 #[derive(Debug, Clone)]
 pub struct SessionRequest {
-    pub spawn: SpawnSpec,
+    pub(crate) spawn: SpawnSpec,
     /// Workspace-relative, for listings.
-    pub cwd_label: String,
-    pub notify: bool,
+    pub(crate) cwd_label: String,
+    pub(crate) notify: bool,
 }
 
 struct Inner {
@@ -373,7 +373,7 @@ pub struct SessionManager {
 
 impl SessionManager {
     /// `max_sessions` bounds the live sessions; as many exited ones are kept readable.
-    pub fn new(max_sessions: usize, cleanup: CleanupTimes) -> Self {
+    pub(crate) fn new(max_sessions: usize, cleanup: CleanupTimes) -> Self {
         Self {
             inner: Arc::new(Inner {
                 sessions: Mutex::new(BTreeMap::new()),
@@ -395,11 +395,11 @@ impl SessionManager {
     }
 
     /// Whether a session with this id exists (running or kept after exit).
-    pub fn exists(&self, id: &str) -> bool {
+    pub(crate) fn exists(&self, id: &str) -> bool {
         self.get(id).is_ok()
     }
 
-    pub fn running_count(&self) -> usize {
+    pub(crate) fn running_count(&self) -> usize {
         self.inner
             .sessions
             .lock()
@@ -409,12 +409,16 @@ impl SessionManager {
     }
 
     /// The sessions as front-ends list them.
-    pub fn summaries(&self) -> Vec<SessionSummary> {
+    pub(crate) fn summaries(&self) -> Vec<SessionSummary> {
         self.inner.summaries()
     }
 
     /// Starts a command in the background. Must be called inside a tokio runtime.
-    pub fn start(&self, req: SessionRequest, events: EventSink) -> Result<String, ProcessError> {
+    pub(crate) fn start(
+        &self,
+        req: SessionRequest,
+        events: EventSink,
+    ) -> Result<String, ProcessError> {
         if self.running_count() >= self.inner.max_sessions {
             return Err(ProcessError::TooManySessions {
                 max: self.inner.max_sessions,
@@ -513,7 +517,7 @@ impl SessionManager {
         }
     }
 
-    pub fn list(&self) -> Vec<SessionInfo> {
+    pub(crate) fn list(&self) -> Vec<SessionInfo> {
         let sessions: Vec<Arc<Session>> = self.inner.sessions.lock().values().cloned().collect();
         sessions
             .iter()
@@ -538,14 +542,14 @@ impl SessionManager {
     }
 
     /// The state and the new output since the last check, without blocking.
-    pub fn poll(&self, id: &str) -> Result<SessionView, ProcessError> {
+    pub(crate) fn poll(&self, id: &str) -> Result<SessionView, ProcessError> {
         let s = self.get(id)?;
         Ok(view(&s, POLL_PREVIEW_BYTES, true))
     }
 
     /// Blocks until the session exits, `timeout` passes or `cancel` fires. A session still
     /// running at the end is reported as such, not as an error.
-    pub async fn wait(
+    pub(crate) async fn wait(
         &self,
         id: &str,
         timeout: Duration,
@@ -564,7 +568,7 @@ impl SessionManager {
     }
 
     /// A page of the retained output.
-    pub fn read(
+    pub(crate) fn read(
         &self,
         id: &str,
         offset: Option<u64>,
@@ -577,7 +581,12 @@ impl SessionManager {
 
     /// Writes to the session's stdin (the PTY for PTY sessions). With `eof`, stdin is closed
     /// afterwards (a PTY gets Ctrl-D instead, as a terminal would).
-    pub async fn write(&self, id: &str, data: &[u8], eof: bool) -> Result<usize, ProcessError> {
+    pub(crate) async fn write(
+        &self,
+        id: &str,
+        data: &[u8],
+        eof: bool,
+    ) -> Result<usize, ProcessError> {
         let s = self.get(id)?;
         if s.status() != SessionStatus::Running {
             return Err(ProcessError::SessionNotRunning { id: id.to_string() });
@@ -598,7 +607,7 @@ impl SessionManager {
     }
 
     /// Sends named keys to a PTY session. Returns whether application cursor mode was on.
-    pub async fn send_keys(&self, id: &str, keys: &[String]) -> Result<bool, ProcessError> {
+    pub(crate) async fn send_keys(&self, id: &str, keys: &[String]) -> Result<bool, ProcessError> {
         let s = self.get(id)?;
         if !s.pty {
             return Err(ProcessError::NotAPty { id: id.to_string() });
@@ -623,7 +632,11 @@ impl SessionManager {
     }
 
     /// Kills the session's whole group and returns the final view. The session stays readable.
-    pub async fn kill(&self, id: &str, events: &EventSink) -> Result<SessionView, ProcessError> {
+    pub(crate) async fn kill(
+        &self,
+        id: &str,
+        events: &EventSink,
+    ) -> Result<SessionView, ProcessError> {
         let s = self.get(id)?;
         s.killed.store(true, Ordering::Relaxed);
         let survivors = if s.status() == SessionStatus::Running {
@@ -652,7 +665,7 @@ impl SessionManager {
     }
 
     /// Kills every running session and waits (within the cleanup allowance) for each to end.
-    pub async fn kill_all(&self) {
+    pub(crate) async fn kill_all(&self) {
         let running: Vec<Arc<Session>> = self
             .inner
             .sessions

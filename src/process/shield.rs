@@ -27,17 +27,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The most directories the walk for nested `.git` and `.pablo` visits per command.
-pub const MAX_WALK_DIRS: usize = 200_000;
+pub(crate) const MAX_WALK_DIRS: usize = 200_000;
 
 /// The protected paths of one command and the directories to pin on the way to them.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Shield {
     /// Directories bound onto themselves, outermost first.
-    pub pins: Vec<PathBuf>,
+    pub(crate) pins: Vec<PathBuf>,
     /// Files and directories bound read-only, outermost first.
     pub read_only: Vec<PathBuf>,
     /// Whether the walk stopped at [`MAX_WALK_DIRS`] (nested repositories beyond were not seen).
-    pub walk_cut: bool,
+    pub(crate) walk_cut: bool,
 }
 
 /// Placeholders made by this process, removed (when still empty) by [`remove_placeholders`].

@@ -38,13 +38,13 @@ pub struct SpawnSpec {
 }
 
 /// The leader process: pablo's child, the group leader (with namespaces, the command's init).
-pub struct Leader {
+pub(crate) struct Leader {
     pid: i32,
 }
 
 impl Leader {
     /// Reaps the leader if it has exited; never blocks.
-    pub fn reap(&mut self) {
+    pub(crate) fn reap(&mut self) {
         if let Some(p) = Pid::from_raw(self.pid) {
             let _ = rustix::process::waitpid(Some(p), rustix::process::WaitOptions::NOHANG);
         }
@@ -52,17 +52,17 @@ impl Leader {
 }
 
 /// A started command.
-pub struct Started {
+pub(crate) struct Started {
     /// The leader's pid, which is also the process group id.
-    pub pid: i32,
-    pub leader: Leader,
+    pub(crate) pid: i32,
+    pub(crate) leader: Leader,
     /// With namespaces: the pipe the command's init reports the command's wait status on.
-    pub status: Option<OwnedFd>,
+    pub(crate) status: Option<OwnedFd>,
     /// Merged stdout and stderr (or the PTY master).
-    pub output: Box<dyn Read + Send>,
-    pub input: Option<Box<dyn Write + Send>>,
+    pub(crate) output: Box<dyn Read + Send>,
+    pub(crate) input: Option<Box<dyn Write + Send>>,
     /// The PTY master, kept open for the life of a PTY command.
-    pub master: Option<OwnedFd>,
+    pub(crate) master: Option<OwnedFd>,
 }
 
 /// Starts `launcher -c command` in a new process group (a new session with a PTY), inside its
@@ -74,7 +74,7 @@ pub struct Started {
 /// command started. Without one (user namespaces refused) it is a subreaper that kills what the
 /// command started when pablo dies or the command ends (`child::supervise`). Normal exits and
 /// cancellations end the whole group either way (see `group.rs`).
-pub fn spawn(spec: &SpawnSpec) -> Result<Started, ProcessError> {
+pub(crate) fn spawn(spec: &SpawnSpec) -> Result<Started, ProcessError> {
     let prepared =
         sandbox::prepare(&spec.sandbox, sandbox::support()).map_err(|e| spawn_failed(spec, e))?;
     let owned = spec.clone();
@@ -161,8 +161,8 @@ fn widen_pipe(pipe: &std::io::PipeWriter) {
 }
 
 /// Rows and columns of every PTY pablo opens.
-pub const PTY_ROWS: u16 = 24;
-pub const PTY_COLS: u16 = 80;
+pub(crate) const PTY_ROWS: u16 = 24;
+pub(crate) const PTY_COLS: u16 = 80;
 
 /// A new PTY: the master (close-on-exec, pablo's) and the slave (for the child).
 fn open_pty() -> std::io::Result<(OwnedFd, OwnedFd)> {

@@ -4,7 +4,7 @@
 /// Where in the child a step failed, reported to the parent with the errno.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::FromRepr, strum::EnumIter)]
 #[repr(u8)]
-pub enum Stage {
+pub(crate) enum Stage {
     Signals = 1,
     ParentGone,
     Session,
@@ -26,7 +26,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Stage::Signals => "resetting signal handlers",
             Stage::ParentGone => "pablo ended while the command was starting",

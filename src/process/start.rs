@@ -182,7 +182,7 @@ pub fn run_prepared(
 /// Whether commands can get their own namespaces here: a short-lived child tries every step
 /// (user, PID, mount and network namespaces, the id maps, a private mount tree, the loopback)
 /// and exits. `Err` says which step the kernel refused.
-pub fn probe_namespaces() -> Result<(), String> {
+pub(crate) fn probe_namespaces() -> Result<(), String> {
     let program = ["/bin/true", "/usr/bin/true", "/bin/sh"]
         .into_iter()
         .find(|p| Path::new(p).exists())

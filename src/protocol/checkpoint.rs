@@ -35,12 +35,12 @@ pub enum FileState {
 }
 
 impl FileState {
-    pub fn is_absent(&self) -> bool {
+    pub(crate) fn is_absent(&self) -> bool {
         matches!(self, FileState::Absent)
     }
 
     /// Whether two states hold the same thing (mode and storage aside).
-    pub fn same_content(&self, other: &FileState) -> bool {
+    pub(crate) fn same_content(&self, other: &FileState) -> bool {
         match (self, other) {
             (FileState::Absent, FileState::Absent) => true,
             (FileState::File { hash: a, .. }, FileState::File { hash: b, .. }) => {
@@ -54,7 +54,7 @@ impl FileState {
 
     /// Whether two states are the same file: the same content and, for a regular file, the same
     /// permission bits (a command that only changes a mode changed the file).
-    pub fn same(&self, other: &FileState) -> bool {
+    pub(crate) fn same(&self, other: &FileState) -> bool {
         match (self, other) {
             (FileState::File { mode: a, .. }, FileState::File { mode: b, .. }) => {
                 a & 0o7777 == b & 0o7777 && self.same_content(other)
@@ -63,16 +63,8 @@ impl FileState {
         }
     }
 
-    /// The content hash of a regular file.
-    pub fn hash(&self) -> Option<&str> {
-        match self {
-            FileState::File { hash, .. } => Some(hash),
-            _ => None,
-        }
-    }
-
     /// Whether a restore can bring this state back.
-    pub fn restorable(&self) -> bool {
+    pub(crate) fn restorable(&self) -> bool {
         match self {
             FileState::File { stored, .. } => *stored,
             FileState::Absent | FileState::Symlink { .. } | FileState::Directory => true,
@@ -84,26 +76,26 @@ impl FileState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileChange {
     /// Workspace-relative, forward slashes.
-    pub path: String,
-    pub before: FileState,
-    pub after: FileState,
+    pub(crate) path: String,
+    pub(crate) before: FileState,
+    pub(crate) after: FileState,
 }
 
 /// One turn as `/rewind` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TurnCheckpoint {
     /// 1-based, counting every prompt of the session.
-    pub turn: u32,
+    pub(crate) turn: u32,
     /// The first words of the prompt.
-    pub title: String,
+    pub(crate) title: String,
     /// Files the turn changed, in path order.
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// Taken back already (by `/undo`, `/rewind` or `pablo undo`).
     #[serde(default)]
-    pub undone: bool,
+    pub(crate) undone: bool,
     /// Files whose earlier bytes the checkpoint does not hold (over a size cap, credentials).
     #[serde(default)]
-    pub unrestorable: Vec<String>,
+    pub(crate) unrestorable: Vec<String>,
 }
 
 /// What a restore plan covers.
@@ -151,9 +143,9 @@ pub enum RestoreStatus {
 /// Who made a hunk: the turns, and whether something outside pablo changed it too.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HunkSource {
-    pub turns: Vec<u32>,
+    pub(crate) turns: Vec<u32>,
     #[serde(default)]
-    pub outside: bool,
+    pub(crate) outside: bool,
 }
 
 /// One file of a restore plan: what it is now, what it would become, and the diff of what would
@@ -167,42 +159,42 @@ pub struct RestoreFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The file now: a restore goes ahead only while it is still this.
-    pub current: FileState,
+    pub(crate) current: FileState,
     /// What the restore makes it.
-    pub target: FileState,
+    pub(crate) target: FileState,
     /// No line diff (binary, not UTF-8, or too large): only the whole file can be restored.
     #[serde(default)]
-    pub binary: bool,
+    pub(crate) binary: bool,
     #[serde(default)]
-    pub hunks: Vec<DiffHunk>,
+    pub(crate) hunks: Vec<DiffHunk>,
     /// Per hunk, who made it.
     #[serde(default)]
-    pub hunk_sources: Vec<HunkSource>,
+    pub(crate) hunk_sources: Vec<HunkSource>,
     pub added: usize,
     pub removed: usize,
     /// The turns that changed this file.
-    pub turns: Vec<u32>,
+    pub(crate) turns: Vec<u32>,
 }
 
 /// A restore the person reviews before anything is written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RestorePlan {
-    pub plan_id: String,
-    pub scope: RestoreScope,
+    pub(crate) plan_id: String,
+    pub(crate) scope: RestoreScope,
     /// `Undo turn 3`, `Rewind to the start of turn 2`, `Changes in this session`.
     pub title: String,
     /// The turns the plan takes back (empty for `/diff`).
-    pub turns: Vec<u32>,
+    pub(crate) turns: Vec<u32>,
     pub files: Vec<RestoreFile>,
 }
 
 /// The person's choice for one file of a plan. Files not named are left alone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RestoreChoice {
-    pub path: String,
+    pub(crate) path: String,
     /// Restore only these hunks (indices into [`RestoreFile::hunks`]); `None`: the whole file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hunks: Option<Vec<usize>>,
+    pub(crate) hunks: Option<Vec<usize>>,
 }
 
 /// A file that was restored, and what it is now.
@@ -212,8 +204,8 @@ pub struct RestoredFile {
     pub action: RestoreAction,
     /// Only these hunks were restored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hunks: Option<Vec<usize>>,
-    pub now: FileState,
+    pub(crate) hunks: Option<Vec<usize>>,
+    pub(crate) now: FileState,
 }
 
 /// A file of the plan that was not restored, and why (`code`: `deselected`, `conflict`,
@@ -228,11 +220,11 @@ pub struct SkippedFile {
 /// What a restore did. Journaled, so a resumed session (and the next request to the model) knows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RestoreReport {
-    pub scope: RestoreScope,
+    pub(crate) scope: RestoreScope,
     /// Turns taken back; later `/undo`s go further back.
-    pub turns: Vec<u32>,
+    pub(crate) turns: Vec<u32>,
     pub restored: Vec<RestoredFile>,
     pub skipped: Vec<SkippedFile>,
     /// What the model is told with the next prompt.
-    pub note: String,
+    pub(crate) note: String,
 }

@@ -11,38 +11,38 @@ use super::{ToolErrorBody, ToolOutcome};
 
 /// How one tool call is shown before it has a result.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct CallView {
+pub(crate) struct CallView {
     /// A title with its verb, for editors: `Read src/main.rs`, `Run cargo test`.
-    pub title: String,
+    pub(crate) title: String,
     /// What a person reads first beside the tool's name: the path, the command, the pattern.
-    pub summary: String,
+    pub(crate) summary: String,
     /// The summary is a command line (shown as code).
-    pub command: bool,
+    pub(crate) command: bool,
 }
 
 /// How one tool result is shown.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ResultView {
+pub(crate) struct ResultView {
     /// The one line: what happened (without how long it took; see [`ResultView::headline`]).
-    pub headline: String,
+    pub(crate) headline: String,
     /// Where ` after 3.0 s` goes in the headline when the front-end knows how long the call
     /// took (a wait that is still running); `None`: the duration is not part of the line.
-    pub elapsed_at: Option<usize>,
+    pub(crate) elapsed_at: Option<usize>,
     /// Output or entries beneath it, in order (possibly many: the front-end shows a tail).
-    pub body: Vec<String>,
+    pub(crate) body: Vec<String>,
     /// Replaces the call's summary once the result is in (`2/3 done` for a checklist).
-    pub summary: Option<String>,
+    pub(crate) summary: Option<String>,
     /// Shown only when the call is expanded (a checklist is on screen already).
-    pub only_expanded: bool,
+    pub(crate) only_expanded: bool,
     /// The exit code the result reports, when it reports one.
-    pub exit_code: Option<i64>,
+    pub(crate) exit_code: Option<i64>,
     /// What a front-end may act on besides showing the result.
-    pub fact: Option<ResultFact>,
+    pub(crate) fact: Option<ResultFact>,
 }
 
 /// Something a result did that a front-end acts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ResultFact {
+pub(crate) enum ResultFact {
     /// A file was saved to the session's artifact store.
     ArtifactSaved,
     /// The model proposed a memory; it waits for the person's decision.
@@ -51,7 +51,7 @@ pub enum ResultFact {
 
 impl ResultView {
     /// A result of one line and nothing beneath it.
-    pub fn line(headline: impl Into<String>) -> Self {
+    pub(crate) fn line(headline: impl Into<String>) -> Self {
         Self {
             headline: headline.into(),
             ..Self::default()
@@ -59,7 +59,7 @@ impl ResultView {
     }
 
     /// A result of one line and the lines beneath it.
-    pub fn lines(headline: impl Into<String>, body: Vec<String>) -> Self {
+    pub(crate) fn lines(headline: impl Into<String>, body: Vec<String>) -> Self {
         Self {
             headline: headline.into(),
             body,
@@ -68,12 +68,12 @@ impl ResultView {
     }
 
     /// A refusal or failure: its message and its code.
-    pub fn failure(error: &ToolErrorBody) -> Self {
+    pub(crate) fn failure(error: &ToolErrorBody) -> Self {
         Self::line(format!("{} ({})", error.message, error.code))
     }
 
     /// The headline, with how long the call took where the result has a place for it.
-    pub fn headline(&self, elapsed: Option<Duration>) -> String {
+    pub(crate) fn headline(&self, elapsed: Option<Duration>) -> String {
         match (self.elapsed_at, elapsed) {
             (Some(at), Some(e)) if self.headline.is_char_boundary(at) => format!(
                 "{} after {}{}",
@@ -87,7 +87,7 @@ impl ResultView {
 }
 
 /// The view of `outcome` when it is a failure; `None` for a success (whose words are the tool's).
-pub fn failure_view(outcome: &ToolOutcome) -> Option<ResultView> {
+pub(crate) fn failure_view(outcome: &ToolOutcome) -> Option<ResultView> {
     match outcome {
         ToolOutcome::Err { error, .. } => Some(ResultView::failure(error)),
         ToolOutcome::Ok { .. } => None,
@@ -96,7 +96,7 @@ pub fn failure_view(outcome: &ToolOutcome) -> Option<ResultView> {
 
 /// One line for an MCP server's state change (`mcp everything: ready, 12 tools`), or `None` for
 /// one not worth a line of its own (starting, stopped).
-pub fn mcp_server(view: &super::McpServerView) -> Option<String> {
+pub(crate) fn mcp_server(view: &super::McpServerView) -> Option<String> {
     use super::McpState;
     match view.state {
         McpState::Ready => {
@@ -122,7 +122,7 @@ pub fn mcp_server(view: &super::McpServerView) -> Option<String> {
 /// for the model`); `None` for a run that decided nothing and gave the model nothing, and for a
 /// `pre_tool_use` block, which the tool call's own result says (`shell.run was blocked by hook
 /// lint-guard: …`).
-pub fn hook_words(event: &super::Event) -> Option<String> {
+pub(crate) fn hook_words(event: &super::Event) -> Option<String> {
     let super::Event::Hook {
         event,
         hook,
@@ -162,7 +162,7 @@ pub fn hook_words(event: &super::Event) -> Option<String> {
 }
 
 /// `1 line`, `3 lines`.
-pub fn plural(n: u64, one: &str) -> String {
+pub(crate) fn plural(n: u64, one: &str) -> String {
     if n == 1 {
         format!("1 {one}")
     } else {
@@ -173,7 +173,7 @@ pub fn plural(n: u64, one: &str) -> String {
 /// The first line of `text`, at most `max` characters, ending in `…` when the line was cut, and
 /// also when `text` had more lines and `mark_rest` is set (a title for a command says that it
 /// goes on; a description's first line does not need to).
-pub fn first_line_clipped(text: &str, max: usize, mark_rest: bool) -> String {
+pub(crate) fn first_line_clipped(text: &str, max: usize, mark_rest: bool) -> String {
     let line = text.lines().next().unwrap_or_default();
     let mut out: String = line.chars().take(max).collect();
     if line.chars().count() > max || (mark_rest && text.lines().nth(1).is_some()) {
@@ -183,7 +183,7 @@ pub fn first_line_clipped(text: &str, max: usize, mark_rest: bool) -> String {
 }
 
 /// `1.2 s`, `350 ms`, `2 min 5 s`.
-pub fn seconds(d: Duration) -> String {
+pub(crate) fn seconds(d: Duration) -> String {
     let ms = d.as_millis();
     if ms < 1000 {
         format!("{ms} ms")
@@ -195,7 +195,7 @@ pub fn seconds(d: Duration) -> String {
 }
 
 /// The message the model receives: the person's words, then each attached file.
-pub fn with_attachments(text: &str, files: &[super::Attachment]) -> String {
+pub(crate) fn with_attachments(text: &str, files: &[super::Attachment]) -> String {
     let mut out = text.to_string();
     for f in files {
         out.push_str(&format!(
@@ -216,7 +216,7 @@ pub fn with_attachments(text: &str, files: &[super::Attachment]) -> String {
 
 /// The message's text with a line naming each attached image (the image itself goes beside the
 /// text as an image part), so the model knows which picture is which file.
-pub fn with_images(text: &str, images: &[super::ImageAttachment]) -> String {
+pub(crate) fn with_images(text: &str, images: &[super::ImageAttachment]) -> String {
     let mut out = text.to_string();
     for i in images {
         out.push_str(&format!(

@@ -15,7 +15,7 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
@@ -133,7 +133,7 @@ pub struct FileDiagnostics {
 impl PreviewDiagnostics {
     /// Plain text for front-ends without a screen of their own (an editor's tool call content):
     /// the summary, then one line per diagnostic with its line.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             PreviewDiagnostics::Checking { servers } => {
                 format!("diagnostics: checking… ({})", servers.join(", "))

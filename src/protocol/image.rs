@@ -28,7 +28,7 @@ pub enum ImageFormat {
 
 impl ImageFormat {
     /// The format the bytes are, by their magic number (never by a file name).
-    pub fn sniff(bytes: &[u8]) -> Option<Self> {
+    pub(crate) fn sniff(bytes: &[u8]) -> Option<Self> {
         if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
             Some(Self::Png)
         } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
@@ -42,7 +42,7 @@ impl ImageFormat {
         }
     }
 
-    pub fn media_type(self) -> &'static str {
+    pub(crate) fn media_type(self) -> &'static str {
         match self {
             Self::Png => "image/png",
             Self::Jpeg => "image/jpeg",
@@ -52,7 +52,7 @@ impl ImageFormat {
     }
 
     /// The short name people read (`PNG`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Png => "PNG",
             Self::Jpeg => "JPEG",
@@ -62,7 +62,7 @@ impl ImageFormat {
     }
 
     /// The file extension the journal's copy is stored under.
-    pub fn extension(self) -> &'static str {
+    pub(crate) fn extension(self) -> &'static str {
         match self {
             Self::Png => "png",
             Self::Jpeg => "jpg",
@@ -71,7 +71,7 @@ impl ImageFormat {
         }
     }
 
-    pub fn from_media_type(media_type: &str) -> Option<Self> {
+    pub(crate) fn from_media_type(media_type: &str) -> Option<Self> {
         [Self::Png, Self::Jpeg, Self::Gif, Self::Webp]
             .into_iter()
             .find(|f| f.media_type() == media_type)
@@ -86,9 +86,9 @@ pub const MAX_IMAGE_BYTES: usize = 3 * 1024 * 1024 + 768 * 1024;
 /// width × height / 750 tokens and scales larger images down to about 1.15 megapixels, which is
 /// about 1,600 tokens; OpenAI's high-detail images cost 85 tokens plus 170 per 512-pixel tile
 /// after scaling to fit 2048 × 2048 with the short side at most 768, which stays below that too.
-pub const MAX_IMAGE_TOKENS: u64 = 1_600;
+pub(crate) const MAX_IMAGE_TOKENS: u64 = 1_600;
 /// The fewest tokens one image is estimated at (OpenAI's base cost of any image).
-pub const MIN_IMAGE_TOKENS: u64 = 85;
+pub(crate) const MIN_IMAGE_TOKENS: u64 = 85;
 
 /// An image of a message: what it is, and its bytes as base64.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
@@ -96,14 +96,14 @@ pub struct Image {
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
     pub media_type: String,
     /// SHA-256 of the bytes, lowercase hex: the name of the journal's copy.
-    pub sha256: String,
+    pub(crate) sha256: String,
     /// The size of the image file.
-    pub bytes: usize,
+    pub(crate) bytes: usize,
     /// Pixels, when the header says (0 when it could not be read).
     #[serde(default)]
-    pub width: u32,
+    pub(crate) width: u32,
     #[serde(default)]
-    pub height: u32,
+    pub(crate) height: u32,
     /// The bytes, base64 (standard alphabet, padded). Empty when a resumed session could not
     /// find its stored copy; never serialized.
     #[serde(skip)]
@@ -126,7 +126,7 @@ impl std::fmt::Debug for Image {
 
 impl Image {
     /// The image `bytes` are, or `None` when they are not PNG, JPEG, GIF or WebP.
-    pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Option<Self> {
         let format = ImageFormat::sniff(bytes)?;
         let (width, height) = imagesize::blob_size(bytes)
             .map(|s| {
@@ -148,24 +148,24 @@ impl Image {
         })
     }
 
-    pub fn format(&self) -> Option<ImageFormat> {
+    pub(crate) fn format(&self) -> Option<ImageFormat> {
         ImageFormat::from_media_type(&self.media_type)
     }
 
     /// The image's bytes again (from the base64), for storing them.
-    pub fn decode(&self) -> Option<Vec<u8>> {
+    pub(crate) fn decode(&self) -> Option<Vec<u8>> {
         base64::engine::general_purpose::STANDARD
             .decode(self.base64.as_bytes())
             .ok()
     }
 
     /// Whether the bytes are here (a resumed session whose stored copy is gone has none).
-    pub fn is_loaded(&self) -> bool {
+    pub(crate) fn is_loaded(&self) -> bool {
         !self.base64.is_empty()
     }
 
     /// Fills the bytes from a stored copy, if it is the image this one describes.
-    pub fn load(&mut self, bytes: &[u8]) -> bool {
+    pub(crate) fn load(&mut self, bytes: &[u8]) -> bool {
         if hex::encode(Sha256::digest(bytes)) != self.sha256 {
             return false;
         }
@@ -176,13 +176,13 @@ impl Image {
     }
 
     /// `data:image/png;base64,…`, as the OpenAI APIs take an inline image.
-    pub fn data_url(&self) -> String {
+    pub(crate) fn data_url(&self) -> String {
         format!("data:{};base64,{}", self.media_type, self.base64)
     }
 
     /// The tokens the image is estimated to cost: width × height / 750, between
     /// [`MIN_IMAGE_TOKENS`] and [`MAX_IMAGE_TOKENS`]; the maximum when the size is unknown.
-    pub fn estimated_tokens(&self) -> u64 {
+    pub(crate) fn estimated_tokens(&self) -> u64 {
         if self.width == 0 || self.height == 0 {
             return MAX_IMAGE_TOKENS;
         }
@@ -212,7 +212,7 @@ pub struct ImageAttachment {
 }
 
 /// `812 B`, `12.3 KB`, `4.1 MB` (powers of 1024, as `ls -h`).
-pub fn human_bytes(n: usize) -> String {
+pub(crate) fn human_bytes(n: usize) -> String {
     const KB: f64 = 1024.0;
     let f = n as f64;
     if f < KB {

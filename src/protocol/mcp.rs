@@ -8,17 +8,17 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpCallPreview {
     /// The server's name in the config (`[mcp_servers.NAME]`).
-    pub server: String,
+    pub(crate) server: String,
     /// The tool's real name on that server (what goes on the wire).
-    pub tool: String,
+    pub(crate) tool: String,
     /// The arguments exactly as they will be sent.
-    pub arguments: Value,
+    pub(crate) arguments: Value,
     /// What the server says of the tool (`readOnlyHint`); a claim, never a grant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_only_hint: Option<bool>,
+    pub(crate) read_only_hint: Option<bool>,
     /// The server's human-readable title for the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
 }
 
 /// Where an MCP server is in its life.
@@ -38,8 +38,8 @@ pub struct McpServerView {
     pub name: String,
     pub state: McpState,
     /// `stdio` or `http`.
-    pub transport: String,
-    pub required: bool,
+    pub(crate) transport: String,
+    pub(crate) required: bool,
     /// Why it failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -47,12 +47,12 @@ pub struct McpServerView {
     #[serde(default)]
     pub tools: Vec<McpToolView>,
     #[serde(default)]
-    pub prompts: Vec<McpPromptView>,
+    pub(crate) prompts: Vec<McpPromptView>,
     #[serde(default)]
-    pub resources: Vec<McpResourceView>,
+    pub(crate) resources: Vec<McpResourceView>,
     /// Where the server's stderr is kept (stdio servers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub log: Option<String>,
+    pub(crate) log: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,27 +67,27 @@ pub struct McpToolView {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpPromptView {
-    pub name: String,
+    pub(crate) name: String,
     #[serde(default)]
-    pub description: String,
+    pub(crate) description: String,
     #[serde(default)]
-    pub arguments: Vec<McpPromptArgument>,
+    pub(crate) arguments: Vec<McpPromptArgument>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpPromptArgument {
-    pub name: String,
+    pub(crate) name: String,
     #[serde(default)]
-    pub required: bool,
+    pub(crate) required: bool,
     #[serde(default)]
-    pub description: String,
+    pub(crate) description: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpResourceView {
-    pub uri: String,
+    pub(crate) uri: String,
     #[serde(default)]
-    pub name: String,
+    pub(crate) name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
+    pub(crate) mime_type: Option<String>,
 }

@@ -4,10 +4,10 @@
 //! [`Event`]s back. Everything here is plain serde data so that the same stream can be printed as
 //! JSON lines, journaled to disk, replayed on resume, or rendered on screen.
 
-pub mod checkpoint;
-pub mod describe;
+pub(crate) mod checkpoint;
+pub(crate) mod describe;
 mod diagnostics;
-pub mod image;
+pub(crate) mod image;
 mod mcp;
 mod sandbox;
 pub mod subagent;
@@ -153,13 +153,13 @@ pub enum Notifications {
 /// A workspace file attached to a message with `@path`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attachment {
-    pub path: String,
+    pub(crate) path: String,
     /// The file's size.
-    pub bytes: usize,
+    pub(crate) bytes: usize,
     /// Only the first part of the file is in `text`.
     #[serde(default)]
-    pub truncated: bool,
-    pub text: String,
+    pub(crate) truncated: bool,
+    pub(crate) text: String,
 }
 
 /// How much the agent may do without asking, switched during a session (Shift-Tab).
@@ -181,7 +181,7 @@ impl WorkMode {
     pub const ALL: [WorkMode; 3] = [WorkMode::Ask, WorkMode::AutoEdit, WorkMode::Plan];
 
     /// The name used by `--mode`, config and the status line.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             WorkMode::Ask => "ask",
             WorkMode::AutoEdit => "auto-edit",
@@ -190,7 +190,7 @@ impl WorkMode {
     }
 
     /// The mode after this one on Shift-Tab.
-    pub fn next(self) -> WorkMode {
+    pub(crate) fn next(self) -> WorkMode {
         match self {
             WorkMode::Ask => WorkMode::AutoEdit,
             WorkMode::AutoEdit => WorkMode::Plan,
@@ -228,8 +228,8 @@ pub enum ApprovalAnswer {
 /// Why the person dropped one hunk of a file change (index into [`FileChangePreview::hunks`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HunkNote {
-    pub hunk: usize,
-    pub note: String,
+    pub(crate) hunk: usize,
+    pub(crate) note: String,
 }
 
 /// The rule id of the question a front-end gets when a sandboxed command failed the way the
@@ -340,7 +340,7 @@ pub struct SimpleCommandView {
     pub executable: Option<String>,
     pub decision: Decision,
     pub rule_id: Option<String>,
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
 }
 
 /// A tool result exactly as the model receives it.
@@ -384,9 +384,9 @@ literal_bool!(False, false);
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolErrorBody {
     pub code: String,
-    pub message: String,
+    pub(crate) message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
+    pub(crate) data: Option<Value>,
 }
 
 impl ToolOutcome {
@@ -394,7 +394,8 @@ impl ToolOutcome {
         ToolOutcome::Ok { ok: True, data }
     }
 
-    pub fn err(code: impl Into<String>, message: impl Into<String>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn err(code: impl Into<String>, message: impl Into<String>) -> Self {
         ToolOutcome::Err {
             ok: False,
             error: ToolErrorBody {
@@ -455,7 +456,7 @@ pub struct Usage {
 }
 
 impl Usage {
-    pub fn add(&mut self, other: &Usage) {
+    pub(crate) fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cached_input_tokens += other.cached_input_tokens;
@@ -463,13 +464,13 @@ impl Usage {
     }
 
     /// Input tokens neither read from nor written to the cache.
-    pub fn uncached_input_tokens(&self) -> u64 {
+    pub(crate) fn uncached_input_tokens(&self) -> u64 {
         self.input_tokens
             .saturating_sub(self.cached_input_tokens)
             .saturating_sub(self.cache_write_input_tokens)
     }
 
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
 }
@@ -500,7 +501,7 @@ pub enum ReasoningBlock {
 
 impl ReasoningBlock {
     /// What a person may read of it (nothing for redacted thinking).
-    pub fn visible_text(&self) -> String {
+    pub(crate) fn visible_text(&self) -> String {
         match self {
             ReasoningBlock::Thinking { text, .. } | ReasoningBlock::Text { text } => text.clone(),
             ReasoningBlock::Redacted { .. } => String::new(),
@@ -523,9 +524,9 @@ pub fn reasoning_text(blocks: &[ReasoningBlock]) -> String {
 /// place.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClearedResult {
-    pub call_id: String,
+    pub(crate) call_id: String,
     /// The tool message content that replaces the result, exactly as the model receives it.
-    pub content: String,
+    pub(crate) content: String,
 }
 
 /// Why a turn ended.
@@ -570,7 +571,7 @@ pub struct RuleSummary {
 pub struct ArtifactSummary {
     pub name: String,
     /// Absolute path under the session's data directory (what a pager opens).
-    pub path: String,
+    pub(crate) path: String,
     pub bytes: u64,
     /// The tool call that wrote it.
     pub call_id: String,
@@ -589,8 +590,8 @@ pub enum MemoryStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryProposal {
     /// Stable id (`mem-…`), what `/memory accept ID` takes.
-    pub id: String,
-    pub text: String,
+    pub(crate) id: String,
+    pub(crate) text: String,
     pub status: MemoryStatus,
 }
 
@@ -846,7 +847,7 @@ impl Event {
     /// output (the whole message, the tool result and a session's own log keep what resume
     /// needs), and the answers to listings and reviews (`/rules`, `/artifacts`, `/memory`,
     /// `/rewind`, a restore plan), an MCP server's state, and a refused turn.
-    pub fn is_live_only(&self) -> bool {
+    pub(crate) fn is_live_only(&self) -> bool {
         matches!(
             self,
             Event::MessageDelta { .. }
@@ -876,14 +877,14 @@ pub struct AgentHandle {
 
 /// What a front-end says of a retry ([`Event::Retry`]), `secs` before it:
 /// `retrying in 12 s, attempt 2 of 5: 503 from api.example.com`.
-pub fn retry_words(attempt: u32, max_attempts: u32, secs: u64, reason: &str) -> String {
+pub(crate) fn retry_words(attempt: u32, max_attempts: u32, secs: u64, reason: &str) -> String {
     format!("retrying in {secs} s, attempt {attempt} of {max_attempts}: {reason}")
 }
 
 /// A one-line summary of tool arguments for readable output: the path or command, not content.
 /// A memory proposal's `text` is the call's whole point (the person decides on it later), so it
 /// is shown, cut like the rest.
-pub fn summarize_arguments(arguments: &Value) -> String {
+pub(crate) fn summarize_arguments(arguments: &Value) -> String {
     for key in ["command", "path", "query", "action", "url", "name", "text"] {
         if let Some(v) = arguments.get(key).and_then(Value::as_str) {
             let mut s: String = v.chars().take(120).collect();
@@ -899,27 +900,27 @@ pub fn summarize_arguments(arguments: &Value) -> String {
 /// An installed Agent Skill as `/skills` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillSummary {
-    pub name: String,
-    pub description: String,
+    pub(crate) name: String,
+    pub(crate) description: String,
     /// The folder it was found in (`~/.agents/skills`, `.claude/skills`…).
-    pub source: String,
+    pub(crate) source: String,
 }
 
 /// A slash command written by the person as a markdown file (`launch::commands`): `/name args`
 /// sends `text` with `$ARGUMENTS` replaced by `args`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CustomCommand {
-    pub name: String,
+    pub(crate) name: String,
     /// The first non-empty line, for the popup and `/help`.
-    pub description: String,
-    pub text: String,
+    pub(crate) description: String,
+    pub(crate) text: String,
     /// `user` or `project`.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl CustomCommand {
     /// The prompt for `/name args`.
-    pub fn expand(&self, args: &str) -> String {
+    pub(crate) fn expand(&self, args: &str) -> String {
         // The file's last newline is not part of the prompt.
         self.text
             .replace("$ARGUMENTS", args.trim())

@@ -13,7 +13,7 @@ pub enum Decision {
 
 impl Decision {
     /// Stricter decisions rank higher: `allow` < `ask` < `deny`.
-    pub fn strictness(self) -> u8 {
+    pub(crate) fn strictness(self) -> u8 {
         match self {
             Decision::Allow => 0,
             Decision::Ask => 1,
@@ -38,7 +38,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    pub fn allow(rule_id: impl Into<String>) -> Self {
+    pub(crate) fn allow(rule_id: impl Into<String>) -> Self {
         Self {
             decision: Decision::Allow,
             reasons: Vec::new(),
@@ -56,7 +56,7 @@ impl Verdict {
         }
     }
 
-    pub fn deny(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub(crate) fn deny(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
         Self {
             decision: Decision::Deny,
             reasons: vec![reason.into()],

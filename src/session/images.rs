@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::protocol::{Event, Image};
 
 /// `images/` beside the journal at `journal`.
-pub fn dir_for(journal: &Path) -> PathBuf {
+pub(crate) fn dir_for(journal: &Path) -> PathBuf {
     journal
         .parent()
         .map(Path::to_path_buf)
@@ -32,7 +32,7 @@ fn file_name(image: &Image) -> Option<String> {
 
 /// Writes the images an event attaches into `dir`, each once (a copy already there is kept).
 /// Written to a temporary name and renamed, so a crash leaves no half image under the real name.
-pub fn store(dir: &Path, event: &Event) -> std::io::Result<()> {
+pub(crate) fn store(dir: &Path, event: &Event) -> std::io::Result<()> {
     let Event::Attachments { images, .. } = event else {
         return Ok(());
     };
@@ -56,7 +56,7 @@ pub fn store(dir: &Path, event: &Event) -> std::io::Result<()> {
 }
 
 /// Reads back the bytes of every image the events attach.
-pub fn restore<'a>(dir: &Path, events: impl IntoIterator<Item = &'a mut Event>) {
+pub(crate) fn restore<'a>(dir: &Path, events: impl IntoIterator<Item = &'a mut Event>) {
     for event in events {
         let Event::Attachments { images, .. } = event else {
             continue;

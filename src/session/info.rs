@@ -16,12 +16,12 @@ const TITLE_CHARS: usize = 80;
 /// One row of `pablo sessions`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionInfo {
-    pub format: u32,
+    pub(crate) format: u32,
     pub id: String,
     /// RFC 3339, UTC.
     pub created: String,
     /// Unix ms of the last journaled event.
-    pub updated_ms: u64,
+    pub(crate) updated_ms: u64,
     pub workspace: String,
     pub model: String,
     pub provider: String,
@@ -33,13 +33,13 @@ pub struct SessionInfo {
     /// Completed turns.
     pub turns: usize,
     /// Journaled events.
-    pub events: u64,
+    pub(crate) events: u64,
     /// Length of the journal this summary describes.
-    pub journal_bytes: u64,
+    pub(crate) journal_bytes: u64,
     /// Modification time of the journal this summary describes (ns since the epoch), so an edit
     /// that keeps the length is noticed too.
     #[serde(default)]
-    pub journal_mtime_ns: u64,
+    pub(crate) journal_mtime_ns: u64,
 }
 
 impl SessionInfo {
@@ -106,7 +106,7 @@ impl SessionInfo {
 
     /// Whether the session worked in `dir` (compared canonically). A front-end resuming a session
     /// elsewhere asks (TUI) or says (headless) which workspace it continues in.
-    pub fn is_for_workspace(&self, dir: &Path) -> bool {
+    pub(crate) fn is_for_workspace(&self, dir: &Path) -> bool {
         let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
         dir.to_string_lossy() == self.workspace
     }

@@ -137,11 +137,6 @@ impl Journal {
         &self.info.id
     }
 
-    /// The listing summary as of the last recorded event.
-    pub fn info(&self) -> &SessionInfo {
-        &self.info
-    }
-
     fn write_line(&mut self, line: &[u8]) -> std::io::Result<()> {
         // One call for the whole line: regular files take it in one write(2).
         self.file.write_all(line)?;
@@ -351,11 +346,6 @@ impl PendingJournal {
             held: Vec::new(),
             journal: None,
         })
-    }
-
-    /// Whether the first turn has started (and the journal exists).
-    pub fn started(&self) -> bool {
-        self.journal.is_some()
     }
 }
 

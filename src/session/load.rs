@@ -7,7 +7,7 @@
 //!   [`WarningKind::Malformed`] warning naming its line number; the lines around it still load.
 //! - the header is damaged: the session cannot be trusted at all, which is an error.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 
@@ -17,8 +17,8 @@ use crate::protocol::Event;
 /// One journaled event with its Unix-millisecond timestamp.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Stamped {
-    pub ts: u64,
-    pub event: Event,
+    pub(crate) ts: u64,
+    pub(crate) event: Event,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub struct LoadWarning {
     /// 1-based line number in the journal file.
     pub line: usize,
     pub kind: WarningKind,
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl std::fmt::Display for LoadWarning {
@@ -47,14 +47,13 @@ impl std::fmt::Display for LoadWarning {
 /// A journal as read from disk.
 #[derive(Debug, Clone)]
 pub struct LoadedJournal {
-    pub path: PathBuf,
-    pub header: Header,
-    pub events: Vec<Stamped>,
-    pub warnings: Vec<LoadWarning>,
+    pub(crate) header: Header,
+    pub(crate) events: Vec<Stamped>,
+    pub(crate) warnings: Vec<LoadWarning>,
     /// Bytes worth keeping: everything up to the last complete line. Appending starts here.
-    pub valid_len: u64,
+    pub(crate) valid_len: u64,
     /// The last kept line parsed but lacks its newline; appending must add one first.
-    pub needs_newline: bool,
+    pub(crate) needs_newline: bool,
 }
 
 /// Reads and parses a journal file, with the bytes of its attached images.
@@ -66,13 +65,13 @@ pub fn load_journal(path: &Path) -> Result<LoadedJournal, SessionError> {
 }
 
 /// Reads and parses a journal file; attached images stay descriptions (a listing needs no more).
-pub fn load_journal_text(path: &Path) -> Result<LoadedJournal, SessionError> {
+pub(crate) fn load_journal_text(path: &Path) -> Result<LoadedJournal, SessionError> {
     let bytes = std::fs::read(path).map_err(|e| SessionError::io(path, e))?;
     parse_journal(path, &bytes)
 }
 
 /// Parses journal bytes; `path` is used in messages.
-pub fn parse_journal(path: &Path, bytes: &[u8]) -> Result<LoadedJournal, SessionError> {
+pub(crate) fn parse_journal(path: &Path, bytes: &[u8]) -> Result<LoadedJournal, SessionError> {
     let bad_header = |message: String| SessionError::BadHeader {
         path: path.to_path_buf(),
         message,
@@ -92,7 +91,6 @@ pub fn parse_journal(path: &Path, bytes: &[u8]) -> Result<LoadedJournal, Session
         });
     }
     let mut out = LoadedJournal {
-        path: path.to_path_buf(),
         header,
         events: Vec::new(),
         warnings: Vec::new(),

@@ -52,34 +52,34 @@ pub use transfer::{EXPORT_KIND, ExportDocument, ExportedEvent};
 use crate::core::{Coded, ErrorCode};
 
 /// The journal format this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 
 /// The first line of every journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Header {
     /// Always `"header"`; tells the header apart from event lines.
     #[serde(rename = "type")]
-    pub kind: HeaderTag,
-    pub format: u32,
-    pub id: String,
+    pub(crate) kind: HeaderTag,
+    pub(crate) format: u32,
+    pub(crate) id: String,
     /// RFC 3339, UTC.
-    pub created: String,
+    pub(crate) created: String,
     /// The canonical workspace directory the session worked in.
-    pub workspace: String,
-    pub model: String,
-    pub provider: String,
-    pub pablo_version: String,
+    pub(crate) workspace: String,
+    pub(crate) model: String,
+    pub(crate) provider: String,
+    pub(crate) pablo_version: String,
     /// Set when the session began as a rewind of another: the conversation up to the start of
     /// `turn` of `session` was copied, the rest stays there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forked_from: Option<ForkOrigin>,
+    pub(crate) forked_from: Option<ForkOrigin>,
 }
 
 /// Which session and turn a forked session began from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForkOrigin {
-    pub session: String,
-    pub turn: u32,
+    pub(crate) session: String,
+    pub(crate) turn: u32,
 }
 
 /// Serde helper: the literal `"header"`.
@@ -191,7 +191,7 @@ pub fn new_session_id() -> String {
 }
 
 /// Ids name files, so only a safe alphabet is accepted.
-pub fn validate_id(id: &str) -> Result<(), SessionError> {
+pub(crate) fn validate_id(id: &str) -> Result<(), SessionError> {
     let ok = !id.is_empty()
         && id.len() <= 64
         && id
@@ -213,7 +213,7 @@ pub fn now_ms() -> u64 {
 }
 
 /// RFC 3339 (UTC, seconds) for Unix milliseconds; the epoch when out of range.
-pub fn format_ms(ms: u64) -> String {
+pub(crate) fn format_ms(ms: u64) -> String {
     let nanos = i128::from(ms) * 1_000_000;
     time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
         .ok()
@@ -234,20 +234,6 @@ pub fn default_store() -> Result<Store, SessionError> {
 /// Every session in the default store, most recently updated first.
 pub fn list() -> Result<Listing, SessionError> {
     Ok(default_store()?.list())
-}
-
-/// Loads and replays one session of the default store (`id` may be a unique prefix).
-pub fn load(id: &str) -> Result<ResumeState, SessionError> {
-    let store = default_store()?;
-    let id = store.resolve(id)?;
-    store.load(&id)
-}
-
-/// The most recently updated session of the default store that worked in `workspace`.
-pub fn find_last_for_workspace(
-    workspace: &std::path::Path,
-) -> Result<Option<SessionInfo>, SessionError> {
-    Ok(default_store()?.last_for_workspace(workspace))
 }
 
 #[cfg(test)]

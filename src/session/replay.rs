@@ -21,7 +21,7 @@ use crate::core::{ErrorCode, ToolFailure, tool_message};
 use crate::model::{Message, apply_clearing};
 use crate::policy::{PolicyEngine, PolicyError};
 use crate::protocol::{
-    ApprovalAnswer, Event, PlanItem, PlanStatus, Preview, ReasoningBlock, SessionSummary, ToolCall,
+    ApprovalAnswer, Event, PlanItem, Preview, ReasoningBlock, SessionSummary, ToolCall,
     ToolOutcome, Usage,
 };
 
@@ -31,20 +31,13 @@ pub const INTERRUPTED_CODE: &str = ErrorCode::Interrupted.as_str();
 /// The todo checklist as last updated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
-    pub explanation: Option<String>,
+    pub(crate) explanation: Option<String>,
     pub items: Vec<PlanItem>,
 }
 
 impl Plan {
-    pub fn completed(&self) -> usize {
-        self.items
-            .iter()
-            .filter(|i| i.status == PlanStatus::Completed)
-            .count()
-    }
-
     /// The event that shows this checklist (emit it when a resumed session starts).
-    pub fn to_event(&self) -> Event {
+    pub(crate) fn to_event(&self) -> Event {
         Event::PlanUpdate {
             explanation: self.explanation.clone(),
             items: self.items.clone(),
@@ -55,9 +48,9 @@ impl Plan {
 /// An "allow always" answer and the preview it was given for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SavedApproval {
-    pub call_id: String,
-    pub tool: String,
-    pub preview: Preview,
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
+    pub(crate) preview: Preview,
 }
 
 /// A tool call that never got its result because pablo stopped.
@@ -65,7 +58,7 @@ pub struct SavedApproval {
 pub struct InterruptedCall {
     pub call_id: String,
     /// Provider name as the model called it.
-    pub tool: String,
+    pub(crate) tool: String,
     /// Whether it had started (passed validation and was announced) before pablo stopped.
     pub began: bool,
 }
@@ -73,7 +66,7 @@ pub struct InterruptedCall {
 /// Everything a resumed session starts from.
 #[derive(Debug, Clone)]
 pub struct ResumeState {
-    pub header: Header,
+    pub(crate) header: Header,
     /// Hand this to `AgentSetup::history`.
     pub history: Vec<Message>,
     /// The latest checklist, if the session had one.
@@ -93,10 +86,8 @@ pub struct ResumeState {
     pub turns: usize,
     /// What loading skipped (torn or malformed lines).
     pub warnings: Vec<LoadWarning>,
-    /// Unix ms of the last event (the header's creation time when there is none).
-    pub updated_ms: u64,
     /// The session's checkpoints: each turn's changed files and what they were before.
-    pub checkpoints: History,
+    pub(crate) checkpoints: History,
 }
 
 impl ResumeState {
@@ -167,17 +158,12 @@ pub fn interrupted_outcome(tool: &str) -> ToolOutcome {
 pub fn replay(journal: LoadedJournal) -> ResumeState {
     let mut r = Replayer::default();
     let mut transcript = Vec::with_capacity(journal.events.len());
-    let mut updated_ms = 0;
     for stamped in journal.events {
         r.apply(&stamped.event);
-        updated_ms = stamped.ts;
         transcript.push(stamped.event);
     }
     let interrupted = r.close_pending();
     let lost_background = r.background.into_values().filter(|s| s.running).collect();
-    if updated_ms == 0 {
-        updated_ms = super::info::parse_rfc3339_ms(&journal.header.created);
-    }
     ResumeState {
         header: journal.header,
         history: r.history,
@@ -189,7 +175,6 @@ pub fn replay(journal: LoadedJournal) -> ResumeState {
         usage: r.usage,
         turns: r.turns,
         warnings: journal.warnings,
-        updated_ms,
         checkpoints: r.checkpoints,
     }
 }

@@ -18,35 +18,35 @@ use crate::protocol::{Event, Usage};
 /// Usage of one model.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ModelStats {
-    pub provider: String,
-    pub model: String,
-    pub calls: u64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cached_input_tokens: u64,
-    pub cache_write_input_tokens: u64,
+    pub(crate) provider: String,
+    pub(crate) model: String,
+    pub(crate) calls: u64,
+    pub(crate) input_tokens: u64,
+    pub(crate) output_tokens: u64,
+    pub(crate) cached_input_tokens: u64,
+    pub(crate) cache_write_input_tokens: u64,
     /// At the prices the session knew; `None` when none were known.
-    pub cost_usd: Option<f64>,
+    pub(crate) cost_usd: Option<f64>,
 }
 
 /// Tool calls by what decided them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Decisions {
     /// Ran without a question.
-    pub allowed: u64,
+    pub(crate) allowed: u64,
     /// A question was asked (and not answered with a rejection), or one was needed and nobody
     /// could answer (`approval_required`).
-    pub asked: u64,
+    pub(crate) asked: u64,
     /// Refused by policy.
-    pub denied: u64,
+    pub(crate) denied: u64,
     /// The person said no.
-    pub rejected: u64,
+    pub(crate) rejected: u64,
     /// Ended before any decision (bad arguments, an unknown tool, an interrupted turn).
-    pub undecided: u64,
+    pub(crate) undecided: u64,
 }
 
 impl Decisions {
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.allowed + self.asked + self.denied + self.rejected + self.undecided
     }
 }
@@ -55,20 +55,20 @@ impl Decisions {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Stats {
     /// Unix ms of the period's start; `None` for all time.
-    pub since_ms: Option<u64>,
-    pub sessions: u64,
-    pub turns: u64,
-    pub models: Vec<ModelStats>,
-    pub tool_calls: Decisions,
+    pub(crate) since_ms: Option<u64>,
+    pub(crate) sessions: u64,
+    pub(crate) turns: u64,
+    pub(crate) models: Vec<ModelStats>,
+    pub(crate) tool_calls: Decisions,
     /// By native tool name.
-    pub tools: BTreeMap<String, Decisions>,
+    pub(crate) tools: BTreeMap<String, Decisions>,
     /// Journals that could not be read (`<path>: why`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
 
 impl Stats {
-    pub fn total_cost(&self) -> Option<f64> {
+    pub(crate) fn total_cost(&self) -> Option<f64> {
         let costs: Vec<f64> = self.models.iter().filter_map(|m| m.cost_usd).collect();
         (!costs.is_empty()).then(|| costs.iter().sum())
     }
@@ -103,7 +103,7 @@ pub fn parse_since(text: &str, now_ms: u64) -> Result<u64, String> {
 }
 
 /// The usage recorded in `store` since `since_ms` (all of it for `None`).
-pub fn gather(store: &Store, since_ms: Option<u64>) -> Stats {
+pub(crate) fn gather(store: &Store, since_ms: Option<u64>) -> Stats {
     let listing = store.list();
     let mut out = Stats {
         since_ms,

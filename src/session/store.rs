@@ -67,7 +67,7 @@ impl Store {
     /// A new journal for `header` that is written from the session's first turn on (see
     /// [`PendingJournal`]); `artifacts` is the session's files directory, removed when the
     /// session ends without a turn and the directory is still empty.
-    pub fn create_pending(
+    pub(crate) fn create_pending(
         &self,
         header: &Header,
         artifacts: Option<PathBuf>,

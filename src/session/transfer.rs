@@ -20,24 +20,24 @@ pub const EXPORT_KIND: &str = "pablo.session";
 /// One event of an export, with its Unix-millisecond time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportedEvent {
-    pub ts: u64,
-    pub event: Event,
+    pub(crate) ts: u64,
+    pub(crate) event: Event,
 }
 
 /// A whole session as `pablo export --format json` writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportDocument {
     /// Always [`EXPORT_KIND`].
-    pub kind: String,
+    pub(crate) kind: String,
     /// The journal format of `header` and `events`.
-    pub format: u32,
-    pub header: Header,
-    pub events: Vec<ExportedEvent>,
+    pub(crate) format: u32,
+    pub(crate) header: Header,
+    pub(crate) events: Vec<ExportedEvent>,
 }
 
 impl ExportDocument {
     /// Reads a document; `source_name` names it in the error.
-    pub fn parse(source_name: &str, text: &str) -> Result<Self, SessionError> {
+    pub(crate) fn parse(source_name: &str, text: &str) -> Result<Self, SessionError> {
         let invalid = |message: String| SessionError::ImportInvalid {
             source_name: source_name.to_string(),
             message,
@@ -62,7 +62,7 @@ impl ExportDocument {
 impl Store {
     /// The session `id` as an export document (images stay descriptions: their bytes are in
     /// the store's image directory, not in the document).
-    pub fn export(&self, id: &str) -> Result<ExportDocument, SessionError> {
+    pub(crate) fn export(&self, id: &str) -> Result<ExportDocument, SessionError> {
         super::validate_id(id)?;
         let loaded = load_journal_text(&self.dir().join(format!("{id}.jsonl")))?;
         Ok(ExportDocument {
@@ -78,7 +78,11 @@ impl Store {
     }
 
     /// Makes `doc` a new session of this store that works in `workspace`; returns its id.
-    pub fn import(&self, doc: ExportDocument, workspace: &str) -> Result<String, SessionError> {
+    pub(crate) fn import(
+        &self,
+        doc: ExportDocument,
+        workspace: &str,
+    ) -> Result<String, SessionError> {
         let mut header = doc.header;
         header.id = new_session_id();
         header.workspace = workspace.to_string();
@@ -91,7 +95,7 @@ impl Store {
     /// A new session that begins with the session `id`'s events up to the end of turn `at`
     /// (every turn when `None`): the conversation and the checklist as they were then. Files are
     /// not touched and `id` is left as it was. Returns the new id and the turns it holds.
-    pub fn fork(&self, id: &str, at: Option<u32>) -> Result<(String, u32), SessionError> {
+    pub(crate) fn fork(&self, id: &str, at: Option<u32>) -> Result<(String, u32), SessionError> {
         super::validate_id(id)?;
         let path = self.dir().join(format!("{id}.jsonl"));
         if !path.is_file() {

@@ -14,10 +14,10 @@ use crate::core::secrets::{REDACTED, looks_secret, redact_json};
 use crate::protocol::ToolOutcome;
 
 /// The most bytes of arguments, and of a result, one event holds.
-pub const MAX_CONTENT: usize = 4096;
+pub(crate) const MAX_CONTENT: usize = 4096;
 
 /// Adds the call's arguments and result to its span, when content capture is on.
-pub fn tool_call(span: &Span, arguments: &str, outcome: &ToolOutcome) {
+pub(crate) fn tool_call(span: &Span, arguments: &str, outcome: &ToolOutcome) {
     if !super::content_capture() {
         return;
     }
@@ -37,7 +37,7 @@ pub fn tool_call(span: &Span, arguments: &str, outcome: &ToolOutcome) {
 }
 
 /// `value` with secrets redacted: held values, values under secret-looking keys, token shapes.
-pub fn clean(mut value: Value) -> Value {
+pub(crate) fn clean(mut value: Value) -> Value {
     redact_json(&mut value);
     scrub(&mut value);
     value

@@ -244,7 +244,7 @@ fn model_call(i: &Instruments, f: &Fields) {
 }
 
 /// The decision a tool call counts under: what policy said, and what the person answered.
-pub fn decision_category(decision: &str, outcome: &str) -> &'static str {
+pub(crate) fn decision_category(decision: &str, outcome: &str) -> &'static str {
     // The two refusals count under their codes' names.
     let rejected = crate::core::ErrorCode::Rejected.as_str();
     let denied = crate::core::ErrorCode::Denied.as_str();

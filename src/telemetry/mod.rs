@@ -15,8 +15,8 @@
 //! below. Dependencies (HTTP stacks in particular) are capped at `info` in the native trace
 //! whatever level is asked for, so a verbose setting cannot make them dump request headers.
 
-pub mod content;
-pub mod metrics;
+pub(crate) mod content;
+pub(crate) mod metrics;
 pub mod otel;
 pub(crate) mod wire;
 
@@ -52,12 +52,12 @@ static CONTENT: AtomicBool = AtomicBool::new(false);
 
 /// Whether native content capture is on: tool arguments and bounded results go into the native
 /// trace (never into OpenTelemetry).
-pub fn content_capture() -> bool {
+pub(crate) fn content_capture() -> bool {
     CONTENT.load(Ordering::Relaxed)
 }
 
 /// The filter of the native trace for a requested level (`PABLO_LOG`, e.g. `debug` or `trace`).
-pub fn filter(level: &str) -> EnvFilter {
+pub(crate) fn filter(level: &str) -> EnvFilter {
     let level = match level.trim() {
         "" => "info",
         l => l,
@@ -76,11 +76,6 @@ static EXPORT: Mutex<Option<otel::Export>> = Mutex::new(None);
 pub async fn finish(bound: Duration) -> Option<String> {
     let export = EXPORT.lock().ok().and_then(|mut e| e.take())?;
     export.finish(bound).await
-}
-
-/// Whether spans and metrics are being exported.
-pub fn exporting() -> bool {
-    EXPORT.lock().map(|e| e.is_some()).unwrap_or(false)
 }
 
 /// Installs the process's subscriber: the native JSON trace when a level is set, the OpenTelemetry
@@ -171,7 +166,7 @@ fn open_log(path: &std::path::Path) -> std::io::Result<std::fs::File> {
 }
 
 /// The span of a whole session; turns are its children.
-pub fn session_span(session_id: &str, provider: &str, model: &str) -> Span {
+pub(crate) fn session_span(session_id: &str, provider: &str, model: &str) -> Span {
     tracing::info_span!(
         "session",
         session_id = session_id,
@@ -181,7 +176,7 @@ pub fn session_span(session_id: &str, provider: &str, model: &str) -> Span {
 }
 
 /// The span of one turn (from the person's message to the end of the answer).
-pub fn turn_span() -> Span {
+pub(crate) fn turn_span() -> Span {
     tracing::info_span!(
         "turn",
         model_calls = Empty,
@@ -193,7 +188,7 @@ pub fn turn_span() -> Span {
 
 /// The span of one model call. The provider's retries, the tokens and the cost are recorded into
 /// it as they become known ([`record_retries`], [`record_usage`]).
-pub fn model_call_span(provider: &str, model: &str, request_bytes: usize) -> Span {
+pub(crate) fn model_call_span(provider: &str, model: &str, request_bytes: usize) -> Span {
     tracing::info_span!(
         "model_call",
         provider = provider,
@@ -213,7 +208,7 @@ pub fn model_call_span(provider: &str, model: &str, request_bytes: usize) -> Spa
 }
 
 /// The span of one tool call: validate, preview, decide, commit.
-pub fn tool_call_span() -> Span {
+pub(crate) fn tool_call_span() -> Span {
     tracing::info_span!(
         "tool_call",
         tool = Empty,
@@ -231,7 +226,7 @@ pub fn tool_call_span() -> Span {
 }
 
 /// Records a model call's usage and cost on its span.
-pub fn record_usage(span: &Span, usage: &Usage, cost_usd: Option<f64>) {
+pub(crate) fn record_usage(span: &Span, usage: &Usage, cost_usd: Option<f64>) {
     span.record("input_tokens", usage.input_tokens);
     span.record("output_tokens", usage.output_tokens);
     span.record("cached_input_tokens", usage.cached_input_tokens);
@@ -243,13 +238,13 @@ pub fn record_usage(span: &Span, usage: &Usage, cost_usd: Option<f64>) {
 
 /// Records how many times the provider was asked again, on the current span (the model call's:
 /// the HTTP side runs inside it).
-pub fn record_retries(retries: u32) {
+pub(crate) fn record_retries(retries: u32) {
     Span::current().record("retries", retries);
 }
 
 /// Records the policy's verdict on a tool call's span: the decision, the rules that made it, and
 /// the sandbox a command gets.
-pub fn record_verdict(
+pub(crate) fn record_verdict(
     span: &Span,
     decision: &'static str,
     rule_ids: &[String],
@@ -266,17 +261,17 @@ pub fn record_verdict(
 
 /// What a finished tool call did, in numbers: recorded on its span and counted by the metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ToolFacts {
+pub(crate) struct ToolFacts {
     /// The command's exit code, when the call ran one that exited.
-    pub exit_code: Option<i32>,
+    pub(crate) exit_code: Option<i32>,
     /// The result the model got is not the whole output (cut, paged or spilled).
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// Lines a file change added and removed.
-    pub lines: Option<(usize, usize)>,
+    pub(crate) lines: Option<(usize, usize)>,
 }
 
 /// Records a finished tool call's facts on its span; `run` is how long its commit took.
-pub fn record_tool_facts(span: &Span, facts: ToolFacts, run: Option<Duration>) {
+pub(crate) fn record_tool_facts(span: &Span, facts: ToolFacts, run: Option<Duration>) {
     if let Some(code) = facts.exit_code {
         span.record("exit_code", code);
     }

@@ -45,7 +45,7 @@ pub enum Protocol {
 }
 
 impl Protocol {
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         match text.trim() {
             "http/protobuf" => Ok(Self::HttpProtobuf),
             "grpc" => Ok(Self::Grpc),
@@ -53,13 +53,6 @@ impl Protocol {
             other => Err(format!(
                 "unknown OTLP protocol {other:?}: use http/protobuf or grpc"
             )),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::HttpProtobuf => "http/protobuf",
-            Self::Grpc => "grpc",
         }
     }
 }
@@ -94,7 +87,7 @@ pub struct OtelRequest {
 impl OtelRequest {
     /// The request of the standard `OTEL_*` variables, read through `var`, and notes on values
     /// that were ignored.
-    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> (Self, Vec<String>) {
+    pub(crate) fn from_env(var: impl Fn(&str) -> Option<String>) -> (Self, Vec<String>) {
         let mut notes = Vec::new();
         let mut out = Self::default();
         let flag = |name: &str| var(name).map(|v| v.trim().to_ascii_lowercase());
@@ -159,7 +152,7 @@ impl OtelRequest {
 
     /// `self` with every setting `over` makes replacing its own (headers and resource entries are
     /// merged by name).
-    pub fn over(mut self, over: Self) -> Self {
+    pub(crate) fn over(mut self, over: Self) -> Self {
         macro_rules! take {
             ($($field:ident),*) => { $(if over.$field.is_some() { self.$field = over.$field; })* };
         }
@@ -282,15 +275,15 @@ fn check_url(url: &str) -> Result<(), String> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OtelSettings {
     /// The URL spans are sent to, when they are.
-    pub traces: Option<String>,
+    pub(crate) traces: Option<String>,
     /// The URL metrics are sent to, when they are.
-    pub metrics: Option<String>,
-    pub protocol: Protocol,
-    pub headers: BTreeMap<String, String>,
-    pub timeout: Duration,
-    pub service_name: String,
-    pub resource: Vec<(String, String)>,
-    pub metric_interval: Duration,
+    pub(crate) metrics: Option<String>,
+    pub(crate) protocol: Protocol,
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) timeout: Duration,
+    pub(crate) service_name: String,
+    pub(crate) resource: Vec<(String, String)>,
+    pub(crate) metric_interval: Duration,
 }
 
 /// Spans that ended, and spans the collector took.

@@ -21,13 +21,13 @@ const MAX_VALUE: usize = 128;
 /// One exported span: its native name, how its OpenTelemetry name is made, its kind, and its
 /// attributes (native field → OpenTelemetry key).
 pub(crate) struct WireSpan {
-    pub native: &'static str,
+    pub(crate) native: &'static str,
     /// The name, with `{}` replaced by the value of the attribute `name_from` when it has one.
-    pub name: &'static str,
-    pub name_from: Option<&'static str>,
-    pub operation: Option<&'static str>,
-    pub kind: SpanKind,
-    pub attributes: &'static [(&'static str, &'static str)],
+    pub(crate) name: &'static str,
+    pub(crate) name_from: Option<&'static str>,
+    pub(crate) operation: Option<&'static str>,
+    pub(crate) kind: SpanKind,
+    pub(crate) attributes: &'static [(&'static str, &'static str)],
 }
 
 /// Every span that may be exported (docs/observability.md lists the same).

@@ -19,14 +19,14 @@ use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::Preview;
 
 /// The agent a call without `agent` gets.
-pub const DEFAULT_AGENT: &str = "general";
+pub(crate) const DEFAULT_AGENT: &str = "general";
 
 /// Largest agent file read (instructions, not a document).
-pub const MAX_AGENT_FILE_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_AGENT_FILE_BYTES: u64 = 64 * 1024;
 
 /// The tools a subagent gets when its agent names none: reads only, no write, no delegation.
 /// `shell.run` is limited to known-safe reads in that catalog.
-pub const READ_ONLY_TOOLS: &[ToolName] = &[
+pub(crate) const READ_ONLY_TOOLS: &[ToolName] = &[
     ToolName::FsRead,
     ToolName::FsList,
     ToolName::FsSearch,
@@ -38,21 +38,21 @@ pub const READ_ONLY_TOOLS: &[ToolName] = &[
 /// One agent the model may delegate to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentDefinition {
-    pub name: String,
-    pub description: String,
+    pub(crate) name: String,
+    pub(crate) description: String,
     /// The tools it is given (native names); `None`: the read-only catalog.
-    pub tools: Option<Vec<ToolName>>,
+    pub(crate) tools: Option<Vec<ToolName>>,
     /// The model it answers with; `None`: the session's.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// What it is told beyond the task (the file's body).
-    pub instructions: String,
+    pub(crate) instructions: String,
     /// Where it was defined (`built-in`, or the file).
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl AgentDefinition {
     /// The agent every session has: reads and answers, with the read-only catalog.
-    pub fn general() -> Self {
+    pub(crate) fn general() -> Self {
         Self {
             name: DEFAULT_AGENT.into(),
             description: "Explores and answers: reads files, searches, runs known-safe read \
@@ -66,12 +66,12 @@ impl AgentDefinition {
     }
 
     /// Whether its catalog is the read-only one (where commands must be known-safe reads).
-    pub fn read_only(&self) -> bool {
+    pub(crate) fn read_only(&self) -> bool {
         self.tools.is_none()
     }
 
     /// The native names of the tools it may call.
-    pub fn tool_names(&self) -> Vec<ToolName> {
+    pub(crate) fn tool_names(&self) -> Vec<ToolName> {
         self.tools
             .clone()
             .unwrap_or_else(|| READ_ONLY_TOOLS.to_vec())
@@ -96,7 +96,7 @@ struct FrontMatter {
 
 /// Splits a markdown file into its YAML front matter (between `---` lines at the top) and the
 /// body; `None` when it has none.
-pub fn split_front_matter(text: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_front_matter(text: &str) -> Option<(&str, &str)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let rest = text
         .strip_prefix("---\n")
@@ -112,7 +112,7 @@ pub fn split_front_matter(text: &str) -> Option<(&str, &str)> {
 }
 
 /// Whether `name` can name an agent or a skill: lowercase letters, digits, `-` and `_`.
-pub fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name
@@ -122,7 +122,7 @@ pub fn valid_name(name: &str) -> bool {
 
 /// The pablo tool a tool name of an agent file means: Claude Code's names (`Read`, `Grep`,
 /// `Bash(git log:*)`…) or pablo's own, in either spelling. An error says why a name is dropped.
-pub fn map_tool_name(raw: &str) -> Result<ToolName, String> {
+pub(crate) fn map_tool_name(raw: &str) -> Result<ToolName, String> {
     let name = raw.trim();
     // `Bash(git diff:*)` scopes a tool in Claude Code; here policy judges each command.
     let base = name.split('(').next().unwrap_or(name).trim();
@@ -150,7 +150,7 @@ pub fn map_tool_name(raw: &str) -> Result<ToolName, String> {
 
 /// Reads one agent file: `stem` is its file name without `.md` (the name when the front matter
 /// has none). Returns the agent and notes on the tool names that were dropped.
-pub fn parse_agent_file(
+pub(crate) fn parse_agent_file(
     text: &str,
     stem: &str,
     source: &str,
@@ -220,35 +220,35 @@ impl AgentRoster {
         Self { agents }
     }
 
-    pub fn get(&self, name: &str) -> Option<&AgentDefinition> {
+    pub(crate) fn get(&self, name: &str) -> Option<&AgentDefinition> {
         self.agents.iter().find(|a| a.name == name)
     }
 
-    pub fn agents(&self) -> &[AgentDefinition] {
+    pub(crate) fn agents(&self) -> &[AgentDefinition] {
         &self.agents
     }
 
-    pub fn names(&self) -> Vec<&str> {
+    pub(crate) fn names(&self) -> Vec<&str> {
         self.agents.iter().map(|a| a.name.as_str()).collect()
     }
 }
 
 /// The arguments of one `agent.task` call.
 #[derive(Debug, Clone, Deserialize)]
-pub struct AgentTaskArgs {
-    pub description: String,
-    pub prompt: String,
+pub(crate) struct AgentTaskArgs {
+    pub(crate) description: String,
+    pub(crate) prompt: String,
     #[serde(default)]
-    pub agent: Option<String>,
+    pub(crate) agent: Option<String>,
 }
 
 /// What a subagent's call returns: its final answer and what it spent.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
-pub struct SubagentResult {
-    pub agent: String,
-    pub answer: String,
-    pub tool_calls: u64,
-    pub model_calls: u64,
+pub(crate) struct SubagentResult {
+    pub(crate) agent: String,
+    pub(crate) answer: String,
+    pub(crate) tool_calls: u64,
+    pub(crate) model_calls: u64,
 }
 
 /// `agent: label` as the call's title.
@@ -276,12 +276,12 @@ pub(crate) fn show_result(data: &Value) -> Option<crate::protocol::describe::Res
 }
 
 /// The tool the model is offered.
-pub struct AgentTask {
+pub(crate) struct AgentTask {
     roster: Arc<AgentRoster>,
 }
 
 impl AgentTask {
-    pub fn new(roster: Arc<AgentRoster>) -> Self {
+    pub(crate) fn new(roster: Arc<AgentRoster>) -> Self {
         Self { roster }
     }
 }

@@ -27,20 +27,20 @@ use crate::protocol::{ArtifactSummary, Preview};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ArtifactResult {
-    pub name: String,
+    pub(crate) name: String,
     /// Absolute path under the session's data directory.
-    pub path: String,
-    pub bytes: usize,
+    pub(crate) path: String,
+    pub(crate) bytes: usize,
 }
 
 /// The file types an artifact may have.
-pub const EXTENSIONS: [&str; 4] = ["md", "txt", "csv", "json"];
+pub(crate) const EXTENSIONS: [&str; 4] = ["md", "txt", "csv", "json"];
 /// Longest artifact name, in bytes.
-pub const MAX_NAME_BYTES: usize = 128;
+pub(crate) const MAX_NAME_BYTES: usize = 128;
 
 /// Why an artifact was not written.
 #[derive(Debug, thiserror::Error)]
-pub enum ArtifactError {
+pub(crate) enum ArtifactError {
     #[error("artifact name {name:?} is refused: {reason}")]
     Name { name: String, reason: &'static str },
     #[error(
@@ -74,7 +74,7 @@ impl Coded for ArtifactError {
 }
 
 /// Checks an artifact name: a bare file name, no folders, no leading dot, a known type.
-pub fn check_name(name: &str) -> Result<(), ArtifactError> {
+pub(crate) fn check_name(name: &str) -> Result<(), ArtifactError> {
     let refuse = |reason| {
         Err(ArtifactError::Name {
             name: name.to_string(),
@@ -122,7 +122,7 @@ pub fn check_name(name: &str) -> Result<(), ArtifactError> {
 
 /// The folder of one tool call's artifacts: the call id when it is a plain token, else a hash of
 /// it, so any id a provider sends maps to one stable, safe folder name.
-pub fn call_dir(artifacts: &Path, call_id: &str) -> PathBuf {
+pub(crate) fn call_dir(artifacts: &Path, call_id: &str) -> PathBuf {
     let plain = !call_id.is_empty()
         && call_id.len() <= 96
         && !call_id.starts_with('.')
@@ -138,12 +138,12 @@ pub fn call_dir(artifacts: &Path, call_id: &str) -> PathBuf {
 }
 
 /// The artifact store of a session: `<state dir>/artifacts`.
-pub fn store_dir(state_dir: &Path) -> PathBuf {
+pub(crate) fn store_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("artifacts")
 }
 
 /// Every artifact of a session, oldest first.
-pub fn list(state_dir: &Path) -> Vec<ArtifactSummary> {
+pub(crate) fn list(state_dir: &Path) -> Vec<ArtifactSummary> {
     let mut out: Vec<(std::time::SystemTime, ArtifactSummary)> = Vec::new();
     let Ok(calls) = std::fs::read_dir(store_dir(state_dir)) else {
         return Vec::new();

@@ -169,8 +169,8 @@ impl Tool for CsvAnalyze {
 #[serde(default)]
 pub struct CsvResult {
     #[serde(flatten)]
-    pub analysis: Analysis,
-    pub path: String,
+    pub(crate) analysis: Analysis,
+    pub(crate) path: String,
 }
 
 pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {

@@ -11,7 +11,10 @@ use crate::workspace::{RelPath, Workspace, WorkspaceError, revision_of};
 
 impl Host {
     /// The editor, if the front-end has one offering `wanted`.
-    pub fn editor_for(&self, wanted: impl Fn(&EditorCapabilities) -> bool) -> Option<&dyn Editor> {
+    pub(crate) fn editor_for(
+        &self,
+        wanted: impl Fn(&EditorCapabilities) -> bool,
+    ) -> Option<&dyn Editor> {
         self.editor.as_deref().filter(|e| wanted(&e.capabilities()))
     }
 }

@@ -20,14 +20,14 @@ use serde_json::{Value, json};
 use crate::core::{Coded, ErrorCode};
 
 /// Ports fetched when `PABLO_FETCH_ALLOWED_PORTS` is not set.
-pub const DEFAULT_PORTS: [u16; 2] = [80, 443];
+pub(crate) const DEFAULT_PORTS: [u16; 2] = [80, 443];
 
 /// The environment variable that lists the ports `web.fetch` may connect to (comma-separated).
-pub const PORTS_ENV: &str = "PABLO_FETCH_ALLOWED_PORTS";
+pub(crate) const PORTS_ENV: &str = "PABLO_FETCH_ALLOWED_PORTS";
 
 /// Why a fetch was refused or failed. Every refusal names what was refused and the rule.
 #[derive(Debug, thiserror::Error)]
-pub enum FetchError {
+pub(crate) enum FetchError {
     #[error("{url:?} is not a URL web.fetch can request: {reason}")]
     InvalidUrl { url: String, reason: String },
     #[error("{url} uses the scheme {scheme:?}; only http and https are fetched")]
@@ -119,7 +119,7 @@ impl Coded for FetchError {
 
 /// The ports `web.fetch` may use: `PABLO_FETCH_ALLOWED_PORTS` (comma-separated), else 80 and 443.
 /// A value that does not parse as a list of ports falls back to the default, with a note.
-pub fn ports_from_env() -> (Vec<u16>, Option<String>) {
+pub(crate) fn ports_from_env() -> (Vec<u16>, Option<String>) {
     match std::env::var(PORTS_ENV) {
         Ok(raw) => match parse_ports(&raw) {
             Some(ports) => (ports, None),
@@ -135,7 +135,7 @@ pub fn ports_from_env() -> (Vec<u16>, Option<String>) {
 }
 
 /// `"80, 443,8080"` → `[80, 443, 8080]`; `None` for anything else (including port 0).
-pub fn parse_ports(raw: &str) -> Option<Vec<u16>> {
+pub(crate) fn parse_ports(raw: &str) -> Option<Vec<u16>> {
     let mut out = Vec::new();
     for part in raw.split(',') {
         let port: u16 = part.trim().parse().ok()?;
@@ -151,7 +151,7 @@ pub fn parse_ports(raw: &str) -> Option<Vec<u16>> {
 
 /// The host of an admitted URL: an address to check, or a name to resolve and then check.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TargetHost {
+pub(crate) enum TargetHost {
     Ip(IpAddr),
     /// Lowercase, without a trailing dot.
     Name(String),
@@ -159,15 +159,15 @@ pub enum TargetHost {
 
 /// A URL that passed the rules that need no lookup.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    pub url: Url,
-    pub host: TargetHost,
-    pub port: u16,
+pub(crate) struct Target {
+    pub(crate) url: Url,
+    pub(crate) host: TargetHost,
+    pub(crate) port: u16,
 }
 
 impl Target {
     /// The host as shown to the person and matched against `allowed_domains`.
-    pub fn host_text(&self) -> String {
+    pub(crate) fn host_text(&self) -> String {
         match &self.host {
             TargetHost::Ip(ip) => ip.to_string(),
             TargetHost::Name(n) => n.clone(),
@@ -187,7 +187,7 @@ pub enum Reach {
 
 /// Parses `raw` and applies every rule that needs no lookup: scheme, credentials, port, local
 /// names, and the address rules for a host written as an address.
-pub fn admit(raw: &str, ports: &[u16], reach: Reach) -> Result<Target, FetchError> {
+pub(crate) fn admit(raw: &str, ports: &[u16], reach: Reach) -> Result<Target, FetchError> {
     let url = Url::parse(raw.trim()).map_err(|e| FetchError::InvalidUrl {
         url: raw.to_string(),
         reason: e.to_string(),
@@ -196,7 +196,7 @@ pub fn admit(raw: &str, ports: &[u16], reach: Reach) -> Result<Target, FetchErro
 }
 
 /// [`admit`] for a URL already parsed (a redirect's location, resolved against the page).
-pub fn admit_url(url: Url, ports: &[u16], reach: Reach) -> Result<Target, FetchError> {
+pub(crate) fn admit_url(url: Url, ports: &[u16], reach: Reach) -> Result<Target, FetchError> {
     let written = url.to_string();
     admit_as(url, &written, ports, reach)
 }
@@ -272,7 +272,7 @@ fn admit_as(
 
 /// Refuses `addr` unless it is public (or the test loopback `reach` allows). `via` reads
 /// `"names "` for a URL written with an address and `"resolves to "` for a name.
-pub fn check_address(
+pub(crate) fn check_address(
     host: &str,
     via: &'static str,
     addr: IpAddr,
@@ -294,7 +294,7 @@ pub fn check_address(
 
 /// Names that are local by definition, refused before any lookup (a resolver may answer them
 /// from anywhere: `/etc/hosts`, mDNS, a corporate split horizon). `None` for other names.
-pub fn local_name(name: &str) -> Option<&'static str> {
+pub(crate) fn local_name(name: &str) -> Option<&'static str> {
     let name = name.strip_suffix('.').unwrap_or(name);
     let under = |suffix: &str| {
         name == suffix
@@ -316,7 +316,7 @@ pub fn local_name(name: &str) -> Option<&'static str> {
 }
 
 /// The range that makes `addr` not public, in words; `None` for a public address.
-pub fn refused_range(addr: IpAddr) -> Option<String> {
+pub(crate) fn refused_range(addr: IpAddr) -> Option<String> {
     match addr {
         IpAddr::V4(v4) => refused_v4(v4).map(str::to_string),
         IpAddr::V6(v6) => refused_v6(v6),
@@ -324,7 +324,7 @@ pub fn refused_range(addr: IpAddr) -> Option<String> {
 }
 
 /// IPv4 ranges that are not the public internet (IANA special-purpose registry).
-pub fn refused_v4(ip: Ipv4Addr) -> Option<&'static str> {
+pub(crate) fn refused_v4(ip: Ipv4Addr) -> Option<&'static str> {
     let [a, b, c, _] = ip.octets();
     Some(match (a, b, c) {
         _ if ip.is_unspecified() => "the unspecified address (0.0.0.0)",
@@ -350,7 +350,7 @@ pub fn refused_v4(ip: Ipv4Addr) -> Option<&'static str> {
 
 /// IPv6 ranges that are not the public internet. Forms that carry an IPv4 address (mapped,
 /// compatible, NAT64, 6to4, Teredo) are judged by the address they carry as well.
-pub fn refused_v6(ip: Ipv6Addr) -> Option<String> {
+pub(crate) fn refused_v6(ip: Ipv6Addr) -> Option<String> {
     let s = ip.segments();
     let embedded = |v4: Ipv4Addr, form: &str| {
         refused_v4(v4).map(|r| format!("{form} form of {v4}, which is {r}"))
@@ -423,7 +423,7 @@ fn v4_of(hi: u16, lo: u16) -> Ipv4Addr {
 
 /// What to do with a redirect from `from` to `to`: follow it (same scheme-and-host, never a
 /// downgrade to http), or report it.
-pub fn redirect_rule(from: &Url, to: &Url) -> Result<(), FetchError> {
+pub(crate) fn redirect_rule(from: &Url, to: &Url) -> Result<(), FetchError> {
     if from.scheme() == "https" && to.scheme() == "http" {
         return Err(FetchError::Downgrade {
             from: from.to_string(),

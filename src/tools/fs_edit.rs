@@ -18,12 +18,12 @@ use crate::protocol::{FileChangePreview, Preview};
 use crate::workspace::diff::file_change_preview;
 use crate::workspace::{RelPath, Workspace, WorkspaceError, occurrences, to_crlf, uses_crlf};
 
-pub struct FsEdit {
+pub(crate) struct FsEdit {
     workspace: Arc<Workspace>,
 }
 
 impl FsEdit {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

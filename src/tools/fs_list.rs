@@ -17,17 +17,17 @@ use crate::protocol::describe::{CallView, ResultView, plural};
 use crate::workspace::{EntryKind, Listing, Workspace};
 
 /// What `fs.list` returns: the entries of the directory as the workspace lists them.
-pub type ListResult = Listing;
+pub(crate) type ListResult = Listing;
 
-pub const DEFAULT_MAX_ENTRIES: usize = 1000;
-pub const MAX_DEPTH: usize = 6;
+pub(crate) const DEFAULT_MAX_ENTRIES: usize = 1000;
+pub(crate) const MAX_DEPTH: usize = 6;
 
-pub struct FsList {
+pub(crate) struct FsList {
     workspace: Arc<Workspace>,
 }
 
 impl FsList {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

@@ -18,19 +18,19 @@ use crate::protocol::describe::{CallView, ResultView, plural};
 use crate::workspace::{Page, Workspace, WorkspaceError, page_of};
 
 /// What `fs.read` returns: one page of the file and its revision, as the workspace cuts it.
-pub type ReadResult = Page;
+pub(crate) type ReadResult = Page;
 
 /// Bytes per page when the model does not say.
-pub const DEFAULT_PAGE_BYTES: usize = 64 * 1024;
+pub(crate) const DEFAULT_PAGE_BYTES: usize = 64 * 1024;
 /// The largest page the model may ask for.
-pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_PAGE_BYTES: usize = 1024 * 1024;
 
-pub struct FsRead {
+pub(crate) struct FsRead {
     workspace: Arc<Workspace>,
 }
 
 impl FsRead {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

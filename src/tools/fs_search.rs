@@ -18,17 +18,17 @@ use crate::workspace::Workspace;
 use crate::workspace::search::{SearchOutcome, SearchRequest, search, search_visible};
 
 /// What `fs.search` returns: the matching lines and what the search passed over.
-pub type SearchResult = SearchOutcome;
+pub(crate) type SearchResult = SearchOutcome;
 
-pub const DEFAULT_MAX_RESULTS: usize = 200;
-pub const MAX_RESULTS: usize = 10_000;
+pub(crate) const DEFAULT_MAX_RESULTS: usize = 200;
+pub(crate) const MAX_RESULTS: usize = 10_000;
 
-pub struct FsSearch {
+pub(crate) struct FsSearch {
     workspace: Arc<Workspace>,
 }
 
 impl FsSearch {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

@@ -19,12 +19,12 @@ use crate::protocol::{FileChangePreview, Preview};
 use crate::workspace::diff::{apply_hunks, file_change_preview};
 use crate::workspace::{RelPath, Workspace, WorkspaceError, match_text_shape, revision_of};
 
-pub struct FsWrite {
+pub(crate) struct FsWrite {
     workspace: Arc<Workspace>,
 }
 
 impl FsWrite {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }
@@ -85,22 +85,22 @@ fn prepare(
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct FileChangeResult {
-    pub path: String,
-    pub committed: bool,
-    pub created: bool,
+    pub(crate) path: String,
+    pub(crate) committed: bool,
+    pub(crate) created: bool,
     /// The file's revision now.
-    pub revision: String,
-    pub added: usize,
-    pub removed: usize,
+    pub(crate) revision: String,
+    pub(crate) added: usize,
+    pub(crate) removed: usize,
     /// Whether the rename is on disk for sure (`false` when the directory could not be synced,
     /// or when the editor holds the text).
-    pub durable: bool,
+    pub(crate) durable: bool,
     /// `editor` when the editor applied the change to its buffer.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub written_by: Option<String>,
+    pub(crate) written_by: Option<String>,
     /// After a per-hunk review: which hunks landed and which did not.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub partial: Option<PartialChange>,
+    pub(crate) partial: Option<PartialChange>,
     /// What the language servers covering the file report for it as it now is: its errors and
     /// warnings, bounded (docs/lsp.md). Absent when no server covers the file.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
@@ -131,31 +131,31 @@ fn is_zero(n: &usize) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartialChange {
     /// Always `true`: only part of the change was written.
-    pub partial: bool,
-    pub hunks_applied: Vec<usize>,
-    pub hunks_not_applied: Vec<HunkNotApplied>,
-    pub note: String,
+    pub(crate) partial: bool,
+    pub(crate) hunks_applied: Vec<usize>,
+    pub(crate) hunks_not_applied: Vec<HunkNotApplied>,
+    pub(crate) note: String,
 }
 
 /// One hunk the person rejected: where it was, where those lines are now, and its text.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HunkNotApplied {
-    pub hunk: usize,
-    pub old_start: usize,
-    pub old_len: usize,
-    pub lines_now: LineRange,
+    pub(crate) hunk: usize,
+    pub(crate) old_start: usize,
+    pub(crate) old_len: usize,
+    pub(crate) lines_now: LineRange,
     /// The hunk as unified-diff text (its header, then its lines).
-    pub text: String,
+    pub(crate) text: String,
     /// Why the person rejected it, when they said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 /// Lines of the file as it is now.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineRange {
-    pub start: i64,
-    pub len: usize,
+    pub(crate) start: i64,
+    pub(crate) len: usize,
 }
 
 /// Installs a previewed file change. Shared by `fs.write` and `fs.edit`.

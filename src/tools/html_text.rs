@@ -18,19 +18,19 @@ use html5ever::tendril::{StrTendril, TendrilSink};
 use scraper::{ElementRef, Html, HtmlTreeSink, Node, Selector};
 
 /// How long parsing one page may take.
-pub const PARSE_BUDGET: Duration = Duration::from_secs(5);
+pub(crate) const PARSE_BUDGET: Duration = Duration::from_secs(5);
 /// Bytes fed to the parser between two looks at the clock.
 const CHUNK: usize = 16 * 1024;
 
 /// A page as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageText {
-    pub title: Option<String>,
-    pub text: String,
+pub(crate) struct PageText {
+    pub(crate) title: Option<String>,
+    pub(crate) text: String,
     /// Whether a main-content element was found (and only it was kept).
-    pub main_content: bool,
+    pub(crate) main_content: bool,
     /// Parsing ran out of its budget: the text covers only the start of the page.
-    pub cut: bool,
+    pub(crate) cut: bool,
 }
 
 /// Elements whose content is never text for a reader.
@@ -123,7 +123,7 @@ fn heading_level(name: &str) -> Option<usize> {
 }
 
 /// Reduces an HTML document to readable text within [`PARSE_BUDGET`].
-pub fn reduce(html: &str) -> PageText {
+pub(crate) fn reduce(html: &str) -> PageText {
     reduce_within(html, PARSE_BUDGET)
 }
 
@@ -152,7 +152,7 @@ fn parse(html: &str, budget: Duration) -> (Html, bool) {
 }
 
 /// [`reduce`] with another time budget.
-pub fn reduce_within(html: &str, budget: Duration) -> PageText {
+pub(crate) fn reduce_within(html: &str, budget: Duration) -> PageText {
     let (doc, cut) = parse(html, budget);
     let title = Selector::parse("title")
         .ok()

@@ -27,18 +27,18 @@ use crate::protocol::{MemoryProposal, MemoryStatus, Preview};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MemoryResult {
-    pub proposal_id: String,
+    pub(crate) proposal_id: String,
     /// Always `proposed`.
-    pub status: String,
-    pub note: String,
+    pub(crate) status: String,
+    pub(crate) note: String,
 }
 
 /// Proposals one session may make.
-pub const MAX_PROPOSALS: usize = 3;
+pub(crate) const MAX_PROPOSALS: usize = 3;
 /// Longest proposal, in characters.
-pub const MAX_TEXT_CHARS: usize = 1000;
+pub(crate) const MAX_TEXT_CHARS: usize = 1000;
 /// How much of the memory file goes into a system prompt.
-pub const MAX_PROMPT_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_PROMPT_BYTES: usize = 16 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
@@ -74,12 +74,12 @@ impl Coded for MemoryError {
 }
 
 /// The person's memory file: `$XDG_DATA_HOME/pablo/memory.md`.
-pub fn memory_file(data_dir: &Path) -> PathBuf {
+pub(crate) fn memory_file(data_dir: &Path) -> PathBuf {
     data_dir.join("memory.md")
 }
 
 /// The accepted notes for a system prompt (capped), or `None` when there are none.
-pub fn accepted_notes(file: &Path) -> Option<String> {
+pub(crate) fn accepted_notes(file: &Path) -> Option<String> {
     let bytes = std::fs::read(file).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let mut text = text.trim().to_string();
@@ -134,7 +134,7 @@ impl MemoryStore {
         }
     }
 
-    pub fn memory_file(&self) -> &Path {
+    pub(crate) fn memory_file(&self) -> &Path {
         &self.memory_file
     }
 
@@ -176,7 +176,7 @@ impl MemoryStore {
 
     /// Stores an inactive proposal. The same call made again (a retry) updates its own
     /// proposal instead of counting as another.
-    pub fn propose(&self, call_id: &str, text: &str) -> Result<MemoryProposal, MemoryError> {
+    pub(crate) fn propose(&self, call_id: &str, text: &str) -> Result<MemoryProposal, MemoryError> {
         let _g = self.lock.lock();
         let mut all = self.load()?;
         if let Some(p) = all.iter_mut().find(|p| p.call_id == call_id) {
@@ -205,7 +205,7 @@ impl MemoryStore {
 
     /// The person's answer: an accepted proposal is appended to the memory file (then marked
     /// accepted), a dismissed one only marked.
-    pub fn resolve(&self, id: &str, accept: bool) -> Result<MemoryProposal, MemoryError> {
+    pub(crate) fn resolve(&self, id: &str, accept: bool) -> Result<MemoryProposal, MemoryError> {
         let _g = self.lock.lock();
         let mut all = self.load()?;
         let Some(p) = all.iter_mut().find(|p| p.id == id) else {

@@ -7,25 +7,25 @@
 pub mod agent_task;
 pub mod artifact_write;
 pub mod csv_analyze;
-pub mod editor;
+pub(crate) mod editor;
 pub mod fetch_rules;
-pub mod fs_edit;
-pub mod fs_list;
-pub mod fs_read;
-pub mod fs_search;
-pub mod fs_write;
-pub mod html_text;
+pub(crate) mod fs_edit;
+pub(crate) mod fs_list;
+pub(crate) mod fs_read;
+pub(crate) mod fs_search;
+pub(crate) mod fs_write;
+pub(crate) mod html_text;
 pub mod lsp_query;
 pub mod mcp;
 pub mod memory_propose;
 pub mod plan;
 mod result;
-pub mod schema;
-pub mod shell_report;
+pub(crate) mod schema;
+pub(crate) mod shell_report;
 pub mod shell_run;
 pub mod shell_session;
-pub mod shell_terminal;
-pub mod skill_load;
+pub(crate) mod shell_terminal;
+pub(crate) mod skill_load;
 mod view;
 pub mod web_fetch;
 mod wording;
@@ -41,8 +41,8 @@ use tokio_util::sync::CancellationToken;
 use crate::core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind, ToolSpec};
 use crate::protocol::Preview;
 
-pub use result::ToolResult;
-pub use view::{describe_call, describe_result};
+pub(crate) use result::ToolResult;
+pub(crate) use view::{describe_call, describe_result};
 
 /// Everything a tool may touch, handed to it per call.
 #[derive(Clone)]
@@ -64,22 +64,22 @@ pub struct Host {
     pub workspace: Arc<crate::workspace::Workspace>,
     /// Background shell sessions (`shell.run` with `background: true`, `shell.session`). Dropping
     /// the host kills every session that is still running.
-    pub sessions: crate::process::SessionManager,
+    pub(crate) sessions: crate::process::SessionManager,
     /// The front-end's buffers and terminals, when it offers them (an editor over ACP).
-    pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
+    pub(crate) editor: Option<Arc<dyn crate::core::editor::Editor>>,
     /// HTTP requests `web.fetch` has sent in this session, against `limits.max_network_requests`.
     pub network: web_fetch::NetworkBudget,
     /// This session's memory proposals, when `[memory] enabled = true`.
     pub memory: Option<Arc<memory_propose::MemoryStore>>,
     /// The session's checkpoints: told what a file held before pablo changes it.
-    pub changes: Option<Arc<dyn ChangeRecorder>>,
+    pub(crate) changes: Option<Arc<dyn ChangeRecorder>>,
     /// The session's MCP servers (none configured: an empty hub).
-    pub mcp: Arc<mcp::McpHub>,
+    pub(crate) mcp: Arc<mcp::McpHub>,
     /// The session's language servers (none configured or found: an empty hub).
-    pub lsp: Arc<crate::lsp::LspHub>,
+    pub(crate) lsp: Arc<crate::lsp::LspHub>,
     /// Which workspace paths the file tools may show (policy's read and deny roots); `None`:
     /// every path. A listing or a search of a directory leaves out the rest, names included.
-    pub readable: Option<ReadFilter>,
+    pub(crate) readable: Option<ReadFilter>,
     /// The OS sandbox settings of the session's commands.
     pub sandbox: crate::process::sandbox::SandboxSettings,
     /// Removes the session's temporary directory when the host goes (after the sessions, which
@@ -117,21 +117,21 @@ pub trait ChangeRecorder: Send + Sync {
 }
 
 /// Whether a workspace-relative path may be read (`""` is the root).
-pub type ReadFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+pub(crate) type ReadFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// The services a session's host is built with beyond its workspace and shell settings; each
 /// left at its default is off (no editor, no memory, no MCP server, every path readable).
 #[derive(Default)]
-pub struct HostServices {
-    pub editor: Option<Arc<dyn crate::core::editor::Editor>>,
-    pub network: web_fetch::NetworkBudget,
-    pub memory: Option<Arc<memory_propose::MemoryStore>>,
-    pub changes: Option<Arc<dyn ChangeRecorder>>,
-    pub mcp: Option<Arc<mcp::McpHub>>,
-    pub lsp: Option<Arc<crate::lsp::LspHub>>,
-    pub readable: Option<ReadFilter>,
+pub(crate) struct HostServices {
+    pub(crate) editor: Option<Arc<dyn crate::core::editor::Editor>>,
+    pub(crate) network: web_fetch::NetworkBudget,
+    pub(crate) memory: Option<Arc<memory_propose::MemoryStore>>,
+    pub(crate) changes: Option<Arc<dyn ChangeRecorder>>,
+    pub(crate) mcp: Option<Arc<mcp::McpHub>>,
+    pub(crate) lsp: Option<Arc<crate::lsp::LspHub>>,
+    pub(crate) readable: Option<ReadFilter>,
     /// The sandbox of the session's commands; the host sets its own temporary directory in it.
-    pub sandbox: crate::process::sandbox::SandboxSettings,
+    pub(crate) sandbox: crate::process::sandbox::SandboxSettings,
 }
 
 impl Host {
@@ -153,7 +153,7 @@ impl Host {
     }
 
     /// A host with the shell settings of `[options.shell]` and `services`.
-    pub fn with_services(
+    pub(crate) fn with_services(
         workspace: Arc<crate::workspace::Workspace>,
         state_dir: PathBuf,
         shell: &crate::config::ShellOptions,
@@ -190,6 +190,13 @@ impl Host {
             _temp: temp,
             _placeholders: PlaceholderGuard(root),
         }
+    }
+
+    /// This host with the session's language servers (a test's or a bench's hub; launch passes
+    /// them in [`HostServices`]).
+    pub fn with_lsp(mut self, lsp: Arc<crate::lsp::LspHub>) -> Self {
+        self.lsp = lsp;
+        self
     }
 
     /// The artifacts this session has written (`artifact.write`), oldest first.
@@ -350,7 +357,7 @@ pub struct Catalog {
 
 /// Whether a tool (native name, kind) is offered to the model: policy's answer, kept by the
 /// catalog without the catalog knowing policy.
-pub type OfferFilter = Arc<dyn Fn(&str, ToolKind) -> bool + Send + Sync>;
+pub(crate) type OfferFilter = Arc<dyn Fn(&str, ToolKind) -> bool + Send + Sync>;
 
 impl Catalog {
     pub fn new() -> Self {
@@ -373,13 +380,13 @@ impl Catalog {
     }
 
     /// Offers the tools of the session's MCP servers as they become ready.
-    pub fn attach_mcp(&mut self, hub: Arc<mcp::McpHub>) {
+    pub(crate) fn attach_mcp(&mut self, hub: Arc<mcp::McpHub>) {
         self.mcp = Some(hub);
     }
 
     /// Offers the model only the tools `filter` accepts. The others stay registered: a call to
     /// one is still judged, and refused with the rule that denies it.
-    pub fn offer_only(&mut self, filter: OfferFilter) {
+    pub(crate) fn offer_only(&mut self, filter: OfferFilter) {
         self.offered = Some(filter);
     }
 
@@ -394,7 +401,7 @@ impl Catalog {
     }
 
     /// Registers `skill.load` with the installed skills (none: nothing is registered).
-    pub fn register_skills(
+    pub(crate) fn register_skills(
         &mut self,
         skills: Arc<Vec<skill_load::Skill>>,
     ) -> Result<(), schema::SchemaError> {
@@ -407,18 +414,18 @@ impl Catalog {
     }
 
     /// The installed skills (empty when `skill.load` is not registered).
-    pub fn skills(&self) -> &[skill_load::Skill] {
+    pub(crate) fn skills(&self) -> &[skill_load::Skill] {
         self.skills.as_deref().map_or(&[], Vec::as_slice)
     }
 
     /// The agents `agent.task` may run (`None`: the tool is not registered).
-    pub fn agents(&self) -> Option<&Arc<agent_task::AgentRoster>> {
+    pub(crate) fn agents(&self) -> Option<&Arc<agent_task::AgentRoster>> {
         self.agents.as_ref()
     }
 
     /// A catalog of only the registered tools named in `names` (native names): a subagent's.
     /// No MCP tool, no agent; the offer filter is kept (what policy hides stays hidden).
-    pub fn subset(&self, names: &[&str]) -> Catalog {
+    pub(crate) fn subset(&self, names: &[&str]) -> Catalog {
         let mut sub = Catalog {
             offered: self.offered.clone(),
             skills: self.skills.clone(),
@@ -437,7 +444,7 @@ impl Catalog {
 
     /// A catalog of only the registered tools named (native names) that this one holds: no MCP
     /// tool, whatever this catalog offers (a subtask's narrower set).
-    pub fn only(&self, names: &[&str]) -> Catalog {
+    pub(crate) fn only(&self, names: &[&str]) -> Catalog {
         let keep = |n: &String| names.contains(&n.as_str());
         Catalog {
             tools: self
@@ -461,7 +468,7 @@ impl Catalog {
     }
 
     /// Removes a tool (policy layers can narrow the catalog, never widen it).
-    pub fn remove(&mut self, name: &str) {
+    pub(crate) fn remove(&mut self, name: &str) {
         self.tools.remove(name);
         self.validators.remove(name);
     }

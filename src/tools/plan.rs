@@ -21,9 +21,9 @@ pub struct PlanUpdate;
 #[serde(default)]
 pub struct PlanResult {
     /// Always `true`.
-    pub updated: bool,
-    pub completed: usize,
-    pub total: usize,
+    pub(crate) updated: bool,
+    pub(crate) completed: usize,
+    pub(crate) total: usize,
 }
 
 #[derive(Deserialize)]

@@ -33,13 +33,13 @@ pub enum ToolResult {
 
 impl ToolResult {
     /// The JSON the model receives (the `data` of `{"ok": true, "data": …}`).
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     /// For a result that reports how a command ended: its exit code (`Some(None)` when it ended
     /// without one, on a signal). `None` for results that report no command.
-    pub fn exit_code(&self) -> Option<Option<i32>> {
+    pub(crate) fn exit_code(&self) -> Option<Option<i32>> {
         match self {
             ToolResult::Command(r) => r.exit_code(),
             ToolResult::Session(r) => r.exit_code(),
@@ -48,7 +48,7 @@ impl ToolResult {
     }
 
     /// The file that holds a command's whole output, when it was kept.
-    pub fn artifact(&self) -> Option<&str> {
+    pub(crate) fn artifact(&self) -> Option<&str> {
         match self {
             ToolResult::Command(r) => r.artifact(),
             _ => None,
@@ -56,7 +56,7 @@ impl ToolResult {
     }
 
     /// What traces may say of this result: numbers and flags, never its content.
-    pub fn trace_facts(&self) -> crate::telemetry::ToolFacts {
+    pub(crate) fn trace_facts(&self) -> crate::telemetry::ToolFacts {
         let truncated = match self {
             ToolResult::Command(super::shell_run::ShellRunResult::Finished(r)) => {
                 r.truncated || r.editor_truncated == Some(true)
@@ -75,7 +75,7 @@ impl ToolResult {
     }
 
     /// What the sandbox refused, when a finished command's failure looks like its doing.
-    pub fn sandbox_denied(&self) -> Option<&super::shell_report::SandboxDenied> {
+    pub(crate) fn sandbox_denied(&self) -> Option<&super::shell_report::SandboxDenied> {
         match self {
             ToolResult::Command(r) => r.sandbox_denied(),
             _ => None,
@@ -84,14 +84,14 @@ impl ToolResult {
 
     /// Says that this is the result of a second run, without the sandbox, that the person
     /// approved after the first failed in it. Only a command's result has such a run.
-    pub fn mark_unsandboxed_rerun(&mut self) {
+    pub(crate) fn mark_unsandboxed_rerun(&mut self) {
         if let ToolResult::Command(r) = self {
             r.mark_unsandboxed_rerun();
         }
     }
 
     /// Adds what the person decided about the hunks of a file change (only some were accepted).
-    pub fn with_partial(mut self, partial: fs_write::PartialChange) -> Self {
+    pub(crate) fn with_partial(mut self, partial: fs_write::PartialChange) -> Self {
         if let ToolResult::FileChange(r) = &mut self {
             r.partial = Some(partial);
         }

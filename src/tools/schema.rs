@@ -28,8 +28,8 @@ impl super::Coded for SchemaError {
 #[derive(Debug, thiserror::Error)]
 #[error("invalid arguments for {tool}: {problems}")]
 pub struct InvalidArguments {
-    pub tool: String,
-    pub problems: String,
+    pub(crate) tool: String,
+    pub(crate) problems: String,
 }
 
 impl super::Coded for InvalidArguments {
@@ -47,7 +47,7 @@ pub struct Validator {
 
 impl Validator {
     /// Checks that the schema is closed; compiling waits for the first call (or [`Self::compile`]).
-    pub fn new(schema: &Value) -> Result<Self, SchemaError> {
+    pub(crate) fn new(schema: &Value) -> Result<Self, SchemaError> {
         check_closed(schema, "$")?;
         Ok(Self {
             schema: schema.clone(),
@@ -58,7 +58,7 @@ impl Validator {
     /// A schema written by someone else (an MCP server's `inputSchema`), taken as it is: it need
     /// not be closed, but arguments are still checked against it before the call is sent. It is
     /// compiled now, so a server's schema that does not compile is known when its tools are listed.
-    pub fn external(schema: &Value) -> Result<Self, SchemaError> {
+    pub(crate) fn external(schema: &Value) -> Result<Self, SchemaError> {
         let inner =
             jsonschema::validator_for(schema).map_err(|e| SchemaError::Invalid(e.to_string()))?;
         Ok(Self {
@@ -75,7 +75,7 @@ impl Validator {
     }
 
     /// Compiles the schema now (tests check every native schema this way).
-    pub fn compile(&self) -> Result<(), SchemaError> {
+    pub(crate) fn compile(&self) -> Result<(), SchemaError> {
         self.compiled()
             .map(|_| ())
             .map_err(|e| SchemaError::Invalid(e.to_string()))

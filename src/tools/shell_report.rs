@@ -10,31 +10,31 @@ use crate::core::ErrorCode;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CommandReport {
-    pub exit_code: Option<i32>,
-    pub signal: Option<String>,
-    pub timed_out: bool,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) signal: Option<String>,
+    pub(crate) timed_out: bool,
     /// The middle of the output was cut (the whole of it is in `artifact`).
-    pub truncated: bool,
-    pub duration_ms: u64,
-    pub total_bytes: u64,
-    pub output: String,
+    pub(crate) truncated: bool,
+    pub(crate) duration_ms: u64,
+    pub(crate) total_bytes: u64,
+    pub(crate) output: String,
     /// The file that holds the whole output, when it was kept.
-    pub artifact: Option<String>,
+    pub(crate) artifact: Option<String>,
     /// The editor terminal the command ran in (over ACP).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub terminal: Option<String>,
+    pub(crate) terminal: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub artifact_error: Option<String>,
+    pub(crate) artifact_error: Option<String>,
     /// The editor dropped the start of the output.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub editor_truncated: Option<bool>,
+    pub(crate) editor_truncated: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
     /// The sandbox profile the command ran in (`read-only`, `workspace-write`, `off`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<String>,
+    pub(crate) sandbox: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sandbox_denied: Option<SandboxDenied>,
+    pub(crate) sandbox_denied: Option<SandboxDenied>,
     /// Said of a second run without the sandbox, when the report had no note of its own (it then
     /// comes last).
     #[serde(
@@ -42,19 +42,19 @@ pub struct CommandReport {
         skip_serializing_if = "Option::is_none",
         skip_deserializing
     )]
-    pub rerun_note: Option<String>,
+    pub(crate) rerun_note: Option<String>,
 }
 
 /// What the sandbox refused, when a command's failure looks like its doing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxDenied {
     /// Always [`ErrorCode::SandboxDenied`].
-    pub code: ErrorCode,
+    pub(crate) code: ErrorCode,
     /// `file` or `network`.
-    pub kind: String,
+    pub(crate) kind: String,
     /// The path that was refused, when the output names one.
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// The question for the person: what was refused, and that a run without the sandbox could
     /// do it.
-    pub message: String,
+    pub(crate) message: String,
 }

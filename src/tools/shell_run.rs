@@ -42,18 +42,18 @@ pub enum ShellRunResult {
 /// A background session that started (`background: true`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BackgroundStart {
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// Always `running`.
     #[serde(default)]
-    pub status: String,
+    pub(crate) status: String,
     #[serde(default)]
-    pub command: String,
+    pub(crate) command: String,
     #[serde(default)]
-    pub cwd: String,
+    pub(crate) cwd: String,
     #[serde(default)]
-    pub pty: bool,
+    pub(crate) pty: bool,
     #[serde(default)]
-    pub notify: bool,
+    pub(crate) notify: bool,
 }
 
 /// Said of the result of a second run without the sandbox, approved after the first failed in it.
@@ -61,21 +61,21 @@ const RERUN_NOTE: &str = "the first run failed in the sandbox; the person approv
                           again without the sandbox, and this is that run's result";
 
 impl ShellRunResult {
-    pub fn exit_code(&self) -> Option<Option<i32>> {
+    pub(crate) fn exit_code(&self) -> Option<Option<i32>> {
         match self {
             ShellRunResult::Finished(r) => Some(r.exit_code),
             ShellRunResult::Started(_) => None,
         }
     }
 
-    pub fn artifact(&self) -> Option<&str> {
+    pub(crate) fn artifact(&self) -> Option<&str> {
         match self {
             ShellRunResult::Finished(r) => r.artifact.as_deref(),
             ShellRunResult::Started(_) => None,
         }
     }
 
-    pub fn sandbox_denied(&self) -> Option<&SandboxDenied> {
+    pub(crate) fn sandbox_denied(&self) -> Option<&SandboxDenied> {
         match self {
             ShellRunResult::Finished(r) => r.sandbox_denied.as_ref(),
             ShellRunResult::Started(_) => None,
@@ -84,7 +84,7 @@ impl ShellRunResult {
 
     /// Marks this as the result of the run without the sandbox: its note says so (replacing the
     /// report's own note, when it has one).
-    pub fn mark_unsandboxed_rerun(&mut self) {
+    pub(crate) fn mark_unsandboxed_rerun(&mut self) {
         if let ShellRunResult::Finished(r) = self {
             match &mut r.note {
                 Some(note) => *note = RERUN_NOTE.to_string(),
@@ -279,7 +279,7 @@ fn artifact_name(call_id: &str) -> String {
 }
 
 /// The result the model reads for a finished foreground command.
-pub fn report(r: &RunReport, pty: bool) -> CommandReport {
+pub(crate) fn report(r: &RunReport, pty: bool) -> CommandReport {
     CommandReport {
         exit_code: r.exit.code,
         signal: r.exit.signal.map(process::signal_name),

@@ -37,7 +37,7 @@ pub enum SessionResult {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SessionList {
-    pub sessions: Vec<SessionInfo>,
+    pub(crate) sessions: Vec<SessionInfo>,
 }
 
 /// Where a session is and its new output (`poll`, `wait`, `kill`).
@@ -45,66 +45,66 @@ pub struct SessionList {
 #[serde(default)]
 pub struct SessionState {
     /// `running` or `exited`.
-    pub status: String,
-    pub exit_code: Option<i32>,
-    pub signal: Option<String>,
-    pub session_id: String,
+    pub(crate) status: String,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) signal: Option<String>,
+    pub(crate) session_id: String,
     /// New output since the previous look (its tail).
-    pub output: String,
-    pub output_offset: u64,
-    pub new_bytes: u64,
-    pub total_bytes: u64,
-    pub dropped_bytes: u64,
+    pub(crate) output: String,
+    pub(crate) output_offset: u64,
+    pub(crate) new_bytes: u64,
+    pub(crate) total_bytes: u64,
+    pub(crate) dropped_bytes: u64,
     /// A PTY session's screen as a person would see it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub screen: Option<String>,
+    pub(crate) screen: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
     /// Always `true` when present: the answer to `kill`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub killed: Option<bool>,
+    pub(crate) killed: Option<bool>,
 }
 
 /// A page of a session's retained output (`read`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SessionPage {
-    pub session_id: String,
-    pub status: String,
-    pub exit_code: Option<i32>,
-    pub output: String,
-    pub offset: u64,
-    pub next_offset: u64,
-    pub total_bytes: u64,
-    pub has_more: bool,
-    pub dropped_bytes: u64,
-    pub skipped_bytes: u64,
+    pub(crate) session_id: String,
+    pub(crate) status: String,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) output: String,
+    pub(crate) offset: u64,
+    pub(crate) next_offset: u64,
+    pub(crate) total_bytes: u64,
+    pub(crate) has_more: bool,
+    pub(crate) dropped_bytes: u64,
+    pub(crate) skipped_bytes: u64,
 }
 
 /// Input sent to a session (`write`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct InputWritten {
-    pub session_id: String,
-    pub written_bytes: usize,
+    pub(crate) session_id: String,
+    pub(crate) written_bytes: usize,
     /// Stdin was closed after the data.
-    pub eof: bool,
+    pub(crate) eof: bool,
 }
 
 /// Keys sent to a PTY session (`send_keys`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct KeysSent {
-    pub session_id: String,
-    pub keys_sent: usize,
+    pub(crate) session_id: String,
+    pub(crate) keys_sent: usize,
     /// The program asked for application cursor keys (arrows were sent as such).
-    pub application_cursor: bool,
+    pub(crate) application_cursor: bool,
 }
 
 impl SessionResult {
     /// The exit code the result reports (`Some(None)`: the session ended on a signal or is still
     /// running); `None` for results that report none.
-    pub fn exit_code(&self) -> Option<Option<i32>> {
+    pub(crate) fn exit_code(&self) -> Option<Option<i32>> {
         match self {
             SessionResult::State(s) => Some(s.exit_code),
             SessionResult::Page(p) => Some(p.exit_code),

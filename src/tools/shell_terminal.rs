@@ -47,18 +47,18 @@ const RELEASE_MIN: Duration = Duration::from_millis(500);
 
 /// One foreground command to run in an editor terminal.
 #[derive(Debug, Clone)]
-pub struct TerminalRun {
-    pub launcher: String,
-    pub command: String,
+pub(crate) struct TerminalRun {
+    pub(crate) launcher: String,
+    pub(crate) command: String,
     /// Absolute, already resolved and checked inside the workspace.
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// The command's environment (`CommandEnv::for_command`), in order.
-    pub env: Vec<(String, String)>,
-    pub timeout: Duration,
-    pub max_output_bytes: usize,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) timeout: Duration,
+    pub(crate) max_output_bytes: usize,
     /// Where the output is spilled when it exceeds `max_output_bytes`.
-    pub artifact_path: PathBuf,
-    pub cleanup: CleanupTimes,
+    pub(crate) artifact_path: PathBuf,
+    pub(crate) cleanup: CleanupTimes,
 }
 
 /// The `env` program to hand the editor.
@@ -72,7 +72,7 @@ fn env_program() -> &'static str {
 
 /// The program and arguments that run `run.command` with exactly `run.env` and nothing of the
 /// editor's environment: `env -i NAME=VALUE… LAUNCHER -c COMMAND`.
-pub fn terminal_command(run: &TerminalRun) -> Result<TerminalCommand, ToolFailure> {
+pub(crate) fn terminal_command(run: &TerminalRun) -> Result<TerminalCommand, ToolFailure> {
     // `env` reads every leading word with a `=` as an assignment, so such a launcher would be
     // taken for one and the command would run under something else.
     if run.launcher.contains('=') || run.launcher.starts_with('-') || run.launcher.is_empty() {
@@ -124,7 +124,7 @@ async fn bounded<T>(
 /// Runs `run` in a new terminal of `editor`, to its end, and returns the result the model reads
 /// (the shape of a local run's, plus `terminal`). A cancelled turn is the `cancelled` failure with
 /// the same data; an editor that refuses or fails a request is `editor_terminal_failed`.
-pub async fn run_in_terminal(
+pub(crate) async fn run_in_terminal(
     editor: &dyn Editor,
     run: TerminalRun,
     ctx: &ToolContext,

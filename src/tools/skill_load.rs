@@ -20,19 +20,19 @@ use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::Preview;
 
 /// Largest SKILL.md or skill file returned.
-pub const MAX_SKILL_FILE_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_SKILL_FILE_BYTES: u64 = 256 * 1024;
 /// Most files listed of one skill.
 const MAX_LISTED_FILES: usize = 200;
 
 /// One installed skill.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Skill {
-    pub name: String,
-    pub description: String,
+pub(crate) struct Skill {
+    pub(crate) name: String,
+    pub(crate) description: String,
     /// Its folder.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Where it was found (`~/.agents/skills`, the project's `.claude/skills`…).
-    pub source: String,
+    pub(crate) source: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -43,7 +43,7 @@ struct FrontMatter {
 
 /// Reads the front matter of a SKILL.md in a folder named `dir_name`: the skill's name (the
 /// folder's when the front matter has none) and its description.
-pub fn parse_skill(text: &str, dir_name: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_skill(text: &str, dir_name: &str) -> Result<(String, String), String> {
     let (yaml, _) = split_front_matter(text)
         .ok_or("SKILL.md has no front matter (a `---` block with name and description)")?;
     let front: FrontMatter =
@@ -67,7 +67,7 @@ pub fn parse_skill(text: &str, dir_name: &str) -> Result<(String, String), Strin
 
 /// The skills part of the system prompt (empty without skills): each name and description,
 /// sorted, so the prompt stays the same from turn to turn.
-pub fn prompt_section(skills: &[Skill]) -> String {
+pub(crate) fn prompt_section(skills: &[Skill]) -> String {
     if skills.is_empty() {
         return String::new();
     }
@@ -87,21 +87,21 @@ pub fn prompt_section(skills: &[Skill]) -> String {
 /// What `skill.load` returns: the skill's SKILL.md and its other files, or one of those files.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
 pub struct SkillResult {
-    pub name: String,
+    pub(crate) name: String,
     /// The skill's folder (with SKILL.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dir: Option<String>,
+    pub(crate) dir: Option<String>,
     /// SKILL.md, whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<String>,
+    pub(crate) instructions: Option<String>,
     /// The skill's other files, relative to its folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub files: Option<Vec<String>>,
+    pub(crate) files: Option<Vec<String>>,
     /// The file asked for with `file`, and its text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
 }
 
 /// `load skill NAME`.
@@ -127,7 +127,7 @@ pub(crate) fn show_result(data: &Value) -> Option<crate::protocol::describe::Res
 
 /// The skills `text` asks for with `$NAME` (a word of its own), as a note for the model; `None`
 /// when it names none.
-pub fn mention_note(text: &str, skills: &[Skill]) -> Option<String> {
+pub(crate) fn mention_note(text: &str, skills: &[Skill]) -> Option<String> {
     let mut named: Vec<&str> = Vec::new();
     let bytes = text.as_bytes();
     for (i, _) in text.match_indices('$') {
@@ -164,12 +164,12 @@ struct Args {
 }
 
 /// The tool the model is offered.
-pub struct SkillLoad {
+pub(crate) struct SkillLoad {
     skills: Arc<Vec<Skill>>,
 }
 
 impl SkillLoad {
-    pub fn new(skills: Arc<Vec<Skill>>) -> Self {
+    pub(crate) fn new(skills: Arc<Vec<Skill>>) -> Self {
         Self { skills }
     }
 

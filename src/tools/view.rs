@@ -15,7 +15,7 @@ use crate::protocol::describe::{CallView, ResultView, failure_view};
 use crate::protocol::{ToolOutcome, summarize_arguments};
 
 /// How a call of `tool` (its native name, as events carry it) with `arguments` is shown.
-pub fn describe_call(tool: &str, arguments: &Value) -> CallView {
+pub(crate) fn describe_call(tool: &str, arguments: &Value) -> CallView {
     let args = Args(arguments);
     match ToolName::from_native(tool) {
         Some(ToolName::FsRead) => fs_read::show_call(args),
@@ -45,7 +45,7 @@ pub fn describe_call(tool: &str, arguments: &Value) -> CallView {
 }
 
 /// How the result `outcome` of a call of `tool` with `arguments` is shown.
-pub fn describe_result(tool: &str, arguments: &Value, outcome: &ToolOutcome) -> ResultView {
+pub(crate) fn describe_result(tool: &str, arguments: &Value, outcome: &ToolOutcome) -> ResultView {
     let data = match outcome {
         ToolOutcome::Ok { data, .. } => data,
         ToolOutcome::Err { .. } => return failure_view(outcome).unwrap_or_default(),

@@ -34,26 +34,26 @@ use crate::protocol::describe::{CallView, ResultView, plural};
 #[serde(default)]
 pub struct FetchResult {
     /// The URL that answered (after same-host redirects).
-    pub url: String,
-    pub status: u16,
-    pub content_type: Option<String>,
+    pub(crate) url: String,
+    pub(crate) status: u16,
+    pub(crate) content_type: Option<String>,
     /// `html`, `json`, `xml` or `text`.
-    pub format: String,
-    pub text: String,
+    pub(crate) format: String,
+    pub(crate) text: String,
     /// Body bytes read.
-    pub bytes: usize,
-    pub truncated: bool,
+    pub(crate) bytes: usize,
+    pub(crate) truncated: bool,
     /// Always [`UNTRUSTED_NOTICE`].
-    pub notice: String,
+    pub(crate) notice: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
     /// An HTML page's main content was found (navigation and the like left out).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub main_content: Option<bool>,
+    pub(crate) main_content: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub redirected_from: Option<Vec<String>>,
+    pub(crate) redirected_from: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 /// What the model is told about everything this tool returns.
@@ -88,7 +88,7 @@ impl Default for FetchSettings {
 impl FetchSettings {
     /// The defaults with the ports of `PABLO_FETCH_ALLOWED_PORTS`; the note says when the
     /// variable was set but could not be used.
-    pub fn from_env() -> (Self, Option<String>) {
+    pub(crate) fn from_env() -> (Self, Option<String>) {
         let (allowed_ports, note) = fetch_rules::ports_from_env();
         (
             Self {
@@ -115,16 +115,12 @@ impl NetworkBudget {
         }
     }
 
-    pub fn limit(&self) -> u64 {
-        self.limit
-    }
-
     pub fn used(&self) -> u64 {
         self.used.load(Ordering::Relaxed)
     }
 
     /// Whether another request could be sent.
-    pub fn check(&self) -> Result<(), FetchError> {
+    pub(crate) fn check(&self) -> Result<(), FetchError> {
         if self.used() < self.limit {
             Ok(())
         } else {
@@ -133,7 +129,7 @@ impl NetworkBudget {
     }
 
     /// Counts one request, or refuses when none is left.
-    pub fn take(&self) -> Result<(), FetchError> {
+    pub(crate) fn take(&self) -> Result<(), FetchError> {
         self.used
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
                 (u < self.limit).then_some(u + 1)

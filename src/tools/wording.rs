@@ -14,20 +14,20 @@ pub(crate) struct Args<'a>(pub &'a Value);
 
 impl Args<'_> {
     /// The string argument `key`, as given.
-    pub fn text(&self, key: &str) -> Option<String> {
+    pub(crate) fn text(&self, key: &str) -> Option<String> {
         self.0.get(key).and_then(Value::as_str).map(str::to_string)
     }
 
     /// The string argument `key` cut for a title: its first line, at most 120 characters, with
     /// `…` when anything was left out.
-    pub fn clipped(&self, key: &str) -> Option<String> {
+    pub(crate) fn clipped(&self, key: &str) -> Option<String> {
         self.0
             .get(key)
             .and_then(Value::as_str)
             .map(|s| first_line_clipped(s, 120, true))
     }
 
-    pub fn get(&self, key: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
         self.0.get(key)
     }
 }

@@ -26,9 +26,9 @@ use super::view;
 use crate::protocol::{Event, Op};
 
 /// Minimum time between two frames (60 fps).
-pub const FRAME: Duration = Duration::from_millis(16);
+pub(crate) const FRAME: Duration = Duration::from_millis(16);
 /// Frame interval while something animates.
-pub const TICK: Duration = Duration::from_millis(100);
+pub(crate) const TICK: Duration = Duration::from_millis(100);
 /// How long to wait for the agent to confirm shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
@@ -173,7 +173,7 @@ impl<W: io::Write> InlineSurface<W> {
     }
 
     /// Erases the viewport; the conversation stays in the scrollback.
-    pub fn finish(&mut self) -> Result<(), TuiError> {
+    pub(crate) fn finish(&mut self) -> Result<(), TuiError> {
         self.screen.finish().map_err(terminal_error)
     }
 }
@@ -300,17 +300,17 @@ pub struct AgentLink {
 /// Extra inputs of the loop.
 pub struct LoopInputs {
     /// Resolves when the process is asked to stop (SIGTERM, SIGHUP).
-    pub terminate: Pin<Box<dyn Future<Output = ()> + Send>>,
+    pub(crate) terminate: Pin<Box<dyn Future<Output = ()> + Send>>,
     /// Workspace files for `@path` completion, listed in the background.
-    pub files: Option<oneshot::Receiver<Vec<String>>>,
+    pub(crate) files: Option<oneshot::Receiver<Vec<String>>>,
     /// Opens terminal input anew after the terminal was lent to the person's editor (the old
     /// stream is dropped first so it stops reading keys meant for the editor). `None`: there is
     /// no terminal to lend (tests on `TestBackend`), and Ctrl-G and the `/artifacts` pager say so.
-    pub reopen_input: Option<Box<dyn Fn() -> InputStream + Send>>,
+    pub(crate) reopen_input: Option<Box<dyn Fn() -> InputStream + Send>>,
 }
 
 /// Terminal input as the loop holds it.
-pub type InputStream = Pin<Box<dyn Stream<Item = io::Result<TermEvent>> + Send>>;
+pub(crate) type InputStream = Pin<Box<dyn Stream<Item = io::Result<TermEvent>> + Send>>;
 
 impl Default for LoopInputs {
     fn default() -> Self {

@@ -23,15 +23,15 @@ use crate::protocol::describe::{ResultFact, ResultView};
 use crate::protocol::{Preview, ToolOutcome};
 
 /// How many output lines a collapsed tool cell shows.
-pub const TAIL_LINES: usize = 8;
+pub(crate) const TAIL_LINES: usize = 8;
 /// How many output lines an expanded tool cell shows.
-pub const EXPANDED_LINES: usize = 400;
+pub(crate) const EXPANDED_LINES: usize = 400;
 /// How many lines of reasoning a collapsed reasoning cell shows while it streams.
-pub const THOUGHT_TAIL_LINES: usize = 3;
+pub(crate) const THOUGHT_TAIL_LINES: usize = 3;
 const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolStatus {
+pub(crate) enum ToolStatus {
     Pending,
     AwaitingApproval,
     Running,
@@ -41,44 +41,43 @@ pub enum ToolStatus {
 }
 
 #[derive(Debug)]
-pub struct ToolCell {
-    pub call_id: String,
-    pub tool: String,
+pub(crate) struct ToolCell {
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
     /// What a person reads first beside the tool's name (the tool's own words).
-    pub summary: String,
+    pub(crate) summary: String,
     /// The summary is a command line (shown as code).
-    pub command: bool,
-    pub status: ToolStatus,
-    pub started: Instant,
-    pub running_since: Option<Instant>,
-    pub elapsed: Option<Duration>,
-    pub preview: Option<Preview>,
-    pub output: Option<Output>,
-    pub result: Option<ToolOutcome>,
+    pub(crate) command: bool,
+    pub(crate) status: ToolStatus,
+    pub(crate) started: Instant,
+    pub(crate) running_since: Option<Instant>,
+    pub(crate) elapsed: Option<Duration>,
+    pub(crate) preview: Option<Preview>,
+    pub(crate) output: Option<Output>,
+    pub(crate) result: Option<ToolOutcome>,
     /// The result in the tool's words, once it is in.
-    pub shown: Option<ResultView>,
+    pub(crate) shown: Option<ResultView>,
     /// The call's arguments, for describing its result (`shell.session`'s action).
-    pub arguments: Value,
+    pub(crate) arguments: Value,
     /// How the person answered its approval prompt, in the past tense (`allowed once`): what
     /// stays of the prompt once it is answered.
-    pub approval: Option<String>,
+    pub(crate) approval: Option<String>,
     /// For an `agent.task` call: what its subagent is doing and has done.
-    pub subagent: Option<SubagentProgress>,
+    pub(crate) subagent: Option<SubagentProgress>,
 }
 
 /// A subagent as its call's cell shows it: what it does now, what it has spent, and the calls
 /// it made (a tail; ctrl-o shows more).
 #[derive(Debug, Clone, Default)]
-pub struct SubagentProgress {
-    pub agent: String,
+pub(crate) struct SubagentProgress {
     /// The call it is making now (its title), if any.
-    pub activity: Option<String>,
-    pub tokens: u64,
-    pub tool_calls: u64,
+    pub(crate) activity: Option<String>,
+    pub(crate) tokens: u64,
+    pub(crate) tool_calls: u64,
     /// One line per call it made (and per failure), in order.
-    pub log: Vec<String>,
+    pub(crate) log: Vec<String>,
     /// Its calls' titles by their call ids (an approval it asks for names the call).
-    pub calls: std::collections::HashMap<String, String>,
+    pub(crate) calls: std::collections::HashMap<String, String>,
 }
 
 impl SubagentProgress {
@@ -102,7 +101,7 @@ impl SubagentProgress {
 }
 
 impl ToolCell {
-    pub fn new(call_id: String, tool: String, arguments: &Value, now: Instant) -> Self {
+    pub(crate) fn new(call_id: String, tool: String, arguments: &Value, now: Instant) -> Self {
         let call = describe_call(&tool, arguments);
         Self {
             call_id,
@@ -124,7 +123,7 @@ impl ToolCell {
     }
 
     /// Takes the call's result; returns what the result did that the front-end acts on.
-    pub fn finish(&mut self, result: ToolOutcome) -> Option<ResultFact> {
+    pub(crate) fn finish(&mut self, result: ToolOutcome) -> Option<ResultFact> {
         let shown = describe_result(&self.tool, &self.arguments, &result);
         if let Some(summary) = &shown.summary {
             self.summary = summary.clone();
@@ -135,20 +134,20 @@ impl ToolCell {
         fact
     }
 
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         matches!(self.status, ToolStatus::Running | ToolStatus::Pending)
     }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoticeLevel {
+pub(crate) enum NoticeLevel {
     Info,
     Warning,
     Error,
 }
 
 #[derive(Debug)]
-pub enum CellKind {
+pub(crate) enum CellKind {
     User(String),
     Assistant {
         text: String,
@@ -169,24 +168,24 @@ pub enum CellKind {
 }
 
 #[derive(Debug)]
-pub struct Cell {
-    pub kind: CellKind,
+pub(crate) struct Cell {
+    pub(crate) kind: CellKind,
     /// Bumped on every change; the render cache keys on it.
-    pub version: u64,
+    pub(crate) version: u64,
 }
 
 impl Cell {
-    pub fn new(kind: CellKind) -> Self {
+    pub(crate) fn new(kind: CellKind) -> Self {
         Self { kind, version: 0 }
     }
 
-    pub fn touch(&mut self) {
+    pub(crate) fn touch(&mut self) {
         self.version += 1;
     }
 
     /// Whether the cell will not change again: an answer that finished streaming, a call with
     /// its result. Only such cells go into the terminal's scrollback (inline mode).
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         match &self.kind {
             CellKind::Assistant { streaming, .. } => !streaming,
             CellKind::Tool(t) => t.result.is_some(),
@@ -195,12 +194,12 @@ impl Cell {
     }
 
     /// Whether the cell waits for the person (an approval prompt is open on it).
-    pub fn awaits_answer(&self) -> bool {
+    pub(crate) fn awaits_answer(&self) -> bool {
         matches!(&self.kind, CellKind::Tool(t) if t.status == ToolStatus::AwaitingApproval)
     }
 
     /// Whether the cell's look depends on the clock.
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         match &self.kind {
             CellKind::Tool(t) => t.is_live(),
             _ => false,
@@ -208,7 +207,12 @@ impl Cell {
     }
 
     /// The cell's lines for `width` columns, with a blank separator line at the end.
-    pub fn render_lines(&self, width: usize, expanded: bool, now: Instant) -> Vec<Line<'static>> {
+    pub(crate) fn render_lines(
+        &self,
+        width: usize,
+        expanded: bool,
+        now: Instant,
+    ) -> Vec<Line<'static>> {
         let width = width.max(8);
         let mut out = Vec::new();
         match &self.kind {
@@ -253,7 +257,7 @@ impl Cell {
 impl Cell {
     /// Inline mode: how many bytes of a streaming answer are finished lines, which the scrollback
     /// can take now ([`markdown::stable_prefix`]). `None` for any other cell.
-    pub fn stable_answer_prefix(&self) -> Option<usize> {
+    pub(crate) fn stable_answer_prefix(&self) -> Option<usize> {
         match &self.kind {
             CellKind::Assistant {
                 text,
@@ -265,7 +269,12 @@ impl Cell {
 
     /// The lines of bytes `from..to` of an answer, the part of it that goes into the scrollback
     /// now (no separator line: the answer goes on).
-    pub fn render_answer_part(&self, from: usize, to: usize, width: usize) -> Vec<Line<'static>> {
+    pub(crate) fn render_answer_part(
+        &self,
+        from: usize,
+        to: usize,
+        width: usize,
+    ) -> Vec<Line<'static>> {
         let mut out = Vec::new();
         if let CellKind::Assistant { text, .. } = &self.kind
             && let Some(part) = text.get(from..to)
@@ -277,7 +286,7 @@ impl Cell {
 
     /// The cell's lines from byte `from` of its answer on (the part not yet in the scrollback),
     /// with the separator line; any other cell whole.
-    pub fn render_from(
+    pub(crate) fn render_from(
         &self,
         from: usize,
         width: usize,
@@ -604,7 +613,7 @@ fn exit_code(t: &ToolCell) -> Option<i64> {
 }
 
 /// Draws lines into `area`, skipping the first `skip` of them (a cell cut by the top edge).
-pub fn draw_lines(lines: &[Line<'static>], skip: usize, area: Rect, buf: &mut Buffer) {
+pub(crate) fn draw_lines(lines: &[Line<'static>], skip: usize, area: Rect, buf: &mut Buffer) {
     for (row, line) in lines
         .iter()
         .skip(skip)

@@ -3,7 +3,7 @@
 
 /// What a slash command does; the app matches on this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommandId {
+pub(crate) enum CommandId {
     Help,
     Todo,
     Sessions,
@@ -33,14 +33,14 @@ pub enum CommandId {
 }
 
 #[derive(Debug)]
-pub struct SlashCommand {
-    pub name: &'static str,
-    pub args: &'static str,
-    pub help: &'static str,
-    pub id: CommandId,
+pub(crate) struct SlashCommand {
+    pub(crate) name: &'static str,
+    pub(crate) args: &'static str,
+    pub(crate) help: &'static str,
+    pub(crate) id: CommandId,
 }
 
-pub static COMMANDS: &[SlashCommand] = &[
+pub(crate) static COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "help",
         args: "",
@@ -206,19 +206,19 @@ pub static COMMANDS: &[SlashCommand] = &[
 ];
 
 /// Commands whose name starts with `prefix` (without the slash).
-pub fn matching(prefix: &str) -> Vec<&'static SlashCommand> {
+pub(crate) fn matching(prefix: &str) -> Vec<&'static SlashCommand> {
     COMMANDS
         .iter()
         .filter(|c| c.name.starts_with(prefix))
         .collect()
 }
 
-pub fn find(name: &str) -> Option<&'static SlashCommand> {
+pub(crate) fn find(name: &str) -> Option<&'static SlashCommand> {
     COMMANDS.iter().find(|c| c.name == name)
 }
 
 /// Keys, as shown by `/help` and the hint line.
-pub static KEYS: &[(&str, &str)] = &[
+pub(crate) static KEYS: &[(&str, &str)] = &[
     ("enter", "send"),
     ("shift-enter / alt-enter", "new line"),
     ("up / down", "history (or move between lines)"),

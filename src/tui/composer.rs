@@ -10,7 +10,7 @@ use super::theme;
 
 /// What a key did to the composer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ComposerAction {
+pub(crate) enum ComposerAction {
     /// The key was handled; nothing else to do.
     Handled,
     /// Not a composer key.
@@ -21,15 +21,15 @@ pub enum ComposerAction {
 
 /// One entry of the completion popup.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Completion {
-    pub label: String,
-    pub detail: String,
+pub(crate) struct Completion {
+    pub(crate) label: String,
+    pub(crate) detail: String,
     /// The token replacing the one being typed.
-    pub insert: String,
+    pub(crate) insert: String,
 }
 
 #[derive(Debug, Default)]
-pub struct Composer {
+pub(crate) struct Composer {
     text: String,
     /// Byte offset of the cursor in `text`.
     cursor: usize,
@@ -38,37 +38,37 @@ pub struct Composer {
     history_pos: Option<usize>,
     draft: String,
     /// Workspace files for `@path` completion.
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// MCP prompts as slash commands (`server:prompt`, with their arguments as a hint).
-    pub mcp_commands: Vec<(String, String)>,
+    pub(crate) mcp_commands: Vec<(String, String)>,
     /// MCP resources for `@server:uri` completion (`server:uri`, and the resource's name).
-    pub mcp_resources: Vec<(String, String)>,
-    pub selected: usize,
+    pub(crate) mcp_resources: Vec<(String, String)>,
+    pub(crate) selected: usize,
     /// The person's own slash commands, completed after the built-in ones.
-    pub custom: Vec<crate::protocol::CustomCommand>,
+    pub(crate) custom: Vec<crate::protocol::CustomCommand>,
 }
 
 impl Composer {
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.text.is_empty()
     }
 
-    pub fn set_text(&mut self, text: &str) {
+    pub(crate) fn set_text(&mut self, text: &str) {
         self.text = text.to_string();
         self.cursor = self.text.len();
         self.selected = 0;
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.set_text("");
         self.history_pos = None;
     }
 
-    pub fn insert_str(&mut self, s: &str) {
+    pub(crate) fn insert_str(&mut self, s: &str) {
         // Pasted text keeps its newlines; carriage returns from some terminals become newlines.
         let s = s.replace("\r\n", "\n").replace('\r', "\n");
         self.text.insert_str(self.cursor, &s);
@@ -111,7 +111,7 @@ impl Composer {
     }
 
     /// The popup's entries for what is being typed.
-    pub fn completions(&self) -> Vec<Completion> {
+    pub(crate) fn completions(&self) -> Vec<Completion> {
         if let Some(name) = self.text.strip_prefix('/')
             && !name.contains(char::is_whitespace)
         {
@@ -279,7 +279,7 @@ impl Composer {
         true
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent) -> ComposerAction {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> ComposerAction {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
@@ -383,7 +383,11 @@ impl Composer {
 
     /// Wrapped lines for `width` (after the prompt gutter) and the cursor's (row, col). Lines
     /// break between words, as the answer's do; a word longer than the width is cut.
-    pub fn layout(&self, width: usize, placeholder: &str) -> (Vec<Line<'static>>, (usize, usize)) {
+    pub(crate) fn layout(
+        &self,
+        width: usize,
+        placeholder: &str,
+    ) -> (Vec<Line<'static>>, (usize, usize)) {
         let width = width.max(4);
         if self.text.is_empty() {
             return (

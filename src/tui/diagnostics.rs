@@ -13,16 +13,16 @@ use crate::protocol::{Diagnostic, PreviewDiagnostics, Severity};
 const MAX_SHOWN: usize = 8;
 
 #[derive(Debug, Default, Clone)]
-pub struct ApprovalDiagnostics {
+pub(crate) struct ApprovalDiagnostics {
     whole: Option<PreviewDiagnostics>,
     subset: Option<(Vec<usize>, PreviewDiagnostics)>,
     /// Bumped on every update, so the laid-out body is laid out again.
-    pub version: u64,
+    pub(crate) version: u64,
 }
 
 impl ApprovalDiagnostics {
     /// Keeps what the agent said of `hunks` (`None`: the whole change).
-    pub fn update(&mut self, hunks: Option<Vec<usize>>, d: PreviewDiagnostics) {
+    pub(crate) fn update(&mut self, hunks: Option<Vec<usize>>, d: PreviewDiagnostics) {
         match hunks {
             None => self.whole = Some(d),
             Some(h) => self.subset = Some((h, d)),
@@ -31,7 +31,7 @@ impl ApprovalDiagnostics {
     }
 
     /// Whether any server checks this change (then a toggle of hunks asks again).
-    pub fn active(&self) -> bool {
+    pub(crate) fn active(&self) -> bool {
         self.whole.is_some()
     }
 
@@ -52,7 +52,7 @@ impl ApprovalDiagnostics {
     }
 
     /// The prompt's lines for the hunks accepted now (none when no server covers the file).
-    pub fn lines(&self, accepted: &[bool], width: usize) -> Vec<Line<'static>> {
+    pub(crate) fn lines(&self, accepted: &[bool], width: usize) -> Vec<Line<'static>> {
         let mut out = Vec::new();
         let Some(d) = self.shown(accepted) else {
             return out;

@@ -12,26 +12,30 @@ use crate::protocol::{DiffHunk, DiffLine, DiffTag};
 
 /// Rendered diff lines and where each hunk starts among them (for next/previous hunk).
 #[derive(Debug, Clone, Default)]
-pub struct DiffRender {
-    pub lines: Vec<Line<'static>>,
-    pub hunk_starts: Vec<usize>,
+pub(crate) struct DiffRender {
+    pub(crate) lines: Vec<Line<'static>>,
+    pub(crate) hunk_starts: Vec<usize>,
 }
 
 /// Per-hunk review state passed to the renderer: which hunks are accepted and which one has focus.
 #[derive(Debug, Clone, Copy)]
-pub struct HunkMarks<'a> {
-    pub accepted: &'a [bool],
-    pub focused: usize,
+pub(crate) struct HunkMarks<'a> {
+    pub(crate) accepted: &'a [bool],
+    pub(crate) focused: usize,
 }
 
-pub fn render_hunks(hunks: &[DiffHunk], width: usize, marks: Option<HunkMarks<'_>>) -> DiffRender {
+pub(crate) fn render_hunks(
+    hunks: &[DiffHunk],
+    width: usize,
+    marks: Option<HunkMarks<'_>>,
+) -> DiffRender {
     render_hunks_head(hunks, width, marks, usize::MAX).0
 }
 
 /// The first `keep` rendered lines, and how many the whole diff renders to. Rows past `keep` are
 /// counted, not styled (a line that fits the width counts one without being built), so a
 /// collapsed cell over a 20,000-line diff costs its dozen lines and a count.
-pub fn render_hunks_head(
+pub(crate) fn render_hunks_head(
     hunks: &[DiffHunk],
     width: usize,
     marks: Option<HunkMarks<'_>>,

@@ -8,7 +8,7 @@ use crate::core::ErrorCode;
 
 /// Why the draft could not go through the editor; the draft itself is never lost.
 #[derive(Debug, thiserror::Error)]
-pub enum EditorError {
+pub(crate) enum EditorError {
     #[error("set $VISUAL or $EDITOR to compose the prompt in an editor")]
     NoEditor,
     #[error("the draft file {path} could not be written or read back: {message}")]
@@ -32,7 +32,7 @@ impl crate::core::Coded for EditorError {
 
 /// The editor command from the environment: `$VISUAL`, else `$EDITOR` (either may hold
 /// arguments, as `code --wait` does).
-pub fn editor_command() -> Option<String> {
+pub(crate) fn editor_command() -> Option<String> {
     ["VISUAL", "EDITOR"]
         .into_iter()
         .filter_map(|k| std::env::var(k).ok())
@@ -60,7 +60,7 @@ fn draft_error(path: &std::path::Path, e: std::io::Error) -> EditorError {
 
 /// Runs `command` on a file holding `draft` and returns what the person saved (one trailing
 /// newline, which editors add, removed). The terminal must already be lent (raw mode off).
-pub async fn edit(command: &str, draft: &str) -> Result<String, EditorError> {
+pub(crate) async fn edit(command: &str, draft: &str) -> Result<String, EditorError> {
     use std::io::Write;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

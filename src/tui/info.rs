@@ -19,7 +19,7 @@ use crate::protocol::{
 
 /// What an information block in the transcript shows.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Info {
+pub(crate) enum Info {
     /// `/help`: the built-in commands, the person's own, and the keys.
     Help { custom: Vec<CustomCommand> },
     /// `/skills`: the installed Agent Skills.
@@ -46,26 +46,26 @@ pub enum Info {
 
 /// What `/status` says: the session's model, what it has spent, what it may do, where.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StatusReport {
-    pub session_id: String,
-    pub resume_command: Option<String>,
-    pub provider: String,
-    pub model: String,
+pub(crate) struct StatusReport {
+    pub(crate) session_id: String,
+    pub(crate) resume_command: Option<String>,
+    pub(crate) provider: String,
+    pub(crate) model: String,
     /// Tokens of the last request and the model's window.
-    pub context: Option<(u64, u64)>,
-    pub usage: Usage,
-    pub turns: u64,
-    pub cost_usd: Option<f64>,
-    pub mode: WorkMode,
+    pub(crate) context: Option<(u64, u64)>,
+    pub(crate) usage: Usage,
+    pub(crate) turns: u64,
+    pub(crate) cost_usd: Option<f64>,
+    pub(crate) mode: WorkMode,
     /// The authority and the sandbox profile, as the status line says them.
-    pub authority: String,
-    pub mcp: Vec<McpServerView>,
-    pub workspace: String,
+    pub(crate) authority: String,
+    pub(crate) mcp: Vec<McpServerView>,
+    pub(crate) workspace: String,
 }
 
 impl Info {
     /// The block's lines (unwrapped; the cell wraps them to its width).
-    pub fn lines(&self) -> Vec<Line<'static>> {
+    pub(crate) fn lines(&self) -> Vec<Line<'static>> {
         match self {
             Info::Help { custom } => help(custom),
             Info::Background { sessions, wall_ms } => background(sessions, *wall_ms),
@@ -146,7 +146,7 @@ fn background(sessions: &[SessionSummary], wall_ms: u64) -> Vec<Line<'static>> {
 }
 
 /// One row of the background-session list: id, state, runtime (as of `wall_ms`), PTY, command.
-pub fn session_line(s: &SessionSummary, selected: bool, wall_ms: u64) -> Line<'static> {
+pub(crate) fn session_line(s: &SessionSummary, selected: bool, wall_ms: u64) -> Line<'static> {
     let state = if s.running {
         Span::styled("running", theme::ok())
     } else {

@@ -108,13 +108,8 @@ impl<W: Write> InlineScreen<W> {
         }
     }
 
-    pub fn size(&self) -> Size {
+    pub(crate) fn size(&self) -> Size {
         self.size
-    }
-
-    /// The screen row where the viewport begins.
-    pub fn top(&self) -> u16 {
-        self.top
     }
 
     pub fn bytes_written(&self) -> u64 {
@@ -164,7 +159,7 @@ impl<W: Write> InlineScreen<W> {
 
     /// Prints `lines` above the viewport, into the scrollback, rendered at the screen width. The
     /// viewport is cleared now and redrawn in full by the next [`InlineScreen::draw`].
-    pub fn insert_history(&mut self, lines: &[Line<'_>]) -> io::Result<()> {
+    pub(crate) fn insert_history(&mut self, lines: &[Line<'_>]) -> io::Result<()> {
         if lines.is_empty() || self.in_alternate {
             return Ok(());
         }
@@ -200,7 +195,7 @@ impl<W: Write> InlineScreen<W> {
 
     /// Draws the viewport `live` (its height is the viewport's) and puts the terminal cursor at
     /// `cursor` (viewport coordinates), or hides it.
-    pub fn draw(&mut self, live: &Buffer, cursor: Option<Position>) -> io::Result<()> {
+    pub(crate) fn draw(&mut self, live: &Buffer, cursor: Option<Position>) -> io::Result<()> {
         if self.in_alternate {
             return Ok(());
         }
@@ -272,7 +267,11 @@ impl<W: Write> InlineScreen<W> {
     }
 
     /// Draws a full-screen overlay on the alternate screen (entering it first).
-    pub fn draw_alternate(&mut self, buf: &Buffer, cursor: Option<Position>) -> io::Result<()> {
+    pub(crate) fn draw_alternate(
+        &mut self,
+        buf: &Buffer,
+        cursor: Option<Position>,
+    ) -> io::Result<()> {
         self.enter_alternate()?;
         {
             let mut sink = self.sink();
@@ -286,7 +285,7 @@ impl<W: Write> InlineScreen<W> {
 
     /// The terminal is now `size`. What it shows is not known any more (see the module docs):
     /// the caller starts over with [`InlineScreen::start_over`] once the normal screen is back.
-    pub fn resize(&mut self, size: Size) {
+    pub(crate) fn resize(&mut self, size: Size) {
         self.size = size;
         self.prev = None;
         self.alt_prev = None;
@@ -296,7 +295,7 @@ impl<W: Write> InlineScreen<W> {
     /// caller prints the conversation again ([`InlineScreen::insert_history`]), at the current
     /// width, so each line of it is in the scrollback once. What the shell printed before pablo
     /// started goes with it.
-    pub fn start_over(&mut self) -> io::Result<()> {
+    pub(crate) fn start_over(&mut self) -> io::Result<()> {
         if self.in_alternate {
             return Ok(());
         }
@@ -317,7 +316,7 @@ impl<W: Write> InlineScreen<W> {
 
     /// Gives the screen to a full-screen overlay (a picker, the full diff) on the alternate
     /// screen; the conversation on the normal screen is left untouched.
-    pub fn enter_alternate(&mut self) -> io::Result<()> {
+    pub(crate) fn enter_alternate(&mut self) -> io::Result<()> {
         if !self.in_alternate {
             self.in_alternate = true;
             self.alt_prev = None;
@@ -328,7 +327,7 @@ impl<W: Write> InlineScreen<W> {
         Ok(())
     }
 
-    pub fn leave_alternate(&mut self) -> io::Result<()> {
+    pub(crate) fn leave_alternate(&mut self) -> io::Result<()> {
         if self.in_alternate {
             self.in_alternate = false;
             self.prev = None;
@@ -341,16 +340,11 @@ impl<W: Write> InlineScreen<W> {
 
     /// The viewport now starts at `row` (after another program had the terminal) and is redrawn
     /// in full by the next frame.
-    pub fn reanchor(&mut self, row: u16) {
+    pub(crate) fn reanchor(&mut self, row: u16) {
         self.top = row.min(self.size.height.saturating_sub(1));
         self.prev = None;
         self.alt_prev = None;
         self.in_alternate = false;
-    }
-
-    /// Whether an overlay has the alternate screen.
-    pub fn is_alternate(&self) -> bool {
-        self.in_alternate
     }
 
     /// Access to the writer for an overlay's own full-screen drawing.
@@ -360,7 +354,7 @@ impl<W: Write> InlineScreen<W> {
 
     /// Ends the session on screen: the viewport is erased and the cursor left where it began, so
     /// the shell continues right under the conversation.
-    pub fn finish(&mut self) -> io::Result<()> {
+    pub(crate) fn finish(&mut self) -> io::Result<()> {
         self.leave_alternate()?;
         let top = self.top;
         self.clear_rows_from(top)?;
@@ -373,7 +367,7 @@ impl<W: Write> InlineScreen<W> {
     /// Pushes everything on screen above the viewport into the scrollback and puts the viewport
     /// at the top of an otherwise empty screen (`/clear`): nothing is erased, nothing printed
     /// twice.
-    pub fn clear_screen(&mut self) -> io::Result<()> {
+    pub(crate) fn clear_screen(&mut self) -> io::Result<()> {
         if self.in_alternate || self.top == 0 {
             return Ok(());
         }

@@ -17,9 +17,8 @@ use crate::protocol::{
 
 /// What a layer asks the app to do.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Intent {
+pub(crate) enum Intent {
     None,
-    Ignored,
     Answer {
         call_id: String,
         answer: ApprovalAnswer,
@@ -50,7 +49,7 @@ pub enum Intent {
 }
 
 #[derive(Debug)]
-pub enum Layer {
+pub(crate) enum Layer {
     Approval(Box<ApprovalView>),
     Sessions(SessionsView),
     Resume(ResumeView),
@@ -72,23 +71,23 @@ pub enum ApprovalMode {
 }
 
 #[derive(Debug)]
-pub struct ApprovalView {
-    pub call_id: String,
-    pub tool: String,
-    pub summary: String,
-    pub preview: Preview,
-    pub verdict: Verdict,
-    pub accepted: Vec<bool>,
+pub(crate) struct ApprovalView {
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
+    pub(crate) summary: String,
+    pub(crate) preview: Preview,
+    pub(crate) verdict: Verdict,
+    pub(crate) accepted: Vec<bool>,
     /// The person's note on each dropped hunk, when they left one.
-    pub hunk_notes: Vec<Option<String>>,
-    pub focused: usize,
-    pub scroll: usize,
-    pub fullscreen: bool,
-    pub mode: ApprovalMode,
+    pub(crate) hunk_notes: Vec<Option<String>>,
+    pub(crate) focused: usize,
+    pub(crate) scroll: usize,
+    pub(crate) fullscreen: bool,
+    pub(crate) mode: ApprovalMode,
     /// The subagent that asks (`general: map the parser`), when not the main conversation.
-    pub from: Option<String>,
+    pub(crate) from: Option<String>,
     /// What the language servers say of the change (file changes only).
-    pub diagnostics: super::diagnostics::ApprovalDiagnostics,
+    pub(crate) diagnostics: super::diagnostics::ApprovalDiagnostics,
     /// The body as last laid out, for the width and hunk selection it was laid out for: drawn
     /// every frame (and measured for the prompt's height), it is styled and wrapped once.
     body_memo: Memo<BodyKey, ApprovalBody>,
@@ -100,13 +99,13 @@ type BodyKey = (usize, Vec<bool>, usize, u64);
 
 /// The approval prompt's scrollable body: its lines, and where each hunk starts among them.
 #[derive(Debug, Default)]
-pub struct ApprovalBody {
-    pub lines: Vec<Line<'static>>,
-    pub hunk_starts: Vec<usize>,
+pub(crate) struct ApprovalBody {
+    pub(crate) lines: Vec<Line<'static>>,
+    pub(crate) hunk_starts: Vec<usize>,
 }
 
 impl ApprovalView {
-    pub fn new(
+    pub(crate) fn new(
         call_id: String,
         tool: String,
         summary: String,
@@ -150,7 +149,7 @@ impl ApprovalView {
         }
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent, body_width: usize) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent, body_width: usize) -> Intent {
         if let ApprovalMode::HunkNote(hunk, note) = &mut self.mode {
             match key.code {
                 KeyCode::Enter => {
@@ -309,7 +308,7 @@ impl ApprovalView {
 
     /// The question after a sandboxed command failed: "run it again without the sandbox?". It
     /// is answered once or not at all (no rule is saved for it).
-    pub fn is_sandbox_retry(&self) -> bool {
+    pub(crate) fn is_sandbox_retry(&self) -> bool {
         self.verdict
             .rule_ids
             .iter()
@@ -317,7 +316,7 @@ impl ApprovalView {
     }
 
     /// Title of the prompt.
-    pub fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         match &self.preview {
             Preview::FileChange(fc) => {
                 if fc.old_revision.is_none() {
@@ -339,7 +338,7 @@ impl ApprovalView {
 
     /// The scrollable body, and where each hunk starts in it; laid out again only when the width
     /// or the hunk selection changed since the last call.
-    pub fn body(&self, width: usize) -> std::sync::Arc<ApprovalBody> {
+    pub(crate) fn body(&self, width: usize) -> std::sync::Arc<ApprovalBody> {
         let key = (
             width,
             self.accepted.clone(),
@@ -551,7 +550,7 @@ impl ApprovalView {
     }
 
     /// The fixed footer: the answers (or the note being typed).
-    pub fn footer(&self, width: usize) -> Vec<Line<'static>> {
+    pub(crate) fn footer(&self, width: usize) -> Vec<Line<'static>> {
         let mut out = Vec::new();
         if let ApprovalMode::HunkNote(hunk, note) = &self.mode {
             let l = Line::from(vec![
@@ -675,16 +674,16 @@ impl ApprovalView {
 
 /// The background-session browser.
 #[derive(Debug, Default)]
-pub struct SessionsView {
-    pub selected: usize,
+pub(crate) struct SessionsView {
+    pub(crate) selected: usize,
     /// The session whose output is open.
-    pub open: Option<String>,
+    pub(crate) open: Option<String>,
     /// Input being typed for the open session.
-    pub input: Option<String>,
+    pub(crate) input: Option<String>,
 }
 
 impl SessionsView {
-    pub fn handle_key(&mut self, key: KeyEvent, ids: &[String]) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent, ids: &[String]) -> Intent {
         if let (Some(input), Some(id)) = (&mut self.input, &self.open) {
             match key.code {
                 KeyCode::Enter => {
@@ -750,13 +749,13 @@ impl SessionsView {
 
 /// The `/resume` picker: saved sessions of this workspace, most recent first.
 #[derive(Debug, Default)]
-pub struct ResumeView {
-    pub rows: Vec<crate::launch::SessionInfo>,
-    pub selected: usize,
+pub(crate) struct ResumeView {
+    pub(crate) rows: Vec<crate::launch::SessionInfo>,
+    pub(crate) selected: usize,
 }
 
 impl ResumeView {
-    pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Intent {
         if super::restore::move_selection(key.code, &mut self.selected, self.rows.len()) {
             return Intent::None;
         }
@@ -773,13 +772,13 @@ impl ResumeView {
 
 /// The `/artifacts` picker: the files this session saved, opened in `$PAGER`.
 #[derive(Debug, Default)]
-pub struct ArtifactsView {
-    pub rows: Vec<ArtifactSummary>,
-    pub selected: usize,
+pub(crate) struct ArtifactsView {
+    pub(crate) rows: Vec<ArtifactSummary>,
+    pub(crate) selected: usize,
 }
 
 impl ArtifactsView {
-    pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Intent {
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Intent::Close,
             KeyCode::Down | KeyCode::Char('j') if !self.rows.is_empty() => {
@@ -801,13 +800,13 @@ impl ArtifactsView {
 
 /// The `/memory` list: this session's proposals; the person accepts or dismisses each.
 #[derive(Debug, Default)]
-pub struct MemoryView {
-    pub rows: Vec<MemoryProposal>,
-    pub selected: usize,
+pub(crate) struct MemoryView {
+    pub(crate) rows: Vec<MemoryProposal>,
+    pub(crate) selected: usize,
 }
 
 impl MemoryView {
-    pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Intent {
         let pending = |p: &MemoryProposal| p.status == MemoryStatus::Proposed;
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => Intent::Close,

@@ -17,7 +17,7 @@ use super::text::wrap_line;
 use super::theme;
 
 /// Renders markdown to lines wrapped to `width`.
-pub fn render(text: &str, width: usize) -> Vec<Line<'static>> {
+pub(crate) fn render(text: &str, width: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let mut in_fence = false;
     let lines: Vec<&str> = text.split('\n').collect();
@@ -82,7 +82,7 @@ fn is_delimiter_row(line: &str) -> bool {
 /// How many bytes at the start of a streaming answer are finished: they end with a line break
 /// after a line with text, outside a code block and outside a table that may still grow. Their
 /// lines render the same whatever follows.
-pub fn stable_prefix(text: &str) -> usize {
+pub(crate) fn stable_prefix(text: &str) -> usize {
     let mut in_fence = false;
     let mut table_start: Option<usize> = None;
     let mut stable = 0;
@@ -328,7 +328,7 @@ fn numbered(s: &str) -> Option<(&str, &str)> {
 
 /// Inline markup: `code`, **strong**, *emphasis* / _emphasis_, ~~strike~~. Unclosed markers stay
 /// literal, which is what a half-streamed line should show.
-pub fn inline(s: &str, base: Style) -> Vec<Span<'static>> {
+pub(crate) fn inline(s: &str, base: Style) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
     let mut plain = String::new();
     let mut rest = s;

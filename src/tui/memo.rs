@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-pub struct Memo<K, V> {
+pub(crate) struct Memo<K, V> {
     slot: Mutex<Option<(K, Arc<V>)>>,
 }
 
@@ -29,7 +29,7 @@ impl<K, V> std::fmt::Debug for Memo<K, V> {
 impl<K: PartialEq, V> Memo<K, V> {
     /// The value for `key`: the kept one when it was computed for an equal key, else `compute()`'s
     /// (which is then kept in its place).
-    pub fn get(&self, key: K, compute: impl FnOnce() -> V) -> Arc<V> {
+    pub(crate) fn get(&self, key: K, compute: impl FnOnce() -> V) -> Arc<V> {
         let mut slot = self.slot.lock();
         if let Some((k, v)) = slot.as_ref()
             && *k == key

@@ -1,34 +1,34 @@
 //! The full-screen terminal front-end (ratatui). It speaks only `protocol`: agent events in, ops
 //! out. One loop ([`app`]) owns the state ([`state`]) and is the only thing that draws ([`view`]).
 
-pub mod cells;
-pub mod commands;
-pub mod composer;
-pub mod diagnostics;
-pub mod diff;
-pub mod editor;
-pub mod info;
+pub(crate) mod cells;
+pub(crate) mod commands;
+pub(crate) mod composer;
+pub(crate) mod diagnostics;
+pub(crate) mod diff;
+pub(crate) mod editor;
+pub(crate) mod info;
 pub mod inline;
-pub mod layers;
-pub mod markdown;
-pub mod memo;
-pub mod pager;
-pub mod restore;
+pub(crate) mod layers;
+pub(crate) mod markdown;
+pub(crate) mod memo;
+pub(crate) mod pager;
+pub(crate) mod restore;
 #[cfg(test)]
 mod screen_tests;
 #[cfg(test)]
 mod snapshot_tests;
 pub mod state;
-pub mod status;
+pub(crate) mod status;
 #[cfg(test)]
 mod status_tests;
-pub mod text;
-pub mod theme;
-pub mod transcript;
-pub mod view;
+pub(crate) mod text;
+pub(crate) mod theme;
+pub(crate) mod transcript;
+pub(crate) mod view;
 
 pub mod app;
-pub mod term;
+pub(crate) mod term;
 
 use std::sync::Arc;
 
@@ -63,17 +63,17 @@ impl Coded for TuiError {
 /// What is printed on the normal screen after the TUI closes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExitSummary {
-    pub session_id: String,
-    pub turns: u64,
-    pub usage: Usage,
+    pub(crate) session_id: String,
+    pub(crate) turns: u64,
+    pub(crate) usage: Usage,
     /// The exact command that resumes the session, when it is journaled.
-    pub resume_command: Option<String>,
+    pub(crate) resume_command: Option<String>,
     /// Extra lines (the demo says where its project copy was).
     pub notes: Vec<String>,
     /// A saved session picked with `/resume`: the caller resumes it next.
-    pub resume_requested: Option<String>,
+    pub(crate) resume_requested: Option<String>,
     /// `/new`: the caller starts a fresh session in this workspace next.
-    pub new_session_in: Option<std::path::PathBuf>,
+    pub(crate) new_session_in: Option<std::path::PathBuf>,
 }
 
 /// What the person asked for as the screen closed.

@@ -6,7 +6,7 @@ use crate::core::ErrorCode;
 
 /// Why an artifact could not be shown; the TUI goes on as it was.
 #[derive(Debug, thiserror::Error)]
-pub enum PagerError {
+pub(crate) enum PagerError {
     #[error("the pager could not be started: {message}")]
     Spawn { message: String },
     #[error("the pager exited with {status} (set $PAGER to choose another)")]
@@ -23,7 +23,7 @@ impl crate::core::Coded for PagerError {
 }
 
 /// `$PAGER` when set and not blank (it may hold arguments, as `less -R` does).
-pub fn pager_command() -> Option<String> {
+pub(crate) fn pager_command() -> Option<String> {
     std::env::var("PAGER")
         .ok()
         .map(|v| v.trim().to_string())
@@ -32,7 +32,7 @@ pub fn pager_command() -> Option<String> {
 
 /// Runs `command` (else `less`, else `more`) on `path` and waits for it. The terminal must
 /// already be lent (raw mode off).
-pub async fn page(command: Option<&str>, path: &str) -> Result<(), PagerError> {
+pub(crate) async fn page(command: Option<&str>, path: &str) -> Result<(), PagerError> {
     // Through the shell, so a pager with arguments works as it does at the prompt.
     let status = tokio::process::Command::new("/bin/sh")
         .arg("-c")

@@ -23,7 +23,7 @@ use crate::protocol::{
 
 /// What a key in these layers asks the app to do.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Intent {
+pub(crate) enum Intent {
     None,
     Close,
     /// Plan this restore (the rewind picked in the list).
@@ -38,18 +38,18 @@ pub enum Intent {
 
 /// `/rewind`: the session's turns, newest last.
 #[derive(Debug, Default)]
-pub struct RewindView {
-    pub turns: Vec<TurnCheckpoint>,
-    pub selected: usize,
+pub(crate) struct RewindView {
+    pub(crate) turns: Vec<TurnCheckpoint>,
+    pub(crate) selected: usize,
 }
 
 impl RewindView {
-    pub fn new(turns: Vec<TurnCheckpoint>) -> Self {
+    pub(crate) fn new(turns: Vec<TurnCheckpoint>) -> Self {
         let selected = turns.len().saturating_sub(1);
         Self { turns, selected }
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Intent {
         if move_selection(key.code, &mut self.selected, self.turns.len()) {
             return Intent::None;
         }
@@ -63,7 +63,7 @@ impl RewindView {
         }
     }
 
-    pub fn draw(&self, area: Rect, buf: &mut Buffer) {
+    pub(crate) fn draw(&self, area: Rect, buf: &mut Buffer) {
         let inner = frame(area, buf, " Rewind to the start of a turn ");
         let body_h = inner.height.saturating_sub(2) as usize;
         let mut lines: Vec<Line<'static>> = vec![Line::from(Span::styled(
@@ -121,9 +121,9 @@ impl RewindView {
 
 /// One file of the preview: whether it is selected, and which of its hunks.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FileMark {
-    pub selected: bool,
-    pub hunks: Vec<bool>,
+pub(crate) struct FileMark {
+    pub(crate) selected: bool,
+    pub(crate) hunks: Vec<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,15 +134,15 @@ enum Item {
 
 /// The restore preview (`/undo`, `/rewind`) and the `/diff` review.
 #[derive(Debug)]
-pub struct RestoreView {
-    pub plan: RestorePlan,
+pub(crate) struct RestoreView {
+    pub(crate) plan: RestorePlan,
     /// `/diff`: browsing; nothing is restored until `r` opens a preview.
-    pub review: bool,
+    pub(crate) review: bool,
     /// Only these files are part of the preview (a revert opened from `/diff`).
-    pub only: Option<Vec<usize>>,
-    pub marks: Vec<FileMark>,
+    pub(crate) only: Option<Vec<usize>>,
+    pub(crate) marks: Vec<FileMark>,
     focus: usize,
-    pub scroll: usize,
+    pub(crate) scroll: usize,
     /// The body as last laid out and what it was laid out for (the plan does not change while
     /// the view is open): drawn every frame, a long diff is styled and wrapped once.
     body_memo: Memo<BodyKey, (Vec<Line<'static>>, Vec<usize>)>,
@@ -156,7 +156,7 @@ fn selectable(f: &RestoreFile) -> bool {
 }
 
 impl RestoreView {
-    pub fn new(plan: RestorePlan) -> Self {
+    pub(crate) fn new(plan: RestorePlan) -> Self {
         let review = matches!(plan.scope, RestoreScope::Session { .. });
         let marks = plan
             .files
@@ -200,7 +200,7 @@ impl RestoreView {
     }
 
     /// What would be sent: every selected file, whole or by hunks.
-    pub fn choices(&self) -> Vec<RestoreChoice> {
+    pub(crate) fn choices(&self) -> Vec<RestoreChoice> {
         let mut out = Vec::new();
         for (i, (f, m)) in self.plan.files.iter().zip(&self.marks).enumerate() {
             if !self.visible(i) || !m.selected || !selectable(f) {
@@ -285,7 +285,7 @@ impl RestoreView {
         self.scroll = 0;
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent, body_width: usize) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent, body_width: usize) -> Intent {
         let n = self.items().len();
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('n') => Intent::Close,
@@ -338,7 +338,7 @@ impl RestoreView {
         }
     }
 
-    pub fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         if !self.review && self.only.is_some() {
             let choices = self.choices();
             let hunks: usize = choices
@@ -361,7 +361,7 @@ impl RestoreView {
     /// The scrollable body, and where each item (file or hunk) starts in it.
     /// The body's lines and where each file and hunk starts among them; laid out again only when
     /// the width, the selection or the focus changed.
-    pub fn body(&self, width: usize) -> Arc<(Vec<Line<'static>>, Vec<usize>)> {
+    pub(crate) fn body(&self, width: usize) -> Arc<(Vec<Line<'static>>, Vec<usize>)> {
         let key = (
             width,
             self.review,
@@ -464,7 +464,7 @@ impl RestoreView {
         (out, starts)
     }
 
-    pub fn footer(&self, width: usize) -> Vec<Line<'static>> {
+    pub(crate) fn footer(&self, width: usize) -> Vec<Line<'static>> {
         let mut out = Vec::new();
         let keys: Vec<(&str, String)> = if self.review {
             vec![
@@ -500,7 +500,7 @@ impl RestoreView {
         out
     }
 
-    pub fn draw(&self, area: Rect, buf: &mut Buffer) {
+    pub(crate) fn draw(&self, area: Rect, buf: &mut Buffer) {
         let inner = frame(area, buf, &self.title());
         let width = inner.width as usize;
         let body = self.body(width);
@@ -627,7 +627,7 @@ fn footer(inner: Rect, buf: &mut Buffer, keys: &[(&str, &str)]) {
 }
 
 /// Moves a picker's (this one's and the resume list's) selection for ↑/↓ (k/j) within `len` rows; false for any other key.
-pub fn move_selection(key: KeyCode, selected: &mut usize, len: usize) -> bool {
+pub(crate) fn move_selection(key: KeyCode, selected: &mut usize, len: usize) -> bool {
     match key {
         KeyCode::Down | KeyCode::Char('j') => {
             *selected = (*selected + 1).min(len.saturating_sub(1))

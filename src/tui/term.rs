@@ -18,7 +18,7 @@ use ratatui::crossterm::{cursor, execute};
 
 use super::TuiError;
 
-pub type CrosstermTerminal = Terminal<CrosstermBackend<io::Stdout>>;
+pub(crate) type CrosstermTerminal = Terminal<CrosstermBackend<io::Stdout>>;
 
 /// Alternate-scroll mode: in the alternate screen the terminal turns wheel notches into arrow
 /// keys, so the wheel scrolls without pablo capturing the mouse (selection keeps working).
@@ -26,7 +26,7 @@ const ALTERNATE_SCROLL_ON: &[u8] = b"\x1b[?1007h";
 const ALTERNATE_SCROLL_OFF: &[u8] = b"\x1b[?1007l";
 
 /// Restores the terminal when dropped.
-pub struct TerminalGuard {
+pub(crate) struct TerminalGuard {
     active: bool,
 }
 
@@ -55,7 +55,7 @@ fn input_modes_off(out: &mut impl Write) -> io::Result<()> {
 }
 
 /// Puts the terminal back: raw mode off, main screen, cursor shown. Safe to call twice.
-pub fn restore() {
+pub(crate) fn restore() {
     let mut out = io::stdout();
     let _ = out.write_all(ALTERNATE_SCROLL_OFF);
     let _ = input_modes_off(&mut out);
@@ -64,7 +64,7 @@ pub fn restore() {
 }
 
 /// Enters full-screen mode and installs the panic hook. The guard restores on drop.
-pub fn enter() -> Result<(CrosstermTerminal, TerminalGuard), TuiError> {
+pub(crate) fn enter() -> Result<(CrosstermTerminal, TerminalGuard), TuiError> {
     let setup = || -> io::Result<CrosstermTerminal> {
         enable_raw_mode()?;
         let mut out = io::stdout();
@@ -105,7 +105,7 @@ impl Drop for TerminalGuard {
 /// Puts the terminal back after inline mode: raw mode off, the cursor shown, the keyboard and
 /// paste modes popped. The normal screen is not touched (it holds the conversation), and no
 /// leave-alternate-screen is sent unless an overlay was open (it would also move the cursor).
-pub fn restore_inline(alternate_open: bool) {
+pub(crate) fn restore_inline(alternate_open: bool) {
     let mut out = io::stdout();
     if alternate_open {
         let _ = execute!(out, LeaveAlternateScreen);
@@ -116,18 +116,18 @@ pub fn restore_inline(alternate_open: bool) {
 
 /// Gives the terminal to another program for a while (the person's editor): cooked mode, the
 /// cursor shown, our keyboard and paste modes popped. [`take_back_modes`] undoes it.
-pub fn lend_modes() -> io::Result<()> {
+pub(crate) fn lend_modes() -> io::Result<()> {
     input_modes_off(&mut io::stdout())?;
     disable_raw_mode()
 }
 
-pub fn take_back_modes() -> io::Result<()> {
+pub(crate) fn take_back_modes() -> io::Result<()> {
     enable_raw_mode()?;
     input_modes_on(&mut io::stdout())
 }
 
 /// Restores the terminal after inline mode when dropped.
-pub struct InlineGuard {
+pub(crate) struct InlineGuard {
     active: bool,
 }
 
@@ -143,7 +143,8 @@ impl Drop for InlineGuard {
 /// Enters inline mode: raw input, bracketed paste, no alternate screen. The viewport starts where
 /// the shell left the cursor (asked once; a terminal that does not answer within crossterm's
 /// timeout gets the viewport at the bottom).
-pub fn enter_inline() -> Result<(super::inline::InlineScreen<io::Stdout>, InlineGuard), TuiError> {
+pub(crate) fn enter_inline()
+-> Result<(super::inline::InlineScreen<io::Stdout>, InlineGuard), TuiError> {
     let setup = || -> io::Result<super::inline::InlineScreen<io::Stdout>> {
         enable_raw_mode()?;
         let (cols, rows) = ratatui::crossterm::terminal::size()?;
@@ -185,12 +186,12 @@ pub fn enter_inline() -> Result<(super::inline::InlineScreen<io::Stdout>, Inline
 /// once the shell continues it (`fg`). A process group the kernel considers orphaned (pablo
 /// started as a session of its own, without a job-control shell) is not stopped, and this
 /// returns at once.
-pub fn suspend_self() {
+pub(crate) fn suspend_self() {
     let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::TSTP);
 }
 
 /// Resolves on SIGTERM or SIGHUP.
-pub async fn termination() {
+pub(crate) async fn termination() {
     use tokio::signal::unix::{SignalKind, signal};
     let term = signal(SignalKind::terminate());
     let hup = signal(SignalKind::hangup());
@@ -214,7 +215,7 @@ pub async fn termination() {
 /// The escape sequence of a desktop notification: OSC 777 where that is the terminal's own
 /// convention (urxvt, foot), OSC 9 elsewhere (iTerm2, WezTerm, Ghostty, kitty, Windows Terminal).
 /// Control characters are dropped so the text cannot end the sequence early.
-pub fn notification(text: &str) -> Vec<u8> {
+pub(crate) fn notification(text: &str) -> Vec<u8> {
     let term = std::env::var("TERM").unwrap_or_default();
     notification_for(&term, text)
 }
@@ -229,7 +230,7 @@ fn notification_for(term: &str, text: &str) -> Vec<u8> {
 }
 
 /// OSC 52: `text` onto the system clipboard, through the terminal (works over ssh).
-pub fn clipboard(text: &str) -> Vec<u8> {
+pub(crate) fn clipboard(text: &str) -> Vec<u8> {
     use base64::Engine;
     let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
     format!("\x1b]52;c;{encoded}\x07").into_bytes()

@@ -9,17 +9,17 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
 /// Display width of a string in terminal columns.
-pub fn str_width(s: &str) -> usize {
+pub(crate) fn str_width(s: &str) -> usize {
     s.chars().map(|c| c.width().unwrap_or(0)).sum()
 }
 
 /// Display width of a line.
-pub fn line_width(line: &Line<'_>) -> usize {
+pub(crate) fn line_width(line: &Line<'_>) -> usize {
     line.spans.iter().map(|s| str_width(&s.content)).sum()
 }
 
 /// Cuts `s` to at most `max` columns, ending in `…` when something was cut.
-pub fn truncate(s: &str, max: usize) -> String {
+pub(crate) fn truncate(s: &str, max: usize) -> String {
     if str_width(s) <= max {
         return s.to_string();
     }
@@ -39,7 +39,12 @@ pub fn truncate(s: &str, max: usize) -> String {
 
 /// Greedy word wrap of one styled line to `width` columns. Continuation lines start with `indent`
 /// spaces (hanging indent for list items and gutters). Always emits at least one line.
-pub fn wrap_line(line: &Line<'static>, width: usize, indent: usize, out: &mut Vec<Line<'static>>) {
+pub(crate) fn wrap_line(
+    line: &Line<'static>,
+    width: usize,
+    indent: usize,
+    out: &mut Vec<Line<'static>>,
+) {
     let width = width.max(1);
     let indent = if indent + 4 > width { 0 } else { indent };
     if line_width(line) <= width {
@@ -118,7 +123,11 @@ fn push_runs(chars: &[(char, Style)], spans: &mut Vec<Span<'static>>) {
 }
 
 /// Wraps every line and returns the result.
-pub fn wrap_lines(lines: &[Line<'static>], width: usize, indent: usize) -> Vec<Line<'static>> {
+pub(crate) fn wrap_lines(
+    lines: &[Line<'static>],
+    width: usize,
+    indent: usize,
+) -> Vec<Line<'static>> {
     let mut out = Vec::with_capacity(lines.len());
     for l in lines {
         wrap_line(l, width, indent, &mut out);
@@ -130,7 +139,7 @@ pub fn wrap_lines(lines: &[Line<'static>], width: usize, indent: usize) -> Vec<L
 /// last `keep` complete lines (a cell shows the tail; the model gets the full text elsewhere), so
 /// 10 MB of output costs a bounded amount of memory and no rendering time.
 #[derive(Debug, Clone)]
-pub struct AnsiLines {
+pub(crate) struct AnsiLines {
     lines: VecDeque<Line<'static>>,
     keep: usize,
     /// Lines that scrolled out of `lines`.
@@ -146,7 +155,7 @@ pub struct AnsiLines {
 }
 
 impl AnsiLines {
-    pub fn new(keep: usize) -> Self {
+    pub(crate) fn new(keep: usize) -> Self {
         Self {
             lines: VecDeque::new(),
             keep: keep.max(1),
@@ -161,19 +170,15 @@ impl AnsiLines {
     }
 
     /// Total lines seen, including those no longer kept.
-    pub fn total_lines(&self) -> usize {
+    pub(crate) fn total_lines(&self) -> usize {
         self.dropped + self.lines.len() + usize::from(!self.cur_is_empty())
-    }
-
-    pub fn bytes(&self) -> usize {
-        self.bytes
     }
 
     fn cur_is_empty(&self) -> bool {
         self.cur.is_empty() && self.cur_text.is_empty()
     }
 
-    pub fn push(&mut self, chunk: &str) {
+    pub(crate) fn push(&mut self, chunk: &str) {
         self.bytes += chunk.len();
         let mut input = chunk;
         let owned;
@@ -243,7 +248,7 @@ impl AnsiLines {
     }
 
     /// The last `n` lines, the unfinished one included.
-    pub fn tail(&self, n: usize) -> Vec<Line<'static>> {
+    pub(crate) fn tail(&self, n: usize) -> Vec<Line<'static>> {
         let mut partial = None;
         if !self.cur_is_empty() {
             let mut spans = self.cur.clone();
@@ -397,7 +402,7 @@ fn apply_sgr(mut st: Style, params: &[u16]) -> Style {
 
 /// A PTY session's screen: its output is a terminal program's drawing, so it goes through a real
 /// terminal emulator and the cell shows the resulting screen.
-pub struct VtScreen {
+pub(crate) struct VtScreen {
     parser: vt100::Parser,
     bytes: usize,
 }
@@ -411,7 +416,7 @@ impl std::fmt::Debug for VtScreen {
 }
 
 impl VtScreen {
-    pub fn new(rows: u16, cols: u16) -> Self {
+    pub(crate) fn new(rows: u16, cols: u16) -> Self {
         let nz = |v: u16, d: u16| std::num::NonZeroU16::new(v.max(1)).unwrap_or(nz_default(d));
         Self {
             parser: vt100::Parser::new(nz(rows, 24), nz(cols, 80), 0),
@@ -419,17 +424,13 @@ impl VtScreen {
         }
     }
 
-    pub fn push(&mut self, chunk: &str) {
+    pub(crate) fn push(&mut self, chunk: &str) {
         self.bytes += chunk.len();
         self.parser.process(chunk.as_bytes());
     }
 
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-
     /// The screen's rows, trailing blank rows removed, last `n` kept.
-    pub fn tail(&self, n: usize) -> Vec<Line<'static>> {
+    pub(crate) fn tail(&self, n: usize) -> Vec<Line<'static>> {
         let screen = self.parser.screen();
         let (rows, cols) = screen.size();
         let mut out = Vec::new();
@@ -507,42 +508,35 @@ fn vt_style(cell: &vt100::Cell) -> Style {
 
 /// Live output of a command or session: through a pipe or a PTY.
 #[derive(Debug)]
-pub enum Output {
+pub(crate) enum Output {
     Pipe(AnsiLines),
     Pty(Box<VtScreen>),
 }
 
 impl Output {
-    pub fn pipe() -> Self {
+    pub(crate) fn pipe() -> Self {
         Output::Pipe(AnsiLines::new(2000))
     }
 
-    pub fn pty() -> Self {
+    pub(crate) fn pty() -> Self {
         Output::Pty(Box::new(VtScreen::new(24, 100)))
     }
 
-    pub fn push(&mut self, chunk: &str) {
+    pub(crate) fn push(&mut self, chunk: &str) {
         match self {
             Output::Pipe(a) => a.push(chunk),
             Output::Pty(v) => v.push(chunk),
         }
     }
 
-    pub fn tail(&self, n: usize) -> Vec<Line<'static>> {
+    pub(crate) fn tail(&self, n: usize) -> Vec<Line<'static>> {
         match self {
             Output::Pipe(a) => a.tail(n),
             Output::Pty(v) => v.tail(n),
         }
     }
 
-    pub fn bytes(&self) -> usize {
-        match self {
-            Output::Pipe(a) => a.bytes(),
-            Output::Pty(v) => v.bytes(),
-        }
-    }
-
-    pub fn total_lines(&self) -> usize {
+    pub(crate) fn total_lines(&self) -> usize {
         match self {
             Output::Pipe(a) => a.total_lines(),
             Output::Pty(v) => v.tail(usize::MAX).len(),

@@ -4,36 +4,36 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-pub fn dim() -> Style {
+pub(crate) fn dim() -> Style {
     Style::default().fg(Color::DarkGray)
 }
 /// Reasoning: quieter than the answer, so the eye skips it.
-pub fn thought() -> Style {
+pub(crate) fn thought() -> Style {
     Style::default()
         .fg(Color::DarkGray)
         .add_modifier(Modifier::ITALIC)
 }
-pub fn accent() -> Style {
+pub(crate) fn accent() -> Style {
     Style::default().fg(Color::Cyan)
 }
-pub fn user() -> Style {
+pub(crate) fn user() -> Style {
     Style::default()
         .fg(Color::Magenta)
         .add_modifier(Modifier::BOLD)
 }
-pub fn ok() -> Style {
+pub(crate) fn ok() -> Style {
     Style::default().fg(Color::Green)
 }
-pub fn warn() -> Style {
+pub(crate) fn warn() -> Style {
     Style::default().fg(Color::Yellow)
 }
-pub fn error() -> Style {
+pub(crate) fn error() -> Style {
     Style::default().fg(Color::Red)
 }
-pub fn bold() -> Style {
+pub(crate) fn bold() -> Style {
     Style::default().add_modifier(Modifier::BOLD)
 }
-pub fn heading(level: usize) -> Style {
+pub(crate) fn heading(level: usize) -> Style {
     match level {
         1 => Style::default()
             .fg(Color::Cyan)
@@ -44,51 +44,51 @@ pub fn heading(level: usize) -> Style {
             .add_modifier(Modifier::BOLD),
     }
 }
-pub fn code_frame() -> Style {
+pub(crate) fn code_frame() -> Style {
     Style::default().fg(Color::DarkGray)
 }
-pub fn code_block() -> Style {
+pub(crate) fn code_block() -> Style {
     Style::default().fg(Color::LightYellow)
 }
-pub fn inline_code() -> Style {
+pub(crate) fn inline_code() -> Style {
     Style::default().fg(Color::LightYellow)
 }
-pub fn quote() -> Style {
+pub(crate) fn quote() -> Style {
     Style::default()
         .fg(Color::Gray)
         .add_modifier(Modifier::ITALIC)
 }
-pub fn bullet() -> Style {
+pub(crate) fn bullet() -> Style {
     Style::default().fg(Color::Cyan)
 }
-pub fn hunk_header() -> Style {
+pub(crate) fn hunk_header() -> Style {
     Style::default().fg(Color::Cyan)
 }
-pub fn added_line() -> Style {
+pub(crate) fn added_line() -> Style {
     Style::default().fg(Color::Green).bg(Color::Rgb(16, 48, 16))
 }
-pub fn removed_line() -> Style {
+pub(crate) fn removed_line() -> Style {
     Style::default().fg(Color::Red).bg(Color::Rgb(56, 16, 16))
 }
-pub fn added_word() -> Style {
+pub(crate) fn added_word() -> Style {
     Style::default()
         .fg(Color::LightGreen)
         .bg(Color::Rgb(24, 96, 24))
         .add_modifier(Modifier::BOLD)
 }
-pub fn removed_word() -> Style {
+pub(crate) fn removed_word() -> Style {
     Style::default()
         .fg(Color::LightRed)
         .bg(Color::Rgb(112, 24, 24))
         .add_modifier(Modifier::BOLD)
 }
-pub fn selected() -> Style {
+pub(crate) fn selected() -> Style {
     Style::default().add_modifier(Modifier::REVERSED)
 }
-pub fn status_bar() -> Style {
+pub(crate) fn status_bar() -> Style {
     Style::default().fg(Color::Gray).bg(Color::Rgb(30, 30, 40))
 }
-pub fn key() -> Style {
+pub(crate) fn key() -> Style {
     Style::default()
         .fg(Color::Yellow)
         .add_modifier(Modifier::BOLD)

@@ -26,12 +26,12 @@ struct CacheEntry {
 }
 
 #[derive(Debug, Default)]
-pub struct Transcript {
+pub(crate) struct Transcript {
     cells: Vec<Cell>,
     cache: Vec<CacheEntry>,
     by_call: HashMap<String, usize>,
     /// Tool results and diffs shown in full (ctrl-o).
-    pub expanded: bool,
+    pub(crate) expanded: bool,
     /// First visible line when scrolled up; `None` when pinned to the bottom.
     scroll_top: Option<usize>,
     total: usize,
@@ -43,11 +43,11 @@ pub struct Transcript {
     /// answer goes there line by line as its lines are finished, so the live part stays small.
     partial: usize,
     /// Draw every cell, the flushed ones too (inline mode's full-screen transcript view).
-    pub show_all: bool,
+    pub(crate) show_all: bool,
 }
 
 impl Transcript {
-    pub fn push(&mut self, kind: CellKind) -> usize {
+    pub(crate) fn push(&mut self, kind: CellKind) -> usize {
         if let CellKind::Tool(t) = &kind {
             self.by_call.insert(t.call_id.clone(), self.cells.len());
         }
@@ -56,15 +56,11 @@ impl Transcript {
         self.cells.len() - 1
     }
 
-    pub fn len(&self) -> usize {
-        self.cells.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.cells.is_empty()
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.cells.clear();
         self.cache.clear();
         self.by_call.clear();
@@ -74,7 +70,7 @@ impl Transcript {
     }
 
     /// The text of the newest finished answer of the assistant (`/copy`).
-    pub fn last_answer(&self) -> Option<&str> {
+    pub(crate) fn last_answer(&self) -> Option<&str> {
         self.cells.iter().rev().find_map(|c| match &c.kind {
             CellKind::Assistant {
                 text,
@@ -89,16 +85,11 @@ impl Transcript {
         if self.show_all { 0 } else { self.flushed }
     }
 
-    /// Whether any cell is still waiting to be drawn (inline mode shows only these).
-    pub fn has_unflushed(&self) -> bool {
-        self.flushed < self.cells.len()
-    }
-
     /// The lines of the cells that are done, in order, from the first not yet flushed up to the
     /// first one still changing (streaming, running, awaiting approval); they are marked flushed.
     /// With `settle` (no turn running), cells that will get no further event are done too. Of an
     /// answer still streaming, the finished lines go now and the rest later.
-    pub fn take_finished(
+    pub(crate) fn take_finished(
         &mut self,
         width: usize,
         now: Instant,
@@ -125,7 +116,7 @@ impl Transcript {
 
     /// Everything that is in the scrollback, rendered anew for `width` (inline mode prints it
     /// again after a resize).
-    pub fn printed_lines(&self, width: usize, now: Instant) -> Vec<Line<'static>> {
+    pub(crate) fn printed_lines(&self, width: usize, now: Instant) -> Vec<Line<'static>> {
         let mut out = Vec::new();
         for cell in &self.cells[..self.flushed.min(self.cells.len())] {
             out.extend(cell.render_lines(width, false, now));
@@ -140,7 +131,7 @@ impl Transcript {
 
     /// Keeps the first `n` cells. In inline mode the cells already written to the terminal's
     /// scrollback stay there; only what is still drawn goes.
-    pub fn truncate(&mut self, n: usize) {
+    pub(crate) fn truncate(&mut self, n: usize) {
         self.cells.truncate(n);
         self.cache.truncate(n);
         if self.flushed >= n {
@@ -152,7 +143,7 @@ impl Transcript {
     }
 
     /// Removes the last cell when it is an info block, and returns it.
-    pub fn take_last_info(&mut self) -> Option<super::info::Info> {
+    pub(crate) fn take_last_info(&mut self) -> Option<super::info::Info> {
         // One already in the scrollback stays where it is.
         if !matches!(self.cells.last().map(|c| &c.kind), Some(CellKind::Info(_)))
             || self.cells.len() <= self.flushed
@@ -166,15 +157,11 @@ impl Transcript {
         }
     }
 
-    pub fn last_mut(&mut self) -> Option<&mut Cell> {
+    pub(crate) fn last_mut(&mut self) -> Option<&mut Cell> {
         self.cells.last_mut()
     }
 
-    pub fn cells(&self) -> &[Cell] {
-        &self.cells
-    }
-
-    pub fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCell> {
+    pub(crate) fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCell> {
         let i = *self.by_call.get(call_id)?;
         let cell = self.cells.get_mut(i)?;
         cell.touch();
@@ -184,12 +171,12 @@ impl Transcript {
         }
     }
 
-    pub fn has_live_cells(&self) -> bool {
+    pub(crate) fn has_live_cells(&self) -> bool {
         self.cells.iter().rev().take(64).any(Cell::is_live)
     }
 
     /// Brings the cache up to date for `width` and records the viewport height.
-    pub fn prepare(&mut self, width: usize, viewport: usize, now: Instant) {
+    pub(crate) fn prepare(&mut self, width: usize, viewport: usize, now: Instant) {
         let mut total = 0;
         let start = self.first_drawn();
         for (i, (cell, entry)) in self.cells[start..]
@@ -230,7 +217,7 @@ impl Transcript {
 
     /// Lines of the cells still drawn (all of them, or the unflushed ones inline), as of the last
     /// `prepare`.
-    pub fn total_lines(&self) -> usize {
+    pub(crate) fn total_lines(&self) -> usize {
         self.total
     }
 
@@ -238,21 +225,17 @@ impl Transcript {
         self.total.saturating_sub(self.viewport)
     }
 
-    pub fn top(&self) -> usize {
+    pub(crate) fn top(&self) -> usize {
         self.scroll_top
             .unwrap_or_else(|| self.max_top())
             .min(self.max_top())
     }
 
-    pub fn is_pinned(&self) -> bool {
-        self.scroll_top.is_none()
-    }
-
-    pub fn scroll_up(&mut self, n: usize) {
+    pub(crate) fn scroll_up(&mut self, n: usize) {
         self.scroll_top = Some(self.top().saturating_sub(n));
     }
 
-    pub fn scroll_down(&mut self, n: usize) {
+    pub(crate) fn scroll_down(&mut self, n: usize) {
         let top = self.top() + n;
         self.scroll_top = if top >= self.max_top() {
             None
@@ -261,21 +244,17 @@ impl Transcript {
         };
     }
 
-    pub fn scroll_to_bottom(&mut self) {
+    pub(crate) fn scroll_to_bottom(&mut self) {
         self.scroll_top = None;
     }
 
-    pub fn scroll_to_top(&mut self) {
-        self.scroll_top = Some(0);
-    }
-
     /// Lines above the viewport that are hidden (for the "↑ n more" hint).
-    pub fn lines_below(&self) -> usize {
+    pub(crate) fn lines_below(&self) -> usize {
         self.total.saturating_sub(self.top() + self.viewport)
     }
 
     /// Draws the visible part. `prepare` must have run for this width.
-    pub fn draw(&self, area: Rect, buf: &mut Buffer) {
+    pub(crate) fn draw(&self, area: Rect, buf: &mut Buffer) {
         let top = self.top();
         let bottom = top + area.height as usize;
         let mut y = 0usize;

@@ -18,19 +18,19 @@ use super::theme;
 use crate::protocol::{MemoryStatus, PlanStatus};
 
 /// Terminals at least this wide get the side panel.
-pub const WIDE: u16 = 100;
+pub(crate) const WIDE: u16 = 100;
 const SIDE_WIDTH: u16 = 36;
 const COMPOSER_MAX_LINES: usize = 8;
 
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Areas {
-    pub transcript: Rect,
-    pub side: Option<Rect>,
-    pub strip: Option<Rect>,
-    pub composer: Rect,
-    pub status: Rect,
+pub(crate) struct Areas {
+    pub(crate) transcript: Rect,
+    pub(crate) side: Option<Rect>,
+    pub(crate) strip: Option<Rect>,
+    pub(crate) composer: Rect,
+    pub(crate) status: Rect,
     /// Everything above the composer (modals draw here).
-    pub main: Rect,
+    pub(crate) main: Rect,
 }
 
 fn composer_lines(state: &AppState, width: u16) -> (Vec<Line<'static>>, (usize, usize)) {
@@ -58,7 +58,7 @@ fn is_inline_frame(state: &AppState) -> bool {
 /// Most rows the completion popup takes (the list scrolls past them).
 pub(crate) const POPUP_MAX_ROWS: u16 = 16;
 
-pub fn inline_height(state: &AppState, width: u16, rows: u16) -> u16 {
+pub(crate) fn inline_height(state: &AppState, width: u16, rows: u16) -> u16 {
     let (lines, _) = composer_lines(state, width);
     let composer_h = lines.len().clamp(1, COMPOSER_MAX_LINES) as u16 + 1;
     let strip_h = strip_height(state, false);
@@ -91,7 +91,7 @@ fn strip_height(state: &AppState, wide: bool) -> u16 {
     }
 }
 
-pub fn layout(state: &AppState, area: Rect) -> Areas {
+pub(crate) fn layout(state: &AppState, area: Rect) -> Areas {
     let (lines, _) = composer_lines(state, area.width);
     let composer_h = lines.len().clamp(1, COMPOSER_MAX_LINES) as u16 + 1;
     let status_h = 1;
@@ -153,7 +153,7 @@ fn transcript_inner(r: Rect) -> Rect {
 }
 
 /// Brings caches up to date for a frame of `area`'s size.
-pub fn prepare(state: &mut AppState, area: Rect) {
+pub(crate) fn prepare(state: &mut AppState, area: Rect) {
     let areas = layout(state, area);
     let inner = transcript_inner(areas.transcript);
     let now = state.now();
@@ -163,7 +163,7 @@ pub fn prepare(state: &mut AppState, area: Rect) {
 }
 
 /// Where the terminal cursor goes (the composer, or a note being typed), if anywhere.
-pub fn cursor_position(state: &AppState, area: Rect) -> Option<Position> {
+pub(crate) fn cursor_position(state: &AppState, area: Rect) -> Option<Position> {
     if !state.layers().is_empty() {
         return None;
     }
@@ -232,7 +232,7 @@ fn draw_welcome(state: &AppState, area: Rect, buf: &mut Buffer) {
 
 /// The greeting: what pablo is, the workspace, the first keys. Full-screen mode draws it while the
 /// transcript is empty; inline mode prints it once into the scrollback.
-pub fn welcome_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
+pub(crate) fn welcome_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
     let mut lines = vec![
         Line::default(),
         Line::from(vec![

@@ -11,7 +11,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// File names refused for reading and writing because they usually hold secrets. Globs without
 /// `/` match the file name; globs with `/` match the whole workspace-relative path.
-pub const CREDENTIAL_NAMES: &[&str] = &[
+pub(crate) const CREDENTIAL_NAMES: &[&str] = &[
     ".env",
     ".env.*",
     "*.pem",
@@ -39,7 +39,7 @@ pub const CREDENTIAL_NAMES: &[&str] = &[
 
 /// The compiled credential globs (built-in plus configured).
 #[derive(Debug, Clone)]
-pub struct CredentialNames {
+pub(crate) struct CredentialNames {
     set: GlobSet,
     patterns: Vec<String>,
 }
@@ -52,7 +52,7 @@ impl Default for CredentialNames {
 
 impl CredentialNames {
     /// The built-in list alone.
-    pub fn builtin() -> Self {
+    pub(crate) fn builtin() -> Self {
         // The built-in globs are tested to compile.
         Self::new(&[]).unwrap_or_else(|_| Self {
             set: GlobSet::empty(),
@@ -62,7 +62,7 @@ impl CredentialNames {
 
     /// The built-in list plus `extra` (`[options.filesystem] refused_names`). `Err` names the
     /// glob that does not compile.
-    pub fn new(extra: &[String]) -> Result<Self, (String, String)> {
+    pub(crate) fn new(extra: &[String]) -> Result<Self, (String, String)> {
         let mut builder = GlobSetBuilder::new();
         let mut patterns = Vec::new();
         for pat in CREDENTIAL_NAMES
@@ -86,7 +86,7 @@ impl CredentialNames {
 
     /// The glob that `rel` (a workspace-relative path with `/` separators) matches, by its file
     /// name or as a whole.
-    pub fn matching(&self, rel: &str) -> Option<&str> {
+    pub(crate) fn matching(&self, rel: &str) -> Option<&str> {
         let rel = rel.trim_start_matches("./").trim_end_matches('/');
         let name = rel.rsplit('/').next().unwrap_or(rel);
         let hit = self
@@ -100,7 +100,7 @@ impl CredentialNames {
 
     /// Whether `rel` or any directory on the way to it has a credential name (a read of a
     /// directory named `.env` reads what is in it).
-    pub fn covers(&self, rel: &str) -> bool {
+    pub(crate) fn covers(&self, rel: &str) -> bool {
         let rel = rel.trim_start_matches("./").trim_end_matches('/');
         if self.matching(rel).is_some() {
             return true;
@@ -119,7 +119,7 @@ impl CredentialNames {
     }
 
     /// The globs, in order (built-in first).
-    pub fn patterns(&self) -> &[String] {
+    pub(crate) fn patterns(&self) -> &[String] {
         &self.patterns
     }
 }

@@ -36,7 +36,7 @@ impl Workspace {
     /// once they have passed the revision check and before anything is written: what `before`
     /// sees is exactly what the rename will replace, or the install fails. An error from `before`
     /// stops the install with nothing written (a checkpoint that cannot be kept).
-    pub fn install_with(
+    pub(crate) fn install_with(
         &self,
         rel: &RelPath,
         bytes: &[u8],

@@ -11,15 +11,15 @@
 //! target, which is renamed over it after the revision and the cancellation token are checked one
 //! last time. Either the old bytes or the new bytes are there, never a mixture.
 
-pub mod credentials;
-pub mod diff;
+pub(crate) mod credentials;
+pub(crate) mod diff;
 mod install;
-pub mod node;
-pub mod path;
+pub(crate) mod node;
+pub(crate) mod path;
 pub mod search;
 
 use std::io::{self, Read};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
@@ -27,13 +27,12 @@ use rustix::io::Errno;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::config::FilesystemOptions;
 use crate::core::Coded;
 use crate::core::ErrorCode;
-pub use node::{NewNode, Node};
+pub(crate) use node::{NewNode, Node};
 pub use path::{PathRule, RelPath};
 
-pub use credentials::{CREDENTIAL_NAMES, CredentialNames};
+pub(crate) use credentials::CredentialNames;
 pub use install::is_temp_name;
 use install::{TempGuard, create_temp, remove_stale_temps, temp_name_for};
 
@@ -135,7 +134,7 @@ impl Coded for WorkspaceError {
 }
 
 impl WorkspaceError {
-    pub fn refused(path: &str, rule: PathRule) -> Self {
+    pub(crate) fn refused(path: &str, rule: PathRule) -> Self {
         WorkspaceError::PathRefused {
             path: path.to_string(),
             rule,
@@ -167,15 +166,7 @@ pub struct WorkspaceOptions {
     pub resolver: Option<Resolver>,
 }
 
-impl WorkspaceOptions {
-    pub fn from_config(fs: &FilesystemOptions) -> Self {
-        Self {
-            refused_names: fs.refused_names.clone(),
-            max_file_bytes: fs.max_file_bytes,
-            ..Self::default()
-        }
-    }
-}
+impl WorkspaceOptions {}
 
 /// The kind of a directory entry, as `fs.list` reports it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -204,7 +195,7 @@ pub struct ListEntry {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Listing {
-    pub path: String,
+    pub(crate) path: String,
     pub entries: Vec<ListEntry>,
     pub truncated: bool,
 }
@@ -216,14 +207,14 @@ pub struct FileBytes {
     /// SHA-256 hex of exactly `bytes`.
     pub revision: String,
     /// Permission bits (`st_mode & 0o7777`).
-    pub mode: u32,
+    pub(crate) mode: u32,
 }
 
 /// One page of `fs.read`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Page {
-    pub path: String,
+    pub(crate) path: String,
     /// (Read back from `content` too, the name a page's text had in older journals' results.)
     #[serde(alias = "content")]
     pub text: String,
@@ -237,11 +228,11 @@ pub struct Page {
 /// What a commit did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Installed {
-    pub revision: String,
+    pub(crate) revision: String,
     pub created: bool,
     /// `false` when the directory could not be fsynced after the rename (the file is in place,
     /// but a power cut could still lose the rename).
-    pub durable: bool,
+    pub(crate) durable: bool,
 }
 
 /// SHA-256 hex of `bytes`: the revision of a file with these bytes.
@@ -317,21 +308,12 @@ impl Workspace {
     }
 
     /// The canonical root (for display and for the search walker's starting point).
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
-    pub fn resolver(&self) -> Resolver {
-        self.resolver
-    }
-
-    pub fn options(&self) -> &WorkspaceOptions {
+    pub(crate) fn options(&self) -> &WorkspaceOptions {
         &self.options
-    }
-
-    /// The directory descriptor everything is relative to.
-    pub fn dir_fd(&self) -> BorrowedFd<'_> {
-        self.dir.as_fd()
     }
 
     /// Parses a path the model wrote.
@@ -345,17 +327,17 @@ impl Workspace {
     }
 
     /// The credential glob a path matches, if any.
-    pub fn refused_pattern(&self, rel: &RelPath) -> Option<&str> {
+    pub(crate) fn refused_pattern(&self, rel: &RelPath) -> Option<&str> {
         self.refused.matching(rel.as_str())
     }
 
     /// The credential names of this workspace (built-in plus `refused_names`).
-    pub fn credential_names(&self) -> &CredentialNames {
+    pub(crate) fn credential_names(&self) -> &CredentialNames {
         &self.refused
     }
 
     /// Refuses credential-like names with `file_refused`.
-    pub fn check_not_credential(&self, rel: &RelPath) -> Result<(), WorkspaceError> {
+    pub(crate) fn check_not_credential(&self, rel: &RelPath) -> Result<(), WorkspaceError> {
         match self.refused_pattern(rel) {
             Some(p) => Err(WorkspaceError::FileRefused {
                 path: rel.to_string(),
@@ -508,7 +490,11 @@ impl Workspace {
 
     /// [`Workspace::read_file`] under a tool's own size limit as well (`csv.analyze` reads at
     /// most 10 MiB): the smaller of the two limits applies, checked before a byte is read.
-    pub fn read_file_capped(&self, rel: &RelPath, limit: u64) -> Result<FileBytes, WorkspaceError> {
+    pub(crate) fn read_file_capped(
+        &self,
+        rel: &RelPath,
+        limit: u64,
+    ) -> Result<FileBytes, WorkspaceError> {
         let st = self.probe_regular(rel)?;
         let limit = self.options.max_file_bytes.map_or(limit, |l| l.min(limit));
         if st.st_size as u64 > limit {
@@ -537,7 +523,7 @@ impl Workspace {
     /// link refusal, special-file refusal and size limit as [`Workspace::read_file`]. Used when
     /// the bytes come from somewhere else (an editor's buffer) but the name must still be one
     /// pablo would read itself.
-    pub fn admit_file(&self, rel: &RelPath) -> Result<(), WorkspaceError> {
+    pub(crate) fn admit_file(&self, rel: &RelPath) -> Result<(), WorkspaceError> {
         self.probe_regular(rel).map(|_| ())
     }
 
@@ -559,7 +545,7 @@ impl Workspace {
 
     /// Checks text that came from outside the handle (an editor's buffer) against the limits a
     /// file read applies: the size limit and the NUL-byte rule.
-    pub fn admit_text(&self, rel: &RelPath, text: &str) -> Result<(), WorkspaceError> {
+    pub(crate) fn admit_text(&self, rel: &RelPath, text: &str) -> Result<(), WorkspaceError> {
         self.check_size(rel, text.len() as u64)?;
         text_of(rel, text.as_bytes()).map(|_| ())
     }
@@ -669,7 +655,7 @@ impl Workspace {
 
     /// [`Workspace::list`] of only the entries `visible` accepts (by workspace-relative path);
     /// a directory it refuses is neither shown nor descended into.
-    pub fn list_visible(
+    pub(crate) fn list_visible(
         &self,
         rel: &RelPath,
         depth: usize,
@@ -688,7 +674,7 @@ impl Workspace {
 }
 
 /// The bytes as text: a NUL byte means binary, anything else must be UTF-8.
-pub fn text_of<'a>(rel: &RelPath, bytes: &'a [u8]) -> Result<&'a str, WorkspaceError> {
+pub(crate) fn text_of<'a>(rel: &RelPath, bytes: &'a [u8]) -> Result<&'a str, WorkspaceError> {
     if let Some(offset) = memchr::memchr(0, bytes) {
         return Err(WorkspaceError::BinaryContent {
             path: rel.to_string(),
@@ -702,14 +688,14 @@ pub fn text_of<'a>(rel: &RelPath, bytes: &'a [u8]) -> Result<&'a str, WorkspaceE
 }
 
 /// Whether a text mostly ends its lines with CRLF.
-pub fn uses_crlf(text: &str) -> bool {
+pub(crate) fn uses_crlf(text: &str) -> bool {
     let crlf = text.matches("\r\n").count();
     let lf = text.matches('\n').count();
     crlf > 0 && crlf * 2 >= lf
 }
 
 /// Turns every `\n` not already preceded by `\r` into `\r\n`.
-pub fn to_crlf(text: &str) -> String {
+pub(crate) fn to_crlf(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 32);
     let mut prev = '\0';
     for ch in text.chars() {
@@ -724,7 +710,7 @@ pub fn to_crlf(text: &str) -> String {
 
 /// Shapes a full replacement text like the file it replaces: CRLF line endings when the old
 /// file used them, and no final newline when the old file had none.
-pub fn match_text_shape(old: &str, new: &str) -> String {
+pub(crate) fn match_text_shape(old: &str, new: &str) -> String {
     let mut out = if uses_crlf(old) {
         to_crlf(new)
     } else {
@@ -741,7 +727,7 @@ pub fn match_text_shape(old: &str, new: &str) -> String {
 }
 
 /// Start offsets of every occurrence of `needle`, overlapping ones included.
-pub fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
+pub(crate) fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
     let finder = memchr::memmem::Finder::new(needle.as_bytes());
     let mut out = Vec::new();
     let mut at = 0;

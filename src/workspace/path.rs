@@ -131,7 +131,7 @@ impl RelPath {
     }
 
     /// Same as [`RelPath::parse`], but the root is refused (a file is needed).
-    pub fn parse_file(raw: &str) -> Result<Self, PathRule> {
+    pub(crate) fn parse_file(raw: &str) -> Result<Self, PathRule> {
         let p = Self::parse(raw)?;
         if p.is_root() {
             return Err(PathRule::Empty);
@@ -139,17 +139,17 @@ impl RelPath {
         Ok(p)
     }
 
-    pub fn is_root(&self) -> bool {
+    pub(crate) fn is_root(&self) -> bool {
         self.joined.is_empty()
     }
 
     /// `a/b/c`, or `""` for the root.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.joined
     }
 
     /// `.` for the root, the joined path otherwise (for messages and previews).
-    pub fn display(&self) -> &str {
+    pub(crate) fn display(&self) -> &str {
         if self.joined.is_empty() {
             "."
         } else {
@@ -157,17 +157,17 @@ impl RelPath {
         }
     }
 
-    pub fn components(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn components(&self) -> impl Iterator<Item = &str> {
         self.joined.split('/').filter(|c| !c.is_empty())
     }
 
     /// The last component (`None` for the root).
-    pub fn file_name(&self) -> Option<&str> {
+    pub(crate) fn file_name(&self) -> Option<&str> {
         self.components().last()
     }
 
     /// The path without its last component (the root for a top-level name).
-    pub fn parent(&self) -> RelPath {
+    pub(crate) fn parent(&self) -> RelPath {
         match self.joined.rfind('/') {
             Some(i) => RelPath {
                 joined: self.joined[..i].to_string(),
@@ -177,7 +177,7 @@ impl RelPath {
     }
 
     /// `self/name` (for names read from a directory, which never contain `/`).
-    pub fn join(&self, name: &str) -> RelPath {
+    pub(crate) fn join(&self, name: &str) -> RelPath {
         if self.joined.is_empty() {
             RelPath {
                 joined: name.to_string(),

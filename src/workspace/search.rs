@@ -18,7 +18,7 @@ use serde::Serialize;
 use super::{RelPath, Workspace, WorkspaceError};
 
 /// Lines longer than this are cut around the match.
-pub const MAX_LINE_BYTES: usize = 400;
+pub(crate) const MAX_LINE_BYTES: usize = 400;
 /// Bytes kept on each side of the match when a line is cut.
 const CUT_CONTEXT: usize = 150;
 
@@ -39,21 +39,21 @@ pub struct SearchRequest {
 pub struct SearchMatch {
     pub path: String,
     /// 1-based.
-    pub line_number: u64,
+    pub(crate) line_number: u64,
     /// 1-based byte column of the first match on the line.
-    pub column: usize,
+    pub(crate) column: usize,
     /// The line without its terminator, cut around the match when long.
-    pub line: String,
+    pub(crate) line: String,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub line_truncated: bool,
+    pub(crate) line_truncated: bool,
 }
 
 /// Files passed over, by reason.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Skipped {
-    pub binary: u64,
-    pub too_large: u64,
+    pub(crate) binary: u64,
+    pub(crate) too_large: u64,
     /// Links, FIFOs, sockets, devices, credential names, unreadable files.
     pub refused: u64,
 }
@@ -63,13 +63,13 @@ pub struct Skipped {
 #[serde(default)]
 pub struct SearchOutcome {
     pub matches: Vec<SearchMatch>,
-    pub files_scanned: u64,
-    pub bytes_scanned: u64,
+    pub(crate) files_scanned: u64,
+    pub(crate) bytes_scanned: u64,
     /// True when any cap was hit; `limits_hit` says which.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// (Not read back: the words of a result do not name the limits.)
     #[serde(skip_deserializing)]
-    pub limits_hit: Vec<&'static str>,
+    pub(crate) limits_hit: Vec<&'static str>,
     pub skipped: Skipped,
 }
 
@@ -96,7 +96,7 @@ pub fn search(ws: &Workspace, req: &SearchRequest) -> Result<SearchOutcome, Work
 
 /// [`search`] of only the files `visible` accepts (by workspace-relative path); a directory it
 /// refuses is not walked. Files left out count as `skipped.refused`.
-pub fn search_visible(
+pub(crate) fn search_visible(
     ws: &Workspace,
     req: &SearchRequest,
     visible: &(dyn Fn(&str) -> bool + Sync),

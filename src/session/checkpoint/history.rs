@@ -11,7 +11,7 @@ use crate::protocol::{Event, FileChange, FileState, RestoreReport, RestoreScope,
 
 /// Who made one change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     Turn(u32),
     /// An undo, rewind or `/diff` revert.
     Restore,
@@ -19,10 +19,10 @@ pub enum Origin {
 
 /// One change to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Version {
-    pub origin: Origin,
-    pub before: FileState,
-    pub after: FileState,
+pub(crate) struct Version {
+    pub(crate) origin: Origin,
+    pub(crate) before: FileState,
+    pub(crate) after: FileState,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -37,13 +37,13 @@ struct Turn {
 /// What a restore of one file starts from: the state to bring back, the state pablo last left it
 /// in (anything else now is a conflict), and the changes in between.
 #[derive(Debug, Clone)]
-pub struct FileSpan {
-    pub path: String,
-    pub target: FileState,
-    pub known: FileState,
-    pub turns: Vec<u32>,
+pub(crate) struct FileSpan {
+    pub(crate) path: String,
+    pub(crate) target: FileState,
+    pub(crate) known: FileState,
+    pub(crate) turns: Vec<u32>,
     /// From the first change in the range to the last change of the file.
-    pub versions: Vec<Version>,
+    pub(crate) versions: Vec<Version>,
 }
 
 /// Why a restore cannot be planned.
@@ -76,7 +76,7 @@ impl crate::core::Coded for RangeError {
 }
 
 /// A prompt as the model receives it: after a restore, the note about it comes first.
-pub fn prompt_with_note(note: Option<&str>, text: &str) -> String {
+pub(crate) fn prompt_with_note(note: Option<&str>, text: &str) -> String {
     match note {
         Some(n) if !n.is_empty() => format!("{n}\n\n{text}"),
         _ => text.to_string(),
@@ -87,7 +87,7 @@ pub fn prompt_with_note(note: Option<&str>, text: &str) -> String {
 const TITLE_CHARS: usize = 60;
 
 /// The first words of a prompt: its first non-empty line, cut at a word near 60 characters.
-pub fn first_words(text: &str) -> String {
+pub(crate) fn first_words(text: &str) -> String {
     let line = text
         .lines()
         .map(str::trim)
@@ -116,7 +116,7 @@ pub struct History {
 
 impl History {
     /// A new turn with this prompt; returns its number.
-    pub fn begin_turn(&mut self, text: &str) -> u32 {
+    pub(crate) fn begin_turn(&mut self, text: &str) -> u32 {
         self.last_turn += 1;
         self.turns.insert(
             self.last_turn,
@@ -129,12 +129,12 @@ impl History {
         self.last_turn
     }
 
-    pub fn last_turn(&self) -> u32 {
+    pub(crate) fn last_turn(&self) -> u32 {
         self.last_turn
     }
 
     /// Changes one call of `turn` made.
-    pub fn record(&mut self, turn: u32, changes: &[FileChange]) {
+    pub(crate) fn record(&mut self, turn: u32, changes: &[FileChange]) {
         for c in changes {
             if c.before.same(&c.after) {
                 continue;
@@ -159,7 +159,7 @@ impl History {
 
     /// A restore happened: its turns are taken back, its files are in their new state, and the
     /// next prompt tells the model.
-    pub fn restored(&mut self, report: &RestoreReport) {
+    pub(crate) fn restored(&mut self, report: &RestoreReport) {
         for t in &report.turns {
             if let Some(turn) = self.turns.get_mut(t) {
                 turn.undone = true;
@@ -185,16 +185,12 @@ impl History {
     }
 
     /// The note for the next prompt, once.
-    pub fn take_note(&mut self) -> Option<String> {
+    pub(crate) fn take_note(&mut self) -> Option<String> {
         self.pending_note.take()
     }
 
-    pub fn pending_note(&self) -> Option<&str> {
-        self.pending_note.as_deref()
-    }
-
     /// Folds one journaled event in (resume, `pablo undo`, a fork).
-    pub fn apply(&mut self, event: &Event) {
+    pub(crate) fn apply(&mut self, event: &Event) {
         match event {
             Event::UserMessage { text } => {
                 self.begin_turn(text);
@@ -206,7 +202,7 @@ impl History {
     }
 
     /// What pablo last left `path` as (`Absent` when no change is recorded).
-    pub fn known(&self, path: &str) -> FileState {
+    pub(crate) fn known(&self, path: &str) -> FileState {
         self.timeline
             .get(path)
             .and_then(|v| v.last())
@@ -215,7 +211,7 @@ impl History {
     }
 
     /// The turns that changed files, for `/rewind`, oldest first.
-    pub fn list(&self) -> Vec<TurnCheckpoint> {
+    pub(crate) fn list(&self) -> Vec<TurnCheckpoint> {
         self.turns
             .iter()
             .filter(|(_, t)| !t.files.is_empty())
@@ -230,13 +226,13 @@ impl History {
     }
 
     /// The prompt of a turn, as the person wrote it.
-    pub fn prompt(&self, turn: u32) -> Option<&str> {
+    pub(crate) fn prompt(&self, turn: u32) -> Option<&str> {
         self.turns.get(&turn).map(|t| t.prompt.as_str())
     }
 
     /// The turns a scope takes back, in order. `Undo { turns: n }` counts turns that changed
     /// files and are not undone yet, and takes everything from the n-th last of them on.
-    pub fn range(&self, scope: &RestoreScope) -> Result<Vec<u32>, RangeError> {
+    pub(crate) fn range(&self, scope: &RestoreScope) -> Result<Vec<u32>, RangeError> {
         match scope {
             RestoreScope::Undo { turns } => {
                 let open: Vec<u32> = self
@@ -273,7 +269,7 @@ impl History {
 
     /// The files the turns of `range` changed (only `only`, when given), each with the state to
     /// restore and the changes since.
-    pub fn spans(&self, range: &[u32], only: Option<&str>) -> Vec<FileSpan> {
+    pub(crate) fn spans(&self, range: &[u32], only: Option<&str>) -> Vec<FileSpan> {
         let in_range = |o: &Origin| matches!(o, Origin::Turn(t) if range.contains(t));
         let mut out = Vec::new();
         for (path, versions) in &self.timeline {
@@ -306,16 +302,6 @@ impl History {
             });
         }
         out
-    }
-
-    /// Forgets the turns from `turn` on (the conversation forked before it).
-    pub fn truncate_from(&mut self, turn: u32) {
-        self.turns.retain(|t, _| *t < turn);
-        for versions in self.timeline.values_mut() {
-            versions.retain(|v| matches!(v.origin, Origin::Turn(t) if t < turn));
-        }
-        self.timeline.retain(|_, v| !v.is_empty());
-        self.last_turn = self.last_turn.min(turn.saturating_sub(1));
     }
 }
 

@@ -13,7 +13,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use crate::workspace::{RelPath, Workspace, is_temp_name};
 
 /// The ignore rules of one workspace, read as directories are visited.
-pub struct IgnoreRules {
+pub(crate) struct IgnoreRules {
     root: PathBuf,
     /// Each visited directory's `.gitignore`, by workspace-relative path (`""` for the root).
     per_dir: HashMap<String, Gitignore>,
@@ -22,12 +22,12 @@ pub struct IgnoreRules {
 }
 
 /// The names inside a directory that are never followed, whatever the rules say.
-pub fn always_skipped(name: &str) -> bool {
+pub(crate) fn always_skipped(name: &str) -> bool {
     name == ".git" || is_temp_name(std::ffi::OsStr::new(name))
 }
 
 impl IgnoreRules {
-    pub fn new(ws: &Workspace) -> Self {
+    pub(crate) fn new(ws: &Workspace) -> Self {
         let root = ws.root().to_path_buf();
         let mut fallback = Vec::new();
         if let Ok(rel) = RelPath::parse(".git/info/exclude")
@@ -48,7 +48,7 @@ impl IgnoreRules {
 
     /// Reads the `.gitignore` of directory `dir` (workspace-relative) through the workspace
     /// handle; a missing or unreadable one means no rules there.
-    pub fn visit_dir(&mut self, ws: &Workspace, dir: &str) {
+    pub(crate) fn visit_dir(&mut self, ws: &Workspace, dir: &str) {
         let file = if dir.is_empty() {
             ".gitignore".to_string()
         } else {
@@ -69,12 +69,12 @@ impl IgnoreRules {
     }
 
     /// Forgets every directory's rules (a `.gitignore` changed: they are read again).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.per_dir.clear();
     }
 
     /// Whether `rel` (a path below a directory that is itself followed) is ignored.
-    pub fn is_ignored(&self, ws: &Workspace, rel: &str, is_dir: bool) -> bool {
+    pub(crate) fn is_ignored(&self, ws: &Workspace, rel: &str, is_dir: bool) -> bool {
         let name = rel.rsplit('/').next().unwrap_or(rel);
         if always_skipped(name) {
             return true;
@@ -113,7 +113,7 @@ impl IgnoreRules {
 }
 
 /// `a/b` for `a/b/c`, `""` for `c`.
-pub fn parent_of(rel: &str) -> &str {
+pub(crate) fn parent_of(rel: &str) -> &str {
     rel.rfind('/').map_or("", |i| &rel[..i])
 }
 

@@ -21,19 +21,19 @@ use crate::tools::ChangeRecorder;
 use crate::workspace::{FileBytes, Node, RelPath, Workspace, revision_of};
 
 /// Default cap on what one checkpoint stores.
-pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// Default cap on one file's stored bytes.
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How a session keeps checkpoints.
 #[derive(Debug, Clone, Copy)]
-pub struct CheckpointSettings {
+pub(crate) struct CheckpointSettings {
     /// The most file content one turn's checkpoint stores.
-    pub max_bytes: u64,
+    pub(crate) max_bytes: u64,
     /// Larger files are recorded by hash and size only.
-    pub max_file_bytes: u64,
+    pub(crate) max_file_bytes: u64,
     /// Watch the workspace around shell commands (off when the session has no shell).
-    pub scan_commands: bool,
+    pub(crate) scan_commands: bool,
 }
 
 impl Default for CheckpointSettings {
@@ -79,7 +79,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Checkpoints {
     /// Checkpoints of a session in `ws`, bytes in `objects`, starting from `history` (empty for a
     /// new session, rebuilt from the journal for a resumed one).
-    pub fn new(
+    pub(crate) fn new(
         ws: Arc<Workspace>,
         objects: ObjectStore,
         settings: CheckpointSettings,
@@ -107,12 +107,8 @@ impl Checkpoints {
         }
     }
 
-    pub fn objects(&self) -> &ObjectStore {
-        &self.objects
-    }
-
     /// A new turn with this prompt: its number, and its own size allowance.
-    pub fn begin_turn(&self, text: &str) -> u32 {
+    pub(crate) fn begin_turn(&self, text: &str) -> u32 {
         let turn = lock(&self.history).begin_turn(text);
         self.budget.reset(self.settings.max_bytes);
         let mut live = lock(&self.live);
@@ -122,13 +118,13 @@ impl Checkpoints {
     }
 
     /// The note about a restore that the next prompt carries to the model, once.
-    pub fn take_note(&self) -> Option<String> {
+    pub(crate) fn take_note(&self) -> Option<String> {
         lock(&self.history).take_note()
     }
 
     /// The first walk of the workspace (so the bytes of every file are stored before a command
     /// can change them). Cheap once done; the agent starts it when a turn begins.
-    pub fn prepare(&self) {
+    pub(crate) fn prepare(&self) {
         if !self.settings.scan_commands {
             return;
         }
@@ -140,7 +136,7 @@ impl Checkpoints {
 
     /// Just before a shell command runs: the index catches up with whatever changed since (by
     /// the person, by pablo's own writes), so what the command changes is told apart.
-    pub fn before_command(&self) {
+    pub(crate) fn before_command(&self) {
         if self.settings.scan_commands {
             lock(&self.scanner).refresh(&self.budget);
         }
@@ -148,7 +144,7 @@ impl Checkpoints {
 
     /// After a call: what it changed (the write hook's records, and with `scanned` what the
     /// scan after a command found), recorded into the turn. Returns the turn and the changes.
-    pub fn after_call(&self, scanned: bool) -> (u32, Vec<FileChange>) {
+    pub(crate) fn after_call(&self, scanned: bool) -> (u32, Vec<FileChange>) {
         let (turn, pending) = {
             let mut live = lock(&self.live);
             (live.turn, std::mem::take(&mut live.pending))
@@ -176,26 +172,21 @@ impl Checkpoints {
     }
 
     /// Notes about what the scanner could not do (no inotify, …), for a warning.
-    pub fn scan_notes(&self) -> Vec<String> {
+    pub(crate) fn scan_notes(&self) -> Vec<String> {
         std::mem::take(&mut lock(&self.scanner).notes)
     }
 
-    /// Whether the kernel reports workspace changes (false: each command walks the workspace).
-    pub fn is_watching(&self) -> bool {
-        lock(&self.scanner).is_watching()
-    }
-
     /// The turns `/rewind` offers.
-    pub fn turns(&self) -> Vec<TurnCheckpoint> {
+    pub(crate) fn turns(&self) -> Vec<TurnCheckpoint> {
         lock(&self.history).list()
     }
 
-    pub fn history(&self) -> History {
+    pub(crate) fn history(&self) -> History {
         lock(&self.history).clone()
     }
 
     /// Continues from another history (the conversation forked).
-    pub fn replace_history(&self, history: History) {
+    pub(crate) fn replace_history(&self, history: History) {
         let turn = history.last_turn();
         *lock(&self.history) = history;
         let mut live = lock(&self.live);
@@ -205,7 +196,7 @@ impl Checkpoints {
     }
 
     /// Works out what `scope` would restore; remembers it for [`Checkpoints::restore`].
-    pub fn plan(&self, scope: &RestoreScope) -> Result<RestorePlan, CheckpointError> {
+    pub(crate) fn plan(&self, scope: &RestoreScope) -> Result<RestorePlan, CheckpointError> {
         let plan_id = crate::session::new_session_id();
         let plan = make_plan(
             &lock(&self.history),
@@ -220,7 +211,7 @@ impl Checkpoints {
 
     /// Restores the chosen files of the plan last made (it must be `plan_id`), and records the
     /// report (so the next prompt tells the model).
-    pub fn restore(
+    pub(crate) fn restore(
         &self,
         plan_id: &str,
         choices: &[RestoreChoice],
@@ -263,7 +254,7 @@ impl Checkpoints {
 
     /// The workspace directories that do not exist yet on the way to `rel` (the ones creating
     /// it will create), outermost first.
-    pub fn missing_dirs(&self, rel: &RelPath) -> Vec<String> {
+    pub(crate) fn missing_dirs(&self, rel: &RelPath) -> Vec<String> {
         let mut out = Vec::new();
         let mut cur = RelPath::root();
         for c in rel.parent().components() {

@@ -14,16 +14,16 @@
 //! restore makes it, a conflict when it changed since pablo left it, and the diff of what would
 //! be lost. A plan is reviewed, then carried out file by file, atomically ([`restore`]).
 
-pub mod history;
+pub(crate) mod history;
 mod ignore;
-pub mod live;
+pub(crate) mod live;
 pub mod objects;
-pub mod plan;
-pub mod restore;
+pub(crate) mod plan;
+pub(crate) mod restore;
 pub mod scan;
 
-pub use history::{History, RangeError, first_words};
-pub use live::{CheckpointSettings, Checkpoints, DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES};
+pub(crate) use history::{History, RangeError};
+pub(crate) use live::{CheckpointSettings, Checkpoints, DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES};
 pub use objects::ObjectStore;
 
 use crate::core::{Coded, ErrorCode};
@@ -53,6 +53,6 @@ impl Coded for CheckpointError {
 }
 
 /// Where the content store of the data directory `data` is.
-pub fn objects_dir(data: &std::path::Path) -> std::path::PathBuf {
+pub(crate) fn objects_dir(data: &std::path::Path) -> std::path::PathBuf {
     data.join("checkpoints").join("objects")
 }

@@ -19,7 +19,7 @@ pub struct ObjectStore {
 
 /// Whether `hash` is a SHA-256 in lowercase hex (the only names the store has; a journal line
 /// that names anything else cannot make the store read outside its directory).
-pub fn valid_hash(hash: &str) -> bool {
+pub(crate) fn valid_hash(hash: &str) -> bool {
     hash.len() == 64
         && hash
             .bytes()
@@ -31,7 +31,7 @@ impl ObjectStore {
         Self { dir: dir.into() }
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -43,13 +43,13 @@ impl ObjectStore {
         Some(self.dir.join(&hash[..2]).join(&hash[2..]))
     }
 
-    pub fn contains(&self, hash: &str) -> bool {
+    pub(crate) fn contains(&self, hash: &str) -> bool {
         self.path(hash).is_some_and(|p| p.is_file())
     }
 
     /// Stores `bytes` under `hash` (which the caller computed from them). Returns whether the
     /// object was new. `durable`: fsync it before it counts as stored.
-    pub fn put(&self, hash: &str, bytes: &[u8], durable: bool) -> std::io::Result<bool> {
+    pub(crate) fn put(&self, hash: &str, bytes: &[u8], durable: bool) -> std::io::Result<bool> {
         let Some(path) = self.path(hash) else {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
@@ -83,7 +83,7 @@ impl ObjectStore {
 
     /// The bytes stored under `hash`, checked against it (a damaged object is an error, never
     /// restored).
-    pub fn get(&self, hash: &str) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn get(&self, hash: &str) -> std::io::Result<Vec<u8>> {
         let Some(path) = self.path(hash) else {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
@@ -139,12 +139,12 @@ impl Budget {
     }
 
     /// A fresh allowance (a new turn).
-    pub fn reset(&self, bytes: u64) {
+    pub(crate) fn reset(&self, bytes: u64) {
         self.left.store(bytes, Ordering::Relaxed);
     }
 
     /// Takes `n` bytes if that many are left.
-    pub fn take(&self, n: u64) -> bool {
+    pub(crate) fn take(&self, n: u64) -> bool {
         self.left
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
                 left.checked_sub(n)
@@ -156,7 +156,7 @@ impl Budget {
 impl ObjectStore {
     /// Stores `bytes` when they are already there or fit the budget; returns whether they are
     /// kept now (false: over the budget, or the store failed).
-    pub fn keep(&self, hash: &str, bytes: &[u8], budget: &Budget, durable: bool) -> bool {
+    pub(crate) fn keep(&self, hash: &str, bytes: &[u8], budget: &Budget, durable: bool) -> bool {
         if self.contains(hash) {
             return true;
         }

@@ -13,10 +13,10 @@ use crate::workspace::diff::{diff, split_lines};
 use crate::workspace::{Node, Workspace};
 
 /// Files larger than this are shown and restored whole, without a line diff.
-pub const DIFF_MAX_BYTES: u64 = 2 * 1024 * 1024;
+pub(crate) const DIFF_MAX_BYTES: u64 = 2 * 1024 * 1024;
 
 /// The state a workspace node is in, as a checkpoint names it.
-pub fn state_of_node(node: &Node, objects: &ObjectStore) -> FileState {
+pub(crate) fn state_of_node(node: &Node, objects: &ObjectStore) -> FileState {
     match node {
         Node::Absent => FileState::Absent,
         Node::File {
@@ -42,7 +42,7 @@ pub fn state_of_node(node: &Node, objects: &ObjectStore) -> FileState {
 
 /// The text of a state when it has one pablo can diff: absent is empty, a stored small UTF-8
 /// file without NUL bytes is its text; anything else has none.
-pub fn text_of_state(state: &FileState, objects: &ObjectStore) -> Option<String> {
+pub(crate) fn text_of_state(state: &FileState, objects: &ObjectStore) -> Option<String> {
     match state {
         FileState::Absent => Some(String::new()),
         FileState::File {
@@ -75,7 +75,7 @@ fn current_text(ws: &Workspace, path: &str, state: &FileState) -> Option<String>
 }
 
 /// Plans the restore `scope` asks for. Files already as they were before are left out.
-pub fn make_plan(
+pub(crate) fn make_plan(
     history: &History,
     scope: &RestoreScope,
     ws: &Workspace,

@@ -43,7 +43,7 @@ fn skip(path: &str, code: ErrorCode, message: impl Into<String>) -> SkippedFile 
 
 /// Restores the chosen files of `plan`; `created_dirs` are directories the plan's turns created,
 /// removed afterwards when nothing is left in them.
-pub fn apply_plan(
+pub(crate) fn apply_plan(
     plan: &RestorePlan,
     choices: &[RestoreChoice],
     ws: &Workspace,
@@ -267,7 +267,7 @@ fn list(paths: &[String]) -> String {
 
 /// What the model is told with the next prompt about a restore, so it does not rely on files it
 /// believes it wrote.
-pub fn note_for_model(plan: &RestorePlan, report: &RestoreReport) -> String {
+pub(crate) fn note_for_model(plan: &RestorePlan, report: &RestoreReport) -> String {
     let by = |action: RestoreAction| -> Vec<String> {
         report
             .restored

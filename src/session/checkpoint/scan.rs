@@ -102,7 +102,7 @@ pub struct Scanner {
     watch: Option<Watch>,
     ready: bool,
     /// Why scans fell back to walking the workspace (said once).
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 fn now_pair() -> (i64, i64) {
@@ -144,7 +144,7 @@ impl Scanner {
     }
 
     /// Whether the first walk has been made.
-    pub fn is_ready(&self) -> bool {
+    pub(crate) fn is_ready(&self) -> bool {
         self.ready
     }
 
@@ -164,8 +164,9 @@ impl Scanner {
         self.files.len()
     }
 
+    #[cfg(test)]
     /// What the index says `path` is (`Absent` when it does not follow it).
-    pub fn state_of(&self, path: &str) -> FileState {
+    pub(crate) fn state_of(&self, path: &str) -> FileState {
         self.files
             .get(path)
             .map(|e| e.state.clone())

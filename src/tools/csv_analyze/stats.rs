@@ -82,7 +82,7 @@ impl Default for CsvOptions {
 #[serde(default)]
 pub struct ColumnStats {
     pub name: String,
-    pub index: usize,
+    pub(crate) index: usize,
     /// `numeric`, `boolean`, `date`, `text` or `empty`.
     #[serde(rename = "type")]
     pub kind: String,
@@ -133,8 +133,8 @@ pub struct TopValue {
 pub struct Analysis {
     /// The delimiter used, as text (`","`, `";"`, `"\t"`, `"|"`).
     pub delimiter: String,
-    pub delimiter_detected: bool,
-    pub has_header: bool,
+    pub(crate) delimiter_detected: bool,
+    pub(crate) has_header: bool,
     /// Data rows (the header not counted).
     pub rows: u64,
     pub columns: Vec<ColumnStats>,

@@ -87,7 +87,7 @@ pub enum ClientError {
 
 /// What a server changed, from its `list_changed` notifications.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Changed {
+pub(crate) enum Changed {
     Tools,
     Prompts,
     Resources,
@@ -95,14 +95,10 @@ pub enum Changed {
 
 /// Who the server says it is, from the handshake.
 #[derive(Debug, Clone, Default)]
-pub struct ServerIdentity {
-    pub name: String,
-    pub version: String,
-    pub protocol_version: String,
-    pub instructions: Option<String>,
-    pub has_tools: bool,
-    pub has_prompts: bool,
-    pub has_resources: bool,
+pub(crate) struct ServerIdentity {
+    pub(crate) has_tools: bool,
+    pub(crate) has_prompts: bool,
+    pub(crate) has_resources: bool,
 }
 
 /// What pablo answers the server's own requests with.
@@ -153,10 +149,10 @@ impl ClientHandler for Handler {
 }
 
 /// One live connection to a server.
-pub struct Connection {
+pub(crate) struct Connection {
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     peer: rmcp::service::Peer<RoleClient>,
-    pub identity: ServerIdentity,
+    pub(crate) identity: ServerIdentity,
     /// The program of a stdio server (stopped on close, killed when dropped).
     process: Option<ServerProcess>,
 }
@@ -168,7 +164,7 @@ impl Connection {
     /// Starts (stdio) or reaches (HTTP) a server and performs the handshake within `timeout`.
     /// `changes` receives its `list_changed` notifications; `root` is the workspace it is told
     /// about.
-    pub async fn open(
+    pub(crate) async fn open(
         endpoint: &Endpoint,
         root: PathBuf,
         timeout: Duration,
@@ -210,7 +206,7 @@ impl Connection {
     }
 
     /// Every tool, as the JSON the server sent (`name`, `description`, `inputSchema`, …).
-    pub async fn list_tools(&self) -> Result<Vec<Value>, ClientError> {
+    pub(crate) async fn list_tools(&self) -> Result<Vec<Value>, ClientError> {
         let tools = self.peer.list_all_tools().await.map_err(service_error)?;
         Ok(tools
             .iter()
@@ -219,7 +215,7 @@ impl Connection {
     }
 
     /// Every prompt (`name`, `description`, `arguments`).
-    pub async fn list_prompts(&self) -> Result<Vec<Value>, ClientError> {
+    pub(crate) async fn list_prompts(&self) -> Result<Vec<Value>, ClientError> {
         let prompts = self.peer.list_all_prompts().await.map_err(service_error)?;
         Ok(prompts
             .iter()
@@ -228,7 +224,7 @@ impl Connection {
     }
 
     /// Every resource (`uri`, `name`, `mimeType`, …).
-    pub async fn list_resources(&self) -> Result<Vec<Value>, ClientError> {
+    pub(crate) async fn list_resources(&self) -> Result<Vec<Value>, ClientError> {
         let resources = self
             .peer
             .list_all_resources()
@@ -243,7 +239,7 @@ impl Connection {
     /// Calls `name` (the real name) with `arguments`; the result is the `CallToolResult` JSON
     /// (`content`, `structuredContent`, `isError`). A call that outlives `timeout` or whose
     /// `cancel` fires is abandoned, and the SDK tells the server with `notifications/cancelled`.
-    pub async fn call_tool(
+    pub(crate) async fn call_tool(
         &self,
         name: &str,
         arguments: serde_json::Map<String, Value>,
@@ -263,7 +259,7 @@ impl Connection {
     }
 
     /// `prompts/get`: the `GetPromptResult` JSON (`description`, `messages`).
-    pub async fn get_prompt(
+    pub(crate) async fn get_prompt(
         &self,
         name: &str,
         arguments: serde_json::Map<String, Value>,
@@ -283,7 +279,11 @@ impl Connection {
     }
 
     /// `resources/read`: the `ReadResourceResult` JSON (`contents`).
-    pub async fn read_resource(&self, uri: &str, timeout: Duration) -> Result<Value, ClientError> {
+    pub(crate) async fn read_resource(
+        &self,
+        uri: &str,
+        timeout: Duration,
+    ) -> Result<Value, ClientError> {
         let params = ReadResourceRequestParams::new(uri.to_string());
         let result = tokio::time::timeout(timeout, self.peer.read_resource(params))
             .await
@@ -295,12 +295,12 @@ impl Connection {
     }
 
     /// Whether the connection is gone (the process exited, the HTTP session ended).
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.peer.is_transport_closed()
     }
 
     /// Ends the session: closes the transport, then stops the program (TERM, then KILL).
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         if let Some(mut service) = self.service.lock().await.take() {
             let _ = service.close_with_timeout(Duration::from_secs(2)).await;
         }
@@ -342,17 +342,8 @@ fn service_error(e: rmcp::ServiceError) -> ClientError {
 }
 
 fn identity_of(info: &Value) -> ServerIdentity {
-    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let server = info.get("serverInfo").cloned().unwrap_or(Value::Null);
     let caps = info.get("capabilities").cloned().unwrap_or(Value::Null);
     ServerIdentity {
-        name: s(&server, "name"),
-        version: s(&server, "version"),
-        protocol_version: s(info, "protocolVersion"),
-        instructions: info
-            .get("instructions")
-            .and_then(Value::as_str)
-            .map(str::to_string),
         has_tools: caps.get("tools").is_some(),
         has_prompts: caps.get("prompts").is_some(),
         has_resources: caps.get("resources").is_some(),

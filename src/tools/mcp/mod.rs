@@ -12,9 +12,9 @@
 //! `CallToolResult` into the one result shape, [`names`] makes provider-safe names.
 
 pub mod client;
-pub mod names;
-pub mod result;
-pub mod tool;
+pub(crate) mod names;
+pub(crate) mod result;
+pub(crate) mod tool;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -75,16 +75,16 @@ impl ServerSpec {
 
 /// One tool of a ready server.
 #[derive(Clone)]
-pub struct ToolEntry {
+pub(crate) struct ToolEntry {
     /// `mcp__SERVER__TOOL`.
-    pub offered: String,
+    pub(crate) offered: String,
     /// The name on the wire.
-    pub real: String,
-    pub title: Option<String>,
-    pub description: String,
-    pub schema: Value,
-    pub read_only_hint: Option<bool>,
-    pub validator: Arc<super::schema::Validator>,
+    pub(crate) real: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: String,
+    pub(crate) schema: Value,
+    pub(crate) read_only_hint: Option<bool>,
+    pub(crate) validator: Arc<super::schema::Validator>,
 }
 
 #[derive(Clone)]
@@ -127,16 +127,12 @@ impl Server {
         }
     }
 
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.spec.name
     }
 
-    pub fn tool_timeout(&self) -> Duration {
-        self.spec.tool_timeout
-    }
-
     /// The view front-ends show.
-    pub fn view(&self) -> McpServerView {
+    pub(crate) fn view(&self) -> McpServerView {
         let (state, reason, live) = match self.state() {
             State::Idle | State::Starting => (McpState::Starting, None, None),
             State::Ready(l) => (McpState::Ready, None, Some(l)),
@@ -218,7 +214,7 @@ impl Drop for McpHub {
 
 impl McpHub {
     /// No servers.
-    pub fn empty() -> Self {
+    pub(crate) fn empty() -> Self {
         Self::new(PathBuf::from("/"), Vec::new())
     }
 
@@ -247,16 +243,16 @@ impl McpHub {
     /// Makes the session's first turn wait until every server has started or failed: for
     /// front-ends where nobody sees a server become ready later (`pablo run`, an editor). The
     /// TUI does not wait: its first prompt goes out at once and servers join when ready.
-    pub fn waiting_for_first_turn(mut self, wait: bool) -> Self {
+    pub(crate) fn waiting_for_first_turn(mut self, wait: bool) -> Self {
         self.wait_first_turn = wait;
         self
     }
 
-    pub fn waits_for_first_turn(&self) -> bool {
+    pub(crate) fn waits_for_first_turn(&self) -> bool {
         self.wait_first_turn && !self.servers.is_empty()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.servers.is_empty()
     }
 
@@ -265,7 +261,7 @@ impl McpHub {
     }
 
     /// Every server's view, in name order.
-    pub fn views(&self) -> Vec<McpServerView> {
+    pub(crate) fn views(&self) -> Vec<McpServerView> {
         let mut v: Vec<_> = self.servers.iter().map(|s| s.view()).collect();
         v.sort_by(|a, b| a.name.cmp(&b.name));
         v
@@ -326,7 +322,7 @@ impl McpHub {
     }
 
     /// Waits for the `required` servers; `Err` names the first that failed and why.
-    pub async fn required_ready(&self) -> Result<(), String> {
+    pub(crate) async fn required_ready(&self) -> Result<(), String> {
         for s in self.servers.iter().filter(|s| s.spec.required) {
             loop {
                 match s.state() {
@@ -363,7 +359,7 @@ impl McpHub {
     }
 
     /// The tools of the ready servers, as catalog tools.
-    pub fn tool(&self, name: &str) -> Option<Arc<dyn super::Tool>> {
+    pub(crate) fn tool(&self, name: &str) -> Option<Arc<dyn super::Tool>> {
         for s in &self.servers {
             if let Some(live) = s.live()
                 && let Some(t) = live.tools.iter().find(|t| t.offered == name)
@@ -374,7 +370,7 @@ impl McpHub {
         None
     }
 
-    pub fn validator(&self, name: &str) -> Option<Arc<super::schema::Validator>> {
+    pub(crate) fn validator(&self, name: &str) -> Option<Arc<super::schema::Validator>> {
         self.servers.iter().find_map(|s| {
             s.live().and_then(|l| {
                 l.tools
@@ -385,7 +381,7 @@ impl McpHub {
         })
     }
 
-    pub fn tool_count(&self) -> usize {
+    pub(crate) fn tool_count(&self) -> usize {
         self.servers
             .iter()
             .filter_map(|s| s.live())
@@ -394,7 +390,7 @@ impl McpHub {
     }
 
     /// Specs of every ready server's tools, in server then listing order.
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    pub(crate) fn specs(&self) -> Vec<ToolSpec> {
         let mut out = Vec::new();
         let mut servers: Vec<_> = self.servers.iter().collect();
         servers.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
@@ -430,7 +426,7 @@ impl McpHub {
 
     /// `prompts/get` of `server`: the prompt's messages as one text (what becomes the user's
     /// turn). Positional `args` fill the prompt's arguments in order; `NAME=VALUE` names one.
-    pub async fn prompt_text(
+    pub(crate) async fn prompt_text(
         &self,
         server: &str,
         prompt: &str,
@@ -461,7 +457,11 @@ impl McpHub {
     }
 
     /// `resources/read` of `server`: the resource's text (binary parts described).
-    pub async fn resource_text(&self, server: &str, uri: &str) -> Result<String, ToolFailure> {
+    pub(crate) async fn resource_text(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<String, ToolFailure> {
         let (s, live) = self.live_of(server)?;
         let value = live
             .conn

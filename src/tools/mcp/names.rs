@@ -7,10 +7,10 @@
 use sha2::{Digest, Sha256};
 
 /// The longest name providers accept for a function.
-pub const MAX_NAME: usize = 64;
+pub(crate) const MAX_NAME: usize = 64;
 
 /// The prefix every MCP tool name starts with.
-pub const PREFIX: &str = crate::core::MCP_PREFIX;
+pub(crate) const PREFIX: &str = crate::core::MCP_PREFIX;
 
 fn sanitise(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -29,7 +29,7 @@ fn short_hash(s: &str) -> String {
 }
 
 /// The offered name of `tool` of `server`, without regard to collisions.
-pub fn offered_name(server: &str, tool: &str) -> String {
+pub(crate) fn offered_name(server: &str, tool: &str) -> String {
     let base = format!("{PREFIX}{}__{}", sanitise(server), sanitise(tool));
     if base.len() <= MAX_NAME {
         base
@@ -50,7 +50,7 @@ fn with_hash(base: &str, real: &str) -> String {
 /// Offered names for every real tool name of one server, in the order given: unique among
 /// themselves and against `taken` (other servers' names). A name that would collide gets the
 /// hash of its real name.
-pub fn assign(server: &str, tools: &[String], taken: &[String]) -> Vec<String> {
+pub(crate) fn assign(server: &str, tools: &[String], taken: &[String]) -> Vec<String> {
     let mut used: Vec<String> = taken.to_vec();
     let mut out = Vec::with_capacity(tools.len());
     for (i, tool) in tools.iter().enumerate() {

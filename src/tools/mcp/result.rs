@@ -18,16 +18,16 @@ use crate::tools::wording::{self, lines_of};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct McpResult {
-    pub server: String,
+    pub(crate) server: String,
     /// The tool's real name on the server.
-    pub tool: String,
+    pub(crate) tool: String,
     /// The text blocks (and embedded text resources), joined.
-    pub text: String,
+    pub(crate) text: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<Value>,
+    pub(crate) structured_content: Option<Value>,
     /// The blocks that are not text, described by type and size.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub content: Vec<McpPart>,
+    pub(crate) content: Vec<McpPart>,
 }
 
 /// A content block that is not text, as the model is told of it.
@@ -66,7 +66,7 @@ pub enum McpPart {
 }
 
 /// The most text of one result (or one prompt or resource) kept.
-pub const MAX_TEXT: usize = 100_000;
+pub(crate) const MAX_TEXT: usize = 100_000;
 
 fn cut(text: &str) -> String {
     let total = text.chars().count();
@@ -146,7 +146,7 @@ fn part(block: &Value) -> (Option<String>, Option<McpPart>) {
 }
 
 /// The data of a successful call, or the failure the server reported (`isError`).
-pub fn outcome(server: &str, tool: &str, result: &Value) -> Result<McpResult, ToolFailure> {
+pub(crate) fn outcome(server: &str, tool: &str, result: &Value) -> Result<McpResult, ToolFailure> {
     let blocks = result
         .get("content")
         .and_then(Value::as_array)
@@ -241,8 +241,9 @@ fn part_words(part: &McpPart) -> String {
     what.trim_end().to_string()
 }
 
+#[cfg(test)]
 /// The images of a result, as `(mime type, base64 data)`, for providers that take images.
-pub fn images(result: &Value) -> Vec<(String, String)> {
+pub(crate) fn images(result: &Value) -> Vec<(String, String)> {
     result
         .get("content")
         .and_then(Value::as_array)
@@ -262,7 +263,7 @@ pub fn images(result: &Value) -> Vec<(String, String)> {
 }
 
 /// A prompt's messages as the text of one user turn (assistant lines are marked as such).
-pub fn prompt_text(result: &Value) -> String {
+pub(crate) fn prompt_text(result: &Value) -> String {
     let messages = result
         .get("messages")
         .and_then(Value::as_array)
@@ -292,7 +293,7 @@ pub fn prompt_text(result: &Value) -> String {
 }
 
 /// A resource's contents as text to attach to a turn.
-pub fn resource_text(result: &Value) -> String {
+pub(crate) fn resource_text(result: &Value) -> String {
     let contents = result
         .get("contents")
         .and_then(Value::as_array)

@@ -16,19 +16,19 @@ use crate::tools::{Tool, ToolContext, ToolResult};
 /// The longest tool description offered to the model (a server's text, not ours).
 const MAX_DESCRIPTION: usize = 2_000;
 
-pub struct McpTool {
+pub(crate) struct McpTool {
     server: Arc<Server>,
     entry: ToolEntry,
 }
 
 impl McpTool {
-    pub fn new(server: Arc<Server>, entry: ToolEntry) -> Self {
+    pub(crate) fn new(server: Arc<Server>, entry: ToolEntry) -> Self {
         Self { server, entry }
     }
 }
 
 /// What the model is offered for `entry` of `server`.
-pub fn spec_of(server: &str, entry: &ToolEntry) -> ToolSpec {
+pub(crate) fn spec_of(server: &str, entry: &ToolEntry) -> ToolSpec {
     ToolSpec {
         name: entry.offered.clone(),
         description: description(server, entry),

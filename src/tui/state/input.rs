@@ -120,7 +120,7 @@ impl AppState {
         }
     }
 
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         match self.layers.last_mut() {
             Some(Layer::Approval(a)) => {
                 use super::super::layers::ApprovalMode;
@@ -178,7 +178,7 @@ impl AppState {
 
     fn run_intent(&mut self, intent: Intent) {
         match intent {
-            Intent::None | Intent::Ignored => {}
+            Intent::None => {}
             Intent::Answer { call_id, answer } => {
                 self.outbox.push(Op::Approval { call_id, answer });
             }
@@ -235,7 +235,7 @@ impl AppState {
 
     /// Opens the `/resume` picker on saved sessions (most recent first), keeping those of this
     /// workspace when the workspace is known.
-    pub fn open_resume(&mut self, mut rows: Vec<crate::launch::SessionInfo>) {
+    pub(crate) fn open_resume(&mut self, mut rows: Vec<crate::launch::SessionInfo>) {
         if let Some(dir) = &self.workspace_dir {
             rows.retain(|r| r.is_for_workspace(dir));
         }

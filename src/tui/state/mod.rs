@@ -36,7 +36,7 @@ use crate::protocol::{
 
 /// Side effects on the terminal (or the disk) that only the loop can perform.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Effect {
+pub(crate) enum Effect {
     Bell,
     MouseCapture(bool),
     /// Hand the terminal to `$PAGER` on this file, then take it back.
@@ -70,34 +70,34 @@ pub enum Effect {
 
 /// Facts for the status line.
 #[derive(Debug, Clone, Default)]
-pub struct StatusInfo {
-    pub session_id: String,
-    pub provider: String,
-    pub model: String,
-    pub workspace: String,
-    pub policy_mode: String,
+pub(crate) struct StatusInfo {
+    pub(crate) session_id: String,
+    pub(crate) provider: String,
+    pub(crate) model: String,
+    pub(crate) workspace: String,
+    pub(crate) policy_mode: String,
     /// The working mode in force (Shift-Tab switches it).
-    pub mode: WorkMode,
+    pub(crate) mode: WorkMode,
     /// The command that resumes this session (shown by `/resume` and printed on exit).
-    pub resume_command: Option<String>,
+    pub(crate) resume_command: Option<String>,
     /// Tokens of the last request and the model's window, once a call reported them.
-    pub context: Option<(u64, u64)>,
+    pub(crate) context: Option<(u64, u64)>,
     /// What the session has cost, when the model's prices are known (all of its runs).
-    pub cost_usd: Option<f64>,
+    pub(crate) cost_usd: Option<f64>,
 }
 
 /// The checklist the model keeps with `plan.update`.
 #[derive(Debug, Default)]
-pub struct PlanState {
-    pub items: Vec<PlanItem>,
-    pub explanation: Option<String>,
+pub(crate) struct PlanState {
+    pub(crate) items: Vec<PlanItem>,
+    pub(crate) explanation: Option<String>,
     /// Flips the default visibility of the checklist (side panel shown, strip collapsed).
-    pub toggled: bool,
+    pub(crate) toggled: bool,
 }
 
 impl PlanState {
     /// Progress of the checklist: (completed, total).
-    pub fn progress(&self) -> (usize, usize) {
+    pub(crate) fn progress(&self) -> (usize, usize) {
         let done = self
             .items
             .iter()
@@ -109,24 +109,24 @@ impl PlanState {
 
 /// The background shell sessions and what each printed.
 #[derive(Debug, Default)]
-pub struct Background {
-    pub sessions: Vec<SessionSummary>,
-    pub output: HashMap<String, Output>,
+pub(crate) struct Background {
+    pub(crate) sessions: Vec<SessionSummary>,
+    pub(crate) output: HashMap<String, Output>,
 }
 
 impl Background {
-    pub fn running(&self) -> usize {
+    pub(crate) fn running(&self) -> usize {
         self.sessions.iter().filter(|s| s.running).count()
     }
 }
 
 /// A model request that failed and is tried again at `until` ([`Event::Retry`]).
 #[derive(Debug, Clone)]
-pub struct Waiting {
-    pub attempt: u32,
-    pub max_attempts: u32,
-    pub until: Instant,
-    pub reason: String,
+pub(crate) struct Waiting {
+    pub(crate) attempt: u32,
+    pub(crate) max_attempts: u32,
+    pub(crate) until: Instant,
+    pub(crate) reason: String,
 }
 
 /// The session's tokens and cost. The agent counts from its own start, and a resumed session's
@@ -349,7 +349,7 @@ impl AppState {
     }
 
     /// The loop's clock: monotonic `now`, and the wall clock in Unix milliseconds.
-    pub fn tick(&mut self, now: Instant, wall_ms: u64) {
+    pub(crate) fn tick(&mut self, now: Instant, wall_ms: u64) {
         self.clock.now = now;
         self.clock.wall_ms = wall_ms;
     }
@@ -360,32 +360,33 @@ impl AppState {
     }
 
     /// The ops queued for the agent, in order; the queue is empty afterwards.
-    pub fn take_ops(&mut self) -> Vec<Op> {
+    pub(crate) fn take_ops(&mut self) -> Vec<Op> {
         std::mem::take(&mut self.outbox)
     }
 
+    #[cfg(test)]
     /// The ops queued so far (without taking them).
-    pub fn ops(&self) -> &[Op] {
+    pub(crate) fn ops(&self) -> &[Op] {
         &self.outbox
     }
 
     /// The effects queued for the loop, in order; the queue is empty afterwards.
-    pub fn take_effects(&mut self) -> Vec<Effect> {
+    pub(crate) fn take_effects(&mut self) -> Vec<Effect> {
         std::mem::take(&mut self.effects)
     }
 
     /// The loop must end (input closed, the agent gone, a termination signal).
-    pub fn request_quit(&mut self) {
+    pub(crate) fn request_quit(&mut self) {
         self.exit.quit = true;
     }
 
     /// The terminal window gained or lost the focus.
-    pub fn focus_changed(&mut self, focused: bool) {
+    pub(crate) fn focus_changed(&mut self, focused: bool) {
         self.screen.focused = focused;
     }
 
     /// Scrolls the transcript by `lines` (negative: up), as the wheel does.
-    pub fn scroll(&mut self, lines: isize) {
+    pub(crate) fn scroll(&mut self, lines: isize) {
         if lines < 0 {
             self.transcript.scroll_up(lines.unsigned_abs());
         } else {
@@ -394,38 +395,38 @@ impl AppState {
     }
 
     /// The workspace files for `@path` completion, listed in the background.
-    pub fn files_listed(&mut self, files: Vec<String>) {
+    pub(crate) fn files_listed(&mut self, files: Vec<String>) {
         self.composer.files = files;
     }
 
     /// Replaces the draft (what the person saved in their editor).
-    pub fn set_draft(&mut self, text: &str) {
+    pub(crate) fn set_draft(&mut self, text: &str) {
         self.composer.set_text(text);
     }
 
     /// Listing the saved sessions for `/resume` failed.
-    pub fn sessions_unavailable(&mut self, why: &str) {
+    pub(crate) fn sessions_unavailable(&mut self, why: &str) {
         self.notice(NoticeLevel::Error, format!("cannot list sessions: {why}"));
     }
 
     /// The editor could not take the draft (it stays in the composer).
-    pub fn editor_failed(&mut self, e: &super::editor::EditorError) {
+    pub(crate) fn editor_failed(&mut self, e: &super::editor::EditorError) {
         let code = crate::core::Coded::code(e);
         self.notice(NoticeLevel::Error, format!("{code}: {e}"));
     }
 
-    pub fn editor_unavailable(&mut self, why: &str) {
+    pub(crate) fn editor_unavailable(&mut self, why: &str) {
         self.notice(NoticeLevel::Error, format!("editor_unavailable: {why}"));
     }
 
     /// A warning in the transcript, for what the loop itself could not do.
-    pub fn warn(&mut self, text: impl Into<String>) {
+    pub(crate) fn warn(&mut self, text: impl Into<String>) {
         self.notice(NoticeLevel::Warning, text);
     }
 
     // ---- what the view and the loop read ----
 
-    pub fn transcript(&self) -> &Transcript {
+    pub(crate) fn transcript(&self) -> &Transcript {
         &self.transcript
     }
 
@@ -435,32 +436,32 @@ impl AppState {
         &mut self.transcript
     }
 
-    pub fn composer(&self) -> &Composer {
+    pub(crate) fn composer(&self) -> &Composer {
         &self.composer
     }
 
-    pub fn layers(&self) -> &[Layer] {
+    pub(crate) fn layers(&self) -> &[Layer] {
         &self.layers
     }
 
-    pub fn plan(&self) -> &PlanState {
+    pub(crate) fn plan(&self) -> &PlanState {
         &self.plan
     }
 
-    pub fn background(&self) -> &Background {
+    pub(crate) fn background(&self) -> &Background {
         &self.background
     }
 
-    pub fn status(&self) -> &StatusInfo {
+    pub(crate) fn status(&self) -> &StatusInfo {
         &self.status
     }
 
     /// The session's tokens (all of its runs, a resumed session's earlier ones too).
-    pub fn usage(&self) -> Usage {
+    pub(crate) fn usage(&self) -> Usage {
         self.figures.usage()
     }
 
-    pub fn turn_running(&self) -> bool {
+    pub(crate) fn turn_running(&self) -> bool {
         self.turns.running
     }
 
@@ -469,12 +470,12 @@ impl AppState {
     }
 
     /// When the running turn began.
-    pub fn turn_started(&self) -> Option<Instant> {
+    pub(crate) fn turn_started(&self) -> Option<Instant> {
         self.turns.started_at.filter(|_| self.turns.running)
     }
 
     /// The retry the running turn waits for, if it waits for one.
-    pub fn retry(&self) -> Option<&Waiting> {
+    pub(crate) fn retry(&self) -> Option<&Waiting> {
         self.turns.retry.as_ref().filter(|_| self.turns.running)
     }
 
@@ -482,35 +483,35 @@ impl AppState {
         self.clock.now
     }
 
-    pub fn wall_ms(&self) -> u64 {
+    pub(crate) fn wall_ms(&self) -> u64 {
         self.clock.wall_ms
     }
 
-    pub fn started(&self) -> Instant {
+    pub(crate) fn started(&self) -> Instant {
         self.clock.started
     }
 
-    pub fn todo_toggled(&self) -> bool {
+    pub(crate) fn todo_toggled(&self) -> bool {
         self.plan.toggled
     }
 
-    pub fn hint(&self) -> Option<&str> {
+    pub(crate) fn hint(&self) -> Option<&str> {
         self.hint.as_deref()
     }
 
-    pub fn mcp(&self) -> &[McpServerView] {
+    pub(crate) fn mcp(&self) -> &[McpServerView] {
         &self.mcp
     }
 
-    pub fn mouse_capture(&self) -> bool {
+    pub(crate) fn mouse_capture(&self) -> bool {
         self.screen.mouse_capture
     }
 
-    pub fn is_inline(&self) -> bool {
+    pub(crate) fn is_inline(&self) -> bool {
         self.screen.inline
     }
 
-    pub fn wants_quit(&self) -> bool {
+    pub(crate) fn wants_quit(&self) -> bool {
         self.exit.quit
     }
 
@@ -518,25 +519,25 @@ impl AppState {
         self.exit.shutdown_complete
     }
 
-    pub fn resume_requested(&self) -> Option<&str> {
+    pub(crate) fn resume_requested(&self) -> Option<&str> {
         self.exit.resume_requested.as_deref()
     }
 
-    pub fn new_session_requested(&self) -> bool {
+    pub(crate) fn new_session_requested(&self) -> bool {
         self.exit.new_session
     }
 
-    pub fn workspace_dir(&self) -> Option<&std::path::Path> {
+    pub(crate) fn workspace_dir(&self) -> Option<&std::path::Path> {
         self.workspace_dir.as_deref()
     }
 
-    pub fn fatal(&self) -> Option<&str> {
+    pub(crate) fn fatal(&self) -> Option<&str> {
         self.exit.fatal.as_deref()
     }
 
     /// Whether the screen belongs to a full-screen overlay (pickers, the full diff), which inline
     /// mode shows on the alternate screen.
-    pub fn wants_full_screen(&self) -> bool {
+    pub(crate) fn wants_full_screen(&self) -> bool {
         (self.screen.inline && self.screen.transcript_overlay)
             || self.layers.iter().any(|l| match l {
                 Layer::Approval(v) => v.fullscreen,
@@ -552,17 +553,17 @@ impl AppState {
     }
 
     /// Whether something on screen moves by itself (spinners), so frames must keep coming.
-    pub fn is_animating(&self) -> bool {
+    pub(crate) fn is_animating(&self) -> bool {
         self.turns.running || self.transcript.has_live_cells()
     }
 
     /// Width the approval body is laid out at, for hunk jumps (approximate is fine).
-    pub fn modal_width(&self) -> usize {
+    pub(crate) fn modal_width(&self) -> usize {
         80
     }
 
     /// `(ready, starting, failed)` MCP servers, for the status line.
-    pub fn mcp_counts(&self) -> (usize, usize, usize) {
+    pub(crate) fn mcp_counts(&self) -> (usize, usize, usize) {
         let n = |st: McpState| self.mcp.iter().filter(|s| s.state == st).count();
         (
             n(McpState::Ready),

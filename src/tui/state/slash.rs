@@ -19,7 +19,7 @@ fn split_model_choice(text: &str) -> (Option<&str>, &str) {
 
 impl AppState {
     /// Sends a user turn, or runs a slash command.
-    pub fn submit(&mut self, text: String) {
+    pub(crate) fn submit(&mut self, text: String) {
         if let Some(rest) = text.strip_prefix('/') {
             let mut parts = rest.split_whitespace();
             let name = parts.next().unwrap_or("");
@@ -259,7 +259,7 @@ impl AppState {
     }
 
     /// The loop wrote the export (or could not).
-    pub fn exported(&mut self, result: Result<String, String>) {
+    pub(crate) fn exported(&mut self, result: Result<String, String>) {
         match result {
             Ok(path) => self.notice(NoticeLevel::Info, format!("session exported to {path}")),
             Err(why) => self.notice(NoticeLevel::Error, format!("cannot export: {why}")),
@@ -267,7 +267,7 @@ impl AppState {
     }
 
     /// The fork exists: the screen closes and reopens on it (this session stays resumable).
-    pub fn forked_to(&mut self, result: Result<String, String>) {
+    pub(crate) fn forked_to(&mut self, result: Result<String, String>) {
         match result {
             Ok(id) => {
                 self.exit.resume_requested = Some(id);

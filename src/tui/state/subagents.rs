@@ -9,12 +9,9 @@ use crate::protocol::{Event, ToolOutcome};
 impl AppState {
     pub(super) fn apply_subagent(&mut self, event: Event) {
         match event {
-            Event::SubagentStarted { call_id, agent, .. } => {
+            Event::SubagentStarted { call_id, .. } => {
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
-                    t.subagent = Some(SubagentProgress {
-                        agent,
-                        ..SubagentProgress::default()
-                    });
+                    t.subagent = Some(SubagentProgress::default());
                 }
             }
             Event::Subagent { call_id, event } => {
