@@ -133,11 +133,6 @@ impl Translator {
                     acp::ToolCallUpdate::new(call_id.clone(), fields),
                 )]
             }
-            Event::PreviewDiagnostics {
-                call_id,
-                diagnostics,
-                ..
-            } => vec![self.diagnostics_update(call_id, diagnostics)],
             Event::ToolOutputDelta { call_id, chunk } => {
                 let view = self.calls.entry(call_id.clone()).or_default();
                 view.output.push_str(&strip_ansi_escapes::strip_str(chunk));

@@ -7,7 +7,7 @@ use super::{Translator, call_content, text_content};
 use crate::protocol::PreviewDiagnostics;
 
 impl Translator {
-    pub(super) fn diagnostics_update(
+    pub(crate) fn diagnostics_update(
         &self,
         call_id: &str,
         diagnostics: &PreviewDiagnostics,
