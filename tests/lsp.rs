@@ -543,3 +543,87 @@ async fn a_server_that_keeps_dying_is_started_again_three_times_then_named() {
     let starts = std::fs::read_to_string(&count).unwrap();
     assert_eq!(starts.lines().count(), 4, "{starts}");
 }
+
+/// A server in Python that, before answering `initialize`, tries to write `argv[2]` and to
+/// connect to 127.0.0.1:`argv[3]`, and records what happened in `argv[1]` (in the workspace).
+const PROBES_ITS_SANDBOX: &str = r#"
+import json, socket, sys
+report = []
+try:
+    open(sys.argv[2], "w").write("escaped")
+    report.append("wrote")
+except OSError:
+    report.append("write refused")
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[3])), timeout=2).close()
+    report.append("connected")
+except OSError:
+    report.append("connect refused")
+open(sys.argv[1], "w").write(",".join(report))
+inp = sys.stdin.buffer
+while True:
+    length = None
+    while True:
+        line = inp.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    msg = json.loads(inp.read(length))
+    if msg.get("method") == "initialize":
+        body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {}}}).encode()
+        sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        sys.stdout.buffer.flush()
+"#;
+
+#[tokio::test]
+async fn a_server_runs_in_the_command_sandbox_without_the_network_or_writes_outside_the_workspace()
+{
+    let ws = tempfile::tempdir().unwrap();
+    let ws_path = ws.path().canonicalize().unwrap();
+    // Outside the workspace and every writable root (the temporary directories, the caches).
+    let outside = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/lsp-sandbox-probe");
+    std::fs::create_dir_all(&outside).unwrap();
+    let forbidden = outside.join(format!("escaped-{}", std::process::id()));
+    let _ = std::fs::remove_file(&forbidden);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::fs::write(ws_path.join("server.py"), PROBES_ITS_SANDBOX).unwrap();
+    let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap_or("python3");
+    let toml = format!(
+        "[lsp.probe]\ncommand = \"{python}\"\nargs = [\"{}\", \"{}\", \"{}\", \"{port}\"]\n\
+         filetypes = [\"python\"]\nwait_ms = 300\n",
+        ws_path.join("server.py").display(),
+        ws_path.join("report").display(),
+        forbidden.display(),
+    );
+    let file: pablo::config::ConfigFile = toml::from_str(&toml).unwrap();
+    let entries = file
+        .lsp
+        .into_iter()
+        .map(|(name, config)| LspServerEntry {
+            name,
+            config,
+            source: "test".into(),
+        })
+        .collect();
+    let setup = LspSetup {
+        entries,
+        env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+        sandbox: Default::default(),
+        log_dir: ws_path.join(".logs"),
+    };
+    let hub = Arc::new(LspHub::new(&ws_path, setup));
+    // The probe publishes nothing: the check times out, having started it.
+    let _ = hub.check_change("a.py", Some("x = 1\n"), "x = 2\n").await;
+    let report = std::fs::read_to_string(ws_path.join("report")).unwrap();
+    assert_eq!(report, "write refused,connect refused");
+    assert!(!forbidden.exists());
+}
