@@ -31,72 +31,33 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use futures::StreamExt;
-use pablo::agent::{AgentSetup, Limits, spawn, window};
-use pablo::core::ApprovalMode;
-use pablo::model::{
-    EventStream, ModelClient, ModelError, ModelProfile, ModelRequest, ModelStopReason, StreamEvent,
-    ToolCall, anthropic, responses,
-};
-use pablo::policy::PolicyEngine;
-use pablo::protocol::{Event, Op, Usage};
-use pablo::tools::{Catalog, Host};
+use pablo::agent::window;
+use pablo::model::{ModelProfile, ModelRequest, ToolCall, anthropic, responses};
 use pablo::workspace::Workspace;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
+use support::{Agent, InstantModel, Reply, spawn_agent};
+
+mod support;
 
 const CALLS: usize = 200;
 const TURNS: usize = 10;
 const MODEL: &str = "claude-sonnet-4-5";
 
-/// Plays the script and records every request.
-struct Recorder {
-    steps: Mutex<VecDeque<Vec<ToolCall>>>,
-    requests: Mutex<Vec<ModelRequest>>,
-}
-
-#[async_trait::async_trait]
-impl ModelClient for Recorder {
-    fn provider(&self) -> &str {
-        "recorder"
-    }
-
-    fn model(&self) -> &str {
-        MODEL
-    }
-
-    async fn stream(
-        &self,
-        request: &ModelRequest,
-        _cancel: CancellationToken,
-    ) -> Result<EventStream, ModelError> {
-        self.requests.lock().unwrap().push(request.clone());
-        let bytes = window::request_bytes(&request.system, &request.tools, &request.messages);
-        // A summary request (no tools) or the end of a turn answers with text.
-        let calls = if request.tools.is_empty() {
-            Vec::new()
-        } else {
-            self.steps.lock().unwrap().pop_front().unwrap_or_default()
-        };
-        let mut events = vec![Ok(StreamEvent::TextDelta(if calls.is_empty() {
-            "Here is what I found: the module keeps its state in one struct.".into()
-        } else {
-            "Reading on.".into()
-        }))];
-        let stop = if calls.is_empty() {
-            ModelStopReason::EndTurn
-        } else {
-            ModelStopReason::ToolUse
-        };
-        events.extend(calls.into_iter().map(|c| Ok(StreamEvent::ToolCall(c))));
-        events.push(Ok(StreamEvent::Usage(Usage {
-            input_tokens: (bytes as f64 / 3.5) as u64,
-            output_tokens: 40,
-            ..Usage::default()
-        })));
-        events.push(Ok(StreamEvent::Completed { stop_reason: stop }));
-        Ok(futures::stream::iter(events).boxed())
-    }
+/// Plays the script: the next step's calls, or text when the queue gives none or the request
+/// offers no tool (a summary); usage as request bytes / 3.5.
+fn play(steps: &Mutex<VecDeque<Vec<ToolCall>>>, request: &ModelRequest) -> Reply {
+    let bytes = window::request_bytes(&request.system, &request.tools, &request.messages);
+    let calls = if request.tools.is_empty() {
+        Vec::new()
+    } else {
+        steps.lock().unwrap().pop_front().unwrap_or_default()
+    };
+    let text = if calls.is_empty() {
+        "Here is what I found: the module keeps its state in one struct."
+    } else {
+        "Reading on."
+    };
+    Reply::new(text, calls).tokens((bytes as f64 / 3.5) as u64, 40)
 }
 
 /// Every `.rs` file under `src/`, sorted.
@@ -164,49 +125,32 @@ fn script(files: &[String]) -> VecDeque<Vec<ToolCall>> {
 fn record() -> Vec<ModelRequest> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let files = sources(root);
-    let recorder = Arc::new(Recorder {
-        steps: Mutex::new(script(&files)),
-        requests: Mutex::new(Vec::new()),
+    let steps = Mutex::new(script(&files));
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let recorded = requests.clone();
+    let model = InstantModel::new(MODEL, move |request: &ModelRequest| {
+        recorded.lock().unwrap().push(request.clone());
+        play(&steps, request)
     });
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let ws = Arc::new(Workspace::open(root).unwrap());
-        let mut catalog = Catalog::new();
-        pablo::tools::register_filesystem(&mut catalog, &ws, false).unwrap();
         let state = tempfile::tempdir().unwrap();
-        let mut handle = spawn(AgentSetup {
-            mode: Default::default(),
-            model_switcher: None,
+        let mut handle = spawn_agent(Agent {
+            model,
+            catalog: support::reading_catalog(&ws),
+            workspace: ws,
+            state: state.path(),
             hooks: pablo::hooks::Hooks::none(),
-            session_id: "bench".into(),
-            model: recorder.clone(),
-            catalog,
-            policy: Arc::new(PolicyEngine::new(Default::default())),
-            host: Arc::new(Host::new(
-                ws,
-                state.path().to_path_buf(),
-                &Default::default(),
-            )),
-            limits: Limits::default(),
-            approvals: ApprovalMode::RefuseAsks,
-            system_prompt: pablo::agent::context::SYSTEM_PROMPT.to_string(),
-            history: Vec::new(),
-            recorder: None,
-            checkpoints: None,
+            system_prompt: pablo::agent::context::SYSTEM_PROMPT,
         });
         for t in 0..TURNS {
             let text = format!("Turn {t}: read through the code and tell me how it fits together.");
-            handle.ops.send(Op::user_turn(text)).unwrap();
-            while let Some(ev) = handle.events.recv().await {
-                if matches!(ev, Event::TurnCompleted { .. }) {
-                    break;
-                }
-            }
+            support::one_turn(&mut handle, &text).await;
         }
-        handle.ops.send(Op::Shutdown).unwrap();
-        let _ = tokio::time::timeout(Duration::from_secs(10), handle.task).await;
+        let _ = tokio::time::timeout(Duration::from_secs(10), support::shut_down(handle)).await;
     });
-    recorder.requests.lock().unwrap().clone()
+    requests.lock().unwrap().clone()
 }
 
 /// One piece of a prompt: its running prefix hash, its tokens, and whether it is a breakpoint.

@@ -23,21 +23,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use futures::StreamExt;
-use pablo::agent::{AgentSetup, Limits, spawn};
 use pablo::config::HookEntry;
-use pablo::core::ApprovalMode;
 use pablo::hooks::{Hook, HookEvent, Hooks};
-use pablo::model::{
-    EventStream, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent, ToolCall,
-};
-use pablo::policy::PolicyEngine;
-use pablo::protocol::{Event, Op, Usage};
-use pablo::tools::{Catalog, Host};
+use pablo::model::ModelRequest;
 use pablo::workspace::Workspace;
 use serde_json::json;
+use support::{Agent, InstantModel, Reply, spawn_agent};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio_util::sync::CancellationToken;
+
+mod support;
 
 const CALLS_PER_TURN: usize = 20;
 
@@ -94,86 +88,27 @@ fn seam(hooks: &Hooks, tool: &str) -> usize {
     n
 }
 
-/// Answers the first request of a turn with `CALLS_PER_TURN` reads, the next with text.
-struct Reader {
-    steps: Mutex<VecDeque<Vec<ToolCall>>>,
-}
-
-#[async_trait::async_trait]
-impl ModelClient for Reader {
-    fn provider(&self) -> &str {
-        "bench"
-    }
-
-    fn model(&self) -> &str {
-        "bench-model"
-    }
-
-    async fn stream(
-        &self,
-        _request: &ModelRequest,
-        _cancel: CancellationToken,
-    ) -> Result<EventStream, ModelError> {
-        let calls = self.steps.lock().unwrap().pop_front().unwrap_or_default();
-        let stop = if calls.is_empty() {
-            ModelStopReason::EndTurn
-        } else {
-            ModelStopReason::ToolUse
-        };
-        let mut events = vec![Ok(StreamEvent::TextDelta("ok".into()))];
-        events.extend(calls.into_iter().map(|c| Ok(StreamEvent::ToolCall(c))));
-        events.push(Ok(StreamEvent::Usage(Usage {
-            input_tokens: 100,
-            output_tokens: 10,
-            ..Usage::default()
-        })));
-        events.push(Ok(StreamEvent::Completed { stop_reason: stop }));
-        Ok(futures::stream::iter(events).boxed())
-    }
-}
-
-/// One turn of `CALLS_PER_TURN` reads of a small file through the real agent loop.
+/// One turn of `CALLS_PER_TURN` reads of a small file through the real agent loop: the model
+/// asks for them all at once, then answers.
 async fn one_turn(hooks: Arc<Hooks>, ws: &Arc<Workspace>, state: &std::path::Path) {
     let calls = (0..CALLS_PER_TURN)
-        .map(|i| ToolCall {
-            id: format!("c{i}"),
-            name: "fs_read".into(),
-            arguments: json!({"path": "a.txt"}).to_string(),
-        })
+        .map(|i| support::call(&format!("c{i}"), "fs_read", json!({"path": "a.txt"})))
         .collect();
-    let model = Arc::new(Reader {
-        steps: Mutex::new(VecDeque::from([calls, Vec::new()])),
+    let steps = Mutex::new(VecDeque::from([calls, Vec::new()]));
+    let model = InstantModel::new("bench-model", move |_: &ModelRequest| {
+        Reply::new("ok", steps.lock().unwrap().pop_front().unwrap_or_default())
     });
-    let mut catalog = Catalog::new();
-    pablo::tools::register_filesystem(&mut catalog, ws, false).unwrap();
-    let mut handle = spawn(AgentSetup {
-        mode: Default::default(),
-        model_switcher: None,
-        hooks,
-        session_id: "bench".into(),
+    let handle = spawn_agent(Agent {
         model,
-        catalog,
-        policy: Arc::new(PolicyEngine::new(Default::default())),
-        host: Arc::new(Host::new(
-            ws.clone(),
-            state.to_path_buf(),
-            &Default::default(),
-        )),
-        limits: Limits::default(),
-        approvals: ApprovalMode::RefuseAsks,
-        system_prompt: "bench".into(),
-        history: Vec::new(),
-        recorder: None,
-        checkpoints: None,
+        catalog: support::reading_catalog(ws),
+        workspace: ws.clone(),
+        state,
+        hooks,
+        system_prompt: "bench",
     });
-    handle.ops.send(Op::user_turn("read".to_string())).unwrap();
-    while let Some(ev) = handle.events.recv().await {
-        if matches!(ev, Event::TurnCompleted { .. }) {
-            break;
-        }
-    }
-    handle.ops.send(Op::Shutdown).unwrap();
-    let _ = tokio::time::timeout(Duration::from_secs(10), handle.task).await;
+    let mut handle = handle;
+    support::one_turn(&mut handle, "read").await;
+    let _ = tokio::time::timeout(Duration::from_secs(10), support::shut_down(handle)).await;
 }
 
 fn bench(c: &mut Criterion) {

@@ -25,35 +25,25 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use futures::StreamExt;
-use pablo::agent::{AgentSetup, Limits, spawn};
-use pablo::core::ApprovalMode;
-use pablo::model::{
-    EventStream, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent, ToolCall,
-};
-use pablo::policy::PolicyEngine;
-use pablo::protocol::{AgentHandle, Event, Op, Usage};
+use pablo::model::{ModelRequest, ToolCall};
+use pablo::protocol::AgentHandle;
 use pablo::telemetry::otel::OtelRequest;
-use pablo::tools::{Catalog, Host};
 use pablo::workspace::Workspace;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
+use support::{Agent, InstantModel, Reply, spawn_agent};
 
-/// Three tool steps, then the answer; again for every turn.
-struct Model {
-    steps: Mutex<VecDeque<Vec<ToolCall>>>,
-}
+mod support;
 
+/// Three tool steps, then the answer.
 fn steps() -> VecDeque<Vec<ToolCall>> {
-    let call = |id: &str, name: &str, args: serde_json::Value| ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments: args.to_string(),
-    };
     VecDeque::from([
-        vec![call("c1", "fs_read", json!({"path": "src/lib.rs"}))],
-        vec![call("c2", "fs_list", json!({"path": "src/agent"}))],
-        vec![call(
+        vec![support::call(
+            "c1",
+            "fs_read",
+            json!({"path": "src/lib.rs"}),
+        )],
+        vec![support::call("c2", "fs_list", json!({"path": "src/agent"}))],
+        vec![support::call(
             "c3",
             "fs_search",
             json!({"path": "src/telemetry", "query": "fn "}),
@@ -62,76 +52,29 @@ fn steps() -> VecDeque<Vec<ToolCall>> {
     ])
 }
 
-#[async_trait::async_trait]
-impl ModelClient for Model {
-    fn provider(&self) -> &str {
-        "bench"
-    }
-
-    fn model(&self) -> &str {
-        "bench-model"
-    }
-
-    async fn stream(
-        &self,
-        _request: &ModelRequest,
-        _cancel: CancellationToken,
-    ) -> Result<EventStream, ModelError> {
-        let calls = {
-            let mut steps = self.steps.lock().unwrap();
-            if steps.is_empty() {
-                *steps = self::steps();
-            }
-            steps.pop_front().unwrap()
-        };
-        let stop = if calls.is_empty() {
-            ModelStopReason::EndTurn
-        } else {
-            ModelStopReason::ToolUse
-        };
-        let mut events = vec![Ok(StreamEvent::TextDelta("Looking.".into()))];
-        events.extend(calls.into_iter().map(|c| Ok(StreamEvent::ToolCall(c))));
-        events.push(Ok(StreamEvent::Usage(Usage {
-            input_tokens: 1000,
-            output_tokens: 40,
-            ..Usage::default()
-        })));
-        events.push(Ok(StreamEvent::Completed { stop_reason: stop }));
-        Ok(futures::stream::iter(events).boxed())
-    }
-}
-
 fn agent(root: &Path, state: &Path) -> AgentHandle {
     let ws = Arc::new(Workspace::open(root).unwrap());
-    let mut catalog = Catalog::new();
-    pablo::tools::register_filesystem(&mut catalog, &ws, false).unwrap();
-    spawn(AgentSetup {
-        mode: Default::default(),
-        model_switcher: None,
-        session_id: "bench".into(),
-        model: Arc::new(Model {
-            steps: Mutex::new(steps()),
-        }),
-        catalog,
-        policy: Arc::new(PolicyEngine::new(Default::default())),
-        host: Arc::new(Host::new(ws, state.to_path_buf(), &Default::default())),
-        limits: Limits::default(),
-        approvals: ApprovalMode::RefuseAsks,
-        system_prompt: "bench".into(),
-        history: Vec::new(),
-        recorder: None,
-        checkpoints: None,
+    // The steps again for every turn.
+    let script = Mutex::new(steps());
+    let model = InstantModel::new("bench-model", move |_: &ModelRequest| {
+        let mut steps = script.lock().unwrap();
+        if steps.is_empty() {
+            *steps = self::steps();
+        }
+        Reply::new("Looking.", steps.pop_front().unwrap()).tokens(1000, 40)
+    });
+    spawn_agent(Agent {
+        model,
+        catalog: support::reading_catalog(&ws),
+        workspace: ws,
+        state,
         hooks: pablo::hooks::Hooks::none(),
+        system_prompt: "bench",
     })
 }
 
 async fn one_turn(handle: &mut AgentHandle) {
-    handle.ops.send(Op::user_turn("look around")).unwrap();
-    while let Some(ev) = handle.events.recv().await {
-        if matches!(ev, Event::TurnCompleted { .. }) {
-            break;
-        }
-    }
+    support::one_turn(handle, "look around").await;
 }
 
 /// A collector on a thread of its own: reads each request whole, answers after `delay` (never,
@@ -236,10 +179,7 @@ fn bench(c: &mut Criterion) {
             group.bench_function(name, |b| {
                 b.iter(|| runtime.block_on(one_turn(&mut handle)));
             });
-            runtime.block_on(async {
-                handle.ops.send(Op::Shutdown).unwrap();
-                while handle.events.recv().await.is_some() {}
-            });
+            runtime.block_on(support::shut_down(handle));
         });
         if let Some(export) = export {
             let (ended, exported) = export.counts();

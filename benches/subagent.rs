@@ -3,13 +3,15 @@
 //! call admitted, the subagent's catalog, limits and system prompt built, its task spawned, its
 //! turn opened and its first request built). Target: at most 5 ms.
 //!
-//! The peer in the same run: the same span for an ordinary tool step, from a response asking for
-//! `update_plan` to the next request of the same conversation (the call validated, decided,
-//! committed, its result bounded and added, the request built).
+//! Two baselines in the same run, on the same agent:
+//! - `peer_plain_tool_step`: the same span for an ordinary tool step, from a response asking for
+//!   `update_plan` to the next request of the same conversation (the call validated, decided,
+//!   committed, its result bounded and added, the request built);
+//! - `peer_turn_start`: the parent turn's own start, from the person's prompt sent to the agent
+//!   to its first request (the op read, the turn opened, its first request built).
 //!
 //! The real agent (`pablo::agent::spawn`) runs in process with the real catalog tools over this
-//! repository, against a model that answers at once and notes when each stream ended and when
-//! each request arrived.
+//! repository, against a model that answers at once and notes when each span started and ended.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -18,114 +20,87 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use futures::StreamExt;
-use pablo::agent::{AgentSetup, Limits, spawn};
-use pablo::core::ApprovalMode;
-use pablo::model::{
-    EventStream, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent, ToolCall,
-};
-use pablo::policy::PolicyEngine;
-use pablo::protocol::{Event, Op, Usage};
+use pablo::model::{Message, ModelRequest};
 use pablo::tools::agent_task::AgentRoster;
-use pablo::tools::{Catalog, Host};
 use pablo::workspace::Workspace;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
+use support::{Agent, InstantModel, Reply, spawn_agent};
+
+mod support;
 
 const SUBAGENT_MARK: &str = "# You are a subagent";
 
-/// Which call the parent asks for first.
-#[derive(Clone, Copy)]
-enum Step {
+/// What is measured.
+#[derive(Clone, Copy, PartialEq)]
+enum Span {
+    /// `agent_task` asked → the subagent's first request.
     Delegate,
-    Plan,
+    /// `update_plan` asked → the parent's next request.
+    PlainTool,
+    /// The prompt sent → the turn's first request.
+    TurnStart,
 }
 
-/// Answers at once; notes when the parent's tool-asking stream ended and when the next request
-/// (the subagent's, or the parent's own after a plain tool) arrived.
-struct Timed {
-    step: Step,
-    asked_at: Mutex<Option<Instant>>,
+/// Where a span started, and the spans measured so far.
+#[derive(Default)]
+struct Clock {
+    started: Mutex<Option<Instant>>,
     spans: Mutex<Vec<Duration>>,
 }
 
-fn answer(text: &str, calls: Vec<ToolCall>) -> EventStream {
-    let stop = if calls.is_empty() {
-        ModelStopReason::EndTurn
-    } else {
-        ModelStopReason::ToolUse
-    };
-    let mut events = vec![Ok(StreamEvent::TextDelta(text.into()))];
-    events.extend(calls.into_iter().map(|c| Ok(StreamEvent::ToolCall(c))));
-    events.push(Ok(StreamEvent::Usage(Usage {
-        input_tokens: 100,
-        output_tokens: 10,
-        ..Usage::default()
-    })));
-    events.push(Ok(StreamEvent::Completed { stop_reason: stop }));
-    futures::stream::iter(events).boxed()
-}
-
-#[async_trait::async_trait]
-impl ModelClient for Timed {
-    fn provider(&self) -> &str {
-        "timed"
+impl Clock {
+    fn start(&self) {
+        *self.started.lock().unwrap() = Some(Instant::now());
     }
 
-    fn model(&self) -> &str {
-        "claude-sonnet-4-5"
-    }
-
-    async fn stream(
-        &self,
-        request: &ModelRequest,
-        _cancel: CancellationToken,
-    ) -> Result<EventStream, ModelError> {
+    /// Ends the span under way, if one is.
+    fn stop(&self) {
         let now = Instant::now();
-        if let Some(asked) = self.asked_at.lock().unwrap().take() {
-            self.spans.lock().unwrap().push(now - asked);
+        if let Some(started) = self.started.lock().unwrap().take() {
+            self.spans.lock().unwrap().push(now - started);
         }
-        let subagent = request.system.contains(SUBAGENT_MARK);
-        let answered = matches!(
-            request.messages.last(),
-            Some(pablo::model::Message::Tool { .. })
-        );
-        if subagent || answered {
-            return Ok(answer("Found it in src/lib.rs.", Vec::new()));
-        }
-        let call = match self.step {
-            Step::Delegate => ToolCall {
-                id: "call_task".into(),
-                name: "agent_task".into(),
-                arguments: json!({"description": "find it", "prompt": "Where is the entry point?"})
-                    .to_string(),
-            },
-            Step::Plan => ToolCall {
-                id: "call_plan".into(),
-                name: "update_plan".into(),
-                arguments: json!({"items": [{"content": "look", "status": "in_progress"}]})
-                    .to_string(),
-            },
-        };
-        // The stream is handed over whole: the agent reads it at once, so its end is now.
-        *self.asked_at.lock().unwrap() = Some(Instant::now());
-        Ok(answer("", vec![call]))
     }
 }
 
-/// The mean span over `iters` turns of a fresh agent.
-fn measure(step: Step, iters: u64) -> Duration {
+/// The model: ends the span at each request, answers, and starts the next span as its answer
+/// asking for a tool is handed over (whole: the agent reads it at once, so its end is now).
+fn answer(span: Span, clock: &Clock, request: &ModelRequest) -> Reply {
+    clock.stop();
+    let subagent = request.system.contains(SUBAGENT_MARK);
+    let answered = matches!(request.messages.last(), Some(Message::Tool { .. }));
+    if span == Span::TurnStart || subagent || answered {
+        return Reply::new("Found it in src/lib.rs.", Vec::new());
+    }
+    let call = match span {
+        Span::Delegate => support::call(
+            "call_task",
+            "agent_task",
+            json!({"description": "find it", "prompt": "Where is the entry point?"}),
+        ),
+        _ => support::call(
+            "call_plan",
+            "update_plan",
+            json!({"items": [{"content": "look", "status": "in_progress"}]}),
+        ),
+    };
+    clock.start();
+    Reply::new("", vec![call])
+}
+
+/// The total of `iters` spans, one per turn of one agent.
+fn measure(span: Span, iters: u64) -> Duration {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let model = Arc::new(Timed {
-            step,
-            asked_at: Mutex::new(None),
-            spans: Mutex::new(Vec::new()),
-        });
+        let clock = Arc::new(Clock::default());
+        let model = {
+            let clock = clock.clone();
+            InstantModel::new("claude-sonnet-4-5", move |r: &ModelRequest| {
+                answer(span, &clock, r)
+            })
+        };
         let ws = Arc::new(Workspace::open(root).unwrap());
-        let mut catalog = Catalog::new();
-        pablo::tools::register_filesystem(&mut catalog, &ws, false).unwrap();
+        let mut catalog = support::reading_catalog(&ws);
         catalog
             .register(Arc::new(pablo::tools::plan::PlanUpdate))
             .unwrap();
@@ -133,37 +108,22 @@ fn measure(step: Step, iters: u64) -> Duration {
             .register_agents(Arc::new(AgentRoster::new(Vec::new())))
             .unwrap();
         let state = tempfile::tempdir().unwrap();
-        let mut handle = spawn(AgentSetup {
-            mode: Default::default(),
-            model_switcher: None,
-            session_id: "bench".into(),
-            model: model.clone(),
+        let mut handle = spawn_agent(Agent {
+            model,
             catalog,
-            policy: Arc::new(PolicyEngine::new(Default::default())),
-            host: Arc::new(Host::new(
-                ws,
-                state.path().to_path_buf(),
-                &Default::default(),
-            )),
-            limits: Limits::default(),
-            approvals: ApprovalMode::RefuseAsks,
-            system_prompt: pablo::agent::context::SYSTEM_PROMPT.to_string(),
-            history: Vec::new(),
-            recorder: None,
-            checkpoints: None,
+            workspace: ws,
+            state: state.path(),
             hooks: pablo::hooks::Hooks::none(),
+            system_prompt: pablo::agent::context::SYSTEM_PROMPT,
         });
         for _ in 0..iters {
-            handle.ops.send(Op::user_turn("go")).unwrap();
-            while let Some(ev) = handle.events.recv().await {
-                if matches!(ev, Event::TurnCompleted { .. }) {
-                    break;
-                }
+            if span == Span::TurnStart {
+                clock.start();
             }
+            support::one_turn(&mut handle, "go").await;
         }
-        handle.ops.send(Op::Shutdown).unwrap();
-        while handle.events.recv().await.is_some() {}
-        let spans = model.spans.lock().unwrap();
+        support::shut_down(handle).await;
+        let spans = clock.spans.lock().unwrap();
         assert_eq!(spans.len() as u64, iters, "one span per turn");
         spans.iter().sum::<Duration>()
     })
@@ -173,10 +133,13 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("subagent");
     g.sample_size(20);
     g.bench_function("start_to_first_request", |b| {
-        b.iter_custom(|iters| measure(Step::Delegate, iters))
+        b.iter_custom(|iters| measure(Span::Delegate, iters))
     });
     g.bench_function("peer_plain_tool_step", |b| {
-        b.iter_custom(|iters| measure(Step::Plan, iters))
+        b.iter_custom(|iters| measure(Span::PlainTool, iters))
+    });
+    g.bench_function("peer_turn_start", |b| {
+        b.iter_custom(|iters| measure(Span::TurnStart, iters))
     });
     g.finish();
 }

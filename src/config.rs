@@ -70,7 +70,7 @@ pub struct ConfigFile {
 /// `[memory]`: whether the model may propose notes for later sessions (`memory.propose`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct MemoryOptions {
+pub(crate) struct MemoryOptions {
     /// Off unless set to `true` in the user's config or `--config`; a project layer can only
     /// turn it off.
     pub(crate) enabled: Option<bool>,
@@ -255,7 +255,7 @@ fn is_env_name(name: &str) -> bool {
 /// The `model` key: a plain name, or a table of settings about the model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum ModelSetting {
+pub(crate) enum ModelSetting {
     Name(String),
     Table(ModelTable),
 }
@@ -362,7 +362,7 @@ pub enum WireApi {
 /// `[model.prices]`, in US dollars per million tokens; unset entries come from the table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PriceTable {
+pub(crate) struct PriceTable {
     pub(crate) input: Option<f64>,
     pub(crate) output: Option<f64>,
     pub(crate) cache_read: Option<f64>,
@@ -381,7 +381,7 @@ impl PriceTable {
 /// Host limits; `None` keeps the built-in default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LimitsConfig {
+pub(crate) struct LimitsConfig {
     pub(crate) run_deadline_seconds: Option<u64>,
     pub(crate) max_tool_argument_bytes: Option<usize>,
     pub(crate) max_tool_result_bytes: Option<usize>,
@@ -410,7 +410,7 @@ pub struct LimitsConfig {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Options {
+pub(crate) struct Options {
     #[serde(default)]
     pub(crate) shell: ShellOptions,
     /// Per-tool policy, keyed by native tool name (`"fs.write" = "ask"`).
@@ -428,7 +428,7 @@ pub struct Options {
 /// to them as to every host.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FetchOptions {
+pub(crate) struct FetchOptions {
     /// Domain names; each covers itself and its subdomains (`docs.rs` covers `www.docs.rs`).
     #[serde(default)]
     pub(crate) allowed_domains: Vec<String>,
@@ -455,7 +455,7 @@ pub(crate) fn is_domain_name(name: &str) -> bool {
 /// (docs/sessions.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CheckpointConfig {
+pub(crate) struct CheckpointConfig {
     /// Keep checkpoints (default true).
     pub(crate) enabled: Option<bool>,
     /// The most file content one checkpoint (one turn) stores, in bytes (default 256 MiB).
@@ -534,7 +534,7 @@ pub struct CommandRules {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RuleDecision {
+pub(crate) enum RuleDecision {
     Allow,
     Ask,
     Deny,
@@ -543,7 +543,7 @@ pub enum RuleDecision {
 /// `{ id, executable, args, match }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CommandRule {
+pub(crate) struct CommandRule {
     pub(crate) id: String,
     pub(crate) executable: String,
     #[serde(default)]
@@ -563,7 +563,7 @@ pub enum MatchKind {
 /// `[options.filesystem]`: roots as globs relative to the workspace, and refused file names.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FilesystemOptions {
+pub(crate) struct FilesystemOptions {
     pub(crate) enabled: Option<bool>,
     #[serde(default)]
     pub(crate) read_roots: Vec<String>,

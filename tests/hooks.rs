@@ -2,57 +2,21 @@
 //! OpenAI-compatible server on 127.0.0.1, and hooks that are real shell programs.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::support::bin::{Sandbox, json_lines};
-use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+use crate::support::http::ScriptedServer;
+use crate::support::run::{Run, call, run_json, say};
 
-fn call(id: &str, name: &str, args: &Value) -> ScriptedResponse {
-    ScriptedResponse::sse(openai::tool_call_answer(id, name, &[&args.to_string()]))
-}
-
-fn say(text: &str) -> ScriptedResponse {
-    ScriptedResponse::sse(openai::text_answer(text))
-}
-
-struct Run {
-    code: Option<i32>,
-    lines: Vec<Value>,
-    stderr: String,
-}
-
-impl Run {
-    fn of_type(&self, t: &str) -> Vec<&Value> {
-        self.lines.iter().filter(|l| l["type"] == t).collect()
-    }
-
-    fn results(&self) -> Vec<&Value> {
-        self.of_type("tool_result")
-            .into_iter()
-            .map(|l| &l["result"])
-            .collect()
-    }
-
-    fn hooks(&self) -> Vec<&Value> {
-        self.of_type("hook")
-    }
+/// The hooks that ran, as `pablo run --json` printed them.
+fn hooks(run: &Run) -> Vec<&Value> {
+    run.of_type("hook")
 }
 
 /// `pablo run --json TASK` with `flags`, no other flag.
 async fn run(sandbox: &Sandbox, server: &ScriptedServer, task: &str, flags: &[&str]) -> Run {
-    let mut cmd = sandbox.run_json(&server.base_url(), task);
-    cmd.args(flags);
-    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
-        .await
-        .expect("pablo run finished within 60 s")
-        .expect("pablo runs");
-    Run {
-        code: out.status.code(),
-        lines: json_lines(&out.stdout),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run_json(sandbox, server, task, flags).await
 }
 
 /// A hook script outside the workspace (where the model's commands cannot write it).
@@ -134,7 +98,7 @@ async fn a_guard_that_exits_2_blocks_the_command_and_its_stderr_reaches_the_mode
     assert_eq!(tool_messages(&server, 1)[0], *results[0]);
     // The command the matcher does not cover ran, and no hook ran for it.
     assert_eq!(results[1]["ok"], true, "{}", results[1]);
-    let hooks = out.hooks();
+    let hooks = hooks(&out);
     assert_eq!(hooks.len(), 1, "{hooks:?}");
     assert_eq!(hooks[0]["event"], "pre_tool_use");
     assert_eq!(hooks[0]["hook"], "lint-guard");
@@ -162,7 +126,7 @@ async fn a_guard_that_crashes_blocks_and_one_that_may_fail_open_does_not() {
         assert_eq!(out.code, Some(0), "{}", out.stderr);
         let result = out.results()[0];
         let made = sandbox.workspace().join("made.txt").exists();
-        let hook = out.hooks()[0];
+        let hook = hooks(&out)[0];
         if blocked {
             assert_eq!(result["error"]["code"], "hook_blocked", "{result}");
             let m = result["error"]["message"].as_str().unwrap();
@@ -205,7 +169,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
     // The hook's allow does not outweigh the deny rule the rewritten command meets.
     assert_eq!(result["error"]["code"], "denied", "{result}");
     assert!(!sandbox.workspace().join("rewritten.txt").exists());
-    assert_eq!(out.hooks()[0]["decision"], "rewrite");
+    assert_eq!(hooks(&out)[0]["decision"], "rewrite");
 }
 
 #[tokio::test]
@@ -322,7 +286,7 @@ async fn file_changed_fires_for_a_file_a_shell_command_wrote() {
     assert_eq!(logged[0]["path"], "made.txt");
     assert_eq!(logged[0]["change"], "created");
     assert_eq!(logged[0]["hook_event_name"], "FileChanged");
-    let hook = out.hooks()[0];
+    let hook = hooks(&out)[0];
     assert_eq!(
         (&hook["event"], &hook["path"]),
         (&json!("file_changed"), &json!("made.txt"))
@@ -352,7 +316,7 @@ async fn user_prompt_submit_adds_context_that_reaches_the_request() {
     let last = texts.last().unwrap();
     assert!(last.contains("what branch?"), "{last}");
     assert!(last.contains("current branch: feature-x"), "{last}");
-    assert_eq!(out.hooks()[0]["context"], "current branch: feature-x");
+    assert_eq!(hooks(&out)[0]["context"], "current branch: feature-x");
 }
 
 #[tokio::test]
@@ -406,7 +370,7 @@ esac"#,
             .contains("[hook tests-first] run the tests first"),
         "{texts:?}"
     );
-    let decisions: Vec<&Value> = out.hooks().iter().map(|h| &h["decision"]).collect();
+    let decisions: Vec<&Value> = hooks(&out).iter().map(|h| &h["decision"]).collect();
     assert_eq!(decisions, [&json!("block"), &json!("continue")]);
 }
 
@@ -429,7 +393,7 @@ async fn a_project_hook_in_an_untrusted_folder_does_not_run() {
     let out = run(&sandbox, &server, "hi", &[]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(!marker.exists(), "an untrusted project's hook ran");
-    assert!(out.hooks().is_empty());
+    assert!(hooks(&out).is_empty());
     assert!(
         out.stderr.contains("hooks.user_prompt_submit evil"),
         "the person is told what was ignored: {}",

@@ -10,59 +10,27 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::bin::{Sandbox, json_lines};
-use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+use crate::support::bin::Sandbox;
+use crate::support::http::ScriptedServer;
 use crate::support::mcp::{
     HttpEverything, everything_table, node_or_skip, reference_server, toml_str,
 };
+use crate::support::run::{Run, call, run_within, say};
 
-fn call(id: &str, name: &str, args: &Value) -> ScriptedResponse {
-    ScriptedResponse::sse(openai::tool_call_answer(id, name, &[&args.to_string()]))
-}
-
-fn say(text: &str) -> ScriptedResponse {
-    ScriptedResponse::sse(openai::text_answer(text))
-}
-
-/// What one `pablo run --json` printed.
-struct Run {
-    code: Option<i32>,
-    lines: Vec<Value>,
-    stderr: String,
-}
-
-impl Run {
-    fn results(&self) -> Vec<Value> {
-        self.lines
-            .iter()
-            .filter(|l| l["type"] == "tool_result")
-            .map(|l| l["result"].clone())
-            .collect()
+/// The last state reported for each server, by name.
+fn servers(run: &Run) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for l in run.of_type("mcp_server") {
+        let s = l["server"].clone();
+        out.retain(|o| o["name"] != s["name"]);
+        out.push(s);
     }
-
-    /// The last state reported for each server, by name.
-    fn servers(&self) -> Vec<Value> {
-        let mut out: Vec<Value> = Vec::new();
-        for l in self.lines.iter().filter(|l| l["type"] == "mcp_server") {
-            let s = l["server"].clone();
-            out.retain(|o| o["name"] != s["name"]);
-            out.push(s);
-        }
-        out.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
-        out
-    }
+    out.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    out
 }
 
-async fn run(mut cmd: tokio::process::Command) -> Run {
-    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
-        .await
-        .expect("pablo run finished within 120 s")
-        .expect("pablo runs");
-    Run {
-        code: out.status.code(),
-        lines: json_lines(&out.stdout),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+async fn run(cmd: tokio::process::Command) -> Run {
+    run_within(cmd, Duration::from_secs(120)).await
 }
 
 /// The tools the model was offered in its first request.
@@ -144,7 +112,7 @@ async fn everything_over_stdio_is_offered_as_mcp_tools_and_echo_and_sum_answer()
         results[1]
     );
     assert!(tool_message(&model, "c2").contains("42"));
-    let servers = r.servers();
+    let servers = servers(&r);
     assert_eq!(servers.len(), 1);
     assert_eq!(servers[0]["state"], "ready", "{}", servers[0]);
 }
@@ -482,7 +450,7 @@ async fn everything_over_streamable_http_answers_echo_and_sum() {
     ));
     let r = run(sandbox.run_json(&model.base_url(), "echo and add over http")).await;
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let servers = r.servers();
+    let servers = servers(&r);
     assert_eq!(servers[0]["transport"], "http", "{}", servers[0]);
     assert_eq!(servers[0]["state"], "ready", "{}", servers[0]);
     let results = r.results();
@@ -585,7 +553,7 @@ async fn servers_that_exit_stay_silent_or_print_garbage_are_failed_with_reasons_
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let last = r.lines.last().unwrap();
     assert_eq!(last["type"], "turn_completed", "{last}");
-    let servers = r.servers();
+    let servers = servers(&r);
     let by = |name: &str| {
         servers
             .iter()

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::bin::{Sandbox, json_lines};
+use crate::support::bin::Sandbox;
 use crate::support::http::{RecordedRequest, ScriptedResponse, ScriptedServer, openai};
+use crate::support::run::run_json;
 
 const SUBAGENT_MARK: &str = "# You are a subagent";
 
@@ -47,19 +48,10 @@ fn task_call(id: &str, args: &Value) -> Vec<String> {
 }
 
 async fn run(sandbox: &Sandbox, server: &ScriptedServer, task: &str, extra: &[&str]) -> Vec<Value> {
-    let mut cmd = sandbox.run_json(&server.base_url(), task);
-    cmd.args(extra);
-    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+    run_json(sandbox, server, task, extra)
         .await
-        .expect("pablo run finished within 60 s")
-        .expect("pablo runs");
-    let lines = json_lines(&out.stdout);
-    assert!(
-        out.status.success(),
-        "stderr: {}\n{lines:#?}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    lines
+        .succeeded()
+        .lines
 }
 
 fn of_type<'a>(lines: &'a [Value], t: &str) -> Vec<&'a Value> {
@@ -444,4 +436,331 @@ async fn a_skills_description_is_in_the_first_request_and_its_body_comes_with_lo
             .contains("TIDY-BODY steps.")
     );
     assert_eq!(result["data"]["files"], json!(["scripts/run.sh"]));
+}
+
+/// The subagents' own tool results (wrapped in `subagent` lines).
+fn inner_results(lines: &[Value]) -> Vec<&Value> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "subagent" && l["event"]["type"] == "tool_result")
+        .map(|l| &l["event"]["result"])
+        .collect()
+}
+
+/// The parent asks for two subagents in one response; each subagent asks for three listings in
+/// every response and never stops on its own.
+fn two_greedy_subagents(r: &RecordedRequest) -> ScriptedResponse {
+    if is_subagent(r) {
+        let list = json!({"path": "."}).to_string();
+        ScriptedResponse::sse(
+            openai::Stream::new()
+                .tool_call(0, "l1", "fs_list", &[&list])
+                .tool_call(1, "l2", "fs_list", &[&list])
+                .tool_call(2, "l3", "fs_list", &[&list])
+                .finish("tool_calls")
+                .usage(10, 5)
+                .done(),
+        )
+    } else if has_tool_result(r) {
+        ScriptedResponse::sse(openai::text_answer("Stopped by the budget."))
+    } else {
+        let a = json!({"description": "list one", "prompt": "list everything"}).to_string();
+        let b = json!({"description": "list two", "prompt": "list everything"}).to_string();
+        ScriptedResponse::sse(
+            openai::Stream::new()
+                .tool_call(0, "call_a", "agent_task", &[&a])
+                .tool_call(1, "call_b", "agent_task", &[&b])
+                .finish("tool_calls")
+                .usage(10, 5)
+                .done(),
+        )
+    }
+}
+
+#[tokio::test]
+async fn parallel_subagents_together_stop_at_the_sessions_tool_call_budget() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| two_greedy_subagents(r));
+    let sandbox = Sandbox::new();
+    let lines = run(&sandbox, &server, "list twice", &["--max-tool-calls", "6"]).await;
+    // Both subagents started, side by side.
+    assert_eq!(of_type(&lines, "subagent_started").len(), 2, "{lines:#?}");
+    // The two agent_task calls took 2 of the 6; the subagents, which each asked for more than
+    // 6 on their own, ran 4 between them, and every call after that was refused.
+    let inner = inner_results(&lines);
+    let ran = inner.iter().filter(|r| r["ok"] == true).count();
+    assert_eq!(ran, 4, "{inner:#?}");
+    let refused: Vec<&&Value> = inner.iter().filter(|r| r["ok"] != true).collect();
+    assert!(!refused.is_empty(), "{inner:#?}");
+    for r in &refused {
+        let code = r["error"]["code"].as_str().unwrap_or_default();
+        assert!(
+            code == "tool_call_budget_exhausted" || code == "not_run",
+            "{r}"
+        );
+    }
+    assert!(
+        refused.iter().any(|r| r["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the session's tool-call budget (6)")),
+        "{refused:#?}"
+    );
+    // Each subagent's call says why it stopped.
+    let results = of_type(&lines, "tool_result");
+    assert_eq!(results.len(), 2);
+    for r in results {
+        assert_eq!(r["result"]["error"]["code"], "subagent_failed", "{r}");
+    }
+}
+
+#[tokio::test]
+async fn a_subagent_still_working_at_the_turns_deadline_is_stopped_with_the_turn() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| {
+        if is_subagent(r) {
+            // It never finishes its answer.
+            ScriptedResponse::sse(openai::text_answer("thinking")).hang_after(1)
+        } else {
+            ScriptedResponse::sse(task_call(
+                "call_slow",
+                &json!({"description": "slow", "prompt": "take forever"}),
+            ))
+        }
+    });
+    let sandbox = Sandbox::new();
+    let out = run_json(
+        &sandbox,
+        &server,
+        "delegate",
+        &["-c", "limits.run_deadline_seconds=2"],
+    )
+    .await;
+    assert_ne!(out.code, Some(0), "{:#?}", out.lines);
+    let finished = out.of_type("subagent_finished");
+    assert_eq!(finished.len(), 1, "{:#?}", out.lines);
+    // Stopped by the parent's deadline (2 s), not its own (600 s: the run would not have
+    // ended within the test's safety net).
+    assert_eq!(finished[0]["stop_reason"], "cancelled");
+    let errors = out.of_type("error");
+    assert!(
+        errors.iter().any(|e| e["code"] == "deadline_exceeded"),
+        "{:#?}",
+        out.lines
+    );
+}
+
+/// The agent a subagent's request is for, as its system prompt names it.
+fn agent_of(r: &RecordedRequest) -> Option<&'static str> {
+    let system = system_text(r);
+    ["general", "echoer"]
+        .into_iter()
+        .find(|a| system.contains(&format!("You are the `{a}` agent")))
+}
+
+#[tokio::test]
+async fn mcp_tools_reach_subagents_the_read_only_ones_by_default_and_named_ones_by_their_agent() {
+    let Some(node) = crate::support::mcp::node_or_skip("mcp_tools_reach_subagents…") else {
+        return;
+    };
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| match agent_of(r) {
+        Some("general") if !has_tool_result(r) => ScriptedResponse::sse(task_call_of(
+            "m1",
+            "mcp__everything__echo",
+            &json!({"message": "from a subagent"}),
+        )),
+        Some(_) => ScriptedResponse::sse(openai::text_answer("echoed")),
+        None if has_tool_result(r) => ScriptedResponse::sse(openai::text_answer("ok")),
+        None => {
+            let g = json!({"description": "echo", "prompt": "echo something"}).to_string();
+            let e =
+                json!({"description": "log", "prompt": "toggle", "agent": "echoer"}).to_string();
+            ScriptedResponse::sse(
+                openai::Stream::new()
+                    .tool_call(0, "call_g", "agent_task", &[&g])
+                    .tool_call(1, "call_e", "agent_task", &[&e])
+                    .finish("tool_calls")
+                    .usage(10, 5)
+                    .done(),
+            )
+        }
+    });
+    let sandbox = Sandbox::new();
+    sandbox.user_config(&crate::support::mcp::everything_table(
+        &node,
+        "everything",
+        "tools.echo = \"auto\"",
+    ));
+    write(
+        &sandbox.config_dir().join("agents/echoer.md"),
+        "---\nname: echoer\ndescription: Toggles logging\n\
+         tools: Read, mcp__everything__toggle-simulated-logging\n---\nToggle.\n",
+    );
+    let lines = run(&sandbox, &server, "delegate", &[]).await;
+    let requests = server.requests();
+    let first_of = |agent: &str| {
+        requests
+            .iter()
+            .find(|r| agent_of(r) == Some(agent) && !has_tool_result(r))
+            .unwrap_or_else(|| panic!("no request of the {agent} agent"))
+    };
+    // The read-only catalog has the tools the server says only read, and no other.
+    let general = tool_names(first_of("general"));
+    assert!(
+        general.contains(&"mcp__everything__echo".to_string()),
+        "{general:?}"
+    );
+    assert!(
+        general.contains(&"mcp__everything__get-sum".to_string()),
+        "{general:?}"
+    );
+    assert!(
+        !general.contains(&"mcp__everything__toggle-simulated-logging".to_string()),
+        "{general:?}"
+    );
+    // An agent that names an MCP tool gets exactly what it names.
+    let mut echoer = tool_names(first_of("echoer"));
+    echoer.sort();
+    assert_eq!(
+        echoer,
+        ["fs_read", "mcp__everything__toggle-simulated-logging"]
+    );
+    // The subagent's MCP call ran (set to auto) and its result came back to it.
+    let inner = inner_results(&lines);
+    assert_eq!(inner.len(), 1, "{lines:#?}");
+    assert_eq!(inner[0]["ok"], true, "{}", inner[0]);
+    assert!(
+        inner[0]["data"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("from a subagent"),
+        "{}",
+        inner[0]
+    );
+}
+
+fn task_call_of(id: &str, name: &str, args: &Value) -> Vec<String> {
+    openai::tool_call_answer(id, name, &[&args.to_string()])
+}
+
+/// A complete 1×1 PNG.
+const PNG_1X1: &[u8] = &[
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
+    0x89, 0x00, 0x00, 0x00, 0x0A, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
+    0x42, 0x60, 0x82,
+];
+
+/// The parent hands the subagent a task that names `@shot.png`.
+fn look_at_the_shot(r: &RecordedRequest) -> ScriptedResponse {
+    if is_subagent(r) {
+        ScriptedResponse::sse(openai::text_answer("a single pixel"))
+    } else if has_tool_result(r) {
+        ScriptedResponse::sse(openai::text_answer("ok"))
+    } else {
+        ScriptedResponse::sse(task_call(
+            "call_i",
+            &json!({"description": "look", "prompt": "What is in @shot.png?"}),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn an_image_named_in_a_subagents_task_reaches_its_model_like_the_persons() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| look_at_the_shot(r));
+    let sandbox = Sandbox::new();
+    sandbox.user_config("[model]\nimages = true\n");
+    std::fs::write(sandbox.workspace().join("shot.png"), PNG_1X1).unwrap();
+    let lines = run(&sandbox, &server, "what does the screenshot show?", &[]).await;
+    let requests = server.requests();
+    let sub = requests
+        .iter()
+        .find(|r| is_subagent(r))
+        .expect("a subagent request");
+    let task = &sub.json()["messages"][1];
+    assert_eq!(task["role"], "user");
+    let parts = task["content"].as_array().expect("text and image parts");
+    use base64::Engine as _;
+    let data_url = format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(PNG_1X1)
+    );
+    assert!(
+        parts
+            .iter()
+            .any(|p| p["type"] == "image_url" && p["image_url"]["url"] == data_url.as_str()),
+        "{parts:#?}"
+    );
+    let result = &of_type(&lines, "tool_result")[0]["result"];
+    assert_eq!(result["data"]["answer"], "a single pixel", "{result}");
+}
+
+#[tokio::test]
+async fn an_image_the_model_cannot_take_fails_the_subagent_with_the_reason() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| look_at_the_shot(r));
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace().join("shot.png"), PNG_1X1).unwrap();
+    let lines = run(&sandbox, &server, "what does the screenshot show?", &[]).await;
+    // Nothing went to the model for the subagent; the parent reads why.
+    assert!(!server.requests().iter().any(is_subagent));
+    let result = &of_type(&lines, "tool_result")[0]["result"];
+    assert_eq!(result["error"]["code"], "subagent_failed", "{result}");
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not take images"),
+        "{result}"
+    );
+}
+
+/// The text of every user message in `request`, in order.
+fn user_texts(request: &RecordedRequest) -> Vec<String> {
+    request.json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_note_a_skill_mention_adds_is_journaled_so_a_resumed_session_sends_it_again() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|_, _| ScriptedResponse::sse(openai::text_answer("noted")));
+    let sandbox = Sandbox::new();
+    write(
+        &sandbox.root().join("home/.agents/skills/tidy/SKILL.md"),
+        "---\nname: tidy\ndescription: tidies code\n---\nTIDY-BODY\n",
+    );
+    let first = run_json(&sandbox, &server, "please $tidy the code", &[])
+        .await
+        .succeeded();
+    let sent = user_texts(&server.requests()[0]);
+    assert_eq!(sent.len(), 1);
+    assert!(sent[0].starts_with("please $tidy the code"), "{}", sent[0]);
+    assert!(sent[0].contains("tidy"), "{}", sent[0]);
+    assert_ne!(sent[0], "please $tidy the code", "the mention adds a note");
+    let id = first.of_type("session_started")[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    run_json(&sandbox, &server, "thanks", &["--resume", &id])
+        .await
+        .succeeded();
+    let resumed = user_texts(server.requests().last().unwrap());
+    assert_eq!(resumed.len(), 2, "{resumed:#?}");
+    assert_eq!(
+        resumed[0], sent[0],
+        "the resumed conversation has the same first message"
+    );
+    assert_eq!(resumed[1], "thanks");
 }

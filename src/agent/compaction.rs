@@ -80,10 +80,7 @@ impl Conversation {
             return;
         };
         // The summary must not take the model call the turn itself needs.
-        let calls_left = self
-            .limits
-            .max_model_calls
-            .map(|max| max.saturating_sub(self.budget.model_calls));
+        let calls_left = self.budget.model_calls_remaining(&self.limits);
         if calls_left.is_some_and(|left| left < 2) {
             return;
         }
@@ -155,7 +152,9 @@ impl Conversation {
             cache: false,
             cache_key: None,
         };
-        self.budget.model_calls += 1;
+        if self.budget.take_model_call(&self.limits).is_err() {
+            return;
+        }
         let summary = match self.summarize(&request, cancel).await {
             Ok(s) if !s.trim().is_empty() => s,
             Ok(_) => return,

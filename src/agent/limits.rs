@@ -1,5 +1,7 @@
 //! Host limits and call budgets, with the defaults the product is specified by.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::config::LimitsConfig;
@@ -112,24 +114,148 @@ impl Limits {
     }
 }
 
-/// Counts what has been spent against [`Limits`].
+/// What a conversation has spent, counted where every conversation that spends it sees it.
+#[derive(Debug, Default)]
+struct Spent {
+    model_calls: AtomicU64,
+    tool_calls: AtomicU64,
+}
+
+/// Takes one call from `count` unless that reaches `max`; whether it was taken.
+fn take(count: &AtomicU64, max: Option<u64>) -> bool {
+    count
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            max.is_none_or(|m| n < m).then_some(n + 1)
+        })
+        .is_ok()
+}
+
+/// The budget a subagent's calls are also taken from: its parent's counts and limits.
+#[derive(Debug, Clone)]
+struct Above {
+    spent: Arc<Spent>,
+    max_model_calls: Option<u64>,
+    max_tool_calls: Option<u64>,
+}
+
+/// Which limit refused a call: the conversation's own, or the one of the conversation that
+/// started it (the session's, for a subagent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exhausted {
+    Own(u64),
+    Parent(u64),
+}
+
+impl Exhausted {
+    /// `the tool-call budget (N)` / `the session's tool-call budget (N)`, for `kind`.
+    pub(crate) fn describe(self, kind: &str) -> String {
+        match self {
+            Exhausted::Own(n) => format!("the {kind} budget ({n})"),
+            Exhausted::Parent(n) => format!("the session's {kind} budget ({n})"),
+        }
+    }
+}
+
+/// Counts what has been spent against [`Limits`]. A clone counts into the same totals (a
+/// subtask shares its session's budget); a subagent's ([`Budget::below`]) has counts of its own
+/// and takes every call from its parent's too, so subagents running side by side together never
+/// spend more than the parent had left.
 #[derive(Debug, Clone, Default)]
 pub struct Budget {
-    pub(crate) model_calls: u64,
-    pub(crate) tool_calls: u64,
+    spent: Arc<Spent>,
+    above: Option<Above>,
 }
 
 impl Budget {
-    pub(crate) fn model_calls_left(&self, limits: &Limits) -> bool {
-        limits
-            .max_model_calls
-            .is_none_or(|max| self.model_calls < max)
+    /// A budget of its own under this one, whose limits (`limits`) bound the calls taken here.
+    pub(crate) fn below(&self, limits: &Limits) -> Budget {
+        Budget {
+            spent: Arc::default(),
+            above: Some(Above {
+                spent: self.spent.clone(),
+                max_model_calls: limits.max_model_calls,
+                max_tool_calls: limits.max_tool_calls,
+            }),
+        }
     }
 
-    pub(crate) fn tool_calls_left(&self, limits: &Limits) -> bool {
-        limits
-            .max_tool_calls
-            .is_none_or(|max| self.tool_calls < max)
+    /// The model calls made in this conversation (and, for a session, its subagents').
+    pub(crate) fn model_calls(&self) -> u64 {
+        self.spent.model_calls.load(Ordering::Acquire)
+    }
+
+    /// The tool calls made in this conversation (and, for a session, its subagents').
+    pub(crate) fn tool_calls(&self) -> u64 {
+        self.spent.tool_calls.load(Ordering::Acquire)
+    }
+
+    /// The model calls `limits` still allows, also by the parent's budget (`None`: unlimited).
+    pub(crate) fn model_calls_remaining(&self, limits: &Limits) -> Option<u64> {
+        let own = limits
+            .max_model_calls
+            .map(|m| m.saturating_sub(self.model_calls()));
+        let above = self.above.as_ref().and_then(|a| {
+            a.max_model_calls
+                .map(|m| m.saturating_sub(a.spent.model_calls.load(Ordering::Acquire)))
+        });
+        match (own, above) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub(crate) fn model_calls_left(&self, limits: &Limits) -> bool {
+        self.model_calls_remaining(limits) != Some(0)
+    }
+
+    /// Which limit leaves no model call, if one does.
+    pub(crate) fn model_calls_exhausted(&self, limits: &Limits) -> Option<Exhausted> {
+        if let Some(max) = limits.max_model_calls
+            && self.model_calls() >= max
+        {
+            return Some(Exhausted::Own(max));
+        }
+        let above = self.above.as_ref()?;
+        let max = above.max_model_calls?;
+        (above.spent.model_calls.load(Ordering::Acquire) >= max).then_some(Exhausted::Parent(max))
+    }
+
+    /// Takes one tool call from this budget and the parent's, or from neither.
+    pub(crate) fn take_tool_call(&self, limits: &Limits) -> Result<(), Exhausted> {
+        self.take_with(
+            limits.max_tool_calls,
+            |s| &s.tool_calls,
+            |a| a.max_tool_calls,
+        )
+    }
+
+    /// Takes one model call from this budget and the parent's, or from neither.
+    pub(crate) fn take_model_call(&self, limits: &Limits) -> Result<(), Exhausted> {
+        self.take_with(
+            limits.max_model_calls,
+            |s| &s.model_calls,
+            |a| a.max_model_calls,
+        )
+    }
+
+    fn take_with(
+        &self,
+        own_max: Option<u64>,
+        count: impl Fn(&Spent) -> &AtomicU64,
+        above_max: impl Fn(&Above) -> Option<u64>,
+    ) -> Result<(), Exhausted> {
+        if let Some(above) = &self.above
+            && !take(count(&above.spent), above_max(above))
+        {
+            return Err(Exhausted::Parent(above_max(above).unwrap_or(0)));
+        }
+        if !take(count(&self.spent), own_max) {
+            if let Some(above) = &self.above {
+                count(&above.spent).fetch_sub(1, Ordering::AcqRel);
+            }
+            return Err(Exhausted::Own(own_max.unwrap_or(0)));
+        }
+        Ok(())
     }
 }
 
@@ -153,4 +279,62 @@ pub(crate) fn spent_budget(outcome: &ToolOutcome) -> Option<(ErrorCode, String)>
     };
     let code = ErrorCode::parse(&error.code).filter(|c| SPENT_BUDGET_CODES.contains(c))?;
     Some((code, format!("{}; the turn ends here", error.message)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limited(tools: Option<u64>, models: Option<u64>) -> Limits {
+        Limits {
+            max_tool_calls: tools,
+            max_model_calls: models,
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn subagents_side_by_side_never_take_more_than_the_parent_has_left() {
+        let session = limited(Some(10), None);
+        let parent = Budget::default();
+        for _ in 0..2 {
+            parent.take_tool_call(&session).unwrap();
+        }
+        let own = limited(Some(50), None);
+        let children: Vec<Budget> = (0..4).map(|_| parent.below(&session)).collect();
+        let taken: u64 = std::thread::scope(|s| {
+            let handles: Vec<_> = children
+                .iter()
+                .map(|c| {
+                    s.spawn(|| (0..20).filter(|_| c.take_tool_call(&own).is_ok()).count() as u64)
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(taken, 8, "the children share what the parent had left");
+        assert_eq!(parent.tool_calls(), 10);
+        let refused = children[0].take_tool_call(&own).unwrap_err();
+        assert_eq!(refused, Exhausted::Parent(10));
+        assert_eq!(
+            refused.describe("tool-call"),
+            "the session's tool-call budget (10)"
+        );
+    }
+
+    #[test]
+    fn a_childs_own_limit_refuses_without_spending_the_parents() {
+        let parent = Budget::default();
+        let session = limited(None, Some(5));
+        let child = parent.below(&session);
+        let own = limited(None, Some(1));
+        child.take_model_call(&own).unwrap();
+        assert_eq!(child.take_model_call(&own), Err(Exhausted::Own(1)));
+        assert_eq!(parent.model_calls(), 1, "the refused call was given back");
+        assert_eq!(child.model_calls_remaining(&own), Some(0));
+        assert_eq!(child.model_calls_exhausted(&own), Some(Exhausted::Own(1)));
+        // A clone is the same budget (a subtask's), not a copy.
+        let shared = parent.clone();
+        shared.take_model_call(&session).unwrap();
+        assert_eq!(parent.model_calls(), 2);
+    }
 }

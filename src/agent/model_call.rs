@@ -75,7 +75,12 @@ impl Conversation {
                 ),
             ));
         }
-        self.budget.model_calls += 1;
+        if let Err(spent) = self.budget.take_model_call(&self.limits) {
+            return Err(TurnEnd::budget(
+                ErrorCode::ModelCallBudgetExhausted,
+                format!("{} is used up", spent.describe("model-call")),
+            ));
+        }
         let span =
             crate::telemetry::model_call_span(self.model.provider(), self.model.model(), size);
         let started = Instant::now();

@@ -10,8 +10,9 @@
 //! result is awaited when its turn in the order comes. The subagent's events go out wrapped in
 //! [`Event::Subagent`], except its approvals (labelled by a call id under the parent's, and
 //! asked one at a time) and the files it changed, which front-ends and `/undo` treat like the
-//! main conversation's. Its token usage and cost are added to the parent's when it ends, and so
-//! are its calls, against the parent's budget.
+//! main conversation's. Its token usage and cost are added to the parent's when it ends; its
+//! calls are taken from the parent's budget as it makes them, so subagents side by side never
+//! spend more than the parent had left.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,8 +38,6 @@ struct SubagentEnd {
     outcome: ToolOutcome,
     usage: Usage,
     cost_usd: Option<f64>,
-    tool_calls: u64,
-    model_calls: u64,
 }
 
 enum Started {
@@ -139,12 +138,11 @@ impl Conversation {
                     .into_outcome();
             }
         };
+        // Its calls were taken from this conversation's budget as it made them.
         self.usage.add(&end.usage);
         if let Some(c) = end.cost_usd {
             self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
         }
-        self.budget.tool_calls += end.tool_calls;
-        self.budget.model_calls += end.model_calls;
         self.emit(Event::Usage {
             last: end.usage,
             total: self.usage,
@@ -194,16 +192,15 @@ impl Conversation {
                 ),
             )
         })?;
-        if !self.budget.tool_calls_left(&self.limits) {
+        if let Err(spent) = self.budget.take_tool_call(&self.limits) {
             return Err(ToolFailure::new(
                 ErrorCode::ToolCallBudgetExhausted,
                 format!(
-                    "{name} was not run: the tool-call budget ({}) is used up",
-                    self.limits.max_tool_calls.unwrap_or(0)
+                    "{name} was not run: {} is used up",
+                    spent.describe("tool-call")
                 ),
             ));
         }
-        self.budget.tool_calls += 1;
         let mode = self.shared.policy.mode();
         mode::refuse_before_preview(mode, name, tool.kind())?;
         let mut preview = Preview::Internal;
@@ -226,7 +223,7 @@ impl Conversation {
             }
         }
         Ok(Admitted {
-            conversation: self.subagent_conversation(call, &agent),
+            conversation: self.child(&agent, Placement::Call(call.id.clone())),
             input: TurnInput {
                 text: args.prompt,
                 images: Vec::new(),
@@ -236,43 +233,68 @@ impl Conversation {
         })
     }
 
-    /// The subagent's conversation for `call`, as `agent` defines it.
-    fn subagent_conversation(&self, call: &ToolCall, agent: &AgentDefinition) -> Conversation {
+    /// The conversation `agent` works in, beside this one over the same shared state: a fresh
+    /// history and the agent's narrower catalog, placed as `placement` says.
+    pub(super) fn child(&self, agent: &AgentDefinition, placement: Placement) -> Conversation {
         let names: Vec<&str> = agent.tool_names().iter().map(|t| t.native()).collect();
-        let catalog = self.catalog.subset(&names);
-        let mut limits = self.limits.clone();
-        let tools_left = self
-            .limits
-            .max_tool_calls
-            .map(|m| m.saturating_sub(self.budget.tool_calls));
-        limits.max_tool_calls = Some(
-            tools_left.map_or(self.limits.subagent_max_tool_calls, |left| {
-                left.min(self.limits.subagent_max_tool_calls)
-            }),
-        );
-        limits.max_model_calls = self
-            .limits
-            .max_model_calls
-            .map(|m| m.saturating_sub(self.budget.model_calls));
-        limits.run_deadline = self.limits.run_deadline.min(self.limits.subagent_deadline);
-        let mut prompt = self.system_prompt.clone();
-        prompt.push_str(&subagent_note(agent));
-        let mut conversation = Conversation::new(
+        let catalog = self.catalog.narrowed(&names, agent.mcp_scope());
+        let (session_id, limits, system_prompt) = match &placement {
+            Placement::Call(call_id) => {
+                let mut limits = self.limits.clone();
+                // Its own limits; the parent's budget bounds the total (`Budget::below`), and
+                // the parent's turn its time: the turn's deadline cancels it with the turn.
+                limits.max_tool_calls = Some(self.limits.subagent_max_tool_calls);
+                limits.max_model_calls = None;
+                limits.run_deadline = self.limits.run_deadline.min(self.limits.subagent_deadline);
+                let mut prompt = self.system_prompt.clone();
+                prompt.push_str(&subagent_note(agent));
+                (format!("{}-{call_id}", self.session_id), limits, prompt)
+            }
+            Placement::Inline => (
+                self.session_id.clone(),
+                self.limits.clone(),
+                self.system_prompt.clone(),
+            ),
+        };
+        let mut child = Conversation::new(
             self.shared.clone(),
             ConversationSetup {
-                session_id: format!("{}-{}", self.session_id, call.id),
+                session_id,
                 model: self.model.clone(),
                 catalog,
                 limits,
-                system_prompt: prompt,
+                system_prompt,
                 history: Vec::new(),
             },
         );
-        conversation.last_turn_mode = self.shared.policy.mode();
-        conversation.shell_reads_only = agent.read_only();
-        conversation.scope = Some(Arc::new(SubScope::new(call.id.clone())));
-        conversation
+        child.shell_reads_only = agent.read_only();
+        match placement {
+            Placement::Call(call_id) => {
+                child.budget = self.budget.below(&self.limits);
+                child.last_turn_mode = self.shared.policy.mode();
+                child.scope = Some(Arc::new(SubScope::new(call_id)));
+            }
+            Placement::Inline => {
+                // The same budget, and totals that stay totals.
+                child.budget = self.budget.clone();
+                child.usage = self.usage;
+                child.cost_usd = self.cost_usd;
+                child.last_turn_mode = self.last_turn_mode;
+            }
+        }
+        child
     }
+}
+
+/// Where a child conversation ([`Conversation::child`]) works.
+pub(super) enum Placement {
+    /// The subagent of the `agent.task` call of this id: its events go out under the call, it
+    /// has limits of its own within what the parent has left, and it answers with one message.
+    Call(String),
+    /// A subtask (`/review`, `/init`): the person's own turn in a fresh context, whose events
+    /// are the session's, which spends the session's budget and whose messages join the
+    /// session's conversation when it ends ([`Conversation::absorb`]).
+    Inline,
 }
 
 /// What a subagent is told after the session's own system prompt.
@@ -356,9 +378,11 @@ async fn run_subagent_inner(
     } else {
         conversation.run_turn(input, cancel).await
     };
-    let stop_reason = match outcome {
-        super::turn::TurnOutcome::Completed { stop_reason } => stop_reason,
-        super::turn::TurnOutcome::Refused { .. } => StopReason::Error,
+    // A task whose attachment cannot go (an image this model does not take) sent nothing; the
+    // parent reads why, as it would any failure.
+    let (stop_reason, refusal) = match outcome {
+        super::turn::TurnOutcome::Completed { stop_reason } => (stop_reason, None),
+        super::turn::TurnOutcome::Refused { message, .. } => (StopReason::Error, Some(message)),
     };
     let answer = conversation
         .messages
@@ -373,16 +397,14 @@ async fn run_subagent_inner(
         call_id,
         stop_reason,
         usage: conversation.usage,
-        tool_calls: conversation.budget.tool_calls,
+        tool_calls: conversation.budget.tool_calls(),
         elapsed_ms: started.elapsed().as_millis() as u64,
     });
-    let error = conversation.scope.as_ref().and_then(|s| s.take_error());
+    let error = refusal.or_else(|| conversation.scope.as_ref().and_then(|s| s.take_error()));
     SubagentEnd {
         outcome: subagent_outcome(&agent.name, stop_reason, answer, error, &conversation),
         usage: conversation.usage,
         cost_usd: conversation.cost_usd,
-        tool_calls: conversation.budget.tool_calls,
-        model_calls: conversation.budget.model_calls,
     }
 }
 
@@ -400,8 +422,8 @@ fn subagent_outcome(
             let result = SubagentResult {
                 agent: agent.to_string(),
                 answer,
-                tool_calls: conversation.budget.tool_calls,
-                model_calls: conversation.budget.model_calls,
+                tool_calls: conversation.budget.tool_calls(),
+                model_calls: conversation.budget.model_calls(),
             };
             ToolOutcome::ok(serde_json::to_value(result).unwrap_or(Value::Null))
         }

@@ -1,6 +1,6 @@
 //! `/review` and `/init`: a turn in a subcontext of its own.
 //!
-//! The subtask's conversation is built beside the session's over the same [`super::shared`]
+//! The subtask's conversation sits beside the session's over the same [`super::shared`]
 //! part (its approvals, events and journal are the session's), with a fresh history, so the model
 //! comes to the repository without the earlier conversation, and a narrower catalog: the reading
 //! tools and `shell.run` (each command judged by the policy as always; known-safe git reads run
@@ -10,12 +10,15 @@
 //! replays them, so the person can follow up ("fix the second finding") and a resumed session
 //! sees the same conversation.
 //!
-//! This is the engine API the subagents of issue 31 run on too; until their runner is on main,
-//! the subtasks build their conversation here.
+//! The subtask's conversation is built by the subagent runner ([`Conversation::child`]) for a
+//! built-in agent definition, placed inline: it is the person's turn, so its events are not
+//! wrapped as a subagent's and its messages join the session's.
 
-use super::conversation::{Conversation, ConversationSetup};
+use super::conversation::Conversation;
+use super::subagent::Placement;
 use crate::core::ToolName;
 use crate::protocol::Subtask;
+use crate::tools::agent_task::AgentDefinition;
 
 /// The tools a review may call: it reads and runs read-only commands, and changes nothing.
 const REVIEW_TOOLS: &[ToolName] = &[
@@ -97,31 +100,27 @@ pub(super) fn prompt(task: &Subtask) -> Result<String, Refused> {
     }
 }
 
+/// The built-in agent `task` runs as.
+fn agent_of(task: &Subtask) -> AgentDefinition {
+    match task {
+        Subtask::Review { .. } => AgentDefinition::built_in(
+            "review",
+            "Reviews the working tree's changes; changes nothing.",
+            REVIEW_TOOLS,
+        ),
+        Subtask::Init => AgentDefinition::built_in(
+            "init",
+            "Writes the repository's AGENTS.md, as an edit that is asked.",
+            INIT_TOOLS,
+        ),
+    }
+}
+
 impl Conversation {
-    /// The conversation `task` runs in: this session's model, limits, system prompt and what
-    /// has been spent so far (so totals stay totals), a fresh history and the task's tools.
+    /// The conversation `task` runs in: the subagent runner's child, placed inline: this
+    /// session's model, limits, system prompt and budget, a fresh history and the task's tools.
     pub(super) fn subcontext(&self, task: &Subtask) -> Conversation {
-        let tools = match task {
-            Subtask::Review { .. } => REVIEW_TOOLS,
-            Subtask::Init => INIT_TOOLS,
-        };
-        let names: Vec<&str> = tools.iter().map(|t| t.native()).collect();
-        let mut sub = Conversation::new(
-            self.shared.clone(),
-            ConversationSetup {
-                session_id: self.session_id.clone(),
-                model: self.model.clone(),
-                catalog: self.catalog.only(&names),
-                limits: self.limits.clone(),
-                system_prompt: self.system_prompt.clone(),
-                history: Vec::new(),
-            },
-        );
-        sub.budget = self.budget.clone();
-        sub.usage = self.usage;
-        sub.cost_usd = self.cost_usd;
-        sub.last_turn_mode = self.last_turn_mode;
-        sub
+        self.child(&agent_of(task), Placement::Inline)
     }
 
     /// What `sub` did joins this conversation: its messages after this one's (as the journal

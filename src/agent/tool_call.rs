@@ -156,17 +156,16 @@ impl Conversation {
         if let Some(v) = self.catalog.validator(tool.name()) {
             v.validate(tool.name(), &args)?;
         }
-        if !self.budget.tool_calls_left(&self.limits) {
+        if let Err(spent) = self.budget.take_tool_call(&self.limits) {
             return Err(ToolFailure::new(
                 ErrorCode::ToolCallBudgetExhausted,
                 format!(
-                    "{} was not run: the tool-call budget ({}) is used up",
+                    "{} was not run: {} is used up",
                     tool.name(),
-                    self.limits.max_tool_calls.unwrap_or(0)
+                    spent.describe("tool-call")
                 ),
             ));
         }
-        self.budget.tool_calls += 1;
         let mode = self.shared.policy.mode();
         mode::refuse_before_preview(mode, tool.name(), tool.kind())?;
         let ctx = ToolContext {

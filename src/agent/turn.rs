@@ -86,7 +86,7 @@ impl Conversation {
         } = input;
         let span = crate::telemetry::turn_span();
         let started = Instant::now();
-        let calls_before = (self.budget.model_calls, self.budget.tool_calls);
+        let calls_before = (self.budget.model_calls(), self.budget.tool_calls());
         // Attachments are read before anything is sent: an image that cannot go refuses the
         // turn, and the person gets the prompt back to change it.
         let profile = self.model.profile();
@@ -145,15 +145,17 @@ impl Conversation {
         }
         let text = with_hook_text(text, hook_context);
         let now = self.shared.policy.mode();
-        let text = match mode::turn_note(self.last_turn_mode, now) {
-            Some(note) => format!("{text}\n\n{note}"),
-            None => text,
-        };
-        // `$NAME` of an installed skill: the model is asked to load it.
-        let text = match crate::tools::skill_load::mention_note(&prompt, self.catalog.skills()) {
-            Some(note) => format!("{text}\n\n{note}"),
-            None => text,
-        };
+        let mut text = text;
+        // The mode's change since the last turn, and `$NAME` of an installed skill (the model
+        // is asked to load it): notes after the prompt, journaled for resume.
+        let notes = [
+            mode::turn_note(self.last_turn_mode, now).map(str::to_string),
+            crate::tools::skill_load::mention_note(&prompt, self.catalog.skills()),
+        ];
+        for note in notes.into_iter().flatten() {
+            text = format!("{text}\n\n{note}");
+            self.emit(Event::PromptNote { note });
+        }
         self.last_turn_mode = now;
         // A subagent's changes belong to the parent's turn: it opens no checkpoint of its own.
         let text = if self.scope.is_some() {
@@ -218,8 +220,8 @@ impl Conversation {
                 end.stop_reason
             }
         };
-        span.record("model_calls", self.budget.model_calls - calls_before.0);
-        span.record("tool_calls", self.budget.tool_calls - calls_before.1);
+        span.record("model_calls", self.budget.model_calls() - calls_before.0);
+        span.record("tool_calls", self.budget.tool_calls() - calls_before.1);
         span.record("stop_reason", format!("{stop_reason:?}"));
         span.record("duration_ms", started.elapsed().as_millis() as u64);
         self.notify_hooks("turn_ended", format!("the turn ended ({stop_reason:?})"));
@@ -235,13 +237,10 @@ impl Conversation {
                 return Err(TurnEnd::cancelled());
             }
             self.check_events()?;
-            if !self.budget.model_calls_left(&self.limits) {
+            if let Some(spent) = self.budget.model_calls_exhausted(&self.limits) {
                 return Err(TurnEnd::budget(
                     ErrorCode::ModelCallBudgetExhausted,
-                    format!(
-                        "the model-call budget ({}) is used up",
-                        self.limits.max_model_calls.unwrap_or(0)
-                    ),
+                    format!("{} is used up", spent.describe("model-call")),
                 ));
             }
             self.fit_context(cancel, false).await;

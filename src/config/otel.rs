@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// alone turns it on. Nothing it exports carries content.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct OtelConfig {
+pub(crate) struct OtelConfig {
     /// `false` switches export off whatever else is set; `true` exports to the default endpoint
     /// (`http://localhost:4318`, or `:4317` for gRPC) when none is given.
     pub(crate) enabled: Option<bool>,
@@ -40,7 +40,7 @@ pub struct OtelConfig {
 
 /// The OTLP transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum OtelProtocol {
+pub(crate) enum OtelProtocol {
     #[serde(rename = "http/protobuf")]
     HttpProtobuf,
     #[serde(rename = "grpc")]
@@ -88,7 +88,7 @@ impl OtelConfig {
 /// `[trace]`: the native trace (`PABLO_LOG`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TraceConfig {
+pub(crate) struct TraceConfig {
     /// Write tool arguments and bounded results into the native trace, keys and secret-looking
     /// values redacted (`PABLO_LOG_CONTENT=1` does the same). Never into OpenTelemetry. Read from
     /// the person's own layers only.

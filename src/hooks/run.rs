@@ -18,7 +18,7 @@ pub(crate) const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 
 /// How a hook's process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunEnd {
+pub(crate) enum RunEnd {
     /// It exited with this status.
     Exited(i32),
     /// A signal ended it.

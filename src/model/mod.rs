@@ -25,7 +25,8 @@ use tokio_util::sync::CancellationToken;
 use crate::core::{Coded, ErrorCode, ToolSpec};
 use crate::protocol::Usage;
 pub(crate) use crate::protocol::{Image, ReasoningBlock};
-pub use profile::{ModelProfile, Prices, ReasoningLevel};
+pub(crate) use profile::ReasoningLevel;
+pub use profile::{ModelProfile, Prices};
 
 /// One message of the conversation, provider-neutral.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-pub use crate::config::ReasoningLevel;
+pub(crate) use crate::config::ReasoningLevel;
 use crate::config::{ModelTable, PriceTable};
 use crate::protocol::Usage;
 

@@ -39,13 +39,13 @@ pub struct EnvReport {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EnvVar {
+pub(crate) struct EnvVar {
     pub(crate) name: String,
     pub(crate) value: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct WithheldVar {
+pub(crate) struct WithheldVar {
     pub(crate) name: String,
     pub(crate) reason: String,
 }

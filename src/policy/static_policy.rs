@@ -28,7 +28,7 @@ pub struct StaticPolicy {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolRules {
+pub(crate) struct ToolRules {
     #[serde(default)]
     pub(crate) allow: Vec<ToolRule>,
     #[serde(default)]
@@ -38,14 +38,14 @@ pub struct ToolRules {
 /// `{"id": "ci.read", "tool": "fs.read"}` — the native tool name, matched exactly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolRule {
+pub(crate) struct ToolRule {
     pub(crate) id: String,
     pub(crate) tool: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LauncherRules {
+pub(crate) struct LauncherRules {
     #[serde(default)]
     pub(crate) allow: Vec<LauncherRule>,
     #[serde(default)]
@@ -55,14 +55,14 @@ pub struct LauncherRules {
 /// `{"id": "ci.sh", "path": "/bin/sh"}` — an absolute path, compared after resolution.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LauncherRule {
+pub(crate) struct LauncherRule {
     pub(crate) id: String,
     pub(crate) path: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RootRules {
+pub(crate) struct RootRules {
     #[serde(default)]
     pub(crate) read: Vec<GlobRule>,
     #[serde(default)]
@@ -74,7 +74,7 @@ pub struct RootRules {
 /// `{"id": "ci.docs", "glob": "docs/**"}` — relative to the workspace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GlobRule {
+pub(crate) struct GlobRule {
     pub(crate) id: String,
     pub(crate) glob: String,
 }

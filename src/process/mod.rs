@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 pub use env::{CommandEnv, EnvSettings, TASK_ENV_PREFIX};
 pub use group::{CleanupTimes, ExitInfo, live_group_members, signal_name};
 pub use run::{RunReport, RunRequest, run_foreground};
-pub use sandbox::{Sandbox, SandboxProfile, Support, support};
+pub use sandbox::{Sandbox, Support, support};
 pub use session::{OutputLog, SessionManager, SessionRequest, SessionStatus, WINDOW_BYTES};
 pub use spawn::{SpawnSpec, run_inherited};
 pub use start::run_prepared;

@@ -32,7 +32,7 @@ use landlock::{
 };
 
 pub use super::child::{IdMaps, MountStep, Namespaces, Prepared};
-pub use crate::protocol::{SandboxChoice, SandboxProfile};
+pub(crate) use crate::protocol::{SandboxChoice, SandboxProfile};
 
 /// The Landlock ABI pablo asks for; older kernels get what they offer (best effort), newer ones
 /// this, so that a kernel upgrade never silently denies something new.

@@ -607,6 +607,9 @@ pub enum Event {
     },
     /// A user turn was accepted (echoed so journals and transcripts see it in order).
     UserMessage { text: String },
+    /// Text pablo added after the person's prompt for the model (the working mode changed, a
+    /// `$NAME` asks for a skill): journaled so a resumed conversation has the same message.
+    PromptNote { note: String },
     /// A piece of the assistant's text as it streams.
     MessageDelta { text: String },
     /// A piece of the model's reasoning (thinking) as it streams; never part of the answer text.

@@ -77,7 +77,7 @@ pub struct Header {
 
 /// Which session and turn a forked session began from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ForkOrigin {
+pub(crate) struct ForkOrigin {
     pub(crate) session: String,
     pub(crate) turn: u32,
 }
@@ -85,7 +85,7 @@ pub struct ForkOrigin {
 /// Serde helper: the literal `"header"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum HeaderTag {
+pub(crate) enum HeaderTag {
     #[default]
     Header,
 }

@@ -263,6 +263,12 @@ impl Replayer {
                 }
                 self.history.push(Message::user(text));
             }
+            Event::PromptNote { note } => {
+                if let Some(Message::User { text, .. }) = self.history.last_mut() {
+                    text.push_str("\n\n");
+                    text.push_str(note);
+                }
+            }
             Event::Attachments { files, images } => {
                 if let Some(Message::User { text, images: sent }) = self.history.last_mut() {
                     use crate::protocol::describe::{with_attachments, with_images};

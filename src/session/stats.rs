@@ -17,7 +17,7 @@ use crate::protocol::{Event, Usage};
 
 /// Usage of one model.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ModelStats {
+pub(crate) struct ModelStats {
     pub(crate) provider: String,
     pub(crate) model: String,
     pub(crate) calls: u64,
@@ -31,7 +31,7 @@ pub struct ModelStats {
 
 /// Tool calls by what decided them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Decisions {
+pub(crate) struct Decisions {
     /// Ran without a question.
     pub(crate) allowed: u64,
     /// A question was asked (and not answered with a rejection), or one was needed and nobody

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolResult};
+use super::{McpScope, Tool, ToolContext, ToolResult};
 use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::Preview;
 
@@ -42,6 +42,9 @@ pub struct AgentDefinition {
     pub(crate) description: String,
     /// The tools it is given (native names); `None`: the read-only catalog.
     pub(crate) tools: Option<Vec<ToolName>>,
+    /// The MCP tools it is given by name (`mcp__SERVER__TOOL`, or `mcp__SERVER` for all of a
+    /// server's), with `tools`; the read-only catalog has those their server says only read.
+    pub(crate) mcp_tools: Vec<String>,
     /// The model it answers with; `None`: the session's.
     pub(crate) model: Option<String>,
     /// What it is told beyond the task (the file's body).
@@ -59,6 +62,20 @@ impl AgentDefinition {
                           commands; changes nothing."
                 .into(),
             tools: None,
+            mcp_tools: Vec::new(),
+            model: None,
+            instructions: String::new(),
+            source: "built-in".into(),
+        }
+    }
+
+    /// A built-in agent with exactly `tools` (no MCP tool) and no instructions of its own.
+    pub(crate) fn built_in(name: &str, description: &str, tools: &[ToolName]) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            tools: Some(tools.to_vec()),
+            mcp_tools: Vec::new(),
             model: None,
             instructions: String::new(),
             source: "built-in".into(),
@@ -75,6 +92,17 @@ impl AgentDefinition {
         self.tools
             .clone()
             .unwrap_or_else(|| READ_ONLY_TOOLS.to_vec())
+    }
+
+    /// The MCP tools its catalog holds (`None`: none).
+    pub(crate) fn mcp_scope(&self) -> Option<McpScope> {
+        if self.read_only() {
+            Some(McpScope::ReadOnly)
+        } else if self.mcp_tools.is_empty() {
+            None
+        } else {
+            Some(McpScope::Named(self.mcp_tools.clone()))
+        }
     }
 }
 
@@ -148,6 +176,19 @@ pub(crate) fn map_tool_name(raw: &str) -> Result<ToolName, String> {
     }
 }
 
+/// An MCP tool as an agent file names it (`mcp__SERVER__TOOL`, `mcp__SERVER`, `mcp__SERVER__*`),
+/// as offered; `None` when `raw` names no MCP tool.
+fn mcp_tool_name(raw: &str) -> Option<String> {
+    let name = raw.trim();
+    let rest = name.strip_prefix(crate::core::MCP_PREFIX)?;
+    let well_formed = !rest.is_empty()
+        && name.len() <= 128
+        && rest
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'*');
+    well_formed.then(|| name.to_string())
+}
+
 /// Reads one agent file: `stem` is its file name without `.md` (the name when the front matter
 /// has none). Returns the agent and notes on the tool names that were dropped.
 pub(crate) fn parse_agent_file(
@@ -171,6 +212,7 @@ pub(crate) fn parse_agent_file(
         .filter(|d| !d.is_empty())
         .ok_or("it has no description, which is what the model picks agents by")?;
     let mut notes = Vec::new();
+    let mut mcp_tools = Vec::new();
     let tools = front.tools.map(|field| {
         let names: Vec<String> = match field {
             ToolsField::Text(t) => t.split(',').map(str::to_string).collect(),
@@ -178,6 +220,12 @@ pub(crate) fn parse_agent_file(
         };
         let mut tools = Vec::new();
         for raw in names.iter().filter(|n| !n.trim().is_empty()) {
+            if let Some(mcp) = mcp_tool_name(raw) {
+                if !mcp_tools.contains(&mcp) {
+                    mcp_tools.push(mcp);
+                }
+                continue;
+            }
             match map_tool_name(raw) {
                 Ok(t) if !tools.contains(&t) => tools.push(t),
                 Ok(_) => {}
@@ -194,6 +242,7 @@ pub(crate) fn parse_agent_file(
         name,
         description,
         tools,
+        mcp_tools,
         model,
         instructions: body.trim().to_string(),
         source: source.to_string(),
@@ -381,6 +430,29 @@ mod tests {
         assert_eq!(a.tools, Some(vec![ToolName::FsRead, ToolName::FsEdit]));
         assert!(notes.is_empty());
         assert!(!a.read_only());
+    }
+
+    #[test]
+    fn mcp_tools_named_in_an_agent_file_are_kept_as_offered_and_scope_its_catalog() {
+        let text = "---\ndescription: d\ntools: Read, mcp__docs__search, mcp__files, \
+                    mcp__bad name\n---\n";
+        let (a, notes) = parse_agent_file(text, "x", "t").unwrap();
+        assert_eq!(a.tools, Some(vec![ToolName::FsRead]));
+        assert_eq!(a.mcp_tools, ["mcp__docs__search", "mcp__files"]);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        let scope = a.mcp_scope().unwrap();
+        assert!(scope.admits("mcp__docs__search", None));
+        assert!(!scope.admits("mcp__docs__write", Some(true)));
+        assert!(scope.admits("mcp__files__read_file", Some(false)));
+        assert!(!scope.admits("mcp__filesystem__read_file", None));
+        // The read-only catalog takes what a server says only reads, and nothing it does not.
+        let general = AgentDefinition::general().mcp_scope().unwrap();
+        assert!(general.admits("mcp__docs__search", Some(true)));
+        assert!(!general.admits("mcp__docs__write", Some(false)));
+        assert!(!general.admits("mcp__docs__other", None));
+        // An agent given tools but no MCP tool has none.
+        let (b, _) = parse_agent_file("---\ndescription: d\ntools: Read\n---\n", "b", "t").unwrap();
+        assert_eq!(b.mcp_scope(), None);
     }
 
     #[test]

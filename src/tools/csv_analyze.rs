@@ -30,8 +30,8 @@ use crate::workspace::Workspace;
 mod stats;
 
 pub use stats::{
-    Analysis, ColumnStats, CsvError, CsvOptions, DELIMITERS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS,
-    TOP_VALUES, TopValue, analyze, detect_delimiter, parse_iso_date, quantile,
+    Analysis, ColumnStats, CsvError, CsvOptions, MAX_BYTES, MAX_COLUMNS, MAX_ROWS, TOP_VALUES,
+    analyze,
 };
 
 pub struct CsvAnalyze {

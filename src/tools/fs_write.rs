@@ -104,23 +104,23 @@ pub struct FileChangeResult {
     /// What the language servers covering the file report for it as it now is: its errors and
     /// warnings, bounded (docs/lsp.md). Absent when no server covers the file.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-    pub lsp: Option<CommittedDiagnostics>,
+    pub(crate) lsp: Option<CommittedDiagnostics>,
 }
 
 /// A committed file's diagnostics as the model reads them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CommittedDiagnostics {
+pub(crate) struct CommittedDiagnostics {
     /// Errors first, then warnings, by line.
-    pub diagnostics: Vec<crate::protocol::Diagnostic>,
+    pub(crate) diagnostics: Vec<crate::protocol::Diagnostic>,
     /// How many more there were.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub diagnostics_omitted: usize,
+    pub(crate) diagnostics_omitted: usize,
     /// The servers that checked the file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub diagnostics_from: Vec<String>,
+    pub(crate) diagnostics_from: Vec<String>,
     /// The servers that did not answer, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub diagnostics_unavailable: Vec<String>,
+    pub(crate) diagnostics_unavailable: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -129,7 +129,7 @@ fn is_zero(n: &usize) -> bool {
 
 /// What the person decided about the hunks of a change when they accepted only some.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PartialChange {
+pub(crate) struct PartialChange {
     /// Always `true`: only part of the change was written.
     pub(crate) partial: bool,
     pub(crate) hunks_applied: Vec<usize>,
@@ -139,7 +139,7 @@ pub struct PartialChange {
 
 /// One hunk the person rejected: where it was, where those lines are now, and its text.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HunkNotApplied {
+pub(crate) struct HunkNotApplied {
     pub(crate) hunk: usize,
     pub(crate) old_start: usize,
     pub(crate) old_len: usize,
@@ -153,7 +153,7 @@ pub struct HunkNotApplied {
 
 /// Lines of the file as it is now.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LineRange {
+pub(crate) struct LineRange {
     pub(crate) start: i64,
     pub(crate) len: usize,
 }

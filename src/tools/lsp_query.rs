@@ -50,38 +50,38 @@ struct Args {
 
 /// One place in an answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Place {
+pub(crate) struct Place {
     /// Workspace-relative; absolute when outside the workspace.
-    pub path: String,
-    pub line: u32,
-    pub column: u32,
+    pub(crate) path: String,
+    pub(crate) line: u32,
+    pub(crate) column: u32,
     /// The line's text (none for a place outside the workspace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
     /// For symbols: the name, its kind and its container.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub container: Option<String>,
+    pub(crate) container: Option<String>,
 }
 
 /// What `lsp.query` returns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LspQueryResult {
-    pub operation: String,
+    pub(crate) operation: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub places: Vec<Place>,
+    pub(crate) places: Vec<Place>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hover: Option<String>,
+    pub(crate) hover: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub diagnostics: Vec<Diagnostic>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
     /// More places than `limit`, or places the file tools may not show, were left out.
     #[serde(default)]
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub hidden: usize,
+    pub(crate) hidden: usize,
 }
 
 fn is_zero(n: &usize) -> bool {

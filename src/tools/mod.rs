@@ -38,7 +38,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind, ToolSpec};
+use crate::core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind, ToolName, ToolSpec};
 use crate::protocol::Preview;
 
 pub(crate) use result::ToolResult;
@@ -102,7 +102,7 @@ impl Drop for PlaceholderGuard {
 
 /// Keeps what a file held before pablo changes it, so the change can be undone (the session's
 /// checkpoints implement it). Called from inside the commit of `fs.write` and `fs.edit`.
-pub trait ChangeRecorder: Send + Sync {
+pub(crate) trait ChangeRecorder: Send + Sync {
     /// A new file is about to be created (before its missing directories are made).
     fn will_create(&self, rel: &crate::workspace::RelPath);
     /// The bytes about to be replaced (`None`: the file is being created), after the revision
@@ -353,6 +353,35 @@ pub struct Catalog {
     agents: Option<Arc<agent_task::AgentRoster>>,
     /// The skills `skill.load` loads, when it is registered.
     skills: Option<Arc<Vec<skill_load::Skill>>>,
+    /// Which MCP tools a narrowed catalog keeps; all when unset (the session's own).
+    mcp_scope: Option<McpScope>,
+}
+
+/// Which MCP tools a subagent's catalog holds (read live, as servers come and go).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum McpScope {
+    /// Those whose server says they only read (`readOnlyHint`): the read-only catalog's. The
+    /// hint decides what is offered, never what is allowed: each call is judged as always.
+    ReadOnly,
+    /// Those named, as offered (`mcp__SERVER__TOOL`), or every tool of a server
+    /// (`mcp__SERVER`, `mcp__SERVER__*`).
+    Named(Vec<String>),
+}
+
+impl McpScope {
+    pub(crate) fn admits(&self, offered: &str, read_only_hint: Option<bool>) -> bool {
+        match self {
+            McpScope::ReadOnly => read_only_hint == Some(true),
+            McpScope::Named(names) => names.iter().any(|n| {
+                let server = n.strip_suffix("__*").unwrap_or(n);
+                n == offered
+                    || (server.matches("__").count() == 1
+                        && offered
+                            .strip_prefix(server)
+                            .is_some_and(|rest| rest.starts_with("__")))
+            }),
+        }
+    }
 }
 
 /// Whether a tool (native name, kind) is offered to the model: policy's answer, kept by the
@@ -423,29 +452,17 @@ impl Catalog {
         self.agents.as_ref()
     }
 
-    /// A catalog of only the registered tools named in `names` (native names): a subagent's.
-    /// No MCP tool, no agent; the offer filter is kept (what policy hides stays hidden).
-    pub(crate) fn subset(&self, names: &[&str]) -> Catalog {
-        let mut sub = Catalog {
-            offered: self.offered.clone(),
-            skills: self.skills.clone(),
-            ..Catalog::default()
-        };
-        for (name, tool) in &self.tools {
-            if names.contains(&name.as_str()) {
-                sub.tools.insert(name.clone(), tool.clone());
-                if let Some(v) = self.validators.get(name) {
-                    sub.validators.insert(name.clone(), v.clone());
-                }
-            }
-        }
-        sub
-    }
-
-    /// A catalog of only the registered tools named (native names) that this one holds: no MCP
-    /// tool, whatever this catalog offers (a subtask's narrower set).
-    pub(crate) fn only(&self, names: &[&str]) -> Catalog {
+    /// The narrower catalog of a subagent or a subtask: the registered tools named in `names`
+    /// (native names), the MCP tools `mcp` admits (none when `None`), never `agent.task`'s agents
+    /// (nothing below delegates further) and the skills only with `skill.load`. The offer filter
+    /// is kept: what policy hides stays hidden.
+    pub(crate) fn narrowed(&self, names: &[&str], mcp: Option<McpScope>) -> Catalog {
         let keep = |n: &String| names.contains(&n.as_str());
+        let skills = if names.contains(&ToolName::SkillLoad.native()) {
+            self.skills.clone()
+        } else {
+            None
+        };
         Catalog {
             tools: self
                 .tools
@@ -459,12 +476,30 @@ impl Catalog {
                 .filter(|(n, _)| keep(n))
                 .map(|(n, v)| (n.clone(), v.clone()))
                 .collect(),
-            mcp: None,
+            mcp: mcp.as_ref().and(self.mcp.clone()),
+            mcp_scope: mcp,
             offered: self.offered.clone(),
-            // A subtask delegates nothing and loads no skill.
             agents: None,
-            skills: None,
+            skills,
         }
+    }
+
+    /// Whether the MCP tool offered as `name` is in this catalog's scope.
+    fn admits_mcp(&self, hub: &mcp::McpHub, name: &str) -> bool {
+        self.mcp_scope
+            .as_ref()
+            .is_none_or(|scope| scope.admits(name, hub.read_only_hint(name)))
+    }
+
+    /// The specs of the MCP tools in this catalog's scope that `offered` lets through.
+    fn mcp_specs(&self, hub: &mcp::McpHub, offered: impl Fn(&str) -> bool) -> Vec<ToolSpec> {
+        hub.specs_where(|name, hint| {
+            offered(name)
+                && self
+                    .mcp_scope
+                    .as_ref()
+                    .is_none_or(|scope| scope.admits(name, hint))
+        })
     }
 
     /// Removes a tool (policy layers can narrow the catalog, never widen it).
@@ -482,14 +517,20 @@ impl Catalog {
         {
             return Some(t.clone());
         }
-        self.mcp.as_ref().and_then(|hub| hub.tool(name))
+        self.mcp
+            .as_ref()
+            .filter(|hub| self.admits_mcp(hub, name))
+            .and_then(|hub| hub.tool(name))
     }
 
     pub fn validator(&self, native_name: &str) -> Option<Arc<schema::Validator>> {
         if let Some(v) = self.validators.get(native_name) {
             return Some(v.clone());
         }
-        self.mcp.as_ref().and_then(|hub| hub.validator(native_name))
+        self.mcp
+            .as_ref()
+            .filter(|hub| self.admits_mcp(hub, native_name))
+            .and_then(|hub| hub.validator(native_name))
     }
 
     /// The registered tools' names (MCP tools come and go; [`Catalog::specs`] has them).
@@ -498,7 +539,11 @@ impl Catalog {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty() && self.mcp.as_ref().is_none_or(|hub| hub.tool_count() == 0)
+        self.tools.is_empty()
+            && self
+                .mcp
+                .as_ref()
+                .is_none_or(|hub| self.mcp_specs(hub, |_| true).is_empty())
     }
 
     /// Specs in provider naming, in a stable order: registered tools, then MCP tools.
@@ -516,11 +561,7 @@ impl Catalog {
             })
             .collect();
         if let Some(hub) = &self.mcp {
-            specs.extend(
-                hub.specs()
-                    .into_iter()
-                    .filter(|s| offered(&s.name, ToolKind::Execute)),
-            );
+            specs.extend(self.mcp_specs(hub, |name| offered(name, ToolKind::Execute)));
         }
         specs
     }

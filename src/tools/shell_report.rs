@@ -47,7 +47,7 @@ pub struct CommandReport {
 
 /// What the sandbox refused, when a command's failure looks like its doing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SandboxDenied {
+pub(crate) struct SandboxDenied {
     /// Always [`ErrorCode::SandboxDenied`].
     pub(crate) code: ErrorCode,
     /// `file` or `network`.

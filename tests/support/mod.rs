@@ -8,3 +8,4 @@ pub mod bin;
 pub mod http;
 pub mod lsp;
 pub mod mcp;
+pub mod run;

@@ -16,7 +16,7 @@ pub const TOP_VALUES: usize = 5;
 /// Non-numeric values named in a mostly-numeric column's warning.
 const EXAMPLES: usize = 3;
 /// Candidate delimiters, in order of preference on a tie.
-pub const DELIMITERS: [u8; 4] = [b',', b';', b'\t', b'|'];
+pub(crate) const DELIMITERS: [u8; 4] = [b',', b';', b'\t', b'|'];
 /// How much of the file delimiter detection looks at.
 const SNIFF_BYTES: usize = 64 * 1024;
 const SNIFF_RECORDS: usize = 20;
@@ -214,7 +214,7 @@ fn sniff(sample: &[u8], d: u8, cut: bool) -> (Vec<usize>, usize) {
 /// Picks the delimiter whose first records agree on a field count above one and that breaks the
 /// fewest fields, preferring more fields, then the order of [`DELIMITERS`]. Quotes are honoured
 /// (a comma inside a quoted field is not a separator). Falls back to `,`.
-pub fn detect_delimiter(bytes: &[u8]) -> u8 {
+pub(crate) fn detect_delimiter(bytes: &[u8]) -> u8 {
     let cut = bytes.len() > SNIFF_BYTES;
     let sample = &bytes[..bytes.len().min(SNIFF_BYTES)];
     // (malformed fields, fewer fields is worse, order): the smallest wins.
@@ -323,10 +323,11 @@ fn parse_bool(s: &[u8]) -> Option<bool> {
     }
 }
 
+#[cfg(test)]
 /// An ISO 8601 calendar date (`2024-03-01`) or date-time (`2024-03-01T12:30`, seconds,
 /// fractions, `Z` or `±HH:MM` optional; a space may stand for the `T`), as nanoseconds since the
 /// epoch for ordering. A date-time without an offset is ordered as if it were UTC.
-pub fn parse_iso_date(s: &str) -> Option<i128> {
+pub(crate) fn parse_iso_date(s: &str) -> Option<i128> {
     parse_iso_date_bytes(s.as_bytes())
 }
 
@@ -716,9 +717,10 @@ fn compensated_sum(values: impl Iterator<Item = f64>) -> f64 {
     sum + c
 }
 
+#[cfg(test)]
 /// The value at quantile `p` with linear interpolation between closest ranks (R type 7):
 /// `h = (n − 1)·p`, `x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋])`. `sorted` must be sorted.
-pub fn quantile(sorted: &[f64], p: f64) -> Option<f64> {
+pub(crate) fn quantile(sorted: &[f64], p: f64) -> Option<f64> {
     let n = sorted.len();
     if n == 0 {
         return None;

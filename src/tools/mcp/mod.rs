@@ -381,22 +381,31 @@ impl McpHub {
         })
     }
 
-    pub(crate) fn tool_count(&self) -> usize {
-        self.servers
-            .iter()
-            .filter_map(|s| s.live())
-            .map(|l| l.tools.len())
-            .sum()
+    /// What the server of the tool offered as `name` says of it (`readOnlyHint`).
+    pub(crate) fn read_only_hint(&self, name: &str) -> Option<bool> {
+        self.servers.iter().find_map(|s| {
+            s.live().and_then(|l| {
+                l.tools
+                    .iter()
+                    .find(|t| t.offered == name)
+                    .and_then(|t| t.read_only_hint)
+            })
+        })
     }
 
-    /// Specs of every ready server's tools, in server then listing order.
-    pub(crate) fn specs(&self) -> Vec<ToolSpec> {
+    /// Specs of the ready servers' tools that `keep` takes (by offered name and
+    /// `readOnlyHint`), in server then listing order.
+    pub(crate) fn specs_where(&self, keep: impl Fn(&str, Option<bool>) -> bool) -> Vec<ToolSpec> {
         let mut out = Vec::new();
         let mut servers: Vec<_> = self.servers.iter().collect();
         servers.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
         for s in servers {
             if let Some(live) = s.live() {
-                for t in &live.tools {
+                for t in live
+                    .tools
+                    .iter()
+                    .filter(|t| keep(&t.offered, t.read_only_hint))
+                {
                     out.push(tool::spec_of(&s.spec.name, t));
                 }
             }

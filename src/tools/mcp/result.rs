@@ -33,7 +33,7 @@ pub struct McpResult {
 /// A content block that is not text, as the model is told of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum McpPart {
+pub(crate) enum McpPart {
     /// An image or audio: its type and decoded size.
     Media {
         #[serde(rename = "type")]
