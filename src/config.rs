@@ -22,6 +22,8 @@ pub(crate) use otel::{OtelConfig, OtelProtocol, TraceConfig};
 
 pub(crate) mod hooks;
 pub use hooks::{HookEntry, HooksConfig, OnFailure};
+pub(crate) mod lsp;
+pub use lsp::{LspServerConfig, LspServerEntry};
 
 /// The fixed `PATH` of every command pablo runs, and the one command words are resolved through
 /// when policy matches rules (so `git` and `/usr/bin/git` are the same command).
@@ -60,6 +62,9 @@ pub struct ConfigFile {
     /// (docs/hooks.md).
     #[serde(default, skip_serializing_if = "HooksConfig::is_empty")]
     pub(crate) hooks: HooksConfig,
+    /// `[lsp.NAME]`: language servers asked about the files the model edits (docs/lsp.md).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub lsp: BTreeMap<String, LspServerConfig>,
 }
 
 /// `[memory]`: whether the model may propose notes for later sessions (`memory.propose`).

@@ -333,6 +333,7 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
                 "max_attempts": max_attempts, "wait_ms": wait_ms, "reason": reason,
                 "code": code})),
             Event::McpServer { server } => Some(json!({"type": "mcp_server", "server": server})),
+            d @ Event::PreviewDiagnostics { .. } => serde_json::to_value(d).ok(),
             hook @ Event::Hook { .. } => serde_json::to_value(hook).ok(),
             Event::ContextCompacted {
                 summary,

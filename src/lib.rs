@@ -10,6 +10,7 @@ pub mod core;
 pub mod headless;
 pub mod hooks;
 pub mod launch;
+pub mod lsp;
 pub mod model;
 pub mod policy;
 pub mod process;

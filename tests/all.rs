@@ -23,6 +23,7 @@ mod fs_tools;
 mod hooks;
 mod hostile_repo;
 mod images;
+mod lsp;
 mod mcp;
 mod observability;
 mod pin;

@@ -18,6 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["session"],
     &["policy"],
     &["tools"],
+    &["lsp"],
     &["model"],
     &["workspace", "process"],
     &["config", "telemetry"],

@@ -1351,6 +1351,59 @@ mod first_session {
         assert!(t.wait_exit().success());
     }
 
+    /// Plain `pablo` with pyright configured ([lsp.pyright]): the prompt of an edit that breaks
+    /// a call shows the real server's error at its line before anything is written, and after
+    /// `y` the result the model reads lists it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn plain_pablo_shows_the_type_error_an_edit_introduces_before_it_lands() {
+        let Some((node, script)) = crate::support::lsp::pyright_or_skip("plain_pablo_shows_…")
+        else {
+            return;
+        };
+        let server = ScriptedServer::start().await;
+        let sandbox = Sandbox::new();
+        let table = crate::support::lsp::pyright_table(&node, &script, 30_000);
+        super::configure_scripted(&sandbox, &server, &table);
+        let original =
+            "def greet(name: str) -> str:\n    return \"hi \" + name\n\n\nprint(greet(\"x\"))\n";
+        std::fs::write(sandbox.workspace().join("app.py"), original).unwrap();
+        let revision = pablo::workspace::revision_of(original.as_bytes());
+        let args = json!({"path": "app.py", "old_text": "greet(\"x\")", "new_text": "greet(42)",
+                          "expected_revision": revision})
+        .to_string();
+        server.push(ScriptedResponse::sse(openai::tool_call_answer(
+            "call_1",
+            "fs_edit",
+            &[&args],
+        )));
+        server.push(ScriptedResponse::sse(openai::text_answer("Broke it.")));
+        let mut t = super::spawn_plain(&sandbox, &[]);
+        t.wait_for("edits ask");
+        t.send("greet 42\r");
+        t.wait_for("Apply this change to app.py?");
+        t.wait_for("diagnostics: introduces 1 error");
+        t.wait_for("+ L5 error Argument of type \"Literal[42]\"");
+        assert_eq!(read(&sandbox.workspace().join("app.py")), original);
+        t.send("y");
+        t.wait_for("Broke it.");
+        let last: Value = server.requests().last().unwrap().json();
+        let result = last["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(result.contains("\"diagnostics\":[{\"line\":5"), "{result}");
+        assert!(result.contains("Literal[42]"), "{result}");
+        t.wait_for("Ask pablo to do something");
+        t.send("\x03");
+        t.send("\x03");
+        assert!(t.wait_exit().success());
+    }
+
     /// The sandbox as a person meets it, with no flag and no sandbox setting: `ls -la` runs
     /// without a prompt (read-only sandbox); an approved write into `.git/hooks` is stopped by
     /// the workspace-write sandbox, and pablo then asks (never on its own) whether to run it

@@ -570,6 +570,16 @@ async fn pump(
                 &preview,
                 &verdict,
             )?,
+            // What the language servers say of a change waiting for permission: an update of
+            // the pending call.
+            Event::PreviewDiagnostics {
+                call_id,
+                diagnostics,
+                ..
+            } => {
+                let update = translator.diagnostics_update(&call_id, &diagnostics);
+                cx.send_notification(acp::SessionNotification::new(session.id.clone(), update))?;
+            }
             Event::ApprovalResolved { call_id, .. } | Event::ToolCallEnd { call_id, .. } => {
                 session.open_approvals.lock().remove(&call_id);
             }

@@ -18,6 +18,8 @@ use crate::protocol::{
     ToolOutcome, Usage, Verdict, WorkMode,
 };
 
+mod diagnostics;
+
 /// Output kept per running command, as shown to the editor (the tail wins).
 pub(crate) const MAX_SHOWN_OUTPUT_BYTES: usize = 64 * 1024;
 

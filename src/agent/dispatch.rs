@@ -153,6 +153,11 @@ impl Dispatcher {
                     self.shared.answer_approval(&call_id, answer);
                 }
             }
+            Op::CheckHunks { call_id, hunks } => {
+                // A check that ended (the approval was answered a moment ago) has nothing to
+                // say: the toggle is dropped without a word.
+                self.shared.check_hunks(&call_id, hunks);
+            }
             Op::Shutdown => {
                 self.shutting_down = true;
                 if let Some(turn) = &self.running {

@@ -21,6 +21,7 @@ mod checkpoints;
 mod compaction;
 pub mod context;
 mod conversation;
+mod diagnostics;
 mod dispatch;
 mod forward;
 mod hooks;
@@ -117,6 +118,7 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         hooks: setup.hooks,
         waiting: Mutex::new(HashMap::new()),
         asking: tokio::sync::Mutex::new(()),
+        checks: Mutex::new(HashMap::new()),
     });
     let conversation = Conversation::new(
         shared.clone(),

@@ -34,7 +34,11 @@ impl SubScope {
     /// call id of the parent's), live deltas and window figures not at all, the rest wrapped.
     pub(crate) fn wrap(&self, event: Event) -> Option<Event> {
         match event {
-            Event::ApprovalRequest { .. } | Event::ApprovalResolved { .. } => Some(event),
+            // The diagnostics of a change under review go with its prompt (their call id is
+            // already the approval's).
+            Event::ApprovalRequest { .. }
+            | Event::ApprovalResolved { .. }
+            | Event::PreviewDiagnostics { .. } => Some(event),
             Event::FilesChanged {
                 turn,
                 call_id,

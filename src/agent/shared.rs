@@ -51,6 +51,9 @@ pub(crate) struct Shared {
     /// Held by the call whose question the person is shown: subagents running side by side ask
     /// one at a time. An async lock, held across the wait for the answer.
     pub(super) asking: tokio::sync::Mutex<()>,
+    /// The approvals whose file change the language servers are checking, by call id: where a
+    /// hunk subset to check again goes (`Op::CheckHunks`).
+    pub(super) checks: Mutex<HashMap<String, mpsc::UnboundedSender<Vec<usize>>>>,
 }
 
 impl Shared {
@@ -81,6 +84,24 @@ impl Shared {
     pub(crate) fn answer_approval(&self, call_id: &str, answer: ApprovalAnswer) -> bool {
         let waiter = self.waiting.lock().remove(call_id);
         waiter.is_some_and(|w| w.send(answer).is_ok())
+    }
+
+    /// `call_id`'s file change is being checked; hunk subsets for it go to `tx`.
+    pub(super) fn begin_preview_check(&self, call_id: &str, tx: mpsc::UnboundedSender<Vec<usize>>) {
+        self.checks.lock().insert(call_id.to_string(), tx);
+    }
+
+    /// The check of `call_id` ended (its approval was answered or withdrawn).
+    pub(super) fn end_preview_check(&self, call_id: &str) {
+        self.checks.lock().remove(call_id);
+    }
+
+    /// Asks for `hunks` of `call_id`'s change to be checked; false when nothing checks it.
+    pub(crate) fn check_hunks(&self, call_id: &str, hunks: Vec<usize>) -> bool {
+        self.checks
+            .lock()
+            .get(call_id)
+            .is_some_and(|tx| tx.send(hunks).is_ok())
     }
 
     /// The client a `/model` switch built since the last turn, if any.

@@ -396,6 +396,16 @@ impl Conversation {
             preview: preview.clone(),
             verdict,
         });
+        // What the language servers say of the change follows the prompt; it stops with it.
+        let _check = self.catalog.get(tool.name()).and_then(|t| {
+            let ctx = ToolContext {
+                call_id: call.id.clone(),
+                cancel: cancel.clone(),
+                events: self.tool_events(),
+                host: self.shared.host.clone(),
+            };
+            self.start_preview_check(&approval_id, t, &preview, ctx)
+        });
         let answer = tokio::select! {
             a = rx => a.ok(),
             () = cancel.cancelled() => None,

@@ -128,6 +128,8 @@ error_codes! {
     McpTimeout = "mcp_timeout",
     McpRequiredServerFailed = "mcp_required_server_failed",
     McpServerUnsupported = "mcp_server_unsupported",
+    // Language servers.
+    LspUnavailable = "lsp_unavailable",
     // Models and providers.
     ModelUnreachable = "model_unreachable",
     ModelContextTooLong = "model_context_too_long",

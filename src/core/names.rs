@@ -22,6 +22,7 @@ pub enum ToolName {
     MemoryPropose,
     AgentTask,
     SkillLoad,
+    LspQuery,
 }
 
 impl ToolName {
@@ -42,6 +43,7 @@ impl ToolName {
             ToolName::MemoryPropose => "memory.propose",
             ToolName::AgentTask => "agent.task",
             ToolName::SkillLoad => "skill.load",
+            ToolName::LspQuery => "lsp.query",
         }
     }
 
@@ -62,6 +64,7 @@ impl ToolName {
             ToolName::MemoryPropose => "propose_memory",
             ToolName::AgentTask => "agent_task",
             ToolName::SkillLoad => "load_skill",
+            ToolName::LspQuery => "lsp_query",
         }
     }
 

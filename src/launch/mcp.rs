@@ -62,6 +62,23 @@ impl Launch {
         Warned::new(Arc::new(hub), warnings)
     }
 
+    /// The language servers of one session (docs/lsp.md): the built-ins found on the command
+    /// `PATH` and the layers' `[lsp.NAME]` (the project layer's only once the folder is trusted,
+    /// except `enabled = false`), none started. What was ignored comes back as warnings.
+    pub fn lsp_hub(&self, policy: &PolicyEngine) -> Warned<Arc<crate::lsp::LspHub>> {
+        let (entries, warnings) = self.layers.lsp_servers(policy.project_trusted());
+        let setup = crate::lsp::LspSetup {
+            entries,
+            env: policy.command_env().vars().to_vec(),
+            sandbox: policy.sandbox_settings().clone(),
+            log_dir: crate::config::lsp::lsp_log_dir(&self.dirs.state),
+        };
+        Warned::new(
+            Arc::new(crate::lsp::LspHub::new(self.workspace_handle.root(), setup)),
+            warnings,
+        )
+    }
+
     /// `pablo mcp list`: starts every configured server, waits until each is ready or failed
     /// (its start-up timeout bounds that), and returns what they offer. The servers are stopped
     /// before this returns.

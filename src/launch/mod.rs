@@ -343,6 +343,7 @@ impl Launch {
                 .checkpoints
                 .map(|c| c as Arc<dyn crate::tools::ChangeRecorder>),
             mcp: parts.mcp,
+            lsp: parts.lsp,
             readable: Some(Arc::new(move |path: &str| {
                 roots.check_path(path, crate::policy::Access::Read).is_ok()
             })),
@@ -584,7 +585,20 @@ impl Launch {
             .unwrap_or_default();
         let checkpoints = self.checkpoints(history);
         let hub = self.mcp_hub(&policy).into_value(&mut warnings);
+        let lsp = self.lsp_hub(&policy).into_value(&mut warnings);
         let mut catalog = self.catalog(&policy)?;
+        // `lsp.query` only where a server could answer it, beside the file tools.
+        if !lsp.server_names().is_empty()
+            && catalog
+                .get(crate::core::ToolName::FsRead.native())
+                .is_some()
+        {
+            catalog
+                .register(Arc::new(crate::tools::lsp_query::LspQuery::new(
+                    self.workspace_handle.clone(),
+                )))
+                .map_err(|e| LaunchError::Setup(e.to_string()))?;
+        }
         catalog.attach_mcp(hub.clone());
         let skills = self.skills().into_value(&mut warnings);
         let agents = self.agents().into_value(&mut warnings);
@@ -592,6 +606,7 @@ impl Launch {
         offer_what_policy_allows(&mut catalog, &policy);
         let parts = HostParts {
             mcp: Some(hub),
+            lsp: Some(lsp),
             checkpoints: checkpoints.clone(),
             editor: start.editor,
         };
@@ -870,6 +885,7 @@ impl Launch {
 #[derive(Default)]
 struct HostParts {
     mcp: Option<Arc<crate::tools::mcp::McpHub>>,
+    lsp: Option<Arc<crate::lsp::LspHub>>,
     checkpoints: Option<Arc<Checkpoints>>,
     editor: Option<Arc<dyn Editor>>,
 }

@@ -10,8 +10,9 @@
 //! first process of a new PID namespace, and when it dies the kernel kills every process in the
 //! namespace, whatever session or group they moved to. Where it does not, init is a subreaper
 //! that, when pablo dies or the server exits, kills every process that descends from it
-//! (`child::supervise`). The server gets no other sandbox: it is the person's own program, with
-//! the environment the config gave it.
+//! (`child::supervise`). An MCP server gets no other sandbox: it is the person's own program,
+//! with the environment the config gave it. A language server runs the project's code (build
+//! scripts, proc macros, plugins), so it gets the command sandbox ([`ServerSpawn::sandbox`]).
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -36,6 +37,9 @@ pub(crate) struct ServerSpawn {
     pub(crate) cwd: PathBuf,
     /// Where its stderr goes (a log file).
     pub(crate) stderr: std::fs::File,
+    /// The OS sandbox it runs in: none for an MCP server (the person's own program); a language
+    /// server's is the command sandbox, since it may run the project's code.
+    pub(crate) sandbox: Sandbox,
 }
 
 /// pablo's ends of a started server's stdin and stdout.
@@ -68,7 +72,7 @@ pub(crate) fn spawn_server(
         message: m,
     };
     let prepared =
-        sandbox::prepare(&Sandbox::off(), sandbox::support()).map_err(|e| failed(e.to_string()))?;
+        sandbox::prepare(&spec.sandbox, sandbox::support()).map_err(|e| failed(e.to_string()))?;
     let exec = Exec::new(&spec.argv, &spec.env, &spec.cwd).map_err(&failed)?;
     let pipe_pair = || -> Result<(OwnedFd, OwnedFd), String> {
         let (r, w) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;

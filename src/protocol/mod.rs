@@ -6,10 +6,12 @@
 
 pub(crate) mod checkpoint;
 pub(crate) mod describe;
+mod diagnostics;
 pub(crate) mod image;
 mod mcp;
 mod sandbox;
 pub mod subagent;
+mod verdict;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -18,12 +20,16 @@ pub use checkpoint::{
     FileChange, FileState, HunkSource, RestoreAction, RestoreChoice, RestoreFile, RestorePlan,
     RestoreReport, RestoreScope, RestoreStatus, RestoredFile, SkippedFile, TurnCheckpoint,
 };
+pub use diagnostics::{
+    Diagnostic, DiagnosticsDelta, FileDiagnostics, PreviewDiagnostics, Severity,
+};
 pub use image::{Image, ImageAttachment, ImageFormat};
 pub use mcp::{
     McpCallPreview, McpPromptArgument, McpPromptView, McpResourceView, McpServerView, McpState,
     McpToolView,
 };
 pub use sandbox::{SandboxChoice, SandboxProfile};
+pub use verdict::{Decision, Verdict};
 
 /// A complete tool call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +73,9 @@ pub enum Op {
         call_id: String,
         answer: ApprovalAnswer,
     },
+    /// Check only these hunks of the file change an approval shows (the person toggled hunks);
+    /// answered by [`Event::PreviewDiagnostics`] with the same `hunks`. Nothing is written.
+    CheckHunks { call_id: String, hunks: Vec<usize> },
     /// Cancel the running turn (Esc / Ctrl-C). The turn ends with a terminal event.
     Interrupt,
     /// Write bytes to a background session's stdin (TUI session view).
@@ -221,70 +230,6 @@ pub enum ApprovalAnswer {
 pub struct HunkNote {
     pub(crate) hunk: usize,
     pub(crate) note: String,
-}
-
-/// The policy outcome for one tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    Allow,
-    Ask,
-    Deny,
-}
-
-impl Decision {
-    /// Stricter decisions rank higher: `allow` < `ask` < `deny`.
-    pub(crate) fn strictness(self) -> u8 {
-        match self {
-            Decision::Allow => 0,
-            Decision::Ask => 1,
-            Decision::Deny => 2,
-        }
-    }
-}
-
-/// A decision with the reasons and the rule ids that produced it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    pub decision: Decision,
-    /// Human-readable reasons, most important first.
-    #[serde(default)]
-    pub reasons: Vec<String>,
-    /// Ids of the rules that decided (built-in rules have ids too, e.g. `builtin.tool.fs.write`).
-    #[serde(default)]
-    pub rule_ids: Vec<String>,
-    /// What "allow always" would save, described for the prompt (`prefix /usr/bin/cargo test`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub always_rule: Option<String>,
-}
-
-impl Verdict {
-    pub(crate) fn allow(rule_id: impl Into<String>) -> Self {
-        Self {
-            decision: Decision::Allow,
-            reasons: Vec::new(),
-            rule_ids: vec![rule_id.into()],
-            always_rule: None,
-        }
-    }
-
-    pub fn ask(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self {
-            decision: Decision::Ask,
-            reasons: vec![reason.into()],
-            rule_ids: vec![rule_id.into()],
-            always_rule: None,
-        }
-    }
-
-    pub(crate) fn deny(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self {
-            decision: Decision::Deny,
-            reasons: vec![reason.into()],
-            rule_ids: vec![rule_id.into()],
-            always_rule: None,
-        }
-    }
 }
 
 /// The rule id of the question a front-end gets when a sandboxed command failed the way the
@@ -692,6 +637,15 @@ pub enum Event {
         tool: String,
         preview: Preview,
         verdict: Verdict,
+    },
+    /// What the language servers say of the file change an [`Event::ApprovalRequest`] shows
+    /// (`hunks`: of the accepted subset the person asked about with [`Op::CheckHunks`]; `None`:
+    /// of the whole change). Comes after the request, first `checking`, then the answer.
+    PreviewDiagnostics {
+        call_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hunks: Option<Vec<usize>>,
+        diagnostics: PreviewDiagnostics,
     },
     /// How an approval was answered (for journals and transcripts).
     ApprovalResolved {

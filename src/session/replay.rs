@@ -386,6 +386,9 @@ impl Replayer {
             | Event::Restored { .. }
             | Event::SessionForked { .. }
             | Event::McpServer { .. }
+            // What a server said of a change under review is for the reviewer; the model
+            // reads the committed file's diagnostics in the result.
+            | Event::PreviewDiagnostics { .. }
             | Event::Warning { .. }
             | Event::ModeChanged { .. }
             | Event::ModelChanged { .. }

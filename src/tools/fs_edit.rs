@@ -139,6 +139,7 @@ impl Tool for FsEdit {
                 "fs.edit: old_text is empty; quote the text to replace",
             ));
         }
+        ctx.host.lsp.warm(rel.as_str());
         let (old, revision) = current_text(ctx, &self.workspace, &rel)
             .await?
             .ok_or_else(|| WorkspaceError::NotFound {

@@ -99,6 +99,8 @@ impl Tool for FsRead {
         let limit = args.limit.unwrap_or(DEFAULT_PAGE_BYTES).min(MAX_PAGE_BYTES);
         // From the editor's buffer when it has one (what the person sees), else from disk.
         let rel = self.workspace.parse_file(&args.path)?;
+        // A file a language server covers was read: an edit may follow; start the server now.
+        ctx.host.lsp.warm(rel.as_str());
         let (text, revision) =
             current_text(ctx, &self.workspace, &rel)
                 .await?

@@ -101,6 +101,30 @@ pub struct FileChangeResult {
     /// After a per-hunk review: which hunks landed and which did not.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub(crate) partial: Option<PartialChange>,
+    /// What the language servers covering the file report for it as it now is: its errors and
+    /// warnings, bounded (docs/lsp.md). Absent when no server covers the file.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lsp: Option<CommittedDiagnostics>,
+}
+
+/// A committed file's diagnostics as the model reads them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct CommittedDiagnostics {
+    /// Errors first, then warnings, by line.
+    pub(crate) diagnostics: Vec<crate::protocol::Diagnostic>,
+    /// How many more there were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) diagnostics_omitted: usize,
+    /// The servers that checked the file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) diagnostics_from: Vec<String>,
+    /// The servers that did not answer, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) diagnostics_unavailable: Vec<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What the person decided about the hunks of a change when they accepted only some.
@@ -136,6 +160,34 @@ pub(crate) struct LineRange {
 
 /// Installs a previewed file change. Shared by `fs.write` and `fs.edit`.
 pub(crate) async fn commit_file_change(
+    ws: &Arc<Workspace>,
+    tool: &str,
+    args_path: &str,
+    preview: &Preview,
+    ctx: &ToolContext,
+) -> Result<FileChangeResult, ToolFailure> {
+    let mut result = install_file_change(ws, tool, args_path, preview, ctx).await?;
+    if let Preview::FileChange(p) = preview
+        && ctx.host.lsp.covers(&p.path)
+    {
+        // The change landed: the wait for the servers' verdict on it is bounded like the
+        // preview's, and what they say goes to the model with the result.
+        let lsp = &ctx.host.lsp;
+        let found = lsp
+            .file_diagnostics(&p.path, &p.new_text, lsp.wait_for(&p.path))
+            .await;
+        result.lsp = Some(CommittedDiagnostics {
+            diagnostics: found.diagnostics,
+            diagnostics_omitted: found.omitted,
+            diagnostics_from: found.servers,
+            diagnostics_unavailable: found.unavailable,
+        });
+    }
+    Ok(result)
+}
+
+/// Installs the previewed file change (on disk, or through the editor that holds the file).
+async fn install_file_change(
     ws: &Arc<Workspace>,
     tool: &str,
     args_path: &str,
@@ -217,6 +269,7 @@ pub(crate) async fn commit_file_change(
         durable: installed.durable,
         written_by: None,
         partial: None,
+        lsp: None,
     })
 }
 
@@ -298,6 +351,7 @@ async fn commit_through_editor(
         durable: false,
         written_by: Some("editor".into()),
         partial: None,
+        lsp: None,
     })
 }
 
@@ -384,6 +438,7 @@ impl Tool for FsWrite {
         let args: Args = parse_args(self.name(), args)?;
         let rel = self.workspace.parse_file(&args.path)?;
         self.workspace.check_not_credential(&rel)?;
+        ctx.host.lsp.warm(rel.as_str());
         let current = current_text(ctx, &self.workspace, &rel).await?;
         Ok(Preview::FileChange(prepare(&rel, current, args)?))
     }

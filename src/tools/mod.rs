@@ -15,6 +15,7 @@ pub(crate) mod fs_read;
 pub(crate) mod fs_search;
 pub(crate) mod fs_write;
 pub(crate) mod html_text;
+pub mod lsp_query;
 pub mod mcp;
 pub mod memory_propose;
 pub mod plan;
@@ -74,6 +75,8 @@ pub struct Host {
     pub(crate) changes: Option<Arc<dyn ChangeRecorder>>,
     /// The session's MCP servers (none configured: an empty hub).
     pub(crate) mcp: Arc<mcp::McpHub>,
+    /// The session's language servers (none configured or found: an empty hub).
+    pub(crate) lsp: Arc<crate::lsp::LspHub>,
     /// Which workspace paths the file tools may show (policy's read and deny roots); `None`:
     /// every path. A listing or a search of a directory leaves out the rest, names included.
     pub(crate) readable: Option<ReadFilter>,
@@ -125,6 +128,7 @@ pub(crate) struct HostServices {
     pub(crate) memory: Option<Arc<memory_propose::MemoryStore>>,
     pub(crate) changes: Option<Arc<dyn ChangeRecorder>>,
     pub(crate) mcp: Option<Arc<mcp::McpHub>>,
+    pub(crate) lsp: Option<Arc<crate::lsp::LspHub>>,
     pub(crate) readable: Option<ReadFilter>,
     /// The sandbox of the session's commands; the host sets its own temporary directory in it.
     pub(crate) sandbox: crate::process::sandbox::SandboxSettings,
@@ -174,6 +178,9 @@ impl Host {
             mcp: services
                 .mcp
                 .unwrap_or_else(|| Arc::new(mcp::McpHub::empty())),
+            lsp: services
+                .lsp
+                .unwrap_or_else(|| Arc::new(crate::lsp::LspHub::empty())),
             readable: services.readable,
             sandbox: crate::process::sandbox::SandboxSettings {
                 temp_dir: Some(temp_dir.clone()),
@@ -183,6 +190,13 @@ impl Host {
             _temp: temp,
             _placeholders: PlaceholderGuard(root),
         }
+    }
+
+    /// This host with the session's language servers (a test's or a bench's hub; launch passes
+    /// them in [`HostServices`]).
+    pub fn with_lsp(mut self, lsp: Arc<crate::lsp::LspHub>) -> Self {
+        self.lsp = lsp;
+        self
     }
 
     /// The artifacts this session has written (`artifact.write`), oldest first.

@@ -6,8 +6,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{
-    artifact_write, csv_analyze, fs_list, fs_read, fs_search, fs_write, mcp, memory_propose, plan,
-    shell_run, shell_session, skill_load, web_fetch,
+    artifact_write, csv_analyze, fs_list, fs_read, fs_search, fs_write, lsp_query, mcp,
+    memory_propose, plan, shell_run, shell_session, skill_load, web_fetch,
 };
 
 /// The result of one committed call.
@@ -28,6 +28,7 @@ pub enum ToolResult {
     Memory(memory_propose::MemoryResult),
     Mcp(mcp::result::McpResult),
     Skill(skill_load::SkillResult),
+    LspQuery(lsp_query::LspQueryResult),
 }
 
 impl ToolResult {
@@ -122,4 +123,5 @@ from_results!(
     Memory(memory_propose::MemoryResult),
     Mcp(mcp::result::McpResult),
     Skill(skill_load::SkillResult),
+    LspQuery(lsp_query::LspQueryResult),
 );

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::wording::{Args, call, lines_of};
 use super::{
-    agent_task, artifact_write, csv_analyze, fs_list, fs_read, fs_search, fs_write, mcp,
+    agent_task, artifact_write, csv_analyze, fs_list, fs_read, fs_search, fs_write, lsp_query, mcp,
     memory_propose, plan, shell_run, shell_session, skill_load, web_fetch,
 };
 use crate::core::{ToolName, is_mcp};
@@ -31,6 +31,7 @@ pub(crate) fn describe_call(tool: &str, arguments: &Value) -> CallView {
         Some(ToolName::MemoryPropose) => memory_propose::show_call(args),
         Some(ToolName::AgentTask) => agent_task::show_call(args),
         Some(ToolName::SkillLoad) => skill_load::show_call(args),
+        Some(ToolName::LspQuery) => lsp_query::show_call(args),
         None => {
             let summary = summarize_arguments(arguments);
             let title = if summary.is_empty() {
@@ -64,6 +65,7 @@ pub(crate) fn describe_result(tool: &str, arguments: &Value, outcome: &ToolOutco
         Some(ToolName::MemoryPropose) => memory_propose::show_result(data),
         Some(ToolName::AgentTask) => agent_task::show_result(data),
         Some(ToolName::SkillLoad) => skill_load::show_result(data),
+        Some(ToolName::LspQuery) => lsp_query::show_result(data),
         None if is_mcp(tool) => mcp::result::show_result(data),
         None => None,
     };

@@ -24,6 +24,11 @@ pub(crate) enum Intent {
         answer: ApprovalAnswer,
     },
     Interrupt,
+    /// Ask the language servers about only these hunks of the change under review.
+    CheckHunks {
+        call_id: String,
+        hunks: Vec<usize>,
+    },
     SessionInput {
         session_id: String,
         data: String,
@@ -81,6 +86,8 @@ pub(crate) struct ApprovalView {
     pub(crate) mode: ApprovalMode,
     /// The subagent that asks (`general: map the parser`), when not the main conversation.
     pub(crate) from: Option<String>,
+    /// What the language servers say of the change (file changes only).
+    pub(crate) diagnostics: super::diagnostics::ApprovalDiagnostics,
     /// The body as last laid out, for the width and hunk selection it was laid out for: drawn
     /// every frame (and measured for the prompt's height), it is styled and wrapped once.
     body_memo: Memo<BodyKey, ApprovalBody>,
@@ -88,7 +95,7 @@ pub(crate) struct ApprovalView {
 
 /// What the body's lines depend on besides the preview and verdict, which do not change while
 /// the prompt is open: the width, which hunks are accepted and which one has focus.
-type BodyKey = (usize, Vec<bool>, usize);
+type BodyKey = (usize, Vec<bool>, usize, u64);
 
 /// The approval prompt's scrollable body: its lines, and where each hunk starts among them.
 #[derive(Debug, Default)]
@@ -123,6 +130,7 @@ impl ApprovalView {
             mode: ApprovalMode::Choosing,
             body_memo: Memo::default(),
             from: None,
+            diagnostics: Default::default(),
         }
     }
 
@@ -228,6 +236,16 @@ impl ApprovalView {
                         *n = None;
                     }
                 }
+                // The servers check what would land now (the whole change's verdict is kept).
+                let hunks: Vec<usize> = (0..self.accepted.len())
+                    .filter(|i| self.accepted[*i])
+                    .collect();
+                if self.diagnostics.active() && self.partial() && !hunks.is_empty() {
+                    return Intent::CheckHunks {
+                        call_id: self.call_id.clone(),
+                        hunks,
+                    };
+                }
                 Intent::None
             }
             // Why the focused hunk is dropped, for the model.
@@ -321,7 +339,12 @@ impl ApprovalView {
     /// The scrollable body, and where each hunk starts in it; laid out again only when the width
     /// or the hunk selection changed since the last call.
     pub(crate) fn body(&self, width: usize) -> std::sync::Arc<ApprovalBody> {
-        let key = (width, self.accepted.clone(), self.focused);
+        let key = (
+            width,
+            self.accepted.clone(),
+            self.focused,
+            self.diagnostics.version,
+        );
         self.body_memo.get(key, || {
             let (lines, hunk_starts) = self.lay_out_body(width);
             ApprovalBody { lines, hunk_starts }
@@ -376,6 +399,7 @@ impl ApprovalView {
                 }
                 header.push(Span::styled(format!("  {rev}"), theme::dim()));
                 out.push(Line::from(header));
+                out.extend(self.diagnostics.lines(&self.accepted, width));
                 let marks = (self.hunk_count() > 1).then_some(HunkMarks {
                     accepted: &self.accepted,
                     focused: self.focused,

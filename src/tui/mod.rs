@@ -4,6 +4,7 @@
 pub(crate) mod cells;
 pub(crate) mod commands;
 pub(crate) mod composer;
+pub(crate) mod diagnostics;
 pub(crate) mod diff;
 pub(crate) mod editor;
 pub(crate) mod info;

@@ -6,5 +6,6 @@
 pub mod agent;
 pub mod bin;
 pub mod http;
+pub mod lsp;
 pub mod mcp;
 pub mod run;

@@ -380,6 +380,7 @@ async fn open_stdio(
         env: env.to_vec(),
         cwd: cwd.to_path_buf(),
         stderr,
+        sandbox: crate::process::sandbox::Sandbox::off(),
     };
     let (process, pipes) = tokio::task::spawn_blocking(move || spawn_server(spawn))
         .await

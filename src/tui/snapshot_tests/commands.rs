@@ -92,6 +92,93 @@ fn diff_in_the_approval_prompt() {
 }
 
 #[test]
+fn the_approval_prompt_shows_what_the_change_breaks_and_checks_a_hunk_subset_again() {
+    use crate::protocol::{Diagnostic, DiagnosticsDelta, PreviewDiagnostics, Severity};
+    let (mut s, _) = state();
+    user_turn(&mut s, "fix mean");
+    s.apply(Event::ToolCallBegin {
+        call_id: "w1".into(),
+        tool: "fs.edit".into(),
+        arguments: json!({"path": "bin/stats.sh"}),
+    });
+    s.apply(Event::ApprovalRequest {
+        call_id: "w1".into(),
+        tool: "fs.edit".into(),
+        preview: Preview::FileChange(two_hunk_change()),
+        verdict: ask("allow fs.edit for this session"),
+    });
+    let diagnostics =
+        |d: PreviewDiagnostics, hunks: Option<Vec<usize>>| Event::PreviewDiagnostics {
+            call_id: "w1".into(),
+            hunks,
+            diagnostics: d,
+        };
+    s.apply(diagnostics(
+        PreviewDiagnostics::Checking {
+            servers: vec!["bash-language-server".into()],
+        },
+        None,
+    ));
+    let screen = draw(&mut s, 100, 30);
+    assert!(
+        screen.contains("diagnostics: checking… (bash-language-server)"),
+        "{screen}"
+    );
+    let error = |line, message: &str| Diagnostic {
+        line,
+        column: 3,
+        severity: Severity::Error,
+        message: message.into(),
+        source: Some("shellcheck".into()),
+        code: Some("SC1009".into()),
+    };
+    s.apply(diagnostics(
+        PreviewDiagnostics::Ready(DiagnosticsDelta {
+            introduced: vec![error(12, "the mentioned syntax error was in this function")],
+            fixed: vec![error(5, "unquoted expansion")],
+            servers: vec!["bash-language-server".into()],
+            ..Default::default()
+        }),
+        None,
+    ));
+    let screen = draw(&mut s, 100, 30);
+    assert!(screen.contains("introduces 1 error · fixes 1"), "{screen}");
+    snap!("approval_diagnostics", screen);
+    // Dropping the second hunk asks the servers about the first alone; until they answer the
+    // line says so, then it shows their answer for that subset.
+    s.handle_key(key(KeyCode::Char(']')));
+    s.handle_key(key(KeyCode::Char(' ')));
+    assert_eq!(
+        s.take_ops().pop(),
+        Some(Op::CheckHunks {
+            call_id: "w1".into(),
+            hunks: vec![0]
+        })
+    );
+    assert!(draw(&mut s, 100, 30).contains("diagnostics: checking…"));
+    s.apply(diagnostics(
+        PreviewDiagnostics::Ready(DiagnosticsDelta {
+            servers: vec!["bash-language-server".into()],
+            ..Default::default()
+        }),
+        Some(vec![0]),
+    ));
+    let screen = draw(&mut s, 100, 30);
+    assert!(
+        screen.contains("diagnostics: no new errors or warnings"),
+        "{screen}"
+    );
+    // Taking the hunk back shows the whole change's answer again, without asking.
+    s.handle_key(key(KeyCode::Char(' ')));
+    assert!(s.take_ops().is_empty());
+    for _ in 0..20 {
+        s.handle_key(key(KeyCode::Up));
+    }
+    let screen = draw(&mut s, 100, 30);
+    assert!(screen.contains("introduces 1 error"), "{screen}");
+}
+
+#[test]
 fn command_prompt_shows_the_parsed_parts() {
     let (mut s, _) = state();
     user_turn(&mut s, "run the tests and count lines");

@@ -81,6 +81,7 @@ impl AppState {
             e @ (Event::ToolCallBegin { .. }
             | Event::ApprovalRequest { .. }
             | Event::ApprovalResolved { .. }
+            | Event::PreviewDiagnostics { .. }
             | Event::ToolCallRunning { .. }
             | Event::ToolOutputDelta { .. }
             | Event::ToolCallEnd { .. }) => self.apply_tool(e),
@@ -350,6 +351,19 @@ impl AppState {
                 view.from = from;
                 self.open_layer(Layer::Approval(Box::new(view)));
                 self.alert(true, &format!("pablo: {tool} waits for your approval"));
+            }
+            Event::PreviewDiagnostics {
+                call_id,
+                hunks,
+                diagnostics,
+            } => {
+                for layer in &mut self.layers {
+                    if let Layer::Approval(a) = layer
+                        && a.call_id == call_id
+                    {
+                        a.diagnostics.update(hunks.clone(), diagnostics.clone());
+                    }
+                }
             }
             Event::ApprovalResolved { call_id, answer } => {
                 // The saved rule itself is listed by `/rules`, which asks the policy store.

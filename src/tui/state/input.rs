@@ -183,6 +183,9 @@ impl AppState {
                 self.outbox.push(Op::Approval { call_id, answer });
             }
             Intent::Interrupt => self.interrupt(),
+            Intent::CheckHunks { call_id, hunks } => {
+                self.outbox.push(Op::CheckHunks { call_id, hunks });
+            }
             Intent::SessionInput { session_id, data } => {
                 self.outbox.push(Op::SessionInput { session_id, data });
             }

@@ -1,0 +1,126 @@
+//! Language servers (docs/lsp.md): how long the approval prompt waits for its diagnostics line,
+//! and what pablo pays when no server is configured.
+//!
+//! `preview_to_diagnostics`: pyright (tests/lsp_servers, installed by `.ci/run`) warm on a
+//! 1,000-line Python file; each iteration is one check as the prompt runs it — the file's current
+//! text and an edited text (one line changed, a type error in every other iteration) sent as
+//! unsaved versions, both answers awaited, compared. Target ≤ 1 s. Skipped, saying so, when node
+//! or pyright is absent.
+//!
+//! `no_server`: the checks an edit and a read make when the session has no server (a hub built
+//! with no `[lsp]` and nothing on the `PATH`): `covers` and `warm`, beside an empty closure as
+//! the peer. Target: no measurable cost.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use pablo::config::{ConfigFile, LspServerEntry};
+use pablo::lsp::{LspHub, LspSetup};
+use pablo::protocol::PreviewDiagnostics;
+
+fn hub(workspace: &Path, toml: &str, path: &str) -> Arc<LspHub> {
+    let file: ConfigFile = toml::from_str(toml).unwrap();
+    let entries = file
+        .lsp
+        .into_iter()
+        .map(|(name, config)| LspServerEntry {
+            name,
+            config,
+            source: "bench".into(),
+        })
+        .collect();
+    let setup = LspSetup {
+        entries,
+        env: vec![("PATH".into(), path.into())],
+        sandbox: Default::default(),
+        log_dir: workspace.join(".logs"),
+    };
+    Arc::new(LspHub::new(workspace, setup))
+}
+
+fn python_file(lines: usize) -> String {
+    let mut s = String::from("def greet(name: str) -> str:\n    return \"hi \" + name\n\n\n");
+    let mut i = 0;
+    while s.lines().count() < lines - 1 {
+        s.push_str(&format!(
+            "def f{i}(x: int) -> int:\n    y = x * {i}\n    return y + len(greet(\"n{i}\"))\n\n"
+        ));
+        i += 1;
+    }
+    s.push_str("print(greet(\"x\"))\n");
+    s
+}
+
+fn preview_to_diagnostics(c: &mut Criterion) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let script = root.join("tests/lsp_servers/node_modules/pyright/langserver.index.js");
+    let node = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("node"))
+            .find(|p| p.is_file())
+    });
+    let Some(node) = node.filter(|_| script.is_file()) else {
+        eprintln!("skipped preview_to_diagnostics: node or tests/lsp_servers pyright is missing");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    let old = python_file(1000);
+    std::fs::write(ws.join("big.py"), &old).unwrap();
+    let toml = format!(
+        "[lsp.pyright]\ncommand = \"{}\"\nargs = [\"{}\", \"--stdio\"]\nfiletypes = [\"python\"]\n\
+         wait_ms = 30000\n",
+        node.display(),
+        script.display()
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let hub = hub(&ws, &toml, &std::env::var("PATH").unwrap_or_default());
+    // Warm: the server is started and has analysed the file once.
+    let first = rt.block_on(hub.check_change("big.py", Some(&old), &old));
+    assert!(matches!(first, PreviewDiagnostics::Ready(_)), "{first:?}");
+    let mut n = 0u64;
+    let mut group = c.benchmark_group("lsp");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(30));
+    group.bench_function("preview_to_diagnostics_1000_lines_pyright_warm", |b| {
+        b.iter(|| {
+            n += 1;
+            let edited = if n.is_multiple_of(2) {
+                old.replace("print(greet(\"x\"))", &format!("print(greet({n}))"))
+            } else {
+                old.replace("print(greet(\"x\"))", &format!("print(greet(\"{n}\"))"))
+            };
+            let r = rt.block_on(hub.check_change("big.py", Some(&old), &edited));
+            assert!(matches!(r, PreviewDiagnostics::Ready(_)), "{r:?}");
+        })
+    });
+    group.finish();
+}
+
+fn no_server(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub(dir.path(), "", "/nonexistent");
+    assert!(hub.server_names().is_empty());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let _guard = rt.enter();
+    let mut group = c.benchmark_group("lsp_no_server");
+    group.bench_function("covers_and_warm", |b| {
+        b.iter(|| {
+            let covered = hub.covers(std::hint::black_box("src/app.py"));
+            hub.warm(std::hint::black_box("src/app.py"));
+            covered
+        })
+    });
+    group.bench_function("peer_empty", |b| {
+        b.iter(|| std::hint::black_box("src/app.py").is_empty())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, preview_to_diagnostics, no_server);
+criterion_main!(benches);

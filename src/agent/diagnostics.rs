@@ -1,0 +1,134 @@
+//! The language servers' verdict on a file change while the person looks at it: once the
+//! approval prompt is up, the change's new text goes to the servers that cover the file as an
+//! unsaved version, and what it would introduce and fix follows the prompt as
+//! [`Event::PreviewDiagnostics`] — first `checking`, then the answer. The prompt never waits for
+//! it. When the person toggles hunks ([`crate::protocol::Op::CheckHunks`]) the accepted subset
+//! is checked the same way. Nothing here touches the disk.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::conversation::Conversation;
+use super::scope::SubScope;
+use super::shared::Shared;
+use crate::protocol::{Event, Preview, PreviewDiagnostics};
+use crate::tools::{Tool, ToolContext};
+
+/// The running check of one approval; dropping it stops the check.
+pub(super) struct PreviewCheck {
+    task: tokio::task::JoinHandle<()>,
+    call_id: String,
+    shared: Arc<Shared>,
+}
+
+impl Drop for PreviewCheck {
+    fn drop(&mut self) {
+        self.task.abort();
+        self.shared.end_preview_check(&self.call_id);
+    }
+}
+
+/// Sends one event as the conversation would (a subagent's wrapped in its scope).
+#[derive(Clone)]
+struct Emitter {
+    shared: Arc<Shared>,
+    scope: Option<Arc<SubScope>>,
+}
+
+impl Emitter {
+    fn emit(&self, event: Event) {
+        match &self.scope {
+            None => self.shared.emit(event),
+            Some(scope) => {
+                if let Some(e) = scope.wrap(event) {
+                    self.shared.emit(e);
+                }
+            }
+        }
+    }
+}
+
+impl Conversation {
+    /// Starts checking the file change `preview` shows under the approval `approval_id`, when a
+    /// language server covers its file; `None` when none does (nothing is said then).
+    pub(super) fn start_preview_check(
+        &self,
+        approval_id: &str,
+        tool: Arc<dyn Tool>,
+        preview: &Preview,
+        ctx: ToolContext,
+    ) -> Option<PreviewCheck> {
+        let Preview::FileChange(change) = preview else {
+            return None;
+        };
+        let lsp = ctx.host.lsp.clone();
+        if !lsp.covers(&change.path) {
+            return None;
+        }
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<usize>>();
+        self.shared.begin_preview_check(approval_id, tx);
+        let emitter = Emitter {
+            shared: self.shared.clone(),
+            scope: self.scope.clone(),
+        };
+        let preview = preview.clone();
+        let call_id = approval_id.to_string();
+        let ws = ctx.host.workspace.clone();
+        let task = tokio::spawn(async move {
+            let Preview::FileChange(change) = &preview else {
+                return;
+            };
+            // The text the change replaces, as it is now; a file changed since the preview is
+            // compared with what it holds now (the commit would refuse it anyway).
+            let old = match ws.parse_file(&change.path) {
+                Ok(rel) => crate::tools::editor::current_text(&ctx, &ws, &rel)
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|(text, _)| text),
+                Err(_) => None,
+            };
+            let check = |hunks: Option<Vec<usize>>, new_text: String| {
+                let emitter = emitter.clone();
+                let lsp = lsp.clone();
+                let call_id = call_id.clone();
+                let path = change.path.clone();
+                let old = old.clone();
+                async move {
+                    emitter.emit(Event::PreviewDiagnostics {
+                        call_id: call_id.clone(),
+                        hunks: hunks.clone(),
+                        diagnostics: PreviewDiagnostics::Checking {
+                            servers: lsp.servers_for(&path),
+                        },
+                    });
+                    let diagnostics = lsp.check_change(&path, old.as_deref(), &new_text).await;
+                    emitter.emit(Event::PreviewDiagnostics {
+                        call_id,
+                        hunks,
+                        diagnostics,
+                    });
+                }
+            };
+            check(None, change.new_text.clone()).await;
+            while let Some(hunks) = rx.recv().await {
+                // Only the newest subset matters: the person may toggle faster than servers answer.
+                let mut hunks = hunks;
+                while let Ok(newer) = rx.try_recv() {
+                    hunks = newer;
+                }
+                let narrowed = match tool.narrow(&preview, &hunks) {
+                    Ok(Preview::FileChange(n)) => n.new_text,
+                    _ => continue,
+                };
+                check(Some(hunks), narrowed).await;
+            }
+        });
+        Some(PreviewCheck {
+            task,
+            call_id: approval_id.to_string(),
+            shared: self.shared.clone(),
+        })
+    }
+}
