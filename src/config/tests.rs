@@ -1,4 +1,6 @@
 use super::*;
+use std::path::PathBuf;
+
 use crate::core::ToolMode;
 
 #[test]
