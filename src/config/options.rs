@@ -1,0 +1,230 @@
+//! The `[options]`, `[limits]`, `[memory]` and `[tui]` tables: what each setting may hold.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::ToolMode;
+
+/// `[memory]`: whether the model may propose notes for later sessions (`memory.propose`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MemoryOptions {
+    /// Off unless set to `true` in the user's config or `--config`; a project layer can only
+    /// turn it off.
+    pub(crate) enabled: Option<bool>,
+}
+
+/// `[tui]`: how the terminal front-end shows itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuiConfig {
+    /// Full-screen on the alternate screen (as `--alt-screen`) instead of inline under the
+    /// terminal's scrollback.
+    pub alt_screen: Option<bool>,
+    /// The working mode a session starts in (`ask`, `auto-edit`, `plan`). Read from the user's
+    /// config and `--config` only: a repository does not choose to skip the person's questions.
+    pub(crate) mode: Option<crate::protocol::WorkMode>,
+    /// How pablo gets the person's attention when an approval waits or a turn ends.
+    pub notifications: Option<crate::protocol::Notifications>,
+}
+
+/// Host limits; `None` keeps the built-in default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LimitsConfig {
+    pub(crate) run_deadline_seconds: Option<u64>,
+    pub(crate) max_tool_argument_bytes: Option<usize>,
+    pub(crate) max_tool_result_bytes: Option<usize>,
+    pub(crate) max_request_context_bytes: Option<usize>,
+    pub(crate) max_model_output_bytes: Option<usize>,
+    pub(crate) max_native_events: Option<u64>,
+    pub(crate) max_model_calls: Option<u64>,
+    pub(crate) max_tool_calls: Option<u64>,
+    /// Seconds without a byte on a model stream before it is abandoned.
+    pub(crate) stream_idle_timeout_seconds: Option<u64>,
+    /// Conversation size (bytes) at which older turns are summarized, on top of the context
+    /// window's own bound.
+    pub(crate) compact_at_bytes: Option<usize>,
+    /// HTTP requests `web.fetch` may send in one session, redirects included (default 50;
+    /// 0 removes the tool).
+    pub(crate) max_network_requests: Option<u64>,
+    /// Largest file `artifact.write` stores, in bytes (default 5 MiB).
+    pub(crate) max_artifact_bytes: Option<usize>,
+    /// Subagents (`agent.task`) of one model response that run at the same time (default 4).
+    pub(crate) max_parallel_subagents: Option<usize>,
+    /// Tool calls one subagent may make (default 50; the session's budget still bounds all).
+    pub(crate) subagent_max_tool_calls: Option<u64>,
+    /// Seconds one subagent may run (default 600; the turn's deadline still bounds it).
+    pub(crate) subagent_deadline_seconds: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Options {
+    #[serde(default)]
+    pub(crate) shell: ShellOptions,
+    /// Per-tool policy, keyed by native tool name (`"fs.write" = "ask"`).
+    #[serde(default)]
+    pub(crate) tools: BTreeMap<String, ToolMode>,
+    #[serde(default)]
+    pub(crate) filesystem: FilesystemOptions,
+    #[serde(default)]
+    pub(crate) fetch: FetchOptions,
+    #[serde(default)]
+    pub(crate) checkpoints: CheckpointConfig,
+}
+
+/// `[options.fetch]`: the hosts `web.fetch` may reach without asking. The address rules apply
+/// to them as to every host.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FetchOptions {
+    /// Domain names; each covers itself and its subdomains (`docs.rs` covers `www.docs.rs`).
+    #[serde(default)]
+    pub(crate) allowed_domains: Vec<String>,
+}
+
+/// Whether `name` is a domain name as `[options.fetch] allowed_domains` takes it: dot-separated
+/// labels of letters, digits and hyphens, no scheme, port, path or wildcard.
+pub(crate) fn is_domain_name(name: &str) -> bool {
+    let name = name.strip_suffix('.').unwrap_or(name);
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+}
+
+/// `[options.checkpoints]`: the per-turn checkpoints that undo, rewind and `/diff` restore from
+/// (docs/sessions.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CheckpointConfig {
+    /// Keep checkpoints (default true).
+    pub(crate) enabled: Option<bool>,
+    /// The most file content one checkpoint (one turn) stores, in bytes (default 256 MiB).
+    /// Files beyond it are recorded by hash and size only, and the checkpoint says it cannot
+    /// restore them.
+    pub(crate) max_bytes: Option<u64>,
+    /// Files larger than this (default 16 MiB) are recorded by hash and size only.
+    pub(crate) max_file_bytes: Option<u64>,
+}
+
+/// `[options.shell]`, in the seed's deployment shape plus pablo's additions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellOptions {
+    pub enabled: Option<bool>,
+    /// Foreground timeout; 0 means the default (60 s).
+    pub timeout_seconds: Option<u64>,
+    /// Inline output cap; 0 means the default (50,000).
+    pub max_output_chars: Option<usize>,
+    pub enable_deny_patterns: Option<bool>,
+    #[serde(default)]
+    pub custom_deny_patterns: Vec<String>,
+    #[serde(default)]
+    pub custom_allow_patterns: Vec<String>,
+    /// The launcher that receives `-c COMMAND` (default `/bin/sh`).
+    pub launcher: Option<String>,
+    /// Live background sessions at once (default 16).
+    pub max_sessions: Option<usize>,
+    /// The OS sandbox of approved commands: `workspace-write` (default), `read-only` or `off`.
+    /// A trusted layer may loosen it; the project layer can only tighten it.
+    pub sandbox: Option<crate::protocol::SandboxProfile>,
+    /// Whether `workspace-write` commands may reach the network (default false; only trusted
+    /// layers may turn it on).
+    pub network: Option<bool>,
+    /// More writable roots for `workspace-write` (absolute or `~/…`; only trusted layers).
+    #[serde(default)]
+    pub writable_roots: Vec<String>,
+    /// Known-safe reads run without asking, in the read-only sandbox (default true; any layer
+    /// may turn it off).
+    pub known_safe_reads: Option<bool>,
+    /// Run plain foreground commands in an editor's terminal (over ACP) even though it is
+    /// outside pablo's sandbox (default false: they run locally, sandboxed; only trusted layers).
+    pub editor_terminals: Option<bool>,
+    #[serde(default)]
+    pub commands: CommandRules,
+    #[serde(default)]
+    pub env: ShellEnvOptions,
+}
+
+/// `[options.shell.env]`: what commands get of pablo's environment besides the built-in
+/// toolchain list (docs/shell.md). Secret-looking names are withheld whatever is written here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellEnvOptions {
+    /// More variables to pass (`NAME` or `PREFIX*`); `HOME` may be named.
+    #[serde(default)]
+    pub(crate) inherit: Vec<String>,
+    /// Variables never to pass, built-in ones included.
+    #[serde(default)]
+    pub(crate) exclude: Vec<String>,
+    /// Fixed values (`PATH` here replaces the inherited one).
+    #[serde(default)]
+    pub(crate) set: BTreeMap<String, String>,
+}
+
+/// `[options.shell.commands]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandRules {
+    pub(crate) default: Option<RuleDecision>,
+    #[serde(default)]
+    pub(crate) allow: Vec<CommandRule>,
+    #[serde(default)]
+    pub(crate) deny: Vec<CommandRule>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RuleDecision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// `{ id, executable, args, match }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CommandRule {
+    pub(crate) id: String,
+    pub(crate) executable: String,
+    #[serde(default)]
+    pub(crate) args: Vec<String>,
+    #[serde(rename = "match", default)]
+    pub(crate) match_kind: MatchKind,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchKind {
+    #[default]
+    Prefix,
+    Exact,
+}
+
+/// `[options.filesystem]`: roots as globs relative to the workspace, and refused file names.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FilesystemOptions {
+    pub(crate) enabled: Option<bool>,
+    #[serde(default)]
+    pub(crate) read_roots: Vec<String>,
+    #[serde(default)]
+    pub(crate) write_roots: Vec<String>,
+    #[serde(default)]
+    pub(crate) deny_roots: Vec<String>,
+    /// Extra credential-like file name globs refused for reading (added to the built-in list).
+    #[serde(default)]
+    pub(crate) refused_names: Vec<String>,
+    /// Largest file `fs.read` opens, in bytes (default: unlimited in the CLI).
+    pub(crate) max_file_bytes: Option<u64>,
+}
