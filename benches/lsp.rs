@@ -38,6 +38,7 @@ fn hub(workspace: &Path, toml: &str, path: &str) -> Arc<LspHub> {
         env: vec![("PATH".into(), path.into())],
         sandbox: Default::default(),
         log_dir: workspace.join(".logs"),
+        project_trusted: true,
     };
     Arc::new(LspHub::new(workspace, setup))
 }

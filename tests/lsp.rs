@@ -35,6 +35,7 @@ fn hub(workspace: &Path, toml: &str) -> Arc<LspHub> {
         ],
         sandbox: Default::default(),
         log_dir: workspace.join(".logs"),
+        project_trusted: true,
     };
     Arc::new(LspHub::new(&workspace.canonicalize().unwrap(), setup))
 }
@@ -619,6 +620,7 @@ async fn a_server_runs_in_the_command_sandbox_without_the_network_or_writes_outs
         env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
         sandbox: Default::default(),
         log_dir: ws_path.join(".logs"),
+        project_trusted: true,
     };
     let hub = Arc::new(LspHub::new(&ws_path, setup));
     // The probe publishes nothing: the check times out, having started it.

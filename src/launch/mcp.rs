@@ -72,11 +72,17 @@ impl Launch {
             env: policy.command_env().vars().to_vec(),
             sandbox: policy.sandbox_settings().clone(),
             log_dir: crate::config::lsp::lsp_log_dir(&self.dirs.state),
+            project_trusted: policy.project_trusted(),
         };
-        Warned::new(
-            Arc::new(crate::lsp::LspHub::new(self.workspace_handle.root(), setup)),
-            warnings,
-        )
+        let hub = crate::lsp::LspHub::new(self.workspace_handle.root(), setup);
+        let mut warnings = warnings;
+        for name in hub.withheld() {
+            warnings.push(format!(
+                "language server {name} not started: it may run the project's own code and the \
+                 folder is not trusted (trust it with `pablo policy trust`)"
+            ));
+        }
+        Warned::new(Arc::new(hub), warnings)
     }
 
     /// `pablo mcp list`: starts every configured server, waits until each is ready or failed

@@ -48,6 +48,9 @@ pub struct LspSetup {
     pub sandbox: SandboxSettings,
     /// Where the servers' stderr logs go.
     pub log_dir: PathBuf,
+    /// Whether the folder is trusted: until it is, only servers that do not run the project's
+    /// code start ([`servers::READS_ONLY`]).
+    pub project_trusted: bool,
 }
 
 /// The language servers of one session.
@@ -57,6 +60,8 @@ pub struct LspHub {
     env: Vec<(String, String)>,
     sandbox: Sandbox,
     log_dir: PathBuf,
+    /// Servers left out because the folder is not trusted and they run the project's code.
+    withheld: Vec<String>,
     slots: parking_lot::Mutex<HashMap<(usize, PathBuf), Arc<Slot>>>,
 }
 
@@ -83,6 +88,7 @@ impl LspHub {
             env: Vec::new(),
             sandbox: Sandbox::off(),
             log_dir: PathBuf::new(),
+            withheld: Vec::new(),
             slots: parking_lot::Mutex::default(),
         }
     }
@@ -103,7 +109,10 @@ impl LspHub {
                 .map(|(_, v)| PathBuf::from(v))
         };
         let rustup_home = var("RUSTUP_HOME").or_else(|| var("HOME").map(|h| h.join(".rustup")));
-        let defs = servers::resolve(&setup.entries, path, rustup_home.as_deref());
+        let (defs, withheld) = servers::withhold_untrusted(
+            servers::resolve(&setup.entries, path, rustup_home.as_deref()),
+            setup.project_trusted,
+        );
         // The command sandbox, never looser than workspace-write and never with the network:
         // a server is not a command the person approved.
         let profile = if setup.sandbox.profile == SandboxProfile::ReadOnly {
@@ -124,6 +133,7 @@ impl LspHub {
             env: setup.env,
             sandbox,
             log_dir: setup.log_dir,
+            withheld,
             slots: parking_lot::Mutex::default(),
         }
     }
@@ -131,6 +141,11 @@ impl LspHub {
     /// The names of the servers this session may start.
     pub fn server_names(&self) -> Vec<String> {
         self.defs.iter().map(|d| d.name.clone()).collect()
+    }
+
+    /// The servers left out until the folder is trusted.
+    pub fn withheld(&self) -> &[String] {
+        &self.withheld
     }
 
     /// Whether some server covers `rel` (a workspace-relative path).

@@ -85,6 +85,28 @@ const BUILTINS: &[Builtin] = &[
     ),
 ];
 
+/// The servers that only read the files they are shown: they may start in a folder that is not
+/// trusted. Every other server may run the project's own code — rust-analyzer runs build scripts
+/// and proc macros, gopls runs the go command, typescript-language-server loads tsserver plugins
+/// from the project's `node_modules`, clangd follows the project's compile commands — so, sandbox
+/// or not, it waits until the person trusts the folder (`pablo policy trust`): a repository is
+/// untrusted input and nothing in it runs unasked.
+pub(crate) const READS_ONLY: &[&str] = &["pyright", "basedpyright", "ruff"];
+
+/// `defs` split for a folder: those that may start, and the names of those that wait for trust.
+pub(crate) fn withhold_untrusted(
+    defs: Vec<ServerDef>,
+    project_trusted: bool,
+) -> (Vec<ServerDef>, Vec<String>) {
+    if project_trusted {
+        return (defs, Vec::new());
+    }
+    let (kept, withheld): (Vec<_>, Vec<_>) = defs
+        .into_iter()
+        .partition(|d| READS_ONLY.contains(&d.name.as_str()));
+    (kept, withheld.into_iter().map(|d| d.name).collect())
+}
+
 /// The servers of a session: each built-in whose program is on `path_var` (basedpyright only
 /// when pyright is not), then the layers' tables over them; switched-off ones left out.
 pub(crate) fn resolve(
@@ -291,6 +313,27 @@ mod tests {
         assert!(resolve(&[entry("ruff", "enabled = false")], &path, None).is_empty());
         let slow = resolve(&[entry("ruff", "wait_ms = 9000")], &path, None);
         assert_eq!(slow[0].wait, Duration::from_secs(9));
+    }
+
+    #[test]
+    fn in_an_untrusted_folder_only_servers_that_run_no_project_code_may_start() {
+        let dir = tempfile::tempdir().unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        for prog in ["ruff", "gopls", "clangd"] {
+            let p = dir.path().join(prog);
+            std::fs::write(&p, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let path = dir.path().display().to_string();
+        let mine = entry("mine", "command = \"/usr/bin/mine\"\nfiletypes = [\"x\"]");
+        let names = |d: &[ServerDef]| d.iter().map(|d| d.name.clone()).collect::<Vec<_>>();
+        let (kept, withheld) =
+            withhold_untrusted(resolve(std::slice::from_ref(&mine), &path, None), false);
+        assert_eq!(names(&kept), ["ruff"]);
+        assert_eq!(withheld, ["gopls", "clangd", "mine"]);
+        let (kept, withheld) = withhold_untrusted(resolve(&[mine], &path, None), true);
+        assert_eq!(names(&kept), ["ruff", "gopls", "clangd", "mine"]);
+        assert!(withheld.is_empty());
     }
 
     #[test]
