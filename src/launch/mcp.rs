@@ -65,7 +65,7 @@ impl Launch {
     /// The language servers of one session (docs/lsp.md): the built-ins found on the command
     /// `PATH` and the layers' `[lsp.NAME]` (the project layer's only once the folder is trusted,
     /// except `enabled = false`), none started. What was ignored comes back as warnings.
-    pub fn lsp_hub(&self, policy: &PolicyEngine) -> Warned<Arc<crate::lsp::LspHub>> {
+    pub(crate) fn lsp_hub(&self, policy: &PolicyEngine) -> Warned<Arc<crate::lsp::LspHub>> {
         let (entries, warnings) = self.layers.lsp_servers(policy.project_trusted());
         let setup = crate::lsp::LspSetup {
             entries,

@@ -144,7 +144,7 @@ impl LspHub {
     }
 
     /// The servers left out until the folder is trusted.
-    pub fn withheld(&self) -> &[String] {
+    pub(crate) fn withheld(&self) -> &[String] {
         &self.withheld
     }
 
