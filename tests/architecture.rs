@@ -626,7 +626,7 @@ fn public_surface() -> Vec<String> {
 fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // Issue 26 asks for fewer than 400; 1,906 items were bare `pub` before the narrowing. What
     // is left is what tests, benches, fuzz targets and main.rs name; the ceiling only goes down.
-    const CEILING: usize = 700;
+    const CEILING: usize = 661;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {
