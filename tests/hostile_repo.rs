@@ -562,3 +562,75 @@ async fn every_evasion_of_a_deny_pattern_is_denied_even_when_asks_are_approved()
     }
     assert!(ws.join("d/e").is_dir(), "d was removed");
 }
+
+// ---------------------------------------------------------------- 8. a language server that runs project code
+
+/// A `Cargo.toml` makes rust-analyzer cover the repository, and rust-analyzer runs its build
+/// scripts: in a folder that is not trusted it is not started (a fake one on the `PATH` would
+/// leave a marker), and the session says so; once trusted, the same read starts it.
+#[tokio::test]
+async fn a_language_server_that_runs_project_code_waits_until_the_folder_is_trusted() {
+    let person = ScriptedServer::start().await;
+    let sb = Sandbox::new();
+    personal_config(&sb, &person);
+    let ws = sb.workspace();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    std::fs::write(ws.join("src/lib.rs"), "pub fn f() {}\n").unwrap();
+    let marker = ws.join("started-by-the-server");
+    let bin = sb.root().join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("rust-analyzer");
+    std::fs::write(
+        &fake,
+        format!("#!/bin/sh\ntouch '{}'\nexit 1\n", marker.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = || {
+        person.push(call("r1", "fs_read", &json!({ "path": "src/lib.rs" })));
+        person.push(say("done"));
+        let mut cmd = sb.command();
+        cmd.env("OPENAI_API_KEY", KEY)
+            .env("PATH", &path)
+            .args(["run", "read it"]);
+        async move {
+            tokio::time::timeout(Duration::from_secs(90), cmd.output())
+                .await
+                .expect("pablo finished within 90 s")
+                .expect("pablo runs")
+        }
+    };
+
+    let out = run().await;
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        !marker.exists(),
+        "rust-analyzer was started in an untrusted folder"
+    );
+    assert!(
+        stderr.contains("language server rust-analyzer not started"),
+        "{stderr}"
+    );
+
+    let out = pablo(&sb, &["policy", "trust"]).await;
+    assert!(out.status.success(), "{:?}", text(&out));
+    let out = run().await;
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        marker.exists(),
+        "trusted, the read starts the server: {stderr}"
+    );
+    assert!(
+        !stderr.contains("language server rust-analyzer not started"),
+        "{stderr}"
+    );
+}

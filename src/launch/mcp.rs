@@ -72,7 +72,7 @@ impl Launch {
             env: policy.command_env().vars().to_vec(),
             sandbox: policy.sandbox_settings().clone(),
             log_dir: crate::config::lsp::lsp_log_dir(&self.dirs.state),
-            project_trusted: policy.project_trusted(),
+            project_trusted: policy.folder_trusted(),
         };
         let hub = crate::lsp::LspHub::new(self.workspace_handle.root(), setup);
         let mut warnings = warnings;

@@ -95,6 +95,7 @@ pub struct PolicyEngine {
     fetch: fetch::FetchPolicy,
     /// The person trusts this folder's project config (`pablo policy trust`).
     project_trusted: bool,
+    folder_trusted: bool,
     /// The working mode, switched during a session: auto-edit answers the built-in question for
     /// file changes, as `--allow-write` does headless (plan narrows calls in the agent).
     mode: RwLock<WorkMode>,
@@ -162,6 +163,7 @@ impl PolicyEngine {
             saved: RwLock::new(Saved::default()),
             fetch: fetch::FetchPolicy::default(),
             project_trusted: false,
+            folder_trusted: false,
             mode: RwLock::new(WorkMode::Ask),
         }
     }
@@ -184,8 +186,8 @@ impl PolicyEngine {
         static_policy: Option<(&Path, &StaticPolicy)>,
         flags: CliFlags,
     ) -> Result<Self, PolicyError> {
-        let project_trusted =
-            layers.project.is_some() && TrustStore::new(dirs).is_trusted(workspace)?;
+        let folder_trusted = TrustStore::new(dirs).is_trusted(workspace)?;
+        let project_trusted = layers.project.is_some() && folder_trusted;
         let sources = Sources {
             layers,
             project_trusted,
@@ -244,6 +246,7 @@ impl PolicyEngine {
             saved: RwLock::new(saved),
             fetch,
             project_trusted,
+            folder_trusted,
             mode: RwLock::new(WorkMode::Ask),
         })
     }
@@ -284,6 +287,12 @@ impl PolicyEngine {
     /// programs (MCP servers) and grant.
     pub(crate) fn project_trusted(&self) -> bool {
         self.project_trusted
+    }
+
+    /// Whether the person trusted the workspace folder (`pablo policy trust`), with or without a
+    /// project config: what decides whether code from the repository may run unasked.
+    pub(crate) fn folder_trusted(&self) -> bool {
+        self.folder_trusted
     }
 
     /// The launcher the shell tools must use (`/bin/sh` unless a trusted layer says otherwise).
