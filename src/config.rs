@@ -162,17 +162,6 @@ impl ConfigFile {
     /// Checks that serde cannot express (values that parse but mean nothing), each with the key
     /// path it is about.
     fn check(&self) -> Vec<(Vec<Seg>, String)> {
-        let key = |parts: &[&str]| {
-            parts
-                .iter()
-                .map(|p| Seg::Key((*p).to_string()))
-                .collect::<Vec<_>>()
-        };
-        let at = |parts: &[&str], i: usize| {
-            let mut p = key(parts);
-            p.push(Seg::Index(i));
-            p
-        };
         let mut out = Vec::new();
         for (name, server) in &self.mcp_servers {
             if !is_mcp_server_name(name) {
@@ -194,75 +183,10 @@ impl ConfigFile {
             ));
         }
         if let Some(ModelSetting::Table(m)) = &self.model {
-            if m.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
-                out.push((key(&["model", "name"]), "the model name is empty".into()));
-            }
-            if let Some(w) = m.context_window
-                && w < 1_000
-            {
-                out.push((
-                    key(&["model", "context_window"]),
-                    format!("{w} tokens is too small to hold a request (at least 1000)"),
-                ));
-            }
-            if m.max_output_tokens == Some(0) {
-                out.push((
-                    key(&["model", "max_output_tokens"]),
-                    "must be at least 1".into(),
-                ));
-            }
-            let p = &m.prices;
-            for (name, v) in [
-                ("input", p.input),
-                ("output", p.output),
-                ("cache_read", p.cache_read),
-                ("cache_write", p.cache_write),
-            ] {
-                if let Some(v) = v
-                    && !(v.is_finite() && v >= 0.0)
-                {
-                    out.push((
-                        key(&["model", "prices", name]),
-                        format!("{v} is not a price (dollars per million tokens, 0 or more)"),
-                    ));
-                }
-            }
+            check_model(m, &mut out);
         }
         let shell = &self.options.shell;
-        for (name, list) in [
-            ("custom_deny_patterns", &shell.custom_deny_patterns),
-            ("custom_allow_patterns", &shell.custom_allow_patterns),
-        ] {
-            for (i, pat) in list.iter().enumerate() {
-                if let Err(e) = regex::Regex::new(pat) {
-                    // The regex crate draws a caret under the spot over several lines; one
-                    // problem is one line here, so only its last line (what is wrong) is kept.
-                    let text = e.to_string();
-                    let why = text.lines().last().unwrap_or_default().trim();
-                    let why = why.strip_prefix("error: ").unwrap_or(why);
-                    out.push((
-                        at(&["options", "shell", name], i),
-                        format!("{pat:?} is not a regular expression: {why}"),
-                    ));
-                }
-            }
-        }
-        let rules = &shell.commands;
-        for (name, list) in [("allow", &rules.allow), ("deny", &rules.deny)] {
-            for (i, rule) in list.iter().enumerate() {
-                let mut id_key = at(&["options", "shell", "commands", name], i);
-                if rule.id.trim().is_empty() {
-                    id_key.push(Seg::Key("id".into()));
-                    out.push((id_key, "a rule has an empty id".into()));
-                } else if rule.executable.trim().is_empty() {
-                    id_key.push(Seg::Key("executable".into()));
-                    out.push((
-                        id_key,
-                        format!("rule {:?} has an empty executable", rule.id),
-                    ));
-                }
-            }
-        }
+        check_shell(shell, &mut out);
         for (i, domain) in self.options.fetch.allowed_domains.iter().enumerate() {
             if !is_domain_name(domain) {
                 out.push((
@@ -315,6 +239,94 @@ impl ConfigFile {
         }));
         out
     }
+}
+
+/// The problems of a `[model]` table.
+fn check_model(m: &ModelTable, out: &mut Vec<(Vec<Seg>, String)>) {
+    if m.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+        out.push((key(&["model", "name"]), "the model name is empty".into()));
+    }
+    if let Some(w) = m.context_window
+        && w < 1_000
+    {
+        out.push((
+            key(&["model", "context_window"]),
+            format!("{w} tokens is too small to hold a request (at least 1000)"),
+        ));
+    }
+    if m.max_output_tokens == Some(0) {
+        out.push((
+            key(&["model", "max_output_tokens"]),
+            "must be at least 1".into(),
+        ));
+    }
+    let p = &m.prices;
+    for (name, v) in [
+        ("input", p.input),
+        ("output", p.output),
+        ("cache_read", p.cache_read),
+        ("cache_write", p.cache_write),
+    ] {
+        if let Some(v) = v
+            && !(v.is_finite() && v >= 0.0)
+        {
+            out.push((
+                key(&["model", "prices", name]),
+                format!("{v} is not a price (dollars per million tokens, 0 or more)"),
+            ));
+        }
+    }
+}
+
+/// The problems of `[options.shell]`: patterns that are not regular expressions, rules without
+/// an id or an executable.
+fn check_shell(shell: &ShellOptions, out: &mut Vec<(Vec<Seg>, String)>) {
+    for (name, list) in [
+        ("custom_deny_patterns", &shell.custom_deny_patterns),
+        ("custom_allow_patterns", &shell.custom_allow_patterns),
+    ] {
+        for (i, pat) in list.iter().enumerate() {
+            if let Err(e) = regex::Regex::new(pat) {
+                // The regex crate draws a caret under the spot over several lines; one
+                // problem is one line here, so only its last line (what is wrong) is kept.
+                let text = e.to_string();
+                let why = text.lines().last().unwrap_or_default().trim();
+                let why = why.strip_prefix("error: ").unwrap_or(why);
+                out.push((
+                    at(&["options", "shell", name], i),
+                    format!("{pat:?} is not a regular expression: {why}"),
+                ));
+            }
+        }
+    }
+    let rules = &shell.commands;
+    for (name, list) in [("allow", &rules.allow), ("deny", &rules.deny)] {
+        for (i, rule) in list.iter().enumerate() {
+            let mut id_key = at(&["options", "shell", "commands", name], i);
+            if rule.id.trim().is_empty() {
+                id_key.push(Seg::Key("id".into()));
+                out.push((id_key, "a rule has an empty id".into()));
+            } else if rule.executable.trim().is_empty() {
+                id_key.push(Seg::Key("executable".into()));
+                out.push((
+                    id_key,
+                    format!("rule {:?} has an empty executable", rule.id),
+                ));
+            }
+        }
+    }
+}
+
+/// The path of a key: `["options", "shell"]` → `options.shell`.
+fn key(parts: &[&str]) -> Vec<Seg> {
+    parts.iter().map(|p| Seg::Key((*p).to_string())).collect()
+}
+
+/// The path of the `i`th entry of the list at `parts`.
+fn at(parts: &[&str], i: usize) -> Vec<Seg> {
+    let mut p = key(parts);
+    p.push(Seg::Index(i));
+    p
 }
 
 #[cfg(test)]

@@ -170,19 +170,7 @@ impl Conversation {
         // The run deadline bounds each turn (`pablo run` has exactly one; an interactive session
         // that sat idle for an hour must not have its next turn cut at once). It cancels like an
         // interrupt, so the running tool is awaited, and then ends the turn as a spent budget.
-        let deadline_hit = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let timer = {
-            let (cancel, hit, limit) = (
-                cancel.clone(),
-                deadline_hit.clone(),
-                self.limits.run_deadline,
-            );
-            tokio::spawn(async move {
-                tokio::time::sleep(limit).await;
-                hit.store(true, Ordering::Relaxed);
-                cancel.cancel();
-            })
-        };
+        let (deadline_hit, timer) = deadline_timer(&cancel, self.limits.run_deadline);
         let mut end = self.turn_steps(&cancel).instrument(span.clone()).await;
         // The person's `stop` hooks may send the model back to work, a few times at most.
         let mut continuations = 0;
@@ -385,4 +373,23 @@ impl Conversation {
         }
         Ok(())
     }
+}
+
+/// Cancels the turn when `limit` has passed, and says so in the flag it returns (so the end can
+/// be told from an interrupt); abort the task when the turn ends first.
+fn deadline_timer(
+    cancel: &CancellationToken,
+    limit: std::time::Duration,
+) -> (
+    Arc<std::sync::atomic::AtomicBool>,
+    tokio::task::JoinHandle<()>,
+) {
+    let hit = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (cancel, flag) = (cancel.clone(), hit.clone());
+    let task = tokio::spawn(async move {
+        tokio::time::sleep(limit).await;
+        flag.store(true, Ordering::Relaxed);
+        cancel.cancel();
+    });
+    (hit, task)
 }
