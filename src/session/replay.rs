@@ -213,6 +213,44 @@ struct Replayer {
 
 impl Replayer {
     /// What a hook's context did to the conversation, done again (agent/hooks.rs).
+    /// A prompt: what was pending is closed, and the restore's note and the hooks' notes that
+    /// rode with it are put back in front of and after it, as the agent sent it.
+    fn apply_user_message(&mut self, text: &str) {
+        self.close_pending();
+        self.reasoning.clear();
+        let note = self.checkpoints.take_note();
+        let mut text = prompt_with_note(note.as_deref(), text);
+        for n in self.hook_notes.drain(..) {
+            text.push_str("\n\n");
+            text.push_str(&n);
+        }
+        self.history.push(Message::user(text));
+    }
+
+    /// The prompt's attachments, described in its text; an image whose bytes are gone is named
+    /// instead of sent again.
+    fn apply_attachments(
+        &mut self,
+        files: &[crate::protocol::Attachment],
+        images: &[crate::protocol::ImageAttachment],
+    ) {
+        let Some(Message::User { text, images: sent }) = self.history.last_mut() else {
+            return;
+        };
+        use crate::protocol::describe::{with_attachments, with_images};
+        *text = with_images(&with_attachments(text, files), images);
+        for a in images {
+            if a.image.is_loaded() {
+                sent.push(a.image.clone());
+            } else {
+                text.push_str(&format!(
+                    "\n[the image {} is no longer stored, so it is not shown again]",
+                    a.path
+                ));
+            }
+        }
+    }
+
     fn apply_hook(&mut self, event: &str, context: Option<&str>) {
         let Some(context) = context else { return };
         match event {
@@ -251,41 +289,14 @@ impl Replayer {
                 self.background.clear();
                 self.reasoning.clear();
             }
-            Event::UserMessage { text } => {
-                self.close_pending();
-                self.reasoning.clear();
-                // A restore's note rode in front of this prompt, as the agent sent it.
-                let note = self.checkpoints.take_note();
-                let mut text = prompt_with_note(note.as_deref(), text);
-                for n in self.hook_notes.drain(..) {
-                    text.push_str("\n\n");
-                    text.push_str(&n);
-                }
-                self.history.push(Message::user(text));
-            }
+            Event::UserMessage { text } => self.apply_user_message(text),
             Event::PromptNote { note } => {
                 if let Some(Message::User { text, .. }) = self.history.last_mut() {
                     text.push_str("\n\n");
                     text.push_str(note);
                 }
             }
-            Event::Attachments { files, images } => {
-                if let Some(Message::User { text, images: sent }) = self.history.last_mut() {
-                    use crate::protocol::describe::{with_attachments, with_images};
-                    *text = with_images(&with_attachments(text, files), images);
-                    for a in images {
-                        if a.image.is_loaded() {
-                            sent.push(a.image.clone());
-                        } else {
-                            // Without its bytes the image cannot go again; the model is told.
-                            text.push_str(&format!(
-                                "\n[the image {} is no longer stored, so it is not shown again]",
-                                a.path
-                            ));
-                        }
-                    }
-                }
-            }
+            Event::Attachments { files, images } => self.apply_attachments(files, images),
             Event::ReasoningCompleted { blocks } => self.reasoning = blocks.clone(),
             Event::MessageCompleted { text, tool_calls } => {
                 self.close_pending();
