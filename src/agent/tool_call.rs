@@ -116,15 +116,15 @@ impl Conversation {
         (outcome, ran)
     }
 
-    async fn validate_and_commit(
-        &mut self,
+    /// The catalog's tool for `call` and its arguments parsed: an unknown tool, arguments over
+    /// the size limit and arguments that are not JSON are refused, in that order.
+    fn tool_and_arguments(
+        &self,
         call: &ToolCall,
-        cancel: &CancellationToken,
         span: &tracing::Span,
-    ) -> Result<ToolResult, ToolFailure> {
+    ) -> Result<(std::sync::Arc<dyn Tool>, Value), ToolFailure> {
         let parsed = parse_arguments(&call.arguments);
-        let tool = self.catalog.get(&call.name);
-        let Some(tool) = tool else {
+        let Some(tool) = self.catalog.get(&call.name) else {
             let known: Vec<_> = self.catalog.specs().into_iter().map(|s| s.name).collect();
             return Err(ToolFailure::new(
                 ErrorCode::UnknownTool,
@@ -147,12 +147,22 @@ impl Conversation {
                 ),
             ));
         }
-        let mut args = parsed.map_err(|e| {
+        let args = parsed.map_err(|e| {
             ToolFailure::new(
                 ErrorCode::InvalidArguments,
                 format!("the arguments of {} are not valid JSON: {e}", tool.name()),
             )
         })?;
+        Ok((tool, args))
+    }
+
+    async fn validate_and_commit(
+        &mut self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        span: &tracing::Span,
+    ) -> Result<ToolResult, ToolFailure> {
+        let (tool, mut args) = self.tool_and_arguments(call, span)?;
         if let Some(v) = self.catalog.validator(tool.name()) {
             v.validate(tool.name(), &args)?;
         }
