@@ -12,12 +12,12 @@ use agent_client_protocol::v1::schema as acp;
 use serde_json::{Value, json};
 
 use crate::core::ToolKind;
-use crate::launch::describe_call;
 use crate::protocol::{
     CommandPreview, Decision, DiffTag, Event, FileChangePreview, PlanItem, PlanStatus, Preview,
     ToolOutcome, Usage, Verdict, WorkMode,
 };
 
+mod calls;
 mod diagnostics;
 
 /// Output kept per running command, as shown to the editor (the tail wins).
@@ -101,24 +101,7 @@ impl Translator {
                 call_id,
                 tool,
                 arguments,
-            } => {
-                self.calls.insert(
-                    call_id.clone(),
-                    CallView {
-                        tool: tool.clone(),
-                        ..CallView::default()
-                    },
-                );
-                let mut call =
-                    acp::ToolCall::new(call_id.clone(), describe_call(tool, arguments).title)
-                        .kind(self.kind_of(tool))
-                        .status(acp::ToolCallStatus::Pending)
-                        .raw_input(arguments.clone());
-                if let Some(loc) = self.location(arguments) {
-                    call = call.locations(vec![loc]);
-                }
-                vec![acp::SessionUpdate::ToolCall(call)]
-            }
+            } => self.call_began(call_id, tool, arguments),
             Event::ToolCallRunning { call_id, preview } => {
                 let content = self.preview_content(preview);
                 let view = self.calls.entry(call_id.clone()).or_default();
