@@ -483,10 +483,19 @@ fn marked_processes(mark: &str) -> Vec<i32> {
 
 /// A language server in Python that answers `initialize`, then exits at the first document it
 /// is shown, counting its starts in `count`.
-const DIES_AT_FIRST_DOCUMENT: &str = r#"
-import json, sys
-open(sys.argv[1], "a").write("start\n")
-inp = sys.stdin.buffer
+const DIES_AT_FIRST_DOCUMENT: [&str; 2] = [
+    "import json, sys\nopen(sys.argv[1], \"a\").write(\"start\\n\")\n",
+    "    elif msg.get(\"method\") == \"textDocument/didOpen\":\n        sys.exit(7)\n",
+];
+
+/// A fake language server in Python: `setup` runs first, then every framed message is read and
+/// `initialize` answered with no capabilities; `more` continues that `if` (`msg` in scope).
+fn fake_server([setup, more]: [&str; 2]) -> String {
+    format!("{setup}{FRAMED_LOOP}{more}")
+}
+
+/// The loop of [`fake_server`].
+const FRAMED_LOOP: &str = r#"inp = sys.stdin.buffer
 while True:
     length = None
     while True:
@@ -504,15 +513,13 @@ while True:
         body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {}}}).encode()
         sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         sys.stdout.buffer.flush()
-    elif msg.get("method") == "textDocument/didOpen":
-        sys.exit(7)
 "#;
 
 #[tokio::test]
 async fn a_server_that_keeps_dying_is_started_again_three_times_then_named() {
     let ws = tempfile::tempdir().unwrap();
     let script = ws.path().join("server.py");
-    std::fs::write(&script, DIES_AT_FIRST_DOCUMENT).unwrap();
+    std::fs::write(&script, fake_server(DIES_AT_FIRST_DOCUMENT)).unwrap();
     let count = ws.path().join("starts");
     // The system's interpreter: a version manager's shim would look for its own home, and the
     // server's `HOME` here is the test's.
@@ -547,7 +554,8 @@ async fn a_server_that_keeps_dying_is_started_again_three_times_then_named() {
 
 /// A server in Python that, before answering `initialize`, tries to write `argv[2]` and to
 /// connect to 127.0.0.1:`argv[3]`, and records what happened in `argv[1]` (in the workspace).
-const PROBES_ITS_SANDBOX: &str = r#"
+const PROBES_ITS_SANDBOX: [&str; 2] = [
+    r#"
 import json, socket, sys
 report = []
 try:
@@ -561,25 +569,9 @@ try:
 except OSError:
     report.append("connect refused")
 open(sys.argv[1], "w").write(",".join(report))
-inp = sys.stdin.buffer
-while True:
-    length = None
-    while True:
-        line = inp.readline()
-        if not line:
-            sys.exit(0)
-        line = line.strip()
-        if not line:
-            break
-        name, _, value = line.partition(b":")
-        if name.lower() == b"content-length":
-            length = int(value)
-    msg = json.loads(inp.read(length))
-    if msg.get("method") == "initialize":
-        body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {}}}).encode()
-        sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        sys.stdout.buffer.flush()
-"#;
+"#,
+    "",
+];
 
 #[tokio::test]
 async fn a_server_runs_in_the_command_sandbox_without_the_network_or_writes_outside_the_workspace()
@@ -593,7 +585,7 @@ async fn a_server_runs_in_the_command_sandbox_without_the_network_or_writes_outs
     let _ = std::fs::remove_file(&forbidden);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    std::fs::write(ws_path.join("server.py"), PROBES_ITS_SANDBOX).unwrap();
+    std::fs::write(ws_path.join("server.py"), fake_server(PROBES_ITS_SANDBOX)).unwrap();
     let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
         .into_iter()
         .find(|p| Path::new(p).exists())
