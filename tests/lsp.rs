@@ -405,6 +405,43 @@ mod agent_loop {
         h.ops.send(Op::Shutdown).unwrap();
         let _ = PathBuf::new();
     }
+
+    #[tokio::test]
+    async fn lsp_query_refuses_with_lsp_unavailable_when_nothing_can_answer_and_changes_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("a.py"), "x = 1\n").unwrap();
+        // A server that never answers: the tool is offered, but no question gets an answer.
+        let toml = "[lsp.mute]\ncommand = \"sh\"\nargs = [\"-c\", \"cat >/dev/null\"]\n\
+                    filetypes = [\"python\"]\nstartup_timeout_seconds = 1\n";
+        let calls = json!([
+            {"tool": "lsp_query", "arguments": {"operation": "diagnostics"}},
+            {"tool": "lsp_query", "arguments": {"operation": "definition", "symbol": "nowhere_defined"}}
+        ]);
+        let mut h = session(
+            &ws,
+            &tmp.path().join("state"),
+            hub(&ws, toml),
+            &script(calls),
+        );
+        h.ops.send(Op::user_turn("ask the server")).unwrap();
+        for want in ["give a path", "mute could not start"] {
+            let Event::ToolCallEnd { result, .. } =
+                next_matching(&mut h, |e| matches!(e, Event::ToolCallEnd { .. })).await
+            else {
+                unreachable!()
+            };
+            let json = result.to_json();
+            assert_eq!(json["error"]["code"], "lsp_unavailable", "{json}");
+            assert!(
+                json["error"]["message"].as_str().unwrap().contains(want),
+                "{json}"
+            );
+        }
+        assert_eq!(std::fs::read_to_string(ws.join("a.py")).unwrap(), "x = 1\n");
+        h.ops.send(Op::Shutdown).unwrap();
+    }
 }
 
 #[tokio::test]
