@@ -449,18 +449,12 @@ async fn no_hook_sees_a_provider_key() {
     );
 }
 
-#[tokio::test]
-async fn a_hook_given_with_dash_c_is_active_and_named_as_coming_from_it() {
-    let sandbox = Sandbox::new();
+/// `pablo [GLOBAL_ARGS] hooks list --json`, which must succeed: its lines.
+async fn hooks_list(sandbox: &Sandbox, global_args: &[&str]) -> Vec<serde_json::Value> {
     let out = sandbox
         .command()
-        .args([
-            "-c",
-            "hooks.pre_tool_use=[{name=\"cli-guard\", command=\"true\", matcher=\"fs.read\"}]",
-            "hooks",
-            "list",
-            "--json",
-        ])
+        .args(global_args)
+        .args(["hooks", "list", "--json"])
         .output()
         .await
         .unwrap();
@@ -469,7 +463,20 @@ async fn a_hook_given_with_dash_c_is_active_and_named_as_coming_from_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let lines = json_lines(&out.stdout);
+    json_lines(&out.stdout)
+}
+
+#[tokio::test]
+async fn a_hook_given_with_dash_c_is_active_and_named_as_coming_from_it() {
+    let sandbox = Sandbox::new();
+    let lines = hooks_list(
+        &sandbox,
+        &[
+            "-c",
+            "hooks.pre_tool_use=[{name=\"cli-guard\", command=\"true\", matcher=\"fs.read\"}]",
+        ],
+    )
+    .await;
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0]["name"], "cli-guard");
     assert_eq!(lines[0]["active"], true);
@@ -489,18 +496,7 @@ async fn hooks_list_shows_what_runs_here_and_why_the_rest_does_not() {
         "[[hooks.file_changed]]\nname = \"repo-fmt\"\ncommand = \"make fmt\"\n",
     )
     .unwrap();
-    let out = sandbox
-        .command()
-        .args(["hooks", "list", "--json"])
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines = json_lines(&out.stdout);
+    let lines = hooks_list(&sandbox, &[]).await;
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_eq!(lines[0]["name"], "lint-guard");
     assert_eq!(lines[0]["active"], true);
