@@ -20,3 +20,10 @@ pub mod telemetry;
 pub mod tools;
 pub mod tui;
 pub mod workspace;
+
+// The engine's own tests find their support code under the crate's public name, as the tests in
+// `tests/` do.
+#[cfg(test)]
+extern crate self as pablo;
+#[cfg(test)]
+mod tests;

@@ -445,50 +445,7 @@ fn render_tool(
         };
         head.push(Span::styled(truncate(&t.summary, max * 3), style));
     }
-    let state = match t.status {
-        ToolStatus::Pending => None,
-        ToolStatus::AwaitingApproval => Some(("waiting for approval".to_string(), theme::warn())),
-        ToolStatus::Running => t
-            .running_since
-            .map(|s| (fmt_duration(now.saturating_duration_since(s)), theme::dim())),
-        ToolStatus::Done => {
-            let exit = exit_code(t);
-            let mut s = match exit {
-                Some(c) if c != 0 => format!("exit {c}"),
-                _ => String::new(),
-            };
-            if let Some(e) = t.elapsed.filter(|e| e.as_millis() >= 100) {
-                if !s.is_empty() {
-                    s.push_str(", ");
-                }
-                s.push_str(&fmt_duration(e));
-            }
-            let style = if exit.is_some_and(|c| c != 0) {
-                theme::error()
-            } else {
-                theme::dim()
-            };
-            (!s.is_empty()).then_some((s, style))
-        }
-        ToolStatus::Failed => Some((
-            t.result
-                .as_ref()
-                .and_then(|r| r.error_code())
-                .unwrap_or("failed")
-                .to_string(),
-            theme::error(),
-        )),
-        // Its code, as a failed call shows its own.
-        ToolStatus::Rejected => Some((ErrorCode::Rejected.to_string(), theme::warn())),
-    };
-    let state = match (&t.subagent, state) {
-        (Some(sa), Some((s, style))) => {
-            let running = matches!(t.status, ToolStatus::Running | ToolStatus::Pending);
-            Some((format!("{s} · {}", sa.state(running)), style))
-        }
-        (Some(sa), None) => Some((sa.state(false), theme::dim())),
-        (None, state) => state,
-    };
+    let state = tool_state(t, now);
     if let Some((s, style)) = state {
         head.push(Span::styled(format!("  ({s})"), style));
     }
@@ -552,43 +509,7 @@ fn render_tool(
         body.extend(tail);
     }
     if let Some(result) = &t.result {
-        match result {
-            ToolOutcome::Err { error, .. } => {
-                let line = Line::from(Span::styled(error.message.clone(), theme::error()));
-                wrap_line(&line, body_width, 0, &mut body);
-            }
-            // A result shown only expanded (a checklist, which is on screen already).
-            ToolOutcome::Ok { .. }
-                if t.shown.as_ref().is_some_and(|s| s.only_expanded) && !expanded => {}
-            // A command's streamed output is already above; one that printed nothing (a
-            // background start) still gets its line in words.
-            ToolOutcome::Ok { .. }
-                if t.output.as_ref().is_none_or(|o| o.total_lines() == 0)
-                    && t.preview_is_quiet() =>
-            {
-                // A headline in words, then the lines beneath it (a tail when collapsed).
-                let text = t
-                    .shown
-                    .clone()
-                    .unwrap_or_else(|| describe_result(&t.tool, &t.arguments, result));
-                body.push(Line::from(Span::styled(
-                    truncate(&text.headline(t.elapsed), body_width),
-                    theme::dim(),
-                )));
-                let n = if expanded { EXPANDED_LINES } else { TAIL_LINES };
-                let skip = text.body.len().saturating_sub(n);
-                if skip > 0 {
-                    body.push(Line::from(Span::styled(
-                        format!("… {skip} earlier lines"),
-                        theme::dim(),
-                    )));
-                }
-                for l in &text.body[skip..] {
-                    body.push(Line::from(truncate(l, body_width)));
-                }
-            }
-            ToolOutcome::Ok { .. } => {}
-        }
+        result_lines(t, result, body_width, expanded, &mut body);
     }
     for (i, mut l) in body.into_iter().enumerate() {
         l.spans.insert(
@@ -596,6 +517,102 @@ fn render_tool(
             Span::styled(if i == 0 { "  └ " } else { "    " }, theme::dim()),
         );
         out.push(l);
+    }
+}
+
+/// The state beside a call's name: waiting, running for how long, its exit or error code, and
+/// a subagent's progress.
+fn tool_state(t: &ToolCell, now: Instant) -> Option<(String, Style)> {
+    let state = match t.status {
+        ToolStatus::Pending => None,
+        ToolStatus::AwaitingApproval => Some(("waiting for approval".to_string(), theme::warn())),
+        ToolStatus::Running => t
+            .running_since
+            .map(|s| (fmt_duration(now.saturating_duration_since(s)), theme::dim())),
+        ToolStatus::Done => {
+            let exit = exit_code(t);
+            let mut s = match exit {
+                Some(c) if c != 0 => format!("exit {c}"),
+                _ => String::new(),
+            };
+            if let Some(e) = t.elapsed.filter(|e| e.as_millis() >= 100) {
+                if !s.is_empty() {
+                    s.push_str(", ");
+                }
+                s.push_str(&fmt_duration(e));
+            }
+            let style = if exit.is_some_and(|c| c != 0) {
+                theme::error()
+            } else {
+                theme::dim()
+            };
+            (!s.is_empty()).then_some((s, style))
+        }
+        ToolStatus::Failed => Some((
+            t.result
+                .as_ref()
+                .and_then(|r| r.error_code())
+                .unwrap_or("failed")
+                .to_string(),
+            theme::error(),
+        )),
+        // Its code, as a failed call shows its own.
+        ToolStatus::Rejected => Some((ErrorCode::Rejected.to_string(), theme::warn())),
+    };
+    match (&t.subagent, state) {
+        (Some(sa), Some((s, style))) => {
+            let running = matches!(t.status, ToolStatus::Running | ToolStatus::Pending);
+            Some((format!("{s} · {}", sa.state(running)), style))
+        }
+        (Some(sa), None) => Some((sa.state(false), theme::dim())),
+        (None, state) => state,
+    }
+}
+
+/// A finished call's result under it: an error's message, or the result in words when nothing
+/// else (streamed output, a diff) already shows it.
+fn result_lines(
+    t: &ToolCell,
+    result: &ToolOutcome,
+    body_width: usize,
+    expanded: bool,
+    body: &mut Vec<Line<'static>>,
+) {
+    match result {
+        ToolOutcome::Err { error, .. } => {
+            let line = Line::from(Span::styled(error.message.clone(), theme::error()));
+            wrap_line(&line, body_width, 0, body);
+        }
+        // A result shown only expanded (a checklist, which is on screen already).
+        ToolOutcome::Ok { .. }
+            if t.shown.as_ref().is_some_and(|s| s.only_expanded) && !expanded => {}
+        // A command's streamed output is already above; one that printed nothing (a
+        // background start) still gets its line in words.
+        ToolOutcome::Ok { .. }
+            if t.output.as_ref().is_none_or(|o| o.total_lines() == 0) && t.preview_is_quiet() =>
+        {
+            // A headline in words, then the lines beneath it (a tail when collapsed).
+            let text = t
+                .shown
+                .clone()
+                .unwrap_or_else(|| describe_result(&t.tool, &t.arguments, result));
+            body.push(Line::from(Span::styled(
+                truncate(&text.headline(t.elapsed), body_width),
+                theme::dim(),
+            )));
+            let n = if expanded { EXPANDED_LINES } else { TAIL_LINES };
+            let skip = text.body.len().saturating_sub(n);
+            if skip > 0 {
+                body.push(Line::from(Span::styled(
+                    format!("… {skip} earlier lines"),
+                    theme::dim(),
+                )));
+            }
+            for l in &text.body[skip..] {
+                body.push(Line::from(truncate(l, body_width)));
+            }
+        }
+        ToolOutcome::Ok { .. } => {}
     }
 }
 

@@ -11,8 +11,8 @@ use super::memo::Memo;
 use super::text::wrap_line;
 use super::theme;
 use crate::protocol::{
-    ApprovalAnswer, ArtifactSummary, Decision, DiffTag, MemoryProposal, MemoryStatus, Preview,
-    Verdict,
+    ApprovalAnswer, ArtifactSummary, CommandPreview, Decision, DiffTag, FileChangePreview,
+    McpCallPreview, MemoryProposal, MemoryStatus, Preview, Verdict,
 };
 
 /// What a layer asks the app to do.
@@ -361,123 +361,8 @@ impl ApprovalView {
             )));
         }
         match &self.preview {
-            Preview::FileChange(fc) => {
-                let rev = match &fc.old_revision {
-                    Some(r) => format!("replaces revision {}", &r[..r.len().min(12)]),
-                    None => "new file".to_string(),
-                };
-                // With hunks dropped, the counts are those of what will land.
-                let subset = self.hunk_count() > 1 && self.accepted.iter().any(|a| !a);
-                let (added, removed) = if subset {
-                    let mut counts = (0, 0);
-                    for (h, _) in fc.hunks.iter().zip(&self.accepted).filter(|(_, a)| **a) {
-                        for l in &h.lines {
-                            match l.tag {
-                                DiffTag::Added => counts.0 += 1,
-                                DiffTag::Removed => counts.1 += 1,
-                                DiffTag::Context => {}
-                            }
-                        }
-                    }
-                    counts
-                } else {
-                    (fc.added, fc.removed)
-                };
-                let mut header = vec![
-                    Span::styled(format!("{} ", self.tool), theme::bold()),
-                    Span::raw(fc.path.clone()),
-                    Span::raw("  "),
-                    Span::styled(format!("+{added}"), theme::ok()),
-                    Span::raw(" "),
-                    Span::styled(format!("−{removed}"), theme::error()),
-                ];
-                if subset {
-                    header.push(Span::styled(
-                        format!(" (of +{} −{})", fc.added, fc.removed),
-                        theme::dim(),
-                    ));
-                }
-                header.push(Span::styled(format!("  {rev}"), theme::dim()));
-                out.push(Line::from(header));
-                out.extend(self.diagnostics.lines(&self.accepted, width));
-                let marks = (self.hunk_count() > 1).then_some(HunkMarks {
-                    accepted: &self.accepted,
-                    focused: self.focused,
-                });
-                let offset = out.len();
-                let d = render_hunks(&fc.hunks, width, marks);
-                starts = d.hunk_starts.iter().map(|s| s + offset).collect();
-                out.extend(d.lines);
-            }
-            Preview::Command(c) => {
-                let line = Line::from(vec![
-                    Span::styled("$ ", theme::dim()),
-                    Span::styled(c.command.clone(), theme::inline_code()),
-                ]);
-                wrap_line(&line, width, 2, &mut out);
-                let mut flags = vec![Span::styled(format!("  in {}", c.cwd), theme::dim())];
-                if c.background {
-                    flags.push(Span::styled("  background", theme::warn()));
-                }
-                if c.pty {
-                    flags.push(Span::styled("  pty", theme::warn()));
-                }
-                // The profile shares the cwd's line so the reason below stays on a 24-row screen.
-                if let Some(sb) = &c.sandbox {
-                    let style = if sb.profile == crate::protocol::SandboxProfile::Off {
-                        theme::warn()
-                    } else {
-                        theme::dim()
-                    };
-                    flags.push(Span::styled(format!("  sandbox: {}", sb.describe()), style));
-                }
-                wrap_line(&Line::from(flags), width, 2, &mut out);
-                if !c.commands.is_empty() {
-                    out.push(Line::from(Span::styled(
-                        format!(
-                            "parsed into {} simple command{}:",
-                            c.commands.len(),
-                            if c.commands.len() == 1 { "" } else { "s" }
-                        ),
-                        theme::dim(),
-                    )));
-                }
-                for sc in &c.commands {
-                    let (mark, style, word) = match sc.decision {
-                        Decision::Allow => ("✓", theme::ok(), "allow"),
-                        Decision::Ask => ("?", theme::warn(), "ask"),
-                        Decision::Deny => ("✗", theme::error(), "deny"),
-                    };
-                    let words = if sc.argv.is_empty() {
-                        "(no command word)".to_string()
-                    } else {
-                        sc.argv.join(" ")
-                    };
-                    let mut spans =
-                        vec![Span::styled(format!("  {mark} "), style), Span::raw(words)];
-                    if let Some(exe) = &sc.executable
-                        && sc.argv.first() != Some(exe)
-                    {
-                        spans.push(Span::styled(format!("  ({exe})"), theme::dim()));
-                    }
-                    spans.push(Span::styled(format!("  {word}"), style));
-                    wrap_line(&Line::from(spans), width, 4, &mut out);
-                    let mut why = Vec::new();
-                    if let Some(rule) = &sc.rule_id {
-                        why.push(format!("rule {rule}"));
-                    }
-                    if let Some(reason) = &sc.reason {
-                        why.push(reason.clone());
-                    }
-                    if !why.is_empty() {
-                        let l = Line::from(Span::styled(
-                            format!("    {}", why.join(" — ")),
-                            theme::dim(),
-                        ));
-                        wrap_line(&l, width, 4, &mut out);
-                    }
-                }
-            }
+            Preview::FileChange(fc) => starts = self.lay_out_file_change(fc, width, &mut out),
+            Preview::Command(c) => lay_out_command(c, width, &mut out),
             Preview::Read { path } => out.push(Line::from(vec![
                 Span::styled(format!("{} ", self.tool), theme::bold()),
                 Span::raw(path.clone()),
@@ -512,31 +397,7 @@ impl ApprovalView {
                 Span::styled(format!("{} ", self.tool), theme::bold()),
                 Span::raw(self.summary.clone()),
             ])),
-            Preview::Mcp(m) => {
-                let mut head = vec![
-                    Span::styled("server ", theme::dim()),
-                    Span::styled(m.server.clone(), theme::bold()),
-                    Span::styled("  tool ", theme::dim()),
-                    Span::styled(m.tool.clone(), theme::bold()),
-                ];
-                if let Some(t) = m.title.as_ref().filter(|t| **t != m.tool) {
-                    head.push(Span::styled(format!("  ({t})"), theme::dim()));
-                }
-                wrap_line(&Line::from(head), width, 2, &mut out);
-                if m.read_only_hint == Some(true) {
-                    out.push(Line::from(Span::styled(
-                        "the server says this tool only reads",
-                        theme::dim(),
-                    )));
-                }
-                out.push(Line::from(Span::styled("arguments:", theme::dim())));
-                let pretty = serde_json::to_string_pretty(&m.arguments)
-                    .unwrap_or_else(|_| m.arguments.to_string());
-                for l in pretty.lines() {
-                    let line = Line::from(Span::styled(format!("  {l}"), theme::inline_code()));
-                    wrap_line(&line, width, 4, &mut out);
-                }
-            }
+            Preview::Mcp(m) => lay_out_mcp(m, width, &mut out),
         }
         if !self.verdict.reasons.is_empty() {
             out.push(Line::default());
@@ -547,6 +408,62 @@ impl ApprovalView {
             wrap_line(&l, width, 5, &mut out);
         }
         (out, starts)
+    }
+
+    /// A file change: its header (counts of what will land), diagnostics and hunks; returns
+    /// the line where each hunk starts.
+    fn lay_out_file_change(
+        &self,
+        fc: &FileChangePreview,
+        width: usize,
+        out: &mut Vec<Line<'static>>,
+    ) -> Vec<usize> {
+        let rev = match &fc.old_revision {
+            Some(r) => format!("replaces revision {}", &r[..r.len().min(12)]),
+            None => "new file".to_string(),
+        };
+        // With hunks dropped, the counts are those of what will land.
+        let subset = self.hunk_count() > 1 && self.accepted.iter().any(|a| !a);
+        let (added, removed) = if subset {
+            let mut counts = (0, 0);
+            for (h, _) in fc.hunks.iter().zip(&self.accepted).filter(|(_, a)| **a) {
+                for l in &h.lines {
+                    match l.tag {
+                        DiffTag::Added => counts.0 += 1,
+                        DiffTag::Removed => counts.1 += 1,
+                        DiffTag::Context => {}
+                    }
+                }
+            }
+            counts
+        } else {
+            (fc.added, fc.removed)
+        };
+        let mut header = vec![
+            Span::styled(format!("{} ", self.tool), theme::bold()),
+            Span::raw(fc.path.clone()),
+            Span::raw("  "),
+            Span::styled(format!("+{added}"), theme::ok()),
+            Span::raw(" "),
+            Span::styled(format!("−{removed}"), theme::error()),
+        ];
+        if subset {
+            header.push(Span::styled(
+                format!(" (of +{} −{})", fc.added, fc.removed),
+                theme::dim(),
+            ));
+        }
+        header.push(Span::styled(format!("  {rev}"), theme::dim()));
+        out.push(Line::from(header));
+        out.extend(self.diagnostics.lines(&self.accepted, width));
+        let marks = (self.hunk_count() > 1).then_some(HunkMarks {
+            accepted: &self.accepted,
+            focused: self.focused,
+        });
+        let offset = out.len();
+        let d = render_hunks(&fc.hunks, width, marks);
+        out.extend(d.lines);
+        d.hunk_starts.iter().map(|s| s + offset).collect()
     }
 
     /// The fixed footer: the answers (or the note being typed).
@@ -669,6 +586,103 @@ impl ApprovalView {
         }
         wrap_line(&Line::from(spans), width, 0, &mut out);
         out
+    }
+}
+
+/// A command: its text, where and how it runs, and the verdict on each simple command.
+fn lay_out_command(c: &CommandPreview, width: usize, out: &mut Vec<Line<'static>>) {
+    let line = Line::from(vec![
+        Span::styled("$ ", theme::dim()),
+        Span::styled(c.command.clone(), theme::inline_code()),
+    ]);
+    wrap_line(&line, width, 2, out);
+    let mut flags = vec![Span::styled(format!("  in {}", c.cwd), theme::dim())];
+    if c.background {
+        flags.push(Span::styled("  background", theme::warn()));
+    }
+    if c.pty {
+        flags.push(Span::styled("  pty", theme::warn()));
+    }
+    // The profile shares the cwd's line so the reason below stays on a 24-row screen.
+    if let Some(sb) = &c.sandbox {
+        let style = if sb.profile == crate::protocol::SandboxProfile::Off {
+            theme::warn()
+        } else {
+            theme::dim()
+        };
+        flags.push(Span::styled(format!("  sandbox: {}", sb.describe()), style));
+    }
+    wrap_line(&Line::from(flags), width, 2, out);
+    if !c.commands.is_empty() {
+        out.push(Line::from(Span::styled(
+            format!(
+                "parsed into {} simple command{}:",
+                c.commands.len(),
+                if c.commands.len() == 1 { "" } else { "s" }
+            ),
+            theme::dim(),
+        )));
+    }
+    for sc in &c.commands {
+        let (mark, style, word) = match sc.decision {
+            Decision::Allow => ("✓", theme::ok(), "allow"),
+            Decision::Ask => ("?", theme::warn(), "ask"),
+            Decision::Deny => ("✗", theme::error(), "deny"),
+        };
+        let words = if sc.argv.is_empty() {
+            "(no command word)".to_string()
+        } else {
+            sc.argv.join(" ")
+        };
+        let mut spans = vec![Span::styled(format!("  {mark} "), style), Span::raw(words)];
+        if let Some(exe) = &sc.executable
+            && sc.argv.first() != Some(exe)
+        {
+            spans.push(Span::styled(format!("  ({exe})"), theme::dim()));
+        }
+        spans.push(Span::styled(format!("  {word}"), style));
+        wrap_line(&Line::from(spans), width, 4, out);
+        let mut why = Vec::new();
+        if let Some(rule) = &sc.rule_id {
+            why.push(format!("rule {rule}"));
+        }
+        if let Some(reason) = &sc.reason {
+            why.push(reason.clone());
+        }
+        if !why.is_empty() {
+            let l = Line::from(Span::styled(
+                format!("    {}", why.join(" — ")),
+                theme::dim(),
+            ));
+            wrap_line(&l, width, 4, out);
+        }
+    }
+}
+
+/// An MCP call: the server, the tool and its arguments.
+fn lay_out_mcp(m: &McpCallPreview, width: usize, out: &mut Vec<Line<'static>>) {
+    let mut head = vec![
+        Span::styled("server ", theme::dim()),
+        Span::styled(m.server.clone(), theme::bold()),
+        Span::styled("  tool ", theme::dim()),
+        Span::styled(m.tool.clone(), theme::bold()),
+    ];
+    if let Some(t) = m.title.as_ref().filter(|t| **t != m.tool) {
+        head.push(Span::styled(format!("  ({t})"), theme::dim()));
+    }
+    wrap_line(&Line::from(head), width, 2, out);
+    if m.read_only_hint == Some(true) {
+        out.push(Line::from(Span::styled(
+            "the server says this tool only reads",
+            theme::dim(),
+        )));
+    }
+    out.push(Line::from(Span::styled("arguments:", theme::dim())));
+    let pretty =
+        serde_json::to_string_pretty(&m.arguments).unwrap_or_else(|_| m.arguments.to_string());
+    for l in pretty.lines() {
+        let line = Line::from(Span::styled(format!("  {l}"), theme::inline_code()));
+        wrap_line(&line, width, 4, out);
     }
 }
 

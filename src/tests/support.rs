@@ -1,0 +1,14 @@
+//! The parts of `tests/support` that need no binary, compiled into the crate's tests under the
+//! same names (the moved tests import them as they did in `tests/`).
+
+// Each area uses the parts it needs; the rest is not dead, only unused by some areas.
+#![allow(dead_code)]
+
+#[path = "../../tests/support/agent.rs"]
+pub(crate) mod agent;
+#[path = "../../tests/support/http.rs"]
+pub(crate) mod http;
+#[path = "../../tests/support/lsp.rs"]
+pub(crate) mod lsp;
+#[path = "../../tests/support/mcp.rs"]
+pub(crate) mod mcp;
