@@ -9,6 +9,9 @@
 mod support;
 
 // Tools, the catalog and the workspace.
+mod fs_tools;
+mod vocabulary;
+mod workspace;
 
 // The policy, commands, the sandbox, sessions, context and providers.
 

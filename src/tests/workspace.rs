@@ -643,8 +643,8 @@ fn a_commit_killed_at_any_point_leaves_old_or_new_content() {
     let cancel = CancellationToken::new();
     for round in 0..24u64 {
         let mut child = std::process::Command::new(&exe)
-            // A substring filter, so this works both in tests/all.rs (`workspace::…`) and when
-            // this file is built as its own test target.
+            // A substring filter, so this works in the crate's test binary
+            // (`tests::workspace::…`) whatever the module path.
             .args([
                 "crash_child_commits_in_a_loop",
                 "--ignored",
