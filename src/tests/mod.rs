@@ -10,6 +10,7 @@ mod support;
 
 // Tools, the catalog and the workspace.
 mod fs_tools;
+mod images;
 mod vocabulary;
 mod workspace;
 
