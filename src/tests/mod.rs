@@ -11,6 +11,7 @@ mod support;
 // Tools, the catalog and the workspace.
 mod fs_tools;
 mod images;
+mod pin;
 mod vocabulary;
 mod workspace;
 
