@@ -9,6 +9,11 @@
 mod support;
 
 // Tools, the catalog and the workspace.
+mod catalog;
+mod catalog_artifact;
+mod catalog_csv;
+mod catalog_fetch;
+mod catalog_memory;
 mod fs_tools;
 mod images;
 mod pin;

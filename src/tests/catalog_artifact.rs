@@ -4,7 +4,7 @@
 use pablo::tools::artifact_write::ArtifactWrite;
 use serde_json::json;
 
-use super::*;
+use super::catalog::*;
 
 fn artifacts(limit: usize) -> Fixture {
     Fixture::new(|c, _| c.register(Arc::new(ArtifactWrite::new(limit))).unwrap())

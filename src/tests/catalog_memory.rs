@@ -12,7 +12,7 @@ use pablo::model::scripted::ScriptedModel;
 use pablo::protocol::{Event, MemoryStatus, Op};
 use serde_json::json;
 
-use super::*;
+use super::catalog::*;
 
 /// XDG directories and a workspace under one temp dir, with a user config.
 struct Home {
