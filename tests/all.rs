@@ -23,7 +23,6 @@ mod fs_tools;
 mod hooks;
 mod hostile_repo;
 mod images;
-mod lsp;
 mod mcp;
 mod observability;
 mod pin;

@@ -11,5 +11,15 @@ mod support;
 // Tools, the catalog and the workspace.
 
 // The policy, commands, the sandbox, sessions, context and providers.
+mod context;
+mod lsp;
+mod policy_commands;
+mod policy_rules;
+mod providers_select;
+mod providers_stream;
+mod sandbox;
+mod session;
+mod shell_exec;
+mod shell_sessions;
 
 // The agent loop, front-ends (TUI, ACP) and MCP.
