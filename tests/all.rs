@@ -22,7 +22,6 @@ mod first_session;
 mod hooks;
 mod hostile_repo;
 mod images;
-mod lsp;
 mod mcp;
 mod observability;
 mod pin;

@@ -21,5 +21,15 @@ mod vocabulary;
 mod workspace;
 
 // The policy, commands, the sandbox, sessions, context and providers.
+mod context;
+mod lsp;
+mod policy_commands;
+mod policy_rules;
+mod providers_select;
+mod providers_stream;
+mod sandbox;
+mod session;
+mod shell_exec;
+mod shell_sessions;
 
 // The agent loop, front-ends (TUI, ACP) and MCP.

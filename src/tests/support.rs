@@ -8,7 +8,11 @@
 pub(crate) mod agent;
 #[path = "../../tests/support/http.rs"]
 pub(crate) mod http;
+#[path = "../../tests/support/journal.rs"]
+pub(crate) mod journal;
 #[path = "../../tests/support/lsp.rs"]
 pub(crate) mod lsp;
 #[path = "../../tests/support/mcp.rs"]
 pub(crate) mod mcp;
+#[path = "../../tests/support/prompt.rs"]
+pub(crate) mod prompt;

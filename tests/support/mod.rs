@@ -6,6 +6,8 @@
 pub mod agent;
 pub mod bin;
 pub mod http;
+pub mod journal;
 pub mod lsp;
 pub mod mcp;
+pub mod prompt;
 pub mod run;

@@ -13,7 +13,7 @@ use pablo::config::LspServerEntry;
 use pablo::lsp::{LspHub, LspSetup};
 use pablo::protocol::{PreviewDiagnostics, Severity};
 
-use crate::support::lsp::{pyright_or_skip, pyright_table, ruff_or_skip, ruff_table};
+use super::support::lsp::{pyright_or_skip, pyright_table, ruff_or_skip, ruff_table};
 
 /// A hub over `workspace` with the servers of `toml` (`[lsp.NAME]` tables).
 fn hub(workspace: &Path, toml: &str) -> Arc<LspHub> {
@@ -132,7 +132,7 @@ mod agent_loop {
     use serde_json::{Value, json};
 
     /// A session over `ws` whose host has `lsp`, asking the person (this test) on every edit.
-    pub fn session(ws: &Path, state: &Path, lsp: Arc<LspHub>, script: &str) -> AgentHandle {
+    pub(super) fn session(ws: &Path, state: &Path, lsp: Arc<LspHub>, script: &str) -> AgentHandle {
         let dirs = Dirs {
             config: state.join("config"),
             data: state.join("data"),
@@ -168,7 +168,7 @@ mod agent_loop {
         })
     }
 
-    pub async fn next_matching(h: &mut AgentHandle, want: impl Fn(&Event) -> bool) -> Event {
+    pub(super) async fn next_matching(h: &mut AgentHandle, want: impl Fn(&Event) -> bool) -> Event {
         loop {
             let e = tokio::time::timeout(Duration::from_secs(60), h.events.recv())
                 .await
