@@ -13,3 +13,4 @@ mod support;
 // The policy, commands, the sandbox, sessions, context and providers.
 
 // The agent loop, front-ends (TUI, ACP) and MCP.
+mod acp;
