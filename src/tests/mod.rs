@@ -14,3 +14,4 @@ mod support;
 
 // The agent loop, front-ends (TUI, ACP) and MCP.
 mod acp;
+mod mcp;
