@@ -14,4 +14,5 @@ mod support;
 
 // The agent loop, front-ends (TUI, ACP) and MCP.
 mod acp;
+mod docs;
 mod mcp;
