@@ -16,3 +16,4 @@ mod support;
 mod acp;
 mod docs;
 mod mcp;
+mod tui;
