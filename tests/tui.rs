@@ -1,8 +1,8 @@
 //! Integration tests: tui.
 //!
-//! Two levels: the whole app loop in-process on ratatui's `TestBackend`, driven by a stream of
-//! keys against the real agent (scripted model); and the real `pablo` binary in a real terminal
-//! (a PTY read through a vt100 parser), where a person would sit.
+//! The real `pablo` binary in a real terminal (a PTY read through a vt100 parser), where a person
+//! would sit. The whole app loop in-process on ratatui's `TestBackend` is tested in
+//! `src/tests/tui.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -516,111 +516,6 @@ mod inline {
         let lines = t.all_lines();
         assert_eq!(count(&lines, "The mean in bin/stats.sh looks wrong"), 1);
         assert!(!t.parser.lock().unwrap().screen().hide_cursor());
-    }
-}
-
-/// The whole app loop in-process: real agent, scripted model, `TestBackend`, a stream of keys.
-mod in_process {
-    use std::sync::Arc;
-    use std::time::Duration;
-
-    use pablo::agent::{self, AgentSetup, Limits};
-    use pablo::core::ApprovalMode;
-    use pablo::model::scripted::ScriptedModel;
-    use pablo::policy::PolicyEngine;
-    use pablo::tools::{Catalog, Host};
-    use pablo::tui::app::{AgentLink, LoopInputs, run_loop};
-    use pablo::tui::state::AppState;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
-    use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-
-    const SCRIPT: &str = r#"{
-      "model": "loop-test", "start": "plan", "after_end": "nothing more to say",
-      "steps": {
-        "plan": {"text": "Planning **now**.", "calls": [{"tool": "update_plan", "arguments": {"items": [{"content": "write the answer", "status": "in_progress"}]}}], "next": "done"},
-        "done": {"text": "All done."}
-      }
-    }"#;
-
-    fn key(c: KeyCode) -> std::io::Result<Event> {
-        Ok(Event::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-    }
-
-    #[tokio::test]
-    async fn typed_task_runs_through_the_agent_and_ctrl_c_twice_ends_the_loop() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut catalog = Catalog::new();
-        catalog
-            .register(Arc::new(pablo::tools::plan::PlanUpdate))
-            .unwrap();
-        let setup = AgentSetup {
-            mode: Default::default(),
-            model_switcher: None,
-            hooks: pablo::hooks::Hooks::none(),
-            session_id: "s-loop".into(),
-            model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
-            catalog,
-            policy: Arc::new(PolicyEngine::default()),
-            host: Arc::new(Host::new(
-                Arc::new(pablo::workspace::Workspace::open(dir.path()).unwrap()),
-                dir.path().join("state"),
-                &Default::default(),
-            )),
-            limits: Limits::default(),
-            approvals: ApprovalMode::Interactive,
-            system_prompt: String::new(),
-            history: Vec::new(),
-            recorder: None,
-            checkpoints: None,
-        };
-        let handle = agent::spawn(setup);
-        // Keys: type "hi", Enter; later ctrl-c twice. The key stream pauses so the turn can run.
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let input = tokio_stream_from(rx);
-        for c in "hi".chars() {
-            tx.send(key(KeyCode::Char(c))).unwrap();
-        }
-        tx.send(key(KeyCode::Enter)).unwrap();
-        let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
-        let state = AppState::new(std::time::Instant::now());
-        let link = AgentLink {
-            ops: handle.ops.clone(),
-            events: handle.events,
-        };
-        let quitter = tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(800)).await;
-            let ctrl_c = || {
-                Ok(Event::Key(KeyEvent::new(
-                    KeyCode::Char('c'),
-                    KeyModifiers::CONTROL,
-                )))
-            };
-            tx.send(ctrl_c()).unwrap();
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            tx.send(ctrl_c()).unwrap();
-            tx
-        });
-        let state = tokio::time::timeout(
-            Duration::from_secs(20),
-            run_loop(&mut terminal, input, link, state, LoopInputs::default()),
-        )
-        .await
-        .expect("the loop ended")
-        .unwrap();
-        drop(quitter.await);
-        let screen = terminal.backend().to_string();
-        assert!(screen.contains("› hi"), "{screen}");
-        assert!(screen.contains("All done."), "{screen}");
-        assert!(screen.contains("Todo 0/1"), "{screen}");
-        assert!(state.shutdown_complete());
-        assert_eq!(state.turns(), 1);
-    }
-
-    fn tokio_stream_from(
-        mut rx: tokio::sync::mpsc::UnboundedReceiver<std::io::Result<Event>>,
-    ) -> impl futures::Stream<Item = std::io::Result<Event>> + Unpin {
-        Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
     }
 }
 

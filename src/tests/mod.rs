@@ -33,3 +33,7 @@ mod shell_exec;
 mod shell_sessions;
 
 // The agent loop, front-ends (TUI, ACP) and MCP.
+mod acp;
+mod docs;
+mod mcp;
+mod tui;

@@ -4,6 +4,8 @@
 // Each area uses the parts it needs; the rest is not dead, only unused by some areas.
 #![allow(dead_code)]
 
+#[path = "../../tests/support/acp.rs"]
+pub(crate) mod acp;
 #[path = "../../tests/support/agent.rs"]
 pub(crate) mod agent;
 #[path = "../../tests/support/http.rs"]

@@ -3,6 +3,7 @@
 // Each area uses the parts it needs; the rest is not dead, only unused by some areas.
 #![allow(dead_code)]
 
+pub mod acp;
 pub mod agent;
 pub mod bin;
 pub mod http;
