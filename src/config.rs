@@ -25,7 +25,7 @@ pub use lsp::{LspServerConfig, LspServerEntry};
 
 /// The fixed `PATH` of every command pablo runs, and the one command words are resolved through
 /// when policy matches rules (so `git` and `/usr/bin/git` are the same command).
-pub const CLEAN_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+pub(crate) const CLEAN_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// One config file, as written. Every field is optional so layers can be merged.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -72,9 +72,9 @@ mod options;
 mod problems;
 
 pub use layers::*;
-pub use mcp::*;
+pub(crate) use mcp::*;
 pub use model::*;
-pub use options::*;
+pub(crate) use options::*;
 pub use problems::*;
 
 impl ConfigFile {

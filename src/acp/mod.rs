@@ -37,11 +37,11 @@ use crate::launch::{
 use crate::protocol::{ApprovalAnswer, Event, Op, Preview, StopReason, Verdict, WorkMode};
 
 pub(crate) use translate::Translator;
-pub use transport::line_transport;
+pub(crate) use transport::line_transport;
 
 /// How a session gets its model. The CLI uses [`default_models`] (flags, config, environment).
 /// Asynchronous, because choosing a provider may probe the network (a local Ollama).
-pub type ModelSource = Arc<
+pub(crate) type ModelSource = Arc<
     dyn for<'a> Fn(&'a Launch) -> BoxFuture<'a, Result<Arc<dyn ModelClient>, LaunchError>>
         + Send
         + Sync,
@@ -141,7 +141,7 @@ pub async fn serve_stdio(options: LaunchOptions) -> Result<(), AcpError> {
 
 /// Serves one ACP connection over `transport` until the client goes away, then stops every
 /// session's agent (cancelling running turns) before returning.
-pub async fn serve(
+pub(crate) async fn serve(
     transport: impl ConnectTo<Agent> + 'static,
     options: LaunchOptions,
     models: ModelSource,

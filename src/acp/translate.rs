@@ -238,7 +238,7 @@ impl Translator {
     /// The updates that redraw a saved session in the editor (`session/load`): the person's
     /// messages, the agent's messages (whole, as journaled), tool calls with their final state,
     /// the checklist. Live-only events (deltas, usage, approvals) are left out.
-    pub fn replay(&mut self, transcript: &[Event]) -> Vec<acp::SessionUpdate> {
+    pub(crate) fn replay(&mut self, transcript: &[Event]) -> Vec<acp::SessionUpdate> {
         let mut out = Vec::new();
         for event in transcript {
             match event {

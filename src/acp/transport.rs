@@ -26,7 +26,7 @@ use tokio::sync::Mutex;
 pub(crate) const MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
 
 /// A newline-delimited JSON-RPC transport over any reader and writer (stdio, a pipe, a socket).
-pub fn line_transport<R, W>(reader: R, writer: W) -> impl ConnectTo<Agent> + 'static
+pub(crate) fn line_transport<R, W>(reader: R, writer: W) -> impl ConnectTo<Agent> + 'static
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,

@@ -19,7 +19,7 @@ use crate::tools::Host;
 pub(crate) const MAX_ATTACHED_FILE_BYTES: usize = 64 * 1024;
 /// Most files attached to one message.
 pub(crate) const MAX_ATTACHED_FILES: usize = 10;
-pub use crate::protocol::image::MAX_IMAGE_BYTES;
+pub(crate) use crate::protocol::image::MAX_IMAGE_BYTES;
 
 const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
 

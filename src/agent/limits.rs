@@ -14,31 +14,31 @@ pub(crate) const MIB: usize = 1024 * 1024;
 /// call entirely.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
-    pub run_deadline: Duration,
-    pub max_tool_argument_bytes: usize,
+    pub(crate) run_deadline: Duration,
+    pub(crate) max_tool_argument_bytes: usize,
     /// Bound on a tool result after JSON serialization (escaping counts).
-    pub max_tool_result_bytes: usize,
-    pub max_request_context_bytes: usize,
-    pub max_model_output_bytes: usize,
-    pub max_native_events: u64,
-    pub max_model_calls: Option<u64>,
-    pub max_tool_calls: Option<u64>,
-    pub stream_idle_timeout: Duration,
+    pub(crate) max_tool_result_bytes: usize,
+    pub(crate) max_request_context_bytes: usize,
+    pub(crate) max_model_output_bytes: usize,
+    pub(crate) max_native_events: u64,
+    pub(crate) max_model_calls: Option<u64>,
+    pub(crate) max_tool_calls: Option<u64>,
+    pub(crate) stream_idle_timeout: Duration,
     /// When the request (system prompt, tools and messages, serialized) grows past this many
     /// bytes, the conversation is summarized even if the context window has room. Unbounded by
     /// default: the window decides (`agent::window`); set it to keep requests small on purpose.
-    pub compact_at_bytes: usize,
+    pub(crate) compact_at_bytes: usize,
     /// HTTP requests `web.fetch` may send in the session, each redirect counted (0 removes the
     /// tool from the catalog).
-    pub max_network_requests: u64,
+    pub(crate) max_network_requests: u64,
     /// Largest artifact `artifact.write` stores.
-    pub max_artifact_bytes: usize,
+    pub(crate) max_artifact_bytes: usize,
     /// Subagents of one model response that run at the same time.
-    pub max_parallel_subagents: usize,
+    pub(crate) max_parallel_subagents: usize,
     /// Tool calls one subagent may make (the session's budget still bounds the total).
-    pub subagent_max_tool_calls: u64,
+    pub(crate) subagent_max_tool_calls: u64,
     /// How long one subagent may run (the turn's deadline still bounds it).
-    pub subagent_deadline: Duration,
+    pub(crate) subagent_deadline: Duration,
 }
 
 impl Default for Limits {

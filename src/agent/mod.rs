@@ -16,7 +16,7 @@
 //! ([`window`], [`compaction`]). Each call's usage corrects the token estimate and feeds the
 //! session's cost ([`model_call`]); each tool call goes through [`tool_call`].
 
-pub mod attach;
+pub(crate) mod attach;
 mod checkpoints;
 mod compaction;
 pub mod context;
@@ -153,4 +153,4 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
 }
 
 /// The first line of a compaction summary, so it is recognisable in the conversation.
-pub const COMPACT_MARK: &str = "[Summary of the earlier conversation, written when it was compacted to fit the context window]";
+pub(crate) const COMPACT_MARK: &str = "[Summary of the earlier conversation, written when it was compacted to fit the context window]";

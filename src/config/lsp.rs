@@ -19,24 +19,24 @@ pub(crate) const LSP_STARTUP_TIMEOUT_SECONDS: u64 = 30;
 #[serde(deny_unknown_fields)]
 pub struct LspServerConfig {
     /// The program (found through the command `PATH` when it has no slash).
-    pub command: Option<String>,
-    pub args: Option<Vec<String>>,
+    pub(crate) command: Option<String>,
+    pub(crate) args: Option<Vec<String>>,
     /// LSP language ids (`python`, `rust`) or file extensions without the dot (`pyi`).
-    pub filetypes: Option<Vec<String>>,
+    pub(crate) filetypes: Option<Vec<String>>,
     /// Files or directories that mark a project root (`pyproject.toml`, `Cargo.toml`); the server
     /// runs at the nearest ancestor of a file that holds one, else at the workspace.
-    pub root_markers: Option<Vec<String>>,
+    pub(crate) root_markers: Option<Vec<String>>,
     /// Sent as `initializationOptions`.
-    pub initialization_options: Option<serde_json::Value>,
+    pub(crate) initialization_options: Option<serde_json::Value>,
     /// Variables the server gets besides the command environment (never a secret of pablo's).
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub(crate) env: BTreeMap<String, String>,
     /// `false` switches the server off, built-in or not.
-    pub enabled: Option<bool>,
+    pub(crate) enabled: Option<bool>,
     /// How long a check waits for the diagnostics of a new text (default 1500 ms).
-    pub wait_ms: Option<u64>,
+    pub(crate) wait_ms: Option<u64>,
     /// How long the server has to start (default 30 s).
-    pub startup_timeout_seconds: Option<u64>,
+    pub(crate) startup_timeout_seconds: Option<u64>,
 }
 
 impl LspServerConfig {

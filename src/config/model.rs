@@ -51,7 +51,7 @@ impl<'de> Deserialize<'de> for ModelSetting {
 /// the table of known models (docs/providers.md).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ModelTable {
+pub(crate) struct ModelTable {
     pub(crate) name: Option<String>,
     /// Tokens the model reads and writes in one call.
     pub(crate) context_window: Option<u64>,
@@ -102,7 +102,7 @@ impl ReasoningLevel {
 /// The wire format of an OpenAI-compatible endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum WireApi {
+pub(crate) enum WireApi {
     /// `POST /chat/completions`: OpenAI and every server that copies it.
     Chat,
     /// `POST /responses`: OpenAI's own API, where reasoning survives tool calls.

@@ -121,46 +121,46 @@ pub(crate) struct CheckpointConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShellOptions {
-    pub enabled: Option<bool>,
+    pub(crate) enabled: Option<bool>,
     /// Foreground timeout; 0 means the default (60 s).
-    pub timeout_seconds: Option<u64>,
+    pub(crate) timeout_seconds: Option<u64>,
     /// Inline output cap; 0 means the default (50,000).
-    pub max_output_chars: Option<usize>,
-    pub enable_deny_patterns: Option<bool>,
+    pub(crate) max_output_chars: Option<usize>,
+    pub(crate) enable_deny_patterns: Option<bool>,
     #[serde(default)]
-    pub custom_deny_patterns: Vec<String>,
+    pub(crate) custom_deny_patterns: Vec<String>,
     #[serde(default)]
-    pub custom_allow_patterns: Vec<String>,
+    pub(crate) custom_allow_patterns: Vec<String>,
     /// The launcher that receives `-c COMMAND` (default `/bin/sh`).
-    pub launcher: Option<String>,
+    pub(crate) launcher: Option<String>,
     /// Live background sessions at once (default 16).
-    pub max_sessions: Option<usize>,
+    pub(crate) max_sessions: Option<usize>,
     /// The OS sandbox of approved commands: `workspace-write` (default), `read-only` or `off`.
     /// A trusted layer may loosen it; the project layer can only tighten it.
-    pub sandbox: Option<crate::protocol::SandboxProfile>,
+    pub(crate) sandbox: Option<crate::protocol::SandboxProfile>,
     /// Whether `workspace-write` commands may reach the network (default false; only trusted
     /// layers may turn it on).
-    pub network: Option<bool>,
+    pub(crate) network: Option<bool>,
     /// More writable roots for `workspace-write` (absolute or `~/…`; only trusted layers).
     #[serde(default)]
-    pub writable_roots: Vec<String>,
+    pub(crate) writable_roots: Vec<String>,
     /// Known-safe reads run without asking, in the read-only sandbox (default true; any layer
     /// may turn it off).
-    pub known_safe_reads: Option<bool>,
+    pub(crate) known_safe_reads: Option<bool>,
     /// Run plain foreground commands in an editor's terminal (over ACP) even though it is
     /// outside pablo's sandbox (default false: they run locally, sandboxed; only trusted layers).
-    pub editor_terminals: Option<bool>,
+    pub(crate) editor_terminals: Option<bool>,
     #[serde(default)]
-    pub commands: CommandRules,
+    pub(crate) commands: CommandRules,
     #[serde(default)]
-    pub env: ShellEnvOptions,
+    pub(crate) env: ShellEnvOptions,
 }
 
 /// `[options.shell.env]`: what commands get of pablo's environment besides the built-in
 /// toolchain list (docs/shell.md). Secret-looking names are withheld whatever is written here.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ShellEnvOptions {
+pub(crate) struct ShellEnvOptions {
     /// More variables to pass (`NAME` or `PREFIX*`); `HOME` may be named.
     #[serde(default)]
     pub(crate) inherit: Vec<String>,
@@ -175,7 +175,7 @@ pub struct ShellEnvOptions {
 /// `[options.shell.commands]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CommandRules {
+pub(crate) struct CommandRules {
     pub(crate) default: Option<RuleDecision>,
     #[serde(default)]
     pub(crate) allow: Vec<CommandRule>,

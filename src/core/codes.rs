@@ -15,7 +15,7 @@ macro_rules! error_codes {
 
         impl ErrorCode {
             /// Every code, in the order of the table.
-            pub const ALL: &'static [ErrorCode] = &[ $( ErrorCode::$variant, )* ];
+            pub(crate) const ALL: &'static [ErrorCode] = &[ $( ErrorCode::$variant, )* ];
 
             /// The code as programs read it (`revision_mismatch`).
             pub const fn as_str(self) -> &'static str {

@@ -18,9 +18,9 @@ pub trait Coded: std::error::Error {
 /// A refused or failed tool call, as the model will see it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolFailure {
-    pub code: ErrorCode,
-    pub message: String,
-    pub data: Option<Value>,
+    pub(crate) code: ErrorCode,
+    pub(crate) message: String,
+    pub(crate) data: Option<Value>,
 }
 
 impl ToolFailure {

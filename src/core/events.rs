@@ -18,12 +18,13 @@ pub struct EventSink {
 }
 
 impl EventSink {
-    pub fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
+    pub(crate) fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
         Self { tx, map: None }
     }
 
     /// A sink whose events go nowhere (benches, unit tests).
-    pub fn discard() -> Self {
+    #[cfg(test)]
+    pub(crate) fn discard() -> Self {
         let (tx, _rx) = mpsc::unbounded_channel();
         Self { tx, map: None }
     }

@@ -20,5 +20,5 @@ mod tool;
 pub use codes::ErrorCode;
 pub use error::{Coded, ToolFailure, tool_message};
 pub use events::{EventRecorder, EventSink};
-pub use names::{MCP_PREFIX, ToolName, is_mcp};
+pub(crate) use names::{MCP_PREFIX, ToolName, is_mcp};
 pub use tool::{ApprovalMode, ToolKind, ToolMode, ToolSpec};

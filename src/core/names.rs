@@ -7,7 +7,7 @@ use strum::IntoEnumIterator;
 
 /// A tool of pablo's own catalog (MCP tools are named at run time: [`MCP_PREFIX`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::EnumIter)]
-pub enum ToolName {
+pub(crate) enum ToolName {
     FsRead,
     FsList,
     FsSearch,
@@ -27,7 +27,7 @@ pub enum ToolName {
 
 impl ToolName {
     /// The name policy, config, events and journals use (`fs.read`).
-    pub const fn native(self) -> &'static str {
+    pub(crate) const fn native(self) -> &'static str {
         match self {
             ToolName::FsRead => "fs.read",
             ToolName::FsList => "fs.list",
@@ -48,7 +48,7 @@ impl ToolName {
     }
 
     /// The name the model calls (`fs_read`): providers accept `[A-Za-z0-9_-]` only.
-    pub const fn provider(self) -> &'static str {
+    pub(crate) const fn provider(self) -> &'static str {
         match self {
             ToolName::FsRead => "fs_read",
             ToolName::FsList => "fs_list",
@@ -97,10 +97,10 @@ impl std::fmt::Display for ToolName {
 
 /// Every MCP tool is offered as `mcp__SERVER__TOOL` (`tools::mcp::names` builds the rest), in the
 /// same spelling natively and to providers.
-pub const MCP_PREFIX: &str = "mcp__";
+pub(crate) const MCP_PREFIX: &str = "mcp__";
 
 /// Whether `name` is an MCP server's tool.
-pub fn is_mcp(name: &str) -> bool {
+pub(crate) fn is_mcp(name: &str) -> bool {
     name.starts_with(MCP_PREFIX)
 }
 

@@ -18,9 +18,9 @@ pub enum ToolKind {
 /// What providers need to offer a tool.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    pub parameters: Value,
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) parameters: Value,
 }
 
 /// A per-tool setting of `[options.tools]`.

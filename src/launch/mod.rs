@@ -250,7 +250,7 @@ impl Launch {
 
     /// A launch from parts already loaded (what `prepare` ends with), for a caller that chose its
     /// own directories and layers.
-    pub fn from_parts(
+    pub(crate) fn from_parts(
         dirs: Dirs,
         workspace: PathBuf,
         workspace_handle: Arc<Workspace>,
@@ -307,7 +307,8 @@ impl Launch {
     /// Builds the host services for one session: the shell settings of the layers, the sandbox
     /// the policy engine settled on (with the session's own temporary directory), and file tools
     /// that show only what `policy`'s read roots let them read.
-    pub fn host(
+    #[cfg(test)]
+    pub(crate) fn host(
         &self,
         session_id: &str,
         policy: &Arc<PolicyEngine>,
@@ -360,7 +361,7 @@ impl Launch {
     /// Whether `memory.propose` is offered and accepted notes reach the system prompt: `[memory]
     /// enabled = true` in the user's config or `--config`, and no layer turning it off (the
     /// project's layer comes with the repository, so it can only turn memory off).
-    pub fn memory_enabled(&self) -> bool {
+    pub(crate) fn memory_enabled(&self) -> bool {
         let trusted_on = self
             .layers
             .personal()
@@ -412,7 +413,7 @@ impl Launch {
 
     /// The tools this host grants, narrowed by flags; the shell tools use the policy's launcher
     /// and command environment.
-    pub fn catalog(&self, policy: &PolicyEngine) -> Result<Catalog, LaunchError> {
+    pub(crate) fn catalog(&self, policy: &PolicyEngine) -> Result<Catalog, LaunchError> {
         self.catalog_with(policy.launcher(), policy.command_env().clone())
     }
 
@@ -486,7 +487,7 @@ impl Launch {
 
     /// The system prompt with the project's AGENTS.md instructions (a warning when they were
     /// cut).
-    pub fn system_prompt(&self) -> Warned<String> {
+    pub(crate) fn system_prompt(&self) -> Warned<String> {
         let project = context::project_instructions(&self.workspace);
         let mut warnings = Vec::new();
         if project.truncated {

@@ -27,15 +27,15 @@ use crate::process::server::{ServerProcess, ServerSpawn, spawn_server};
 #[derive(Debug, Clone)]
 pub(crate) struct ClientSpec {
     /// The config name (`pyright`), for messages.
-    pub name: String,
-    pub argv: Vec<String>,
-    pub env: Vec<(String, String)>,
+    pub(crate) name: String,
+    pub(crate) argv: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
     /// The project root the server is started at (its working directory and `rootUri`).
-    pub root: PathBuf,
-    pub log: PathBuf,
-    pub sandbox: Sandbox,
-    pub initialization_options: Option<Value>,
-    pub startup_timeout: Duration,
+    pub(crate) root: PathBuf,
+    pub(crate) log: PathBuf,
+    pub(crate) sandbox: Sandbox,
+    pub(crate) initialization_options: Option<Value>,
+    pub(crate) startup_timeout: Duration,
 }
 
 /// The diagnostics a server last published for one document.

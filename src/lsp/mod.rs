@@ -347,7 +347,7 @@ impl LspHub {
 
     /// The errors and warnings of `text`, the content `rel` now has on disk, bounded; waits at
     /// most `bound` in all (a server still starting counts against it).
-    pub async fn file_diagnostics(
+    pub(crate) async fn file_diagnostics(
         &self,
         rel: &str,
         text: &str,

@@ -13,15 +13,15 @@ use crate::config::{LspServerConfig, LspServerEntry};
 /// A server as the session will start it.
 #[derive(Debug, Clone)]
 pub(crate) struct ServerDef {
-    pub name: String,
-    pub argv: Vec<String>,
+    pub(crate) name: String,
+    pub(crate) argv: Vec<String>,
     /// Language ids and extensions (lowercase, no dot).
-    pub filetypes: Vec<String>,
-    pub root_markers: Vec<String>,
-    pub initialization_options: Option<Value>,
-    pub env: Vec<(String, String)>,
-    pub wait: Duration,
-    pub startup_timeout: Duration,
+    pub(crate) filetypes: Vec<String>,
+    pub(crate) root_markers: Vec<String>,
+    pub(crate) initialization_options: Option<Value>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) wait: Duration,
+    pub(crate) startup_timeout: Duration,
 }
 
 /// name, program, arguments, file types, root markers.

@@ -40,21 +40,21 @@ pub(crate) const API_VERSION: &str = "2023-06-01";
 
 /// The settings of one Anthropic endpoint.
 #[derive(Debug, Clone)]
-pub struct AnthropicConfig {
+pub(crate) struct AnthropicConfig {
     /// Up to and including the version segment: `https://api.anthropic.com/v1`.
-    pub base_url: String,
-    pub model: String,
-    pub api_key: ApiKey,
-    pub options: HttpOptions,
-    pub profile: ModelProfile,
+    pub(crate) base_url: String,
+    pub(crate) model: String,
+    pub(crate) api_key: ApiKey,
+    pub(crate) options: HttpOptions,
+    pub(crate) profile: ModelProfile,
 }
 
 /// A Messages client.
-pub type AnthropicClient = HttpModel<Messages>;
+pub(crate) type AnthropicClient = HttpModel<Messages>;
 
 /// The Messages wire.
 #[derive(Debug, Clone, Copy)]
-pub struct Messages;
+pub(crate) struct Messages;
 
 impl WireFormat for Messages {
     type Decoder = AnthropicDecoder;
@@ -69,7 +69,7 @@ impl WireFormat for Messages {
 }
 
 impl AnthropicClient {
-    pub fn new(config: AnthropicConfig) -> Result<Self, ModelError> {
+    pub(crate) fn new(config: AnthropicConfig) -> Result<Self, ModelError> {
         let mut headers = HeaderMap::new();
         headers.insert("x-api-key", config.api_key.header("")?);
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));

@@ -21,19 +21,19 @@ use super::{EventStream, ModelClient, ModelError, ModelRequest, StreamEvent};
 
 /// Timeouts and the retry schedule of model calls.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HttpOptions {
+pub(crate) struct HttpOptions {
     /// No byte for this long (waiting for headers or inside the body) abandons the call.
-    pub idle_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
     /// Retries after the first attempt (so `2` means at most three requests).
-    pub max_retries: u32,
+    pub(crate) max_retries: u32,
     /// First backoff; it doubles per retry, with jitter, up to `max_backoff`.
-    pub initial_backoff: Duration,
-    pub max_backoff: Duration,
+    pub(crate) initial_backoff: Duration,
+    pub(crate) max_backoff: Duration,
     /// Longest `retry-after` honoured; longer requests are shortened to this.
-    pub max_retry_after: Duration,
+    pub(crate) max_retry_after: Duration,
     /// Largest SSE event of a response (`limits.max_model_output_bytes`): one event cannot hold
     /// more than the whole answer may.
-    pub max_event_bytes: usize,
+    pub(crate) max_event_bytes: usize,
 }
 
 impl HttpOptions {
@@ -64,10 +64,10 @@ impl Default for HttpOptions {
 /// An API key. It is only ever read from the environment ([`super::select`]), it never prints
 /// (`Debug` shows `ApiKey(<redacted>)`), and provider messages that echo it are scrubbed.
 #[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
+pub(crate) struct ApiKey(String);
 
 impl ApiKey {
-    pub fn new(key: impl Into<String>) -> Self {
+    pub(crate) fn new(key: impl Into<String>) -> Self {
         Self(key.into())
     }
 
@@ -176,7 +176,7 @@ pub(crate) trait WireFormat: Send + Sync + 'static {
 
 /// A model client over HTTP and server-sent events, in the wire format `W`.
 #[derive(Debug)]
-pub struct HttpModel<W> {
+pub(crate) struct HttpModel<W> {
     endpoint: Arc<Endpoint>,
     model: String,
     profile: ModelProfile,

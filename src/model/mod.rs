@@ -8,12 +8,12 @@
 //! scripted provider replays a recorded conversation for the demo.
 
 pub mod anthropic;
-pub mod http;
+pub(crate) mod http;
 pub mod openai;
 pub(crate) mod profile;
 pub mod responses;
-pub mod scripted;
-pub mod select;
+pub(crate) mod scripted;
+pub(crate) mod select;
 pub mod sse;
 pub mod sse_frame;
 pub(crate) mod think;
@@ -122,15 +122,15 @@ pub enum StreamEvent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryNotice {
     /// The attempt that comes next (2 for the first retry).
-    pub attempt: u32,
+    pub(crate) attempt: u32,
     /// How many attempts there are in all.
-    pub max_attempts: u32,
+    pub(crate) max_attempts: u32,
     /// How long until it.
-    pub wait: std::time::Duration,
+    pub(crate) wait: std::time::Duration,
     /// What failed, in a few words (`503 from api.example.com`).
-    pub reason: String,
+    pub(crate) reason: String,
     /// The failed attempt's error code (`model_http_error`, `model_unreachable`).
-    pub code: crate::core::ErrorCode,
+    pub(crate) code: crate::core::ErrorCode,
 }
 
 /// Why the model stopped, normalised across providers.

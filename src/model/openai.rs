@@ -28,18 +28,18 @@ use crate::protocol::Usage;
 
 /// The settings of one OpenAI-compatible endpoint.
 #[derive(Debug, Clone)]
-pub struct OpenAiConfig {
+pub(crate) struct OpenAiConfig {
     /// The name reported to the agent and in messages (`openai`, `ollama`).
-    pub provider: String,
+    pub(crate) provider: String,
     /// Up to and including the version segment: `https://api.openai.com/v1`.
-    pub base_url: String,
-    pub model: String,
+    pub(crate) base_url: String,
+    pub(crate) model: String,
     /// Sent as `Authorization: Bearer …` when present (local servers need none).
-    pub api_key: Option<ApiKey>,
-    pub options: HttpOptions,
+    pub(crate) api_key: Option<ApiKey>,
+    pub(crate) options: HttpOptions,
     /// The endpoint is OpenAI's own API (`api.openai.com`): it takes `prompt_cache_key`.
-    pub official: bool,
-    pub profile: ModelProfile,
+    pub(crate) official: bool,
+    pub(crate) profile: ModelProfile,
 }
 
 /// Which server speaks: it decides the reasoning and caching parameters a request may carry.
@@ -66,11 +66,11 @@ impl Dialect {
 }
 
 /// A Chat Completions client.
-pub type OpenAiClient = HttpModel<ChatCompletions>;
+pub(crate) type OpenAiClient = HttpModel<ChatCompletions>;
 
 /// The Chat Completions wire, in the dialect of the server at the other end.
 #[derive(Debug, Clone, Copy)]
-pub struct ChatCompletions {
+pub(crate) struct ChatCompletions {
     dialect: Dialect,
 }
 
@@ -87,7 +87,7 @@ impl WireFormat for ChatCompletions {
 }
 
 impl OpenAiClient {
-    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+    pub(crate) fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         let dialect = Dialect::of(&config);
         config.into_client("chat/completions", ChatCompletions { dialect })
     }

@@ -51,20 +51,20 @@ pub struct ModelProfile {
     /// Tokens one call may read and write together.
     pub context_window: u64,
     /// Longest answer of one call.
-    pub max_output_tokens: u32,
+    pub(crate) max_output_tokens: u32,
     /// An OpenAI reasoning model (o-series, gpt-5): it takes `reasoning.effort` and returns
     /// reasoning items.
-    pub reasoning_model: bool,
+    pub(crate) reasoning_model: bool,
     /// `None` when unknown: no cost is shown.
-    pub prices: Option<Prices>,
+    pub(crate) prices: Option<Prices>,
     /// The reasoning asked for (`--reasoning`, `[model] reasoning`); `None` leaves the provider's
     /// default.
-    pub reasoning: Option<ReasoningLevel>,
+    pub(crate) reasoning: Option<ReasoningLevel>,
     /// Whether the window came from the table or the config rather than the unknown-model
     /// default.
-    pub known: bool,
+    pub(crate) known: bool,
     /// Whether the model takes images in a user message ([`takes_images`], or `[model] images`).
-    pub images: bool,
+    pub(crate) images: bool,
 }
 
 impl Default for ModelProfile {

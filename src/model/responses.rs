@@ -32,11 +32,11 @@ use super::{
 use crate::protocol::Usage;
 
 /// A Responses client.
-pub type ResponsesClient = HttpModel<Responses>;
+pub(crate) type ResponsesClient = HttpModel<Responses>;
 
 /// The Responses wire.
 #[derive(Debug, Clone, Copy)]
-pub struct Responses {
+pub(crate) struct Responses {
     options: BodyOptions,
 }
 
@@ -62,7 +62,7 @@ pub struct BodyOptions {
 }
 
 impl ResponsesClient {
-    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+    pub(crate) fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         let options = BodyOptions {
             official: config.official,
             reasoning_model: config.profile.reasoning_model,

@@ -88,7 +88,7 @@ pub(crate) enum Next {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ScriptError {
+pub(crate) enum ScriptError {
     #[error("demo script: {0}")]
     Parse(String),
     #[error("demo script: step {from:?} leads to unknown step {to:?}")]
@@ -110,7 +110,7 @@ struct Cursor {
     succeeded: BTreeMap<String, bool>,
 }
 
-pub struct ScriptedModel {
+pub(crate) struct ScriptedModel {
     script: Script,
     cursor: Mutex<Cursor>,
 }
@@ -124,7 +124,7 @@ enum Outcome {
 }
 
 impl ScriptedModel {
-    pub fn from_json(text: &str) -> Result<Self, ScriptError> {
+    pub(crate) fn from_json(text: &str) -> Result<Self, ScriptError> {
         let script: Script =
             serde_json::from_str(text).map_err(|e| ScriptError::Parse(e.to_string()))?;
         let check = |from: &str, to: &Option<String>| -> Result<(), ScriptError> {
@@ -161,7 +161,7 @@ impl ScriptedModel {
     }
 
     /// The demo's script.
-    pub fn demo() -> Result<Self, ScriptError> {
+    pub(crate) fn demo() -> Result<Self, ScriptError> {
         Self::from_json(DEMO_SCRIPT)
     }
 

@@ -38,19 +38,19 @@ const OLLAMA_PROBE_TIMEOUT: Duration = Duration::from_millis(800);
 
 /// The provider-related settings, from any layer. `None` means "not set here".
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ProviderSettings {
+pub(crate) struct ProviderSettings {
     /// `openai`, `anthropic` or `ollama`.
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    pub base_url: Option<String>,
+    pub(crate) provider: Option<String>,
+    pub(crate) model: Option<String>,
+    pub(crate) base_url: Option<String>,
     /// The environment variable holding the key (never the key itself).
-    pub api_key_env: Option<String>,
+    pub(crate) api_key_env: Option<String>,
     /// `--reasoning`, or `[model] reasoning`.
-    pub reasoning: Option<ReasoningLevel>,
+    pub(crate) reasoning: Option<ReasoningLevel>,
     /// `[model] wire_api`.
-    pub wire_api: Option<WireApi>,
+    pub(crate) wire_api: Option<WireApi>,
     /// The rest of `[model]`: window, output bound, prices.
-    pub model_settings: ModelTable,
+    pub(crate) model_settings: ModelTable,
 }
 
 impl ProviderSettings {
@@ -176,7 +176,8 @@ pub(crate) async fn select(
 
 /// [`select`] with the environment given as a lookup function (tests use a map, so they need
 /// not touch the process environment).
-pub async fn select_with_env(
+#[cfg(test)]
+pub(crate) async fn select_with_env(
     settings: &ProviderSettings,
     options: &HttpOptions,
     env: &(dyn Fn(&str) -> Option<String> + Sync),

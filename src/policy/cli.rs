@@ -14,13 +14,13 @@ use crate::protocol::{CommandPreview, Decision, Preview, SimpleCommandView};
 pub struct CheckReport {
     pub decision: Decision,
     pub commands: Vec<SimpleCommandView>,
-    pub reasons: Vec<String>,
-    pub rule_ids: Vec<String>,
+    pub(crate) reasons: Vec<String>,
+    pub(crate) rule_ids: Vec<String>,
     /// What "allow always" would save, when the decision is ask.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub always_rule: Option<String>,
+    pub(crate) always_rule: Option<String>,
     /// The OS sandbox the command would run in (`{"profile": "read-only", "network": false, …}`).
-    pub sandbox: Option<crate::protocol::SandboxChoice>,
+    pub(crate) sandbox: Option<crate::protocol::SandboxChoice>,
     /// Ignored settings (an untrusted project's allow rules, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) warnings: Vec<String>,
@@ -175,7 +175,7 @@ impl CheckReport {
 pub struct RulesReport {
     /// The approvals file (outside the workspace), when approvals are saved at all.
     pub(crate) file: Option<String>,
-    pub rules: Vec<SavedRule>,
+    pub(crate) rules: Vec<SavedRule>,
 }
 
 pub fn rules(engine: &PolicyEngine) -> RulesReport {

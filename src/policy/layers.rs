@@ -24,16 +24,16 @@ use crate::protocol::SandboxProfile;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CliFlags {
     /// `--no-shell`: every `shell.*` tool is denied.
-    pub no_shell: bool,
+    pub(crate) no_shell: bool,
     /// `--no-filesystem`: every `fs.*` tool is denied.
-    pub no_filesystem: bool,
+    pub(crate) no_filesystem: bool,
     /// The host registers the write tools (the TUI and ACP always; `pablo run` with
     /// `--allow-write`). This alone changes no mode: edits ask.
-    pub allow_write: bool,
+    pub(crate) allow_write: bool,
     /// Headless `--allow-write`: the person granted writing up front, so a file change inside the
     /// write roots is allowed without asking unless a layer sets the tool to ask or deny. The
     /// write roots, deny roots and `.git`/`.pablo` still apply.
-    pub preapproved_writes: bool,
+    pub(crate) preapproved_writes: bool,
 }
 
 /// Everything the layers decide, compiled for fast decisions.

@@ -18,7 +18,7 @@ pub(crate) mod fetch;
 pub(crate) mod judge;
 pub(crate) mod layers;
 pub(crate) mod paths;
-pub mod patterns;
+pub(crate) mod patterns;
 pub(crate) mod rules;
 pub(crate) mod safe;
 mod safe_git;
@@ -43,6 +43,7 @@ pub use store::{RuleStore, SavedKind, SavedRule, TrustStore};
 use crate::config::{ConfigError, ConfigFile, Dirs, Layers};
 use crate::core::{Coded, ToolKind};
 use crate::protocol::{Decision, Preview, Verdict, WorkMode};
+#[cfg(test)]
 use crate::tools::Catalog;
 use judge::{Judge, LineJudgement};
 use layers::{Compiled, Sources};
@@ -169,12 +170,12 @@ impl PolicyEngine {
     }
 
     /// The working mode in force.
-    pub fn mode(&self) -> WorkMode {
+    pub(crate) fn mode(&self) -> WorkMode {
         *self.mode.read()
     }
 
     /// Switches the working mode (`Op::SetMode`, `--mode`); takes effect at the next decision.
-    pub fn set_mode(&self, mode: WorkMode) {
+    pub(crate) fn set_mode(&self, mode: WorkMode) {
         *self.mode.write() = mode;
     }
 
@@ -252,7 +253,8 @@ impl PolicyEngine {
     }
 
     /// Loads every layer from disk: the user and project config, `--config`, `--policy`.
-    pub fn load(
+    #[cfg(test)]
+    pub(crate) fn load(
         workspace: &Path,
         dirs: &Dirs,
         config: Option<&Path>,
@@ -274,12 +276,12 @@ impl PolicyEngine {
     }
 
     /// Settings that were ignored and other notes for the person.
-    pub fn warnings(&self) -> &[String] {
+    pub(crate) fn warnings(&self) -> &[String] {
         &self.compiled.warnings
     }
 
     /// The sandbox settings the layers settled on (see [`layers`]).
-    pub fn sandbox_settings(&self) -> &crate::process::sandbox::SandboxSettings {
+    pub(crate) fn sandbox_settings(&self) -> &crate::process::sandbox::SandboxSettings {
         &self.compiled.sandbox
     }
 
@@ -307,13 +309,14 @@ impl PolicyEngine {
     }
 
     /// Where saved approvals live (outside the workspace); `None` when kept in memory only.
-    pub fn rules_file(&self) -> Option<&Path> {
+    pub(crate) fn rules_file(&self) -> Option<&Path> {
         self.store.as_ref().map(RuleStore::path)
     }
 
     /// Removes from the catalog every tool that policy denies outright, so the model is never
     /// offered it. Returns the names removed.
-    pub fn narrow_catalog(&self, catalog: &mut Catalog) -> Vec<String> {
+    #[cfg(test)]
+    pub(crate) fn narrow_catalog(&self, catalog: &mut Catalog) -> Vec<String> {
         let names: Vec<String> = catalog.names().map(str::to_string).collect();
         let mut removed = Vec::new();
         for name in names {
@@ -414,7 +417,7 @@ impl PolicyEngine {
     }
 
     /// Decides one call. May enrich `preview` (a command's parsed simple commands).
-    pub fn decide(&self, tool: &str, kind: ToolKind, preview: &mut Preview) -> Verdict {
+    pub(crate) fn decide(&self, tool: &str, kind: ToolKind, preview: &mut Preview) -> Verdict {
         let explicit = match self.gate(tool, kind) {
             Ok(m) => m,
             Err(v) => {
@@ -650,7 +653,7 @@ impl PolicyEngine {
 
     /// Records an "allow always" answer; returns the ids of the rules saved. A command that
     /// cannot be proven saves nothing (no rule could ever match it).
-    pub fn remember(&self, tool: &str, preview: &Preview) -> Result<Vec<String>, PolicyError> {
+    pub(crate) fn remember(&self, tool: &str, preview: &Preview) -> Result<Vec<String>, PolicyError> {
         let kinds: Vec<SavedKind> = match preview {
             Preview::Command(cp) => {
                 let j = self.judge_line(&cp.command, &cp.cwd);
@@ -696,7 +699,7 @@ impl PolicyEngine {
     }
 
     /// The saved approvals of this workspace.
-    pub fn saved_rules(&self) -> Vec<SavedRule> {
+    pub(crate) fn saved_rules(&self) -> Vec<SavedRule> {
         self.saved.read().rules.clone()
     }
 
@@ -753,7 +756,7 @@ fn unreachable_defaults(_resolver: &Resolver) -> Compiled {
 }
 
 /// `Decision` helpers used across front-ends.
-pub fn decision_label(d: Decision) -> &'static str {
+pub(crate) fn decision_label(d: Decision) -> &'static str {
     match d {
         Decision::Allow => "allow",
         Decision::Ask => "ask",

@@ -215,7 +215,8 @@ impl TrustStore {
         }
     }
 
-    pub fn path(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> &Path {
         &self.file
     }
 

@@ -83,7 +83,7 @@ impl InlineView {
     }
 
     /// The text given to the model: lossy UTF-8, with the notice on its own line when truncated.
-    pub fn render(&self, clean: impl Fn(&[u8]) -> String) -> String {
+    pub(crate) fn render(&self, clean: impl Fn(&[u8]) -> String) -> String {
         if !self.truncated {
             return clean(&self.head);
         }

@@ -165,7 +165,7 @@ pub(crate) fn command_path(parent: Option<&str>) -> String {
 
 impl CommandEnv {
     /// From pablo's own environment.
-    pub fn from_process(settings: &EnvSettings) -> Self {
+    pub(crate) fn from_process(settings: &EnvSettings) -> Self {
         Self::from_vars(std::env::vars_os(), settings)
     }
 
@@ -264,7 +264,7 @@ impl CommandEnv {
     }
 
     /// The base variables, `PATH` first.
-    pub fn vars(&self) -> &[(String, String)] {
+    pub(crate) fn vars(&self) -> &[(String, String)] {
         &self.vars
     }
 

@@ -33,7 +33,9 @@ pub use run::{RunReport, RunRequest, run_foreground};
 pub use sandbox::{
     Sandbox, Support, assume_namespaces_until_a_start_fails, probe_namespaces_soon, support,
 };
-pub use session::{OutputLog, SessionManager, SessionRequest, SessionStatus, WINDOW_BYTES};
+#[cfg(test)]
+pub(crate) use session::OutputLog;
+pub(crate) use session::{SessionManager, SessionRequest, SessionStatus, WINDOW_BYTES};
 pub use spawn::{SpawnSpec, run_inherited};
 pub use start::run_prepared;
 
@@ -56,7 +58,7 @@ pub(crate) const DEFAULT_MAX_SESSIONS: usize = 16;
 
 /// The shell settings of one pablo session, from `[options.shell]`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ShellSettings {
+pub(crate) struct ShellSettings {
     pub(crate) launcher: String,
     pub(crate) default_timeout: Duration,
     pub(crate) max_output_bytes: usize,
@@ -74,7 +76,7 @@ impl Default for ShellSettings {
 
 impl ShellSettings {
     /// Zero means "the default" for the numbers, as in the seed's config.
-    pub fn from_options(o: &ShellOptions, env: std::sync::Arc<CommandEnv>) -> Self {
+    pub(crate) fn from_options(o: &ShellOptions, env: std::sync::Arc<CommandEnv>) -> Self {
         let timeout = match o.timeout_seconds {
             Some(0) | None => DEFAULT_TIMEOUT,
             Some(s) => Duration::from_secs(s).min(HOST_MAX_TIMEOUT),

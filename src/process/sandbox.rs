@@ -43,7 +43,7 @@ const TARGET_ABI: ABI = ABI::V7;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Support {
     /// The Landlock ABI version; `None` when the kernel has no Landlock.
-    pub landlock_abi: Option<i32>,
+    pub(crate) landlock_abi: Option<i32>,
     /// Whether a command can get its own user, PID, mount and network namespaces (the reason
     /// when it cannot), probed at the first question ([`Support::namespace_support`]).
     namespaces: OnceLock<Result<(), String>>,
@@ -74,7 +74,7 @@ impl Support {
     }
 
     /// The probe's answer, probing now if needed.
-    pub fn namespace_support(&self) -> &Result<(), String> {
+    pub(crate) fn namespace_support(&self) -> &Result<(), String> {
         self.namespaces.get_or_init(super::start::probe_namespaces)
     }
 
@@ -170,7 +170,7 @@ pub struct Sandbox {
     pub(crate) workspace: PathBuf,
     /// Other writable files and directories under `workspace-write` (the session's temporary
     /// directory, the defaults, the trusted config's); those that do not exist are skipped.
-    pub writable: Vec<PathBuf>,
+    pub(crate) writable: Vec<PathBuf>,
     /// Files bound read-only over others inside the command's mount namespace (source, target):
     /// a known-safe git read's sanitised config over the repository's.
     pub(crate) overlays: Vec<(PathBuf, PathBuf)>,
@@ -180,7 +180,7 @@ pub struct Sandbox {
 
 impl Sandbox {
     /// No bounds (the command still gets its own PID namespace).
-    pub fn off() -> Self {
+    pub(crate) fn off() -> Self {
         Self {
             profile: SandboxProfile::Off,
             network: true,
@@ -271,13 +271,13 @@ pub(crate) fn default_writable_roots(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSettings {
     /// The profile of approved commands (and of commands allowed by rules).
-    pub profile: SandboxProfile,
+    pub(crate) profile: SandboxProfile,
     /// Whether `workspace-write` commands may reach the network.
-    pub network: bool,
+    pub(crate) network: bool,
     /// Extra writable roots from trusted config (absolute).
-    pub writable_roots: Vec<PathBuf>,
+    pub(crate) writable_roots: Vec<PathBuf>,
     /// The session's temporary directory (writable, the commands' `TMPDIR`).
-    pub temp_dir: Option<PathBuf>,
+    pub(crate) temp_dir: Option<PathBuf>,
     /// Run plain foreground commands in an editor's terminal even when they would be sandboxed
     /// here (an editor's terminal is outside pablo's sandbox).
     pub(crate) editor_terminals: bool,

@@ -26,7 +26,7 @@ use crate::core::EventSink;
 use crate::protocol::{Event, SessionSummary};
 
 /// The rolling window of a session's output: 1 MiB.
-pub const WINDOW_BYTES: usize = 1 << 20;
+pub(crate) const WINDOW_BYTES: usize = 1 << 20;
 
 /// Bytes of new output shown by `poll`.
 pub(crate) const POLL_PREVIEW_BYTES: usize = 2_000;
@@ -39,7 +39,7 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A session's output: a window over the stream with absolute byte offsets.
 #[derive(Debug)]
-pub struct OutputLog {
+pub(crate) struct OutputLog {
     buf: VecDeque<u8>,
     cap: usize,
     dropped: u64,
@@ -47,23 +47,23 @@ pub struct OutputLog {
 
 /// One page of an [`OutputLog`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogPage {
-    pub bytes: Vec<u8>,
+pub(crate) struct LogPage {
+    pub(crate) bytes: Vec<u8>,
     /// Absolute offset of the first byte of `bytes`.
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// Absolute offset just after the last byte: where the next page starts.
-    pub next_offset: u64,
+    pub(crate) next_offset: u64,
     /// Bytes the stream has produced since the session started.
     pub(crate) total_bytes: u64,
-    pub has_more: bool,
+    pub(crate) has_more: bool,
     /// Bytes evicted from the window since the session started.
-    pub dropped_bytes: u64,
+    pub(crate) dropped_bytes: u64,
     /// Bytes between the asked offset and the oldest byte still held.
-    pub skipped_bytes: u64,
+    pub(crate) skipped_bytes: u64,
 }
 
 impl OutputLog {
-    pub fn new(cap: usize) -> Self {
+    pub(crate) fn new(cap: usize) -> Self {
         Self {
             buf: VecDeque::new(),
             cap,
@@ -71,7 +71,7 @@ impl OutputLog {
         }
     }
 
-    pub fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         if bytes.len() >= self.cap {
             self.dropped += (self.buf.len() + bytes.len() - self.cap) as u64;
             self.buf.clear();
@@ -86,11 +86,12 @@ impl OutputLog {
         self.buf.extend(bytes);
     }
 
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.dropped + self.buf.len() as u64
     }
 
-    pub fn dropped(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn dropped(&self) -> u64 {
         self.dropped
     }
 
@@ -111,7 +112,7 @@ impl OutputLog {
     /// An offset older than the window starts at the oldest byte held (and says how many bytes
     /// were skipped); an offset past the end gives an empty page at the end. A page never ends
     /// inside a UTF-8 sequence unless that sequence alone is longer than the page.
-    pub fn read(&self, offset: Option<u64>, limit: usize) -> LogPage {
+    pub(crate) fn read(&self, offset: Option<u64>, limit: usize) -> LogPage {
         let total = self.total();
         let limit = limit as u64;
         let (mut start, skipped) = match offset {
@@ -147,7 +148,7 @@ impl OutputLog {
 
 /// Whether a session is still running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SessionStatus {
+pub(crate) enum SessionStatus {
     Running,
     Exited(ExitInfo),
 }
@@ -345,7 +346,7 @@ pub(crate) struct SessionView {
 
 /// A new session's request.
 #[derive(Debug, Clone)]
-pub struct SessionRequest {
+pub(crate) struct SessionRequest {
     pub(crate) spawn: SpawnSpec,
     /// Workspace-relative, for listings.
     pub(crate) cwd_label: String,
@@ -367,7 +368,7 @@ impl Inner {
 }
 
 /// The background sessions of one pablo session.
-pub struct SessionManager {
+pub(crate) struct SessionManager {
     inner: Arc<Inner>,
 }
 

@@ -28,16 +28,16 @@ impl Severity {
 /// One diagnostic of one file: where (1-based line and column of its start), how bad, what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diagnostic {
-    pub line: u32,
-    pub column: u32,
-    pub severity: Severity,
-    pub message: String,
+    pub(crate) line: u32,
+    pub(crate) column: u32,
+    pub(crate) severity: Severity,
+    pub(crate) message: String,
     /// Who said it (`Pyright`, `Ruff`): the server's own `source`, else its config name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
+    pub(crate) source: Option<String>,
     /// The rule or error code, when the server gives one (`reportAttributeAccessIssue`, `F401`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
+    pub(crate) code: Option<String>,
 }
 
 /// An edit's diagnostics against the file's current ones: what the new text introduces and what
@@ -45,19 +45,19 @@ pub struct Diagnostic {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagnosticsDelta {
     /// In the new text and not in the current one, at their lines in the new text.
-    pub introduced: Vec<Diagnostic>,
+    pub(crate) introduced: Vec<Diagnostic>,
     /// In the current text and not in the new one, at their lines in the current text.
-    pub fixed: Vec<Diagnostic>,
+    pub(crate) fixed: Vec<Diagnostic>,
     /// How many of each list were left out to keep the report bounded.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub introduced_omitted: usize,
+    pub(crate) introduced_omitted: usize,
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub fixed_omitted: usize,
+    pub(crate) fixed_omitted: usize,
     /// The servers that answered (config names).
-    pub servers: Vec<String>,
+    pub(crate) servers: Vec<String>,
     /// Servers that did not answer, and why (`pyright: no answer within 1.5 s`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unavailable: Vec<String>,
+    pub(crate) unavailable: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -66,7 +66,7 @@ fn is_zero(n: &usize) -> bool {
 
 impl DiagnosticsDelta {
     /// `introduces 2 errors · fixes 1`, `no new errors or warnings`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let count = |list: &[Diagnostic], omitted: usize, sev: Severity| {
             list.iter().filter(|d| d.severity == sev).count()
                 + if sev == Severity::Error { omitted } else { 0 }
@@ -121,13 +121,13 @@ pub enum PreviewDiagnostics {
 /// as it now is, bounded.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileDiagnostics {
-    pub diagnostics: Vec<Diagnostic>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
     /// How many more there were than the result holds.
-    pub omitted: usize,
+    pub(crate) omitted: usize,
     /// The servers that answered.
-    pub servers: Vec<String>,
+    pub(crate) servers: Vec<String>,
     /// Servers that did not answer, and why.
-    pub unavailable: Vec<String>,
+    pub(crate) unavailable: Vec<String>,
 }
 
 impl PreviewDiagnostics {

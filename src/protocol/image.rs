@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 /// The image formats every provider pablo speaks accepts, told apart by their first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImageFormat {
+pub(crate) enum ImageFormat {
     Png,
     Jpeg,
     Gif,
@@ -80,7 +80,7 @@ impl ImageFormat {
 
 /// Largest image attached: 3.75 MiB, whose base64 form is 5 MiB, the most Anthropic takes for
 /// one image (OpenAI takes more; the smaller bound holds for every provider).
-pub const MAX_IMAGE_BYTES: usize = 3 * 1024 * 1024 + 768 * 1024;
+pub(crate) const MAX_IMAGE_BYTES: usize = 3 * 1024 * 1024 + 768 * 1024;
 
 /// The most tokens one image is estimated at. Anthropic documents an image as about
 /// width × height / 750 tokens and scales larger images down to about 1.15 megapixels, which is
@@ -94,7 +94,7 @@ pub(crate) const MIN_IMAGE_TOKENS: u64 = 85;
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct Image {
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
-    pub media_type: String,
+    pub(crate) media_type: String,
     /// SHA-256 of the bytes, lowercase hex: the name of the journal's copy.
     pub(crate) sha256: String,
     /// The size of the image file.
@@ -107,7 +107,7 @@ pub struct Image {
     /// The bytes, base64 (standard alphabet, padded). Empty when a resumed session could not
     /// find its stored copy; never serialized.
     #[serde(skip)]
-    pub base64: Arc<str>,
+    pub(crate) base64: Arc<str>,
 }
 
 impl std::fmt::Debug for Image {
@@ -192,7 +192,7 @@ impl Image {
     }
 
     /// `PNG 800×600, 12.3 KB`: what a person is shown instead of the bytes.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let kind = self.format().map_or(self.media_type.as_str(), |f| f.name());
         let size = human_bytes(self.bytes);
         if self.width > 0 && self.height > 0 {
@@ -206,9 +206,9 @@ impl Image {
 /// An image the person attached with `@path`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImageAttachment {
-    pub path: String,
+    pub(crate) path: String,
     #[serde(flatten)]
-    pub image: Image,
+    pub(crate) image: Image,
 }
 
 /// `812 B`, `12.3 KB`, `4.1 MB` (powers of 1024, as `ls -h`).

@@ -10,7 +10,7 @@ mod diagnostics;
 pub(crate) mod image;
 mod mcp;
 mod sandbox;
-pub mod subagent;
+pub(crate) mod subagent;
 mod verdict;
 
 use serde::{Deserialize, Serialize};
@@ -23,7 +23,7 @@ pub use checkpoint::{
 pub use diagnostics::{
     Diagnostic, DiagnosticsDelta, FileDiagnostics, PreviewDiagnostics, Severity,
 };
-pub use image::{Image, ImageAttachment, ImageFormat};
+pub(crate) use image::{Image, ImageAttachment, ImageFormat};
 pub use mcp::{
     McpCallPreview, McpPromptArgument, McpPromptView, McpResourceView, McpServerView, McpState,
     McpToolView,
@@ -178,7 +178,7 @@ pub enum WorkMode {
 }
 
 impl WorkMode {
-    pub const ALL: [WorkMode; 3] = [WorkMode::Ask, WorkMode::AutoEdit, WorkMode::Plan];
+    pub(crate) const ALL: [WorkMode; 3] = [WorkMode::Ask, WorkMode::AutoEdit, WorkMode::Plan];
 
     /// The name used by `--mode`, config and the status line.
     pub(crate) fn name(self) -> &'static str {
@@ -235,7 +235,7 @@ pub struct HunkNote {
 /// The rule id of the question a front-end gets when a sandboxed command failed the way the
 /// sandbox makes commands fail: "run it again without the sandbox?" (answered once or not at
 /// all).
-pub const SANDBOX_RETRY_RULE: &str = "builtin.sandbox.retry";
+pub(crate) const SANDBOX_RETRY_RULE: &str = "builtin.sandbox.retry";
 
 /// The dry run of a tool call: exactly what will be committed if it is allowed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -335,11 +335,11 @@ pub struct CommandPreview {
 /// One simple command of a command line, as judged by the policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimpleCommandView {
-    pub argv: Vec<String>,
+    pub(crate) argv: Vec<String>,
     /// The command word resolved through the clean `PATH`, when it could be.
-    pub executable: Option<String>,
+    pub(crate) executable: Option<String>,
     pub decision: Decision,
-    pub rule_id: Option<String>,
+    pub(crate) rule_id: Option<String>,
     pub(crate) reason: Option<String>,
 }
 
@@ -383,7 +383,7 @@ literal_bool!(False, false);
 /// `{"code": …, "message": …, "data"?: …}`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolErrorBody {
-    pub code: String,
+    pub(crate) code: String,
     pub(crate) message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) data: Option<Value>,
@@ -406,19 +406,19 @@ impl ToolOutcome {
         }
     }
 
-    pub fn is_ok(&self) -> bool {
+    pub(crate) fn is_ok(&self) -> bool {
         matches!(self, ToolOutcome::Ok { .. })
     }
 
     /// The error code, when this is a failure.
-    pub fn error_code(&self) -> Option<&str> {
+    pub(crate) fn error_code(&self) -> Option<&str> {
         match self {
             ToolOutcome::Ok { .. } => None,
             ToolOutcome::Err { error, .. } => Some(&error.code),
         }
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
@@ -511,7 +511,7 @@ impl ReasoningBlock {
 }
 
 /// The visible text of a model call's reasoning blocks, joined.
-pub fn reasoning_text(blocks: &[ReasoningBlock]) -> String {
+pub(crate) fn reasoning_text(blocks: &[ReasoningBlock]) -> String {
     let parts: Vec<String> = blocks
         .iter()
         .map(ReasoningBlock::visible_text)
@@ -548,39 +548,39 @@ pub enum StopReason {
 /// State of a background shell session, as shown in lists.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionSummary {
-    pub session_id: String,
-    pub command: String,
-    pub running: bool,
-    pub exit_code: Option<i32>,
-    pub pty: bool,
+    pub(crate) session_id: String,
+    pub(crate) command: String,
+    pub(crate) running: bool,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) pty: bool,
     /// Unix milliseconds.
-    pub started_ms: u64,
+    pub(crate) started_ms: u64,
 }
 
 /// One saved approval as front-ends show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleSummary {
     /// Stable id (`always.cargo-test-1f2e3d4c`), what `/rules remove` takes.
-    pub id: String,
+    pub(crate) id: String,
     /// What the rule allows, in words (`prefix /usr/bin/cargo test`).
-    pub allows: String,
+    pub(crate) allows: String,
 }
 
 /// One file of the session's artifact store, as front-ends list it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ArtifactSummary {
-    pub name: String,
+    pub(crate) name: String,
     /// Absolute path under the session's data directory (what a pager opens).
     pub(crate) path: String,
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// The tool call that wrote it.
-    pub call_id: String,
+    pub(crate) call_id: String,
 }
 
 /// Where a memory proposal stands. Only `accepted` text ever reaches a system prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum MemoryStatus {
+pub(crate) enum MemoryStatus {
     Proposed,
     Accepted,
     Dismissed,
@@ -592,7 +592,7 @@ pub struct MemoryProposal {
     /// Stable id (`mem-…`), what `/memory accept ID` takes.
     pub(crate) id: String,
     pub(crate) text: String,
-    pub status: MemoryStatus,
+    pub(crate) status: MemoryStatus,
 }
 
 /// What the agent tells front-ends.

@@ -47,7 +47,7 @@ impl Verdict {
         }
     }
 
-    pub fn ask(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub(crate) fn ask(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
         Self {
             decision: Decision::Ask,
             reasons: vec![reason.into()],

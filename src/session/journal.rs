@@ -20,7 +20,7 @@ use crate::protocol::Event;
 
 /// Whether an event is written to the journal: every one but those for the screen only
 /// ([`Event::is_live_only`]).
-pub fn is_journaled(event: &Event) -> bool {
+pub(crate) fn is_journaled(event: &Event) -> bool {
     !event.is_live_only()
 }
 
@@ -129,11 +129,12 @@ impl Journal {
         Ok((journal, loaded))
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
-    pub fn id(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn id(&self) -> &str {
         &self.info.id
     }
 
@@ -313,7 +314,7 @@ impl EventRecorder for Journal {
 /// start, launch warnings) are held and written, with their times, when it comes; the session's
 /// files directory, made for the tools at start, is removed again if it stayed empty.
 #[derive(Debug)]
-pub struct PendingJournal {
+pub(crate) struct PendingJournal {
     path: PathBuf,
     meta_path: PathBuf,
     header: Header,

@@ -33,7 +33,7 @@ pub enum WarningKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadWarning {
     /// 1-based line number in the journal file.
-    pub line: usize,
+    pub(crate) line: usize,
     pub kind: WarningKind,
     pub(crate) message: String,
 }

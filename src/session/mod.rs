@@ -40,14 +40,14 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use info::SessionInfo;
-pub use journal::{Journal, PendingJournal, is_journaled};
+#[cfg(test)]
+pub(crate) use journal::Journal;
 pub use load::{LoadWarning, LoadedJournal, Stamped, WarningKind, load_journal};
-pub use replay::{
-    INTERRUPTED_CODE, InterruptedCall, Plan, ResumeState, SavedApproval, interrupted_outcome,
-    rebuild, replay,
-};
+#[cfg(test)]
+pub(crate) use replay::INTERRUPTED_CODE;
+pub(crate) use replay::{ResumeState, rebuild};
 pub use store::{Listing, Store};
-pub use transfer::{EXPORT_KIND, ExportDocument, ExportedEvent};
+pub(crate) use transfer::ExportDocument;
 
 use crate::core::{Coded, ErrorCode};
 

@@ -26,13 +26,14 @@ use crate::protocol::{
 };
 
 /// The error code given to tool calls that a crash or kill cut off.
-pub const INTERRUPTED_CODE: &str = ErrorCode::Interrupted.as_str();
+#[cfg(test)]
+pub(crate) const INTERRUPTED_CODE: &str = ErrorCode::Interrupted.as_str();
 
 /// The todo checklist as last updated.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub(crate) explanation: Option<String>,
-    pub items: Vec<PlanItem>,
+    pub(crate) items: Vec<PlanItem>,
 }
 
 impl Plan {
@@ -47,7 +48,7 @@ impl Plan {
 
 /// An "allow always" answer and the preview it was given for.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SavedApproval {
+pub(crate) struct SavedApproval {
     pub(crate) call_id: String,
     pub(crate) tool: String,
     pub(crate) preview: Preview,
@@ -56,11 +57,11 @@ pub struct SavedApproval {
 /// A tool call that never got its result because pablo stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InterruptedCall {
-    pub call_id: String,
+    pub(crate) call_id: String,
     /// Provider name as the model called it.
     pub(crate) tool: String,
     /// Whether it had started (passed validation and was announced) before pablo stopped.
-    pub began: bool,
+    pub(crate) began: bool,
 }
 
 /// Everything a resumed session starts from.
@@ -70,20 +71,22 @@ pub struct ResumeState {
     /// Hand this to `AgentSetup::history`.
     pub history: Vec<Message>,
     /// The latest checklist, if the session had one.
-    pub plan: Option<Plan>,
+    pub(crate) plan: Option<Plan>,
     /// Every journaled event in order, for front-ends to redraw the transcript.
     pub transcript: Vec<Event>,
     /// Calls cut off by the last stop (those of earlier restarts are in `history` already).
     pub interrupted: Vec<InterruptedCall>,
     /// Background sessions that were running when pablo stopped; their processes are gone.
-    pub lost_background: Vec<SessionSummary>,
+    pub(crate) lost_background: Vec<SessionSummary>,
     /// "Allow always" answers given in this session, oldest first; re-apply them with
     /// [`ResumeState::restore_approvals`] so the resumed session does not ask again.
-    pub approvals: Vec<SavedApproval>,
-    /// Token usage over the whole session.
-    pub usage: Usage,
+    pub(crate) approvals: Vec<SavedApproval>,
+    /// Token usage over the whole session. No front-end reads it (they sum the replayed `Usage`
+    /// events as they draw them); the journal tests check it.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) usage: Usage,
     /// Completed turns.
-    pub turns: usize,
+    pub(crate) turns: usize,
     /// What loading skipped (torn or malformed lines).
     pub warnings: Vec<LoadWarning>,
     /// The session's checkpoints: each turn's changed files and what they were before.
@@ -93,7 +96,7 @@ pub struct ResumeState {
 impl ResumeState {
     /// Sentences for the person about what resuming could not restore, in order: skipped journal
     /// lines, interrupted calls, background sessions that did not survive.
-    pub fn notes(&self) -> Vec<String> {
+    pub(crate) fn notes(&self) -> Vec<String> {
         let mut notes: Vec<String> = self
             .warnings
             .iter()
@@ -119,7 +122,7 @@ impl ResumeState {
 
     /// Gives the session's "allow always" answers back to the policy engine of the resumed
     /// session. Returns the rule ids saved.
-    pub fn restore_approvals(&self, policy: &PolicyEngine) -> Result<Vec<String>, PolicyError> {
+    pub(crate) fn restore_approvals(&self, policy: &PolicyEngine) -> Result<Vec<String>, PolicyError> {
         let mut ids = Vec::new();
         for a in &self.approvals {
             ids.extend(policy.remember(&a.tool, &a.preview)?);
@@ -143,7 +146,7 @@ impl ResumeState {
 }
 
 /// The result an interrupted call gets, exactly as the model will read it.
-pub fn interrupted_outcome(tool: &str) -> ToolOutcome {
+pub(crate) fn interrupted_outcome(tool: &str) -> ToolOutcome {
     ToolFailure::new(
         ErrorCode::Interrupted,
         format!(
@@ -155,7 +158,7 @@ pub fn interrupted_outcome(tool: &str) -> ToolOutcome {
 }
 
 /// Rebuilds the resume state from a loaded journal.
-pub fn replay(journal: LoadedJournal) -> ResumeState {
+pub(crate) fn replay(journal: LoadedJournal) -> ResumeState {
     let mut r = Replayer::default();
     let mut transcript = Vec::with_capacity(journal.events.len());
     for stamped in journal.events {
@@ -181,7 +184,7 @@ pub fn replay(journal: LoadedJournal) -> ResumeState {
 
 /// The conversation and checkpoints that `events` (a journal's, in order) build: what a forked
 /// session continues from.
-pub fn rebuild(events: &[Event]) -> (Vec<Message>, History) {
+pub(crate) fn rebuild(events: &[Event]) -> (Vec<Message>, History) {
     let mut r = Replayer::default();
     for e in events {
         r.apply(e);

@@ -47,7 +47,8 @@ impl Store {
 
     /// The directory beside the journal for a session's files (spilled shell output, background
     /// session logs); created on first use. Give it to the tools as `Host::state_dir`.
-    pub fn artifacts_dir(&self, id: &str) -> Result<PathBuf, SessionError> {
+    #[cfg(test)]
+    pub(crate) fn artifacts_dir(&self, id: &str) -> Result<PathBuf, SessionError> {
         validate_id(id)?;
         let dir = self.dir.join(id);
         std::fs::create_dir_all(&dir).map_err(|e| SessionError::io(&dir, e))?;
@@ -198,7 +199,7 @@ impl Store {
     /// Opens a session to continue it: locks the journal (another pablo holding it is refused
     /// with `session_busy`), reads it under the lock, cuts a torn tail off, and returns the journal
     /// (pass it as `AgentSetup::recorder`, with the same session id) and the state to start from.
-    pub fn resume(&self, id: &str) -> Result<(Journal, ResumeState), SessionError> {
+    pub(crate) fn resume(&self, id: &str) -> Result<(Journal, ResumeState), SessionError> {
         validate_id(id)?;
         let path = self.journal_path(id);
         if !path.is_file() {

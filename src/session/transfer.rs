@@ -15,18 +15,18 @@ use super::{FORMAT_VERSION, ForkOrigin, Header, SessionError, format_ms, new_ses
 use crate::protocol::Event;
 
 /// What the `kind` field of an export says.
-pub const EXPORT_KIND: &str = "pablo.session";
+pub(crate) const EXPORT_KIND: &str = "pablo.session";
 
 /// One event of an export, with its Unix-millisecond time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExportedEvent {
+pub(crate) struct ExportedEvent {
     pub(crate) ts: u64,
     pub(crate) event: Event,
 }
 
 /// A whole session as `pablo export --format json` writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExportDocument {
+pub(crate) struct ExportDocument {
     /// Always [`EXPORT_KIND`].
     pub(crate) kind: String,
     /// The journal format of `header` and `events`.

@@ -193,13 +193,13 @@ fn install(dir: &Path, name: &str, content: &[u8]) -> Result<PathBuf, ArtifactEr
     Ok(target)
 }
 
-pub struct ArtifactWrite {
+pub(crate) struct ArtifactWrite {
     max_bytes: usize,
 }
 
 impl ArtifactWrite {
     /// `max_bytes` is `limits.max_artifact_bytes`.
-    pub fn new(max_bytes: usize) -> Self {
+    pub(crate) fn new(max_bytes: usize) -> Self {
         Self { max_bytes }
     }
 

@@ -34,12 +34,12 @@ pub use stats::{
     analyze,
 };
 
-pub struct CsvAnalyze {
+pub(crate) struct CsvAnalyze {
     workspace: Arc<Workspace>,
 }
 
 impl CsvAnalyze {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

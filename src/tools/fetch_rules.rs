@@ -178,7 +178,7 @@ impl Target {
 /// Which addresses a fetcher may reach besides the public ones. Only tests construct anything
 /// but [`Reach::Public`]; no config key, flag, environment variable or argument maps to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Reach {
+pub(crate) enum Reach {
     #[default]
     Public,
     /// 127.0.0.1 exactly, for integration tests against a scripted server.

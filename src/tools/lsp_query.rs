@@ -28,12 +28,12 @@ const MAX_LIMIT: usize = 200;
 /// The longest line text shown with a place.
 const MAX_LINE_CHARS: usize = 200;
 
-pub struct LspQuery {
+pub(crate) struct LspQuery {
     workspace: Arc<Workspace>,
 }
 
 impl LspQuery {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

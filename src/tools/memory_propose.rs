@@ -41,7 +41,7 @@ pub(crate) const MAX_TEXT_CHARS: usize = 1000;
 pub(crate) const MAX_PROMPT_BYTES: usize = 16 * 1024;
 
 #[derive(Debug, thiserror::Error)]
-pub enum MemoryError {
+pub(crate) enum MemoryError {
     #[error(
         "this session already made {limit} memory proposals, the most it may; tell the person \
          instead"
@@ -111,7 +111,7 @@ struct Stored {
 /// The proposals of one session (`<state dir>/memory_proposals.json`) and the person's memory
 /// file they are accepted into.
 #[derive(Debug)]
-pub struct MemoryStore {
+pub(crate) struct MemoryStore {
     proposals_file: PathBuf,
     memory_file: PathBuf,
     lock: Mutex<()>,
@@ -126,7 +126,7 @@ fn status_word(s: MemoryStatus) -> &'static str {
 }
 
 impl MemoryStore {
-    pub fn new(state_dir: &Path, memory_file: PathBuf) -> Self {
+    pub(crate) fn new(state_dir: &Path, memory_file: PathBuf) -> Self {
         Self {
             proposals_file: state_dir.join("memory_proposals.json"),
             memory_file,
@@ -169,7 +169,7 @@ impl MemoryStore {
     }
 
     /// Every proposal of the session, in the order they were made.
-    pub fn proposals(&self) -> Result<Vec<MemoryProposal>, MemoryError> {
+    pub(crate) fn proposals(&self) -> Result<Vec<MemoryProposal>, MemoryError> {
         let _g = self.lock.lock();
         Ok(self.load()?.into_iter().map(public).collect())
     }
@@ -260,7 +260,7 @@ fn append_note(file: &Path, text: &str) -> std::io::Result<()> {
     f.sync_all()
 }
 
-pub struct MemoryPropose;
+pub(crate) struct MemoryPropose;
 
 #[derive(Deserialize)]
 struct Args {

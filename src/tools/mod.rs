@@ -5,29 +5,29 @@
 //! validates arguments against the schema before calling either, so tools may assume the shape.
 
 pub mod agent_task;
-pub mod artifact_write;
+pub(crate) mod artifact_write;
 pub mod csv_analyze;
 pub(crate) mod editor;
-pub mod fetch_rules;
+pub(crate) mod fetch_rules;
 pub(crate) mod fs_edit;
 pub(crate) mod fs_list;
 pub(crate) mod fs_read;
 pub(crate) mod fs_search;
 pub(crate) mod fs_write;
 pub(crate) mod html_text;
-pub mod lsp_query;
-pub mod mcp;
-pub mod memory_propose;
+pub(crate) mod lsp_query;
+pub(crate) mod mcp;
+pub(crate) mod memory_propose;
 pub mod plan;
 mod result;
 pub(crate) mod schema;
 pub(crate) mod shell_report;
-pub mod shell_run;
-pub mod shell_session;
+pub(crate) mod shell_run;
+pub(crate) mod shell_session;
 pub(crate) mod shell_terminal;
 pub(crate) mod skill_load;
 mod view;
-pub mod web_fetch;
+pub(crate) mod web_fetch;
 mod wording;
 
 use std::collections::BTreeMap;
@@ -47,11 +47,11 @@ pub(crate) use view::{describe_call, describe_result};
 /// Everything a tool may touch, handed to it per call.
 #[derive(Clone)]
 pub struct ToolContext {
-    pub call_id: String,
+    pub(crate) call_id: String,
     /// Cancelled when the turn is interrupted. Tools check it before committing.
-    pub cancel: CancellationToken,
-    pub events: EventSink,
-    pub host: Arc<Host>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) events: EventSink,
+    pub(crate) host: Arc<Host>,
 }
 
 /// Services shared by every call of a session. Modules add their handles here as they land.
@@ -59,18 +59,18 @@ pub struct Host {
     /// The workspace directory as the person named it (canonicalised at admission).
     pub workspace_root: PathBuf,
     /// Per-session state: spilled shell output, background session logs.
-    pub state_dir: PathBuf,
+    pub(crate) state_dir: PathBuf,
     /// The workspace opened once at admission; every file access goes through it.
-    pub workspace: Arc<crate::workspace::Workspace>,
+    pub(crate) workspace: Arc<crate::workspace::Workspace>,
     /// Background shell sessions (`shell.run` with `background: true`, `shell.session`). Dropping
     /// the host kills every session that is still running.
     pub(crate) sessions: crate::process::SessionManager,
     /// The front-end's buffers and terminals, when it offers them (an editor over ACP).
     pub(crate) editor: Option<Arc<dyn crate::core::editor::Editor>>,
     /// HTTP requests `web.fetch` has sent in this session, against `limits.max_network_requests`.
-    pub network: web_fetch::NetworkBudget,
+    pub(crate) network: web_fetch::NetworkBudget,
     /// This session's memory proposals, when `[memory] enabled = true`.
-    pub memory: Option<Arc<memory_propose::MemoryStore>>,
+    pub(crate) memory: Option<Arc<memory_propose::MemoryStore>>,
     /// The session's checkpoints: told what a file held before pablo changes it.
     pub(crate) changes: Option<Arc<dyn ChangeRecorder>>,
     /// The session's MCP servers (none configured: an empty hub).
@@ -81,7 +81,7 @@ pub struct Host {
     /// every path. A listing or a search of a directory leaves out the rest, names included.
     pub(crate) readable: Option<ReadFilter>,
     /// The OS sandbox settings of the session's commands.
-    pub sandbox: crate::process::sandbox::SandboxSettings,
+    pub(crate) sandbox: crate::process::sandbox::SandboxSettings,
     /// Removes the session's temporary directory when the host goes (after the sessions, which
     /// are declared, and so dropped, first).
     /// The session's temporary directory, removed with the host.
@@ -194,13 +194,14 @@ impl Host {
 
     /// This host with the session's language servers (a test's or a bench's hub; launch passes
     /// them in [`HostServices`]).
-    pub fn with_lsp(mut self, lsp: Arc<crate::lsp::LspHub>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_lsp(mut self, lsp: Arc<crate::lsp::LspHub>) -> Self {
         self.lsp = lsp;
         self
     }
 
     /// The artifacts this session has written (`artifact.write`), oldest first.
-    pub fn artifacts(&self) -> Vec<crate::protocol::ArtifactSummary> {
+    pub(crate) fn artifacts(&self) -> Vec<crate::protocol::ArtifactSummary> {
         artifact_write::list(&self.state_dir)
     }
 }
@@ -208,7 +209,7 @@ impl Host {
 /// Registers the rest of the catalog: `csv.analyze` (with the file tools' workspace),
 /// `artifact.write`, `web.fetch` unless the session may send no request, and `memory.propose`
 /// only when memory is on.
-pub fn register_catalog_tools(
+pub(crate) fn register_catalog_tools(
     catalog: &mut Catalog,
     workspace: Option<&Arc<crate::workspace::Workspace>>,
     limits: &CatalogLimits,
@@ -232,14 +233,14 @@ pub fn register_catalog_tools(
 
 /// The task limits the catalog tools are built with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CatalogLimits {
-    pub max_network_requests: u64,
-    pub max_artifact_bytes: usize,
+pub(crate) struct CatalogLimits {
+    pub(crate) max_network_requests: u64,
+    pub(crate) max_artifact_bytes: usize,
 }
 
 /// Registers `shell.run` and `shell.session` unless `[options.shell] enabled = false`.
 /// Every command gets `env` as its base environment.
-pub fn register_shell(
+pub(crate) fn register_shell(
     catalog: &mut Catalog,
     options: &crate::config::ShellOptions,
     env: Arc<crate::process::CommandEnv>,
@@ -404,7 +405,8 @@ impl Catalog {
 
     /// Compiles every registered tool's schema now (they compile at a tool's first call
     /// otherwise); a test runs this over the whole catalog.
-    pub fn compile_schemas(&self) -> Result<(), schema::SchemaError> {
+    #[cfg(test)]
+    pub(crate) fn compile_schemas(&self) -> Result<(), schema::SchemaError> {
         self.validators.values().try_for_each(|v| v.compile())
     }
 
@@ -503,13 +505,14 @@ impl Catalog {
     }
 
     /// Removes a tool (policy layers can narrow the catalog, never widen it).
+    #[cfg(test)]
     pub(crate) fn remove(&mut self, name: &str) {
         self.tools.remove(name);
         self.validators.remove(name);
     }
 
     /// Finds a tool by native or provider name.
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         if let Some(t) = self
             .tools
             .get(name)
@@ -523,7 +526,7 @@ impl Catalog {
             .and_then(|hub| hub.tool(name))
     }
 
-    pub fn validator(&self, native_name: &str) -> Option<Arc<schema::Validator>> {
+    pub(crate) fn validator(&self, native_name: &str) -> Option<Arc<schema::Validator>> {
         if let Some(v) = self.validators.get(native_name) {
             return Some(v.clone());
         }
@@ -534,11 +537,12 @@ impl Catalog {
     }
 
     /// The registered tools' names (MCP tools come and go; [`Catalog::specs`] has them).
-    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> + '_ {
         self.tools.keys().map(String::as_str)
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.tools.is_empty()
             && self
                 .mcp
@@ -547,7 +551,7 @@ impl Catalog {
     }
 
     /// Specs in provider naming, in a stable order: registered tools, then MCP tools.
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    pub(crate) fn specs(&self) -> Vec<ToolSpec> {
         let offered =
             |name: &str, kind: ToolKind| self.offered.as_ref().is_none_or(|f| f(name, kind));
         let mut specs: Vec<ToolSpec> = self

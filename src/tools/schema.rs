@@ -27,7 +27,7 @@ impl super::Coded for SchemaError {
 /// Arguments that do not fit the schema.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid arguments for {tool}: {problems}")]
-pub struct InvalidArguments {
+pub(crate) struct InvalidArguments {
     pub(crate) tool: String,
     pub(crate) problems: String,
 }
@@ -40,7 +40,7 @@ impl super::Coded for InvalidArguments {
 
 /// A closed schema, compiled when it first validates something. Compiling every native tool's
 /// schema was a fifth of the work before pablo's first screen; a session calls a few of them.
-pub struct Validator {
+pub(crate) struct Validator {
     schema: Value,
     inner: OnceLock<Result<jsonschema::Validator, String>>,
 }
@@ -75,6 +75,7 @@ impl Validator {
     }
 
     /// Compiles the schema now (tests check every native schema this way).
+    #[cfg(test)]
     pub(crate) fn compile(&self) -> Result<(), SchemaError> {
         self.compiled()
             .map(|_| ())
@@ -82,7 +83,7 @@ impl Validator {
     }
 
     /// Validates `args`; the error lists every problem with its JSON pointer.
-    pub fn validate(&self, tool: &str, args: &Value) -> Result<(), InvalidArguments> {
+    pub(crate) fn validate(&self, tool: &str, args: &Value) -> Result<(), InvalidArguments> {
         // A schema that does not compile admits nothing: the call is refused, never let through.
         let validator = self.compiled().map_err(|e| InvalidArguments {
             tool: tool.to_string(),

@@ -94,12 +94,12 @@ impl ShellRunResult {
     }
 }
 
-pub struct ShellRun {
+pub(crate) struct ShellRun {
     settings: ShellSettings,
 }
 
 impl ShellRun {
-    pub fn new(settings: ShellSettings) -> Self {
+    pub(crate) fn new(settings: ShellSettings) -> Self {
         Self { settings }
     }
 }

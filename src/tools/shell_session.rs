@@ -113,12 +113,12 @@ impl SessionResult {
     }
 }
 
-pub struct ShellSession {
+pub(crate) struct ShellSession {
     settings: ShellSettings,
 }
 
 impl ShellSession {
-    pub fn new(settings: ShellSettings) -> Self {
+    pub(crate) fn new(settings: ShellSettings) -> Self {
         Self { settings }
     }
 }

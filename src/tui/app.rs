@@ -292,13 +292,13 @@ impl<W: io::Write> Surface for InlineSurface<W> {
 }
 
 /// The front-end's ends of the agent's channels.
-pub struct AgentLink {
-    pub ops: mpsc::UnboundedSender<Op>,
-    pub events: mpsc::UnboundedReceiver<Event>,
+pub(crate) struct AgentLink {
+    pub(crate) ops: mpsc::UnboundedSender<Op>,
+    pub(crate) events: mpsc::UnboundedReceiver<Event>,
 }
 
 /// Extra inputs of the loop.
-pub struct LoopInputs {
+pub(crate) struct LoopInputs {
     /// Resolves when the process is asked to stop (SIGTERM, SIGHUP).
     pub(crate) terminate: Pin<Box<dyn Future<Output = ()> + Send>>,
     /// Workspace files for `@path` completion, listed in the background.
@@ -399,7 +399,7 @@ fn apply_input(state: &mut AppState, batch: Vec<TermEvent>) {
 
 /// Runs the app until the person quits (or input ends, or the agent stops, or `terminate` fires).
 /// Returns the final state; the caller restores the terminal and prints the summary.
-pub async fn run_loop<S, I>(
+pub(crate) async fn run_loop<S, I>(
     terminal: &mut S,
     input: I,
     mut link: AgentLink,

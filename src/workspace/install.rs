@@ -22,7 +22,8 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 impl Workspace {
     /// Replaces (or creates) `rel` with `bytes`, atomically, if its revision is still
     /// `expected` (`None`: the file must not exist). See the module docs for the steps.
-    pub fn install(
+    #[cfg(test)]
+    pub(crate) fn install(
         &self,
         rel: &RelPath,
         bytes: &[u8],
@@ -254,7 +255,7 @@ pub(super) fn remove_stale_temps(dir: &OwnedFd, name: &str) {
 }
 
 /// Whether `name` (from a directory entry) is a temporary file of ours.
-pub fn is_temp_name(name: &OsStr) -> bool {
+pub(crate) fn is_temp_name(name: &OsStr) -> bool {
     name.as_bytes().ends_with(TEMP_SUFFIX.as_bytes())
 }
 

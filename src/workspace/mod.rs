@@ -33,11 +33,11 @@ pub(crate) use node::{NewNode, Node};
 pub use path::{PathRule, RelPath};
 
 pub(crate) use credentials::CredentialNames;
-pub use install::is_temp_name;
+pub(crate) use install::is_temp_name;
 use install::{TempGuard, create_temp, remove_stale_temps, temp_name_for};
 
 /// Suffix of the private temporary files written next to a target during a commit.
-pub const TEMP_SUFFIX: &str = ".pablo-tmp";
+pub(crate) const TEMP_SUFFIX: &str = ".pablo-tmp";
 
 /// Why a file operation was refused or failed. Every variant names the path.
 #[derive(Debug, thiserror::Error)]
@@ -144,7 +144,7 @@ impl WorkspaceError {
 
 /// How paths below the root are resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Resolver {
+pub(crate) enum Resolver {
     /// One `openat2` call with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`.
     Openat2,
     /// One `openat` per component with `O_NOFOLLOW` (kernels before 5.6, or seccomp filters
@@ -154,16 +154,16 @@ pub enum Resolver {
 
 /// How a workspace is opened.
 #[derive(Debug, Clone, Default)]
-pub struct WorkspaceOptions {
+pub(crate) struct WorkspaceOptions {
     /// Extra credential globs, added to [`CREDENTIAL_NAMES`].
-    pub refused_names: Vec<String>,
+    pub(crate) refused_names: Vec<String>,
     /// Largest file read or searched, in bytes (`None`: unlimited).
-    pub max_file_bytes: Option<u64>,
+    pub(crate) max_file_bytes: Option<u64>,
     /// Search caps (`None`: unlimited).
-    pub max_search_files: Option<usize>,
-    pub max_search_bytes: Option<u64>,
+    pub(crate) max_search_files: Option<usize>,
+    pub(crate) max_search_bytes: Option<u64>,
     /// Force a resolver (tests run the fallback on kernels that have `openat2`).
-    pub resolver: Option<Resolver>,
+    pub(crate) resolver: Option<Resolver>,
 }
 
 impl WorkspaceOptions {}
@@ -171,7 +171,7 @@ impl WorkspaceOptions {}
 /// The kind of a directory entry, as `fs.list` reports it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum EntryKind {
+pub(crate) enum EntryKind {
     #[default]
     File,
     Dir,
@@ -182,13 +182,13 @@ pub enum EntryKind {
 /// One entry of a listing. (Read back leniently, as every tool result is for its words.)
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
-pub struct ListEntry {
+pub(crate) struct ListEntry {
     /// Workspace-relative path.
-    pub path: String,
-    pub kind: EntryKind,
+    pub(crate) path: String,
+    pub(crate) kind: EntryKind,
     /// Size in bytes (regular files only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub size: Option<u64>,
+    pub(crate) size: Option<u64>,
 }
 
 /// A listing, cut at `max_entries`.
@@ -196,16 +196,16 @@ pub struct ListEntry {
 #[serde(default)]
 pub struct Listing {
     pub(crate) path: String,
-    pub entries: Vec<ListEntry>,
-    pub truncated: bool,
+    pub(crate) entries: Vec<ListEntry>,
+    pub(crate) truncated: bool,
 }
 
 /// A whole regular file read through the handle.
 #[derive(Debug, Clone)]
-pub struct FileBytes {
-    pub bytes: Vec<u8>,
+pub(crate) struct FileBytes {
+    pub(crate) bytes: Vec<u8>,
     /// SHA-256 hex of exactly `bytes`.
-    pub revision: String,
+    pub(crate) revision: String,
     /// Permission bits (`st_mode & 0o7777`).
     pub(crate) mode: u32,
 }
@@ -217,19 +217,19 @@ pub struct Page {
     pub(crate) path: String,
     /// (Read back from `content` too, the name a page's text had in older journals' results.)
     #[serde(alias = "content")]
-    pub text: String,
-    pub offset: u64,
+    pub(crate) text: String,
+    pub(crate) offset: u64,
     /// Where the next page starts; `None` at the end of the file.
-    pub next_offset: Option<u64>,
-    pub total_bytes: u64,
-    pub revision: String,
+    pub(crate) next_offset: Option<u64>,
+    pub(crate) total_bytes: u64,
+    pub(crate) revision: String,
 }
 
 /// What a commit did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Installed {
+pub(crate) struct Installed {
     pub(crate) revision: String,
-    pub created: bool,
+    pub(crate) created: bool,
     /// `false` when the directory could not be fsynced after the rename (the file is in place,
     /// but a power cut could still lose the rename).
     pub(crate) durable: bool,
@@ -276,7 +276,7 @@ impl Workspace {
         Self::open_with(root, WorkspaceOptions::default())
     }
 
-    pub fn open_with(root: &Path, options: WorkspaceOptions) -> Result<Self, WorkspaceError> {
+    pub(crate) fn open_with(root: &Path, options: WorkspaceOptions) -> Result<Self, WorkspaceError> {
         let shown = root.display().to_string();
         // The root itself is the person's choice and may be reached through links; everything
         // below it is not.
@@ -317,12 +317,12 @@ impl Workspace {
     }
 
     /// Parses a path the model wrote.
-    pub fn parse(&self, raw: &str) -> Result<RelPath, WorkspaceError> {
+    pub(crate) fn parse(&self, raw: &str) -> Result<RelPath, WorkspaceError> {
         RelPath::parse(raw).map_err(|rule| WorkspaceError::refused(raw, rule))
     }
 
     /// Parses a path that must name a file (not the root).
-    pub fn parse_file(&self, raw: &str) -> Result<RelPath, WorkspaceError> {
+    pub(crate) fn parse_file(&self, raw: &str) -> Result<RelPath, WorkspaceError> {
         RelPath::parse_file(raw).map_err(|rule| WorkspaceError::refused(raw, rule))
     }
 
@@ -349,7 +349,7 @@ impl Workspace {
 
     /// Opens `rel` below the root without following any link. `flags` get `O_NOFOLLOW` and
     /// `O_CLOEXEC` added.
-    pub fn open_beneath(
+    pub(crate) fn open_beneath(
         &self,
         rel: &RelPath,
         flags: OFlags,
@@ -476,7 +476,7 @@ impl Workspace {
 
     /// Reads a whole regular file. Refuses credential names, links, directories and special
     /// files (the last without ever opening them for reading).
-    pub fn read_file(&self, rel: &RelPath) -> Result<FileBytes, WorkspaceError> {
+    pub(crate) fn read_file(&self, rel: &RelPath) -> Result<FileBytes, WorkspaceError> {
         let st = self.probe_regular(rel)?;
         // Step two: open for reading. O_NONBLOCK means that even if the name was swapped for a
         // FIFO in between, the open and the read cannot hang; the inode must be the one probed.
@@ -513,7 +513,7 @@ impl Workspace {
     }
 
     /// Reads a whole text file: refused when it holds a NUL byte or is not UTF-8.
-    pub fn read_text(&self, rel: &RelPath) -> Result<(String, FileBytes), WorkspaceError> {
+    pub(crate) fn read_text(&self, rel: &RelPath) -> Result<(String, FileBytes), WorkspaceError> {
         let file = self.read_file(rel)?;
         let text = text_of(rel, &file.bytes)?.to_string();
         Ok((text, file))
@@ -554,7 +554,7 @@ impl Workspace {
 /// One page of `text` (whose revision is `revision`): at most `limit` bytes from `offset`, cut
 /// back to a code point boundary (but always at least one whole character, so paging makes
 /// progress).
-pub fn page_of(
+pub(crate) fn page_of(
     rel: &RelPath,
     text: &str,
     revision: String,
@@ -634,7 +634,8 @@ impl Workspace {
     }
 
     /// The current revision of `rel`, `None` when it does not exist.
-    pub fn current_revision(&self, rel: &RelPath) -> Result<Option<String>, WorkspaceError> {
+    #[cfg(test)]
+    pub(crate) fn current_revision(&self, rel: &RelPath) -> Result<Option<String>, WorkspaceError> {
         match self.read_file(rel) {
             Ok(f) => Ok(Some(f.revision)),
             Err(WorkspaceError::NotFound { .. }) => Ok(None),
@@ -644,7 +645,7 @@ impl Workspace {
 
     /// Lists a directory: entries in byte-wise name order, depth-first down to `depth` levels
     /// (1 = direct children), at most `max_entries`.
-    pub fn list(
+    pub(crate) fn list(
         &self,
         rel: &RelPath,
         depth: usize,

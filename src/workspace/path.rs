@@ -93,7 +93,7 @@ impl RelPath {
 
     /// Checks a path as the model wrote it. `""` and `"."` are the root; callers that need a
     /// file refuse the root themselves.
-    pub fn parse(raw: &str) -> Result<Self, PathRule> {
+    pub(crate) fn parse(raw: &str) -> Result<Self, PathRule> {
         if raw.contains('\0') {
             return Err(PathRule::NulByte);
         }

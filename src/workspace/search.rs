@@ -37,7 +37,7 @@ pub struct SearchRequest {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct SearchMatch {
-    pub path: String,
+    pub(crate) path: String,
     /// 1-based.
     pub(crate) line_number: u64,
     /// 1-based byte column of the first match on the line.
@@ -51,11 +51,11 @@ pub struct SearchMatch {
 /// Files passed over, by reason.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(default)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     pub(crate) binary: u64,
     pub(crate) too_large: u64,
     /// Links, FIFOs, sockets, devices, credential names, unreadable files.
-    pub refused: u64,
+    pub(crate) refused: u64,
 }
 
 /// What a search found, and whether a cap cut it short.
@@ -70,7 +70,7 @@ pub struct SearchOutcome {
     /// (Not read back: the words of a result do not name the limits.)
     #[serde(skip_deserializing)]
     pub(crate) limits_hit: Vec<&'static str>,
-    pub skipped: Skipped,
+    pub(crate) skipped: Skipped,
 }
 
 struct Shared<'a> {

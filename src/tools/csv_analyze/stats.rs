@@ -64,8 +64,8 @@ impl Coded for CsvError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CsvOptions {
     /// `None`: detect among `, ; tab |`.
-    pub delimiter: Option<u8>,
-    pub has_header: bool,
+    pub(crate) delimiter: Option<u8>,
+    pub(crate) has_header: bool,
 }
 
 impl Default for CsvOptions {
@@ -81,50 +81,50 @@ impl Default for CsvOptions {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ColumnStats {
-    pub name: String,
+    pub(crate) name: String,
     pub(crate) index: usize,
     /// `numeric`, `boolean`, `date`, `text` or `empty`.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub(crate) kind: String,
     /// Non-empty cells.
-    pub values: u64,
+    pub(crate) values: u64,
     /// Empty (or blank) cells.
-    pub missing: u64,
+    pub(crate) missing: u64,
     /// Distinct non-empty values, compared as text after trimming.
-    pub distinct: u64,
+    pub(crate) distinct: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub min: Option<f64>,
+    pub(crate) min: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max: Option<f64>,
+    pub(crate) max: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sum: Option<f64>,
+    pub(crate) sum: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub mean: Option<f64>,
+    pub(crate) mean: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub median: Option<f64>,
+    pub(crate) median: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub q1: Option<f64>,
+    pub(crate) q1: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub q3: Option<f64>,
+    pub(crate) q3: Option<f64>,
     /// Sample standard deviation (n − 1); absent with fewer than two values.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stddev: Option<f64>,
+    pub(crate) stddev: Option<f64>,
     #[serde(rename = "true", skip_serializing_if = "Option::is_none")]
-    pub true_count: Option<u64>,
+    pub(crate) true_count: Option<u64>,
     #[serde(rename = "false", skip_serializing_if = "Option::is_none")]
-    pub false_count: Option<u64>,
+    pub(crate) false_count: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub first: Option<String>,
+    pub(crate) first: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub last: Option<String>,
+    pub(crate) last: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub top: Option<Vec<TopValue>>,
+    pub(crate) top: Option<Vec<TopValue>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TopValue {
-    pub value: String,
-    pub count: u64,
+pub(crate) struct TopValue {
+    pub(crate) value: String,
+    pub(crate) count: u64,
 }
 
 /// The whole analysis.
@@ -132,13 +132,13 @@ pub struct TopValue {
 #[serde(default)]
 pub struct Analysis {
     /// The delimiter used, as text (`","`, `";"`, `"\t"`, `"|"`).
-    pub delimiter: String,
+    pub(crate) delimiter: String,
     pub(crate) delimiter_detected: bool,
     pub(crate) has_header: bool,
     /// Data rows (the header not counted).
     pub rows: u64,
-    pub columns: Vec<ColumnStats>,
-    pub warnings: Vec<String>,
+    pub(crate) columns: Vec<ColumnStats>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// How the first records of `sample` split with delimiter `d`: the field count of each record,

@@ -41,7 +41,7 @@ const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// How to reach one server.
 #[derive(Debug, Clone)]
-pub enum Endpoint {
+pub(crate) enum Endpoint {
     Stdio {
         program: String,
         args: Vec<String>,
@@ -61,7 +61,7 @@ pub enum Endpoint {
 /// Why a server could not be used, or a request failed. The messages say what happened in the
 /// person's words; the hub adds the server's name.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum ClientError {
+pub(crate) enum ClientError {
     #[error("cannot start {program}: {message}")]
     Spawn { program: String, message: String },
     #[error("exited ({status}) before it finished starting{stderr}")]

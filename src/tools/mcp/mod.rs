@@ -11,7 +11,7 @@
 //! [`super::Tool`] (validate, preview, ask, commit like every other tool), [`result`] turns a
 //! `CallToolResult` into the one result shape, [`names`] makes provider-safe names.
 
-pub mod client;
+pub(crate) mod client;
 pub(crate) mod names;
 pub(crate) mod result;
 pub(crate) mod tool;
@@ -34,19 +34,19 @@ use client::{Changed, ClientError, Connection, Endpoint};
 
 /// One server to start, as the launch settled it (config layers or an editor's request).
 #[derive(Debug, Clone)]
-pub struct ServerSpec {
-    pub name: String,
-    pub endpoint: Endpoint,
-    pub required: bool,
-    pub startup_timeout: Duration,
-    pub tool_timeout: Duration,
+pub(crate) struct ServerSpec {
+    pub(crate) name: String,
+    pub(crate) endpoint: Endpoint,
+    pub(crate) required: bool,
+    pub(crate) startup_timeout: Duration,
+    pub(crate) tool_timeout: Duration,
     /// Only these real tool names are offered, when set.
-    pub enabled_tools: Option<Vec<String>>,
+    pub(crate) enabled_tools: Option<Vec<String>>,
     /// These real tool names are never offered.
-    pub disabled_tools: Vec<String>,
+    pub(crate) disabled_tools: Vec<String>,
     /// Why the server must not be started at all (a token variable that is not set, a provider
     /// key named): it is shown as failed with this reason.
-    pub refused: Option<String>,
+    pub(crate) refused: Option<String>,
 }
 
 impl ServerSpec {
@@ -106,7 +106,7 @@ enum State {
 }
 
 /// One configured server and where it is.
-pub struct Server {
+pub(crate) struct Server {
     spec: ServerSpec,
     state: RwLock<State>,
 }
@@ -169,7 +169,7 @@ impl Server {
     }
 
     /// Calls a tool by its real name. A connection found closed marks the server failed.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         real: &str,
         arguments: serde_json::Map<String, Value>,
@@ -190,7 +190,7 @@ impl Server {
 }
 
 /// The MCP servers of one session.
-pub struct McpHub {
+pub(crate) struct McpHub {
     root: PathBuf,
     servers: Vec<Arc<Server>>,
     events: Mutex<Option<EventSink>>,
@@ -220,7 +220,7 @@ impl McpHub {
 
     /// Servers for a session working in `root` (the root they are told about); nothing starts
     /// until [`McpHub::start`].
-    pub fn new(root: PathBuf, specs: Vec<ServerSpec>) -> Self {
+    pub(crate) fn new(root: PathBuf, specs: Vec<ServerSpec>) -> Self {
         let (settled, _) = watch::channel(specs.is_empty());
         Self {
             root,
@@ -256,7 +256,7 @@ impl McpHub {
         self.servers.is_empty()
     }
 
-    pub fn server(&self, name: &str) -> Option<&Arc<Server>> {
+    pub(crate) fn server(&self, name: &str) -> Option<&Arc<Server>> {
         self.servers.iter().find(|s| s.spec.name == name)
     }
 
@@ -286,7 +286,7 @@ impl McpHub {
 
     /// Starts every server in the background (once); their states go to `events` as they
     /// change. Returns at once.
-    pub fn start(self: &Arc<Self>, events: Option<EventSink>) {
+    pub(crate) fn start(self: &Arc<Self>, events: Option<EventSink>) {
         {
             let mut e = self.events.lock();
             if e.is_some() {
@@ -316,7 +316,7 @@ impl McpHub {
     }
 
     /// Waits until no server is still starting (each has its own start-up timeout).
-    pub async fn settled(&self) {
+    pub(crate) async fn settled(&self) {
         let mut rx = self.settled.subscribe();
         let _ = rx.wait_for(|s| *s).await;
     }
@@ -348,7 +348,7 @@ impl McpHub {
     }
 
     /// Closes every connection and stops every program.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         self.stop.cancel();
         for s in &self.servers {
             if let Some(live) = s.live() {
@@ -483,7 +483,7 @@ impl McpHub {
 
 /// A client error as a tool failure of `server`: `mcp_timeout` for a time-out, `cancelled` for an
 /// interrupt, `mcp_unavailable` for a closed connection, `mcp_error` otherwise.
-pub fn failure(server: &str, e: ClientError) -> ToolFailure {
+pub(crate) fn failure(server: &str, e: ClientError) -> ToolFailure {
     let code = match e {
         ClientError::Timeout { .. } => ErrorCode::McpTimeout,
         ClientError::Cancelled => ErrorCode::Cancelled,

@@ -274,7 +274,7 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(now: Instant) -> Self {
+    pub(crate) fn new(now: Instant) -> Self {
         Self {
             transcript: Transcript::default(),
             composer: Composer::default(),
@@ -340,7 +340,7 @@ impl AppState {
 
     /// Applies events that happened before this screen opened (a resumed session's journal,
     /// launch warnings): their cells and figures, but no prompt, no bell, no running turn.
-    pub fn replay(&mut self, events: impl IntoIterator<Item = crate::protocol::Event>) {
+    pub(crate) fn replay(&mut self, events: impl IntoIterator<Item = crate::protocol::Event>) {
         self.from_replay = true;
         for e in events {
             self.apply(e);
@@ -465,7 +465,7 @@ impl AppState {
         self.turns.running
     }
 
-    pub fn turns(&self) -> u64 {
+    pub(crate) fn turns(&self) -> u64 {
         self.turns.count
     }
 
@@ -515,7 +515,7 @@ impl AppState {
         self.exit.quit
     }
 
-    pub fn shutdown_complete(&self) -> bool {
+    pub(crate) fn shutdown_complete(&self) -> bool {
         self.exit.shutdown_complete
     }
 
