@@ -636,9 +636,11 @@ fn public_surface() -> Vec<String> {
 /// `PABLO_BLESS_SURFACE=1 cargo test --test all architecture::` rewrites the list.
 #[test]
 fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
-    // Issue 26 asks for fewer than 400; 1,906 items were bare `pub` before the narrowing. What
-    // is left is what tests, benches, fuzz targets and main.rs name; the ceiling only goes down.
-    const CEILING: usize = 661;
+    // Issue 26 asks for fewer than 400; 1,906 items were bare `pub` before the narrowing, 661
+    // before the tests that call the library moved into the crate (src/tests). What is left is
+    // what main.rs and src/cmd, the benches, the fuzz targets and the binary-driven tests name,
+    // and the types their signatures carry; the ceiling only goes down.
+    const CEILING: usize = 463;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

@@ -653,7 +653,11 @@ impl PolicyEngine {
 
     /// Records an "allow always" answer; returns the ids of the rules saved. A command that
     /// cannot be proven saves nothing (no rule could ever match it).
-    pub(crate) fn remember(&self, tool: &str, preview: &Preview) -> Result<Vec<String>, PolicyError> {
+    pub(crate) fn remember(
+        &self,
+        tool: &str,
+        preview: &Preview,
+    ) -> Result<Vec<String>, PolicyError> {
         let kinds: Vec<SavedKind> = match preview {
             Preview::Command(cp) => {
                 let j = self.judge_line(&cp.command, &cp.cwd);

@@ -875,7 +875,7 @@ impl Event {
 pub struct AgentHandle {
     pub ops: tokio::sync::mpsc::UnboundedSender<Op>,
     pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
-    pub task: tokio::task::JoinHandle<()>,
+    pub(crate) task: tokio::task::JoinHandle<()>,
 }
 
 /// What a front-end says of a retry ([`Event::Retry`]), `secs` before it:

@@ -122,7 +122,10 @@ impl ResumeState {
 
     /// Gives the session's "allow always" answers back to the policy engine of the resumed
     /// session. Returns the rule ids saved.
-    pub(crate) fn restore_approvals(&self, policy: &PolicyEngine) -> Result<Vec<String>, PolicyError> {
+    pub(crate) fn restore_approvals(
+        &self,
+        policy: &PolicyEngine,
+    ) -> Result<Vec<String>, PolicyError> {
         let mut ids = Vec::new();
         for a in &self.approvals {
             ids.extend(policy.remember(&a.tool, &a.preview)?);

@@ -6,7 +6,7 @@
 
 #[path = "../../tests/support/acp.rs"]
 pub(crate) mod acp;
-#[path = "../../tests/support/agent.rs"]
+/// The real agent loop driven one turn at a time (only the crate's tests use it).
 pub(crate) mod agent;
 #[path = "../../tests/support/http.rs"]
 pub(crate) mod http;

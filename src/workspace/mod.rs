@@ -276,7 +276,10 @@ impl Workspace {
         Self::open_with(root, WorkspaceOptions::default())
     }
 
-    pub(crate) fn open_with(root: &Path, options: WorkspaceOptions) -> Result<Self, WorkspaceError> {
+    pub(crate) fn open_with(
+        root: &Path,
+        options: WorkspaceOptions,
+    ) -> Result<Self, WorkspaceError> {
         let shown = root.display().to_string();
         // The root itself is the person's choice and may be reached through links; everything
         // below it is not.

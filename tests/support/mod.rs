@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 pub mod acp;
-pub mod agent;
 pub mod bin;
 pub mod http;
 pub mod journal;

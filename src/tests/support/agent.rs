@@ -14,17 +14,17 @@ use pablo::tools::{Catalog, Host};
 use pablo::workspace::Workspace;
 
 /// What differs between the tests that drive the loop; the rest is the same for all.
-pub struct Turns<'a> {
-    pub session_id: &'a str,
-    pub system_prompt: &'a str,
-    pub catalog: Catalog,
-    pub limits: Limits,
+pub(crate) struct Turns<'a> {
+    pub(crate) session_id: &'a str,
+    pub(crate) system_prompt: &'a str,
+    pub(crate) catalog: Catalog,
+    pub(crate) limits: Limits,
     /// Files written into the workspace first.
-    pub files: &'a [(&'a str, &'a [u8])],
+    pub(crate) files: &'a [(&'a str, &'a [u8])],
     /// The workspace and the state dir, when the test looks at them afterwards (temp dirs
     /// otherwise).
-    pub workspace: Option<&'a Path>,
-    pub state: Option<&'a Path>,
+    pub(crate) workspace: Option<&'a Path>,
+    pub(crate) state: Option<&'a Path>,
 }
 
 impl Default for Turns<'_> {
@@ -43,7 +43,11 @@ impl Default for Turns<'_> {
 
 /// Runs `texts` as user turns (asks refused: no person), each until its `TurnCompleted` or
 /// `TurnRefused`; every event in order. The agent is shut down before returning.
-pub async fn run(model: Arc<dyn ModelClient>, setup: Turns<'_>, texts: &[&str]) -> Vec<Event> {
+pub(crate) async fn run(
+    model: Arc<dyn ModelClient>,
+    setup: Turns<'_>,
+    texts: &[&str],
+) -> Vec<Event> {
     let (own_workspace, own_state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let workspace = setup.workspace.unwrap_or(own_workspace.path());
     let state = setup.state.unwrap_or(own_state.path());
@@ -92,7 +96,7 @@ pub async fn run(model: Arc<dyn ModelClient>, setup: Turns<'_>, texts: &[&str]) 
 }
 
 /// Every file under `dir` with its bytes, sorted (to show that a refusal wrote nothing).
-pub fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+pub(crate) fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
