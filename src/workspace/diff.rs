@@ -7,8 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use similar::algorithms::{Capture, Compact, Replace, myers};
-use similar::{DiffOp, group_diff_ops};
+use similar::{Algorithm, DiffOp, capture_diff_slices_deadline, group_diff_ops};
 
 use crate::core::ErrorCode;
 use crate::protocol::{DiffHunk, DiffLine, DiffTag, FileChangePreview};
@@ -22,17 +21,6 @@ const DIFF_DEADLINE: Duration = Duration::from_secs(2);
 /// Splits after every `\n`, keeping terminators; the last line may lack one.
 pub(crate) fn split_lines(text: &str) -> Vec<&str> {
     text.split_inclusive('\n').collect()
-}
-
-/// The ops of a line diff, Myers' algorithm: what `similar::capture_diff_slices_deadline` returns
-/// for `Algorithm::Myers` (the same hooks, compaction and replacement, around the same function).
-/// That entry takes the algorithm as a value, so it built all six of similar's algorithms into the
-/// binary for each element type; naming Myers here builds only it (issue 29, binary size).
-pub(crate) fn myers_ops(old: &[&str], new: &[&str], deadline: Option<Instant>) -> Vec<DiffOp> {
-    let mut hook = Compact::new(Replace::new(Capture::new()), old, new);
-    // The capture hook cannot fail (its error type is `Infallible`).
-    let Ok(()) = myers::diff_deadline(&mut hook, old, 0..old.len(), new, 0..new.len(), deadline);
-    hook.into_inner().into_inner().into_ops()
 }
 
 fn strip_terminator(line: &str) -> &str {
@@ -51,7 +39,12 @@ struct Grouped<'a> {
 fn group<'a>(old: &'a str, new: &'a str) -> Grouped<'a> {
     let old_lines = split_lines(old);
     let new_lines = split_lines(new);
-    let ops = myers_ops(&old_lines, &new_lines, Some(Instant::now() + DIFF_DEADLINE));
+    let ops = capture_diff_slices_deadline(
+        Algorithm::Myers,
+        &old_lines,
+        &new_lines,
+        Some(Instant::now() + DIFF_DEADLINE),
+    );
     let groups = group_diff_ops(ops, CONTEXT);
     Grouped {
         old: old_lines,

@@ -2,14 +2,14 @@
 //! it, whether that is safe (still as pablo left it) and the diff of what would be lost, hunk by
 //! hunk, each hunk labelled with the turns that made it. Planning reads and never writes.
 
-use similar::DiffOp;
+use similar::{Algorithm, DiffOp, capture_diff_slices};
 
 use super::history::{FileSpan, History, Origin, RangeError};
 use super::objects::ObjectStore;
 use crate::protocol::{
     FileState, HunkSource, RestoreAction, RestoreFile, RestorePlan, RestoreScope, RestoreStatus,
 };
-use crate::workspace::diff::{diff, myers_ops, split_lines};
+use crate::workspace::diff::{diff, split_lines};
 use crate::workspace::{Node, Workspace};
 
 /// Files larger than this are shown and restored whole, without a line diff.
@@ -244,7 +244,7 @@ fn step(
     removed_by: &mut [Option<Source>],
 ) -> Vec<Tag> {
     let mut out = Vec::with_capacity(new.len());
-    for op in myers_ops(old, new, None) {
+    for op in capture_diff_slices(Algorithm::Myers, old, new) {
         match op {
             DiffOp::Equal { old_index, len, .. } => {
                 out.extend_from_slice(&tags[old_index..old_index + len]);
