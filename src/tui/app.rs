@@ -413,6 +413,7 @@ where
     let mut input: InputStream = Box::pin(input);
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
+    let mut first_drawn = false;
     let mut input_open = true;
     let mut events_open = true;
     let mut shutdown_deadline: Option<Instant> = None;
@@ -440,16 +441,19 @@ where
         };
         let draw_at = next_draw.unwrap_or(now + Duration::from_secs(3600));
         let deadline = shutdown_deadline.unwrap_or(now + Duration::from_secs(3600));
-        if dirty && last_draw.is_none() {
+        if dirty && !first_drawn {
             // The first frame is drawn at once: a timer due now still waits for the timer
             // driver's next tick (up to a millisecond), on the way to the first screen. The
             // agent's events already sent (`SessionStarted`) are in it; input is taken on the
-            // next turn, as after any frame.
+            // next turn, as after any frame. It does not count as the last frame: when
+            // `SessionStarted` comes just after it, the status line it fills is drawn at once
+            // too, not a frame interval later.
             state.set_now(Instant::now());
             while let Ok(e) = link.events.try_recv() {
                 state.apply(e);
             }
-            last_draw = Some(draw_frame(terminal, &mut state)?);
+            draw_frame(terminal, &mut state)?;
+            first_drawn = true;
             dirty = false;
         } else {
             tokio::select! {
