@@ -1,7 +1,7 @@
 //! The whole-program figures of issue 29, measured on the binary people run.
 //!
 //! Every other bench times pablo's code built by `[profile.bench]` (opt-level 3, no LTO); the
-//! binary that ships is built by `[profile.release]` (opt-level "s", fat LTO, stripped), and the
+//! binary that ships is built by `[profile.release]` (opt-level "z", fat LTO, stripped), and the
 //! two differ in size, start-up and memory. This bench measures a built binary from the outside:
 //! `PABLO_BENCH_BINARY`, or else `target/release/pablo` (build it first with `cargo build
 //! --release`); the bench itself only spawns it, so `cargo bench --profile dev --bench shipped`

@@ -475,6 +475,13 @@ fn error_code(e: &anyhow::Error) -> &'static str {
 }
 
 fn real_main(cli: Cli) -> Result<ExitCode> {
+    // The TUI's namespace probe (a child in new namespaces, 2-3 ms) starts before the runtime and
+    // the launch, so that its child runs beside them: the policy's start-up note waits for its
+    // answer, and that wait is on the way to the first frame. Without a terminal the TUI refuses
+    // to start, and nothing is probed.
+    if cli.command.is_none() && pablo::tui::require_terminal().is_ok() {
+        pablo::process::probe_namespaces_soon();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -797,8 +804,8 @@ async fn tui(common: Common) -> Result<ExitCode> {
 /// asked for as it closed.
 async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Next> {
     pablo::tui::require_terminal()?;
-    // The probe child beside the launch, not before the first frame after it.
-    pablo::process::probe_namespaces_soon();
+    // The namespace probe is already under way (`real_main` started it for `pablo`, and
+    // `resume_once` for `pablo resume`) or answered: its answer is the process's.
     let mut options = common.launch_options(Front::Interactive);
     if workspace.is_some() {
         options.workspace = workspace;

@@ -413,6 +413,7 @@ where
     let mut input: InputStream = Box::pin(input);
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
+    let mut first_drawn = false;
     let mut input_open = true;
     let mut events_open = true;
     let mut shutdown_deadline: Option<Instant> = None;
@@ -440,76 +441,90 @@ where
         };
         let draw_at = next_draw.unwrap_or(now + Duration::from_secs(3600));
         let deadline = shutdown_deadline.unwrap_or(now + Duration::from_secs(3600));
-        tokio::select! {
-            ev = input.next(), if input_open => {
-                match ev {
-                    Some(Ok(first)) => {
-                        // Drain what is already pending, polling with this task's own waker: a
-                        // stream that parks a waker (crossterm's does) must never see a no-op one.
-                        let mut batch = vec![first];
-                        let more = std::future::poll_fn(|cx| {
-                            let mut more = Vec::new();
-                            while let std::task::Poll::Ready(Some(Ok(e))) = input.poll_next_unpin(cx) {
-                                more.push(e);
-                            }
-                            std::task::Poll::Ready(more)
-                        })
-                        .await;
-                        batch.extend(more);
-                        // The loop's `now` dates from before the wait (the last redraw); a key is
-                        // stamped with the time it arrived (the double ctrl-c window).
-                        state.set_now(Instant::now());
-                        for e in &batch {
-                            if let TermEvent::Resize(cols, rows) = e {
-                                terminal.resized(*cols, *rows)?;
-                            }
-                        }
-                        apply_input(&mut state, batch);
-                    }
-                    Some(Err(_)) | None => {
-                        input_open = false;
-                        state.request_quit();
-                    }
-                }
-                dirty = true;
+        if dirty && !first_drawn {
+            // The first frame is drawn at once: a timer due now still waits for the timer
+            // driver's next tick (up to a millisecond), on the way to the first screen. The
+            // agent's events already sent (`SessionStarted`) are in it; input is taken on the
+            // next turn, as after any frame. It does not count as the last frame: when
+            // `SessionStarted` comes just after it, the status line it fills is drawn at once
+            // too, not a frame interval later.
+            state.set_now(Instant::now());
+            while let Ok(e) = link.events.try_recv() {
+                state.apply(e);
             }
-            ev = link.events.recv(), if events_open => {
-                match ev {
-                    Some(e) => {
-                        // Stamped with the time it arrived (a tool's duration starts and ends
-                        // with its events), not with the last frame's.
-                        state.set_now(Instant::now());
-                        state.apply(e);
-                        while let Ok(e) = link.events.try_recv() {
+            draw_frame(terminal, &mut state)?;
+            first_drawn = true;
+            dirty = false;
+        } else {
+            tokio::select! {
+                ev = input.next(), if input_open => {
+                    match ev {
+                        Some(Ok(first)) => {
+                            // Drain what is already pending, polling with this task's own waker: a
+                            // stream that parks a waker (crossterm's does) must never see a no-op one.
+                            let mut batch = vec![first];
+                            let more = std::future::poll_fn(|cx| {
+                                let mut more = Vec::new();
+                                while let std::task::Poll::Ready(Some(Ok(e))) = input.poll_next_unpin(cx) {
+                                    more.push(e);
+                                }
+                                std::task::Poll::Ready(more)
+                            })
+                            .await;
+                            batch.extend(more);
+                            // The loop's `now` dates from before the wait (the last redraw); a key is
+                            // stamped with the time it arrived (the double ctrl-c window).
+                            state.set_now(Instant::now());
+                            for e in &batch {
+                                if let TermEvent::Resize(cols, rows) = e {
+                                    terminal.resized(*cols, *rows)?;
+                                }
+                            }
+                            apply_input(&mut state, batch);
+                        }
+                        Some(Err(_)) | None => {
+                            input_open = false;
+                            state.request_quit();
+                        }
+                    }
+                    dirty = true;
+                }
+                ev = link.events.recv(), if events_open => {
+                    match ev {
+                        Some(e) => {
+                            // Stamped with the time it arrived (a tool's duration starts and ends
+                            // with its events), not with the last frame's.
+                            state.set_now(Instant::now());
                             state.apply(e);
+                            while let Ok(e) = link.events.try_recv() {
+                                state.apply(e);
+                            }
+                        }
+                        None => {
+                            events_open = false;
+                            state.request_quit();
                         }
                     }
-                    None => {
-                        events_open = false;
-                        state.request_quit();
+                    dirty = true;
+                }
+                list = async { match files.as_mut() { Some(rx) => rx.await.ok(), None => futures::future::pending().await } }, if files.is_some() => {
+                    files = None;
+                    if let Some(list) = list {
+                        state.files_listed(list);
                     }
                 }
-                dirty = true;
-            }
-            list = async { match files.as_mut() { Some(rx) => rx.await.ok(), None => futures::future::pending().await } }, if files.is_some() => {
-                files = None;
-                if let Some(list) = list {
-                    state.files_listed(list);
+                // A finished future must not be polled again: the loop goes on after the signal,
+                // until the agent confirms its shutdown.
+                () = &mut extra.terminate, if !terminated => {
+                    terminated = true;
+                    state.request_quit();
                 }
+                () = tokio::time::sleep_until(draw_at.into()), if next_draw.is_some() => {
+                    last_draw = Some(draw_frame(terminal, &mut state)?);
+                    dirty = false;
+                }
+                () = tokio::time::sleep_until(deadline.into()), if shutdown_deadline.is_some() => {}
             }
-            // A finished future must not be polled again: the loop goes on after the signal,
-            // until the agent confirms its shutdown.
-            () = &mut extra.terminate, if !terminated => {
-                terminated = true;
-                state.request_quit();
-            }
-            () = tokio::time::sleep_until(draw_at.into()), if next_draw.is_some() => {
-                state.set_now(Instant::now());
-                terminal.frame(&mut state)?;
-                last_draw = Some(state.now());
-                dirty = false;
-            }
-            () = tokio::time::sleep_until(deadline.into()), if shutdown_deadline.is_some() => {}
         }
         for op in state.take_ops() {
             let _ = link.ops.send(op);
@@ -519,6 +534,13 @@ where
         }
     }
     Ok(state)
+}
+
+/// Draws a frame stamped with the time it is drawn; returns that time.
+fn draw_frame<S: Surface>(terminal: &mut S, state: &mut AppState) -> Result<Instant, TuiError> {
+    state.set_now(Instant::now());
+    terminal.frame(state)?;
+    Ok(state.now())
 }
 
 /// What another program needs to have the terminal for a while: the input stream stopped (so it

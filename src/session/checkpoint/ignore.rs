@@ -4,6 +4,7 @@
 //! reads those). Build output and dependency trees are ignored files, so a build does not fill the
 //! checkpoint store.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -19,7 +20,11 @@ pub(crate) struct IgnoreRules {
     /// by workspace-relative path (`""` for the root).
     per_dir: HashMap<String, (String, Option<Gitignore>)>,
     /// `.git/info/exclude`, then the global excludes: below every `.gitignore` in precedence.
-    fallback: Vec<Gitignore>,
+    /// Read at the first question, not when the rules are made: a session's checkpoints are
+    /// made at launch but first walk the workspace when a turn begins, and reading these (the
+    /// global ones through git's config files, the exclude file through the workspace's
+    /// credential-name check) was on the way to the TUI's first frame (issue 29).
+    fallback: OnceCell<Vec<Gitignore>>,
 }
 
 /// The names inside a directory that are never followed, whatever the rules say.
@@ -29,22 +34,28 @@ pub(crate) fn always_skipped(name: &str) -> bool {
 
 impl IgnoreRules {
     pub(crate) fn new(ws: &Workspace) -> Self {
-        let root = ws.root().to_path_buf();
-        let mut fallback = Vec::new();
-        if let Ok(rel) = RelPath::parse(".git/info/exclude")
-            && let Some(gi) = read_rules(ws, &rel, &root)
-        {
-            fallback.push(gi);
-        }
-        let (global, _) = Gitignore::global();
-        if !global.is_empty() {
-            fallback.push(global);
-        }
         Self {
-            root,
+            root: ws.root().to_path_buf(),
             per_dir: HashMap::new(),
-            fallback,
+            fallback: OnceCell::new(),
         }
+    }
+
+    /// The rules below every `.gitignore`, read at the first call.
+    fn fallback(&self, ws: &Workspace) -> &[Gitignore] {
+        self.fallback.get_or_init(|| {
+            let mut fallback = Vec::new();
+            if let Ok(rel) = RelPath::parse(".git/info/exclude")
+                && let Some(gi) = read_rules(ws, &rel, &self.root)
+            {
+                fallback.push(gi);
+            }
+            let (global, _) = Gitignore::global();
+            if !global.is_empty() {
+                fallback.push(global);
+            }
+            fallback
+        })
     }
 
     /// Reads the `.gitignore` of directory `dir` (workspace-relative) through the workspace
@@ -104,7 +115,7 @@ impl IgnoreRules {
             }
             dir = parent_of(dir);
         }
-        for gi in &self.fallback {
+        for gi in self.fallback(ws) {
             match gi.matched(&abs, is_dir) {
                 Match::Ignore(_) => return true,
                 Match::Whitelist(_) => return false,
