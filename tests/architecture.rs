@@ -694,3 +694,79 @@ fn the_surface_scan_sees_impl_methods_and_skips_crate_items_and_test_code() {
         ]
     );
 }
+
+/// Functions of one file longer than `limit` lines (a body's span, signature to closing brace).
+struct LongFunctions {
+    limit: usize,
+    found: Vec<(String, usize, usize)>,
+}
+
+impl LongFunctions {
+    fn check(&mut self, sig: &syn::Signature, body: &syn::Block) {
+        let start = sig.fn_token.span.start().line;
+        let lines = body.brace_token.span.close().end().line - start + 1;
+        if lines > self.limit {
+            self.found.push((sig.ident.to_string(), start, lines));
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for LongFunctions {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.check(&f.sig, &f.block);
+        syn::visit::visit_item_fn(self, f);
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        self.check(&f.sig, &f.block);
+        syn::visit::visit_impl_item_fn(self, f);
+    }
+
+    fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+        if let Some(body) = &f.default {
+            self.check(&f.sig, body);
+        }
+        syn::visit::visit_trait_item_fn(self, f);
+    }
+}
+
+/// Issue 26's hard limits, on every file under `src/` (its tests included): no file over 1,000
+/// lines and no function over 150. A part that grows past them is split by what it owns.
+#[test]
+fn no_source_file_is_over_1000_lines_and_no_function_over_150() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut wrong = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines = text.lines().count();
+        if lines > 1000 {
+            wrong.push(format!("{}: {lines} lines", display(file)));
+        }
+        let ast = syn::parse_file(&text).unwrap();
+        let mut long = LongFunctions {
+            limit: 150,
+            found: Vec::new(),
+        };
+        long.visit_file(&ast);
+        for (name, line, n) in long.found {
+            wrong.push(format!("{}:{line}: fn {name} is {n} lines", display(file)));
+        }
+    }
+    assert!(files.len() > 100, "the scan found the sources");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_length_check_counts_a_function_from_its_signature_to_its_brace() {
+    let body = "    let x = 1;\n".repeat(151);
+    let text = format!("fn short() {{}}\nimpl S {{\n    fn long() {{\n{body}    }}\n}}\n");
+    let mut long = LongFunctions {
+        limit: 150,
+        found: Vec::new(),
+    };
+    long.visit_file(&syn::parse_file(&text).unwrap());
+    assert_eq!(long.found, vec![("long".to_string(), 3, 153)]);
+}

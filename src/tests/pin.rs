@@ -106,8 +106,13 @@ fn script(calls: &[(&str, Value)]) -> String {
 /// Every native tool, called through the real agent loop (schema, preview, policy, the person's
 /// answer, commit), ok and refused.
 fn calls(fetch_url: &str, port: u16) -> Vec<(&'static str, Value)> {
-    // Relative to the workspace, so that the output is the same length wherever the test runs.
-    let touch = |name: &str| json!({"command": format!("touch ../outside/{name}")});
+    let mut calls = file_calls();
+    calls.extend(other_calls(fetch_url, port));
+    calls
+}
+
+/// The filesystem tools' calls, first in the session.
+fn file_calls() -> Vec<(&'static str, Value)> {
     vec![
         ("fs_read", json!({"path": "a.txt"})),
         (
@@ -155,6 +160,14 @@ fn calls(fetch_url: &str, port: u16) -> Vec<(&'static str, Value)> {
         ("fs_search", json!({"query": "two"})),
         ("fs_search", json!({"query": "nowhere to be found"})),
         ("fs_search", json!({"query": 7})),
+    ]
+}
+
+/// Commands, sessions, the plan, csv, artifacts, fetches and memory, then the reruns.
+fn other_calls(fetch_url: &str, port: u16) -> Vec<(&'static str, Value)> {
+    // Relative to the workspace, so that the output is the same length wherever the test runs.
+    let touch = |name: &str| json!({"command": format!("touch ../outside/{name}")});
+    vec![
         ("shell_run", json!({"command": "printf 'hi\\n'"})),
         ("shell_run", json!({"command": "printf 'bad\\n'; exit 3"})),
         (
