@@ -440,9 +440,12 @@ async fn cargo_test_of_a_small_crate_passes_in_workspace_write() {
         "pub fn two() -> u32 { 2 }\n#[test]\nfn two_is_two() { assert_eq!(two(), 2); }\n",
     )
     .unwrap();
+    // A target directory exported for the suite's own build (CARGO_TARGET_DIR) lies outside this
+    // workspace, where the sandbox rightly refuses writes: the crate builds in its own `target/`.
+    let command = "unset CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR; cargo test --offline 2>&1";
     let r = f
         .call(
-            json!({"command": "cargo test --offline 2>&1", "timeout_ms": 600_000}),
+            json!({"command": command, "timeout_ms": 600_000}),
             choice(WorkspaceWrite, false),
         )
         .await
