@@ -615,8 +615,9 @@ async fn a_server_runs_in_the_command_sandbox_without_the_network_or_writes_outs
 {
     let ws = tempfile::tempdir().unwrap();
     let ws_path = ws.path().canonicalize().unwrap();
-    // Outside the workspace and every writable root (the temporary directories, the caches).
-    let outside = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/lsp-sandbox-probe");
+    // Outside the workspace and every writable root (the temporary directories, the caches), even
+    // in a clone under /tmp.
+    let outside = super::sandbox::outside_base().join("lsp-sandbox-probe");
     std::fs::create_dir_all(&outside).unwrap();
     let forbidden = outside.join(format!("escaped-{}", std::process::id()));
     let _ = std::fs::remove_file(&forbidden);

@@ -291,14 +291,6 @@ fn other_calls(fetch_url: &str, port: u16) -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// `target/tmp`, the directory cargo names `CARGO_TARGET_TMPDIR` for integration tests (a library
-/// test is not given it): the test binary is `target/debug/deps/pablo-…`.
-fn target_tmpdir() -> std::path::PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let target = exe.ancestors().nth(3).unwrap();
-    target.join("tmp")
-}
-
 #[tokio::test]
 async fn every_tool_result_reaches_the_model_exactly_as_pinned() {
     let server = ScriptedServer::start().await;
@@ -311,11 +303,9 @@ async fn every_tool_result_reaches_the_model_exactly_as_pinned() {
             ),
     );
     server.push(ScriptedResponse::json(200, &json!({"a": [1, 2]})));
-    // Not under /tmp: commands may write there, and one command here must be stopped by the
-    // sandbox for writing outside the workspace.
-    let base = &target_tmpdir();
-    std::fs::create_dir_all(base).unwrap();
-    let tmp = tempfile::tempdir_in(base).unwrap();
+    // Not under /tmp (even in a clone under /tmp): commands may write there, and one command
+    // here must be stopped by the sandbox for writing outside the workspace.
+    let tmp = tempfile::tempdir_in(super::sandbox::outside_base()).unwrap();
     let ws_dir = tmp.path().join("ws");
     let state = tmp.path().join("state");
     std::fs::create_dir_all(&ws_dir).unwrap();

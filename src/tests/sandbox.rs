@@ -22,7 +22,7 @@ use super::support::http::{ScriptedResponse, ScriptedServer, openai};
 /// `workspace-write` command may write (`/tmp`, `/var/tmp`, `/dev/shm`, the toolchain caches), as
 /// a clone under `/tmp` is; then a directory under `$HOME/.cache`. Never a root a command may
 /// write: the tests that write "outside" would pass for the wrong reason, or fail.
-fn outside_base() -> PathBuf {
+pub(super) fn outside_base() -> PathBuf {
     let writable = pablo::process::sandbox::SandboxSettings::default()
         .sandbox(
             &choice(WorkspaceWrite, true),
