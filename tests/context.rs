@@ -13,10 +13,6 @@ use crate::support::prompt::assert_prefix_stable;
 
 const KEY: &str = "sk-test-context-0123456789";
 
-fn bodies(server: &ScriptedServer) -> Vec<Value> {
-    server.requests().iter().map(|r| r.json()).collect()
-}
-
 /// `pablo run --json` with everything in the user config and no flags.
 mod binary {
     use super::*;
@@ -330,7 +326,7 @@ mod binary {
         for r in &results {
             assert_eq!(r["result"]["ok"], true, "{r}");
         }
-        let b = bodies(&server);
+        let b = server.request_bodies();
         assert_eq!(b.len(), 4);
         let tools: Vec<String> = b[0]["tools"]
             .as_array()

@@ -2,18 +2,8 @@
 //! binary's `--help`. The checks that need no binary (links, error codes) are in
 //! `src/tests/docs.rs`.
 
-use std::path::{Path, PathBuf};
-
-fn markdown_files(root: &Path) -> Vec<PathBuf> {
-    let mut files = vec![root.join("README.md"), root.join("BENCHMARKS.md")];
-    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
-        let p = entry.unwrap().path();
-        if p.extension().is_some_and(|e| e == "md") {
-            files.push(p);
-        }
-    }
-    files
-}
+use crate::support::repo_docs::markdown_files;
+use std::path::Path;
 
 /// The subcommands `pablo [WORDS…] --help` lists under `Commands:`.
 fn subcommands(words: &[&str]) -> Vec<String> {

@@ -3,27 +3,10 @@
 
 use std::path::Path;
 
-use base64::Engine as _;
 use serde_json::Value;
 
 use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
-
-/// A complete 1×1 PNG.
-pub const PNG_1X1: &[u8] = &[
-    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
-    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
-    0x89, 0x00, 0x00, 0x00, 0x0A, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01, 0x00, 0x00,
-    0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
-    0x42, 0x60, 0x82,
-];
-
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-fn bodies(server: &ScriptedServer) -> Vec<Value> {
-    server.requests().iter().map(|r| r.json()).collect()
-}
+use crate::support::images::{PNG_1X1, b64};
 
 mod resume {
     use super::*;
@@ -85,7 +68,7 @@ mod resume {
         // The picture itself is gone from the workspace: resume needs only the stored copy.
         std::fs::remove_file(sb.workspace().join("shot.png")).unwrap();
         run(&sb, &["--resume", &id], "is it still red?").await;
-        let b = bodies(&server);
+        let b = server.request_bodies();
         assert_eq!(b.len(), 2);
         assert_eq!(
             b[1]["messages"][1].to_string(),

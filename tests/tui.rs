@@ -1541,7 +1541,7 @@ mod composer {
             "provider = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"{}\"\n",
             server.base_url()
         ));
-        let png = crate::images::PNG_1X1;
+        let png = crate::support::images::PNG_1X1;
         std::fs::write(sandbox.workspace().join("shot.png"), png).unwrap();
         server.push(ScriptedResponse::sse(openai::text_answer("A red dot.")));
         let mut t =
@@ -1579,7 +1579,11 @@ mod composer {
         let server = ScriptedServer::start().await;
         let sandbox = Sandbox::new();
         super::configure_scripted(&sandbox, &server, "");
-        std::fs::write(sandbox.workspace().join("shot.png"), crate::images::PNG_1X1).unwrap();
+        std::fs::write(
+            sandbox.workspace().join("shot.png"),
+            crate::support::images::PNG_1X1,
+        )
+        .unwrap();
         server.push(ScriptedResponse::sse(openai::text_answer("Hello there.")));
         let mut t = super::spawn_plain(&sandbox, &[]);
         t.send("what is in @shot.png?\r");

@@ -3,7 +3,7 @@
 //! every session builds it), which refuses this machine's addresses before connecting. (The run
 //! of the binary with a name mapped to loopback is in `tests/catalog/fetch.rs`.)
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use pablo::config::{ConfigFile, Dirs, Layers};
@@ -15,6 +15,7 @@ use pablo::tools::web_fetch::{FetchSettings, NetworkBudget, UNTRUSTED_NOTICE, We
 use serde_json::json;
 
 use super::catalog::*;
+use crate::tests::support::http::counting_listener;
 use crate::tests::support::http::{ScriptedResponse, ScriptedServer};
 
 /// The tool under test, allowed to reach the scripted server on 127.0.0.1:`port`.
@@ -287,20 +288,6 @@ async fn every_request_and_redirect_counts_against_the_budget() {
         .unwrap_err();
     assert_eq!(e.code, "network_budget_exhausted");
     assert_eq!(server.requests().len(), 4);
-}
-
-/// A listener on 127.0.0.1 that counts the connections it accepts.
-async fn counting_listener() -> (u16, Arc<AtomicUsize>) {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = l.local_addr().unwrap().port();
-    let n = Arc::new(AtomicUsize::new(0));
-    let c = n.clone();
-    tokio::spawn(async move {
-        while let Ok((_s, _)) = l.accept().await {
-            c.fetch_add(1, Ordering::SeqCst);
-        }
-    });
-    (port, n)
 }
 
 #[tokio::test]

@@ -67,10 +67,6 @@ fn stop_reason(events: &[Event]) -> Option<StopReason> {
     })
 }
 
-fn bodies(server: &ScriptedServer) -> Vec<Value> {
-    server.requests().iter().map(|r| r.json()).collect()
-}
-
 /// `(message, block)` of every breakpoint in an Anthropic body's messages.
 fn breakpoints(body: &Value) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
@@ -118,7 +114,7 @@ mod anthropic_caching {
         )
         .await;
         assert_eq!(stop_reason(&events), Some(StopReason::EndTurn));
-        let b = bodies(&server);
+        let b = server.request_bodies();
         assert_eq!(b.len(), 3);
         for body in &b {
             // The stable prefix: tools and system, cached together by the system's breakpoint.
@@ -168,7 +164,7 @@ mod anthropic_caching {
                 .any(|e| matches!(e, Event::ContextCompacted { .. })),
             "{events:?}"
         );
-        let b = bodies(&server);
+        let b = server.request_bodies();
         assert_eq!(b.len(), 3);
         assert!(b[1].to_string().contains("Write a summary"), "{}", b[1]);
         assert!(!b[1].to_string().contains("cache_control"), "{}", b[1]);
@@ -242,7 +238,7 @@ mod anthropic_thinking {
         .await;
         assert_eq!(stop_reason(&events), Some(StopReason::EndTurn));
 
-        let b = bodies(&server);
+        let b = server.request_bodies();
         assert_eq!(b[0]["thinking"]["type"], "enabled");
         assert!(b[0]["thinking"]["budget_tokens"].as_u64().unwrap() >= 1024);
         assert!(b[0]["max_tokens"].as_u64() > b[0]["thinking"]["budget_tokens"].as_u64());
@@ -310,7 +306,7 @@ mod openai_chat {
         let client = OpenAiClient::new(openai_config(&server, "gpt-4.1", true)).unwrap();
         let events = turns(Arc::new(client), Limits::default(), &["plan"]).await;
         assert_eq!(stop_reason(&events), Some(StopReason::EndTurn));
-        let b = bodies(&server);
+        let b = server.request_bodies();
         assert_eq!(b.len(), 3);
         for body in &b {
             assert_eq!(body["prompt_cache_key"], SESSION);
@@ -328,7 +324,7 @@ mod openai_chat {
         server.push(ScriptedResponse::sse(openai::text_answer("hi")));
         let client = OpenAiClient::new(openai_config(&server, "local", false)).unwrap();
         turns(Arc::new(client), Limits::default(), &["hi"]).await;
-        assert!(bodies(&server)[0].get("prompt_cache_key").is_none());
+        assert!(server.request_bodies()[0].get("prompt_cache_key").is_none());
     }
 
     #[tokio::test]
@@ -368,7 +364,7 @@ mod openai_chat {
             .collect();
         assert_eq!(thoughts, ["weigh it", "inline thought"]);
         // Kept for the person, not sent back: the second request's history has the answer only.
-        let second = &bodies(&server)[1];
+        let second = &server.request_bodies()[1];
         assert!(!second.to_string().contains("weigh"), "{second}");
         assert!(second.to_string().contains("Answer one."));
     }
@@ -403,7 +399,7 @@ mod openai_responses {
 
         let reqs = server.requests();
         assert_eq!(reqs[0].path, "/v1/responses");
-        let b = bodies(&server);
+        let b = server.request_bodies();
         for body in &b {
             assert_eq!(body["store"], false);
             assert_eq!(body["stream"], true);

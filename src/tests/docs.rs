@@ -3,18 +3,8 @@
 //! the ones pablo gives. The check of the commands the docs name runs the binary, in
 //! `tests/docs.rs`.
 
-use std::path::{Path, PathBuf};
-
-fn markdown_files(root: &Path) -> Vec<PathBuf> {
-    let mut files = vec![root.join("README.md"), root.join("BENCHMARKS.md")];
-    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
-        let p = entry.unwrap().path();
-        if p.extension().is_some_and(|e| e == "md") {
-            files.push(p);
-        }
-    }
-    files
-}
+use crate::tests::support::repo_docs::markdown_files;
+use std::path::Path;
 
 /// The targets of `[text](target)` links.
 fn link_targets(text: &str) -> Vec<String> {

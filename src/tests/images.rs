@@ -6,31 +6,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine as _;
 use pablo::model::anthropic::{AnthropicClient, AnthropicConfig};
 use pablo::model::http::{ApiKey, HttpOptions};
 use pablo::model::openai::{OpenAiClient, OpenAiConfig};
 use pablo::model::responses::ResponsesClient;
 use pablo::model::{ModelClient, ModelProfile};
 use pablo::protocol::Event;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::tests::support::http::{ScriptedResponse, ScriptedServer, anthropic, openai, responses};
+use crate::tests::support::images::{PNG_1X1, b64};
+use crate::tests::support::prompt::without_markers;
 
 const KEY: &str = "sk-test-images-0123456789";
-
-/// A complete 1×1 PNG.
-const PNG_1X1: &[u8] = &[
-    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
-    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
-    0x89, 0x00, 0x00, 0x00, 0x0A, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01, 0x00, 0x00,
-    0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
-    0x42, 0x60, 0x82,
-];
-
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
 
 fn opts() -> HttpOptions {
     HttpOptions {
@@ -57,24 +45,6 @@ fn openai_config(server: &ScriptedServer, model: &str) -> OpenAiConfig {
 
 fn chat(server: &ScriptedServer, model: &str) -> Arc<dyn ModelClient> {
     Arc::new(OpenAiClient::new(openai_config(server, model)).unwrap())
-}
-
-fn bodies(server: &ScriptedServer) -> Vec<Value> {
-    server.requests().iter().map(|r| r.json()).collect()
-}
-
-/// `v` without `cache_control` markers (Anthropic's breakpoints move from call to call).
-fn without_markers(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| *k != "cache_control")
-                .map(|(k, v)| (k.clone(), without_markers(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(without_markers).collect()),
-        other => other.clone(),
-    }
 }
 
 /// What the model reads beside the image: the prompt and a line naming the file.
@@ -149,7 +119,7 @@ mod wire {
             &[prompt, "and now?"],
         )
         .await;
-        let b = bodies(&server);
+        let b = server.request_bodies();
         assert_eq!(b.len(), 2);
         assert_eq!(
             b[0]["messages"][1],
@@ -184,7 +154,7 @@ mod wire {
         .unwrap();
         let prompt = "what is in @shot.png?";
         turns(Arc::new(client), &[("shot.png", PNG_1X1)], &[prompt]).await;
-        let b = bodies(&server);
+        let b = server.request_bodies();
         assert_eq!(server.requests()[0].path, "/v1/messages");
         assert_eq!(
             without_markers(&b[0]["messages"][0]),
@@ -207,7 +177,7 @@ mod wire {
         let client = ResponsesClient::new(openai_config(&server, "gpt-5")).unwrap();
         let prompt = "what is in @shot.png?";
         turns(Arc::new(client), &[("shot.png", PNG_1X1)], &[prompt]).await;
-        let b = bodies(&server);
+        let b = server.request_bodies();
         assert_eq!(server.requests()[0].path, "/v1/responses");
         assert_eq!(
             b[0]["input"][0],
@@ -226,7 +196,7 @@ mod wire {
         server.push(ScriptedResponse::sse(openai::text_answer("A red dot.")));
         let prompt = "what is @capture?";
         let events = turns(chat(&server, "gpt-4o"), &[("capture", PNG_1X1)], &[prompt]).await;
-        let content = &bodies(&server)[0]["messages"][1]["content"];
+        let content = &server.request_bodies()[0]["messages"][1]["content"];
         assert_eq!(content[0]["type"], "image_url", "{content}");
         let shown = events.iter().find_map(|e| match e {
             Event::Attachments { images, .. } => Some(images.clone()),
@@ -312,7 +282,7 @@ mod refusals {
         )
         .await;
         assert_eq!(refusal(&events).0, "image_not_accepted_by_model");
-        let b = bodies(&server);
+        let b = server.request_bodies();
         assert_eq!(b.len(), 1);
         let messages = b[0]["messages"].as_array().unwrap();
         assert_eq!(

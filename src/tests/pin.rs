@@ -8,7 +8,6 @@
 //! replaced by a placeholder in the text of the line, so key order and every other byte stay
 //! pinned.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,42 +24,12 @@ use pablo::workspace::Workspace;
 use serde_json::{Value, json};
 
 use crate::tests::support::http::{ScriptedResponse, ScriptedServer};
+use crate::tests::support::pinning::normalize;
 
 fn snapshot(name: &str, text: &str) {
     insta::with_settings!({snapshot_path => "snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!(name, text);
     });
-}
-
-/// Replaces what differs between runs with placeholders, in the text itself.
-fn normalize(text: &str, dirs: &[(&Path, &str)]) -> String {
-    let mut out = text.to_string();
-    for (dir, name) in dirs {
-        out = out.replace(&dir.display().to_string(), name);
-    }
-    let rules: &[(&str, &str)] = &[
-        (r#""duration_ms":\d+"#, r#""duration_ms":"[ms]""#),
-        (r#""started_ms":\d+"#, r#""started_ms":"[ms]""#),
-        (r"(\d+\.\d+\.\d+\.\d+):\d+", "$1:[port]"),
-        (
-            r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
-            "[uuid]",
-        ),
-        (r"after \d+ ms", "after [n] ms"),
-        (r"shell-([A-Za-z0-9_-]+)-\d+\.log", "shell-$1-[nanos].log"),
-        // The size of a command's result counts its duration's digits and the temp paths.
-        (
-            r"Its result serialized to \d+ bytes",
-            "Its result serialized to [n] bytes",
-        ),
-    ];
-    for (pattern, with) in rules {
-        out = regex::Regex::new(pattern)
-            .unwrap()
-            .replace_all(&out, *with)
-            .into_owned();
-    }
-    out
 }
 
 const HUNKS_BEFORE: &str =

@@ -10,11 +10,17 @@ pub(crate) mod acp;
 pub(crate) mod agent;
 #[path = "../../tests/support/http.rs"]
 pub(crate) mod http;
+#[path = "../../tests/support/images.rs"]
+pub(crate) mod images;
 #[path = "../../tests/support/journal.rs"]
 pub(crate) mod journal;
 #[path = "../../tests/support/lsp.rs"]
 pub(crate) mod lsp;
 #[path = "../../tests/support/mcp.rs"]
 pub(crate) mod mcp;
+#[path = "../../tests/support/pinning.rs"]
+pub(crate) mod pinning;
 #[path = "../../tests/support/prompt.rs"]
 pub(crate) mod prompt;
+#[path = "../../tests/support/repo_docs.rs"]
+pub(crate) mod repo_docs;

@@ -2,28 +2,14 @@
 //! connecting. (The tool against a scripted server, its refusals and the fetch policy are tested
 //! in the crate, `src/tests/catalog_fetch.rs`.)
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use serde_json::json;
 
 use super::*;
 use crate::support::bin::Sandbox;
+use crate::support::http::counting_listener;
 use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
-
-/// A listener on 127.0.0.1 that counts the connections it accepts.
-async fn counting_listener() -> (u16, Arc<AtomicUsize>) {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = l.local_addr().unwrap().port();
-    let n = Arc::new(AtomicUsize::new(0));
-    let c = n.clone();
-    tokio::spawn(async move {
-        while let Ok((_s, _)) = l.accept().await {
-            c.fetch_add(1, Ordering::SeqCst);
-        }
-    });
-    (port, n)
-}
 
 /// `pablo run` with no flags, in a mount namespace whose `/etc/hosts` maps a name to
 /// 127.0.0.1: the system resolver returns loopback, so the fetch is refused before connecting

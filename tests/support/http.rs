@@ -248,6 +248,11 @@ impl ScriptedServer {
     }
 
     /// Every request received so far, in order.
+    /// The JSON body of every request so far, in order.
+    pub fn request_bodies(&self) -> Vec<Value> {
+        self.requests().iter().map(|r| r.json()).collect()
+    }
+
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests.lock().expect("requests lock").clone()
     }
@@ -490,6 +495,21 @@ pub fn data_event(data: &str) -> String {
 /// One SSE event with a name and a data line.
 pub fn named_event(name: &str, data: &str) -> String {
     format!("event: {name}\ndata: {data}\n\n")
+}
+
+/// A listener on 127.0.0.1 that accepts and counts connections (nothing is ever answered): the
+/// port, and how many connections reached it.
+pub async fn counting_listener() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    let n = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let c = n.clone();
+    tokio::spawn(async move {
+        while let Ok((_s, _)) = l.accept().await {
+            c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    (port, n)
 }
 
 /// OpenAI Chat Completions streams (`data: {chat.completion.chunk}` … `data: [DONE]`).

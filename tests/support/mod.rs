@@ -6,8 +6,11 @@
 pub mod acp;
 pub mod bin;
 pub mod http;
+pub mod images;
 pub mod journal;
 pub mod lsp;
 pub mod mcp;
+pub mod pinning;
 pub mod prompt;
+pub mod repo_docs;
 pub mod run;

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 /// `v` without any `cache_control` marker (the cache keys on content, not on the markers).
-fn without_markers(v: &Value) -> Value {
+pub fn without_markers(v: &Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
             m.iter()
