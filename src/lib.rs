@@ -7,6 +7,8 @@ pub mod acp;
 pub mod agent;
 pub mod config;
 pub mod core;
+#[doc(hidden)]
+pub mod harness;
 pub mod headless;
 pub mod hooks;
 pub mod launch;

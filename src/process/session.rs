@@ -313,7 +313,7 @@ impl Session {
 /// One entry of `list` (read back leniently for the words of a listing).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
-pub struct SessionInfo {
+pub(crate) struct SessionInfo {
     pub(crate) session_id: String,
     pub(crate) command: String,
     pub(crate) cwd: String,

@@ -62,7 +62,7 @@ pub(crate) enum Layer {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApprovalMode {
+pub(crate) enum ApprovalMode {
     Choosing,
     /// Typing the optional note that goes back with a rejection.
     Note(String),

@@ -1,0 +1,1 @@
+//! What `fuzz/fuzz_targets/acp_lines.rs` measures; see [`super`].

@@ -1,0 +1,1 @@
+//! The in-process agent the agent benches share (`benches/support`); see [`super`].

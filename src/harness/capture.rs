@@ -1,0 +1,1 @@
+//! What `benches/capture.rs` measures; see [`super`].

@@ -1,0 +1,1 @@
+//! What `benches/checkpoints.rs` measures; see [`super`].

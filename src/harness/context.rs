@@ -1,0 +1,1 @@
+//! What `benches/context.rs` measures; see [`super`].

@@ -1,0 +1,1 @@
+//! What `benches/csv_analyze.rs` measures; see [`super`].

@@ -1,0 +1,1 @@
+//! What `benches/fs_search.rs` measures; see [`super`].

@@ -1,0 +1,1 @@
+//! What `benches/hooks.rs` measures; see [`super`].

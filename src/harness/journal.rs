@@ -1,0 +1,1 @@
+//! What `benches/journal.rs` measures; see [`super`].

@@ -1,0 +1,1 @@
+//! What `benches/lsp.rs` measures; see [`super`].

@@ -1,0 +1,1 @@
+//! What `benches/otel_export.rs` measures; see [`super`].

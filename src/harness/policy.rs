@@ -1,0 +1,1 @@
+//! What `benches/policy.rs` measures; see [`super`].

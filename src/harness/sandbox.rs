@@ -1,0 +1,1 @@
+//! What `benches/sandbox.rs` measures; see [`super`].

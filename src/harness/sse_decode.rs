@@ -1,0 +1,1 @@
+//! What `benches/sse_decode.rs` measures; see [`super`].

@@ -1,0 +1,1 @@
+//! What `benches/subagent.rs` measures; see [`super`].

@@ -1,0 +1,1 @@
+//! What `benches/tui_render.rs` measures; see [`super`].
