@@ -16,10 +16,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use futures::executor::block_on;
-use pablo::model::StreamEvent;
-use pablo::model::openai::OpenAiDecoder;
-use pablo::model::sse::{ByteError, decode};
-use pablo::model::sse_frame::SseParser;
+use pablo::harness::{sse_decode_openai, sse_frame_data_bytes};
 use serde_json::json;
 
 const TARGET_BYTES: usize = 10 * 1024 * 1024;
@@ -85,18 +82,6 @@ fn recorded_stream() -> (Vec<u8>, Vec<Vec<u8>>, usize) {
     (out.into_bytes(), payloads, arg_bytes)
 }
 
-fn run_decode(chunks: Vec<Bytes>) -> usize {
-    let bytes = futures::stream::iter(chunks.into_iter().map(Ok::<_, ByteError>));
-    let events = decode(bytes, OpenAiDecoder::new("openai"), usize::MAX);
-    block_on(events.fold(0usize, |n, e| async move {
-        match e {
-            Ok(StreamEvent::ToolCall(c)) => n + c.arguments.len(),
-            Ok(_) => n,
-            Err(f) => panic!("decode failed: {f:?}"),
-        }
-    }))
-}
-
 fn bench(c: &mut Criterion) {
     let (stream, payloads, arg_bytes) = recorded_stream();
     let all = Bytes::from(stream.clone());
@@ -106,17 +91,17 @@ fn bench(c: &mut Criterion) {
         .collect();
     let whole = vec![all.clone()];
     // The decoded arguments must be the same however the bytes arrive.
-    assert_eq!(run_decode(chunks.clone()), arg_bytes);
-    assert_eq!(run_decode(whole.clone()), arg_bytes);
+    assert_eq!(sse_decode_openai(chunks.clone()), arg_bytes);
+    assert_eq!(sse_decode_openai(whole.clone()), arg_bytes);
 
     let mut group = c.benchmark_group("sse_decode");
     group.throughput(Throughput::Bytes(stream.len() as u64));
     group.sample_size(10);
     group.bench_function("decode_openai_16k_chunks", |b| {
-        b.iter(|| run_decode(chunks.clone()))
+        b.iter(|| sse_decode_openai(chunks.clone()))
     });
     group.bench_function("decode_openai_one_10mb_chunk", |b| {
-        b.iter(|| run_decode(whole.clone()))
+        b.iter(|| sse_decode_openai(whole.clone()))
     });
     group.bench_function("serde_json_from_slice_data_lines", |b| {
         b.iter(|| {
@@ -146,7 +131,7 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(mib.len() as u64));
     group.sample_size(10);
     group.bench_function("pablo_one_chunk", |b| {
-        b.iter(|| frame_only(std::slice::from_ref(&mib)))
+        b.iter(|| sse_frame_data_bytes(std::slice::from_ref(&mib)))
     });
     group.bench_function("eventsource_stream_one_chunk", |b| {
         b.iter(|| eventsource_only(vec![mib.clone()]))
@@ -167,7 +152,7 @@ fn bench(c: &mut Criterion) {
             .collect();
         group.throughput(Throughput::Bytes(line.len() as u64));
         group.bench_function(format!("pablo_{mib}mib"), |b| {
-            b.iter(|| frame_only(&chunks))
+            b.iter(|| sse_frame_data_bytes(&chunks))
         });
         group.bench_function(format!("eventsource_stream_{mib}mib"), |b| {
             b.iter(|| eventsource_only(chunks.clone()))
@@ -176,20 +161,9 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// Frames `chunks` with pablo's parser (no limit) and returns the data bytes it dispatched.
-fn frame_only(chunks: &[Bytes]) -> usize {
-    let mut parser = SseParser::new(usize::MAX);
-    let mut out = Vec::new();
-    let mut n = 0;
-    for c in chunks {
-        parser.feed(c, &mut out).unwrap();
-        n += out.drain(..).map(|e| e.data.len()).sum::<usize>();
-    }
-    n
-}
-
 fn eventsource_only(chunks: Vec<Bytes>) -> usize {
-    let events = futures::stream::iter(chunks.into_iter().map(Ok::<_, ByteError>)).eventsource();
+    let events =
+        futures::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>)).eventsource();
     block_on(events.fold(
         0usize,
         |n, e| async move { n + e.map_or(0, |e| e.data.len()) },

@@ -6,26 +6,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pablo::model::sse_frame::{FrameError, SseEvent, SseParser};
-
-fn frame(bytes: &[u8], piece: usize, max: usize) -> (Vec<SseEvent>, Option<FrameError>) {
-    let mut parser = SseParser::new(max);
-    let mut out = Vec::new();
-    for chunk in bytes.chunks(piece.max(1)) {
-        if let Err(e) = parser.feed(chunk, &mut out) {
-            return (out, Some(e));
-        }
-        assert!(parser.held() <= max, "{} bytes held over {max}", parser.held());
-    }
-    (out, None)
-}
+use pablo::harness::sse_frame_in_pieces;
 
 fuzz_target!(|data: &[u8]| {
     let [max, piece, rest @ ..] = data else {
         return;
     };
     let max = usize::from(*max) * 16 + 1;
-    let whole = frame(rest, rest.len(), max);
-    let pieces = frame(rest, usize::from(*piece), max);
+    let whole = sse_frame_in_pieces(rest, rest.len(), max);
+    let pieces = sse_frame_in_pieces(rest, usize::from(*piece), max);
     assert_eq!(whole, pieces);
 });

@@ -7,6 +7,10 @@
 //! private and their items re-exported flat (each named after its bench, so none collide).
 //! Hidden from the docs: this is not an API and has no stability.
 
+// A bench whose set-up fails should stop loudly, as the bench files always did; nothing here runs
+// inside pablo.
+#![allow(clippy::expect_used)]
+
 mod acp_lines;
 mod agent;
 mod capture;
@@ -25,7 +29,6 @@ mod subagent;
 mod tui_render;
 
 // TEMPORARY while the modules are filled in; removed when the benches move.
-#[allow(unused_imports)]
 pub use acp_lines::*;
 #[allow(unused_imports)]
 pub use agent::*;
@@ -47,11 +50,9 @@ pub use journal::*;
 pub use lsp::*;
 #[allow(unused_imports)]
 pub use otel_export::*;
-#[allow(unused_imports)]
 pub use policy::*;
 #[allow(unused_imports)]
 pub use sandbox::*;
-#[allow(unused_imports)]
 pub use sse_decode::*;
 #[allow(unused_imports)]
 pub use subagent::*;

@@ -1,1 +1,82 @@
-//! What `benches/policy.rs` measures; see [`super`].
+//! What `benches/policy.rs` and `fuzz/fuzz_targets/policy_decide.rs` judge: the same two engines,
+//! built the way `pablo policy check` builds them; see [`super`].
+
+use std::path::Path;
+
+use crate::config::{ConfigFile, Dirs, Layers};
+use crate::policy::{CliFlags, PolicyEngine, cli};
+use crate::protocol::Decision;
+
+/// A deny-by-default allow list of three read-only commands.
+const ALLOW_LIST: &str = r#"
+[options.shell.commands]
+default = "deny"
+allow = [
+  { id = "t.git-status", executable = "git", args = ["status"], match = "prefix" },
+  { id = "t.wc", executable = "wc", args = [], match = "prefix" },
+  { id = "t.ls", executable = "ls", args = [], match = "prefix" },
+]
+"#;
+
+/// The allow-list engine and the interactive default, over a workspace `ws` under the root.
+pub struct PolicyEngines {
+    allow_list: PolicyEngine,
+    default: PolicyEngine,
+}
+
+/// What one check decided: the whole command, and whether each simple command in it was allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PolicyCheck {
+    pub allowed: bool,
+    pub every_command_allowed: bool,
+}
+
+impl PolicyEngines {
+    /// Both engines, with their workspace, config, data and state directories under `root`.
+    pub fn new(root: &Path) -> Self {
+        let ws = root.join("ws");
+        std::fs::create_dir_all(&ws).expect("the bench's workspace directory");
+        let ws = std::fs::canonicalize(&ws).unwrap_or(ws);
+        let dirs = Dirs {
+            config: root.join("config"),
+            data: root.join("data"),
+            state: root.join("state"),
+        };
+        let file =
+            ConfigFile::parse(ALLOW_LIST, Path::new("bench.toml")).expect("the allow list parses");
+        let layers = Layers {
+            explicit: Some(("bench.toml".into(), file)),
+            ..Default::default()
+        };
+        let allow_list = PolicyEngine::build(&ws, &dirs, &layers, None, CliFlags::default())
+            .expect("the allow-list engine builds");
+        let default =
+            PolicyEngine::build(&ws, &dirs, &Layers::default(), None, CliFlags::default())
+                .expect("the default engine builds");
+        Self {
+            allow_list,
+            default,
+        }
+    }
+
+    /// `command` judged by the deny-by-default allow list.
+    pub fn check_allow_list(&self, command: &str) -> PolicyCheck {
+        summary(&self.allow_list, command)
+    }
+
+    /// `command` judged by the interactive default.
+    pub fn check_default(&self, command: &str) -> PolicyCheck {
+        summary(&self.default, command)
+    }
+}
+
+fn summary(engine: &PolicyEngine, command: &str) -> PolicyCheck {
+    let report = cli::check(engine, command);
+    PolicyCheck {
+        allowed: report.decision == Decision::Allow,
+        every_command_allowed: report
+            .commands
+            .iter()
+            .all(|c| c.decision == Decision::Allow),
+    }
+}
