@@ -20,130 +20,20 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use pablo::protocol::{CommandPreview, Event, Preview, ToolOutcome};
-use pablo::tui::app;
-use pablo::tui::state::{AppState, Setup};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use serde_json::json;
-
-const CELLS: usize = 2000;
-const OUTPUT_BYTES: usize = 10 * 1024 * 1024;
-
-fn command(cmd: &str) -> Preview {
-    Preview::Command(CommandPreview {
-        command: cmd.into(),
-        cwd: ".".into(),
-        background: false,
-        pty: false,
-        commands: vec![],
-        sandbox: None,
-    })
-}
-
-/// 2,000 cells: a quarter shell commands sharing 10 MB of coloured output, the rest user turns,
-/// markdown answers and file reads. The last command is still running.
-fn big_state(inline: bool) -> AppState {
-    let now = Instant::now();
-    let mut s = AppState::with_setup(
-        now,
-        Setup {
-            inline,
-            ..Setup::default()
-        },
-    );
-    let shell_cells = CELLS / 4;
-    let per_cell = OUTPUT_BYTES / shell_cells;
-    let line = "\x1b[32mPASS\x1b[0m tests::module::case_with_a_longish_name ... ok (0.01s)\n";
-    let chunk: String = line.repeat(per_cell / line.len() + 1);
-    let mut made = 0;
-    let mut i = 0;
-    while made < CELLS {
-        match i % 4 {
-            0 => s.apply(Event::UserMessage {
-                text: format!("step {i}: please run the tests and explain the failures"),
-            }),
-            1 => s.apply(Event::MessageCompleted {
-                text: format!(
-                    "## Result {i}\n\nThe **tests** ran; `cargo test` reported one failure in \
-                     `parser::tests::roundtrip`:\n\n- it expects `Some(3)`\n- it got `None`\n\n\
-                     ```rust\nassert_eq!(parse(\"3\"), Some(3));\n```\n"
-                ),
-                tool_calls: vec![],
-            }),
-            2 => {
-                let id = format!("r{i}");
-                s.apply(Event::ToolCallBegin {
-                    call_id: id.clone(),
-                    tool: "fs.read".into(),
-                    arguments: json!({"path": format!("src/module_{i}.rs")}),
-                });
-                s.apply(Event::ToolCallEnd {
-                    call_id: id,
-                    tool: "fs.read".into(),
-                    result: ToolOutcome::ok(
-                        json!({"content": "fn main() {}\n", "revision": "abc"}),
-                    ),
-                });
-            }
-            _ => {
-                let id = format!("c{i}");
-                s.apply(Event::ToolCallBegin {
-                    call_id: id.clone(),
-                    tool: "shell.run".into(),
-                    arguments: json!({"command": "cargo test"}),
-                });
-                s.apply(Event::ToolCallRunning {
-                    call_id: id.clone(),
-                    preview: command("cargo test"),
-                });
-                s.apply(Event::ToolOutputDelta {
-                    call_id: id.clone(),
-                    chunk: chunk.clone(),
-                });
-                if made + 1 < CELLS {
-                    s.apply(Event::ToolCallEnd {
-                        call_id: id,
-                        tool: "shell.run".into(),
-                        result: ToolOutcome::ok(json!({"exit_code": 0})),
-                    });
-                }
-            }
-        }
-        made += 1;
-        i += 1;
-    }
-    s
-}
-
-/// One streaming frame: a chunk of output arrives for the running command, then a frame is drawn.
-fn frame(terminal: &mut Terminal<TestBackend>, s: &mut AppState, n: usize) {
-    s.apply(Event::ToolOutputDelta {
-        call_id: format!("c{}", CELLS - 1),
-        chunk: format!("\x1b[31mFAIL\x1b[0m tests::streamed::case_{n}\n"),
-    });
-    s.set_now(s.now() + Duration::from_millis(16));
-    if app::draw(terminal, s).is_err() {
-        std::process::abort();
-    }
-}
+use pablo::harness::TuiRenderScene;
+use ratatui::layout::Size;
 
 fn render(c: &mut Criterion) {
-    let mut terminal = match Terminal::new(TestBackend::new(160, 48)) {
-        Ok(t) => t,
-        Err(e) => match e {},
-    };
-    let mut s = big_state(false);
+    // The transcript (see `TuiRenderScene::streaming`) on a full 160x48 screen.
+    let mut scene = TuiRenderScene::streaming(Size::new(160, 48), false);
     let cold = Instant::now();
-    if app::draw(&mut terminal, &mut s).is_err() {
-        std::process::abort();
-    }
+    scene.draw();
     let cold = cold.elapsed();
     let mut n = 0;
     c.bench_function("frame_2000_cells_10MB_streaming", |b| {
         b.iter(|| {
             n += 1;
-            frame(&mut terminal, &mut s, n);
+            scene.stream(n);
         })
     });
     // Our own samples for the tail: wall-clock time, and the thread's CPU time (the machine is
@@ -152,7 +42,7 @@ fn render(c: &mut Criterion) {
     let mut cpu: Vec<Duration> = Vec::with_capacity(3000);
     for k in 0..3000 {
         let (t, c) = (Instant::now(), thread_cpu());
-        frame(&mut terminal, &mut s, n + k);
+        scene.stream(n + k);
         samples.push(t.elapsed());
         cpu.push(thread_cpu().saturating_sub(c));
     }
@@ -476,39 +366,23 @@ fn mcp_startup() {
 /// size of a 160x48 terminal. The first frame prints the 2,000 finished cells into the
 /// scrollback; every later frame repaints only what changed in the viewport.
 fn render_inline(c: &mut Criterion) {
-    use pablo::tui::app::Surface;
-    use pablo::tui::inline::InlineScreen;
-    let size = ratatui::layout::Size::new(160, 48);
-    let mut surface = app::InlineSurface::new(InlineScreen::new(Vec::<u8>::new(), size, 0));
-    let mut s = big_state(true);
-    let step = |surface: &mut app::InlineSurface<Vec<u8>>, s: &mut AppState, n: usize| -> u64 {
-        s.apply(Event::ToolOutputDelta {
-            call_id: format!("c{}", CELLS - 1),
-            chunk: format!("\x1b[31mFAIL\x1b[0m tests::streamed::case_{n}\n"),
-        });
-        s.set_now(s.now() + Duration::from_millis(16));
-        let before = surface.screen.bytes_written();
-        if surface.frame(s).is_err() {
-            std::process::abort();
-        }
-        surface.screen.writer().clear();
-        surface.screen.bytes_written() - before
-    };
+    let size = Size::new(160, 48);
+    let mut scene = TuiRenderScene::streaming(size, true);
     let cold = Instant::now();
-    let first_bytes = step(&mut surface, &mut s, 0);
+    let first_bytes = scene.stream(0);
     let cold = cold.elapsed();
     let mut n = 0;
     c.bench_function("inline_frame_2000_cells_10MB_streaming", |b| {
         b.iter(|| {
             n += 1;
-            step(&mut surface, &mut s, n);
+            scene.stream(n);
         })
     });
     let mut samples: Vec<Duration> = Vec::with_capacity(3000);
     let mut bytes: Vec<u64> = Vec::with_capacity(3000);
     for k in 0..3000 {
         let t = Instant::now();
-        bytes.push(step(&mut surface, &mut s, n + 1 + k));
+        bytes.push(scene.stream(n + 1 + k));
         samples.push(t.elapsed());
     }
     samples.sort();
@@ -533,89 +407,15 @@ fn render_inline(c: &mut Criterion) {
     );
 }
 
-/// A state whose top layer is the approval prompt for creating a file of `lines` lines.
-fn approval_state(lines: usize) -> AppState {
-    use pablo::protocol::{Decision, DiffHunk, DiffLine, DiffTag, FileChangePreview, Verdict};
-    let mut s = AppState::with_setup(
-        Instant::now(),
-        Setup {
-            inline: true,
-            ..Setup::default()
-        },
-    );
-    let text: Vec<String> = (1..=lines)
-        .map(|i| format!("line {i:05} of the generated file"))
-        .collect();
-    let hunk = DiffHunk {
-        header: format!("@@ -0,0 +1,{lines} @@"),
-        old_start: 0,
-        old_len: 0,
-        new_start: 1,
-        new_len: lines,
-        lines: text
-            .iter()
-            .enumerate()
-            .map(|(i, t)| DiffLine {
-                tag: DiffTag::Added,
-                old_lineno: None,
-                new_lineno: Some(i + 1),
-                text: t.clone(),
-            })
-            .collect(),
-    };
-    let preview = Preview::FileChange(FileChangePreview {
-        path: "big.txt".into(),
-        old_revision: None,
-        new_revision: "0".repeat(64),
-        new_text: text.join("\n"),
-        diff: String::new(),
-        added: lines,
-        removed: 0,
-        hunks: vec![hunk],
-    });
-    let arguments = json!({"path": "big.txt"});
-    s.apply(Event::UserMessage {
-        text: "write the file".into(),
-    });
-    s.apply(Event::ToolCallBegin {
-        call_id: "w".into(),
-        tool: "fs.write".into(),
-        arguments,
-    });
-    s.apply(Event::ApprovalRequest {
-        call_id: "w".into(),
-        tool: "fs.write".into(),
-        preview,
-        verdict: Verdict {
-            decision: Decision::Ask,
-            reasons: vec!["edits ask".into()],
-            rule_ids: vec![],
-            always_rule: None,
-        },
-    });
-    s
-}
-
 fn approval_pagedown(c: &mut Criterion) {
-    use pablo::tui::app::Surface;
-    use pablo::tui::inline::InlineScreen;
-    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let mut group = c.benchmark_group("approval_pagedown");
     for lines in [20, 20_000] {
-        let size = ratatui::layout::Size::new(120, 40);
-        let mut surface = app::InlineSurface::new(InlineScreen::new(Vec::<u8>::new(), size, 0));
-        let mut s = approval_state(lines);
-        let step = |surface: &mut app::InlineSurface<Vec<u8>>, s: &mut AppState| {
-            s.handle_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
-            if surface.frame(s).is_err() {
-                std::process::abort();
-            }
-            surface.screen.writer().clear();
-        };
+        // The approval prompt for creating a file of `lines` lines, inline at 120x40.
+        let mut scene = TuiRenderScene::approval(Size::new(120, 40), lines);
         // The first frame lays the diff out; the figure is the frames after it.
-        step(&mut surface, &mut s);
+        scene.page_down();
         group.bench_function(format!("new_file_{lines}_lines"), |b| {
-            b.iter(|| step(&mut surface, &mut s))
+            b.iter(|| scene.page_down())
         });
     }
     group.finish();

@@ -1,1 +1,158 @@
 //! What `benches/journal.rs` measures; see [`super`].
+//!
+//! The bench resumes a long session and lists many sessions. Writing those sessions takes protocol
+//! events, a session header and the journal writer, and reading them back takes the store: engine
+//! types, so they live here behind [`JournalStore`]. The bench keeps the temporary directories,
+//! the timing and the file handling of its comparison (summaries deleted so every journal is
+//! scanned).
+
+// A bench's set-up failing is a broken bench, not an input to handle: it panics with the reason.
+#![allow(clippy::expect_used)]
+
+use std::hint::black_box;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::core::EventRecorder;
+use crate::protocol::{
+    ApprovalAnswer, Event, PlanItem, PlanStatus, StopReason, ToolCall, ToolOutcome, Usage,
+};
+use crate::session::{Header, Store, load_journal, new_session_id};
+
+/// A directory of session journals.
+pub struct JournalStore {
+    store: Store,
+}
+
+impl JournalStore {
+    /// The sessions in `dir` (which need not exist yet).
+    pub fn at(dir: &Path) -> Self {
+        Self {
+            store: Store::at(dir),
+        }
+    }
+
+    /// Writes a new session of `events` events, repeating one realistic turn (see `turn`), and
+    /// returns its id; the journal is `<dir>/<id>.jsonl`.
+    pub fn write_session(&self, events: usize) -> String {
+        let id = new_session_id();
+        let mut j = self
+            .store
+            .create(&Header::new(&id, "/work/project", "gpt-test", "openai"))
+            .expect("create journal");
+        let mut written = 0;
+        let mut i = 0;
+        while written < events {
+            for e in turn(i) {
+                if written == events {
+                    break;
+                }
+                j.record(&e).expect("record");
+                written += 1;
+            }
+            i += 1;
+        }
+        j.sync().expect("sync");
+        id
+    }
+
+    /// Loads and replays session `id` as a resume does; returns the transcript's length.
+    pub fn load(&self, id: &str) -> usize {
+        let state = self.store.load(black_box(id)).expect("load");
+        let len = state.transcript.len();
+        // Dropped here, inside the caller's timing, as criterion drops a returned value.
+        black_box(state);
+        len
+    }
+
+    /// Lists the sessions (from their summaries where those describe the journal, else by
+    /// scanning it); returns how many there are.
+    pub fn list(&self) -> usize {
+        let l = self.store.list();
+        let len = l.sessions.len();
+        black_box(l);
+        len
+    }
+}
+
+/// Reads and parses the journal at `path` without replaying it.
+pub fn journal_load_only(path: &Path) {
+    black_box(load_journal(black_box(path)).expect("load"));
+}
+
+/// One realistic turn: a prompt, a model call with two tool calls, their results, the answer.
+fn turn(i: usize) -> Vec<Event> {
+    let calls = vec![
+        ToolCall {
+            id: format!("c{i}a"),
+            name: "fs_read".into(),
+            arguments: format!(r#"{{"path":"src/module_{i}.rs"}}"#),
+        },
+        ToolCall {
+            id: format!("c{i}b"),
+            name: "update_plan".into(),
+            arguments: r#"{"items":[{"content":"step","status":"completed"}]}"#.into(),
+        },
+    ];
+    let body = "fn example() -> u32 { 42 }\n".repeat(20);
+    vec![
+        Event::UserMessage {
+            text: format!("please look at module {i} and fix what is wrong"),
+        },
+        Event::MessageCompleted {
+            text: "Let me read it.".into(),
+            tool_calls: calls,
+        },
+        Event::ToolCallBegin {
+            call_id: format!("c{i}a"),
+            tool: "fs.read".into(),
+            arguments: json!({"path": format!("src/module_{i}.rs")}),
+        },
+        Event::ToolCallEnd {
+            call_id: format!("c{i}a"),
+            tool: "fs.read".into(),
+            result: ToolOutcome::ok(
+                json!({"path": format!("src/module_{i}.rs"), "text": body, "revision": "ab".repeat(32)}),
+            ),
+        },
+        Event::PlanUpdate {
+            explanation: None,
+            items: vec![PlanItem {
+                content: "step".into(),
+                status: PlanStatus::Completed,
+            }],
+        },
+        Event::ToolCallEnd {
+            call_id: format!("c{i}b"),
+            tool: "plan.update".into(),
+            result: ToolOutcome::ok(json!({"updated": true, "completed": 1, "total": 1})),
+        },
+        Event::Usage {
+            last: Usage {
+                input_tokens: 1000,
+                output_tokens: 50,
+                cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
+            },
+            total: Usage {
+                input_tokens: 1000 * i as u64,
+                output_tokens: 50 * i as u64,
+                cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
+            },
+        },
+        Event::MessageCompleted {
+            text: "Fixed: the function now returns the right value.".into(),
+            tool_calls: vec![],
+        },
+        Event::ApprovalResolved {
+            call_id: format!("c{i}a"),
+            answer: ApprovalAnswer::AllowOnce,
+        },
+        Event::TurnCompleted {
+            stop_reason: StopReason::EndTurn,
+            usage: Usage::default(),
+        },
+    ]
+}

@@ -44,7 +44,6 @@ pub use csv_analyze::*;
 pub use fs_search::*;
 #[allow(unused_imports)]
 pub use hooks::*;
-#[allow(unused_imports)]
 pub use journal::*;
 #[allow(unused_imports)]
 pub use lsp::*;
@@ -56,5 +55,4 @@ pub use sandbox::*;
 pub use sse_decode::*;
 #[allow(unused_imports)]
 pub use subagent::*;
-#[allow(unused_imports)]
 pub use tui_render::*;
