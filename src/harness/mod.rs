@@ -27,25 +27,21 @@ mod tui_render;
 // TEMPORARY while the modules are filled in; removed when the benches move.
 #[allow(unused_imports)]
 pub use acp_lines::*;
-#[allow(unused_imports)]
 pub use agent::*;
 #[allow(unused_imports)]
 pub use capture::*;
 #[allow(unused_imports)]
 pub use checkpoints::*;
-#[allow(unused_imports)]
 pub use context::*;
 #[allow(unused_imports)]
 pub use csv_analyze::*;
 #[allow(unused_imports)]
 pub use fs_search::*;
-#[allow(unused_imports)]
 pub use hooks::*;
 #[allow(unused_imports)]
 pub use journal::*;
 #[allow(unused_imports)]
 pub use lsp::*;
-#[allow(unused_imports)]
 pub use otel_export::*;
 #[allow(unused_imports)]
 pub use policy::*;
@@ -53,7 +49,6 @@ pub use policy::*;
 pub use sandbox::*;
 #[allow(unused_imports)]
 pub use sse_decode::*;
-#[allow(unused_imports)]
 pub use subagent::*;
 #[allow(unused_imports)]
 pub use tui_render::*;
