@@ -27,17 +27,11 @@
 use std::collections::{HashSet, VecDeque};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Mutex;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::agent::window;
-use pablo::model::{ModelProfile, ModelRequest, ToolCall, anthropic, responses};
-use pablo::workspace::Workspace;
+use pablo::harness::{AgentCall, AgentReply, AgentRequest, ContextSession};
 use serde_json::{Value, json};
-use support::{Agent, InstantModel, Reply, spawn_agent};
-
-mod support;
 
 const CALLS: usize = 200;
 const TURNS: usize = 10;
@@ -45,9 +39,9 @@ const MODEL: &str = "claude-sonnet-4-5";
 
 /// Plays the script: the next step's calls, or text when the queue gives none or the request
 /// offers no tool (a summary); usage as request bytes / 3.5.
-fn play(steps: &Mutex<VecDeque<Vec<ToolCall>>>, request: &ModelRequest) -> Reply {
-    let bytes = window::request_bytes(&request.system, &request.tools, &request.messages);
-    let calls = if request.tools.is_empty() {
+fn play(steps: &Mutex<VecDeque<Vec<AgentCall>>>, request: &AgentRequest<'_>) -> AgentReply {
+    let bytes = request.bytes();
+    let calls = if !request.offers_tools() {
         Vec::new()
     } else {
         steps.lock().unwrap().pop_front().unwrap_or_default()
@@ -57,7 +51,7 @@ fn play(steps: &Mutex<VecDeque<Vec<ToolCall>>>, request: &ModelRequest) -> Reply
     } else {
         "Reading on."
     };
-    Reply::new(text, calls).tokens((bytes as f64 / 3.5) as u64, 40)
+    AgentReply::new(text, calls).tokens((bytes as f64 / 3.5) as u64, 40)
 }
 
 /// Every `.rs` file under `src/`, sorted.
@@ -80,16 +74,12 @@ fn sources(root: &Path) -> Vec<String> {
 
 /// The script: per turn, 19 tool steps and a closing answer (20 calls); step 7 of each turn
 /// reads 25 files at once.
-fn script(files: &[String]) -> VecDeque<Vec<ToolCall>> {
+fn script(files: &[String]) -> VecDeque<Vec<AgentCall>> {
     let mut steps = VecDeque::new();
     let mut n = 0usize;
     let mut call = |name: &str, args: Value| {
         n += 1;
-        ToolCall {
-            id: format!("call_{n}"),
-            name: name.into(),
-            arguments: args.to_string(),
-        }
+        AgentCall::new(&format!("call_{n}"), name, args)
     };
     let mut f = 0usize;
     let mut next_file = || {
@@ -121,36 +111,18 @@ fn script(files: &[String]) -> VecDeque<Vec<ToolCall>> {
     steps
 }
 
-/// Records the session; returns the requests in order.
-fn record() -> Vec<ModelRequest> {
+/// Records the session.
+fn record() -> ContextSession {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let files = sources(root);
     let steps = Mutex::new(script(&files));
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let recorded = requests.clone();
-    let model = InstantModel::new(MODEL, move |request: &ModelRequest| {
-        recorded.lock().unwrap().push(request.clone());
+    let state = tempfile::tempdir().unwrap();
+    let turns: Vec<String> = (0..TURNS)
+        .map(|t| format!("Turn {t}: read through the code and tell me how it fits together."))
+        .collect();
+    ContextSession::record(MODEL, root, state.path(), &turns, move |request| {
         play(&steps, request)
-    });
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let ws = Arc::new(Workspace::open(root).unwrap());
-        let state = tempfile::tempdir().unwrap();
-        let mut handle = spawn_agent(Agent {
-            model,
-            catalog: support::reading_catalog(&ws),
-            workspace: ws,
-            state: state.path(),
-            hooks: pablo::hooks::Hooks::none(),
-            system_prompt: pablo::agent::context::SYSTEM_PROMPT,
-        });
-        for t in 0..TURNS {
-            let text = format!("Turn {t}: read through the code and tell me how it fits together.");
-            support::one_turn(&mut handle, &text).await;
-        }
-        let _ = tokio::time::timeout(Duration::from_secs(10), support::shut_down(handle)).await;
-    });
-    requests.lock().unwrap().clone()
+    })
 }
 
 /// One piece of a prompt: its running prefix hash, its tokens, and whether it is a breakpoint.
@@ -327,38 +299,11 @@ fn pct(a: u64, b: u64) -> f64 {
     a as f64 * 100.0 / b.max(1) as f64
 }
 
-fn build_anthropic(r: &ModelRequest) -> usize {
-    let bytes = window::request_bytes(&r.system, &r.tools, &r.messages);
-    let request = r.clone();
-    let body = anthropic::request_body(MODEL, &request);
-    serde_json::to_vec(&body).unwrap().len() + bytes
-}
-
-fn build_responses(r: &ModelRequest) -> usize {
-    let bytes = window::request_bytes(&r.system, &r.tools, &r.messages);
-    let request = r.clone();
-    let body = responses::request_body("gpt-5", &request, responses::BodyOptions::default());
-    serde_json::to_vec(&body).unwrap().len() + bytes
-}
-
 fn bench(c: &mut Criterion) {
-    let requests = record();
-    let tool_requests = requests.iter().filter(|r| !r.tools.is_empty()).count();
-    let anth: Vec<Value> = requests
-        .iter()
-        .filter(|r| r.cache)
-        .map(|r| anthropic::request_body(MODEL, r))
-        .collect();
-    let oai: Vec<Value> = requests
-        .iter()
-        .filter(|r| r.cache)
-        .map(|r| responses::request_body("gpt-5", r, responses::BodyOptions::default()))
-        .collect();
-    let largest = requests
-        .iter()
-        .max_by_key(|r| window::request_bytes(&r.system, &r.tools, &r.messages))
-        .unwrap()
-        .clone();
+    let session = record();
+    let counts = session.counts();
+    let anth = session.anthropic_bodies(true);
+    let oai = session.responses_bodies(true);
     let (r, w, t) = anthropic_share(&anth, Scheme::Pablo);
     let (re, _, te) = anthropic_share(&anth, Scheme::EndOnly);
     let (rs, _, ts) = anthropic_share(&anth, Scheme::SystemOnly);
@@ -366,11 +311,11 @@ fn bench(c: &mut Criterion) {
     let (b, tb) = bound(&anth);
     println!(
         "recorded: {} requests ({} model calls of the session, {} summaries), largest {} bytes, profile window {} tokens",
-        requests.len(),
-        tool_requests,
-        requests.len() - tool_requests,
-        window::request_bytes(&largest.system, &largest.tools, &largest.messages),
-        ModelProfile::lookup(MODEL).context_window
+        counts.requests,
+        counts.tool_requests,
+        counts.requests - counts.tool_requests,
+        counts.largest_bytes,
+        counts.window
     );
     println!(
         "anthropic, pablo's breakpoints: {:.1}% of {} input tokens read from cache, {:.1}% written",
@@ -396,19 +341,16 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("request_building");
     g.sample_size(20);
     g.bench_function("anthropic_all_200_calls", |bench| {
-        bench.iter(|| requests.iter().map(build_anthropic).sum::<usize>())
+        bench.iter(|| session.build_anthropic_all())
     });
     g.bench_function("responses_all_200_calls", |bench| {
-        bench.iter(|| requests.iter().map(build_responses).sum::<usize>())
+        bench.iter(|| session.build_responses_all())
     });
     g.bench_function("anthropic_largest_call", |bench| {
-        bench.iter(|| build_anthropic(&largest))
+        bench.iter(|| session.build_anthropic_largest())
     });
     // The peer: serializing the finished bodies alone, which any client sending them pays.
-    let finished: Vec<Value> = requests
-        .iter()
-        .map(|r| anthropic::request_body(MODEL, r))
-        .collect();
+    let finished = session.anthropic_bodies(false);
     g.bench_function("serialize_only_all_200_calls", |bench| {
         bench.iter(|| {
             finished

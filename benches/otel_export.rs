@@ -21,29 +21,27 @@ use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::model::{ModelRequest, ToolCall};
-use pablo::protocol::AgentHandle;
-use pablo::telemetry::otel::OtelRequest;
-use pablo::workspace::Workspace;
+use pablo::harness::{AgentCall, AgentLoop, AgentReply, AgentRequest, otel_spawn, otel_subscriber};
 use serde_json::json;
-use support::{Agent, InstantModel, Reply, spawn_agent};
-
-mod support;
 
 /// Three tool steps, then the answer.
-fn steps() -> VecDeque<Vec<ToolCall>> {
+fn steps() -> VecDeque<Vec<AgentCall>> {
     VecDeque::from([
-        vec![support::call(
+        vec![AgentCall::new(
             "c1",
             "fs_read",
             json!({"path": "src/lib.rs"}),
         )],
-        vec![support::call("c2", "fs_list", json!({"path": "src/agent"}))],
-        vec![support::call(
+        vec![AgentCall::new(
+            "c2",
+            "fs_list",
+            json!({"path": "src/agent"}),
+        )],
+        vec![AgentCall::new(
             "c3",
             "fs_search",
             json!({"path": "src/telemetry", "query": "fn "}),
@@ -52,29 +50,20 @@ fn steps() -> VecDeque<Vec<ToolCall>> {
     ])
 }
 
-fn agent(root: &Path, state: &Path) -> AgentHandle {
-    let ws = Arc::new(Workspace::open(root).unwrap());
+fn agent(root: &Path, state: &Path) -> AgentLoop {
     // The steps again for every turn.
     let script = Mutex::new(steps());
-    let model = InstantModel::new("bench-model", move |_: &ModelRequest| {
+    otel_spawn(root, state, move |_: &AgentRequest<'_>| {
         let mut steps = script.lock().unwrap();
         if steps.is_empty() {
             *steps = self::steps();
         }
-        Reply::new("Looking.", steps.pop_front().unwrap()).tokens(1000, 40)
-    });
-    spawn_agent(Agent {
-        model,
-        catalog: support::reading_catalog(&ws),
-        workspace: ws,
-        state,
-        hooks: pablo::hooks::Hooks::none(),
-        system_prompt: "bench",
+        AgentReply::new("Looking.", steps.pop_front().unwrap()).tokens(1000, 40)
     })
 }
 
-async fn one_turn(handle: &mut AgentHandle) {
-    support::one_turn(handle, "look around").await;
+async fn one_turn(handle: &mut AgentLoop) {
+    handle.turn("look around").await;
 }
 
 /// A collector on a thread of its own: reads each request whole, answers after `delay` (never,
@@ -134,24 +123,6 @@ fn dead_endpoint() -> String {
     format!("http://{addr}")
 }
 
-fn settings(endpoint: Option<String>) -> pablo::telemetry::Settings {
-    let otel = endpoint.map(|e| {
-        OtelRequest {
-            endpoint: Some(e),
-            // The SDK's metric reader sends on shutdown only; spans are what a turn makes.
-            metric_interval_ms: Some(3_600_000),
-            ..OtelRequest::default()
-        }
-        .resolve()
-        .unwrap()
-        .unwrap()
-    });
-    pablo::telemetry::Settings {
-        otel,
-        ..Default::default()
-    }
-}
-
 fn bench(c: &mut Criterion) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let state = tempfile::tempdir().unwrap();
@@ -170,8 +141,7 @@ fn bench(c: &mut Criterion) {
             .enable_all()
             .build()
             .unwrap();
-        let (dispatch, export, notes) =
-            runtime.block_on(async { pablo::telemetry::subscriber(&settings(endpoint)) });
+        let (dispatch, export, notes) = runtime.block_on(async { otel_subscriber(endpoint) });
         assert!(notes.is_empty(), "{notes:?}");
         let dispatch = dispatch.unwrap_or_else(tracing::Dispatch::none);
         tracing::dispatcher::with_default(&dispatch, || {
@@ -179,7 +149,7 @@ fn bench(c: &mut Criterion) {
             group.bench_function(name, |b| {
                 b.iter(|| runtime.block_on(one_turn(&mut handle)));
             });
-            runtime.block_on(support::shut_down(handle));
+            runtime.block_on(handle.shut_down());
         });
         if let Some(export) = export {
             let (ended, exported) = export.counts();

@@ -10,8 +10,9 @@
 //! - `peer_turn_start`: the parent turn's own start, from the person's prompt sent to the agent
 //!   to its first request (the op read, the turn opened, its first request built).
 //!
-//! The real agent (`pablo::agent::spawn`) runs in process with the real catalog tools over this
-//! repository, against a model that answers at once and notes when each span started and ended.
+//! The real agent (`pablo::agent::spawn`, set up by `pablo::harness::subagent_spawn`) runs in
+//! process with the real catalog tools over this repository, against a model that answers at once
+//! and notes when each span started and ended.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -20,13 +21,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::model::{Message, ModelRequest};
-use pablo::tools::agent_task::AgentRoster;
-use pablo::workspace::Workspace;
+use pablo::harness::{AgentCall, AgentReply, AgentRequest, subagent_spawn};
 use serde_json::json;
-use support::{Agent, InstantModel, Reply, spawn_agent};
-
-mod support;
 
 const SUBAGENT_MARK: &str = "# You are a subagent";
 
@@ -64,27 +60,27 @@ impl Clock {
 
 /// The model: ends the span at each request, answers, and starts the next span as its answer
 /// asking for a tool is handed over (whole: the agent reads it at once, so its end is now).
-fn answer(span: Span, clock: &Clock, request: &ModelRequest) -> Reply {
+fn answer(span: Span, clock: &Clock, request: &AgentRequest<'_>) -> AgentReply {
     clock.stop();
-    let subagent = request.system.contains(SUBAGENT_MARK);
-    let answered = matches!(request.messages.last(), Some(Message::Tool { .. }));
+    let subagent = request.system().contains(SUBAGENT_MARK);
+    let answered = request.follows_tool_result();
     if span == Span::TurnStart || subagent || answered {
-        return Reply::new("Found it in src/lib.rs.", Vec::new());
+        return AgentReply::new("Found it in src/lib.rs.", Vec::new());
     }
     let call = match span {
-        Span::Delegate => support::call(
+        Span::Delegate => AgentCall::new(
             "call_task",
             "agent_task",
             json!({"description": "find it", "prompt": "Where is the entry point?"}),
         ),
-        _ => support::call(
+        _ => AgentCall::new(
             "call_plan",
             "update_plan",
             json!({"items": [{"content": "look", "status": "in_progress"}]}),
         ),
     };
     clock.start();
-    Reply::new("", vec![call])
+    AgentReply::new("", vec![call])
 }
 
 /// The total of `iters` spans, one per turn of one agent.
@@ -93,36 +89,20 @@ fn measure(span: Span, iters: u64) -> Duration {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let clock = Arc::new(Clock::default());
-        let model = {
+        let state = tempfile::tempdir().unwrap();
+        let mut handle = {
             let clock = clock.clone();
-            InstantModel::new("claude-sonnet-4-5", move |r: &ModelRequest| {
+            subagent_spawn(root, state.path(), move |r: &AgentRequest<'_>| {
                 answer(span, &clock, r)
             })
         };
-        let ws = Arc::new(Workspace::open(root).unwrap());
-        let mut catalog = support::reading_catalog(&ws);
-        catalog
-            .register(Arc::new(pablo::tools::plan::PlanUpdate))
-            .unwrap();
-        catalog
-            .register_agents(Arc::new(AgentRoster::new(Vec::new())))
-            .unwrap();
-        let state = tempfile::tempdir().unwrap();
-        let mut handle = spawn_agent(Agent {
-            model,
-            catalog,
-            workspace: ws,
-            state: state.path(),
-            hooks: pablo::hooks::Hooks::none(),
-            system_prompt: pablo::agent::context::SYSTEM_PROMPT,
-        });
         for _ in 0..iters {
             if span == Span::TurnStart {
                 clock.start();
             }
-            support::one_turn(&mut handle, "go").await;
+            handle.turn("go").await;
         }
-        support::shut_down(handle).await;
+        handle.shut_down().await;
         let spans = clock.spans.lock().unwrap();
         assert_eq!(spans.len() as u64, iters, "one span per turn");
         spans.iter().sum::<Duration>()

@@ -30,29 +30,24 @@ mod tui_render;
 
 // TEMPORARY while the modules are filled in; removed when the benches move.
 pub use acp_lines::*;
-#[allow(unused_imports)]
 pub use agent::*;
 #[allow(unused_imports)]
 pub use capture::*;
 #[allow(unused_imports)]
 pub use checkpoints::*;
-#[allow(unused_imports)]
 pub use context::*;
 #[allow(unused_imports)]
 pub use csv_analyze::*;
 #[allow(unused_imports)]
 pub use fs_search::*;
-#[allow(unused_imports)]
 pub use hooks::*;
 pub use journal::*;
 #[allow(unused_imports)]
 pub use lsp::*;
-#[allow(unused_imports)]
 pub use otel_export::*;
 pub use policy::*;
 #[allow(unused_imports)]
 pub use sandbox::*;
 pub use sse_decode::*;
-#[allow(unused_imports)]
 pub use subagent::*;
 pub use tui_render::*;
