@@ -29,27 +29,21 @@ mod tui_render;
 pub use acp_lines::*;
 #[allow(unused_imports)]
 pub use agent::*;
-#[allow(unused_imports)]
 pub use capture::*;
-#[allow(unused_imports)]
 pub use checkpoints::*;
 #[allow(unused_imports)]
 pub use context::*;
-#[allow(unused_imports)]
 pub use csv_analyze::*;
-#[allow(unused_imports)]
 pub use fs_search::*;
 #[allow(unused_imports)]
 pub use hooks::*;
 #[allow(unused_imports)]
 pub use journal::*;
-#[allow(unused_imports)]
 pub use lsp::*;
 #[allow(unused_imports)]
 pub use otel_export::*;
 #[allow(unused_imports)]
 pub use policy::*;
-#[allow(unused_imports)]
 pub use sandbox::*;
 #[allow(unused_imports)]
 pub use sse_decode::*;
