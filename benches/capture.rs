@@ -9,33 +9,12 @@
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use pablo::process::{CleanupTimes, RunRequest, SpawnSpec, run_foreground};
-use tokio_util::sync::CancellationToken;
+use pablo::harness::capture_run;
 
 const BYTES: u64 = 1_000_000_000;
 
 fn writer() -> String {
     format!("head -c {BYTES} /dev/zero")
-}
-
-fn spec(command: String, cwd: &std::path::Path) -> SpawnSpec {
-    SpawnSpec {
-        launcher: "/bin/sh".into(),
-        command,
-        cwd: cwd.to_path_buf(),
-        cwd_handle: None,
-        env: pablo::process::CommandEnv::default()
-            .for_command(&Default::default(), false)
-            .unwrap_or_default(),
-        pty: false,
-        stdin: false,
-        // The default profile, as an approved command gets it (its start-up cost is a few
-        // hundred microseconds of the second a gigabyte takes).
-        sandbox: pablo::process::sandbox::SandboxSettings::default().sandbox(
-            &pablo::process::sandbox::SandboxSettings::default().default_choice(),
-            cwd,
-        ),
-    }
 }
 
 fn capture(c: &mut Criterion) {
@@ -67,20 +46,7 @@ fn capture(c: &mut Criterion) {
         })
     });
     group.bench_function("pablo", |b| {
-        b.iter(|| {
-            let req = RunRequest {
-                spawn: spec(writer(), dir.path()),
-                timeout: Duration::from_secs(600),
-                max_output_bytes: 50_000,
-                artifact_path: dir.path().join("spill.log"),
-                cleanup: CleanupTimes::default(),
-            };
-            let cancel = CancellationToken::new();
-            let report = rt
-                .block_on(run_foreground(req, &cancel, |_chunk| {}))
-                .expect("run");
-            assert_eq!(report.view.total, BYTES);
-        })
+        b.iter(|| assert_eq!(capture_run(&rt, writer(), dir.path()), BYTES))
     });
     group.finish();
 }

@@ -13,14 +13,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::session::checkpoint::ObjectStore;
-use pablo::session::checkpoint::objects::Budget;
-use pablo::session::checkpoint::scan::{ScanOptions, Scanner};
-use pablo::workspace::Workspace;
+use pablo::harness::{CheckpointsScanner, checkpoints_store_disk_usage};
 
 const FILES: usize = 10_000;
 const DIRS: usize = 100;
@@ -57,17 +53,6 @@ fn workspace(root: &Path) {
     git(&["commit", "-q", "-m", "bench"]);
 }
 
-fn scanner(root: &Path, store: &Path) -> Scanner {
-    let ws = Arc::new(Workspace::open(root).unwrap());
-    Scanner::new(
-        ws,
-        ObjectStore::at(store),
-        ScanOptions {
-            max_file_bytes: 16 << 20,
-        },
-    )
-}
-
 /// Writes 10 files with content not seen before (iteration `n`).
 fn change_ten(root: &Path, n: u64) {
     for k in 0..10 {
@@ -82,16 +67,16 @@ fn change_ten(root: &Path, n: u64) {
 
 /// The pair of refreshes around one command, timed; `change` runs in between (the command),
 /// untimed.
-fn per_command(s: &mut Scanner, budget: &Budget, iters: u64, change: impl Fn(u64)) -> Duration {
+fn per_command(s: &mut CheckpointsScanner, iters: u64, change: impl Fn(u64)) -> Duration {
     let mut total = Duration::ZERO;
     for n in 0..iters {
         let t = Instant::now();
-        let before = s.refresh(budget);
+        let before = s.refresh();
         total += t.elapsed();
         std::hint::black_box(before);
         change(n);
         let t = Instant::now();
-        let after = s.refresh(budget);
+        let after = s.refresh();
         total += t.elapsed();
         std::hint::black_box(after);
     }
@@ -104,11 +89,10 @@ fn bench(c: &mut Criterion) {
     std::fs::create_dir_all(&root).unwrap();
     workspace(&root);
     let store = dir.path().join("objects");
-    let budget = Budget::new(u64::MAX);
 
-    let mut watching = scanner(&root, &store);
+    let mut watching = CheckpointsScanner::new(&root, &store);
     let t = Instant::now();
-    watching.refresh(&budget);
+    watching.refresh();
     let first = t.elapsed();
     assert!(watching.is_watching(), "inotify is needed for this bench");
     assert_eq!(watching.file_count(), FILES + 1);
@@ -131,36 +115,36 @@ fn bench(c: &mut Criterion) {
         "checkpoints: first walk of {FILES} files took {:.0} ms; the content store takes {:.1} MiB \
          on disk for {:.1} MiB of workspace files",
         first.as_secs_f64() * 1000.0,
-        ObjectStore::at(&store).disk_usage() as f64 / (1 << 20) as f64,
+        checkpoints_store_disk_usage(&store) as f64 / (1 << 20) as f64,
         workspace_bytes as f64 / (1 << 20) as f64,
     );
 
-    let mut walking = scanner(&root, &store);
-    walking.refresh(&budget);
+    let mut walking = CheckpointsScanner::new(&root, &store);
+    walking.refresh();
     walking.stop_watching();
 
     let mut g = c.benchmark_group("checkpoint_per_command");
     g.sample_size(20);
     g.bench_function("inotify/unchanged", |b| {
-        b.iter_custom(|iters| per_command(&mut watching, &budget, iters, |_| {}));
+        b.iter_custom(|iters| per_command(&mut watching, iters, |_| {}));
     });
     let round = std::cell::Cell::new(0u64);
     g.bench_function("inotify/ten_changed", |b| {
         b.iter_custom(|iters| {
-            per_command(&mut watching, &budget, iters, |_| {
+            per_command(&mut watching, iters, |_| {
                 round.set(round.get() + 1);
                 change_ten(&root, round.get());
             })
         });
     });
     // The scanner walks from here on; it is told about the changes made above first.
-    walking.refresh(&budget);
+    walking.refresh();
     g.bench_function("walk/unchanged", |b| {
-        b.iter_custom(|iters| per_command(&mut walking, &budget, iters, |_| {}));
+        b.iter_custom(|iters| per_command(&mut walking, iters, |_| {}));
     });
     g.bench_function("walk/ten_changed", |b| {
         b.iter_custom(|iters| {
-            per_command(&mut walking, &budget, iters, |_| {
+            per_command(&mut walking, iters, |_| {
                 round.set(round.get() + 1);
                 change_ten(&root, round.get());
             })
@@ -179,7 +163,7 @@ fn bench(c: &mut Criterion) {
     g.finish();
     eprintln!(
         "checkpoints: after the runs the content store takes {:.1} MiB",
-        ObjectStore::at(&store).disk_usage() as f64 / (1 << 20) as f64
+        checkpoints_store_disk_usage(&store) as f64 / (1 << 20) as f64
     );
 }
 

@@ -11,7 +11,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use pablo::tools::csv_analyze::{CsvOptions, MAX_BYTES, analyze};
+use pablo::harness::{CSV_ANALYZE_MAX_BYTES, csv_analyze_rows};
 
 /// A sales-like table just under 10 MiB: ids, prices, quantities, a boolean, an ISO date, a
 /// category, a quoted free-text note (some with delimiters and doubled quotes inside).
@@ -41,7 +41,7 @@ fn table() -> Vec<u8> {
             categories[rng.usize(..categories.len())],
             note
         );
-        if out.len() + line.len() > MAX_BYTES as usize {
+        if out.len() + line.len() > CSV_ANALYZE_MAX_BYTES as usize {
             break;
         }
         out.push_str(&line);
@@ -52,15 +52,13 @@ fn table() -> Vec<u8> {
 fn bench(c: &mut Criterion) {
     let bytes = table();
     // The bench measures a full analysis, not a refusal.
-    let rows = analyze(&bytes, &CsvOptions::default(), "bench.csv")
-        .unwrap()
-        .rows;
+    let rows = csv_analyze_rows(&bytes);
     eprintln!("{} bytes, {rows} rows", bytes.len());
     let mut g = c.benchmark_group("csv_10mib");
     g.throughput(Throughput::Bytes(bytes.len() as u64));
     g.sample_size(20);
     g.bench_function("analyze", |b| {
-        b.iter(|| analyze(black_box(&bytes), &CsvOptions::default(), "bench.csv").unwrap())
+        b.iter(|| csv_analyze_rows(black_box(&bytes)))
     });
     g.bench_function("peer_csv_crate_read_only", |b| {
         b.iter(|| {

@@ -15,8 +15,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::workspace::search::{SearchRequest, search};
-use pablo::workspace::{RelPath, Workspace};
+use pablo::harness::FsSearchQuery;
 
 const NEEDLE: &str = "pablo_needle_7f3a";
 const FILES: usize = 2400;
@@ -125,18 +124,9 @@ fn bench(c: &mut Criterion) {
     let root = tree();
     let bytes = tree_bytes(&root);
     assert!(bytes >= 100 * 1024 * 1024, "tree is only {bytes} bytes");
-    let ws = Workspace::open(&root).unwrap();
-    let req = SearchRequest {
-        query: NEEDLE.to_string(),
-        path: RelPath::root(),
-        max_results: 10_000,
-        include_ignored: false,
-        max_files: None,
-        max_bytes: None,
-    };
-    let found = search(&ws, &req).unwrap();
+    let query = FsSearchQuery::new(&root, NEEDLE);
     let expected = FILES.div_ceil(20);
-    assert_eq!(found.matches.len(), expected);
+    assert_eq!(query.matches(), expected);
     let have_rg = rg_available();
     if have_rg {
         assert_eq!(rg(&root), expected, "rg found a different number of lines");
@@ -145,9 +135,7 @@ fn bench(c: &mut Criterion) {
     group
         .sample_size(20)
         .measurement_time(Duration::from_secs(15));
-    group.bench_function("pablo_fs_search", |b| {
-        b.iter(|| search(&ws, &req).unwrap().matches.len())
-    });
+    group.bench_function("pablo_fs_search", |b| b.iter(|| query.matches()));
     if have_rg {
         group.bench_function("rg_F", |b| b.iter(|| rg(&root)));
     }

@@ -14,34 +14,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::config::{ConfigFile, LspServerEntry};
-use pablo::lsp::{LspHub, LspSetup};
-use pablo::protocol::PreviewDiagnostics;
-
-fn hub(workspace: &Path, toml: &str, path: &str) -> Arc<LspHub> {
-    let file: ConfigFile = toml::from_str(toml).unwrap();
-    let entries = file
-        .lsp
-        .into_iter()
-        .map(|(name, config)| LspServerEntry {
-            name,
-            config,
-            source: "bench".into(),
-        })
-        .collect();
-    let setup = LspSetup {
-        entries,
-        env: vec![("PATH".into(), path.into())],
-        sandbox: Default::default(),
-        log_dir: workspace.join(".logs"),
-        project_trusted: true,
-    };
-    Arc::new(LspHub::new(workspace, setup))
-}
+use pablo::harness::LspBenchHub;
 
 fn python_file(lines: usize) -> String {
     let mut s = String::from("def greet(name: str) -> str:\n    return \"hi \" + name\n\n\n");
@@ -79,10 +55,9 @@ fn preview_to_diagnostics(c: &mut Criterion) {
         script.display()
     );
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let hub = hub(&ws, &toml, &std::env::var("PATH").unwrap_or_default());
+    let hub = LspBenchHub::new(&ws, &toml, &std::env::var("PATH").unwrap_or_default());
     // Warm: the server is started and has analysed the file once.
-    let first = rt.block_on(hub.check_change("big.py", Some(&old), &old));
-    assert!(matches!(first, PreviewDiagnostics::Ready(_)), "{first:?}");
+    hub.check_change_ready(&rt, "big.py", &old, &old);
     let mut n = 0u64;
     let mut group = c.benchmark_group("lsp");
     group
@@ -96,8 +71,7 @@ fn preview_to_diagnostics(c: &mut Criterion) {
             } else {
                 old.replace("print(greet(\"x\"))", &format!("print(greet(\"{n}\"))"))
             };
-            let r = rt.block_on(hub.check_change("big.py", Some(&old), &edited));
-            assert!(matches!(r, PreviewDiagnostics::Ready(_)), "{r:?}");
+            hub.check_change_ready(&rt, "big.py", &old, &edited);
         })
     });
     group.finish();
@@ -105,17 +79,13 @@ fn preview_to_diagnostics(c: &mut Criterion) {
 
 fn no_server(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let hub = hub(dir.path(), "", "/nonexistent");
-    assert!(hub.server_names().is_empty());
+    let hub = LspBenchHub::new(dir.path(), "", "/nonexistent");
+    assert_eq!(hub.server_count(), 0);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let _guard = rt.enter();
     let mut group = c.benchmark_group("lsp_no_server");
     group.bench_function("covers_and_warm", |b| {
-        b.iter(|| {
-            let covered = hub.covers(std::hint::black_box("src/app.py"));
-            hub.warm(std::hint::black_box("src/app.py"));
-            covered
-        })
+        b.iter(|| hub.covers_and_warm(std::hint::black_box("src/app.py")))
     });
     group.bench_function("peer_empty", |b| {
         b.iter(|| std::hint::black_box("src/app.py").is_empty())

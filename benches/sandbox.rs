@@ -13,23 +13,9 @@
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::process::sandbox::{self, Prepared, SandboxSettings};
-use pablo::protocol::{SandboxChoice, SandboxProfile};
-
-fn choice(profile: SandboxProfile) -> SandboxChoice {
-    SandboxChoice {
-        profile,
-        network: false,
-        known_safe: false,
-        degraded: None,
-    }
-}
-
-fn run(prepared: Prepared, ws: &Path) {
-    let argv = ["/bin/true".to_string()];
-    let info = pablo::process::run_prepared(&argv, ws, &[], prepared).unwrap();
-    assert_eq!(info.code, Some(0));
-}
+use pablo::harness::{
+    SandboxTrue, sandbox_check_support, sandbox_remove_placeholders, sandbox_shield_count,
+};
 
 fn bench(c: &mut Criterion) {
     let tmp = tempfile::tempdir().unwrap();
@@ -41,9 +27,7 @@ fn bench(c: &mut Criterion) {
         .status()
         .unwrap();
     assert!(git.success());
-    let support = sandbox::support();
-    assert!(support.landlock() && support.namespaces(), "{support:?}");
-    let settings = SandboxSettings::default();
+    sandbox_check_support().unwrap();
     let mut g = c.benchmark_group("sandbox_true");
     g.bench_function("std_command_unsandboxed", |b| {
         b.iter(|| {
@@ -54,18 +38,14 @@ fn bench(c: &mut Criterion) {
             assert!(s.success());
         })
     });
-    g.bench_function("pablo_plain_no_namespaces", |b| {
-        b.iter(|| run(Prepared::default(), &ws))
-    });
     for (name, profile) in [
-        ("pablo_off_pid_namespace", SandboxProfile::Off),
-        ("pablo_read_only", SandboxProfile::ReadOnly),
-        ("pablo_workspace_write", SandboxProfile::WorkspaceWrite),
+        ("pablo_plain_no_namespaces", "plain"),
+        ("pablo_off_pid_namespace", "off"),
+        ("pablo_read_only", "read-only"),
+        ("pablo_workspace_write", "workspace-write"),
     ] {
-        let sb = settings.sandbox(&choice(profile), &ws);
-        g.bench_function(name, |b| {
-            b.iter(|| run(sandbox::prepare(&sb, support).unwrap(), &ws))
-        });
+        let run = SandboxTrue::new(&ws, profile);
+        g.bench_function(name, |b| b.iter(|| run.run()));
     }
     g.finish();
     shield(c);
@@ -106,19 +86,12 @@ fn shield(c: &mut Criterion) {
     let mut g = c.benchmark_group("shield_10k_dirs");
     g.bench_function("read_dir_walk_peer", |b| b.iter(|| plain_walk(&ws)));
     g.bench_function("shield_compute", |b| {
-        b.iter(|| {
-            let s = pablo::process::shield::compute(&ws, &[], &[]);
-            assert_eq!(s.read_only.len(), 22);
-        })
+        b.iter(|| assert_eq!(sandbox_shield_count(&ws), 22))
     });
-    let settings = SandboxSettings::default();
-    let sb = settings.sandbox(&choice(SandboxProfile::WorkspaceWrite), &ws);
-    let support = sandbox::support();
-    g.bench_function("pablo_workspace_write_true", |b| {
-        b.iter(|| run(sandbox::prepare(&sb, support).unwrap(), &ws))
-    });
+    let run = SandboxTrue::new(&ws, "workspace-write");
+    g.bench_function("pablo_workspace_write_true", |b| b.iter(|| run.run()));
     g.finish();
-    pablo::process::shield::remove_placeholders(&ws);
+    sandbox_remove_placeholders(&ws);
 }
 
 criterion_group! {

@@ -1,1 +1,43 @@
 //! What `benches/fs_search.rs` measures; see [`super`].
+//!
+//! `fs.search` for a literal over a whole workspace, as the tool runs it for a model's call (no
+//! tool-call round trip around it).
+
+// A tree the bench cannot open or search has nothing to report: stopping says why.
+#![allow(clippy::expect_used)]
+
+use std::path::Path;
+
+use crate::workspace::search::{SearchRequest, search};
+use crate::workspace::{RelPath, Workspace};
+
+/// The workspace at `root`, opened once, and one query over all of it (up to 10,000 matches,
+/// ignored files skipped, no file or byte cap).
+pub struct FsSearchQuery {
+    ws: Workspace,
+    req: SearchRequest,
+}
+
+impl FsSearchQuery {
+    pub fn new(root: &Path, query: &str) -> Self {
+        Self {
+            ws: Workspace::open(root).expect("the bench tree opens as a workspace"),
+            req: SearchRequest {
+                query: query.to_string(),
+                path: RelPath::root(),
+                max_results: 10_000,
+                include_ignored: false,
+                max_files: None,
+                max_bytes: None,
+            },
+        }
+    }
+
+    /// The measured step: one search; the number of matching lines.
+    pub fn matches(&self) -> usize {
+        search(&self.ws, &self.req)
+            .expect("the search runs")
+            .matches
+            .len()
+    }
+}

@@ -31,22 +31,16 @@ mod tui_render;
 // TEMPORARY while the modules are filled in; removed when the benches move.
 pub use acp_lines::*;
 pub use agent::*;
-#[allow(unused_imports)]
 pub use capture::*;
-#[allow(unused_imports)]
 pub use checkpoints::*;
 pub use context::*;
-#[allow(unused_imports)]
 pub use csv_analyze::*;
-#[allow(unused_imports)]
 pub use fs_search::*;
 pub use hooks::*;
 pub use journal::*;
-#[allow(unused_imports)]
 pub use lsp::*;
 pub use otel_export::*;
 pub use policy::*;
-#[allow(unused_imports)]
 pub use sandbox::*;
 pub use sse_decode::*;
 pub use subagent::*;

@@ -1,1 +1,81 @@
 //! What `benches/sandbox.rs` measures; see [`super`].
+//!
+//! `/bin/true` started and waited for as pablo starts a command, with nothing or under a sandbox
+//! profile, and the walk `workspace-write` makes to find what to protect.
+
+// A command the bench cannot start, or a sandbox it cannot prepare, leaves nothing to measure:
+// stopping says why.
+#![allow(clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use crate::process::sandbox::{self, Prepared, Sandbox, SandboxSettings, Support};
+use crate::protocol::{SandboxChoice, SandboxProfile};
+
+/// Fails, saying what the system lacks, unless both Landlock and the namespaces are available
+/// (the sandboxed cases would measure a degraded sandbox otherwise).
+pub fn sandbox_check_support() -> Result<(), String> {
+    let support = sandbox::support();
+    if support.landlock() && support.namespaces() {
+        Ok(())
+    } else {
+        Err(format!("{support:?}"))
+    }
+}
+
+/// `/bin/true` in a workspace, with a sandbox profile chosen once (as policy chooses it for a
+/// command: no network, not a known-safe read).
+pub struct SandboxTrue {
+    ws: PathBuf,
+    /// `None`: started with nothing (no namespaces, no Landlock).
+    sandbox: Option<(Sandbox, &'static Support)>,
+}
+
+impl SandboxTrue {
+    /// `profile`: `"plain"` (nothing at all) or a profile's name as the config spells it
+    /// (`"off"`, `"read-only"`, `"workspace-write"`), with the default sandbox settings.
+    pub fn new(ws: &Path, profile: &str) -> Self {
+        let sandbox = (profile != "plain").then(|| {
+            let profile: SandboxProfile = profile.parse().expect("a sandbox profile's name");
+            let choice = SandboxChoice {
+                profile,
+                network: false,
+                known_safe: false,
+                degraded: None,
+            };
+            let sb = SandboxSettings::default().sandbox(&choice, ws);
+            (sb, sandbox::support())
+        });
+        Self {
+            ws: ws.to_path_buf(),
+            sandbox,
+        }
+    }
+
+    /// The measured step: prepares the sandbox (when there is one), starts `/bin/true` in it and
+    /// waits for it; panics unless it exits 0.
+    pub fn run(&self) {
+        let prepared = match &self.sandbox {
+            Some((sb, support)) => sandbox::prepare(sb, support).expect("the sandbox prepares"),
+            None => Prepared::default(),
+        };
+        let argv = ["/bin/true".to_string()];
+        let info =
+            crate::process::run_prepared(&argv, &self.ws, &[], prepared).expect("/bin/true starts");
+        assert_eq!(info.code, Some(0));
+    }
+}
+
+/// The measured step of `shield_compute`: the paths `workspace-write` binds read-only in `ws`
+/// (every `.git` and `.pablo` found by the walk), counted.
+pub fn sandbox_shield_count(ws: &Path) -> usize {
+    crate::process::shield::compute(ws, &[], &[])
+        .read_only
+        .len()
+}
+
+/// Removes the placeholders the shield made under `ws` that are still empty, as a session does
+/// at its end.
+pub fn sandbox_remove_placeholders(ws: &Path) {
+    crate::process::shield::remove_placeholders(ws);
+}
