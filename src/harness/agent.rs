@@ -9,9 +9,6 @@
 //! request themselves; it answers with an [`AgentReply`] of [`AgentCall`]s, serialized when the
 //! script builds them, as before.
 
-// A bench's set-up failing is a broken bench, not an input to handle: it panics with the reason.
-#![allow(clippy::expect_used)]
-
 use std::path::Path;
 use std::sync::Arc;
 

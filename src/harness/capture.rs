@@ -3,9 +3,6 @@
 //! One shell command run as an approved command runs: captured by pablo (merged pipe, inline
 //! view, spill file, live buffer) under the default sandbox profile.
 
-// A command the bench cannot run leaves nothing to measure: stopping says why.
-#![allow(clippy::expect_used)]
-
 use std::path::Path;
 use std::time::Duration;
 

@@ -3,9 +3,6 @@
 //! The checkpoint scanner of a workspace with its own content store: the bench times the pair of
 //! refreshes around a command, once listening to inotify and once walking (the fallback).
 
-// A bench whose workspace cannot be opened has nothing to measure: stopping says why.
-#![allow(clippy::expect_used)]
-
 use std::path::Path;
 use std::sync::Arc;
 

@@ -5,9 +5,6 @@
 //! bench gets the provider bodies as JSON, which is all its cache simulation reads, and times the
 //! building through [`ContextSession`]. Its script stays in the bench.
 
-// A bench's set-up failing is a broken bench, not an input to handle: it panics with the reason.
-#![allow(clippy::expect_used)]
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;

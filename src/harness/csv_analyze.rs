@@ -2,9 +2,6 @@
 //!
 //! `csv.analyze`'s full analysis of a file's bytes with the tool's default options.
 
-// A table the tool refuses is not what the bench measures: stopping says why.
-#![allow(clippy::expect_used)]
-
 use crate::tools::csv_analyze::{CsvOptions, analyze};
 
 /// The largest file `csv.analyze` reads (the bench's table stays just under it).

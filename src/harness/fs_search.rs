@@ -3,9 +3,6 @@
 //! `fs.search` for a literal over a whole workspace, as the tool runs it for a model's call (no
 //! tool-call round trip around it).
 
-// A tree the bench cannot open or search has nothing to report: stopping says why.
-#![allow(clippy::expect_used)]
-
 use std::path::Path;
 
 use crate::workspace::search::{SearchRequest, search};

@@ -4,9 +4,6 @@
 //! it times and the hook it spawns, set up here so the bench names no engine type; its script and
 //! its bare `/bin/sh` bound stay in the bench.
 
-// A bench's set-up failing is a broken bench, not an input to handle: it panics with the reason.
-#![allow(clippy::expect_used)]
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -6,9 +6,6 @@
 //! the timing and the file handling of its comparison (summaries deleted so every journal is
 //! scanned).
 
-// A bench's set-up failing is a broken bench, not an input to handle: it panics with the reason.
-#![allow(clippy::expect_used)]
-
 use std::hint::black_box;
 use std::path::Path;
 

@@ -3,10 +3,6 @@
 //! A session's language-server hub built from `[lsp]` config text: the check the approval prompt
 //! runs on a previewed edit, and the checks an edit and a read make when no server is configured.
 
-// A config the bench cannot parse, or a server that does not answer, leaves nothing to measure:
-// stopping says why.
-#![allow(clippy::expect_used)]
-
 use std::path::Path;
 use std::sync::Arc;
 

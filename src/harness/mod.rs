@@ -28,7 +28,6 @@ mod sse_decode;
 mod subagent;
 mod tui_render;
 
-// TEMPORARY while the modules are filled in; removed when the benches move.
 pub use acp_lines::*;
 pub use agent::*;
 pub use capture::*;

@@ -3,9 +3,6 @@
 //! The agent whose turns it times and the subscriber each case runs under, set up here so the
 //! bench names no engine type; its script and its collectors stay in the bench.
 
-// A bench's set-up failing is a broken bench, not an input to handle: it panics with the reason.
-#![allow(clippy::expect_used)]
-
 use std::path::Path;
 use std::time::Duration;
 

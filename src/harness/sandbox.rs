@@ -3,10 +3,6 @@
 //! `/bin/true` started and waited for as pablo starts a command, with nothing or under a sandbox
 //! profile, and the walk `workspace-write` makes to find what to protect.
 
-// A command the bench cannot start, or a sandbox it cannot prepare, leaves nothing to measure:
-// stopping says why.
-#![allow(clippy::expect_used)]
-
 use std::path::{Path, PathBuf};
 
 use crate::process::sandbox::{self, Prepared, Sandbox, SandboxSettings, Support};

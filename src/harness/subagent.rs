@@ -3,9 +3,6 @@
 //! The parent agent whose spans it times, set up here so the bench names no engine type; its
 //! script and its clock stay in the bench.
 
-// A bench's set-up failing is a broken bench, not an input to handle: it panics with the reason.
-#![allow(clippy::expect_used)]
-
 use std::path::Path;
 use std::sync::Arc;
 

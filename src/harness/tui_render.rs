@@ -5,9 +5,6 @@
 //! are engine types, so they live here behind [`TuiRenderScene`]; the bench keeps the timing, the
 //! percentiles and the figures it prints.
 
-// A bench's set-up failing is a broken bench, not an input to handle: it panics with the reason.
-#![allow(clippy::expect_used)]
-
 use std::time::{Duration, Instant};
 
 use ratatui::Terminal;
