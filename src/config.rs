@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize};
 pub(crate) use otel::{OtelConfig, OtelProtocol, TraceConfig};
 
 pub(crate) mod hooks;
-pub use hooks::{HookEntry, HooksConfig, OnFailure};
+pub(crate) use hooks::{HookEntry, HooksConfig, OnFailure};
 pub(crate) mod lsp;
-pub use lsp::{LspServerConfig, LspServerEntry};
+pub(crate) use lsp::{LspServerConfig, LspServerEntry};
 
 /// The fixed `PATH` of every command pablo runs, and the one command words are resolved through
 /// when policy matches rules (so `git` and `/usr/bin/git` are the same command).

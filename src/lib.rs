@@ -4,22 +4,22 @@
 //! and never prints; the front-ends (`tui`, `headless`, `acp`) speak only [`protocol`].
 
 pub mod acp;
-pub mod agent;
+pub(crate) mod agent;
 pub mod config;
 pub mod core;
 #[doc(hidden)]
 pub mod harness;
 pub mod headless;
-pub mod hooks;
+pub(crate) mod hooks;
 pub mod launch;
-pub mod lsp;
+pub(crate) mod lsp;
 pub mod model;
 pub mod policy;
 pub mod process;
 pub mod protocol;
 pub mod session;
 pub mod telemetry;
-pub mod tools;
+pub(crate) mod tools;
 pub mod tui;
 pub mod workspace;
 

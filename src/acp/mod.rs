@@ -12,7 +12,7 @@
 
 pub(crate) mod editor;
 pub(crate) mod translate;
-pub mod transport;
+pub(crate) mod transport;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;

@@ -54,7 +54,7 @@ pub(crate) struct Translator {
 impl Translator {
     /// `kinds` maps native tool names to their kind (from the session's catalog);
     /// `context_tokens` is what `usage_update` reports as the window size.
-    pub(crate) fn new(
+    pub fn new(
         workspace: PathBuf,
         kinds: HashMap<String, ToolKind>,
         context_tokens: u64,

@@ -96,7 +96,7 @@ enum Read {
 /// One line of the client's bytes: a message for the protocol library, or why it is not one
 /// (answered by the transport with a parse error whose `data.code` is `code`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Framed {
+pub(crate) enum Framed {
     Message(String),
     Unreadable { code: &'static str, message: String },
 }
@@ -156,7 +156,7 @@ impl<R: AsyncRead + Unpin> Framer<R> {
 /// Every line of `input` as the transport frames it, with lines over `max` bytes refused: what
 /// the protocol library would be given and what would be answered instead. For property tests
 /// and the fuzz target, which check it over arbitrary bytes.
-pub fn frame_all(input: &[u8], max: usize) -> Vec<Framed> {
+pub(crate) fn frame_all(input: &[u8], max: usize) -> Vec<Framed> {
     let mut framer = Framer::new(input, max);
     let mut out = Vec::new();
     while let Ok(Some(f)) = futures::executor::block_on(framer.next()) {

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 /// The bundled system prompt.
-pub const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
+pub(crate) const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
 
 /// Cap on the joined project instructions.
 pub(crate) const MAX_PROJECT_INSTRUCTIONS: usize = 32 * 1024;

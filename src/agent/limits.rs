@@ -148,7 +148,7 @@ pub(crate) enum Exhausted {
 
 impl Exhausted {
     /// `the tool-call budget (N)` / `the session's tool-call budget (N)`, for `kind`.
-    pub(crate) fn describe(self, kind: &str) -> String {
+    pub fn describe(self, kind: &str) -> String {
         match self {
             Exhausted::Own(n) => format!("the {kind} budget ({n})"),
             Exhausted::Parent(n) => format!("the session's {kind} budget ({n})"),
@@ -161,7 +161,7 @@ impl Exhausted {
 /// and takes every call from its parent's too, so subagents running side by side together never
 /// spend more than the parent had left.
 #[derive(Debug, Clone, Default)]
-pub struct Budget {
+pub(crate) struct Budget {
     spent: Arc<Spent>,
     above: Option<Above>,
 }

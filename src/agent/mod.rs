@@ -19,7 +19,7 @@
 pub(crate) mod attach;
 mod checkpoints;
 mod compaction;
-pub mod context;
+pub(crate) mod context;
 mod conversation;
 mod diagnostics;
 mod dispatch;
@@ -36,7 +36,7 @@ mod subtask;
 mod task;
 mod tool_call;
 mod turn;
-pub mod window;
+pub(crate) mod window;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -46,7 +46,7 @@ use parking_lot::Mutex;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
-pub use limits::{Budget, Limits};
+pub(crate) use limits::{Budget, Limits};
 
 use crate::core::{ApprovalMode, EventRecorder, EventSink};
 use crate::model::{Message, ModelClient, ModelError};

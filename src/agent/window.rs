@@ -39,7 +39,7 @@ pub(crate) struct ContextWindow {
 }
 
 impl ContextWindow {
-    pub(crate) fn new(window_tokens: u64) -> Self {
+    pub fn new(window_tokens: u64) -> Self {
         Self {
             window_tokens: window_tokens.max(1),
             bytes_per_token: DEFAULT_BYTES_PER_TOKEN,
@@ -95,7 +95,7 @@ impl ContextWindow {
 }
 
 /// The serialized size of a request's parts, as the agent measures it.
-pub fn request_bytes(system: &str, tools: &[ToolSpec], messages: &[Message]) -> usize {
+pub(crate) fn request_bytes(system: &str, tools: &[ToolSpec], messages: &[Message]) -> usize {
     let tools = serde_json::to_vec(tools).map(|v| v.len()).unwrap_or(0);
     system.len() + tools + messages.iter().map(message_bytes).sum::<usize>()
 }

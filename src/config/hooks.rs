@@ -11,7 +11,7 @@ pub(crate) const MAX_HOOK_TIMEOUT_MS: u64 = 600_000;
 /// `[hooks]`: one list of entries per event.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HooksConfig {
+pub(crate) struct HooksConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) session_start: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -65,7 +65,7 @@ impl HooksConfig {
 /// One `[[hooks.EVENT]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HookEntry {
+pub(crate) struct HookEntry {
     /// What messages call the hook (`blocked by hook NAME: …`); by default its command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -110,7 +110,7 @@ impl HookEntry {
 /// What a failing hook does to what it guards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum OnFailure {
+pub(crate) enum OnFailure {
     /// Fail closed: the call (or the prompt) does not go ahead.
     #[default]
     Block,

@@ -83,7 +83,7 @@ pub struct Layers {
 pub(crate) const OVERRIDES_LABEL: &str = "PABLO_ variables and -c";
 
 impl Layers {
-    pub(crate) fn load(
+    pub fn load(
         dirs: &Dirs,
         workspace: &Path,
         explicit: Option<&Path>,
@@ -159,7 +159,7 @@ impl Layers {
 
     /// The `model` settings merged field by field (the last layer that sets a field wins), so
     /// that a project can set the window while the user's file names the model.
-    pub(crate) fn model(&self) -> ModelTable {
+    pub fn model(&self) -> ModelTable {
         let mut out = ModelTable::default();
         for c in self.iter() {
             let Some(m) = &c.model else { continue };

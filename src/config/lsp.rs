@@ -62,7 +62,7 @@ impl LspServerConfig {
 
 /// A server the layers defined or adjusted, with where its definition came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LspServerEntry {
+pub(crate) struct LspServerEntry {
     pub name: String,
     pub config: LspServerConfig,
     /// `user config /home/…/config.toml`, for messages.

@@ -51,7 +51,7 @@ impl<'de> Deserialize<'de> for ModelSetting {
 /// the table of known models (docs/providers.md).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ModelTable {
+pub struct ModelTable {
     pub(crate) name: Option<String>,
     /// Tokens the model reads and writes in one call.
     pub(crate) context_window: Option<u64>,

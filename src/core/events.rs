@@ -18,7 +18,7 @@ pub struct EventSink {
 }
 
 impl EventSink {
-    pub(crate) fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
+    pub fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
         Self { tx, map: None }
     }
 

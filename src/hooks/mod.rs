@@ -8,7 +8,7 @@
 //! hooks speak, so their scripts port. What an answer does to a turn is the agent's business.
 
 pub(crate) mod answer;
-pub(crate) mod run;
+pub mod run;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -26,7 +26,7 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The events a hook may be attached to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HookEvent {
+pub(crate) enum HookEvent {
     SessionStart,
     UserPromptSubmit,
     PreToolUse,
@@ -50,7 +50,7 @@ impl HookEvent {
     ];
 
     /// pablo's spelling, as in `[[hooks.pre_tool_use]]`.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             HookEvent::SessionStart => "session_start",
             HookEvent::UserPromptSubmit => "user_prompt_submit",
@@ -137,13 +137,13 @@ impl Hook {
     }
 
     /// Whether the hook has a `command_matcher` (it needs the parsed shell command).
-    pub fn looks_into_commands(&self) -> bool {
+    pub(crate) fn looks_into_commands(&self) -> bool {
         self.command_matcher.is_some()
     }
 
     /// Whether the hook is for this `subject` (a tool's native name, a changed path, a
     /// notification's kind) and, for a shell command, one of its simple `commands`.
-    pub fn matches(&self, subject: Option<&str>, commands: Option<&[String]>) -> bool {
+    pub(crate) fn matches(&self, subject: Option<&str>, commands: Option<&[String]>) -> bool {
         if let (Some(m), Some(s)) = (&self.matcher, subject)
             && !m.is_match(s)
         {
@@ -182,7 +182,7 @@ pub struct Hooks {
 
 impl Hooks {
     /// No hook at all.
-    pub fn none() -> Arc<Self> {
+    pub(crate) fn none() -> Arc<Self> {
         Arc::new(Self::default())
     }
 
@@ -254,23 +254,23 @@ impl Hooks {
     }
 
     /// Adds a hook (tests and benches build sessions without config files).
-    pub fn push(&mut self, event: HookEvent, entry: &HookEntry) -> Result<(), String> {
+    pub(crate) fn push(&mut self, event: HookEvent, entry: &HookEntry) -> Result<(), String> {
         self.by_event[event.index()].push(Hook::compile(entry, "given")?);
         Ok(())
     }
 
     /// Every hook of `event`, in order.
-    pub fn of(&self, event: HookEvent) -> &[Hook] {
+    pub(crate) fn of(&self, event: HookEvent) -> &[Hook] {
         &self.by_event[event.index()]
     }
 
     /// Whether any hook is attached to `event` (cheap: the common case is none).
-    pub fn any(&self, event: HookEvent) -> bool {
+    pub(crate) fn any(&self, event: HookEvent) -> bool {
         !self.by_event[event.index()].is_empty()
     }
 
     /// The hooks of `event` for this subject (see [`Hook::matches`]).
-    pub fn matching<'a>(
+    pub(crate) fn matching<'a>(
         &'a self,
         event: HookEvent,
         subject: Option<&'a str>,
@@ -283,7 +283,7 @@ impl Hooks {
 
     /// The hooks of `event` whose `matcher` takes the tool `name` (their `command_matcher` not
     /// yet looked at): the first, cheap step of matching a tool call.
-    pub fn matching_tool<'a>(
+    pub(crate) fn matching_tool<'a>(
         &'a self,
         event: HookEvent,
         name: &'a str,

@@ -171,7 +171,7 @@ pub(crate) fn withhold_untrusted_project(layers: &mut Layers) -> Option<String> 
 
 /// The endpoint the (trusted) project layer chose, for the status line: its `base_url`, or its
 /// `provider` when it names no URL (`None` when `--config` chose its own).
-pub(crate) fn project_endpoint(layers: &Layers) -> Option<String> {
+pub fn project_endpoint(layers: &Layers) -> Option<String> {
     let (_, file) = layers.project.as_ref()?;
     let overridden = [&layers.explicit, &layers.overrides]
         .into_iter()

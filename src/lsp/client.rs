@@ -388,7 +388,7 @@ impl LspClient {
     }
 
     /// Makes sure the server holds `text` for `uri` (before a query about it).
-    pub(crate) async fn show(
+    pub async fn show(
         &self,
         uri: &str,
         language_id: &str,

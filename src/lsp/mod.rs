@@ -39,7 +39,7 @@ pub(crate) use query::{LocateKind, LocationHit, SymbolHit};
 const MAX_RESTARTS: u32 = 3;
 
 /// What the hub of a session is built from.
-pub struct LspSetup {
+pub(crate) struct LspSetup {
     /// The servers the config layers define or adjust (the built-ins are added here).
     pub entries: Vec<LspServerEntry>,
     /// The command environment (no secret); its `PATH` finds the built-ins.
@@ -54,7 +54,7 @@ pub struct LspSetup {
 }
 
 /// The language servers of one session.
-pub struct LspHub {
+pub(crate) struct LspHub {
     workspace: PathBuf,
     defs: Vec<ServerDef>,
     env: Vec<(String, String)>,
@@ -139,7 +139,7 @@ impl LspHub {
     }
 
     /// The names of the servers this session may start.
-    pub fn server_names(&self) -> Vec<String> {
+    pub(crate) fn server_names(&self) -> Vec<String> {
         self.defs.iter().map(|d| d.name.clone()).collect()
     }
 
@@ -149,7 +149,7 @@ impl LspHub {
     }
 
     /// Whether some server covers `rel` (a workspace-relative path).
-    pub fn covers(&self, rel: &str) -> bool {
+    pub(crate) fn covers(&self, rel: &str) -> bool {
         self.defs.iter().any(|d| d.covers(rel))
     }
 
@@ -167,7 +167,7 @@ impl LspHub {
 
     /// Starts, in the background, the servers that cover `rel` (a file was read: an edit of it
     /// may follow, and a warm server answers at once).
-    pub fn warm(self: &Arc<Self>, rel: &str) {
+    pub(crate) fn warm(self: &Arc<Self>, rel: &str) {
         if !self.covers(rel) {
             return;
         }
@@ -301,7 +301,7 @@ impl LspHub {
     /// What replacing `old` (`None`: the file is new) with `new` at `rel` would introduce and fix,
     /// by every server that covers it. Nothing is written: the servers get the texts as unsaved
     /// versions. A server that is slow, hung or gone is named in `unavailable`.
-    pub async fn check_change(
+    pub(crate) async fn check_change(
         &self,
         rel: &str,
         old: Option<&str>,

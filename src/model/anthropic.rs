@@ -69,7 +69,7 @@ impl WireFormat for Messages {
 }
 
 impl AnthropicClient {
-    pub(crate) fn new(config: AnthropicConfig) -> Result<Self, ModelError> {
+    pub fn new(config: AnthropicConfig) -> Result<Self, ModelError> {
         let mut headers = HeaderMap::new();
         headers.insert("x-api-key", config.api_key.header("")?);
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
@@ -109,7 +109,7 @@ fn thinking_for(request: &ModelRequest) -> Option<u32> {
 /// perhaps a new user text) are merged into one user message, tool results first as the API
 /// requires. Empty text blocks are dropped (the API refuses them). Breakpoints and thinking as
 /// the module docs say.
-pub fn request_body(model: &str, request: &ModelRequest) -> Value {
+pub(crate) fn request_body(model: &str, request: &ModelRequest) -> Value {
     let thinking = thinking_for(request);
     let mut messages: Vec<Value> = Vec::new();
     let mut push = |role: &str, blocks: Vec<Value>| {
@@ -375,7 +375,7 @@ pub(crate) struct AnthropicDecoder {
 }
 
 impl AnthropicDecoder {
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Self::default()
     }
 

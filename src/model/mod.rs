@@ -7,15 +7,15 @@
 //! into the answer text. What a model can hold and costs is its [`profile::ModelProfile`]. The
 //! scripted provider replays a recorded conversation for the demo.
 
-pub mod anthropic;
+pub(crate) mod anthropic;
 pub(crate) mod http;
 pub mod openai;
 pub(crate) mod profile;
-pub mod responses;
+pub(crate) mod responses;
 pub(crate) mod scripted;
 pub(crate) mod select;
-pub mod sse;
-pub mod sse_frame;
+pub(crate) mod sse;
+pub(crate) mod sse_frame;
 pub(crate) mod think;
 
 use futures::stream::BoxStream;
@@ -26,7 +26,7 @@ use crate::core::{Coded, ErrorCode, ToolSpec};
 use crate::protocol::Usage;
 pub(crate) use crate::protocol::{Image, ReasoningBlock};
 pub(crate) use profile::ReasoningLevel;
-pub use profile::{ModelProfile, Prices};
+pub(crate) use profile::ModelProfile;
 
 /// One message of the conversation, provider-neutral.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,7 +51,7 @@ pub enum Message {
     Tool { call_id: String, content: String },
 }
 
-pub use crate::protocol::ToolCall;
+pub(crate) use crate::protocol::ToolCall;
 
 impl Message {
     /// A user message of text alone.
@@ -202,7 +202,7 @@ impl Coded for ModelError {
     }
 }
 
-pub type EventStream = BoxStream<'static, Result<StreamEvent, ModelError>>;
+pub(crate) type EventStream = BoxStream<'static, Result<StreamEvent, ModelError>>;
 
 /// A provider. Implementations stream; retries happen inside, before any output is streamed.
 #[async_trait::async_trait]

@@ -87,7 +87,7 @@ impl WireFormat for ChatCompletions {
 }
 
 impl OpenAiClient {
-    pub(crate) fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         let dialect = Dialect::of(&config);
         config.into_client("chat/completions", ChatCompletions { dialect })
     }
@@ -304,7 +304,7 @@ struct Partial {
 /// (or at `[DONE]` for servers that never say why they stopped), usage and `Completed` at
 /// `[DONE]`.
 #[derive(Debug)]
-pub struct OpenAiDecoder {
+pub(crate) struct OpenAiDecoder {
     provider: String,
     splitter: ThinkSplitter,
     reasoning: String,

@@ -25,7 +25,7 @@ pub(crate) const UNKNOWN_MAX_OUTPUT: u32 = 8_192;
 
 /// Prices in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Prices {
+pub(crate) struct Prices {
     pub(crate) input: f64,
     pub(crate) output: f64,
     /// Input read from the prompt cache.
@@ -284,7 +284,7 @@ pub(crate) fn takes_images(name: &str) -> bool {
 
 impl ModelProfile {
     /// The table's entry for `model`, or the unknown-model default.
-    pub fn lookup(model: &str) -> Self {
+    pub(crate) fn lookup(model: &str) -> Self {
         let name = normalize(model);
         let best = KNOWN
             .iter()
@@ -315,7 +315,7 @@ impl ModelProfile {
     }
 
     /// The table's entry with the config's `[model]` settings (and `--reasoning`) over it.
-    pub(crate) fn resolve(model: &str, settings: &ModelTable) -> Self {
+    pub fn resolve(model: &str, settings: &ModelTable) -> Self {
         let mut p = Self::lookup(model);
         if let Some(w) = settings.context_window {
             p.context_window = w;

@@ -54,7 +54,7 @@ impl WireFormat for Responses {
 
 /// What shapes a request body besides the request itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct BodyOptions {
+pub(crate) struct BodyOptions {
     /// OpenAI's own API: send `prompt_cache_key`.
     pub(crate) official: bool,
     /// A reasoning model: ask for encrypted reasoning and summaries even with no level set.
@@ -62,7 +62,7 @@ pub struct BodyOptions {
 }
 
 impl ResponsesClient {
-    pub(crate) fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         let options = BodyOptions {
             official: config.official,
             reasoning_model: config.profile.reasoning_model,
@@ -84,7 +84,7 @@ fn replayable_arguments(arguments: &str) -> String {
 }
 
 /// The JSON body of a streaming Responses request.
-pub fn request_body(model: &str, request: &ModelRequest, options: BodyOptions) -> Value {
+pub(crate) fn request_body(model: &str, request: &ModelRequest, options: BodyOptions) -> Value {
     let mut input: Vec<Value> = Vec::with_capacity(request.messages.len() + 4);
     for m in &request.messages {
         match m {
@@ -203,7 +203,7 @@ pub(crate) struct ResponsesDecoder {
 }
 
 impl ResponsesDecoder {
-    pub(crate) fn new(provider: &str) -> Self {
+    pub fn new(provider: &str) -> Self {
         Self {
             provider: provider.to_string(),
             calls: BTreeMap::new(),

@@ -161,7 +161,7 @@ impl ScriptedModel {
     }
 
     /// The demo's script.
-    pub(crate) fn demo() -> Result<Self, ScriptError> {
+    pub fn demo() -> Result<Self, ScriptError> {
         Self::from_json(DEMO_SCRIPT)
     }
 

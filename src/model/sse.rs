@@ -23,7 +23,7 @@ use super::{ModelError, StreamEvent};
 pub(crate) use super::sse_frame::SseEvent;
 
 /// A provider's interpretation of SSE events.
-pub trait SseDecoder: Send {
+pub(crate) trait SseDecoder: Send {
     /// Handles one SSE event, appending whatever it completes to `out`.
     fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), DecodeFailure>;
 
@@ -36,7 +36,7 @@ pub trait SseDecoder: Send {
 
 /// Why decoding stopped early.
 #[derive(Debug, Clone)]
-pub enum DecodeFailure {
+pub(crate) enum DecodeFailure {
     /// The provider reported an error that is worth retrying if nothing was streamed yet
     /// (Anthropic's `overloaded_error`).
     Retryable(ModelError),
@@ -50,7 +50,7 @@ pub enum DecodeFailure {
 
 /// What can go wrong below the SSE layer.
 #[derive(Debug, Clone)]
-pub enum ByteError {
+pub(crate) enum ByteError {
     /// The connection failed while reading the body.
     Transport(String),
     /// Nothing arrived for this long.
@@ -90,7 +90,7 @@ where
 /// terminal event (then it ends), or yields one [`DecodeFailure`] and ends. A body that ends
 /// before the terminal event yields [`DecodeFailure::Cut`]; an SSE event larger than
 /// `max_event_bytes` yields [`ModelError::OutputTooLarge`].
-pub fn decode<S, D>(
+pub(crate) fn decode<S, D>(
     bytes: S,
     decoder: D,
     max_event_bytes: usize,

@@ -35,7 +35,7 @@ use parking_lot::RwLock;
 
 use crate::core::{ErrorCode, ToolMode};
 use crate::process::CommandEnv;
-pub use layers::CliFlags;
+pub(crate) use layers::CliFlags;
 pub(crate) use paths::Access;
 pub(crate) use static_policy::StaticPolicy;
 pub use store::{RuleStore, SavedKind, SavedRule, TrustStore};
@@ -180,7 +180,7 @@ impl PolicyEngine {
     }
 
     /// The engine of a session in `workspace` (canonical): loads trust and saved approvals.
-    pub fn build(
+    pub(crate) fn build(
         workspace: &Path,
         dirs: &Dirs,
         layers: &Layers,
@@ -254,7 +254,7 @@ impl PolicyEngine {
 
     /// Loads every layer from disk: the user and project config, `--config`, `--policy`.
     #[cfg(test)]
-    pub(crate) fn load(
+    pub fn load(
         workspace: &Path,
         dirs: &Dirs,
         config: Option<&Path>,

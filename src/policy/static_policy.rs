@@ -15,7 +15,7 @@ use super::PolicyError;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StaticPolicy {
+pub(crate) struct StaticPolicy {
     /// Format version; only `1` exists.
     pub(crate) version: u32,
     #[serde(default)]
@@ -80,7 +80,7 @@ pub(crate) struct GlobRule {
 }
 
 impl StaticPolicy {
-    pub(crate) fn load(path: &Path) -> Result<Self, PolicyError> {
+    pub fn load(path: &Path) -> Result<Self, PolicyError> {
         let text = std::fs::read_to_string(path).map_err(|e| PolicyError::Unreadable {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -88,7 +88,7 @@ impl StaticPolicy {
         Self::parse(&text, path)
     }
 
-    pub(crate) fn parse(text: &str, path: &Path) -> Result<Self, PolicyError> {
+    pub fn parse(text: &str, path: &Path) -> Result<Self, PolicyError> {
         let invalid = |message: String| PolicyError::Invalid {
             path: path.to_path_buf(),
             message,

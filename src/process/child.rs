@@ -62,7 +62,7 @@ impl StartFailure {
 
 /// One mount step init performs, paths prepared as C strings.
 #[derive(Debug)]
-pub enum MountStep {
+pub(crate) enum MountStep {
     /// Bind the path onto itself (so it becomes a mount point that cannot be renamed away).
     Pin(std::ffi::CString),
     /// Bind the path onto itself, then remount it read-only.
@@ -73,7 +73,7 @@ pub enum MountStep {
 
 /// Everything a command's sandbox needs, prepared before the fork.
 #[derive(Debug, Default)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     pub(crate) namespaces: Namespaces,
     pub(crate) mounts: Vec<MountStep>,
     pub(crate) landlock: Option<std::os::fd::OwnedFd>,
@@ -83,7 +83,7 @@ pub struct Prepared {
 
 /// Namespaces to create for the command.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Namespaces {
+pub(crate) struct Namespaces {
     /// User + PID namespaces (init then command). Required for the others.
     pub(crate) pid: bool,
     pub(crate) mount: bool,
@@ -141,7 +141,7 @@ impl ChildPlan<'_> {
 
 /// The contents written to the new user namespace's id maps, by the parent.
 #[derive(Debug, Clone)]
-pub struct IdMaps {
+pub(crate) struct IdMaps {
     pub(crate) uid_map: String,
     pub(crate) gid_map: String,
     /// `deny` must be written to `setgroups` before `gid_map` when the parent is not privileged.
@@ -188,7 +188,7 @@ fn pipe_cloexec() -> Result<(OwnedFd, OwnedFd), StartFailure> {
 ///
 /// Must be called from the thread whose end means "pablo ended" (the parent-death signal is tied
 /// to the forking thread).
-pub(crate) fn spawn(plan: &ChildPlan<'_>) -> Result<Spawned, StartFailure> {
+pub fn spawn(plan: &ChildPlan<'_>) -> Result<Spawned, StartFailure> {
     let (err_r, err_w) = pipe_cloexec()?;
     let (go_r, go_w) = pipe_cloexec()?;
     let maps = plan.id_maps.filter(|_| plan.namespaces.pid);

@@ -21,7 +21,7 @@ use super::ProcessError;
 use crate::config::CLEAN_PATH;
 
 /// Only variables with this prefix may be added to a command's environment by the model.
-pub const TASK_ENV_PREFIX: &str = "PABLO_TASK_";
+pub(crate) const TASK_ENV_PREFIX: &str = "PABLO_TASK_";
 
 /// Variables passed from pablo's environment when set. A trailing `*` matches a prefix.
 pub(crate) const DEFAULT_INHERIT: &[&str] = &[
@@ -100,7 +100,7 @@ const HOME_DERIVED: &[(&str, &str)] = &[
 
 /// `[options.shell.env]`, merged over the layers that may set it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EnvSettings {
+pub(crate) struct EnvSettings {
     /// More names (or `PREFIX*` patterns) to pass from pablo's environment. `HOME` may be named.
     pub(crate) inherit: Vec<String>,
     /// Names (or patterns) never to pass, defaults included.
@@ -120,7 +120,7 @@ pub(crate) struct Withheld {
 
 /// The base environment of every command of a launch.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandEnv {
+pub(crate) struct CommandEnv {
     /// In order: `PATH` first, then the rest sorted by name.
     vars: Vec<(String, String)>,
     /// Secret-looking variables that config asked for and did not get, named (never valued).
@@ -275,7 +275,7 @@ impl CommandEnv {
 
     /// The environment of one command: the base, `TERM`, then the model's `PABLO_TASK_`
     /// additions (checked here: any other name is refused).
-    pub fn for_command(
+    pub(crate) fn for_command(
         &self,
         additions: &BTreeMap<String, String>,
         pty: bool,

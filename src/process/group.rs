@@ -13,7 +13,7 @@ use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 
 /// How the leader of a group ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ExitInfo {
+pub(crate) struct ExitInfo {
     /// The exit status, when the leader exited normally.
     pub code: Option<i32>,
     /// The signal number that ended the leader, when one did.
@@ -97,7 +97,7 @@ pub(crate) fn watch_exit(
 ///
 /// Zombies are dead: they hold no resources but a pid and wait for a parent that may not reap
 /// promptly (an init that does not reap, a parent that is itself gone), so they do not count.
-pub fn live_group_members(pgid: i32) -> Vec<i32> {
+pub(crate) fn live_group_members(pgid: i32) -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return fallback_members(pgid);
     };
@@ -149,7 +149,7 @@ pub(crate) fn signal_group(pgid: i32, signal: Signal) {
 
 /// Timings of the cleanup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CleanupTimes {
+pub(crate) struct CleanupTimes {
     /// Between TERM and KILL.
     pub(crate) grace: Duration,
     /// The whole cleanup, TERM to the last check, separate from the command's own timeout.
@@ -202,7 +202,7 @@ async fn wait_until_gone(pgid: i32, deadline: Instant) -> bool {
 }
 
 /// The conventional name of a signal number, for results the model reads.
-pub fn signal_name(signal: i32) -> String {
+pub(crate) fn signal_name(signal: i32) -> String {
     let name = match signal {
         1 => "SIGHUP",
         2 => "SIGINT",

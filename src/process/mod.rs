@@ -13,12 +13,12 @@ pub(crate) mod gitconfig;
 pub(crate) mod gitrepo;
 pub(crate) mod group;
 pub mod protect;
-pub(crate) mod run;
-pub mod sandbox;
+pub mod run;
+pub(crate) mod sandbox;
 pub(crate) mod server;
-pub(crate) mod session;
-pub mod shield;
-pub(crate) mod spawn;
+pub mod session;
+pub(crate) mod shield;
+pub mod spawn;
 pub(crate) mod stage;
 pub(crate) mod start;
 pub(crate) mod temp;
@@ -27,17 +27,17 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-pub use env::{CommandEnv, EnvSettings, TASK_ENV_PREFIX};
-pub use group::{CleanupTimes, ExitInfo, live_group_members, signal_name};
-pub use run::{RunReport, RunRequest, run_foreground};
+pub(crate) use env::{CommandEnv, EnvSettings};
+pub(crate) use group::{CleanupTimes, ExitInfo, signal_name};
+pub(crate) use run::{RunReport, RunRequest, run_foreground};
 pub use sandbox::{
     Sandbox, Support, assume_namespaces_until_a_start_fails, probe_namespaces_soon, support,
 };
 #[cfg(test)]
 pub(crate) use session::OutputLog;
 pub(crate) use session::{SessionManager, SessionRequest, SessionStatus, WINDOW_BYTES};
-pub use spawn::{SpawnSpec, run_inherited};
-pub use start::run_prepared;
+pub(crate) use spawn::{SpawnSpec, run_inherited};
+pub(crate) use start::run_prepared;
 
 use crate::config::ShellOptions;
 use crate::core::Coded;

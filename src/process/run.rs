@@ -68,7 +68,7 @@ pub(crate) fn pump(
 
 /// A foreground command to run.
 #[derive(Debug, Clone)]
-pub struct RunRequest {
+pub(crate) struct RunRequest {
     pub spawn: SpawnSpec,
     pub timeout: Duration,
     pub max_output_bytes: usize,
@@ -143,7 +143,7 @@ enum End {
 ///
 /// Returns [`ProcessError::CleanupFailed`] (with the report inside) when a member of the group
 /// survived the cleanup.
-pub async fn run_foreground(
+pub(crate) async fn run_foreground(
     req: RunRequest,
     cancel: &CancellationToken,
     mut live: impl FnMut(String),

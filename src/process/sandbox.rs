@@ -32,7 +32,7 @@ use landlock::{
     RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
-pub use super::child::{IdMaps, MountStep, Namespaces, Prepared};
+pub(crate) use super::child::{IdMaps, MountStep, Prepared};
 pub(crate) use crate::protocol::{SandboxChoice, SandboxProfile};
 
 /// The Landlock ABI pablo asks for; older kernels get what they offer (best effort), newer ones
@@ -69,7 +69,7 @@ impl Support {
 
     /// Whether commands get namespaces: the probe's answer (run now if it has not been), or
     /// "yes" while they are assumed and nothing has been learnt.
-    pub fn namespaces(&self) -> bool {
+    pub(crate) fn namespaces(&self) -> bool {
         self.known_namespaces().is_none_or(|r| r.is_ok())
     }
 
@@ -150,7 +150,7 @@ pub fn support() -> &'static Support {
 
 /// Why a sandbox could not be prepared.
 #[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
+pub(crate) enum SandboxError {
     #[error("cannot build the Landlock ruleset: {0}")]
     Landlock(String),
     #[error("cannot build the seccomp filter: {0}")]
@@ -269,7 +269,7 @@ pub(crate) fn default_writable_roots(
 /// The sandbox settings of one pablo session, settled from the config layers by the policy
 /// engine (a trusted layer may loosen them, the project layer only tighten them).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxSettings {
+pub(crate) struct SandboxSettings {
     /// The profile of approved commands (and of commands allowed by rules).
     pub(crate) profile: SandboxProfile,
     /// Whether `workspace-write` commands may reach the network.
@@ -311,7 +311,7 @@ impl Default for SandboxSettings {
 
 impl SandboxSettings {
     /// What a command gets when no policy decision chose otherwise.
-    pub fn default_choice(&self) -> SandboxChoice {
+    pub(crate) fn default_choice(&self) -> SandboxChoice {
         SandboxChoice {
             profile: self.profile,
             // Unsandboxed (`off`) commands reach the network like any program.
@@ -323,7 +323,7 @@ impl SandboxSettings {
     }
 
     /// The sandbox of a command in `workspace` for `choice`.
-    pub fn sandbox(&self, choice: &SandboxChoice, workspace: &Path) -> Sandbox {
+    pub(crate) fn sandbox(&self, choice: &SandboxChoice, workspace: &Path) -> Sandbox {
         let mut writable = Vec::new();
         if let Some(t) = &self.temp_dir {
             writable.push(t.clone());

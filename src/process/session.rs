@@ -63,7 +63,7 @@ pub(crate) struct LogPage {
 }
 
 impl OutputLog {
-    pub(crate) fn new(cap: usize) -> Self {
+    pub fn new(cap: usize) -> Self {
         Self {
             buf: VecDeque::new(),
             cap,
@@ -313,7 +313,7 @@ impl Session {
 /// One entry of `list` (read back leniently for the words of a listing).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
-pub(crate) struct SessionInfo {
+pub struct SessionInfo {
     pub(crate) session_id: String,
     pub(crate) command: String,
     pub(crate) cwd: String,
@@ -374,7 +374,7 @@ pub(crate) struct SessionManager {
 
 impl SessionManager {
     /// `max_sessions` bounds the live sessions; as many exited ones are kept readable.
-    pub(crate) fn new(max_sessions: usize, cleanup: CleanupTimes) -> Self {
+    pub fn new(max_sessions: usize, cleanup: CleanupTimes) -> Self {
         Self {
             inner: Arc::new(Inner {
                 sessions: Mutex::new(BTreeMap::new()),

@@ -31,7 +31,7 @@ pub(crate) const MAX_WALK_DIRS: usize = 200_000;
 
 /// The protected paths of one command and the directories to pin on the way to them.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Shield {
+pub(crate) struct Shield {
     /// Directories bound onto themselves, outermost first.
     pub(crate) pins: Vec<PathBuf>,
     /// Files and directories bound read-only, outermost first.
@@ -46,7 +46,7 @@ static PLACEHOLDERS: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
 /// Computes the shield of a command in `workspace` whose writable roots are `writable`
 /// (the workspace aside), with pablo's own directories `own`. Creates the placeholders and pablo's
 /// missing directories (they must exist to be covered).
-pub fn compute(workspace: &Path, writable: &[PathBuf], own: &[PathBuf]) -> Shield {
+pub(crate) fn compute(workspace: &Path, writable: &[PathBuf], own: &[PathBuf]) -> Shield {
     let canonical = |p: &Path| std::fs::canonicalize(p).ok();
     let Some(workspace) = canonical(workspace) else {
         return Shield::default();
@@ -166,7 +166,7 @@ fn common_dir(git_dir: &Path) -> PathBuf {
 }
 
 /// Removes the placeholders made under `workspace` that are still empty (the session is over).
-pub fn remove_placeholders(workspace: &Path) {
+pub(crate) fn remove_placeholders(workspace: &Path) {
     let Ok(mut set) = PLACEHOLDERS.lock() else {
         return;
     };

@@ -52,7 +52,7 @@ impl Leader {
 }
 
 /// A started command.
-pub(crate) struct Started {
+pub struct Started {
     /// The leader's pid, which is also the process group id.
     pub(crate) pid: i32,
     pub(crate) leader: Leader,
@@ -74,7 +74,7 @@ pub(crate) struct Started {
 /// command started. Without one (user namespaces refused) it is a subreaper that kills what the
 /// command started when pablo dies or the command ends (`child::supervise`). Normal exits and
 /// cancellations end the whole group either way (see `group.rs`).
-pub(crate) fn spawn(spec: &SpawnSpec) -> Result<Started, ProcessError> {
+pub fn spawn(spec: &SpawnSpec) -> Result<Started, ProcessError> {
     let prepared =
         sandbox::prepare(&spec.sandbox, sandbox::support()).map_err(|e| spawn_failed(spec, e))?;
     let owned = spec.clone();
@@ -223,7 +223,7 @@ fn spawn_pty(spec: &SpawnSpec, prepared: &Prepared) -> Result<Started, ProcessEr
 
 /// Runs `argv` (resolved through `env`'s `PATH`) in `cwd` under `sandbox`, with pablo's own
 /// stdin, stdout and stderr, and waits for it: `pablo sandbox`. Returns how it ended.
-pub fn run_inherited(
+pub(crate) fn run_inherited(
     argv: &[String],
     cwd: &Path,
     env: &[(String, String)],

@@ -94,7 +94,7 @@ pub(crate) struct Exec {
 }
 
 impl Exec {
-    pub(crate) fn new(
+    pub fn new(
         argv: &[String],
         env: &[(String, String)],
         cwd: &Path,
@@ -157,7 +157,7 @@ pub(crate) fn start(
 }
 
 /// [`run_inherited`] with the sandbox already prepared (benches compare preparations).
-pub fn run_prepared(
+pub(crate) fn run_prepared(
     argv: &[String],
     cwd: &Path,
     env: &[(String, String)],

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// How bad one diagnostic is (the LSP severities; a server that gives none means an error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Severity {
+pub(crate) enum Severity {
     Error,
     Warning,
     Information,
@@ -27,7 +27,7 @@ impl Severity {
 
 /// One diagnostic of one file: where (1-based line and column of its start), how bad, what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Diagnostic {
+pub(crate) struct Diagnostic {
     pub(crate) line: u32,
     pub(crate) column: u32,
     pub(crate) severity: Severity,
@@ -120,7 +120,7 @@ pub enum PreviewDiagnostics {
 /// The diagnostics a committed file change's result carries: the errors and warnings of the file
 /// as it now is, bounded.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileDiagnostics {
+pub(crate) struct FileDiagnostics {
     pub(crate) diagnostics: Vec<Diagnostic>,
     /// How many more there were than the result holds.
     pub(crate) omitted: usize,
@@ -133,7 +133,7 @@ pub struct FileDiagnostics {
 impl PreviewDiagnostics {
     /// Plain text for front-ends without a screen of their own (an editor's tool call content):
     /// the summary, then one line per diagnostic with its line.
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         match self {
             PreviewDiagnostics::Checking { servers } => {
                 format!("diagnostics: checking… ({})", servers.join(", "))

@@ -5,7 +5,7 @@
 //! JSON lines, journaled to disk, replayed on resume, or rendered on screen.
 
 pub(crate) mod checkpoint;
-pub(crate) mod describe;
+pub mod describe;
 mod diagnostics;
 pub(crate) mod image;
 mod mcp;
@@ -20,7 +20,7 @@ pub use checkpoint::{
     FileChange, FileState, HunkSource, RestoreAction, RestoreChoice, RestoreFile, RestorePlan,
     RestoreReport, RestoreScope, RestoreStatus, RestoredFile, SkippedFile, TurnCheckpoint,
 };
-pub use diagnostics::{
+pub(crate) use diagnostics::{
     Diagnostic, DiagnosticsDelta, FileDiagnostics, PreviewDiagnostics, Severity,
 };
 pub(crate) use image::{Image, ImageAttachment, ImageFormat};
@@ -29,7 +29,7 @@ pub use mcp::{
     McpToolView,
 };
 pub use sandbox::{SandboxChoice, SandboxProfile};
-pub use verdict::{Decision, Verdict};
+pub(crate) use verdict::{Decision, Verdict};
 
 /// A complete tool call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,7 +131,7 @@ pub enum Op {
 
 impl Op {
     /// A user turn of text alone.
-    pub fn user_turn(text: impl Into<String>) -> Self {
+    pub(crate) fn user_turn(text: impl Into<String>) -> Self {
         Op::UserTurn {
             text: text.into(),
             images: Vec::new(),
@@ -190,7 +190,7 @@ impl WorkMode {
     }
 
     /// The mode after this one on Shift-Tab.
-    pub(crate) fn next(self) -> WorkMode {
+    pub fn next(self) -> WorkMode {
         match self {
             WorkMode::Ask => WorkMode::AutoEdit,
             WorkMode::AutoEdit => WorkMode::Plan,

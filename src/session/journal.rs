@@ -41,7 +41,7 @@ pub struct Journal {
 
 impl Journal {
     /// Creates the journal file (it must not exist) and writes the header, durably.
-    pub(crate) fn create(
+    pub fn create(
         path: PathBuf,
         meta_path: PathBuf,
         header: &Header,
@@ -324,7 +324,7 @@ pub(crate) struct PendingJournal {
 }
 
 impl PendingJournal {
-    pub(crate) fn new(
+    pub fn new(
         path: PathBuf,
         meta_path: PathBuf,
         header: Header,

@@ -25,7 +25,7 @@
 //! (spilled shell output and background-session logs, referenced by path from tool results).
 //! Attached images are stored once each under `images/<sha256>.<ext>`, shared by all sessions.
 
-pub mod checkpoint;
+pub(crate) mod checkpoint;
 mod images;
 mod info;
 mod journal;

@@ -161,7 +161,7 @@ impl Store {
 
     /// Every session, most recently updated first. Journals that cannot be read are reported in
     /// `warnings`, never fatal.
-    pub fn list(&self) -> Listing {
+    pub(crate) fn list(&self) -> Listing {
         let mut out = Listing::default();
         for id in self.journal_ids() {
             match self.info(&id) {

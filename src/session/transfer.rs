@@ -26,7 +26,7 @@ pub(crate) struct ExportedEvent {
 
 /// A whole session as `pablo export --format json` writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct ExportDocument {
+pub struct ExportDocument {
     /// Always [`EXPORT_KIND`].
     pub(crate) kind: String,
     /// The journal format of `header` and `events`.
@@ -37,7 +37,7 @@ pub(crate) struct ExportDocument {
 
 impl ExportDocument {
     /// Reads a document; `source_name` names it in the error.
-    pub(crate) fn parse(source_name: &str, text: &str) -> Result<Self, SessionError> {
+    pub fn parse(source_name: &str, text: &str) -> Result<Self, SessionError> {
         let invalid = |message: String| SessionError::ImportInvalid {
             source_name: source_name.to_string(),
             message,
@@ -62,7 +62,7 @@ impl ExportDocument {
 impl Store {
     /// The session `id` as an export document (images stay descriptions: their bytes are in
     /// the store's image directory, not in the document).
-    pub(crate) fn export(&self, id: &str) -> Result<ExportDocument, SessionError> {
+    pub fn export(&self, id: &str) -> Result<ExportDocument, SessionError> {
         super::validate_id(id)?;
         let loaded = load_journal_text(&self.dir().join(format!("{id}.jsonl")))?;
         Ok(ExportDocument {

@@ -17,7 +17,7 @@
 
 pub(crate) mod content;
 pub(crate) mod metrics;
-pub mod otel;
+pub(crate) mod otel;
 pub(crate) mod wire;
 
 use std::path::PathBuf;
@@ -98,7 +98,7 @@ pub fn init(settings: Settings) -> Vec<String> {
 /// The subscriber `settings` ask for, without installing it (`None` when they ask for nothing),
 /// the export behind it, and notes for the person. [`init`] installs it for the process; a bench
 /// sets it for one thread to compare exports side by side.
-pub fn subscriber(
+pub(crate) fn subscriber(
     settings: &Settings,
 ) -> (Option<tracing::Dispatch>, Option<otel::Export>, Vec<String>) {
     let mut notes = Vec::new();

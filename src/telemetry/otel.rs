@@ -37,7 +37,7 @@ const DEFAULT_METRIC_INTERVAL: Duration = Duration::from_secs(60);
 
 /// The OTLP transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Protocol {
+pub(crate) enum Protocol {
     /// `http/protobuf` (the default; port 4318, paths `/v1/traces` and `/v1/metrics`).
     HttpProtobuf,
     /// `grpc` (port 4317).
@@ -45,7 +45,7 @@ pub enum Protocol {
 }
 
 impl Protocol {
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, String> {
         match text.trim() {
             "http/protobuf" => Ok(Self::HttpProtobuf),
             "grpc" => Ok(Self::Grpc),
@@ -61,7 +61,7 @@ impl Protocol {
 /// variables); sources are laid over each other with [`OtelRequest::over`], then settled with
 /// [`OtelRequest::resolve`].
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct OtelRequest {
+pub(crate) struct OtelRequest {
     /// `false` switches export off whatever else is set; `true` turns it on at the default
     /// endpoint when none is given.
     pub enabled: Option<bool>,
@@ -294,7 +294,7 @@ struct Counts {
 }
 
 /// The running export: flushed and stopped by [`Export::finish`].
-pub struct Export {
+pub(crate) struct Export {
     tracer: Option<SdkTracerProvider>,
     meter: Option<SdkMeterProvider>,
     counts: Arc<Counts>,
@@ -421,7 +421,7 @@ impl Export {
     }
 
     /// Spans that ended so far and spans the collector took (for tests and the bench).
-    pub fn counts(&self) -> (u64, u64) {
+    pub(crate) fn counts(&self) -> (u64, u64) {
         (
             self.counts.ended.load(Ordering::Relaxed),
             self.counts.exported.load(Ordering::Relaxed),

@@ -37,7 +37,7 @@ pub(crate) const READ_ONLY_TOOLS: &[ToolName] = &[
 
 /// One agent the model may delegate to.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AgentDefinition {
+pub(crate) struct AgentDefinition {
     pub(crate) name: String,
     pub(crate) description: String,
     /// The tools it is given (native names); `None`: the read-only catalog.
@@ -253,7 +253,7 @@ pub(crate) fn parse_agent_file(
 /// The agents of a session: `general` first, then the custom ones (a later one of the same name
 /// does not replace an earlier one).
 #[derive(Debug, Clone, Default)]
-pub struct AgentRoster {
+pub(crate) struct AgentRoster {
     agents: Vec<AgentDefinition>,
 }
 
@@ -330,7 +330,7 @@ pub(crate) struct AgentTask {
 }
 
 impl AgentTask {
-    pub(crate) fn new(roster: Arc<AgentRoster>) -> Self {
+    pub fn new(roster: Arc<AgentRoster>) -> Self {
         Self { roster }
     }
 }

@@ -26,7 +26,7 @@ use crate::protocol::{ArtifactSummary, Preview};
 /// What `artifact.write` returns: the file that was saved.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ArtifactResult {
+pub(crate) struct ArtifactResult {
     pub(crate) name: String,
     /// Absolute path under the session's data directory.
     pub(crate) path: String,
@@ -199,7 +199,7 @@ pub(crate) struct ArtifactWrite {
 
 impl ArtifactWrite {
     /// `max_bytes` is `limits.max_artifact_bytes`.
-    pub(crate) fn new(max_bytes: usize) -> Self {
+    pub fn new(max_bytes: usize) -> Self {
         Self { max_bytes }
     }
 

@@ -29,7 +29,7 @@ use crate::workspace::Workspace;
 
 mod stats;
 
-pub use stats::{
+pub(crate) use stats::{
     Analysis, ColumnStats, CsvError, CsvOptions, MAX_BYTES, MAX_COLUMNS, MAX_ROWS, TOP_VALUES,
     analyze,
 };
@@ -39,7 +39,7 @@ pub(crate) struct CsvAnalyze {
 }
 
 impl CsvAnalyze {
-    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
+    pub fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }
@@ -167,7 +167,7 @@ impl Tool for CsvAnalyze {
 /// What `csv.analyze` returns: the analysis, then the file it is of.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct CsvResult {
+pub(crate) struct CsvResult {
     #[serde(flatten)]
     pub(crate) analysis: Analysis,
     pub(crate) path: String,

@@ -24,7 +24,7 @@ pub(crate) struct FsWrite {
 }
 
 impl FsWrite {
-    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
+    pub fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }
@@ -84,7 +84,7 @@ fn prepare(
 /// What `fs.write` and `fs.edit` return: the change that landed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct FileChangeResult {
+pub(crate) struct FileChangeResult {
     pub(crate) path: String,
     pub(crate) committed: bool,
     pub(crate) created: bool,

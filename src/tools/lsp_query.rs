@@ -33,7 +33,7 @@ pub(crate) struct LspQuery {
 }
 
 impl LspQuery {
-    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
+    pub fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }
@@ -69,7 +69,7 @@ pub(crate) struct Place {
 
 /// What `lsp.query` returns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LspQueryResult {
+pub(crate) struct LspQueryResult {
     pub(crate) operation: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) places: Vec<Place>,

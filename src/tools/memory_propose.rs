@@ -26,7 +26,7 @@ use crate::protocol::{MemoryProposal, MemoryStatus, Preview};
 /// What `memory.propose` returns: the proposal, stored inactive.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct MemoryResult {
+pub(crate) struct MemoryResult {
     pub(crate) proposal_id: String,
     /// Always `proposed`.
     pub(crate) status: String,
@@ -126,7 +126,7 @@ fn status_word(s: MemoryStatus) -> &'static str {
 }
 
 impl MemoryStore {
-    pub(crate) fn new(state_dir: &Path, memory_file: PathBuf) -> Self {
+    pub fn new(state_dir: &Path, memory_file: PathBuf) -> Self {
         Self {
             proposals_file: state_dir.join("memory_proposals.json"),
             memory_file,
@@ -205,7 +205,7 @@ impl MemoryStore {
 
     /// The person's answer: an accepted proposal is appended to the memory file (then marked
     /// accepted), a dismissed one only marked.
-    pub(crate) fn resolve(&self, id: &str, accept: bool) -> Result<MemoryProposal, MemoryError> {
+    pub fn resolve(&self, id: &str, accept: bool) -> Result<MemoryProposal, MemoryError> {
         let _g = self.lock.lock();
         let mut all = self.load()?;
         let Some(p) = all.iter_mut().find(|p| p.id == id) else {

@@ -4,9 +4,9 @@
 //! touches nothing) and a `commit` (which does exactly what the preview showed). The agent loop
 //! validates arguments against the schema before calling either, so tools may assume the shape.
 
-pub mod agent_task;
+pub(crate) mod agent_task;
 pub(crate) mod artifact_write;
-pub mod csv_analyze;
+pub(crate) mod csv_analyze;
 pub(crate) mod editor;
 pub(crate) mod fetch_rules;
 pub(crate) mod fs_edit;
@@ -18,7 +18,7 @@ pub(crate) mod html_text;
 pub(crate) mod lsp_query;
 pub(crate) mod mcp;
 pub(crate) mod memory_propose;
-pub mod plan;
+pub(crate) mod plan;
 mod result;
 pub(crate) mod schema;
 pub(crate) mod shell_report;
@@ -46,7 +46,7 @@ pub(crate) use view::{describe_call, describe_result};
 
 /// Everything a tool may touch, handed to it per call.
 #[derive(Clone)]
-pub struct ToolContext {
+pub(crate) struct ToolContext {
     pub(crate) call_id: String,
     /// Cancelled when the turn is interrupted. Tools check it before committing.
     pub(crate) cancel: CancellationToken,
@@ -256,7 +256,7 @@ pub(crate) fn register_shell(
 
 /// Registers the file tools: reads (`fs.read`, `fs.list`, `fs.search`) always, and the mutating
 /// ones (`fs.write`, `fs.edit`) only when the host grants write authority.
-pub fn register_filesystem(
+pub(crate) fn register_filesystem(
     catalog: &mut Catalog,
     workspace: &Arc<crate::workspace::Workspace>,
     allow_write: bool,
@@ -299,7 +299,7 @@ where
 
 /// One tool of the catalog.
 #[async_trait]
-pub trait Tool: Send + Sync {
+pub(crate) trait Tool: Send + Sync {
     /// Native name, e.g. `fs.read` (an MCP tool's is built at run time: `mcp__SERVER__TOOL`).
     fn name(&self) -> &str;
     /// Name sent to providers, e.g. `fs_read` (providers reject dots).
@@ -319,7 +319,9 @@ pub trait Tool: Send + Sync {
         preview: &Preview,
         ctx: &ToolContext,
     ) -> Result<ToolResult, ToolFailure>;
-    /// [`Tool::commit_result`] as the JSON the model receives.
+    /// [`Tool::commit_result`] as the JSON the model receives (the tests' way in; the agent
+    /// keeps the typed result).
+    #[cfg(test)]
     async fn commit(
         &self,
         args: &Value,
@@ -395,7 +397,7 @@ impl Catalog {
     }
 
     /// Registers a tool. Panics never: an invalid schema is a programming error reported as `Err`.
-    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), schema::SchemaError> {
+    pub(crate) fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), schema::SchemaError> {
         let validator = schema::Validator::new(&tool.schema())?;
         self.validators
             .insert(tool.name().to_string(), Arc::new(validator));
@@ -422,7 +424,7 @@ impl Catalog {
     }
 
     /// Registers `agent.task` with the agents it may run.
-    pub fn register_agents(
+    pub(crate) fn register_agents(
         &mut self,
         roster: Arc<agent_task::AgentRoster>,
     ) -> Result<(), schema::SchemaError> {

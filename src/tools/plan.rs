@@ -13,13 +13,13 @@ use crate::core::{ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::protocol::describe::{CallView, ResultView};
 use crate::protocol::{Event, PlanItem, PlanStatus, Preview};
 
-pub struct PlanUpdate;
+pub(crate) struct PlanUpdate;
 
 /// What `plan.update` returns: how far along the checklist is (the checklist itself goes to the
 /// front-ends as `Event::PlanUpdate`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct PlanResult {
+pub(crate) struct PlanResult {
     /// Always `true`.
     pub(crate) updated: bool,
     pub(crate) completed: usize,

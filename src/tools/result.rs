@@ -13,7 +13,7 @@ use super::{
 /// The result of one committed call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum ToolResult {
+pub(crate) enum ToolResult {
     Read(fs_read::ReadResult),
     List(fs_list::ListResult),
     Search(fs_search::SearchResult),
@@ -39,7 +39,7 @@ impl ToolResult {
 
     /// For a result that reports how a command ended: its exit code (`Some(None)` when it ended
     /// without one, on a signal). `None` for results that report no command.
-    pub(crate) fn exit_code(&self) -> Option<Option<i32>> {
+    pub fn exit_code(&self) -> Option<Option<i32>> {
         match self {
             ToolResult::Command(r) => r.exit_code(),
             ToolResult::Session(r) => r.exit_code(),

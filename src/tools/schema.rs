@@ -11,7 +11,7 @@ use crate::core::ErrorCode;
 
 /// A schema that cannot serve as a closed tool schema.
 #[derive(Debug, thiserror::Error)]
-pub enum SchemaError {
+pub(crate) enum SchemaError {
     #[error("tool schema is not a closed object schema: {0}")]
     NotClosed(String),
     #[error("tool schema does not compile: {0}")]
@@ -47,7 +47,7 @@ pub(crate) struct Validator {
 
 impl Validator {
     /// Checks that the schema is closed; compiling waits for the first call (or [`Self::compile`]).
-    pub(crate) fn new(schema: &Value) -> Result<Self, SchemaError> {
+    pub fn new(schema: &Value) -> Result<Self, SchemaError> {
         check_closed(schema, "$")?;
         Ok(Self {
             schema: schema.clone(),

@@ -9,7 +9,7 @@ use crate::core::ErrorCode;
 /// How a foreground command ended, and its output as the model reads it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct CommandReport {
+pub(crate) struct CommandReport {
     pub(crate) exit_code: Option<i32>,
     pub(crate) signal: Option<String>,
     pub(crate) timed_out: bool,

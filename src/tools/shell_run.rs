@@ -34,14 +34,14 @@ use crate::protocol::{CommandPreview, Event, Preview, SandboxChoice, SandboxProf
 /// What `shell.run` returns: a foreground command's report, or a background session's start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum ShellRunResult {
+pub(crate) enum ShellRunResult {
     Started(BackgroundStart),
     Finished(CommandReport),
 }
 
 /// A background session that started (`background: true`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BackgroundStart {
+pub(crate) struct BackgroundStart {
     pub(crate) session_id: String,
     /// Always `running`.
     #[serde(default)]
@@ -61,7 +61,7 @@ const RERUN_NOTE: &str = "the first run failed in the sandbox; the person approv
                           again without the sandbox, and this is that run's result";
 
 impl ShellRunResult {
-    pub(crate) fn exit_code(&self) -> Option<Option<i32>> {
+    pub fn exit_code(&self) -> Option<Option<i32>> {
         match self {
             ShellRunResult::Finished(r) => Some(r.exit_code),
             ShellRunResult::Started(_) => None,
@@ -99,7 +99,7 @@ pub(crate) struct ShellRun {
 }
 
 impl ShellRun {
-    pub(crate) fn new(settings: ShellSettings) -> Self {
+    pub fn new(settings: ShellSettings) -> Self {
         Self { settings }
     }
 }

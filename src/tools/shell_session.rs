@@ -21,7 +21,7 @@ use crate::protocol::describe::{CallView, ResultView, plural};
 /// What `shell.session` returns, by action.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum SessionResult {
+pub(crate) enum SessionResult {
     /// `list`.
     List(SessionList),
     /// `poll`, `wait` and `kill`.
@@ -36,14 +36,14 @@ pub enum SessionResult {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct SessionList {
+pub(crate) struct SessionList {
     pub(crate) sessions: Vec<SessionInfo>,
 }
 
 /// Where a session is and its new output (`poll`, `wait`, `kill`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct SessionState {
+pub(crate) struct SessionState {
     /// `running` or `exited`.
     pub(crate) status: String,
     pub(crate) exit_code: Option<i32>,
@@ -68,7 +68,7 @@ pub struct SessionState {
 /// A page of a session's retained output (`read`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct SessionPage {
+pub(crate) struct SessionPage {
     pub(crate) session_id: String,
     pub(crate) status: String,
     pub(crate) exit_code: Option<i32>,
@@ -84,7 +84,7 @@ pub struct SessionPage {
 /// Input sent to a session (`write`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct InputWritten {
+pub(crate) struct InputWritten {
     pub(crate) session_id: String,
     pub(crate) written_bytes: usize,
     /// Stdin was closed after the data.
@@ -94,7 +94,7 @@ pub struct InputWritten {
 /// Keys sent to a PTY session (`send_keys`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct KeysSent {
+pub(crate) struct KeysSent {
     pub(crate) session_id: String,
     pub(crate) keys_sent: usize,
     /// The program asked for application cursor keys (arrows were sent as such).
@@ -104,7 +104,7 @@ pub struct KeysSent {
 impl SessionResult {
     /// The exit code the result reports (`Some(None)`: the session ended on a signal or is still
     /// running); `None` for results that report none.
-    pub(crate) fn exit_code(&self) -> Option<Option<i32>> {
+    pub fn exit_code(&self) -> Option<Option<i32>> {
         match self {
             SessionResult::State(s) => Some(s.exit_code),
             SessionResult::Page(p) => Some(p.exit_code),
@@ -118,7 +118,7 @@ pub(crate) struct ShellSession {
 }
 
 impl ShellSession {
-    pub(crate) fn new(settings: ShellSettings) -> Self {
+    pub fn new(settings: ShellSettings) -> Self {
         Self { settings }
     }
 }

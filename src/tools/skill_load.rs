@@ -86,7 +86,7 @@ pub(crate) fn prompt_section(skills: &[Skill]) -> String {
 
 /// What `skill.load` returns: the skill's SKILL.md and its other files, or one of those files.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
-pub struct SkillResult {
+pub(crate) struct SkillResult {
     pub(crate) name: String,
     /// The skill's folder (with SKILL.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -169,7 +169,7 @@ pub(crate) struct SkillLoad {
 }
 
 impl SkillLoad {
-    pub(crate) fn new(skills: Arc<Vec<Skill>>) -> Self {
+    pub fn new(skills: Arc<Vec<Skill>>) -> Self {
         Self { skills }
     }
 

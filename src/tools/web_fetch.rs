@@ -32,7 +32,7 @@ use crate::protocol::describe::{CallView, ResultView, plural};
 /// What `web.fetch` returns: the page as text, and what to make of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct FetchResult {
+pub(crate) struct FetchResult {
     /// The URL that answered (after same-host redirects).
     pub(crate) url: String,
     pub(crate) status: u16,
@@ -108,7 +108,7 @@ pub(crate) struct NetworkBudget {
 }
 
 impl NetworkBudget {
-    pub(crate) fn new(limit: u64) -> Self {
+    pub fn new(limit: u64) -> Self {
         Self {
             used: Arc::new(AtomicU64::new(0)),
             limit,
@@ -152,7 +152,7 @@ pub(crate) struct WebFetch {
 
 impl WebFetch {
     /// The tool as every session gets it: public addresses only.
-    pub(crate) fn new(settings: FetchSettings) -> Self {
+    pub fn new(settings: FetchSettings) -> Self {
         Self {
             settings,
             reach: Reach::Public,

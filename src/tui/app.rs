@@ -33,7 +33,7 @@ pub(crate) const TICK: Duration = Duration::from_millis(100);
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
 /// What a backend can do besides drawing cells. No-ops for `TestBackend`.
-pub trait Screen: Backend {
+pub(crate) trait Screen: Backend {
     /// Start of a frame: the terminal holds its output until `end_frame` (no tearing).
     fn begin_frame(&mut self) {}
     fn end_frame(&mut self) {}
@@ -98,7 +98,7 @@ impl<W: io::Write> Screen for ratatui::backend::CrosstermBackend<W> {
 
 /// Where frames go: the whole screen (a ratatui `Terminal`), or the inline viewport under the
 /// terminal's scrollback ([`InlineSurface`]). The loop is generic over it.
-pub trait Surface {
+pub(crate) trait Surface {
     /// Draws one frame of `state`.
     fn frame(&mut self, state: &mut AppState) -> Result<(), TuiError>;
     /// The terminal is now `cols` x `rows`.
@@ -154,7 +154,7 @@ impl<B: Screen> Surface for Terminal<B> {
 /// The inline viewport: each frame first prints the transcript cells that finished into the
 /// scrollback, then draws what is still live, the composer and the status line under them.
 /// Full-screen overlays (pickers, the full diff) take the alternate screen while they are open.
-pub struct InlineSurface<W: io::Write> {
+pub(crate) struct InlineSurface<W: io::Write> {
     pub screen: super::inline::InlineScreen<W>,
     /// The welcome has been printed.
     greeted: bool,
@@ -173,7 +173,7 @@ impl<W: io::Write> InlineSurface<W> {
     }
 
     /// Erases the viewport; the conversation stays in the scrollback.
-    pub(crate) fn finish(&mut self) -> Result<(), TuiError> {
+    pub fn finish(&mut self) -> Result<(), TuiError> {
         self.screen.finish().map_err(terminal_error)
     }
 }
@@ -330,7 +330,7 @@ fn wall_ms() -> u64 {
 }
 
 /// Draws one frame of `state`.
-pub fn draw<B: Screen>(terminal: &mut Terminal<B>, state: &mut AppState) -> Result<(), TuiError> {
+pub(crate) fn draw<B: Screen>(terminal: &mut Terminal<B>, state: &mut AppState) -> Result<(), TuiError> {
     let size = terminal
         .size()
         .map_err(|e| TuiError::Terminal(e.to_string()))?;

@@ -36,7 +36,7 @@ use ratatui::text::Line;
 /// Most history lines rendered in one buffer (a cell's lines arrive in chunks of this size).
 const CHUNK: usize = 512;
 
-pub struct InlineScreen<W: Write> {
+pub(crate) struct InlineScreen<W: Write> {
     out: W,
     size: Size,
     /// The screen row of the viewport's first line.
@@ -112,7 +112,7 @@ impl<W: Write> InlineScreen<W> {
         self.size
     }
 
-    pub fn bytes_written(&self) -> u64 {
+    pub(crate) fn bytes_written(&self) -> u64 {
         self.written
     }
 
@@ -348,13 +348,13 @@ impl<W: Write> InlineScreen<W> {
     }
 
     /// Access to the writer for an overlay's own full-screen drawing.
-    pub fn writer(&mut self) -> &mut W {
+    pub(crate) fn writer(&mut self) -> &mut W {
         &mut self.out
     }
 
     /// Ends the session on screen: the viewport is erased and the cursor left where it began, so
     /// the shell continues right under the conversation.
-    pub(crate) fn finish(&mut self) -> io::Result<()> {
+    pub fn finish(&mut self) -> io::Result<()> {
         self.leave_alternate()?;
         let top = self.top;
         self.clear_rows_from(top)?;

@@ -62,7 +62,7 @@ pub(crate) enum Layer {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ApprovalMode {
+pub enum ApprovalMode {
     Choosing,
     /// Typing the optional note that goes back with a rejection.
     Note(String),
@@ -105,7 +105,7 @@ pub(crate) struct ApprovalBody {
 }
 
 impl ApprovalView {
-    pub(crate) fn new(
+    pub fn new(
         call_id: String,
         tool: String,
         summary: String,

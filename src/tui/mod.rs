@@ -7,8 +7,8 @@ pub(crate) mod composer;
 pub(crate) mod diagnostics;
 pub(crate) mod diff;
 pub(crate) mod editor;
-pub(crate) mod info;
-pub mod inline;
+pub mod info;
+pub(crate) mod inline;
 pub(crate) mod layers;
 pub(crate) mod markdown;
 pub(crate) mod memo;
@@ -18,7 +18,7 @@ pub(crate) mod restore;
 mod screen_tests;
 #[cfg(test)]
 mod snapshot_tests;
-pub mod state;
+pub(crate) mod state;
 pub(crate) mod status;
 #[cfg(test)]
 mod status_tests;
@@ -27,7 +27,7 @@ pub(crate) mod theme;
 pub(crate) mod transcript;
 pub(crate) mod view;
 
-pub mod app;
+pub(crate) mod app;
 pub(crate) mod term;
 
 use std::sync::Arc;

@@ -16,12 +16,12 @@ pub(crate) fn thought() -> Style {
 pub(crate) fn accent() -> Style {
     Style::default().fg(Color::Cyan)
 }
-pub(crate) fn user() -> Style {
+pub fn user() -> Style {
     Style::default()
         .fg(Color::Magenta)
         .add_modifier(Modifier::BOLD)
 }
-pub(crate) fn ok() -> Style {
+pub fn ok() -> Style {
     Style::default().fg(Color::Green)
 }
 pub(crate) fn warn() -> Style {

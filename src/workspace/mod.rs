@@ -16,7 +16,7 @@ pub(crate) mod diff;
 mod install;
 pub(crate) mod node;
 pub(crate) mod path;
-pub mod search;
+pub(crate) mod search;
 
 use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
@@ -30,7 +30,7 @@ use sha2::{Digest, Sha256};
 use crate::core::Coded;
 use crate::core::ErrorCode;
 pub(crate) use node::{NewNode, Node};
-pub use path::{PathRule, RelPath};
+pub(crate) use path::{PathRule, RelPath};
 
 pub(crate) use credentials::CredentialNames;
 pub(crate) use install::is_temp_name;
@@ -194,7 +194,7 @@ pub(crate) struct ListEntry {
 /// A listing, cut at `max_entries`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
-pub struct Listing {
+pub(crate) struct Listing {
     pub(crate) path: String,
     pub(crate) entries: Vec<ListEntry>,
     pub(crate) truncated: bool,
@@ -213,7 +213,7 @@ pub(crate) struct FileBytes {
 /// One page of `fs.read`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
-pub struct Page {
+pub(crate) struct Page {
     pub(crate) path: String,
     /// (Read back from `content` too, the name a page's text had in older journals' results.)
     #[serde(alias = "content")]
@@ -272,7 +272,7 @@ fn kind_name(t: FileType) -> &'static str {
 
 impl Workspace {
     /// Opens `root` with the defaults.
-    pub fn open(root: &Path) -> Result<Self, WorkspaceError> {
+    pub(crate) fn open(root: &Path) -> Result<Self, WorkspaceError> {
         Self::open_with(root, WorkspaceOptions::default())
     }
 
@@ -320,7 +320,7 @@ impl Workspace {
     }
 
     /// Parses a path the model wrote.
-    pub(crate) fn parse(&self, raw: &str) -> Result<RelPath, WorkspaceError> {
+    pub fn parse(&self, raw: &str) -> Result<RelPath, WorkspaceError> {
         RelPath::parse(raw).map_err(|rule| WorkspaceError::refused(raw, rule))
     }
 

@@ -85,7 +85,7 @@ fn has_drive_prefix(component: &str) -> bool {
 
 impl RelPath {
     /// The workspace root.
-    pub fn root() -> Self {
+    pub(crate) fn root() -> Self {
         Self {
             joined: String::new(),
         }
@@ -93,7 +93,7 @@ impl RelPath {
 
     /// Checks a path as the model wrote it. `""` and `"."` are the root; callers that need a
     /// file refuse the root themselves.
-    pub(crate) fn parse(raw: &str) -> Result<Self, PathRule> {
+    pub fn parse(raw: &str) -> Result<Self, PathRule> {
         if raw.contains('\0') {
             return Err(PathRule::NulByte);
         }
@@ -144,7 +144,7 @@ impl RelPath {
     }
 
     /// `a/b/c`, or `""` for the root.
-    pub(crate) fn as_str(&self) -> &str {
+    pub fn as_str(&self) -> &str {
         &self.joined
     }
 

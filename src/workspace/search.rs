@@ -24,7 +24,7 @@ const CUT_CONTEXT: usize = 150;
 
 /// One search.
 #[derive(Debug, Clone)]
-pub struct SearchRequest {
+pub(crate) struct SearchRequest {
     pub query: String,
     pub path: RelPath,
     pub max_results: usize,
@@ -36,7 +36,7 @@ pub struct SearchRequest {
 /// One matching line.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(default)]
-pub struct SearchMatch {
+pub(crate) struct SearchMatch {
     pub(crate) path: String,
     /// 1-based.
     pub(crate) line_number: u64,
@@ -61,7 +61,7 @@ pub(crate) struct Skipped {
 /// What a search found, and whether a cap cut it short.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(default)]
-pub struct SearchOutcome {
+pub(crate) struct SearchOutcome {
     pub matches: Vec<SearchMatch>,
     pub(crate) files_scanned: u64,
     pub(crate) bytes_scanned: u64,
@@ -90,7 +90,7 @@ struct Shared<'a> {
 }
 
 /// Runs a search. Refuses a start path that is a link, a special file or a credential file.
-pub fn search(ws: &Workspace, req: &SearchRequest) -> Result<SearchOutcome, WorkspaceError> {
+pub(crate) fn search(ws: &Workspace, req: &SearchRequest) -> Result<SearchOutcome, WorkspaceError> {
     search_visible(ws, req, &|_| true)
 }
 

@@ -17,14 +17,14 @@
 pub(crate) mod history;
 mod ignore;
 pub(crate) mod live;
-pub mod objects;
+pub(crate) mod objects;
 pub(crate) mod plan;
 pub(crate) mod restore;
-pub mod scan;
+pub(crate) mod scan;
 
 pub(crate) use history::{History, RangeError};
 pub(crate) use live::{CheckpointSettings, Checkpoints, DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES};
-pub use objects::ObjectStore;
+pub(crate) use objects::ObjectStore;
 
 use crate::core::{Coded, ErrorCode};
 

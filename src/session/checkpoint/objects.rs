@@ -31,7 +31,7 @@ impl ObjectStore {
         Self { dir: dir.into() }
     }
 
-    pub(crate) fn dir(&self) -> &Path {
+    pub fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -104,7 +104,7 @@ impl ObjectStore {
     }
 
     /// Bytes the store takes on disk (whole blocks), for benchmarks and `BENCHMARKS.md`.
-    pub fn disk_usage(&self) -> u64 {
+    pub(crate) fn disk_usage(&self) -> u64 {
         use std::os::unix::fs::MetadataExt;
         fn walk(dir: &Path, total: &mut u64) {
             let Ok(entries) = std::fs::read_dir(dir) else {
@@ -127,7 +127,7 @@ impl ObjectStore {
 /// How many more bytes of file content the current checkpoint may store. Bytes already in the
 /// store cost nothing.
 #[derive(Debug)]
-pub struct Budget {
+pub(crate) struct Budget {
     left: AtomicU64,
 }
 

@@ -38,7 +38,7 @@ const RACY: Duration = Duration::from_secs(2);
 
 /// Size caps for what the scanner stores.
 #[derive(Debug, Clone, Copy)]
-pub struct ScanOptions {
+pub(crate) struct ScanOptions {
     /// Larger files are hashed but not stored.
     pub max_file_bytes: u64,
 }
@@ -92,7 +92,7 @@ struct Dirty {
     full: bool,
 }
 
-pub struct Scanner {
+pub(crate) struct Scanner {
     ws: Arc<Workspace>,
     objects: ObjectStore,
     options: ScanOptions,
@@ -149,18 +149,18 @@ impl Scanner {
     }
 
     /// Whether the kernel reports changes (false: every refresh walks the workspace).
-    pub fn is_watching(&self) -> bool {
+    pub(crate) fn is_watching(&self) -> bool {
         self.watch.is_some()
     }
 
     /// Stops listening to the kernel: every refresh walks the workspace, as when inotify is not
     /// available (the benchmark measures both ways).
-    pub fn stop_watching(&mut self) {
+    pub(crate) fn stop_watching(&mut self) {
         self.watch = None;
     }
 
     /// The followed files the index holds.
-    pub fn file_count(&self) -> usize {
+    pub(crate) fn file_count(&self) -> usize {
         self.files.len()
     }
 
@@ -175,7 +175,7 @@ impl Scanner {
 
     /// Brings the index up to date and returns what changed since the last refresh. The first
     /// refresh only builds the index (its "changes" would be every file) and returns nothing.
-    pub fn refresh(&mut self, budget: &Budget) -> Vec<FileChange> {
+    pub(crate) fn refresh(&mut self, budget: &Budget) -> Vec<FileChange> {
         let mut changes = Vec::new();
         if !self.ready {
             self.start_watching();

@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::{Coded, ErrorCode};
 
-pub const MAX_BYTES: u64 = 10 * 1024 * 1024;
-pub const MAX_ROWS: usize = 200_000;
-pub const MAX_COLUMNS: usize = 200;
+pub(crate) const MAX_BYTES: u64 = 10 * 1024 * 1024;
+pub(crate) const MAX_ROWS: usize = 200_000;
+pub(crate) const MAX_COLUMNS: usize = 200;
 /// Most frequent values listed for a text column.
-pub const TOP_VALUES: usize = 5;
+pub(crate) const TOP_VALUES: usize = 5;
 /// Non-numeric values named in a mostly-numeric column's warning.
 const EXAMPLES: usize = 3;
 /// Candidate delimiters, in order of preference on a tie.
@@ -25,7 +25,7 @@ const BATCH_ROWS: usize = 1024;
 
 /// Why a file could not be analyzed.
 #[derive(Debug, thiserror::Error)]
-pub enum CsvError {
+pub(crate) enum CsvError {
     #[error("{path}: {rows} data rows or more, over the limit of {limit}")]
     TooManyRows {
         path: String,
@@ -62,7 +62,7 @@ impl Coded for CsvError {
 
 /// How to read the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CsvOptions {
+pub(crate) struct CsvOptions {
     /// `None`: detect among `, ; tab |`.
     pub(crate) delimiter: Option<u8>,
     pub(crate) has_header: bool,
@@ -80,7 +80,7 @@ impl Default for CsvOptions {
 /// The figures of one column. Fields that do not apply to its type are absent.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ColumnStats {
+pub(crate) struct ColumnStats {
     pub(crate) name: String,
     pub(crate) index: usize,
     /// `numeric`, `boolean`, `date`, `text` or `empty`.
@@ -130,7 +130,7 @@ pub(crate) struct TopValue {
 /// The whole analysis.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Analysis {
+pub(crate) struct Analysis {
     /// The delimiter used, as text (`","`, `";"`, `"\t"`, `"|"`).
     pub(crate) delimiter: String,
     pub(crate) delimiter_detected: bool,
@@ -853,7 +853,7 @@ fn delimiter_text(d: u8) -> String {
 }
 
 /// Analyzes the bytes of a delimited file; `path` names it in messages.
-pub fn analyze(bytes: &[u8], options: &CsvOptions, path: &str) -> Result<Analysis, CsvError> {
+pub(crate) fn analyze(bytes: &[u8], options: &CsvOptions, path: &str) -> Result<Analysis, CsvError> {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let invalid = |message: String| CsvError::Invalid {
         path: path.to_string(),

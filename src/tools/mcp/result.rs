@@ -17,7 +17,7 @@ use crate::tools::wording::{self, lines_of};
 /// What a call of an MCP server's tool returns: its text, and what else it sent described.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct McpResult {
+pub(crate) struct McpResult {
     pub(crate) server: String,
     /// The tool's real name on the server.
     pub(crate) tool: String,

@@ -36,7 +36,7 @@ fn approval_record(answer: &ApprovalAnswer, view: Option<&ApprovalView>) -> Stri
 }
 
 impl AppState {
-    pub fn apply(&mut self, event: Event) {
+    pub(crate) fn apply(&mut self, event: Event) {
         // Anything that comes from the model ends the wait for a retry.
         if !matches!(
             event,

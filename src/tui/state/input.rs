@@ -15,7 +15,7 @@ const QUIT_WINDOW: Duration = Duration::from_secs(2);
 
 impl AppState {
     /// A key from the terminal.
-    pub fn handle_key(&mut self, key: KeyEvent) {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) {
         if self.global_key(key) {
             return;
         }

@@ -97,7 +97,7 @@ pub(crate) struct PlanState {
 
 impl PlanState {
     /// Progress of the checklist: (completed, total).
-    pub(crate) fn progress(&self) -> (usize, usize) {
+    pub fn progress(&self) -> (usize, usize) {
         let done = self
             .items
             .iter()
@@ -229,7 +229,7 @@ struct Clock {
 
 /// What the TUI is started with, besides the agent.
 #[derive(Debug, Clone, Default)]
-pub struct Setup {
+pub(crate) struct Setup {
     /// The workspace as the status line shows it (`~/src/stats`).
     pub workspace: String,
     /// The workspace directory (which saved sessions `/resume` offers).
@@ -249,7 +249,7 @@ pub struct Setup {
 }
 
 #[derive(Debug)]
-pub struct AppState {
+pub(crate) struct AppState {
     transcript: Transcript,
     composer: Composer,
     layers: Vec<Layer>,
@@ -274,7 +274,7 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub(crate) fn new(now: Instant) -> Self {
+    pub fn new(now: Instant) -> Self {
         Self {
             transcript: Transcript::default(),
             composer: Composer::default(),
@@ -308,7 +308,7 @@ impl AppState {
     }
 
     /// A state for a session started with `setup`.
-    pub fn with_setup(now: Instant, setup: Setup) -> Self {
+    pub(crate) fn with_setup(now: Instant, setup: Setup) -> Self {
         let mut s = Self::new(now);
         s.status.workspace = setup.workspace;
         s.workspace_dir = setup.workspace_dir;
@@ -355,7 +355,7 @@ impl AppState {
     }
 
     /// Moves the monotonic clock only (a key stamped with the time it arrived).
-    pub fn set_now(&mut self, now: Instant) {
+    pub(crate) fn set_now(&mut self, now: Instant) {
         self.clock.now = now;
     }
 
@@ -479,7 +479,7 @@ impl AppState {
         self.turns.retry.as_ref().filter(|_| self.turns.running)
     }
 
-    pub fn now(&self) -> Instant {
+    pub(crate) fn now(&self) -> Instant {
         self.clock.now
     }
 
