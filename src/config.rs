@@ -80,7 +80,7 @@ pub use problems::*;
 impl ConfigFile {
     /// Parses one file's text; `path` is only used in messages. Every problem is reported, not
     /// just the first.
-    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
         match Self::validate(text) {
             (Some(c), problems) if problems.is_empty() => Ok(c),
             (_, problems) => Err(ConfigError::Invalid {

@@ -23,7 +23,7 @@ pub(crate) struct ClientEditor {
 }
 
 impl ClientEditor {
-    pub fn new(
+    pub(crate) fn new(
         session_id: String,
         client: &acp::ClientCapabilities,
         cx: ConnectionTo<Client>,

@@ -54,7 +54,7 @@ pub(crate) struct Translator {
 impl Translator {
     /// `kinds` maps native tool names to their kind (from the session's catalog);
     /// `context_tokens` is what `usage_update` reports as the window size.
-    pub fn new(
+    pub(crate) fn new(
         workspace: PathBuf,
         kinds: HashMap<String, ToolKind>,
         context_tokens: u64,

@@ -63,7 +63,7 @@ pub(crate) struct Conversation {
 }
 
 impl Conversation {
-    pub fn new(shared: Arc<Shared>, setup: ConversationSetup) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>, setup: ConversationSetup) -> Self {
         let profile = setup.model.profile();
         Self {
             shared,

@@ -148,7 +148,7 @@ pub(crate) enum Exhausted {
 
 impl Exhausted {
     /// `the tool-call budget (N)` / `the session's tool-call budget (N)`, for `kind`.
-    pub fn describe(self, kind: &str) -> String {
+    pub(crate) fn describe(self, kind: &str) -> String {
         match self {
             Exhausted::Own(n) => format!("the {kind} budget ({n})"),
             Exhausted::Parent(n) => format!("the session's {kind} budget ({n})"),

@@ -18,7 +18,7 @@ pub(crate) struct SubScope {
 }
 
 impl SubScope {
-    pub fn new(parent_call: String) -> Self {
+    pub(crate) fn new(parent_call: String) -> Self {
         Self {
             parent_call,
             last_error: Mutex::new(None),

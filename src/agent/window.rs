@@ -39,7 +39,7 @@ pub(crate) struct ContextWindow {
 }
 
 impl ContextWindow {
-    pub fn new(window_tokens: u64) -> Self {
+    pub(crate) fn new(window_tokens: u64) -> Self {
         Self {
             window_tokens: window_tokens.max(1),
             bytes_per_token: DEFAULT_BYTES_PER_TOKEN,

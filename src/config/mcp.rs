@@ -172,7 +172,7 @@ pub(super) fn is_env_name(name: &str) -> bool {
 
 /// An MCP server to start, as the layers settled it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpServerEntry {
+pub(crate) struct McpServerEntry {
     pub(crate) name: String,
     pub(crate) config: McpServerConfig,
     /// Where it was defined (`user config /home/…/config.toml`), for messages.
@@ -186,7 +186,7 @@ impl Layers {
     /// nothing: its definitions are ignored with a warning. Any layer may switch a server off
     /// (`enabled = false`) and narrow its tools (`disabled_tools`, `enabled_tools`); trusted
     /// layers may also change its timeouts and `required`.
-    pub fn mcp_servers(&self, project_trusted: bool) -> (Vec<McpServerEntry>, Vec<String>) {
+    pub(crate) fn mcp_servers(&self, project_trusted: bool) -> (Vec<McpServerEntry>, Vec<String>) {
         let mut defined: BTreeMap<String, McpServerEntry> = BTreeMap::new();
         let mut off: BTreeMap<String, String> = BTreeMap::new();
         let mut warnings = Vec::new();

@@ -120,7 +120,7 @@ pub(crate) struct CheckpointConfig {
 /// `[options.shell]`, in the seed's deployment shape plus pablo's additions.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ShellOptions {
+pub(crate) struct ShellOptions {
     pub(crate) enabled: Option<bool>,
     /// Foreground timeout; 0 means the default (60 s).
     pub(crate) timeout_seconds: Option<u64>,

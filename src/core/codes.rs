@@ -207,7 +207,7 @@ error_codes! {
 
 impl ErrorCode {
     /// The code spelled `text`, when there is one.
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
 }

@@ -24,7 +24,7 @@ pub struct ToolFailure {
 }
 
 impl ToolFailure {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),

@@ -18,7 +18,7 @@ pub struct EventSink {
 }
 
 impl EventSink {
-    pub fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
+    pub(crate) fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
         Self { tx, map: None }
     }
 

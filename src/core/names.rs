@@ -79,7 +79,7 @@ impl ToolName {
     }
 
     /// The tool named `name` in either spelling.
-    pub fn parse(name: &str) -> Option<Self> {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
         Self::from_native(name).or_else(|| Self::from_provider(name))
     }
 

@@ -187,7 +187,7 @@ impl Hooks {
     }
 
     /// No hook yet (add them with [`Hooks::push`]); they will run in `cwd` with `env`.
-    pub fn new(env: Vec<(String, String)>, cwd: PathBuf) -> Self {
+    pub(crate) fn new(env: Vec<(String, String)>, cwd: PathBuf) -> Self {
         Self {
             env,
             cwd,

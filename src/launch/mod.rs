@@ -136,7 +136,7 @@ pub struct Warned<T> {
 }
 
 impl<T> Warned<T> {
-    pub fn new(value: T, warnings: Vec<String>) -> Self {
+    pub(crate) fn new(value: T, warnings: Vec<String>) -> Self {
         Self { value, warnings }
     }
 

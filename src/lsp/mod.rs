@@ -94,7 +94,7 @@ impl LspHub {
     }
 
     /// The hub of a session in `workspace`. Starts nothing.
-    pub fn new(workspace: &Path, setup: LspSetup) -> Self {
+    pub(crate) fn new(workspace: &Path, setup: LspSetup) -> Self {
         let path = setup
             .env
             .iter()

@@ -109,7 +109,7 @@ pub(crate) fn withhold_untrusted(
 
 /// The servers of a session: each built-in whose program is on `path_var` (basedpyright only
 /// when pyright is not), then the layers' tables over them; switched-off ones left out.
-pub fn resolve(
+pub(crate) fn resolve(
     entries: &[LspServerEntry],
     path_var: &str,
     rustup_home: Option<&Path>,

@@ -69,7 +69,7 @@ impl WireFormat for Messages {
 }
 
 impl AnthropicClient {
-    pub fn new(config: AnthropicConfig) -> Result<Self, ModelError> {
+    pub(crate) fn new(config: AnthropicConfig) -> Result<Self, ModelError> {
         let mut headers = HeaderMap::new();
         headers.insert("x-api-key", config.api_key.header("")?);
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
@@ -375,7 +375,7 @@ pub(crate) struct AnthropicDecoder {
 }
 
 impl AnthropicDecoder {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 

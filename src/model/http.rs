@@ -67,7 +67,7 @@ impl Default for HttpOptions {
 pub(crate) struct ApiKey(String);
 
 impl ApiKey {
-    pub fn new(key: impl Into<String>) -> Self {
+    pub(crate) fn new(key: impl Into<String>) -> Self {
         Self(key.into())
     }
 

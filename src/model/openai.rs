@@ -87,7 +87,7 @@ impl WireFormat for ChatCompletions {
 }
 
 impl OpenAiClient {
-    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+    pub(crate) fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         let dialect = Dialect::of(&config);
         config.into_client("chat/completions", ChatCompletions { dialect })
     }
@@ -317,7 +317,7 @@ pub(crate) struct OpenAiDecoder {
 }
 
 impl OpenAiDecoder {
-    pub fn new(provider: &str) -> Self {
+    pub(crate) fn new(provider: &str) -> Self {
         Self {
             provider: provider.to_string(),
             splitter: ThinkSplitter::new(),

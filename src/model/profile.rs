@@ -315,7 +315,7 @@ impl ModelProfile {
     }
 
     /// The table's entry with the config's `[model]` settings (and `--reasoning`) over it.
-    pub fn resolve(model: &str, settings: &ModelTable) -> Self {
+    pub(crate) fn resolve(model: &str, settings: &ModelTable) -> Self {
         let mut p = Self::lookup(model);
         if let Some(w) = settings.context_window {
             p.context_window = w;

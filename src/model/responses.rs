@@ -62,7 +62,7 @@ pub(crate) struct BodyOptions {
 }
 
 impl ResponsesClient {
-    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+    pub(crate) fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         let options = BodyOptions {
             official: config.official,
             reasoning_model: config.profile.reasoning_model,
@@ -203,7 +203,7 @@ pub(crate) struct ResponsesDecoder {
 }
 
 impl ResponsesDecoder {
-    pub fn new(provider: &str) -> Self {
+    pub(crate) fn new(provider: &str) -> Self {
         Self {
             provider: provider.to_string(),
             calls: BTreeMap::new(),

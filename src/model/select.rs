@@ -92,7 +92,7 @@ pub(crate) enum ProviderKind {
 }
 
 impl ProviderKind {
-    pub fn parse(name: &str) -> Result<Self, ModelError> {
+    pub(crate) fn parse(name: &str) -> Result<Self, ModelError> {
         match name.trim().to_ascii_lowercase().as_str() {
             "openai" => Ok(Self::OpenAi),
             "anthropic" => Ok(Self::Anthropic),
@@ -187,7 +187,7 @@ pub(crate) async fn select_with_env(
 }
 
 /// Decides the provider, model, URL and key.
-pub async fn resolve(
+pub(crate) async fn resolve(
     settings: &ProviderSettings,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<(Selection, Option<ApiKey>), ModelError> {

@@ -68,7 +68,7 @@ pub(crate) struct SseParser {
 }
 
 impl SseParser {
-    pub fn new(max_event_bytes: usize) -> Self {
+    pub(crate) fn new(max_event_bytes: usize) -> Self {
         Self {
             max_event_bytes,
             line: Vec::new(),

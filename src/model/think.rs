@@ -32,7 +32,7 @@ pub(crate) struct ThinkSplitter {
 }
 
 impl ThinkSplitter {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -80,7 +80,7 @@ impl ThinkSplitter {
 
     /// Flushes what was held back at the end of the message (an unfinished tag is text, an
     /// unclosed think block is reasoning).
-    pub fn finish(&mut self, out: &mut Vec<Piece>) {
+    pub(crate) fn finish(&mut self, out: &mut Vec<Piece>) {
         let rest = std::mem::take(&mut self.pending);
         if self.inside {
             push_piece(out, Piece::Reasoning(rest));

@@ -138,7 +138,7 @@ impl Default for PolicyEngine {
 
 impl PolicyEngine {
     /// Built-in defaults plus explicit tool modes; no workspace, approvals kept in memory.
-    pub fn new(tool_modes: BTreeMap<String, ToolMode>) -> Self {
+    pub(crate) fn new(tool_modes: BTreeMap<String, ToolMode>) -> Self {
         let mut file = ConfigFile::default();
         file.options.tools = tool_modes;
         let layers = Layers {

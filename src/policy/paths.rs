@@ -117,7 +117,7 @@ const PROTECTED: &[(&str, &str)] = &[
 ];
 
 impl PathPolicy {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let mut b = GlobSetBuilder::new();
         for (g, _) in PROTECTED {
             if let Ok(glob) = compile(g) {

@@ -160,7 +160,7 @@ impl Default for PatternList {
 
 impl PatternList {
     /// Compiles `(id, regex)` pairs; the first invalid regex is returned as an error message.
-    pub fn new(patterns: Vec<(String, String)>) -> Result<Self, String> {
+    pub(crate) fn new(patterns: Vec<(String, String)>) -> Result<Self, String> {
         let set = match RegexSet::new(patterns.iter().map(|(_, p)| p.as_str())) {
             Ok(set) => set,
             // Which one: compiled one by one only when the set does not compile.

@@ -35,7 +35,7 @@ pub(crate) struct Resolver {
 
 impl Resolver {
     /// Resolves through `path`: the `PATH` the command will get.
-    pub fn new(workspace: Option<PathBuf>, path: &str) -> Self {
+    pub(crate) fn new(workspace: Option<PathBuf>, path: &str) -> Self {
         Self {
             workspace,
             dirs: std::env::split_paths(path).collect(),
@@ -44,7 +44,7 @@ impl Resolver {
     }
 
     /// Resolves `word` as the shell would, relative paths against `cwd` (workspace-relative).
-    pub fn resolve(&self, word: &str, cwd: &str) -> Resolved {
+    pub(crate) fn resolve(&self, word: &str, cwd: &str) -> Resolved {
         if word.contains('/') {
             return self.resolve_path(word, cwd);
         }
@@ -203,7 +203,7 @@ impl CompiledRule {
     }
 
     /// `prefix /usr/bin/cargo test`, for prompts and listings.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let kind = match self.kind {
             MatchKind::Exact => "exact",
             MatchKind::Prefix => "prefix",

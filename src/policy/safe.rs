@@ -448,7 +448,7 @@ pub(crate) struct SafeReads {
 pub(crate) type NotSafe = String;
 
 impl SafeReads {
-    pub fn new(workspace: PathBuf, extra_credential_names: &[String]) -> Self {
+    pub(crate) fn new(workspace: PathBuf, extra_credential_names: &[String]) -> Self {
         // The config layers checked every glob already; a bad one leaves the built-in list.
         let credentials = CredentialNames::new(extra_credential_names)
             .unwrap_or_else(|_| CredentialNames::builtin());

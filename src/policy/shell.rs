@@ -223,7 +223,7 @@ impl Refusal {
 
 /// Parses `text` into the simple commands it would run, in source order (a command
 /// substitution's commands come before the command that uses them).
-pub fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
+pub(crate) fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     if text.len() > MAX_COMMAND_BYTES {
         return Err(Refusal::TooLong { bytes: text.len() });
     }

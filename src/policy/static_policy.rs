@@ -88,7 +88,7 @@ impl StaticPolicy {
         Self::parse(&text, path)
     }
 
-    pub fn parse(text: &str, path: &Path) -> Result<Self, PolicyError> {
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<Self, PolicyError> {
         let invalid = |message: String| PolicyError::Invalid {
             path: path.to_path_buf(),
             message,

@@ -127,7 +127,7 @@ pub(crate) struct TailRing {
 }
 
 impl TailRing {
-    pub fn new(cap: usize) -> Self {
+    pub(crate) fn new(cap: usize) -> Self {
         Self {
             buf: Vec::with_capacity(cap.min(1 << 20)),
             cap,
@@ -215,7 +215,7 @@ pub(crate) struct CaptureResult {
 
 impl Capture {
     /// `artifact_path` is only created if the output exceeds `max_bytes`.
-    pub fn new(max_bytes: usize, artifact_path: PathBuf) -> Self {
+    pub(crate) fn new(max_bytes: usize, artifact_path: PathBuf) -> Self {
         let head_cap = head_budget(max_bytes);
         Self {
             max_bytes,
@@ -317,7 +317,7 @@ impl Capture {
     }
 
     /// Ends the capture: flushes the spill file and builds the inline view.
-    pub fn finish(mut self) -> CaptureResult {
+    pub(crate) fn finish(mut self) -> CaptureResult {
         let spill = std::mem::replace(&mut self.spill, Spill::NotNeeded);
         let (artifact, artifact_error) = match spill {
             Spill::NotNeeded => (None, None),

@@ -63,7 +63,7 @@ pub(crate) struct LogPage {
 }
 
 impl OutputLog {
-    pub fn new(cap: usize) -> Self {
+    pub(crate) fn new(cap: usize) -> Self {
         Self {
             buf: VecDeque::new(),
             cap,
@@ -374,7 +374,7 @@ pub(crate) struct SessionManager {
 
 impl SessionManager {
     /// `max_sessions` bounds the live sessions; as many exited ones are kept readable.
-    pub fn new(max_sessions: usize, cleanup: CleanupTimes) -> Self {
+    pub(crate) fn new(max_sessions: usize, cleanup: CleanupTimes) -> Self {
         Self {
             inner: Arc::new(Inner {
                 sessions: Mutex::new(BTreeMap::new()),

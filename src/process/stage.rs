@@ -26,7 +26,7 @@ pub(crate) enum Stage {
 }
 
 impl Stage {
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Stage::Signals => "resetting signal handlers",
             Stage::ParentGone => "pablo ended while the command was starting",

@@ -94,7 +94,7 @@ pub(crate) struct Exec {
 }
 
 impl Exec {
-    pub fn new(
+    pub(crate) fn new(
         argv: &[String],
         env: &[(String, String)],
         cwd: &Path,

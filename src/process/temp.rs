@@ -31,7 +31,7 @@ impl SessionTemp {
     /// Sweeps left-overs under `base`, then creates this session's directory there. When it
     /// cannot be created (a full or read-only disk), the path is still given: commands create
     /// it on first use, as before, and it is removed at the end all the same.
-    pub fn create(base: &Path) -> Self {
+    pub(crate) fn create(base: &Path) -> Self {
         sweep(base);
         let id = uuid::Uuid::now_v7().simple().to_string();
         let path = base.join(format!("{PREFIX}{id}"));

@@ -133,7 +133,7 @@ pub(crate) struct FileDiagnostics {
 impl PreviewDiagnostics {
     /// Plain text for front-ends without a screen of their own (an editor's tool call content):
     /// the summary, then one line per diagnostic with its line.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             PreviewDiagnostics::Checking { servers } => {
                 format!("diagnostics: checking… ({})", servers.join(", "))

@@ -5,7 +5,7 @@
 //! JSON lines, journaled to disk, replayed on resume, or rendered on screen.
 
 pub(crate) mod checkpoint;
-pub mod describe;
+pub(crate) mod describe;
 mod diagnostics;
 pub(crate) mod image;
 mod mcp;

@@ -69,7 +69,7 @@ pub struct SandboxChoice {
 
 impl SandboxChoice {
     /// `read-only`, `workspace-write, network`, `off`: for prompts and listings.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut s = self.profile.label().to_string();
         if self.profile != SandboxProfile::Off {
             s.push_str(if self.network {

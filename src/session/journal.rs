@@ -41,7 +41,7 @@ pub struct Journal {
 
 impl Journal {
     /// Creates the journal file (it must not exist) and writes the header, durably.
-    pub fn create(
+    pub(crate) fn create(
         path: PathBuf,
         meta_path: PathBuf,
         header: &Header,
@@ -324,7 +324,7 @@ pub(crate) struct PendingJournal {
 }
 
 impl PendingJournal {
-    pub fn new(
+    pub(crate) fn new(
         path: PathBuf,
         meta_path: PathBuf,
         header: Header,

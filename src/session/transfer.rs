@@ -37,7 +37,7 @@ pub struct ExportDocument {
 
 impl ExportDocument {
     /// Reads a document; `source_name` names it in the error.
-    pub fn parse(source_name: &str, text: &str) -> Result<Self, SessionError> {
+    pub(crate) fn parse(source_name: &str, text: &str) -> Result<Self, SessionError> {
         let invalid = |message: String| SessionError::ImportInvalid {
             source_name: source_name.to_string(),
             message,

@@ -45,7 +45,7 @@ pub(crate) enum Protocol {
 }
 
 impl Protocol {
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         match text.trim() {
             "http/protobuf" => Ok(Self::HttpProtobuf),
             "grpc" => Ok(Self::Grpc),
@@ -177,7 +177,7 @@ impl OtelRequest {
     }
 
     /// The export these settings ask for: `None` when it is off (no endpoint, or switched off).
-    pub fn resolve(&self) -> Result<Option<OtelSettings>, String> {
+    pub(crate) fn resolve(&self) -> Result<Option<OtelSettings>, String> {
         if self.enabled == Some(false) {
             return Ok(None);
         }
@@ -380,7 +380,7 @@ impl Export {
     /// Sends what is queued and stops both providers, waiting at most `bound` in all. The work
     /// runs on threads of its own: when the bound passes they are left behind (and end with the
     /// process), so a collector that never answers cannot keep pablo from exiting.
-    pub async fn finish(self, bound: Duration) -> Option<String> {
+    pub(crate) async fn finish(self, bound: Duration) -> Option<String> {
         let (done_tx, mut done_rx) = tokio::sync::mpsc::channel::<()>(2);
         let mut waiting = 0;
         if let Some(t) = self.tracer.clone() {

@@ -259,7 +259,7 @@ pub(crate) struct AgentRoster {
 
 impl AgentRoster {
     /// `general`, then `custom` in order, first of each name kept.
-    pub fn new(custom: Vec<AgentDefinition>) -> Self {
+    pub(crate) fn new(custom: Vec<AgentDefinition>) -> Self {
         let mut agents = vec![AgentDefinition::general()];
         for a in custom {
             if !agents.iter().any(|b| b.name == a.name) {
@@ -330,7 +330,7 @@ pub(crate) struct AgentTask {
 }
 
 impl AgentTask {
-    pub fn new(roster: Arc<AgentRoster>) -> Self {
+    pub(crate) fn new(roster: Arc<AgentRoster>) -> Self {
         Self { roster }
     }
 }

@@ -199,7 +199,7 @@ pub(crate) struct ArtifactWrite {
 
 impl ArtifactWrite {
     /// `max_bytes` is `limits.max_artifact_bytes`.
-    pub fn new(max_bytes: usize) -> Self {
+    pub(crate) fn new(max_bytes: usize) -> Self {
         Self { max_bytes }
     }
 

@@ -39,7 +39,7 @@ pub(crate) struct CsvAnalyze {
 }
 
 impl CsvAnalyze {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

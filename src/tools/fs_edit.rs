@@ -23,7 +23,7 @@ pub(crate) struct FsEdit {
 }
 
 impl FsEdit {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

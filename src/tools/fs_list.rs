@@ -27,7 +27,7 @@ pub(crate) struct FsList {
 }
 
 impl FsList {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

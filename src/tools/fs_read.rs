@@ -30,7 +30,7 @@ pub(crate) struct FsRead {
 }
 
 impl FsRead {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

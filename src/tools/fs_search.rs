@@ -28,7 +28,7 @@ pub(crate) struct FsSearch {
 }
 
 impl FsSearch {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

@@ -24,7 +24,7 @@ pub(crate) struct FsWrite {
 }
 
 impl FsWrite {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

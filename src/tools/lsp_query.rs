@@ -33,7 +33,7 @@ pub(crate) struct LspQuery {
 }
 
 impl LspQuery {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
         Self { workspace }
     }
 }

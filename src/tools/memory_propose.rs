@@ -126,7 +126,7 @@ fn status_word(s: MemoryStatus) -> &'static str {
 }
 
 impl MemoryStore {
-    pub fn new(state_dir: &Path, memory_file: PathBuf) -> Self {
+    pub(crate) fn new(state_dir: &Path, memory_file: PathBuf) -> Self {
         Self {
             proposals_file: state_dir.join("memory_proposals.json"),
             memory_file,
@@ -205,7 +205,7 @@ impl MemoryStore {
 
     /// The person's answer: an accepted proposal is appended to the memory file (then marked
     /// accepted), a dismissed one only marked.
-    pub fn resolve(&self, id: &str, accept: bool) -> Result<MemoryProposal, MemoryError> {
+    pub(crate) fn resolve(&self, id: &str, accept: bool) -> Result<MemoryProposal, MemoryError> {
         let _g = self.lock.lock();
         let mut all = self.load()?;
         let Some(p) = all.iter_mut().find(|p| p.id == id) else {

@@ -137,7 +137,7 @@ pub(crate) struct HostServices {
 impl Host {
     /// A host with the shell settings of `[options.shell]` and no other service; its commands'
     /// sandbox keeps them out of `state_dir`.
-    pub fn new(
+    pub(crate) fn new(
         workspace: Arc<crate::workspace::Workspace>,
         state_dir: PathBuf,
         shell: &crate::config::ShellOptions,
@@ -392,7 +392,7 @@ impl McpScope {
 pub(crate) type OfferFilter = Arc<dyn Fn(&str, ToolKind) -> bool + Send + Sync>;
 
 impl Catalog {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 

@@ -39,7 +39,7 @@ impl ToolResult {
 
     /// For a result that reports how a command ended: its exit code (`Some(None)` when it ended
     /// without one, on a signal). `None` for results that report no command.
-    pub fn exit_code(&self) -> Option<Option<i32>> {
+    pub(crate) fn exit_code(&self) -> Option<Option<i32>> {
         match self {
             ToolResult::Command(r) => r.exit_code(),
             ToolResult::Session(r) => r.exit_code(),

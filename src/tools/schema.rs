@@ -47,7 +47,7 @@ pub(crate) struct Validator {
 
 impl Validator {
     /// Checks that the schema is closed; compiling waits for the first call (or [`Self::compile`]).
-    pub fn new(schema: &Value) -> Result<Self, SchemaError> {
+    pub(crate) fn new(schema: &Value) -> Result<Self, SchemaError> {
         check_closed(schema, "$")?;
         Ok(Self {
             schema: schema.clone(),

@@ -61,7 +61,7 @@ const RERUN_NOTE: &str = "the first run failed in the sandbox; the person approv
                           again without the sandbox, and this is that run's result";
 
 impl ShellRunResult {
-    pub fn exit_code(&self) -> Option<Option<i32>> {
+    pub(crate) fn exit_code(&self) -> Option<Option<i32>> {
         match self {
             ShellRunResult::Finished(r) => Some(r.exit_code),
             ShellRunResult::Started(_) => None,
@@ -99,7 +99,7 @@ pub(crate) struct ShellRun {
 }
 
 impl ShellRun {
-    pub fn new(settings: ShellSettings) -> Self {
+    pub(crate) fn new(settings: ShellSettings) -> Self {
         Self { settings }
     }
 }

@@ -104,7 +104,7 @@ pub(crate) struct KeysSent {
 impl SessionResult {
     /// The exit code the result reports (`Some(None)`: the session ended on a signal or is still
     /// running); `None` for results that report none.
-    pub fn exit_code(&self) -> Option<Option<i32>> {
+    pub(crate) fn exit_code(&self) -> Option<Option<i32>> {
         match self {
             SessionResult::State(s) => Some(s.exit_code),
             SessionResult::Page(p) => Some(p.exit_code),
@@ -118,7 +118,7 @@ pub(crate) struct ShellSession {
 }
 
 impl ShellSession {
-    pub fn new(settings: ShellSettings) -> Self {
+    pub(crate) fn new(settings: ShellSettings) -> Self {
         Self { settings }
     }
 }

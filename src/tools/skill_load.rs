@@ -169,7 +169,7 @@ pub(crate) struct SkillLoad {
 }
 
 impl SkillLoad {
-    pub fn new(skills: Arc<Vec<Skill>>) -> Self {
+    pub(crate) fn new(skills: Arc<Vec<Skill>>) -> Self {
         Self { skills }
     }
 

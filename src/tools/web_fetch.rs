@@ -108,7 +108,7 @@ pub(crate) struct NetworkBudget {
 }
 
 impl NetworkBudget {
-    pub fn new(limit: u64) -> Self {
+    pub(crate) fn new(limit: u64) -> Self {
         Self {
             used: Arc::new(AtomicU64::new(0)),
             limit,
@@ -152,7 +152,7 @@ pub(crate) struct WebFetch {
 
 impl WebFetch {
     /// The tool as every session gets it: public addresses only.
-    pub fn new(settings: FetchSettings) -> Self {
+    pub(crate) fn new(settings: FetchSettings) -> Self {
         Self {
             settings,
             reach: Reach::Public,

@@ -164,7 +164,7 @@ pub(crate) struct InlineSurface<W: io::Write> {
 }
 
 impl<W: io::Write> InlineSurface<W> {
-    pub fn new(screen: super::inline::InlineScreen<W>) -> Self {
+    pub(crate) fn new(screen: super::inline::InlineScreen<W>) -> Self {
         Self {
             screen,
             greeted: false,
@@ -173,7 +173,7 @@ impl<W: io::Write> InlineSurface<W> {
     }
 
     /// Erases the viewport; the conversation stays in the scrollback.
-    pub fn finish(&mut self) -> Result<(), TuiError> {
+    pub(crate) fn finish(&mut self) -> Result<(), TuiError> {
         self.screen.finish().map_err(terminal_error)
     }
 }

@@ -101,7 +101,7 @@ impl SubagentProgress {
 }
 
 impl ToolCell {
-    pub fn new(call_id: String, tool: String, arguments: &Value, now: Instant) -> Self {
+    pub(crate) fn new(call_id: String, tool: String, arguments: &Value, now: Instant) -> Self {
         let call = describe_call(&tool, arguments);
         Self {
             call_id,
@@ -123,7 +123,7 @@ impl ToolCell {
     }
 
     /// Takes the call's result; returns what the result did that the front-end acts on.
-    pub fn finish(&mut self, result: ToolOutcome) -> Option<ResultFact> {
+    pub(crate) fn finish(&mut self, result: ToolOutcome) -> Option<ResultFact> {
         let shown = describe_result(&self.tool, &self.arguments, &result);
         if let Some(summary) = &shown.summary {
             self.summary = summary.clone();
@@ -175,7 +175,7 @@ pub(crate) struct Cell {
 }
 
 impl Cell {
-    pub fn new(kind: CellKind) -> Self {
+    pub(crate) fn new(kind: CellKind) -> Self {
         Self { kind, version: 0 }
     }
 

@@ -96,7 +96,7 @@ fn row_cells(buf: &Buffer, y: u16) -> Vec<(u16, &Cell)> {
 impl<W: Write> InlineScreen<W> {
     /// A screen of `size` whose viewport starts at `cursor_row` (where the shell left the
     /// cursor).
-    pub fn new(out: W, size: Size, cursor_row: u16) -> Self {
+    pub(crate) fn new(out: W, size: Size, cursor_row: u16) -> Self {
         Self {
             out,
             size,
@@ -354,7 +354,7 @@ impl<W: Write> InlineScreen<W> {
 
     /// Ends the session on screen: the viewport is erased and the cursor left where it began, so
     /// the shell continues right under the conversation.
-    pub fn finish(&mut self) -> io::Result<()> {
+    pub(crate) fn finish(&mut self) -> io::Result<()> {
         self.leave_alternate()?;
         let top = self.top;
         self.clear_rows_from(top)?;

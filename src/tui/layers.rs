@@ -105,7 +105,7 @@ pub(crate) struct ApprovalBody {
 }
 
 impl ApprovalView {
-    pub fn new(
+    pub(crate) fn new(
         call_id: String,
         tool: String,
         summary: String,

@@ -7,7 +7,7 @@ pub(crate) mod composer;
 pub(crate) mod diagnostics;
 pub(crate) mod diff;
 pub(crate) mod editor;
-pub mod info;
+pub(crate) mod info;
 pub(crate) mod inline;
 pub(crate) mod layers;
 pub(crate) mod markdown;

@@ -44,7 +44,7 @@ pub(crate) struct RewindView {
 }
 
 impl RewindView {
-    pub fn new(turns: Vec<TurnCheckpoint>) -> Self {
+    pub(crate) fn new(turns: Vec<TurnCheckpoint>) -> Self {
         let selected = turns.len().saturating_sub(1);
         Self { turns, selected }
     }
@@ -156,7 +156,7 @@ fn selectable(f: &RestoreFile) -> bool {
 }
 
 impl RestoreView {
-    pub fn new(plan: RestorePlan) -> Self {
+    pub(crate) fn new(plan: RestorePlan) -> Self {
         let review = matches!(plan.scope, RestoreScope::Session { .. });
         let marks = plan
             .files

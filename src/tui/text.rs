@@ -155,7 +155,7 @@ pub(crate) struct AnsiLines {
 }
 
 impl AnsiLines {
-    pub fn new(keep: usize) -> Self {
+    pub(crate) fn new(keep: usize) -> Self {
         Self {
             lines: VecDeque::new(),
             keep: keep.max(1),
@@ -416,7 +416,7 @@ impl std::fmt::Debug for VtScreen {
 }
 
 impl VtScreen {
-    pub fn new(rows: u16, cols: u16) -> Self {
+    pub(crate) fn new(rows: u16, cols: u16) -> Self {
         let nz = |v: u16, d: u16| std::num::NonZeroU16::new(v.max(1)).unwrap_or(nz_default(d));
         Self {
             parser: vt100::Parser::new(nz(rows, 24), nz(cols, 80), 0),

@@ -16,7 +16,7 @@ pub(crate) fn thought() -> Style {
 pub(crate) fn accent() -> Style {
     Style::default().fg(Color::Cyan)
 }
-pub fn user() -> Style {
+pub(crate) fn user() -> Style {
     Style::default()
         .fg(Color::Magenta)
         .add_modifier(Modifier::BOLD)

@@ -99,7 +99,7 @@ impl CredentialNames {
 
     /// The built-in list plus `extra` (`[options.filesystem] refused_names`). `Err` names the
     /// glob that does not parse; each is parsed here (cheap), the set is compiled at first use.
-    pub fn new(extra: &[String]) -> Result<Self, (String, String)> {
+    pub(crate) fn new(extra: &[String]) -> Result<Self, (String, String)> {
         if extra.is_empty() {
             return Ok(Self::builtin());
         }

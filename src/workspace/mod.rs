@@ -41,7 +41,7 @@ pub(crate) const TEMP_SUFFIX: &str = ".pablo-tmp";
 
 /// Why a file operation was refused or failed. Every variant names the path.
 #[derive(Debug, thiserror::Error)]
-pub enum WorkspaceError {
+pub(crate) enum WorkspaceError {
     #[error("path {path:?} refused: {rule}")]
     PathRefused { path: String, rule: PathRule },
     #[error("{path}: refused: the name looks like a credential file (matches `{pattern}`)")]
@@ -242,7 +242,7 @@ pub fn revision_of(bytes: &[u8]) -> String {
 
 /// The opened workspace. Cheap to share behind an `Arc`; every method is `&self`.
 #[derive(Debug)]
-pub struct Workspace {
+pub(crate) struct Workspace {
     root: PathBuf,
     dir: OwnedFd,
     resolver: Resolver,
@@ -320,7 +320,7 @@ impl Workspace {
     }
 
     /// Parses a path the model wrote.
-    pub fn parse(&self, raw: &str) -> Result<RelPath, WorkspaceError> {
+    pub(crate) fn parse(&self, raw: &str) -> Result<RelPath, WorkspaceError> {
         RelPath::parse(raw).map_err(|rule| WorkspaceError::refused(raw, rule))
     }
 

@@ -8,7 +8,7 @@ use std::fmt;
 
 /// Which rule refused a path. The `Display` text goes into the `path_refused` message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PathRule {
+pub(crate) enum PathRule {
     Empty,
     Absolute,
     ParentComponent,
@@ -57,7 +57,7 @@ impl fmt::Display for PathRule {
 /// A checked path relative to the workspace root: no empty, `.` or `..` components, `/`-joined.
 /// The empty path (no components) is the workspace root itself.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RelPath {
+pub(crate) struct RelPath {
     joined: String,
 }
 
@@ -93,7 +93,7 @@ impl RelPath {
 
     /// Checks a path as the model wrote it. `""` and `"."` are the root; callers that need a
     /// file refuse the root themselves.
-    pub fn parse(raw: &str) -> Result<Self, PathRule> {
+    pub(crate) fn parse(raw: &str) -> Result<Self, PathRule> {
         if raw.contains('\0') {
             return Err(PathRule::NulByte);
         }

@@ -105,7 +105,7 @@ pub(crate) fn first_words(text: &str) -> String {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct History {
+pub(crate) struct History {
     turns: BTreeMap<u32, Turn>,
     /// Prompts so far (the number of the turn running or last run).
     last_turn: u32,

@@ -33,7 +33,7 @@ pub(crate) fn always_skipped(name: &str) -> bool {
 }
 
 impl IgnoreRules {
-    pub fn new(ws: &Workspace) -> Self {
+    pub(crate) fn new(ws: &Workspace) -> Self {
         Self {
             root: ws.root().to_path_buf(),
             per_dir: HashMap::new(),

@@ -27,7 +27,7 @@ pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How a session keeps checkpoints.
 #[derive(Debug, Clone, Copy)]
-pub struct CheckpointSettings {
+pub(crate) struct CheckpointSettings {
     /// The most file content one turn's checkpoint stores.
     pub(crate) max_bytes: u64,
     /// Larger files are recorded by hash and size only.
@@ -79,7 +79,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Checkpoints {
     /// Checkpoints of a session in `ws`, bytes in `objects`, starting from `history` (empty for a
     /// new session, rebuilt from the journal for a resumed one).
-    pub fn new(
+    pub(crate) fn new(
         ws: Arc<Workspace>,
         objects: ObjectStore,
         settings: CheckpointSettings,

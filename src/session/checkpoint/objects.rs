@@ -13,7 +13,7 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A directory of objects named by their SHA-256.
 #[derive(Debug, Clone)]
-pub struct ObjectStore {
+pub(crate) struct ObjectStore {
     dir: PathBuf,
 }
 
@@ -31,7 +31,7 @@ impl ObjectStore {
         Self { dir: dir.into() }
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -132,7 +132,7 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
-    pub fn new(bytes: u64) -> Self {
+    pub(crate) fn new(bytes: u64) -> Self {
         Self {
             left: AtomicU64::new(bytes),
         }

@@ -128,7 +128,7 @@ fn under(path: &str, dir: &str) -> bool {
 }
 
 impl Scanner {
-    pub fn new(ws: Arc<Workspace>, objects: ObjectStore, options: ScanOptions) -> Self {
+    pub(crate) fn new(ws: Arc<Workspace>, objects: ObjectStore, options: ScanOptions) -> Self {
         let rules = IgnoreRules::new(&ws);
         Self {
             ws,

@@ -220,7 +220,7 @@ impl McpHub {
 
     /// Servers for a session working in `root` (the root they are told about); nothing starts
     /// until [`McpHub::start`].
-    pub fn new(root: PathBuf, specs: Vec<ServerSpec>) -> Self {
+    pub(crate) fn new(root: PathBuf, specs: Vec<ServerSpec>) -> Self {
         let (settled, _) = watch::channel(specs.is_empty());
         Self {
             root,

@@ -22,7 +22,7 @@ pub(crate) struct McpTool {
 }
 
 impl McpTool {
-    pub fn new(server: Arc<Server>, entry: ToolEntry) -> Self {
+    pub(crate) fn new(server: Arc<Server>, entry: ToolEntry) -> Self {
         Self { server, entry }
     }
 }

@@ -97,7 +97,7 @@ pub(crate) struct PlanState {
 
 impl PlanState {
     /// Progress of the checklist: (completed, total).
-    pub fn progress(&self) -> (usize, usize) {
+    pub(crate) fn progress(&self) -> (usize, usize) {
         let done = self
             .items
             .iter()
@@ -274,7 +274,7 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
-    pub fn new(now: Instant) -> Self {
+    pub(crate) fn new(now: Instant) -> Self {
         Self {
             transcript: Transcript::default(),
             composer: Composer::default(),
