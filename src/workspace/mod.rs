@@ -194,7 +194,7 @@ pub(crate) struct ListEntry {
 /// A listing, cut at `max_entries`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
-pub(crate) struct Listing {
+pub struct Listing {
     pub(crate) path: String,
     pub(crate) entries: Vec<ListEntry>,
     pub(crate) truncated: bool,
