@@ -83,7 +83,7 @@ pub struct Layers {
 pub(crate) const OVERRIDES_LABEL: &str = "PABLO_ variables and -c";
 
 impl Layers {
-    pub fn load(
+    pub(crate) fn load(
         dirs: &Dirs,
         workspace: &Path,
         explicit: Option<&Path>,

@@ -50,7 +50,7 @@ impl HookEvent {
     ];
 
     /// pablo's spelling, as in `[[hooks.pre_tool_use]]`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             HookEvent::SessionStart => "session_start",
             HookEvent::UserPromptSubmit => "user_prompt_submit",

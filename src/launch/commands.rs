@@ -77,7 +77,7 @@ pub(crate) fn load_dir(dir: &Path, source: &str) -> (Vec<CustomCommand>, Vec<Str
 
 /// The user's commands, then the trusted project's; a project command never replaces a user's
 /// command of the same name.
-pub fn load(
+pub(crate) fn load(
     user_dir: &Path,
     project_dir: Option<&Path>,
 ) -> (Vec<CustomCommand>, Vec<String>) {

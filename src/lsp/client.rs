@@ -388,12 +388,7 @@ impl LspClient {
     }
 
     /// Makes sure the server holds `text` for `uri` (before a query about it).
-    pub async fn show(
-        &self,
-        uri: &str,
-        language_id: &str,
-        text: &str,
-    ) -> Result<(), String> {
+    pub async fn show(&self, uri: &str, language_id: &str, text: &str) -> Result<(), String> {
         let mut docs = self.docs.lock().await;
         self.sync(&mut docs, uri, language_id, text)
             .await

@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 use crate::core::{Coded, ErrorCode, ToolSpec};
 use crate::protocol::Usage;
 pub(crate) use crate::protocol::{Image, ReasoningBlock};
-pub(crate) use profile::ReasoningLevel;
 pub(crate) use profile::ModelProfile;
+pub(crate) use profile::ReasoningLevel;
 
 /// One message of the conversation, provider-neutral.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

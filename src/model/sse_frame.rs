@@ -82,7 +82,11 @@ impl SseParser {
 
     /// Parses `bytes`, the next piece of the stream, and appends every event it completes to
     /// `out`. After an error the parser must not be fed again.
-    pub(crate) fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), FrameError> {
+    pub(crate) fn feed(
+        &mut self,
+        mut bytes: &[u8],
+        out: &mut Vec<SseEvent>,
+    ) -> Result<(), FrameError> {
         if self.after_cr && !bytes.is_empty() {
             self.after_cr = false;
             if bytes[0] == b'\n' {

@@ -254,7 +254,7 @@ impl PolicyEngine {
 
     /// Loads every layer from disk: the user and project config, `--config`, `--policy`.
     #[cfg(test)]
-    pub fn load(
+    pub(crate) fn load(
         workspace: &Path,
         dirs: &Dirs,
         config: Option<&Path>,

@@ -80,7 +80,7 @@ pub(crate) struct GlobRule {
 }
 
 impl StaticPolicy {
-    pub fn load(path: &Path) -> Result<Self, PolicyError> {
+    pub(crate) fn load(path: &Path) -> Result<Self, PolicyError> {
         let text = std::fs::read_to_string(path).map_err(|e| PolicyError::Unreadable {
             path: path.to_path_buf(),
             message: e.to_string(),

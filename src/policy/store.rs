@@ -140,7 +140,7 @@ impl RuleStore {
         &self.file
     }
 
-    pub fn load(&self) -> Result<Vec<SavedRule>, PolicyError> {
+    pub(crate) fn load(&self) -> Result<Vec<SavedRule>, PolicyError> {
         Ok(self.read()?.rules)
     }
 

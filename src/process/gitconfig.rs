@@ -282,7 +282,7 @@ pub(crate) struct KnownSafeGit {
 /// sanitised config copies and the credential attributes into `dir` (a directory commands cannot
 /// write), and returns them with the environment. `credentials` are the workspace's credential
 /// globs.
-pub fn prepare(
+pub(crate) fn prepare(
     git: &Path,
     workspace: &Path,
     cwd: &Path,

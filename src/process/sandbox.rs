@@ -345,7 +345,7 @@ impl SandboxSettings {
 }
 
 /// Prepares `sandbox` for the kernel `support` describes.
-pub fn prepare(sandbox: &Sandbox, support: &Support) -> Result<Prepared, SandboxError> {
+pub(crate) fn prepare(sandbox: &Sandbox, support: &Support) -> Result<Prepared, SandboxError> {
     let mut p = Prepared::default();
     let confined = sandbox.profile != SandboxProfile::Off;
     if support.namespaces() {

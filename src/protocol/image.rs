@@ -165,7 +165,7 @@ impl Image {
     }
 
     /// Fills the bytes from a stored copy, if it is the image this one describes.
-    pub fn load(&mut self, bytes: &[u8]) -> bool {
+    pub(crate) fn load(&mut self, bytes: &[u8]) -> bool {
         if hex::encode(Sha256::digest(bytes)) != self.sha256 {
             return false;
         }

@@ -190,7 +190,7 @@ impl WorkMode {
     }
 
     /// The mode after this one on Shift-Tab.
-    pub fn next(self) -> WorkMode {
+    pub(crate) fn next(self) -> WorkMode {
         match self {
             WorkMode::Ask => WorkMode::AutoEdit,
             WorkMode::AutoEdit => WorkMode::Plan,

@@ -330,7 +330,10 @@ fn wall_ms() -> u64 {
 }
 
 /// Draws one frame of `state`.
-pub(crate) fn draw<B: Screen>(terminal: &mut Terminal<B>, state: &mut AppState) -> Result<(), TuiError> {
+pub(crate) fn draw<B: Screen>(
+    terminal: &mut Terminal<B>,
+    state: &mut AppState,
+) -> Result<(), TuiError> {
     let size = terminal
         .size()
         .map_err(|e| TuiError::Terminal(e.to_string()))?;

@@ -21,7 +21,7 @@ pub(crate) fn user() -> Style {
         .fg(Color::Magenta)
         .add_modifier(Modifier::BOLD)
 }
-pub fn ok() -> Style {
+pub(crate) fn ok() -> Style {
     Style::default().fg(Color::Green)
 }
 pub(crate) fn warn() -> Style {

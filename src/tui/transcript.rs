@@ -176,7 +176,7 @@ impl Transcript {
     }
 
     /// Brings the cache up to date for `width` and records the viewport height.
-    pub fn prepare(&mut self, width: usize, viewport: usize, now: Instant) {
+    pub(crate) fn prepare(&mut self, width: usize, viewport: usize, now: Instant) {
         let mut total = 0;
         let start = self.first_drawn();
         for (i, (cell, entry)) in self.cells[start..]

@@ -153,7 +153,7 @@ fn transcript_inner(r: Rect) -> Rect {
 }
 
 /// Brings caches up to date for a frame of `area`'s size.
-pub fn prepare(state: &mut AppState, area: Rect) {
+pub(crate) fn prepare(state: &mut AppState, area: Rect) {
     let areas = layout(state, area);
     let inner = transcript_inner(areas.transcript);
     let now = state.now();

@@ -144,7 +144,7 @@ impl RelPath {
     }
 
     /// `a/b/c`, or `""` for the root.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.joined
     }
 

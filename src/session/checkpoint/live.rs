@@ -124,7 +124,7 @@ impl Checkpoints {
 
     /// The first walk of the workspace (so the bytes of every file are stored before a command
     /// can change them). Cheap once done; the agent starts it when a turn begins.
-    pub fn prepare(&self) {
+    pub(crate) fn prepare(&self) {
         if !self.settings.scan_commands {
             return;
         }

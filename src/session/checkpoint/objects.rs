@@ -27,7 +27,7 @@ pub(crate) fn valid_hash(hash: &str) -> bool {
 }
 
 impl ObjectStore {
-    pub fn at(dir: impl Into<PathBuf>) -> Self {
+    pub(crate) fn at(dir: impl Into<PathBuf>) -> Self {
         Self { dir: dir.into() }
     }
 

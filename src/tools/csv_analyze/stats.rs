@@ -853,7 +853,11 @@ fn delimiter_text(d: u8) -> String {
 }
 
 /// Analyzes the bytes of a delimited file; `path` names it in messages.
-pub(crate) fn analyze(bytes: &[u8], options: &CsvOptions, path: &str) -> Result<Analysis, CsvError> {
+pub(crate) fn analyze(
+    bytes: &[u8],
+    options: &CsvOptions,
+    path: &str,
+) -> Result<Analysis, CsvError> {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let invalid = |message: String| CsvError::Invalid {
         path: path.to_string(),
