@@ -12,6 +12,7 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::core::EventRecorder;
+use crate::core::ToolName;
 use crate::protocol::{
     ApprovalAnswer, Event, PlanItem, PlanStatus, StopReason, ToolCall, ToolOutcome, Usage,
 };
@@ -83,12 +84,12 @@ fn turn(i: usize) -> Vec<Event> {
     let calls = vec![
         ToolCall {
             id: format!("c{i}a"),
-            name: "fs_read".into(),
+            name: ToolName::FsRead.provider().into(),
             arguments: format!(r#"{{"path":"src/module_{i}.rs"}}"#),
         },
         ToolCall {
             id: format!("c{i}b"),
-            name: "update_plan".into(),
+            name: ToolName::PlanUpdate.provider().into(),
             arguments: r#"{"items":[{"content":"step","status":"completed"}]}"#.into(),
         },
     ];
@@ -103,12 +104,12 @@ fn turn(i: usize) -> Vec<Event> {
         },
         Event::ToolCallBegin {
             call_id: format!("c{i}a"),
-            tool: "fs.read".into(),
+            tool: ToolName::FsRead.native().into(),
             arguments: json!({"path": format!("src/module_{i}.rs")}),
         },
         Event::ToolCallEnd {
             call_id: format!("c{i}a"),
-            tool: "fs.read".into(),
+            tool: ToolName::FsRead.native().into(),
             result: ToolOutcome::ok(
                 json!({"path": format!("src/module_{i}.rs"), "text": body, "revision": "ab".repeat(32)}),
             ),
@@ -122,7 +123,7 @@ fn turn(i: usize) -> Vec<Event> {
         },
         Event::ToolCallEnd {
             call_id: format!("c{i}b"),
-            tool: "plan.update".into(),
+            tool: ToolName::PlanUpdate.native().into(),
             result: ToolOutcome::ok(json!({"updated": true, "completed": 1, "total": 1})),
         },
         Event::Usage {

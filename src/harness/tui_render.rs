@@ -13,6 +13,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Size;
 use serde_json::json;
 
+use crate::core::ToolName;
 use crate::protocol::{
     CommandPreview, Decision, DiffHunk, DiffLine, DiffTag, Event, FileChangePreview, Preview,
     ToolOutcome, Verdict,
@@ -157,12 +158,12 @@ fn big_state(inline: bool) -> AppState {
                 let id = format!("r{i}");
                 s.apply(Event::ToolCallBegin {
                     call_id: id.clone(),
-                    tool: "fs.read".into(),
+                    tool: ToolName::FsRead.native().into(),
                     arguments: json!({"path": format!("src/module_{i}.rs")}),
                 });
                 s.apply(Event::ToolCallEnd {
                     call_id: id,
-                    tool: "fs.read".into(),
+                    tool: ToolName::FsRead.native().into(),
                     result: ToolOutcome::ok(
                         json!({"content": "fn main() {}\n", "revision": "abc"}),
                     ),
@@ -172,7 +173,7 @@ fn big_state(inline: bool) -> AppState {
                 let id = format!("c{i}");
                 s.apply(Event::ToolCallBegin {
                     call_id: id.clone(),
-                    tool: "shell.run".into(),
+                    tool: ToolName::ShellRun.native().into(),
                     arguments: json!({"command": "cargo test"}),
                 });
                 s.apply(Event::ToolCallRunning {
@@ -186,7 +187,7 @@ fn big_state(inline: bool) -> AppState {
                 if made + 1 < CELLS {
                     s.apply(Event::ToolCallEnd {
                         call_id: id,
-                        tool: "shell.run".into(),
+                        tool: ToolName::ShellRun.native().into(),
                         result: ToolOutcome::ok(json!({"exit_code": 0})),
                     });
                 }
@@ -243,12 +244,12 @@ fn approval_state(lines: usize) -> AppState {
     });
     s.apply(Event::ToolCallBegin {
         call_id: "w".into(),
-        tool: "fs.write".into(),
+        tool: ToolName::FsWrite.native().into(),
         arguments,
     });
     s.apply(Event::ApprovalRequest {
         call_id: "w".into(),
-        tool: "fs.write".into(),
+        tool: ToolName::FsWrite.native().into(),
         preview,
         verdict: Verdict {
             decision: Decision::Ask,
