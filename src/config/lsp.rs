@@ -3,11 +3,11 @@
 //! earlier layer or the built-in list defined (its wait, its file types, `enabled = false`).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::Layers;
+use super::{ConfigError, ConfigFile, Layers};
 
 /// Default milliseconds a check waits for a server's diagnostics of a new text.
 pub(crate) const LSP_WAIT_MS: u64 = 1500;
@@ -67,6 +67,18 @@ pub(crate) struct LspServerEntry {
     pub config: LspServerConfig,
     /// `user config /home/…/config.toml`, for messages.
     pub source: String,
+}
+
+impl LspServerEntry {
+    /// The servers of one config text's `[lsp.NAME]` tables, as `--config FILE` alone would
+    /// give them (the benches and tests that start a hub without a whole launch).
+    pub(crate) fn from_config_text(text: &str, path: &Path) -> Result<Vec<Self>, ConfigError> {
+        let layers = Layers {
+            explicit: Some((path.to_path_buf(), ConfigFile::parse(text, path)?)),
+            ..Layers::default()
+        };
+        Ok(layers.lsp_servers(true).0)
+    }
 }
 
 impl Layers {

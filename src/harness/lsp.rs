@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::{ConfigFile, LspServerEntry};
+use crate::config::LspServerEntry;
 use crate::lsp::{LspHub, LspSetup};
 use crate::protocol::PreviewDiagnostics;
 
@@ -19,16 +19,8 @@ pub struct LspBenchHub {
 
 impl LspBenchHub {
     pub fn new(workspace: &Path, toml: &str, path: &str) -> Self {
-        let file: ConfigFile = toml::from_str(toml).expect("the bench's [lsp] config parses");
-        let entries = file
-            .lsp
-            .into_iter()
-            .map(|(name, config)| LspServerEntry {
-                name,
-                config,
-                source: "bench".into(),
-            })
-            .collect();
+        let entries = LspServerEntry::from_config_text(toml, Path::new("bench.toml"))
+            .expect("the bench's [lsp] config parses");
         let setup = LspSetup {
             entries,
             env: vec![("PATH".into(), path.into())],

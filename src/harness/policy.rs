@@ -7,16 +7,8 @@ use crate::config::{ConfigFile, Dirs, Layers};
 use crate::policy::{CliFlags, PolicyEngine, cli};
 use crate::protocol::Decision;
 
-/// A deny-by-default allow list of three read-only commands.
-const ALLOW_LIST: &str = r#"
-[options.shell.commands]
-default = "deny"
-allow = [
-  { id = "t.git-status", executable = "git", args = ["status"], match = "prefix" },
-  { id = "t.wc", executable = "wc", args = [], match = "prefix" },
-  { id = "t.ls", executable = "ls", args = [], match = "prefix" },
-]
-"#;
+/// A deny-by-default allow list of three read-only commands (the policy tests use it too).
+const ALLOW_LIST: &str = include_str!("../../tests/fixtures/policy_allow_list.toml");
 
 /// The allow-list engine and the interactive default, over a workspace `ws` under the root.
 pub struct PolicyEngines {

@@ -17,16 +17,7 @@ use super::support::lsp::{pyright_or_skip, pyright_table, ruff_or_skip, ruff_tab
 
 /// A hub over `workspace` with the servers of `toml` (`[lsp.NAME]` tables).
 fn hub(workspace: &Path, toml: &str) -> Arc<LspHub> {
-    let file: pablo::config::ConfigFile = toml::from_str(toml).unwrap();
-    let entries = file
-        .lsp
-        .into_iter()
-        .map(|(name, config)| LspServerEntry {
-            name,
-            config,
-            source: "test".into(),
-        })
-        .collect();
+    let entries = LspServerEntry::from_config_text(toml, Path::new("test.toml")).unwrap();
     let setup = LspSetup {
         entries,
         env: vec![
@@ -635,16 +626,7 @@ async fn a_server_runs_in_the_command_sandbox_without_the_network_or_writes_outs
         ws_path.join("report").display(),
         forbidden.display(),
     );
-    let file: pablo::config::ConfigFile = toml::from_str(&toml).unwrap();
-    let entries = file
-        .lsp
-        .into_iter()
-        .map(|(name, config)| LspServerEntry {
-            name,
-            config,
-            source: "test".into(),
-        })
-        .collect();
+    let entries = LspServerEntry::from_config_text(&toml, Path::new("test.toml")).unwrap();
     let setup = LspSetup {
         entries,
         env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],

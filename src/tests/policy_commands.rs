@@ -41,15 +41,7 @@ pub(super) fn explicit(text: &str) -> Layers {
     }
 }
 
-pub(super) const ALLOW_LIST: &str = r#"
-[options.shell.commands]
-default = "deny"
-allow = [
-  { id = "t.git-status", executable = "git", args = ["status"], match = "prefix" },
-  { id = "t.wc", executable = "wc", args = [], match = "prefix" },
-  { id = "t.ls", executable = "ls", args = [], match = "prefix" },
-]
-"#;
+pub(super) const ALLOW_LIST: &str = include_str!("../../tests/fixtures/policy_allow_list.toml");
 
 pub(super) fn strict(e: &Env) -> PolicyEngine {
     PolicyEngine::build(
