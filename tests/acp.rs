@@ -456,7 +456,7 @@ mod over_http {
         let env = Env::new();
         let original = "fn main() {\n    println!(\"hello\");\n}\n";
         std::fs::write(env.workspace.join("main.rs"), original).unwrap();
-        let revision = pablo::workspace::revision_of(original.as_bytes());
+        let revision = crate::support::revision_of(original.as_bytes());
         let server = ScriptedServer::start().await;
         server.push(ScriptedResponse::sse(openai::tool_call_answer(
             "call_read",
@@ -528,7 +528,7 @@ mod over_http {
         std::fs::write(env.workspace.join("greeting.txt"), original).unwrap();
         let server = ScriptedServer::start().await;
         let edit = json!({"path": "greeting.txt", "old_text": "hello", "new_text": "hello, zed",
-                          "expected_revision": pablo::workspace::revision_of(original.as_bytes())})
+                          "expected_revision": crate::support::revision_of(original.as_bytes())})
         .to_string();
         server.push(ScriptedResponse::sse(openai::tool_call_answer(
             "call_edit",
@@ -881,7 +881,7 @@ mod over_http {
         std::fs::write(&path, "// saved\n").unwrap();
         let buffer = "// unsaved draft\npub fn f() {}\n";
         let edit = json!({"path": "lib.rs", "old_text": "draft", "new_text": "final",
-                          "expected_revision": pablo::workspace::revision_of(buffer.as_bytes())})
+                          "expected_revision": crate::support::revision_of(buffer.as_bytes())})
         .to_string();
         let server = ScriptedServer::start().await;
         server.push(ScriptedResponse::sse(openai::tool_call_answer(

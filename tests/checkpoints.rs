@@ -21,7 +21,7 @@ fn say(text: &str) -> ScriptedResponse {
 }
 
 fn revision(bytes: &[u8]) -> String {
-    pablo::workspace::revision_of(bytes)
+    crate::support::revision_of(bytes)
 }
 
 /// Every file below `dir` (not `.git`): its bytes and permission bits.

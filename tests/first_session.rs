@@ -18,7 +18,7 @@ fn say(text: &str) -> ScriptedResponse {
 }
 
 fn revision(text: &str) -> String {
-    pablo::workspace::revision_of(text.as_bytes())
+    crate::support::revision_of(text.as_bytes())
 }
 
 /// Runs `cmd` to the end; the `tool_result` lines' results, in order.

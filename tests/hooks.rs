@@ -225,7 +225,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"
         "c1",
         "fs_edit",
         &json!({"path": "notes.txt", "old_text": "world", "new_text": "there",
-                "expected_revision": pablo::workspace::revision_of(b"hello world\n")}),
+                "expected_revision": crate::support::revision_of(b"hello world\n")}),
     ));
     server.push(say("ok"));
     let out = run(

@@ -322,7 +322,7 @@ async fn a_read_only_subagent_runs_known_safe_reads_and_refuses_other_commands()
 async fn an_agent_given_fs_edit_is_asked_like_the_main_agent_and_undo_takes_its_edit_back() {
     let server = ScriptedServer::start().await;
     let original = "fn main() {}\n";
-    let rev = pablo::workspace::revision_of(original.as_bytes());
+    let rev = crate::support::revision_of(original.as_bytes());
     server.respond_with(move |r, _| {
         if is_subagent(r) {
             if has_tool_result(r) {

@@ -963,7 +963,7 @@ mod over_http {
             first_only,
             both,
         } = super::two_hunk_notes(&sandbox.workspace());
-        let revision = pablo::workspace::revision_of(original.as_bytes());
+        let revision = crate::support::revision_of(original.as_bytes());
         server.push(call(
             "call_1",
             "fs_write",
@@ -1198,7 +1198,7 @@ mod first_session {
         super::configure_scripted(&sandbox, &server, "");
         let original = "fn main() {\n    println!(\"hello\");\n}\n";
         std::fs::write(sandbox.workspace().join("main.rs"), original).unwrap();
-        let revision = pablo::workspace::revision_of(original.as_bytes());
+        let revision = crate::support::revision_of(original.as_bytes());
         let args =
             json!({"path": "main.rs", "old_text": "\"hello\"", "new_text": "\"hello, world\"",
                           "expected_revision": revision})
@@ -1262,7 +1262,7 @@ mod first_session {
         let original =
             "def greet(name: str) -> str:\n    return \"hi \" + name\n\n\nprint(greet(\"x\"))\n";
         std::fs::write(sandbox.workspace().join("app.py"), original).unwrap();
-        let revision = pablo::workspace::revision_of(original.as_bytes());
+        let revision = crate::support::revision_of(original.as_bytes());
         let args = json!({"path": "app.py", "old_text": "greet(\"x\")", "new_text": "greet(42)",
                           "expected_revision": revision})
         .to_string();
@@ -1687,7 +1687,7 @@ mod modes {
     }
 
     fn edit_call(content: &str, path: &str, old: &str, new: &str) -> String {
-        let revision = pablo::workspace::revision_of(content.as_bytes());
+        let revision = crate::support::revision_of(content.as_bytes());
         serde_json::json!({"path": path, "old_text": old, "new_text": new,
                            "expected_revision": revision})
         .to_string()
@@ -2048,7 +2048,7 @@ mod checkpoints {
         let args = json!({
             "path": path,
             "text": text,
-            "expected_revision": before.map(|b| pablo::workspace::revision_of(b.as_bytes())),
+            "expected_revision": before.map(|b| crate::support::revision_of(b.as_bytes())),
         })
         .to_string();
         ScriptedResponse::sse(openai::tool_call_answer(id, "fs_write", &[&args]))

@@ -236,7 +236,7 @@ pub(crate) struct Installed {
 }
 
 /// SHA-256 hex of `bytes`: the revision of a file with these bytes.
-pub fn revision_of(bytes: &[u8]) -> String {
+pub(crate) fn revision_of(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 

@@ -14,3 +14,10 @@ pub mod pinning;
 pub mod prompt;
 pub mod repo_docs;
 pub mod run;
+
+/// The revision of a file holding `bytes`, as docs/workspace.md defines it (SHA-256, lower-case
+/// hex), computed here rather than by the engine so the tests check the contract, not a copy.
+pub fn revision_of(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}

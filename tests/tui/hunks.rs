@@ -11,7 +11,7 @@ fn write(id: &str, path: &str, text: &str, before: &str) -> ScriptedResponse {
     let args = json!({
         "path": path,
         "text": text,
-        "expected_revision": pablo::workspace::revision_of(before.as_bytes()),
+        "expected_revision": crate::support::revision_of(before.as_bytes()),
     })
     .to_string();
     ScriptedResponse::sse(openai::tool_call_answer(id, "fs_write", &[&args]))
