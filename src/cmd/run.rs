@@ -68,7 +68,7 @@ pub(crate) async fn run(common: Common, args: RunArgs) -> Result<ExitCode> {
             (setup, state.start_events())
         }
         None => (
-            launch.agent_setup(Launch::new_session_id(), model, approvals, None)?,
+            launch.agent_setup_for_task(Launch::new_session_id(), model, approvals)?,
             Vec::new(),
         ),
     };

@@ -11,8 +11,10 @@ pub mod mcp;
 pub mod observe;
 mod sandbox;
 pub mod trust;
+mod undo;
 
 pub use sandbox::{run_sandboxed, sandbox_status};
+pub use undo::UndoOutcome;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -527,20 +529,50 @@ impl Launch {
     ) -> Result<Warned<AgentSetup>, LaunchError> {
         // Written from the first turn on: a session nobody spoke in is not kept.
         let journal = self.session_store().create_pending(
-            &Header::new(
-                &session_id,
-                self.workspace.to_string_lossy(),
-                model.model(),
-                model.provider(),
-            ),
+            &self.header(&session_id, model.as_ref()),
             Some(self.session_state_dir(&session_id)),
         )?;
+        self.new_session_setup(session_id, model, approvals, editor, Box::new(journal))
+    }
+
+    /// Like [`Launch::agent_setup`] for `pablo run`, whose task is given up front: the journal
+    /// file is written now, before `session_started` is printed, so a kill at any moment after
+    /// that line leaves a session that `--resume` finds (with no turn yet, if it came that early).
+    pub fn agent_setup_for_task(
+        &self,
+        session_id: String,
+        model: Arc<dyn ModelClient>,
+        approvals: ApprovalMode,
+    ) -> Result<Warned<AgentSetup>, LaunchError> {
+        let journal = self
+            .session_store()
+            .create(&self.header(&session_id, model.as_ref()))?;
+        self.new_session_setup(session_id, model, approvals, None, Box::new(journal))
+    }
+
+    fn header(&self, session_id: &str, model: &dyn ModelClient) -> Header {
+        Header::new(
+            session_id,
+            self.workspace.to_string_lossy(),
+            model.model(),
+            model.provider(),
+        )
+    }
+
+    fn new_session_setup(
+        &self,
+        session_id: String,
+        model: Arc<dyn ModelClient>,
+        approvals: ApprovalMode,
+        editor: Option<Arc<dyn Editor>>,
+        journal: Box<dyn crate::core::EventRecorder>,
+    ) -> Result<Warned<AgentSetup>, LaunchError> {
         let start = SessionStart {
             session_id,
             model,
             approvals,
             editor,
-            journal: Box::new(journal),
+            journal,
             resumed: None,
         };
         self.build_setup(start)
@@ -646,58 +678,6 @@ impl Launch {
             policy.command_env().vars().to_vec(),
             self.workspace.clone(),
         )
-    }
-
-    /// `pablo undo`: plans the undo of the last `turns` turns (that changed files) of the
-    /// journaled session `session_id` (a full id; it must not be open in another pablo), and
-    /// unless `dry_run` restores every file still as pablo left it. Files changed since are
-    /// conflicts and are left alone. The restore is journaled, so the session's next prompt tells
-    /// the model.
-    pub fn undo(
-        &self,
-        session_id: &str,
-        turns: u32,
-        dry_run: bool,
-    ) -> Result<UndoOutcome, LaunchError> {
-        use crate::core::EventRecorder;
-        use crate::protocol::{RestoreChoice, RestoreScope, RestoreStatus};
-        let (mut journal, state) = self.session_store().resume(session_id)?;
-        let checkpoints = self.checkpoints(state.checkpoints).ok_or_else(|| {
-            LaunchError::Setup(
-                "checkpoints are switched off ([options.checkpoints] enabled = false)".into(),
-            )
-        })?;
-        let plan = checkpoints.plan(&RestoreScope::Undo { turns })?;
-        if dry_run {
-            return Ok(UndoOutcome { plan, report: None });
-        }
-        let choices: Vec<RestoreChoice> = plan
-            .files
-            .iter()
-            .filter(|f| f.status == RestoreStatus::Ready)
-            .map(|f| RestoreChoice {
-                path: f.path.clone(),
-                hunks: None,
-            })
-            .collect();
-        let (plan, report) = checkpoints.restore(&plan.plan_id, &choices)?;
-        journal
-            .record(&Event::Restored {
-                report: report.clone(),
-            })
-            .and_then(|()| journal.sync())
-            .map_err(|e| {
-                LaunchError::Session(SessionError::Io {
-                    path: journal.path().to_path_buf(),
-                    message: format!(
-                        "the files were restored, but the journal could not record it: {e}"
-                    ),
-                })
-            })?;
-        Ok(UndoOutcome {
-            plan,
-            report: Some(report),
-        })
     }
 
     /// The model client chosen by flags over config layers, then the environment
@@ -900,13 +880,6 @@ struct SessionStart<'a> {
     journal: Box<dyn crate::core::EventRecorder>,
     /// The resumed session's state: its conversation, checkpoints and saved answers.
     resumed: Option<&'a ResumeState>,
-}
-
-/// What `pablo undo` planned and (unless it was a dry run) did.
-#[derive(Debug, Clone)]
-pub struct UndoOutcome {
-    pub plan: crate::protocol::RestorePlan,
-    pub report: Option<crate::protocol::RestoreReport>,
 }
 
 /// What to say once at start when `model` is not in the table of known models and the config

@@ -268,3 +268,25 @@ async fn a_project_layer_cannot_turn_memory_on_but_can_turn_it_off() {
     std::fs::write(project.join("config.toml"), "[memory]\nenabled = false\n").unwrap();
     assert!(!home.launch().memory_enabled());
 }
+
+/// `pablo run` prints `session_started` once the agent starts; a kill right after that line must
+/// leave a session `--resume` finds, so its journal is on disk before the agent runs at all (the
+/// interactive front-ends keep a session only once someone speaks in it). This file's `Home` is
+/// the launch fixture it needs.
+#[test]
+fn a_task_sessions_journal_exists_and_loads_before_its_agent_starts_and_an_idle_one_does_not() {
+    let home = Home::new("");
+    let launch = home.launch();
+    let model = || Arc::new(ScriptedModel::demo().unwrap());
+    let _task = launch
+        .agent_setup_for_task("s-task".into(), model(), ApprovalMode::RefuseAsks)
+        .unwrap();
+    let store = launch.session_store();
+    let state = store.load("s-task").unwrap();
+    assert!(state.warnings.is_empty(), "{:?}", state.warnings);
+    assert!(state.history.is_empty());
+    let _idle = launch
+        .agent_setup("s-idle".into(), model(), ApprovalMode::Interactive, None)
+        .unwrap();
+    assert!(store.load("s-idle").is_err(), "an idle session is not kept");
+}
