@@ -151,17 +151,7 @@ impl Conversation {
         if !hooks.any(HookEvent::PreToolUse) {
             return Ok(Gate::default());
         }
-        // The shell command is parsed only when a hook for this tool looks into it.
-        let for_tool = || hooks.matching_tool(HookEvent::PreToolUse, tool.name());
-        let commands = if for_tool().any(Hook::looks_into_commands) {
-            simple_commands(preview)
-        } else {
-            None
-        };
-        let matching: Vec<Hook> = for_tool()
-            .filter(|h| h.matches(None, commands.as_deref()))
-            .cloned()
-            .collect();
+        let matching = hooks.pre_tool_matching(tool.name(), || simple_commands(preview));
         if matching.is_empty() {
             return Ok(Gate::default());
         }

@@ -61,21 +61,18 @@ impl HooksSeam {
         Self(hooks_of(case))
     }
 
-    /// What the agent does at both seams for one call to `tool` (agent/hooks.rs): any hook for
-    /// the event, then the ones whose matcher takes the tool, then whether one needs the parsed
-    /// command. Returns how many hooks would run, plus one if the command would be parsed.
+    /// What the agent does at both seams for one call to `tool` (`Hooks::pre_tool_matching`, as
+    /// agent/hooks.rs calls it, and the `post_tool_use` matching). Returns how many hooks would run, plus one if the command would be parsed.
     pub fn seam(&self, tool: &str) -> usize {
         let hooks = &self.0;
         let mut n = 0;
         if hooks.any(HookEvent::PreToolUse) {
-            let needs_parse = hooks
-                .matching_tool(HookEvent::PreToolUse, tool)
-                .any(Hook::looks_into_commands);
-            n += hooks
-                .matching_tool(HookEvent::PreToolUse, tool)
-                .filter(|h| h.matches(None, None))
-                .count()
-                + usize::from(needs_parse);
+            let mut parsed = 0;
+            let matching = hooks.pre_tool_matching(tool, || {
+                parsed = 1;
+                None
+            });
+            n += matching.len() + parsed;
         }
         if hooks.any(HookEvent::PostToolUse) {
             n += hooks

@@ -293,6 +293,26 @@ impl Hooks {
             .filter(move |h| h.matcher.as_ref().is_none_or(|m| m.is_match(name)))
     }
 
+    /// The `pre_tool_use` hooks that take a call of the tool `name`. `commands` gives the call's
+    /// simple commands and is called only when one of those hooks looks into commands, so a
+    /// shell command is parsed only for a hook that needs it.
+    pub(crate) fn pre_tool_matching(
+        &self,
+        name: &str,
+        commands: impl FnOnce() -> Option<Vec<String>>,
+    ) -> Vec<Hook> {
+        let for_tool = || self.matching_tool(HookEvent::PreToolUse, name);
+        let commands = if for_tool().any(Hook::looks_into_commands) {
+            commands()
+        } else {
+            None
+        };
+        for_tool()
+            .filter(|h| h.matches(None, commands.as_deref()))
+            .cloned()
+            .collect()
+    }
+
     /// Hooks of the layers that do not run, and why.
     pub(crate) fn ignored(&self) -> &[Ignored] {
         &self.ignored
