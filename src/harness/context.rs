@@ -24,8 +24,8 @@ const RESPONSES_MODEL: &str = "gpt-5";
 pub struct ContextSession {
     model: &'static str,
     requests: Vec<ModelRequest>,
-    /// The largest request, by the window's measure.
-    largest: ModelRequest,
+    /// Where in `requests` the largest one is, by the window's measure.
+    largest: usize,
 }
 
 /// What the bench prints of the recording.
@@ -81,11 +81,9 @@ impl ContextSession {
             let _ = tokio::time::timeout(Duration::from_secs(10), handle.shut_down()).await;
         });
         let requests = requests.lock().clone();
-        let largest = requests
-            .iter()
-            .max_by_key(|r| bytes(r))
-            .expect("the session made requests")
-            .clone();
+        let largest = (0..requests.len())
+            .max_by_key(|&i| bytes(&requests[i]))
+            .expect("the session made requests");
         Self {
             model,
             requests,
@@ -97,7 +95,7 @@ impl ContextSession {
         ContextCounts {
             requests: self.requests.len(),
             tool_requests: self.requests.iter().filter(|r| !r.tools.is_empty()).count(),
-            largest_bytes: bytes(&self.largest),
+            largest_bytes: bytes(&self.requests[self.largest]),
             window: ModelProfile::lookup(self.model).context_window,
         }
     }
@@ -138,7 +136,7 @@ impl ContextSession {
 
     /// [`Self::build_anthropic_all`] for the largest request alone.
     pub fn build_anthropic_largest(&self) -> usize {
-        build_anthropic(self.model, &self.largest)
+        build_anthropic(self.model, &self.requests[self.largest])
     }
 }
 
