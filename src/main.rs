@@ -403,7 +403,13 @@ enum ConfigCommand {
 }
 
 fn main() -> ExitCode {
-    // First, while this is the only thread: provider keys and other secret-looking values leave
+    // Started as the shell parser's helper, this process only serves parses; any other start
+    // parses through such a helper, so a panic in the parser (fatal under `panic = "abort"`)
+    // costs one command, not the session.
+    if let Some(code) = pablo::policy::isolate_shell_parser() {
+        return code;
+    }
+    // Then, while this is the only thread: provider keys and other secret-looking values leave
     // the environment block, so no command pablo runs can read them from /proc/$PPID/environ.
     let protection = pablo::process::protect::protect_process();
     if let Some(problem) = &protection.problem

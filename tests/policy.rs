@@ -110,4 +110,44 @@ mod binary {
         assert_eq!(report["sandbox"]["profile"], "off", "{report}");
         assert_eq!(report["sandbox"]["network"], true, "{report}");
     }
+
+    /// The binary parses commands in a helper process. One that dies on a command (here by
+    /// `abort`, as a parser panic ends it under the release profile's `panic = "abort"`; the debug
+    /// binary aborts on the text in `PABLO_TEST_ABORT_PARSING`) costs that command alone: it is
+    /// refused with the reason, pablo goes on, and the next command is parsed by a new helper.
+    #[tokio::test]
+    async fn a_shell_parser_that_dies_on_a_command_costs_that_command_and_the_next_one_runs() {
+        use crate::support::run::{call, run_within, say};
+        let sandbox = Sandbox::new();
+        let server = ScriptedServer::start().await;
+        let doomed = "echo doomed";
+        server.push(call(
+            "c1",
+            "shell_run",
+            &serde_json::json!({"command": doomed}),
+        ));
+        server.push(call(
+            "c2",
+            "shell_run",
+            &serde_json::json!({"command": "echo second"}),
+        ));
+        server.push(say("ok"));
+        let mut cmd = sandbox.run_json(&server.base_url(), "echo twice");
+        cmd.env("PABLO_TEST_ABORT_PARSING", doomed);
+        let out = run_within(cmd, Duration::from_secs(60)).await.succeeded();
+        let results = out.results();
+        assert_eq!(results.len(), 2, "{results:?}");
+        let refused = results[0].to_string();
+        assert_eq!(results[0]["error"]["code"], "approval_required", "{refused}");
+        assert!(
+            refused.contains("the shell parser failed on it"),
+            "{refused}"
+        );
+        assert!(
+            !refused.contains("doomed\\n"),
+            "the doomed command did not run: {refused}"
+        );
+        assert_eq!(results[1]["ok"], true, "{}", results[1]);
+        assert!(results[1].to_string().contains("second"), "{}", results[1]);
+    }
 }

@@ -5,7 +5,8 @@
 //! parsed and which rule decided each part. "Allow always" answers go through
 //! [`PolicyEngine::remember`], which saves rules outside the workspace.
 //!
-//! The pieces: [`shell`] turns command text into simple commands with literal-proof per word,
+//! The pieces: [`shell`] turns command text into simple commands with literal-proof per word (in
+//! a helper process when the binary runs, [`shell_helper`]),
 //! [`judge`] decides a command line, [`rules`] resolves command words and matches command rules,
 //! [`patterns`] holds the deny/allow regexes, [`paths`] the file-system roots, [`layers`] the
 //! intersection of every source of policy, [`static_policy`] the `--policy` JSON file, and
@@ -24,6 +25,7 @@ pub(crate) mod safe;
 mod safe_git;
 mod safe_sed;
 pub(crate) mod shell;
+mod shell_helper;
 pub(crate) mod static_policy;
 pub(crate) mod store;
 
@@ -37,6 +39,7 @@ use crate::core::{ErrorCode, ToolMode};
 use crate::process::CommandEnv;
 pub(crate) use layers::CliFlags;
 pub(crate) use paths::Access;
+pub use shell_helper::isolate_shell_parser;
 pub(crate) use static_policy::StaticPolicy;
 pub use store::{RuleStore, SavedKind, SavedRule, TrustStore};
 

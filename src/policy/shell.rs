@@ -14,6 +14,8 @@
 //! the count and whose answer is awaited with a deadline; beyond a hard cap the text is refused.
 
 use std::sync::mpsc;
+
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 use conch_parser::ast::{
@@ -39,7 +41,7 @@ const BASE_STACK: usize = 1024 * 1024;
 pub(crate) const PARSE_DEADLINE: Duration = Duration::from_secs(2);
 
 /// One word of a command: its value when literal, its shell rendering otherwise.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Word {
     pub(crate) text: String,
     /// Why the value cannot be known before the shell runs; `None` for a literal word.
@@ -60,7 +62,7 @@ impl Word {
 }
 
 /// How a redirection uses its target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum RedirectKind {
     Read,
     Write,
@@ -72,7 +74,7 @@ pub(crate) enum RedirectKind {
     DupWrite,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Redirect {
     pub(crate) kind: RedirectKind,
     pub(crate) fd: Option<u16>,
@@ -123,7 +125,7 @@ fn is_harmless_sink(target: &Word) -> bool {
 }
 
 /// One simple command: assignments, words and redirections, plus what the walk learned about it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct SimpleCommand {
     /// `NAME=value` prefixes (they change what the command does).
     pub(crate) assignments: Vec<(String, Word)>,
@@ -188,7 +190,7 @@ impl SimpleCommand {
 }
 
 /// Why a text was not parsed at all.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Refusal {
     TooLong { bytes: usize },
     TooNested { units: usize },
@@ -222,8 +224,17 @@ impl Refusal {
 }
 
 /// Parses `text` into the simple commands it would run, in source order (a command
-/// substitution's commands come before the command that uses them).
+/// substitution's commands come before the command that uses them): in the helper process when
+/// the binary asked for one ([`super::shell_helper`]), else here.
 pub(crate) fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
+    if text.len() > MAX_COMMAND_BYTES {
+        return Err(Refusal::TooLong { bytes: text.len() });
+    }
+    super::shell_helper::parse(text).unwrap_or_else(|| parse_in_process(text))
+}
+
+/// [`parse`] in this process: what the helper runs, and what a library user without one runs.
+pub(super) fn parse_in_process(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     if text.len() > MAX_COMMAND_BYTES {
         return Err(Refusal::TooLong { bytes: text.len() });
     }
@@ -335,7 +346,9 @@ fn join_continued_lines(text: &str) -> String {
 
 /// conch-parser can panic on some malformed input (found by fuzzing: a here-document body that
 /// ends the text with a backslash unwraps a `None`). A text ending in a backslash is refused before
-/// parsing, so the usual case prints nothing; any other panic is caught and refused the same way.
+/// parsing, so the usual case prints nothing. Any other panic is caught and refused the same way
+/// in a build that unwinds; under `panic = "abort"` (the release binary) it ends the process, which
+/// is why the binary parses in a helper process ([`super::shell_helper`]).
 fn parse_guarded(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     let trailing = text.bytes().rev().take_while(|b| *b == b'\\').count();
     if trailing % 2 == 1 {
