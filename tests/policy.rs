@@ -138,7 +138,10 @@ mod binary {
         let results = out.results();
         assert_eq!(results.len(), 2, "{results:?}");
         let refused = results[0].to_string();
-        assert_eq!(results[0]["error"]["code"], "approval_required", "{refused}");
+        assert_eq!(
+            results[0]["error"]["code"], "approval_required",
+            "{refused}"
+        );
         assert!(
             refused.contains("the shell parser failed on it"),
             "{refused}"

@@ -39,7 +39,7 @@ use crate::core::{ErrorCode, ToolMode};
 use crate::process::CommandEnv;
 pub(crate) use layers::CliFlags;
 pub(crate) use paths::Access;
-pub use shell_helper::isolate_shell_parser;
+pub use shell::isolate_shell_parser;
 pub(crate) use static_policy::StaticPolicy;
 pub use store::{RuleStore, SavedKind, SavedRule, TrustStore};
 

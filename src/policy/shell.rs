@@ -13,6 +13,7 @@
 //! over-count). Small counts parse inline; larger ones parse on a thread whose stack is sized for
 //! the count and whose answer is awaited with a deadline; beyond a hard cap the text is refused.
 
+use std::process::ExitCode;
 use std::sync::mpsc;
 
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,8 @@ use conch_parser::ast::{
 };
 use conch_parser::lexer::Lexer;
 use conch_parser::parse::DefaultParser;
+
+use super::shell_helper::{self, Failure};
 
 /// Longest command text that is parsed at all.
 pub(crate) const MAX_COMMAND_BYTES: usize = 64 * 1024;
@@ -225,12 +228,39 @@ impl Refusal {
 
 /// Parses `text` into the simple commands it would run, in source order (a command
 /// substitution's commands come before the command that uses them): in the helper process when
-/// the binary asked for one ([`super::shell_helper`]), else here.
+/// the binary asked for one ([`shell_helper`]), else here.
 pub(crate) fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     if text.len() > MAX_COMMAND_BYTES {
         return Err(Refusal::TooLong { bytes: text.len() });
     }
-    super::shell_helper::parse(text).unwrap_or_else(|| parse_in_process(text))
+    match shell_helper::ask(text) {
+        None => parse_in_process(text),
+        Some(Ok(bytes)) => serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Err(Refusal::Syntax(HELPER_FAILED.into()))),
+        Some(Err(Failure::Late)) => Err(Refusal::Timeout),
+        Some(Err(Failure::NotStarted(why))) => Err(Refusal::Syntax(format!(
+            "the shell parser's helper could not start: {why}"
+        ))),
+        Some(Err(Failure::Died | Failure::Garbled)) => Err(Refusal::Syntax(HELPER_FAILED.into())),
+    }
+}
+
+/// Why a command is refused when the parser failed on it: a panic caught in process, or the
+/// helper's death while parsing it.
+const HELPER_FAILED: &str = "the shell parser failed on it";
+
+/// The first call of the `pablo` binary. Started as the shell parser's helper, this serves parse
+/// requests until its socket closes and returns the exit code; otherwise it makes every later
+/// [`parse`] in this process go through a helper ([`shell_helper`]), and returns `None`.
+pub fn isolate_shell_parser() -> Option<ExitCode> {
+    // The helper's own deadline, and a margin for its start.
+    shell_helper::serve_or_isolate(encoded_answer, PARSE_DEADLINE + Duration::from_secs(1))
+}
+
+/// What the helper sends back for `text`: [`parse_in_process`]'s answer as JSON.
+fn encoded_answer(text: &str) -> Vec<u8> {
+    // Nothing in an answer fails to encode; an empty reply would be refused by the reader anyway.
+    serde_json::to_vec(&parse_in_process(text)).unwrap_or_default()
 }
 
 /// [`parse`] in this process: what the helper runs, and what a library user without one runs.
@@ -348,14 +378,14 @@ fn join_continued_lines(text: &str) -> String {
 /// ends the text with a backslash unwraps a `None`). A text ending in a backslash is refused before
 /// parsing, so the usual case prints nothing. Any other panic is caught and refused the same way
 /// in a build that unwinds; under `panic = "abort"` (the release binary) it ends the process, which
-/// is why the binary parses in a helper process ([`super::shell_helper`]).
+/// is why the binary parses in a helper process ([`shell_helper`]).
 fn parse_guarded(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     let trailing = text.bytes().rev().take_while(|b| *b == b'\\').count();
     if trailing % 2 == 1 {
         return Err(Refusal::Syntax("it ends with a lone backslash".into()));
     }
     std::panic::catch_unwind(|| parse_and_walk(text))
-        .unwrap_or_else(|_| Err(Refusal::Syntax("the shell parser failed on it".into())))
+        .unwrap_or_else(|_| Err(Refusal::Syntax(HELPER_FAILED.into())))
 }
 
 fn parse_and_walk(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
@@ -910,6 +940,28 @@ mod tests {
         assert!(matches!(parse(&deep), Err(Refusal::TooNested { .. })));
         let medium = "echo ".to_string() + &"$(".repeat(200) + "x" + &")".repeat(200);
         assert!(parse(&medium).is_ok());
+    }
+
+    #[test]
+    fn the_helper_answers_each_request_as_parsing_in_process_does() {
+        use crate::policy::shell_helper::{
+            serve,
+            tests::{frames, requests},
+        };
+        let texts = [
+            "ls -la && rm -rf \"$HOME\"",
+            "echo $(",
+            "cat <<E\nx\\",
+            "a 'b' >c",
+        ];
+        let mut answers = Vec::new();
+        serve(&requests(&texts)[..], &mut answers, encoded_answer).unwrap();
+        let answers = frames(&answers);
+        assert_eq!(answers.len(), texts.len());
+        for (t, a) in texts.iter().zip(answers) {
+            let decoded: Result<Vec<SimpleCommand>, Refusal> = serde_json::from_slice(&a).unwrap();
+            assert_eq!(decoded, parse_in_process(t), "{t}");
+        }
     }
 
     #[test]

@@ -13,11 +13,11 @@
 //! (a Ctrl-C at the terminal is pablo's to handle, not the helper's) and writes nothing anywhere
 //! else: its stderr is closed, since a panic message would land on the TUI's screen.
 //!
-//! A library user (tests, benches) that never calls [`isolate_shell_parser`] parses in process,
-//! exactly as the helper does.
+//! A library user (tests, benches) that never calls [`super::isolate_shell_parser`] parses in
+//! process, exactly as the helper does.
 //!
-//! Frames are a 4-byte little-endian length and that many bytes: the command's UTF-8 text one
-//! way, the JSON of `Result<Vec<SimpleCommand>, Refusal>` the other.
+//! This module only moves bytes: frames of a 4-byte little-endian length and that many bytes, the
+//! command's UTF-8 text one way and [`shell`](super::shell)'s encoded answer the other.
 
 use std::io::{self, Read, Write};
 use std::os::fd::OwnedFd;
@@ -28,104 +28,92 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use super::shell::{self, MAX_COMMAND_BYTES, PARSE_DEADLINE, Refusal, SimpleCommand};
-
 /// `argv[1]` of a helper process.
 const HELPER_ARG: &str = "__pablo-shell-parser";
+/// The longest request read: the shell module refuses longer commands before asking.
+const MAX_REQUEST_BYTES: usize = 1024 * 1024;
 /// The helper's answer to one command is bounded: a 64 KiB command cannot expand past this.
 const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
-/// How long pablo waits for an answer: the helper's own deadline, and a margin for its start.
-const ANSWER_DEADLINE: Duration = PARSE_DEADLINE.saturating_add(Duration::from_secs(1));
-/// Why a command whose helper died is refused (the same words as a panic caught in process).
-const HELPER_DIED: &str = "the shell parser failed on it";
 
-type Answer = Result<Vec<SimpleCommand>, Refusal>;
+/// How the helper of this process is started, and how long an answer may take.
+struct Spec {
+    program: PathBuf,
+    args: Vec<String>,
+    deadline: Duration,
+}
 
-/// Set once by the binary: the program and arguments that start a helper.
-static PROGRAM: OnceLock<(PathBuf, Vec<String>)> = OnceLock::new();
+/// Set once by the binary.
+static SPEC: OnceLock<Spec> = OnceLock::new();
 /// The running helper, shared by every thread that checks commands.
 static RUNNING: Mutex<Option<Helper>> = Mutex::new(None);
 
-/// The first call of the `pablo` binary. Started as a helper, this serves parse requests until
-/// its socket closes and returns the exit code; otherwise it makes every later parse in this
-/// process go through a helper, and returns `None`.
-pub fn isolate_shell_parser() -> Option<ExitCode> {
+/// Started as a helper, serves `answer` until the socket closes and returns the exit code;
+/// otherwise makes every later [`ask`] in this process go through a helper that answers within
+/// `deadline`, and returns `None`.
+pub(super) fn serve_or_isolate(
+    answer: fn(&str) -> Vec<u8>,
+    deadline: Duration,
+) -> Option<ExitCode> {
     if std::env::args_os().nth(1).is_some_and(|a| a == HELPER_ARG) {
-        let served = serve(io::stdin().lock(), io::stdout().lock());
+        let served = serve(io::stdin().lock(), io::stdout().lock(), answer);
         return Some(if served.is_ok() {
             ExitCode::SUCCESS
         } else {
             ExitCode::FAILURE
         });
     }
-    // `/proc/self/exe` still starts this program if its file was replaced or removed since.
-    let _ = PROGRAM.set(("/proc/self/exe".into(), vec![HELPER_ARG.to_string()]));
+    let _ = SPEC.set(Spec {
+        // `/proc/self/exe` still starts this program if its file was replaced or removed since.
+        program: "/proc/self/exe".into(),
+        args: vec![HELPER_ARG.to_string()],
+        deadline,
+    });
     None
 }
 
-/// Parses through the helper when the binary asked for one; `None` means parse in process.
-pub(super) fn parse(text: &str) -> Option<Answer> {
-    let (program, args) = PROGRAM.get()?;
+/// The helper's answer to `text`, when this process parses through one; `None` means parse in
+/// process.
+pub(super) fn ask(text: &str) -> Option<Result<Vec<u8>, Failure>> {
+    let spec = SPEC.get()?;
     let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
-    Some(parse_with(
-        &mut running,
-        program,
-        args,
-        ANSWER_DEADLINE,
-        text,
-    ))
+    Some(ask_on(&mut running, spec, text))
 }
 
 /// One request on `slot`'s helper, starting one when there is none or the last one has gone.
-fn parse_with(
-    slot: &mut Option<Helper>,
-    program: &PathBuf,
-    args: &[String],
-    deadline: Duration,
-    text: &str,
-) -> Answer {
+fn ask_on(slot: &mut Option<Helper>, spec: &Spec, text: &str) -> Result<Vec<u8>, Failure> {
     // A helper that died between requests (killed, out of memory) is replaced before the request:
     // only a death during it is charged to the command.
     if slot.as_mut().is_some_and(|h| !h.is_alive()) {
         *slot = None;
     }
     if slot.is_none() {
-        match Helper::start(program, args, deadline) {
-            Ok(h) => *slot = Some(h),
-            Err(e) => {
-                tracing::warn!(error = %e, "the shell parser's helper could not start");
-                return Err(Refusal::Syntax(format!(
-                    "the shell parser's helper could not start: {e}"
-                )));
-            }
-        }
+        let started = Helper::start(spec).map_err(|e| {
+            tracing::warn!(error = %e, "the shell parser's helper could not start");
+            Failure::NotStarted(e.to_string())
+        })?;
+        *slot = Some(started);
     }
     let Some(helper) = slot.as_mut() else {
-        return Err(Refusal::Syntax(HELPER_DIED.into()));
+        return Err(Failure::Died);
     };
-    match helper.ask(text) {
-        Ok(answer) => answer,
-        Err(failure) => {
-            if let Some(mut dead) = slot.take() {
-                dead.stop();
-            }
-            tracing::warn!(?failure, "the shell parser's helper failed on a command");
-            match failure {
-                Failure::Late => Err(Refusal::Timeout),
-                Failure::Died | Failure::Garbled => Err(Refusal::Syntax(HELPER_DIED.into())),
-            }
+    helper.ask(text).inspect_err(|failure| {
+        if let Some(mut dead) = slot.take() {
+            dead.stop();
         }
-    }
+        tracing::warn!(?failure, "the shell parser's helper failed on a command");
+    })
 }
 
-/// How a request went wrong; each ends that helper.
-#[derive(Debug)]
-enum Failure {
+/// Why a request got no answer. Each but `NotStarted` ends that helper.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Failure {
+    /// No helper could be started (the error says why).
+    NotStarted(String),
     /// No answer within the deadline.
     Late,
     /// The socket closed or broke: the helper is gone.
     Died,
-    /// An answer that is not one: too long, or not the JSON of an answer.
+    /// An answer that is not one: longer than any answer can be.
     Garbled,
 }
 
@@ -135,15 +123,15 @@ struct Helper {
 }
 
 impl Helper {
-    fn start(program: &PathBuf, args: &[String], deadline: Duration) -> io::Result<Self> {
+    fn start(spec: &Spec) -> io::Result<Self> {
         let (ours, theirs) = UnixStream::pair()?;
-        ours.set_read_timeout(Some(deadline))?;
-        ours.set_write_timeout(Some(deadline))?;
+        ours.set_read_timeout(Some(spec.deadline))?;
+        ours.set_write_timeout(Some(spec.deadline))?;
         let theirs = OwnedFd::from(theirs);
         let theirs_out = theirs.try_clone()?;
-        let child = Command::new(program)
+        let child = Command::new(&spec.program)
             .arg0("pablo-shell-parser")
-            .args(args)
+            .args(&spec.args)
             .stdin(Stdio::from(theirs))
             .stdout(Stdio::from(theirs_out))
             .stderr(Stdio::null())
@@ -160,12 +148,11 @@ impl Helper {
         matches!(self.child.try_wait(), Ok(None))
     }
 
-    fn ask(&mut self, text: &str) -> Result<Answer, Failure> {
+    fn ask(&mut self, text: &str) -> Result<Vec<u8>, Failure> {
         write_frame(&mut self.socket, text.as_bytes()).map_err(|e| failure_of(&e))?;
-        let bytes = read_frame(&mut self.socket, MAX_ANSWER_BYTES)
+        read_frame(&mut self.socket, MAX_ANSWER_BYTES)
             .map_err(|e| failure_of(&e))?
-            .ok_or(Failure::Died)?;
-        serde_json::from_slice(&bytes).map_err(|_| Failure::Garbled)
+            .ok_or(Failure::Died)
     }
 
     /// Kills and reaps the helper (it may be stuck in a parse that outlived the deadline).
@@ -192,14 +179,16 @@ fn failure_of(e: &io::Error) -> Failure {
 }
 
 /// The helper's loop: one answer per request, until the other end closes.
-pub(super) fn serve(mut input: impl Read, mut output: impl Write) -> io::Result<()> {
-    while let Some(request) = read_frame(&mut input, MAX_COMMAND_BYTES)? {
+pub(super) fn serve(
+    mut input: impl Read,
+    mut output: impl Write,
+    answer: impl Fn(&str) -> Vec<u8>,
+) -> io::Result<()> {
+    while let Some(request) = read_frame(&mut input, MAX_REQUEST_BYTES)? {
         let text = String::from_utf8(request)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a request is not UTF-8"))?;
         abort_if_asked_to(&text);
-        let answer: Answer = shell::parse_in_process(&text);
-        let bytes = serde_json::to_vec(&answer).map_err(io::Error::other)?;
-        write_frame(&mut output, &bytes)?;
+        write_frame(&mut output, &answer(&text))?;
         output.flush()?;
     }
     Ok(())
@@ -248,10 +237,11 @@ fn read_frame(input: &mut impl Read, limit: usize) -> io::Result<Option<Vec<u8>>
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn request(texts: &[&str]) -> Vec<u8> {
+    /// `texts` as the frames of requests.
+    pub(in crate::policy) fn requests(texts: &[&str]) -> Vec<u8> {
         let mut out = Vec::new();
         for t in texts {
             write_frame(&mut out, t.as_bytes()).unwrap();
@@ -259,109 +249,102 @@ mod tests {
         out
     }
 
-    #[test]
-    fn the_helper_loop_answers_each_request_as_parsing_in_process_does() {
-        let texts = ["ls -la && rm -rf \"$HOME\"", "echo $(", "cat <<E\nx\\"];
-        let mut answers = Vec::new();
-        serve(&request(&texts)[..], &mut answers).unwrap();
-        let mut reader = &answers[..];
-        for t in texts {
-            let frame = read_frame(&mut reader, MAX_ANSWER_BYTES).unwrap().unwrap();
-            let answer: Answer = serde_json::from_slice(&frame).unwrap();
-            assert_eq!(answer, shell::parse_in_process(t), "{t}");
+    /// The frames in `bytes`, in order.
+    pub(in crate::policy) fn frames(mut bytes: &[u8]) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while let Some(f) = read_frame(&mut bytes, MAX_ANSWER_BYTES).unwrap() {
+            out.push(f);
         }
-        assert!(read_frame(&mut reader, MAX_ANSWER_BYTES).unwrap().is_none());
+        out
     }
 
     #[test]
-    fn a_request_over_the_command_limit_ends_the_helper_loop_with_an_error() {
-        let mut frame = u32::try_from(MAX_COMMAND_BYTES + 1)
+    fn a_request_over_the_limit_ends_the_helper_loop_with_an_error() {
+        let mut frame = u32::try_from(MAX_REQUEST_BYTES + 1)
             .unwrap()
             .to_le_bytes()
             .to_vec();
-        frame.extend(vec![b'a'; MAX_COMMAND_BYTES + 1]);
-        let err = serve(&frame[..], Vec::new()).unwrap_err();
+        frame.extend(vec![b'a'; MAX_REQUEST_BYTES + 1]);
+        let err = serve(&frame[..], Vec::new(), |t| t.as_bytes().to_vec()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidData, "{err}");
     }
 
-    fn sh(script: &str) -> (PathBuf, Vec<String>) {
-        ("/bin/sh".into(), vec!["-c".into(), script.into()])
+    fn sh(script: &str, deadline: Duration) -> Spec {
+        Spec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            deadline,
+        }
     }
 
     #[test]
-    fn a_helper_that_dies_mid_request_refuses_that_command_and_the_next_starts_another() {
-        // A helper that reads the request and exits without answering: what a panic under
-        // `panic = "abort"` looks like from pablo's side.
-        let (program, args) = sh("head -c 6 >/dev/null; exit 134");
+    fn a_helper_that_dies_mid_request_fails_that_request_and_the_next_starts_another() {
+        // A helper that reads the request (`ls`: 6 bytes) and exits without answering: what a
+        // panic under `panic = "abort"` looks like from pablo's side.
+        let spec = sh("head -c 6 >/dev/null; exit 134", Duration::from_secs(10));
         let mut slot = None;
-        let r = parse_with(&mut slot, &program, &args, Duration::from_secs(10), "ls");
-        assert_eq!(r, Err(Refusal::Syntax(HELPER_DIED.into())));
+        assert_eq!(ask_on(&mut slot, &spec, "ls"), Err(Failure::Died));
         assert!(slot.is_none(), "the dead helper is dropped");
-        let r = parse_with(&mut slot, &program, &args, Duration::from_secs(10), "ls");
         assert_eq!(
-            r,
-            Err(Refusal::Syntax(HELPER_DIED.into())),
+            ask_on(&mut slot, &spec, "ls"),
+            Err(Failure::Died),
             "a new one was asked"
         );
     }
 
     #[test]
-    fn a_helper_gone_between_requests_is_replaced_without_refusing_the_next_command() {
-        // Answers one request (`ls`: 6 bytes) with no commands, then waits for the next.
-        let (program, args) =
-            sh("head -c 6 >/dev/null; printf '\\011\\000\\000\\000{\"Ok\":[]}'; exec sleep 30");
+    fn a_helper_gone_between_requests_is_replaced_without_failing_the_next_request() {
+        // Answers one request with the three bytes `yes`, then waits for the next.
+        let spec = sh(
+            "head -c 6 >/dev/null; printf '\\003\\000\\000\\000yes'; exec sleep 30",
+            Duration::from_secs(10),
+        );
         let mut slot = None;
-        let r = parse_with(&mut slot, &program, &args, Duration::from_secs(10), "ls");
-        assert_eq!(r, Ok(vec![]));
+        assert_eq!(ask_on(&mut slot, &spec, "ls"), Ok(b"yes".to_vec()));
         let first = slot.as_ref().map(|h: &Helper| h.child.id());
         if let Some(h) = slot.as_mut() {
             h.stop();
         }
-        let r = parse_with(&mut slot, &program, &args, Duration::from_secs(10), "ls");
-        assert_eq!(
-            r,
-            Ok(vec![]),
-            "the command after the helper's death is parsed"
+        assert_eq!(ask_on(&mut slot, &spec, "ls"), Ok(b"yes".to_vec()));
+        assert_ne!(
+            slot.as_ref().map(|h| h.child.id()),
+            first,
+            "a new helper answered"
         );
-        assert_ne!(slot.as_ref().map(|h| h.child.id()), first);
     }
 
     #[test]
-    fn a_helper_that_does_not_answer_in_time_is_killed_and_the_command_refused_as_late() {
-        let (program, args) = sh("exec sleep 30");
+    fn a_helper_that_does_not_answer_in_time_is_killed_and_the_request_is_late() {
+        let spec = sh("exec sleep 30", Duration::from_millis(200));
         let mut slot = None;
-        let r = parse_with(&mut slot, &program, &args, Duration::from_millis(200), "ls");
-        assert_eq!(r, Err(Refusal::Timeout));
+        assert_eq!(ask_on(&mut slot, &spec, "ls"), Err(Failure::Late));
         assert!(slot.is_none());
     }
 
     #[test]
-    fn a_helper_that_cannot_start_refuses_the_command_and_says_why() {
-        let mut slot = None;
-        let r = parse_with(
-            &mut slot,
-            &PathBuf::from("/nonexistent/pablo"),
-            &[],
-            Duration::from_secs(1),
-            "ls",
-        );
-        let Err(Refusal::Syntax(why)) = r else {
-            panic!("{r:?}")
+    fn a_helper_that_cannot_start_says_why() {
+        let spec = Spec {
+            program: "/nonexistent/pablo".into(),
+            args: vec![],
+            deadline: Duration::from_secs(1),
         };
+        let mut slot = None;
+        let r = ask_on(&mut slot, &spec, "ls");
         assert!(
-            why.starts_with("the shell parser's helper could not start"),
-            "{why}"
+            matches!(&r, Err(Failure::NotStarted(why)) if why.contains("No such file")),
+            "{r:?}"
         );
     }
 
     #[test]
-    fn a_garbled_answer_refuses_the_command() {
-        // Four bytes of length 2, then two bytes that are not an answer.
-        let (program, args) =
-            sh("head -c 6 >/dev/null; printf '\\002\\000\\000\\000{]'; exec sleep 5");
+    fn an_answer_longer_than_any_answer_can_be_is_garbled_and_ends_the_helper() {
+        // A length of 0x7f000000 bytes.
+        let spec = sh(
+            "head -c 6 >/dev/null; printf '\\000\\000\\000\\177'; exec sleep 5",
+            Duration::from_secs(10),
+        );
         let mut slot = None;
-        let r = parse_with(&mut slot, &program, &args, Duration::from_secs(10), "ls");
-        assert_eq!(r, Err(Refusal::Syntax(HELPER_DIED.into())));
+        assert_eq!(ask_on(&mut slot, &spec, "ls"), Err(Failure::Garbled));
         assert!(slot.is_none(), "the helper that garbled is stopped");
     }
 }
