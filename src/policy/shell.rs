@@ -233,14 +233,25 @@ pub(crate) fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     if text.len() > MAX_COMMAND_BYTES {
         return Err(Refusal::TooLong { bytes: text.len() });
     }
-    match shell_helper::ask(text) {
+    settle(shell_helper::ask(text), text)
+}
+
+/// The answer to `text` from what the helper said, or from parsing here when there is no helper:
+/// none was asked for, or none could start (no `/proc`, no processes left). Parsing here keeps
+/// commands checkable where a helper cannot run, at the cost of the isolation.
+fn settle(
+    asked: Option<Result<Vec<u8>, Failure>>,
+    text: &str,
+) -> Result<Vec<SimpleCommand>, Refusal> {
+    match asked {
         None => parse_in_process(text),
         Some(Ok(bytes)) => serde_json::from_slice(&bytes)
             .unwrap_or_else(|_| Err(Refusal::Syntax(HELPER_FAILED.into()))),
         Some(Err(Failure::Late)) => Err(Refusal::Timeout),
-        Some(Err(Failure::NotStarted(why))) => Err(Refusal::Syntax(format!(
-            "the shell parser's helper could not start: {why}"
-        ))),
+        Some(Err(Failure::NotStarted(why))) => {
+            tracing::warn!(%why, "no shell parser helper could start; parsing in process");
+            parse_in_process(text)
+        }
         Some(Err(Failure::Died | Failure::Garbled)) => Err(Refusal::Syntax(HELPER_FAILED.into())),
     }
 }
@@ -940,6 +951,25 @@ mod tests {
         assert!(matches!(parse(&deep), Err(Refusal::TooNested { .. })));
         let medium = "echo ".to_string() + &"$(".repeat(200) + "x" + &")".repeat(200);
         assert!(parse(&medium).is_ok());
+    }
+
+    #[test]
+    fn what_the_helper_said_becomes_the_answer_and_no_helper_means_parsing_here() {
+        let text = "ls | wc -l";
+        let here = parse_in_process(text);
+        assert!(here.is_ok());
+        assert_eq!(settle(None, text), here);
+        let started = Failure::NotStarted("no /proc".into());
+        assert_eq!(settle(Some(Err(started)), text), here);
+        assert_eq!(settle(Some(Ok(encoded_answer(text))), text), here);
+        let failed = Err(Refusal::Syntax(HELPER_FAILED.into()));
+        assert_eq!(settle(Some(Err(Failure::Died)), text), failed);
+        assert_eq!(settle(Some(Err(Failure::Garbled)), text), failed);
+        assert_eq!(settle(Some(Ok(b"{]".to_vec())), text), failed);
+        assert_eq!(
+            settle(Some(Err(Failure::Late)), text),
+            Err(Refusal::Timeout)
+        );
     }
 
     #[test]
