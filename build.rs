@@ -1,6 +1,7 @@
 //! The release link of the `pablo` binary lays out the functions that run before the first frame
-//! next to each other, so that start-up maps about a megabyte of code instead of pages from all
-//! over the file (resident memory and page faults at the idle prompt; BENCHMARKS.md, issue 29).
+//! (and then through a first turn) next to each other, so that start-up maps a megabyte or two of
+//! code instead of pages from all over the file (resident memory and page faults at the idle
+//! prompt; BENCHMARKS.md, issue 29).
 //!
 //! The list is `scripts/startup-order.txt`, mangled names one per line, handed to lld as
 //! `--symbol-ordering-file`; `scripts/startup_order.py` regenerates it from a run of the release

@@ -1,39 +1,54 @@
 #!/usr/bin/env python3
 """Regenerates scripts/startup-order.txt: the functions the release binary runs up to its first
-frame, for build.rs to hand to lld so that they lie next to each other (issue 29).
+frame and through a first turn, for build.rs to hand to lld so that they lie next to each other
+(issue 29).
 
-    scripts/startup_order.py            # build, run under callgrind, write the list
+    scripts/startup_order.py            # build, run under callgrind, write the list, relink
 
 Steps: a release build that also writes lld's map (PABLO_LINK_MAP) and links without the current
-list (PABLO_NO_STARTUP_ORDER), so the map shows the plain layout; one start of that binary in a
-120x40 PTY under `valgrind --tool=callgrind --dump-instr=yes`, in a fresh home with a provider
-configured (never called), answering the terminal's cursor-position and device-attribute
-queries, until the screen is quiet for two seconds, then ctrl-c twice; every executed address of
-the binary is found in the map's input sections, and their symbols are written in the order of
-their first address (the layout the code had); last, the release binary is linked again with the
-new list. Needs valgrind and git. Run it after a dependency
-or the package version changes (symbol names carry hashes of both), and record the effect in
-BENCHMARKS.md.
+list (PABLO_NO_STARTUP_ORDER), so the map shows the plain layout; then two runs of that binary in
+a 120x40 PTY under `valgrind --tool=callgrind --dump-instr=yes`, each in a fresh home, answering
+the terminal's cursor-position and device-attribute queries:
+
+1. the start-up bench's case (benches/shipped.rs): an OpenAI provider configured and never called,
+   an empty git repository; quiet screen, then ctrl-c twice;
+2. plain `pablo` with no config and no key in a small repository, a local Ollama-compatible server
+   (scripted here, on 127.0.0.1) found by detection; one task typed, the model reads a file and
+   answers in Markdown; quiet screen, then ctrl-c twice.
+
+Each executed address of the binary is found in the map's input sections. The list holds the
+first run's functions, then the second run's others, each group in the order of their address
+(the layout the code had). Last, the release binary is linked again with the new list. Needs
+valgrind and git. Run it after a dependency or the package version changes (symbol names carry
+hashes of both), and record the effect in BENCHMARKS.md.
 """
 
 import bisect
 import fcntl
+import http.server
+import json
 import os
 import pty
 import re
 import select
+import socketserver
 import struct
 import subprocess
 import sys
 import tempfile
 import termios
+import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDER = ROOT / "scripts" / "startup-order.txt"
 BINARY = ROOT / "target" / "release" / "pablo"
-SECTION = re.compile(r"^\s*([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+\d+\s+\S*:\(\.text\.(?:(?:unlikely|hot|startup|exit)\.)?([^)]+)\)$")
+SECTION = re.compile(
+    r"^\s*([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+\d+\s+\S*:"
+    r"\(\.text\.(?:(?:unlikely|hot|startup|exit)\.)?([^)]+)\)$"
+)
+OLLAMA_PORT = 11434
 
 
 def build(map_path):
@@ -41,13 +56,11 @@ def build(map_path):
     subprocess.run(["cargo", "build", "--release"], cwd=ROOT, env=env, check=True)
 
 
-def home_env(home):
+def fresh_home(home, config):
     for d in ["ws", "config/pablo", "data", "state"]:
         (home / d).mkdir(parents=True, exist_ok=True)
-    (home / "config/pablo/config.toml").write_text(
-        'provider = "openai"\nmodel = "fake-model"\nbase_url = "http://127.0.0.1:9/v1"\n'
-    )
-    subprocess.run(["git", "init", "-q"], cwd=home / "ws", check=True)
+    if config:
+        (home / "config/pablo/config.toml").write_text(config)
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
@@ -55,12 +68,89 @@ def home_env(home):
         "XDG_CONFIG_HOME": str(home / "config"),
         "XDG_DATA_HOME": str(home / "data"),
         "XDG_STATE_HOME": str(home / "state"),
-        "OPENAI_API_KEY": "sk-startup-order",
     }
 
 
-def run_in_pty(argv, env, cwd, quiet=2.0):
-    """Runs argv in a 120x40 PTY to a quiet screen, then presses ctrl-c twice and waits."""
+def git_init(ws):
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+
+
+def small_repository(ws):
+    (ws / "src").mkdir()
+    (ws / "README.md").write_text("# sample\n\nA small crate that adds numbers.\n")
+    (ws / "Cargo.toml").write_text('[package]\nname = "sample"\nversion = "0.1.0"\nedition = "2021"\n')
+    (ws / "src/lib.rs").write_text("pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n")
+    (ws / ".gitignore").write_text("/target\n")
+    (ws / "AGENTS.md").write_text("Run `cargo test` before saying a change is done.\n")
+    git_init(ws)
+    for args in (["add", "-A"], ["-c", "user.name=s", "-c", "user.email=s@s", "commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=ws, check=True)
+
+
+class ScriptedModel(http.server.BaseHTTPRequestHandler):
+    """An Ollama-compatible server: a read of Cargo.toml first, then a Markdown answer."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, body):
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        if self.path.startswith("/api/tags"):
+            self.reply(json.dumps({"models": [{"name": "qwen3:8b", "model": "qwen3:8b"}]}).encode())
+        else:
+            self.reply(json.dumps({"object": "list", "data": [{"id": "qwen3:8b", "object": "model"}]}).encode())
+
+    def do_POST(self):
+        length = int(self.headers.get("content-length", 0))
+        request = json.loads(self.rfile.read(length) or b"{}")
+        if not self.path.endswith("/chat/completions"):
+            self.reply(b"{}")
+            return
+        answered = any(m.get("role") == "tool" for m in request.get("messages", []))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        base = {"id": "x", "object": "chat.completion.chunk", "model": "qwen3:8b"}
+
+        def event(delta, finish=None, **extra):
+            chunk = dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}], **extra)
+            self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+            self.wfile.flush()
+
+        if not answered:
+            call = {"index": 0, "id": "call_1", "type": "function",
+                    "function": {"name": "fs_read", "arguments": json.dumps({"path": "Cargo.toml"})}}
+            event({"role": "assistant", "tool_calls": [call]})
+            event({}, "tool_calls")
+        else:
+            text = ("## What it is\n\nA **small** crate with one function, `add`:\n\n"
+                    "```rust\npub fn add(a: i32, b: i32) -> i32 { a + b }\n```\n\n"
+                    "- edition 2021\n- no dependencies\n\n| file | role |\n|---|---|\n| src/lib.rs | code |\n")
+            for k in range(0, len(text), 24):
+                event({"content": text[k:k + 24]})
+            event({}, "stop", usage={"prompt_tokens": 900, "completion_tokens": 80})
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def run_in_pty(argv, env, cwd, typed=None, quiet=3.0):
+    """Runs argv in a 120x40 PTY to a quiet screen (typing `typed` once it is first quiet), then
+    presses ctrl-c twice and waits for it to end."""
     pid, fd = pty.fork()
     if pid == 0:
         os.chdir(cwd)
@@ -88,9 +178,17 @@ def run_in_pty(argv, env, cwd, quiet=2.0):
             os.write(fd, b"\x1b[?1;2c")
         return True
 
-    while time.time() - last < quiet and time.time() - start < 300:
-        if not pump(0.05):
-            break
+    def settle():
+        while time.time() - last < quiet and time.time() - start < 600:
+            if not pump(0.05):
+                return False
+        return True
+
+    if settle() and typed:
+        os.write(fd, typed.encode())
+        time.sleep(0.5)
+        os.write(fd, b"\r")
+        settle()
     for _ in range(2):
         os.write(fd, b"\x03")
         time.sleep(0.5)
@@ -102,12 +200,17 @@ def run_in_pty(argv, env, cwd, quiet=2.0):
         sys.exit("the binary drew nothing")
 
 
-def executed_addresses(callgrind_out, binary):
+def under_callgrind(out):
+    return ["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-strings=no",
+            "--compress-pos=no", f"--callgrind-out-file={out}", str(BINARY)]
+
+
+def executed_addresses(callgrind_out):
     addresses = set()
     in_binary = False
     for line in open(callgrind_out, errors="replace"):
         if line.startswith("ob="):
-            in_binary = line[3:].strip() == str(binary)
+            in_binary = line[3:].strip() == str(BINARY)
         elif in_binary and line.startswith("0x"):
             addresses.add(int(line.split()[0], 16))
     return addresses
@@ -126,29 +229,43 @@ def sections(map_path):
     return [starts[i] for i in order], [ends[i] for i in order], [names[i] for i in order]
 
 
+def functions(addresses, starts, ends):
+    found = set()
+    for a in addresses:
+        i = bisect.bisect_right(starts, a) - 1
+        if i >= 0 and a < ends[i]:
+            found.add(i)
+    return found
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         build(tmp / "pablo.map")
-        out = tmp / "callgrind.out"
-        env = home_env(tmp / "home")
-        run_in_pty(
-            ["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-strings=no",
-             "--compress-pos=no", f"--callgrind-out-file={out}", str(BINARY)],
-            env,
-            tmp / "home" / "ws",
-        )
-        addresses = executed_addresses(out, BINARY)
         starts, ends, names = sections(tmp / "pablo.map")
-    used = {}
-    for a in addresses:
-        i = bisect.bisect_right(starts, a) - 1
-        if i >= 0 and a < ends[i]:
-            used[i] = True
-    chosen = [names[i] for i in sorted(used)]
-    size = sum(ends[i] - starts[i] for i in used)
+
+        home = tmp / "configured"
+        env = fresh_home(home, 'provider = "openai"\nmodel = "fake-model"\n'
+                               'base_url = "http://127.0.0.1:9/v1"\n')
+        env["OPENAI_API_KEY"] = "sk-startup-order"
+        git_init(home / "ws")
+        run_in_pty(under_callgrind(tmp / "first.out"), env, home / "ws")
+        first = functions(executed_addresses(tmp / "first.out"), starts, ends)
+
+        server = Server(("127.0.0.1", OLLAMA_PORT), ScriptedModel)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        home = tmp / "plain"
+        env = fresh_home(home, None)
+        small_repository(home / "ws")
+        run_in_pty(under_callgrind(tmp / "turn.out"), env, home / "ws", typed="Summarize this crate")
+        server.shutdown()
+        turn = functions(executed_addresses(tmp / "turn.out"), starts, ends) - first
+
+    chosen = [names[i] for i in sorted(first)] + [names[i] for i in sorted(turn)]
+    size = lambda group: sum(ends[i] - starts[i] for i in group)
     ORDER.write_text("".join(n + "\n" for n in chosen))
-    print(f"{len(addresses)} executed addresses in {len(chosen)} functions, {size} bytes of code")
+    print(f"start-up: {len(first)} functions, {size(first)} bytes of code; "
+          f"the plain start and first turn add {len(turn)} functions, {size(turn)} bytes")
     print(f"wrote {ORDER}; linking the release binary with it")
     subprocess.run(["cargo", "build", "--release"], cwd=ROOT, check=True)
 
