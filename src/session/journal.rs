@@ -168,7 +168,7 @@ fn lock(file: &File, path: &Path, id: &str) -> Result<(), SessionError> {
         match flock(file, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => return Ok(()),
             Err(rustix::io::Errno::WOULDBLOCK)
-                if std::time::Instant::now() < deadline && lock_owner_is_gone(file) =>
+                if std::time::Instant::now() < deadline && lock_owner(file) != LockOwner::Alive =>
             {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
@@ -188,19 +188,30 @@ fn lock(file: &File, path: &Path, id: &str) -> Result<(), SessionError> {
 /// An `flock` belongs to the open file, not to the process that took it: a child that pablo had
 /// just forked (and that had not yet closed pablo's descriptors or executed) shares the open
 /// journal, so a pablo killed at that moment leaves its lock held until that child is scheduled
-/// and goes, which under load takes milliseconds to a few hundred. A live pablo keeps its lock
-/// and is refused at once with `session_busy`.
+/// and goes, which under load takes milliseconds to a few hundred. The child may go between the
+/// attempt that found the lock and the look at `/proc/locks`, which then lists none: the next
+/// attempt takes it. A live pablo keeps its lock and is refused at once with `session_busy`.
 const ORPHANED_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Whether the process that took the `flock` on `file` has ended (per `/proc/locks`, which names
-/// it by pid). Unknown (no `/proc`, no such line) counts as not gone, so the caller refuses.
-fn lock_owner_is_gone(file: &File) -> bool {
+/// Who holds the `flock` on a journal, per `/proc/locks` (which names the process that took it).
+#[derive(Debug, PartialEq, Eq)]
+enum LockOwner {
+    /// A process that took it is still running, or `/proc` cannot tell: the session is open.
+    Alive,
+    /// Every process that took it has ended: a child pablo forked still shares the open file.
+    Gone,
+    /// No lock is listed: it was let go after the attempt that found it, when the last process
+    /// sharing the open file (such a child) ended.
+    Released,
+}
+
+fn lock_owner(file: &File) -> LockOwner {
     use std::os::unix::fs::MetadataExt;
     let Ok(meta) = file.metadata() else {
-        return false;
+        return LockOwner::Alive;
     };
     let Ok(locks) = std::fs::read_to_string("/proc/locks") else {
-        return false;
+        return LockOwner::Alive;
     };
     let (major, minor) = (libc::major(meta.dev()), libc::minor(meta.dev()));
     let wanted = format!("{major:02x}:{minor:02x}:{}", meta.ino());
@@ -215,10 +226,16 @@ fn lock_owner_is_gone(file: &File) -> bool {
                 .flatten()
         })
         .collect();
-    !owners.is_empty()
-        && owners
-            .iter()
-            .all(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+    if owners.is_empty() {
+        LockOwner::Released
+    } else if owners
+        .iter()
+        .all(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+    {
+        LockOwner::Gone
+    } else {
+        LockOwner::Alive
+    }
 }
 
 impl Journal {
@@ -402,5 +419,36 @@ impl Drop for PendingJournal {
             // Only an empty directory goes: `remove_dir` refuses anything else.
             let _ = std::fs::remove_dir(dir);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_nobody_locks_is_released_and_one_a_live_process_locks_is_busy() {
+        use rustix::fs::{FlockOperation, flock};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.jsonl");
+        std::fs::write(&path, b"").unwrap();
+        let ours = File::open(&path).unwrap();
+        assert_eq!(lock_owner(&ours), LockOwner::Released);
+        flock(&ours, FlockOperation::NonBlockingLockExclusive).unwrap();
+        let other = File::open(&path).unwrap();
+        assert_eq!(lock_owner(&other), LockOwner::Alive);
+        let started = std::time::Instant::now();
+        let refused = lock(&other, &path, "id");
+        assert!(
+            matches!(refused, Err(SessionError::Busy { .. })),
+            "{refused:?}"
+        );
+        assert!(
+            started.elapsed() < ORPHANED_LOCK_WAIT,
+            "refused without waiting"
+        );
+        drop(ours);
+        assert_eq!(lock_owner(&other), LockOwner::Released);
+        assert!(lock(&other, &path, "id").is_ok());
     }
 }

@@ -56,8 +56,9 @@ struct Compiled {
     index: boon::SchemaIndex,
 }
 
-/// Where a tool's schema is filed while it compiles; a relative `$ref` resolves against it and so
-/// stays inside the schema.
+/// Where a tool's schema is filed while it compiles. A `$ref` to another document has nothing
+/// here to resolve against (or resolves, under the schema's own `$id`, to a URL the loader
+/// refuses), so only references inside the schema compile.
 const SCHEMA_URL: &str = "urn:pablo:tool-arguments";
 
 fn compile(schema: &Value) -> Result<Compiled, String> {
@@ -301,6 +302,13 @@ mod tests {
         }
         // A relative reference has nothing to resolve against but the schema's own name.
         let schema = json!({"type": "object", "properties": {"a": {"$ref": "secret.json"}}});
+        assert!(Validator::external(&schema).is_err());
+    }
+
+    #[test]
+    fn a_pattern_with_look_around_does_not_compile() {
+        let schema =
+            json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "^(?!x)"}}});
         assert!(Validator::external(&schema).is_err());
     }
 

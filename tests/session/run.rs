@@ -241,7 +241,9 @@ async fn pablo_run_killed_at_random_points_leaves_journals_that_resume_exactly()
             .unwrap();
         assert!(
             out.status.success(),
-            "round {round}: {}",
+            "round {round}: {}\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
         let sent = server2.requests()[0].json();
