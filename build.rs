@@ -9,14 +9,18 @@
 //! costs locality, never the build. `PABLO_LINK_MAP=FILE` also writes lld's map of the link to FILE
 //! (what the script reads); `PABLO_NO_STARTUP_ORDER=1` links without the list, to compare.
 //!
-//! Only where the linker is known to be lld: release builds for x86_64 Linux, whose default linker
-//! is rust-lld since Rust 1.90, unless the flags choose another one.
+//! Only in release builds for x86_64 Linux (where the list was made), and only when the linker
+//! takes the flags: rust-lld is that target's default since Rust 1.90, but a distribution's rustc,
+//! a configured linker or the flags may choose GNU ld, which knows no `--symbol-ordering-file`.
+//! So the script first links an empty program with the same rustc, flags and linker, and with
+//! the two options; if that fails, the binary is linked without them.
 
 // A build script speaks to cargo on stdout.
 #![allow(clippy::print_stdout)]
 
 use std::env;
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -28,17 +32,12 @@ fn main() {
     if var("TARGET") != "x86_64-unknown-linux-gnu" || var("PROFILE") != "release" {
         return;
     }
-    let flags = var("CARGO_ENCODED_RUSTFLAGS");
-    let other_linker = [
-        "linker-features=-lld",
-        "link-self-contained",
-        "fuse-ld",
-        "linker-flavor",
-    ]
-    .iter()
-    .any(|f| flags.contains(f))
-        || env::var_os("RUSTC_LINKER").is_some();
-    if other_linker {
+    let out_dir = Path::new(&var("OUT_DIR")).to_path_buf();
+    if !linker_takes_orderings(&out_dir) {
+        println!(
+            "cargo:warning=the linker does not take --symbol-ordering-file: pablo is linked \
+             without its start-up order (more memory at start; BENCHMARKS.md, issue 29)"
+        );
         return;
     }
     if env::var_os("PABLO_NO_STARTUP_ORDER").is_none() {
@@ -57,4 +56,43 @@ fn main() {
             Path::new(&map).display()
         );
     }
+}
+
+/// Whether an empty program links with this build's rustc, flags and linker when given lld's
+/// ordering options (an empty list, so nothing else is at stake).
+fn linker_takes_orderings(out_dir: &Path) -> bool {
+    let source = out_dir.join("ordering_probe.rs");
+    let list = out_dir.join("ordering_probe.txt");
+    if std::fs::write(&source, "fn main() {}\n").is_err() || std::fs::write(&list, "").is_err() {
+        return false;
+    }
+    let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let mut probe = Command::new(rustc);
+    probe
+        .arg("--crate-type=bin")
+        .arg("--target")
+        .arg(env::var_os("TARGET").unwrap_or_default())
+        .arg("-o")
+        .arg(out_dir.join("ordering_probe"))
+        .arg(&source)
+        .arg("-C")
+        .arg(format!(
+            "link-arg=-Wl,--symbol-ordering-file={}",
+            list.display()
+        ))
+        .arg("-C")
+        .arg("link-arg=-Wl,--no-warn-symbol-ordering");
+    if let Ok(flags) = env::var("CARGO_ENCODED_RUSTFLAGS") {
+        probe.args(flags.split('\x1f').filter(|f| !f.is_empty()));
+    }
+    if let Some(linker) = env::var_os("RUSTC_LINKER") {
+        let mut arg = std::ffi::OsString::from("linker=");
+        arg.push(linker);
+        probe.arg("-C").arg(arg);
+    }
+    probe
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
