@@ -13,12 +13,14 @@ the terminal's cursor-position and device-attribute queries:
 1. the start-up bench's case (benches/shipped.rs): an OpenAI provider configured and never called,
    an empty git repository; quiet screen, then ctrl-c twice;
 2. plain `pablo` with no config and no key in a small repository, a local Ollama-compatible server
-   (scripted here, on 127.0.0.1) found by detection; one task typed, the model reads a file and
-   answers in Markdown; quiet screen, then ctrl-c twice.
+   (scripted here, on 127.0.0.1:11434) found by detection; one task typed, the model reads a
+   file, runs a known-safe command and answers in Markdown; quiet screen, then ctrl-c twice;
+3. the shell parser's helper (`pablo __pablo-shell-parser`) answering a few typical commands on
+   its standard input (callgrind does not follow pablo into the helper it starts).
 
 Each executed address of the binary is found in the map's input sections. The list holds the
-first run's functions, then the second run's others, each group in the order of their address
-(the layout the code had). Last, the release binary is linked again with the new list. Needs
+first run's functions, then the helper's others, then the second run's others, each group in the
+order of their address (the layout the code had). Last, the release binary is linked again with the new list. Needs
 valgrind and git. Run it after a dependency or the package version changes (symbol names carry
 hashes of both), and record the effect in BENCHMARKS.md.
 """
@@ -88,7 +90,8 @@ def small_repository(ws):
 
 
 class ScriptedModel(http.server.BaseHTTPRequestHandler):
-    """An Ollama-compatible server: a read of Cargo.toml first, then a Markdown answer."""
+    """An Ollama-compatible server: a read of Cargo.toml, a known-safe command, then a Markdown
+    answer."""
 
     protocol_version = "HTTP/1.1"
 
@@ -114,7 +117,7 @@ class ScriptedModel(http.server.BaseHTTPRequestHandler):
         if not self.path.endswith("/chat/completions"):
             self.reply(b"{}")
             return
-        answered = any(m.get("role") == "tool" for m in request.get("messages", []))
+        answered = sum(1 for m in request.get("messages", []) if m.get("role") == "tool")
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
@@ -126,9 +129,11 @@ class ScriptedModel(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
             self.wfile.flush()
 
-        if not answered:
-            call = {"index": 0, "id": "call_1", "type": "function",
-                    "function": {"name": "fs_read", "arguments": json.dumps({"path": "Cargo.toml"})}}
+        if answered < 2:
+            name, arguments = [("fs_read", {"path": "Cargo.toml"}),
+                               ("shell_run", {"command": "ls src | wc -l"})][answered]
+            call = {"index": 0, "id": f"call_{answered}", "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(arguments)}}
             event({"role": "assistant", "tool_calls": [call]})
             event({}, "tool_calls")
         else:
@@ -200,19 +205,42 @@ def run_in_pty(argv, env, cwd, typed=None, quiet=3.0):
         sys.exit("the binary drew nothing")
 
 
+def frames(texts):
+    """Requests to the shell parser's helper: a little-endian u32 length, then the text."""
+    out = b""
+    for text in texts:
+        data = text.encode()
+        out += struct.pack("<I", len(data)) + data
+    return out
+
+
+HELPER_REQUESTS = [
+    "ls src | wc -l",
+    "cargo test --all && git status --short",
+    "cat <<'EOF' > notes.txt\nhello\nEOF",
+    "for f in *.rs; do echo \"$f\"; done 2>/dev/null",
+    "echo $(git rev-parse HEAD) `date` ${HOME:-/tmp}",
+]
+
+
 def under_callgrind(out):
+    """valgrind's command line; every process of the run writes its own `OUT.PID` (a child pablo
+    forks without `exec`, such as a command's init, is still under callgrind and would otherwise
+    write over the parent's file when it ends)."""
     return ["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-strings=no",
-            "--compress-pos=no", f"--callgrind-out-file={out}", str(BINARY)]
+            "--compress-pos=no", f"--callgrind-out-file={out}.%p", str(BINARY)]
 
 
-def executed_addresses(callgrind_out):
+def executed_addresses(out):
+    """Every address of the binary executed by any process of the run written to `OUT.PID`."""
     addresses = set()
-    in_binary = False
-    for line in open(callgrind_out, errors="replace"):
-        if line.startswith("ob="):
-            in_binary = line[3:].strip() == str(BINARY)
-        elif in_binary and line.startswith("0x"):
-            addresses.add(int(line.split()[0], 16))
+    for path in out.parent.glob(out.name + ".*"):
+        in_binary = False
+        for line in open(path, errors="replace"):
+            if line.startswith("ob="):
+                in_binary = line[3:].strip() == str(BINARY)
+            elif in_binary and line.startswith("0x"):
+                addresses.add(int(line.split()[0], 16))
     return addresses
 
 
@@ -259,13 +287,19 @@ def main():
         small_repository(home / "ws")
         run_in_pty(under_callgrind(tmp / "turn.out"), env, home / "ws", typed="Summarize this crate")
         server.shutdown()
-        turn = functions(executed_addresses(tmp / "turn.out"), starts, ends) - first
+        turn = functions(executed_addresses(tmp / "turn.out"), starts, ends)
 
-    chosen = [names[i] for i in sorted(first)] + [names[i] for i in sorted(turn)]
+        subprocess.run(under_callgrind(tmp / "helper.out") + ["__pablo-shell-parser"],
+                       input=frames(HELPER_REQUESTS), stdout=subprocess.DEVNULL, check=True)
+        helper = functions(executed_addresses(tmp / "helper.out"), starts, ends) - first
+        turn -= first | helper
+
+    chosen = [names[i] for group in (first, helper, turn) for i in sorted(group)]
     size = lambda group: sum(ends[i] - starts[i] for i in group)
     ORDER.write_text("".join(n + "\n" for n in chosen))
-    print(f"start-up: {len(first)} functions, {size(first)} bytes of code; "
-          f"the plain start and first turn add {len(turn)} functions, {size(turn)} bytes")
+    print(f"start-up: {len(first)} functions, {size(first)} bytes of code; the shell parser's "
+          f"helper adds {len(helper)}, {size(helper)} bytes; the plain start and first turn "
+          f"add {len(turn)}, {size(turn)} bytes")
     print(f"wrote {ORDER}; linking the release binary with it")
     subprocess.run(["cargo", "build", "--release"], cwd=ROOT, check=True)
 
