@@ -3,12 +3,17 @@
 //! Two figures: the deny-by-default allow-list engine and the interactive default (built in
 //! `pablo::harness::PolicyEngines`), each over the
 //! whole corpus per iteration; commands per second = corpus size / time per iteration.
+//!
+//! With `PABLO_BENCH_PARSER=helper` the bench starts the way the `pablo` binary does
+//! (`pablo::harness::isolate_shell_parser`), so every parse goes to a helper process (this bench
+//! binary, started as one) over its socket: the path of the shipped binary. Without it, parses
+//! run in process, as the library does.
 
 // A bench is test code: a failed setup should stop it loudly.
 #![allow(clippy::unwrap_used)]
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use pablo::harness::PolicyEngines;
+use criterion::{Criterion, Throughput, criterion_group};
+use pablo::harness::{PolicyEngines, isolate_shell_parser};
 
 const CORPUS: &[(&str, &str)] = include!("../tests/fixtures/policy_corpus.rs");
 
@@ -35,4 +40,14 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if std::env::var_os("PABLO_BENCH_PARSER").is_some_and(|v| v == "helper") {
+        // Started as the helper, this process serves parses and ends here.
+        if let Some(code) = isolate_shell_parser() {
+            std::process::exit(i32::from(code != std::process::ExitCode::SUCCESS));
+        }
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -4,6 +4,9 @@
 use std::path::Path;
 
 use crate::config::{ConfigFile, Dirs, Layers};
+/// The binary's first call: parses go to a helper process from then on (`benches/policy.rs` with
+/// `PABLO_BENCH_PARSER=helper` measures that path).
+pub use crate::policy::isolate_shell_parser;
 use crate::policy::{CliFlags, PolicyEngine, cli};
 use crate::protocol::Decision;
 
