@@ -111,6 +111,61 @@ mod binary {
         assert_eq!(report["sandbox"]["network"], true, "{report}");
     }
 
+    /// The worst texts a model can send reach the binary's parser helper and come back decided:
+    /// a command just under the 64 KiB limit, one nested 200 deep (parsed on a big-stack thread
+    /// inside the helper), and, over the limits, a longer and a deeper one, denied without parsing.
+    #[tokio::test]
+    async fn the_longest_and_deepest_commands_are_decided_through_the_helper_and_over_the_limits_denied()
+     {
+        let sandbox = Sandbox::new();
+        let check = |command: String| {
+            let mut cmd = sandbox.command();
+            cmd.args(["policy", "check", "--json", "--"]).arg(command);
+            cmd
+        };
+        let long = format!("ls {}", "a ".repeat(30_000));
+        let deep = format!("echo {}x{}", "$(".repeat(200), ")".repeat(200));
+        let too_long = format!("ls {}", "a ".repeat(40_000));
+        let too_deep = format!("echo {}x{}", "$(".repeat(300), ")".repeat(300));
+        // The simple commands listed show that the first two were parsed: one `ls`; 200
+        // substitutions and the `echo`.
+        for (command, decision, rule, parsed) in [
+            (long, "allow", "builtin.safe.ls", 1),
+            (deep, "deny", "builtin.pattern.command-substitution", 201),
+            (too_long, "deny", "builtin.parse.limit", 1),
+            (too_deep, "deny", "builtin.parse.limit", 1),
+        ] {
+            let (_, stdout) = stdout_of(&mut check(command.clone())).await;
+            let report: Value =
+                serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+            assert_eq!(
+                report["decision"],
+                decision,
+                "{} bytes: {report}",
+                command.len()
+            );
+            assert!(
+                report["rule_ids"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r == rule),
+                "{} bytes: {report}",
+                command.len()
+            );
+            let commands = report["commands"].as_array().unwrap();
+            assert_eq!(commands.len(), parsed, "{} bytes", command.len());
+        }
+        let (_, stdout) = stdout_of(&mut check(format!("ls {}", "a ".repeat(30_000)))).await;
+        let report: Value = serde_json::from_str(&stdout).unwrap();
+        let argv = report["commands"][0]["argv"].as_array().unwrap();
+        assert_eq!(
+            argv.len(),
+            30_001,
+            "every argument of the long command was parsed"
+        );
+    }
+
     /// The binary parses commands in a helper process. One that dies on a command (here by
     /// `abort`, as a parser panic ends it under the release profile's `panic = "abort"`; the debug
     /// binary aborts on the text in `PABLO_TEST_ABORT_PARSING`) costs that command alone: it is
