@@ -269,6 +269,14 @@ pub(super) mod tests {
         assert_eq!(err.kind(), io::ErrorKind::InvalidData, "{err}");
     }
 
+    /// A helper that reads one request (`ls`: 6 bytes), writes `reply` (printf escapes) and waits.
+    fn replying(reply: &str) -> Spec {
+        sh(
+            &format!("head -c 6 >/dev/null; printf '{reply}'; exec sleep 30"),
+            Duration::from_secs(10),
+        )
+    }
+
     fn sh(script: &str, deadline: Duration) -> Spec {
         Spec {
             program: "/bin/sh".into(),
@@ -294,11 +302,8 @@ pub(super) mod tests {
 
     #[test]
     fn a_helper_gone_between_requests_is_replaced_without_failing_the_next_request() {
-        // Answers one request with the three bytes `yes`, then waits for the next.
-        let spec = sh(
-            "head -c 6 >/dev/null; printf '\\003\\000\\000\\000yes'; exec sleep 30",
-            Duration::from_secs(10),
-        );
+        // Answers one request with the three bytes `yes`.
+        let spec = replying("\\003\\000\\000\\000yes");
         let mut slot = None;
         assert_eq!(ask_on(&mut slot, &spec, "ls"), Ok(b"yes".to_vec()));
         let first = slot.as_ref().map(|h: &Helper| h.child.id());
@@ -339,10 +344,7 @@ pub(super) mod tests {
     #[test]
     fn an_answer_longer_than_any_answer_can_be_is_garbled_and_ends_the_helper() {
         // A length of 0x7f000000 bytes.
-        let spec = sh(
-            "head -c 6 >/dev/null; printf '\\000\\000\\000\\177'; exec sleep 5",
-            Duration::from_secs(10),
-        );
+        let spec = replying("\\000\\000\\000\\177");
         let mut slot = None;
         assert_eq!(ask_on(&mut slot, &spec, "ls"), Err(Failure::Garbled));
         assert!(slot.is_none(), "the helper that garbled is stopped");
