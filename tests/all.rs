@@ -18,6 +18,7 @@ mod cli;
 mod commands;
 mod context;
 mod docs;
+mod everyday_reads;
 mod first_session;
 mod hooks;
 mod hostile_repo;

@@ -288,7 +288,7 @@ async fn known_safe_reads_print_no_credential_and_nothing_outside_the_workspace(
         "git log -p",
         "git diff HEAD~1",
         "git grep -n TOKEN HEAD",
-        // A recursive read of a tree holding credential files asks too.
+        // A recursive read of a tree holding credential files runs masked.
         "grep -R \"Cargo.toml\" -n",
     ];
     script_commands(&server, &commands);
@@ -308,11 +308,18 @@ async fn known_safe_reads_print_no_credential_and_nothing_outside_the_workspace(
     assert_eq!(r.len(), commands.len(), "{r:?}");
     let code = |i: usize| r[i]["error"]["code"].as_str().unwrap_or("").to_string();
     // The ones that would read a secret ask (nobody can answer in `pablo run`).
-    for i in (0..9).chain([12]) {
+    for i in 0..9 {
         assert_eq!(code(i), "approval_required", "{}: {}", commands[i], r[i]);
     }
-    let said = r[12]["error"]["message"].as_str().unwrap();
-    assert!(said.contains("looks like a credential file"), "{said}");
+    // A recursive read of a tree holding credential files runs with them masked (issue 42): it
+    // prints the rest and says which files it could not see.
+    assert_eq!(r[12]["ok"], true, "{}", r[12]);
+    assert_eq!(
+        r[12]["data"]["masked"]["files"],
+        json!([".ENV", ".env", "ID_RSA", "server.PEM"]),
+        "{}",
+        r[12]
+    );
     // The history reads run, with the credential file left out of their output.
     for i in 9..12 {
         assert_eq!(r[i]["ok"], true, "{}: {}", commands[i], r[i]);
@@ -329,6 +336,55 @@ async fn known_safe_reads_print_no_credential_and_nothing_outside_the_workspace(
     // The history reads said which file git left out, and no secret.
     let grep = r[11]["data"]["output"].as_str().unwrap();
     assert!(grep.contains("Binary file HEAD:.env matches"), "{grep}");
+}
+
+/// Issue 49, items 2 and 3: grep's abbreviated `-d` values recurse like `-d recurse`, and diff
+/// reads the files of the directories it compares, following links there. Neither may print a
+/// credential of the workspace or a file a link leads to outside it.
+#[tokio::test]
+async fn abbreviated_grep_directories_and_diff_of_directories_print_no_secret() {
+    let server = ScriptedServer::start().await;
+    let sb = Sandbox::new();
+    personal_config(&sb, &server);
+    let ws = sb.workspace();
+    let home = sb.root().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "HOME-RSA-secret-1\n").unwrap();
+    std::fs::write(ws.join(".env"), "API_TOKEN=workspace-secret-2\n").unwrap();
+    std::fs::write(ws.join("README.md"), "TOKEN is documented\n").unwrap();
+    for d in ["docs/a", "docs/b", "C", "D"] {
+        std::fs::create_dir_all(ws.join(d)).unwrap();
+    }
+    // As `git clone` delivers it: a relative link climbing out to the home directory.
+    std::os::unix::fs::symlink("../../../home/.ssh/id_rsa", ws.join("docs/a/ref")).unwrap();
+    std::fs::write(ws.join("docs/b/ref"), "plain\n").unwrap();
+    std::fs::write(ws.join("C/.env"), "TOKEN=workspace-secret-3\n").unwrap();
+    std::fs::write(ws.join("D/.env"), "TOKEN=other\n").unwrap();
+    let commands = [
+        "grep -d rec TOKEN .",
+        "grep -drec TOKEN .",
+        "grep -d recurs TOKEN .",
+        "grep -hd rec TOKEN .",
+        "grep --dir=rec TOKEN .",
+        "env grep -d rec TOKEN .",
+        "timeout 5 grep -d rec TOKEN .",
+        "diff docs/a docs/b",
+        "diff -r docs/a docs/b",
+        "diff docs/a README.md",
+        "diff C D",
+    ];
+    script_commands(&server, &commands);
+    let out = pablo(&sb, &["run", "read around"]).await;
+    assert!(out.status.success(), "{:?}", text(&out));
+    for secret in [
+        "HOME-RSA-secret-1",
+        "workspace-secret-2",
+        "workspace-secret-3",
+    ] {
+        assert!(!reached(&server, secret), "{secret} reached the model");
+    }
+    let r = results(&server);
+    assert_eq!(r.len(), commands.len(), "{r:?}");
 }
 
 #[tokio::test]

@@ -131,7 +131,7 @@ mod binary {
         // substitutions and the `echo`.
         for (command, decision, rule, parsed) in [
             (long, "allow", "builtin.safe.ls", 1),
-            (deep, "deny", "builtin.pattern.command-substitution", 201),
+            (deep, "deny", "builtin.unprovable.command", 201),
             (too_long, "deny", "builtin.parse.limit", 1),
             (too_deep, "deny", "builtin.parse.limit", 1),
         ] {

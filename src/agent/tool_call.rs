@@ -493,6 +493,7 @@ fn sandbox_retry(
         profile: crate::protocol::SandboxProfile::Off,
         network: true,
         known_safe: false,
+        credentials_masked: false,
         degraded: None,
     });
     let why = &denied.message;

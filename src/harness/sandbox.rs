@@ -37,6 +37,7 @@ impl SandboxTrue {
                 profile,
                 network: false,
                 known_safe: false,
+                credentials_masked: false,
                 degraded: None,
             };
             let sb = SandboxSettings::default().sandbox(&choice, ws);

@@ -124,6 +124,7 @@ impl LspHub {
             profile,
             network: false,
             known_safe: false,
+            credentials_masked: false,
             degraded: None,
         };
         let sandbox = setup.sandbox.sandbox(&choice, workspace);

@@ -10,12 +10,15 @@
 //! Wrappers that only adjust how a program runs are looked through, so `env rm -rf /` is judged
 //! as `rm`; `sh -c 'literal'` is parsed again, a bounded number of levels deep.
 
+use super::expand::Expanded;
 use super::layers::Compiled;
+use super::remember::derive_rule;
 use super::rules::{CompiledRule, Resolved, Resolver};
 use super::safe::SafeReads;
 use super::shell::{self, Redirect, SimpleCommand, Word};
 use super::store::SavedKind;
-use crate::config::{MatchKind, RuleDecision};
+use super::wrappers::{Unwrapped, unwrap};
+use crate::config::RuleDecision;
 use crate::protocol::{Decision, SimpleCommandView};
 
 /// How deep `sh -c 'sh -c …'` is followed.
@@ -33,6 +36,9 @@ pub(crate) struct LineJudgement {
     /// Every simple command of the line is a known-safe read (see [`super::safe`]) and nothing
     /// writes: the line runs in the read-only sandbox.
     pub(crate) known_safe: bool,
+    /// Some command of the line is safe only with the credentials masked (a recursive read with
+    /// a credential file below, a glob, a `--version`): the line runs read-only and masked.
+    pub(crate) masked: bool,
 }
 
 /// One judged simple command.
@@ -42,8 +48,52 @@ struct Judged {
     reason: Option<String>,
     remember: Vec<SavedKind>,
     known_safe: bool,
+    masked: bool,
 }
 
+impl Judged {
+    /// The stricter of two judgements of one command (in two directories, for two values of a
+    /// loop variable); safe only when both are, masked when either is.
+    fn worst(self, other: Judged) -> Judged {
+        let known_safe = self.known_safe && other.known_safe;
+        let masked = self.masked || other.masked;
+        let mut out = if other.decision.strictness() > self.decision.strictness() {
+            other
+        } else {
+            self
+        };
+        out.known_safe = known_safe;
+        out.masked = masked;
+        out
+    }
+}
+
+/// What earlier commands of a line changed for the later ones: the directories a `cd` may have
+/// moved to, and the values of `for` loop variables.
+struct Scope {
+    cwds: Vec<String>,
+    loops: Vec<(String, Vec<String>)>,
+}
+
+/// Programs whose operands are all text: a number pablo does not compute may stand in.
+fn text_only(program: &str) -> bool {
+    matches!(
+        program,
+        "echo"
+            | "printf"
+            | "test"
+            | "["
+            | "true"
+            | "false"
+            | "exit"
+            | "return"
+            | ":"
+            | "basename"
+            | "dirname"
+    )
+}
+
+#[derive(Clone, Copy)]
 pub(crate) struct Judge<'a> {
     pub(crate) compiled: &'a Compiled,
     pub(crate) resolver: &'a Resolver,
@@ -56,6 +106,10 @@ pub(crate) struct Judge<'a> {
     pub(crate) sandboxed: bool,
     /// Whether commands get namespaces (needed to neutralise a repository's git config).
     pub(crate) namespaces: bool,
+    /// The workspace root (canonical), against which globs are matched; `None` without one.
+    pub(crate) workspace: Option<&'a std::path::Path>,
+    /// The clean environment commands get, from which `$NAME` is expanded.
+    pub(crate) vars: &'a [(String, String)],
 }
 
 fn worse(a: Decision, b: Decision) -> Decision {
@@ -66,72 +120,8 @@ fn worse(a: Decision, b: Decision) -> Decision {
     }
 }
 
-/// Interpreters and wrappers: "allow always" saves only the exact command for them, since their
-/// arguments are programs.
-fn exact_only(name: &str) -> bool {
-    matches!(
-        name,
-        "sh" | "bash"
-            | "dash"
-            | "zsh"
-            | "ksh"
-            | "fish"
-            | "csh"
-            | "tcsh"
-            | "node"
-            | "nodejs"
-            | "deno"
-            | "bun"
-            | "ruby"
-            | "perl"
-            | "php"
-            | "lua"
-            | "env"
-            | "sudo"
-            | "doas"
-            | "su"
-            | "xargs"
-            | "eval"
-            | "exec"
-            | "awk"
-            | "gawk"
-            | "sed"
-            | "find"
-            | "nice"
-            | "timeout"
-            | "nohup"
-            | "time"
-            | "command"
-    ) || name.starts_with("python")
-        || name.starts_with("pypy")
-}
-
-fn subcommand_like(word: &str) -> bool {
-    let mut chars = word.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':'))
-}
-
 fn basename(key: &str) -> &str {
     key.rsplit('/').next().unwrap_or(key)
-}
-
-/// The rule "allow always" saves for a command: a prefix of the executable and its leading
-/// subcommand word, or the exact command for interpreters, wrappers, `git -c` and programs in
-/// the workspace.
-pub(crate) fn derive_rule(resolved: &Resolved, args: &[String]) -> SavedKind {
-    let name = basename(&resolved.key);
-    let git_config = name == "git" && args.first().is_some_and(|a| a == "-c");
-    let exact = exact_only(name) || git_config || resolved.in_workspace;
-    let (args, match_kind) = match args.first() {
-        Some(first) if !exact && subcommand_like(first) => (vec![first.clone()], MatchKind::Prefix),
-        _ => (args.to_vec(), MatchKind::Exact),
-    };
-    SavedKind::Command {
-        executable: resolved.key.clone(),
-        args,
-        match_kind,
-    }
 }
 
 /// Builtins that run text or redefine how later words are read: never provable.
@@ -181,262 +171,6 @@ fn unknown_command_word<'w>(words: &'w [Word], u: &'w Unwrapped) -> Option<&'w s
     None
 }
 
-/// The result of looking through wrappers.
-#[derive(Default)]
-struct Unwrapped {
-    /// Index of the effective command word in `words`.
-    start: usize,
-    /// `env` assignments and options that change the environment.
-    env_changes: Vec<String>,
-    /// The `xargs …` words before its inner command.
-    xargs: Option<(usize, usize)>,
-    /// `sh -c SCRIPT`: the shell word index and the script.
-    shell: Option<(usize, String)>,
-    /// Why a wrapper could not be looked through.
-    unprovable: Option<String>,
-    /// `sh -c WORD` where WORD is not literal: the program the shell would run is unknown.
-    unknown_script: Option<String>,
-}
-
-fn wrapper_name<'w>(resolver: &Resolver, word: &'w Word, cwd: &str) -> Option<&'w str> {
-    if !word.is_literal() {
-        return None;
-    }
-    let text = word.text.as_str();
-    if text.contains('/') && resolver.resolve(text, cwd).in_workspace {
-        return None;
-    }
-    Some(text.rsplit('/').next().unwrap_or(text))
-}
-
-/// Where [`unwrap`] goes after one wrapper: on at the word that follows it, or done.
-enum Step {
-    Next(usize),
-    Done,
-}
-
-fn literal(words: &[Word], i: usize) -> Option<&str> {
-    words
-        .get(i)
-        .filter(|w| w.is_literal())
-        .map(|w| w.text.as_str())
-}
-
-fn fail(u: &mut Unwrapped, what: String) {
-    u.unprovable = Some(what);
-}
-
-fn unwrap(resolver: &Resolver, words: &[Word], cwd: &str) -> Unwrapped {
-    let mut u = Unwrapped::default();
-    let mut i = 0;
-    // Each pass consumes one wrapper; the bound keeps a pathological chain finite.
-    for _ in 0..64 {
-        let Some(name) = words.get(i).and_then(|w| wrapper_name(resolver, w, cwd)) else {
-            return u;
-        };
-        let j = i + 1;
-        let step = match name {
-            "env" => past_env(words, &mut u, j),
-            "nice" => past_nice(words, &mut u, j),
-            "timeout" => past_timeout(words, &mut u, j),
-            "nohup" => Step::Next(j),
-            "time" => past_time(words, &mut u, j),
-            "command" => past_command(words, &mut u, j),
-            "xargs" => past_xargs(words, &mut u, i, j),
-            "sh" | "bash" | "dash" => shell_script(words, &mut u, name, i, j),
-            _ => Step::Done,
-        };
-        let Step::Next(j) = step else {
-            return u;
-        };
-        if j >= words.len() {
-            // A wrapper with nothing to run (`env` printing the environment): judged as itself.
-            return u;
-        }
-        i = j;
-        u.start = i;
-    }
-    u
-}
-
-/// `env [-i] [-u NAME] [NAME=VALUE]… COMMAND`: the changes are kept to be judged.
-fn past_env(words: &[Word], u: &mut Unwrapped, mut j: usize) -> Step {
-    let lit = |k: usize| literal(words, k);
-    while let Some(a) = lit(j) {
-        if a == "--" {
-            j += 1;
-            break;
-        } else if a == "-i" || a == "--ignore-environment" || a == "-" {
-            u.env_changes.push(a.to_string());
-            j += 1;
-        } else if a == "-u" {
-            u.env_changes
-                .push(format!("-u {}", lit(j + 1).unwrap_or("")));
-            j += 2;
-        } else if a.starts_with("--unset=") || (a.starts_with("-u") && a.len() > 2) {
-            u.env_changes.push(a.to_string());
-            j += 1;
-        } else if a.starts_with('-') {
-            fail(u, format!("`env {a}` is not looked through"));
-            return Step::Done;
-        } else if a.contains('=') {
-            u.env_changes.push(a.to_string());
-            j += 1;
-        } else {
-            break;
-        }
-    }
-
-    Step::Next(j)
-}
-
-/// `nice [-n N] COMMAND`.
-fn past_nice(words: &[Word], u: &mut Unwrapped, mut j: usize) -> Step {
-    let lit = |k: usize| literal(words, k);
-    if let Some(a) = lit(j) {
-        if a == "-n" {
-            j += 2;
-        } else if a.starts_with("--adjustment=")
-            || (a.starts_with('-') && a[1..].chars().all(|c| c.is_ascii_digit()) && a.len() > 1)
-            || (a.starts_with("-n") && a.len() > 2)
-        {
-            j += 1;
-        } else if a.starts_with('-') {
-            fail(u, format!("`nice {a}` is not looked through"));
-            return Step::Done;
-        }
-    }
-
-    Step::Next(j)
-}
-
-/// `timeout [OPTIONS] DURATION COMMAND`.
-fn past_timeout(words: &[Word], u: &mut Unwrapped, mut j: usize) -> Step {
-    let lit = |k: usize| literal(words, k);
-    loop {
-        match lit(j) {
-            Some("-s" | "-k" | "--signal" | "--kill-after") => j += 2,
-            Some("--preserve-status" | "--foreground" | "-v" | "--verbose" | "-f") => j += 1,
-            Some(a) if a.starts_with("--signal=") || a.starts_with("--kill-after=") => j += 1,
-            Some(a) if a.starts_with('-') => {
-                fail(u, format!("`timeout {a}` is not looked through"));
-                return Step::Done;
-            }
-            _ => break,
-        }
-    }
-    // The duration.
-    j += 1;
-
-    Step::Next(j)
-}
-
-/// `time [-p] COMMAND`.
-fn past_time(words: &[Word], u: &mut Unwrapped, mut j: usize) -> Step {
-    let lit = |k: usize| literal(words, k);
-    if lit(j) == Some("-p") {
-        j += 1;
-    } else if lit(j).is_some_and(|a| a.starts_with('-')) {
-        fail(u, "`time` with options is not looked through".into());
-        return Step::Done;
-    }
-
-    Step::Next(j)
-}
-
-/// `command [-p] COMMAND`; `command -v` only prints.
-fn past_command(words: &[Word], u: &mut Unwrapped, mut j: usize) -> Step {
-    let lit = |k: usize| literal(words, k);
-    match lit(j) {
-        Some("-p") => j += 1,
-        Some("-v" | "-V") => return Step::Done,
-        Some("--") => j += 1,
-        Some(a) if a.starts_with('-') => {
-            fail(u, format!("`command {a}` is not looked through"));
-            return Step::Done;
-        }
-        _ => {}
-    }
-    Step::Next(j)
-}
-
-/// `xargs [OPTIONS] COMMAND`: the command runs with arguments from stdin, kept in `u.xargs`.
-fn past_xargs(words: &[Word], u: &mut Unwrapped, i: usize, mut j: usize) -> Step {
-    let lit = |k: usize| literal(words, k);
-    loop {
-        match lit(j) {
-            Some(
-                "-0" | "--null" | "-r" | "--no-run-if-empty" | "-t" | "--verbose" | "-x" | "--exit"
-                | "-p" | "--interactive",
-            ) => j += 1,
-            Some("-n" | "-L" | "-P" | "-I" | "-d" | "-E" | "-s" | "-a") => j += 2,
-            Some(a)
-                if (a.starts_with("-n")
-                    || a.starts_with("-L")
-                    || a.starts_with("-P")
-                    || a.starts_with("-I")
-                    || a.starts_with("-d")
-                    || a.starts_with("-s")
-                    || a.starts_with("--max-args=")
-                    || a.starts_with("--max-procs=")
-                    || a.starts_with("--delimiter=")
-                    || a.starts_with("--replace="))
-                    && a.len() > 2 =>
-            {
-                j += 1
-            }
-            Some("--") => {
-                j += 1;
-                break;
-            }
-            Some(a) if a.starts_with('-') => {
-                fail(u, format!("`xargs {a}` is not looked through"));
-                return Step::Done;
-            }
-            _ => break,
-        }
-    }
-    if j >= words.len() {
-        // `xargs` alone runs `echo`: judged as xargs itself.
-        return Step::Done;
-    }
-    u.xargs = Some((i, j));
-    Step::Next(j)
-}
-
-/// `sh -c SCRIPT`: the script is judged as the command; any other use of the shell as itself.
-fn shell_script(words: &[Word], u: &mut Unwrapped, name: &str, i: usize, mut j: usize) -> Step {
-    let lit = |k: usize| literal(words, k);
-    let mut script_at = None;
-    while let Some(a) = lit(j) {
-        if let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty()) {
-            if flags.starts_with('-') || !flags.chars().all(|c| "ceuxvfna".contains(c)) {
-                fail(u, format!("`{name} {a}` is not looked through"));
-                return Step::Done;
-            }
-            j += 1;
-            if flags.contains('c') {
-                script_at = Some(j);
-                break;
-            }
-        } else {
-            break;
-        }
-    }
-    // Without `-c` (`sh file`, or `sh` reading stdin) it is an interpreter, judged as itself.
-    if let Some(s) = script_at {
-        match words.get(s) {
-            Some(w) if w.is_literal() => {
-                u.shell = Some((i, w.text.clone()));
-                u.start = i;
-            }
-            Some(w) => u.unknown_script = Some(w.text.clone()),
-            None => {}
-        }
-    }
-    Step::Done
-}
-
 impl Judge<'_> {
     /// Judges one command line.
     pub(crate) fn line(&self, text: &str) -> LineJudgement {
@@ -447,6 +181,7 @@ impl Judge<'_> {
             views: Vec::new(),
             rememberable: Vec::new(),
             known_safe: true,
+            masked: false,
         };
         let c = self.compiled;
         if let Some((id, reason)) = &c.launcher_refusal {
@@ -471,6 +206,7 @@ impl Judge<'_> {
             out.rememberable.clear();
         }
         out.known_safe &= !out.views.is_empty() && out.decision != Decision::Deny;
+        out.masked &= out.known_safe;
         out
     }
 
@@ -505,9 +241,13 @@ impl Judge<'_> {
                 return;
             }
         };
+        let mut scope = Scope {
+            cwds: vec![self.cwd.to_string()],
+            loops: Vec::new(),
+        };
         for mut cmd in parsed {
             cmd.redirects.extend(redirects.iter().cloned());
-            self.simple(&cmd, depth, env, out);
+            self.simple(&cmd, depth, env, &mut scope, out);
         }
     }
 
@@ -519,7 +259,18 @@ impl Judge<'_> {
         }
     }
 
-    fn simple(&self, cmd: &SimpleCommand, depth: usize, env: &[String], out: &mut LineJudgement) {
+    fn simple(
+        &self,
+        cmd: &SimpleCommand,
+        depth: usize,
+        env: &[String],
+        scope: &mut Scope,
+        out: &mut LineJudgement,
+    ) {
+        if !cmd.loop_values.is_empty() {
+            self.loop_head(cmd, env, scope, out);
+            return;
+        }
         let u = unwrap(self.resolver, &cmd.words, self.cwd);
         if let Some((shell_at, script)) = &u.shell {
             // Deny patterns and rules still see the shell command itself.
@@ -537,6 +288,7 @@ impl Judge<'_> {
                         reason: Some(format!("cannot be proven: {}", reasons.join("; "))),
                         remember: Vec::new(),
                         known_safe: false,
+                        masked: false,
                     })
                 } else if depth + 1 > MAX_SHELL_DEPTH {
                     Some(Judged {
@@ -547,6 +299,7 @@ impl Judge<'_> {
                         )),
                         remember: Vec::new(),
                         known_safe: false,
+                        masked: false,
                     })
                 } else {
                     None
@@ -566,7 +319,30 @@ impl Judge<'_> {
             self.commands(script, depth + 1, &inner_env, &cmd.redirects, out);
             return;
         }
-        let judged = self.judge(cmd, &u, env);
+        // After a `cd`, the line may be in any of the directories it went to: the command is
+        // judged in each, the strictest judgement wins.
+        let mut judged: Option<Judged> = None;
+        let mut moved_to = Vec::new();
+        for cwd in &scope.cwds {
+            let here = Judge { cwd, ..*self };
+            let u = unwrap(here.resolver, &cmd.words, cwd);
+            let one = here.judge_expanding(cmd, &u, env, &scope.loops);
+            if one.decision == Decision::Allow
+                && let Some(dir) = here.cd_target(cmd, &u)
+            {
+                moved_to.push(dir);
+            }
+            judged = Some(match judged {
+                None => one,
+                Some(prev) => prev.worst(one),
+            });
+        }
+        for dir in moved_to {
+            if !scope.cwds.contains(&dir) {
+                scope.cwds.push(dir);
+            }
+        }
+        let Some(judged) = judged else { return };
         let exe = cmd
             .words
             .get(u.start)
@@ -575,9 +351,186 @@ impl Judge<'_> {
         self.push(cmd, exe, judged, out);
     }
 
+    /// The workspace-relative directory an allowed `cd DIR` goes to.
+    fn cd_target(&self, cmd: &SimpleCommand, u: &Unwrapped) -> Option<String> {
+        let words = &cmd.words[u.start..];
+        if words.first().map(|w| w.text.as_str()) != Some("cd") {
+            return None;
+        }
+        let workspace = self.workspace?;
+        let dir = words
+            .iter()
+            .skip(1)
+            .map(|w| w.text.as_str())
+            .find(|a| !matches!(*a, "-L" | "-P" | "--"))?;
+        let real = std::fs::canonicalize(workspace.join(self.cwd).join(dir)).ok()?;
+        let rel = real.strip_prefix(workspace).ok()?;
+        Some(rel.to_string_lossy().into_owned())
+    }
+
+    /// `for VAR in WORDS`: the variable takes the words' values (globs matched) for the commands
+    /// after it, which are judged with each value. A loop variable that names something the
+    /// environment uses (`PATH`, `IFS`, any upper-case name) changes what later commands do.
+    fn loop_head(
+        &self,
+        cmd: &SimpleCommand,
+        env: &[String],
+        scope: &mut Scope,
+        out: &mut LineJudgement,
+    ) {
+        let var = cmd
+            .assignments
+            .first()
+            .map(|(n, _)| n.clone())
+            .unwrap_or_default();
+        let plain_name = !var.is_empty()
+            && var
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && !var.starts_with(|c: char| c.is_ascii_digit());
+        let expanded = self.workspace.map(|ws| {
+            super::expand::Expander {
+                workspace: ws,
+                vars: self.vars,
+            }
+            .loop_values(&cmd.loop_values, self.cwd)
+        });
+        let no_writes = cmd.redirects.iter().all(|r| !r.writes());
+        if let (true, true, Some(Expanded::Words { words, globbed })) =
+            (plain_name, no_writes, expanded)
+            && words.len() <= super::expand::MAX_LOOP_VALUES
+            && (!globbed || self.masking())
+        {
+            scope.loops.push((var.clone(), words));
+            let judged = Judged {
+                decision: Decision::Allow,
+                rule_id: "builtin.loop".into(),
+                reason: None,
+                remember: Vec::new(),
+                known_safe: true,
+                masked: globbed,
+            };
+            self.push(cmd, None, judged, out);
+            return;
+        }
+        let u = unwrap(self.resolver, &cmd.words, self.cwd);
+        let judged = self.judge(cmd, &u, env);
+        self.push(cmd, None, judged, out);
+    }
+
+    /// Whether commands can run with the credentials masked.
+    fn masking(&self) -> bool {
+        self.safe.is_some_and(SafeReads::masking)
+    }
+
+    /// Judges a command whose words the shell expands by expanding them first (see
+    /// [`super::expand`]), once per value of a loop variable it refers to.
+    fn judge_expanding(
+        &self,
+        cmd: &SimpleCommand,
+        u: &Unwrapped,
+        env: &[String],
+        loops: &[(String, Vec<String>)],
+    ) -> Judged {
+        if let Some(j) = self.pre_checks(cmd, u) {
+            return j;
+        }
+        let expandable = cmd.words.iter().any(|w| !w.is_literal())
+            && u.unprovable.is_none()
+            && cmd.unprovable.is_empty()
+            && cmd.assignments.iter().all(|(_, v)| v.is_literal())
+            && cmd.redirects.iter().all(|r| r.target.is_literal());
+        let Some(workspace) = self.workspace.filter(|_| expandable) else {
+            return self.judge_rest(cmd, u, env);
+        };
+        let program = cmd
+            .words
+            .get(u.start)
+            .filter(|w| w.is_literal())
+            .map(|w| basename(&w.text).to_string())
+            .unwrap_or_default();
+        let mut referenced: Vec<&(String, Vec<String>)> = loops
+            .iter()
+            .filter(|(var, _)| {
+                cmd.words.iter().any(|w| {
+                    w.parts
+                        .iter()
+                        .any(|p| matches!(p, super::shell::Part::Param { name, .. } if name == var))
+                })
+            })
+            .collect();
+        referenced.dedup_by(|a, b| a.0 == b.0);
+        if referenced.len() > 1 {
+            return self.cannot_prove("it refers to the variables of two loops".into());
+        }
+        let bindings: Vec<Option<(&str, &str)>> = match referenced.first() {
+            None => vec![None],
+            Some((var, values)) => values
+                .iter()
+                .map(|v| Some((var.as_str(), v.as_str())))
+                .collect(),
+        };
+        let expander = super::expand::Expander {
+            workspace,
+            vars: self.vars,
+        };
+        let mut result: Option<Judged> = None;
+        for bound in bindings {
+            let one = match expander.words(&cmd.words, self.cwd, bound, text_only(&program)) {
+                Expanded::Secret(why) => {
+                    let mut j = self.unmatched(why, Vec::new(), true);
+                    j.rule_id = "builtin.secret_variable".into();
+                    j
+                }
+                Expanded::Unknown(why) => self.cannot_prove(why),
+                Expanded::Words { words, globbed } => {
+                    let mut literal = cmd.clone();
+                    literal.words = words.into_iter().map(Word::literal).collect();
+                    let lu = unwrap(self.resolver, &literal.words, self.cwd);
+                    let mut j = self
+                        .pre_checks(&literal, &lu)
+                        .unwrap_or_else(|| self.judge_rest(&literal, &lu, env));
+                    if globbed && j.known_safe {
+                        // The shell matches the glob again when it runs; a credential file that
+                        // appeared in between is empty under the mask.
+                        if self.masking() {
+                            j.masked = true;
+                        } else {
+                            j = self.cannot_prove(
+                                "a glob, which the shell matches again when it runs (and \
+                                 credentials cannot be masked here: no namespaces)"
+                                    .into(),
+                            );
+                        }
+                    }
+                    j
+                }
+            };
+            result = Some(match result {
+                None => one,
+                Some(prev) => prev.worst(one),
+            });
+        }
+        result.unwrap_or_else(|| self.judge_rest(cmd, u, env))
+    }
+
+    /// A command whose words are only known when it runs: asked (denied under an allow list).
+    fn cannot_prove(&self, why: String) -> Judged {
+        let (decision, id) = self.unprovable_decision();
+        Judged {
+            decision,
+            rule_id: id.into(),
+            reason: Some(format!("cannot be proven: {why}")),
+            remember: Vec::new(),
+            known_safe: false,
+            masked: false,
+        }
+    }
+
     fn push(&self, cmd: &SimpleCommand, exe: Option<String>, j: Judged, out: &mut LineJudgement) {
         out.decision = worse(out.decision, j.decision);
         out.known_safe &= j.known_safe;
+        out.masked |= j.masked;
         if let Some(r) = &j.reason
             && j.decision != Decision::Allow
         {
@@ -625,6 +578,7 @@ impl Judge<'_> {
                 reason: Some(format!("`{rendered}` matches deny pattern {first}")),
                 remember: Vec::new(),
                 known_safe: false,
+                masked: false,
             });
         }
         if let Some(word) = unknown_command_word(words, u) {
@@ -637,6 +591,7 @@ impl Judge<'_> {
                 )),
                 remember: Vec::new(),
                 known_safe: false,
+                masked: false,
             });
         }
         let literal_prefix = |from: usize| -> (Vec<String>, bool) {
@@ -681,6 +636,7 @@ impl Judge<'_> {
                         )),
                         remember: Vec::new(),
                         known_safe: false,
+                        masked: false,
                     });
                 }
             }
@@ -710,6 +666,7 @@ impl Judge<'_> {
                 reason: Some(format!("cannot be proven: {}", unprovable.join("; "))),
                 remember: Vec::new(),
                 known_safe: false,
+                masked: false,
             };
         }
         // From here every word is literal.
@@ -780,40 +737,39 @@ impl Judge<'_> {
                     .filter(|r| r.kind == super::shell::RedirectKind::Read)
                     .map(|r| r.target.text.as_str())
                     .collect();
-                Some(table.check(&resolved, args, &reads, self.cwd))
+                // The builtins, reporters and script readers first, then the table.
+                let name = basename(&resolved.key);
+                let more = super::safe_more::check(table, &resolved, name, args, self.cwd);
+                Some(match more {
+                    Some(result) => result.and_then(|proof| {
+                        reads
+                            .iter()
+                            .try_for_each(|r| table.path_inside(r, self.cwd))
+                            .map(|()| proof)
+                    }),
+                    None => table.check(&resolved, args, &reads, self.cwd),
+                })
             }
             _ => None,
         };
-        let safe_name = safe.as_ref().and_then(|r| r.as_ref().ok()).map(|p| p.name);
-        // Why a program of the known-safe table is not safe here (a credential, an option that
-        // writes): the question says it, so the person sees what made an ordinary read ask.
-        let not_safe = safe
-            .as_ref()
-            .and_then(|r| r.as_ref().err())
-            .filter(|_| super::safe::program_named(basename(&resolved.key)).is_some());
+        let proof = safe.as_ref().and_then(|r| r.as_ref().ok());
+        let safe_name = proof.map(|p| p.name.as_str());
+        // Why a command the person would call a read is not safe here (a credential, an option
+        // that writes, a script that runs a program): the question says just that.
+        let not_safe = safe.as_ref().and_then(|r| r.as_ref().err()).filter(|_| {
+            let name = basename(&resolved.key);
+            super::safe::program_named(name).is_some() || super::safe_more::knows(name)
+        });
         let mut result = self.match_allow(&resolved, word, args, safe_name);
-        if let (Some(why), Decision::Ask, Some(reason)) =
-            (not_safe, result.decision, result.reason.as_mut())
+        if let (Some(why), Decision::Ask) = (not_safe, result.decision)
+            && result.rule_id == self.compiled.default.1
         {
-            reason.push_str(&format!("; not a known-safe read: {why}"));
+            result.reason = Some(why.clone());
         }
         result.known_safe = safe_name.is_some() && writes.is_empty();
-        if let Some((x, inner)) = u.xargs {
-            // xargs appends input to its inner command: it needs a rule of its own as well.
-            let xargv: Vec<String> = words[x..].iter().map(|w| w.text.clone()).collect();
-            let xres = self.resolver.resolve(&xargv[0], self.cwd);
-            let xresult = self.match_allow(&xres, &xargv[0], &xargv[1..], None);
-            let _ = inner;
-            if xresult.decision.strictness() > result.decision.strictness() {
-                let mut remember = xresult.remember;
-                remember.extend(result.remember);
-                result = Judged {
-                    remember,
-                    ..xresult
-                };
-            } else if result.decision == Decision::Ask {
-                result.remember.extend(xresult.remember);
-            }
+        result.masked = result.known_safe && proof.is_some_and(|p| p.masked);
+        if let Some((x, _)) = u.xargs {
+            result = self.with_xargs(result, &words[x..]);
         }
         if result.decision == Decision::Allow && !writes.is_empty() {
             return Judged {
@@ -825,6 +781,7 @@ impl Judge<'_> {
                 )),
                 remember: Vec::new(),
                 known_safe: false,
+                masked: false,
             };
         }
         if result.decision == Decision::Ask
@@ -832,6 +789,28 @@ impl Judge<'_> {
             && let Some(r) = &mut result.reason
         {
             r.push_str(&format!("; it writes {}", writes.join(", ")));
+        }
+        result
+    }
+
+    /// xargs appends its input to its inner command: it needs a rule of its own as well, and
+    /// the stricter of the two judgements stands.
+    fn with_xargs(&self, mut result: Judged, xargs_words: &[Word]) -> Judged {
+        let xargv: Vec<String> = xargs_words.iter().map(|w| w.text.clone()).collect();
+        let Some((word, args)) = xargv.split_first() else {
+            return result;
+        };
+        let xres = self.resolver.resolve(word, self.cwd);
+        let xresult = self.match_allow(&xres, word, args, None);
+        if xresult.decision.strictness() > result.decision.strictness() {
+            let mut remember = xresult.remember;
+            remember.extend(result.remember);
+            result = Judged {
+                remember,
+                ..xresult
+            };
+        } else if result.decision == Decision::Ask {
+            result.remember.extend(xresult.remember);
         }
         result
     }
@@ -864,6 +843,7 @@ impl Judge<'_> {
                             )),
                             remember: Vec::new(),
                             known_safe: false,
+                            masked: false,
                         };
                     }
                 }
@@ -874,6 +854,7 @@ impl Judge<'_> {
                 reason: None,
                 remember: Vec::new(),
                 known_safe: false,
+                masked: false,
             };
         }
         if let Some(r) = self.saved.iter().find(|r| r.matches(&resolved.key, args)) {
@@ -883,6 +864,7 @@ impl Judge<'_> {
                 reason: None,
                 remember: Vec::new(),
                 known_safe: false,
+                masked: false,
             };
         }
         let mut text = vec![word.to_string()];
@@ -894,9 +876,10 @@ impl Judge<'_> {
                 reason: None,
                 remember: Vec::new(),
                 known_safe: false,
+                masked: false,
             };
         }
-        let remember = vec![derive_rule(resolved, args)];
+        let remember = vec![derive_rule(resolved, word, args)];
         let mut unsandboxed_note = String::new();
         if let Some(name) = known_safe {
             // git's repository config is covered by a mount, which needs namespaces.
@@ -908,6 +891,7 @@ impl Judge<'_> {
                     reason: None,
                     remember: Vec::new(),
                     known_safe: true,
+                    masked: false,
                 };
             }
             unsandboxed_note = if self.sandboxed {
@@ -929,6 +913,7 @@ impl Judge<'_> {
                 reason: None,
                 remember: Vec::new(),
                 known_safe: false,
+                masked: false,
             },
             RuleDecision::Ask => Judged {
                 decision: Decision::Ask,
@@ -938,6 +923,7 @@ impl Judge<'_> {
                 )),
                 remember,
                 known_safe: false,
+                masked: false,
             },
             RuleDecision::Deny => Judged {
                 decision: Decision::Deny,
@@ -947,6 +933,7 @@ impl Judge<'_> {
                 )),
                 remember: Vec::new(),
                 known_safe: false,
+                masked: false,
             },
         }
     }
@@ -967,6 +954,7 @@ impl Judge<'_> {
                 reason: Some(format!("{reason}; not in the allow list")),
                 remember: Vec::new(),
                 known_safe: false,
+                masked: false,
             };
         }
         if c.default.0 == RuleDecision::Deny {
@@ -976,6 +964,7 @@ impl Judge<'_> {
                 reason: Some(reason),
                 remember: Vec::new(),
                 known_safe: false,
+                masked: false,
             };
         }
         Judged {
@@ -984,6 +973,7 @@ impl Judge<'_> {
             reason: Some(reason),
             remember,
             known_safe: false,
+            masked: false,
         }
     }
 }

@@ -15,19 +15,24 @@
 //! None of this contains a program once it runs: rules decide what may start.
 
 pub mod cli;
+pub(crate) mod expand;
 pub(crate) mod fetch;
 pub(crate) mod judge;
 pub(crate) mod layers;
 pub(crate) mod paths;
 pub(crate) mod patterns;
+mod remember;
 pub(crate) mod rules;
 pub(crate) mod safe;
 mod safe_git;
+mod safe_more;
 mod safe_sed;
+mod safe_table;
 pub(crate) mod shell;
 mod shell_helper;
 pub(crate) mod static_policy;
 pub(crate) mod store;
+pub(crate) mod wrappers;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -239,8 +244,11 @@ impl PolicyEngine {
             .collect();
         // Read and deny roots bound file tools path by path; a shell read names no path it will
         // not touch, so with roots set it is judged like any command (`PathPolicy::limits_reads`).
+        // Masking credentials needs a mount namespace (namespaces) and the read-only profile
+        // (Landlock).
+        let masking = support.landlock() && support.namespaces();
         let safe = (compiled.known_safe && !compiled.paths.limits_reads())
-            .then(|| safe::SafeReads::new(workspace.to_path_buf(), &refused));
+            .then(|| safe::SafeReads::new(workspace.to_path_buf(), &refused, masking));
         Ok(Self {
             compiled,
             env,
@@ -397,7 +405,20 @@ impl PolicyEngine {
     }
 
     fn judge_line(&self, command: &str, cwd: &str) -> LineJudgement {
-        let saved = self.saved.read().commands.clone();
+        // A rule saved by a bare program name means whatever the commands' PATH finds.
+        let saved: Vec<CompiledRule> = self
+            .saved
+            .read()
+            .commands
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                if !r.key.contains('/') {
+                    r.key = self.resolver.resolve(&r.key, "").key;
+                }
+                r
+            })
+            .collect();
         Judge {
             compiled: &self.compiled,
             resolver: &self.resolver,
@@ -406,6 +427,8 @@ impl PolicyEngine {
             safe: self.safe.as_ref(),
             sandboxed: crate::process::support().landlock(),
             namespaces: crate::process::support().namespaces(),
+            workspace: self.safe.as_ref().map(safe::SafeReads::workspace),
+            vars: self.env.vars(),
         }
         .line(command)
     }
@@ -436,7 +459,7 @@ impl PolicyEngine {
                 let j = self.judge_line(&cp.command, &cp.cwd);
                 cp.commands = j.views;
                 if cp.sandbox.is_none() {
-                    cp.sandbox = Some(self.sandbox_for(j.known_safe));
+                    cp.sandbox = Some(self.sandbox_for(j.known_safe, j.masked));
                 }
                 let mut v = Verdict {
                     decision: j.decision,
@@ -586,12 +609,17 @@ impl PolicyEngine {
 
     /// The sandbox a command line gets: the read-only profile for a known-safe line, the
     /// configured one otherwise.
-    pub(crate) fn sandbox_for(&self, known_safe: bool) -> crate::protocol::SandboxChoice {
+    pub(crate) fn sandbox_for(
+        &self,
+        known_safe: bool,
+        masked: bool,
+    ) -> crate::protocol::SandboxChoice {
         let mut choice = self.compiled.sandbox.default_choice();
         if known_safe {
             choice.profile = crate::protocol::SandboxProfile::ReadOnly;
             choice.network = false;
             choice.known_safe = true;
+            choice.credentials_masked = masked;
             choice.degraded = crate::process::support().degraded(choice.profile);
         }
         choice

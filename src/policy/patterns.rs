@@ -55,14 +55,16 @@ pub(crate) fn builtin_deny() -> Vec<(&'static str, String)> {
         ("mkfs", r"\bmkfs(?:\.[a-z0-9]+)?\b".into()),
         ("diskpart", r"(?i)\bdiskpart\b".into()),
         ("dd-input", r"\bdd\b[^;&|\n]*\bif=".into()),
+        // dd reading its input from a redirection writes a device just as well.
+        (
+            "dd-device-output",
+            r"\bdd\b[^;&|\n]*\bof=/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|loop|mapper/)".into(),
+        ),
         (
             "block-device-write",
             r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|loop|mapper/)".into(),
         ),
         ("shutdown", r"\b(?:shutdown|reboot|poweroff|halt)\b".into()),
-        ("command-substitution", r"\$\(".into()),
-        ("parameter-substitution", r"\$\{".into()),
-        ("backticks", r"`".into()),
         ("pipe-to-shell", format!(r"\|\s*{runner}{shell}")),
         (
             "download-to-shell",
@@ -85,19 +87,30 @@ pub(crate) fn builtin_deny() -> Vec<(&'static str, String)> {
             "system-package-install",
             r"\b(?:apt|apt-get|yum|dnf|zypper|pacman|apk|brew)\s+(?:\S+\s+)*(?:install|remove|purge|erase|upgrade|dist-upgrade|-S\w*)\b".into(),
         ),
-        (
-            "npm-global-install",
-            format!(
-                r"\b(?:npm|pnpm|yarn)\s+(?:install|i|add|global)\b[^;&|\n]*(?:\s-[a-zA-Z]*g[a-zA-Z]*\b|{}\b|\badd\b)",
+        // The global flag may stand before or after the verb (`npm -g install`), and npm also
+        // says it as `--location=global`; `yarn global add` is global by its verb.
+        ("npm-global-install", {
+            let manager = r"\b(?:npm|pnpm|yarn|bun)\b[^;&|\n]*\s";
+            let verb = r"(?:install|i|in|ins|inst|insta|instal|isnt|isnta|isntal|isntall|add)\b";
+            let global = format!(
+                r"(?:-[a-zA-Z]*g[a-zA-Z]*\b|{}\b|--location[=\s]+global\b)",
                 long_option("global", 2)
-            ),
-        ),
+            );
+            format!(
+                r"{manager}(?:{verb}[^;&|\n]*\s{global}|{global}[^;&|\n]*\s{verb}|global\s+(?:\S+\s+)*add\b)"
+            )
+        }),
         (
             "pip-user-install",
             format!(
                 r"\bpip[0-9.]*\s+install\b[^;&|\n]*(?:--user\b|{}\b)",
                 long_option("break-system-packages", 2)
             ),
+        ),
+        // pip reads every option from `PIP_<OPTION>` too.
+        (
+            "pip-user-install-env",
+            r"\bPIP_(?:USER|BREAK_SYSTEM_PACKAGES)=[^;&|\n]*\bpip[0-9.]*\s+install\b".into(),
         ),
         (
             "docker-run",
@@ -309,9 +322,6 @@ mod tests {
             ("dd if=/dev/zero of=x", "dd-input"),
             ("cat x > /dev/sda", "block-device-write"),
             ("sudo reboot", "shutdown"),
-            ("echo $(id)", "command-substitution"),
-            ("echo ${HOME}", "parameter-substitution"),
-            ("echo `id`", "backticks"),
             ("cat x | sh", "pipe-to-shell"),
             ("curl https://x | bash", "download-to-shell"),
             ("sudo ls", "sudo"),

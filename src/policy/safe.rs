@@ -22,374 +22,7 @@ use super::rules::Resolved;
 use super::safe_sed::sed_print_only;
 use crate::workspace::CredentialNames;
 
-/// How a program's operands are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Operands {
-    /// Every operand is a file or directory it reads.
-    Paths,
-    /// Operands are text, never opened (`echo`, `basename`).
-    Text,
-    /// The first operand is a pattern unless `-e`/`-f` gave one; the rest are paths.
-    PatternThenPaths,
-    /// At most one operand (the input); a second would be an output file.
-    OnePath,
-    /// Starting points, then an expression (`find`).
-    Find,
-    /// A print-only script, then paths (`sed -n`).
-    Sed,
-    /// A read-only subcommand (`git`).
-    Git,
-}
-
-/// One program of the table.
-#[derive(Debug)]
-pub(crate) struct Program {
-    pub(crate) name: &'static str,
-    pub(crate) operands: Operands,
-    /// Long options (without `--`) that write, execute, page or follow links. Any unambiguous
-    /// abbreviation is refused too.
-    pub(crate) forbid_long: &'static [&'static str],
-    /// Short options that do.
-    pub(crate) forbid_short: &'static str,
-    /// Short options that take a value (the value is not an operand).
-    pub(crate) value_short: &'static str,
-    /// Long options that take a value as the next word when written without `=`.
-    pub(crate) value_long: &'static [&'static str],
-    /// Options (short letters or long names) whose value is a file that is read.
-    pub(crate) path_values: &'static [&'static str],
-    /// Options that follow symbolic links while recursing: accepted only when no link below the
-    /// paths read leads out of the workspace (short letters, then long names).
-    pub(crate) follow_short: &'static str,
-    pub(crate) follow_long: &'static [&'static str],
-    /// Options that make it print the content of every file below a directory (`grep -r`,
-    /// `diff -r`): accepted only when no credential file lies below (short letters, long names).
-    pub(crate) recursive_short: &'static str,
-    pub(crate) recursive_long: &'static [&'static str],
-    /// It reads directories recursively whatever its options (`rg`).
-    pub(crate) always_recursive: bool,
-}
-
-const fn program(name: &'static str, operands: Operands) -> Program {
-    Program {
-        name,
-        operands,
-        forbid_long: &[],
-        forbid_short: "",
-        value_short: "",
-        value_long: &[],
-        path_values: &[],
-        follow_short: "",
-        follow_long: &[],
-        recursive_short: "",
-        recursive_long: &[],
-        always_recursive: false,
-    }
-}
-
-/// The known-safe programs and what makes each unsafe. One table, tested row by row.
-pub(crate) static PROGRAMS: &[Program] = &[
-    Program {
-        value_short: "ITw",
-        value_long: &[
-            "hide",
-            "ignore",
-            "format",
-            "sort",
-            "time-style",
-            "block-size",
-            "quoting-style",
-            "indicator-style",
-            "time",
-            "width",
-            "tabsize",
-        ],
-        ..program("ls", Operands::Paths)
-    },
-    program("cat", Operands::Paths),
-    Program {
-        value_short: "nc",
-        value_long: &["lines", "bytes"],
-        ..program("head", Operands::Paths)
-    },
-    Program {
-        value_short: "ncs",
-        value_long: &[
-            "lines",
-            "bytes",
-            "pid",
-            "sleep-interval",
-            "max-unchanged-stats",
-        ],
-        ..program("tail", Operands::Paths)
-    },
-    Program {
-        forbid_long: &["files0-from"],
-        ..program("wc", Operands::Paths)
-    },
-    Program {
-        // -R follows every link: safe only while no link below leads out of the workspace.
-        follow_short: "R",
-        follow_long: &["dereference-recursive"],
-        recursive_short: "rR",
-        recursive_long: &["recursive", "dereference-recursive"],
-        value_short: "efmABCdD",
-        value_long: &[
-            "regexp",
-            "file",
-            "max-count",
-            "label",
-            "context",
-            "after-context",
-            "before-context",
-            "binary-files",
-            "devices",
-            "directories",
-            "exclude",
-            "exclude-from",
-            "exclude-dir",
-            "include",
-            "group-separator",
-        ],
-        path_values: &["f", "file", "exclude-from"],
-        ..program("grep", Operands::PatternThenPaths)
-    },
-    Program {
-        // --pre runs a program per file, -z runs decompressors, -L follows links.
-        forbid_long: &[
-            "pre",
-            "pre-glob",
-            "search-zip",
-            "follow",
-            "hostname-bin",
-            "no-config",
-        ],
-        forbid_short: "zL",
-        value_short: "efgtTmABCjMErd",
-        value_long: &[
-            "regexp",
-            "file",
-            "glob",
-            "iglob",
-            "type",
-            "type-not",
-            "type-add",
-            "type-clear",
-            "max-count",
-            "after-context",
-            "before-context",
-            "context",
-            "threads",
-            "max-columns",
-            "encoding",
-            "replace",
-            "max-depth",
-            "ignore-file",
-            "sort",
-            "sortr",
-            "color",
-            "colors",
-            "context-separator",
-            "field-match-separator",
-            "field-context-separator",
-            "path-separator",
-            "max-filesize",
-            "engine",
-            "dfa-size-limit",
-            "regex-size-limit",
-        ],
-        path_values: &["f", "file", "ignore-file"],
-        // Credential files are left out by the config pablo gives it (RIPGREP_CONFIG_PATH,
-        // see `process::gitconfig::ripgrep_config`); a glob of the command line could bring
-        // them back, and `--no-config` drops the config: see `generic`.
-        ..program("rg", Operands::PatternThenPaths)
-    },
-    Program {
-        // Options of find are handled by its own parser (primaries, not dashes).
-        ..program("find", Operands::Find)
-    },
-    Program {
-        // -i edits files in place; a script file could hold `w` or `e`.
-        forbid_long: &["in-place", "file"],
-        forbid_short: "if",
-        value_short: "el",
-        value_long: &["expression", "line-length"],
-        ..program("sed", Operands::Sed)
-    },
-    Program {
-        forbid_long: &[
-            "output",
-            "compress-program",
-            "temporary-directory",
-            "files0-from",
-        ],
-        forbid_short: "oT",
-        value_short: "ktS",
-        value_long: &[
-            "key",
-            "field-separator",
-            "buffer-size",
-            "parallel",
-            "batch-size",
-            "random-source",
-            "sort",
-        ],
-        path_values: &["random-source"],
-        ..program("sort", Operands::Paths)
-    },
-    Program {
-        value_short: "fsw",
-        value_long: &[
-            "skip-fields",
-            "skip-chars",
-            "check-chars",
-            "all-repeated",
-            "group",
-        ],
-        ..program("uniq", Operands::OnePath)
-    },
-    Program {
-        value_short: "bcdf",
-        value_long: &[
-            "bytes",
-            "characters",
-            "delimiter",
-            "fields",
-            "output-delimiter",
-        ],
-        ..program("cut", Operands::Paths)
-    },
-    program("tr", Operands::Text),
-    Program {
-        value_short: "s",
-        value_long: &["separator"],
-        ..program("tac", Operands::Paths)
-    },
-    Program {
-        value_short: "bdfhilnsvw",
-        value_long: &[
-            "body-numbering",
-            "section-delimiter",
-            "footer-numbering",
-            "header-numbering",
-            "line-increment",
-            "join-blank-lines",
-            "number-format",
-            "number-separator",
-            "starting-line-number",
-            "number-width",
-        ],
-        ..program("nl", Operands::Paths)
-    },
-    Program {
-        value_short: "ct",
-        value_long: &["format", "printf"],
-        ..program("stat", Operands::Paths)
-    },
-    Program {
-        // -C writes a compiled magic file; -f reads names from a file; -z/-Z may run
-        // decompressors.
-        forbid_long: &["compile", "files-from", "uncompress", "uncompress-noreport"],
-        forbid_short: "CfzZ",
-        value_short: "mFeP",
-        value_long: &[
-            "magic-file",
-            "separator",
-            "exclude",
-            "exclude-quiet",
-            "parameter",
-        ],
-        path_values: &["m", "magic-file"],
-        ..program("file", Operands::Paths)
-    },
-    program("pwd", Operands::Text),
-    program("echo", Operands::Text),
-    program("printf", Operands::Text),
-    program("true", Operands::Text),
-    program("false", Operands::Text),
-    program("basename", Operands::Text),
-    program("dirname", Operands::Text),
-    Program {
-        value_long: &["relative-to", "relative-base"],
-        path_values: &["relative-to", "relative-base"],
-        ..program("realpath", Operands::Paths)
-    },
-    Program {
-        value_short: "CUIxXSFWD",
-        value_long: &[
-            "context",
-            "unified",
-            "ignore-matching-lines",
-            "exclude",
-            "exclude-from",
-            "starting-file",
-            "show-function-line",
-            "label",
-            "width",
-            "tabsize",
-            "line-format",
-            "old-line-format",
-            "new-line-format",
-            "unchanged-line-format",
-            "old-group-format",
-            "new-group-format",
-            "changed-group-format",
-            "unchanged-group-format",
-            "horizon-lines",
-            "color",
-            "palette",
-            "from-file",
-            "to-file",
-            "ifdef",
-        ],
-        path_values: &["X", "exclude-from", "from-file", "to-file"],
-        recursive_short: "r",
-        recursive_long: &["recursive"],
-        ..program("diff", Operands::Paths)
-    },
-    Program {
-        value_short: "in",
-        value_long: &["ignore-initial", "bytes"],
-        ..program("cmp", Operands::Paths)
-    },
-    Program {
-        // -o writes the listing to a file, -R writes HTML files into every directory, -l
-        // follows links.
-        forbid_long: &["fromfile", "fromtabfile"],
-        forbid_short: "oRl",
-        value_short: "LPIHT",
-        value_long: &[
-            "charset",
-            "filelimit",
-            "timefmt",
-            "sort",
-            "hintro",
-            "houtro",
-            "info",
-            "gitfile",
-            "infofile",
-        ],
-        // Files it reads: patterns (`--gitfile`, `--infofile`) and HTML it copies into its
-        // output (`--hintro`, `--houtro`).
-        path_values: &["gitfile", "infofile", "hintro", "houtro"],
-        ..program("tree", Operands::Paths)
-    },
-    Program {
-        forbid_long: &["files0-from", "dereference"],
-        forbid_short: "L",
-        value_short: "dBtX",
-        value_long: &[
-            "max-depth",
-            "block-size",
-            "threshold",
-            "exclude",
-            "exclude-from",
-            "time-style",
-        ],
-        path_values: &["X", "exclude-from"],
-        ..program("du", Operands::Paths)
-    },
-    program("git", Operands::Git),
-];
+pub(crate) use super::safe_table::{Operands, PROGRAMS, Program};
 
 /// How [`SafeReads::recursive_read_is_clean`] walks.
 #[derive(Clone, Copy)]
@@ -442,20 +75,73 @@ pub(crate) fn program_named(name: &str) -> Option<&'static Program> {
 pub(crate) struct SafeReads {
     workspace: PathBuf,
     credentials: CredentialNames,
+    /// Commands can run with the credentials masked (namespaces and Landlock): a recursive read
+    /// with a credential file below is then safe, since it cannot see what it would print.
+    masking: bool,
 }
 
 /// Why a command is not known safe (for the reason a prompt shows).
 pub(crate) type NotSafe = String;
 
+/// Why a command is a known-safe read: the row (or check) that proved it, and whether the proof
+/// holds only with the credentials masked (see `process::mask`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Proof {
+    pub(crate) name: String,
+    pub(crate) masked: bool,
+}
+
+impl Proof {
+    pub(crate) fn plain(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            masked: false,
+        }
+    }
+}
+
 impl SafeReads {
-    pub(crate) fn new(workspace: PathBuf, extra_credential_names: &[String]) -> Self {
+    pub(crate) fn new(
+        workspace: PathBuf,
+        extra_credential_names: &[String],
+        masking: bool,
+    ) -> Self {
         // The config layers checked every glob already; a bad one leaves the built-in list.
         let credentials = CredentialNames::new(extra_credential_names)
             .unwrap_or_else(|_| CredentialNames::builtin());
         Self {
             workspace,
             credentials,
+            masking,
         }
+    }
+
+    /// Whether the program `resolved` names is a file outside the workspace once links are
+    /// followed (a PATH entry or link into the workspace runs the repository's program).
+    pub(crate) fn runs_from_outside(&self, resolved: &Resolved) -> bool {
+        let Some(path) = resolved.path.as_deref() else {
+            return false;
+        };
+        !resolved.in_workspace
+            && std::fs::canonicalize(path).is_ok_and(|real| !real.starts_with(&self.workspace))
+    }
+
+    /// The workspace root (canonical).
+    pub(crate) fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// Whether commands can run with the credentials masked.
+    pub(crate) fn masking(&self) -> bool {
+        self.masking
+    }
+
+    /// A path a command opens, checked as every operand is: inside the workspace, no credential.
+    pub(crate) fn path_inside(&self, raw: &str, cwd: &str) -> Result<(), NotSafe> {
+        if raw.is_empty() {
+            return Err("an empty path".into());
+        }
+        self.path(raw, cwd)
     }
 
     /// Whether `resolved` with `args`, run in `cwd` (workspace-relative), is a known-safe read;
@@ -466,13 +152,16 @@ impl SafeReads {
         args: &[String],
         reads: &[&str],
         cwd: &str,
-    ) -> Result<&'static Program, NotSafe> {
+    ) -> Result<Proof, NotSafe> {
         let prog = self.program(resolved)?;
         for r in reads {
             self.path(r, cwd)?;
         }
-        match prog.operands {
-            Operands::Find => self.find(args, cwd)?,
+        let masked = match prog.operands {
+            Operands::Find => {
+                self.find(args, cwd)?;
+                false
+            }
             Operands::Git => {
                 let path = |raw: &str, cwd: &str| self.path(raw, cwd);
                 let reads = super::safe_git::Reads {
@@ -480,11 +169,15 @@ impl SafeReads {
                     credentials: &self.credentials,
                     path: &path,
                 };
-                super::safe_git::check(&reads, resolved, args, cwd)?
+                super::safe_git::check(&reads, resolved, args, cwd)?;
+                false
             }
             _ => self.generic(prog, args, cwd)?,
-        }
-        Ok(prog)
+        };
+        Ok(Proof {
+            name: prog.name.to_string(),
+            masked,
+        })
     }
 
     fn program(&self, resolved: &Resolved) -> Result<&'static Program, NotSafe> {
@@ -539,8 +232,9 @@ impl SafeReads {
         Ok(())
     }
 
-    /// Options anywhere (GNU permutes), `--` ends them; operands per the program's kind.
-    fn generic(&self, prog: &Program, args: &[String], cwd: &str) -> Result<(), NotSafe> {
+    /// Options anywhere (GNU permutes), `--` ends them; operands per the program's kind. `true`
+    /// when the read is safe only with the credentials masked.
+    fn generic(&self, prog: &Program, args: &[String], cwd: &str) -> Result<bool, NotSafe> {
         let mut operands: Vec<&str> = Vec::new();
         let mut pattern_given = false;
         let mut sed_script = false;
@@ -593,8 +287,7 @@ impl SafeReads {
                 let full_name = full.unwrap_or(name);
                 follows_links |= is_prefix_of(name, prog.follow_long);
                 recursive |= is_prefix_of(name, prog.recursive_long)
-                    || (full_name == "directories"
-                        && value.is_some_and(|v| "recurse".starts_with(v)));
+                    || (full_name == "directories" && grep_recurses(prog, value));
                 if prog.name == "rg" {
                     hidden |= is_prefix_of(name, &["hidden"]);
                     names_only |= name == "files";
@@ -647,7 +340,7 @@ impl SafeReads {
                     } else {
                         Some(rest)
                     };
-                    if prog.name == "grep" && c == 'd' && value.is_some_and(|v| v == "recurse") {
+                    if c == 'd' && grep_recurses(prog, value) {
                         recursive = true;
                     }
                     if prog.name == "rg" && c == 'g' {
@@ -689,28 +382,38 @@ impl SafeReads {
     }
 
     /// The operands [`Self::generic`] found, checked as the program's kind reads them.
-    fn operands_are_safe(&self, prog: &Program, scan: &Scan<'_>, cwd: &str) -> Result<(), NotSafe> {
+    fn operands_are_safe(
+        &self,
+        prog: &Program,
+        scan: &Scan<'_>,
+        cwd: &str,
+    ) -> Result<bool, NotSafe> {
+        let mut masked = false;
         match prog.operands {
-            Operands::Text => Ok(()),
+            Operands::Text => Ok(false),
             Operands::Paths => {
                 scan.operands.iter().try_for_each(|o| self.path(o, cwd))?;
-                if scan.recursive {
+                if scan.recursive || prog.reads_directories {
                     let walk = Walk {
-                        follow: false,
+                        follow: prog.reads_directories,
                         hidden: true,
                         taken_back: None,
                     };
                     for root in &scan.operands {
-                        self.recursive_read_is_clean(root, cwd, &walk)?;
+                        let is_dir = self.workspace.join(cwd).join(root).is_dir();
+                        if scan.recursive || is_dir {
+                            masked |= self.recursive_read_is_clean(root, cwd, &walk)?;
+                        }
                     }
                 }
-                Ok(())
+                Ok(masked)
             }
             Operands::OnePath => {
                 if scan.operands.len() > 1 {
                     return Err(format!("`{}` with a second operand writes it", prog.name));
                 }
-                scan.operands.iter().try_for_each(|o| self.path(o, cwd))
+                scan.operands.iter().try_for_each(|o| self.path(o, cwd))?;
+                Ok(false)
             }
             Operands::PatternThenPaths => {
                 let skip = usize::from(!scan.pattern_given);
@@ -727,10 +430,10 @@ impl SafeReads {
                             hidden: scan.hidden,
                             taken_back: taken_back.as_ref(),
                         };
-                        self.recursive_read_is_clean(root, cwd, &walk)?;
+                        masked |= self.recursive_read_is_clean(root, cwd, &walk)?;
                     }
                 }
-                Ok(())
+                Ok(masked)
             }
             Operands::Sed => {
                 if !scan.sed_quiet {
@@ -743,9 +446,10 @@ impl SafeReads {
                         .ok_or_else(|| "`sed` without a script".to_string())?;
                     sed_print_only(script)?;
                 }
-                rest.try_for_each(|o| self.path(o, cwd))
+                rest.try_for_each(|o| self.path(o, cwd))?;
+                Ok(false)
             }
-            Operands::Find | Operands::Git => Ok(()),
+            Operands::Find | Operands::Git => Ok(false),
         }
     }
 
@@ -753,13 +457,15 @@ impl SafeReads {
     /// when it follows links (`follow`), none from outside the workspace: no credential name lies
     /// below it (hidden ones only when the program reads them, `hidden`) and no followed link
     /// leads out. Bounded: a tree of more than [`MAX_LINK_WALK`] entries is not walked, and the
-    /// read is not known safe.
+    /// read is not known safe. Where credentials can be masked, a credential file below does
+    /// not refuse the read: `Ok(true)` says it runs safe only masked.
     fn recursive_read_is_clean(
         &self,
         root: &str,
         cwd: &str,
         walk: &Walk<'_>,
-    ) -> Result<(), NotSafe> {
+    ) -> Result<bool, NotSafe> {
+        let mut masked = false;
         let Walk {
             follow,
             hidden,
@@ -796,18 +502,32 @@ impl SafeReads {
                     set.is_match(rel_text.as_ref()) || set.is_match(e.file_name())
                 });
                 if counts && self.credentials.covers(&rel_text) {
-                    return Err(format!(
-                        "`{rel_text}` below `{root}` looks like a credential file, and the read \
-                         would print it"
-                    ));
+                    if !self.masking {
+                        return Err(format!(
+                            "`{rel_text}` below `{root}` looks like a credential file, and the \
+                             read would print it (it cannot be masked here: no namespaces)"
+                        ));
+                    }
+                    masked = true;
+                    // What is inside a credential-named directory is masked with it.
+                    continue;
                 }
                 let Ok(kind) = e.file_type() else { continue };
                 if kind.is_symlink() {
                     if !follow {
                         continue;
                     }
-                    self.path(&rel_text, "")
-                        .map_err(|why| format!("a link below `{root}` leads out: {why}"))?;
+                    if let Err(why) = self.path(&rel_text, "") {
+                        // A link to a credential inside the workspace is masked with its target;
+                        // one that leads out is not (only the home directory is).
+                        let inside = resolve_existing(&path)
+                            .is_some_and(|real| real.starts_with(&self.workspace));
+                        if !(self.masking && inside) {
+                            return Err(format!("a link below `{root}` leads out: {why}"));
+                        }
+                        masked = true;
+                        continue;
+                    }
                     if path.is_dir() {
                         stack.push(path);
                     }
@@ -816,7 +536,7 @@ impl SafeReads {
                 }
             }
         }
-        Ok(())
+        Ok(masked)
     }
 
     fn find(&self, args: &[String], cwd: &str) -> Result<(), NotSafe> {
@@ -881,6 +601,20 @@ fn long_option(prog: &Program, name: &str) -> (Option<&'static str>, bool) {
         .or_else(|| all.first())
         .copied();
     (pick, pick.is_some())
+}
+
+/// Whether grep's `-d`/`--directories` value `v` makes it recurse. GNU grep takes any unambiguous
+/// abbreviation of `read`, `skip` and `recurse` (`-d rec`, `-drecu`), so the values that keep it
+/// plain are listed (an allow-list), and everything else counts as recursing: a value grep then
+/// refuses costs a question, never a credential.
+fn grep_directories_recurse(v: &str) -> bool {
+    let plain = |word: &str| !v.is_empty() && word.starts_with(v);
+    !((plain("read") || plain("skip")) && !plain("recurse"))
+}
+
+/// Whether the `-d`/`--directories` value given to `prog` makes it recurse (grep only).
+fn grep_recurses(prog: &Program, value: Option<&str>) -> bool {
+    prog.name == "grep" && value.is_some_and(grep_directories_recurse)
 }
 
 /// Whether `name` is one of `options` or a prefix of one.

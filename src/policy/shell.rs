@@ -49,6 +49,27 @@ pub(crate) struct Word {
     pub(crate) text: String,
     /// Why the value cannot be known before the shell runs; `None` for a literal word.
     pub(crate) unprovable: Option<String>,
+    /// For a word that is not literal: its pieces, so that pablo can expand the ones it knows
+    /// how to (globs, `$NAME`, arithmetic) the way the shell will (see [`super::expand`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) parts: Vec<Part>,
+}
+
+/// A piece of a word that is not literal as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Part {
+    /// Text that stands as it is (quoted, or unquoted without glob characters).
+    Text(String),
+    /// An unquoted glob character: `*`, `?`, `[` or `]`.
+    Glob(char),
+    /// `$NAME` or `${NAME}` (also `$?`, `$#`, `$1`…); `quoted` inside double quotes, where the
+    /// value is neither split into fields nor globbed.
+    Param { name: String, quoted: bool },
+    /// `$((…))` or `${#NAME}`: a number, computed from these variables without assigning any.
+    Number { reads: Vec<String> },
+    /// Anything pablo does not expand: a command substitution, `${x:-y}`, a `~`, bash quoting,
+    /// a brace list, an arithmetic assignment.
+    Opaque,
 }
 
 impl Word {
@@ -56,6 +77,7 @@ impl Word {
         Self {
             text: text.into(),
             unprovable: None,
+            parts: Vec::new(),
         }
     }
 
@@ -139,6 +161,9 @@ pub(crate) struct SimpleCommand {
     pub(crate) unprovable: Vec<String>,
     /// Where the command sits when that matters for the reader (`in $(…)`, `for loop`).
     pub(crate) context: Option<String>,
+    /// For the `for VAR in WORDS` of a loop: the words the variable takes in turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) loop_values: Vec<Word>,
 }
 
 impl SimpleCommand {
@@ -520,11 +545,13 @@ impl Walker {
                         .collect::<Vec<_>>()
                         .join(" "),
                     unprovable: values.iter().find_map(|w| w.unprovable.clone()),
+                    parts: Vec::new(),
                 };
                 self.out.push(SimpleCommand {
                     assignments: vec![(var.clone(), joined)],
                     redirects: redirects.clone(),
                     context: Some(format!("for loop over {var}")),
+                    loop_values: values,
                     ..Default::default()
                 });
                 self.list(body, &redirects);
@@ -624,7 +651,7 @@ impl Walker {
                     acc.text.push_str(&format!("'{s}'"));
                     acc.name_dollar_quote("bash's `$'…'` quoting (sh does not know its escapes)");
                 }
-                ast::Word::SingleQuoted(s) => acc.text.push_str(s),
+                ast::Word::SingleQuoted(s) => acc.push_text(s),
                 ast::Word::DoubleQuoted(inner) => {
                     if after_dollar {
                         acc.text.push('"');
@@ -649,9 +676,15 @@ impl Walker {
         {
             acc.why = Some("a glob pattern".into());
         }
+        let parts = if acc.why.is_some() {
+            acc.parts
+        } else {
+            Vec::new()
+        };
         Word {
             text: acc.text,
             unprovable: acc.why,
+            parts,
         }
     }
 
@@ -665,55 +698,76 @@ impl Walker {
         let glob_matters = position == WordPosition::Argument && !quoted;
         match sw {
             SimpleWord::Literal(s) => {
+                let mut opaque = false;
                 if !quoted && position != WordPosition::HeredocBody {
                     if s.contains('$') {
                         // `$'…'` and `$"…"` are quoting forms of bash with their own escapes.
                         acc.set_why(BARE_DOLLAR);
+                        opaque = true;
                     }
                     if position != WordPosition::Pattern && has_brace_expansion(s) {
                         acc.set_why("a brace expansion");
+                        opaque = true;
                     }
                 }
-                acc.text.push_str(s);
+                acc.push_text(s);
+                if opaque {
+                    acc.parts.push(Part::Opaque);
+                }
             }
-            SimpleWord::Escaped(s) => acc.text.push_str(s),
-            SimpleWord::Colon => acc.text.push(':'),
+            SimpleWord::Escaped(s) => acc.push_text(s),
+            SimpleWord::Colon => acc.push_text(":"),
             SimpleWord::Tilde => {
                 // Only a `~` that begins a word (or follows `:` or `=`, where assignments
                 // expand it) is an expansion; `HEAD~1` is a literal.
                 let expands = acc.text.is_empty() || acc.text.ends_with([':', '=']);
                 if quoted || position == WordPosition::HeredocBody || !expands {
-                    acc.text.push('~');
+                    acc.push_text("~");
                 } else {
                     acc.set_why("tilde expansion");
                     acc.text.push('~');
+                    acc.parts.push(Part::Opaque);
                 }
             }
             SimpleWord::Star | SimpleWord::Question => {
-                acc.text.push(if matches!(sw, SimpleWord::Star) {
+                let c = if matches!(sw, SimpleWord::Star) {
                     '*'
                 } else {
                     '?'
-                });
+                };
                 if glob_matters {
                     acc.set_why("a glob pattern");
+                    acc.text.push(c);
+                    acc.parts.push(Part::Glob(c));
+                } else {
+                    acc.push_text(&c.to_string());
                 }
             }
-            SimpleWord::SquareOpen => {
-                acc.text.push('[');
+            SimpleWord::SquareOpen | SimpleWord::SquareClose => {
+                let c = if matches!(sw, SimpleWord::SquareOpen) {
+                    '['
+                } else {
+                    ']'
+                };
                 if glob_matters {
-                    acc.square_open = true;
-                }
-            }
-            SimpleWord::SquareClose => {
-                acc.text.push(']');
-                if glob_matters {
-                    acc.square_close = true;
+                    if c == '[' {
+                        acc.square_open = true;
+                    } else {
+                        acc.square_close = true;
+                    }
+                    acc.text.push(c);
+                    acc.parts.push(Part::Glob(c));
+                } else {
+                    acc.push_text(&c.to_string());
                 }
             }
             SimpleWord::Param(p) => {
                 acc.text.push_str(&render_param(p));
                 acc.set_why("a parameter expansion");
+                acc.parts.push(Part::Param {
+                    name: param_name(p),
+                    quoted,
+                });
             }
             SimpleWord::Subst(s) => self.substitution(s, acc),
         }
@@ -728,17 +782,28 @@ impl Walker {
             ParameterSubstitution::Command(cmds) => {
                 acc.text.push_str("$(…)");
                 acc.set_why("a command substitution");
+                acc.parts.push(Part::Opaque);
                 self.context.push("command substitution");
                 self.list(cmds, &[]);
                 self.context.pop();
             }
-            ParameterSubstitution::Arith(_) => {
+            ParameterSubstitution::Arith(a) => {
                 acc.text.push_str("$((…))");
                 acc.set_why("an arithmetic expansion");
+                let mut reads = Vec::new();
+                let part = match a {
+                    Some(a) if arithmetic_reads(a, &mut reads) => Part::Number { reads },
+                    None => Part::Number { reads },
+                    Some(_) => Part::Opaque,
+                };
+                acc.parts.push(part);
             }
             ParameterSubstitution::Len(p) => {
                 acc.text.push_str(&format!("${{#{}}}", param_name(p)));
                 acc.set_why("a parameter expansion");
+                acc.parts.push(Part::Number {
+                    reads: vec![param_name(p)],
+                });
             }
             ParameterSubstitution::Default(_, p, w)
             | ParameterSubstitution::Assign(_, p, w)
@@ -750,6 +815,7 @@ impl Walker {
             | ParameterSubstitution::RemoveLargestPrefix(p, w) => {
                 acc.text.push_str(&format!("${{{}…}}", param_name(p)));
                 acc.set_why("a parameter expansion");
+                acc.parts.push(Part::Opaque);
                 if let Some(w) = w {
                     // The word may hold command substitutions; collect them.
                     let _ = self.word(w, WordPosition::Argument);
@@ -773,6 +839,7 @@ struct WordAcc {
     why: Option<String>,
     square_open: bool,
     square_close: bool,
+    parts: Vec<Part>,
 }
 
 /// Why a word with a `$` that is not an expansion sh knows is not literal.
@@ -790,6 +857,56 @@ impl WordAcc {
         if self.why.as_deref().is_none_or(|w| w == BARE_DOLLAR) {
             self.why = Some(why.to_string());
         }
+        self.parts.push(Part::Opaque);
+    }
+
+    /// Text that stands as it is, in the rendering and in the parts.
+    fn push_text(&mut self, s: &str) {
+        self.text.push_str(s);
+        match self.parts.last_mut() {
+            Some(Part::Text(t)) => t.push_str(s),
+            _ => self.parts.push(Part::Text(s.to_string())),
+        }
+    }
+}
+
+/// Collects the variables an arithmetic expression reads into `reads`; `false` when it assigns
+/// one (`$((i=1))`, `$((i++))`), which changes the shell's state for later commands.
+fn arithmetic_reads(a: &Arithmetic<String>, reads: &mut Vec<String>) -> bool {
+    use Arithmetic as A;
+    match a {
+        A::Var(v) => {
+            reads.push(v.clone());
+            true
+        }
+        A::Literal(_) => true,
+        A::PostIncr(_) | A::PostDecr(_) | A::PreIncr(_) | A::PreDecr(_) | A::Assign(..) => false,
+        A::UnaryPlus(x) | A::UnaryMinus(x) | A::LogicalNot(x) | A::BitwiseNot(x) => {
+            arithmetic_reads(x, reads)
+        }
+        A::Pow(x, y)
+        | A::Mult(x, y)
+        | A::Div(x, y)
+        | A::Modulo(x, y)
+        | A::Add(x, y)
+        | A::Sub(x, y)
+        | A::ShiftLeft(x, y)
+        | A::ShiftRight(x, y)
+        | A::Less(x, y)
+        | A::LessEq(x, y)
+        | A::Great(x, y)
+        | A::GreatEq(x, y)
+        | A::Eq(x, y)
+        | A::NotEq(x, y)
+        | A::BitwiseAnd(x, y)
+        | A::BitwiseXor(x, y)
+        | A::BitwiseOr(x, y)
+        | A::LogicalAnd(x, y)
+        | A::LogicalOr(x, y) => arithmetic_reads(x, reads) && arithmetic_reads(y, reads),
+        A::Ternary(x, y, z) => {
+            arithmetic_reads(x, reads) && arithmetic_reads(y, reads) && arithmetic_reads(z, reads)
+        }
+        A::Sequence(xs) => xs.iter().all(|x| arithmetic_reads(x, reads)),
     }
 }
 

@@ -30,6 +30,8 @@
 use std::ffi::{CStr, c_char, c_int};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
+pub(crate) use super::mounts::MountStep;
+use super::mounts::locked_mount_flags;
 pub(crate) use super::stage::Stage;
 
 /// A failure in the child, or in the parent's part of the start.
@@ -58,17 +60,6 @@ impl StartFailure {
             detail: detail.to_string(),
         }
     }
-}
-
-/// One mount step init performs, paths prepared as C strings.
-#[derive(Debug)]
-pub(crate) enum MountStep {
-    /// Bind the path onto itself (so it becomes a mount point that cannot be renamed away).
-    Pin(std::ffi::CString),
-    /// Bind the path onto itself, then remount it read-only.
-    ReadOnly(std::ffi::CString),
-    /// Bind the first file over the second, read-only.
-    Cover(std::ffi::CString, std::ffi::CString),
 }
 
 /// Everything a command's sandbox needs, prepared before the fork.
@@ -490,28 +481,6 @@ unsafe fn lead(plan: &ChildPlan<'_>, fds: &ChildFds) {
     }
 }
 
-/// Statfs flags (`ST_*`) to the mount flags a bind remount must repeat: the kernel refuses to
-/// drop a flag the outer namespace locked (nosuid, nodev, noexec, the atime mode).
-fn locked_mount_flags(st: u64) -> libc::c_ulong {
-    let mut f: libc::c_ulong = 0;
-    for (st_flag, ms_flag) in [
-        (libc::ST_NOSUID, libc::MS_NOSUID),
-        (libc::ST_NODEV, libc::MS_NODEV),
-        (libc::ST_NOEXEC, libc::MS_NOEXEC),
-        (libc::ST_NOATIME, libc::MS_NOATIME),
-        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
-    ] {
-        if st & st_flag != 0 {
-            f |= ms_flag;
-        }
-    }
-    if st & (libc::ST_NOATIME | libc::ST_RELATIME) == 0 {
-        f |= libc::MS_STRICTATIME;
-    }
-    f
-}
-
 /// # Safety
 /// Only in the child (init, in its new mount namespace).
 unsafe fn setup_mounts(plan: &ChildPlan<'_>, fds: &ChildFds) {
@@ -529,11 +498,27 @@ unsafe fn setup_mounts(plan: &ChildPlan<'_>, fds: &ChildFds) {
             ),
             Stage::MountPrivate,
         );
+        let dev_null = c"/dev/null";
         for step in plan.mounts {
             let (source, path, read_only) = match step {
-                MountStep::Pin(p) => (p, p, false),
-                MountStep::ReadOnly(p) => (p, p, true),
-                MountStep::Cover(src, target) => (src, target, true),
+                MountStep::Pin(p) => (p.as_c_str(), p, false),
+                MountStep::ReadOnly(p) => (p.as_c_str(), p, true),
+                MountStep::Cover(src, target) => (src.as_c_str(), target, true),
+                MountStep::HideFile(target) => (dev_null, target, true),
+                MountStep::HideDir(target) => {
+                    check(
+                        fds,
+                        libc::mount(
+                            c"tmpfs".as_ptr(),
+                            target.as_ptr(),
+                            c"tmpfs".as_ptr(),
+                            libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                            c"size=4k,mode=0555".as_ptr().cast(),
+                        ),
+                        Stage::MountMask,
+                    );
+                    continue;
+                }
             };
             check(
                 fds,

@@ -12,6 +12,8 @@ pub(crate) mod env;
 pub(crate) mod gitconfig;
 pub(crate) mod gitrepo;
 pub(crate) mod group;
+pub(crate) mod mask;
+pub(crate) mod mounts;
 pub mod protect;
 pub mod run;
 pub(crate) mod sandbox;

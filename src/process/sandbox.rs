@@ -176,6 +176,10 @@ pub struct Sandbox {
     pub(crate) overlays: Vec<(PathBuf, PathBuf)>,
     /// pablo's own config, data and state directories: never writable, wherever they lie.
     pub(crate) protected: Vec<PathBuf>,
+    /// Directories and files hidden from the command (the credential mask, see
+    /// [`super::mask`]); covered after the overlays.
+    pub(crate) hidden_dirs: Vec<PathBuf>,
+    pub(crate) hidden_files: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -188,6 +192,8 @@ impl Sandbox {
             writable: Vec::new(),
             overlays: Vec::new(),
             protected: Vec::new(),
+            hidden_dirs: Vec::new(),
+            hidden_files: Vec::new(),
         }
     }
 
@@ -318,6 +324,7 @@ impl SandboxSettings {
             network: self.profile == SandboxProfile::Off
                 || (self.network && self.profile == SandboxProfile::WorkspaceWrite),
             known_safe: false,
+            credentials_masked: false,
             degraded: support().degraded(self.profile),
         }
     }
@@ -340,6 +347,8 @@ impl SandboxSettings {
             writable,
             overlays: Vec::new(),
             protected: self.protected_dirs.clone(),
+            hidden_dirs: Vec::new(),
+            hidden_files: Vec::new(),
         }
     }
 }
@@ -359,7 +368,17 @@ pub(crate) fn prepare(sandbox: &Sandbox, support: &Support) -> Result<Prepared, 
             p.mounts
                 .push(MountStep::Cover(cstring(src)?, cstring(target)?));
         }
+        for d in &sandbox.hidden_dirs {
+            p.mounts.push(MountStep::HideDir(cstring(d)?));
+        }
+        for f in &sandbox.hidden_files {
+            p.mounts.push(MountStep::HideFile(cstring(f)?));
+        }
         p.namespaces.mount = !p.mounts.is_empty();
+    } else if !sandbox.hidden_dirs.is_empty() || !sandbox.hidden_files.is_empty() {
+        return Err(SandboxError::Overlay(
+            "hiding credential files needs a mount namespace, which this kernel refuses".into(),
+        ));
     } else if !sandbox.overlays.is_empty() {
         return Err(SandboxError::Overlay(
             "covering the repository's git config needs a mount namespace, which this kernel \
@@ -724,6 +743,8 @@ mod tests {
             writable: vec![PathBuf::from("/tmp")],
             overlays: Vec::new(),
             protected: vec![PathBuf::from("/tmp/xdg/pablo")],
+            hidden_dirs: Vec::new(),
+            hidden_files: Vec::new(),
         }
     }
 

@@ -23,6 +23,7 @@ pub(crate) enum Stage {
     Exec,
     Dumpable,
     Supervise,
+    MountMask,
 }
 
 impl Stage {
@@ -46,6 +47,7 @@ impl Stage {
             Stage::Exec => "executing the launcher",
             Stage::Dumpable => "letting pablo write the user namespace's id maps",
             Stage::Supervise => "making init the subreaper of the command",
+            Stage::MountMask => "hiding a credential (mask mount)",
         }
     }
 }

@@ -61,6 +61,11 @@ pub struct SandboxChoice {
     /// program-running settings neutralised.
     #[serde(default)]
     pub known_safe: bool,
+    /// The command runs with the credential files of the workspace, the home directory (all but
+    /// the workspace and the toolchains) and pablo's own directories hidden: its read is safe
+    /// only because it cannot see them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub credentials_masked: bool,
     /// Why the sandbox is weaker than the profile says (no Landlock, no user namespaces), when it
     /// is.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -197,10 +197,10 @@ fn each_deny_pattern_catches_every_spelling_of_its_corpus() {
 fn interactive_default_asks_and_says_why_a_command_is_unprovable() {
     let e = env();
     let engine = interactive(&e);
-    let r = cli::check(&engine, "ls *.rs");
+    let r = cli::check(&engine, "ls ${X:-*.rs}");
     assert_eq!(r.decision, Decision::Ask);
     assert!(
-        r.reasons.iter().any(|x| x.contains("glob")),
+        r.reasons.iter().any(|x| x.contains("parameter expansion")),
         "{:?}",
         r.reasons
     );
@@ -256,13 +256,17 @@ fn a_rule_naming_a_bare_program_matches_whatever_the_command_path_resolves_it_to
 fn explanations_say_what_a_for_loop_a_bash_quote_and_a_bare_redirection_are() {
     let e = env();
     let engine = interactive(&e);
-    let r = cli::check(&engine, "for i in a b; do echo x; done");
+    // A loop over an upper-case name changes the environment of the loop's commands.
+    let r = cli::check(&engine, "for I in a b; do echo x; done");
     let text = r.to_text();
     assert!(
-        text.contains("`for i in a b` sets the variable i for the commands of the loop"),
+        text.contains("`for I in a b` sets the variable I for the commands of the loop"),
         "{text}"
     );
-    assert!(!text.contains("`i=a b`"), "{text}");
+    assert!(!text.contains("`I=a b`"), "{text}");
+    // Over a lower-case one, its values are known and the loop is a read.
+    let r = cli::check(&engine, "for i in a b; do echo \"$i\"; done");
+    assert_eq!(r.decision, Decision::Allow, "{}", r.to_text());
 
     let r = cli::check(&engine, "ls $'a'");
     let text = r.to_text();
@@ -301,8 +305,9 @@ mod chains {
         "env git status",
     ];
     const BAD: &[&str] = &[
-        "ls $X",
-        "ls *.rs",
+        // (`ls $X` and `ls *.rs` are `ls` once expanded: X is unset, no file matches)
+        "ls \"$(pwd)\"",
+        "ls $OPENAI_API_KEY",
         "wc ~/x",
         "cat x",
         "rm y",
@@ -451,6 +456,11 @@ pub(super) fn safe_workspace(e: &Env) {
     }
     std::os::unix::fs::symlink("/etc/passwd", ws.join("link")).unwrap();
     std::os::unix::fs::symlink("src", ws.join("inner")).unwrap();
+    // Two directories to compare, one holding a link that leads out (`diff docs/a docs/b`).
+    std::fs::create_dir_all(ws.join("docs/a")).unwrap();
+    std::fs::create_dir_all(ws.join("docs/b")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", ws.join("docs/a/ref")).unwrap();
+    std::fs::write(ws.join("docs/b/ref"), "ref\n").unwrap();
     std::fs::write(ws.join("cat"), "#!/bin/sh\necho planted\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(ws.join("cat"), std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -104,6 +104,7 @@ fn choice(profile: SandboxProfile, network: bool) -> SandboxChoice {
         profile,
         network,
         known_safe: false,
+        credentials_masked: false,
         degraded: None,
     }
 }

@@ -35,6 +35,9 @@ pub(crate) struct CommandReport {
     pub(crate) sandbox: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) sandbox_denied: Option<SandboxDenied>,
+    /// What the command could not see: it ran with the credentials masked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) masked: Option<Box<Masked>>,
     /// Said of a second run without the sandbox, when the report had no note of its own (it then
     /// comes last).
     #[serde(
@@ -43,6 +46,40 @@ pub(crate) struct CommandReport {
         skip_deserializing
     )]
     pub(crate) rerun_note: Option<String>,
+}
+
+/// What a command run with the credentials masked could not see, told in its result so the
+/// model is not puzzled by an empty `.env` or a missing `~/.ssh`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Masked {
+    /// The workspace's credential files (and directories), which read as empty.
+    pub(crate) files: Vec<String>,
+    pub(crate) note: String,
+}
+
+impl Masked {
+    pub(crate) fn of(plan: &crate::process::mask::MaskPlan) -> Self {
+        const LISTED: usize = 50;
+        let mut files: Vec<String> = plan.workspace_hidden.iter().take(LISTED).cloned().collect();
+        if plan.workspace_hidden.len() > LISTED {
+            files.push(format!(
+                "… and {} more",
+                plan.workspace_hidden.len() - LISTED
+            ));
+        }
+        Self {
+            files,
+            note: format!(
+                "this read ran with credential files hidden: the ones listed read as empty, and so \
+                 did {} of the home directory outside the workspace and the toolchains, and \
+                 pablo's own directories",
+                match plan.home_hidden {
+                    1 => "1 entry".to_string(),
+                    n => format!("{n} entries"),
+                }
+            ),
+        }
+    }
 }
 
 /// What the sandbox refused, when a command's failure looks like its doing.

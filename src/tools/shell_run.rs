@@ -18,7 +18,7 @@ use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::shell_report::{CommandReport, SandboxDenied};
+use super::shell_report::{CommandReport, Masked, SandboxDenied};
 use super::shell_terminal::{TerminalRun, run_in_terminal};
 use super::wording::{self, Args as CallArgs, exit_words, lines_of};
 use super::{Host, Tool, ToolContext, ToolResult};
@@ -36,7 +36,7 @@ use crate::protocol::{CommandPreview, Event, Preview, SandboxChoice, SandboxProf
 #[serde(untagged)]
 pub(crate) enum ShellRunResult {
     Started(BackgroundStart),
-    Finished(CommandReport),
+    Finished(Box<CommandReport>),
 }
 
 /// A background session that started (`background: true`).
@@ -155,7 +155,7 @@ fn foreground_result(
                     path: d.path,
                 });
             }
-            Ok(ShellRunResult::Finished(out).into())
+            Ok(ShellRunResult::Finished(Box::new(out)).into())
         }
         Err(ProcessError::CleanupFailed {
             pgid,
@@ -466,6 +466,14 @@ impl Tool for ShellRun {
             git = Some(prepared);
         }
         let env = self.command_env(&a, p.pty, &choice, git.as_ref(), ctx)?;
+        let masked = if choice.credentials_masked {
+            let plan = credential_mask(&env, ctx)?;
+            sandbox.hidden_dirs = plan.dirs.clone();
+            sandbox.hidden_files = plan.files.clone();
+            Some(Box::new(Masked::of(&plan)))
+        } else {
+            None
+        };
         let spawn = SpawnSpec {
             launcher: self.settings.launcher.clone(),
             command: p.command.clone(),
@@ -531,7 +539,7 @@ impl Tool for ShellRun {
             };
             return run_in_terminal(editor, run, ctx)
                 .await
-                .map(|r| ShellRunResult::Finished(r).into());
+                .map(|r| ShellRunResult::Finished(Box::new(r)).into());
         }
         let sandbox = spawn.sandbox.clone();
         let req = RunRequest {
@@ -550,8 +558,58 @@ impl Tool for ShellRun {
             });
         })
         .await;
-        foreground_result(result, p.pty, choice.profile, &sandbox, &cwd)
+        let mut result = foreground_result(result, p.pty, choice.profile, &sandbox, &cwd)?;
+        if let ToolResult::Command(ShellRunResult::Finished(r)) = &mut result {
+            r.masked = masked;
+        }
+        Ok(result)
     }
+}
+
+/// The mask of a command about to run with environment `env`.
+fn credential_mask(
+    env: &[(String, String)],
+    ctx: &ToolContext,
+) -> Result<process::mask::MaskPlan, ToolFailure> {
+    let var = |name: &str| {
+        env.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.is_empty())
+    };
+    let settings = &ctx.host.sandbox;
+    let path_dirs = var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|d| d.starts_with('/'))
+        .map(PathBuf::from)
+        .collect();
+    let toolchain_homes = ["CARGO_HOME", "RUSTUP_HOME"]
+        .iter()
+        .filter_map(|n| var(n))
+        .filter(|v| v.starts_with('/'))
+        .map(PathBuf::from)
+        .collect();
+    let support = ctx.host.state_dir.join("git");
+    let credentials = ctx.host.workspace.credential_names();
+    let is_credential = |rel: &str| credentials.matching(rel).is_some();
+    process::mask::plan(&process::mask::MaskInputs {
+        workspace: &ctx.host.workspace_root,
+        home: settings.home.as_deref(),
+        path_dirs,
+        toolchain_homes,
+        own: &settings.protected_dirs,
+        support: Some(&support),
+        is_credential: &is_credential,
+    })
+    .map_err(|e| {
+        ToolFailure::new(
+            ErrorCode::SandboxFailed,
+            format!(
+                "the read was not run: {e}; name a narrower path, or ask for it to be approved"
+            ),
+        )
+    })
 }
 
 pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {

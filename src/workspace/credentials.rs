@@ -36,7 +36,35 @@ pub(crate) const CREDENTIAL_NAMES: &[&str] = &[
     ".pypirc",
     "credentials",
     "credentials.json",
+    "credentials.toml",
     ".htpasswd",
+    // Cluster, container and cloud tools.
+    "kubeconfig",
+    "**/.kube/config",
+    "**/.docker/config.json",
+    "**/gh/hosts.yml",
+    "**/gcloud/*credentials*.json",
+    "*service-account*.json",
+    "*service_account*.json",
+    "*serviceaccount*.json",
+    ".vault-token",
+    ".s3cfg",
+    ".boto",
+    // Infrastructure state and variables (they hold every secret the infrastructure has).
+    "*.tfstate",
+    "*.tfstate.backup",
+    "*.tfvars",
+    "*.tfvars.json",
+    // direnv's file sets variables, usually secrets.
+    ".envrc",
+    // PuTTY's private keys.
+    "*.ppk",
+];
+
+/// Endings of a backup or editor copy: `id_rsa.bak`, `id_rsa~` and `.env~` hold what the
+/// original holds, so a name is also matched with one of them taken off.
+const BACKUP_ENDINGS: &[&str] = &[
+    "~", ".bak", ".backup", ".old", ".orig", ".save", ".swp", ".tmp",
 ];
 
 /// The credential globs (built-in plus configured), compiled into one matcher the first time a
@@ -128,6 +156,16 @@ impl CredentialNames {
     /// name or as a whole.
     pub(crate) fn matching(&self, rel: &str) -> Option<&str> {
         let rel = rel.trim_start_matches("./").trim_end_matches('/');
+        self.matching_exactly(rel).or_else(|| {
+            let lower = rel.to_ascii_lowercase();
+            let ending = BACKUP_ENDINGS
+                .iter()
+                .find(|e| lower.len() > e.len() && lower.ends_with(*e))?;
+            self.matching_exactly(&rel[..rel.len() - ending.len()])
+        })
+    }
+
+    fn matching_exactly(&self, rel: &str) -> Option<&str> {
         let name = rel.rsplit('/').next().unwrap_or(rel);
         let set = self.set();
         let hit = set
@@ -208,10 +246,35 @@ mod tests {
             ("home/.ssh/id_ed25519", "id_ed25519"),
             ("./.git-credentials", ".git-credentials"),
             ("secrets/db/url.txt", "secrets/**"),
+            ("kubeconfig", "kubeconfig"),
+            (".kube/config", "**/.kube/config"),
+            ("home/.docker/config.json", "**/.docker/config.json"),
+            (".config/gh/hosts.yml", "**/gh/hosts.yml"),
+            ("prod.tfstate", "*.tfstate"),
+            ("terraform.tfvars", "*.tfvars"),
+            (".envrc", ".envrc"),
+            (".cargo/credentials.toml", "credentials.toml"),
+            (".vault-token", ".vault-token"),
+            ("my-service-account.json", "*service-account*.json"),
+            (".s3cfg", ".s3cfg"),
+            (".boto", ".boto"),
+            ("putty.PPK", "*.ppk"),
+            ("id_rsa.bak", "id_rsa"),
+            ("keys/id_rsa~", "id_rsa"),
+            (".env~", ".env"),
+            ("server.pem.orig", "*.pem"),
         ] {
             assert_eq!(c.matching(path), Some(glob), "{path}");
         }
-        for path in ["src/env.rs", "keys.txt", "id_rsa.pub", "README.md"] {
+        for path in [
+            "src/env.rs",
+            "keys.txt",
+            "id_rsa.pub",
+            "README.md",
+            "notes.bak",
+            "config",
+            "~",
+        ] {
             assert_eq!(c.matching(path), None, "{path}");
         }
     }

@@ -333,9 +333,11 @@ fn model_read(t: &InProcess) -> String {
 /// runs locally, sandboxed, and the editor is only asked for permission.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_the_sandbox_on_a_command_runs_locally_not_in_the_editor_s_terminal() {
+    // (the commands of these tests ask: `expr`, `seq` and `env -u` are no known-safe reads,
+    // which never run in an editor's terminal)
     let (mut t, session) = start_with(
         terminal_caps(),
-        json!({"command": "date +local"}),
+        json!({"command": "expr local"}),
         Env::new(),
         LaunchOptions::default(),
     )
@@ -355,7 +357,7 @@ async fn a_command_runs_in_the_editor_s_terminal_after_permission_and_its_result
 {
     let (mut t, session) = start(
         terminal_caps(),
-        json!({"command": "printf 'to-out\\n'; printf 'to-err\\n' >&2; exit 3"}),
+        json!({"command": "seq 0; printf 'to-out\\n'; printf 'to-err\\n' >&2; exit 3"}),
     )
     .await;
     let mut host = TerminalHost::new();
@@ -391,7 +393,7 @@ async fn a_command_runs_in_the_editor_s_terminal_after_permission_and_its_result
         [
             "/bin/sh",
             "-c",
-            "printf 'to-out\\n'; printf 'to-err\\n' >&2; exit 3"
+            "seq 0; printf 'to-out\\n'; printf 'to-err\\n' >&2; exit 3"
         ]
     );
     assert_eq!(p["cwd"], json!(t.env.workspace));
@@ -435,7 +437,7 @@ async fn a_command_runs_in_the_editor_s_terminal_after_permission_and_its_result
 async fn the_terminal_command_sees_only_the_clean_environment_and_its_task_variables() {
     let (mut t, session) = start(
         terminal_caps(),
-        json!({"command": "env", "env": {"PABLO_TASK_GREETING": "hello there"}}),
+        json!({"command": "env -u NOPE", "env": {"PABLO_TASK_GREETING": "hello there"}}),
     )
     .await;
     let mut host = TerminalHost::new();
@@ -681,7 +683,7 @@ async fn cancelling_the_turn_kills_and_releases_the_terminal_whenever_the_cancel
 async fn a_client_without_terminals_still_runs_the_command_locally() {
     let (mut t, session) = start(
         json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}),
-        json!({"command": "date +here | tr -d '\\n'"}),
+        json!({"command": "expr here | tr -d '\\n'"}),
     )
     .await;
     let mut host = TerminalHost::new();

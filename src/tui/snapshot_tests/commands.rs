@@ -220,6 +220,7 @@ fn command_prompt_shows_the_parsed_parts() {
                 profile: crate::protocol::SandboxProfile::WorkspaceWrite,
                 network: false,
                 known_safe: false,
+                credentials_masked: false,
                 degraded: None,
             }),
         }),
@@ -266,6 +267,7 @@ fn sandbox_retry_prompt_offers_once_or_reject() {
             profile: crate::protocol::SandboxProfile::Off,
             network: true,
             known_safe: false,
+            credentials_masked: false,
             degraded: None,
         });
     }
