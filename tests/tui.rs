@@ -19,6 +19,7 @@ mod conversation;
 mod figures;
 mod hooks;
 mod hunks;
+mod interrupted;
 mod long_diff;
 mod scrollback;
 mod subagents;
