@@ -21,6 +21,7 @@ mod hooks;
 mod hunks;
 mod interrupted;
 mod long_diff;
+mod queued;
 mod scrollback;
 mod subagents;
 mod subtasks;
