@@ -160,3 +160,52 @@ async fn a_rejection_note_is_printed_once_in_the_tools_cell() {
     t.send("\x03");
     assert!(t.wait_exit().success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_shows_its_answered_prompts_as_they_were_answered() {
+    let server = ScriptedServer::start().await;
+    let sandbox = Sandbox::new();
+    super::configure_scripted(&sandbox, &server, "");
+    let ws = sandbox.workspace();
+    let super::TwoHunks { original, both, .. } = super::two_hunk_notes(&ws);
+    server.push(write("w1", "notes.txt", &both, &original));
+    server.push(ScriptedResponse::sse(openai::text_answer("Half done.")));
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "s1",
+        "shell_run",
+        &[&json!({"command": "touch made.txt"}).to_string()],
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("Touched.")));
+    let mut t = super::spawn_plain(&sandbox, &[]);
+    t.send("spell out two numbers\r");
+    t.wait_for("Apply this change to notes.txt?");
+    t.send("]");
+    t.send(" ");
+    t.wait_for("Allow once (1 of 2 hunks)");
+    t.send("y");
+    t.wait_for("Half done.");
+    t.send("make a file\r");
+    t.wait_for("Run this command?");
+    t.send("a");
+    t.wait_for("Touched.");
+    t.wait_for("Ask pablo to do something");
+    let always = t
+        .all_lines()
+        .into_iter()
+        .find(|l| l.contains("allowed always: "))
+        .expect("the record names the rule");
+    let always = always.trim_start_matches(|c: char| c != 'a').to_string();
+    t.send("\x03");
+    t.send("\x03");
+    assert!(t.wait_exit().success());
+
+    let t = super::Terminal::spawn_with(
+        &sandbox,
+        &["resume", "--last"],
+        &[("OPENAI_API_KEY", "sk-test-key")],
+    );
+    t.wait_for("Touched.");
+    t.wait_for("allowed 1 of 2 hunks");
+    t.wait_for(&always);
+    assert!(!t.screen().contains("of 0 hunks"), "{}", t.screen());
+}
