@@ -495,9 +495,9 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
                 let words = crate::protocol::retry_words(*attempt, *max_attempts, secs, reason);
                 self.line(&words)
             }
-            Event::AnswerRetried { reason, .. } => {
-                self.line(&format!("the answer was cut off ({reason}); asking again, once"))
-            }
+            Event::AnswerRetried { reason, .. } => self.line(&format!(
+                "the answer was cut off ({reason}); asking again, once"
+            )),
             Event::McpServer { server } => match crate::protocol::describe::mcp_server(server) {
                 Some(line) => self.line(&line),
                 None => Ok(()),

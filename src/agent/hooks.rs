@@ -349,8 +349,7 @@ impl Conversation {
             return false;
         };
         let paths = vec![path.to_string()];
-        let Ok((turn, changes)) =
-            tokio::task::spawn_blocking(move || c.after_hooks(&paths)).await
+        let Ok((turn, changes)) = tokio::task::spawn_blocking(move || c.after_hooks(&paths)).await
         else {
             return false;
         };

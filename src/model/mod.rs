@@ -68,7 +68,9 @@ impl Message {
 /// prompt; resume does it again from the journal, so both send the same conversation.
 pub(crate) fn drop_repeated_prompt(messages: &mut Vec<Message>) {
     let n = messages.len();
-    if n >= 2 && matches!(messages[n - 1], Message::User { .. }) && messages[n - 1] == messages[n - 2]
+    if n >= 2
+        && matches!(messages[n - 1], Message::User { .. })
+        && messages[n - 1] == messages[n - 2]
     {
         messages.remove(n - 2);
     }

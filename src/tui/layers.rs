@@ -486,7 +486,11 @@ impl ApprovalView {
         // Once the body scrolls past the language servers' verdict, its first line stays here,
         // in sight while the later hunks are reviewed.
         if self.scroll > 0
-            && let Some(summary) = self.diagnostics.lines(&self.accepted, width).into_iter().next()
+            && let Some(summary) = self
+                .diagnostics
+                .lines(&self.accepted, width)
+                .into_iter()
+                .next()
         {
             out.push(summary);
         }

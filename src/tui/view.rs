@@ -55,7 +55,11 @@ fn queue_lines(state: &AppState, width: u16) -> Vec<Line<'static>> {
         .take(QUEUE_MAX_SHOWN)
         .map(|q| {
             let first = q.lines().next().unwrap_or("");
-            let more = if q.lines().nth(1).is_some() { " …" } else { "" };
+            let more = if q.lines().nth(1).is_some() {
+                " …"
+            } else {
+                ""
+            };
             Line::from(vec![
                 Span::styled(" ↳ queued  ", theme::dim()),
                 Span::raw(truncate(&format!("{first}{more}"), room)),
@@ -97,8 +101,9 @@ pub(crate) const POPUP_MAX_ROWS: u16 = 16;
 
 pub(crate) fn inline_height(state: &AppState, width: u16, rows: u16) -> u16 {
     let (lines, _) = composer_lines(state, width);
-    let composer_h =
-        lines.len().clamp(1, COMPOSER_MAX_LINES) as u16 + 1 + queue_lines(state, width).len() as u16;
+    let composer_h = lines.len().clamp(1, COMPOSER_MAX_LINES) as u16
+        + 1
+        + queue_lines(state, width).len() as u16;
     let strip_h = strip_height(state, false);
     let fixed = composer_h + 1 + strip_h;
     let prompt_h = match state.layers().last() {

@@ -92,8 +92,7 @@ fn last_tool_result(server: &ScriptedServer) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_hunk_keys_stop_at_the_last_hunk_and_e_drops_it_so_a_y_in_the_note_stays_in_the_note()
-{
+async fn the_hunk_keys_stop_at_the_last_hunk_and_e_drops_it_so_a_y_in_the_note_stays_in_the_note() {
     let server = ScriptedServer::start().await;
     let sandbox = Sandbox::new();
     super::configure_scripted(&sandbox, &server, "");
@@ -121,7 +120,10 @@ async fn the_hunk_keys_stop_at_the_last_hunk_and_e_drops_it_so_a_y_in_the_note_s
     t.wait_for("Understood.");
     // The decision keeps the reason in the transcript.
     t.wait_for("allowed 1 of 2 hunks · hunk 2 dropped: typo: y is nineteen, no");
-    assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), first_only);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        first_only
+    );
     let result = last_tool_result(&server);
     let dropped = &result["data"]["hunks_not_applied"][0];
     assert_eq!(dropped["hunk"], 1, "{result}");
@@ -153,7 +155,10 @@ async fn a_rejection_note_is_printed_once_in_the_tools_cell() {
         .filter(|l| l.contains("digits read better"))
         .count();
     assert_eq!(shown, 1, "{}", t.all_lines().join("\n"));
-    assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), original);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        original
+    );
     let result = last_tool_result(&server);
     assert_eq!(result["error"]["code"], "rejected", "{result}");
     t.send("\x03");

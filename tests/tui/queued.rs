@@ -50,7 +50,9 @@ async fn esc_interrupts_the_turn_and_gives_the_queued_message_back_to_the_compos
         ScriptedResponse::sse(openai::Stream::new().text(&["Thinking ", "aloud"]).events())
             .hang_after(3),
     );
-    server.push(ScriptedResponse::sse(openai::text_answer("Edited and sent.")));
+    server.push(ScriptedResponse::sse(openai::text_answer(
+        "Edited and sent.",
+    )));
     let sandbox = Sandbox::new();
     super::configure_scripted(&sandbox, &server, "");
     let mut t = super::spawn_plain(&sandbox, &[]);

@@ -363,6 +363,9 @@ fn the_diagnostics_summary_stays_in_sight_while_a_later_hunk_is_reviewed() {
     // The second hunk, on a screen too short for the whole body: the body scrolls to it.
     s.handle_key(key(KeyCode::Char(']')));
     let screen = draw(&mut s, 100, 20);
-    assert!(screen.contains("diagnostics: introduces 1 error"), "{screen}");
+    assert!(
+        screen.contains("diagnostics: introduces 1 error"),
+        "{screen}"
+    );
     snap!("approval_diagnostics_on_a_later_hunk", screen);
 }
