@@ -332,6 +332,11 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
             } => Some(json!({"type": "retry", "attempt": attempt,
                 "max_attempts": max_attempts, "wait_ms": wait_ms, "reason": reason,
                 "code": code})),
+            Event::AnswerRetried {
+                reason,
+                shown_chars,
+            } => Some(json!({"type": "answer_retried", "reason": reason,
+                "shown_chars": shown_chars})),
             Event::McpServer { server } => Some(json!({"type": "mcp_server", "server": server})),
             d @ Event::PreviewDiagnostics { .. } => serde_json::to_value(d).ok(),
             hook @ Event::Hook { .. } => serde_json::to_value(hook).ok(),
@@ -490,6 +495,9 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
                 let words = crate::protocol::retry_words(*attempt, *max_attempts, secs, reason);
                 self.line(&words)
             }
+            Event::AnswerRetried { reason, .. } => self.line(&format!(
+                "the answer was cut off ({reason}); asking again, once"
+            )),
             Event::McpServer { server } => match crate::protocol::describe::mcp_server(server) {
                 Some(line) => self.line(&line),
                 None => Ok(()),

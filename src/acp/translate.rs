@@ -181,6 +181,13 @@ impl Translator {
                     acp::CurrentModeUpdate::new(mode.name()),
                 )]
             }
+            Event::AnswerRetried { reason, .. } => {
+                vec![acp::SessionUpdate::AgentThoughtChunk(
+                    acp::ContentChunk::new(
+                        format!("the answer was cut off ({reason}); asking again, once\n").into(),
+                    ),
+                )]
+            }
             // A retry is said as a thought: every client shows those, and it is not the answer.
             Event::Retry {
                 attempt,

@@ -309,18 +309,60 @@ impl Conversation {
             let runs = self
                 .run_hooks(HookEvent::FileChanged, matching, &input)
                 .await;
-            for ran in &runs {
+            let rewrote = self.hooks_rewrote(&path).await;
+            let last = runs.len().saturating_sub(1);
+            for (i, ran) in runs.iter().enumerate() {
                 let a = &ran.answer;
-                let note = match (&a.decision, &a.context, &a.reason) {
+                let mut note = match (&a.decision, &a.context, &a.reason) {
                     (HookDecision::Block, _, Some(r)) => Some(r.clone()),
                     (_, Some(c), _) => Some(c.clone()),
                     _ => None,
                 }
                 .map(|n| format!("[hook {} on {path}] {n}", ran.name));
+                // The rewrite is the model's to know (its next edit starts from the file as it
+                // is now); said once, with the last hook's run, so the journal keeps it.
+                if rewrote && i == last {
+                    let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+                    let said = format!(
+                        "[hook {} on {path}] the file_changed hook{} rewrote {path} after this \
+                         turn's change: it no longer holds exactly what was written; read it \
+                         again before editing it",
+                        names.join(", "),
+                        if names.len() == 1 { "" } else { "s" },
+                    );
+                    note = Some(match note {
+                        Some(n) => format!("{n}\n{said}"),
+                        None => said,
+                    });
+                }
                 self.emit_hook(HookEvent::FileChanged, ran, None, Some(&path), note.clone());
                 self.hook_notes.extend(note);
             }
         }
+    }
+
+    /// Whether the hooks that just ran on `path` changed it: what they changed joins the turn's
+    /// checkpoint (journaled as the hooks' own `files_changed`), so undo restores it with the
+    /// change it followed.
+    async fn hooks_rewrote(&self, path: &str) -> bool {
+        let Some(c) = self.shared.checkpoints.clone() else {
+            return false;
+        };
+        let paths = vec![path.to_string()];
+        let Ok((turn, changes)) = tokio::task::spawn_blocking(move || c.after_hooks(&paths)).await
+        else {
+            return false;
+        };
+        if changes.is_empty() {
+            return false;
+        }
+        self.emit(Event::FilesChanged {
+            turn,
+            call_id: format!("hook:file_changed:{path}"),
+            tool: "file_changed hooks".into(),
+            changes,
+        });
+        true
     }
 
     /// `stop`, when the model has finished: the reason of a hook that blocks is sent to the

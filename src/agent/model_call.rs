@@ -19,6 +19,16 @@ use crate::protocol::{Event, Usage};
 const ANSWER_TOKENS: u32 = 16_384;
 /// The fewest output tokens a request asks for, however full the window.
 const MIN_OUTPUT_TOKENS: u32 = 1_024;
+/// What follows the shown part of an answer the person stopped, in the conversation.
+pub(crate) const INTERRUPTED_BY_USER: &str = "[interrupted by the user]";
+
+/// What a model call has streamed so far: the text the person saw, and the tool calls that came
+/// whole.
+#[derive(Default)]
+struct Shown {
+    text: String,
+    calls: usize,
+}
 
 impl Conversation {
     /// The output tokens to ask for: the answer allowance plus the thinking budget, within the
@@ -84,10 +94,29 @@ impl Conversation {
         let span =
             crate::telemetry::model_call_span(self.model.provider(), self.model.model(), size);
         let started = Instant::now();
-        let result = self
-            .stream_model(&request, size, cancel)
+        let mut shown = Shown::default();
+        let mut result = self
+            .stream_model(&request, size, cancel, &mut shown)
             .instrument(span.clone())
             .await;
+        // A stream the server cut is asked for once more while nothing of it can have acted: no
+        // tool call came whole yet. The person sees the cut and the new answer; what the cut one
+        // showed is not the model's answer, so it does not join the conversation.
+        if let Err(e @ ModelError::StreamCut { .. }) = &result
+            && shown.calls == 0
+            && !cancel.is_cancelled()
+            && self.budget.take_model_call(&self.limits).is_ok()
+        {
+            self.emit(Event::AnswerRetried {
+                reason: format!("{}: {e}", e.code()),
+                shown_chars: shown.text.chars().count(),
+            });
+            shown = Shown::default();
+            result = self
+                .stream_model(&request, size, cancel, &mut shown)
+                .instrument(span.clone())
+                .await;
+        }
         span.record("duration_ms", started.elapsed().as_millis() as u64);
         match &result {
             Ok(t) => {
@@ -100,6 +129,11 @@ impl Conversation {
             Err(e) => {
                 span.record("outcome", e.code().as_str());
             }
+        }
+        if let Err(e) = &result
+            && !shown.text.is_empty()
+        {
+            self.keep_interrupted(shown.text, e);
         }
         match result {
             Ok(r) => Ok(r),
@@ -116,11 +150,33 @@ impl Conversation {
         }
     }
 
+    /// An answer that stopped before its end (the person interrupted it, the stream broke)
+    /// after some of its text was shown: that text joins the conversation as the assistant's
+    /// message with a note saying it was cut, so "continue" has something to continue and the
+    /// journal (which rebuilds the history from `MessageCompleted`) keeps it for a resume.
+    fn keep_interrupted(&mut self, shown: String, error: &ModelError) {
+        let note = match error {
+            ModelError::Cancelled => INTERRUPTED_BY_USER.to_string(),
+            other => format!("[the answer was cut off: {}]", other.code()),
+        };
+        let text = format!("{}\n\n{note}", shown.trim_end());
+        self.emit(Event::MessageCompleted {
+            text: text.clone(),
+            tool_calls: Vec::new(),
+        });
+        self.messages.push(crate::model::Message::Assistant {
+            text,
+            tool_calls: Vec::new(),
+            reasoning: Vec::new(),
+        });
+    }
+
     async fn stream_model(
         &mut self,
         request: &ModelRequest,
         request_bytes: usize,
         cancel: &CancellationToken,
+        shown: &mut Shown,
     ) -> Result<ModelTurn, ModelError> {
         let mut stream = tokio::select! {
             s = self.model.stream(request, cancel.clone()) => s?,
@@ -144,6 +200,7 @@ impl Conversation {
                     out_bytes += delta.len();
                     self.check_output(out_bytes)?;
                     text.push_str(&delta);
+                    shown.text.push_str(&delta);
                     self.emit(Event::MessageDelta { text: delta });
                 }
                 StreamEvent::ReasoningDelta(delta) => {
@@ -156,6 +213,7 @@ impl Conversation {
                 StreamEvent::ToolCall(call) => {
                     out_bytes += call.arguments.len();
                     self.check_output(out_bytes)?;
+                    shown.calls += 1;
                     calls.push(call);
                 }
                 StreamEvent::Usage(u) => call_usage = u,

@@ -167,6 +167,7 @@ impl Conversation {
             text,
             images: message_images,
         });
+        crate::model::drop_repeated_prompt(&mut self.messages);
         // The run deadline bounds each turn (`pablo run` has exactly one; an interactive session
         // that sat idle for an hour must not have its next turn cut at once). It cancels like an
         // interrupt, so the running tool is awaited, and then ends the turn as a spent budget.

@@ -63,6 +63,19 @@ impl Message {
     }
 }
 
+/// A prompt sent again after its turn failed with no answer is the same message right after
+/// itself: the two are one message, so the earlier copy goes. The agent does it as it sends the
+/// prompt; resume does it again from the journal, so both send the same conversation.
+pub(crate) fn drop_repeated_prompt(messages: &mut Vec<Message>) {
+    let n = messages.len();
+    if n >= 2
+        && matches!(messages[n - 1], Message::User { .. })
+        && messages[n - 1] == messages[n - 2]
+    {
+        messages.remove(n - 2);
+    }
+}
+
 /// Puts the notes of cleared tool results in place of the results (the agent does it to make
 /// room; resume does it again from the journal, so both send the same conversation). Results no
 /// longer in the conversation (compacted away) are skipped.

@@ -774,6 +774,14 @@ pub enum Event {
         /// The failed attempt's error code (`model_http_error`, `model_unreachable`).
         code: String,
     },
+    /// The answer streaming now was cut off by the server before any tool call of it came
+    /// whole, and the same request is sent again, once: the new answer streams in its place, and
+    /// the `shown_chars` characters of the cut one do not join the conversation. Live only.
+    AnswerRetried {
+        /// Why, with its code (`model_stream_cut: openai: the stream ended before …`).
+        reason: String,
+        shown_chars: usize,
+    },
     /// One of the person's hooks ran (docs/hooks.md): for which event, what it decided, and
     /// why. Journaled, so every hook run is on record.
     Hook {
@@ -866,6 +874,7 @@ impl Event {
                 | Event::McpServer { .. }
                 | Event::TurnRefused { .. }
                 | Event::Retry { .. }
+                | Event::AnswerRetried { .. }
         )
     }
 }

@@ -18,7 +18,7 @@ use super::checkpoint::history::prompt_with_note;
 use super::load::{LoadWarning, LoadedJournal};
 use super::{Header, format_ms};
 use crate::core::{ErrorCode, ToolFailure, tool_message};
-use crate::model::{Message, apply_clearing};
+use crate::model::{Message, apply_clearing, drop_repeated_prompt};
 use crate::policy::{PolicyEngine, PolicyError};
 use crate::protocol::{
     ApprovalAnswer, Event, PlanItem, Preview, ReasoningBlock, SessionSummary, ToolCall,
@@ -168,6 +168,7 @@ pub(crate) fn replay(journal: LoadedJournal) -> ResumeState {
         r.apply(&stamped.event);
         transcript.push(stamped.event);
     }
+    drop_repeated_prompt(&mut r.history);
     let interrupted = r.close_pending();
     let lost_background = r.background.into_values().filter(|s| s.running).collect();
     ResumeState {
@@ -192,6 +193,7 @@ pub(crate) fn rebuild(events: &[Event]) -> (Vec<Message>, History) {
     for e in events {
         r.apply(e);
     }
+    drop_repeated_prompt(&mut r.history);
     r.close_pending();
     (r.history, r.checkpoints)
 }
@@ -283,6 +285,21 @@ impl Replayer {
     }
 
     fn apply(&mut self, event: &Event) {
+        // Once the prompt before is whole (its attachments and notes joined it), a copy of the
+        // prompt before it goes, as the agent dropped it.
+        if matches!(
+            event,
+            Event::UserMessage { .. }
+                | Event::MessageCompleted { .. }
+                | Event::TurnCompleted { .. }
+                | Event::SessionStarted { .. }
+                | Event::ContextCompacted { .. }
+                | Event::ContextCleared { .. }
+                | Event::Hook { .. }
+        ) && !matches!(event, Event::Hook { event, .. } if event == "user_prompt_submit")
+        {
+            drop_repeated_prompt(&mut self.history);
+        }
         self.checkpoints.apply(event);
         if !matches!(event, Event::Hook { .. }) {
             self.stop_open = false;
@@ -412,6 +429,7 @@ impl Replayer {
             | Event::Error { .. }
             | Event::TurnRefused { .. }
             | Event::Retry { .. }
+            | Event::AnswerRetried { .. }
             // A subagent's conversation is its own: the parent's history has its answer as the
             // result of its call, and its usage in the parent's next `Usage`.
             | Event::SubagentStarted { .. }

@@ -62,8 +62,19 @@ pub(crate) struct ToolCell {
     /// How the person answered its approval prompt, in the past tense (`allowed once`): what
     /// stays of the prompt once it is answered.
     pub(crate) approval: Option<String>,
+    /// What its approval prompt offered, kept for the record of the answer (a resumed
+    /// session replays the question without opening the prompt).
+    pub(crate) asked: Option<Asked>,
     /// For an `agent.task` call: what its subagent is doing and has done.
     pub(crate) subagent: Option<SubagentProgress>,
+}
+
+/// What an approval prompt offered: the hunks of a file change, and the rule "allow always"
+/// saves.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Asked {
+    pub(crate) hunks: usize,
+    pub(crate) always_rule: Option<String>,
 }
 
 /// A subagent as its call's cell shows it: what it does now, what it has spent, and the calls
@@ -118,6 +129,7 @@ impl ToolCell {
             result: None,
             shown: None,
             approval: None,
+            asked: None,
             subagent: None,
         }
     }
@@ -579,6 +591,8 @@ fn result_lines(
     body: &mut Vec<Line<'static>>,
 ) {
     match result {
+        // The decision's record above already says it was rejected, and why.
+        ToolOutcome::Err { .. } if t.status == ToolStatus::Rejected && t.approval.is_some() => {}
         ToolOutcome::Err { error, .. } => {
             let line = Line::from(Span::styled(error.message.clone(), theme::error()));
             wrap_line(&line, body_width, 0, body);

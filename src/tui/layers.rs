@@ -249,25 +249,39 @@ impl ApprovalView {
                 Intent::None
             }
             // Why the focused hunk is dropped, for the model.
-            KeyCode::Char('e') | KeyCode::Char('E')
-                if self.accepted.get(self.focused) == Some(&false) =>
-            {
+            // Why the focused hunk is dropped, for the model; on a hunk still accepted, `e`
+            // drops it first (so what is typed next is always the note, never an answer).
+            KeyCode::Char('e') | KeyCode::Char('E') if self.hunk_count() > 1 => {
                 let note = self
                     .hunk_notes
                     .get(self.focused)
                     .cloned()
                     .flatten()
                     .unwrap_or_default();
+                let dropping = self.accepted.get(self.focused) == Some(&true);
+                if let Some(a) = self.accepted.get_mut(self.focused) {
+                    *a = false;
+                }
                 self.mode = ApprovalMode::HunkNote(self.focused, note);
+                let hunks: Vec<usize> = (0..self.accepted.len())
+                    .filter(|i| self.accepted[*i])
+                    .collect();
+                if dropping && self.diagnostics.active() && !hunks.is_empty() {
+                    return Intent::CheckHunks {
+                        call_id: self.call_id.clone(),
+                        hunks,
+                    };
+                }
                 Intent::None
             }
+            // The hunk keys stop at the ends: past the last hunk is not the first one again.
             KeyCode::Char(']') | KeyCode::Tab if self.hunk_count() > 0 => {
-                self.focused = (self.focused + 1) % self.hunk_count();
+                self.focused = (self.focused + 1).min(self.hunk_count() - 1);
                 self.scroll_to_hunk(body_width);
                 Intent::None
             }
             KeyCode::Char('[') | KeyCode::BackTab if self.hunk_count() > 0 => {
-                self.focused = self.focused.checked_sub(1).unwrap_or(self.hunk_count() - 1);
+                self.focused = self.focused.saturating_sub(1);
                 self.scroll_to_hunk(body_width);
                 Intent::None
             }
@@ -469,6 +483,17 @@ impl ApprovalView {
     /// The fixed footer: the answers (or the note being typed).
     pub(crate) fn footer(&self, width: usize) -> Vec<Line<'static>> {
         let mut out = Vec::new();
+        // Once the body scrolls past the language servers' verdict, its first line stays here,
+        // in sight while the later hunks are reviewed.
+        if self.scroll > 0
+            && let Some(summary) = self
+                .diagnostics
+                .lines(&self.accepted, width)
+                .into_iter()
+                .next()
+        {
+            out.push(summary);
+        }
         if let ApprovalMode::HunkNote(hunk, note) = &self.mode {
             let l = Line::from(vec![
                 Span::styled(
@@ -567,6 +592,8 @@ impl ApprovalView {
             keys.push(("[ ]", "prev/next hunk"));
             if self.accepted.get(self.focused) == Some(&false) {
                 keys.push(("e", "why dropped"));
+            } else {
+                keys.push(("e", "drop + note"));
             }
         }
         keys.push((

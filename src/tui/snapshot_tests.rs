@@ -812,3 +812,15 @@ fn a_refused_turn_gives_the_prompt_back_and_keeps_what_was_typed_since() {
     s.apply(refused("see @a.png"));
     assert_eq!(s.composer().text(), "see @a.png\nand also");
 }
+
+#[test]
+fn messages_typed_during_a_turn_wait_above_the_composer() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "fix the failing test");
+    s.apply(Event::MessageDelta {
+        text: "Looking at the test first.".into(),
+    });
+    s.submit("then update the docs".into());
+    s.submit("and the changelog,\nwith a line for the fix".into());
+    snap!("composer_with_queued_messages", draw(&mut s, 80, 16));
+}

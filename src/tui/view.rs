@@ -39,6 +39,47 @@ fn composer_lines(state: &AppState, width: u16) -> (Vec<Line<'static>>, (usize, 
         .layout(width.saturating_sub(3) as usize, placeholder(state))
 }
 
+/// Most queued messages listed above the composer (the rest are counted).
+const QUEUE_MAX_SHOWN: usize = 3;
+
+/// The messages typed during the turn, waiting to be sent when it ends: shown above the
+/// composer, with the key that takes them back.
+fn queue_lines(state: &AppState, width: u16) -> Vec<Line<'static>> {
+    let queued = state.queued();
+    if queued.is_empty() {
+        return Vec::new();
+    }
+    let room = (width as usize).saturating_sub(14);
+    let mut out: Vec<Line<'static>> = queued
+        .iter()
+        .take(QUEUE_MAX_SHOWN)
+        .map(|q| {
+            let first = q.lines().next().unwrap_or("");
+            let more = if q.lines().nth(1).is_some() {
+                " …"
+            } else {
+                ""
+            };
+            Line::from(vec![
+                Span::styled(" ↳ queued  ", theme::dim()),
+                Span::raw(truncate(&format!("{first}{more}"), room)),
+            ])
+        })
+        .collect();
+    if queued.len() > QUEUE_MAX_SHOWN {
+        out.push(Line::from(Span::styled(
+            format!("   … and {} more", queued.len() - QUEUE_MAX_SHOWN),
+            theme::dim(),
+        )));
+    }
+    out.push(Line::from(vec![
+        Span::styled("   sent when this turn ends · ", theme::dim()),
+        Span::styled("esc", theme::key()),
+        Span::styled(" interrupts and takes them back to edit", theme::dim()),
+    ]));
+    out
+}
+
 fn placeholder(state: &AppState) -> &'static str {
     if state.turn_running() {
         "working… (esc interrupts; you can type the next message)"
@@ -60,7 +101,9 @@ pub(crate) const POPUP_MAX_ROWS: u16 = 16;
 
 pub(crate) fn inline_height(state: &AppState, width: u16, rows: u16) -> u16 {
     let (lines, _) = composer_lines(state, width);
-    let composer_h = lines.len().clamp(1, COMPOSER_MAX_LINES) as u16 + 1;
+    let composer_h = lines.len().clamp(1, COMPOSER_MAX_LINES) as u16
+        + 1
+        + queue_lines(state, width).len() as u16;
     let strip_h = strip_height(state, false);
     let fixed = composer_h + 1 + strip_h;
     let prompt_h = match state.layers().last() {
@@ -93,7 +136,9 @@ fn strip_height(state: &AppState, wide: bool) -> u16 {
 
 pub(crate) fn layout(state: &AppState, area: Rect) -> Areas {
     let (lines, _) = composer_lines(state, area.width);
-    let composer_h = lines.len().clamp(1, COMPOSER_MAX_LINES) as u16 + 1;
+    let composer_h = lines.len().clamp(1, COMPOSER_MAX_LINES) as u16
+        + 1
+        + queue_lines(state, area.width).len() as u16;
     let status_h = 1;
     // Inline, the checklist is always the strip: the viewport is too short for a side panel.
     let wide = area.width >= WIDE && !is_inline_frame(state);
@@ -170,7 +215,8 @@ pub(crate) fn cursor_position(state: &AppState, area: Rect) -> Option<Position> 
     let a = layout(state, area);
     let (_, (row, col)) = composer_lines(state, area.width);
     let first = row.saturating_sub(COMPOSER_MAX_LINES - 1);
-    let y = a.composer.y + 1 + (row - first) as u16;
+    let queued = queue_lines(state, area.width).len() as u16;
+    let y = a.composer.y + 1 + queued + (row - first) as u16;
     let x = a.composer.x + 2 + col as u16;
     (y < a.composer.y + a.composer.height && x < area.width).then_some(Position::new(x, y))
 }
@@ -418,21 +464,27 @@ fn draw_composer(state: &AppState, area: Rect, buf: &mut Buffer) {
             theme::accent()
         });
     block.render(area, buf);
+    let queued = queue_lines(state, area.width);
+    for (i, l) in queued.iter().enumerate() {
+        let y = area.y + 1 + i as u16;
+        if y < area.y + area.height {
+            buf.set_line(area.x, y, l, area.width);
+        }
+    }
+    let top = area.y + 1 + queued.len() as u16;
+    if top >= area.y + area.height {
+        return;
+    }
     let (lines, (row, _)) = composer_lines(state, area.width);
     let first = row.saturating_sub(COMPOSER_MAX_LINES - 1);
-    buf.set_string(area.x, area.y + 1, "›", theme::user());
+    buf.set_string(area.x, top, "›", theme::user());
     for (i, l) in lines
         .iter()
         .skip(first)
-        .take(area.height.saturating_sub(1) as usize)
+        .take((area.y + area.height - top) as usize)
         .enumerate()
     {
-        buf.set_line(
-            area.x + 2,
-            area.y + 1 + i as u16,
-            l,
-            area.width.saturating_sub(3),
-        );
+        buf.set_line(area.x + 2, top + i as u16, l, area.width.saturating_sub(3));
     }
 }
 

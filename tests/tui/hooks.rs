@@ -45,3 +45,71 @@ async fn a_guard_that_exits_2_shows_blocked_by_hook_in_the_tool_cell_and_nothing
     t.send("\x03");
     assert!(t.wait_exit().success());
 }
+
+/// A formatter as a person writes one for `file_changed`: it reads the hook's JSON on stdin and
+/// rewrites the changed file in place (here: upper case).
+const FORMATTER: &str = r#"input=$(cat)
+f=$(printf '%s' "$input" | sed -n 's/.*"file_path":"\([^"]*\)".*/\1/p')
+tr a-z A-Z < "$f" > "$f.fmt" && cat "$f.fmt" > "$f" && rm "$f.fmt"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_formatter_hooks_rewrite_belongs_to_the_turn_so_undo_restores_it_and_the_model_hears_of_it()
+ {
+    let server = ScriptedServer::start().await;
+    let sandbox = Sandbox::new();
+    let script = sandbox.root().join("fmt.sh");
+    std::fs::write(&script, FORMATTER).unwrap();
+    sandbox.user_config(&format!(
+        "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n\n\
+         [[hooks.file_changed]]\nname = \"fmt\"\ncommand = \"sh {}\"\n",
+        server.base_url(),
+        script.display()
+    ));
+    let ws = sandbox.workspace();
+    std::fs::write(ws.join("notes.txt"), "hello\n").unwrap();
+    let args = json!({
+        "path": "notes.txt",
+        "text": "hello world\n",
+        "expected_revision": crate::support::revision_of(b"hello\n"),
+    })
+    .to_string();
+    server.push(ScriptedResponse::sse(openai::tool_call_answer(
+        "w1",
+        "fs_write",
+        &[&args],
+    )));
+    server.push(ScriptedResponse::sse(openai::text_answer("Written.")));
+    server.push(ScriptedResponse::sse(openai::text_answer("Noted.")));
+    let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+    t.wait_for("Ask pablo to do something");
+    t.send("greet the world\r");
+    t.wait_for("Apply this change to notes.txt?");
+    t.send("y");
+    t.wait_for("Written.");
+    t.wait_for("Ask pablo to do something");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "HELLO WORLD\n",
+        "the formatter ran"
+    );
+    // The formatter's rewrite is the turn's own: undo offers the file and takes both back.
+    t.send("/undo\r");
+    t.wait_for("restore 1 file");
+    t.send("y");
+    t.wait_for("Undid turn 1");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "hello\n"
+    );
+    t.send("what now?\r");
+    t.wait_for("Noted.");
+    let asked = super::last_user_text(&server);
+    assert!(
+        asked.contains("the file_changed hook rewrote notes.txt after this turn's change"),
+        "{asked}"
+    );
+    t.send("\x03");
+    t.send("\x03");
+    assert!(t.wait_exit().success());
+}

@@ -171,6 +171,43 @@ impl Checkpoints {
         (turn, changes)
     }
 
+    /// After the session's own hooks ran on `paths` (a formatter on `file_changed`): what each
+    /// of them holds now that differs from what pablo last left it as, recorded into the
+    /// running turn. The hooks' rewrite is then part of the turn: an undo takes it back with
+    /// the change it followed, instead of finding the file "changed since" and leaving it.
+    pub(crate) fn after_hooks(&self, paths: &[String]) -> (u32, Vec<FileChange>) {
+        let turn = lock(&self.live).turn;
+        let mut changes = Vec::new();
+        for path in paths {
+            let Ok(rel) = self.ws.parse(path) else {
+                continue;
+            };
+            let after = match self.ws.node(&rel) {
+                Ok(Node::File { .. }) => match self.ws.read_file(&rel) {
+                    Ok(f) => FileState::File {
+                        stored: self.keep(&f.revision, &f.bytes, false),
+                        size: f.bytes.len() as u64,
+                        hash: f.revision,
+                        mode: f.mode,
+                    },
+                    Err(_) => continue,
+                },
+                Ok(node) => super::plan::state_of_node(&node, &self.objects),
+                Err(_) => continue,
+            };
+            let before = lock(&self.history).known(path);
+            if !before.same(&after) {
+                changes.push(FileChange {
+                    path: path.clone(),
+                    before,
+                    after,
+                });
+            }
+        }
+        lock(&self.history).record(turn, &changes);
+        (turn, changes)
+    }
+
     /// Notes about what the scanner could not do (no inotify, …), for a warning.
     pub(crate) fn scan_notes(&self) -> Vec<String> {
         std::mem::take(&mut lock(&self.scanner).notes)

@@ -330,3 +330,44 @@ fn background_session_list_and_output() {
         })
     );
 }
+
+#[test]
+fn the_diagnostics_summary_stays_in_sight_while_a_later_hunk_is_reviewed() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "fix the mean");
+    s.apply(Event::ToolCallBegin {
+        call_id: "w1".into(),
+        tool: "fs.edit".into(),
+        arguments: json!({"path": "bin/stats.sh"}),
+    });
+    s.apply(Event::ApprovalRequest {
+        call_id: "w1".into(),
+        tool: "fs.edit".into(),
+        preview: Preview::FileChange(two_hunk_change()),
+        verdict: ask("allow fs.edit for this session"),
+    });
+    s.apply(Event::PreviewDiagnostics {
+        call_id: "w1".into(),
+        hunks: None,
+        diagnostics: PreviewDiagnostics::Ready(DiagnosticsDelta {
+            introduced: vec![Diagnostic {
+                line: 12,
+                column: 3,
+                severity: Severity::Error,
+                message: "the mentioned syntax error was in this function".into(),
+                source: Some("shellcheck".into()),
+                code: Some("SC1009".into()),
+            }],
+            servers: vec!["bash-language-server".into()],
+            ..Default::default()
+        }),
+    });
+    // The second hunk, on a screen too short for the whole body: the body scrolls to it.
+    s.handle_key(key(KeyCode::Char(']')));
+    let screen = draw(&mut s, 100, 20);
+    assert!(
+        screen.contains("diagnostics: introduces 1 error"),
+        "{screen}"
+    );
+    snap!("approval_diagnostics_on_a_later_hunk", screen);
+}

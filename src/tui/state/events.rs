@@ -1,6 +1,6 @@
 //! How agent events change the state.
 
-use super::super::cells::{CellKind, NoticeLevel, ToolCell, ToolStatus};
+use super::super::cells::{Asked, CellKind, NoticeLevel, ToolCell, ToolStatus};
 use super::super::info::Info;
 use super::super::layers::{ApprovalView, ArtifactsView, Layer, MemoryView};
 use super::super::restore::{RestoreView, RewindView};
@@ -14,20 +14,25 @@ use crate::protocol::{
 };
 
 /// What stays of an answered approval prompt: the answer in the past tense.
-fn approval_record(answer: &ApprovalAnswer, view: Option<&ApprovalView>) -> String {
+fn approval_record(answer: &ApprovalAnswer, asked: &Asked) -> String {
     match answer {
         ApprovalAnswer::AllowOnce => "allowed once".into(),
-        ApprovalAnswer::AllowAlways => match view.and_then(|v| v.verdict.always_rule.as_deref()) {
+        ApprovalAnswer::AllowAlways => match asked.always_rule.as_deref() {
             Some(rule) => format!("allowed always: {rule}"),
             None => "allowed always".into(),
         },
-        ApprovalAnswer::AllowHunks { hunks, .. } => {
-            let of = view.map_or(0, |v| v.accepted.len());
-            format!(
+        ApprovalAnswer::AllowHunks { hunks, notes } => {
+            let of = asked.hunks;
+            let mut record = format!(
                 "allowed {} of {of} hunk{}",
                 hunks.len(),
                 if of == 1 { "" } else { "s" }
-            )
+            );
+            // The reasons given for the hunks left out stay with the decision.
+            for n in notes {
+                record.push_str(&format!(" · hunk {} dropped: {}", n.hunk + 1, n.note));
+            }
+            record
         }
         // The word is the code the call then gets.
         ApprovalAnswer::Reject { note: Some(note) } => format!("{}: {note}", ErrorCode::Rejected),
@@ -68,6 +73,7 @@ impl AppState {
                 let cell = self.transcript.push(CellKind::User(text));
                 if !self.from_replay {
                     self.turns.running = true;
+                    self.turns.sent = false;
                     self.turns.started_at = Some(self.clock.now);
                 }
                 self.turns.count += 1;
@@ -186,6 +192,10 @@ impl AppState {
                 text,
             } => {
                 self.notice(NoticeLevel::Error, format!("{code}: {message}"));
+                self.turns.sent = false;
+                self.turns.running = false;
+                // What was queued behind it comes back too, after it.
+                self.take_back_queued();
                 // The prompt comes back to be changed; anything typed since stays after it.
                 let typed = self.composer.text().to_string();
                 if typed.is_empty() {
@@ -214,6 +224,11 @@ impl AppState {
                     ),
                     StopReason::EndTurn | StopReason::BudgetExhausted | StopReason::Error => {}
                 }
+                self.turns.sent = false;
+                self.release_queued(matches!(
+                    stop_reason,
+                    StopReason::EndTurn | StopReason::MaxTokens
+                ));
             }
             Event::ContextCompacted {
                 replaced_messages, ..
@@ -238,6 +253,16 @@ impl AppState {
                     reason,
                 });
             }
+            Event::AnswerRetried {
+                reason,
+                shown_chars,
+            } => self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "the answer above was cut off after {shown_chars} characters ({reason}); \
+                     asking again, once: the new answer replaces it"
+                ),
+            ),
             // The terminal shell runs only with an editor front-end; the TUI never offers one.
             // The other kinds are handled by the `apply_*` of their group.
             _ => {}
@@ -340,8 +365,16 @@ impl AppState {
             } => {
                 let mut summary = String::new();
                 let mut from = None;
+                let asked = Asked {
+                    hunks: match &preview {
+                        Preview::FileChange(fc) => fc.hunks.len(),
+                        _ => 0,
+                    },
+                    always_rule: verdict.always_rule.clone(),
+                };
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
                     t.status = ToolStatus::AwaitingApproval;
+                    t.asked = Some(asked);
                     summary = t.summary.clone();
                 } else if let Some((agent, call)) = self.subagent_call_label(&call_id) {
                     summary = call;
@@ -369,7 +402,14 @@ impl AppState {
                 // The saved rule itself is listed by `/rules`, which asks the policy store.
                 let view = self.take_approval(&call_id);
                 if let Some(t) = self.transcript.tool_mut(&call_id) {
-                    t.approval = Some(approval_record(&answer, view.as_ref()));
+                    let asked = match &view {
+                        Some(v) => Asked {
+                            hunks: v.accepted.len(),
+                            always_rule: v.verdict.always_rule.clone(),
+                        },
+                        None => t.asked.clone().unwrap_or_default(),
+                    };
+                    t.approval = Some(approval_record(&answer, &asked));
                     t.status = match answer {
                         ApprovalAnswer::Reject { .. } => ToolStatus::Rejected,
                         _ => ToolStatus::Pending,
@@ -539,7 +579,7 @@ impl AppState {
         true
     }
 
-    fn finish_streaming(&mut self) {
+    pub(super) fn finish_streaming(&mut self) {
         if let Some(cell) = self.transcript.last_mut()
             && let CellKind::Assistant { streaming, .. } | CellKind::Reasoning { streaming, .. } =
                 &mut cell.kind

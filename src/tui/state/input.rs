@@ -172,7 +172,11 @@ impl AppState {
     pub(super) fn interrupt(&mut self) {
         if self.turns.running {
             self.outbox.push(Op::Interrupt);
-            self.hint = Some("interrupting…".into());
+            self.hint = Some(if self.take_back_queued() {
+                "interrupting… your queued messages are back in the composer".into()
+            } else {
+                "interrupting…".into()
+            });
         }
     }
 

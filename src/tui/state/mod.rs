@@ -184,6 +184,11 @@ struct Turns {
     cells: Vec<(u64, usize)>,
     /// Reasoning deltas arrived for the model call in progress.
     live_reasoning: bool,
+    /// A prompt was sent and its turn has not begun yet (the agent has not echoed it).
+    sent: bool,
+    /// Messages typed while a turn runs, oldest first: each is sent when the turn before it
+    /// ends by itself; an interrupt gives them back to the composer.
+    queued: Vec<String>,
 }
 
 /// How the loop comes to an end.
@@ -465,6 +470,11 @@ impl AppState {
         self.turns.running
     }
 
+    /// The messages waiting for the running turn to end, oldest first.
+    pub(crate) fn queued(&self) -> &[String] {
+        &self.turns.queued
+    }
+
     pub(crate) fn turns(&self) -> u64 {
         self.turns.count
     }
@@ -610,6 +620,8 @@ impl AppState {
     }
 
     fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {
+        // A line under an answer ends it: its cursor must not stay behind in the scrollback.
+        self.finish_streaming();
         self.transcript.push(super::cells::CellKind::Notice {
             level,
             text: text.into(),

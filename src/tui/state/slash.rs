@@ -20,6 +20,16 @@ fn split_model_choice(text: &str) -> (Option<&str>, &str) {
 impl AppState {
     /// Sends a user turn, or runs a slash command.
     pub(crate) fn submit(&mut self, text: String) {
+        // A message typed while a turn runs waits, in sight, for it to end; a built-in command
+        // acts now.
+        let builtin = text
+            .strip_prefix('/')
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|name| commands::find(name).is_some());
+        if !builtin && (self.turns.running || self.turns.sent) {
+            self.turns.queued.push(text);
+            return;
+        }
         if let Some(rest) = text.strip_prefix('/') {
             let mut parts = rest.split_whitespace();
             let name = parts.next().unwrap_or("");
@@ -28,6 +38,7 @@ impl AppState {
             if let Some((server, _)) = name.split_once(':')
                 && self.mcp.iter().any(|s| s.name == server)
             {
+                self.turns.sent = true;
                 self.outbox.push(Op::user_turn(text));
                 self.transcript.scroll_to_bottom();
                 return;
@@ -36,6 +47,7 @@ impl AppState {
                 self.run_command(cmd.id, &args);
             } else if let Some(custom) = self.composer.custom.iter().find(|c| c.name == name) {
                 let rest = rest[name.len()..].trim();
+                self.turns.sent = true;
                 self.outbox.push(Op::user_turn(custom.expand(rest)));
                 self.transcript.scroll_to_bottom();
             } else {
@@ -46,8 +58,42 @@ impl AppState {
             }
             return;
         }
+        self.turns.sent = true;
         self.outbox.push(Op::user_turn(text));
         self.transcript.scroll_to_bottom();
+    }
+
+    /// The queued messages go back into the composer, before what is typed there, to be
+    /// edited and sent by hand; true when there were any.
+    pub(super) fn take_back_queued(&mut self) -> bool {
+        if self.turns.queued.is_empty() {
+            return false;
+        }
+        let mut parts = std::mem::take(&mut self.turns.queued);
+        let typed = self.composer.text().to_string();
+        if !typed.is_empty() {
+            parts.push(typed);
+        }
+        self.composer.set_text(&parts.join("\n"));
+        true
+    }
+
+    /// The turn ended: the next queued message goes when it ended by itself; after an
+    /// interrupt or a failure they wait in the composer instead.
+    pub(super) fn release_queued(&mut self, ended_by_itself: bool) {
+        if self.from_replay || self.turns.queued.is_empty() {
+            return;
+        }
+        if ended_by_itself {
+            let next = self.turns.queued.remove(0);
+            self.submit(next);
+        } else if self.take_back_queued() {
+            self.notice(
+                NoticeLevel::Info,
+                "the turn did not finish, so your queued messages were not sent: they are back \
+                 in the composer",
+            );
+        }
     }
 
     fn run_command(&mut self, id: CommandId, args: &[&str]) {
