@@ -183,15 +183,15 @@ fn unknown_command_word<'w>(words: &'w [Word], u: &'w Unwrapped) -> Option<&'w s
 
 /// The result of looking through wrappers.
 #[derive(Default)]
-struct Unwrapped {
+pub(super) struct Unwrapped {
     /// Index of the effective command word in `words`.
-    start: usize,
+    pub(super) start: usize,
     /// `env` assignments and options that change the environment.
     env_changes: Vec<String>,
     /// The `xargs …` words before its inner command.
     xargs: Option<(usize, usize)>,
     /// `sh -c SCRIPT`: the shell word index and the script.
-    shell: Option<(usize, String)>,
+    pub(super) shell: Option<(usize, String)>,
     /// Why a wrapper could not be looked through.
     unprovable: Option<String>,
     /// `sh -c WORD` where WORD is not literal: the program the shell would run is unknown.
@@ -226,7 +226,7 @@ fn fail(u: &mut Unwrapped, what: String) {
     u.unprovable = Some(what);
 }
 
-fn unwrap(resolver: &Resolver, words: &[Word], cwd: &str) -> Unwrapped {
+pub(super) fn unwrap(resolver: &Resolver, words: &[Word], cwd: &str) -> Unwrapped {
     let mut u = Unwrapped::default();
     let mut i = 0;
     // Each pass consumes one wrapper; the bound keeps a pathological chain finite.

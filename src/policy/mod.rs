@@ -28,6 +28,7 @@ pub(crate) mod shell;
 mod shell_helper;
 pub(crate) mod static_policy;
 pub(crate) mod store;
+mod unwrapped;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
