@@ -450,6 +450,12 @@ mod tests {
         assert!(workspace_program("~/.config/pablo/hooks/fmt.sh", ws).is_none());
         assert!(workspace_program("/usr/local/bin/guard", ws).is_none());
         assert!(workspace_program("cat > /dev/null; exit 2", ws).is_none());
+        // A redirection is not a program, however it is written.
+        assert!(workspace_program("cat >/dev/null 2>>log/err", ws).is_none());
+        assert_eq!(
+            workspace_program("cat 2>/dev/null; ./tools/fmt.sh >/dev/null", ws).as_deref(),
+            Some("`./tools/fmt.sh`")
+        );
     }
 
     #[test]
