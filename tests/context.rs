@@ -363,3 +363,76 @@ mod binary {
         assert!(!system.contains("short reports"), "{system}");
     }
 }
+
+#[tokio::test]
+async fn huge_sparse_files_are_bounded_before_they_are_read() {
+    use std::os::unix::fs::FileExt;
+    // 16 GiB each, costing no disk; pablo runs with 6 GiB of address space, so any read of one
+    // whole fails (or aborts) instead of passing slowly.
+    const HUGE: u64 = 16 << 30;
+    let sandbox = Sandbox::new();
+    let ws = sandbox.workspace();
+    let agents = std::fs::File::create(ws.join("AGENTS.md")).unwrap();
+    agents.set_len(HUGE).unwrap();
+    agents
+        .write_all_at(b"\nThe last word: indent with tabs.\n", HUGE)
+        .unwrap();
+    std::fs::File::create(ws.join("big.txt"))
+        .unwrap()
+        .set_len(HUGE)
+        .unwrap();
+    std::fs::write(ws.join("small.txt"), "a needle here\n").unwrap();
+    // Out of the checkpoints' way (they hash a large file in a bounded buffer, but all of it).
+    std::fs::write(ws.join(".gitignore"), "AGENTS.md\nbig.txt\n").unwrap();
+    let server = ScriptedServer::start().await;
+    use crate::support::run::{call, say};
+    server.push(call(
+        "c1",
+        "fs_read",
+        &json!({"path": "big.txt", "limit": 100}),
+    ));
+    server.push(call(
+        "c2",
+        "fs_search",
+        &json!({"query": "needle", "include_ignored": true}),
+    ));
+    server.push(say("done"));
+    // The same command under `ulimit -v` (6 GiB of address space).
+    let plain = sandbox.run_json(&server.base_url(), "look");
+    let plain = plain.as_std();
+    let mut cmd = tokio::process::Command::new("/bin/sh");
+    cmd.env_clear();
+    for (k, v) in plain.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    cmd.current_dir(&ws)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .args(["-c", "ulimit -v 6291456 && exec \"$@\"", "sh"])
+        .arg(plain.get_program())
+        .args(plain.get_args());
+    let out = crate::support::run::run_within(cmd, Duration::from_secs(60))
+        .await
+        .succeeded();
+    let system = server.requests()[0].json()["messages"][0]["content"].to_string();
+    assert!(
+        system.contains("project instructions cut"),
+        "{}",
+        &system[..200.min(system.len())]
+    );
+    assert!(system.contains("The last word: indent with tabs."));
+    let results = out.results();
+    assert_eq!(
+        results[0]["error"]["code"], "file_too_large",
+        "{}",
+        results[0]
+    );
+    assert_eq!(results[1]["ok"], true, "{}", results[1]);
+    assert!(
+        results[1].to_string().contains("small.txt"),
+        "{}",
+        results[1]
+    );
+}

@@ -598,3 +598,358 @@ async fn the_model_cannot_add_a_hook_by_writing_the_project_config() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(!marker.exists(), "a hook the model planted ran");
 }
+
+#[tokio::test]
+async fn a_hook_written_with_a_tilde_path_as_the_docs_write_it_runs() {
+    let sandbox = Sandbox::new();
+    // The docs' own form: `command = "~/.config/pablo/hooks/guard.sh"`, under the person's HOME.
+    let dir = sandbox.root().join("home/.config/pablo/hooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let marker = sandbox.root().join("guard.ran");
+    let guard = dir.join("guard.sh");
+    std::fs::write(
+        &guard,
+        format!(
+            "#!/bin/sh\ncat > /dev/null\ntouch {}\nexit 0\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&guard, std::fs::Permissions::from_mode(0o755)).unwrap();
+    sandbox.user_config(
+        "[[hooks.pre_tool_use]]\nname = \"lint-guard\"\nmatcher = 'shell\\.run'\n\
+         command = \"~/.config/pablo/hooks/guard.sh\"\n",
+    );
+    let server = ScriptedServer::start().await;
+    server.push(call("c1", "shell_run", &json!({"command": "echo hi"})));
+    server.push(say("ok"));
+    let out = run(&sandbox, &server, "say hi", &["--auto-approve"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let result = out.results()[0];
+    assert_eq!(result["ok"], true, "{result}");
+    assert_eq!(hooks(&out)[0]["decision"], "continue", "{:?}", hooks(&out));
+    assert!(marker.exists(), "the guard did not run");
+}
+
+#[tokio::test]
+async fn an_allow_from_one_hook_stands_beside_a_hook_that_only_exits_0_in_either_order() {
+    let allow = r#"cat > /dev/null; echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'"#;
+    let quiet = "cat > /dev/null; exit 0";
+    for (first, second) in [(allow, quiet), (quiet, allow)] {
+        let sandbox = Sandbox::new();
+        sandbox.user_config(&format!(
+            "[[hooks.pre_tool_use]]\nname = \"one\"\ncommand = {first:?}\n\n\
+             [[hooks.pre_tool_use]]\nname = \"two\"\ncommand = {second:?}\n"
+        ));
+        let server = ScriptedServer::start().await;
+        server.push(call(
+            "c1",
+            "shell_run",
+            &json!({"command": "touch made.txt"}),
+        ));
+        server.push(say("ok"));
+        // No --auto-approve: without the hook's allow this command would need a person.
+        let out = run(&sandbox, &server, "touch it", &[]).await;
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        let result = out.results()[0];
+        assert_eq!(result["ok"], true, "{first} then {second}: {result}");
+        assert!(sandbox.workspace().join("made.txt").exists());
+    }
+}
+
+#[tokio::test]
+async fn an_ask_from_one_hook_outweighs_an_allow_from_another_in_either_order() {
+    let allow = r#"cat > /dev/null; echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'"#;
+    let ask = r#"cat > /dev/null; echo '{"hookSpecificOutput":{"permissionDecision":"ask"}}'"#;
+    for (first, second) in [(allow, ask), (ask, allow)] {
+        let sandbox = Sandbox::new();
+        sandbox.user_config(&format!(
+            "[[hooks.pre_tool_use]]\nname = \"one\"\ncommand = {first:?}\n\n\
+             [[hooks.pre_tool_use]]\nname = \"two\"\ncommand = {second:?}\n"
+        ));
+        let server = ScriptedServer::start().await;
+        server.push(call(
+            "c1",
+            "shell_run",
+            &json!({"command": "touch made.txt"}),
+        ));
+        server.push(say("ok"));
+        let out = run(&sandbox, &server, "touch it", &[]).await;
+        let result = out.results()[0];
+        assert_eq!(
+            result["error"]["code"], "approval_required",
+            "{first} then {second}: {result}"
+        );
+        assert!(!sandbox.workspace().join("made.txt").exists());
+    }
+}
+
+#[tokio::test]
+async fn a_guard_answer_pablo_cannot_read_blocks_and_names_what_it_could_not_read() {
+    let answers = [
+        (r#"{"decision":"BLOCK"}"#, "BLOCK"),
+        (r#""deny""#, "a string"),
+        (r#"{"continue":"false"}"#, "false"),
+        (r#"{"decision":null}"#, "null"),
+        (r#"[{"decision":"block"}]"#, "an array"),
+        ("\u{feff}{\"decision\":\"approve\"}", "byte-order mark"),
+        (
+            r#"{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":"ls"}}"#,
+            "ls",
+        ),
+        (r#"{"decison":"block"}"#, "decison"),
+    ];
+    for (answer, named) in answers {
+        let sandbox = Sandbox::new();
+        let guard = sandbox.root().join("guard.sh");
+        std::fs::write(
+            &guard,
+            format!("#!/bin/sh\ncat > /dev/null\ncat <<'END'\n{answer}\nEND\n"),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&guard, std::fs::Permissions::from_mode(0o755)).unwrap();
+        sandbox.user_config(&format!(
+            "[[hooks.pre_tool_use]]\nname = \"guard\"\ncommand = {}\n",
+            toml_path(&guard)
+        ));
+        let server = ScriptedServer::start().await;
+        server.push(call(
+            "c1",
+            "shell_run",
+            &json!({"command": "touch made.txt"}),
+        ));
+        server.push(say("ok"));
+        let out = run(&sandbox, &server, "touch it", &["--auto-approve"]).await;
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        let result = out.results()[0];
+        assert_eq!(
+            result["error"]["code"], "hook_blocked",
+            "{answer}: {result}"
+        );
+        let message = result["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("blocked by hook guard: the hook failed") && message.contains(named),
+            "{answer}: {message}"
+        );
+        assert!(!sandbox.workspace().join("made.txt").exists(), "{answer}");
+        assert_eq!(hooks(&out)[0]["decision"], "failed_closed", "{answer}");
+    }
+}
+
+#[tokio::test]
+async fn the_workspace_program_warning_names_the_program_not_a_redirection() {
+    let sandbox = Sandbox::new();
+    let tools = sandbox.workspace().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::write(tools.join("fmt.sh"), "#!/bin/sh\nexit 0\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(tools.join("fmt.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    sandbox.user_config(
+        "[[hooks.user_prompt_submit]]\nname = \"quiet\"\ncommand = \"cat >/dev/null\"\n\n\
+         [[hooks.user_prompt_submit]]\nname = \"fmt\"\ncommand = \"cat 2>/dev/null >/dev/null; ./tools/fmt.sh >/dev/null\"\n",
+    );
+    let server = ScriptedServer::start().await;
+    server.push(say("ok"));
+    let out = run(&sandbox, &server, "hi", &[]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let said: Vec<String> = out
+        .of_type("warning")
+        .iter()
+        .filter_map(|w| w["message"].as_str().map(str::to_string))
+        .chain(out.stderr.lines().map(str::to_string))
+        .collect();
+    let warnings: Vec<&String> = said
+        .iter()
+        .filter(|l| l.contains("a file in the workspace"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{said:?}");
+    let w = warnings[0];
+    assert!(w.contains("hook fmt runs `./tools/fmt.sh`,"), "{w}");
+    assert!(!w.contains("/dev/null"), "{w}");
+    assert!(!w.contains("  "), "a run of spaces: {w:?}");
+}
+
+#[tokio::test]
+async fn a_command_matcher_sees_the_command_behind_every_wrapper() {
+    let sandbox = Sandbox::new();
+    sandbox.user_config(
+        "[[hooks.pre_tool_use]]\nname = \"no-curl\"\nmatcher = 'shell\\.run'\n\
+         command_matcher = '^curl'\n\
+         command = \"cat > /dev/null; echo 'no curl from the model' >&2; exit 2\"\n",
+    );
+    let wrapped = [
+        "env curl http://127.0.0.1:9/",
+        "env -i A=1 curl http://127.0.0.1:9/",
+        "timeout 5 curl http://127.0.0.1:9/",
+        "nice -n 5 curl http://127.0.0.1:9/",
+        "command curl http://127.0.0.1:9/",
+        "nohup curl http://127.0.0.1:9/",
+        "time -p curl http://127.0.0.1:9/",
+        "exec curl http://127.0.0.1:9/",
+        "echo http://127.0.0.1:9/ | xargs curl",
+        "sh -c 'curl http://127.0.0.1:9/'",
+        "env timeout 5 bash -c 'exec nice /usr/bin/curl http://127.0.0.1:9/'",
+    ];
+    let server = ScriptedServer::start().await;
+    for (i, c) in wrapped.iter().enumerate() {
+        server.push(call(&format!("c{i}"), "shell_run", &json!({"command": c})));
+    }
+    server.push(call("plain", "shell_run", &json!({"command": "echo curl"})));
+    server.push(say("ok"));
+    let out = run(&sandbox, &server, "fetch", &["--auto-approve"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let results = out.results();
+    for (i, c) in wrapped.iter().enumerate() {
+        assert_eq!(
+            results[i]["error"]["code"], "hook_blocked",
+            "{c}: {}",
+            results[i]
+        );
+    }
+    // `curl` as an argument is not the program: the guard is not asked.
+    assert_eq!(
+        results[wrapped.len()]["ok"],
+        true,
+        "{}",
+        results[wrapped.len()]
+    );
+    assert_eq!(hooks(&out).len(), wrapped.len());
+}
+
+#[tokio::test]
+async fn a_file_changed_hook_is_not_handed_a_link_the_model_made_to_a_file_outside() {
+    let sandbox = Sandbox::new();
+    let outside = sandbox.root().join("outside.rs");
+    std::fs::write(&outside, "fn main() {}\n").unwrap();
+    let log = sandbox.root().join("formatted.log");
+    // hooks.md's formatter, in miniature: rewrites the file it is handed.
+    let fmt = script(
+        &sandbox,
+        "fmt.sh",
+        &format!(
+            r#"p=$(sed -n 's/.*"file_path":"\([^"]*\)".*/\1/p')
+echo '// formatted' >> "$p"
+echo "$p" >> {}"#,
+            log.display()
+        ),
+    );
+    sandbox.user_config(&format!(
+        "[[hooks.file_changed]]\nname = \"rustfmt\"\nmatcher = '.*\\.rs'\ncommand = {}\n",
+        toml_path(&fmt)
+    ));
+    let server = ScriptedServer::start().await;
+    server.push(call(
+        "c1",
+        "shell_run",
+        &json!({"command": format!("ln -s {} link.rs && printf 'fn x() {{}}\\n' > real.rs", outside.display())}),
+    ));
+    server.push(say("done"));
+    let out = run(
+        &sandbox,
+        &server,
+        "link it",
+        &["--allow-write", "--auto-approve"],
+    )
+    .await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.results()[0]["ok"], true, "{:?}", out.results());
+    assert!(
+        std::fs::symlink_metadata(sandbox.workspace().join("link.rs"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "fn main() {}\n",
+        "a hook rewrote a file outside the workspace"
+    );
+    // The hook still ran for the ordinary file the same command wrote.
+    let logged = std::fs::read_to_string(&log).expect("the hook ran");
+    assert!(
+        logged.contains("real.rs") && !logged.contains("link.rs"),
+        "{logged}"
+    );
+    let warned = out
+        .of_type("warning")
+        .iter()
+        .any(|w| w.to_string().contains("not run for link.rs"));
+    assert!(warned, "{:?}", out.lines);
+}
+
+/// The pids of live processes whose command line holds `marker`.
+fn processes_marked(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_setsid_child_of_a_timed_out_hook_does_not_outlive_it() {
+    let sandbox = Sandbox::new();
+    let marker = format!("pablo-hook-daemon-{}", std::process::id());
+    let started = sandbox.root().join("daemon.started");
+    let hook = script(
+        &sandbox,
+        "slow.sh",
+        &format!(
+            "setsid sh -c 'touch {}; while :; do sleep 1; done' {marker} </dev/null >/dev/null 2>&1 &\n\
+             while :; do sleep 1; done",
+            started.display()
+        ),
+    );
+    sandbox.user_config(&format!(
+        "[[hooks.pre_tool_use]]\nname = \"slow\"\ntimeout_ms = 5000\ncommand = {}\n",
+        toml_path(&hook)
+    ));
+    let server = ScriptedServer::start().await;
+    server.push(call("c1", "shell_run", &json!({"command": "echo hi"})));
+    server.push(say("ok"));
+    let out = run(&sandbox, &server, "hi", &["--auto-approve"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(
+        hooks(&out)[0]["decision"],
+        "failed_closed",
+        "{:?}",
+        hooks(&out)
+    );
+    assert!(started.exists(), "the hook's daemon never started");
+    // A safety net of 20 s for the kernel to finish the kill, not a timing assertion.
+    let mut left = processes_marked(&marker);
+    for _ in 0..400 {
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        left = processes_marked(&marker);
+    }
+    for p in &left {
+        if let Some(p) = rustix::process::Pid::from_raw(*p) {
+            let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+        }
+    }
+    assert!(
+        left.is_empty(),
+        "the hook's setsid child outlived it: {left:?}"
+    );
+}

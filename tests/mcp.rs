@@ -870,3 +870,21 @@ async fn without_user_namespaces_a_killed_pablo_still_leaves_nothing_behind() {
         "still running after kill -9 of pablo: {left:?}"
     );
 }
+
+#[tokio::test]
+async fn a_server_that_floods_stderr_fills_a_bounded_log_not_the_disk() {
+    let model = ScriptedServer::start().await;
+    model.push(say("ok"));
+    let sandbox = Sandbox::new();
+    // 40 MB of stderr, then a last word, then it exits.
+    sandbox.user_config(
+        "[mcp_servers.flood]\ncommand = \"sh\"\n\
+         args = [\"-c\", \"head -c 40000000 /dev/zero | tr '\\\\0' x >&2; echo done >&2; exit 3\"]\n",
+    );
+    let r = run(sandbox.run_json(&model.base_url(), "hello")).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let log = sandbox.root().join("state/pablo/mcp/flood.log");
+    let len = std::fs::metadata(&log).unwrap().len();
+    assert!(len <= 8 * 1024 * 1024 + 512, "the log grew to {len} bytes");
+    assert!(len >= 8 * 1024 * 1024, "the log holds only {len} bytes");
+}

@@ -47,6 +47,39 @@ mod binary {
     }
 
     #[tokio::test]
+    async fn a_stream_of_keep_alive_comments_and_trickles_is_abandoned_as_stalled() {
+        let server = ScriptedServer::start().await;
+        // Never idle (a byte every 100 ms), never an answer: comments, then a data line that
+        // grows by one byte at a time and never ends. Some 30 s of it, far past the limit.
+        let mut stream = ScriptedResponse::new(200).header("content-type", "text/event-stream");
+        for _ in 0..10 {
+            stream = stream.delayed(Duration::from_millis(100), ": keep-alive\n\n");
+        }
+        stream = stream.delayed(Duration::from_millis(100), "data: {");
+        for _ in 0..300 {
+            stream = stream.delayed(Duration::from_millis(100), " ");
+        }
+        server.push(stream);
+        let sandbox = Sandbox::new();
+        sandbox.user_config("[limits]\nstream_progress_timeout_seconds = 2\n");
+        let out = output(sandbox.run_json(&server.base_url(), "say hi")).await;
+        let lines = json_lines(&out.stdout);
+        assert!(!out.status.success(), "{lines:?}");
+        let error = lines
+            .iter()
+            .find(|l| l["type"] == "error")
+            .unwrap_or_else(|| panic!("no error line: {lines:?}"));
+        assert_eq!(error["code"], "model_stream_stalled", "{error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("none of the answer for 2 s"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
     async fn pablo_run_without_any_provider_says_what_to_set_and_fails() {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()

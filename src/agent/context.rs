@@ -29,6 +29,32 @@ pub(crate) fn repository_root(dir: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// The last `cap` bytes of `file` at most (all of it when it is smaller), read without
+/// following a link and without reading the rest: only the end of an instructions file can
+/// survive the cut below, so a 3 GiB file (sparse, costing no disk) costs `cap` bytes to read.
+/// A file that is more than `cap` bytes gets one more byte, so the cut is noticed.
+fn read_tail(file: &Path, cap: u64) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(file)
+        .ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let len = meta.len();
+    let want = cap + 1;
+    if len > want {
+        f.seek(SeekFrom::Start(len - want)).ok()?;
+    }
+    let mut bytes = Vec::with_capacity(len.min(want) as usize);
+    f.take(want).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
 /// Collects `AGENTS.md` from the repository root down to `workspace` (just the workspace when it
 /// is not inside a repository).
 pub(crate) fn project_instructions(workspace: &Path) -> ProjectInstructions {
@@ -48,7 +74,7 @@ pub(crate) fn project_instructions(workspace: &Path) -> ProjectInstructions {
         if !meta.is_file() {
             continue;
         }
-        let Ok(bytes) = std::fs::read(&file) else {
+        let Some(bytes) = read_tail(&file, MAX_PROJECT_INSTRUCTIONS as u64) else {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes);

@@ -30,7 +30,7 @@ pub(super) struct Gate {
     pub(super) rewrite: Option<(String, Value)>,
     /// A hook said ask: policy's allow becomes a question to the person.
     pub(super) ask: Option<String>,
-    /// Every hook that said anything said allow: policy's ask needs no question.
+    /// A hook said allow and none said ask or deny: policy's ask needs no question.
     pub(super) allow: Option<String>,
 }
 
@@ -151,7 +151,9 @@ impl Conversation {
         if !hooks.any(HookEvent::PreToolUse) {
             return Ok(Gate::default());
         }
-        let matching = hooks.pre_tool_matching(tool.name(), || simple_commands(preview));
+        let matching = hooks.pre_tool_matching(tool.name(), || {
+            simple_commands(&self.shared.policy, preview)
+        });
         if matching.is_empty() {
             return Ok(Gate::default());
         }
@@ -169,7 +171,6 @@ impl Conversation {
             .run_hooks(HookEvent::PreToolUse, matching, &input)
             .await;
         let mut gate = Gate::default();
-        let mut all_allow = true;
         for ran in &runs {
             self.emit_hook(HookEvent::PreToolUse, ran, Some(&call.id), None, None);
             let a = &ran.answer;
@@ -184,16 +185,18 @@ impl Conversation {
             if let Some(new) = &a.updated_input {
                 gate.rewrite = Some((ran.name.clone(), new.clone()));
             }
+            // As Claude Code combines its hooks: deny over ask over allow over no opinion,
+            // whatever the order, so a hook that only watches (exit 0, nothing said) never
+            // takes away another's allow.
             match a.decision {
-                HookDecision::Ask => gate.ask = Some(ran.name.clone()),
+                HookDecision::Ask => {
+                    gate.ask.get_or_insert_with(|| ran.name.clone());
+                }
                 HookDecision::Allow => {
                     gate.allow.get_or_insert_with(|| ran.name.clone());
                 }
-                _ => all_allow = false,
+                _ => {}
             }
-        }
-        if !all_allow {
-            gate.allow = None;
         }
         Ok(gate)
     }
@@ -300,6 +303,12 @@ impl Conversation {
                 .cloned()
                 .collect();
             if matching.is_empty() {
+                continue;
+            }
+            if let Some(why) = outside_reach(self.shared.hooks.cwd(), &path) {
+                self.emit(Event::Warning {
+                    message: format!("file_changed hooks were not run for {path}: {why}"),
+                });
                 continue;
             }
             let input = self.hook_input(
@@ -479,22 +488,22 @@ impl Conversation {
     }
 }
 
-/// A shell command's simple commands as hooks' `command_matcher` sees them, parsed as policy
-/// parses them: the program's file name, then its arguments. A command the parser refuses is
-/// matched as written (policy refuses to run it anyway).
-fn simple_commands(preview: &Preview) -> Option<Vec<String>> {
+/// A shell command's simple commands as hooks' `command_matcher` sees them: each as written and
+/// each command a wrapper runs (`env`, `timeout`, `sh -c`, …), looked through as policy looks
+/// through them, so a guard on `^curl` also meets `env curl` and `sh -c 'curl …'`. Each is its
+/// program's file name, then its arguments. A command the parser refuses is matched as written
+/// (policy refuses to run it anyway).
+fn simple_commands(policy: &crate::policy::PolicyEngine, preview: &Preview) -> Option<Vec<String>> {
     let Preview::Command(cp) = preview else {
         return None;
     };
-    let Ok(parsed) = crate::policy::shell::parse(&cp.command) else {
-        return Some(vec![cp.command.clone()]);
-    };
     Some(
-        parsed
-            .iter()
-            .map(|c| {
-                let mut words: Vec<String> = c.words.iter().map(|w| w.text.clone()).collect();
-                if let Some(first) = words.first_mut()
+        policy
+            .effective_commands(&cp.command, &cp.cwd)
+            .into_iter()
+            .map(|mut words| {
+                // A refused line comes as one word with its spaces: it stays as written.
+                if let Some(first) = words.first_mut().filter(|w| !w.contains(' '))
                     && let Some(base) = first.rsplit('/').next()
                 {
                     *first = base.to_string();
@@ -503,6 +512,35 @@ fn simple_commands(preview: &Preview) -> Option<Vec<String>> {
             })
             .collect(),
     )
+}
+
+/// Why a changed `path` (workspace-relative) must not be handed to a `file_changed` hook, if it
+/// must not: it is a symbolic link (one the model's command may have made, pointing anywhere),
+/// or a directory on the way to it resolves outside the workspace. A hook runs outside the
+/// sandbox, and a formatter handed `src/x.rs -> ~/.bashrc` would rewrite the person's file.
+fn outside_reach(workspace: &std::path::Path, path: &str) -> Option<String> {
+    let full = workspace.join(path);
+    if let Ok(meta) = std::fs::symlink_metadata(&full)
+        && meta.file_type().is_symlink()
+    {
+        return Some("it is a symbolic link, which could lead outside the workspace".into());
+    }
+    let root = std::fs::canonicalize(workspace).ok()?;
+    // The nearest directory on the way that exists (a deleted file's may be gone too).
+    let mut dir = full.parent();
+    while let Some(d) = dir {
+        if let Ok(real) = std::fs::canonicalize(d) {
+            if !real.starts_with(&root) {
+                return Some(format!(
+                    "a directory on its way resolves outside the workspace ({})",
+                    real.display()
+                ));
+            }
+            return None;
+        }
+        dir = d.parent();
+    }
+    None
 }
 
 /// The result with the hooks' notes under `hook_notes` (of `data`, or of the error's `data`).

@@ -24,6 +24,8 @@ pub struct Limits {
     pub(crate) max_model_calls: Option<u64>,
     pub(crate) max_tool_calls: Option<u64>,
     pub(crate) stream_idle_timeout: Duration,
+    /// How long a model stream may deliver none of the answer.
+    pub(crate) stream_progress_timeout: Duration,
     /// When the request (system prompt, tools and messages, serialized) grows past this many
     /// bytes, the conversation is summarized even if the context window has room. Unbounded by
     /// default: the window decides (`agent::window`); set it to keep requests small on purpose.
@@ -53,6 +55,7 @@ impl Default for Limits {
             max_model_calls: None,
             max_tool_calls: None,
             stream_idle_timeout: Duration::from_secs(120),
+            stream_progress_timeout: Duration::from_secs(600),
             compact_at_bytes: usize::MAX,
             max_network_requests: 50,
             max_artifact_bytes: 5 * MIB,
@@ -101,6 +104,9 @@ impl Limits {
         }
         if let Some(s) = c.stream_idle_timeout_seconds {
             self.stream_idle_timeout = Duration::from_secs(s);
+        }
+        if let Some(s) = c.stream_progress_timeout_seconds {
+            self.stream_progress_timeout = Duration::from_secs(s.max(1));
         }
         if let Some(v) = c.max_parallel_subagents {
             self.max_parallel_subagents = v.max(1);

@@ -43,6 +43,9 @@ pub(crate) struct LimitsConfig {
     pub(crate) max_tool_calls: Option<u64>,
     /// Seconds without a byte on a model stream before it is abandoned.
     pub(crate) stream_idle_timeout_seconds: Option<u64>,
+    /// Seconds a model stream may deliver none of the answer (only comments, or bytes that
+    /// decode to nothing) before it is abandoned.
+    pub(crate) stream_progress_timeout_seconds: Option<u64>,
     /// Conversation size (bytes) at which older turns are summarized, on top of the context
     /// window's own bound.
     pub(crate) compact_at_bytes: Option<usize>,

@@ -139,6 +139,7 @@ error_codes! {
     ModelError = "model_error",
     ModelStreamCut = "model_stream_cut",
     ModelIdleTimeout = "model_idle_timeout",
+    ModelStreamStalled = "model_stream_stalled",
     ModelMalformedResponse = "model_malformed_response",
     ModelOutputTooLarge = "model_output_too_large",
     ModelConfig = "model_config",

@@ -10,7 +10,8 @@
 //!   not): a failure. Unlike Claude Code, for the events that guard ([`HookEvent::guards`]) a
 //!   failure blocks unless the entry says `on_failure = "allow"`.
 
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::{Map, Value};
 
 use super::run::{HookRun, RunEnd};
 use super::{Hook, HookEvent};
@@ -142,10 +143,94 @@ fn tail(text: &str) -> Option<String> {
     })
 }
 
-/// An exit-0 answer: empty, plain text, or a JSON object.
+/// The JSON object a hook may print on exit 0, field by field as Claude Code defines it. Every
+/// field is typed and no other is accepted, so a guard's answer is read exactly or not at all:
+/// `{"decision":"BLOCK"}`, `{"continue":"false"}`, `{"decision":null}` or a misspelt key is an
+/// answer pablo cannot read, which fails the hook (and so blocks a guard) instead of going
+/// ahead as if the hook had said nothing.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    expecting = "a JSON object"
+)]
+struct Output {
+    #[serde(default, deserialize_with = "present")]
+    decision: Option<TopDecision>,
+    #[serde(default, deserialize_with = "present")]
+    reason: Option<String>,
+    #[serde(default, rename = "continue", deserialize_with = "present")]
+    go_on: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    stop_reason: Option<String>,
+    /// Claude Code's "hide stdout from the transcript"; pablo never shows it anyway.
+    #[serde(default, deserialize_with = "present")]
+    #[allow(dead_code)]
+    suppress_output: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    system_message: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    additional_context: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    hook_specific_output: Option<Specific>,
+}
+
+/// `hookSpecificOutput`.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    expecting = "a JSON object"
+)]
+struct Specific {
+    /// Claude Code's scripts name their event; pablo knows which it asked.
+    #[serde(default, deserialize_with = "present")]
+    #[allow(dead_code)]
+    hook_event_name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    permission_decision: Option<PermissionDecision>,
+    #[serde(default, deserialize_with = "present")]
+    permission_decision_reason: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    updated_input: Option<Map<String, Value>>,
+    #[serde(default, deserialize_with = "present")]
+    additional_context: Option<String>,
+}
+
+/// The top-level `decision`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum TopDecision {
+    Block,
+    Approve,
+}
+
+/// `hookSpecificOutput.permissionDecision`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum PermissionDecision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// A field that, when it is there, has a value: `null` is not "no opinion" but an answer that
+/// cannot be read.
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+/// An exit-0 answer: empty, plain text (context for the prompt and start events), or a JSON
+/// object. Stdout that starts like JSON (`{`, `[`, `"`, a byte-order mark) must be an answer
+/// object; a `pre_tool_use` hook, which guards a call, must print nothing or an answer object.
 fn parse_stdout(event: HookEvent, stdout: &str) -> Result<HookAnswer, String> {
     let text = stdout.trim();
-    if !text.starts_with('{') {
+    let json_like = text.starts_with(['{', '[', '"', '\u{feff}']);
+    if text.is_empty() || (!json_like && event != HookEvent::PreToolUse) {
         let mut a = HookAnswer::decided(HookDecision::Continue);
         if matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart)
             && !text.is_empty()
@@ -154,37 +239,57 @@ fn parse_stdout(event: HookEvent, stdout: &str) -> Result<HookAnswer, String> {
         }
         return Ok(a);
     }
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| format!("its output starts like JSON but is not: {e}"))?;
-    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-    let specific = v.get("hookSpecificOutput").cloned().unwrap_or(Value::Null);
+    if text.starts_with('\u{feff}') {
+        return Err(
+            "its answer starts with a byte-order mark (U+FEFF), which JSON does not allow".into(),
+        );
+    }
+    let shown: String = text.chars().take(200).collect();
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("its answer {shown:?} is not JSON: {e}"))?;
+    let kind = match &value {
+        Value::Object(_) => None,
+        Value::Array(_) => Some("an array"),
+        Value::String(_) => Some("a string"),
+        Value::Number(_) => Some("a number"),
+        Value::Bool(_) => Some("a boolean"),
+        Value::Null => Some("null"),
+    };
+    if let Some(kind) = kind {
+        return Err(format!("its answer {shown:?} is {kind}, not a JSON object"));
+    }
+    let out = Output::deserialize(value)
+        .map_err(|e| format!("its answer {shown:?} cannot be read as a hook answer: {e}"))?;
+    let specific = out.hook_specific_output;
     let mut a = HookAnswer::decided(HookDecision::Continue);
-    a.message = s(&v, "systemMessage");
-    a.context = s(&specific, "additionalContext").or_else(|| s(&v, "additionalContext"));
-    a.updated_input = specific
-        .get("updatedInput")
-        .cloned()
-        .filter(Value::is_object);
-    a.reason = s(&specific, "permissionDecisionReason").or_else(|| s(&v, "reason"));
-    match s(&specific, "permissionDecision").as_deref() {
-        Some("allow") => a.decision = HookDecision::Allow,
-        Some("ask") => a.decision = HookDecision::Ask,
-        Some("deny") => a.decision = HookDecision::Block,
-        Some(other) => {
-            return Err(format!(
-                "permissionDecision {other:?} is not allow, ask or deny"
-            ));
-        }
+    a.message = out.system_message;
+    let (mut permission, mut permission_reason, mut updated, mut context) =
+        (None, None, None, None);
+    if let Some(sp) = specific {
+        permission = sp.permission_decision;
+        permission_reason = sp.permission_decision_reason;
+        updated = sp.updated_input;
+        context = sp.additional_context;
+    }
+    a.context = context.or(out.additional_context);
+    a.updated_input = updated.map(Value::Object);
+    a.reason = permission_reason.or(out.reason);
+    match permission {
+        Some(PermissionDecision::Allow) => a.decision = HookDecision::Allow,
+        Some(PermissionDecision::Ask) => a.decision = HookDecision::Ask,
+        Some(PermissionDecision::Deny) => a.decision = HookDecision::Block,
         None => {}
     }
-    match s(&v, "decision").as_deref() {
-        Some("block") => a.decision = HookDecision::Block,
-        Some("approve") if a.decision == HookDecision::Continue => a.decision = HookDecision::Allow,
+    match out.decision {
+        Some(TopDecision::Block) => a.decision = HookDecision::Block,
+        Some(TopDecision::Approve) if a.decision == HookDecision::Continue => {
+            a.decision = HookDecision::Allow
+        }
         _ => {}
     }
-    if v.get("continue") == Some(&Value::Bool(false)) {
+    if out.go_on == Some(false) {
         a.decision = HookDecision::Block;
-        a.reason = s(&v, "stopReason").or(a.reason);
+        a.reason = out.stop_reason.or(a.reason);
     }
     if a.decision == HookDecision::Block && a.reason.is_none() {
         a.reason = Some("the hook gave no reason".into());

@@ -204,7 +204,7 @@ impl Hooks {
         cwd: PathBuf,
     ) -> Self {
         let mut hooks = Self {
-            env,
+            env: with_home(env, std::env::var_os("HOME")),
             cwd,
             ..Self::default()
         };
@@ -239,7 +239,9 @@ impl Hooks {
                         Ok(h) => {
                             if let Some(file) = workspace_program(&h.command, &hooks.cwd) {
                                 hooks.notes.push(format!(
-                                    "{source}: hook {} runs {file}, a file in the workspace that                                      the model's commands can change; keep hook programs under                                      .pablo/ or outside the workspace",
+                                    "{source}: hook {} runs {file}, a file in the workspace that \
+                                     the model's commands can change; keep hook programs under \
+                                     .pablo/ or outside the workspace",
                                     h.name
                                 ));
                             }
@@ -344,16 +346,52 @@ impl Hooks {
     }
 }
 
+/// The hooks' environment: the commands' one, and the person's `HOME`. A hook is the person's
+/// own program run outside the sandbox, like their editor: the docs write hooks as
+/// `~/.config/pablo/hooks/guard.sh`, and `/bin/sh` expands that `~` from `HOME` (without it the
+/// word stays literal, the hook is "not found", and as a guard it blocks every call). `HOME` is
+/// a place, not a secret; the variables that are stay withheld as they are from commands.
+fn with_home(
+    mut env: Vec<(String, String)>,
+    home: Option<std::ffi::OsString>,
+) -> Vec<(String, String)> {
+    let home = home
+        .and_then(|h| h.into_string().ok())
+        .filter(|h| h.starts_with('/'));
+    if let Some(home) = home
+        && !env.iter().any(|(k, _)| k == "HOME")
+    {
+        env.push(("HOME".into(), home));
+    }
+    env
+}
+
 /// The first word of `command` that names a file of the workspace outside `.pablo/` (a
 /// relative path, which hooks resolve against the workspace, or an absolute one beneath it):
-/// a program there is one the model's commands may rewrite.
+/// a program there is one the model's commands may rewrite. The command is read as the shell
+/// reads it, so a redirection (`>/dev/null`, `2>>log`) is not taken for a program.
 fn workspace_program(command: &str, workspace: &std::path::Path) -> Option<String> {
-    command.split_whitespace().find_map(|word| {
-        let word = word.trim_matches(|c| c == '"' || c == '\'');
+    let words: Vec<String> = match crate::policy::shell::parse(command) {
+        Ok(parsed) => parsed
+            .into_iter()
+            .flat_map(|c| c.words.into_iter().map(|w| w.text))
+            .collect(),
+        // A command the parser refuses is still named when it names a workspace file: its
+        // words, without the ones that are redirections.
+        Err(_) => command
+            .split_whitespace()
+            .filter(|w| {
+                !w.trim_start_matches(|c: char| c.is_ascii_digit())
+                    .starts_with(['<', '>', '&', '|'])
+            })
+            .map(|w| w.trim_matches(|c| c == '"' || c == '\'').to_string())
+            .collect(),
+    };
+    words.into_iter().find_map(|word| {
         if !word.contains('/') || word.starts_with(['~', '$', '-']) || word.contains("://") {
             return None;
         }
-        let path = workspace.join(word);
+        let path = workspace.join(&word);
         let rel = path.strip_prefix(workspace).ok()?;
         let rel = rel.to_string_lossy();
         let rel = rel.trim_start_matches("./");
@@ -412,6 +450,12 @@ mod tests {
         assert!(workspace_program("~/.config/pablo/hooks/fmt.sh", ws).is_none());
         assert!(workspace_program("/usr/local/bin/guard", ws).is_none());
         assert!(workspace_program("cat > /dev/null; exit 2", ws).is_none());
+        // A redirection is not a program, however it is written.
+        assert!(workspace_program("cat >/dev/null 2>>log/err", ws).is_none());
+        assert_eq!(
+            workspace_program("cat 2>/dev/null; ./tools/fmt.sh >/dev/null", ws).as_deref(),
+            Some("`./tools/fmt.sh`")
+        );
     }
 
     #[test]

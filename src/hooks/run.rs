@@ -1,16 +1,25 @@
-//! Running one hook: `sh -c COMMAND` in the workspace, in a process group of its own, with the
-//! clean environment commands get (no provider key, nothing that looks secret), its input as
-//! JSON on stdin, its output read up to a bound and redacted, and the whole group killed when
-//! its time is up. A hook runs outside the command sandbox: it is the person's program, like
-//! their editor, not the model's.
+//! Running one hook: `sh -c COMMAND` in the workspace, with the clean environment commands get
+//! (no provider key, nothing that looks secret), its input as JSON on stdin, its output read up
+//! to a bound and redacted. A hook runs outside the command sandbox: it is the person's
+//! program, like their editor, not the model's.
+//!
+//! Whatever a hook starts ends with it: a `setsid` child leaves the hook's process group, so
+//! killing the group is not enough. A hook is started the way MCP and language servers are
+//! (`process::server`): under an init that is the first process of a PID namespace where the
+//! kernel allows one (its end ends every process in it), or a subreaper that kills every
+//! descendant. When the hook exits, runs past its time, or pablo dies, nothing it started stays.
 
+use std::os::fd::OwnedFd;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
+
+use tokio::net::unix::pipe;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::Hook;
+use crate::process::sandbox::Sandbox;
+use crate::process::server::{ServerPipes, ServerProcess, ServerSpawn, spawn_server};
 
 /// The most of a hook's stdout (and, apart, of its stderr) that is read; the rest is drained
 /// and dropped.
@@ -52,63 +61,77 @@ pub(super) async fn run(
         stderr: clean(&stderr),
         duration: started.elapsed(),
     };
-    let mut cmd = tokio::process::Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(&hook.command)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .env("TERM", "dumb")
-        .env("PABLO_PROJECT_DIR", cwd)
-        .env("CLAUDE_PROJECT_DIR", cwd)
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return done(RunEnd::NotStarted(e.to_string()), vec![], vec![]),
+    let (process, pipes, stderr) = match start(hook, env, cwd).await {
+        Ok(started) => started,
+        Err(e) => return done(RunEnd::NotStarted(e), vec![], vec![]),
     };
-    let pid = child.id();
     let body = serde_json::to_vec(input).unwrap_or_default();
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
+    let mut stdin = pipes.stdin;
     let write = async move {
-        if let Some(mut s) = stdin {
-            // A hook that does not read its input is fine: a broken pipe is not its failure.
-            let _ = s.write_all(&body).await;
-            let _ = s.shutdown().await;
-        }
+        // A hook that does not read its input is fine: a broken pipe is not its failure.
+        let _ = stdin.write_all(&body).await;
+        let _ = stdin.shutdown().await;
     };
     let work = async {
-        let (_, out, err, status) =
-            tokio::join!(write, bounded(stdout), bounded(stderr), child.wait());
-        (out, err, status)
+        let (_, out, err, exit) = tokio::join!(
+            write,
+            bounded(Some(pipes.stdout)),
+            bounded(Some(stderr)),
+            process.exited()
+        );
+        (out, err, exit)
     };
-    match tokio::time::timeout(hook.timeout, work).await {
-        Ok((out, err, Ok(status))) => {
-            let end = match status.code() {
-                Some(c) => RunEnd::Exited(c),
-                None => RunEnd::Killed,
+    let ran = tokio::time::timeout(hook.timeout, work).await;
+    // Whatever the hook left running goes with it (its namespace, or every descendant).
+    process.kill();
+    match ran {
+        Ok((out, err, exit)) => {
+            let end = match (exit.code, exit.signal) {
+                (Some(c), _) => RunEnd::Exited(c),
+                _ => RunEnd::Killed,
             };
-            kill_group(pid);
             done(end, out, err)
         }
-        Ok((out, err, Err(e))) => done(RunEnd::NotStarted(e.to_string()), out, err),
-        Err(_) => {
-            kill_group(pid);
-            done(RunEnd::TimedOut(hook.timeout), vec![], vec![])
-        }
+        Err(_) => done(RunEnd::TimedOut(hook.timeout), vec![], vec![]),
     }
 }
 
-/// Whatever the hook left running in its group goes with it.
-fn kill_group(pid: Option<u32>) {
-    if let Some(p) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
-        let _ = rustix::process::kill_process_group(p, rustix::process::Signal::KILL);
-    }
+/// Starts `sh -c COMMAND` as a server is started: its process, its stdin and stdout, and the
+/// read end of its stderr.
+async fn start(
+    hook: &Hook,
+    env: &[(String, String)],
+    cwd: &Path,
+) -> Result<(ServerProcess, ServerPipes, pipe::Receiver), String> {
+    let (err_ours, err_child) = std::io::pipe().map_err(|e| format!("stderr pipe: {e}"))?;
+    let project = cwd.to_string_lossy().into_owned();
+    let mut vars: Vec<(String, String)> = env
+        .iter()
+        .filter(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "TERM" | "PABLO_PROJECT_DIR" | "CLAUDE_PROJECT_DIR"
+            )
+        })
+        .cloned()
+        .collect();
+    vars.push(("TERM".into(), "dumb".into()));
+    vars.push(("PABLO_PROJECT_DIR".into(), project.clone()));
+    vars.push(("CLAUDE_PROJECT_DIR".into(), project));
+    let spec = ServerSpawn {
+        argv: vec!["/bin/sh".into(), "-c".into(), hook.command.clone()],
+        env: vars,
+        cwd: cwd.to_path_buf(),
+        stderr: std::fs::File::from(OwnedFd::from(err_child)),
+        sandbox: Sandbox::off(),
+    };
+    let (process, pipes) = tokio::task::spawn_blocking(move || spawn_server(spec))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let stderr = pipe::Receiver::from_owned_fd(OwnedFd::from(err_ours))
+        .map_err(|e| format!("stderr pipe: {e}"))?;
+    Ok((process, pipes, stderr))
 }
 
 /// Reads up to [`MAX_OUTPUT_BYTES`] and drains the rest, so a chatty hook never blocks on a

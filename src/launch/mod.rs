@@ -705,7 +705,8 @@ impl Launch {
         let options = HttpOptions::for_limits(
             self.limits.stream_idle_timeout,
             self.limits.max_model_output_bytes,
-        );
+        )
+        .with_progress_timeout(self.limits.stream_progress_timeout);
         Ok(select(&flags.over(config), &options).await?)
     }
 
@@ -734,7 +735,8 @@ impl Launch {
         let options = HttpOptions::for_limits(
             self.limits.stream_idle_timeout,
             self.limits.max_model_output_bytes,
-        );
+        )
+        .with_progress_timeout(self.limits.stream_progress_timeout);
         Arc::new(move |provider: Option<String>, model: String| {
             let same_provider = provider.is_none() || provider == start.provider;
             let settings = if same_provider {

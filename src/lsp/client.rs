@@ -119,11 +119,11 @@ impl LspClient {
         if let Some(dir) = spec.log.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let stderr = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&spec.log)
-            .map_err(|e| format!("cannot open the log {}: {e}", spec.log.display()))?;
+        // Bounded: a server that floods stderr fills a log of a fixed size, not the disk.
+        let stderr =
+            crate::process::log::bounded_log(&spec.log, crate::process::log::MAX_LOG_BYTES)
+                .map_err(|e| format!("cannot open the log {}: {e}", spec.log.display()))?
+                .stderr;
         let spawn = ServerSpawn {
             argv: spec.argv.clone(),
             env: spec.env.clone(),

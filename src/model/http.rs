@@ -34,7 +34,13 @@ pub(crate) struct HttpOptions {
     /// Largest SSE event of a response (`limits.max_model_output_bytes`): one event cannot hold
     /// more than the whole answer may.
     pub(crate) max_event_bytes: usize,
+    /// No event of the answer for this long abandons the call, however many bytes arrive: the
+    /// idle timeout is kept alive by comments and one-byte trickles, this is not.
+    pub(crate) progress_timeout: Duration,
 }
+
+/// How long a stream may go without delivering any of the answer, by default.
+pub(crate) const DEFAULT_PROGRESS_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl HttpOptions {
     /// The defaults with the idle timeout and the output limit of the session's limits
@@ -44,6 +50,14 @@ impl HttpOptions {
             idle_timeout,
             max_event_bytes: max_output_bytes,
             ..Self::default()
+        }
+    }
+
+    /// With `limits.stream_progress_timeout_seconds`.
+    pub(crate) fn with_progress_timeout(self, progress_timeout: Duration) -> Self {
+        Self {
+            progress_timeout,
+            ..self
         }
     }
 }
@@ -57,6 +71,7 @@ impl Default for HttpOptions {
             max_backoff: Duration::from_secs(8),
             max_retry_after: Duration::from_secs(60),
             max_event_bytes: 4 * 1024 * 1024,
+            progress_timeout: DEFAULT_PROGRESS_TIMEOUT,
         }
     }
 }
@@ -405,7 +420,19 @@ async fn attempt_once<D: SseDecoder>(
     let bytes = sse::idle_guard(response.bytes_stream(), opts.idle_timeout);
     let events = sse::decode(bytes, decoder, opts.max_event_bytes);
     futures::pin_mut!(events);
-    while let Some(item) = events.next().await {
+    loop {
+        // Bytes that decode to nothing (comments, a line that grows by a byte now and then)
+        // keep the idle timeout at bay; only the answer itself counts as progress.
+        let item = match tokio::time::timeout(opts.progress_timeout, events.next()).await {
+            Ok(Some(item)) => item,
+            Ok(None) => break,
+            Err(_) => {
+                return Err(AttemptError::fatal(ModelError::Stalled {
+                    provider: endpoint.provider.clone(),
+                    seconds: opts.progress_timeout.as_secs(),
+                }));
+            }
+        };
         match item {
             Ok(event) => {
                 if !matches!(event, StreamEvent::Usage(_)) {

@@ -184,6 +184,11 @@ pub enum ModelError {
     StreamCut { provider: String },
     #[error("{provider}: no data for {seconds} s; the stream was abandoned")]
     IdleTimeout { provider: String, seconds: u64 },
+    #[error(
+        "{provider}: the stream delivered none of the answer for {seconds} s (only keep-alive \
+         comments or bytes that decode to nothing); it was abandoned"
+    )]
+    Stalled { provider: String, seconds: u64 },
     #[error("{provider}: malformed response: {message}")]
     Malformed { provider: String, message: String },
     #[error("model output exceeded {limit} bytes")]
@@ -207,6 +212,7 @@ impl Coded for ModelError {
             ModelError::Provider { .. } => ErrorCode::ModelError,
             ModelError::StreamCut { .. } => ErrorCode::ModelStreamCut,
             ModelError::IdleTimeout { .. } => ErrorCode::ModelIdleTimeout,
+            ModelError::Stalled { .. } => ErrorCode::ModelStreamStalled,
             ModelError::Malformed { .. } => ErrorCode::ModelMalformedResponse,
             ModelError::OutputTooLarge { .. } => ErrorCode::ModelOutputTooLarge,
             ModelError::Cancelled => ErrorCode::Cancelled,

@@ -33,6 +33,7 @@ mod shell_helper;
 pub(crate) mod static_policy;
 pub(crate) mod store;
 pub(crate) mod wrappers;
+mod unwrapped;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

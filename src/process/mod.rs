@@ -12,6 +12,7 @@ pub(crate) mod env;
 pub(crate) mod gitconfig;
 pub(crate) mod gitrepo;
 pub(crate) mod group;
+pub(crate) mod log;
 pub(crate) mod mask;
 pub(crate) mod mounts;
 pub mod protect;

@@ -32,6 +32,7 @@ fn opts() -> HttpOptions {
         max_backoff: Duration::from_millis(20),
         max_retry_after: Duration::from_secs(1),
         max_event_bytes: 4 * 1024 * 1024,
+        progress_timeout: crate::model::http::DEFAULT_PROGRESS_TIMEOUT,
     }
 }
 

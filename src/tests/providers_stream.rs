@@ -27,6 +27,7 @@ pub(super) mod support_common {
             max_backoff: Duration::from_millis(40),
             max_retry_after: Duration::from_secs(2),
             max_event_bytes: 4 * 1024 * 1024,
+            progress_timeout: crate::model::http::DEFAULT_PROGRESS_TIMEOUT,
         }
     }
 

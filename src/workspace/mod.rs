@@ -152,12 +152,18 @@ pub(crate) enum Resolver {
     Walk,
 }
 
+/// The largest file read whole (or searched) when config sets no `max_file_bytes`. Every read
+/// holds the file in memory (its revision is the hash of all of it), so an unbounded one lets a
+/// 2 GB file, or a sparse file of any size that costs no disk, take gigabytes of memory; the size
+/// is checked before a byte is read.
+pub(crate) const DEFAULT_MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
+
 /// How a workspace is opened.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct WorkspaceOptions {
     /// Extra credential globs, added to [`CREDENTIAL_NAMES`].
     pub(crate) refused_names: Vec<String>,
-    /// Largest file read or searched, in bytes (`None`: unlimited).
+    /// Largest file read or searched, in bytes (`None`: [`DEFAULT_MAX_READ_BYTES`]).
     pub(crate) max_file_bytes: Option<u64>,
     /// Search caps (`None`: unlimited).
     pub(crate) max_search_files: Option<usize>,
@@ -166,7 +172,12 @@ pub(crate) struct WorkspaceOptions {
     pub(crate) resolver: Option<Resolver>,
 }
 
-impl WorkspaceOptions {}
+impl WorkspaceOptions {
+    /// The largest file read or searched: the configured size, or [`DEFAULT_MAX_READ_BYTES`].
+    pub(crate) fn read_limit(&self) -> u64 {
+        self.max_file_bytes.unwrap_or(DEFAULT_MAX_READ_BYTES)
+    }
+}
 
 /// The kind of a directory entry, as `fs.list` reports it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -488,7 +499,7 @@ impl Workspace {
             OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
             Mode::empty(),
         )?;
-        read_verified(rel, fd, &st, self.options.max_file_bytes)
+        read_verified(rel, fd, &st, self.options.read_limit())
     }
 
     /// [`Workspace::read_file`] under a tool's own size limit as well (`csv.analyze` reads at
@@ -499,7 +510,7 @@ impl Workspace {
         limit: u64,
     ) -> Result<FileBytes, WorkspaceError> {
         let st = self.probe_regular(rel)?;
-        let limit = self.options.max_file_bytes.map_or(limit, |l| l.min(limit));
+        let limit = self.options.read_limit().min(limit);
         if st.st_size as u64 > limit {
             return Err(WorkspaceError::FileTooLarge {
                 path: rel.to_string(),
@@ -512,7 +523,7 @@ impl Workspace {
             OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
             Mode::empty(),
         )?;
-        read_verified(rel, fd, &st, Some(limit))
+        read_verified(rel, fd, &st, limit)
     }
 
     /// Reads a whole text file: refused when it holds a NUL byte or is not UTF-8.
@@ -601,14 +612,15 @@ pub(crate) fn page_of(
 
 impl Workspace {
     fn check_size(&self, rel: &RelPath, size: u64) -> Result<(), WorkspaceError> {
-        match self.options.max_file_bytes {
-            Some(limit) if size > limit => Err(WorkspaceError::FileTooLarge {
+        let limit = self.options.read_limit();
+        if size > limit {
+            return Err(WorkspaceError::FileTooLarge {
                 path: rel.to_string(),
                 size,
                 limit,
-            }),
-            _ => Ok(()),
+            });
         }
+        Ok(())
     }
 
     /// Reads `name` in an already opened directory; `None` when it does not exist.
@@ -633,7 +645,7 @@ impl Workspace {
             Mode::empty(),
         )
         .map_err(|e| self.map_open_error(rel, e))?;
-        read_verified(rel, fd, &st, None).map(Some)
+        read_verified(rel, fd, &st, self.options.read_limit()).map(Some)
     }
 
     /// The current revision of `rel`, `None` when it does not exist.
@@ -770,12 +782,14 @@ pub(crate) fn check_regular(rel: &RelPath, st: &rustix::fs::Stat) -> Result<(), 
     }
 }
 
-/// Reads all of `fd`, which must be the inode described by `probed`.
+/// Reads all of `fd`, which must be the inode described by `probed`, if it holds at most
+/// `limit` bytes: the size is checked before a byte is read, and the read stops one byte past
+/// the limit should the file grow meanwhile.
 fn read_verified(
     rel: &RelPath,
     fd: OwnedFd,
     probed: &rustix::fs::Stat,
-    limit: Option<u64>,
+    limit: u64,
 ) -> Result<FileBytes, WorkspaceError> {
     let st = rustix::fs::fstat(&fd).map_err(|e| io_err(rel.display(), "stat", e))?;
     check_regular(rel, &st)?;
@@ -786,27 +800,23 @@ fn read_verified(
             io::Error::other("the file was replaced while it was being opened; try again"),
         ));
     }
+    let too_large = |size: u64| WorkspaceError::FileTooLarge {
+        path: rel.to_string(),
+        size,
+        limit,
+    };
+    let size = st.st_size.max(0) as u64;
+    if size > limit {
+        return Err(too_large(size));
+    }
     let mut file = std::fs::File::from(fd);
-    let mut bytes = Vec::with_capacity(st.st_size as usize);
-    match limit {
-        Some(limit) => {
-            // The file may grow after the stat; never read past the limit.
-            (&mut file)
-                .take(limit + 1)
-                .read_to_end(&mut bytes)
-                .map_err(|e| io_err(rel.display(), "read", e))?;
-            if bytes.len() as u64 > limit {
-                return Err(WorkspaceError::FileTooLarge {
-                    path: rel.to_string(),
-                    size: bytes.len() as u64,
-                    limit,
-                });
-            }
-        }
-        None => {
-            file.read_to_end(&mut bytes)
-                .map_err(|e| io_err(rel.display(), "read", e))?;
-        }
+    let mut bytes = Vec::with_capacity(size as usize);
+    (&mut file)
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_err(rel.display(), "read", e))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
     }
     Ok(FileBytes {
         revision: revision_of(&bytes),

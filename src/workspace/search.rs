@@ -256,9 +256,7 @@ impl Shared<'_> {
                 return WalkState::Continue;
             }
         };
-        if let Some(limit) = self.ws.options().max_file_bytes
-            && size > limit
-        {
+        if size > self.ws.options().read_limit() {
             self.too_large.fetch_add(1, Ordering::Relaxed);
             return WalkState::Continue;
         }

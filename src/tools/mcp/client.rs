@@ -367,12 +367,10 @@ async fn open_stdio(
         std::fs::create_dir_all(dir)
             .map_err(|e| spawn_error(format!("cannot create {}: {e}", dir.display())))?;
     }
-    let stderr = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
+    // Bounded: a server that floods stderr fills a log of a fixed size, not the disk.
+    let sink = crate::process::log::bounded_log(log, crate::process::log::MAX_LOG_BYTES)
         .map_err(|e| spawn_error(format!("cannot open the log {}: {e}", log.display())))?;
-    let log_start = stderr.metadata().map(|m| m.len()).unwrap_or(0);
+    let (stderr, log_start) = (sink.stderr, sink.start);
     let mut argv = vec![program.to_string()];
     argv.extend(args.iter().cloned());
     let spawn = ServerSpawn {
