@@ -290,10 +290,16 @@ impl Conversation {
                     });
                 }
                 let (outcome, ran) = match &end {
-                    _ if subagent => (
-                        self.finish_subagent(&mut subagents, &call.id).await,
-                        AlreadyRan::default(),
-                    ),
+                    _ if subagent => {
+                        let outcome = self.finish_subagent(&mut subagents, &call.id).await;
+                        // A session budget the subagent found spent is the parent's too.
+                        if end.is_none()
+                            && let Some((code, message)) = limits::spent_budget(&outcome)
+                        {
+                            end = Some(TurnEnd::budget(code, message));
+                        }
+                        (outcome, AlreadyRan::default())
+                    }
                     Some(_) => (
                         ToolFailure::new(
                             ErrorCode::NotRun,
