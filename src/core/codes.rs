@@ -157,6 +157,7 @@ error_codes! {
     ConfigInvalid = "config_invalid",
     StateDirUnavailable = "state_dir_unavailable",
     SetupFailed = "setup_failed",
+    UsageError = "usage_error",
     DemoSetupFailed = "demo_setup_failed",
     // Sessions and journals.
     SessionNotFound = "session_not_found",
