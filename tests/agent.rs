@@ -1013,3 +1013,37 @@ async fn a_project_tui_mode_is_ignored_with_a_warning_like_other_ignored_setting
         "{warnings:?}"
     );
 }
+
+#[tokio::test]
+async fn a_mention_spelled_like_a_file_that_is_not_there_is_warned_about_and_a_word_is_not() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace().join("notes.txt"), "a note\n").unwrap();
+    let out = run(
+        &sandbox,
+        &server,
+        "compare @notes.txt with @missing.txt and @src/gone, mind @property",
+        &[],
+    )
+    .await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let warnings: Vec<&str> = out
+        .lines
+        .iter()
+        .filter(|l| l["type"] == "warning")
+        .map(|l| l["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0].contains("@missing.txt was not attached"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].contains("@src/gone was not attached"),
+        "{warnings:?}"
+    );
+    // The file that is there went with the prompt.
+    let sent = server.requests()[0].json().to_string();
+    assert!(sent.contains("a note"), "{sent}");
+}

@@ -81,3 +81,49 @@ mod resume {
         );
     }
 }
+
+#[tokio::test]
+async fn a_png_of_only_its_magic_bytes_is_not_sent_as_an_image() {
+    use crate::support::bin::{Sandbox, json_lines};
+    let server = ScriptedServer::start().await;
+    let sb = Sandbox::new();
+    sb.user_config(&format!(
+        "provider = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"{}\"\n",
+        server.base_url()
+    ));
+    std::fs::write(sb.workspace().join("shot.png"), &PNG_1X1[..8]).unwrap();
+    // The same bytes and a header whose size is zero: no image either.
+    let mut zero = PNG_1X1.to_vec();
+    zero[16..24].fill(0);
+    std::fs::write(sb.workspace().join("zero.png"), &zero).unwrap();
+    for name in ["shot.png", "zero.png"] {
+        let out = sb
+            .command()
+            .env("OPENAI_API_KEY", "sk-test-key")
+            .args(["run", "--json"])
+            .arg(format!("what is in @{name}?"))
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines = json_lines(&out.stdout);
+        let error = lines
+            .iter()
+            .find(|l| l["type"] == "error")
+            .unwrap_or_else(|| panic!("{lines:#?}"));
+        assert_eq!(error["code"], "image_unrecognized", "{error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("@{name}")),
+            "{error}"
+        );
+    }
+    assert!(server.requests().is_empty(), "an image was sent");
+}
