@@ -147,6 +147,7 @@ error_codes! {
     ImageNotAcceptedByModel = "image_not_accepted_by_model",
     ImageUnrecognized = "image_unrecognized",
     ImageTooLarge = "image_too_large",
+    ImageRefused = "image_refused",
     // Policy and config.
     PolicyStoreFailed = "policy_store_failed",
     PolicyStoreInWorkspace = "policy_store_in_workspace",
