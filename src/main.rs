@@ -341,7 +341,8 @@ enum McpCommand {
         #[arg(long)]
         json: bool,
     },
-    /// The tools of one server: offered name, real name, description and input schema.
+    /// The tools of one server: offered name, real name, description, and whether it says it
+    /// only reads.
     Tools {
         /// The server's name (`[mcp_servers.NAME]`).
         name: String,
@@ -395,7 +396,7 @@ enum ConfigCommand {
         /// Say where each value came from.
         #[arg(long)]
         origin: bool,
-        /// One JSON object per setting: key, value (TOML), origin.
+        /// One JSON object per setting: key, value (as JSON: a number is a number), origin.
         #[arg(long)]
         json: bool,
     },

@@ -470,3 +470,46 @@ async fn every_start_up_error_ends_stderr_with_its_code() {
         );
     }
 }
+
+#[tokio::test]
+async fn mcp_tools_help_promises_only_what_it_prints() {
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.command();
+    cmd.args(["mcp", "tools", "--help"]);
+    let ran = output(cmd).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(
+        ran.stdout.contains("real name, description"),
+        "{}",
+        ran.stdout
+    );
+    assert!(!ran.stdout.contains("schema"), "{}", ran.stdout);
+}
+
+#[tokio::test]
+async fn config_show_json_gives_each_value_its_json_type() {
+    let sandbox = Sandbox::new();
+    sandbox.user_config(
+        "model = \"m\"\n[limits]\nmax_tool_calls = 5\n[options.shell]\nenabled = false\n\
+         custom_deny_patterns = [\"rm\"]\n",
+    );
+    let mut cmd = sandbox.command();
+    cmd.args(["config", "show", "--json"]);
+    let ran = output(cmd).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let lines = json_lines(ran.stdout.as_bytes());
+    let value = |key: &str| {
+        lines
+            .iter()
+            .find(|l| l["key"] == key)
+            .unwrap_or_else(|| panic!("{key}: {}", ran.stdout))["value"]
+            .clone()
+    };
+    assert_eq!(value("limits.max_tool_calls"), serde_json::json!(5));
+    assert_eq!(value("options.shell.enabled"), serde_json::json!(false));
+    assert_eq!(
+        value("options.shell.custom_deny_patterns"),
+        serde_json::json!(["rm"])
+    );
+    assert_eq!(value("model"), serde_json::json!("m"));
+}

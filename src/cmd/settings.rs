@@ -57,7 +57,7 @@ pub fn config_show(common: &Common, origin: bool, json: bool) -> Result<ExitCode
     let shown = launch.config_view();
     if json {
         for s in &shown {
-            outln!("{}", serde_json::to_string(s)?);
+            outln!("{}", s.to_json());
         }
     } else {
         out!("{}", pablo::config::show::render(&shown, origin));
