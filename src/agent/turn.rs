@@ -303,10 +303,7 @@ impl Conversation {
                     Some(_) => (
                         ToolFailure::new(
                             ErrorCode::NotRun,
-                            format!(
-                                "{} was not run because the turn stopped before it",
-                                call.name
-                            ),
+                            format!("{tool} was not run because the turn stopped before it"),
                         )
                         .into_outcome(),
                         AlreadyRan::default(),
@@ -316,7 +313,7 @@ impl Conversation {
                             end = Some(TurnEnd::cancelled());
                             let f = ToolFailure::new(
                                 ErrorCode::Cancelled,
-                                format!("{} was not run: the turn was interrupted", call.name),
+                                format!("{tool} was not run: the turn was interrupted"),
                             );
                             (f.into_outcome(), AlreadyRan::default())
                         } else if !self.budget.model_calls_left(&self.limits) {
@@ -329,8 +326,7 @@ impl Conversation {
                             let f = ToolFailure::new(
                                 ErrorCode::ModelCallBudgetExhausted,
                                 format!(
-                                    "{} was not run: no model call is left to read its result",
-                                    call.name
+                                    "{tool} was not run: no model call is left to read its result"
                                 ),
                             );
                             (f.into_outcome(), AlreadyRan::default())
