@@ -174,3 +174,29 @@ async fn an_image_the_provider_refused_is_not_sent_again_even_after_resume() {
     assert!(!later.contains("image_url"), "{later}");
     assert!(later.contains("the provider refused"), "{later}");
 }
+
+#[tokio::test]
+async fn a_headless_image_refusal_names_the_flag_not_only_a_tui_command() {
+    use crate::support::bin::{Sandbox, json_lines};
+    let server = ScriptedServer::start().await;
+    let sb = Sandbox::new();
+    sb.user_config(&format!(
+        "provider = \"openai\"\nmodel = \"qwen3:8b\"\nbase_url = \"{}\"\n",
+        server.base_url()
+    ));
+    std::fs::write(sb.workspace().join("shot.png"), PNG_1X1).unwrap();
+    let out = sb
+        .command()
+        .env("OPENAI_API_KEY", "sk-test-key")
+        .args(["run", "--json", "what is in @shot.png?"])
+        .output()
+        .await
+        .unwrap();
+    let lines = json_lines(&out.stdout);
+    let error = lines.iter().find(|l| l["type"] == "error").unwrap();
+    assert_eq!(error["code"], "image_not_accepted_by_model", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("`--model`"), "{message}");
+    assert!(message.contains("`/model` in the TUI"), "{message}");
+    assert!(server.requests().is_empty());
+}

@@ -44,8 +44,8 @@ pub(crate) struct Target<'a> {
 pub(crate) enum AttachError {
     #[error(
         "{what} was not sent: the model {model} (provider {provider}) does not take images; \
-         remove the mention, switch model with /model, or set `images = true` under [model] \
-         in the config if this model does take them"
+         remove the mention, choose a model that takes them (`--model`, or `/model` in the \
+         TUI), or set `images = true` under [model] in the config if this model does take them"
     )]
     ImagesNotAccepted {
         /// `@shot.png`, or how else the image came.
