@@ -341,7 +341,8 @@ enum McpCommand {
         #[arg(long)]
         json: bool,
     },
-    /// The tools of one server: offered name, real name, description and input schema.
+    /// The tools of one server: offered name, real name, description, and whether it says it
+    /// only reads.
     Tools {
         /// The server's name (`[mcp_servers.NAME]`).
         name: String,
@@ -361,7 +362,8 @@ enum PolicyCommand {
         /// Also print the environment the command would run with (no secret is ever in it).
         #[arg(long)]
         env: bool,
-        /// The command: one argument, or words joined with spaces.
+        /// The command: one argument (a command line, as the shell reads it), or the words of
+        /// one command, each judged as one word (quoted for the shell).
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
@@ -394,7 +396,7 @@ enum ConfigCommand {
         /// Say where each value came from.
         #[arg(long)]
         origin: bool,
-        /// One JSON object per setting: key, value (TOML), origin.
+        /// One JSON object per setting: key, value (as JSON: a number is a number), origin.
         #[arg(long)]
         json: bool,
     },
@@ -421,7 +423,10 @@ fn main() -> ExitCode {
             protection.held.join(", ")
         );
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
     let json_errors = cli.command.as_ref().is_some_and(Command::prints_json);
     match real_main(cli) {
         Ok(code) => code,
@@ -440,10 +445,44 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Err(e) => {
-            eprintln!("pablo: {e:#}");
+            // The last line on stderr, ending in its code (docs/errors.md).
+            eprintln!("pablo: {e:#} ({})", error_code(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// A command line clap did not accept, reported like every other start-up error: under `--json`
+/// one `error` line on stdout, else clap's explanation and then a last line ending in the code.
+/// `--help` and `--version` are not errors: clap prints them as it does.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    if !e.use_stderr() {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let rendered = e.to_string();
+    let message = rendered
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("the command line was not understood")
+        .trim_start_matches("error: ")
+        .trim()
+        .to_string();
+    let code = ErrorCode::UsageError.as_str();
+    // Parsing failed, so the flag is looked for in the words themselves (before a `--`, after
+    // which words are a command's own).
+    let json = std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    if json {
+        let line = serde_json::json!({"type": "error", "code": code, "message": message});
+        let _ = writeln!(std::io::stdout().lock(), "{line}");
+    } else {
+        let _ = e.print();
+        eprintln!("pablo: {message} ({code})");
+    }
+    ExitCode::from(2)
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -453,11 +492,38 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// A refusal of one of the binary's own commands (no engine error says it), with its code.
+#[derive(Debug)]
+struct Refusal {
+    code: ErrorCode,
+    message: String,
+}
+
+impl Refusal {
+    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
 /// The stable code of the first coded error in `e`'s chain (docs/providers.md, docs/sessions.md,
 /// docs/policy.md list them).
 fn error_code(e: &anyhow::Error) -> &'static str {
     use pablo::core::Coded;
     for c in e.chain() {
+        if let Some(x) = c.downcast_ref::<Refusal>() {
+            return x.code.as_str();
+        }
         if let Some(x) = c.downcast_ref::<launch::LaunchError>() {
             return x.code().as_str();
         }

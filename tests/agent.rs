@@ -1013,3 +1013,70 @@ async fn a_project_tui_mode_is_ignored_with_a_warning_like_other_ignored_setting
         "{warnings:?}"
     );
 }
+
+#[tokio::test]
+async fn a_mention_spelled_like_a_file_that_is_not_there_is_warned_about_and_a_word_is_not() {
+    let server = ScriptedServer::start().await;
+    server.push(ScriptedResponse::sse(openai::text_answer("ok")));
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace().join("notes.txt"), "a note\n").unwrap();
+    let out = run(
+        &sandbox,
+        &server,
+        "compare @notes.txt with @missing.txt and @src/gone, mind @property",
+        &[],
+    )
+    .await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let warnings: Vec<&str> = out
+        .lines
+        .iter()
+        .filter(|l| l["type"] == "warning")
+        .map(|l| l["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0].contains("@missing.txt was not attached"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].contains("@src/gone was not attached"),
+        "{warnings:?}"
+    );
+    // The file that is there went with the prompt.
+    let sent = server.requests()[0].json().to_string();
+    assert!(sent.contains("a note"), "{sent}");
+}
+
+#[tokio::test]
+async fn the_calls_a_spent_budget_stops_are_named_by_their_native_names() {
+    let server = ScriptedServer::start().await;
+    let read = serde_json::json!({"path": "notes.txt"}).to_string();
+    server.push(ScriptedResponse::sse(
+        openai::Stream::new()
+            .tool_call(0, "r1", "fs_read", &[&read])
+            .tool_call(1, "r2", "fs_read", &[&read])
+            .tool_call(2, "r3", "fs_read", &[&read])
+            .finish("tool_calls")
+            .usage(10, 5)
+            .done(),
+    ));
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace().join("notes.txt"), "a note\n").unwrap();
+    let out = run(&sandbox, &server, "read thrice", &["--max-tool-calls", "1"]).await;
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let results: Vec<&Value> = out
+        .lines
+        .iter()
+        .filter(|l| l["type"] == "tool_result")
+        .map(|l| &l["result"])
+        .collect();
+    assert_eq!(results.len(), 3, "{results:#?}");
+    assert_eq!(results[1]["error"]["code"], "tool_call_budget_exhausted");
+    assert_eq!(results[2]["error"]["code"], "not_run");
+    for r in &results[1..] {
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("fs.read was not run"), "{message}");
+        assert!(!message.contains("fs_read"), "{message}");
+    }
+}

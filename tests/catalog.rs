@@ -48,3 +48,43 @@ fn tool_result_seen_by_model(req: &crate::support::http::RecordedRequest, call_i
         .unwrap_or_else(|| panic!("no tool message for {call_id} in {body}"));
     serde_json::from_str(msg["content"].as_str().unwrap()).unwrap()
 }
+
+#[tokio::test]
+async fn fs_list_shows_git_as_one_entry_and_spends_no_entry_on_its_internals() {
+    use crate::support::run::{call, run_json, say};
+    let server = crate::support::http::ScriptedServer::start().await;
+    let sb = crate::support::bin::Sandbox::new();
+    let ws = sb.workspace();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&ws)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/main.rs"), "fn main() {}\n").unwrap();
+    server.push(call(
+        "l1",
+        "fs_list",
+        &serde_json::json!({"path": ".", "depth": 3}),
+    ));
+    server.push(call("l2", "fs_list", &serde_json::json!({"path": ".git"})));
+    server.push(say("listed"));
+    let run = run_json(&sb, &server, "list the tree", &[])
+        .await
+        .succeeded();
+    let results = run.results();
+    let paths = |r: &Value| -> Vec<String> {
+        r["data"]["entries"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{r}"))
+            .iter()
+            .map(|e| e["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let tree = paths(results[0]);
+    assert_eq!(tree, [".git", "src", "src/main.rs"], "{}", results[0]);
+    // Asked for by name, git's internals are listed.
+    let inside = paths(results[1]);
+    assert!(inside.contains(&".git/HEAD".to_string()), "{inside:?}");
+}

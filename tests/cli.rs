@@ -377,3 +377,139 @@ async fn run_json_announces_each_retry_of_a_model_request_then_answers() {
     assert!(first_retry < message);
     assert_eq!(lines[message]["text"], "answered");
 }
+
+#[tokio::test]
+async fn a_base_url_that_is_not_a_url_is_a_model_config_error_at_once() {
+    let sandbox = Sandbox::new();
+    for url in ["not a url", "ftp://x", "http://127.0.0.1:/v1", ""] {
+        let line = json_setup_failure(&sandbox, &["--provider", "openai", "--base-url", url]).await;
+        assert_eq!(line["code"], "model_config", "--base-url {url:?}: {line}");
+        assert!(
+            line["message"].as_str().unwrap().contains("base URL"),
+            "--base-url {url:?}: {line}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_usage_error_under_json_prints_exactly_one_error_line_on_stdout() {
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.command();
+    cmd.args([
+        "run",
+        "--json",
+        "--read-only",
+        "--allow-write",
+        "do something",
+    ]);
+    let ran = output(cmd).await;
+    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    let lines = json_lines(ran.stdout.as_bytes());
+    assert_eq!(lines.len(), 1, "{}", ran.stdout);
+    assert_eq!(lines[0]["type"], "error", "{}", ran.stdout);
+    assert_eq!(lines[0]["code"], "usage_error", "{}", ran.stdout);
+    assert!(
+        lines[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-write"),
+        "{}",
+        ran.stdout
+    );
+}
+
+#[tokio::test]
+async fn every_start_up_error_ends_stderr_with_its_code() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root();
+    std::fs::write(root.join("bad.json"), "{\"kind\": \"other\"}").unwrap();
+    let bad_json = root.join("bad.json");
+    let missing = root.join("missing.toml");
+    let key = [
+        "--provider",
+        "openai",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    ];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--config", missing.to_str().unwrap(), "run", "hi"],
+            "config_unreadable",
+        ),
+        (
+            vec!["run", "--read-only", "--allow-write", "hi"],
+            "usage_error",
+        ),
+        (vec!["run", "--no-such-flag", "hi"], "usage_error"),
+        (vec!["stats", "--since", "yesterday-ish"], "usage_error"),
+        ([&key[..], &["run", "  "]].concat(), "usage_error"),
+        (
+            vec!["import", bad_json.to_str().unwrap()],
+            "session_import_invalid",
+        ),
+        (
+            vec!["fork", "0190ffff-nosuch", "--at", "5"],
+            "session_not_found",
+        ),
+        (vec!["mcp", "tools", "nosuch"], "mcp_unknown_server"),
+        (
+            [&key[..], &["run", "--resume", "0190ffff-nosuch", "hi"]].concat(),
+            "session_not_found",
+        ),
+    ];
+    for (args, code) in cases {
+        let mut cmd = sandbox.command();
+        cmd.args(&args);
+        let ran = output(cmd).await;
+        assert_eq!(ran.code, Some(2), "pablo {args:?}: {}", ran.stderr);
+        let last = ran.stderr.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("pablo: ") && last.ends_with(&format!("({code})")),
+            "pablo {args:?}: the last line of stderr is {last:?}:\n{}",
+            ran.stderr
+        );
+    }
+}
+
+#[tokio::test]
+async fn mcp_tools_help_promises_only_what_it_prints() {
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.command();
+    cmd.args(["mcp", "tools", "--help"]);
+    let ran = output(cmd).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(
+        ran.stdout.contains("real name, description"),
+        "{}",
+        ran.stdout
+    );
+    assert!(!ran.stdout.contains("schema"), "{}", ran.stdout);
+}
+
+#[tokio::test]
+async fn config_show_json_gives_each_value_its_json_type() {
+    let sandbox = Sandbox::new();
+    sandbox.user_config(
+        "model = \"m\"\n[limits]\nmax_tool_calls = 5\n[options.shell]\nenabled = false\n\
+         custom_deny_patterns = [\"rm\"]\n",
+    );
+    let mut cmd = sandbox.command();
+    cmd.args(["config", "show", "--json"]);
+    let ran = output(cmd).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let lines = json_lines(ran.stdout.as_bytes());
+    let value = |key: &str| {
+        lines
+            .iter()
+            .find(|l| l["key"] == key)
+            .unwrap_or_else(|| panic!("{key}: {}", ran.stdout))["value"]
+            .clone()
+    };
+    assert_eq!(value("limits.max_tool_calls"), serde_json::json!(5));
+    assert_eq!(value("options.shell.enabled"), serde_json::json!(false));
+    assert_eq!(
+        value("options.shell.custom_deny_patterns"),
+        serde_json::json!(["rm"])
+    );
+    assert_eq!(value("model"), serde_json::json!("m"));
+}

@@ -339,4 +339,73 @@ async fn the_man_page_is_roff_naming_every_command_and_a_directory_gets_one_page
     let run_page = std::fs::read_to_string(dir.join("pablo-run.1")).unwrap();
     assert!(run_page.contains("output\\-last\\-message"), "{run_page}");
     assert!(dir.join("pablo-export.1").is_file());
+    assert!(dir.join("pablo-policy-check.1").is_file());
+    // clap's own `help` subcommands are not pablo's commands: no page for any of them.
+    let helps: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("help"))
+        .collect();
+    assert!(helps.is_empty(), "{helps:?}");
+    let config_page = std::fs::read_to_string(dir.join("pablo-config.1")).unwrap();
+    assert!(
+        !config_page.contains("pablo\\-config\\-help"),
+        "{config_page}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_count_one_sessions_usage_after_it_is_forked_and_exported_and_imported() {
+    let server = ScriptedServer::start().await;
+    let sb = Sandbox::new();
+    sb.user_config(&format!(
+        "provider = \"openai\"\nbase_url = \"{}\"\n\n[model]\nname = \"test-model\"\n\n\
+         [model.prices]\ninput = 3.0\noutput = 15.0\n",
+        server.base_url()
+    ));
+    server.push(ScriptedResponse::sse(
+        openai::Stream::new()
+            .text(&["done"])
+            .finish("stop")
+            .usage(1000, 100)
+            .done(),
+    ));
+    let mut run = bare(&sb, &["run", "--json", "one task"]);
+    run.env("OPENAI_API_KEY", "sk-test-key");
+    let lines = crate::support::bin::json_lines(&ran(run).await.stdout);
+    let id = lines[0]["session_id"].as_str().unwrap().to_string();
+    let stats = || async {
+        let out = ran(bare(&sb, &["stats", "--json"])).await;
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let before = stats().await;
+    assert_eq!(before["sessions"], 1, "{before}");
+    assert_eq!(before["models"][0]["calls"], 1, "{before}");
+
+    ran(bare(&sb, &["fork", &id])).await;
+    let file = sb.root().join("session.json");
+    ran(bare(
+        &sb,
+        &[
+            "export",
+            &id,
+            "--format",
+            "json",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    ))
+    .await;
+    ran(bare(&sb, &["import", file.to_str().unwrap()])).await;
+    let listed = text(&ran(bare(&sb, &["sessions"])).await.stdout);
+    assert!(
+        listed.lines().count() >= 3,
+        "three sessions are listed:\n{listed}"
+    );
+    // The copies hold the same history, but that usage was spent once.
+    let after = stats().await;
+    assert_eq!(after["sessions"], before["sessions"], "{after}");
+    assert_eq!(after["turns"], before["turns"], "{after}");
+    assert_eq!(after["models"], before["models"], "{after}");
+    assert_eq!(after["tool_calls"], before["tool_calls"], "{after}");
 }

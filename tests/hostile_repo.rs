@@ -185,6 +185,89 @@ async fn an_untrusted_project_config_sends_no_request_and_no_key_to_its_server_u
     assert!(!stderr.contains("is not trusted"), "{stderr}");
 }
 
+#[tokio::test]
+async fn trust_is_revoked_even_when_the_project_config_does_not_parse() {
+    let person = ScriptedServer::start().await;
+    let evil = ScriptedServer::start().await;
+    let sb = Sandbox::new();
+    personal_config(&sb, &person);
+    let grants = format!("base_url = \"{}\"\n", evil.base_url());
+    project_config(&sb, &grants);
+    let out = pablo(&sb, &["policy", "trust"]).await;
+    assert!(out.status.success(), "{:?}", text(&out));
+    // The repository breaks its own config; revoking must not depend on it.
+    project_config(&sb, &format!("{grants}this is = = not toml\n"));
+    let out = pablo(&sb, &["policy", "trust", "--revoke"]).await;
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("no longer trusted"), "{stdout}");
+    assert!(stdout.contains("not read"), "{stdout}");
+    // Mended, the config is untrusted again: its endpoint is not used.
+    project_config(&sb, &grants);
+    person.push(say("hello"));
+    let out = pablo(&sb, &["run", "hi"]).await;
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        evil.requests().is_empty(),
+        "the revoked project chose the server"
+    );
+    assert_eq!(person.requests().len(), 1);
+    assert!(stderr.contains("is not trusted"), "{stderr}");
+}
+
+#[tokio::test]
+async fn writing_git_config_is_denied_by_policy_before_the_file_is_found_to_exist() {
+    let server = ScriptedServer::start().await;
+    let sb = Sandbox::new();
+    personal_config(&sb, &server);
+    let ws = sb.workspace();
+    git(&ws, &["init", "-q"]);
+    let before = std::fs::read(ws.join(".git/config")).unwrap();
+    let write = |path: &str, revision: Value| json!({"path": path, "text": "[core]\n\tfsmonitor = ./x\n", "expected_revision": revision});
+    server.push(call("w1", "fs_write", &write(".git/config", Value::Null)));
+    server.push(call("w2", "fs_write", &write(".git/new-file", Value::Null)));
+    server.push(call(
+        "e1",
+        "fs_edit",
+        &json!({"path": ".git/config", "old_text": "no such text",
+        "new_text": "x", "expected_revision": "0".repeat(64)}),
+    ));
+    server.push(say("done"));
+    let out = pablo(&sb, &["run", "--allow-write", "configure git"]).await;
+    assert!(out.status.success(), "{:?}", text(&out));
+    let results = results(&server);
+    assert_eq!(results.len(), 3, "{results:#?}");
+    for r in &results {
+        // The policy's answer, not `already_exists` or `no_match` with a hint to try again.
+        assert_eq!(r["error"]["code"], "denied", "{r}");
+        assert!(
+            r["error"]["data"]["rule_ids"]
+                .to_string()
+                .contains("builtin.path.git-internals"),
+            "{r}"
+        );
+    }
+    assert_eq!(std::fs::read(ws.join(".git/config")).unwrap(), before);
+    assert!(!ws.join(".git/new-file").exists());
+}
+
+#[tokio::test]
+async fn policy_trust_names_the_language_server_program_a_project_would_start() {
+    let sb = Sandbox::new();
+    project_config(
+        &sb,
+        "[lsp.mine]\ncommand = \"./tools/evil-ls\"\nargs = [\"--stdio\"]\nfiletypes = [\"rs\"]\n",
+    );
+    let out = pablo(&sb, &["policy", "trust"]).await;
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("lsp.mine (starts the program `./tools/evil-ls --stdio`)"),
+        "{stdout}"
+    );
+}
+
 // ---------------------------------------------------------------- 2. a moved work tree
 
 #[tokio::test]

@@ -888,3 +888,66 @@ async fn a_server_that_floods_stderr_fills_a_bounded_log_not_the_disk() {
     assert!(len <= 8 * 1024 * 1024 + 512, "the log grew to {len} bytes");
     assert!(len >= 8 * 1024 * 1024, "the log holds only {len} bytes");
 }
+
+/// A stdio server in Python that answers every request with an empty result; `before` is
+/// printed just before its answer to `initialize`, `after` just after it, in the same write.
+fn stub_server(name: &str, before: &str, after: &str) -> String {
+    let script = format!(
+        r#"
+import json, sys
+for raw in sys.stdin:
+    msg = json.loads(raw)
+    if "id" not in msg:
+        continue
+    if msg.get("method") == "initialize":
+        result = {{"protocolVersion": msg["params"]["protocolVersion"],
+                  "capabilities": {{"tools": {{}}}},
+                  "serverInfo": {{"name": "stub", "version": "1"}}}}
+        answer = json.dumps({{"jsonrpc": "2.0", "id": msg["id"], "result": result}})
+        sys.stdout.write({before:?} + answer + "\n" + {after:?})
+    else:
+        result = {{"tools": []}} if msg.get("method") == "tools/list" else {{}}
+        sys.stdout.write(json.dumps({{"jsonrpc": "2.0", "id": msg["id"], "result": result}}) + "\n")
+    sys.stdout.flush()
+"#
+    );
+    format!(
+        "[mcp_servers.{name}]\ncommand = \"python3\"\nargs = [\"-c\", {}]\n",
+        toml_str(&script).replace('\n', "\\n")
+    )
+}
+
+#[tokio::test]
+async fn a_server_that_prints_prose_before_its_first_message_fails_every_time_and_after_it_never() {
+    let sandbox = Sandbox::new();
+    let mut config = String::new();
+    for i in 0..4 {
+        config.push_str(&stub_server(&format!("chatty{i}"), "Welcome!\n", ""));
+        config.push_str(&stub_server(&format!("late{i}"), "", "Ready to serve.\n"));
+    }
+    sandbox.user_config(&config);
+    for _ in 0..3 {
+        let list = run({
+            let mut c = sandbox.command();
+            c.args(["mcp", "list", "--json"]);
+            c
+        })
+        .await;
+        assert_eq!(list.lines.len(), 8, "{}\n{:?}", list.stderr, list.lines);
+        for server in &list.lines {
+            let name = server["name"].as_str().unwrap();
+            if name.starts_with("chatty") {
+                assert_eq!(server["state"], "failed", "{server}");
+                assert!(
+                    server["reason"].as_str().unwrap().contains(
+                        "printed something that is not JSON-RPC on stdout (\"Welcome!\")"
+                    ),
+                    "{server}"
+                );
+            } else {
+                assert_eq!(server["state"], "ready", "{server}");
+            }
+        }
+        assert_eq!(list.code, Some(1), "{}", list.stderr);
+    }
+}

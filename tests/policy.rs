@@ -208,4 +208,43 @@ mod binary {
         assert_eq!(results[1]["ok"], true, "{}", results[1]);
         assert!(results[1].to_string().contains("second"), "{}", results[1]);
     }
+
+    /// `pablo policy check -- WORDS` judges the command those words are (each word one word),
+    /// as a shell would have passed them, and shows that command.
+    #[tokio::test]
+    async fn policy_check_judges_the_words_after_the_dashes_as_the_words_a_shell_passed() {
+        let sandbox = Sandbox::new();
+        let check = |words: &[&str]| {
+            let mut cmd = sandbox.command();
+            cmd.args(["policy", "check", "--json", "--"]).args(words);
+            cmd
+        };
+        let report = |stdout: String| -> Value {
+            serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+        };
+        // `find . -name '*.rs'` typed at a shell: find gets `*.rs`, no glob is left.
+        let (code, words) = stdout_of(&mut check(&["find", ".", "-name", "*.rs"])).await;
+        let (_, line) = stdout_of(&mut check(&["find . -name '*.rs'"])).await;
+        let (words, line) = (report(words), report(line));
+        assert_eq!(words["decision"], line["decision"], "{words}\n{line}");
+        assert_eq!(words["commands"], line["commands"], "{words}\n{line}");
+        assert_eq!(words["commands"][0]["argv"][3], "*.rs", "{words}");
+        assert_eq!(code, Some(0), "{words}");
+        // `ls 'my file.txt'` typed at a shell: one file name.
+        let (_, out) = stdout_of(&mut check(&["ls", "my file.txt"])).await;
+        let out = report(out);
+        assert_eq!(
+            out["commands"][0]["argv"],
+            serde_json::json!(["ls", "my file.txt"]),
+            "{out}"
+        );
+        // A word with a quote in it stays that word.
+        let (_, out) = stdout_of(&mut check(&["echo", "it's", "$HOME"])).await;
+        let out = report(out);
+        assert_eq!(
+            out["commands"][0]["argv"],
+            serde_json::json!(["echo", "it's", "$HOME"]),
+            "{out}"
+        );
+    }
 }

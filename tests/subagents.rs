@@ -482,7 +482,10 @@ async fn parallel_subagents_together_stop_at_the_sessions_tool_call_budget() {
     let server = ScriptedServer::start().await;
     server.respond_with(|r, _| two_greedy_subagents(r));
     let sandbox = Sandbox::new();
-    let lines = run(&sandbox, &server, "list twice", &["--max-tool-calls", "6"]).await;
+    let r = run_json(&sandbox, &server, "list twice", &["--max-tool-calls", "6"]).await;
+    // The session's budget was spent, so the turn ends on it (exit status 1).
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    let lines = r.lines;
     // Both subagents started, side by side.
     assert_eq!(of_type(&lines, "subagent_started").len(), 2, "{lines:#?}");
     // The two agent_task calls took 2 of the 6; the subagents, which each asked for more than
@@ -506,12 +509,70 @@ async fn parallel_subagents_together_stop_at_the_sessions_tool_call_budget() {
             .contains("the session's tool-call budget (6)")),
         "{refused:#?}"
     );
-    // Each subagent's call says why it stopped.
+    // Each subagent's call says why it stopped: the session's budget, which ends the turn.
     let results = of_type(&lines, "tool_result");
     assert_eq!(results.len(), 2);
     for r in results {
-        assert_eq!(r["result"]["error"]["code"], "subagent_failed", "{r}");
+        assert_eq!(
+            r["result"]["error"]["code"], "tool_call_budget_exhausted",
+            "{r}"
+        );
     }
+    let errors = of_type(&lines, "error");
+    assert_eq!(errors.len(), 1, "{lines:#?}");
+    assert_eq!(errors[0]["code"], "tool_call_budget_exhausted");
+}
+
+#[tokio::test]
+async fn a_tool_budget_spent_inside_a_subagent_ends_the_parents_turn_with_its_code() {
+    let server = ScriptedServer::start().await;
+    // The subagent reads forever; the parent, asked again, would say it is done (so only the
+    // budget can make the run fail).
+    server.respond_with(|r, _| {
+        let read = json!({"path": "notes.txt"}).to_string();
+        if is_subagent(r) {
+            ScriptedResponse::sse(openai::tool_call_answer("r", "fs_read", &[&read]))
+        } else if has_tool_result(r) {
+            ScriptedResponse::sse(openai::text_answer("Done anyway."))
+        } else {
+            ScriptedResponse::sse(task_call(
+                "call_a",
+                &json!({"description": "read", "prompt": "read notes.txt"}),
+            ))
+        }
+    });
+    let sandbox = Sandbox::new();
+    write(&sandbox.workspace().join("notes.txt"), "a note\n");
+    let run = run_json(
+        &sandbox,
+        &server,
+        "read the notes",
+        &["--max-tool-calls", "2"],
+    )
+    .await;
+    assert_eq!(
+        run.code,
+        Some(1),
+        "stderr: {}\n{:#?}",
+        run.stderr,
+        run.lines
+    );
+    // agent_task took one call, the subagent's first read the other; its second was refused.
+    let inner = inner_results(&run.lines);
+    assert_eq!(inner.len(), 2, "{inner:#?}");
+    assert_eq!(inner[0]["ok"], true);
+    assert_eq!(inner[1]["error"]["code"], "tool_call_budget_exhausted");
+    let results = run.results();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["error"]["code"], "tool_call_budget_exhausted");
+    // The parent was not asked again: the turn ended on the budget, as for a call of its own.
+    let parent_requests = server.requests().iter().filter(|r| !is_subagent(r)).count();
+    assert_eq!(parent_requests, 1);
+    let errors = run.of_type("error");
+    assert_eq!(errors.len(), 1, "{:#?}", run.lines);
+    assert_eq!(errors[0]["code"], "tool_call_budget_exhausted");
+    let done = run.of_type("turn_completed");
+    assert_eq!(done[0]["stop_reason"], "budget_exhausted", "{done:#?}");
 }
 
 #[tokio::test]

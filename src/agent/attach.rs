@@ -44,8 +44,8 @@ pub(crate) struct Target<'a> {
 pub(crate) enum AttachError {
     #[error(
         "{what} was not sent: the model {model} (provider {provider}) does not take images; \
-         remove the mention, switch model with /model, or set `images = true` under [model] \
-         in the config if this model does take them"
+         remove the mention, choose a model that takes them (`--model`, or `/model` in the \
+         TUI), or set `images = true` under [model] in the config if this model does take them"
     )]
     ImagesNotAccepted {
         /// `@shot.png`, or how else the image came.
@@ -58,6 +58,11 @@ pub(crate) enum AttachError {
          WebP image"
     )]
     NotAnImage { path: String },
+    #[error(
+        "@{path} was not sent: it begins like a {format} image, but no header giving the image's \
+         size follows"
+    )]
+    BrokenImage { path: String, format: &'static str },
     #[error(
         "@{path} was not sent: the image is {bytes} bytes, more than the {limit} bytes one image \
          may be"
@@ -73,7 +78,9 @@ impl Coded for AttachError {
     fn code(&self) -> ErrorCode {
         match self {
             AttachError::ImagesNotAccepted { .. } => ErrorCode::ImageNotAcceptedByModel,
-            AttachError::NotAnImage { .. } => ErrorCode::ImageUnrecognized,
+            AttachError::NotAnImage { .. } | AttachError::BrokenImage { .. } => {
+                ErrorCode::ImageUnrecognized
+            }
             AttachError::ImageTooLarge { .. } => ErrorCode::ImageTooLarge,
         }
     }
@@ -96,9 +103,21 @@ pub(crate) fn mentions(text: &str) -> Vec<String> {
     out
 }
 
+/// Whether a mention is spelled like a path: a directory in it, or a file extension.
+fn looks_like_a_path(raw: &str) -> bool {
+    let name = raw.rsplit('/').next().unwrap_or(raw);
+    raw.contains('/')
+        || name.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+}
+
 /// Reads the files `text` mentions. A mention that names no file is just a word (an e-mail
-/// handle, a decorator); a file that is there but may not be attached gets a note saying why; an
-/// image that cannot go is an error (see the module docs).
+/// handle, a decorator) unless it is spelled like a path, which gets a note; a file that is
+/// there but may not be attached gets a note saying why; an image that cannot go is an error
+/// (see the module docs).
 pub(crate) fn attach(
     host: &Host,
     policy: &PolicyEngine,
@@ -111,6 +130,13 @@ pub(crate) fn attach(
             continue;
         };
         if !host.workspace_root.join(rel.to_string()).is_file() {
+            // A word is just a word (`@property`); what is spelled like a file (`@notes.txt`,
+            // `@src/lib`) was meant as one, and the person is told it did not go.
+            if looks_like_a_path(&raw) {
+                out.notes.push(format!(
+                    "@{raw} was not attached: there is no such file in the workspace"
+                ));
+            }
             continue;
         }
         if out.files.len() + out.images.len() == MAX_ATTACHED_FILES {
@@ -158,7 +184,7 @@ pub(crate) fn attach(
             }
         };
         let path = rel.to_string();
-        if crate::protocol::ImageFormat::sniff(&file.bytes).is_some() {
+        if let Some(format) = crate::protocol::ImageFormat::sniff(&file.bytes) {
             if file.bytes.len() > MAX_IMAGE_BYTES {
                 return Err(AttachError::ImageTooLarge {
                     path,
@@ -173,9 +199,13 @@ pub(crate) fn attach(
                     model: target.model.to_string(),
                 });
             }
-            if let Some(image) = Image::from_bytes(&file.bytes) {
-                out.images.push(ImageAttachment { path, image });
-            }
+            let Some(image) = Image::from_bytes(&file.bytes) else {
+                return Err(AttachError::BrokenImage {
+                    path,
+                    format: format.name(),
+                });
+            };
+            out.images.push(ImageAttachment { path, image });
             continue;
         }
         if named_image {

@@ -1,7 +1,7 @@
 //! Host limits and call budgets, with the defaults the product is specified by.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::config::LimitsConfig;
@@ -142,6 +142,9 @@ struct Above {
     spent: Arc<Spent>,
     max_model_calls: Option<u64>,
     max_tool_calls: Option<u64>,
+    /// Whether a tool call was refused here because the parent's budget was spent: then the
+    /// parent's turn ends too, as if its own call had been refused.
+    refused_tool_call: Arc<AtomicBool>,
 }
 
 /// Which limit refused a call: the conversation's own, or the one of the conversation that
@@ -181,8 +184,17 @@ impl Budget {
                 spent: self.spent.clone(),
                 max_model_calls: limits.max_model_calls,
                 max_tool_calls: limits.max_tool_calls,
+                refused_tool_call: Arc::default(),
             }),
         }
+    }
+
+    /// Whether a tool call of this (subagent's) budget was refused because its parent's
+    /// tool-call budget is used up.
+    pub(crate) fn parent_refused_a_tool_call(&self) -> bool {
+        self.above
+            .as_ref()
+            .is_some_and(|a| a.refused_tool_call.load(Ordering::Acquire))
     }
 
     /// The model calls made in this conversation (and, for a session, its subagents').
@@ -228,11 +240,15 @@ impl Budget {
 
     /// Takes one tool call from this budget and the parent's, or from neither.
     pub(crate) fn take_tool_call(&self, limits: &Limits) -> Result<(), Exhausted> {
-        self.take_with(
+        let taken = self.take_with(
             limits.max_tool_calls,
             |s| &s.tool_calls,
             |a| a.max_tool_calls,
-        )
+        );
+        if let (Err(Exhausted::Parent(_)), Some(above)) = (&taken, &self.above) {
+            above.refused_tool_call.store(true, Ordering::Release);
+        }
+        taken
     }
 
     /// Takes one model call from this budget and the parent's, or from neither.

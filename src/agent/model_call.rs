@@ -146,6 +146,22 @@ impl Conversation {
             Err(e @ ModelError::OutputTooLarge { .. }) => {
                 Err(TurnEnd::budget(e.code(), e.to_string()))
             }
+            // A refused image would be refused again at every later call (and after resume):
+            // the conversation's images go, each leaving a note, and the journal's error says so
+            // for resume.
+            Err(ModelError::Http {
+                status, message, ..
+            }) if refuses_images(status, &message) && carries_images(&self.messages) => {
+                crate::model::drop_images(&mut self.messages, crate::model::IMAGE_REFUSED_NOTE);
+                Err(TurnEnd::error(
+                    ErrorCode::ImageRefused,
+                    format!(
+                        "the provider refused an image of the conversation (HTTP {status}: \
+                         {message}); the images were dropped from it, so the next prompt goes \
+                         without them"
+                    ),
+                ))
+            }
             Err(e) => Err(TurnEnd::error(e.code(), e.to_string())),
         }
     }
@@ -274,4 +290,18 @@ impl Conversation {
         }
         Ok(())
     }
+}
+
+/// Whether an HTTP refusal is about an image: a client error (not a key, rate or time-out
+/// problem) whose message names one.
+fn refuses_images(status: u16, message: &str) -> bool {
+    (400..500).contains(&status)
+        && ![401, 403, 408, 429].contains(&status)
+        && message.to_ascii_lowercase().contains("image")
+}
+
+fn carries_images(messages: &[crate::model::Message]) -> bool {
+    messages
+        .iter()
+        .any(|m| matches!(m, crate::model::Message::User { images, .. } if !images.is_empty()))
 }

@@ -13,8 +13,9 @@ use crate::protocol::{Decision, Event, Preview, Verdict};
 /// What marks a conversation as a subagent's: the call it answers, and what its events say.
 pub(crate) struct SubScope {
     parent_call: String,
-    /// The last error the subagent reported, for the failure its call returns.
-    last_error: Mutex<Option<String>>,
+    /// The last error the subagent reported (its code and message), for the failure its call
+    /// returns.
+    last_error: Mutex<Option<(String, String)>>,
 }
 
 impl SubScope {
@@ -25,8 +26,8 @@ impl SubScope {
         }
     }
 
-    /// The last error the subagent reported (taken).
-    pub(crate) fn take_error(&self) -> Option<String> {
+    /// The last error the subagent reported, code and message (taken).
+    pub(crate) fn take_error(&self) -> Option<(String, String)> {
         self.last_error.lock().take()
     }
 
@@ -57,8 +58,8 @@ impl SubScope {
             | Event::ContextUsage { .. }
             | Event::TurnCompleted { .. } => None,
             event => {
-                if let Event::Error { message, .. } = &event {
-                    *self.last_error.lock() = Some(message.clone());
+                if let Event::Error { code, message } = &event {
+                    *self.last_error.lock() = Some((code.clone(), message.clone()));
                 }
                 Some(Event::Subagent {
                     call_id: self.parent_call.clone(),

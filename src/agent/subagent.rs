@@ -400,7 +400,10 @@ async fn run_subagent_inner(
         tool_calls: conversation.budget.tool_calls(),
         elapsed_ms: started.elapsed().as_millis() as u64,
     });
-    let error = refusal.or_else(|| conversation.scope.as_ref().and_then(|s| s.take_error()));
+    let error = match refusal {
+        Some(message) => Some((String::new(), message)),
+        None => conversation.scope.as_ref().and_then(|s| s.take_error()),
+    };
     SubagentEnd {
         outcome: subagent_outcome(&agent.name, stop_reason, answer, error, &conversation),
         usage: conversation.usage,
@@ -409,12 +412,15 @@ async fn run_subagent_inner(
 }
 
 /// The parent's tool result: the answer when the subagent finished, else why it did not (and
-/// what it had written by then).
+/// what it had written by then). A subagent stopped by a budget of the session's (the parent's
+/// tool calls, the session's network requests) fails with that budget's code, so the parent's
+/// turn ends on it exactly as on a call of its own that the budget refused; a subagent that spent
+/// only its own budget fails as `subagent_failed`, and the parent goes on.
 fn subagent_outcome(
     agent: &str,
     stop_reason: StopReason,
     answer: String,
-    error: Option<String>,
+    error: Option<(String, String)>,
     conversation: &Conversation,
 ) -> ToolOutcome {
     match stop_reason {
@@ -433,13 +439,22 @@ fn subagent_outcome(
         )
         .into_outcome(),
         StopReason::BudgetExhausted | StopReason::Error => {
-            let why = error.unwrap_or_else(|| "it stopped".into());
+            let (code, why) = error.unwrap_or_else(|| (String::new(), "it stopped".into()));
+            let code = match ErrorCode::parse(&code) {
+                Some(ErrorCode::ToolCallBudgetExhausted)
+                    if conversation.budget.parent_refused_a_tool_call() =>
+                {
+                    ErrorCode::ToolCallBudgetExhausted
+                }
+                Some(ErrorCode::NetworkBudgetExhausted) => ErrorCode::NetworkBudgetExhausted,
+                _ => ErrorCode::SubagentFailed,
+            };
             let mut message = format!("the {agent} subagent did not finish: {why}");
             if !answer.trim().is_empty() {
                 message.push_str("; what it had written: ");
                 message.push_str(&answer);
             }
-            ToolFailure::new(ErrorCode::SubagentFailed, message).into_outcome()
+            ToolFailure::new(code, message).into_outcome()
         }
     }
 }

@@ -184,7 +184,22 @@ impl Conversation {
             events: self.tool_events(),
             host: self.shared.host.clone(),
         };
-        let mut preview = tool.preview(&args, &ctx).await?;
+        let mut preview = match tool.preview(&args, &ctx).await {
+            Ok(p) => p,
+            // A preview that cannot be made (the file exists, or changed) would invite a retry
+            // the policy then denies: the policy's answer on the path comes first.
+            Err(f) => {
+                let denial = tool.write_target(&args).and_then(|path| {
+                    self.shared
+                        .policy
+                        .deny_write(tool.name(), tool.kind(), &path)
+                });
+                return Err(match denial {
+                    Some(verdict) => denied(tool.name(), &verdict),
+                    None => f,
+                });
+            }
+        };
         // The person's `pre_tool_use` hooks see the preview before policy does; a rewrite of
         // the arguments is validated and previewed again, and that is what policy judges.
         let gate = self
@@ -222,17 +237,7 @@ impl Conversation {
         );
         match verdict.decision {
             Decision::Allow => {}
-            Decision::Deny => {
-                return Err(ToolFailure::new(
-                    ErrorCode::Denied,
-                    format!(
-                        "{} was denied by policy: {}",
-                        tool.name(),
-                        verdict.reasons.join("; ")
-                    ),
-                )
-                .with_data(json!({"rule_ids": verdict.rule_ids})));
-            }
+            Decision::Deny => return Err(denied(tool.name(), &verdict)),
             Decision::Ask => {
                 let (accepted, partial) = self
                     .ask(tool.as_ref(), call, preview, verdict, cancel)
@@ -513,4 +518,16 @@ pub(super) fn parse_arguments(raw: &str) -> Result<Value, String> {
     } else {
         serde_json::from_str(raw).map_err(|e| e.to_string())
     }
+}
+
+/// The failure of a call the policy denied, with the rules that denied it.
+fn denied(tool: &str, verdict: &crate::protocol::Verdict) -> ToolFailure {
+    ToolFailure::new(
+        ErrorCode::Denied,
+        format!(
+            "{tool} was denied by policy: {}",
+            verdict.reasons.join("; ")
+        ),
+    )
+    .with_data(json!({"rule_ids": verdict.rule_ids}))
 }

@@ -291,17 +291,20 @@ impl Conversation {
                     });
                 }
                 let (outcome, ran) = match &end {
-                    _ if subagent => (
-                        self.finish_subagent(&mut subagents, &call.id).await,
-                        AlreadyRan::default(),
-                    ),
+                    _ if subagent => {
+                        let outcome = self.finish_subagent(&mut subagents, &call.id).await;
+                        // A session budget the subagent found spent is the parent's too.
+                        if end.is_none()
+                            && let Some((code, message)) = limits::spent_budget(&outcome)
+                        {
+                            end = Some(TurnEnd::budget(code, message));
+                        }
+                        (outcome, AlreadyRan::default())
+                    }
                     Some(_) => (
                         ToolFailure::new(
                             ErrorCode::NotRun,
-                            format!(
-                                "{} was not run because the turn stopped before it",
-                                call.name
-                            ),
+                            format!("{tool} was not run because the turn stopped before it"),
                         )
                         .into_outcome(),
                         AlreadyRan::default(),
@@ -311,7 +314,7 @@ impl Conversation {
                             end = Some(TurnEnd::cancelled());
                             let f = ToolFailure::new(
                                 ErrorCode::Cancelled,
-                                format!("{} was not run: the turn was interrupted", call.name),
+                                format!("{tool} was not run: the turn was interrupted"),
                             );
                             (f.into_outcome(), AlreadyRan::default())
                         } else if !self.budget.model_calls_left(&self.limits) {
@@ -324,8 +327,7 @@ impl Conversation {
                             let f = ToolFailure::new(
                                 ErrorCode::ModelCallBudgetExhausted,
                                 format!(
-                                    "{} was not run: no model call is left to read its result",
-                                    call.name
+                                    "{tool} was not run: no model call is left to read its result"
                                 ),
                             );
                             (f.into_outcome(), AlreadyRan::default())

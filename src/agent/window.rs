@@ -118,18 +118,7 @@ pub(crate) fn message_bytes(m: &Message) -> usize {
 /// Replaces every image of `messages` by a note in its message's text, for a model that takes
 /// none (the person switched to it with `/model` after images were sent to another).
 pub(crate) fn drop_images(messages: &mut [Message]) {
-    for m in messages {
-        if let Message::User { text, images } = m
-            && !images.is_empty()
-        {
-            for i in images.drain(..) {
-                text.push_str(&format!(
-                    "\n[an image ({}) was here; this model does not take images]",
-                    i.summary()
-                ));
-            }
-        }
-    }
+    crate::model::drop_images(messages, "this model does not take images");
 }
 
 /// The note the model reads in place of a cleared result of `tool` that was `bytes` long.

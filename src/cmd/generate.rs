@@ -24,9 +24,11 @@ pub(crate) fn man(command: clap::Command, dir: Option<&Path>) -> Result<ExitCode
         Some(dir) => {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
-            // Subcommands' pages are named after their path (pablo-policy-check.1).
+            // Subcommands' pages are named after their path (pablo-policy-check.1). clap adds a
+            // `help` subcommand to every command with subcommands when it builds them: that is
+            // not a command of pablo's, and gets no page (nor a line in its parent's).
             let mut command = command;
-            command.build();
+            without_help_subcommands(&mut command);
             clap_mangen::generate_to(command, dir)
                 .with_context(|| format!("cannot write the man pages to {}", dir.display()))?;
         }
@@ -37,4 +39,12 @@ pub(crate) fn man(command: clap::Command, dir: Option<&Path>) -> Result<ExitCode
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `command` and every subcommand, before they are built, set to get no `help` subcommand.
+fn without_help_subcommands(command: &mut clap::Command) {
+    *command = std::mem::take(command).disable_help_subcommand(true);
+    for sub in command.get_subcommands_mut() {
+        without_help_subcommands(sub);
+    }
 }

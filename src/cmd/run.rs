@@ -29,6 +29,14 @@ pub(crate) async fn run(common: Common, args: RunArgs) -> Result<ExitCode> {
         resume,
         output_last_message,
     } = args;
+    // Nothing to do is the person's mistake, said before a model is called (or paid for).
+    if task.trim().is_empty() {
+        return Err(crate::Refusal::new(
+            pablo::core::ErrorCode::UsageError,
+            "the task is empty: give pablo run something to do (`pablo run \"fix the failing test\"`)",
+        )
+        .into());
+    }
     // SIGTERM is taken from here on: the turn is cancelled and awaited, the run ends with an
     // `error` line and exit 143, and the session's temporary files are removed on the way out.
     let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();

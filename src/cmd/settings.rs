@@ -57,7 +57,7 @@ pub fn config_show(common: &Common, origin: bool, json: bool) -> Result<ExitCode
     let shown = launch.config_view();
     if json {
         for s in &shown {
-            outln!("{}", serde_json::to_string(s)?);
+            outln!("{}", s.to_json());
         }
     } else {
         out!("{}", pablo::config::show::render(&shown, origin));
@@ -71,7 +71,7 @@ pub fn stats(since: Option<&str>, json: bool) -> Result<ExitCode> {
     let since = since
         .map(|s| stats::parse_since(s, pablo::session::now_ms()))
         .transpose()
-        .map_err(anyhow::Error::msg)?;
+        .map_err(|m| crate::Refusal::new(pablo::core::ErrorCode::UsageError, m))?;
     let report = stats::of_default_store(since)?;
     for w in &report.warnings {
         eprintln!("pablo: warning: {w}");
@@ -159,17 +159,31 @@ pub async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCod
         McpCommand::Tools { name, json } => {
             let Some(server) = servers.iter().find(|s| s.name == name) else {
                 let known: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-                anyhow::bail!(
-                    "no MCP server named {name:?} (configured: {})",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                );
+                return Err(crate::Refusal::new(
+                    pablo::core::ErrorCode::McpUnknownServer,
+                    format!(
+                        "no MCP server named {name:?} (configured: {})",
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                )
+                .into());
             };
             if let Some(reason) = &server.reason {
-                eprintln!("pablo: MCP server {name} failed: {reason}");
+                let code = pablo::core::ErrorCode::McpUnavailable;
+                if json {
+                    let line = serde_json::json!({
+                        "type": "error",
+                        "code": code.as_str(),
+                        "message": format!("MCP server {name} failed: {reason}"),
+                    });
+                    outln!("{line}");
+                } else {
+                    eprintln!("pablo: MCP server {name} failed: {reason} ({code})");
+                }
                 return Ok(ExitCode::FAILURE);
             }
             for t in &server.tools {
@@ -188,9 +202,46 @@ pub async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCod
     }
 }
 
+/// `pablo policy trust --revoke`: a safety action, so it reads no config at all (a project
+/// config that does not parse must not keep its own trust), then says what the project config
+/// no longer sets when it can still be read.
+fn revoke_trust(options: &pablo::launch::LaunchOptions) -> Result<ExitCode> {
+    let (dirs, workspace) = Launch::locate(options)?;
+    pablo::policy::TrustStore::new(&dirs).set_trusted(&workspace, false)?;
+    outln!("{}: project config no longer trusted", workspace.display());
+    let file = pablo::config::project_config_file(&workspace);
+    if file.is_file() {
+        match pablo::config::ConfigFile::load(&file) {
+            Ok(mut config) => {
+                let grants = pablo::launch::trust::withhold_untrusted(&mut config);
+                if grants.is_empty() {
+                    outln!(
+                        "{}: only narrows (it sets no endpoint, program or grant)",
+                        file.display()
+                    );
+                } else {
+                    outln!("{} no longer sets:", file.display());
+                    for g in grants {
+                        outln!("  {g}");
+                    }
+                }
+            }
+            Err(e) => outln!(
+                "{}: not read ({e}); nothing in it is trusted",
+                file.display()
+            ),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub(crate) fn policy_command(common: &Common, command: PolicyCommand) -> Result<ExitCode> {
     use pablo::policy::{TrustStore, cli};
-    let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    let options = common.launch_options(Front::Interactive);
+    if let PolicyCommand::Trust { revoke: true } = command {
+        return revoke_trust(&options);
+    }
+    let launch = Launch::prepare(options)?;
     match command {
         PolicyCommand::Trust { revoke } => {
             TrustStore::new(&launch.dirs).set_trusted(&launch.workspace, !revoke)?;
@@ -223,7 +274,7 @@ pub(crate) fn policy_command(common: &Common, command: PolicyCommand) -> Result<
         }
         PolicyCommand::Check { json, env, command } => {
             let engine = launch.policy()?.value;
-            let mut report = cli::check(&engine, &command.join(" "));
+            let mut report = cli::check(&engine, &cli::command_line(&command));
             if env {
                 report.env = Some(cli::env_report(&engine));
             }

@@ -23,6 +23,19 @@ pub struct Shown {
     pub(crate) origin: String,
 }
 
+impl Shown {
+    /// The setting as `pablo config show --json` prints it: its value typed as JSON (a number a
+    /// number, a list a list), not the TOML text, which a script would have to parse again.
+    pub fn to_json(&self) -> serde_json::Value {
+        let value = toml::from_str::<toml::Table>(&format!("v = {}", self.value))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .and_then(|v| serde_json::to_value(v).ok())
+            .unwrap_or_else(|| serde_json::Value::String(self.value.clone()));
+        serde_json::json!({"key": self.key, "value": value, "origin": self.origin})
+    }
+}
+
 /// Says where a setting of one layer came from, by its key.
 type OriginOf<'a> = Box<dyn Fn(&str) -> String + 'a>;
 

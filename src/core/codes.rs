@@ -148,6 +148,7 @@ error_codes! {
     ImageNotAcceptedByModel = "image_not_accepted_by_model",
     ImageUnrecognized = "image_unrecognized",
     ImageTooLarge = "image_too_large",
+    ImageRefused = "image_refused",
     // Policy and config.
     PolicyStoreFailed = "policy_store_failed",
     PolicyStoreInWorkspace = "policy_store_in_workspace",
@@ -158,6 +159,7 @@ error_codes! {
     ConfigInvalid = "config_invalid",
     StateDirUnavailable = "state_dir_unavailable",
     SetupFailed = "setup_failed",
+    UsageError = "usage_error",
     DemoSetupFailed = "demo_setup_failed",
     // Sessions and journals.
     SessionNotFound = "session_not_found",

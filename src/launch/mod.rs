@@ -183,15 +183,7 @@ pub struct Launch {
 impl Launch {
     /// Loads config layers and resolves the workspace.
     pub fn prepare(options: LaunchOptions) -> Result<Self, LaunchError> {
-        let dirs = Dirs::discover()?;
-        let requested = match &options.workspace {
-            Some(w) => w.clone(),
-            None => std::env::current_dir().map_err(|e| LaunchError::Workspace {
-                path: PathBuf::from("."),
-                message: e.to_string(),
-            })?,
-        };
-        let workspace = canonical_dir(&requested)?;
+        let (dirs, workspace) = Self::locate(&options)?;
         let mut layers = Layers::load(&dirs, &workspace, options.config.as_deref())?;
         let unknown_vars = layers.with_overrides(
             crate::config::env::process_vars(),
@@ -232,6 +224,20 @@ impl Launch {
             unknown_vars,
             ..Self::from_parts(dirs, workspace, workspace_handle, layers, limits, options)
         })
+    }
+
+    /// pablo's directories and the canonical workspace, read before any config file is: what
+    /// must work whatever the config says (revoking a project's trust).
+    pub fn locate(options: &LaunchOptions) -> Result<(Dirs, PathBuf), LaunchError> {
+        let dirs = Dirs::discover()?;
+        let requested = match &options.workspace {
+            Some(w) => w.clone(),
+            None => std::env::current_dir().map_err(|e| LaunchError::Workspace {
+                path: PathBuf::from("."),
+                message: e.to_string(),
+            })?,
+        };
+        Ok((dirs, canonical_dir(&requested)?))
     }
 
     /// The note saying which settings of an untrusted project config were ignored, for a

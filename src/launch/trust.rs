@@ -61,6 +61,16 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
             out.push(format!("mcp_servers.{name}.tools = \"auto\""));
         }
     }
+    for (name, server) in &mut file.lsp {
+        if let Some(c) = server.command.take() {
+            let mut line = vec![c];
+            line.extend(server.args.take().unwrap_or_default());
+            out.push(format!(
+                "lsp.{name} (starts the program `{}`)",
+                line.join(" ")
+            ));
+        }
+    }
     for (event, hook) in file.hooks.take_all() {
         out.push(format!(
             "hooks.{event} {} (runs the program `{}`)",

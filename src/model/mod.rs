@@ -76,6 +76,25 @@ pub(crate) fn drop_repeated_prompt(messages: &mut Vec<Message>) {
     }
 }
 
+/// Replaces every image of `messages` by a note in its message's text that says it was there
+/// and `why` it is not sent (the model does not take images; the provider refused one).
+pub(crate) fn drop_images(messages: &mut [Message], why: &str) {
+    for m in messages {
+        if let Message::User { text, images } = m
+            && !images.is_empty()
+        {
+            for i in images.drain(..) {
+                text.push_str(&format!("\n[an image ({}) was here; {why}]", i.summary()));
+            }
+        }
+    }
+}
+
+/// Why the images of a conversation a provider refused are no longer sent (the agent drops them
+/// when the provider refuses; resume drops them again from the journal's `image_refused`).
+pub(crate) const IMAGE_REFUSED_NOTE: &str =
+    "the provider refused the conversation's images, so it is no longer sent";
+
 /// Puts the notes of cleared tool results in place of the results (the agent does it to make
 /// room; resume does it again from the journal, so both send the same conversation). Results no
 /// longer in the conversation (compacted away) are skipped.

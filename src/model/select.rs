@@ -192,6 +192,11 @@ pub(crate) async fn resolve(
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<(Selection, Option<ApiKey>), ModelError> {
     let non_empty = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    // A URL that cannot be one is the person's mistake, said at once: sent, it would be retried
+    // as if the server were down and end as `model_unreachable`.
+    if let Some(url) = &settings.base_url {
+        check_base_url(url)?;
+    }
     let kind = match settings.provider.as_deref() {
         Some(name) => ProviderKind::parse(name)?,
         None => autodetect(settings, &non_empty).await?,
@@ -200,6 +205,7 @@ pub(crate) async fn resolve(
         .base_url
         .clone()
         .unwrap_or_else(|| default_base_url(kind, &non_empty));
+    check_base_url(&base_url)?;
     let model = settings
         .model
         .clone()
@@ -258,6 +264,39 @@ pub(crate) async fn resolve(
         },
         key,
     ))
+}
+
+/// Refuses a base URL no request can be sent to: not a URL, not `http:`/`https:`, no host, or
+/// an empty port (`http://127.0.0.1:/v1`).
+fn check_base_url(url: &str) -> Result<(), ModelError> {
+    let refuse = |why: String| {
+        ModelError::Config(format!(
+            "the base URL {url:?} {why}: give one like http://127.0.0.1:8080/v1 (--base-url, or \
+             base_url in the config)"
+        ))
+    };
+    if url.trim().is_empty() {
+        return Err(refuse("is empty".into()));
+    }
+    let parsed = reqwest::Url::parse(url).map_err(|e| refuse(format!("is not a URL ({e})")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(refuse(format!(
+            "uses the scheme {}:, not http: or https:",
+            parsed.scheme()
+        )));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(refuse("names no host".into()));
+    }
+    // The parser reads `host:` as the default port; a person who typed the colon meant one.
+    let authority = url
+        .split_once("://")
+        .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or(""))
+        .unwrap_or("");
+    if authority.ends_with(':') {
+        return Err(refuse("has an empty port".into()));
+    }
+    Ok(())
 }
 
 /// Builds the client for a resolved selection.

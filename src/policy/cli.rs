@@ -50,6 +50,30 @@ pub(crate) struct WithheldVar {
     pub(crate) reason: String,
 }
 
+/// The command line `pablo policy check -- WORDS` judges: one word is a command line as the
+/// shell reads it (`"git status"`); several are the words of one command, each quoted for the
+/// shell, so `find . -name '*.rs'` typed at a shell is judged with `*.rs` as the one word find
+/// receives, not as a glob the shell would expand.
+pub fn command_line(words: &[String]) -> String {
+    match words {
+        [one] => one.clone(),
+        words => words
+            .iter()
+            .map(|w| shell_quote(w))
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// `word` as one shell word: as it is when nothing in it is special, else in single quotes.
+fn shell_quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
 /// Judges `command` exactly as a `shell.run` call in the workspace root would be.
 pub fn check(engine: &PolicyEngine, command: &str) -> CheckReport {
     let mut preview = Preview::Command(CommandPreview {

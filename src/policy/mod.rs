@@ -443,6 +443,19 @@ impl PolicyEngine {
             .map(|r| r.id.clone())
     }
 
+    /// The denial a write of `path` by `tool` gets whatever it would write (the tool is denied,
+    /// or the path is never writable), if it gets one.
+    pub(crate) fn deny_write(&self, tool: &str, kind: ToolKind, path: &str) -> Option<Verdict> {
+        if let Err(v) = self.gate(tool, kind) {
+            return (v.decision == Decision::Deny).then_some(v);
+        }
+        self.compiled
+            .paths
+            .check(path, Access::Write)
+            .err()
+            .map(|r| Verdict::deny(r.rule_id, r.reason))
+    }
+
     /// Decides one call. May enrich `preview` (a command's parsed simple commands).
     pub(crate) fn decide(&self, tool: &str, kind: ToolKind, preview: &mut Preview) -> Verdict {
         let explicit = match self.gate(tool, kind) {

@@ -125,17 +125,17 @@ impl std::fmt::Debug for Image {
 }
 
 impl Image {
-    /// The image `bytes` are, or `None` when they are not PNG, JPEG, GIF or WebP.
+    /// The image `bytes` are, or `None` when they are not PNG, JPEG, GIF or WebP with a header
+    /// that gives the image's size (a PNG's IHDR): magic bytes alone are a file that only
+    /// claims to be an image, and a provider refuses it.
     pub(crate) fn from_bytes(bytes: &[u8]) -> Option<Self> {
         let format = ImageFormat::sniff(bytes)?;
-        let (width, height) = imagesize::blob_size(bytes)
-            .map(|s| {
-                (
-                    u32::try_from(s.width).unwrap_or(u32::MAX),
-                    u32::try_from(s.height).unwrap_or(u32::MAX),
-                )
-            })
-            .unwrap_or((0, 0));
+        let size = imagesize::blob_size(bytes).ok()?;
+        let width = u32::try_from(size.width).unwrap_or(u32::MAX);
+        let height = u32::try_from(size.height).unwrap_or(u32::MAX);
+        if width == 0 || height == 0 {
+            return None;
+        }
         Some(Self {
             media_type: format.media_type().to_string(),
             sha256: hex::encode(Sha256::digest(bytes)),

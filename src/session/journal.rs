@@ -301,6 +301,7 @@ impl EventRecorder for Journal {
             session: self.info.id.clone(),
             turn: before_turn,
         });
+        header.copied_events = prefix.len() as u64;
         let mut next = Journal::create(
             dir.join(format!("{new_id}.jsonl")),
             dir.join(format!("{new_id}.meta.json")),

@@ -73,6 +73,14 @@ pub struct Header {
     /// `turn` of `session` was copied, the rest stays there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) forked_from: Option<ForkOrigin>,
+    /// How many of the first events were copied from another session (a fork, an import):
+    /// history, not usage of this one, so `pablo stats` does not count them again.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) copied_events: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Which session and turn a forked session began from.
@@ -108,6 +116,7 @@ impl Header {
             provider: provider.into(),
             pablo_version: env!("CARGO_PKG_VERSION").to_string(),
             forked_from: None,
+            copied_events: 0,
         }
     }
 }

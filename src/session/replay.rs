@@ -404,6 +404,11 @@ impl Replayer {
                 self.history.splice(..n, [Message::user(summary.clone())]);
             }
             Event::ContextCleared { cleared, .. } => apply_clearing(&mut self.history, cleared),
+            // The provider refused an image: the agent dropped the conversation's images then,
+            // and a resumed session must not send them again.
+            Event::Error { code, .. } if *code == ErrorCode::ImageRefused => {
+                crate::model::drop_images(&mut self.history, crate::model::IMAGE_REFUSED_NOTE);
+            }
             Event::MessageDelta { .. }
             | Event::ReasoningDelta { .. }
             | Event::ContextUsage { .. }

@@ -125,6 +125,7 @@ pub(crate) fn gather(store: &Store, since_ms: Option<u64>) -> Stats {
                     .collect::<Vec<_>>();
                 let counted = count_session(
                     &events,
+                    usize::try_from(journal.header.copied_events).unwrap_or(usize::MAX),
                     since_ms.unwrap_or(0),
                     (&journal.header.provider, &journal.header.model),
                     &mut out,
@@ -152,9 +153,12 @@ struct Call {
     ran: bool,
 }
 
-/// Adds one session's events at or after `since` to `out`; true when it had any.
+/// Adds one session's events at or after `since` to `out`; true when it had any. The first
+/// `copied` events are another session's history (a fork's, an import's): they set the model and
+/// the cost so far, and count for nothing.
 fn count_session(
     events: &[(u64, Event)],
+    copied: usize,
     since: u64,
     header: (&str, &str),
     out: &mut Stats,
@@ -164,8 +168,8 @@ fn count_session(
     let mut last_cost: Option<f64> = None;
     let mut calls: HashMap<String, Call> = HashMap::new();
     let mut any = false;
-    for (ts, event) in events {
-        let inside = *ts >= since;
+    for (i, (ts, event)) in events.iter().enumerate() {
+        let inside = i >= copied && *ts >= since;
         match event {
             Event::SessionStarted {
                 provider, model, ..
@@ -452,6 +456,7 @@ mod tests {
         assert!(count_session(
             &events,
             0,
+            0,
             ("openai", "gpt-5"),
             &mut stats,
             &mut models
@@ -477,6 +482,7 @@ mod tests {
         let mut models = BTreeMap::new();
         assert!(count_session(
             &events,
+            0,
             5,
             ("p", "m"),
             &mut stats,
@@ -486,6 +492,7 @@ mod tests {
         assert_eq!((m.calls, m.input_tokens), (1, 1));
         assert!(!count_session(
             &events[..1],
+            0,
             5,
             ("p", "m"),
             &mut stats,

@@ -88,6 +88,8 @@ impl Store {
         header.workspace = workspace.to_string();
         header.format = FORMAT_VERSION;
         let events: Vec<(u64, Event)> = doc.events.into_iter().map(|e| (e.ts, e.event)).collect();
+        // The document's usage was spent where it was exported, not here.
+        header.copied_events = events.len() as u64;
         self.write_copy(&header, &events)?;
         Ok(header.id)
     }
@@ -136,6 +138,7 @@ impl Store {
             session: id.to_string(),
             turn: keep + 1,
         });
+        header.copied_events = events.len() as u64;
         self.write_copy(&header, &events)?;
         Ok((header.id, keep))
     }

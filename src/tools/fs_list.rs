@@ -57,7 +57,8 @@ impl Tool for FsList {
         format!(
             "List a directory of the workspace (default: the workspace root). Each entry has \
              path, kind (file, dir, symlink, other) and size for files. depth 1 (the default) \
-             lists direct children; up to {MAX_DEPTH} descends into subdirectories. At most \
+             lists direct children; up to {MAX_DEPTH} descends into subdirectories, except \
+             .git (listed as one entry; pass path .git to list git's internals). At most \
              max_entries (default {DEFAULT_MAX_ENTRIES}) are returned; truncated is true when \
              the list was cut."
         )
@@ -68,7 +69,7 @@ impl Tool for FsList {
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "Directory relative to the workspace; empty or . for the root."},
-                "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH},
+                "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "description": "Levels to list; a .git directory is not descended into."},
                 "max_entries": {"type": "integer", "minimum": 1, "maximum": 100000}
             },
             "additionalProperties": false

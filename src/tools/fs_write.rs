@@ -458,6 +458,14 @@ impl Tool for FsWrite {
     fn narrow(&self, preview: &Preview, hunks: &[usize]) -> Result<Preview, ToolFailure> {
         narrow_file_change(&self.workspace, preview, hunks)
     }
+
+    fn write_target(&self, args: &Value) -> Option<String> {
+        let path = args.get("path")?.as_str()?;
+        self.workspace
+            .parse_file(path)
+            .ok()
+            .map(|rel| rel.to_string())
+    }
 }
 
 pub(crate) fn show_call(tool: ToolName, args: CallArgs<'_>) -> CallView {

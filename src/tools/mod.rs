@@ -332,6 +332,14 @@ pub(crate) trait Tool: Send + Sync {
             .await
             .map(|r| r.to_json())
     }
+    /// The workspace file this call would write (`fs.write`, `fs.edit`), as its preview names
+    /// it: the policy judges the path even when the preview cannot be made (the file exists, or
+    /// has changed), so a write the policy forbids is answered `denied`, never with a hint to
+    /// retry.
+    fn write_target(&self, args: &Value) -> Option<String> {
+        let _ = args;
+        None
+    }
     /// Narrows a preview to the accepted hunks (per-hunk review). Only file changes have hunks.
     fn narrow(&self, preview: &Preview, hunks: &[usize]) -> Result<Preview, ToolFailure> {
         let _ = (preview, hunks);

@@ -659,7 +659,9 @@ impl Workspace {
     }
 
     /// Lists a directory: entries in byte-wise name order, depth-first down to `depth` levels
-    /// (1 = direct children), at most `max_entries`.
+    /// (1 = direct children), at most `max_entries`. A `.git` below the listed directory is one
+    /// entry, never descended into: git's internals would spend the entries on object files (a
+    /// fifth of a thousand at depth 3 in a small repository); listing `.git` itself shows them.
     pub(crate) fn list(
         &self,
         rel: &RelPath,
@@ -873,7 +875,7 @@ fn list_into(
             kind,
             size,
         });
-        if kind == EntryKind::Dir && depth > 1 {
+        if kind == EntryKind::Dir && depth > 1 && name != b".git" {
             let sub = rustix::fs::openat(
                 dir,
                 cname.as_c_str(),

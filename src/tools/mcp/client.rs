@@ -398,14 +398,15 @@ async fn open_stdio(
     ));
     let started = handler.serve((from_child, pipes.stdin));
     let outcome = tokio::select! {
-        r = started => Some(r),
-        // Prose before the handshake is a program that is not a stdio server (or one that
-        // writes its log to stdout): waiting out the start-up timeout would only hide that.
+        // A line that failed the start is seen before the handshake it came before: the check
+        // below makes the order of these branches no matter.
+        biased;
         () = garbage_seen.cancelled() => {
             process.kill();
             let line = first_garbage(&garbage).unwrap_or_default();
             return Err(ClientError::Garbage { line });
         }
+        r = started => Some(r),
         status = process.exited() => {
             let tail = stderr_tail(log, log_start);
             return Err(match first_garbage(&garbage) {
@@ -416,6 +417,15 @@ async fn open_stdio(
         () = tokio::time::sleep(timeout) => None,
     };
     match outcome {
+        // Prose before the server's first message is a program that is not a stdio server (or
+        // one that writes its log to stdout): it fails, whichever finished first. The line was
+        // recorded before any later line reached the handshake, so this does not depend on
+        // timing.
+        Some(Ok(_)) if first_garbage(&garbage).is_some() => {
+            process.kill();
+            let line = first_garbage(&garbage).unwrap_or_default();
+            Err(ClientError::Garbage { line })
+        }
         Some(Ok(service)) => Ok(Connection::from_service(service, Some(process))),
         Some(Err(e)) => {
             // A transport that closed is most often a program that exited: say how.
@@ -485,8 +495,10 @@ fn stderr_tail(log: &std::path::Path, from: u64) -> String {
     }
 }
 
-/// Copies the server's stdout to the SDK line by line, remembering the first line that is not
-/// JSON (the SDK ignores such lines, so without this a chatty server looks like a silent one).
+/// Copies the server's stdout to the SDK line by line, remembering a line that is not JSON
+/// before the server's first message (the SDK ignores such lines, so without this a chatty
+/// server looks like a silent one). Once the server has spoken JSON-RPC such a line is only
+/// dropped: the rule depends on the order of the lines, never on when they come.
 async fn check_lines(
     stdout: impl AsyncRead + Unpin,
     mut to_sdk: tokio::io::DuplexStream,
@@ -495,6 +507,7 @@ async fn check_lines(
 ) {
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
+    let mut spoke = false;
     loop {
         line.clear();
         let mut too_long = false;
@@ -529,6 +542,9 @@ async fn check_lines(
             continue;
         }
         if too_long || serde_json::from_slice::<serde::de::IgnoredAny>(text).is_err() {
+            if spoke {
+                continue;
+            }
             let mut g = garbage.lock();
             if g.is_none() {
                 let shown = if too_long {
@@ -541,6 +557,7 @@ async fn check_lines(
             seen.cancel();
             continue;
         }
+        spoke = true;
         if to_sdk.write_all(&line).await.is_err() {
             return;
         }
