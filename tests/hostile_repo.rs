@@ -244,6 +244,253 @@ async fn an_unasked_git_diff_does_not_follow_core_worktree_out_of_the_workspace(
     }
 }
 
+/// A repository with two submodules planted as issue 49 found them: the repository asks for
+/// submodule diffs (`diff.submodule = diff`), one submodule's own config names a program as its
+/// external diff, textconv and clean filter (with an intent-to-add file in its index), and the
+/// other's `core.worktree` points at the home directory (its index lists a file there).
+#[tokio::test]
+async fn an_unasked_git_diff_runs_no_program_of_a_submodule_and_reads_nothing_outside() {
+    let server = ScriptedServer::start().await;
+    let sb = Sandbox::new();
+    personal_config(&sb, &server);
+    let root = sb.root().canonicalize().unwrap();
+    let ws = sb.workspace().canonicalize().unwrap();
+    let home = root.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let key = home.join(".ssh/id_rsa");
+    std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n").unwrap();
+    std::fs::write(home.join("diary.txt"), "placeholder\n").unwrap();
+    let upstream = root.join("upstream");
+    std::fs::create_dir_all(&upstream).unwrap();
+    git(&upstream, &["init", "-q"]);
+    std::fs::write(upstream.join("a.txt"), "a\n").unwrap();
+    git(&upstream, &["add", "a.txt"]);
+    git(&upstream, &["commit", "-qm", "a"]);
+    git(&ws, &["init", "-q"]);
+    for name in ["sub", "moved"] {
+        git(
+            &ws,
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                upstream.to_str().unwrap(),
+                name,
+            ],
+        );
+    }
+    git(&ws, &["commit", "-qm", "submodules"]);
+
+    // The programs the repository wants run: each says so and prints the key.
+    let program = root.join("planted.sh");
+    std::fs::write(
+        &program,
+        format!("#!/bin/sh\necho PLANTED-PROGRAM-RAN\ncat {}\n", key.display()),
+    )
+    .unwrap();
+    let filter = root.join("filter.sh");
+    std::fs::write(
+        &filter,
+        format!(
+            "#!/bin/sh\necho PLANTED-FILTER-RAN >&2\ncat {} >&2\ncat\n",
+            key.display()
+        ),
+    )
+    .unwrap();
+    for f in [&program, &filter] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    git(&ws, &["config", "diff.submodule", "diff"]);
+    git(&ws, &["config", "status.submoduleSummary", "true"]);
+    std::fs::write(ws.join("sub/new.txt"), "new\n").unwrap();
+    git(&ws.join("sub"), &["add", "-N", "new.txt"]);
+    std::fs::write(ws.join("sub/a.txt"), "changed\n").unwrap();
+    let modules = ws.join(".git/modules");
+    let sub_config = modules.join("sub/config");
+    let set = |file: &Path, key: &str, value: &str| {
+        git(&ws, &["config", "--file", file.to_str().unwrap(), key, value]);
+    };
+    set(&sub_config, "diff.external", program.to_str().unwrap());
+    set(&sub_config, "diff.evil.textconv", program.to_str().unwrap());
+    set(&sub_config, "filter.evil.clean", filter.to_str().unwrap());
+    std::fs::create_dir_all(modules.join("sub/info")).unwrap();
+    std::fs::write(
+        modules.join("sub/info/attributes"),
+        "* diff=evil filter=evil\n",
+    )
+    .unwrap();
+
+    // The other submodule's index lists the home's diary, and its work tree is the home.
+    let moved = modules.join("moved");
+    git(
+        &ws,
+        &[
+            "--git-dir",
+            moved.to_str().unwrap(),
+            "--work-tree",
+            home.to_str().unwrap(),
+            "add",
+            "diary.txt",
+        ],
+    );
+    std::fs::write(home.join("diary.txt"), "a private diary entry\n").unwrap();
+    set(&moved.join("config"), "core.worktree", home.to_str().unwrap());
+
+    script_commands(
+        &server,
+        &["git diff", "git status", "git diff --stat", "git status --short"],
+    );
+    let out = pablo(&sb, &["run", "look at the changes"]).await;
+    assert!(out.status.success(), "{:?}", text(&out));
+    for planted in ["PLANTED-PROGRAM-RAN", "PLANTED-FILTER-RAN"] {
+        assert!(!reached(&server, planted), "a submodule's program ran");
+    }
+    assert!(!reached(&server, "b3BlbnNzaC1rZXkt"), "the key reached the model");
+    assert!(
+        !reached(&server, "a private diary entry"),
+        "a file outside the workspace reached the model"
+    );
+    let r = results(&server);
+    assert_eq!(r.len(), 4, "{r:?}");
+    for result in &r {
+        // Run unasked (known safe) and read-only, as before the submodules were planted.
+        assert_eq!(result["ok"], true, "{result}");
+        assert_eq!(result["data"]["sandbox"], "read-only", "{result}");
+    }
+    // The submodules are still reported, by their commit.
+    let diff = r[0]["data"]["output"].as_str().unwrap_or_default();
+    assert!(diff.contains("Subproject commit"), "{diff}");
+    let status = r[3]["data"]["output"].as_str().unwrap_or_default();
+    assert!(status.contains("sub"), "{status}");
+}
+
+// ---------------------------------------------------------------- programs pablo starts
+
+/// An executable shell script at `path` with `body`.
+fn program(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// What one approved command could plant for the programs pablo starts itself (issue 49, item
+/// 4): a tool in an in-workspace venv on the PATH, a `rust-toolchain.toml` whose `path` names a
+/// directory of planted programs, a module that shadows the one `python3 -m` runs, and an
+/// `.npmrc` whose `script-shell` npx runs. The person's hook and MCP server run the real ones.
+#[tokio::test]
+async fn programs_pablo_starts_take_no_configuration_or_code_from_an_untrusted_workspace() {
+    let server = ScriptedServer::start().await;
+    let sb = Sandbox::new();
+    personal_config(&sb, &server);
+    let root = sb.root().canonicalize().unwrap();
+    let ws = sb.workspace().canonicalize().unwrap();
+    let marks = root.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let mark = |name: &str| format!("touch {}", marks.join(name).display());
+
+    // The person's own tool, and the planted one earlier on the PATH (an activated `.venv`).
+    program(&root.join("bin/h1tool"), &mark("tool-real"));
+    program(&ws.join(".venv/bin/h1tool"), &mark("tool-planted"));
+    // rustup's toolchain file naming planted programs.
+    program(&ws.join(".tc/bin/rustfmt"), &mark("rustfmt-planted"));
+    program(&ws.join(".tc/bin/rustc"), &mark("rustfmt-planted"));
+    std::fs::write(
+        ws.join("rust-toolchain.toml"),
+        format!("[toolchain]\npath = \"{}\"\n", ws.join(".tc").display()),
+    )
+    .unwrap();
+    // A module that shadows the standard library's for `python3 -m calendar`.
+    std::fs::write(
+        ws.join("calendar.py"),
+        format!(
+            "open({:?}, 'w').close()\n",
+            marks.join("python-planted").display().to_string()
+        ),
+    )
+    .unwrap();
+    // npm's project config: the shell npx runs a package's program with.
+    program(&ws.join(".sh"), &format!("{}\nexec /bin/sh \"$@\"", mark("npm-planted")));
+    std::fs::write(
+        ws.join(".npmrc"),
+        format!("script-shell={}\n", ws.join(".sh").display()),
+    )
+    .unwrap();
+    // The person's server: a local package npx runs (no network needed).
+    let package = root.join("server-pkg");
+    std::fs::create_dir_all(&package).unwrap();
+    std::fs::write(
+        package.join("package.json"),
+        r#"{"name":"h1-server","version":"1.0.0","bin":{"h1-server":"server.js"}}"#,
+    )
+    .unwrap();
+    program(
+        &package.join("server.js"),
+        &format!("{}\n", mark("npx-real")),
+    );
+
+    let hook = format!(
+        "cat > /dev/null; h1tool; rustfmt --version > {} 2>&1; python3 -m calendar 2000 > {} 2>&1; true",
+        marks.join("rustfmt-out").display(),
+        marks.join("python-out").display()
+    );
+    sb.user_config(&format!(
+        "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n\n\
+         [[hooks.user_prompt_submit]]\nname = \"tools\"\ncommand = {:?}\n\n\
+         [mcp_servers.npx]\ncommand = \"npx\"\nargs = [\"--yes\", {:?}]\n",
+        server.base_url(),
+        hook,
+        package.display().to_string()
+    ));
+    server.push(say("done"));
+    let path = format!(
+        "{}:{}:{}",
+        ws.join(".venv/bin").display(),
+        root.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = sb.command();
+    cmd.env("OPENAI_API_KEY", KEY)
+        .env("PATH", &path)
+        .env("npm_config_cache", root.join("npm-cache"))
+        .args(["run", "hi"]);
+    let out = tokio::time::timeout(Duration::from_secs(90), cmd.output())
+        .await
+        .expect("pablo finished within 90 s")
+        .expect("pablo runs");
+    assert!(out.status.success(), "{:?}", text(&out));
+    let mut cmd = sb.command();
+    cmd.env("PATH", &path)
+        .env("npm_config_cache", root.join("npm-cache"))
+        .args(["mcp", "list", "--json"]);
+    let list = tokio::time::timeout(Duration::from_secs(90), cmd.output())
+        .await
+        .expect("pablo finished within 90 s")
+        .expect("pablo runs");
+    let shown = |name: &str| std::fs::read_to_string(marks.join(name)).unwrap_or_default();
+    for planted in [
+        "tool-planted",
+        "rustfmt-planted",
+        "python-planted",
+        "npm-planted",
+    ] {
+        assert!(
+            !marks.join(planted).exists(),
+            "{planted}: a program pablo started ran the workspace's code ({:?}, {:?})",
+            text(&out),
+            text(&list)
+        );
+    }
+    // The person's own programs ran.
+    assert!(marks.join("tool-real").exists(), "{:?}", text(&out));
+    assert!(shown("rustfmt-out").contains("rustfmt"), "{}", shown("rustfmt-out"));
+    assert!(shown("python-out").contains("2000"), "{}", shown("python-out"));
+    assert!(marks.join("npx-real").exists(), "{:?}", text(&list));
+}
+
 // ---------------------------------------------------------------- 3. reads that read too much
 
 #[tokio::test]
