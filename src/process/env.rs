@@ -300,9 +300,9 @@ impl CommandEnv {
 /// - `PATH` loses the entries inside the workspace (`.venv/bin`, `node_modules/.bin`): a planted
 ///   `jq` there would be the `jq` a hook runs. Every other variable whose value names a path
 ///   inside the workspace (`VIRTUAL_ENV`, `PYTHONPATH`, `RUSTC_WRAPPER`, …) is left out too.
-/// - npm and npx read no project `.npmrc` (`npm_config_location=global`; the environment outranks
-///   every config file, and in that mode npm skips the project's): its `script-shell`,
-///   `node-options` or `registry` would choose what `npx` runs.
+/// - npm and npx take from a project `.npmrc` none of the settings that name a program
+///   (`script-shell`, `shell`, `node-options`, `git`, `userconfig`): the environment outranks
+///   every config file, so these are set to npm's defaults and the person's own file.
 /// - rustup's proxies (`rustfmt`, `cargo`) use the person's toolchain, not a `rust-toolchain.toml`
 ///   (whose `path =` names any directory of programs): `RUSTUP_TOOLCHAIN` is pinned to the
 ///   person's own choice for this folder (their `rustup override`, else their default), read
@@ -335,26 +335,51 @@ pub(crate) fn untrusted_program_env(
             out.push((name.clone(), value.clone()));
         }
     }
-    // rustup's settings are read where the (kept) environment says they are: never from the
-    // workspace.
-    let rustup_home = out
-        .iter()
-        .find(|(k, _)| k == "RUSTUP_HOME")
-        .map(|(_, v)| PathBuf::from(v));
+    // Where the program will look for the person's own settings: the kept environment's
+    // `HOME`, else (with no `HOME`, as commands get by default) the account's home directory.
+    let var = |out: &[(String, String)], name: &str| {
+        out.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| PathBuf::from(v))
+    };
+    let home = var(&out, "HOME").or_else(account_home);
+    let rustup_home = var(&out, "RUSTUP_HOME").or_else(|| home.as_ref().map(|h| h.join(".rustup")));
     let pinned = out.iter().any(|(k, _)| k == "RUSTUP_TOOLCHAIN");
     let mut add = |name: &str, value: String| {
         out.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
         out.push((name.to_string(), value));
     };
-    add("npm_config_location", "global".into());
+    // npm reads the project's `.npmrc` below the environment, so the settings through which it
+    // would run a program of the workspace's choosing are set here (an empty value counts as
+    // unset to npm, hence the blank `node-options`); `userconfig` keeps the person's own file
+    // the one npm reads next.
+    add("npm_config_script_shell", "/bin/sh".into());
+    add("npm_config_shell", "/bin/sh".into());
+    add("npm_config_node_options", " ".into());
+    add("npm_config_git", "git".into());
+    if let Some(h) = &home {
+        add("npm_config_userconfig", h.join(".npmrc").display().to_string());
+    }
     add("PYTHONSAFEPATH", "1".into());
     if !pinned
-        && let Some(home) = rustup_home
-        && let Some(toolchain) = rustup_choice(&home, &real)
+        && let Some(rustup_home) = rustup_home
+        && let Some(toolchain) = rustup_choice(&rustup_home, &real)
     {
         add("RUSTUP_TOOLCHAIN", toolchain);
     }
     out
+}
+
+/// The home directory of the account pablo runs as, from `/etc/passwd` (what programs fall back
+/// to when `HOME` is not set).
+fn account_home() -> Option<PathBuf> {
+    let uid = rustix::process::getuid().as_raw().to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        (fields.len() >= 7 && fields[2] == uid && fields[5].starts_with('/'))
+            .then(|| PathBuf::from(fields[5]))
+    })
 }
 
 /// The toolchain the person chose for `dir` in rustup's own settings (`RUSTUP_HOME/settings.toml`):
