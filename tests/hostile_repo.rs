@@ -258,7 +258,11 @@ async fn an_unasked_git_diff_runs_no_program_of_a_submodule_and_reads_nothing_ou
     let home = root.join("home");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     let key = home.join(".ssh/id_rsa");
-    std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n").unwrap();
+    std::fs::write(
+        &key,
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n",
+    )
+    .unwrap();
     std::fs::write(home.join("diary.txt"), "placeholder\n").unwrap();
     let upstream = root.join("upstream");
     std::fs::create_dir_all(&upstream).unwrap();
@@ -287,7 +291,10 @@ async fn an_unasked_git_diff_runs_no_program_of_a_submodule_and_reads_nothing_ou
     let program = root.join("planted.sh");
     std::fs::write(
         &program,
-        format!("#!/bin/sh\necho PLANTED-PROGRAM-RAN\ncat {}\n", key.display()),
+        format!(
+            "#!/bin/sh\necho PLANTED-PROGRAM-RAN\ncat {}\n",
+            key.display()
+        ),
     )
     .unwrap();
     let filter = root.join("filter.sh");
@@ -311,7 +318,10 @@ async fn an_unasked_git_diff_runs_no_program_of_a_submodule_and_reads_nothing_ou
     let modules = ws.join(".git/modules");
     let sub_config = modules.join("sub/config");
     let set = |file: &Path, key: &str, value: &str| {
-        git(&ws, &["config", "--file", file.to_str().unwrap(), key, value]);
+        git(
+            &ws,
+            &["config", "--file", file.to_str().unwrap(), key, value],
+        );
     };
     set(&sub_config, "diff.external", program.to_str().unwrap());
     set(&sub_config, "diff.evil.textconv", program.to_str().unwrap());
@@ -337,18 +347,30 @@ async fn an_unasked_git_diff_runs_no_program_of_a_submodule_and_reads_nothing_ou
         ],
     );
     std::fs::write(home.join("diary.txt"), "a private diary entry\n").unwrap();
-    set(&moved.join("config"), "core.worktree", home.to_str().unwrap());
+    set(
+        &moved.join("config"),
+        "core.worktree",
+        home.to_str().unwrap(),
+    );
 
     script_commands(
         &server,
-        &["git diff", "git status", "git diff --stat", "git status --short"],
+        &[
+            "git diff",
+            "git status",
+            "git diff --stat",
+            "git status --short",
+        ],
     );
     let out = pablo(&sb, &["run", "look at the changes"]).await;
     assert!(out.status.success(), "{:?}", text(&out));
     for planted in ["PLANTED-PROGRAM-RAN", "PLANTED-FILTER-RAN"] {
         assert!(!reached(&server, planted), "a submodule's program ran");
     }
-    assert!(!reached(&server, "b3BlbnNzaC1rZXkt"), "the key reached the model");
+    assert!(
+        !reached(&server, "b3BlbnNzaC1rZXkt"),
+        "the key reached the model"
+    );
     assert!(
         !reached(&server, "a private diary entry"),
         "a file outside the workspace reached the model"
@@ -413,7 +435,10 @@ async fn programs_pablo_starts_take_no_configuration_or_code_from_an_untrusted_w
     )
     .unwrap();
     // npm's project config: the shell npx runs a package's program with.
-    program(&ws.join(".sh"), &format!("{}\nexec /bin/sh \"$@\"", mark("npm-planted")));
+    program(
+        &ws.join(".sh"),
+        &format!("{}\nexec /bin/sh \"$@\"", mark("npm-planted")),
+    );
     std::fs::write(
         ws.join(".npmrc"),
         format!("script-shell={}\n", ws.join(".sh").display()),
@@ -488,8 +513,16 @@ async fn programs_pablo_starts_take_no_configuration_or_code_from_an_untrusted_w
     );
     // The person's own programs ran.
     assert!(marks.join("tool-real").exists(), "{:?}", text(&out));
-    assert!(shown("rustfmt-out").contains("rustfmt"), "{}", shown("rustfmt-out"));
-    assert!(shown("python-out").contains("2000"), "{}", shown("python-out"));
+    assert!(
+        shown("rustfmt-out").contains("rustfmt"),
+        "{}",
+        shown("rustfmt-out")
+    );
+    assert!(
+        shown("python-out").contains("2000"),
+        "{}",
+        shown("python-out")
+    );
     assert!(marks.join("npx-real").exists(), "{:?}", text(&list));
 }
 

@@ -71,7 +71,15 @@ impl Launch {
         let base_env = self.started_program_env(policy);
         let specs = entries
             .iter()
-            .map(|e| spec_of(e, &self.workspace, &self.mcp_log_dir(), &base_env, &key_vars))
+            .map(|e| {
+                spec_of(
+                    e,
+                    &self.workspace,
+                    &self.mcp_log_dir(),
+                    &base_env,
+                    &key_vars,
+                )
+            })
             .collect();
         let hub = McpHub::new(self.workspace.clone(), specs)
             .waiting_for_first_turn(self.options.wait_for_mcp);

@@ -358,7 +358,10 @@ pub(crate) fn untrusted_program_env(
     add("npm_config_node_options", " ".into());
     add("npm_config_git", "git".into());
     if let Some(h) = &home {
-        add("npm_config_userconfig", h.join(".npmrc").display().to_string());
+        add(
+            "npm_config_userconfig",
+            h.join(".npmrc").display().to_string(),
+        );
     }
     add("PYTHONSAFEPATH", "1".into());
     if !pinned
