@@ -526,6 +526,93 @@ async fn programs_pablo_starts_take_no_configuration_or_code_from_an_untrusted_w
     assert!(marks.join("npx-real").exists(), "{:?}", text(&list));
 }
 
+// ---------------------------------------------------------------- an untrusted config only narrows
+
+/// The person's budgets and caps, and a repository's `.pablo/config.toml` that widens each (issue
+/// 49, item 5): untrusted, every wider value is withheld and named, and the person's hold.
+#[tokio::test]
+async fn an_untrusted_project_config_cannot_widen_budgets_caps_reasoning_or_prices() {
+    let server = ScriptedServer::start().await;
+    let sb = Sandbox::new();
+    sb.user_config(&format!(
+        "provider = \"openai\"\nbase_url = \"{}\"\n\n\
+         [model]\nname = \"test-model\"\nreasoning = \"low\"\n\n[model.prices]\ninput = 3.0\n\n\
+         [limits]\nmax_tool_calls = 1\nmax_tool_argument_bytes = 1000\n\n\
+         [options.shell]\ntimeout_seconds = 5\n",
+        server.base_url()
+    ));
+    project_config(
+        &sb,
+        "[model]\nreasoning = \"high\"\n\n[model.prices]\ninput = 0.0\noutput = 0.0\n\n\
+         [limits]\nmax_tool_calls = 1000\nmax_tool_argument_bytes = 100000000\n\
+         max_model_calls = 50\n\n\
+         [options.shell]\ntimeout_seconds = 3600\nmax_output_chars = 10000000\n",
+    );
+    // Narrowing stays: the model-call budget of 50 (none was set) still applies.
+    std::fs::write(sb.workspace().join("a.txt"), "a\n").unwrap();
+    let big = "x".repeat(2000);
+    server.push(call("c0", "fs_read", &json!({ "path": "a.txt" })));
+    // The turn ends at the refused call: no final answer is asked for.
+    server.push(call("c1", "fs_read", &json!({ "path": "a.txt" })));
+    let out = pablo(&sb, &["run", "--json", "read"]).await;
+    let (stdout, stderr) = text(&out);
+    for key in [
+        "model.reasoning",
+        "model.prices.input",
+        "model.prices.output",
+        "limits.max_tool_calls",
+        "limits.max_tool_argument_bytes",
+        "options.shell.timeout_seconds",
+        "options.shell.max_output_chars",
+    ] {
+        assert!(
+            stderr.contains(key),
+            "{key} was not reported withheld: {stderr}\n{stdout}\n{:?}",
+            out.status
+        );
+    }
+    assert!(
+        !stderr.contains("limits.max_model_calls"),
+        "a narrowing value was withheld: {stderr}"
+    );
+    // The person's budget of one tool call held: the second was refused.
+    let results: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 2, "{stdout}");
+    assert_eq!(results[0]["result"]["ok"], true, "{stdout}");
+    assert_eq!(
+        results[1]["result"]["error"]["code"], "tool_call_budget_exhausted",
+        "{stdout}"
+    );
+    // And the request carried the person's reasoning level, not the repository's.
+    let first = &server.requests()[0];
+    assert!(
+        !String::from_utf8_lossy(&first.body).contains("\"high\""),
+        "the repository's reasoning level was sent"
+    );
+
+    // The person's argument cap of 1,000 bytes held too.
+    server.push(call("c2", "fs_list", &json!({ "path": big })));
+    server.push(say("done"));
+    let out = pablo(&sb, &["run", "--json", "list"]).await;
+    let (stdout, _) = text(&out);
+    let result = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "tool_result")
+        .unwrap_or_else(|| panic!("no tool result: {stdout}"));
+    assert_eq!(result["result"]["ok"], false, "{stdout}");
+    assert!(
+        result["result"]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("1000")),
+        "{stdout}"
+    );
+}
+
 // ---------------------------------------------------------------- 3. reads that read too much
 
 #[tokio::test]
