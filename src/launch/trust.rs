@@ -276,7 +276,13 @@ fn withhold_widening(file: &mut ConfigFile, user: Option<&ConfigFile>) -> Vec<St
         secs(base.subagent_deadline),
     );
 
-    // The shell's numbers, where 0 means the default (as `process::ShellSettings` reads them).
+    withhold_wider_shell(file, user, &mut out);
+    withhold_wider_model(file, user, &mut out);
+    out
+}
+
+/// The shell's numbers, where 0 means the default (as `process::ShellSettings` reads them).
+fn withhold_wider_shell(file: &mut ConfigFile, user: Option<&ConfigFile>, out: &mut Vec<String>) {
     let shell = user.map(|u| u.options.shell.clone()).unwrap_or_default();
     let or_default = |v: Option<u64>, d: u64| match v {
         Some(0) | None => d,
@@ -286,7 +292,7 @@ fn withhold_widening(file: &mut ConfigFile, user: Option<&ConfigFile>) -> Vec<St
     let timeout = crate::process::DEFAULT_TIMEOUT.as_secs();
     let mut t = s.timeout_seconds.map(|v| or_default(Some(v), timeout));
     wider(
-        &mut out,
+        out,
         "options.shell.timeout_seconds",
         &mut t,
         Some(or_default(shell.timeout_seconds, timeout)),
@@ -297,7 +303,7 @@ fn withhold_widening(file: &mut ConfigFile, user: Option<&ConfigFile>) -> Vec<St
     let size = crate::process::DEFAULT_MAX_OUTPUT_BYTES as u64;
     let mut o = s.max_output_chars.map(|v| or_default(Some(v as u64), size));
     wider(
-        &mut out,
+        out,
         "options.shell.max_output_chars",
         &mut o,
         Some(or_default(shell.max_output_chars.map(|v| v as u64), size)),
@@ -308,7 +314,7 @@ fn withhold_widening(file: &mut ConfigFile, user: Option<&ConfigFile>) -> Vec<St
     let sessions = crate::process::DEFAULT_MAX_SESSIONS as u64;
     let mut m = s.max_sessions.map(|v| or_default(Some(v as u64), sessions));
     wider(
-        &mut out,
+        out,
         "options.shell.max_sessions",
         &mut m,
         Some(or_default(shell.max_sessions.map(|v| v as u64), sessions)),
@@ -316,11 +322,13 @@ fn withhold_widening(file: &mut ConfigFile, user: Option<&ConfigFile>) -> Vec<St
     if m.is_none() {
         s.max_sessions = None;
     }
+}
 
-    // The model: more reasoning costs more; a lower price hides cost. Unset by the person, the
-    // reasoning level and the prices are the model table's, which a repository may only raise
-    // when it is known: without the person's own value, a level above `off` and any price are
-    // withheld rather than guessed at.
+/// The model: more reasoning costs more; a lower price hides cost. Unset by the person, the
+/// reasoning level and the prices are the model table's, which a repository may only raise when
+/// it is known: without the person's own value, a level above `off` and any price are withheld
+/// rather than guessed at.
+fn withhold_wider_model(file: &mut ConfigFile, user: Option<&ConfigFile>, out: &mut Vec<String>) {
     let user_model = user
         .and_then(|u| u.model.as_ref())
         .map(|m| m.table())
@@ -365,7 +373,6 @@ fn withhold_widening(file: &mut ConfigFile, user: Option<&ConfigFile>) -> Vec<St
         }
         *m = ModelSetting::Table(table);
     }
-    out
 }
 
 /// Takes `value` out when it is larger than `base` (`None`: unbounded, so any value narrows).
