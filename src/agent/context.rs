@@ -3,7 +3,8 @@
 //!
 //! `AGENTS.md` files are collected from the repository root (the nearest ancestor holding `.git`)
 //! down to the workspace directory and joined root first, so the file nearest the work has the
-//! last word. The total is capped so a huge file cannot crowd out the conversation.
+//! last word. The total is capped so a huge file cannot crowd out the conversation. A file above
+//! the workspace that another user owns is left out: it is not the person's, nor the project's.
 
 use std::path::{Path, PathBuf};
 
@@ -74,6 +75,12 @@ pub(crate) fn project_instructions(workspace: &Path) -> ProjectInstructions {
         if !meta.is_file() {
             continue;
         }
+        // Above the workspace, a file is the person's only if they (or root) own it: another
+        // user may own a directory the repository root lies in (a shared `/tmp`, a colleague's
+        // checkout) and write instructions there.
+        if dir != workspace && !owned_by_me_or_root(&meta) {
+            continue;
+        }
         let Some(bytes) = read_tail(&file, MAX_PROJECT_INSTRUCTIONS as u64) else {
             continue;
         };
@@ -106,6 +113,13 @@ pub(crate) fn project_instructions(workspace: &Path) -> ProjectInstructions {
         out.truncated = true;
     }
     out
+}
+
+/// Whether the person pablo runs as, or root, owns the file `meta` describes.
+fn owned_by_me_or_root(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let owner = meta.uid();
+    owner == 0 || owner == rustix::process::geteuid().as_raw()
 }
 
 /// The full system prompt for a workspace.

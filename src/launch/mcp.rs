@@ -3,7 +3,8 @@
 //! the hub starts — the program, its environment, its log file, or the URL and its headers.
 //!
 //! A stdio server gets the environment commands get (the person's `PATH` and toolchain, no
-//! secret, no provider key) plus exactly what its table lists: `env` values and the `env_vars`
+//! secret, no provider key; in a folder not trusted, nothing that points it at the workspace's
+//! own configuration, see [`Launch::started_program_env`]) plus exactly what its table lists: `env` values and the `env_vars`
 //! it names. Nothing else of pablo's environment reaches it. A variable that holds one of pablo's
 //! provider keys cannot be named at all.
 
@@ -26,6 +27,20 @@ impl Launch {
     pub(crate) fn with_mcp_servers(mut self, servers: Vec<(String, McpServerConfig)>) -> Self {
         self.options.mcp_servers.extend(servers);
         self
+    }
+
+    /// The base environment of a program pablo starts for the person (an MCP server, a language
+    /// server, a hook): the one commands get, and in a folder the person has not trusted, without
+    /// what would make the program take its configuration or code from the workspace
+    /// (`process::env::untrusted_program_env`; docs/policy.md, *A repository someone else
+    /// wrote*).
+    pub(crate) fn started_program_env(&self, policy: &PolicyEngine) -> Vec<(String, String)> {
+        let base = policy.command_env().vars();
+        if policy.folder_trusted() {
+            base.to_vec()
+        } else {
+            crate::process::env::untrusted_program_env(base, &self.workspace)
+        }
     }
 
     /// The per-server stderr logs live here (`$XDG_STATE_HOME/pablo/mcp/NAME.log`).
@@ -53,9 +68,18 @@ impl Launch {
             .filter_map(|l| l.api_key_env.clone())
             .chain(PROVIDER_KEYS.iter().map(|s| s.to_string()))
             .collect();
+        let base_env = self.started_program_env(policy);
         let specs = entries
             .iter()
-            .map(|e| spec_of(e, &self.workspace, &self.mcp_log_dir(), policy, &key_vars))
+            .map(|e| {
+                spec_of(
+                    e,
+                    &self.workspace,
+                    &self.mcp_log_dir(),
+                    &base_env,
+                    &key_vars,
+                )
+            })
             .collect();
         let hub = McpHub::new(self.workspace.clone(), specs)
             .waiting_for_first_turn(self.options.wait_for_mcp);
@@ -69,7 +93,7 @@ impl Launch {
         let (entries, warnings) = self.layers.lsp_servers(policy.project_trusted());
         let setup = crate::lsp::LspSetup {
             entries,
-            env: policy.command_env().vars().to_vec(),
+            env: self.started_program_env(policy),
             sandbox: policy.sandbox_settings().clone(),
             log_dir: crate::config::lsp::lsp_log_dir(&self.dirs.state),
             project_trusted: policy.folder_trusted(),
@@ -169,7 +193,7 @@ fn spec_of(
     entry: &McpServerEntry,
     workspace: &Path,
     log_dir: &Path,
-    policy: &PolicyEngine,
+    base_env: &[(String, String)],
     key_vars: &[String],
 ) -> ServerSpec {
     let c = &entry.config;
@@ -195,7 +219,7 @@ fn spec_of(
             }
         }
         (command, None) => {
-            let mut env: Vec<(String, String)> = policy.command_env().vars().to_vec();
+            let mut env: Vec<(String, String)> = base_env.to_vec();
             for var in &c.env_vars {
                 if key_vars.iter().any(|k| k == var) {
                     refused = Some(format!(

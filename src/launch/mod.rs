@@ -676,12 +676,13 @@ impl Launch {
 
     /// The person's hooks (docs/hooks.md): those of the user layer and `--config`, and the
     /// project's only in a trusted folder; they run in the workspace with the environment
-    /// commands get (no provider key, nothing that looks secret).
+    /// commands get (no provider key, nothing that looks secret), in a folder not trusted without
+    /// what would point them at the workspace's own configuration.
     pub(crate) fn hooks(&self, policy: &PolicyEngine) -> crate::hooks::Hooks {
         crate::hooks::Hooks::from_layers(
             &self.layers,
             self.project_trusted,
-            policy.command_env().vars().to_vec(),
+            self.started_program_env(policy),
             self.workspace.clone(),
         )
     }

@@ -6,7 +6,8 @@
 //! is sent, what runs, or grants (policy's own narrowing rules stay as a second line); the same
 //! list is what `pablo policy trust` shows the person it now lets the repository decide.
 
-use crate::config::{ConfigFile, Layers, ModelSetting, RuleDecision};
+use crate::agent::Limits;
+use crate::config::{ConfigFile, Layers, ModelSetting, ReasoningLevel, RuleDecision};
 use crate::core::ToolMode;
 
 /// Takes out of a project layer every setting that counts only once the person trusts the
@@ -167,8 +168,10 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
 /// [`withhold_untrusted`] is taken out, and the one note for the person (which keys were
 /// ignored, and how to trust) is returned.
 pub(crate) fn withhold_untrusted_project(layers: &mut Layers) -> Option<String> {
+    let user = layers.user.as_ref().map(|(_, f)| f.clone());
     let (path, file) = layers.project.as_mut()?;
-    let withheld = withhold_untrusted(file);
+    let mut withheld = withhold_untrusted(file);
+    withheld.extend(withhold_widening(file, user.as_ref()));
     (!withheld.is_empty()).then(|| {
         format!(
             "{}: this folder is not trusted, so these settings of its project config are \
@@ -177,6 +180,226 @@ pub(crate) fn withhold_untrusted_project(layers: &mut Layers) -> Option<String> 
             withheld.join("; ")
         )
     })
+}
+
+/// Takes out of an untrusted project layer every budget, cap, level and price that is wider than
+/// what the layers below it give (the person's config, else pablo's defaults): a repository may
+/// tighten `[limits]`, the shell's timeout, output size and sessions, and the reasoning level, and
+/// may raise prices, but a larger budget, a longer timeout, more reasoning or a lower price (which
+/// hides what a session costs) is the person's to choose. Each is described with both values.
+fn withhold_widening(file: &mut ConfigFile, user: Option<&ConfigFile>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut base = Limits::default();
+    if let Some(u) = user {
+        base.apply(&u.limits);
+    }
+    let l = &mut file.limits;
+    let secs = |d: std::time::Duration| Some(d.as_secs());
+    wider(
+        &mut out,
+        "limits.run_deadline_seconds",
+        &mut l.run_deadline_seconds,
+        secs(base.run_deadline),
+    );
+    wider(
+        &mut out,
+        "limits.max_tool_argument_bytes",
+        &mut l.max_tool_argument_bytes,
+        Some(base.max_tool_argument_bytes),
+    );
+    wider(
+        &mut out,
+        "limits.max_tool_result_bytes",
+        &mut l.max_tool_result_bytes,
+        Some(base.max_tool_result_bytes),
+    );
+    wider(
+        &mut out,
+        "limits.max_request_context_bytes",
+        &mut l.max_request_context_bytes,
+        Some(base.max_request_context_bytes),
+    );
+    wider(
+        &mut out,
+        "limits.max_model_output_bytes",
+        &mut l.max_model_output_bytes,
+        Some(base.max_model_output_bytes),
+    );
+    wider(
+        &mut out,
+        "limits.max_native_events",
+        &mut l.max_native_events,
+        Some(base.max_native_events),
+    );
+    wider(
+        &mut out,
+        "limits.max_model_calls",
+        &mut l.max_model_calls,
+        base.max_model_calls,
+    );
+    wider(
+        &mut out,
+        "limits.max_tool_calls",
+        &mut l.max_tool_calls,
+        base.max_tool_calls,
+    );
+    wider(
+        &mut out,
+        "limits.stream_idle_timeout_seconds",
+        &mut l.stream_idle_timeout_seconds,
+        secs(base.stream_idle_timeout),
+    );
+    wider(
+        &mut out,
+        "limits.compact_at_bytes",
+        &mut l.compact_at_bytes,
+        Some(base.compact_at_bytes),
+    );
+    wider(
+        &mut out,
+        "limits.max_network_requests",
+        &mut l.max_network_requests,
+        Some(base.max_network_requests),
+    );
+    wider(
+        &mut out,
+        "limits.max_artifact_bytes",
+        &mut l.max_artifact_bytes,
+        Some(base.max_artifact_bytes),
+    );
+    wider(
+        &mut out,
+        "limits.max_parallel_subagents",
+        &mut l.max_parallel_subagents,
+        Some(base.max_parallel_subagents),
+    );
+    wider(
+        &mut out,
+        "limits.subagent_max_tool_calls",
+        &mut l.subagent_max_tool_calls,
+        Some(base.subagent_max_tool_calls),
+    );
+    wider(
+        &mut out,
+        "limits.subagent_deadline_seconds",
+        &mut l.subagent_deadline_seconds,
+        secs(base.subagent_deadline),
+    );
+
+    withhold_wider_shell(file, user, &mut out);
+    withhold_wider_model(file, user, &mut out);
+    out
+}
+
+/// The shell's numbers, where 0 means the default (as `process::ShellSettings` reads them).
+fn withhold_wider_shell(file: &mut ConfigFile, user: Option<&ConfigFile>, out: &mut Vec<String>) {
+    let shell = user.map(|u| u.options.shell.clone()).unwrap_or_default();
+    let or_default = |v: Option<u64>, d: u64| match v {
+        Some(0) | None => d,
+        Some(n) => n,
+    };
+    let s = &mut file.options.shell;
+    let timeout = crate::process::DEFAULT_TIMEOUT.as_secs();
+    let mut t = s.timeout_seconds.map(|v| or_default(Some(v), timeout));
+    wider(
+        out,
+        "options.shell.timeout_seconds",
+        &mut t,
+        Some(or_default(shell.timeout_seconds, timeout)),
+    );
+    if t.is_none() {
+        s.timeout_seconds = None;
+    }
+    let size = crate::process::DEFAULT_MAX_OUTPUT_BYTES as u64;
+    let mut o = s.max_output_chars.map(|v| or_default(Some(v as u64), size));
+    wider(
+        out,
+        "options.shell.max_output_chars",
+        &mut o,
+        Some(or_default(shell.max_output_chars.map(|v| v as u64), size)),
+    );
+    if o.is_none() {
+        s.max_output_chars = None;
+    }
+    let sessions = crate::process::DEFAULT_MAX_SESSIONS as u64;
+    let mut m = s.max_sessions.map(|v| or_default(Some(v as u64), sessions));
+    wider(
+        out,
+        "options.shell.max_sessions",
+        &mut m,
+        Some(or_default(shell.max_sessions.map(|v| v as u64), sessions)),
+    );
+    if m.is_none() {
+        s.max_sessions = None;
+    }
+}
+
+/// The model: more reasoning costs more; a lower price hides cost. Unset by the person, the
+/// reasoning level and the prices are the model table's, which a repository may only raise when
+/// it is known: without the person's own value, a level above `off` and any price are withheld
+/// rather than guessed at.
+fn withhold_wider_model(file: &mut ConfigFile, user: Option<&ConfigFile>, out: &mut Vec<String>) {
+    let user_model = user
+        .and_then(|u| u.model.as_ref())
+        .map(|m| m.table())
+        .unwrap_or_default();
+    if let Some(m) = &mut file.model {
+        let mut table = m.table();
+        if let Some(level) = table.reasoning {
+            let rank = |r: ReasoningLevel| match r {
+                ReasoningLevel::Off => 0,
+                ReasoningLevel::Low => 1,
+                ReasoningLevel::Medium => 2,
+                ReasoningLevel::High => 3,
+            };
+            let allowed = user_model.reasoning.map_or(0, rank);
+            if rank(level) > allowed {
+                table.reasoning = None;
+                out.push(format!(
+                    "model.reasoning = {level:?} (more than {})",
+                    user_model
+                        .reasoning
+                        .map_or("the model's default".to_string(), |r| format!("your {r:?}"))
+                ));
+            }
+        }
+        let theirs = user_model.prices;
+        let prices = &mut table.prices;
+        for (key, value, mine) in [
+            ("input", &mut prices.input, theirs.input),
+            ("output", &mut prices.output, theirs.output),
+            ("cache_read", &mut prices.cache_read, theirs.cache_read),
+            ("cache_write", &mut prices.cache_write, theirs.cache_write),
+        ] {
+            if let Some(v) = *value
+                && mine.is_none_or(|p| v < p)
+            {
+                *value = None;
+                out.push(format!(
+                    "model.prices.{key} = {v} (below {}, which would hide what a session costs)",
+                    mine.map_or("the table's price".to_string(), |p| format!("your {p}"))
+                ));
+            }
+        }
+        *m = ModelSetting::Table(table);
+    }
+}
+
+/// Takes `value` out when it is larger than `base` (`None`: unbounded, so any value narrows).
+fn wider<T: PartialOrd + Copy + std::fmt::Display>(
+    out: &mut Vec<String>,
+    key: &str,
+    value: &mut Option<T>,
+    base: Option<T>,
+) {
+    if let (Some(v), Some(b)) = (*value, base)
+        && v > b
+    {
+        *value = None;
+        out.push(format!(
+            "{key} = {v} (wider than {b}, yours or the default)"
+        ));
+    }
 }
 
 /// The endpoint the (trusted) project layer chose, for the status line: its `base_url`, or its

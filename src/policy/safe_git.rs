@@ -13,7 +13,8 @@
 //! credential files inside the diffs, logs and greps are left out by attributes (see
 //! `process::gitconfig::prepare`). The repository's layout is checked by
 //! `process::gitrepo::locate`: a read never follows a `.git` file, a `commondir` or alternates out
-//! of the workspace.
+//! of the workspace, neither in the repository nor in any submodule git would enter
+//! (`process::gitrepo::submodule_configs`).
 
 use std::path::Path;
 
@@ -555,6 +556,11 @@ pub(super) fn check(
         .find(|r| r.name == sub)
         .ok_or_else(|| format!("`git {sub}` is not a known-safe read"))?;
     let repo = repository(reads, cwd)?;
+    if let (Some(repo), Some(git)) = (&repo, resolved.path.as_deref()) {
+        // git enters submodules by itself; each must be as contained as the repository.
+        crate::process::gitrepo::submodule_configs(Path::new(git), reads.workspace, repo)
+            .map_err(|why| format!("git would leave the workspace: {why}"))?;
+    }
     let operands = options(reads, read, rest, cwd)?;
     let mut objects = Vec::new();
     for (op, after_dashes) in &operands {

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::ProcessError;
 use crate::config::CLEAN_PATH;
@@ -290,6 +290,121 @@ impl CommandEnv {
         env.extend(additions.iter().map(|(k, v)| (k.clone(), v.clone())));
         Ok(env)
     }
+}
+
+/// The base environment of a program pablo starts on the person's behalf (an MCP server over
+/// stdio, a language server, a hook) in a folder the person has not trusted: `base` (the
+/// commands' environment) without anything that would make the program take its configuration or
+/// its code from the workspace, where an approved command may have planted them.
+///
+/// - `PATH` loses the entries inside the workspace (`.venv/bin`, `node_modules/.bin`): a planted
+///   `jq` there would be the `jq` a hook runs. Every other variable whose value names a path
+///   inside the workspace (`VIRTUAL_ENV`, `PYTHONPATH`, `RUSTC_WRAPPER`, …) is left out too.
+/// - npm and npx take from a project `.npmrc` none of the settings that name a program
+///   (`script-shell`, `shell`, `node-options`, `git`, `userconfig`): the environment outranks
+///   every config file, so these are set to npm's defaults and the person's own file.
+/// - rustup's proxies (`rustfmt`, `cargo`) use the person's toolchain, not a `rust-toolchain.toml`
+///   (whose `path =` names any directory of programs): `RUSTUP_TOOLCHAIN` is pinned to the
+///   person's own choice for this folder (their `rustup override`, else their default), read
+///   from rustup's settings outside the workspace.
+/// - Python does not put the current directory first on `sys.path` (`PYTHONSAFEPATH=1`), so
+///   `python3 -m server` imports the installed module, not a planted `server.py`.
+pub(crate) fn untrusted_program_env(
+    base: &[(String, String)],
+    workspace: &Path,
+) -> Vec<(String, String)> {
+    let real = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let inside = |entry: &str| {
+        let p = Path::new(entry);
+        p.is_absolute()
+            && (p.starts_with(workspace)
+                || p.starts_with(&real)
+                || std::fs::canonicalize(p).is_ok_and(|c| c.starts_with(&real)))
+    };
+    let mut out = Vec::with_capacity(base.len() + 3);
+    for (name, value) in base {
+        if name == "PATH" {
+            let kept: Vec<&str> = value.split(':').filter(|e| !inside(e)).collect();
+            let path = if kept.is_empty() {
+                CLEAN_PATH.to_string()
+            } else {
+                kept.join(":")
+            };
+            out.push((name.clone(), path));
+        } else if !value.split(':').any(inside) {
+            out.push((name.clone(), value.clone()));
+        }
+    }
+    // Where the program will look for the person's own settings: the kept environment's
+    // `HOME`, else (with no `HOME`, as commands get by default) the account's home directory.
+    let var = |out: &[(String, String)], name: &str| {
+        out.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| PathBuf::from(v))
+    };
+    let home = var(&out, "HOME").or_else(account_home);
+    let rustup_home = var(&out, "RUSTUP_HOME").or_else(|| home.as_ref().map(|h| h.join(".rustup")));
+    let pinned = out.iter().any(|(k, _)| k == "RUSTUP_TOOLCHAIN");
+    let mut add = |name: &str, value: String| {
+        out.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+        out.push((name.to_string(), value));
+    };
+    // npm reads the project's `.npmrc` below the environment, so the settings through which it
+    // would run a program of the workspace's choosing are set here (an empty value counts as
+    // unset to npm, hence the blank `node-options`); `userconfig` keeps the person's own file
+    // the one npm reads next.
+    add("npm_config_script_shell", "/bin/sh".into());
+    add("npm_config_shell", "/bin/sh".into());
+    add("npm_config_node_options", " ".into());
+    add("npm_config_git", "git".into());
+    if let Some(h) = &home {
+        add(
+            "npm_config_userconfig",
+            h.join(".npmrc").display().to_string(),
+        );
+    }
+    add("PYTHONSAFEPATH", "1".into());
+    if !pinned
+        && let Some(rustup_home) = rustup_home
+        && let Some(toolchain) = rustup_choice(&rustup_home, &real)
+    {
+        add("RUSTUP_TOOLCHAIN", toolchain);
+    }
+    out
+}
+
+/// The home directory of the account pablo runs as, from `/etc/passwd` (what programs fall back
+/// to when `HOME` is not set).
+fn account_home() -> Option<PathBuf> {
+    let uid = rustix::process::getuid().as_raw().to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        (fields.len() >= 7 && fields[2] == uid && fields[5].starts_with('/'))
+            .then(|| PathBuf::from(fields[5]))
+    })
+}
+
+/// The toolchain the person chose for `dir` in rustup's own settings (`RUSTUP_HOME/settings.toml`):
+/// the override of `dir` or its nearest ancestor, else the default.
+fn rustup_choice(rustup_home: &Path, dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(rustup_home.join("settings.toml")).ok()?;
+    let settings: toml::Table = text.parse().ok()?;
+    let overrides = settings.get("overrides").and_then(toml::Value::as_table);
+    let mut at = Some(dir);
+    while let Some(d) = at {
+        if let Some(t) = overrides
+            .and_then(|o| o.get(&*d.to_string_lossy()))
+            .and_then(toml::Value::as_str)
+        {
+            return Some(t.to_string());
+        }
+        at = d.parent();
+    }
+    settings
+        .get("default_toolchain")
+        .and_then(toml::Value::as_str)
+        .map(str::to_string)
 }
 
 /// Refuses model-given variables outside the `PABLO_TASK_` prefix, or holding a NUL byte.

@@ -9,12 +9,18 @@
 //! read-only over the original inside the command's mount namespace. The original file is never
 //! touched, and git outside the sandbox still sees it as it is.
 //!
+//! The same holds for every repository git reads for the command, not only the one it runs in:
+//! git runs `git status` (and, with `diff.submodule = diff`, `git diff`) inside each checked-out
+//! submodule with that submodule's own config, so the configs of the submodules (and theirs) are
+//! copied and covered too. `core.worktree` is one of the dropped keys: in a submodule's config it
+//! would move that submodule's work tree out of the workspace.
+//!
 //! The copy is built from `git config --file FILE --list --null` (git's own parser; it reads the
 //! one file and runs nothing), minus every key that names a program or pulls in another file.
 
 use std::path::{Path, PathBuf};
 
-use super::gitrepo::{GitRepo, credential_attributes, locate, repository_above};
+use super::gitrepo::{credential_attributes, locate, repository_above, submodule_configs};
 
 /// Words whose presence in a config file's text means it may hold a program-running setting;
 /// files without any of them need no copy (the common case, at the cost of one read).
@@ -208,26 +214,26 @@ fn escape(s: &str) -> String {
     out
 }
 
-/// For each config file of `repo` that may run programs: a sanitised copy written under `dir`,
-/// paired with the file it covers. `Err` names a file that could not be copied (the caller must
-/// not run the read unprotected).
+/// For each of `configs` that may run programs: a sanitised copy written under `dir`, paired with
+/// the file it covers. `Err` names a file that could not be copied (the caller must not run the
+/// read unprotected).
 pub(crate) fn overlays(
     git: &Path,
-    repo: &GitRepo,
+    configs: &[PathBuf],
     dir: &Path,
 ) -> Result<Vec<(PathBuf, PathBuf)>, String> {
     let mut out = Vec::new();
-    for config in repo.configs() {
-        let Ok(text) = std::fs::read_to_string(&config) else {
+    for config in configs {
+        let Ok(text) = std::fs::read_to_string(config) else {
             continue;
         };
         if !suspect(&text) {
             continue;
         }
-        let clean = sanitized(git, &config)
+        let clean = sanitized(git, config)
             .ok_or_else(|| format!("git cannot read {}", config.display()))?;
         let copy = write_private(dir, "gitconfig", &clean)?;
-        out.push((copy, config));
+        out.push((copy, config.clone()));
     }
     Ok(out)
 }
@@ -278,9 +284,10 @@ pub(crate) struct KnownSafeGit {
 }
 
 /// Prepares a known-safe git read run in `cwd` (absolute): finds the repository inside
-/// `workspace` (refusing layouts that lead outside it, see [`super::gitrepo`]), writes the
-/// sanitised config copies and the credential attributes into `dir` (a directory commands cannot
-/// write), and returns them with the environment. `credentials` are the workspace's credential
+/// `workspace` and its submodules (refusing layouts that lead outside it, see
+/// [`super::gitrepo`]), writes the sanitised config copies of all of them and the credential
+/// attributes into `dir` (a directory commands cannot write), and returns them with the
+/// environment. `credentials` are the workspace's credential
 /// globs.
 pub(crate) fn prepare(
     git: &Path,
@@ -301,7 +308,11 @@ pub(crate) fn prepare(
     out.env = super::sandbox::known_safe_git_env(Some(&attributes));
     match locate(workspace, cwd)? {
         Some(repo) => {
-            out.overlays = overlays(git, &repo, dir)?;
+            // Every repository git may read for the command, submodules included: a submodule's
+            // `git status` or `git diff` (which git runs itself) reads that repository's config.
+            let mut configs = repo.configs();
+            configs.extend(submodule_configs(git, workspace, &repo)?);
+            out.overlays = overlays(git, &configs, dir)?;
             out.files
                 .extend(out.overlays.iter().map(|(c, _)| c.clone()));
             out.env.extend(repo.pin_env());

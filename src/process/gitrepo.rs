@@ -69,7 +69,7 @@ pub(crate) fn locate(workspace: &Path, cwd: &Path) -> Result<Option<GitRepo>, Ou
             // `sandbox::protected_paths`) is no repository; git looks past it too.
             let placeholder = meta.is_dir() && !dot_git.join("HEAD").exists();
             if !placeholder {
-                return examine(&workspace, &dir, &dot_git, &meta).map(Some);
+                return examine(std::slice::from_ref(&workspace), &dir, &dot_git, &meta).map(Some);
             }
         }
         if dir == workspace || !dir.pop() {
@@ -96,13 +96,19 @@ pub(crate) fn repository_above(workspace: &Path) -> Option<PathBuf> {
     None
 }
 
+/// Whether `p` (canonical) lies in one of `roots`.
+fn within(roots: &[PathBuf], p: &Path) -> bool {
+    roots.iter().any(|r| p.starts_with(r))
+}
+
+/// The repository whose `.git` entry is `dot_git` (in `top`), every part of which must lie in
+/// `roots` (canonical; the workspace first).
 fn examine(
-    workspace: &Path,
+    roots: &[PathBuf],
     top: &Path,
     dot_git: &Path,
     meta: &std::fs::Metadata,
 ) -> Result<GitRepo, Outside> {
-    let inside = |p: &Path| canonical(p).is_some_and(|c| c.starts_with(workspace));
     let shown = dot_git.display();
     let (git_dir, linked) = if meta.is_dir() {
         (dot_git.to_path_buf(), false)
@@ -115,7 +121,7 @@ fn examine(
             .ok_or_else(|| format!("{shown} is not a `gitdir:` file"))?;
         let git_dir = canonical(&top.join(named))
             .ok_or_else(|| format!("{shown} names {named}, which does not exist"))?;
-        if git_dir.starts_with(workspace) {
+        if within(roots, &git_dir) {
             (git_dir, false)
         } else if links_back(&git_dir, dot_git) {
             (git_dir, true)
@@ -129,7 +135,7 @@ fn examine(
         // A link: where it leads decides.
         let target =
             canonical(dot_git).ok_or_else(|| format!("{shown} is a link that leads nowhere"))?;
-        if !target.starts_with(workspace) {
+        if !within(roots, &target) {
             return Err(format!(
                 "{shown} is a link to {}, outside the workspace",
                 target.display()
@@ -137,13 +143,26 @@ fn examine(
         }
         (target, false)
     };
+    checked(roots, top, git_dir, linked)
+}
+
+/// `git_dir` with its shared parts found and checked: a `commondir` or alternates that lead
+/// outside the workspace are refused (`linked`: a linked worktree of an outside repository, whose
+/// common directory is that repository's).
+fn checked(
+    roots: &[PathBuf],
+    top: &Path,
+    git_dir: PathBuf,
+    linked: bool,
+) -> Result<GitRepo, Outside> {
+    let inside = |p: &Path| canonical(p).is_some_and(|c| within(roots, &c));
     let common_dir = match std::fs::read_to_string(git_dir.join("commondir")) {
         Ok(c) => canonical(&git_dir.join(c.trim()))
             .ok_or_else(|| format!("{}/commondir names a missing directory", git_dir.display()))?,
         Err(_) => git_dir.clone(),
     };
     let linked_to_own_repo = linked && git_dir.parent().and_then(Path::parent) == Some(&common_dir);
-    if !common_dir.starts_with(workspace) && !linked_to_own_repo {
+    if !within(roots, &common_dir) && !linked_to_own_repo {
         return Err(format!(
             "{}/commondir sends git to {}, outside the workspace",
             git_dir.display(),
@@ -184,6 +203,208 @@ fn links_back(git_dir: &Path, dot_git: &Path) -> bool {
         return false;
     };
     in_worktrees && canonical(Path::new(back.trim())) == canonical(dot_git)
+}
+
+/// The most repositories (submodules, theirs, and git directories kept under `modules/`) one
+/// read looks at; a repository with more makes the read ask rather than go unchecked.
+const MAX_SUBMODULES: usize = 256;
+
+/// The most directories looked at under the `modules/` directories of one read's repositories.
+const MAX_MODULE_DIRS: usize = 4096;
+
+/// The config files of every other repository git may read while it runs a command in `repo`
+/// (found by [`locate`] inside `workspace`): its submodules and theirs, in turn. git enters a
+/// submodule wherever the index has a gitlink whose directory holds a `.git` (to see whether it
+/// is modified, running `git status` there with that repository's own config), and reads the git
+/// directories kept under `modules/` (by name, from `.gitmodules`). Each is examined as
+/// [`locate`] examines the repository itself: its `.git` entry, `commondir` and alternates must
+/// stay inside the workspace or inside the git directory of `repo` (which holds the submodules of
+/// a linked worktree). `git` is the program asked for the index, with nothing able to run.
+pub(crate) fn submodule_configs(
+    git: &Path,
+    workspace: &Path,
+    repo: &GitRepo,
+) -> Result<Vec<PathBuf>, Outside> {
+    let workspace = canonical(workspace).unwrap_or_else(|| workspace.to_path_buf());
+    let mut roots = vec![workspace];
+    for d in [&repo.git_dir, &repo.common_dir] {
+        if let Some(c) = canonical(d)
+            && !within(&roots, &c)
+        {
+            roots.push(c);
+        }
+    }
+    let mut seen: Vec<PathBuf> = [&repo.git_dir, &repo.common_dir]
+        .into_iter()
+        .filter_map(|d| canonical(d))
+        .collect();
+    let mut configs = Vec::new();
+    let mut listed = vec![canonical(&repo.top).unwrap_or_else(|| repo.top.clone())];
+    let mut repositories = 0usize;
+    let mut dirs_walked = 0usize;
+    let mut queue = vec![repo.clone()];
+    while let Some(r) = queue.pop() {
+        let mut found = Vec::new();
+        for path in gitlinks(git, &r)? {
+            let Some(top) = canonical(&r.top.join(&path)) else {
+                // Not checked out: git does not enter it.
+                continue;
+            };
+            if !within(&roots[..1], &top) {
+                return Err(format!(
+                    "the submodule {} of {} lies outside the workspace",
+                    path.display(),
+                    r.top.display()
+                ));
+            }
+            let dot_git = top.join(".git");
+            let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+                continue;
+            };
+            if meta.is_dir() && !dot_git.join("HEAD").exists() {
+                continue;
+            }
+            let sub = examine(&roots, &top, &dot_git, &meta)?;
+            found.push((sub, true));
+        }
+        for module in module_dirs(&roots, &[&r.git_dir, &r.common_dir], &mut dirs_walked)? {
+            let sub = checked(&roots, &module, module.clone(), false)?;
+            found.push((sub, false));
+        }
+        for (sub, has_work_tree) in found {
+            let dirs: Vec<PathBuf> = [&sub.git_dir, &sub.common_dir]
+                .into_iter()
+                .filter_map(|d| canonical(d))
+                .collect();
+            if !dirs.iter().all(|d| seen.contains(d)) {
+                seen.extend(dirs);
+                configs.extend(sub.configs());
+                repositories += 1;
+            }
+            // Each work tree's index is listed once (its gitlinks may hold repositories of their
+            // own that no `modules/` names).
+            if has_work_tree && !listed.contains(&sub.top) {
+                listed.push(sub.top.clone());
+                queue.push(sub);
+            }
+            if repositories > MAX_SUBMODULES {
+                return Err(format!(
+                    "{} has more than {MAX_SUBMODULES} submodules to check",
+                    repo.top.display()
+                ));
+            }
+        }
+    }
+    configs.sort();
+    configs.dedup();
+    Ok(configs)
+}
+
+/// The git directories kept under `modules/` of each of `git_dirs`, at any depth (a submodule's
+/// name may hold slashes, and a submodule's own submodules live under its `modules/`).
+fn module_dirs(
+    roots: &[PathBuf],
+    git_dirs: &[&PathBuf],
+    walked: &mut usize,
+) -> Result<Vec<PathBuf>, Outside> {
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = git_dirs.iter().map(|d| d.join("modules")).collect();
+    stack.dedup();
+    while let Some(dir) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&dir) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            if meta.file_type().is_symlink() {
+                return Err(format!("{} is a link", dir.display()));
+            }
+            continue;
+        }
+        *walked += 1;
+        if *walked > MAX_MODULE_DIRS {
+            return Err(format!(
+                "more than {MAX_MODULE_DIRS} directories hold submodules' git directories"
+            ));
+        }
+        let Some(real) = canonical(&dir) else {
+            continue;
+        };
+        if !within(roots, &real) {
+            return Err(format!("{} lies outside the workspace", dir.display()));
+        }
+        if real.join("HEAD").is_file() {
+            // A git directory: its own submodules are under its `modules/`, nowhere else.
+            stack.push(real.join("modules"));
+            out.push(real);
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&real) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            stack.push(e.path());
+        }
+    }
+    Ok(out)
+}
+
+/// The paths (relative to its work tree) of the gitlinks in `repo`'s index, listed by git with
+/// nothing of the repository able to run. A path that leaves the work tree is refused.
+fn gitlinks(git: &Path, repo: &GitRepo) -> Result<Vec<PathBuf>, Outside> {
+    let out = std::process::Command::new(git)
+        .args([
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "protocol.allow=never",
+            "ls-files",
+            "--stage",
+            "--full-name",
+            "-z",
+        ])
+        .env_clear()
+        .env("PATH", crate::config::CLEAN_PATH)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .envs(repo.pin_env())
+        .current_dir(&repo.top)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("git cannot list the index of {}: {e}", repo.top.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "git cannot list the index of {}",
+            repo.top.display()
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut paths = Vec::new();
+    for record in text.split('\0') {
+        let Some((info, path)) = record.split_once('\t') else {
+            continue;
+        };
+        if !info.starts_with("160000 ") {
+            continue;
+        }
+        let p = PathBuf::from(path);
+        let plain = p
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !plain {
+            return Err(format!(
+                "the index of {} names a submodule at {path}, outside its work tree",
+                repo.top.display()
+            ));
+        }
+        paths.push(p);
+    }
+    Ok(paths)
 }
 
 /// Variables whose presence changes which repository, objects, config or program git uses; a

@@ -516,8 +516,9 @@ fn network_filter() -> Result<Option<seccompiler::BpfProgram>, SandboxError> {
 /// the highest precedence a repository cannot beat (`GIT_CONFIG_COUNT` entries act like `-c`),
 /// attributes (which select diff drivers and filters) are read from the empty tree and from
 /// `attributes` (pablo's file marking credential names binary, so their content is left out of
-/// diffs and greps), the pager is `cat`, optional index refreshes (a write) are off, no object is
-/// fetched from a remote, and nothing prompts.
+/// diffs and greps), submodules are summarised by their commit alone, the pager is `cat`,
+/// optional index refreshes (a write) are off, no object is fetched from a remote, and nothing
+/// prompts.
 pub(crate) fn known_safe_git_env(attributes: Option<&Path>) -> Vec<(String, String)> {
     let attributes = attributes
         .map(|p| p.display().to_string())
@@ -534,6 +535,12 @@ pub(crate) fn known_safe_git_env(attributes: Option<&Path>) -> Vec<(String, Stri
         ("gpg.x509.program", "false"),
         ("diff.noprefix", "false"),
         ("protocol.allow", "never"),
+        // Submodules: their changes as one commit line each, never a diff or a log run inside
+        // them (a submodule's own config and index would decide what that prints), and no
+        // command recurses into them unless its own command line says so.
+        ("diff.submodule", "short"),
+        ("status.submoduleSummary", "false"),
+        ("submodule.recurse", "false"),
     ];
     let mut env = vec![
         ("GIT_CONFIG_COUNT".to_string(), overrides.len().to_string()),

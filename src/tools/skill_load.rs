@@ -5,7 +5,9 @@
 //! skill are in the system prompt; the body costs context only once the model asks for it. The
 //! tool reads the file when called (nothing of a skill is run or expanded on the way: a script
 //! it mentions runs only if the model calls `shell.run`, under the same policy as any command),
-//! and it can read the skill's other files, which may lie outside the workspace.
+//! and it can read the skill's other files, which may lie outside the workspace — only those:
+//! no link inside the skill's folder (to a file or to a folder) is followed, since a skill of a
+//! repository someone else wrote could link its `reference/` to `~/.ssh`.
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -199,16 +201,66 @@ fn inside(rel: &str) -> Option<PathBuf> {
         .then(|| p.to_path_buf())
 }
 
-/// Reads a plain file (no link) of at most [`MAX_SKILL_FILE_BYTES`].
-fn read_plain(path: &Path) -> Result<String, ToolFailure> {
-    let failure = |code, why: String| ToolFailure::new(code, format!("{}: {why}", path.display()));
-    let meta =
-        std::fs::symlink_metadata(path).map_err(|e| failure(ErrorCode::NotFound, e.to_string()))?;
-    if !meta.is_file() {
-        return Err(failure(
+/// Reads `rel` (checked by [`inside`]) of the skill folder `dir`: a plain file of at most
+/// [`MAX_SKILL_FILE_BYTES`], reached without following any link below `dir`. Each component is
+/// opened with `O_NOFOLLOW` from the one before it (a directory handle, not a path), so a link
+/// anywhere on the way — a linked subfolder as much as a linked file — is refused, and what is
+/// checked is what is read.
+fn read_plain(dir: &Path, rel: &Path) -> Result<String, ToolFailure> {
+    use rustix::fs::{Mode, OFlags};
+    let shown = dir.join(rel);
+    let failure = |code, why: String| ToolFailure::new(code, format!("{}: {why}", shown.display()));
+    let link_refused = || {
+        failure(
             ErrorCode::PathRefused,
             "not a plain file of the skill (a link or a folder)".into(),
-        ));
+        )
+    };
+    let open_error = |e: rustix::io::Errno| {
+        if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
+            link_refused()
+        } else {
+            failure(ErrorCode::NotFound, std::io::Error::from(e).to_string())
+        }
+    };
+    let mut current = rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(open_error)?;
+    let names: Vec<&std::ffi::OsStr> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let Some((last, folders)) = names.split_last() else {
+        return Err(link_refused());
+    };
+    for name in folders {
+        current = rustix::fs::openat(
+            &current,
+            *name,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(open_error)?;
+    }
+    let fd = rustix::fs::openat(
+        &current,
+        *last,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(open_error)?;
+    let file = std::fs::File::from(fd);
+    let meta = file
+        .metadata()
+        .map_err(|e| failure(ErrorCode::NotFound, e.to_string()))?;
+    if !meta.is_file() {
+        return Err(link_refused());
     }
     if meta.len() > MAX_SKILL_FILE_BYTES {
         return Err(failure(
@@ -216,7 +268,17 @@ fn read_plain(path: &Path) -> Result<String, ToolFailure> {
             format!("over {MAX_SKILL_FILE_BYTES} bytes"),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| failure(ErrorCode::NotFound, e.to_string()))?;
+    let mut bytes = Vec::new();
+    use std::io::Read;
+    file.take(MAX_SKILL_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| failure(ErrorCode::NotFound, e.to_string()))?;
+    if bytes.len() as u64 > MAX_SKILL_FILE_BYTES {
+        return Err(failure(
+            ErrorCode::FileTooLarge,
+            format!("over {MAX_SKILL_FILE_BYTES} bytes"),
+        ));
+    }
     String::from_utf8(bytes).map_err(|_| failure(ErrorCode::NotUtf8, "not UTF-8 text".into()))
 }
 
@@ -319,11 +381,11 @@ impl Tool for SkillLoad {
                     let rel = inside(&f).ok_or_else(|| {
                         ToolFailure::new(ErrorCode::PathRefused, format!("{f}: outside the skill"))
                     })?;
-                    r.text = Some(read_plain(&skill.dir.join(rel))?);
+                    r.text = Some(read_plain(&skill.dir, &rel)?);
                     r.file = Some(f);
                 }
                 None => {
-                    r.instructions = Some(read_plain(&skill.dir.join("SKILL.md"))?);
+                    r.instructions = Some(read_plain(&skill.dir, Path::new("SKILL.md"))?);
                     r.dir = Some(skill.dir.display().to_string());
                     r.files = Some(list_files(&skill.dir));
                 }
