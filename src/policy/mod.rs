@@ -32,8 +32,8 @@ pub(crate) mod shell;
 mod shell_helper;
 pub(crate) mod static_policy;
 pub(crate) mod store;
-pub(crate) mod wrappers;
 mod unwrapped;
+pub(crate) mod wrappers;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

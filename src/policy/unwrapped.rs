@@ -6,9 +6,9 @@
 
 use super::PolicyEngine;
 use super::judge::MAX_SHELL_DEPTH;
-use super::wrappers::unwrap;
 use super::rules::Resolver;
 use super::shell::{self, Word};
+use super::wrappers::unwrap;
 
 /// How many wrappers of one simple command are looked through (`exec` restarts the unwrapping).
 const MAX_STAGES: usize = 16;
