@@ -1,6 +1,8 @@
 //! The sandbox's cost per command: starting and waiting for `/bin/true` with nothing, with only
 //! the PID namespace (profile `off`), and under `read-only` and `workspace-write`, against
 //! `std::process::Command` as the unsandboxed peer. The target is under 2 ms extra per command.
+//! `read-only` also with the credential mask (issue 42): the workspace walked for credential
+//! names and the home directory hidden, computed for every command as `shell.run` does.
 //!
 //! `shield`: what `workspace-write` adds for a larger workspace — the walk that finds every
 //! `.git` and `.pablo` to protect (`process::shield::compute`), on a tree of 10,000 directories
@@ -27,6 +29,8 @@ fn bench(c: &mut Criterion) {
         .status()
         .unwrap();
     assert!(git.success());
+    // A credential file for the masked case to hide.
+    std::fs::write(ws.join(".env"), "TOKEN=x\n").unwrap();
     sandbox_check_support().unwrap();
     let mut g = c.benchmark_group("sandbox_true");
     g.bench_function("std_command_unsandboxed", |b| {
@@ -42,6 +46,7 @@ fn bench(c: &mut Criterion) {
         ("pablo_plain_no_namespaces", "plain"),
         ("pablo_off_pid_namespace", "off"),
         ("pablo_read_only", "read-only"),
+        ("pablo_read_only_credentials_masked", "read-only-masked"),
         ("pablo_workspace_write", "workspace-write"),
     ] {
         let run = SandboxTrue::new(&ws, profile);

@@ -642,10 +642,13 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // before the tests that call the library moved into the crate (src/tests), 461 before the
     // benches and fuzz targets went through `harness` (85 of the 374 are its entry points). What
     // is left is what main.rs and src/cmd, the harness and the binary-driven tests name, and the
-    // types their signatures carry. The ceiling only goes down, with one exception so far: 375
+    // types their signatures carry. The ceiling only goes down, with two exceptions so far: 375
     // since the binary's first call, `policy::isolate_shell_parser`, which starts the shell
-    // parser's helper process (issue 29: the release build's `panic = "abort"`).
-    const CEILING: usize = 375;
+    // parser's helper process (issue 29: the release build's `panic = "abort"`); 378 since the
+    // binary reads no config to revoke trust (`launch::locate`), quotes the words of `policy
+    // check --` itself (`policy::cli::command_line`) and prints `config show --json` typed
+    // (`config::show::to_json`) (issue 43, items 5 and 6 and the typed figures).
+    const CEILING: usize = 378;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

@@ -819,14 +819,15 @@ mod over_http {
         server.push(call(
             "call_1",
             "shell_run",
-            &serde_json::json!({"command": "date +hello"}),
+            // (`expr` asks: it is no known-safe read, unlike `date`)
+            &serde_json::json!({"command": "expr hello"}),
         ));
         server.push(say("Understood, I will not run it."));
         let sandbox = Sandbox::new();
         let mut t = start(&sandbox, &server, &[]);
         t.send("say hello\r");
         t.wait_for("Run this command?");
-        t.wait_for("$ date +hello");
+        t.wait_for("$ expr hello");
         // The prompt shows the sandbox the command will get; the status line the session's.
         t.wait_for("sandbox: workspace-write, no network");
         t.wait_for("commands ask · sandboxed");
@@ -936,7 +937,8 @@ mod over_http {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn allow_always_saves_a_rule_and_the_same_command_then_runs_without_a_prompt() {
         let server = ScriptedServer::start().await;
-        let args = serde_json::json!({"command": "date +again"});
+        // (`expr` asks: it is no known-safe read, unlike `date`)
+        let args = serde_json::json!({"command": "expr again"});
         server.push(call("call_1", "shell_run", &args));
         server.push(call("call_2", "shell_run", &args));
         server.push(say("Both runs are done."));

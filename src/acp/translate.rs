@@ -181,13 +181,9 @@ impl Translator {
                     acp::CurrentModeUpdate::new(mode.name()),
                 )]
             }
-            Event::AnswerRetried { reason, .. } => {
-                vec![acp::SessionUpdate::AgentThoughtChunk(
-                    acp::ContentChunk::new(
-                        format!("the answer was cut off ({reason}); asking again, once\n").into(),
-                    ),
-                )]
-            }
+            Event::AnswerRetried { reason, .. } => thought(format!(
+                "the answer was cut off ({reason}); asking again, once"
+            )),
             // A retry is said as a thought: every client shows those, and it is not the answer.
             Event::Retry {
                 attempt,
@@ -195,24 +191,16 @@ impl Translator {
                 wait_ms,
                 reason,
                 ..
-            } => {
-                let words = crate::protocol::retry_words(
-                    *attempt,
-                    *max_attempts,
-                    wait_ms.div_ceil(1000),
-                    reason,
-                );
-                vec![acp::SessionUpdate::AgentThoughtChunk(
-                    acp::ContentChunk::new(format!("{words}\n").into()),
-                )]
-            }
+            } => thought(crate::protocol::retry_words(
+                *attempt,
+                *max_attempts,
+                wait_ms.div_ceil(1000),
+                reason,
+            )),
             // A hook's decision is said as a thought, like a retry: seen, and not the answer.
-            hook @ Event::Hook { .. } => match crate::protocol::describe::hook_words(hook) {
-                Some(words) => vec![acp::SessionUpdate::AgentThoughtChunk(
-                    acp::ContentChunk::new(format!("{words}\n").into()),
-                )],
-                None => Vec::new(),
-            },
+            hook @ Event::Hook { .. } => crate::protocol::describe::hook_words(hook)
+                .map(thought)
+                .unwrap_or_default(),
             // The usage of a call is reported with the context report that follows it, which
             // names the model's window and the session's cost.
             Event::Usage { last, total } => {
@@ -986,4 +974,11 @@ mod tests {
             "look at this\n\n<context uri=\"file:///ws/a.rs\">\nfn a() {}\n</context>"
         );
     }
+}
+
+/// A line said as a thought: every client shows those, and they are not the answer.
+fn thought(words: String) -> Vec<acp::SessionUpdate> {
+    vec![acp::SessionUpdate::AgentThoughtChunk(
+        acp::ContentChunk::new(format!("{words}\n").into()),
+    )]
 }

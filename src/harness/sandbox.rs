@@ -25,12 +25,19 @@ pub struct SandboxTrue {
     ws: PathBuf,
     /// `None`: started with nothing (no namespaces, no Landlock).
     sandbox: Option<(Sandbox, &'static Support)>,
+    /// `read-only-masked`: the credential mask is computed for each run, as `shell.run` does.
+    masked: bool,
 }
 
 impl SandboxTrue {
     /// `profile`: `"plain"` (nothing at all) or a profile's name as the config spells it
     /// (`"off"`, `"read-only"`, `"workspace-write"`), with the default sandbox settings.
+    /// `"read-only-masked"` is `read-only` with the credential mask of a known-safe read that
+    /// needs it (the workspace walked for credential names, the home directory and pablo's own
+    /// directories hidden), computed on every run.
     pub fn new(ws: &Path, profile: &str) -> Self {
+        let masked = profile == "read-only-masked";
+        let profile = if masked { "read-only" } else { profile };
         let sandbox = (profile != "plain").then(|| {
             let profile: SandboxProfile = profile.parse().expect("a sandbox profile's name");
             let choice = SandboxChoice {
@@ -46,6 +53,7 @@ impl SandboxTrue {
         Self {
             ws: ws.to_path_buf(),
             sandbox,
+            masked,
         }
     }
 
@@ -53,6 +61,13 @@ impl SandboxTrue {
     /// waits for it; panics unless it exits 0.
     pub fn run(&self) {
         let prepared = match &self.sandbox {
+            Some((sb, support)) if self.masked => {
+                let mut sb = sb.clone();
+                let plan = self.mask();
+                sb.hidden_dirs = plan.dirs;
+                sb.hidden_files = plan.files;
+                sandbox::prepare(&sb, support).expect("the sandbox prepares")
+            }
             Some((sb, support)) => sandbox::prepare(sb, support).expect("the sandbox prepares"),
             None => Prepared::default(),
         };
@@ -60,6 +75,31 @@ impl SandboxTrue {
         let info =
             crate::process::run_prepared(&argv, &self.ws, &[], prepared).expect("/bin/true starts");
         assert_eq!(info.code, Some(0));
+    }
+}
+
+impl SandboxTrue {
+    /// The credential mask of this workspace, with this process's home directory and `PATH`.
+    fn mask(&self) -> crate::process::mask::MaskPlan {
+        let names = crate::workspace::CredentialNames::builtin();
+        let is_credential = |rel: &str| names.matching(rel).is_some();
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let path_dirs = std::env::var("PATH")
+            .unwrap_or_default()
+            .split(':')
+            .filter(|d| d.starts_with('/'))
+            .map(PathBuf::from)
+            .collect();
+        crate::process::mask::plan(&crate::process::mask::MaskInputs {
+            workspace: &self.ws,
+            home: home.as_deref(),
+            path_dirs,
+            toolchain_homes: Vec::new(),
+            own: &[],
+            support: None,
+            is_credential: &is_credential,
+        })
+        .expect("the workspace is small enough to mask")
     }
 }
 

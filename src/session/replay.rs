@@ -26,6 +26,21 @@ use crate::protocol::{
 };
 
 /// The error code given to tool calls that a crash or kill cut off.
+/// Whether `event` comes after a prompt is whole (its attachments and notes joined it), so that
+/// a prompt re-sent after a failed turn can be told from the one before it.
+fn closes_a_prompt(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::UserMessage { .. }
+            | Event::MessageCompleted { .. }
+            | Event::TurnCompleted { .. }
+            | Event::SessionStarted { .. }
+            | Event::ContextCompacted { .. }
+            | Event::ContextCleared { .. }
+            | Event::Hook { .. }
+    ) && !matches!(event, Event::Hook { event, .. } if event == "user_prompt_submit")
+}
+
 #[cfg(test)]
 pub(crate) const INTERRUPTED_CODE: &str = ErrorCode::Interrupted.as_str();
 
@@ -287,17 +302,7 @@ impl Replayer {
     fn apply(&mut self, event: &Event) {
         // Once the prompt before is whole (its attachments and notes joined it), a copy of the
         // prompt before it goes, as the agent dropped it.
-        if matches!(
-            event,
-            Event::UserMessage { .. }
-                | Event::MessageCompleted { .. }
-                | Event::TurnCompleted { .. }
-                | Event::SessionStarted { .. }
-                | Event::ContextCompacted { .. }
-                | Event::ContextCleared { .. }
-                | Event::Hook { .. }
-        ) && !matches!(event, Event::Hook { event, .. } if event == "user_prompt_submit")
-        {
+        if closes_a_prompt(event) {
             drop_repeated_prompt(&mut self.history);
         }
         self.checkpoints.apply(event);

@@ -149,23 +149,31 @@ impl ApprovalView {
         }
     }
 
-    pub(crate) fn handle_key(&mut self, key: KeyEvent, body_width: usize) -> Intent {
-        if let ApprovalMode::HunkNote(hunk, note) = &mut self.mode {
-            match key.code {
-                KeyCode::Enter => {
-                    let note = note.trim().to_string();
-                    if let Some(slot) = self.hunk_notes.get_mut(*hunk) {
-                        *slot = (!note.is_empty()).then_some(note);
-                    }
-                    self.mode = ApprovalMode::Choosing;
+    /// A key typed into the note of one hunk: it edits the note, never acts on the prompt.
+    fn hunk_note_key(&mut self, key: KeyEvent) {
+        let ApprovalMode::HunkNote(hunk, note) = &mut self.mode else {
+            return;
+        };
+        match key.code {
+            KeyCode::Enter => {
+                let note = note.trim().to_string();
+                if let Some(slot) = self.hunk_notes.get_mut(*hunk) {
+                    *slot = (!note.is_empty()).then_some(note);
                 }
-                KeyCode::Esc => self.mode = ApprovalMode::Choosing,
-                KeyCode::Backspace => {
-                    note.pop();
-                }
-                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => note.push(c),
-                _ => {}
+                self.mode = ApprovalMode::Choosing;
             }
+            KeyCode::Esc => self.mode = ApprovalMode::Choosing,
+            KeyCode::Backspace => {
+                note.pop();
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => note.push(c),
+            _ => {}
+        }
+    }
+
+    pub(crate) fn handle_key(&mut self, key: KeyEvent, body_width: usize) -> Intent {
+        if matches!(self.mode, ApprovalMode::HunkNote(..)) {
+            self.hunk_note_key(key);
             return Intent::None;
         }
         if let ApprovalMode::Note(note) = &mut self.mode {

@@ -110,6 +110,15 @@ impl AppState {
     }
 
     /// The session's figures, its settings and its end.
+    /// The context report of a model call: the window's use and the session's cost so far.
+    fn context_usage(&mut self, used_tokens: u64, window_tokens: u64, cost_usd: Option<f64>) {
+        self.status.context = Some((used_tokens, window_tokens));
+        if cost_usd.is_some() {
+            self.figures.cost_run = cost_usd;
+        }
+        self.status.cost_usd = self.figures.cost();
+    }
+
     fn apply_session(&mut self, event: Event) {
         match event {
             Event::PlanUpdate { explanation, items } => {
@@ -121,13 +130,7 @@ impl AppState {
                 used_tokens,
                 window_tokens,
                 cost_usd,
-            } => {
-                self.status.context = Some((used_tokens, window_tokens));
-                if cost_usd.is_some() {
-                    self.figures.cost_run = cost_usd;
-                }
-                self.status.cost_usd = self.figures.cost();
-            }
+            } => self.context_usage(used_tokens, window_tokens, cost_usd),
             Event::ContextCleared {
                 cleared,
                 tokens_before,
