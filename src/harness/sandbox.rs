@@ -65,9 +65,15 @@ impl SandboxTrue {
 /// The measured step of `shield_compute`: the paths `workspace-write` binds read-only in `ws`
 /// (every `.git` and `.pablo` found by the walk), counted.
 pub fn sandbox_shield_count(ws: &Path) -> usize {
-    crate::process::shield::compute(ws, &[], &[])
+    crate::process::shield::compute(ws, &[], &[], crate::process::shield::MAX_WALK_DIRS)
         .read_only
         .len()
+}
+
+/// Keeps the `.git` and `.pablo` of `ws` current between commands while the handle lives, as a
+/// session's tool host does.
+pub fn sandbox_track(ws: &Path) -> crate::process::Tracking {
+    crate::process::track(ws)
 }
 
 /// Removes the placeholders the shield made under `ws` that are still empty, as a session does
