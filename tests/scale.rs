@@ -182,14 +182,14 @@ async fn a_workspace_with_more_directories_than_pablo_searches_refuses_workspace
     assert_eq!(r[1]["data"]["sandbox"], "read-only", "{}", r[1]);
 }
 
-/// The shell parser's trace events: whether each parse was answered from the kept answers.
+/// The shell parser's trace events: whether each parse took a round trip to the helper.
 fn parser_events(log: &Path) -> Vec<bool> {
     std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["target"] == "pablo::shell_parser")
-        .map(|v| v["fields"]["kept"].as_bool().unwrap())
+        .map(|v| v["fields"]["round_trip"].as_bool().unwrap())
         .collect()
 }
 
@@ -217,13 +217,9 @@ async fn a_command_checked_again_is_answered_without_another_round_trip_to_the_p
     // One text, sent to the helper once; every other check of it (three calls, each previewed
     // and decided) is answered from what the helper said.
     let parses = parser_events(&log);
-    assert_eq!(
-        parses.iter().filter(|kept| !**kept).count(),
-        1,
-        "{parses:?}"
-    );
+    assert_eq!(parses.iter().filter(|trip| **trip).count(), 1, "{parses:?}");
     assert!(
-        parses.iter().filter(|kept| **kept).count() >= 2,
+        parses.iter().filter(|trip| !**trip).count() >= 2,
         "{parses:?}"
     );
 }

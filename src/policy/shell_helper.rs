@@ -96,7 +96,7 @@ pub(super) fn ask(text: &str) -> Option<Result<Vec<u8>, Failure>> {
         .get(text);
     tracing::debug!(
         target: "pablo::shell_parser",
-        kept = kept.is_some(),
+        round_trip = kept.is_none(),
         "a command's parse"
     );
     if let Some(answer) = kept {
