@@ -7,13 +7,16 @@
 //! With `PABLO_BENCH_PARSER=helper` the bench starts the way the `pablo` binary does
 //! (`pablo::harness::isolate_shell_parser`), so every parse goes to a helper process (this bench
 //! binary, started as one) over its socket: the path of the shipped binary. Without it, parses
-//! run in process, as the library does.
+//! run in process, as the library does. The helper's answers are kept by text, so after the first
+//! pass over the corpus every parse is a lookup; `corpus_interactive_default_no_kept_answers`
+//! measures the same engine with every parse a round trip (the path before answers were kept),
+//! in the same run.
 
 // A bench is test code: a failed setup should stop it loudly.
 #![allow(clippy::unwrap_used)]
 
 use criterion::{Criterion, Throughput, criterion_group};
-use pablo::harness::{PolicyEngines, isolate_shell_parser};
+use pablo::harness::{PolicyEngines, isolate_shell_parser, keep_parser_answers};
 
 const CORPUS: &[(&str, &str)] = include!("../tests/fixtures/policy_corpus.rs");
 
@@ -36,6 +39,15 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
+    keep_parser_answers(false);
+    g.bench_function("corpus_interactive_default_no_kept_answers", |b| {
+        b.iter(|| {
+            for (cmd, _) in CORPUS {
+                std::hint::black_box(engines.check_default(cmd));
+            }
+        })
+    });
+    keep_parser_answers(true);
     g.finish();
 }
 

@@ -61,10 +61,10 @@ fn bench(c: &mut Criterion) {
     monorepo(c);
 }
 
-/// A git workspace of about `dirs` directories, plus (for a large one) a nested repository and a
-/// vendored `.git` ten levels down.
-fn git_workspace(root: &Path, dirs: usize) -> std::path::PathBuf {
-    let ws = root.join(format!("ws{dirs}"));
+/// A git workspace of about `dirs` directories, plus (for a large one, or with `repositories`) a
+/// nested repository three levels down and a vendored `.git` ten levels down.
+fn git_workspace(root: &Path, dirs: usize, repositories: bool) -> std::path::PathBuf {
+    let ws = root.join(format!("ws{dirs}-{repositories}"));
     std::fs::create_dir_all(&ws).unwrap();
     let git = std::process::Command::new("git")
         .args(["init", "-q"])
@@ -77,7 +77,7 @@ fn git_workspace(root: &Path, dirs: usize) -> std::path::PathBuf {
     for i in 0..dirs {
         std::fs::create_dir_all(ws.join(format!("d{}", i / per)).join(format!("e{i}"))).unwrap();
     }
-    if dirs >= 1_000 {
+    if dirs >= 1_000 || repositories {
         let nested = ws.join("d3/e600/nested");
         std::fs::create_dir_all(&nested).unwrap();
         let git = std::process::Command::new("git")
@@ -94,18 +94,27 @@ fn git_workspace(root: &Path, dirs: usize) -> std::path::PathBuf {
 fn monorepo(c: &mut Criterion) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
-    let small = git_workspace(&root, 10);
-    let large = git_workspace(&root, 40_000);
+    let small = git_workspace(&root, 10, false);
+    // The same two repositories as the large one, at the same places: what protecting them costs
+    // (mounts: each, and each directory on the way) is the same in any tree.
+    let small_repos = git_workspace(&root, 10, true);
+    let large = git_workspace(&root, 40_000, true);
     let mut g = c.benchmark_group("monorepo");
     {
         let _small_session = sandbox_track(&small);
+        let _small_repos_session = sandbox_track(&small_repos);
         let _large_session = sandbox_track(&large);
         let small_run = SandboxTrue::new(&small, "workspace-write");
+        let small_repos_run = SandboxTrue::new(&small_repos, "workspace-write");
         let large_run = SandboxTrue::new(&large, "workspace-write");
         // The session's first command builds the watches; the figures are the commands after.
         small_run.run();
+        small_repos_run.run();
         large_run.run();
         g.bench_function("session_command_10_dirs", |b| b.iter(|| small_run.run()));
+        g.bench_function("session_command_10_dirs_same_repositories", |b| {
+            b.iter(|| small_repos_run.run())
+        });
         g.bench_function("session_command_40k_dirs", |b| b.iter(|| large_run.run()));
     }
     let large_run = SandboxTrue::new(&large, "workspace-write");
@@ -118,8 +127,9 @@ fn monorepo(c: &mut Criterion) {
         })
     });
     g.finish();
-    sandbox_remove_placeholders(&small);
-    sandbox_remove_placeholders(&large);
+    for ws in [&small, &small_repos, &large] {
+        sandbox_remove_placeholders(ws);
+    }
 }
 
 /// A workspace of `dirs` directories (100 top-level ones of `dirs / 100`), every 500th holding a
