@@ -23,7 +23,6 @@ use std::path::Path;
 use criterion::{Criterion, criterion_group, criterion_main};
 use pablo::harness::{
     SandboxTrue, sandbox_check_support, sandbox_remove_placeholders, sandbox_shield_count,
-    sandbox_track,
 };
 
 fn bench(c: &mut Criterion) {
@@ -101,12 +100,9 @@ fn monorepo(c: &mut Criterion) {
     let large = git_workspace(&root, 40_000, true);
     let mut g = c.benchmark_group("monorepo");
     {
-        let _small_session = sandbox_track(&small);
-        let _small_repos_session = sandbox_track(&small_repos);
-        let _large_session = sandbox_track(&large);
-        let small_run = SandboxTrue::new(&small, "workspace-write");
-        let small_repos_run = SandboxTrue::new(&small_repos, "workspace-write");
-        let large_run = SandboxTrue::new(&large, "workspace-write");
+        let small_run = SandboxTrue::new(&small, "session:workspace-write");
+        let small_repos_run = SandboxTrue::new(&small_repos, "session:workspace-write");
+        let large_run = SandboxTrue::new(&large, "session:workspace-write");
         // The session's first command builds the watches; the figures are the commands after.
         small_run.run();
         small_repos_run.run();
@@ -121,10 +117,7 @@ fn monorepo(c: &mut Criterion) {
     g.sample_size(20);
     g.bench_function("walk_per_command_40k_dirs", |b| b.iter(|| large_run.run()));
     g.bench_function("rebuild_after_overflow_40k_dirs", |b| {
-        b.iter(|| {
-            let _session = sandbox_track(&large);
-            large_run.run();
-        })
+        b.iter(|| SandboxTrue::new(&large, "session:workspace-write").run())
     });
     g.finish();
     for ws in [&small, &small_repos, &large] {

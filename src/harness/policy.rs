@@ -7,8 +7,6 @@ use crate::config::{ConfigFile, Dirs, Layers};
 /// The binary's first call: parses go to a helper process from then on (`benches/policy.rs` with
 /// `PABLO_BENCH_PARSER=helper` measures that path).
 pub use crate::policy::isolate_shell_parser;
-/// Whether the helper's answers are kept by text (the bench measures both ways).
-pub use crate::policy::keep_parser_answers;
 use crate::policy::{CliFlags, PolicyEngine, cli};
 use crate::protocol::Decision;
 

@@ -25,12 +25,21 @@ pub struct SandboxTrue {
     ws: PathBuf,
     /// `None`: started with nothing (no namespaces, no Landlock).
     sandbox: Option<(Sandbox, &'static Support)>,
+    /// With `session:`, the workspace tracked as a session's tool host tracks it.
+    _session: Option<crate::process::Tracking>,
 }
 
 impl SandboxTrue {
     /// `profile`: `"plain"` (nothing at all) or a profile's name as the config spells it
-    /// (`"off"`, `"read-only"`, `"workspace-write"`), with the default sandbox settings.
+    /// (`"off"`, `"read-only"`, `"workspace-write"`), with the default sandbox settings. Prefixed
+    /// with `session:`, the workspace's `.git` and `.pablo` are kept current between runs while
+    /// this lives, as in a session (`process::nested`); without, each run walks, as `pablo
+    /// sandbox` does.
     pub fn new(ws: &Path, profile: &str) -> Self {
+        let (session, profile) = match profile.strip_prefix("session:") {
+            Some(p) => (Some(crate::process::track(ws)), p),
+            None => (None, profile),
+        };
         let sandbox = (profile != "plain").then(|| {
             let profile: SandboxProfile = profile.parse().expect("a sandbox profile's name");
             let choice = SandboxChoice {
@@ -45,6 +54,7 @@ impl SandboxTrue {
         Self {
             ws: ws.to_path_buf(),
             sandbox,
+            _session: session,
         }
     }
 
@@ -68,12 +78,6 @@ pub fn sandbox_shield_count(ws: &Path) -> usize {
     crate::process::shield::compute(ws, &[], &[], crate::process::shield::MAX_WALK_DIRS)
         .read_only
         .len()
-}
-
-/// Keeps the `.git` and `.pablo` of `ws` current between commands while the handle lives, as a
-/// session's tool host does.
-pub fn sandbox_track(ws: &Path) -> crate::process::Tracking {
-    crate::process::track(ws)
 }
 
 /// Removes the placeholders the shield made under `ws` that are still empty, as a session does

@@ -40,7 +40,6 @@ use crate::process::CommandEnv;
 pub(crate) use layers::CliFlags;
 pub(crate) use paths::Access;
 pub use shell::isolate_shell_parser;
-pub use shell_helper::keep_parser_answers;
 pub(crate) use static_policy::StaticPolicy;
 pub use store::{RuleStore, SavedKind, SavedRule, TrustStore};
 

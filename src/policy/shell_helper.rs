@@ -60,17 +60,6 @@ static SPEC: OnceLock<Spec> = OnceLock::new();
 static RUNNING: Mutex<Option<Helper>> = Mutex::new(None);
 /// The helper's answers, by text (a lock of its own: a lookup never waits for a parse).
 static ANSWERS: Mutex<Option<Answers>> = Mutex::new(None);
-/// Whether answers are kept (on, except where a bench measures the round trip without them).
-static KEEP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-
-/// Turns keeping the helper's answers off or on (`benches/policy.rs` measures both ways in one
-/// run); turning it off forgets what was kept.
-pub fn keep_parser_answers(on: bool) {
-    KEEP.store(on, std::sync::atomic::Ordering::Relaxed);
-    if !on {
-        *ANSWERS.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    }
-}
 
 /// Started as a helper, serves `answer` until the socket closes and returns the exit code;
 /// otherwise makes every later [`ask`] in this process go through a helper that answers within
@@ -100,13 +89,11 @@ pub(super) fn serve_or_isolate(
 /// process.
 pub(super) fn ask(text: &str) -> Option<Result<Vec<u8>, Failure>> {
     let spec = SPEC.get()?;
-    let keep = KEEP.load(std::sync::atomic::Ordering::Relaxed);
     let kept = ANSWERS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get_or_insert_with(|| Answers::new(CACHE_ENTRIES, CACHE_BYTES))
-        .get(text)
-        .filter(|_| keep);
+        .get(text);
     tracing::debug!(
         target: "pablo::shell_parser",
         round_trip = kept.is_none(),
@@ -119,9 +106,7 @@ pub(super) fn ask(text: &str) -> Option<Result<Vec<u8>, Failure>> {
         let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
         ask_on(&mut running, spec, text)
     };
-    if let Ok(bytes) = &answer
-        && keep
-    {
+    if let Ok(bytes) = &answer {
         ANSWERS
             .lock()
             .unwrap_or_else(|e| e.into_inner())

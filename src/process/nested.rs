@@ -68,13 +68,13 @@ static TRACKED: Mutex<BTreeMap<PathBuf, Entry>> = Mutex::new(BTreeMap::new());
 /// While it lives, the `.git` and `.pablo` of its workspace are kept current between commands
 /// (see the module docs); dropping the last handle of a workspace drops its watches.
 #[derive(Debug)]
-pub struct Tracking {
+pub(crate) struct Tracking {
     workspace: Option<PathBuf>,
 }
 
 /// Keeps the `.git` and `.pablo` of `workspace` current for as long as the handle lives. Nothing
 /// is walked until a command asks.
-pub fn track(workspace: &Path) -> Tracking {
+pub(crate) fn track(workspace: &Path) -> Tracking {
     let Ok(ws) = std::fs::canonicalize(workspace) else {
         return Tracking { workspace: None };
     };
