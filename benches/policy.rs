@@ -7,7 +7,10 @@
 //! With `PABLO_BENCH_PARSER=helper` the bench starts the way the `pablo` binary does
 //! (`pablo::harness::isolate_shell_parser`), so every parse goes to a helper process (this bench
 //! binary, started as one) over its socket: the path of the shipped binary. Without it, parses
-//! run in process, as the library does.
+//! run in process, as the library does. The helper's answers are kept by text, so after the first
+//! pass over the corpus every parse is a lookup; `corpus_interactive_default_new_texts` measures
+//! the same engine with every text new (a comment no earlier pass had): every parse a round trip,
+//! the path before answers were kept, in the same run.
 
 // A bench is test code: a failed setup should stop it loudly.
 #![allow(clippy::unwrap_used)]
@@ -33,6 +36,17 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             for (cmd, _) in CORPUS {
                 std::hint::black_box(engines.check_default(cmd));
+            }
+        })
+    });
+    // Every text new: each command with a comment no earlier pass had, so no parse is a kept one.
+    let mut pass = 0u64;
+    g.bench_function("corpus_interactive_default_new_texts", |b| {
+        b.iter(|| {
+            pass += 1;
+            for (cmd, _) in CORPUS {
+                let text = format!("{cmd} # {pass}");
+                std::hint::black_box(engines.check_default(&text));
             }
         })
     });

@@ -8,6 +8,14 @@
 //! `.git` and `.pablo` to protect (`process::shield::compute`), on a tree of 10,000 directories
 //! with 20 nested repositories, against a plain `std::fs::read_dir` walk of the same tree (the
 //! bound: the walk cannot be cheaper than reading every directory once).
+//!
+//! `monorepo`: one more approved command in a session (issue 46): `/bin/true` under
+//! `workspace-write` in a workspace of 40,000 directories (with a nested repository and a
+//! vendored `.git` at depth) against one of 10, both tracked as a session's tool host tracks its
+//! workspace (`process::nested`: walked once, then kept current by inotify), side by side in one
+//! run; then the fallbacks in the 40,000-directory one: the command of a process that does not
+//! track (`pablo sandbox`, or no inotify watches left: a walk per command), and the command that
+//! rebuilds the watches after the change queue overflowed (a walk plus a watch per directory).
 
 // A bench is test code: a failed setup should stop it loudly.
 #![allow(clippy::unwrap_used)]
@@ -54,6 +62,72 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
     shield(c);
+    monorepo(c);
+}
+
+/// A git workspace of about `dirs` directories, plus (for a large one, or with `repositories`) a
+/// nested repository three levels down and a vendored `.git` ten levels down.
+fn git_workspace(root: &Path, dirs: usize, repositories: bool) -> std::path::PathBuf {
+    let ws = root.join(format!("ws{dirs}-{repositories}"));
+    std::fs::create_dir_all(&ws).unwrap();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&ws)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    // 200 top-level directories of `dirs / 200` (or `dirs` top-level ones when fewer).
+    let per = (dirs / 200).max(1);
+    for i in 0..dirs {
+        std::fs::create_dir_all(ws.join(format!("d{}", i / per)).join(format!("e{i}"))).unwrap();
+    }
+    if dirs >= 1_000 || repositories {
+        let nested = ws.join("d3/e600/nested");
+        std::fs::create_dir_all(&nested).unwrap();
+        let git = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&nested)
+            .status()
+            .unwrap();
+        assert!(git.success());
+        std::fs::create_dir_all(ws.join("d9/e1800/a/b/c/d/e/f/vendored/.git")).unwrap();
+    }
+    ws
+}
+
+fn monorepo(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let small = git_workspace(&root, 10, false);
+    // The same two repositories as the large one, at the same places: what protecting them costs
+    // (mounts: each, and each directory on the way) is the same in any tree.
+    let small_repos = git_workspace(&root, 10, true);
+    let large = git_workspace(&root, 40_000, true);
+    let mut g = c.benchmark_group("monorepo");
+    {
+        let small_run = SandboxTrue::new(&small, "session:workspace-write");
+        let small_repos_run = SandboxTrue::new(&small_repos, "session:workspace-write");
+        let large_run = SandboxTrue::new(&large, "session:workspace-write");
+        // The session's first command builds the watches; the figures are the commands after.
+        small_run.run();
+        small_repos_run.run();
+        large_run.run();
+        g.bench_function("session_command_10_dirs", |b| b.iter(|| small_run.run()));
+        g.bench_function("session_command_10_dirs_same_repositories", |b| {
+            b.iter(|| small_repos_run.run())
+        });
+        g.bench_function("session_command_40k_dirs", |b| b.iter(|| large_run.run()));
+    }
+    let large_run = SandboxTrue::new(&large, "workspace-write");
+    g.sample_size(20);
+    g.bench_function("walk_per_command_40k_dirs", |b| b.iter(|| large_run.run()));
+    g.bench_function("rebuild_after_overflow_40k_dirs", |b| {
+        b.iter(|| SandboxTrue::new(&large, "session:workspace-write").run())
+    });
+    g.finish();
+    for ws in [&small, &small_repos, &large] {
+        sandbox_remove_placeholders(ws);
+    }
 }
 
 /// A workspace of `dirs` directories (100 top-level ones of `dirs / 100`), every 500th holding a

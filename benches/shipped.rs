@@ -8,7 +8,8 @@
 //! measures the same thing without building pablo's library a second time.
 //!
 //! Figures, each with its peer or bound from the same run where there is one:
-//! - the file's size;
+//! - the file's size, against its ceiling of 14 MB (issue 46: unwind tables and a
+//!   position-independent executable are kept): over it, the bench says so and fails;
 //! - start-up: spawn to the last byte before 300 ms of quiet (the first complete screen), RSS of
 //!   pablo and its children and CPU, in a 120x40 PTY that answers only the cursor-position and
 //!   device-attribute queries, with a provider configured (never called);
@@ -554,6 +555,9 @@ fn sandbox(binary: &Path) {
     );
 }
 
+/// The most bytes the release binary may have (14 MB).
+const SIZE_CEILING: u64 = 14_000_000;
+
 fn main() {
     let binary = std::env::var_os("PABLO_BENCH_BINARY")
         .map(PathBuf::from)
@@ -568,6 +572,13 @@ fn main() {
     let only = std::env::var("PABLO_BENCH_ONLY").unwrap_or_default();
     let wanted = |case: &str| only.is_empty() || only.split(',').any(|c| c == case);
     println!("binary: {} ({} bytes)", binary.display(), meta.len());
+    if meta.len() > SIZE_CEILING {
+        println!(
+            "size: {} bytes is over the ceiling of {SIZE_CEILING} bytes (BENCHMARKS.md, binary size)",
+            meta.len()
+        );
+        std::process::exit(1);
+    }
     let rt = tokio::runtime::Runtime::new().unwrap();
     if wanted("startup") {
         startup(&binary);

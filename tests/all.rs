@@ -29,6 +29,7 @@ mod pin;
 mod policy;
 mod providers;
 mod sandbox;
+mod scale;
 mod session;
 mod shell;
 mod subagents;

@@ -147,6 +147,10 @@ pub(crate) struct ShellOptions {
     /// More writable roots for `workspace-write` (absolute or `~/…`; only trusted layers).
     #[serde(default)]
     pub(crate) writable_roots: Vec<String>,
+    /// The most workspace directories searched for the `.git` and `.pablo` that `workspace-write`
+    /// keeps read-only (default 200,000; 0 means the default); in a larger workspace such commands
+    /// are refused. Trusted layers set it; the project layer may only lower it.
+    pub(crate) protect_max_dirs: Option<usize>,
     /// Known-safe reads run without asking, in the read-only sandbox (default true; any layer
     /// may turn it off).
     pub(crate) known_safe_reads: Option<bool>,

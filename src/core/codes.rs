@@ -90,6 +90,7 @@ error_codes! {
     TooManySessions = "too_many_sessions",
     SandboxFailed = "sandbox_failed",
     SandboxDenied = "sandbox_denied",
+    WorkspaceTooLarge = "workspace_too_large",
     InvalidLauncher = "invalid_launcher",
     // The rest of the catalog.
     InvalidUrl = "invalid_url",

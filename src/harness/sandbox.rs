@@ -27,15 +27,23 @@ pub struct SandboxTrue {
     sandbox: Option<(Sandbox, &'static Support)>,
     /// `read-only-masked`: the credential mask is computed for each run, as `shell.run` does.
     masked: bool,
+    /// With `session:`, the workspace tracked as a session's tool host tracks it.
+    _session: Option<crate::process::Tracking>,
 }
 
 impl SandboxTrue {
     /// `profile`: `"plain"` (nothing at all) or a profile's name as the config spells it
-    /// (`"off"`, `"read-only"`, `"workspace-write"`), with the default sandbox settings.
-    /// `"read-only-masked"` is `read-only` with the credential mask of a known-safe read that
-    /// needs it (the workspace walked for credential names, the home directory and pablo's own
-    /// directories hidden), computed on every run.
+    /// (`"off"`, `"read-only"`, `"workspace-write"`), with the default sandbox settings. Prefixed
+    /// with `session:`, the workspace's `.git` and `.pablo` are kept current between runs while
+    /// this lives, as in a session (`process::nested`); without, each run walks, as `pablo
+    /// sandbox` does. `"read-only-masked"` is `read-only` with the credential mask of a
+    /// known-safe read that needs it (the workspace walked for credential names, the home
+    /// directory and pablo's own directories hidden), computed on every run.
     pub fn new(ws: &Path, profile: &str) -> Self {
+        let (session, profile) = match profile.strip_prefix("session:") {
+            Some(p) => (Some(crate::process::track(ws)), p),
+            None => (None, profile),
+        };
         let masked = profile == "read-only-masked";
         let profile = if masked { "read-only" } else { profile };
         let sandbox = (profile != "plain").then(|| {
@@ -54,6 +62,7 @@ impl SandboxTrue {
             ws: ws.to_path_buf(),
             sandbox,
             masked,
+            _session: session,
         }
     }
 
@@ -106,7 +115,7 @@ impl SandboxTrue {
 /// The measured step of `shield_compute`: the paths `workspace-write` binds read-only in `ws`
 /// (every `.git` and `.pablo` found by the walk), counted.
 pub fn sandbox_shield_count(ws: &Path) -> usize {
-    crate::process::shield::compute(ws, &[], &[])
+    crate::process::shield::compute(ws, &[], &[], crate::process::shield::MAX_WALK_DIRS)
         .read_only
         .len()
 }

@@ -246,6 +246,8 @@ impl Compiled {
         let mut project_profile: Option<SandboxProfile> = None;
         let mut network: Option<bool> = None;
         let mut project_network_off = false;
+        let mut max_dirs: Option<usize> = None;
+        let mut project_max_dirs: Option<usize> = None;
         for l in layer_refs {
             let shell = &l.file.options.shell;
             let project = l.prefix == "config.project";
@@ -266,6 +268,7 @@ impl Compiled {
                         p.label()
                     ));
                 }
+                project_max_dirs = shell.protect_max_dirs.filter(|n| *n > 0);
                 if shell.network == Some(true) {
                     c.warnings.push(format!(
                         "{}: network = true ignored: the project config cannot open the sandbox's \
@@ -306,6 +309,9 @@ impl Compiled {
                 if let Some(e) = shell.editor_terminals {
                     c.sandbox.editor_terminals = e;
                 }
+                if let Some(n) = shell.protect_max_dirs.filter(|n| *n > 0) {
+                    max_dirs = Some(n);
+                }
             }
             if shell.known_safe_reads == Some(false) {
                 c.known_safe = false;
@@ -317,6 +323,9 @@ impl Compiled {
             _ => base,
         };
         c.sandbox.network = network.unwrap_or(false) && !project_network_off;
+        // The project may search less (refuse sooner), never more.
+        let max_dirs = max_dirs.unwrap_or(c.sandbox.protect_max_dirs);
+        c.sandbox.protect_max_dirs = project_max_dirs.map_or(max_dirs, |p| p.min(max_dirs));
     }
 
     /// One config layer's tool modes, shell rules and patterns, and file roots; what an

@@ -18,6 +18,14 @@
 //!
 //! This module only moves bytes: frames of a 4-byte little-endian length and that many bytes, the
 //! command's UTF-8 text one way and [`shell`](super::shell)'s encoded answer the other.
+//!
+//! A round trip costs tens of microseconds (two context switches and a wake-up of the other
+//! process), several times the parse itself, and the same text is parsed again and again: a
+//! command's preview, its decision and the re-check before it runs, the model's retries, the
+//! same `cargo test` all session. So answers are kept by text ([`Answers`]: the most recently
+//! used [`CACHE_ENTRIES`], at most [`CACHE_BYTES`] of text and answer), and a text asked again
+//! costs a lookup. A parse is a pure function of the text, so a kept answer is the answer; only
+//! answers are kept, never a failure (a helper that died or was late is asked again next time).
 
 use std::io::{self, Read, Write};
 use std::os::fd::OwnedFd;
@@ -34,6 +42,10 @@ const HELPER_ARG: &str = "__pablo-shell-parser";
 const MAX_REQUEST_BYTES: usize = 1024 * 1024;
 /// The helper's answer to one command is bounded: a 64 KiB command cannot expand past this.
 const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+/// The most answers kept.
+const CACHE_ENTRIES: usize = 1024;
+/// The most bytes (texts and answers) kept; a larger pair is not kept at all.
+const CACHE_BYTES: usize = 8 * 1024 * 1024;
 
 /// How the helper of this process is started, and how long an answer may take.
 struct Spec {
@@ -46,6 +58,8 @@ struct Spec {
 static SPEC: OnceLock<Spec> = OnceLock::new();
 /// The running helper, shared by every thread that checks commands.
 static RUNNING: Mutex<Option<Helper>> = Mutex::new(None);
+/// The helper's answers, by text (a lock of its own: a lookup never waits for a parse).
+static ANSWERS: Mutex<Option<Answers>> = Mutex::new(None);
 
 /// Started as a helper, serves `answer` until the socket closes and returns the exit code;
 /// otherwise makes every later [`ask`] in this process go through a helper that answers within
@@ -75,8 +89,90 @@ pub(super) fn serve_or_isolate(
 /// process.
 pub(super) fn ask(text: &str) -> Option<Result<Vec<u8>, Failure>> {
     let spec = SPEC.get()?;
-    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
-    Some(ask_on(&mut running, spec, text))
+    let kept = ANSWERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(|| Answers::new(CACHE_ENTRIES, CACHE_BYTES))
+        .get(text);
+    tracing::debug!(
+        target: "pablo::shell_parser",
+        round_trip = kept.is_none(),
+        "a command's parse"
+    );
+    if let Some(answer) = kept {
+        return Some(Ok(answer));
+    }
+    let answer = {
+        let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        ask_on(&mut running, spec, text)
+    };
+    if let Ok(bytes) = &answer {
+        ANSWERS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(|| Answers::new(CACHE_ENTRIES, CACHE_BYTES))
+            .put(text, bytes);
+    }
+    Some(answer)
+}
+
+/// Answers by text, the least recently used dropped first when a bound is reached.
+struct Answers {
+    map: std::collections::HashMap<String, (Vec<u8>, u64)>,
+    /// Use counter: each lookup or insert stamps its entry with the next value.
+    clock: u64,
+    bytes: usize,
+    max_entries: usize,
+    max_bytes: usize,
+}
+
+impl Answers {
+    fn new(max_entries: usize, max_bytes: usize) -> Self {
+        Self {
+            map: std::collections::HashMap::new(),
+            clock: 0,
+            bytes: 0,
+            max_entries,
+            max_bytes,
+        }
+    }
+
+    fn get(&mut self, text: &str) -> Option<Vec<u8>> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.map.get_mut(text).map(|(answer, used)| {
+            *used = clock;
+            answer.clone()
+        })
+    }
+
+    fn put(&mut self, text: &str, answer: &[u8]) {
+        let size = text.len() + answer.len();
+        if size > self.max_bytes / 16 || self.map.contains_key(text) {
+            return;
+        }
+        while !self.map.is_empty()
+            && (self.map.len() >= self.max_entries || self.bytes + size > self.max_bytes)
+        {
+            // Eviction scans every entry: it happens once per parse that missed, which costs a
+            // round trip anyway (a scan of 1,024 entries is a few microseconds).
+            let Some(oldest) = self
+                .map
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(t, _)| t.clone())
+            else {
+                break;
+            };
+            if let Some((a, _)) = self.map.remove(&oldest) {
+                self.bytes -= oldest.len() + a.len();
+            }
+        }
+        self.clock += 1;
+        self.bytes += size;
+        self.map
+            .insert(text.to_string(), (answer.to_vec(), self.clock));
+    }
 }
 
 /// One request on `slot`'s helper, starting one when there is none or the last one has gone.
@@ -338,6 +434,30 @@ pub(super) mod tests {
         assert!(
             matches!(&r, Err(Failure::NotStarted(why)) if why.contains("No such file")),
             "{r:?}"
+        );
+    }
+
+    #[test]
+    fn kept_answers_are_bounded_and_the_least_recently_used_goes_first() {
+        let mut a = Answers::new(3, 1600);
+        a.put("one", b"1");
+        a.put("two", b"2");
+        a.put("three", b"3");
+        assert_eq!(a.get("one"), Some(b"1".to_vec()));
+        a.put("four", b"4");
+        assert_eq!(a.get("two"), None, "the least recently used went");
+        assert_eq!(a.get("one"), Some(b"1".to_vec()));
+        assert_eq!(a.map.len(), 3);
+        // Too large for a sixteenth of the byte budget: not kept.
+        a.put("big", &[0u8; 200]);
+        assert_eq!(a.get("big"), None);
+        a.put("five", &[5u8; 90]);
+        a.put("six", &[6u8; 90]);
+        assert!(
+            a.bytes <= 1600 && a.map.len() <= 3,
+            "{} {}",
+            a.bytes,
+            a.map.len()
         );
     }
 

@@ -15,6 +15,7 @@ pub(crate) mod group;
 pub(crate) mod log;
 pub(crate) mod mask;
 pub(crate) mod mounts;
+pub(crate) mod nested;
 pub mod protect;
 pub mod run;
 pub(crate) mod sandbox;
@@ -32,6 +33,7 @@ use serde_json::{Value, json};
 
 pub(crate) use env::{CommandEnv, EnvSettings};
 pub(crate) use group::{CleanupTimes, ExitInfo, signal_name};
+pub(crate) use nested::{Tracking, track};
 pub(crate) use run::{RunReport, RunRequest, run_foreground};
 pub use sandbox::{
     Sandbox, Support, assume_namespaces_until_a_start_fails, probe_namespaces_soon, support,
@@ -120,6 +122,9 @@ pub enum ProcessError {
     InvalidEnv { name: String, reason: String },
     #[error("cannot start {launcher}: {message}")]
     Spawn { launcher: String, message: String },
+    /// The sandbox cannot find every `.git` and `.pablo` to protect; nothing ran.
+    #[error("{0}")]
+    TooLargeToProtect(String),
     #[error(
         "the command ended but {} process(es) of its group {pgid} survived TERM and KILL (pids {survivors:?}); they may still be running",
         survivors.len()
@@ -158,6 +163,21 @@ pub enum ProcessError {
     Internal(String),
 }
 
+impl ProcessError {
+    /// Why the sandbox of `launcher` could not be prepared.
+    pub(crate) fn sandbox(launcher: &str, e: sandbox::SandboxError) -> Self {
+        match e {
+            e @ sandbox::SandboxError::TooLargeToProtect { .. } => {
+                ProcessError::TooLargeToProtect(e.to_string())
+            }
+            e => ProcessError::Spawn {
+                launcher: launcher.to_string(),
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
 impl Coded for ProcessError {
     fn code(&self) -> ErrorCode {
         match self {
@@ -165,6 +185,7 @@ impl Coded for ProcessError {
                 ErrorCode::InvalidArguments
             }
             ProcessError::Spawn { .. } => ErrorCode::SpawnFailed,
+            ProcessError::TooLargeToProtect(_) => ErrorCode::WorkspaceTooLarge,
             ProcessError::CleanupFailed { .. } | ProcessError::SessionCleanupFailed { .. } => {
                 ErrorCode::ToolCleanupFailed
             }

@@ -159,6 +159,14 @@ pub(crate) enum SandboxError {
     Nul(PathBuf),
     #[error("{0}")]
     Overlay(String),
+    #[error(
+        "the workspace {} has more than {max_dirs} directories, more than pablo searches for the \
+         .git and .pablo it must keep read-only, so a workspace-write command cannot run there \
+         (a nested repository beyond the search would be writable); raise [options.shell] \
+         protect_max_dirs in your own config, or use a smaller --workspace",
+        workspace.display()
+    )]
+    TooLargeToProtect { workspace: PathBuf, max_dirs: usize },
 }
 
 /// The sandbox one command runs in.
@@ -180,6 +188,8 @@ pub struct Sandbox {
     /// [`super::mask`]); covered after the overlays.
     pub(crate) hidden_dirs: Vec<PathBuf>,
     pub(crate) hidden_files: Vec<PathBuf>,
+    /// The most workspace directories searched for `.git` and `.pablo` under `workspace-write`.
+    pub(crate) protect_max_dirs: usize,
 }
 
 impl Sandbox {
@@ -194,6 +204,7 @@ impl Sandbox {
             protected: Vec::new(),
             hidden_dirs: Vec::new(),
             hidden_files: Vec::new(),
+            protect_max_dirs: super::shield::MAX_WALK_DIRS,
         }
     }
 
@@ -292,6 +303,9 @@ pub(crate) struct SandboxSettings {
     pub(crate) cargo_home: Option<PathBuf>,
     /// pablo's own config, data and state directories (never writable by a command).
     pub(crate) protected_dirs: Vec<PathBuf>,
+    /// The most workspace directories searched for `.git` and `.pablo` (more: `workspace-write`
+    /// commands are refused).
+    pub(crate) protect_max_dirs: usize,
 }
 
 impl Default for SandboxSettings {
@@ -311,6 +325,7 @@ impl Default for SandboxSettings {
             home: var("HOME"),
             cargo_home: var("CARGO_HOME"),
             protected_dirs: Vec::new(),
+            protect_max_dirs: super::shield::MAX_WALK_DIRS,
         }
     }
 }
@@ -349,6 +364,7 @@ impl SandboxSettings {
             protected: self.protected_dirs.clone(),
             hidden_dirs: Vec::new(),
             hidden_files: Vec::new(),
+            protect_max_dirs: self.protect_max_dirs,
         }
     }
 }
@@ -406,7 +422,18 @@ fn cstring(p: &Path) -> Result<CString, SandboxError> {
 /// The mounts of [`super::shield`]: the directories on the way pinned, then every `.git`,
 /// `.pablo` and pablo directory bound read-only.
 fn protection_mounts(sandbox: &Sandbox) -> Result<Vec<MountStep>, SandboxError> {
-    let shield = super::shield::compute(&sandbox.workspace, &sandbox.writable, &sandbox.protected);
+    let shield = super::shield::compute(
+        &sandbox.workspace,
+        &sandbox.writable,
+        &sandbox.protected,
+        sandbox.protect_max_dirs,
+    );
+    if shield.walk_cut {
+        return Err(SandboxError::TooLargeToProtect {
+            workspace: sandbox.workspace.clone(),
+            max_dirs: sandbox.protect_max_dirs,
+        });
+    }
     let mut out = Vec::new();
     for p in &shield.pins {
         out.push(MountStep::Pin(cstring(p)?));
@@ -752,6 +779,7 @@ mod tests {
             protected: vec![PathBuf::from("/tmp/xdg/pablo")],
             hidden_dirs: Vec::new(),
             hidden_files: Vec::new(),
+            protect_max_dirs: 10,
         }
     }
 

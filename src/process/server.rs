@@ -71,8 +71,8 @@ pub(crate) fn spawn_server(
         launcher: name.clone(),
         message: m,
     };
-    let prepared =
-        sandbox::prepare(&spec.sandbox, sandbox::support()).map_err(|e| failed(e.to_string()))?;
+    let prepared = sandbox::prepare(&spec.sandbox, sandbox::support())
+        .map_err(|e| ProcessError::sandbox(&name, e))?;
     let exec = Exec::new(&spec.argv, &spec.env, &spec.cwd).map_err(&failed)?;
     let pipe_pair = || -> Result<(OwnedFd, OwnedFd), String> {
         let (r, w) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;

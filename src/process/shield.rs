@@ -17,6 +17,11 @@
 //! so each such directory is pinned (bound onto itself: a mount point cannot be renamed or
 //! removed).
 //!
+//! Where they are is [`super::nested`]'s answer: kept current between the commands of a session,
+//! walked for a one-shot run. A workspace with more directories than the limit cannot be answered
+//! whole, and the shield says so ([`Shield::walk_cut`]) rather than protect part of it: the
+//! sandbox then refuses the command.
+//!
 //! What this cannot do: a `.git` or `.pablo` created deeper in the workspace by a command is not
 //! protected until the next command starts (it is found then); a name cannot be reserved
 //! everywhere in advance. Such a repository is inert for the enclosing repository's `git status`
@@ -26,7 +31,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The most directories the walk for nested `.git` and `.pablo` visits per command.
+/// The most directories of a workspace searched for nested `.git` and `.pablo` when config says
+/// nothing (`[options.shell] protect_max_dirs`).
 pub(crate) const MAX_WALK_DIRS: usize = 200_000;
 
 /// The protected paths of one command and the directories to pin on the way to them.
@@ -36,7 +42,8 @@ pub(crate) struct Shield {
     pub(crate) pins: Vec<PathBuf>,
     /// Files and directories bound read-only, outermost first.
     pub read_only: Vec<PathBuf>,
-    /// Whether the walk stopped at [`MAX_WALK_DIRS`] (nested repositories beyond were not seen).
+    /// Whether the workspace has more directories than the limit, so that nested repositories
+    /// may have been missed: the command must not run with this shield.
     pub(crate) walk_cut: bool,
 }
 
@@ -44,9 +51,15 @@ pub(crate) struct Shield {
 static PLACEHOLDERS: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
 
 /// Computes the shield of a command in `workspace` whose writable roots are `writable`
-/// (the workspace aside), with pablo's own directories `own`. Creates the placeholders and pablo's
-/// missing directories (they must exist to be covered).
-pub(crate) fn compute(workspace: &Path, writable: &[PathBuf], own: &[PathBuf]) -> Shield {
+/// (the workspace aside), with pablo's own directories `own`, searching at most `max_dirs`
+/// directories. Creates the placeholders and pablo's missing directories (they must exist to be
+/// covered).
+pub(crate) fn compute(
+    workspace: &Path,
+    writable: &[PathBuf],
+    own: &[PathBuf],
+    max_dirs: usize,
+) -> Shield {
     let canonical = |p: &Path| std::fs::canonicalize(p).ok();
     let Some(workspace) = canonical(workspace) else {
         return Shield::default();
@@ -66,9 +79,17 @@ pub(crate) fn compute(workspace: &Path, writable: &[PathBuf], own: &[PathBuf]) -
         }
     }
     let mut shield = Shield::default();
-    let mut found = Vec::new();
-    shield.walk_cut = !walk(&workspace, &mut found);
-    for entry in found {
+    let found = super::nested::find(&workspace, max_dirs);
+    shield.walk_cut = !found.complete;
+    tracing::debug!(
+        target: "pablo::shield",
+        found = found.paths.len(),
+        directories_read = found.read,
+        watched = found.watched,
+        complete = found.complete,
+        "where the .git and .pablo to protect are"
+    );
+    for entry in found.paths {
         targets.insert(entry.clone());
         // A `.git` file names the git directory; when that lies where commands may write, it
         // is protected too (with the main repository it belongs to).
@@ -114,36 +135,6 @@ pub(crate) fn compute(workspace: &Path, writable: &[PathBuf], own: &[PathBuf]) -
     shield.pins = pins.into_iter().collect();
     shield.read_only = kept;
     shield
-}
-
-/// Every `.git` and `.pablo` below `dir`, not following links and not descending into them;
-/// false when the walk stopped at [`MAX_WALK_DIRS`].
-fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> bool {
-    let mut stack = vec![dir.to_path_buf()];
-    let mut visited = 0usize;
-    while let Some(d) = stack.pop() {
-        visited += 1;
-        if visited > MAX_WALK_DIRS {
-            return false;
-        }
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let Ok(kind) = e.file_type() else { continue };
-            if name == ".git" || name == ".pablo" {
-                if !kind.is_symlink() {
-                    found.push(e.path());
-                }
-                continue;
-            }
-            if kind.is_dir() {
-                stack.push(e.path());
-            }
-        }
-    }
-    true
 }
 
 /// The git directory a `.git` file names, canonical.
@@ -195,7 +186,12 @@ mod tests {
         std::fs::create_dir_all(ws.join("sub/.pablo")).unwrap();
         std::fs::create_dir_all(ws.join("node_modules/x")).unwrap();
         let own = root.join("state/pablo");
-        let s = compute(&ws, std::slice::from_ref(&root), std::slice::from_ref(&own));
+        let s = compute(
+            &ws,
+            std::slice::from_ref(&root),
+            std::slice::from_ref(&own),
+            MAX_WALK_DIRS,
+        );
         assert!(ws.join(".git").is_dir() && ws.join(".pablo").is_dir());
         assert!(
             own.is_dir(),
@@ -231,7 +227,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let ws = d.path().canonicalize().unwrap().join("ws");
         std::fs::create_dir_all(ws.join(".git")).unwrap();
-        let s = compute(&ws, &[], &[]);
+        let s = compute(&ws, &[], &[], MAX_WALK_DIRS);
         assert_eq!(s.read_only, vec![ws.join(".git"), ws.join(".pablo")]);
         assert!(s.pins.is_empty(), "{s:?}");
         remove_placeholders(&ws);

@@ -75,8 +75,8 @@ pub struct Started {
 /// command started when pablo dies or the command ends (`child::supervise`). Normal exits and
 /// cancellations end the whole group either way (see `group.rs`).
 pub fn spawn(spec: &SpawnSpec) -> Result<Started, ProcessError> {
-    let prepared =
-        sandbox::prepare(&spec.sandbox, sandbox::support()).map_err(|e| spawn_failed(spec, e))?;
+    let prepared = sandbox::prepare(&spec.sandbox, sandbox::support())
+        .map_err(|e| ProcessError::sandbox(&spec.launcher, e))?;
     let owned = spec.clone();
     on_spawner(move || {
         if owned.pty {
@@ -230,19 +230,17 @@ pub(crate) fn run_inherited(
     sandbox: &Sandbox,
 ) -> Result<ExitInfo, ProcessError> {
     let name = argv.first().cloned().unwrap_or_default();
-    let failed = |m: String| ProcessError::Spawn {
-        launcher: name.clone(),
-        message: m,
-    };
     let support = sandbox::support();
     let assumed = support.namespaces_assumed();
-    let prepared = sandbox::prepare(sandbox, support).map_err(|e| failed(e.to_string()))?;
+    let prepared =
+        sandbox::prepare(sandbox, support).map_err(|e| ProcessError::sandbox(&name, e))?;
     match run_prepared(argv, cwd, env, prepared) {
         // Namespaces were assumed and the start failed (before `execve`: the command did not
         // run). If the probe finds them refused, start again without; else the failure is the
         // command's own.
         Err(_) if assumed && support.namespace_support().is_err() => {
-            let prepared = sandbox::prepare(sandbox, support).map_err(|e| failed(e.to_string()))?;
+            let prepared =
+                sandbox::prepare(sandbox, support).map_err(|e| ProcessError::sandbox(&name, e))?;
             run_prepared(argv, cwd, env, prepared)
         }
         ran => ran,

@@ -635,6 +635,39 @@ fn the_project_layer_can_tighten_the_sandbox_but_never_loosen_it() {
 }
 
 #[test]
+fn the_project_layer_may_lower_the_search_for_repositories_to_protect_but_never_raise_it() {
+    let e = env();
+    let project = |toml: &str| {
+        std::fs::create_dir_all(e.ws.join(".pablo")).unwrap();
+        std::fs::write(e.ws.join(".pablo/config.toml"), toml).unwrap();
+        Layers::load(&e.dirs, &e.ws, None).unwrap()
+    };
+    let build = |layers: &Layers| {
+        PolicyEngine::build(&e.ws, &e.dirs, layers, None, CliFlags::default()).unwrap()
+    };
+    let limit = |engine: &PolicyEngine| engine.sandbox_settings().protect_max_dirs;
+    assert_eq!(
+        limit(&build(&project(
+            "[options.shell]\nprotect_max_dirs = 900000\n"
+        ))),
+        200_000
+    );
+    assert_eq!(
+        limit(&build(&project(
+            "[options.shell]\nprotect_max_dirs = 5000\n"
+        ))),
+        5_000
+    );
+    std::fs::remove_dir_all(e.ws.join(".pablo")).unwrap();
+    assert_eq!(
+        limit(&build(&explicit(
+            "[options.shell]\nprotect_max_dirs = 900000\n"
+        ))),
+        900_000
+    );
+}
+
+#[test]
 fn a_relative_writable_root_is_a_config_error_naming_it() {
     let err = ConfigFile::parse(
         "[options.shell]\nwritable_roots = [\"cache\"]\n",

@@ -90,13 +90,27 @@ pub struct Host {
     _placeholders: PlaceholderGuard,
 }
 
-/// Removes the empty `.git`/`.pablo` placeholders the sandbox made in the workspace
-/// (`process::shield`) when the host goes, after its sessions.
-struct PlaceholderGuard(PathBuf);
+/// Keeps the workspace's `.git` and `.pablo` current between the session's commands
+/// (`process::nested`), and removes the empty `.git`/`.pablo` placeholders the sandbox made in
+/// the workspace (`process::shield`) when the host goes, after its sessions.
+struct PlaceholderGuard {
+    workspace: PathBuf,
+    _tracking: crate::process::Tracking,
+}
+
+impl PlaceholderGuard {
+    fn new(workspace: PathBuf) -> Self {
+        let _tracking = crate::process::track(&workspace);
+        Self {
+            workspace,
+            _tracking,
+        }
+    }
+}
 
 impl Drop for PlaceholderGuard {
     fn drop(&mut self) {
-        crate::process::shield::remove_placeholders(&self.0);
+        crate::process::shield::remove_placeholders(&self.workspace);
     }
 }
 
@@ -188,7 +202,7 @@ impl Host {
             },
             state_dir,
             _temp: temp,
-            _placeholders: PlaceholderGuard(root),
+            _placeholders: PlaceholderGuard::new(root),
         }
     }
 
