@@ -655,6 +655,13 @@ pub(crate) fn session_modes(current: WorkMode) -> acp::SessionModeState {
     acp::SessionModeState::new(current.name(), available)
 }
 
+/// A line said as a thought: every client shows those, and they are not the answer.
+fn thought(words: String) -> Vec<acp::SessionUpdate> {
+    vec![acp::SessionUpdate::AgentThoughtChunk(
+        acp::ContentChunk::new(format!("{words}\n").into()),
+    )]
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -974,11 +981,4 @@ mod tests {
             "look at this\n\n<context uri=\"file:///ws/a.rs\">\nfn a() {}\n</context>"
         );
     }
-}
-
-/// A line said as a thought: every client shows those, and they are not the answer.
-fn thought(words: String) -> Vec<acp::SessionUpdate> {
-    vec![acp::SessionUpdate::AgentThoughtChunk(
-        acp::ContentChunk::new(format!("{words}\n").into()),
-    )]
 }
