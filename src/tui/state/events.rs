@@ -119,6 +119,27 @@ impl AppState {
         self.status.cost_usd = self.figures.cost();
     }
 
+    /// The files and images `@path` attached to a prompt, said in one line.
+    fn attached(
+        &mut self,
+        files: &[crate::protocol::Attachment],
+        images: &[crate::protocol::ImageAttachment],
+    ) {
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| {
+                let cut = if f.truncated { ", cut" } else { "" };
+                format!("@{} ({} bytes{cut})", f.path, f.bytes)
+            })
+            .chain(
+                images
+                    .iter()
+                    .map(|i| format!("@{} ({})", i.path, i.image.summary())),
+            )
+            .collect();
+        self.notice(NoticeLevel::Info, format!("attached {}", names.join(", ")));
+    }
+
     fn apply_session(&mut self, event: Event) {
         match event {
             Event::PlanUpdate { explanation, items } => {
@@ -157,24 +178,7 @@ impl AppState {
                     self.notice(level, words);
                 }
             }
-            Event::Attachments { files, images } => {
-                let names: Vec<String> = files
-                    .iter()
-                    .map(|f| {
-                        let cut = if f.truncated { ", cut" } else { "" };
-                        format!("@{} ({} bytes{cut})", f.path, f.bytes)
-                    })
-                    .chain(
-                        images
-                            .iter()
-                            .map(|i| format!("@{} ({})", i.path, i.image.summary())),
-                    )
-                    .collect();
-                self.notice(
-                    NoticeLevel::Info,
-                    format!("attached {}", names.join(", ")),
-                );
-            }
+            Event::Attachments { files, images } => self.attached(&files, &images),
             Event::ModelChanged { provider, model } => {
                 self.notice(
                     NoticeLevel::Info,
