@@ -207,15 +207,17 @@ fn hide_except(root: &Path, keep: &[PathBuf], out: &mut MaskPlan) {
             }
             let Ok(kind) = e.file_type() else { continue };
             if kind.is_symlink() {
-                // A mount lands on the link's target: hide the target, unless it holds or leads
-                // to what is kept (a workspace reached through a link).
+                // A mount lands on the link's target: hide the target when it lies below `root`
+                // (what the mask promises to hide), unless it holds or leads to what is kept. A
+                // link out of `root` (`~/bin -> /usr/local/bin`) is left alone: hiding its target
+                // would hide programs, and what lies outside is not the mask's to hide.
                 let Ok(target) = std::fs::canonicalize(&path) else {
                     continue;
                 };
                 let near_kept = keep
                     .iter()
                     .any(|k| k.starts_with(&target) || target.starts_with(k));
-                if near_kept || target.parent().is_none() {
+                if near_kept || !target.starts_with(root) || target == root {
                     continue;
                 }
                 push_hidden(&target, out);
@@ -307,6 +309,12 @@ mod tests {
         std::fs::write(ws.join("README.md"), "x").unwrap();
         std::fs::write(other.join(".env"), "x").unwrap();
         std::fs::write(home.join(".netrc"), "x").unwrap();
+        // A link out of the home directory: its target is not the mask's to hide.
+        let outside = root.path().join("usr-local-bin");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, home.join("bin")).unwrap();
+        // A link to an entry inside: hidden through its target.
+        std::os::unix::fs::symlink(home.join(".ssh"), home.join("keys")).unwrap();
         std::fs::write(home.join(".cargo/credentials.toml"), "x").unwrap();
         let own = root.path().join("state/pablo");
         let support = own.join("sessions/1/git");
@@ -341,5 +349,7 @@ mod tests {
         assert!(!plan.dirs.contains(&home.join(".cargo")));
         assert!(!plan.dirs.iter().any(|d| support.starts_with(d)));
         assert!(!plan.files.contains(&ws.join("README.md")));
+        let outside = canonical(&root.path().join("usr-local-bin"));
+        assert!(!plan.dirs.contains(&outside), "{plan:?}");
     }
 }
