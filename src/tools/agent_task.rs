@@ -317,8 +317,9 @@ pub(crate) fn show_result(data: &Value) -> Option<crate::protocol::describe::Res
     let first = lines.next().unwrap_or_default();
     Some(crate::protocol::describe::ResultView::lines(
         format!(
-            "{} answered after {} tool calls: {first}",
-            r.agent, r.tool_calls
+            "{} answered after {}: {first}",
+            r.agent,
+            crate::protocol::describe::plural(r.tool_calls, "tool call")
         ),
         lines.collect(),
     ))
@@ -400,6 +401,18 @@ impl Tool for AgentTask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subagent_answer_counts_its_tool_calls_in_words_that_agree() {
+        let headline = |n: u64| {
+            let data = serde_json::json!({
+                "agent": "explore", "answer": "done", "tool_calls": n, "model_calls": 1
+            });
+            show_result(&data).unwrap().headline
+        };
+        assert_eq!(headline(1), "explore answered after 1 tool call: done");
+        assert_eq!(headline(3), "explore answered after 3 tool calls: done");
+    }
 
     #[test]
     fn claude_code_agent_file_with_comma_separated_tools_maps_to_pablo_tools() {
