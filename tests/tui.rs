@@ -958,6 +958,34 @@ mod over_http {
         }
     }
 
+    /// `/export` without a path writes into pablo's data directory, not the repository
+    /// (issue 44 item 8).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn export_without_a_path_writes_outside_the_repository() {
+        let server = ScriptedServer::start().await;
+        server.push(say("Hello there."));
+        let sandbox = Sandbox::new();
+        let mut t = start(&sandbox, &server, &[]);
+        t.send("hello\r");
+        t.wait_for("Hello there.");
+        t.send("/export\r");
+        t.wait_for("session exported to");
+        let exports = sandbox.data_dir().join("exports");
+        let written: Vec<_> = std::fs::read_dir(&exports)
+            .map(|d| d.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert_eq!(written.len(), 1, "{exports:?}: {written:?}");
+        let in_workspace: Vec<_> = std::fs::read_dir(sandbox.workspace())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n.to_string_lossy().starts_with("pablo-session-"))
+            .collect();
+        assert!(in_workspace.is_empty(), "{in_workspace:?}");
+        let text = std::fs::read_to_string(exports.join(&written[0])).unwrap();
+        assert!(text.contains("Hello there."), "{text}");
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn rejecting_one_hunk_of_a_two_hunk_edit_leaves_exactly_the_other_hunk_on_disk() {
         let server = ScriptedServer::start().await;

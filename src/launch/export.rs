@@ -70,7 +70,8 @@ pub fn fork_session(id: &str, at: Option<u32>) -> Result<(String, u32), LaunchEr
 
 /// `/export [PATH]`: the session written to PATH (relative to `dir`, the workspace), as JSON when
 /// PATH ends in `.json` and as Markdown otherwise; without PATH to `pablo-session-ID.md` in
-/// `dir`. Written beside the file and renamed over it. Returns the path written.
+/// pablo's data directory (`exports/`), never into the repository unasked. Written beside the
+/// file and renamed over it. Returns the path written.
 pub(crate) fn export_to(
     id: &str,
     path: Option<&str>,
@@ -79,9 +80,19 @@ pub(crate) fn export_to(
     let name = path
         .map(str::to_string)
         .unwrap_or_else(|| format!("pablo-session-{}.md", id.get(..8).unwrap_or(id)));
-    let target = match dir {
-        Some(d) => d.join(&name),
-        None => std::path::PathBuf::from(&name),
+    let target = match (path, dir) {
+        (None, _) => {
+            let dirs = crate::config::Dirs::discover().map_err(|e| {
+                LaunchError::Setup(format!("cannot find pablo's data directory: {e}"))
+            })?;
+            let exports = dirs.data.join("exports");
+            std::fs::create_dir_all(&exports).map_err(|e| {
+                LaunchError::Setup(format!("cannot create {}: {e}", exports.display()))
+            })?;
+            exports.join(&name)
+        }
+        (Some(_), Some(d)) => d.join(&name),
+        (Some(_), None) => std::path::PathBuf::from(&name),
     };
     let format = if name.ends_with(".json") {
         ExportFormat::Json
