@@ -827,7 +827,10 @@ mod over_http {
         };
         let env = Env::new();
         let server = ScriptedServer::start().await;
-        let run = json!({"command": "printf 'from the terminal\\n'; exit 4"}).to_string();
+        // A command that writes (tee), so that the policy asks: a known-safe read would run
+        // unasked in pablo's read-only sandbox and never reach the editor's terminal.
+        let run =
+            json!({"command": "printf 'from the terminal\\n' | tee said.txt; exit 4"}).to_string();
         server.push(ScriptedResponse::sse(openai::tool_call_answer(
             "call_sh",
             "shell_run",
