@@ -175,6 +175,8 @@ pub struct Hooks {
     env: Vec<(String, String)>,
     /// Where hooks run: the workspace.
     cwd: PathBuf,
+    /// pablo's own directories, read-only to every hook (see [`Hooks::protecting`]).
+    protected: Vec<PathBuf>,
     ignored: Vec<Ignored>,
     /// Warnings about hooks that do run (a program the model could rewrite).
     notes: Vec<String>,
@@ -335,9 +337,18 @@ impl Hooks {
             .collect()
     }
 
+    /// These hooks with pablo's own directories (`dirs`: config, data, state) read-only to
+    /// every hook: a hook runs outside the command sandbox, but a program it was tricked into
+    /// running (a planted `jq` on a workspace `PATH`) must not trust a folder or plant a rule.
+    pub(crate) fn protecting(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.protected = dirs;
+        self
+    }
+
     /// Runs `hook` with `input` on its stdin.
     pub async fn run(&self, hook: &Hook, input: &serde_json::Value) -> HookRun {
-        run::run(hook, input, &self.env, &self.cwd).await
+        let sandbox = crate::process::sandbox::Sandbox::started_program(self.protected.clone());
+        run::run(hook, input, &self.env, &self.cwd, sandbox).await
     }
 
     /// The workspace hooks run in (`cwd` of their input).

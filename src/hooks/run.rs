@@ -53,6 +53,7 @@ pub(super) async fn run(
     input: &serde_json::Value,
     env: &[(String, String)],
     cwd: &Path,
+    sandbox: Sandbox,
 ) -> HookRun {
     let started = Instant::now();
     let done = |end: RunEnd, stdout: Vec<u8>, stderr: Vec<u8>| HookRun {
@@ -61,7 +62,7 @@ pub(super) async fn run(
         stderr: clean(&stderr),
         duration: started.elapsed(),
     };
-    let (process, pipes, stderr) = match start(hook, env, cwd).await {
+    let (process, pipes, stderr) = match start(hook, env, cwd, sandbox).await {
         Ok(started) => started,
         Err(e) => return done(RunEnd::NotStarted(e), vec![], vec![]),
     };
@@ -102,6 +103,7 @@ async fn start(
     hook: &Hook,
     env: &[(String, String)],
     cwd: &Path,
+    sandbox: Sandbox,
 ) -> Result<(ServerProcess, ServerPipes, pipe::Receiver), String> {
     let (err_ours, err_child) = std::io::pipe().map_err(|e| format!("stderr pipe: {e}"))?;
     let project = cwd.to_string_lossy().into_owned();
@@ -123,7 +125,7 @@ async fn start(
         env: vars,
         cwd: cwd.to_path_buf(),
         stderr: std::fs::File::from(OwnedFd::from(err_child)),
-        sandbox: Sandbox::off(),
+        sandbox,
     };
     let (process, pipes) = tokio::task::spawn_blocking(move || spawn_server(spec))
         .await

@@ -43,6 +43,16 @@ impl Launch {
         }
     }
 
+    /// pablo's own directories (config, data, state), read-only to every program pablo starts
+    /// outside the command sandbox (`process::sandbox::Sandbox::started_program`).
+    pub(crate) fn own_dirs(&self) -> Vec<std::path::PathBuf> {
+        vec![
+            self.dirs.config.clone(),
+            self.dirs.data.clone(),
+            self.dirs.state.clone(),
+        ]
+    }
+
     /// The per-server stderr logs live here (`$XDG_STATE_HOME/pablo/mcp/NAME.log`).
     pub(crate) fn mcp_log_dir(&self) -> std::path::PathBuf {
         self.dirs.state.join("mcp")
@@ -69,6 +79,14 @@ impl Launch {
             .chain(PROVIDER_KEYS.iter().map(|s| s.to_string()))
             .collect();
         let base_env = self.started_program_env(policy);
+        let own = self.own_dirs();
+        // In a folder not trusted, npx looks for its packages in an empty directory of pablo's,
+        // not the workspace's `node_modules` (`process::npm::npx_argv`).
+        let neutral = (!policy.folder_trusted()).then(|| {
+            let dir = self.dirs.state.join("npx-prefix");
+            let _ = std::fs::create_dir_all(&dir);
+            dir
+        });
         let specs = entries
             .iter()
             .map(|e| {
@@ -78,6 +96,8 @@ impl Launch {
                     &self.mcp_log_dir(),
                     &base_env,
                     &key_vars,
+                    &own,
+                    neutral.as_deref(),
                 )
             })
             .collect();
@@ -195,6 +215,8 @@ fn spec_of(
     log_dir: &Path,
     base_env: &[(String, String)],
     key_vars: &[String],
+    own: &[std::path::PathBuf],
+    npx_prefix: Option<&Path>,
 ) -> ServerSpec {
     let c = &entry.config;
     let mut refused = None;
@@ -244,12 +266,20 @@ fn spec_of(
                 Some(d) => workspace.join(d),
                 None => workspace.to_path_buf(),
             };
+            let program = command.clone().unwrap_or_default();
+            let args = match npx_prefix {
+                Some(neutral) => {
+                    crate::process::npm::npx_argv(&program, &c.args, neutral).split_off(1)
+                }
+                None => c.args.clone(),
+            };
             Endpoint::Stdio {
-                program: command.clone().unwrap_or_default(),
-                args: c.args.clone(),
+                program,
+                args,
                 env,
                 cwd,
                 log: log_dir.join(format!("{}.log", entry.name)),
+                protected: own.to_vec(),
             }
         }
     };

@@ -685,6 +685,7 @@ impl Launch {
             self.started_program_env(policy),
             self.workspace.clone(),
         )
+        .protecting(self.own_dirs())
     }
 
     /// The model client chosen by flags over config layers, then the environment

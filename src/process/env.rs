@@ -301,8 +301,10 @@ impl CommandEnv {
 ///   `jq` there would be the `jq` a hook runs. Every other variable whose value names a path
 ///   inside the workspace (`VIRTUAL_ENV`, `PYTHONPATH`, `RUSTC_WRAPPER`, …) is left out too.
 /// - npm and npx take from a project `.npmrc` none of the settings that name a program
-///   (`script-shell`, `shell`, `node-options`, `git`, `userconfig`): the environment outranks
-///   every config file, so these are set to npm's defaults and the person's own file.
+///   (`script-shell`, `shell`, `node-options`, `git`, `userconfig`) or where packages come from
+///   (`registry` and scoped registries, `cache`, `prefix`, `globalconfig`; [`super::npm`]): the
+///   environment outranks every config file, so these are set to npm's defaults and the
+///   person's own file.
 /// - rustup's proxies (`rustfmt`, `cargo`) use the person's toolchain, not a `rust-toolchain.toml`
 ///   (whose `path =` names any directory of programs): `RUSTUP_TOOLCHAIN` is pinned to the
 ///   person's own choice for this folder (their `rustup override`, else their default), read
@@ -345,6 +347,12 @@ pub(crate) fn untrusted_program_env(
     let home = var(&out, "HOME").or_else(account_home);
     let rustup_home = var(&out, "RUSTUP_HOME").or_else(|| home.as_ref().map(|h| h.join(".rustup")));
     let pinned = out.iter().any(|(k, _)| k == "RUSTUP_TOOLCHAIN");
+    let path = out
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    let npm_pins = super::npm::pins(&real, home.as_deref(), &path);
     let mut add = |name: &str, value: String| {
         out.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
         out.push((name.to_string(), value));
@@ -362,6 +370,10 @@ pub(crate) fn untrusted_program_env(
             "npm_config_userconfig",
             h.join(".npmrc").display().to_string(),
         );
+    }
+    // Where packages come from, are cached and installed: never the project file's choice.
+    for (name, value) in npm_pins {
+        add(&name, value);
     }
     add("PYTHONSAFEPATH", "1".into());
     if !pinned

@@ -16,6 +16,7 @@ pub(crate) mod log;
 pub(crate) mod mask;
 pub(crate) mod mounts;
 pub(crate) mod nested;
+pub(crate) mod npm;
 pub mod protect;
 pub mod run;
 pub(crate) mod sandbox;

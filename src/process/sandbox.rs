@@ -208,6 +208,17 @@ impl Sandbox {
         }
     }
 
+    /// A program pablo starts for the person outside the command sandbox (a hook, an MCP server
+    /// over stdio): unbounded like [`Sandbox::off`], except that pablo's own directories
+    /// `protected` are read-only to it (where the kernel gives a mount namespace), whatever the
+    /// program was tricked into running.
+    pub(crate) fn started_program(protected: Vec<PathBuf>) -> Self {
+        Self {
+            protected,
+            ..Self::off()
+        }
+    }
+
     /// Whether the network is cut.
     pub(crate) fn no_network(&self) -> bool {
         self.profile == SandboxProfile::ReadOnly
@@ -379,6 +390,8 @@ pub(crate) fn prepare(sandbox: &Sandbox, support: &Support) -> Result<Prepared, 
         p.id_maps = Some(IdMaps::identity());
         if sandbox.profile == SandboxProfile::WorkspaceWrite {
             p.mounts = protection_mounts(sandbox)?;
+        } else if !confined && !sandbox.protected.is_empty() {
+            p.mounts = own_mounts(&sandbox.protected)?;
         }
         for (src, target) in &sandbox.overlays {
             p.mounts
@@ -403,6 +416,12 @@ pub(crate) fn prepare(sandbox: &Sandbox, support: &Support) -> Result<Prepared, 
         ));
     }
     if !confined {
+        // A program with every right still may not undo the mounts that keep pablo's own
+        // directories read-only: a Landlock domain refuses mount and umount to whatever runs in
+        // it, and this one grants every file-system right everywhere.
+        if p.namespaces.mount && support.landlock() {
+            p.landlock = Some(unbounded_ruleset()?);
+        }
         return Ok(p);
     }
     let net_fallback = sandbox.no_network() && !p.namespaces.net;
@@ -442,6 +461,40 @@ fn protection_mounts(sandbox: &Sandbox) -> Result<Vec<MountStep>, SandboxError> 
         out.push(MountStep::ReadOnly(cstring(p)?));
     }
     Ok(out)
+}
+
+/// The mounts of [`super::shield::own_only`]: the way to pablo's directories pinned, then the
+/// directories bound read-only.
+fn own_mounts(own: &[PathBuf]) -> Result<Vec<MountStep>, SandboxError> {
+    let shield = super::shield::own_only(own);
+    let mut out = Vec::new();
+    for p in &shield.pins {
+        out.push(MountStep::Pin(cstring(p)?));
+    }
+    for p in &shield.read_only {
+        out.push(MountStep::ReadOnly(cstring(p)?));
+    }
+    Ok(out)
+}
+
+/// A Landlock domain that allows every file-system access everywhere: what it adds is the
+/// kernel's refusal of mount, umount and pivot_root inside any domain (no scoping either: a hook
+/// may signal and reach the person's other programs as it always could).
+fn unbounded_ruleset() -> Result<std::os::fd::OwnedFd, SandboxError> {
+    let abi = TARGET_ABI;
+    let created = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(landlock_error)?
+        .create()
+        .map_err(landlock_error)?
+        .add_rule(PathBeneath::new(
+            PathFd::new("/").map_err(landlock_error)?,
+            AccessFs::from_all(abi),
+        ))
+        .map_err(landlock_error)?;
+    let fd: Option<std::os::fd::OwnedFd> = created.into();
+    fd.ok_or_else(|| SandboxError::Landlock("the kernel created no ruleset".into()))
 }
 
 fn landlock_error(e: impl std::fmt::Display) -> SandboxError {

@@ -137,6 +137,40 @@ pub(crate) fn compute(
     shield
 }
 
+/// The shield of a program pablo starts outside the command sandbox (a hook, an MCP server): it
+/// may write anywhere the person may, except pablo's own directories `own` (made when missing),
+/// so that nothing it was tricked into running can trust a folder or plant a rule. Every
+/// directory on the way to them is pinned, since any of them could be renamed away.
+pub(crate) fn own_only(own: &[PathBuf]) -> Shield {
+    let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
+    for dir in own {
+        if std::fs::symlink_metadata(dir).is_err() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Ok(d) = std::fs::canonicalize(dir) {
+            targets.insert(d);
+        }
+    }
+    let kept: Vec<PathBuf> = targets
+        .iter()
+        .filter(|t| !targets.iter().any(|o| o != *t && t.starts_with(o)))
+        .cloned()
+        .collect();
+    let mut pins: BTreeSet<PathBuf> = BTreeSet::new();
+    for t in &kept {
+        let mut dir = t.clone();
+        // `/` itself cannot be renamed, and binding it would change nothing.
+        while dir.pop() && dir.parent().is_some() {
+            pins.insert(dir.clone());
+        }
+    }
+    Shield {
+        pins: pins.into_iter().collect(),
+        read_only: kept,
+        walk_cut: false,
+    }
+}
+
 /// The git directory a `.git` file names, canonical.
 fn git_file_target(dot_git: &Path) -> Option<PathBuf> {
     let meta = std::fs::symlink_metadata(dot_git).ok()?;
@@ -176,6 +210,33 @@ pub(crate) fn remove_placeholders(workspace: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_started_program_s_shield_covers_pablo_s_directories_and_pins_the_way_to_them() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let state = root.join("home/.local/state/pablo");
+        let config = root.join("home/.config/pablo");
+        let s = own_only(&[config.clone(), state.clone(), state.join("inner")]);
+        assert!(
+            state.is_dir() && config.is_dir(),
+            "missing directories are made"
+        );
+        assert_eq!(
+            s.read_only,
+            vec![config, state],
+            "a directory inside another is covered by it"
+        );
+        for way in ["home", "home/.config", "home/.local", "home/.local/state"] {
+            assert!(
+                s.pins.contains(&root.join(way)),
+                "{way} is pinned: {:?}",
+                s.pins
+            );
+        }
+        assert!(!s.pins.iter().any(|p| p == Path::new("/")));
+        assert!(!s.walk_cut);
+    }
 
     #[test]
     fn protected_paths_are_found_at_every_depth_and_missing_ones_made() {

@@ -28,6 +28,7 @@ async fn cancelling_an_in_flight_call_ends_it_and_the_connection_keeps_working()
             env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
             cwd: dir.path().to_path_buf(),
             log: dir.path().join("everything.log"),
+            protected: Vec::new(),
         },
         required: false,
         startup_timeout: Duration::from_secs(30),

@@ -50,6 +50,8 @@ pub(crate) enum Endpoint {
         cwd: PathBuf,
         /// Where the program's stderr goes.
         log: PathBuf,
+        /// pablo's own directories, read-only to the server (`Sandbox::started_program`).
+        protected: Vec<PathBuf>,
     },
     Http {
         url: String,
@@ -178,7 +180,14 @@ impl Connection {
                 env,
                 cwd,
                 log,
-            } => open_stdio(handler, program, args, env, cwd, log, timeout).await,
+                protected,
+            } => {
+                let sandbox = crate::process::sandbox::Sandbox::started_program(protected.clone());
+                let argv: Vec<String> = std::iter::once(program.clone())
+                    .chain(args.iter().cloned())
+                    .collect();
+                open_stdio(handler, argv, env, cwd, log, sandbox, timeout).await
+            }
             Endpoint::Http {
                 url,
                 bearer_token,
@@ -352,13 +361,14 @@ fn identity_of(info: &Value) -> ServerIdentity {
 
 async fn open_stdio(
     handler: Handler,
-    program: &str,
-    args: &[String],
+    argv: Vec<String>,
     env: &[(String, String)],
     cwd: &std::path::Path,
     log: &std::path::Path,
+    sandbox: crate::process::sandbox::Sandbox,
     timeout: Duration,
 ) -> Result<Connection, ClientError> {
+    let program = argv.first().map(String::as_str).unwrap_or_default();
     let spawn_error = |message: String| ClientError::Spawn {
         program: program.to_string(),
         message,
@@ -371,14 +381,12 @@ async fn open_stdio(
     let sink = crate::process::log::bounded_log(log, crate::process::log::MAX_LOG_BYTES)
         .map_err(|e| spawn_error(format!("cannot open the log {}: {e}", log.display())))?;
     let (stderr, log_start) = (sink.stderr, sink.start);
-    let mut argv = vec![program.to_string()];
-    argv.extend(args.iter().cloned());
     let spawn = ServerSpawn {
-        argv,
+        argv: argv.clone(),
         env: env.to_vec(),
         cwd: cwd.to_path_buf(),
         stderr,
-        sandbox: crate::process::sandbox::Sandbox::off(),
+        sandbox,
     };
     let (process, pipes) = tokio::task::spawn_blocking(move || spawn_server(spawn))
         .await
