@@ -15,7 +15,7 @@ fn resume(c: &mut Criterion) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("sessions");
     let store = JournalStore::at(&dir);
-    let id = store.write_session(20_000);
+    let id = store.write_session("/work/project", 20_000, 20);
     let path = dir.join(format!("{id}.jsonl"));
     let mut g = c.benchmark_group("resume");
     g.sample_size(20);
@@ -33,7 +33,7 @@ fn list(c: &mut Criterion) {
     let dir = tmp.path().join("sessions");
     let store = JournalStore::at(&dir);
     for _ in 0..1_000 {
-        store.write_session(40);
+        store.write_session("/work/project", 40, 20);
     }
     let mut g = c.benchmark_group("list");
     g.sample_size(20);

@@ -21,7 +21,7 @@
 //!
 //! The two TUI figures are taken with the model named both ways the issue compares
 //! (`model = "fake-model"`, an unknown model whose window is assumed, and a `[model]` table with
-//! `context_window = 32768`). `PABLO_BENCH_ONLY=size,startup,pagedown,reads,sandbox` picks cases.
+//! `context_window = 32768`). `PABLO_BENCH_ONLY=size,startup,lsp,resume,stats,pagedown,reads,sandbox` picks cases.
 //! Nothing here is a test: nothing asserts on a figure.
 
 // A bench is test code: a failed setup should stop it loudly; figures go to stdout.
@@ -38,6 +38,9 @@ use std::time::{Duration, Instant};
 
 use http::{RecordedRequest, ScriptedResponse, ScriptedServer, openai};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+#[path = "shipped/long_sessions.rs"]
+mod long_sessions;
 
 /// Which way the model is named in the user config.
 #[derive(Clone, Copy)]
@@ -122,6 +125,11 @@ struct Term {
 
 impl Term {
     fn spawn(binary: &Path, home: &Home) -> Self {
+        Self::spawn_with(binary, home, &[], &[])
+    }
+
+    /// The binary with `args`, and `env` over the home's environment.
+    fn spawn_with(binary: &Path, home: &Home, args: &[&str], env: &[(String, String)]) -> Self {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows: 40,
@@ -131,9 +139,10 @@ impl Term {
             })
             .unwrap();
         let mut cmd = CommandBuilder::new(binary);
+        cmd.args(args);
         cmd.cwd(home.ws());
         cmd.env_clear();
-        for (k, v) in home.env() {
+        for (k, v) in home.env().into_iter().chain(env.iter().cloned()) {
             cmd.env(k, v);
         }
         let started = Instant::now();
@@ -555,6 +564,77 @@ fn sandbox(binary: &Path) {
     );
 }
 
+/// The programs of the language servers pablo knows (`src/lsp/servers.rs`, `BUILTINS`).
+const LANGUAGE_SERVERS: [&str; 7] = [
+    "pyright-langserver",
+    "basedpyright-langserver",
+    "ruff",
+    "rust-analyzer",
+    "typescript-language-server",
+    "gopls",
+    "clangd",
+];
+
+/// Issue 46 item 2: the first screen with every language server pablo knows on the `PATH`
+/// (stubs that are never started: the hub starts a server at the first file of its language),
+/// `rust-analyzer` as a rustup proxy with three toolchains to look through, against the same
+/// start without them; alternating, 10 of each.
+fn startup_with_language_servers(binary: &Path) {
+    let mut firsts = [Vec::new(), Vec::new()];
+    for _ in 0..10 {
+        for (i, with) in [false, true].into_iter().enumerate() {
+            let home = Home::new(&ModelStyle::Name.config("http://127.0.0.1:9/v1"));
+            let env = if with {
+                vec![("PATH".to_string(), stub_language_servers(&home))]
+            } else {
+                Vec::new()
+            };
+            let t = Term::spawn_with(binary, &home, &[], &env);
+            let first = t.settle(Duration::from_millis(300));
+            firsts[i].push(first.as_secs_f64() * 1e3);
+        }
+    }
+    let [without, with] = firsts;
+    let (a, b) = (median(without), median(with));
+    println!(
+        "start-up with the 7 language servers on the PATH (10 each, alternating): first complete screen median {b:.1} ms; without them {a:.1} ms; difference {:+.1} ms",
+        b - a
+    );
+}
+
+/// Stubs of every language server in `home`, `rust-analyzer` a rustup proxy with three
+/// toolchains (one holding it); returns the `PATH` that finds them first.
+fn stub_language_servers(home: &Home) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let stub = |p: &Path| {
+        std::fs::write(p, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let bin = home.dir.path().join("lsp-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for program in LANGUAGE_SERVERS {
+        if program != "rust-analyzer" {
+            stub(&bin.join(program));
+        }
+    }
+    stub(&bin.join("rustup"));
+    std::os::unix::fs::symlink("rustup", bin.join("rust-analyzer")).unwrap();
+    for t in ["stable", "beta", "nightly"] {
+        let tb = home.dir.path().join(format!(
+            ".rustup/toolchains/{t}-x86_64-unknown-linux-gnu/bin"
+        ));
+        std::fs::create_dir_all(&tb).unwrap();
+        if t == "nightly" {
+            stub(&tb.join("rust-analyzer"));
+        }
+    }
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// The most bytes the release binary may have (14 MB).
 const SIZE_CEILING: u64 = 14_000_000;
 
@@ -572,7 +652,7 @@ fn main() {
     let only = std::env::var("PABLO_BENCH_ONLY").unwrap_or_default();
     let wanted = |case: &str| only.is_empty() || only.split(',').any(|c| c == case);
     println!("binary: {} ({} bytes)", binary.display(), meta.len());
-    if meta.len() > SIZE_CEILING {
+    if wanted("size") && meta.len() > SIZE_CEILING {
         println!(
             "size: {} bytes is over the ceiling of {SIZE_CEILING} bytes (BENCHMARKS.md, binary size)",
             meta.len()
@@ -582,6 +662,15 @@ fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     if wanted("startup") {
         startup(&binary);
+    }
+    if wanted("lsp") {
+        startup_with_language_servers(&binary);
+    }
+    if wanted("resume") {
+        long_sessions::resume(&binary, &rt);
+    }
+    if wanted("stats") {
+        long_sessions::stats(&binary);
     }
     if wanted("sandbox") {
         sandbox(&binary);

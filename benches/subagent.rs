@@ -10,6 +10,11 @@
 //! - `peer_turn_start`: the parent turn's own start, from the person's prompt sent to the agent
 //!   to its first request (the op read, the turn opened, its first request built).
 //!
+//! And what delegating costs beyond the model calls (issue 46 item 6): a whole turn in which the
+//! model's one response asks for one `agent_task`, or four at once, and every model call answers
+//! at once; against the same turn asking for one or four `update_plan` calls. The difference is
+//! what a subagent costs beyond the calls it makes (each subagent makes one).
+//!
 //! The real agent (`pablo::agent::spawn`, set up by `pablo::harness::subagent_spawn`) runs in
 //! process with the real catalog tools over this repository, against a model that answers at once
 //! and notes when each span started and ended.
@@ -83,6 +88,62 @@ fn answer(span: Span, clock: &Clock, request: &AgentRequest<'_>) -> AgentReply {
     AgentReply::new("", vec![call])
 }
 
+/// What the parent's first response asks for in a whole-turn case.
+#[derive(Clone, Copy)]
+enum Asked {
+    Subagents(usize),
+    PlainTools(usize),
+}
+
+/// The model of a whole-turn case: the parent's first request gets the calls of `asked`;
+/// every other request (a subagent's, the parent's after the results) a short answer.
+fn answer_whole(asked: Asked, request: &AgentRequest<'_>) -> AgentReply {
+    if request.system().contains(SUBAGENT_MARK) || request.follows_tool_result() {
+        return AgentReply::new("Found it in src/lib.rs.", Vec::new());
+    }
+    let calls = match asked {
+        Asked::Subagents(n) => (0..n)
+            .map(|i| {
+                AgentCall::new(
+                    &format!("call_task_{i}"),
+                    "agent_task",
+                    json!({"description": format!("find part {i}"), "prompt": "Where is the entry point?"}),
+                )
+            })
+            .collect(),
+        Asked::PlainTools(n) => (0..n)
+            .map(|i| {
+                AgentCall::new(
+                    &format!("call_plan_{i}"),
+                    "update_plan",
+                    json!({"items": [{"content": format!("look {i}"), "status": "in_progress"}]}),
+                )
+            })
+            .collect(),
+    };
+    AgentReply::new("", calls)
+}
+
+/// The total time of `iters` whole turns of one agent.
+fn measure_whole(asked: Asked, iters: u64) -> Duration {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let state = tempfile::tempdir().unwrap();
+        let mut handle = subagent_spawn(root, state.path(), move |r: &AgentRequest<'_>| {
+            answer_whole(asked, r)
+        });
+        let mut total = Duration::ZERO;
+        for _ in 0..iters {
+            let started = Instant::now();
+            handle.turn("go").await;
+            total += started.elapsed();
+        }
+        handle.shut_down().await;
+        total
+    })
+}
+
 /// The total of `iters` spans, one per turn of one agent.
 fn measure(span: Span, iters: u64) -> Duration {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -121,6 +182,14 @@ fn bench(c: &mut Criterion) {
     g.bench_function("peer_turn_start", |b| {
         b.iter_custom(|iters| measure(Span::TurnStart, iters))
     });
+    for (name, asked) in [
+        ("turn_with_one_subagent", Asked::Subagents(1)),
+        ("turn_with_four_subagents", Asked::Subagents(4)),
+        ("peer_turn_with_one_plain_tool", Asked::PlainTools(1)),
+        ("peer_turn_with_four_plain_tools", Asked::PlainTools(4)),
+    ] {
+        g.bench_function(name, |b| b.iter_custom(|iters| measure_whole(asked, iters)));
+    }
     g.finish();
 }
 

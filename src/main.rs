@@ -679,9 +679,18 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     let telemetry_notes = start_telemetry(&launch);
     let model = launch.model().await?;
     let note = launch::unknown_model_warning(model.as_ref());
-    let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive, None)?;
-    let mut startup_events = state.transcript.clone();
+    let (setup, mut state) = launch.resume_setup(
+        &id,
+        model,
+        ApprovalMode::Interactive,
+        None,
+        launch::Transcript::Keep,
+    )?;
+    // Taken, not copied: a long session's transcript is held once, and only until the screen
+    // has replayed it.
+    let mut startup_events = std::mem::take(&mut state.transcript);
     startup_events.extend(state.start_events());
+    drop(state);
     startup_events.extend(note);
     startup_events.extend(launch::warning_events(&telemetry_notes));
     let options = tui_options(

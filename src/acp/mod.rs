@@ -328,7 +328,13 @@ impl Server {
             });
         }
         let editor = self.editor(&id, cx);
-        let (setup, state) = launch.resume_setup(&id, model, ApprovalMode::Interactive, editor)?;
+        let (setup, state) = launch.resume_setup(
+            &id,
+            model,
+            ApprovalMode::Interactive,
+            editor,
+            crate::launch::Transcript::Keep,
+        )?;
         let mode = setup.value.mode;
         let mut translator = translator_for(&launch)?.with_mode(mode);
         // The history goes out before the answer, as the protocol asks.

@@ -72,7 +72,8 @@ pub(crate) async fn run(common: Common, args: RunArgs) -> Result<ExitCode> {
     };
     let (mut setup, mut preamble) = match resumed {
         Some((id, _)) => {
-            let (setup, state) = launch.resume_setup(&id, model, approvals, None)?;
+            let (setup, state) =
+                launch.resume_setup(&id, model, approvals, None, launch::Transcript::Skip)?;
             (setup, state.start_events())
         }
         None => (

@@ -31,18 +31,19 @@ impl JournalStore {
         }
     }
 
-    /// Writes a new session of `events` events, repeating one realistic turn (see `turn`), and
-    /// returns its id; the journal is `<dir>/<id>.jsonl`.
-    pub fn write_session(&self, events: usize) -> String {
+    /// Writes a new session of `events` events working in `workspace`, repeating one realistic
+    /// turn (see `turn`) whose file read is `body_lines` lines long (27 bytes each), and returns
+    /// its id; the journal is `<dir>/<id>.jsonl`.
+    pub fn write_session(&self, workspace: &str, events: usize, body_lines: usize) -> String {
         let id = new_session_id();
         let mut j = self
             .store
-            .create(&Header::new(&id, "/work/project", "gpt-test", "openai"))
+            .create(&Header::new(&id, workspace, "gpt-test", "openai"))
             .expect("create journal");
         let mut written = 0;
         let mut i = 0;
         while written < events {
-            for e in turn(i) {
+            for e in turn(i, body_lines) {
                 if written == events {
                     break;
                 }
@@ -80,7 +81,7 @@ pub fn journal_load_only(path: &Path) {
 }
 
 /// One realistic turn: a prompt, a model call with two tool calls, their results, the answer.
-fn turn(i: usize) -> Vec<Event> {
+fn turn(i: usize, body_lines: usize) -> Vec<Event> {
     let calls = vec![
         ToolCall {
             id: format!("c{i}a"),
@@ -93,7 +94,7 @@ fn turn(i: usize) -> Vec<Event> {
             arguments: r#"{"items":[{"content":"step","status":"completed"}]}"#.into(),
         },
     ];
-    let body = "fn example() -> u32 { 42 }\n".repeat(20);
+    let body = "fn example() -> u32 { 42 }\n".repeat(body_lines);
     vec![
         Event::UserMessage {
             text: format!("please look at module {i} and fix what is wrong"),
@@ -106,6 +107,10 @@ fn turn(i: usize) -> Vec<Event> {
             call_id: format!("c{i}a"),
             tool: ToolName::FsRead.native().into(),
             arguments: json!({"path": format!("src/module_{i}.rs")}),
+        },
+        Event::ApprovalResolved {
+            call_id: format!("c{i}a"),
+            answer: ApprovalAnswer::AllowOnce,
         },
         Event::ToolCallEnd {
             call_id: format!("c{i}a"),
@@ -143,10 +148,6 @@ fn turn(i: usize) -> Vec<Event> {
         Event::MessageCompleted {
             text: "Fixed: the function now returns the right value.".into(),
             tool_calls: vec![],
-        },
-        Event::ApprovalResolved {
-            call_id: format!("c{i}a"),
-            answer: ApprovalAnswer::AllowOnce,
         },
         Event::TurnCompleted {
             stop_reason: StopReason::EndTurn,

@@ -44,6 +44,7 @@ pub use crate::agent::AgentSetup;
 pub(crate) use crate::config::McpServerConfig;
 pub(crate) use crate::model::ModelClient;
 pub(crate) use crate::session::SessionInfo;
+pub use crate::session::Transcript;
 pub(crate) use crate::tools::{describe_call, describe_result};
 
 /// Starts the agent of `setup`; the front-end talks to it through the returned handle.
@@ -579,6 +580,7 @@ impl Launch {
             approvals,
             editor,
             journal,
+            history: Vec::new(),
             resumed: None,
         };
         self.build_setup(start)
@@ -586,21 +588,28 @@ impl Launch {
 
     /// Like [`Launch::agent_setup`], continuing the journaled session `session_id` (a full id):
     /// the conversation, the session's "allow always" answers and the journal come back. Show
-    /// [`ResumeState::start_events`] after `SessionStarted`; the transcript is in `transcript`.
+    /// [`ResumeState::start_events`] after `SessionStarted`; the journaled events are in its
+    /// `transcript` when `transcript` asks to keep them.
     pub fn resume_setup(
         &self,
         session_id: &str,
         model: Arc<dyn ModelClient>,
         approvals: ApprovalMode,
         editor: Option<Arc<dyn Editor>>,
+        transcript: crate::session::Transcript,
     ) -> Result<(Warned<AgentSetup>, ResumeState), LaunchError> {
-        let (journal, state) = self.session_store().resume(session_id)?;
+        let (journal, mut state) = self
+            .session_store()
+            .resume_keeping(session_id, transcript)?;
+        // The conversation moves to the agent: a long session's history is held once.
+        let history = std::mem::take(&mut state.history);
         let start = SessionStart {
             session_id: session_id.to_string(),
             model,
             approvals,
             editor,
             journal: Box::new(journal),
+            history,
             resumed: Some(&state),
         };
         let setup = self.build_setup(start)?;
@@ -666,7 +675,7 @@ impl Launch {
             session_id: start.session_id,
             model: start.model,
             approvals: start.approvals,
-            history: start.resumed.map(|s| s.history.clone()).unwrap_or_default(),
+            history: start.history,
             recorder: Some(start.journal),
             mode: self.start_mode(),
             model_switcher: Some(self.model_switcher()),
@@ -888,7 +897,9 @@ struct SessionStart<'a> {
     approvals: ApprovalMode,
     editor: Option<Arc<dyn Editor>>,
     journal: Box<dyn crate::core::EventRecorder>,
-    /// The resumed session's state: its conversation, checkpoints and saved answers.
+    /// The conversation so far (a resumed session's, taken out of `resumed`).
+    history: Vec<crate::model::Message>,
+    /// The resumed session's state: its checkpoints and saved answers.
     resumed: Option<&'a ResumeState>,
 }
 

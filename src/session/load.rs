@@ -57,7 +57,7 @@ pub struct LoadedJournal {
 }
 
 /// Reads and parses a journal file, with the bytes of its attached images.
-pub fn load_journal(path: &Path) -> Result<LoadedJournal, SessionError> {
+pub(crate) fn load_journal(path: &Path) -> Result<LoadedJournal, SessionError> {
     let mut loaded = load_journal_text(path)?;
     let dir = super::images::dir_for(path);
     super::images::restore(&dir, loaded.events.iter_mut().map(|s| &mut s.event));
@@ -65,21 +65,39 @@ pub fn load_journal(path: &Path) -> Result<LoadedJournal, SessionError> {
 }
 
 /// Reads and parses a journal file; attached images stay descriptions (a listing needs no more).
+/// The file is read a line at a time: a long session's journal (tens of MB) is never held whole
+/// beside the events parsed from it.
 pub(crate) fn load_journal_text(path: &Path) -> Result<LoadedJournal, SessionError> {
-    let bytes = std::fs::read(path).map_err(|e| SessionError::io(path, e))?;
-    parse_journal(path, &bytes)
+    let file = std::fs::File::open(path).map_err(|e| SessionError::io(path, e))?;
+    parse_journal_from(path, std::io::BufReader::with_capacity(256 * 1024, file))
 }
 
-/// Parses journal bytes; `path` is used in messages.
-pub(crate) fn parse_journal(path: &Path, bytes: &[u8]) -> Result<LoadedJournal, SessionError> {
+/// The next line of `reader` into `line` (emptied first), with its newline if it has one;
+/// returns its length in bytes, 0 at the end.
+fn next_line(
+    path: &Path,
+    reader: &mut impl std::io::BufRead,
+    line: &mut Vec<u8>,
+) -> Result<usize, SessionError> {
+    line.clear();
+    reader
+        .read_until(b'\n', line)
+        .map_err(|e| SessionError::io(path, e))
+}
+
+/// Parses a journal read from `reader`; `path` is used in messages.
+fn parse_journal_from(
+    path: &Path,
+    mut reader: impl std::io::BufRead,
+) -> Result<LoadedJournal, SessionError> {
     let bad_header = |message: String| SessionError::BadHeader {
         path: path.to_path_buf(),
         message,
     };
-    let (first, mut rest, mut pos) = match memchr::memchr(b'\n', bytes) {
-        Some(i) => (&bytes[..i], &bytes[i + 1..], i + 1),
-        None => (bytes, &[][..], bytes.len()),
-    };
+    let mut buf = Vec::new();
+    let mut pos = next_line(path, &mut reader, &mut buf)?;
+    let header_terminated = buf.last() == Some(&b'\n');
+    let first = &buf[..buf.len() - usize::from(header_terminated)];
     if first.is_empty() {
         return Err(bad_header("the file is empty".into()));
     }
@@ -95,17 +113,17 @@ pub(crate) fn parse_journal(path: &Path, bytes: &[u8]) -> Result<LoadedJournal, 
         events: Vec::new(),
         warnings: Vec::new(),
         valid_len: pos as u64,
-        needs_newline: memchr::memchr(b'\n', bytes).is_none(),
+        needs_newline: !header_terminated,
     };
     let mut line_no = 1;
-    while !rest.is_empty() {
+    loop {
+        let consumed = next_line(path, &mut reader, &mut buf)?;
+        if consumed == 0 {
+            break;
+        }
         line_no += 1;
-        let (line, terminated) = match memchr::memchr(b'\n', rest) {
-            Some(i) => (&rest[..i], true),
-            None => (rest, false),
-        };
-        let consumed = line.len() + usize::from(terminated);
-        rest = &rest[consumed..];
+        let terminated = buf.last() == Some(&b'\n');
+        let line = &buf[..consumed - usize::from(terminated)];
         let parsed = if line.iter().all(u8::is_ascii_whitespace) {
             None
         } else {

@@ -42,9 +42,11 @@ use serde::{Deserialize, Serialize};
 pub use info::SessionInfo;
 #[cfg(test)]
 pub(crate) use journal::Journal;
-pub use load::{LoadWarning, LoadedJournal, Stamped, WarningKind, load_journal};
+pub(crate) use load::load_journal;
+pub use load::{LoadWarning, LoadedJournal, Stamped, WarningKind};
 #[cfg(test)]
 pub(crate) use replay::INTERRUPTED_CODE;
+pub use replay::Transcript;
 pub(crate) use replay::{ResumeState, rebuild};
 pub use store::{Listing, Store};
 pub(crate) use transfer::ExportDocument;

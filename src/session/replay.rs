@@ -83,7 +83,7 @@ pub struct InterruptedCall {
 #[derive(Debug, Clone)]
 pub struct ResumeState {
     pub(crate) header: Header,
-    /// Hand this to `AgentSetup::history`.
+    /// Hand this to `AgentSetup::history` (take it: `Launch::resume_setup` does).
     pub history: Vec<Message>,
     /// The latest checklist, if the session had one.
     pub(crate) plan: Option<Plan>,
@@ -175,13 +175,28 @@ pub(crate) fn interrupted_outcome(tool: &str) -> ToolOutcome {
     .into_outcome()
 }
 
+/// Whether a resume keeps the journaled events for a front-end to redraw
+/// ([`ResumeState::transcript`]): a screen or an editor does; `pablo run` does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transcript {
+    Keep,
+    Skip,
+}
+
 /// Rebuilds the resume state from a loaded journal.
-pub(crate) fn replay(journal: LoadedJournal) -> ResumeState {
+pub(crate) fn replay(journal: LoadedJournal, kept: Transcript) -> ResumeState {
     let mut r = Replayer::default();
-    let mut transcript = Vec::with_capacity(journal.events.len());
+    let mut transcript = Vec::new();
+    if kept == Transcript::Keep {
+        transcript.reserve(journal.events.len());
+    }
     for stamped in journal.events {
         r.apply(&stamped.event);
-        transcript.push(stamped.event);
+        // Dropped here otherwise: a long session's events and its conversation (which copies
+        // every result) are then never all in memory at once.
+        if kept == Transcript::Keep {
+            transcript.push(stamped.event);
+        }
     }
     drop_repeated_prompt(&mut r.history);
     let interrupted = r.close_pending();

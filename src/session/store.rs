@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::info::{SessionInfo, mtime_ns};
 use super::journal::{Journal, PendingJournal};
 use super::load::{load_journal, load_journal_text};
-use super::replay::{ResumeState, replay};
+use super::replay::{ResumeState, Transcript, replay};
 use super::{Header, SessionError, validate_id};
 
 /// The sessions found, most recently updated first, and what could not be read.
@@ -193,13 +193,22 @@ impl Store {
                 dir: self.dir.clone(),
             });
         }
-        Ok(replay(load_journal(&path)?))
+        Ok(replay(load_journal(&path)?, Transcript::Keep))
     }
 
     /// Opens a session to continue it: locks the journal (another pablo holding it is refused
     /// with `session_busy`), reads it under the lock, cuts a torn tail off, and returns the journal
     /// (pass it as `AgentSetup::recorder`, with the same session id) and the state to start from.
     pub(crate) fn resume(&self, id: &str) -> Result<(Journal, ResumeState), SessionError> {
+        self.resume_keeping(id, Transcript::Keep)
+    }
+
+    /// [`Store::resume`], keeping the journaled events for a front-end to redraw or not.
+    pub(crate) fn resume_keeping(
+        &self,
+        id: &str,
+        kept: Transcript,
+    ) -> Result<(Journal, ResumeState), SessionError> {
         validate_id(id)?;
         let path = self.journal_path(id);
         if !path.is_file() {
@@ -209,6 +218,6 @@ impl Store {
             });
         }
         let (journal, loaded) = Journal::reopen(path, self.meta_path(id))?;
-        Ok((journal, replay(loaded)))
+        Ok((journal, replay(loaded, kept)))
     }
 }

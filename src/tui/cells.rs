@@ -142,7 +142,16 @@ impl ToolCell {
         }
         let fact = shown.fact.clone();
         self.shown = Some(shown);
-        self.result = Some(result);
+        // What is drawn of a result that succeeded is `shown`; its data (a whole file's text, a
+        // listing) is the agent's, not the screen's, and a resumed long session would otherwise
+        // hold every result twice.
+        self.result = Some(match result {
+            ToolOutcome::Ok { ok, .. } => ToolOutcome::Ok {
+                ok,
+                data: Value::Null,
+            },
+            failed => failed,
+        });
         fact
     }
 

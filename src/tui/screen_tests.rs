@@ -382,3 +382,37 @@ fn a_subagents_approval_names_the_subagent_and_its_call() {
     };
     assert_eq!(call_id, "task/e1");
 }
+
+#[test]
+fn a_resumed_long_session_replays_its_newest_cells_after_a_note_saying_how_many_went() {
+    let (mut s, t0) = state(true);
+    let mut events = Vec::new();
+    for i in 0..1_000 {
+        events.push(Event::UserMessage {
+            text: format!("question {i}"),
+        });
+        events.push(Event::MessageCompleted {
+            text: format!("answer {i}"),
+            tool_calls: vec![],
+        });
+    }
+    s.replay(events);
+    let lines: Vec<String> = s
+        .transcript_mut()
+        .take_finished(100, t0, true)
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect();
+    let text = lines.join("\n");
+    assert!(
+        lines[0].contains("earlier entries of this session are not shown here; /export"),
+        "{text}"
+    );
+    assert!(text.contains("answer 999"), "{text}");
+    assert!(
+        !text.contains("question 0\n") && !text.contains("answer 0\n"),
+        "{text}"
+    );
+    let shown = lines.iter().filter(|l| l.contains("answer ")).count();
+    assert!((250..=300).contains(&shown), "{shown} answers shown");
+}

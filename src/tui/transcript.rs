@@ -56,6 +56,26 @@ impl Transcript {
         self.cells.len() - 1
     }
 
+    /// Replaces every cell but the newest `keep` with `note(how many went)`; returns how many
+    /// went. A resumed long session replays only its recent part into the terminal: printing
+    /// thousands of cells delays the first frame by a fraction of a second per thousand, and the
+    /// terminal's own scrollback (a few thousand lines in most) would drop them anyway.
+    pub(crate) fn keep_last(&mut self, keep: usize, note: impl FnOnce(usize) -> CellKind) -> usize {
+        let gone = self.cells.len().saturating_sub(keep);
+        if gone == 0 {
+            return 0;
+        }
+        self.cells.splice(..gone, [Cell::new(note(gone))]);
+        self.cache.splice(..gone, [CacheEntry::default()]);
+        self.by_call.retain(|_, i| *i >= gone);
+        for i in self.by_call.values_mut() {
+            *i = *i - gone + 1;
+        }
+        self.flushed = self.flushed.saturating_sub(gone);
+        self.scroll_top = None;
+        gone
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.cells.is_empty()
     }

@@ -22,13 +22,17 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::cells::NoticeLevel;
+use super::cells::{CellKind, NoticeLevel};
 use super::composer::Composer;
 use super::layers::Layer;
 use super::text::Output;
 use super::transcript::Transcript;
 #[cfg(doc)]
 use crate::protocol::Event;
+
+/// The most cells a resumed session replays into the screen (the newest; a note stands for the
+/// rest): about a hundred turns, more than most terminals keep in their scrollback.
+const REPLAYED_CELLS: usize = 600;
 use crate::protocol::{
     CustomCommand, McpServerView, McpState, Notifications, Op, PlanItem, PlanStatus,
     SessionSummary, Usage, WorkMode,
@@ -351,6 +355,15 @@ impl AppState {
             self.apply(e);
         }
         self.from_replay = false;
+        // Its figures (tokens, cost, checklist) count every event; its cells only the newest.
+        self.transcript
+            .keep_last(REPLAYED_CELLS, |gone| CellKind::Notice {
+                level: NoticeLevel::Info,
+                text: format!(
+                    "… {gone} earlier entries of this session are not shown here; /export writes \
+                 the whole session"
+                ),
+            });
     }
 
     /// The loop's clock: monotonic `now`, and the wall clock in Unix milliseconds.
