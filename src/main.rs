@@ -648,7 +648,7 @@ fn command(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<ExitCode> {
 
 /// `pablo resume`: the TUI on a journaled session, with its transcript, checklist and approvals.
 async fn resume(common: Common, id: Option<String>, last: bool) -> Result<ExitCode> {
-    let next = resume_once(&common, id, last).await?;
+    let next = resume_once(&common, id, last, Vec::new()).await?;
     follow(&common, next).await
 }
 
@@ -658,14 +658,27 @@ async fn follow(common: &Common, mut next: Next) -> Result<ExitCode> {
     loop {
         next = match next {
             Next::Quit => return Ok(ExitCode::SUCCESS),
-            Next::Resume(id) => resume_once(common, Some(id), false).await?,
+            Next::Resume(id) => resume_once(common, Some(id), false, Vec::new()).await?,
+            Next::Forked { id, from } => {
+                // Which session the screen now shows, and the way back to the one forked.
+                let note = format!(
+                    "you are now in session {id}, a fork of session {from} (which stays as it \
+                     was): /resume, or `pablo resume {from}`, goes back to it"
+                );
+                resume_once(common, Some(id), false, vec![note]).await?
+            }
             Next::New(workspace) => tui_once(common, workspace).await?,
         };
     }
 }
 
 /// One resumed TUI; returns what was asked for as it closed.
-async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<Next> {
+async fn resume_once(
+    common: &Common,
+    id: Option<String>,
+    last: bool,
+    notes: Vec<String>,
+) -> Result<Next> {
     // Which session first (reading only): a wrong id is the more useful answer.
     let (id, info) = find_session(common, id.as_deref(), last)?;
     pablo::tui::require_terminal()?;
@@ -693,13 +706,14 @@ async fn resume_once(common: &Common, id: Option<String>, last: bool) -> Result<
     drop(state);
     startup_events.extend(note);
     startup_events.extend(launch::warning_events(&telemetry_notes));
-    let options = tui_options(
+    let mut options = tui_options(
         common,
         &launch,
         &setup,
         startup_events,
         format!("pablo resume {id}"),
     );
+    options.notes = notes;
     let workspace = setup.value.host.workspace_root.clone();
     let summary = pablo::tui::run(launch::spawn(setup.value), workspace, options).await?;
     outln!("{summary}");
@@ -826,6 +840,7 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
         notifications: demo.tui.notifications.unwrap_or_default(),
         custom_commands: Vec::new(),
         skills: Vec::new(),
+        notes: Vec::new(),
     };
     let workspace = demo.setup.host.workspace_root.clone();
     // The project copy outlives the TUI either way: removed (or kept) after it, also on error.

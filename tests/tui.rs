@@ -23,6 +23,7 @@ mod interrupted;
 mod long_diff;
 mod queued;
 mod scrollback;
+mod small_things;
 mod subagents;
 mod subtasks;
 mod waiting;

@@ -17,7 +17,7 @@
 use super::conversation::Conversation;
 use super::subagent::Placement;
 use crate::core::ToolName;
-use crate::protocol::Subtask;
+use crate::protocol::{Event, SUBTASK_PROMPT_STARTS, Subtask};
 use crate::tools::agent_task::AgentDefinition;
 
 /// The tools a review may call: it reads and runs read-only commands, and changes nothing.
@@ -67,7 +67,7 @@ pub(super) fn prompt(task: &Subtask) -> Result<String, Refused> {
                 }
             };
             Ok(format!(
-                "/review: review the uncommitted changes of this repository's working tree \
+                "{}review the uncommitted changes of this repository's working tree \
                  against {base}.\n\n\
                  See them with shell.run: `git diff {base}` for changed files and `git status \
                  --short` for new ones (read new files with fs.read). Read the code around each \
@@ -77,11 +77,12 @@ pub(super) fn prompt(task: &Subtask) -> Result<String, Refused> {
                  `SEVERITY path:line: what is wrong and why`\n\
                  with SEVERITY one of high, medium, low and the line in the new version of the \
                  file. Report bugs, security problems, missing error handling and missing tests; \
-                 not style. If there is nothing to report, say `no findings`."
+                 not style. If there is nothing to report, say `no findings`.",
+                SUBTASK_PROMPT_STARTS[0]
             ))
         }
-        Subtask::Init => Ok(
-            "/init: write the AGENTS.md of this repository: what a coding agent \
+        Subtask::Init => Ok(format!(
+            "{}write the AGENTS.md of this repository: what a coding agent \
              needs to know to work in it.\n\n\
              Study the repository first: fs.list and fs.read for its layout, manifests, build \
              files, CI configuration and README; fs.search for its conventions. Then run the \
@@ -94,9 +95,9 @@ pub(super) fn prompt(task: &Subtask) -> Result<String, Refused> {
              right, correct what is wrong, add what is missing; do not replace it wholesale. \
              Otherwise create it with fs.write. Change no other file. Your change is shown to \
              the person as a diff and applied only as they decide.\n\n\
-             End with two or three lines on what you wrote."
-                .to_string(),
-        ),
+             End with two or three lines on what you wrote.",
+            SUBTASK_PROMPT_STARTS[1]
+        )),
     }
 }
 
@@ -124,13 +125,20 @@ impl Conversation {
     }
 
     /// What `sub` did joins this conversation: its messages after this one's (as the journal
-    /// replays them), and what it spent.
+    /// replays them), and what it spent. The window figure the front-ends show was the
+    /// subtask's own small request; from here it is this conversation's again, estimated as
+    /// after a compaction (no call follows until the next turn).
     pub(super) fn absorb(&mut self, sub: Conversation) {
         self.messages.extend(sub.messages);
         self.budget = sub.budget;
         self.usage = sub.usage;
         self.cost_usd = sub.cost_usd;
         self.last_turn_mode = sub.last_turn_mode;
+        self.emit(Event::ContextUsage {
+            used_tokens: self.window.estimate(self.request_bytes()),
+            window_tokens: self.window.window_tokens(),
+            cost_usd: self.cost_usd,
+        });
     }
 }
 

@@ -78,12 +78,32 @@ impl Default for HttpOptions {
 
 /// An API key. It is only ever read from the environment ([`super::select`]), it never prints
 /// (`Debug` shows `ApiKey(<redacted>)`), and provider messages that echo it are scrubbed.
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct ApiKey(String);
+#[derive(Clone)]
+pub(crate) struct ApiKey(String, Option<String>);
+
+/// Two keys are the same key whatever variable each was read from.
+impl PartialEq for ApiKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for ApiKey {}
 
 impl ApiKey {
+    #[cfg(test)]
     pub(crate) fn new(key: impl Into<String>) -> Self {
-        Self(key.into())
+        Self(key.into(), None)
+    }
+
+    /// A key read from the environment variable `var` (named when the provider refuses it).
+    pub(crate) fn from_var(var: &str, key: impl Into<String>) -> Self {
+        Self(key.into(), Some(var.to_string()))
+    }
+
+    /// The environment variable the key was read from, when known.
+    pub(crate) fn var(&self) -> Option<&str> {
+        self.1.as_deref()
     }
 
     /// The key as a header value marked sensitive (hyper keeps such values out of its logs).
@@ -508,11 +528,26 @@ async fn http_failure(endpoint: &Endpoint, response: reqwest::Response) -> Attem
             message: endpoint.scrub(&message),
         });
     }
+    let mut message = endpoint.scrub(&message);
+    // A refused key is fixed where it came from: say which variable that is.
+    if matches!(status, 401 | 403) {
+        match endpoint.key.as_ref().and_then(ApiKey::var) {
+            Some(var) => message.push_str(&format!(
+                "; the key sent was read from the environment variable {var}: check it holds a \
+                 valid key for this provider (or name another variable with api_key_env)"
+            )),
+            None if endpoint.key.is_none() => message.push_str(
+                "; no API key was sent: set the provider's key variable, or name one with \
+                 api_key_env in the config",
+            ),
+            None => {}
+        }
+    }
     AttemptError {
         error: ModelError::Http {
             provider: endpoint.provider.clone(),
             status,
-            message: endpoint.scrub(&message),
+            message,
         },
         retryable: status == 429 || status == 408 || status >= 500 || overloaded,
         retry_after,

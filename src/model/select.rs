@@ -214,7 +214,9 @@ pub(crate) async fn resolve(
         .api_key_env
         .clone()
         .or_else(|| kind.standard_key_env().map(str::to_string));
-    let key = key_env.as_deref().and_then(non_empty).map(ApiKey::new);
+    let key = key_env
+        .as_deref()
+        .and_then(|var| non_empty(var).map(|k| ApiKey::from_var(var, k)));
     if key.is_none() {
         let custom_var = settings.api_key_env.is_some();
         // A local OpenAI-compatible server needs no key; the real services do.

@@ -56,6 +56,19 @@ pub enum Subtask {
     Init,
 }
 
+/// How the prompt of each subtask begins: its command, then what it asks for on the same line.
+pub(crate) const SUBTASK_PROMPT_STARTS: [&str; 2] = ["/review: ", "/init: "];
+
+/// What a transcript shows of a user message that is a subtask's prompt (its first line, not
+/// the instructions after it, which the person did not write); `None` for any other message.
+/// A person cannot send such a text: `/review:` is no command they can run.
+pub(crate) fn subtask_echo(text: &str) -> Option<&str> {
+    SUBTASK_PROMPT_STARTS
+        .iter()
+        .any(|start| text.starts_with(start))
+        .then(|| text.lines().next().unwrap_or(text))
+}
+
 /// What a front-end asks the agent to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -222,7 +222,7 @@ pub(crate) static KEYS: &[(&str, &str)] = &[
     ("enter", "send"),
     ("shift-enter / alt-enter", "new line"),
     ("up / down", "history (or move between lines)"),
-    ("tab", "complete /command or @path"),
+    ("tab", "complete /command, @path or $skill"),
     ("esc / ctrl-c", "interrupt the running turn"),
     ("ctrl-c ctrl-c", "quit (on an idle prompt)"),
     (

@@ -1,4 +1,5 @@
-//! The multi-line input box: editing, history, and completion of `/commands` and `@paths`.
+//! The multi-line input box: editing, history, and completion of `/commands`, `@paths` and
+//! `$skills`.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::style::Style;
@@ -46,6 +47,8 @@ pub(crate) struct Composer {
     pub(crate) selected: usize,
     /// The person's own slash commands, completed after the built-in ones.
     pub(crate) custom: Vec<crate::protocol::CustomCommand>,
+    /// The installed Agent Skills for `$name` completion (name, description).
+    pub(crate) skills: Vec<(String, String)>,
 }
 
 impl Composer {
@@ -102,12 +105,36 @@ impl Composer {
 
     /// The token under the cursor when it starts with `@` (for path completion).
     fn at_token(&self) -> Option<(usize, &str)> {
+        self.sigil_token('@')
+    }
+
+    /// The token under the cursor when it starts with `sigil`: its start and what follows the
+    /// sigil.
+    fn sigil_token(&self, sigil: char) -> Option<(usize, &str)> {
         let before = &self.text[..self.cursor];
         let start = before
             .rfind(|c: char| c.is_whitespace())
             .map_or(0, |i| i + 1);
         let token = &before[start..];
-        token.strip_prefix('@').map(|t| (start, t))
+        token.strip_prefix(sigil).map(|t| (start, t))
+    }
+
+    /// The skills whose name starts with the `$name` being typed (a `$` with no skill after it,
+    /// `$HOME`, shows nothing).
+    fn skill_completions(&self) -> Option<Vec<Completion>> {
+        let (_, frag) = self.sigil_token('$')?;
+        let hits: Vec<Completion> = self
+            .skills
+            .iter()
+            .filter(|(name, _)| name.starts_with(frag))
+            .take(8)
+            .map(|(name, description)| Completion {
+                label: format!("${name}"),
+                detail: description.clone(),
+                insert: format!("${name}"),
+            })
+            .collect();
+        (!hits.is_empty()).then_some(hits)
     }
 
     /// The popup's entries for what is being typed.
@@ -153,6 +180,9 @@ impl Composer {
                     }),
             );
             return out;
+        }
+        if let Some(hits) = self.skill_completions() {
+            return hits;
         }
         if let Some((_, frag)) = self.at_token()
             && frag.contains(':')
@@ -201,7 +231,7 @@ impl Composer {
             self.set_text(&format!("{} ", c.insert));
             return;
         }
-        if let Some((start, _)) = self.at_token() {
+        if let Some((start, _)) = self.at_token().or_else(|| self.sigil_token('$')) {
             let end = self.cursor;
             self.text
                 .replace_range(start..end, &format!("{} ", c.insert));

@@ -382,7 +382,7 @@ fn status(r: &StatusReport) -> Vec<Line<'static>> {
             "{} of {} tokens ({}%)",
             grouped(used),
             grouped(window),
-            used.saturating_mul(100) / window
+            super::state::context_percent(used, window)
         ),
         _ => "no model call yet".to_string(),
     };

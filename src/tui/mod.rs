@@ -74,6 +74,8 @@ pub struct ExitSummary {
     pub(crate) resume_requested: Option<String>,
     /// `/new`: the caller starts a fresh session in this workspace next.
     pub(crate) new_session_in: Option<std::path::PathBuf>,
+    /// `/fork`: the session `resume_requested` was forked from (this one).
+    pub(crate) forked_from: Option<String>,
 }
 
 /// What the person asked for as the screen closed.
@@ -82,6 +84,11 @@ pub enum Next {
     Quit,
     /// `/resume`: this saved session.
     Resume(String),
+    /// `/fork`: the new session `id`, forked from `from`.
+    Forked {
+        id: String,
+        from: String,
+    },
     /// `/new`: a fresh session in this workspace.
     New(Option<std::path::PathBuf>),
 }
@@ -89,7 +96,13 @@ pub enum Next {
 impl ExitSummary {
     pub fn next(&self) -> Next {
         match (&self.resume_requested, &self.new_session_in) {
-            (Some(id), _) => Next::Resume(id.clone()),
+            (Some(id), _) => match &self.forked_from {
+                Some(from) => Next::Forked {
+                    id: id.clone(),
+                    from: from.clone(),
+                },
+                None => Next::Resume(id.clone()),
+            },
             (None, Some(ws)) => Next::New(Some(ws.clone())),
             (None, None) => Next::Quit,
         }
@@ -118,6 +131,9 @@ impl std::fmt::Display for ExitSummary {
         if let Some(cmd) = &self.resume_command {
             write!(f, "\nresume with: {cmd}")?;
         }
+        if let (Some(id), Some(_)) = (&self.resume_requested, &self.forked_from) {
+            write!(f, "\ncontinuing in the fork, session {id}")?;
+        }
         Ok(())
     }
 }
@@ -142,6 +158,8 @@ pub struct TuiOptions {
     pub skills: Vec<crate::protocol::SkillSummary>,
     /// `[tui] notifications`.
     pub notifications: crate::protocol::Notifications,
+    /// Lines said once the screen is up, after the startup events (which session a fork is).
+    pub notes: Vec<String>,
 }
 
 /// Runs the full-screen TUI for a started agent (its approvals must be
@@ -223,6 +241,7 @@ async fn run_with_agent(
     // Startup events may replay a journaled transcript: what was pending then (a prompt, a
     // running turn, a shutdown) is history now, not something to answer.
     state.replay(options.startup_events);
+    state.say_notes(&options.notes);
     if let Some(p) = options.initial_prompt {
         state.submit(p);
     }
@@ -278,6 +297,7 @@ async fn run_with_agent(
             .map(|f| format!("pablo stopped: {f}"))
             .collect(),
         resume_requested: state.resume_requested().map(str::to_string),
+        forked_from: state.forked_from().map(str::to_string),
         new_session_in: state
             .new_session_requested()
             .then(|| state.workspace_dir().map(std::path::Path::to_path_buf))

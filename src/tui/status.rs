@@ -142,7 +142,7 @@ fn segments(state: &AppState) -> Vec<Segment> {
         3,
     ));
     if let Some((used, window)) = status.context {
-        let pct = (used as f64 * 100.0 / window.max(1) as f64).round() as u64;
+        let pct = super::state::context_percent(used, window);
         let style = if pct >= 85 {
             theme::warn()
         } else {

@@ -104,7 +104,7 @@ fn slash_status_shows_model_window_usage_cost_mode_authority_servers_workspace_a
     let plain = screen.replace('\u{2009}', " ");
     for fact in [
         "gpt-test · openai",
-        "12 345 of 128 000 tokens (9%)",
+        "12 345 of 128 000 tokens (10%)",
         "1 turn · 12 345 tokens in (10 000 from cache) · 678 out",
         "$0.0123",
         "auto-edit: file changes inside the write roots apply unasked",

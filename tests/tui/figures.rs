@@ -157,3 +157,100 @@ async fn an_unknown_models_assumed_window_is_said_once_on_the_screen_and_on_run_
     assert!(out.status.success());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("table of models"));
 }
+
+/// The `ctx N%` figure of the status line.
+fn status_line_percent(t: &Terminal) -> Option<u64> {
+    let screen = t.screen();
+    let at = screen.rfind("ctx ")?;
+    screen[at + 4..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()
+}
+
+/// The percentage of the newest `/status` context line (`… tokens (N%)`).
+fn slash_status_percent(t: &Terminal) -> u64 {
+    let lines = t.all_lines();
+    let line = lines
+        .iter()
+        .rev()
+        .find(|l| l.trim_start().starts_with("context ") && l.contains("%)"))
+        .unwrap_or_else(|| panic!("no /status context line:\n{}", lines.join("\n")));
+    let open = line.rfind('(').unwrap();
+    line[open + 1..line.rfind("%)").unwrap()].parse().unwrap()
+}
+
+/// Issue 44 item 6: 2,700 of 20,000 tokens is 13.5 %, which the status line and `/status` say
+/// alike; after `/review` (whose own request was 100 tokens) the figure is the conversation's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_review_ctx_is_the_conversations_figure_and_status_says_the_same_number() {
+    let server = ScriptedServer::start().await;
+    server.push(answer("First.", 2_700));
+    server.push(answer("no findings", 100));
+    let sandbox = Sandbox::new();
+    sandbox.user_config(&format!(
+        "provider = \"openai\"\nbase_url = \"{}\"\n[model]\nname = \"test-model\"\n\
+         context_window = 20000\n",
+        server.base_url()
+    ));
+    let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+    t.wait_for("Ask pablo to do something");
+    t.send("one\r");
+    t.wait_for("First.");
+    t.wait_for("ctx 14%");
+    t.send("/status\r");
+    t.wait_for("Status");
+    assert_eq!(slash_status_percent(&t), 14, "{}", t.screen());
+    t.send("/review\r");
+    t.wait_for("no findings");
+    // The conversation now holds the first turn and the review: more than the 14 % of before,
+    // never the review request's own 1 % (a safety-net timeout, not a timing assertion).
+    t.wait_until(|t| status_line_percent(t).is_some_and(|p| p >= 14));
+    t.wait_for("Ask pablo to do something");
+    t.send("/status\r");
+    t.wait_until(|t| {
+        t.all_lines()
+            .iter()
+            .filter(|l| l.trim_start() == "Status")
+            .count()
+            == 2
+    });
+    let line = status_line_percent(&t).unwrap();
+    assert_eq!(slash_status_percent(&t), line, "{}", t.screen());
+    quit(&mut t);
+}
+
+/// Issue 44 item 6: `/compact` says the tokens before and after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_says_the_context_tokens_before_and_after() {
+    let server = ScriptedServer::start().await;
+    server.push(answer("First.", 9_000));
+    server.push(answer("THE-SUMMARY", 9_100));
+    let sandbox = Sandbox::new();
+    sandbox.user_config(&format!(
+        "provider = \"openai\"\nbase_url = \"{}\"\n[model]\nname = \"test-model\"\n\
+         context_window = 20000\n",
+        server.base_url()
+    ));
+    let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+    t.wait_for("Ask pablo to do something");
+    t.send("one\r");
+    t.wait_for("First.");
+    t.wait_for("ctx 45%");
+    t.send("/compact\r");
+    t.wait_for("context: 9000 tokens before, about ");
+    let all = t.all_lines().join(" ");
+    let after: u64 = all
+        .split("tokens before, about ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{all}"));
+    // The scripted server's token counts are not a real tokenizer's, so how much the summary
+    // saved is not asserted here: only that both figures are said, in tokens and in percent.
+    assert!(after > 0, "{all}");
+    assert!(all.contains("(45% → "), "{all}");
+    quit(&mut t);
+}

@@ -91,9 +91,21 @@ async fn review_lists_the_finding_for_a_planted_bug_offers_only_reading_tools_an
     t.wait_for("Hello.");
     t.send("/review\r");
     t.wait_for("high calc.py:2: add subtracts b instead of adding it");
+    // The transcript shows the review's one line as the person's message, not the instructions
+    // pablo wrote for the model (which the request below still carries).
+    let shown = t.all_lines().join("\n");
+    assert!(
+        shown.contains("/review: review the uncommitted changes"),
+        "{shown}"
+    );
+    assert!(!shown.contains("SEVERITY path:line"), "{shown}");
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let review = requests[1].json();
+    assert!(
+        review.to_string().contains("SEVERITY path:line"),
+        "{review}"
+    );
     assert_eq!(
         offered(&review),
         ["fs_list", "fs_read", "fs_search", "shell_run"],

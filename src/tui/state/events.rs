@@ -70,7 +70,12 @@ impl AppState {
             }
             Event::UserMessage { text } => {
                 self.finish_streaming();
-                let cell = self.transcript.push(CellKind::User(text));
+                // `/review` and `/init` show their one line, not the instructions pablo wrote.
+                let shown = match crate::protocol::subtask_echo(&text) {
+                    Some(line) => line.to_string(),
+                    None => text,
+                };
+                let cell = self.transcript.push(CellKind::User(shown));
                 if !self.from_replay {
                     self.turns.running = true;
                     self.turns.sent = false;
@@ -112,6 +117,18 @@ impl AppState {
     /// The session's figures, its settings and its end.
     /// The context report of a model call: the window's use and the session's cost so far.
     fn context_usage(&mut self, used_tokens: u64, window_tokens: u64, cost_usd: Option<f64>) {
+        // The figure after a compaction: said beside the one before, so the gain is seen.
+        if let Some((before, before_window)) = self.figures.before_compaction.take() {
+            self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "context: {before} tokens before, about {used_tokens} after ({}% → {}% of \
+                     the {window_tokens}-token window)",
+                    super::context_percent(before, before_window),
+                    super::context_percent(used_tokens, window_tokens),
+                ),
+            );
+        }
         self.status.context = Some((used_tokens, window_tokens));
         if cost_usd.is_some() {
             self.figures.cost_run = cost_usd;
@@ -239,12 +256,15 @@ impl AppState {
             }
             Event::ContextCompacted {
                 replaced_messages, ..
-            } => self.notice(
-                NoticeLevel::Info,
-                format!(
-                    "the conversation was compacted: its first {replaced_messages} messages were replaced by a summary"
-                ),
-            ),
+            } => {
+                self.figures.before_compaction = self.status.context;
+                self.notice(
+                    NoticeLevel::Info,
+                    format!(
+                        "the conversation was compacted: its first {replaced_messages} messages were replaced by a summary"
+                    ),
+                );
+            }
             Event::ShutdownComplete if !self.from_replay => self.exit.shutdown_complete = true,
             Event::Retry {
                 attempt,

@@ -153,18 +153,23 @@ impl AppState {
             return;
         }
         let now = self.clock.now;
+        // Background sessions end with pablo: the first ctrl-c says so, the second confirms.
+        let armed_hint = match self.background_warning() {
+            Some(running) => format!("{running}: press ctrl-c again to quit"),
+            None => "press ctrl-c again to quit".to_string(),
+        };
         if !self.composer.is_empty() {
             // The composer is empty now: the next ctrl-c quits, as on an idle prompt.
             self.composer.clear();
             self.exit.quit_armed = Some(now);
-            self.hint = Some("press ctrl-c again to quit".into());
+            self.hint = Some(armed_hint);
             return;
         }
         match self.exit.quit_armed {
             Some(t) if now.saturating_duration_since(t) <= QUIT_WINDOW => self.exit.quit = true,
             _ => {
                 self.exit.quit_armed = Some(now);
-                self.hint = Some("press ctrl-c again to quit".into());
+                self.hint = Some(armed_hint);
             }
         }
     }

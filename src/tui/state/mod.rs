@@ -72,6 +72,12 @@ pub(crate) enum Effect {
     },
 }
 
+/// The share of the context window `used` tokens take, in whole percent (rounded): one number
+/// for the status line and `/status` alike.
+pub(crate) fn context_percent(used: u64, window: u64) -> u64 {
+    (used as f64 * 100.0 / window.max(1) as f64).round() as u64
+}
+
 /// Facts for the status line.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct StatusInfo {
@@ -145,6 +151,8 @@ struct Figures {
     /// The current run, as its agent last reported.
     run: Usage,
     cost_run: Option<f64>,
+    /// The context figure when the conversation was compacted, until the figure after it comes.
+    before_compaction: Option<(u64, u64)>,
 }
 
 impl Figures {
@@ -200,10 +208,14 @@ struct Turns {
 struct Exit {
     /// A first Ctrl-C on an idle prompt, and when.
     quit_armed: Option<Instant>,
+    /// `/quit` said once that background sessions run (the next `/quit` confirms).
+    quit_warned: bool,
     quit: bool,
     shutdown_complete: bool,
     /// A saved session picked in `/resume`: the TUI closes so the caller can resume it.
     resume_requested: Option<String>,
+    /// `/fork`: the session the requested one was forked from (this one).
+    forked_from: Option<String>,
     /// `/new`: the TUI closes so the caller can start a fresh session.
     new_session: bool,
     /// The error that ended the session, when the agent stopped by itself (a required MCP
@@ -324,6 +336,11 @@ impl AppState {
         s.status.policy_mode = setup.policy_mode;
         s.status.resume_command = setup.resume_command;
         s.composer.custom = setup.custom_commands;
+        s.composer.skills = setup
+            .skills
+            .iter()
+            .map(|k| (k.name.clone(), k.description.clone()))
+            .collect();
         s.skills = setup.skills;
         // A built-in runs when a person's command has its name: said once, not found out later.
         let shadowed: Vec<String> = s
@@ -437,6 +454,13 @@ impl AppState {
         self.notice(NoticeLevel::Error, format!("editor_unavailable: {why}"));
     }
 
+    /// Lines for the person, said once as the screen opens (after a replayed transcript).
+    pub(crate) fn say_notes(&mut self, notes: &[String]) {
+        for n in notes {
+            self.notice(NoticeLevel::Info, n.clone());
+        }
+    }
+
     /// A warning in the transcript, for what the loop itself could not do.
     pub(crate) fn warn(&mut self, text: impl Into<String>) {
         self.notice(NoticeLevel::Warning, text);
@@ -544,6 +568,11 @@ impl AppState {
 
     pub(crate) fn resume_requested(&self) -> Option<&str> {
         self.exit.resume_requested.as_deref()
+    }
+
+    /// After `/fork`, the session the fork was made from (the one closing).
+    pub(crate) fn forked_from(&self) -> Option<&str> {
+        self.exit.forked_from.as_deref()
     }
 
     pub(crate) fn new_session_requested(&self) -> bool {

@@ -233,13 +233,40 @@ impl AppState {
                 self.transcript.clear();
                 self.turns.cells.clear();
             }
-            CommandId::Quit => self.exit.quit = true,
+            CommandId::Quit => self.quit_command(),
             // The screen closes and a fresh session opens in the same workspace; this one stays
             // saved (when anything was said in it) and resumable.
             CommandId::New => {
                 self.exit.new_session = true;
                 self.exit.quit = true;
             }
+        }
+    }
+
+    /// `/quit`: at once, unless background sessions run, which end with pablo: then it says so
+    /// first, and a second `/quit` confirms.
+    fn quit_command(&mut self) {
+        if let Some(running) = self.background_warning()
+            && !self.exit.quit_warned
+        {
+            self.exit.quit_warned = true;
+            self.notice(
+                NoticeLevel::Warning,
+                format!("{running}: /quit again to quit anyway (/ps lists them)"),
+            );
+            return;
+        }
+        self.exit.quit = true;
+    }
+
+    /// `1 background session is running and ends when pablo quits`, when any runs.
+    pub(super) fn background_warning(&self) -> Option<String> {
+        match self.background.running() {
+            0 => None,
+            1 => Some("1 background session is running and ends when pablo quits".into()),
+            n => Some(format!(
+                "{n} background sessions are running and end when pablo quits"
+            )),
         }
     }
 
@@ -316,6 +343,7 @@ impl AppState {
     pub(crate) fn forked_to(&mut self, result: Result<String, String>) {
         match result {
             Ok(id) => {
+                self.exit.forked_from = Some(self.status.session_id.clone());
                 self.exit.resume_requested = Some(id);
                 self.exit.quit = true;
             }
