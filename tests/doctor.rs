@@ -60,7 +60,10 @@ async fn doctor_with_a_reachable_provider_reports_every_area_and_exits_zero() {
             "no {area} check in {report}"
         );
     }
-    assert_eq!(check(&report, "provider", "endpoint")["code"], "endpoint_reachable");
+    assert_eq!(
+        check(&report, "provider", "endpoint")["code"],
+        "endpoint_reachable"
+    );
     assert_eq!(check(&report, "provider", "key")["code"], "key_present");
     assert_eq!(check(&report, "terminal", "terminal")["state"], "skipped");
     for c in report["checks"].as_array().unwrap() {
@@ -89,12 +92,22 @@ async fn doctor_with_the_provider_endpoint_down_names_it_with_a_fix_and_exits_no
 async fn doctor_without_a_key_names_the_variable_and_exits_non_zero() {
     let sandbox = Sandbox::new();
     let mut cmd = sandbox.command();
-    cmd.args(["--provider", "openai", "--model", "gpt-4o", "doctor", "--json"]);
+    cmd.args([
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-4o",
+        "doctor",
+        "--json",
+    ]);
     let (code, report) = doctor_json(cmd).await;
     assert_eq!(code, Some(1), "{report}");
     let key = check(&report, "provider", "key");
     assert_eq!(key["code"], "key_missing");
-    assert!(key["detail"].as_str().unwrap().contains("OPENAI_API_KEY"), "{key}");
+    assert!(
+        key["detail"].as_str().unwrap().contains("OPENAI_API_KEY"),
+        "{key}"
+    );
 }
 
 /// Where the kernel refuses user namespaces (bubblewrap's `--disable-userns`), doctor says the
