@@ -18,12 +18,12 @@ use crate::config::{ConfigFile, Dirs, project_config_file};
 use crate::model::ModelError;
 
 /// The longest any one probe may take.
-pub const PROBE_LIMIT: Duration = Duration::from_secs(5);
+pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(5);
 
 /// What a check is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Area {
+pub(crate) enum Area {
     Sandbox,
     Provider,
     Config,
@@ -52,7 +52,7 @@ impl Area {
 /// How one check came out. Only `broken` on a needed check makes the exit status non-zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum CheckState {
+pub(crate) enum CheckState {
     Ok,
     Warning,
     Broken,
@@ -63,7 +63,7 @@ pub enum CheckState {
 /// The stable code of a finding; scripts read it, the words around it may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum CheckCode {
+pub(crate) enum CheckCode {
     LandlockAvailable,
     LandlockMissing,
     NamespacesAvailable,
@@ -106,7 +106,7 @@ pub enum CheckCode {
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Check {
+pub(crate) struct Check {
     pub area: Area,
     /// What was checked within the area (`landlock`, `endpoint`, a file, a server's name).
     pub name: String,
@@ -154,10 +154,10 @@ pub struct DoctorReport {
     /// No needed check is broken.
     pub ok: bool,
     /// How many needed checks are broken.
-    pub broken: usize,
+    pub(crate) broken: usize,
     /// How many checks warn (or are broken but not needed).
-    pub warnings: usize,
-    pub checks: Vec<Check>,
+    pub(crate) warnings: usize,
+    pub(crate) checks: Vec<Check>,
 }
 
 impl DoctorReport {
