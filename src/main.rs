@@ -289,6 +289,14 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Check this machine and folder: sandbox, provider, config, MCP and language servers,
+    /// hooks, trust, terminal; each problem with its fix (exit status 1 when something needed is
+    /// broken).
+    Doctor {
+        /// One JSON object: `ok`, `broken`, `warnings` and every check with its code.
+        #[arg(long)]
+        json: bool,
+    },
     /// The configured hooks (docs/hooks.md): which run here, and why the others do not.
     Hooks {
         #[command(subcommand)]
@@ -313,6 +321,7 @@ impl Command {
         match self {
             Command::Run { json, .. }
             | Command::Sessions { json }
+            | Command::Doctor { json }
             | Command::Stats { json, .. }
             | Command::Config {
                 command: ConfigCommand::Show { json, .. },
@@ -628,6 +637,9 @@ fn command(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<ExitCode> {
             runtime.block_on(cmd::settings::mcp_command(&cli.common, command))
         }
         Some(Command::Hooks { command }) => cmd::settings::hooks_command(&cli.common, command),
+        Some(Command::Doctor { json }) => {
+            runtime.block_on(cmd::settings::doctor(&cli.common, json))
+        }
         Some(Command::Export {
             id,
             last,

@@ -18,6 +18,7 @@ mod cli;
 mod commands;
 mod context;
 mod docs;
+mod doctor;
 mod everyday_reads;
 mod first_session;
 mod hooks;

@@ -1,5 +1,5 @@
 //! The subcommands that show and check settings: `pablo config validate|show|keys`, `pablo
-//! stats`, `pablo sandbox`, `pablo hooks list`, `pablo mcp …` and `pablo policy …`.
+//! stats`, `pablo doctor`, `pablo sandbox`, `pablo hooks list`, `pablo mcp …` and `pablo policy …`.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -301,4 +301,30 @@ pub(crate) fn policy_command(common: &Common, command: PolicyCommand) -> Result<
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `pablo doctor`: every check, as text or one JSON object; exit status 1 when a needed check is
+/// broken.
+pub async fn doctor(common: &Common, json: bool) -> Result<ExitCode> {
+    use std::io::IsTerminal as _;
+    let terminal_vars = ["TERM", "COLORTERM", "NO_COLOR", "TERM_PROGRAM"]
+        .iter()
+        .filter_map(|n| std::env::var(n).ok().map(|v| (n.to_string(), v)))
+        .collect();
+    let report = launch::doctor::doctor(launch::doctor::DoctorOptions {
+        launch: common.launch_options(Front::Interactive),
+        stdout_is_terminal: std::io::stdout().is_terminal(),
+        terminal_vars,
+    })
+    .await;
+    if json {
+        outln!("{}", serde_json::to_string(&report)?);
+    } else {
+        out!("{}", report.to_text());
+    }
+    Ok(if report.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -4,6 +4,7 @@
 
 pub(crate) mod commands;
 pub mod demo;
+pub mod doctor;
 pub mod export;
 pub(crate) mod extensions;
 pub mod hooks;
@@ -701,7 +702,19 @@ impl Launch {
     /// (`model::select`). Async because autodetection may probe a local Ollama.
     pub async fn model(&self) -> Result<Arc<dyn ModelClient>, LaunchError> {
         use crate::model::http::HttpOptions;
-        use crate::model::select::{ProviderSettings, select};
+        use crate::model::select::select;
+        let options = HttpOptions::for_limits(
+            self.limits.stream_idle_timeout,
+            self.limits.max_model_output_bytes,
+        )
+        .with_progress_timeout(self.limits.stream_progress_timeout);
+        Ok(select(&self.provider_settings(), &options).await?)
+    }
+
+    /// The provider settings of flags over config layers, before the environment is read (what
+    /// [`Launch::model`] builds a client from, and what `pablo doctor` checks).
+    pub(crate) fn provider_settings(&self) -> crate::model::select::ProviderSettings {
+        use crate::model::select::ProviderSettings;
         let model = self.layers.model();
         let config = ProviderSettings {
             provider: self.layers.last(|c| c.provider.clone()),
@@ -719,12 +732,7 @@ impl Launch {
             reasoning: self.options.reasoning,
             ..ProviderSettings::default()
         };
-        let options = HttpOptions::for_limits(
-            self.limits.stream_idle_timeout,
-            self.limits.max_model_output_bytes,
-        )
-        .with_progress_timeout(self.limits.stream_progress_timeout);
-        Ok(select(&flags.over(config), &options).await?)
+        flags.over(config)
     }
 
     /// Builds clients for `/model NAME` (`Op::SetModel`): the same settings as at start with

@@ -216,6 +216,14 @@ pub enum ModelError {
     Cancelled,
     #[error("{0}")]
     Config(String),
+    /// The provider needs a key and its variable is unset or empty (a config problem, coded as
+    /// one; `pablo doctor` names the variable).
+    #[error("{provider} needs an API key: set the environment variable {var}{hint}")]
+    MissingKey {
+        provider: String,
+        var: String,
+        hint: &'static str,
+    },
 }
 
 impl Coded for ModelError {
@@ -235,7 +243,7 @@ impl Coded for ModelError {
             ModelError::Malformed { .. } => ErrorCode::ModelMalformedResponse,
             ModelError::OutputTooLarge { .. } => ErrorCode::ModelOutputTooLarge,
             ModelError::Cancelled => ErrorCode::Cancelled,
-            ModelError::Config(_) => ErrorCode::ModelConfig,
+            ModelError::Config(_) | ModelError::MissingKey { .. } => ErrorCode::ModelConfig,
         }
     }
 }

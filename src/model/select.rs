@@ -227,15 +227,15 @@ pub(crate) async fn resolve(
         };
         if needs_key {
             let var = key_env.as_deref().unwrap_or(OPENAI_KEY_ENV);
-            return Err(ModelError::Config(format!(
-                "{} needs an API key: set the environment variable {var}{}",
-                kind.name(),
-                if custom_var {
+            return Err(ModelError::MissingKey {
+                provider: kind.name().to_string(),
+                var: var.to_string(),
+                hint: if custom_var {
                     " (named by api_key_env in the config)"
                 } else {
                     " (or name another variable with api_key_env in the config)"
-                }
-            )));
+                },
+            });
         }
     }
     let key_env = key.as_ref().and(key_env);
