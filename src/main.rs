@@ -88,6 +88,10 @@ struct Common {
     /// At most N tool calls (0 disables tools).
     #[arg(long, global = true, value_name = "N")]
     max_tool_calls: Option<u64>,
+    /// At most this many US dollars on model calls, at the model's prices (the session stops
+    /// calling the model once its cost reaches it; subagents' calls count).
+    #[arg(long, global = true, value_name = "USD")]
+    max_budget_usd: Option<f64>,
     /// The TUI takes the whole screen (the alternate screen) instead of living inline under the
     /// terminal's scrollback.
     #[arg(long, global = true)]
@@ -136,6 +140,7 @@ impl Common {
             no_filesystem: self.no_filesystem,
             max_model_calls: self.max_model_calls,
             max_tool_calls: self.max_tool_calls,
+            max_budget_usd: self.max_budget_usd,
             mode: self.mode,
             // Only the TUI shows servers becoming ready; elsewhere the first turn waits for them.
             wait_for_mcp: front == Front::Headless,
@@ -853,6 +858,7 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
         custom_commands: Vec::new(),
         skills: Vec::new(),
         notes: Vec::new(),
+        spend_cap_usd: None,
     };
     let workspace = demo.setup.host.workspace_root.clone();
     // The project copy outlives the TUI either way: removed (or kept) after it, also on error.
@@ -899,6 +905,7 @@ fn tui_options(
         notifications: tui.notifications.unwrap_or_default(),
         custom_commands,
         skills: launch.skill_summaries(),
+        spend_cap_usd: launch.spend_cap_usd(),
         ..Default::default()
     }
 }

@@ -33,5 +33,6 @@ mod sandbox;
 mod scale;
 mod session;
 mod shell;
+mod spend_cap;
 mod subagents;
 mod tui;

@@ -23,6 +23,9 @@ pub struct Limits {
     pub(crate) max_native_events: u64,
     pub(crate) max_model_calls: Option<u64>,
     pub(crate) max_tool_calls: Option<u64>,
+    /// The most the session may spend on model calls, in US dollars at the model's prices
+    /// (`--max-budget-usd`); `None` is no cap.
+    pub(crate) max_budget_usd: Option<f64>,
     pub(crate) stream_idle_timeout: Duration,
     /// How long a model stream may deliver none of the answer.
     pub(crate) stream_progress_timeout: Duration,
@@ -54,6 +57,7 @@ impl Default for Limits {
             max_native_events: 1_000_000,
             max_model_calls: None,
             max_tool_calls: None,
+            max_budget_usd: None,
             stream_idle_timeout: Duration::from_secs(120),
             stream_progress_timeout: Duration::from_secs(600),
             compact_at_bytes: usize::MAX,
@@ -93,6 +97,9 @@ impl Limits {
         if c.max_tool_calls.is_some() {
             self.max_tool_calls = c.max_tool_calls;
         }
+        if c.max_budget_usd.is_some() {
+            self.max_budget_usd = c.max_budget_usd;
+        }
         if let Some(v) = c.compact_at_bytes {
             self.compact_at_bytes = v;
         }
@@ -125,6 +132,20 @@ impl Limits {
 struct Spent {
     model_calls: AtomicU64,
     tool_calls: AtomicU64,
+    /// Dollars spent on model calls, in nanodollars: an integer adds up exactly and atomically
+    /// across subagents running side by side.
+    cost_nanos: AtomicU64,
+}
+
+const NANOS_PER_USD: f64 = 1e9;
+
+fn to_nanos(usd: f64) -> u64 {
+    // Saturating: a negative or NaN cost (a bad price) counts as nothing, a huge one as the most.
+    (usd * NANOS_PER_USD).max(0.0) as u64
+}
+
+fn to_usd(nanos: u64) -> f64 {
+    nanos as f64 / NANOS_PER_USD
 }
 
 /// Takes one call from `count` unless that reaches `max`; whether it was taken.
@@ -142,6 +163,7 @@ struct Above {
     spent: Arc<Spent>,
     max_model_calls: Option<u64>,
     max_tool_calls: Option<u64>,
+    max_budget_usd: Option<f64>,
     /// Whether a tool call was refused here because the parent's budget was spent: then the
     /// parent's turn ends too, as if its own call had been refused.
     refused_tool_call: Arc<AtomicBool>,
@@ -165,6 +187,27 @@ impl Exhausted {
     }
 }
 
+/// A spend cap that is reached: what it allows and what was spent (the last call may have gone
+/// over: its cost is known only once it has answered).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct CapReached {
+    pub(crate) cap: f64,
+    pub(crate) spent: f64,
+    /// The session's cap, reached by a subagent.
+    pub(crate) parent: bool,
+}
+
+impl CapReached {
+    /// `the spend cap of $0.50 is reached ($0.60 spent)`.
+    pub(crate) fn describe(self) -> String {
+        let whose = if self.parent { "session's " } else { "" };
+        format!(
+            "the {whose}spend cap of ${:.2} (--max-budget-usd) is reached: ${:.2} spent",
+            self.cap, self.spent
+        )
+    }
+}
+
 /// Counts what has been spent against [`Limits`]. A clone counts into the same totals (a
 /// subtask shares its session's budget); a subagent's ([`Budget::below`]) has counts of its own
 /// and takes every call from its parent's too, so subagents running side by side together never
@@ -184,6 +227,7 @@ impl Budget {
                 spent: self.spent.clone(),
                 max_model_calls: limits.max_model_calls,
                 max_tool_calls: limits.max_tool_calls,
+                max_budget_usd: limits.max_budget_usd,
                 refused_tool_call: Arc::default(),
             }),
         }
@@ -205,6 +249,52 @@ impl Budget {
     /// The tool calls made in this conversation (and, for a session, its subagents').
     pub(crate) fn tool_calls(&self) -> u64 {
         self.spent.tool_calls.load(Ordering::Acquire)
+    }
+
+    /// What the model calls of this conversation (and, for a session, its subagents') cost, in
+    /// US dollars at their models' prices.
+    pub(crate) fn cost_usd(&self) -> f64 {
+        to_usd(self.spent.cost_nanos.load(Ordering::Acquire))
+    }
+
+    /// Counts what one model call cost, here and in the parent's budget.
+    pub(crate) fn add_cost(&self, usd: f64) {
+        let nanos = to_nanos(usd);
+        self.spent.cost_nanos.fetch_add(nanos, Ordering::AcqRel);
+        if let Some(above) = &self.above {
+            above.spent.cost_nanos.fetch_add(nanos, Ordering::AcqRel);
+        }
+    }
+
+    /// Whether a spend cap bounds this conversation (its own, or its parent's): then every model
+    /// call must have a known price.
+    pub(crate) fn spend_capped(&self, limits: &Limits) -> bool {
+        limits.max_budget_usd.is_some()
+            || self
+                .above
+                .as_ref()
+                .is_some_and(|a| a.max_budget_usd.is_some())
+    }
+
+    /// The spend cap that is reached, if one is: this conversation's own, or its parent's.
+    pub(crate) fn spend_cap_reached(&self, limits: &Limits) -> Option<CapReached> {
+        if let Some(cap) = limits.max_budget_usd
+            && self.cost_usd() >= cap
+        {
+            return Some(CapReached {
+                cap,
+                spent: self.cost_usd(),
+                parent: false,
+            });
+        }
+        let above = self.above.as_ref()?;
+        let cap = above.max_budget_usd?;
+        let spent = to_usd(above.spent.cost_nanos.load(Ordering::Acquire));
+        (spent >= cap).then_some(CapReached {
+            cap,
+            spent,
+            parent: true,
+        })
     }
 
     /// The model calls `limits` still allows, also by the parent's budget (`None`: unlimited).
@@ -282,10 +372,11 @@ impl Budget {
 }
 
 /// The codes of tool results that mean a session budget is spent (the tool-call budget; the
-/// network requests of `web.fetch`).
-pub(crate) const SPENT_BUDGET_CODES: [ErrorCode; 2] = [
+/// network requests of `web.fetch`; the spend cap, reached by a subagent).
+pub(crate) const SPENT_BUDGET_CODES: [ErrorCode; 3] = [
     ErrorCode::ToolCallBudgetExhausted,
     ErrorCode::NetworkBudgetExhausted,
+    ErrorCode::CostBudgetExhausted,
 ];
 
 /// The code and message that end the turn when `outcome` says a session budget is spent.
@@ -358,5 +449,27 @@ mod tests {
         let shared = parent.clone();
         shared.take_model_call(&session).unwrap();
         assert_eq!(parent.model_calls(), 2);
+    }
+
+    #[test]
+    fn a_subagents_cost_counts_toward_the_parents_cap() {
+        let session = Limits {
+            max_budget_usd: Some(0.5),
+            ..Limits::default()
+        };
+        let parent = Budget::default();
+        let own = Limits::default();
+        let child = parent.below(&session);
+        assert!(child.spend_capped(&own));
+        child.add_cost(0.3);
+        assert_eq!(child.spend_cap_reached(&own), None);
+        parent.add_cost(0.2);
+        let reached = child.spend_cap_reached(&own).unwrap();
+        assert!(reached.parent);
+        assert!((parent.cost_usd() - 0.5).abs() < 1e-9);
+        assert_eq!(
+            parent.spend_cap_reached(&session).map(|r| r.parent),
+            Some(false)
+        );
     }
 }

@@ -85,6 +85,25 @@ impl Conversation {
                 ),
             ));
         }
+        // A cap counts in dollars: a model whose price is unknown would spend uncounted (the
+        // launch refuses such a model at start; this is a model switched to later, or a
+        // subagent's own).
+        if self.budget.spend_capped(&self.limits) && self.profile.prices.is_none() {
+            return Err(TurnEnd::error(
+                ErrorCode::ModelPriceUnknown,
+                format!(
+                    "{} has no known price, so its calls cannot be counted against the spend \
+                     cap (--max-budget-usd); set [model.prices] input and output for it",
+                    self.model.model()
+                ),
+            ));
+        }
+        if let Some(reached) = self.budget.spend_cap_reached(&self.limits) {
+            return Err(TurnEnd::budget(
+                ErrorCode::CostBudgetExhausted,
+                reached.describe(),
+            ));
+        }
         if let Err(spent) = self.budget.take_model_call(&self.limits) {
             return Err(TurnEnd::budget(
                 ErrorCode::ModelCallBudgetExhausted,
@@ -105,6 +124,7 @@ impl Conversation {
         if let Err(e @ ModelError::StreamCut { .. }) = &result
             && shown.calls == 0
             && !cancel.is_cancelled()
+            && self.budget.spend_cap_reached(&self.limits).is_none()
             && self.budget.take_model_call(&self.limits).is_ok()
         {
             self.emit(Event::AnswerRetried {
@@ -257,6 +277,7 @@ impl Conversation {
             self.usage.add(&call_usage);
             if let Some(cost) = call_cost {
                 self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
+                self.budget.add_cost(cost);
             }
             self.window.observe(request_bytes, call_usage.input_tokens);
             self.emit(Event::Usage {

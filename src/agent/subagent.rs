@@ -245,6 +245,7 @@ impl Conversation {
                 // the parent's turn its time: the turn's deadline cancels it with the turn.
                 limits.max_tool_calls = Some(self.limits.subagent_max_tool_calls);
                 limits.max_model_calls = None;
+                limits.max_budget_usd = None;
                 limits.run_deadline = self.limits.run_deadline.min(self.limits.subagent_deadline);
                 let mut prompt = self.system_prompt.clone();
                 prompt.push_str(&subagent_note(agent));
@@ -447,6 +448,8 @@ fn subagent_outcome(
                     ErrorCode::ToolCallBudgetExhausted
                 }
                 Some(ErrorCode::NetworkBudgetExhausted) => ErrorCode::NetworkBudgetExhausted,
+                // A subagent has no cap of its own: the one it reached is the session's.
+                Some(ErrorCode::CostBudgetExhausted) => ErrorCode::CostBudgetExhausted,
                 _ => ErrorCode::SubagentFailed,
             };
             let mut message = format!("the {agent} subagent did not finish: {why}");

@@ -226,11 +226,8 @@ impl Conversation {
                 return Err(TurnEnd::cancelled());
             }
             self.check_events()?;
-            if let Some(spent) = self.budget.model_calls_exhausted(&self.limits) {
-                return Err(TurnEnd::budget(
-                    ErrorCode::ModelCallBudgetExhausted,
-                    format!("{} is used up", spent.describe("model-call")),
-                ));
+            if let Some(spent) = self.spent_before_model_call() {
+                return Err(spent);
             }
             self.fit_context(cancel, false).await;
             let ModelTurn {
@@ -317,19 +314,8 @@ impl Conversation {
                                 format!("{tool} was not run: the turn was interrupted"),
                             );
                             (f.into_outcome(), AlreadyRan::default())
-                        } else if !self.budget.model_calls_left(&self.limits) {
-                            // Nobody would read this tool's result: do not start it.
-                            end = Some(TurnEnd::budget(
-                                ErrorCode::ModelCallBudgetExhausted,
-                                "the model-call budget is used up, so no further tool is started"
-                                    .to_string(),
-                            ));
-                            let f = ToolFailure::new(
-                                ErrorCode::ModelCallBudgetExhausted,
-                                format!(
-                                    "{tool} was not run: no model call is left to read its result"
-                                ),
-                            );
+                        } else if let Some((stop, f)) = self.no_model_call_to_read(&tool) {
+                            end = Some(stop);
                             (f.into_outcome(), AlreadyRan::default())
                         } else {
                             let (outcome, ran) = self.run_tool_call(&call, cancel).await;
@@ -361,6 +347,53 @@ impl Conversation {
                 return Err(TurnEnd::cancelled());
             }
         }
+    }
+
+    /// The budget that allows no further model call, if one is spent: the model-call budget or
+    /// the spend cap.
+    fn spent_before_model_call(&self) -> Option<TurnEnd> {
+        if let Some(spent) = self.budget.model_calls_exhausted(&self.limits) {
+            return Some(TurnEnd::budget(
+                ErrorCode::ModelCallBudgetExhausted,
+                format!("{} is used up", spent.describe("model-call")),
+            ));
+        }
+        let reached = self.budget.spend_cap_reached(&self.limits)?;
+        Some(TurnEnd::budget(
+            ErrorCode::CostBudgetExhausted,
+            reached.describe(),
+        ))
+    }
+
+    /// When no model call is left to read `tool`'s result (the model-call budget or the spend
+    /// cap is spent), the turn's end and the tool's refusal: nobody would read what it returns,
+    /// so it is not started.
+    fn no_model_call_to_read(&self, tool: &str) -> Option<(TurnEnd, ToolFailure)> {
+        if !self.budget.model_calls_left(&self.limits) {
+            return Some((
+                TurnEnd::budget(
+                    ErrorCode::ModelCallBudgetExhausted,
+                    "the model-call budget is used up, so no further tool is started".to_string(),
+                ),
+                ToolFailure::new(
+                    ErrorCode::ModelCallBudgetExhausted,
+                    format!("{tool} was not run: no model call is left to read its result"),
+                ),
+            ));
+        }
+        let reached = self.budget.spend_cap_reached(&self.limits)?;
+        Some((
+            TurnEnd::budget(
+                ErrorCode::CostBudgetExhausted,
+                format!("{}, so no further tool is started", reached.describe()),
+            ),
+            ToolFailure::new(
+                ErrorCode::CostBudgetExhausted,
+                format!(
+                    "{tool} was not run: the spend cap leaves no model call to read its result"
+                ),
+            ),
+        ))
     }
 
     fn check_events(&self) -> Result<(), TurnEnd> {

@@ -311,18 +311,15 @@ pub async fn doctor(common: &Common, json: bool) -> Result<ExitCode> {
         .iter()
         .filter_map(|n| std::env::var(n).ok().map(|v| (n.to_string(), v)))
         .collect();
-    let report = launch::doctor::doctor(launch::doctor::DoctorOptions {
-        launch: common.launch_options(Front::Interactive),
-        stdout_is_terminal: std::io::stdout().is_terminal(),
+    let (shown, ok) = launch::doctor::doctor(
+        common.launch_options(Front::Interactive),
+        std::io::stdout().is_terminal(),
         terminal_vars,
-    })
+        json,
+    )
     .await;
-    if json {
-        outln!("{}", serde_json::to_string(&report)?);
-    } else {
-        out!("{}", report.to_text());
-    }
-    Ok(if report.ok {
+    out!("{shown}");
+    Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -41,6 +41,9 @@ pub(crate) struct LimitsConfig {
     pub(crate) max_native_events: Option<u64>,
     pub(crate) max_model_calls: Option<u64>,
     pub(crate) max_tool_calls: Option<u64>,
+    /// The most a session may spend on model calls, in US dollars at the model's prices
+    /// (`--max-budget-usd`).
+    pub(crate) max_budget_usd: Option<f64>,
     /// Seconds without a byte on a model stream before it is abandoned.
     pub(crate) stream_idle_timeout_seconds: Option<u64>,
     /// Seconds a model stream may deliver none of the answer (only comments, or bytes that

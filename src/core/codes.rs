@@ -51,6 +51,7 @@ error_codes! {
     NotRun = "not_run",
     ToolCallBudgetExhausted = "tool_call_budget_exhausted",
     ModelCallBudgetExhausted = "model_call_budget_exhausted",
+    CostBudgetExhausted = "cost_budget_exhausted",
     DeadlineExceeded = "deadline_exceeded",
     EventLimitExceeded = "event_limit_exceeded",
     ContextTooLarge = "context_too_large",
@@ -144,6 +145,7 @@ error_codes! {
     ModelMalformedResponse = "model_malformed_response",
     ModelOutputTooLarge = "model_output_too_large",
     ModelConfig = "model_config",
+    ModelPriceUnknown = "model_price_unknown",
     ScriptInvalid = "script_invalid",
     // Attached images.
     ImageNotAcceptedByModel = "image_not_accepted_by_model",

@@ -150,7 +150,7 @@ impl Check {
 
 /// Everything `pablo doctor` found, in the order it prints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DoctorReport {
+pub(crate) struct DoctorReport {
     /// No needed check is broken.
     pub ok: bool,
     /// How many needed checks are broken.
@@ -181,7 +181,7 @@ impl DoctorReport {
     }
 
     /// The report for a person: one line per check, its fix under it, a verdict at the end.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut out = String::new();
         for c in &self.checks {
             let state = match c.state {
@@ -218,7 +218,7 @@ impl DoctorReport {
 
 /// What the front-end knows that the engine cannot ask for itself.
 #[derive(Debug, Clone, Default)]
-pub struct DoctorOptions {
+pub(crate) struct DoctorOptions {
     pub launch: LaunchOptions,
     /// Whether stdout is a terminal (the terminal checks say "not a terminal" otherwise).
     pub stdout_is_terminal: bool,
@@ -227,8 +227,33 @@ pub struct DoctorOptions {
     pub terminal_vars: Vec<(String, String)>,
 }
 
+/// `pablo doctor`: runs every check and returns the report as it prints (one JSON object when
+/// `json`, else a line per check with its fix and a verdict) and whether no needed check is
+/// broken (the exit status). `terminal_vars` are `TERM`, `COLORTERM`, `NO_COLOR` and
+/// `TERM_PROGRAM` as the front-end read them.
+pub async fn doctor(
+    launch: LaunchOptions,
+    stdout_is_terminal: bool,
+    terminal_vars: Vec<(String, String)>,
+    json: bool,
+) -> (String, bool) {
+    let report = report(DoctorOptions {
+        launch,
+        stdout_is_terminal,
+        terminal_vars,
+    })
+    .await;
+    let shown = if json {
+        // Every field is a string, a number, a bool or a list of them: it cannot fail.
+        serde_json::to_string(&report).unwrap_or_default() + "\n"
+    } else {
+        report.to_text()
+    };
+    (shown, report.ok)
+}
+
 /// Runs every check.
-pub async fn doctor(options: DoctorOptions) -> DoctorReport {
+pub(crate) async fn report(options: DoctorOptions) -> DoctorReport {
     let mut checks = Vec::new();
     let (config_checks, launch) = config_and_launch(&options.launch);
     // The namespace probe is a child process: on a thread of its own, beside the rest.

@@ -9,6 +9,7 @@ pub mod export;
 pub(crate) mod extensions;
 pub mod hooks;
 pub mod mcp;
+mod model;
 pub mod observe;
 mod sandbox;
 pub mod trust;
@@ -78,6 +79,8 @@ pub struct LaunchOptions {
     pub no_filesystem: bool,
     pub max_model_calls: Option<u64>,
     pub max_tool_calls: Option<u64>,
+    /// `--max-budget-usd`: the most the session may spend on model calls, in US dollars.
+    pub max_budget_usd: Option<f64>,
     /// `--mode`: the working mode at start, over `[tui] mode`.
     pub mode: Option<crate::protocol::WorkMode>,
     /// The first turn waits until every MCP server is ready or failed (`pablo run`, ACP); the
@@ -108,6 +111,16 @@ pub enum LaunchError {
     Session(#[from] SessionError),
     #[error("demo: {0}")]
     Demo(String),
+    /// A spend cap with a model whose prices pablo does not know: the cap could not be kept.
+    #[error(
+        "a spend cap (--max-budget-usd {cap}) is set, but the price of {model} is unknown, so \
+         what it costs cannot be counted; set [model.prices] input and output (US dollars per \
+         million tokens) for it, or drop the cap"
+    )]
+    PriceUnknown { model: String, cap: f64 },
+    /// A spend cap that is not an amount of dollars.
+    #[error("the spend cap {0} is not an amount of US dollars (a number, 0 or more)")]
+    InvalidBudget(f64),
     #[error(transparent)]
     Checkpoint(#[from] crate::session::checkpoint::CheckpointError),
 }
@@ -123,6 +136,8 @@ impl Coded for LaunchError {
             LaunchError::Setup(_) => ErrorCode::SetupFailed,
             LaunchError::Session(e) => e.code(),
             LaunchError::Demo(_) => ErrorCode::DemoSetupFailed,
+            LaunchError::PriceUnknown { .. } => ErrorCode::ModelPriceUnknown,
+            LaunchError::InvalidBudget(_) => ErrorCode::ConfigInvalid,
             LaunchError::Checkpoint(e) => e.code(),
         }
     }
@@ -219,6 +234,14 @@ impl Launch {
         }
         if options.max_tool_calls.is_some() {
             limits.max_tool_calls = options.max_tool_calls;
+        }
+        if options.max_budget_usd.is_some() {
+            limits.max_budget_usd = options.max_budget_usd;
+        }
+        if let Some(cap) = limits.max_budget_usd
+            && !(cap.is_finite() && cap >= 0.0)
+        {
+            return Err(LaunchError::InvalidBudget(cap));
         }
         Ok(Self {
             project_trusted,
@@ -696,90 +719,6 @@ impl Launch {
             self.workspace.clone(),
         )
         .protecting(self.own_dirs())
-    }
-
-    /// The model client chosen by flags over config layers, then the environment
-    /// (`model::select`). Async because autodetection may probe a local Ollama.
-    pub async fn model(&self) -> Result<Arc<dyn ModelClient>, LaunchError> {
-        use crate::model::http::HttpOptions;
-        use crate::model::select::select;
-        let options = HttpOptions::for_limits(
-            self.limits.stream_idle_timeout,
-            self.limits.max_model_output_bytes,
-        )
-        .with_progress_timeout(self.limits.stream_progress_timeout);
-        Ok(select(&self.provider_settings(), &options).await?)
-    }
-
-    /// The provider settings of flags over config layers, before the environment is read (what
-    /// [`Launch::model`] builds a client from, and what `pablo doctor` checks).
-    pub(crate) fn provider_settings(&self) -> crate::model::select::ProviderSettings {
-        use crate::model::select::ProviderSettings;
-        let model = self.layers.model();
-        let config = ProviderSettings {
-            provider: self.layers.last(|c| c.provider.clone()),
-            model: model.name.clone(),
-            base_url: self.layers.last(|c| c.base_url.clone()),
-            api_key_env: self.layers.last(|c| c.api_key_env.clone()),
-            reasoning: model.reasoning,
-            wire_api: model.wire_api,
-            model_settings: model,
-        };
-        let flags = ProviderSettings {
-            provider: self.options.provider.clone(),
-            model: self.options.model.clone(),
-            base_url: self.options.base_url.clone(),
-            reasoning: self.options.reasoning,
-            ..ProviderSettings::default()
-        };
-        flags.over(config)
-    }
-
-    /// Builds clients for `/model NAME` (`Op::SetModel`): the same settings as at start with
-    /// another model; another provider drops the base URL and key variable that were set for
-    /// the first one.
-    pub(crate) fn model_switcher(&self) -> crate::agent::ModelSwitcher {
-        use crate::model::http::HttpOptions;
-        use crate::model::select::{ProviderSettings, select};
-        // The `[model]` table describes the configured model (its window, prices); another
-        // model gets what pablo knows of it by name. The reasoning level carries over.
-        let table = self.layers.model();
-        let start = ProviderSettings {
-            provider: self.options.provider.clone(),
-            base_url: self.options.base_url.clone(),
-            reasoning: self.options.reasoning,
-            ..ProviderSettings::default()
-        }
-        .over(ProviderSettings {
-            provider: self.layers.last(|c| c.provider.clone()),
-            base_url: self.layers.last(|c| c.base_url.clone()),
-            api_key_env: self.layers.last(|c| c.api_key_env.clone()),
-            reasoning: table.reasoning,
-            ..ProviderSettings::default()
-        });
-        let options = HttpOptions::for_limits(
-            self.limits.stream_idle_timeout,
-            self.limits.max_model_output_bytes,
-        )
-        .with_progress_timeout(self.limits.stream_progress_timeout);
-        Arc::new(move |provider: Option<String>, model: String| {
-            let same_provider = provider.is_none() || provider == start.provider;
-            let settings = if same_provider {
-                ProviderSettings {
-                    model: Some(model),
-                    ..start.clone()
-                }
-            } else {
-                ProviderSettings {
-                    provider,
-                    model: Some(model),
-                    reasoning: start.reasoning,
-                    ..ProviderSettings::default()
-                }
-            };
-            let options = options.clone();
-            Box::pin(async move { select(&settings, &options).await })
-        })
     }
 
     /// The kind of every tool this launch would offer, by native name (what an editor shows as

@@ -144,6 +144,13 @@ impl Launch {
                 );
             }
         }
+        if let Some(usd) = o.max_budget_usd {
+            flag(
+                "limits.max_budget_usd",
+                toml::Value::Float(usd),
+                "--max-budget-usd",
+            );
+        }
         if let Some(m) = o.mode {
             flag("tui.mode", toml::Value::String(m.name().into()), "--mode");
         }

@@ -245,6 +245,12 @@ fn withhold_widening(file: &mut ConfigFile, user: Option<&ConfigFile>) -> Vec<St
     );
     wider(
         &mut out,
+        "limits.max_budget_usd",
+        &mut l.max_budget_usd,
+        base.max_budget_usd,
+    );
+    wider(
+        &mut out,
         "limits.stream_idle_timeout_seconds",
         &mut l.stream_idle_timeout_seconds,
         secs(base.stream_idle_timeout),

@@ -160,6 +160,8 @@ pub struct TuiOptions {
     pub notifications: crate::protocol::Notifications,
     /// Lines said once the screen is up, after the startup events (which session a fork is).
     pub notes: Vec<String>,
+    /// The spend cap in US dollars (`--max-budget-usd`), shown as spent/limit.
+    pub spend_cap_usd: Option<f64>,
 }
 
 /// Runs the full-screen TUI for a started agent (its approvals must be
@@ -236,6 +238,7 @@ async fn run_with_agent(
             skills: options.skills.clone(),
             notifications: options.notifications,
             inline: !options.alt_screen,
+            spend_cap_usd: options.spend_cap_usd,
         },
     );
     // Startup events may replay a journaled transcript: what was pending then (a prompt, a

@@ -153,7 +153,24 @@ fn segments(state: &AppState) -> Vec<Segment> {
             6,
         ));
     }
-    if let Some(cost) = status.cost_usd {
+    if let Some((spent, cap)) = status.spend {
+        // Spent/limit, warned as it nears the cap; kept longer than the bare cost, since it
+        // says when the session will stop.
+        let style = if spent >= cap {
+            theme::error()
+        } else if spent >= cap * 0.8 {
+            theme::warn()
+        } else {
+            Style::default()
+        };
+        out.push(Segment::new(
+            vec![Span::styled(
+                format!("{}/{}", fmt_cost(spent), fmt_cost(cap)),
+                style,
+            )],
+            5,
+        ));
+    } else if let Some(cost) = status.cost_usd {
         out.push(Segment::new(vec![Span::raw(fmt_cost(cost))], 4));
     }
     out.push(Segment::new(

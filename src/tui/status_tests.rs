@@ -145,3 +145,25 @@ fn before_any_model_call_status_says_so_and_that_the_cost_is_unknown() {
     assert!(screen.contains("MCP"), "{screen}");
     assert!(screen.contains("none configured"), "{screen}");
 }
+
+#[test]
+fn with_a_spend_cap_the_status_line_shows_spent_over_the_cap() {
+    let t0 = Instant::now();
+    let mut s = AppState::with_setup(
+        t0,
+        Setup {
+            spend_cap_usd: Some(0.5),
+            ..Setup::default()
+        },
+    );
+    s.tick(t0, 1_700_000_100_000);
+    let before = draw(&mut s, 100, 6);
+    assert!(before.contains("$0.000/$0.500"), "{before}");
+    s.apply(Event::ContextUsage {
+        used_tokens: 1_000,
+        window_tokens: 128_000,
+        cost_usd: Some(0.42),
+    });
+    let after = draw(&mut s, 100, 6);
+    assert!(after.contains("$0.420/$0.500"), "{after}");
+}

@@ -94,6 +94,9 @@ pub(crate) struct StatusInfo {
     pub(crate) context: Option<(u64, u64)>,
     /// What the session has cost, when the model's prices are known (all of its runs).
     pub(crate) cost_usd: Option<f64>,
+    /// The spend cap (`--max-budget-usd`) and what this run has spent against it: the cap counts
+    /// the agent's run, not a resumed session's earlier ones.
+    pub(crate) spend: Option<(f64, f64)>,
 }
 
 /// The checklist the model keeps with `plan.update`.
@@ -267,6 +270,8 @@ pub(crate) struct Setup {
     pub notifications: Notifications,
     /// Inline mode (the default) rather than `--alt-screen`.
     pub inline: bool,
+    /// The spend cap in US dollars, when one is set.
+    pub spend_cap_usd: Option<f64>,
 }
 
 #[derive(Debug)]
@@ -335,6 +340,7 @@ impl AppState {
         s.workspace_dir = setup.workspace_dir;
         s.status.policy_mode = setup.policy_mode;
         s.status.resume_command = setup.resume_command;
+        s.status.spend = setup.spend_cap_usd.map(|cap| (0.0, cap));
         s.composer.custom = setup.custom_commands;
         s.composer.skills = setup
             .skills

@@ -1,0 +1,109 @@
+//! Which model client a launch builds, for the start and for `/model NAME`, and the spend cap
+//! its calls are counted against: the part of [`Launch`] that speaks to `model::select`.
+
+use std::sync::Arc;
+
+use super::{Launch, LaunchError};
+use crate::model::ModelClient;
+
+impl Launch {
+    /// The model client chosen by flags over config layers, then the environment
+    /// (`model::select`). Async because autodetection may probe a local Ollama.
+    pub async fn model(&self) -> Result<Arc<dyn ModelClient>, LaunchError> {
+        use crate::model::http::HttpOptions;
+        use crate::model::select::select;
+        let options = HttpOptions::for_limits(
+            self.limits.stream_idle_timeout,
+            self.limits.max_model_output_bytes,
+        )
+        .with_progress_timeout(self.limits.stream_progress_timeout);
+        let client = select(&self.provider_settings(), &options).await?;
+        // A cap is kept in dollars, so the model's price must be known before the first call.
+        if let Some(cap) = self.limits.max_budget_usd
+            && client.profile().prices.is_none()
+        {
+            return Err(LaunchError::PriceUnknown {
+                model: client.model().to_string(),
+                cap,
+            });
+        }
+        Ok(client)
+    }
+
+    /// The provider settings of flags over config layers, before the environment is read (what
+    /// [`Launch::model`] builds a client from, and what `pablo doctor` checks).
+    pub(crate) fn provider_settings(&self) -> crate::model::select::ProviderSettings {
+        use crate::model::select::ProviderSettings;
+        let model = self.layers.model();
+        let config = ProviderSettings {
+            provider: self.layers.last(|c| c.provider.clone()),
+            model: model.name.clone(),
+            base_url: self.layers.last(|c| c.base_url.clone()),
+            api_key_env: self.layers.last(|c| c.api_key_env.clone()),
+            reasoning: model.reasoning,
+            wire_api: model.wire_api,
+            model_settings: model,
+        };
+        let flags = ProviderSettings {
+            provider: self.options.provider.clone(),
+            model: self.options.model.clone(),
+            base_url: self.options.base_url.clone(),
+            reasoning: self.options.reasoning,
+            ..ProviderSettings::default()
+        };
+        flags.over(config)
+    }
+
+    /// The spend cap in US dollars (`--max-budget-usd`, `[limits] max_budget_usd`), for the
+    /// status line.
+    pub fn spend_cap_usd(&self) -> Option<f64> {
+        self.limits.max_budget_usd
+    }
+
+    /// Builds clients for `/model NAME` (`Op::SetModel`): the same settings as at start with
+    /// another model; another provider drops the base URL and key variable that were set for
+    /// the first one.
+    pub(crate) fn model_switcher(&self) -> crate::agent::ModelSwitcher {
+        use crate::model::http::HttpOptions;
+        use crate::model::select::{ProviderSettings, select};
+        // The `[model]` table describes the configured model (its window, prices); another
+        // model gets what pablo knows of it by name. The reasoning level carries over.
+        let table = self.layers.model();
+        let start = ProviderSettings {
+            provider: self.options.provider.clone(),
+            base_url: self.options.base_url.clone(),
+            reasoning: self.options.reasoning,
+            ..ProviderSettings::default()
+        }
+        .over(ProviderSettings {
+            provider: self.layers.last(|c| c.provider.clone()),
+            base_url: self.layers.last(|c| c.base_url.clone()),
+            api_key_env: self.layers.last(|c| c.api_key_env.clone()),
+            reasoning: table.reasoning,
+            ..ProviderSettings::default()
+        });
+        let options = HttpOptions::for_limits(
+            self.limits.stream_idle_timeout,
+            self.limits.max_model_output_bytes,
+        )
+        .with_progress_timeout(self.limits.stream_progress_timeout);
+        Arc::new(move |provider: Option<String>, model: String| {
+            let same_provider = provider.is_none() || provider == start.provider;
+            let settings = if same_provider {
+                ProviderSettings {
+                    model: Some(model),
+                    ..start.clone()
+                }
+            } else {
+                ProviderSettings {
+                    provider,
+                    model: Some(model),
+                    reasoning: start.reasoning,
+                    ..ProviderSettings::default()
+                }
+            };
+            let options = options.clone();
+            Box::pin(async move { select(&settings, &options).await })
+        })
+    }
+}
