@@ -453,6 +453,11 @@ fn protection_mounts(sandbox: &Sandbox) -> Result<Vec<MountStep>, SandboxError> 
             max_dirs: sandbox.protect_max_dirs,
         });
     }
+    shield_steps(&shield)
+}
+
+/// A shield's mounts: the pins first (outermost first), then the read-only binds.
+fn shield_steps(shield: &super::shield::Shield) -> Result<Vec<MountStep>, SandboxError> {
     let mut out = Vec::new();
     for p in &shield.pins {
         out.push(MountStep::Pin(cstring(p)?));
@@ -467,14 +472,7 @@ fn protection_mounts(sandbox: &Sandbox) -> Result<Vec<MountStep>, SandboxError> 
 /// directories bound read-only.
 fn own_mounts(own: &[PathBuf]) -> Result<Vec<MountStep>, SandboxError> {
     let shield = super::shield::own_only(own);
-    let mut out = Vec::new();
-    for p in &shield.pins {
-        out.push(MountStep::Pin(cstring(p)?));
-    }
-    for p in &shield.read_only {
-        out.push(MountStep::ReadOnly(cstring(p)?));
-    }
-    Ok(out)
+    shield_steps(&shield)
 }
 
 /// A Landlock domain that allows every file-system access everywhere: what it adds is the

@@ -116,12 +116,7 @@ pub(crate) fn compute(
             targets.insert(dir);
         }
     }
-    // A target inside another is covered by it.
-    let kept: Vec<PathBuf> = targets
-        .iter()
-        .filter(|t| !targets.iter().any(|o| o != *t && t.starts_with(o)))
-        .cloned()
-        .collect();
+    let kept = outermost(&targets);
     let mut pins: BTreeSet<PathBuf> = BTreeSet::new();
     for t in &kept {
         let mut dir = t.clone();
@@ -135,6 +130,15 @@ pub(crate) fn compute(
     shield.pins = pins.into_iter().collect();
     shield.read_only = kept;
     shield
+}
+
+/// The targets not inside another: a target inside another is covered by it.
+fn outermost(targets: &BTreeSet<PathBuf>) -> Vec<PathBuf> {
+    targets
+        .iter()
+        .filter(|t| !targets.iter().any(|o| o != *t && t.starts_with(o)))
+        .cloned()
+        .collect()
 }
 
 /// The shield of a program pablo starts outside the command sandbox (a hook, an MCP server): it
@@ -151,11 +155,7 @@ pub(crate) fn own_only(own: &[PathBuf]) -> Shield {
             targets.insert(d);
         }
     }
-    let kept: Vec<PathBuf> = targets
-        .iter()
-        .filter(|t| !targets.iter().any(|o| o != *t && t.starts_with(o)))
-        .cloned()
-        .collect();
+    let kept = outermost(&targets);
     let mut pins: BTreeSet<PathBuf> = BTreeSet::new();
     for t in &kept {
         let mut dir = t.clone();
