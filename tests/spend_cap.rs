@@ -4,38 +4,17 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::support::bin::{Sandbox, json_lines};
+use crate::support::bin::Sandbox;
 use crate::support::http::{RecordedRequest, ScriptedResponse, ScriptedServer, openai};
+use crate::support::run::{Run, run_json, run_within};
 
 const PRICED: &str = "[model.prices]\ninput = 1.0\noutput = 1.0\n";
 const TOKENS_PER_CALL: u64 = 200_000;
 
-struct Output {
-    code: Option<i32>,
-    lines: Vec<Value>,
-    stderr: String,
-}
-
-impl Output {
-    fn of_type(&self, t: &str) -> Vec<&Value> {
-        self.lines.iter().filter(|l| l["type"] == t).collect()
-    }
-}
-
-async fn run(sandbox: &Sandbox, server: &ScriptedServer, extra: &[&str]) -> Output {
-    let mut cmd = sandbox.run_json(&server.base_url(), "keep planning");
-    cmd.args(extra);
-    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
-        .await
-        .expect("pablo run finished within 60 s")
-        .expect("pablo runs");
-    Output {
-        code: out.status.code(),
-        lines: json_lines(&out.stdout),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+async fn run(sandbox: &Sandbox, server: &ScriptedServer, extra: &[&str]) -> Run {
+    run_json(sandbox, server, "keep planning", extra).await
 }
 
 /// One answer asking for one more `update_plan`, costing $0.20.
@@ -47,6 +26,30 @@ fn priced_tool_call(id: &str, tool: &str, args: &str) -> ScriptedResponse {
             .usage(TOKENS_PER_CALL, 0)
             .done(),
     )
+}
+
+/// The session journals pablo wrote (none, for a run refused at start).
+fn journals(sandbox: &Sandbox) -> usize {
+    walk(&sandbox.data_dir())
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .count()
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
 
 fn is_subagent(r: &RecordedRequest) -> bool {
@@ -85,6 +88,8 @@ async fn a_cap_of_fifty_cents_ends_the_turn_with_cost_budget_exhausted_after_thr
         results[2]["result"]["error"]["code"],
         "cost_budget_exhausted"
     );
+    // The session stays saved and resumable (and `journals` finds what a run writes).
+    assert_eq!(journals(&sandbox), 1);
 }
 
 #[tokio::test]
@@ -106,16 +111,12 @@ async fn a_cap_set_in_the_config_or_the_environment_holds_as_the_flag_does() {
         if let Some((k, v)) = env {
             cmd.env(k, v);
         }
-        let out = cmd.output().await.unwrap();
-        let lines = json_lines(&out.stdout);
-        assert_eq!(out.status.code(), Some(1), "{config} {env:?}");
+        let out = run_within(cmd, Duration::from_secs(60)).await;
+        assert_eq!(out.code, Some(1), "{config} {env:?}");
         assert_eq!(server.requests().len(), 2, "{config} {env:?}");
-        assert!(
-            lines
-                .iter()
-                .any(|l| l["type"] == "error" && l["code"] == "cost_budget_exhausted"),
-            "{lines:?}"
-        );
+        let errors = out.of_type("error");
+        assert_eq!(errors.len(), 1, "{:?}", out.lines);
+        assert_eq!(errors[0]["code"], "cost_budget_exhausted");
     }
 }
 
@@ -134,6 +135,16 @@ async fn a_cap_with_a_model_of_unknown_price_is_refused_at_start_and_no_call_is_
         "{message}"
     );
     assert!(server.requests().is_empty());
+    assert_eq!(
+        journals(&sandbox),
+        0,
+        "a refused start leaves no session behind"
+    );
+    assert_eq!(
+        std::fs::read_dir(sandbox.workspace()).unwrap().count(),
+        0,
+        "nor anything in the workspace"
+    );
 }
 
 #[tokio::test]
@@ -154,6 +165,16 @@ async fn a_cap_that_is_no_amount_of_dollars_is_refused() {
         "{errors:?}"
     );
     assert!(server.requests().is_empty());
+    assert_eq!(
+        journals(&sandbox),
+        0,
+        "a refused start leaves no session behind"
+    );
+    assert_eq!(
+        std::fs::read_dir(sandbox.workspace()).unwrap().count(),
+        0,
+        "nor anything in the workspace"
+    );
 }
 
 #[tokio::test]
