@@ -182,6 +182,20 @@ fn slash_status_percent(t: &Terminal) -> u64 {
     line[open + 1..line.rfind("%)").unwrap()].parse().unwrap()
 }
 
+/// Plain `pablo` (no flags) on `server`'s `test-model`, configured with a 20,000-token window,
+/// at its first prompt.
+fn twenty_thousand_token_window(server: &ScriptedServer) -> (Sandbox, Terminal) {
+    let sandbox = Sandbox::new();
+    sandbox.user_config(&format!(
+        "provider = \"openai\"\nbase_url = \"{}\"\n[model]\nname = \"test-model\"\n\
+         context_window = 20000\n",
+        server.base_url()
+    ));
+    let t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
+    t.wait_for("Ask pablo to do something");
+    (sandbox, t)
+}
+
 /// Issue 44 item 6: 2,700 of 20,000 tokens is 13.5 %, which the status line and `/status` say
 /// alike; after `/review` (whose own request was 100 tokens) the figure is the conversation's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -189,14 +203,7 @@ async fn after_review_ctx_is_the_conversations_figure_and_status_says_the_same_n
     let server = ScriptedServer::start().await;
     server.push(answer("First.", 2_700));
     server.push(answer("no findings", 100));
-    let sandbox = Sandbox::new();
-    sandbox.user_config(&format!(
-        "provider = \"openai\"\nbase_url = \"{}\"\n[model]\nname = \"test-model\"\n\
-         context_window = 20000\n",
-        server.base_url()
-    ));
-    let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
-    t.wait_for("Ask pablo to do something");
+    let (_sandbox, mut t) = twenty_thousand_token_window(&server);
     t.send("one\r");
     t.wait_for("First.");
     t.wait_for("ctx 14%");
@@ -228,14 +235,7 @@ async fn compact_says_the_context_tokens_before_and_after() {
     let server = ScriptedServer::start().await;
     server.push(answer("First.", 9_000));
     server.push(answer("THE-SUMMARY", 9_100));
-    let sandbox = Sandbox::new();
-    sandbox.user_config(&format!(
-        "provider = \"openai\"\nbase_url = \"{}\"\n[model]\nname = \"test-model\"\n\
-         context_window = 20000\n",
-        server.base_url()
-    ));
-    let mut t = Terminal::spawn_with(&sandbox, &[], &[("OPENAI_API_KEY", "sk-test-key")]);
-    t.wait_for("Ask pablo to do something");
+    let (_sandbox, mut t) = twenty_thousand_token_window(&server);
     t.send("one\r");
     t.wait_for("First.");
     t.wait_for("ctx 45%");

@@ -5,22 +5,19 @@
 use serde_json::json;
 
 use crate::support::bin::Sandbox;
-use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+use crate::support::http::{ScriptedResponse, ScriptedServer};
+use crate::support::run::{call, say};
 
 use super::Terminal;
 
-fn call(id: &str, name: &str, args: &serde_json::Value) -> ScriptedResponse {
-    let args = args.to_string();
-    ScriptedResponse::sse(
-        openai::Stream::new()
-            .tool_call(0, id, name, &[args.as_str()])
-            .finish("tool_calls")
-            .done(),
-    )
-}
-
-fn say(text: &str) -> ScriptedResponse {
-    ScriptedResponse::sse(openai::text_answer(text))
+/// Every line the terminal holds, scrollback included, as one text with its spacing flattened
+/// (long lines wrap between words).
+fn flattened(t: &Terminal) -> String {
+    t.all_lines()
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,13 +76,7 @@ async fn fork_says_which_session_the_screen_now_shows_and_how_to_go_back() {
     t.send("/fork\r");
     t.wait_for("you are now in session");
     t.wait_for("Ask pablo to do something");
-    // Long lines wrap between words: the text is read with its spacing flattened.
-    let all = t
-        .all_lines()
-        .join(" ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let all = flattened(&t);
     let old = word_after(&all, "pablo: session ");
     let new = word_after(&all, "you are now in session ");
     assert_ne!(old, new);
@@ -148,12 +139,7 @@ async fn a_refused_key_names_the_variable_it_was_read_from() {
     t.send("hello\r");
     t.wait_for("model_auth_failed");
     t.wait_for("Ask pablo to do something");
-    let all = t
-        .all_lines()
-        .join(" ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let all = flattened(&t);
     assert!(all.contains("Incorrect API key provided"), "{all}");
     assert!(
         all.contains("read from the environment variable TEAM_LLM_KEY"),
