@@ -2,7 +2,7 @@
 //! `pablo run` killed and resumed. The library-level journal, listing and resume tests are in
 //! `src/tests/session.rs`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use pablo::model::Message;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::bin::Sandbox;
+use crate::support::bin::{Sandbox, files_below};
 use crate::support::http::{RecordedRequest, ScriptedResponse, ScriptedServer, openai};
 use crate::support::run::{Run, run_json, run_within};
 
@@ -30,26 +30,29 @@ fn priced_tool_call(id: &str, tool: &str, args: &str) -> ScriptedResponse {
 
 /// The session journals pablo wrote (none, for a run refused at start).
 fn journals(sandbox: &Sandbox) -> usize {
-    walk(&sandbox.data_dir())
+    files_below(&sandbox.data_dir())
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .count()
 }
 
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
+/// The one `error` line of a run refused at start (exit status 2).
+fn refused_at_start(out: &Run) -> Vec<&serde_json::Value> {
+    assert_eq!(out.code, Some(2), "stderr: {}", out.stderr);
+    let errors = out.of_type("error");
+    assert_eq!(errors.len(), 1, "{:?}", out.lines);
+    errors
+}
+
+/// A refused start called no model and left no session behind, nor anything in the workspace.
+fn refused_before_anything(sandbox: &Sandbox, server: &ScriptedServer) {
+    assert!(server.requests().is_empty());
+    assert_eq!(journals(sandbox), 0, "a session was left behind");
+    assert_eq!(
+        std::fs::read_dir(sandbox.workspace()).unwrap().count(),
+        0,
+        "something was written into the workspace"
+    );
 }
 
 fn is_subagent(r: &RecordedRequest) -> bool {
@@ -125,26 +128,14 @@ async fn a_cap_with_a_model_of_unknown_price_is_refused_at_start_and_no_call_is_
     let server = ScriptedServer::start().await;
     let sandbox = Sandbox::new();
     let out = run(&sandbox, &server, &["--max-budget-usd", "2"]).await;
-    assert_eq!(out.code, Some(2), "stderr: {}", out.stderr);
-    let errors = out.of_type("error");
-    assert_eq!(errors.len(), 1, "{:?}", out.lines);
+    let errors = refused_at_start(&out);
     assert_eq!(errors[0]["code"], "model_price_unknown");
     let message = errors[0]["message"].as_str().unwrap();
     assert!(
         message.contains("test-model") && message.contains("[model.prices]"),
         "{message}"
     );
-    assert!(server.requests().is_empty());
-    assert_eq!(
-        journals(&sandbox),
-        0,
-        "a refused start leaves no session behind"
-    );
-    assert_eq!(
-        std::fs::read_dir(sandbox.workspace()).unwrap().count(),
-        0,
-        "nor anything in the workspace"
-    );
+    refused_before_anything(&sandbox, &server);
 }
 
 #[tokio::test]
@@ -153,9 +144,7 @@ async fn a_cap_that_is_no_amount_of_dollars_is_refused() {
     let sandbox = Sandbox::new();
     sandbox.user_config(PRICED);
     let out = run(&sandbox, &server, &["--max-budget-usd=-1"]).await;
-    assert_eq!(out.code, Some(2), "stderr: {}", out.stderr);
-    let errors = out.of_type("error");
-    assert_eq!(errors.len(), 1, "{:?}", out.lines);
+    let errors = refused_at_start(&out);
     assert_eq!(errors[0]["code"], "config_invalid");
     assert!(
         errors[0]["message"]
@@ -164,17 +153,7 @@ async fn a_cap_that_is_no_amount_of_dollars_is_refused() {
             .contains("spend cap -1"),
         "{errors:?}"
     );
-    assert!(server.requests().is_empty());
-    assert_eq!(
-        journals(&sandbox),
-        0,
-        "a refused start leaves no session behind"
-    );
-    assert_eq!(
-        std::fs::read_dir(sandbox.workspace()).unwrap().count(),
-        0,
-        "nor anything in the workspace"
-    );
+    refused_before_anything(&sandbox, &server);
 }
 
 #[tokio::test]

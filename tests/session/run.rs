@@ -161,7 +161,7 @@ async fn a_provider_key_in_the_environment_never_reaches_the_journal() {
     );
     let mut files = 0;
     for dir in ["data", "state", "config"] {
-        for entry in walk(&sb.root().join(dir)) {
+        for entry in crate::support::bin::files_below(&sb.root().join(dir)) {
             files += 1;
             let bytes = std::fs::read(&entry).unwrap();
             assert!(
@@ -172,22 +172,6 @@ async fn a_provider_key_in_the_environment_never_reaches_the_journal() {
         }
     }
     assert!(files >= 2, "no journal was written");
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// SIGKILL at random points of a scripted multi-call session, many times: every journal loads,

@@ -90,3 +90,20 @@ pub fn types(lines: &[serde_json::Value]) -> Vec<String> {
         .map(|l| l["type"].as_str().unwrap_or("?").to_string())
         .collect()
 }
+
+/// Every file below `dir`, at any depth (links are not followed; a missing folder has none).
+pub fn files_below(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(files_below(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
