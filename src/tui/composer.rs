@@ -123,17 +123,7 @@ impl Composer {
     /// `$HOME`, shows nothing).
     fn skill_completions(&self) -> Option<Vec<Completion>> {
         let (_, frag) = self.sigil_token('$')?;
-        let hits: Vec<Completion> = self
-            .skills
-            .iter()
-            .filter(|(name, _)| name.starts_with(frag))
-            .take(8)
-            .map(|(name, description)| Completion {
-                label: format!("${name}"),
-                detail: description.clone(),
-                insert: format!("${name}"),
-            })
-            .collect();
+        let hits = named_completions(&self.skills, '$', frag);
         (!hits.is_empty()).then_some(hits)
     }
 
@@ -168,17 +158,7 @@ impl Composer {
                         insert: format!("/{}", c.name),
                     }),
             );
-            out.extend(
-                self.mcp_commands
-                    .iter()
-                    .filter(|(c, _)| c.starts_with(name))
-                    .take(8)
-                    .map(|(c, args)| Completion {
-                        label: format!("/{c}"),
-                        detail: args.clone(),
-                        insert: format!("/{c}"),
-                    }),
-            );
+            out.extend(named_completions(&self.mcp_commands, '/', name));
             return out;
         }
         if let Some(hits) = self.skill_completions() {
@@ -187,17 +167,7 @@ impl Composer {
         if let Some((_, frag)) = self.at_token()
             && frag.contains(':')
         {
-            let hits: Vec<Completion> = self
-                .mcp_resources
-                .iter()
-                .filter(|(r, _)| r.starts_with(frag))
-                .take(8)
-                .map(|(r, name)| Completion {
-                    label: format!("@{r}"),
-                    detail: name.clone(),
-                    insert: format!("@{r}"),
-                })
-                .collect();
+            let hits = named_completions(&self.mcp_resources, '@', frag);
             if !hits.is_empty() {
                 return hits;
             }
@@ -495,6 +465,21 @@ fn word_rows(line: &str, width: usize) -> Vec<(usize, usize)> {
     }
     rows.push((start, line.len()));
     rows
+}
+
+/// The first eight of `named` (a name and what the popup says beside it) whose name starts with
+/// `typed`, each completed as `sigil` and the name.
+fn named_completions(named: &[(String, String)], sigil: char, typed: &str) -> Vec<Completion> {
+    named
+        .iter()
+        .filter(|(name, _)| name.starts_with(typed))
+        .take(8)
+        .map(|(name, detail)| Completion {
+            label: format!("{sigil}{name}"),
+            detail: detail.clone(),
+            insert: format!("{sigil}{name}"),
+        })
+        .collect()
 }
 
 #[cfg(test)]
