@@ -153,7 +153,7 @@ fn segments(state: &AppState) -> Vec<Segment> {
             6,
         ));
     }
-    if let Some((spent, cap)) = status.spend {
+    if let Some((spent, cap)) = state.spend() {
         // Spent/limit, warned as it nears the cap; kept longer than the bare cost, since it
         // says when the session will stop.
         let style = if spent >= cap {

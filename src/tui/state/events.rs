@@ -134,9 +134,6 @@ impl AppState {
             self.figures.cost_run = cost_usd;
         }
         self.status.cost_usd = self.figures.cost();
-        if let (Some((spent, _)), Some(run)) = (&mut self.status.spend, cost_usd) {
-            *spent = run;
-        }
     }
 
     /// The files and images `@path` attached to a prompt, said in one line.

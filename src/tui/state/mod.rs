@@ -94,9 +94,8 @@ pub(crate) struct StatusInfo {
     pub(crate) context: Option<(u64, u64)>,
     /// What the session has cost, when the model's prices are known (all of its runs).
     pub(crate) cost_usd: Option<f64>,
-    /// The spend cap (`--max-budget-usd`) and what this run has spent against it: the cap counts
-    /// the agent's run, not a resumed session's earlier ones.
-    pub(crate) spend: Option<(f64, f64)>,
+    /// The spend cap (`--max-budget-usd`), in US dollars.
+    pub(crate) spend_cap: Option<f64>,
 }
 
 /// The checklist the model keeps with `plan.update`.
@@ -340,7 +339,7 @@ impl AppState {
         s.workspace_dir = setup.workspace_dir;
         s.status.policy_mode = setup.policy_mode;
         s.status.resume_command = setup.resume_command;
-        s.status.spend = setup.spend_cap_usd.map(|cap| (0.0, cap));
+        s.status.spend_cap = setup.spend_cap_usd;
         s.composer.custom = setup.custom_commands;
         s.composer.skills = setup
             .skills
@@ -498,6 +497,13 @@ impl AppState {
 
     pub(crate) fn background(&self) -> &Background {
         &self.background
+    }
+
+    /// What this run has spent against the spend cap, and the cap, when one is set: the cap
+    /// counts the agent's run, not a resumed session's earlier ones.
+    pub(crate) fn spend(&self) -> Option<(f64, f64)> {
+        let cap = self.status.spend_cap?;
+        Some((self.figures.cost_run.unwrap_or(0.0), cap))
     }
 
     pub(crate) fn status(&self) -> &StatusInfo {
