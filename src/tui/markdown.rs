@@ -42,11 +42,17 @@ pub(crate) fn render(text: &str, width: usize) -> Vec<Line<'static>> {
             continue;
         }
         if in_fence {
-            let line = Line::from(vec![
-                Span::styled("│ ", theme::code_frame()),
-                Span::styled(raw.replace('\t', "    "), theme::code_block()),
-            ]);
-            wrap_line(&line, width, 2, &mut out);
+            // The code wraps inside the frame: every piece of a long line keeps the gutter, so
+            // a wrapped line still reads as code (and a long first word does not leave the
+            // gutter alone on a line of its own).
+            let code = Line::from(Span::styled(raw.replace('\t', "    "), theme::code_block()));
+            let mut pieces = Vec::new();
+            wrap_line(&code, width.saturating_sub(2), 0, &mut pieces);
+            for piece in pieces {
+                let mut spans = vec![Span::styled("│ ", theme::code_frame())];
+                spans.extend(piece.spans);
+                out.push(Line::from(spans));
+            }
             i += 1;
             continue;
         }
@@ -444,6 +450,23 @@ mod tests {
                 "╰─"
             ]
         );
+    }
+
+    #[test]
+    fn a_code_line_wider_than_the_screen_wraps_inside_the_frame() {
+        let json = format!("{{\"output\":\"{}\"}} and more", "x".repeat(30));
+        let md = format!("```\n{json}\n```");
+        let lines = plain(&render(&md, 20));
+        assert_eq!(lines.first().map(String::as_str), Some("╭─"));
+        assert_eq!(lines.last().map(String::as_str), Some("╰─"));
+        let body = &lines[1..lines.len() - 1];
+        assert!(body.len() >= 3, "{lines:?}");
+        for l in body {
+            assert!(l.starts_with("│ ") && l.len() > "│ ".len(), "{lines:?}");
+            assert!(l.chars().count() <= 20, "{lines:?}");
+        }
+        let joined: String = body.iter().map(|l| &l["│ ".len()..]).collect();
+        assert_eq!(joined.replace(' ', ""), json.replace(' ', ""));
     }
 
     #[test]
