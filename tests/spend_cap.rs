@@ -77,7 +77,9 @@ async fn a_cap_of_fifty_cents_ends_the_turn_with_cost_budget_exhausted_after_thr
     assert_eq!(errors[0]["code"], "cost_budget_exhausted");
     let message = errors[0]["message"].as_str().unwrap();
     assert!(
-        message.contains("$0.50") && message.contains("$0.60"),
+        message.contains("spend cap of $0.500")
+            && message.contains("$0.600 spent")
+            && message.contains("--max-budget-usd AMOUNT"),
         "{message}"
     );
     assert_eq!(

@@ -198,12 +198,14 @@ pub(crate) struct CapReached {
 }
 
 impl CapReached {
-    /// `the spend cap of $0.50 is reached ($0.60 spent)`.
+    /// `the spend cap of $0.500 (--max-budget-usd) is reached: $0.600 spent; …`.
     pub(crate) fn describe(self) -> String {
         let whose = if self.parent { "session's " } else { "" };
         format!(
-            "the {whose}spend cap of ${:.2} (--max-budget-usd) is reached: ${:.2} spent",
-            self.cap, self.spent
+            "the {whose}spend cap of {} (--max-budget-usd) is reached: {} spent; a higher cap \
+             (`pablo resume ID --max-budget-usd AMOUNT`, which counts from $0) goes on",
+            crate::core::dollars(self.cap),
+            crate::core::dollars(self.spent)
         )
     }
 }

@@ -22,3 +22,13 @@ pub use error::{Coded, ToolFailure, tool_message};
 pub use events::{EventRecorder, EventSink};
 pub(crate) use names::{MCP_PREFIX, ToolName, is_mcp};
 pub use tool::{ApprovalMode, ToolKind, ToolMode, ToolSpec};
+
+/// An amount of US dollars as pablo shows it: three decimals under a dollar (a cent is too coarse
+/// for one model call), two from a dollar up: `$0.024`, `$2.50`.
+pub(crate) fn dollars(usd: f64) -> String {
+    if usd < 0.995 {
+        format!("${usd:.3}")
+    } else {
+        format!("${usd:.2}")
+    }
+}

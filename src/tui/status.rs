@@ -28,15 +28,6 @@ pub(crate) fn fmt_tokens(n: u64) -> String {
     }
 }
 
-/// Dollars with the precision small sums need.
-fn fmt_cost(usd: f64) -> String {
-    if usd < 0.995 {
-        format!("${usd:.3}")
-    } else {
-        format!("${usd:.2}")
-    }
-}
-
 /// One part of the line; `drop` orders what goes when it is too narrow (1 first; 0 never).
 struct Segment {
     spans: Vec<Span<'static>>,
@@ -165,13 +156,17 @@ fn segments(state: &AppState) -> Vec<Segment> {
         };
         out.push(Segment::new(
             vec![Span::styled(
-                format!("{}/{}", fmt_cost(spent), fmt_cost(cap)),
+                format!(
+                    "{}/{}",
+                    crate::core::dollars(spent),
+                    crate::core::dollars(cap)
+                ),
                 style,
             )],
             5,
         ));
     } else if let Some(cost) = status.cost_usd {
-        out.push(Segment::new(vec![Span::raw(fmt_cost(cost))], 4));
+        out.push(Segment::new(vec![Span::raw(crate::core::dollars(cost))], 4));
     }
     out.push(Segment::new(
         vec![Span::raw(truncate(&status.workspace, 40))],
