@@ -335,6 +335,40 @@ impl ModelProfile {
     }
 }
 
+/// Model names the `/model` picker offers for a provider: current names the provider's API takes
+/// as they are (the table above matches families; these are what a person would type). Each
+/// resolves to a row of the table (a test checks), so the picker can show window and price.
+pub(crate) fn suggestions(provider: super::select::ProviderKind) -> &'static [&'static str] {
+    use super::select::ProviderKind;
+    match provider {
+        ProviderKind::Anthropic => &[
+            "claude-opus-4-5",
+            "claude-sonnet-4-5",
+            "claude-haiku-4-5",
+            "claude-opus-4-1",
+            "claude-sonnet-4-0",
+        ],
+        ProviderKind::OpenAi => &[
+            "gpt-5",
+            "gpt-5-mini",
+            "gpt-5-nano",
+            "gpt-4.1",
+            "gpt-4.1-mini",
+            "gpt-4o",
+            "o3",
+            "o4-mini",
+        ],
+        ProviderKind::Ollama => &[
+            "qwen3-coder",
+            "gpt-oss",
+            "devstral",
+            "deepseek-r1",
+            "llama3.3",
+            "mistral-small",
+        ],
+    }
+}
+
 /// Config prices over the table's: a price set in config wins; a model with no table prices
 /// gets a cost only once input and output are both given.
 fn merge_prices(table: Option<Prices>, config: &PriceTable) -> Option<Prices> {
@@ -498,5 +532,22 @@ mod tests {
         };
         let cost = prices.cost(&usage);
         assert!((cost - (3.0 + 0.6 + 3.75 + 1.5)).abs() < 1e-9, "{cost}");
+    }
+
+    #[test]
+    fn every_suggested_model_is_one_the_table_knows() {
+        use crate::model::select::ProviderKind;
+        for provider in [
+            ProviderKind::OpenAi,
+            ProviderKind::Anthropic,
+            ProviderKind::Ollama,
+        ] {
+            for name in suggestions(provider) {
+                assert!(
+                    ModelProfile::lookup(name).known,
+                    "{name} is not in the table"
+                );
+            }
+        }
     }
 }

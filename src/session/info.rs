@@ -14,7 +14,7 @@ use crate::protocol::{Event, PlanStatus};
 const TITLE_CHARS: usize = 80;
 
 /// One row of `pablo sessions`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfo {
     pub(crate) format: u32,
     pub id: String,
@@ -32,6 +32,13 @@ pub struct SessionInfo {
     pub plan_total: usize,
     /// Completed turns.
     pub turns: usize,
+    /// What the session's model calls cost, in US dollars (0 when the prices are unknown). No
+    /// serde default: a summary cached before this field existed fails to parse and is rebuilt
+    /// from its journal rather than showing a cost of nothing.
+    pub(crate) cost_usd: f64,
+    /// The last "cost so far" the journal reported; a resumed session reports from zero again,
+    /// so only increases over this mark are added.
+    pub(crate) cost_mark: f64,
     /// Journaled events.
     pub(crate) events: u64,
     /// Length of the journal this summary describes.
@@ -56,6 +63,8 @@ impl SessionInfo {
             plan_done: 0,
             plan_total: 0,
             turns: 0,
+            cost_usd: 0.0,
+            cost_mark: 0.0,
             events: 0,
             journal_bytes: 0,
             journal_mtime_ns: 0,
@@ -95,6 +104,18 @@ impl SessionInfo {
                     .count();
             }
             Event::TurnCompleted { .. } => self.turns += 1,
+            Event::ContextUsage {
+                cost_usd: Some(cost),
+                ..
+            } => {
+                let before = if *cost >= self.cost_mark {
+                    self.cost_mark
+                } else {
+                    0.0
+                };
+                self.cost_usd += cost - before;
+                self.cost_mark = *cost;
+            }
             _ => {}
         }
     }

@@ -589,9 +589,14 @@ async fn perform_effects<S: Surface>(
             Effect::MouseCapture(on) => terminal.set_mouse_capture(on),
             Effect::ClearScreen => terminal.clear_screen()?,
             Effect::ListSavedSessions => match crate::launch::list_sessions() {
-                Ok(sessions) => state.open_resume(sessions),
+                Ok(sessions) => state.open_resume(sessions, wall_ms()),
                 Err(e) => state.sessions_unavailable(&e.to_string()),
             },
+            // Without the saved sessions the picker still lists the current and known models.
+            Effect::OpenModelPicker => {
+                let recent = crate::launch::list_sessions().unwrap_or_default();
+                state.open_model_picker(&recent, wall_ms());
+            }
             Effect::Export {
                 session_id,
                 path,

@@ -164,7 +164,7 @@ pub(crate) static COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "model",
         args: "[NAME]",
-        help: "show the model, or switch to NAME (PROVIDER/NAME for another provider) from the next turn",
+        help: "pick a model (in use, recent, known), or switch to NAME (PROVIDER/NAME for another provider) from the next turn",
         id: CommandId::Model,
     },
     SlashCommand {

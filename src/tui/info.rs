@@ -145,6 +145,66 @@ fn background(sessions: &[SessionSummary], wall_ms: u64) -> Vec<Line<'static>> {
     lines
 }
 
+/// How long ago `then_ms` was, as of `now_ms`, the way people say it: `just now`, `12 min ago`,
+/// `3 h ago`, `yesterday`, `5 days ago`; past a month, the date.
+pub(crate) fn ago(now_ms: u64, then_ms: u64) -> String {
+    let secs = now_ms.saturating_sub(then_ms) / 1000;
+    match secs {
+        0..60 => "just now".into(),
+        60..3_600 => format!("{} min ago", secs / 60),
+        3_600..86_400 => format!("{} h ago", secs / 3_600),
+        86_400..172_800 => "yesterday".into(),
+        172_800..2_592_000 => format!("{} days ago", secs / 86_400),
+        _ => crate::session::format_ms(then_ms)
+            .get(..10)
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
+/// One row of the `/resume` picker: the first prompt (clipped to fit), then when, how many turns,
+/// what it cost, checklist progress, and the short id `pablo --resume` also takes.
+pub(crate) fn resume_line(
+    info: &crate::launch::SessionInfo,
+    selected: bool,
+    current: bool,
+    now_ms: u64,
+    width: usize,
+) -> Line<'static> {
+    let turns = match info.turns {
+        1 => "1 turn".to_string(),
+        n => format!("{n} turns"),
+    };
+    let cost = if info.cost_usd > 0.0 {
+        crate::core::dollars(info.cost_usd)
+    } else {
+        String::new()
+    };
+    let short_id: String = info.id.chars().take(8).collect();
+    let meta = format!(
+        "  {:>11}  {turns:>9}  {cost:>7}  {:>5}  {short_id}",
+        ago(now_ms, info.updated_ms),
+        info.progress().unwrap_or_default(),
+    );
+    let mark = if current { " (this session)" } else { "" };
+    let title_room = width.saturating_sub(2 + str_width(&meta) + str_width(mark));
+    let title = info.title.as_deref().unwrap_or("(no prompt)");
+    let title = super::text::truncate(title, title_room);
+    let pad = " ".repeat(title_room.saturating_sub(str_width(&title)));
+    let style = if selected {
+        theme::selected()
+    } else {
+        Default::default()
+    };
+    Line::from(vec![
+        Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
+        Span::styled(title, style),
+        Span::styled(mark, theme::dim()),
+        Span::raw(pad),
+        Span::styled(meta, theme::dim()),
+    ])
+}
+
 /// One row of the background-session list: id, state, runtime (as of `wall_ms`), PTY, command.
 pub(crate) fn session_line(s: &SessionSummary, selected: bool, wall_ms: u64) -> Line<'static> {
     let state = if s.running {

@@ -39,6 +39,11 @@ pub(crate) enum Intent {
     Close,
     /// Leave the TUI and resume this saved session.
     Resume(String),
+    /// Switch to this model from the next turn (`provider` when it is another one).
+    SwitchModel {
+        provider: Option<String>,
+        model: String,
+    },
     /// Open this artifact file in `$PAGER`.
     OpenArtifact(String),
     /// Accept or dismiss a memory proposal.
@@ -53,6 +58,8 @@ pub(crate) enum Layer {
     Approval(Box<ApprovalView>),
     Sessions(SessionsView),
     Resume(ResumeView),
+    /// `/model`'s list of models.
+    Model(super::model_picker::ModelView),
     Artifacts(ArtifactsView),
     Memory(MemoryView),
     /// `/rewind`'s list of turns.
@@ -801,6 +808,8 @@ impl SessionsView {
 pub(crate) struct ResumeView {
     pub(crate) rows: Vec<crate::launch::SessionInfo>,
     pub(crate) selected: usize,
+    /// When the picker opened (Unix ms): rows say how long ago each session was used.
+    pub(crate) now_ms: u64,
 }
 
 impl ResumeView {

@@ -12,6 +12,7 @@ pub(crate) mod inline;
 pub(crate) mod layers;
 pub(crate) mod markdown;
 pub(crate) mod memo;
+pub(crate) mod model_picker;
 pub(crate) mod pager;
 pub(crate) mod restore;
 #[cfg(test)]

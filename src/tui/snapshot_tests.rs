@@ -403,6 +403,8 @@ fn saved(
     updated_ms: u64,
     title: &str,
     plan: (usize, usize),
+    turns: usize,
+    cost_usd: f64,
 ) -> crate::launch::SessionInfo {
     crate::launch::SessionInfo {
         format: 1,
@@ -415,42 +417,79 @@ fn saved(
         title: Some(title.into()),
         plan_done: plan.0,
         plan_total: plan.1,
-        turns: 2,
+        turns,
+        cost_usd,
+        cost_mark: cost_usd,
         events: 10,
         journal_bytes: 100,
         journal_mtime_ns: 0,
     }
 }
 
+/// When the resume picker of these tests opens: 40 s after "this very session" was last used.
+const RESUME_NOW_MS: u64 = 1_700_000_130_000;
+
 fn resume_rows() -> Vec<crate::launch::SessionInfo> {
     vec![
         saved(
-            "0190a0aa",
-            1_700_000_000_000,
+            "0190a0aa-7c1e-7000-8000-000000000001",
+            1_700_000_000_000 - 3 * 86_400_000,
             "add a median to the summary",
             (0, 0),
+            1,
+            0.0,
         ),
-        saved("0190a1b2", 1_700_000_090_000, "this very session", (0, 0)),
-        saved("0190a0cc", 1_700_000_050_000, "fix the csv parser", (2, 3)),
+        saved(
+            "0190a1b2",
+            1_700_000_090_000,
+            "this very session",
+            (0, 0),
+            2,
+            0.004,
+        ),
+        saved(
+            "0190a0cc-7c1e-7000-8000-000000000002",
+            1_700_000_130_000 - 12 * 60_000,
+            "fix the csv parser so that quoted fields with embedded newlines keep their rows",
+            (2, 3),
+            14,
+            1.2345,
+        ),
     ]
 }
 
 #[test]
 fn resume_picker_lists_saved_sessions_most_recent_first() {
     let (mut s, _) = state();
-    s.open_resume(resume_rows());
+    s.open_resume(resume_rows(), RESUME_NOW_MS);
     s.handle_key(key(KeyCode::Down));
     snap!("resume_picker", draw(&mut s, 100, 14));
 }
 
 #[test]
+fn model_picker_lists_the_model_in_use_then_recent_then_known_with_window_and_price() {
+    let (mut s, _) = state();
+    let mut recent = resume_rows();
+    recent[0].provider = "anthropic".into();
+    recent[0].model = "claude-sonnet-4-5".into();
+    s.open_model_picker(&recent, RESUME_NOW_MS);
+    s.handle_key(key(KeyCode::Down));
+    snap!("model_picker", draw(&mut s, 100, 18));
+    s.handle_key(key(KeyCode::Enter));
+    assert!(s.layers().is_empty());
+}
+
+#[test]
 fn enter_on_another_session_in_the_resume_picker_requests_it_and_quits() {
     let (mut s, _) = state();
-    s.open_resume(resume_rows());
+    s.open_resume(resume_rows(), RESUME_NOW_MS);
     s.handle_key(key(KeyCode::Down));
     s.handle_key(key(KeyCode::Down));
     s.handle_key(key(KeyCode::Enter));
-    assert_eq!(s.resume_requested(), Some("0190a0aa"));
+    assert_eq!(
+        s.resume_requested(),
+        Some("0190a0aa-7c1e-7000-8000-000000000001")
+    );
     assert!(s.wants_quit());
     assert!(s.layers().is_empty());
 }
@@ -458,12 +497,12 @@ fn enter_on_another_session_in_the_resume_picker_requests_it_and_quits() {
 #[test]
 fn enter_on_the_current_session_in_the_resume_picker_just_closes_it() {
     let (mut s, _) = state();
-    s.open_resume(resume_rows());
+    s.open_resume(resume_rows(), RESUME_NOW_MS);
     s.handle_key(key(KeyCode::Enter));
     assert_eq!(s.resume_requested(), None);
     assert!(!s.wants_quit());
     assert!(s.layers().is_empty());
-    s.open_resume(resume_rows());
+    s.open_resume(resume_rows(), RESUME_NOW_MS);
     s.handle_key(key(KeyCode::Esc));
     assert!(s.layers().is_empty() && s.resume_requested().is_none());
 }

@@ -167,3 +167,20 @@ fn with_a_spend_cap_the_status_line_shows_spent_over_the_cap() {
     let after = draw(&mut s, 100, 6);
     assert!(after.contains("$0.420/$0.500"), "{after}");
 }
+
+#[test]
+fn ago_says_how_long_ago_as_people_do() {
+    use crate::tui::info::ago;
+    let now = 1_700_000_000_000;
+    assert_eq!(ago(now, now - 5_000), "just now");
+    assert_eq!(ago(now, now - 12 * 60_000), "12 min ago");
+    assert_eq!(ago(now, now - 3 * 3_600_000), "3 h ago");
+    assert_eq!(ago(now, now - 30 * 3_600_000), "yesterday");
+    assert_eq!(ago(now, now - 5 * 86_400_000), "5 days ago");
+    assert_eq!(ago(now, now - 60 * 86_400_000), "2023-09-15");
+    assert_eq!(
+        ago(now, now + 9_000),
+        "just now",
+        "a clock that went back is not the future"
+    );
+}

@@ -260,6 +260,7 @@ impl Widget for &AppState {
                 }
                 Layer::Sessions(s) => draw_sessions(self, s, a.main, buf),
                 Layer::Resume(r) => draw_resume(self, r, a.main, buf),
+                Layer::Model(m) => draw_models(m, a.main, buf),
                 Layer::Artifacts(v) => draw_artifacts(v, a.main, buf),
                 Layer::Memory(v) => draw_memory(v, a.main, buf),
                 Layer::Rewind(r) => r.draw(a.main, buf),
@@ -714,24 +715,14 @@ fn draw_resume(state: &AppState, r: &ResumeView, main: Rect, buf: &mut Buffer) {
     }
     let skip = r.selected.saturating_sub(body_h.saturating_sub(1));
     for (i, info) in r.rows.iter().enumerate().skip(skip).take(body_h) {
-        let selected = i == r.selected;
-        let style = if selected {
-            theme::selected()
-        } else {
-            Default::default()
-        };
         let current = info.id == state.status().session_id;
-        lines.push(Line::from(vec![
-            Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
-            Span::styled(format!("{:<14}", info.id), style),
-            Span::styled(format!(" {:<20} ", info.updated()), theme::dim()),
-            Span::styled(
-                format!("{:>5} ", info.progress().unwrap_or_default()),
-                theme::dim(),
-            ),
-            Span::raw(info.title.clone().unwrap_or_else(|| "(no prompt)".into())),
-            Span::styled(if current { "  (this session)" } else { "" }, theme::dim()),
-        ]));
+        lines.push(super::info::resume_line(
+            info,
+            i == r.selected,
+            current,
+            r.now_ms,
+            inner.width as usize,
+        ));
     }
     for (i, l) in lines.iter().take(body_h).enumerate() {
         buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
@@ -790,6 +781,24 @@ fn marker(selected: bool) -> (Span<'static>, Style) {
         Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
         style,
     )
+}
+
+fn draw_models(v: &super::model_picker::ModelView, main: Rect, buf: &mut Buffer) {
+    let rows = v.lines(main.width.saturating_sub(4) as usize);
+    let footer = keys_line(&[
+        ("↑↓", "select"),
+        ("enter", "switch from the next turn"),
+        ("esc", "close"),
+    ]);
+    draw_list(
+        "Models · window · price per million tokens",
+        rows,
+        v.selected,
+        "no models",
+        footer,
+        main,
+        buf,
+    );
 }
 
 fn draw_artifacts(v: &ArtifactsView, main: Rect, buf: &mut Buffer) {

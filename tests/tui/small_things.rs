@@ -150,3 +150,92 @@ async fn a_refused_key_names_the_variable_it_was_read_from() {
     t.send("\x03");
     assert!(t.wait_exit().success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_resume_picker_shows_each_sessions_first_prompt_age_and_turns_not_raw_ids_and_times() {
+    let server = ScriptedServer::start().await;
+    server.push(say("Fixed the parser."));
+    let sandbox = Sandbox::new();
+    super::configure_scripted(&sandbox, &server, "");
+    let mut t = super::spawn_plain(&sandbox, &[]);
+    t.wait_for("Ask pablo to do something");
+    t.send("fix the csv parser\r");
+    t.wait_for("Fixed the parser.");
+    t.wait_for("Ask pablo to do something");
+    t.send("\x03");
+    t.send("\x03");
+    assert!(t.wait_exit().success());
+    let id = word_after(&flattened(&t), "pablo: session ");
+    assert!(id.len() > 8, "a full session id: {id}");
+
+    let mut t = super::spawn_plain(&sandbox, &[]);
+    t.wait_for("Ask pablo to do something");
+    t.send("/resume\r");
+    t.wait_for("Resume a session");
+    t.wait_for("fix the csv parser");
+    t.wait_for("just now");
+    t.wait_for("1 turn");
+    let screen = t.screen();
+    assert!(screen.contains(&id[..8]), "the short id: {screen}");
+    assert!(!screen.contains(&id), "no raw full id: {screen}");
+    let iso = regex_lite_iso(&screen);
+    assert!(!iso, "no ISO time: {screen}");
+    t.send("\x1b");
+    t.wait_until(|t| !t.screen().contains("Resume a session"));
+    t.send("\x03");
+    t.send("\x03");
+    assert!(t.wait_exit().success());
+}
+
+/// Whether `text` holds an RFC 3339 time such as `2026-12-05T09:14:50Z`.
+fn regex_lite_iso(text: &str) -> bool {
+    text.as_bytes().windows(20).any(|w| {
+        w[4] == b'-'
+            && w[7] == b'-'
+            && w[10] == b'T'
+            && w[13] == b':'
+            && w[16] == b':'
+            && w[19] == b'Z'
+            && w[..4].iter().all(u8::is_ascii_digit)
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_picker_lists_models_with_window_and_price_and_enter_switches_the_next_turn() {
+    let server = ScriptedServer::start().await;
+    server.push(say("On gpt-5-mini now."));
+    let sandbox = Sandbox::new();
+    super::configure_scripted(&sandbox, &server, "");
+    let mut t = super::spawn_plain(&sandbox, &[]);
+    t.wait_for("Ask pablo to do something");
+    t.send("/model\r");
+    t.wait_for("Models · window · price per million tokens");
+    t.wait_for("in use");
+    // The known names of this provider, with what pablo's table says of them.
+    t.wait_for("gpt-5-mini");
+    let screen = t.screen();
+    let row = screen
+        .lines()
+        .find(|l| l.contains("gpt-5-mini"))
+        .unwrap()
+        .to_string();
+    assert!(
+        row.contains("400k") && row.contains("$0.25 in / $2 out"),
+        "{row}"
+    );
+    assert!(screen.contains("test-model"), "{screen}");
+    // test-model (in use), gpt-5, gpt-5-mini.
+    t.send("\x1b[B");
+    t.send("\x1b[B");
+    t.send("\r");
+    t.wait_for("the next turn uses gpt-5-mini");
+    t.send("hello\r");
+    t.wait_for("On gpt-5-mini now.");
+    assert_eq!(
+        server.requests().last().unwrap().json()["model"],
+        "gpt-5-mini"
+    );
+    t.send("\x03");
+    t.send("\x03");
+    assert!(t.wait_exit().success());
+}

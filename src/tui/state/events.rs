@@ -637,6 +637,7 @@ impl AppState {
             Layer::Approval(a) => Some(*a),
             Layer::Sessions(_)
             | Layer::Resume(_)
+            | Layer::Model(_)
             | Layer::Artifacts(_)
             | Layer::Memory(_)
             | Layer::Rewind(_)

@@ -32,6 +32,7 @@ impl AppState {
                 Layer::Approval(a) => Ok(a.handle_key(key, width)),
                 Layer::Sessions(s) => Ok(s.handle_key(key, &ids)),
                 Layer::Resume(r) => Ok(r.handle_key(key)),
+                Layer::Model(m) => Ok(m.handle_key(key)),
                 Layer::Artifacts(a) => Ok(a.handle_key(key)),
                 Layer::Memory(m) => Ok(m.handle_key(key)),
                 Layer::Rewind(r) => Err(r.handle_key(key)),
@@ -135,6 +136,7 @@ impl AppState {
             }
             Some(
                 Layer::Resume(_)
+                | Layer::Model(_)
                 | Layer::Artifacts(_)
                 | Layer::Memory(_)
                 | Layer::Rewind(_)
@@ -209,6 +211,10 @@ impl AppState {
                 proposal_id: id,
                 accept,
             }),
+            Intent::SwitchModel { provider, model } => {
+                self.layers.pop();
+                self.outbox.push(Op::SetModel { model, provider });
+            }
             Intent::Resume(id) => {
                 self.layers.pop();
                 // Picking the session already open just closes the picker.
@@ -243,15 +249,30 @@ impl AppState {
     }
 
     /// Opens the `/resume` picker on saved sessions (most recent first), keeping those of this
-    /// workspace when the workspace is known.
-    pub(crate) fn open_resume(&mut self, mut rows: Vec<crate::launch::SessionInfo>) {
+    /// workspace when the workspace is known. `now_ms` (Unix ms) is what "3 min ago" counts from.
+    pub(crate) fn open_resume(&mut self, mut rows: Vec<crate::launch::SessionInfo>, now_ms: u64) {
         if let Some(dir) = &self.workspace_dir {
             rows.retain(|r| r.is_for_workspace(dir));
         }
         rows.sort_by(|a, b| b.updated_ms.cmp(&a.updated_ms).then(b.id.cmp(&a.id)));
         self.layers.retain(|l| !matches!(l, Layer::Resume(_)));
-        self.layers
-            .push(Layer::Resume(ResumeView { rows, selected: 0 }));
+        self.layers.push(Layer::Resume(ResumeView {
+            rows,
+            selected: 0,
+            now_ms,
+        }));
+    }
+
+    /// Opens the `/model` picker: the model in use, those of `recent` sessions, the known ones.
+    pub(crate) fn open_model_picker(&mut self, recent: &[crate::launch::SessionInfo], now_ms: u64) {
+        let view = super::super::model_picker::ModelView::new(
+            &self.status.provider,
+            &self.status.model,
+            recent,
+            now_ms,
+        );
+        self.layers.retain(|l| !matches!(l, Layer::Model(_)));
+        self.layers.push(Layer::Model(view));
     }
 
     pub(super) fn open_sessions(&mut self) {

@@ -58,6 +58,9 @@ pub(crate) enum Effect {
     /// `/resume`: list the saved sessions and hand them to [`AppState::open_resume`] (or the
     /// failure to [`AppState::sessions_unavailable`]).
     ListSavedSessions,
+    /// `/model`: list the saved sessions (for the models they used) and hand them to
+    /// [`AppState::open_model_picker`].
+    OpenModelPicker,
     /// `/export [PATH]`: write this session (the loop answers with [`AppState::exported`]).
     Export {
         session_id: String,
@@ -609,6 +612,7 @@ impl AppState {
                 // alternate screen, as the other pickers do, and give it back when they close.
                 Layer::Sessions(_)
                 | Layer::Resume(_)
+                | Layer::Model(_)
                 | Layer::Artifacts(_)
                 | Layer::Memory(_)
                 | Layer::Rewind(_)

@@ -273,13 +273,7 @@ impl AppState {
     /// `/model` shows the model; `/model NAME` (or `PROVIDER/NAME`) switches from the next turn.
     fn model_command(&mut self, arg: Option<&str>) {
         match arg {
-            None => {
-                let text = format!(
-                    "model {} from provider {} (/model NAME switches, PROVIDER/NAME for another provider)",
-                    self.status.model, self.status.provider
-                );
-                self.notice(NoticeLevel::Info, text);
-            }
+            None => self.effects.push(Effect::OpenModelPicker),
             Some(name) => {
                 let (provider, model) = split_model_choice(name);
                 self.outbox.push(Op::SetModel {
