@@ -20,6 +20,7 @@ mod figures;
 mod hooks;
 mod hunks;
 mod interrupted;
+mod late_diagnostics;
 mod long_diff;
 mod queued;
 mod scrollback;

@@ -6,6 +6,7 @@
 //! is checked the same way. Nothing here touches the disk.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 
@@ -14,6 +15,10 @@ use super::scope::SubScope;
 use super::shared::Shared;
 use crate::protocol::{Event, Preview, PreviewDiagnostics};
 use crate::tools::{Tool, ToolContext};
+
+/// How long a server slower than its own wait is waited for on the second ask, while the prompt
+/// is open.
+const LATE_WAIT: Duration = Duration::from_secs(30);
 
 /// The running check of one approval; dropping it stops the check.
 pub(super) struct PreviewCheck {
@@ -89,30 +94,68 @@ impl Conversation {
                     .map(|(text, _)| text),
                 Err(_) => None,
             };
-            let check = |hunks: Option<Vec<usize>>, new_text: String| {
+            // `wait`: a longer wait than the servers' own (the second ask of a slow server);
+            // `first`: the first ask of the whole change, said with `checking…` before it and
+            // asked again when a server was only slow. Returns whether one was.
+            let check = |hunks: Option<Vec<usize>>, new_text: String, wait: Option<Duration>| {
                 let emitter = emitter.clone();
                 let lsp = lsp.clone();
                 let call_id = call_id.clone();
                 let path = change.path.clone();
                 let old = old.clone();
+                let first = hunks.is_none() && wait.is_none();
                 async move {
-                    emitter.emit(Event::PreviewDiagnostics {
-                        call_id: call_id.clone(),
-                        hunks: hunks.clone(),
-                        diagnostics: PreviewDiagnostics::Checking {
-                            servers: lsp.servers_for(&path),
-                        },
-                    });
-                    let diagnostics = lsp.check_change(&path, old.as_deref(), &new_text).await;
+                    if wait.is_none() {
+                        emitter.emit(Event::PreviewDiagnostics {
+                            call_id: call_id.clone(),
+                            hunks: hunks.clone(),
+                            diagnostics: PreviewDiagnostics::Checking {
+                                servers: lsp.servers_for(&path),
+                            },
+                        });
+                    }
+                    let (diagnostics, late) = lsp
+                        .check_change_waiting(&path, old.as_deref(), &new_text, wait, first)
+                        .await;
                     emitter.emit(Event::PreviewDiagnostics {
                         call_id,
                         hunks,
                         diagnostics,
                     });
+                    late
                 }
             };
-            check(None, change.new_text.clone()).await;
-            while let Some(hunks) = rx.recv().await {
+            // A server slower than its wait (pyright indexing on its first check of a big file)
+            // is asked again while the prompt stays open, and the prompt fills in when it
+            // answers. A toggle of hunks sets that aside (the servers serve one question at a
+            // time) and it starts again after.
+            let mut whole_late = check(None, change.new_text.clone(), None).await;
+            let mut late_whole = None;
+            loop {
+                if whole_late && late_whole.is_none() {
+                    late_whole = Some(Box::pin(check(
+                        None,
+                        change.new_text.clone(),
+                        Some(LATE_WAIT),
+                    )));
+                }
+                let hunks = tokio::select! {
+                    hunks = rx.recv() => match hunks {
+                        Some(h) => h,
+                        None => break,
+                    },
+                    _ = async {
+                        match late_whole.as_mut() {
+                            Some(f) => f.await,
+                            None => std::future::pending().await,
+                        }
+                    } => {
+                        whole_late = false;
+                        late_whole = None;
+                        continue;
+                    }
+                };
+                late_whole = None;
                 // Only the newest subset matters: the person may toggle faster than servers answer.
                 let mut hunks = hunks;
                 while let Ok(newer) = rx.try_recv() {
@@ -122,7 +165,7 @@ impl Conversation {
                     Ok(Preview::FileChange(n)) => n.new_text,
                     _ => continue,
                 };
-                check(Some(hunks), narrowed).await;
+                check(Some(hunks), narrowed, None).await;
             }
         });
         Some(PreviewCheck {

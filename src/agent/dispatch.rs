@@ -128,6 +128,7 @@ impl Dispatcher {
             self.shared.emit(Event::ModeChanged { mode: start_mode });
         }
         self.shared.host.mcp.start(Some(self.shared.events.clone()));
+        self.shared.host.lsp.report_to(self.shared.events.clone());
     }
 
     /// Every op, answered once.

@@ -335,7 +335,7 @@ impl LspClient {
         language_id: &str,
         text: &str,
         wait: Duration,
-    ) -> Result<Vec<lsp_types::Diagnostic>, String> {
+    ) -> Result<Vec<lsp_types::Diagnostic>, Unanswered> {
         let mut docs = self.docs.lock().await;
         let key = text_key(text);
         if let Some(r) = self
@@ -346,7 +346,10 @@ impl LspClient {
         {
             return Ok(r.diagnostics.clone());
         }
-        let (version, sent_at) = self.sync(&mut docs, uri, language_id, text).await?;
+        let (version, sent_at) = self
+            .sync(&mut docs, uri, language_id, text)
+            .await
+            .map_err(Unanswered::Failed)?;
         let mut changed = self.changed.clone();
         let found = tokio::time::timeout(wait, async {
             loop {
@@ -378,12 +381,12 @@ impl LspClient {
             }
         }
         match found {
-            Ok(r) => r,
-            Err(_) => Err(format!(
+            Ok(r) => r.map_err(Unanswered::Failed),
+            Err(_) => Err(Unanswered::Late(format!(
                 "{}: no diagnostics within {}",
                 self.name,
                 seconds(wait)
-            )),
+            ))),
         }
     }
 
@@ -393,6 +396,22 @@ impl LspClient {
         self.sync(&mut docs, uri, language_id, text)
             .await
             .map(|_| ())
+    }
+}
+
+/// Why a server gave no diagnostics: it is slow (it may still answer if asked to wait longer),
+/// or it cannot (it exited, it could not start, the text could not be sent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unanswered {
+    Late(String),
+    Failed(String),
+}
+
+impl Unanswered {
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            Self::Late(t) | Self::Failed(t) => t,
+        }
     }
 }
 

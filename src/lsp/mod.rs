@@ -24,12 +24,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::LspServerEntry;
+use crate::core::EventSink;
 use crate::process::sandbox::{Sandbox, SandboxSettings};
 use crate::protocol::{
-    Diagnostic, DiagnosticsDelta, FileDiagnostics, PreviewDiagnostics, SandboxChoice,
-    SandboxProfile,
+    Diagnostic, DiagnosticsDelta, Event, FileDiagnostics, LspServerView, LspState,
+    PreviewDiagnostics, SandboxChoice, SandboxProfile,
 };
-use client::{ClientSpec, LspClient, file_uri};
+use client::{ClientSpec, LspClient, Unanswered, file_uri};
 use servers::ServerDef;
 
 pub(crate) use client::seconds;
@@ -63,6 +64,10 @@ pub(crate) struct LspHub {
     /// Servers left out because the folder is not trusted and they run the project's code.
     withheld: Vec<String>,
     slots: parking_lot::Mutex<HashMap<(usize, PathBuf), Arc<Slot>>>,
+    /// Each server's state as `/status` shows it (the servers of `defs`, then the withheld).
+    views: parking_lot::Mutex<Vec<LspServerView>>,
+    /// Where a change of state is said, once the session runs.
+    events: parking_lot::Mutex<Option<EventSink>>,
 }
 
 /// One server at one root: started on first use, restarted when it dies (bounded).
@@ -90,6 +95,8 @@ impl LspHub {
             log_dir: PathBuf::new(),
             withheld: Vec::new(),
             slots: parking_lot::Mutex::default(),
+            views: parking_lot::Mutex::default(),
+            events: parking_lot::Mutex::default(),
         }
     }
 
@@ -128,6 +135,17 @@ impl LspHub {
             degraded: None,
         };
         let sandbox = setup.sandbox.sandbox(&choice, workspace);
+        let view = |name: &str, state| LspServerView {
+            name: name.to_string(),
+            state,
+            restarts: 0,
+            reason: None,
+        };
+        let views = defs
+            .iter()
+            .map(|d| view(&d.name, LspState::NotStarted))
+            .chain(withheld.iter().map(|n| view(n, LspState::Withheld)))
+            .collect();
         Self {
             workspace: workspace.to_path_buf(),
             defs,
@@ -136,7 +154,46 @@ impl LspHub {
             log_dir: setup.log_dir,
             withheld,
             slots: parking_lot::Mutex::default(),
+            views: parking_lot::Mutex::new(views),
+            events: parking_lot::Mutex::default(),
         }
+    }
+
+    /// From now on every change of a server's state goes to `events` as
+    /// [`Event::LanguageServers`]; the states as they are go there at once (when there are any).
+    pub(crate) fn report_to(&self, events: EventSink) {
+        *self.events.lock() = Some(events);
+        self.emit_views();
+    }
+
+    /// Each server's state, in config order, the withheld after.
+    pub(crate) fn views(&self) -> Vec<LspServerView> {
+        self.views.lock().clone()
+    }
+
+    fn emit_views(&self) {
+        let servers = self.views();
+        let sink = self.events.lock().clone();
+        if let Some(sink) = sink
+            && !servers.is_empty()
+        {
+            sink.send(Event::LanguageServers { servers });
+        }
+    }
+
+    /// Server `i` is now in `state`.
+    fn set_state(&self, i: usize, state: LspState, restarts: u32, reason: Option<String>) {
+        {
+            let mut views = self.views.lock();
+            let Some(v) = views.get_mut(i) else { return };
+            if v.state == state && v.restarts == restarts && v.reason == reason {
+                return;
+            }
+            v.state = state;
+            v.restarts = restarts;
+            v.reason = reason;
+        }
+        self.emit_views();
     }
 
     /// The names of the servers this session may start.
@@ -213,6 +270,12 @@ impl LspHub {
                     self.log(def).display()
                 );
                 state.failed = Some(reason.clone());
+                self.set_state(
+                    i,
+                    LspState::Failed,
+                    state.restarts - 1,
+                    Some(reason.clone()),
+                );
                 return Err(reason);
             }
         }
@@ -230,6 +293,7 @@ impl LspHub {
             Ok(c) => {
                 let c = Arc::new(c);
                 state.client = Some(c.clone());
+                self.set_state(i, LspState::Ready, state.restarts, None);
                 Ok(c)
             }
             Err(e) => {
@@ -239,6 +303,7 @@ impl LspHub {
                     spec.log.display()
                 );
                 state.failed = Some(reason.clone());
+                self.set_state(i, LspState::Failed, state.restarts, Some(reason.clone()));
                 Err(reason)
             }
         }
@@ -259,13 +324,15 @@ impl LspHub {
 
     /// What each server covering `rel` says of `text` as its content, in config order: its
     /// diagnostics (all severities), or why it did not answer. Each server gets its own wait
-    /// after it has the text; `start_bound` caps the whole, start-up included.
+    /// after it has the text (`wait` instead, when given); `start_bound` caps the whole,
+    /// start-up included.
     async fn ask(
         &self,
         rel: &str,
         text: &str,
         start_bound: Option<Duration>,
-    ) -> Vec<(String, Result<Vec<Diagnostic>, String>)> {
+        wait: Option<Duration>,
+    ) -> Vec<(String, Result<Vec<Diagnostic>, Unanswered>)> {
         let uri = match file_uri(&self.workspace.join(rel)) {
             Some(u) => u,
             None => return Vec::new(),
@@ -276,8 +343,10 @@ impl LspHub {
             let lang = lang.clone();
             async move {
                 let work = async {
-                    let client = self.client(i, rel).await?;
-                    let raw = client.diagnostics(&uri, &lang, text, def.wait).await?;
+                    let client = self.client(i, rel).await.map_err(Unanswered::Failed)?;
+                    let raw = client
+                        .diagnostics(&uri, &lang, text, wait.unwrap_or(def.wait))
+                        .await?;
                     Ok(raw
                         .iter()
                         .map(|d| convert::diagnostic(d, &def.name))
@@ -285,11 +354,11 @@ impl LspHub {
                 };
                 let answer = match start_bound {
                     Some(b) => tokio::time::timeout(b, work).await.unwrap_or_else(|_| {
-                        Err(format!(
+                        Err(Unanswered::Late(format!(
                             "{}: no diagnostics within {}",
                             def.name,
                             seconds(b)
-                        ))
+                        )))
                     }),
                     None => work.await,
                 };
@@ -308,19 +377,36 @@ impl LspHub {
         old: Option<&str>,
         new: &str,
     ) -> PreviewDiagnostics {
+        self.check_change_waiting(rel, old, new, None, false)
+            .await
+            .0
+    }
+
+    /// [`Self::check_change`], each server waited for `wait` instead of its own wait when given;
+    /// also whether a server was only slow (asked again with a longer wait, it may answer).
+    /// `asks_again`: the caller will ask a slow server again, and its line says so.
+    pub(crate) async fn check_change_waiting(
+        &self,
+        rel: &str,
+        old: Option<&str>,
+        new: &str,
+        wait: Option<Duration>,
+        asks_again: bool,
+    ) -> (PreviewDiagnostics, bool) {
         let before = match old {
-            Some(old) => self.ask(rel, old, None).await,
+            Some(old) => self.ask(rel, old, None, wait).await,
             None => self
                 .servers_for(rel)
                 .into_iter()
                 .map(|n| (n, Ok(Vec::new())))
                 .collect(),
         };
-        let after = self.ask(rel, new, None).await;
+        let after = self.ask(rel, new, None, wait).await;
         let mut old_all = Vec::new();
         let mut new_all = Vec::new();
         let mut servers = Vec::new();
         let mut unavailable = Vec::new();
+        let mut late = false;
         for ((name, b), (_, a)) in before.into_iter().zip(after) {
             match (b, a) {
                 (Ok(b), Ok(a)) => {
@@ -328,22 +414,29 @@ impl LspHub {
                     new_all.extend(a);
                     servers.push(name);
                 }
-                (Err(e), _) | (_, Err(e)) => unavailable.push(e),
+                (Err(e), _) | (_, Err(e)) => {
+                    let slow = matches!(e, Unanswered::Late(_));
+                    late |= slow;
+                    unavailable.push(if slow && asks_again {
+                        format!("{} (still waiting for it)", e.text())
+                    } else {
+                        e.text().to_string()
+                    });
+                }
             }
         }
         if servers.is_empty() {
-            return PreviewDiagnostics::Unavailable {
-                reason: if unavailable.is_empty() {
-                    "no language server covers this file".into()
-                } else {
-                    unavailable.join("; ")
-                },
+            let reason = if unavailable.is_empty() {
+                "no language server covers this file".into()
+            } else {
+                unavailable.join("; ")
             };
+            return (PreviewDiagnostics::Unavailable { reason }, late);
         }
         let mut d: DiagnosticsDelta = convert::delta(old_all, new_all);
         d.servers = servers;
         d.unavailable = unavailable;
-        PreviewDiagnostics::Ready(d)
+        (PreviewDiagnostics::Ready(d), late)
     }
 
     /// The errors and warnings of `text`, the content `rel` now has on disk, bounded; waits at
@@ -356,13 +449,13 @@ impl LspHub {
     ) -> FileDiagnostics {
         let mut out = FileDiagnostics::default();
         let mut all = Vec::new();
-        for (name, answer) in self.ask(rel, text, Some(bound)).await {
+        for (name, answer) in self.ask(rel, text, Some(bound), None).await {
             match answer {
                 Ok(list) => {
                     all.extend(list);
                     out.servers.push(name);
                 }
-                Err(e) => out.unavailable.push(e),
+                Err(e) => out.unavailable.push(e.text().to_string()),
             }
         }
         let (list, omitted) = convert::bound(convert::serious(all));

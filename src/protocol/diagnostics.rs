@@ -170,3 +170,29 @@ impl PreviewDiagnostics {
         }
     }
 }
+
+/// Where a language server is in its life, as `/status` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum LspState {
+    /// Found, not needed yet (a server starts with the first file of its kind).
+    NotStarted,
+    Ready,
+    /// It could not start, or exited too often: not started again in this session.
+    Failed,
+    /// Left out until the folder is trusted (it runs the project's code).
+    Withheld,
+}
+
+/// One language server of the session: its name, state and, when it failed, why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LspServerView {
+    pub(crate) name: String,
+    pub(crate) state: LspState,
+    /// Times it was started again after exiting (it is started again when next needed, at
+    /// most three times).
+    #[serde(default)]
+    pub(crate) restarts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reason: Option<String>,
+}

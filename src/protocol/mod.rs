@@ -21,7 +21,8 @@ pub use checkpoint::{
     RestoreReport, RestoreScope, RestoreStatus, RestoredFile, SkippedFile, TurnCheckpoint,
 };
 pub(crate) use diagnostics::{
-    Diagnostic, DiagnosticsDelta, FileDiagnostics, PreviewDiagnostics, Severity,
+    Diagnostic, DiagnosticsDelta, FileDiagnostics, LspServerView, LspState, PreviewDiagnostics,
+    Severity,
 };
 pub(crate) use image::{Image, ImageAttachment, ImageFormat};
 pub use mcp::{
@@ -751,6 +752,9 @@ pub enum Event {
     /// An MCP server started, became ready (its tools, prompts and resources), failed (with the
     /// reason) or stopped. Sent whenever that changes. Live only: never journaled.
     McpServer { server: McpServerView },
+    /// The session's language servers and their states: sent at start when there are any, and
+    /// whenever one starts, exits or fails. Live only: never journaled.
+    LanguageServers { servers: Vec<LspServerView> },
     /// Something non-fatal the person should know (a torn journal line, a truncated AGENTS.md).
     Warning { message: String },
     /// The working mode now in force (after [`Op::SetMode`], or at start when not `ask`).
@@ -885,6 +889,7 @@ impl Event {
                 | Event::Checkpoints { .. }
                 | Event::RestorePlan { .. }
                 | Event::McpServer { .. }
+                | Event::LanguageServers { .. }
                 | Event::TurnRefused { .. }
                 | Event::Retry { .. }
                 | Event::AnswerRetried { .. }

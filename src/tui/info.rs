@@ -60,6 +60,7 @@ pub(crate) struct StatusReport {
     /// The authority and the sandbox profile, as the status line says them.
     pub(crate) authority: String,
     pub(crate) mcp: Vec<McpServerView>,
+    pub(crate) lsp: Vec<crate::protocol::LspServerView>,
     pub(crate) workspace: String,
 }
 
@@ -436,6 +437,33 @@ fn mode_grants(mode: WorkMode) -> &'static str {
 }
 
 /// `/status`: one fact a line, a label column and its value.
+/// `pyright (ready), ruff (not started yet), rust-analyzer (withheld: folder not trusted)`.
+fn language_servers(servers: &[crate::protocol::LspServerView]) -> String {
+    use crate::protocol::LspState;
+    if servers.is_empty() {
+        return "none found".to_string();
+    }
+    servers
+        .iter()
+        .map(|s| {
+            let mut state = match s.state {
+                LspState::NotStarted => "not started yet".to_string(),
+                LspState::Ready => "ready".to_string(),
+                LspState::Failed => "failed".to_string(),
+                LspState::Withheld => "withheld: folder not trusted".to_string(),
+            };
+            if s.restarts > 0 {
+                state.push_str(&format!(", restarted {}×", s.restarts));
+            }
+            if let Some(reason) = &s.reason {
+                state.push_str(&format!(": {reason}"));
+            }
+            format!("{} ({state})", s.name)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn status(r: &StatusReport) -> Vec<Line<'static>> {
     let context = match r.context {
         Some((used, window)) if window > 0 => format!(
@@ -477,11 +505,12 @@ fn status(r: &StatusReport) -> Vec<Line<'static>> {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let lsp = language_servers(&r.lsp);
     let session = match &r.resume_command {
         Some(cmd) if !r.session_id.is_empty() => format!("{} ({cmd})", r.session_id),
         _ => r.session_id.clone(),
     };
-    let rows: [(&str, String); 9] = [
+    let rows: [(&str, String); 10] = [
         ("model", format!("{} · {}", r.model, r.provider)),
         ("context", context),
         ("usage", usage),
@@ -492,6 +521,7 @@ fn status(r: &StatusReport) -> Vec<Line<'static>> {
         ),
         ("authority", r.authority.clone()),
         ("MCP", mcp),
+        ("LSP", lsp),
         ("workspace", r.workspace.clone()),
         ("session", session),
     ];

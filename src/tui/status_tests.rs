@@ -89,6 +89,19 @@ fn session_one_turn_in() -> AppState {
             log: None,
         },
     });
+    let lsp = |name: &str, state, restarts, reason: Option<&str>| LspServerView {
+        name: name.into(),
+        state,
+        restarts,
+        reason: reason.map(str::to_string),
+    };
+    s.apply(Event::LanguageServers {
+        servers: vec![
+            lsp("pyright", LspState::Ready, 1, None),
+            lsp("ruff", LspState::NotStarted, 0, None),
+            lsp("rust-analyzer", LspState::Withheld, 0, None),
+        ],
+    });
     s
 }
 

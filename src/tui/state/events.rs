@@ -50,6 +50,7 @@ impl AppState {
                 | Event::Sessions { .. }
                 | Event::SessionExited { .. }
                 | Event::McpServer { .. }
+                | Event::LanguageServers { .. }
         ) {
             self.turns.retry = None;
         }
@@ -182,6 +183,7 @@ impl AppState {
                 ),
             ),
             Event::McpServer { server } => self.mcp_changed(server),
+            Event::LanguageServers { servers } => self.lsp = servers,
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
             // A guard's block is the tool cell's own error (`blocked by hook NAME: …`, so it has
             // no words here); the rest of what hooks decide is a line of the transcript.

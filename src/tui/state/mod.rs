@@ -293,6 +293,8 @@ pub(crate) struct AppState {
     workspace_dir: Option<PathBuf>,
     /// The session's MCP servers as last reported, by name.
     mcp: Vec<McpServerView>,
+    /// The session's language servers as last reported, for `/status`.
+    lsp: Vec<crate::protocol::LspServerView>,
     /// The installed Agent Skills (`/skills`).
     skills: Vec<crate::protocol::SkillSummary>,
     outbox: Vec<Op>,
@@ -328,6 +330,7 @@ impl AppState {
             hint: None,
             workspace_dir: None,
             mcp: Vec::new(),
+            lsp: Vec::new(),
             skills: Vec::new(),
             outbox: Vec::new(),
             effects: Vec::new(),

@@ -321,6 +321,7 @@ impl AppState {
             mode: self.status.mode,
             authority: self.status.policy_mode.clone(),
             mcp: self.mcp.clone(),
+            lsp: self.lsp.clone(),
             workspace: self.status.workspace.clone(),
         }
     }
