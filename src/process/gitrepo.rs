@@ -242,7 +242,13 @@ pub(crate) fn linked_checkout(dir: &Path) -> Option<PathBuf> {
             }
             let checkout = common.parent()?;
             let rel = dir.strip_prefix(&top).ok()?;
-            return Some(checkout.join(rel));
+            // Joined only when there is something to join: `join("")` adds a trailing slash,
+            // and trust is looked up by the path's text.
+            return Some(if rel.as_os_str().is_empty() {
+                checkout.to_path_buf()
+            } else {
+                checkout.join(rel)
+            });
         }
         if !top.pop() {
             return None;
@@ -655,6 +661,19 @@ mod tests {
         let repo = locate(&ws, &ws).unwrap().unwrap();
         assert_eq!(repo.common_dir, main.join(".git"));
         assert!(repo.git_dir.starts_with(main.join(".git/worktrees")));
+        // Its trust is its checkout's, directory for directory.
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        assert_eq!(
+            linked_checkout(&ws).map(|p| p.display().to_string()),
+            Some(main.display().to_string())
+        );
+        assert_eq!(linked_checkout(&ws.join("sub")), Some(main.join("sub")));
+        assert_eq!(linked_checkout(&main), None);
+        // A `.git` file naming the same git directory from elsewhere is no worktree of it.
+        let impostor = root.join("impostor");
+        std::fs::create_dir_all(&impostor).unwrap();
+        std::fs::copy(ws.join(".git"), impostor.join(".git")).unwrap();
+        assert_eq!(linked_checkout(&impostor), None);
     }
 
     #[test]
