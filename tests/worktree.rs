@@ -47,7 +47,10 @@ fn repository(sb: &Sandbox) -> PathBuf {
 fn worktree_of(ws: &Path, name: &str) -> PathBuf {
     ws.parent()
         .unwrap()
-        .join(format!("{}.worktrees", ws.file_name().unwrap().to_string_lossy()))
+        .join(format!(
+            "{}.worktrees",
+            ws.file_name().unwrap().to_string_lossy()
+        ))
         .join(name)
 }
 
@@ -110,7 +113,11 @@ async fn a_run_in_a_worktree_edits_it_on_its_branch_and_leaves_the_checkout_unto
         std::fs::read_to_string(ws.join("README.md")).unwrap(),
         README
     );
-    assert_eq!(git(&ws, &["status", "--porcelain"]), "", "the checkout is clean");
+    assert_eq!(
+        git(&ws, &["status", "--porcelain"]),
+        "",
+        "the checkout is clean"
+    );
     assert_eq!(git(&ws, &["branch", "--show-current"]), "main");
     assert_eq!(git(&wt, &["branch", "--show-current"]), "pablo/fix-1");
     assert_eq!(git(&wt, &["status", "--porcelain"]), " M README.md");
@@ -170,7 +177,10 @@ async fn a_sandboxed_command_in_a_worktree_cannot_write_the_repository_s_git_dir
             "{refused} was writable: {result}"
         );
     }
-    assert!(output.contains("work=0"), "the worktree is writable: {result}");
+    assert!(
+        output.contains("work=0"),
+        "the worktree is writable: {result}"
+    );
     assert_eq!(
         std::fs::read_to_string(ws.join(".git/HEAD")).unwrap(),
         head_before
@@ -233,7 +243,10 @@ async fn worktrees_are_listed_and_removed_and_uncommitted_work_is_not_removed_un
     let (code, out, err) = pablo(&sb, &["worktree", "remove", "alpha", "--force", "--json"]).await;
     assert_eq!(code, Some(0), "{err}");
     let line: Value = serde_json::from_str(out.trim()).unwrap();
-    assert_eq!(line["branch_deleted"], true, "nothing of it was unmerged: {line}");
+    assert_eq!(
+        line["branch_deleted"], true,
+        "nothing of it was unmerged: {line}"
+    );
     assert!(!alpha.exists());
     assert_eq!(git(&ws, &["branch", "--list", "pablo/alpha"]), "");
 
@@ -250,7 +263,10 @@ async fn worktrees_are_listed_and_removed_and_uncommitted_work_is_not_removed_un
     run_json(&sb, &server, "again", &["--worktree", "beta"])
         .await
         .succeeded();
-    assert!(beta.join("more.txt").exists(), "the kept branch is checked out");
+    assert!(
+        beta.join("more.txt").exists(),
+        "the kept branch is checked out"
+    );
 
     let (code, _, err) = pablo(&sb, &["worktree", "remove", "gamma"]).await;
     assert_eq!(code, Some(2));
@@ -264,7 +280,11 @@ async fn bad_names_and_folders_outside_a_repository_are_refused_with_their_codes
     // Not a repository yet.
     let run = run_json(&sb, &server, "x", &["--worktree", "fine"]).await;
     assert_eq!(run.code, Some(2));
-    assert_eq!(run.lines[0]["code"], "not_a_git_repository", "{:?}", run.lines);
+    assert_eq!(
+        run.lines[0]["code"], "not_a_git_repository",
+        "{:?}",
+        run.lines
+    );
     let ws = repository(&sb);
     for bad in ["../up", "a/b", "-flag", ".hidden", "x..y", "name.lock", ""] {
         let run = run_json(&sb, &server, "x", &[&format!("--worktree={bad}")]).await;
@@ -280,7 +300,11 @@ async fn bad_names_and_folders_outside_a_repository_are_refused_with_their_codes
     std::fs::create_dir_all(&taken).unwrap();
     std::fs::write(taken.join("mine.txt"), "mine\n").unwrap();
     let run = run_json(&sb, &server, "x", &["--worktree", "taken"]).await;
-    assert_eq!(run.lines[0]["code"], "worktree_path_taken", "{:?}", run.lines);
+    assert_eq!(
+        run.lines[0]["code"], "worktree_path_taken",
+        "{:?}",
+        run.lines
+    );
     assert!(taken.join("mine.txt").exists());
     assert!(server.requests().is_empty(), "no model was called");
     let (code, _, err) = pablo(&sb, &["--worktree", "x", "sessions"]).await;
@@ -304,14 +328,9 @@ async fn a_resumed_session_goes_back_to_its_worktree() {
     let wt = worktree_of(&ws, "later");
     // Resumed from the checkout (the current directory), with an edit.
     edit_readme(&server, "# demo, resumed\n");
-    let run = run_json(
-        &sb,
-        &server,
-        "go on",
-        &["--allow-write", "--resume", &id],
-    )
-    .await
-    .succeeded();
+    let run = run_json(&sb, &server, "go on", &["--allow-write", "--resume", &id])
+        .await
+        .succeeded();
     assert_eq!(workspace_of(&run), wt);
     assert_eq!(
         std::fs::read_to_string(wt.join("README.md")).unwrap(),
@@ -379,7 +398,11 @@ async fn a_worktree_of_an_untrusted_checkout_stays_untrusted_and_of_a_trusted_on
         project.push(say("Project's endpoint."));
         run_configured(&sb, &ws, &["--worktree", name]).await;
     }
-    assert_eq!(project.requests().len(), 2, "the trusted checkout's worktrees");
+    assert_eq!(
+        project.requests().len(),
+        2,
+        "the trusted checkout's worktrees"
+    );
     assert_eq!(person.requests().len(), 1);
 
     // Trust is the checkout's: revoking it in a worktree revokes it for all of them.
@@ -391,7 +414,11 @@ async fn a_worktree_of_an_untrusted_checkout_stays_untrusted_and_of_a_trusted_on
     run_configured(&sb, &ws, &[]).await;
     person.push(say("And in the worktree."));
     run_configured(&sb, &wt, &[]).await;
-    assert_eq!(project.requests().len(), 2, "the checkout is untrusted again");
+    assert_eq!(
+        project.requests().len(),
+        2,
+        "the checkout is untrusted again"
+    );
     assert_eq!(person.requests().len(), 3);
 }
 
@@ -411,7 +438,11 @@ fn hostile_repository(sb: &Sandbox, marks: &Path) -> PathBuf {
     std::fs::write(&config, text).unwrap();
     let hook = ws.join(".git/hooks/post-checkout");
     std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
-    std::fs::write(&hook, format!("#!/bin/sh\ntouch {}/hook\n", marks.display())).unwrap();
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\ntouch {}/hook\n", marks.display()),
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
     for name in ["reference-transaction", "post-index-change"] {
@@ -431,7 +462,10 @@ async fn making_listing_and_removing_a_worktree_runs_no_hook_or_filter_of_the_re
         .await
         .succeeded();
     let wt = worktree_of(&ws, "calm");
-    assert_eq!(std::fs::read_to_string(wt.join("README.md")).unwrap(), README);
+    assert_eq!(
+        std::fs::read_to_string(wt.join("README.md")).unwrap(),
+        README
+    );
     std::fs::write(wt.join("README.md"), "# changed, so status hashes it\n").unwrap();
     let (code, out, err) = pablo(&sb, &["worktree", "list"]).await;
     assert_eq!(code, Some(0), "{err}");
@@ -446,7 +480,17 @@ async fn making_listing_and_removing_a_worktree_runs_no_hook_or_filter_of_the_re
 
     // The same repository under plain git runs them: the test's traps are real.
     let plain = ws.parent().unwrap().join("plain");
-    git(&ws, &["worktree", "add", "-q", "-b", "plain", plain.to_str().unwrap()]);
+    git(
+        &ws,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "plain",
+            plain.to_str().unwrap(),
+        ],
+    );
     let ran: Vec<String> = std::fs::read_dir(marks.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -516,16 +560,18 @@ async fn an_isolated_agent_leaves_its_edit_on_a_branch_of_its_own_and_the_checko
                 0 => ScriptedResponse::sse(openai::tool_call_answer(
                     "t1",
                     "agent_task",
-                    &[&json!({"description": "fix apart", "prompt": "Fix the readme.",
+                    &[
+                        &json!({"description": "fix apart", "prompt": "Fix the readme.",
                               "agent": "fixer"})
-                        .to_string()],
+                        .to_string(),
+                    ],
                 )),
                 1 => ScriptedResponse::sse(openai::tool_call_answer(
                     "t2",
                     "agent_task",
                     &[&json!({"description": "look apart", "prompt": "Look.",
                               "agent": "looker"})
-                        .to_string()],
+                    .to_string()],
                 )),
                 _ => ScriptedResponse::sse(openai::text_answer("Done.")),
             }

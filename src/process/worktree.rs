@@ -681,3 +681,71 @@ impl SafeGit {
         Ok(text.strip_suffix('\n').unwrap_or(&text).to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_git_or_a_path_would_misread_are_refused() {
+        for good in ["fix-1", "Feature_2", "v1.2", "a"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        let long = "x".repeat(65);
+        for bad in [
+            "",
+            "../up",
+            "a/b",
+            "-flag",
+            ".hidden",
+            "x..y",
+            "name.lock",
+            "end.",
+            "sp ace",
+            "tab\t",
+            "a@{1}",
+            "star*",
+            "q?",
+            "col:on",
+            "til~de",
+            "car^et",
+            "br[ack",
+            "back\\slash",
+            long.as_str(),
+        ] {
+            let e = check_name(bad).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::WorktreeNameInvalid, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_worktree_list_is_read_record_by_record() {
+        let text = "worktree /r/main\0HEAD abc\0branch refs/heads/main\0\0\
+                    worktree /r/main.worktrees/x\0HEAD def\0branch refs/heads/pablo/x\0\0\
+                    worktree /r/detached\0HEAD 123\0detached\0\0";
+        assert_eq!(
+            parse_worktree_list(text),
+            vec![
+                Registered {
+                    path: "/r/main".into(),
+                    branch: Some("main".into())
+                },
+                Registered {
+                    path: "/r/main.worktrees/x".into(),
+                    branch: Some("pablo/x".into())
+                },
+                Registered {
+                    path: "/r/detached".into(),
+                    branch: None
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn every_filter_driver_of_a_listing_is_found_whatever_its_name() {
+        let listing = "core.bare\nfalse\0filter.lfs.smudge\ngit-lfs smudge\0filter.a.b.clean\nx\0\
+                       filter.lfs.process\ny\0Filter.Evil.Smudge\nz\0diff.x.textconv\nq\0";
+        assert_eq!(filter_drivers(listing), ["lfs", "a.b", "Evil"]);
+    }
+}

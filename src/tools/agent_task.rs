@@ -511,6 +511,22 @@ mod tests {
     }
 
     #[test]
+    fn isolation_worktree_is_read_and_an_isolation_pablo_does_not_know_refuses_the_file() {
+        let (a, _) = parse_agent_file(
+            "---\ndescription: d\nisolation: worktree\n---\n",
+            "apart",
+            "t",
+        )
+        .unwrap();
+        assert!(a.worktree);
+        let (b, _) = parse_agent_file("---\ndescription: d\n---\n", "here", "t").unwrap();
+        assert!(!b.worktree);
+        let why = parse_agent_file("---\ndescription: d\nisolation: container\n---\n", "x", "t")
+            .unwrap_err();
+        assert!(why.contains("isolation"), "{why}");
+    }
+
+    #[test]
     fn a_file_without_front_matter_or_description_is_refused_with_why() {
         assert!(
             parse_agent_file("just text", "x", "t")
