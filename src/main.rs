@@ -34,6 +34,8 @@ macro_rules! out {
 
 mod cmd;
 
+use cmd::sessions::{choose_resume_workspace, find_session, resume_workspace};
+
 #[derive(Parser, Debug)]
 #[command(name = "pablo", version, about = "A terminal coding agent", long_about = None)]
 struct Cli {
@@ -41,6 +43,10 @@ struct Cli {
     common: Common,
     #[command(subcommand)]
     command: Option<Command>,
+    /// Work in the git worktree NAME of this repository (made from HEAD on the branch
+    /// pablo/NAME unless it exists), not in the checkout (`pablo run --worktree` for a task).
+    #[arg(long, value_name = "NAME")]
+    worktree: Option<String>,
 }
 
 /// Flags every front-end understands.
@@ -166,6 +172,10 @@ enum Command {
         /// Continue a journaled session (an id or a unique prefix; see `pablo sessions`).
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
+        /// Work in the git worktree NAME (made from HEAD on the branch pablo/NAME unless it
+        /// exists), not in the checkout.
+        #[arg(long, value_name = "NAME", conflicts_with = "resume")]
+        worktree: Option<String>,
         /// Also write the final answer to FILE (empty when the run ended without one).
         #[arg(long, value_name = "FILE")]
         output_last_message: Option<PathBuf>,
@@ -307,6 +317,12 @@ enum Command {
         #[command(subcommand)]
         command: HooksCommand,
     },
+    /// The git worktrees pablo made of this repository (`--worktree NAME`, agents with
+    /// `isolation: worktree`): list them, remove one.
+    Worktree {
+        #[command(subcommand)]
+        command: cmd::worktree::WorktreeCommand,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -341,6 +357,7 @@ impl Command {
             | Command::Policy {
                 command: PolicyCommand::Check { json, .. } | PolicyCommand::Rules { json, .. },
             } => *json,
+            Command::Worktree { command } => command.prints_json(),
             _ => false,
         }
     }
@@ -590,13 +607,25 @@ fn start_telemetry(launch: &Launch) -> Vec<String> {
     notes
 }
 
-fn command(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<ExitCode> {
+fn command(runtime: &tokio::runtime::Runtime, mut cli: Cli) -> Result<ExitCode> {
+    if let Some(name) = &cli.worktree {
+        if cli.command.is_some() {
+            return Err(Refusal::new(
+                ErrorCode::UsageError,
+                "--worktree before a command is for the TUI; give it to the command \
+                 (`pablo run --worktree NAME TASK`)",
+            )
+            .into());
+        }
+        cmd::worktree::enter(&mut cli.common, name)?;
+    }
     match cli.command {
         Some(Command::Run {
             task,
             json,
             auto_approve,
             resume,
+            worktree,
             output_last_message,
         }) => {
             let args = cmd::run::RunArgs {
@@ -604,6 +633,7 @@ fn command(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<ExitCode> {
                 json,
                 auto_approve,
                 resume,
+                worktree,
                 output_last_message,
             };
             runtime.block_on(cmd::run::run(cli.common, args))
@@ -642,6 +672,7 @@ fn command(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<ExitCode> {
             runtime.block_on(cmd::settings::mcp_command(&cli.common, command))
         }
         Some(Command::Hooks { command }) => cmd::settings::hooks_command(&cli.common, command),
+        Some(Command::Worktree { command }) => cmd::worktree::command(&cli.common, command),
         Some(Command::Doctor { json }) => {
             runtime.block_on(cmd::settings::doctor(&cli.common, json))
         }
@@ -735,96 +766,6 @@ async fn resume_once(
     let summary = pablo::tui::run(launch::spawn(setup.value), workspace, options).await?;
     outln!("{summary}");
     Ok(summary.next())
-}
-
-/// When a session is resumed from another directory, the person chooses where it continues
-/// (before the full-screen view takes the terminal). Without a terminal to ask, the original
-/// workspace wins, as with `pablo run --resume`.
-fn choose_resume_workspace(info: &pablo::session::SessionInfo) -> Result<PathBuf> {
-    use std::io::{BufRead, IsTerminal, Write};
-    let original = PathBuf::from(&info.workspace);
-    let cwd = std::env::current_dir()?;
-    let cwd = cwd.canonicalize().unwrap_or(cwd);
-    if cwd == original || !std::io::stdin().is_terminal() {
-        return Ok(original);
-    }
-    let mut err = std::io::stderr().lock();
-    write!(
-        err,
-        "session {} worked in {}\nyou are in {}\ncontinue in the original workspace? [Y/n] ",
-        info.id,
-        original.display(),
-        cwd.display()
-    )?;
-    err.flush()?;
-    let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer)?;
-    Ok(match answer.trim().to_ascii_lowercase().as_str() {
-        "n" | "no" => cwd,
-        _ => original,
-    })
-}
-
-/// The session named by `id` (a unique prefix is enough), or with `last` the most recent one of
-/// the workspace (`--workspace` or the current directory).
-fn find_session(
-    common: &Common,
-    id: Option<&str>,
-    last: bool,
-) -> Result<(String, pablo::session::SessionInfo)> {
-    let store = pablo::session::default_store()?;
-    if last || id.is_none() {
-        let ws = match &common.workspace {
-            Some(w) => w.clone(),
-            None => std::env::current_dir()?,
-        };
-        let info = store.last_for_workspace(&ws).ok_or_else(|| {
-            pablo::session::SessionError::NoneForWorkspace {
-                workspace: ws.display().to_string(),
-            }
-        })?;
-        return Ok((info.id.clone(), info));
-    }
-    let id = store.resolve(id.unwrap_or_default())?;
-    let info = store.info(&id)?;
-    Ok((id, info))
-}
-
-/// A resumed session works in its original workspace unless `--workspace` says otherwise; either
-/// way a difference from where pablo was started is said out loud (stderr, so `--json` stays
-/// clean).
-fn resume_workspace(common: &Common, info: &pablo::session::SessionInfo) -> Result<LaunchOptions> {
-    let mut options = common.launch_options(Front::Headless);
-    let original = PathBuf::from(&info.workspace);
-    match &options.workspace {
-        Some(w) => {
-            let w = w.canonicalize().unwrap_or_else(|_| w.clone());
-            if w != original {
-                eprintln!(
-                    "pablo: session {} worked in {}; continuing it in {} as --workspace asks",
-                    info.id,
-                    original.display(),
-                    w.display()
-                );
-            }
-        }
-        None => {
-            let cwd = std::env::current_dir()?;
-            let cwd = cwd.canonicalize().unwrap_or(cwd);
-            if cwd != original {
-                eprintln!(
-                    "pablo: session {} worked in {}, not in the current directory {}; continuing \
-                     it in {} (pass --workspace DIR to continue elsewhere)",
-                    info.id,
-                    original.display(),
-                    cwd.display(),
-                    original.display()
-                );
-            }
-            options.workspace = Some(original);
-        }
-    }
-    Ok(options)
 }
 
 /// `pablo acp`: stdout carries only JSON-RPC; logs go to the log file (`PABLO_LOG`).

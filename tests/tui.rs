@@ -28,6 +28,7 @@ mod small_things;
 mod subagents;
 mod subtasks;
 mod waiting;
+mod worktree;
 
 /// The real binary in a PTY, its screen kept up to date by a vt100 parser.
 struct Terminal {

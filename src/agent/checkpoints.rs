@@ -73,7 +73,7 @@ impl Conversation {
         preview: &Preview,
         ctx: &ToolContext,
     ) -> Result<ToolResult, ToolFailure> {
-        let Some(c) = self.shared.checkpoints.clone() else {
+        let Some(c) = self.checkpoints() else {
             return tool.commit_result(args, preview, ctx).await;
         };
         let scanned = tool.kind() == ToolKind::Execute;

@@ -60,6 +60,8 @@ pub(crate) struct Conversation {
     pub(super) scope: Option<Arc<SubScope>>,
     /// A read-only subagent: commands run only when known to just read.
     pub(super) shell_reads_only: bool,
+    /// Set for a subagent that works in a worktree of its own ([`super::isolation`]).
+    pub(super) isolation: Option<super::Isolation>,
 }
 
 impl Conversation {
@@ -83,6 +85,7 @@ impl Conversation {
             turn_changed: Default::default(),
             scope: None,
             shell_reads_only: false,
+            isolation: None,
         }
     }
 

@@ -77,7 +77,7 @@ impl Conversation {
         input.insert("session_id".into(), json!(self.session_id));
         input.insert(
             "cwd".into(),
-            json!(self.shared.hooks.cwd().display().to_string()),
+            json!(self.hooks().cwd().display().to_string()),
         );
         input.insert("hook_event_name".into(), json!(event.claude_name()));
         input.insert("event".into(), json!(event.as_str()));
@@ -91,7 +91,7 @@ impl Conversation {
     async fn run_hooks(&self, event: HookEvent, hooks: Vec<Hook>, input: &Value) -> Vec<Ran> {
         let mut out = Vec::new();
         for hook in hooks {
-            let run = self.shared.hooks.run(&hook, input).await;
+            let run = self.hooks().run(&hook, input).await;
             let answer = answer::read(event, &hook, &run);
             let stop = event.guards() && answer.decision.blocks();
             out.push(Ran {
@@ -147,13 +147,12 @@ impl Conversation {
         args: &Value,
         preview: &Preview,
     ) -> Result<Gate, ToolFailure> {
-        let hooks = &self.shared.hooks;
+        let hooks = self.hooks();
         if !hooks.any(HookEvent::PreToolUse) {
             return Ok(Gate::default());
         }
-        let matching = hooks.pre_tool_matching(tool.name(), || {
-            simple_commands(&self.shared.policy, preview)
-        });
+        let matching =
+            hooks.pre_tool_matching(tool.name(), || simple_commands(self.policy(), preview));
         if matching.is_empty() {
             return Ok(Gate::default());
         }
@@ -209,7 +208,7 @@ impl Conversation {
         call: &ToolCall,
         outcome: ToolOutcome,
     ) -> ToolOutcome {
-        let hooks = &self.shared.hooks;
+        let hooks = self.hooks();
         if !hooks.any(HookEvent::PostToolUse) {
             return outcome;
         }
@@ -261,7 +260,7 @@ impl Conversation {
 
     /// `user_prompt_submit`, before anything is sent.
     pub(super) async fn prompt_hooks(&self, prompt: &str) -> PromptGate {
-        let hooks = &self.shared.hooks;
+        let hooks = self.hooks();
         if !hooks.any(HookEvent::UserPromptSubmit) {
             return PromptGate::Go {
                 context: vec![],
@@ -292,7 +291,7 @@ impl Conversation {
     pub(super) async fn file_changed_hooks(&mut self) {
         let changed: BTreeMap<String, &'static str> =
             std::mem::take(&mut *self.turn_changed.lock());
-        if !self.shared.hooks.any(HookEvent::FileChanged) {
+        if !self.hooks().any(HookEvent::FileChanged) {
             return;
         }
         for (path, kind) in changed {
@@ -305,7 +304,7 @@ impl Conversation {
             if matching.is_empty() {
                 continue;
             }
-            if let Some(why) = outside_reach(self.shared.hooks.cwd(), &path) {
+            if let Some(why) = outside_reach(self.hooks().cwd(), &path) {
                 self.emit(Event::Warning {
                     message: format!("file_changed hooks were not run for {path}: {why}"),
                 });
@@ -313,7 +312,7 @@ impl Conversation {
             }
             let input = self.hook_input(
                 HookEvent::FileChanged,
-                json!({"path": path, "change": kind, "file_path": self.shared.hooks.cwd().join(&path)}),
+                json!({"path": path, "change": kind, "file_path": self.hooks().cwd().join(&path)}),
             );
             let runs = self
                 .run_hooks(HookEvent::FileChanged, matching, &input)
@@ -354,7 +353,7 @@ impl Conversation {
     /// checkpoint (journaled as the hooks' own `files_changed`), so undo restores it with the
     /// change it followed.
     async fn hooks_rewrote(&self, path: &str) -> bool {
-        let Some(c) = self.shared.checkpoints.clone() else {
+        let Some(c) = self.checkpoints() else {
             return false;
         };
         let paths = vec![path.to_string()];
@@ -377,10 +376,10 @@ impl Conversation {
     /// `stop`, when the model has finished: the reason of a hook that blocks is sent to the
     /// model as the next message and the turn goes on (`continuations` times at most).
     pub(super) async fn stop_hooks(&self, continuations: u32) -> Option<String> {
-        if !self.shared.hooks.any(HookEvent::Stop) || continuations >= MAX_STOP_CONTINUATIONS {
+        if !self.hooks().any(HookEvent::Stop) || continuations >= MAX_STOP_CONTINUATIONS {
             return None;
         }
-        let matching: Vec<Hook> = self.shared.hooks.of(HookEvent::Stop).to_vec();
+        let matching: Vec<Hook> = self.hooks().of(HookEvent::Stop).to_vec();
         let input = self.hook_input(
             HookEvent::Stop,
             json!({"stop_hook_active": continuations > 0, "continuations": continuations}),
@@ -401,7 +400,7 @@ impl Conversation {
     /// `session_start` (`startup`, or `resume` for a conversation with a history): its
     /// context goes to the model with the first prompt.
     pub(super) async fn session_start_hooks(&mut self) {
-        if !self.shared.hooks.any(HookEvent::SessionStart) {
+        if !self.hooks().any(HookEvent::SessionStart) {
             return;
         }
         let source = if self.messages.is_empty() {
@@ -432,7 +431,7 @@ impl Conversation {
 
     /// `pre_compact` (`manual` or `auto`): told, cannot stop it.
     pub(super) async fn pre_compact_hooks(&self, trigger: &str) {
-        if !self.shared.hooks.any(HookEvent::PreCompact) {
+        if !self.hooks().any(HookEvent::PreCompact) {
             return;
         }
         let matching: Vec<Hook> = self
@@ -453,7 +452,7 @@ impl Conversation {
     /// `notification` (`approval` waits, `turn_ended`): told, in the background, so the turn
     /// never waits for it.
     pub(super) fn notify_hooks(&self, kind: &str, message: String) {
-        let hooks = self.shared.hooks.clone();
+        let hooks = self.hooks().clone();
         if !hooks.any(HookEvent::Notification) {
             return;
         }

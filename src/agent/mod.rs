@@ -25,6 +25,7 @@ mod diagnostics;
 mod dispatch;
 mod forward;
 mod hooks;
+mod isolation;
 pub(crate) mod limits;
 pub(crate) mod mcp_input;
 pub(crate) mod mode;
@@ -46,6 +47,7 @@ use parking_lot::Mutex;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
+pub(crate) use isolation::{Isolated, Isolation, Isolator};
 pub(crate) use limits::{Budget, Limits};
 
 use crate::core::{ApprovalMode, EventRecorder, EventSink};
@@ -77,6 +79,9 @@ pub struct AgentSetup {
     pub model_switcher: Option<ModelSwitcher>,
     /// The person's hooks (`crate::hooks::Hooks::none()` for none).
     pub hooks: Arc<crate::hooks::Hooks>,
+    /// Makes the worktree of each task of an `isolation: worktree` agent; `None` refuses such
+    /// tasks.
+    pub(crate) isolator: Option<Isolator>,
 }
 
 /// Builds a model client for a model name and an optional provider (the launch's settings
@@ -116,6 +121,7 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
         model_switcher: setup.model_switcher,
         switched_model: Arc::new(Mutex::new(None)),
         hooks: setup.hooks,
+        isolator: setup.isolator,
         waiting: Mutex::new(HashMap::new()),
         asking: tokio::sync::Mutex::new(()),
         checks: Mutex::new(HashMap::new()),

@@ -46,6 +46,8 @@ pub(crate) struct Shared {
     pub(super) switched_model: SwitchedModel,
     /// The person's hooks (docs/hooks.md); none configured: an empty set.
     pub(super) hooks: Arc<crate::hooks::Hooks>,
+    /// Makes the worktree of an `isolation: worktree` agent's task ([`super::isolation`]).
+    pub(super) isolator: Option<super::Isolator>,
     /// The tool calls waiting for the person's answer, by call id.
     pub(super) waiting: Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>,
     /// Held by the call whose question the person is shown: subagents running side by side ask

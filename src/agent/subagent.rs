@@ -222,8 +222,17 @@ impl Conversation {
                     .await?;
             }
         }
+        let isolated = if agent.worktree {
+            Some(self.isolate(&agent).await?)
+        } else {
+            None
+        };
+        let mut conversation = self.child(&agent, Placement::Call(call.id.clone()));
+        if let Some(isolated) = isolated {
+            conversation.enter_worktree(&agent, isolated);
+        }
         Ok(Admitted {
-            conversation: self.child(&agent, Placement::Call(call.id.clone())),
+            conversation,
             input: TurnInput {
                 text: args.prompt,
                 images: Vec::new(),
@@ -231,6 +240,30 @@ impl Conversation {
             agent,
             description: args.description,
         })
+    }
+
+    /// A fresh worktree for a task of `agent` (`isolation: worktree`), made off the turn's
+    /// thread (git runs).
+    async fn isolate(&self, agent: &AgentDefinition) -> Result<super::Isolated, ToolFailure> {
+        let isolator = self.shared.isolator.clone().ok_or_else(|| {
+            ToolFailure::new(
+                ErrorCode::SubagentFailed,
+                format!(
+                    "the {} agent works in a worktree of its own (isolation: worktree), which \
+                     this session cannot make",
+                    agent.name
+                ),
+            )
+        })?;
+        let (name, host) = (agent.name.clone(), self.shared.host.clone());
+        tokio::task::spawn_blocking(move || isolator(&name, &host))
+            .await
+            .map_err(|e| {
+                ToolFailure::new(
+                    ErrorCode::Internal,
+                    format!("making the worktree stopped: {e}"),
+                )
+            })?
     }
 
     /// The conversation `agent` works in, beside this one over the same shared state: a fresh
@@ -284,6 +317,25 @@ impl Conversation {
             }
         }
         child
+    }
+}
+
+impl Conversation {
+    /// Moves this (subagent's) conversation into the worktree of `isolated`: its tools are
+    /// `agent`'s, taken from the worktree's catalog (no MCP tool: the servers work in the
+    /// checkout), and it is told where it works.
+    fn enter_worktree(&mut self, agent: &AgentDefinition, isolated: super::Isolated) {
+        let names: Vec<&str> = agent.tool_names().iter().map(|t| t.native()).collect();
+        self.catalog = isolated.catalog.narrowed(&names, None);
+        let w = &isolated.isolation.worktree;
+        self.system_prompt.push_str(&format!(
+            "\nYou work in a git worktree of your own, {}, on the branch {}: your file tools and \
+             commands act there, not in the person's checkout. What you change stays on that \
+             branch until someone merges it; do not commit unless your task says so.\n",
+            w.path.display(),
+            w.branch
+        ));
+        self.isolation = Some(isolated.isolation);
     }
 }
 
@@ -405,11 +457,27 @@ async fn run_subagent_inner(
         Some(message) => Some((String::new(), message)),
         None => conversation.scope.as_ref().and_then(|s| s.take_error()),
     };
+    let left = conversation.leave_worktree().await;
+    let ending = Ending {
+        stop_reason,
+        answer,
+        error,
+        left,
+    };
     SubagentEnd {
-        outcome: subagent_outcome(&agent.name, stop_reason, answer, error, &conversation),
+        outcome: subagent_outcome(&agent.name, ending, &conversation),
         usage: conversation.usage,
         cost_usd: conversation.cost_usd,
     }
+}
+
+/// How a subagent's task ended, for its result.
+struct Ending {
+    stop_reason: StopReason,
+    answer: String,
+    error: Option<(String, String)>,
+    /// An isolated subagent's worktree, as it left it.
+    left: Option<crate::tools::agent_task::WorktreeLeft>,
 }
 
 /// The parent's tool result: the answer when the subagent finished, else why it did not (and
@@ -417,13 +485,24 @@ async fn run_subagent_inner(
 /// tool calls, the session's network requests) fails with that budget's code, so the parent's
 /// turn ends on it exactly as on a call of its own that the budget refused; a subagent that spent
 /// only its own budget fails as `subagent_failed`, and the parent goes on.
-fn subagent_outcome(
-    agent: &str,
-    stop_reason: StopReason,
-    answer: String,
-    error: Option<(String, String)>,
-    conversation: &Conversation,
-) -> ToolOutcome {
+fn subagent_outcome(agent: &str, ending: Ending, conversation: &Conversation) -> ToolOutcome {
+    let Ending {
+        stop_reason,
+        answer,
+        error,
+        left,
+    } = ending;
+    // A failed task's worktree is said too: what it changed there is still there.
+    let kept = left
+        .as_ref()
+        .filter(|l| l.changed)
+        .map(|l| {
+            format!(
+                "; its changes are left in the worktree {} on the branch {}",
+                l.path, l.branch
+            )
+        })
+        .unwrap_or_default();
     match stop_reason {
         StopReason::EndTurn | StopReason::MaxTokens => {
             let result = SubagentResult {
@@ -431,12 +510,13 @@ fn subagent_outcome(
                 answer,
                 tool_calls: conversation.budget.tool_calls(),
                 model_calls: conversation.budget.model_calls(),
+                worktree: left,
             };
             ToolOutcome::ok(serde_json::to_value(result).unwrap_or(Value::Null))
         }
         StopReason::Cancelled => ToolFailure::new(
             ErrorCode::Cancelled,
-            format!("the {agent} subagent was stopped before it answered"),
+            format!("the {agent} subagent was stopped before it answered{kept}"),
         )
         .into_outcome(),
         StopReason::BudgetExhausted | StopReason::Error => {
@@ -452,7 +532,7 @@ fn subagent_outcome(
                 Some(ErrorCode::CostBudgetExhausted) => ErrorCode::CostBudgetExhausted,
                 _ => ErrorCode::SubagentFailed,
             };
-            let mut message = format!("the {agent} subagent did not finish: {why}");
+            let mut message = format!("the {agent} subagent did not finish: {why}{kept}");
             if !answer.trim().is_empty() {
                 message.push_str("; what it had written: ");
                 message.push_str(&answer);

@@ -176,24 +176,22 @@ impl Conversation {
                 ),
             ));
         }
-        let mode = self.shared.policy.mode();
+        let mode = self.policy().mode();
         mode::refuse_before_preview(mode, tool.name(), tool.kind())?;
         let ctx = ToolContext {
             call_id: call.id.clone(),
             cancel: cancel.clone(),
             events: self.tool_events(),
-            host: self.shared.host.clone(),
+            host: self.host().clone(),
         };
         let mut preview = match tool.preview(&args, &ctx).await {
             Ok(p) => p,
             // A preview that cannot be made (the file exists, or changed) would invite a retry
             // the policy then denies: the policy's answer on the path comes first.
             Err(f) => {
-                let denial = tool.write_target(&args).and_then(|path| {
-                    self.shared
-                        .policy
-                        .deny_write(tool.name(), tool.kind(), &path)
-                });
+                let denial = tool
+                    .write_target(&args)
+                    .and_then(|path| self.policy().deny_write(tool.name(), tool.kind(), &path));
                 return Err(match denial {
                     Some(verdict) => denied(tool.name(), &verdict),
                     None => f,
@@ -220,10 +218,7 @@ impl Conversation {
         }
         // After a per-hunk review: the hunks the person did not accept, for the result.
         let mut not_applied = None;
-        let verdict = self
-            .shared
-            .policy
-            .decide(tool.name(), tool.kind(), &mut preview);
+        let verdict = self.policy().decide(tool.name(), tool.kind(), &mut preview);
         let verdict = gate.adjust(verdict);
         let verdict = mode::apply(mode, tool.name(), verdict)?;
         if self.shell_reads_only {
@@ -256,8 +251,7 @@ impl Conversation {
         // preview or a rule removed in the meantime cannot slip through.
         let mut recheck = preview.clone();
         if self
-            .shared
-            .policy
+            .policy()
             .decide(tool.name(), tool.kind(), &mut recheck)
             .decision
             == Decision::Deny
@@ -313,8 +307,7 @@ impl Conversation {
         };
         let mut recheck = preview.clone();
         if self
-            .shared
-            .policy
+            .policy()
             .decide(tool.name(), tool.kind(), &mut recheck)
             .decision
             == Decision::Deny
@@ -417,7 +410,7 @@ impl Conversation {
                 call_id: call.id.clone(),
                 cancel: cancel.clone(),
                 events: self.tool_events(),
-                host: self.shared.host.clone(),
+                host: self.host().clone(),
             };
             self.start_preview_check(&approval_id, t, &preview, ctx)
         });
@@ -443,7 +436,7 @@ impl Conversation {
             ApprovalAnswer::AllowOnce => Ok((preview, None)),
             ApprovalAnswer::AllowAlways => {
                 if rememberable {
-                    self.shared.policy.remember(tool.name(), &preview)?;
+                    self.policy().remember(tool.name(), &preview)?;
                 }
                 Ok((preview, None))
             }

@@ -144,7 +144,7 @@ impl Conversation {
             self.emit_hook(HookEvent::UserPromptSubmit, ran, None, None, context);
         }
         let text = with_hook_text(text, hook_context);
-        let now = self.shared.policy.mode();
+        let now = self.policy().mode();
         let mut text = text;
         // The mode's change since the last turn, and `$NAME` of an installed skill (the model
         // is asked to load it): notes after the prompt, journaled for resume.

@@ -6,3 +6,4 @@ pub(crate) mod generate;
 pub(crate) mod run;
 pub(crate) mod sessions;
 pub(crate) mod settings;
+pub(crate) mod worktree;

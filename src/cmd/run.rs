@@ -18,15 +18,17 @@ pub struct RunArgs {
     pub(crate) json: bool,
     pub(crate) auto_approve: bool,
     pub(crate) resume: Option<String>,
+    pub(crate) worktree: Option<String>,
     pub(crate) output_last_message: Option<PathBuf>,
 }
 
-pub(crate) async fn run(common: Common, args: RunArgs) -> Result<ExitCode> {
+pub(crate) async fn run(mut common: Common, args: RunArgs) -> Result<ExitCode> {
     let RunArgs {
         task,
         json,
         auto_approve,
         resume,
+        worktree,
         output_last_message,
     } = args;
     // Nothing to do is the person's mistake, said before a model is called (or paid for).
@@ -40,6 +42,9 @@ pub(crate) async fn run(common: Common, args: RunArgs) -> Result<ExitCode> {
     // SIGTERM is taken from here on: the turn is cancelled and awaited, the run ends with an
     // `error` line and exit 143, and the session's temporary files are removed on the way out.
     let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    if let Some(name) = &worktree {
+        super::worktree::enter(&mut common, name)?;
+    }
     let resumed = match &resume {
         Some(id) => Some(find_session(&common, Some(id), false)?),
         None => None,

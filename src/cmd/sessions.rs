@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::{Common, find_session, resume_workspace};
+use crate::{Common, Front};
 use pablo::core::ErrorCode;
 use pablo::launch::Launch;
+use pablo::launch::LaunchOptions;
 
 /// `pablo undo`: the last turn(s) of a session taken back, files only (exit status 0 when every
 /// file was restored, 1 when some were left alone, 2 on error).
@@ -231,4 +232,97 @@ pub(crate) fn write_whole(path: &Path, text: &str) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     written.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// When a session is resumed from another directory, the person chooses where it continues
+/// (before the full-screen view takes the terminal). Without a terminal to ask, the original
+/// workspace wins, as with `pablo run --resume`.
+pub(crate) fn choose_resume_workspace(info: &pablo::session::SessionInfo) -> Result<PathBuf> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let original = PathBuf::from(&info.workspace);
+    let cwd = std::env::current_dir()?;
+    let cwd = cwd.canonicalize().unwrap_or(cwd);
+    if cwd == original || !std::io::stdin().is_terminal() {
+        return Ok(original);
+    }
+    let mut err = std::io::stderr().lock();
+    write!(
+        err,
+        "session {} worked in {}\nyou are in {}\ncontinue in the original workspace? [Y/n] ",
+        info.id,
+        original.display(),
+        cwd.display()
+    )?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(match answer.trim().to_ascii_lowercase().as_str() {
+        "n" | "no" => cwd,
+        _ => original,
+    })
+}
+
+/// The session named by `id` (a unique prefix is enough), or with `last` the most recent one of
+/// the workspace (`--workspace` or the current directory).
+pub(crate) fn find_session(
+    common: &Common,
+    id: Option<&str>,
+    last: bool,
+) -> Result<(String, pablo::session::SessionInfo)> {
+    let store = pablo::session::default_store()?;
+    if last || id.is_none() {
+        let ws = match &common.workspace {
+            Some(w) => w.clone(),
+            None => std::env::current_dir()?,
+        };
+        let info = store.last_for_workspace(&ws).ok_or_else(|| {
+            pablo::session::SessionError::NoneForWorkspace {
+                workspace: ws.display().to_string(),
+            }
+        })?;
+        return Ok((info.id.clone(), info));
+    }
+    let id = store.resolve(id.unwrap_or_default())?;
+    let info = store.info(&id)?;
+    Ok((id, info))
+}
+
+/// A resumed session works in its original workspace unless `--workspace` says otherwise; either
+/// way a difference from where pablo was started is said out loud (stderr, so `--json` stays
+/// clean).
+pub(crate) fn resume_workspace(
+    common: &Common,
+    info: &pablo::session::SessionInfo,
+) -> Result<LaunchOptions> {
+    let mut options = common.launch_options(Front::Headless);
+    let original = PathBuf::from(&info.workspace);
+    match &options.workspace {
+        Some(w) => {
+            let w = w.canonicalize().unwrap_or_else(|_| w.clone());
+            if w != original {
+                eprintln!(
+                    "pablo: session {} worked in {}; continuing it in {} as --workspace asks",
+                    info.id,
+                    original.display(),
+                    w.display()
+                );
+            }
+        }
+        None => {
+            let cwd = std::env::current_dir()?;
+            let cwd = cwd.canonicalize().unwrap_or(cwd);
+            if cwd != original {
+                eprintln!(
+                    "pablo: session {} worked in {}, not in the current directory {}; continuing \
+                     it in {} (pass --workspace DIR to continue elsewhere)",
+                    info.id,
+                    original.display(),
+                    cwd.display(),
+                    original.display()
+                );
+            }
+            options.workspace = Some(original);
+        }
+    }
+    Ok(options)
 }

@@ -177,6 +177,13 @@ error_codes! {
     SessionDirsUnavailable = "session_dirs_unavailable",
     SessionImportInvalid = "session_import_invalid",
     SessionTurnOutOfRange = "session_turn_out_of_range",
+    // Git worktrees (`--worktree`, `pablo worktree`, `isolation: worktree`).
+    NotAGitRepository = "not_a_git_repository",
+    WorktreeNameInvalid = "worktree_name_invalid",
+    WorktreeNotFound = "worktree_not_found",
+    WorktreeDirty = "worktree_dirty",
+    WorktreePathTaken = "worktree_path_taken",
+    WorktreeFailed = "worktree_failed",
     // Checkpoints, undo and rewind.
     NothingToUndo = "nothing_to_undo",
     NotEnoughTurns = "not_enough_turns",

@@ -174,6 +174,7 @@ pub(super) fn spawn_agent(agent: Agent<'_>) -> AgentLoop {
     AgentLoop(spawn(AgentSetup {
         mode: Default::default(),
         model_switcher: None,
+        isolator: None,
         hooks: agent.hooks,
         session_id: "bench".into(),
         model: agent.model,

@@ -14,9 +14,11 @@ pub mod observe;
 mod sandbox;
 pub mod trust;
 mod undo;
+mod worktree;
 
 pub use sandbox::{run_sandboxed, sandbox_status};
 pub use undo::UndoOutcome;
+pub use worktree::{WorktreeEntry, WorktreeState, enter_worktree, worktree_list, worktree_remove};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -123,6 +125,9 @@ pub enum LaunchError {
     InvalidBudget(f64),
     #[error(transparent)]
     Checkpoint(#[from] crate::session::checkpoint::CheckpointError),
+    /// A git worktree could not be made, listed or removed (`--worktree`, `pablo worktree`).
+    #[error("{message}")]
+    Worktree { code: ErrorCode, message: String },
 }
 
 impl Coded for LaunchError {
@@ -139,6 +144,7 @@ impl Coded for LaunchError {
             LaunchError::PriceUnknown { .. } => ErrorCode::ModelPriceUnknown,
             LaunchError::InvalidBudget(_) => ErrorCode::ConfigInvalid,
             LaunchError::Checkpoint(e) => e.code(),
+            LaunchError::Worktree { code, .. } => *code,
         }
     }
 }
@@ -357,7 +363,16 @@ impl Launch {
         policy: &Arc<PolicyEngine>,
         parts: HostParts,
     ) -> Result<Arc<Host>, LaunchError> {
-        let state_dir = self.session_state_dir(session_id);
+        self.host_in(self.session_state_dir(session_id), policy, parts)
+    }
+
+    /// [`Launch::host_with`] keeping its state in `state_dir`.
+    fn host_in(
+        &self,
+        state_dir: PathBuf,
+        policy: &Arc<PolicyEngine>,
+        parts: HostParts,
+    ) -> Result<Arc<Host>, LaunchError> {
         std::fs::create_dir_all(&state_dir).map_err(|e| LaunchError::StateDir {
             path: state_dir.clone(),
             message: e.to_string(),
@@ -371,7 +386,9 @@ impl Launch {
         });
         let services = crate::tools::HostServices {
             editor: parts.editor,
-            network: crate::tools::web_fetch::NetworkBudget::new(self.limits.max_network_requests),
+            network: parts.network.unwrap_or_else(|| {
+                crate::tools::web_fetch::NetworkBudget::new(self.limits.max_network_requests)
+            }),
             memory,
             changes: parts
                 .checkpoints
@@ -681,11 +698,13 @@ impl Launch {
             lsp: Some(lsp),
             checkpoints: checkpoints.clone(),
             editor: start.editor,
+            network: None,
         };
         let host = self.host_with(&start.session_id, &policy, parts)?;
         let hooks = self.hooks(&policy);
         warnings.extend(hooks.warnings());
         let mut system_prompt = self.system_prompt().into_value(&mut warnings);
+        let setup_session_id = start.session_id.clone();
         // In the stable part of the prompt: the list is the same on every request.
         system_prompt.push_str(&crate::tools::skill_load::prompt_section(&skills));
         let setup = AgentSetup {
@@ -703,6 +722,7 @@ impl Launch {
             recorder: Some(start.journal),
             mode: self.start_mode(),
             model_switcher: Some(self.model_switcher()),
+            isolator: Some(self.isolator(&setup_session_id)),
         };
         Ok(Warned::new(setup, warnings))
     }
@@ -835,6 +855,9 @@ struct HostParts {
     lsp: Option<Arc<crate::lsp::LspHub>>,
     checkpoints: Option<Arc<Checkpoints>>,
     editor: Option<Arc<dyn Editor>>,
+    /// The count of `web.fetch` requests to share (an isolated subagent's host counts against
+    /// the session's); `None`: a count of its own.
+    network: Option<crate::tools::web_fetch::NetworkBudget>,
 }
 
 /// What [`Launch::build_setup`] composes an agent for: a new session or a resumed one.

@@ -235,27 +235,38 @@ impl TrustStore {
     }
 
     /// Whether `workspace` (canonical) is trusted. A trust file the workspace itself could have
-    /// written (inside it) is ignored.
+    /// written (inside it) is ignored. A linked worktree is trusted when its main checkout is
+    /// ([`trust_key`]): a worktree holds the same repository, so one decision covers both.
     pub(crate) fn is_trusted(&self, workspace: &Path) -> Result<bool, PolicyError> {
-        if inside(&self.file, workspace) {
+        let key = trust_key(workspace);
+        if inside(&self.file, workspace) || inside(&self.file, &key) {
             return Ok(false);
         }
-        let ws = workspace.to_string_lossy();
-        Ok(self.read()?.workspaces.iter().any(|w| *w == ws))
+        let listed = self.read()?.workspaces;
+        let is_listed = |p: &Path| {
+            let p = p.to_string_lossy();
+            listed.iter().any(|w| *w == p)
+        };
+        Ok(is_listed(&key) || is_listed(workspace))
     }
 
-    /// Marks `workspace` trusted (or not). Refused when the trust file would be inside it.
+    /// Marks `workspace` trusted (or not): for a linked worktree, its main checkout, which
+    /// covers every worktree of it. Refused when the trust file would be inside it.
     pub fn set_trusted(&self, workspace: &Path, trusted: bool) -> Result<(), PolicyError> {
-        if inside(&self.file, workspace) {
-            return Err(PolicyError::StoreInWorkspace {
-                path: self.file.clone(),
-            });
+        let key = trust_key(workspace);
+        for dir in [workspace, key.as_path()] {
+            if inside(&self.file, dir) {
+                return Err(PolicyError::StoreInWorkspace {
+                    path: self.file.clone(),
+                });
+            }
         }
         let mut f = self.read()?;
         let ws = workspace.to_string_lossy().into_owned();
-        f.workspaces.retain(|w| *w != ws);
+        let key = key.to_string_lossy().into_owned();
+        f.workspaces.retain(|w| *w != ws && *w != key);
         if trusted {
-            f.workspaces.push(ws);
+            f.workspaces.push(key);
         }
         let text = serde_json::to_string_pretty(&f).map_err(|e| PolicyError::Store {
             path: self.file.clone(),
@@ -263,6 +274,12 @@ impl TrustStore {
         })?;
         write_atomic(&self.file, text.as_bytes())
     }
+}
+
+/// The folder whose trust decides `workspace`'s: the same directory of the main checkout when
+/// `workspace` lies in a linked worktree of it (which git wrote at both ends), else itself.
+fn trust_key(workspace: &Path) -> PathBuf {
+    crate::process::gitrepo::linked_checkout(workspace).unwrap_or_else(|| workspace.to_path_buf())
 }
 
 /// `path` is `dir` or below it, comparing canonical forms where they exist.

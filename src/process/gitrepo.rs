@@ -103,7 +103,7 @@ fn within(roots: &[PathBuf], p: &Path) -> bool {
 
 /// The repository whose `.git` entry is `dot_git` (in `top`), every part of which must lie in
 /// `roots` (canonical; the workspace first).
-fn examine(
+pub(crate) fn examine(
     roots: &[PathBuf],
     top: &Path,
     dot_git: &Path,
@@ -203,6 +203,57 @@ fn links_back(git_dir: &Path, dot_git: &Path) -> bool {
         return false;
     };
     in_worktrees && canonical(Path::new(back.trim())) == canonical(dot_git)
+}
+
+/// For a directory of a linked worktree, the same directory of the main checkout it belongs to
+/// (`<checkout>/.git/worktrees/NAME` names the worktree; `dir` may lie below its top); `None`
+/// for anything else. Only a link git wrote at both ends counts (see [`links_back`]): the far
+/// end lies in the checkout's `.git`, which no command of a session can write, so a repository
+/// cannot make itself pass for a worktree of another.
+pub(crate) fn linked_checkout(dir: &Path) -> Option<PathBuf> {
+    let dir = canonical(dir)?;
+    let mut top = dir.clone();
+    loop {
+        let dot_git = top.join(".git");
+        if let Ok(meta) = std::fs::symlink_metadata(&dot_git) {
+            if !meta.is_file() {
+                // A checkout of its own (or a placeholder): not a linked worktree here.
+                if meta.is_dir() && !dot_git.join("HEAD").exists() {
+                    if !top.pop() {
+                        return None;
+                    }
+                    continue;
+                }
+                return None;
+            }
+            let text = std::fs::read_to_string(&dot_git).ok()?;
+            let named = text.trim().strip_prefix("gitdir:")?.trim().to_string();
+            let git_dir = canonical(&top.join(named))?;
+            if !links_back(&git_dir, &dot_git) {
+                return None;
+            }
+            let common = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
+            let common = canonical(&git_dir.join(common.trim()))?;
+            // `<checkout>/.git/worktrees/NAME`: the common directory is the one above.
+            if git_dir.parent().and_then(Path::parent) != Some(common.as_path())
+                || common.file_name().is_none_or(|n| n != ".git")
+            {
+                return None;
+            }
+            let checkout = common.parent()?;
+            let rel = dir.strip_prefix(&top).ok()?;
+            // Joined only when there is something to join: `join("")` adds a trailing slash,
+            // and trust is looked up by the path's text.
+            return Some(if rel.as_os_str().is_empty() {
+                checkout.to_path_buf()
+            } else {
+                checkout.join(rel)
+            });
+        }
+        if !top.pop() {
+            return None;
+        }
+    }
 }
 
 /// The most repositories (submodules, theirs, and git directories kept under `modules/`) one
@@ -350,7 +401,7 @@ fn module_dirs(
 
 /// The paths (relative to its work tree) of the gitlinks in `repo`'s index, listed by git with
 /// nothing of the repository able to run. A path that leaves the work tree is refused.
-fn gitlinks(git: &Path, repo: &GitRepo) -> Result<Vec<PathBuf>, Outside> {
+pub(crate) fn gitlinks(git: &Path, repo: &GitRepo) -> Result<Vec<PathBuf>, Outside> {
     let out = std::process::Command::new(git)
         .args([
             "-c",
@@ -610,6 +661,19 @@ mod tests {
         let repo = locate(&ws, &ws).unwrap().unwrap();
         assert_eq!(repo.common_dir, main.join(".git"));
         assert!(repo.git_dir.starts_with(main.join(".git/worktrees")));
+        // Its trust is its checkout's, directory for directory.
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        assert_eq!(
+            linked_checkout(&ws).map(|p| p.display().to_string()),
+            Some(main.display().to_string())
+        );
+        assert_eq!(linked_checkout(&ws.join("sub")), Some(main.join("sub")));
+        assert_eq!(linked_checkout(&main), None);
+        // A `.git` file naming the same git directory from elsewhere is no worktree of it.
+        let impostor = root.join("impostor");
+        std::fs::create_dir_all(&impostor).unwrap();
+        std::fs::copy(ws.join(".git"), impostor.join(".git")).unwrap();
+        assert_eq!(linked_checkout(&impostor), None);
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //!   `id_rsa`, `*.pem`, …) is covered: a file by `/dev/null`, a directory by an empty read-only
 //!   tmpfs. A link with such a name is followed, and its target covered when it lies in the
 //!   workspace;
-//! - the home directory is left out, except the way to the workspace and the toolchains the
+//! - the home directory is left out, except the way to the workspace (and, for a linked git
+//!   worktree, to its repository's git directories in the main checkout) and the toolchains the
 //!   command's `PATH` runs from (`~/.cargo`, `~/.rustup`, `~/.pyenv`, `~/.local/bin`, …): every
 //!   other entry of the home directory (and of each directory on the way to what is kept) is
 //!   covered, so `~/.ssh`, `~/.aws`, `~/.netrc`, `~/.config` and other projects' `.env` files are
@@ -80,6 +81,15 @@ pub(crate) fn plan(inputs: &MaskInputs<'_>) -> Result<MaskPlan, MaskError> {
         .filter(|h| usable_home(h, &workspace))
     {
         let mut keep: Vec<PathBuf> = vec![workspace.clone()];
+        // A linked worktree's repository lives in its checkout's `.git`, outside the workspace:
+        // git cannot work without it, and in a checkout it is in view anyway.
+        if let Ok(Some(repo)) = super::gitrepo::locate(&workspace, &workspace) {
+            for dir in [repo.git_dir, repo.common_dir] {
+                if !dir.starts_with(&workspace) {
+                    keep.push(dir);
+                }
+            }
+        }
         keep.extend(toolchain_roots(&home, inputs));
         keep.extend(support.clone());
         let before = out.dirs.len() + out.files.len();
@@ -351,5 +361,52 @@ mod tests {
         assert!(!plan.files.contains(&ws.join("README.md")));
         let outside = canonical(&root.path().join("usr-local-bin"));
         assert!(!plan.dirs.contains(&outside), "{plan:?}");
+    }
+
+    #[test]
+    fn a_worktree_s_repository_in_its_checkout_stays_in_view_and_the_checkout_s_files_do_not() {
+        let root = tempfile::tempdir().unwrap();
+        let home = canonical(&root.path().join("home"));
+        let checkout = home.join("src/proj");
+        std::fs::create_dir_all(&checkout).unwrap();
+        let git = |dir: &Path, args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(dir)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&checkout, &["init", "-q"]);
+        git(&checkout, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        std::fs::write(checkout.join(".env"), "SECRET=1").unwrap();
+        std::fs::write(checkout.join("README.md"), "x").unwrap();
+        let ws = home.join("src/proj.worktrees/task");
+        git(&checkout, &["worktree", "add", "-q", ws.to_str().unwrap()]);
+        let home = canonical(&home);
+        let (ws, checkout) = (canonical(&ws), canonical(&checkout));
+        let plan = plan(&MaskInputs {
+            workspace: &ws,
+            home: Some(&home),
+            path_dirs: Vec::new(),
+            toolchain_homes: Vec::new(),
+            own: &[],
+            support: None,
+            is_credential: &|_| false,
+        })
+        .unwrap();
+        let hidden = |p: &Path| {
+            plan.dirs.iter().any(|d| p.starts_with(d)) || plan.files.iter().any(|f| f == p)
+        };
+        assert!(!hidden(&checkout.join(".git/HEAD")), "{plan:?}");
+        assert!(!hidden(&checkout.join(".git/worktrees")), "{plan:?}");
+        assert!(!hidden(&ws), "{plan:?}");
+        assert!(hidden(&checkout.join(".env")), "{plan:?}");
+        assert!(hidden(&checkout.join("README.md")), "{plan:?}");
     }
 }

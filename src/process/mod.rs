@@ -27,6 +27,7 @@ pub mod spawn;
 pub(crate) mod stage;
 pub(crate) mod start;
 pub(crate) mod temp;
+pub(crate) mod worktree;
 
 use std::time::Duration;
 

@@ -804,6 +804,7 @@ mod through_the_agent {
         let mut handle = spawn(AgentSetup {
             mode: Default::default(),
             model_switcher: None,
+            isolator: None,
             hooks: pablo::hooks::Hooks::none(),
             session_id: "s".into(),
             model: Arc::new(Scripted {

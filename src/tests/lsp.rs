@@ -144,6 +144,7 @@ mod agent_loop {
         agent::spawn(AgentSetup {
             mode: Default::default(),
             model_switcher: None,
+            isolator: None,
             hooks: pablo::hooks::Hooks::none(),
             session_id: "lsp".into(),
             model: Arc::new(ScriptedModel::from_json(script).unwrap()),

@@ -342,6 +342,7 @@ async fn every_tool_result_reaches_the_model_exactly_as_pinned() {
     let mut handle = spawn(AgentSetup {
         mode: Default::default(),
         model_switcher: None,
+        isolator: None,
         hooks: pablo::hooks::Hooks::none(),
         session_id: "pin".into(),
         model: Arc::new(model),

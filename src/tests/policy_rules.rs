@@ -505,6 +505,7 @@ mod rules_over_the_protocol {
         let mut h = agent::spawn(AgentSetup {
             mode: Default::default(),
             model_switcher: None,
+            isolator: None,
             hooks: pablo::hooks::Hooks::none(),
             session_id: "rules".into(),
             model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),

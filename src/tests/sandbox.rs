@@ -500,6 +500,7 @@ async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
     let mut agent = pablo::agent::spawn(pablo::agent::AgentSetup {
         mode: Default::default(),
         model_switcher: None,
+        isolator: None,
         hooks: pablo::hooks::Hooks::none(),
         session_id: "t".into(),
         model,

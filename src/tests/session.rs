@@ -143,6 +143,7 @@ fn setup(
     AgentSetup {
         mode: Default::default(),
         model_switcher: None,
+        isolator: None,
         hooks: pablo::hooks::Hooks::none(),
         session_id: id.to_string(),
         model,

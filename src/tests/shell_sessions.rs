@@ -468,6 +468,7 @@ fn spawn_agent(host: Arc<Host>) -> pablo::protocol::AgentHandle {
     pablo::agent::spawn(pablo::agent::AgentSetup {
         mode: Default::default(),
         model_switcher: None,
+        isolator: None,
         hooks: pablo::hooks::Hooks::none(),
         session_id: "test".into(),
         model: Arc::new(UnusedModel),

@@ -37,6 +37,7 @@ async fn typed_task_runs_through_the_agent_and_ctrl_c_twice_ends_the_loop() {
     let setup = AgentSetup {
         mode: Default::default(),
         model_switcher: None,
+        isolator: None,
         hooks: pablo::hooks::Hooks::none(),
         session_id: "s-loop".into(),
         model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),

@@ -4,7 +4,7 @@
 //! The tool here is what the model is offered (its schema, and a description that lists the
 //! agents it may name) and the agents themselves: the built-in `general` one, and custom agents
 //! read from markdown files in the format Claude Code uses (a YAML front matter with `name`,
-//! `description`, `tools`, `model`; the body is the agent's instructions). Running a subagent
+//! `description`, `tools`, `model`, `isolation`; the body is the agent's instructions). Running a subagent
 //! needs the turn loop, so the agent layer runs the call; [`Tool::commit_result`] is never the
 //! way it runs.
 
@@ -51,6 +51,8 @@ pub(crate) struct AgentDefinition {
     pub(crate) instructions: String,
     /// Where it was defined (`built-in`, or the file).
     pub(crate) source: String,
+    /// `isolation: worktree`: each task runs in a fresh git worktree of its own.
+    pub(crate) worktree: bool,
 }
 
 impl AgentDefinition {
@@ -66,6 +68,7 @@ impl AgentDefinition {
             model: None,
             instructions: String::new(),
             source: "built-in".into(),
+            worktree: false,
         }
     }
 
@@ -79,6 +82,7 @@ impl AgentDefinition {
             model: None,
             instructions: String::new(),
             source: "built-in".into(),
+            worktree: false,
         }
     }
 
@@ -120,6 +124,8 @@ struct FrontMatter {
     description: Option<String>,
     tools: Option<ToolsField>,
     model: Option<String>,
+    /// Claude Code's field: `worktree` runs each task in a git worktree of its own.
+    isolation: Option<String>,
 }
 
 /// Splits a markdown file into its YAML front matter (between `---` lines at the top) and the
@@ -238,6 +244,17 @@ pub(crate) fn parse_agent_file(
     let model = front.model.map(|m| m.trim().to_string()).filter(|m| {
         !m.is_empty() && !matches!(m.as_str(), "inherit" | "sonnet" | "opus" | "haiku")
     });
+    // An agent meant to work apart must never work in the checkout instead: an isolation
+    // pablo does not know refuses the file.
+    let worktree = match front.isolation.as_deref().map(str::trim) {
+        None | Some("") | Some("none") => false,
+        Some("worktree") => true,
+        Some(other) => {
+            return Err(format!(
+                "isolation: {other:?} is not known (the one isolation is `worktree`)"
+            ));
+        }
+    };
     let definition = AgentDefinition {
         name,
         description,
@@ -246,6 +263,7 @@ pub(crate) fn parse_agent_file(
         model,
         instructions: body.trim().to_string(),
         source: source.to_string(),
+        worktree,
     };
     Ok((definition, notes))
 }
@@ -298,6 +316,18 @@ pub(crate) struct SubagentResult {
     pub(crate) answer: String,
     pub(crate) tool_calls: u64,
     pub(crate) model_calls: u64,
+    /// The worktree an `isolation: worktree` agent worked in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) worktree: Option<WorktreeLeft>,
+}
+
+/// The worktree an isolated subagent leaves: its branch and directory, and whether it changed
+/// anything there (a worktree with no change and no commit is removed with its branch).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
+pub(crate) struct WorktreeLeft {
+    pub(crate) branch: String,
+    pub(crate) path: String,
+    pub(crate) changed: bool,
 }
 
 /// `agent: label` as the call's title.
@@ -315,13 +345,25 @@ pub(crate) fn show_result(data: &Value) -> Option<crate::protocol::describe::Res
     let r: SubagentResult = super::wording::typed(data)?;
     let mut lines = super::wording::lines_of(&r.answer).into_iter();
     let first = lines.next().unwrap_or_default();
+    let mut rest: Vec<String> = lines.collect();
+    match &r.worktree {
+        Some(w) if w.changed => rest.push(format!(
+            "its changes are on the branch {} in {}",
+            w.branch, w.path
+        )),
+        Some(w) => rest.push(format!(
+            "it changed nothing in its worktree, which was removed with {}",
+            w.branch
+        )),
+        None => {}
+    }
     Some(crate::protocol::describe::ResultView::lines(
         format!(
             "{} answered after {}: {first}",
             r.agent,
             crate::protocol::describe::plural(r.tool_calls, "tool call")
         ),
-        lines.collect(),
+        rest,
     ))
 }
 
@@ -466,6 +508,22 @@ mod tests {
         // An agent given tools but no MCP tool has none.
         let (b, _) = parse_agent_file("---\ndescription: d\ntools: Read\n---\n", "b", "t").unwrap();
         assert_eq!(b.mcp_scope(), None);
+    }
+
+    #[test]
+    fn isolation_worktree_is_read_and_an_isolation_pablo_does_not_know_refuses_the_file() {
+        let (a, _) = parse_agent_file(
+            "---\ndescription: d\nisolation: worktree\n---\n",
+            "apart",
+            "t",
+        )
+        .unwrap();
+        assert!(a.worktree);
+        let (b, _) = parse_agent_file("---\ndescription: d\n---\n", "here", "t").unwrap();
+        assert!(!b.worktree);
+        let why = parse_agent_file("---\ndescription: d\nisolation: container\n---\n", "x", "t")
+            .unwrap_err();
+        assert!(why.contains("isolation"), "{why}");
     }
 
     #[test]

@@ -57,6 +57,7 @@ pub(crate) async fn run(
     let mut handle = spawn(AgentSetup {
         mode: Default::default(),
         model_switcher: None,
+        isolator: None,
         hooks: pablo::hooks::Hooks::none(),
         session_id: setup.session_id.into(),
         model,

@@ -1,0 +1,102 @@
+//! `isolation: worktree`: a subagent that works in a git worktree of its own.
+//!
+//! Its agent file asks for it (Claude Code's front matter field); each of its tasks then gets a
+//! fresh worktree of the session's repository on a branch `pablo/<agent>-<tag>`, made by the
+//! launch ([`Isolator`]), with a host, a policy, hooks and a catalog rooted there: its file tools
+//! open the worktree, its commands run there in the sandbox, its paths are judged against the
+//! worktree. What it changes stays on that branch; the session's checkout, its checkpoints and
+//! its `file_changed` hooks never see it, and it reaches the checkout only if the person (or the
+//! parent) merges the branch. Approvals still go to the session's front-end, and the mode the
+//! person chooses holds in the worktree too. When the task ends, a worktree with nothing in it
+//! (no change, no commit) is removed with its branch; otherwise the result names both.
+
+use std::sync::Arc;
+
+use super::conversation::Conversation;
+use crate::core::ToolFailure;
+use crate::hooks::Hooks;
+use crate::policy::PolicyEngine;
+use crate::process::worktree::{Repository, Worktree};
+use crate::session::checkpoint::Checkpoints;
+use crate::tools::agent_task::WorktreeLeft;
+use crate::tools::{Catalog, Host};
+
+/// The worktree an isolated subagent works in, and what its tools work through there.
+pub(crate) struct Isolation {
+    pub(crate) host: Arc<Host>,
+    pub(crate) policy: Arc<PolicyEngine>,
+    pub(crate) hooks: Arc<Hooks>,
+    pub(crate) repository: Repository,
+    pub(crate) worktree: Worktree,
+}
+
+/// What the launch makes for one isolated task: the worktree's parts and its whole catalog (the
+/// agent's tools are narrowed from it).
+pub(crate) struct Isolated {
+    pub(crate) isolation: Isolation,
+    pub(crate) catalog: Catalog,
+}
+
+/// Makes the worktree of one task of the agent named by the first argument; the second is the
+/// session's host (the worktree's host shares its count of web requests).
+pub(crate) type Isolator = Arc<dyn Fn(&str, &Host) -> Result<Isolated, ToolFailure> + Send + Sync>;
+
+impl Conversation {
+    /// The host this conversation's tools work through: the worktree's for an isolated
+    /// subagent, else the session's.
+    pub(super) fn host(&self) -> &Arc<Host> {
+        match &self.isolation {
+            Some(i) => &i.host,
+            None => &self.shared.host,
+        }
+    }
+
+    /// The policy this conversation's calls are judged by. An isolated subagent's follows the
+    /// mode the person set for the session, also when they switch it while it runs.
+    pub(super) fn policy(&self) -> &Arc<PolicyEngine> {
+        match &self.isolation {
+            Some(i) => {
+                i.policy.set_mode(self.shared.policy.mode());
+                &i.policy
+            }
+            None => &self.shared.policy,
+        }
+    }
+
+    /// The hooks that run around this conversation's calls (in the worktree for an isolated
+    /// subagent).
+    pub(super) fn hooks(&self) -> &Arc<Hooks> {
+        match &self.isolation {
+            Some(i) => &i.hooks,
+            None => &self.shared.hooks,
+        }
+    }
+
+    /// The session's checkpoints, which hear of this conversation's changes; none for an
+    /// isolated subagent, whose changes are not the checkout's.
+    pub(super) fn checkpoints(&self) -> Option<Arc<Checkpoints>> {
+        match &self.isolation {
+            Some(_) => None,
+            None => self.shared.checkpoints.clone(),
+        }
+    }
+
+    /// The end of an isolated subagent's task: its background commands are stopped, and its
+    /// worktree is removed with its branch when it holds nothing new. What is left, for the
+    /// result; `None` for a conversation that is not isolated.
+    pub(super) async fn leave_worktree(&self) -> Option<WorktreeLeft> {
+        let i = self.isolation.as_ref()?;
+        i.host.sessions.kill_all().await;
+        let (repo, w) = (i.repository.clone(), i.worktree.clone());
+        let removed = tokio::task::spawn_blocking(move || repo.discard_if_unchanged(&w))
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or(false);
+        Some(WorktreeLeft {
+            branch: i.worktree.branch.clone(),
+            path: i.worktree.path.display().to_string(),
+            changed: !removed,
+        })
+    }
+}
