@@ -36,3 +36,4 @@ mod shell;
 mod spend_cap;
 mod subagents;
 mod tui;
+mod turn_calls;

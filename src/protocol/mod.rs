@@ -821,9 +821,15 @@ pub enum Event {
     },
     /// The turn (or the agent) failed.
     Error { code: String, message: String },
+    /// The turn ended. `usage` is the session's so far.
     TurnCompleted {
         stop_reason: StopReason,
         usage: Usage,
+        /// The requests the turn sent to the model: its own calls, its subagents', a summary's,
+        /// and each request sent again after a transient failure or a cut stream. `None` in a
+        /// journal written before pablo counted them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model_calls: Option<u64>,
     },
     /// The conversation neared the context window: its first `replaced_messages` messages were
     /// replaced by one user message holding `summary`. The journal keeps every original event;
@@ -957,6 +963,23 @@ impl CustomCommand {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_turn_completed_journaled_before_the_count_loads_without_model_calls() {
+        let old = r#"{"type":"turn_completed","stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}"#;
+        let Event::TurnCompleted { model_calls, .. } = serde_json::from_str(old).unwrap() else {
+            panic!("not a turn_completed");
+        };
+        assert_eq!(model_calls, None);
+        let new = Event::TurnCompleted {
+            stop_reason: StopReason::EndTurn,
+            usage: Usage::default(),
+            model_calls: Some(4),
+        };
+        let line = serde_json::to_value(&new).unwrap();
+        assert_eq!(line["model_calls"], 4);
+        assert_eq!(serde_json::from_value::<Event>(line).unwrap(), new);
+    }
 
     #[test]
     fn a_summary_names_the_path_or_command_and_a_memory_proposal_its_text() {

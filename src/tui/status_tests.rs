@@ -67,6 +67,7 @@ fn session_one_turn_in() -> AppState {
     s.apply(Event::TurnCompleted {
         stop_reason: StopReason::EndTurn,
         usage,
+        model_calls: Some(1),
     });
     s.apply(Event::ModeChanged {
         mode: WorkMode::AutoEdit,

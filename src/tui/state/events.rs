@@ -234,8 +234,23 @@ impl AppState {
                 }
                 self.notice(NoticeLevel::Error, format!("{code}: {message}"));
             }
-            Event::TurnCompleted { stop_reason, usage } => {
+            Event::TurnCompleted {
+                stop_reason,
+                usage,
+                model_calls,
+            } => {
                 self.finish_streaming();
+                // A journal of before the count says nothing, rather than a wrong 0.
+                if let Some(model_calls) = model_calls {
+                    let elapsed = self
+                        .turn_started()
+                        .filter(|_| !self.from_replay)
+                        .map(|t| self.clock.now.saturating_duration_since(t));
+                    self.transcript.push(CellKind::TurnEnd {
+                        model_calls,
+                        elapsed,
+                    });
+                }
                 self.turns.running = false;
                 self.alert(false, "pablo: the turn is done");
                 self.figures.run = usage;
