@@ -12,10 +12,12 @@ pub mod mcp;
 mod model;
 pub mod observe;
 mod sandbox;
+pub(crate) mod statusline;
 pub mod trust;
 mod undo;
 
 pub use sandbox::{run_sandboxed, sandbox_status};
+pub use statusline::StatusLine;
 pub use undo::UndoOutcome;
 
 use std::path::{Path, PathBuf};
@@ -805,6 +807,7 @@ impl Launch {
             alt_screen: self.layers.last(|c| c.tui.alt_screen),
             mode: Some(self.start_mode()),
             notifications: self.layers.last(|c| c.tui.notifications),
+            statusline_command: self.layers.last(|c| c.tui.statusline_command.clone()),
         }
     }
 

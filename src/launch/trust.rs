@@ -79,6 +79,11 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
             hook.command
         ));
     }
+    if let Some(c) = file.tui.statusline_command.take() {
+        out.push(format!(
+            "tui.statusline_command (runs the program `{c}` for the status line)"
+        ));
+    }
     let before = file.options.tools.len();
     let auto: Vec<String> = file
         .options
@@ -453,6 +458,9 @@ custom_deny_patterns = ["terraform"]
 default = "allow"
 allow = [{ id = "p.all", executable = "sh" }]
 deny = [{ id = "p.no-rm", executable = "rm" }]
+[tui]
+statusline_command = "sh .pablo/line.sh"
+notifications = "bell"
 "#;
         let mut file = ConfigFile::parse(text, Path::new("p.toml")).unwrap();
         let said = withhold_untrusted(&mut file).join("\n");
@@ -466,12 +474,15 @@ deny = [{ id = "p.no-rm", executable = "rm" }]
             "launcher = \"/bin/evil\"",
             "commands.allow (p.all)",
             "commands.default = \"allow\"",
+            "tui.statusline_command (runs the program `sh .pablo/line.sh`",
         ] {
             assert!(said.contains(key), "{key} not said:\n{said}");
         }
         assert!(file.provider.is_none() && file.base_url.is_none());
         assert!(file.api_key_env.is_none() && file.options.shell.launcher.is_none());
         assert!(file.mcp_servers["evil"].command.is_none());
+        assert!(file.tui.statusline_command.is_none());
+        assert!(file.tui.notifications.is_some(), "what only shows stays");
         assert_eq!(file.mcp_servers["yours"].disabled_tools, ["rm"]);
         assert_eq!(
             file.model.as_ref().unwrap().table().context_window,

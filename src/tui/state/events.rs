@@ -240,6 +240,7 @@ impl AppState {
                 model_calls,
             } => {
                 self.finish_streaming();
+                self.turns.last_model_calls = model_calls;
                 // A journal of before the count says nothing, rather than a wrong 0.
                 if let Some(model_calls) = model_calls {
                     let elapsed = self
@@ -487,6 +488,11 @@ impl AppState {
         let Some(t) = self.transcript.tool_mut(call_id) else {
             return;
         };
+        // A file change that landed is the diff its preview showed.
+        if let (None, Some(Preview::FileChange(change))) = (result.error_code(), &t.preview) {
+            self.figures.lines_added += change.added as u64;
+            self.figures.lines_removed += change.removed as u64;
+        }
         t.status = match result.error_code() {
             None => ToolStatus::Done,
             Some(code) if code == ErrorCode::Rejected => ToolStatus::Rejected,
