@@ -650,8 +650,11 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // (`config::show::to_json`) (issue 43, items 5 and 6 and the typed figures); 381 since two
     // new features reach the binary: `pablo doctor` (`launch::doctor`, one entry point that
     // returns the report as printed) and the spend cap the status line shows
-    // (`Launch::spend_cap_usd`) (issues 48 item 4, 47 item 2).
-    const CEILING: usize = 381;
+    // (`Launch::spend_cap_usd`) (issues 48 item 4, 47 item 2); 383 since the status line runs the
+    // person's program (`Launch::statusline` and the `StatusLine` it hands the TUI: the binary
+    // builds the TUI's options, and only `launch` may start a program with the commands'
+    // environment) (issue 47 item 4).
+    const CEILING: usize = 383;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

@@ -72,18 +72,7 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
             ));
         }
     }
-    for (event, hook) in file.hooks.take_all() {
-        out.push(format!(
-            "hooks.{event} {} (runs the program `{}`)",
-            hook.display_name(),
-            hook.command
-        ));
-    }
-    if let Some(c) = file.tui.statusline_command.take() {
-        out.push(format!(
-            "tui.statusline_command (runs the program `{c}` for the status line)"
-        ));
-    }
+    withhold_programs(file, &mut out);
     let before = file.options.tools.len();
     let auto: Vec<String> = file
         .options
@@ -167,6 +156,22 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
         out.push("trace.content = true (writes tool arguments and results to the trace)".into());
     }
     out
+}
+
+/// The person's programs a project layer would start: its hooks and its status line command.
+fn withhold_programs(file: &mut ConfigFile, out: &mut Vec<String>) {
+    for (event, hook) in file.hooks.take_all() {
+        out.push(format!(
+            "hooks.{event} {} (runs the program `{}`)",
+            hook.display_name(),
+            hook.command
+        ));
+    }
+    if let Some(c) = file.tui.statusline_command.take() {
+        out.push(format!(
+            "tui.statusline_command (runs the program `{c}` for the status line)"
+        ));
+    }
 }
 
 /// Applies the folder's trust to the project layer: untrusted, every setting of

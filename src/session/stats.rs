@@ -528,6 +528,23 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_completed_journaled_before_the_count_loads_without_model_calls() {
+        let old = r#"{"type":"turn_completed","stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}"#;
+        let Event::TurnCompleted { model_calls, .. } = serde_json::from_str(old).unwrap() else {
+            panic!("not a turn_completed");
+        };
+        assert_eq!(model_calls, None);
+        let new = Event::TurnCompleted {
+            stop_reason: StopReason::EndTurn,
+            usage: Usage::default(),
+            model_calls: Some(4),
+        };
+        let line = serde_json::to_value(&new).unwrap();
+        assert_eq!(line["model_calls"], 4);
+        assert_eq!(serde_json::from_value::<Event>(line).unwrap(), new);
+    }
+
+    #[test]
     fn model_calls_per_turn_count_the_turns_that_said_and_the_report_says_them() {
         let done = |model_calls| Event::TurnCompleted {
             stop_reason: StopReason::EndTurn,

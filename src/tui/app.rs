@@ -425,10 +425,7 @@ where
     let mut shutdown_deadline: Option<Instant> = None;
     let mut terminated = false;
     let mut files = extra.files.take();
-    let mut statusline = extra
-        .statusline
-        .take()
-        .map(|program| StatuslineJob::start(program, state.statusline_input()));
+    let mut statusline = StatuslineJob::of(&mut extra, &state);
     loop {
         let now = Instant::now();
         state.tick(now, wall_ms());
@@ -569,6 +566,12 @@ struct StatuslineJob {
 impl StatuslineJob {
     /// Once a second at most.
     const EVERY: Duration = Duration::from_secs(1);
+
+    /// The job of the loop's status line command, if it has one, started on `state`.
+    fn of(extra: &mut LoopInputs, state: &AppState) -> Option<Self> {
+        let program = extra.statusline.take()?;
+        Some(Self::start(program, state.statusline_input()))
+    }
 
     fn start(
         program: crate::launch::StatusLine,

@@ -196,7 +196,10 @@ fn a_status_line_commands_line_stands_for_the_facts_in_its_colours_and_no_other_
     for gone in ["openai", "tok", "ctx", "~/src/stats"] {
         assert!(!row.contains(gone), "{gone} in {row:?}");
     }
-    assert!(row.contains("auto-edit") && row.contains("mcp 1/1"), "{row:?}");
+    assert!(
+        row.contains("auto-edit") && row.contains("mcp 1/1"),
+        "{row:?}"
+    );
     assert!(!row.contains("pwned") && !row.contains("ZXZp"), "{row:?}");
     let m = row.find("MARK").unwrap();
     assert_eq!(

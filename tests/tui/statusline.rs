@@ -39,8 +39,7 @@ fn config(server: &ScriptedServer, statusline: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_status_line_script_in_the_user_config_shows_its_first_line_and_refreshes_after_a_turn()
-{
+async fn a_status_line_script_in_the_user_config_shows_its_first_line_and_refreshes_after_a_turn() {
     let server = ScriptedServer::start().await;
     server.push(ScriptedResponse::sse(openai::text_answer("Hello there.")));
     let sandbox = Sandbox::new();
@@ -146,7 +145,10 @@ async fn an_untrusted_projects_status_line_script_does_not_run_and_is_reported_u
     t.wait_for("Ask pablo to do something");
     t.wait_for("tui.statusline_command");
     std::thread::sleep(Duration::from_millis(2500));
-    assert!(!ran.exists(), "the project's script ran in an untrusted folder");
+    assert!(
+        !ran.exists(),
+        "the project's script ran in an untrusted folder"
+    );
     // The warning names the command; the status line does not show its line.
     let screen = t.screen();
     let status = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();

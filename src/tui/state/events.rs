@@ -240,18 +240,7 @@ impl AppState {
                 model_calls,
             } => {
                 self.finish_streaming();
-                self.turns.last_model_calls = model_calls;
-                // A journal of before the count says nothing, rather than a wrong 0.
-                if let Some(model_calls) = model_calls {
-                    let elapsed = self
-                        .turn_started()
-                        .filter(|_| !self.from_replay)
-                        .map(|t| self.clock.now.saturating_duration_since(t));
-                    self.transcript.push(CellKind::TurnEnd {
-                        model_calls,
-                        elapsed,
-                    });
-                }
+                self.close_turn(model_calls);
                 self.turns.running = false;
                 self.alert(false, "pablo: the turn is done");
                 self.figures.run = usage;
@@ -479,6 +468,22 @@ impl AppState {
                 call_id, result, ..
             } => self.tool_ended(&call_id, result),
             _ => {}
+        }
+    }
+
+    /// The line that ends a turn: its model calls and, live, how long it ran. A journal of
+    /// before the count says nothing, rather than a wrong 0.
+    fn close_turn(&mut self, model_calls: Option<u64>) {
+        self.turns.last_model_calls = model_calls;
+        if let Some(model_calls) = model_calls {
+            let elapsed = self
+                .turn_started()
+                .filter(|_| !self.from_replay)
+                .map(|t| self.clock.now.saturating_duration_since(t));
+            self.transcript.push(CellKind::TurnEnd {
+                model_calls,
+                elapsed,
+            });
         }
     }
 
