@@ -121,6 +121,7 @@ pub async fn run<W: Write, E: Write>(
                 Event::TurnCompleted {
                     stop_reason: StopReason::Error,
                     usage: Default::default(),
+                    model_calls: Some(0),
                 }
             }
             e => e,
@@ -316,9 +317,12 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
             } => Some(json!({"type": "context_cleared",
                 "call_ids": cleared.iter().map(|c| c.call_id.as_str()).collect::<Vec<_>>(),
                 "tokens_before": tokens_before, "tokens_after": tokens_after})),
-            Event::TurnCompleted { stop_reason, usage } => Some(
-                json!({"type": "turn_completed", "stop_reason": stop_reason, "usage": usage_json(usage)}),
-            ),
+            Event::TurnCompleted {
+                stop_reason,
+                usage,
+                model_calls,
+            } => Some(json!({"type": "turn_completed", "stop_reason": stop_reason,
+                "usage": usage_json(usage), "model_calls": model_calls})),
             Event::Error { code, message } => {
                 Some(json!({"type": "error", "code": code, "message": message}))
             }
@@ -516,9 +520,16 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
                 cleared.len()
             )),
             Event::Error { code, message } => self.line(&format!("error: {message} ({code})")),
-            Event::TurnCompleted { stop_reason, usage } => {
+            Event::TurnCompleted {
+                stop_reason,
+                usage,
+                model_calls,
+            } => {
+                let calls = model_calls
+                    .map(|n| format!(" · {}", crate::protocol::describe::plural(n, "model call")))
+                    .unwrap_or_default();
                 self.line(&format!(
-                    "done: {} · {} tokens in ({} from cache), {} out",
+                    "done: {}{calls} · {} tokens in ({} from cache), {} out",
                     serde_json::to_value(stop_reason)
                         .ok()
                         .and_then(|v| v.as_str().map(str::to_string))

@@ -800,6 +800,7 @@ async fn demo(common: Common, dir: Option<PathBuf>, keep: bool) -> Result<ExitCo
         skills: Vec::new(),
         notes: Vec::new(),
         spend_cap_usd: None,
+        statusline: None,
     };
     let workspace = demo.setup.host.workspace_root.clone();
     // The project copy outlives the TUI either way: removed (or kept) after it, also on error.
@@ -847,6 +848,7 @@ fn tui_options(
         custom_commands,
         skills: launch.skill_summaries(),
         spend_cap_usd: launch.spend_cap_usd(),
+        statusline: launch.statusline(&setup.value.policy),
         ..Default::default()
     }
 }

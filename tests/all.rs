@@ -36,4 +36,5 @@ mod shell;
 mod spend_cap;
 mod subagents;
 mod tui;
+mod turn_calls;
 mod worktree;

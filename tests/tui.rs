@@ -25,6 +25,7 @@ mod long_diff;
 mod queued;
 mod scrollback;
 mod small_things;
+mod statusline;
 mod subagents;
 mod subtasks;
 mod waiting;

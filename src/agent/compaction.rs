@@ -212,7 +212,10 @@ impl Conversation {
                     self.check_output(text.len())?;
                 }
                 Some(Ok(StreamEvent::Completed { .. })) => return Ok(text),
-                Some(Ok(StreamEvent::Retry(r))) => self.emit(super::forward::retry_event(r)),
+                Some(Ok(StreamEvent::Retry(r))) => {
+                    self.budget.count_retry();
+                    self.emit(super::forward::retry_event(r));
+                }
                 Some(Ok(
                     StreamEvent::ToolCall(_)
                     | StreamEvent::Usage(_)

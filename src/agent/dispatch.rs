@@ -265,6 +265,7 @@ impl Dispatcher {
         self.shared.emit(Event::TurnCompleted {
             stop_reason: StopReason::Error,
             usage: conversation.usage,
+            model_calls: Some(0),
         });
         self.idle = Some(conversation);
     }

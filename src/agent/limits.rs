@@ -131,6 +131,11 @@ impl Limits {
 #[derive(Debug, Default)]
 struct Spent {
     model_calls: AtomicU64,
+    /// Requests sent again after a transient failure (a 5xx, a refused connection) by the
+    /// model client itself: they reach the provider like any call, so a turn's count of model
+    /// calls includes them, but they are not taken from the model-call budget (the client's
+    /// retries are bounded on their own).
+    retries: AtomicU64,
     tool_calls: AtomicU64,
     /// Dollars spent on model calls, in nanodollars: an integer adds up exactly and atomically
     /// across subagents running side by side.
@@ -246,6 +251,22 @@ impl Budget {
     /// The model calls made in this conversation (and, for a session, its subagents').
     pub(crate) fn model_calls(&self) -> u64 {
         self.spent.model_calls.load(Ordering::Acquire)
+    }
+
+    /// The model requests sent for this conversation (and, for a session, its subagents'):
+    /// its model calls and every time the client sent one of them again after a transient
+    /// failure. What a turn reports as its `model_calls`.
+    pub(crate) fn model_requests(&self) -> u64 {
+        self.model_calls() + self.spent.retries.load(Ordering::Acquire)
+    }
+
+    /// Counts a request the model client sent again after a transient failure, here and in the
+    /// parent's budget.
+    pub(crate) fn count_retry(&self) {
+        self.spent.retries.fetch_add(1, Ordering::AcqRel);
+        if let Some(above) = &self.above {
+            above.spent.retries.fetch_add(1, Ordering::AcqRel);
+        }
     }
 
     /// The tool calls made in this conversation (and, for a session, its subagents').
@@ -473,5 +494,26 @@ mod tests {
             parent.spend_cap_reached(&session).map(|r| r.parent),
             Some(false)
         );
+    }
+
+    #[test]
+    fn a_retried_request_counts_as_a_request_here_and_in_the_parent_but_spends_no_call() {
+        let session = limited(None, Some(1));
+        let parent = Budget::default();
+        let child = parent.below(&session);
+        child.take_model_call(&Limits::default()).unwrap();
+        child.count_retry();
+        assert_eq!((child.model_calls(), child.model_requests()), (1, 2));
+        assert_eq!((parent.model_calls(), parent.model_requests()), (1, 2));
+        assert_eq!(parent.model_calls_remaining(&session), Some(0));
+    }
+
+    #[test]
+    fn a_parents_requests_are_not_a_childs() {
+        let parent = Budget::default();
+        parent.count_retry();
+        let child = parent.below(&Limits::default());
+        assert_eq!(child.model_requests(), 0);
+        assert_eq!(parent.model_requests(), 1);
     }
 }

@@ -257,7 +257,11 @@ impl Conversation {
                     stop = Some(stop_reason);
                     break;
                 }
-                StreamEvent::Retry(r) => self.emit(super::forward::retry_event(r)),
+                StreamEvent::Retry(r) => {
+                    // The failed attempt reached the provider: the turn's count has it.
+                    self.budget.count_retry();
+                    self.emit(super::forward::retry_event(r));
+                }
             }
         }
         let Some(stop) = stop else {

@@ -427,6 +427,7 @@ async fn run_subagent_inner(
     let outcome = if cancel.is_cancelled() {
         super::turn::TurnOutcome::Completed {
             stop_reason: StopReason::Cancelled,
+            model_calls: 0,
         }
     } else {
         conversation.run_turn(input, cancel).await
@@ -434,7 +435,7 @@ async fn run_subagent_inner(
     // A task whose attachment cannot go (an image this model does not take) sent nothing; the
     // parent reads why, as it would any failure.
     let (stop_reason, refusal) = match outcome {
-        super::turn::TurnOutcome::Completed { stop_reason } => (stop_reason, None),
+        super::turn::TurnOutcome::Completed { stop_reason, .. } => (stop_reason, None),
         super::turn::TurnOutcome::Refused { message, .. } => (StopReason::Error, Some(message)),
     };
     let answer = conversation

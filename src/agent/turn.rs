@@ -48,8 +48,13 @@ pub(crate) enum TurnOutcome {
         message: String,
         text: String,
     },
-    /// The turn ran (its error, if any, was already sent as `Event::Error`).
-    Completed { stop_reason: StopReason },
+    /// The turn ran (its error, if any, was already sent as `Event::Error`). `model_calls`
+    /// counts every request it sent to the model: its own calls, its subagents', a summary's,
+    /// and each one sent again after a transient failure or a cut stream.
+    Completed {
+        stop_reason: StopReason,
+        model_calls: u64,
+    },
 }
 
 impl TurnOutcome {
@@ -65,7 +70,14 @@ impl TurnOutcome {
                 message,
                 text,
             },
-            TurnOutcome::Completed { stop_reason } => Event::TurnCompleted { stop_reason, usage },
+            TurnOutcome::Completed {
+                stop_reason,
+                model_calls,
+            } => Event::TurnCompleted {
+                stop_reason,
+                usage,
+                model_calls: Some(model_calls),
+            },
         }
     }
 }
@@ -86,7 +98,7 @@ impl Conversation {
         } = input;
         let span = crate::telemetry::turn_span();
         let started = Instant::now();
-        let calls_before = (self.budget.model_calls(), self.budget.tool_calls());
+        let calls_before = (self.budget.model_requests(), self.budget.tool_calls());
         // Attachments are read before anything is sent: an image that cannot go refuses the
         // turn, and the person gets the prompt back to change it.
         let profile = self.model.profile();
@@ -209,12 +221,16 @@ impl Conversation {
                 end.stop_reason
             }
         };
-        span.record("model_calls", self.budget.model_calls() - calls_before.0);
+        let model_calls = self.budget.model_requests() - calls_before.0;
+        span.record("model_calls", model_calls);
         span.record("tool_calls", self.budget.tool_calls() - calls_before.1);
         span.record("stop_reason", format!("{stop_reason:?}"));
         span.record("duration_ms", started.elapsed().as_millis() as u64);
         self.notify_hooks("turn_ended", format!("the turn ended ({stop_reason:?})"));
-        TurnOutcome::Completed { stop_reason }
+        TurnOutcome::Completed {
+            stop_reason,
+            model_calls,
+        }
     }
 
     /// Model call, tools, model call, … until the model stops asking for tools.

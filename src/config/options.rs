@@ -27,6 +27,11 @@ pub struct TuiConfig {
     pub(crate) mode: Option<crate::protocol::WorkMode>,
     /// How pablo gets the person's attention when an approval waits or a turn ends.
     pub notifications: Option<crate::protocol::Notifications>,
+    /// A program (`sh -c`) given the session's state as JSON on stdin, in the shape Claude Code
+    /// gives its status line command; the first line it prints stands in the status line for
+    /// the model, tokens, context, cost and workspace. A project config's counts only in a
+    /// trusted folder (docs/tui.md, *Your own status line*).
+    pub(crate) statusline_command: Option<String>,
 }
 
 /// Host limits; `None` keeps the built-in default.

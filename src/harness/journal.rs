@@ -152,6 +152,7 @@ fn turn(i: usize, body_lines: usize) -> Vec<Event> {
         Event::TurnCompleted {
             stop_reason: StopReason::EndTurn,
             usage: Usage::default(),
+            model_calls: Some(2),
         },
     ]
 }

@@ -136,6 +136,29 @@ impl Hook {
         })
     }
 
+    /// A program of the person's run on its own, not at an event (the status line's command):
+    /// no matcher, `timeout` to run.
+    pub(crate) fn program(name: &str, command: &str, timeout: Duration, source: &str) -> Self {
+        let entry = HookEntry {
+            name: Some(name.to_string()),
+            matcher: None,
+            command_matcher: None,
+            command: command.to_string(),
+            timeout_ms: Some(timeout.as_millis() as u64),
+            on_failure: None,
+        };
+        Self {
+            name: name.to_string(),
+            command: command.to_string(),
+            matcher: None,
+            command_matcher: None,
+            timeout,
+            on_failure: OnFailure::Allow,
+            source: source.to_string(),
+            entry,
+        }
+    }
+
     /// Whether the hook has a `command_matcher` (it needs the parsed shell command).
     pub(crate) fn looks_into_commands(&self) -> bool {
         self.command_matcher.is_some()
@@ -192,6 +215,16 @@ impl Hooks {
     pub(crate) fn new(env: Vec<(String, String)>, cwd: PathBuf) -> Self {
         Self {
             env,
+            cwd,
+            ..Self::default()
+        }
+    }
+
+    /// No hook: what runs the person's other programs (the status line's command) with the
+    /// environment and place hooks get (`env` and the person's `HOME`, in `cwd`).
+    pub(crate) fn for_programs(env: Vec<(String, String)>, cwd: PathBuf) -> Self {
+        Self {
+            env: with_home(env, std::env::var_os("HOME")),
             cwd,
             ..Self::default()
         }

@@ -12,11 +12,14 @@ pub mod mcp;
 mod model;
 pub mod observe;
 mod sandbox;
+pub(crate) mod statusline;
 pub mod trust;
 mod undo;
 mod worktree;
 
+pub(crate) use model::{model_facts, suggested_models};
 pub use sandbox::{run_sandboxed, sandbox_status};
+pub use statusline::StatusLine;
 pub use undo::UndoOutcome;
 pub use worktree::{WorktreeEntry, WorktreeState, enter_worktree, worktree_list, worktree_remove};
 
@@ -825,6 +828,7 @@ impl Launch {
             alt_screen: self.layers.last(|c| c.tui.alt_screen),
             mode: Some(self.start_mode()),
             notifications: self.layers.last(|c| c.tui.notifications),
+            statusline_command: self.layers.last(|c| c.tui.statusline_command.clone()),
         }
     }
 

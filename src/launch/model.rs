@@ -107,3 +107,26 @@ impl Launch {
         })
     }
 }
+
+/// What pablo's table says of one model, for the `/model` picker: its context window and its
+/// input and output prices per million tokens, each `None` when unknown.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ModelFacts {
+    pub(crate) window: Option<u64>,
+    pub(crate) prices: Option<(f64, f64)>,
+}
+
+/// [`ModelFacts`] of `model`.
+pub(crate) fn model_facts(model: &str) -> ModelFacts {
+    let p = crate::model::profile::ModelProfile::lookup(model);
+    ModelFacts {
+        window: p.known.then_some(p.context_window),
+        prices: p.prices.map(|p| (p.input, p.output)),
+    }
+}
+
+/// The model names pablo suggests for `provider` (its config name: `openai`, `anthropic`,
+/// `ollama`; none for another).
+pub(crate) fn suggested_models(provider: &str) -> &'static [&'static str] {
+    crate::model::profile::suggestions(provider)
+}

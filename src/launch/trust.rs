@@ -72,13 +72,7 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
             ));
         }
     }
-    for (event, hook) in file.hooks.take_all() {
-        out.push(format!(
-            "hooks.{event} {} (runs the program `{}`)",
-            hook.display_name(),
-            hook.command
-        ));
-    }
+    withhold_programs(file, &mut out);
     let before = file.options.tools.len();
     let auto: Vec<String> = file
         .options
@@ -162,6 +156,22 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
         out.push("trace.content = true (writes tool arguments and results to the trace)".into());
     }
     out
+}
+
+/// The person's programs a project layer would start: its hooks and its status line command.
+fn withhold_programs(file: &mut ConfigFile, out: &mut Vec<String>) {
+    for (event, hook) in file.hooks.take_all() {
+        out.push(format!(
+            "hooks.{event} {} (runs the program `{}`)",
+            hook.display_name(),
+            hook.command
+        ));
+    }
+    if let Some(c) = file.tui.statusline_command.take() {
+        out.push(format!(
+            "tui.statusline_command (runs the program `{c}` for the status line)"
+        ));
+    }
 }
 
 /// Applies the folder's trust to the project layer: untrusted, every setting of
@@ -453,6 +463,9 @@ custom_deny_patterns = ["terraform"]
 default = "allow"
 allow = [{ id = "p.all", executable = "sh" }]
 deny = [{ id = "p.no-rm", executable = "rm" }]
+[tui]
+statusline_command = "sh .pablo/line.sh"
+notifications = "bell"
 "#;
         let mut file = ConfigFile::parse(text, Path::new("p.toml")).unwrap();
         let said = withhold_untrusted(&mut file).join("\n");
@@ -466,12 +479,15 @@ deny = [{ id = "p.no-rm", executable = "rm" }]
             "launcher = \"/bin/evil\"",
             "commands.allow (p.all)",
             "commands.default = \"allow\"",
+            "tui.statusline_command (runs the program `sh .pablo/line.sh`",
         ] {
             assert!(said.contains(key), "{key} not said:\n{said}");
         }
         assert!(file.provider.is_none() && file.base_url.is_none());
         assert!(file.api_key_env.is_none() && file.options.shell.launcher.is_none());
         assert!(file.mcp_servers["evil"].command.is_none());
+        assert!(file.tui.statusline_command.is_none());
+        assert!(file.tui.notifications.is_some(), "what only shows stays");
         assert_eq!(file.mcp_servers["yours"].disabled_tools, ["rm"]);
         assert_eq!(
             file.model.as_ref().unwrap().table().context_window,

@@ -825,9 +825,15 @@ pub enum Event {
     },
     /// The turn (or the agent) failed.
     Error { code: String, message: String },
+    /// The turn ended. `usage` is the session's so far.
     TurnCompleted {
         stop_reason: StopReason,
         usage: Usage,
+        /// The requests the turn sent to the model: its own calls, its subagents', a summary's,
+        /// and each request sent again after a transient failure or a cut stream. `None` in a
+        /// journal written before pablo counted them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model_calls: Option<u64>,
     },
     /// The conversation neared the context window: its first `replaced_messages` messages were
     /// replaced by one user message holding `summary`. The journal keeps every original event;

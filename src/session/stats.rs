@@ -15,6 +15,39 @@ use super::load::load_journal_text;
 use super::{SessionError, Store};
 use crate::protocol::{Event, Usage};
 
+/// The model calls of turns: every request each turn sent to the model, its subagents' and
+/// its retried requests included (`TurnCompleted`'s `model_calls`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct TurnCalls {
+    /// Turns that said how many calls they made (journals written before pablo counted them
+    /// did not).
+    pub(crate) turns: u64,
+    /// Their model calls, together.
+    pub(crate) calls: u64,
+    /// The most one of them made.
+    pub(crate) most: u64,
+}
+
+impl TurnCalls {
+    fn add(&mut self, calls: u64) {
+        self.turns += 1;
+        self.calls += calls;
+        self.most = self.most.max(calls);
+    }
+
+    /// `2.5 on average, 6 at most (4 turns)`, or `None` when no turn said.
+    fn describe(&self) -> Option<String> {
+        (self.turns > 0).then(|| {
+            format!(
+                "{:.1} on average, {} at most ({})",
+                self.calls as f64 / self.turns as f64,
+                self.most,
+                crate::protocol::describe::plural(self.turns, "turn")
+            )
+        })
+    }
+}
+
 /// Usage of one model.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub(crate) struct ModelStats {
@@ -58,6 +91,8 @@ pub struct Stats {
     pub(crate) since_ms: Option<u64>,
     pub(crate) sessions: u64,
     pub(crate) turns: u64,
+    /// Model calls per turn, subagents' and retries included.
+    pub(crate) turn_model_calls: TurnCalls,
     pub(crate) models: Vec<ModelStats>,
     pub(crate) tool_calls: Decisions,
     /// By native tool name.
@@ -193,9 +228,12 @@ fn count_session(
                 }
                 last_cost = Some(*cost);
             }
-            Event::TurnCompleted { .. } if inside => {
+            Event::TurnCompleted { model_calls, .. } if inside => {
                 any = true;
                 out.turns += 1;
+                if let Some(n) = model_calls {
+                    out.turn_model_calls.add(*n);
+                }
             }
             Event::ToolCallBegin { call_id, .. } => {
                 calls.insert(call_id.clone(), Call::default());
@@ -303,6 +341,11 @@ impl Stats {
             self.models.iter().map(|m| m.calls).sum::<u64>(),
             money(self.total_cost()),
         ));
+        if let Some(per_turn) = self.turn_model_calls.describe() {
+            out.push_str(&format!(
+                "model calls per turn {per_turn}, subagents' and retried requests included\n"
+            ));
+        }
         if !self.models.is_empty() {
             out.push_str(&format!(
                 "\n{:<36} {:>6} {:>9} {:>9} {:>11} {:>12} {:>9}\n",
@@ -448,6 +491,7 @@ mod tests {
                 Event::TurnCompleted {
                     stop_reason: StopReason::EndTurn,
                     usage: Usage::default(),
+                    model_calls: Some(2),
                 },
             ),
         ];
@@ -470,9 +514,78 @@ mod tests {
         let claude = &models[&("anthropic".to_string(), "claude".to_string())];
         assert_eq!(claude.cost_usd, Some(0.25));
         assert_eq!(stats.turns, 1);
+        assert_eq!(
+            stats.turn_model_calls,
+            TurnCalls {
+                turns: 1,
+                calls: 2,
+                most: 2
+            }
+        );
         let t = &stats.tool_calls;
         assert_eq!((t.allowed, t.asked, t.denied, t.rejected), (1, 0, 1, 1));
         assert_eq!(stats.tools["shell.run"].total(), 2);
+    }
+
+    #[test]
+    fn a_turn_completed_journaled_before_the_count_loads_without_model_calls() {
+        let old = r#"{"type":"turn_completed","stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}"#;
+        let Event::TurnCompleted { model_calls, .. } = serde_json::from_str(old).unwrap() else {
+            panic!("not a turn_completed");
+        };
+        assert_eq!(model_calls, None);
+        let new = Event::TurnCompleted {
+            stop_reason: StopReason::EndTurn,
+            usage: Usage::default(),
+            model_calls: Some(4),
+        };
+        let line = serde_json::to_value(&new).unwrap();
+        assert_eq!(line["model_calls"], 4);
+        assert_eq!(serde_json::from_value::<Event>(line).unwrap(), new);
+    }
+
+    #[test]
+    fn model_calls_per_turn_count_the_turns_that_said_and_the_report_says_them() {
+        let done = |model_calls| Event::TurnCompleted {
+            stop_reason: StopReason::EndTurn,
+            usage: Usage::default(),
+            model_calls,
+        };
+        // A journal of before the count, then two turns that said.
+        let events = vec![(1, done(None)), (2, done(Some(1))), (3, done(Some(6)))];
+        let mut stats = Stats::default();
+        assert!(count_session(
+            &events,
+            0,
+            0,
+            ("p", "m"),
+            &mut stats,
+            &mut BTreeMap::new()
+        ));
+        assert_eq!(stats.turns, 3);
+        assert_eq!(
+            stats.turn_model_calls,
+            TurnCalls {
+                turns: 2,
+                calls: 7,
+                most: 6
+            }
+        );
+        let text = stats.to_text();
+        assert!(
+            text.contains(
+                "model calls per turn 3.5 on average, 6 at most (2 turns), subagents' and \
+                 retried requests included"
+            ),
+            "{text}"
+        );
+        let json = serde_json::to_value(&stats).unwrap();
+        assert_eq!(
+            json["turn_model_calls"],
+            serde_json::json!({"turns": 2, "calls": 7, "most": 6})
+        );
+        // No turn said: no line.
+        assert!(!Stats::default().to_text().contains("per turn"));
     }
 
     #[test]

@@ -645,6 +645,7 @@ fn listing_notices_lines_written_after_the_summary_and_rescans() {
         Event::TurnCompleted {
             stop_reason: StopReason::EndTurn,
             usage: Usage::default(),
+            model_calls: Some(1),
         },
     ] {
         let line = serde_json::json!({"ts": 4_102_444_800_000u64, "event": ev});

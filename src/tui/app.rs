@@ -307,6 +307,8 @@ pub(crate) struct LoopInputs {
     /// stream is dropped first so it stops reading keys meant for the editor). `None`: there is
     /// no terminal to lend (tests on `TestBackend`), and Ctrl-G and the `/artifacts` pager say so.
     pub(crate) reopen_input: Option<Box<dyn Fn() -> InputStream + Send>>,
+    /// The person's status line command (`[tui] statusline_command`), run beside the loop.
+    pub(crate) statusline: Option<crate::launch::StatusLine>,
 }
 
 /// Terminal input as the loop holds it.
@@ -318,6 +320,7 @@ impl Default for LoopInputs {
             terminate: Box::pin(futures::future::pending()),
             files: None,
             reopen_input: None,
+            statusline: None,
         }
     }
 }
@@ -422,6 +425,7 @@ where
     let mut shutdown_deadline: Option<Instant> = None;
     let mut terminated = false;
     let mut files = extra.files.take();
+    let mut statusline = StatuslineJob::of(&mut extra, &state);
     loop {
         let now = Instant::now();
         state.tick(now, wall_ms());
@@ -510,6 +514,14 @@ where
                     }
                     dirty = true;
                 }
+                line = async { match statusline.as_mut() { Some(job) => job.lines.recv().await, None => futures::future::pending().await } }, if statusline.is_some() => {
+                    match line {
+                        Some(line) => state.set_custom_status(line),
+                        // The runner stopped: the last line stays.
+                        None => statusline = None,
+                    }
+                    dirty = true;
+                }
                 list = async { match files.as_mut() { Some(rx) => rx.await.ok(), None => futures::future::pending().await } }, if files.is_some() => {
                     files = None;
                     if let Some(list) = list {
@@ -532,11 +544,68 @@ where
         for op in state.take_ops() {
             let _ = link.ops.send(op);
         }
+        if dirty && let Some(job) = &statusline {
+            job.offer(state.statusline_input());
+        }
         if perform_effects(terminal, &mut state, &mut input, &extra).await? {
             dirty = true;
         }
     }
     Ok(state)
+}
+
+/// The status line command, run on a task of its own so that a slow or stuck program never holds
+/// the screen: it is given the newest state when that changed since its last run, at most once
+/// a second (a run that fails or times out sends nothing, so the line shown stays), and stops
+/// when the loop drops this.
+struct StatuslineJob {
+    input: tokio::sync::watch::Sender<crate::launch::statusline::StatuslineInput>,
+    lines: mpsc::UnboundedReceiver<String>,
+}
+
+impl StatuslineJob {
+    /// Once a second at most.
+    const EVERY: Duration = Duration::from_secs(1);
+
+    /// The job of the loop's status line command, if it has one, started on `state`.
+    fn of(extra: &mut LoopInputs, state: &AppState) -> Option<Self> {
+        let program = extra.statusline.take()?;
+        Some(Self::start(program, state.statusline_input()))
+    }
+
+    fn start(
+        program: crate::launch::StatusLine,
+        first: crate::launch::statusline::StatuslineInput,
+    ) -> Self {
+        let (input, mut changes) = tokio::sync::watch::channel(first);
+        // The first state runs at once.
+        changes.mark_changed();
+        let (tx, lines) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                let now = changes.borrow_and_update().clone();
+                let started = Instant::now();
+                if let Some(line) = program.run(now).await
+                    && tx.send(line).is_err()
+                {
+                    break;
+                }
+                tokio::time::sleep_until((started + Self::EVERY).into()).await;
+            }
+        });
+        Self { input, lines }
+    }
+
+    /// The state now: run again if it differs from the last one given.
+    fn offer(&self, now: crate::launch::statusline::StatuslineInput) {
+        self.input.send_if_modified(|last| {
+            let changed = *last != now;
+            if changed {
+                *last = now;
+            }
+            changed
+        });
+    }
 }
 
 /// Draws a frame stamped with the time it is drawn; returns that time.

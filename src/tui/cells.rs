@@ -186,6 +186,12 @@ pub(crate) enum CellKind {
     },
     /// An information block (`/help`, `/ps`, `/rules`, `/mcp`, a restore report).
     Info(super::info::Info),
+    /// The end of a turn: the requests it sent to the model (its subagents' and retries
+    /// included) and, seen live, how long it took.
+    TurnEnd {
+        model_calls: u64,
+        elapsed: Option<Duration>,
+    },
 }
 
 #[derive(Debug)]
@@ -269,6 +275,24 @@ impl Cell {
                 }
             }
             CellKind::Info(info) => out.extend(wrap_lines(&info.lines(), width, 2)),
+            CellKind::TurnEnd {
+                model_calls,
+                elapsed,
+            } => {
+                let mut text = format!(
+                    "─ {}",
+                    crate::protocol::describe::plural(*model_calls, "model call")
+                );
+                if let Some(d) = elapsed {
+                    text.push_str(&format!(" · {}", crate::protocol::describe::seconds(*d)));
+                }
+                wrap_line(
+                    &Line::from(Span::styled(text, theme::dim())),
+                    width,
+                    2,
+                    &mut out,
+                );
+            }
         }
         out.push(Line::default());
         out

@@ -146,6 +146,9 @@ fn background(sessions: &[SessionSummary], wall_ms: u64) -> Vec<Line<'static>> {
     lines
 }
 
+/// The Julian day number of 1970-01-01.
+const UNIX_EPOCH_JULIAN_DAY: i32 = 2_440_588;
+
 /// How long ago `then_ms` was, as of `now_ms`, the way people say it: `just now`, `12 min ago`,
 /// `3 h ago`, `yesterday`, `5 days ago`; past a month, the date.
 pub(crate) fn ago(now_ms: u64, then_ms: u64) -> String {
@@ -156,10 +159,12 @@ pub(crate) fn ago(now_ms: u64, then_ms: u64) -> String {
         3_600..86_400 => format!("{} h ago", secs / 3_600),
         86_400..172_800 => "yesterday".into(),
         172_800..2_592_000 => format!("{} days ago", secs / 86_400),
-        _ => crate::session::format_ms(then_ms)
-            .get(..10)
-            .unwrap_or_default()
-            .to_string(),
+        _ => {
+            let days = (then_ms / 86_400_000) as i64;
+            time::Date::from_julian_day(UNIX_EPOCH_JULIAN_DAY + days as i32)
+                .map(|d| format!("{}-{:02}-{:02}", d.year(), d.month() as u8, d.day()))
+                .unwrap_or_default()
+        }
     }
 }
 

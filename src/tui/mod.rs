@@ -163,6 +163,8 @@ pub struct TuiOptions {
     pub notes: Vec<String>,
     /// The spend cap in US dollars (`--max-budget-usd`), shown as spent/limit.
     pub spend_cap_usd: Option<f64>,
+    /// `[tui] statusline_command`: the person's program whose first line the status line shows.
+    pub statusline: Option<crate::launch::StatusLine>,
 }
 
 /// Runs the full-screen TUI for a started agent (its approvals must be
@@ -260,6 +262,7 @@ async fn run_with_agent(
         reopen_input: Some(Box::new(|| {
             Box::pin(ratatui::crossterm::event::EventStream::new())
         })),
+        statusline: options.statusline.clone(),
     };
     let link = app::AgentLink {
         ops: ops.clone(),

@@ -6,11 +6,9 @@
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::text::{Line, Span};
 
-use super::layers::Intent;
 use super::text::str_width;
 use super::theme;
-use crate::model::profile::{ModelProfile, suggestions};
-use crate::model::select::ProviderKind;
+use crate::launch::{model_facts, suggested_models};
 
 /// How many models of recent sessions the picker offers.
 const RECENT: usize = 6;
@@ -29,6 +27,18 @@ pub(crate) struct ModelChoice {
     pub(crate) provider: String,
     pub(crate) model: String,
     pub(crate) origin: Origin,
+}
+
+/// What a key in the picker asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Pick {
+    None,
+    Close,
+    /// Switch to `model` from the next turn (`provider` when it is another one).
+    Switch {
+        provider: Option<String>,
+        model: String,
+    },
 }
 
 #[derive(Debug, Default)]
@@ -73,15 +83,13 @@ impl ModelView {
             });
             added += 1;
         }
-        if let Ok(kind) = ProviderKind::parse(provider) {
-            for name in suggestions(kind) {
-                if !listed(&rows, provider, name) {
-                    rows.push(ModelChoice {
-                        provider: provider.to_string(),
-                        model: (*name).to_string(),
-                        origin: Origin::Known,
-                    });
-                }
+        for name in suggested_models(provider) {
+            if !listed(&rows, provider, name) {
+                rows.push(ModelChoice {
+                    provider: provider.to_string(),
+                    model: (*name).to_string(),
+                    origin: Origin::Known,
+                });
             }
         }
         Self {
@@ -91,21 +99,21 @@ impl ModelView {
         }
     }
 
-    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Intent {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Pick {
         if super::restore::move_selection(key.code, &mut self.selected, self.rows.len()) {
-            return Intent::None;
+            return Pick::None;
         }
         match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => Intent::Close,
+            KeyCode::Esc | KeyCode::Char('q') => Pick::Close,
             KeyCode::Enter => match self.rows.get(self.selected) {
-                Some(r) if r.origin == Origin::Current => Intent::Close,
-                Some(r) => Intent::SwitchModel {
+                Some(r) if r.origin == Origin::Current => Pick::Close,
+                Some(r) => Pick::Switch {
                     provider: (r.provider != self.provider).then(|| r.provider.clone()),
                     model: r.model.clone(),
                 },
-                None => Intent::Close,
+                None => Pick::Close,
             },
-            _ => Intent::None,
+            _ => Pick::None,
         }
     }
 
@@ -125,14 +133,14 @@ impl ModelView {
             .enumerate()
             .map(|(i, (r, name))| {
                 let selected = i == self.selected;
-                let profile = ModelProfile::lookup(&r.model);
-                let window = match profile.context_window {
-                    _ if !profile.known => "?".to_string(),
-                    w if w >= 1_000_000 => format!("{}M", trim(w as f64 / 1_000_000.0)),
-                    w => format!("{}k", w / 1000),
+                let facts = model_facts(&r.model);
+                let window = match facts.window {
+                    None => "?".to_string(),
+                    Some(w) if w >= 1_000_000 => format!("{}M", trim(w as f64 / 1_000_000.0)),
+                    Some(w) => format!("{}k", w / 1000),
                 };
-                let price = profile.prices.map_or_else(String::new, |p| {
-                    format!("${} in / ${} out", trim(p.input), trim(p.output))
+                let price = facts.prices.map_or_else(String::new, |(input, output)| {
+                    format!("${} in / ${} out", trim(input), trim(output))
                 });
                 let why = match &r.origin {
                     Origin::Current => "in use".to_string(),

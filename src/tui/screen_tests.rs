@@ -135,6 +135,7 @@ fn a_markdown_table_renders_as_a_table() {
     s.apply(Event::TurnCompleted {
         stop_reason: StopReason::EndTurn,
         usage: Usage::default(),
+        model_calls: Some(1),
     });
     snap!("answer_with_table", draw(&mut s, 70, 16));
 }

@@ -334,6 +334,7 @@ fn slash_popup_over_a_transcript_covers_whole_rows_and_shows_whole_descriptions(
     s.apply(Event::TurnCompleted {
         stop_reason: StopReason::EndTurn,
         usage: Usage::default(),
+        model_calls: Some(3),
     });
     s.handle_key(key(KeyCode::Char('/')));
     let screen = draw(&mut s, 100, 24);
@@ -391,6 +392,7 @@ fn ctrl_c_twice_on_an_idle_prompt_quits_but_interrupts_a_running_turn() {
     s.apply(Event::TurnCompleted {
         stop_reason: StopReason::Cancelled,
         usage: Usage::default(),
+        model_calls: Some(3),
     });
     s.handle_key(ctrl_c);
     assert!(!s.wants_quit());

@@ -1,6 +1,12 @@
 //! The status line: what pablo is doing (working, waiting for a retry), the model, the figures,
 //! the workspace, the mode and what it grants, background sessions, MCP servers, and a hint.
 //!
+//! With `[tui] statusline_command`, the line the person's program printed stands where the model,
+//! the tokens, the context share, the cost and the workspace would be (a spend cap stays: it
+//! says when the session stops): its SGR colours are drawn, every other escape sequence and
+//! control character is dropped, and it is cut to two thirds of the line. What pablo is doing,
+//! the mode, background sessions, MCP servers and hints stay beside it.
+//!
 //! It is built as segments, each with a rank; when the line is too narrow the least needed go
 //! first: the workspace path, then the mode's description (its name stays), MCP, tokens, cost,
 //! the context share and the model. The mode and the background count are never dropped. A hint the person must see now ("press
@@ -115,10 +121,58 @@ fn mode(state: &AppState) -> Option<Segment> {
     })
 }
 
-fn segments(state: &AppState) -> Vec<Segment> {
+/// The status line command's line, styled by its SGR codes (nothing else of its escapes
+/// reaches the terminal), at most `max` columns.
+fn custom(text: &str, max: usize) -> Segment {
+    let mut parsed = super::text::AnsiLines::new(1);
+    parsed.push(text);
+    let line = parsed.tail(1).pop().unwrap_or_default();
+    let mut spans = Vec::new();
+    let mut room = max;
+    let cut = super::text::line_width(&line) > max;
+    if cut {
+        room = max.saturating_sub(1);
+    }
+    for span in line.spans {
+        let kept = truncate_exact(&span.content, room);
+        room -= str_width(&kept);
+        let done = kept.len() < span.content.len();
+        spans.push(Span::styled(kept, span.style));
+        if done || room == 0 {
+            break;
+        }
+    }
+    if cut {
+        spans.push(Span::styled("…", theme::dim()));
+    }
+    Segment::new(spans, 0)
+}
+
+/// The start of `s` that fits in `max` columns (no mark).
+fn truncate_exact(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = str_width(c.encode_utf8(&mut [0; 4]));
+        if w + cw > max {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out
+}
+
+fn segments(state: &AppState, room: usize) -> Vec<Segment> {
     let status = state.status();
     let mut out = Vec::new();
     out.extend(activity(state));
+    if let Some(text) = state.custom_status() {
+        out.push(custom(text, (room * 2 / 3).max(20)));
+        out.extend(spend(state));
+        facts_after(state, &mut out);
+        return out;
+    }
     let model = if status.model.is_empty() {
         "no model".to_string()
     } else {
@@ -144,34 +198,48 @@ fn segments(state: &AppState) -> Vec<Segment> {
             6,
         ));
     }
-    if let Some((spent, cap)) = state.spend() {
-        // Spent/limit, warned as it nears the cap; kept longer than the bare cost, since it
-        // says when the session will stop.
-        let style = if spent >= cap {
-            theme::error()
-        } else if spent >= cap * 0.8 {
-            theme::warn()
-        } else {
-            Style::default()
-        };
-        out.push(Segment::new(
-            vec![Span::styled(
-                format!(
-                    "{}/{}",
-                    crate::core::dollars(spent),
-                    crate::core::dollars(cap)
-                ),
-                style,
-            )],
-            5,
-        ));
-    } else if let Some(cost) = status.cost_usd {
-        out.push(Segment::new(vec![Span::raw(crate::core::dollars(cost))], 4));
+    match spend(state) {
+        Some(segment) => out.push(segment),
+        None => {
+            if let Some(cost) = status.cost_usd {
+                out.push(Segment::new(vec![Span::raw(crate::core::dollars(cost))], 4));
+            }
+        }
     }
     out.push(Segment::new(
         vec![Span::raw(truncate(&status.workspace, 40))],
         1,
     ));
+    facts_after(state, &mut out);
+    out
+}
+
+/// Spent/limit against the spend cap, when one is set: warned as it nears the cap, and kept
+/// longer than the bare cost, since it says when the session will stop.
+fn spend(state: &AppState) -> Option<Segment> {
+    let (spent, cap) = state.spend()?;
+    let style = if spent >= cap {
+        theme::error()
+    } else if spent >= cap * 0.8 {
+        theme::warn()
+    } else {
+        Style::default()
+    };
+    Some(Segment::new(
+        vec![Span::styled(
+            format!(
+                "{}/{}",
+                crate::core::dollars(spent),
+                crate::core::dollars(cap)
+            ),
+            style,
+        )],
+        5,
+    ))
+}
+
+/// The mode, background sessions, MCP servers and mouse capture: what follows the facts.
+fn facts_after(state: &AppState, out: &mut Vec<Segment>) {
     out.extend(mode(state));
     let n = state.background().running();
     if n > 0 {
@@ -201,7 +269,6 @@ fn segments(state: &AppState) -> Vec<Segment> {
     if state.mouse_capture() {
         out.push(Segment::new(vec![Span::styled("mouse", theme::warn())], 5));
     }
-    out
 }
 
 /// The width of the segments joined by separators, after the one-column lead.
@@ -254,7 +321,7 @@ pub(crate) fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer) {
     } else {
         area.width
     };
-    let segs = fit(segments(state), left_width as usize);
+    let segs = fit(segments(state, left_width as usize), left_width as usize);
     let mut spans = vec![Span::raw(" ")];
     for (i, s) in segs.into_iter().enumerate() {
         if i > 0 {

@@ -67,6 +67,7 @@ fn session_one_turn_in() -> AppState {
     s.apply(Event::TurnCompleted {
         stop_reason: StopReason::EndTurn,
         usage,
+        model_calls: Some(1),
     });
     s.apply(Event::ModeChanged {
         mode: WorkMode::AutoEdit,
@@ -196,4 +197,53 @@ fn ago_says_how_long_ago_as_people_do() {
         "just now",
         "a clock that went back is not the future"
     );
+}
+
+#[test]
+fn a_status_line_commands_line_stands_for_the_facts_in_its_colours_and_no_other_escape_gets_out() {
+    let mut s = session_one_turn_in();
+    s.clear_hint();
+    // Green, then a window title, a cursor move, a bell and a clipboard write: only the colour
+    // may reach the terminal.
+    s.set_custom_status(
+        "\x1b[32mMARK gpt-test\x1b[0m \x1b]0;pwned\x07\x1b[2J\x1b[H\x07\x1b]52;c;ZXZpbA==\x07 main*"
+            .into(),
+    );
+    let mut term = match Terminal::new(TestBackend::new(100, 6)) {
+        Ok(t) => t,
+        Err(e) => match e {},
+    };
+    let area = ratatui::layout::Rect::new(0, 0, 100, 6);
+    view::prepare(&mut s, area);
+    assert!(term.draw(|f| f.render_widget(&s, f.area())).is_ok());
+    let buf = term.backend().buffer().clone();
+    let row: String = (0..100).map(|x| buf[(x, 5)].symbol().to_string()).collect();
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("status_line_custom", row);
+    });
+    assert!(row.starts_with(" MARK gpt-test  main*"), "{row:?}");
+    // The facts it stands for are gone; the mode and the MCP servers stay.
+    for gone in ["openai", "tok", "ctx", "~/src/stats"] {
+        assert!(!row.contains(gone), "{gone} in {row:?}");
+    }
+    assert!(
+        row.contains("auto-edit") && row.contains("mcp 1/1"),
+        "{row:?}"
+    );
+    assert!(!row.contains("pwned") && !row.contains("ZXZp"), "{row:?}");
+    let m = row.find("MARK").unwrap();
+    assert_eq!(
+        buf[(m as u16, 5)].fg,
+        ratatui::style::Color::Green,
+        "its colour is drawn"
+    );
+    // A line longer than two thirds of the row is cut there, and says so.
+    s.set_custom_status("x".repeat(300));
+    let narrow = draw(&mut s, 90, 6);
+    let last = narrow.lines().last().unwrap_or_default().to_string();
+    assert!(last.contains(&format!("{}…", "x".repeat(59))), "{last}");
+    assert!(last.contains("auto-edit"), "{last}");
+    // An empty line gives the facts back.
+    s.set_custom_status(String::new());
+    assert!(draw(&mut s, 100, 6).contains("gpt-test · openai"));
 }

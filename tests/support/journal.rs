@@ -76,6 +76,7 @@ pub fn sample_events() -> Vec<Event> {
         Event::TurnCompleted {
             stop_reason: StopReason::EndTurn,
             usage: Usage::default(),
+            model_calls: Some(2),
         },
     ]
 }

@@ -51,6 +51,7 @@ fn running_and_finished_commands() {
             cached_input_tokens: 0,
             cache_write_input_tokens: 0,
         },
+        model_calls: Some(2),
     });
     snap!("command_finished", draw(&mut s, 80, 16));
 }

@@ -236,8 +236,13 @@ impl AppState {
                 }
                 self.notice(NoticeLevel::Error, format!("{code}: {message}"));
             }
-            Event::TurnCompleted { stop_reason, usage } => {
+            Event::TurnCompleted {
+                stop_reason,
+                usage,
+                model_calls,
+            } => {
                 self.finish_streaming();
+                self.close_turn(model_calls);
                 self.turns.running = false;
                 self.alert(false, "pablo: the turn is done");
                 self.figures.run = usage;
@@ -468,12 +473,33 @@ impl AppState {
         }
     }
 
+    /// The line that ends a turn: its model calls and, live, how long it ran. A journal of
+    /// before the count says nothing, rather than a wrong 0.
+    fn close_turn(&mut self, model_calls: Option<u64>) {
+        self.turns.last_model_calls = model_calls;
+        if let Some(model_calls) = model_calls {
+            let elapsed = self
+                .turn_started()
+                .filter(|_| !self.from_replay)
+                .map(|t| self.clock.now.saturating_duration_since(t));
+            self.transcript.push(CellKind::TurnEnd {
+                model_calls,
+                elapsed,
+            });
+        }
+    }
+
     fn tool_ended(&mut self, call_id: &str, result: ToolOutcome) {
         self.take_approval(call_id);
         let now = self.clock.now;
         let Some(t) = self.transcript.tool_mut(call_id) else {
             return;
         };
+        // A file change that landed is the diff its preview showed.
+        if let (None, Some(Preview::FileChange(change))) = (result.error_code(), &t.preview) {
+            self.figures.lines_added += change.added as u64;
+            self.figures.lines_removed += change.removed as u64;
+        }
         t.status = match result.error_code() {
             None => ToolStatus::Done,
             Some(code) if code == ErrorCode::Rejected => ToolStatus::Rejected,

@@ -6,6 +6,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::super::composer::ComposerAction;
 use super::super::layers::{Intent, Layer, ResumeView, SessionsView};
+use super::super::model_picker::Pick;
 use super::super::restore;
 use super::{AppState, Effect};
 use crate::protocol::Op;
@@ -32,7 +33,11 @@ impl AppState {
                 Layer::Approval(a) => Ok(a.handle_key(key, width)),
                 Layer::Sessions(s) => Ok(s.handle_key(key, &ids)),
                 Layer::Resume(r) => Ok(r.handle_key(key)),
-                Layer::Model(m) => Ok(m.handle_key(key)),
+                Layer::Model(m) => Ok(match m.handle_key(key) {
+                    Pick::None => Intent::None,
+                    Pick::Close => Intent::Close,
+                    Pick::Switch { provider, model } => Intent::SwitchModel { provider, model },
+                }),
                 Layer::Artifacts(a) => Ok(a.handle_key(key)),
                 Layer::Memory(m) => Ok(m.handle_key(key)),
                 Layer::Rewind(r) => Err(r.handle_key(key)),

@@ -16,6 +16,7 @@
 mod events;
 mod input;
 mod slash;
+mod statusline;
 mod subagents;
 
 use std::collections::HashMap;
@@ -99,6 +100,10 @@ pub(crate) struct StatusInfo {
     pub(crate) cost_usd: Option<f64>,
     /// The spend cap (`--max-budget-usd`), in US dollars.
     pub(crate) spend_cap: Option<f64>,
+    /// The first line the person's status line command last printed (`[tui]
+    /// statusline_command`), as printed: its colours are the view's to draw, every other escape
+    /// its to drop. `None` until it printed one, and when it printed an empty line.
+    pub(crate) custom: Option<String>,
 }
 
 /// The checklist the model keeps with `plan.update`.
@@ -158,6 +163,9 @@ struct Figures {
     cost_run: Option<f64>,
     /// The context figure when the conversation was compacted, until the figure after it comes.
     before_compaction: Option<(u64, u64)>,
+    /// Lines the file changes that landed added and removed (their diffs' counts).
+    lines_added: u64,
+    lines_removed: u64,
 }
 
 impl Figures {
@@ -201,6 +209,8 @@ struct Turns {
     cells: Vec<(u64, usize)>,
     /// Reasoning deltas arrived for the model call in progress.
     live_reasoning: bool,
+    /// The model calls of the last turn that ended, when it said.
+    last_model_calls: Option<u64>,
     /// A prompt was sent and its turn has not begun yet (the agent has not echoed it).
     sent: bool,
     /// Messages typed while a turn runs, oldest first: each is sent when the turn before it
