@@ -47,11 +47,7 @@ fn prepare(
     if !revision.eq_ignore_ascii_case(&args.expected_revision) {
         return Err(WorkspaceError::RevisionMismatch {
             path: rel.to_string(),
-            detail: format!(
-                "expected revision {}, but the current revision is {revision}; read the file \
-                 again",
-                args.expected_revision
-            ),
+            detail: super::wording::revision_mismatch(&args.expected_revision, &revision),
             current: Some(revision),
         }
         .into());

@@ -62,10 +62,7 @@ fn prepare(
         (Some(exp), Some((_, rev))) if !exp.eq_ignore_ascii_case(rev) => {
             return Err(WorkspaceError::RevisionMismatch {
                 path: rel.to_string(),
-                detail: format!(
-                    "expected revision {exp}, but the current revision is {rev}; read the file \
-                     again"
-                ),
+                detail: super::wording::revision_mismatch(exp, rev),
                 current: Some(rev.clone()),
             }
             .into());

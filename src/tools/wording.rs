@@ -64,3 +64,35 @@ pub(crate) fn exit_words(exit_code: Option<i32>, signal: Option<&str>) -> String
 pub(crate) fn lines_of(text: &str) -> Vec<String> {
     text.lines().map(str::to_string).collect()
 }
+
+/// Why an edit bound to revision `expected` is refused when the file is at `current`. A
+/// revision copied with something around it (`sha256:…`, quotes) would otherwise read as the same
+/// text on both sides of "but"; the message says what differs.
+pub(crate) fn revision_mismatch(expected: &str, current: &str) -> String {
+    let lower = expected.to_ascii_lowercase();
+    let current_lower = current.to_ascii_lowercase();
+    if lower != current_lower && lower.contains(&current_lower) {
+        return format!(
+            "expected_revision {expected:?} holds the current revision with other characters \
+             around it; pass exactly the 64 hex digits fs.read gave: {current}"
+        );
+    }
+    format!(
+        "expected revision {expected}, but the current revision is {current}; read the file again"
+    )
+}
+
+#[cfg(test)]
+mod revision_tests {
+    use super::revision_mismatch;
+
+    #[test]
+    fn a_revision_with_a_prefix_is_told_apart_from_a_stale_one() {
+        let rev = "8b9ad32e8c9a26d41e9bc7f57767c228404f570ac4d55a2ad9060c38a6edac38";
+        let said = revision_mismatch(&format!("sha256:{rev}"), rev);
+        assert!(said.contains("other characters around it"), "{said}");
+        assert!(said.ends_with(rev), "{said}");
+        let stale = revision_mismatch(&"0".repeat(64), rev);
+        assert!(stale.contains("read the file again"), "{stale}");
+    }
+}
