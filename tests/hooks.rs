@@ -953,3 +953,55 @@ async fn a_setsid_child_of_a_timed_out_hook_does_not_outlive_it() {
         "the hook's setsid child outlived it: {left:?}"
     );
 }
+
+/// Issue 44 item 4, on resume: a `file_changed` hook's note rides with the next prompt; a session
+/// that stops before that prompt still sends it, with the first prompt after the resume.
+#[tokio::test]
+async fn a_hooks_note_left_for_the_next_prompt_reaches_the_model_after_a_resume() {
+    let sandbox = Sandbox::new();
+    let note = script(
+        &sandbox,
+        "note.sh",
+        "cat >/dev/null\necho '{\"hookSpecificOutput\":{\"additionalContext\":\"the formatter touched made.txt\"}}'",
+    );
+    sandbox.user_config(&format!(
+        "[[hooks.file_changed]]\nname = \"fmt-note\"\ncommand = {}\n",
+        toml_path(&note)
+    ));
+    let server = ScriptedServer::start().await;
+    server.push(call(
+        "c1",
+        "shell_run",
+        &json!({"command": "printf 'x' > made.txt"}),
+    ));
+    server.push(say("made it"));
+    let first = run(
+        &sandbox,
+        &server,
+        "make a file",
+        &["--allow-write", "--auto-approve"],
+    )
+    .await;
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    let id = first.of_type("session_started")[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    server.push(say("noted"));
+    let second = run(&sandbox, &server, "go on", &["--resume", &id]).await;
+    assert_eq!(second.code, Some(0), "{}", second.stderr);
+    let body = server.requests().last().unwrap().json();
+    let last_user = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .to_string();
+    assert!(last_user.contains("go on"), "{last_user}");
+    assert!(
+        last_user.contains("the formatter touched made.txt"),
+        "the note reached the model: {last_user}"
+    );
+}

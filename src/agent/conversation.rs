@@ -68,7 +68,6 @@ impl Conversation {
     pub(crate) fn new(shared: Arc<Shared>, setup: ConversationSetup) -> Self {
         let profile = setup.model.profile();
         Self {
-            shared,
             window: ContextWindow::new(profile.context_window),
             profile,
             session_id: setup.session_id,
@@ -81,8 +80,14 @@ impl Conversation {
             usage: Usage::default(),
             cost_usd: None,
             last_turn_mode: WorkMode::Ask,
-            hook_notes: Vec::new(),
+            // A resumed session's hooks' notes that no prompt carried yet.
+            hook_notes: shared
+                .checkpoints
+                .as_ref()
+                .map(|c| c.take_hook_notes())
+                .unwrap_or_default(),
             turn_changed: Default::default(),
+            shared,
             scope: None,
             shell_reads_only: false,
             isolation: None,

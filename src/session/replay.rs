@@ -200,6 +200,8 @@ pub(crate) fn replay(journal: LoadedJournal, kept: Transcript) -> ResumeState {
     }
     drop_repeated_prompt(&mut r.history);
     let interrupted = r.close_pending();
+    r.checkpoints
+        .keep_hook_notes(std::mem::take(&mut r.hook_notes));
     let lost_background = r.background.into_values().filter(|s| s.running).collect();
     ResumeState {
         header: journal.header,
@@ -225,6 +227,8 @@ pub(crate) fn rebuild(events: &[Event]) -> (Vec<Message>, History) {
     }
     drop_repeated_prompt(&mut r.history);
     r.close_pending();
+    r.checkpoints
+        .keep_hook_notes(std::mem::take(&mut r.hook_notes));
     (r.history, r.checkpoints)
 }
 

@@ -112,6 +112,9 @@ pub(crate) struct History {
     timeline: BTreeMap<String, Vec<Version>>,
     /// The note the next prompt carries to the model (set by a restore).
     pending_note: Option<String>,
+    /// Hooks' notes (`session_start`, `file_changed`) a session stopped before sending: a
+    /// resumed session sends them with its next prompt, after it, as the first one would have.
+    pending_hook_notes: Vec<String>,
 }
 
 impl History {
@@ -187,6 +190,16 @@ impl History {
     /// The note for the next prompt, once.
     pub(crate) fn take_note(&mut self) -> Option<String> {
         self.pending_note.take()
+    }
+
+    /// Keeps hooks' notes that no prompt carried yet (the replay of a journal found them).
+    pub(crate) fn keep_hook_notes(&mut self, notes: Vec<String>) {
+        self.pending_hook_notes.extend(notes);
+    }
+
+    /// The hooks' notes kept for the next prompt, once.
+    pub(crate) fn take_hook_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.pending_hook_notes)
     }
 
     /// Folds one journaled event in (resume, `pablo undo`, a fork).

@@ -122,6 +122,11 @@ impl Checkpoints {
         lock(&self.history).take_note()
     }
 
+    /// Hooks' notes a resumed session found unsent, for its next prompt, once.
+    pub(crate) fn take_hook_notes(&self) -> Vec<String> {
+        lock(&self.history).take_hook_notes()
+    }
+
     /// The first walk of the workspace (so the bytes of every file are stored before a command
     /// can change them). Cheap once done; the agent starts it when a turn begins.
     pub(crate) fn prepare(&self) {
