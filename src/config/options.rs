@@ -27,6 +27,9 @@ pub struct TuiConfig {
     pub(crate) mode: Option<crate::protocol::WorkMode>,
     /// How pablo gets the person's attention when an approval waits or a turn ends.
     pub notifications: Option<crate::protocol::Notifications>,
+    /// Vim keys in the composer from the start (`/vim` toggles them). Read from the user's
+    /// config and `--config` only: how the person's keys behave is not a repository's choice.
+    pub vim: Option<bool>,
 }
 
 /// Host limits; `None` keeps the built-in default.

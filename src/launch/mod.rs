@@ -320,6 +320,14 @@ impl Launch {
                 path.display()
             ));
         }
+        if let Some((path, c)) = &self.layers.project
+            && c.tui.vim.is_some()
+        {
+            warnings.push(format!(
+                "{}: [tui] vim ignored: only the user's config or --config turn on vim keys",
+                path.display()
+            ));
+        }
         if let Some(note) = &self.trust_notice {
             warnings.push(note.clone());
         }
@@ -805,6 +813,11 @@ impl Launch {
             alt_screen: self.layers.last(|c| c.tui.alt_screen),
             mode: Some(self.start_mode()),
             notifications: self.layers.last(|c| c.tui.notifications),
+            vim: self
+                .layers
+                .personal()
+                .filter_map(|(_, c)| c.tui.vim)
+                .next_back(),
         }
     }
 

@@ -26,6 +26,7 @@ pub(crate) mod text;
 pub(crate) mod theme;
 pub(crate) mod transcript;
 pub(crate) mod view;
+pub(crate) mod vim;
 
 pub(crate) mod app;
 pub(crate) mod term;
@@ -162,6 +163,8 @@ pub struct TuiOptions {
     pub notes: Vec<String>,
     /// The spend cap in US dollars (`--max-budget-usd`), shown as spent/limit.
     pub spend_cap_usd: Option<f64>,
+    /// `[tui] vim = true`: the composer starts in vim mode (`/vim` toggles it).
+    pub vim: bool,
 }
 
 /// Runs the full-screen TUI for a started agent (its approvals must be
@@ -239,6 +242,7 @@ async fn run_with_agent(
             notifications: options.notifications,
             inline: !options.alt_screen,
             spend_cap_usd: options.spend_cap_usd,
+            vim: options.vim,
         },
     );
     // Startup events may replay a journaled transcript: what was pending then (a prompt, a
