@@ -299,7 +299,8 @@ impl AppState {
         self.notice(
             NoticeLevel::Info,
             if on {
-                "vim mode on: esc for normal mode, i or a to type again; enter sends in both                  modes; /vim turns it off"
+                "vim mode on: esc for normal mode, i to type again; enter sends in both modes; \
+                 /vim turns it off"
             } else {
                 "vim mode off"
             },
