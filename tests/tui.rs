@@ -26,6 +26,7 @@ mod scrollback;
 mod small_things;
 mod subagents;
 mod subtasks;
+mod vim;
 mod waiting;
 
 /// The real binary in a PTY, its screen kept up to date by a vt100 parser.
