@@ -113,6 +113,8 @@ impl Composer {
         self.text.insert_str(self.cursor, &s);
         self.cursor += s.len();
         self.selected = 0;
+        // In vim's normal mode the cursor stays on a character, never past the end of a line.
+        self.rest_cursor();
     }
 
     fn prev_boundary(&self) -> usize {

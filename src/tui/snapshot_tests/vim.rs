@@ -153,3 +153,14 @@ fn vim_mode_from_the_setup_starts_in_insert_mode() {
         Some(crate::tui::vim::Mode::Insert)
     );
 }
+
+#[test]
+fn text_pasted_in_normal_mode_goes_before_the_cursor_which_rests_on_a_character() {
+    let (mut s, _) = vim_on();
+    typed(&mut s, "ab");
+    s.handle_key(key(KeyCode::Esc));
+    s.paste("XY");
+    assert_eq!(s.composer().text(), "aXYb");
+    typed(&mut s, "x");
+    assert_eq!(s.composer().text(), "aXY");
+}
