@@ -28,6 +28,7 @@ mod small_things;
 mod statusline;
 mod subagents;
 mod subtasks;
+mod vim;
 mod waiting;
 mod worktree;
 

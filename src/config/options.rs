@@ -32,6 +32,9 @@ pub struct TuiConfig {
     /// the model, tokens, context, cost and workspace. A project config's counts only in a
     /// trusted folder (docs/tui.md, *Your own status line*).
     pub(crate) statusline_command: Option<String>,
+    /// Vim keys in the composer from the start (`/vim` toggles them). Read from the user's
+    /// config and `--config` only: how the person's keys behave is not a repository's choice.
+    pub vim: Option<bool>,
 }
 
 /// Host limits; `None` keeps the built-in default.

@@ -329,6 +329,14 @@ impl Launch {
                 path.display()
             ));
         }
+        if let Some((path, c)) = &self.layers.project
+            && c.tui.vim.is_some()
+        {
+            warnings.push(format!(
+                "{}: [tui] vim ignored: only the user's config or --config turn on vim keys",
+                path.display()
+            ));
+        }
         if let Some(note) = &self.trust_notice {
             warnings.push(note.clone());
         }
@@ -829,6 +837,11 @@ impl Launch {
             mode: Some(self.start_mode()),
             notifications: self.layers.last(|c| c.tui.notifications),
             statusline_command: self.layers.last(|c| c.tui.statusline_command.clone()),
+            vim: self
+                .layers
+                .personal()
+                .filter_map(|(_, c)| c.tui.vim)
+                .next_back(),
         }
     }
 

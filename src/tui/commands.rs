@@ -25,6 +25,7 @@ pub(crate) enum CommandId {
     Fork,
     Model,
     Mode,
+    Vim,
     Copy,
     Compact,
     Clear,
@@ -174,6 +175,12 @@ pub(crate) static COMMANDS: &[SlashCommand] = &[
         id: CommandId::Mode,
     },
     SlashCommand {
+        name: "vim",
+        args: "",
+        help: "vim keys in the composer, on or off (normal and insert modes; [tui] vim = true starts with them)",
+        id: CommandId::Vim,
+    },
+    SlashCommand {
         name: "compact",
         args: "[FOCUS]",
         help: "summarize the conversation now (FOCUS: what the summary must keep)",
@@ -233,6 +240,10 @@ pub(crate) static KEYS: &[(&str, &str)] = &[
     ("ctrl-t", "show or hide the todo checklist"),
     ("ctrl-b", "background sessions"),
     ("ctrl-g", "write the prompt in $VISUAL / $EDITOR"),
+    (
+        "esc, in vim mode (/vim)",
+        "insert → normal mode; in normal mode, esc interrupts as above",
+    ),
     (
         "shift-tab",
         "switch mode: ask → auto-edit (edits apply) → plan (read-only)",

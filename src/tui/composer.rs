@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use super::commands;
 use super::text::str_width;
 use super::theme;
+use super::vim::{self, Vim};
 
 /// What a key did to the composer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +50,8 @@ pub(crate) struct Composer {
     pub(crate) custom: Vec<crate::protocol::CustomCommand>,
     /// The installed Agent Skills for `$name` completion (name, description).
     pub(crate) skills: Vec<(String, String)>,
+    /// Vim mode (`/vim`, `[tui] vim = true`); `None`: the composer edits as it always did.
+    vim: Option<Vim>,
 }
 
 impl Composer {
@@ -64,11 +67,44 @@ impl Composer {
         self.text = text.to_string();
         self.cursor = self.text.len();
         self.selected = 0;
+        self.rest_cursor();
     }
 
     pub(crate) fn clear(&mut self) {
         self.set_text("");
         self.history_pos = None;
+    }
+
+    /// Ctrl-C on a draft: it goes, but in vim mode `u` brings it back (a vim user's ctrl-c to
+    /// leave insert mode must not lose the draft for good).
+    pub(crate) fn discard(&mut self) {
+        if let Some(v) = &mut self.vim {
+            v.checkpoint(&self.text, self.cursor);
+        }
+        self.clear();
+    }
+
+    /// Turns vim mode on (in insert mode) or off.
+    pub(crate) fn set_vim(&mut self, on: bool) {
+        self.vim = on.then(Vim::default);
+    }
+
+    /// Vim mode's state, when it is on.
+    pub(crate) fn vim(&self) -> Option<&Vim> {
+        self.vim.as_ref()
+    }
+
+    /// Whether Esc is the composer's (vim's insert mode, or a vim command being typed) rather
+    /// than the app's.
+    pub(crate) fn takes_esc(&self) -> bool {
+        self.vim.as_ref().is_some_and(Vim::takes_esc)
+    }
+
+    /// In vim's normal mode the cursor rests on a character, whatever moved it.
+    fn rest_cursor(&mut self) {
+        if let Some(v) = &self.vim {
+            self.cursor = v.rest(&self.text, self.cursor);
+        }
     }
 
     pub(crate) fn insert_str(&mut self, s: &str) {
@@ -77,6 +113,8 @@ impl Composer {
         self.text.insert_str(self.cursor, &s);
         self.cursor += s.len();
         self.selected = 0;
+        // In vim's normal mode the cursor stays on a character, never past the end of a line.
+        self.rest_cursor();
     }
 
     fn prev_boundary(&self) -> usize {
@@ -280,6 +318,35 @@ impl Composer {
     }
 
     pub(crate) fn handle_key(&mut self, key: KeyEvent) -> ComposerAction {
+        let Some(v) = &mut self.vim else {
+            return self.edit_key(key);
+        };
+        match v.key(key, &mut self.text, &mut self.cursor) {
+            vim::Outcome::Edit => self.edit_key(key),
+            vim::Outcome::Done => {
+                self.selected = 0;
+                ComposerAction::Handled
+            }
+            vim::Outcome::Pass => {
+                let action = self.edit_key(key);
+                self.rest_cursor();
+                action
+            }
+            vim::Outcome::HistoryPrev => {
+                self.history_prev();
+                self.rest_cursor();
+                ComposerAction::Handled
+            }
+            vim::Outcome::HistoryNext => {
+                self.history_next();
+                self.rest_cursor();
+                ComposerAction::Handled
+            }
+        }
+    }
+
+    /// A key for the composer's own editing (insert mode's, or every key without vim mode).
+    fn edit_key(&mut self, key: KeyEvent) -> ComposerAction {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
@@ -319,6 +386,9 @@ impl Composer {
                 }
                 self.push_history(&text);
                 self.clear();
+                if let Some(v) = &mut self.vim {
+                    v.submitted();
+                }
                 return ComposerAction::Submit(text);
             }
             KeyCode::Up if !popup.is_empty() => {

@@ -27,6 +27,7 @@ pub(crate) mod text;
 pub(crate) mod theme;
 pub(crate) mod transcript;
 pub(crate) mod view;
+pub(crate) mod vim;
 
 pub(crate) mod app;
 pub(crate) mod term;
@@ -165,6 +166,8 @@ pub struct TuiOptions {
     pub spend_cap_usd: Option<f64>,
     /// `[tui] statusline_command`: the person's program whose first line the status line shows.
     pub statusline: Option<crate::launch::StatusLine>,
+    /// `[tui] vim = true`: the composer starts in vim mode (`/vim` toggles it).
+    pub vim: bool,
 }
 
 /// Runs the full-screen TUI for a started agent (its approvals must be
@@ -242,6 +245,7 @@ async fn run_with_agent(
             notifications: options.notifications,
             inline: !options.alt_screen,
             spend_cap_usd: options.spend_cap_usd,
+            vim: options.vim,
         },
     );
     // Startup events may replay a journaled transcript: what was pending then (a prompt, a

@@ -61,6 +61,7 @@ macro_rules! snap {
 
 mod commands;
 mod results;
+mod vim;
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)

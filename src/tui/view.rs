@@ -465,6 +465,9 @@ fn draw_composer(state: &AppState, area: Rect, buf: &mut Buffer) {
             theme::accent()
         });
     block.render(area, buf);
+    if let Some(label) = vim_label(state) {
+        buf.set_line(area.x + 1, area.y, &label, area.width.saturating_sub(2));
+    }
     let queued = queue_lines(state, area.width);
     for (i, l) in queued.iter().enumerate() {
         let y = area.y + 1 + i as u16;
@@ -487,6 +490,25 @@ fn draw_composer(state: &AppState, area: Rect, buf: &mut Buffer) {
     {
         buf.set_line(area.x + 2, top + i as u16, l, area.width.saturating_sub(3));
     }
+}
+
+/// Vim mode's label in the composer's border: the mode, a command being typed (`NORMAL 2d`),
+/// and, while a turn runs in normal mode, what Esc does there.
+fn vim_label(state: &AppState) -> Option<Line<'static>> {
+    use super::vim::Mode;
+    let vim = state.composer().vim()?;
+    let mode = vim.mode();
+    let style = match mode {
+        Mode::Normal => theme::key(),
+        Mode::Insert => theme::accent(),
+    };
+    let mut spans = vec![Span::styled(format!(" {} ", mode.name()), style)];
+    if !vim.pending().is_empty() {
+        spans.push(Span::styled(format!("{} ", vim.pending()), theme::key()));
+    } else if mode == Mode::Normal && state.turn_running() {
+        spans.push(Span::styled("· esc interrupts the turn ", theme::dim()));
+    }
+    Some(Line::from(spans))
 }
 
 fn draw_popup(state: &AppState, composer: Rect, buf: &mut Buffer) {

@@ -14,6 +14,10 @@ use crate::protocol::Op;
 /// How long a first Ctrl-C on an idle prompt stays armed.
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
 
+/// In vim mode, an Esc this soon after the Esc that left insert mode is the habit of pressing it
+/// twice to be sure, not a request to interrupt the turn: it is dropped.
+const VIM_ESC_GUARD: Duration = Duration::from_millis(500);
+
 impl AppState {
     /// A key from the terminal.
     pub(crate) fn handle_key(&mut self, key: KeyEvent) {
@@ -58,12 +62,29 @@ impl AppState {
                 self.hint = None;
                 return;
             }
+            // Vim mode: Esc leaves insert mode, or drops a command being typed; then it never
+            // interrupts. In normal mode it keeps its meaning below.
+            KeyCode::Esc if self.composer.takes_esc() => {
+                let inserting = self
+                    .composer
+                    .vim()
+                    .is_some_and(|v| v.mode() == super::super::vim::Mode::Insert);
+                self.composer.handle_key(key);
+                self.vim_left_insert = inserting.then_some(self.clock.now);
+                return;
+            }
             KeyCode::Esc => {
+                if let Some(at) = self.vim_left_insert.take()
+                    && self.clock.now.saturating_duration_since(at) < VIM_ESC_GUARD
+                {
+                    return;
+                }
                 self.hint = None;
                 return self.interrupt();
             }
             _ => {}
         }
+        self.vim_left_insert = None;
         match self.composer.handle_key(key) {
             ComposerAction::Submit(text) => self.submit(text),
             ComposerAction::Handled | ComposerAction::Ignored => {}
@@ -167,7 +188,7 @@ impl AppState {
         };
         if !self.composer.is_empty() {
             // The composer is empty now: the next ctrl-c quits, as on an idle prompt.
-            self.composer.clear();
+            self.composer.discard();
             self.exit.quit_armed = Some(now);
             self.hint = Some(armed_hint);
             return;

@@ -284,6 +284,8 @@ pub(crate) struct Setup {
     pub inline: bool,
     /// The spend cap in US dollars, when one is set.
     pub spend_cap_usd: Option<f64>,
+    /// `[tui] vim = true`: the composer starts in vim mode.
+    pub vim: bool,
 }
 
 #[derive(Debug)]
@@ -311,6 +313,8 @@ pub(crate) struct AppState {
     effects: Vec<Effect>,
     /// The event being applied comes from a replayed journal, not from the agent now.
     from_replay: bool,
+    /// When an Esc last took vim's composer from insert to normal mode.
+    vim_left_insert: Option<Instant>,
 }
 
 impl AppState {
@@ -345,6 +349,7 @@ impl AppState {
             outbox: Vec::new(),
             effects: Vec::new(),
             from_replay: false,
+            vim_left_insert: None,
         }
     }
 
@@ -382,6 +387,7 @@ impl AppState {
         }
         s.screen.notifications = setup.notifications;
         s.screen.inline = setup.inline;
+        s.composer.set_vim(setup.vim);
         s
     }
 

@@ -200,6 +200,7 @@ impl AppState {
             },
             CommandId::Model => self.model_command(arg),
             CommandId::Mode => self.mode_command(arg),
+            CommandId::Vim => self.vim_command(),
             CommandId::Compact => {
                 if self.turns.running {
                     self.notice(
@@ -282,6 +283,22 @@ impl AppState {
                 });
             }
         }
+    }
+
+    /// `/vim`: vim keys in the composer, on or off, for this screen (`[tui] vim = true` starts
+    /// with them).
+    fn vim_command(&mut self) {
+        let on = self.composer.vim().is_none();
+        self.composer.set_vim(on);
+        self.notice(
+            NoticeLevel::Info,
+            if on {
+                "vim mode on: esc for normal mode, i to type again; enter sends in both modes; \
+                 /vim turns it off"
+            } else {
+                "vim mode off"
+            },
+        );
     }
 
     /// `/mode` shows the mode; `/mode NAME` sets it.
