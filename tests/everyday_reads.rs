@@ -3,27 +3,15 @@
 //! by `pablo run` in the read-only sandbox with the credentials masked, where they cannot see the
 //! workspace's `.env`, `~/.ssh/id_rsa`, pablo's own config and sessions, or the provider key.
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::support::bin::Sandbox;
+use crate::support::git::git;
 use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
 
 const KEY: &str = "sk-everyday-provider-key";
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
 
 /// A small Python project with a `.env`, as most real ones have.
 fn everyday_workspace(sb: &Sandbox) {

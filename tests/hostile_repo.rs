@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::bin::Sandbox;
+use crate::support::git::git;
 use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
 
 const KEY: &str = "sk-test-key-of-the-person";
@@ -91,21 +92,6 @@ fn reached(server: &ScriptedServer, text: &str) -> bool {
         .requests()
         .iter()
         .any(|r| String::from_utf8_lossy(&r.body).contains(text))
-}
-
-fn git(dir: &Path, args: &[&str]) -> std::process::Output {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    out
 }
 
 fn text(out: &std::process::Output) -> (String, String) {
@@ -916,7 +902,7 @@ async fn known_safe_reads_print_no_credential_and_nothing_outside_the_workspace(
     std::fs::write(ws.join(".ENV"), "UPPER=case-secret-3\n").unwrap();
     std::fs::write(ws.join("server.PEM"), "PEM-secret-4\n").unwrap();
     std::fs::write(ws.join("ID_RSA"), "RSA-secret-5\n").unwrap();
-    let blob = String::from_utf8(git(&ws, &["rev-parse", "HEAD:.env"]).stdout).unwrap();
+    let blob = git(&ws, &["rev-parse", "HEAD:.env"]);
     let creds = format!(
         "git blame --ignore-revs-file={} README.md",
         home.join(".git-credentials").display()

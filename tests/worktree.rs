@@ -12,26 +12,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::bin::Sandbox;
+use crate::support::git::git;
 use crate::support::http::{RecordedRequest, ScriptedResponse, ScriptedServer, openai};
 use crate::support::revision_of;
 use crate::support::run::{Run, call, run_json, run_within, say};
 
 const README: &str = "# demo\n";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
-}
 
 /// The sandbox's workspace as a repository with one commit, and its canonical path.
 fn repository(sb: &Sandbox) -> PathBuf {

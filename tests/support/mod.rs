@@ -5,6 +5,7 @@
 
 pub mod acp;
 pub mod bin;
+pub mod git;
 pub mod http;
 pub mod images;
 pub mod journal;

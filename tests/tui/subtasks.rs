@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::support::bin::Sandbox;
+use crate::support::git::git;
 use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
 
 use super::Terminal;
@@ -26,21 +27,6 @@ fn call(id: &str, name: &str, args: &Value) -> ScriptedResponse {
 
 fn say(words: &str) -> ScriptedResponse {
     ScriptedResponse::sse(openai::text_answer(words))
-}
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The names of the tools a request offered.

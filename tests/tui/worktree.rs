@@ -9,19 +9,7 @@ use crate::support::revision_of;
 use crate::support::run::{call, say};
 
 use super::Terminal;
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
-}
+use crate::support::git::git;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tui_with_worktree_works_in_the_worktree_and_leaves_the_checkout_alone() {
