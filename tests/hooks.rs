@@ -990,15 +990,7 @@ async fn a_hooks_note_left_for_the_next_prompt_reaches_the_model_after_a_resume(
     server.push(say("noted"));
     let second = run(&sandbox, &server, "go on", &["--resume", &id]).await;
     assert_eq!(second.code, Some(0), "{}", second.stderr);
-    let body = server.requests().last().unwrap().json();
-    let last_user = body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .unwrap()["content"]
-        .to_string();
+    let last_user = server.last_user_text();
     assert!(last_user.contains("go on"), "{last_user}");
     assert!(
         last_user.contains("the formatter touched made.txt"),

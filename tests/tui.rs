@@ -358,17 +358,6 @@ fn spawn_plain(sandbox: &Sandbox, env: &[(&str, &str)]) -> Terminal {
     t
 }
 
-/// The text of the newest user message in the last request the server received.
-fn last_user_text(server: &crate::support::http::ScriptedServer) -> String {
-    let body = server.requests().last().unwrap().json();
-    let messages = body["messages"].as_array().unwrap().clone();
-    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
-    match &user["content"] {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 fn signal(t: &Terminal, name: &str) {
     let pid = t.child.process_id().unwrap();
     let status = std::process::Command::new("kill")
@@ -1514,7 +1503,7 @@ mod first_session {
 
 /// The composer and the person's own commands, through plain `pablo` against a scripted server.
 mod composer {
-    use super::{Sandbox, last_user_text};
+    use super::Sandbox;
     use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1539,7 +1528,7 @@ mod composer {
         t.wait_for("Review a file for bugs");
         t.send("gs src/lib.rs\r");
         t.wait_for("No bugs found.");
-        let text = last_user_text(&server);
+        let text = server.last_user_text();
         assert!(
             text.contains("Read src/lib.rs and list its bugs, worst first."),
             "{text}"
@@ -1560,7 +1549,7 @@ mod composer {
         t.send("what does @notes.txt say?\r");
         t.wait_for("Milk noted.");
         t.wait_for("attached @notes.txt (18 bytes)");
-        let text = last_user_text(&server);
+        let text = server.last_user_text();
         assert!(
             text.contains("<attached-file path=\"notes.txt\">\nremember the milk\n"),
             "{text}"

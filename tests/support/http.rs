@@ -257,6 +257,22 @@ impl ScriptedServer {
         self.shared.requests.lock().expect("requests lock").clone()
     }
 
+    /// The text of the newest user message in the last request received (its JSON when the
+    /// content is a list of parts).
+    pub fn last_user_text(&self) -> String {
+        let body = self.requests().last().expect("a request").json();
+        let messages = body["messages"].as_array().expect("messages").clone();
+        let user = messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .expect("a user message");
+        match &user["content"] {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+
     /// Responses still queued (not yet taken by a request).
     pub fn pending(&self) -> usize {
         self.shared.queue.lock().expect("queue lock").len()

@@ -104,7 +104,7 @@ async fn a_formatter_hooks_rewrite_belongs_to_the_turn_so_undo_restores_it_and_t
     );
     t.send("what now?\r");
     t.wait_for("Noted.");
-    let asked = super::last_user_text(&server);
+    let asked = server.last_user_text();
     assert!(
         asked.contains("the file_changed hook rewrote notes.txt after this turn's change"),
         "{asked}"

@@ -39,7 +39,7 @@ async fn a_message_typed_during_a_turn_is_shown_as_queued_and_sent_when_the_turn
     assert_eq!(server.requests().len(), 1);
     t.wait_for("Second answer.");
     assert!(!t.screen().contains("↳ queued"), "{}", t.screen());
-    assert_eq!(super::last_user_text(&server), "and then the docs");
+    assert_eq!(server.last_user_text(), "and then the docs");
     quit(&mut t);
 }
 
@@ -69,9 +69,6 @@ async fn esc_interrupts_the_turn_and_gives_the_queued_message_back_to_the_compos
     t.wait_for("Edited and sent.");
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    assert_eq!(
-        super::last_user_text(&server),
-        "fix the typo too and the test"
-    );
+    assert_eq!(server.last_user_text(), "fix the typo too and the test");
     quit(&mut t);
 }

@@ -73,7 +73,7 @@ async fn slash_vim_turns_on_vim_keys_that_edit_the_draft_with_the_mode_in_the_bo
     t.send("\r");
     t.wait_for("Tests fixed.");
     t.wait_for("─ INSERT ─");
-    assert_eq!(super::last_user_text(&server), "fix tests now please");
+    assert_eq!(server.last_user_text(), "fix tests now please");
     quit(&mut t);
 }
 
@@ -100,7 +100,7 @@ async fn vim_true_in_the_users_config_starts_the_composer_in_vim_mode() {
     wait_for_draft(&t, "› there there");
     t.send("\r");
     t.wait_for("Hello to you.");
-    assert_eq!(super::last_user_text(&server), "there there");
+    assert_eq!(server.last_user_text(), "there there");
     quit(&mut t);
 }
 
