@@ -520,28 +520,17 @@ const DIES_AT_FIRST_DOCUMENT: [&str; 2] = [
 /// A fake language server in Python: `setup` runs first, then every framed message is read and
 /// `initialize` answered with no capabilities; `more` continues that `if` (`msg` in scope).
 fn fake_server([setup, more]: [&str; 2]) -> String {
-    format!("{setup}{FRAMED_LOOP}{more}")
+    format!(
+        "{}{setup}{FRAMED_LOOP}{more}",
+        crate::tests::support::lsp::PY_FRAMING
+    )
 }
 
 /// The loop of [`fake_server`].
-const FRAMED_LOOP: &str = r#"inp = sys.stdin.buffer
-while True:
-    length = None
-    while True:
-        line = inp.readline()
-        if not line:
-            sys.exit(0)
-        line = line.strip()
-        if not line:
-            break
-        name, _, value = line.partition(b":")
-        if name.lower() == b"content-length":
-            length = int(value)
-    msg = json.loads(inp.read(length))
+const FRAMED_LOOP: &str = r#"while True:
+    msg = read_message()
     if msg.get("method") == "initialize":
-        body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {}}}).encode()
-        sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        sys.stdout.buffer.flush()
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {}}})
 "#;
 
 #[tokio::test]
@@ -550,12 +539,7 @@ async fn a_server_that_keeps_dying_is_started_again_three_times_then_named() {
     let script = ws.path().join("server.py");
     std::fs::write(&script, fake_server(DIES_AT_FIRST_DOCUMENT)).unwrap();
     let count = ws.path().join("starts");
-    // The system's interpreter: a version manager's shim would look for its own home, and the
-    // server's `HOME` here is the test's.
-    let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .unwrap_or("python3");
+    let python = crate::tests::support::lsp::system_python();
     let toml = format!(
         "[lsp.fragile]\ncommand = \"{python}\"\nargs = [\"{}\", \"{}\"]\n\
          filetypes = [\"python\"]\nwait_ms = 5000\n",
@@ -616,10 +600,7 @@ async fn a_server_runs_in_the_command_sandbox_without_the_network_or_writes_outs
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::fs::write(ws_path.join("server.py"), fake_server(PROBES_ITS_SANDBOX)).unwrap();
-    let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .unwrap_or("python3");
+    let python = crate::tests::support::lsp::system_python();
     let toml = format!(
         "[lsp.probe]\ncommand = \"{python}\"\nargs = [\"{}\", \"{}\", \"{}\", \"{port}\"]\n\
          filetypes = [\"python\"]\nwait_ms = 300\n",

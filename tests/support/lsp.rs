@@ -63,3 +63,36 @@ pub fn ruff_table(ruff: &Path, wait_ms: u64) -> String {
         toml_str(&ruff.display().to_string()),
     )
 }
+
+/// The system's Python, for fake language servers: a version manager's shim would look for its
+/// own home, and a server's `HOME` in the tests is the test's.
+pub fn system_python() -> &'static str {
+    ["/usr/bin/python3", "/usr/local/bin/python3"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap_or("python3")
+}
+
+/// Python for a fake language server's framing: `send(obj)` writes one framed message (safe
+/// from threads) and `read_message()` reads the next one, exiting when stdin closes.
+pub const PY_FRAMING: &str = r#"import json, sys, threading
+_out = threading.Lock()
+def send(obj):
+    body = json.dumps(obj).encode()
+    with _out:
+        sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        sys.stdout.buffer.flush()
+def read_message():
+    length = None
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    return json.loads(sys.stdin.buffer.read(length))
+"#;

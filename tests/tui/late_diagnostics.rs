@@ -9,15 +9,9 @@ use crate::support::bin::Sandbox;
 use crate::support::http::ScriptedServer;
 use crate::support::run::{call, say};
 
-/// A language server in Python that answers `initialize` at once and publishes, two seconds
-/// after each new text, one error per line holding `undefined_name`.
-const SLOW_SERVER: &str = r#"import json, sys, threading, time
-lock = threading.Lock()
-def send(obj):
-    body = json.dumps(obj).encode()
-    with lock:
-        sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        sys.stdout.buffer.flush()
+/// A language server in Python (after the shared framing) that answers `initialize` at once and
+/// publishes, two seconds after each new text, one error per line holding `undefined_name`.
+const SLOW_SERVER: &str = r#"import threading, time
 def publish_later(uri, version, text):
     time.sleep(2)
     diags = [{"range": {"start": {"line": i, "character": 0}, "end": {"line": i, "character": 5}},
@@ -25,20 +19,8 @@ def publish_later(uri, version, text):
              for i, line in enumerate(text.split("\n")) if "undefined_name" in line]
     send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
           "params": {"uri": uri, "version": version, "diagnostics": diags}})
-inp = sys.stdin.buffer
 while True:
-    length = None
-    while True:
-        line = inp.readline()
-        if not line:
-            sys.exit(0)
-        line = line.strip()
-        if not line:
-            break
-        name, _, value = line.partition(b":")
-        if name.lower() == b"content-length":
-            length = int(value)
-    msg = json.loads(inp.read(length))
+    msg = read_message()
     method = msg.get("method")
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
@@ -61,11 +43,12 @@ async fn diagnostics_that_arrive_after_the_wait_fill_in_the_open_prompt_and_stat
     let server = ScriptedServer::start().await;
     let sandbox = Sandbox::new();
     let script = sandbox.root().join("slowcheck.py");
-    std::fs::write(&script, SLOW_SERVER).unwrap();
-    let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-        .unwrap_or("python3");
+    std::fs::write(
+        &script,
+        format!("{}{SLOW_SERVER}", crate::support::lsp::PY_FRAMING),
+    )
+    .unwrap();
+    let python = crate::support::lsp::system_python();
     super::configure_scripted(
         &sandbox,
         &server,
