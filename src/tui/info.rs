@@ -197,13 +197,9 @@ pub(crate) fn resume_line(
     let title = info.title.as_deref().unwrap_or("(no prompt)");
     let title = super::text::truncate(title, title_room);
     let pad = " ".repeat(title_room.saturating_sub(str_width(&title)));
-    let style = if selected {
-        theme::selected()
-    } else {
-        Default::default()
-    };
+    let (marker, style) = theme::row_marker(selected);
     Line::from(vec![
-        Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
+        marker,
         Span::styled(title, style),
         Span::styled(mark, theme::dim()),
         Span::raw(pad),
@@ -230,13 +226,9 @@ pub(crate) fn session_line(s: &SessionSummary, selected: bool, wall_ms: u64) -> 
     } else {
         String::new()
     };
-    let style = if selected {
-        theme::selected()
-    } else {
-        Default::default()
-    };
+    let (marker, style) = theme::row_marker(selected);
     Line::from(vec![
-        Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
+        marker,
         Span::styled(format!("{:<10}", s.session_id), style),
         Span::raw(" "),
         state,

@@ -147,15 +147,11 @@ impl ModelView {
                     Origin::Recent(when) => format!("used {when}"),
                     Origin::Known => String::new(),
                 };
-                let style = if selected {
-                    theme::selected()
-                } else {
-                    Default::default()
-                };
+                let (marker, style) = theme::row_marker(selected);
                 let name = super::text::truncate(&name, name_w);
                 let pad = " ".repeat(name_w.saturating_sub(str_width(&name)));
                 let mut line = Line::from(vec![
-                    Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
+                    marker,
                     Span::styled(name, style),
                     Span::raw(pad),
                     Span::styled(format!("  {window:>6}  {price:<22}  "), theme::dim()),

@@ -93,3 +93,17 @@ pub(crate) fn key() -> Style {
         .fg(Color::Yellow)
         .add_modifier(Modifier::BOLD)
 }
+
+/// A list row's start: `▶ ` on the selected row (two spaces on the others), and the style of its
+/// main text.
+pub(crate) fn row_marker(selected: bool) -> (ratatui::text::Span<'static>, Style) {
+    let style = if selected {
+        self::selected()
+    } else {
+        Style::default()
+    };
+    (
+        ratatui::text::Span::styled(if selected { "▶ " } else { "  " }, key()),
+        style,
+    )
+}

@@ -793,18 +793,6 @@ fn draw_list(
     }
 }
 
-fn marker(selected: bool) -> (Span<'static>, Style) {
-    let style = if selected {
-        theme::selected()
-    } else {
-        Style::default()
-    };
-    (
-        Span::styled(if selected { "▶ " } else { "  " }, theme::key()),
-        style,
-    )
-}
-
 fn draw_models(v: &super::model_picker::ModelView, main: Rect, buf: &mut Buffer) {
     let rows = v.lines(main.width.saturating_sub(4) as usize);
     let footer = keys_line(&[
@@ -829,7 +817,7 @@ fn draw_artifacts(v: &ArtifactsView, main: Rect, buf: &mut Buffer) {
         .iter()
         .enumerate()
         .map(|(i, a)| {
-            let (mark, style) = marker(i == v.selected);
+            let (mark, style) = theme::row_marker(i == v.selected);
             Line::from(vec![
                 mark,
                 Span::styled(format!("{:<32}", a.name), style),
@@ -860,7 +848,7 @@ fn draw_memory(v: &MemoryView, main: Rect, buf: &mut Buffer) {
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let (mark, style) = marker(i == v.selected);
+            let (mark, style) = theme::row_marker(i == v.selected);
             let (word, wstyle) = match p.status {
                 MemoryStatus::Proposed => ("proposed ", theme::warn()),
                 MemoryStatus::Accepted => ("accepted ", theme::ok()),
