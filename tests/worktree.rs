@@ -281,6 +281,15 @@ async fn bad_names_and_folders_outside_a_repository_are_refused_with_their_codes
             run.lines
         );
     }
+    // Nothing of a refused name is left: no branch, no worktree folder, no worktree git knows.
+    assert_eq!(git(&ws, &["branch", "--list", "pablo/*"]), "");
+    assert!(!worktree_of(&ws, "x").parent().unwrap().exists());
+    assert_eq!(
+        git(&ws, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
     // A directory already where the worktree would go is left alone.
     let taken = worktree_of(&ws, "taken");
     std::fs::create_dir_all(&taken).unwrap();
@@ -292,6 +301,12 @@ async fn bad_names_and_folders_outside_a_repository_are_refused_with_their_codes
         run.lines
     );
     assert!(taken.join("mine.txt").exists());
+    assert_eq!(
+        std::fs::read_dir(&taken).unwrap().count(),
+        1,
+        "only mine.txt"
+    );
+    assert_eq!(git(&ws, &["branch", "--list", "pablo/*"]), "");
     assert!(server.requests().is_empty(), "no model was called");
     let (code, _, err) = pablo(&sb, &["--worktree", "x", "sessions"]).await;
     assert_eq!(code, Some(2));
