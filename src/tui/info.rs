@@ -168,6 +168,9 @@ pub(crate) fn ago(now_ms: u64, then_ms: u64) -> String {
     }
 }
 
+/// The columns a `/resume` row keeps for the first prompt before it drops figures.
+const TITLE_MIN: usize = 24;
+
 /// One row of the `/resume` picker: the first prompt (clipped to fit), then when, how many turns,
 /// what it cost, checklist progress, and the short id `pablo --resume` also takes.
 pub(crate) fn resume_line(
@@ -187,12 +190,22 @@ pub(crate) fn resume_line(
         String::new()
     };
     let short_id: String = info.id.chars().take(8).collect();
-    let meta = format!(
-        "  {:>11}  {turns:>9}  {cost:>7}  {:>5}  {short_id}",
-        ago(now_ms, info.updated_ms),
-        info.progress().unwrap_or_default(),
-    );
+    // Most useful first: in a narrow terminal the last ones go, so that the prompt keeps
+    // `TITLE_MIN` columns (the same for every row, so the columns stay aligned).
+    let mut parts = vec![
+        format!("{:>11}", ago(now_ms, info.updated_ms)),
+        format!("{turns:>9}"),
+        format!("{cost:>7}"),
+        format!("{:>5}", info.progress().unwrap_or_default()),
+        short_id,
+    ];
     let mark = if current { " (this session)" } else { "" };
+    let meta_of = |parts: &[String]| parts.iter().map(|p| format!("  {p}")).collect::<String>();
+    let mut meta = meta_of(&parts);
+    while !parts.is_empty() && width < 2 + TITLE_MIN + str_width(&meta) {
+        parts.pop();
+        meta = meta_of(&parts);
+    }
     let title_room = width.saturating_sub(2 + str_width(&meta) + str_width(mark));
     let title = info.title.as_deref().unwrap_or("(no prompt)");
     let title = super::text::truncate(title, title_room);

@@ -483,6 +483,13 @@ fn model_picker_lists_the_model_in_use_then_recent_then_known_with_window_and_pr
 }
 
 #[test]
+fn a_narrow_resume_picker_keeps_each_prompt_readable_and_drops_the_least_useful_figures() {
+    let (mut s, _) = state();
+    s.open_resume(resume_rows(), RESUME_NOW_MS);
+    snap!("resume_picker_narrow", draw(&mut s, 50, 8));
+}
+
+#[test]
 fn enter_on_another_session_in_the_resume_picker_requests_it_and_quits() {
     let (mut s, _) = state();
     s.open_resume(resume_rows(), RESUME_NOW_MS);
