@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::support::bin::Sandbox;
 use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
+use crate::support::run::output;
 
 /// The receiver: a Python process writing what it decoded into `dir`.
 struct Receiver {
@@ -535,18 +536,6 @@ async fn a_collector_that_never_answers_costs_pablo_run_at_most_the_flush_bound(
 }
 
 // ---------------------------------------------------------------- the person's own layers
-
-async fn output(mut cmd: tokio::process::Command) -> (Option<i32>, String, String) {
-    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
-        .await
-        .expect("pablo finished within 60 s")
-        .expect("pablo runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[tokio::test]
 async fn pablo_variables_and_dash_c_sit_over_the_files_and_under_the_flags_with_their_origins() {

@@ -44,15 +44,7 @@ fn worktree_of(ws: &Path, name: &str) -> PathBuf {
 async fn pablo(sb: &Sandbox, args: &[&str]) -> (Option<i32>, String, String) {
     let mut cmd = sb.command();
     cmd.args(args);
-    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
-        .await
-        .expect("pablo finished within 60 s")
-        .expect("pablo runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    crate::support::run::output(cmd).await
 }
 
 fn workspace_of(run: &Run) -> PathBuf {

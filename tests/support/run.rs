@@ -77,3 +77,16 @@ pub async fn run_json(
     cmd.args(flags);
     run_within(cmd, Duration::from_secs(60)).await
 }
+
+/// Runs a `pablo` command to its end (at most 60 s): its exit code, stdout and stderr.
+pub async fn output(mut cmd: tokio::process::Command) -> (Option<i32>, String, String) {
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("pablo finished within 60 s")
+        .expect("pablo runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
