@@ -590,6 +590,40 @@ fn network_filter() -> Result<Option<seccompiler::BpfProgram>, SandboxError> {
         .map_err(err)
 }
 
+/// Git settings that keep a repository's config from starting a program, or reaching anything,
+/// through git: given with command-line precedence (`GIT_CONFIG_COUNT`), a repository cannot
+/// beat them. Known-safe git reads and pablo's own worktree commands both run under them;
+/// `attributes` is the attributes file read instead of the user's.
+pub(crate) fn program_free_overrides(attributes: &str) -> Vec<(&'static str, String)> {
+    let fixed: &[(&'static str, &str)] = &[
+        ("core.fsmonitor", "false"),
+        ("core.pager", "cat"),
+        ("core.hooksPath", "/dev/null"),
+        ("core.sshCommand", "false"),
+        ("core.askPass", "false"),
+        ("log.showSignature", "false"),
+        ("gpg.program", "false"),
+        ("gpg.ssh.program", "false"),
+        ("gpg.x509.program", "false"),
+        ("commit.gpgSign", "false"),
+        ("diff.noprefix", "false"),
+        ("protocol.allow", "never"),
+        // No background maintenance (it runs hooks and writes the repository).
+        ("gc.auto", "0"),
+        ("maintenance.auto", "false"),
+        // Submodules: their changes as one commit line each, never a diff or a log run inside
+        // them (a submodule's own config and index would decide what that prints), and no
+        // command recurses into them unless its own command line says so.
+        ("diff.submodule", "short"),
+        ("status.submoduleSummary", "false"),
+        ("submodule.recurse", "false"),
+    ];
+    let mut all: Vec<(&'static str, String)> =
+        fixed.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    all.push(("core.attributesFile", attributes.to_string()));
+    all
+}
+
 /// The environment of a known-safe line: git's settings that run programs are overridden with
 /// the highest precedence a repository cannot beat (`GIT_CONFIG_COUNT` entries act like `-c`),
 /// attributes (which select diff drivers and filters) are read from the empty tree and from
@@ -601,25 +635,7 @@ pub(crate) fn known_safe_git_env(attributes: Option<&Path>) -> Vec<(String, Stri
     let attributes = attributes
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "/dev/null".into());
-    let overrides: Vec<(&str, &str)> = vec![
-        ("core.fsmonitor", "false"),
-        ("core.pager", "cat"),
-        ("core.attributesFile", attributes.as_str()),
-        ("core.hooksPath", "/dev/null"),
-        ("core.sshCommand", "false"),
-        ("log.showSignature", "false"),
-        ("gpg.program", "false"),
-        ("gpg.ssh.program", "false"),
-        ("gpg.x509.program", "false"),
-        ("diff.noprefix", "false"),
-        ("protocol.allow", "never"),
-        // Submodules: their changes as one commit line each, never a diff or a log run inside
-        // them (a submodule's own config and index would decide what that prints), and no
-        // command recurses into them unless its own command line says so.
-        ("diff.submodule", "short"),
-        ("status.submoduleSummary", "false"),
-        ("submodule.recurse", "false"),
-    ];
+    let overrides = program_free_overrides(&attributes);
     let mut env = vec![
         ("GIT_CONFIG_COUNT".to_string(), overrides.len().to_string()),
         ("GIT_PAGER".to_string(), "cat".to_string()),

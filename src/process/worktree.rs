@@ -589,22 +589,6 @@ fn filter_drivers(listing: &str) -> Vec<String> {
     names
 }
 
-/// The settings that keep a repository's config from starting a program through git, over
-/// every config file (command-line precedence).
-const NEUTRAL: &[(&str, &str)] = &[
-    ("core.hooksPath", "/dev/null"),
-    ("core.fsmonitor", "false"),
-    ("core.sshCommand", "false"),
-    ("core.pager", "cat"),
-    ("core.askPass", "false"),
-    ("core.attributesFile", "/dev/null"),
-    ("protocol.allow", "never"),
-    ("submodule.recurse", "false"),
-    ("gc.auto", "0"),
-    ("maintenance.auto", "false"),
-    ("commit.gpgSign", "false"),
-];
-
 /// One git invocation on an untrusted repository (see the module docs).
 struct SafeGit {
     git: PathBuf,
@@ -617,10 +601,11 @@ struct SafeGit {
 impl SafeGit {
     fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(&self.git);
-        let mut overrides: Vec<(String, String)> = NEUTRAL
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let mut overrides: Vec<(String, String)> =
+            super::sandbox::program_free_overrides("/dev/null")
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
         for f in &self.filters {
             for var in ["smudge", "clean", "process"] {
                 overrides.push((format!("filter.{f}.{var}"), String::new()));
