@@ -27,6 +27,7 @@ mod images;
 mod mcp;
 mod observability;
 mod pin;
+mod pipeline;
 mod policy;
 mod providers;
 mod sandbox;

@@ -62,11 +62,15 @@ pub(crate) struct Conversation {
     pub(super) shell_reads_only: bool,
     /// Set for a subagent that works in a worktree of its own ([`super::isolation`]).
     pub(super) isolation: Option<super::Isolation>,
+    /// The slots of this conversation's subagents: at most `max_parallel_subagents` work at
+    /// once.
+    pub(super) subagent_slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl Conversation {
     pub(crate) fn new(shared: Arc<Shared>, setup: ConversationSetup) -> Self {
         let profile = setup.model.profile();
+        let slots = setup.limits.max_parallel_subagents.max(1);
         Self {
             window: ContextWindow::new(profile.context_window),
             profile,
@@ -91,6 +95,7 @@ impl Conversation {
             scope: None,
             shell_reads_only: false,
             isolation: None,
+            subagent_slots: Arc::new(tokio::sync::Semaphore::new(slots)),
         }
     }
 

@@ -146,13 +146,15 @@ impl Conversation {
         call: &ToolCall,
         args: &Value,
         preview: &Preview,
+        parses: &crate::policy::LineParses,
     ) -> Result<Gate, ToolFailure> {
         let hooks = self.hooks();
         if !hooks.any(HookEvent::PreToolUse) {
             return Ok(Gate::default());
         }
-        let matching =
-            hooks.pre_tool_matching(tool.name(), || simple_commands(self.policy(), preview));
+        let matching = hooks.pre_tool_matching(tool.name(), || {
+            simple_commands(self.policy(), preview, parses)
+        });
         if matching.is_empty() {
             return Ok(Gate::default());
         }
@@ -228,7 +230,7 @@ impl Conversation {
                 "tool_name": tool,
                 "tool_provider_name": provider,
                 "tool_use_id": call.id,
-                "tool_input": super::tool_call::parse_arguments(&call.arguments)
+                "tool_input": super::call::parse_arguments(&call.arguments)
                     .unwrap_or(Value::Null),
                 "tool_response": outcome,
             }),
@@ -492,13 +494,17 @@ impl Conversation {
 /// through them, so a guard on `^curl` also meets `env curl` and `sh -c 'curl …'`. Each is its
 /// program's file name, then its arguments. A command the parser refuses is matched as written
 /// (policy refuses to run it anyway).
-fn simple_commands(policy: &crate::policy::PolicyEngine, preview: &Preview) -> Option<Vec<String>> {
+fn simple_commands(
+    policy: &crate::policy::PolicyEngine,
+    preview: &Preview,
+    parses: &crate::policy::LineParses,
+) -> Option<Vec<String>> {
     let Preview::Command(cp) = preview else {
         return None;
     };
     Some(
         policy
-            .effective_commands(&cp.command, &cp.cwd)
+            .effective_commands(&cp.command, &cp.cwd, parses)
             .into_iter()
             .map(|mut words| {
                 // A refused line comes as one word with its spaces: it stays as written.

@@ -14,9 +14,11 @@
 //! and the token, so a turn never needs to be dropped half-way. Before every model call, also
 //! between the steps of one turn, the request is kept inside the model's context window
 //! ([`window`], [`compaction`]). Each call's usage corrects the token estimate and feeds the
-//! session's cost ([`model_call`]); each tool call goes through [`tool_call`].
+//! session's cost ([`model_call`]); each tool call, subagents' included, goes through the one
+//! pipeline of [`call`].
 
 pub(crate) mod attach;
+mod call;
 mod checkpoints;
 mod compaction;
 pub(crate) mod context;
@@ -35,7 +37,6 @@ mod shared;
 mod subagent;
 mod subtask;
 mod task;
-mod tool_call;
 mod turn;
 pub(crate) mod window;
 

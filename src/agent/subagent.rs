@@ -1,20 +1,20 @@
 //! Subagents: an `agent.task` call runs a conversation of its own and its final answer is the
 //! call's result.
 //!
-//! A subagent is the same unit as the session's turn ([`Conversation::run_turn`]) over the same
-//! [`super::shared::Shared`] (so its approvals reach the same front-end and its file changes the
-//! same checkpoints), built with a fresh history, the narrower catalog of its agent and limits of
-//! its own, and spawned as a task. Every `agent.task` call of one model response is admitted
-//! (schema, budget, mode, policy) and started before the response's calls are answered in
-//! order, so they run at the same time, at most `max_parallel_subagents` at once; each call's
-//! result is awaited when its turn in the order comes. The subagent's events go out wrapped in
-//! [`Event::Subagent`], except its approvals (labelled by a call id under the parent's, and
-//! asked one at a time) and the files it changed, which front-ends and `/undo` treat like the
-//! main conversation's. Its token usage and cost are added to the parent's when it ends; its
-//! calls are taken from the parent's budget as it makes them, so subagents side by side never
-//! spend more than the parent had left.
+//! An `agent.task` call goes through the tool-call pipeline like any other ([`super::call`]:
+//! admission, hooks, policy, approval, the final check); its commit starts the subagent here and
+//! its result is awaited when its turn in the order comes. A subagent is the same unit as the
+//! session's turn ([`Conversation::run_turn`]) over the same [`super::shared::Shared`] (so its
+//! approvals reach the same front-end and its file changes the same checkpoints), built with a
+//! fresh history, the narrower catalog of its agent and limits of its own, and spawned as a
+//! task. The `agent.task` calls of one model response all start before the response's other
+//! calls run, so they work at the same time, at most `max_parallel_subagents` at once. The
+//! subagent's events go out wrapped in [`Event::Subagent`], except its approvals (labelled by a
+//! call id under the parent's, and asked one at a time) and the files it changed, which
+//! front-ends and `/undo` treat like the main conversation's. Its token usage and cost are added
+//! to the parent's when it ends; its calls are taken from the parent's budget as it makes them,
+//! so subagents side by side never spend more than the parent had left.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -24,13 +24,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::conversation::{Conversation, ConversationSetup};
-use super::mode;
 use super::scope::SubScope;
-use super::tool_call::parse_arguments;
 use super::turn::TurnInput;
 use crate::core::{ErrorCode, ToolFailure, ToolName};
 use crate::model::Message;
-use crate::protocol::{Decision, Event, Preview, StopReason, ToolCall, ToolOutcome, Usage};
+use crate::protocol::{Event, Preview, StopReason, ToolCall, ToolOutcome, Usage};
 use crate::tools::agent_task::{AgentDefinition, AgentTaskArgs, DEFAULT_AGENT, SubagentResult};
 
 /// What a finished subagent hands its parent.
@@ -40,22 +38,30 @@ struct SubagentEnd {
     cost_usd: Option<f64>,
 }
 
-enum Started {
-    Refused(ToolFailure),
-    Running(JoinHandle<SubagentEnd>),
+/// An `agent.task` call's plan: its agent, and the task handed to it.
+pub(super) struct TaskPlan {
+    agent: AgentDefinition,
+    args: AgentTaskArgs,
 }
 
-/// The subagents of one model response, by call id.
-#[derive(Default)]
-pub(super) struct Subagents {
-    started: HashMap<String, Started>,
-}
-
-impl Subagents {
-    /// Whether the call `call_id` is a subagent's (already announced, and its result awaited
-    /// with [`Conversation::finish_subagent`]).
-    pub(super) fn owns(&self, call_id: &str) -> bool {
-        self.started.contains_key(call_id)
+impl TaskPlan {
+    /// The agent the call names (the default one without a name) from `catalog`'s roster; an
+    /// agent that is not defined is refused with the names of those that are.
+    pub(super) fn new(catalog: &crate::tools::Catalog, args: &Value) -> Result<Self, ToolFailure> {
+        let name = ToolName::AgentTask.native();
+        let args: AgentTaskArgs = crate::tools::parse_args(name, args)?;
+        let roster = catalog.agents().cloned().unwrap_or_default();
+        let agent_name = args.agent.as_deref().unwrap_or(DEFAULT_AGENT);
+        let agent = roster.get(agent_name).cloned().ok_or_else(|| {
+            ToolFailure::new(
+                ErrorCode::UnknownAgent,
+                format!(
+                    "there is no agent named {agent_name:?}; defined: {}",
+                    roster.names().join(", ")
+                ),
+            )
+        })?;
+        Ok(Self { agent, args })
     }
 }
 
@@ -67,75 +73,61 @@ struct Admitted {
     description: String,
 }
 
+/// A subagent at work, awaited with [`Conversation::finish_subagent`].
+pub(super) struct SubagentRun(JoinHandle<SubagentEnd>);
+
 impl Conversation {
-    /// Admits and starts every `agent.task` call of `calls`; each is announced
-    /// (`ToolCallBegin`, then `ToolCallRunning` once admitted) here rather than in its turn.
-    pub(super) async fn start_subagents(
+    /// Starts the subagent of an admitted, approved `agent.task` call (the commit of such a
+    /// call): its worktree when its agent works in one, its conversation, and its task, which
+    /// waits for a free slot (`max_parallel_subagents`).
+    pub(super) async fn start_subagent(
         &mut self,
-        calls: &[ToolCall],
+        plan: TaskPlan,
+        call: &ToolCall,
         cancel: &CancellationToken,
-    ) -> Subagents {
-        let mut subagents = Subagents::default();
-        if self.scope.is_some() {
-            return subagents;
+    ) -> Result<SubagentRun, ToolFailure> {
+        let TaskPlan { agent, args } = plan;
+        let isolated = if agent.worktree {
+            Some(self.isolate(&agent).await?)
+        } else {
+            None
+        };
+        let mut conversation = self.child(&agent, Placement::Call(call.id.clone()));
+        if let Some(isolated) = isolated {
+            conversation.enter_worktree(&agent, isolated);
         }
-        let slots = Arc::new(Semaphore::new(self.limits.max_parallel_subagents.max(1)));
-        for call in calls {
-            let is_task = self
-                .catalog
-                .get(&call.name)
-                .is_some_and(|t| ToolName::AgentTask.is(t.name()));
-            if !is_task {
-                continue;
-            }
-            self.emit(Event::ToolCallBegin {
-                call_id: call.id.clone(),
-                tool: ToolName::AgentTask.native().to_string(),
-                arguments: parse_arguments(&call.arguments)
-                    .unwrap_or_else(|_| Value::String(call.arguments.clone())),
-            });
-            let started = match self.admit_subagent(call, cancel).await {
-                Ok(admitted) => {
-                    self.emit(Event::ToolCallRunning {
-                        call_id: call.id.clone(),
-                        preview: Preview::Internal,
-                    });
-                    Started::Running(tokio::spawn(run_subagent(
-                        admitted,
-                        call.id.clone(),
-                        cancel.child_token(),
-                        slots.clone(),
-                    )))
-                }
-                Err(f) => Started::Refused(f),
-            };
-            subagents.started.insert(call.id.clone(), started);
-        }
-        subagents
+        self.emit(Event::ToolCallRunning {
+            call_id: call.id.clone(),
+            preview: Preview::Internal,
+        });
+        let admitted = Admitted {
+            conversation,
+            input: TurnInput {
+                text: args.prompt,
+                images: Vec::new(),
+            },
+            agent,
+            description: args.description,
+        };
+        Ok(SubagentRun(tokio::spawn(run_subagent(
+            admitted,
+            call.id.clone(),
+            cancel.child_token(),
+            self.subagent_slots.clone(),
+        ))))
     }
 
-    /// The result of the subagent of `call_id`, once it has ended; what it spent is added to
-    /// this conversation's usage, cost and budget.
-    pub(super) async fn finish_subagent(
-        &mut self,
-        subagents: &mut Subagents,
-        call_id: &str,
-    ) -> ToolOutcome {
-        let end = match subagents.started.remove(call_id) {
-            Some(Started::Running(handle)) => match handle.await {
-                Ok(end) => end,
-                Err(e) => {
-                    return ToolFailure::new(
-                        ErrorCode::Internal,
-                        format!("the subagent stopped unexpectedly: {e}"),
-                    )
-                    .into_outcome();
-                }
-            },
-            Some(Started::Refused(f)) => return f.into_outcome(),
-            None => {
-                return ToolFailure::new(ErrorCode::Internal, "no subagent runs for this call")
-                    .into_outcome();
+    /// The result of a subagent, once it has ended; what it spent is added to this
+    /// conversation's usage, cost and budget.
+    pub(super) async fn finish_subagent(&mut self, run: SubagentRun) -> ToolOutcome {
+        let end = match run.0.await {
+            Ok(end) => end,
+            Err(e) => {
+                return ToolFailure::new(
+                    ErrorCode::Internal,
+                    format!("the subagent stopped unexpectedly: {e}"),
+                )
+                .into_outcome();
             }
         };
         // Its calls were taken from this conversation's budget as it made them.
@@ -148,98 +140,6 @@ impl Conversation {
             total: self.usage,
         });
         end.outcome
-    }
-
-    /// Validate, budget, mode and policy for one `agent.task` call, then the subagent's
-    /// conversation: fresh history, its agent's catalog, what is left of the budgets.
-    async fn admit_subagent(
-        &mut self,
-        call: &ToolCall,
-        cancel: &CancellationToken,
-    ) -> Result<Admitted, ToolFailure> {
-        let name = ToolName::AgentTask.native();
-        let tool = self.catalog.get(&call.name).ok_or_else(|| {
-            ToolFailure::new(ErrorCode::UnknownTool, format!("{name} is not offered"))
-        })?;
-        if call.arguments.len() > self.limits.max_tool_argument_bytes {
-            return Err(ToolFailure::new(
-                ErrorCode::ArgumentsTooLarge,
-                format!(
-                    "the arguments of {name} are {} bytes, over the limit of {} bytes",
-                    call.arguments.len(),
-                    self.limits.max_tool_argument_bytes
-                ),
-            ));
-        }
-        let args = parse_arguments(&call.arguments).map_err(|e| {
-            ToolFailure::new(
-                ErrorCode::InvalidArguments,
-                format!("the arguments of {name} are not valid JSON: {e}"),
-            )
-        })?;
-        if let Some(v) = self.catalog.validator(name) {
-            v.validate(name, &args)?;
-        }
-        let args: AgentTaskArgs = crate::tools::parse_args(name, &args)?;
-        let roster = self.catalog.agents().cloned().unwrap_or_default();
-        let agent_name = args.agent.as_deref().unwrap_or(DEFAULT_AGENT);
-        let agent = roster.get(agent_name).cloned().ok_or_else(|| {
-            ToolFailure::new(
-                ErrorCode::UnknownAgent,
-                format!(
-                    "there is no agent named {agent_name:?}; defined: {}",
-                    roster.names().join(", ")
-                ),
-            )
-        })?;
-        if let Err(spent) = self.budget.take_tool_call(&self.limits) {
-            return Err(ToolFailure::new(
-                ErrorCode::ToolCallBudgetExhausted,
-                format!(
-                    "{name} was not run: {} is used up",
-                    spent.describe("tool-call")
-                ),
-            ));
-        }
-        let mode = self.shared.policy.mode();
-        mode::refuse_before_preview(mode, name, tool.kind())?;
-        let mut preview = Preview::Internal;
-        let verdict = self.shared.policy.decide(name, tool.kind(), &mut preview);
-        let verdict = mode::apply(mode, name, verdict)?;
-        match verdict.decision {
-            Decision::Allow => {}
-            Decision::Deny => {
-                return Err(ToolFailure::new(
-                    ErrorCode::Denied,
-                    format!(
-                        "{name} was denied by policy: {}",
-                        verdict.reasons.join("; ")
-                    ),
-                ));
-            }
-            Decision::Ask => {
-                self.ask(tool.as_ref(), call, preview, verdict, cancel)
-                    .await?;
-            }
-        }
-        let isolated = if agent.worktree {
-            Some(self.isolate(&agent).await?)
-        } else {
-            None
-        };
-        let mut conversation = self.child(&agent, Placement::Call(call.id.clone()));
-        if let Some(isolated) = isolated {
-            conversation.enter_worktree(&agent, isolated);
-        }
-        Ok(Admitted {
-            conversation,
-            input: TurnInput {
-                text: args.prompt,
-                images: Vec::new(),
-            },
-            agent,
-            description: args.description,
-        })
     }
 
     /// A fresh worktree for a task of `agent` (`isolation: worktree`), made off the turn's

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -18,7 +17,6 @@ use super::conversation::{Conversation, ModelTurn, TurnEnd};
 use super::hooks::PromptGate;
 use super::limits;
 use super::mode;
-use super::tool_call::{AlreadyRan, parse_arguments};
 use crate::core::{Coded, ErrorCode, ToolFailure};
 use crate::hooks::HookEvent;
 use crate::model::{Message, ModelStopReason};
@@ -287,74 +285,40 @@ impl Conversation {
             let mut end: Option<TurnEnd> = None;
             // The response's subagents start at once and run side by side; their results are
             // awaited in order below.
-            let mut subagents = self.start_subagents(&calls, cancel).await;
+            let mut early = self.begin_subagents(&calls, cancel).await;
             for call in calls {
-                let tool = self
-                    .catalog
-                    .get(&call.name)
-                    .map(|t| t.name().to_string())
-                    .unwrap_or_else(|| call.name.clone());
-                let subagent = subagents.owns(&call.id);
-                if !subagent {
-                    self.emit(Event::ToolCallBegin {
-                        call_id: call.id.clone(),
-                        tool: tool.clone(),
-                        arguments: parse_arguments(&call.arguments)
-                            .unwrap_or_else(|_| Value::String(call.arguments.clone())),
-                    });
-                }
-                let (outcome, ran) = match &end {
-                    _ if subagent => {
-                        let outcome = self.finish_subagent(&mut subagents, &call.id).await;
-                        // A session budget the subagent found spent is the parent's too.
-                        if end.is_none()
-                            && let Some((code, message)) = limits::spent_budget(&outcome)
-                        {
-                            end = Some(TurnEnd::budget(code, message));
-                        }
-                        (outcome, AlreadyRan::default())
-                    }
-                    Some(_) => (
+                let tool = self.tool_label(&call);
+                let outcome = if let Some(begun) = early.remove(&call.id) {
+                    self.finish_call(&call, begun).await
+                } else if end.is_some() {
+                    self.report_unrun(
+                        &call,
                         ToolFailure::new(
                             ErrorCode::NotRun,
                             format!("{tool} was not run because the turn stopped before it"),
-                        )
-                        .into_outcome(),
-                        AlreadyRan::default(),
-                    ),
-                    None => {
-                        if cancel.is_cancelled() {
-                            end = Some(TurnEnd::cancelled());
-                            let f = ToolFailure::new(
-                                ErrorCode::Cancelled,
-                                format!("{tool} was not run: the turn was interrupted"),
-                            );
-                            (f.into_outcome(), AlreadyRan::default())
-                        } else if let Some((stop, f)) = self.no_model_call_to_read(&tool) {
-                            end = Some(stop);
-                            (f.into_outcome(), AlreadyRan::default())
-                        } else {
-                            let (outcome, ran) = self.run_tool_call(&call, cancel).await;
-                            if let Some((code, message)) = limits::spent_budget(&outcome) {
-                                end = Some(TurnEnd::budget(code, message));
-                            }
-                            (outcome, ran)
-                        }
-                    }
+                        ),
+                    )
+                } else if cancel.is_cancelled() {
+                    end = Some(TurnEnd::cancelled());
+                    self.report_unrun(
+                        &call,
+                        ToolFailure::new(
+                            ErrorCode::Cancelled,
+                            format!("{tool} was not run: the turn was interrupted"),
+                        ),
+                    )
+                } else if let Some((stop, f)) = self.no_model_call_to_read(&tool) {
+                    end = Some(stop);
+                    self.report_unrun(&call, f)
+                } else {
+                    self.run_call(&call, cancel).await
                 };
-                // The model gets what the journal and the screen get: no secret value.
-                let outcome =
-                    crate::core::secrets::redact_serde(self.bound_result(&tool, outcome, &ran));
-                let content = crate::core::tool_message(&outcome);
-                self.emit(Event::ToolCallEnd {
-                    call_id: call.id.clone(),
-                    tool,
-                    result: outcome,
-                });
-                self.messages.push(Message::Tool {
-                    call_id: call.id.clone(),
-                    content,
-                });
+                // A session budget spent (by this call, or by a subagent) is the turn's end.
+                if end.is_none()
+                    && let Some((code, message)) = limits::spent_budget(&outcome)
+                {
+                    end = Some(TurnEnd::budget(code, message));
+                }
             }
             if let Some(end) = end {
                 return Err(end);

@@ -12,10 +12,11 @@
 
 use super::expand::Expanded;
 use super::layers::Compiled;
+use super::parses::LineParses;
 use super::remember::derive_rule;
 use super::rules::{CompiledRule, Resolved, Resolver};
 use super::safe::SafeReads;
-use super::shell::{self, Redirect, SimpleCommand, Word};
+use super::shell::{Redirect, SimpleCommand, Word};
 use super::store::SavedKind;
 use super::wrappers::{Unwrapped, unwrap};
 use crate::config::RuleDecision;
@@ -110,6 +111,8 @@ pub(crate) struct Judge<'a> {
     pub(crate) workspace: Option<&'a std::path::Path>,
     /// The clean environment commands get, from which `$NAME` is expanded.
     pub(crate) vars: &'a [(String, String)],
+    /// The call's parses: each text is parsed once, however often it is judged.
+    pub(crate) parses: &'a LineParses,
 }
 
 fn worse(a: Decision, b: Decision) -> Decision {
@@ -218,7 +221,7 @@ impl Judge<'_> {
         redirects: &[Redirect],
         out: &mut LineJudgement,
     ) {
-        let parsed = match shell::parse(text) {
+        let parsed = match self.parses.parse(text) {
             Ok(p) => p,
             Err(refusal) => {
                 let reason = refusal.reason();

@@ -19,6 +19,7 @@ pub(crate) mod expand;
 pub(crate) mod fetch;
 pub(crate) mod judge;
 pub(crate) mod layers;
+mod parses;
 pub(crate) mod paths;
 pub(crate) mod patterns;
 mod remember;
@@ -44,6 +45,7 @@ use parking_lot::RwLock;
 use crate::core::{ErrorCode, ToolMode};
 use crate::process::CommandEnv;
 pub(crate) use layers::CliFlags;
+pub(crate) use parses::LineParses;
 pub(crate) use paths::Access;
 pub use shell::isolate_shell_parser;
 pub(crate) use static_policy::StaticPolicy;
@@ -405,7 +407,7 @@ impl PolicyEngine {
         }
     }
 
-    fn judge_line(&self, command: &str, cwd: &str) -> LineJudgement {
+    fn judge_line(&self, command: &str, cwd: &str, parses: &LineParses) -> LineJudgement {
         // A rule saved by a bare program name means whatever the commands' PATH finds.
         let saved: Vec<CompiledRule> = self
             .saved
@@ -430,6 +432,7 @@ impl PolicyEngine {
             namespaces: crate::process::support().namespaces(),
             workspace: self.safe.as_ref().map(safe::SafeReads::workspace),
             vars: self.env.vars(),
+            parses,
         }
         .line(command)
     }
@@ -456,21 +459,60 @@ impl PolicyEngine {
             .map(|r| Verdict::deny(r.rule_id, r.reason))
     }
 
-    /// Decides one call. May enrich `preview` (a command's parsed simple commands).
+    /// Decides one call on its own (no tool call around it: `pablo policy check`, an
+    /// attachment). May enrich `preview` (a command's parsed simple commands).
     pub(crate) fn decide(&self, tool: &str, kind: ToolKind, preview: &mut Preview) -> Verdict {
+        self.judge(tool, kind, preview, &LineParses::default())
+            .verdict
+    }
+
+    /// Judges one call: the verdict, and what "allow always" would save. A command is parsed
+    /// through `parses`, the call's own, so judging it again (the final check) applies the
+    /// rules of that moment without parsing it again. May enrich `preview` (a command's parsed
+    /// simple commands, its sandbox).
+    pub(crate) fn judge(
+        &self,
+        tool: &str,
+        kind: ToolKind,
+        preview: &mut Preview,
+        parses: &LineParses,
+    ) -> Judgement {
+        let mut remembered = None;
+        let verdict = self.judge_inner(tool, kind, preview, parses, &mut remembered);
+        let remembered = match remembered {
+            Some(kinds) => kinds,
+            None => self.remembered_kinds(tool, preview, parses),
+        };
+        Judgement {
+            verdict,
+            remembered,
+        }
+    }
+
+    fn judge_inner(
+        &self,
+        tool: &str,
+        kind: ToolKind,
+        preview: &mut Preview,
+        parses: &LineParses,
+        remembered: &mut Option<Vec<SavedKind>>,
+    ) -> Verdict {
         let explicit = match self.gate(tool, kind) {
             Ok(m) => m,
             Err(v) => {
                 if let Preview::Command(cp) = preview {
                     // Still show what was parsed, for the record.
-                    cp.commands = self.judge_line(&cp.command, &cp.cwd).views;
+                    let j = self.judge_line(&cp.command, &cp.cwd, parses);
+                    cp.commands = j.views;
+                    *remembered = Some(j.rememberable);
                 }
                 return v;
             }
         };
         match preview {
             Preview::Command(cp) => {
-                let j = self.judge_line(&cp.command, &cp.cwd);
+                let j = self.judge_line(&cp.command, &cp.cwd, parses);
+                *remembered = Some(j.rememberable.clone());
                 cp.commands = j.views;
                 if cp.sandbox.is_none() {
                     cp.sandbox = Some(self.sandbox_for(j.known_safe, j.masked));
@@ -703,11 +745,29 @@ impl PolicyEngine {
         tool: &str,
         preview: &Preview,
     ) -> Result<Vec<String>, PolicyError> {
-        let kinds: Vec<SavedKind> = match preview {
-            Preview::Command(cp) => {
-                let j = self.judge_line(&cp.command, &cp.cwd);
-                j.rememberable
-            }
+        let kinds = self.remembered_kinds(tool, preview, &LineParses::default());
+        self.save(kinds)
+    }
+
+    /// Records the "allow always" answer to the call `judgement` judged; returns the ids of
+    /// the rules saved.
+    pub(crate) fn remember_judged(
+        &self,
+        judgement: &Judgement,
+    ) -> Result<Vec<String>, PolicyError> {
+        self.save(judgement.remembered.clone())
+    }
+
+    /// What "allow always" saves for `preview`: a rule per command that asked and can be
+    /// remembered, the file of an edit, nothing for a fetch, else the tool.
+    fn remembered_kinds(
+        &self,
+        tool: &str,
+        preview: &Preview,
+        parses: &LineParses,
+    ) -> Vec<SavedKind> {
+        match preview {
+            Preview::Command(cp) => self.judge_line(&cp.command, &cp.cwd, parses).rememberable,
             Preview::FileChange(fc) => vec![SavedKind::Edit {
                 path: fc.path.clone(),
             }],
@@ -716,7 +776,10 @@ impl PolicyEngine {
             _ => vec![SavedKind::Tool {
                 tool: tool.to_string(),
             }],
-        };
+        }
+    }
+
+    fn save(&self, kinds: Vec<SavedKind>) -> Result<Vec<String>, PolicyError> {
         if kinds.is_empty() {
             return Ok(Vec::new());
         }
@@ -802,6 +865,14 @@ fn unreachable_defaults(_resolver: &Resolver) -> Compiled {
         known_safe: true,
         warnings: Vec::new(),
     }
+}
+
+/// Policy's answer on one tool call, with what answering it learned: what "allow always" saves
+/// (for a command, from its parse). The call's [`LineParses`] keep the parse itself.
+#[derive(Debug, Clone)]
+pub(crate) struct Judgement {
+    pub(crate) verdict: Verdict,
+    remembered: Vec<SavedKind>,
 }
 
 /// `Decision` helpers used across front-ends.

@@ -255,6 +255,8 @@ impl Refusal {
 /// substitution's commands come before the command that uses them): in the helper process when
 /// the binary asked for one ([`shell_helper`]), else here.
 pub(crate) fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
+    #[cfg(test)]
+    counted::count(text);
     if text.len() > MAX_COMMAND_BYTES {
         return Err(Refusal::TooLong { bytes: text.len() });
     }
@@ -278,6 +280,30 @@ fn settle(
             parse_in_process(text)
         }
         Some(Err(Failure::Died | Failure::Garbled)) => Err(Refusal::Syntax(PARSER_FAILED.into())),
+    }
+}
+
+/// How often each text was parsed, for the tests that show a tool call parses its command once
+/// (by text, so that tests running side by side do not count each other's parses).
+#[cfg(test)]
+pub(crate) mod counted {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+
+    static PARSED: LazyLock<Mutex<HashMap<String, usize>>> = LazyLock::new(Default::default);
+
+    pub(super) fn count(text: &str) {
+        if let Ok(mut m) = PARSED.lock() {
+            *m.entry(text.to_string()).or_default() += 1;
+        }
+    }
+
+    /// How many times `text` went to the parser in this process.
+    pub(crate) fn times(text: &str) -> usize {
+        PARSED
+            .lock()
+            .map(|m| m.get(text).copied().unwrap_or(0))
+            .unwrap_or(0)
     }
 }
 

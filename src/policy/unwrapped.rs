@@ -6,8 +6,9 @@
 
 use super::PolicyEngine;
 use super::judge::MAX_SHELL_DEPTH;
+use super::parses::LineParses;
 use super::rules::Resolver;
-use super::shell::{self, Word};
+use super::shell::Word;
 use super::wrappers::unwrap;
 
 /// How many wrappers of one simple command are looked through (`exec` restarts the unwrapping).
@@ -18,15 +19,27 @@ impl PolicyEngine {
     /// wrapper (`env`, `timeout`, `nice`, `command`, `nohup`, `time -p`, `exec`, `xargs`,
     /// `sh -c`), the command it runs: words as the shell builds them, the program first. `cwd`
     /// is workspace-relative. A line the parser refuses is given as one word, as written.
-    pub(crate) fn effective_commands(&self, text: &str, cwd: &str) -> Vec<Vec<String>> {
+    pub(crate) fn effective_commands(
+        &self,
+        text: &str,
+        cwd: &str,
+        parses: &LineParses,
+    ) -> Vec<Vec<String>> {
         let mut out = Vec::new();
-        collect(text, cwd, &self.resolver, 0, &mut out);
+        collect(text, cwd, &self.resolver, parses, 0, &mut out);
         out
     }
 }
 
-fn collect(text: &str, cwd: &str, resolver: &Resolver, depth: usize, out: &mut Vec<Vec<String>>) {
-    let Ok(parsed) = shell::parse(text) else {
+fn collect(
+    text: &str,
+    cwd: &str,
+    resolver: &Resolver,
+    parses: &LineParses,
+    depth: usize,
+    out: &mut Vec<Vec<String>>,
+) {
+    let Ok(parsed) = parses.parse(text) else {
         push(out, vec![text.to_string()]);
         return;
     };
@@ -37,7 +50,7 @@ fn collect(text: &str, cwd: &str, resolver: &Resolver, depth: usize, out: &mut V
             let u = unwrap(resolver, rest, cwd);
             if let Some((_, script)) = &u.shell {
                 if depth < MAX_SHELL_DEPTH {
-                    collect(script, cwd, resolver, depth + 1, out);
+                    collect(script, cwd, resolver, parses, depth + 1, out);
                 }
                 break;
             }
