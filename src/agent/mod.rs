@@ -1,5 +1,5 @@
-//! The agent: it owns the conversation, calls the model, and runs each tool call through
-//! validate → preview → decide → commit, one at a time.
+//! The agent: it owns the conversation, calls the model, and runs each tool call through one
+//! pipeline ([`call`]: admit → pre-hooks → judge → approve → commit → post-hooks → report).
 //!
 //! Front-ends talk to it only through [`Op`] and [`Event`]. Three parts, each in its file:
 //!

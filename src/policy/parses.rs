@@ -12,15 +12,18 @@ use parking_lot::Mutex;
 
 use super::shell::{self, Refusal, SimpleCommand};
 
+/// One text's parse: its simple commands, or why it has none.
+type Parsed = Result<Vec<SimpleCommand>, Refusal>;
+
 /// The parses one tool call has made, by text.
 #[derive(Default)]
 pub(crate) struct LineParses {
-    made: Mutex<Vec<(String, Result<Vec<SimpleCommand>, Refusal>)>>,
+    made: Mutex<Vec<(String, Parsed)>>,
 }
 
 impl LineParses {
     /// `text`'s simple commands (or why it cannot be parsed), parsed on the first ask only.
-    pub(crate) fn parse(&self, text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
+    pub(crate) fn parse(&self, text: &str) -> Parsed {
         if let Some((_, parsed)) = self.made.lock().iter().find(|(t, _)| t == text) {
             return parsed.clone();
         }
@@ -71,7 +74,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let policy = engine(tmp.path());
         // A text no other test parses, and one that asks (so "allow always" has a rule to save).
-        let text = "env CALL_PARSED_ONCE=1 make -C parses-once-dir";
+        let text = "make -C parses-once-dir all";
         let parses = LineParses::default();
         // What the hooks' command matcher sees, the judgement, the final check, "allow always".
         let seen = policy.effective_commands(text, ".", &parses);

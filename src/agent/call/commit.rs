@@ -68,10 +68,10 @@ impl Conversation {
             },
             _ => result,
         };
-        Ok(Committed::Done(match (result, not_applied) {
+        Ok(Committed::Done(Box::new(match (result, not_applied) {
             (Ok(r), Some(partial)) => Ok(r.with_partial(partial)),
             (result, _) => result,
-        }))
+        })))
     }
 
     /// The decision on the preview that will be committed, once more.

@@ -100,7 +100,7 @@ impl Flight {
 
 /// What the commit stage left: the tool's result, or a subagent still at work.
 enum Committed {
-    Done(Result<ToolResult, ToolFailure>),
+    Done(Box<Result<ToolResult, ToolFailure>>),
     Subagent(SubagentRun),
 }
 
@@ -193,16 +193,19 @@ impl Conversation {
         flight: &Flight,
     ) -> (ToolOutcome, AlreadyRan) {
         let span = &flight.span;
+        let committed = match committed {
+            Ok(Committed::Subagent(run)) => Ok(Err(run)),
+            Ok(Committed::Done(done)) => (*done).map(Ok),
+            Err(f) => Err(f),
+        };
         let (outcome, ran) = match committed {
-            Ok(Committed::Done(Ok(result))) => {
+            Ok(Ok(result)) => {
                 crate::telemetry::record_tool_facts(span, result.trace_facts(), None);
                 let ran = AlreadyRan::of(&result);
                 (ToolOutcome::ok(result.to_json()), ran)
             }
-            Ok(Committed::Subagent(run)) => {
-                (self.finish_subagent(run).await, AlreadyRan::default())
-            }
-            Ok(Committed::Done(Err(f))) | Err(f) => (f.into_outcome(), AlreadyRan::default()),
+            Ok(Err(run)) => (self.finish_subagent(run).await, AlreadyRan::default()),
+            Err(f) => (f.into_outcome(), AlreadyRan::default()),
         };
         match &outcome {
             ToolOutcome::Ok { .. } => {
