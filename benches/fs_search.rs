@@ -1,5 +1,11 @@
 //! `fs.search` against ripgrep (`rg -F`) on the same generated tree, same query, same run.
 //!
+//! Two trees: a few large files (`fs_search_*MB`), and a monorepo-sized one (`monorepo_200k`:
+//! 200,000 small files in 4,000 directories, a `.env` deep inside) where the same search is timed
+//! beside `fs.list` of the whole tree (the tool's default cap of 1,000 entries, and its maximum of
+//! 100,000) and beside policy's decision on `grep -rn NEEDLE .`, which, to allow it as a known-safe
+//! read, walks the tree for credential files below.
+//!
 //! The tree (about 120 MB of text in 2,400 files, 4 levels deep, with a rare needle) is generated
 //! once under `target/bench-data/` and reused. Both searchers run warm (page cache), both use the
 //! default thread count and both report line numbers. ripgrep runs as a child process, so its
@@ -15,7 +21,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::harness::FsSearchQuery;
+use pablo::harness::{FsSearchQuery, PolicyEngines};
 
 const NEEDLE: &str = "pablo_needle_7f3a";
 const FILES: usize = 2400;
@@ -142,5 +148,80 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+const MONO_FILES: usize = 200_000;
+const MONO_DIRS: usize = 4_000;
+
+/// The monorepo-sized tree: `a{0..19}/b{0..19}/c{0..9}`, 50 files of about 1.5 KB in each
+/// directory, the needle in one file of 1,000, and a `.env` in the last directory.
+fn monorepo() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data/monorepo_200k");
+    let done = root.join(".complete");
+    if done.exists() {
+        return root;
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    let mut rng = fastrand::Rng::with_seed(11);
+    let per_dir = MONO_FILES / MONO_DIRS;
+    for d in 0..MONO_DIRS {
+        let dir = root.join(format!("a{}/b{}/c{}", d / 200, (d / 10) % 20, d % 10));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..per_dir {
+            let i = d * per_dir + f;
+            let mut text = String::with_capacity(1600);
+            let mut line = 0;
+            while text.len() < 1500 {
+                for _ in 0..rng.usize(3..12) {
+                    text.push_str(WORDS[rng.usize(..WORDS.len())]);
+                    text.push(' ');
+                }
+                if line == 20 && i % 1000 == 7 {
+                    text.push_str(NEEDLE);
+                }
+                text.push('\n');
+                line += 1;
+            }
+            std::fs::write(dir.join(format!("m{i}.rs")), text).unwrap();
+        }
+    }
+    std::fs::write(
+        root.join("a19/b19/c9/.env"),
+        "API_TOKEN=not-a-real-one\n",
+    )
+    .unwrap();
+    std::fs::write(&done, "").unwrap();
+    root
+}
+
+fn bench_monorepo(c: &mut Criterion) {
+    let root = monorepo();
+    let query = FsSearchQuery::new(&root, NEEDLE);
+    let expected = MONO_FILES / 1000;
+    assert_eq!(query.matches(), expected);
+    assert_eq!(query.listed(1000), (1000, true));
+    let state = tempfile::tempdir().unwrap();
+    let policy = PolicyEngines::over(&root, state.path());
+    let grep = format!("grep -rn {NEEDLE} .");
+    assert!(
+        policy.check_default(&grep).allowed,
+        "grep -rn is a known-safe read here"
+    );
+    let have_rg = rg_available();
+    if have_rg {
+        assert_eq!(rg(&root), expected, "rg found a different number of lines");
+    }
+    let mut group = c.benchmark_group("monorepo_200k");
+    group.sample_size(10).measurement_time(Duration::from_secs(20));
+    group.bench_function("pablo_fs_search", |b| b.iter(|| query.matches()));
+    if have_rg {
+        group.bench_function("rg_F", |b| b.iter(|| rg(&root)));
+    }
+    group.bench_function("grep_rn_decision", |b| {
+        b.iter(|| policy.check_default(&grep).allowed)
+    });
+    group.bench_function("fs_list_1000", |b| b.iter(|| query.listed(1000)));
+    group.bench_function("fs_list_100000", |b| b.iter(|| query.listed(100_000)));
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_monorepo);
 criterion_main!(benches);

@@ -30,6 +30,16 @@ impl FsSearchQuery {
         }
     }
 
+    /// `fs.list` of the whole workspace as deep as the tool goes, at most `max_entries`: the
+    /// number of entries and whether the listing was cut.
+    pub fn listed(&self, max_entries: usize) -> (usize, bool) {
+        let listing = self
+            .ws
+            .list(&RelPath::root(), crate::tools::fs_list::MAX_DEPTH, max_entries)
+            .expect("the listing runs");
+        (listing.entries.len(), listing.truncated)
+    }
+
     /// The measured step: one search; the number of matching lines.
     pub fn matches(&self) -> usize {
         search(&self.ws, &self.req)

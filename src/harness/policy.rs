@@ -31,7 +31,13 @@ impl PolicyEngines {
     pub fn new(root: &Path) -> Self {
         let ws = root.join("ws");
         std::fs::create_dir_all(&ws).expect("the bench's workspace directory");
-        let ws = std::fs::canonicalize(&ws).unwrap_or(ws);
+        Self::over(&ws, root)
+    }
+
+    /// Both engines over the workspace `ws` (an existing directory), with their config, data and
+    /// state directories under `root`.
+    pub fn over(ws: &Path, root: &Path) -> Self {
+        let ws = std::fs::canonicalize(ws).expect("the bench's workspace exists");
         let dirs = Dirs {
             config: root.join("config"),
             data: root.join("data"),
@@ -43,14 +49,11 @@ impl PolicyEngines {
             explicit: Some(("bench.toml".into(), file)),
             ..Default::default()
         };
-        let allow_list = PolicyEngine::build(&ws, &dirs, &layers, None, CliFlags::default())
-            .expect("the allow-list engine builds");
-        let default =
-            PolicyEngine::build(&ws, &dirs, &Layers::default(), None, CliFlags::default())
-                .expect("the default engine builds");
         Self {
-            allow_list,
-            default,
+            allow_list: PolicyEngine::build(&ws, &dirs, &layers, None, CliFlags::default())
+                .expect("the allow-list engine builds"),
+            default: PolicyEngine::build(&ws, &dirs, &Layers::default(), None, CliFlags::default())
+                .expect("the default engine builds"),
         }
     }
 
