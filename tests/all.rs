@@ -35,6 +35,7 @@ mod session;
 mod shell;
 mod spend_cap;
 mod subagents;
+mod trust;
 mod tui;
 mod turn_calls;
 mod worktree;

@@ -49,17 +49,6 @@ impl HooksConfig {
     pub(crate) fn is_empty(&self) -> bool {
         self.by_event().iter().all(|(_, e)| e.is_empty())
     }
-
-    /// Takes every entry out (an untrusted project layer runs none), returning them by event.
-    pub(crate) fn take_all(&mut self) -> Vec<(&'static str, HookEntry)> {
-        let out = self
-            .by_event()
-            .into_iter()
-            .flat_map(|(event, entries)| entries.iter().map(move |e| (event, e.clone())))
-            .collect();
-        *self = HooksConfig::default();
-        out
-    }
 }
 
 /// One `[[hooks.EVENT]]` entry.

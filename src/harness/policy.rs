@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::config::{ConfigFile, Dirs, Layers};
+use crate::config::{ConfigFile, Dirs, Layers, Trust};
 /// The binary's first call: parses go to a helper process from then on (`benches/policy.rs` with
 /// `PABLO_BENCH_PARSER=helper` measures that path).
 pub use crate::policy::isolate_shell_parser;
@@ -43,11 +43,19 @@ impl PolicyEngines {
             explicit: Some(("bench.toml".into(), file)),
             ..Default::default()
         };
-        let allow_list = PolicyEngine::build(&ws, &dirs, &layers, None, CliFlags::default())
+        // A fresh root: nobody trusted its workspace.
+        let trust = Trust::UNTRUSTED;
+        let allow_list = PolicyEngine::build(&ws, &dirs, &layers, trust, None, CliFlags::default())
             .expect("the allow-list engine builds");
-        let default =
-            PolicyEngine::build(&ws, &dirs, &Layers::default(), None, CliFlags::default())
-                .expect("the default engine builds");
+        let default = PolicyEngine::build(
+            &ws,
+            &dirs,
+            &Layers::default(),
+            trust,
+            None,
+            CliFlags::default(),
+        )
+        .expect("the default engine builds");
         Self {
             allow_list,
             default,

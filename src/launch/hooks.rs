@@ -34,7 +34,7 @@ impl Launch {
     pub fn hook_listing(&self) -> Vec<HookListing> {
         let hooks = Hooks::from_layers(
             &self.layers,
-            self.project_trusted,
+            self.trust.may_run_programs(),
             Vec::new(),
             self.workspace.clone(),
         );
@@ -62,7 +62,7 @@ impl Launch {
         // An untrusted project's hooks were taken out before anything read the layers; they
         // are listed from the file itself.
         let path = project_config_file(&self.workspace);
-        if !self.project_trusted
+        if !self.trust.may_run_programs()
             && let Ok(file) = ConfigFile::load(&path)
         {
             let source = format!("project config {}", path.display());
