@@ -1,7 +1,7 @@
 //! `[[hooks.EVENT]]`: the person's own programs that pablo runs around prompts, tool calls and
 //! file changes (docs/hooks.md). Only their shape and the checks serde cannot make live here;
 //! running them is the `hooks` module's business, and the trust of the folder decides whether a
-//! project layer's entries count at all (`launch::trust`).
+//! project layer's entries count at all (an untrusted one is read without them: `config::trust`).
 
 use serde::{Deserialize, Serialize};
 

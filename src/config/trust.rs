@@ -23,7 +23,7 @@ use super::{ConfigError, ConfigFile};
 /// launch starts. The queries are by purpose; today one decision answers them all, but a caller
 /// says which question it asks, so that a finer decision changes this type and not its callers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Trust {
+pub(crate) struct Trust {
     folder: bool,
 }
 
