@@ -793,7 +793,7 @@ impl Launch {
     /// The person's custom agents, and the project's when the folder is trusted. Skipped files
     /// come back as warnings.
     pub(crate) fn agents(&self) -> Warned<Vec<crate::tools::agent_task::AgentDefinition>> {
-        let project = (self.trust.may_add_instructions()).then_some(self.workspace.as_path());
+        let project = self.trust.may_add_instructions().then_some(self.workspace.as_path());
         let (agents, notes) = extensions::agents(&self.dirs.config, project);
         Warned::new(agents, notes)
     }
@@ -804,7 +804,7 @@ impl Launch {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
-        let project = (self.trust.may_add_instructions()).then_some(self.workspace.as_path());
+        let project = self.trust.may_add_instructions().then_some(self.workspace.as_path());
         let (skills, notes) = extensions::skills(home.as_deref(), project);
         Warned::new(skills, notes)
     }
