@@ -183,11 +183,7 @@ fn monorepo() -> PathBuf {
             std::fs::write(dir.join(format!("m{i}.rs")), text).unwrap();
         }
     }
-    std::fs::write(
-        root.join("a19/b19/c9/.env"),
-        "API_TOKEN=not-a-real-one\n",
-    )
-    .unwrap();
+    std::fs::write(root.join("a19/b19/c9/.env"), "API_TOKEN=not-a-real-one\n").unwrap();
     std::fs::write(&done, "").unwrap();
     root
 }
@@ -210,7 +206,9 @@ fn bench_monorepo(c: &mut Criterion) {
         assert_eq!(rg(&root), expected, "rg found a different number of lines");
     }
     let mut group = c.benchmark_group("monorepo_200k");
-    group.sample_size(10).measurement_time(Duration::from_secs(20));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
     group.bench_function("pablo_fs_search", |b| b.iter(|| query.matches()));
     if have_rg {
         group.bench_function("rg_F", |b| b.iter(|| rg(&root)));

@@ -70,18 +70,30 @@ mod mcp;
 mod model;
 mod options;
 mod problems;
+pub(crate) mod trust;
 
 pub use layers::*;
 pub(crate) use mcp::*;
 pub use model::*;
 pub(crate) use options::*;
 pub use problems::*;
+pub(crate) use trust::Trust;
 
 impl ConfigFile {
     /// Parses one file's text; `path` is only used in messages. Every problem is reported, not
     /// just the first.
     pub(crate) fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        match Self::validate(text) {
+        Self::parse_with(text, path, |_| {})
+    }
+
+    /// [`ConfigFile::parse`] after `prepare` has changed the parsed table (taken keys out), so
+    /// that what it leaves is read with the lines of the text as written.
+    fn parse_with(
+        text: &str,
+        path: &Path,
+        prepare: impl FnOnce(&mut problems::DocTable<'_>),
+    ) -> Result<Self, ConfigError> {
+        match Self::validate_with(text, prepare) {
             (Some(c), problems) if problems.is_empty() => Ok(c),
             (_, problems) => Err(ConfigError::Invalid {
                 path: path.to_path_buf(),
@@ -95,6 +107,13 @@ impl ConfigFile {
     /// misspelt key does not hide the next; an entry of a list of rules goes out whole, so a bad
     /// rule is one problem.
     pub(crate) fn validate(text: &str) -> (Option<Self>, Vec<ConfigProblem>) {
+        Self::validate_with(text, |_| {})
+    }
+
+    fn validate_with(
+        text: &str,
+        prepare: impl FnOnce(&mut problems::DocTable<'_>),
+    ) -> (Option<Self>, Vec<ConfigProblem>) {
         let line_of = |offset: usize| {
             let at = offset.min(text.len());
             text.get(..at).map_or(1, |t| t.matches('\n').count() + 1)
@@ -112,8 +131,9 @@ impl ConfigFile {
                 .collect();
             return (None, problems);
         }
-        let original = doc.clone();
         let mut doc = doc;
+        prepare(doc.get_mut());
+        let original = doc.clone();
         let mut problems = Vec::new();
         while problems.len() < MAX_PROBLEMS {
             let e = match ConfigFile::deserialize(toml::de::Deserializer::from(doc.clone())) {

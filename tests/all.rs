@@ -36,6 +36,7 @@ mod session;
 mod shell;
 mod spend_cap;
 mod subagents;
+mod trust;
 mod tui;
 mod turn_calls;
 mod worktree;

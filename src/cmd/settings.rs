@@ -211,9 +211,8 @@ fn revoke_trust(options: &pablo::launch::LaunchOptions) -> Result<ExitCode> {
     outln!("{}: project config no longer trusted", workspace.display());
     let file = pablo::config::project_config_file(&workspace);
     if file.is_file() {
-        match pablo::config::ConfigFile::load(&file) {
-            Ok(mut config) => {
-                let grants = pablo::launch::trust::withhold_untrusted(&mut config);
+        match pablo::launch::trust::withhold_untrusted(&file) {
+            Ok(grants) => {
                 if grants.is_empty() {
                     outln!(
                         "{}: only narrows (it sets no endpoint, program or grant)",
@@ -255,8 +254,7 @@ pub(crate) fn policy_command(common: &Common, command: PolicyCommand) -> Result<
             // above saw the folder before it was trusted).
             let file = pablo::config::project_config_file(&launch.workspace);
             if file.is_file() {
-                let mut config = pablo::config::ConfigFile::load(&file)?;
-                let grants = pablo::launch::trust::withhold_untrusted(&mut config);
+                let grants = pablo::launch::trust::withhold_untrusted(&file)?;
                 let verb = if revoke { "no longer sets" } else { "now sets" };
                 if grants.is_empty() {
                     outln!(

@@ -1,7 +1,7 @@
 //! `[[hooks.EVENT]]`: the person's own programs that pablo runs around prompts, tool calls and
 //! file changes (docs/hooks.md). Only their shape and the checks serde cannot make live here;
 //! running them is the `hooks` module's business, and the trust of the folder decides whether a
-//! project layer's entries count at all (`launch::trust`).
+//! project layer's entries count at all (an untrusted one is read without them: `config::trust`).
 
 use serde::{Deserialize, Serialize};
 
@@ -48,17 +48,6 @@ impl HooksConfig {
     /// Whether no event has an entry.
     pub(crate) fn is_empty(&self) -> bool {
         self.by_event().iter().all(|(_, e)| e.is_empty())
-    }
-
-    /// Takes every entry out (an untrusted project layer runs none), returning them by event.
-    pub(crate) fn take_all(&mut self) -> Vec<(&'static str, HookEntry)> {
-        let out = self
-            .by_event()
-            .into_iter()
-            .flat_map(|(event, entries)| entries.iter().map(move |e| (event, e.clone())))
-            .collect();
-        *self = HooksConfig::default();
-        out
     }
 }
 

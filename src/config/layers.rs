@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{CheckpointConfig, ConfigError, ConfigFile, ModelTable, ShellOptions, env};
+use super::{CheckpointConfig, ConfigError, ConfigFile, ModelTable, ShellOptions, Trust, env};
 
 /// The XDG directories pablo uses. Tests isolate themselves with `XDG_*_HOME`.
 #[derive(Debug, Clone)]
@@ -77,16 +77,22 @@ pub struct Layers {
     pub overrides: Option<(PathBuf, ConfigFile)>,
     /// Where each setting of `overrides` came from, by dotted key path.
     pub override_origins: BTreeMap<String, String>,
+    /// What was taken out of the project layer because the folder is not trusted, each described
+    /// for the person ([`ConfigFile::parse_untrusted`]).
+    pub(crate) project_withheld: Vec<String>,
 }
 
 /// The label of the `PABLO_`/`-c` layer in messages.
 pub(crate) const OVERRIDES_LABEL: &str = "PABLO_ variables and -c";
 
 impl Layers {
+    /// Reads the files that exist; the project layer of a folder `trust` does not let decide
+    /// more than narrowing keeps only what narrows ([`super::trust::KEPT`]).
     pub(crate) fn load(
         dirs: &Dirs,
         workspace: &Path,
         explicit: Option<&Path>,
+        trust: Trust,
     ) -> Result<Self, ConfigError> {
         let optional = |p: PathBuf| -> Result<Option<(PathBuf, ConfigFile)>, ConfigError> {
             if p.is_file() {
@@ -96,9 +102,20 @@ impl Layers {
                 Ok(None)
             }
         };
+        let user = optional(dirs.user_config_file())?;
+        let project_file = project_config_file(workspace);
+        let (project, project_withheld) = if !project_file.is_file() {
+            (None, Vec::new())
+        } else if trust.project_only_narrows() {
+            let (c, withheld) = ConfigFile::load_untrusted(&project_file)?;
+            (Some((project_file, c)), withheld)
+        } else {
+            (optional(project_file)?, Vec::new())
+        };
         Ok(Self {
-            user: optional(dirs.user_config_file())?,
-            project: optional(project_config_file(workspace))?,
+            user,
+            project,
+            project_withheld,
             explicit: match explicit {
                 Some(p) => Some((p.to_path_buf(), ConfigFile::load(p)?)),
                 None => None,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{ConfigError, ConfigFile, Layers};
+use super::{ConfigError, ConfigFile, Layers, Trust};
 
 /// Default milliseconds a check waits for a server's diagnostics of a new text.
 pub(crate) const LSP_WAIT_MS: u64 = 1500;
@@ -77,7 +77,7 @@ impl LspServerEntry {
             explicit: Some((path.to_path_buf(), ConfigFile::parse(text, path)?)),
             ..Layers::default()
         };
-        Ok(layers.lsp_servers(true).0)
+        Ok(layers.lsp_servers(Trust::decided(true)).0)
     }
 }
 
@@ -85,7 +85,8 @@ impl Layers {
     /// The `[lsp.NAME]` tables of the layers, merged in order, and notes on what was ignored.
     /// The project layer comes with the repository: until the folder is trusted it may switch
     /// servers off and nothing else (its other keys would choose a program to run).
-    pub(crate) fn lsp_servers(&self, project_trusted: bool) -> (Vec<LspServerEntry>, Vec<String>) {
+    pub(crate) fn lsp_servers(&self, trust: Trust) -> (Vec<LspServerEntry>, Vec<String>) {
+        let project_trusted = trust.may_run_programs();
         let mut out: BTreeMap<String, LspServerEntry> = BTreeMap::new();
         let mut warnings = Vec::new();
         let layers = [
@@ -168,14 +169,14 @@ mod tests {
             project: layer("[lsp.py]\ncommand = \"/tmp/evil\"\nenabled = false\n"),
             ..Layers::default()
         };
-        let (servers, warnings) = layers.lsp_servers(false);
+        let (servers, warnings) = layers.lsp_servers(Trust::UNTRUSTED);
         assert_eq!(
             servers[0].config.command.as_deref(),
             Some("pyright-langserver")
         );
         assert_eq!(servers[0].config.enabled, Some(false));
         assert!(warnings[0].contains("not trusted"), "{warnings:?}");
-        let (trusted, _) = layers.lsp_servers(true);
+        let (trusted, _) = layers.lsp_servers(Trust::decided(true));
         assert_eq!(trusted[0].config.command.as_deref(), Some("/tmp/evil"));
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::Layers;
+use super::{Layers, Trust};
 use crate::core::ToolMode;
 
 /// One `[mcp_servers.NAME]` table: a program spoken to over stdio (`command`) or a streamable
@@ -186,7 +186,11 @@ impl Layers {
     /// nothing: its definitions are ignored with a warning. Any layer may switch a server off
     /// (`enabled = false`) and narrow its tools (`disabled_tools`, `enabled_tools`); trusted
     /// layers may also change its timeouts and `required`.
-    pub(crate) fn mcp_servers(&self, project_trusted: bool) -> (Vec<McpServerEntry>, Vec<String>) {
+    pub(crate) fn mcp_servers(&self, trust: Trust) -> (Vec<McpServerEntry>, Vec<String>) {
+        // A project server starts a program or connects to a URL; its timeouts and `required`
+        // would widen what the person allowed.
+        let project_trusted =
+            trust.may_run_programs() && trust.may_name_endpoints() && trust.may_widen_policy();
         let mut defined: BTreeMap<String, McpServerEntry> = BTreeMap::new();
         let mut off: BTreeMap<String, String> = BTreeMap::new();
         let mut warnings = Vec::new();

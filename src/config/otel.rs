@@ -48,11 +48,6 @@ pub(crate) enum OtelProtocol {
 }
 
 impl OtelConfig {
-    /// Whether any setting is made.
-    pub(crate) fn is_empty(&self) -> bool {
-        *self == Self::default()
-    }
-
     /// The checks serde cannot express, each with the key (under `otel`) it is about.
     pub(crate) fn check(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();

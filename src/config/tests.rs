@@ -173,7 +173,7 @@ fn an_untrusted_project_layer_starts_no_mcp_server_but_may_switch_one_off() {
         explicit: None,
         ..Default::default()
     };
-    let (servers, warnings) = layers.mcp_servers(false);
+    let (servers, warnings) = layers.mcp_servers(Trust::UNTRUSTED);
     let names: Vec<_> = servers.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["a"]);
     assert_eq!(servers[0].config.disabled_tools, ["x"]);
@@ -186,7 +186,7 @@ fn an_untrusted_project_layer_starts_no_mcp_server_but_may_switch_one_off() {
         warnings[0].contains("MCP server evil not started"),
         "{warnings:?}"
     );
-    let (servers, warnings) = layers.mcp_servers(true);
+    let (servers, warnings) = layers.mcp_servers(Trust::decided(true));
     let names: Vec<_> = servers.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["a", "evil"]);
     assert!(warnings.is_empty());

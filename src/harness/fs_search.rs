@@ -35,7 +35,11 @@ impl FsSearchQuery {
     pub fn listed(&self, max_entries: usize) -> (usize, bool) {
         let listing = self
             .ws
-            .list(&RelPath::root(), crate::tools::fs_list::MAX_DEPTH, max_entries)
+            .list(
+                &RelPath::root(),
+                crate::tools::fs_list::MAX_DEPTH,
+                max_entries,
+            )
             .expect("the listing runs");
         (listing.entries.len(), listing.truncated)
     }

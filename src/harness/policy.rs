@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::config::{ConfigFile, Dirs, Layers};
+use crate::config::{ConfigFile, Dirs, Layers, Trust};
 /// The binary's first call: parses go to a helper process from then on (`benches/policy.rs` with
 /// `PABLO_BENCH_PARSER=helper` measures that path).
 pub use crate::policy::isolate_shell_parser;
@@ -49,11 +49,20 @@ impl PolicyEngines {
             explicit: Some(("bench.toml".into(), file)),
             ..Default::default()
         };
+        // A fresh root: nobody trusted its workspace.
+        let trust = Trust::UNTRUSTED;
         Self {
-            allow_list: PolicyEngine::build(&ws, &dirs, &layers, None, CliFlags::default())
+            allow_list: PolicyEngine::build(&ws, &dirs, &layers, trust, None, CliFlags::default())
                 .expect("the allow-list engine builds"),
-            default: PolicyEngine::build(&ws, &dirs, &Layers::default(), None, CliFlags::default())
-                .expect("the default engine builds"),
+            default: PolicyEngine::build(
+                &ws,
+                &dirs,
+                &Layers::default(),
+                trust,
+                None,
+                CliFlags::default(),
+            )
+            .expect("the default engine builds"),
         }
     }
 

@@ -520,6 +520,7 @@ mod tests {
             explicit: None,
             overrides: None,
             override_origins: Default::default(),
+            project_withheld: Vec::new(),
         };
         let untrusted = Hooks::from_layers(&layers, false, vec![], "/w".into());
         let names: Vec<_> = untrusted

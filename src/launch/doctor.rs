@@ -809,7 +809,7 @@ fn hook_checks(launch: &Launch) -> Vec<Check> {
 fn trust_checks(launch: &Launch) -> Vec<Check> {
     let file = project_config_file(&launch.workspace);
     let name = launch.workspace.display().to_string();
-    if launch.project_trusted {
+    if launch.layers.project.is_some() && launch.trust.is_trusted() {
         return vec![
             Check::new(Area::Trust, name, CheckState::Ok, CheckCode::FolderTrusted)
                 .detail("trusted: its .pablo/ config, hooks, servers and agents apply"),

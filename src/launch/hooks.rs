@@ -34,7 +34,7 @@ impl Launch {
     pub fn hook_listing(&self) -> Vec<HookListing> {
         let hooks = Hooks::from_layers(
             &self.layers,
-            self.project_trusted,
+            self.trust.may_run_programs(),
             Vec::new(),
             self.workspace.clone(),
         );
@@ -61,9 +61,11 @@ impl Launch {
         }
         // An untrusted project's hooks were taken out before anything read the layers; they
         // are listed from the file itself.
+        // Read leniently: a key the untrusted config was read without must not hide its hooks.
         let path = project_config_file(&self.workspace);
-        if !self.project_trusted
-            && let Ok(file) = ConfigFile::load(&path)
+        if !self.trust.may_run_programs()
+            && let Ok(text) = std::fs::read_to_string(&path)
+            && let (Some(file), _) = ConfigFile::validate(&text)
         {
             let source = format!("project config {}", path.display());
             for (event, entries) in file.hooks.by_event() {

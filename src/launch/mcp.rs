@@ -36,7 +36,7 @@ impl Launch {
     /// wrote*).
     pub(crate) fn started_program_env(&self, policy: &PolicyEngine) -> Vec<(String, String)> {
         let base = policy.command_env().vars();
-        if policy.folder_trusted() {
+        if policy.trust().may_run_programs() {
             base.to_vec()
         } else {
             crate::process::env::untrusted_program_env(base, &self.workspace)
@@ -63,7 +63,7 @@ impl Launch {
     /// not started. Settings that were ignored (an untrusted project layer's servers) come back
     /// as warnings.
     pub(crate) fn mcp_hub(&self, policy: &PolicyEngine) -> Warned<Arc<McpHub>> {
-        let (mut entries, warnings) = self.layers.mcp_servers(policy.project_trusted());
+        let (mut entries, warnings) = self.layers.mcp_servers(policy.trust());
         for (name, config) in &self.options.mcp_servers {
             entries.retain(|e| &e.name != name);
             entries.push(McpServerEntry {
@@ -82,7 +82,7 @@ impl Launch {
         let own = self.own_dirs();
         // In a folder not trusted, npx looks for its packages in an empty directory of pablo's,
         // not the workspace's `node_modules` (`process::npm::npx_argv`).
-        let neutral = (!policy.folder_trusted()).then(|| {
+        let neutral = (!policy.trust().may_run_programs()).then(|| {
             let dir = self.dirs.state.join("npx-prefix");
             let _ = std::fs::create_dir_all(&dir);
             dir
@@ -110,13 +110,13 @@ impl Launch {
     /// `PATH` and the layers' `[lsp.NAME]` (the project layer's only once the folder is trusted,
     /// except `enabled = false`), none started. What was ignored comes back as warnings.
     pub(crate) fn lsp_hub(&self, policy: &PolicyEngine) -> Warned<Arc<crate::lsp::LspHub>> {
-        let (entries, warnings) = self.layers.lsp_servers(policy.project_trusted());
+        let (entries, warnings) = self.layers.lsp_servers(policy.trust());
         let setup = crate::lsp::LspSetup {
             entries,
             env: self.started_program_env(policy),
             sandbox: policy.sandbox_settings().clone(),
             log_dir: crate::config::lsp::lsp_log_dir(&self.dirs.state),
-            project_trusted: policy.folder_trusted(),
+            project_trusted: policy.trust().may_run_programs(),
         };
         let hub = crate::lsp::LspHub::new(self.workspace_handle.root(), setup);
         let mut warnings = warnings;

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::agent::{Limits, context};
-use crate::config::{ConfigError, Dirs, Layers};
+use crate::config::{ConfigError, Dirs, Layers, Trust};
 use crate::core::ApprovalMode;
 use crate::core::Coded;
 use crate::core::ErrorCode;
@@ -200,8 +200,12 @@ pub struct Launch {
     /// The one note saying which settings of an untrusted project config were ignored (also in
     /// [`Launch::config_warnings`]); `pablo run` says it on stderr instead.
     trust_notice: Option<String>,
-    /// Whether the person trusts this folder's project config (`pablo policy trust`).
-    pub(crate) project_trusted: bool,
+    /// The person's decision about this folder (`pablo policy trust`), read once here: whatever
+    /// would let the repository decide something asks it, by purpose.
+    pub(crate) trust: Trust,
+    /// Why the trust store could not be read: the folder then counts as untrusted, and no policy
+    /// (so no session) is built until it can be.
+    trust_unreadable: Option<PolicyError>,
     /// The note naming `PABLO_` variables that are no setting (said once, with the config's).
     unknown_vars: Option<String>,
 }
@@ -210,21 +214,22 @@ impl Launch {
     /// Loads config layers and resolves the workspace.
     pub fn prepare(options: LaunchOptions) -> Result<Self, LaunchError> {
         let (dirs, workspace) = Self::locate(&options)?;
-        let mut layers = Layers::load(&dirs, &workspace, options.config.as_deref())?;
+        // The folder's trust, read once; an untrusted project config is read keeping only the
+        // keys known to narrow (it cannot choose the endpoint, the key, a program to start, or
+        // grant anything; a key not known to narrow is withheld and named).
+        let read = crate::policy::TrustStore::new(&dirs).is_trusted(&workspace);
+        let trust = Trust::decided(read.as_ref().is_ok_and(|t| *t));
+        let trust_unreadable = read.err();
+        let mut layers = Layers::load(&dirs, &workspace, options.config.as_deref(), trust)?;
         let unknown_vars = layers.with_overrides(
             crate::config::env::process_vars(),
             &options.config_overrides,
         )?;
-        // Before anything reads the layers: an untrusted project config keeps only what narrows
-        // (it cannot choose the endpoint, the key, a program to start, or grant anything).
-        let project_trusted = layers.project.is_some()
-            && crate::policy::TrustStore::new(&dirs)
-                .is_trusted(&workspace)
-                .unwrap_or(false);
-        let trust_notice = if project_trusted {
-            None
-        } else {
+        // Before anything reads the layers: the values of kept keys that grant or widen go too.
+        let trust_notice = if trust.project_only_narrows() {
             trust::withhold_untrusted_project(&mut layers)
+        } else {
+            None
         };
         let workspace_handle = Arc::new(
             Workspace::open_with(&workspace, workspace_options(&layers)).map_err(|e| {
@@ -253,7 +258,8 @@ impl Launch {
             return Err(LaunchError::InvalidBudget(cap));
         }
         Ok(Self {
-            project_trusted,
+            trust,
+            trust_unreadable,
             trust_notice,
             unknown_vars,
             ..Self::from_parts(dirs, workspace, workspace_handle, layers, limits, options)
@@ -284,7 +290,7 @@ impl Launch {
     /// The endpoint a trusted project config chose (`base_url`, or its provider), for the
     /// status line: the person sees where their requests go.
     pub fn project_endpoint(&self) -> Option<String> {
-        if !self.project_trusted || self.options.base_url.is_some() {
+        if !self.trust.may_name_endpoints() || self.options.base_url.is_some() {
             return None;
         }
         trust::project_endpoint(&self.layers)
@@ -308,7 +314,8 @@ impl Launch {
             limits,
             options,
             trust_notice: None,
-            project_trusted: false,
+            trust: Trust::UNTRUSTED,
+            trust_unreadable: None,
             unknown_vars: None,
         }
     }
@@ -522,6 +529,13 @@ impl Launch {
     /// The policy engine: every config layer, the `--policy` file, the authority flags, the
     /// folder's trust and its saved approvals. Ignored settings come back as warnings.
     pub fn policy(&self) -> Result<Warned<Arc<PolicyEngine>>, LaunchError> {
+        if let Some(PolicyError::Store { path, message }) = &self.trust_unreadable {
+            return Err(PolicyError::Store {
+                path: path.clone(),
+                message: message.clone(),
+            }
+            .into());
+        }
         let static_policy = match &self.options.policy {
             Some(p) => Some((p.clone(), StaticPolicy::load(p)?)),
             None => None,
@@ -536,6 +550,7 @@ impl Launch {
             &self.workspace,
             &self.dirs,
             &self.layers,
+            self.trust,
             static_policy.as_ref().map(|(p, s)| (p.as_path(), s)),
             flags,
         )?;
@@ -745,7 +760,7 @@ impl Launch {
     pub(crate) fn hooks(&self, policy: &PolicyEngine) -> crate::hooks::Hooks {
         crate::hooks::Hooks::from_layers(
             &self.layers,
-            self.project_trusted,
+            self.trust.may_run_programs(),
             self.started_program_env(policy),
             self.workspace.clone(),
         )
@@ -766,9 +781,7 @@ impl Launch {
     /// The person's custom slash commands: the user's, and the project's when the folder is
     /// trusted. Skipped files come back as warnings.
     pub fn custom_commands(&self) -> Warned<Vec<crate::protocol::CustomCommand>> {
-        let trusted = crate::policy::TrustStore::new(&self.dirs)
-            .is_trusted(&self.workspace)
-            .unwrap_or(false);
+        let trusted = self.trust.may_add_instructions();
         let project = self.workspace.join(".pablo").join("commands");
         let (commands, notes) = commands::load(
             &self.dirs.config.join("commands"),
@@ -777,17 +790,13 @@ impl Launch {
         Warned::new(commands, notes)
     }
 
-    /// Whether the person trusts this folder (its project agents, skills and commands count).
-    fn folder_trusted(&self) -> bool {
-        crate::policy::TrustStore::new(&self.dirs)
-            .is_trusted(&self.workspace)
-            .unwrap_or(false)
-    }
-
     /// The person's custom agents, and the project's when the folder is trusted. Skipped files
     /// come back as warnings.
     pub(crate) fn agents(&self) -> Warned<Vec<crate::tools::agent_task::AgentDefinition>> {
-        let project = self.folder_trusted().then_some(self.workspace.as_path());
+        let project = self
+            .trust
+            .may_add_instructions()
+            .then_some(self.workspace.as_path());
         let (agents, notes) = extensions::agents(&self.dirs.config, project);
         Warned::new(agents, notes)
     }
@@ -798,7 +807,10 @@ impl Launch {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
-        let project = self.folder_trusted().then_some(self.workspace.as_path());
+        let project = self
+            .trust
+            .may_add_instructions()
+            .then_some(self.workspace.as_path());
         let (skills, notes) = extensions::skills(home.as_deref(), project);
         Warned::new(skills, notes)
     }

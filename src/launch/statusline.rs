@@ -7,8 +7,8 @@
 //! provider key, nothing that looks secret) and the person's `HOME`, pablo's own directories
 //! read-only, its output bounded and redacted, and killed with everything it started after
 //! [`TIMEOUT`]. A program named by a repository's `.pablo/config.toml` counts only once the
-//! folder is trusted: [`super::trust::withhold_untrusted`] takes it out before anything reads the
-//! layers, and `pablo policy trust` lists it.
+//! folder is trusted: an untrusted project layer is read without it (it is not among the keys
+//! known to narrow, `config::trust::KEPT`), and `pablo policy trust` lists it.
 
 use std::path::PathBuf;
 use std::sync::Arc;

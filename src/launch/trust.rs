@@ -1,78 +1,42 @@
-//! Trust: what a repository's own config may decide before the person trusts the folder.
+//! Trust applied to the project layer: what a repository's own config may decide before the
+//! person trusts the folder.
 //!
 //! The project layer (`.pablo/config.toml`) travels with the repository, so whoever wrote the
-//! repository wrote it. Before anything reads the layers, [`withhold_untrusted_project`] takes
-//! out of an untrusted project layer everything that decides where requests go, which secret
-//! is sent, what runs, or grants (policy's own narrowing rules stay as a second line); the same
-//! list is what `pablo policy trust` shows the person it now lets the repository decide.
+//! repository wrote it. Untrusted, it is read keeping only the keys known to narrow
+//! (`config::trust::KEPT`; every other key, one added later included, is withheld and named).
+//! Some of those keys narrow only for some values: [`withhold_untrusted_project`] takes out the
+//! values that grant (`auto`, `allow`, `true`) and every budget, cap, level and price wider than
+//! the person's, before anything reads the layers (policy's own narrowing rules stay as a second
+//! line). The same list is what `pablo policy trust` shows the person it now lets the repository
+//! decide.
+
+use std::path::Path;
 
 use crate::agent::Limits;
-use crate::config::{ConfigFile, Layers, ModelSetting, ReasoningLevel, RuleDecision};
+use crate::config::{ConfigError, ConfigFile, Layers, ModelSetting, ReasoningLevel, RuleDecision};
 use crate::core::ToolMode;
 
-/// Takes out of a project layer every setting that counts only once the person trusts the
-/// folder, because it decides where requests go, which secret is sent, what runs, or grants
-/// what the person would otherwise be asked (docs/policy.md, *Trust*), and describes each,
-/// endpoints and programs with their values: what a person must see before trusting, and what
-/// an untrusted folder is told was ignored. What is left only narrows.
-pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
+/// Everything the project config at `file` decides only once the person trusts the folder,
+/// endpoints and programs with their values: what a person must see before trusting (`pablo
+/// policy trust`). Widening budgets are judged against the layers below, so they are not listed.
+pub fn withhold_untrusted(file: &Path) -> Result<Vec<String>, ConfigError> {
+    let (mut config, mut withheld) = ConfigFile::load_untrusted(file)?;
+    withheld.extend(withhold_granting_values(&mut config));
+    Ok(withheld)
+}
+
+/// Takes out of an untrusted project layer the values of kept keys that grant what the person
+/// would otherwise be asked (`auto` tools, an `allow` default, deny patterns off, network,
+/// editor terminals, trace content) or that switch telemetry on, and describes each.
+fn withhold_granting_values(file: &mut ConfigFile) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(p) = file.provider.take() {
-        out.push(format!("provider = {p:?}"));
-    }
-    if let Some(u) = file.base_url.take() {
-        out.push(format!("base_url = {u:?} (where requests and the key go)"));
-    }
-    if let Some(v) = file.api_key_env.take() {
-        out.push(format!("api_key_env = {v:?} (which secret is sent)"));
-    }
-    if let Some(m) = &mut file.model {
-        let mut table = m.table();
-        if let Some(name) = table.name.take() {
-            out.push(format!("model = {name:?}"));
-        }
-        if let Some(w) = table.wire_api.take() {
-            out.push(format!("model.wire_api = {w:?}"));
-        }
-        *m = ModelSetting::Table(table);
-    }
     for (name, server) in &mut file.mcp_servers {
-        if let Some(c) = server.command.take() {
-            let mut line = vec![c];
-            line.append(&mut server.args);
-            out.push(format!(
-                "mcp_servers.{name} (starts the program `{}`)",
-                line.join(" ")
-            ));
-        }
-        if let Some(u) = server.url.take() {
-            out.push(format!("mcp_servers.{name} (connects to {u})"));
-        }
-        server.env.clear();
-        server.env_vars.clear();
-        server.cwd = None;
-        server.bearer_token_env = None;
-        server.headers.clear();
-        server.required = None;
-        server.startup_timeout_seconds = None;
-        server.tool_timeout_seconds = None;
         let before = server.tools.len();
         server.tools.retain(|_, m| *m != ToolMode::Auto);
         if server.tools.len() < before {
             out.push(format!("mcp_servers.{name}.tools = \"auto\""));
         }
     }
-    for (name, server) in &mut file.lsp {
-        if let Some(c) = server.command.take() {
-            let mut line = vec![c];
-            line.extend(server.args.take().unwrap_or_default());
-            out.push(format!(
-                "lsp.{name} (starts the program `{}`)",
-                line.join(" ")
-            ));
-        }
-    }
-    withhold_programs(file, &mut out);
     let before = file.options.tools.len();
     let auto: Vec<String> = file
         .options
@@ -86,70 +50,26 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
         out.push(format!("options.tools: {} = \"auto\"", auto.join(", ")));
     }
     let shell = &mut file.options.shell;
-    if let Some(l) = shell.launcher.take() {
-        out.push(format!(
-            "options.shell.launcher = {l:?} (runs every command)"
-        ));
-    }
-    if !shell.commands.allow.is_empty() {
-        let ids: Vec<String> = shell.commands.allow.drain(..).map(|r| r.id).collect();
-        out.push(format!("options.shell.commands.allow ({})", ids.join(", ")));
-    }
     if shell.commands.default == Some(RuleDecision::Allow) {
         shell.commands.default = None;
         out.push("options.shell.commands.default = \"allow\"".into());
-    }
-    if !shell.custom_allow_patterns.is_empty() {
-        shell.custom_allow_patterns.clear();
-        out.push("options.shell.custom_allow_patterns".into());
     }
     if shell.enable_deny_patterns == Some(false) {
         shell.enable_deny_patterns = None;
         out.push("options.shell.enable_deny_patterns = false".into());
     }
-    if !shell.env.inherit.is_empty() || !shell.env.set.is_empty() {
-        shell.env.inherit.clear();
-        shell.env.set.clear();
-        out.push("options.shell.env inherit/set (passes more of your environment)".into());
-    }
     if shell.network == Some(true) {
         shell.network = None;
         out.push("options.shell.network = true".into());
-    }
-    if !shell.writable_roots.is_empty() {
-        shell.writable_roots.clear();
-        out.push("options.shell.writable_roots".into());
     }
     if shell.editor_terminals == Some(true) {
         shell.editor_terminals = None;
         out.push("options.shell.editor_terminals = true".into());
     }
-    if !file.options.fetch.allowed_domains.is_empty() {
-        let domains = std::mem::take(&mut file.options.fetch.allowed_domains);
-        out.push(format!(
-            "options.fetch.allowed_domains ({})",
-            domains.join(", ")
-        ));
-    }
-    // Where telemetry goes is the person's choice; a repository may only switch it off.
-    let otel = std::mem::take(&mut file.otel);
-    if otel.enabled == Some(false) {
-        file.otel.enabled = Some(false);
-    }
-    let mut otel_rest = otel.clone();
-    otel_rest.enabled = None;
-    if !otel_rest.is_empty() {
-        let target = [
-            &otel.endpoint,
-            &otel.traces_endpoint,
-            &otel.metrics_endpoint,
-        ]
-        .into_iter()
-        .flatten()
-        .map(|u| format!(" (sends telemetry to {u})"))
-        .next()
-        .unwrap_or_default();
-        out.push(format!("otel{target}"));
+    // Where telemetry goes is the person's choice (its endpoints were withheld with the keys
+    // that are not kept); a repository may only switch it off.
+    if file.otel.enabled == Some(true) {
+        file.otel.enabled = None;
     }
     if file.trace.content == Some(true) {
         file.trace.content = None;
@@ -158,29 +78,14 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
     out
 }
 
-/// The person's programs a project layer would start: its hooks and its status line command.
-fn withhold_programs(file: &mut ConfigFile, out: &mut Vec<String>) {
-    for (event, hook) in file.hooks.take_all() {
-        out.push(format!(
-            "hooks.{event} {} (runs the program `{}`)",
-            hook.display_name(),
-            hook.command
-        ));
-    }
-    if let Some(c) = file.tui.statusline_command.take() {
-        out.push(format!(
-            "tui.statusline_command (runs the program `{c}` for the status line)"
-        ));
-    }
-}
-
-/// Applies the folder's trust to the project layer: untrusted, every setting of
-/// [`withhold_untrusted`] is taken out, and the one note for the person (which keys were
-/// ignored, and how to trust) is returned.
+/// Applies the folder's distrust to the project layer, which was read keeping only the keys
+/// known to narrow: the values that grant and the wider budgets are taken out too, and the one
+/// note for the person (everything ignored, and how to trust) is returned.
 pub(crate) fn withhold_untrusted_project(layers: &mut Layers) -> Option<String> {
     let user = layers.user.as_ref().map(|(_, f)| f.clone());
+    let mut withheld = std::mem::take(&mut layers.project_withheld);
     let (path, file) = layers.project.as_mut()?;
-    let mut withheld = withhold_untrusted(file);
+    withheld.extend(withhold_granting_values(file));
     withheld.extend(withhold_widening(file, user.as_ref()));
     (!withheld.is_empty()).then(|| {
         format!(
@@ -264,6 +169,12 @@ fn withhold_widening(file: &mut ConfigFile, user: Option<&ConfigFile>) -> Vec<St
         "limits.stream_idle_timeout_seconds",
         &mut l.stream_idle_timeout_seconds,
         secs(base.stream_idle_timeout),
+    );
+    wider(
+        &mut out,
+        "limits.stream_progress_timeout_seconds",
+        &mut l.stream_progress_timeout_seconds,
+        secs(base.stream_progress_timeout),
     );
     wider(
         &mut out,
@@ -437,7 +348,15 @@ pub fn project_endpoint(layers: &Layers) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
+
+    /// A project layer as an untrusted folder reads it: what was withheld, said as the note
+    /// says it, and what is left.
+    fn untrusted(text: &str) -> (ConfigFile, String) {
+        let (mut file, mut said) = ConfigFile::parse_untrusted(text, Path::new("p.toml")).unwrap();
+        said.extend(withhold_granting_values(&mut file));
+        (file, said.join("\n"))
+    }
 
     #[test]
     fn an_untrusted_project_keeps_what_narrows_and_is_told_what_was_ignored() {
@@ -467,8 +386,7 @@ deny = [{ id = "p.no-rm", executable = "rm" }]
 statusline_command = "sh .pablo/line.sh"
 notifications = "bell"
 "#;
-        let mut file = ConfigFile::parse(text, Path::new("p.toml")).unwrap();
-        let said = withhold_untrusted(&mut file).join("\n");
+        let (mut file, said) = untrusted(text);
         for key in [
             "provider",
             "base_url = \"http://127.0.0.1:9/v1\"",
@@ -498,16 +416,16 @@ notifications = "bell"
         assert_eq!(file.options.shell.custom_deny_patterns, ["terraform"]);
         assert!(file.options.shell.commands.allow.is_empty());
         // What is left says nothing more.
-        assert!(withhold_untrusted(&mut file).is_empty());
+        assert!(withhold_granting_values(&mut file).is_empty());
     }
 
     #[test]
     fn the_note_names_the_file_and_a_project_that_only_narrows_gets_none() {
+        let (file, withheld) =
+            ConfigFile::parse_untrusted("base_url = \"http://e/v1\"\n", Path::new("p")).unwrap();
         let mut layers = Layers {
-            project: Some((
-                PathBuf::from("/ws/.pablo/config.toml"),
-                ConfigFile::parse("base_url = \"http://e/v1\"\n", Path::new("p")).unwrap(),
-            )),
+            project: Some((PathBuf::from("/ws/.pablo/config.toml"), file)),
+            project_withheld: withheld,
             ..Default::default()
         };
         let note = withhold_untrusted_project(&mut layers).unwrap();

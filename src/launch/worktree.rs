@@ -131,6 +131,7 @@ impl Launch {
         let limits = self.limits.clone();
         let options = self.options.clone();
         let workspace = self.workspace.clone();
+        let trust = self.trust;
         let state_dir = self.session_state_dir(session_id).join("worktrees");
         Arc::new(move |agent: &str, parent: &crate::tools::Host| {
             let repo = repository(Some(&workspace)).map_err(refusal)?;
@@ -154,7 +155,8 @@ impl Launch {
                     limits.clone(),
                     options.clone(),
                 );
-                launch.project_trusted = launch.layers.project.is_some() && launch.folder_trusted();
+                // The worktree holds the same repository: the session's trust is its trust.
+                launch.trust = trust;
                 let policy = launch.policy()?.value;
                 let mut catalog = launch.catalog(&policy)?;
                 offer_what_policy_allows(&mut catalog, &policy);

@@ -18,7 +18,8 @@ pub(crate) struct FetchPolicy {
 }
 
 impl FetchPolicy {
-    pub(crate) fn build(layers: &Layers, project_trusted: bool) -> Self {
+    /// The hosts of the layers; the project layer's only when `trust` lets it name endpoints.
+    pub(crate) fn build(layers: &Layers, trust: crate::config::Trust) -> Self {
         let mut out = Self::default();
         let mut add = |file: &std::path::Path, list: &[String]| {
             for d in list {
@@ -38,7 +39,7 @@ impl FetchPolicy {
         if let Some((p, c)) = &layers.project
             && !c.options.fetch.allowed_domains.is_empty()
         {
-            if project_trusted {
+            if trust.may_name_endpoints() {
                 add(p, &c.options.fetch.allowed_domains);
             } else {
                 out.warnings.push(format!(

@@ -16,7 +16,7 @@ use super::paths::{PathPolicy, RootRule};
 use super::patterns::PatternList;
 use super::rules::{Resolver, RuleLayer};
 use super::static_policy::StaticPolicy;
-use crate::config::{ConfigFile, Layers, RuleDecision};
+use crate::config::{ConfigFile, Layers, RuleDecision, Trust};
 use crate::core::ToolMode;
 use crate::protocol::SandboxProfile;
 
@@ -71,7 +71,8 @@ pub(crate) struct Compiled {
 /// The layer inputs.
 pub(crate) struct Sources<'a> {
     pub(crate) layers: &'a Layers,
-    pub(crate) project_trusted: bool,
+    /// The folder's trust: the project layer may widen policy only when it allows.
+    pub(crate) trust: Trust,
     pub(crate) static_policy: Option<(&'a Path, &'a StaticPolicy)>,
     pub(crate) flags: CliFlags,
 }
@@ -110,7 +111,7 @@ pub(crate) fn env_settings(src: &Sources<'_>) -> (crate::process::EnvSettings, V
     let mut warnings = Vec::new();
     let layers = [
         (&src.layers.user, true),
-        (&src.layers.project, src.project_trusted),
+        (&src.layers.project, src.trust.may_widen_policy()),
         (&src.layers.explicit, true),
         (&src.layers.overrides, true),
     ];
@@ -170,7 +171,7 @@ fn layer_refs<'a>(src: &Sources<'a>) -> Vec<LayerRef<'a>> {
             prefix: "config.project",
             label: describe("project config", p),
             file: f,
-            trusted: src.project_trusted,
+            trusted: src.trust.may_widen_policy(),
         });
     }
     if let Some((p, f)) = &src.layers.explicit {

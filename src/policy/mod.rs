@@ -51,7 +51,7 @@ pub use shell::isolate_shell_parser;
 pub(crate) use static_policy::StaticPolicy;
 pub use store::{RuleStore, SavedKind, SavedRule, TrustStore};
 
-use crate::config::{ConfigError, ConfigFile, Dirs, Layers};
+use crate::config::{ConfigError, ConfigFile, Dirs, Layers, Trust};
 use crate::core::{Coded, ToolKind};
 use crate::protocol::{Decision, Preview, Verdict, WorkMode};
 #[cfg(test)]
@@ -105,9 +105,8 @@ pub struct PolicyEngine {
     store: Option<RuleStore>,
     saved: RwLock<Saved>,
     fetch: fetch::FetchPolicy,
-    /// The person trusts this folder's project config (`pablo policy trust`).
-    project_trusted: bool,
-    folder_trusted: bool,
+    /// The folder's trust, as the launch read it.
+    trust: Trust,
     /// The working mode, switched during a session: auto-edit answers the built-in question for
     /// file changes, as `--allow-write` does headless (plan narrows calls in the agent).
     mode: RwLock<WorkMode>,
@@ -160,7 +159,7 @@ impl PolicyEngine {
         let resolver = Resolver::new(None, env.path());
         let sources = Sources {
             layers: &layers,
-            project_trusted: false,
+            trust: Trust::UNTRUSTED,
             static_policy: None,
             flags: CliFlags::default(),
         };
@@ -174,8 +173,7 @@ impl PolicyEngine {
             store: None,
             saved: RwLock::new(Saved::default()),
             fetch: fetch::FetchPolicy::default(),
-            project_trusted: false,
-            folder_trusted: false,
+            trust: Trust::UNTRUSTED,
             mode: RwLock::new(WorkMode::Ask),
         }
     }
@@ -190,19 +188,19 @@ impl PolicyEngine {
         *self.mode.write() = mode;
     }
 
-    /// The engine of a session in `workspace` (canonical): loads trust and saved approvals.
+    /// The engine of a session in `workspace` (canonical) with the folder's `trust` (read once,
+    /// by the launch): loads saved approvals.
     pub(crate) fn build(
         workspace: &Path,
         dirs: &Dirs,
         layers: &Layers,
+        trust: Trust,
         static_policy: Option<(&Path, &StaticPolicy)>,
         flags: CliFlags,
     ) -> Result<Self, PolicyError> {
-        let folder_trusted = TrustStore::new(dirs).is_trusted(workspace)?;
-        let project_trusted = layers.project.is_some() && folder_trusted;
         let sources = Sources {
             layers,
-            project_trusted,
+            trust,
             static_policy,
             flags,
         };
@@ -220,7 +218,7 @@ impl PolicyEngine {
                 w.name, w.reason
             )
         }));
-        let fetch = fetch::FetchPolicy::build(layers, project_trusted);
+        let fetch = fetch::FetchPolicy::build(layers, trust);
         compiled.warnings.extend(fetch.warnings.iter().cloned());
         let mut saved = Saved::default();
         let store = match RuleStore::for_workspace(dirs, workspace) {
@@ -260,8 +258,7 @@ impl PolicyEngine {
             store,
             saved: RwLock::new(saved),
             fetch,
-            project_trusted,
-            folder_trusted,
+            trust,
             mode: RwLock::new(WorkMode::Ask),
         })
     }
@@ -275,7 +272,10 @@ impl PolicyEngine {
         policy: Option<&Path>,
         flags: CliFlags,
     ) -> Result<Self, PolicyError> {
-        let layers = Layers::load(dirs, workspace, config)?;
+        let trust = Trust::decided(TrustStore::new(dirs).is_trusted(workspace)?);
+        // The project layer as written, whatever the trust: these tests are of policy's own
+        // narrowing rules, the second line behind the launch's withholding of its keys.
+        let layers = Layers::load(dirs, workspace, config, Trust::decided(true))?;
         let static_policy = match policy {
             Some(p) => Some((p, StaticPolicy::load(p)?)),
             None => None,
@@ -284,6 +284,7 @@ impl PolicyEngine {
             workspace,
             dirs,
             &layers,
+            trust,
             static_policy.as_ref().map(|(p, s)| (*p, s)),
             flags,
         )
@@ -299,16 +300,10 @@ impl PolicyEngine {
         &self.compiled.sandbox
     }
 
-    /// Whether the project layer (`.pablo/config.toml`) is trusted, so that it may start
-    /// programs (MCP servers) and grant.
-    pub(crate) fn project_trusted(&self) -> bool {
-        self.project_trusted
-    }
-
-    /// Whether the person trusted the workspace folder (`pablo policy trust`), with or without a
-    /// project config: what decides whether code from the repository may run unasked.
-    pub(crate) fn folder_trusted(&self) -> bool {
-        self.folder_trusted
+    /// The folder's trust this engine was built with (what the project layer and the
+    /// repository's programs may decide).
+    pub(crate) fn trust(&self) -> Trust {
+        self.trust
     }
 
     /// The launcher the shell tools must use (`/bin/sh` unless a trusted layer says otherwise).

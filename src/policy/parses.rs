@@ -55,7 +55,16 @@ mod tests {
             data: root.join("data"),
             state: root.join("state"),
         };
-        PolicyEngine::build(&ws, &dirs, &Layers::default(), None, CliFlags::default()).unwrap()
+        let trust = crate::config::Trust::UNTRUSTED;
+        PolicyEngine::build(
+            &ws,
+            &dirs,
+            &Layers::default(),
+            trust,
+            None,
+            CliFlags::default(),
+        )
+        .unwrap()
     }
 
     fn command(text: &str) -> Preview {

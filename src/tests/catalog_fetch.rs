@@ -415,7 +415,15 @@ fn engine(toml: &str, project: Option<&str>) -> PolicyEngine {
         explicit: None,
         ..Default::default()
     };
-    PolicyEngine::build(&ws, &dirs, &layers, None, CliFlags::default()).unwrap()
+    PolicyEngine::build(
+        &ws,
+        &dirs,
+        &layers,
+        crate::config::Trust::UNTRUSTED,
+        None,
+        CliFlags::default(),
+    )
+    .unwrap()
 }
 
 fn fetch_verdict(e: &PolicyEngine, url: &str, host: &str) -> pablo::protocol::Verdict {

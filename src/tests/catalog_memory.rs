@@ -45,7 +45,7 @@ impl Home {
     fn launch(&self) -> Launch {
         let dirs = self.dirs();
         let ws = self.tmp.path().join("ws").canonicalize().unwrap();
-        let layers = Layers::load(&dirs, &ws, None).unwrap();
+        let layers = Layers::load(&dirs, &ws, None, crate::config::Trust::UNTRUSTED).unwrap();
         Launch::from_parts(
             dirs,
             ws.clone(),

@@ -130,7 +130,15 @@ mod agent_loop {
             state: state.join("state"),
         };
         let policy = Arc::new(
-            PolicyEngine::build(ws, &dirs, &Layers::default(), None, CliFlags::default()).unwrap(),
+            PolicyEngine::build(
+                ws,
+                &dirs,
+                &Layers::default(),
+                crate::config::Trust::UNTRUSTED,
+                None,
+                CliFlags::default(),
+            )
+            .unwrap(),
         );
         let workspace = Arc::new(Workspace::open(ws).unwrap());
         let mut catalog = Catalog::new();

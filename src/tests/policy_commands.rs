@@ -48,6 +48,7 @@ pub(super) fn strict(e: &Env) -> PolicyEngine {
         &e.ws,
         &e.dirs,
         &explicit(ALLOW_LIST),
+        crate::config::Trust::UNTRUSTED,
         None,
         CliFlags::default(),
     )
@@ -59,6 +60,7 @@ pub(super) fn interactive(e: &Env) -> PolicyEngine {
         &e.ws,
         &e.dirs,
         &Layers::default(),
+        crate::config::Trust::UNTRUSTED,
         None,
         CliFlags::default(),
     )
@@ -237,7 +239,15 @@ fn a_rule_naming_a_bare_program_matches_whatever_the_command_path_resolves_it_to
         )
     };
     let build = |text: &str| {
-        PolicyEngine::build(&e.ws, &e.dirs, &explicit(text), None, CliFlags::default()).unwrap()
+        PolicyEngine::build(
+            &e.ws,
+            &e.dirs,
+            &explicit(text),
+            crate::config::Trust::UNTRUSTED,
+            None,
+            CliFlags::default(),
+        )
+        .unwrap()
     };
     let bare = build(&config("git"));
     let r = cli::check(&bare, "git status");
@@ -551,14 +561,30 @@ fn allow_lists_and_deny_rules_still_win_over_known_safe_reads() {
 deny = [ { id = "t.no-cat", executable = "cat", args = [], match = "prefix" } ]
 "#,
     );
-    let engine = PolicyEngine::build(&e.ws, &e.dirs, &deny, None, CliFlags::default()).unwrap();
+    let engine = PolicyEngine::build(
+        &e.ws,
+        &e.dirs,
+        &deny,
+        crate::config::Trust::UNTRUSTED,
+        None,
+        CliFlags::default(),
+    )
+    .unwrap();
     assert_eq!(
         cli::check(&engine, "cat README.md").decision,
         Decision::Deny
     );
     assert_eq!(cli::check(&engine, "ls").decision, Decision::Allow);
     let off = explicit("[options.shell]\nknown_safe_reads = false\n");
-    let engine = PolicyEngine::build(&e.ws, &e.dirs, &off, None, CliFlags::default()).unwrap();
+    let engine = PolicyEngine::build(
+        &e.ws,
+        &e.dirs,
+        &off,
+        crate::config::Trust::UNTRUSTED,
+        None,
+        CliFlags::default(),
+    )
+    .unwrap();
     assert_eq!(cli::check(&engine, "ls").decision, Decision::Ask);
 }
 

@@ -193,7 +193,15 @@ deny = [ { id = "u.no-ls-R", executable = "/usr/bin/ls", args = ["-R"], match = 
         )
         .unwrap(),
     ));
-    let engine = PolicyEngine::build(&e.ws, &e.dirs, &layers, None, CliFlags::default()).unwrap();
+    let engine = PolicyEngine::build(
+        &e.ws,
+        &e.dirs,
+        &layers,
+        crate::config::Trust::UNTRUSTED,
+        None,
+        CliFlags::default(),
+    )
+    .unwrap();
     assert_eq!(cli::check(&engine, "ls -la").decision, Decision::Allow);
     assert_eq!(
         cli::check(&engine, "cat x").decision,
@@ -223,7 +231,15 @@ fn allow_write_cannot_override_a_denied_write_root() {
         allow_write: true,
         ..Default::default()
     };
-    let engine = PolicyEngine::build(&e.ws, &e.dirs, &layers, None, flags).unwrap();
+    let engine = PolicyEngine::build(
+        &e.ws,
+        &e.dirs,
+        &layers,
+        crate::config::Trust::UNTRUSTED,
+        None,
+        flags,
+    )
+    .unwrap();
     let decide = |path: &str| {
         let mut p = edit_preview(path);
         engine.decide("fs.write", ToolKind::Edit, &mut p)
@@ -258,7 +274,15 @@ fn flags_and_tool_modes_narrow_the_catalog() {
         no_shell: true,
         ..Default::default()
     };
-    let engine = PolicyEngine::build(&e.ws, &e.dirs, &layers, None, flags).unwrap();
+    let engine = PolicyEngine::build(
+        &e.ws,
+        &e.dirs,
+        &layers,
+        crate::config::Trust::UNTRUSTED,
+        None,
+        flags,
+    )
+    .unwrap();
     let mut p = command_preview("ls");
     let v = engine.decide("shell.run", ToolKind::Execute, &mut p);
     assert_eq!(v.decision, Decision::Deny);
@@ -365,6 +389,7 @@ fn approvals_are_not_kept_inside_the_workspace() {
         &e.ws,
         &inside,
         &Layers::default(),
+        crate::config::Trust::UNTRUSTED,
         None,
         CliFlags::default(),
     )
@@ -593,10 +618,20 @@ fn the_project_layer_can_tighten_the_sandbox_but_never_loosen_it() {
     let project = |toml: &str| {
         std::fs::create_dir_all(e.ws.join(".pablo")).unwrap();
         std::fs::write(e.ws.join(".pablo/config.toml"), toml).unwrap();
-        Layers::load(&e.dirs, &e.ws, None).unwrap()
+        // Read as written: these are policy's own rules, the second line behind the withholding
+        // of an untrusted project layer's keys at load.
+        Layers::load(&e.dirs, &e.ws, None, crate::config::Trust::decided(true)).unwrap()
     };
     let build = |layers: &Layers| {
-        PolicyEngine::build(&e.ws, &e.dirs, layers, None, CliFlags::default()).unwrap()
+        PolicyEngine::build(
+            &e.ws,
+            &e.dirs,
+            layers,
+            crate::config::Trust::UNTRUSTED,
+            None,
+            CliFlags::default(),
+        )
+        .unwrap()
     };
     let engine = build(&project(
         "[options.shell]\nsandbox = \"off\"\nnetwork = true\nwritable_roots = [\"/\"]\n",
@@ -641,10 +676,20 @@ fn the_project_layer_may_lower_the_search_for_repositories_to_protect_but_never_
     let project = |toml: &str| {
         std::fs::create_dir_all(e.ws.join(".pablo")).unwrap();
         std::fs::write(e.ws.join(".pablo/config.toml"), toml).unwrap();
-        Layers::load(&e.dirs, &e.ws, None).unwrap()
+        // Read as written: these are policy's own rules, the second line behind the withholding
+        // of an untrusted project layer's keys at load.
+        Layers::load(&e.dirs, &e.ws, None, crate::config::Trust::decided(true)).unwrap()
     };
     let build = |layers: &Layers| {
-        PolicyEngine::build(&e.ws, &e.dirs, layers, None, CliFlags::default()).unwrap()
+        PolicyEngine::build(
+            &e.ws,
+            &e.dirs,
+            layers,
+            crate::config::Trust::UNTRUSTED,
+            None,
+            CliFlags::default(),
+        )
+        .unwrap()
     };
     let limit = |engine: &PolicyEngine| engine.sandbox_settings().protect_max_dirs;
     assert_eq!(
