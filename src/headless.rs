@@ -209,9 +209,11 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
     }
 
     fn json_line(&mut self, event: &Event) -> std::io::Result<()> {
-        match self.line_of(event) {
-            Some(line) => writeln!(self.out, "{}", line.text()),
-            None => Ok(()),
+        // Every part of a line is a string, a number, a protocol type or a JSON value, so it
+        // always serialises; were one not to, no line is better than a broken one.
+        match self.line_of(event).map(|l| serde_json::to_string(&l)) {
+            Some(Ok(line)) => writeln!(self.out, "{line}"),
+            _ => Ok(()),
         }
     }
 

@@ -122,11 +122,89 @@ impl From<&Usage> for LineUsage {
     }
 }
 
-impl JsonLine<'_> {
-    /// The line's text (without its newline).
-    pub(super) fn text(&self) -> String {
-        // Every part is a string, a number, a protocol type that serialises itself, or a JSON
-        // value: there is nothing that can fail to serialise.
-        serde_json::to_string(self).unwrap_or_default()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(line: Line<'_>) -> String {
+        serde_json::to_string(&JsonLine::Own(line)).unwrap()
+    }
+
+    /// The lines `tests/pin.rs` does not reach (its scripted session has no subagent, no
+    /// compaction and no cleared results), byte for byte as the hand-built lines were.
+    #[test]
+    fn the_lines_of_subagents_compaction_and_cleared_results_keep_their_bytes() {
+        let usage = Usage {
+            input_tokens: 1,
+            output_tokens: 2,
+            cached_input_tokens: 3,
+            cache_write_input_tokens: 4,
+        };
+        let u = r#"{"input_tokens":1,"output_tokens":2,"cached_input_tokens":3,"cache_read_input_tokens":3,"cache_write_input_tokens":4}"#;
+        let inner = JsonLine::Own(Line::SubagentUsage {
+            last: (&usage).into(),
+            total: (&usage).into(),
+        });
+        assert_eq!(
+            text(Line::Subagent {
+                call_id: "c",
+                event: Box::new(inner)
+            }),
+            format!(
+                r#"{{"type":"subagent","call_id":"c","event":{{"type":"usage","last":{u},"total":{u}}}}}"#
+            )
+        );
+        assert_eq!(
+            text(Line::SubagentFinished {
+                call_id: "c",
+                stop_reason: &StopReason::EndTurn,
+                usage: (&usage).into(),
+                tool_calls: 3,
+                elapsed_ms: 4
+            }),
+            format!(
+                r#"{{"type":"subagent_finished","call_id":"c","stop_reason":"end_turn","usage":{u},"tool_calls":3,"elapsed_ms":4}}"#
+            )
+        );
+        assert_eq!(
+            text(Line::ContextCompacted {
+                summary: "s",
+                replaced_messages: 4
+            }),
+            r#"{"type":"compacted","summary":"s","replaced_messages":4}"#
+        );
+        assert_eq!(
+            text(Line::ContextCleared {
+                call_ids: vec!["c1"],
+                tokens_before: 5,
+                tokens_after: 2
+            }),
+            r#"{"type":"context_cleared","call_ids":["c1"],"tokens_before":5,"tokens_after":2}"#
+        );
+        assert_eq!(
+            text(Line::Usage {
+                last: None,
+                total: None,
+                context_tokens: 9,
+                context_window: 10,
+                cost_usd: None
+            }),
+            r#"{"type":"usage","last":null,"total":null,"context_tokens":9,"context_window":10,"cost_usd":null}"#
+        );
+    }
+
+    #[test]
+    fn an_event_that_is_its_own_line_is_written_as_the_journal_writes_it() {
+        let e = Event::Retry {
+            attempt: 2,
+            max_attempts: 5,
+            wait_ms: 10,
+            reason: "r".into(),
+            code: "c".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&JsonLine::Event(&e)).unwrap(),
+            r#"{"type":"retry","attempt":2,"max_attempts":5,"wait_ms":10,"reason":"r","code":"c"}"#
+        );
     }
 }
