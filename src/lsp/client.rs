@@ -190,16 +190,20 @@ impl LspClient {
     }
 
     pub(crate) fn notify<N: Notification>(&self, params: N::Params) {
-        self.send(&jsonrpc::Notification {
+        // A notification has nobody to tell of a failure; `lsp-types` params always encode.
+        let _ = self.send(&jsonrpc::Notification {
             jsonrpc: V2,
             method: N::METHOD,
             params,
         });
     }
 
-    /// Frames `message` for the writer task.
-    fn send(&self, message: &impl Serialize) {
-        let _ = self.out.send(frame::encode(&jsonrpc::body(message)));
+    /// Frames `message` for the writer task. A message whose params cannot be encoded is not
+    /// sent (a request fails before it waits, see [`Self::raw_request`]).
+    fn send(&self, message: &impl Serialize) -> Result<(), serde_json::Error> {
+        let body = jsonrpc::body(message)?;
+        let _ = self.out.send(frame::encode(&body));
+        Ok(())
     }
 
     /// A typed request, answered within `timeout`.
@@ -230,14 +234,16 @@ impl LspClient {
             return Err(format!("{} is not running", self.name));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        self.shared.pending.lock().insert(id, tx);
-        self.send(&jsonrpc::Request {
+        let request = jsonrpc::body(&jsonrpc::Request {
             jsonrpc: V2,
             id,
             method,
             params,
-        });
+        })
+        .map_err(|e| format!("{}: the params of {method} cannot be sent: {e}", self.name))?;
+        let (tx, rx) = oneshot::channel();
+        self.shared.pending.lock().insert(id, tx);
+        let _ = self.out.send(frame::encode(&request));
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(_)) => Err(format!("{} exited before answering {method}", self.name)),
@@ -460,7 +466,9 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
                     id,
                     outcome,
                 };
-                let _ = out.send(frame::encode(&jsonrpc::body(&reply)));
+                if let Ok(body) = jsonrpc::body(&reply) {
+                    let _ = out.send(frame::encode(&body));
+                }
             }
             Incoming::Notification { method, params }
                 if method == lsp_types::notification::PublishDiagnostics::METHOD =>

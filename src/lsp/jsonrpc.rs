@@ -174,9 +174,8 @@ impl Incoming {
 }
 
 /// `message` as the bytes of one JSON-RPC body.
-pub(super) fn body(message: &impl Serialize) -> Vec<u8> {
-    // Envelopes of strings, numbers and `lsp-types` values: nothing in them fails to encode.
-    serde_json::to_vec(message).unwrap_or_default()
+pub(super) fn body(message: &impl Serialize) -> Result<Vec<u8>, serde_json::Error> {
+    serde_json::to_vec(message)
 }
 
 #[cfg(test)]
@@ -239,7 +238,9 @@ mod tests {
 
     #[test]
     fn pablos_messages_carry_the_version_and_a_response_its_result_or_error() {
-        let text = |v: &dyn Fn() -> Vec<u8>| String::from_utf8(v()).unwrap();
+        let text = |v: &dyn Fn() -> Result<Vec<u8>, serde_json::Error>| {
+            String::from_utf8(v().unwrap()).unwrap()
+        };
         assert_eq!(
             text(&|| body(&Request {
                 jsonrpc: V2,
