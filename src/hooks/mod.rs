@@ -384,7 +384,7 @@ impl Hooks {
         self
     }
 
-    /// Runs `hook` with `input` (a [`HookInput`]) on its stdin.
+    /// Runs `hook` with `input` (a `HookInput`, or any JSON) on its stdin.
     pub async fn run(&self, hook: &Hook, input: &impl serde::Serialize) -> HookRun {
         let sandbox = crate::process::sandbox::Sandbox::started_program(self.protected.clone());
         run::run(hook, input, &self.env, &self.cwd, sandbox).await
