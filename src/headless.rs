@@ -7,9 +7,13 @@
 //! so the agent runs with [`crate::agent::ApprovalMode::RefuseAsks`] unless the host granted the
 //! authority up front. The `--json` line format is a contract (README, "Contracts").
 
+mod json_line;
+
 use std::io::Write;
 
-use serde_json::{Value, json};
+use serde_json::Value;
+
+use json_line::{JsonLine, Line, LineUsage};
 
 use crate::core::ErrorCode;
 use crate::launch::describe_result;
@@ -187,18 +191,6 @@ struct Printer<'a, W: Write, E: Write> {
     arguments: std::collections::HashMap<String, Value>,
 }
 
-/// Usage as `pablo run --json` prints it: the protocol's fields, plus the cache reads under the
-/// name the cache writes pair with.
-fn usage_json(u: &Usage) -> Value {
-    json!({
-        "input_tokens": u.input_tokens,
-        "output_tokens": u.output_tokens,
-        "cached_input_tokens": u.cached_input_tokens,
-        "cache_read_input_tokens": u.cached_input_tokens,
-        "cache_write_input_tokens": u.cache_write_input_tokens,
-    })
-}
-
 impl<W: Write, E: Write> Printer<'_, W, E> {
     fn print(&mut self, event: &Event) {
         if let Event::MessageCompleted { text, tool_calls } = event {
@@ -217,143 +209,138 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
     }
 
     fn json_line(&mut self, event: &Event) -> std::io::Result<()> {
-        match self.event_json(event) {
-            Some(v) => writeln!(self.out, "{v}"),
-            None => Ok(()),
+        // Every part of a line is a string, a number, a protocol type or a JSON value, so it
+        // always serialises; were one not to, no line is better than a broken one.
+        match self.line_of(event).map(|l| serde_json::to_string(&l)) {
+            Some(Ok(line)) => writeln!(self.out, "{line}"),
+            _ => Ok(()),
         }
     }
 
     /// A subagent's lines: its start and end, and each of its events as the line it would be in
     /// the main conversation, under `{"type":"subagent","call_id":…,"event":…}`.
-    fn subagent_json(&mut self, event: &Event) -> Option<Value> {
-        match event {
-            Event::SubagentStarted {
-                call_id,
-                agent,
-                description,
-                model,
-            } => Some(
-                json!({"type": "subagent_started", "call_id": call_id, "agent": agent,
-                "description": description, "model": model}),
-            ),
+    fn subagent_line<'a>(&mut self, event: &'a Event) -> Option<JsonLine<'a>> {
+        let line = match event {
+            Event::SubagentStarted { .. } => return Some(JsonLine::Event(event)),
             Event::SubagentFinished {
                 call_id,
                 stop_reason,
                 usage,
                 tool_calls,
                 elapsed_ms,
-            } => Some(json!({"type": "subagent_finished", "call_id": call_id,
-                "stop_reason": stop_reason, "usage": usage_json(usage),
-                "tool_calls": tool_calls, "elapsed_ms": elapsed_ms})),
+            } => Line::SubagentFinished {
+                call_id,
+                stop_reason,
+                usage: usage.into(),
+                tool_calls: *tool_calls,
+                elapsed_ms: *elapsed_ms,
+            },
             Event::Subagent { call_id, event } => {
                 let inner = match event.as_ref() {
                     // Its own usage, not the session's figures of the main conversation.
-                    Event::Usage { last, total } => Some(json!({"type": "usage",
-                        "last": usage_json(last), "total": usage_json(total)})),
-                    e => self.event_json(e),
-                }?;
-                Some(json!({"type": "subagent", "call_id": call_id, "event": inner}))
+                    Event::Usage { last, total } => JsonLine::Own(Line::SubagentUsage {
+                        last: last.into(),
+                        total: total.into(),
+                    }),
+                    e => self.line_of(e)?,
+                };
+                Line::Subagent {
+                    call_id,
+                    event: Box::new(inner),
+                }
             }
-            _ => None,
-        }
+            _ => return None,
+        };
+        Some(JsonLine::Own(line))
     }
 
-    fn event_json(&mut self, event: &Event) -> Option<Value> {
-        match event {
-            Event::SessionStarted {
-                session_id,
-                provider,
-                model,
-                workspace,
-            } => Some(json!({"type": "session_started", "session_id": session_id,
-                "provider": provider, "model": model, "workspace": workspace})),
+    /// The `--json` line of `event`, if it has one.
+    fn line_of<'a>(&mut self, event: &'a Event) -> Option<JsonLine<'a>> {
+        let line = match event {
+            Event::SessionStarted { .. }
+            | Event::Error { .. }
+            | Event::Warning { .. }
+            | Event::Retry { .. }
+            | Event::AnswerRetried { .. }
+            | Event::McpServer { .. }
+            | Event::PreviewDiagnostics { .. }
+            | Event::Hook { .. } => return Some(JsonLine::Event(event)),
             Event::ToolCallBegin {
                 call_id,
                 tool,
                 arguments,
-            } => Some(
-                json!({"type": "tool_call", "call_id": call_id, "tool": tool, "arguments": arguments}),
-            ),
+            } => Line::ToolCall {
+                call_id,
+                tool,
+                arguments,
+            },
             Event::ToolCallEnd {
                 call_id,
                 tool,
                 result,
-            } => Some(
-                json!({"type": "tool_result", "call_id": call_id, "tool": tool, "result": result}),
-            ),
-            Event::MessageCompleted { text, .. } if !text.is_empty() => {
-                Some(json!({"type": "message", "text": text}))
-            }
-            Event::PlanUpdate { explanation, items } => {
-                Some(json!({"type": "plan", "explanation": explanation, "items": items}))
-            }
+            } => Line::ToolResult {
+                call_id,
+                tool,
+                result,
+            },
+            Event::MessageCompleted { text, .. } if !text.is_empty() => Line::Message { text },
+            Event::PlanUpdate { explanation, items } => Line::Plan { explanation, items },
             Event::ReasoningCompleted { blocks } => {
                 let text = reasoning_text(blocks);
-                (!text.is_empty()).then(|| json!({"type": "reasoning", "text": text}))
+                if text.is_empty() {
+                    return None;
+                }
+                Line::Reasoning { text }
             }
             Event::Usage { last, total } => {
                 self.last_usage = Some((*last, *total));
-                None
+                return None;
             }
-            // One line per model call: its usage (when the provider reported it), the context
-            // it filled and the session's cost so far.
             Event::ContextUsage {
                 used_tokens,
                 window_tokens,
                 cost_usd,
             } => {
-                let (last, total) = match self.last_usage.take() {
-                    Some((l, t)) => (usage_json(&l), usage_json(&t)),
-                    None => (Value::Null, Value::Null),
-                };
-                Some(json!({"type": "usage", "last": last, "total": total,
-                    "context_tokens": used_tokens, "context_window": window_tokens,
-                    "cost_usd": cost_usd}))
+                let usage = self.last_usage.take();
+                Line::Usage {
+                    last: usage.map(|(l, _)| LineUsage::from(&l)),
+                    total: usage.map(|(_, t)| LineUsage::from(&t)),
+                    context_tokens: *used_tokens,
+                    context_window: *window_tokens,
+                    cost_usd: *cost_usd,
+                }
             }
             Event::ContextCleared {
                 cleared,
                 tokens_before,
                 tokens_after,
-            } => Some(json!({"type": "context_cleared",
-                "call_ids": cleared.iter().map(|c| c.call_id.as_str()).collect::<Vec<_>>(),
-                "tokens_before": tokens_before, "tokens_after": tokens_after})),
+            } => Line::ContextCleared {
+                call_ids: cleared.iter().map(|c| c.call_id.as_str()).collect(),
+                tokens_before: *tokens_before,
+                tokens_after: *tokens_after,
+            },
             Event::TurnCompleted {
                 stop_reason,
                 usage,
                 model_calls,
-            } => Some(json!({"type": "turn_completed", "stop_reason": stop_reason,
-                "usage": usage_json(usage), "model_calls": model_calls})),
-            Event::Error { code, message } => {
-                Some(json!({"type": "error", "code": code, "message": message}))
-            }
-            Event::Warning { message } => Some(json!({"type": "warning", "message": message})),
-            Event::Retry {
-                attempt,
-                max_attempts,
-                wait_ms,
-                reason,
-                code,
-            } => Some(json!({"type": "retry", "attempt": attempt,
-                "max_attempts": max_attempts, "wait_ms": wait_ms, "reason": reason,
-                "code": code})),
-            Event::AnswerRetried {
-                reason,
-                shown_chars,
-            } => Some(json!({"type": "answer_retried", "reason": reason,
-                "shown_chars": shown_chars})),
-            Event::McpServer { server } => Some(json!({"type": "mcp_server", "server": server})),
-            d @ Event::PreviewDiagnostics { .. } => serde_json::to_value(d).ok(),
-            hook @ Event::Hook { .. } => serde_json::to_value(hook).ok(),
+            } => Line::TurnCompleted {
+                stop_reason,
+                usage: usage.into(),
+                model_calls: *model_calls,
+            },
             Event::ContextCompacted {
                 summary,
                 replaced_messages,
-            } => Some(json!({"type": "compacted", "summary": summary,
-                "replaced_messages": replaced_messages})),
+            } => Line::ContextCompacted {
+                summary,
+                replaced_messages: *replaced_messages,
+            },
             e @ (Event::SubagentStarted { .. }
             | Event::Subagent { .. }
-            | Event::SubagentFinished { .. }) => self.subagent_json(e),
-            _ => None,
-        }
+            | Event::SubagentFinished { .. }) => return self.subagent_line(e),
+            _ => return None,
+        };
+        Some(JsonLine::Own(line))
     }
 
     /// A line of progress that stays: on a terminal it replaces the status line first.

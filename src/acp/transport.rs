@@ -4,10 +4,10 @@
 //! The protocol library takes lines as `String`s. Reading them with `AsyncBufReadExt::lines`
 //! ended the connection on the first line that was not UTF-8 (an `Internal error`, exit 2, and
 //! the requests after it never answered) and buffered a line without limit. So lines are read
-//! here as bytes: a line that is not UTF-8, or longer than [`MAX_MESSAGE_BYTES`], is answered
-//! with a JSON-RPC parse error (`id: null`, as JSON-RPC prescribes for a message that cannot be
-//! read) and the connection goes on; reading is linear in the bytes (`memchr` per buffer) and
-//! holds at most one message.
+//! here as bytes, by the framer MCP's stdio uses too ([`crate::core::lines`]): a line that is
+//! not UTF-8, or longer than [`MAX_MESSAGE_BYTES`], is answered with a JSON-RPC parse error
+//! (`id: null`, as JSON-RPC prescribes for a message that cannot be read) and the connection
+//! goes on; reading is linear in the bytes and holds at most one message.
 //!
 //! One message is also looked at before the library sees it: an `initialize` that asks for a
 //! protocol version other than 1 while describing itself in version 1's terms (see
@@ -17,8 +17,10 @@ use std::sync::Arc;
 
 use agent_client_protocol::{Agent, ConnectTo, Lines};
 use serde_json::json;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
+
+use crate::core::lines::{self, LineRead};
 
 /// The largest JSON-RPC message pablo reads from the client: four times the request context
 /// limit of a session (32 MiB by default), so a prompt that a session could send is never cut,
@@ -82,17 +84,6 @@ async fn write_line<W: AsyncWrite + Unpin>(w: &Mutex<W>, line: &str) -> std::io:
     w.flush().await
 }
 
-/// One read of the client's bytes.
-#[derive(Debug, PartialEq, Eq)]
-enum Read {
-    /// A whole line is in the buffer (its `\n`, if any, included).
-    Line,
-    /// A line longer than the limit went by; nothing of it was kept.
-    TooLong,
-    /// The client closed its end.
-    End,
-}
-
 /// One line of the client's bytes: a message for the protocol library, or why it is not one
 /// (answered by the transport with a parse error whose `data.code` is `code`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,33 +113,29 @@ impl<R: AsyncRead + Unpin> Framer<R> {
 
     /// The next line; `None` at the end of the input.
     async fn next(&mut self) -> std::io::Result<Option<Framed>> {
-        let read = read_bounded(&mut self.reader, &mut self.buf, self.max).await?;
+        let read = lines::read_line(&mut self.reader, &mut self.buf, self.max).await?;
         self.line += 1;
         Ok(match read {
-            Read::End => None,
-            Read::TooLong => Some(Framed::Unreadable {
+            LineRead::End => None,
+            LineRead::TooLong => Some(Framed::Unreadable {
                 code: "message_too_large",
                 message: format!(
                     "line {} is longer than {} bytes; it was skipped",
                     self.line, self.max
                 ),
             }),
-            Read::Line => {
-                let text = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
-                let text = text.strip_suffix(b"\r").unwrap_or(text);
-                Some(match std::str::from_utf8(text) {
-                    Ok(line) => Framed::Message(v1_initialize(line)),
-                    Err(e) => Framed::Unreadable {
-                        code: "parse_error",
-                        message: format!(
-                            "line {} is not UTF-8 (an invalid byte after {} bytes); it was \
+            LineRead::Line => Some(match std::str::from_utf8(lines::content(&self.buf)) {
+                Ok(line) => Framed::Message(v1_initialize(line)),
+                Err(e) => Framed::Unreadable {
+                    code: "parse_error",
+                    message: format!(
+                        "line {} is not UTF-8 (an invalid byte after {} bytes); it was \
                              skipped",
-                            self.line,
-                            e.valid_up_to()
-                        ),
-                    },
-                })
-            }
+                        self.line,
+                        e.valid_up_to()
+                    ),
+                },
+            }),
         })
     }
 }
@@ -163,45 +150,6 @@ pub(crate) fn frame_all(input: &[u8], max: usize) -> Vec<Framed> {
         out.push(f);
     }
     out
-}
-
-/// Reads one line into `buf` (cleared first), keeping at most `max` bytes of it: a longer line
-/// is consumed to its end and reported as [`Read::TooLong`]. Each byte is looked at once.
-async fn read_bounded<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<Read> {
-    buf.clear();
-    let mut too_long = false;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(match (too_long, buf.is_empty()) {
-                (true, _) => Read::TooLong,
-                (false, true) => Read::End,
-                (false, false) => Read::Line,
-            });
-        }
-        let (take, done) = match memchr::memchr(b'\n', available) {
-            Some(i) => (i + 1, true),
-            None => (available.len(), false),
-        };
-        if !too_long {
-            // The line's own `\n` does not count against the limit.
-            let content = buf.len() + take - usize::from(done);
-            if content > max {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(&available[..take]);
-            }
-        }
-        reader.consume(take);
-        if done {
-            return Ok(if too_long { Read::TooLong } else { Read::Line });
-        }
-    }
 }
 
 /// An `initialize` whose `protocolVersion` is not 1 but whose capabilities are given under
@@ -292,37 +240,6 @@ fn coded_error_data(line: String) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    async fn lines(input: &[u8], max: usize) -> Vec<(Read, Vec<u8>)> {
-        let mut reader = BufReader::with_capacity(7, input);
-        let mut buf = Vec::new();
-        let mut out = Vec::new();
-        loop {
-            let r = read_bounded(&mut reader, &mut buf, max).await.unwrap();
-            if r == Read::End {
-                return out;
-            }
-            out.push((r, buf.clone()));
-        }
-    }
-
-    #[tokio::test]
-    async fn lines_are_read_whole_up_to_the_limit_and_a_longer_one_is_skipped_to_its_end() {
-        let got = lines(b"short\n0123456789abc\nok\nlast", 10).await;
-        assert_eq!(
-            got,
-            vec![
-                (Read::Line, b"short\n".to_vec()),
-                (Read::TooLong, vec![]),
-                (Read::Line, b"ok\n".to_vec()),
-                (Read::Line, b"last".to_vec()),
-            ]
-        );
-        // Exactly the limit fits, with or without its newline.
-        assert_eq!(lines(b"0123456789\n", 10).await[0].0, Read::Line);
-        assert_eq!(lines(b"0123456789", 10).await[0].0, Read::Line);
-        assert_eq!(lines(b"0123456789a", 10).await[0].0, Read::TooLong);
-    }
 
     #[test]
     fn an_initialize_for_another_version_with_v1_capabilities_is_read_as_v1() {

@@ -3,7 +3,8 @@
 //! agent send through, what a tool is to a provider and to policy ([`ToolSpec`], [`ToolKind`],
 //! [`ToolMode`]), every tool's name in both spellings ([`ToolName`]), who answers approvals
 //! ([`ApprovalMode`]), and the seam to an editor's buffers and
-//! terminals ([`editor::Editor`]), and the secret values no tool output may carry ([`secrets`]).
+//! terminals ([`editor::Editor`]), the secret values no tool output may carry ([`secrets`]), and
+//! the bounded reader of newline-delimited JSON-RPC that ACP and MCP share ([`lines`]).
 //!
 //! It exists so that `config`, `workspace`, `process` and `model` can speak of errors and tools
 //! without depending on the tool catalog, and so that front-ends can name these words without
@@ -13,6 +14,7 @@ mod codes;
 pub(crate) mod editor;
 mod error;
 mod events;
+pub(crate) mod lines;
 mod names;
 pub(crate) mod secrets;
 mod tool;

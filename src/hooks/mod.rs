@@ -8,6 +8,10 @@
 //! hooks speak, so their scripts port. What an answer does to a turn is the agent's business.
 
 pub(crate) mod answer;
+// Not built by the agent's hook seams yet (they still build their JSON by hand): the lead's
+// rework of `agent::hooks` switches them over.
+#[allow(dead_code)]
+pub(crate) mod input;
 pub mod run;
 
 use std::path::PathBuf;
@@ -17,6 +21,8 @@ use std::time::Duration;
 use regex::Regex;
 
 pub(crate) use answer::{HookAnswer, HookDecision};
+#[allow(unused_imports)]
+pub(crate) use input::{EventInput, HookInput};
 pub(crate) use run::HookRun;
 
 use crate::config::{HookEntry, Layers, OnFailure};
@@ -378,8 +384,8 @@ impl Hooks {
         self
     }
 
-    /// Runs `hook` with `input` on its stdin.
-    pub async fn run(&self, hook: &Hook, input: &serde_json::Value) -> HookRun {
+    /// Runs `hook` with `input` (a `HookInput`, or any JSON) on its stdin.
+    pub async fn run(&self, hook: &Hook, input: &impl serde::Serialize) -> HookRun {
         let sandbox = crate::process::sandbox::Sandbox::started_program(self.protected.clone());
         run::run(hook, input, &self.env, &self.cwd, sandbox).await
     }

@@ -50,7 +50,7 @@ pub struct HookRun {
 
 pub(super) async fn run(
     hook: &Hook,
-    input: &serde_json::Value,
+    input: &impl serde::Serialize,
     env: &[(String, String)],
     cwd: &Path,
     sandbox: Sandbox,

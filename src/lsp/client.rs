@@ -15,11 +15,13 @@ use std::time::Duration;
 
 use lsp_types::notification::Notification;
 use lsp_types::request::Request;
-use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::io::{AsyncBufRead, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::frame;
+use super::jsonrpc::{self, Id, Incoming, Outcome, ResponseError, V2};
 use crate::process::sandbox::Sandbox;
 use crate::process::server::{ServerProcess, ServerSpawn, spawn_server};
 
@@ -169,31 +171,7 @@ impl LspClient {
     }
 
     async fn initialize(&self, spec: &ClientSpec) -> Result<(), String> {
-        let root = file_uri(&spec.root).unwrap_or_default();
-        let params = json!({
-            // Not pablo's pid: the server runs in a PID namespace of its own where that pid is
-            // not pablo (servers that watch their parent would see it gone and exit). Its end is
-            // tied to pablo's by the process machinery instead.
-            "processId": null,
-            "clientInfo": {"name": "pablo", "version": env!("CARGO_PKG_VERSION")},
-            "rootUri": root,
-            "rootPath": spec.root.display().to_string(),
-            "workspaceFolders": [{"uri": root, "name": "workspace"}],
-            "initializationOptions": spec.initialization_options,
-            "capabilities": {
-                "general": {"positionEncodings": ["utf-16"]},
-                "workspace": {"configuration": true, "workspaceFolders": true,
-                              "symbol": {"dynamicRegistration": false}},
-                "textDocument": {
-                    "synchronization": {"dynamicRegistration": false, "didSave": false},
-                    "publishDiagnostics": {"versionSupport": true, "relatedInformation": false},
-                    "definition": {"linkSupport": false},
-                    "references": {},
-                    "hover": {"contentFormat": ["plaintext", "markdown"]},
-                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": true}
-                }
-            }
-        });
+        let params = initialize_params(spec);
         let r = self
             .raw_request(
                 lsp_types::request::Initialize::METHOD,
@@ -212,8 +190,20 @@ impl LspClient {
     }
 
     pub(crate) fn notify<N: Notification>(&self, params: N::Params) {
-        let msg = json!({"jsonrpc": "2.0", "method": N::METHOD, "params": params});
-        let _ = self.out.send(frame::encode(msg.to_string().as_bytes()));
+        // A notification has nobody to tell of a failure; `lsp-types` params always encode.
+        let _ = self.send(&jsonrpc::Notification {
+            jsonrpc: V2,
+            method: N::METHOD,
+            params,
+        });
+    }
+
+    /// Frames `message` for the writer task. A message whose params cannot be encoded is not
+    /// sent (a request fails before it waits, see [`Self::raw_request`]).
+    fn send(&self, message: &impl Serialize) -> Result<(), serde_json::Error> {
+        let body = jsonrpc::body(message)?;
+        let _ = self.out.send(frame::encode(&body));
+        Ok(())
     }
 
     /// A typed request, answered within `timeout`.
@@ -222,7 +212,6 @@ impl LspClient {
         params: R::Params,
         timeout: Duration,
     ) -> Result<R::Result, String> {
-        let params = serde_json::to_value(params).map_err(|e| e.to_string())?;
         let value = self.raw_request(R::METHOD, params, timeout).await?;
         serde_json::from_value(value).map_err(|e| {
             format!(
@@ -233,28 +222,38 @@ impl LspClient {
         })
     }
 
+    /// A request whose answer is read by the caller (the result stays a JSON value until the
+    /// method says which type it is).
     async fn raw_request(
         &self,
         method: &str,
-        params: Value,
+        params: impl Serialize,
         timeout: Duration,
     ) -> Result<Value, String> {
         if !self.alive() {
             return Err(format!("{} is not running", self.name));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let request = jsonrpc::body(&jsonrpc::Request {
+            jsonrpc: V2,
+            id,
+            method,
+            params,
+        })
+        .map_err(|e| format!("{}: the params of {method} cannot be sent: {e}", self.name))?;
         let (tx, rx) = oneshot::channel();
         self.shared.pending.lock().insert(id, tx);
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let _ = self.out.send(frame::encode(msg.to_string().as_bytes()));
+        let _ = self.out.send(frame::encode(&request));
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(_)) => Err(format!("{} exited before answering {method}", self.name)),
             Err(_) => {
                 self.shared.pending.lock().remove(&id);
-                let cancel = json!({"jsonrpc": "2.0", "method": "$/cancelRequest",
-                                    "params": {"id": id}});
-                let _ = self.out.send(frame::encode(cancel.to_string().as_bytes()));
+                let id = match i32::try_from(id) {
+                    Ok(n) => lsp_types::NumberOrString::Number(n),
+                    Err(_) => lsp_types::NumberOrString::String(id.to_string()),
+                };
+                self.notify::<lsp_types::notification::Cancel>(lsp_types::CancelParams { id });
                 Err(format!(
                     "{} did not answer {method} within {}",
                     self.name,
@@ -431,8 +430,8 @@ pub(crate) fn file_uri(path: &std::path::Path) -> Option<String> {
 }
 
 /// Reads every message of the server until its output ends.
-async fn read_loop(
-    mut input: tokio::io::BufReader<tokio::net::unix::pipe::Receiver>,
+async fn read_loop<R: AsyncBufRead + Unpin>(
+    mut input: R,
     shared: Arc<Shared>,
     out: mpsc::UnboundedSender<Vec<u8>>,
     changed: watch::Sender<u64>,
@@ -443,39 +442,40 @@ async fn read_loop(
             Ok(b) => b,
             Err(_) => break,
         };
-        let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
+        // A message that is not JSON-RPC cannot be answered (it has no id pablo could trust):
+        // it is skipped, and the server's next message is read.
+        let Ok(message) = Incoming::parse(&body) else {
             continue;
         };
-        let method = msg.get("method").and_then(Value::as_str);
-        let id = msg.get("id").cloned();
-        match (method, id) {
-            (None, Some(id)) => {
-                let Some(id) = id.as_i64() else { continue };
-                let answer = match msg.get("error") {
-                    Some(e) => Err(e
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("an error without a message")
-                        .to_string()),
-                    None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
-                };
+        match message {
+            Incoming::Response {
+                id: Id::Number(id),
+                outcome,
+            } => {
+                let answer = outcome.map_err(|e| e.message);
                 if let Some(tx) = shared.pending.lock().remove(&id) {
                     let _ = tx.send(answer);
                 }
             }
-            (Some(method), Some(id)) => {
-                let reply = answer_server_request(method, msg.get("params"), &root);
-                let msg = match reply {
-                    Some(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                    None => json!({"jsonrpc": "2.0", "id": id,
-                                   "error": {"code": -32601, "message": "not supported by pablo"}}),
+            // pablo's ids are numbers: an answer with another id answers nothing it asked.
+            Incoming::Response { .. } => {}
+            Incoming::Request { id, method, params } => {
+                let outcome = answer_server_request(&method, params, &root);
+                let reply = jsonrpc::Response {
+                    jsonrpc: V2,
+                    id,
+                    outcome,
                 };
-                let _ = out.send(frame::encode(msg.to_string().as_bytes()));
+                if let Ok(body) = jsonrpc::body(&reply) {
+                    let _ = out.send(frame::encode(&body));
+                }
             }
-            (Some(lsp_types::notification::PublishDiagnostics::METHOD), None) => {
-                let Some(params) = msg.get("params").cloned().and_then(|p| {
-                    serde_json::from_value::<lsp_types::PublishDiagnosticsParams>(p).ok()
-                }) else {
+            Incoming::Notification { method, params }
+                if method == lsp_types::notification::PublishDiagnostics::METHOD =>
+            {
+                let Ok(params) =
+                    serde_json::from_value::<lsp_types::PublishDiagnosticsParams>(params)
+                else {
                     continue;
                 };
                 let seq = {
@@ -493,7 +493,8 @@ async fn read_loop(
                 );
                 changed.send_modify(|n| *n += 1);
             }
-            _ => {}
+            // Progress, log messages, telemetry: nothing pablo acts on.
+            Incoming::Notification { .. } => {}
         }
     }
     shared.dead.store(true, Ordering::Release);
@@ -502,30 +503,252 @@ async fn read_loop(
     changed.send_modify(|n| *n += 1);
 }
 
-/// The answer to a request the server sends pablo; `None`: not supported.
-fn answer_server_request(
-    method: &str,
-    params: Option<&Value>,
-    root: &std::path::Path,
-) -> Option<Value> {
+/// The answer to a request the server sends pablo: a neutral result for what it may ask, an
+/// error for what pablo does not support or cannot read.
+fn answer_server_request(method: &str, params: Value, root: &std::path::Path) -> Outcome {
+    use lsp_types::request::{self as req, Request as _};
     match method {
         // No settings of pablo's own: the server uses its defaults (and the project's files).
-        "workspace/configuration" => {
-            let n = params
-                .and_then(|p| p.get("items"))
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            Some(Value::Array(vec![Value::Null; n]))
+        req::WorkspaceConfiguration::METHOD => {
+            match serde_json::from_value::<lsp_types::ConfigurationParams>(params) {
+                Ok(p) => Outcome::Result(Value::Array(vec![Value::Null; p.items.len()])),
+                Err(e) => Outcome::Error(ResponseError::invalid_params(method, &e)),
+            }
         }
-        "workspace/workspaceFolders" => Some(json!([{"uri": file_uri(root), "name": "workspace"}])),
-        "client/registerCapability"
-        | "client/unregisterCapability"
-        | "window/workDoneProgress/create"
-        | "window/showMessageRequest"
-        | "workspace/diagnostic/refresh"
-        | "workspace/semanticTokens/refresh"
-        | "workspace/inlayHint/refresh"
-        | "workspace/codeLens/refresh" => Some(Value::Null),
-        _ => None,
+        req::WorkspaceFoldersRequest::METHOD => {
+            let folders: Option<Vec<lsp_types::WorkspaceFolder>> =
+                workspace_folder(root).map(|f| vec![f]);
+            Outcome::Result(serde_json::to_value(folders).unwrap_or(Value::Null))
+        }
+        req::RegisterCapability::METHOD
+        | req::UnregisterCapability::METHOD
+        | req::WorkDoneProgressCreate::METHOD
+        | req::ShowMessageRequest::METHOD
+        | req::WorkspaceDiagnosticRefresh::METHOD
+        | req::SemanticTokensRefresh::METHOD
+        | req::InlayHintRefreshRequest::METHOD
+        | req::CodeLensRefresh::METHOD => Outcome::Result(Value::Null),
+        _ => Outcome::Error(ResponseError::method_not_found()),
+    }
+}
+
+/// The workspace as the one folder a server is told of.
+fn workspace_folder(root: &std::path::Path) -> Option<lsp_types::WorkspaceFolder> {
+    let uri = file_uri(root)?.parse().ok()?;
+    Some(lsp_types::WorkspaceFolder {
+        uri,
+        name: "workspace".into(),
+    })
+}
+
+/// What pablo tells a server of itself and the workspace in `initialize`: the capabilities of
+/// the queries it makes (diagnostics, definitions, references, hover, symbols) and nothing it
+/// would not act on.
+fn initialize_params(spec: &ClientSpec) -> lsp_types::InitializeParams {
+    use lsp_types::{
+        ClientCapabilities, ClientInfo, DocumentSymbolClientCapabilities,
+        DynamicRegistrationClientCapabilities, GeneralClientCapabilities, GotoCapability,
+        HoverClientCapabilities, MarkupKind, PositionEncodingKind,
+        PublishDiagnosticsClientCapabilities, TextDocumentClientCapabilities,
+        TextDocumentSyncClientCapabilities, WorkspaceClientCapabilities,
+        WorkspaceSymbolClientCapabilities,
+    };
+    let folder = workspace_folder(&spec.root);
+    let text_document = TextDocumentClientCapabilities {
+        synchronization: Some(TextDocumentSyncClientCapabilities {
+            dynamic_registration: Some(false),
+            did_save: Some(false),
+            ..Default::default()
+        }),
+        publish_diagnostics: Some(PublishDiagnosticsClientCapabilities {
+            version_support: Some(true),
+            related_information: Some(false),
+            ..Default::default()
+        }),
+        definition: Some(GotoCapability {
+            link_support: Some(false),
+            ..Default::default()
+        }),
+        references: Some(DynamicRegistrationClientCapabilities::default()),
+        hover: Some(HoverClientCapabilities {
+            content_format: Some(vec![MarkupKind::PlainText, MarkupKind::Markdown]),
+            ..Default::default()
+        }),
+        document_symbol: Some(DocumentSymbolClientCapabilities {
+            hierarchical_document_symbol_support: Some(true),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    #[allow(deprecated)] // `rootUri` and `rootPath`: older servers read only these.
+    lsp_types::InitializeParams {
+        // Not pablo's pid: the server runs in a PID namespace of its own where that pid is not
+        // pablo (servers that watch their parent would see it gone and exit). Its end is tied
+        // to pablo's by the process machinery instead.
+        process_id: None,
+        client_info: Some(ClientInfo {
+            name: "pablo".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        }),
+        root_uri: folder.as_ref().map(|f| f.uri.clone()),
+        root_path: Some(spec.root.display().to_string()),
+        workspace_folders: folder.map(|f| vec![f]),
+        initialization_options: spec.initialization_options.clone(),
+        capabilities: ClientCapabilities {
+            general: Some(GeneralClientCapabilities {
+                position_encodings: Some(vec![PositionEncodingKind::UTF16]),
+                ..Default::default()
+            }),
+            workspace: Some(WorkspaceClientCapabilities {
+                configuration: Some(true),
+                workspace_folders: Some(true),
+                symbol: Some(WorkspaceSymbolClientCapabilities {
+                    dynamic_registration: Some(false),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            text_document: Some(text_document),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the reader does with `messages` from a server: the replies it sent back, in order,
+    /// and the state it leaves.
+    async fn read(messages: &[&str], shared: Arc<Shared>) -> Vec<Value> {
+        let bytes: Vec<u8> = messages
+            .iter()
+            .flat_map(|m| frame::encode(m.as_bytes()))
+            .collect();
+        let (out, mut replies) = mpsc::unbounded_channel();
+        let (changed, _) = watch::channel(0);
+        read_loop(&bytes[..], shared, out, changed, PathBuf::from("/ws")).await;
+        let mut got = Vec::new();
+        while let Ok(framed) = replies.try_recv() {
+            let mut r = &framed[..];
+            let body = frame::read_message(&mut r).await.unwrap();
+            got.push(serde_json::from_slice(&body).unwrap());
+        }
+        got
+    }
+
+    #[tokio::test]
+    async fn a_servers_requests_get_typed_answers_and_an_unknown_method_an_error() {
+        let replies = read(
+            &[
+                r#"{"jsonrpc":"2.0","id":1,"method":"workspace/configuration","params":{"items":[{"section":"a"},{}]}}"#,
+                r#"{"jsonrpc":"2.0","id":"s2","method":"client/registerCapability","params":{"registrations":[]}}"#,
+                r#"{"jsonrpc":"2.0","id":3,"method":"workspace/applyEdit","params":{}}"#,
+                r#"{"jsonrpc":"2.0","id":4,"method":"workspace/configuration","params":{"items":7}}"#,
+                r#"{"jsonrpc":"2.0","id":5,"method":"workspace/workspaceFolders"}"#,
+            ],
+            Arc::default(),
+        )
+        .await;
+        assert_eq!(
+            replies[0],
+            serde_json::json!({"jsonrpc":"2.0","id":1,"result":[null,null]})
+        );
+        assert_eq!(
+            replies[1],
+            serde_json::json!({"jsonrpc":"2.0","id":"s2","result":null})
+        );
+        assert_eq!(replies[2]["error"]["code"], -32601);
+        assert_eq!(replies[3]["error"]["code"], -32602);
+        assert_eq!(
+            replies[4]["result"],
+            serde_json::json!([{"uri": "file:///ws", "name": "workspace"}])
+        );
+        assert_eq!(replies.len(), 5);
+    }
+
+    #[tokio::test]
+    async fn notifications_of_unknown_methods_and_messages_of_no_kind_are_ignored() {
+        let shared: Arc<Shared> = Arc::default();
+        let (tx, mut rx) = oneshot::channel();
+        shared.pending.lock().insert(9, tx);
+        let replies = read(
+            &[
+                r#"{"jsonrpc":"2.0","method":"$/progress","params":{"token":1,"value":{}}}"#,
+                r#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":7}}"#,
+                r#"{"jsonrpc":"2.0","id":9}"#,
+                "not json",
+                r#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"file:///ws/a.py","version":2,"diagnostics":[]}}"#,
+            ],
+            shared.clone(),
+        )
+        .await;
+        assert!(replies.is_empty(), "{replies:?}");
+        // The answer of no kind answered nothing: the request was still waiting when the
+        // server's output ended.
+        assert!(rx.try_recv().is_err());
+        let published = shared.published.lock();
+        assert_eq!(published.len(), 1);
+        assert_eq!(published["file:///ws/a.py"].version, Some(2));
+    }
+
+    #[tokio::test]
+    async fn an_answer_reaches_its_request_and_an_error_answer_says_its_message() {
+        let shared: Arc<Shared> = Arc::default();
+        let (ok_tx, ok_rx) = oneshot::channel();
+        let (err_tx, err_rx) = oneshot::channel();
+        shared.pending.lock().insert(1, ok_tx);
+        shared.pending.lock().insert(2, err_tx);
+        read(
+            &[
+                r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"request cancelled"}}"#,
+                r#"{"jsonrpc":"2.0","id":1,"result":{"capabilities":{}}}"#,
+            ],
+            shared,
+        )
+        .await;
+        assert_eq!(
+            ok_rx.await.unwrap(),
+            Ok(serde_json::json!({"capabilities": {}}))
+        );
+        assert_eq!(err_rx.await.unwrap(), Err("request cancelled".to_string()));
+    }
+
+    #[test]
+    fn initialize_names_the_workspace_and_the_capabilities_pablo_uses() {
+        let spec = ClientSpec {
+            name: "x".into(),
+            argv: vec![],
+            env: vec![],
+            root: PathBuf::from("/ws"),
+            log: PathBuf::from("/tmp/x.log"),
+            sandbox: Sandbox::off(),
+            initialization_options: Some(serde_json::json!({"a": 1})),
+            startup_timeout: Duration::from_secs(1),
+        };
+        let v = serde_json::to_value(initialize_params(&spec)).unwrap();
+        let want = serde_json::json!({
+            "processId": null,
+            "rootPath": "/ws",
+            "rootUri": "file:///ws",
+            "initializationOptions": {"a": 1},
+            "capabilities": {
+                "workspace": {"symbol": {"dynamicRegistration": false},
+                              "workspaceFolders": true, "configuration": true},
+                "textDocument": {
+                    "synchronization": {"dynamicRegistration": false, "didSave": false},
+                    "hover": {"contentFormat": ["plaintext", "markdown"]},
+                    "references": {},
+                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
+                    "definition": {"linkSupport": false},
+                    "publishDiagnostics": {"relatedInformation": false, "versionSupport": true}
+                },
+                "general": {"positionEncodings": ["utf-16"]}
+            },
+            "workspaceFolders": [{"uri": "file:///ws", "name": "workspace"}],
+            "clientInfo": {"name": "pablo", "version": env!("CARGO_PKG_VERSION")}
+        });
+        assert_eq!(v, want);
     }
 }

@@ -15,6 +15,7 @@
 mod client;
 mod convert;
 mod frame;
+mod jsonrpc;
 mod query;
 mod servers;
 

@@ -29,10 +29,11 @@ use rmcp::model::{ListRootsResult, Root};
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::core::lines::{self, LineRead};
 use crate::process::ExitInfo;
 use crate::process::server::{ServerProcess, ServerSpawn, spawn_server};
 
@@ -517,36 +518,13 @@ async fn check_lines(
     let mut line = Vec::new();
     let mut spoke = false;
     loop {
-        line.clear();
-        let mut too_long = false;
-        loop {
-            let buf = match reader.fill_buf().await {
-                Ok(b) => b,
-                Err(_) => return,
-            };
-            if buf.is_empty() {
-                if line.is_empty() {
-                    return;
-                }
-                break;
-            }
-            let (take, done) = match memchr::memchr(b'\n', buf) {
-                Some(i) => (i + 1, true),
-                None => (buf.len(), false),
-            };
-            if line.len() + take <= MAX_LINE {
-                line.extend_from_slice(&buf[..take]);
-            } else {
-                too_long = true;
-            }
-            reader.consume(take);
-            if done {
-                break;
-            }
-        }
-        let text = line.strip_suffix(b"\n").unwrap_or(&line);
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
-        if text.iter().all(u8::is_ascii_whitespace) {
+        let too_long = match lines::read_line(&mut reader, &mut line, MAX_LINE).await {
+            Ok(LineRead::Line) => false,
+            Ok(LineRead::TooLong) => true,
+            Ok(LineRead::End) | Err(_) => return,
+        };
+        let text = lines::content(&line);
+        if !too_long && text.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         if too_long || serde_json::from_slice::<serde::de::IgnoredAny>(text).is_err() {
