@@ -6,11 +6,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::conversation::Conversation;
 use crate::core::{ErrorCode, ToolFailure};
-use crate::hooks::{Hook, HookAnswer, HookDecision, HookEvent, answer};
+use crate::hooks::{EventInput, Hook, HookAnswer, HookDecision, HookEvent, HookInput, answer};
 use crate::protocol::{Decision, Event, Preview, ToolCall, ToolOutcome, Verdict};
 
 /// How many times `stop` hooks may send the model back to work in one turn.
@@ -72,23 +72,17 @@ pub(super) enum PromptGate {
 
 impl Conversation {
     /// The input every hook reads, with `fields` of its event.
-    fn hook_input(&self, event: HookEvent, fields: Value) -> Value {
-        let mut input = Map::new();
-        input.insert("session_id".into(), json!(self.session_id));
-        input.insert(
-            "cwd".into(),
-            json!(self.hooks().cwd().display().to_string()),
-        );
-        input.insert("hook_event_name".into(), json!(event.claude_name()));
-        input.insert("event".into(), json!(event.as_str()));
-        if let Value::Object(f) = fields {
-            input.extend(f);
-        }
-        Value::Object(input)
+    fn hook_input<'a>(&'a self, fields: EventInput<'a>) -> HookInput<'a> {
+        HookInput::new(&self.session_id, self.hooks().cwd(), fields)
     }
 
     /// Runs the hooks of `event` that match, in order; a guard's block stops the rest.
-    async fn run_hooks(&self, event: HookEvent, hooks: Vec<Hook>, input: &Value) -> Vec<Ran> {
+    async fn run_hooks(
+        &self,
+        event: HookEvent,
+        hooks: Vec<Hook>,
+        input: &HookInput<'_>,
+    ) -> Vec<Ran> {
         let mut out = Vec::new();
         for hook in hooks {
             let run = self.hooks().run(&hook, input).await;
@@ -158,16 +152,13 @@ impl Conversation {
         if matching.is_empty() {
             return Ok(Gate::default());
         }
-        let input = self.hook_input(
-            HookEvent::PreToolUse,
-            json!({
-                "tool_name": tool.name(),
-                "tool_provider_name": tool.provider_name(),
-                "tool_use_id": call.id,
-                "tool_input": args,
-                "preview": preview,
-            }),
-        );
+        let input = self.hook_input(EventInput::PreToolUse {
+            tool_name: tool.name(),
+            tool_provider_name: tool.provider_name(),
+            tool_use_id: &call.id,
+            tool_input: args,
+            preview,
+        });
         let runs = self
             .run_hooks(HookEvent::PreToolUse, matching, &input)
             .await;
@@ -224,17 +215,14 @@ impl Conversation {
         let provider = crate::core::ToolName::from_native(tool)
             .map(|n| n.provider().to_string())
             .unwrap_or_else(|| tool.to_string());
-        let input = self.hook_input(
-            HookEvent::PostToolUse,
-            json!({
-                "tool_name": tool,
-                "tool_provider_name": provider,
-                "tool_use_id": call.id,
-                "tool_input": super::call::parse_arguments(&call.arguments)
-                    .unwrap_or(Value::Null),
-                "tool_response": outcome,
-            }),
-        );
+        let arguments = super::call::parse_arguments(&call.arguments).unwrap_or(Value::Null);
+        let input = self.hook_input(EventInput::PostToolUse {
+            tool_name: tool,
+            tool_provider_name: &provider,
+            tool_use_id: &call.id,
+            tool_input: &arguments,
+            tool_response: &outcome,
+        });
         let runs = self
             .run_hooks(HookEvent::PostToolUse, matching, &input)
             .await;
@@ -270,7 +258,7 @@ impl Conversation {
             };
         }
         let matching: Vec<Hook> = hooks.of(HookEvent::UserPromptSubmit).to_vec();
-        let input = self.hook_input(HookEvent::UserPromptSubmit, json!({"prompt": prompt}));
+        let input = self.hook_input(EventInput::UserPromptSubmit { prompt });
         let runs = self
             .run_hooks(HookEvent::UserPromptSubmit, matching, &input)
             .await;
@@ -312,10 +300,11 @@ impl Conversation {
                 });
                 continue;
             }
-            let input = self.hook_input(
-                HookEvent::FileChanged,
-                json!({"path": path, "change": kind, "file_path": self.hooks().cwd().join(&path)}),
-            );
+            let input = self.hook_input(EventInput::FileChanged {
+                path: &path,
+                change: kind,
+                file_path: self.hooks().cwd().join(&path),
+            });
             let runs = self
                 .run_hooks(HookEvent::FileChanged, matching, &input)
                 .await;
@@ -382,10 +371,10 @@ impl Conversation {
             return None;
         }
         let matching: Vec<Hook> = self.hooks().of(HookEvent::Stop).to_vec();
-        let input = self.hook_input(
-            HookEvent::Stop,
-            json!({"stop_hook_active": continuations > 0, "continuations": continuations}),
-        );
+        let input = self.hook_input(EventInput::Stop {
+            stop_hook_active: continuations > 0,
+            continuations,
+        });
         let runs = self.run_hooks(HookEvent::Stop, matching, &input).await;
         let mut reasons = Vec::new();
         for ran in &runs {
@@ -416,7 +405,7 @@ impl Conversation {
             .matching(HookEvent::SessionStart, Some(source), None)
             .cloned()
             .collect();
-        let input = self.hook_input(HookEvent::SessionStart, json!({"source": source}));
+        let input = self.hook_input(EventInput::SessionStart { source });
         for ran in self
             .run_hooks(HookEvent::SessionStart, matching, &input)
             .await
@@ -442,7 +431,7 @@ impl Conversation {
             .matching(HookEvent::PreCompact, Some(trigger), None)
             .cloned()
             .collect();
-        let input = self.hook_input(HookEvent::PreCompact, json!({"trigger": trigger}));
+        let input = self.hook_input(EventInput::PreCompact { trigger });
         for ran in self
             .run_hooks(HookEvent::PreCompact, matching, &input)
             .await
@@ -465,10 +454,12 @@ impl Conversation {
         if matching.is_empty() {
             return;
         }
-        let input = self.hook_input(
-            HookEvent::Notification,
-            json!({"notification_type": kind, "message": message}),
-        );
+        // The hooks run in a task of their own, which cannot borrow: the input goes as JSON.
+        let input = serde_json::to_value(self.hook_input(EventInput::Notification {
+            notification_type: kind,
+            message: &message,
+        }))
+        .unwrap_or_default();
         let shared = self.shared.clone();
         tokio::spawn(async move {
             for hook in matching {

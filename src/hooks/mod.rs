@@ -8,9 +8,6 @@
 //! hooks speak, so their scripts port. What an answer does to a turn is the agent's business.
 
 pub(crate) mod answer;
-// Not built by the agent's hook seams yet (they still build their JSON by hand): the lead's
-// rework of `agent::hooks` switches them over.
-#[allow(dead_code)]
 pub(crate) mod input;
 pub mod run;
 
@@ -21,7 +18,6 @@ use std::time::Duration;
 use regex::Regex;
 
 pub(crate) use answer::{HookAnswer, HookDecision};
-#[allow(unused_imports)]
 pub(crate) use input::{EventInput, HookInput};
 pub(crate) use run::HookRun;
 
