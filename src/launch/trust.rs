@@ -116,6 +116,13 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
         shell.network = None;
         out.push("options.shell.network = true".into());
     }
+    if !shell.network_allow.is_empty() {
+        let hosts = std::mem::take(&mut shell.network_allow);
+        out.push(format!(
+            "options.shell.network_allow ({}: hosts sandboxed commands may reach)",
+            hosts.join(", ")
+        ));
+    }
     if !shell.writable_roots.is_empty() {
         shell.writable_roots.clear();
         out.push("options.shell.writable_roots".into());
