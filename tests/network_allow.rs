@@ -91,8 +91,11 @@ async fn a_sandboxed_command_reaches_a_listed_host_by_name_and_nothing_else_and_
     );
     server.push(call("c1", "shell_run", &json!({ "command": line })));
     server.push(say("done"));
+    let log = sandbox.root().join("trace.log");
     let mut cmd = sandbox.run_json(&server.base_url(), "fetch");
-    cmd.args(["--allow-write", "--auto-approve"]);
+    cmd.args(["--allow-write", "--auto-approve"])
+        .env("PABLO_LOG", "info")
+        .env("PABLO_LOG_FILE", &log);
     let run = run_within(cmd, Duration::from_secs(90)).await.succeeded();
     let results = run.results();
     let result = results[0];
@@ -115,6 +118,49 @@ async fn a_sandboxed_command_reaches_a_listed_host_by_name_and_nothing_else_and_
     );
     // Only the two requests by the listed name reached the origin.
     assert_eq!(origin.connections(), 2, "{text}");
+    // Each decision is in the trace: the host and whether it was allowed.
+    let trace = std::fs::read_to_string(&log).unwrap();
+    let decisions: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.contains("sandbox network proxy"))
+        .collect();
+    assert_eq!(decisions.len(), 4, "{trace}");
+    assert!(
+        decisions
+            .iter()
+            .any(|l| l.contains("not-listed.test") && l.contains("false")),
+        "{trace}"
+    );
+    assert!(
+        decisions
+            .iter()
+            .any(|l| l.contains("localhost") && l.contains("true")),
+        "{trace}"
+    );
+}
+
+/// `pablo policy check` says which hosts a command would reach through the proxy.
+#[tokio::test]
+async fn policy_check_names_the_hosts_a_command_could_reach() {
+    let sandbox = Sandbox::new();
+    sandbox.user_config("[options.shell]\nnetwork_allow = [\"crates.io\", \"*.Crates.io.\"]\n");
+    let mut cmd = sandbox.command();
+    cmd.args(["policy", "check", "--json", "--", "cargo", "fetch"]);
+    let (_, stdout, stderr) = output(cmd).await;
+    let report: serde_json::Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    assert_eq!(
+        report["network_allow"],
+        json!(["crates.io", "*.crates.io"]),
+        "{report}"
+    );
+    let mut cmd = sandbox.command();
+    cmd.args(["policy", "check", "--", "cargo", "fetch"]);
+    let (_, stdout, _) = output(cmd).await;
+    assert!(
+        stdout.contains("network: only crates.io, *.crates.io"),
+        "{stdout}"
+    );
 }
 
 /// `pablo sandbox` honours the list of `--config` as `shell.run` does, and names what the proxy

@@ -163,6 +163,16 @@ impl NetAllowEntry {
     }
 }
 
+impl std::fmt::Display for NetAllowEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Name(n) => f.write_str(n),
+            Self::Below(n) => write!(f, "*.{n}"),
+            Self::Address(a) => write!(f, "{a}"),
+        }
+    }
+}
+
 /// `[options.checkpoints]`: the per-turn checkpoints that undo, rewind and `/diff` restore from
 /// (docs/sessions.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
