@@ -319,6 +319,11 @@ fn check_shell(shell: &ShellOptions, out: &mut Vec<(Vec<Seg>, String)>) {
             }
         }
     }
+    for (i, entry) in shell.network_allow.iter().enumerate() {
+        if let Err(why) = NetAllowEntry::parse(entry) {
+            out.push((at(&["options", "shell", "network_allow"], i), why));
+        }
+    }
     let rules = &shell.commands;
     for (name, list) in [("allow", &rules.allow), ("deny", &rules.deny)] {
         for (i, rule) in list.iter().enumerate() {

@@ -25,6 +25,7 @@ mod hooks;
 mod hostile_repo;
 mod images;
 mod mcp;
+mod network_allow;
 mod observability;
 mod pin;
 mod pipeline;

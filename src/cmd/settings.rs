@@ -98,7 +98,14 @@ pub fn sandbox_command(
     for w in launch.config_warnings().iter().chain(&engine.warnings) {
         eprintln!("pablo: warning: {w}");
     }
-    let status = pablo::launch::run_sandboxed(&launch, &engine.value, profile, network, command)?;
+    let (status, refused) =
+        pablo::launch::run_sandboxed(&launch, &engine.value, profile, network, command)?;
+    if !refused.is_empty() {
+        eprintln!(
+            "pablo: the sandbox's network proxy refused {}: not in [options.shell] network_allow",
+            refused.join(", ")
+        );
+    }
     // Learnt from the start (so after the command's output): the weaker sandbox it ran in.
     let support = pablo::process::support();
     if let (true, Some(w)) = (support.landlock(), support.namespaces_missing()) {

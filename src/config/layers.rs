@@ -216,6 +216,7 @@ impl Layers {
             out.known_safe_reads = s.known_safe_reads.or(out.known_safe_reads);
             out.editor_terminals = s.editor_terminals.or(out.editor_terminals);
             out.writable_roots.extend(s.writable_roots.iter().cloned());
+            out.network_allow.extend(s.network_allow.iter().cloned());
             out.protect_max_dirs = s.protect_max_dirs.or(out.protect_max_dirs);
             out.custom_deny_patterns
                 .extend(s.custom_deny_patterns.iter().cloned());

@@ -116,6 +116,63 @@ pub(crate) fn is_domain_name(name: &str) -> bool {
         })
 }
 
+/// One entry of `[options.shell] network_allow`: a host a sandboxed command may reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NetAllowEntry {
+    /// Exactly this name (lowercase, no trailing dot).
+    Name(String),
+    /// Every name below this one (`*.crates.io`: `static.crates.io`, not `crates.io`).
+    Below(String),
+    /// This address, written as an address.
+    Address(std::net::IpAddr),
+}
+
+impl NetAllowEntry {
+    /// Parses an entry; the error says what is wrong with it.
+    pub(crate) fn parse(raw: &str) -> Result<Self, String> {
+        let text = raw.trim();
+        let bare = text
+            .strip_prefix('[')
+            .and_then(|t| t.strip_suffix(']'))
+            .unwrap_or(text);
+        if let Ok(ip) = bare.parse::<std::net::IpAddr>() {
+            return Ok(Self::Address(ip));
+        }
+        let (wild, name) = match text.strip_prefix("*.") {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+        // A name whose last label is a number is read as an IPv4 address by URL parsers and
+        // resolvers (`127.1`, `2130706433`): only the dotted form of an address is an entry.
+        let numeric_end = name
+            .rsplit('.')
+            .next()
+            .is_some_and(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()));
+        if !is_domain_name(&name) || numeric_end {
+            return Err(format!(
+                "{raw:?} is not a host name, `*.` and a name, or an IP address (write \
+                 `crates.io`, `*.crates.io` or `127.0.0.1`: no scheme, port or path)"
+            ));
+        }
+        Ok(if wild {
+            Self::Below(name)
+        } else {
+            Self::Name(name)
+        })
+    }
+}
+
+impl std::fmt::Display for NetAllowEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Name(n) => f.write_str(n),
+            Self::Below(n) => write!(f, "*.{n}"),
+            Self::Address(a) => write!(f, "{a}"),
+        }
+    }
+}
+
 /// `[options.checkpoints]`: the per-turn checkpoints that undo, rewind and `/diff` restore from
 /// (docs/sessions.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,6 +212,12 @@ pub(crate) struct ShellOptions {
     /// Whether `workspace-write` commands may reach the network (default false; only trusted
     /// layers may turn it on).
     pub(crate) network: Option<bool>,
+    /// Hosts a sandboxed (`workspace-write`) command may reach through pablo's proxy when the
+    /// network is otherwise cut: `crates.io`, `*.crates.io` (its subdomains), `127.0.0.1`
+    /// (docs/shell.md, *Network allow-list*). The layers' lists are joined; a project's counts
+    /// only in a trusted folder.
+    #[serde(default)]
+    pub(crate) network_allow: Vec<String>,
     /// More writable roots for `workspace-write` (absolute or `~/…`; only trusted layers).
     #[serde(default)]
     pub(crate) writable_roots: Vec<String>,

@@ -91,6 +91,8 @@ error_codes! {
     TooManySessions = "too_many_sessions",
     SandboxFailed = "sandbox_failed",
     SandboxDenied = "sandbox_denied",
+    NetworkAllowUnsupported = "network_allow_unsupported",
+    NetworkHostRefused = "network_host_refused",
     WorkspaceTooLarge = "workspace_too_large",
     InvalidLauncher = "invalid_launcher",
     // The rest of the catalog.

@@ -131,6 +131,9 @@ pub enum LaunchError {
     /// A git worktree could not be made, listed or removed (`--worktree`, `pablo worktree`).
     #[error("{message}")]
     Worktree { code: ErrorCode, message: String },
+    /// `pablo sandbox` could not run its command (the process layer's code kept).
+    #[error("{message}")]
+    Sandbox { code: ErrorCode, message: String },
 }
 
 impl Coded for LaunchError {
@@ -147,7 +150,7 @@ impl Coded for LaunchError {
             LaunchError::PriceUnknown { .. } => ErrorCode::ModelPriceUnknown,
             LaunchError::InvalidBudget(_) => ErrorCode::ConfigInvalid,
             LaunchError::Checkpoint(e) => e.code(),
-            LaunchError::Worktree { code, .. } => *code,
+            LaunchError::Worktree { code, .. } | LaunchError::Sandbox { code, .. } => *code,
         }
     }
 }

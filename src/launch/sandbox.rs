@@ -28,14 +28,15 @@ pub fn sandbox_status(policy: &PolicyEngine) -> String {
 /// `pablo sandbox`: runs `command` (a program and its arguments) in the workspace under
 /// `profile` (the configured one when `None`), with the environment a command of pablo's gets
 /// and this process's stdin, stdout and stderr. Returns the exit status to exit with (128 + the
-/// signal number when a signal ended it).
+/// signal number when a signal ended it) and the hosts the sandbox's network proxy refused
+/// (`[options.shell] network_allow`).
 pub fn run_sandboxed(
     launch: &Launch,
     policy: &PolicyEngine,
     profile: Option<crate::protocol::SandboxProfile>,
     network: bool,
     command: &[String],
-) -> Result<u8, LaunchError> {
+) -> Result<(u8, Vec<String>), LaunchError> {
     let mut settings = policy.sandbox_settings().clone();
     settings.temp_dir = Some(std::env::temp_dir());
     let mut choice = settings.default_choice();
@@ -52,10 +53,17 @@ pub fn run_sandboxed(
     // The empty `.git`/`.pablo` the sandbox made to cover go with the run (a session's go with
     // its host).
     crate::process::shield::remove_placeholders(&launch.workspace);
-    let info = info.map_err(|e| LaunchError::Setup(e.to_string()))?;
-    Ok(match (info.code, info.signal) {
+    let (info, refused) = info.map_err(|e| {
+        use crate::core::Coded;
+        LaunchError::Sandbox {
+            code: e.code(),
+            message: e.to_string(),
+        }
+    })?;
+    let status = match (info.code, info.signal) {
         (Some(c), _) => c.clamp(0, 255) as u8,
         (None, Some(s)) => (128 + s).clamp(0, 255) as u8,
         (None, None) => 1,
-    })
+    };
+    Ok((status, refused))
 }

@@ -62,6 +62,17 @@ fn withhold_granting_values(file: &mut ConfigFile) -> Vec<String> {
         shell.network = None;
         out.push("options.shell.network = true".into());
     }
+    if !shell.network_allow.is_empty() {
+        let hosts = std::mem::take(&mut shell.network_allow);
+        out.push(format!(
+            "options.shell.network_allow ({}: hosts sandboxed commands may reach)",
+            hosts.join(", ")
+        ));
+    }
+    if !shell.writable_roots.is_empty() {
+        shell.writable_roots.clear();
+        out.push("options.shell.writable_roots".into());
+    }
     if shell.editor_terminals == Some(true) {
         shell.editor_terminals = None;
         out.push("options.shell.editor_terminals = true".into());

@@ -21,6 +21,10 @@ pub struct CheckReport {
     pub(crate) always_rule: Option<String>,
     /// The OS sandbox the command would run in (`{"profile": "read-only", "network": false, …}`).
     pub(crate) sandbox: Option<crate::protocol::SandboxChoice>,
+    /// The hosts the command could reach through the sandbox's network proxy
+    /// (`[options.shell] network_allow`), when its sandbox cuts the network and the list is set.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) network_allow: Vec<String>,
     /// Ignored settings (an untrusted project's allow rules, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) warnings: Vec<String>,
@@ -89,6 +93,18 @@ pub fn check(engine: &PolicyEngine, command: &str) -> CheckReport {
         Preview::Command(cp) => (cp.commands, cp.sandbox),
         _ => (Vec::new(), None),
     };
+    let settings = engine.sandbox_settings();
+    let proxied = sandbox.as_ref().is_some_and(|s| {
+        s.profile == crate::protocol::SandboxProfile::WorkspaceWrite && !s.network
+    });
+    let network_allow = match proxied {
+        true => settings
+            .network_allow
+            .iter()
+            .map(|e| e.to_string())
+            .collect(),
+        false => Vec::new(),
+    };
     CheckReport {
         decision: verdict.decision,
         commands,
@@ -96,6 +112,7 @@ pub fn check(engine: &PolicyEngine, command: &str) -> CheckReport {
         rule_ids: verdict.rule_ids,
         always_rule: verdict.always_rule,
         sandbox,
+        network_allow,
         warnings: engine.warnings().to_vec(),
         env: None,
     }
@@ -143,6 +160,12 @@ impl CheckReport {
         }
         if let Some(sb) = &self.sandbox {
             s.push_str(&format!("  sandbox: {}\n", sb.describe()));
+        }
+        if !self.network_allow.is_empty() {
+            s.push_str(&format!(
+                "  network: only {} (through pablo's proxy, [options.shell] network_allow)\n",
+                self.network_allow.join(", ")
+            ));
         }
         for (i, c) in self.commands.iter().enumerate() {
             let argv: Vec<String> = c

@@ -317,6 +317,21 @@ impl Compiled {
             if shell.known_safe_reads == Some(false) {
                 c.known_safe = false;
             }
+            // Every layer's hosts are joined, a trusted project's like the person's own; an
+            // untrusted project's were withheld before the layers got here (launch::trust), and
+            // are refused here again.
+            let hosts = if project && !l.trusted {
+                &[][..]
+            } else {
+                &shell.network_allow[..]
+            };
+            for raw in hosts {
+                if let Ok(entry) = crate::config::NetAllowEntry::parse(raw)
+                    && !c.sandbox.network_allow.contains(&entry)
+                {
+                    c.sandbox.network_allow.push(entry);
+                }
+            }
         }
         let base = sandbox_profile.map(|(p, _)| p).unwrap_or_default();
         c.sandbox.profile = match project_profile {

@@ -70,6 +70,8 @@ pub(crate) struct Prepared {
     pub(crate) landlock: Option<std::os::fd::OwnedFd>,
     pub(crate) seccomp: Option<seccompiler::BpfProgram>,
     pub(crate) id_maps: Option<IdMaps>,
+    /// Open the network proxy's port in the new network namespace ([`super::proxyport`]).
+    pub(crate) proxy: bool,
 }
 
 /// Namespaces to create for the command.
@@ -121,6 +123,8 @@ pub(crate) struct ChildPlan<'a> {
     pub(crate) id_maps: Option<&'a IdMaps>,
     /// Without a PID namespace: start the command under a supervising init ([`supervise`]).
     pub(crate) supervise: bool,
+    /// With a network namespace: where init sends the proxy's listening socket.
+    pub(crate) proxy_to: Option<RawFd>,
 }
 
 impl ChildPlan<'_> {
@@ -166,6 +170,8 @@ impl IdMaps {
 pub(crate) struct Spawned {
     pub(crate) pid: i32,
     pub(crate) status: Option<OwnedFd>,
+    /// The network proxy's listening socket in the command's namespace (filled by the caller).
+    pub(crate) proxy_listener: Option<OwnedFd>,
 }
 
 fn pipe_cloexec() -> Result<(OwnedFd, OwnedFd), StartFailure> {
@@ -270,6 +276,7 @@ pub fn spawn(plan: &ChildPlan<'_>) -> Result<Spawned, StartFailure> {
         return Ok(Spawned {
             pid,
             status: status_r,
+            proxy_listener: None,
         });
     }
     let errno = i32::from_ne_bytes([report[1], report[2], report[3], report[4]]);
@@ -448,6 +455,13 @@ unsafe fn child_main(plan: &ChildPlan<'_>, fds: &ChildFds) -> ! {
         }
         if plan.namespaces.net {
             loopback_up(fds);
+            if let Some(to) = plan.proxy_to {
+                check(
+                    fds,
+                    super::proxyport::listen_and_hand_over(to),
+                    Stage::ProxyPort,
+                );
+            }
         }
         let pid = libc::syscall(libc::SYS_clone, libc::SIGCHLD as u64, 0usize, 0usize, 0, 0);
         if pid == 0 {
@@ -675,7 +689,7 @@ unsafe fn close_unneeded(plan: &ChildPlan<'_>, fds: &ChildFds) {
         plan.stdio[2].unwrap_or(-1),
         plan.terminal.unwrap_or(-1),
         plan.landlock.unwrap_or(-1),
-        -1,
+        plan.proxy_to.unwrap_or(-1),
     ];
     // Insertion sort: no allocation in a forked child.
     for i in 1..keep.len() {

@@ -6,6 +6,7 @@
 //! fixed live buffer, a fixed session window), what it inherits (a clean environment, stdin
 //! closed) and what it leaves behind (nothing: its whole group is killed and checked).
 
+pub(crate) mod addresses;
 pub(crate) mod capture;
 pub(crate) mod child;
 pub(crate) mod env;
@@ -16,8 +17,10 @@ pub(crate) mod log;
 pub(crate) mod mask;
 pub(crate) mod mounts;
 pub(crate) mod nested;
+pub(crate) mod netproxy;
 pub(crate) mod npm;
 pub mod protect;
+pub(crate) mod proxyport;
 pub mod run;
 pub(crate) mod sandbox;
 pub(crate) mod server;
@@ -127,6 +130,9 @@ pub enum ProcessError {
     /// The sandbox cannot find every `.git` and `.pablo` to protect; nothing ran.
     #[error("{0}")]
     TooLargeToProtect(String),
+    /// `network_allow` is set and the command cannot get a network namespace; nothing ran.
+    #[error("cannot start {launcher}: {message}")]
+    NetworkAllowUnsupported { launcher: String, message: String },
     #[error(
         "the command ended but {} process(es) of its group {pgid} survived TERM and KILL (pids {survivors:?}); they may still be running",
         survivors.len()
@@ -172,6 +178,12 @@ impl ProcessError {
             e @ sandbox::SandboxError::TooLargeToProtect { .. } => {
                 ProcessError::TooLargeToProtect(e.to_string())
             }
+            e @ sandbox::SandboxError::NetworkAllowNeedsNamespaces(_) => {
+                ProcessError::NetworkAllowUnsupported {
+                    launcher: launcher.to_string(),
+                    message: e.to_string(),
+                }
+            }
             e => ProcessError::Spawn {
                 launcher: launcher.to_string(),
                 message: e.to_string(),
@@ -188,6 +200,7 @@ impl Coded for ProcessError {
             }
             ProcessError::Spawn { .. } => ErrorCode::SpawnFailed,
             ProcessError::TooLargeToProtect(_) => ErrorCode::WorkspaceTooLarge,
+            ProcessError::NetworkAllowUnsupported { .. } => ErrorCode::NetworkAllowUnsupported,
             ProcessError::CleanupFailed { .. } | ProcessError::SessionCleanupFailed { .. } => {
                 ErrorCode::ToolCleanupFailed
             }

@@ -91,6 +91,8 @@ pub struct RunReport {
     /// False when a process outside the group still held the output open at the end of the
     /// cleanup allowance; the output may then be incomplete.
     pub(crate) drained: bool,
+    /// The hosts the sandbox's network proxy refused the command, each once.
+    pub(crate) network_refused: Vec<String>,
 }
 
 struct Shared {
@@ -223,6 +225,12 @@ pub(crate) async fn run_foreground(
         }
     };
     leader.reap();
+    // The command has ended: its proxy stops, and says what it refused.
+    let network_refused = leader
+        .proxy
+        .take()
+        .map(|p| p.refused_hosts())
+        .unwrap_or_default();
     // Drain what the group wrote before it ended.
     let drained = loop {
         tokio::select! {
@@ -252,6 +260,7 @@ pub(crate) async fn run_foreground(
         artifact: result.artifact,
         artifact_error: result.artifact_error,
         drained,
+        network_refused,
     };
     if !survivors.is_empty() {
         return Err(ProcessError::CleanupFailed {

@@ -33,6 +33,7 @@ use landlock::{
 };
 
 pub(crate) use super::child::{IdMaps, MountStep, Prepared};
+pub(crate) use crate::config::NetAllowEntry;
 pub(crate) use crate::protocol::{SandboxChoice, SandboxProfile};
 
 /// The Landlock ABI pablo asks for; older kernels get what they offer (best effort), newer ones
@@ -160,6 +161,13 @@ pub(crate) enum SandboxError {
     #[error("{0}")]
     Overlay(String),
     #[error(
+        "[options.shell] network_allow needs the command in a network namespace of its own, \
+         which this kernel refuses ({0}); the command was not run. Without namespaces pablo \
+         cannot let a command reach some hosts and not others: set network = true in your own \
+         config to give it the whole network, or remove network_allow to run it with none"
+    )]
+    NetworkAllowNeedsNamespaces(String),
+    #[error(
         "the workspace {} has more than {max_dirs} directories, more than pablo searches for the \
          .git and .pablo it must keep read-only, so a workspace-write command cannot run there \
          (a nested repository beyond the search would be writable); raise [options.shell] \
@@ -190,6 +198,9 @@ pub struct Sandbox {
     pub(crate) hidden_files: Vec<PathBuf>,
     /// The most workspace directories searched for `.git` and `.pablo` under `workspace-write`.
     pub(crate) protect_max_dirs: usize,
+    /// With the network cut under `workspace-write`: the hosts the command may still reach
+    /// through pablo's proxy ([`super::netproxy`]).
+    pub(crate) network_allow: Vec<NetAllowEntry>,
 }
 
 impl Sandbox {
@@ -205,6 +216,7 @@ impl Sandbox {
             hidden_dirs: Vec::new(),
             hidden_files: Vec::new(),
             protect_max_dirs: super::shield::MAX_WALK_DIRS,
+            network_allow: Vec::new(),
         }
     }
 
@@ -223,6 +235,14 @@ impl Sandbox {
     pub(crate) fn no_network(&self) -> bool {
         self.profile == SandboxProfile::ReadOnly
             || (self.profile == SandboxProfile::WorkspaceWrite && !self.network)
+    }
+
+    /// Whether the command reaches the hosts of `network_allow` through pablo's proxy: a
+    /// `workspace-write` command with the network otherwise cut and a list that is not empty.
+    pub(crate) fn proxied(&self) -> bool {
+        self.profile == SandboxProfile::WorkspaceWrite
+            && !self.network
+            && !self.network_allow.is_empty()
     }
 
     /// Whether a path (absolute, normalised) may be written under this sandbox.
@@ -317,6 +337,9 @@ pub(crate) struct SandboxSettings {
     /// The most workspace directories searched for `.git` and `.pablo` (more: `workspace-write`
     /// commands are refused).
     pub(crate) protect_max_dirs: usize,
+    /// The hosts `workspace-write` commands may reach through pablo's proxy when the network is
+    /// cut (`[options.shell] network_allow`, joined over the trusted layers).
+    pub(crate) network_allow: Vec<NetAllowEntry>,
 }
 
 impl Default for SandboxSettings {
@@ -337,6 +360,7 @@ impl Default for SandboxSettings {
             cargo_home: var("CARGO_HOME"),
             protected_dirs: Vec::new(),
             protect_max_dirs: super::shield::MAX_WALK_DIRS,
+            network_allow: Vec::new(),
         }
     }
 }
@@ -376,6 +400,7 @@ impl SandboxSettings {
             hidden_dirs: Vec::new(),
             hidden_files: Vec::new(),
             protect_max_dirs: self.protect_max_dirs,
+            network_allow: self.network_allow.clone(),
         }
     }
 }
@@ -387,6 +412,7 @@ pub(crate) fn prepare(sandbox: &Sandbox, support: &Support) -> Result<Prepared, 
     if support.namespaces() {
         p.namespaces.pid = true;
         p.namespaces.net = confined && sandbox.no_network();
+        p.proxy = p.namespaces.net && sandbox.proxied();
         p.id_maps = Some(IdMaps::identity());
         if sandbox.profile == SandboxProfile::WorkspaceWrite {
             p.mounts = protection_mounts(sandbox)?;
@@ -404,6 +430,14 @@ pub(crate) fn prepare(sandbox: &Sandbox, support: &Support) -> Result<Prepared, 
             p.mounts.push(MountStep::HideFile(cstring(f)?));
         }
         p.namespaces.mount = !p.mounts.is_empty();
+    } else if sandbox.proxied() {
+        // The seccomp fallback cuts every Internet socket, the proxy's included: rather than
+        // run a command that was promised some hosts with none (or with all), refuse it.
+        let why = match support.namespace_support() {
+            Err(why) => why.clone(),
+            Ok(()) => "namespaces are not available".into(),
+        };
+        return Err(SandboxError::NetworkAllowNeedsNamespaces(why));
     } else if !sandbox.hidden_dirs.is_empty() || !sandbox.hidden_files.is_empty() {
         return Err(SandboxError::Overlay(
             "hiding credential files needs a mount namespace, which this kernel refuses".into(),
@@ -847,6 +881,7 @@ mod tests {
             hidden_dirs: Vec::new(),
             hidden_files: Vec::new(),
             protect_max_dirs: 10,
+            network_allow: Vec::new(),
         }
     }
 

@@ -15,7 +15,7 @@ use super::ProcessError;
 use super::child::{self, Prepared};
 use super::group::ExitInfo;
 use super::sandbox::{self, Sandbox};
-use super::start::{Exec, on_spawner, run_prepared, start};
+use super::start::{Exec, on_spawner, run_prepared_in, start};
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -40,6 +40,9 @@ pub struct SpawnSpec {
 /// The leader process: pablo's child, the group leader (with namespaces, the command's init).
 pub(crate) struct Leader {
     pid: i32,
+    /// The network proxy the command reaches its allowed hosts through: it serves for as long
+    /// as the leader is held, which is until the command has ended and been reaped.
+    pub(crate) proxy: Option<super::netproxy::Proxy>,
 }
 
 impl Leader {
@@ -77,7 +80,10 @@ pub struct Started {
 pub fn spawn(spec: &SpawnSpec) -> Result<Started, ProcessError> {
     let prepared = sandbox::prepare(&spec.sandbox, sandbox::support())
         .map_err(|e| ProcessError::sandbox(&spec.launcher, e))?;
-    let owned = spec.clone();
+    let mut owned = spec.clone();
+    if prepared.proxy {
+        super::netproxy::set_proxy_env(&mut owned.env);
+    }
     on_spawner(move || {
         if owned.pty {
             spawn_pty(&owned, &prepared)
@@ -121,7 +127,7 @@ fn spawn_pipes(spec: &SpawnSpec, prepared: &Prepared) -> Result<Started, Process
     };
     let cwd_fd = spec.cwd_handle.as_ref().map(|h| h.as_raw_fd());
     let out = writer.as_raw_fd();
-    let started = start(
+    let mut started = start(
         &exec,
         cwd_fd,
         [Some(stdin_child.as_raw_fd()), Some(out), Some(out)],
@@ -134,12 +140,23 @@ fn spawn_pipes(spec: &SpawnSpec, prepared: &Prepared) -> Result<Started, Process
     drop(stdin_child);
     Ok(Started {
         pid: started.pid,
-        leader: Leader { pid: started.pid },
+        leader: leader(spec, &mut started),
         status: started.status,
         output: Box::new(reader),
         input: stdin_ours.map(|w| Box::new(w) as Box<dyn Write + Send>),
         master: None,
     })
+}
+
+/// The leader of a started command, with the proxy serving the port its init opened.
+fn leader(spec: &SpawnSpec, started: &mut child::Spawned) -> Leader {
+    Leader {
+        pid: started.pid,
+        proxy: super::netproxy::serve_sent(
+            started.proxy_listener.take(),
+            &spec.sandbox.network_allow,
+        ),
+    }
 }
 
 /// The capture pipe's buffer: with 1 MiB instead of the default 64 KiB a fast writer blocks (and
@@ -199,7 +216,7 @@ fn spawn_pty(spec: &SpawnSpec, prepared: &Prepared) -> Result<Started, ProcessEr
     let slave = child::above_stdio(slave).map_err(|e| spawn_failed(&spec, e))?;
     let cwd_fd = spec.cwd_handle.as_ref().map(|h| h.as_raw_fd());
     let tty = slave.as_raw_fd();
-    let started = start(
+    let mut started = start(
         &exec,
         cwd_fd,
         [Some(tty), Some(tty), Some(tty)],
@@ -213,7 +230,7 @@ fn spawn_pty(spec: &SpawnSpec, prepared: &Prepared) -> Result<Started, ProcessEr
     let writer = master.try_clone().map_err(|e| io_failed(&spec, "PTY", e))?;
     Ok(Started {
         pid: started.pid,
-        leader: Leader { pid: started.pid },
+        leader: leader(&spec, &mut started),
         status: started.status,
         output: Box::new(std::fs::File::from(reader)),
         input: Some(Box::new(std::fs::File::from(writer))),
@@ -222,26 +239,27 @@ fn spawn_pty(spec: &SpawnSpec, prepared: &Prepared) -> Result<Started, ProcessEr
 }
 
 /// Runs `argv` (resolved through `env`'s `PATH`) in `cwd` under `sandbox`, with pablo's own
-/// stdin, stdout and stderr, and waits for it: `pablo sandbox`. Returns how it ended.
+/// stdin, stdout and stderr, and waits for it: `pablo sandbox`. Returns how it ended, and the
+/// hosts its network proxy refused.
 pub(crate) fn run_inherited(
     argv: &[String],
     cwd: &Path,
     env: &[(String, String)],
     sandbox: &Sandbox,
-) -> Result<ExitInfo, ProcessError> {
+) -> Result<(ExitInfo, Vec<String>), ProcessError> {
     let name = argv.first().cloned().unwrap_or_default();
     let support = sandbox::support();
     let assumed = support.namespaces_assumed();
     let prepared =
         sandbox::prepare(sandbox, support).map_err(|e| ProcessError::sandbox(&name, e))?;
-    match run_prepared(argv, cwd, env, prepared) {
+    match run_prepared_in(argv, cwd, env, prepared, &sandbox.network_allow) {
         // Namespaces were assumed and the start failed (before `execve`: the command did not
         // run). If the probe finds them refused, start again without; else the failure is the
         // command's own.
         Err(_) if assumed && support.namespace_support().is_err() => {
             let prepared =
                 sandbox::prepare(sandbox, support).map_err(|e| ProcessError::sandbox(&name, e))?;
-            run_prepared(argv, cwd, env, prepared)
+            run_prepared_in(argv, cwd, env, prepared, &sandbox.network_allow)
         }
         ran => ran,
     }

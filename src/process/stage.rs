@@ -24,6 +24,7 @@ pub(crate) enum Stage {
     Dumpable,
     Supervise,
     MountMask,
+    ProxyPort,
 }
 
 impl Stage {
@@ -48,6 +49,7 @@ impl Stage {
             Stage::Dumpable => "letting pablo write the user namespace's id maps",
             Stage::Supervise => "making init the subreaper of the command",
             Stage::MountMask => "hiding a credential (mask mount)",
+            Stage::ProxyPort => "opening the network proxy's port in the command's namespace",
         }
     }
 }

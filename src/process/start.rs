@@ -136,6 +136,14 @@ pub(crate) fn start(
     let argv = nul_terminated(&exec.argv);
     let envp = nul_terminated(&exec.envp);
     let prog = prepared.seccomp.as_ref().map(|f| child::fprog(f));
+    let proxy = match prepared.proxy && prepared.namespaces.net {
+        true => Some(super::proxyport::pair().map_err(|e| child::StartFailure {
+            stage: None,
+            errno: e.raw_os_error().unwrap_or(libc::EIO),
+            detail: "creating the proxy's socket pair".into(),
+        })?),
+        false => None,
+    };
     let plan = ChildPlan {
         exe: &exec.exe,
         argv: &argv,
@@ -152,8 +160,17 @@ pub(crate) fn start(
         // Without a PID namespace the command still gets an init of pablo's, so that what it
         // starts dies with pablo.
         supervise: !prepared.namespaces.pid,
+        proxy_to: proxy.as_ref().map(|(_, theirs)| theirs.as_raw_fd()),
     };
-    child::spawn(&plan)
+    let mut spawned = child::spawn(&plan)?;
+    if let Some((ours, _)) = &proxy {
+        // The child sent the listener before it started the command (or failed the start).
+        match super::proxyport::receive(ours) {
+            Ok(l) => spawned.proxy_listener = Some(l),
+            Err(e) => tracing::warn!("the network proxy's port did not arrive: {e}"),
+        }
+    }
+    Ok(spawned)
 }
 
 /// [`run_inherited`] with the sandbox already prepared (benches compare preparations).
@@ -163,20 +180,38 @@ pub(crate) fn run_prepared(
     env: &[(String, String)],
     prepared: Prepared,
 ) -> Result<ExitInfo, ProcessError> {
+    run_prepared_in(argv, cwd, env, prepared, &[]).map(|(info, _)| info)
+}
+
+/// [`run_prepared`] with the network proxy for `allow` served while the command runs (when the
+/// sandbox has one): how the command ended, and the hosts the proxy refused.
+pub(crate) fn run_prepared_in(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(String, String)],
+    prepared: Prepared,
+    allow: &[crate::config::NetAllowEntry],
+) -> Result<(ExitInfo, Vec<String>), ProcessError> {
     let name = argv.first().cloned().unwrap_or_default();
     let failed = |m: String| ProcessError::Spawn {
         launcher: name.clone(),
         message: m,
     };
-    let exec = Exec::new(argv, env, cwd).map_err(&failed)?;
-    let started = on_spawner(move || {
+    let mut env = env.to_vec();
+    if prepared.proxy {
+        super::netproxy::set_proxy_env(&mut env);
+    }
+    let exec = Exec::new(argv, &env, cwd).map_err(&failed)?;
+    let mut started = on_spawner(move || {
         start(&exec, None, [None, None, None], None, &prepared).map_err(|e| e.to_string())
     })
     .unwrap_or_else(|| Err("the spawner thread stopped".into()))
     .map_err(&failed)?;
+    let proxy = super::netproxy::serve_sent(started.proxy_listener.take(), allow);
     let info = group::wait_exit_no_reap(started.pid, started.status.as_ref());
     reap(started.pid);
-    Ok(info)
+    let refused = proxy.map(|p| p.refused_hosts()).unwrap_or_default();
+    Ok((info, refused))
 }
 
 /// Whether commands can get their own namespaces here: a short-lived child tries every step

@@ -77,6 +77,11 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
+    fixture_allowing(&[])
+}
+
+/// A fixture whose `workspace-write` commands may reach `hosts` through the network proxy.
+fn fixture_allowing(hosts: &[&str]) -> Fixture {
     let dir = tempfile::tempdir_in(outside_base()).unwrap();
     let root = dir.path().canonicalize().unwrap();
     let workspace = root.join("ws");
@@ -85,7 +90,18 @@ fn fixture() -> Fixture {
     std::fs::create_dir_all(&state).unwrap();
     let handle = Arc::new(pablo::workspace::Workspace::open(&workspace).unwrap());
     let options = ShellOptions::default();
-    let host = Arc::new(Host::new(handle, state, &options));
+    let services = pablo::tools::HostServices {
+        sandbox: pablo::process::sandbox::SandboxSettings {
+            protected_dirs: vec![state.clone()],
+            network_allow: hosts
+                .iter()
+                .map(|h| pablo::config::NetAllowEntry::parse(h).unwrap())
+                .collect(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let host = Arc::new(Host::with_services(handle, state, &options, services));
     let settings = pablo::process::ShellSettings::from_options(&options, Default::default());
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     Fixture {
@@ -405,6 +421,64 @@ async fn background_and_pty_commands_are_sandboxed_too() {
         assert!(f.workspace.join("ok-bg").exists());
         std::fs::remove_file(f.workspace.join("ok-bg")).unwrap();
     }
+}
+
+/// The proxy lives as long as the command, not the call: a background command that asks for
+/// the allowed host after `shell.run` has returned still reaches it, and so does a PTY command.
+#[tokio::test]
+async fn background_and_pty_commands_reach_the_allowed_hosts_while_they_run() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    if !namespaces()
+        || std::process::Command::new("curl")
+            .arg("-V")
+            .output()
+            .is_err()
+    {
+        eprintln!("skipped: needs namespaces and curl");
+        return;
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let origin = tokio::spawn(async move {
+        while let Ok((mut c, _)) = listener.accept().await {
+            let mut buf = [0u8; 4096];
+            let _ = c.read(&mut buf).await;
+            let _ = c
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\norigin",
+                )
+                .await;
+        }
+    });
+    let f = fixture_allowing(&["localhost"]);
+    let command = format!("sleep 0.5; curl -sS http://localhost:{port}/; echo");
+    for (pty, background) in [(true, false), (false, true)] {
+        let args = json!({"command": command, "pty": pty, "background": background});
+        let r = f.call(args, choice(WorkspaceWrite, false)).await.unwrap();
+        let output = if background {
+            let id = r["session_id"].as_str().unwrap().to_string();
+            let w = f
+                .session
+                .commit(
+                    &json!({"action": "wait", "session_id": id, "timeout_ms": 20000}),
+                    &Preview::Session {
+                        action: "wait".into(),
+                        session_id: Some(id.clone()),
+                    },
+                    &f.ctx(),
+                )
+                .await
+                .unwrap();
+            w["output"].as_str().unwrap().to_string()
+        } else {
+            out(&r).to_string()
+        };
+        assert!(
+            output.contains("origin"),
+            "pty {pty} background {background}: {output}"
+        );
+    }
+    origin.abort();
 }
 
 #[tokio::test]

@@ -35,6 +35,9 @@ pub(crate) struct CommandReport {
     pub(crate) sandbox: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) sandbox_denied: Option<SandboxDenied>,
+    /// The hosts the sandbox's network proxy refused the command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) network_refused: Option<NetworkRefused>,
     /// What the command could not see: it ran with the credentials masked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) masked: Option<Box<Masked>>,
@@ -94,4 +97,31 @@ pub(crate) struct SandboxDenied {
     /// The question for the person: what was refused, and that a run without the sandbox could
     /// do it.
     pub(crate) message: String,
+}
+
+/// The hosts a command asked the sandbox's network proxy for and was refused: named so that
+/// the model and the person can see what to add to `[options.shell] network_allow`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct NetworkRefused {
+    /// Always [`ErrorCode::NetworkHostRefused`].
+    pub(crate) code: ErrorCode,
+    /// Each refused host once, in the order the command asked.
+    pub(crate) hosts: Vec<String>,
+    pub(crate) message: String,
+}
+
+impl NetworkRefused {
+    /// `None` when nothing was refused.
+    pub(crate) fn of(hosts: &[String]) -> Option<Self> {
+        (!hosts.is_empty()).then(|| Self {
+            code: ErrorCode::NetworkHostRefused,
+            hosts: hosts.to_vec(),
+            message: format!(
+                "the sandbox's network proxy refused {}: not in [options.shell] network_allow \
+                 (a host must be listed by the name the command used; an address only when the \
+                 address itself is listed). The person can add it to their own config",
+                hosts.join(", ")
+            ),
+        })
+    }
 }

@@ -18,7 +18,7 @@ use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::shell_report::{CommandReport, Masked, SandboxDenied};
+use super::shell_report::{CommandReport, Masked, NetworkRefused, SandboxDenied};
 use super::shell_terminal::{TerminalRun, run_in_terminal};
 use super::wording::{self, Args as CallArgs, exit_words, lines_of};
 use super::{Host, Tool, ToolContext, ToolResult};
@@ -146,6 +146,7 @@ fn foreground_result(
         Ok(report) => {
             let mut out = self::report(&report, pty);
             out.sandbox = Some(profile.label().to_string());
+            out.network_refused = NetworkRefused::of(&report.network_refused);
             let failed = report.exit.code != Some(0) && !report.timed_out;
             if failed && let Some(d) = process::sandbox::denial(&out.output, sandbox, cwd) {
                 out.sandbox_denied = Some(SandboxDenied {
