@@ -65,12 +65,14 @@ pub struct ConfigFile {
     pub lsp: BTreeMap<String, LspServerConfig>,
 }
 
+mod import;
 mod layers;
 mod mcp;
 mod model;
 mod options;
 mod problems;
 
+pub use import::{ImportFrom, Imported, import_config};
 pub use layers::*;
 pub(crate) use mcp::*;
 pub use model::*;
