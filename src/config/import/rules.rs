@@ -445,14 +445,14 @@ mod tests {
     #[test]
     fn claude_tool_names_become_pablo_native_names_grouped_by_family() {
         assert_eq!(matcher("Bash").as_deref(), Some("shell\\.run"));
-        assert_eq!(matcher("Edit|Write").as_deref(), Some("fs\\.(write|edit)"));
+        assert_eq!(matcher("Edit|Write").as_deref(), Some("fs\\.(edit|write)"));
         assert_eq!(
             matcher("Edit|MultiEdit|Write|Bash").as_deref(),
-            Some("shell\\.run|fs\\.(write|edit)")
+            Some("fs\\.(edit|write)|shell\\.run")
         );
         assert_eq!(
             matcher("Read|Grep|Glob").as_deref(),
-            Some("fs\\.(read|list|search)")
+            Some("fs\\.(read|search|list)")
         );
         assert_eq!(matcher("Task").as_deref(), Some("agent\\.task"));
         assert_eq!(matcher("*"), None);
