@@ -241,8 +241,26 @@ fn hooks(draft: &mut Draft, at: &str, event: &str, group: MatcherGroup) {
             ));
             None
         }
-        // SessionStart's sources and PreCompact's triggers are spelt alike.
-        Some(m) => Some(m.to_string()),
+        // SessionStart's sources and PreCompact's triggers are spelt alike, but pablo starts a
+        // session only as `startup` or `resume` (no `clear`, no `compact`).
+        Some(m) => {
+            let takes = |source: &str| {
+                regex::Regex::new(&format!("^(?:{m})$")).is_ok_and(|r| r.is_match(source))
+            };
+            let sources: &[&str] = if event == "SessionStart" {
+                &["startup", "resume"]
+            } else {
+                &["auto", "manual"]
+            };
+            if !sources.iter().any(|s| takes(s)) {
+                draft.unmapped(
+                    &format!("{at} matcher {m:?}"),
+                    &format!("pablo's {event} is only {}", sources.join(" or ")),
+                );
+                return;
+            }
+            Some(m.to_string())
+        }
     };
     for (i, hook) in group.hooks.into_iter().enumerate() {
         let command = match (hook.kind.as_str(), hook.command) {
@@ -425,6 +443,9 @@ fn mcp_server(
                         "{what}: env {key} names another variable ({value}); pablo passes \
                          variables under their own name (env_vars): left out"
                     )),
+                    None if value.contains("${") => draft.note(&format!(
+                        "{what}: env {key} holds {value}, which pablo would not expand: left out"
+                    )),
                     None => {
                         config.env.insert(key, value);
                     }
@@ -554,5 +575,92 @@ fn mode_name(mode: crate::core::ToolMode) -> &'static str {
         crate::core::ToolMode::Auto => "auto",
         crate::core::ToolMode::Ask => "ask",
         crate::core::ToolMode::Deny => "deny",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The draft made of one `settings.json` text (and an `.mcp.json` text), as the person's own.
+    fn draft_of(settings: &str, mcp: &str) -> Draft {
+        let mut draft = Draft::default();
+        let settings: Settings = serde_json::from_str(settings).unwrap();
+        apply_settings(&mut draft, settings, "s", false);
+        let mcp: McpFile = serde_json::from_str(mcp).unwrap();
+        apply_mcp(&mut draft, mcp, "m");
+        draft
+    }
+
+    #[test]
+    fn a_session_start_hook_for_a_source_pablo_never_gives_is_reported_not_written() {
+        let d = draft_of(
+            r#"{"hooks": {"SessionStart": [
+                {"matcher": "startup", "hooks": [{"type": "command", "command": "a"}]},
+                {"matcher": "clear", "hooks": [{"type": "command", "command": "b"}]}
+            ]}}"#,
+            "{}",
+        );
+        assert_eq!(d.file.hooks.session_start.len(), 1);
+        assert_eq!(d.file.hooks.session_start[0].command, "a");
+        assert!(
+            d.unmapped
+                .iter()
+                .any(|u| u.contains("\"clear\"") && u.contains("startup or resume")),
+            "{:?}",
+            d.unmapped
+        );
+    }
+
+    #[test]
+    fn a_hook_timeout_in_seconds_becomes_milliseconds_within_pablos_bound() {
+        let d = draft_of(
+            r#"{"hooks": {"Stop": [{"hooks": [
+                {"type": "command", "command": "a", "timeout": 2.5},
+                {"type": "command", "command": "b", "timeout": 3600},
+                {"type": "prompt", "prompt": "is it done?"}
+            ]}]}}"#,
+            "{}",
+        );
+        let timeouts: Vec<_> = d.file.hooks.stop.iter().map(|h| h.timeout_ms).collect();
+        assert_eq!(timeouts, [Some(2_500), Some(MAX_HOOK_TIMEOUT_MS)]);
+        assert!(d.unmapped.iter().any(|u| u.contains("\"prompt\" hook")));
+    }
+
+    #[test]
+    fn server_variables_pass_by_name_and_nothing_pablo_would_not_expand_is_copied() {
+        let d = draft_of(
+            r#"{"disabledMcpjsonServers": ["off"]}"#,
+            r#"{"mcpServers": {
+                "a": {"command": "srv", "env": {"TOKEN": "${TOKEN}", "B": "${C}",
+                      "D": "${D:-x}", "LEVEL": "warn"}},
+                "off": {"command": "srv"}
+            }}"#,
+        );
+        let a = &d.file.mcp_servers["a"];
+        assert_eq!(a.env_vars, ["TOKEN"]);
+        assert_eq!(a.env.keys().collect::<Vec<_>>(), ["LEVEL"]);
+        assert!(!d.file.mcp_servers.contains_key("off"));
+        assert_eq!(d.notes.len(), 2, "{:?}", d.notes);
+    }
+
+    #[test]
+    fn the_starting_mode_is_taken_from_the_persons_own_settings_only() {
+        let mut d = Draft {
+            project: true,
+            ..Draft::default()
+        };
+        let s: Settings =
+            serde_json::from_str(r#"{"permissions": {"defaultMode": "acceptEdits"}}"#).unwrap();
+        apply_settings(&mut d, s, "s", true);
+        assert_eq!(d.file.tui.mode, None);
+        let d = draft_of(r#"{"permissions": {"defaultMode": "acceptEdits"}}"#, "{}");
+        assert_eq!(d.file.tui.mode, Some(WorkMode::AutoEdit));
+        let d = draft_of(
+            r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#,
+            "{}",
+        );
+        assert_eq!(d.file.tui.mode, None);
+        assert_eq!(d.unmapped.len(), 1);
     }
 }

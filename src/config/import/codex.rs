@@ -389,3 +389,50 @@ fn shell_environment(draft: &mut Draft, label: &str, env: ShellEnvironment) {
         draft.unmapped(&what(key), "no pablo setting");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft_of(text: &str) -> Draft {
+        let mut draft = Draft::default();
+        apply(&mut draft, toml::from_str(text).unwrap(), "c");
+        draft
+    }
+
+    #[test]
+    fn codex_providers_become_pablos_where_pablo_has_them() {
+        let d = draft_of("model = \"qwen3\"\nmodel_provider = \"oss\"\n");
+        assert_eq!(d.file.provider.as_deref(), Some("ollama"));
+        let d = draft_of("model_provider = \"azure\"\n");
+        assert_eq!(d.file.provider, None);
+        assert!(d.unmapped[0].contains("azure"), "{:?}", d.unmapped);
+        // No provider named and no model: nothing to say about the provider.
+        let d = draft_of("sandbox_mode = \"read-only\"\n");
+        assert_eq!(d.file.provider, None);
+        assert_eq!(d.file.options.shell.sandbox, Some(SandboxProfile::ReadOnly));
+    }
+
+    #[test]
+    fn reasoning_effort_maps_to_pablos_levels_and_never_approving_is_not_mapped() {
+        let d = draft_of("model_reasoning_effort = \"minimal\"\napproval_policy = \"never\"\n");
+        assert_eq!(d.model.reasoning, Some(ReasoningLevel::Low));
+        assert!(
+            d.unmapped
+                .iter()
+                .any(|u| u.contains("approval_policy \"never\""))
+        );
+        assert_eq!(d.file.options.shell.commands.default, None);
+    }
+
+    #[test]
+    fn a_server_pablo_would_refuse_is_reported_not_written() {
+        let d = draft_of("[mcp_servers.both]\ncommand = \"a\"\nurl = \"https://x.dev/mcp\"\n");
+        assert!(d.file.mcp_servers.is_empty());
+        assert!(
+            d.unmapped[0].contains("both command and url"),
+            "{:?}",
+            d.unmapped
+        );
+    }
+}
