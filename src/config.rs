@@ -65,6 +65,7 @@ pub struct ConfigFile {
     pub lsp: BTreeMap<String, LspServerConfig>,
 }
 
+mod import;
 mod layers;
 mod mcp;
 mod model;
@@ -72,6 +73,7 @@ mod options;
 mod problems;
 pub(crate) mod trust;
 
+pub use import::{ImportFrom, Imported, import_config};
 pub use layers::*;
 pub(crate) use mcp::*;
 pub use model::*;

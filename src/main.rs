@@ -266,6 +266,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Make a pablo config of a Claude Code or Codex setup (your user config unless told
+    /// otherwise; never over an existing file), and say what could not be mapped.
+    ImportConfig(cmd::import_config::ImportArgs),
     /// Configuration files.
     Config {
         #[command(subcommand)]
@@ -660,6 +663,7 @@ fn command(runtime: &tokio::runtime::Runtime, mut cli: Cli) -> Result<ExitCode> 
             out!("{}", pablo::config::show::keys_text());
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::ImportConfig(args)) => cmd::import_config::run(&cli.common, args),
         Some(Command::Stats { since, json }) => cmd::settings::stats(since.as_deref(), json),
         Some(Command::Demo { dir, keep }) => runtime.block_on(demo(cli.common, dir, keep)),
         Some(Command::Policy { command }) => cmd::settings::policy_command(&cli.common, command),

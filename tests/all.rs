@@ -24,6 +24,7 @@ mod first_session;
 mod hooks;
 mod hostile_repo;
 mod images;
+mod import_config;
 mod mcp;
 mod network_allow;
 mod observability;

@@ -3,6 +3,7 @@
 //! layer table: they print, like main.rs.
 
 pub(crate) mod generate;
+pub(crate) mod import_config;
 pub(crate) mod run;
 pub(crate) mod sessions;
 pub(crate) mod settings;

@@ -17,6 +17,12 @@ pub enum ConfigError {
     /// Settings of `PABLO_` variables or `-c` that cannot be used, each naming where it came from.
     #[error("{}", problems.join("\n"))]
     Overrides { problems: Vec<String> },
+    /// A file of another tool's setup that `pablo import-config` cannot read.
+    #[error("{path}: cannot import: {message}")]
+    ImportSource { path: PathBuf, message: String },
+    /// `pablo import-config` found none of the files it reads.
+    #[error("{message}")]
+    NothingToImport { message: String },
 }
 
 /// One problem of a config file.
@@ -46,6 +52,8 @@ impl Coded for ConfigError {
         match self {
             ConfigError::Read { .. } => ErrorCode::ConfigUnreadable,
             ConfigError::Invalid { .. } | ConfigError::Overrides { .. } => ErrorCode::ConfigInvalid,
+            ConfigError::ImportSource { .. } => ErrorCode::ImportSourceInvalid,
+            ConfigError::NothingToImport { .. } => ErrorCode::ImportSourceMissing,
         }
     }
 }
