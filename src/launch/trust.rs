@@ -131,6 +131,20 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
             domains.join(", ")
         ));
     }
+    // A search at the provider sends the model's queries out and costs per search: a repository
+    // may turn it off or bound it, not turn it on or choose the sites it reads.
+    let search = &mut file.options.web_search;
+    if search.enabled == Some(true) {
+        search.enabled = None;
+        out.push("options.web_search.enabled = true".into());
+    }
+    if !search.allowed_domains.is_empty() {
+        let domains = std::mem::take(&mut search.allowed_domains);
+        out.push(format!(
+            "options.web_search.allowed_domains ({})",
+            domains.join(", ")
+        ));
+    }
     // Where telemetry goes is the person's choice; a repository may only switch it off.
     let otel = std::mem::take(&mut file.otel);
     if otel.enabled == Some(false) {

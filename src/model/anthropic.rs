@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 
 use super::http::{ApiKey, Endpoint, HttpModel, HttpOptions, WireFormat};
 use super::profile::{ModelProfile, thinking_budget};
+use super::search::{self, WebSearchTool};
 use super::sse::{DecodeFailure, SseDecoder, SseEvent};
 use super::{
     Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
@@ -52,15 +53,23 @@ pub(crate) struct AnthropicConfig {
 /// A Messages client.
 pub(crate) type AnthropicClient = HttpModel<Messages>;
 
-/// The Messages wire.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Messages;
+/// The Messages wire, with the web search it offers.
+#[derive(Debug, Clone)]
+pub(crate) struct Messages {
+    web_search: Option<WebSearchTool>,
+}
 
 impl WireFormat for Messages {
     type Decoder = AnthropicDecoder;
 
     fn body(&self, model: &str, request: &ModelRequest) -> Value {
-        request_body(model, request)
+        let mut body = request_body(model, request);
+        // After the tools' breakpoint: the search tool is the same in every request, but the
+        // function tools end the cached prefix as they always did.
+        if let (Some(search), Some(tools)) = (&self.web_search, body["tools"].as_array_mut()) {
+            tools.push(search::anthropic_tool(search));
+        }
+        body
     }
 
     fn decoder(_provider: &str) -> AnthropicDecoder {
@@ -74,6 +83,9 @@ impl AnthropicClient {
         headers.insert("x-api-key", config.api_key.header("")?);
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         let url = format!("{}/messages", config.base_url.trim_end_matches('/'));
+        let wire = Messages {
+            web_search: config.options.web_search.clone(),
+        };
         Ok(HttpModel::from_parts(
             Endpoint {
                 provider: "anthropic".to_string(),
@@ -84,7 +96,7 @@ impl AnthropicClient {
             },
             config.model,
             config.profile,
-            Messages,
+            wire,
         ))
     }
 }
@@ -146,6 +158,7 @@ pub(crate) fn request_body(model: &str, request: &ModelRequest) -> Value {
                 text,
                 tool_calls,
                 reasoning,
+                searches,
             } => {
                 let mut blocks = Vec::new();
                 // Thinking goes back only while thinking is on; without it the API has no use
@@ -163,6 +176,8 @@ pub(crate) fn request_body(model: &str, request: &ModelRequest) -> Value {
                         }
                     }
                 }
+                // The searches before the answer that read them, as the API requires.
+                blocks.extend(search::anthropic_blocks(searches));
                 if !text.is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
@@ -312,6 +327,17 @@ enum WireBlock {
         #[serde(default)]
         data: String,
     },
+    ServerToolUse {
+        id: String,
+        #[serde(default)]
+        name: String,
+        #[serde(default)]
+        input: Option<Value>,
+    },
+    WebSearchToolResult {
+        tool_use_id: String,
+        content: search::AnthropicResultContent,
+    },
     #[serde(other)]
     Other,
 }
@@ -351,6 +377,14 @@ struct WireUsage {
     cache_read_input_tokens: Option<u64>,
     #[serde(default)]
     cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    server_tool_use: Option<WireServerToolUse>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireServerToolUse {
+    #[serde(default)]
+    web_search_requests: u64,
 }
 
 #[derive(Deserialize)]
@@ -368,6 +402,7 @@ struct WireError {
 pub(crate) struct AnthropicDecoder {
     tools: HashMap<u32, ToolCall>,
     thinking: HashMap<u32, ReasoningBlock>,
+    searches: search::AnthropicSearches,
     usage: Usage,
     saw_usage: bool,
     stop_reason: Option<String>,
@@ -392,6 +427,10 @@ impl AnthropicDecoder {
         // `output_tokens` in `message_delta` is cumulative.
         if let Some(o) = u.output_tokens {
             self.usage.output_tokens = o;
+        }
+        // Cumulative too, like the output count.
+        if let Some(s) = u.server_tool_use {
+            self.usage.web_searches = s.web_search_requests;
         }
     }
 }
@@ -451,7 +490,17 @@ impl SseDecoder for AnthropicDecoder {
                     self.thinking
                         .insert(index, ReasoningBlock::Redacted { data });
                 }
-                WireBlock::Other => {}
+                // Another server tool (none is offered) is not a search.
+                WireBlock::ServerToolUse { id, name, input } if name == search::TOOL_NAME => {
+                    self.searches.begin(index, id, input.as_ref());
+                }
+                WireBlock::WebSearchToolResult {
+                    tool_use_id,
+                    content,
+                } => out.push(StreamEvent::WebSearch(
+                    self.searches.result(tool_use_id, content),
+                )),
+                WireBlock::ServerToolUse { .. } | WireBlock::Other => {}
             },
             Wire::ContentBlockDelta { index, delta } => match delta {
                 WireDelta::TextDelta { text } => {
@@ -462,6 +511,8 @@ impl SseDecoder for AnthropicDecoder {
                 WireDelta::InputJsonDelta { partial_json } => {
                     if let Some(call) = self.tools.get_mut(&index) {
                         call.arguments.push_str(&partial_json);
+                    } else {
+                        self.searches.input(index, &partial_json);
                     }
                 }
                 WireDelta::ThinkingDelta { thinking } => {
@@ -484,6 +535,7 @@ impl SseDecoder for AnthropicDecoder {
                 WireDelta::Other => {}
             },
             Wire::ContentBlockStop { index } => {
+                self.searches.stop(index);
                 if let Some(call) = self.tools.remove(&index) {
                     out.push(StreamEvent::ToolCall(call));
                 }

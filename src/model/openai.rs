@@ -477,6 +477,7 @@ impl SseDecoder for OpenAiDecoder {
                     .and_then(|d| d.cached_tokens)
                     .unwrap_or(0),
                 cache_write_input_tokens: 0,
+                web_searches: 0,
             });
         }
         for choice in chunk
