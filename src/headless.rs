@@ -188,15 +188,19 @@ struct Printer<'a, W: Write, E: Write> {
 }
 
 /// Usage as `pablo run --json` prints it: the protocol's fields, plus the cache reads under the
-/// name the cache writes pair with.
+/// name the cache writes pair with; `web_searches` only when the provider searched.
 fn usage_json(u: &Usage) -> Value {
-    json!({
+    let mut v = json!({
         "input_tokens": u.input_tokens,
         "output_tokens": u.output_tokens,
         "cached_input_tokens": u.cached_input_tokens,
         "cache_read_input_tokens": u.cached_input_tokens,
         "cache_write_input_tokens": u.cache_write_input_tokens,
-    })
+    });
+    if u.web_searches > 0 {
+        v["web_searches"] = json!(u.web_searches);
+    }
+    v
 }
 
 impl<W: Write, E: Write> Printer<'_, W, E> {
@@ -290,6 +294,20 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
             Event::ReasoningCompleted { blocks } => {
                 let text = reasoning_text(blocks);
                 (!text.is_empty()).then(|| json!({"type": "reasoning", "text": text}))
+            }
+            // The pages' encrypted content is for the provider, not for a reader.
+            Event::WebSearch { search } => {
+                let results: Vec<Value> = search
+                    .results
+                    .iter()
+                    .map(|r| json!({"url": r.url, "title": r.title}))
+                    .collect();
+                let mut line = json!({"type": "web_search", "id": search.id,
+                    "query": search.query, "results": results});
+                if let Some(code) = &search.error {
+                    line["error"] = json!(code);
+                }
+                Some(line)
             }
             Event::Usage { last, total } => {
                 self.last_usage = Some((*last, *total));
@@ -414,6 +432,13 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
             )),
             Event::ReasoningDelta { .. } => self.status("thinking…"),
             Event::MessageDelta { .. } => self.status("writing…"),
+            Event::WebSearch { search } => {
+                self.line(&format!("web search {}", search.summary()))?;
+                for r in &search.results {
+                    self.line(&format!("  {}", r.url))?;
+                }
+                Ok(())
+            }
             Event::ReasoningCompleted { blocks } if !self.live => {
                 let text = reasoning_text(blocks);
                 if text.is_empty() {

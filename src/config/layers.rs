@@ -177,6 +177,7 @@ impl Layers {
                 out.prices.output = m.prices.output.or(out.prices.output);
                 out.prices.cache_read = m.prices.cache_read.or(out.prices.cache_read);
                 out.prices.cache_write = m.prices.cache_write.or(out.prices.cache_write);
+                out.prices.web_search = m.prices.web_search.or(out.prices.web_search);
             }
         }
         out

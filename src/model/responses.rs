@@ -323,8 +323,8 @@ impl ResponsesDecoder {
                 out.push(StreamEvent::Reasoning(block));
             }
             Some("web_search_call") => {
-                if let Some(s) = search::responses_search(item) {
-                    self.searches += 1;
+                if let Some((s, billed)) = search::responses_search(item) {
+                    self.searches += u64::from(billed);
                     out.push(StreamEvent::WebSearch(s));
                 }
             }

@@ -125,6 +125,9 @@ struct ResponsesCall {
 /// searching a page (`url`).
 #[derive(Debug, Deserialize)]
 struct ResponsesAction {
+    /// `search`, `open_page`, `find`.
+    #[serde(rename = "type", default)]
+    kind: String,
     #[serde(default)]
     query: String,
     #[serde(default)]
@@ -141,11 +144,13 @@ struct ResponsesSource {
     title: String,
 }
 
-/// The search a `web_search_call` item reports, once done. A page the model opened is shown as
-/// a result of a search with no query.
-pub(crate) fn responses_search(item: &Value) -> Option<WebSearch> {
+/// The search a `web_search_call` item reports, once done, and whether it is billed (OpenAI
+/// charges for `search` actions, not for opening or searching a page). A page the model opened
+/// is shown as a result of a search with no query.
+pub(crate) fn responses_search(item: &Value) -> Option<(WebSearch, bool)> {
     let call: ResponsesCall = serde_json::from_value(item.clone()).ok()?;
     let action = call.action;
+    let billed = action.as_ref().is_none_or(|a| a.kind == "search");
     let (query, mut results) = match action {
         Some(a) => {
             let results: Vec<WebSearchResult> = a
@@ -171,14 +176,15 @@ pub(crate) fn responses_search(item: &Value) -> Option<WebSearch> {
     };
     results.dedup_by(|a, b| a.url == b.url);
     let failed = call.status.as_deref() == Some("failed");
-    Some(WebSearch {
+    let search = WebSearch {
         id: call.id,
         provider: SearchProvider::OpenAi,
         query,
         results,
         error: failed.then(|| "failed".to_string()),
         status: call.status,
-    })
+    };
+    Some((search, billed))
 }
 
 /// The content of Anthropic's `web_search_tool_result` block: the pages, or an error.
