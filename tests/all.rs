@@ -38,4 +38,5 @@ mod spend_cap;
 mod subagents;
 mod tui;
 mod turn_calls;
+mod web_search;
 mod worktree;
