@@ -14,7 +14,10 @@ use crate::support::web_search::{
 };
 
 const PAGES: &[(&str, &str)] = &[
-    ("Rust 1.90 released", "https://blog.rust-lang.org/2025/09/18/Rust-1.90.0/"),
+    (
+        "Rust 1.90 released",
+        "https://blog.rust-lang.org/2025/09/18/Rust-1.90.0/",
+    ),
     ("Releases", "https://github.com/rust-lang/rust/releases"),
 ];
 
@@ -50,7 +53,11 @@ fn tools(body: &Value) -> Vec<Value> {
 fn search_tools(body: &Value) -> Vec<Value> {
     tools(body)
         .into_iter()
-        .filter(|t| t["type"].as_str().is_some_and(|t| t.starts_with("web_search")))
+        .filter(|t| {
+            t["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("web_search"))
+        })
         .collect()
 }
 
@@ -88,7 +95,9 @@ async fn anthropic_searches_when_configured_and_the_search_is_printed_and_priced
     )));
     let sandbox = Sandbox::new();
     config(&sandbox, &server, "anthropic", SEARCH_ON);
-    let run = run(&sandbox, &[], "what is the latest rust?").await.succeeded();
+    let run = run(&sandbox, &[], "what is the latest rust?")
+        .await
+        .succeeded();
     let body = &server.request_bodies()[0];
     assert_eq!(
         search_tools(body),
@@ -118,7 +127,10 @@ async fn anthropic_searches_when_configured_and_the_search_is_printed_and_priced
     // claude-sonnet-4-5: 10 input tokens at $3/M, 20 output at $15/M, one search at $10/1000.
     let cost = usage[0]["cost_usd"].as_f64().unwrap_or(0.0);
     let expected = 10.0 * 3.0 / 1e6 + 20.0 * 15.0 / 1e6 + 0.01;
-    assert!((cost - expected).abs() < 1e-9, "cost {cost}, expected {expected}");
+    assert!(
+        (cost - expected).abs() < 1e-9,
+        "cost {cost}, expected {expected}"
+    );
 }
 
 #[tokio::test]
@@ -156,7 +168,9 @@ async fn the_search_blocks_go_back_with_their_message_in_the_session_and_after_a
         .as_str()
         .unwrap_or_default()
         .to_string();
-    run(&sandbox, &["--resume", &id], "and now?").await.succeeded();
+    run(&sandbox, &["--resume", &id], "and now?")
+        .await
+        .succeeded();
     let resumed = assistant_blocks(&server.request_bodies()[2]);
     assert_eq!(resumed[..2], expected, "{resumed:#?}");
 }
@@ -164,8 +178,12 @@ async fn the_search_blocks_go_back_with_their_message_in_the_session_and_after_a
 #[tokio::test]
 async fn a_failed_anthropic_search_is_printed_with_its_error_code() {
     let server = ScriptedServer::start().await;
-    let s = anthropic_search("srvtoolu_9", "too much", anthropic_error("max_uses_exceeded"))
-        .text(&["I could not search."]);
+    let s = anthropic_search(
+        "srvtoolu_9",
+        "too much",
+        anthropic_error("max_uses_exceeded"),
+    )
+    .text(&["I could not search."]);
     server.push(ScriptedResponse::sse(anthropic_stop(s, "end_turn", 0)));
     let sandbox = Sandbox::new();
     config(&sandbox, &server, "anthropic", SEARCH_ON);
@@ -202,18 +220,28 @@ async fn responses_searches_when_configured_and_its_call_goes_back_after_a_resum
         "{body:#}"
     );
     let search = first.of_type("web_search");
-    assert_eq!(search[0]["query"], "rust latest release", "{:#?}", first.lines);
+    assert_eq!(
+        search[0]["query"], "rust latest release",
+        "{:#?}",
+        first.lines
+    );
     assert_eq!(search[0]["results"][0]["url"], PAGES[0].1);
     let usage = first.of_type("usage");
     assert_eq!(usage[0]["last"]["web_searches"], 1, "{usage:#?}");
     // gpt-5: 100 input tokens at $1.25/M, 20 output at $10/M, one search at $10/1000.
     let cost = usage[0]["cost_usd"].as_f64().unwrap_or(0.0);
     let expected = 100.0 * 1.25 / 1e6 + 20.0 * 10.0 / 1e6 + 0.01;
-    assert!((cost - expected).abs() < 1e-9, "cost {cost}, expected {expected}");
+    assert!(
+        (cost - expected).abs() < 1e-9,
+        "cost {cost}, expected {expected}"
+    );
     // max_uses has no equivalent at OpenAI: the person is told it is ignored.
     assert!(
         first.stderr.contains("max_uses")
-            || first.lines.iter().any(|l| l.to_string().contains("max_uses")),
+            || first
+                .lines
+                .iter()
+                .any(|l| l.to_string().contains("max_uses")),
         "{}\n{:#?}",
         first.stderr,
         first.lines
@@ -222,7 +250,9 @@ async fn responses_searches_when_configured_and_its_call_goes_back_after_a_resum
         .as_str()
         .unwrap_or_default()
         .to_string();
-    run(&sandbox, &["--resume", &id], "and 1.91?").await.succeeded();
+    run(&sandbox, &["--resume", &id], "and 1.91?")
+        .await
+        .succeeded();
     let input = server.request_bodies()[1]["input"].clone();
     let items: Vec<&Value> = input.as_array().into_iter().flatten().collect();
     let call = items.iter().position(|i| i["type"] == "web_search_call");
@@ -231,8 +261,10 @@ async fn responses_searches_when_configured_and_its_call_goes_back_after_a_resum
         .position(|i| i["role"] == "assistant" && i["type"] == "message");
     assert_eq!(
         call.map(|c| items[c].clone()),
-        Some(json!({"type": "web_search_call", "id": "ws_1", "status": "completed",
-            "action": {"type": "search", "query": "rust latest release"}}))
+        Some(
+            json!({"type": "web_search_call", "id": "ws_1", "status": "completed",
+            "action": {"type": "search", "query": "rust latest release"}})
+        )
     );
     assert!(call < answer, "the search goes before the answer it led to");
 }
@@ -247,7 +279,10 @@ async fn chat_completions_is_not_offered_a_search_and_the_person_is_told_why() {
         server.base_url()
     ));
     let run = run(&sandbox, &[], "hi").await.succeeded();
-    assert_eq!(search_tools(&server.request_bodies()[0]), Vec::<Value>::new());
+    assert_eq!(
+        search_tools(&server.request_bodies()[0]),
+        Vec::<Value>::new()
+    );
     let all = format!("{}{:?}", run.stderr, run.lines);
     assert!(
         all.contains("Chat Completions, which has no server-side web search"),
@@ -274,7 +309,10 @@ async fn an_untrusted_project_cannot_turn_search_on_but_validate_catches_bad_val
     )
     .unwrap_or_default();
     let run = run(&sandbox, &[], "hi").await.succeeded();
-    assert_eq!(search_tools(&server.request_bodies()[0]), Vec::<Value>::new());
+    assert_eq!(
+        search_tools(&server.request_bodies()[0]),
+        Vec::<Value>::new()
+    );
     let all = format!("{}{:?}", run.stderr, run.lines);
     assert!(all.contains("options.web_search.enabled = true"), "{all}");
 

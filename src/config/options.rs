@@ -143,7 +143,9 @@ impl WebSearchOptions {
             for domain in list.iter().filter(|d| !is_domain_name(d)) {
                 out.push((
                     k,
-                    format!("{domain:?} is not a domain name (write `example.com`: no scheme or `*`)"),
+                    format!(
+                        "{domain:?} is not a domain name (write `example.com`: no scheme or `*`)"
+                    ),
                 ));
             }
         }

@@ -722,6 +722,7 @@ mod tests {
             out,
             vec![
                 StreamEvent::Usage(Usage {
+                    web_searches: 0,
                     input_tokens: 105,
                     output_tokens: 42,
                     cached_input_tokens: 100,
@@ -742,6 +743,7 @@ mod tests {
             messages: vec![
                 Message::user("go"),
                 Message::Assistant {
+                    searches: Vec::new(),
                     reasoning: Vec::new(),
                     text: "reading".into(),
                     tool_calls: vec![
@@ -818,6 +820,7 @@ mod tests {
                 })
                 .collect();
             messages.push(Message::Assistant {
+                searches: Vec::new(),
                 text: String::new(),
                 tool_calls: calls.clone(),
                 reasoning: vec![ReasoningBlock::Thinking {

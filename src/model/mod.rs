@@ -25,7 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{Coded, ErrorCode, ToolSpec};
 use crate::protocol::Usage;
-pub(crate) use crate::protocol::{Image, ReasoningBlock, SearchProvider, WebSearch, WebSearchResult};
+pub(crate) use crate::protocol::{
+    Image, ReasoningBlock, SearchProvider, WebSearch, WebSearchResult,
+};
 pub(crate) use profile::ModelProfile;
 pub(crate) use profile::ReasoningLevel;
 

@@ -607,6 +607,7 @@ mod tests {
             out,
             vec![
                 StreamEvent::Usage(Usage {
+                    web_searches: 0,
                     input_tokens: 3,
                     output_tokens: 0,
                     cached_input_tokens: 0,
@@ -661,6 +662,7 @@ mod tests {
             messages: vec![
                 Message::user("hi"),
                 Message::Assistant {
+                    searches: Vec::new(),
                     reasoning: Vec::new(),
                     text: String::new(),
                     tool_calls: vec![

@@ -552,7 +552,10 @@ mod tests {
             web_searches: 3,
         };
         let cost = prices.cost(&usage);
-        assert!((cost - (3.0 + 0.6 + 3.75 + 1.5 + 0.03)).abs() < 1e-9, "{cost}");
+        assert!(
+            (cost - (3.0 + 0.6 + 3.75 + 1.5 + 0.03)).abs() < 1e-9,
+            "{cost}"
+        );
     }
 
     #[test]

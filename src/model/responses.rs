@@ -478,6 +478,7 @@ mod tests {
             messages: vec![
                 Message::user("go"),
                 Message::Assistant {
+                    searches: Vec::new(),
                     text: String::new(),
                     tool_calls: vec![ToolCall {
                         id: "call_1".into(),
@@ -565,6 +566,7 @@ mod tests {
                     arguments: "{\"path\":\"a\"}".into(),
                 }),
                 StreamEvent::Usage(Usage {
+                    web_searches: 0,
                     input_tokens: 120,
                     output_tokens: 30,
                     cached_input_tokens: 100,

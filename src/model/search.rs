@@ -57,8 +57,10 @@ pub(crate) fn anthropic_blocks(searches: &[WebSearch]) -> Vec<Value> {
         .iter()
         .filter(|s| s.provider == SearchProvider::Anthropic)
     {
-        blocks.push(json!({"type": "server_tool_use", "id": s.id, "name": TOOL_NAME,
-            "input": {"query": s.query}}));
+        blocks.push(
+            json!({"type": "server_tool_use", "id": s.id, "name": TOOL_NAME,
+            "input": {"query": s.query}}),
+        );
         let content = match &s.error {
             Some(code) => json!({"type": "web_search_tool_result_error", "error_code": code}),
             None => Value::Array(
@@ -75,8 +77,10 @@ pub(crate) fn anthropic_blocks(searches: &[WebSearch]) -> Vec<Value> {
                     .collect(),
             ),
         };
-        blocks.push(json!({"type": "web_search_tool_result", "tool_use_id": s.id,
-            "content": content}));
+        blocks.push(
+            json!({"type": "web_search_tool_result", "tool_use_id": s.id,
+            "content": content}),
+        );
     }
     blocks
 }
@@ -324,10 +328,8 @@ mod tests {
         assert_eq!(blocks[1]["tool_use_id"], "s1");
         assert_eq!(blocks[1]["content"][0]["encrypted_content"], "enc");
         assert_eq!(blocks[1]["content"][0]["page_age"], "2 days ago");
-        let failed = anthropic_blocks(&[search(
-            SearchProvider::Anthropic,
-            Some("max_uses_exceeded"),
-        )]);
+        let failed =
+            anthropic_blocks(&[search(SearchProvider::Anthropic, Some("max_uses_exceeded"))]);
         assert_eq!(
             failed[1]["content"],
             json!({"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"})

@@ -32,8 +32,8 @@ pub use mcp::{
     McpToolView,
 };
 pub use sandbox::{SandboxChoice, SandboxProfile};
-pub(crate) use verdict::{Decision, Verdict};
 pub use usage::Usage;
+pub(crate) use verdict::{Decision, Verdict};
 pub use web_search::{SearchProvider, WebSearch, WebSearchResult};
 
 /// A complete tool call as the model made it.

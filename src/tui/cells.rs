@@ -580,7 +580,11 @@ fn render_search(
     out: &mut Vec<Line<'static>>,
 ) {
     let (mark, state, style) = match &search.error {
-        Some(code) => (Span::styled("✗ ", theme::error()), code.clone(), theme::error()),
+        Some(code) => (
+            Span::styled("✗ ", theme::error()),
+            code.clone(),
+            theme::error(),
+        ),
         None => (
             Span::styled("✓ ", theme::ok()),
             crate::protocol::describe::plural(search.results.len() as u64, "result"),

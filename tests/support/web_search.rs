@@ -100,20 +100,32 @@ pub fn responses_answer(id: &str, query: &str, pages: &[Page<'_>], answer: &str)
     vec![
         named(json!({"type": "response.created",
             "response": {"id": "resp_test", "status": "in_progress"}})),
-        named(json!({"type": "response.output_item.added", "output_index": 0,
-            "item": {"type": "web_search_call", "id": id, "status": "in_progress"}})),
-        named(json!({"type": "response.web_search_call.searching", "output_index": 0,
-            "item_id": id})),
-        named(json!({"type": "response.output_item.done", "output_index": 0,
+        named(
+            json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"type": "web_search_call", "id": id, "status": "in_progress"}}),
+        ),
+        named(
+            json!({"type": "response.web_search_call.searching", "output_index": 0,
+            "item_id": id}),
+        ),
+        named(
+            json!({"type": "response.output_item.done", "output_index": 0,
             "item": {"type": "web_search_call", "id": id, "status": "completed",
-                "action": {"type": "search", "query": query, "sources": sources}}})),
-        named(json!({"type": "response.output_item.added", "output_index": 1,
-            "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}})),
-        named(json!({"type": "response.output_text.delta", "item_id": "msg_1",
-            "output_index": 1, "content_index": 0, "delta": answer})),
-        named(json!({"type": "response.output_item.done", "output_index": 1,
+                "action": {"type": "search", "query": query, "sources": sources}}}),
+        ),
+        named(
+            json!({"type": "response.output_item.added", "output_index": 1,
+            "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+        ),
+        named(
+            json!({"type": "response.output_text.delta", "item_id": "msg_1",
+            "output_index": 1, "content_index": 0, "delta": answer}),
+        ),
+        named(
+            json!({"type": "response.output_item.done", "output_index": 1,
             "item": {"type": "message", "id": "msg_1", "role": "assistant",
-                "content": [{"type": "output_text", "text": answer, "annotations": []}]}})),
+                "content": [{"type": "output_text", "text": answer, "annotations": []}]}}),
+        ),
         named(json!({"type": "response.completed", "response": {
             "id": "resp_test", "status": "completed",
             "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
