@@ -652,6 +652,59 @@ mod tests {
     }
 
     #[test]
+    fn a_search_comes_whole_with_its_streamed_query_and_usage_counts_it() {
+        let mut d = AnthropicDecoder::new();
+        feed(
+            &mut d,
+            "content_block_start",
+            json!({"type":"content_block_start","index":1,"content_block":{"type":"server_tool_use","id":"srv_1","name":"web_search","input":{}}}),
+        );
+        for part in [r#"{"query": "ru"#, r#"st"}"#] {
+            let out = feed(
+                &mut d,
+                "content_block_delta",
+                json!({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":part}}),
+            );
+            assert!(out.is_empty(), "a search's input is no tool call");
+        }
+        assert!(
+            feed(
+                &mut d,
+                "content_block_stop",
+                json!({"type":"content_block_stop","index":1})
+            )
+            .is_empty()
+        );
+        let out = feed(
+            &mut d,
+            "content_block_start",
+            json!({"type":"content_block_start","index":2,"content_block":{"type":"web_search_tool_result","tool_use_id":"srv_1","content":[{"type":"web_search_result","url":"https://rust-lang.org/","title":"Rust","encrypted_content":"e1","page_age":null}]}}),
+        );
+        let [StreamEvent::WebSearch(s)] = out.as_slice() else {
+            panic!("{out:?}")
+        };
+        assert_eq!((s.id.as_str(), s.query.as_str()), ("srv_1", "rust"));
+        assert_eq!(s.results[0].url, "https://rust-lang.org/");
+        assert_eq!(s.results[0].encrypted_content, "e1");
+        feed(
+            &mut d,
+            "message_delta",
+            json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3,"server_tool_use":{"web_search_requests":1}}}),
+        );
+        let out = feed(&mut d, "message_stop", json!({"type":"message_stop"}));
+        assert!(
+            matches!(
+                out[0],
+                StreamEvent::Usage(Usage {
+                    web_searches: 1,
+                    ..
+                })
+            ),
+            "{out:?}"
+        );
+    }
+
+    #[test]
     fn thinking_streams_as_reasoning_and_the_block_keeps_its_signature() {
         let mut d = AnthropicDecoder::new();
         let start = feed(
