@@ -420,6 +420,15 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
         let _ = self.progress.flush();
     }
 
+    /// A search the provider ran: the query and its count (or error), then each page's URL.
+    fn search_lines(&mut self, search: &crate::protocol::WebSearch) -> std::io::Result<()> {
+        self.line(&format!("web search {}", search.summary()))?;
+        for r in &search.results {
+            self.line(&format!("  {}", r.url))?;
+        }
+        Ok(())
+    }
+
     fn readable(&mut self, event: &Event) -> std::io::Result<()> {
         match event {
             Event::SessionStarted {
@@ -432,13 +441,7 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
             )),
             Event::ReasoningDelta { .. } => self.status("thinking…"),
             Event::MessageDelta { .. } => self.status("writing…"),
-            Event::WebSearch { search } => {
-                self.line(&format!("web search {}", search.summary()))?;
-                for r in &search.results {
-                    self.line(&format!("  {}", r.url))?;
-                }
-                Ok(())
-            }
+            Event::WebSearch { search } => self.search_lines(search),
             Event::ReasoningCompleted { blocks } if !self.live => {
                 let text = reasoning_text(blocks);
                 if text.is_empty() {

@@ -657,8 +657,10 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // person's program (`Launch::statusline` and the `StatusLine` it hands the TUI: the binary
     // builds the TUI's options, and only `launch` may start a program with the commands'
     // environment) (issue 47 item 4); 389 since the events carry the language servers' states
-    // (`LspServerView` in `Event::LanguageServers`, for `/status`) (issue 44 item 7).
-    const CEILING: usize = 389;
+    // (`LspServerView` in `Event::LanguageServers`, for `/status`) (issue 44 item 7); 390 since
+    // the events carry the provider's web searches (`WebSearch` in `Event::WebSearch`, its fields
+    // crate-private) (issue 48 item 2).
+    const CEILING: usize = 390;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

@@ -59,7 +59,7 @@ impl Launch {
     /// The provider's web search, when `[options.web_search] enabled = true` (docs/web.md).
     pub(crate) fn web_search_tool(&self) -> Option<WebSearchTool> {
         let w = self.layers.web_search();
-        (w.enabled == Some(true)).then(|| WebSearchTool {
+        (w.enabled == Some(true)).then_some(WebSearchTool {
             max_uses: w.max_uses,
             allowed_domains: w.allowed_domains,
             blocked_domains: w.blocked_domains,

@@ -131,20 +131,7 @@ pub fn withhold_untrusted(file: &mut ConfigFile) -> Vec<String> {
             domains.join(", ")
         ));
     }
-    // A search at the provider sends the model's queries out and costs per search: a repository
-    // may turn it off or bound it, not turn it on or choose the sites it reads.
-    let search = &mut file.options.web_search;
-    if search.enabled == Some(true) {
-        search.enabled = None;
-        out.push("options.web_search.enabled = true".into());
-    }
-    if !search.allowed_domains.is_empty() {
-        let domains = std::mem::take(&mut search.allowed_domains);
-        out.push(format!(
-            "options.web_search.allowed_domains ({})",
-            domains.join(", ")
-        ));
-    }
+    withhold_web_search(&mut file.options.web_search, &mut out);
     // Where telemetry goes is the person's choice; a repository may only switch it off.
     let otel = std::mem::take(&mut file.otel);
     if otel.enabled == Some(false) {
@@ -413,6 +400,22 @@ fn withhold_wider_model(file: &mut ConfigFile, user: Option<&ConfigFile>, out: &
             }
         }
         *m = ModelSetting::Table(table);
+    }
+}
+
+/// A search at the provider sends the model's queries out and costs per search: a repository
+/// may turn it off or bound it, not turn it on or choose the sites it reads.
+fn withhold_web_search(search: &mut crate::config::WebSearchOptions, out: &mut Vec<String>) {
+    if search.enabled == Some(true) {
+        search.enabled = None;
+        out.push("options.web_search.enabled = true".into());
+    }
+    if !search.allowed_domains.is_empty() {
+        let domains = std::mem::take(&mut search.allowed_domains);
+        out.push(format!(
+            "options.web_search.allowed_domains ({})",
+            domains.join(", ")
+        ));
     }
 }
 

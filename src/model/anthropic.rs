@@ -433,6 +433,58 @@ impl AnthropicDecoder {
             self.usage.web_searches = s.web_search_requests;
         }
     }
+
+    /// A content block begins: text goes out; a tool call, thinking and a search's query are
+    /// collected until their stop; a search's result completes the search.
+    fn block_start(&mut self, index: u32, content_block: WireBlock, out: &mut Vec<StreamEvent>) {
+        match content_block {
+            WireBlock::Text { text } => {
+                if !text.is_empty() {
+                    out.push(StreamEvent::TextDelta(text));
+                }
+            }
+            WireBlock::ToolUse { id, name } => {
+                self.tools.insert(
+                    index,
+                    ToolCall {
+                        id,
+                        name,
+                        arguments: String::new(),
+                    },
+                );
+            }
+            WireBlock::Thinking {
+                thinking,
+                signature,
+            } => {
+                if !thinking.is_empty() {
+                    out.push(StreamEvent::ReasoningDelta(thinking.clone()));
+                }
+                self.thinking.insert(
+                    index,
+                    ReasoningBlock::Thinking {
+                        text: thinking,
+                        signature,
+                    },
+                );
+            }
+            WireBlock::RedactedThinking { data } => {
+                self.thinking
+                    .insert(index, ReasoningBlock::Redacted { data });
+            }
+            // Another server tool (none is offered) is not a search.
+            WireBlock::ServerToolUse { id, name, input } if name == search::TOOL_NAME => {
+                self.searches.begin(index, id, input.as_ref());
+            }
+            WireBlock::WebSearchToolResult {
+                tool_use_id,
+                content,
+            } => out.push(StreamEvent::WebSearch(
+                self.searches.result(tool_use_id, content),
+            )),
+            WireBlock::ServerToolUse { .. } | WireBlock::Other => {}
+        }
+    }
 }
 
 impl SseDecoder for AnthropicDecoder {
@@ -455,53 +507,7 @@ impl SseDecoder for AnthropicDecoder {
             Wire::ContentBlockStart {
                 index,
                 content_block,
-            } => match content_block {
-                WireBlock::Text { text } => {
-                    if !text.is_empty() {
-                        out.push(StreamEvent::TextDelta(text));
-                    }
-                }
-                WireBlock::ToolUse { id, name } => {
-                    self.tools.insert(
-                        index,
-                        ToolCall {
-                            id,
-                            name,
-                            arguments: String::new(),
-                        },
-                    );
-                }
-                WireBlock::Thinking {
-                    thinking,
-                    signature,
-                } => {
-                    if !thinking.is_empty() {
-                        out.push(StreamEvent::ReasoningDelta(thinking.clone()));
-                    }
-                    self.thinking.insert(
-                        index,
-                        ReasoningBlock::Thinking {
-                            text: thinking,
-                            signature,
-                        },
-                    );
-                }
-                WireBlock::RedactedThinking { data } => {
-                    self.thinking
-                        .insert(index, ReasoningBlock::Redacted { data });
-                }
-                // Another server tool (none is offered) is not a search.
-                WireBlock::ServerToolUse { id, name, input } if name == search::TOOL_NAME => {
-                    self.searches.begin(index, id, input.as_ref());
-                }
-                WireBlock::WebSearchToolResult {
-                    tool_use_id,
-                    content,
-                } => out.push(StreamEvent::WebSearch(
-                    self.searches.result(tool_use_id, content),
-                )),
-                WireBlock::ServerToolUse { .. } | WireBlock::Other => {}
-            },
+            } => self.block_start(index, content_block, out),
             Wire::ContentBlockDelta { index, delta } => match delta {
                 WireDelta::TextDelta { text } => {
                     if !text.is_empty() {

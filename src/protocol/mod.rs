@@ -34,7 +34,8 @@ pub use mcp::{
 pub use sandbox::{SandboxChoice, SandboxProfile};
 pub use usage::Usage;
 pub(crate) use verdict::{Decision, Verdict};
-pub use web_search::{SearchProvider, WebSearch, WebSearchResult};
+pub use web_search::WebSearch;
+pub(crate) use web_search::{SearchProvider, WebSearchResult};
 
 /// A complete tool call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -322,6 +322,19 @@ impl Replayer {
         }
     }
 
+    /// An assistant message: with the reasoning and searches announced before it, and its calls
+    /// waiting for their results.
+    fn apply_message_completed(&mut self, text: &str, tool_calls: &[ToolCall]) {
+        self.close_pending();
+        self.history.push(Message::Assistant {
+            text: text.to_string(),
+            tool_calls: tool_calls.to_vec(),
+            reasoning: std::mem::take(&mut self.reasoning),
+            searches: std::mem::take(&mut self.searches),
+        });
+        self.pending = tool_calls.iter().map(|c| (c.clone(), false)).collect();
+    }
+
     fn apply(&mut self, event: &Event) {
         // Once the prompt before is whole (its attachments and notes joined it), a copy of the
         // prompt before it goes, as the agent dropped it.
@@ -352,14 +365,7 @@ impl Replayer {
             Event::ReasoningCompleted { blocks } => self.reasoning = blocks.clone(),
             Event::WebSearch { search } => self.searches.push(search.clone()),
             Event::MessageCompleted { text, tool_calls } => {
-                self.close_pending();
-                self.history.push(Message::Assistant {
-                    text: text.clone(),
-                    tool_calls: tool_calls.clone(),
-                    reasoning: std::mem::take(&mut self.reasoning),
-                    searches: std::mem::take(&mut self.searches),
-                });
-                self.pending = tool_calls.iter().map(|c| (c.clone(), false)).collect();
+                self.apply_message_completed(text, tool_calls)
             }
             Event::ToolCallBegin { call_id, .. } => {
                 if let Some(p) = self.pending.iter_mut().find(|(c, _)| &c.id == call_id) {
