@@ -220,6 +220,9 @@ impl ConfigFile {
                 ));
             }
         }
+        for (k, message) in self.options.web_search.check() {
+            out.push((key(&["options", "web_search", k]), message));
+        }
         for (k, message) in self.otel.check() {
             out.push((key(&["otel", k]), message));
         }

@@ -13,7 +13,7 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use json_line::{JsonLine, Line, LineUsage};
+use json_line::{JsonLine, Line, LineUsage, SearchedPage};
 
 use crate::core::ErrorCode;
 use crate::launch::describe_result;
@@ -292,6 +292,19 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
                 }
                 Line::Reasoning { text }
             }
+            Event::WebSearch { search } => Line::WebSearch {
+                id: &search.id,
+                query: &search.query,
+                results: search
+                    .results
+                    .iter()
+                    .map(|r| SearchedPage {
+                        url: &r.url,
+                        title: &r.title,
+                    })
+                    .collect(),
+                error: search.error.as_deref(),
+            },
             Event::Usage { last, total } => {
                 self.last_usage = Some((*last, *total));
                 return None;
@@ -389,6 +402,15 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
         let _ = self.progress.flush();
     }
 
+    /// A search the provider ran: the query and its count (or error), then each page's URL.
+    fn search_lines(&mut self, search: &crate::protocol::WebSearch) -> std::io::Result<()> {
+        self.line(&format!("web search {}", search.summary()))?;
+        for r in &search.results {
+            self.line(&format!("  {}", r.url))?;
+        }
+        Ok(())
+    }
+
     fn readable(&mut self, event: &Event) -> std::io::Result<()> {
         match event {
             Event::SessionStarted {
@@ -401,6 +423,7 @@ impl<W: Write, E: Write> Printer<'_, W, E> {
             )),
             Event::ReasoningDelta { .. } => self.status("thinking…"),
             Event::MessageDelta { .. } => self.status("writing…"),
+            Event::WebSearch { search } => self.search_lines(search),
             Event::ReasoningCompleted { blocks } if !self.live => {
                 let text = reasoning_text(blocks);
                 if text.is_empty() {

@@ -41,4 +41,5 @@ mod subagents;
 mod trust;
 mod tui;
 mod turn_calls;
+mod web_search;
 mod worktree;

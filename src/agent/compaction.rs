@@ -220,7 +220,8 @@ impl Conversation {
                     StreamEvent::ToolCall(_)
                     | StreamEvent::Usage(_)
                     | StreamEvent::ReasoningDelta(_)
-                    | StreamEvent::Reasoning(_),
+                    | StreamEvent::Reasoning(_)
+                    | StreamEvent::WebSearch(_),
                 )) => {}
             }
         }

@@ -181,4 +181,6 @@ pub(super) struct ModelTurn {
     pub(super) calls: Vec<ToolCall>,
     pub(super) stop: ModelStopReason,
     pub(super) reasoning: Vec<ReasoningBlock>,
+    /// The searches the provider ran for this answer.
+    pub(super) searches: Vec<crate::protocol::WebSearch>,
 }

@@ -204,6 +204,7 @@ impl Conversation {
             text,
             tool_calls: Vec::new(),
             reasoning: Vec::new(),
+            searches: Vec::new(),
         });
     }
 
@@ -221,6 +222,7 @@ impl Conversation {
         let mut text = String::new();
         let mut calls = Vec::new();
         let mut reasoning: Vec<ReasoningBlock> = Vec::new();
+        let mut searches = Vec::new();
         let mut streamed_reasoning = String::new();
         let mut out_bytes = 0usize;
         let mut stop = None;
@@ -251,6 +253,13 @@ impl Conversation {
                     self.check_output(out_bytes)?;
                     shown.calls += 1;
                     calls.push(call);
+                }
+                // The provider ran it: front-ends show it now, the message keeps it.
+                StreamEvent::WebSearch(search) => {
+                    self.emit(Event::WebSearch {
+                        search: search.clone(),
+                    });
+                    searches.push(search);
                 }
                 StreamEvent::Usage(u) => call_usage = u,
                 StreamEvent::Completed { stop_reason } => {
@@ -303,6 +312,7 @@ impl Conversation {
             calls,
             stop,
             reasoning,
+            searches,
         })
     }
 

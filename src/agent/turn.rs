@@ -249,6 +249,7 @@ impl Conversation {
                 calls,
                 stop,
                 reasoning,
+                searches,
             } = match self.call_model(cancel).await {
                 Ok(t) => t,
                 Err(TurnEnd {
@@ -275,6 +276,7 @@ impl Conversation {
                 text,
                 tool_calls: calls.clone(),
                 reasoning,
+                searches,
             });
             if calls.is_empty() {
                 return Ok(match stop {

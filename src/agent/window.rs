@@ -287,6 +287,7 @@ mod tests {
         for i in 0..n {
             let id = format!("c{i}");
             m.push(Message::Assistant {
+                searches: Vec::new(),
                 text: String::new(),
                 tool_calls: vec![call(&id, if i % 2 == 0 { "fs_read" } else { "shell_run" })],
                 reasoning: Vec::new(),

@@ -3,7 +3,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{CheckpointConfig, ConfigError, ConfigFile, ModelTable, ShellOptions, Trust, env};
+use super::{
+    CheckpointConfig, ConfigError, ConfigFile, ModelTable, ShellOptions, Trust, WebSearchOptions,
+    env,
+};
 
 /// The XDG directories pablo uses. Tests isolate themselves with `XDG_*_HOME`.
 #[derive(Debug, Clone)]
@@ -192,6 +195,7 @@ impl Layers {
                 out.prices.output = m.prices.output.or(out.prices.output);
                 out.prices.cache_read = m.prices.cache_read.or(out.prices.cache_read);
                 out.prices.cache_write = m.prices.cache_write.or(out.prices.cache_write);
+                out.prices.web_search = m.prices.web_search.or(out.prices.web_search);
             }
         }
         out
@@ -230,6 +234,24 @@ impl Layers {
             out.env
                 .set
                 .extend(s.env.set.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        out
+    }
+
+    /// `[options.web_search]` merged: the last layer that sets a field wins (an untrusted
+    /// project's `enabled = true` and `allowed_domains` were withheld at load).
+    pub(crate) fn web_search(&self) -> WebSearchOptions {
+        let mut out = WebSearchOptions::default();
+        for c in self.iter() {
+            let w = &c.options.web_search;
+            out.enabled = w.enabled.or(out.enabled);
+            out.max_uses = w.max_uses.or(out.max_uses);
+            if !w.allowed_domains.is_empty() {
+                out.allowed_domains = w.allowed_domains.clone();
+            }
+            if !w.blocked_domains.is_empty() {
+                out.blocked_domains = w.blocked_domains.clone();
+            }
         }
         out
     }

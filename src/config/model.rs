@@ -117,6 +117,8 @@ pub(crate) struct PriceTable {
     pub(crate) output: Option<f64>,
     pub(crate) cache_read: Option<f64>,
     pub(crate) cache_write: Option<f64>,
+    /// US dollars per 1,000 searches of the web at the provider (`[options.web_search]`).
+    pub(crate) web_search: Option<f64>,
 }
 
 impl PriceTable {
@@ -125,5 +127,6 @@ impl PriceTable {
             && self.output.is_none()
             && self.cache_read.is_none()
             && self.cache_write.is_none()
+            && self.web_search.is_none()
     }
 }

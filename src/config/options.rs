@@ -87,6 +87,25 @@ pub(crate) struct Options {
     pub(crate) fetch: FetchOptions,
     #[serde(default)]
     pub(crate) checkpoints: CheckpointConfig,
+    #[serde(default)]
+    pub(crate) web_search: WebSearchOptions,
+}
+
+/// `[options.web_search]`: the provider's own search of the web (docs/web.md). Off unless
+/// `enabled = true` in the user's config, `--config` or a trusted project; a project config may
+/// turn it off.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WebSearchOptions {
+    pub(crate) enabled: Option<bool>,
+    /// The most searches one model call may run (Anthropic's `max_uses`).
+    pub(crate) max_uses: Option<u32>,
+    /// Only these sites are searched (domain names, each with its subdomains).
+    #[serde(default)]
+    pub(crate) allowed_domains: Vec<String>,
+    /// These sites are never searched (Anthropic only; not together with `allowed_domains`).
+    #[serde(default)]
+    pub(crate) blocked_domains: Vec<String>,
 }
 
 /// `[options.fetch]`: the hosts `web.fetch` may reach without asking. The address rules apply
@@ -97,6 +116,41 @@ pub(crate) struct FetchOptions {
     /// Domain names; each covers itself and its subdomains (`docs.rs` covers `www.docs.rs`).
     #[serde(default)]
     pub(crate) allowed_domains: Vec<String>,
+}
+
+impl WebSearchOptions {
+    /// Values that parse but cannot be sent: each with its key under `[options.web_search]`.
+    pub(crate) fn check(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if self.max_uses == Some(0) {
+            out.push((
+                "max_uses",
+                "0 searches would offer a search the model cannot run; write `enabled = false` \
+                 to turn web search off"
+                    .into(),
+            ));
+        }
+        if !self.allowed_domains.is_empty() && !self.blocked_domains.is_empty() {
+            out.push((
+                "blocked_domains",
+                "the provider takes allowed_domains or blocked_domains, not both".into(),
+            ));
+        }
+        for (k, list) in [
+            ("allowed_domains", &self.allowed_domains),
+            ("blocked_domains", &self.blocked_domains),
+        ] {
+            for domain in list.iter().filter(|d| !is_domain_name(d)) {
+                out.push((
+                    k,
+                    format!(
+                        "{domain:?} is not a domain name (write `example.com`: no scheme or `*`)"
+                    ),
+                ));
+            }
+        }
+        out
+    }
 }
 
 /// Whether `name` is a domain name as `[options.fetch] allowed_domains` takes it: dot-separated

@@ -137,12 +137,14 @@ fn turn(i: usize, body_lines: usize) -> Vec<Event> {
                 output_tokens: 50,
                 cached_input_tokens: 0,
                 cache_write_input_tokens: 0,
+                web_searches: 0,
             },
             total: Usage {
                 input_tokens: 1000 * i as u64,
                 output_tokens: 50 * i as u64,
                 cached_input_tokens: 0,
                 cache_write_input_tokens: 0,
+                web_searches: 0,
             },
         },
         Event::MessageCompleted {

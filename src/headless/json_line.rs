@@ -92,6 +92,15 @@ pub(super) enum Line<'a> {
         tool_calls: u64,
         elapsed_ms: u64,
     },
+    /// A search at the provider: its query and the pages found (their encrypted content is for
+    /// the provider, not for a reader), or the provider's error code.
+    WebSearch {
+        id: &'a str,
+        query: &'a str,
+        results: Vec<SearchedPage<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a str>,
+    },
     /// One event of a subagent, as the line it would be in the main conversation.
     Subagent {
         call_id: &'a str,
@@ -108,6 +117,20 @@ pub(super) struct LineUsage {
     cached_input_tokens: u64,
     cache_read_input_tokens: u64,
     cache_write_input_tokens: u64,
+    /// Only when the provider searched.
+    #[serde(skip_serializing_if = "is_zero")]
+    web_searches: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// One page a web search found, as its line shows it.
+#[derive(Debug, Serialize)]
+pub(super) struct SearchedPage<'a> {
+    pub(super) url: &'a str,
+    pub(super) title: &'a str,
 }
 
 impl From<&Usage> for LineUsage {
@@ -118,6 +141,7 @@ impl From<&Usage> for LineUsage {
             cached_input_tokens: u.cached_input_tokens,
             cache_read_input_tokens: u.cached_input_tokens,
             cache_write_input_tokens: u.cache_write_input_tokens,
+            web_searches: u.web_searches,
         }
     }
 }
@@ -139,6 +163,7 @@ mod tests {
             output_tokens: 2,
             cached_input_tokens: 3,
             cache_write_input_tokens: 4,
+            web_searches: 0,
         };
         let u = r#"{"input_tokens":1,"output_tokens":2,"cached_input_tokens":3,"cache_read_input_tokens":3,"cache_write_input_tokens":4}"#;
         let inner = JsonLine::Own(Line::SubagentUsage {

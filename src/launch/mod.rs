@@ -350,6 +350,7 @@ impl Launch {
         if let Some(note) = &self.trust_notice {
             warnings.push(note.clone());
         }
+        warnings.extend(self.web_search_warnings());
         warnings.extend(self.unknown_vars.clone());
         warnings
     }

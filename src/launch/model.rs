@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::{Launch, LaunchError};
 use crate::model::ModelClient;
+use crate::model::search::WebSearchTool;
 
 impl Launch {
     /// The model client chosen by flags over config layers, then the environment
@@ -16,7 +17,8 @@ impl Launch {
             self.limits.stream_idle_timeout,
             self.limits.max_model_output_bytes,
         )
-        .with_progress_timeout(self.limits.stream_progress_timeout);
+        .with_progress_timeout(self.limits.stream_progress_timeout)
+        .with_web_search(self.web_search_tool());
         let client = select(&self.provider_settings(), &options).await?;
         // A cap is kept in dollars, so the model's price must be known before the first call.
         if let Some(cap) = self.limits.max_budget_usd
@@ -54,6 +56,62 @@ impl Launch {
         flags.over(config)
     }
 
+    /// The provider's web search, when `[options.web_search] enabled = true` (docs/web.md).
+    pub(crate) fn web_search_tool(&self) -> Option<WebSearchTool> {
+        let w = self.layers.web_search();
+        (w.enabled == Some(true)).then_some(WebSearchTool {
+            max_uses: w.max_uses,
+            allowed_domains: w.allowed_domains,
+            blocked_domains: w.blocked_domains,
+        })
+    }
+
+    /// What the person is told about web search settings the provider cannot honour: Chat
+    /// Completions (Ollama, another OpenAI-compatible server, `wire_api = "chat"`) has no
+    /// server-side search, and OpenAI's Responses takes no `max_uses` or `blocked_domains`.
+    /// Decided from the settings before the environment is read, so a provider left to
+    /// autodetection is not judged.
+    pub(crate) fn web_search_warnings(&self) -> Vec<String> {
+        use crate::config::WireApi;
+        use crate::model::select::{OPENAI_BASE_URL, is_openai_api};
+        let Some(tool) = self.web_search_tool() else {
+            return Vec::new();
+        };
+        let s = self.provider_settings();
+        let wire = match (s.provider.as_deref(), s.wire_api) {
+            (Some("anthropic"), _) | (None, _) => return Vec::new(),
+            (_, Some(w)) => w,
+            (Some("openai"), None)
+                if is_openai_api(s.base_url.as_deref().unwrap_or(OPENAI_BASE_URL)) =>
+            {
+                WireApi::Responses
+            }
+            _ => WireApi::Chat,
+        };
+        let provider = s.provider.unwrap_or_default();
+        if wire == WireApi::Chat {
+            return vec![format!(
+                "[options.web_search] is on, but {provider} is spoken over Chat Completions, \
+                 which has no server-side web search: the model is not offered one (web search \
+                 needs anthropic, or OpenAI's Responses API)"
+            )];
+        }
+        let mut ignored = Vec::new();
+        if tool.max_uses.is_some() {
+            ignored.push("max_uses");
+        }
+        if !tool.blocked_domains.is_empty() {
+            ignored.push("blocked_domains");
+        }
+        if ignored.is_empty() {
+            return Vec::new();
+        }
+        vec![format!(
+            "[options.web_search] {} ignored: OpenAI's Responses web search does not take it",
+            ignored.join(" and ")
+        )]
+    }
+
     /// The spend cap in US dollars (`--max-budget-usd`, `[limits] max_budget_usd`), for the
     /// status line.
     pub fn spend_cap_usd(&self) -> Option<f64> {
@@ -86,7 +144,8 @@ impl Launch {
             self.limits.stream_idle_timeout,
             self.limits.max_model_output_bytes,
         )
-        .with_progress_timeout(self.limits.stream_progress_timeout);
+        .with_progress_timeout(self.limits.stream_progress_timeout)
+        .with_web_search(self.web_search_tool());
         Arc::new(move |provider: Option<String>, model: String| {
             let same_provider = provider.is_none() || provider == start.provider;
             let settings = if same_provider {

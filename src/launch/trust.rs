@@ -308,6 +308,7 @@ fn withhold_wider_model(file: &mut ConfigFile, user: Option<&ConfigFile>, out: &
             ("output", &mut prices.output, theirs.output),
             ("cache_read", &mut prices.cache_read, theirs.cache_read),
             ("cache_write", &mut prices.cache_write, theirs.cache_write),
+            ("web_search", &mut prices.web_search, theirs.web_search),
         ] {
             if let Some(v) = *value
                 && mine.is_none_or(|p| v < p)

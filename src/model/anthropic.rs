@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 
 use super::http::{ApiKey, Endpoint, HttpModel, HttpOptions, WireFormat};
 use super::profile::{ModelProfile, thinking_budget};
+use super::search::{self, WebSearchTool};
 use super::sse::{DecodeFailure, SseDecoder, SseEvent};
 use super::{
     Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
@@ -52,15 +53,23 @@ pub(crate) struct AnthropicConfig {
 /// A Messages client.
 pub(crate) type AnthropicClient = HttpModel<Messages>;
 
-/// The Messages wire.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Messages;
+/// The Messages wire, with the web search it offers.
+#[derive(Debug, Clone)]
+pub(crate) struct Messages {
+    web_search: Option<WebSearchTool>,
+}
 
 impl WireFormat for Messages {
     type Decoder = AnthropicDecoder;
 
     fn body(&self, model: &str, request: &ModelRequest) -> Value {
-        request_body(model, request)
+        let mut body = request_body(model, request);
+        // After the tools' breakpoint: the search tool is the same in every request, but the
+        // function tools end the cached prefix as they always did.
+        if let (Some(search), Some(tools)) = (&self.web_search, body["tools"].as_array_mut()) {
+            tools.push(search::anthropic_tool(search));
+        }
+        body
     }
 
     fn decoder(_provider: &str) -> AnthropicDecoder {
@@ -74,6 +83,9 @@ impl AnthropicClient {
         headers.insert("x-api-key", config.api_key.header("")?);
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         let url = format!("{}/messages", config.base_url.trim_end_matches('/'));
+        let wire = Messages {
+            web_search: config.options.web_search.clone(),
+        };
         Ok(HttpModel::from_parts(
             Endpoint {
                 provider: "anthropic".to_string(),
@@ -84,7 +96,7 @@ impl AnthropicClient {
             },
             config.model,
             config.profile,
-            Messages,
+            wire,
         ))
     }
 }
@@ -146,6 +158,7 @@ pub(crate) fn request_body(model: &str, request: &ModelRequest) -> Value {
                 text,
                 tool_calls,
                 reasoning,
+                searches,
             } => {
                 let mut blocks = Vec::new();
                 // Thinking goes back only while thinking is on; without it the API has no use
@@ -163,6 +176,8 @@ pub(crate) fn request_body(model: &str, request: &ModelRequest) -> Value {
                         }
                     }
                 }
+                // The searches before the answer that read them, as the API requires.
+                blocks.extend(search::anthropic_blocks(searches));
                 if !text.is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
@@ -312,6 +327,17 @@ enum WireBlock {
         #[serde(default)]
         data: String,
     },
+    ServerToolUse {
+        id: String,
+        #[serde(default)]
+        name: String,
+        #[serde(default)]
+        input: Option<Value>,
+    },
+    WebSearchToolResult {
+        tool_use_id: String,
+        content: search::AnthropicResultContent,
+    },
     #[serde(other)]
     Other,
 }
@@ -351,6 +377,14 @@ struct WireUsage {
     cache_read_input_tokens: Option<u64>,
     #[serde(default)]
     cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    server_tool_use: Option<WireServerToolUse>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireServerToolUse {
+    #[serde(default)]
+    web_search_requests: u64,
 }
 
 #[derive(Deserialize)]
@@ -368,6 +402,7 @@ struct WireError {
 pub(crate) struct AnthropicDecoder {
     tools: HashMap<u32, ToolCall>,
     thinking: HashMap<u32, ReasoningBlock>,
+    searches: search::AnthropicSearches,
     usage: Usage,
     saw_usage: bool,
     stop_reason: Option<String>,
@@ -393,6 +428,62 @@ impl AnthropicDecoder {
         if let Some(o) = u.output_tokens {
             self.usage.output_tokens = o;
         }
+        // Cumulative too, like the output count.
+        if let Some(s) = u.server_tool_use {
+            self.usage.web_searches = s.web_search_requests;
+        }
+    }
+
+    /// A content block begins: text goes out; a tool call, thinking and a search's query are
+    /// collected until their stop; a search's result completes the search.
+    fn block_start(&mut self, index: u32, content_block: WireBlock, out: &mut Vec<StreamEvent>) {
+        match content_block {
+            WireBlock::Text { text } => {
+                if !text.is_empty() {
+                    out.push(StreamEvent::TextDelta(text));
+                }
+            }
+            WireBlock::ToolUse { id, name } => {
+                self.tools.insert(
+                    index,
+                    ToolCall {
+                        id,
+                        name,
+                        arguments: String::new(),
+                    },
+                );
+            }
+            WireBlock::Thinking {
+                thinking,
+                signature,
+            } => {
+                if !thinking.is_empty() {
+                    out.push(StreamEvent::ReasoningDelta(thinking.clone()));
+                }
+                self.thinking.insert(
+                    index,
+                    ReasoningBlock::Thinking {
+                        text: thinking,
+                        signature,
+                    },
+                );
+            }
+            WireBlock::RedactedThinking { data } => {
+                self.thinking
+                    .insert(index, ReasoningBlock::Redacted { data });
+            }
+            // Another server tool (none is offered) is not a search.
+            WireBlock::ServerToolUse { id, name, input } if name == search::TOOL_NAME => {
+                self.searches.begin(index, id, input.as_ref());
+            }
+            WireBlock::WebSearchToolResult {
+                tool_use_id,
+                content,
+            } => out.push(StreamEvent::WebSearch(
+                self.searches.result(tool_use_id, content),
+            )),
+            WireBlock::ServerToolUse { .. } | WireBlock::Other => {}
+        }
     }
 }
 
@@ -416,43 +507,7 @@ impl SseDecoder for AnthropicDecoder {
             Wire::ContentBlockStart {
                 index,
                 content_block,
-            } => match content_block {
-                WireBlock::Text { text } => {
-                    if !text.is_empty() {
-                        out.push(StreamEvent::TextDelta(text));
-                    }
-                }
-                WireBlock::ToolUse { id, name } => {
-                    self.tools.insert(
-                        index,
-                        ToolCall {
-                            id,
-                            name,
-                            arguments: String::new(),
-                        },
-                    );
-                }
-                WireBlock::Thinking {
-                    thinking,
-                    signature,
-                } => {
-                    if !thinking.is_empty() {
-                        out.push(StreamEvent::ReasoningDelta(thinking.clone()));
-                    }
-                    self.thinking.insert(
-                        index,
-                        ReasoningBlock::Thinking {
-                            text: thinking,
-                            signature,
-                        },
-                    );
-                }
-                WireBlock::RedactedThinking { data } => {
-                    self.thinking
-                        .insert(index, ReasoningBlock::Redacted { data });
-                }
-                WireBlock::Other => {}
-            },
+            } => self.block_start(index, content_block, out),
             Wire::ContentBlockDelta { index, delta } => match delta {
                 WireDelta::TextDelta { text } => {
                     if !text.is_empty() {
@@ -462,6 +517,8 @@ impl SseDecoder for AnthropicDecoder {
                 WireDelta::InputJsonDelta { partial_json } => {
                     if let Some(call) = self.tools.get_mut(&index) {
                         call.arguments.push_str(&partial_json);
+                    } else {
+                        self.searches.input(index, &partial_json);
                     }
                 }
                 WireDelta::ThinkingDelta { thinking } => {
@@ -484,6 +541,7 @@ impl SseDecoder for AnthropicDecoder {
                 WireDelta::Other => {}
             },
             Wire::ContentBlockStop { index } => {
+                self.searches.stop(index);
                 if let Some(call) = self.tools.remove(&index) {
                     out.push(StreamEvent::ToolCall(call));
                 }
@@ -600,6 +658,59 @@ mod tests {
     }
 
     #[test]
+    fn a_search_comes_whole_with_its_streamed_query_and_usage_counts_it() {
+        let mut d = AnthropicDecoder::new();
+        feed(
+            &mut d,
+            "content_block_start",
+            json!({"type":"content_block_start","index":1,"content_block":{"type":"server_tool_use","id":"srv_1","name":"web_search","input":{}}}),
+        );
+        for part in [r#"{"query": "ru"#, r#"st"}"#] {
+            let out = feed(
+                &mut d,
+                "content_block_delta",
+                json!({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":part}}),
+            );
+            assert!(out.is_empty(), "a search's input is no tool call");
+        }
+        assert!(
+            feed(
+                &mut d,
+                "content_block_stop",
+                json!({"type":"content_block_stop","index":1})
+            )
+            .is_empty()
+        );
+        let out = feed(
+            &mut d,
+            "content_block_start",
+            json!({"type":"content_block_start","index":2,"content_block":{"type":"web_search_tool_result","tool_use_id":"srv_1","content":[{"type":"web_search_result","url":"https://rust-lang.org/","title":"Rust","encrypted_content":"e1","page_age":null}]}}),
+        );
+        let [StreamEvent::WebSearch(s)] = out.as_slice() else {
+            panic!("{out:?}")
+        };
+        assert_eq!((s.id.as_str(), s.query.as_str()), ("srv_1", "rust"));
+        assert_eq!(s.results[0].url, "https://rust-lang.org/");
+        assert_eq!(s.results[0].encrypted_content, "e1");
+        feed(
+            &mut d,
+            "message_delta",
+            json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3,"server_tool_use":{"web_search_requests":1}}}),
+        );
+        let out = feed(&mut d, "message_stop", json!({"type":"message_stop"}));
+        assert!(
+            matches!(
+                out[0],
+                StreamEvent::Usage(Usage {
+                    web_searches: 1,
+                    ..
+                })
+            ),
+            "{out:?}"
+        );
+    }
+
+    #[test]
     fn thinking_streams_as_reasoning_and_the_block_keeps_its_signature() {
         let mut d = AnthropicDecoder::new();
         let start = feed(
@@ -670,6 +781,7 @@ mod tests {
             out,
             vec![
                 StreamEvent::Usage(Usage {
+                    web_searches: 0,
                     input_tokens: 105,
                     output_tokens: 42,
                     cached_input_tokens: 100,
@@ -690,6 +802,7 @@ mod tests {
             messages: vec![
                 Message::user("go"),
                 Message::Assistant {
+                    searches: Vec::new(),
                     reasoning: Vec::new(),
                     text: "reading".into(),
                     tool_calls: vec![
@@ -766,6 +879,7 @@ mod tests {
                 })
                 .collect();
             messages.push(Message::Assistant {
+                searches: Vec::new(),
                 text: String::new(),
                 tool_calls: calls.clone(),
                 reasoning: vec![ReasoningBlock::Thinking {

@@ -37,6 +37,9 @@ pub(crate) struct HttpOptions {
     /// No event of the answer for this long abandons the call, however many bytes arrive: the
     /// idle timeout is kept alive by comments and one-byte trickles, this is not.
     pub(crate) progress_timeout: Duration,
+    /// The provider's own web search, offered with every request that offers tools
+    /// (`[options.web_search]`; Anthropic and Responses only).
+    pub(crate) web_search: Option<super::search::WebSearchTool>,
 }
 
 /// How long a stream may go without delivering any of the answer, by default.
@@ -60,6 +63,11 @@ impl HttpOptions {
             ..self
         }
     }
+
+    /// With `[options.web_search]` (when it is on).
+    pub(crate) fn with_web_search(self, web_search: Option<super::search::WebSearchTool>) -> Self {
+        Self { web_search, ..self }
+    }
 }
 
 impl Default for HttpOptions {
@@ -72,6 +80,7 @@ impl Default for HttpOptions {
             max_retry_after: Duration::from_secs(60),
             max_event_bytes: 4 * 1024 * 1024,
             progress_timeout: DEFAULT_PROGRESS_TIMEOUT,
+            web_search: None,
         }
     }
 }

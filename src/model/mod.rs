@@ -13,6 +13,7 @@ pub mod openai;
 pub(crate) mod profile;
 pub(crate) mod responses;
 pub(crate) mod scripted;
+pub(crate) mod search;
 pub(crate) mod select;
 pub(crate) mod sse;
 pub(crate) mod sse_frame;
@@ -24,7 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{Coded, ErrorCode, ToolSpec};
 use crate::protocol::Usage;
-pub(crate) use crate::protocol::{Image, ReasoningBlock};
+pub(crate) use crate::protocol::{
+    Image, ReasoningBlock, SearchProvider, WebSearch, WebSearchResult,
+};
 pub(crate) use profile::ModelProfile;
 pub(crate) use profile::ReasoningLevel;
 
@@ -46,6 +49,10 @@ pub enum Message {
         /// The call's reasoning, sent back verbatim to the provider that wrote it.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         reasoning: Vec<ReasoningBlock>,
+        /// The searches the provider ran for this message, sent back to the provider that ran
+        /// them (Anthropic requires its search blocks in the assistant message).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        searches: Vec<WebSearch>,
     },
     /// The result of one tool call, as the JSON text the model reads.
     Tool { call_id: String, content: String },
@@ -140,6 +147,8 @@ pub enum StreamEvent {
     Reasoning(ReasoningBlock),
     /// A whole tool call, emitted once its arguments are complete.
     ToolCall(ToolCall),
+    /// A search the provider ran on its servers, emitted once its results (or error) came.
+    WebSearch(WebSearch),
     Usage(Usage),
     /// The last event of a successful stream.
     Completed {

@@ -477,6 +477,7 @@ impl SseDecoder for OpenAiDecoder {
                     .and_then(|d| d.cached_tokens)
                     .unwrap_or(0),
                 cache_write_input_tokens: 0,
+                web_searches: 0,
             });
         }
         for choice in chunk
@@ -606,6 +607,7 @@ mod tests {
             out,
             vec![
                 StreamEvent::Usage(Usage {
+                    web_searches: 0,
                     input_tokens: 3,
                     output_tokens: 0,
                     cached_input_tokens: 0,
@@ -660,6 +662,7 @@ mod tests {
             messages: vec![
                 Message::user("hi"),
                 Message::Assistant {
+                    searches: Vec::new(),
                     reasoning: Vec::new(),
                     text: String::new(),
                     tool_calls: vec![

@@ -32,6 +32,9 @@ pub(crate) struct Prices {
     pub(crate) cache_read: f64,
     /// Input written to the prompt cache (Anthropic charges a premium; OpenAI does not).
     pub(crate) cache_write: f64,
+    /// One thousand searches of the web at the provider (not per million tokens: the providers
+    /// price searches by the thousand).
+    pub(crate) web_search: f64,
 }
 
 impl Prices {
@@ -42,6 +45,7 @@ impl Prices {
             + per(usage.cached_input_tokens, self.cache_read)
             + per(usage.cache_write_input_tokens, self.cache_write)
             + per(usage.output_tokens, self.output)
+            + usage.web_searches as f64 * self.web_search / 1_000.0
     }
 }
 
@@ -302,6 +306,7 @@ impl ModelProfile {
                         output,
                         cache_read,
                         cache_write,
+                        web_search: web_search_price(&name),
                     }),
                 reasoning: None,
                 known: true,
@@ -369,6 +374,18 @@ pub(crate) fn suggestions(provider: &str) -> &'static [&'static str] {
     }
 }
 
+/// What a thousand searches of the web cost at the model's provider, in US dollars: Anthropic's
+/// `web_search` and OpenAI's Responses `web_search` both charge $10 per 1,000 (the pages a
+/// search brings count as input tokens besides). Other models have no search pablo offers.
+fn web_search_price(name: &str) -> f64 {
+    const SEARCHING: &[&str] = &["claude-", "gpt-", "o1", "o3", "o4"];
+    if SEARCHING.iter().any(|p| name.starts_with(p)) {
+        10.0
+    } else {
+        0.0
+    }
+}
+
 /// Config prices over the table's: a price set in config wins; a model with no table prices
 /// gets a cost only once input and output are both given.
 fn merge_prices(table: Option<Prices>, config: &PriceTable) -> Option<Prices> {
@@ -378,6 +395,7 @@ fn merge_prices(table: Option<Prices>, config: &PriceTable) -> Option<Prices> {
             output: config.output.unwrap_or(t.output),
             cache_read: config.cache_read.unwrap_or(t.cache_read),
             cache_write: config.cache_write.unwrap_or(t.cache_write),
+            web_search: config.web_search.unwrap_or(t.web_search),
         }),
         None => match (config.input, config.output) {
             (Some(input), Some(output)) => Some(Prices {
@@ -385,6 +403,7 @@ fn merge_prices(table: Option<Prices>, config: &PriceTable) -> Option<Prices> {
                 output,
                 cache_read: config.cache_read.unwrap_or(input),
                 cache_write: config.cache_write.unwrap_or(input),
+                web_search: config.web_search.unwrap_or(0.0),
             }),
             _ => None,
         },
@@ -523,15 +542,20 @@ mod tests {
             output: 15.0,
             cache_read: 0.3,
             cache_write: 3.75,
+            web_search: 10.0,
         };
         let usage = Usage {
             input_tokens: 1_000_000 + 2_000_000 + 1_000_000,
             output_tokens: 100_000,
             cached_input_tokens: 2_000_000,
             cache_write_input_tokens: 1_000_000,
+            web_searches: 3,
         };
         let cost = prices.cost(&usage);
-        assert!((cost - (3.0 + 0.6 + 3.75 + 1.5)).abs() < 1e-9, "{cost}");
+        assert!(
+            (cost - (3.0 + 0.6 + 3.75 + 1.5 + 0.03)).abs() < 1e-9,
+            "{cost}"
+        );
     }
 
     #[test]

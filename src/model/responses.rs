@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use super::http::{HttpModel, WireFormat};
 use super::openai::OpenAiConfig;
 use super::profile::ReasoningLevel;
+use super::search::{self, WebSearchTool};
 use super::sse::{DecodeFailure, SseDecoder, SseEvent};
 use super::{
     Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
@@ -35,16 +36,26 @@ use crate::protocol::Usage;
 pub(crate) type ResponsesClient = HttpModel<Responses>;
 
 /// The Responses wire.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Responses {
     options: BodyOptions,
+    web_search: Option<WebSearchTool>,
 }
 
 impl WireFormat for Responses {
     type Decoder = ResponsesDecoder;
 
     fn body(&self, model: &str, request: &ModelRequest) -> Value {
-        request_body(model, request, self.options)
+        let mut body = request_body(model, request, self.options);
+        if let (Some(tool), Some(tools)) = (&self.web_search, body["tools"].as_array_mut()) {
+            tools.push(search::responses_tool(tool));
+            // The pages a search found are reported only when asked for.
+            match body["include"].as_array_mut() {
+                Some(include) => include.push(json!(search::RESPONSES_SOURCES)),
+                None => body["include"] = json!([search::RESPONSES_SOURCES]),
+            }
+        }
+        body
     }
 
     fn decoder(provider: &str) -> ResponsesDecoder {
@@ -67,7 +78,14 @@ impl ResponsesClient {
             official: config.official,
             reasoning_model: config.profile.reasoning_model,
         };
-        config.into_client("responses", Responses { options })
+        let web_search = config.options.web_search.clone();
+        config.into_client(
+            "responses",
+            Responses {
+                options,
+                web_search,
+            },
+        )
     }
 }
 
@@ -106,6 +124,7 @@ pub(crate) fn request_body(model: &str, request: &ModelRequest, options: BodyOpt
                 text,
                 tool_calls,
                 reasoning,
+                searches,
             } => {
                 // A reasoning item must be followed by the output it led to.
                 if !text.is_empty() || !tool_calls.is_empty() {
@@ -125,6 +144,7 @@ pub(crate) fn request_body(model: &str, request: &ModelRequest, options: BodyOpt
                         }
                     }
                 }
+                input.extend(search::responses_items(searches));
                 if !text.is_empty() {
                     input.push(json!({"type": "message", "role": "assistant",
                         "content": [{"type": "output_text", "text": text}]}));
@@ -199,6 +219,8 @@ pub(crate) struct ResponsesDecoder {
     emitted_calls: usize,
     /// The summary part last streamed, per reasoning item, to separate parts.
     summary_part: BTreeMap<String, u64>,
+    /// Searches reported so far.
+    searches: u64,
     done: bool,
 }
 
@@ -209,6 +231,7 @@ impl ResponsesDecoder {
             calls: BTreeMap::new(),
             emitted_calls: 0,
             summary_part: BTreeMap::new(),
+            searches: 0,
             done: false,
         }
     }
@@ -299,6 +322,12 @@ impl ResponsesDecoder {
                 };
                 out.push(StreamEvent::Reasoning(block));
             }
+            Some("web_search_call") => {
+                if let Some((s, billed)) = search::responses_search(item) {
+                    self.searches += u64::from(billed);
+                    out.push(StreamEvent::WebSearch(s));
+                }
+            }
             _ => {}
         }
     }
@@ -328,6 +357,8 @@ impl ResponsesDecoder {
                     .as_u64()
                     .unwrap_or(0),
                 cache_write_input_tokens: 0,
+                // OpenAI bills each search call; its usage does not count them.
+                web_searches: self.searches,
             }));
         }
         let stop_reason = match stop {
@@ -447,6 +478,7 @@ mod tests {
             messages: vec![
                 Message::user("go"),
                 Message::Assistant {
+                    searches: Vec::new(),
                     text: String::new(),
                     tool_calls: vec![ToolCall {
                         id: "call_1".into(),
@@ -534,6 +566,7 @@ mod tests {
                     arguments: "{\"path\":\"a\"}".into(),
                 }),
                 StreamEvent::Usage(Usage {
+                    web_searches: 0,
                     input_tokens: 120,
                     output_tokens: 30,
                     cached_input_tokens: 100,

@@ -394,6 +394,7 @@ impl ModelClient for ScriptedModel {
             output_tokens: estimate_tokens(output_chars),
             cached_input_tokens: 0,
             cache_write_input_tokens: 0,
+            web_searches: 0,
         }));
         events.push_back(StreamEvent::Completed { stop_reason: stop });
         let delay = Duration::from_millis(self.script.chunk_delay_ms);

@@ -77,6 +77,7 @@ impl ProviderSettings {
                     output: m.prices.output.or(l.prices.output),
                     cache_read: m.prices.cache_read.or(l.prices.cache_read),
                     cache_write: m.prices.cache_write.or(l.prices.cache_write),
+                    web_search: m.prices.web_search.or(l.prices.web_search),
                 },
             },
         }

@@ -11,7 +11,9 @@ pub(crate) mod image;
 mod mcp;
 mod sandbox;
 pub(crate) mod subagent;
+mod usage;
 mod verdict;
+mod web_search;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -30,7 +32,10 @@ pub use mcp::{
     McpToolView,
 };
 pub use sandbox::{SandboxChoice, SandboxProfile};
+pub use usage::Usage;
 pub(crate) use verdict::{Decision, Verdict};
+pub use web_search::WebSearch;
+pub(crate) use web_search::{SearchProvider, WebSearchResult};
 
 /// A complete tool call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -452,43 +457,6 @@ pub enum PlanStatus {
     Completed,
 }
 
-/// Token counts reported by the provider.
-///
-/// `input_tokens` counts every input token of the call, whether the provider read it from its
-/// prompt cache (`cached_input_tokens`), wrote it to the cache (`cache_write_input_tokens`,
-/// Anthropic only) or neither.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    /// Input tokens read from the provider's prompt cache.
-    #[serde(default)]
-    pub cached_input_tokens: u64,
-    /// Input tokens written to the provider's prompt cache by this call.
-    #[serde(default)]
-    pub cache_write_input_tokens: u64,
-}
-
-impl Usage {
-    pub(crate) fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cached_input_tokens += other.cached_input_tokens;
-        self.cache_write_input_tokens += other.cache_write_input_tokens;
-    }
-
-    /// Input tokens neither read from nor written to the cache.
-    pub(crate) fn uncached_input_tokens(&self) -> u64 {
-        self.input_tokens
-            .saturating_sub(self.cached_input_tokens)
-            .saturating_sub(self.cache_write_input_tokens)
-    }
-
-    pub(crate) fn total(&self) -> u64 {
-        self.input_tokens + self.output_tokens
-    }
-}
-
 /// Reasoning that came with one model call, kept so it can go back to the provider that wrote
 /// it (Anthropic refuses a tool loop whose thinking blocks are missing or altered; OpenAI's
 /// reasoning models keep their train of thought across tool calls only through these items).
@@ -632,6 +600,10 @@ pub enum Event {
     /// blocks go back into the conversation with that message (journals rebuild history from
     /// both).
     ReasoningCompleted { blocks: Vec<ReasoningBlock> },
+    /// A search of the web the provider ran during a model call (no tool pablo runs), whole once
+    /// its results came; the searches go back into the conversation with the next
+    /// [`Event::MessageCompleted`] (journals rebuild history from both).
+    WebSearch { search: WebSearch },
     /// The assistant's whole message of one model call: its text and the tool calls it made,
     /// exactly as they go back into the conversation (journals rebuild history from this).
     MessageCompleted {

@@ -2,7 +2,8 @@
 //!
 //! The conversation is rebuilt the way the agent loop builds it (src/agent/mod.rs):
 //! `UserMessage` → a user message, `MessageCompleted` → one assistant message with its tool calls
-//! (and the reasoning blocks of the `ReasoningCompleted` just before it), `ToolCallEnd` → a tool
+//! (and the reasoning blocks of the `ReasoningCompleted` and the searches of the `WebSearch`s
+//! just before it), `ToolCallEnd` → a tool
 //! message whose content is `serde_json::to_string(&result)`; `ContextCleared` and
 //! `ContextCompacted` make the same replacements the agent made, at the same point. Providers
 //! refuse a history where a tool call has no result, so a call the crash cut off (announced by a
@@ -239,6 +240,8 @@ struct Replayer {
     pending: Vec<(ToolCall, bool)>,
     /// Reasoning announced for the next assistant message.
     reasoning: Vec<ReasoningBlock>,
+    /// Searches the provider ran for the next assistant message.
+    searches: Vec<crate::protocol::WebSearch>,
     plan: Option<Plan>,
     background: BTreeMap<String, SessionSummary>,
     /// Approval prompts not yet answered, by call id.
@@ -260,6 +263,7 @@ impl Replayer {
     fn apply_user_message(&mut self, text: &str) {
         self.close_pending();
         self.reasoning.clear();
+        self.searches.clear();
         let note = self.checkpoints.take_note();
         let mut text = prompt_with_note(note.as_deref(), text);
         for n in self.hook_notes.drain(..) {
@@ -318,6 +322,19 @@ impl Replayer {
         }
     }
 
+    /// An assistant message: with the reasoning and searches announced before it, and its calls
+    /// waiting for their results.
+    fn apply_message_completed(&mut self, text: &str, tool_calls: &[ToolCall]) {
+        self.close_pending();
+        self.history.push(Message::Assistant {
+            text: text.to_string(),
+            tool_calls: tool_calls.to_vec(),
+            reasoning: std::mem::take(&mut self.reasoning),
+            searches: std::mem::take(&mut self.searches),
+        });
+        self.pending = tool_calls.iter().map(|c| (c.clone(), false)).collect();
+    }
+
     fn apply(&mut self, event: &Event) {
         // Once the prompt before is whole (its attachments and notes joined it), a copy of the
         // prompt before it goes, as the agent dropped it.
@@ -335,6 +352,7 @@ impl Replayer {
                 self.close_pending();
                 self.background.clear();
                 self.reasoning.clear();
+                self.searches.clear();
             }
             Event::UserMessage { text } => self.apply_user_message(text),
             Event::PromptNote { note } => {
@@ -345,14 +363,9 @@ impl Replayer {
             }
             Event::Attachments { files, images } => self.apply_attachments(files, images),
             Event::ReasoningCompleted { blocks } => self.reasoning = blocks.clone(),
+            Event::WebSearch { search } => self.searches.push(search.clone()),
             Event::MessageCompleted { text, tool_calls } => {
-                self.close_pending();
-                self.history.push(Message::Assistant {
-                    text: text.clone(),
-                    tool_calls: tool_calls.clone(),
-                    reasoning: std::mem::take(&mut self.reasoning),
-                });
-                self.pending = tool_calls.iter().map(|c| (c.clone(), false)).collect();
+                self.apply_message_completed(text, tool_calls)
             }
             Event::ToolCallBegin { call_id, .. } => {
                 if let Some(p) = self.pending.iter_mut().find(|(c, _)| &c.id == call_id) {

@@ -93,6 +93,7 @@ impl ModelClient for Scripted {
                     arguments: args.to_string(),
                 }))),
                 Step::Usage(i, o) => events.push(Ok(StreamEvent::Usage(Usage {
+                    web_searches: 0,
                     input_tokens: i,
                     output_tokens: o,
                     cached_input_tokens: 0,

@@ -26,6 +26,7 @@ const PLAN: &str = r#"{"items": [{"content": "look", "status": "in_progress"}]}"
 
 fn opts() -> HttpOptions {
     HttpOptions {
+        web_search: None,
         idle_timeout: Duration::from_secs(5),
         max_retries: 0,
         initial_backoff: Duration::from_millis(10),

@@ -22,6 +22,7 @@ const KEY: &str = "sk-test-images-0123456789";
 
 fn opts() -> HttpOptions {
     HttpOptions {
+        web_search: None,
         idle_timeout: Duration::from_secs(5),
         max_retries: 0,
         initial_backoff: Duration::from_millis(10),

@@ -21,6 +21,7 @@ pub(super) mod support_common {
     /// Quick retries and a short idle timeout, so failure paths finish fast.
     pub(crate) fn opts() -> HttpOptions {
         HttpOptions {
+            web_search: None,
             idle_timeout: Duration::from_secs(2),
             max_retries: 2,
             initial_backoff: Duration::from_millis(10),
@@ -226,6 +227,7 @@ mod openai_stream {
             events[n - 2..],
             [
                 StreamEvent::Usage(Usage {
+                    web_searches: 0,
                     input_tokens: 10,
                     output_tokens: 3,
                     cached_input_tokens: 0,
@@ -620,6 +622,7 @@ mod anthropic_stream {
             events[n - 2..],
             [
                 StreamEvent::Usage(Usage {
+                    web_searches: 0,
                     input_tokens: 42,
                     output_tokens: 7,
                     cached_input_tokens: 0,

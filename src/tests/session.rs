@@ -87,6 +87,7 @@ fn text_reply(text: &str) -> Vec<StreamEvent> {
         StreamEvent::TextDelta(text[..mid].to_string()),
         StreamEvent::TextDelta(text[mid..].to_string()),
         StreamEvent::Usage(Usage {
+            web_searches: 0,
             input_tokens: 10,
             output_tokens: 3,
             cached_input_tokens: 0,
@@ -242,6 +243,7 @@ async fn resumed_conversation_is_exactly_what_the_model_was_sent_before_the_rest
     // The last request plus the answer to it is the whole conversation.
     let mut expected = before[3].messages.clone();
     expected.push(Message::Assistant {
+        searches: Vec::new(),
         text: "both failed".into(),
         tool_calls: vec![],
         reasoning: vec![],
@@ -274,6 +276,7 @@ async fn resumed_conversation_is_exactly_what_the_model_was_sent_before_the_rest
     let again = e.store.load(&id).unwrap();
     let mut whole = continued;
     whole.push(Message::Assistant {
+        searches: Vec::new(),
         text: "third answer".into(),
         tool_calls: vec![],
         reasoning: vec![],
@@ -811,6 +814,7 @@ async fn long_conversation_is_compacted_and_resume_sends_the_compacted_history()
     let state = e.store.load(&id).unwrap();
     let mut expected = requests[3].messages.clone();
     expected.push(Message::Assistant {
+        searches: Vec::new(),
         text: "second answer".into(),
         tool_calls: vec![],
         reasoning: vec![],

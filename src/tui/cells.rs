@@ -186,6 +186,8 @@ pub(crate) enum CellKind {
     },
     /// An information block (`/help`, `/ps`, `/rules`, `/mcp`, a restore report).
     Info(super::info::Info),
+    /// A search the provider ran: the query and the pages found.
+    WebSearch(Box<crate::protocol::WebSearch>),
     /// The end of a turn: the requests it sent to the model (its subagents' and retries
     /// included) and, seen live, how long it took.
     TurnEnd {
@@ -275,6 +277,7 @@ impl Cell {
                 }
             }
             CellKind::Info(info) => out.extend(wrap_lines(&info.lines(), width, 2)),
+            CellKind::WebSearch(search) => render_search(search, width, expanded, &mut out),
             CellKind::TurnEnd {
                 model_calls,
                 elapsed,
@@ -562,6 +565,71 @@ fn render_tool(
             Span::styled(if i == 0 { "  └ " } else { "    " }, theme::dim()),
         );
         out.push(l);
+    }
+}
+
+/// Result lines a collapsed search cell shows.
+const SEARCH_RESULTS: usize = 5;
+
+/// A web search the provider ran: `web search "query"`, its result count or error, and the
+/// pages found (title and URL), the first few unless expanded.
+fn render_search(
+    search: &crate::protocol::WebSearch,
+    width: usize,
+    expanded: bool,
+    out: &mut Vec<Line<'static>>,
+) {
+    let (mark, state, style) = match &search.error {
+        Some(code) => (
+            Span::styled("✗ ", theme::error()),
+            code.clone(),
+            theme::error(),
+        ),
+        None => (
+            Span::styled("✓ ", theme::ok()),
+            crate::protocol::describe::plural(search.results.len() as u64, "result"),
+            theme::dim(),
+        ),
+    };
+    let query = if search.query.is_empty() {
+        String::new()
+    } else {
+        format!(" \"{}\"", truncate(&search.query, width * 2))
+    };
+    let head = Line::from(vec![
+        mark,
+        Span::styled("web search", theme::bold()),
+        Span::raw(query),
+        Span::styled(format!("  ({state})"), style),
+    ]);
+    wrap_line(&head, width, 4, out);
+    let body_width = width.saturating_sub(4);
+    let shown = if expanded {
+        search.results.len()
+    } else {
+        SEARCH_RESULTS.min(search.results.len())
+    };
+    for (i, r) in search.results[..shown].iter().enumerate() {
+        let mut spans = vec![Span::styled(
+            if i == 0 { "  └ " } else { "    " },
+            theme::dim(),
+        )];
+        if !r.title.is_empty() {
+            spans.push(Span::raw(truncate(&r.title, body_width / 2)));
+            spans.push(Span::styled(" · ", theme::dim()));
+        }
+        spans.push(Span::styled(r.url.clone(), theme::dim()));
+        // A URL is not wrapped: cut at the edge, it still reads as where the page is.
+        out.push(Line::from(spans));
+    }
+    if shown < search.results.len() {
+        out.push(Line::from(Span::styled(
+            format!(
+                "    … {} more (ctrl-o expands)",
+                search.results.len() - shown
+            ),
+            theme::dim(),
+        )));
     }
 }
 

@@ -62,6 +62,7 @@ macro_rules! snap {
 mod commands;
 mod results;
 mod vim;
+mod web_search;
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
@@ -586,12 +587,14 @@ fn the_status_line_shows_context_used_of_the_window_and_the_session_cost() {
     user_turn(&mut s, "go");
     s.apply(Event::Usage {
         last: Usage {
+            web_searches: 0,
             input_tokens: 84_000,
             output_tokens: 1_000,
             cached_input_tokens: 80_000,
             cache_write_input_tokens: 3_000,
         },
         total: Usage {
+            web_searches: 0,
             input_tokens: 84_000,
             output_tokens: 1_000,
             cached_input_tokens: 80_000,

@@ -46,6 +46,7 @@ fn session_one_turn_in() -> AppState {
         text: "count the lines".into(),
     });
     let usage = Usage {
+        web_searches: 0,
         input_tokens: 12_345,
         output_tokens: 678,
         cached_input_tokens: 10_000,

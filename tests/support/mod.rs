@@ -15,6 +15,7 @@ pub mod pinning;
 pub mod prompt;
 pub mod repo_docs;
 pub mod run;
+pub mod web_search;
 
 /// The revision of a file holding `bytes`, as docs/workspace.md defines it (SHA-256, lower-case
 /// hex), computed here rather than by the engine so the tests check the contract, not a copy.

@@ -46,6 +46,7 @@ fn running_and_finished_commands() {
     s.apply(Event::TurnCompleted {
         stop_reason: StopReason::EndTurn,
         usage: Usage {
+            web_searches: 0,
             input_tokens: 1200,
             output_tokens: 340,
             cached_input_tokens: 0,

@@ -88,6 +88,7 @@ impl AppState {
             }
             e @ (Event::ReasoningDelta { .. }
             | Event::ReasoningCompleted { .. }
+            | Event::WebSearch { .. }
             | Event::MessageDelta { .. }
             | Event::MessageCompleted { .. }) => self.apply_message(e),
             e @ (Event::ToolCallBegin { .. }
@@ -346,11 +347,29 @@ impl AppState {
                     });
                 }
             }
+            // A search splits the streaming answer: what came before stays above it.
+            Event::WebSearch { search } => {
+                if let Some(cell) = self.transcript.last_mut()
+                    && let CellKind::Assistant {
+                        text,
+                        streaming: true,
+                    } = &cell.kind
+                {
+                    self.turns.answer_before_search.push_str(text);
+                }
+                self.finish_streaming();
+                self.transcript.push(CellKind::WebSearch(Box::new(search)));
+            }
             Event::MessageCompleted { text, .. } => {
                 self.turns.live_reasoning = false;
                 if self.reasoning_streaming() {
                     self.finish_streaming();
                 }
+                let before = std::mem::take(&mut self.turns.answer_before_search);
+                let text = match text.strip_prefix(&before) {
+                    Some(rest) if !before.is_empty() => rest.trim_start().to_string(),
+                    _ => text,
+                };
                 let replaced = match self.transcript.last_mut() {
                     Some(cell) => match &mut cell.kind {
                         CellKind::Assistant {

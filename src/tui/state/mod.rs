@@ -209,6 +209,9 @@ struct Turns {
     cells: Vec<(u64, usize)>,
     /// Reasoning deltas arrived for the model call in progress.
     live_reasoning: bool,
+    /// The answer text of the model call in progress shown above its web searches: the cell
+    /// of the rest of the answer gets the message's text without it.
+    answer_before_search: String,
     /// The model calls of the last turn that ended, when it said.
     last_model_calls: Option<u64>,
     /// A prompt was sent and its turn has not begun yet (the agent has not echoed it).
