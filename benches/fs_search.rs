@@ -13,7 +13,7 @@
 //! round trip. Needs `rg` on PATH (`apt-get install ripgrep`); without it only pablo is measured.
 
 // A benchmark that cannot set up its data has nothing to report; panicking says why.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -197,9 +197,15 @@ fn bench_monorepo(c: &mut Criterion) {
     let state = tempfile::tempdir().unwrap();
     let policy = PolicyEngines::over(&root, state.path());
     let grep = format!("grep -rn {NEEDLE} .");
-    assert!(
-        policy.check_default(&grep).allowed,
-        "grep -rn is a known-safe read here"
+    // Above the credential walk's bound (200,000 entries) the read is no longer proven safe
+    // and asks; the figure is the cost of reaching that answer either way.
+    println!(
+        "monorepo_200k: `{grep}` is {}",
+        if policy.check_default(&grep).allowed {
+            "allowed as a known-safe read"
+        } else {
+            "not proven safe (it asks)"
+        }
     );
     let have_rg = rg_available();
     if have_rg {
