@@ -4,6 +4,7 @@
 //! tested on its own, apart from any file.
 
 use crate::config::{CommandRule, MatchKind, is_domain_name};
+use crate::core::MCP_PREFIX;
 use crate::core::{ToolMode, ToolName};
 
 /// Claude Code's built-in tools and the pablo tools each one corresponds to (an empty list: pablo
@@ -67,7 +68,9 @@ pub(super) fn tool_matcher(claude: &str) -> Result<ToolMatcher, String> {
     for alternative in top_level_alternatives(text) {
         let whole = regex::Regex::new(&format!("^(?:{alternative})$"))
             .map_err(|_| format!("the matcher {claude:?} is not a regular expression"))?;
-        if alternative.starts_with("mcp__") || whole.is_match("mcp__server__tool") {
+        if alternative.starts_with(MCP_PREFIX)
+            || whole.is_match(&format!("{MCP_PREFIX}server__tool"))
+        {
             kept.push(alternative.to_string());
         }
         for (name, natives) in CLAUDE_TOOLS {
@@ -210,7 +213,7 @@ pub(super) fn permission(kind: Kind, entry: &str, project: bool) -> Result<Effec
         }
         None => (entry, None),
     };
-    if let Some(rest) = tool.strip_prefix("mcp__") {
+    if let Some(rest) = tool.strip_prefix(MCP_PREFIX) {
         return mcp_permission(kind, rest);
     }
     let Some(natives) = claude_tool(tool) else {
