@@ -141,6 +141,15 @@ impl Conversation {
     }
 }
 
+/// Tool arguments as JSON; empty text means no arguments.
+pub(super) fn parse_arguments(raw: &str) -> Result<serde_json::Value, String> {
+    if raw.trim().is_empty() {
+        Ok(serde_json::json!({}))
+    } else {
+        serde_json::from_str(raw).map_err(|e| e.to_string())
+    }
+}
+
 /// Why a turn stopped early.
 pub(super) struct TurnEnd {
     pub(super) stop_reason: StopReason,

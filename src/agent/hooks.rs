@@ -215,7 +215,8 @@ impl Conversation {
         let provider = crate::core::ToolName::from_native(tool)
             .map(|n| n.provider().to_string())
             .unwrap_or_else(|| tool.to_string());
-        let arguments = super::call::parse_arguments(&call.arguments).unwrap_or(Value::Null);
+        let arguments =
+            super::conversation::parse_arguments(&call.arguments).unwrap_or(Value::Null);
         let input = self.hook_input(EventInput::PostToolUse {
             tool_name: tool,
             tool_provider_name: &provider,

@@ -339,6 +339,16 @@ fn describe(withheld: &[Withheld<'_>]) -> Vec<String> {
                 continue;
             }
             ["mcp_servers", name, "url"] => format!("mcp_servers.{name} (connects to {})", text(v)),
+            ["options", "shell", "network_allow"] => format!(
+                "options.shell.network_allow ({}: hosts sandboxed commands may reach)",
+                list(v)
+            ),
+            ["options", "web_search", "enabled"] => {
+                format!("options.web_search.enabled = {}", shown(v))
+            }
+            ["options", "web_search", "allowed_domains"] => {
+                format!("options.web_search.allowed_domains ({})", list(v))
+            }
             ["hooks"] => {
                 if let DocValue::Table(t) = v {
                     for (event, entries) in t.iter() {

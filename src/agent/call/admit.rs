@@ -8,9 +8,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::super::conversation::Conversation;
+use super::super::conversation::parse_arguments;
 use super::super::mode;
 use super::super::subagent::TaskPlan;
-use super::report::{denied, parse_arguments};
+use super::report::denied;
 use crate::core::{ErrorCode, ToolFailure, ToolName};
 use crate::protocol::{Preview, ToolCall};
 use crate::tools::{Tool, ToolContext};

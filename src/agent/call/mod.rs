@@ -42,7 +42,7 @@ use crate::policy::LineParses;
 use crate::protocol::{ToolCall, ToolOutcome};
 use crate::tools::ToolResult;
 
-pub(super) use report::{AlreadyRan, parse_arguments};
+pub(super) use report::AlreadyRan;
 
 /// A stage of the pipeline, as the trace names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::super::conversation::Conversation;
+use super::super::conversation::{Conversation, parse_arguments};
 use crate::core::{ErrorCode, ToolFailure, ToolKind};
 use crate::model::Message;
 use crate::protocol::{Event, ToolCall, ToolOutcome, Verdict};
@@ -132,15 +132,6 @@ impl Conversation {
                 .with_data(Value::Object(failure_data))
                 .into_outcome()
         }
-    }
-}
-
-/// Tool arguments as JSON; empty text means no arguments.
-pub(in crate::agent) fn parse_arguments(raw: &str) -> Result<Value, String> {
-    if raw.trim().is_empty() {
-        Ok(json!({}))
-    } else {
-        serde_json::from_str(raw).map_err(|e| e.to_string())
     }
 }
 
