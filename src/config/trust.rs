@@ -388,7 +388,13 @@ fn describe(withheld: &[Withheld<'_>]) -> Vec<String> {
                 otel_said = true;
                 otel_line(withheld)
             }
-            _ => leaves(&w.path, v).join("; "),
+            // A table withheld whole: each of its values as if withheld alone, so the lines
+            // above that name a value (network_allow's hosts, search turned on) still apply.
+            _ if matches!(v, DocValue::Table(t) if !t.is_empty()) => {
+                out.extend(describe(&leaf_items(&w.path, v)));
+                continue;
+            }
+            _ => dotted(&w.path),
         };
         out.push(line);
     }
@@ -455,17 +461,20 @@ fn otel_line(withheld: &[Withheld<'_>]) -> String {
 }
 
 /// The key paths of the scalars and lists under a withheld value (a table is looked into).
-fn leaves(path: &[String], value: &DocValue<'_>) -> Vec<String> {
+fn leaf_items<'i>(path: &[String], value: &DocValue<'i>) -> Vec<Withheld<'i>> {
     match value {
         DocValue::Table(t) if !t.is_empty() => t
             .iter()
             .flat_map(|(k, v)| {
                 let mut p = path.to_vec();
                 p.push(k.get_ref().to_string());
-                leaves(&p, v.get_ref())
+                leaf_items(&p, v.get_ref())
             })
             .collect(),
-        _ => vec![dotted(path)],
+        _ => vec![Withheld {
+            path: path.to_vec(),
+            value: value.clone(),
+        }],
     }
 }
 
