@@ -28,6 +28,10 @@ fn main() {
     println!("cargo:rerun-if-env-changed=PABLO_LINK_MAP");
     println!("cargo:rerun-if-env-changed=PABLO_NO_STARTUP_ORDER");
     let var = |name: &str| env::var(name).unwrap_or_default();
+    // `pablo --version` names the optimisation level it was built with: `cargo bench` writes its
+    // opt-level 3 build to the same `target/release/pablo` as `cargo build --release` ("z"), and
+    // the size test must tell the shipped build from the bench's.
+    println!("cargo:rustc-env=PABLO_BUILD_OPT_LEVEL={}", var("OPT_LEVEL"));
     // Cargo sets PROFILE to "release" for the release profile and every profile inheriting it.
     if var("TARGET") != "x86_64-unknown-linux-gnu" || var("PROFILE") != "release" {
         return;

@@ -652,6 +652,18 @@ fn main() {
     let only = std::env::var("PABLO_BENCH_ONLY").unwrap_or_default();
     let wanted = |case: &str| only.is_empty() || only.split(',').any(|c| c == case);
     println!("binary: {} ({} bytes)", binary.display(), meta.len());
+    // `cargo bench --bench shipped` (without `--profile dev`) has just put its own opt-level 3
+    // build at target/release/pablo: its figures are not the shipped binary's.
+    let version = std::process::Command::new(&binary).arg("--version").output();
+    let version = version.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+    if !version.as_deref().is_ok_and(|v| v.contains("built with opt-level z")) {
+        println!(
+            "shipped: {} is not a release-profile build ({version:?}); run `cargo build --release`, \
+             then this bench with `--profile dev`",
+            binary.display()
+        );
+        std::process::exit(1);
+    }
     if wanted("size") && meta.len() > SIZE_CEILING {
         println!(
             "size: {} bytes is over the ceiling of {SIZE_CEILING} bytes (BENCHMARKS.md, binary size)",

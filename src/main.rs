@@ -36,8 +36,16 @@ mod cmd;
 
 use cmd::sessions::{choose_resume_workspace, find_session, resume_workspace};
 
+/// `pablo --version`: the version, then the build's optimisation level (`z` for the shipped
+/// release profile, `3` for `cargo bench`'s build in the same place).
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\nbuilt with opt-level ",
+    env!("PABLO_BUILD_OPT_LEVEL")
+);
+
 #[derive(Parser, Debug)]
-#[command(name = "pablo", version, about = "A terminal coding agent", long_about = None)]
+#[command(name = "pablo", version, long_version = LONG_VERSION, about = "A terminal coding agent", long_about = None)]
 struct Cli {
     #[command(flatten)]
     common: Common,

@@ -59,8 +59,12 @@ fn positive_globs(globs: &[&str]) -> globset::GlobSet {
     })
 }
 
-/// The most entries [`SafeReads::recursive_read_is_clean`] looks at.
-pub(crate) const MAX_LINK_WALK: usize = 20_000;
+/// The most entries [`SafeReads::recursive_read_is_clean`] looks at: a guard against a tree
+/// without end (a network mount, a generator), above any checkout people work in (a chromium
+/// checkout holds about 500,000 files). The walk reads names, never contents, so it costs a
+/// fraction of the recursive read it proves safe, which opens every file it names (BENCHMARKS.md,
+/// issue 46 item 4: a 200,000-file tree).
+pub(crate) const MAX_LINK_WALK: usize = 2_000_000;
 
 /// Multi-call binaries a known-safe name may link to (they act on the name they were called by).
 const MULTI_CALL: &[&str] = &["busybox", "toybox", "coreutils"];

@@ -26,8 +26,10 @@
 
 use std::path::{Path, PathBuf};
 
-/// The most workspace entries looked at for credential names.
-pub(crate) const MAX_MASK_WALK: usize = 200_000;
+/// The most workspace entries looked at for credential names: the same guard against a tree
+/// without end as the policy's walk (`policy::safe::MAX_LINK_WALK`), so that a read the policy
+/// proved safe in a large workspace can also be masked.
+pub(crate) const MAX_MASK_WALK: usize = 2_000_000;
 
 /// What is hidden, and how.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
