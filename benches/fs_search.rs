@@ -197,8 +197,8 @@ fn bench_monorepo(c: &mut Criterion) {
     let state = tempfile::tempdir().unwrap();
     let policy = PolicyEngines::over(&root, state.path());
     let grep = format!("grep -rn {NEEDLE} .");
-    // Above the credential walk's bound (200,000 entries) the read is no longer proven safe
-    // and asks; the figure is the cost of reaching that answer either way.
+    // Above the credential walk's bound (2,000,000 entries) the read would no longer be proven
+    // safe and would ask; the figure is the cost of reaching the answer either way.
     println!(
         "monorepo_200k: `{grep}` is {}",
         if policy.check_default(&grep).allowed {
@@ -221,6 +221,12 @@ fn bench_monorepo(c: &mut Criterion) {
     }
     group.bench_function("grep_rn_decision", |b| {
         b.iter(|| policy.check_default(&grep).allowed)
+    });
+    // A masked read (this `grep -rn`, with the `.env` below) hides the workspace's credential
+    // files first: a walk of the whole workspace before the command starts.
+    assert_eq!(pablo::harness::sandbox_mask_hidden(&root), 1);
+    group.bench_function("mask_plan", |b| {
+        b.iter(|| pablo::harness::sandbox_mask_hidden(&root))
     });
     group.bench_function("fs_list_1000", |b| b.iter(|| query.listed(1000)));
     group.bench_function("fs_list_100000", |b| b.iter(|| query.listed(100_000)));

@@ -112,6 +112,23 @@ impl SandboxTrue {
     }
 }
 
+/// The measured step of a masked read's start: the credential files of `ws` that the mask
+/// hides, found by its walk of the workspace (the home directory left out), counted.
+pub fn sandbox_mask_hidden(ws: &Path) -> usize {
+    let names = crate::workspace::CredentialNames::builtin();
+    let is_credential = |rel: &str| names.matching(rel).is_some();
+    crate::process::mask::plan(&crate::process::mask::MaskInputs {
+        workspace: ws,
+        home: None,
+        path_dirs: Vec::new(),
+        toolchain_homes: Vec::new(),
+        own: &[],
+        support: None,
+        is_credential: &is_credential,
+    })
+    .map_or(0, |plan| plan.workspace_hidden.len())
+}
+
 /// The measured step of `shield_compute`: the paths `workspace-write` binds read-only in `ws`
 /// (every `.git` and `.pablo` found by the walk), counted.
 pub fn sandbox_shield_count(ws: &Path) -> usize {

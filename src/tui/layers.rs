@@ -428,11 +428,20 @@ impl ApprovalView {
             ])),
             Preview::Mcp(m) => lay_out_mcp(m, width, &mut out),
         }
-        if !self.verdict.reasons.is_empty() {
+        // A command's reason is already on its own line under the parsed command: said once.
+        let shown: Vec<&str> = match &self.preview {
+            Preview::Command(c) => c.commands.iter().filter_map(|sc| sc.reason.as_deref()).collect(),
+            _ => Vec::new(),
+        };
+        let reasons: Vec<&str> = (self.verdict.reasons.iter())
+            .map(String::as_str)
+            .filter(|r| !shown.contains(r))
+            .collect();
+        if !reasons.is_empty() {
             out.push(Line::default());
             let l = Line::from(vec![
                 Span::styled("why: ", theme::warn()),
-                Span::raw(self.verdict.reasons.join("; ")),
+                Span::raw(reasons.join("; ")),
             ]);
             wrap_line(&l, width, 5, &mut out);
         }

@@ -181,6 +181,40 @@ fn the_approval_prompt_shows_what_the_change_breaks_and_checks_a_hunk_subset_aga
 }
 
 #[test]
+fn a_commands_reason_shown_under_it_is_not_repeated_as_the_prompts_why() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "show the env file");
+    s.apply(Event::ToolCallBegin {
+        call_id: "e1".into(),
+        tool: "shell.run".into(),
+        arguments: json!({"command": "cat .env"}),
+    });
+    let reason = "`.env` looks like a credential file";
+    s.apply(Event::ApprovalRequest {
+        call_id: "e1".into(),
+        tool: "shell.run".into(),
+        preview: Preview::Command(CommandPreview {
+            command: "cat .env".into(),
+            cwd: ".".into(),
+            background: false,
+            pty: false,
+            commands: vec![SimpleCommandView {
+                argv: vec!["cat".into(), ".env".into()],
+                executable: Some("/usr/bin/cat".into()),
+                decision: Decision::Ask,
+                rule_id: Some("builtin.commands.default".into()),
+                reason: Some(reason.into()),
+            }],
+            sandbox: None,
+        }),
+        verdict: Verdict::ask("builtin.commands.default", reason),
+    });
+    let screen = draw(&mut s, 100, 24);
+    assert_eq!(screen.matches(reason).count(), 1, "{screen}");
+    assert!(!screen.contains("why:"), "{screen}");
+}
+
+#[test]
 fn command_prompt_shows_the_parsed_parts() {
     let (mut s, _) = state();
     user_turn(&mut s, "run the tests and count lines");
