@@ -16,6 +16,7 @@ use crate::config::{McpServerConfig, McpServerEntry};
 use crate::policy::PolicyEngine;
 use crate::protocol::McpServerView;
 use crate::tools::mcp::client::Endpoint;
+use crate::tools::mcp::client::oauth::OAuthSpec;
 use crate::tools::mcp::{McpHub, ServerSpec};
 
 /// Variables that hold provider keys whatever the config says.
@@ -58,6 +59,12 @@ impl Launch {
         self.dirs.state.join("mcp")
     }
 
+    /// The OAuth tokens of HTTP servers live here, one file per server
+    /// (`$XDG_DATA_HOME/pablo/mcp-auth/NAME.json`, 0600).
+    pub(crate) fn mcp_auth_dir(&self) -> std::path::PathBuf {
+        self.dirs.data.join("mcp-auth")
+    }
+
     /// The hub of one session: every server of the layers and the front-end
     /// ([`super::LaunchOptions::mcp_servers`]; a name the config also uses is the front-end's),
     /// not started. Settings that were ignored (an untrusted project layer's servers) come back
@@ -80,6 +87,7 @@ impl Launch {
             .collect();
         let base_env = self.started_program_env(policy);
         let own = self.own_dirs();
+        let auth_dir = self.mcp_auth_dir();
         // In a folder not trusted, npx looks for its packages in an empty directory of pablo's,
         // not the workspace's `node_modules` (`process::npm::npx_argv`).
         let neutral = (!policy.trust().may_run_programs()).then(|| {
@@ -94,6 +102,7 @@ impl Launch {
                     e,
                     &self.workspace,
                     &self.mcp_log_dir(),
+                    &auth_dir,
                     &base_env,
                     &key_vars,
                     &own,
@@ -102,7 +111,8 @@ impl Launch {
             })
             .collect();
         let hub = McpHub::new(self.workspace.clone(), specs)
-            .waiting_for_first_turn(self.options.wait_for_mcp);
+            .waiting_for_first_turn(self.options.wait_for_mcp)
+            .asking_the_person(self.options.ask_mcp_questions);
         Warned::new(Arc::new(hub), warnings)
     }
 
@@ -144,6 +154,129 @@ impl Launch {
     }
 }
 
+/// Why `pablo mcp login` or `logout` cannot do what was asked, with its code.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct SignInRefused {
+    pub code: crate::core::ErrorCode,
+    pub message: String,
+}
+
+impl SignInRefused {
+    fn new(code: crate::core::ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// One HTTP server `pablo mcp login` signs in to: its URL and where its tokens are kept.
+pub struct SignIn {
+    pub name: String,
+    pub url: String,
+    spec: OAuthSpec,
+}
+
+impl SignIn {
+    /// The file the server's tokens are kept in.
+    pub fn token_file(&self) -> &Path {
+        &self.spec.store
+    }
+}
+
+impl Launch {
+    /// The server `name` of the config layers (the project's only in a trusted folder), as
+    /// `pablo mcp login` signs in to it: refused for a name no layer defines, a stdio server,
+    /// and a server given its credentials (`bearer_token_env`, an `Authorization` header).
+    pub fn mcp_sign_in(&self, name: &str) -> Result<SignIn, SignInRefused> {
+        use crate::core::ErrorCode;
+        let (entries, _) = self.layers.mcp_servers(self.trust);
+        let Some(entry) = entries.iter().find(|e| e.name == name) else {
+            let known: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+            return Err(SignInRefused::new(
+                ErrorCode::McpUnknownServer,
+                format!(
+                    "no MCP server named {name:?} (configured: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        };
+        let c = &entry.config;
+        let Some(url) = &c.url else {
+            return Err(SignInRefused::new(
+                ErrorCode::McpLoginUnsupported,
+                format!(
+                    "{name} is a stdio server (a program pablo starts): sign-in is for servers \
+                     reached at a url"
+                ),
+            ));
+        };
+        let given = c.bearer_token_env.is_some()
+            || c.headers
+                .keys()
+                .any(|h| h.eq_ignore_ascii_case("authorization"));
+        if given {
+            return Err(SignInRefused::new(
+                ErrorCode::McpLoginUnsupported,
+                format!(
+                    "{name} is given its token by its table (bearer_token_env or an Authorization \
+                     header); take that out to sign in with OAuth instead"
+                ),
+            ));
+        }
+        let o = c.oauth.clone().unwrap_or_default();
+        Ok(SignIn {
+            name: name.to_string(),
+            url: url.clone(),
+            spec: OAuthSpec {
+                store: self.mcp_auth_dir().join(format!("{name}.json")),
+                client_id: o.client_id,
+                scopes: o.scopes,
+            },
+        })
+    }
+
+    /// Signs in to `target` (docs/mcp.md, *Signing in*): `show` gets the address to open in a
+    /// browser and the local address the browser comes back to; the tokens are kept once it
+    /// has come back.
+    pub async fn mcp_login(
+        &self,
+        target: &SignIn,
+        show: impl FnOnce(&str, &str),
+    ) -> Result<(), SignInRefused> {
+        use crate::tools::mcp::client::oauth;
+        oauth::login(&target.url, &target.spec, oauth::LOGIN_WAIT, show)
+            .await
+            .map_err(|e| {
+                SignInRefused::new(
+                    crate::core::ErrorCode::McpLoginFailed,
+                    format!("signing in to the MCP server {} failed: {e}", target.name),
+                )
+            })
+    }
+
+    /// Forgets the tokens kept for the server `name` (configured or not any more): `Ok(None)`
+    /// when there were none, else the file removed.
+    pub fn mcp_logout(&self, name: &str) -> Result<Option<std::path::PathBuf>, SignInRefused> {
+        use crate::core::ErrorCode;
+        if !crate::config::is_mcp_server_name(name) {
+            return Err(SignInRefused::new(
+                ErrorCode::McpUnknownServer,
+                format!("{name:?} is not an MCP server name"),
+            ));
+        }
+        let path = self.mcp_auth_dir().join(format!("{name}.json"));
+        crate::tools::mcp::client::oauth::TokenStore::forget(&path)
+            .map(|removed| removed.then_some(path))
+            .map_err(|e| SignInRefused::new(ErrorCode::IoError, e))
+    }
+}
+
 /// A server as `pablo mcp list` prints it: a line of state, then what it offers.
 pub fn describe_server(s: &McpServerView) -> String {
     use crate::protocol::McpState;
@@ -155,6 +288,12 @@ pub fn describe_server(s: &McpServerView) -> String {
             s.tools.len(),
             s.prompts.len(),
             s.resources.len()
+        ),
+        McpState::Failed if s.code.as_deref() == Some("mcp_needs_login") => format!(
+            "{}  needs sign-in  {}  {}\n",
+            s.name,
+            s.transport,
+            s.reason.as_deref().unwrap_or("run `pablo mcp login NAME`")
         ),
         McpState::Failed => format!(
             "{}  failed  {}  {}\n",
@@ -209,10 +348,12 @@ pub(crate) fn editor_server_name(name: &str) -> String {
     out
 }
 
+#[allow(clippy::too_many_arguments)]
 fn spec_of(
     entry: &McpServerEntry,
     workspace: &Path,
     log_dir: &Path,
+    auth_dir: &Path,
     base_env: &[(String, String)],
     key_vars: &[String],
     own: &[std::path::PathBuf],
@@ -234,10 +375,25 @@ fn spec_of(
                 },
                 None => None,
             };
+            // A server given its credentials (a bearer token, an Authorization header) signs in
+            // no other way; the others may ask for OAuth.
+            let given = c.bearer_token_env.is_some()
+                || c.headers
+                    .keys()
+                    .any(|h| h.eq_ignore_ascii_case("authorization"));
+            let oauth = (!given).then(|| {
+                let o = c.oauth.clone().unwrap_or_default();
+                OAuthSpec {
+                    store: auth_dir.join(format!("{}.json", entry.name)),
+                    client_id: o.client_id,
+                    scopes: o.scopes,
+                }
+            });
             Endpoint::Http {
                 url: url.clone(),
                 bearer_token,
                 headers: c.headers.clone(),
+                oauth,
             }
         }
         (command, None) => {

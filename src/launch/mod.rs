@@ -91,6 +91,9 @@ pub struct LaunchOptions {
     /// The first turn waits until every MCP server is ready or failed (`pablo run`, ACP); the
     /// TUI leaves it off so its first prompt is never held up.
     pub wait_for_mcp: bool,
+    /// The MCP servers' questions (`elicitation/create`) go to the person: the TUI shows them.
+    /// Off, every question is declined with a warning (`pablo run`, ACP).
+    pub ask_mcp_questions: bool,
     /// MCP servers the front-end adds (an editor's `mcpServers`), on top of the config's.
     pub mcp_servers: Vec<(String, McpServerConfig)>,
     /// `-c key=value`: settings over the config files (with the `PABLO_` variables).

@@ -109,12 +109,31 @@ pub(crate) fn mcp_server(view: &super::McpServerView) -> Option<String> {
             }
             Some(format!("mcp {}: ready, {}", view.name, parts.join(", ")))
         }
+        // Needing sign-in is not a fault of the server: its line says what to do.
+        McpState::Failed if view.code.as_deref() == Some("mcp_needs_login") => Some(format!(
+            "mcp {}: {}",
+            view.name,
+            view.reason.as_deref().unwrap_or("needs sign-in")
+        )),
         McpState::Failed => Some(format!(
             "mcp {}: failed: {}",
             view.name,
             view.reason.as_deref().unwrap_or("no reason given")
         )),
         McpState::Starting | McpState::Stopped => None,
+    }
+}
+
+/// How the person answered an MCP server's question, in a line for the transcript (the values
+/// are not repeated: the tool's result says what the server made of them).
+pub(crate) fn question_answered(server: &str, answer: &super::QuestionAnswer) -> String {
+    match answer {
+        super::QuestionAnswer::Accept { content } => format!(
+            "mcp {server}: question answered ({})",
+            plural(content.len() as u64, "field")
+        ),
+        super::QuestionAnswer::Decline => format!("mcp {server}: question declined"),
+        super::QuestionAnswer::Cancel => format!("mcp {server}: question dismissed"),
     }
 }
 

@@ -733,6 +733,7 @@ fn mcp_server(name: &str, state: McpState, reason: Option<&str>) -> McpServerVie
         transport: "stdio".into(),
         required: false,
         reason: reason.map(str::to_string),
+        code: None,
         tools: if ready {
             vec![McpToolView {
                 name: format!("mcp__{name}__read_text_file"),

@@ -184,6 +184,24 @@ impl AppState {
                 ),
             ),
             Event::McpServer { server } => self.mcp_changed(server),
+            Event::McpQuestion { question } => {
+                let server = question.server.clone();
+                let view = super::super::question::QuestionView::new(question);
+                self.open_layer(Layer::Question(Box::new(view)));
+                self.alert(true, &format!("pablo: the MCP server {server} asks you something"));
+            }
+            Event::McpQuestionClosed { id, server, action } => {
+                // Still open: the server or the end of its call withdrew it.
+                let before = self.layers.len();
+                self.layers
+                    .retain(|l| !matches!(l, Layer::Question(q) if q.id() == id));
+                if self.layers.len() < before {
+                    self.notice(
+                        NoticeLevel::Info,
+                        format!("mcp {server}: its question was withdrawn ({action})"),
+                    );
+                }
+            }
             Event::LanguageServers { servers } => self.lsp = servers,
             Event::Warning { message } => self.notice(NoticeLevel::Warning, message),
             // A guard's block is the tool cell's own error (`blocked by hook NAME: …`, so it has
@@ -682,7 +700,8 @@ impl AppState {
             .position(|l| matches!(l, Layer::Approval(a) if a.call_id == call_id))?;
         match self.layers.remove(pos) {
             Layer::Approval(a) => Some(*a),
-            Layer::Sessions(_)
+            Layer::Question(_)
+            | Layer::Sessions(_)
             | Layer::Resume(_)
             | Layer::Model(_)
             | Layer::Artifacts(_)
