@@ -334,7 +334,7 @@ fn value_spans(field: &QuestionField, input: &Input, focused: bool) -> Vec<Span<
     };
     match (input, &field.kind) {
         (Input::Typed(text), kind) => {
-            let mut spans = vec![Span::styled(format!(" {text}"), value_style)];
+            let mut spans = vec![Span::styled(text.clone(), value_style)];
             if focused {
                 spans.push(Span::styled("▍", theme::accent()));
             }
@@ -352,7 +352,7 @@ fn value_spans(field: &QuestionField, input: &Input, focused: bool) -> Vec<Span<
                 Some(true) => "yes",
                 Some(false) => "no",
             };
-            vec![Span::styled(format!(" {word} "), value_style)]
+            vec![Span::styled(format!("{word} "), value_style)]
         }
         (Input::Pick(p), FieldKind::Choice { options, labels }) => {
             let shown = p
@@ -410,7 +410,7 @@ mod tests {
         KeyEvent::new(code, KeyModifiers::NONE)
     }
 
-    pub(crate) fn booking() -> McpQuestion {
+    fn booking() -> McpQuestion {
         let field = |name: &str, required: bool, kind: FieldKind| QuestionField {
             name: name.into(),
             title: None,

@@ -60,6 +60,7 @@ macro_rules! snap {
 }
 
 mod commands;
+mod questions;
 mod results;
 mod vim;
 mod web_search;
