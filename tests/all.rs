@@ -26,6 +26,7 @@ mod hostile_repo;
 mod images;
 mod import_config;
 mod mcp;
+mod mcp_auth;
 mod network_allow;
 mod observability;
 mod pin;
