@@ -27,6 +27,7 @@ mod images;
 mod import_config;
 mod mcp;
 mod mcp_auth;
+mod mcp_questions;
 mod network_allow;
 mod observability;
 mod pin;

@@ -23,6 +23,7 @@ mod interrupted;
 mod late_diagnostics;
 mod long_diff;
 mod queued;
+mod questions;
 mod scrollback;
 mod small_things;
 mod statusline;
