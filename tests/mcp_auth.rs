@@ -325,3 +325,46 @@ async fn login_is_refused_for_a_stdio_server_and_one_given_a_bearer_token() {
         assert!(stderr.contains("(mcp_login_unsupported)"), "{stderr}");
     }
 }
+
+#[tokio::test]
+async fn a_session_whose_token_is_revoked_and_cannot_be_refreshed_says_the_server_needs_sign_in() {
+    let servers = OAuthServers::start().await;
+    let sandbox = Sandbox::new();
+    configure(&sandbox, &servers);
+    sign_in(&sandbox).await;
+    let model = ScriptedServer::start().await;
+    // The first call works; when the model asks for the second one, the server has revoked the
+    // token and the authorization server refuses to refresh it.
+    let grants = servers.grants.clone();
+    let first = access_token(1);
+    model.respond_with(move |_, index| match index {
+        0 => call("c1", "mcp__notes__whoami", &json!({})),
+        1 => {
+            let mut g = grants.lock().unwrap();
+            g.valid.retain(|t| *t != first);
+            g.refuse_refresh = true;
+            call("c2", "mcp__notes__whoami", &json!({}))
+        }
+        _ => say("Done."),
+    });
+    let r = run_within(
+        sandbox.run_json(&model.base_url(), "who am I, twice?"),
+        Duration::from_secs(60),
+    )
+    .await;
+    assert_eq!(r.code, Some(0), "{}\n{:?}", r.stderr, r.lines);
+    let results = r.results();
+    assert_eq!(results.len(), 2, "{:?}", r.lines);
+    assert_eq!(results[0]["ok"], true, "{}", results[0]);
+    assert_eq!(results[1]["ok"], false, "{}", results[1]);
+    assert_eq!(results[1]["error"]["code"], "mcp_needs_login", "{}", results[1]);
+    assert!(
+        results[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("run `pablo mcp login notes`"),
+        "{}",
+        results[1]
+    );
+    assert!(!token_file(&sandbox).exists());
+}
