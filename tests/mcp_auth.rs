@@ -54,7 +54,11 @@ async fn sign_in(sandbox: &Sandbox) -> String {
         while let Ok(Some(line)) = lines.next_line().await {
             printed.push_str(&line);
             printed.push('\n');
-            if let Some(a) = line.trim().strip_prefix("http").filter(|_| line.contains("state=")) {
+            if let Some(a) = line
+                .trim()
+                .strip_prefix("http")
+                .filter(|_| line.contains("state="))
+            {
                 return format!("http{a}");
             }
         }
@@ -68,7 +72,10 @@ async fn sign_in(sandbox: &Sandbox) -> String {
     assert!(back.starts_with("http://127.0.0.1:"), "{back}");
     let forged = back.replace("state=", "state=not-");
     let (status, _, body) = browser_get(&forged).await;
-    assert_eq!(status, 400, "a redirect with another state is refused: {body}");
+    assert_eq!(
+        status, 400,
+        "a redirect with another state is refused: {body}"
+    );
     assert!(body.contains("not the sign-in pablo started"), "{body}");
     let (status, _, body) = browser_get(&back).await;
     assert_eq!(status, 200, "{body}");
@@ -357,7 +364,11 @@ async fn a_session_whose_token_is_revoked_and_cannot_be_refreshed_says_the_serve
     assert_eq!(results.len(), 2, "{:?}", r.lines);
     assert_eq!(results[0]["ok"], true, "{}", results[0]);
     assert_eq!(results[1]["ok"], false, "{}", results[1]);
-    assert_eq!(results[1]["error"]["code"], "mcp_needs_login", "{}", results[1]);
+    assert_eq!(
+        results[1]["error"]["code"], "mcp_needs_login",
+        "{}",
+        results[1]
+    );
     assert!(
         results[1]["error"]["message"]
             .as_str()

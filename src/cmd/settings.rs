@@ -254,9 +254,21 @@ fn show_sign_in(name: &str, address: &str, redirect: &str, open: bool) -> std::i
 /// any; pablo does not wait for it.
 fn open_browser(address: &str) -> Option<String> {
     let mut candidates: Vec<String> = std::env::var("BROWSER")
-        .map(|b| b.split(':').filter(|c| !c.is_empty()).map(String::from).collect())
+        .map(|b| {
+            b.split(':')
+                .filter(|c| !c.is_empty())
+                .map(String::from)
+                .collect()
+        })
         .unwrap_or_default();
-    candidates.push(if cfg!(target_os = "macos") { "open" } else { "xdg-open" }.to_string());
+    candidates.push(
+        if cfg!(target_os = "macos") {
+            "open"
+        } else {
+            "xdg-open"
+        }
+        .to_string(),
+    );
     candidates.into_iter().find(|program| {
         std::process::Command::new(program)
             .arg(address)

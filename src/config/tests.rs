@@ -189,9 +189,14 @@ fn an_untrusted_project_layer_cannot_say_how_a_server_signs_in() {
     let text = "[mcp_servers.notes]\noauth = { client_id = \"theirs\" }\nenabled_tools = [\"a\"]\n";
     let (c, withheld) = ConfigFile::parse_untrusted(text, Path::new("p.toml")).unwrap();
     assert!(c.mcp_servers["notes"].oauth.is_none());
-    assert_eq!(c.mcp_servers["notes"].enabled_tools.as_deref(), Some(&["a".to_string()][..]));
+    assert_eq!(
+        c.mcp_servers["notes"].enabled_tools.as_deref(),
+        Some(&["a".to_string()][..])
+    );
     assert!(
-        withheld.iter().any(|w| w.contains("mcp_servers.notes.oauth")),
+        withheld
+            .iter()
+            .any(|w| w.contains("mcp_servers.notes.oauth")),
         "{withheld:?}"
     );
 }

@@ -124,7 +124,11 @@ impl QuestionField {
                 Err(_) => return Err(format!("{} is a whole number", self.label())),
             },
             FieldKind::Number { integer: false, .. } => {
-                match text.parse::<f64>().ok().and_then(serde_json::Number::from_f64) {
+                match text
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                {
                     Some(n) => Value::Number(n),
                     None => return Err(format!("{} is a number", self.label())),
                 }
@@ -236,8 +240,9 @@ fn matches_format(format: &str, s: &str) -> bool {
             .split_once('@')
             .is_some_and(|(user, host)| !user.is_empty() && host.contains('.') && !s.contains(' ')),
         "uri" => url::Url::parse(s).is_ok(),
-        "date" => time::Date::parse(s, time::macros::format_description!("[year]-[month]-[day]"))
-            .is_ok(),
+        "date" => {
+            time::Date::parse(s, time::macros::format_description!("[year]-[month]-[day]")).is_ok()
+        }
         "date-time" => {
             time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).is_ok()
         }

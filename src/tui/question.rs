@@ -202,11 +202,7 @@ impl QuestionView {
                 Span::styled(marker, theme::accent()),
                 Span::styled(
                     format!("{label}{}  ", " ".repeat(pad)),
-                    if focused {
-                        theme::bold()
-                    } else {
-                        theme::dim()
-                    },
+                    if focused { theme::bold() } else { theme::dim() },
                 ),
             ];
             spans.extend(value_spans(field, input, focused));
@@ -380,7 +376,11 @@ fn typed_hint(kind: &FieldKind) -> Option<String> {
             minimum,
             maximum,
         } => {
-            let what = if *integer { "a whole number" } else { "a number" };
+            let what = if *integer {
+                "a whole number"
+            } else {
+                "a number"
+            };
             Some(match (minimum, maximum) {
                 (Some(lo), Some(hi)) => format!("{what}, {lo} to {hi}"),
                 (Some(lo), None) => format!("{what}, at least {lo}"),
@@ -507,7 +507,10 @@ mod tests {
             Intent::AnswerQuestion { answer, .. } => answer,
             other => panic!("{other:?}"),
         };
-        assert_eq!(answer(v.handle_key(key(KeyCode::Esc))), QuestionAnswer::Cancel);
+        assert_eq!(
+            answer(v.handle_key(key(KeyCode::Esc))),
+            QuestionAnswer::Cancel
+        );
         let ctrl_d = KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL);
         assert_eq!(answer(v.handle_key(ctrl_d)), QuestionAnswer::Decline);
     }

@@ -63,7 +63,10 @@ fn form(body: &[u8]) -> Vec<(String, String)> {
 
 /// The value of `name` among `pairs`.
 pub fn param(pairs: &[(String, String)], name: &str) -> Option<String> {
-    pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    pairs
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
 }
 
 impl OAuthServers {
@@ -338,9 +341,8 @@ pub async fn browser_get(url: &str) -> (u16, Option<String>, String) {
     let mut sock = tokio::net::TcpStream::connect((host, port))
         .await
         .expect("connects");
-    let request = format!(
-        "GET {target} HTTP/1.1\r\nhost: {host}:{port}\r\nconnection: close\r\n\r\n"
-    );
+    let request =
+        format!("GET {target} HTTP/1.1\r\nhost: {host}:{port}\r\nconnection: close\r\n\r\n");
     sock.write_all(request.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
     sock.read_to_end(&mut raw).await.unwrap();

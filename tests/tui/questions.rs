@@ -40,11 +40,7 @@ async fn a_servers_question_is_answered_in_a_form_and_the_server_gets_the_typed_
         "{answer}"
     );
     // What the model read is the server's result for those values.
-    let tool_message = server
-        .requests()
-        .last()
-        .unwrap()
-        .json()["messages"]
+    let tool_message = server.requests().last().unwrap().json()["messages"]
         .as_array()
         .unwrap()
         .iter()

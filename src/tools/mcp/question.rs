@@ -309,7 +309,10 @@ mod tests {
             }
         );
         let nested = [("where".to_string(), json!({"type": "object"}))];
-        assert_eq!(form_of(&nested, &[]).unwrap_err(), "where is of type object");
+        assert_eq!(
+            form_of(&nested, &[]).unwrap_err(),
+            "where is of type object"
+        );
     }
 
     #[tokio::test]
@@ -356,7 +359,11 @@ mod tests {
             panic!("closed")
         };
         assert_eq!(action, "accept");
-        assert!(questions.answer(&question.id, QuestionAnswer::Decline).is_err());
+        assert!(
+            questions
+                .answer(&question.id, QuestionAnswer::Decline)
+                .is_err()
+        );
     }
 
     #[tokio::test]

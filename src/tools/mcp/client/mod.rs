@@ -40,9 +40,9 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::core::lines::{self, LineRead};
-use crate::protocol::QuestionAnswer;
 use crate::process::ExitInfo;
 use crate::process::server::{ServerProcess, ServerSpawn, spawn_server};
+use crate::protocol::QuestionAnswer;
 
 /// The longest stdout line a server may print (a larger one is garbage, not a message).
 const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -225,8 +225,9 @@ impl ClientHandler for Handler {
         };
         let _open = Asking::open(&self.asking);
         Ok(match asker(question).await {
-            QuestionAnswer::Accept { content } => ElicitResult::new(ElicitationAction::Accept)
-                .with_content(Value::Object(content)),
+            QuestionAnswer::Accept { content } => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
+            }
             QuestionAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
             QuestionAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
         })

@@ -495,7 +495,12 @@ mod tests {
         let store = TokenStore::new(&path, "https://mcp.example/mcp");
         assert!(store.read().unwrap().is_none());
         store
-            .write(StoredCredentials::new("client-1".into(), None, vec![], None))
+            .write(StoredCredentials::new(
+                "client-1".into(),
+                None,
+                vec![],
+                None,
+            ))
             .unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600, "{mode:o}");
