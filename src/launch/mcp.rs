@@ -289,7 +289,7 @@ pub fn describe_server(s: &McpServerView) -> String {
             s.prompts.len(),
             s.resources.len()
         ),
-        McpState::Failed if s.code.as_deref() == Some("mcp_needs_login") => format!(
+        McpState::Failed if s.needs_login() => format!(
             "{}  needs sign-in  {}  {}\n",
             s.name,
             s.transport,

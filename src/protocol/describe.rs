@@ -110,7 +110,7 @@ pub(crate) fn mcp_server(view: &super::McpServerView) -> Option<String> {
             Some(format!("mcp {}: ready, {}", view.name, parts.join(", ")))
         }
         // Needing sign-in is not a fault of the server: its line says what to do.
-        McpState::Failed if view.code.as_deref() == Some("mcp_needs_login") => Some(format!(
+        McpState::Failed if view.needs_login() => Some(format!(
             "mcp {}: {}",
             view.name,
             view.reason.as_deref().unwrap_or("needs sign-in")
