@@ -134,27 +134,23 @@ pub fn hooks_command(common: &Common, command: HooksCommand) -> Result<ExitCode>
 
 pub async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
     let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
-    let refused = |e: launch::mcp::SignInRefused| crate::Refusal::new(e.code, e.message);
     match &command {
         McpCommand::Login { name, no_browser } => {
-            let target = launch.mcp_sign_in(name).map_err(refused)?;
             let mut shown = Ok(());
-            launch
-                .mcp_login(&target, |address, redirect| {
-                    shown = show_sign_in(&target.name, address, redirect, !no_browser);
+            let file = launch
+                .mcp_login(name, |address, redirect| {
+                    shown = show_sign_in(name, address, redirect, !no_browser);
                 })
-                .await
-                .map_err(refused)?;
+                .await?;
             shown?;
             outln!(
-                "signed in to {}; its tokens are kept in {} (readable by you only)",
-                target.name,
-                target.token_file().display()
+                "signed in to {name}; its tokens are kept in {} (readable by you only)",
+                file.display()
             );
             return Ok(ExitCode::SUCCESS);
         }
         McpCommand::Logout { name } => {
-            match launch.mcp_logout(name).map_err(refused)? {
+            match launch.mcp_logout(name)? {
                 Some(file) => outln!("signed out of {name}: removed {}", file.display()),
                 None => outln!("no tokens were kept for {name}"),
             }

@@ -59,7 +59,7 @@ pub struct McpServerConfig {
 /// `oauth = { client_id = "…", scopes = ["…"] }` of an HTTP server's table.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct McpOAuthConfig {
+pub(crate) struct McpOAuthConfig {
     /// A client id registered with the server's authorization server out of band; without one
     /// pablo registers itself (RFC 7591) when it signs in.
     pub(crate) client_id: Option<String>,

@@ -154,47 +154,25 @@ impl Launch {
     }
 }
 
-/// Why `pablo mcp login` or `logout` cannot do what was asked, with its code.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct SignInRefused {
-    pub code: crate::core::ErrorCode,
-    pub message: String,
-}
-
-impl SignInRefused {
-    fn new(code: crate::core::ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-        }
-    }
-}
-
-/// One HTTP server `pablo mcp login` signs in to: its URL and where its tokens are kept.
-pub struct SignIn {
-    pub name: String,
-    pub url: String,
-    spec: OAuthSpec,
-}
-
-impl SignIn {
-    /// The file the server's tokens are kept in.
-    pub fn token_file(&self) -> &Path {
-        &self.spec.store
+/// A refusal of `pablo mcp login` or `logout`, with its code.
+fn refused(code: crate::core::ErrorCode, message: impl Into<String>) -> super::LaunchError {
+    super::LaunchError::McpSignIn {
+        code,
+        message: message.into(),
     }
 }
 
 impl Launch {
-    /// The server `name` of the config layers (the project's only in a trusted folder), as
-    /// `pablo mcp login` signs in to it: refused for a name no layer defines, a stdio server,
-    /// and a server given its credentials (`bearer_token_env`, an `Authorization` header).
-    pub fn mcp_sign_in(&self, name: &str) -> Result<SignIn, SignInRefused> {
+    /// The server `name` of the config layers (the project's only in a trusted folder) as
+    /// `pablo mcp login` signs in to it: its URL and how it signs in. Refused for a name no layer
+    /// defines, a stdio server, and a server given its credentials (`bearer_token_env`, an
+    /// `Authorization` header).
+    fn mcp_sign_in_target(&self, name: &str) -> Result<(String, OAuthSpec), super::LaunchError> {
         use crate::core::ErrorCode;
         let (entries, _) = self.layers.mcp_servers(self.trust);
         let Some(entry) = entries.iter().find(|e| e.name == name) else {
             let known: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
-            return Err(SignInRefused::new(
+            return Err(refused(
                 ErrorCode::McpUnknownServer,
                 format!(
                     "no MCP server named {name:?} (configured: {})",
@@ -208,7 +186,7 @@ impl Launch {
         };
         let c = &entry.config;
         let Some(url) = &c.url else {
-            return Err(SignInRefused::new(
+            return Err(refused(
                 ErrorCode::McpLoginUnsupported,
                 format!(
                     "{name} is a stdio server (a program pablo starts): sign-in is for servers \
@@ -221,7 +199,7 @@ impl Launch {
                 .keys()
                 .any(|h| h.eq_ignore_ascii_case("authorization"));
         if given {
-            return Err(SignInRefused::new(
+            return Err(refused(
                 ErrorCode::McpLoginUnsupported,
                 format!(
                     "{name} is given its token by its table (bearer_token_env or an Authorization \
@@ -230,42 +208,41 @@ impl Launch {
             ));
         }
         let o = c.oauth.clone().unwrap_or_default();
-        Ok(SignIn {
-            name: name.to_string(),
-            url: url.clone(),
-            spec: OAuthSpec {
-                store: self.mcp_auth_dir().join(format!("{name}.json")),
-                client_id: o.client_id,
-                scopes: o.scopes,
-            },
-        })
+        let spec = OAuthSpec {
+            store: self.mcp_auth_dir().join(format!("{name}.json")),
+            client_id: o.client_id,
+            scopes: o.scopes,
+        };
+        Ok((url.clone(), spec))
     }
 
-    /// Signs in to `target` (docs/mcp.md, *Signing in*): `show` gets the address to open in a
-    /// browser and the local address the browser comes back to; the tokens are kept once it
-    /// has come back.
+    /// `pablo mcp login NAME` (docs/mcp.md, *Signing in*): `show` gets the address to open in a
+    /// browser and the local address the browser comes back to; once it has come back the tokens
+    /// are kept, in the file returned.
     pub async fn mcp_login(
         &self,
-        target: &SignIn,
+        name: &str,
         show: impl FnOnce(&str, &str),
-    ) -> Result<(), SignInRefused> {
+    ) -> Result<std::path::PathBuf, super::LaunchError> {
         use crate::tools::mcp::client::oauth;
-        oauth::login(&target.url, &target.spec, oauth::LOGIN_WAIT, show)
+        let (url, spec) = self.mcp_sign_in_target(name)?;
+        oauth::login(&url, &spec, oauth::LOGIN_WAIT, show)
             .await
             .map_err(|e| {
-                SignInRefused::new(
+                refused(
                     crate::core::ErrorCode::McpLoginFailed,
-                    format!("signing in to the MCP server {} failed: {e}", target.name),
+                    format!("signing in to the MCP server {name} failed: {e}"),
                 )
-            })
+            })?;
+        Ok(spec.store)
     }
 
-    /// Forgets the tokens kept for the server `name` (configured or not any more): `Ok(None)`
-    /// when there were none, else the file removed.
-    pub fn mcp_logout(&self, name: &str) -> Result<Option<std::path::PathBuf>, SignInRefused> {
+    /// `pablo mcp logout NAME`: forgets the tokens kept for the server `name` (configured or not
+    /// any more); `Ok(None)` when there were none, else the file removed.
+    pub fn mcp_logout(&self, name: &str) -> Result<Option<std::path::PathBuf>, super::LaunchError> {
         use crate::core::ErrorCode;
         if !crate::config::is_mcp_server_name(name) {
-            return Err(SignInRefused::new(
+            return Err(refused(
                 ErrorCode::McpUnknownServer,
                 format!("{name:?} is not an MCP server name"),
             ));
@@ -273,7 +250,7 @@ impl Launch {
         let path = self.mcp_auth_dir().join(format!("{name}.json"));
         crate::tools::mcp::client::oauth::TokenStore::forget(&path)
             .map(|removed| removed.then_some(path))
-            .map_err(|e| SignInRefused::new(ErrorCode::IoError, e))
+            .map_err(|e| refused(ErrorCode::IoError, e))
     }
 }
 
@@ -289,12 +266,16 @@ pub fn describe_server(s: &McpServerView) -> String {
             s.prompts.len(),
             s.resources.len()
         ),
-        McpState::Failed if s.needs_login() => format!(
-            "{}  needs sign-in  {}  {}\n",
-            s.name,
-            s.transport,
-            s.reason.as_deref().unwrap_or("run `pablo mcp login NAME`")
-        ),
+        McpState::Failed
+            if s.code.as_deref() == Some(crate::core::ErrorCode::McpNeedsLogin.as_str()) =>
+        {
+            format!(
+                "{}  needs sign-in  {}  {}\n",
+                s.name,
+                s.transport,
+                s.reason.as_deref().unwrap_or("run `pablo mcp login NAME`")
+            )
+        }
         McpState::Failed => format!(
             "{}  failed  {}  {}\n",
             s.name,

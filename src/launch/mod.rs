@@ -137,6 +137,9 @@ pub enum LaunchError {
     /// `pablo sandbox` could not run its command (the process layer's code kept).
     #[error("{message}")]
     Sandbox { code: ErrorCode, message: String },
+    /// `pablo mcp login` or `logout` could not do what was asked (`mcp_login_failed`, …).
+    #[error("{message}")]
+    McpSignIn { code: ErrorCode, message: String },
 }
 
 impl Coded for LaunchError {
@@ -153,7 +156,9 @@ impl Coded for LaunchError {
             LaunchError::PriceUnknown { .. } => ErrorCode::ModelPriceUnknown,
             LaunchError::InvalidBudget(_) => ErrorCode::ConfigInvalid,
             LaunchError::Checkpoint(e) => e.code(),
-            LaunchError::Worktree { code, .. } | LaunchError::Sandbox { code, .. } => *code,
+            LaunchError::Worktree { code, .. }
+            | LaunchError::Sandbox { code, .. }
+            | LaunchError::McpSignIn { code, .. } => *code,
         }
     }
 }

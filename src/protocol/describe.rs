@@ -109,12 +109,6 @@ pub(crate) fn mcp_server(view: &super::McpServerView) -> Option<String> {
             }
             Some(format!("mcp {}: ready, {}", view.name, parts.join(", ")))
         }
-        // Needing sign-in is not a fault of the server: its line says what to do.
-        McpState::Failed if view.needs_login() => Some(format!(
-            "mcp {}: {}",
-            view.name,
-            view.reason.as_deref().unwrap_or("needs sign-in")
-        )),
         McpState::Failed => Some(format!(
             "mcp {}: failed: {}",
             view.name,

@@ -59,13 +59,6 @@ pub struct McpServerView {
     pub(crate) log: Option<String>,
 }
 
-impl McpServerView {
-    /// Whether it failed only for want of sign-in (`mcp_needs_login`).
-    pub(crate) fn needs_login(&self) -> bool {
-        self.code.as_deref() == Some(crate::core::ErrorCode::McpNeedsLogin.as_str())
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpToolView {
     pub name: String,

@@ -32,7 +32,8 @@ pub use mcp::{
     McpCallPreview, McpPromptArgument, McpPromptView, McpResourceView, McpServerView, McpState,
     McpToolView,
 };
-pub use question::{FieldKind, McpQuestion, QuestionAnswer, QuestionField};
+pub(crate) use question::{FieldKind, QuestionField};
+pub use question::{McpQuestion, QuestionAnswer};
 pub use sandbox::{SandboxChoice, SandboxProfile};
 pub use usage::Usage;
 pub(crate) use verdict::{Decision, Verdict};

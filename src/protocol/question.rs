@@ -25,7 +25,7 @@ pub struct McpQuestion {
 
 /// One field of the form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QuestionField {
+pub(crate) struct QuestionField {
     /// The property name the answer uses.
     pub(crate) name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,7 +43,7 @@ pub struct QuestionField {
 /// What a field holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum FieldKind {
+pub(crate) enum FieldKind {
     Text {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         min_length: Option<usize>,

@@ -13,7 +13,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 use serde_json::{Map, Value};
 
-use super::layers::Intent;
 use super::text::wrap_line;
 use super::theme;
 use crate::protocol::{FieldKind, McpQuestion, QuestionAnswer, QuestionField};
@@ -54,14 +53,6 @@ impl QuestionView {
         &self.question.id
     }
 
-    fn answer(&self, answer: QuestionAnswer) -> Intent {
-        Intent::AnswerQuestion {
-            id: self.question.id.clone(),
-            server: self.question.server.clone(),
-            answer,
-        }
-    }
-
     /// The values as the server receives them, or the first field that does not fit (and why).
     fn content(&self) -> Result<Map<String, Value>, (usize, String)> {
         let mut out = Map::new();
@@ -93,19 +84,20 @@ impl QuestionView {
         Ok(out)
     }
 
-    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Intent {
+    /// A key; `Some` when it answers the question (the layer then closes).
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> Option<QuestionAnswer> {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let count = self.inputs.len();
         match key.code {
-            KeyCode::Esc => return self.answer(QuestionAnswer::Cancel),
-            KeyCode::Char('d') if ctrl => return self.answer(QuestionAnswer::Decline),
+            KeyCode::Esc => return Some(QuestionAnswer::Cancel),
+            KeyCode::Char('d') if ctrl => return Some(QuestionAnswer::Decline),
             KeyCode::Enter => {
                 return match self.content() {
-                    Ok(content) => self.answer(QuestionAnswer::Accept { content }),
+                    Ok(content) => Some(QuestionAnswer::Accept { content }),
                     Err((field, why)) => {
                         self.focused = field;
                         self.problem = Some(why);
-                        Intent::None
+                        None
                     }
                 };
             }
@@ -117,7 +109,7 @@ impl QuestionView {
             }
             _ => self.edit(key),
         }
-        Intent::None
+        None
     }
 
     /// A key that changes the focused field.
@@ -471,10 +463,7 @@ mod tests {
         v.handle_key(key(KeyCode::Tab));
         v.handle_key(key(KeyCode::Right));
         v.handle_key(key(KeyCode::Right));
-        let Intent::AnswerQuestion { id, answer, .. } = v.handle_key(key(KeyCode::Enter)) else {
-            panic!("an answer")
-        };
-        assert_eq!(id, "q-1");
+        let answer = v.handle_key(key(KeyCode::Enter)).expect("an answer");
         let mut content = Map::new();
         content.insert("city".into(), json!("Lyon"));
         content.insert("nights".into(), json!(3));
@@ -489,7 +478,7 @@ mod tests {
         v.handle_key(key(KeyCode::Tab));
         typed(&mut v, "zero");
         v.handle_key(key(KeyCode::Up));
-        assert_eq!(v.handle_key(key(KeyCode::Enter)), Intent::None);
+        assert_eq!(v.handle_key(key(KeyCode::Enter)), None);
         assert_eq!(v.focused, 1);
         assert_eq!(v.problem.as_deref(), Some("nights is a whole number"));
         let footer: String = v.footer(80)[0]
@@ -503,15 +492,11 @@ mod tests {
     #[test]
     fn esc_dismisses_and_ctrl_d_declines() {
         let mut v = QuestionView::new(booking());
-        let answer = |i: Intent| match i {
-            Intent::AnswerQuestion { answer, .. } => answer,
-            other => panic!("{other:?}"),
-        };
         assert_eq!(
-            answer(v.handle_key(key(KeyCode::Esc))),
-            QuestionAnswer::Cancel
+            v.handle_key(key(KeyCode::Esc)),
+            Some(QuestionAnswer::Cancel)
         );
         let ctrl_d = KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL);
-        assert_eq!(answer(v.handle_key(ctrl_d)), QuestionAnswer::Decline);
+        assert_eq!(v.handle_key(ctrl_d), Some(QuestionAnswer::Decline));
     }
 }

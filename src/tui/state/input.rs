@@ -35,7 +35,14 @@ impl AppState {
         if let Some(top) = self.layers.last_mut() {
             let intent = match top {
                 Layer::Approval(a) => Ok(a.handle_key(key, width)),
-                Layer::Question(q) => Ok(q.handle_key(key)),
+                Layer::Question(q) => Ok(match q.handle_key(key) {
+                    Some(answer) => Intent::AnswerQuestion {
+                        id: q.id().to_string(),
+                        server: q.question.server.clone(),
+                        answer,
+                    },
+                    None => Intent::None,
+                }),
                 Layer::Sessions(s) => Ok(s.handle_key(key, &ids)),
                 Layer::Resume(r) => Ok(r.handle_key(key)),
                 Layer::Model(m) => Ok(match m.handle_key(key) {
