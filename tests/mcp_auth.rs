@@ -379,3 +379,18 @@ async fn a_session_whose_token_is_revoked_and_cannot_be_refreshed_says_the_serve
     );
     assert!(!token_file(&sandbox).exists());
 }
+
+#[tokio::test]
+async fn mcp_list_names_the_command_that_signs_in() {
+    let servers = OAuthServers::start().await;
+    let sandbox = Sandbox::new();
+    configure(&sandbox, &servers);
+    let mut cmd = sandbox.command();
+    cmd.args(["mcp", "list"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(1));
+    assert!(
+        stdout.contains("notes  needs sign-in  http  run `pablo mcp login notes`"),
+        "{stdout}"
+    );
+}

@@ -270,10 +270,8 @@ pub fn describe_server(s: &McpServerView) -> String {
             if s.code.as_deref() == Some(crate::core::ErrorCode::McpNeedsLogin.as_str()) =>
         {
             format!(
-                "{}  needs sign-in  {}  {}\n",
-                s.name,
-                s.transport,
-                s.reason.as_deref().unwrap_or("run `pablo mcp login NAME`")
+                "{}  needs sign-in  {}  run `pablo mcp login {}`\n",
+                s.name, s.transport, s.name
             )
         }
         McpState::Failed => format!(
