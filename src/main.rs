@@ -158,6 +158,8 @@ impl Common {
             mode: self.mode,
             // Only the TUI shows servers becoming ready; elsewhere the first turn waits for them.
             wait_for_mcp: front == Front::Headless,
+            // The TUI turns it on: only a person in front of a screen can answer a server.
+            ask_mcp_questions: false,
             mcp_servers: Vec::new(),
             config_overrides: self.set.clone(),
         }
@@ -391,6 +393,21 @@ enum McpCommand {
         /// One JSON object per tool, one per line.
         #[arg(long)]
         json: bool,
+    },
+    /// Sign in to an HTTP server that asks for it (OAuth): prints the address to open, opens
+    /// the browser when there is one, waits for it to come back, and keeps the tokens (a 0600
+    /// file under pablo's data directory).
+    Login {
+        /// The server's name (`[mcp_servers.NAME]`).
+        name: String,
+        /// Only print the address; open no browser.
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget the tokens kept for a server (its next start asks for sign-in again).
+    Logout {
+        /// The server's name (`[mcp_servers.NAME]`).
+        name: String,
     },
 }
 
@@ -745,6 +762,7 @@ async fn resume_once(
     // The probe child beside the launch, not before the first frame after it.
     pablo::process::probe_namespaces_soon();
     let mut options = common.launch_options(Front::Interactive);
+    options.ask_mcp_questions = true;
     if options.workspace.is_none() {
         options.workspace = Some(choose_resume_workspace(&info)?);
     }
@@ -879,6 +897,7 @@ async fn tui_once(common: &Common, workspace: Option<PathBuf>) -> Result<Next> {
     // The namespace probe is already under way (`real_main` started it for `pablo`, and
     // `resume_once` for `pablo resume`) or answered: its answer is the process's.
     let mut options = common.launch_options(Front::Interactive);
+    options.ask_mcp_questions = true;
     if workspace.is_some() {
         options.workspace = workspace;
     }

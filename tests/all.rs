@@ -26,6 +26,8 @@ mod hostile_repo;
 mod images;
 mod import_config;
 mod mcp;
+mod mcp_auth;
+mod mcp_questions;
 mod network_allow;
 mod observability;
 mod pin;

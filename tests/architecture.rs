@@ -663,8 +663,13 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // (`Imported`: the TOML and the report the binary prints and writes); 393 since the events
     // carry the provider's web searches (`WebSearch` in `Event::WebSearch`, its fields
     // crate-private) (issue 48 item 2); 395 since the monorepo bench lists the tree and judges
-    // a recursive grep over it (`FsSearchQuery::listed`, `PolicyEngines::over`) (issue 46 item 4).
-    const CEILING: usize = 395;
+    // a recursive grep over it (`FsSearchQuery::listed`, `PolicyEngines::over`) (issue 46 item 4);
+    // 399 since MCP sign-in and questions reach the binary and the events (issue 48 item 3):
+    // `pablo mcp login` and `logout` (`Launch::mcp_login`, `Launch::mcp_logout`, refusals as a
+    // `LaunchError` variant, no type of their own), and the question a server asks and its answer
+    // (`McpQuestion` in `Event::McpQuestion`, `QuestionAnswer` in `Op::AnswerMcpQuestion`; their
+    // fields and the form's field types crate-private).
+    const CEILING: usize = 399;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

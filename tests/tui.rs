@@ -22,6 +22,7 @@ mod hunks;
 mod interrupted;
 mod late_diagnostics;
 mod long_diff;
+mod questions;
 mod queued;
 mod scrollback;
 mod small_things;

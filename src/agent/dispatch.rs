@@ -154,6 +154,12 @@ impl Dispatcher {
                     self.shared.answer_approval(&call_id, answer);
                 }
             }
+            Op::AnswerMcpQuestion { id, answer } => {
+                // A question withdrawn a moment ago (its call ended) has nobody to answer.
+                if let Err(message) = self.shared.host.mcp.answer_question(&id, answer) {
+                    self.shared.emit(Event::Warning { message });
+                }
+            }
             Op::CheckHunks { call_id, hunks } => {
                 // A check that ended (the approval was answered a moment ago) has nothing to
                 // say: the toggle is dropped without a word.

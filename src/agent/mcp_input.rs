@@ -77,6 +77,7 @@ mod tests {
                     url: "http://127.0.0.1:1/mcp".into(),
                     bearer_token: None,
                     headers: Default::default(),
+                    oauth: None,
                 },
                 required: false,
                 startup_timeout: Duration::from_secs(1),

@@ -134,6 +134,30 @@ pub fn hooks_command(common: &Common, command: HooksCommand) -> Result<ExitCode>
 
 pub async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCode> {
     let launch = Launch::prepare(common.launch_options(Front::Interactive))?;
+    match &command {
+        McpCommand::Login { name, no_browser } => {
+            let mut shown = Ok(());
+            let file = launch
+                .mcp_login(name, |address, redirect| {
+                    shown = show_sign_in(name, address, redirect, !no_browser);
+                })
+                .await?;
+            shown?;
+            outln!(
+                "signed in to {name}; its tokens are kept in {} (readable by you only)",
+                file.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        McpCommand::Logout { name } => {
+            match launch.mcp_logout(name)? {
+                Some(file) => outln!("signed out of {name}: removed {}", file.display()),
+                None => outln!("no tokens were kept for {name}"),
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        McpCommand::List { .. } | McpCommand::Tools { .. } => {}
+    }
     let servers = launch.mcp_servers().await?;
     for w in &servers.warnings {
         eprintln!("pablo: warning: {w}");
@@ -163,6 +187,7 @@ pub async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCod
                 ExitCode::SUCCESS
             })
         }
+        McpCommand::Login { .. } | McpCommand::Logout { .. } => Ok(ExitCode::SUCCESS),
         McpCommand::Tools { name, json } => {
             let Some(server) = servers.iter().find(|s| s.name == name) else {
                 let known: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
@@ -207,6 +232,52 @@ pub async fn mcp_command(common: &Common, command: McpCommand) -> Result<ExitCod
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// What `pablo mcp login` says while it waits: the address to open (always printed, so a person
+/// on another machine can open it), and the browser opened on it when asked and one is found.
+fn show_sign_in(name: &str, address: &str, redirect: &str, open: bool) -> std::io::Result<()> {
+    outln!("To sign in to the MCP server {name}, open this address in a browser:\n\n  {address}\n");
+    if open && let Some(opener) = open_browser(address) {
+        outln!("(opened with {opener})");
+    }
+    outln!("Waiting for the browser to come back to {redirect} …");
+    Ok(())
+}
+
+/// Opens `address` with the person's browser: `$BROWSER` (a `:`-separated list, as
+/// xdg-utils reads it), then `xdg-open` (or `open` on macOS). The program that was started, if
+/// any; pablo does not wait for it.
+fn open_browser(address: &str) -> Option<String> {
+    let mut candidates: Vec<String> = std::env::var("BROWSER")
+        .map(|b| {
+            b.split(':')
+                .filter(|c| !c.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    candidates.push(
+        if cfg!(target_os = "macos") {
+            "open"
+        } else {
+            "xdg-open"
+        }
+        .to_string(),
+    );
+    candidates.into_iter().find(|program| {
+        std::process::Command::new(program)
+            .arg(address)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map(|mut child| {
+                // Reaped when it ends, without holding up the wait for the browser.
+                std::thread::spawn(move || child.wait());
+            })
+            .is_ok()
+    })
 }
 
 /// `pablo policy trust --revoke`: a safety action, so it reads no config at all (a project

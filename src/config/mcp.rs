@@ -34,6 +34,10 @@ pub struct McpServerConfig {
     /// Extra HTTP headers (HTTP only).
     #[serde(default)]
     pub(crate) headers: BTreeMap<String, String>,
+    /// How pablo signs in to the server with OAuth (HTTP only, not with `bearer_token_env`):
+    /// a client id registered with its authorization server, the scopes to ask for. Without it
+    /// pablo registers itself (dynamic client registration) when the server asks for sign-in.
+    pub(crate) oauth: Option<McpOAuthConfig>,
     /// `false` switches the server off (a later layer may switch off an earlier one's server).
     pub(crate) enabled: Option<bool>,
     /// When `true`, a server that fails to start stops the session.
@@ -50,6 +54,19 @@ pub struct McpServerConfig {
     /// Per-tool policy by real tool name: `tools.echo = "auto"`. MCP tools ask by default.
     #[serde(default)]
     pub(crate) tools: BTreeMap<String, ToolMode>,
+}
+
+/// `oauth = { client_id = "…", scopes = ["…"] }` of an HTTP server's table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct McpOAuthConfig {
+    /// A client id registered with the server's authorization server out of band; without one
+    /// pablo registers itself (RFC 7591) when it signs in.
+    pub(crate) client_id: Option<String>,
+    /// The scopes to ask for; without them, those the server names in its challenge or its
+    /// metadata.
+    #[serde(default)]
+    pub(crate) scopes: Vec<String>,
 }
 
 /// Default seconds to wait for an MCP server to start.
@@ -90,7 +107,8 @@ impl McpServerConfig {
                     && self.env_vars.is_empty()
                     && self.cwd.is_none()
                     && self.bearer_token_env.is_none()
-                    && self.headers.is_empty();
+                    && self.headers.is_empty()
+                    && self.oauth.is_none();
                 if !only_narrowing {
                     return Err("needs a command (stdio) or a url (streamable HTTP)".into());
                 }
@@ -117,10 +135,34 @@ impl McpServerConfig {
             for (key, set) in [
                 ("bearer_token_env", self.bearer_token_env.is_some()),
                 ("headers", !self.headers.is_empty()),
+                ("oauth", self.oauth.is_some()),
             ] {
                 if set {
                     return Err(format!("{key} is for a url server, not a command one"));
                 }
+            }
+        }
+        if let Some(oauth) = &self.oauth {
+            if self.bearer_token_env.is_some() {
+                return Err(
+                    "has both oauth and bearer_token_env; a server signs in one way".into(),
+                );
+            }
+            if oauth
+                .client_id
+                .as_ref()
+                .is_some_and(|id| id.trim().is_empty())
+            {
+                return Err("oauth.client_id is empty".into());
+            }
+            if let Some(bad) = oauth
+                .scopes
+                .iter()
+                .find(|s| s.is_empty() || s.contains(char::is_whitespace))
+            {
+                return Err(format!(
+                    "oauth.scopes has {bad:?}; a scope is one word without spaces"
+                ));
             }
         }
         for name in self.env.keys().chain(self.env_vars.iter()) {

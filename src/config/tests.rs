@@ -151,6 +151,56 @@ fn an_mcp_server_with_both_command_and_url_is_refused() {
     assert!(msg.contains("server name"), "{msg}");
 }
 
+#[test]
+fn an_oauth_table_belongs_to_a_url_server_that_has_no_bearer_token() {
+    let ok = "[mcp_servers.x]\nurl = \"https://mcp.example/mcp\"\n\
+              oauth = { client_id = \"pablo-cli\", scopes = [\"read\", \"write\"] }\n";
+    let c = ConfigFile::parse(ok, Path::new("c.toml")).unwrap();
+    let o = c.mcp_servers["x"].oauth.clone().unwrap();
+    assert_eq!(o.client_id.as_deref(), Some("pablo-cli"));
+    assert_eq!(o.scopes, ["read", "write"]);
+    for (text, says) in [
+        (
+            "[mcp_servers.x]\ncommand = \"node\"\noauth = {}\n",
+            "oauth is for a url server",
+        ),
+        (
+            "[mcp_servers.x]\nurl = \"https://a.example/\"\nbearer_token_env = \"T\"\noauth = {}\n",
+            "has both oauth and bearer_token_env",
+        ),
+        (
+            "[mcp_servers.x]\nurl = \"https://a.example/\"\noauth = { scopes = [\"a b\"] }\n",
+            "a scope is one word",
+        ),
+        (
+            "[mcp_servers.x]\nurl = \"https://a.example/\"\noauth = { client = \"c\" }\n",
+            "client",
+        ),
+    ] {
+        let msg = ConfigFile::parse(text, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains(says), "{msg}");
+    }
+}
+
+#[test]
+fn an_untrusted_project_layer_cannot_say_how_a_server_signs_in() {
+    let text = "[mcp_servers.notes]\noauth = { client_id = \"theirs\" }\nenabled_tools = [\"a\"]\n";
+    let (c, withheld) = ConfigFile::parse_untrusted(text, Path::new("p.toml")).unwrap();
+    assert!(c.mcp_servers["notes"].oauth.is_none());
+    assert_eq!(
+        c.mcp_servers["notes"].enabled_tools.as_deref(),
+        Some(&["a".to_string()][..])
+    );
+    assert!(
+        withheld
+            .iter()
+            .any(|w| w.contains("mcp_servers.notes.oauth")),
+        "{withheld:?}"
+    );
+}
+
 fn layer(text: &str, name: &str) -> Option<(PathBuf, ConfigFile)> {
     Some((
         PathBuf::from(name),

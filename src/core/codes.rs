@@ -132,6 +132,9 @@ error_codes! {
     McpTimeout = "mcp_timeout",
     McpRequiredServerFailed = "mcp_required_server_failed",
     McpServerUnsupported = "mcp_server_unsupported",
+    McpNeedsLogin = "mcp_needs_login",
+    McpLoginFailed = "mcp_login_failed",
+    McpLoginUnsupported = "mcp_login_unsupported",
     // Language servers.
     LspUnavailable = "lsp_unavailable",
     // Models and providers.

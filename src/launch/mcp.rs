@@ -16,6 +16,7 @@ use crate::config::{McpServerConfig, McpServerEntry};
 use crate::policy::PolicyEngine;
 use crate::protocol::McpServerView;
 use crate::tools::mcp::client::Endpoint;
+use crate::tools::mcp::client::oauth::OAuthSpec;
 use crate::tools::mcp::{McpHub, ServerSpec};
 
 /// Variables that hold provider keys whatever the config says.
@@ -58,6 +59,12 @@ impl Launch {
         self.dirs.state.join("mcp")
     }
 
+    /// The OAuth tokens of HTTP servers live here, one file per server
+    /// (`$XDG_DATA_HOME/pablo/mcp-auth/NAME.json`, 0600).
+    pub(crate) fn mcp_auth_dir(&self) -> std::path::PathBuf {
+        self.dirs.data.join("mcp-auth")
+    }
+
     /// The hub of one session: every server of the layers and the front-end
     /// ([`super::LaunchOptions::mcp_servers`]; a name the config also uses is the front-end's),
     /// not started. Settings that were ignored (an untrusted project layer's servers) come back
@@ -80,6 +87,7 @@ impl Launch {
             .collect();
         let base_env = self.started_program_env(policy);
         let own = self.own_dirs();
+        let auth_dir = self.mcp_auth_dir();
         // In a folder not trusted, npx looks for its packages in an empty directory of pablo's,
         // not the workspace's `node_modules` (`process::npm::npx_argv`).
         let neutral = (!policy.trust().may_run_programs()).then(|| {
@@ -94,6 +102,7 @@ impl Launch {
                     e,
                     &self.workspace,
                     &self.mcp_log_dir(),
+                    &auth_dir,
                     &base_env,
                     &key_vars,
                     &own,
@@ -102,7 +111,8 @@ impl Launch {
             })
             .collect();
         let hub = McpHub::new(self.workspace.clone(), specs)
-            .waiting_for_first_turn(self.options.wait_for_mcp);
+            .waiting_for_first_turn(self.options.wait_for_mcp)
+            .asking_the_person(self.options.ask_mcp_questions);
         Warned::new(Arc::new(hub), warnings)
     }
 
@@ -144,6 +154,106 @@ impl Launch {
     }
 }
 
+/// A refusal of `pablo mcp login` or `logout`, with its code.
+fn refused(code: crate::core::ErrorCode, message: impl Into<String>) -> super::LaunchError {
+    super::LaunchError::McpSignIn {
+        code,
+        message: message.into(),
+    }
+}
+
+impl Launch {
+    /// The server `name` of the config layers (the project's only in a trusted folder) as
+    /// `pablo mcp login` signs in to it: its URL and how it signs in. Refused for a name no layer
+    /// defines, a stdio server, and a server given its credentials (`bearer_token_env`, an
+    /// `Authorization` header).
+    fn mcp_sign_in_target(&self, name: &str) -> Result<(String, OAuthSpec), super::LaunchError> {
+        use crate::core::ErrorCode;
+        let (entries, _) = self.layers.mcp_servers(self.trust);
+        let Some(entry) = entries.iter().find(|e| e.name == name) else {
+            let known: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+            return Err(refused(
+                ErrorCode::McpUnknownServer,
+                format!(
+                    "no MCP server named {name:?} (configured: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        };
+        let c = &entry.config;
+        let Some(url) = &c.url else {
+            return Err(refused(
+                ErrorCode::McpLoginUnsupported,
+                format!(
+                    "{name} is a stdio server (a program pablo starts): sign-in is for servers \
+                     reached at a url"
+                ),
+            ));
+        };
+        let given = c.bearer_token_env.is_some()
+            || c.headers
+                .keys()
+                .any(|h| h.eq_ignore_ascii_case("authorization"));
+        if given {
+            return Err(refused(
+                ErrorCode::McpLoginUnsupported,
+                format!(
+                    "{name} is given its token by its table (bearer_token_env or an Authorization \
+                     header); take that out to sign in with OAuth instead"
+                ),
+            ));
+        }
+        let o = c.oauth.clone().unwrap_or_default();
+        let spec = OAuthSpec {
+            store: self.mcp_auth_dir().join(format!("{name}.json")),
+            client_id: o.client_id,
+            scopes: o.scopes,
+        };
+        Ok((url.clone(), spec))
+    }
+
+    /// `pablo mcp login NAME` (docs/mcp.md, *Signing in*): `show` gets the address to open in a
+    /// browser and the local address the browser comes back to; once it has come back the tokens
+    /// are kept, in the file returned.
+    pub async fn mcp_login(
+        &self,
+        name: &str,
+        show: impl FnOnce(&str, &str),
+    ) -> Result<std::path::PathBuf, super::LaunchError> {
+        use crate::tools::mcp::client::oauth;
+        let (url, spec) = self.mcp_sign_in_target(name)?;
+        oauth::login(&url, &spec, oauth::LOGIN_WAIT, show)
+            .await
+            .map_err(|e| {
+                refused(
+                    crate::core::ErrorCode::McpLoginFailed,
+                    format!("signing in to the MCP server {name} failed: {e}"),
+                )
+            })?;
+        Ok(spec.store)
+    }
+
+    /// `pablo mcp logout NAME`: forgets the tokens kept for the server `name` (configured or not
+    /// any more); `Ok(None)` when there were none, else the file removed.
+    pub fn mcp_logout(&self, name: &str) -> Result<Option<std::path::PathBuf>, super::LaunchError> {
+        use crate::core::ErrorCode;
+        if !crate::config::is_mcp_server_name(name) {
+            return Err(refused(
+                ErrorCode::McpUnknownServer,
+                format!("{name:?} is not an MCP server name"),
+            ));
+        }
+        let path = self.mcp_auth_dir().join(format!("{name}.json"));
+        crate::tools::mcp::client::oauth::TokenStore::forget(&path)
+            .map(|removed| removed.then_some(path))
+            .map_err(|e| refused(ErrorCode::IoError, e))
+    }
+}
+
 /// A server as `pablo mcp list` prints it: a line of state, then what it offers.
 pub fn describe_server(s: &McpServerView) -> String {
     use crate::protocol::McpState;
@@ -156,6 +266,14 @@ pub fn describe_server(s: &McpServerView) -> String {
             s.prompts.len(),
             s.resources.len()
         ),
+        McpState::Failed
+            if s.code.as_deref() == Some(crate::core::ErrorCode::McpNeedsLogin.as_str()) =>
+        {
+            format!(
+                "{}  needs sign-in  {}  run `pablo mcp login {}`\n",
+                s.name, s.transport, s.name
+            )
+        }
         McpState::Failed => format!(
             "{}  failed  {}  {}\n",
             s.name,
@@ -209,10 +327,12 @@ pub(crate) fn editor_server_name(name: &str) -> String {
     out
 }
 
+#[allow(clippy::too_many_arguments)]
 fn spec_of(
     entry: &McpServerEntry,
     workspace: &Path,
     log_dir: &Path,
+    auth_dir: &Path,
     base_env: &[(String, String)],
     key_vars: &[String],
     own: &[std::path::PathBuf],
@@ -234,10 +354,25 @@ fn spec_of(
                 },
                 None => None,
             };
+            // A server given its credentials (a bearer token, an Authorization header) signs in
+            // no other way; the others may ask for OAuth.
+            let given = c.bearer_token_env.is_some()
+                || c.headers
+                    .keys()
+                    .any(|h| h.eq_ignore_ascii_case("authorization"));
+            let oauth = (!given).then(|| {
+                let o = c.oauth.clone().unwrap_or_default();
+                OAuthSpec {
+                    store: auth_dir.join(format!("{}.json", entry.name)),
+                    client_id: o.client_id,
+                    scopes: o.scopes,
+                }
+            });
             Endpoint::Http {
                 url: url.clone(),
                 bearer_token,
                 headers: c.headers.clone(),
+                oauth,
             }
         }
         (command, None) => {

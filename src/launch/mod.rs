@@ -91,6 +91,9 @@ pub struct LaunchOptions {
     /// The first turn waits until every MCP server is ready or failed (`pablo run`, ACP); the
     /// TUI leaves it off so its first prompt is never held up.
     pub wait_for_mcp: bool,
+    /// The MCP servers' questions (`elicitation/create`) go to the person: the TUI shows them.
+    /// Off, every question is declined with a warning (`pablo run`, ACP).
+    pub ask_mcp_questions: bool,
     /// MCP servers the front-end adds (an editor's `mcpServers`), on top of the config's.
     pub mcp_servers: Vec<(String, McpServerConfig)>,
     /// `-c key=value`: settings over the config files (with the `PABLO_` variables).
@@ -134,6 +137,9 @@ pub enum LaunchError {
     /// `pablo sandbox` could not run its command (the process layer's code kept).
     #[error("{message}")]
     Sandbox { code: ErrorCode, message: String },
+    /// `pablo mcp login` or `logout` could not do what was asked (`mcp_login_failed`, …).
+    #[error("{message}")]
+    McpSignIn { code: ErrorCode, message: String },
 }
 
 impl Coded for LaunchError {
@@ -150,7 +156,9 @@ impl Coded for LaunchError {
             LaunchError::PriceUnknown { .. } => ErrorCode::ModelPriceUnknown,
             LaunchError::InvalidBudget(_) => ErrorCode::ConfigInvalid,
             LaunchError::Checkpoint(e) => e.code(),
-            LaunchError::Worktree { code, .. } | LaunchError::Sandbox { code, .. } => *code,
+            LaunchError::Worktree { code, .. }
+            | LaunchError::Sandbox { code, .. }
+            | LaunchError::McpSignIn { code, .. } => *code,
         }
     }
 }

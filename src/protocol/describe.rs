@@ -118,6 +118,19 @@ pub(crate) fn mcp_server(view: &super::McpServerView) -> Option<String> {
     }
 }
 
+/// How the person answered an MCP server's question, in a line for the transcript (the values
+/// are not repeated: the tool's result says what the server made of them).
+pub(crate) fn question_answered(server: &str, answer: &super::QuestionAnswer) -> String {
+    match answer {
+        super::QuestionAnswer::Accept { content } => format!(
+            "mcp {server}: question answered ({})",
+            plural(content.len() as u64, "field")
+        ),
+        super::QuestionAnswer::Decline => format!("mcp {server}: question declined"),
+        super::QuestionAnswer::Cancel => format!("mcp {server}: question dismissed"),
+    }
+}
+
 /// One hook's run in words, as every front-end shows it (`hook fmt (post_tool_use) added context
 /// for the model`); `None` for a run that decided nothing and gave the model nothing, and for a
 /// `pre_tool_use` block, which the tool call's own result says (`shell.run was blocked by hook

@@ -43,6 +43,10 @@ pub struct McpServerView {
     /// Why it failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The stable code of a failure that has one (`mcp_needs_login`: sign in with `pablo mcp
+    /// login NAME`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
     /// The offered tool names (`mcp__SERVER__TOOL`) with the real name each stands for.
     #[serde(default)]
     pub tools: Vec<McpToolView>,

@@ -9,6 +9,7 @@ pub(crate) mod describe;
 mod diagnostics;
 pub(crate) mod image;
 mod mcp;
+mod question;
 mod sandbox;
 pub(crate) mod subagent;
 mod usage;
@@ -31,6 +32,8 @@ pub use mcp::{
     McpCallPreview, McpPromptArgument, McpPromptView, McpResourceView, McpServerView, McpState,
     McpToolView,
 };
+pub(crate) use question::{FieldKind, QuestionField};
+pub use question::{McpQuestion, QuestionAnswer};
 pub use sandbox::{SandboxChoice, SandboxProfile};
 pub use usage::Usage;
 pub(crate) use verdict::{Decision, Verdict};
@@ -95,6 +98,8 @@ pub enum Op {
     /// Check only these hunks of the file change an approval shows (the person toggled hunks);
     /// answered by [`Event::PreviewDiagnostics`] with the same `hunks`. Nothing is written.
     CheckHunks { call_id: String, hunks: Vec<usize> },
+    /// The person's answer to an [`Event::McpQuestion`] (an MCP server's `elicitation/create`).
+    AnswerMcpQuestion { id: String, answer: QuestionAnswer },
     /// Cancel the running turn (Esc / Ctrl-C). The turn ends with a terminal event.
     Interrupt,
     /// Write bytes to a background session's stdin (TUI session view).
@@ -724,6 +729,18 @@ pub enum Event {
     /// An MCP server started, became ready (its tools, prompts and resources), failed (with the
     /// reason) or stopped. Sent whenever that changes. Live only: never journaled.
     McpServer { server: McpServerView },
+    /// An MCP server asks the person something while it works (`elicitation/create`): the
+    /// front-end shows the form and answers with [`Op::AnswerMcpQuestion`]. Only front-ends
+    /// that can ask get these (the TUI); elsewhere the question is declined and a warning says
+    /// so. Live only: never journaled (an answer may be personal).
+    McpQuestion { question: McpQuestion },
+    /// The question `id` is no longer waiting: answered (`action` as the protocol spells it),
+    /// or withdrawn (`cancel`: the call ended, the turn was interrupted). Live only.
+    McpQuestionClosed {
+        id: String,
+        server: String,
+        action: String,
+    },
     /// The session's language servers and their states: sent at start when there are any, and
     /// whenever one starts, exits or fails. Live only: never journaled.
     LanguageServers { servers: Vec<LspServerView> },
@@ -867,6 +884,8 @@ impl Event {
                 | Event::Checkpoints { .. }
                 | Event::RestorePlan { .. }
                 | Event::McpServer { .. }
+                | Event::McpQuestion { .. }
+                | Event::McpQuestionClosed { .. }
                 | Event::LanguageServers { .. }
                 | Event::TurnRefused { .. }
                 | Event::Retry { .. }

@@ -462,6 +462,8 @@ impl Replayer {
             | Event::Restored { .. }
             | Event::SessionForked { .. }
             | Event::McpServer { .. }
+            | Event::McpQuestion { .. }
+            | Event::McpQuestionClosed { .. }
             | Event::LanguageServers { .. }
             // What a server said of a change under review is for the reviewer; the model
             // reads the committed file's diagnostics in the result.

@@ -1,4 +1,5 @@
-//! Modal layers over the transcript: the approval prompt and the background-session browser.
+//! Modal layers over the transcript: the approval prompt, an MCP server's question and the
+//! background-session browser.
 //!
 //! Input goes to the top layer first; a layer answers with an [`Intent`] (what the person wants,
 //! never a reach into the app) or says it ignored the key. Drawing goes bottom-up.
@@ -51,11 +52,19 @@ pub(crate) enum Intent {
         id: String,
         accept: bool,
     },
+    /// The person's answer to an MCP server's question.
+    AnswerQuestion {
+        id: String,
+        server: String,
+        answer: crate::protocol::QuestionAnswer,
+    },
 }
 
 #[derive(Debug)]
 pub(crate) enum Layer {
     Approval(Box<ApprovalView>),
+    /// An MCP server's question (`elicitation/create`).
+    Question(Box<super::question::QuestionView>),
     Sessions(SessionsView),
     Resume(ResumeView),
     /// `/model`'s list of models.

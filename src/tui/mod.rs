@@ -14,6 +14,7 @@ pub(crate) mod markdown;
 pub(crate) mod memo;
 pub(crate) mod model_picker;
 pub(crate) mod pager;
+pub(crate) mod question;
 pub(crate) mod restore;
 #[cfg(test)]
 mod screen_tests;

@@ -60,6 +60,7 @@ macro_rules! snap {
 }
 
 mod commands;
+mod questions;
 mod results;
 mod vim;
 mod web_search;
@@ -733,6 +734,7 @@ fn mcp_server(name: &str, state: McpState, reason: Option<&str>) -> McpServerVie
         transport: "stdio".into(),
         required: false,
         reason: reason.map(str::to_string),
+        code: None,
         tools: if ready {
             vec![McpToolView {
                 name: format!("mcp__{name}__read_text_file"),

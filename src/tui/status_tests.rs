@@ -80,6 +80,7 @@ fn session_one_turn_in() -> AppState {
             transport: "stdio".into(),
             required: false,
             reason: None,
+            code: None,
             tools: vec![McpToolView {
                 name: "mcp__notes__read_text_file".into(),
                 real_name: "read_text_file".into(),

@@ -110,6 +110,9 @@ pub(crate) fn inline_height(state: &AppState, width: u16, rows: u16) -> u16 {
         Some(Layer::Approval(v)) if !v.fullscreen => {
             approval_height(v, Rect::new(0, 0, width, rows.saturating_sub(fixed)), true)
         }
+        Some(Layer::Question(q)) => {
+            q.height(Rect::new(0, 0, width, rows.saturating_sub(fixed)), true)
+        }
         _ => 0,
     };
     // The completion popup floats over the live lines above the composer: room for it too.
@@ -162,6 +165,7 @@ pub(crate) fn layout(state: &AppState, area: Rect) -> Areas {
         Some(Layer::Approval(v)) if !v.fullscreen => {
             approval_height(v, main, is_inline_frame(state))
         }
+        Some(Layer::Question(q)) => q.height(main, is_inline_frame(state)),
         _ => 0,
     };
     let content_h = main_h.saturating_sub(prompt_h);
@@ -257,6 +261,14 @@ impl Widget for &AppState {
                         ..a.main
                     };
                     draw_approval(v, above_strip, area, is_inline_frame(self), buf);
+                }
+                Layer::Question(q) => {
+                    let strip_h = a.strip.map_or(0, |r| r.height);
+                    let above_strip = Rect {
+                        height: a.main.height.saturating_sub(strip_h),
+                        ..a.main
+                    };
+                    q.draw(above_strip, is_inline_frame(self), buf);
                 }
                 Layer::Sessions(s) => draw_sessions(self, s, a.main, buf),
                 Layer::Resume(r) => draw_resume(self, r, a.main, buf),

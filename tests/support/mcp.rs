@@ -119,3 +119,66 @@ impl Drop for HttpEverything {
         let _ = self.child.start_kill();
     }
 }
+
+/// A stdio MCP server (python3) with one tool, `book`, that asks the person a question while it
+/// runs (`elicitation/create`: a city, required, and a number of nights) and answers with what
+/// it got back. It writes the client's capabilities to `DIR/capabilities.json` and the answer
+/// to its question to `DIR/answer.json`, so a test sees what the server saw.
+pub const ASKING_SERVER: &str = r#"
+import json, sys
+out = sys.argv[1]
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n")
+    sys.stdout.flush()
+def read():
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    return json.loads(line)
+while True:
+    m = read()
+    method, mid = m.get("method"), m.get("id")
+    if mid is None:
+        continue
+    if method == "initialize":
+        with open(out + "/capabilities.json", "w") as f:
+            json.dump(m["params"].get("capabilities", {}), f)
+        send({"jsonrpc": "2.0", "id": mid, "result": {
+            "protocolVersion": m["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "hotel", "version": "1.0.0"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"tools": [{
+            "name": "book", "description": "Books a room; asks where and for how long.",
+            "inputSchema": {"type": "object", "properties": {"hotel": {"type": "string"}}}}]}})
+    elif method == "tools/call":
+        send({"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create", "params": {
+            "message": "Which city, and for how many nights?",
+            "requestedSchema": {"type": "object", "properties": {
+                "city": {"type": "string", "title": "City"},
+                "nights": {"type": "integer", "title": "Nights", "minimum": 1}},
+                "required": ["city"]}}})
+        while True:
+            r = read()
+            if r.get("id") == "ask-1" and "method" not in r:
+                break
+        with open(out + "/answer.json", "w") as f:
+            json.dump(r, f)
+        result = r.get("result", {})
+        text = "booking: " + result.get("action", "none") + " " + json.dumps(result.get("content"))
+        send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
+    else:
+        send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "no " + str(method)}})
+"#;
+
+/// A `[mcp_servers.hotel]` table running [`ASKING_SERVER`] with python3, writing into `dir`, its
+/// `book` tool set to `auto`.
+pub fn asking_server_table(dir: &Path) -> String {
+    let script = dir.join("hotel.py");
+    std::fs::write(&script, ASKING_SERVER).expect("write the server");
+    format!(
+        "[mcp_servers.hotel]\ncommand = \"python3\"\nargs = [{}, {}]\ntools.book = \"auto\"\n",
+        toml_str(&script.display().to_string()),
+        toml_str(&dir.display().to_string()),
+    )
+}

@@ -11,6 +11,7 @@ pub mod images;
 pub mod journal;
 pub mod lsp;
 pub mod mcp;
+pub mod oauth;
 pub mod pinning;
 pub mod prompt;
 pub mod repo_docs;

@@ -316,6 +316,7 @@ fn mcp_server(draft: &mut Draft, label: &str, name: &str, s: McpServer) {
         url: s.url,
         bearer_token_env: s.bearer_token_env_var,
         headers: s.http_headers,
+        oauth: None,
         enabled: s.enabled,
         required: None,
         startup_timeout_seconds: seconds(s.startup_timeout_sec)

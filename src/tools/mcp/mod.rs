@@ -7,12 +7,17 @@
 //! [`Event::McpServer`], and the catalog reads the ready servers' tools live, so the first prompt
 //! never waits for a slow server and a failed one is simply absent. `tools/list_changed` re-lists.
 //!
+//! An HTTP server that answers 401 is failed with `mcp_needs_login` and the command that signs in
+//! (`pablo mcp login NAME`, [`client::oauth`]); a server's questions go to the person through
+//! [`question`].
+//!
 //! The SDK (`rmcp`) is used only by [`client`]; [`tool`] adapts one server tool to pablo's
 //! [`super::Tool`] (validate, preview, ask, commit like every other tool), [`result`] turns a
 //! `CallToolResult` into the one result shape, [`names`] makes provider-safe names.
 
 pub(crate) mod client;
 pub(crate) mod names;
+pub(crate) mod question;
 pub(crate) mod result;
 pub(crate) mod tool;
 
@@ -30,7 +35,8 @@ use crate::core::{ErrorCode, EventSink, ToolFailure, ToolSpec};
 use crate::protocol::{
     Event, McpPromptArgument, McpPromptView, McpResourceView, McpServerView, McpState, McpToolView,
 };
-use client::{Changed, ClientError, Connection, Endpoint};
+use client::{Asker, Changed, ClientError, Connection, Endpoint};
+use question::Questions;
 
 /// One server to start, as the launch settled it (config layers or an editor's request).
 #[derive(Debug, Clone)]
@@ -101,7 +107,8 @@ enum State {
     Idle,
     Starting,
     Ready(Live),
-    Failed(String),
+    /// Why, and the failure's code when it has one (`mcp_needs_login`).
+    Failed(String, Option<ErrorCode>),
     Stopped,
 }
 
@@ -109,6 +116,7 @@ enum State {
 pub(crate) struct Server {
     spec: ServerSpec,
     state: RwLock<State>,
+    questions: Arc<Questions>,
 }
 
 impl Server {
@@ -133,11 +141,11 @@ impl Server {
 
     /// The view front-ends show.
     pub(crate) fn view(&self) -> McpServerView {
-        let (state, reason, live) = match self.state() {
-            State::Idle | State::Starting => (McpState::Starting, None, None),
-            State::Ready(l) => (McpState::Ready, None, Some(l)),
-            State::Failed(r) => (McpState::Failed, Some(r), None),
-            State::Stopped => (McpState::Stopped, None, None),
+        let (state, reason, code, live) = match self.state() {
+            State::Idle | State::Starting => (McpState::Starting, None, None, None),
+            State::Ready(l) => (McpState::Ready, None, None, Some(l)),
+            State::Failed(r, code) => (McpState::Failed, Some(r), code, None),
+            State::Stopped => (McpState::Stopped, None, None, None),
         };
         let (tools, prompts, resources) = match live {
             Some(l) => (
@@ -161,6 +169,7 @@ impl Server {
             transport: self.spec.transport().to_string(),
             required: self.spec.required,
             reason,
+            code: code.map(|c| c.as_str().to_string()),
             tools,
             prompts,
             resources,
@@ -168,7 +177,9 @@ impl Server {
         }
     }
 
-    /// Calls a tool by its real name. A connection found closed marks the server failed.
+    /// Calls a tool by its real name. A connection found closed marks the server failed (as
+    /// needing sign-in when the refresh of its token was refused). A question the server asked
+    /// during the call and that still waits is withdrawn when the call ends.
     pub(crate) async fn call(
         &self,
         real: &str,
@@ -182,8 +193,13 @@ impl Server {
             .conn
             .call_tool(real, arguments, self.spec.tool_timeout, cancel)
             .await;
+        self.questions.withdraw(&self.spec.name);
+        if live.conn.needs_login() {
+            self.set(needs_login(&self.spec.name));
+            return Err(ClientError::NeedsLogin);
+        }
         if matches!(r, Err(ClientError::Closed)) || live.conn.is_closed() {
-            self.set(State::Failed("the connection closed".into()));
+            self.set(State::Failed("the connection closed".into(), None));
         }
         r
     }
@@ -198,6 +214,7 @@ pub(crate) struct McpHub {
     settled: watch::Sender<bool>,
     stop: CancellationToken,
     wait_first_turn: bool,
+    questions: Arc<Questions>,
 }
 
 impl Default for McpHub {
@@ -222,6 +239,7 @@ impl McpHub {
     /// until [`McpHub::start`].
     pub(crate) fn new(root: PathBuf, specs: Vec<ServerSpec>) -> Self {
         let (settled, _) = watch::channel(specs.is_empty());
+        let questions = Arc::new(Questions::new());
         Self {
             root,
             servers: specs
@@ -230,6 +248,7 @@ impl McpHub {
                     Arc::new(Server {
                         spec,
                         state: RwLock::new(State::Idle),
+                        questions: questions.clone(),
                     })
                 })
                 .collect(),
@@ -237,7 +256,44 @@ impl McpHub {
             settled,
             stop: CancellationToken::new(),
             wait_first_turn: false,
+            questions,
         }
+    }
+
+    /// Shows the servers' questions to the person (the TUI) instead of declining them (`pablo
+    /// run`, editors).
+    pub(crate) fn asking_the_person(self, ask: bool) -> Self {
+        self.questions.ask_the_person(ask);
+        self
+    }
+
+    /// The person's answer to a server's question ([`crate::protocol::Op::AnswerMcpQuestion`]);
+    /// `Err` says why it was not taken.
+    pub(crate) fn answer_question(
+        &self,
+        id: &str,
+        answer: crate::protocol::QuestionAnswer,
+    ) -> Result<(), String> {
+        self.questions.answer(id, answer)
+    }
+
+    /// Who answers the questions of `server`: the person through the front-end, or nobody.
+    fn asker(self: &Arc<Self>, server: &str) -> Asker {
+        let hub = Arc::downgrade(self);
+        let server = server.to_string();
+        Arc::new(move |e| {
+            let hub = hub.clone();
+            let server = server.clone();
+            Box::pin(async move {
+                let Some(hub) = hub.upgrade() else {
+                    return crate::protocol::QuestionAnswer::Cancel;
+                };
+                let events = hub.events.lock().clone();
+                let questions = hub.questions.clone();
+                drop(hub);
+                questions.ask(&server, e, events).await
+            })
+        })
     }
 
     /// Makes the session's first turn wait until every server has started or failed: for
@@ -327,7 +383,7 @@ impl McpHub {
             loop {
                 match s.state() {
                     State::Ready(_) => break,
-                    State::Failed(reason) => {
+                    State::Failed(reason, _) => {
                         return Err(format!(
                             "the required MCP server {} failed: {reason}",
                             s.spec.name
@@ -422,8 +478,8 @@ impl McpHub {
         };
         match s.state() {
             State::Ready(l) => Ok((s.clone(), l)),
-            State::Failed(reason) => Err(ToolFailure::new(
-                ErrorCode::McpUnavailable,
+            State::Failed(reason, code) => Err(ToolFailure::new(
+                code.unwrap_or(ErrorCode::McpUnavailable),
                 format!("the MCP server {server} failed: {reason}"),
             )),
             _ => Err(ToolFailure::new(
@@ -488,9 +544,28 @@ pub(crate) fn failure(server: &str, e: ClientError) -> ToolFailure {
         ClientError::Timeout { .. } => ErrorCode::McpTimeout,
         ClientError::Cancelled => ErrorCode::Cancelled,
         ClientError::Closed => ErrorCode::McpUnavailable,
+        ClientError::NeedsLogin => {
+            return ToolFailure::new(ErrorCode::McpNeedsLogin, needs_login_words(server));
+        }
         _ => ErrorCode::McpError,
     };
     ToolFailure::new(code, format!("MCP server {server}: {e}"))
+}
+
+/// What a server that needs sign-in is said to need, naming the command.
+fn needs_login_words(server: &str) -> String {
+    format!(
+        "the MCP server {server} needs sign-in: run `pablo mcp login {server}` ({})",
+        ErrorCode::McpNeedsLogin.as_str()
+    )
+}
+
+/// The state of a server that needs sign-in.
+fn needs_login(server: &str) -> State {
+    State::Failed(
+        format!("needs sign-in: run `pablo mcp login {server}`"),
+        Some(ErrorCode::McpNeedsLogin),
+    )
 }
 
 fn prompt_arguments(
@@ -556,15 +631,24 @@ async fn run_server(hub: std::sync::Weak<McpHub>, server: Arc<Server>) {
     let (changes_tx, mut changes) = mpsc::unbounded_channel();
     let spec = &server.spec;
     let started = tokio::time::Instant::now();
+    let Some(asker) = hub.upgrade().map(|h| h.asker(&spec.name)) else {
+        return;
+    };
     let opened = match &spec.refused {
         Some(reason) => Err(ClientError::Protocol(reason.clone())),
-        None => Connection::open(&spec.endpoint, root, spec.startup_timeout, changes_tx).await,
+        None => {
+            let timeout = spec.startup_timeout;
+            Connection::open(&spec.endpoint, root, timeout, changes_tx, Some(asker)).await
+        }
     };
     let conn = match opened {
         Ok(c) => Arc::new(c),
         Err(e) => {
             tracing::warn!(server = %spec.name, error = %e, "mcp server failed to start");
-            server.set(State::Failed(e.to_string()));
+            server.set(match e {
+                ClientError::NeedsLogin => needs_login(&spec.name),
+                e => State::Failed(e.to_string(), None),
+            });
             if let Some(h) = hub.upgrade() {
                 h.emit(&server);
                 h.update_settled();
@@ -594,7 +678,7 @@ async fn run_server(hub: std::sync::Weak<McpHub>, server: Arc<Server>) {
         }
         Err(reason) => {
             conn.close().await;
-            server.set(State::Failed(reason));
+            server.set(State::Failed(reason, None));
         }
     }
     let Some(h) = hub.upgrade() else { return };

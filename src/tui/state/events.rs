@@ -112,7 +112,38 @@ impl AppState {
             | Event::RestorePlan { .. }
             | Event::Restored { .. }
             | Event::SessionForked { .. }) => self.apply_listing(e),
+            e @ (Event::McpQuestion { .. } | Event::McpQuestionClosed { .. }) => {
+                self.apply_question(e)
+            }
             e => self.apply_session(e),
+        }
+    }
+
+    /// An MCP server's question opens its form; one closed elsewhere (withdrawn) closes it.
+    fn apply_question(&mut self, event: Event) {
+        match event {
+            Event::McpQuestion { question } => {
+                let server = question.server.clone();
+                let view = super::super::question::QuestionView::new(question);
+                self.open_layer(Layer::Question(Box::new(view)));
+                self.alert(
+                    true,
+                    &format!("pablo: the MCP server {server} asks you something"),
+                );
+            }
+            Event::McpQuestionClosed { id, server, action } => {
+                // Still open: the server or the end of its call withdrew it.
+                let before = self.layers.len();
+                self.layers
+                    .retain(|l| !matches!(l, Layer::Question(q) if q.id() == id));
+                if self.layers.len() < before {
+                    self.notice(
+                        NoticeLevel::Info,
+                        format!("mcp {server}: its question was withdrawn ({action})"),
+                    );
+                }
+            }
+            _ => {}
         }
     }
 
@@ -682,7 +713,8 @@ impl AppState {
             .position(|l| matches!(l, Layer::Approval(a) if a.call_id == call_id))?;
         match self.layers.remove(pos) {
             Layer::Approval(a) => Some(*a),
-            Layer::Sessions(_)
+            Layer::Question(_)
+            | Layer::Sessions(_)
             | Layer::Resume(_)
             | Layer::Model(_)
             | Layer::Artifacts(_)

@@ -35,6 +35,14 @@ impl AppState {
         if let Some(top) = self.layers.last_mut() {
             let intent = match top {
                 Layer::Approval(a) => Ok(a.handle_key(key, width)),
+                Layer::Question(q) => Ok(match q.handle_key(key) {
+                    Some(answer) => Intent::AnswerQuestion {
+                        id: q.id().to_string(),
+                        server: q.question.server.clone(),
+                        answer,
+                    },
+                    None => Intent::None,
+                }),
                 Layer::Sessions(s) => Ok(s.handle_key(key, &ids)),
                 Layer::Resume(r) => Ok(r.handle_key(key)),
                 Layer::Model(m) => Ok(match m.handle_key(key) {
@@ -155,6 +163,7 @@ impl AppState {
                     n.push_str(&text.replace('\n', " "));
                 }
             }
+            Some(Layer::Question(q)) => q.paste(text),
             Some(Layer::Sessions(s)) => {
                 if let Some(i) = &mut s.input {
                     i.push_str(text);
@@ -218,6 +227,15 @@ impl AppState {
             Intent::None => {}
             Intent::Answer { call_id, answer } => {
                 self.outbox.push(Op::Approval { call_id, answer });
+            }
+            Intent::AnswerQuestion { id, server, answer } => {
+                self.layers
+                    .retain(|l| !matches!(l, Layer::Question(q) if q.id() == id));
+                self.notice(
+                    super::super::cells::NoticeLevel::Info,
+                    crate::protocol::describe::question_answered(&server, &answer),
+                );
+                self.outbox.push(Op::AnswerMcpQuestion { id, answer });
             }
             Intent::Interrupt => self.interrupt(),
             Intent::CheckHunks { call_id, hunks } => {

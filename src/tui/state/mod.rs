@@ -630,6 +630,7 @@ impl AppState {
         (self.screen.inline && self.screen.transcript_overlay)
             || self.layers.iter().any(|l| match l {
                 Layer::Approval(v) => v.fullscreen,
+                Layer::Question(_) => false,
                 // The artifact and memory pickers are overlays too: in inline mode they take the
                 // alternate screen, as the other pickers do, and give it back when they close.
                 Layer::Sessions(_)

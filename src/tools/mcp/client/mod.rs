@@ -1,5 +1,7 @@
-//! The one file that speaks `rmcp`, the official Rust MCP SDK. Everything else of pablo sees only
-//! the types here: a [`Connection`] that lists and calls, and plain JSON for what came back.
+//! The one module that speaks `rmcp`, the official Rust MCP SDK. Everything else of pablo sees only
+//! the types here: a [`Connection`] that lists and calls, and plain JSON for what came back; a
+//! server's questions arrive as an [`Elicitation`] and go back as a
+//! [`crate::protocol::QuestionAnswer`]; [`oauth`] signs in to HTTP servers.
 //!
 //! The SDK's major version has moved several times; keeping it behind this seam means an upgrade
 //! touches one file. For the same reason results are read from their JSON wire form (which the
@@ -9,7 +11,10 @@
 //! (`process::server`: a clean environment, its own process group and PID namespace, so nothing
 //! it starts outlives pablo; stderr to a log file), whose stdout passes through a line checker,
 //! so that a server that prints something other than JSON-RPC is reported as such instead of as
-//! a silent time-out; a streamable HTTP server is reached with pablo's own HTTP client.
+//! a silent time-out; a streamable HTTP server is reached with pablo's own HTTP client, with the
+//! OAuth token [`oauth`] keeps for it when there is one.
+
+pub(crate) mod oauth;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -21,8 +26,9 @@ use parking_lot::Mutex;
 // Roots are deprecated by a protocol draft (SEP-2577) that the reference servers do not speak
 // yet; they still ask for them, and pablo's answer is the workspace.
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, GetPromptRequestParams, Implementation,
-    InitializeRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    CallToolRequestParams, ClientCapabilities, ElicitRequestParams, ElicitResult,
+    ElicitationAction, GetPromptRequestParams, Implementation, InitializeRequestParams,
+    ProtocolVersion, ReadResourceRequestParams,
 };
 #[allow(deprecated)]
 use rmcp::model::{ListRootsResult, Root};
@@ -30,12 +36,13 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningServ
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::core::lines::{self, LineRead};
 use crate::process::ExitInfo;
 use crate::process::server::{ServerProcess, ServerSpawn, spawn_server};
+use crate::protocol::QuestionAnswer;
 
 /// The longest stdout line a server may print (a larger one is garbage, not a message).
 const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -58,6 +65,9 @@ pub(crate) enum Endpoint {
         url: String,
         bearer_token: Option<String>,
         headers: BTreeMap<String, String>,
+        /// How it signs in when it asks to (none with a bearer token or an `Authorization`
+        /// header).
+        oauth: Option<oauth::OAuthSpec>,
     },
 }
 
@@ -84,6 +94,10 @@ pub(crate) enum ClientError {
     Cancelled,
     #[error("the connection is closed")]
     Closed,
+    /// The server answered 401 and pablo holds no token it takes (none kept, or its refresh
+    /// was refused): someone must sign in (`pablo mcp login NAME`).
+    #[error("asks for sign-in (it answered 401 Unauthorized)")]
+    NeedsLogin,
     #[error("{0}")]
     Protocol(String),
 }
@@ -104,10 +118,43 @@ pub(crate) struct ServerIdentity {
     pub(crate) has_resources: bool,
 }
 
+/// A question a server asks while it works (`elicitation/create` in form mode), as plain JSON.
+pub(crate) struct Elicitation {
+    pub(crate) message: String,
+    /// Each property of the requested schema with its own schema, in the server's order.
+    pub(crate) properties: Vec<(String, Value)>,
+    pub(crate) required: Vec<String>,
+    /// Cancelled when the server withdraws the question (`notifications/cancelled`).
+    pub(crate) withdrawn: CancellationToken,
+}
+
+/// Who answers a server's questions (the hub, through the front-end).
+pub(crate) type Asker =
+    Arc<dyn Fn(Elicitation) -> futures::future::BoxFuture<'static, QuestionAnswer> + Send + Sync>;
+
 /// What pablo answers the server's own requests with.
 struct Handler {
     root: PathBuf,
     changes: mpsc::UnboundedSender<Changed>,
+    asker: Option<Asker>,
+    /// How many of the server's questions wait for the person (a call's time-out waits too).
+    asking: Arc<watch::Sender<usize>>,
+}
+
+/// Counts one question as open while it lives.
+struct Asking(Arc<watch::Sender<usize>>);
+
+impl Asking {
+    fn open(counter: &Arc<watch::Sender<usize>>) -> Self {
+        counter.send_modify(|n| *n += 1);
+        Self(counter.clone())
+    }
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 #[allow(deprecated)]
@@ -115,9 +162,12 @@ impl ClientHandler for Handler {
     fn get_info(&self) -> InitializeRequestParams {
         // Built from JSON: the SDK's capability structs are non-exhaustive and their builders
         // belong to its server side.
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(serde_json::json!({"roots": {"listChanged": false}}))
-                .unwrap_or_default();
+        // Questions in form mode: the TUI shows them, other front-ends decline them.
+        let capabilities: ClientCapabilities = serde_json::from_value(serde_json::json!({
+            "roots": {"listChanged": false},
+            "elicitation": {"form": {}},
+        }))
+        .unwrap_or_default();
         InitializeRequestParams::new(
             capabilities,
             Implementation::new("pablo", env!("CARGO_PKG_VERSION")).with_title("pablo"),
@@ -136,6 +186,51 @@ impl ClientHandler for Handler {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "workspace".into());
         Ok(ListRootsResult::new(vec![Root::new(uri).with_name(name)]))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let decline = || Ok(ElicitResult::new(ElicitationAction::Decline));
+        // Only forms: pablo does not send the person to a server's web page.
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            return decline();
+        };
+        let Some(asker) = &self.asker else {
+            return decline();
+        };
+        let order = requested_schema
+            .property_order
+            .clone()
+            .unwrap_or_else(|| requested_schema.properties.keys().cloned().collect());
+        let properties = order
+            .iter()
+            .filter_map(|name| {
+                let schema = requested_schema.properties.get(name)?;
+                Some((name.clone(), serde_json::to_value(schema).ok()?))
+            })
+            .collect();
+        let question = Elicitation {
+            message,
+            properties,
+            required: requested_schema.required.clone().unwrap_or_default(),
+            withdrawn: context.ct.clone(),
+        };
+        let _open = Asking::open(&self.asking);
+        Ok(match asker(question).await {
+            QuestionAnswer::Accept { content } => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
+            }
+            QuestionAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            QuestionAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -158,6 +253,10 @@ pub(crate) struct Connection {
     pub(crate) identity: ServerIdentity,
     /// The program of a stdio server (stopped on close, killed when dropped).
     process: Option<ServerProcess>,
+    /// The tokens of a server pablo signed in to.
+    tokens: Option<oauth::TokenStore>,
+    /// How many of its questions wait for the person.
+    asking: watch::Receiver<usize>,
 }
 
 /// The first thing a server printed on stdout that was not JSON, if any.
@@ -172,8 +271,15 @@ impl Connection {
         root: PathBuf,
         timeout: Duration,
         changes: mpsc::UnboundedSender<Changed>,
+        asker: Option<Asker>,
     ) -> Result<Self, ClientError> {
-        let handler = Handler { root, changes };
+        let asking = Arc::new(watch::channel(0).0);
+        let handler = Handler {
+            root,
+            changes,
+            asker,
+            asking,
+        };
         match endpoint {
             Endpoint::Stdio {
                 program,
@@ -193,14 +299,25 @@ impl Connection {
                 url,
                 bearer_token,
                 headers,
-            } => open_http(handler, url, bearer_token.as_deref(), headers, timeout).await,
+                oauth,
+            } => {
+                let http = HttpTarget {
+                    url,
+                    bearer_token: bearer_token.as_deref(),
+                    headers,
+                    oauth: oauth.as_ref(),
+                };
+                open_http(handler, http, timeout).await
+            }
         }
     }
 
     fn from_service(
         service: RunningService<RoleClient, Handler>,
         process: Option<ServerProcess>,
+        tokens: Option<oauth::TokenStore>,
     ) -> Self {
+        let asking = service.service().asking.subscribe();
         let peer = service.peer().clone();
         let identity = peer
             .peer_info()
@@ -212,7 +329,14 @@ impl Connection {
             peer,
             identity,
             process,
+            tokens,
+            asking,
         }
+    }
+
+    /// Whether the server needs sign-in again: the refresh of its token was refused.
+    pub(crate) fn needs_login(&self) -> bool {
+        self.tokens.as_ref().is_some_and(|t| t.refresh_rejected())
     }
 
     /// Every tool, as the JSON the server sent (`name`, `description`, `inputSchema`, …).
@@ -249,6 +373,8 @@ impl Connection {
     /// Calls `name` (the real name) with `arguments`; the result is the `CallToolResult` JSON
     /// (`content`, `structuredContent`, `isError`). A call that outlives `timeout` or whose
     /// `cancel` fires is abandoned, and the SDK tells the server with `notifications/cancelled`.
+    /// While a question of the server waits for the person the time-out does not run out; once
+    /// it is answered the call has its whole time-out again.
     pub(crate) async fn call_tool(
         &self,
         name: &str,
@@ -258,12 +384,23 @@ impl Connection {
     ) -> Result<Value, ClientError> {
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
         let call = self.peer.call_tool(params);
-        let result = tokio::select! {
-            r = call => r.map_err(service_error)?,
-            () = tokio::time::sleep(timeout) => {
-                return Err(ClientError::Timeout { seconds: timeout.as_secs().max(1) });
+        tokio::pin!(call);
+        let mut asking = self.asking.clone();
+        let mut deadline = tokio::time::Instant::now() + timeout;
+        let result = loop {
+            let waiting_for_person = *asking.borrow_and_update() > 0;
+            tokio::select! {
+                r = &mut call => break r.map_err(service_error)?,
+                () = tokio::time::sleep_until(deadline), if !waiting_for_person => {
+                    return Err(ClientError::Timeout { seconds: timeout.as_secs().max(1) });
+                }
+                changed = asking.changed() => {
+                    if changed.is_ok() && *asking.borrow() == 0 {
+                        deadline = tokio::time::Instant::now() + timeout;
+                    }
+                }
+                () = cancel.cancelled() => return Err(ClientError::Cancelled),
             }
-            () = cancel.cancelled() => return Err(ClientError::Cancelled),
         };
         serde_json::to_value(&result).map_err(|e| ClientError::Protocol(e.to_string()))
     }
@@ -435,7 +572,7 @@ async fn open_stdio(
             let line = first_garbage(&garbage).unwrap_or_default();
             Err(ClientError::Garbage { line })
         }
-        Some(Ok(service)) => Ok(Connection::from_service(service, Some(process))),
+        Some(Ok(service)) => Ok(Connection::from_service(service, Some(process), None)),
         Some(Err(e)) => {
             // A transport that closed is most often a program that exited: say how.
             let status = tokio::time::timeout(Duration::from_millis(500), process.exited()).await;
@@ -553,19 +690,25 @@ async fn check_lines(
     }
 }
 
+/// Where an HTTP server is and how pablo authenticates to it.
+struct HttpTarget<'a> {
+    url: &'a str,
+    bearer_token: Option<&'a str>,
+    headers: &'a BTreeMap<String, String>,
+    oauth: Option<&'a oauth::OAuthSpec>,
+}
+
 async fn open_http(
     handler: Handler,
-    url: &str,
-    bearer_token: Option<&str>,
-    headers: &BTreeMap<String, String>,
+    target: HttpTarget<'_>,
     timeout: Duration,
 ) -> Result<Connection, ClientError> {
-    use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let url = target.url;
     let client =
         crate::model::http::client_for(url).map_err(|e| ClientError::Handshake(e.to_string()))?;
     let mut custom = std::collections::HashMap::new();
-    for (name, value) in headers {
+    for (name, value) in target.headers {
         let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
             .map_err(|e| ClientError::Handshake(format!("header {name}: {e}")))?;
         let value = reqwest::header::HeaderValue::from_str(value)
@@ -573,13 +716,48 @@ async fn open_http(
         custom.insert(name, value);
     }
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
-    if let Some(token) = bearer_token {
+    if let Some(token) = target.bearer_token {
         config = config.auth_header(token.to_string());
     }
     config = config.custom_headers(custom);
+    let signed_in = match target.oauth {
+        Some(spec) => tokio::time::timeout(timeout, oauth::signed_in(url, spec, client.clone()))
+            .await
+            .map_err(|_| ClientError::NoAnswer {
+                seconds: timeout.as_secs().max(1),
+            })?
+            .map_err(|e| ClientError::Handshake(format!("signing in: {}", chain(&e))))?,
+        None => None,
+    };
+    let can_sign_in = target.oauth.is_some();
+    match signed_in {
+        Some((auth, tokens)) => {
+            serve_http(handler, auth, config, timeout, Some(tokens), can_sign_in).await
+        }
+        None => serve_http(handler, client, config, timeout, None, can_sign_in).await,
+    }
+}
+
+/// The handshake over `client` (pablo's HTTP client, or the SDK's OAuth client around it).
+async fn serve_http<C>(
+    handler: Handler,
+    client: C,
+    config: rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig,
+    timeout: Duration,
+    tokens: Option<oauth::TokenStore>,
+    can_sign_in: bool,
+) -> Result<Connection, ClientError>
+where
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient<Error = reqwest::Error>
+        + Send
+        + Sync
+        + 'static,
+{
+    use rmcp::transport::StreamableHttpClientTransport;
     let transport = StreamableHttpClientTransport::with_client(client, config);
     match tokio::time::timeout(timeout, handler.serve(transport)).await {
-        Ok(Ok(service)) => Ok(Connection::from_service(service, None)),
+        Ok(Ok(service)) => Ok(Connection::from_service(service, None, tokens)),
+        Ok(Err(e)) if can_sign_in && e.is_authorization_required() => Err(ClientError::NeedsLogin),
         Ok(Err(e)) => Err(ClientError::Handshake(chain(&e))),
         Err(_) => Err(ClientError::NoAnswer {
             seconds: timeout.as_secs().max(1),
