@@ -654,9 +654,14 @@ fn main() {
     println!("binary: {} ({} bytes)", binary.display(), meta.len());
     // `cargo bench --bench shipped` (without `--profile dev`) has just put its own opt-level 3
     // build at target/release/pablo: its figures are not the shipped binary's.
-    let version = std::process::Command::new(&binary).arg("--version").output();
+    let version = std::process::Command::new(&binary)
+        .arg("--version")
+        .output();
     let version = version.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
-    if !version.as_deref().is_ok_and(|v| v.contains("built with opt-level z")) {
+    if !version
+        .as_deref()
+        .is_ok_and(|v| v.contains("built with opt-level z"))
+    {
         println!(
             "shipped: {} is not a release-profile build ({version:?}); run `cargo build --release`, \
              then this bench with `--profile dev`",

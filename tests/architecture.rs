@@ -668,8 +668,10 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // `pablo mcp login` and `logout` (`Launch::mcp_login`, `Launch::mcp_logout`, refusals as a
     // `LaunchError` variant, no type of their own), and the question a server asks and its answer
     // (`McpQuestion` in `Event::McpQuestion`, `QuestionAnswer` in `Op::AnswerMcpQuestion`; their
-    // fields and the form's field types crate-private).
-    const CEILING: usize = 399;
+    // fields and the form's field types crate-private); 400 since the monorepo bench times the
+    // credential mask's walk that a masked read pays before it starts
+    // (`harness::sandbox_mask_hidden`) (issue 46 item 4).
+    const CEILING: usize = 400;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

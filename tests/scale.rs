@@ -243,7 +243,10 @@ fn a_release_binary_that_was_built_stays_under_its_size_ceiling() {
         .expect("the release binary runs");
     let version = String::from_utf8_lossy(&version.stdout);
     if !version.contains("built with opt-level z") {
-        eprintln!("{} is not the shipped build ({version:?}): not checked", binary.display());
+        eprintln!(
+            "{} is not the shipped build ({version:?}): not checked",
+            binary.display()
+        );
         return;
     }
     assert!(

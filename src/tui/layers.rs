@@ -439,7 +439,11 @@ impl ApprovalView {
         }
         // A command's reason is already on its own line under the parsed command: said once.
         let shown: Vec<&str> = match &self.preview {
-            Preview::Command(c) => c.commands.iter().filter_map(|sc| sc.reason.as_deref()).collect(),
+            Preview::Command(c) => c
+                .commands
+                .iter()
+                .filter_map(|sc| sc.reason.as_deref())
+                .collect(),
             _ => Vec::new(),
         };
         let reasons: Vec<&str> = (self.verdict.reasons.iter())
