@@ -684,10 +684,10 @@ fn main() {
         startup_with_language_servers(&binary);
     }
     if wanted("resume") {
-        long_sessions::resume(&binary, &rt);
+        long_sessions::resume(&long_sessions::binaries(&binary), &rt);
     }
     if wanted("stats") {
-        long_sessions::stats(&binary);
+        long_sessions::stats(&long_sessions::binaries(&binary));
     }
     if wanted("sandbox") {
         sandbox(&binary);

@@ -757,43 +757,48 @@ async fn resume_once(
     notes: Vec<String>,
 ) -> Result<Next> {
     // Which session first (reading only): a wrong id is the more useful answer.
-    let (id, info) = find_session(common, id.as_deref(), last)?;
+    let (id, workspace) = find_session(common, id.as_deref(), last)?;
     pablo::tui::require_terminal()?;
     // The probe child beside the launch, not before the first frame after it.
     pablo::process::probe_namespaces_soon();
     let mut options = common.launch_options(Front::Interactive);
     options.ask_mcp_questions = true;
     if options.workspace.is_none() {
-        options.workspace = Some(choose_resume_workspace(&info)?);
+        options.workspace = Some(choose_resume_workspace(&id, workspace)?);
     }
     let launch = Launch::prepare(options)?;
     let telemetry_notes = start_telemetry(&launch);
     let model = launch.model().await?;
     let note = launch::unknown_model_warning(model.as_ref());
-    let (setup, mut state) = launch.resume_setup(
-        &id,
-        model,
-        ApprovalMode::Interactive,
-        None,
-        launch::Transcript::Keep,
-    )?;
-    // Taken, not copied: a long session's transcript is held once, and only until the screen
-    // has replayed it.
-    let mut startup_events = std::mem::take(&mut state.transcript);
-    startup_events.extend(state.start_events());
+    let commands = launch.custom_commands();
+    let resume_command = format!("pablo resume {id}");
+    // The screen replays each journaled event as the resume reads it: a long session's events
+    // are never all held beside the conversation they rebuild.
+    let mut screen = pablo::tui::Replay::new(
+        &launch.workspace,
+        &tui_options_of_launch(common, &launch, &commands.value, resume_command.clone()),
+    );
+    let (setup, state) =
+        launch.resume_setup(&id, model, ApprovalMode::Interactive, None, &mut |event| {
+            screen.push(event)
+        })?;
+    let mut startup_events = state.start_events();
     drop(state);
     startup_events.extend(note);
     startup_events.extend(launch::warning_events(&telemetry_notes));
-    let mut options = tui_options(
+    let mut options = tui_options_with(
         common,
         &launch,
         &setup,
+        commands,
         startup_events,
-        format!("pablo resume {id}"),
+        resume_command,
     );
     options.notes = notes;
     let workspace = setup.value.host.workspace_root.clone();
-    let summary = pablo::tui::run(launch::spawn(setup.value), workspace, options).await?;
+    let summary = screen
+        .run(launch::spawn(setup.value), workspace, options)
+        .await?;
     outln!("{summary}");
     Ok(summary.next())
 }
@@ -849,17 +854,48 @@ fn tui_options(
     common: &Common,
     launch: &Launch,
     setup: &launch::Warned<launch::AgentSetup>,
-    mut events: Vec<pablo::protocol::Event>,
+    events: Vec<pablo::protocol::Event>,
     resume_command: String,
 ) -> pablo::tui::TuiOptions {
     let commands = launch.custom_commands();
-    events.extend(setup.warning_events());
-    events.extend(commands.warning_events());
-    let custom_commands = commands.value;
+    tui_options_with(common, launch, setup, commands, events, resume_command)
+}
+
+/// The TUI's options that come from the launch alone (all a resumed screen needs before the
+/// agent is composed), with the person's `commands`.
+fn tui_options_of_launch(
+    common: &Common,
+    launch: &Launch,
+    commands: &[pablo::protocol::CustomCommand],
+    resume_command: String,
+) -> pablo::tui::TuiOptions {
     let tui = launch.tui_config();
     pablo::tui::TuiOptions {
-        startup_events: events,
         resume_command: Some(resume_command),
+        alt_screen: common.alt_screen || tui.alt_screen == Some(true),
+        notifications: tui.notifications.unwrap_or_default(),
+        vim: tui.vim == Some(true),
+        custom_commands: commands.to_vec(),
+        skills: launch.skill_summaries(),
+        spend_cap_usd: launch.spend_cap_usd(),
+        ..Default::default()
+    }
+}
+
+/// The TUI's options: those of the launch, the agent's policy, and `events` to show first
+/// (then the setup's warnings and those of the `commands`).
+fn tui_options_with(
+    common: &Common,
+    launch: &Launch,
+    setup: &launch::Warned<launch::AgentSetup>,
+    commands: launch::Warned<Vec<pablo::protocol::CustomCommand>>,
+    mut events: Vec<pablo::protocol::Event>,
+    resume_command: String,
+) -> pablo::tui::TuiOptions {
+    events.extend(setup.warning_events());
+    events.extend(commands.warning_events());
+    pablo::tui::TuiOptions {
+        startup_events: events,
         // An endpoint the project chose comes first: where the conversation goes is the fact
         // the person must not miss when the line is cut.
         policy_mode: match launch.project_endpoint() {
@@ -874,14 +910,8 @@ fn tui_options(
                 pablo::launch::sandbox_status(&setup.value.policy)
             ),
         },
-        alt_screen: common.alt_screen || tui.alt_screen == Some(true),
-        notifications: tui.notifications.unwrap_or_default(),
-        vim: tui.vim == Some(true),
-        custom_commands,
-        skills: launch.skill_summaries(),
-        spend_cap_usd: launch.spend_cap_usd(),
         statusline: launch.statusline(&setup.value.policy),
-        ..Default::default()
+        ..tui_options_of_launch(common, launch, &commands.value, resume_command)
     }
 }
 

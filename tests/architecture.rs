@@ -599,6 +599,16 @@ fn surface_of(file: &str, ast: &syn::File, out: &mut Vec<String>) {
                     }
                     return;
                 }
+                // A macro that is handed items (`tagged_event! { pub enum Event … }`) declares
+                // them: they are seen as if written bare.
+                Item::Macro(m) if !is_cfg_test(&m.attrs) => {
+                    if let Ok(inner) = syn::parse2::<syn::File>(m.mac.tokens.clone()) {
+                        for item in &inner.items {
+                            self.visit_item(item);
+                        }
+                    }
+                    return;
+                }
                 _ => return,
             };
             if is_cfg_test(attrs) {
@@ -670,8 +680,12 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // (`McpQuestion` in `Event::McpQuestion`, `QuestionAnswer` in `Op::AnswerMcpQuestion`; their
     // fields and the form's field types crate-private); 400 since the monorepo bench times the
     // credential mask's walk that a masked read pays before it starts
-    // (`harness::sandbox_mask_hidden`) (issue 46 item 4).
-    const CEILING: usize = 400;
+    // (`harness::sandbox_mask_hidden`) (issue 46 item 4); 404 since a resumed session's screen
+    // takes the journal's events as they are read (`tui::Replay` with its `new`, `push` and
+    // `run`) and the binary finds a session's workspace from its header alone
+    // (`Store::workspace_of`), while the choice to keep a transcript left the surface
+    // (`Transcript`) (issue 46 item 5).
+    const CEILING: usize = 404;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {
@@ -707,10 +721,12 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
 }
 
 #[test]
-fn the_surface_scan_sees_impl_methods_and_skips_crate_items_and_test_code() {
+fn the_surface_scan_sees_impl_methods_and_items_handed_to_a_macro_and_skips_crate_items_and_test_code()
+ {
     let ast: syn::File = syn::parse_str(
         "pub struct A; impl A { pub fn f() {} pub(crate) fn g() {} } \
-         #[cfg(test)] mod tests { pub fn h() {} } pub(crate) fn k() {} pub mod m { pub const C: u8 = 1; }",
+         #[cfg(test)] mod tests { pub fn h() {} } pub(crate) fn k() {} pub mod m { pub const C: u8 = 1; } \
+         items! { pub enum E { V } } m!(1, 2);",
     )
     .unwrap();
     let mut out = Vec::new();
@@ -721,7 +737,8 @@ fn the_surface_scan_sees_impl_methods_and_skips_crate_items_and_test_code() {
             "x.rs: struct A",
             "x.rs: fn f",
             "x.rs: mod m",
-            "x.rs: const C"
+            "x.rs: const C",
+            "x.rs: enum E"
         ]
     );
 }

@@ -1,10 +1,11 @@
 //! Issue 46 item 5: long sessions on disk, measured on the binary. A session of 10,000 events
-//! (a ~50 MB journal: 1,430 turns, each reading a 50 KB file) resumed in the TUI and by
+//! (a ~50 MB journal: 1,000 turns, each reading a 50 KB file) resumed in the TUI and by
 //! `pablo run --resume`, each against a fresh start in the same run; `pablo stats` over 1,000
 //! sessions against the same over 10. The journals are written by pablo's own journal writer
-//! (`pablo::harness::JournalStore`), as a long session would have left them.
+//! (`pablo::harness::JournalStore`), as a long session would have left them. With
+//! `PABLO_BENCH_BEFORE=<binary>`, that binary is measured too, in turn with the one under test.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -57,9 +58,21 @@ fn run_measured(cmd: &mut Command) -> (Duration, u64, bool) {
     (elapsed, usage.ru_maxrss as u64, ok)
 }
 
+/// The binaries measured: the one under test, and before it the one named by
+/// `PABLO_BENCH_BEFORE` when set (a build of the code before a change), each run in turn with the
+/// other so that both see the same load.
+pub(super) fn binaries(binary: &Path) -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    if let Some(before) = std::env::var_os("PABLO_BENCH_BEFORE") {
+        out.push(("before".to_string(), PathBuf::from(before)));
+    }
+    out.push(("this binary".to_string(), binary.to_path_buf()));
+    out
+}
+
 /// The long session resumed, in the TUI (first complete screen, memory) and headless (to the
 /// first request at the model, to the end), each against a fresh start in the same run.
-pub(super) fn resume(binary: &Path, rt: &tokio::runtime::Runtime) {
+pub(super) fn resume(binaries: &[(String, PathBuf)], rt: &tokio::runtime::Runtime) {
     let server = rt.block_on(ScriptedServer::start());
     let first_request: Arc<Mutex<Option<Instant>>> = Arc::default();
     let seen = first_request.clone();
@@ -70,92 +83,107 @@ pub(super) fn resume(binary: &Path, rt: &tokio::runtime::Runtime) {
     });
     let (home, id, size) = home_with_long_session(&ModelStyle::Name.config(&server.base_url()));
     let runs = 5;
-    let mut tui = [Vec::new(), Vec::new()];
-    let mut tui_rss = [Vec::new(), Vec::new()];
+    // Per binary: [fresh start, resumed].
+    let mut tui = vec![[Vec::new(), Vec::new()]; binaries.len()];
+    let mut tui_rss = vec![[Vec::new(), Vec::new()]; binaries.len()];
     for _ in 0..runs {
-        for (i, args) in [&[][..], &["resume", id.as_str()][..]]
-            .into_iter()
-            .enumerate()
-        {
-            let t = Term::spawn_with(binary, &home, args, &[]);
-            let first = t.settle(Duration::from_millis(300));
-            tui[i].push(first.as_secs_f64() * 1e3);
-            tui_rss[i].push(mib(status_kib(t.pid, "VmHWM:")));
-        }
-    }
-    println!(
-        "TUI, a {:.1} MB journal of {EVENTS} events resumed (`pablo resume ID`, {runs} runs): first complete screen median {:.1} ms, VmHWM median {:.1} MiB; a fresh start in the same run {:.1} ms, {:.1} MiB",
-        size as f64 / 1e6,
-        median(tui[1].clone()),
-        median(tui_rss[1].clone()),
-        median(tui[0].clone()),
-        median(tui_rss[0].clone()),
-    );
-    let mut to_request = [Vec::new(), Vec::new()];
-    let mut to_end = [Vec::new(), Vec::new()];
-    let mut peak = [Vec::new(), Vec::new()];
-    for _ in 0..runs {
-        for (i, resumed) in [false, true].into_iter().enumerate() {
-            let mut cmd = Command::new(binary);
-            cmd.arg("run");
-            if resumed {
-                cmd.args(["--resume", &id]);
+        for (b, (_, binary)) in binaries.iter().enumerate() {
+            for (i, args) in [&[][..], &["resume", id.as_str()][..]]
+                .into_iter()
+                .enumerate()
+            {
+                let t = Term::spawn_with(binary, &home, args, &[]);
+                let first = t.settle(Duration::from_millis(300));
+                tui[b][i].push(first.as_secs_f64() * 1e3);
+                tui_rss[b][i].push(mib(status_kib(t.pid, "VmHWM:")));
             }
-            cmd.arg("go on")
-                .current_dir(home.ws())
-                .env_clear()
-                .envs(home.env());
-            *first_request.lock().unwrap() = None;
-            let started = Instant::now();
-            let (elapsed, kib, ok) = run_measured(&mut cmd);
-            assert!(ok, "pablo run (resumed: {resumed}) failed");
-            let asked = first_request.lock().unwrap().map(|t| t - started);
-            to_request[i].push(asked.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3));
-            to_end[i].push(elapsed.as_secs_f64() * 1e3);
-            peak[i].push(mib(kib));
         }
     }
-    println!(
-        "pablo run --resume of the same session ({runs} runs): first request at the model median {:.1} ms, exit {:.1} ms, peak RSS {:.1} MiB; a new session in the same run {:.1} ms, {:.1} ms, {:.1} MiB",
-        median(to_request[1].clone()),
-        median(to_end[1].clone()),
-        median(peak[1].clone()),
-        median(to_request[0].clone()),
-        median(to_end[0].clone()),
-        median(peak[0].clone()),
-    );
+    for (b, (name, _)) in binaries.iter().enumerate() {
+        println!(
+            "TUI ({name}), a {:.1} MB journal of {EVENTS} events resumed (`pablo resume ID`, {runs} runs): first complete screen median {:.1} ms, VmHWM median {:.1} MiB; a fresh start in the same run {:.1} ms, {:.1} MiB",
+            size as f64 / 1e6,
+            median(tui[b][1].clone()),
+            median(tui_rss[b][1].clone()),
+            median(tui[b][0].clone()),
+            median(tui_rss[b][0].clone()),
+        );
+    }
+    let mut to_request = vec![[Vec::new(), Vec::new()]; binaries.len()];
+    let mut to_end = vec![[Vec::new(), Vec::new()]; binaries.len()];
+    let mut peak = vec![[Vec::new(), Vec::new()]; binaries.len()];
+    for _ in 0..runs {
+        for (b, (name, binary)) in binaries.iter().enumerate() {
+            for (i, resumed) in [false, true].into_iter().enumerate() {
+                let mut cmd = Command::new(binary);
+                cmd.arg("run");
+                if resumed {
+                    cmd.args(["--resume", &id]);
+                }
+                cmd.arg("go on")
+                    .current_dir(home.ws())
+                    .env_clear()
+                    .envs(home.env());
+                *first_request.lock().unwrap() = None;
+                let started = Instant::now();
+                let (elapsed, kib, ok) = run_measured(&mut cmd);
+                assert!(ok, "pablo run ({name}, resumed: {resumed}) failed");
+                let asked = first_request.lock().unwrap().map(|t| t - started);
+                to_request[b][i].push(asked.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3));
+                to_end[b][i].push(elapsed.as_secs_f64() * 1e3);
+                peak[b][i].push(mib(kib));
+            }
+        }
+    }
+    for (b, (name, _)) in binaries.iter().enumerate() {
+        println!(
+            "pablo run --resume of the same session ({name}, {runs} runs): first request at the model median {:.1} ms, exit {:.1} ms, peak RSS {:.1} MiB; a new session in the same run {:.1} ms, {:.1} ms, {:.1} MiB",
+            median(to_request[b][1].clone()),
+            median(to_end[b][1].clone()),
+            median(peak[b][1].clone()),
+            median(to_request[b][0].clone()),
+            median(to_end[b][0].clone()),
+            median(peak[b][0].clone()),
+        );
+    }
 }
 
 /// `pablo stats` over 1,000 sessions of 40 events, against the same over 10.
-pub(super) fn stats(binary: &Path) {
-    let mut figures = Vec::new();
+pub(super) fn stats(binaries: &[(String, PathBuf)]) {
+    let mut figures = vec![Vec::new(); binaries.len()];
     for count in [10usize, 1_000] {
         let home = Home::new("");
         let store = JournalStore::at(&home.dir.path().join("data/pablo/sessions"));
         for _ in 0..count {
             store.write_session("/work/project", 40, 20);
         }
-        let mut times = Vec::new();
-        let mut peaks = Vec::new();
+        let mut times = vec![Vec::new(); binaries.len()];
+        let mut peaks = vec![Vec::new(); binaries.len()];
         for _ in 0..5 {
-            let mut cmd = Command::new(binary);
-            cmd.arg("stats")
-                .current_dir(home.ws())
-                .env_clear()
-                .envs(home.env());
-            let (elapsed, kib, ok) = run_measured(&mut cmd);
-            assert!(ok, "pablo stats failed");
-            times.push(elapsed.as_secs_f64() * 1e3);
-            peaks.push(mib(kib));
+            for (b, (name, binary)) in binaries.iter().enumerate() {
+                let mut cmd = Command::new(binary);
+                cmd.arg("stats")
+                    .current_dir(home.ws())
+                    .env_clear()
+                    .envs(home.env());
+                let (elapsed, kib, ok) = run_measured(&mut cmd);
+                assert!(ok, "pablo stats ({name}) failed");
+                times[b].push(elapsed.as_secs_f64() * 1e3);
+                peaks[b].push(mib(kib));
+            }
         }
-        figures.push((count, median(times), median(peaks)));
+        for b in 0..binaries.len() {
+            figures[b].push((count, median(times[b].clone()), median(peaks[b].clone())));
+        }
     }
-    let line: Vec<String> = figures
-        .iter()
-        .map(|(n, ms, rss)| format!("{n} sessions {ms:.1} ms ({rss:.1} MiB)"))
-        .collect();
-    println!(
-        "pablo stats (5 runs each, median, sessions of 40 events): {}",
-        line.join("; ")
-    );
+    for (b, (name, _)) in binaries.iter().enumerate() {
+        let line: Vec<String> = figures[b]
+            .iter()
+            .map(|(n, ms, rss)| format!("{n} sessions {ms:.1} ms ({rss:.1} MiB)"))
+            .collect();
+        println!(
+            "pablo stats ({name}, 5 runs each, median, sessions of 40 events): {}",
+            line.join("; ")
+        );
+    }
 }

@@ -315,30 +315,31 @@ impl Server {
             .launch(&req.cwd)?
             .with_mcp_servers(editor_mcp_servers(&req.mcp_servers)?);
         let model = (self.models)(&launch).await?;
-        let header = launch
+        // The journal's first line: the whole of it is read once, by the resume below.
+        let journaled = launch
             .session_store()
-            .load(&id)
-            .map_err(LaunchError::from)?
-            .header;
-        if std::path::Path::new(&header.workspace) != launch.workspace {
+            .workspace_of(&id)
+            .map_err(LaunchError::from)?;
+        if std::path::Path::new(&journaled) != launch.workspace {
             return Err(AcpError::WorkspaceMismatch {
                 id,
-                journaled: header.workspace,
+                journaled,
                 requested: launch.workspace.display().to_string(),
             });
         }
         let editor = self.editor(&id, cx);
+        let mut transcript = Vec::new();
         let (setup, state) = launch.resume_setup(
             &id,
             model,
             ApprovalMode::Interactive,
             editor,
-            crate::launch::Transcript::Keep,
+            &mut |event| transcript.push(event),
         )?;
         let mode = setup.value.mode;
         let mut translator = translator_for(&launch)?.with_mode(mode);
         // The history goes out before the answer, as the protocol asks.
-        for update in translator.replay(&state.transcript) {
+        for update in translator.replay(&transcript) {
             cx.send_notification(acp::SessionNotification::new(id.clone(), update))
                 .map_err(|e| AcpError::Connection(e.to_string()))?;
         }

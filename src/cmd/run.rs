@@ -50,7 +50,7 @@ pub(crate) async fn run(mut common: Common, args: RunArgs) -> Result<ExitCode> {
         None => None,
     };
     let options = match &resumed {
-        Some((_, info)) => resume_workspace(&common, info)?,
+        Some((id, workspace)) => resume_workspace(&common, id, workspace.clone())?,
         None => common.launch_options(Front::Headless),
     };
     let launch = Launch::prepare(options)?;
@@ -77,8 +77,7 @@ pub(crate) async fn run(mut common: Common, args: RunArgs) -> Result<ExitCode> {
     };
     let (mut setup, mut preamble) = match resumed {
         Some((id, _)) => {
-            let (setup, state) =
-                launch.resume_setup(&id, model, approvals, None, launch::Transcript::Skip)?;
+            let (setup, state) = launch.resume_setup(&id, model, approvals, None, &mut |_| {})?;
             (setup, state.start_events())
         }
         None => (

@@ -24,8 +24,8 @@ pub fn undo(
     json: bool,
 ) -> Result<ExitCode> {
     use pablo::protocol::{RestoreAction, RestoreStatus};
-    let (id, info) = find_session(common, id.as_deref(), last)?;
-    let options = resume_workspace(common, &info)?;
+    let (id, workspace) = find_session(common, id.as_deref(), last)?;
+    let options = resume_workspace(common, &id, workspace)?;
     let launch = Launch::prepare(options)?;
     let outcome = launch.undo(&id, turns, dry_run)?;
     let skipped = match &outcome.report {
@@ -237,9 +237,8 @@ pub(crate) fn write_whole(path: &Path, text: &str) -> Result<()> {
 /// When a session is resumed from another directory, the person chooses where it continues
 /// (before the full-screen view takes the terminal). Without a terminal to ask, the original
 /// workspace wins, as with `pablo run --resume`.
-pub(crate) fn choose_resume_workspace(info: &pablo::session::SessionInfo) -> Result<PathBuf> {
+pub(crate) fn choose_resume_workspace(id: &str, original: PathBuf) -> Result<PathBuf> {
     use std::io::{BufRead, IsTerminal, Write};
-    let original = PathBuf::from(&info.workspace);
     let cwd = std::env::current_dir()?;
     let cwd = cwd.canonicalize().unwrap_or(cwd);
     if cwd == original || !std::io::stdin().is_terminal() {
@@ -249,7 +248,7 @@ pub(crate) fn choose_resume_workspace(info: &pablo::session::SessionInfo) -> Res
     write!(
         err,
         "session {} worked in {}\nyou are in {}\ncontinue in the original workspace? [Y/n] ",
-        info.id,
+        id,
         original.display(),
         cwd.display()
     )?;
@@ -263,12 +262,12 @@ pub(crate) fn choose_resume_workspace(info: &pablo::session::SessionInfo) -> Res
 }
 
 /// The session named by `id` (a unique prefix is enough), or with `last` the most recent one of
-/// the workspace (`--workspace` or the current directory).
+/// the workspace (`--workspace` or the current directory): its id and the workspace it worked in.
 pub(crate) fn find_session(
     common: &Common,
     id: Option<&str>,
     last: bool,
-) -> Result<(String, pablo::session::SessionInfo)> {
+) -> Result<(String, PathBuf)> {
     let store = pablo::session::default_store()?;
     if last || id.is_none() {
         let ws = match &common.workspace {
@@ -280,11 +279,12 @@ pub(crate) fn find_session(
                 workspace: ws.display().to_string(),
             }
         })?;
-        return Ok((info.id.clone(), info));
+        return Ok((info.id, PathBuf::from(info.workspace)));
     }
     let id = store.resolve(id.unwrap_or_default())?;
-    let info = store.info(&id)?;
-    Ok((id, info))
+    // The header, not the summary: the journal is read once, by what opens it.
+    let workspace = store.workspace_of(&id)?;
+    Ok((id, PathBuf::from(workspace)))
 }
 
 /// A resumed session works in its original workspace unless `--workspace` says otherwise; either
@@ -292,17 +292,17 @@ pub(crate) fn find_session(
 /// clean).
 pub(crate) fn resume_workspace(
     common: &Common,
-    info: &pablo::session::SessionInfo,
+    id: &str,
+    original: PathBuf,
 ) -> Result<LaunchOptions> {
     let mut options = common.launch_options(Front::Headless);
-    let original = PathBuf::from(&info.workspace);
     match &options.workspace {
         Some(w) => {
             let w = w.canonicalize().unwrap_or_else(|_| w.clone());
             if w != original {
                 eprintln!(
                     "pablo: session {} worked in {}; continuing it in {} as --workspace asks",
-                    info.id,
+                    id,
                     original.display(),
                     w.display()
                 );
@@ -315,7 +315,7 @@ pub(crate) fn resume_workspace(
                 eprintln!(
                     "pablo: session {} worked in {}, not in the current directory {}; continuing \
                      it in {} (pass --workspace DIR to continue elsewhere)",
-                    info.id,
+                    id,
                     original.display(),
                     cwd.display(),
                     original.display()

@@ -51,7 +51,6 @@ pub use crate::agent::AgentSetup;
 pub(crate) use crate::config::McpServerConfig;
 pub(crate) use crate::model::ModelClient;
 pub(crate) use crate::session::SessionInfo;
-pub use crate::session::Transcript;
 pub(crate) use crate::tools::{describe_call, describe_result};
 
 /// Starts the agent of `setup`; the front-end talks to it through the returned handle.
@@ -666,20 +665,18 @@ impl Launch {
     }
 
     /// Like [`Launch::agent_setup`], continuing the journaled session `session_id` (a full id):
-    /// the conversation, the session's "allow always" answers and the journal come back. Show
-    /// [`ResumeState::start_events`] after `SessionStarted`; the journaled events are in its
-    /// `transcript` when `transcript` asks to keep them.
+    /// the conversation, the session's "allow always" answers and the journal come back. Each
+    /// journaled event goes to `each` as it is read, in order, for a front-end to redraw (the
+    /// state keeps none); show [`ResumeState::start_events`] after them.
     pub fn resume_setup(
         &self,
         session_id: &str,
         model: Arc<dyn ModelClient>,
         approvals: ApprovalMode,
         editor: Option<Arc<dyn Editor>>,
-        transcript: crate::session::Transcript,
+        each: &mut dyn FnMut(Event),
     ) -> Result<(Warned<AgentSetup>, ResumeState), LaunchError> {
-        let (journal, mut state) = self
-            .session_store()
-            .resume_keeping(session_id, transcript)?;
+        let (journal, mut state) = self.session_store().resume_with(session_id, each)?;
         // The conversation moves to the agent: a long session's history is held once.
         let history = std::mem::take(&mut state.history);
         let start = SessionStart {

@@ -9,9 +9,14 @@ pub(crate) mod describe;
 mod diagnostics;
 pub(crate) mod image;
 mod mcp;
+mod outcome;
 mod question;
 mod sandbox;
 pub(crate) mod subagent;
+#[macro_use]
+mod tagged;
+#[cfg(test)]
+mod tagged_tests;
 mod usage;
 mod verdict;
 mod web_search;
@@ -367,8 +372,9 @@ pub struct SimpleCommandView {
     pub(crate) reason: Option<String>,
 }
 
-/// A tool result exactly as the model receives it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A tool result exactly as the model receives it. Read by `outcome`'s reader, which gives what
+/// serde's derived one would, without copying the data first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ToolOutcome {
     Ok { ok: True, data: Value },
@@ -582,287 +588,292 @@ pub struct MemoryProposal {
     pub(crate) status: MemoryStatus,
 }
 
-/// What the agent tells front-ends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
-    SessionStarted {
-        session_id: String,
-        provider: String,
-        model: String,
-        workspace: String,
-    },
-    /// A user turn was accepted (echoed so journals and transcripts see it in order).
-    UserMessage { text: String },
-    /// Text pablo added after the person's prompt for the model (the working mode changed, a
-    /// `$NAME` asks for a skill): journaled so a resumed conversation has the same message.
-    PromptNote { note: String },
-    /// A piece of the assistant's text as it streams.
-    MessageDelta { text: String },
-    /// A piece of the model's reasoning (thinking) as it streams; never part of the answer text.
-    ReasoningDelta { text: String },
-    /// The reasoning of one model call, whole, just before its [`Event::MessageCompleted`]; the
-    /// blocks go back into the conversation with that message (journals rebuild history from
-    /// both).
-    ReasoningCompleted { blocks: Vec<ReasoningBlock> },
-    /// A search of the web the provider ran during a model call (no tool pablo runs), whole once
-    /// its results came; the searches go back into the conversation with the next
-    /// [`Event::MessageCompleted`] (journals rebuild history from both).
-    WebSearch { search: WebSearch },
-    /// The assistant's whole message of one model call: its text and the tool calls it made,
-    /// exactly as they go back into the conversation (journals rebuild history from this).
-    MessageCompleted {
-        text: String,
-        #[serde(default)]
-        tool_calls: Vec<ToolCall>,
-    },
-    /// The model asked for a tool; validation and policy follow.
-    ToolCallBegin {
-        call_id: String,
-        tool: String,
-        arguments: Value,
-    },
-    /// Policy says ask: the front-end must answer with [`Op::Approval`] for this `call_id`.
-    ApprovalRequest {
-        call_id: String,
-        tool: String,
-        preview: Preview,
-        verdict: Verdict,
-    },
-    /// What the language servers say of the file change an [`Event::ApprovalRequest`] shows
-    /// (`hunks`: of the accepted subset the person asked about with [`Op::CheckHunks`]; `None`:
-    /// of the whole change). Comes after the request, first `checking`, then the answer.
-    PreviewDiagnostics {
-        call_id: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        hunks: Option<Vec<usize>>,
-        diagnostics: PreviewDiagnostics,
-    },
-    /// How an approval was answered (for journals and transcripts).
-    ApprovalResolved {
-        call_id: String,
-        answer: ApprovalAnswer,
-    },
-    /// The call passed policy and is running (shell output may follow).
-    ToolCallRunning { call_id: String, preview: Preview },
-    /// Live output of a running command (coalesced; raw bytes, lossy UTF-8; may hold ANSI).
-    ToolOutputDelta { call_id: String, chunk: String },
-    /// The call's command runs in the front-end's own terminal `terminal_id` (an editor's, over
-    /// ACP): its output is shown there, not as [`Event::ToolOutputDelta`]. Live only.
-    ToolTerminal {
-        call_id: String,
-        terminal_id: String,
-    },
-    /// The tool finished; `result` is exactly what the model receives.
-    ToolCallEnd {
-        call_id: String,
-        tool: String,
-        result: ToolOutcome,
-    },
-    PlanUpdate {
-        explanation: Option<String>,
-        items: Vec<PlanItem>,
-    },
-    /// Usage of one model call, and the session total so far.
-    Usage { last: Usage, total: Usage },
-    /// How full the model's context window is after a model call, and what the session has cost
-    /// so far (when the model's prices are known).
-    ContextUsage {
-        /// Input tokens of the last request, as the provider counted them.
-        used_tokens: u64,
-        /// The model's context window.
-        window_tokens: u64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        cost_usd: Option<f64>,
-    },
-    /// Live output of a background session (raw bytes as lossy UTF-8).
-    SessionOutput { session_id: String, chunk: String },
-    /// A background session exited (sent for `notify: true` and for every session the TUI shows).
-    SessionExited {
-        session_id: String,
-        exit_code: Option<i32>,
-    },
-    /// The background sessions changed (started, exited, killed).
-    Sessions { sessions: Vec<SessionSummary> },
-    /// The saved "allow always" approvals of this workspace, answering [`Op::ListRules`] and
-    /// [`Op::RemoveRule`] (`removed` names the rule just removed). Live only: never journaled.
-    Rules {
-        rules: Vec<RuleSummary>,
-        #[serde(default)]
-        removed: Option<String>,
-    },
-    /// The artifacts of this session, answering [`Op::ListArtifacts`]. Live only.
-    Artifacts { artifacts: Vec<ArtifactSummary> },
-    /// The memory proposals of this session, answering [`Op::ListMemory`] and
-    /// [`Op::ResolveMemory`] (`resolved` names the proposal just decided). Live only.
-    Memory {
-        proposals: Vec<MemoryProposal>,
-        #[serde(default)]
-        resolved: Option<String>,
-        /// The memory file an accepted proposal was appended to.
-        #[serde(default)]
-        file: Option<String>,
-    },
-    /// Files a tool call changed, with what they were before and after (the turn's checkpoint
-    /// grows by these). Journaled: undo and `/diff` are rebuilt from them.
-    FilesChanged {
-        turn: u32,
-        call_id: String,
-        tool: String,
-        changes: Vec<FileChange>,
-    },
-    /// The turns that can be taken back, answering [`Op::ListCheckpoints`]. Live only.
-    Checkpoints { turns: Vec<TurnCheckpoint> },
-    /// A restore to review, answering [`Op::PlanRestore`]. Live only.
-    RestorePlan { plan: RestorePlan },
-    /// Files were restored (or skipped), answering [`Op::Restore`] or `pablo undo`.
-    Restored { report: RestoreReport },
-    /// The conversation went back to the start of `turn` and continues as the new session
-    /// `session_id`; the turns from `turn` on stay in the journal of `from_session`. `text` is the
-    /// prompt of that turn, for the person to edit and send again.
-    SessionForked {
-        session_id: String,
-        from_session: String,
-        turn: u32,
-        text: String,
-    },
-    /// An MCP server started, became ready (its tools, prompts and resources), failed (with the
-    /// reason) or stopped. Sent whenever that changes. Live only: never journaled.
-    McpServer { server: McpServerView },
-    /// An MCP server asks the person something while it works (`elicitation/create`): the
-    /// front-end shows the form and answers with [`Op::AnswerMcpQuestion`]. Only front-ends
-    /// that can ask get these (the TUI); elsewhere the question is declined and a warning says
-    /// so. Live only: never journaled (an answer may be personal).
-    McpQuestion { question: McpQuestion },
-    /// The question `id` is no longer waiting: answered (`action` as the protocol spells it),
-    /// or withdrawn (`cancel`: the call ended, the turn was interrupted). Live only.
-    McpQuestionClosed {
-        id: String,
-        server: String,
-        action: String,
-    },
-    /// The session's language servers and their states: sent at start when there are any, and
-    /// whenever one starts, exits or fails. Live only: never journaled.
-    LanguageServers { servers: Vec<LspServerView> },
-    /// Something non-fatal the person should know (a torn journal line, a truncated AGENTS.md).
-    Warning { message: String },
-    /// The working mode now in force (after [`Op::SetMode`], or at start when not `ask`).
-    ModeChanged { mode: WorkMode },
-    /// Files the person attached with `@path` to the message just sent (their text went to the
-    /// model with it; journals keep it so a resumed conversation is the same). Images are
-    /// journaled as their description and hash; the journal stores their bytes beside it.
-    Attachments {
-        files: Vec<Attachment>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        images: Vec<ImageAttachment>,
-    },
-    /// The turn was not started: something in the prompt cannot be sent (an image the model
-    /// does not take, a file that only claims to be an image, one too large). Nothing was sent
-    /// or journaled; `text` is the prompt as written, for the front-end to give back to the
-    /// person. Ends the turn like [`Event::TurnCompleted`] would. Live only: never journaled.
-    TurnRefused {
-        code: String,
-        message: String,
-        text: String,
-    },
-    /// The model the next turn uses (after [`Op::SetModel`]).
-    ModelChanged { provider: String, model: String },
-    /// A model request failed before anything of it streamed and is sent again after
-    /// `wait_ms` (the front-end says that it waits, and why). Live only: never journaled.
-    Retry {
-        /// The attempt that comes next (2 for the first retry).
-        attempt: u32,
-        /// How many attempts there are in all.
-        max_attempts: u32,
-        wait_ms: u64,
-        /// What failed, in a few words (`503 from api.example.com`).
-        reason: String,
-        /// The failed attempt's error code (`model_http_error`, `model_unreachable`).
-        code: String,
-    },
-    /// The answer streaming now was cut off by the server before any tool call of it came
-    /// whole, and the same request is sent again, once: the new answer streams in its place, and
-    /// the `shown_chars` characters of the cut one do not join the conversation. Live only.
-    AnswerRetried {
-        /// Why, with its code (`model_stream_cut: openai: the stream ended before …`).
-        reason: String,
-        shown_chars: usize,
-    },
-    /// One of the person's hooks ran (docs/hooks.md): for which event, what it decided, and
-    /// why. Journaled, so every hook run is on record.
-    Hook {
-        /// `pre_tool_use`, `file_changed`, …
-        event: String,
-        /// The hook's name (its `name`, or the start of its command).
-        hook: String,
-        /// `continue`, `allow`, `ask`, `block`, `rewrite`, `failed_open`, `failed_closed`.
-        decision: String,
-        /// The tool call it was about, for the tool events.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        call_id: Option<String>,
-        /// The changed path, for `file_changed`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        path: Option<String>,
-        /// Why it blocked or failed, or its note for the person.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        message: Option<String>,
-        /// Text it gave the model: appended to the prompt (`user_prompt_submit`), sent as the
-        /// next message (`stop`, `session_start`, `file_changed`), or added to the tool result.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        context: Option<String>,
-        duration_ms: u64,
-    },
-    /// The turn (or the agent) failed.
-    Error { code: String, message: String },
-    /// The turn ended. `usage` is the session's so far.
-    TurnCompleted {
-        stop_reason: StopReason,
-        usage: Usage,
-        /// The requests the turn sent to the model: its own calls, its subagents', a summary's,
-        /// and each request sent again after a transient failure or a cut stream. `None` in a
-        /// journal written before pablo counted them.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        model_calls: Option<u64>,
-    },
-    /// The conversation neared the context window: its first `replaced_messages` messages were
-    /// replaced by one user message holding `summary`. The journal keeps every original event;
-    /// resume applies the same replacement.
-    ContextCompacted {
-        summary: String,
-        replaced_messages: usize,
-    },
-    /// Old tool results were taken out of the conversation to keep the request within the
-    /// context window (newest kept); the model reads a note in their place. The journal keeps
-    /// the originals; resume applies the same replacement.
-    ContextCleared {
-        cleared: Vec<ClearedResult>,
-        /// Estimated request tokens before and after.
-        tokens_before: u64,
-        tokens_after: u64,
-    },
-    /// A subagent started for the `agent.task` call `call_id` (its label is the call's
-    /// `description`): a conversation of its own, whose events follow as [`Event::Subagent`].
-    SubagentStarted {
-        call_id: String,
-        agent: String,
-        description: String,
-        model: String,
-    },
-    /// One event of the subagent of the call `call_id`, from its own conversation (its message,
-    /// its tool calls and their results, its usage). Its approvals and the files it changed are
-    /// sent as themselves, not wrapped: the person answers them and `/undo` takes them back like
-    /// the main conversation's.
-    Subagent { call_id: String, event: Box<Event> },
-    /// The subagent of the call `call_id` ended; its answer is that call's result.
-    SubagentFinished {
-        call_id: String,
-        stop_reason: StopReason,
-        usage: Usage,
-        tool_calls: u64,
-        elapsed_ms: u64,
-    },
-    /// The agent task has stopped; nothing follows.
-    ShutdownComplete,
+tagged_event! {
+    /// What the agent tells front-ends. Read by `tagged`'s reader, which gives what serde's derived
+    /// one would, without copying each event first.
+    #[derive(Debug, Clone, PartialEq, Serialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    pub enum Event {
+        SessionStarted {
+            session_id: String,
+            provider: String,
+            model: String,
+            workspace: String,
+        },
+        /// A user turn was accepted (echoed so journals and transcripts see it in order).
+        UserMessage { text: String },
+        /// Text pablo added after the person's prompt for the model (the working mode changed, a
+        /// `$NAME` asks for a skill): journaled so a resumed conversation has the same message.
+        PromptNote { note: String },
+        /// A piece of the assistant's text as it streams.
+        MessageDelta { text: String },
+        /// A piece of the model's reasoning (thinking) as it streams; never part of the answer
+        /// text.
+        ReasoningDelta { text: String },
+        /// The reasoning of one model call, whole, just before its [`Event::MessageCompleted`]; the
+        /// blocks go back into the conversation with that message (journals rebuild history from
+        /// both).
+        ReasoningCompleted { blocks: Vec<ReasoningBlock> },
+        /// A search of the web the provider ran during a model call (no tool pablo runs), whole
+        /// once its results came; the searches go back into the conversation with the next
+        /// [`Event::MessageCompleted`] (journals rebuild history from both).
+        WebSearch { search: WebSearch },
+        /// The assistant's whole message of one model call: its text and the tool calls it made,
+        /// exactly as they go back into the conversation (journals rebuild history from this).
+        MessageCompleted {
+            text: String,
+            #[serde(default)]
+            tool_calls: Vec<ToolCall>,
+        },
+        /// The model asked for a tool; validation and policy follow.
+        ToolCallBegin {
+            call_id: String,
+            tool: String,
+            arguments: Value,
+        },
+        /// Policy says ask: the front-end must answer with [`Op::Approval`] for this `call_id`.
+        ApprovalRequest {
+            call_id: String,
+            tool: String,
+            preview: Preview,
+            verdict: Verdict,
+        },
+        /// What the language servers say of the file change an [`Event::ApprovalRequest`] shows
+        /// (`hunks`: of the accepted subset the person asked about with [`Op::CheckHunks`]; `None`:
+        /// of the whole change). Comes after the request, first `checking`, then the answer.
+        PreviewDiagnostics {
+            call_id: String,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            hunks: Option<Vec<usize>>,
+            diagnostics: PreviewDiagnostics,
+        },
+        /// How an approval was answered (for journals and transcripts).
+        ApprovalResolved {
+            call_id: String,
+            answer: ApprovalAnswer,
+        },
+        /// The call passed policy and is running (shell output may follow).
+        ToolCallRunning { call_id: String, preview: Preview },
+        /// Live output of a running command (coalesced; raw bytes, lossy UTF-8; may hold ANSI).
+        ToolOutputDelta { call_id: String, chunk: String },
+        /// The call's command runs in the front-end's own terminal `terminal_id` (an editor's, over
+        /// ACP): its output is shown there, not as [`Event::ToolOutputDelta`]. Live only.
+        ToolTerminal {
+            call_id: String,
+            terminal_id: String,
+        },
+        /// The tool finished; `result` is exactly what the model receives.
+        ToolCallEnd {
+            call_id: String,
+            tool: String,
+            result: ToolOutcome,
+        },
+        PlanUpdate {
+            explanation: Option<String>,
+            items: Vec<PlanItem>,
+        },
+        /// Usage of one model call, and the session total so far.
+        Usage { last: Usage, total: Usage },
+        /// How full the model's context window is after a model call, and what the session has cost
+        /// so far (when the model's prices are known).
+        ContextUsage {
+            /// Input tokens of the last request, as the provider counted them.
+            used_tokens: u64,
+            /// The model's context window.
+            window_tokens: u64,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            cost_usd: Option<f64>,
+        },
+        /// Live output of a background session (raw bytes as lossy UTF-8).
+        SessionOutput { session_id: String, chunk: String },
+        /// A background session exited (sent for `notify: true` and for every session the TUI
+        /// shows).
+        SessionExited {
+            session_id: String,
+            exit_code: Option<i32>,
+        },
+        /// The background sessions changed (started, exited, killed).
+        Sessions { sessions: Vec<SessionSummary> },
+        /// The saved "allow always" approvals of this workspace, answering [`Op::ListRules`] and
+        /// [`Op::RemoveRule`] (`removed` names the rule just removed). Live only: never journaled.
+        Rules {
+            rules: Vec<RuleSummary>,
+            #[serde(default)]
+            removed: Option<String>,
+        },
+        /// The artifacts of this session, answering [`Op::ListArtifacts`]. Live only.
+        Artifacts { artifacts: Vec<ArtifactSummary> },
+        /// The memory proposals of this session, answering [`Op::ListMemory`] and
+        /// [`Op::ResolveMemory`] (`resolved` names the proposal just decided). Live only.
+        Memory {
+            proposals: Vec<MemoryProposal>,
+            #[serde(default)]
+            resolved: Option<String>,
+            /// The memory file an accepted proposal was appended to.
+            #[serde(default)]
+            file: Option<String>,
+        },
+        /// Files a tool call changed, with what they were before and after (the turn's checkpoint
+        /// grows by these). Journaled: undo and `/diff` are rebuilt from them.
+        FilesChanged {
+            turn: u32,
+            call_id: String,
+            tool: String,
+            changes: Vec<FileChange>,
+        },
+        /// The turns that can be taken back, answering [`Op::ListCheckpoints`]. Live only.
+        Checkpoints { turns: Vec<TurnCheckpoint> },
+        /// A restore to review, answering [`Op::PlanRestore`]. Live only.
+        RestorePlan { plan: RestorePlan },
+        /// Files were restored (or skipped), answering [`Op::Restore`] or `pablo undo`.
+        Restored { report: RestoreReport },
+        /// The conversation went back to the start of `turn` and continues as the new session
+        /// `session_id`; the turns from `turn` on stay in the journal of `from_session`. `text` is
+        /// the prompt of that turn, for the person to edit and send again.
+        SessionForked {
+            session_id: String,
+            from_session: String,
+            turn: u32,
+            text: String,
+        },
+        /// An MCP server started, became ready (its tools, prompts and resources), failed (with the
+        /// reason) or stopped. Sent whenever that changes. Live only: never journaled.
+        McpServer { server: McpServerView },
+        /// An MCP server asks the person something while it works (`elicitation/create`): the
+        /// front-end shows the form and answers with [`Op::AnswerMcpQuestion`]. Only front-ends
+        /// that can ask get these (the TUI); elsewhere the question is declined and a warning says
+        /// so. Live only: never journaled (an answer may be personal).
+        McpQuestion { question: McpQuestion },
+        /// The question `id` is no longer waiting: answered (`action` as the protocol spells it),
+        /// or withdrawn (`cancel`: the call ended, the turn was interrupted). Live only.
+        McpQuestionClosed {
+            id: String,
+            server: String,
+            action: String,
+        },
+        /// The session's language servers and their states: sent at start when there are any, and
+        /// whenever one starts, exits or fails. Live only: never journaled.
+        LanguageServers { servers: Vec<LspServerView> },
+        /// Something non-fatal the person should know (a torn journal line, a truncated AGENTS.md).
+        Warning { message: String },
+        /// The working mode now in force (after [`Op::SetMode`], or at start when not `ask`).
+        ModeChanged { mode: WorkMode },
+        /// Files the person attached with `@path` to the message just sent (their text went to the
+        /// model with it; journals keep it so a resumed conversation is the same). Images are
+        /// journaled as their description and hash; the journal stores their bytes beside it.
+        Attachments {
+            files: Vec<Attachment>,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            images: Vec<ImageAttachment>,
+        },
+        /// The turn was not started: something in the prompt cannot be sent (an image the model
+        /// does not take, a file that only claims to be an image, one too large). Nothing was sent
+        /// or journaled; `text` is the prompt as written, for the front-end to give back to the
+        /// person. Ends the turn like [`Event::TurnCompleted`] would. Live only: never journaled.
+        TurnRefused {
+            code: String,
+            message: String,
+            text: String,
+        },
+        /// The model the next turn uses (after [`Op::SetModel`]).
+        ModelChanged { provider: String, model: String },
+        /// A model request failed before anything of it streamed and is sent again after
+        /// `wait_ms` (the front-end says that it waits, and why). Live only: never journaled.
+        Retry {
+            /// The attempt that comes next (2 for the first retry).
+            attempt: u32,
+            /// How many attempts there are in all.
+            max_attempts: u32,
+            wait_ms: u64,
+            /// What failed, in a few words (`503 from api.example.com`).
+            reason: String,
+            /// The failed attempt's error code (`model_http_error`, `model_unreachable`).
+            code: String,
+        },
+        /// The answer streaming now was cut off by the server before any tool call of it came
+        /// whole, and the same request is sent again, once: the new answer streams in its place,
+        /// and the `shown_chars` characters of the cut one do not join the conversation. Live only.
+        AnswerRetried {
+            /// Why, with its code (`model_stream_cut: openai: the stream ended before …`).
+            reason: String,
+            shown_chars: usize,
+        },
+        /// One of the person's hooks ran (docs/hooks.md): for which event, what it decided, and
+        /// why. Journaled, so every hook run is on record.
+        Hook {
+            /// `pre_tool_use`, `file_changed`, …
+            event: String,
+            /// The hook's name (its `name`, or the start of its command).
+            hook: String,
+            /// `continue`, `allow`, `ask`, `block`, `rewrite`, `failed_open`, `failed_closed`.
+            decision: String,
+            /// The tool call it was about, for the tool events.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            call_id: Option<String>,
+            /// The changed path, for `file_changed`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            path: Option<String>,
+            /// Why it blocked or failed, or its note for the person.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            message: Option<String>,
+            /// Text it gave the model: appended to the prompt (`user_prompt_submit`), sent as the
+            /// next message (`stop`, `session_start`, `file_changed`), or added to the tool result.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            context: Option<String>,
+            duration_ms: u64,
+        },
+        /// The turn (or the agent) failed.
+        Error { code: String, message: String },
+        /// The turn ended. `usage` is the session's so far.
+        TurnCompleted {
+            stop_reason: StopReason,
+            usage: Usage,
+            /// The requests the turn sent to the model: its own calls, its subagents', a summary's,
+            /// and each request sent again after a transient failure or a cut stream. `None` in a
+            /// journal written before pablo counted them.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            model_calls: Option<u64>,
+        },
+        /// The conversation neared the context window: its first `replaced_messages` messages were
+        /// replaced by one user message holding `summary`. The journal keeps every original event;
+        /// resume applies the same replacement.
+        ContextCompacted {
+            summary: String,
+            replaced_messages: usize,
+        },
+        /// Old tool results were taken out of the conversation to keep the request within the
+        /// context window (newest kept); the model reads a note in their place. The journal keeps
+        /// the originals; resume applies the same replacement.
+        ContextCleared {
+            cleared: Vec<ClearedResult>,
+            /// Estimated request tokens before and after.
+            tokens_before: u64,
+            tokens_after: u64,
+        },
+        /// A subagent started for the `agent.task` call `call_id` (its label is the call's
+        /// `description`): a conversation of its own, whose events follow as [`Event::Subagent`].
+        SubagentStarted {
+            call_id: String,
+            agent: String,
+            description: String,
+            model: String,
+        },
+        /// One event of the subagent of the call `call_id`, from its own conversation (its message,
+        /// its tool calls and their results, its usage). Its approvals and the files it changed are
+        /// sent as themselves, not wrapped: the person answers them and `/undo` takes them back
+        /// like the main conversation's.
+        Subagent { call_id: String, event: Box<Event> },
+        /// The subagent of the call `call_id` ended; its answer is that call's result.
+        SubagentFinished {
+            call_id: String,
+            stop_reason: StopReason,
+            usage: Usage,
+            tool_calls: u64,
+            elapsed_ms: u64,
+        },
+        /// The agent task has stopped; nothing follows.
+        ShutdownComplete,
+    }
 }
 
 impl Event {

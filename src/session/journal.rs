@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::info::{SessionInfo, mtime_ns};
-use super::load::{LoadedJournal, load_journal};
+use super::load::{JournalReader, LoadedJournal, Stamped, load_journal};
 use super::{ForkOrigin, Header, SessionError, format_ms, now_ms};
 use crate::core::EventRecorder;
 use crate::protocol::Event;
@@ -83,12 +83,14 @@ impl Journal {
     }
 
     /// Opens an existing journal to continue it. The file is locked first and read under the
-    /// lock, so no other writer can slip lines in between reading and appending. A torn tail is
-    /// cut off (new lines must not fuse with it; loading already ignored it) and a last line that
-    /// lacks only its newline gets one.
+    /// lock, so no other writer can slip lines in between reading and appending; each event read
+    /// (with its images' bytes) goes to `each` as it is read, and the journal returned holds none.
+    /// A torn tail is cut off (new lines must not fuse with it; loading already ignored it) and a
+    /// last line that lacks only its newline gets one.
     pub(crate) fn reopen(
         path: PathBuf,
         meta_path: PathBuf,
+        mut each: impl FnMut(Stamped),
     ) -> Result<(Self, LoadedJournal), SessionError> {
         let file = OpenOptions::new()
             .append(true)
@@ -99,7 +101,15 @@ impl Journal {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         lock(&file, &path, &id)?;
-        let loaded = load_journal(&path)?;
+        let images = super::images::dir_for(&path);
+        let mut reader = JournalReader::open(&path)?;
+        let mut info = SessionInfo::from_header(reader.header());
+        while let Some(mut stamped) = reader.next_event()? {
+            super::images::restore(&images, std::iter::once(&mut stamped.event));
+            info.observe(stamped.ts, &stamped.event);
+            each(stamped);
+        }
+        let loaded = reader.finish(Vec::new());
         let len = file
             .metadata()
             .map_err(|e| SessionError::io(&path, e))?
@@ -108,7 +118,7 @@ impl Journal {
             file.set_len(loaded.valid_len)
                 .map_err(|e| SessionError::io(&path, e))?;
         }
-        let mut info = SessionInfo::from_loaded(&loaded, loaded.valid_len);
+        info.journal_bytes = loaded.valid_len;
         info.id = id;
         let mut journal = Journal {
             file,

@@ -7,7 +7,7 @@
 //!   [`WarningKind::Malformed`] warning naming its line number; the lines around it still load.
 //! - the header is damaged: the session cannot be trusted at all, which is an error.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -58,18 +58,24 @@ pub struct LoadedJournal {
 
 /// Reads and parses a journal file, with the bytes of its attached images.
 pub(crate) fn load_journal(path: &Path) -> Result<LoadedJournal, SessionError> {
-    let mut loaded = load_journal_text(path)?;
     let dir = super::images::dir_for(path);
-    super::images::restore(&dir, loaded.events.iter_mut().map(|s| &mut s.event));
-    Ok(loaded)
+    let mut reader = JournalReader::open(path)?;
+    let mut events = Vec::new();
+    while let Some(mut stamped) = reader.next_event()? {
+        super::images::restore(&dir, std::iter::once(&mut stamped.event));
+        events.push(stamped);
+    }
+    Ok(reader.finish(events))
 }
 
 /// Reads and parses a journal file; attached images stay descriptions (a listing needs no more).
-/// The file is read a line at a time: a long session's journal (tens of MB) is never held whole
-/// beside the events parsed from it.
 pub(crate) fn load_journal_text(path: &Path) -> Result<LoadedJournal, SessionError> {
+    parse_journal_from(path, open_buffered(path)?)
+}
+
+fn open_buffered(path: &Path) -> Result<std::io::BufReader<std::fs::File>, SessionError> {
     let file = std::fs::File::open(path).map_err(|e| SessionError::io(path, e))?;
-    parse_journal_from(path, std::io::BufReader::with_capacity(256 * 1024, file))
+    Ok(std::io::BufReader::with_capacity(256 * 1024, file))
 }
 
 /// The next line of `reader` into `line` (emptied first), with its newline if it has one;
@@ -88,16 +94,142 @@ fn next_line(
 /// Parses a journal read from `reader`; `path` is used in messages.
 fn parse_journal_from(
     path: &Path,
-    mut reader: impl std::io::BufRead,
+    reader: impl std::io::BufRead,
 ) -> Result<LoadedJournal, SessionError> {
+    let mut reader = JournalReader::new(path, reader)?;
+    let mut events = Vec::new();
+    while let Some(stamped) = reader.next_event()? {
+        events.push(stamped);
+    }
+    Ok(reader.finish(events))
+}
+
+/// A journal read an event at a time, a line at a time: the header first, then each event as
+/// its line is reached. A long session's journal (tens of MB) is never held whole, and a reader
+/// that needs no event after it has used it (a resume rebuilding its conversation) never holds
+/// them all either.
+pub(crate) struct JournalReader<R> {
+    path: PathBuf,
+    reader: R,
+    /// The line being read (its buffer is kept from line to line).
+    line: Vec<u8>,
+    line_no: usize,
+    /// Bytes read so far.
+    pos: usize,
+    /// Everything of the journal but its events, as read so far.
+    loaded: LoadedJournal,
+}
+
+impl JournalReader<std::io::BufReader<std::fs::File>> {
+    /// Opens the journal at `path` and reads its header.
+    pub(crate) fn open(path: &Path) -> Result<Self, SessionError> {
+        Self::new(path, open_buffered(path)?)
+    }
+}
+
+impl<R: std::io::BufRead> JournalReader<R> {
+    fn new(path: &Path, mut reader: R) -> Result<Self, SessionError> {
+        let mut line = Vec::new();
+        let header = read_header(path, &mut reader, &mut line)?;
+        let pos = line.len();
+        let header_terminated = line.last() == Some(&b'\n');
+        Ok(Self {
+            path: path.to_path_buf(),
+            reader,
+            line,
+            line_no: 1,
+            pos,
+            loaded: LoadedJournal {
+                header,
+                events: Vec::new(),
+                warnings: Vec::new(),
+                valid_len: pos as u64,
+                needs_newline: !header_terminated,
+            },
+        })
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        &self.loaded.header
+    }
+
+    /// The next event, `None` at the end of the journal. Lines that hold none are skipped (a
+    /// damaged one with a warning, a torn last one with another).
+    pub(crate) fn next_event(&mut self) -> Result<Option<Stamped>, SessionError> {
+        loop {
+            let consumed = next_line(&self.path, &mut self.reader, &mut self.line)?;
+            if consumed == 0 {
+                return Ok(None);
+            }
+            self.line_no += 1;
+            let terminated = self.line.last() == Some(&b'\n');
+            let line = &self.line[..consumed - usize::from(terminated)];
+            let out = &mut self.loaded;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                self.pos += consumed;
+                out.valid_len = self.pos as u64;
+                continue;
+            }
+            match (serde_json::from_slice::<Stamped>(line), terminated) {
+                (Ok(stamped), _) => {
+                    self.pos += consumed;
+                    out.valid_len = self.pos as u64;
+                    out.needs_newline = !terminated;
+                    return Ok(Some(stamped));
+                }
+                (Err(e), true) => {
+                    out.warnings.push(LoadWarning {
+                        line: self.line_no,
+                        kind: WarningKind::Malformed,
+                        message: format!("not a journal record ({e}); the line was skipped"),
+                    });
+                    self.pos += consumed;
+                    out.valid_len = self.pos as u64;
+                }
+                (Err(_), false) => {
+                    out.warnings.push(LoadWarning {
+                        line: self.line_no,
+                        kind: WarningKind::TornTail,
+                        message: format!(
+                            "the last line ({} bytes) was cut off, most likely by a crash while \
+                             it was written; it was ignored and everything before it loaded",
+                            line.len()
+                        ),
+                    });
+                }
+            }
+        }
+    }
+
+    /// The journal as read, with `events` (those the caller kept, if any).
+    pub(crate) fn finish(self, events: Vec<Stamped>) -> LoadedJournal {
+        LoadedJournal {
+            events,
+            ..self.loaded
+        }
+    }
+}
+
+/// The header of the journal `path` alone (its first line): what opening a session needs to know
+/// before the rest is read.
+pub(crate) fn load_header(path: &Path) -> Result<Header, SessionError> {
+    let file = std::fs::File::open(path).map_err(|e| SessionError::io(path, e))?;
+    read_header(path, &mut std::io::BufReader::new(file), &mut Vec::new())
+}
+
+/// Reads the first line of `reader` into `line` and parses it as the header of a journal this
+/// build can read.
+fn read_header(
+    path: &Path,
+    reader: &mut impl std::io::BufRead,
+    line: &mut Vec<u8>,
+) -> Result<Header, SessionError> {
     let bad_header = |message: String| SessionError::BadHeader {
         path: path.to_path_buf(),
         message,
     };
-    let mut buf = Vec::new();
-    let mut pos = next_line(path, &mut reader, &mut buf)?;
-    let header_terminated = buf.last() == Some(&b'\n');
-    let first = &buf[..buf.len() - usize::from(header_terminated)];
+    next_line(path, reader, line)?;
+    let first = line.strip_suffix(b"\n").unwrap_or(line);
     if first.is_empty() {
         return Err(bad_header("the file is empty".into()));
     }
@@ -108,61 +240,7 @@ fn parse_journal_from(
             found: header.format,
         });
     }
-    let mut out = LoadedJournal {
-        header,
-        events: Vec::new(),
-        warnings: Vec::new(),
-        valid_len: pos as u64,
-        needs_newline: !header_terminated,
-    };
-    let mut line_no = 1;
-    loop {
-        let consumed = next_line(path, &mut reader, &mut buf)?;
-        if consumed == 0 {
-            break;
-        }
-        line_no += 1;
-        let terminated = buf.last() == Some(&b'\n');
-        let line = &buf[..consumed - usize::from(terminated)];
-        let parsed = if line.iter().all(u8::is_ascii_whitespace) {
-            None
-        } else {
-            Some(serde_json::from_slice::<Stamped>(line))
-        };
-        match (parsed, terminated) {
-            (None, _) => {
-                pos += consumed;
-                out.valid_len = pos as u64;
-            }
-            (Some(Ok(stamped)), _) => {
-                out.events.push(stamped);
-                pos += consumed;
-                out.valid_len = pos as u64;
-                out.needs_newline = !terminated;
-            }
-            (Some(Err(e)), true) => {
-                out.warnings.push(LoadWarning {
-                    line: line_no,
-                    kind: WarningKind::Malformed,
-                    message: format!("not a journal record ({e}); the line was skipped"),
-                });
-                pos += consumed;
-                out.valid_len = pos as u64;
-            }
-            (Some(Err(_)), false) => {
-                out.warnings.push(LoadWarning {
-                    line: line_no,
-                    kind: WarningKind::TornTail,
-                    message: format!(
-                        "the last line ({} bytes) was cut off, most likely by a crash while it \
-                         was written; it was ignored and everything before it loaded",
-                        line.len()
-                    ),
-                });
-            }
-        }
-    }
-    Ok(out)
+    Ok(header)
 }
 
 fn parse_header(line: &[u8]) -> Result<Header, String> {

@@ -46,7 +46,6 @@ pub(crate) use load::load_journal;
 pub use load::{LoadWarning, LoadedJournal, Stamped, WarningKind};
 #[cfg(test)]
 pub(crate) use replay::INTERRUPTED_CODE;
-pub use replay::Transcript;
 pub(crate) use replay::{ResumeState, rebuild};
 pub use store::{Listing, Store};
 pub(crate) use transfer::ExportDocument;

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 
 use super::checkpoint::History;
 use super::checkpoint::history::prompt_with_note;
+use super::format_ms;
 use super::load::{LoadWarning, LoadedJournal};
-use super::{Header, format_ms};
 use crate::core::{ErrorCode, ToolFailure, tool_message};
 use crate::model::{Message, apply_clearing, drop_repeated_prompt};
 use crate::policy::{PolicyEngine, PolicyError};
@@ -83,12 +83,12 @@ pub struct InterruptedCall {
 /// Everything a resumed session starts from.
 #[derive(Debug, Clone)]
 pub struct ResumeState {
-    pub(crate) header: Header,
     /// Hand this to `AgentSetup::history` (take it: `Launch::resume_setup` does).
     pub history: Vec<Message>,
     /// The latest checklist, if the session had one.
     pub(crate) plan: Option<Plan>,
-    /// Every journaled event in order, for front-ends to redraw the transcript.
+    /// Every journaled event in order, for front-ends to redraw the transcript (none when each
+    /// was handed over as it was read: `Launch::resume_setup`).
     pub transcript: Vec<Event>,
     /// Calls cut off by the last stop (those of earlier restarts are in `history` already).
     pub interrupted: Vec<InterruptedCall>,
@@ -176,46 +176,48 @@ pub(crate) fn interrupted_outcome(tool: &str) -> ToolOutcome {
     .into_outcome()
 }
 
-/// Whether a resume keeps the journaled events for a front-end to redraw
-/// ([`ResumeState::transcript`]): a screen or an editor does; `pablo run` does not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transcript {
-    Keep,
-    Skip,
+/// Rebuilds the resume state from a loaded journal, its events kept as the transcript.
+pub(crate) fn replay(mut journal: LoadedJournal) -> ResumeState {
+    let mut replaying = Replaying::default();
+    let mut transcript = Vec::with_capacity(journal.events.len());
+    for stamped in std::mem::take(&mut journal.events) {
+        replaying.apply(&stamped.event);
+        transcript.push(stamped.event);
+    }
+    replaying.finish(journal, transcript)
 }
 
-/// Rebuilds the resume state from a loaded journal.
-pub(crate) fn replay(journal: LoadedJournal, kept: Transcript) -> ResumeState {
-    let mut r = Replayer::default();
-    let mut transcript = Vec::new();
-    if kept == Transcript::Keep {
-        transcript.reserve(journal.events.len());
+/// A resume state rebuilt an event at a time, in journal order ([`Replaying::apply`]), then
+/// completed from what else the journal held ([`Replaying::finish`]).
+#[derive(Default)]
+pub(crate) struct Replaying(Replayer);
+
+impl Replaying {
+    pub(crate) fn apply(&mut self, event: &Event) {
+        self.0.apply(event);
     }
-    for stamped in journal.events {
-        r.apply(&stamped.event);
-        // Dropped here otherwise: a long session's events and its conversation (which copies
-        // every result) are then never all in memory at once.
-        if kept == Transcript::Keep {
-            transcript.push(stamped.event);
+
+    /// The state, with the warnings of `journal` (whose events were applied) and
+    /// the events kept for a front-end.
+    pub(crate) fn finish(self, journal: LoadedJournal, transcript: Vec<Event>) -> ResumeState {
+        let mut r = self.0;
+        drop_repeated_prompt(&mut r.history);
+        let interrupted = r.close_pending();
+        r.checkpoints
+            .keep_hook_notes(std::mem::take(&mut r.hook_notes));
+        let lost_background = r.background.into_values().filter(|s| s.running).collect();
+        ResumeState {
+            history: r.history,
+            plan: r.plan,
+            transcript,
+            interrupted,
+            lost_background,
+            approvals: r.approvals,
+            usage: r.usage,
+            turns: r.turns,
+            warnings: journal.warnings,
+            checkpoints: r.checkpoints,
         }
-    }
-    drop_repeated_prompt(&mut r.history);
-    let interrupted = r.close_pending();
-    r.checkpoints
-        .keep_hook_notes(std::mem::take(&mut r.hook_notes));
-    let lost_background = r.background.into_values().filter(|s| s.running).collect();
-    ResumeState {
-        header: journal.header,
-        history: r.history,
-        plan: r.plan,
-        transcript,
-        interrupted,
-        lost_background,
-        approvals: r.approvals,
-        usage: r.usage,
-        turns: r.turns,
-        warnings: journal.warnings,
-        checkpoints: r.checkpoints,
     }
 }
 

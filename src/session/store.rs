@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 
 use super::info::{SessionInfo, mtime_ns};
 use super::journal::{Journal, PendingJournal};
-use super::load::{load_journal, load_journal_text};
-use super::replay::{ResumeState, Transcript, replay};
+use super::load::{load_header, load_journal, load_journal_text};
+use super::replay::{Replaying, ResumeState, replay};
 use super::{Header, SessionError, validate_id};
+use crate::protocol::Event;
 
 /// The sessions found, most recently updated first, and what could not be read.
 #[derive(Debug, Clone, Default)]
@@ -122,6 +123,22 @@ impl Store {
             .collect()
     }
 
+    /// The workspace session `id` worked in, from its journal's first line alone: what opening
+    /// the session needs before it reads the rest. Not from the summary: a session stopped
+    /// mid-turn (a kill, a crash) leaves that stale, and [`Store::info`] would then read the whole
+    /// journal, which the resume reads again right after.
+    pub fn workspace_of(&self, id: &str) -> Result<String, SessionError> {
+        validate_id(id)?;
+        let path = self.journal_path(id);
+        if !path.is_file() {
+            return Err(SessionError::NotFound {
+                id: id.to_string(),
+                dir: self.dir.clone(),
+            });
+        }
+        Ok(load_header(&path)?.workspace)
+    }
+
     /// The summary of one session: from its summary file when that is current, else by scanning
     /// the journal (and refreshing the summary file).
     pub fn info(&self, id: &str) -> Result<SessionInfo, SessionError> {
@@ -193,21 +210,27 @@ impl Store {
                 dir: self.dir.clone(),
             });
         }
-        Ok(replay(load_journal(&path)?, Transcript::Keep))
+        Ok(replay(load_journal(&path)?))
     }
 
     /// Opens a session to continue it: locks the journal (another pablo holding it is refused
     /// with `session_busy`), reads it under the lock, cuts a torn tail off, and returns the journal
-    /// (pass it as `AgentSetup::recorder`, with the same session id) and the state to start from.
+    /// (pass it as `AgentSetup::recorder`, with the same session id) and the state to start from,
+    /// its events in `transcript`.
     pub(crate) fn resume(&self, id: &str) -> Result<(Journal, ResumeState), SessionError> {
-        self.resume_keeping(id, Transcript::Keep)
+        let mut transcript = Vec::new();
+        let (journal, mut state) = self.resume_with(id, &mut |event| transcript.push(event))?;
+        state.transcript = transcript;
+        Ok((journal, state))
     }
 
-    /// [`Store::resume`], keeping the journaled events for a front-end to redraw or not.
-    pub(crate) fn resume_keeping(
+    /// [`Store::resume`], handing each journaled event to `each` as soon as it has been read and
+    /// replayed (the state returned keeps none): a front-end can redraw a long session without
+    /// its events waiting all at once beside the conversation they rebuild.
+    pub(crate) fn resume_with(
         &self,
         id: &str,
-        kept: Transcript,
+        each: &mut dyn FnMut(Event),
     ) -> Result<(Journal, ResumeState), SessionError> {
         validate_id(id)?;
         let path = self.journal_path(id);
@@ -217,7 +240,11 @@ impl Store {
                 dir: self.dir.clone(),
             });
         }
-        let (journal, loaded) = Journal::reopen(path, self.meta_path(id))?;
-        Ok((journal, replay(loaded, kept)))
+        let mut replaying = Replaying::default();
+        let (journal, loaded) = Journal::reopen(path, self.meta_path(id), |s| {
+            replaying.apply(&s.event);
+            each(s.event);
+        })?;
+        Ok((journal, replaying.finish(loaded, Vec::new())))
     }
 }

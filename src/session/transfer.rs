@@ -42,7 +42,9 @@ impl ExportDocument {
             source_name: source_name.to_string(),
             message,
         };
-        let doc: ExportDocument = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        // As bytes, as journals are read: the events' reader is built for that input alone.
+        let doc: ExportDocument =
+            serde_json::from_slice(text.as_bytes()).map_err(|e| invalid(e.to_string()))?;
         if doc.kind != EXPORT_KIND {
             return Err(invalid(format!(
                 "its kind is {:?}, not {EXPORT_KIND:?}",

@@ -3,6 +3,7 @@
 //! The revision is the SHA-256 of the same bytes the page was cut from, so the model can hand it
 //! straight to `fs.edit`/`fs.write` as the precondition for changing the file.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -19,6 +20,26 @@ use crate::workspace::{Page, Workspace, WorkspaceError, page_of};
 
 /// What `fs.read` returns: one page of the file and its revision, as the workspace cuts it.
 pub(crate) type ReadResult = Page;
+
+/// A [`ReadResult`] read back for its words, its text borrowed from the result rather than
+/// copied (a resumed session shows every page it read). It accepts what `ReadResult` accepts:
+/// the same fields, defaults and older name.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct PageShown<'a> {
+    // Read, not shown: a result whose path or revision is not text is not a page.
+    #[serde(borrow)]
+    #[allow(dead_code)]
+    path: Cow<'a, str>,
+    #[serde(borrow, alias = "content")]
+    text: Cow<'a, str>,
+    offset: u64,
+    next_offset: Option<u64>,
+    total_bytes: u64,
+    #[serde(borrow)]
+    #[allow(dead_code)]
+    revision: Cow<'a, str>,
+}
 
 /// Bytes per page when the model does not say.
 pub(crate) const DEFAULT_PAGE_BYTES: usize = 64 * 1024;
@@ -119,8 +140,8 @@ pub(crate) fn show_call(args: CallArgs<'_>) -> CallView {
 
 /// `3 lines`, and where the page lies in the file when it is not the whole of it.
 pub(crate) fn show_result(data: &Value) -> Option<ResultView> {
-    let page: ReadResult = wording::typed(data)?;
-    let lines = plural(page.text.lines().count() as u64, "line");
+    let page: PageShown = wording::typed_borrowed(data)?;
+    let lines = plural(wording::line_count(&page.text) as u64, "line");
     let (offset, total) = (page.offset, page.total_bytes);
     Some(ResultView::line(match page.next_offset {
         Some(next) => format!("{lines} (bytes {offset}–{next} of {total}; more to read)"),

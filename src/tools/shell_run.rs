@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::shell_report::{CommandReport, Masked, NetworkRefused, SandboxDenied};
 use super::shell_terminal::{TerminalRun, run_in_terminal};
-use super::wording::{self, Args as CallArgs, exit_words, lines_of};
+use super::wording::{self, Args as CallArgs, exit_words, line_count, lines_of};
 use super::{Host, Tool, ToolContext, ToolResult};
 use crate::core::{Coded, ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::process::sandbox::SandboxSettings;
@@ -649,7 +649,7 @@ pub(crate) fn show_result(data: &Value) -> Option<ResultView> {
     };
     headline.push_str(&format!(
         ", {}",
-        plural(r.output.lines().count() as u64, "line")
+        plural(line_count(&r.output) as u64, "line")
     ));
     if r.truncated {
         headline.push_str(" (middle cut; the whole output is saved)");

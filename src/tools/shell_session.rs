@@ -460,7 +460,7 @@ pub(crate) fn show_result(args: CallArgs<'_>, data: &Value) -> Option<ResultView
             let s: SessionState = wording::typed(data)?;
             let id = id_or(&s.session_id);
             let output = s.screen.as_deref().unwrap_or(&s.output);
-            let new_lines = plural(output.lines().count() as u64, "new line");
+            let new_lines = plural(wording::line_count(output) as u64, "new line");
             let running = s.status == "running";
             let state = state_words(&s.status, s.exit_code, s.signal.as_deref());
             let mut view = match action.as_str() {

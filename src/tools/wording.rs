@@ -52,6 +52,11 @@ pub(crate) fn typed<T: DeserializeOwned>(data: &Value) -> Option<T> {
     T::deserialize(data).ok()
 }
 
+/// [`typed`] for a view that borrows from `data` (its strings as `Cow`s with `#[serde(borrow)]`).
+pub(crate) fn typed_borrowed<'a, T: serde::Deserialize<'a>>(data: &'a Value) -> Option<T> {
+    T::deserialize(data).ok()
+}
+
 /// `exited 0`, `exited on SIGTERM`, `exited`.
 pub(crate) fn exit_words(exit_code: Option<i32>, signal: Option<&str>) -> String {
     match (exit_code, signal) {
@@ -59,6 +64,14 @@ pub(crate) fn exit_words(exit_code: Option<i32>, signal: Option<&str>) -> String
         (None, Some(signal)) => format!("exited on {signal}"),
         (None, None) => "exited".to_string(),
     }
+}
+
+/// How many lines `text` has, as `text.lines().count()` says (a last line without its newline
+/// counts), found by searching for the newlines: a resumed session counts those of every result
+/// it replays, whole files among them.
+pub(crate) fn line_count(text: &str) -> usize {
+    memchr::memchr_iter(b'\n', text.as_bytes()).count()
+        + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 pub(crate) fn lines_of(text: &str) -> Vec<String> {

@@ -228,30 +228,87 @@ fn list_files(root: &std::path::Path, max: usize) -> Vec<String> {
     out
 }
 
+/// The state's settings from the options, for a screen in `workspace`.
+fn setup_of(workspace: &std::path::Path, options: &TuiOptions) -> state::Setup {
+    state::Setup {
+        workspace: display_path(workspace),
+        workspace_dir: Some(workspace.to_path_buf()),
+        policy_mode: options.policy_mode.clone(),
+        resume_command: options.resume_command.clone(),
+        custom_commands: options.custom_commands.clone(),
+        skills: options.skills.clone(),
+        notifications: options.notifications,
+        inline: !options.alt_screen,
+        spend_cap_usd: options.spend_cap_usd,
+        vim: options.vim,
+    }
+}
+
+/// A resumed session's screen, built from its journal while the journal is read: each event is
+/// [`Replay::push`]ed as the resume reads it (`Launch::resume_setup`), then [`Replay::run`] opens
+/// the screen with it. A long session's events are thus never all held at once beside the
+/// conversation the agent gets back (issue 46 item 5); the screen is the one [`run`] would show
+/// with the events among its `startup_events`.
+pub struct Replay {
+    state: state::AppState,
+}
+
+impl Replay {
+    /// The screen of a session resumed in `workspace`, with the settings of `options` (those
+    /// known before the agent is composed; [`Replay::run`] takes the rest).
+    pub fn new(workspace: &std::path::Path, options: &TuiOptions) -> Self {
+        let mut state =
+            state::AppState::with_setup(std::time::Instant::now(), setup_of(workspace, options));
+        // What was pending then (a prompt, a running turn, a shutdown) is history now, not
+        // something to answer.
+        state.begin_replay();
+        Self { state }
+    }
+
+    /// The next event of the journal.
+    pub fn push(&mut self, event: Event) {
+        self.state.apply(event);
+    }
+
+    /// [`run`] on this screen: `options.startup_events` are replayed after the journal's.
+    pub async fn run(
+        self,
+        handle: AgentHandle,
+        workspace: std::path::PathBuf,
+        options: TuiOptions,
+    ) -> Result<ExitSummary, TuiError> {
+        require_terminal()?;
+        let mut state = self.state;
+        state.settle_setup(std::time::Instant::now(), &setup_of(&workspace, &options));
+        run_state(state, handle, workspace, options).await
+    }
+}
+
 async fn run_with_agent(
     handle: AgentHandle,
     workspace: std::path::PathBuf,
     options: TuiOptions,
 ) -> Result<ExitSummary, TuiError> {
-    let AgentHandle { ops, events, task } = handle;
-    let mut state = state::AppState::with_setup(
-        std::time::Instant::now(),
-        state::Setup {
-            workspace: display_path(&workspace),
-            workspace_dir: Some(workspace.clone()),
-            policy_mode: options.policy_mode.clone(),
-            resume_command: options.resume_command.clone(),
-            custom_commands: options.custom_commands.clone(),
-            skills: options.skills.clone(),
-            notifications: options.notifications,
-            inline: !options.alt_screen,
-            spend_cap_usd: options.spend_cap_usd,
-            vim: options.vim,
-        },
-    );
+    let mut state =
+        state::AppState::with_setup(std::time::Instant::now(), setup_of(&workspace, &options));
     // Startup events may replay a journaled transcript: what was pending then (a prompt, a
     // running turn, a shutdown) is history now, not something to answer.
-    state.replay(options.startup_events);
+    state.begin_replay();
+    run_state(state, handle, workspace, options).await
+}
+
+/// The screen from `state`, which is replaying: the startup events end the replay.
+async fn run_state(
+    mut state: state::AppState,
+    handle: AgentHandle,
+    workspace: std::path::PathBuf,
+    options: TuiOptions,
+) -> Result<ExitSummary, TuiError> {
+    let AgentHandle { ops, events, task } = handle;
+    for event in options.startup_events {
+        state.apply(event);
+    }
+    state.end_replay();
     state.say_notes(&options.notes);
     if let Some(p) = options.initial_prompt {
         state.submit(p);

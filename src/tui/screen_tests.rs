@@ -417,3 +417,104 @@ fn a_resumed_long_session_replays_its_newest_cells_after_a_note_saying_how_many_
     let shown = lines.iter().filter(|l| l.contains("answer ")).count();
     assert!((250..=300).contains(&shown), "{shown} answers shown");
 }
+
+/// A session of `turns` turns as its journal holds it: a prompt, a file read (its result a whole
+/// file), a checklist, usage, the answer.
+fn journal_of(turns: usize) -> Vec<Event> {
+    let mut events = vec![Event::SessionStarted {
+        session_id: "0190a1b2".into(),
+        provider: "openai".into(),
+        model: "gpt-test".into(),
+        workspace: "/home/me/src/projects/stats-and-more".into(),
+    }];
+    for i in 0..turns {
+        let call_id = format!("c{i}");
+        events.extend([
+            Event::UserMessage {
+                text: format!("look at module {i}"),
+            },
+            Event::ToolCallBegin {
+                call_id: call_id.clone(),
+                tool: "fs.read".into(),
+                arguments: serde_json::json!({"path": format!("src/m{i}.rs")}),
+            },
+            Event::ToolCallEnd {
+                call_id,
+                tool: "fs.read".into(),
+                result: ToolOutcome::ok(serde_json::json!({
+                    "path": format!("src/m{i}.rs"),
+                    "text": "fn f() {}\n".repeat(50),
+                    "offset": 0,
+                    "total_bytes": 500,
+                    "revision": "ab",
+                })),
+            },
+            Event::PlanUpdate {
+                explanation: None,
+                items: vec![PlanItem {
+                    content: format!("step {i}"),
+                    status: PlanStatus::Completed,
+                }],
+            },
+            Event::MessageCompleted {
+                text: format!("module {i} is fine"),
+                tool_calls: vec![],
+            },
+            Event::TurnCompleted {
+                stop_reason: StopReason::EndTurn,
+                usage: Usage::default(),
+                model_calls: Some(1),
+            },
+        ]);
+    }
+    events
+}
+
+#[test]
+fn a_journal_given_to_the_screen_as_it_is_read_shows_what_replaying_it_whole_shows() {
+    let t0 = Instant::now();
+    let workspace = std::path::Path::new("/home/me/src/projects/stats-and-more");
+    let options = super::TuiOptions {
+        policy_mode: "edits ask · commands ask · sandboxed".into(),
+        resume_command: Some("pablo resume 0190a1b2".into()),
+        ..Default::default()
+    };
+    let warnings = vec![Event::Warning {
+        message: "a launch warning, after the journal".into(),
+    }];
+    let screens = |s: &mut AppState| {
+        s.tick(t0, 1_700_000_100_000);
+        let scrollback: Vec<String> = s
+            .transcript_mut()
+            .take_finished(100, t0, true)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        (scrollback, draw(s, 100, 30))
+    };
+    // Before: the whole journal, then the warnings, replayed by a screen made with every setting.
+    let mut whole = AppState::with_setup(t0, super::setup_of(workspace, &options));
+    whole.replay(journal_of(700).into_iter().chain(warnings.clone()));
+    // Now: the screen is made before the agent's policy is known, takes the journal an event at
+    // a time, then the rest of its settings and the warnings.
+    let early = super::TuiOptions {
+        policy_mode: String::new(),
+        ..options.clone()
+    };
+    let mut replay = super::Replay::new(workspace, &early);
+    for event in journal_of(700) {
+        replay.push(event);
+    }
+    let mut streamed = replay.state;
+    streamed.settle_setup(t0, &super::setup_of(workspace, &options));
+    for event in warnings {
+        streamed.apply(event);
+    }
+    streamed.end_replay();
+    let (whole_lines, whole_screen) = screens(&mut whole);
+    let (streamed_lines, streamed_screen) = screens(&mut streamed);
+    assert!(whole_lines[0].contains("earlier entries of this session are not shown here"));
+    assert_eq!(streamed_lines, whole_lines);
+    assert_eq!(streamed_screen, whole_screen);
+    assert!(whole_screen.contains("edits ask"), "{whole_screen}");
+}

@@ -396,11 +396,23 @@ impl AppState {
 
     /// Applies events that happened before this screen opened (a resumed session's journal,
     /// launch warnings): their cells and figures, but no prompt, no bell, no running turn.
+    #[cfg(test)]
     pub(crate) fn replay(&mut self, events: impl IntoIterator<Item = crate::protocol::Event>) {
-        self.from_replay = true;
+        self.begin_replay();
         for e in events {
             self.apply(e);
         }
+        self.end_replay();
+    }
+
+    /// From here on events are replayed ([`AppState::replay`] in parts: a resumed session's
+    /// journal applied as it is read, the launch's warnings after it).
+    pub(crate) fn begin_replay(&mut self) {
+        self.from_replay = true;
+    }
+
+    /// The replay is over: only its newest cells stay.
+    pub(crate) fn end_replay(&mut self) {
         self.from_replay = false;
         // Its figures (tokens, cost, checklist) count every event; its cells only the newest.
         self.transcript
@@ -411,6 +423,17 @@ impl AppState {
                  the whole session"
                 ),
             });
+    }
+
+    /// The settings known only once the agent is composed (its policy, the workspace it works
+    /// in), for a state that replayed a journal before: as [`AppState::with_setup`] sets them,
+    /// with the clock starting now, as if it were made now.
+    pub(crate) fn settle_setup(&mut self, now: Instant, setup: &Setup) {
+        self.status.workspace = setup.workspace.clone();
+        self.workspace_dir = setup.workspace_dir.clone();
+        self.status.policy_mode = setup.policy_mode.clone();
+        self.clock.now = now;
+        self.clock.started = now;
     }
 
     /// The loop's clock: monotonic `now`, and the wall clock in Unix milliseconds.
