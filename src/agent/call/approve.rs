@@ -43,10 +43,7 @@ impl Conversation {
             not_applied = partial;
         }
         if cancel.is_cancelled() {
-            return Err(ToolFailure::new(
-                ErrorCode::Cancelled,
-                format!("{} was not run: the turn was interrupted", tool.name()),
-            ));
+            return Err(interrupted(tool.name(), ""));
         }
         Ok(not_applied)
     }
@@ -99,10 +96,7 @@ impl Conversation {
         let _asking = tokio::select! {
             guard = shared.asking.lock() => guard,
             () = cancel.cancelled() => {
-                return Err(ToolFailure::new(
-                    ErrorCode::Cancelled,
-                    format!("{} was not run: the turn was interrupted", tool.name()),
-                ));
+                return Err(interrupted(tool.name(), ""));
             }
         };
         let approval_id = self.approval_id(&call.id);
@@ -133,13 +127,7 @@ impl Conversation {
         };
         self.shared.withdraw_approval(&approval_id);
         let Some(answer) = answer else {
-            return Err(ToolFailure::new(
-                ErrorCode::Cancelled,
-                format!(
-                    "{} was not run: the turn was interrupted during approval",
-                    tool.name()
-                ),
-            ));
+            return Err(interrupted(tool.name(), " during approval"));
         };
         self.emit(Event::ApprovalResolved {
             call_id: approval_id.clone(),
@@ -167,4 +155,13 @@ impl Conversation {
             }
         }
     }
+}
+
+/// The failure of a call the turn's interruption stopped before it ran (`when`: where it was
+/// waiting, said after "interrupted", or nothing).
+fn interrupted(tool: &str, when: &str) -> ToolFailure {
+    ToolFailure::new(
+        ErrorCode::Cancelled,
+        format!("{tool} was not run: the turn was interrupted{when}"),
+    )
 }
