@@ -229,12 +229,7 @@ impl QuestionView {
         }
         keys.push(("ctrl-d", "decline"));
         keys.push(("esc", "dismiss"));
-        let mut spans = Vec::new();
-        for (k, what) in keys {
-            spans.push(Span::styled(k.to_string(), theme::key()));
-            spans.push(Span::styled(format!(" {what}  "), theme::dim()));
-        }
-        wrap_line(&Line::from(spans), width, 0, &mut out);
+        wrap_line(&theme::keys_line(&keys), width, 0, &mut out);
         out
     }
 

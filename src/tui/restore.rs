@@ -611,16 +611,11 @@ fn frame(area: Rect, buf: &mut Buffer, title: &str) -> Rect {
 }
 
 fn footer(inner: Rect, buf: &mut Buffer, keys: &[(&str, &str)]) {
-    let mut spans = Vec::new();
-    for (k, what) in keys {
-        spans.push(Span::styled(k.to_string(), theme::key()));
-        spans.push(Span::styled(format!(" {what}  "), theme::dim()));
-    }
     if inner.height > 0 {
         buf.set_line(
             inner.x,
             inner.y + inner.height - 1,
-            &Line::from(spans),
+            &theme::keys_line(keys),
             inner.width,
         );
     }

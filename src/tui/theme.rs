@@ -3,6 +3,7 @@
 //! structure (headings, hunk headers, code).
 
 use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
 
 pub(crate) fn dim() -> Style {
     Style::default().fg(Color::DarkGray)
@@ -106,4 +107,14 @@ pub(crate) fn row_marker(selected: bool) -> (ratatui::text::Span<'static>, Style
         ratatui::text::Span::styled(if selected { "▶ " } else { "  " }, key()),
         style,
     )
+}
+
+/// A line of key hints (`esc back  enter send`): each key in the key style, what it does dimmed.
+pub(crate) fn keys_line(keys: &[(&str, &str)]) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (k, what) in keys {
+        spans.push(Span::styled(k.to_string(), key()));
+        spans.push(Span::styled(format!(" {what}  "), dim()));
+    }
+    Line::from(spans)
 }

@@ -665,8 +665,8 @@ fn draw_sessions(state: &AppState, s: &SessionsView, main: Rect, buf: &mut Buffe
                 theme::dim(),
             ),
         ]),
-        (Some(_), None) => keys_line(&[("i", "send input"), ("k", "kill"), ("esc", "back")]),
-        (None, _) => keys_line(&[
+        (Some(_), None) => theme::keys_line(&[("i", "send input"), ("k", "kill"), ("esc", "back")]),
+        (None, _) => theme::keys_line(&[
             ("↑↓", "select"),
             ("enter", "open"),
             ("k", "kill"),
@@ -716,15 +716,6 @@ fn draw_sessions(state: &AppState, s: &SessionsView, main: Rect, buf: &mut Buffe
     }
 }
 
-fn keys_line(keys: &[(&str, &str)]) -> Line<'static> {
-    let mut spans = Vec::new();
-    for (k, what) in keys {
-        spans.push(Span::styled(k.to_string(), theme::key()));
-        spans.push(Span::styled(format!(" {what}  "), theme::dim()));
-    }
-    Line::from(spans)
-}
-
 fn draw_resume(state: &AppState, r: &ResumeView, main: Rect, buf: &mut Buffer) {
     Clear.render(main, buf);
     let block = Block::default()
@@ -761,7 +752,7 @@ fn draw_resume(state: &AppState, r: &ResumeView, main: Rect, buf: &mut Buffer) {
     for (i, l) in lines.iter().take(body_h).enumerate() {
         buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
     }
-    let footer = keys_line(&[("↑↓", "select"), ("enter", "resume"), ("esc", "close")]);
+    let footer = theme::keys_line(&[("↑↓", "select"), ("enter", "resume"), ("esc", "close")]);
     if inner.height > 0 {
         buf.set_line(inner.x, inner.y + inner.height - 1, &footer, inner.width);
     }
@@ -807,7 +798,7 @@ fn draw_list(
 
 fn draw_models(v: &super::model_picker::ModelView, main: Rect, buf: &mut Buffer) {
     let rows = v.lines(main.width.saturating_sub(4) as usize);
-    let footer = keys_line(&[
+    let footer = theme::keys_line(&[
         ("↑↓", "select"),
         ("enter", "switch from the next turn"),
         ("esc", "close"),
@@ -838,7 +829,7 @@ fn draw_artifacts(v: &ArtifactsView, main: Rect, buf: &mut Buffer) {
             ])
         })
         .collect();
-    let footer = keys_line(&[
+    let footer = theme::keys_line(&[
         ("↑↓", "select"),
         ("enter", "open in $PAGER"),
         ("esc", "close"),
@@ -874,7 +865,7 @@ fn draw_memory(v: &MemoryView, main: Rect, buf: &mut Buffer) {
             ])
         })
         .collect();
-    let footer = keys_line(&[
+    let footer = theme::keys_line(&[
         ("↑↓", "select"),
         ("a", "accept"),
         ("d", "dismiss"),

@@ -26,6 +26,8 @@ use rmcp::transport::auth::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use super::chain;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -466,21 +468,6 @@ async fn respond(sock: &mut TcpStream, status: u16, text: &str) {
     let _ = sock.write_all(head.as_bytes()).await;
     let _ = sock.write_all(body.as_bytes()).await;
     let _ = sock.shutdown().await;
-}
-
-/// An error with its causes: the SDK's top-level messages alone rarely say what went wrong.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 #[cfg(test)]
