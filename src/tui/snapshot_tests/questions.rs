@@ -132,3 +132,50 @@ fn a_question_withdrawn_by_its_call_closes_the_form_saying_so() {
     );
     assert!(!screen.contains("The MCP server hotel asks"), "{screen}");
 }
+
+#[test]
+fn a_question_taller_than_the_screen_keeps_the_focused_field_in_sight_on_a_small_terminal() {
+    let (mut s, _) = state();
+    user_turn(&mut s, "fill the long form");
+    s.apply(Event::ToolCallBegin {
+        call_id: "m2".into(),
+        tool: "mcp__forms__fill".into(),
+        arguments: json!({}),
+    });
+    let fields = (0..40)
+        .map(|i| QuestionField {
+            name: format!("f{i}"),
+            title: Some(format!("Field number {i}")),
+            description: Some("a description long enough to wrap on a narrow terminal ".repeat(3)),
+            required: false,
+            kind: FieldKind::Text {
+                min_length: None,
+                max_length: None,
+                format: None,
+            },
+            default: None,
+        })
+        .collect();
+    s.apply(Event::McpQuestion {
+        question: McpQuestion {
+            id: "q-long".into(),
+            server: "forms".into(),
+            // The server's own words, untrusted: far longer than the screen.
+            message: "Please read this carefully. ".repeat(200),
+            fields,
+        },
+    });
+    for _ in 0..39 {
+        s.handle_key(key(KeyCode::Tab));
+    }
+    for c in "last".chars() {
+        s.handle_key(key(KeyCode::Char(c)));
+    }
+    let screen = draw(&mut s, 60, 16);
+    assert!(screen.contains("Field number 39"), "{screen}");
+    assert!(screen.contains("last"), "{screen}");
+    assert!(
+        screen.contains("decline"),
+        "the keys stay on screen: {screen}"
+    );
+}
