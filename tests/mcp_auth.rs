@@ -320,17 +320,25 @@ async fn login_is_refused_for_a_stdio_server_and_one_given_a_bearer_token() {
         "[mcp_servers.local]\ncommand = \"true\"\n\n[mcp_servers.keyed]\n\
          url = \"http://127.0.0.1:9/mcp\"\nbearer_token_env = \"KEYED_TOKEN\"\n",
     );
-    for (name, words) in [
-        ("local", "is a stdio server"),
-        ("keyed", "is given its token by its table"),
+    for (name, words, code_word) in [
+        ("local", "is a stdio server", "(mcp_login_unsupported)"),
+        (
+            "keyed",
+            "is given its token by its table",
+            "(mcp_login_unsupported)",
+        ),
+        ("nobody", "no MCP server named", "(mcp_unknown_server)"),
     ] {
         let mut cmd = sandbox.command();
         cmd.args(["mcp", "login", name, "--no-browser"]);
         let (code, _, stderr) = output(cmd).await;
         assert_ne!(code, Some(0));
         assert!(stderr.contains(words), "{stderr}");
-        assert!(stderr.contains("(mcp_login_unsupported)"), "{stderr}");
+        assert!(stderr.contains(code_word), "{stderr}");
+        assert_eq!(stderr.matches(words).count(), 1, "said once: {stderr}");
     }
+    // A refused sign-in leaves nothing behind: no token directory, no file.
+    assert!(!sandbox.data_dir().join("mcp-auth").exists());
 }
 
 #[tokio::test]
