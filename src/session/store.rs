@@ -38,6 +38,19 @@ impl Store {
         &self.dir
     }
 
+    /// The journal of session `id`, which must exist: a bad id or a missing file is refused.
+    fn existing_journal(&self, id: &str) -> Result<PathBuf, SessionError> {
+        validate_id(id)?;
+        let path = self.journal_path(id);
+        if !path.is_file() {
+            return Err(SessionError::NotFound {
+                id: id.to_string(),
+                dir: self.dir.clone(),
+            });
+        }
+        Ok(path)
+    }
+
     fn journal_path(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.jsonl"))
     }
@@ -128,14 +141,7 @@ impl Store {
     /// mid-turn (a kill, a crash) leaves that stale, and [`Store::info`] would then read the whole
     /// journal, which the resume reads again right after.
     pub fn workspace_of(&self, id: &str) -> Result<String, SessionError> {
-        validate_id(id)?;
-        let path = self.journal_path(id);
-        if !path.is_file() {
-            return Err(SessionError::NotFound {
-                id: id.to_string(),
-                dir: self.dir.clone(),
-            });
-        }
+        let path = self.existing_journal(id)?;
         Ok(load_header(&path)?.workspace)
     }
 
@@ -202,14 +208,7 @@ impl Store {
 
     /// Reads a session without opening it for writing (listing details, the `/resume` preview).
     pub fn load(&self, id: &str) -> Result<ResumeState, SessionError> {
-        validate_id(id)?;
-        let path = self.journal_path(id);
-        if !path.is_file() {
-            return Err(SessionError::NotFound {
-                id: id.to_string(),
-                dir: self.dir.clone(),
-            });
-        }
+        let path = self.existing_journal(id)?;
         Ok(replay(load_journal(&path)?))
     }
 
@@ -232,14 +231,7 @@ impl Store {
         id: &str,
         each: &mut dyn FnMut(Event),
     ) -> Result<(Journal, ResumeState), SessionError> {
-        validate_id(id)?;
-        let path = self.journal_path(id);
-        if !path.is_file() {
-            return Err(SessionError::NotFound {
-                id: id.to_string(),
-                dir: self.dir.clone(),
-            });
-        }
+        let path = self.existing_journal(id)?;
         let mut replaying = Replaying::default();
         let (journal, loaded) = Journal::reopen(path, self.meta_path(id), |s| {
             replaying.apply(&s.event);
