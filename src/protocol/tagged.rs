@@ -256,10 +256,7 @@ impl<'de, M: MapAccess<'de>> VariantAccess<'de> for Fields<M> {
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, _seed: T) -> Result<T::Value, M::Error> {
         // `Event` has none (a test says so by reading every variant).
-        Err(de::Error::invalid_type(
-            Unexpected::NewtypeVariant,
-            &"a struct or unit variant",
-        ))
+        Err(not_struct_variant(Unexpected::NewtypeVariant))
     }
 
     fn tuple_variant<V: Visitor<'de>>(
@@ -267,10 +264,7 @@ impl<'de, M: MapAccess<'de>> VariantAccess<'de> for Fields<M> {
         _len: usize,
         _visitor: V,
     ) -> Result<V::Value, M::Error> {
-        Err(de::Error::invalid_type(
-            Unexpected::TupleVariant,
-            &"a struct or unit variant",
-        ))
+        Err(not_struct_variant(Unexpected::TupleVariant))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -398,10 +392,7 @@ impl<'de> VariantAccess<'de> for KeptFields {
         self,
         _seed: T,
     ) -> Result<T::Value, serde_json::Error> {
-        Err(de::Error::invalid_type(
-            Unexpected::NewtypeVariant,
-            &"a struct or unit variant",
-        ))
+        Err(not_struct_variant(Unexpected::NewtypeVariant))
     }
 
     fn tuple_variant<V: Visitor<'de>>(
@@ -409,10 +400,7 @@ impl<'de> VariantAccess<'de> for KeptFields {
         _len: usize,
         _visitor: V,
     ) -> Result<V::Value, serde_json::Error> {
-        Err(de::Error::invalid_type(
-            Unexpected::TupleVariant,
-            &"a struct or unit variant",
-        ))
+        Err(not_struct_variant(Unexpected::TupleVariant))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -437,4 +425,9 @@ impl<'de> Visitor<'de> for UnitVisitor {
     fn visit_seq<S: SeqAccess<'de>>(self, _seq: S) -> Result<(), S::Error> {
         Ok(())
     }
+}
+
+/// `Event`'s variants are structs or units: the error for any other shape.
+fn not_struct_variant<E: de::Error>(found: Unexpected<'_>) -> E {
+    E::invalid_type(found, &"a struct or unit variant")
 }
