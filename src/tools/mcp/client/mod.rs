@@ -460,16 +460,35 @@ impl Connection {
 /// An error with its causes (`error sending request: connection refused`): the SDK's top-level
 /// messages alone rarely say what went wrong.
 fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
+    let mut out = without_type_names(&e.to_string());
     let mut source = e.source();
     while let Some(s) = source {
-        let text = s.to_string();
+        let text = without_type_names(&s.to_string());
         if !out.contains(&text) {
             out.push_str(": ");
             out.push_str(&text);
         }
         source = s.source();
     }
+    out
+}
+
+/// The SDK names its transport's Rust type in some messages (`Transport [rmcp::transport::…<…>]
+/// error`): words for its authors, not for the person reading why a server failed.
+fn without_type_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find(" [") {
+        let Some(close) = rest[open..].find(']').map(|c| open + c) else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        if !rest[open..close].contains("::") {
+            out.push_str(&rest[open..=close]);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -762,5 +781,22 @@ where
         Err(_) => Err(ClientError::NoAnswer {
             seconds: timeout.as_secs().max(1),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_sdk_message_loses_the_rust_type_it_names_and_keeps_the_rest() {
+        let sdk = "Send message error Transport [rmcp::transport::worker::WorkerTransport<\
+                   rmcp::X<reqwest::Client>>] error: Client error: connection refused";
+        assert_eq!(
+            without_type_names(sdk),
+            "Send message error Transport error: Client error: connection refused"
+        );
+        assert_eq!(without_type_names("a [note] stays"), "a [note] stays");
+        assert_eq!(without_type_names("unclosed [a::b"), "unclosed [a::b");
     }
 }
