@@ -26,15 +26,27 @@
 //! used [`CACHE_ENTRIES`], at most [`CACHE_BYTES`] of text and answer), and a text asked again
 //! costs a lookup. A parse is a pure function of the text, so a kept answer is the answer; only
 //! answers are kept, never a failure (a helper that died or was late is asked again next time).
+//!
+//! A text not kept costs the round trip, and on a virtual machine most of that is waking the
+//! other side: a process asleep in `read` on an idle virtual CPU is woken through the hypervisor
+//! (about 50 µs on the 2-vCPU VM of BENCHMARKS.md, against 5 µs when it was awake). So each side
+//! that is waiting for the other keeps asking without sleeping for a short while ([`SPIN`]): pablo
+//! after a request (most parses take a few microseconds), the helper after an answer (the next
+//! command of a batch follows within microseconds). A side that is still waiting then sleeps in
+//! `read` as before; an idle session costs nothing, and a command at most [`SPIN`] of CPU on each
+//! side.
 
 use std::io::{self, Read, Write};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use rustix::io::Errno;
+use rustix::net::RecvFlags;
 
 /// `argv[1]` of a helper process.
 const HELPER_ARG: &str = "__pablo-shell-parser";
@@ -46,6 +58,8 @@ const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 const CACHE_ENTRIES: usize = 1024;
 /// The most bytes (texts and answers) kept; a larger pair is not kept at all.
 const CACHE_BYTES: usize = 8 * 1024 * 1024;
+/// How long a side waiting for the other asks again without sleeping (module docs).
+const SPIN: Duration = Duration::from_micros(200);
 
 /// How the helper of this process is started, and how long an answer may take.
 struct Spec {
@@ -69,7 +83,14 @@ pub(super) fn serve_or_isolate(
     deadline: Duration,
 ) -> Option<ExitCode> {
     if std::env::args_os().nth(1).is_some_and(|a| a == HELPER_ARG) {
-        let served = serve(io::stdin().lock(), io::stdout().lock(), answer);
+        // Both ends are the one socket pablo made: read from it spinning, and write each answer
+        // with one unbuffered write (a line-buffered stdout would split a frame at a newline and
+        // wake pablo for half an answer).
+        let stdin = io::stdin();
+        let served = match stdin.as_fd().try_clone_to_owned() {
+            Ok(out) => serve(Spinning(stdin.as_fd()), UnixStream::from(out), answer),
+            Err(e) => Err(e),
+        };
         return Some(if served.is_ok() {
             ExitCode::SUCCESS
         } else {
@@ -246,7 +267,7 @@ impl Helper {
 
     fn ask(&mut self, text: &str) -> Result<Vec<u8>, Failure> {
         write_frame(&mut self.socket, text.as_bytes()).map_err(|e| failure_of(&e))?;
-        read_frame(&mut self.socket, MAX_ANSWER_BYTES)
+        read_frame(&mut Spinning(self.socket.as_fd()), MAX_ANSWER_BYTES)
             .map_err(|e| failure_of(&e))?
             .ok_or(Failure::Died)
     }
@@ -300,11 +321,41 @@ fn abort_if_asked_to(text: &str) {
     }
 }
 
+/// Reads a socket, asking again without sleeping for up to [`SPIN`] before a read that sleeps
+/// (bounded by the socket's read timeout, when it has one).
+struct Spinning<'a>(BorrowedFd<'a>);
+
+impl Read for Spinning<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let start = Instant::now();
+        loop {
+            match rustix::net::recv(self.0, &mut *buf, RecvFlags::DONTWAIT) {
+                Ok((n, _)) => return Ok(n),
+                Err(Errno::INTR) => {}
+                // Yielding rather than spinning flat out: on a busy machine, the other side may
+                // be waiting for this very CPU.
+                Err(Errno::AGAIN) if start.elapsed() < SPIN => std::thread::yield_now(),
+                Err(Errno::AGAIN) => break,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        loop {
+            match rustix::io::read(self.0, &mut *buf) {
+                Err(Errno::INTR) => {}
+                r => return r.map_err(io::Error::from),
+            }
+        }
+    }
+}
+
+/// One frame in one write: the other side, reading as it spins, is not woken for half of it.
 fn write_frame(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
     let len = u32::try_from(bytes.len())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a frame over 4 GiB"))?;
-    out.write_all(&len.to_le_bytes())?;
-    out.write_all(bytes)
+    let mut frame = Vec::with_capacity(4 + bytes.len());
+    frame.extend_from_slice(&len.to_le_bytes());
+    frame.extend_from_slice(bytes);
+    out.write_all(&frame)
 }
 
 /// One frame, or `None` at a clean end of input (before a frame's first byte).
@@ -379,6 +430,37 @@ pub(super) mod tests {
             args: vec!["-c".into(), script.into()],
             deadline,
         }
+    }
+
+    #[test]
+    fn an_answer_split_by_a_pause_longer_than_the_spin_is_still_read_whole() {
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let writer = std::thread::spawn(move || {
+            theirs.write_all(&[3, 0, 0, 0, b'y']).unwrap();
+            // Long enough that the reader has stopped spinning and sleeps in `read`.
+            std::thread::sleep(SPIN * 10);
+            theirs.write_all(b"es").unwrap();
+        });
+        let got = read_frame(&mut Spinning(ours.as_fd()), 16).unwrap();
+        assert_eq!(got, Some(b"yes".to_vec()));
+        writer.join().unwrap();
+    }
+
+    #[test]
+    fn a_helper_serving_over_a_socket_answers_each_request_in_order_until_it_closes() {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let helper = std::thread::spawn(move || {
+            let out = theirs.try_clone().unwrap();
+            serve(Spinning(theirs.as_fd()), out, |t| t.to_uppercase().into_bytes())
+        });
+        let mut ours = ours;
+        for text in ["ls", "git status", "echo ünïcode"] {
+            write_frame(&mut ours, text.as_bytes()).unwrap();
+            let got = read_frame(&mut Spinning(ours.as_fd()), 64).unwrap();
+            assert_eq!(got, Some(text.to_uppercase().into_bytes()), "{text}");
+        }
+        drop(ours);
+        assert!(helper.join().unwrap().is_ok(), "a closed socket ends the loop cleanly");
     }
 
     #[test]
