@@ -14,6 +14,14 @@
 //! a configured linker or the flags may choose GNU ld, which knows no `--symbol-ordering-file`.
 //! So the script first links an empty program with the same rustc, flags and linker, and with
 //! the two options; if that fails, the binary is linked without them.
+//!
+//! The same release link also packs the relative relocations of the position-independent binary
+//! (`-z pack-relative-relocs`, the DT_RELR format): 0.9 MB of `.rela.dyn` becomes a few
+//! kilobytes, and the executable keeps its address-space randomisation (BENCHMARKS.md, issue 46
+//! item 7). The dynamic loader must read that format (glibc 2.36 and later; an older one refuses to
+//! start the program, naming the missing `GLIBC_ABI_DT_RELR`), so the probe program is linked with
+//! it and also run: on a machine whose C library cannot start it, or when building for another
+//! machine, pablo is linked without it, one megabyte larger.
 
 // A build script speaks to cargo on stdout.
 #![allow(clippy::print_stdout)]
@@ -37,6 +45,16 @@ fn main() {
         return;
     }
     let out_dir = Path::new(&var("OUT_DIR")).to_path_buf();
+    let relr = "-Wl,-z,pack-relative-relocs";
+    if var("HOST") == var("TARGET") && probe_links(&out_dir, "relr_probe", &[relr.into()], true) {
+        println!("cargo:rustc-link-arg-bin=pablo={relr}");
+    } else {
+        println!(
+            "cargo:warning=this machine's C library cannot start a binary with packed relocations \
+             (glibc 2.36 or later can), or it is built for another machine: pablo is linked \
+             without them (about 0.9 MB larger; BENCHMARKS.md, issue 46)"
+        );
+    }
     if !linker_takes_orderings(&out_dir) {
         println!(
             "cargo:warning=the linker does not take --symbol-ordering-file: pablo is linked \
@@ -65,9 +83,23 @@ fn main() {
 /// Whether an empty program links with this build's rustc, flags and linker when given lld's
 /// ordering options (an empty list, so nothing else is at stake).
 fn linker_takes_orderings(out_dir: &Path) -> bool {
-    let source = out_dir.join("ordering_probe.rs");
     let list = out_dir.join("ordering_probe.txt");
-    if std::fs::write(&source, "fn main() {}\n").is_err() || std::fs::write(&list, "").is_err() {
+    if std::fs::write(&list, "").is_err() {
+        return false;
+    }
+    let args = [
+        format!("-Wl,--symbol-ordering-file={}", list.display()),
+        "-Wl,--no-warn-symbol-ordering".to_string(),
+    ];
+    probe_links(out_dir, "ordering_probe", &args, false)
+}
+
+/// Whether an empty program links with this build's rustc, flags and linker when given
+/// `link_args`, and, with `run`, whether the program it makes then starts and exits cleanly here.
+fn probe_links(out_dir: &Path, name: &str, link_args: &[String], run: bool) -> bool {
+    let source = out_dir.join(format!("{name}.rs"));
+    let program = out_dir.join(name);
+    if std::fs::write(&source, "fn main() {}\n").is_err() {
         return false;
     }
     let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
@@ -77,15 +109,11 @@ fn linker_takes_orderings(out_dir: &Path) -> bool {
         .arg("--target")
         .arg(env::var_os("TARGET").unwrap_or_default())
         .arg("-o")
-        .arg(out_dir.join("ordering_probe"))
-        .arg(&source)
-        .arg("-C")
-        .arg(format!(
-            "link-arg=-Wl,--symbol-ordering-file={}",
-            list.display()
-        ))
-        .arg("-C")
-        .arg("link-arg=-Wl,--no-warn-symbol-ordering");
+        .arg(&program)
+        .arg(&source);
+    for arg in link_args {
+        probe.arg("-C").arg(format!("link-arg={arg}"));
+    }
     if let Ok(flags) = env::var("CARGO_ENCODED_RUSTFLAGS") {
         probe.args(flags.split('\x1f').filter(|f| !f.is_empty()));
     }
@@ -94,9 +122,11 @@ fn linker_takes_orderings(out_dir: &Path) -> bool {
         arg.push(linker);
         probe.arg("-C").arg(arg);
     }
-    probe
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    let quiet = |c: &mut Command| {
+        c.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    quiet(&mut probe) && (!run || quiet(&mut Command::new(&program)))
 }
