@@ -36,13 +36,14 @@
 //! `read` as before; an idle session costs nothing, and a command at most [`SPIN`] of CPU on each
 //! side.
 
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
@@ -139,7 +140,12 @@ pub(super) fn ask(text: &str) -> Option<Result<Vec<u8>, Failure>> {
 
 /// Answers by text, the least recently used dropped first when a bound is reached.
 struct Answers {
-    map: std::collections::HashMap<String, (Vec<u8>, u64)>,
+    /// Each kept text's answer and the stamp of its last use.
+    map: HashMap<Arc<str>, (Vec<u8>, u64)>,
+    /// The same texts by the stamp of their last use: the first is the one to drop. A lookup or a
+    /// drop costs a logarithm, not a scan (a text never seen before, the case a burst of new
+    /// commands hits, drops one every time once the table is full).
+    by_use: BTreeMap<u64, Arc<str>>,
     /// Use counter: each lookup or insert stamps its entry with the next value.
     clock: u64,
     bytes: usize,
@@ -150,7 +156,8 @@ struct Answers {
 impl Answers {
     fn new(max_entries: usize, max_bytes: usize) -> Self {
         Self {
-            map: std::collections::HashMap::new(),
+            map: HashMap::new(),
+            by_use: BTreeMap::new(),
             clock: 0,
             bytes: 0,
             max_entries,
@@ -161,10 +168,13 @@ impl Answers {
     fn get(&mut self, text: &str) -> Option<Vec<u8>> {
         self.clock += 1;
         let clock = self.clock;
-        self.map.get_mut(text).map(|(answer, used)| {
-            *used = clock;
-            answer.clone()
-        })
+        let (answer, used) = self.map.get_mut(text)?;
+        let last = std::mem::replace(used, clock);
+        let answer = answer.clone();
+        if let Some(key) = self.by_use.remove(&last) {
+            self.by_use.insert(clock, key);
+        }
+        Some(answer)
     }
 
     fn put(&mut self, text: &str, answer: &[u8]) {
@@ -172,17 +182,8 @@ impl Answers {
         if size > self.max_bytes / 16 || self.map.contains_key(text) {
             return;
         }
-        while !self.map.is_empty()
-            && (self.map.len() >= self.max_entries || self.bytes + size > self.max_bytes)
-        {
-            // Eviction scans every entry: it happens once per parse that missed, which costs a
-            // round trip anyway (a scan of 1,024 entries is a few microseconds).
-            let Some(oldest) = self
-                .map
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(t, _)| t.clone())
-            else {
+        while self.map.len() >= self.max_entries || self.bytes + size > self.max_bytes {
+            let Some((_, oldest)) = self.by_use.pop_first() else {
                 break;
             };
             if let Some((a, _)) = self.map.remove(&oldest) {
@@ -191,8 +192,9 @@ impl Answers {
         }
         self.clock += 1;
         self.bytes += size;
-        self.map
-            .insert(text.to_string(), (answer.to_vec(), self.clock));
+        let key: Arc<str> = Arc::from(text);
+        self.by_use.insert(self.clock, Arc::clone(&key));
+        self.map.insert(key, (answer.to_vec(), self.clock));
     }
 }
 
@@ -451,7 +453,9 @@ pub(super) mod tests {
         let (ours, theirs) = UnixStream::pair().unwrap();
         let helper = std::thread::spawn(move || {
             let out = theirs.try_clone().unwrap();
-            serve(Spinning(theirs.as_fd()), out, |t| t.to_uppercase().into_bytes())
+            serve(Spinning(theirs.as_fd()), out, |t| {
+                t.to_uppercase().into_bytes()
+            })
         });
         let mut ours = ours;
         for text in ["ls", "git status", "echo ünïcode"] {
@@ -460,7 +464,10 @@ pub(super) mod tests {
             assert_eq!(got, Some(text.to_uppercase().into_bytes()), "{text}");
         }
         drop(ours);
-        assert!(helper.join().unwrap().is_ok(), "a closed socket ends the loop cleanly");
+        assert!(
+            helper.join().unwrap().is_ok(),
+            "a closed socket ends the loop cleanly"
+        );
     }
 
     #[test]
@@ -541,6 +548,40 @@ pub(super) mod tests {
             a.bytes,
             a.map.len()
         );
+    }
+
+    #[test]
+    fn kept_answers_drop_the_same_texts_as_a_scan_for_the_least_recently_used_would() {
+        // The reference: a list in order of use, the front dropped first.
+        let mut reference: Vec<String> = Vec::new();
+        let mut a = Answers::new(8, 1 << 20);
+        let mut seed = 7u64;
+        for _ in 0..2_000 {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let text = format!("cmd {}", (seed >> 33) % 13);
+            if (seed >> 20) % 3 == 0 {
+                a.put(&text, text.as_bytes());
+                if !reference.contains(&text) {
+                    if reference.len() == 8 {
+                        reference.remove(0);
+                    }
+                    reference.push(text);
+                }
+            } else {
+                let got = a.get(&text);
+                let kept = reference.iter().position(|t| *t == text);
+                assert_eq!(got.is_some(), kept.is_some(), "{text}");
+                if let Some(i) = kept {
+                    let t = reference.remove(i);
+                    reference.push(t);
+                }
+            }
+            assert_eq!(a.by_use.len(), a.map.len());
+        }
+        let mut kept: Vec<&str> = a.map.keys().map(|k| &**k).collect();
+        kept.sort_unstable();
+        reference.sort_unstable();
+        assert_eq!(kept, reference);
     }
 
     #[test]
