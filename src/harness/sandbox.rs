@@ -41,7 +41,7 @@ impl SandboxTrue {
     /// directory and pablo's own directories hidden), computed on every run.
     pub fn new(ws: &Path, profile: &str) -> Self {
         let (session, profile) = match profile.strip_prefix("session:") {
-            Some(p) => (Some(crate::process::track(ws)), p),
+            Some(p) => (Some(track(ws)), p),
             None => (None, profile),
         };
         let masked = profile == "read-only-masked";
@@ -91,7 +91,6 @@ impl SandboxTrue {
     /// The credential mask of this workspace, with this process's home directory and `PATH`.
     fn mask(&self) -> crate::process::mask::MaskPlan {
         let names = crate::workspace::CredentialNames::builtin();
-        let is_credential = |rel: &str| names.matching(rel).is_some();
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let path_dirs = std::env::var("PATH")
             .unwrap_or_default()
@@ -106,7 +105,7 @@ impl SandboxTrue {
             toolchain_homes: Vec::new(),
             own: &[],
             support: None,
-            is_credential: &is_credential,
+            credentials: &names,
         })
         .expect("the workspace is small enough to mask")
     }
@@ -116,7 +115,6 @@ impl SandboxTrue {
 /// hides, found by its walk of the workspace (the home directory left out), counted.
 pub fn sandbox_mask_hidden(ws: &Path) -> usize {
     let names = crate::workspace::CredentialNames::builtin();
-    let is_credential = |rel: &str| names.matching(rel).is_some();
     crate::process::mask::plan(&crate::process::mask::MaskInputs {
         workspace: ws,
         home: None,
@@ -124,9 +122,39 @@ pub fn sandbox_mask_hidden(ws: &Path) -> usize {
         toolchain_homes: Vec::new(),
         own: &[],
         support: None,
-        is_credential: &is_credential,
+        credentials: &names,
     })
     .map_or(0, |plan| plan.workspace_hidden.len())
+}
+
+/// A workspace tracked as a session's tool host tracks it: while this lives, the credential mask
+/// of its workspace comes from the watches kept current between commands (`process::nested`),
+/// the first mask having walked it once.
+pub struct SandboxMaskTracked {
+    ws: PathBuf,
+    _tracking: crate::process::Tracking,
+}
+
+impl SandboxMaskTracked {
+    pub fn new(ws: &Path) -> Self {
+        Self {
+            ws: ws.to_path_buf(),
+            _tracking: track(ws),
+        }
+    }
+
+    /// The measured step of `mask_plan_tracked`: what [`sandbox_mask_hidden`] measures, in the
+    /// tracked workspace.
+    pub fn hidden(&self) -> usize {
+        sandbox_mask_hidden(&self.ws)
+    }
+}
+
+/// Tracks `ws` as a session does, under the built-in credential rule (the one the masks here
+/// ask under).
+fn track(ws: &Path) -> crate::process::Tracking {
+    let rule = std::sync::Arc::new(crate::workspace::CredentialNames::builtin());
+    crate::process::track(ws, rule)
 }
 
 /// The measured step of `shield_compute`: the paths `workspace-write` binds read-only in `ws`
