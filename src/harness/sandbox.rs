@@ -1,7 +1,8 @@
 //! What `benches/sandbox.rs` measures; see [`super`].
 //!
 //! `/bin/true` started and waited for as pablo starts a command, with nothing or under a sandbox
-//! profile, and the walk `workspace-write` makes to find what to protect.
+//! profile, the walk `workspace-write` makes to find what to protect, and the credential mask a
+//! masked read computes (for `benches/fs_search.rs`), walked or from a session's watches.
 
 use std::path::{Path, PathBuf};
 
@@ -127,26 +128,16 @@ pub fn sandbox_mask_hidden(ws: &Path) -> usize {
     .map_or(0, |plan| plan.workspace_hidden.len())
 }
 
-/// A workspace tracked as a session's tool host tracks it: while this lives, the credential mask
-/// of its workspace comes from the watches kept current between commands (`process::nested`),
-/// the first mask having walked it once.
-pub struct SandboxMaskTracked {
-    ws: PathBuf,
-    _tracking: crate::process::Tracking,
-}
-
-impl SandboxMaskTracked {
-    pub fn new(ws: &Path) -> Self {
-        Self {
-            ws: ws.to_path_buf(),
-            _tracking: track(ws),
-        }
-    }
-
-    /// The measured step of `mask_plan_tracked`: what [`sandbox_mask_hidden`] measures, in the
-    /// tracked workspace.
-    pub fn hidden(&self) -> usize {
-        sandbox_mask_hidden(&self.ws)
+/// `ws` tracked as a session's tool host tracks it, for as long as the returned step lives, and
+/// the step of `mask_plan_tracked`: what [`sandbox_mask_hidden`] measures, in the tracked
+/// workspace (its first call walks it once and puts the watches; each later one reads the change
+/// queue).
+pub fn sandbox_mask_tracked(ws: &Path) -> impl Fn() -> usize + use<> {
+    let tracking = track(ws);
+    let ws = ws.to_path_buf();
+    move || {
+        let _tracked = &tracking;
+        sandbox_mask_hidden(&ws)
     }
 }
 

@@ -624,7 +624,7 @@ impl Tracker {
 /// sure.
 #[cfg(test)]
 pub(crate) struct Watches {
-    tracker: Box<Tracker>,
+    tracker: Tracker,
     /// How many times the watches were built anew (an overflowed queue).
     pub(crate) rebuilt: usize,
 }
@@ -634,7 +634,7 @@ impl Watches {
     pub(crate) fn new(workspace: &Path, rule: Arc<dyn CredentialRule>) -> Self {
         let tracker = Tracker::build(workspace, 100_000, rule).expect("inotify watches");
         Self {
-            tracker: Box::new(tracker),
+            tracker,
             rebuilt: 0,
         }
     }
@@ -645,7 +645,7 @@ impl Watches {
         if !self.tracker.catch_up() {
             let t = &self.tracker;
             let again = Tracker::build(&t.root, t.limit, t.rule.clone()).expect("inotify watches");
-            self.tracker = Box::new(again);
+            self.tracker = again;
             self.rebuilt += 1;
         }
         self.tracker.credentials()
