@@ -21,8 +21,13 @@
 //! credential rule does not name, or a file outside both the workspace and the home directory
 //! (`/etc`); the known-safe checks keep every path a command names inside the workspace.
 //!
-//! The walk of the workspace is bounded ([`MAX_MASK_WALK`] entries); a larger workspace is not
-//! masked, and the command is not run (the policy asks instead where it can).
+//! Where the workspace's credential files are is kept current in a session ([`super::nested`]
+//! watches the workspace for them, as it does for the shield's `.git` and `.pablo`), so a masked
+//! read there costs a read of the change queue and a walk of each `.pablo`; elsewhere (no
+//! session, no watches, another credential rule than the session's) the workspace is walked for
+//! each read. Both look at the same entries and find the same ones; what is looked at is bounded
+//! ([`MAX_MASK_WALK`] entries): a larger workspace is not masked, and the command is not run (the
+//! policy asks instead where it can).
 
 use std::path::{Path, PathBuf};
 
