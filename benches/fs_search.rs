@@ -4,7 +4,8 @@
 //! 200,000 small files in 4,000 directories, a `.env` deep inside) where the same search is timed
 //! beside `fs.list` of the whole tree (the tool's default cap of 1,000 entries, and its maximum of
 //! 100,000) and beside policy's decision on `grep -rn NEEDLE .`, which, to allow it as a known-safe
-//! read, walks the tree for credential files below.
+//! read, walks the tree for credential files below, and the credential mask such a read then
+//! computes, walked (`mask_plan`) and from a session's watches (`mask_plan_tracked`).
 //!
 //! The tree (about 120 MB of text in 2,400 files, 4 levels deep, with a rare needle) is generated
 //! once under `target/bench-data/` and reused. Both searchers run warm (page cache), both use the
@@ -223,11 +224,19 @@ fn bench_monorepo(c: &mut Criterion) {
         b.iter(|| policy.check_default(&grep).allowed)
     });
     // A masked read (this `grep -rn`, with the `.env` below) hides the workspace's credential
-    // files first: a walk of the whole workspace before the command starts.
+    // files first: without a session, a walk of the whole workspace before the command starts.
     assert_eq!(pablo::harness::sandbox_mask_hidden(&root), 1);
     group.bench_function("mask_plan", |b| {
         b.iter(|| pablo::harness::sandbox_mask_hidden(&root))
     });
+    // In a session the workspace is tracked: the first masked read walks it once and puts the
+    // watches; each later one reads the change queue (and the `.pablo` directories, none here).
+    let tracked = pablo::harness::sandbox_mask_tracked(&root);
+    assert_eq!(tracked(), 1);
+    group.bench_function("mask_plan_tracked", |b| b.iter(&tracked));
+    // Untracked again: the cases below do not depend on it, and the next run's `mask_plan`
+    // must walk.
+    drop(tracked);
     group.bench_function("fs_list_1000", |b| b.iter(|| query.listed(1000)));
     group.bench_function("fs_list_100000", |b| b.iter(|| query.listed(100_000)));
     group.finish();

@@ -684,8 +684,9 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // takes the journal's events as they are read (`tui::Replay` with its `new`, `push` and
     // `run`) and the binary finds a session's workspace from its header alone
     // (`Store::workspace_of`), while the choice to keep a transcript left the surface
-    // (`Transcript`) (issue 46 item 5).
-    const CEILING: usize = 404;
+    // (`Transcript`) (issue 46 item 5); 405 since the monorepo bench also times that mask in a
+    // session, from the watches (`harness::sandbox_mask_tracked`) (issue 46).
+    const CEILING: usize = 405;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

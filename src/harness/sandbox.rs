@@ -1,7 +1,8 @@
 //! What `benches/sandbox.rs` measures; see [`super`].
 //!
 //! `/bin/true` started and waited for as pablo starts a command, with nothing or under a sandbox
-//! profile, and the walk `workspace-write` makes to find what to protect.
+//! profile, the walk `workspace-write` makes to find what to protect, and the credential mask a
+//! masked read computes (for `benches/fs_search.rs`), walked or from a session's watches.
 
 use std::path::{Path, PathBuf};
 
@@ -41,7 +42,7 @@ impl SandboxTrue {
     /// directory and pablo's own directories hidden), computed on every run.
     pub fn new(ws: &Path, profile: &str) -> Self {
         let (session, profile) = match profile.strip_prefix("session:") {
-            Some(p) => (Some(crate::process::track(ws)), p),
+            Some(p) => (Some(track(ws)), p),
             None => (None, profile),
         };
         let masked = profile == "read-only-masked";
@@ -91,7 +92,6 @@ impl SandboxTrue {
     /// The credential mask of this workspace, with this process's home directory and `PATH`.
     fn mask(&self) -> crate::process::mask::MaskPlan {
         let names = crate::workspace::CredentialNames::builtin();
-        let is_credential = |rel: &str| names.matching(rel).is_some();
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let path_dirs = std::env::var("PATH")
             .unwrap_or_default()
@@ -106,7 +106,7 @@ impl SandboxTrue {
             toolchain_homes: Vec::new(),
             own: &[],
             support: None,
-            is_credential: &is_credential,
+            credentials: &names,
         })
         .expect("the workspace is small enough to mask")
     }
@@ -116,7 +116,6 @@ impl SandboxTrue {
 /// hides, found by its walk of the workspace (the home directory left out), counted.
 pub fn sandbox_mask_hidden(ws: &Path) -> usize {
     let names = crate::workspace::CredentialNames::builtin();
-    let is_credential = |rel: &str| names.matching(rel).is_some();
     crate::process::mask::plan(&crate::process::mask::MaskInputs {
         workspace: ws,
         home: None,
@@ -124,9 +123,29 @@ pub fn sandbox_mask_hidden(ws: &Path) -> usize {
         toolchain_homes: Vec::new(),
         own: &[],
         support: None,
-        is_credential: &is_credential,
+        credentials: &names,
     })
     .map_or(0, |plan| plan.workspace_hidden.len())
+}
+
+/// `ws` tracked as a session's tool host tracks it, for as long as the returned step lives, and
+/// the step of `mask_plan_tracked`: what [`sandbox_mask_hidden`] measures, in the tracked
+/// workspace (its first call walks it once and puts the watches; each later one reads the change
+/// queue).
+pub fn sandbox_mask_tracked(ws: &Path) -> impl Fn() -> usize + use<> {
+    let tracking = track(ws);
+    let ws = ws.to_path_buf();
+    move || {
+        let _tracked = &tracking;
+        sandbox_mask_hidden(&ws)
+    }
+}
+
+/// Tracks `ws` as a session does, under the built-in credential rule (the one the masks here
+/// ask under).
+fn track(ws: &Path) -> crate::process::Tracking {
+    let rule = std::sync::Arc::new(crate::workspace::CredentialNames::builtin());
+    crate::process::track(ws, rule)
 }
 
 /// The measured step of `shield_compute`: the paths `workspace-write` binds read-only in `ws`

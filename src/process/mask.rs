@@ -21,10 +21,17 @@
 //! credential rule does not name, or a file outside both the workspace and the home directory
 //! (`/etc`); the known-safe checks keep every path a command names inside the workspace.
 //!
-//! The walk of the workspace is bounded ([`MAX_MASK_WALK`] entries); a larger workspace is not
-//! masked, and the command is not run (the policy asks instead where it can).
+//! Where the workspace's credential files are is kept current in a session ([`super::nested`]
+//! watches the workspace for them, as it does for the shield's `.git` and `.pablo`), so a masked
+//! read there costs a read of the change queue and a walk of each `.pablo`; elsewhere (no
+//! session, no watches, another credential rule than the session's) the workspace is walked for
+//! each read. Both look at the same entries and find the same ones; what is looked at is bounded
+//! ([`MAX_MASK_WALK`] entries): a larger workspace is not masked, and the command is not run (the
+//! policy asks instead where it can).
 
 use std::path::{Path, PathBuf};
+
+use super::nested::CredentialRule;
 
 /// The most workspace entries looked at for credential names: the same guard against a tree
 /// without end as the policy's walk (`policy::safe::MAX_LINK_WALK`), so that a read the policy
@@ -56,9 +63,9 @@ pub(crate) struct MaskInputs<'a> {
     pub(crate) own: &'a [PathBuf],
     /// The directory of the files pablo writes for the command (kept visible).
     pub(crate) support: Option<&'a Path>,
-    /// Whether a workspace-relative path has a credential name (the workspace's one rule,
+    /// Which workspace-relative paths have a credential name (the workspace's one rule,
     /// `CredentialNames::matching`).
-    pub(crate) is_credential: &'a dyn Fn(&str) -> bool,
+    pub(crate) credentials: &'a dyn CredentialRule,
 }
 
 /// Why a mask could not be made.
@@ -75,7 +82,8 @@ pub(crate) enum MaskError {
 pub(crate) fn plan(inputs: &MaskInputs<'_>) -> Result<MaskPlan, MaskError> {
     let mut out = MaskPlan::default();
     let workspace = canonical(inputs.workspace);
-    workspace_credentials(&workspace, inputs.is_credential, &mut out)?;
+    let found = workspace_credentials(&workspace, inputs.credentials, MAX_MASK_WALK)?;
+    hide_credentials(&workspace, found.found, &mut out);
     let support = inputs.support.map(canonical);
     if let Some(home) = inputs
         .home
@@ -251,59 +259,128 @@ fn push_hidden(path: &Path, out: &mut MaskPlan) {
     }
 }
 
-/// Every credential-named file or directory of the workspace, found by a bounded walk that does
-/// not follow links (a link with a credential name has its target hidden when that lies in the
-/// workspace). `.git` is not entered: git's objects are compressed, and its files are not named
-/// like credentials.
+/// The credential-named entries of a workspace, and how many entries were looked at to find them.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Credentials {
+    found: Vec<PathBuf>,
+    seen: usize,
+}
+
+/// Every credential-named file, directory or link of the workspace that a walk from its root
+/// would meet: one that does not follow links and enters neither `.git` (git's objects are
+/// compressed, and its files are not named like credentials) nor a directory with a credential
+/// name (hidden whole), looking at no more than `bound` entries. In a tracked workspace the
+/// watches know them (`nested::credentials`), and only its `.pablo` directories are walked;
+/// otherwise the whole workspace is. Either way the entries looked at are counted alike.
 fn workspace_credentials(
     workspace: &Path,
-    is_credential: &dyn Fn(&str) -> bool,
-    out: &mut MaskPlan,
+    rule: &dyn CredentialRule,
+    bound: usize,
+) -> Result<Credentials, MaskError> {
+    let tracked = super::nested::credentials(workspace, rule, super::shield::MAX_WALK_DIRS);
+    tracing::debug!(
+        target: "pablo::mask",
+        watched = tracked.is_some(),
+        "where the workspace's credential files are"
+    );
+    match tracked {
+        Some(tracked) => from_watches(workspace, tracked, rule, bound),
+        None => {
+            let mut c = Credentials::default();
+            walk_credentials(workspace, workspace, rule, bound, &mut c)?;
+            Ok(c)
+        }
+    }
+}
+
+/// The answer of the watches, completed by a walk of each `.pablo` (not watched).
+fn from_watches(
+    workspace: &Path,
+    tracked: super::nested::TrackedCredentials,
+    rule: &dyn CredentialRule,
+    bound: usize,
+) -> Result<Credentials, MaskError> {
+    if tracked.entries > bound {
+        return Err(MaskError::TooLarge(bound));
+    }
+    let mut c = Credentials {
+        found: tracked.paths,
+        seen: tracked.entries,
+    };
+    for dir in &tracked.pablo {
+        walk_credentials(workspace, dir, rule, bound, &mut c)?;
+    }
+    Ok(c)
+}
+
+/// The walk of [`workspace_credentials`] from `from` (the workspace, or a `.pablo` in it).
+fn walk_credentials(
+    workspace: &Path,
+    from: &Path,
+    rule: &dyn CredentialRule,
+    bound: usize,
+    c: &mut Credentials,
 ) -> Result<(), MaskError> {
-    let mut stack = vec![workspace.to_path_buf()];
-    let mut seen = 0usize;
+    let mut stack = vec![from.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for e in entries.flatten() {
-            seen += 1;
-            if seen > MAX_MASK_WALK {
-                return Err(MaskError::TooLarge(MAX_MASK_WALK));
+            c.seen += 1;
+            if c.seen > bound {
+                return Err(MaskError::TooLarge(bound));
             }
             let path = e.path();
-            let rel = path
-                .strip_prefix(workspace)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .into_owned();
-            let Ok(kind) = e.file_type() else { continue };
-            if is_credential(&rel) {
-                let target = if kind.is_symlink() {
-                    match std::fs::canonicalize(&path) {
-                        Ok(t) if t.starts_with(workspace) && t != workspace => t,
-                        _ => continue,
-                    }
-                } else {
-                    path.clone()
-                };
-                if !is_hidden(&target, out) {
-                    push_hidden(&target, out);
-                    out.workspace_hidden.push(rel);
-                }
+            let rel = path.strip_prefix(workspace).unwrap_or(&path);
+            if rule.names(&rel.to_string_lossy()) {
+                c.found.push(path);
                 continue;
             }
-            if kind.is_dir() && e.file_name() != ".git" {
+            if e.file_type().is_ok_and(|k| k.is_dir()) && e.file_name() != ".git" {
                 stack.push(path);
             }
         }
     }
-    out.workspace_hidden.sort();
     Ok(())
+}
+
+/// Hides the credential-named entries `found` in the workspace: each file or directory itself,
+/// and a link's target when that lies in the workspace. In a fixed order, whatever order they
+/// were found in: names first, then links, each sorted, so that a link to a credential file
+/// already hidden adds nothing, and the file is listed by its own name.
+fn hide_credentials(workspace: &Path, mut found: Vec<PathBuf>, out: &mut MaskPlan) {
+    found.sort();
+    let mut links = Vec::new();
+    let hide = |path: &Path, target: PathBuf, out: &mut MaskPlan| {
+        if !is_hidden(&target, out) {
+            push_hidden(&target, out);
+            let rel = path.strip_prefix(workspace).unwrap_or(path);
+            out.workspace_hidden
+                .push(rel.to_string_lossy().into_owned());
+        }
+    };
+    for path in found {
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => links.push(path),
+            Ok(_) => hide(&path, path.clone(), out),
+            Err(_) => {}
+        }
+    }
+    for link in links {
+        match std::fs::canonicalize(&link) {
+            Ok(t) if t.starts_with(workspace) && t != workspace => hide(&link, t, out),
+            _ => {}
+        }
+    }
+    out.workspace_hidden.sort();
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use super::super::nested::{self, NameRule, Watches};
     use super::*;
 
     #[test]
@@ -332,10 +409,7 @@ mod tests {
         let support = own.join("sessions/1/git");
         std::fs::create_dir_all(&support).unwrap();
         std::fs::create_dir_all(own.join("sessions/2")).unwrap();
-        let is_credential = |rel: &str| {
-            let name = rel.rsplit('/').next().unwrap_or(rel);
-            matches!(name, ".env" | "id_rsa.bak" | ".netrc")
-        };
+        let rule = NameRule::of(&[".env", "id_rsa.bak", ".netrc"]);
         let own_dirs = vec![own.clone()];
         let plan = plan(&MaskInputs {
             workspace: &ws,
@@ -344,7 +418,7 @@ mod tests {
             toolchain_homes: Vec::new(),
             own: &own_dirs,
             support: Some(&support),
-            is_credential: &is_credential,
+            credentials: &rule,
         })
         .unwrap();
         let ws = canonical(&ws);
@@ -399,7 +473,7 @@ mod tests {
             toolchain_homes: Vec::new(),
             own: &[],
             support: None,
-            is_credential: &|_| false,
+            credentials: &NameRule::of(&[]),
         })
         .unwrap();
         let hidden = |p: &Path| {
@@ -410,5 +484,215 @@ mod tests {
         assert!(!hidden(&ws), "{plan:?}");
         assert!(hidden(&checkout.join(".env")), "{plan:?}");
         assert!(hidden(&checkout.join("README.md")), "{plan:?}");
+    }
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// The credential rule of the tests below: names, a directory name and a path.
+    fn rule() -> Arc<NameRule> {
+        Arc::new(NameRule::of(&[".env", "key.pem", "secrets", "kube/config"]))
+    }
+
+    /// What the watches answer agrees with what a walk of the workspace finds, entries looked at
+    /// included; the walk's answer, workspace-relative and sorted.
+    fn agree(ws: &Path, watches: &mut Watches, rule: &NameRule) -> Vec<String> {
+        let mut watched = from_watches(ws, watches.credentials(), rule, usize::MAX).unwrap();
+        let mut walked = Credentials::default();
+        walk_credentials(ws, ws, rule, usize::MAX, &mut walked).unwrap();
+        watched.found.sort();
+        walked.found.sort();
+        assert_eq!(watched, walked);
+        let mut from_watches = MaskPlan::default();
+        hide_credentials(ws, watched.found, &mut from_watches);
+        let mut from_walk = MaskPlan::default();
+        hide_credentials(ws, walked.found, &mut from_walk);
+        assert_eq!(from_watches, from_walk);
+        from_walk.workspace_hidden
+    }
+
+    #[test]
+    fn the_watches_know_every_credential_name_the_walk_finds_as_the_tree_changes() {
+        let d = tempfile::tempdir().unwrap();
+        let root = canonical(d.path());
+        let ws = root.join("ws");
+        for i in 0..6 {
+            for j in 0..4 {
+                write(&ws.join(format!("d{i}/e{j}/f.txt")), "x");
+            }
+        }
+        write(&ws.join(".env"), "x");
+        write(&ws.join("a/b/.env"), "x");
+        write(&ws.join("a/b/plain.txt"), "x");
+        write(&ws.join(".git/.env"), "x");
+        write(&ws.join("secrets/.env"), "x");
+        write(&ws.join("secrets/inner/key.pem"), "x");
+        write(&ws.join(".pablo/.env"), "x");
+        write(&ws.join(".pablo/sub/key.pem"), "x");
+        write(&ws.join("n/.pablo/.env"), "x");
+        write(&ws.join("k/kube/config"), "x");
+        std::fs::create_dir_all(ws.join("l")).unwrap();
+        std::os::unix::fs::symlink("../a/b/plain.txt", ws.join("l/key.pem")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", ws.join("l/.env")).unwrap();
+        let rule = rule();
+        let mut watches = Watches::new(&ws, rule.clone());
+        assert_eq!(
+            agree(&ws, &mut watches, &rule),
+            [
+                ".env",
+                ".pablo/.env",
+                ".pablo/sub/key.pem",
+                "a/b/.env",
+                "k/kube/config",
+                "l/key.pem",
+                "n/.pablo/.env",
+                "secrets"
+            ]
+        );
+
+        // Made deep, renamed away, removed, a directory named like a credential made, a file
+        // replaced by a rename over it, a `.pablo` gone and another made.
+        write(&ws.join("d3/e2/deep/er/.env"), "x");
+        std::fs::rename(ws.join("a/b/.env"), ws.join("a/b/env.txt")).unwrap();
+        std::fs::remove_file(ws.join(".env")).unwrap();
+        write(&ws.join("m/key.pem/inside/.env"), "x");
+        write(&ws.join("k/tmp"), "y");
+        std::fs::rename(ws.join("k/tmp"), ws.join("k/kube/config")).unwrap();
+        std::fs::remove_dir_all(ws.join("n/.pablo")).unwrap();
+        write(&ws.join("q/.pablo/deeper/.env"), "x");
+        write(&ws.join(".pablo/new/.env"), "x");
+        assert_eq!(
+            agree(&ws, &mut watches, &rule),
+            [
+                ".pablo/.env",
+                ".pablo/new/.env",
+                ".pablo/sub/key.pem",
+                "d3/e2/deep/er/.env",
+                "k/kube/config",
+                "l/key.pem",
+                "m/key.pem",
+                "q/.pablo/deeper/.env",
+                "secrets"
+            ]
+        );
+
+        // Directories moved out, in, and within: what was inside goes and comes with them; a
+        // directory that loses its credential name is entered.
+        std::fs::rename(ws.join("d3"), root.join("d3-out")).unwrap();
+        write(&root.join("incoming/x/.env"), "x");
+        std::fs::rename(root.join("incoming"), ws.join("d0/incoming")).unwrap();
+        std::fs::rename(ws.join("secrets"), ws.join("d1/e1/opened")).unwrap();
+        std::fs::rename(ws.join("m"), ws.join("d2/m")).unwrap();
+        std::fs::rename(ws.join("l"), ws.join("d4/l")).unwrap();
+        assert_eq!(
+            agree(&ws, &mut watches, &rule),
+            [
+                ".pablo/.env",
+                ".pablo/new/.env",
+                ".pablo/sub/key.pem",
+                "d0/incoming/x/.env",
+                "d1/e1/opened/.env",
+                "d1/e1/opened/inner/key.pem",
+                "d2/m/key.pem",
+                "k/kube/config",
+                "q/.pablo/deeper/.env"
+            ]
+        );
+        assert_eq!(watches.rebuilt, 0);
+    }
+
+    #[test]
+    fn more_entries_than_the_bound_cannot_be_masked_watched_or_walked() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = canonical(d.path());
+        for i in 0..5 {
+            write(&ws.join(format!("d{i}/f.txt")), "x");
+        }
+        write(&ws.join("secrets/a/b/c.txt"), "x");
+        write(&ws.join(".git/HEAD"), "x");
+        write(&ws.join(".pablo/config.toml"), "x");
+        let rule = rule();
+        let mut watches = Watches::new(&ws, rule.clone());
+        // The root's 8, one in each d, one in `.pablo`: not what `.git` and `secrets` hold.
+        let seen = 8 + 5 + 1;
+        let mut walked = Credentials::default();
+        assert_eq!(
+            walk_credentials(&ws, &ws, &*rule, seen, &mut walked),
+            Ok(())
+        );
+        assert_eq!(walked.seen, seen);
+        let err = walk_credentials(&ws, &ws, &*rule, seen - 1, &mut Credentials::default());
+        assert_eq!(err, Err(MaskError::TooLarge(seen - 1)));
+        assert!(from_watches(&ws, watches.credentials(), &*rule, seen).is_ok());
+        assert_eq!(
+            from_watches(&ws, watches.credentials(), &*rule, seen - 1),
+            Err(MaskError::TooLarge(seen - 1))
+        );
+        // Two more in a directory, one less in another, one more in `.pablo`, and one more
+        // where the walk does not look.
+        write(&ws.join("d0/g.txt"), "x");
+        write(&ws.join("d0/h.txt"), "x");
+        std::fs::remove_file(ws.join("d1/f.txt")).unwrap();
+        write(&ws.join(".pablo/more.toml"), "x");
+        write(&ws.join("secrets/more.txt"), "x");
+        assert_eq!(
+            from_watches(&ws, watches.credentials(), &*rule, seen + 1),
+            Err(MaskError::TooLarge(seen + 1))
+        );
+        assert!(from_watches(&ws, watches.credentials(), &*rule, seen + 2).is_ok());
+        agree(&ws, &mut watches, &rule);
+    }
+
+    #[test]
+    fn more_changes_than_the_queue_holds_build_the_watches_again_and_they_still_agree() {
+        let queued: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let ws = canonical(d.path());
+        write(&ws.join("a/.env"), "x");
+        let rule = rule();
+        let mut watches = Watches::new(&ws, rule.clone());
+        assert_eq!(agree(&ws, &mut watches, &rule), ["a/.env"]);
+        for i in 0..=queued {
+            std::fs::write(ws.join(format!("a/f{i}")), "").unwrap();
+        }
+        std::fs::remove_file(ws.join("a/.env")).unwrap();
+        write(&ws.join("b/c/.env"), "x");
+        assert_eq!(agree(&ws, &mut watches, &rule), ["b/c/.env"]);
+        assert_eq!(watches.rebuilt, 1);
+    }
+
+    #[test]
+    fn a_mask_asked_under_another_rule_than_the_tracked_one_walks_under_its_own() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = canonical(d.path());
+        write(&ws.join("a/.env"), "x");
+        write(&ws.join("b/id_rsa"), "x");
+        let tracked = rule();
+        let _t = nested::track(&ws, tracked.clone());
+        let other = NameRule::of(&["id_rsa"]);
+        assert_eq!(nested::credentials(&ws, &other, 1000), None);
+        let plan_under = |rule: &dyn CredentialRule| {
+            plan(&MaskInputs {
+                workspace: &ws,
+                home: None,
+                path_dirs: Vec::new(),
+                toolchain_homes: Vec::new(),
+                own: &[],
+                support: None,
+                credentials: rule,
+            })
+            .unwrap()
+            .workspace_hidden
+        };
+        assert_eq!(plan_under(&other), ["b/id_rsa"]);
+        assert_eq!(plan_under(&*tracked), ["a/.env"]);
+        write(&ws.join("c/.env"), "x");
+        assert_eq!(plan_under(&*tracked), ["a/.env", "c/.env"]);
     }
 }

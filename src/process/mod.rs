@@ -38,7 +38,7 @@ use serde_json::{Value, json};
 
 pub(crate) use env::{CommandEnv, EnvSettings};
 pub(crate) use group::{CleanupTimes, ExitInfo, signal_name};
-pub(crate) use nested::{Tracking, track};
+pub(crate) use nested::{CredentialRule, Tracking, track};
 pub(crate) use run::{RunReport, RunRequest, run_foreground};
 pub use sandbox::{
     Sandbox, Support, assume_namespaces_until_a_start_fails, probe_namespaces_soon, support,

@@ -1,5 +1,7 @@
-//! Where every `.git` and `.pablo` of a workspace is, for the shield of each `workspace-write`
-//! command ([`super::shield`]), at a cost per command that does not grow with the workspace.
+//! What is where in a workspace, at a cost per command that does not grow with the workspace:
+//! every `.git` and `.pablo`, for the shield of each `workspace-write` command
+//! ([`super::shield`]), and every entry with a credential name, for the mask of each masked read
+//! ([`super::mask`]).
 //!
 //! A one-shot walk reads every directory of the workspace: in a monorepo of 40,000 directories
 //! that is most of a command's start, paid again by every command. A session instead keeps the
@@ -12,6 +14,17 @@
 //! Events are queued by the system call that makes the change, so once a command has exited,
 //! everything it made is in the queue when the next command asks.
 //!
+//! The credential names are the workspace's rule ([`CredentialRule`]), given with the handle: an
+//! entry (file, directory or link) that is made, moved in, moved out or removed is matched by its
+//! name as it is reported, so the set is current without a read. The mask's walk also bounds the
+//! entries it looks at, so the number of entries of each directory is kept too: a directory
+//! whose entries changed is counted again (one read of that directory alone) when a mask next
+//! asks. What the watches do not see is left to the mask: the inside of each `.pablo` (the mask
+//! hides credential files there too) is walked when it asks, which costs little (they hold a few
+//! config files), rather than watched, so that the shield's `.pablo` stays a name to look at
+//! again. A mask asked under another rule than the one tracked (two callers with different
+//! `refused_names` in one process) walks, as without a session.
+//!
 //! Why not the checkpoint scanner's watch, which also sees the workspace change: it watches only
 //! the directories git follows (an ignored `node_modules/x/.git` is exactly what must be found),
 //! and it lives in the session layer, above this one.
@@ -21,13 +34,15 @@
 //! and the next command walks again, once, building them anew; when no watch can be added (the
 //! `fs.inotify.max_user_watches` limit, no inotify) every command walks, as without a session.
 //! Either way the answer is the same, only slower. A workspace with more directories than the
-//! limit is never answered partly: the answer says it is incomplete, and the shield refuses.
+//! limit is never answered partly: the shield's answer says it is incomplete, and the shield
+//! refuses; the mask walks (up to its own bound), and does not try the watches again until the
+//! shield finds the workspace back under the limit.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 use rustix::io::Errno;
@@ -35,6 +50,16 @@ use rustix::io::Errno;
 /// The most workspaces one process keeps watches for (an editor over ACP may open several);
 /// beyond, each further workspace is walked per command.
 const MAX_TRACKED: usize = 8;
+
+/// Which entries of a workspace hold secrets by their name: the workspace's credential rule
+/// (`CredentialNames`, which this layer cannot name; the tool host lends it).
+pub(crate) trait CredentialRule: Send + Sync {
+    /// Whether `rel`, a workspace-relative path with `/` between names, has a credential name.
+    fn names(&self, rel: &str) -> bool;
+    /// What the rule is made of (its globs, in order): two rules with the same identity name
+    /// the same paths, so the entries tracked under one are the answer for the other.
+    fn identity(&self) -> &[String];
+}
 
 /// What was found in a workspace.
 #[derive(Debug, Default)]
@@ -49,32 +74,52 @@ pub(crate) struct Found {
     pub(crate) watched: bool,
 }
 
-/// The process's tracked workspaces: how many handles want each, and its watches once built.
+/// The credential-named entries of a tracked workspace that the mask's walk would find outside
+/// the `.pablo` directories, and what that walk would have looked at there.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct TrackedCredentials {
+    /// Entries with a credential name (files, directories, links), sorted, none inside another
+    /// (a directory with a credential name is hidden whole, so nothing in it is looked at).
+    pub(crate) paths: Vec<PathBuf>,
+    /// The `.pablo` directories the walk would enter (not watched): the caller walks them.
+    pub(crate) pablo: Vec<PathBuf>,
+    /// How many entries the walk would look at outside those `.pablo` directories.
+    pub(crate) entries: usize,
+}
+
+/// The process's tracked workspaces: how many handles want each, the credential rule they were
+/// tracked under, and the watches once built.
 struct Entry {
     holders: usize,
+    rule: Arc<dyn CredentialRule>,
     state: State,
 }
 
 enum State {
-    /// Not built yet (or thrown away: an overflowed queue, a workspace over the limit).
+    /// Not built yet (or thrown away: an overflowed queue).
     Unbuilt,
     Built(Box<Tracker>),
+    /// More directories than the limit at the last build: the shield builds again (the
+    /// workspace may have shrunk), the mask walks.
+    Over,
     /// Watches cannot be had here: every command walks.
     Unwatchable,
 }
 
 static TRACKED: Mutex<BTreeMap<PathBuf, Entry>> = Mutex::new(BTreeMap::new());
 
-/// While it lives, the `.git` and `.pablo` of its workspace are kept current between commands
-/// (see the module docs); dropping the last handle of a workspace drops its watches.
+/// While it lives, the `.git`, `.pablo` and credential-named entries of its workspace are kept
+/// current between commands (see the module docs); dropping the last handle of a workspace drops
+/// its watches.
 #[derive(Debug)]
 pub(crate) struct Tracking {
     workspace: Option<PathBuf>,
 }
 
-/// Keeps the `.git` and `.pablo` of `workspace` current for as long as the handle lives. Nothing
-/// is walked until a command asks.
-pub(crate) fn track(workspace: &Path) -> Tracking {
+/// Keeps the `.git`, `.pablo` and the entries named by `rule` of `workspace` current for as long
+/// as the handle lives. Nothing is walked until a command asks. A workspace already tracked keeps
+/// the rule it was first tracked under.
+pub(crate) fn track(workspace: &Path, rule: Arc<dyn CredentialRule>) -> Tracking {
     let Ok(ws) = std::fs::canonicalize(workspace) else {
         return Tracking { workspace: None };
     };
@@ -88,6 +133,7 @@ pub(crate) fn track(workspace: &Path) -> Tracking {
         .entry(ws.clone())
         .or_insert(Entry {
             holders: 0,
+            rule,
             state: State::Unbuilt,
         })
         .holders += 1;
@@ -125,11 +171,12 @@ pub(crate) fn find(workspace: &Path, limit: usize) -> Found {
     loop {
         match &mut entry.state {
             State::Unwatchable => return walk(workspace, limit),
-            State::Unbuilt => {
-                entry.state = match Tracker::build(workspace, limit) {
+            State::Unbuilt | State::Over => {
+                entry.state = match Tracker::build(workspace, limit, entry.rule.clone()) {
                     Ok(t) if t.over => {
                         // Over the limit: nothing is kept; the next command looks again (the
                         // workspace may have shrunk), at the cost of a walk up to the limit.
+                        entry.state = State::Over;
                         return Found {
                             paths: Vec::new(),
                             complete: false,
@@ -157,6 +204,41 @@ pub(crate) fn find(workspace: &Path, limit: usize) -> Found {
                     read: std::mem::take(&mut t.reads),
                     watched: true,
                 };
+            }
+        }
+    }
+}
+
+/// The credential-named entries of `workspace` (canonical) under `rule`, from its watches, built
+/// for at most `limit` directories if they are not yet. `None` when the mask must walk: the
+/// workspace is not tracked, or under another rule, or has no watches (unwatchable, over the
+/// limit).
+pub(crate) fn credentials(
+    workspace: &Path,
+    rule: &dyn CredentialRule,
+    limit: usize,
+) -> Option<TrackedCredentials> {
+    let mut tracked = TRACKED.lock().ok()?;
+    let entry = tracked.get_mut(workspace)?;
+    if entry.rule.identity() != rule.identity() {
+        return None;
+    }
+    loop {
+        match &mut entry.state {
+            State::Unwatchable | State::Over => return None,
+            State::Unbuilt => {
+                entry.state = match Tracker::build(workspace, limit, entry.rule.clone()) {
+                    Ok(t) if t.over => State::Over,
+                    Ok(t) => State::Built(Box::new(t)),
+                    Err(()) => State::Unwatchable,
+                };
+            }
+            State::Built(t) => {
+                if !t.catch_up() {
+                    entry.state = if t.over { State::Over } else { State::Unbuilt };
+                    continue;
+                }
+                return Some(t.credentials());
             }
         }
     }
@@ -205,6 +287,14 @@ pub(crate) fn walk(workspace: &Path, limit: usize) -> Found {
     found
 }
 
+/// One watched directory.
+#[derive(Debug, Clone, Copy)]
+struct Watched {
+    wd: i32,
+    /// How many entries it held when last read (what the mask's walk would look at there).
+    entries: usize,
+}
+
 /// The watches of one workspace and what they have found.
 struct Tracker {
     root: PathBuf,
@@ -212,8 +302,16 @@ struct Tracker {
     /// Watch descriptor → the directory it watches.
     dirs: HashMap<i32, PathBuf>,
     /// The same, by path (a directory's descendants sort right after it).
-    by_path: BTreeMap<PathBuf, i32>,
+    by_path: BTreeMap<PathBuf, Watched>,
     found: BTreeSet<PathBuf>,
+    /// The credential rule, and every entry of a watched directory that it names (at any depth:
+    /// the watches go into a directory with a credential name, the mask does not).
+    rule: Arc<dyn CredentialRule>,
+    credentials: BTreeSet<PathBuf>,
+    /// The sum of `by_path`'s entries.
+    entries: usize,
+    /// Directories whose entries changed since they were counted: counted when a mask asks.
+    recount: BTreeSet<PathBuf>,
     /// The most directories watched; `over` when the workspace has more.
     limit: usize,
     over: bool,
@@ -232,7 +330,7 @@ enum WatchFailure {
 
 impl Tracker {
     /// Watches and walks the whole workspace. `Err` when watches cannot be had.
-    fn build(root: &Path, limit: usize) -> Result<Self, ()> {
+    fn build(root: &Path, limit: usize, rule: Arc<dyn CredentialRule>) -> Result<Self, ()> {
         let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).map_err(|_| ())?;
         let mut t = Self {
             root: root.to_path_buf(),
@@ -240,6 +338,10 @@ impl Tracker {
             dirs: HashMap::new(),
             by_path: BTreeMap::new(),
             found: BTreeSet::new(),
+            rule,
+            credentials: BTreeSet::new(),
+            entries: 0,
+            recount: BTreeSet::new(),
             limit,
             over: false,
             reads: 0,
@@ -249,9 +351,9 @@ impl Tracker {
         Ok(t)
     }
 
-    /// Watches `dir` and every directory below it, and finds the protected names there. The
-    /// watch of a directory is added before it is read, so what is made in it after the read is
-    /// reported.
+    /// Watches `dir` and every directory below it, and finds the protected and credential names
+    /// there. The watch of a directory is added before it is read, so what is made in it after
+    /// the read is reported.
     fn walk_from(&mut self, dir: &Path) -> Result<(), WatchFailure> {
         let mut stack = vec![dir.to_path_buf()];
         while let Some(d) = stack.pop() {
@@ -267,19 +369,24 @@ impl Tracker {
             let Ok(entries) = std::fs::read_dir(&d) else {
                 continue;
             };
+            let mut count = 0;
             for e in entries.flatten() {
+                count += 1;
                 let name = e.file_name();
+                let path = e.path();
+                self.note_made(&path);
                 let Ok(kind) = e.file_type() else { continue };
                 if protected_name(&name) {
                     if !kind.is_symlink() {
-                        self.found.insert(e.path());
+                        self.found.insert(path);
                     }
                     continue;
                 }
                 if kind.is_dir() {
-                    stack.push(e.path());
+                    stack.push(path);
                 }
             }
+            self.set_entries(&d, count);
         }
         Ok(())
     }
@@ -306,13 +413,38 @@ impl Tracker {
                 if let Some(old) = self.dirs.insert(wd, dir.to_path_buf())
                     && old != dir
                 {
-                    self.by_path.remove(&old);
+                    self.unwatched(&old);
                 }
-                self.by_path.insert(dir.to_path_buf(), wd);
+                let entries = self.by_path.get(dir).map_or(0, |w| w.entries);
+                self.by_path
+                    .insert(dir.to_path_buf(), Watched { wd, entries });
                 Ok(())
             }
             Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => Err(WatchFailure::Gone),
             Err(_) => Err(WatchFailure::Unwatchable),
+        }
+    }
+
+    /// Drops `dir` (one directory, not what is below) from `by_path`, with its entries.
+    fn unwatched(&mut self, dir: &Path) {
+        if let Some(w) = self.by_path.remove(dir) {
+            self.entries = self.entries.saturating_sub(w.entries);
+        }
+    }
+
+    /// Records that a watched `dir` now holds `count` entries.
+    fn set_entries(&mut self, dir: &Path, count: usize) {
+        if let Some(w) = self.by_path.get_mut(dir) {
+            self.entries = self.entries.saturating_sub(w.entries) + count;
+            w.entries = count;
+        }
+    }
+
+    /// An entry at `path` exists (read, made or moved in): kept when its name is a credential's.
+    fn note_made(&mut self, path: &Path) {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        if self.rule.names(&rel.to_string_lossy()) {
+            self.credentials.insert(path.to_path_buf());
         }
     }
 
@@ -322,23 +454,24 @@ impl Tracker {
             .by_path
             .range(dir.to_path_buf()..)
             .take_while(|(p, _)| p.starts_with(dir))
-            .map(|(p, wd)| (p.clone(), *wd))
+            .map(|(p, w)| (p.clone(), w.wd))
             .collect();
         for (p, wd) in below {
-            self.by_path.remove(&p);
+            self.unwatched(&p);
             self.dirs.remove(&wd);
             // A removed directory's watch is already gone; a moved one's must go, or its events
             // would be taken for the old name's.
             let _ = inotify::remove_watch(&self.fd, wd);
         }
-        let found: Vec<PathBuf> = self
-            .found
-            .range(dir.to_path_buf()..)
-            .take_while(|p| p.starts_with(dir))
-            .cloned()
-            .collect();
-        for p in found {
-            self.found.remove(&p);
+        for set in [&mut self.found, &mut self.credentials, &mut self.recount] {
+            let below: Vec<PathBuf> = set
+                .range(dir.to_path_buf()..)
+                .take_while(|p| p.starts_with(dir))
+                .cloned()
+                .collect();
+            for p in below {
+                set.remove(&p);
+            }
         }
     }
 
@@ -395,8 +528,8 @@ impl Tracker {
         };
         if flags.contains(ReadFlags::IGNORED) {
             self.dirs.remove(&wd);
-            if self.by_path.get(&dir) == Some(&wd) {
-                self.by_path.remove(&dir);
+            if self.by_path.get(&dir).map(|w| w.wd) == Some(wd) {
+                self.unwatched(&dir);
             }
             return dir != self.root;
         }
@@ -409,6 +542,18 @@ impl Tracker {
             return true;
         };
         let path = dir.join(&name);
+        let made = flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO);
+        let gone = flags.intersects(ReadFlags::DELETE | ReadFlags::MOVED_FROM);
+        if made || gone {
+            // A file as much as a directory: the count of `dir`'s entries, and whether a
+            // credential-named entry is there.
+            self.recount.insert(dir.clone());
+            if made {
+                self.note_made(&path);
+            } else {
+                self.credentials.remove(&path);
+            }
+        }
         if protected_name(&name) {
             self.recheck(path);
             return true;
@@ -416,17 +561,124 @@ impl Tracker {
         if !flags.contains(ReadFlags::ISDIR) {
             return true;
         }
-        if flags.intersects(ReadFlags::DELETE | ReadFlags::MOVED_FROM) {
+        if gone {
             self.forget(&path);
-        } else if flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO)
-            || (flags.contains(ReadFlags::ATTRIB) && !self.by_path.contains_key(&path))
-        {
+        } else if made || (flags.contains(ReadFlags::ATTRIB) && !self.by_path.contains_key(&path)) {
             // Made, moved in, or (a directory that could not be read) its permissions changed.
             if let Err(WatchFailure::Unwatchable) = self.walk_from(&path) {
                 return false;
             }
         }
         !self.over
+    }
+
+    /// What the mask's walk would find outside `.pablo`, after counting the directories whose
+    /// entries changed.
+    fn credentials(&mut self) -> TrackedCredentials {
+        for dir in std::mem::take(&mut self.recount) {
+            if self.by_path.contains_key(&dir) {
+                let count = std::fs::read_dir(&dir).map_or(0, |r| r.flatten().count());
+                self.set_entries(&dir, count);
+            }
+        }
+        // Sorted, a directory's descendants right after it: each entry inside the last one
+        // kept is inside a directory with a credential name, which the walk does not enter.
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for p in &self.credentials {
+            if paths.last().is_none_or(|last| !p.starts_with(last)) {
+                paths.push(p.clone());
+            }
+        }
+        let mut entries = self.entries;
+        for p in &paths {
+            for (_, w) in self
+                .by_path
+                .range(p.clone()..)
+                .take_while(|(d, _)| d.starts_with(p))
+            {
+                entries = entries.saturating_sub(w.entries);
+            }
+        }
+        let inside_credential = |p: &Path| {
+            let at = paths.partition_point(|c| c.as_path() <= p);
+            at > 0 && p.starts_with(&paths[at - 1])
+        };
+        let pablo = self
+            .found
+            .iter()
+            .filter(|p| p.file_name().is_some_and(|n| n == ".pablo"))
+            .filter(|p| !inside_credential(p))
+            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+            .cloned()
+            .collect();
+        TrackedCredentials {
+            paths,
+            pablo,
+            entries,
+        }
+    }
+}
+
+/// One workspace's watches outside the process's registry, which tracks at most [`MAX_TRACKED`]
+/// workspaces for every test of the process at once: a test of the watches' answer gets them for
+/// sure.
+#[cfg(test)]
+pub(crate) struct Watches {
+    tracker: Tracker,
+    /// How many times the watches were built anew (an overflowed queue).
+    pub(crate) rebuilt: usize,
+}
+
+#[cfg(test)]
+impl Watches {
+    pub(crate) fn new(workspace: &Path, rule: Arc<dyn CredentialRule>) -> Self {
+        let tracker = Tracker::build(workspace, 100_000, rule).expect("inotify watches");
+        Self {
+            tracker,
+            rebuilt: 0,
+        }
+    }
+
+    /// What [`credentials`] answers from these watches (built anew when they cannot be trusted,
+    /// as the registry does).
+    pub(crate) fn credentials(&mut self) -> TrackedCredentials {
+        if !self.tracker.catch_up() {
+            let t = &self.tracker;
+            let again = Tracker::build(&t.root, t.limit, t.rule.clone()).expect("inotify watches");
+            self.tracker = again;
+            self.rebuilt += 1;
+        }
+        self.tracker.credentials()
+    }
+}
+
+/// A rule for tests: a name without `/` matches an entry's name, one with `/` the end of its
+/// workspace-relative path.
+#[cfg(test)]
+pub(crate) struct NameRule(Vec<String>);
+
+#[cfg(test)]
+impl NameRule {
+    pub(crate) fn of(names: &[&str]) -> Self {
+        Self(names.iter().map(|n| n.to_string()).collect())
+    }
+}
+
+#[cfg(test)]
+impl CredentialRule for NameRule {
+    fn names(&self, rel: &str) -> bool {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        self.0.iter().any(|n| {
+            if n.contains('/') {
+                rel == n || rel.ends_with(&format!("/{n}"))
+            } else {
+                n == name
+            }
+        })
+    }
+
+    fn identity(&self) -> &[String] {
+        &self.0
     }
 }
 
@@ -444,7 +696,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let ws = d.path().canonicalize().unwrap();
         std::fs::create_dir_all(ws.join("a/b/.git")).unwrap();
-        let _t = track(&ws);
+        let _t = track(&ws, Arc::new(NameRule::of(&[".env"])));
         let f = find(&ws, 1000);
         assert!(f.complete);
         assert_eq!(f.paths, vec![ws.join("a/b/.git")]);
@@ -491,7 +743,7 @@ mod tests {
         }
         assert!(walk(&ws, 11).complete);
         assert!(!walk(&ws, 10).complete);
-        let _t = track(&ws);
+        let _t = track(&ws, Arc::new(NameRule::of(&[".env"])));
         assert!(find(&ws, 11).complete);
         std::fs::create_dir(ws.join("one-more")).unwrap();
         assert!(!find(&ws, 11).complete);

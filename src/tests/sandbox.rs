@@ -162,6 +162,18 @@ impl Fixture {
             .unwrap()
     }
 
+    /// Runs `command` as the policy sends a read that is safe only masked: read-only, with the
+    /// workspace's credential files hidden.
+    async fn sh_masked(&self, command: &str) -> Value {
+        let sandbox = SandboxChoice {
+            credentials_masked: true,
+            ..choice(ReadOnly, false)
+        };
+        self.call(json!({"command": command}), sandbox)
+            .await
+            .unwrap()
+    }
+
     fn git_init(&self) {
         let out = std::process::Command::new("git")
             .args(["init", "-q"])
@@ -337,6 +349,105 @@ async fn a_sandboxed_command_cannot_read_pablos_environment() {
         assert_ne!(r["exit_code"], 0, "{profile:?}: {r}");
         assert!(!out(&r).contains("readable"), "{r}");
     }
+}
+
+/// The workspace-relative files a masked read was told it could not see.
+fn hidden(r: &Value) -> Vec<&str> {
+    r["masked"]["files"]
+        .as_array()
+        .unwrap_or_else(|| panic!("not masked: {r}"))
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect()
+}
+
+/// In a session the mask comes from the workspace's watches, not a walk: a credential file that
+/// a command (or anything else) made deep in the tree since the last command is hidden from the
+/// next masked read, one under `.pablo` too, and one renamed away or removed is no longer listed.
+#[tokio::test]
+async fn a_masked_read_in_a_session_hides_the_credential_files_made_since_the_last_command() {
+    let f = fixture();
+    let ws = &f.workspace;
+    for i in 0..8 {
+        for j in 0..8 {
+            let dir = ws.join(format!("src/m{i}/n{j}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("lib.rs"), "// plain\n").unwrap();
+        }
+    }
+    std::fs::write(ws.join(".env"), "SECRET=root-one\n").unwrap();
+    let grep = "grep -rn SECRET .";
+    let r = f.sh_masked(grep).await;
+    assert!(!out(&r).contains("root-one"), "{r}");
+    assert_eq!(hidden(&r), [".env"]);
+
+    // Made by a command in a directory that was there (the watches see a file appear), and in
+    // directories it made.
+    let deep = "src/m3/n5/.env";
+    let made = "src/m4/new/dir/.env";
+    let r = f
+        .sh(
+            &format!(
+                "echo SECRET=deep-one > {deep} && mkdir -p src/m4/new/dir && \
+                 echo SECRET=made-one > {made}"
+            ),
+            WorkspaceWrite,
+        )
+        .await;
+    assert_eq!(r["exit_code"], 0, "{r}");
+    let r = f.sh_masked(grep).await;
+    assert!(!out(&r).contains("deep-one"), "{r}");
+    assert!(!out(&r).contains("made-one"), "{r}");
+    assert_eq!(hidden(&r), [".env", deep, made]);
+    let r = f.sh_masked(&format!("cat {deep}")).await;
+    assert_eq!(out(&r), "", "{r}");
+
+    // Written between commands, not by one: in the tree, under the workspace's `.pablo` (not
+    // watched, walked at each mask) and under a nested one.
+    let between = "src/m7/n7/.env";
+    std::fs::write(ws.join(between), "SECRET=between-one\n").unwrap();
+    std::fs::create_dir_all(ws.join(".pablo")).unwrap();
+    std::fs::write(ws.join(".pablo/.env"), "SECRET=pablo-one\n").unwrap();
+    std::fs::create_dir_all(ws.join("src/m1/.pablo")).unwrap();
+    std::fs::write(ws.join("src/m1/.pablo/.env"), "SECRET=nested-pablo\n").unwrap();
+    let r = f.sh_masked(grep).await;
+    for secret in [
+        "root-one",
+        "deep-one",
+        "made-one",
+        "between-one",
+        "pablo-one",
+        "nested-pablo",
+    ] {
+        assert!(!out(&r).contains(secret), "{secret}: {r}");
+    }
+    assert_eq!(
+        hidden(&r),
+        [
+            ".env",
+            ".pablo/.env",
+            "src/m1/.pablo/.env",
+            deep,
+            made,
+            between
+        ]
+    );
+
+    let r = f
+        .sh(
+            &format!("mv {deep} src/m3/n5/notes.txt && rm .env"),
+            WorkspaceWrite,
+        )
+        .await;
+    assert_eq!(r["exit_code"], 0, "{r}");
+    let r = f.sh_masked(grep).await;
+    assert_eq!(
+        hidden(&r),
+        [".pablo/.env", "src/m1/.pablo/.env", made, between]
+    );
+    // No longer named like a credential, the renamed file is read like any other.
+    assert!(out(&r).contains("notes.txt:1:SECRET=deep-one"), "{r}");
+    assert!(!out(&r).contains("pablo-one"), "{r}");
 }
 
 // ---------------------------------------------------------------- network

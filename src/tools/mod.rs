@@ -90,8 +90,8 @@ pub struct Host {
     _placeholders: PlaceholderGuard,
 }
 
-/// Keeps the workspace's `.git` and `.pablo` current between the session's commands
-/// (`process::nested`), and removes the empty `.git`/`.pablo` placeholders the sandbox made in
+/// Keeps the workspace's `.git`, `.pablo` and credential-named entries current between the
+/// session's commands (`process::nested`), and removes the empty `.git`/`.pablo` placeholders the sandbox made in
 /// the workspace (`process::shield`) when the host goes, after its sessions.
 struct PlaceholderGuard {
     workspace: PathBuf,
@@ -99,12 +99,23 @@ struct PlaceholderGuard {
 }
 
 impl PlaceholderGuard {
-    fn new(workspace: PathBuf) -> Self {
-        let _tracking = crate::process::track(&workspace);
+    fn new(workspace: PathBuf, credentials: &crate::workspace::CredentialNames) -> Self {
+        let _tracking = crate::process::track(&workspace, Arc::new(credentials.clone()));
         Self {
             workspace,
             _tracking,
         }
+    }
+}
+
+/// The workspace's one credential rule, as the process layer's mask and watches ask it.
+impl crate::process::CredentialRule for crate::workspace::CredentialNames {
+    fn names(&self, rel: &str) -> bool {
+        self.matching(rel).is_some()
+    }
+
+    fn identity(&self) -> &[String] {
+        self.patterns()
     }
 }
 
@@ -181,6 +192,7 @@ impl Host {
         let temp = crate::process::temp::SessionTemp::create(&std::env::temp_dir());
         let temp_dir = temp.path().to_path_buf();
         let root = workspace.root().to_path_buf();
+        let placeholders = PlaceholderGuard::new(root.clone(), workspace.credential_names());
         Self {
             workspace_root: root.clone(),
             workspace,
@@ -202,7 +214,7 @@ impl Host {
             },
             state_dir,
             _temp: temp,
-            _placeholders: PlaceholderGuard::new(root),
+            _placeholders: placeholders,
         }
     }
 

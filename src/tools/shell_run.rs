@@ -592,8 +592,6 @@ fn credential_mask(
         .map(PathBuf::from)
         .collect();
     let support = ctx.host.state_dir.join("git");
-    let credentials = ctx.host.workspace.credential_names();
-    let is_credential = |rel: &str| credentials.matching(rel).is_some();
     process::mask::plan(&process::mask::MaskInputs {
         workspace: &ctx.host.workspace_root,
         home: settings.home.as_deref(),
@@ -601,7 +599,7 @@ fn credential_mask(
         toolchain_homes,
         own: &settings.protected_dirs,
         support: Some(&support),
-        is_credential: &is_credential,
+        credentials: ctx.host.workspace.credential_names(),
     })
     .map_err(|e| {
         ToolFailure::new(
