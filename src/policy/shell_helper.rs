@@ -38,7 +38,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd as _, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
@@ -87,10 +87,12 @@ pub(super) fn serve_or_isolate(
         // Both ends are the one socket pablo made: read from it spinning, and write each answer
         // with one unbuffered write (a line-buffered stdout would split a frame at a newline and
         // wake pablo for half an answer).
-        let stdin = io::stdin();
-        let served = match stdin.as_fd().try_clone_to_owned() {
-            Ok(out) => serve(Spinning(stdin.as_fd()), UnixStream::from(out), answer),
-            Err(e) => Err(e),
+        let served = match (
+            io::stdin().as_fd().try_clone_to_owned(),
+            io::stdout().as_fd().try_clone_to_owned(),
+        ) {
+            (Ok(input), Ok(out)) => serve(Spinning::buffered(input), UnixStream::from(out), answer),
+            (Err(e), _) | (_, Err(e)) => Err(e),
         };
         return Some(if served.is_ok() {
             ExitCode::SUCCESS
@@ -239,6 +241,9 @@ pub(super) enum Failure {
 struct Helper {
     child: Child,
     socket: UnixStream,
+    /// The socket's answers, read a buffer at a time (a frame's length and its bytes in one
+    /// receive).
+    answers: io::BufReader<Spinning>,
 }
 
 impl Helper {
@@ -259,6 +264,7 @@ impl Helper {
             .spawn()?;
         Ok(Self {
             child,
+            answers: Spinning::buffered(ours.try_clone()?.into()),
             socket: ours,
         })
     }
@@ -269,7 +275,7 @@ impl Helper {
 
     fn ask(&mut self, text: &str) -> Result<Vec<u8>, Failure> {
         write_frame(&mut self.socket, text.as_bytes()).map_err(|e| failure_of(&e))?;
-        read_frame(&mut Spinning(self.socket.as_fd()), MAX_ANSWER_BYTES)
+        read_frame(&mut self.answers, MAX_ANSWER_BYTES)
             .map_err(|e| failure_of(&e))?
             .ok_or(Failure::Died)
     }
@@ -325,13 +331,21 @@ fn abort_if_asked_to(text: &str) {
 
 /// Reads a socket, asking again without sleeping for up to [`SPIN`] before a read that sleeps
 /// (bounded by the socket's read timeout, when it has one).
-struct Spinning<'a>(BorrowedFd<'a>);
+struct Spinning(OwnedFd);
 
-impl Read for Spinning<'_> {
+impl Spinning {
+    /// Frames are read through a buffer: one receive takes a frame's length and its bytes (each
+    /// system call costs a microsecond or so on a virtual machine), where two reads would.
+    fn buffered(socket: OwnedFd) -> io::BufReader<Self> {
+        io::BufReader::with_capacity(64 * 1024, Self(socket))
+    }
+}
+
+impl Read for Spinning {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let start = Instant::now();
         loop {
-            match rustix::net::recv(self.0, &mut *buf, RecvFlags::DONTWAIT) {
+            match rustix::net::recv(&self.0, &mut *buf, RecvFlags::DONTWAIT) {
                 Ok((n, _)) => return Ok(n),
                 Err(Errno::INTR) => {}
                 // Yielding rather than spinning flat out: on a busy machine, the other side may
@@ -342,7 +356,7 @@ impl Read for Spinning<'_> {
             }
         }
         loop {
-            match rustix::io::read(self.0, &mut *buf) {
+            match rustix::io::read(&self.0, &mut *buf) {
                 Err(Errno::INTR) => {}
                 r => return r.map_err(io::Error::from),
             }
@@ -443,7 +457,7 @@ pub(super) mod tests {
             std::thread::sleep(SPIN * 10);
             theirs.write_all(b"es").unwrap();
         });
-        let got = read_frame(&mut Spinning(ours.as_fd()), 16).unwrap();
+        let got = read_frame(&mut Spinning::buffered(ours.into()), 16).unwrap();
         assert_eq!(got, Some(b"yes".to_vec()));
         writer.join().unwrap();
     }
@@ -453,17 +467,18 @@ pub(super) mod tests {
         let (ours, theirs) = UnixStream::pair().unwrap();
         let helper = std::thread::spawn(move || {
             let out = theirs.try_clone().unwrap();
-            serve(Spinning(theirs.as_fd()), out, |t| {
+            serve(Spinning::buffered(theirs.into()), out, |t| {
                 t.to_uppercase().into_bytes()
             })
         });
+        let mut answers = Spinning::buffered(ours.try_clone().unwrap().into());
         let mut ours = ours;
         for text in ["ls", "git status", "echo ünïcode"] {
             write_frame(&mut ours, text.as_bytes()).unwrap();
-            let got = read_frame(&mut Spinning(ours.as_fd()), 64).unwrap();
+            let got = read_frame(&mut answers, 64).unwrap();
             assert_eq!(got, Some(text.to_uppercase().into_bytes()), "{text}");
         }
-        drop(ours);
+        drop((ours, answers));
         assert!(
             helper.join().unwrap().is_ok(),
             "a closed socket ends the loop cleanly"
