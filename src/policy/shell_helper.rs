@@ -202,11 +202,19 @@ impl Answers {
 
 /// One request on `slot`'s helper, starting one when there is none or the last one has gone.
 fn ask_on(slot: &mut Option<Helper>, spec: &Spec, text: &str) -> Result<Vec<u8>, Failure> {
-    // A helper that died between requests (killed, out of memory) is replaced before the request:
-    // only a death during it is charged to the command.
-    if slot.as_mut().is_some_and(|h| !h.is_alive()) {
-        *slot = None;
+    // A helper that died between requests (killed, out of memory) is found out by the request
+    // failing, which is then asked once more of a new helper: only a helper that dies on this
+    // very text charges it to the command (a parse is a function of the text alone, so a text
+    // that ended one helper ends the next one too). Asking the system whether the helper still
+    // lives before every request would cost a system call each time.
+    let had_one = slot.is_some();
+    match ask_once(slot, spec, text) {
+        Err(Failure::Died) if had_one => ask_once(slot, spec, text),
+        answer => answer,
     }
+}
+
+fn ask_once(slot: &mut Option<Helper>, spec: &Spec, text: &str) -> Result<Vec<u8>, Failure> {
     if slot.is_none() {
         let started = Helper::start(spec).map_err(|e| {
             tracing::warn!(error = %e, "the shell parser's helper could not start");
@@ -267,10 +275,6 @@ impl Helper {
             answers: Spinning::buffered(ours.try_clone()?.into()),
             socket: ours,
         })
-    }
-
-    fn is_alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
     }
 
     fn ask(&mut self, text: &str) -> Result<Vec<u8>, Failure> {
