@@ -578,7 +578,7 @@ pub(super) mod tests {
         for _ in 0..2_000 {
             seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             let text = format!("cmd {}", (seed >> 33) % 13);
-            if (seed >> 20) % 3 == 0 {
+            if (seed >> 20).is_multiple_of(3) {
                 a.put(&text, text.as_bytes());
                 if !reference.contains(&text) {
                     if reference.len() == 8 {
