@@ -505,6 +505,41 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_text_that_ends_a_running_helper_is_charged_after_one_more_try_and_the_next_text_runs() {
+        // A helper that answers `ok` to every text but `boom`, which ends it as a panic under
+        // `panic = "abort"` would; each start is noted in a file.
+        let dir = tempfile::tempdir().unwrap();
+        let starts = dir.path().join("starts");
+        let script = format!(
+            "import struct, sys\n\
+             open({starts:?}, 'a').write('start\\n')\n\
+             while True:\n\
+             \x20   head = sys.stdin.buffer.read(4)\n\
+             \x20   if len(head) < 4: sys.exit(0)\n\
+             \x20   text = sys.stdin.buffer.read(struct.unpack('<I', head)[0])\n\
+             \x20   if text == b'boom': sys.exit(134)\n\
+             \x20   sys.stdout.buffer.write(struct.pack('<I', 2) + b'ok')\n\
+             \x20   sys.stdout.buffer.flush()\n"
+        );
+        let spec = Spec {
+            program: "python3".into(),
+            args: vec!["-c".into(), script],
+            deadline: Duration::from_secs(10),
+        };
+        let mut slot = None;
+        assert_eq!(ask_on(&mut slot, &spec, "ls"), Ok(b"ok".to_vec()));
+        // The running helper dies on the text; so does the one it is asked of again.
+        assert_eq!(ask_on(&mut slot, &spec, "boom"), Err(Failure::Died));
+        assert!(slot.is_none());
+        assert_eq!(ask_on(&mut slot, &spec, "git status"), Ok(b"ok".to_vec()));
+        let started = std::fs::read_to_string(&starts).unwrap().lines().count();
+        assert_eq!(
+            started, 3,
+            "the first helper, the retry's, and the one after"
+        );
+    }
+
+    #[test]
     fn a_helper_gone_between_requests_is_replaced_without_failing_the_next_request() {
         // Answers one request with the three bytes `yes`.
         let spec = replying("\\003\\000\\000\\000yes");
