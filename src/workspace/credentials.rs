@@ -157,10 +157,13 @@ impl CredentialNames {
     pub(crate) fn matching(&self, rel: &str) -> Option<&str> {
         let rel = rel.trim_start_matches("./").trim_end_matches('/');
         self.matching_exactly(rel).or_else(|| {
-            let lower = rel.to_ascii_lowercase();
-            let ending = BACKUP_ENDINGS
-                .iter()
-                .find(|e| lower.len() > e.len() && lower.ends_with(*e))?;
+            // Compared without a lowercased copy: this runs for every entry of a workspace walk
+            // or watch build, and the endings are ASCII (so the cut below is at a char boundary).
+            let bytes = rel.as_bytes();
+            let ending = BACKUP_ENDINGS.iter().find(|e| {
+                bytes.len() > e.len()
+                    && bytes[bytes.len() - e.len()..].eq_ignore_ascii_case(e.as_bytes())
+            })?;
             self.matching_exactly(&rel[..rel.len() - ending.len()])
         })
     }
@@ -168,6 +171,11 @@ impl CredentialNames {
     fn matching_exactly(&self, rel: &str) -> Option<&str> {
         let name = rel.rsplit('/').next().unwrap_or(rel);
         let set = self.set();
+        // Nearly every path names no credential: a yes-or-no question allocates nothing, where
+        // the list of matching globs is a vector.
+        if !set.is_match(name) && !set.is_match(rel) {
+            return None;
+        }
         let hit = set
             .matches(name)
             .into_iter()
