@@ -23,6 +23,31 @@ pub(crate) struct Resolved {
     pub(crate) path: Option<String>,
     /// The path lies inside the workspace (so the model may have written it).
     pub(crate) in_workspace: bool,
+    /// The file the path leads to, every link followed, or why there is none: found when a check
+    /// first asks ([`Resolved::real`]) and kept for the rest of this command's judgement (the
+    /// known-safe checks ask twice; each asking walked the path's links again). Never kept
+    /// across commands: the resolver's cache holds copies made before anyone asked.
+    real: std::cell::OnceCell<Result<PathBuf, String>>,
+}
+
+impl Resolved {
+    fn new(key: String, path: Option<String>, in_workspace: bool) -> Self {
+        Self {
+            key,
+            path,
+            in_workspace,
+            real: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The file [`Resolved::path`] leads to once links are followed; `None` for a bare word.
+    pub(crate) fn real(&self) -> Option<Result<&Path, &str>> {
+        let path = self.path.as_deref()?;
+        let real = self
+            .real
+            .get_or_init(|| std::fs::canonicalize(path).map_err(|e| format!("{path}: {e}")));
+        Some(real.as_ref().map(PathBuf::as_path).map_err(String::as_str))
+    }
 }
 
 /// Resolves command words through the `PATH` commands get, caching bare names.
@@ -72,11 +97,7 @@ impl Resolver {
             if is_executable_file(&candidate) {
                 let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
                 let path = dir.join(word).to_string_lossy().into_owned();
-                return Resolved {
-                    key: path.clone(),
-                    path: Some(path),
-                    in_workspace: false,
-                };
+                return Resolved::new(path.clone(), Some(path), false);
             }
         }
         bare(word)
@@ -99,15 +120,12 @@ impl Resolver {
         let relative_without_workspace = !word.starts_with('/') && self.workspace.is_none();
         if in_workspace || relative_without_workspace {
             let path = joined.to_string_lossy().into_owned();
-            return Resolved {
-                key: if relative_without_workspace {
-                    format!("./{}", word.trim_start_matches("./"))
-                } else {
-                    path.clone()
-                },
-                path: Some(path),
-                in_workspace: true,
+            let key = if relative_without_workspace {
+                format!("./{}", word.trim_start_matches("./"))
+            } else {
+                path.clone()
             };
+            return Resolved::new(key, Some(path), true);
         }
         let canonical = match (joined.parent(), joined.file_name()) {
             (Some(parent), Some(name)) => std::fs::canonicalize(parent)
@@ -120,11 +138,7 @@ impl Resolver {
             .as_ref()
             .is_some_and(|ws| canonical.starts_with(ws));
         let path = canonical.to_string_lossy().into_owned();
-        Resolved {
-            key: path.clone(),
-            path: Some(path),
-            in_workspace,
-        }
+        Resolved::new(path.clone(), Some(path), in_workspace)
     }
 
     /// Compiles a configured rule: its executable resolved like a command word.
@@ -139,11 +153,7 @@ impl Resolver {
 }
 
 fn bare(word: &str) -> Resolved {
-    Resolved {
-        key: word.to_string(),
-        path: None,
-        in_workspace: false,
-    }
+    Resolved::new(word.to_string(), None, false)
 }
 
 fn is_executable_file(p: &Path) -> bool {

@@ -123,11 +123,10 @@ impl SafeReads {
     /// Whether the program `resolved` names is a file outside the workspace once links are
     /// followed (a PATH entry or link into the workspace runs the repository's program).
     pub(crate) fn runs_from_outside(&self, resolved: &Resolved) -> bool {
-        let Some(path) = resolved.path.as_deref() else {
-            return false;
-        };
         !resolved.in_workspace
-            && std::fs::canonicalize(path).is_ok_and(|real| !real.starts_with(&self.workspace))
+            && resolved
+                .real()
+                .is_some_and(|real| real.is_ok_and(|real| !real.starts_with(&self.workspace)))
     }
 
     /// The workspace root (canonical).
@@ -198,7 +197,11 @@ impl SafeReads {
         let prog =
             program_named(name).ok_or_else(|| format!("`{name}` is not a known-safe read"))?;
         // What actually runs: a link to a file inside the workspace is the workspace's program.
-        let real = std::fs::canonicalize(path).map_err(|e| format!("{path}: {e}"))?;
+        let real = match resolved.real() {
+            Some(Ok(real)) => real,
+            Some(Err(why)) => return Err(why.to_string()),
+            None => return Err(format!("`{}` is not a program on the PATH", resolved.key)),
+        };
         if real.starts_with(&self.workspace) {
             return Err(format!("{path} leads to a file in the workspace"));
         }

@@ -17,10 +17,14 @@
 //! process, exactly as the helper does.
 //!
 //! This module only moves bytes: frames of a 4-byte little-endian length and that many bytes, the
-//! command's UTF-8 text one way and [`shell`](super::shell)'s encoded answer the other.
+//! command's UTF-8 text one way and [`shell`](super::shell)'s encoded answer the other, over two
+//! pipes (the helper's stdin and stdout). Pipes rather than one socket pair: a pipe's write and
+//! read skip the socket layer's buffer allocation, and a round trip took 1.7 µs against 3.9 µs on
+//! the 2-vCPU VM of BENCHMARKS.md (issue 46 item 3). The helper's death closes the answers pipe,
+//! which pablo reads as the end of input, as it read a closed socket.
 //!
-//! A round trip costs tens of microseconds (two context switches and a wake-up of the other
-//! process), several times the parse itself, and the same text is parsed again and again: a
+//! A round trip costs more than the parse itself when the other side sleeps (a wake-up of the
+//! other process), and the same text is parsed again and again: a
 //! command's preview, its decision and the re-check before it runs, the model's retries, the
 //! same `cargo test` all session. So answers are kept by text ([`Answers`]: the most recently
 //! used [`CACHE_ENTRIES`], at most [`CACHE_BYTES`] of text and answer), and a text asked again
@@ -38,16 +42,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd as _, OwnedFd};
-use std::os::unix::net::UnixStream;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::fs::OFlags;
 use rustix::io::Errno;
-use rustix::net::RecvFlags;
 
 /// `argv[1]` of a helper process.
 const HELPER_ARG: &str = "__pablo-shell-parser";
@@ -84,14 +88,20 @@ pub(super) fn serve_or_isolate(
     deadline: Duration,
 ) -> Option<ExitCode> {
     if std::env::args_os().nth(1).is_some_and(|a| a == HELPER_ARG) {
-        // Both ends are the one socket pablo made: read from it spinning, and write each answer
+        // stdin and stdout are the pipes pablo made: read requests spinning, and write each answer
         // with one unbuffered write (a line-buffered stdout would split a frame at a newline and
         // wake pablo for half an answer).
         let served = match (
             io::stdin().as_fd().try_clone_to_owned(),
             io::stdout().as_fd().try_clone_to_owned(),
         ) {
-            (Ok(input), Ok(out)) => serve(Spinning::buffered(input), UnixStream::from(out), answer),
+            (Ok(input), Ok(out)) => requests_pipe(input).and_then(|input| {
+                serve(
+                    Spinning::buffered(input, None),
+                    std::fs::File::from(out),
+                    answer,
+                )
+            }),
             (Err(e), _) | (_, Err(e)) => Err(e),
         };
         return Some(if served.is_ok() {
@@ -248,37 +258,43 @@ pub(super) enum Failure {
 
 struct Helper {
     child: Child,
-    socket: UnixStream,
-    /// The socket's answers, read a buffer at a time (a frame's length and its bytes in one
-    /// receive).
+    /// The requests pipe's write end (non-blocking: a request the helper does not take in time
+    /// is late, not a hang).
+    requests: OwnedFd,
+    /// The answers pipe's read end, read a buffer at a time (a frame's length and its bytes in
+    /// one read).
     answers: io::BufReader<Spinning>,
+    deadline: Duration,
 }
 
 impl Helper {
     fn start(spec: &Spec) -> io::Result<Self> {
-        let (ours, theirs) = UnixStream::pair()?;
-        ours.set_read_timeout(Some(spec.deadline))?;
-        ours.set_write_timeout(Some(spec.deadline))?;
-        let theirs = OwnedFd::from(theirs);
-        let theirs_out = theirs.try_clone()?;
+        let (their_input, requests) = io::pipe()?;
+        let (answers, their_output) = io::pipe()?;
+        // Only pablo's ends are made non-blocking: each end is a file description of its own, so
+        // the helper's ends stay as a plain program expects them (a test's `sh` helper reads a
+        // blocking stdin).
+        let requests = non_blocking(OwnedFd::from(requests))?;
+        let answers = non_blocking(OwnedFd::from(answers))?;
         let child = Command::new(&spec.program)
             .arg0("pablo-shell-parser")
             .args(&spec.args)
-            .stdin(Stdio::from(theirs))
-            .stdout(Stdio::from(theirs_out))
+            .stdin(Stdio::from(their_input))
+            .stdout(Stdio::from(their_output))
             .stderr(Stdio::null())
             .current_dir("/")
             .process_group(0)
             .spawn()?;
         Ok(Self {
             child,
-            answers: Spinning::buffered(ours.try_clone()?.into()),
-            socket: ours,
+            requests,
+            answers: Spinning::buffered(answers, Some(spec.deadline)),
+            deadline: spec.deadline,
         })
     }
 
     fn ask(&mut self, text: &str) -> Result<Vec<u8>, Failure> {
-        write_frame(&mut self.socket, text.as_bytes()).map_err(|e| failure_of(&e))?;
+        send_frame(&self.requests, text.as_bytes(), self.deadline).map_err(|e| failure_of(&e))?;
         read_frame(&mut self.answers, MAX_ANSWER_BYTES)
             .map_err(|e| failure_of(&e))?
             .ok_or(Failure::Died)
@@ -333,15 +349,57 @@ fn abort_if_asked_to(text: &str) {
     }
 }
 
-/// Reads a socket, asking again without sleeping for up to [`SPIN`] before a read that sleeps
-/// (bounded by the socket's read timeout, when it has one).
-struct Spinning(OwnedFd);
+/// `fd` with `O_NONBLOCK` set on its file description.
+fn non_blocking(fd: OwnedFd) -> io::Result<OwnedFd> {
+    let flags = rustix::fs::fcntl_getfl(&fd)?;
+    rustix::fs::fcntl_setfl(&fd, flags | OFlags::NONBLOCK)?;
+    Ok(fd)
+}
+
+/// The helper's stdin, made non-blocking, when it is the pipe pablo made: a helper started by
+/// hand on a terminal refuses rather than change the terminal's flags under its shell.
+fn requests_pipe(input: OwnedFd) -> io::Result<OwnedFd> {
+    if rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&input)?.st_mode)
+        != rustix::fs::FileType::Fifo
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the shell parser's helper reads requests from a pipe",
+        ));
+    }
+    non_blocking(input)
+}
+
+/// Waits until `fd` is ready for `flags`, for at most `left` (`None`: for as long as it takes).
+fn wait_until_ready(fd: impl AsFd, flags: PollFlags, left: Option<Duration>) -> io::Result<()> {
+    let timeout = match left {
+        Some(left) if left.is_zero() => return Err(io::ErrorKind::TimedOut.into()),
+        Some(left) => Some(Timespec::try_from(left).map_err(|_| io::ErrorKind::InvalidInput)?),
+        None => None,
+    };
+    loop {
+        // A closed other end counts as ready: the read or write that follows says so.
+        match rustix::event::poll(&mut [PollFd::new(&fd, flags)], timeout.as_ref()) {
+            Ok(0) => return Err(io::ErrorKind::TimedOut.into()),
+            Ok(_) => return Ok(()),
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Reads a non-blocking pipe, asking again without sleeping for up to [`SPIN`] before waiting in
+/// `poll`, for at most `deadline` per read when there is one.
+struct Spinning {
+    fd: OwnedFd,
+    deadline: Option<Duration>,
+}
 
 impl Spinning {
-    /// Frames are read through a buffer: one receive takes a frame's length and its bytes (each
+    /// Frames are read through a buffer: one read takes a frame's length and its bytes (each
     /// system call costs a microsecond or so on a virtual machine), where two reads would.
-    fn buffered(socket: OwnedFd) -> io::BufReader<Self> {
-        io::BufReader::with_capacity(64 * 1024, Self(socket))
+    fn buffered(fd: OwnedFd, deadline: Option<Duration>) -> io::BufReader<Self> {
+        io::BufReader::with_capacity(64 * 1024, Self { fd, deadline })
     }
 }
 
@@ -349,33 +407,55 @@ impl Read for Spinning {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let start = Instant::now();
         loop {
-            match rustix::net::recv(&self.0, &mut *buf, RecvFlags::DONTWAIT) {
-                Ok((n, _)) => return Ok(n),
+            match rustix::io::read(&self.fd, &mut *buf) {
+                Ok(n) => return Ok(n),
                 Err(Errno::INTR) => {}
                 // Yielding rather than spinning flat out: on a busy machine, the other side may
                 // be waiting for this very CPU.
                 Err(Errno::AGAIN) if start.elapsed() < SPIN => std::thread::yield_now(),
-                Err(Errno::AGAIN) => break,
+                Err(Errno::AGAIN) => {
+                    let left = self.deadline.map(|d| d.saturating_sub(start.elapsed()));
+                    wait_until_ready(&self.fd, PollFlags::IN, left)?;
+                }
                 Err(e) => return Err(e.into()),
-            }
-        }
-        loop {
-            match rustix::io::read(&self.0, &mut *buf) {
-                Err(Errno::INTR) => {}
-                r => return r.map_err(io::Error::from),
             }
         }
     }
 }
 
+/// One frame to a non-blocking pipe, within `deadline`; a frame that fits the pipe's buffer goes
+/// in one write, so the other side, reading as it spins, is not woken for half of it.
+fn send_frame(fd: &OwnedFd, bytes: &[u8], deadline: Duration) -> io::Result<()> {
+    let start = Instant::now();
+    let frame = framed(bytes)?;
+    let mut left = &frame[..];
+    while !left.is_empty() {
+        match rustix::io::write(fd, left) {
+            Ok(n) => left = &left[n..],
+            Err(Errno::INTR) => {}
+            Err(Errno::AGAIN) => {
+                let time = deadline.saturating_sub(start.elapsed());
+                wait_until_ready(fd, PollFlags::OUT, Some(time))?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
 /// One frame in one write: the other side, reading as it spins, is not woken for half of it.
 fn write_frame(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    out.write_all(&framed(bytes)?)
+}
+
+/// `bytes` after their length.
+fn framed(bytes: &[u8]) -> io::Result<Vec<u8>> {
     let len = u32::try_from(bytes.len())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a frame over 4 GiB"))?;
     let mut frame = Vec::with_capacity(4 + bytes.len());
     frame.extend_from_slice(&len.to_le_bytes());
     frame.extend_from_slice(bytes);
-    out.write_all(&frame)
+    Ok(frame)
 }
 
 /// One frame, or `None` at a clean end of input (before a frame's first byte).
@@ -452,41 +532,81 @@ pub(super) mod tests {
         }
     }
 
+    /// A pipe whose read end is pablo's: non-blocking.
+    fn pipe() -> (OwnedFd, io::PipeWriter) {
+        let (read, write) = io::pipe().unwrap();
+        (non_blocking(OwnedFd::from(read)).unwrap(), write)
+    }
+
     #[test]
     fn an_answer_split_by_a_pause_longer_than_the_spin_is_still_read_whole() {
-        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let (ours, mut theirs) = pipe();
         let writer = std::thread::spawn(move || {
             theirs.write_all(&[3, 0, 0, 0, b'y']).unwrap();
-            // Long enough that the reader has stopped spinning and sleeps in `read`.
+            // Long enough that the reader has stopped spinning and waits in `poll`.
             std::thread::sleep(SPIN * 10);
             theirs.write_all(b"es").unwrap();
         });
-        let got = read_frame(&mut Spinning::buffered(ours.into()), 16).unwrap();
+        let got = read_frame(&mut Spinning::buffered(ours, None), 16).unwrap();
         assert_eq!(got, Some(b"yes".to_vec()));
         writer.join().unwrap();
     }
 
     #[test]
-    fn a_helper_serving_over_a_socket_answers_each_request_in_order_until_it_closes() {
-        let (ours, theirs) = UnixStream::pair().unwrap();
+    fn a_read_with_a_deadline_that_gets_nothing_is_late_and_a_closed_pipe_is_the_end() {
+        let (ours, theirs) = pipe();
+        let deadline = Some(SPIN * 5);
+        let err = read_frame(&mut Spinning::buffered(ours, deadline), 16).unwrap_err();
+        assert_eq!(failure_of(&err), Failure::Late, "{err}");
+        let (ours, closed) = pipe();
+        drop((theirs, closed));
+        let got = read_frame(&mut Spinning::buffered(ours, deadline), 16).unwrap();
+        assert_eq!(got, None);
+    }
+
+    #[test]
+    fn a_request_the_helper_does_not_take_in_time_is_late() {
+        // Nobody reads: the pipe's buffer fills and the rest of the request cannot go.
+        let (_unread, ours) = io::pipe().unwrap();
+        let ours = non_blocking(OwnedFd::from(ours)).unwrap();
+        let big = vec![b'a'; MAX_REQUEST_BYTES];
+        let err = send_frame(&ours, &big, Duration::from_millis(50)).unwrap_err();
+        assert_eq!(failure_of(&err), Failure::Late, "{err}");
+    }
+
+    #[test]
+    fn a_helper_serving_over_pipes_answers_each_request_in_order_until_they_close() {
+        let (their_input, mut requests) = pipe_pair();
+        let (answers, their_output) = pipe();
         let helper = std::thread::spawn(move || {
-            let out = theirs.try_clone().unwrap();
-            serve(Spinning::buffered(theirs.into()), out, |t| {
+            serve(Spinning::buffered(their_input, None), their_output, |t| {
                 t.to_uppercase().into_bytes()
             })
         });
-        let mut answers = Spinning::buffered(ours.try_clone().unwrap().into());
-        let mut ours = ours;
+        let mut answers = Spinning::buffered(answers, None);
         for text in ["ls", "git status", "echo ünïcode"] {
-            write_frame(&mut ours, text.as_bytes()).unwrap();
+            write_frame(&mut requests, text.as_bytes()).unwrap();
             let got = read_frame(&mut answers, 64).unwrap();
             assert_eq!(got, Some(text.to_uppercase().into_bytes()), "{text}");
         }
-        drop((ours, answers));
+        drop((requests, answers));
         assert!(
             helper.join().unwrap().is_ok(),
-            "a closed socket ends the loop cleanly"
+            "a closed pipe ends the loop cleanly"
         );
+    }
+
+    /// A pipe whose read end is the helper's, made non-blocking as the helper makes its stdin.
+    fn pipe_pair() -> (OwnedFd, io::PipeWriter) {
+        let (read, write) = io::pipe().unwrap();
+        (requests_pipe(OwnedFd::from(read)).unwrap(), write)
+    }
+
+    #[test]
+    fn a_helper_whose_stdin_is_not_a_pipe_refuses_to_serve() {
+        let file = tempfile::tempfile().unwrap();
+        let err = requests_pipe(OwnedFd::from(file)).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
     }
 
     #[test]
