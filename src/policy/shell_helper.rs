@@ -4,12 +4,12 @@
 //! [`shell`] refuses it before parsing) and may hold more. In a build that unwinds, [`shell`]
 //! catches such a panic; the release binary is built with `panic = "abort"` (about 2 MB smaller,
 //! BENCHMARKS.md), where nothing can catch one. So the binary parses through a helper: itself,
-//! started with [`HELPER_ARG`], answering one framed request after another on a socket. A helper
+//! started with [`HELPER_ARG`], answering one framed request after another on its stdin. A helper
 //! that dies mid-request (a panic, a stack overflow, a kill) costs that one command: it is refused
 //! with the same reason a caught panic gives, and the next parse starts a new helper.
 //!
 //! The helper starts at the first command pablo checks, not at launch (the idle prompt has no
-//! child), lives as long as pablo (it exits when its socket closes), runs in its own process group
+//! child), lives as long as pablo (it exits when its requests pipe closes), runs in its own process group
 //! (a Ctrl-C at the terminal is pablo's to handle, not the helper's) and writes nothing anywhere
 //! else: its stderr is closed, since a panic message would land on the TUI's screen.
 //!
@@ -21,7 +21,7 @@
 //! pipes (the helper's stdin and stdout). Pipes rather than one socket pair: a pipe's write and
 //! read skip the socket layer's buffer allocation, and a round trip took 1.7 µs against 3.9 µs on
 //! the 2-vCPU VM of BENCHMARKS.md (issue 46 item 3). The helper's death closes the answers pipe,
-//! which pablo reads as the end of input, as it read a closed socket.
+//! which pablo reads as the end of input.
 //!
 //! A round trip costs more than the parse itself when the other side sleeps (a wake-up of the
 //! other process), and the same text is parsed again and again: a
@@ -80,7 +80,7 @@ static RUNNING: Mutex<Option<Helper>> = Mutex::new(None);
 /// The helper's answers, by text (a lock of its own: a lookup never waits for a parse).
 static ANSWERS: Mutex<Option<Answers>> = Mutex::new(None);
 
-/// Started as a helper, serves `answer` until the socket closes and returns the exit code;
+/// Started as a helper, serves `answer` until the requests pipe closes and returns the exit code;
 /// otherwise makes every later [`ask`] in this process go through a helper that answers within
 /// `deadline`, and returns `None`.
 pub(super) fn serve_or_isolate(
@@ -250,7 +250,7 @@ pub(super) enum Failure {
     NotStarted(String),
     /// No answer within the deadline.
     Late,
-    /// The socket closed or broke: the helper is gone.
+    /// A pipe closed or broke: the helper is gone.
     Died,
     /// An answer that is not one: longer than any answer can be.
     Garbled,
@@ -309,7 +309,7 @@ impl Helper {
 
 impl Drop for Helper {
     fn drop(&mut self) {
-        // Closing the socket ends a helper that is waiting for a request; one still parsing is
+        // Closing the requests pipe ends a helper that is waiting for a request; one still parsing is
         // ended here so no process outlives its handle.
         self.stop();
     }
