@@ -290,20 +290,6 @@ impl Translator {
         acp::ToolCallUpdate::new(call_id.to_string(), fields)
     }
 
-    fn location(&self, arguments: &Value) -> Option<acp::ToolCallLocation> {
-        let path = arguments.get("path").and_then(Value::as_str)?;
-        let mut loc = acp::ToolCallLocation::new(self.workspace.join(path));
-        if let Some(line) = arguments
-            .get("line")
-            .or_else(|| arguments.get("offset"))
-            .and_then(Value::as_u64)
-            .and_then(|l| u32::try_from(l).ok())
-        {
-            loc = loc.line(line);
-        }
-        Some(loc)
-    }
-
     fn preview_location(&self, preview: &Preview) -> Option<acp::ToolCallLocation> {
         match preview {
             Preview::Read { path } => Some(acp::ToolCallLocation::new(self.workspace.join(path))),

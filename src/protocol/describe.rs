@@ -18,6 +18,16 @@ pub(crate) struct CallView {
     pub(crate) summary: String,
     /// The summary is a command line (shown as code).
     pub(crate) command: bool,
+    /// The file the call is about, for an editor that opens it beside the call.
+    pub(crate) location: Option<CallLocation>,
+}
+
+/// A file a call is about: its path as the model gave it (workspace-relative or absolute) and,
+/// when the call names one, the line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CallLocation {
+    pub(crate) path: String,
+    pub(crate) line: Option<u32>,
 }
 
 /// How one tool result is shown.

@@ -258,6 +258,42 @@ mod tests {
     }
 
     #[test]
+    fn a_call_about_one_file_names_it_and_its_line_for_editors_and_other_calls_name_none() {
+        use crate::protocol::describe::CallLocation;
+        let at = |tool: &str, args: Value| describe_call(tool, &args).location;
+        let file = |path: &str, line: Option<u32>| {
+            Some(CallLocation {
+                path: path.to_string(),
+                line,
+            })
+        };
+        assert_eq!(
+            at("fs.read", json!({"path": "src/a.rs"})),
+            file("src/a.rs", None)
+        );
+        assert_eq!(
+            at("fs.read", json!({"path": "src/a.rs", "offset": 40})),
+            file("src/a.rs", Some(40))
+        );
+        assert_eq!(
+            at("lsp.query", json!({"path": "b.py", "line": 7, "offset": 3})),
+            file("b.py", Some(7)),
+            "a line wins over an offset"
+        );
+        assert_eq!(
+            at("mcp__fs__read_file", json!({"path": "/abs/c.txt"})),
+            file("/abs/c.txt", None)
+        );
+        assert_eq!(at("shell.run", json!({"command": "ls"})), None);
+        assert_eq!(at("fs.read", json!({"path": 3})), None);
+        assert_eq!(
+            at("fs.read", json!({"path": "a", "line": 1u64 << 40})),
+            file("a", None),
+            "a line past u32 is left out"
+        );
+    }
+
+    #[test]
     fn each_tool_titles_and_summarizes_its_call_in_its_own_words() {
         let call = |tool: &str, args: Value| {
             let v = describe_call(tool, &args);

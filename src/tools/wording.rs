@@ -5,7 +5,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::protocol::describe::{CallView, first_line_clipped};
+use crate::protocol::describe::{CallLocation, CallView, first_line_clipped};
 
 /// A call's arguments, read for its words (never for what the call does: that is validated
 /// against the schema first).
@@ -43,7 +43,21 @@ pub(crate) fn call(args: Args<'_>, title: String, summary: Option<String>) -> Ca
             other => other.to_string(),
         }),
         command: false,
+        location: location(args),
     }
+}
+
+/// The file a call names in its `path` argument, at the line its `line` (or `offset`) names.
+/// Every tool that is about one file says so with these names, so one reading serves them all,
+/// an MCP server's tools included.
+fn location(args: Args<'_>) -> Option<CallLocation> {
+    let path = args.text("path")?;
+    let line = args
+        .get("line")
+        .or_else(|| args.get("offset"))
+        .and_then(Value::as_u64)
+        .and_then(|l| u32::try_from(l).ok());
+    Some(CallLocation { path, line })
 }
 
 /// A tool's typed result read back from its JSON (a result of this session or of a journal), or

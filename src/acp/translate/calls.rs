@@ -23,12 +23,16 @@ impl Translator {
                 ..CallView::default()
             },
         );
-        let mut call =
-            acp::ToolCall::new(call_id.to_string(), describe_call(tool, arguments).title)
-                .kind(self.kind_of(tool))
-                .status(acp::ToolCallStatus::Pending)
-                .raw_input(arguments.clone());
-        if let Some(loc) = self.location(arguments) {
+        let view = describe_call(tool, arguments);
+        let mut call = acp::ToolCall::new(call_id.to_string(), view.title)
+            .kind(self.kind_of(tool))
+            .status(acp::ToolCallStatus::Pending)
+            .raw_input(arguments.clone());
+        if let Some(at) = view.location {
+            let mut loc = acp::ToolCallLocation::new(self.workspace.join(at.path));
+            if let Some(line) = at.line {
+                loc = loc.line(line);
+            }
             call = call.locations(vec![loc]);
         }
         vec![acp::SessionUpdate::ToolCall(call)]
