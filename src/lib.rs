@@ -6,7 +6,7 @@
 pub mod acp;
 pub(crate) mod agent;
 pub mod config;
-pub mod core;
+pub use pablo_core as core;
 #[doc(hidden)]
 pub mod harness;
 pub mod headless;
@@ -16,7 +16,7 @@ pub(crate) mod lsp;
 pub mod model;
 pub mod policy;
 pub mod process;
-pub mod protocol;
+pub use pablo_protocol as protocol;
 pub mod session;
 pub mod telemetry;
 pub(crate) mod tools;

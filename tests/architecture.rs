@@ -52,6 +52,45 @@ impl Crate {
     }
 }
 
+/// The crates of the workspace whose sources are scanned: where each one's `src/` is, the row of
+/// the layer table it is (empty for `pablo` itself, whose top-level modules are rows), and the name
+/// the crates above it use for it. A crate's own `crate::…` paths resolve inside its row, and a
+/// path through another's name (`pablo_protocol::Event`) is an import of that row, so the rules
+/// below read one table across crates; the compiler holds each crate to its manifest besides.
+const SOURCES: &[(&str, &str, &str)] = &[
+    ("src", "", "pablo"),
+    ("crates/protocol/src", "protocol", "pablo_protocol"),
+    ("crates/core/src", "core", "pablo_core"),
+];
+
+/// Every scanned `src/` directory with the module path its files start at.
+fn sources() -> Vec<(PathBuf, Vec<String>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    SOURCES
+        .iter()
+        .map(|(dir, row, _)| {
+            let prefix = if row.is_empty() {
+                Vec::new()
+            } else {
+                vec![row.to_string()]
+            };
+            (root.join(dir), prefix)
+        })
+        .collect()
+}
+
+/// Every source file of the workspace's crates, with its crate's module path.
+fn source_files() -> Vec<(PathBuf, Vec<String>, PathBuf)> {
+    let mut out = Vec::new();
+    for (src, prefix) in sources() {
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        files.sort();
+        out.extend(files.into_iter().map(|f| (src.clone(), prefix.clone(), f)));
+    }
+    out
+}
+
 fn module_path_of_file(src: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src).unwrap();
     let mut parts: Vec<String> = rel
@@ -99,6 +138,8 @@ struct External {
 
 struct Collector<'a> {
     known: &'a BTreeSet<Vec<String>>,
+    /// The module path of the file's crate (`["core"]` in `pablo-core`, empty in `pablo`).
+    root: Vec<String>,
     /// The module the visitor is in (grows inside inline `mod x { … }`).
     stack: Vec<Vec<String>>,
     found: Vec<Reference>,
@@ -111,11 +152,12 @@ struct Collector<'a> {
 impl<'a> Collector<'a> {
     fn new(
         known: &'a BTreeSet<Vec<String>>,
-        module: Vec<String>,
+        (root, module): (Vec<String>, Vec<String>),
         test_modules: BTreeSet<Vec<String>>,
     ) -> Self {
         Self {
             known,
+            root,
             stack: vec![module],
             found: Vec::new(),
             external: Vec::new(),
@@ -134,7 +176,14 @@ impl<'a> Collector<'a> {
         let here = self.here().clone();
         let first = segments.first()?;
         let (mut base, rest) = match first.as_str() {
-            "crate" => (Vec::new(), &segments[1..]),
+            "crate" => (self.root.clone(), &segments[1..]),
+            name if name != "pablo" && SOURCES.iter().any(|(_, _, n)| *n == name) => {
+                let row = SOURCES
+                    .iter()
+                    .find(|(_, _, n)| *n == name)
+                    .map(|(_, r, _)| *r);
+                (vec![row.unwrap_or_default().to_string()], &segments[1..])
+            }
             "self" => (here, &segments[1..]),
             "super" => {
                 let mut base = here;
@@ -269,26 +318,40 @@ struct Scan {
     external: Vec<(PathBuf, External)>,
 }
 
+/// A file's crate row (`["core"]`, or empty in `pablo`) and its module path.
+type Located = (Vec<String>, Vec<String>);
+
 fn scan() -> Scan {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    let root_src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = source_files();
     // The binary (main.rs and its subcommands under src/cmd/) sits above the library's table.
-    files.retain(|f| f.file_name().is_some_and(|n| n != "main.rs"));
-    files.retain(|f| !f.starts_with(src.join("cmd")));
-    files.sort();
+    files.retain(|(_, _, f)| f.file_name().is_some_and(|n| n != "main.rs"));
+    files.retain(|(_, _, f)| !f.starts_with(root_src.join("cmd")));
+    let path_of = |(src, prefix, f): &(PathBuf, Vec<String>, PathBuf)| {
+        let mut path = prefix.clone();
+        path.extend(module_path_of_file(src, f));
+        (prefix.clone(), path)
+    };
 
     let mut modules: BTreeMap<Vec<String>, Module> = files
         .iter()
-        .map(|f| (module_path_of_file(&src, f), Module { file: f.clone() }))
+        .map(|entry| {
+            (
+                path_of(entry).1,
+                Module {
+                    file: entry.2.clone(),
+                },
+            )
+        })
         .collect();
-    let parsed: Vec<(PathBuf, syn::File)> = files
+    let parsed: Vec<(Located, PathBuf, syn::File)> = files
         .iter()
-        .map(|f| {
+        .map(|entry| {
+            let f = &entry.2;
             let text = std::fs::read_to_string(f).unwrap();
             let ast = syn::parse_file(&text)
                 .unwrap_or_else(|e| panic!("{} does not parse: {e}", f.display()));
-            (f.clone(), ast)
+            (path_of(entry), f.clone(), ast)
         })
         .collect();
 
@@ -296,8 +359,8 @@ fn scan() -> Scan {
     // name them and know where tests are.
     let mut known: BTreeSet<Vec<String>> = modules.keys().cloned().collect();
     let mut test_modules = BTreeSet::new();
-    for (file, ast) in &parsed {
-        let mut c = Collector::new(&known, module_path_of_file(&src, file), BTreeSet::new());
+    for (at, file, ast) in &parsed {
+        let mut c = Collector::new(&known, at.clone(), BTreeSet::new());
         c.visit_file(ast);
         for m in c.inline_modules {
             modules.insert(m, Module { file: file.clone() });
@@ -308,12 +371,8 @@ fn scan() -> Scan {
 
     let mut references = Vec::new();
     let mut external = Vec::new();
-    for (file, ast) in &parsed {
-        let mut c = Collector::new(
-            &known,
-            module_path_of_file(&src, file),
-            test_modules.clone(),
-        );
+    for (at, file, ast) in &parsed {
+        let mut c = Collector::new(&known, at.clone(), test_modules.clone());
         c.visit_file(ast);
         references.extend(c.found.into_iter().map(|r| (file.clone(), r)));
         external.extend(c.external.into_iter().map(|r| (file.clone(), r)));
@@ -336,6 +395,43 @@ fn display(file: &Path) -> String {
         .unwrap_or(file)
         .display()
         .to_string()
+}
+
+/// The compiler holds a crate to the crates its manifest names, so the manifests must follow the
+/// table: a crate of the workspace depends on crates of rows below its own and on no other, and
+/// every crate under `crates/` is one this file scans.
+#[test]
+fn each_crate_depends_only_on_crates_below_it_and_every_crate_is_scanned() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut wrong = Vec::new();
+    for (dir, row, _) in SOURCES.iter().filter(|(_, row, _)| !row.is_empty()) {
+        let manifest = root.join(dir).parent().unwrap().join("Cargo.toml");
+        let doc: toml::Table = std::fs::read_to_string(&manifest).unwrap().parse().unwrap();
+        for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
+            let Some(deps) = doc.get(section).and_then(|d| d.as_table()) else {
+                continue;
+            };
+            for name in deps.keys().filter(|n| n.starts_with("pablo")) {
+                let theirs = name.strip_prefix("pablo-").and_then(rank);
+                if theirs
+                    .zip(rank(row))
+                    .is_none_or(|(theirs, ours)| theirs <= ours)
+                {
+                    wrong.push(format!(
+                        "{}: `{row}` depends on `{name}`",
+                        display(&manifest)
+                    ));
+                }
+            }
+        }
+    }
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = entry.unwrap().path().join("src");
+        if !sources().iter().any(|(src, _)| *src == dir) {
+            wrong.push(format!("{} is not in SOURCES", display(&dir)));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]
@@ -624,22 +720,29 @@ fn surface_of(file: &str, ast: &syn::File, out: &mut Vec<String>) {
 /// Items declared bare `pub` in the library, as `file: kind name` lines (the binary's own
 /// modules, `main.rs` and `cmd/`, are not the library's surface; `#[cfg(test)]` code is skipped).
 fn public_surface() -> Vec<String> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut out = Vec::new();
-    for file in files {
+    for (src, prefix, file) in source_files() {
         let rel = display(&file);
         if rel.ends_with("src/main.rs") || rel.contains("src/cmd/") {
             continue;
         }
         let text = std::fs::read_to_string(&file).unwrap();
         let ast = syn::parse_file(&text).unwrap();
-        let rel = file.strip_prefix(&src).unwrap().display().to_string();
-        surface_of(&rel, &ast, &mut out);
+        // A crate below `pablo` is labelled by its row, as its files were when they were modules
+        // of `pablo` (`core/codes.rs`), so a move between the two changes no line but `mod.rs`.
+        let mut label = PathBuf::from(prefix.join("/"));
+        label.push(file.strip_prefix(&src).unwrap());
+        surface_of(&label.display().to_string(), &ast, &mut out);
     }
     out.sort();
     out
+}
+
+/// Whether a surface line is an item of a crate below `pablo` (its label starts with the row).
+fn of_a_lower_crate(line: &str) -> bool {
+    SOURCES
+        .iter()
+        .any(|(_, row, _)| !row.is_empty() && line.starts_with(&format!("{row}/")))
 }
 
 /// The public surface is the list in tests/public_surface.txt: an item made `pub` (or no longer
@@ -685,8 +788,10 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // `run`) and the binary finds a session's workspace from its header alone
     // (`Store::workspace_of`), while the choice to keep a transcript left the surface
     // (`Transcript`) (issue 46 item 5); 405 since the monorepo bench also times that mask in a
-    // session, from the watches (`harness::sandbox_mask_tracked`) (issue 46).
-    const CEILING: usize = 405;
+    // session, from the watches (`harness::sandbox_mask_tracked`) (issue 46); 321 since `core` and
+    // `protocol` are crates of their own (issue 45 item 5): the count is `pablo`'s own items, and
+    // theirs (207 with what was `pub(crate)` in them) are listed but not counted (below).
+    const CEILING: usize = 321;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {
@@ -714,10 +819,14 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
             .collect::<Vec<_>>()
             .join("\n  ")
     );
+    // The ceiling counts what `pablo` itself makes public. A crate below it (`pablo-core`,
+    // `pablo-protocol`) is used by the crates above through its `pub` items, so what was
+    // `pub(crate)` while it was a module is `pub` there: its items are listed above (a change
+    // shows in review) and not counted here, where they would measure the move, not a widening.
+    let own = now.iter().filter(|l| !of_a_lower_crate(l)).count();
     assert!(
-        now.len() <= CEILING,
-        "{} public items, over the ceiling of {CEILING}",
-        now.len()
+        own <= CEILING,
+        "{own} public items, over the ceiling of {CEILING}"
     );
 }
 
@@ -783,10 +892,7 @@ impl<'ast> Visit<'ast> for LongFunctions {
 /// lines and no function over 150. A part that grows past them is split by what it owns.
 #[test]
 fn no_source_file_is_over_1000_lines_and_no_function_over_150() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
+    let files: Vec<PathBuf> = source_files().into_iter().map(|(_, _, f)| f).collect();
     let mut wrong = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();

@@ -1,8 +1,8 @@
 //! Tool names and error codes are spelled once, in the tables that define them (`ToolName` and
-//! `MCP_PREFIX` in `src/core/names.rs`, `ErrorCode` in `src/core/codes.rs`); everything else
+//! `MCP_PREFIX` in `crates/core/src/names.rs`, `ErrorCode` in `crates/core/src/codes.rs`); everything else
 //! names them through those types. This reads every string literal of `src/` with a real Rust
 //! parser, macro arguments included (`json!`, `format!`, `matches!`), and fails on one that
-//! spells a tool name outside `src/core/` and the catalog (`src/tools/`), or an error code
+//! spells a tool name outside `crates/core/` and the catalog (`src/tools/`), or an error code
 //! outside its table. Test code is not read: a test may well write the JSON a model sends.
 //! Attributes are not read either: doc comments are prose, and serde's renames are wire names.
 
@@ -148,11 +148,15 @@ fn child_files(file: &Path, name: &str) -> [PathBuf; 2] {
     ]
 }
 
-/// Every string literal of the non-test code of `src/`, by file (relative, forward slashes).
+/// Every string literal of the non-test code of `src/` and of the workspace's crates
+/// (`crates/*/src/`), by file (relative, forward slashes).
 fn literals_of_src() -> Vec<(String, Literal)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
+    for krate in std::fs::read_dir(root.join("crates")).unwrap() {
+        rust_files(&krate.unwrap().path().join("src"), &mut files);
+    }
     files.sort();
     let mut scanned = Vec::new();
     let mut test_files = BTreeSet::new();
@@ -195,13 +199,16 @@ fn no_tool_name_or_error_code_is_spelled_outside_the_tables_that_define_them() {
     let mut excused = BTreeSet::new();
     for (file, lit) in literals_of_src() {
         let v = lit.value.as_str();
-        if names.contains(v) && !file.starts_with("src/core/") && !file.starts_with("src/tools/") {
+        if names.contains(v)
+            && !file.starts_with("crates/core/src/")
+            && !file.starts_with("src/tools/")
+        {
             wrong.push(format!(
                 "{file}:{}: the tool name {v:?} (use pablo::core::ToolName)",
                 lit.line
             ));
         }
-        if codes.contains(v) && file != "src/core/codes.rs" {
+        if codes.contains(v) && file != "crates/core/src/codes.rs" {
             match NOT_CODES.iter().find(|(f, w, _)| *f == file && *w == v) {
                 Some(entry) => {
                     excused.insert(*entry);

@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::core::ErrorCode;
+use crate::ErrorCode;
 
 use async_trait::async_trait;
 
@@ -25,15 +25,15 @@ use super::Coded;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EditorCapabilities {
     /// Reads go to the editor (`fs/read_text_file`): unsaved buffers are what the model sees.
-    pub(crate) read_files: bool,
+    pub read_files: bool,
     /// Changes to existing files go to the editor (`fs/write_text_file`).
-    pub(crate) write_files: bool,
+    pub write_files: bool,
     /// Foreground commands may run in the editor's terminals.
-    pub(crate) terminals: bool,
+    pub terminals: bool,
 }
 
 impl EditorCapabilities {
-    pub(crate) fn any(&self) -> bool {
+    pub fn any(&self) -> bool {
         self.read_files || self.write_files || self.terminals
     }
 }
@@ -42,29 +42,29 @@ impl EditorCapabilities {
 /// editor runs exactly what the policy judged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TerminalCommand {
-    pub(crate) program: String,
-    pub(crate) args: Vec<String>,
+    pub program: String,
+    pub args: Vec<String>,
     /// Absolute, inside the workspace (checked by the caller).
-    pub(crate) cwd: PathBuf,
+    pub cwd: PathBuf,
     /// The most output the editor should keep (it keeps the end).
-    pub(crate) output_byte_limit: u64,
+    pub output_byte_limit: u64,
 }
 
 /// How a command in an editor terminal ended.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TerminalExit {
-    pub(crate) exit_code: Option<i32>,
-    pub(crate) signal: Option<String>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
 }
 
 /// What an editor terminal holds now.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TerminalOutput {
-    pub(crate) output: String,
+    pub output: String,
     /// The editor dropped the beginning to stay within the byte limit.
-    pub(crate) truncated: bool,
+    pub truncated: bool,
     /// Set once the command has exited.
-    pub(crate) exit: Option<TerminalExit>,
+    pub exit: Option<TerminalExit>,
 }
 
 /// A request the editor refused or could not answer.

@@ -11,48 +11,48 @@ use super::{ToolErrorBody, ToolOutcome};
 
 /// How one tool call is shown before it has a result.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct CallView {
+pub struct CallView {
     /// A title with its verb, for editors: `Read src/main.rs`, `Run cargo test`.
-    pub(crate) title: String,
+    pub title: String,
     /// What a person reads first beside the tool's name: the path, the command, the pattern.
-    pub(crate) summary: String,
+    pub summary: String,
     /// The summary is a command line (shown as code).
-    pub(crate) command: bool,
+    pub command: bool,
     /// The file the call is about, for an editor that opens it beside the call.
-    pub(crate) location: Option<CallLocation>,
+    pub location: Option<CallLocation>,
 }
 
 /// A file a call is about: its path as the model gave it (workspace-relative or absolute) and,
 /// when the call names one, the line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CallLocation {
-    pub(crate) path: String,
-    pub(crate) line: Option<u32>,
+pub struct CallLocation {
+    pub path: String,
+    pub line: Option<u32>,
 }
 
 /// How one tool result is shown.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct ResultView {
+pub struct ResultView {
     /// The one line: what happened (without how long it took; see [`ResultView::headline`]).
-    pub(crate) headline: String,
+    pub headline: String,
     /// Where ` after 3.0 s` goes in the headline when the front-end knows how long the call
     /// took (a wait that is still running); `None`: the duration is not part of the line.
-    pub(crate) elapsed_at: Option<usize>,
+    pub elapsed_at: Option<usize>,
     /// Output or entries beneath it, in order (possibly many: the front-end shows a tail).
-    pub(crate) body: Vec<String>,
+    pub body: Vec<String>,
     /// Replaces the call's summary once the result is in (`2/3 done` for a checklist).
-    pub(crate) summary: Option<String>,
+    pub summary: Option<String>,
     /// Shown only when the call is expanded (a checklist is on screen already).
-    pub(crate) only_expanded: bool,
+    pub only_expanded: bool,
     /// The exit code the result reports, when it reports one.
-    pub(crate) exit_code: Option<i64>,
+    pub exit_code: Option<i64>,
     /// What a front-end may act on besides showing the result.
-    pub(crate) fact: Option<ResultFact>,
+    pub fact: Option<ResultFact>,
 }
 
 /// Something a result did that a front-end acts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ResultFact {
+pub enum ResultFact {
     /// A file was saved to the session's artifact store.
     ArtifactSaved,
     /// The model proposed a memory; it waits for the person's decision.
@@ -61,7 +61,7 @@ pub(crate) enum ResultFact {
 
 impl ResultView {
     /// A result of one line and nothing beneath it.
-    pub(crate) fn line(headline: impl Into<String>) -> Self {
+    pub fn line(headline: impl Into<String>) -> Self {
         Self {
             headline: headline.into(),
             ..Self::default()
@@ -69,7 +69,7 @@ impl ResultView {
     }
 
     /// A result of one line and the lines beneath it.
-    pub(crate) fn lines(headline: impl Into<String>, body: Vec<String>) -> Self {
+    pub fn lines(headline: impl Into<String>, body: Vec<String>) -> Self {
         Self {
             headline: headline.into(),
             body,
@@ -78,12 +78,12 @@ impl ResultView {
     }
 
     /// A refusal or failure: its message and its code.
-    pub(crate) fn failure(error: &ToolErrorBody) -> Self {
+    pub fn failure(error: &ToolErrorBody) -> Self {
         Self::line(format!("{} ({})", error.message, error.code))
     }
 
     /// The headline, with how long the call took where the result has a place for it.
-    pub(crate) fn headline(&self, elapsed: Option<Duration>) -> String {
+    pub fn headline(&self, elapsed: Option<Duration>) -> String {
         match (self.elapsed_at, elapsed) {
             (Some(at), Some(e)) if self.headline.is_char_boundary(at) => format!(
                 "{} after {}{}",
@@ -97,7 +97,7 @@ impl ResultView {
 }
 
 /// The view of `outcome` when it is a failure; `None` for a success (whose words are the tool's).
-pub(crate) fn failure_view(outcome: &ToolOutcome) -> Option<ResultView> {
+pub fn failure_view(outcome: &ToolOutcome) -> Option<ResultView> {
     match outcome {
         ToolOutcome::Err { error, .. } => Some(ResultView::failure(error)),
         ToolOutcome::Ok { .. } => None,
@@ -106,7 +106,7 @@ pub(crate) fn failure_view(outcome: &ToolOutcome) -> Option<ResultView> {
 
 /// One line for an MCP server's state change (`mcp everything: ready, 12 tools`), or `None` for
 /// one not worth a line of its own (starting, stopped).
-pub(crate) fn mcp_server(view: &super::McpServerView) -> Option<String> {
+pub fn mcp_server(view: &super::McpServerView) -> Option<String> {
     use super::McpState;
     match view.state {
         McpState::Ready => {
@@ -130,7 +130,7 @@ pub(crate) fn mcp_server(view: &super::McpServerView) -> Option<String> {
 
 /// How the person answered an MCP server's question, in a line for the transcript (the values
 /// are not repeated: the tool's result says what the server made of them).
-pub(crate) fn question_answered(server: &str, answer: &super::QuestionAnswer) -> String {
+pub fn question_answered(server: &str, answer: &super::QuestionAnswer) -> String {
     match answer {
         super::QuestionAnswer::Accept { content } => format!(
             "mcp {server}: question answered ({})",
@@ -145,7 +145,7 @@ pub(crate) fn question_answered(server: &str, answer: &super::QuestionAnswer) ->
 /// for the model`); `None` for a run that decided nothing and gave the model nothing, and for a
 /// `pre_tool_use` block, which the tool call's own result says (`shell.run was blocked by hook
 /// lint-guard: …`).
-pub(crate) fn hook_words(event: &super::Event) -> Option<String> {
+pub fn hook_words(event: &super::Event) -> Option<String> {
     let super::Event::Hook {
         event,
         hook,
@@ -185,7 +185,7 @@ pub(crate) fn hook_words(event: &super::Event) -> Option<String> {
 }
 
 /// `1 line`, `3 lines`.
-pub(crate) fn plural(n: u64, one: &str) -> String {
+pub fn plural(n: u64, one: &str) -> String {
     if n == 1 {
         format!("1 {one}")
     } else {
@@ -196,7 +196,7 @@ pub(crate) fn plural(n: u64, one: &str) -> String {
 /// The first line of `text`, at most `max` characters, ending in `…` when the line was cut, and
 /// also when `text` had more lines and `mark_rest` is set (a title for a command says that it
 /// goes on; a description's first line does not need to).
-pub(crate) fn first_line_clipped(text: &str, max: usize, mark_rest: bool) -> String {
+pub fn first_line_clipped(text: &str, max: usize, mark_rest: bool) -> String {
     let line = text.lines().next().unwrap_or_default();
     let mut out: String = line.chars().take(max).collect();
     if line.chars().count() > max || (mark_rest && text.lines().nth(1).is_some()) {
@@ -206,7 +206,7 @@ pub(crate) fn first_line_clipped(text: &str, max: usize, mark_rest: bool) -> Str
 }
 
 /// `1.2 s`, `350 ms`, `2 min 5 s`.
-pub(crate) fn seconds(d: Duration) -> String {
+pub fn seconds(d: Duration) -> String {
     let ms = d.as_millis();
     if ms < 1000 {
         format!("{ms} ms")
@@ -218,7 +218,7 @@ pub(crate) fn seconds(d: Duration) -> String {
 }
 
 /// The message the model receives: the person's words, then each attached file.
-pub(crate) fn with_attachments(text: &str, files: &[super::Attachment]) -> String {
+pub fn with_attachments(text: &str, files: &[super::Attachment]) -> String {
     let mut out = text.to_string();
     for f in files {
         out.push_str(&format!(
@@ -239,7 +239,7 @@ pub(crate) fn with_attachments(text: &str, files: &[super::Attachment]) -> Strin
 
 /// The message's text with a line naming each attached image (the image itself goes beside the
 /// text as an image part), so the model knows which picture is which file.
-pub(crate) fn with_images(text: &str, images: &[super::ImageAttachment]) -> String {
+pub fn with_images(text: &str, images: &[super::ImageAttachment]) -> String {
     let mut out = text.to_string();
     for i in images {
         out.push_str(&format!(

@@ -4,15 +4,15 @@
 //! [`Event`]s back. Everything here is plain serde data so that the same stream can be printed as
 //! JSON lines, journaled to disk, replayed on resume, or rendered on screen.
 
-pub(crate) mod checkpoint;
-pub(crate) mod describe;
+pub mod checkpoint;
+pub mod describe;
 mod diagnostics;
-pub(crate) mod image;
+pub mod image;
 mod mcp;
 mod outcome;
 mod question;
 mod sandbox;
-pub(crate) mod subagent;
+pub mod subagent;
 #[macro_use]
 mod tagged;
 #[cfg(test)]
@@ -28,22 +28,22 @@ pub use checkpoint::{
     FileChange, FileState, HunkSource, RestoreAction, RestoreChoice, RestoreFile, RestorePlan,
     RestoreReport, RestoreScope, RestoreStatus, RestoredFile, SkippedFile, TurnCheckpoint,
 };
-pub(crate) use diagnostics::{
+pub use diagnostics::{
     Diagnostic, DiagnosticsDelta, FileDiagnostics, LspServerView, LspState, PreviewDiagnostics,
     Severity,
 };
-pub(crate) use image::{Image, ImageAttachment, ImageFormat};
+pub use image::{Image, ImageAttachment, ImageFormat};
 pub use mcp::{
     McpCallPreview, McpPromptArgument, McpPromptView, McpResourceView, McpServerView, McpState,
     McpToolView,
 };
-pub(crate) use question::{FieldKind, QuestionField};
+pub use question::{FieldKind, QuestionField};
 pub use question::{McpQuestion, QuestionAnswer};
 pub use sandbox::{SandboxChoice, SandboxProfile};
 pub use usage::Usage;
-pub(crate) use verdict::{Decision, Verdict};
+pub use verdict::{Decision, Verdict};
 pub use web_search::WebSearch;
-pub(crate) use web_search::{SearchProvider, WebSearchResult};
+pub use web_search::{SearchProvider, WebSearchResult};
 
 /// A complete tool call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,12 +71,12 @@ pub enum Subtask {
 }
 
 /// How the prompt of each subtask begins: its command, then what it asks for on the same line.
-pub(crate) const SUBTASK_PROMPT_STARTS: [&str; 2] = ["/review: ", "/init: "];
+pub const SUBTASK_PROMPT_STARTS: [&str; 2] = ["/review: ", "/init: "];
 
 /// What a transcript shows of a user message that is a subtask's prompt (its first line, not
 /// the instructions after it, which the person did not write); `None` for any other message.
 /// A person cannot send such a text: `/review:` is no command they can run.
-pub(crate) fn subtask_echo(text: &str) -> Option<&str> {
+pub fn subtask_echo(text: &str) -> Option<&str> {
     SUBTASK_PROMPT_STARTS
         .iter()
         .any(|start| text.starts_with(start))
@@ -160,7 +160,7 @@ pub enum Op {
 
 impl Op {
     /// A user turn of text alone.
-    pub(crate) fn user_turn(text: impl Into<String>) -> Self {
+    pub fn user_turn(text: impl Into<String>) -> Self {
         Op::UserTurn {
             text: text.into(),
             images: Vec::new(),
@@ -182,13 +182,13 @@ pub enum Notifications {
 /// A workspace file attached to a message with `@path`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attachment {
-    pub(crate) path: String,
+    pub path: String,
     /// The file's size.
-    pub(crate) bytes: usize,
+    pub bytes: usize,
     /// Only the first part of the file is in `text`.
     #[serde(default)]
-    pub(crate) truncated: bool,
-    pub(crate) text: String,
+    pub truncated: bool,
+    pub text: String,
 }
 
 /// How much the agent may do without asking, switched during a session (Shift-Tab).
@@ -207,10 +207,10 @@ pub enum WorkMode {
 }
 
 impl WorkMode {
-    pub(crate) const ALL: [WorkMode; 3] = [WorkMode::Ask, WorkMode::AutoEdit, WorkMode::Plan];
+    pub const ALL: [WorkMode; 3] = [WorkMode::Ask, WorkMode::AutoEdit, WorkMode::Plan];
 
     /// The name used by `--mode`, config and the status line.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             WorkMode::Ask => "ask",
             WorkMode::AutoEdit => "auto-edit",
@@ -219,7 +219,7 @@ impl WorkMode {
     }
 
     /// The mode after this one on Shift-Tab.
-    pub(crate) fn next(self) -> WorkMode {
+    pub fn next(self) -> WorkMode {
         match self {
             WorkMode::Ask => WorkMode::AutoEdit,
             WorkMode::AutoEdit => WorkMode::Plan,
@@ -257,14 +257,14 @@ pub enum ApprovalAnswer {
 /// Why the person dropped one hunk of a file change (index into [`FileChangePreview::hunks`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HunkNote {
-    pub(crate) hunk: usize,
-    pub(crate) note: String,
+    pub hunk: usize,
+    pub note: String,
 }
 
 /// The rule id of the question a front-end gets when a sandboxed command failed the way the
 /// sandbox makes commands fail: "run it again without the sandbox?" (answered once or not at
 /// all).
-pub(crate) const SANDBOX_RETRY_RULE: &str = "builtin.sandbox.retry";
+pub const SANDBOX_RETRY_RULE: &str = "builtin.sandbox.retry";
 
 /// The dry run of a tool call: exactly what will be committed if it is allowed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -364,12 +364,12 @@ pub struct CommandPreview {
 /// One simple command of a command line, as judged by the policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimpleCommandView {
-    pub(crate) argv: Vec<String>,
+    pub argv: Vec<String>,
     /// The command word resolved through the clean `PATH`, when it could be.
-    pub(crate) executable: Option<String>,
+    pub executable: Option<String>,
     pub decision: Decision,
-    pub(crate) rule_id: Option<String>,
-    pub(crate) reason: Option<String>,
+    pub rule_id: Option<String>,
+    pub reason: Option<String>,
 }
 
 /// A tool result exactly as the model receives it. Read by `outcome`'s reader, which gives what
@@ -413,10 +413,10 @@ literal_bool!(False, false);
 /// `{"code": …, "message": …, "data"?: …}`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolErrorBody {
-    pub(crate) code: String,
-    pub(crate) message: String,
+    pub code: String,
+    pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) data: Option<Value>,
+    pub data: Option<Value>,
 }
 
 impl ToolOutcome {
@@ -424,8 +424,8 @@ impl ToolOutcome {
         ToolOutcome::Ok { ok: True, data }
     }
 
-    #[cfg(test)]
-    pub(crate) fn err(code: impl Into<String>, message: impl Into<String>) -> Self {
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn err(code: impl Into<String>, message: impl Into<String>) -> Self {
         ToolOutcome::Err {
             ok: False,
             error: ToolErrorBody {
@@ -436,19 +436,19 @@ impl ToolOutcome {
         }
     }
 
-    pub(crate) fn is_ok(&self) -> bool {
+    pub fn is_ok(&self) -> bool {
         matches!(self, ToolOutcome::Ok { .. })
     }
 
     /// The error code, when this is a failure.
-    pub(crate) fn error_code(&self) -> Option<&str> {
+    pub fn error_code(&self) -> Option<&str> {
         match self {
             ToolOutcome::Ok { .. } => None,
             ToolOutcome::Err { error, .. } => Some(&error.code),
         }
     }
 
-    pub(crate) fn to_json(&self) -> Value {
+    pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
@@ -494,7 +494,7 @@ pub enum ReasoningBlock {
 
 impl ReasoningBlock {
     /// What a person may read of it (nothing for redacted thinking).
-    pub(crate) fn visible_text(&self) -> String {
+    pub fn visible_text(&self) -> String {
         match self {
             ReasoningBlock::Thinking { text, .. } | ReasoningBlock::Text { text } => text.clone(),
             ReasoningBlock::Redacted { .. } => String::new(),
@@ -504,7 +504,7 @@ impl ReasoningBlock {
 }
 
 /// The visible text of a model call's reasoning blocks, joined.
-pub(crate) fn reasoning_text(blocks: &[ReasoningBlock]) -> String {
+pub fn reasoning_text(blocks: &[ReasoningBlock]) -> String {
     let parts: Vec<String> = blocks
         .iter()
         .map(ReasoningBlock::visible_text)
@@ -517,9 +517,9 @@ pub(crate) fn reasoning_text(blocks: &[ReasoningBlock]) -> String {
 /// place.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClearedResult {
-    pub(crate) call_id: String,
+    pub call_id: String,
     /// The tool message content that replaces the result, exactly as the model receives it.
-    pub(crate) content: String,
+    pub content: String,
 }
 
 /// Why a turn ended.
@@ -541,39 +541,39 @@ pub enum StopReason {
 /// State of a background shell session, as shown in lists.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionSummary {
-    pub(crate) session_id: String,
-    pub(crate) command: String,
-    pub(crate) running: bool,
-    pub(crate) exit_code: Option<i32>,
-    pub(crate) pty: bool,
+    pub session_id: String,
+    pub command: String,
+    pub running: bool,
+    pub exit_code: Option<i32>,
+    pub pty: bool,
     /// Unix milliseconds.
-    pub(crate) started_ms: u64,
+    pub started_ms: u64,
 }
 
 /// One saved approval as front-ends show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleSummary {
     /// Stable id (`always.cargo-test-1f2e3d4c`), what `/rules remove` takes.
-    pub(crate) id: String,
+    pub id: String,
     /// What the rule allows, in words (`prefix /usr/bin/cargo test`).
-    pub(crate) allows: String,
+    pub allows: String,
 }
 
 /// One file of the session's artifact store, as front-ends list it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ArtifactSummary {
-    pub(crate) name: String,
+    pub name: String,
     /// Absolute path under the session's data directory (what a pager opens).
-    pub(crate) path: String,
-    pub(crate) bytes: u64,
+    pub path: String,
+    pub bytes: u64,
     /// The tool call that wrote it.
-    pub(crate) call_id: String,
+    pub call_id: String,
 }
 
 /// Where a memory proposal stands. Only `accepted` text ever reaches a system prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum MemoryStatus {
+pub enum MemoryStatus {
     Proposed,
     Accepted,
     Dismissed,
@@ -583,9 +583,9 @@ pub(crate) enum MemoryStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryProposal {
     /// Stable id (`mem-…`), what `/memory accept ID` takes.
-    pub(crate) id: String,
-    pub(crate) text: String,
-    pub(crate) status: MemoryStatus,
+    pub id: String,
+    pub text: String,
+    pub status: MemoryStatus,
 }
 
 tagged_event! {
@@ -881,7 +881,7 @@ impl Event {
     /// output (the whole message, the tool result and a session's own log keep what resume
     /// needs), and the answers to listings and reviews (`/rules`, `/artifacts`, `/memory`,
     /// `/rewind`, a restore plan), an MCP server's state, and a refused turn.
-    pub(crate) fn is_live_only(&self) -> bool {
+    pub fn is_live_only(&self) -> bool {
         matches!(
             self,
             Event::MessageDelta { .. }
@@ -910,19 +910,19 @@ impl Event {
 pub struct AgentHandle {
     pub ops: tokio::sync::mpsc::UnboundedSender<Op>,
     pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
-    pub(crate) task: tokio::task::JoinHandle<()>,
+    pub task: tokio::task::JoinHandle<()>,
 }
 
 /// What a front-end says of a retry ([`Event::Retry`]), `secs` before it:
 /// `retrying in 12 s, attempt 2 of 5: 503 from api.example.com`.
-pub(crate) fn retry_words(attempt: u32, max_attempts: u32, secs: u64, reason: &str) -> String {
+pub fn retry_words(attempt: u32, max_attempts: u32, secs: u64, reason: &str) -> String {
     format!("retrying in {secs} s, attempt {attempt} of {max_attempts}: {reason}")
 }
 
 /// A one-line summary of tool arguments for readable output: the path or command, not content.
 /// A memory proposal's `text` is the call's whole point (the person decides on it later), so it
 /// is shown, cut like the rest.
-pub(crate) fn summarize_arguments(arguments: &Value) -> String {
+pub fn summarize_arguments(arguments: &Value) -> String {
     for key in ["command", "path", "query", "action", "url", "name", "text"] {
         if let Some(v) = arguments.get(key).and_then(Value::as_str) {
             let mut s: String = v.chars().take(120).collect();
@@ -938,27 +938,27 @@ pub(crate) fn summarize_arguments(arguments: &Value) -> String {
 /// An installed Agent Skill as `/skills` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillSummary {
-    pub(crate) name: String,
-    pub(crate) description: String,
+    pub name: String,
+    pub description: String,
     /// The folder it was found in (`~/.agents/skills`, `.claude/skills`…).
-    pub(crate) source: String,
+    pub source: String,
 }
 
 /// A slash command written by the person as a markdown file (`launch::commands`): `/name args`
 /// sends `text` with `$ARGUMENTS` replaced by `args`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CustomCommand {
-    pub(crate) name: String,
+    pub name: String,
     /// The first non-empty line, for the popup and `/help`.
-    pub(crate) description: String,
-    pub(crate) text: String,
+    pub description: String,
+    pub text: String,
     /// `user` or `project`.
-    pub(crate) source: String,
+    pub source: String,
 }
 
 impl CustomCommand {
     /// The prompt for `/name args`.
-    pub(crate) fn expand(&self, args: &str) -> String {
+    pub fn expand(&self, args: &str) -> String {
         // The file's last newline is not part of the prompt.
         self.text
             .replace("$ARGUMENTS", args.trim())

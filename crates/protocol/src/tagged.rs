@@ -81,7 +81,7 @@ macro_rules! tagged_event {
         #[cfg(test)]
         #[derive(Debug, Deserialize)]
         #[serde(rename = "Event", tag = "type", rename_all = "snake_case")]
-        pub(crate) enum EventAsDerived {
+        pub enum EventAsDerived {
             $( $variant $({ $( $(#[$fmeta])* $field : $ty ),* })? ),*
         }
 
@@ -99,7 +99,7 @@ macro_rules! tagged_event {
 
         /// How many variants [`Event`] has (the tests check that they cover each).
         #[cfg(test)]
-        pub(crate) const EVENT_VARIANTS: usize = [$(stringify!($variant)),*].len();
+        pub const EVENT_VARIANTS: usize = [$(stringify!($variant)),*].len();
     };
 }
 

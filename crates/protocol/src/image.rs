@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 /// The image formats every provider pablo speaks accepts, told apart by their first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ImageFormat {
+pub enum ImageFormat {
     Png,
     Jpeg,
     Gif,
@@ -28,7 +28,7 @@ pub(crate) enum ImageFormat {
 
 impl ImageFormat {
     /// The format the bytes are, by their magic number (never by a file name).
-    pub(crate) fn sniff(bytes: &[u8]) -> Option<Self> {
+    pub fn sniff(bytes: &[u8]) -> Option<Self> {
         if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
             Some(Self::Png)
         } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
@@ -42,7 +42,7 @@ impl ImageFormat {
         }
     }
 
-    pub(crate) fn media_type(self) -> &'static str {
+    pub fn media_type(self) -> &'static str {
         match self {
             Self::Png => "image/png",
             Self::Jpeg => "image/jpeg",
@@ -52,7 +52,7 @@ impl ImageFormat {
     }
 
     /// The short name people read (`PNG`).
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Self::Png => "PNG",
             Self::Jpeg => "JPEG",
@@ -62,7 +62,7 @@ impl ImageFormat {
     }
 
     /// The file extension the journal's copy is stored under.
-    pub(crate) fn extension(self) -> &'static str {
+    pub fn extension(self) -> &'static str {
         match self {
             Self::Png => "png",
             Self::Jpeg => "jpg",
@@ -71,7 +71,7 @@ impl ImageFormat {
         }
     }
 
-    pub(crate) fn from_media_type(media_type: &str) -> Option<Self> {
+    pub fn from_media_type(media_type: &str) -> Option<Self> {
         [Self::Png, Self::Jpeg, Self::Gif, Self::Webp]
             .into_iter()
             .find(|f| f.media_type() == media_type)
@@ -80,34 +80,34 @@ impl ImageFormat {
 
 /// Largest image attached: 3.75 MiB, whose base64 form is 5 MiB, the most Anthropic takes for
 /// one image (OpenAI takes more; the smaller bound holds for every provider).
-pub(crate) const MAX_IMAGE_BYTES: usize = 3 * 1024 * 1024 + 768 * 1024;
+pub const MAX_IMAGE_BYTES: usize = 3 * 1024 * 1024 + 768 * 1024;
 
 /// The most tokens one image is estimated at. Anthropic documents an image as about
 /// width × height / 750 tokens and scales larger images down to about 1.15 megapixels, which is
 /// about 1,600 tokens; OpenAI's high-detail images cost 85 tokens plus 170 per 512-pixel tile
 /// after scaling to fit 2048 × 2048 with the short side at most 768, which stays below that too.
-pub(crate) const MAX_IMAGE_TOKENS: u64 = 1_600;
+pub const MAX_IMAGE_TOKENS: u64 = 1_600;
 /// The fewest tokens one image is estimated at (OpenAI's base cost of any image).
-pub(crate) const MIN_IMAGE_TOKENS: u64 = 85;
+pub const MIN_IMAGE_TOKENS: u64 = 85;
 
 /// An image of a message: what it is, and its bytes as base64.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct Image {
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
-    pub(crate) media_type: String,
+    pub media_type: String,
     /// SHA-256 of the bytes, lowercase hex: the name of the journal's copy.
-    pub(crate) sha256: String,
+    pub sha256: String,
     /// The size of the image file.
-    pub(crate) bytes: usize,
+    pub bytes: usize,
     /// Pixels, when the header says (0 when it could not be read).
     #[serde(default)]
-    pub(crate) width: u32,
+    pub width: u32,
     #[serde(default)]
-    pub(crate) height: u32,
+    pub height: u32,
     /// The bytes, base64 (standard alphabet, padded). Empty when a resumed session could not
     /// find its stored copy; never serialized.
     #[serde(skip)]
-    pub(crate) base64: Arc<str>,
+    pub base64: Arc<str>,
 }
 
 impl std::fmt::Debug for Image {
@@ -128,7 +128,7 @@ impl Image {
     /// The image `bytes` are, or `None` when they are not PNG, JPEG, GIF or WebP with a header
     /// that gives the image's size (a PNG's IHDR): magic bytes alone are a file that only
     /// claims to be an image, and a provider refuses it.
-    pub(crate) fn from_bytes(bytes: &[u8]) -> Option<Self> {
+    pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
         let format = ImageFormat::sniff(bytes)?;
         let size = imagesize::blob_size(bytes).ok()?;
         let width = u32::try_from(size.width).unwrap_or(u32::MAX);
@@ -148,24 +148,24 @@ impl Image {
         })
     }
 
-    pub(crate) fn format(&self) -> Option<ImageFormat> {
+    pub fn format(&self) -> Option<ImageFormat> {
         ImageFormat::from_media_type(&self.media_type)
     }
 
     /// The image's bytes again (from the base64), for storing them.
-    pub(crate) fn decode(&self) -> Option<Vec<u8>> {
+    pub fn decode(&self) -> Option<Vec<u8>> {
         base64::engine::general_purpose::STANDARD
             .decode(self.base64.as_bytes())
             .ok()
     }
 
     /// Whether the bytes are here (a resumed session whose stored copy is gone has none).
-    pub(crate) fn is_loaded(&self) -> bool {
+    pub fn is_loaded(&self) -> bool {
         !self.base64.is_empty()
     }
 
     /// Fills the bytes from a stored copy, if it is the image this one describes.
-    pub(crate) fn load(&mut self, bytes: &[u8]) -> bool {
+    pub fn load(&mut self, bytes: &[u8]) -> bool {
         if hex::encode(Sha256::digest(bytes)) != self.sha256 {
             return false;
         }
@@ -176,13 +176,13 @@ impl Image {
     }
 
     /// `data:image/png;base64,…`, as the OpenAI APIs take an inline image.
-    pub(crate) fn data_url(&self) -> String {
+    pub fn data_url(&self) -> String {
         format!("data:{};base64,{}", self.media_type, self.base64)
     }
 
     /// The tokens the image is estimated to cost: width × height / 750, between
     /// [`MIN_IMAGE_TOKENS`] and [`MAX_IMAGE_TOKENS`]; the maximum when the size is unknown.
-    pub(crate) fn estimated_tokens(&self) -> u64 {
+    pub fn estimated_tokens(&self) -> u64 {
         if self.width == 0 || self.height == 0 {
             return MAX_IMAGE_TOKENS;
         }
@@ -192,7 +192,7 @@ impl Image {
     }
 
     /// `PNG 800×600, 12.3 KB`: what a person is shown instead of the bytes.
-    pub(crate) fn summary(&self) -> String {
+    pub fn summary(&self) -> String {
         let kind = self.format().map_or(self.media_type.as_str(), |f| f.name());
         let size = human_bytes(self.bytes);
         if self.width > 0 && self.height > 0 {
@@ -206,13 +206,13 @@ impl Image {
 /// An image the person attached with `@path`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImageAttachment {
-    pub(crate) path: String,
+    pub path: String,
     #[serde(flatten)]
-    pub(crate) image: Image,
+    pub image: Image,
 }
 
 /// `812 B`, `12.3 KB`, `4.1 MB` (powers of 1024, as `ls -h`).
-pub(crate) fn human_bytes(n: usize) -> String {
+pub fn human_bytes(n: usize) -> String {
     const KB: f64 = 1024.0;
     let f = n as f64;
     if f < KB {
@@ -229,7 +229,7 @@ mod tests {
     use super::*;
 
     /// A 1×1 PNG (the smallest complete one).
-    pub(crate) const PNG_1X1: &[u8] = &[
+    pub const PNG_1X1: &[u8] = &[
         0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44,
         0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F,
         0x15, 0xC4, 0x89, 0x00, 0x00, 0x00, 0x0A, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00,

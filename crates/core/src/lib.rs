@@ -1,5 +1,5 @@
 //! The shared vocabulary of the crate: what every layer may name and that names nothing above
-//! [`crate::protocol`]. Error codes ([`ErrorCode`], [`Coded`], [`ToolFailure`]), the event sink tools and the
+//! [`pablo_protocol`]. Error codes ([`ErrorCode`], [`Coded`], [`ToolFailure`]), the event sink tools and the
 //! agent send through, what a tool is to a provider and to policy ([`ToolSpec`], [`ToolKind`],
 //! [`ToolMode`]), every tool's name in both spellings ([`ToolName`]), who answers approvals
 //! ([`ApprovalMode`]), and the seam to an editor's buffers and
@@ -11,23 +11,23 @@
 //! reaching into the engine (docs/architecture.md).
 
 mod codes;
-pub(crate) mod editor;
+pub mod editor;
 mod error;
 mod events;
-pub(crate) mod lines;
+pub mod lines;
 mod names;
-pub(crate) mod secrets;
+pub mod secrets;
 mod tool;
 
 pub use codes::ErrorCode;
 pub use error::{Coded, ToolFailure, tool_message};
 pub use events::{EventRecorder, EventSink};
-pub(crate) use names::{MCP_PREFIX, ToolName, is_mcp};
+pub use names::{MCP_PREFIX, ToolName, is_mcp};
 pub use tool::{ApprovalMode, ToolKind, ToolMode, ToolSpec};
 
 /// An amount of US dollars as pablo shows it: three decimals under a dollar (a cent is too coarse
 /// for one model call), two from a dollar up: `$0.024`, `$2.50`.
-pub(crate) fn dollars(usd: f64) -> String {
+pub fn dollars(usd: f64) -> String {
     if usd < 0.995 {
         format!("${usd:.3}")
     } else {

@@ -13,7 +13,7 @@ pub enum Decision {
 
 impl Decision {
     /// Stricter decisions rank higher: `allow` < `ask` < `deny`.
-    pub(crate) fn strictness(self) -> u8 {
+    pub fn strictness(self) -> u8 {
         match self {
             Decision::Allow => 0,
             Decision::Ask => 1,
@@ -38,7 +38,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    pub(crate) fn allow(rule_id: impl Into<String>) -> Self {
+    pub fn allow(rule_id: impl Into<String>) -> Self {
         Self {
             decision: Decision::Allow,
             reasons: Vec::new(),
@@ -47,7 +47,7 @@ impl Verdict {
         }
     }
 
-    pub(crate) fn ask(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub fn ask(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
         Self {
             decision: Decision::Ask,
             reasons: vec![reason.into()],
@@ -56,7 +56,7 @@ impl Verdict {
         }
     }
 
-    pub(crate) fn deny(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub fn deny(rule_id: impl Into<String>, reason: impl Into<String>) -> Self {
         Self {
             decision: Decision::Deny,
             reasons: vec![reason.into()],

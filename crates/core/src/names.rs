@@ -7,7 +7,7 @@ use strum::IntoEnumIterator;
 
 /// A tool of pablo's own catalog (MCP tools are named at run time: [`MCP_PREFIX`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::EnumIter)]
-pub(crate) enum ToolName {
+pub enum ToolName {
     FsRead,
     FsList,
     FsSearch,
@@ -27,7 +27,7 @@ pub(crate) enum ToolName {
 
 impl ToolName {
     /// The name policy, config, events and journals use (`fs.read`).
-    pub(crate) const fn native(self) -> &'static str {
+    pub const fn native(self) -> &'static str {
         match self {
             ToolName::FsRead => "fs.read",
             ToolName::FsList => "fs.list",
@@ -48,7 +48,7 @@ impl ToolName {
     }
 
     /// The name the model calls (`fs_read`): providers accept `[A-Za-z0-9_-]` only.
-    pub(crate) const fn provider(self) -> &'static str {
+    pub const fn provider(self) -> &'static str {
         match self {
             ToolName::FsRead => "fs_read",
             ToolName::FsList => "fs_list",
@@ -69,22 +69,22 @@ impl ToolName {
     }
 
     /// The tool whose native name is `name`.
-    pub(crate) fn from_native(name: &str) -> Option<Self> {
+    pub fn from_native(name: &str) -> Option<Self> {
         Self::iter().find(|t| t.native() == name)
     }
 
     /// The tool whose provider name is `name`.
-    pub(crate) fn from_provider(name: &str) -> Option<Self> {
+    pub fn from_provider(name: &str) -> Option<Self> {
         Self::iter().find(|t| t.provider() == name)
     }
 
     /// The tool named `name` in either spelling.
-    pub(crate) fn parse(name: &str) -> Option<Self> {
+    pub fn parse(name: &str) -> Option<Self> {
         Self::from_native(name).or_else(|| Self::from_provider(name))
     }
 
     /// Whether `name` (either spelling) is this tool.
-    pub(crate) fn is(self, name: &str) -> bool {
+    pub fn is(self, name: &str) -> bool {
         name == self.native() || name == self.provider()
     }
 }
@@ -97,10 +97,10 @@ impl std::fmt::Display for ToolName {
 
 /// Every MCP tool is offered as `mcp__SERVER__TOOL` (`tools::mcp::names` builds the rest), in the
 /// same spelling natively and to providers.
-pub(crate) const MCP_PREFIX: &str = "mcp__";
+pub const MCP_PREFIX: &str = "mcp__";
 
 /// Whether `name` is an MCP server's tool.
-pub(crate) fn is_mcp(name: &str) -> bool {
+pub fn is_mcp(name: &str) -> bool {
     name.starts_with(MCP_PREFIX)
 }
 

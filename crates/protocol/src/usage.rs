@@ -28,7 +28,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl Usage {
-    pub(crate) fn add(&mut self, other: &Usage) {
+    pub fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cached_input_tokens += other.cached_input_tokens;
@@ -37,13 +37,13 @@ impl Usage {
     }
 
     /// Input tokens neither read from nor written to the cache.
-    pub(crate) fn uncached_input_tokens(&self) -> u64 {
+    pub fn uncached_input_tokens(&self) -> u64 {
         self.input_tokens
             .saturating_sub(self.cached_input_tokens)
             .saturating_sub(self.cache_write_input_tokens)
     }
 
-    pub(crate) fn total(&self) -> u64 {
+    pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
 }

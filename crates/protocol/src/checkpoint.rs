@@ -4,7 +4,7 @@
 //! of what was restored.
 //!
 //! The same preview-then-commit rule as for edits holds: a [`RestorePlan`] names, for each file,
-//! the revision it has now; [`crate::protocol::Op::Restore`] restores only files still at that
+//! the revision it has now; [`crate::Op::Restore`] restores only files still at that
 //! revision, so what lands is what the person saw.
 
 use serde::{Deserialize, Serialize};
@@ -35,12 +35,12 @@ pub enum FileState {
 }
 
 impl FileState {
-    pub(crate) fn is_absent(&self) -> bool {
+    pub fn is_absent(&self) -> bool {
         matches!(self, FileState::Absent)
     }
 
     /// Whether two states hold the same thing (mode and storage aside).
-    pub(crate) fn same_content(&self, other: &FileState) -> bool {
+    pub fn same_content(&self, other: &FileState) -> bool {
         match (self, other) {
             (FileState::Absent, FileState::Absent) => true,
             (FileState::File { hash: a, .. }, FileState::File { hash: b, .. }) => {
@@ -54,7 +54,7 @@ impl FileState {
 
     /// Whether two states are the same file: the same content and, for a regular file, the same
     /// permission bits (a command that only changes a mode changed the file).
-    pub(crate) fn same(&self, other: &FileState) -> bool {
+    pub fn same(&self, other: &FileState) -> bool {
         match (self, other) {
             (FileState::File { mode: a, .. }, FileState::File { mode: b, .. }) => {
                 a & 0o7777 == b & 0o7777 && self.same_content(other)
@@ -64,7 +64,7 @@ impl FileState {
     }
 
     /// Whether a restore can bring this state back.
-    pub(crate) fn restorable(&self) -> bool {
+    pub fn restorable(&self) -> bool {
         match self {
             FileState::File { stored, .. } => *stored,
             FileState::Absent | FileState::Symlink { .. } | FileState::Directory => true,
@@ -76,26 +76,26 @@ impl FileState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileChange {
     /// Workspace-relative, forward slashes.
-    pub(crate) path: String,
-    pub(crate) before: FileState,
-    pub(crate) after: FileState,
+    pub path: String,
+    pub before: FileState,
+    pub after: FileState,
 }
 
 /// One turn as `/rewind` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TurnCheckpoint {
     /// 1-based, counting every prompt of the session.
-    pub(crate) turn: u32,
+    pub turn: u32,
     /// The first words of the prompt.
-    pub(crate) title: String,
+    pub title: String,
     /// Files the turn changed, in path order.
-    pub(crate) files: Vec<String>,
+    pub files: Vec<String>,
     /// Taken back already (by `/undo`, `/rewind` or `pablo undo`).
     #[serde(default)]
-    pub(crate) undone: bool,
+    pub undone: bool,
     /// Files whose earlier bytes the checkpoint does not hold (over a size cap, credentials).
     #[serde(default)]
-    pub(crate) unrestorable: Vec<String>,
+    pub unrestorable: Vec<String>,
 }
 
 /// What a restore plan covers.
@@ -143,9 +143,9 @@ pub enum RestoreStatus {
 /// Who made a hunk: the turns, and whether something outside pablo changed it too.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HunkSource {
-    pub(crate) turns: Vec<u32>,
+    pub turns: Vec<u32>,
     #[serde(default)]
-    pub(crate) outside: bool,
+    pub outside: bool,
 }
 
 /// One file of a restore plan: what it is now, what it would become, and the diff of what would
@@ -159,42 +159,42 @@ pub struct RestoreFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The file now: a restore goes ahead only while it is still this.
-    pub(crate) current: FileState,
+    pub current: FileState,
     /// What the restore makes it.
-    pub(crate) target: FileState,
+    pub target: FileState,
     /// No line diff (binary, not UTF-8, or too large): only the whole file can be restored.
     #[serde(default)]
-    pub(crate) binary: bool,
+    pub binary: bool,
     #[serde(default)]
-    pub(crate) hunks: Vec<DiffHunk>,
+    pub hunks: Vec<DiffHunk>,
     /// Per hunk, who made it.
     #[serde(default)]
-    pub(crate) hunk_sources: Vec<HunkSource>,
+    pub hunk_sources: Vec<HunkSource>,
     pub added: usize,
     pub removed: usize,
     /// The turns that changed this file.
-    pub(crate) turns: Vec<u32>,
+    pub turns: Vec<u32>,
 }
 
 /// A restore the person reviews before anything is written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RestorePlan {
-    pub(crate) plan_id: String,
-    pub(crate) scope: RestoreScope,
+    pub plan_id: String,
+    pub scope: RestoreScope,
     /// `Undo turn 3`, `Rewind to the start of turn 2`, `Changes in this session`.
     pub title: String,
     /// The turns the plan takes back (empty for `/diff`).
-    pub(crate) turns: Vec<u32>,
+    pub turns: Vec<u32>,
     pub files: Vec<RestoreFile>,
 }
 
 /// The person's choice for one file of a plan. Files not named are left alone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RestoreChoice {
-    pub(crate) path: String,
+    pub path: String,
     /// Restore only these hunks (indices into [`RestoreFile::hunks`]); `None`: the whole file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) hunks: Option<Vec<usize>>,
+    pub hunks: Option<Vec<usize>>,
 }
 
 /// A file that was restored, and what it is now.
@@ -204,8 +204,8 @@ pub struct RestoredFile {
     pub action: RestoreAction,
     /// Only these hunks were restored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) hunks: Option<Vec<usize>>,
-    pub(crate) now: FileState,
+    pub hunks: Option<Vec<usize>>,
+    pub now: FileState,
 }
 
 /// A file of the plan that was not restored, and why (`code`: `deselected`, `conflict`,
@@ -220,11 +220,11 @@ pub struct SkippedFile {
 /// What a restore did. Journaled, so a resumed session (and the next request to the model) knows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RestoreReport {
-    pub(crate) scope: RestoreScope,
+    pub scope: RestoreScope,
     /// Turns taken back; later `/undo`s go further back.
-    pub(crate) turns: Vec<u32>,
+    pub turns: Vec<u32>,
     pub restored: Vec<RestoredFile>,
     pub skipped: Vec<SkippedFile>,
     /// What the model is told with the next prompt.
-    pub(crate) note: String,
+    pub note: String,
 }

@@ -18,7 +18,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// One read of a peer's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LineRead {
+pub enum LineRead {
     /// A whole line is in the buffer (its `\n`, if any, included).
     Line,
     /// A line longer than the limit went by; nothing of it was kept.
@@ -30,7 +30,7 @@ pub(crate) enum LineRead {
 /// Reads one line into `buf` (cleared first), keeping at most `max` bytes of it (its own `\n`
 /// does not count): a longer line is consumed to its end and reported as
 /// [`LineRead::TooLong`]. A last line without a `\n` is a line.
-pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
+pub async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     buf: &mut Vec<u8>,
     max: usize,
@@ -71,7 +71,7 @@ pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
 }
 
 /// A line without its `\n` and a `\r` before it.
-pub(crate) fn content(line: &[u8]) -> &[u8] {
+pub fn content(line: &[u8]) -> &[u8] {
     let text = line.strip_suffix(b"\n").unwrap_or(line);
     text.strip_suffix(b"\r").unwrap_or(text)
 }

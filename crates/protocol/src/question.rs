@@ -13,37 +13,37 @@ use serde_json::{Map, Value};
 /// One question of one server, waiting for the person.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpQuestion {
-    /// pablo's id for it, what [`crate::protocol::Op::AnswerMcpQuestion`] names.
-    pub(crate) id: String,
+    /// pablo's id for it, what [`crate::Op::AnswerMcpQuestion`] names.
+    pub id: String,
     /// The server's name in the config (`[mcp_servers.NAME]`).
-    pub(crate) server: String,
+    pub server: String,
     /// What the server says it needs, in its own words (untrusted text).
-    pub(crate) message: String,
+    pub message: String,
     /// The fields, in the order the server listed them.
-    pub(crate) fields: Vec<QuestionField>,
+    pub fields: Vec<QuestionField>,
 }
 
 /// One field of the form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct QuestionField {
+pub struct QuestionField {
     /// The property name the answer uses.
-    pub(crate) name: String,
+    pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) title: Option<String>,
+    pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) description: Option<String>,
+    pub description: Option<String>,
     #[serde(default)]
-    pub(crate) required: bool,
-    pub(crate) kind: FieldKind,
+    pub required: bool,
+    pub kind: FieldKind,
     /// The value the server suggests (of the field's type).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) default: Option<Value>,
+    pub default: Option<Value>,
 }
 
 /// What a field holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub(crate) enum FieldKind {
+pub enum FieldKind {
     Text {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         min_length: Option<usize>,
@@ -84,7 +84,7 @@ pub enum QuestionAnswer {
 
 impl QuestionAnswer {
     /// `accept`, `decline` or `cancel`, as the protocol spells the action.
-    pub(crate) fn action(&self) -> &'static str {
+    pub fn action(&self) -> &'static str {
         match self {
             QuestionAnswer::Accept { .. } => "accept",
             QuestionAnswer::Decline => "decline",
@@ -95,14 +95,14 @@ impl QuestionAnswer {
 
 impl QuestionField {
     /// The label a front-end shows: the title, else the property name.
-    pub(crate) fn label(&self) -> &str {
+    pub fn label(&self) -> &str {
         self.title.as_deref().unwrap_or(&self.name)
     }
 
     /// The value typed as `text`, checked against the field: `Ok(None)` for an optional field
     /// left empty, `Err` says what is wrong in the person's words. A boolean reads
     /// `true`/`false`, a choice one of its options.
-    pub(crate) fn parse(&self, text: &str) -> Result<Option<Value>, String> {
+    pub fn parse(&self, text: &str) -> Result<Option<Value>, String> {
         let text = text.trim();
         if text.is_empty() {
             return if self.required {
@@ -139,7 +139,7 @@ impl QuestionField {
     }
 
     /// Whether `value` is one this field takes.
-    pub(crate) fn check(&self, value: &Value) -> Result<(), String> {
+    pub fn check(&self, value: &Value) -> Result<(), String> {
         let label = self.label();
         match (&self.kind, value) {
             (
@@ -205,7 +205,7 @@ impl QuestionField {
 impl McpQuestion {
     /// Whether `content` answers the form: every required field present, no field the form
     /// does not have, every value of its field's type and within its bounds.
-    pub(crate) fn check(&self, content: &Map<String, Value>) -> Result<(), String> {
+    pub fn check(&self, content: &Map<String, Value>) -> Result<(), String> {
         for key in content.keys() {
             if !self.fields.iter().any(|f| &f.name == key) {
                 return Err(format!("the form has no field {key:?}"));

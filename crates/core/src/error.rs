@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::ErrorCode;
-use crate::protocol::{ToolErrorBody, ToolOutcome};
+use pablo_protocol::{ToolErrorBody, ToolOutcome};
 
 /// An error that carries a stable snake_case code. Every engine error enum implements it.
 pub trait Coded: std::error::Error {
@@ -18,13 +18,13 @@ pub trait Coded: std::error::Error {
 /// A refused or failed tool call, as the model will see it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolFailure {
-    pub(crate) code: ErrorCode,
-    pub(crate) message: String,
-    pub(crate) data: Option<Value>,
+    pub code: ErrorCode,
+    pub message: String,
+    pub data: Option<Value>,
 }
 
 impl ToolFailure {
-    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -32,14 +32,14 @@ impl ToolFailure {
         }
     }
 
-    pub(crate) fn with_data(mut self, data: Value) -> Self {
+    pub fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
         self
     }
 
-    pub(crate) fn into_outcome(self) -> ToolOutcome {
+    pub fn into_outcome(self) -> ToolOutcome {
         ToolOutcome::Err {
-            ok: crate::protocol::False,
+            ok: pablo_protocol::False,
             error: ToolErrorBody {
                 code: self.code.into(),
                 message: self.message,

@@ -17,7 +17,7 @@ pub enum SandboxProfile {
 }
 
 impl SandboxProfile {
-    pub(crate) fn label(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             SandboxProfile::ReadOnly => "read-only",
             SandboxProfile::WorkspaceWrite => "workspace-write",
@@ -26,7 +26,7 @@ impl SandboxProfile {
     }
 
     /// Stricter profiles rank higher: `off` < `workspace-write` < `read-only`.
-    pub(crate) fn strictness(self) -> u8 {
+    pub fn strictness(self) -> u8 {
         match self {
             SandboxProfile::Off => 0,
             SandboxProfile::WorkspaceWrite => 1,
@@ -74,7 +74,7 @@ pub struct SandboxChoice {
 
 impl SandboxChoice {
     /// `read-only`, `workspace-write, network`, `off`: for prompts and listings.
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         let mut s = self.profile.label().to_string();
         if self.profile != SandboxProfile::Off {
             s.push_str(if self.network {

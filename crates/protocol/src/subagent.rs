@@ -6,7 +6,7 @@ use super::Event;
 
 /// The subagent event `event` of the `agent.task` call `parent`, as a tool-call event of its
 /// own; `None` for what is not a tool call (its messages, its usage).
-pub(crate) fn as_own_call(parent: &str, event: &Event) -> Option<Event> {
+pub fn as_own_call(parent: &str, event: &Event) -> Option<Event> {
     let id = |inner: &str| format!("{parent}/{inner}");
     Some(match event {
         Event::ToolCallBegin {

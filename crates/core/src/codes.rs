@@ -15,7 +15,7 @@ macro_rules! error_codes {
 
         impl ErrorCode {
             /// Every code, in the order of the table.
-            pub(crate) const ALL: &'static [ErrorCode] = &[ $( ErrorCode::$variant, )* ];
+            pub const ALL: &'static [ErrorCode] = &[ $( ErrorCode::$variant, )* ];
 
             /// The code as programs read it (`revision_mismatch`).
             pub const fn as_str(self) -> &'static str {
@@ -228,7 +228,7 @@ error_codes! {
 
 impl ErrorCode {
     /// The code spelled `text`, when there is one.
-    pub(crate) fn parse(text: &str) -> Option<Self> {
+    pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|c| c.as_str() == text)
     }
 }

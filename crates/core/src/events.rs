@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use crate::protocol::Event;
+use pablo_protocol::Event;
 
 /// Rewrites or drops an event on its way out (a subagent's events go out wrapped).
-pub(crate) type EventMap = Arc<dyn Fn(Event) -> Option<Event> + Send + Sync>;
+pub type EventMap = Arc<dyn Fn(Event) -> Option<Event> + Send + Sync>;
 
 /// Sends events from inside a tool (live output, plan updates) to the front-ends.
 #[derive(Clone)]
@@ -18,26 +18,26 @@ pub struct EventSink {
 }
 
 impl EventSink {
-    pub(crate) fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
+    pub fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
         Self { tx, map: None }
     }
 
     /// A sink whose events go nowhere (benches, unit tests).
-    #[cfg(test)]
-    pub(crate) fn discard() -> Self {
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn discard() -> Self {
         let (tx, _rx) = mpsc::unbounded_channel();
         Self { tx, map: None }
     }
 
     /// The same destination, each event passed through `map` first (dropped on `None`).
-    pub(crate) fn mapped(&self, map: EventMap) -> Self {
+    pub fn mapped(&self, map: EventMap) -> Self {
         Self {
             tx: self.tx.clone(),
             map: Some(map),
         }
     }
 
-    pub(crate) fn send(&self, event: Event) {
+    pub fn send(&self, event: Event) {
         let event = match &self.map {
             Some(map) => match map(event) {
                 Some(e) => e,

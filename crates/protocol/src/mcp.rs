@@ -8,17 +8,17 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpCallPreview {
     /// The server's name in the config (`[mcp_servers.NAME]`).
-    pub(crate) server: String,
+    pub server: String,
     /// The tool's real name on that server (what goes on the wire).
-    pub(crate) tool: String,
+    pub tool: String,
     /// The arguments exactly as they will be sent.
-    pub(crate) arguments: Value,
+    pub arguments: Value,
     /// What the server says of the tool (`readOnlyHint`); a claim, never a grant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) read_only_hint: Option<bool>,
+    pub read_only_hint: Option<bool>,
     /// The server's human-readable title for the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) title: Option<String>,
+    pub title: Option<String>,
 }
 
 /// Where an MCP server is in its life.
@@ -38,8 +38,8 @@ pub struct McpServerView {
     pub name: String,
     pub state: McpState,
     /// `stdio` or `http`.
-    pub(crate) transport: String,
-    pub(crate) required: bool,
+    pub transport: String,
+    pub required: bool,
     /// Why it failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -51,12 +51,12 @@ pub struct McpServerView {
     #[serde(default)]
     pub tools: Vec<McpToolView>,
     #[serde(default)]
-    pub(crate) prompts: Vec<McpPromptView>,
+    pub prompts: Vec<McpPromptView>,
     #[serde(default)]
-    pub(crate) resources: Vec<McpResourceView>,
+    pub resources: Vec<McpResourceView>,
     /// Where the server's stderr is kept (stdio servers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) log: Option<String>,
+    pub log: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,27 +71,27 @@ pub struct McpToolView {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpPromptView {
-    pub(crate) name: String,
+    pub name: String,
     #[serde(default)]
-    pub(crate) description: String,
+    pub description: String,
     #[serde(default)]
-    pub(crate) arguments: Vec<McpPromptArgument>,
+    pub arguments: Vec<McpPromptArgument>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpPromptArgument {
-    pub(crate) name: String,
+    pub name: String,
     #[serde(default)]
-    pub(crate) required: bool,
+    pub required: bool,
     #[serde(default)]
-    pub(crate) description: String,
+    pub description: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpResourceView {
-    pub(crate) uri: String,
+    pub uri: String,
     #[serde(default)]
-    pub(crate) name: String,
+    pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) mime_type: Option<String>,
+    pub mime_type: Option<String>,
 }

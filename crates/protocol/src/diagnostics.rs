@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// How bad one diagnostic is (the LSP severities; a server that gives none means an error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Severity {
+pub enum Severity {
     Error,
     Warning,
     Information,
@@ -15,7 +15,7 @@ pub(crate) enum Severity {
 }
 
 impl Severity {
-    pub(crate) fn label(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
@@ -27,17 +27,17 @@ impl Severity {
 
 /// One diagnostic of one file: where (1-based line and column of its start), how bad, what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Diagnostic {
-    pub(crate) line: u32,
-    pub(crate) column: u32,
-    pub(crate) severity: Severity,
-    pub(crate) message: String,
+pub struct Diagnostic {
+    pub line: u32,
+    pub column: u32,
+    pub severity: Severity,
+    pub message: String,
     /// Who said it (`Pyright`, `Ruff`): the server's own `source`, else its config name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) source: Option<String>,
+    pub source: Option<String>,
     /// The rule or error code, when the server gives one (`reportAttributeAccessIssue`, `F401`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) code: Option<String>,
+    pub code: Option<String>,
 }
 
 /// An edit's diagnostics against the file's current ones: what the new text introduces and what
@@ -45,19 +45,19 @@ pub(crate) struct Diagnostic {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagnosticsDelta {
     /// In the new text and not in the current one, at their lines in the new text.
-    pub(crate) introduced: Vec<Diagnostic>,
+    pub introduced: Vec<Diagnostic>,
     /// In the current text and not in the new one, at their lines in the current text.
-    pub(crate) fixed: Vec<Diagnostic>,
+    pub fixed: Vec<Diagnostic>,
     /// How many of each list were left out to keep the report bounded.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub(crate) introduced_omitted: usize,
+    pub introduced_omitted: usize,
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub(crate) fixed_omitted: usize,
+    pub fixed_omitted: usize,
     /// The servers that answered (config names).
-    pub(crate) servers: Vec<String>,
+    pub servers: Vec<String>,
     /// Servers that did not answer, and why (`pyright: no answer within 1.5 s`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) unavailable: Vec<String>,
+    pub unavailable: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -66,7 +66,7 @@ fn is_zero(n: &usize) -> bool {
 
 impl DiagnosticsDelta {
     /// `introduces 2 errors · fixes 1`, `no new errors or warnings`.
-    pub(crate) fn summary(&self) -> String {
+    pub fn summary(&self) -> String {
         let count = |list: &[Diagnostic], omitted: usize, sev: Severity| {
             list.iter().filter(|d| d.severity == sev).count()
                 + if sev == Severity::Error { omitted } else { 0 }
@@ -120,20 +120,20 @@ pub enum PreviewDiagnostics {
 /// The diagnostics a committed file change's result carries: the errors and warnings of the file
 /// as it now is, bounded.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct FileDiagnostics {
-    pub(crate) diagnostics: Vec<Diagnostic>,
+pub struct FileDiagnostics {
+    pub diagnostics: Vec<Diagnostic>,
     /// How many more there were than the result holds.
-    pub(crate) omitted: usize,
+    pub omitted: usize,
     /// The servers that answered.
-    pub(crate) servers: Vec<String>,
+    pub servers: Vec<String>,
     /// Servers that did not answer, and why.
-    pub(crate) unavailable: Vec<String>,
+    pub unavailable: Vec<String>,
 }
 
 impl PreviewDiagnostics {
     /// Plain text for front-ends without a screen of their own (an editor's tool call content):
     /// the summary, then one line per diagnostic with its line.
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         match self {
             PreviewDiagnostics::Checking { servers } => {
                 format!("diagnostics: checking… ({})", servers.join(", "))
@@ -174,7 +174,7 @@ impl PreviewDiagnostics {
 /// Where a language server is in its life, as `/status` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum LspState {
+pub enum LspState {
     /// Found, not needed yet (a server starts with the first file of its kind).
     NotStarted,
     Ready,
@@ -187,12 +187,12 @@ pub(crate) enum LspState {
 /// One language server of the session: its name, state and, when it failed, why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LspServerView {
-    pub(crate) name: String,
-    pub(crate) state: LspState,
+    pub name: String,
+    pub state: LspState,
     /// Times it was started again after exiting (it is started again when next needed, at
     /// most three times).
     #[serde(default)]
-    pub(crate) restarts: u32,
+    pub restarts: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) reason: Option<String>,
+    pub reason: Option<String>,
 }

@@ -17,15 +17,15 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// What a secret value is replaced with.
-pub(crate) const REDACTED: &str = "[redacted]";
+pub const REDACTED: &str = "[redacted]";
 
 /// Shorter values are not redacted: a two-letter value (`KEYMAP=us`) would blank out every `us`
 /// of every output, and is no secret anyway.
-pub(crate) const MIN_REDACTED_LEN: usize = 8;
+pub const MIN_REDACTED_LEN: usize = 8;
 
 /// Name fragments that mark a variable as a secret (compared case-insensitively, anywhere in
 /// the name).
-pub(crate) const SECRET_MARKERS: &[&str] = &[
+pub const SECRET_MARKERS: &[&str] = &[
     "KEY",
     "TOKEN",
     "SECRET",
@@ -42,7 +42,7 @@ const SECRET_WORDS: &[&str] = &["AUTH", "PAT", "PASS", "PWD_HASH"];
 
 /// Whether `name` (of a variable, a header, a JSON key) looks like it holds a secret. The OTLP
 /// exporters' header variables count too: they carry the collector's API key.
-pub(crate) fn looks_secret(name: &str) -> bool {
+pub fn looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase().replace('-', "_");
     SECRET_MARKERS.iter().any(|m| upper.contains(m))
         || upper.split('_').any(|w| SECRET_WORDS.contains(&w))
@@ -63,7 +63,7 @@ static HELD: RwLock<Held> = RwLock::new(Held {
 
 /// Keeps the value of the environment variable `name` (about to be wiped from the environment
 /// block) and redacts it from now on.
-pub(crate) fn hold_var(name: &str, value: &str) {
+pub fn hold_var(name: &str, value: &str) {
     HELD.write()
         .vars
         .insert(name.to_string(), value.to_string());
@@ -72,7 +72,7 @@ pub(crate) fn hold_var(name: &str, value: &str) {
 
 /// Redacts `value` from every tool result from now on (a provider key read from a variable that
 /// does not look secret, `api_key_env = "LLM"`).
-pub(crate) fn add_value(value: &str) {
+pub fn add_value(value: &str) {
     if value.len() < MIN_REDACTED_LEN {
         return;
     }
@@ -85,19 +85,19 @@ pub(crate) fn add_value(value: &str) {
 
 /// The value of environment variable `name`: the held one if it was moved out of the
 /// environment block, else the environment's. Empty values count as unset.
-pub(crate) fn var(name: &str) -> Option<String> {
+pub fn var(name: &str) -> Option<String> {
     let held = HELD.read().vars.get(name).cloned();
     held.or_else(|| std::env::var(name).ok())
         .filter(|v| !v.is_empty())
 }
 
 /// Whether any value is redacted.
-pub(crate) fn active() -> bool {
+pub fn active() -> bool {
     !HELD.read().values.is_empty()
 }
 
 /// `text` with every held value replaced by [`REDACTED`].
-pub(crate) fn redact(text: &str) -> Cow<'_, str> {
+pub fn redact(text: &str) -> Cow<'_, str> {
     let h = HELD.read();
     let mut out = Cow::Borrowed(text);
     for v in &h.values {
@@ -109,7 +109,7 @@ pub(crate) fn redact(text: &str) -> Cow<'_, str> {
 }
 
 /// Redacts every string (and object key) inside `value`; true when anything changed.
-pub(crate) fn redact_json(value: &mut Value) -> bool {
+pub fn redact_json(value: &mut Value) -> bool {
     match value {
         Value::String(s) => match redact(s) {
             Cow::Owned(r) => {
@@ -141,7 +141,7 @@ pub(crate) fn redact_json(value: &mut Value) -> bool {
 
 /// `item` with every held value redacted from its strings. Serialized and read back only when a
 /// secret is actually in it, so the common case costs one serialization.
-pub(crate) fn redact_serde<T: Serialize + DeserializeOwned>(item: T) -> T {
+pub fn redact_serde<T: Serialize + DeserializeOwned>(item: T) -> T {
     if !active() {
         return item;
     }

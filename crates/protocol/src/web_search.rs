@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// Which provider ran a search: its blocks go back only to that provider's wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum SearchProvider {
+pub enum SearchProvider {
     Anthropic,
     OpenAi,
 }
@@ -21,41 +21,41 @@ pub(crate) enum SearchProvider {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WebSearch {
     /// The provider's id of the search (`srvtoolu_…`, `ws_…`).
-    pub(crate) id: String,
-    pub(crate) provider: SearchProvider,
+    pub id: String,
+    pub provider: SearchProvider,
     /// What was searched for (empty when the provider did not say).
-    pub(crate) query: String,
+    pub query: String,
     /// The pages found, in the provider's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) results: Vec<WebSearchResult>,
+    pub results: Vec<WebSearchResult>,
     /// The provider's error code when the search failed (`max_uses_exceeded`,
     /// `too_many_requests`, `unavailable`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) error: Option<String>,
+    pub error: Option<String>,
     /// The provider's status of the search (`completed`, `failed`; OpenAI only), sent back as
     /// it came.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) status: Option<String>,
+    pub status: Option<String>,
 }
 
 /// One page a search found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct WebSearchResult {
-    pub(crate) url: String,
+pub struct WebSearchResult {
+    pub url: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub(crate) title: String,
+    pub title: String,
     /// How old the page is, as the provider put it (`2 days ago`, a date).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) page_age: Option<String>,
+    pub page_age: Option<String>,
     /// What the model read of the page, encrypted by the provider: opaque to pablo, sent back
     /// with the conversation (Anthropic).
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub(crate) encrypted_content: String,
+    pub encrypted_content: String,
 }
 
 impl WebSearch {
     /// A line for the person: the query, or the error.
-    pub(crate) fn summary(&self) -> String {
+    pub fn summary(&self) -> String {
         let query = if self.query.is_empty() {
             "(no query given)".to_string()
         } else {

@@ -18,9 +18,9 @@ pub enum ToolKind {
 /// What providers need to offer a tool.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ToolSpec {
-    pub(crate) name: String,
-    pub(crate) description: String,
-    pub(crate) parameters: Value,
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
 }
 
 /// A per-tool setting of `[options.tools]`.
@@ -35,7 +35,7 @@ pub enum ToolMode {
 /// How "ask" decisions are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApprovalMode {
-    /// A person answers through [`crate::protocol::Op::Approval`] (TUI, ACP).
+    /// A person answers through [`pablo_protocol::Op::Approval`] (TUI, ACP).
     Interactive,
     /// Nobody can answer (headless): an ask is refused with `approval_required`.
     RefuseAsks,
