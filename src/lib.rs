@@ -18,7 +18,7 @@ pub mod policy;
 pub mod process;
 pub use pablo_protocol as protocol;
 pub mod session;
-pub mod telemetry;
+pub use pablo_telemetry as telemetry;
 pub(crate) mod tools;
 pub mod tui;
 pub mod workspace;

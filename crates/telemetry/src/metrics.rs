@@ -28,7 +28,7 @@ const LINES_CHANGED: &str = "pablo.lines_changed";
 const MODEL_CALL_DURATION: &str = "pablo.model.call.duration";
 const TOOL_CALL_DURATION: &str = "pablo.tool.call.duration";
 #[cfg(test)]
-pub(crate) const NAMES: &[&str] = &[
+pub const NAMES: &[&str] = &[
     SESSION_COUNT,
     TURN_COUNT,
     MODEL_CALL_COUNT,
@@ -56,7 +56,7 @@ struct Instruments {
 static INSTRUMENTS: OnceLock<Instruments> = OnceLock::new();
 
 /// Creates the instruments on `provider` (once; metrics are recorded only after this).
-pub(crate) fn install(provider: &SdkMeterProvider) {
+pub fn install(provider: &SdkMeterProvider) {
     let meter = provider.meter("pablo");
     let _ = INSTRUMENTS.set(Instruments {
         sessions: meter
@@ -159,7 +159,7 @@ impl Visit for Fields {
 }
 
 /// The layer that turns closing spans into metrics.
-pub(crate) struct SpanMetrics;
+pub struct SpanMetrics;
 
 impl<S> Layer<S> for SpanMetrics
 where
@@ -244,10 +244,10 @@ fn model_call(i: &Instruments, f: &Fields) {
 }
 
 /// The decision a tool call counts under: what policy said, and what the person answered.
-pub(crate) fn decision_category(decision: &str, outcome: &str) -> &'static str {
+pub fn decision_category(decision: &str, outcome: &str) -> &'static str {
     // The two refusals count under their codes' names.
-    let rejected = crate::core::ErrorCode::Rejected.as_str();
-    let denied = crate::core::ErrorCode::Denied.as_str();
+    let rejected = pablo_core::ErrorCode::Rejected.as_str();
+    let denied = pablo_core::ErrorCode::Denied.as_str();
     match (decision, outcome) {
         (_, o) if o == rejected => rejected,
         ("deny", _) => denied,

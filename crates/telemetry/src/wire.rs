@@ -20,18 +20,18 @@ const MAX_VALUE: usize = 128;
 
 /// One exported span: its native name, how its OpenTelemetry name is made, its kind, and its
 /// attributes (native field → OpenTelemetry key).
-pub(crate) struct WireSpan {
-    pub(crate) native: &'static str,
+pub struct WireSpan {
+    pub native: &'static str,
     /// The name, with `{}` replaced by the value of the attribute `name_from` when it has one.
-    pub(crate) name: &'static str,
-    pub(crate) name_from: Option<&'static str>,
-    pub(crate) operation: Option<&'static str>,
-    pub(crate) kind: SpanKind,
-    pub(crate) attributes: &'static [(&'static str, &'static str)],
+    pub name: &'static str,
+    pub name_from: Option<&'static str>,
+    pub operation: Option<&'static str>,
+    pub kind: SpanKind,
+    pub attributes: &'static [(&'static str, &'static str)],
 }
 
 /// Every span that may be exported (docs/observability.md lists the same).
-pub(crate) const SPANS: &[WireSpan] = &[
+pub const SPANS: &[WireSpan] = &[
     WireSpan {
         native: "session",
         name: "pablo.session",
@@ -105,14 +105,14 @@ pub(crate) const SPANS: &[WireSpan] = &[
 ];
 
 /// Whether a span of this native name is exported at all.
-pub(crate) fn exported(name: &str) -> bool {
+pub fn exported(name: &str) -> bool {
     SPANS.iter().any(|s| s.native == name)
 }
 
 /// A string value as it may leave: secrets redacted, cut, and only a plain alphabet kept
 /// (anything else becomes `_`).
-pub(crate) fn plain(text: &str) -> String {
-    let redacted = crate::core::secrets::redact(text);
+pub fn plain(text: &str) -> String {
+    let redacted = pablo_core::secrets::redact(text);
     redacted
         .chars()
         .take(MAX_VALUE)
@@ -159,7 +159,7 @@ fn plain_value(field: &str, value: &Value) -> Value {
 }
 
 /// The span as it may be exported, or `None` when its name is not on the list.
-pub(crate) fn span(mut data: SpanData) -> Option<SpanData> {
+pub fn span(mut data: SpanData) -> Option<SpanData> {
     let wire = SPANS.iter().find(|s| s.native == data.name)?;
     let native = std::mem::take(&mut data.attributes);
     let value_of = |field: &str| {
@@ -199,11 +199,11 @@ pub(crate) fn span(mut data: SpanData) -> Option<SpanData> {
 
 /// The resource every span and metric carries: the service, pablo's version, and the person's
 /// own `OTEL_RESOURCE_ATTRIBUTES` as filtered by [`filter_resource`].
-pub(crate) fn resource(service: &str, given: &[(String, String)]) -> Resource {
+pub fn resource(service: &str, given: &[(String, String)]) -> Resource {
     let mut attributes: Vec<KeyValue> = given
         .iter()
         .filter(|(k, _)| allowed_resource_key(k))
-        .map(|(k, v)| KeyValue::new(k.clone(), crate::core::secrets::redact(v).into_owned()))
+        .map(|(k, v)| KeyValue::new(k.clone(), pablo_core::secrets::redact(v).into_owned()))
         .collect();
     attributes.push(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")));
     Resource::builder_empty()
@@ -214,7 +214,7 @@ pub(crate) fn resource(service: &str, given: &[(String, String)]) -> Resource {
 
 /// `resource` without what describes the process (its command line, executable, working
 /// directory): what an SDK's detectors would add must not leave either.
-pub(crate) fn filter_resource(resource: &Resource) -> Resource {
+pub fn filter_resource(resource: &Resource) -> Resource {
     let kept: Vec<KeyValue> = resource
         .iter()
         .filter(|(k, _)| allowed_resource_key(k.as_str()))

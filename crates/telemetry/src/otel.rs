@@ -37,7 +37,7 @@ const DEFAULT_METRIC_INTERVAL: Duration = Duration::from_secs(60);
 
 /// The OTLP transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Protocol {
+pub enum Protocol {
     /// `http/protobuf` (the default; port 4318, paths `/v1/traces` and `/v1/metrics`).
     HttpProtobuf,
     /// `grpc` (port 4317).
@@ -45,7 +45,7 @@ pub(crate) enum Protocol {
 }
 
 impl Protocol {
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, String> {
         match text.trim() {
             "http/protobuf" => Ok(Self::HttpProtobuf),
             "grpc" => Ok(Self::Grpc),
@@ -61,7 +61,7 @@ impl Protocol {
 /// variables); sources are laid over each other with [`OtelRequest::over`], then settled with
 /// [`OtelRequest::resolve`].
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct OtelRequest {
+pub struct OtelRequest {
     /// `false` switches export off whatever else is set; `true` turns it on at the default
     /// endpoint when none is given.
     pub enabled: Option<bool>,
@@ -87,7 +87,7 @@ pub(crate) struct OtelRequest {
 impl OtelRequest {
     /// The request of the standard `OTEL_*` variables, read through `var`, and notes on values
     /// that were ignored.
-    pub(crate) fn from_env(var: impl Fn(&str) -> Option<String>) -> (Self, Vec<String>) {
+    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> (Self, Vec<String>) {
         let mut notes = Vec::new();
         let mut out = Self::default();
         let flag = |name: &str| var(name).map(|v| v.trim().to_ascii_lowercase());
@@ -152,7 +152,7 @@ impl OtelRequest {
 
     /// `self` with every setting `over` makes replacing its own (headers and resource entries are
     /// merged by name).
-    pub(crate) fn over(mut self, over: Self) -> Self {
+    pub fn over(mut self, over: Self) -> Self {
         macro_rules! take {
             ($($field:ident),*) => { $(if over.$field.is_some() { self.$field = over.$field; })* };
         }
@@ -177,7 +177,7 @@ impl OtelRequest {
     }
 
     /// The export these settings ask for: `None` when it is off (no endpoint, or switched off).
-    pub(crate) fn resolve(&self) -> Result<Option<OtelSettings>, String> {
+    pub fn resolve(&self) -> Result<Option<OtelSettings>, String> {
         if self.enabled == Some(false) {
             return Ok(None);
         }
@@ -275,15 +275,15 @@ fn check_url(url: &str) -> Result<(), String> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OtelSettings {
     /// The URL spans are sent to, when they are.
-    pub(crate) traces: Option<String>,
+    pub traces: Option<String>,
     /// The URL metrics are sent to, when they are.
-    pub(crate) metrics: Option<String>,
-    pub(crate) protocol: Protocol,
-    pub(crate) headers: BTreeMap<String, String>,
-    pub(crate) timeout: Duration,
-    pub(crate) service_name: String,
-    pub(crate) resource: Vec<(String, String)>,
-    pub(crate) metric_interval: Duration,
+    pub metrics: Option<String>,
+    pub protocol: Protocol,
+    pub headers: BTreeMap<String, String>,
+    pub timeout: Duration,
+    pub service_name: String,
+    pub resource: Vec<(String, String)>,
+    pub metric_interval: Duration,
 }
 
 /// Spans that ended, and spans the collector took.
@@ -294,7 +294,7 @@ struct Counts {
 }
 
 /// The running export: flushed and stopped by [`Export::finish`].
-pub(crate) struct Export {
+pub struct Export {
     tracer: Option<SdkTracerProvider>,
     meter: Option<SdkMeterProvider>,
     counts: Arc<Counts>,
@@ -303,7 +303,7 @@ pub(crate) struct Export {
 
 /// Starts the exporters of `settings` on the current runtime; the tracer feeds the tracing layer
 /// (`None` when only metrics are exported).
-pub(crate) fn start(
+pub fn start(
     settings: &OtelSettings,
 ) -> Result<(Option<opentelemetry_sdk::trace::Tracer>, Export), String> {
     let runtime = tokio::runtime::Handle::try_current()
@@ -380,7 +380,7 @@ impl Export {
     /// Sends what is queued and stops both providers, waiting at most `bound` in all. The work
     /// runs on threads of its own: when the bound passes they are left behind (and end with the
     /// process), so a collector that never answers cannot keep pablo from exiting.
-    pub(crate) async fn finish(self, bound: Duration) -> Option<String> {
+    pub async fn finish(self, bound: Duration) -> Option<String> {
         let (done_tx, mut done_rx) = tokio::sync::mpsc::channel::<()>(2);
         let mut waiting = 0;
         if let Some(t) = self.tracer.clone() {
@@ -421,7 +421,7 @@ impl Export {
     }
 
     /// Spans that ended so far and spans the collector took (for tests and the bench).
-    pub(crate) fn counts(&self) -> (u64, u64) {
+    pub fn counts(&self) -> (u64, u64) {
         (
             self.counts.ended.load(Ordering::Relaxed),
             self.counts.exported.load(Ordering::Relaxed),

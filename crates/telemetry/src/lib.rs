@@ -15,10 +15,10 @@
 //! below. Dependencies (HTTP stacks in particular) are capped at `info` in the native trace
 //! whatever level is asked for, so a verbose setting cannot make them dump request headers.
 
-pub(crate) mod content;
-pub(crate) mod metrics;
-pub(crate) mod otel;
-pub(crate) mod wire;
+pub mod content;
+pub mod metrics;
+pub mod otel;
+pub mod wire;
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -32,7 +32,7 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::layer::SubscriberExt;
 
-use crate::protocol::Usage;
+use pablo_protocol::Usage;
 
 /// What to trace and where, as the launch settled it from the config layers and the environment.
 #[derive(Debug, Clone, Default)]
@@ -52,12 +52,12 @@ static CONTENT: AtomicBool = AtomicBool::new(false);
 
 /// Whether native content capture is on: tool arguments and bounded results go into the native
 /// trace (never into OpenTelemetry).
-pub(crate) fn content_capture() -> bool {
+pub fn content_capture() -> bool {
     CONTENT.load(Ordering::Relaxed)
 }
 
 /// The filter of the native trace for a requested level (`PABLO_LOG`, e.g. `debug` or `trace`).
-pub(crate) fn filter(level: &str) -> EnvFilter {
+pub fn filter(level: &str) -> EnvFilter {
     let level = match level.trim() {
         "" => "info",
         l => l,
@@ -98,7 +98,7 @@ pub fn init(settings: Settings) -> Vec<String> {
 /// The subscriber `settings` ask for, without installing it (`None` when they ask for nothing),
 /// the export behind it, and notes for the person. [`init`] installs it for the process; a bench
 /// sets it for one thread to compare exports side by side.
-pub(crate) fn subscriber(
+pub fn subscriber(
     settings: &Settings,
 ) -> (Option<tracing::Dispatch>, Option<otel::Export>, Vec<String>) {
     let mut notes = Vec::new();
@@ -166,7 +166,7 @@ fn open_log(path: &std::path::Path) -> std::io::Result<std::fs::File> {
 }
 
 /// The span of a whole session; turns are its children.
-pub(crate) fn session_span(session_id: &str, provider: &str, model: &str) -> Span {
+pub fn session_span(session_id: &str, provider: &str, model: &str) -> Span {
     tracing::info_span!(
         "session",
         session_id = session_id,
@@ -176,7 +176,7 @@ pub(crate) fn session_span(session_id: &str, provider: &str, model: &str) -> Spa
 }
 
 /// The span of one turn (from the person's message to the end of the answer).
-pub(crate) fn turn_span() -> Span {
+pub fn turn_span() -> Span {
     tracing::info_span!(
         "turn",
         model_calls = Empty,
@@ -188,7 +188,7 @@ pub(crate) fn turn_span() -> Span {
 
 /// The span of one model call. The provider's retries, the tokens and the cost are recorded into
 /// it as they become known ([`record_retries`], [`record_usage`]).
-pub(crate) fn model_call_span(provider: &str, model: &str, request_bytes: usize) -> Span {
+pub fn model_call_span(provider: &str, model: &str, request_bytes: usize) -> Span {
     tracing::info_span!(
         "model_call",
         provider = provider,
@@ -208,7 +208,7 @@ pub(crate) fn model_call_span(provider: &str, model: &str, request_bytes: usize)
 }
 
 /// The span of one tool call: validate, preview, decide, commit.
-pub(crate) fn tool_call_span() -> Span {
+pub fn tool_call_span() -> Span {
     tracing::info_span!(
         "tool_call",
         tool = Empty,
@@ -226,7 +226,7 @@ pub(crate) fn tool_call_span() -> Span {
 }
 
 /// Records a model call's usage and cost on its span.
-pub(crate) fn record_usage(span: &Span, usage: &Usage, cost_usd: Option<f64>) {
+pub fn record_usage(span: &Span, usage: &Usage, cost_usd: Option<f64>) {
     span.record("input_tokens", usage.input_tokens);
     span.record("output_tokens", usage.output_tokens);
     span.record("cached_input_tokens", usage.cached_input_tokens);
@@ -238,13 +238,13 @@ pub(crate) fn record_usage(span: &Span, usage: &Usage, cost_usd: Option<f64>) {
 
 /// Records how many times the provider was asked again, on the current span (the model call's:
 /// the HTTP side runs inside it).
-pub(crate) fn record_retries(retries: u32) {
+pub fn record_retries(retries: u32) {
     Span::current().record("retries", retries);
 }
 
 /// Records the policy's verdict on a tool call's span: the decision, the rules that made it, and
 /// the sandbox a command gets.
-pub(crate) fn record_verdict(
+pub fn record_verdict(
     span: &Span,
     decision: &'static str,
     rule_ids: &[String],
@@ -261,17 +261,17 @@ pub(crate) fn record_verdict(
 
 /// What a finished tool call did, in numbers: recorded on its span and counted by the metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct ToolFacts {
+pub struct ToolFacts {
     /// The command's exit code, when the call ran one that exited.
-    pub(crate) exit_code: Option<i32>,
+    pub exit_code: Option<i32>,
     /// The result the model got is not the whole output (cut, paged or spilled).
-    pub(crate) truncated: bool,
+    pub truncated: bool,
     /// Lines a file change added and removed.
-    pub(crate) lines: Option<(usize, usize)>,
+    pub lines: Option<(usize, usize)>,
 }
 
 /// Records a finished tool call's facts on its span; `run` is how long its commit took.
-pub(crate) fn record_tool_facts(span: &Span, facts: ToolFacts, run: Option<Duration>) {
+pub fn record_tool_facts(span: &Span, facts: ToolFacts, run: Option<Duration>) {
     if let Some(code) = facts.exit_code {
         span.record("exit_code", code);
     }
@@ -287,7 +287,7 @@ pub(crate) fn record_tool_facts(span: &Span, facts: ToolFacts, run: Option<Durat
 
 #[cfg(test)]
 mod tests {
-    const DOC: &str = include_str!("../../docs/observability.md");
+    const DOC: &str = include_str!("../../../docs/observability.md");
 
     #[test]
     fn the_doc_names_every_exported_span_attribute_and_metric() {

@@ -10,14 +10,14 @@
 use serde_json::Value;
 use tracing::Span;
 
-use crate::core::secrets::{REDACTED, looks_secret, redact_json};
-use crate::protocol::ToolOutcome;
+use pablo_core::secrets::{REDACTED, looks_secret, redact_json};
+use pablo_protocol::ToolOutcome;
 
 /// The most bytes of arguments, and of a result, one event holds.
-pub(crate) const MAX_CONTENT: usize = 4096;
+pub const MAX_CONTENT: usize = 4096;
 
 /// Adds the call's arguments and result to its span, when content capture is on.
-pub(crate) fn tool_call(span: &Span, arguments: &str, outcome: &ToolOutcome) {
+pub fn tool_call(span: &Span, arguments: &str, outcome: &ToolOutcome) {
     if !super::content_capture() {
         return;
     }
@@ -37,7 +37,7 @@ pub(crate) fn tool_call(span: &Span, arguments: &str, outcome: &ToolOutcome) {
 }
 
 /// `value` with secrets redacted: held values, values under secret-looking keys, token shapes.
-pub(crate) fn clean(mut value: Value) -> Value {
+pub fn clean(mut value: Value) -> Value {
     redact_json(&mut value);
     scrub(&mut value);
     value
