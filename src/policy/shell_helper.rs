@@ -9,9 +9,10 @@
 //! with the same reason a caught panic gives, and the next parse starts a new helper.
 //!
 //! The helper starts at the first command pablo checks, not at launch (the idle prompt has no
-//! child), lives as long as pablo (it exits when its requests pipe closes), runs in its own process group
-//! (a Ctrl-C at the terminal is pablo's to handle, not the helper's) and writes nothing anywhere
-//! else: its stderr is closed, since a panic message would land on the TUI's screen.
+//! child), lives as long as pablo (it exits when its requests pipe closes), runs in its own
+//! process group (a Ctrl-C at the terminal is pablo's to handle, not the helper's) and writes
+//! nothing anywhere else: its stderr is closed, since a panic message would land on the TUI's
+//! screen.
 //!
 //! A library user (tests, benches) that never calls [`super::isolate_shell_parser`] parses in
 //! process, exactly as the helper does.
@@ -309,8 +310,8 @@ impl Helper {
 
 impl Drop for Helper {
     fn drop(&mut self) {
-        // Closing the requests pipe ends a helper that is waiting for a request; one still parsing is
-        // ended here so no process outlives its handle.
+        // Closing the requests pipe ends a helper that is waiting for a request; one still
+        // parsing is ended here so no process outlives its handle.
         self.stop();
     }
 }

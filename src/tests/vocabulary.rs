@@ -1,6 +1,7 @@
 //! Tool names and error codes are spelled once, in the tables that define them (`ToolName` and
-//! `MCP_PREFIX` in `crates/core/src/names.rs`, `ErrorCode` in `crates/core/src/codes.rs`); everything else
-//! names them through those types. This reads every string literal of `src/` with a real Rust
+//! `MCP_PREFIX` in `crates/core/src/names.rs`, `ErrorCode` in `crates/core/src/codes.rs`);
+//! everything else names them through those types. This reads every string literal of `src/` and
+//! `crates/*/src/` with a real Rust
 //! parser, macro arguments included (`json!`, `format!`, `matches!`), and fails on one that
 //! spells a tool name outside `crates/core/` and the catalog (`src/tools/`), or an error code
 //! outside its table. Test code is not read: a test may well write the JSON a model sends.

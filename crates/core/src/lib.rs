@@ -1,6 +1,6 @@
-//! The shared vocabulary of the crate: what every layer may name and that names nothing above
-//! [`pablo_protocol`]. Error codes ([`ErrorCode`], [`Coded`], [`ToolFailure`]), the event sink tools and the
-//! agent send through, what a tool is to a provider and to policy ([`ToolSpec`], [`ToolKind`],
+//! The shared vocabulary of pablo: what every layer may name and that names nothing above
+//! [`pablo_protocol`]. Error codes ([`ErrorCode`], [`Coded`], [`ToolFailure`]), the event sink
+//! tools and the agent send through, what a tool is to a provider and to policy ([`ToolSpec`], [`ToolKind`],
 //! [`ToolMode`]), every tool's name in both spellings ([`ToolName`]), who answers approvals
 //! ([`ApprovalMode`]), and the seam to an editor's buffers and
 //! terminals ([`editor::Editor`]), the secret values no tool output may carry ([`secrets`]), and
