@@ -576,6 +576,20 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_request_sixteen_times_a_pipes_buffer_goes_whole_to_a_helper_that_reads_it() {
+        // The longest request read (1 MiB) against a 64 KiB pipe: the write waits in `poll` for
+        // the helper to take each part, and the answer comes after the last byte.
+        let text = "a".repeat(MAX_REQUEST_BYTES);
+        let script = format!(
+            "head -c {} >/dev/null; printf '\\003\\000\\000\\000yes'; exec sleep 30",
+            MAX_REQUEST_BYTES + 4
+        );
+        let mut slot = None;
+        let spec = sh(&script, Duration::from_secs(10));
+        assert_eq!(ask_on(&mut slot, &spec, &text), Ok(b"yes".to_vec()));
+    }
+
+    #[test]
     fn a_helper_serving_over_pipes_answers_each_request_in_order_until_they_close() {
         let (their_input, mut requests) = pipe_pair();
         let (answers, their_output) = pipe();
