@@ -12,6 +12,7 @@
 
 use super::expand::Expanded;
 use super::layers::Compiled;
+use super::links::canonical_beneath;
 use super::parses::LineParses;
 use super::remember::derive_rule;
 use super::rules::{CompiledRule, Resolved, Resolver};
@@ -366,7 +367,7 @@ impl Judge<'_> {
             .skip(1)
             .map(|w| w.text.as_str())
             .find(|a| !matches!(*a, "-L" | "-P" | "--"))?;
-        let real = std::fs::canonicalize(workspace.join(self.cwd).join(dir)).ok()?;
+        let real = canonical_beneath(workspace, &std::path::Path::new(self.cwd).join(dir))?;
         let rel = real.strip_prefix(workspace).ok()?;
         Some(rel.to_string_lossy().into_owned())
     }

@@ -19,6 +19,7 @@ pub(crate) mod expand;
 pub(crate) mod fetch;
 pub(crate) mod judge;
 pub(crate) mod layers;
+mod links;
 mod parses;
 pub(crate) mod paths;
 pub(crate) mod patterns;

@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
+use super::links;
 use crate::config::{CommandRule, MatchKind};
 
 /// What a command word names.
@@ -23,6 +24,10 @@ pub(crate) struct Resolved {
     pub(crate) path: Option<String>,
     /// The path lies inside the workspace (so the model may have written it).
     pub(crate) in_workspace: bool,
+    /// The path's directory was canonical when the word was resolved (a `PATH` directory or a
+    /// directory outside the workspace, canonicalised then), so following the path's links asks
+    /// only about its last name ([`super::links`]).
+    dir_canonical: bool,
     /// The file the path leads to, every link followed, or why there is none: found when a check
     /// first asks ([`Resolved::real`]) and kept for the rest of this command's judgement (the
     /// known-safe checks ask twice; each asking walked the path's links again). Never kept
@@ -36,6 +41,7 @@ impl Resolved {
             key,
             path,
             in_workspace,
+            dir_canonical: false,
             real: std::cell::OnceCell::new(),
         }
     }
@@ -43,9 +49,14 @@ impl Resolved {
     /// The file [`Resolved::path`] leads to once links are followed; `None` for a bare word.
     pub(crate) fn real(&self) -> Option<Result<&Path, &str>> {
         let path = self.path.as_deref()?;
-        let real = self
-            .real
-            .get_or_init(|| std::fs::canonicalize(path).map_err(|e| format!("{path}: {e}")));
+        let real = self.real.get_or_init(|| {
+            if self.dir_canonical {
+                links::canonical_in_canonical_dir(Path::new(path))
+            } else {
+                std::fs::canonicalize(path)
+            }
+            .map_err(|e| format!("{path}: {e}"))
+        });
         Some(real.as_ref().map(PathBuf::as_path).map_err(String::as_str))
     }
 }
@@ -95,9 +106,14 @@ impl Resolver {
         for dir in &self.dirs {
             let candidate = dir.join(word);
             if is_executable_file(&candidate) {
-                let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+                let canonical = std::fs::canonicalize(dir);
+                let dir_canonical = canonical.is_ok();
+                let dir = canonical.unwrap_or_else(|_| dir.clone());
                 let path = dir.join(word).to_string_lossy().into_owned();
-                return Resolved::new(path.clone(), Some(path), false);
+                return Resolved {
+                    dir_canonical,
+                    ..Resolved::new(path.clone(), Some(path), false)
+                };
             }
         }
         bare(word)
@@ -127,18 +143,22 @@ impl Resolver {
             };
             return Resolved::new(key, Some(path), true);
         }
-        let canonical = match (joined.parent(), joined.file_name()) {
-            (Some(parent), Some(name)) => std::fs::canonicalize(parent)
-                .map(|p| p.join(name))
-                .unwrap_or_else(|_| joined.clone()),
-            _ => joined.clone(),
+        let (canonical, dir_canonical) = match (joined.parent(), joined.file_name()) {
+            (Some(parent), Some(name)) => match std::fs::canonicalize(parent) {
+                Ok(p) => (p.join(name), true),
+                Err(_) => (joined.clone(), false),
+            },
+            _ => (joined.clone(), false),
         };
         let in_workspace = self
             .workspace
             .as_ref()
             .is_some_and(|ws| canonical.starts_with(ws));
         let path = canonical.to_string_lossy().into_owned();
-        Resolved::new(path.clone(), Some(path), in_workspace)
+        Resolved {
+            dir_canonical,
+            ..Resolved::new(path.clone(), Some(path), in_workspace)
+        }
     }
 
     /// Compiles a configured rule: its executable resolved like a command word.

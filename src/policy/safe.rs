@@ -18,6 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::links::{existing_beneath, resolve_existing};
 use super::rules::Resolved;
 use super::safe_sed::sed_print_only;
 use crate::workspace::CredentialNames;
@@ -220,13 +221,12 @@ impl SafeReads {
         if raw == "-" || raw.is_empty() {
             return Ok(());
         }
-        let base = self.workspace.join(cwd);
-        let joined = if raw.starts_with('/') {
-            PathBuf::from(raw)
+        let real = if raw.starts_with('/') {
+            resolve_existing(Path::new(raw))
         } else {
-            base.join(raw)
+            existing_beneath(&self.workspace, &Path::new(cwd).join(raw))
         };
-        let real = resolve_existing(&joined).ok_or_else(|| {
+        let real = real.ok_or_else(|| {
             format!("`{raw}` cannot be resolved without `..` past a missing name")
         })?;
         let rel = real
@@ -632,38 +632,6 @@ fn is_prefix_of(name: &str, options: &[&str]) -> bool {
 /// Names that are one program under two names (`[` is `test`; some systems link `dir` to `ls`).
 fn same_program(name: &str, real: &str) -> bool {
     matches!((name, real), ("rg", "ripgrep"))
-}
-
-/// `path` with every link resolved: the path itself when it exists, otherwise its nearest
-/// existing ancestor resolved plus the missing names (which, not existing, hold no link). `None`
-/// when a missing part contains `..` (what it would resolve to cannot be known).
-fn resolve_existing(path: &Path) -> Option<PathBuf> {
-    if let Ok(p) = std::fs::canonicalize(path) {
-        return Some(p);
-    }
-    let mut missing: Vec<std::ffi::OsString> = Vec::new();
-    let mut cur = path.to_path_buf();
-    loop {
-        let name = cur.file_name()?.to_os_string();
-        if name == ".." {
-            return None;
-        }
-        missing.push(name);
-        cur = cur.parent()?.to_path_buf();
-        if let Ok(p) = std::fs::canonicalize(&cur) {
-            let mut out = p;
-            for m in missing.iter().rev() {
-                if m == "." {
-                    continue;
-                }
-                if m == ".." {
-                    return None;
-                }
-                out.push(m);
-            }
-            return Some(out);
-        }
-    }
 }
 
 /// What a scan of a known-safe program's options found: its operands and the options that

@@ -48,6 +48,7 @@ pub(crate) const PARSE_DEADLINE: Duration = Duration::from_secs(2);
 pub(crate) struct Word {
     pub(crate) text: String,
     /// Why the value cannot be known before the shell runs; `None` for a literal word.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) unprovable: Option<String>,
     /// For a word that is not literal: its pieces, so that pablo can expand the ones it knows
     /// how to (globs, `$NAME`, arithmetic) the way the shell will (see [`super::expand`]).
@@ -150,16 +151,24 @@ fn is_harmless_sink(target: &Word) -> bool {
 }
 
 /// One simple command: assignments, words and redirections, plus what the walk learned about it.
+///
+/// Serialised only between pablo and its parser's helper (both this binary): what is empty is
+/// left out, since most commands have no assignment, redirection or reason, and every byte is
+/// written, copied and read again on each round trip.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct SimpleCommand {
     /// `NAME=value` prefixes (they change what the command does).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) assignments: Vec<(String, Word)>,
     /// argv as the shell builds it (before looking through wrappers).
     pub(crate) words: Vec<Word>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) redirects: Vec<Redirect>,
     /// Reasons not tied to one word: a function definition, a `for` variable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) unprovable: Vec<String>,
     /// Where the command sits when that matters for the reader (`in $(…)`, `for loop`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) context: Option<String>,
     /// For the `for VAR in WORDS` of a loop: the words the variable takes in turn.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -107,6 +107,25 @@ fn deep_nesting_is_refused_without_crashing() {
     assert!(parse(&medium).is_ok());
 }
 
+/// The helper's encoding leaves empty fields out: every text of the policy corpus, and texts with
+/// each field filled, read back as the parse that was encoded.
+#[test]
+fn every_answer_the_helper_encodes_reads_back_as_the_same_parse() {
+    const CORPUS: &[(&str, &str)] = include!("../../tests/fixtures/policy_corpus.rs");
+    let filled = [
+        "A=1 B=$x cmd 2>/dev/null <in >>out",
+        "for f in a b; do cat \"$f\"; done",
+        "echo $(ls *.rs) `id`",
+        "f() { rm -rf /; }; f",
+        "cat <<EOF\nbody\nEOF",
+    ];
+    let texts = CORPUS.iter().map(|(text, _)| *text).chain(filled);
+    for text in texts {
+        let here = parse_in_process(text);
+        assert_eq!(settle(Some(Ok(encoded_answer(text))), text), here, "{text}");
+    }
+}
+
 #[test]
 fn what_the_helper_said_becomes_the_answer_and_no_helper_means_parsing_here() {
     let text = "ls | wc -l";
