@@ -5,7 +5,7 @@
 
 pub mod acp;
 pub(crate) mod agent;
-pub mod config;
+pub use pablo_config as config;
 pub use pablo_core as core;
 #[doc(hidden)]
 pub mod harness;

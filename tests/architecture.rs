@@ -62,6 +62,7 @@ const SOURCES: &[(&str, &str, &str)] = &[
     ("crates/protocol/src", "protocol", "pablo_protocol"),
     ("crates/core/src", "core", "pablo_core"),
     ("crates/telemetry/src", "telemetry", "pablo_telemetry"),
+    ("crates/config/src", "config", "pablo_config"),
 ];
 
 /// Every scanned `src/` directory with the module path its files start at.
@@ -792,8 +793,8 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // session, from the watches (`harness::sandbox_mask_tracked`) (issue 46); 321 since `core` and
     // `protocol` are crates of their own (issue 45 item 5): the count is `pablo`'s own items, and
     // theirs (207 with what was `pub(crate)` in them) are listed but not counted (below); 316 since
-    // `telemetry` followed them.
-    const CEILING: usize = 316;
+    // `telemetry` followed them; 290 since `config` did.
+    const CEILING: usize = 290;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {
@@ -822,10 +823,10 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
             .join("\n  ")
     );
     // The ceiling counts what `pablo` itself makes public. A crate below it (`pablo-core`,
-    // `pablo-protocol`, `pablo-telemetry`) is used by the crates above through its `pub` items,
-    // so what was `pub(crate)` while it was a module is `pub` there: its items are listed above
-    // (a change shows in review) and not counted here, where they would measure the move, not a
-    // widening.
+    // `pablo-protocol`, `pablo-telemetry`, `pablo-config`) is used by the crates above through its
+    // `pub` items, so what was `pub(crate)` while it was a module is `pub` there: its items are
+    // listed above (a change shows in review) and not counted here, where they would measure the
+    // move, not a widening.
     let own = now.iter().filter(|l| !of_a_lower_crate(l)).count();
     assert!(
         own <= CEILING,

@@ -10,38 +10,38 @@ use serde::{Deserialize, Serialize};
 use super::{ConfigError, ConfigFile, Layers, Trust};
 
 /// Default milliseconds a check waits for a server's diagnostics of a new text.
-pub(crate) const LSP_WAIT_MS: u64 = 1500;
+pub const LSP_WAIT_MS: u64 = 1500;
 /// Default seconds a server has to answer `initialize`.
-pub(crate) const LSP_STARTUP_TIMEOUT_SECONDS: u64 = 30;
+pub const LSP_STARTUP_TIMEOUT_SECONDS: u64 = 30;
 
 /// One `[lsp.NAME]` table.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LspServerConfig {
     /// The program (found through the command `PATH` when it has no slash).
-    pub(crate) command: Option<String>,
-    pub(crate) args: Option<Vec<String>>,
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
     /// LSP language ids (`python`, `rust`) or file extensions without the dot (`pyi`).
-    pub(crate) filetypes: Option<Vec<String>>,
+    pub filetypes: Option<Vec<String>>,
     /// Files or directories that mark a project root (`pyproject.toml`, `Cargo.toml`); the server
     /// runs at the nearest ancestor of a file that holds one, else at the workspace.
-    pub(crate) root_markers: Option<Vec<String>>,
+    pub root_markers: Option<Vec<String>>,
     /// Sent as `initializationOptions`.
-    pub(crate) initialization_options: Option<serde_json::Value>,
+    pub initialization_options: Option<serde_json::Value>,
     /// Variables the server gets besides the command environment (never a secret of pablo's).
     #[serde(default)]
-    pub(crate) env: BTreeMap<String, String>,
+    pub env: BTreeMap<String, String>,
     /// `false` switches the server off, built-in or not.
-    pub(crate) enabled: Option<bool>,
+    pub enabled: Option<bool>,
     /// How long a check waits for the diagnostics of a new text (default 1500 ms).
-    pub(crate) wait_ms: Option<u64>,
+    pub wait_ms: Option<u64>,
     /// How long the server has to start (default 30 s).
-    pub(crate) startup_timeout_seconds: Option<u64>,
+    pub startup_timeout_seconds: Option<u64>,
 }
 
 impl LspServerConfig {
     /// Takes every key `later` sets.
-    pub(crate) fn merge(&mut self, later: &LspServerConfig) {
+    pub fn merge(&mut self, later: &LspServerConfig) {
         macro_rules! take {
             ($($f:ident),*) => { $( if later.$f.is_some() { self.$f = later.$f.clone(); } )* };
         }
@@ -62,7 +62,7 @@ impl LspServerConfig {
 
 /// A server the layers defined or adjusted, with where its definition came from.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct LspServerEntry {
+pub struct LspServerEntry {
     pub name: String,
     pub config: LspServerConfig,
     /// `user config /home/…/config.toml`, for messages.
@@ -72,7 +72,7 @@ pub(crate) struct LspServerEntry {
 impl LspServerEntry {
     /// The servers of one config text's `[lsp.NAME]` tables, as `--config FILE` alone would
     /// give them (the benches and tests that start a hub without a whole launch).
-    pub(crate) fn from_config_text(text: &str, path: &Path) -> Result<Vec<Self>, ConfigError> {
+    pub fn from_config_text(text: &str, path: &Path) -> Result<Vec<Self>, ConfigError> {
         let layers = Layers {
             explicit: Some((path.to_path_buf(), ConfigFile::parse(text, path)?)),
             ..Layers::default()
@@ -85,7 +85,7 @@ impl Layers {
     /// The `[lsp.NAME]` tables of the layers, merged in order, and notes on what was ignored.
     /// The project layer comes with the repository: until the folder is trusted it may switch
     /// servers off and nothing else (its other keys would choose a program to run).
-    pub(crate) fn lsp_servers(&self, trust: Trust) -> (Vec<LspServerEntry>, Vec<String>) {
+    pub fn lsp_servers(&self, trust: Trust) -> (Vec<LspServerEntry>, Vec<String>) {
         let project_trusted = trust.may_run_programs();
         let mut out: BTreeMap<String, LspServerEntry> = BTreeMap::new();
         let mut warnings = Vec::new();
@@ -134,14 +134,14 @@ fn only_enabled(server: &LspServerConfig) -> LspServerConfig {
 }
 
 /// The directory of the servers' stderr logs under a state directory.
-pub(crate) fn lsp_log_dir(state: &std::path::Path) -> PathBuf {
+pub fn lsp_log_dir(state: &std::path::Path) -> PathBuf {
     state.join("lsp")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ConfigFile;
+    use crate::ConfigFile;
 
     fn layer(text: &str) -> Option<(PathBuf, ConfigFile)> {
         Some((PathBuf::from("/c.toml"), toml::from_str(text).unwrap()))

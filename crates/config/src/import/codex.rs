@@ -8,10 +8,10 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::Draft;
-use crate::config::mcp::is_env_name;
-use crate::config::{ConfigError, McpServerConfig, ReasoningLevel, WireApi, is_mcp_server_name};
-use crate::core::secrets::looks_secret;
-use crate::protocol::SandboxProfile;
+use crate::mcp::is_env_name;
+use crate::{ConfigError, McpServerConfig, ReasoningLevel, WireApi, is_mcp_server_name};
+use pablo_core::secrets::looks_secret;
+use pablo_protocol::SandboxProfile;
 
 /// `~/.codex/config.toml`. Keys pablo has no use for are kept by name only, to be reported.
 #[derive(Debug, Default, Deserialize)]

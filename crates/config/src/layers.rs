@@ -82,16 +82,16 @@ pub struct Layers {
     pub override_origins: BTreeMap<String, String>,
     /// What was taken out of the project layer because the folder is not trusted, each described
     /// for the person ([`ConfigFile::parse_untrusted`]).
-    pub(crate) project_withheld: Vec<String>,
+    pub project_withheld: Vec<String>,
 }
 
 /// The label of the `PABLO_`/`-c` layer in messages.
-pub(crate) const OVERRIDES_LABEL: &str = "PABLO_ variables and -c";
+pub const OVERRIDES_LABEL: &str = "PABLO_ variables and -c";
 
 impl Layers {
     /// Reads the files that exist; the project layer of a folder `trust` does not let decide
     /// more than narrowing keeps only what narrows ([`super::trust::KEPT`]).
-    pub(crate) fn load(
+    pub fn load(
         dirs: &Dirs,
         workspace: &Path,
         explicit: Option<&Path>,
@@ -128,7 +128,7 @@ impl Layers {
     }
 
     /// Layers in precedence order (later wins for scalars).
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &ConfigFile> {
+    pub fn iter(&self) -> impl Iterator<Item = &ConfigFile> {
         [&self.user, &self.project, &self.explicit, &self.overrides]
             .into_iter()
             .flatten()
@@ -137,7 +137,7 @@ impl Layers {
 
     /// The person's own layers, in precedence order: the user's file, `--config`, and the
     /// `PABLO_`/`-c` settings (never the project's, which comes with the repository).
-    pub(crate) fn personal(&self) -> impl DoubleEndedIterator<Item = &(PathBuf, ConfigFile)> {
+    pub fn personal(&self) -> impl DoubleEndedIterator<Item = &(PathBuf, ConfigFile)> {
         [&self.user, &self.explicit, &self.overrides]
             .into_iter()
             .flatten()
@@ -145,7 +145,7 @@ impl Layers {
 
     /// Adds the person's `PABLO_` variables (`vars`) and `-c` settings (`args`) as the top layer;
     /// returns the note about `PABLO_` variables that are no config key (said once per process).
-    pub(crate) fn with_overrides(
+    pub fn with_overrides(
         &mut self,
         vars: Vec<(String, String)>,
         args: &[String],
@@ -160,13 +160,13 @@ impl Layers {
     }
 
     /// The last layer's value for a scalar setting.
-    pub(crate) fn last<T: Clone>(&self, pick: impl Fn(&ConfigFile) -> Option<T>) -> Option<T> {
+    pub fn last<T: Clone>(&self, pick: impl Fn(&ConfigFile) -> Option<T>) -> Option<T> {
         self.iter().filter_map(pick).last()
     }
 
     /// Checkpoint settings, later layers winning. The project layer is not read: a repository's
     /// own config must not be able to switch off or shrink the person's undo.
-    pub(crate) fn checkpoints(&self) -> CheckpointConfig {
+    pub fn checkpoints(&self) -> CheckpointConfig {
         let mut out = CheckpointConfig::default();
         for (_, c) in self.personal() {
             let k = &c.options.checkpoints;
@@ -203,7 +203,7 @@ impl Layers {
 
     /// Shell options with scalars merged (later wins) and lists concatenated. Policy reads the
     /// layers itself to apply its narrowing rules; the process side only needs these numbers.
-    pub(crate) fn shell(&self) -> ShellOptions {
+    pub fn shell(&self) -> ShellOptions {
         let mut out = ShellOptions::default();
         for c in self.iter() {
             let s = &c.options.shell;
@@ -240,7 +240,7 @@ impl Layers {
 
     /// `[options.web_search]` merged: the last layer that sets a field wins (an untrusted
     /// project's `enabled = true` and `allowed_domains` were withheld at load).
-    pub(crate) fn web_search(&self) -> WebSearchOptions {
+    pub fn web_search(&self) -> WebSearchOptions {
         let mut out = WebSearchOptions::default();
         for c in self.iter() {
             let w = &c.options.web_search;

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::core::{Coded, ErrorCode};
+use pablo_core::{Coded, ErrorCode};
 
 /// A config file that cannot be used. Every problem is named with the file, the line and the key.
 #[derive(Debug, thiserror::Error)]
@@ -29,11 +29,11 @@ pub enum ConfigError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigProblem {
     /// 1-based.
-    pub(crate) line: usize,
+    pub line: usize,
     /// The dotted key (`options.shell.timeout_seconds`, `options.shell.commands.allow[0]`); none
     /// for a syntax error.
-    pub(crate) key: Option<String>,
-    pub(crate) message: String,
+    pub key: Option<String>,
+    pub message: String,
 }
 
 pub(super) fn render_problems(path: &Path, problems: &[ConfigProblem]) -> String {
@@ -69,7 +69,7 @@ pub(super) enum Seg {
 }
 
 /// One key of a dotted path as written: bare when it can be, quoted otherwise (`"fs.write"`).
-pub(crate) fn key_segment(k: &str) -> String {
+pub fn key_segment(k: &str) -> String {
     if !k.is_empty()
         && k.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')

@@ -23,16 +23,16 @@ use super::{ConfigError, ConfigFile};
 /// launch starts. The queries are by purpose; today one decision answers them all, but a caller
 /// says which question it asks, so that a finer decision changes this type and not its callers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Trust {
+pub struct Trust {
     folder: bool,
 }
 
 impl Trust {
     /// The folder the person has not trusted (also the answer when the store cannot be read).
-    pub(crate) const UNTRUSTED: Trust = Trust { folder: false };
+    pub const UNTRUSTED: Trust = Trust { folder: false };
 
     /// The trust store's answer for the workspace.
-    pub(crate) fn decided(folder_trusted: bool) -> Self {
+    pub fn decided(folder_trusted: bool) -> Self {
         Self {
             folder: folder_trusted,
         }
@@ -42,45 +42,45 @@ impl Trust {
     /// language server commands and status line command, and programs that run the project's
     /// own code or take their configuration from it (a language server that runs build scripts,
     /// npx with the workspace's `node_modules`).
-    pub(crate) fn may_run_programs(self) -> bool {
+    pub fn may_run_programs(self) -> bool {
         self.folder
     }
 
     /// Whether the project layer may say where requests, keys and telemetry go: the provider,
     /// `base_url`, `api_key_env`, the model, an MCP server's URL, OpenTelemetry endpoints, and
     /// hosts `web.fetch` may reach without asking.
-    pub(crate) fn may_name_endpoints(self) -> bool {
+    pub fn may_name_endpoints(self) -> bool {
         self.folder
     }
 
     /// Whether the project layer may grant or loosen what the person would otherwise be asked or
     /// bounded by: allow rules, `auto` tools, the launcher, environment, network, writable roots,
     /// larger budgets and lower prices.
-    pub(crate) fn may_widen_policy(self) -> bool {
+    pub fn may_widen_policy(self) -> bool {
         self.folder
     }
 
     /// Whether the project's own agents, skills and slash commands (its words) reach the model.
-    pub(crate) fn may_add_instructions(self) -> bool {
+    pub fn may_add_instructions(self) -> bool {
         self.folder
     }
 
     /// Whether the project layer keeps only what narrows ([`KEPT`]): it may not decide every
     /// one of the things above.
-    pub(crate) fn project_only_narrows(self) -> bool {
+    pub fn project_only_narrows(self) -> bool {
         !(self.may_run_programs() && self.may_name_endpoints() && self.may_widen_policy())
     }
 
     /// The decision itself, for reports that say whether the folder is trusted (`pablo doctor`);
     /// what it permits is asked with the queries above.
-    pub(crate) fn is_trusted(self) -> bool {
+    pub fn is_trusted(self) -> bool {
         self.folder
     }
 }
 
 /// Why an untrusted project layer may keep a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kept {
+pub enum Kept {
     /// Any value only narrows (a deny rule, a refused name, a smaller cap that wins).
     Narrows,
     /// The value may widen; the named check takes a widening value out and says so.
@@ -91,7 +91,7 @@ pub(crate) enum Kept {
 
 /// Every key path an untrusted project layer keeps (`*` is any one key). Anything else is
 /// withheld: a key is added here only once someone has decided that it narrows.
-pub(crate) const KEPT: &[(&str, Kept)] = &[
+pub const KEPT: &[(&str, Kept)] = &[
     (
         "model.context_window",
         Kept::Inert("sizes requests to the person's model"),
@@ -285,10 +285,7 @@ impl ConfigFile {
     /// Parses the project layer of a folder the person has not trusted: every key [`KEPT`] does
     /// not keep is taken out before the text is deserialized (so an unknown key is withheld, not
     /// an error), and each is described for the person, endpoints and programs with their values.
-    pub(crate) fn parse_untrusted(
-        text: &str,
-        path: &Path,
-    ) -> Result<(Self, Vec<String>), ConfigError> {
+    pub fn parse_untrusted(text: &str, path: &Path) -> Result<(Self, Vec<String>), ConfigError> {
         let mut described = Vec::new();
         let parsed = Self::parse_with(text, path, |doc| {
             let mut withheld = Vec::new();
@@ -299,7 +296,7 @@ impl ConfigFile {
     }
 
     /// [`ConfigFile::parse_untrusted`] of the file at `path`.
-    pub(crate) fn load_untrusted(path: &Path) -> Result<(Self, Vec<String>), ConfigError> {
+    pub fn load_untrusted(path: &Path) -> Result<(Self, Vec<String>), ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
             path: path.to_path_buf(),
             message: e.to_string(),

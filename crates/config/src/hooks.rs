@@ -6,33 +6,33 @@
 use serde::{Deserialize, Serialize};
 
 /// The longest a hook may be given to run (ten minutes).
-pub(crate) const MAX_HOOK_TIMEOUT_MS: u64 = 600_000;
+pub const MAX_HOOK_TIMEOUT_MS: u64 = 600_000;
 
 /// `[hooks]`: one list of entries per event.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct HooksConfig {
+pub struct HooksConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) session_start: Vec<HookEntry>,
+    pub session_start: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) user_prompt_submit: Vec<HookEntry>,
+    pub user_prompt_submit: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) pre_tool_use: Vec<HookEntry>,
+    pub pre_tool_use: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) post_tool_use: Vec<HookEntry>,
+    pub post_tool_use: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) file_changed: Vec<HookEntry>,
+    pub file_changed: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) stop: Vec<HookEntry>,
+    pub stop: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) pre_compact: Vec<HookEntry>,
+    pub pre_compact: Vec<HookEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) notification: Vec<HookEntry>,
+    pub notification: Vec<HookEntry>,
 }
 
 impl HooksConfig {
     /// Each event's name and its entries, in the order a turn meets them.
-    pub(crate) fn by_event(&self) -> [(&'static str, &[HookEntry]); 8] {
+    pub fn by_event(&self) -> [(&'static str, &[HookEntry]); 8] {
         [
             ("session_start", &self.session_start),
             ("user_prompt_submit", &self.user_prompt_submit),
@@ -46,7 +46,7 @@ impl HooksConfig {
     }
 
     /// Whether no event has an entry.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.by_event().iter().all(|(_, e)| e.is_empty())
     }
 }
@@ -54,7 +54,7 @@ impl HooksConfig {
 /// One `[[hooks.EVENT]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct HookEntry {
+pub struct HookEntry {
     /// What messages call the hook (`blocked by hook NAME: …`); by default its command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -81,7 +81,7 @@ pub(crate) struct HookEntry {
 
 impl HookEntry {
     /// The name messages use.
-    pub(crate) fn display_name(&self) -> String {
+    pub fn display_name(&self) -> String {
         match &self.name {
             Some(n) if !n.trim().is_empty() => n.trim().to_string(),
             _ => {
@@ -99,7 +99,7 @@ impl HookEntry {
 /// What a failing hook does to what it guards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum OnFailure {
+pub enum OnFailure {
     /// Fail closed: the call (or the prompt) does not go ahead.
     #[default]
     Block,
@@ -147,7 +147,7 @@ pub(super) fn check(hooks: &HooksConfig, out: &mut Vec<(HookKey, String)>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::ConfigFile;
+    use crate::ConfigFile;
     use std::path::Path;
 
     #[test]

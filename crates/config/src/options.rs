@@ -4,15 +4,15 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::ToolMode;
+use pablo_core::ToolMode;
 
 /// `[memory]`: whether the model may propose notes for later sessions (`memory.propose`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct MemoryOptions {
+pub struct MemoryOptions {
     /// Off unless set to `true` in the user's config or `--config`; a project layer can only
     /// turn it off.
-    pub(crate) enabled: Option<bool>,
+    pub enabled: Option<bool>,
 }
 
 /// `[tui]`: how the terminal front-end shows itself.
@@ -24,14 +24,14 @@ pub struct TuiConfig {
     pub alt_screen: Option<bool>,
     /// The working mode a session starts in (`ask`, `auto-edit`, `plan`). Read from the user's
     /// config and `--config` only: a repository does not choose to skip the person's questions.
-    pub(crate) mode: Option<crate::protocol::WorkMode>,
+    pub mode: Option<pablo_protocol::WorkMode>,
     /// How pablo gets the person's attention when an approval waits or a turn ends.
-    pub notifications: Option<crate::protocol::Notifications>,
+    pub notifications: Option<pablo_protocol::Notifications>,
     /// A program (`sh -c`) given the session's state as JSON on stdin, in the shape Claude Code
     /// gives its status line command; the first line it prints stands in the status line for
     /// the model, tokens, context, cost and workspace. A project config's counts only in a
     /// trusted folder (docs/tui.md, *Your own status line*).
-    pub(crate) statusline_command: Option<String>,
+    pub statusline_command: Option<String>,
     /// Vim keys in the composer from the start (`/vim` toggles them). Read from the user's
     /// config and `--config` only: how the person's keys behave is not a repository's choice.
     pub vim: Option<bool>,
@@ -40,55 +40,55 @@ pub struct TuiConfig {
 /// Host limits; `None` keeps the built-in default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct LimitsConfig {
-    pub(crate) run_deadline_seconds: Option<u64>,
-    pub(crate) max_tool_argument_bytes: Option<usize>,
-    pub(crate) max_tool_result_bytes: Option<usize>,
-    pub(crate) max_request_context_bytes: Option<usize>,
-    pub(crate) max_model_output_bytes: Option<usize>,
-    pub(crate) max_native_events: Option<u64>,
-    pub(crate) max_model_calls: Option<u64>,
-    pub(crate) max_tool_calls: Option<u64>,
+pub struct LimitsConfig {
+    pub run_deadline_seconds: Option<u64>,
+    pub max_tool_argument_bytes: Option<usize>,
+    pub max_tool_result_bytes: Option<usize>,
+    pub max_request_context_bytes: Option<usize>,
+    pub max_model_output_bytes: Option<usize>,
+    pub max_native_events: Option<u64>,
+    pub max_model_calls: Option<u64>,
+    pub max_tool_calls: Option<u64>,
     /// The most a session may spend on model calls, in US dollars at the model's prices
     /// (`--max-budget-usd`).
-    pub(crate) max_budget_usd: Option<f64>,
+    pub max_budget_usd: Option<f64>,
     /// Seconds without a byte on a model stream before it is abandoned.
-    pub(crate) stream_idle_timeout_seconds: Option<u64>,
+    pub stream_idle_timeout_seconds: Option<u64>,
     /// Seconds a model stream may deliver none of the answer (only comments, or bytes that
     /// decode to nothing) before it is abandoned.
-    pub(crate) stream_progress_timeout_seconds: Option<u64>,
+    pub stream_progress_timeout_seconds: Option<u64>,
     /// Conversation size (bytes) at which older turns are summarized, on top of the context
     /// window's own bound.
-    pub(crate) compact_at_bytes: Option<usize>,
+    pub compact_at_bytes: Option<usize>,
     /// HTTP requests `web.fetch` may send in one session, redirects included (default 50;
     /// 0 removes the tool).
-    pub(crate) max_network_requests: Option<u64>,
+    pub max_network_requests: Option<u64>,
     /// Largest file `artifact.write` stores, in bytes (default 5 MiB).
-    pub(crate) max_artifact_bytes: Option<usize>,
+    pub max_artifact_bytes: Option<usize>,
     /// Subagents (`agent.task`) of one model response that run at the same time (default 4).
-    pub(crate) max_parallel_subagents: Option<usize>,
+    pub max_parallel_subagents: Option<usize>,
     /// Tool calls one subagent may make (default 50; the session's budget still bounds all).
-    pub(crate) subagent_max_tool_calls: Option<u64>,
+    pub subagent_max_tool_calls: Option<u64>,
     /// Seconds one subagent may run (default 600; the turn's deadline still bounds it).
-    pub(crate) subagent_deadline_seconds: Option<u64>,
+    pub subagent_deadline_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Options {
+pub struct Options {
     #[serde(default)]
-    pub(crate) shell: ShellOptions,
+    pub shell: ShellOptions,
     /// Per-tool policy, keyed by native tool name (`"fs.write" = "ask"`).
     #[serde(default)]
-    pub(crate) tools: BTreeMap<String, ToolMode>,
+    pub tools: BTreeMap<String, ToolMode>,
     #[serde(default)]
-    pub(crate) filesystem: FilesystemOptions,
+    pub filesystem: FilesystemOptions,
     #[serde(default)]
-    pub(crate) fetch: FetchOptions,
+    pub fetch: FetchOptions,
     #[serde(default)]
-    pub(crate) checkpoints: CheckpointConfig,
+    pub checkpoints: CheckpointConfig,
     #[serde(default)]
-    pub(crate) web_search: WebSearchOptions,
+    pub web_search: WebSearchOptions,
 }
 
 /// `[options.web_search]`: the provider's own search of the web (docs/web.md). Off unless
@@ -96,31 +96,31 @@ pub(crate) struct Options {
 /// turn it off.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct WebSearchOptions {
-    pub(crate) enabled: Option<bool>,
+pub struct WebSearchOptions {
+    pub enabled: Option<bool>,
     /// The most searches one model call may run (Anthropic's `max_uses`).
-    pub(crate) max_uses: Option<u32>,
+    pub max_uses: Option<u32>,
     /// Only these sites are searched (domain names, each with its subdomains).
     #[serde(default)]
-    pub(crate) allowed_domains: Vec<String>,
+    pub allowed_domains: Vec<String>,
     /// These sites are never searched (Anthropic only; not together with `allowed_domains`).
     #[serde(default)]
-    pub(crate) blocked_domains: Vec<String>,
+    pub blocked_domains: Vec<String>,
 }
 
 /// `[options.fetch]`: the hosts `web.fetch` may reach without asking. The address rules apply
 /// to them as to every host.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct FetchOptions {
+pub struct FetchOptions {
     /// Domain names; each covers itself and its subdomains (`docs.rs` covers `www.docs.rs`).
     #[serde(default)]
-    pub(crate) allowed_domains: Vec<String>,
+    pub allowed_domains: Vec<String>,
 }
 
 impl WebSearchOptions {
     /// Values that parse but cannot be sent: each with its key under `[options.web_search]`.
-    pub(crate) fn check(&self) -> Vec<(&'static str, String)> {
+    pub fn check(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         if self.max_uses == Some(0) {
             out.push((
@@ -155,7 +155,7 @@ impl WebSearchOptions {
 
 /// Whether `name` is a domain name as `[options.fetch] allowed_domains` takes it: dot-separated
 /// labels of letters, digits and hyphens, no scheme, port, path or wildcard.
-pub(crate) fn is_domain_name(name: &str) -> bool {
+pub fn is_domain_name(name: &str) -> bool {
     let name = name.strip_suffix('.').unwrap_or(name);
     !name.is_empty()
         && name.len() <= 253
@@ -172,7 +172,7 @@ pub(crate) fn is_domain_name(name: &str) -> bool {
 
 /// One entry of `[options.shell] network_allow`: a host a sandboxed command may reach.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum NetAllowEntry {
+pub enum NetAllowEntry {
     /// Exactly this name (lowercase, no trailing dot).
     Name(String),
     /// Every name below this one (`*.crates.io`: `static.crates.io`, not `crates.io`).
@@ -183,7 +183,7 @@ pub(crate) enum NetAllowEntry {
 
 impl NetAllowEntry {
     /// Parses an entry; the error says what is wrong with it.
-    pub(crate) fn parse(raw: &str) -> Result<Self, String> {
+    pub fn parse(raw: &str) -> Result<Self, String> {
         let text = raw.trim();
         let bare = text
             .strip_prefix('[')
@@ -231,96 +231,96 @@ impl std::fmt::Display for NetAllowEntry {
 /// (docs/sessions.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct CheckpointConfig {
+pub struct CheckpointConfig {
     /// Keep checkpoints (default true).
-    pub(crate) enabled: Option<bool>,
+    pub enabled: Option<bool>,
     /// The most file content one checkpoint (one turn) stores, in bytes (default 256 MiB).
     /// Files beyond it are recorded by hash and size only, and the checkpoint says it cannot
     /// restore them.
-    pub(crate) max_bytes: Option<u64>,
+    pub max_bytes: Option<u64>,
     /// Files larger than this (default 16 MiB) are recorded by hash and size only.
-    pub(crate) max_file_bytes: Option<u64>,
+    pub max_file_bytes: Option<u64>,
 }
 
 /// `[options.shell]`, in the seed's deployment shape plus pablo's additions.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ShellOptions {
-    pub(crate) enabled: Option<bool>,
+pub struct ShellOptions {
+    pub enabled: Option<bool>,
     /// Foreground timeout; 0 means the default (60 s).
-    pub(crate) timeout_seconds: Option<u64>,
+    pub timeout_seconds: Option<u64>,
     /// Inline output cap; 0 means the default (50,000).
-    pub(crate) max_output_chars: Option<usize>,
-    pub(crate) enable_deny_patterns: Option<bool>,
+    pub max_output_chars: Option<usize>,
+    pub enable_deny_patterns: Option<bool>,
     #[serde(default)]
-    pub(crate) custom_deny_patterns: Vec<String>,
+    pub custom_deny_patterns: Vec<String>,
     #[serde(default)]
-    pub(crate) custom_allow_patterns: Vec<String>,
+    pub custom_allow_patterns: Vec<String>,
     /// The launcher that receives `-c COMMAND` (default `/bin/sh`).
-    pub(crate) launcher: Option<String>,
+    pub launcher: Option<String>,
     /// Live background sessions at once (default 16).
-    pub(crate) max_sessions: Option<usize>,
+    pub max_sessions: Option<usize>,
     /// The OS sandbox of approved commands: `workspace-write` (default), `read-only` or `off`.
     /// A trusted layer may loosen it; the project layer can only tighten it.
-    pub(crate) sandbox: Option<crate::protocol::SandboxProfile>,
+    pub sandbox: Option<pablo_protocol::SandboxProfile>,
     /// Whether `workspace-write` commands may reach the network (default false; only trusted
     /// layers may turn it on).
-    pub(crate) network: Option<bool>,
+    pub network: Option<bool>,
     /// Hosts a sandboxed (`workspace-write`) command may reach through pablo's proxy when the
     /// network is otherwise cut: `crates.io`, `*.crates.io` (its subdomains), `127.0.0.1`
     /// (docs/shell.md, *Network allow-list*). The layers' lists are joined; a project's counts
     /// only in a trusted folder.
     #[serde(default)]
-    pub(crate) network_allow: Vec<String>,
+    pub network_allow: Vec<String>,
     /// More writable roots for `workspace-write` (absolute or `~/…`; only trusted layers).
     #[serde(default)]
-    pub(crate) writable_roots: Vec<String>,
+    pub writable_roots: Vec<String>,
     /// The most workspace directories searched for the `.git` and `.pablo` that `workspace-write`
     /// keeps read-only (default 200,000; 0 means the default); in a larger workspace such commands
     /// are refused. Trusted layers set it; the project layer may only lower it.
-    pub(crate) protect_max_dirs: Option<usize>,
+    pub protect_max_dirs: Option<usize>,
     /// Known-safe reads run without asking, in the read-only sandbox (default true; any layer
     /// may turn it off).
-    pub(crate) known_safe_reads: Option<bool>,
+    pub known_safe_reads: Option<bool>,
     /// Run plain foreground commands in an editor's terminal (over ACP) even though it is
     /// outside pablo's sandbox (default false: they run locally, sandboxed; only trusted layers).
-    pub(crate) editor_terminals: Option<bool>,
+    pub editor_terminals: Option<bool>,
     #[serde(default)]
-    pub(crate) commands: CommandRules,
+    pub commands: CommandRules,
     #[serde(default)]
-    pub(crate) env: ShellEnvOptions,
+    pub env: ShellEnvOptions,
 }
 
 /// `[options.shell.env]`: what commands get of pablo's environment besides the built-in
 /// toolchain list (docs/shell.md). Secret-looking names are withheld whatever is written here.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ShellEnvOptions {
+pub struct ShellEnvOptions {
     /// More variables to pass (`NAME` or `PREFIX*`); `HOME` may be named.
     #[serde(default)]
-    pub(crate) inherit: Vec<String>,
+    pub inherit: Vec<String>,
     /// Variables never to pass, built-in ones included.
     #[serde(default)]
-    pub(crate) exclude: Vec<String>,
+    pub exclude: Vec<String>,
     /// Fixed values (`PATH` here replaces the inherited one).
     #[serde(default)]
-    pub(crate) set: BTreeMap<String, String>,
+    pub set: BTreeMap<String, String>,
 }
 
 /// `[options.shell.commands]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct CommandRules {
-    pub(crate) default: Option<RuleDecision>,
+pub struct CommandRules {
+    pub default: Option<RuleDecision>,
     #[serde(default)]
-    pub(crate) allow: Vec<CommandRule>,
+    pub allow: Vec<CommandRule>,
     #[serde(default)]
-    pub(crate) deny: Vec<CommandRule>,
+    pub deny: Vec<CommandRule>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum RuleDecision {
+pub enum RuleDecision {
     Allow,
     Ask,
     Deny,
@@ -329,13 +329,13 @@ pub(crate) enum RuleDecision {
 /// `{ id, executable, args, match }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct CommandRule {
-    pub(crate) id: String,
-    pub(crate) executable: String,
+pub struct CommandRule {
+    pub id: String,
+    pub executable: String,
     #[serde(default)]
-    pub(crate) args: Vec<String>,
+    pub args: Vec<String>,
     #[serde(rename = "match", default)]
-    pub(crate) match_kind: MatchKind,
+    pub match_kind: MatchKind,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -349,17 +349,17 @@ pub enum MatchKind {
 /// `[options.filesystem]`: roots as globs relative to the workspace, and refused file names.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct FilesystemOptions {
-    pub(crate) enabled: Option<bool>,
+pub struct FilesystemOptions {
+    pub enabled: Option<bool>,
     #[serde(default)]
-    pub(crate) read_roots: Vec<String>,
+    pub read_roots: Vec<String>,
     #[serde(default)]
-    pub(crate) write_roots: Vec<String>,
+    pub write_roots: Vec<String>,
     #[serde(default)]
-    pub(crate) deny_roots: Vec<String>,
+    pub deny_roots: Vec<String>,
     /// Extra credential-like file name globs refused for reading (added to the built-in list).
     #[serde(default)]
-    pub(crate) refused_names: Vec<String>,
+    pub refused_names: Vec<String>,
     /// Largest file `fs.read` opens, in bytes (default: unlimited in the CLI).
-    pub(crate) max_file_bytes: Option<u64>,
+    pub max_file_bytes: Option<u64>,
 }

@@ -10,17 +10,17 @@ use serde::Serialize;
 
 use super::env::{KeyKind, keys};
 use super::{ConfigFile, Layers, OVERRIDES_LABEL, key_segment};
-use crate::core::secrets::{REDACTED, looks_secret, redact};
+use pablo_core::secrets::{REDACTED, looks_secret, redact};
 
 /// One setting in effect.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Shown {
     /// Dotted path (`options.shell.timeout_seconds`).
-    pub(crate) key: String,
+    pub key: String,
     /// The value as TOML.
-    pub(crate) value: String,
+    pub value: String,
     /// `user config /home/…/config.toml`, `PABLO_OPTIONS_SHELL_TIMEOUT_SECONDS`, `--model`, …
-    pub(crate) origin: String,
+    pub origin: String,
 }
 
 impl Shown {
@@ -40,7 +40,7 @@ impl Shown {
 type OriginOf<'a> = Box<dyn Fn(&str) -> String + 'a>;
 
 /// The settings of `layers` in effect, then `flags` (key, TOML value, flag) over them.
-pub(crate) fn shown(layers: &Layers, flags: &[(String, toml::Value, String)]) -> Vec<Shown> {
+pub fn shown(layers: &Layers, flags: &[(String, toml::Value, String)]) -> Vec<Shown> {
     let mut out: Vec<Shown> = Vec::new();
     let files = [
         (&layers.user, "user config"),

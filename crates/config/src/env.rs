@@ -25,10 +25,10 @@ use serde::de::{self, Visitor};
 use super::{ConfigError, ConfigFile, ModelTable};
 
 /// The prefix of every config variable.
-pub(crate) const PREFIX: &str = "PABLO_";
+pub const PREFIX: &str = "PABLO_";
 
 /// `PABLO_` variables that are not config keys: they had their meaning first.
-pub(crate) const NOT_CONFIG: &[&str] = &[
+pub const NOT_CONFIG: &[&str] = &[
     "PABLO_LOG",
     "PABLO_LOG_FILE",
     "PABLO_LOG_CONTENT",
@@ -40,7 +40,7 @@ const NOT_CONFIG_PREFIXES: &[&str] = &["PABLO_TASK_"];
 
 /// What kind of value a key holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum KeyKind {
+pub enum KeyKind {
     /// A single value (a number, a string, a boolean, a choice).
     Value,
     /// A list, set whole.
@@ -53,15 +53,15 @@ pub(crate) enum KeyKind {
 
 /// One config key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Key {
+pub struct Key {
     /// Dotted (`options.shell.timeout_seconds`).
-    pub(crate) path: String,
-    pub(crate) kind: KeyKind,
+    pub path: String,
+    pub kind: KeyKind,
 }
 
 impl Key {
     /// The variable that sets it, unless it is a table of fixed keys.
-    pub(crate) fn variable(&self) -> Option<String> {
+    pub fn variable(&self) -> Option<String> {
         (self.kind != KeyKind::Table).then(|| variable_of(&self.path))
     }
 }
@@ -74,7 +74,7 @@ fn variable_of(path: &str) -> String {
 }
 
 /// Every key a config file takes, in the order the types declare them.
-pub(crate) fn keys() -> &'static [Key] {
+pub fn keys() -> &'static [Key] {
     static KEYS: OnceLock<Vec<Key>> = OnceLock::new();
     KEYS.get_or_init(|| {
         let found = RefCell::new(Vec::new());
@@ -94,19 +94,17 @@ pub(crate) fn keys() -> &'static [Key] {
 
 /// One setting of this layer: the key, the text given, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Setting {
+pub struct Setting {
     /// The key as written: a dotted path (`-c` may quote a segment: `options.tools."fs.write"`).
-    pub(crate) key: String,
-    pub(crate) value: String,
+    pub key: String,
+    pub value: String,
     /// `PABLO_OPTIONS_SHELL_TIMEOUT_SECONDS` or `-c options.shell.timeout_seconds=30`.
-    pub(crate) origin: String,
+    pub origin: String,
 }
 
 /// The settings of `PABLO_` variables among `vars` (sorted by name), and the names of those that
 /// are no config key.
-pub(crate) fn from_vars(
-    vars: impl IntoIterator<Item = (String, String)>,
-) -> (Vec<Setting>, Vec<String>) {
+pub fn from_vars(vars: impl IntoIterator<Item = (String, String)>) -> (Vec<Setting>, Vec<String>) {
     let by_variable: BTreeMap<String, &Key> = keys()
         .iter()
         .filter_map(|k| k.variable().map(|v| (v, k)))
@@ -137,16 +135,16 @@ pub(crate) fn from_vars(
 
 /// The `PABLO_` variables of this process, with the values of those moved out of the environment
 /// block at start (`core::secrets`); empty ones count as unset.
-pub(crate) fn process_vars() -> Vec<(String, String)> {
+pub fn process_vars() -> Vec<(String, String)> {
     std::env::vars_os()
         .filter_map(|(name, _)| name.into_string().ok())
         .filter(|name| name.starts_with(PREFIX))
-        .filter_map(|name| crate::core::secrets::var(&name).map(|v| (name, v)))
+        .filter_map(|name| pablo_core::secrets::var(&name).map(|v| (name, v)))
         .collect()
 }
 
 /// The settings of `-c key=value` arguments, in order.
-pub(crate) fn from_args(args: &[String]) -> Result<Vec<Setting>, ConfigError> {
+pub fn from_args(args: &[String]) -> Result<Vec<Setting>, ConfigError> {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     for arg in args {
@@ -174,7 +172,7 @@ pub(crate) fn from_args(args: &[String]) -> Result<Vec<Setting>, ConfigError> {
 static WARNED: AtomicBool = AtomicBool::new(false);
 
 /// The note about `unknown` variables, the first time only.
-pub(crate) fn unknown_note(unknown: &[String]) -> Option<String> {
+pub fn unknown_note(unknown: &[String]) -> Option<String> {
     if unknown.is_empty() || WARNED.swap(true, Ordering::Relaxed) {
         return None;
     }
@@ -195,7 +193,7 @@ pub(crate) fn unknown_note(unknown: &[String]) -> Option<String> {
 /// config file's, a refusal naming where it came from. Also returns, per top-level key path of
 /// each setting, its origin (for `pablo config show --origin`).
 #[allow(clippy::type_complexity)]
-pub(crate) fn layer(
+pub fn layer(
     settings: &[Setting],
 ) -> Result<Option<(ConfigFile, BTreeMap<String, String>)>, ConfigError> {
     if settings.is_empty() {
@@ -579,7 +577,7 @@ mod tests {
         assert_eq!(c.model.unwrap().table().name.as_deref(), Some("gpt-5"));
         assert_eq!(
             c.options.tools.get("fs.write"),
-            Some(&crate::core::ToolMode::Deny)
+            Some(&pablo_core::ToolMode::Deny)
         );
         assert_eq!(
             origins["options.shell.timeout_seconds"],
@@ -611,7 +609,7 @@ mod tests {
         let (c, origins) = layer(&settings).unwrap().unwrap();
         assert_eq!(
             c.options.tools.get("fs.edit"),
-            Some(&crate::core::ToolMode::Ask)
+            Some(&pablo_core::ToolMode::Ask)
         );
         assert_eq!(c.limits.max_tool_calls, Some(3));
         assert!(

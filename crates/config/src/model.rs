@@ -5,13 +5,13 @@ use serde::{Deserialize, Serialize};
 /// The `model` key: a plain name, or a table of settings about the model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub(crate) enum ModelSetting {
+pub enum ModelSetting {
     Name(String),
     Table(ModelTable),
 }
 
 impl ModelSetting {
-    pub(crate) fn table(&self) -> ModelTable {
+    pub fn table(&self) -> ModelTable {
         match self {
             ModelSetting::Name(name) => ModelTable {
                 name: Some(name.clone()),
@@ -52,18 +52,18 @@ impl<'de> Deserialize<'de> for ModelSetting {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelTable {
-    pub(crate) name: Option<String>,
+    pub name: Option<String>,
     /// Tokens the model reads and writes in one call.
-    pub(crate) context_window: Option<u64>,
+    pub context_window: Option<u64>,
     /// Largest answer of one call, in tokens.
-    pub(crate) max_output_tokens: Option<u32>,
-    pub(crate) reasoning: Option<ReasoningLevel>,
+    pub max_output_tokens: Option<u32>,
+    pub reasoning: Option<ReasoningLevel>,
     /// For `provider = "openai"`: `chat` (Chat Completions) or `responses` (the Responses API).
-    pub(crate) wire_api: Option<WireApi>,
+    pub wire_api: Option<WireApi>,
     /// Whether the model takes images (`@shot.png`); unset, the table of known models says.
-    pub(crate) images: Option<bool>,
+    pub images: Option<bool>,
     #[serde(default)]
-    pub(crate) prices: PriceTable,
+    pub prices: PriceTable,
 }
 
 /// How much the model is asked to reason: `off`, `low`, `medium`, `high`.
@@ -89,7 +89,7 @@ impl ReasoningLevel {
         }
     }
 
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Self::Off => "off",
             Self::Low => "low",
@@ -102,7 +102,7 @@ impl ReasoningLevel {
 /// The wire format of an OpenAI-compatible endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum WireApi {
+pub enum WireApi {
     /// `POST /chat/completions`: OpenAI and every server that copies it.
     Chat,
     /// `POST /responses`: OpenAI's own API, where reasoning survives tool calls.
@@ -112,13 +112,13 @@ pub(crate) enum WireApi {
 /// `[model.prices]`, in US dollars per million tokens; unset entries come from the table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct PriceTable {
-    pub(crate) input: Option<f64>,
-    pub(crate) output: Option<f64>,
-    pub(crate) cache_read: Option<f64>,
-    pub(crate) cache_write: Option<f64>,
+pub struct PriceTable {
+    pub input: Option<f64>,
+    pub output: Option<f64>,
+    pub cache_read: Option<f64>,
+    pub cache_write: Option<f64>,
     /// US dollars per 1,000 searches of the web at the provider (`[options.web_search]`).
-    pub(crate) web_search: Option<f64>,
+    pub web_search: Option<f64>,
 }
 
 impl PriceTable {

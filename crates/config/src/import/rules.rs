@@ -3,9 +3,9 @@
 //! `Read(./.env)`, `WebFetch(domain:docs.rs)`). Pure functions over text, so each translation is
 //! tested on its own, apart from any file.
 
-use crate::config::{CommandRule, MatchKind, is_domain_name};
-use crate::core::MCP_PREFIX;
-use crate::core::{ToolMode, ToolName};
+use crate::{CommandRule, MatchKind, is_domain_name};
+use pablo_core::MCP_PREFIX;
+use pablo_core::{ToolMode, ToolName};
 
 /// Claude Code's built-in tools and the pablo tools each one corresponds to (an empty list: pablo
 /// has no counterpart).

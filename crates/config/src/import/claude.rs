@@ -9,11 +9,11 @@ use serde::Deserialize;
 
 use super::rules::{self, Effect, Kind};
 use super::{Draft, env_var_reference, read_json};
-use crate::config::hooks::MAX_HOOK_TIMEOUT_MS;
-use crate::config::mcp::is_env_name;
-use crate::config::{ConfigError, HookEntry, McpServerConfig, RuleDecision, is_mcp_server_name};
-use crate::core::secrets::looks_secret;
-use crate::protocol::WorkMode;
+use crate::hooks::MAX_HOOK_TIMEOUT_MS;
+use crate::mcp::is_env_name;
+use crate::{ConfigError, HookEntry, McpServerConfig, RuleDecision, is_mcp_server_name};
+use pablo_core::secrets::looks_secret;
+use pablo_protocol::WorkMode;
 
 /// `settings.json`. Keys pablo has no use for are kept by name only, to be reported.
 #[derive(Debug, Default, Deserialize)]
@@ -570,11 +570,11 @@ impl Draft {
     }
 }
 
-fn mode_name(mode: crate::core::ToolMode) -> &'static str {
+fn mode_name(mode: pablo_core::ToolMode) -> &'static str {
     match mode {
-        crate::core::ToolMode::Auto => "auto",
-        crate::core::ToolMode::Ask => "ask",
-        crate::core::ToolMode::Deny => "deny",
+        pablo_core::ToolMode::Auto => "auto",
+        pablo_core::ToolMode::Ask => "ask",
+        pablo_core::ToolMode::Deny => "deny",
     }
 }
 

@@ -1,7 +1,7 @@
 use super::*;
 use std::path::PathBuf;
 
-use crate::core::ToolMode;
+use pablo_core::ToolMode;
 
 #[test]
 fn seed_shell_shape_parses() {

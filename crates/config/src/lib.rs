@@ -7,7 +7,7 @@
 //! narrow) is the policy module's business; scalar settings are taken from the last layer that
 //! sets them.
 
-pub(crate) mod env;
+pub mod env;
 mod otel;
 pub mod show;
 
@@ -16,50 +16,50 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub(crate) use otel::{OtelConfig, OtelProtocol, TraceConfig};
+pub use otel::{OtelConfig, OtelProtocol, TraceConfig};
 
-pub(crate) mod hooks;
-pub(crate) use hooks::{HookEntry, HooksConfig, OnFailure};
-pub(crate) mod lsp;
-pub(crate) use lsp::{LspServerConfig, LspServerEntry};
+pub mod hooks;
+pub use hooks::{HookEntry, HooksConfig, OnFailure};
+pub mod lsp;
+pub use lsp::{LspServerConfig, LspServerEntry};
 
 /// The fixed `PATH` of every command pablo runs, and the one command words are resolved through
 /// when policy matches rules (so `git` and `/usr/bin/git` are the same command).
-pub(crate) const CLEAN_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+pub const CLEAN_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// One config file, as written. Every field is optional so layers can be merged.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
     /// `openai`, `anthropic` or `ollama`.
-    pub(crate) provider: Option<String>,
+    pub provider: Option<String>,
     /// `model = "NAME"`, or the `[model]` table (name, window, reasoning, wire format, prices).
-    pub(crate) model: Option<ModelSetting>,
-    pub(crate) base_url: Option<String>,
+    pub model: Option<ModelSetting>,
+    pub base_url: Option<String>,
     /// Name of the environment variable holding the key (the key itself never goes in a file).
-    pub(crate) api_key_env: Option<String>,
+    pub api_key_env: Option<String>,
     #[serde(default)]
-    pub(crate) limits: LimitsConfig,
+    pub limits: LimitsConfig,
     #[serde(default)]
-    pub(crate) options: Options,
+    pub options: Options,
     #[serde(default)]
-    pub(crate) tui: TuiConfig,
+    pub tui: TuiConfig,
     /// `[mcp_servers.NAME]`: Model Context Protocol servers whose tools, prompts and resources
     /// the session offers (docs/mcp.md).
     #[serde(default)]
-    pub(crate) mcp_servers: BTreeMap<String, McpServerConfig>,
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
     #[serde(default)]
-    pub(crate) memory: MemoryOptions,
+    pub memory: MemoryOptions,
     /// `[otel]`: OpenTelemetry export (docs/observability.md).
     #[serde(default)]
-    pub(crate) otel: OtelConfig,
+    pub otel: OtelConfig,
     /// `[trace]`: what the native trace holds.
     #[serde(default)]
-    pub(crate) trace: TraceConfig,
+    pub trace: TraceConfig,
     /// `[[hooks.EVENT]]`: the person's programs around prompts, tool calls and file changes
     /// (docs/hooks.md).
     #[serde(default, skip_serializing_if = "HooksConfig::is_empty")]
-    pub(crate) hooks: HooksConfig,
+    pub hooks: HooksConfig,
     /// `[lsp.NAME]`: language servers asked about the files the model edits (docs/lsp.md).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub lsp: BTreeMap<String, LspServerConfig>,
@@ -71,20 +71,20 @@ mod mcp;
 mod model;
 mod options;
 mod problems;
-pub(crate) mod trust;
+pub mod trust;
 
 pub use import::{ImportFrom, Imported, import_config};
 pub use layers::*;
-pub(crate) use mcp::*;
+pub use mcp::*;
 pub use model::*;
-pub(crate) use options::*;
+pub use options::*;
 pub use problems::*;
-pub(crate) use trust::Trust;
+pub use trust::Trust;
 
 impl ConfigFile {
     /// Parses one file's text; `path` is only used in messages. Every problem is reported, not
     /// just the first.
-    pub(crate) fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
         Self::parse_with(text, path, |_| {})
     }
 
@@ -108,7 +108,7 @@ impl ConfigFile {
     /// when it has no syntax error. A bad entry is taken out and the rest read again, so one
     /// misspelt key does not hide the next; an entry of a list of rules goes out whole, so a bad
     /// rule is one problem.
-    pub(crate) fn validate(text: &str) -> (Option<Self>, Vec<ConfigProblem>) {
+    pub fn validate(text: &str) -> (Option<Self>, Vec<ConfigProblem>) {
         Self::validate_with(text, |_| {})
     }
 

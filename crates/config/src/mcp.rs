@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{Layers, Trust};
-use crate::core::ToolMode;
+use pablo_core::ToolMode;
 
 /// One `[mcp_servers.NAME]` table: a program spoken to over stdio (`command`) or a streamable
 /// HTTP endpoint (`url`), with how long to wait for it and what of it to offer.
@@ -14,74 +14,74 @@ use crate::core::ToolMode;
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     /// The program to start (found through the command `PATH`); exclusive with `url`.
-    pub(crate) command: Option<String>,
+    pub command: Option<String>,
     #[serde(default)]
-    pub(crate) args: Vec<String>,
+    pub args: Vec<String>,
     /// Variables the server gets besides the toolchain environment commands get; nothing else
     /// of pablo's environment (no provider key, no secret-looking variable) reaches it.
     #[serde(default)]
-    pub(crate) env: BTreeMap<String, String>,
+    pub env: BTreeMap<String, String>,
     /// Names of variables passed from pablo's own environment (a token the server needs). The
     /// variables holding pablo's provider keys cannot be named.
     #[serde(default)]
-    pub(crate) env_vars: Vec<String>,
+    pub env_vars: Vec<String>,
     /// Working directory of the program (relative to the workspace; default: the workspace).
-    pub(crate) cwd: Option<PathBuf>,
+    pub cwd: Option<PathBuf>,
     /// A streamable HTTP endpoint; exclusive with `command`.
-    pub(crate) url: Option<String>,
+    pub url: Option<String>,
     /// The variable holding a bearer token sent as `Authorization: Bearer …` (HTTP only).
-    pub(crate) bearer_token_env: Option<String>,
+    pub bearer_token_env: Option<String>,
     /// Extra HTTP headers (HTTP only).
     #[serde(default)]
-    pub(crate) headers: BTreeMap<String, String>,
+    pub headers: BTreeMap<String, String>,
     /// How pablo signs in to the server with OAuth (HTTP only, not with `bearer_token_env`):
     /// a client id registered with its authorization server, the scopes to ask for. Without it
     /// pablo registers itself (dynamic client registration) when the server asks for sign-in.
-    pub(crate) oauth: Option<McpOAuthConfig>,
+    pub oauth: Option<McpOAuthConfig>,
     /// `false` switches the server off (a later layer may switch off an earlier one's server).
-    pub(crate) enabled: Option<bool>,
+    pub enabled: Option<bool>,
     /// When `true`, a server that fails to start stops the session.
-    pub(crate) required: Option<bool>,
+    pub required: Option<bool>,
     /// How long to wait for the handshake and the first listing (default 30).
-    pub(crate) startup_timeout_seconds: Option<u64>,
+    pub startup_timeout_seconds: Option<u64>,
     /// How long one tool call may take before it is cancelled (default 300).
-    pub(crate) tool_timeout_seconds: Option<u64>,
+    pub tool_timeout_seconds: Option<u64>,
     /// Only these tools are offered (real names, as the server lists them).
-    pub(crate) enabled_tools: Option<Vec<String>>,
+    pub enabled_tools: Option<Vec<String>>,
     /// These tools are never offered.
     #[serde(default)]
-    pub(crate) disabled_tools: Vec<String>,
+    pub disabled_tools: Vec<String>,
     /// Per-tool policy by real tool name: `tools.echo = "auto"`. MCP tools ask by default.
     #[serde(default)]
-    pub(crate) tools: BTreeMap<String, ToolMode>,
+    pub tools: BTreeMap<String, ToolMode>,
 }
 
 /// `oauth = { client_id = "…", scopes = ["…"] }` of an HTTP server's table.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct McpOAuthConfig {
+pub struct McpOAuthConfig {
     /// A client id registered with the server's authorization server out of band; without one
     /// pablo registers itself (RFC 7591) when it signs in.
-    pub(crate) client_id: Option<String>,
+    pub client_id: Option<String>,
     /// The scopes to ask for; without them, those the server names in its challenge or its
     /// metadata.
     #[serde(default)]
-    pub(crate) scopes: Vec<String>,
+    pub scopes: Vec<String>,
 }
 
 /// Default seconds to wait for an MCP server to start.
-pub(crate) const MCP_STARTUP_TIMEOUT_SECONDS: u64 = 30;
+pub const MCP_STARTUP_TIMEOUT_SECONDS: u64 = 30;
 /// Default seconds one MCP tool call may take.
-pub(crate) const MCP_TOOL_TIMEOUT_SECONDS: u64 = 300;
+pub const MCP_TOOL_TIMEOUT_SECONDS: u64 = 300;
 
 impl McpServerConfig {
     /// Whether this table defines a server (rather than only switching one off or setting
     /// tool modes).
-    pub(crate) fn defines_server(&self) -> bool {
+    pub fn defines_server(&self) -> bool {
         self.command.is_some() || self.url.is_some()
     }
 
-    pub(crate) fn startup_timeout(&self) -> std::time::Duration {
+    pub fn startup_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(
             self.startup_timeout_seconds
                 .filter(|s| *s > 0)
@@ -89,7 +89,7 @@ impl McpServerConfig {
         )
     }
 
-    pub(crate) fn tool_timeout(&self) -> std::time::Duration {
+    pub fn tool_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(
             self.tool_timeout_seconds
                 .filter(|s| *s > 0)
@@ -197,7 +197,7 @@ impl McpServerConfig {
 
 /// `NAME` of `[mcp_servers.NAME]`: letters, digits, `-` and `_`, so tool names and slash
 /// commands built from it stay readable and unambiguous.
-pub(crate) fn is_mcp_server_name(name: &str) -> bool {
+pub fn is_mcp_server_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 32
         && name
@@ -214,11 +214,11 @@ pub(super) fn is_env_name(name: &str) -> bool {
 
 /// An MCP server to start, as the layers settled it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct McpServerEntry {
-    pub(crate) name: String,
-    pub(crate) config: McpServerConfig,
+pub struct McpServerEntry {
+    pub name: String,
+    pub config: McpServerConfig,
     /// Where it was defined (`user config /home/…/config.toml`), for messages.
-    pub(crate) source: String,
+    pub source: String,
 }
 
 impl Layers {
@@ -228,7 +228,7 @@ impl Layers {
     /// nothing: its definitions are ignored with a warning. Any layer may switch a server off
     /// (`enabled = false`) and narrow its tools (`disabled_tools`, `enabled_tools`); trusted
     /// layers may also change its timeouts and `required`.
-    pub(crate) fn mcp_servers(&self, trust: Trust) -> (Vec<McpServerEntry>, Vec<String>) {
+    pub fn mcp_servers(&self, trust: Trust) -> (Vec<McpServerEntry>, Vec<String>) {
         // A project server starts a program or connects to a URL; its timeouts and `required`
         // would widen what the person allowed.
         let project_trusted =

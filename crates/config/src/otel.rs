@@ -10,37 +10,37 @@ use serde::{Deserialize, Serialize};
 /// alone turns it on. Nothing it exports carries content.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct OtelConfig {
+pub struct OtelConfig {
     /// `false` switches export off whatever else is set; `true` exports to the default endpoint
     /// (`http://localhost:4318`, or `:4317` for gRPC) when none is given.
-    pub(crate) enabled: Option<bool>,
+    pub enabled: Option<bool>,
     /// The collector's base URL (`/v1/traces` and `/v1/metrics` are added for HTTP).
-    pub(crate) endpoint: Option<String>,
+    pub endpoint: Option<String>,
     /// The full URL for spans, when it differs.
-    pub(crate) traces_endpoint: Option<String>,
+    pub traces_endpoint: Option<String>,
     /// The full URL for metrics, when it differs.
-    pub(crate) metrics_endpoint: Option<String>,
+    pub metrics_endpoint: Option<String>,
     /// `http/protobuf` (default) or `grpc`.
-    pub(crate) protocol: Option<OtelProtocol>,
+    pub protocol: Option<OtelProtocol>,
     /// Sent with every export request (a collector's API key; never shown or logged).
     #[serde(default)]
-    pub(crate) headers: BTreeMap<String, String>,
+    pub headers: BTreeMap<String, String>,
     /// How long one export request may take, in milliseconds (default 10,000).
-    pub(crate) timeout_ms: Option<u64>,
+    pub timeout_ms: Option<u64>,
     /// Export spans (default true).
-    pub(crate) traces: Option<bool>,
+    pub traces: Option<bool>,
     /// Export metrics (default true).
-    pub(crate) metrics: Option<bool>,
+    pub metrics: Option<bool>,
     /// `service.name` of the resource (default `pablo`).
-    pub(crate) service_name: Option<String>,
+    pub service_name: Option<String>,
     /// How often metrics are sent while pablo runs, in milliseconds (default 60,000; they are
     /// sent once more at exit).
-    pub(crate) metric_interval_ms: Option<u64>,
+    pub metric_interval_ms: Option<u64>,
 }
 
 /// The OTLP transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum OtelProtocol {
+pub enum OtelProtocol {
     #[serde(rename = "http/protobuf")]
     HttpProtobuf,
     #[serde(rename = "grpc")]
@@ -49,7 +49,7 @@ pub(crate) enum OtelProtocol {
 
 impl OtelConfig {
     /// The checks serde cannot express, each with the key (under `otel`) it is about.
-    pub(crate) fn check(&self) -> Vec<(&'static str, String)> {
+    pub fn check(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         for (key, url) in [
             ("endpoint", &self.endpoint),
@@ -83,9 +83,9 @@ impl OtelConfig {
 /// `[trace]`: the native trace (`PABLO_LOG`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct TraceConfig {
+pub struct TraceConfig {
     /// Write tool arguments and bounded results into the native trace, keys and secret-looking
     /// values redacted (`PABLO_LOG_CONTENT=1` does the same). Never into OpenTelemetry. Read from
     /// the person's own layers only.
-    pub(crate) content: Option<bool>,
+    pub content: Option<bool>,
 }
