@@ -21,7 +21,7 @@ pub mod session;
 pub use pablo_telemetry as telemetry;
 pub(crate) mod tools;
 pub mod tui;
-pub mod workspace;
+pub use pablo_workspace as workspace;
 
 // The engine's own tests find their support code under the crate's public name, as the tests in
 // `tests/` do.

@@ -63,6 +63,7 @@ const SOURCES: &[(&str, &str, &str)] = &[
     ("crates/core/src", "core", "pablo_core"),
     ("crates/telemetry/src", "telemetry", "pablo_telemetry"),
     ("crates/config/src", "config", "pablo_config"),
+    ("crates/workspace/src", "workspace", "pablo_workspace"),
 ];
 
 /// Every scanned `src/` directory with the module path its files start at.
@@ -793,8 +794,8 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // session, from the watches (`harness::sandbox_mask_tracked`) (issue 46); 321 since `core` and
     // `protocol` are crates of their own (issue 45 item 5): the count is `pablo`'s own items, and
     // theirs (207 with what was `pub(crate)` in them) are listed but not counted (below); 316 since
-    // `telemetry` followed them; 290 since `config` did.
-    const CEILING: usize = 290;
+    // `telemetry` followed them; 290 since `config` did; 288 since `workspace` did.
+    const CEILING: usize = 288;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {
@@ -822,8 +823,8 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
             .collect::<Vec<_>>()
             .join("\n  ")
     );
-    // The ceiling counts what `pablo` itself makes public. A crate below it (`pablo-core`,
-    // `pablo-protocol`, `pablo-telemetry`, `pablo-config`) is used by the crates above through its
+    // The ceiling counts what `pablo` itself makes public. A crate below it (each of `crates/`:
+    // `pablo-core`, `pablo-config`, `pablo-workspace`, …) is used by the crates above through its
     // `pub` items, so what was `pub(crate)` while it was a module is `pub` there: its items are
     // listed above (a change shows in review) and not counted here, where they would measure the
     // move, not a widening.

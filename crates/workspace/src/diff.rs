@@ -9,17 +9,17 @@ use std::time::{Duration, Instant};
 
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline, group_diff_ops};
 
-use crate::core::ErrorCode;
-use crate::protocol::{DiffHunk, DiffLine, DiffTag, FileChangePreview};
+use pablo_core::ErrorCode;
+use pablo_protocol::{DiffHunk, DiffLine, DiffTag, FileChangePreview};
 
 /// Lines of context around each change.
-pub(crate) const CONTEXT: usize = 3;
+pub const CONTEXT: usize = 3;
 
 /// Past this the diff algorithm settles for a coarser (still correct) diff.
 const DIFF_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Splits after every `\n`, keeping terminators; the last line may lack one.
-pub(crate) fn split_lines(text: &str) -> Vec<&str> {
+pub fn split_lines(text: &str) -> Vec<&str> {
     text.split_inclusive('\n').collect()
 }
 
@@ -65,15 +65,15 @@ fn range_text(start: usize, len: usize) -> String {
 
 /// A whole diff: its text, hunks and counts.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Diff {
-    pub(crate) text: String,
-    pub(crate) hunks: Vec<DiffHunk>,
-    pub(crate) added: usize,
-    pub(crate) removed: usize,
+pub struct Diff {
+    pub text: String,
+    pub hunks: Vec<DiffHunk>,
+    pub added: usize,
+    pub removed: usize,
 }
 
 /// Diffs `old` (absent for a new file) against `new`, labelled with `path`.
-pub(crate) fn diff(path: &str, old: Option<&str>, new: &str) -> Diff {
+pub fn diff(path: &str, old: Option<&str>, new: &str) -> Diff {
     let g = group(old.unwrap_or(""), new);
     let mut text = String::new();
     let mut hunks = Vec::new();
@@ -166,14 +166,14 @@ pub(crate) fn diff(path: &str, old: Option<&str>, new: &str) -> Diff {
 
 /// Why a set of hunks cannot be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum NarrowError {
+pub enum NarrowError {
     #[error("hunk {index} does not exist; the change has {count} hunks")]
     NoSuchHunk { index: usize, count: usize },
     #[error("no hunk was accepted, so there is nothing to write")]
     NothingAccepted,
 }
 
-impl crate::core::Coded for NarrowError {
+impl pablo_core::Coded for NarrowError {
     fn code(&self) -> ErrorCode {
         match self {
             NarrowError::NoSuchHunk { .. } => ErrorCode::InvalidHunks,
@@ -183,7 +183,7 @@ impl crate::core::Coded for NarrowError {
 }
 
 /// `old` with only the `accepted` hunks of the diff `old → new` applied.
-pub(crate) fn apply_hunks(old: &str, new: &str, accepted: &[usize]) -> Result<String, NarrowError> {
+pub fn apply_hunks(old: &str, new: &str, accepted: &[usize]) -> Result<String, NarrowError> {
     let g = group(old, new);
     let count = g.groups.len();
     if let Some(&index) = accepted.iter().find(|&&i| i >= count) {
@@ -220,7 +220,7 @@ pub(crate) fn apply_hunks(old: &str, new: &str, accepted: &[usize]) -> Result<St
 }
 
 /// The preview of replacing `old` (absent: creating) with `new` at `path`.
-pub(crate) fn file_change_preview(
+pub fn file_change_preview(
     path: &str,
     old: Option<&str>,
     old_revision: Option<String>,

@@ -11,12 +11,12 @@
 //! target, which is renamed over it after the revision and the cancellation token are checked one
 //! last time. Either the old bytes or the new bytes are there, never a mixture.
 
-pub(crate) mod credentials;
-pub(crate) mod diff;
+pub mod credentials;
+pub mod diff;
 mod install;
-pub(crate) mod node;
-pub(crate) mod path;
-pub(crate) mod search;
+pub mod node;
+pub mod path;
+pub mod search;
 
 use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
@@ -27,21 +27,21 @@ use rustix::io::Errno;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::core::Coded;
-use crate::core::ErrorCode;
-pub(crate) use node::{NewNode, Node};
-pub(crate) use path::{PathRule, RelPath};
+pub use node::{NewNode, Node};
+use pablo_core::Coded;
+use pablo_core::ErrorCode;
+pub use path::{PathRule, RelPath};
 
-pub(crate) use credentials::CredentialNames;
-pub(crate) use install::is_temp_name;
+pub use credentials::CredentialNames;
+pub use install::is_temp_name;
 use install::{TempGuard, create_temp, remove_stale_temps, temp_name_for};
 
 /// Suffix of the private temporary files written next to a target during a commit.
-pub(crate) const TEMP_SUFFIX: &str = ".pablo-tmp";
+pub const TEMP_SUFFIX: &str = ".pablo-tmp";
 
 /// Why a file operation was refused or failed. Every variant names the path.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum WorkspaceError {
+pub enum WorkspaceError {
     #[error("path {path:?} refused: {rule}")]
     PathRefused { path: String, rule: PathRule },
     #[error("{path}: refused: the name looks like a credential file (matches `{pattern}`)")]
@@ -134,7 +134,7 @@ impl Coded for WorkspaceError {
 }
 
 impl WorkspaceError {
-    pub(crate) fn refused(path: &str, rule: PathRule) -> Self {
+    pub fn refused(path: &str, rule: PathRule) -> Self {
         WorkspaceError::PathRefused {
             path: path.to_string(),
             rule,
@@ -144,7 +144,7 @@ impl WorkspaceError {
 
 /// How paths below the root are resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Resolver {
+pub enum Resolver {
     /// One `openat2` call with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`.
     Openat2,
     /// One `openat` per component with `O_NOFOLLOW` (kernels before 5.6, or seccomp filters
@@ -156,25 +156,25 @@ pub(crate) enum Resolver {
 /// holds the file in memory (its revision is the hash of all of it), so an unbounded one lets a
 /// 2 GB file, or a sparse file of any size that costs no disk, take gigabytes of memory; the size
 /// is checked before a byte is read.
-pub(crate) const DEFAULT_MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
+pub const DEFAULT_MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How a workspace is opened.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct WorkspaceOptions {
+pub struct WorkspaceOptions {
     /// Extra credential globs, added to [`CREDENTIAL_NAMES`].
-    pub(crate) refused_names: Vec<String>,
+    pub refused_names: Vec<String>,
     /// Largest file read or searched, in bytes (`None`: [`DEFAULT_MAX_READ_BYTES`]).
-    pub(crate) max_file_bytes: Option<u64>,
+    pub max_file_bytes: Option<u64>,
     /// Search caps (`None`: unlimited).
-    pub(crate) max_search_files: Option<usize>,
-    pub(crate) max_search_bytes: Option<u64>,
+    pub max_search_files: Option<usize>,
+    pub max_search_bytes: Option<u64>,
     /// Force a resolver (tests run the fallback on kernels that have `openat2`).
-    pub(crate) resolver: Option<Resolver>,
+    pub resolver: Option<Resolver>,
 }
 
 impl WorkspaceOptions {
     /// The largest file read or searched: the configured size, or [`DEFAULT_MAX_READ_BYTES`].
-    pub(crate) fn read_limit(&self) -> u64 {
+    pub fn read_limit(&self) -> u64 {
         self.max_file_bytes.unwrap_or(DEFAULT_MAX_READ_BYTES)
     }
 }
@@ -182,7 +182,7 @@ impl WorkspaceOptions {
 /// The kind of a directory entry, as `fs.list` reports it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum EntryKind {
+pub enum EntryKind {
     #[default]
     File,
     Dir,
@@ -193,67 +193,67 @@ pub(crate) enum EntryKind {
 /// One entry of a listing. (Read back leniently, as every tool result is for its words.)
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
-pub(crate) struct ListEntry {
+pub struct ListEntry {
     /// Workspace-relative path.
-    pub(crate) path: String,
-    pub(crate) kind: EntryKind,
+    pub path: String,
+    pub kind: EntryKind,
     /// Size in bytes (regular files only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) size: Option<u64>,
+    pub size: Option<u64>,
 }
 
 /// A listing, cut at `max_entries`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Listing {
-    pub(crate) path: String,
-    pub(crate) entries: Vec<ListEntry>,
-    pub(crate) truncated: bool,
+    pub path: String,
+    pub entries: Vec<ListEntry>,
+    pub truncated: bool,
 }
 
 /// A whole regular file read through the handle.
 #[derive(Debug, Clone)]
-pub(crate) struct FileBytes {
-    pub(crate) bytes: Vec<u8>,
+pub struct FileBytes {
+    pub bytes: Vec<u8>,
     /// SHA-256 hex of exactly `bytes`.
-    pub(crate) revision: String,
+    pub revision: String,
     /// Permission bits (`st_mode & 0o7777`).
-    pub(crate) mode: u32,
+    pub mode: u32,
 }
 
 /// One page of `fs.read`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
-pub(crate) struct Page {
-    pub(crate) path: String,
+pub struct Page {
+    pub path: String,
     /// (Read back from `content` too, the name a page's text had in older journals' results.)
     #[serde(alias = "content")]
-    pub(crate) text: String,
-    pub(crate) offset: u64,
+    pub text: String,
+    pub offset: u64,
     /// Where the next page starts; `None` at the end of the file.
-    pub(crate) next_offset: Option<u64>,
-    pub(crate) total_bytes: u64,
-    pub(crate) revision: String,
+    pub next_offset: Option<u64>,
+    pub total_bytes: u64,
+    pub revision: String,
 }
 
 /// What a commit did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Installed {
-    pub(crate) revision: String,
-    pub(crate) created: bool,
+pub struct Installed {
+    pub revision: String,
+    pub created: bool,
     /// `false` when the directory could not be fsynced after the rename (the file is in place,
     /// but a power cut could still lose the rename).
-    pub(crate) durable: bool,
+    pub durable: bool,
 }
 
 /// SHA-256 hex of `bytes`: the revision of a file with these bytes.
-pub(crate) fn revision_of(bytes: &[u8]) -> String {
+pub fn revision_of(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
 /// The opened workspace. Cheap to share behind an `Arc`; every method is `&self`.
 #[derive(Debug)]
-pub(crate) struct Workspace {
+pub struct Workspace {
     root: PathBuf,
     dir: OwnedFd,
     resolver: Resolver,
@@ -261,7 +261,7 @@ pub(crate) struct Workspace {
     options: WorkspaceOptions,
 }
 
-pub(crate) fn io_err(path: &str, op: &'static str, e: impl Into<io::Error>) -> WorkspaceError {
+pub fn io_err(path: &str, op: &'static str, e: impl Into<io::Error>) -> WorkspaceError {
     WorkspaceError::Io {
         path: path.to_string(),
         op,
@@ -283,14 +283,11 @@ fn kind_name(t: FileType) -> &'static str {
 
 impl Workspace {
     /// Opens `root` with the defaults.
-    pub(crate) fn open(root: &Path) -> Result<Self, WorkspaceError> {
+    pub fn open(root: &Path) -> Result<Self, WorkspaceError> {
         Self::open_with(root, WorkspaceOptions::default())
     }
 
-    pub(crate) fn open_with(
-        root: &Path,
-        options: WorkspaceOptions,
-    ) -> Result<Self, WorkspaceError> {
+    pub fn open_with(root: &Path, options: WorkspaceOptions) -> Result<Self, WorkspaceError> {
         let shown = root.display().to_string();
         // The root itself is the person's choice and may be reached through links; everything
         // below it is not.
@@ -322,36 +319,36 @@ impl Workspace {
     }
 
     /// The canonical root (for display and for the search walker's starting point).
-    pub(crate) fn root(&self) -> &Path {
+    pub fn root(&self) -> &Path {
         &self.root
     }
 
-    pub(crate) fn options(&self) -> &WorkspaceOptions {
+    pub fn options(&self) -> &WorkspaceOptions {
         &self.options
     }
 
     /// Parses a path the model wrote.
-    pub(crate) fn parse(&self, raw: &str) -> Result<RelPath, WorkspaceError> {
+    pub fn parse(&self, raw: &str) -> Result<RelPath, WorkspaceError> {
         RelPath::parse(raw).map_err(|rule| WorkspaceError::refused(raw, rule))
     }
 
     /// Parses a path that must name a file (not the root).
-    pub(crate) fn parse_file(&self, raw: &str) -> Result<RelPath, WorkspaceError> {
+    pub fn parse_file(&self, raw: &str) -> Result<RelPath, WorkspaceError> {
         RelPath::parse_file(raw).map_err(|rule| WorkspaceError::refused(raw, rule))
     }
 
     /// The credential glob a path matches, if any.
-    pub(crate) fn refused_pattern(&self, rel: &RelPath) -> Option<&str> {
+    pub fn refused_pattern(&self, rel: &RelPath) -> Option<&str> {
         self.refused.matching(rel.as_str())
     }
 
     /// The credential names of this workspace (built-in plus `refused_names`).
-    pub(crate) fn credential_names(&self) -> &CredentialNames {
+    pub fn credential_names(&self) -> &CredentialNames {
         &self.refused
     }
 
     /// Refuses credential-like names with `file_refused`.
-    pub(crate) fn check_not_credential(&self, rel: &RelPath) -> Result<(), WorkspaceError> {
+    pub fn check_not_credential(&self, rel: &RelPath) -> Result<(), WorkspaceError> {
         match self.refused_pattern(rel) {
             Some(p) => Err(WorkspaceError::FileRefused {
                 path: rel.to_string(),
@@ -363,7 +360,7 @@ impl Workspace {
 
     /// Opens `rel` below the root without following any link. `flags` get `O_NOFOLLOW` and
     /// `O_CLOEXEC` added.
-    pub(crate) fn open_beneath(
+    pub fn open_beneath(
         &self,
         rel: &RelPath,
         flags: OFlags,
@@ -490,7 +487,7 @@ impl Workspace {
 
     /// Reads a whole regular file. Refuses credential names, links, directories and special
     /// files (the last without ever opening them for reading).
-    pub(crate) fn read_file(&self, rel: &RelPath) -> Result<FileBytes, WorkspaceError> {
+    pub fn read_file(&self, rel: &RelPath) -> Result<FileBytes, WorkspaceError> {
         let st = self.probe_regular(rel)?;
         // Step two: open for reading. O_NONBLOCK means that even if the name was swapped for a
         // FIFO in between, the open and the read cannot hang; the inode must be the one probed.
@@ -504,11 +501,7 @@ impl Workspace {
 
     /// [`Workspace::read_file`] under a tool's own size limit as well (`csv.analyze` reads at
     /// most 10 MiB): the smaller of the two limits applies, checked before a byte is read.
-    pub(crate) fn read_file_capped(
-        &self,
-        rel: &RelPath,
-        limit: u64,
-    ) -> Result<FileBytes, WorkspaceError> {
+    pub fn read_file_capped(&self, rel: &RelPath, limit: u64) -> Result<FileBytes, WorkspaceError> {
         let st = self.probe_regular(rel)?;
         let limit = self.options.read_limit().min(limit);
         if st.st_size as u64 > limit {
@@ -527,7 +520,7 @@ impl Workspace {
     }
 
     /// Reads a whole text file: refused when it holds a NUL byte or is not UTF-8.
-    pub(crate) fn read_text(&self, rel: &RelPath) -> Result<(String, FileBytes), WorkspaceError> {
+    pub fn read_text(&self, rel: &RelPath) -> Result<(String, FileBytes), WorkspaceError> {
         let file = self.read_file(rel)?;
         let text = text_of(rel, &file.bytes)?.to_string();
         Ok((text, file))
@@ -537,7 +530,7 @@ impl Workspace {
     /// link refusal, special-file refusal and size limit as [`Workspace::read_file`]. Used when
     /// the bytes come from somewhere else (an editor's buffer) but the name must still be one
     /// pablo would read itself.
-    pub(crate) fn admit_file(&self, rel: &RelPath) -> Result<(), WorkspaceError> {
+    pub fn admit_file(&self, rel: &RelPath) -> Result<(), WorkspaceError> {
         self.probe_regular(rel).map(|_| ())
     }
 
@@ -559,7 +552,7 @@ impl Workspace {
 
     /// Checks text that came from outside the handle (an editor's buffer) against the limits a
     /// file read applies: the size limit and the NUL-byte rule.
-    pub(crate) fn admit_text(&self, rel: &RelPath, text: &str) -> Result<(), WorkspaceError> {
+    pub fn admit_text(&self, rel: &RelPath, text: &str) -> Result<(), WorkspaceError> {
         self.check_size(rel, text.len() as u64)?;
         text_of(rel, text.as_bytes()).map(|_| ())
     }
@@ -568,7 +561,7 @@ impl Workspace {
 /// One page of `text` (whose revision is `revision`): at most `limit` bytes from `offset`, cut
 /// back to a code point boundary (but always at least one whole character, so paging makes
 /// progress).
-pub(crate) fn page_of(
+pub fn page_of(
     rel: &RelPath,
     text: &str,
     revision: String,
@@ -649,8 +642,8 @@ impl Workspace {
     }
 
     /// The current revision of `rel`, `None` when it does not exist.
-    #[cfg(test)]
-    pub(crate) fn current_revision(&self, rel: &RelPath) -> Result<Option<String>, WorkspaceError> {
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn current_revision(&self, rel: &RelPath) -> Result<Option<String>, WorkspaceError> {
         match self.read_file(rel) {
             Ok(f) => Ok(Some(f.revision)),
             Err(WorkspaceError::NotFound { .. }) => Ok(None),
@@ -662,7 +655,7 @@ impl Workspace {
     /// (1 = direct children), at most `max_entries`. A `.git` below the listed directory is one
     /// entry, never descended into: git's internals would spend the entries on object files (a
     /// fifth of a thousand at depth 3 in a small repository); listing `.git` itself shows them.
-    pub(crate) fn list(
+    pub fn list(
         &self,
         rel: &RelPath,
         depth: usize,
@@ -673,7 +666,7 @@ impl Workspace {
 
     /// [`Workspace::list`] of only the entries `visible` accepts (by workspace-relative path);
     /// a directory it refuses is neither shown nor descended into.
-    pub(crate) fn list_visible(
+    pub fn list_visible(
         &self,
         rel: &RelPath,
         depth: usize,
@@ -692,7 +685,7 @@ impl Workspace {
 }
 
 /// The bytes as text: a NUL byte means binary, anything else must be UTF-8.
-pub(crate) fn text_of<'a>(rel: &RelPath, bytes: &'a [u8]) -> Result<&'a str, WorkspaceError> {
+pub fn text_of<'a>(rel: &RelPath, bytes: &'a [u8]) -> Result<&'a str, WorkspaceError> {
     if let Some(offset) = memchr::memchr(0, bytes) {
         return Err(WorkspaceError::BinaryContent {
             path: rel.to_string(),
@@ -706,14 +699,14 @@ pub(crate) fn text_of<'a>(rel: &RelPath, bytes: &'a [u8]) -> Result<&'a str, Wor
 }
 
 /// Whether a text mostly ends its lines with CRLF.
-pub(crate) fn uses_crlf(text: &str) -> bool {
+pub fn uses_crlf(text: &str) -> bool {
     let crlf = text.matches("\r\n").count();
     let lf = text.matches('\n').count();
     crlf > 0 && crlf * 2 >= lf
 }
 
 /// Turns every `\n` not already preceded by `\r` into `\r\n`.
-pub(crate) fn to_crlf(text: &str) -> String {
+pub fn to_crlf(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 32);
     let mut prev = '\0';
     for ch in text.chars() {
@@ -728,7 +721,7 @@ pub(crate) fn to_crlf(text: &str) -> String {
 
 /// Shapes a full replacement text like the file it replaces: CRLF line endings when the old
 /// file used them, and no final newline when the old file had none.
-pub(crate) fn match_text_shape(old: &str, new: &str) -> String {
+pub fn match_text_shape(old: &str, new: &str) -> String {
     let mut out = if uses_crlf(old) {
         to_crlf(new)
     } else {
@@ -745,7 +738,7 @@ pub(crate) fn match_text_shape(old: &str, new: &str) -> String {
 }
 
 /// Start offsets of every occurrence of `needle`, overlapping ones included.
-pub(crate) fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
+pub fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
     let finder = memchr::memmem::Finder::new(needle.as_bytes());
     let mut out = Vec::new();
     let mut at = 0;
@@ -769,7 +762,7 @@ fn probe_openat2(dir: &OwnedFd) -> Resolver {
     }
 }
 
-pub(crate) fn check_regular(rel: &RelPath, st: &rustix::fs::Stat) -> Result<(), WorkspaceError> {
+pub fn check_regular(rel: &RelPath, st: &rustix::fs::Stat) -> Result<(), WorkspaceError> {
     match FileType::from_raw_mode(st.st_mode) {
         FileType::RegularFile => Ok(()),
         FileType::Directory => Err(WorkspaceError::IsDirectory {

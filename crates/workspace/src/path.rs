@@ -8,7 +8,7 @@ use std::fmt;
 
 /// Which rule refused a path. The `Display` text goes into the `path_refused` message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum PathRule {
+pub enum PathRule {
     Empty,
     Absolute,
     ParentComponent,
@@ -57,7 +57,7 @@ impl fmt::Display for PathRule {
 /// A checked path relative to the workspace root: no empty, `.` or `..` components, `/`-joined.
 /// The empty path (no components) is the workspace root itself.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct RelPath {
+pub struct RelPath {
     joined: String,
 }
 
@@ -85,7 +85,7 @@ fn has_drive_prefix(component: &str) -> bool {
 
 impl RelPath {
     /// The workspace root.
-    pub(crate) fn root() -> Self {
+    pub fn root() -> Self {
         Self {
             joined: String::new(),
         }
@@ -93,7 +93,7 @@ impl RelPath {
 
     /// Checks a path as the model wrote it. `""` and `"."` are the root; callers that need a
     /// file refuse the root themselves.
-    pub(crate) fn parse(raw: &str) -> Result<Self, PathRule> {
+    pub fn parse(raw: &str) -> Result<Self, PathRule> {
         if raw.contains('\0') {
             return Err(PathRule::NulByte);
         }
@@ -131,7 +131,7 @@ impl RelPath {
     }
 
     /// Same as [`RelPath::parse`], but the root is refused (a file is needed).
-    pub(crate) fn parse_file(raw: &str) -> Result<Self, PathRule> {
+    pub fn parse_file(raw: &str) -> Result<Self, PathRule> {
         let p = Self::parse(raw)?;
         if p.is_root() {
             return Err(PathRule::Empty);
@@ -139,17 +139,17 @@ impl RelPath {
         Ok(p)
     }
 
-    pub(crate) fn is_root(&self) -> bool {
+    pub fn is_root(&self) -> bool {
         self.joined.is_empty()
     }
 
     /// `a/b/c`, or `""` for the root.
-    pub(crate) fn as_str(&self) -> &str {
+    pub fn as_str(&self) -> &str {
         &self.joined
     }
 
     /// `.` for the root, the joined path otherwise (for messages and previews).
-    pub(crate) fn display(&self) -> &str {
+    pub fn display(&self) -> &str {
         if self.joined.is_empty() {
             "."
         } else {
@@ -157,17 +157,17 @@ impl RelPath {
         }
     }
 
-    pub(crate) fn components(&self) -> impl Iterator<Item = &str> {
+    pub fn components(&self) -> impl Iterator<Item = &str> {
         self.joined.split('/').filter(|c| !c.is_empty())
     }
 
     /// The last component (`None` for the root).
-    pub(crate) fn file_name(&self) -> Option<&str> {
+    pub fn file_name(&self) -> Option<&str> {
         self.components().last()
     }
 
     /// The path without its last component (the root for a top-level name).
-    pub(crate) fn parent(&self) -> RelPath {
+    pub fn parent(&self) -> RelPath {
         match self.joined.rfind('/') {
             Some(i) => RelPath {
                 joined: self.joined[..i].to_string(),
@@ -177,7 +177,7 @@ impl RelPath {
     }
 
     /// `self/name` (for names read from a directory, which never contain `/`).
-    pub(crate) fn join(&self, name: &str) -> RelPath {
+    pub fn join(&self, name: &str) -> RelPath {
         if self.joined.is_empty() {
             RelPath {
                 joined: name.to_string(),

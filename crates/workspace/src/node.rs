@@ -19,7 +19,7 @@ use super::{
 
 /// What a workspace name holds now. Never follows a link.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Node {
+pub enum Node {
     Absent,
     File {
         revision: String,
@@ -36,7 +36,7 @@ pub(crate) enum Node {
 
 /// What a name should hold after [`Workspace::replace_node`].
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum NewNode<'a> {
+pub enum NewNode<'a> {
     Absent,
     File { bytes: &'a [u8], mode: u32 },
     Symlink { target: &'a str },
@@ -77,7 +77,7 @@ fn short(rev: &str) -> &str {
 }
 
 /// SHA-256 of everything `file` holds, read in pieces (a large file is never held in memory).
-pub(crate) fn hash_reader(mut file: impl Read) -> std::io::Result<(String, u64)> {
+pub fn hash_reader(mut file: impl Read) -> std::io::Result<(String, u64)> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut total = 0u64;
@@ -96,7 +96,7 @@ pub(crate) fn hash_reader(mut file: impl Read) -> std::io::Result<(String, u64)>
 
 impl Workspace {
     /// What `rel` is now: its kind, and for a regular file its revision (computed here).
-    pub(crate) fn node(&self, rel: &RelPath) -> Result<Node, WorkspaceError> {
+    pub fn node(&self, rel: &RelPath) -> Result<Node, WorkspaceError> {
         let Some(name) = rel.file_name() else {
             return Ok(Node::Directory);
         };
@@ -158,7 +158,7 @@ impl Workspace {
     /// Makes `rel` hold `new`, in one rename (or one unlink), if it holds `expected` right before.
     /// Missing parent directories are created for a file or link. Credential names are refused
     /// like every other write.
-    pub(crate) fn replace_node(
+    pub fn replace_node(
         &self,
         rel: &RelPath,
         new: NewNode<'_>,
@@ -235,7 +235,7 @@ impl Workspace {
 
     /// Removes the directory `rel` if it is empty (a directory a turn created, after its files
     /// were removed). Anything else is left as it is.
-    pub(crate) fn remove_empty_dir(&self, rel: &RelPath) -> Result<bool, WorkspaceError> {
+    pub fn remove_empty_dir(&self, rel: &RelPath) -> Result<bool, WorkspaceError> {
         let Some(name) = rel.file_name() else {
             return Ok(false);
         };

@@ -22,8 +22,8 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 impl Workspace {
     /// Replaces (or creates) `rel` with `bytes`, atomically, if its revision is still
     /// `expected` (`None`: the file must not exist). See the module docs for the steps.
-    #[cfg(test)]
-    pub(crate) fn install(
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn install(
         &self,
         rel: &RelPath,
         bytes: &[u8],
@@ -37,7 +37,7 @@ impl Workspace {
     /// once they have passed the revision check and before anything is written: what `before`
     /// sees is exactly what the rename will replace, or the install fails. An error from `before`
     /// stops the install with nothing written (a checkpoint that cannot be kept).
-    pub(crate) fn install_with(
+    pub fn install_with(
         &self,
         rel: &RelPath,
         bytes: &[u8],
@@ -255,7 +255,7 @@ pub(super) fn remove_stale_temps(dir: &OwnedFd, name: &str) {
 }
 
 /// Whether `name` (from a directory entry) is a temporary file of ours.
-pub(crate) fn is_temp_name(name: &OsStr) -> bool {
+pub fn is_temp_name(name: &OsStr) -> bool {
     name.as_bytes().ends_with(TEMP_SUFFIX.as_bytes())
 }
 

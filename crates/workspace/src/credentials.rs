@@ -13,7 +13,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// File names refused for reading and writing because they usually hold secrets. Globs without
 /// `/` match the file name; globs with `/` match the whole workspace-relative path.
-pub(crate) const CREDENTIAL_NAMES: &[&str] = &[
+pub const CREDENTIAL_NAMES: &[&str] = &[
     ".env",
     ".env.*",
     "*.pem",
@@ -72,7 +72,7 @@ const BACKUP_ENDINGS: &[&str] = &[
 /// frame would otherwise spend (case-insensitive globs become one regex set): a process that never
 /// checks a path never pays it, and every copy of the built-in list shares one compiled set.
 #[derive(Debug, Clone)]
-pub(crate) struct CredentialNames {
+pub struct CredentialNames {
     compiled: Compiled,
     patterns: Vec<String>,
 }
@@ -118,7 +118,7 @@ impl Default for CredentialNames {
 
 impl CredentialNames {
     /// The built-in list alone.
-    pub(crate) fn builtin() -> Self {
+    pub fn builtin() -> Self {
         Self {
             compiled: Compiled::Builtin,
             patterns: CREDENTIAL_NAMES.iter().map(|s| s.to_string()).collect(),
@@ -127,7 +127,7 @@ impl CredentialNames {
 
     /// The built-in list plus `extra` (`[options.filesystem] refused_names`). `Err` names the
     /// glob that does not parse; each is parsed here (cheap), the set is compiled at first use.
-    pub(crate) fn new(extra: &[String]) -> Result<Self, (String, String)> {
+    pub fn new(extra: &[String]) -> Result<Self, (String, String)> {
         if extra.is_empty() {
             return Ok(Self::builtin());
         }
@@ -154,7 +154,7 @@ impl CredentialNames {
 
     /// The glob that `rel` (a workspace-relative path with `/` separators) matches, by its file
     /// name or as a whole.
-    pub(crate) fn matching(&self, rel: &str) -> Option<&str> {
+    pub fn matching(&self, rel: &str) -> Option<&str> {
         let rel = rel.trim_start_matches("./").trim_end_matches('/');
         self.matching_exactly(rel).or_else(|| {
             // Compared without a lowercased copy: this runs for every entry of a workspace walk
@@ -186,7 +186,7 @@ impl CredentialNames {
 
     /// Whether `rel` or any directory on the way to it has a credential name (a read of a
     /// directory named `.env` reads what is in it).
-    pub(crate) fn covers(&self, rel: &str) -> bool {
+    pub fn covers(&self, rel: &str) -> bool {
         let rel = rel.trim_start_matches("./").trim_end_matches('/');
         if self.matching(rel).is_some() {
             return true;
@@ -206,7 +206,7 @@ impl CredentialNames {
     }
 
     /// The globs, in order (built-in first).
-    pub(crate) fn patterns(&self) -> &[String] {
+    pub fn patterns(&self) -> &[String] {
         &self.patterns
     }
 }

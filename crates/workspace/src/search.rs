@@ -18,13 +18,13 @@ use serde::Serialize;
 use super::{RelPath, Workspace, WorkspaceError};
 
 /// Lines longer than this are cut around the match.
-pub(crate) const MAX_LINE_BYTES: usize = 400;
+pub const MAX_LINE_BYTES: usize = 400;
 /// Bytes kept on each side of the match when a line is cut.
 const CUT_CONTEXT: usize = 150;
 
 /// One search.
 #[derive(Debug, Clone)]
-pub(crate) struct SearchRequest {
+pub struct SearchRequest {
     pub query: String,
     pub path: RelPath,
     pub max_results: usize,
@@ -36,41 +36,41 @@ pub(crate) struct SearchRequest {
 /// One matching line.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(default)]
-pub(crate) struct SearchMatch {
-    pub(crate) path: String,
+pub struct SearchMatch {
+    pub path: String,
     /// 1-based.
-    pub(crate) line_number: u64,
+    pub line_number: u64,
     /// 1-based byte column of the first match on the line.
-    pub(crate) column: usize,
+    pub column: usize,
     /// The line without its terminator, cut around the match when long.
-    pub(crate) line: String,
+    pub line: String,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) line_truncated: bool,
+    pub line_truncated: bool,
 }
 
 /// Files passed over, by reason.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(default)]
-pub(crate) struct Skipped {
-    pub(crate) binary: u64,
-    pub(crate) too_large: u64,
+pub struct Skipped {
+    pub binary: u64,
+    pub too_large: u64,
     /// Links, FIFOs, sockets, devices, credential names, unreadable files.
-    pub(crate) refused: u64,
+    pub refused: u64,
 }
 
 /// What a search found, and whether a cap cut it short.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(default)]
-pub(crate) struct SearchOutcome {
+pub struct SearchOutcome {
     pub matches: Vec<SearchMatch>,
-    pub(crate) files_scanned: u64,
-    pub(crate) bytes_scanned: u64,
+    pub files_scanned: u64,
+    pub bytes_scanned: u64,
     /// True when any cap was hit; `limits_hit` says which.
-    pub(crate) truncated: bool,
+    pub truncated: bool,
     /// (Not read back: the words of a result do not name the limits.)
     #[serde(skip_deserializing)]
-    pub(crate) limits_hit: Vec<&'static str>,
-    pub(crate) skipped: Skipped,
+    pub limits_hit: Vec<&'static str>,
+    pub skipped: Skipped,
 }
 
 struct Shared<'a> {
@@ -90,13 +90,13 @@ struct Shared<'a> {
 }
 
 /// Runs a search. Refuses a start path that is a link, a special file or a credential file.
-pub(crate) fn search(ws: &Workspace, req: &SearchRequest) -> Result<SearchOutcome, WorkspaceError> {
+pub fn search(ws: &Workspace, req: &SearchRequest) -> Result<SearchOutcome, WorkspaceError> {
     search_visible(ws, req, &|_| true)
 }
 
 /// [`search`] of only the files `visible` accepts (by workspace-relative path); a directory it
 /// refuses is not walked. Files left out count as `skipped.refused`.
-pub(crate) fn search_visible(
+pub fn search_visible(
     ws: &Workspace,
     req: &SearchRequest,
     visible: &(dyn Fn(&str) -> bool + Sync),
