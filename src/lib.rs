@@ -15,7 +15,7 @@ pub mod launch;
 pub(crate) mod lsp;
 pub mod model;
 pub mod policy;
-pub mod process;
+pub use pablo_process as process;
 pub use pablo_protocol as protocol;
 pub mod session;
 pub use pablo_telemetry as telemetry;

@@ -64,6 +64,7 @@ const SOURCES: &[(&str, &str, &str)] = &[
     ("crates/telemetry/src", "telemetry", "pablo_telemetry"),
     ("crates/config/src", "config", "pablo_config"),
     ("crates/workspace/src", "workspace", "pablo_workspace"),
+    ("crates/process/src", "process", "pablo_process"),
 ];
 
 /// Every scanned `src/` directory with the module path its files start at.
@@ -794,8 +795,9 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // session, from the watches (`harness::sandbox_mask_tracked`) (issue 46); 321 since `core` and
     // `protocol` are crates of their own (issue 45 item 5): the count is `pablo`'s own items, and
     // theirs (207 with what was `pub(crate)` in them) are listed but not counted (below); 316 since
-    // `telemetry` followed them; 290 since `config` did; 288 since `workspace` did.
-    const CEILING: usize = 288;
+    // `telemetry` followed them; 290 since `config` did; 288 since `workspace` did; 264 since
+    // `process` did.
+    const CEILING: usize = 264;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

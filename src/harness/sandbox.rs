@@ -106,7 +106,7 @@ impl SandboxTrue {
             toolchain_homes: Vec::new(),
             own: &[],
             support: None,
-            credentials: &names,
+            credentials: &crate::tools::CredentialRuleOf(&names),
         })
         .expect("the workspace is small enough to mask")
     }
@@ -123,7 +123,7 @@ pub fn sandbox_mask_hidden(ws: &Path) -> usize {
         toolchain_homes: Vec::new(),
         own: &[],
         support: None,
-        credentials: &names,
+        credentials: &crate::tools::CredentialRuleOf(&names),
     })
     .map_or(0, |plan| plan.workspace_hidden.len())
 }
@@ -144,7 +144,8 @@ pub fn sandbox_mask_tracked(ws: &Path) -> impl Fn() -> usize + use<> {
 /// Tracks `ws` as a session does, under the built-in credential rule (the one the masks here
 /// ask under).
 fn track(ws: &Path) -> crate::process::Tracking {
-    let rule = std::sync::Arc::new(crate::workspace::CredentialNames::builtin());
+    let rule = crate::tools::CredentialRuleOf(crate::workspace::CredentialNames::builtin());
+    let rule = std::sync::Arc::new(rule);
     crate::process::track(ws, rule)
 }
 

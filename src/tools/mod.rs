@@ -100,7 +100,8 @@ struct PlaceholderGuard {
 
 impl PlaceholderGuard {
     fn new(workspace: PathBuf, credentials: &crate::workspace::CredentialNames) -> Self {
-        let _tracking = crate::process::track(&workspace, Arc::new(credentials.clone()));
+        let rule = Arc::new(CredentialRuleOf(credentials.clone()));
+        let _tracking = crate::process::track(&workspace, rule);
         Self {
             workspace,
             _tracking,
@@ -108,14 +109,22 @@ impl PlaceholderGuard {
     }
 }
 
-/// The workspace's one credential rule, as the process layer's mask and watches ask it.
-impl crate::process::CredentialRule for crate::workspace::CredentialNames {
+/// The workspace's one credential rule (its `CredentialNames`, owned or borrowed), as the process
+/// layer's mask and watches ask it. A wrapper because the trait (`pablo-process`) and the type
+/// (`pablo-workspace`) are of two crates of one row, neither of which may name the other, and
+/// this crate may implement a trait of another crate only for a type of its own.
+pub(crate) struct CredentialRuleOf<T>(pub(crate) T);
+
+impl<T> crate::process::CredentialRule for CredentialRuleOf<T>
+where
+    T: std::borrow::Borrow<crate::workspace::CredentialNames> + Send + Sync,
+{
     fn names(&self, rel: &str) -> bool {
-        self.matching(rel).is_some()
+        self.0.borrow().matching(rel).is_some()
     }
 
     fn identity(&self) -> &[String] {
-        self.patterns()
+        self.0.borrow().patterns()
     }
 }
 

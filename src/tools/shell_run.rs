@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use super::shell_report::{CommandReport, Masked, NetworkRefused, SandboxDenied};
 use super::shell_terminal::{TerminalRun, run_in_terminal};
 use super::wording::{self, Args as CallArgs, exit_words, line_count, lines_of};
-use super::{Host, Tool, ToolContext, ToolResult};
+use super::{CredentialRuleOf, Host, Tool, ToolContext, ToolResult};
 use crate::core::{Coded, ErrorCode, ToolFailure, ToolKind, ToolName};
 use crate::process::sandbox::SandboxSettings;
 use crate::process::{
@@ -599,7 +599,7 @@ fn credential_mask(
         toolchain_homes,
         own: &settings.protected_dirs,
         support: Some(&support),
-        credentials: ctx.host.workspace.credential_names(),
+        credentials: &CredentialRuleOf(ctx.host.workspace.credential_names()),
     })
     .map_err(|e| {
         ToolFailure::new(

@@ -29,24 +29,24 @@ use super::start::{Exec, on_spawner, start};
 
 /// What to start.
 #[derive(Debug)]
-pub(crate) struct ServerSpawn {
+pub struct ServerSpawn {
     /// The program (found on `env`'s `PATH` when it has no slash) and its arguments.
-    pub(crate) argv: Vec<String>,
+    pub argv: Vec<String>,
     /// The whole environment it gets.
-    pub(crate) env: Vec<(String, String)>,
-    pub(crate) cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
     /// Where its stderr goes (a log file).
-    pub(crate) stderr: std::fs::File,
+    pub stderr: std::fs::File,
     /// The OS sandbox it runs in: none for an MCP server (the person's own program); a language
     /// server's is the command sandbox, since it may run the project's code.
-    pub(crate) sandbox: Sandbox,
+    pub sandbox: Sandbox,
 }
 
 /// pablo's ends of a started server's stdin and stdout.
 #[derive(Debug)]
-pub(crate) struct ServerPipes {
-    pub(crate) stdin: pipe::Sender,
-    pub(crate) stdout: pipe::Receiver,
+pub struct ServerPipes {
+    pub stdin: pipe::Sender,
+    pub stdout: pipe::Receiver,
 }
 
 /// A started server: the leader of its process group (its init), watched until it exits.
@@ -55,7 +55,7 @@ pub(crate) struct ServerPipes {
 /// leader is reaped by its watcher once nobody can signal the group any more, so its group id
 /// cannot be reused while pablo might still send it a signal.
 #[derive(Debug)]
-pub(crate) struct ServerProcess {
+pub struct ServerProcess {
     pid: i32,
     exit: watch::Receiver<Option<ExitInfo>>,
     /// Dropped when the group will not be signalled again: the watcher then reaps the leader.
@@ -63,9 +63,7 @@ pub(crate) struct ServerProcess {
 }
 
 /// Starts `spec` (see the module docs). Blocks briefly, until the program has been executed.
-pub(crate) fn spawn_server(
-    spec: ServerSpawn,
-) -> Result<(ServerProcess, ServerPipes), ProcessError> {
+pub fn spawn_server(spec: ServerSpawn) -> Result<(ServerProcess, ServerPipes), ProcessError> {
     let name = spec.argv.first().cloned().unwrap_or_default();
     let failed = |m: String| ProcessError::Spawn {
         launcher: name.clone(),
@@ -136,12 +134,12 @@ impl ServerProcess {
     }
 
     /// How the server ended, once it has.
-    pub(crate) fn exit_info(&self) -> Option<ExitInfo> {
+    pub fn exit_info(&self) -> Option<ExitInfo> {
         *self.exit.borrow()
     }
 
     /// Waits until the server has ended.
-    pub(crate) async fn exited(&self) -> ExitInfo {
+    pub async fn exited(&self) -> ExitInfo {
         let mut rx = self.exit.clone();
         match rx.wait_for(Option::is_some).await {
             Ok(info) => info.unwrap_or_default(),
@@ -150,7 +148,7 @@ impl ServerProcess {
     }
 
     /// Sends `signal` to the whole group, unless the server has already ended.
-    pub(crate) fn signal(&self, signal: rustix::process::Signal) {
+    pub fn signal(&self, signal: rustix::process::Signal) {
         if self.exit_info().is_none() {
             group::signal_group(self.pid, signal);
         }
@@ -158,7 +156,7 @@ impl ServerProcess {
 
     /// Ends the server: TERM to its group, up to `grace` for it to go, then KILL (which, with a
     /// PID namespace, ends everything in it at once).
-    pub(crate) async fn stop(&self, grace: Duration) {
+    pub async fn stop(&self, grace: Duration) {
         self.signal(rustix::process::Signal::TERM);
         self.signal(rustix::process::Signal::CONT);
         if tokio::time::timeout(grace, self.exited()).await.is_err() {
@@ -168,7 +166,7 @@ impl ServerProcess {
     }
 
     /// KILL to the group and to the leader (with a PID namespace, its init: the namespace ends).
-    pub(crate) fn kill(&self) {
+    pub fn kill(&self) {
         if self.exit_info().is_none() {
             group::signal_group(self.pid, rustix::process::Signal::KILL);
             if let Some(p) = rustix::process::Pid::from_raw(self.pid) {

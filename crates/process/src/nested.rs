@@ -53,7 +53,7 @@ const MAX_TRACKED: usize = 8;
 
 /// Which entries of a workspace hold secrets by their name: the workspace's credential rule
 /// (`CredentialNames`, which this layer cannot name; the tool host lends it).
-pub(crate) trait CredentialRule: Send + Sync {
+pub trait CredentialRule: Send + Sync {
     /// Whether `rel`, a workspace-relative path with `/` between names, has a credential name.
     fn names(&self, rel: &str) -> bool;
     /// What the rule is made of (its globs, in order): two rules with the same identity name
@@ -63,28 +63,28 @@ pub(crate) trait CredentialRule: Send + Sync {
 
 /// What was found in a workspace.
 #[derive(Debug, Default)]
-pub(crate) struct Found {
+pub struct Found {
     /// Every `.git` and `.pablo` (not a link), at any depth, not inside another.
-    pub(crate) paths: Vec<PathBuf>,
+    pub paths: Vec<PathBuf>,
     /// False when the workspace has more directories than the limit: `paths` may miss some.
-    pub(crate) complete: bool,
+    pub complete: bool,
     /// How many directories were read to answer (0: the watches knew), for the trace.
-    pub(crate) read: usize,
+    pub read: usize,
     /// Whether the answer came from a tracked workspace's watches (built now or before).
-    pub(crate) watched: bool,
+    pub watched: bool,
 }
 
 /// The credential-named entries of a tracked workspace that the mask's walk would find outside
 /// the `.pablo` directories, and what that walk would have looked at there.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct TrackedCredentials {
+pub struct TrackedCredentials {
     /// Entries with a credential name (files, directories, links), sorted, none inside another
     /// (a directory with a credential name is hidden whole, so nothing in it is looked at).
-    pub(crate) paths: Vec<PathBuf>,
+    pub paths: Vec<PathBuf>,
     /// The `.pablo` directories the walk would enter (not watched): the caller walks them.
-    pub(crate) pablo: Vec<PathBuf>,
+    pub pablo: Vec<PathBuf>,
     /// How many entries the walk would look at outside those `.pablo` directories.
-    pub(crate) entries: usize,
+    pub entries: usize,
 }
 
 /// The process's tracked workspaces: how many handles want each, the credential rule they were
@@ -112,14 +112,14 @@ static TRACKED: Mutex<BTreeMap<PathBuf, Entry>> = Mutex::new(BTreeMap::new());
 /// current between commands (see the module docs); dropping the last handle of a workspace drops
 /// its watches.
 #[derive(Debug)]
-pub(crate) struct Tracking {
+pub struct Tracking {
     workspace: Option<PathBuf>,
 }
 
 /// Keeps the `.git`, `.pablo` and the entries named by `rule` of `workspace` current for as long
 /// as the handle lives. Nothing is walked until a command asks. A workspace already tracked keeps
 /// the rule it was first tracked under.
-pub(crate) fn track(workspace: &Path, rule: Arc<dyn CredentialRule>) -> Tracking {
+pub fn track(workspace: &Path, rule: Arc<dyn CredentialRule>) -> Tracking {
     let Ok(ws) = std::fs::canonicalize(workspace) else {
         return Tracking { workspace: None };
     };
@@ -160,7 +160,7 @@ impl Drop for Tracking {
 
 /// Every `.git` and `.pablo` below `workspace` (canonical), looking at no more than `limit`
 /// directories: from its watches when the workspace is tracked, else by a walk.
-pub(crate) fn find(workspace: &Path, limit: usize) -> Found {
+pub fn find(workspace: &Path, limit: usize) -> Found {
     let Ok(mut tracked) = TRACKED.lock() else {
         return walk(workspace, limit);
     };
@@ -213,7 +213,7 @@ pub(crate) fn find(workspace: &Path, limit: usize) -> Found {
 /// for at most `limit` directories if they are not yet. `None` when the mask must walk: the
 /// workspace is not tracked, or under another rule, or has no watches (unwatchable, over the
 /// limit).
-pub(crate) fn credentials(
+pub fn credentials(
     workspace: &Path,
     rule: &dyn CredentialRule,
     limit: usize,
@@ -251,7 +251,7 @@ fn protected_name(name: &std::ffi::OsStr) -> bool {
 
 /// The one-shot walk: every directory read once, `.git` and `.pablo` not entered, links not
 /// followed.
-pub(crate) fn walk(workspace: &Path, limit: usize) -> Found {
+pub fn walk(workspace: &Path, limit: usize) -> Found {
     let mut found = Found {
         paths: Vec::new(),
         complete: true,
@@ -623,15 +623,15 @@ impl Tracker {
 /// workspaces for every test of the process at once: a test of the watches' answer gets them for
 /// sure.
 #[cfg(test)]
-pub(crate) struct Watches {
+pub struct Watches {
     tracker: Tracker,
     /// How many times the watches were built anew (an overflowed queue).
-    pub(crate) rebuilt: usize,
+    pub rebuilt: usize,
 }
 
 #[cfg(test)]
 impl Watches {
-    pub(crate) fn new(workspace: &Path, rule: Arc<dyn CredentialRule>) -> Self {
+    pub fn new(workspace: &Path, rule: Arc<dyn CredentialRule>) -> Self {
         let tracker = Tracker::build(workspace, 100_000, rule).expect("inotify watches");
         Self {
             tracker,
@@ -641,7 +641,7 @@ impl Watches {
 
     /// What [`credentials`] answers from these watches (built anew when they cannot be trusted,
     /// as the registry does).
-    pub(crate) fn credentials(&mut self) -> TrackedCredentials {
+    pub fn credentials(&mut self) -> TrackedCredentials {
         if !self.tracker.catch_up() {
             let t = &self.tracker;
             let again = Tracker::build(&t.root, t.limit, t.rule.clone()).expect("inotify watches");
@@ -655,11 +655,11 @@ impl Watches {
 /// A rule for tests: a name without `/` matches an entry's name, one with `/` the end of its
 /// workspace-relative path.
 #[cfg(test)]
-pub(crate) struct NameRule(Vec<String>);
+pub struct NameRule(Vec<String>);
 
 #[cfg(test)]
 impl NameRule {
-    pub(crate) fn of(names: &[&str]) -> Self {
+    pub fn of(names: &[&str]) -> Self {
         Self(names.iter().map(|n| n.to_string()).collect())
     }
 }

@@ -21,7 +21,7 @@ const PREFIX: &str = "pablo-";
 
 /// One session's temporary directory (see the module docs).
 #[derive(Debug)]
-pub(crate) struct SessionTemp {
+pub struct SessionTemp {
     path: PathBuf,
     /// Held (locked) for the life of the session.
     _owner: Option<File>,
@@ -31,7 +31,7 @@ impl SessionTemp {
     /// Sweeps left-overs under `base`, then creates this session's directory there. When it
     /// cannot be created (a full or read-only disk), the path is still given: commands create
     /// it on first use, as before, and it is removed at the end all the same.
-    pub(crate) fn create(base: &Path) -> Self {
+    pub fn create(base: &Path) -> Self {
         sweep(base);
         let id = uuid::Uuid::now_v7().simple().to_string();
         let path = base.join(format!("{PREFIX}{id}"));
@@ -42,7 +42,7 @@ impl SessionTemp {
         }
     }
 
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 }
@@ -72,7 +72,7 @@ fn is_session_name(name: &str) -> bool {
 
 /// Removes the directories under `base` whose session is gone: a directory of ours (same
 /// owner, not a link) with an `.owner` file nobody holds locked. Returns what was removed.
-pub(crate) fn sweep(base: &Path) -> Vec<PathBuf> {
+pub fn sweep(base: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     let Ok(entries) = std::fs::read_dir(base) else {
         return removed;

@@ -6,7 +6,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// The range that makes `addr` not public, in words; `None` for a public address.
-pub(crate) fn refused_range(addr: IpAddr) -> Option<String> {
+pub fn refused_range(addr: IpAddr) -> Option<String> {
     match addr {
         IpAddr::V4(v4) => refused_v4(v4).map(str::to_string),
         IpAddr::V6(v6) => refused_v6(v6),
@@ -14,7 +14,7 @@ pub(crate) fn refused_range(addr: IpAddr) -> Option<String> {
 }
 
 /// IPv4 ranges that are not the public internet (IANA special-purpose registry).
-pub(crate) fn refused_v4(ip: Ipv4Addr) -> Option<&'static str> {
+pub fn refused_v4(ip: Ipv4Addr) -> Option<&'static str> {
     let [a, b, c, _] = ip.octets();
     Some(match (a, b, c) {
         _ if ip.is_unspecified() => "the unspecified address (0.0.0.0)",
@@ -40,7 +40,7 @@ pub(crate) fn refused_v4(ip: Ipv4Addr) -> Option<&'static str> {
 
 /// IPv6 ranges that are not the public internet. Forms that carry an IPv4 address (mapped,
 /// compatible, NAT64, 6to4, Teredo) are judged by the address they carry as well.
-pub(crate) fn refused_v6(ip: Ipv6Addr) -> Option<String> {
+pub fn refused_v6(ip: Ipv6Addr) -> Option<String> {
     let s = ip.segments();
     let embedded = |v4: Ipv4Addr, form: &str| {
         refused_v4(v4).map(|r| format!("{form} form of {v4}, which is {r}"))
@@ -105,7 +105,7 @@ pub(crate) fn refused_v6(ip: Ipv6Addr) -> Option<String> {
     None
 }
 
-pub(crate) fn v4_of(hi: u16, lo: u16) -> Ipv4Addr {
+pub fn v4_of(hi: u16, lo: u16) -> Ipv4Addr {
     let [a, b] = hi.to_be_bytes();
     let [c, d] = lo.to_be_bytes();
     Ipv4Addr::new(a, b, c, d)
@@ -116,7 +116,7 @@ pub(crate) fn v4_of(hi: u16, lo: u16) -> Ipv4Addr {
 /// the IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64, 6to4). The words when
 /// `addr` is one of them; a sandboxed command never reaches them unless the address itself is
 /// listed.
-pub(crate) fn metadata_range(addr: IpAddr) -> Option<&'static str> {
+pub fn metadata_range(addr: IpAddr) -> Option<&'static str> {
     let link_local_v4 = |v4: Ipv4Addr| v4.octets()[..2] == [169, 254];
     match addr {
         IpAddr::V4(v4) if link_local_v4(v4) => {

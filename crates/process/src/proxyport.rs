@@ -14,7 +14,7 @@ use std::os::unix::net::UnixDatagram;
 use super::netproxy::PROXY_PORT;
 
 /// A socket pair for one start: pablo's end, and the child's (both close-on-exec).
-pub(crate) fn pair() -> std::io::Result<(UnixDatagram, UnixDatagram)> {
+pub fn pair() -> std::io::Result<(UnixDatagram, UnixDatagram)> {
     UnixDatagram::pair()
 }
 
@@ -23,7 +23,7 @@ pub(crate) fn pair() -> std::io::Result<(UnixDatagram, UnixDatagram)> {
 ///
 /// # Safety
 /// Only in the child (init, in its new network namespace, the loopback up).
-pub(crate) unsafe fn listen_and_hand_over(to: RawFd) -> libc::c_int {
+pub unsafe fn listen_and_hand_over(to: RawFd) -> libc::c_int {
     // SAFETY: system calls on stack memory.
     unsafe {
         let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
@@ -76,7 +76,7 @@ pub(crate) unsafe fn listen_and_hand_over(to: RawFd) -> libc::c_int {
 
 /// In pablo, once the child has started: the listener the child sent on `ours`. The child sends
 /// before it starts the command, so the message is waiting; nothing blocks here.
-pub(crate) fn receive(ours: &UnixDatagram) -> std::io::Result<OwnedFd> {
+pub fn receive(ours: &UnixDatagram) -> std::io::Result<OwnedFd> {
     let mut control = [0u64; 4];
     let mut byte = [0u8; 1];
     // SAFETY: recvmsg into stack buffers sized above; the descriptor read from the control

@@ -18,13 +18,13 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::ProcessError;
-use crate::config::CLEAN_PATH;
+use pablo_config::CLEAN_PATH;
 
 /// Only variables with this prefix may be added to a command's environment by the model.
-pub(crate) const TASK_ENV_PREFIX: &str = "PABLO_TASK_";
+pub const TASK_ENV_PREFIX: &str = "PABLO_TASK_";
 
 /// Variables passed from pablo's environment when set. A trailing `*` matches a prefix.
-pub(crate) const DEFAULT_INHERIT: &[&str] = &[
+pub const DEFAULT_INHERIT: &[&str] = &[
     "LANG",
     "LANGUAGE",
     "LC_*",
@@ -74,7 +74,7 @@ pub(crate) const DEFAULT_INHERIT: &[&str] = &[
 
 // Which names look secret is the vocabulary's (`core::secrets`): config and telemetry, below
 // this module, need the same answer.
-pub(crate) use crate::core::secrets::looks_secret;
+pub use pablo_core::secrets::looks_secret;
 
 /// Variables never passed: they make `/bin/sh` read a start-up file, or belong to pablo.
 const NEVER: &[&str] = &[
@@ -100,27 +100,27 @@ const HOME_DERIVED: &[(&str, &str)] = &[
 
 /// `[options.shell.env]`, merged over the layers that may set it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct EnvSettings {
+pub struct EnvSettings {
     /// More names (or `PREFIX*` patterns) to pass from pablo's environment. `HOME` may be named.
-    pub(crate) inherit: Vec<String>,
+    pub inherit: Vec<String>,
     /// Names (or patterns) never to pass, defaults included.
-    pub(crate) exclude: Vec<String>,
+    pub exclude: Vec<String>,
     /// Fixed values.
-    pub(crate) set: BTreeMap<String, String>,
+    pub set: BTreeMap<String, String>,
     /// Variables that hold keys pablo itself uses (`api_key_env`): withheld by name.
-    pub(crate) secret_names: Vec<String>,
+    pub secret_names: Vec<String>,
 }
 
 /// Why a variable of pablo's environment is not passed (for `pablo policy check --env`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Withheld {
-    pub(crate) name: String,
-    pub(crate) reason: &'static str,
+pub struct Withheld {
+    pub name: String,
+    pub reason: &'static str,
 }
 
 /// The base environment of every command of a launch.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CommandEnv {
+pub struct CommandEnv {
     /// In order: `PATH` first, then the rest sorted by name.
     vars: Vec<(String, String)>,
     /// Secret-looking variables that config asked for and did not get, named (never valued).
@@ -149,7 +149,7 @@ fn matches(pattern: &str, name: &str) -> bool {
 
 /// `PATH` as a command gets it: empty and relative entries dropped (they depend on the command's
 /// directory), duplicates dropped, the clean `PATH` when nothing is left.
-pub(crate) fn command_path(parent: Option<&str>) -> String {
+pub fn command_path(parent: Option<&str>) -> String {
     let mut seen: Vec<&str> = Vec::new();
     for entry in parent.unwrap_or("").split(':') {
         if entry.starts_with('/') && !seen.contains(&entry) {
@@ -165,12 +165,12 @@ pub(crate) fn command_path(parent: Option<&str>) -> String {
 
 impl CommandEnv {
     /// From pablo's own environment.
-    pub(crate) fn from_process(settings: &EnvSettings) -> Self {
+    pub fn from_process(settings: &EnvSettings) -> Self {
         Self::from_vars(std::env::vars_os(), settings)
     }
 
     /// From a given parent environment (tests, `pablo policy check --env`).
-    pub(crate) fn from_vars(
+    pub fn from_vars(
         parent: impl IntoIterator<Item = (OsString, OsString)>,
         settings: &EnvSettings,
     ) -> Self {
@@ -255,7 +255,7 @@ impl CommandEnv {
     }
 
     /// The `PATH` commands get, which is also the one command words are resolved through.
-    pub(crate) fn path(&self) -> &str {
+    pub fn path(&self) -> &str {
         self.vars
             .iter()
             .find(|(k, _)| k == "PATH")
@@ -264,18 +264,18 @@ impl CommandEnv {
     }
 
     /// The base variables, `PATH` first.
-    pub(crate) fn vars(&self) -> &[(String, String)] {
+    pub fn vars(&self) -> &[(String, String)] {
         &self.vars
     }
 
     /// What config asked for and did not get, and why.
-    pub(crate) fn withheld(&self) -> &[Withheld] {
+    pub fn withheld(&self) -> &[Withheld] {
         &self.withheld
     }
 
     /// The environment of one command: the base, `TERM`, then the model's `PABLO_TASK_`
     /// additions (checked here: any other name is refused).
-    pub(crate) fn for_command(
+    pub fn for_command(
         &self,
         additions: &BTreeMap<String, String>,
         pty: bool,
@@ -311,10 +311,7 @@ impl CommandEnv {
 ///   from rustup's settings outside the workspace.
 /// - Python does not put the current directory first on `sys.path` (`PYTHONSAFEPATH=1`), so
 ///   `python3 -m server` imports the installed module, not a planted `server.py`.
-pub(crate) fn untrusted_program_env(
-    base: &[(String, String)],
-    workspace: &Path,
-) -> Vec<(String, String)> {
+pub fn untrusted_program_env(base: &[(String, String)], workspace: &Path) -> Vec<(String, String)> {
     let real = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
     let inside = |entry: &str| {
         let p = Path::new(entry);
@@ -420,7 +417,7 @@ fn rustup_choice(rustup_home: &Path, dir: &Path) -> Option<String> {
 }
 
 /// Refuses model-given variables outside the `PABLO_TASK_` prefix, or holding a NUL byte.
-pub(crate) fn check_additions(additions: &BTreeMap<String, String>) -> Result<(), ProcessError> {
+pub fn check_additions(additions: &BTreeMap<String, String>) -> Result<(), ProcessError> {
     for (name, value) in additions {
         check_env_name(name)?;
         if value.contains('\0') {
@@ -589,7 +586,7 @@ mod tests {
 
     #[test]
     fn env_outside_the_task_prefix_is_refused_by_name() {
-        use crate::core::Coded;
+        use pablo_core::Coded;
         for bad in ["HOME", "PABLO_TASK_", "PABLO_TASK_A-B", "pablo_task_x"] {
             let mut add = BTreeMap::new();
             add.insert(bad.to_string(), "x".to_string());

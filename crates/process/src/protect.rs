@@ -14,7 +14,7 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 
 use super::env::looks_secret;
-use crate::core::secrets;
+use pablo_core::secrets;
 
 /// What [`protect_process`] did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub fn protect_process() -> Protection {
 }
 
 /// Overwrites the values of `names` in the environment block that `/proc/self/environ` shows.
-pub(crate) fn wipe(names: &[String]) -> Result<(), String> {
+pub fn wipe(names: &[String]) -> Result<(), String> {
     if names.is_empty() {
         return Ok(());
     }

@@ -4,7 +4,7 @@
 /// Where in the child a step failed, reported to the parent with the errno.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::FromRepr, strum::EnumIter)]
 #[repr(u8)]
-pub(crate) enum Stage {
+pub enum Stage {
     Signals = 1,
     ParentGone,
     Session,
@@ -28,7 +28,7 @@ pub(crate) enum Stage {
 }
 
 impl Stage {
-    pub(crate) fn describe(self) -> &'static str {
+    pub fn describe(self) -> &'static str {
         match self {
             Stage::Signals => "resetting signal handlers",
             Stage::ParentGone => "pablo ended while the command was starting",

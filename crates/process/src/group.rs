@@ -13,11 +13,11 @@ use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 
 /// How the leader of a group ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct ExitInfo {
+pub struct ExitInfo {
     /// The exit status, when the leader exited normally.
     pub code: Option<i32>,
     /// The signal number that ended the leader, when one did.
-    pub(crate) signal: Option<i32>,
+    pub signal: Option<i32>,
 }
 
 /// Blocks until the process `pid` (a child of ours) has exited, without reaping it: while the
@@ -26,7 +26,7 @@ pub(crate) struct ExitInfo {
 /// With `status` (the leader is the init of the command's PID namespace) the exit reported is
 /// the command's, as init wrote it before exiting; init's own exit counts only when it wrote
 /// nothing (it was killed first).
-pub(crate) fn wait_exit_no_reap(pid: i32, status: Option<&OwnedFd>) -> ExitInfo {
+pub fn wait_exit_no_reap(pid: i32, status: Option<&OwnedFd>) -> ExitInfo {
     let Some(p) = Pid::from_raw(pid) else {
         return ExitInfo::default();
     };
@@ -55,7 +55,7 @@ pub(crate) fn wait_exit_no_reap(pid: i32, status: Option<&OwnedFd>) -> ExitInfo 
 
 impl ExitInfo {
     /// From a raw `wait(2)` status.
-    pub(crate) fn from_wait_status(raw: i32) -> Self {
+    pub fn from_wait_status(raw: i32) -> Self {
         if libc::WIFEXITED(raw) {
             Self {
                 code: Some(libc::WEXITSTATUS(raw)),
@@ -73,7 +73,7 @@ impl ExitInfo {
 }
 
 /// Spawns a thread that waits for `pid` to exit (without reaping) and reports on the channel.
-pub(crate) fn watch_exit(
+pub fn watch_exit(
     pid: i32,
     status: Option<OwnedFd>,
 ) -> tokio::sync::watch::Receiver<Option<ExitInfo>> {
@@ -97,7 +97,7 @@ pub(crate) fn watch_exit(
 ///
 /// Zombies are dead: they hold no resources but a pid and wait for a parent that may not reap
 /// promptly (an init that does not reap, a parent that is itself gone), so they do not count.
-pub(crate) fn live_group_members(pgid: i32) -> Vec<i32> {
+pub fn live_group_members(pgid: i32) -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return fallback_members(pgid);
     };
@@ -141,7 +141,7 @@ fn parse_stat(stat: &str) -> Option<(char, i32)> {
 }
 
 /// Sends `signal` to every process of the group; a group that no longer exists is not an error.
-pub(crate) fn signal_group(pgid: i32, signal: Signal) {
+pub fn signal_group(pgid: i32, signal: Signal) {
     if let Some(p) = Pid::from_raw(pgid) {
         let _ = rustix::process::kill_process_group(p, signal);
     }
@@ -149,11 +149,11 @@ pub(crate) fn signal_group(pgid: i32, signal: Signal) {
 
 /// Timings of the cleanup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct CleanupTimes {
+pub struct CleanupTimes {
     /// Between TERM and KILL.
-    pub(crate) grace: Duration,
+    pub grace: Duration,
     /// The whole cleanup, TERM to the last check, separate from the command's own timeout.
-    pub(crate) allowance: Duration,
+    pub allowance: Duration,
 }
 
 impl Default for CleanupTimes {
@@ -169,7 +169,7 @@ impl Default for CleanupTimes {
 /// allowance for the kernel to finish. Returns the pids still alive at the end (empty on success).
 ///
 /// The leader is not reaped here; its zombie is not counted as alive.
-pub(crate) async fn terminate_group(pgid: i32, times: CleanupTimes) -> Vec<i32> {
+pub async fn terminate_group(pgid: i32, times: CleanupTimes) -> Vec<i32> {
     let started = Instant::now();
     if live_group_members(pgid).is_empty() {
         return Vec::new();
@@ -202,7 +202,7 @@ async fn wait_until_gone(pgid: i32, deadline: Instant) -> bool {
 }
 
 /// The conventional name of a signal number, for results the model reads.
-pub(crate) fn signal_name(signal: i32) -> String {
+pub fn signal_name(signal: i32) -> String {
     let name = match signal {
         1 => "SIGHUP",
         2 => "SIGINT",

@@ -22,24 +22,24 @@ use super::capture::{LiveBuffer, utf8_prefix_len, utf8_skip_len};
 use super::group::{CleanupTimes, ExitInfo, signal_group, terminate_group, watch_exit};
 use super::run::{LIVE_INTERVAL, pump};
 use super::spawn::{PTY_COLS, PTY_ROWS, SpawnSpec, spawn};
-use crate::core::EventSink;
-use crate::protocol::{Event, SessionSummary};
+use pablo_core::EventSink;
+use pablo_protocol::{Event, SessionSummary};
 
 /// The rolling window of a session's output: 1 MiB.
-pub(crate) const WINDOW_BYTES: usize = 1 << 20;
+pub const WINDOW_BYTES: usize = 1 << 20;
 
 /// Bytes of new output shown by `poll`.
-pub(crate) const POLL_PREVIEW_BYTES: usize = 2_000;
+pub const POLL_PREVIEW_BYTES: usize = 2_000;
 
 /// Bytes of output shown by `wait` and `kill`.
-pub(crate) const TAIL_BYTES: usize = 8_000;
+pub const TAIL_BYTES: usize = 8_000;
 
 /// How long a write to a session's stdin may block before it is reported.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A session's output: a window over the stream with absolute byte offsets.
 #[derive(Debug)]
-pub(crate) struct OutputLog {
+pub struct OutputLog {
     buf: VecDeque<u8>,
     cap: usize,
     dropped: u64,
@@ -47,23 +47,23 @@ pub(crate) struct OutputLog {
 
 /// One page of an [`OutputLog`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct LogPage {
-    pub(crate) bytes: Vec<u8>,
+pub struct LogPage {
+    pub bytes: Vec<u8>,
     /// Absolute offset of the first byte of `bytes`.
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// Absolute offset just after the last byte: where the next page starts.
-    pub(crate) next_offset: u64,
+    pub next_offset: u64,
     /// Bytes the stream has produced since the session started.
-    pub(crate) total_bytes: u64,
-    pub(crate) has_more: bool,
+    pub total_bytes: u64,
+    pub has_more: bool,
     /// Bytes evicted from the window since the session started.
-    pub(crate) dropped_bytes: u64,
+    pub dropped_bytes: u64,
     /// Bytes between the asked offset and the oldest byte still held.
-    pub(crate) skipped_bytes: u64,
+    pub skipped_bytes: u64,
 }
 
 impl OutputLog {
-    pub(crate) fn new(cap: usize) -> Self {
+    pub fn new(cap: usize) -> Self {
         Self {
             buf: VecDeque::new(),
             cap,
@@ -71,7 +71,7 @@ impl OutputLog {
         }
     }
 
-    pub(crate) fn push(&mut self, bytes: &[u8]) {
+    pub fn push(&mut self, bytes: &[u8]) {
         if bytes.len() >= self.cap {
             self.dropped += (self.buf.len() + bytes.len() - self.cap) as u64;
             self.buf.clear();
@@ -86,17 +86,17 @@ impl OutputLog {
         self.buf.extend(bytes);
     }
 
-    pub(crate) fn total(&self) -> u64 {
+    pub fn total(&self) -> u64 {
         self.dropped + self.buf.len() as u64
     }
 
-    #[cfg(test)]
-    pub(crate) fn dropped(&self) -> u64 {
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn dropped(&self) -> u64 {
         self.dropped
     }
 
     /// The last `n` bytes held (fewer when the window holds fewer), exactly as written.
-    pub(crate) fn latest(&self, n: usize) -> Vec<u8> {
+    pub fn latest(&self, n: usize) -> Vec<u8> {
         let total = self.total();
         self.slice(total - n.min(self.buf.len()) as u64, total)
     }
@@ -112,7 +112,7 @@ impl OutputLog {
     /// An offset older than the window starts at the oldest byte held (and says how many bytes
     /// were skipped); an offset past the end gives an empty page at the end. A page never ends
     /// inside a UTF-8 sequence unless that sequence alone is longer than the page.
-    pub(crate) fn read(&self, offset: Option<u64>, limit: usize) -> LogPage {
+    pub fn read(&self, offset: Option<u64>, limit: usize) -> LogPage {
         let total = self.total();
         let limit = limit as u64;
         let (mut start, skipped) = match offset {
@@ -148,20 +148,20 @@ impl OutputLog {
 
 /// Whether a session is still running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SessionStatus {
+pub enum SessionStatus {
     Running,
     Exited(ExitInfo),
 }
 
 impl SessionStatus {
-    pub(crate) fn label(&self) -> &'static str {
+    pub fn label(&self) -> &'static str {
         match self {
             SessionStatus::Running => "running",
             SessionStatus::Exited(_) => "exited",
         }
     }
 
-    pub(crate) fn exit(&self) -> Option<ExitInfo> {
+    pub fn exit(&self) -> Option<ExitInfo> {
         match self {
             SessionStatus::Running => None,
             SessionStatus::Exited(e) => Some(*e),
@@ -170,7 +170,7 @@ impl SessionStatus {
 }
 
 /// Keys `send_keys` understands.
-pub(crate) const KEY_NAMES: &[&str] = &[
+pub const KEY_NAMES: &[&str] = &[
     "up",
     "down",
     "left",
@@ -200,7 +200,7 @@ pub(crate) const KEY_NAMES: &[&str] = &[
 ];
 
 /// The bytes a terminal sends for `key`. Arrows, Home and End differ in application cursor mode.
-pub(crate) fn key_bytes(key: &str, application_cursor: bool) -> Option<&'static [u8]> {
+pub fn key_bytes(key: &str, application_cursor: bool) -> Option<&'static [u8]> {
     let app = application_cursor;
     Some(match key {
         "up" if app => b"\x1bOA",
@@ -241,7 +241,7 @@ pub(crate) fn key_bytes(key: &str, application_cursor: bool) -> Option<&'static 
 
 /// Text for the model: PTY output loses its escape sequences and carriage returns before
 /// newlines; pipe output is decoded as it is.
-pub(crate) fn model_text(bytes: &[u8], pty: bool) -> String {
+pub fn model_text(bytes: &[u8], pty: bool) -> String {
     if pty {
         let stripped = strip_ansi_escapes::strip(bytes);
         String::from_utf8_lossy(&stripped).replace("\r\n", "\n")
@@ -314,43 +314,43 @@ impl Session {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct SessionInfo {
-    pub(crate) session_id: String,
-    pub(crate) command: String,
-    pub(crate) cwd: String,
+    pub session_id: String,
+    pub command: String,
+    pub cwd: String,
     /// `running` or `exited`.
-    pub(crate) status: String,
-    pub(crate) exit_code: Option<i32>,
-    pub(crate) signal: Option<String>,
-    pub(crate) pty: bool,
-    pub(crate) started_ms: u64,
-    pub(crate) total_bytes: u64,
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub pty: bool,
+    pub started_ms: u64,
+    pub total_bytes: u64,
 }
 
 /// What `poll`, `wait` and `kill` report.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SessionView {
-    pub(crate) status: SessionStatus,
+pub struct SessionView {
+    pub status: SessionStatus,
     /// New output since the previous poll/wait (its tail, at most the view's size).
-    pub(crate) output: String,
+    pub output: String,
     /// Absolute offset where `output` begins.
-    pub(crate) output_offset: u64,
-    pub(crate) new_bytes: u64,
-    pub(crate) total_bytes: u64,
-    pub(crate) dropped_bytes: u64,
+    pub output_offset: u64,
+    pub new_bytes: u64,
+    pub total_bytes: u64,
+    pub dropped_bytes: u64,
     /// Two checks in a row found nothing new: notification was switched on.
-    pub(crate) notify_enabled_now: bool,
-    pub(crate) pty: bool,
+    pub notify_enabled_now: bool,
+    pub pty: bool,
     /// The PTY's current screen (what a person would see), for PTY sessions.
-    pub(crate) screen: Option<String>,
+    pub screen: Option<String>,
 }
 
 /// A new session's request.
 #[derive(Debug, Clone)]
-pub(crate) struct SessionRequest {
-    pub(crate) spawn: SpawnSpec,
+pub struct SessionRequest {
+    pub spawn: SpawnSpec,
     /// Workspace-relative, for listings.
-    pub(crate) cwd_label: String,
-    pub(crate) notify: bool,
+    pub cwd_label: String,
+    pub notify: bool,
 }
 
 struct Inner {
@@ -368,13 +368,13 @@ impl Inner {
 }
 
 /// The background sessions of one pablo session.
-pub(crate) struct SessionManager {
+pub struct SessionManager {
     inner: Arc<Inner>,
 }
 
 impl SessionManager {
     /// `max_sessions` bounds the live sessions; as many exited ones are kept readable.
-    pub(crate) fn new(max_sessions: usize, cleanup: CleanupTimes) -> Self {
+    pub fn new(max_sessions: usize, cleanup: CleanupTimes) -> Self {
         Self {
             inner: Arc::new(Inner {
                 sessions: Mutex::new(BTreeMap::new()),
@@ -396,11 +396,11 @@ impl SessionManager {
     }
 
     /// Whether a session with this id exists (running or kept after exit).
-    pub(crate) fn exists(&self, id: &str) -> bool {
+    pub fn exists(&self, id: &str) -> bool {
         self.get(id).is_ok()
     }
 
-    pub(crate) fn running_count(&self) -> usize {
+    pub fn running_count(&self) -> usize {
         self.inner
             .sessions
             .lock()
@@ -410,16 +410,12 @@ impl SessionManager {
     }
 
     /// The sessions as front-ends list them.
-    pub(crate) fn summaries(&self) -> Vec<SessionSummary> {
+    pub fn summaries(&self) -> Vec<SessionSummary> {
         self.inner.summaries()
     }
 
     /// Starts a command in the background. Must be called inside a tokio runtime.
-    pub(crate) fn start(
-        &self,
-        req: SessionRequest,
-        events: EventSink,
-    ) -> Result<String, ProcessError> {
+    pub fn start(&self, req: SessionRequest, events: EventSink) -> Result<String, ProcessError> {
         if self.running_count() >= self.inner.max_sessions {
             return Err(ProcessError::TooManySessions {
                 max: self.inner.max_sessions,
@@ -518,7 +514,7 @@ impl SessionManager {
         }
     }
 
-    pub(crate) fn list(&self) -> Vec<SessionInfo> {
+    pub fn list(&self) -> Vec<SessionInfo> {
         let sessions: Vec<Arc<Session>> = self.inner.sessions.lock().values().cloned().collect();
         sessions
             .iter()
@@ -543,14 +539,14 @@ impl SessionManager {
     }
 
     /// The state and the new output since the last check, without blocking.
-    pub(crate) fn poll(&self, id: &str) -> Result<SessionView, ProcessError> {
+    pub fn poll(&self, id: &str) -> Result<SessionView, ProcessError> {
         let s = self.get(id)?;
         Ok(view(&s, POLL_PREVIEW_BYTES, true))
     }
 
     /// Blocks until the session exits, `timeout` passes or `cancel` fires. A session still
     /// running at the end is reported as such, not as an error.
-    pub(crate) async fn wait(
+    pub async fn wait(
         &self,
         id: &str,
         timeout: Duration,
@@ -569,7 +565,7 @@ impl SessionManager {
     }
 
     /// A page of the retained output.
-    pub(crate) fn read(
+    pub fn read(
         &self,
         id: &str,
         offset: Option<u64>,
@@ -582,12 +578,7 @@ impl SessionManager {
 
     /// Writes to the session's stdin (the PTY for PTY sessions). With `eof`, stdin is closed
     /// afterwards (a PTY gets Ctrl-D instead, as a terminal would).
-    pub(crate) async fn write(
-        &self,
-        id: &str,
-        data: &[u8],
-        eof: bool,
-    ) -> Result<usize, ProcessError> {
+    pub async fn write(&self, id: &str, data: &[u8], eof: bool) -> Result<usize, ProcessError> {
         let s = self.get(id)?;
         if s.status() != SessionStatus::Running {
             return Err(ProcessError::SessionNotRunning { id: id.to_string() });
@@ -608,7 +599,7 @@ impl SessionManager {
     }
 
     /// Sends named keys to a PTY session. Returns whether application cursor mode was on.
-    pub(crate) async fn send_keys(&self, id: &str, keys: &[String]) -> Result<bool, ProcessError> {
+    pub async fn send_keys(&self, id: &str, keys: &[String]) -> Result<bool, ProcessError> {
         let s = self.get(id)?;
         if !s.pty {
             return Err(ProcessError::NotAPty { id: id.to_string() });
@@ -633,11 +624,7 @@ impl SessionManager {
     }
 
     /// Kills the session's whole group and returns the final view. The session stays readable.
-    pub(crate) async fn kill(
-        &self,
-        id: &str,
-        events: &EventSink,
-    ) -> Result<SessionView, ProcessError> {
+    pub async fn kill(&self, id: &str, events: &EventSink) -> Result<SessionView, ProcessError> {
         let s = self.get(id)?;
         s.killed.store(true, Ordering::Relaxed);
         let survivors = if s.status() == SessionStatus::Running {
@@ -666,7 +653,7 @@ impl SessionManager {
     }
 
     /// Kills every running session and waits (within the cleanup allowance) for each to end.
-    pub(crate) async fn kill_all(&self) {
+    pub async fn kill_all(&self) {
         let running: Vec<Arc<Session>> = self
             .inner
             .sessions

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use super::ProcessError;
 use super::child::{self, ChildPlan, Namespaces, Prepared};
 use super::group::{self, ExitInfo};
-use crate::config::CLEAN_PATH;
+use pablo_config::CLEAN_PATH;
 
 type SpawnJob = Box<dyn FnOnce() + Send>;
 
@@ -42,7 +42,7 @@ fn spawner() -> Option<&'static parking_lot::Mutex<std::sync::mpsc::Sender<Spawn
 
 /// Runs `f` on the spawner thread and returns its answer; runs it here when that thread is not
 /// available (the command then still starts, tied to this thread).
-pub(crate) fn on_spawner<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+pub fn on_spawner<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
     let (done_tx, done_rx) = std::sync::mpsc::sync_channel(1);
     let job: SpawnJob = Box::new(move || {
         let _ = done_tx.send(f());
@@ -86,7 +86,7 @@ fn resolve_program(word: &str, env: &[(String, String)]) -> String {
 
 /// C strings for the child, and the pointer arrays into them (kept together so they live as
 /// long as the start).
-pub(crate) struct Exec {
+pub struct Exec {
     exe: CString,
     argv: Vec<CString>,
     envp: Vec<CString>,
@@ -94,11 +94,7 @@ pub(crate) struct Exec {
 }
 
 impl Exec {
-    pub(crate) fn new(
-        argv: &[String],
-        env: &[(String, String)],
-        cwd: &Path,
-    ) -> Result<Self, String> {
+    pub fn new(argv: &[String], env: &[(String, String)], cwd: &Path) -> Result<Self, String> {
         let program = argv.first().ok_or("there is no program to run")?;
         let exe = cstr(&resolve_program(program, env), "program")?;
         let argv: Vec<CString> = argv
@@ -121,7 +117,7 @@ impl Exec {
 }
 
 /// Starts one child with the given descriptors; the sandbox's pieces come from `prepared`.
-pub(crate) fn start(
+pub fn start(
     exec: &Exec,
     cwd_fd: Option<RawFd>,
     stdio: [Option<RawFd>; 3],
@@ -174,7 +170,7 @@ pub(crate) fn start(
 }
 
 /// [`run_inherited`] with the sandbox already prepared (benches compare preparations).
-pub(crate) fn run_prepared(
+pub fn run_prepared(
     argv: &[String],
     cwd: &Path,
     env: &[(String, String)],
@@ -185,12 +181,12 @@ pub(crate) fn run_prepared(
 
 /// [`run_prepared`] with the network proxy for `allow` served while the command runs (when the
 /// sandbox has one): how the command ended, and the hosts the proxy refused.
-pub(crate) fn run_prepared_in(
+pub fn run_prepared_in(
     argv: &[String],
     cwd: &Path,
     env: &[(String, String)],
     prepared: Prepared,
-    allow: &[crate::config::NetAllowEntry],
+    allow: &[pablo_config::NetAllowEntry],
 ) -> Result<(ExitInfo, Vec<String>), ProcessError> {
     let name = argv.first().cloned().unwrap_or_default();
     let failed = |m: String| ProcessError::Spawn {
@@ -217,7 +213,7 @@ pub(crate) fn run_prepared_in(
 /// Whether commands can get their own namespaces here: a short-lived child tries every step
 /// (user, PID, mount and network namespaces, the id maps, a private mount tree, the loopback)
 /// and exits. `Err` says which step the kernel refused.
-pub(crate) fn probe_namespaces() -> Result<(), String> {
+pub fn probe_namespaces() -> Result<(), String> {
     let program = ["/bin/true", "/usr/bin/true", "/bin/sh"]
         .into_iter()
         .find(|p| Path::new(p).exists())

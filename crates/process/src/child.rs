@@ -30,16 +30,16 @@
 use std::ffi::{CStr, c_char, c_int};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-pub(crate) use super::mounts::MountStep;
+pub use super::mounts::MountStep;
 use super::mounts::locked_mount_flags;
-pub(crate) use super::stage::Stage;
+pub use super::stage::Stage;
 
 /// A failure in the child, or in the parent's part of the start.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StartFailure {
-    pub(crate) stage: Option<Stage>,
-    pub(crate) errno: i32,
-    pub(crate) detail: String,
+pub struct StartFailure {
+    pub stage: Option<Stage>,
+    pub errno: i32,
+    pub detail: String,
 }
 
 impl std::fmt::Display for StartFailure {
@@ -64,23 +64,23 @@ impl StartFailure {
 
 /// Everything a command's sandbox needs, prepared before the fork.
 #[derive(Debug, Default)]
-pub(crate) struct Prepared {
-    pub(crate) namespaces: Namespaces,
-    pub(crate) mounts: Vec<MountStep>,
-    pub(crate) landlock: Option<std::os::fd::OwnedFd>,
-    pub(crate) seccomp: Option<seccompiler::BpfProgram>,
-    pub(crate) id_maps: Option<IdMaps>,
+pub struct Prepared {
+    pub namespaces: Namespaces,
+    pub mounts: Vec<MountStep>,
+    pub landlock: Option<std::os::fd::OwnedFd>,
+    pub seccomp: Option<seccompiler::BpfProgram>,
+    pub id_maps: Option<IdMaps>,
     /// Open the network proxy's port in the new network namespace ([`super::proxyport`]).
-    pub(crate) proxy: bool,
+    pub proxy: bool,
 }
 
 /// Namespaces to create for the command.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Namespaces {
+pub struct Namespaces {
     /// User + PID namespaces (init then command). Required for the others.
-    pub(crate) pid: bool,
-    pub(crate) mount: bool,
-    pub(crate) net: bool,
+    pub pid: bool,
+    pub mount: bool,
+    pub net: bool,
 }
 
 impl Namespaces {
@@ -101,30 +101,30 @@ impl Namespaces {
 
 /// Everything the child needs, prepared by the parent. Borrowed pointers stay valid because the
 /// child is a copy of the parent's memory at the moment of the clone.
-pub(crate) struct ChildPlan<'a> {
-    pub(crate) exe: &'a CStr,
+pub struct ChildPlan<'a> {
+    pub exe: &'a CStr,
     /// NUL-terminated pointer arrays into C strings the caller keeps alive.
-    pub(crate) argv: &'a [*const c_char],
-    pub(crate) envp: &'a [*const c_char],
+    pub argv: &'a [*const c_char],
+    pub envp: &'a [*const c_char],
     /// Descriptor to `fchdir` into, or a path to `chdir` to.
-    pub(crate) cwd_fd: Option<RawFd>,
-    pub(crate) cwd_path: &'a CStr,
+    pub cwd_fd: Option<RawFd>,
+    pub cwd_path: &'a CStr,
     /// The descriptor to install as 0, 1 and 2; `None` keeps pablo's own (the `pablo sandbox`
     /// command). Each is at least 3 (the caller makes sure), so installing one cannot clobber
     /// another.
-    pub(crate) stdio: [Option<RawFd>; 3],
+    pub stdio: [Option<RawFd>; 3],
     /// A PTY slave: the command gets a new session with this terminal as its controlling one.
-    pub(crate) terminal: Option<RawFd>,
-    pub(crate) namespaces: Namespaces,
-    pub(crate) mounts: &'a [MountStep],
-    pub(crate) landlock: Option<RawFd>,
-    pub(crate) seccomp: Option<&'a libc::sock_fprog>,
+    pub terminal: Option<RawFd>,
+    pub namespaces: Namespaces,
+    pub mounts: &'a [MountStep],
+    pub landlock: Option<RawFd>,
+    pub seccomp: Option<&'a libc::sock_fprog>,
     /// With a user namespace: the lines for `/proc/PID/{uid_map,setgroups,gid_map}`.
-    pub(crate) id_maps: Option<&'a IdMaps>,
+    pub id_maps: Option<&'a IdMaps>,
     /// Without a PID namespace: start the command under a supervising init ([`supervise`]).
-    pub(crate) supervise: bool,
+    pub supervise: bool,
     /// With a network namespace: where init sends the proxy's listening socket.
-    pub(crate) proxy_to: Option<RawFd>,
+    pub proxy_to: Option<RawFd>,
 }
 
 impl ChildPlan<'_> {
@@ -136,17 +136,17 @@ impl ChildPlan<'_> {
 
 /// The contents written to the new user namespace's id maps, by the parent.
 #[derive(Debug, Clone)]
-pub(crate) struct IdMaps {
-    pub(crate) uid_map: String,
-    pub(crate) gid_map: String,
+pub struct IdMaps {
+    pub uid_map: String,
+    pub gid_map: String,
     /// `deny` must be written to `setgroups` before `gid_map` when the parent is not privileged.
-    pub(crate) deny_setgroups: bool,
+    pub deny_setgroups: bool,
 }
 
 impl IdMaps {
     /// The caller's own ids mapped to themselves: one id when unprivileged, every id when root
     /// (so files of other owners keep their owners inside, and root keeps its access to them).
-    pub(crate) fn identity() -> Self {
+    pub fn identity() -> Self {
         let uid = rustix::process::geteuid().as_raw();
         let gid = rustix::process::getegid().as_raw();
         if uid == 0 {
@@ -167,11 +167,11 @@ impl IdMaps {
 
 /// A started child: its pid (the group leader) and, with namespaces, the pipe init reports the
 /// command's wait status on.
-pub(crate) struct Spawned {
-    pub(crate) pid: i32,
-    pub(crate) status: Option<OwnedFd>,
+pub struct Spawned {
+    pub pid: i32,
+    pub status: Option<OwnedFd>,
     /// The network proxy's listening socket in the command's namespace (filled by the caller).
-    pub(crate) proxy_listener: Option<OwnedFd>,
+    pub proxy_listener: Option<OwnedFd>,
 }
 
 fn pipe_cloexec() -> Result<(OwnedFd, OwnedFd), StartFailure> {
@@ -938,7 +938,7 @@ unsafe fn kill_descendants() {
 
 /// The exit of a command started with namespaces: init's report on `status`, read once init is
 /// known to have exited. `None` when init ended without reporting (it was killed).
-pub(crate) fn read_reported_status(status: &OwnedFd) -> Option<i32> {
+pub fn read_reported_status(status: &OwnedFd) -> Option<i32> {
     let mut b = [0u8; 4];
     let mut got = 0;
     while got < 4 {
@@ -954,7 +954,7 @@ pub(crate) fn read_reported_status(status: &OwnedFd) -> Option<i32> {
 
 /// Raises a descriptor to at least 3 (a duplicate, close-on-exec), so that installing it as 0, 1
 /// or 2 in the child cannot overwrite another one that is still needed.
-pub(crate) fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, StartFailure> {
+pub fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, StartFailure> {
     if fd.as_raw_fd() >= 3 {
         return Ok(fd);
     }
@@ -963,7 +963,7 @@ pub(crate) fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, StartFailure> {
 }
 
 /// The Landlock ABI version the kernel offers; `None` without Landlock.
-pub(crate) fn landlock_abi() -> Option<i32> {
+pub fn landlock_abi() -> Option<i32> {
     const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
     // SAFETY: the version query takes no pointer (NULL, size 0) and returns a number.
     let v = unsafe {
@@ -978,7 +978,7 @@ pub(crate) fn landlock_abi() -> Option<i32> {
 }
 
 /// Builds a `sock_fprog` over a BPF program the caller keeps alive.
-pub(crate) fn fprog(filter: &[seccompiler::sock_filter]) -> libc::sock_fprog {
+pub fn fprog(filter: &[seccompiler::sock_filter]) -> libc::sock_fprog {
     libc::sock_fprog {
         len: filter.len() as u16,
         filter: filter.as_ptr() as *mut libc::sock_filter,

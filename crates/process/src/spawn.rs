@@ -38,16 +38,16 @@ pub struct SpawnSpec {
 }
 
 /// The leader process: pablo's child, the group leader (with namespaces, the command's init).
-pub(crate) struct Leader {
+pub struct Leader {
     pid: i32,
     /// The network proxy the command reaches its allowed hosts through: it serves for as long
     /// as the leader is held, which is until the command has ended and been reaped.
-    pub(crate) proxy: Option<super::netproxy::Proxy>,
+    pub proxy: Option<super::netproxy::Proxy>,
 }
 
 impl Leader {
     /// Reaps the leader if it has exited; never blocks.
-    pub(crate) fn reap(&mut self) {
+    pub fn reap(&mut self) {
         if let Some(p) = Pid::from_raw(self.pid) {
             let _ = rustix::process::waitpid(Some(p), rustix::process::WaitOptions::NOHANG);
         }
@@ -57,15 +57,15 @@ impl Leader {
 /// A started command.
 pub struct Started {
     /// The leader's pid, which is also the process group id.
-    pub(crate) pid: i32,
-    pub(crate) leader: Leader,
+    pub pid: i32,
+    pub leader: Leader,
     /// With namespaces: the pipe the command's init reports the command's wait status on.
-    pub(crate) status: Option<OwnedFd>,
+    pub status: Option<OwnedFd>,
     /// Merged stdout and stderr (or the PTY master).
-    pub(crate) output: Box<dyn Read + Send>,
-    pub(crate) input: Option<Box<dyn Write + Send>>,
+    pub output: Box<dyn Read + Send>,
+    pub input: Option<Box<dyn Write + Send>>,
     /// The PTY master, kept open for the life of a PTY command.
-    pub(crate) master: Option<OwnedFd>,
+    pub master: Option<OwnedFd>,
 }
 
 /// Starts `launcher -c command` in a new process group (a new session with a PTY), inside its
@@ -178,8 +178,8 @@ fn widen_pipe(pipe: &std::io::PipeWriter) {
 }
 
 /// Rows and columns of every PTY pablo opens.
-pub(crate) const PTY_ROWS: u16 = 24;
-pub(crate) const PTY_COLS: u16 = 80;
+pub const PTY_ROWS: u16 = 24;
+pub const PTY_COLS: u16 = 80;
 
 /// A new PTY: the master (close-on-exec, pablo's) and the slave (for the child).
 fn open_pty() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -241,7 +241,7 @@ fn spawn_pty(spec: &SpawnSpec, prepared: &Prepared) -> Result<Started, ProcessEr
 /// Runs `argv` (resolved through `env`'s `PATH`) in `cwd` under `sandbox`, with pablo's own
 /// stdin, stdout and stderr, and waits for it: `pablo sandbox`. Returns how it ended, and the
 /// hosts its network proxy refused.
-pub(crate) fn run_inherited(
+pub fn run_inherited(
     argv: &[String],
     cwd: &Path,
     env: &[(String, String)],

@@ -32,9 +32,9 @@ use landlock::{
     RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
-pub(crate) use super::child::{IdMaps, MountStep, Prepared};
-pub(crate) use crate::config::NetAllowEntry;
-pub(crate) use crate::protocol::{SandboxChoice, SandboxProfile};
+pub use super::child::{IdMaps, MountStep, Prepared};
+pub use pablo_config::NetAllowEntry;
+pub use pablo_protocol::{SandboxChoice, SandboxProfile};
 
 /// The Landlock ABI pablo asks for; older kernels get what they offer (best effort), newer ones
 /// this, so that a kernel upgrade never silently denies something new.
@@ -44,7 +44,7 @@ const TARGET_ABI: ABI = ABI::V7;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Support {
     /// The Landlock ABI version; `None` when the kernel has no Landlock.
-    pub(crate) landlock_abi: Option<i32>,
+    pub landlock_abi: Option<i32>,
     /// Whether a command can get its own user, PID, mount and network namespaces (the reason
     /// when it cannot), probed at the first question ([`Support::namespace_support`]).
     namespaces: OnceLock<Result<(), String>>,
@@ -70,17 +70,17 @@ impl Support {
 
     /// Whether commands get namespaces: the probe's answer (run now if it has not been), or
     /// "yes" while they are assumed and nothing has been learnt.
-    pub(crate) fn namespaces(&self) -> bool {
+    pub fn namespaces(&self) -> bool {
         self.known_namespaces().is_none_or(|r| r.is_ok())
     }
 
     /// The probe's answer, probing now if needed.
-    pub(crate) fn namespace_support(&self) -> &Result<(), String> {
+    pub fn namespace_support(&self) -> &Result<(), String> {
         self.namespaces.get_or_init(super::start::probe_namespaces)
     }
 
     /// Whether the answer is assumed, not yet known.
-    pub(crate) fn namespaces_assumed(&self) -> bool {
+    pub fn namespaces_assumed(&self) -> bool {
         self.known_namespaces().is_none()
     }
 
@@ -93,7 +93,7 @@ impl Support {
     }
 
     /// Why the file-system sandbox cannot be applied, for the one warning and the prompt.
-    pub(crate) fn landlock_missing(&self) -> Option<String> {
+    pub fn landlock_missing(&self) -> Option<String> {
         (!self.landlock()).then(|| {
             "the kernel has no Landlock, so commands cannot be sandboxed; known-safe reads ask \
              like any other command and approved commands run with pablo's full rights"
@@ -113,7 +113,7 @@ impl Support {
     }
 
     /// The note a prompt shows when a profile is weaker than it says; `None` when it is whole.
-    pub(crate) fn degraded(&self, profile: SandboxProfile) -> Option<String> {
+    pub fn degraded(&self, profile: SandboxProfile) -> Option<String> {
         if profile == SandboxProfile::Off {
             return None;
         }
@@ -151,7 +151,7 @@ pub fn support() -> &'static Support {
 
 /// Why a sandbox could not be prepared.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum SandboxError {
+pub enum SandboxError {
     #[error("cannot build the Landlock ruleset: {0}")]
     Landlock(String),
     #[error("cannot build the seccomp filter: {0}")]
@@ -180,32 +180,32 @@ pub(crate) enum SandboxError {
 /// The sandbox one command runs in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
-    pub(crate) profile: SandboxProfile,
-    pub(crate) network: bool,
+    pub profile: SandboxProfile,
+    pub network: bool,
     /// The workspace root (canonical): writable under `workspace-write`, protected paths aside.
-    pub(crate) workspace: PathBuf,
+    pub workspace: PathBuf,
     /// Other writable files and directories under `workspace-write` (the session's temporary
     /// directory, the defaults, the trusted config's); those that do not exist are skipped.
-    pub(crate) writable: Vec<PathBuf>,
+    pub writable: Vec<PathBuf>,
     /// Files bound read-only over others inside the command's mount namespace (source, target):
     /// a known-safe git read's sanitised config over the repository's.
-    pub(crate) overlays: Vec<(PathBuf, PathBuf)>,
+    pub overlays: Vec<(PathBuf, PathBuf)>,
     /// pablo's own config, data and state directories: never writable, wherever they lie.
-    pub(crate) protected: Vec<PathBuf>,
+    pub protected: Vec<PathBuf>,
     /// Directories and files hidden from the command (the credential mask, see
     /// [`super::mask`]); covered after the overlays.
-    pub(crate) hidden_dirs: Vec<PathBuf>,
-    pub(crate) hidden_files: Vec<PathBuf>,
+    pub hidden_dirs: Vec<PathBuf>,
+    pub hidden_files: Vec<PathBuf>,
     /// The most workspace directories searched for `.git` and `.pablo` under `workspace-write`.
-    pub(crate) protect_max_dirs: usize,
+    pub protect_max_dirs: usize,
     /// With the network cut under `workspace-write`: the hosts the command may still reach
     /// through pablo's proxy ([`super::netproxy`]).
-    pub(crate) network_allow: Vec<NetAllowEntry>,
+    pub network_allow: Vec<NetAllowEntry>,
 }
 
 impl Sandbox {
     /// No bounds (the command still gets its own PID namespace).
-    pub(crate) fn off() -> Self {
+    pub fn off() -> Self {
         Self {
             profile: SandboxProfile::Off,
             network: true,
@@ -224,7 +224,7 @@ impl Sandbox {
     /// over stdio): unbounded like [`Sandbox::off`], except that pablo's own directories
     /// `protected` are read-only to it (where the kernel gives a mount namespace), whatever the
     /// program was tricked into running.
-    pub(crate) fn started_program(protected: Vec<PathBuf>) -> Self {
+    pub fn started_program(protected: Vec<PathBuf>) -> Self {
         Self {
             protected,
             ..Self::off()
@@ -232,21 +232,21 @@ impl Sandbox {
     }
 
     /// Whether the network is cut.
-    pub(crate) fn no_network(&self) -> bool {
+    pub fn no_network(&self) -> bool {
         self.profile == SandboxProfile::ReadOnly
             || (self.profile == SandboxProfile::WorkspaceWrite && !self.network)
     }
 
     /// Whether the command reaches the hosts of `network_allow` through pablo's proxy: a
     /// `workspace-write` command with the network otherwise cut and a list that is not empty.
-    pub(crate) fn proxied(&self) -> bool {
+    pub fn proxied(&self) -> bool {
         self.profile == SandboxProfile::WorkspaceWrite
             && !self.network
             && !self.network_allow.is_empty()
     }
 
     /// Whether a path (absolute, normalised) may be written under this sandbox.
-    pub(crate) fn may_write(&self, path: &Path) -> bool {
+    pub fn may_write(&self, path: &Path) -> bool {
         let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
         match self.profile {
             SandboxProfile::Off => true,
@@ -278,10 +278,7 @@ fn is_protected_relative(rel: &Path) -> bool {
 /// everyday toolchains work: temporary directories, and the caches and lock files of cargo, pip,
 /// uv, npm, yarn and go. Only those that exist are used. Programs and config in these homes
 /// (`~/.cargo/bin`, `~/.cargo/config.toml`) stay read-only.
-pub(crate) fn default_writable_roots(
-    home: Option<&Path>,
-    cargo_home: Option<&Path>,
-) -> Vec<PathBuf> {
+pub fn default_writable_roots(home: Option<&Path>, cargo_home: Option<&Path>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
         .iter()
         .map(PathBuf::from)
@@ -317,29 +314,29 @@ pub(crate) fn default_writable_roots(
 /// The sandbox settings of one pablo session, settled from the config layers by the policy
 /// engine (a trusted layer may loosen them, the project layer only tighten them).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SandboxSettings {
+pub struct SandboxSettings {
     /// The profile of approved commands (and of commands allowed by rules).
-    pub(crate) profile: SandboxProfile,
+    pub profile: SandboxProfile,
     /// Whether `workspace-write` commands may reach the network.
-    pub(crate) network: bool,
+    pub network: bool,
     /// Extra writable roots from trusted config (absolute).
-    pub(crate) writable_roots: Vec<PathBuf>,
+    pub writable_roots: Vec<PathBuf>,
     /// The session's temporary directory (writable, the commands' `TMPDIR`).
-    pub(crate) temp_dir: Option<PathBuf>,
+    pub temp_dir: Option<PathBuf>,
     /// Run plain foreground commands in an editor's terminal even when they would be sandboxed
     /// here (an editor's terminal is outside pablo's sandbox).
-    pub(crate) editor_terminals: bool,
+    pub editor_terminals: bool,
     /// For the default writable roots.
-    pub(crate) home: Option<PathBuf>,
-    pub(crate) cargo_home: Option<PathBuf>,
+    pub home: Option<PathBuf>,
+    pub cargo_home: Option<PathBuf>,
     /// pablo's own config, data and state directories (never writable by a command).
-    pub(crate) protected_dirs: Vec<PathBuf>,
+    pub protected_dirs: Vec<PathBuf>,
     /// The most workspace directories searched for `.git` and `.pablo` (more: `workspace-write`
     /// commands are refused).
-    pub(crate) protect_max_dirs: usize,
+    pub protect_max_dirs: usize,
     /// The hosts `workspace-write` commands may reach through pablo's proxy when the network is
     /// cut (`[options.shell] network_allow`, joined over the trusted layers).
-    pub(crate) network_allow: Vec<NetAllowEntry>,
+    pub network_allow: Vec<NetAllowEntry>,
 }
 
 impl Default for SandboxSettings {
@@ -367,7 +364,7 @@ impl Default for SandboxSettings {
 
 impl SandboxSettings {
     /// What a command gets when no policy decision chose otherwise.
-    pub(crate) fn default_choice(&self) -> SandboxChoice {
+    pub fn default_choice(&self) -> SandboxChoice {
         SandboxChoice {
             profile: self.profile,
             // Unsandboxed (`off`) commands reach the network like any program.
@@ -380,7 +377,7 @@ impl SandboxSettings {
     }
 
     /// The sandbox of a command in `workspace` for `choice`.
-    pub(crate) fn sandbox(&self, choice: &SandboxChoice, workspace: &Path) -> Sandbox {
+    pub fn sandbox(&self, choice: &SandboxChoice, workspace: &Path) -> Sandbox {
         let mut writable = Vec::new();
         if let Some(t) = &self.temp_dir {
             writable.push(t.clone());
@@ -406,7 +403,7 @@ impl SandboxSettings {
 }
 
 /// Prepares `sandbox` for the kernel `support` describes.
-pub(crate) fn prepare(sandbox: &Sandbox, support: &Support) -> Result<Prepared, SandboxError> {
+pub fn prepare(sandbox: &Sandbox, support: &Support) -> Result<Prepared, SandboxError> {
     let mut p = Prepared::default();
     let confined = sandbox.profile != SandboxProfile::Off;
     if support.namespaces() {
@@ -628,7 +625,7 @@ fn network_filter() -> Result<Option<seccompiler::BpfProgram>, SandboxError> {
 /// through git: given with command-line precedence (`GIT_CONFIG_COUNT`), a repository cannot
 /// beat them. Known-safe git reads and pablo's own worktree commands both run under them;
 /// `attributes` is the attributes file read instead of the user's.
-pub(crate) fn program_free_overrides(attributes: &str) -> Vec<(&'static str, String)> {
+pub fn program_free_overrides(attributes: &str) -> Vec<(&'static str, String)> {
     let fixed: &[(&'static str, &str)] = &[
         ("core.fsmonitor", "false"),
         ("core.pager", "cat"),
@@ -665,7 +662,7 @@ pub(crate) fn program_free_overrides(attributes: &str) -> Vec<(&'static str, Str
 /// diffs and greps), submodules are summarised by their commit alone, the pager is `cat`,
 /// optional index refreshes (a write) are off, no object is fetched from a remote, and nothing
 /// prompts.
-pub(crate) fn known_safe_git_env(attributes: Option<&Path>) -> Vec<(String, String)> {
+pub fn known_safe_git_env(attributes: Option<&Path>) -> Vec<(String, String)> {
     let attributes = attributes
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "/dev/null".into());
@@ -693,17 +690,17 @@ pub(crate) fn known_safe_git_env(attributes: Option<&Path>) -> Vec<(String, Stri
 
 /// Why a failed command looks like the sandbox refused it, for the result and the retry prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Denial {
+pub struct Denial {
     /// `file` or `network`.
-    pub(crate) kind: &'static str,
+    pub kind: &'static str,
     /// The path that was refused, when the output names one outside the writable roots.
-    pub(crate) path: Option<String>,
+    pub path: Option<String>,
     /// The output line that says so.
-    pub(crate) line: String,
+    pub line: String,
 }
 
 impl Denial {
-    pub(crate) fn message(&self, profile: SandboxProfile) -> String {
+    pub fn message(&self, profile: SandboxProfile) -> String {
         match (self.kind, &self.path) {
             ("network", _) => format!(
                 "the command failed and its network access looks refused by the {} sandbox \
@@ -748,7 +745,7 @@ const NETWORK_DENIALS: &[&str] = &[
 /// naming a path outside the writable roots (or a read-only one, which only the sandbox's mounts
 /// produce), or a refused connection when the network is cut. `cwd` (absolute) resolves relative
 /// paths. Heuristic by nature: it only decides whether to offer a run without the sandbox.
-pub(crate) fn denial(output: &str, sandbox: &Sandbox, cwd: &Path) -> Option<Denial> {
+pub fn denial(output: &str, sandbox: &Sandbox, cwd: &Path) -> Option<Denial> {
     if sandbox.profile == SandboxProfile::Off {
         return None;
     }

@@ -33,18 +33,18 @@ use std::sync::Mutex;
 
 /// The most directories of a workspace searched for nested `.git` and `.pablo` when config says
 /// nothing (`[options.shell] protect_max_dirs`).
-pub(crate) const MAX_WALK_DIRS: usize = 200_000;
+pub const MAX_WALK_DIRS: usize = 200_000;
 
 /// The protected paths of one command and the directories to pin on the way to them.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Shield {
+pub struct Shield {
     /// Directories bound onto themselves, outermost first.
-    pub(crate) pins: Vec<PathBuf>,
+    pub pins: Vec<PathBuf>,
     /// Files and directories bound read-only, outermost first.
     pub read_only: Vec<PathBuf>,
     /// Whether the workspace has more directories than the limit, so that nested repositories
     /// may have been missed: the command must not run with this shield.
-    pub(crate) walk_cut: bool,
+    pub walk_cut: bool,
 }
 
 /// Placeholders made by this process, removed (when still empty) by [`remove_placeholders`].
@@ -54,12 +54,7 @@ static PLACEHOLDERS: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
 /// (the workspace aside), with pablo's own directories `own`, searching at most `max_dirs`
 /// directories. Creates the placeholders and pablo's missing directories (they must exist to be
 /// covered).
-pub(crate) fn compute(
-    workspace: &Path,
-    writable: &[PathBuf],
-    own: &[PathBuf],
-    max_dirs: usize,
-) -> Shield {
+pub fn compute(workspace: &Path, writable: &[PathBuf], own: &[PathBuf], max_dirs: usize) -> Shield {
     let canonical = |p: &Path| std::fs::canonicalize(p).ok();
     let Some(workspace) = canonical(workspace) else {
         return Shield::default();
@@ -145,7 +140,7 @@ fn outermost(targets: &BTreeSet<PathBuf>) -> Vec<PathBuf> {
 /// may write anywhere the person may, except pablo's own directories `own` (made when missing),
 /// so that nothing it was tricked into running can trust a folder or plant a rule. Every
 /// directory on the way to them is pinned, since any of them could be renamed away.
-pub(crate) fn own_only(own: &[PathBuf]) -> Shield {
+pub fn own_only(own: &[PathBuf]) -> Shield {
     let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
     for dir in own {
         if std::fs::symlink_metadata(dir).is_err() {
@@ -191,7 +186,7 @@ fn common_dir(git_dir: &Path) -> PathBuf {
 }
 
 /// Removes the placeholders made under `workspace` that are still empty (the session is over).
-pub(crate) fn remove_placeholders(workspace: &Path) {
+pub fn remove_placeholders(workspace: &Path) {
     let Ok(mut set) = PLACEHOLDERS.lock() else {
         return;
     };

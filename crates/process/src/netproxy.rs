@@ -31,11 +31,11 @@ use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::config::NetAllowEntry;
+use pablo_config::NetAllowEntry;
 
 /// The port the proxy listens on inside the command's network namespace. The namespace is new
 /// and empty, so the port is always free there; it is the conventional proxy port.
-pub(crate) const PROXY_PORT: u16 = 3128;
+pub const PROXY_PORT: u16 = 3128;
 
 /// The most a request's head may take (request line and headers).
 const MAX_HEAD_BYTES: usize = 32 * 1024;
@@ -49,7 +49,7 @@ const MAX_KEPT: usize = 1000;
 /// The variables that point every common client at the proxy (curl, pip, cargo, npm, git, go):
 /// both spellings, and no `NO_PROXY`, which would send some hosts around the proxy (into a
 /// network that is not there).
-pub(crate) fn set_proxy_env(env: &mut Vec<(String, String)>) {
+pub fn set_proxy_env(env: &mut Vec<(String, String)>) {
     const NAMES: [&str; 8] = [
         "http_proxy",
         "https_proxy",
@@ -69,15 +69,15 @@ pub(crate) fn set_proxy_env(env: &mut Vec<(String, String)>) {
 
 /// What the proxy decided about one connection a command asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Decision {
+pub struct Decision {
     /// The host as the client wrote it (a name lowercased, an address in its usual form).
-    pub(crate) host: String,
-    pub(crate) port: u16,
-    pub(crate) allowed: bool,
+    pub host: String,
+    pub port: u16,
+    pub allowed: bool,
 }
 
 /// The proxy of one command: it serves until dropped (when the command has ended).
-pub(crate) struct Proxy {
+pub struct Proxy {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     decisions: Arc<Mutex<Vec<Decision>>>,
 }
@@ -90,7 +90,7 @@ impl std::fmt::Debug for Proxy {
 
 impl Proxy {
     /// The hosts refused so far, each once, in the order first asked for.
-    pub(crate) fn refused_hosts(&self) -> Vec<String> {
+    pub fn refused_hosts(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for d in self.decisions.lock().iter().filter(|d| !d.allowed) {
             if !out.contains(&d.host) {
@@ -111,7 +111,7 @@ impl Drop for Proxy {
 
 /// Serves `listener` (a listening TCP socket in the command's network namespace) under `allow`
 /// on a thread of its own, until the returned [`Proxy`] is dropped.
-pub(crate) fn serve(listener: OwnedFd, allow: Vec<NetAllowEntry>) -> std::io::Result<Proxy> {
+pub fn serve(listener: OwnedFd, allow: Vec<NetAllowEntry>) -> std::io::Result<Proxy> {
     let listener = std::net::TcpListener::from(listener);
     listener.set_nonblocking(true)?;
     let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -149,7 +149,7 @@ pub(crate) fn serve(listener: OwnedFd, allow: Vec<NetAllowEntry>) -> std::io::Re
 /// Starts the proxy for `allow` on the listener a command's init sent, when it sent one.
 /// Without the proxy the command still runs, with no network at all, which is what it would get
 /// from a proxy that is not there.
-pub(crate) fn serve_sent(listener: Option<OwnedFd>, allow: &[NetAllowEntry]) -> Option<Proxy> {
+pub fn serve_sent(listener: Option<OwnedFd>, allow: &[NetAllowEntry]) -> Option<Proxy> {
     match serve(listener?, allow.to_vec()) {
         Ok(p) => Some(p),
         Err(e) => {

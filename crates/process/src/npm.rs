@@ -46,7 +46,7 @@ fn read_npmrc(path: &Path) -> BTreeMap<String, String> {
 /// packages come from, are cached or installed from the `.npmrc` of `workspace`. `home` is where
 /// the person's own `.npmrc` lies; `path` the `PATH` that finds `node` (npm's default prefix is
 /// the directory above `node`'s).
-pub(crate) fn pins(workspace: &Path, home: Option<&Path>, path: &str) -> Vec<(String, String)> {
+pub fn pins(workspace: &Path, home: Option<&Path>, path: &str) -> Vec<(String, String)> {
     let project = read_npmrc(&workspace.join(".npmrc"));
     let mine = home
         .map(|h| read_npmrc(&h.join(".npmrc")))
@@ -105,7 +105,7 @@ fn node_prefix(path: &str) -> Option<PathBuf> {
 /// `npx`, a `--prefix` naming `neutral` (an empty directory of pablo's) is put first, so that npx
 /// neither runs a package the workspace's `node_modules` holds under the server's name nor reads
 /// the workspace's `.npmrc`; the server itself still runs in its own working directory.
-pub(crate) fn npx_argv(program: &str, args: &[String], neutral: &Path) -> Vec<String> {
+pub fn npx_argv(program: &str, args: &[String], neutral: &Path) -> Vec<String> {
     let mut argv = vec![program.to_string()];
     let is_npx = Path::new(program)
         .file_name()

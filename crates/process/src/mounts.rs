@@ -4,7 +4,7 @@
 
 /// One mount step init performs, paths prepared as C strings.
 #[derive(Debug)]
-pub(crate) enum MountStep {
+pub enum MountStep {
     /// Bind the path onto itself (so it becomes a mount point that cannot be renamed away).
     Pin(std::ffi::CString),
     /// Bind the path onto itself, then remount it read-only.

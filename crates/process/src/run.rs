@@ -23,14 +23,14 @@ use super::group::{CleanupTimes, ExitInfo, terminate_group, watch_exit};
 use super::spawn::{SpawnSpec, spawn};
 
 /// How often live output is flushed to the front-end, at most.
-pub(crate) const LIVE_INTERVAL: Duration = Duration::from_millis(50);
+pub const LIVE_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Size of one read from the command's output.
 const READ_CHUNK: usize = 1 << 20;
 
 /// Reads `output` on its own thread until end of file, handing each chunk to `on_data`. When
 /// `on_data` returns `false` the thread stops reading. The receiver fires when the thread ends.
-pub(crate) fn pump(
+pub fn pump(
     mut output: Box<dyn Read + Send>,
     mut on_data: impl FnMut(&[u8]) -> bool + Send + 'static,
 ) -> Result<oneshot::Receiver<()>, std::io::Error> {
@@ -68,7 +68,7 @@ pub(crate) fn pump(
 
 /// A foreground command to run.
 #[derive(Debug, Clone)]
-pub(crate) struct RunRequest {
+pub struct RunRequest {
     pub spawn: SpawnSpec,
     pub timeout: Duration,
     pub max_output_bytes: usize,
@@ -80,19 +80,19 @@ pub(crate) struct RunRequest {
 /// How a foreground command ended.
 #[derive(Debug)]
 pub struct RunReport {
-    pub(crate) exit: ExitInfo,
-    pub(crate) timed_out: bool,
-    pub(crate) cancelled: bool,
+    pub exit: ExitInfo,
+    pub timed_out: bool,
+    pub cancelled: bool,
     /// From start to the end of the command (its exit, the timeout or the cancellation).
-    pub(crate) duration: Duration,
+    pub duration: Duration,
     pub view: InlineView,
-    pub(crate) artifact: Option<PathBuf>,
-    pub(crate) artifact_error: Option<String>,
+    pub artifact: Option<PathBuf>,
+    pub artifact_error: Option<String>,
     /// False when a process outside the group still held the output open at the end of the
     /// cleanup allowance; the output may then be incomplete.
-    pub(crate) drained: bool,
+    pub drained: bool,
     /// The hosts the sandbox's network proxy refused the command, each once.
-    pub(crate) network_refused: Vec<String>,
+    pub network_refused: Vec<String>,
 }
 
 struct Shared {
@@ -145,7 +145,7 @@ enum End {
 ///
 /// Returns [`ProcessError::CleanupFailed`] (with the report inside) when a member of the group
 /// survived the cleanup.
-pub(crate) async fn run_foreground(
+pub async fn run_foreground(
     req: RunRequest,
     cancel: &CancellationToken,
     mut live: impl FnMut(String),

@@ -6,76 +6,76 @@
 //! fixed live buffer, a fixed session window), what it inherits (a clean environment, stdin
 //! closed) and what it leaves behind (nothing: its whole group is killed and checked).
 
-pub(crate) mod addresses;
-pub(crate) mod capture;
-pub(crate) mod child;
-pub(crate) mod env;
-pub(crate) mod gitconfig;
-pub(crate) mod gitrepo;
-pub(crate) mod group;
-pub(crate) mod log;
-pub(crate) mod mask;
-pub(crate) mod mounts;
-pub(crate) mod nested;
-pub(crate) mod netproxy;
-pub(crate) mod npm;
+pub mod addresses;
+pub mod capture;
+pub mod child;
+pub mod env;
+pub mod gitconfig;
+pub mod gitrepo;
+pub mod group;
+pub mod log;
+pub mod mask;
+pub mod mounts;
+pub mod nested;
+pub mod netproxy;
+pub mod npm;
 pub mod protect;
-pub(crate) mod proxyport;
+pub mod proxyport;
 pub mod run;
-pub(crate) mod sandbox;
-pub(crate) mod server;
+pub mod sandbox;
+pub mod server;
 pub mod session;
-pub(crate) mod shield;
+pub mod shield;
 pub mod spawn;
-pub(crate) mod stage;
-pub(crate) mod start;
-pub(crate) mod temp;
-pub(crate) mod worktree;
+pub mod stage;
+pub mod start;
+pub mod temp;
+pub mod worktree;
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-pub(crate) use env::{CommandEnv, EnvSettings};
-pub(crate) use group::{CleanupTimes, ExitInfo, signal_name};
-pub(crate) use nested::{CredentialRule, Tracking, track};
-pub(crate) use run::{RunReport, RunRequest, run_foreground};
+pub use env::{CommandEnv, EnvSettings};
+pub use group::{CleanupTimes, ExitInfo, signal_name};
+pub use nested::{CredentialRule, Tracking, track};
+pub use run::{RunReport, RunRequest, run_foreground};
 pub use sandbox::{
     Sandbox, Support, assume_namespaces_until_a_start_fails, probe_namespaces_soon, support,
 };
-#[cfg(test)]
-pub(crate) use session::OutputLog;
-pub(crate) use session::{SessionManager, SessionRequest, SessionStatus, WINDOW_BYTES};
-pub(crate) use spawn::{SpawnSpec, run_inherited};
-pub(crate) use start::run_prepared;
+#[cfg(any(test, feature = "test-support"))]
+pub use session::OutputLog;
+pub use session::{SessionManager, SessionRequest, SessionStatus, WINDOW_BYTES};
+pub use spawn::{SpawnSpec, run_inherited};
+pub use start::run_prepared;
 
-use crate::config::ShellOptions;
-use crate::core::Coded;
-use crate::core::ErrorCode;
+use pablo_config::ShellOptions;
+use pablo_core::Coded;
+use pablo_core::ErrorCode;
 
 /// The launcher when config names none.
-pub(crate) const DEFAULT_LAUNCHER: &str = "/bin/sh";
+pub const DEFAULT_LAUNCHER: &str = "/bin/sh";
 /// Foreground timeout when config and call name none.
-pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest any foreground command or `wait` may run, whatever config or the model ask.
-pub(crate) const HOST_MAX_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+pub const HOST_MAX_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// Inline output budget when config names none.
-pub(crate) const DEFAULT_MAX_OUTPUT_BYTES: usize = 50_000;
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 50_000;
 /// The largest inline budget a call may ask for.
-pub(crate) const HOST_MAX_OUTPUT_BYTES: usize = 1_000_000;
+pub const HOST_MAX_OUTPUT_BYTES: usize = 1_000_000;
 /// Live background sessions when config names none.
-pub(crate) const DEFAULT_MAX_SESSIONS: usize = 16;
+pub const DEFAULT_MAX_SESSIONS: usize = 16;
 
 /// The shell settings of one pablo session, from `[options.shell]`.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ShellSettings {
-    pub(crate) launcher: String,
-    pub(crate) default_timeout: Duration,
-    pub(crate) max_output_bytes: usize,
-    pub(crate) max_sessions: usize,
-    pub(crate) cleanup: CleanupTimes,
+pub struct ShellSettings {
+    pub launcher: String,
+    pub default_timeout: Duration,
+    pub max_output_bytes: usize,
+    pub max_sessions: usize,
+    pub cleanup: CleanupTimes,
     /// The base environment of every command (computed once per launch).
-    pub(crate) env: std::sync::Arc<CommandEnv>,
+    pub env: std::sync::Arc<CommandEnv>,
 }
 
 impl Default for ShellSettings {
@@ -86,7 +86,7 @@ impl Default for ShellSettings {
 
 impl ShellSettings {
     /// Zero means "the default" for the numbers, as in the seed's config.
-    pub(crate) fn from_options(o: &ShellOptions, env: std::sync::Arc<CommandEnv>) -> Self {
+    pub fn from_options(o: &ShellOptions, env: std::sync::Arc<CommandEnv>) -> Self {
         let timeout = match o.timeout_seconds {
             Some(0) | None => DEFAULT_TIMEOUT,
             Some(s) => Duration::from_secs(s).min(HOST_MAX_TIMEOUT),
@@ -114,7 +114,7 @@ impl ShellSettings {
     }
 
     /// Whether the launcher is a plain POSIX shell (dash on Debian), not bash or zsh.
-    pub(crate) fn launcher_is_posix_sh(&self) -> bool {
+    pub fn launcher_is_posix_sh(&self) -> bool {
         let name = self.launcher.rsplit('/').next().unwrap_or(&self.launcher);
         matches!(name, "sh" | "dash" | "ash" | "posh")
     }
@@ -173,7 +173,7 @@ pub enum ProcessError {
 
 impl ProcessError {
     /// Why the sandbox of `launcher` could not be prepared.
-    pub(crate) fn sandbox(launcher: &str, e: sandbox::SandboxError) -> Self {
+    pub fn sandbox(launcher: &str, e: sandbox::SandboxError) -> Self {
         match e {
             e @ sandbox::SandboxError::TooLargeToProtect { .. } => {
                 ProcessError::TooLargeToProtect(e.to_string())

@@ -10,18 +10,18 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 /// The spill file holds at most this many bytes of the stream.
-pub(crate) const ARTIFACT_MAX_BYTES: u64 = 5_000_000;
+pub const ARTIFACT_MAX_BYTES: u64 = 5_000_000;
 
 /// How much of a live chunk is kept between two flushes to the front-end.
-pub(crate) const LIVE_MAX_BYTES: usize = 16 * 1024;
+pub const LIVE_MAX_BYTES: usize = 16 * 1024;
 
 /// Bytes kept at the head of the inline view: 40% of the budget, rounded down.
-pub(crate) fn head_budget(max_bytes: usize) -> usize {
+pub fn head_budget(max_bytes: usize) -> usize {
     max_bytes / 5 * 2 + (max_bytes % 5) * 2 / 5
 }
 
 /// Bytes kept at the tail of the inline view: the rest of the budget (60%, rounded up).
-pub(crate) fn tail_budget(max_bytes: usize) -> usize {
+pub fn tail_budget(max_bytes: usize) -> usize {
     max_bytes - head_budget(max_bytes)
 }
 
@@ -29,7 +29,7 @@ pub(crate) fn tail_budget(max_bytes: usize) -> usize {
 ///
 /// Only a trailing, incomplete multi-byte sequence is cut; invalid bytes elsewhere are left for
 /// lossy decoding, which replaces them one by one.
-pub(crate) fn utf8_prefix_len(bytes: &[u8]) -> usize {
+pub fn utf8_prefix_len(bytes: &[u8]) -> usize {
     let n = bytes.len();
     // A sequence is at most 4 bytes: look back at most 3 bytes for its lead byte.
     for back in 1..=n.min(3) {
@@ -52,7 +52,7 @@ pub(crate) fn utf8_prefix_len(bytes: &[u8]) -> usize {
 }
 
 /// How many leading bytes of `bytes` are continuation bytes of a sequence that began earlier.
-pub(crate) fn utf8_skip_len(bytes: &[u8]) -> usize {
+pub fn utf8_skip_len(bytes: &[u8]) -> usize {
     bytes
         .iter()
         .take(3)
@@ -62,7 +62,7 @@ pub(crate) fn utf8_skip_len(bytes: &[u8]) -> usize {
 
 /// The notice that replaces the omitted middle. The wording is the one the models know; the
 /// numbers count bytes.
-pub(crate) fn truncation_notice(omitted: u64, total: u64) -> String {
+pub fn truncation_notice(omitted: u64, total: u64) -> String {
     format!("[OUTPUT TRUNCATED - {omitted} chars omitted out of {total} total]")
 }
 
@@ -70,20 +70,20 @@ pub(crate) fn truncation_notice(omitted: u64, total: u64) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InlineView {
     /// Head and tail bytes with the notice between them when truncated (not yet decoded).
-    pub(crate) head: Vec<u8>,
-    pub(crate) tail: Vec<u8>,
+    pub head: Vec<u8>,
+    pub tail: Vec<u8>,
     pub total: u64,
-    pub(crate) truncated: bool,
+    pub truncated: bool,
 }
 
 impl InlineView {
     /// Bytes omitted between head and tail.
-    pub(crate) fn omitted(&self) -> u64 {
+    pub fn omitted(&self) -> u64 {
         self.total - self.head.len() as u64 - self.tail.len() as u64
     }
 
     /// The text given to the model: lossy UTF-8, with the notice on its own line when truncated.
-    pub(crate) fn render(&self, clean: impl Fn(&[u8]) -> String) -> String {
+    pub fn render(&self, clean: impl Fn(&[u8]) -> String) -> String {
         if !self.truncated {
             return clean(&self.head);
         }
@@ -98,7 +98,7 @@ impl InlineView {
 
 #[cfg(test)]
 /// The inline view of a complete buffer (used for small outputs and in tests).
-pub(crate) fn inline_view(bytes: &[u8], max_bytes: usize) -> InlineView {
+pub fn inline_view(bytes: &[u8], max_bytes: usize) -> InlineView {
     if bytes.len() <= max_bytes {
         return InlineView {
             head: bytes.to_vec(),
@@ -119,7 +119,7 @@ pub(crate) fn inline_view(bytes: &[u8], max_bytes: usize) -> InlineView {
 
 /// A fixed-size ring holding the most recent bytes of a stream.
 #[derive(Debug)]
-pub(crate) struct TailRing {
+pub struct TailRing {
     buf: Vec<u8>,
     cap: usize,
     /// Next write position once the ring is full.
@@ -127,7 +127,7 @@ pub(crate) struct TailRing {
 }
 
 impl TailRing {
-    pub(crate) fn new(cap: usize) -> Self {
+    pub fn new(cap: usize) -> Self {
         Self {
             buf: Vec::with_capacity(cap.min(1 << 20)),
             cap,
@@ -135,7 +135,7 @@ impl TailRing {
         }
     }
 
-    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
+    pub fn push(&mut self, mut bytes: &[u8]) {
         if self.cap == 0 {
             return;
         }
@@ -162,7 +162,7 @@ impl TailRing {
     }
 
     /// The retained bytes, oldest first.
-    pub(crate) fn contents(&self) -> Vec<u8> {
+    pub fn contents(&self) -> Vec<u8> {
         if self.buf.len() < self.cap {
             return self.buf.clone();
         }
@@ -174,7 +174,7 @@ impl TailRing {
 
     #[cfg(test)]
     /// Bytes of memory held (for the bounded-memory checks).
-    pub(crate) fn capacity(&self) -> usize {
+    pub fn capacity(&self) -> usize {
         self.buf.capacity()
     }
 }
@@ -193,7 +193,7 @@ enum Spill {
 
 /// The capture of one command's output stream.
 #[derive(Debug)]
-pub(crate) struct Capture {
+pub struct Capture {
     max_bytes: usize,
     head: Vec<u8>,
     head_cap: usize,
@@ -205,17 +205,17 @@ pub(crate) struct Capture {
 
 /// What a finished capture hands back.
 #[derive(Debug)]
-pub(crate) struct CaptureResult {
-    pub(crate) view: InlineView,
+pub struct CaptureResult {
+    pub view: InlineView,
     /// The spill file, when the output exceeded the budget and the file could be written.
-    pub(crate) artifact: Option<PathBuf>,
+    pub artifact: Option<PathBuf>,
     /// Why the spill file could not be written, if it could not.
-    pub(crate) artifact_error: Option<String>,
+    pub artifact_error: Option<String>,
 }
 
 impl Capture {
     /// `artifact_path` is only created if the output exceeds `max_bytes`.
-    pub(crate) fn new(max_bytes: usize, artifact_path: PathBuf) -> Self {
+    pub fn new(max_bytes: usize, artifact_path: PathBuf) -> Self {
         let head_cap = head_budget(max_bytes);
         Self {
             max_bytes,
@@ -229,17 +229,17 @@ impl Capture {
     }
 
     /// How many of the latest bytes the tail ring keeps.
-    pub(crate) fn tail_capacity(&self) -> usize {
+    pub fn tail_capacity(&self) -> usize {
         self.tail.cap
     }
 
     #[cfg(test)]
     /// Bytes of memory held by the capture's buffers; fixed by `max_bytes`, never by the stream.
-    pub(crate) fn buffered_capacity(&self) -> usize {
+    pub fn buffered_capacity(&self) -> usize {
         self.head.capacity() + self.tail.capacity()
     }
 
-    pub(crate) fn push(&mut self, bytes: &[u8]) {
+    pub fn push(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
@@ -262,7 +262,7 @@ impl Capture {
 
     /// The last `n` bytes of the stream, or as many of them as the capture still holds (the tail
     /// ring, and the end of the head while nothing between them was dropped).
-    pub(crate) fn latest(&self, n: usize) -> Vec<u8> {
+    pub fn latest(&self, n: usize) -> Vec<u8> {
         let ring = self.tail.contents();
         if ring.len() >= n {
             return ring[ring.len() - n..].to_vec();
@@ -317,7 +317,7 @@ impl Capture {
     }
 
     /// Ends the capture: flushes the spill file and builds the inline view.
-    pub(crate) fn finish(mut self) -> CaptureResult {
+    pub fn finish(mut self) -> CaptureResult {
         let spill = std::mem::replace(&mut self.spill, Spill::NotNeeded);
         let (artifact, artifact_error) = match spill {
             Spill::NotNeeded => (None, None),
@@ -359,7 +359,7 @@ impl Capture {
 /// When more than [`LIVE_MAX_BYTES`] arrive between two flushes only the latest are kept and the
 /// flush says how many were not shown; the complete stream is in the result and the artifact.
 #[derive(Debug, Default)]
-pub(crate) struct LiveBuffer {
+pub struct LiveBuffer {
     ring: Option<TailRing>,
     pending: u64,
     /// Bytes of an incomplete UTF-8 sequence held back for the next chunk.
@@ -367,7 +367,7 @@ pub(crate) struct LiveBuffer {
 }
 
 impl LiveBuffer {
-    pub(crate) fn push(&mut self, bytes: &[u8]) {
+    pub fn push(&mut self, bytes: &[u8]) {
         self.ring
             .get_or_insert_with(|| TailRing::new(LIVE_MAX_BYTES))
             .push(bytes);
@@ -377,12 +377,12 @@ impl LiveBuffer {
     /// Counts bytes without keeping them: [`LiveBuffer::flush_from`] then takes the latest ones
     /// from where the caller keeps them anyway (a foreground capture's tail), which spares the
     /// reader a second copy of every chunk.
-    pub(crate) fn count(&mut self, len: usize) {
+    pub fn count(&mut self, len: usize) {
         self.pending += len as u64;
     }
 
     /// The coalesced chunk since the last flush, as text (lossy UTF-8, raw escapes kept).
-    pub(crate) fn flush(&mut self) -> Option<String> {
+    pub fn flush(&mut self) -> Option<String> {
         if self.pending == 0 {
             return None;
         }
@@ -393,7 +393,7 @@ impl LiveBuffer {
 
     /// Like [`LiveBuffer::flush`] for bytes that were only [`counted`](LiveBuffer::count):
     /// `latest(n)` returns the last `n` bytes of the stream, or as many as it still has.
-    pub(crate) fn flush_from(&mut self, latest: impl FnOnce(usize) -> Vec<u8>) -> Option<String> {
+    pub fn flush_from(&mut self, latest: impl FnOnce(usize) -> Vec<u8>) -> Option<String> {
         if self.pending == 0 {
             return None;
         }

@@ -14,20 +14,20 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 /// The most a server's log file holds (the truncation line apart).
-pub(crate) const MAX_LOG_BYTES: u64 = 8 * 1024 * 1024;
+pub const MAX_LOG_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Where a started program's stderr goes, and where in the log its output begins.
 #[derive(Debug)]
-pub(crate) struct LogSink {
+pub struct LogSink {
     /// The write end of the pipe: the program's stderr.
-    pub(crate) stderr: File,
+    pub stderr: File,
     /// The log's length before the program wrote anything (its own output starts there).
-    pub(crate) start: u64,
+    pub start: u64,
 }
 
 /// Opens `path` (appending) for a program's stderr, bounded to `cap` bytes (see the module
 /// docs).
-pub(crate) fn bounded_log(path: &Path, cap: u64) -> std::io::Result<LogSink> {
+pub fn bounded_log(path: &Path, cap: u64) -> std::io::Result<LogSink> {
     let open = || {
         std::fs::OpenOptions::new()
             .create(true)

@@ -130,7 +130,7 @@ const DROPPED_NAMES: &[&str] = &[
 ];
 
 /// Whether `key` (as `git config --list` prints it) is kept in the copy.
-pub(crate) fn keeps(key: &str) -> bool {
+pub fn keeps(key: &str) -> bool {
     let lower = key.to_ascii_lowercase();
     let section = lower.split('.').next().unwrap_or_default();
     let name = lower.rsplit('.').next().unwrap_or_default();
@@ -141,19 +141,19 @@ pub(crate) fn keeps(key: &str) -> bool {
 }
 
 /// Whether the file's text may hold a program-running setting.
-pub(crate) fn suspect(text: &str) -> bool {
+pub fn suspect(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     SUSPECT_WORDS.iter().any(|w| lower.contains(w))
 }
 
 /// The sanitised copy of `config` as text, from git's own listing of it. `git` is the git
 /// program to ask. `None` when git cannot list it (then the caller refuses to run unprotected).
-pub(crate) fn sanitized(git: &Path, config: &Path) -> Option<String> {
+pub fn sanitized(git: &Path, config: &Path) -> Option<String> {
     let out = std::process::Command::new(git)
         .args(["config", "--no-includes", "--null", "--list", "--file"])
         .arg(config)
         .env_clear()
-        .env("PATH", crate::config::CLEAN_PATH)
+        .env("PATH", pablo_config::CLEAN_PATH)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .stdin(std::process::Stdio::null())
@@ -168,7 +168,7 @@ pub(crate) fn sanitized(git: &Path, config: &Path) -> Option<String> {
 
 /// `key\nvalue\0…` (a key without a newline has no value) back to config text, minus the
 /// program-running keys.
-pub(crate) fn render(listing: &str) -> String {
+pub fn render(listing: &str) -> String {
     let mut text = String::new();
     let mut current: Option<(String, Option<String>)> = None;
     for record in listing.split('\0').filter(|r| !r.is_empty()) {
@@ -217,7 +217,7 @@ fn escape(s: &str) -> String {
 /// For each of `configs` that may run programs: a sanitised copy written under `dir`, paired with
 /// the file it covers. `Err` names a file that could not be copied (the caller must not run the
 /// read unprotected).
-pub(crate) fn overlays(
+pub fn overlays(
     git: &Path,
     configs: &[PathBuf],
     dir: &Path,
@@ -254,7 +254,7 @@ fn write_private(dir: &Path, stem: &str, text: &str) -> Result<PathBuf, String> 
 /// A ripgrep config (for `RIPGREP_CONFIG_PATH`) that leaves credential files out of every
 /// search of a known-safe line, in either case: one `--iglob=!GLOB` per credential glob. Written
 /// once per session in `dir` (commands cannot write it); returns its path.
-pub(crate) fn ripgrep_config(dir: &Path, credentials: &[String]) -> Result<PathBuf, String> {
+pub fn ripgrep_config(dir: &Path, credentials: &[String]) -> Result<PathBuf, String> {
     let mut text = String::new();
     for g in credentials {
         if !g.contains(['\n', '\r']) {
@@ -274,13 +274,13 @@ pub(crate) fn ripgrep_config(dir: &Path, credentials: &[String]) -> Result<PathB
 /// copies to bind over the originals, and the variables that pin the repository and turn off
 /// what would run a program or print a credential file.
 #[derive(Debug, Default)]
-pub(crate) struct KnownSafeGit {
+pub struct KnownSafeGit {
     /// (sanitised copy, original) pairs.
-    pub(crate) overlays: Vec<(PathBuf, PathBuf)>,
+    pub overlays: Vec<(PathBuf, PathBuf)>,
     /// The config copies written for this read, to remove once it started (the mounts keep them).
-    pub(crate) files: Vec<PathBuf>,
+    pub files: Vec<PathBuf>,
     /// Variables to set (after every inherited `GIT_*` variable was removed).
-    pub(crate) env: Vec<(String, String)>,
+    pub env: Vec<(String, String)>,
 }
 
 /// Prepares a known-safe git read run in `cwd` (absolute): finds the repository inside
@@ -289,7 +289,7 @@ pub(crate) struct KnownSafeGit {
 /// attributes into `dir` (a directory commands cannot write), and returns them with the
 /// environment. `credentials` are the workspace's credential
 /// globs.
-pub(crate) fn prepare(
+pub fn prepare(
     git: &Path,
     workspace: &Path,
     cwd: &Path,

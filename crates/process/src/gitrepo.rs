@@ -14,20 +14,20 @@ use std::path::{Path, PathBuf};
 
 /// A repository inside the workspace whose every part a read may use.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct GitRepo {
+pub struct GitRepo {
     /// The work tree: the directory holding `.git`.
-    pub(crate) top: PathBuf,
+    pub top: PathBuf,
     /// The git directory (`.git`, or what a `.git` file names).
-    pub(crate) git_dir: PathBuf,
+    pub git_dir: PathBuf,
     /// Where the shared parts live (objects, refs, `config`): the git directory itself, or the
     /// main repository's for a linked worktree.
-    pub(crate) common_dir: PathBuf,
+    pub common_dir: PathBuf,
 }
 
 impl GitRepo {
     /// The config files git reads from the repository: `config` of the common directory and
     /// `config.worktree` of the git directory, those that exist.
-    pub(crate) fn configs(&self) -> Vec<PathBuf> {
+    pub fn configs(&self) -> Vec<PathBuf> {
         let mut out = vec![
             self.common_dir.join("config"),
             self.git_dir.join("config.worktree"),
@@ -38,7 +38,7 @@ impl GitRepo {
 
     /// `GIT_DIR` and `GIT_WORK_TREE`: git uses exactly this repository and this work tree,
     /// whatever `core.worktree` or a `.git` file further down says.
-    pub(crate) fn pin_env(&self) -> Vec<(String, String)> {
+    pub fn pin_env(&self) -> Vec<(String, String)> {
         vec![
             ("GIT_DIR".into(), self.git_dir.display().to_string()),
             ("GIT_WORK_TREE".into(), self.top.display().to_string()),
@@ -47,7 +47,7 @@ impl GitRepo {
 }
 
 /// Why a repository's layout leads outside the workspace.
-pub(crate) type Outside = String;
+pub type Outside = String;
 
 fn canonical(p: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(p).ok()
@@ -56,7 +56,7 @@ fn canonical(p: &Path) -> Option<PathBuf> {
 /// The repository that `cwd` (absolute, inside `workspace`) belongs to, looking upwards no
 /// further than `workspace`. `Ok(None)`: no repository in the workspace around `cwd` (but see
 /// [`repository_above`]). `Err` says which part of the repository leads outside.
-pub(crate) fn locate(workspace: &Path, cwd: &Path) -> Result<Option<GitRepo>, Outside> {
+pub fn locate(workspace: &Path, cwd: &Path) -> Result<Option<GitRepo>, Outside> {
     let workspace = canonical(workspace).unwrap_or_else(|| workspace.to_path_buf());
     let mut dir = canonical(cwd).unwrap_or_else(|| cwd.to_path_buf());
     if !dir.starts_with(&workspace) {
@@ -80,7 +80,7 @@ pub(crate) fn locate(workspace: &Path, cwd: &Path) -> Result<Option<GitRepo>, Ou
 
 /// The nearest directory above `workspace` that holds a `.git`, if any: git run in the workspace
 /// would use that repository, whose work tree is larger than the workspace.
-pub(crate) fn repository_above(workspace: &Path) -> Option<PathBuf> {
+pub fn repository_above(workspace: &Path) -> Option<PathBuf> {
     let mut dir = canonical(workspace)?;
     while dir.pop() {
         let dot_git = dir.join(".git");
@@ -103,7 +103,7 @@ fn within(roots: &[PathBuf], p: &Path) -> bool {
 
 /// The repository whose `.git` entry is `dot_git` (in `top`), every part of which must lie in
 /// `roots` (canonical; the workspace first).
-pub(crate) fn examine(
+pub fn examine(
     roots: &[PathBuf],
     top: &Path,
     dot_git: &Path,
@@ -210,7 +210,7 @@ fn links_back(git_dir: &Path, dot_git: &Path) -> bool {
 /// for anything else. Only a link git wrote at both ends counts (see [`links_back`]): the far
 /// end lies in the checkout's `.git`, which no command of a session can write, so a repository
 /// cannot make itself pass for a worktree of another.
-pub(crate) fn linked_checkout(dir: &Path) -> Option<PathBuf> {
+pub fn linked_checkout(dir: &Path) -> Option<PathBuf> {
     let dir = canonical(dir)?;
     let mut top = dir.clone();
     loop {
@@ -271,7 +271,7 @@ const MAX_MODULE_DIRS: usize = 4096;
 /// [`locate`] examines the repository itself: its `.git` entry, `commondir` and alternates must
 /// stay inside the workspace or inside the git directory of `repo` (which holds the submodules of
 /// a linked worktree). `git` is the program asked for the index, with nothing able to run.
-pub(crate) fn submodule_configs(
+pub fn submodule_configs(
     git: &Path,
     workspace: &Path,
     repo: &GitRepo,
@@ -401,7 +401,7 @@ fn module_dirs(
 
 /// The paths (relative to its work tree) of the gitlinks in `repo`'s index, listed by git with
 /// nothing of the repository able to run. A path that leaves the work tree is refused.
-pub(crate) fn gitlinks(git: &Path, repo: &GitRepo) -> Result<Vec<PathBuf>, Outside> {
+pub fn gitlinks(git: &Path, repo: &GitRepo) -> Result<Vec<PathBuf>, Outside> {
     let out = std::process::Command::new(git)
         .args([
             "-c",
@@ -416,7 +416,7 @@ pub(crate) fn gitlinks(git: &Path, repo: &GitRepo) -> Result<Vec<PathBuf>, Outsi
             "-z",
         ])
         .env_clear()
-        .env("PATH", crate::config::CLEAN_PATH)
+        .env("PATH", pablo_config::CLEAN_PATH)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_NO_LAZY_FETCH", "1")
@@ -460,15 +460,15 @@ pub(crate) fn gitlinks(git: &Path, repo: &GitRepo) -> Result<Vec<PathBuf>, Outsi
 
 /// Variables whose presence changes which repository, objects, config or program git uses; a
 /// known-safe read never inherits them (pablo sets the ones it needs itself).
-pub(crate) fn is_git_variable(name: &str) -> bool {
+pub fn is_git_variable(name: &str) -> bool {
     name.starts_with("GIT_")
 }
 
 /// The attributes that leave credential files out of git's output: each name is `binary`, so
 /// `git diff`, `git log -p`, `git show` and `git grep` say that it differs or matches without
-/// printing it. `globs` are [`crate::workspace::CredentialNames`] patterns; each letter matches
+/// printing it. `globs` are `workspace::CredentialNames` patterns; each letter matches
 /// either case, as `fs.read` does.
-pub(crate) fn credential_attributes(globs: &[String]) -> String {
+pub fn credential_attributes(globs: &[String]) -> String {
     let mut out = String::new();
     for g in globs {
         if g.contains(char::is_whitespace) || g.starts_with('!') || g.starts_with('#') {
@@ -492,7 +492,7 @@ pub(crate) fn credential_attributes(globs: &[String]) -> String {
 /// The type (`commit`, `tree`, `blob`, `tag`, or `missing`) of each object `names` names in
 /// `repo`, asked of git with nothing of the repository able to run a program: no lazy fetch, no
 /// transport, no hooks, no fsmonitor, no pager. `None` when git cannot answer.
-pub(crate) fn object_types(git: &Path, repo: &GitRepo, names: &[String]) -> Option<Vec<String>> {
+pub fn object_types(git: &Path, repo: &GitRepo, names: &[String]) -> Option<Vec<String>> {
     use std::io::Write;
     if names.iter().any(|n| n.contains('\n') || n.contains('\0')) {
         return None;
@@ -511,7 +511,7 @@ pub(crate) fn object_types(git: &Path, repo: &GitRepo, names: &[String]) -> Opti
             "--batch-check=%(objecttype)",
         ])
         .env_clear()
-        .env("PATH", crate::config::CLEAN_PATH)
+        .env("PATH", pablo_config::CLEAN_PATH)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_NO_LAZY_FETCH", "1")

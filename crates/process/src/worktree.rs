@@ -26,17 +26,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use super::gitrepo::{GitRepo, examine};
-use crate::core::{Coded, ErrorCode};
+use pablo_core::{Coded, ErrorCode};
 
 /// Every branch pablo makes for a worktree starts with this.
-pub(crate) const BRANCH_PREFIX: &str = "pablo/";
+pub const BRANCH_PREFIX: &str = "pablo/";
 
 /// The longest worktree name.
 const MAX_NAME: usize = 64;
 
 /// Why a worktree could not be made, listed or removed.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum WorktreeError {
+pub enum WorktreeError {
     #[error("{name:?} is not a worktree name: {why}")]
     InvalidName { name: String, why: &'static str },
     #[error("{0} is not inside a git repository, so there is nothing to make a worktree of")]
@@ -78,7 +78,7 @@ impl Coded for WorktreeError {
 
 /// Checks a worktree name: it becomes a directory name and the last part of a branch name, so
 /// it is a subset of what both accept (no `/`, no `..`, nothing git's ref rules refuse).
-pub(crate) fn check_name(name: &str) -> Result<(), WorktreeError> {
+pub fn check_name(name: &str) -> Result<(), WorktreeError> {
     let refuse = |why| {
         Err(WorktreeError::InvalidName {
             name: name.to_string(),
@@ -107,10 +107,10 @@ pub(crate) fn check_name(name: &str) -> Result<(), WorktreeError> {
 }
 
 /// The git program: the first `git` on pablo's own `PATH`, else on the standard one.
-pub(crate) fn find_git() -> Option<PathBuf> {
+pub fn find_git() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
-        .chain(std::env::split_paths(crate::config::CLEAN_PATH))
+        .chain(std::env::split_paths(pablo_config::CLEAN_PATH))
         .filter(|d| d.is_absolute())
         .map(|d| d.join("git"))
         .find(|p| is_executable(p))
@@ -123,7 +123,7 @@ fn is_executable(p: &Path) -> bool {
 
 /// A repository the worktree commands work on, as pablo found it.
 #[derive(Debug, Clone)]
-pub(crate) struct Repository {
+pub struct Repository {
     git: PathBuf,
     /// The repository pablo was started in (its work tree holds the workspace).
     here: GitRepo,
@@ -163,31 +163,31 @@ impl std::fmt::Display for WorktreeState {
 
 /// A worktree ready to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Worktree {
-    pub(crate) name: String,
-    pub(crate) branch: String,
+pub struct Worktree {
+    pub name: String,
+    pub branch: String,
     /// Its top directory.
-    pub(crate) path: PathBuf,
+    pub path: PathBuf,
     /// Whether this call made it (else it existed and is reused).
-    pub(crate) created: bool,
+    pub created: bool,
     /// The commit it started from (its `HEAD` when made or found).
-    pub(crate) start: String,
+    pub start: String,
 }
 
 /// What `remove` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Removal {
-    pub(crate) name: String,
-    pub(crate) path: PathBuf,
-    pub(crate) branch: String,
+pub struct Removal {
+    pub name: String,
+    pub path: PathBuf,
+    pub branch: String,
     /// Whether the branch was deleted too: only when HEAD of the main checkout already holds
     /// every commit of it, so no work is lost with it.
-    pub(crate) branch_deleted: bool,
+    pub branch_deleted: bool,
 }
 
 impl Repository {
     /// The repository `dir` (absolute) belongs to, found upwards from it. `git` runs it.
-    pub(crate) fn find(git: &Path, dir: &Path) -> Result<Self, WorktreeError> {
+    pub fn find(git: &Path, dir: &Path) -> Result<Self, WorktreeError> {
         let start = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         let mut top = start.clone();
         loop {
@@ -225,12 +225,12 @@ impl Repository {
     }
 
     /// The work tree pablo was started in (the main checkout or a linked worktree).
-    pub(crate) fn top(&self) -> &Path {
+    pub fn top(&self) -> &Path {
         &self.here.top
     }
 
     /// Where the worktree `name` lives: `<checkout>.worktrees/<name>`, beside the checkout.
-    pub(crate) fn place(&self, name: &str) -> Result<PathBuf, WorktreeError> {
+    pub fn place(&self, name: &str) -> Result<PathBuf, WorktreeError> {
         let parent = self
             .checkout
             .parent()
@@ -268,7 +268,7 @@ impl Repository {
 
     /// The worktree `name` on the branch `pablo/NAME`: the one that exists, or a new one made
     /// from HEAD (on the branch when it exists already, else on a new branch).
-    pub(crate) fn create(&self, name: &str) -> Result<Worktree, WorktreeError> {
+    pub fn create(&self, name: &str) -> Result<Worktree, WorktreeError> {
         check_name(name)?;
         let branch = format!("{BRANCH_PREFIX}{name}");
         let git = self.in_here();
@@ -403,7 +403,7 @@ impl Repository {
     }
 
     /// The worktrees pablo made (branch `pablo/…`), with their state.
-    pub(crate) fn list(&self) -> Result<Vec<WorktreeEntry>, WorktreeError> {
+    pub fn list(&self) -> Result<Vec<WorktreeEntry>, WorktreeError> {
         let mut out = Vec::new();
         for w in self.registered()? {
             let Some(branch) = w.branch else { continue };
@@ -431,7 +431,7 @@ impl Repository {
     /// What uncommitted work the worktree at `path` holds, in words; `None` when it has none.
     /// Submodules are not entered (git would run them with their own config): one that is
     /// checked out counts as work pablo cannot see.
-    pub(crate) fn changes(&self, path: &Path) -> Result<Option<&'static str>, WorktreeError> {
+    pub fn changes(&self, path: &Path) -> Result<Option<&'static str>, WorktreeError> {
         let git = self.in_worktree(path)?;
         let status = git.run(
             "status",
@@ -464,7 +464,7 @@ impl Repository {
 
     /// Removes the worktree `name` (refused while it holds uncommitted work, unless `force`),
     /// and its branch when the main checkout's HEAD already holds every commit of it.
-    pub(crate) fn remove(&self, name: &str, force: bool) -> Result<Removal, WorktreeError> {
+    pub fn remove(&self, name: &str, force: bool) -> Result<Removal, WorktreeError> {
         check_name(name)?;
         let branch = format!("{BRANCH_PREFIX}{name}");
         let found = self
@@ -521,7 +521,7 @@ impl Repository {
 
     /// Removes the worktree at `path` and its branch when neither holds anything new: no
     /// uncommitted change and no commit since `start`. Returns whether it was removed.
-    pub(crate) fn discard_if_unchanged(&self, w: &Worktree) -> Result<bool, WorktreeError> {
+    pub fn discard_if_unchanged(&self, w: &Worktree) -> Result<bool, WorktreeError> {
         if self.changes(&w.path)?.is_some() || self.head_of(&w.path)? != w.start {
             return Ok(false);
         }
@@ -614,7 +614,7 @@ impl SafeGit {
         }
         cmd.args(args)
             .env_clear()
-            .env("PATH", crate::config::CLEAN_PATH)
+            .env("PATH", pablo_config::CLEAN_PATH)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_ATTR_NOSYSTEM", "1")

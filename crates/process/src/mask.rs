@@ -36,41 +36,41 @@ use super::nested::CredentialRule;
 /// The most workspace entries looked at for credential names: the same guard against a tree
 /// without end as the policy's walk (`policy::safe::MAX_LINK_WALK`), so that a read the policy
 /// proved safe in a large workspace can also be masked.
-pub(crate) const MAX_MASK_WALK: usize = 2_000_000;
+pub const MAX_MASK_WALK: usize = 2_000_000;
 
 /// What is hidden, and how.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct MaskPlan {
+pub struct MaskPlan {
     /// Directories covered by an empty tmpfs.
-    pub(crate) dirs: Vec<PathBuf>,
+    pub dirs: Vec<PathBuf>,
     /// Files covered by `/dev/null`.
-    pub(crate) files: Vec<PathBuf>,
+    pub files: Vec<PathBuf>,
     /// The workspace's credential files that were hidden, workspace-relative (for the result).
-    pub(crate) workspace_hidden: Vec<String>,
+    pub workspace_hidden: Vec<String>,
     /// How many entries of the home directory were hidden.
-    pub(crate) home_hidden: usize,
+    pub home_hidden: usize,
 }
 
 /// What the mask is computed from.
-pub(crate) struct MaskInputs<'a> {
-    pub(crate) workspace: &'a Path,
-    pub(crate) home: Option<&'a Path>,
+pub struct MaskInputs<'a> {
+    pub workspace: &'a Path,
+    pub home: Option<&'a Path>,
     /// The directories of the command's `PATH`.
-    pub(crate) path_dirs: Vec<PathBuf>,
+    pub path_dirs: Vec<PathBuf>,
     /// `CARGO_HOME`, `RUSTUP_HOME` when set.
-    pub(crate) toolchain_homes: Vec<PathBuf>,
+    pub toolchain_homes: Vec<PathBuf>,
     /// pablo's own config, data and state directories.
-    pub(crate) own: &'a [PathBuf],
+    pub own: &'a [PathBuf],
     /// The directory of the files pablo writes for the command (kept visible).
-    pub(crate) support: Option<&'a Path>,
+    pub support: Option<&'a Path>,
     /// Which workspace-relative paths have a credential name (the workspace's one rule,
     /// `CredentialNames::matching`).
-    pub(crate) credentials: &'a dyn CredentialRule,
+    pub credentials: &'a dyn CredentialRule,
 }
 
 /// Why a mask could not be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum MaskError {
+pub enum MaskError {
     #[error(
         "the workspace holds more than {0} entries to look through for credential files, so they \
          could not all be hidden"
@@ -79,7 +79,7 @@ pub(crate) enum MaskError {
 }
 
 /// Computes the mask.
-pub(crate) fn plan(inputs: &MaskInputs<'_>) -> Result<MaskPlan, MaskError> {
+pub fn plan(inputs: &MaskInputs<'_>) -> Result<MaskPlan, MaskError> {
     let mut out = MaskPlan::default();
     let workspace = canonical(inputs.workspace);
     let found = workspace_credentials(&workspace, inputs.credentials, MAX_MASK_WALK)?;
