@@ -18,6 +18,7 @@
 
 use std::path::Path;
 
+use super::links::canonical_beneath;
 use super::rules::Resolved;
 use crate::workspace::CredentialNames;
 
@@ -591,10 +592,14 @@ fn repository(
     cwd: &str,
 ) -> Result<Option<crate::process::gitrepo::GitRepo>, NotSafe> {
     use crate::process::gitrepo;
-    let abs = reads.workspace.join(cwd);
-    match gitrepo::locate(reads.workspace, &abs) {
+    // The workspace is canonical; so is `cwd` once its links are followed from there.
+    let located = match canonical_beneath(reads.workspace, Path::new(cwd)) {
+        Some(abs) => gitrepo::locate_canonical(reads.workspace, abs),
+        None => gitrepo::locate(reads.workspace, &reads.workspace.join(cwd)),
+    };
+    match located {
         Ok(Some(repo)) => Ok(Some(repo)),
-        Ok(None) => match gitrepo::repository_above(reads.workspace) {
+        Ok(None) => match gitrepo::repository_above_canonical(reads.workspace) {
             Some(top) => Err(format!(
                 "the repository at {} is larger than the workspace, so git would read outside it",
                 top.display()

@@ -58,9 +58,21 @@ fn canonical(p: &Path) -> Option<PathBuf> {
 /// [`repository_above`]). `Err` says which part of the repository leads outside.
 pub fn locate(workspace: &Path, cwd: &Path) -> Result<Option<GitRepo>, Outside> {
     let workspace = canonical(workspace).unwrap_or_else(|| workspace.to_path_buf());
-    let mut dir = canonical(cwd).unwrap_or_else(|| cwd.to_path_buf());
+    let dir = canonical(cwd).unwrap_or_else(|| cwd.to_path_buf());
     if !dir.starts_with(&workspace) {
         return Err(format!("{} is outside the workspace", cwd.display()));
+    }
+    locate_canonical(&workspace, dir)
+}
+
+/// [`locate`] for a `workspace` and a `cwd` that are canonical already: the policy holds both
+/// (it follows a command's links from the canonical workspace once, and a `realpath` of each
+/// again would ask the kernel about every name of both paths on every git command it checks).
+pub fn locate_canonical(workspace: &Path, cwd: PathBuf) -> Result<Option<GitRepo>, Outside> {
+    let workspace = workspace.to_path_buf();
+    let mut dir = cwd;
+    if !dir.starts_with(&workspace) {
+        return Err(format!("{} is outside the workspace", dir.display()));
     }
     loop {
         let dot_git = dir.join(".git");
@@ -81,7 +93,12 @@ pub fn locate(workspace: &Path, cwd: &Path) -> Result<Option<GitRepo>, Outside> 
 /// The nearest directory above `workspace` that holds a `.git`, if any: git run in the workspace
 /// would use that repository, whose work tree is larger than the workspace.
 pub fn repository_above(workspace: &Path) -> Option<PathBuf> {
-    let mut dir = canonical(workspace)?;
+    repository_above_canonical(&canonical(workspace)?)
+}
+
+/// [`repository_above`] for a `workspace` that is canonical already.
+pub fn repository_above_canonical(workspace: &Path) -> Option<PathBuf> {
+    let mut dir = workspace.to_path_buf();
     while dir.pop() {
         let dot_git = dir.join(".git");
         let is_repo = match std::fs::symlink_metadata(&dot_git) {
