@@ -796,8 +796,9 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // `protocol` are crates of their own (issue 45 item 5): the count is `pablo`'s own items, and
     // theirs (207 with what was `pub(crate)` in them) are listed but not counted (below); 316 since
     // `telemetry` followed them; 290 since `config` did; 288 since `workspace` did; 264 since
-    // `process` did.
-    const CEILING: usize = 264;
+    // `process` did; 263 since `benches/capture.rs` runs `pablo-process` itself
+    // (`harness::capture_run` gone).
+    const CEILING: usize = 263;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

@@ -151,10 +151,7 @@ fn is_harmless_sink(target: &Word) -> bool {
 }
 
 /// One simple command: assignments, words and redirections, plus what the walk learned about it.
-///
-/// Serialised only between pablo and its parser's helper (both this binary): what is empty is
-/// left out, since most commands have no assignment, redirection or reason, and every byte is
-/// written, copied and read again on each round trip.
+/// Sent by the parser's helper with empty fields left out (most commands have none of them).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct SimpleCommand {
     /// `NAME=value` prefixes (they change what the command does).
