@@ -2,7 +2,7 @@
 //! costs it nothing more.
 //!
 //! One turn of the real agent loop in process: a model that asks for three tool calls (`fs.read`,
-//! `fs.list`, `fs.search` over this repository's `src/`) and then answers, so a turn makes eight
+//! `fs.list`, `fs.search` over this repository) and then answers, so a turn makes eight
 //! exported spans (turn, four model calls, three tool calls). The same turn is timed under five
 //! subscribers, each set for the bench's one thread (a current-thread runtime, so the exporter's
 //! requests share the thread with the turn: any export work a turn waited for would show):
@@ -44,7 +44,7 @@ fn steps() -> VecDeque<Vec<AgentCall>> {
         vec![AgentCall::new(
             "c3",
             "fs_search",
-            json!({"path": "src/telemetry", "query": "fn "}),
+            json!({"path": "crates/telemetry/src", "query": "fn "}),
         )],
         Vec::new(),
     ])
