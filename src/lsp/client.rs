@@ -22,22 +22,22 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::frame;
 use super::jsonrpc::{self, Id, Incoming, Outcome, ResponseError, V2};
-use pablo_process::sandbox::Sandbox;
-use pablo_process::server::{ServerProcess, ServerSpawn, spawn_server};
+use crate::process::sandbox::Sandbox;
+use crate::process::server::{ServerProcess, ServerSpawn, spawn_server};
 
 /// What starting one server needs.
 #[derive(Debug, Clone)]
-pub struct ClientSpec {
+pub(crate) struct ClientSpec {
     /// The config name (`pyright`), for messages.
-    pub name: String,
-    pub argv: Vec<String>,
-    pub env: Vec<(String, String)>,
+    pub(crate) name: String,
+    pub(crate) argv: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
     /// The project root the server is started at (its working directory and `rootUri`).
-    pub root: PathBuf,
-    pub log: PathBuf,
-    pub sandbox: Sandbox,
-    pub initialization_options: Option<Value>,
-    pub startup_timeout: Duration,
+    pub(crate) root: PathBuf,
+    pub(crate) log: PathBuf,
+    pub(crate) sandbox: Sandbox,
+    pub(crate) initialization_options: Option<Value>,
+    pub(crate) startup_timeout: Duration,
 }
 
 /// The diagnostics a server last published for one document.
@@ -92,7 +92,7 @@ struct Shared {
     dead: AtomicBool,
 }
 
-pub struct LspClient {
+pub(crate) struct LspClient {
     name: String,
     process: ServerProcess,
     out: mpsc::UnboundedSender<Vec<u8>>,
@@ -117,14 +117,15 @@ impl Drop for LspClient {
 
 impl LspClient {
     /// Starts the server and completes the `initialize` handshake within the spec's timeout.
-    pub async fn start(spec: &ClientSpec) -> Result<Self, String> {
+    pub(crate) async fn start(spec: &ClientSpec) -> Result<Self, String> {
         if let Some(dir) = spec.log.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         // Bounded: a server that floods stderr fills a log of a fixed size, not the disk.
-        let stderr = pablo_process::log::bounded_log(&spec.log, pablo_process::log::MAX_LOG_BYTES)
-            .map_err(|e| format!("cannot open the log {}: {e}", spec.log.display()))?
-            .stderr;
+        let stderr =
+            crate::process::log::bounded_log(&spec.log, crate::process::log::MAX_LOG_BYTES)
+                .map_err(|e| format!("cannot open the log {}: {e}", spec.log.display()))?
+                .stderr;
         let spawn = ServerSpawn {
             argv: spec.argv.clone(),
             env: spec.env.clone(),
@@ -184,11 +185,11 @@ impl LspClient {
     }
 
     /// Whether the server still runs and its output still reads.
-    pub fn alive(&self) -> bool {
+    pub(crate) fn alive(&self) -> bool {
         self.process.exit_info().is_none() && !self.shared.dead.load(Ordering::Acquire)
     }
 
-    pub fn notify<N: Notification>(&self, params: N::Params) {
+    pub(crate) fn notify<N: Notification>(&self, params: N::Params) {
         // A notification has nobody to tell of a failure; `lsp-types` params always encode.
         let _ = self.send(&jsonrpc::Notification {
             jsonrpc: V2,
@@ -206,7 +207,7 @@ impl LspClient {
     }
 
     /// A typed request, answered within `timeout`.
-    pub async fn request<R: Request>(
+    pub(crate) async fn request<R: Request>(
         &self,
         params: R::Params,
         timeout: Duration,
@@ -327,7 +328,7 @@ impl LspClient {
 
     /// Shows the server `text` as `uri`'s content and returns what it publishes for that text,
     /// waiting at most `wait` for it.
-    pub async fn diagnostics(
+    pub(crate) async fn diagnostics(
         &self,
         uri: &str,
         language_id: &str,
@@ -400,13 +401,13 @@ impl LspClient {
 /// Why a server gave no diagnostics: it is slow (it may still answer if asked to wait longer),
 /// or it cannot (it exited, it could not start, the text could not be sent).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unanswered {
+pub(crate) enum Unanswered {
     Late(String),
     Failed(String),
 }
 
 impl Unanswered {
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         match self {
             Self::Late(t) | Self::Failed(t) => t,
         }
@@ -414,7 +415,7 @@ impl Unanswered {
 }
 
 /// `1.5 s`, `300 ms`.
-pub fn seconds(d: Duration) -> String {
+pub(crate) fn seconds(d: Duration) -> String {
     if d.as_millis() < 1000 {
         format!("{} ms", d.as_millis())
     } else {
@@ -424,7 +425,7 @@ pub fn seconds(d: Duration) -> String {
 }
 
 /// The `file://` URI of an absolute path.
-pub fn file_uri(path: &std::path::Path) -> Option<String> {
+pub(crate) fn file_uri(path: &std::path::Path) -> Option<String> {
     url::Url::from_file_path(path).ok().map(String::from)
 }
 

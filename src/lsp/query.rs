@@ -21,26 +21,26 @@ const MAX_HOVER_CHARS: usize = 4000;
 
 /// A place a server pointed at: an absolute path, 1-based line, 1-based UTF-16 column.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LocationHit {
-    pub path: PathBuf,
-    pub line: u32,
-    pub column: u32,
+pub(crate) struct LocationHit {
+    pub(crate) path: PathBuf,
+    pub(crate) line: u32,
+    pub(crate) column: u32,
 }
 
 /// One symbol a server listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SymbolHit {
-    pub name: String,
+pub(crate) struct SymbolHit {
+    pub(crate) name: String,
     /// `function`, `class`, `variable`…
-    pub kind: String,
+    pub(crate) kind: String,
     /// The enclosing symbol, when the server says.
-    pub container: Option<String>,
-    pub at: LocationHit,
+    pub(crate) container: Option<String>,
+    pub(crate) at: LocationHit,
 }
 
 /// Definition or references.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LocateKind {
+pub(crate) enum LocateKind {
     Definition,
     References,
 }
@@ -103,7 +103,7 @@ impl LspHub {
     }
 
     /// Where the name at `line`:`column` of `rel` (whose content is `text`) is defined, or used.
-    pub async fn locate(
+    pub(crate) async fn locate(
         &self,
         kind: LocateKind,
         rel: &str,
@@ -165,7 +165,7 @@ impl LspHub {
     }
 
     /// What the server says of the name at `line`:`column` (its type, its documentation).
-    pub async fn hover(
+    pub(crate) async fn hover(
         &self,
         rel: &str,
         text: &str,
@@ -201,7 +201,11 @@ impl LspHub {
     }
 
     /// The symbols of `rel` (nested ones flattened, with their container).
-    pub async fn document_symbols(&self, rel: &str, text: &str) -> Result<Vec<SymbolHit>, String> {
+    pub(crate) async fn document_symbols(
+        &self,
+        rel: &str,
+        text: &str,
+    ) -> Result<Vec<SymbolHit>, String> {
         let path = self.workspace.join(rel);
         self.first_answer(rel, text, |client, uri| {
             let path = path.clone();
@@ -243,7 +247,7 @@ impl LspHub {
 
     /// Symbols of the whole workspace whose name matches `query`, from every server (started
     /// at the workspace root when none runs yet).
-    pub async fn workspace_symbols(&self, query: &str) -> Result<Vec<SymbolHit>, String> {
+    pub(crate) async fn workspace_symbols(&self, query: &str) -> Result<Vec<SymbolHit>, String> {
         let mut out = Vec::new();
         let mut last_err = None;
         for i in 0..self.defs.len() {
