@@ -18,16 +18,16 @@
 
 /// One dispatched event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SseEvent {
+pub(crate) struct SseEvent {
     /// The `event:` field, `message` when the event had none.
-    pub event: String,
+    pub(crate) event: String,
     /// The `data:` lines joined with `\n`.
     pub data: String,
 }
 
 /// Why the bytes cannot be framed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FrameError {
+pub(crate) enum FrameError {
     /// One event (its unfinished line and the data gathered so far) passed the limit.
     TooLarge { limit: usize },
     /// A line is not UTF-8.
@@ -53,7 +53,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// An incremental SSE parser (see the module docs).
 #[derive(Debug)]
-pub struct SseParser {
+pub(crate) struct SseParser {
     max_event_bytes: usize,
     /// The bytes of a line whose end has not arrived yet.
     line: Vec<u8>,
@@ -68,7 +68,7 @@ pub struct SseParser {
 }
 
 impl SseParser {
-    pub fn new(max_event_bytes: usize) -> Self {
+    pub(crate) fn new(max_event_bytes: usize) -> Self {
         Self {
             max_event_bytes,
             line: Vec::new(),
@@ -82,7 +82,11 @@ impl SseParser {
 
     /// Parses `bytes`, the next piece of the stream, and appends every event it completes to
     /// `out`. After an error the parser must not be fed again.
-    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), FrameError> {
+    pub(crate) fn feed(
+        &mut self,
+        mut bytes: &[u8],
+        out: &mut Vec<SseEvent>,
+    ) -> Result<(), FrameError> {
         if self.after_cr && !bytes.is_empty() {
             self.after_cr = false;
             if bytes[0] == b'\n' {
@@ -118,14 +122,14 @@ impl SseParser {
 
     /// The bytes held between calls (the unfinished line and the event's data so far): never
     /// more than the limit.
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.line.len() + self.data.len()
     }
 
     #[cfg(test)]
     /// Whether an unfinished line (or an event not yet dispatched) is pending: the stream ended
     /// in the middle of something.
-    pub fn pending(&self) -> bool {
+    pub(crate) fn pending(&self) -> bool {
         !self.line.is_empty() || self.has_data
     }
 

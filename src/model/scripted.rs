@@ -20,28 +20,28 @@ use super::{
     EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent,
     ToolCall,
 };
-use pablo_core::ErrorCode;
-use pablo_protocol::Usage;
+use crate::core::ErrorCode;
+use crate::protocol::Usage;
 
 /// The demo script shipped with pablo.
-pub const DEMO_SCRIPT: &str = include_str!("../../../assets/demo/script.json");
+pub(crate) const DEMO_SCRIPT: &str = include_str!("../../assets/demo/script.json");
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Script {
-    pub model: String,
+pub(crate) struct Script {
+    pub(crate) model: String,
     /// The first user message (the demo sends it on start).
     #[serde(default)]
-    pub task: Option<String>,
-    pub start: String,
+    pub(crate) task: Option<String>,
+    pub(crate) start: String,
     /// The answer to any user turn after the script has ended.
-    pub after_end: String,
+    pub(crate) after_end: String,
     /// Pause between streamed text chunks.
     #[serde(default)]
-    pub chunk_delay_ms: u64,
+    pub(crate) chunk_delay_ms: u64,
     #[serde(default = "default_chunk_chars")]
-    pub chunk_chars: usize,
-    pub steps: BTreeMap<String, Step>,
+    pub(crate) chunk_chars: usize,
+    pub(crate) steps: BTreeMap<String, Step>,
 }
 
 fn default_chunk_chars() -> usize {
@@ -50,30 +50,30 @@ fn default_chunk_chars() -> usize {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Step {
+pub(crate) struct Step {
     #[serde(default)]
-    pub text: String,
+    pub(crate) text: String,
     #[serde(default)]
-    pub calls: Vec<ScriptedCall>,
+    pub(crate) calls: Vec<ScriptedCall>,
     #[serde(default)]
-    pub next: Option<Next>,
+    pub(crate) next: Option<Next>,
     /// Where to go instead when a tool of this step is not offered.
     #[serde(default)]
-    pub skip: Option<String>,
+    pub(crate) skip: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ScriptedCall {
+pub(crate) struct ScriptedCall {
     /// Provider name of the tool (`fs_read`).
-    pub tool: String,
+    pub(crate) tool: String,
     #[serde(default)]
-    pub arguments: Value,
+    pub(crate) arguments: Value,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
-pub enum Next {
+pub(crate) enum Next {
     Step(String),
     Branch {
         #[serde(default)]
@@ -88,14 +88,14 @@ pub enum Next {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ScriptError {
+pub(crate) enum ScriptError {
     #[error("demo script: {0}")]
     Parse(String),
     #[error("demo script: step {from:?} leads to unknown step {to:?}")]
     UnknownStep { from: String, to: String },
 }
 
-impl pablo_core::Coded for ScriptError {
+impl crate::core::Coded for ScriptError {
     fn code(&self) -> ErrorCode {
         ErrorCode::ScriptInvalid
     }
@@ -110,7 +110,7 @@ struct Cursor {
     succeeded: BTreeMap<String, bool>,
 }
 
-pub struct ScriptedModel {
+pub(crate) struct ScriptedModel {
     script: Script,
     cursor: Mutex<Cursor>,
 }
@@ -124,7 +124,7 @@ enum Outcome {
 }
 
 impl ScriptedModel {
-    pub fn from_json(text: &str) -> Result<Self, ScriptError> {
+    pub(crate) fn from_json(text: &str) -> Result<Self, ScriptError> {
         let script: Script =
             serde_json::from_str(text).map_err(|e| ScriptError::Parse(e.to_string()))?;
         let check = |from: &str, to: &Option<String>| -> Result<(), ScriptError> {
@@ -165,7 +165,7 @@ impl ScriptedModel {
         Self::from_json(DEMO_SCRIPT)
     }
 
-    pub fn script(&self) -> &Script {
+    pub(crate) fn script(&self) -> &Script {
         &self.script
     }
 
@@ -424,8 +424,8 @@ impl ModelClient for ScriptedModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::ToolSpec;
     use futures::StreamExt;
-    use pablo_core::ToolSpec;
     use serde_json::json;
 
     const SCRIPT: &str = r#"{
