@@ -679,3 +679,35 @@ mod known_safe_property {
         }
     }
 }
+
+/// The shortcut that follows an operand's links from the canonical workspace (`policy::links`)
+/// decides as the full walk did at its worst: a link hidden beneath real directories, a
+/// directory link a `cd` enters, a link to a credential inside, a name that does not exist.
+#[test]
+fn links_beneath_real_directories_are_followed_as_the_full_walk_follows_them() {
+    let e = env();
+    safe_workspace(&e);
+    let ws = &e.ws;
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("notes"), "private\n").unwrap();
+    std::fs::create_dir_all(ws.join("src/deep/er")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("notes"), ws.join("src/deep/er/notes"))
+        .unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.join("src/deep/away")).unwrap();
+    std::os::unix::fs::symlink("../../.env", ws.join("src/deep/dotenv")).unwrap();
+    let engine = interactive(&e);
+    let decide = |cmd: &str| cli::check(&engine, cmd).decision;
+    assert_eq!(decide("cat src/deep/er/notes"), Decision::Ask);
+    assert_eq!(decide("cd src/deep/away && cat notes"), Decision::Ask);
+    assert_eq!(decide("cat src/deep/away/notes"), Decision::Ask);
+    assert_eq!(decide("cat src/deep/dotenv"), Decision::Ask);
+    // Plain names beneath real directories, and a name that does not exist, read unasked.
+    assert_eq!(decide("cat src/main.rs"), Decision::Allow);
+    assert_eq!(decide("cd src/deep && ls er"), Decision::Allow);
+    assert_eq!(decide("cat src/deep/missing/file"), Decision::Allow);
+    // Nothing on disk changed by judging.
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("notes")).unwrap(),
+        "private\n"
+    );
+}
