@@ -11,10 +11,10 @@
 //! names below it are asked about (`readlink`, which says "not a link" for a directory or file).
 //! A name that does not exist ends the questions (nothing below it can be a link); anything
 //! unusual — a link, a `..`, a trailing `/`, an error — falls back to the full walk. Either way
-//! the answer is the one the full walk gives (the tests compare them). The canonical directory is trusted
-//! to stay what it was: the workspace root (every check of "inside the workspace" compares
-//! against its text already) or a `PATH` directory the resolver canonicalised, which a sandboxed
-//! command cannot replace (it writes beneath the workspace, not beside it).
+//! the answer is the one the full walk gives (the tests compare them). The canonical directory
+//! is trusted to stay what it was: the workspace root (every check of "inside the workspace"
+//! compares against its text already) or a `PATH` directory the resolver canonicalised, which a
+//! sandboxed command cannot replace (it writes beneath the workspace, not beside it).
 
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};

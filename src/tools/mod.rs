@@ -91,8 +91,8 @@ pub struct Host {
 }
 
 /// Keeps the workspace's `.git`, `.pablo` and credential-named entries current between the
-/// session's commands (`process::nested`), and removes the empty `.git`/`.pablo` placeholders the sandbox made in
-/// the workspace (`process::shield`) when the host goes, after its sessions.
+/// session's commands (`process::nested`), and removes the empty `.git`/`.pablo` placeholders
+/// the sandbox made in the workspace (`process::shield`) when the host goes, after its sessions.
 struct PlaceholderGuard {
     workspace: PathBuf,
     _tracking: crate::process::Tracking,

@@ -1,10 +1,10 @@
 //! The shared vocabulary of pablo: what every layer may name and that names nothing above
 //! [`pablo_protocol`]. Error codes ([`ErrorCode`], [`Coded`], [`ToolFailure`]), the event sink
-//! tools and the agent send through, what a tool is to a provider and to policy ([`ToolSpec`], [`ToolKind`],
-//! [`ToolMode`]), every tool's name in both spellings ([`ToolName`]), who answers approvals
-//! ([`ApprovalMode`]), and the seam to an editor's buffers and
-//! terminals ([`editor::Editor`]), the secret values no tool output may carry ([`secrets`]), and
-//! the bounded reader of newline-delimited JSON-RPC that ACP and MCP share ([`lines`]).
+//! tools and the agent send through, what a tool is to a provider and to policy ([`ToolSpec`],
+//! [`ToolKind`], [`ToolMode`]), every tool's name in both spellings ([`ToolName`]), who answers
+//! approvals ([`ApprovalMode`]), and the seam to an editor's buffers and terminals
+//! ([`editor::Editor`]), the secret values no tool output may carry ([`secrets`]), and the
+//! bounded reader of newline-delimited JSON-RPC that ACP and MCP share ([`lines`]).
 //!
 //! It exists so that `config`, `workspace`, `process` and `model` can speak of errors and tools
 //! without depending on the tool catalog, and so that front-ends can name these words without
