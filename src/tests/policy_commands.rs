@@ -691,8 +691,7 @@ fn links_beneath_real_directories_are_followed_as_the_full_walk_follows_them() {
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("notes"), "private\n").unwrap();
     std::fs::create_dir_all(ws.join("src/deep/er")).unwrap();
-    std::os::unix::fs::symlink(outside.path().join("notes"), ws.join("src/deep/er/notes"))
-        .unwrap();
+    std::os::unix::fs::symlink(outside.path().join("notes"), ws.join("src/deep/er/notes")).unwrap();
     std::os::unix::fs::symlink(outside.path(), ws.join("src/deep/away")).unwrap();
     std::os::unix::fs::symlink("../../.env", ws.join("src/deep/dotenv")).unwrap();
     let engine = interactive(&e);
