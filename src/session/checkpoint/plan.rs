@@ -2,7 +2,7 @@
 //! it, whether that is safe (still as pablo left it) and the diff of what would be lost, hunk by
 //! hunk, each hunk labelled with the turns that made it. Planning reads and never writes.
 
-use similar::{Algorithm, DiffOp, capture_diff_slices};
+use similar::DiffOp;
 
 use super::history::{FileSpan, History, Origin, RangeError};
 use super::objects::ObjectStore;
@@ -244,7 +244,7 @@ fn step(
     removed_by: &mut [Option<Source>],
 ) -> Vec<Tag> {
     let mut out = Vec::with_capacity(new.len());
-    for op in capture_diff_slices(Algorithm::Myers, old, new) {
+    for op in crate::workspace::diff::line_ops(old, new, None) {
         match op {
             DiffOp::Equal { old_index, len, .. } => {
                 out.extend_from_slice(&tags[old_index..old_index + len]);
