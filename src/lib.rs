@@ -13,7 +13,7 @@ pub mod headless;
 pub(crate) mod hooks;
 pub mod launch;
 pub(crate) mod lsp;
-pub mod model;
+pub use pablo_model as model;
 pub mod policy;
 pub use pablo_process as process;
 pub use pablo_protocol as protocol;

@@ -65,6 +65,7 @@ const SOURCES: &[(&str, &str, &str)] = &[
     ("crates/config/src", "config", "pablo_config"),
     ("crates/workspace/src", "workspace", "pablo_workspace"),
     ("crates/process/src", "process", "pablo_process"),
+    ("crates/model/src", "model", "pablo_model"),
 ];
 
 /// Every scanned `src/` directory with the module path its files start at.
@@ -797,8 +798,8 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // theirs (207 with what was `pub(crate)` in them) are listed but not counted (below); 316 since
     // `telemetry` followed them; 290 since `config` did; 288 since `workspace` did; 264 since
     // `process` did; 263 since `benches/capture.rs` runs `pablo-process` itself
-    // (`harness::capture_run` gone).
-    const CEILING: usize = 263;
+    // (`harness::capture_run` gone); 249 since `model` did.
+    const CEILING: usize = 249;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

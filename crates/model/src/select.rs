@@ -20,42 +20,42 @@ use super::openai::{OpenAiClient, OpenAiConfig};
 use super::profile::ModelProfile;
 use super::responses::ResponsesClient;
 use super::{ModelClient, ModelError};
-use crate::config::{ModelTable, ReasoningLevel, WireApi};
+use pablo_config::{ModelTable, ReasoningLevel, WireApi};
 
-pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
-pub(crate) const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
-pub(crate) const OLLAMA_BASE_URL: &str = "http://localhost:11434/v1";
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+pub const OLLAMA_BASE_URL: &str = "http://localhost:11434/v1";
 
-pub(crate) const OPENAI_KEY_ENV: &str = "OPENAI_API_KEY";
-pub(crate) const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+pub const OPENAI_KEY_ENV: &str = "OPENAI_API_KEY";
+pub const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
 
-pub(crate) const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
-pub(crate) const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
-pub(crate) const DEFAULT_OLLAMA_MODEL: &str = "qwen3:8b";
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+pub const DEFAULT_OLLAMA_MODEL: &str = "qwen3:8b";
 
 /// How long autodetection waits for a local Ollama to answer.
 const OLLAMA_PROBE_TIMEOUT: Duration = Duration::from_millis(800);
 
 /// The provider-related settings, from any layer. `None` means "not set here".
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct ProviderSettings {
+pub struct ProviderSettings {
     /// `openai`, `anthropic` or `ollama`.
-    pub(crate) provider: Option<String>,
-    pub(crate) model: Option<String>,
-    pub(crate) base_url: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
     /// The environment variable holding the key (never the key itself).
-    pub(crate) api_key_env: Option<String>,
+    pub api_key_env: Option<String>,
     /// `--reasoning`, or `[model] reasoning`.
-    pub(crate) reasoning: Option<ReasoningLevel>,
+    pub reasoning: Option<ReasoningLevel>,
     /// `[model] wire_api`.
-    pub(crate) wire_api: Option<WireApi>,
+    pub wire_api: Option<WireApi>,
     /// The rest of `[model]`: window, output bound, prices.
-    pub(crate) model_settings: ModelTable,
+    pub model_settings: ModelTable,
 }
 
 impl ProviderSettings {
     /// `self` (e.g. CLI flags) over `lower` (e.g. the merged config): each field set here wins.
-    pub(crate) fn over(self, lower: ProviderSettings) -> Self {
+    pub fn over(self, lower: ProviderSettings) -> Self {
         let m = self.model_settings;
         let l = lower.model_settings;
         Self {
@@ -72,7 +72,7 @@ impl ProviderSettings {
                 reasoning: m.reasoning.or(l.reasoning),
                 wire_api: m.wire_api.or(l.wire_api),
                 images: m.images.or(l.images),
-                prices: crate::config::PriceTable {
+                prices: pablo_config::PriceTable {
                     input: m.prices.input.or(l.prices.input),
                     output: m.prices.output.or(l.prices.output),
                     cache_read: m.prices.cache_read.or(l.prices.cache_read),
@@ -86,14 +86,14 @@ impl ProviderSettings {
 
 /// The providers pablo speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ProviderKind {
+pub enum ProviderKind {
     OpenAi,
     Anthropic,
     Ollama,
 }
 
 impl ProviderKind {
-    pub(crate) fn parse(name: &str) -> Result<Self, ModelError> {
+    pub fn parse(name: &str) -> Result<Self, ModelError> {
         match name.trim().to_ascii_lowercase().as_str() {
             "openai" => Ok(Self::OpenAi),
             "anthropic" => Ok(Self::Anthropic),
@@ -105,7 +105,7 @@ impl ProviderKind {
         }
     }
 
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Self::OpenAi => "openai",
             Self::Anthropic => "anthropic",
@@ -113,7 +113,7 @@ impl ProviderKind {
         }
     }
 
-    pub(crate) fn default_model(self) -> &'static str {
+    pub fn default_model(self) -> &'static str {
         match self {
             Self::OpenAi => DEFAULT_OPENAI_MODEL,
             Self::Anthropic => DEFAULT_ANTHROPIC_MODEL,
@@ -121,7 +121,7 @@ impl ProviderKind {
         }
     }
 
-    pub(crate) fn default_base_url(self) -> &'static str {
+    pub fn default_base_url(self) -> &'static str {
         match self {
             Self::OpenAi => OPENAI_BASE_URL,
             Self::Anthropic => ANTHROPIC_BASE_URL,
@@ -140,19 +140,19 @@ impl ProviderKind {
 
 /// What [`select`] decided, without the key (safe to print).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Selection {
-    pub(crate) kind: ProviderKind,
-    pub(crate) model: String,
-    pub(crate) base_url: String,
+pub struct Selection {
+    pub kind: ProviderKind,
+    pub model: String,
+    pub base_url: String,
     /// The variable the key was read from, if any.
-    pub(crate) key_env: Option<String>,
+    pub key_env: Option<String>,
     /// The wire format (OpenAI-compatible providers; Anthropic speaks Messages).
-    pub(crate) wire: WireApi,
-    pub(crate) profile: ModelProfile,
+    pub wire: WireApi,
+    pub profile: ModelProfile,
 }
 
 /// Whether `base_url` is OpenAI's own API.
-pub(crate) fn is_openai_api(base_url: &str) -> bool {
+pub fn is_openai_api(base_url: &str) -> bool {
     reqwest::Url::parse(base_url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
@@ -160,25 +160,25 @@ pub(crate) fn is_openai_api(base_url: &str) -> bool {
 }
 
 /// Builds the client the settings describe, reading keys from the process environment.
-pub(crate) async fn select(
+pub async fn select(
     settings: &ProviderSettings,
     options: &HttpOptions,
 ) -> Result<Arc<dyn ModelClient>, ModelError> {
     // Keys moved out of the environment block at start are held in `core::secrets`.
-    let (selection, key) = resolve(settings, &crate::core::secrets::var).await?;
+    let (selection, key) = resolve(settings, &pablo_core::secrets::var).await?;
     if let (Some(key), Some(var)) = (&key, &selection.key_env) {
         key.hold(var);
         // A key variable whose name does not look secret (`api_key_env = "LLM"`) was left in
         // the environment block at start; commands must not read it there either.
-        let _ = crate::process::protect::wipe(std::slice::from_ref(var));
+        let _ = pablo_process::protect::wipe(std::slice::from_ref(var));
     }
     build(selection, key, options)
 }
 
 /// [`select`] with the environment given as a lookup function (tests use a map, so they need
 /// not touch the process environment).
-#[cfg(test)]
-pub(crate) async fn select_with_env(
+#[cfg(any(test, feature = "test-support"))]
+pub async fn select_with_env(
     settings: &ProviderSettings,
     options: &HttpOptions,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
@@ -188,7 +188,7 @@ pub(crate) async fn select_with_env(
 }
 
 /// Decides the provider, model, URL and key.
-pub(crate) async fn resolve(
+pub async fn resolve(
     settings: &ProviderSettings,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Result<(Selection, Option<ApiKey>), ModelError> {
@@ -303,7 +303,7 @@ fn check_base_url(url: &str) -> Result<(), ModelError> {
 }
 
 /// Builds the client for a resolved selection.
-pub(crate) fn build(
+pub fn build(
     selection: Selection,
     key: Option<ApiKey>,
     options: &HttpOptions,
@@ -481,7 +481,7 @@ mod tests {
         let err = resolve(&settings(Some("gemini")), &env_of(&[]))
             .await
             .unwrap_err();
-        assert_eq!(crate::core::Coded::code(&err), "model_config");
+        assert_eq!(pablo_core::Coded::code(&err), "model_config");
         let m = err.to_string();
         assert!(
             m.contains("\"gemini\"") && m.contains("openai, anthropic or ollama"),

@@ -30,14 +30,14 @@ use super::sse::{DecodeFailure, SseDecoder, SseEvent};
 use super::{
     Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
 };
-use crate::protocol::Usage;
+use pablo_protocol::Usage;
 
 /// A Responses client.
-pub(crate) type ResponsesClient = HttpModel<Responses>;
+pub type ResponsesClient = HttpModel<Responses>;
 
 /// The Responses wire.
 #[derive(Debug, Clone)]
-pub(crate) struct Responses {
+pub struct Responses {
     options: BodyOptions,
     web_search: Option<WebSearchTool>,
 }
@@ -65,15 +65,15 @@ impl WireFormat for Responses {
 
 /// What shapes a request body besides the request itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct BodyOptions {
+pub struct BodyOptions {
     /// OpenAI's own API: send `prompt_cache_key`.
-    pub(crate) official: bool,
+    pub official: bool,
     /// A reasoning model: ask for encrypted reasoning and summaries even with no level set.
-    pub(crate) reasoning_model: bool,
+    pub reasoning_model: bool,
 }
 
 impl ResponsesClient {
-    pub(crate) fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         let options = BodyOptions {
             official: config.official,
             reasoning_model: config.profile.reasoning_model,
@@ -102,7 +102,7 @@ fn replayable_arguments(arguments: &str) -> String {
 }
 
 /// The JSON body of a streaming Responses request.
-pub(crate) fn request_body(model: &str, request: &ModelRequest, options: BodyOptions) -> Value {
+pub fn request_body(model: &str, request: &ModelRequest, options: BodyOptions) -> Value {
     let mut input: Vec<Value> = Vec::with_capacity(request.messages.len() + 4);
     for m in &request.messages {
         match m {
@@ -213,7 +213,7 @@ struct PendingCall {
 /// and a reasoning item go out whole at their `response.output_item.done`; usage and `Completed`
 /// at the terminal event.
 #[derive(Debug)]
-pub(crate) struct ResponsesDecoder {
+pub struct ResponsesDecoder {
     provider: String,
     calls: BTreeMap<u64, PendingCall>,
     emitted_calls: usize,
@@ -225,7 +225,7 @@ pub(crate) struct ResponsesDecoder {
 }
 
 impl ResponsesDecoder {
-    pub(crate) fn new(provider: &str) -> Self {
+    pub fn new(provider: &str) -> Self {
         Self {
             provider: provider.to_string(),
             calls: BTreeMap::new(),
@@ -457,7 +457,7 @@ impl SseDecoder for ResponsesDecoder {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::core::ToolSpec;
+    use pablo_core::ToolSpec;
 
     fn feed(d: &mut ResponsesDecoder, data: Value) -> Vec<StreamEvent> {
         let ev = SseEvent {

@@ -22,19 +22,19 @@ use super::{SearchProvider, WebSearch, WebSearchResult};
 
 /// The search a client offers, from `[options.web_search]` with `enabled = true`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct WebSearchTool {
+pub struct WebSearchTool {
     /// The most searches one model call may run (Anthropic only).
-    pub(crate) max_uses: Option<u32>,
-    pub(crate) allowed_domains: Vec<String>,
+    pub max_uses: Option<u32>,
+    pub allowed_domains: Vec<String>,
     /// Anthropic only.
-    pub(crate) blocked_domains: Vec<String>,
+    pub blocked_domains: Vec<String>,
 }
 
 /// The name both providers give the search.
-pub(crate) const TOOL_NAME: &str = "web_search";
+pub const TOOL_NAME: &str = "web_search";
 
 /// Anthropic's server tool definition.
-pub(crate) fn anthropic_tool(tool: &WebSearchTool) -> Value {
+pub fn anthropic_tool(tool: &WebSearchTool) -> Value {
     let mut t = json!({"type": "web_search_20250305", "name": TOOL_NAME});
     if let Some(n) = tool.max_uses {
         t["max_uses"] = json!(n);
@@ -51,7 +51,7 @@ pub(crate) fn anthropic_tool(tool: &WebSearchTool) -> Value {
 /// The blocks of Anthropic's searches, in order, for the assistant message that ran them: each
 /// `server_tool_use` followed by its `web_search_tool_result`. Searches another provider ran are
 /// not sent.
-pub(crate) fn anthropic_blocks(searches: &[WebSearch]) -> Vec<Value> {
+pub fn anthropic_blocks(searches: &[WebSearch]) -> Vec<Value> {
     let mut blocks = Vec::new();
     for s in searches
         .iter()
@@ -87,7 +87,7 @@ pub(crate) fn anthropic_blocks(searches: &[WebSearch]) -> Vec<Value> {
 
 /// The Responses tool definition (`max_uses` and `blocked_domains` have no equivalent there;
 /// the launch says so).
-pub(crate) fn responses_tool(tool: &WebSearchTool) -> Value {
+pub fn responses_tool(tool: &WebSearchTool) -> Value {
     let mut t = json!({"type": TOOL_NAME});
     if !tool.allowed_domains.is_empty() {
         t["filters"] = json!({"allowed_domains": tool.allowed_domains});
@@ -96,11 +96,11 @@ pub(crate) fn responses_tool(tool: &WebSearchTool) -> Value {
 }
 
 /// What a Responses request adds to `include` so that a search reports the pages it found.
-pub(crate) const RESPONSES_SOURCES: &str = "web_search_call.action.sources";
+pub const RESPONSES_SOURCES: &str = "web_search_call.action.sources";
 
 /// The `web_search_call` input items of OpenAI's searches, to go back before the message they
 /// led to.
-pub(crate) fn responses_items(searches: &[WebSearch]) -> Vec<Value> {
+pub fn responses_items(searches: &[WebSearch]) -> Vec<Value> {
     // Only searches go back: the wire takes an action, and pablo keeps a search's query, not an
     // opened page's action.
     searches
@@ -151,7 +151,7 @@ struct ResponsesSource {
 /// The search a `web_search_call` item reports, once done, and whether it is billed (OpenAI
 /// charges for `search` actions, not for opening or searching a page). A page the model opened
 /// is shown as a result of a search with no query.
-pub(crate) fn responses_search(item: &Value) -> Option<(WebSearch, bool)> {
+pub fn responses_search(item: &Value) -> Option<(WebSearch, bool)> {
     let call: ResponsesCall = serde_json::from_value(item.clone()).ok()?;
     let action = call.action;
     let billed = action.as_ref().is_none_or(|a| a.kind == "search");
@@ -194,13 +194,13 @@ pub(crate) fn responses_search(item: &Value) -> Option<(WebSearch, bool)> {
 /// The content of Anthropic's `web_search_tool_result` block: the pages, or an error.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-pub(crate) enum AnthropicResultContent {
+pub enum AnthropicResultContent {
     Results(Vec<AnthropicResult>),
     Error(AnthropicResultError),
 }
 
 #[derive(Debug, Deserialize)]
-pub(crate) struct AnthropicResult {
+pub struct AnthropicResult {
     #[serde(default)]
     url: String,
     #[serde(default)]
@@ -212,7 +212,7 @@ pub(crate) struct AnthropicResult {
 }
 
 #[derive(Debug, Deserialize)]
-pub(crate) struct AnthropicResultError {
+pub struct AnthropicResultError {
     #[serde(default)]
     error_code: String,
 }
@@ -227,14 +227,14 @@ struct AnthropicQuery {
 /// Anthropic's searches as they stream: the `server_tool_use` blocks whose input is still
 /// arriving (by block index), then their queries until the result block names them.
 #[derive(Debug, Default)]
-pub(crate) struct AnthropicSearches {
+pub struct AnthropicSearches {
     open: HashMap<u32, (String, String)>,
     queries: HashMap<String, String>,
 }
 
 impl AnthropicSearches {
     /// A `server_tool_use` block begins (its input may come whole here or in deltas).
-    pub(crate) fn begin(&mut self, index: u32, id: String, input: Option<&Value>) {
+    pub fn begin(&mut self, index: u32, id: String, input: Option<&Value>) {
         let json = input
             .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
             .map(Value::to_string)
@@ -243,14 +243,14 @@ impl AnthropicSearches {
     }
 
     /// A piece of the input JSON of block `index` (ignored when the block is not a search).
-    pub(crate) fn input(&mut self, index: u32, partial: &str) {
+    pub fn input(&mut self, index: u32, partial: &str) {
         if let Some((_, json)) = self.open.get_mut(&index) {
             json.push_str(partial);
         }
     }
 
     /// Block `index` stopped: a search's query is whole.
-    pub(crate) fn stop(&mut self, index: u32) {
+    pub fn stop(&mut self, index: u32) {
         if let Some((id, json)) = self.open.remove(&index) {
             let query = serde_json::from_str::<AnthropicQuery>(&json)
                 .map(|q| q.query)
@@ -260,11 +260,7 @@ impl AnthropicSearches {
     }
 
     /// The result block of search `tool_use_id`: the search, whole.
-    pub(crate) fn result(
-        &mut self,
-        tool_use_id: String,
-        content: AnthropicResultContent,
-    ) -> WebSearch {
+    pub fn result(&mut self, tool_use_id: String, content: AnthropicResultContent) -> WebSearch {
         let query = self.queries.remove(&tool_use_id).unwrap_or_default();
         let (results, error) = match content {
             AnthropicResultContent::Results(r) => (
@@ -295,7 +291,7 @@ impl AnthropicSearches {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::protocol::WebSearchResult;
+    use pablo_protocol::WebSearchResult;
 
     fn search(provider: SearchProvider, error: Option<&str>) -> WebSearch {
         WebSearch {

@@ -14,32 +14,32 @@
 
 use serde::Serialize;
 
-pub(crate) use crate::config::ReasoningLevel;
-use crate::config::{ModelTable, PriceTable};
-use crate::protocol::Usage;
+pub use pablo_config::ReasoningLevel;
+use pablo_config::{ModelTable, PriceTable};
+use pablo_protocol::Usage;
 
 /// The window assumed for a model the table does not know.
-pub(crate) const UNKNOWN_CONTEXT_WINDOW: u64 = 32_000;
+pub const UNKNOWN_CONTEXT_WINDOW: u64 = 32_000;
 /// The answer bound assumed for a model the table does not know.
-pub(crate) const UNKNOWN_MAX_OUTPUT: u32 = 8_192;
+pub const UNKNOWN_MAX_OUTPUT: u32 = 8_192;
 
 /// Prices in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub(crate) struct Prices {
-    pub(crate) input: f64,
-    pub(crate) output: f64,
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
     /// Input read from the prompt cache.
-    pub(crate) cache_read: f64,
+    pub cache_read: f64,
     /// Input written to the prompt cache (Anthropic charges a premium; OpenAI does not).
-    pub(crate) cache_write: f64,
+    pub cache_write: f64,
     /// One thousand searches of the web at the provider (not per million tokens: the providers
     /// price searches by the thousand).
-    pub(crate) web_search: f64,
+    pub web_search: f64,
 }
 
 impl Prices {
     /// What `usage` costs at these prices.
-    pub(crate) fn cost(&self, usage: &Usage) -> f64 {
+    pub fn cost(&self, usage: &Usage) -> f64 {
         let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
         per(usage.uncached_input_tokens(), self.input)
             + per(usage.cached_input_tokens, self.cache_read)
@@ -55,20 +55,20 @@ pub struct ModelProfile {
     /// Tokens one call may read and write together.
     pub context_window: u64,
     /// Longest answer of one call.
-    pub(crate) max_output_tokens: u32,
+    pub max_output_tokens: u32,
     /// An OpenAI reasoning model (o-series, gpt-5): it takes `reasoning.effort` and returns
     /// reasoning items.
-    pub(crate) reasoning_model: bool,
+    pub reasoning_model: bool,
     /// `None` when unknown: no cost is shown.
-    pub(crate) prices: Option<Prices>,
+    pub prices: Option<Prices>,
     /// The reasoning asked for (`--reasoning`, `[model] reasoning`); `None` leaves the provider's
     /// default.
-    pub(crate) reasoning: Option<ReasoningLevel>,
+    pub reasoning: Option<ReasoningLevel>,
     /// Whether the window came from the table or the config rather than the unknown-model
     /// default.
-    pub(crate) known: bool,
+    pub known: bool,
     /// Whether the model takes images in a user message ([`takes_images`], or `[model] images`).
-    pub(crate) images: bool,
+    pub images: bool,
 }
 
 impl Default for ModelProfile {
@@ -268,7 +268,7 @@ const KNOWN: &[Known] = &[
 
 /// The form names are compared in: lowercase, without a router's `vendor/` prefix, dots as
 /// dashes (`anthropic/claude-sonnet-4.5` and `claude-sonnet-4-5` are the same model).
-pub(crate) fn normalize(name: &str) -> String {
+pub fn normalize(name: &str) -> String {
     let name = name.trim().to_ascii_lowercase();
     let base = name.rsplit('/').next().unwrap_or(&name);
     base.replace('.', "-")
@@ -278,7 +278,7 @@ pub(crate) fn normalize(name: &str) -> String {
 /// every Claude from 3 on, GPT-4o, GPT-4.1, GPT-5 and the o1, o3 and o4-mini reasoning models
 /// (not o1-mini or o3-mini). The open models of the table are text-only as usually served; a
 /// local vision model says so with `[model] images = true`.
-pub(crate) fn takes_images(name: &str) -> bool {
+pub fn takes_images(name: &str) -> bool {
     const TEXT_ONLY: [&str; 2] = ["o1-mini", "o3-mini"];
     const VISION: [&str; 7] = [
         "claude-", "gpt-4o", "gpt-4-1", "gpt-5", "o1", "o3", "o4-mini",
@@ -288,7 +288,7 @@ pub(crate) fn takes_images(name: &str) -> bool {
 
 impl ModelProfile {
     /// The table's entry for `model`, or the unknown-model default.
-    pub(crate) fn lookup(model: &str) -> Self {
+    pub fn lookup(model: &str) -> Self {
         let name = normalize(model);
         let best = KNOWN
             .iter()
@@ -320,7 +320,7 @@ impl ModelProfile {
     }
 
     /// The table's entry with the config's `[model]` settings (and `--reasoning`) over it.
-    pub(crate) fn resolve(model: &str, settings: &ModelTable) -> Self {
+    pub fn resolve(model: &str, settings: &ModelTable) -> Self {
         let mut p = Self::lookup(model);
         if let Some(w) = settings.context_window {
             p.context_window = w;
@@ -343,7 +343,7 @@ impl ModelProfile {
 /// Model names the `/model` picker offers for a provider (by its config name): current names the provider's API takes
 /// as they are (the table above matches families; these are what a person would type). Each
 /// resolves to a row of the table (a test checks), so the picker can show window and price.
-pub(crate) fn suggestions(provider: &str) -> &'static [&'static str] {
+pub fn suggestions(provider: &str) -> &'static [&'static str] {
     match provider {
         "anthropic" => &[
             "claude-opus-4-5",
@@ -411,7 +411,7 @@ fn merge_prices(table: Option<Prices>, config: &PriceTable) -> Option<Prices> {
 }
 
 /// Anthropic's extended-thinking budget for a level, in tokens (the API's minimum is 1024).
-pub(crate) fn thinking_budget(level: ReasoningLevel) -> Option<u32> {
+pub fn thinking_budget(level: ReasoningLevel) -> Option<u32> {
     match level {
         ReasoningLevel::Off => None,
         ReasoningLevel::Low => Some(4_096),

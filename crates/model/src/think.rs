@@ -16,14 +16,14 @@ const CLOSE: &str = "</think>";
 
 /// A piece of streamed text, routed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Piece {
+pub enum Piece {
     Text(String),
     Reasoning(String),
 }
 
 /// The splitter's state across deltas of one message.
 #[derive(Debug, Default)]
-pub(crate) struct ThinkSplitter {
+pub struct ThinkSplitter {
     inside: bool,
     /// Non-whitespace answer text has been emitted since the last think block.
     started: bool,
@@ -32,12 +32,12 @@ pub(crate) struct ThinkSplitter {
 }
 
 impl ThinkSplitter {
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Self::default()
     }
 
     /// Routes one delta; completed pieces are appended to `out`.
-    pub(crate) fn push(&mut self, delta: &str, out: &mut Vec<Piece>) {
+    pub fn push(&mut self, delta: &str, out: &mut Vec<Piece>) {
         let mut buf = std::mem::take(&mut self.pending);
         buf.push_str(delta);
         loop {
@@ -80,7 +80,7 @@ impl ThinkSplitter {
 
     /// Flushes what was held back at the end of the message (an unfinished tag is text, an
     /// unclosed think block is reasoning).
-    pub(crate) fn finish(&mut self, out: &mut Vec<Piece>) {
+    pub fn finish(&mut self, out: &mut Vec<Piece>) {
         let rest = std::mem::take(&mut self.pending);
         if self.inside {
             push_piece(out, Piece::Reasoning(rest));

@@ -7,29 +7,27 @@
 //! into the answer text. What a model can hold and costs is its [`profile::ModelProfile`]. The
 //! scripted provider replays a recorded conversation for the demo.
 
-pub(crate) mod anthropic;
-pub(crate) mod http;
+pub mod anthropic;
+pub mod http;
 pub mod openai;
-pub(crate) mod profile;
-pub(crate) mod responses;
-pub(crate) mod scripted;
-pub(crate) mod search;
-pub(crate) mod select;
-pub(crate) mod sse;
-pub(crate) mod sse_frame;
-pub(crate) mod think;
+pub mod profile;
+pub mod responses;
+pub mod scripted;
+pub mod search;
+pub mod select;
+pub mod sse;
+pub mod sse_frame;
+pub mod think;
 
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::core::{Coded, ErrorCode, ToolSpec};
-use crate::protocol::Usage;
-pub(crate) use crate::protocol::{
-    Image, ReasoningBlock, SearchProvider, WebSearch, WebSearchResult,
-};
-pub(crate) use profile::ModelProfile;
-pub(crate) use profile::ReasoningLevel;
+use pablo_core::{Coded, ErrorCode, ToolSpec};
+use pablo_protocol::Usage;
+pub use pablo_protocol::{Image, ReasoningBlock, SearchProvider, WebSearch, WebSearchResult};
+pub use profile::ModelProfile;
+pub use profile::ReasoningLevel;
 
 /// One message of the conversation, provider-neutral.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,7 +56,7 @@ pub enum Message {
     Tool { call_id: String, content: String },
 }
 
-pub(crate) use crate::protocol::ToolCall;
+pub use pablo_protocol::ToolCall;
 
 impl Message {
     /// A user message of text alone.
@@ -73,7 +71,7 @@ impl Message {
 /// A prompt sent again after its turn failed with no answer is the same message right after
 /// itself: the two are one message, so the earlier copy goes. The agent does it as it sends the
 /// prompt; resume does it again from the journal, so both send the same conversation.
-pub(crate) fn drop_repeated_prompt(messages: &mut Vec<Message>) {
+pub fn drop_repeated_prompt(messages: &mut Vec<Message>) {
     let n = messages.len();
     if n >= 2
         && matches!(messages[n - 1], Message::User { .. })
@@ -85,7 +83,7 @@ pub(crate) fn drop_repeated_prompt(messages: &mut Vec<Message>) {
 
 /// Replaces every image of `messages` by a note in its message's text that says it was there
 /// and `why` it is not sent (the model does not take images; the provider refused one).
-pub(crate) fn drop_images(messages: &mut [Message], why: &str) {
+pub fn drop_images(messages: &mut [Message], why: &str) {
     for m in messages {
         if let Message::User { text, images } = m
             && !images.is_empty()
@@ -99,13 +97,13 @@ pub(crate) fn drop_images(messages: &mut [Message], why: &str) {
 
 /// Why the images of a conversation a provider refused are no longer sent (the agent drops them
 /// when the provider refuses; resume drops them again from the journal's `image_refused`).
-pub(crate) const IMAGE_REFUSED_NOTE: &str =
+pub const IMAGE_REFUSED_NOTE: &str =
     "the provider refused the conversation's images, so it is no longer sent";
 
 /// Puts the notes of cleared tool results in place of the results (the agent does it to make
 /// room; resume does it again from the journal, so both send the same conversation). Results no
 /// longer in the conversation (compacted away) are skipped.
-pub(crate) fn apply_clearing(messages: &mut [Message], cleared: &[crate::protocol::ClearedResult]) {
+pub fn apply_clearing(messages: &mut [Message], cleared: &[pablo_protocol::ClearedResult]) {
     for c in cleared {
         if let Some(Message::Tool { content, .. }) = messages
             .iter_mut()
@@ -163,15 +161,15 @@ pub enum StreamEvent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryNotice {
     /// The attempt that comes next (2 for the first retry).
-    pub(crate) attempt: u32,
+    pub attempt: u32,
     /// How many attempts there are in all.
-    pub(crate) max_attempts: u32,
+    pub max_attempts: u32,
     /// How long until it.
-    pub(crate) wait: std::time::Duration,
+    pub wait: std::time::Duration,
     /// What failed, in a few words (`503 from api.example.com`).
-    pub(crate) reason: String,
+    pub reason: String,
     /// The failed attempt's error code (`model_http_error`, `model_unreachable`).
-    pub(crate) code: crate::core::ErrorCode,
+    pub code: pablo_core::ErrorCode,
 }
 
 /// Why the model stopped, normalised across providers.
@@ -257,7 +255,7 @@ impl Coded for ModelError {
     }
 }
 
-pub(crate) type EventStream = BoxStream<'static, Result<StreamEvent, ModelError>>;
+pub type EventStream = BoxStream<'static, Result<StreamEvent, ModelError>>;
 
 /// A provider. Implementations stream; retries happen inside, before any output is streamed.
 #[async_trait::async_trait]

@@ -34,28 +34,28 @@ use super::sse::{DecodeFailure, SseDecoder, SseEvent};
 use super::{
     Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
 };
-use crate::protocol::Usage;
+use pablo_protocol::Usage;
 
 /// The `anthropic-version` header this client speaks.
-pub(crate) const API_VERSION: &str = "2023-06-01";
+pub const API_VERSION: &str = "2023-06-01";
 
 /// The settings of one Anthropic endpoint.
 #[derive(Debug, Clone)]
-pub(crate) struct AnthropicConfig {
+pub struct AnthropicConfig {
     /// Up to and including the version segment: `https://api.anthropic.com/v1`.
-    pub(crate) base_url: String,
-    pub(crate) model: String,
-    pub(crate) api_key: ApiKey,
-    pub(crate) options: HttpOptions,
-    pub(crate) profile: ModelProfile,
+    pub base_url: String,
+    pub model: String,
+    pub api_key: ApiKey,
+    pub options: HttpOptions,
+    pub profile: ModelProfile,
 }
 
 /// A Messages client.
-pub(crate) type AnthropicClient = HttpModel<Messages>;
+pub type AnthropicClient = HttpModel<Messages>;
 
 /// The Messages wire, with the web search it offers.
 #[derive(Debug, Clone)]
-pub(crate) struct Messages {
+pub struct Messages {
     web_search: Option<WebSearchTool>,
 }
 
@@ -78,7 +78,7 @@ impl WireFormat for Messages {
 }
 
 impl AnthropicClient {
-    pub(crate) fn new(config: AnthropicConfig) -> Result<Self, ModelError> {
+    pub fn new(config: AnthropicConfig) -> Result<Self, ModelError> {
         let mut headers = HeaderMap::new();
         headers.insert("x-api-key", config.api_key.header("")?);
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
@@ -121,7 +121,7 @@ fn thinking_for(request: &ModelRequest) -> Option<u32> {
 /// perhaps a new user text) are merged into one user message, tool results first as the API
 /// requires. Empty text blocks are dropped (the API refuses them). Breakpoints and thinking as
 /// the module docs say.
-pub(crate) fn request_body(model: &str, request: &ModelRequest) -> Value {
+pub fn request_body(model: &str, request: &ModelRequest) -> Value {
     let thinking = thinking_for(request);
     let mut messages: Vec<Value> = Vec::new();
     let mut push = |role: &str, blocks: Vec<Value>| {
@@ -399,7 +399,7 @@ struct WireError {
 /// thinking block go out whole at their `content_block_stop`; usage and `Completed` at
 /// `message_stop`.
 #[derive(Debug, Default)]
-pub(crate) struct AnthropicDecoder {
+pub struct AnthropicDecoder {
     tools: HashMap<u32, ToolCall>,
     thinking: HashMap<u32, ReasoningBlock>,
     searches: search::AnthropicSearches,
@@ -410,7 +410,7 @@ pub(crate) struct AnthropicDecoder {
 }
 
 impl AnthropicDecoder {
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Self::default()
     }
 
@@ -619,7 +619,7 @@ impl SseDecoder for AnthropicDecoder {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::core::ToolSpec;
+    use pablo_core::ToolSpec;
 
     fn feed(d: &mut AnthropicDecoder, name: &str, data: Value) -> Vec<StreamEvent> {
         let mut out = Vec::new();
@@ -946,7 +946,7 @@ mod tests {
     #[test]
     fn thinking_is_enabled_with_a_budget_and_blocks_go_back_first_with_signatures() {
         let mut req = tool_loop(1);
-        req.reasoning = Some(crate::config::ReasoningLevel::Medium);
+        req.reasoning = Some(pablo_config::ReasoningLevel::Medium);
         let b = request_body("claude-x", &req);
         assert_eq!(
             b["thinking"],
@@ -967,7 +967,7 @@ mod tests {
     #[test]
     fn a_budget_that_does_not_fit_max_tokens_is_cut_and_a_tiny_one_turns_thinking_off() {
         let mut req = tool_loop(1);
-        req.reasoning = Some(crate::config::ReasoningLevel::High);
+        req.reasoning = Some(pablo_config::ReasoningLevel::High);
         req.max_output_tokens = 10_000;
         assert_eq!(request_body("m", &req)["thinking"]["budget_tokens"], 8_976);
         req.max_output_tokens = 1_500;

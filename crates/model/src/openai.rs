@@ -24,22 +24,22 @@ use super::think::{Piece, ThinkSplitter};
 use super::{
     Message, ModelError, ModelRequest, ModelStopReason, ReasoningBlock, StreamEvent, ToolCall,
 };
-use crate::protocol::Usage;
+use pablo_protocol::Usage;
 
 /// The settings of one OpenAI-compatible endpoint.
 #[derive(Debug, Clone)]
-pub(crate) struct OpenAiConfig {
+pub struct OpenAiConfig {
     /// The name reported to the agent and in messages (`openai`, `ollama`).
-    pub(crate) provider: String,
+    pub provider: String,
     /// Up to and including the version segment: `https://api.openai.com/v1`.
-    pub(crate) base_url: String,
-    pub(crate) model: String,
+    pub base_url: String,
+    pub model: String,
     /// Sent as `Authorization: Bearer …` when present (local servers need none).
-    pub(crate) api_key: Option<ApiKey>,
-    pub(crate) options: HttpOptions,
+    pub api_key: Option<ApiKey>,
+    pub options: HttpOptions,
     /// The endpoint is OpenAI's own API (`api.openai.com`): it takes `prompt_cache_key`.
-    pub(crate) official: bool,
-    pub(crate) profile: ModelProfile,
+    pub official: bool,
+    pub profile: ModelProfile,
 }
 
 /// Which server speaks: it decides the reasoning and caching parameters a request may carry.
@@ -66,11 +66,11 @@ impl Dialect {
 }
 
 /// A Chat Completions client.
-pub(crate) type OpenAiClient = HttpModel<ChatCompletions>;
+pub type OpenAiClient = HttpModel<ChatCompletions>;
 
 /// The Chat Completions wire, in the dialect of the server at the other end.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ChatCompletions {
+pub struct ChatCompletions {
     dialect: Dialect,
 }
 
@@ -87,7 +87,7 @@ impl WireFormat for ChatCompletions {
 }
 
 impl OpenAiClient {
-    pub(crate) fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         let dialect = Dialect::of(&config);
         config.into_client("chat/completions", ChatCompletions { dialect })
     }
@@ -96,7 +96,7 @@ impl OpenAiClient {
 impl OpenAiConfig {
     /// A client of the endpoint `path` under the base URL (OpenAI's two APIs share the key,
     /// the base URL and the options), speaking `wire`.
-    pub(crate) fn into_client<W>(self, path: &str, wire: W) -> Result<HttpModel<W>, ModelError> {
+    pub fn into_client<W>(self, path: &str, wire: W) -> Result<HttpModel<W>, ModelError> {
         let mut headers = HeaderMap::new();
         if let Some(key) = &self.api_key {
             headers.insert(reqwest::header::AUTHORIZATION, key.header("Bearer ")?);
@@ -304,7 +304,7 @@ struct Partial {
 /// (or at `[DONE]` for servers that never say why they stopped), usage and `Completed` at
 /// `[DONE]`.
 #[derive(Debug)]
-pub(crate) struct OpenAiDecoder {
+pub struct OpenAiDecoder {
     provider: String,
     splitter: ThinkSplitter,
     reasoning: String,
@@ -317,7 +317,7 @@ pub(crate) struct OpenAiDecoder {
 }
 
 impl OpenAiDecoder {
-    pub(crate) fn new(provider: &str) -> Self {
+    pub fn new(provider: &str) -> Self {
         Self {
             provider: provider.to_string(),
             splitter: ThinkSplitter::new(),
@@ -520,7 +520,7 @@ impl SseDecoder for OpenAiDecoder {
 
 /// A user message with images as Chat Completions content parts: the images first (as `data:`
 /// URLs in `image_url` parts), then the text.
-fn user_parts(text: &str, images: &[crate::model::Image]) -> Vec<Value> {
+fn user_parts(text: &str, images: &[crate::Image]) -> Vec<Value> {
     let mut parts: Vec<Value> = images
         .iter()
         .filter(|i| i.is_loaded())
@@ -536,7 +536,7 @@ fn user_parts(text: &str, images: &[crate::model::Image]) -> Vec<Value> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::core::ToolSpec;
+    use pablo_core::ToolSpec;
 
     fn feed(d: &mut OpenAiDecoder, data: &str) -> Vec<StreamEvent> {
         let mut out = Vec::new();

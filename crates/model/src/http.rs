@@ -21,34 +21,34 @@ use super::{EventStream, ModelClient, ModelError, ModelRequest, StreamEvent};
 
 /// Timeouts and the retry schedule of model calls.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct HttpOptions {
+pub struct HttpOptions {
     /// No byte for this long (waiting for headers or inside the body) abandons the call.
-    pub(crate) idle_timeout: Duration,
+    pub idle_timeout: Duration,
     /// Retries after the first attempt (so `2` means at most three requests).
-    pub(crate) max_retries: u32,
+    pub max_retries: u32,
     /// First backoff; it doubles per retry, with jitter, up to `max_backoff`.
-    pub(crate) initial_backoff: Duration,
-    pub(crate) max_backoff: Duration,
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
     /// Longest `retry-after` honoured; longer requests are shortened to this.
-    pub(crate) max_retry_after: Duration,
+    pub max_retry_after: Duration,
     /// Largest SSE event of a response (`limits.max_model_output_bytes`): one event cannot hold
     /// more than the whole answer may.
-    pub(crate) max_event_bytes: usize,
+    pub max_event_bytes: usize,
     /// No event of the answer for this long abandons the call, however many bytes arrive: the
     /// idle timeout is kept alive by comments and one-byte trickles, this is not.
-    pub(crate) progress_timeout: Duration,
+    pub progress_timeout: Duration,
     /// The provider's own web search, offered with every request that offers tools
     /// (`[options.web_search]`; Anthropic and Responses only).
-    pub(crate) web_search: Option<super::search::WebSearchTool>,
+    pub web_search: Option<super::search::WebSearchTool>,
 }
 
 /// How long a stream may go without delivering any of the answer, by default.
-pub(crate) const DEFAULT_PROGRESS_TIMEOUT: Duration = Duration::from_secs(600);
+pub const DEFAULT_PROGRESS_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl HttpOptions {
     /// The defaults with the idle timeout and the output limit of the session's limits
     /// (`limits.stream_idle_timeout_seconds`, `limits.max_model_output_bytes`).
-    pub(crate) fn for_limits(idle_timeout: Duration, max_output_bytes: usize) -> Self {
+    pub fn for_limits(idle_timeout: Duration, max_output_bytes: usize) -> Self {
         Self {
             idle_timeout,
             max_event_bytes: max_output_bytes,
@@ -57,7 +57,7 @@ impl HttpOptions {
     }
 
     /// With `limits.stream_progress_timeout_seconds`.
-    pub(crate) fn with_progress_timeout(self, progress_timeout: Duration) -> Self {
+    pub fn with_progress_timeout(self, progress_timeout: Duration) -> Self {
         Self {
             progress_timeout,
             ..self
@@ -65,7 +65,7 @@ impl HttpOptions {
     }
 
     /// With `[options.web_search]` (when it is on).
-    pub(crate) fn with_web_search(self, web_search: Option<super::search::WebSearchTool>) -> Self {
+    pub fn with_web_search(self, web_search: Option<super::search::WebSearchTool>) -> Self {
         Self { web_search, ..self }
     }
 }
@@ -88,7 +88,7 @@ impl Default for HttpOptions {
 /// An API key. It is only ever read from the environment ([`super::select`]), it never prints
 /// (`Debug` shows `ApiKey(<redacted>)`), and provider messages that echo it are scrubbed.
 #[derive(Clone)]
-pub(crate) struct ApiKey(String, Option<String>);
+pub struct ApiKey(String, Option<String>);
 
 /// Two keys are the same key whatever variable each was read from.
 impl PartialEq for ApiKey {
@@ -100,23 +100,23 @@ impl PartialEq for ApiKey {
 impl Eq for ApiKey {}
 
 impl ApiKey {
-    #[cfg(test)]
-    pub(crate) fn new(key: impl Into<String>) -> Self {
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn new(key: impl Into<String>) -> Self {
         Self(key.into(), None)
     }
 
     /// A key read from the environment variable `var` (named when the provider refuses it).
-    pub(crate) fn from_var(var: &str, key: impl Into<String>) -> Self {
+    pub fn from_var(var: &str, key: impl Into<String>) -> Self {
         Self(key.into(), Some(var.to_string()))
     }
 
     /// The environment variable the key was read from, when known.
-    pub(crate) fn var(&self) -> Option<&str> {
+    pub fn var(&self) -> Option<&str> {
         self.1.as_deref()
     }
 
     /// The key as a header value marked sensitive (hyper keeps such values out of its logs).
-    pub(crate) fn header(&self, prefix: &str) -> Result<HeaderValue, ModelError> {
+    pub fn header(&self, prefix: &str) -> Result<HeaderValue, ModelError> {
         let mut v = HeaderValue::from_str(&format!("{prefix}{}", self.0)).map_err(|_| {
             ModelError::Config(
                 "the API key contains characters that cannot be sent in an HTTP header".into(),
@@ -127,12 +127,12 @@ impl ApiKey {
     }
 
     /// Keeps the key (read from `var`) for later sessions and redacts it from every tool result.
-    pub(crate) fn hold(&self, var: &str) {
-        crate::core::secrets::hold_var(var, &self.0);
+    pub fn hold(&self, var: &str) {
+        pablo_core::secrets::hold_var(var, &self.0);
     }
 
     /// Replaces every occurrence of the key in `text`.
-    pub(crate) fn scrub(&self, text: &str) -> String {
+    pub fn scrub(&self, text: &str) -> String {
         if self.0.len() < 4 {
             return text.to_string();
         }
@@ -154,7 +154,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// machine's loopback (a local Ollama or llama.cpp), one that never goes through a proxy: a
 /// proxy elsewhere cannot reach this machine's loopback, so routing there would only fail (Go's
 /// net/http makes the same exception).
-pub(crate) fn client_for(url: &str) -> Result<reqwest::Client, ModelError> {
+pub fn client_for(url: &str) -> Result<reqwest::Client, ModelError> {
     static PROXIED: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
     static DIRECT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
     let direct = is_loopback_url(url);
@@ -173,7 +173,7 @@ pub(crate) fn client_for(url: &str) -> Result<reqwest::Client, ModelError> {
 }
 
 /// Whether `url` names a host on the loopback interface (`localhost`, `127.0.0.0/8`, `::1`).
-pub(crate) fn is_loopback_url(url: &str) -> bool {
+pub fn is_loopback_url(url: &str) -> bool {
     let Some(host) = reqwest::Url::parse(url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
@@ -189,14 +189,14 @@ pub(crate) fn is_loopback_url(url: &str) -> bool {
 
 /// Where one provider sends its calls, and how.
 #[derive(Debug)]
-pub(crate) struct Endpoint {
-    pub(crate) provider: String,
+pub struct Endpoint {
+    pub provider: String,
     /// The full URL of the streaming endpoint.
-    pub(crate) url: String,
+    pub url: String,
     /// Auth and version headers (auth values are marked sensitive).
-    pub(crate) headers: HeaderMap,
-    pub(crate) key: Option<ApiKey>,
-    pub(crate) options: HttpOptions,
+    pub headers: HeaderMap,
+    pub key: Option<ApiKey>,
+    pub options: HttpOptions,
 }
 
 impl Endpoint {
@@ -211,7 +211,7 @@ impl Endpoint {
 /// What one provider's wire format brings to a call: the request body and a decoder for the
 /// answer. Everything else a client does (the endpoint, retries, the trait's accessors) is
 /// [`HttpModel`]'s, the same for every provider.
-pub(crate) trait WireFormat: Send + Sync + 'static {
+pub trait WireFormat: Send + Sync + 'static {
     type Decoder: SseDecoder + 'static;
     fn body(&self, model: &str, request: &ModelRequest) -> serde_json::Value;
     /// A fresh decoder for one attempt (a retry starts over).
@@ -220,7 +220,7 @@ pub(crate) trait WireFormat: Send + Sync + 'static {
 
 /// A model client over HTTP and server-sent events, in the wire format `W`.
 #[derive(Debug)]
-pub(crate) struct HttpModel<W> {
+pub struct HttpModel<W> {
     endpoint: Arc<Endpoint>,
     model: String,
     profile: ModelProfile,
@@ -228,12 +228,7 @@ pub(crate) struct HttpModel<W> {
 }
 
 impl<W> HttpModel<W> {
-    pub(crate) fn from_parts(
-        endpoint: Endpoint,
-        model: String,
-        profile: ModelProfile,
-        wire: W,
-    ) -> Self {
+    pub fn from_parts(endpoint: Endpoint, model: String, profile: ModelProfile, wire: W) -> Self {
         Self {
             endpoint: Arc::new(endpoint),
             model,
@@ -350,7 +345,7 @@ async fn run_call<D, F>(
             tracing::debug!(
                 provider = %endpoint.provider,
                 attempts = attempt + 1,
-                code = crate::core::Coded::code(&failure.error).as_str(),
+                code = pablo_core::Coded::code(&failure.error).as_str(),
                 "model call failed"
             );
             let _ = tx.send(Err(failure.error)).await;
@@ -362,7 +357,7 @@ async fn run_call<D, F>(
             max_attempts: opts.max_retries + 1,
             wait,
             reason: retry_reason(endpoint, &failure.error),
-            code: crate::core::Coded::code(&failure.error),
+            code: pablo_core::Coded::code(&failure.error),
         };
         if tx.send(Ok(StreamEvent::Retry(notice))).await.is_err() {
             return;
@@ -371,7 +366,7 @@ async fn run_call<D, F>(
             provider = %endpoint.provider,
             attempt = attempt + 1,
             wait_ms = wait.as_millis() as u64,
-            code = crate::core::Coded::code(&failure.error).as_str(),
+            code = pablo_core::Coded::code(&failure.error).as_str(),
             "model call retried"
         );
         tokio::select! {
@@ -379,7 +374,7 @@ async fn run_call<D, F>(
             () = cancel.cancelled() => return,
         }
         attempt += 1;
-        crate::telemetry::record_retries(attempt);
+        pablo_telemetry::record_retries(attempt);
     }
 }
 
@@ -604,7 +599,7 @@ fn status_text(status: u16) -> String {
 /// The error type and message out of a provider's JSON error body. Understands the shapes in
 /// use: `{"error":{"type","message"}}` (OpenAI, Anthropic, vLLM), `{"error":"text"}` (Ollama),
 /// `{"message"}`/`{"detail"}` (proxies). Anything else: the body's first 300 characters.
-pub(crate) fn error_message(body: &[u8]) -> (Option<String>, Option<String>) {
+pub fn error_message(body: &[u8]) -> (Option<String>, Option<String>) {
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
     if text.is_empty() {
@@ -645,7 +640,7 @@ fn error_code(body: &[u8]) -> Option<String> {
 /// max_tokens exceed context limit`), OpenAI and vLLM (`maximum context length is N tokens`,
 /// `exceeds the context window`), llama.cpp (`exceeds the available context size`), Ollama
 /// (`input length exceeds the context length`).
-pub(crate) fn is_context_overflow(message: &str) -> bool {
+pub fn is_context_overflow(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
     [
         "prompt is too long",
@@ -664,7 +659,7 @@ pub(crate) fn is_context_overflow(message: &str) -> bool {
 
 /// The request's size in tokens when an overflow message states it (`prompt is too long: 210000
 /// tokens`, `your messages resulted in 130000 tokens`, `exceed context limit: 190000 + 16384`).
-pub(crate) fn overflow_tokens(message: &str) -> Option<u64> {
+pub fn overflow_tokens(message: &str) -> Option<u64> {
     static RE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
     let re = RE
         .get_or_init(|| {
@@ -696,7 +691,7 @@ fn duration_from_secs(s: f64) -> Option<Duration> {
 /// How long to wait before retry number `attempt + 1`. A server's `retry-after` wins (capped at
 /// `max_retry_after`); otherwise exponential backoff with "equal jitter": half the step fixed,
 /// half random (`unit` in `[0, 1)`), so simultaneous clients spread out but none retries at once.
-pub(crate) fn retry_delay(
+pub fn retry_delay(
     opts: &HttpOptions,
     attempt: u32,
     retry_after: Option<Duration>,

@@ -20,10 +20,10 @@ use futures::{Stream, StreamExt};
 use super::sse_frame::{FrameError, SseParser};
 use super::{ModelError, StreamEvent};
 
-pub(crate) use super::sse_frame::SseEvent;
+pub use super::sse_frame::SseEvent;
 
 /// A provider's interpretation of SSE events.
-pub(crate) trait SseDecoder: Send {
+pub trait SseDecoder: Send {
     /// Handles one SSE event, appending whatever it completes to `out`.
     fn event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), DecodeFailure>;
 
@@ -36,7 +36,7 @@ pub(crate) trait SseDecoder: Send {
 
 /// Why decoding stopped early.
 #[derive(Debug, Clone)]
-pub(crate) enum DecodeFailure {
+pub enum DecodeFailure {
     /// The provider reported an error that is worth retrying if nothing was streamed yet
     /// (Anthropic's `overloaded_error`).
     Retryable(ModelError),
@@ -50,7 +50,7 @@ pub(crate) enum DecodeFailure {
 
 /// What can go wrong below the SSE layer.
 #[derive(Debug, Clone)]
-pub(crate) enum ByteError {
+pub enum ByteError {
     /// The connection failed while reading the body.
     Transport(String),
     /// Nothing arrived for this long.
@@ -67,7 +67,7 @@ impl Display for ByteError {
 }
 
 /// Ends a byte stream with [`ByteError::Idle`] when no chunk arrives within `idle`.
-pub(crate) fn idle_guard<S, E>(
+pub fn idle_guard<S, E>(
     bytes: S,
     idle: Duration,
 ) -> impl Stream<Item = Result<Bytes, ByteError>> + Send + 'static
@@ -90,7 +90,7 @@ where
 /// terminal event (then it ends), or yields one [`DecodeFailure`] and ends. A body that ends
 /// before the terminal event yields [`DecodeFailure::Cut`]; an SSE event larger than
 /// `max_event_bytes` yields [`ModelError::OutputTooLarge`].
-pub(crate) fn decode<S, D>(
+pub fn decode<S, D>(
     bytes: S,
     decoder: D,
     max_event_bytes: usize,
@@ -195,8 +195,8 @@ mod tests {
     use futures::executor::block_on;
 
     use super::*;
-    use crate::model::openai::OpenAiDecoder;
-    use crate::model::{ModelStopReason, ToolCall};
+    use crate::openai::OpenAiDecoder;
+    use crate::{ModelStopReason, ToolCall};
 
     fn stream_text() -> String {
         let mut s = String::from(": keep-alive comment\n\n");

@@ -18,16 +18,16 @@
 
 /// One dispatched event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct SseEvent {
+pub struct SseEvent {
     /// The `event:` field, `message` when the event had none.
-    pub(crate) event: String,
+    pub event: String,
     /// The `data:` lines joined with `\n`.
     pub data: String,
 }
 
 /// Why the bytes cannot be framed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum FrameError {
+pub enum FrameError {
     /// One event (its unfinished line and the data gathered so far) passed the limit.
     TooLarge { limit: usize },
     /// A line is not UTF-8.
@@ -53,7 +53,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// An incremental SSE parser (see the module docs).
 #[derive(Debug)]
-pub(crate) struct SseParser {
+pub struct SseParser {
     max_event_bytes: usize,
     /// The bytes of a line whose end has not arrived yet.
     line: Vec<u8>,
@@ -68,7 +68,7 @@ pub(crate) struct SseParser {
 }
 
 impl SseParser {
-    pub(crate) fn new(max_event_bytes: usize) -> Self {
+    pub fn new(max_event_bytes: usize) -> Self {
         Self {
             max_event_bytes,
             line: Vec::new(),
@@ -82,11 +82,7 @@ impl SseParser {
 
     /// Parses `bytes`, the next piece of the stream, and appends every event it completes to
     /// `out`. After an error the parser must not be fed again.
-    pub(crate) fn feed(
-        &mut self,
-        mut bytes: &[u8],
-        out: &mut Vec<SseEvent>,
-    ) -> Result<(), FrameError> {
+    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), FrameError> {
         if self.after_cr && !bytes.is_empty() {
             self.after_cr = false;
             if bytes[0] == b'\n' {
@@ -122,14 +118,14 @@ impl SseParser {
 
     /// The bytes held between calls (the unfinished line and the event's data so far): never
     /// more than the limit.
-    pub(crate) fn held(&self) -> usize {
+    pub fn held(&self) -> usize {
         self.line.len() + self.data.len()
     }
 
     #[cfg(test)]
     /// Whether an unfinished line (or an event not yet dispatched) is pending: the stream ended
     /// in the middle of something.
-    pub(crate) fn pending(&self) -> bool {
+    pub fn pending(&self) -> bool {
         !self.line.is_empty() || self.has_data
     }
 

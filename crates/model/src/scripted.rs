@@ -20,28 +20,28 @@ use super::{
     EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent,
     ToolCall,
 };
-use crate::core::ErrorCode;
-use crate::protocol::Usage;
+use pablo_core::ErrorCode;
+use pablo_protocol::Usage;
 
 /// The demo script shipped with pablo.
-pub(crate) const DEMO_SCRIPT: &str = include_str!("../../assets/demo/script.json");
+pub const DEMO_SCRIPT: &str = include_str!("../../../assets/demo/script.json");
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Script {
-    pub(crate) model: String,
+pub struct Script {
+    pub model: String,
     /// The first user message (the demo sends it on start).
     #[serde(default)]
-    pub(crate) task: Option<String>,
-    pub(crate) start: String,
+    pub task: Option<String>,
+    pub start: String,
     /// The answer to any user turn after the script has ended.
-    pub(crate) after_end: String,
+    pub after_end: String,
     /// Pause between streamed text chunks.
     #[serde(default)]
-    pub(crate) chunk_delay_ms: u64,
+    pub chunk_delay_ms: u64,
     #[serde(default = "default_chunk_chars")]
-    pub(crate) chunk_chars: usize,
-    pub(crate) steps: BTreeMap<String, Step>,
+    pub chunk_chars: usize,
+    pub steps: BTreeMap<String, Step>,
 }
 
 fn default_chunk_chars() -> usize {
@@ -50,30 +50,30 @@ fn default_chunk_chars() -> usize {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Step {
+pub struct Step {
     #[serde(default)]
-    pub(crate) text: String,
+    pub text: String,
     #[serde(default)]
-    pub(crate) calls: Vec<ScriptedCall>,
+    pub calls: Vec<ScriptedCall>,
     #[serde(default)]
-    pub(crate) next: Option<Next>,
+    pub next: Option<Next>,
     /// Where to go instead when a tool of this step is not offered.
     #[serde(default)]
-    pub(crate) skip: Option<String>,
+    pub skip: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ScriptedCall {
+pub struct ScriptedCall {
     /// Provider name of the tool (`fs_read`).
-    pub(crate) tool: String,
+    pub tool: String,
     #[serde(default)]
-    pub(crate) arguments: Value,
+    pub arguments: Value,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
-pub(crate) enum Next {
+pub enum Next {
     Step(String),
     Branch {
         #[serde(default)]
@@ -88,14 +88,14 @@ pub(crate) enum Next {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum ScriptError {
+pub enum ScriptError {
     #[error("demo script: {0}")]
     Parse(String),
     #[error("demo script: step {from:?} leads to unknown step {to:?}")]
     UnknownStep { from: String, to: String },
 }
 
-impl crate::core::Coded for ScriptError {
+impl pablo_core::Coded for ScriptError {
     fn code(&self) -> ErrorCode {
         ErrorCode::ScriptInvalid
     }
@@ -110,7 +110,7 @@ struct Cursor {
     succeeded: BTreeMap<String, bool>,
 }
 
-pub(crate) struct ScriptedModel {
+pub struct ScriptedModel {
     script: Script,
     cursor: Mutex<Cursor>,
 }
@@ -124,7 +124,7 @@ enum Outcome {
 }
 
 impl ScriptedModel {
-    pub(crate) fn from_json(text: &str) -> Result<Self, ScriptError> {
+    pub fn from_json(text: &str) -> Result<Self, ScriptError> {
         let script: Script =
             serde_json::from_str(text).map_err(|e| ScriptError::Parse(e.to_string()))?;
         let check = |from: &str, to: &Option<String>| -> Result<(), ScriptError> {
@@ -165,7 +165,7 @@ impl ScriptedModel {
         Self::from_json(DEMO_SCRIPT)
     }
 
-    pub(crate) fn script(&self) -> &Script {
+    pub fn script(&self) -> &Script {
         &self.script
     }
 
@@ -424,8 +424,8 @@ impl ModelClient for ScriptedModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::ToolSpec;
     use futures::StreamExt;
+    use pablo_core::ToolSpec;
     use serde_json::json;
 
     const SCRIPT: &str = r#"{
