@@ -564,7 +564,7 @@ fn sandbox(binary: &Path) {
     );
 }
 
-/// The programs of the language servers pablo knows (`src/lsp/servers.rs`, `BUILTINS`).
+/// The programs of the language servers pablo knows (`crates/lsp/src/servers.rs`, `BUILTINS`).
 const LANGUAGE_SERVERS: [&str; 7] = [
     "pyright-langserver",
     "basedpyright-langserver",

@@ -12,7 +12,7 @@ pub mod harness;
 pub mod headless;
 pub(crate) mod hooks;
 pub mod launch;
-pub(crate) mod lsp;
+pub(crate) use pablo_lsp as lsp;
 pub use pablo_model as model;
 pub mod policy;
 pub use pablo_process as process;

@@ -8,13 +8,13 @@
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt};
 
 /// The largest message pablo accepts from a server (a workspace's symbol list can be megabytes).
-pub(crate) const MAX_MESSAGE_BYTES: usize = 32 << 20;
+pub const MAX_MESSAGE_BYTES: usize = 32 << 20;
 /// The longest header line; real ones are under 60 bytes.
 const MAX_HEADER_LINE: usize = 1024;
 
 /// Why the stream from a server cannot be read any further.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub(crate) enum FrameError {
+pub enum FrameError {
     #[error("the server's output ended")]
     Closed,
     #[error("the server sent a malformed header: {0}")]
@@ -26,9 +26,7 @@ pub(crate) enum FrameError {
 }
 
 /// One message's bytes, or end of stream (`Closed`).
-pub(crate) async fn read_message<R: AsyncBufRead + Unpin>(
-    r: &mut R,
-) -> Result<Vec<u8>, FrameError> {
+pub async fn read_message<R: AsyncBufRead + Unpin>(r: &mut R) -> Result<Vec<u8>, FrameError> {
     let mut length = None;
     loop {
         let mut line = Vec::new();
@@ -71,7 +69,7 @@ pub(crate) async fn read_message<R: AsyncBufRead + Unpin>(
 }
 
 /// `body` framed for a server's stdin.
-pub(crate) fn encode(body: &[u8]) -> Vec<u8> {
+pub fn encode(body: &[u8]) -> Vec<u8> {
     let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     out.extend_from_slice(body);
     out

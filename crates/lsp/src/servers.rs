@@ -7,21 +7,21 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::config::lsp::{LSP_STARTUP_TIMEOUT_SECONDS, LSP_WAIT_MS};
-use crate::config::{LspServerConfig, LspServerEntry};
+use pablo_config::lsp::{LSP_STARTUP_TIMEOUT_SECONDS, LSP_WAIT_MS};
+use pablo_config::{LspServerConfig, LspServerEntry};
 
 /// A server as the session will start it.
 #[derive(Debug, Clone)]
-pub(crate) struct ServerDef {
-    pub(crate) name: String,
-    pub(crate) argv: Vec<String>,
+pub struct ServerDef {
+    pub name: String,
+    pub argv: Vec<String>,
     /// Language ids and extensions (lowercase, no dot).
-    pub(crate) filetypes: Vec<String>,
-    pub(crate) root_markers: Vec<String>,
-    pub(crate) initialization_options: Option<Value>,
-    pub(crate) env: Vec<(String, String)>,
-    pub(crate) wait: Duration,
-    pub(crate) startup_timeout: Duration,
+    pub filetypes: Vec<String>,
+    pub root_markers: Vec<String>,
+    pub initialization_options: Option<Value>,
+    pub env: Vec<(String, String)>,
+    pub wait: Duration,
+    pub startup_timeout: Duration,
 }
 
 /// name, program, arguments, file types, root markers.
@@ -91,10 +91,10 @@ const BUILTINS: &[Builtin] = &[
 /// from the project's `node_modules`, clangd follows the project's compile commands — so, sandbox
 /// or not, it waits until the person trusts the folder (`pablo policy trust`): a repository is
 /// untrusted input and nothing in it runs unasked.
-pub(crate) const READS_ONLY: &[&str] = &["pyright", "basedpyright", "ruff"];
+pub const READS_ONLY: &[&str] = &["pyright", "basedpyright", "ruff"];
 
 /// `defs` split for a folder: those that may start, and the names of those that wait for trust.
-pub(crate) fn withhold_untrusted(
+pub fn withhold_untrusted(
     defs: Vec<ServerDef>,
     project_trusted: bool,
 ) -> (Vec<ServerDef>, Vec<String>) {
@@ -109,7 +109,7 @@ pub(crate) fn withhold_untrusted(
 
 /// The servers of a session: each built-in whose program is on `path_var` (basedpyright only
 /// when pyright is not), then the layers' tables over them; switched-off ones left out.
-pub(crate) fn resolve(
+pub fn resolve(
     entries: &[LspServerEntry],
     path_var: &str,
     rustup_home: Option<&Path>,
@@ -212,7 +212,7 @@ fn find_program(program: &str, path_var: &str) -> Option<PathBuf> {
 }
 
 /// The LSP language id of a file, from its extension (the extension itself when unknown).
-pub(crate) fn language_id(rel: &str) -> String {
+pub fn language_id(rel: &str) -> String {
     let ext = Path::new(rel)
         .extension()
         .and_then(|e| e.to_str())
@@ -235,7 +235,7 @@ pub(crate) fn language_id(rel: &str) -> String {
 
 impl ServerDef {
     /// Whether this server is for `rel` (by its language id or its extension).
-    pub(crate) fn covers(&self, rel: &str) -> bool {
+    pub fn covers(&self, rel: &str) -> bool {
         let ext = Path::new(rel)
             .extension()
             .and_then(|e| e.to_str())
@@ -248,7 +248,7 @@ impl ServerDef {
 
     /// The root the server runs at for `rel`: the nearest directory at or above the file, inside
     /// the workspace, that holds one of the root markers; else the workspace.
-    pub(crate) fn root_for(&self, workspace: &Path, rel: &str) -> PathBuf {
+    pub fn root_for(&self, workspace: &Path, rel: &str) -> PathBuf {
         let mut dir = Path::new(rel).parent();
         while let Some(d) = dir {
             if d.as_os_str().is_empty() {

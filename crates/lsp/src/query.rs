@@ -21,26 +21,26 @@ const MAX_HOVER_CHARS: usize = 4000;
 
 /// A place a server pointed at: an absolute path, 1-based line, 1-based UTF-16 column.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct LocationHit {
-    pub(crate) path: PathBuf,
-    pub(crate) line: u32,
-    pub(crate) column: u32,
+pub struct LocationHit {
+    pub path: PathBuf,
+    pub line: u32,
+    pub column: u32,
 }
 
 /// One symbol a server listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SymbolHit {
-    pub(crate) name: String,
+pub struct SymbolHit {
+    pub name: String,
     /// `function`, `class`, `variable`…
-    pub(crate) kind: String,
+    pub kind: String,
     /// The enclosing symbol, when the server says.
-    pub(crate) container: Option<String>,
-    pub(crate) at: LocationHit,
+    pub container: Option<String>,
+    pub at: LocationHit,
 }
 
 /// Definition or references.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LocateKind {
+pub enum LocateKind {
     Definition,
     References,
 }
@@ -103,7 +103,7 @@ impl LspHub {
     }
 
     /// Where the name at `line`:`column` of `rel` (whose content is `text`) is defined, or used.
-    pub(crate) async fn locate(
+    pub async fn locate(
         &self,
         kind: LocateKind,
         rel: &str,
@@ -165,7 +165,7 @@ impl LspHub {
     }
 
     /// What the server says of the name at `line`:`column` (its type, its documentation).
-    pub(crate) async fn hover(
+    pub async fn hover(
         &self,
         rel: &str,
         text: &str,
@@ -201,11 +201,7 @@ impl LspHub {
     }
 
     /// The symbols of `rel` (nested ones flattened, with their container).
-    pub(crate) async fn document_symbols(
-        &self,
-        rel: &str,
-        text: &str,
-    ) -> Result<Vec<SymbolHit>, String> {
+    pub async fn document_symbols(&self, rel: &str, text: &str) -> Result<Vec<SymbolHit>, String> {
         let path = self.workspace.join(rel);
         self.first_answer(rel, text, |client, uri| {
             let path = path.clone();
@@ -247,7 +243,7 @@ impl LspHub {
 
     /// Symbols of the whole workspace whose name matches `query`, from every server (started
     /// at the workspace root when none runs yet).
-    pub(crate) async fn workspace_symbols(&self, query: &str) -> Result<Vec<SymbolHit>, String> {
+    pub async fn workspace_symbols(&self, query: &str) -> Result<Vec<SymbolHit>, String> {
         let mut out = Vec::new();
         let mut last_err = None;
         for i in 0..self.defs.len() {

@@ -24,24 +24,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::LspServerEntry;
-use crate::core::EventSink;
-use crate::process::sandbox::{Sandbox, SandboxSettings};
-use crate::protocol::{
+use client::{ClientSpec, LspClient, Unanswered, file_uri};
+use pablo_config::LspServerEntry;
+use pablo_core::EventSink;
+use pablo_process::sandbox::{Sandbox, SandboxSettings};
+use pablo_protocol::{
     Diagnostic, DiagnosticsDelta, Event, FileDiagnostics, LspServerView, LspState,
     PreviewDiagnostics, SandboxChoice, SandboxProfile,
 };
-use client::{ClientSpec, LspClient, Unanswered, file_uri};
 use servers::ServerDef;
 
-pub(crate) use client::seconds;
-pub(crate) use query::{LocateKind, LocationHit, SymbolHit};
+pub use client::seconds;
+pub use query::{LocateKind, LocationHit, SymbolHit};
 
 /// How many times a server that died is started again in one session.
 const MAX_RESTARTS: u32 = 3;
 
 /// What the hub of a session is built from.
-pub(crate) struct LspSetup {
+pub struct LspSetup {
     /// The servers the config layers define or adjust (the built-ins are added here).
     pub entries: Vec<LspServerEntry>,
     /// The command environment (no secret); its `PATH` finds the built-ins.
@@ -56,7 +56,7 @@ pub(crate) struct LspSetup {
 }
 
 /// The language servers of one session.
-pub(crate) struct LspHub {
+pub struct LspHub {
     workspace: PathBuf,
     defs: Vec<ServerDef>,
     env: Vec<(String, String)>,
@@ -87,7 +87,7 @@ struct SlotState {
 
 impl LspHub {
     /// A hub with no server: every question is answered at once with nothing.
-    pub(crate) fn empty() -> Self {
+    pub fn empty() -> Self {
         Self {
             workspace: PathBuf::new(),
             defs: Vec::new(),
@@ -102,13 +102,13 @@ impl LspHub {
     }
 
     /// The hub of a session in `workspace`. Starts nothing.
-    pub(crate) fn new(workspace: &Path, setup: LspSetup) -> Self {
+    pub fn new(workspace: &Path, setup: LspSetup) -> Self {
         let path = setup
             .env
             .iter()
             .find(|(k, _)| k == "PATH")
             .map(|(_, v)| v.as_str())
-            .unwrap_or(crate::config::CLEAN_PATH);
+            .unwrap_or(pablo_config::CLEAN_PATH);
         let var = |name: &str| {
             setup
                 .env
@@ -162,13 +162,13 @@ impl LspHub {
 
     /// From now on every change of a server's state goes to `events` as
     /// [`Event::LanguageServers`]; the states as they are go there at once (when there are any).
-    pub(crate) fn report_to(&self, events: EventSink) {
+    pub fn report_to(&self, events: EventSink) {
         *self.events.lock() = Some(events);
         self.emit_views();
     }
 
     /// Each server's state, in config order, the withheld after.
-    pub(crate) fn views(&self) -> Vec<LspServerView> {
+    pub fn views(&self) -> Vec<LspServerView> {
         self.views.lock().clone()
     }
 
@@ -198,22 +198,22 @@ impl LspHub {
     }
 
     /// The names of the servers this session may start.
-    pub(crate) fn server_names(&self) -> Vec<String> {
+    pub fn server_names(&self) -> Vec<String> {
         self.defs.iter().map(|d| d.name.clone()).collect()
     }
 
     /// The servers left out until the folder is trusted.
-    pub(crate) fn withheld(&self) -> &[String] {
+    pub fn withheld(&self) -> &[String] {
         &self.withheld
     }
 
     /// Whether some server covers `rel` (a workspace-relative path).
-    pub(crate) fn covers(&self, rel: &str) -> bool {
+    pub fn covers(&self, rel: &str) -> bool {
         self.defs.iter().any(|d| d.covers(rel))
     }
 
     /// The names of the servers that cover `rel`.
-    pub(crate) fn servers_for(&self, rel: &str) -> Vec<String> {
+    pub fn servers_for(&self, rel: &str) -> Vec<String> {
         self.covering(rel).map(|(_, d)| d.name.clone()).collect()
     }
 
@@ -226,7 +226,7 @@ impl LspHub {
 
     /// Starts, in the background, the servers that cover `rel` (a file was read: an edit of it
     /// may follow, and a warm server answers at once).
-    pub(crate) fn warm(self: &Arc<Self>, rel: &str) {
+    pub fn warm(self: &Arc<Self>, rel: &str) {
         if !self.covers(rel) {
             return;
         }
@@ -372,7 +372,7 @@ impl LspHub {
     /// What replacing `old` (`None`: the file is new) with `new` at `rel` would introduce and fix,
     /// by every server that covers it. Nothing is written: the servers get the texts as unsaved
     /// versions. A server that is slow, hung or gone is named in `unavailable`.
-    pub(crate) async fn check_change(
+    pub async fn check_change(
         &self,
         rel: &str,
         old: Option<&str>,
@@ -386,7 +386,7 @@ impl LspHub {
     /// [`Self::check_change`], each server waited for `wait` instead of its own wait when given;
     /// also whether a server was only slow (asked again with a longer wait, it may answer).
     /// `asks_again`: the caller will ask a slow server again, and its line says so.
-    pub(crate) async fn check_change_waiting(
+    pub async fn check_change_waiting(
         &self,
         rel: &str,
         old: Option<&str>,
@@ -442,7 +442,7 @@ impl LspHub {
 
     /// The errors and warnings of `text`, the content `rel` now has on disk, bounded; waits at
     /// most `bound` in all (a server still starting counts against it).
-    pub(crate) async fn file_diagnostics(
+    pub async fn file_diagnostics(
         &self,
         rel: &str,
         text: &str,
@@ -466,7 +466,7 @@ impl LspHub {
     }
 
     /// The longest wait of the servers that cover `rel` (how long a commit waits for them).
-    pub(crate) fn wait_for(&self, rel: &str) -> Duration {
+    pub fn wait_for(&self, rel: &str) -> Duration {
         self.covering(rel)
             .map(|(_, d)| d.wait)
             .max()

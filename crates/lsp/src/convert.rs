@@ -3,15 +3,15 @@
 
 use std::collections::HashMap;
 
-use crate::protocol::{Diagnostic, DiagnosticsDelta, Severity};
+use pablo_protocol::{Diagnostic, DiagnosticsDelta, Severity};
 
 /// The most diagnostics one list of a report or a result holds; the rest are counted.
-pub(crate) const MAX_LISTED: usize = 20;
+pub const MAX_LISTED: usize = 20;
 /// The longest message kept (servers can explain at length; the first lines say what matters).
 const MAX_MESSAGE_CHARS: usize = 500;
 
 /// One server diagnostic; `server` is the source when the diagnostic names none.
-pub(crate) fn diagnostic(d: &lsp_types::Diagnostic, server: &str) -> Diagnostic {
+pub fn diagnostic(d: &lsp_types::Diagnostic, server: &str) -> Diagnostic {
     let severity = match d.severity {
         Some(lsp_types::DiagnosticSeverity::WARNING) => Severity::Warning,
         Some(lsp_types::DiagnosticSeverity::INFORMATION) => Severity::Information,
@@ -36,7 +36,7 @@ pub(crate) fn diagnostic(d: &lsp_types::Diagnostic, server: &str) -> Diagnostic 
 }
 
 /// Errors and warnings only: what a reviewer and the model act on.
-pub(crate) fn serious(list: Vec<Diagnostic>) -> Vec<Diagnostic> {
+pub fn serious(list: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let mut list: Vec<Diagnostic> = list
         .into_iter()
         .filter(|d| matches!(d.severity, Severity::Error | Severity::Warning))
@@ -47,7 +47,7 @@ pub(crate) fn serious(list: Vec<Diagnostic>) -> Vec<Diagnostic> {
 
 /// What `new` has that `old` has not, and the other way round. Diagnostics are matched by what
 /// they say (severity, source, code, message), not where: an edit above moves the lines below.
-pub(crate) fn delta(old: Vec<Diagnostic>, new: Vec<Diagnostic>) -> DiagnosticsDelta {
+pub fn delta(old: Vec<Diagnostic>, new: Vec<Diagnostic>) -> DiagnosticsDelta {
     let key = |d: &Diagnostic| {
         (
             d.severity,
@@ -93,7 +93,7 @@ pub(crate) fn delta(old: Vec<Diagnostic>, new: Vec<Diagnostic>) -> DiagnosticsDe
 }
 
 /// The first [`MAX_LISTED`] of `list` and how many were left out.
-pub(crate) fn bound(mut list: Vec<Diagnostic>) -> (Vec<Diagnostic>, usize) {
+pub fn bound(mut list: Vec<Diagnostic>) -> (Vec<Diagnostic>, usize) {
     let omitted = list.len().saturating_sub(MAX_LISTED);
     list.truncate(MAX_LISTED);
     (list, omitted)

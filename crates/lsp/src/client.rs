@@ -22,22 +22,22 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::frame;
 use super::jsonrpc::{self, Id, Incoming, Outcome, ResponseError, V2};
-use crate::process::sandbox::Sandbox;
-use crate::process::server::{ServerProcess, ServerSpawn, spawn_server};
+use pablo_process::sandbox::Sandbox;
+use pablo_process::server::{ServerProcess, ServerSpawn, spawn_server};
 
 /// What starting one server needs.
 #[derive(Debug, Clone)]
-pub(crate) struct ClientSpec {
+pub struct ClientSpec {
     /// The config name (`pyright`), for messages.
-    pub(crate) name: String,
-    pub(crate) argv: Vec<String>,
-    pub(crate) env: Vec<(String, String)>,
+    pub name: String,
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
     /// The project root the server is started at (its working directory and `rootUri`).
-    pub(crate) root: PathBuf,
-    pub(crate) log: PathBuf,
-    pub(crate) sandbox: Sandbox,
-    pub(crate) initialization_options: Option<Value>,
-    pub(crate) startup_timeout: Duration,
+    pub root: PathBuf,
+    pub log: PathBuf,
+    pub sandbox: Sandbox,
+    pub initialization_options: Option<Value>,
+    pub startup_timeout: Duration,
 }
 
 /// The diagnostics a server last published for one document.
@@ -92,7 +92,7 @@ struct Shared {
     dead: AtomicBool,
 }
 
-pub(crate) struct LspClient {
+pub struct LspClient {
     name: String,
     process: ServerProcess,
     out: mpsc::UnboundedSender<Vec<u8>>,
@@ -117,15 +117,14 @@ impl Drop for LspClient {
 
 impl LspClient {
     /// Starts the server and completes the `initialize` handshake within the spec's timeout.
-    pub(crate) async fn start(spec: &ClientSpec) -> Result<Self, String> {
+    pub async fn start(spec: &ClientSpec) -> Result<Self, String> {
         if let Some(dir) = spec.log.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         // Bounded: a server that floods stderr fills a log of a fixed size, not the disk.
-        let stderr =
-            crate::process::log::bounded_log(&spec.log, crate::process::log::MAX_LOG_BYTES)
-                .map_err(|e| format!("cannot open the log {}: {e}", spec.log.display()))?
-                .stderr;
+        let stderr = pablo_process::log::bounded_log(&spec.log, pablo_process::log::MAX_LOG_BYTES)
+            .map_err(|e| format!("cannot open the log {}: {e}", spec.log.display()))?
+            .stderr;
         let spawn = ServerSpawn {
             argv: spec.argv.clone(),
             env: spec.env.clone(),
@@ -185,11 +184,11 @@ impl LspClient {
     }
 
     /// Whether the server still runs and its output still reads.
-    pub(crate) fn alive(&self) -> bool {
+    pub fn alive(&self) -> bool {
         self.process.exit_info().is_none() && !self.shared.dead.load(Ordering::Acquire)
     }
 
-    pub(crate) fn notify<N: Notification>(&self, params: N::Params) {
+    pub fn notify<N: Notification>(&self, params: N::Params) {
         // A notification has nobody to tell of a failure; `lsp-types` params always encode.
         let _ = self.send(&jsonrpc::Notification {
             jsonrpc: V2,
@@ -207,7 +206,7 @@ impl LspClient {
     }
 
     /// A typed request, answered within `timeout`.
-    pub(crate) async fn request<R: Request>(
+    pub async fn request<R: Request>(
         &self,
         params: R::Params,
         timeout: Duration,
@@ -328,7 +327,7 @@ impl LspClient {
 
     /// Shows the server `text` as `uri`'s content and returns what it publishes for that text,
     /// waiting at most `wait` for it.
-    pub(crate) async fn diagnostics(
+    pub async fn diagnostics(
         &self,
         uri: &str,
         language_id: &str,
@@ -401,13 +400,13 @@ impl LspClient {
 /// Why a server gave no diagnostics: it is slow (it may still answer if asked to wait longer),
 /// or it cannot (it exited, it could not start, the text could not be sent).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Unanswered {
+pub enum Unanswered {
     Late(String),
     Failed(String),
 }
 
 impl Unanswered {
-    pub(crate) fn text(&self) -> &str {
+    pub fn text(&self) -> &str {
         match self {
             Self::Late(t) | Self::Failed(t) => t,
         }
@@ -415,7 +414,7 @@ impl Unanswered {
 }
 
 /// `1.5 s`, `300 ms`.
-pub(crate) fn seconds(d: Duration) -> String {
+pub fn seconds(d: Duration) -> String {
     if d.as_millis() < 1000 {
         format!("{} ms", d.as_millis())
     } else {
@@ -425,7 +424,7 @@ pub(crate) fn seconds(d: Duration) -> String {
 }
 
 /// The `file://` URI of an absolute path.
-pub(crate) fn file_uri(path: &std::path::Path) -> Option<String> {
+pub fn file_uri(path: &std::path::Path) -> Option<String> {
     url::Url::from_file_path(path).ok().map(String::from)
 }
 
