@@ -1,13 +1,13 @@
 //! Renders a file change's hunks for review: old/new line numbers, `+`/`−` gutters, red and green
-//! backgrounds, and the changed words inside a replaced line emphasised (similar's inline diff), so
+//! backgrounds, and the changed words inside a replaced line emphasised (`word_diff`), so
 //! a reviewer sees at a glance that only `<` became `<=`.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use similar::{ChangeTag, TextDiff};
 
 use super::text::{str_width, wrap_line};
 use super::theme;
+use super::word_diff::{self, Segments};
 use crate::protocol::{DiffHunk, DiffLine, DiffTag};
 
 /// Rendered diff lines and where each hunk starts among them (for next/previous hunk).
@@ -160,8 +160,6 @@ fn gutter_numbers(dl: &DiffLine, nw: usize) -> (String, String) {
     (num(dl.old_lineno), num(dl.new_lineno))
 }
 
-type Segments = Vec<(bool, String)>;
-
 /// For each line of a hunk, the emphasised segments when it is part of a replacement (a run of
 /// removed lines followed by a run of added ones).
 fn inline_emphasis(lines: &[crate::protocol::DiffLine]) -> Vec<Option<Segments>> {
@@ -183,48 +181,18 @@ fn inline_emphasis(lines: &[crate::protocol::DiffLine]) -> Vec<Option<Segments>>
         if a0 == i {
             continue;
         }
-        let join = |range: std::ops::Range<usize>| {
-            let mut s = String::new();
-            for l in &lines[range] {
-                s.push_str(&l.text.replace('\t', "    "));
-                s.push('\n');
-            }
-            s
+        let expand = |range: std::ops::Range<usize>| -> Vec<String> {
+            lines[range]
+                .iter()
+                .map(|l| l.text.replace('\t', "    "))
+                .collect()
         };
-        let old = join(r0..a0);
-        let new = join(a0..i);
-        let diff = TextDiff::from_lines(&old, &new);
-        let mut removed_idx = r0;
-        let mut added_idx = a0;
-        let mut ok = true;
-        for op in diff.ops() {
-            for change in diff.iter_inline_changes(op) {
-                let segs: Segments = change
-                    .iter_strings_lossy()
-                    .map(|(e, s)| (e, s.trim_end_matches('\n').to_string()))
-                    .filter(|(_, s)| !s.is_empty())
-                    .collect();
-                match change.tag() {
-                    ChangeTag::Delete if removed_idx < a0 => {
-                        out[removed_idx] = Some(segs);
-                        removed_idx += 1;
-                    }
-                    ChangeTag::Insert if added_idx < i => {
-                        out[added_idx] = Some(segs);
-                        added_idx += 1;
-                    }
-                    ChangeTag::Equal if removed_idx < a0 && added_idx < i => {
-                        removed_idx += 1;
-                        added_idx += 1;
-                    }
-                    _ => ok = false,
-                }
-            }
-        }
-        if !ok {
-            for o in &mut out[r0..i] {
-                *o = None;
-            }
+        let (old_text, new_text) = (expand(r0..a0), expand(a0..i));
+        let old: Vec<&str> = old_text.iter().map(String::as_str).collect();
+        let new: Vec<&str> = new_text.iter().map(String::as_str).collect();
+        let (removed, added) = word_diff::replacement(&old, &new);
+        for (slot, segs) in out[r0..i].iter_mut().zip(removed.into_iter().chain(added)) {
+            *slot = segs;
         }
     }
     out

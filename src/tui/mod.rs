@@ -29,6 +29,7 @@ pub(crate) mod theme;
 pub(crate) mod transcript;
 pub(crate) mod view;
 pub(crate) mod vim;
+pub(crate) mod word_diff;
 
 pub(crate) mod app;
 pub(crate) mod term;
