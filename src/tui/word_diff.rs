@@ -7,7 +7,7 @@
 //! emphasised — unless the runs' line counts or their words differ too much (a ratio under one
 //! half), when the lines are drawn plainly. The difference: words are diffed with Myers'
 //! algorithm, where similar's inline diff uses patience. Both line and word steps go through
-//! `workspace::diff::line_ops`, the one diff pablo compiles: similar's text diffs take their
+//! `core::diff::line_ops`, the one diff pablo compiles: similar's text diffs take their
 //! algorithms as values and so compiled all six of them for each of seven element types, 300 KB
 //! of the release binary (BENCHMARKS.md, "One diff compiled once").
 
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use similar::DiffOp;
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::workspace::diff::line_ops;
+use crate::core::diff::line_ops;
 
 /// A line's text in runs, each with whether it changed (drawn emphasised).
 pub(crate) type Segments = Vec<(bool, String)>;

@@ -11,6 +11,7 @@
 //! reaching into the engine (docs/architecture.md).
 
 mod codes;
+pub mod diff;
 pub mod editor;
 mod error;
 mod events;

@@ -7,10 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use similar::algorithms::{Capture, Compact, Replace, myers};
 use similar::{DiffOp, group_diff_ops};
 
 use pablo_core::ErrorCode;
+use pablo_core::diff::line_ops;
 use pablo_protocol::{DiffHunk, DiffLine, DiffTag, FileChangePreview};
 
 /// Lines of context around each change.
@@ -22,20 +22,6 @@ const DIFF_DEADLINE: Duration = Duration::from_secs(2);
 /// Splits after every `\n`, keeping terminators; the last line may lack one.
 pub fn split_lines(text: &str) -> Vec<&str> {
     text.split_inclusive('\n').collect()
-}
-
-/// The ops turning `old` lines into `new` ones: Myers' algorithm, with equal runs compacted and
-/// a delete next to an insert reported as one replace — what `similar::capture_diff_slices`
-/// answers for `Algorithm::Myers`.
-///
-/// Every line diff in pablo comes through here. similar's own entry points take the algorithm as
-/// a value, so each element type they are called with compiles all six algorithms (26 copies of
-/// Myers' inner loop, 180 KB of the release binary); naming Myers compiles one.
-pub fn line_ops(old: &[&str], new: &[&str], deadline: Option<Instant>) -> Vec<DiffOp> {
-    let mut hook = Compact::new(Replace::new(Capture::new()), old, new);
-    // Capture's hook never fails (its error type is the never-returned `Infallible`).
-    let Ok(()) = myers::diff_deadline(&mut hook, old, 0..old.len(), new, 0..new.len(), deadline);
-    hook.into_inner().into_inner().into_ops()
 }
 
 fn strip_terminator(line: &str) -> &str {

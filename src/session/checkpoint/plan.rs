@@ -244,7 +244,7 @@ fn step(
     removed_by: &mut [Option<Source>],
 ) -> Vec<Tag> {
     let mut out = Vec::with_capacity(new.len());
-    for op in crate::workspace::diff::line_ops(old, new, None) {
+    for op in crate::core::diff::line_ops(old, new, None) {
         match op {
             DiffOp::Equal { old_index, len, .. } => {
                 out.extend_from_slice(&tags[old_index..old_index + len]);
