@@ -17,7 +17,56 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::harness::LspBenchHub;
+use std::sync::Arc;
+
+use pablo_config::LspServerEntry;
+use pablo_lsp::{LspHub, LspSetup};
+use pablo_protocol::PreviewDiagnostics;
+
+/// The hub of a trusted workspace whose servers are the `[lsp.NAME]` tables of `toml` (nothing
+/// else from the config layers), with `PATH` as the whole command environment, the default
+/// sandbox settings and the servers' logs in `workspace/.logs`.
+struct LspBenchHub {
+    hub: Arc<LspHub>,
+}
+
+impl LspBenchHub {
+    fn new(workspace: &Path, toml: &str, path: &str) -> Self {
+        let entries = LspServerEntry::from_config_text(toml, Path::new("bench.toml"))
+            .expect("the bench's [lsp] config parses");
+        let setup = LspSetup {
+            entries,
+            env: vec![("PATH".into(), path.into())],
+            sandbox: Default::default(),
+            log_dir: workspace.join(".logs"),
+            project_trusted: true,
+        };
+        Self {
+            hub: Arc::new(LspHub::new(workspace, setup)),
+        }
+    }
+
+    /// How many servers the hub has (the built-ins found on `PATH` included).
+    fn server_count(&self) -> usize {
+        self.hub.server_names().len()
+    }
+
+    /// One check as the approval prompt runs it, on `rt`: `old` and `new` sent as unsaved
+    /// versions of `rel`, both answers awaited and compared. Panics unless the servers answered
+    /// (a check that timed out or found no server is not what the bench measures).
+    fn check_change_ready(&self, rt: &tokio::runtime::Runtime, rel: &str, old: &str, new: &str) {
+        let r = rt.block_on(self.hub.check_change(rel, Some(old), new));
+        assert!(matches!(r, PreviewDiagnostics::Ready(_)), "{r:?}");
+    }
+
+    /// What an edit and a read of `rel` ask the hub: whether a server covers it, and a warm-up of
+    /// the servers that do (needs a runtime entered); whether it is covered.
+    fn covers_and_warm(&self, rel: &str) -> bool {
+        let covered = self.hub.covers(rel);
+        self.hub.warm(rel);
+        covered
+    }
+}
 
 fn python_file(lines: usize) -> String {
     let mut s = String::from("def greet(name: str) -> str:\n    return \"hi \" + name\n\n\n");

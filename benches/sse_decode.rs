@@ -16,11 +16,44 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use futures::executor::block_on;
-use pablo::harness::{sse_decode_openai, sse_frame_data_bytes};
+use pablo_model::StreamEvent;
+use pablo_model::openai::OpenAiDecoder;
+use pablo_model::sse::{ByteError, decode};
+use pablo_model::sse_frame::SseParser;
 use serde_json::json;
 
 const TARGET_BYTES: usize = 10 * 1024 * 1024;
 const NETWORK_CHUNK: usize = 16 * 1024;
+
+/// Decodes `chunks` as an OpenAI Chat Completions stream, through the same path the client uses,
+/// and returns the bytes of tool-call arguments it yields (the stream is well formed: a failure
+/// panics).
+fn sse_decode_openai(chunks: Vec<Bytes>) -> usize {
+    let bytes = futures::stream::iter(chunks.into_iter().map(Ok::<_, ByteError>));
+    let events = decode(bytes, OpenAiDecoder::new("openai"), usize::MAX);
+    block_on(events.fold(0usize, |n, e| async move {
+        match e {
+            Ok(StreamEvent::ToolCall(c)) => n + c.arguments.len(),
+            Ok(_) => n,
+            Err(f) => panic!("decode failed: {f:?}"),
+        }
+    }))
+}
+
+/// Frames `chunks` with pablo's parser (no limit, so it cannot fail) and returns the data bytes
+/// it dispatched.
+fn sse_frame_data_bytes(chunks: &[Bytes]) -> usize {
+    let mut parser = SseParser::new(usize::MAX);
+    let mut out = Vec::new();
+    let mut n = 0;
+    for c in chunks {
+        parser
+            .feed(c, &mut out)
+            .expect("framing without a limit cannot fail");
+        n += out.drain(..).map(|e| e.data.len()).sum::<usize>();
+    }
+    n
+}
 
 /// A deterministic stream: tool calls whose arguments (a file's content, JSON-escaped) arrive in
 /// fragments of 1–12 characters, the way models stream `fs.write` arguments.

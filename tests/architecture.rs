@@ -799,8 +799,9 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // theirs (207 with what was `pub(crate)` in them) are listed but not counted (below); 316 since
     // `telemetry` followed them; 290 since `config` did; 288 since `workspace` did; 264 since
     // `process` did; 263 since `benches/capture.rs` runs `pablo-process` itself
-    // (`harness::capture_run` gone); 249 since `model` did; 248 since `lsp` did.
-    const CEILING: usize = 248;
+    // (`harness::capture_run` gone); 249 since `model` did; 248 since `lsp` did; 239 since
+    // `benches/sse_decode.rs`, `benches/lsp.rs` and the SSE fuzz target name those crates.
+    const CEILING: usize = 239;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

@@ -6,7 +6,34 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pablo::harness::sse_frame_in_pieces;
+use pablo_model::sse_frame::{FrameError, SseEvent, SseParser};
+
+/// What framing a stream gave: its events, and the refusal that stopped it, if one did.
+#[derive(Debug, PartialEq)]
+struct SseFramed {
+    events: Vec<SseEvent>,
+    error: Option<FrameError>,
+}
+
+/// Frames `bytes` arriving in pieces of `piece` bytes, with the limit `max`; panics when the
+/// parser ever holds more than `max` bytes.
+fn sse_frame_in_pieces(bytes: &[u8], piece: usize, max: usize) -> SseFramed {
+    let mut parser = SseParser::new(max);
+    let mut events = Vec::new();
+    for chunk in bytes.chunks(piece.max(1)) {
+        if let Err(e) = parser.feed(chunk, &mut events) {
+            return SseFramed {
+                events,
+                error: Some(e),
+            };
+        }
+        assert!(parser.held() <= max, "{} bytes held over {max}", parser.held());
+    }
+    SseFramed {
+        events,
+        error: None,
+    }
+}
 
 fuzz_target!(|data: &[u8]| {
     let [max, piece, rest @ ..] = data else {
