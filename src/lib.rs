@@ -19,7 +19,7 @@ pub use pablo_process as process;
 pub use pablo_protocol as protocol;
 pub mod session;
 pub use pablo_telemetry as telemetry;
-pub(crate) mod tools;
+pub(crate) use pablo_tools as tools;
 pub mod tui;
 pub use pablo_workspace as workspace;
 

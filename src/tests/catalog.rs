@@ -1,7 +1,8 @@
-//! The rest of the catalog — web.fetch, csv.analyze, artifact.write and memory.propose — called
-//! the way the agent calls them (schema, preview, policy, commit), on real files and a real HTTP
-//! server on 127.0.0.1: the fixture the `catalog_*` files share. (Their runs of the real binary
-//! stay in `tests/catalog.rs`.)
+//! The rest of the catalog — web.fetch, artifact.write and memory.propose — called the way the
+//! agent calls them (schema, preview, policy, commit), on real files and a real HTTP server on
+//! 127.0.0.1: the fixture the `catalog_*` files share. (Their runs of the real binary stay in
+//! `tests/catalog.rs`; csv.analyze's tests, which need no other part of pablo, are in the tools
+//! crate beside it, `crates/tools/src/csv_analyze/tests.rs`.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -53,14 +54,9 @@ impl Fixture {
         self.tmp.path().join("ws")
     }
 
+    /// The session state directory the host was given.
     pub(super) fn state_dir(&self) -> PathBuf {
-        self.host.state_dir.clone()
-    }
-
-    pub(super) fn put(&self, p: &str, bytes: impl AsRef<[u8]>) {
-        let path = self.ws().join(p);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, bytes).unwrap();
+        self.tmp.path().join("data/sessions/s1")
     }
 
     pub(super) fn ctx(&self, call_id: &str) -> ToolContext {

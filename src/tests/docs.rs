@@ -64,7 +64,7 @@ fn the_link_finder_sees_links_and_their_targets() {
 #[test]
 fn every_web_fetch_error_code_is_documented_in_the_tools_doc() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let source = std::fs::read_to_string(root.join("src/tools/fetch_rules.rs")).unwrap();
+    let source = std::fs::read_to_string(root.join("crates/tools/src/fetch_rules.rs")).unwrap();
     let doc = std::fs::read_to_string(root.join("docs/tools.md")).unwrap();
     // `FetchError::X { .. } => ErrorCode::Y,` in its `Coded` impl.
     let codes: Vec<&str> = source

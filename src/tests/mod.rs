@@ -11,7 +11,6 @@ mod support;
 // Tools, the catalog and the workspace.
 mod catalog;
 mod catalog_artifact;
-mod catalog_csv;
 mod catalog_fetch;
 mod catalog_memory;
 mod fs_tools;

@@ -3,7 +3,7 @@
 //! everything else names them through those types. This reads every string literal of `src/` and
 //! `crates/*/src/` with a real Rust
 //! parser, macro arguments included (`json!`, `format!`, `matches!`), and fails on one that
-//! spells a tool name outside `crates/core/` and the catalog (`src/tools/`), or an error code
+//! spells a tool name outside `crates/core/` and the catalog (`crates/tools/`), or an error code
 //! outside its table. Test code is not read: a test may well write the JSON a model sends.
 //! Attributes are not read either: doc comments are prose, and serde's renames are wire names.
 
@@ -17,7 +17,7 @@ use syn::visit::{self, Visit};
 /// Words spelled like a code that are not a code where they appear: (file, word, what it is).
 const NOT_CODES: &[(&str, &str, &str)] = &[
     (
-        "src/tools/fetch_rules.rs",
+        "crates/tools/src/fetch_rules.rs",
         "internal",
         "the `.internal` DNS suffix, refused as a local name",
     ),
@@ -202,7 +202,7 @@ fn no_tool_name_or_error_code_is_spelled_outside_the_tables_that_define_them() {
         let v = lit.value.as_str();
         if names.contains(v)
             && !file.starts_with("crates/core/src/")
-            && !file.starts_with("src/tools/")
+            && !file.starts_with("crates/tools/src/")
         {
             wrong.push(format!(
                 "{file}:{}: the tool name {v:?} (use pablo::core::ToolName)",

@@ -1,5 +1,5 @@
 //! csv.analyze: one run of the binary with no flags. (The property tests, the limits and the path
-//! rules are in the crate, `src/tests/catalog_csv.rs`.)
+//! rules are in the tools crate, `crates/tools/src/csv_analyze/tests.rs`.)
 
 use super::*;
 use crate::support::bin::Sandbox;
