@@ -5,7 +5,7 @@
 //! whole corpus per iteration; commands per second = corpus size / time per iteration.
 //!
 //! With `PABLO_BENCH_PARSER=helper` the bench starts the way the `pablo` binary does
-//! (`pablo::harness::isolate_shell_parser`), so every parse goes to a helper process (this bench
+//! (`pablo_policy::isolate_shell_parser`), so every parse goes to a helper process (this bench
 //! binary, started as one) over its socket: the path of the shipped binary. Without it, parses
 //! run in process, as the library does. The helper's answers are kept by text, so after the first
 //! pass over the corpus every parse is a lookup; `corpus_interactive_default_new_texts` measures
@@ -16,7 +16,8 @@
 #![allow(clippy::unwrap_used)]
 
 use criterion::{Criterion, Throughput, criterion_group};
-use pablo::harness::{PolicyEngines, isolate_shell_parser};
+use pablo::harness::PolicyEngines;
+use pablo_policy::isolate_shell_parser;
 
 const CORPUS: &[(&str, &str)] = include!("../tests/fixtures/policy_corpus.rs");
 

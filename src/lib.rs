@@ -14,7 +14,7 @@ pub(crate) mod hooks;
 pub mod launch;
 pub(crate) use pablo_lsp as lsp;
 pub use pablo_model as model;
-pub mod policy;
+pub use pablo_policy as policy;
 pub use pablo_process as process;
 pub use pablo_protocol as protocol;
 pub mod session;

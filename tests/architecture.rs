@@ -68,6 +68,7 @@ const SOURCES: &[(&str, &str, &str)] = &[
     ("crates/model/src", "model", "pablo_model"),
     ("crates/lsp/src", "lsp", "pablo_lsp"),
     ("crates/tools/src", "tools", "pablo_tools"),
+    ("crates/policy/src", "policy", "pablo_policy"),
 ];
 
 /// Every scanned `src/` directory with the module path its files start at.
@@ -803,8 +804,10 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // (`harness::capture_run` gone); 249 since `model` did; 248 since `lsp` did; 239 since
     // `benches/sse_decode.rs`, `benches/lsp.rs` and the SSE fuzz target name those crates; 235
     // since `tools` did, and `benches/csv_analyze.rs` runs `pablo-tools` itself
-    // (`harness::csv_analyze_rows` and `CSV_ANALYZE_MAX_BYTES` gone).
-    const CEILING: usize = 235;
+    // (`harness::csv_analyze_rows` and `CSV_ANALYZE_MAX_BYTES` gone); 211 since `policy` did
+    // (`PolicyEngine`, `PolicyError`, `cli` and the rest are `pablo-policy`'s; the harness keeps
+    // `PolicyEngines`, which three targets share).
+    const CEILING: usize = 211;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

@@ -1,12 +1,14 @@
 //! What `benches/policy.rs` and `fuzz/fuzz_targets/policy_decide.rs` judge: the same two engines,
 //! built the way `pablo policy check` builds them; see [`super`].
+//!
+//! It stays though policy is a crate of its own (`pablo-policy`): three targets build these
+//! engines (the policy bench, the monorepo bench `benches/fs_search.rs` and the fuzz target), so
+//! one copy here keeps them alike. What it names of the crate is its public API already, which
+//! `pablo policy check` uses; the policy bench names the crate's `isolate_shell_parser` itself.
 
 use std::path::Path;
 
 use crate::config::{ConfigFile, Dirs, Layers, Trust};
-/// The binary's first call: parses go to a helper process from then on (`benches/policy.rs` with
-/// `PABLO_BENCH_PARSER=helper` measures that path).
-pub use crate::policy::isolate_shell_parser;
 use crate::policy::{CliFlags, PolicyEngine, cli};
 use crate::protocol::Decision;
 

@@ -304,9 +304,28 @@ fn flags_and_tool_modes_narrow_the_catalog() {
     catalog
         .register(std::sync::Arc::new(pablo::tools::plan::PlanUpdate))
         .unwrap();
-    let removed = engine.narrow_catalog(&mut catalog);
+    let removed = narrow_catalog(&engine, &mut catalog);
     assert_eq!(removed, vec!["plan.update"]);
     assert!(catalog.is_empty());
+}
+
+/// Removes from the catalog every tool that policy denies outright, so the model is never offered
+/// it. Returns the names removed. (It was `PolicyEngine::narrow_catalog`, a test-only method, until
+/// policy became a crate of its own: `offers` is the engine's own test.)
+fn narrow_catalog(engine: &PolicyEngine, catalog: &mut crate::tools::Catalog) -> Vec<String> {
+    let names: Vec<String> = catalog.names().map(str::to_string).collect();
+    let mut removed = Vec::new();
+    for name in names {
+        let kind = catalog
+            .get(&name)
+            .map(|t| t.kind())
+            .unwrap_or(ToolKind::Execute);
+        if !engine.offers(&name, kind) {
+            catalog.remove(&name);
+            removed.push(name);
+        }
+    }
+    removed
 }
 
 #[test]

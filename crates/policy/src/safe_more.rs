@@ -12,7 +12,7 @@
 
 use super::rules::Resolved;
 use super::safe::{NotSafe, Proof, SafeReads};
-use crate::core::secrets::looks_secret;
+use pablo_core::secrets::looks_secret;
 
 /// Builtins of `sh` that change nothing outside the shell and read no file.
 const HARMLESS_BUILTINS: &[&str] = &["test", "[", "exit", "return", ":", "true", "false"];

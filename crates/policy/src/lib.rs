@@ -22,7 +22,7 @@ pub(crate) mod layers;
 mod links;
 mod parses;
 pub(crate) mod paths;
-pub(crate) mod patterns;
+pub mod patterns;
 mod remember;
 pub(crate) mod rules;
 pub(crate) mod safe;
@@ -30,7 +30,7 @@ mod safe_git;
 mod safe_more;
 mod safe_sed;
 mod safe_table;
-pub(crate) mod shell;
+pub mod shell;
 mod shell_helper;
 pub(crate) mod static_policy;
 pub(crate) mod store;
@@ -43,22 +43,20 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::core::{ErrorCode, ToolMode};
-use crate::process::CommandEnv;
-pub(crate) use layers::CliFlags;
-pub(crate) use parses::LineParses;
-pub(crate) use paths::Access;
+pub use layers::CliFlags;
+use pablo_core::{ErrorCode, ToolMode};
+use pablo_process::CommandEnv;
+pub use parses::LineParses;
+pub use paths::Access;
 pub use shell::isolate_shell_parser;
-pub(crate) use static_policy::StaticPolicy;
+pub use static_policy::StaticPolicy;
 pub use store::{RuleStore, SavedKind, SavedRule, TrustStore};
 
-use crate::config::{ConfigError, ConfigFile, Dirs, Layers, Trust};
-use crate::core::{Coded, ToolKind};
-use crate::protocol::{Decision, Preview, Verdict, WorkMode};
-#[cfg(test)]
-use crate::tools::Catalog;
 use judge::{Judge, LineJudgement};
 use layers::{Compiled, Sources};
+use pablo_config::{ConfigError, ConfigFile, Dirs, Layers, Trust};
+use pablo_core::{Coded, ToolKind};
+use pablo_protocol::{Decision, Preview, Verdict, WorkMode};
 use rules::{CompiledRule, Resolver};
 
 #[derive(Debug, thiserror::Error)]
@@ -149,7 +147,7 @@ impl Default for PolicyEngine {
 
 impl PolicyEngine {
     /// Built-in defaults plus explicit tool modes; no workspace, approvals kept in memory.
-    pub(crate) fn new(tool_modes: BTreeMap<String, ToolMode>) -> Self {
+    pub fn new(tool_modes: BTreeMap<String, ToolMode>) -> Self {
         let mut file = ConfigFile::default();
         file.options.tools = tool_modes;
         let layers = Layers {
@@ -180,18 +178,18 @@ impl PolicyEngine {
     }
 
     /// The working mode in force.
-    pub(crate) fn mode(&self) -> WorkMode {
+    pub fn mode(&self) -> WorkMode {
         *self.mode.read()
     }
 
     /// Switches the working mode (`Op::SetMode`, `--mode`); takes effect at the next decision.
-    pub(crate) fn set_mode(&self, mode: WorkMode) {
+    pub fn set_mode(&self, mode: WorkMode) {
         *self.mode.write() = mode;
     }
 
     /// The engine of a session in `workspace` (canonical) with the folder's `trust` (read once,
     /// by the launch): loads saved approvals.
-    pub(crate) fn build(
+    pub fn build(
         workspace: &Path,
         dirs: &Dirs,
         layers: &Layers,
@@ -234,7 +232,7 @@ impl PolicyEngine {
                 None
             }
         };
-        let support = crate::process::support();
+        let support = pablo_process::support();
         if let Some(w) = support.landlock_missing() {
             compiled.warnings.push(w);
         } else if let Some(w) = support.namespaces_missing() {
@@ -265,8 +263,8 @@ impl PolicyEngine {
     }
 
     /// Loads every layer from disk: the user and project config, `--config`, `--policy`.
-    #[cfg(test)]
-    pub(crate) fn load(
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn load(
         workspace: &Path,
         dirs: &Dirs,
         config: Option<&Path>,
@@ -292,66 +290,47 @@ impl PolicyEngine {
     }
 
     /// Settings that were ignored and other notes for the person.
-    pub(crate) fn warnings(&self) -> &[String] {
+    pub fn warnings(&self) -> &[String] {
         &self.compiled.warnings
     }
 
     /// The sandbox settings the layers settled on (see [`layers`]).
-    pub(crate) fn sandbox_settings(&self) -> &crate::process::sandbox::SandboxSettings {
+    pub fn sandbox_settings(&self) -> &pablo_process::sandbox::SandboxSettings {
         &self.compiled.sandbox
     }
 
     /// The folder's trust this engine was built with (what the project layer and the
     /// repository's programs may decide).
-    pub(crate) fn trust(&self) -> Trust {
+    pub fn trust(&self) -> Trust {
         self.trust
     }
 
     /// The launcher the shell tools must use (`/bin/sh` unless a trusted layer says otherwise).
-    pub(crate) fn launcher(&self) -> &str {
+    pub fn launcher(&self) -> &str {
         &self.compiled.launcher
     }
 
     /// The base environment of every command of this session (`[options.shell.env]` over pablo's
     /// own environment). Command words are resolved through its `PATH`.
-    pub(crate) fn command_env(&self) -> &Arc<CommandEnv> {
+    pub fn command_env(&self) -> &Arc<CommandEnv> {
         &self.env
     }
 
     /// Where saved approvals live (outside the workspace); `None` when kept in memory only.
-    pub(crate) fn rules_file(&self) -> Option<&Path> {
+    pub fn rules_file(&self) -> Option<&Path> {
         self.store.as_ref().map(RuleStore::path)
-    }
-
-    /// Removes from the catalog every tool that policy denies outright, so the model is never
-    /// offered it. Returns the names removed.
-    #[cfg(test)]
-    pub(crate) fn narrow_catalog(&self, catalog: &mut Catalog) -> Vec<String> {
-        let names: Vec<String> = catalog.names().map(str::to_string).collect();
-        let mut removed = Vec::new();
-        for name in names {
-            let kind = catalog
-                .get(&name)
-                .map(|t| t.kind())
-                .unwrap_or(ToolKind::Execute);
-            if self.gate(&name, kind).is_err() {
-                catalog.remove(&name);
-                removed.push(name);
-            }
-        }
-        removed
     }
 
     /// Whether the model is offered `tool` at all: not when a layer denies it outright (a static
     /// policy's `tools.deny` or allow list, a `deny` mode, `--no-shell`, `enabled = false`). The
     /// tool stays registered, so a call the model makes anyway is refused with the rule.
-    pub(crate) fn offers(&self, tool: &str, kind: ToolKind) -> bool {
+    pub fn offers(&self, tool: &str, kind: ToolKind) -> bool {
         self.gate(tool, kind).is_ok()
     }
 
     /// Whether a workspace-relative path may be read or written, for tools that walk many files
     /// (a search skips what it may not read). `Err` carries the refusing rule id and reason.
-    pub(crate) fn check_path(&self, path: &str, access: Access) -> Result<(), (String, String)> {
+    pub fn check_path(&self, path: &str, access: Access) -> Result<(), (String, String)> {
         self.compiled
             .paths
             .check(path, access)
@@ -424,8 +403,8 @@ impl PolicyEngine {
             saved: &saved,
             cwd,
             safe: self.safe.as_ref(),
-            sandboxed: crate::process::support().landlock(),
-            namespaces: crate::process::support().namespaces(),
+            sandboxed: pablo_process::support().landlock(),
+            namespaces: pablo_process::support().namespaces(),
             workspace: self.safe.as_ref().map(safe::SafeReads::workspace),
             vars: self.env.vars(),
             parses,
@@ -444,7 +423,7 @@ impl PolicyEngine {
 
     /// The denial a write of `path` by `tool` gets whatever it would write (the tool is denied,
     /// or the path is never writable), if it gets one.
-    pub(crate) fn deny_write(&self, tool: &str, kind: ToolKind, path: &str) -> Option<Verdict> {
+    pub fn deny_write(&self, tool: &str, kind: ToolKind, path: &str) -> Option<Verdict> {
         if let Err(v) = self.gate(tool, kind) {
             return (v.decision == Decision::Deny).then_some(v);
         }
@@ -457,7 +436,7 @@ impl PolicyEngine {
 
     /// Decides one call on its own (no tool call around it: `pablo policy check`, an
     /// attachment). May enrich `preview` (a command's parsed simple commands).
-    pub(crate) fn decide(&self, tool: &str, kind: ToolKind, preview: &mut Preview) -> Verdict {
+    pub fn decide(&self, tool: &str, kind: ToolKind, preview: &mut Preview) -> Verdict {
         self.judge(tool, kind, preview, &LineParses::default())
             .verdict
     }
@@ -466,7 +445,7 @@ impl PolicyEngine {
     /// through `parses`, the call's own, so judging it again (the final check) applies the
     /// rules of that moment without parsing it again. May enrich `preview` (a command's parsed
     /// simple commands, its sandbox).
-    pub(crate) fn judge(
+    pub fn judge(
         &self,
         tool: &str,
         kind: ToolKind,
@@ -617,7 +596,7 @@ impl PolicyEngine {
         &self,
         tool: &str,
         explicit: Option<(ToolMode, String)>,
-        call: &crate::protocol::McpCallPreview,
+        call: &pablo_protocol::McpCallPreview,
     ) -> Verdict {
         let per_server = self
             .compiled
@@ -665,14 +644,14 @@ impl PolicyEngine {
         &self,
         known_safe: bool,
         masked: bool,
-    ) -> crate::protocol::SandboxChoice {
+    ) -> pablo_protocol::SandboxChoice {
         let mut choice = self.compiled.sandbox.default_choice();
         if known_safe {
-            choice.profile = crate::protocol::SandboxProfile::ReadOnly;
+            choice.profile = pablo_protocol::SandboxProfile::ReadOnly;
             choice.network = false;
             choice.known_safe = true;
             choice.credentials_masked = masked;
-            choice.degraded = crate::process::support().degraded(choice.profile);
+            choice.degraded = pablo_process::support().degraded(choice.profile);
         }
         choice
     }
@@ -736,21 +715,14 @@ impl PolicyEngine {
 
     /// Records an "allow always" answer; returns the ids of the rules saved. A command that
     /// cannot be proven saves nothing (no rule could ever match it).
-    pub(crate) fn remember(
-        &self,
-        tool: &str,
-        preview: &Preview,
-    ) -> Result<Vec<String>, PolicyError> {
+    pub fn remember(&self, tool: &str, preview: &Preview) -> Result<Vec<String>, PolicyError> {
         let kinds = self.remembered_kinds(tool, preview, &LineParses::default());
         self.save(kinds)
     }
 
     /// Records the "allow always" answer to the call `judgement` judged; returns the ids of
     /// the rules saved.
-    pub(crate) fn remember_judged(
-        &self,
-        judgement: &Judgement,
-    ) -> Result<Vec<String>, PolicyError> {
+    pub fn remember_judged(&self, judgement: &Judgement) -> Result<Vec<String>, PolicyError> {
         self.save(judgement.remembered.clone())
     }
 
@@ -807,12 +779,12 @@ impl PolicyEngine {
     }
 
     /// The saved approvals of this workspace.
-    pub(crate) fn saved_rules(&self) -> Vec<SavedRule> {
+    pub fn saved_rules(&self) -> Vec<SavedRule> {
         self.saved.read().rules.clone()
     }
 
     /// Removes a saved approval by id.
-    pub(crate) fn forget(&self, id: &str) -> Result<SavedRule, PolicyError> {
+    pub fn forget(&self, id: &str) -> Result<SavedRule, PolicyError> {
         let mut saved = self.saved.write();
         match &self.store {
             Some(s) => {
@@ -849,7 +821,7 @@ fn unreachable_defaults(_resolver: &Resolver) -> Compiled {
         fs_disabled: None,
         rule_layers: Vec::new(),
         default: (
-            crate::config::RuleDecision::Ask,
+            pablo_config::RuleDecision::Ask,
             "builtin.commands.default".into(),
         ),
         deny_patterns: patterns::PatternList::builtin_deny(),
@@ -866,13 +838,13 @@ fn unreachable_defaults(_resolver: &Resolver) -> Compiled {
 /// Policy's answer on one tool call, with what answering it learned: what "allow always" saves
 /// (for a command, from its parse). The call's [`LineParses`] keep the parse itself.
 #[derive(Debug, Clone)]
-pub(crate) struct Judgement {
-    pub(crate) verdict: Verdict,
+pub struct Judgement {
+    pub verdict: Verdict,
     remembered: Vec<SavedKind>,
 }
 
 /// `Decision` helpers used across front-ends.
-pub(crate) fn decision_label(d: Decision) -> &'static str {
+pub fn decision_label(d: Decision) -> &'static str {
     match d {
         Decision::Allow => "allow",
         Decision::Ask => "ask",

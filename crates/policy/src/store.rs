@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::PolicyError;
-use crate::config::{Dirs, MatchKind};
+use pablo_config::{Dirs, MatchKind};
 
 /// One saved approval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -215,8 +215,8 @@ impl TrustStore {
         }
     }
 
-    #[cfg(test)]
-    pub(crate) fn path(&self) -> &Path {
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn path(&self) -> &Path {
         &self.file
     }
 
@@ -237,7 +237,7 @@ impl TrustStore {
     /// Whether `workspace` (canonical) is trusted. A trust file the workspace itself could have
     /// written (inside it) is ignored. A linked worktree is trusted when its main checkout is
     /// ([`trust_key`]): a worktree holds the same repository, so one decision covers both.
-    pub(crate) fn is_trusted(&self, workspace: &Path) -> Result<bool, PolicyError> {
+    pub fn is_trusted(&self, workspace: &Path) -> Result<bool, PolicyError> {
         let key = trust_key(workspace);
         if inside(&self.file, workspace) || inside(&self.file, &key) {
             return Ok(false);
@@ -279,7 +279,7 @@ impl TrustStore {
 /// The folder whose trust decides `workspace`'s: the same directory of the main checkout when
 /// `workspace` lies in a linked worktree of it (which git wrote at both ends), else itself.
 fn trust_key(workspace: &Path) -> PathBuf {
-    crate::process::gitrepo::linked_checkout(workspace).unwrap_or_else(|| workspace.to_path_buf())
+    pablo_process::gitrepo::linked_checkout(workspace).unwrap_or_else(|| workspace.to_path_buf())
 }
 
 /// `path` is `dir` or below it, comparing canonical forms where they exist.

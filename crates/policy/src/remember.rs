@@ -4,7 +4,7 @@
 
 use super::rules::Resolved;
 use super::store::SavedKind;
-use crate::config::MatchKind;
+use pablo_config::MatchKind;
 
 /// Interpreters and wrappers: "allow always" saves only the exact command for them, since their
 /// arguments are programs.

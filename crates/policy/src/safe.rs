@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use super::links::{existing_beneath, resolve_existing};
 use super::rules::Resolved;
 use super::safe_sed::sed_print_only;
-use crate::workspace::CredentialNames;
+use pablo_workspace::CredentialNames;
 
 pub(crate) use super::safe_table::{Operands, PROGRAMS, Program};
 

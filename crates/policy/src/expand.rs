@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 
 use super::shell::{Part, Word};
-use crate::core::secrets::looks_secret;
+use pablo_core::secrets::looks_secret;
 
 /// The most names a glob may match, and the most directory entries its matching may read.
 const MAX_MATCHES: usize = 1_000;
@@ -379,7 +379,7 @@ fn normalize(p: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::shell::parse_in_process;
+    use crate::shell::parse_in_process;
 
     fn expand(ws: &Path, vars: &[(String, String)], text: &str) -> Expanded {
         // A substitution's commands come first; the command itself is the last.

@@ -24,7 +24,7 @@ fn long_option(name: &str, min: usize) -> String {
 /// verdicts as `builtin.pattern.<id>`. Each pattern is written for the program's own reading of
 /// its options: abbreviated long options, short options alone or grouped (`-r -f`, `-vrf`), long
 /// and short mixed; `tests/fixtures/deny_corpus.rs` holds the spellings each must catch.
-pub(crate) fn builtin_deny() -> Vec<(&'static str, String)> {
+pub fn builtin_deny() -> Vec<(&'static str, String)> {
     // A group of short options holding the letter, or the long option abbreviated.
     let recursive = format!(
         r"(?:-[a-zA-Z]*[rR][a-zA-Z]*|{})\b",

@@ -15,7 +15,7 @@ use super::PolicyError;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct StaticPolicy {
+pub struct StaticPolicy {
     /// Format version; only `1` exists.
     pub(crate) version: u32,
     #[serde(default)]
@@ -80,7 +80,7 @@ pub(crate) struct GlobRule {
 }
 
 impl StaticPolicy {
-    pub(crate) fn load(path: &Path) -> Result<Self, PolicyError> {
+    pub fn load(path: &Path) -> Result<Self, PolicyError> {
         let text = std::fs::read_to_string(path).map_err(|e| PolicyError::Unreadable {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -187,7 +187,7 @@ mod tests {
             ),
         ] {
             let e = StaticPolicy::parse(text, Path::new("p.json")).unwrap_err();
-            assert_eq!(crate::core::Coded::code(&e), "policy_invalid");
+            assert_eq!(pablo_core::Coded::code(&e), "policy_invalid");
             assert!(e.to_string().contains(needle), "{text}: {e}");
         }
     }

@@ -7,7 +7,7 @@
 //! written it) only once the person trusts the folder. An allowed host is still subject to every
 //! address rule of the tool: this decides who is asked, never what may be reached.
 
-use crate::config::Layers;
+use pablo_config::Layers;
 
 /// The compiled list of allowed domains, with the layer each came from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub(crate) struct FetchPolicy {
 
 impl FetchPolicy {
     /// The hosts of the layers; the project layer's only when `trust` lets it name endpoints.
-    pub(crate) fn build(layers: &Layers, trust: crate::config::Trust) -> Self {
+    pub(crate) fn build(layers: &Layers, trust: pablo_config::Trust) -> Self {
         let mut out = Self::default();
         let mut add = |file: &std::path::Path, list: &[String]| {
             for d in list {

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 use super::links;
-use crate::config::{CommandRule, MatchKind};
+use pablo_config::{CommandRule, MatchKind};
 
 /// What a command word names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -261,7 +261,7 @@ pub(crate) struct RuleLayer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::CLEAN_PATH;
+    use pablo_config::CLEAN_PATH;
 
     #[test]
     fn bare_and_absolute_names_resolve_to_the_same_key() {

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use super::links::canonical_beneath;
 use super::rules::Resolved;
-use crate::workspace::CredentialNames;
+use pablo_workspace::CredentialNames;
 
 /// Why a command is not known safe.
 type NotSafe = String;
@@ -559,7 +559,7 @@ pub(super) fn check(
     let repo = repository(reads, cwd)?;
     if let (Some(repo), Some(git)) = (&repo, resolved.path.as_deref()) {
         // git enters submodules by itself; each must be as contained as the repository.
-        crate::process::gitrepo::submodule_configs(Path::new(git), reads.workspace, repo)
+        pablo_process::gitrepo::submodule_configs(Path::new(git), reads.workspace, repo)
             .map_err(|why| format!("git would leave the workspace: {why}"))?;
     }
     let operands = options(reads, read, rest, cwd)?;
@@ -590,8 +590,8 @@ pub(super) fn check(
 fn repository(
     reads: &Reads<'_>,
     cwd: &str,
-) -> Result<Option<crate::process::gitrepo::GitRepo>, NotSafe> {
-    use crate::process::gitrepo;
+) -> Result<Option<pablo_process::gitrepo::GitRepo>, NotSafe> {
+    use pablo_process::gitrepo;
     // The workspace is canonical; so is `cwd` once its links are followed from there.
     let located = match canonical_beneath(reads.workspace, Path::new(cwd)) {
         Some(abs) => gitrepo::locate_canonical(reads.workspace, abs),
@@ -742,14 +742,14 @@ fn revision_path(op: &str) -> Option<(&str, &str)> {
 /// `REV:path` (checked above).
 fn blobs_refused(
     resolved: &Resolved,
-    repo: &crate::process::gitrepo::GitRepo,
+    repo: &pablo_process::gitrepo::GitRepo,
     objects: &[String],
 ) -> Result<(), NotSafe> {
     let git = resolved
         .path
         .as_deref()
         .ok_or_else(|| "git is not on the PATH".to_string())?;
-    let types = crate::process::gitrepo::object_types(Path::new(git), repo, objects)
+    let types = pablo_process::gitrepo::object_types(Path::new(git), repo, objects)
         .ok_or_else(|| "git could not say what the revisions name".to_string())?;
     for (name, kind) in objects.iter().zip(types) {
         if kind == "blob" {

@@ -6,21 +6,21 @@
 use serde::Serialize;
 
 use super::{PolicyEngine, PolicyError, SavedRule, decision_label};
-use crate::core::{ToolKind, ToolName};
-use crate::protocol::{CommandPreview, Decision, Preview, SimpleCommandView};
+use pablo_core::{ToolKind, ToolName};
+use pablo_protocol::{CommandPreview, Decision, Preview, SimpleCommandView};
 
 /// The answer of `pablo policy check -- COMMAND`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckReport {
     pub decision: Decision,
     pub commands: Vec<SimpleCommandView>,
-    pub(crate) reasons: Vec<String>,
-    pub(crate) rule_ids: Vec<String>,
+    pub reasons: Vec<String>,
+    pub rule_ids: Vec<String>,
     /// What "allow always" would save, when the decision is ask.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) always_rule: Option<String>,
+    pub always_rule: Option<String>,
     /// The OS sandbox the command would run in (`{"profile": "read-only", "network": false, …}`).
-    pub(crate) sandbox: Option<crate::protocol::SandboxChoice>,
+    pub sandbox: Option<pablo_protocol::SandboxChoice>,
     /// The hosts the command could reach through the sandbox's network proxy
     /// (`[options.shell] network_allow`), when its sandbox cuts the network and the list is set.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -94,9 +94,9 @@ pub fn check(engine: &PolicyEngine, command: &str) -> CheckReport {
         _ => (Vec::new(), None),
     };
     let settings = engine.sandbox_settings();
-    let proxied = sandbox.as_ref().is_some_and(|s| {
-        s.profile == crate::protocol::SandboxProfile::WorkspaceWrite && !s.network
-    });
+    let proxied = sandbox
+        .as_ref()
+        .is_some_and(|s| s.profile == pablo_protocol::SandboxProfile::WorkspaceWrite && !s.network);
     let network_allow = match proxied {
         true => settings
             .network_allow
@@ -222,7 +222,7 @@ impl CheckReport {
 pub struct RulesReport {
     /// The approvals file (outside the workspace), when approvals are saved at all.
     pub(crate) file: Option<String>,
-    pub(crate) rules: Vec<SavedRule>,
+    pub rules: Vec<SavedRule>,
 }
 
 pub fn rules(engine: &PolicyEngine) -> RulesReport {

@@ -11,7 +11,7 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// The kind of access a tool needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Access {
+pub enum Access {
     Read,
     Write,
 }

@@ -489,7 +489,7 @@ pub(super) mod tests {
     use super::*;
 
     /// `texts` as the frames of requests.
-    pub(in crate::policy) fn requests(texts: &[&str]) -> Vec<u8> {
+    pub(crate) fn requests(texts: &[&str]) -> Vec<u8> {
         let mut out = Vec::new();
         for t in texts {
             write_frame(&mut out, t.as_bytes()).unwrap();
@@ -498,7 +498,7 @@ pub(super) mod tests {
     }
 
     /// The frames in `bytes`, in order.
-    pub(in crate::policy) fn frames(mut bytes: &[u8]) -> Vec<Vec<u8>> {
+    pub(crate) fn frames(mut bytes: &[u8]) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         while let Some(f) = read_frame(&mut bytes, MAX_ANSWER_BYTES).unwrap() {
             out.push(f);

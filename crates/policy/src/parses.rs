@@ -17,13 +17,13 @@ type Parsed = Result<Vec<SimpleCommand>, Refusal>;
 
 /// The parses one tool call has made, by text.
 #[derive(Default)]
-pub(crate) struct LineParses {
+pub struct LineParses {
     made: Mutex<Vec<(String, Parsed)>>,
 }
 
 impl LineParses {
     /// `text`'s simple commands (or why it cannot be parsed), parsed on the first ask only.
-    pub(crate) fn parse(&self, text: &str) -> Parsed {
+    pub fn parse(&self, text: &str) -> Parsed {
         if let Some((_, parsed)) = self.made.lock().iter().find(|(t, _)| t == text) {
             return parsed.clone();
         }
@@ -34,7 +34,7 @@ impl LineParses {
     }
 
     /// How many texts were parsed (each once): what a trace and a test count.
-    pub(crate) fn count(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.made.lock().len()
     }
 }
@@ -42,10 +42,10 @@ impl LineParses {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Dirs, Layers};
-    use crate::core::ToolKind;
-    use crate::policy::{CliFlags, PolicyEngine};
-    use crate::protocol::{CommandPreview, Decision, Preview};
+    use crate::{CliFlags, PolicyEngine};
+    use pablo_config::{Dirs, Layers};
+    use pablo_core::ToolKind;
+    use pablo_protocol::{CommandPreview, Decision, Preview};
 
     fn engine(root: &std::path::Path) -> PolicyEngine {
         let ws = root.join("ws");
@@ -55,7 +55,7 @@ mod tests {
             data: root.join("data"),
             state: root.join("state"),
         };
-        let trust = crate::config::Trust::UNTRUSTED;
+        let trust = pablo_config::Trust::UNTRUSTED;
         PolicyEngine::build(
             &ws,
             &dirs,

@@ -16,24 +16,24 @@ use super::paths::{PathPolicy, RootRule};
 use super::patterns::PatternList;
 use super::rules::{Resolver, RuleLayer};
 use super::static_policy::StaticPolicy;
-use crate::config::{ConfigFile, Layers, RuleDecision, Trust};
-use crate::core::ToolMode;
-use crate::protocol::SandboxProfile;
+use pablo_config::{ConfigFile, Layers, RuleDecision, Trust};
+use pablo_core::ToolMode;
+use pablo_protocol::SandboxProfile;
 
 /// The authority flags of the command line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CliFlags {
     /// `--no-shell`: every `shell.*` tool is denied.
-    pub(crate) no_shell: bool,
+    pub no_shell: bool,
     /// `--no-filesystem`: every `fs.*` tool is denied.
-    pub(crate) no_filesystem: bool,
+    pub no_filesystem: bool,
     /// The host registers the write tools (the TUI and ACP always; `pablo run` with
     /// `--allow-write`). This alone changes no mode: edits ask.
-    pub(crate) allow_write: bool,
+    pub allow_write: bool,
     /// Headless `--allow-write`: the person granted writing up front, so a file change inside the
     /// write roots is allowed without asking unless a layer sets the tool to ask or deny. The
     /// write roots, deny roots and `.git`/`.pablo` still apply.
-    pub(crate) preapproved_writes: bool,
+    pub preapproved_writes: bool,
 }
 
 /// Everything the layers decide, compiled for fast decisions.
@@ -61,7 +61,7 @@ pub(crate) struct Compiled {
     pub(crate) launcher_refusal: Option<(String, String)>,
     pub(crate) paths: PathPolicy,
     /// The OS sandbox of the session's commands.
-    pub(crate) sandbox: crate::process::sandbox::SandboxSettings,
+    pub(crate) sandbox: pablo_process::sandbox::SandboxSettings,
     /// Whether known-safe reads run without asking (a layer may turn this off).
     pub(crate) known_safe: bool,
     /// Ignored settings and other notes for the person.
@@ -77,7 +77,7 @@ pub(crate) struct Sources<'a> {
     pub(crate) flags: CliFlags,
 }
 
-pub(crate) use crate::process::DEFAULT_LAUNCHER;
+pub(crate) use pablo_process::DEFAULT_LAUNCHER;
 
 struct LayerRef<'a> {
     prefix: &'static str,
@@ -106,8 +106,8 @@ fn decision_rank(d: RuleDecision) -> u8 {
 /// comes with the repository: until the folder is trusted it may only exclude variables, since
 /// passing more of pablo's environment to commands is a widening. The variables that hold pablo's
 /// provider keys (`api_key_env` of any layer) are withheld by name.
-pub(crate) fn env_settings(src: &Sources<'_>) -> (crate::process::EnvSettings, Vec<String>) {
-    let mut out = crate::process::EnvSettings::default();
+pub(crate) fn env_settings(src: &Sources<'_>) -> (pablo_process::EnvSettings, Vec<String>) {
+    let mut out = pablo_process::EnvSettings::default();
     let mut warnings = Vec::new();
     let layers = [
         (&src.layers.user, true),
@@ -185,7 +185,7 @@ fn layer_refs<'a>(src: &Sources<'a>) -> Vec<LayerRef<'a>> {
     if let Some((_, f)) = &src.layers.overrides {
         layer_refs.push(LayerRef {
             prefix: "config.env",
-            label: crate::config::OVERRIDES_LABEL.to_string(),
+            label: pablo_config::OVERRIDES_LABEL.to_string(),
             file: f,
             trusted: true,
         });
@@ -326,7 +326,7 @@ impl Compiled {
                 &shell.network_allow[..]
             };
             for raw in hosts {
-                if let Ok(entry) = crate::config::NetAllowEntry::parse(raw)
+                if let Ok(entry) = pablo_config::NetAllowEntry::parse(raw)
                     && !c.sandbox.network_allow.contains(&entry)
                 {
                     c.sandbox.network_allow.push(entry);

@@ -111,7 +111,7 @@ fn deep_nesting_is_refused_without_crashing() {
 /// each field filled, read back as the parse that was encoded.
 #[test]
 fn every_answer_the_helper_encodes_reads_back_as_the_same_parse() {
-    const CORPUS: &[(&str, &str)] = include!("../../tests/fixtures/policy_corpus.rs");
+    const CORPUS: &[(&str, &str)] = include!("../../../tests/fixtures/policy_corpus.rs");
     let filled = [
         "A=1 B=$x cmd 2>/dev/null <in >>out",
         "for f in a b; do cat \"$f\"; done",
@@ -147,7 +147,7 @@ fn what_the_helper_said_becomes_the_answer_and_no_helper_means_parsing_here() {
 
 #[test]
 fn the_helper_answers_each_request_as_parsing_in_process_does() {
-    use crate::policy::shell_helper::{
+    use crate::shell_helper::{
         serve,
         tests::{frames, requests},
     };

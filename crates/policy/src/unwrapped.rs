@@ -19,7 +19,7 @@ impl PolicyEngine {
     /// wrapper (`env`, `timeout`, `nice`, `command`, `nohup`, `time -p`, `exec`, `xargs`,
     /// `sh -c`), the command it runs: words as the shell builds them, the program first. `cwd`
     /// is workspace-relative. A line the parser refuses is given as one word, as written.
-    pub(crate) fn effective_commands(
+    pub fn effective_commands(
         &self,
         text: &str,
         cwd: &str,

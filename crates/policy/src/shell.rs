@@ -45,8 +45,8 @@ pub(crate) const PARSE_DEADLINE: Duration = Duration::from_secs(2);
 
 /// One word of a command: its value when literal, its shell rendering otherwise.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Word {
-    pub(crate) text: String,
+pub struct Word {
+    pub text: String,
     /// Why the value cannot be known before the shell runs; `None` for a literal word.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) unprovable: Option<String>,
@@ -153,12 +153,12 @@ fn is_harmless_sink(target: &Word) -> bool {
 /// One simple command: assignments, words and redirections, plus what the walk learned about it.
 /// Sent by the parser's helper with empty fields left out (most commands have none of them).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct SimpleCommand {
+pub struct SimpleCommand {
     /// `NAME=value` prefixes (they change what the command does).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) assignments: Vec<(String, Word)>,
     /// argv as the shell builds it (before looking through wrappers).
-    pub(crate) words: Vec<Word>,
+    pub words: Vec<Word>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) redirects: Vec<Redirect>,
     /// Reasons not tied to one word: a function definition, a `for` variable.
@@ -225,7 +225,7 @@ impl SimpleCommand {
 
 /// Why a text was not parsed at all.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum Refusal {
+pub enum Refusal {
     TooLong { bytes: usize },
     TooNested { units: usize },
     Timeout,
@@ -260,7 +260,7 @@ impl Refusal {
 /// Parses `text` into the simple commands it would run, in source order (a command
 /// substitution's commands come before the command that uses them): in the helper process when
 /// the binary asked for one ([`shell_helper`]), else here.
-pub(crate) fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
+pub fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     #[cfg(test)]
     counted::count(text);
     if text.len() > MAX_COMMAND_BYTES {

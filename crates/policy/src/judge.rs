@@ -20,8 +20,8 @@ use super::safe::SafeReads;
 use super::shell::{Redirect, SimpleCommand, Word};
 use super::store::SavedKind;
 use super::wrappers::{Unwrapped, unwrap};
-use crate::config::RuleDecision;
-use crate::protocol::{Decision, SimpleCommandView};
+use pablo_config::RuleDecision;
+use pablo_protocol::{Decision, SimpleCommandView};
 
 /// How deep `sh -c 'sh -c …'` is followed.
 pub(crate) const MAX_SHELL_DEPTH: usize = 3;
