@@ -82,7 +82,10 @@ pub(crate) fn render_hunks_head(
         }
         out.lines.push(Line::from(head));
         rows += 1;
-        let emphasis = inline_emphasis(&hunk.lines);
+        // Each line takes a row at least, so no line past this many is drawn: a collapsed cell
+        // over a long diff finds the changed words of its first lines only.
+        let drawable = keep.saturating_sub(out.lines.len());
+        let emphasis = inline_emphasis(&hunk.lines, drawable);
         for (k, dl) in hunk.lines.iter().enumerate() {
             if out.lines.len() >= keep {
                 rows += rows_of(dl, nw, width);
@@ -161,11 +164,13 @@ fn gutter_numbers(dl: &DiffLine, nw: usize) -> (String, String) {
 }
 
 /// For each line of a hunk, the emphasised segments when it is part of a replacement (a run of
-/// removed lines followed by a run of added ones).
-fn inline_emphasis(lines: &[crate::protocol::DiffLine]) -> Vec<Option<Segments>> {
+/// removed lines followed by a run of added ones). Replacements that start at or past line
+/// `drawable` are not drawn and are left out; one that starts before it is found whole, since its
+/// first lines' words depend on all of it.
+fn inline_emphasis(lines: &[crate::protocol::DiffLine], drawable: usize) -> Vec<Option<Segments>> {
     let mut out: Vec<Option<Segments>> = vec![None; lines.len()];
     let mut i = 0;
-    while i < lines.len() {
+    while i < lines.len().min(drawable) {
         if lines[i].tag != DiffTag::Removed {
             i += 1;
             continue;
@@ -217,7 +222,7 @@ mod tests {
             dl(DiffTag::Removed, Some(3), None, "if a < b:"),
             dl(DiffTag::Added, None, Some(3), "if a <= b:"),
         ];
-        let e = inline_emphasis(&lines);
+        let e = inline_emphasis(&lines, usize::MAX);
         let added = e[1].as_ref().unwrap();
         let emphasised: String = added
             .iter()
@@ -227,6 +232,71 @@ mod tests {
         let plain: String = added.iter().map(|(_, s)| s.as_str()).collect();
         assert_eq!(emphasised, "=");
         assert_eq!(plain, "if a <= b:");
+    }
+
+    #[test]
+    fn the_head_of_a_20000_line_diff_of_replacements_is_the_whole_renders_first_lines() {
+        // 5,000 one-line replacements between context lines, then one 5,000-line rewrite: the
+        // head finds the words of its first lines only, and must draw them as the whole does.
+        let mut lines = Vec::new();
+        for i in 0..5_000 {
+            lines.push(dl(
+                DiffTag::Context,
+                Some(2 * i + 1),
+                Some(2 * i + 1),
+                "ctx",
+            ));
+            lines.push(dl(
+                DiffTag::Removed,
+                Some(2 * i + 2),
+                None,
+                &format!("a < {i}"),
+            ));
+            lines.push(dl(
+                DiffTag::Added,
+                None,
+                Some(2 * i + 2),
+                &format!("a <= {i}"),
+            ));
+        }
+        for i in 0..2_500 {
+            lines.push(dl(
+                DiffTag::Removed,
+                Some(10_001 + i),
+                None,
+                &format!("old {i}"),
+            ));
+        }
+        for i in 0..2_500 {
+            lines.push(dl(
+                DiffTag::Added,
+                None,
+                Some(10_001 + i),
+                &format!("new {i}"),
+            ));
+        }
+        assert_eq!(lines.len(), 20_000);
+        let hunks = vec![DiffHunk {
+            header: "@@ -1,12500 +1,12500 @@".into(),
+            old_start: 1,
+            old_len: 12_500,
+            new_start: 1,
+            new_len: 12_500,
+            lines,
+        }];
+        let whole = render_hunks(&hunks, 80, None);
+        let (head, rows) = render_hunks_head(&hunks, 80, None, 12);
+        assert_eq!(rows, whole.lines.len());
+        assert_eq!(head.lines, whole.lines[..12]);
+        // The head's replacements are emphasised: `=` alone on the added line.
+        let added = &head.lines[3];
+        let emphasised: Vec<&str> = added
+            .spans
+            .iter()
+            .filter(|s| s.style == theme::added_word())
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert_eq!(emphasised, ["="]);
     }
 
     #[test]

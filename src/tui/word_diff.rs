@@ -28,6 +28,11 @@ const MIN_RATIO: f32 = 0.5;
 /// The word diff of one replacement gives up on precision after this (similar's inline default).
 const WORD_DEADLINE: Duration = Duration::from_millis(500);
 
+/// A replacement of more lines than this (removed and added together) is drawn plainly: its
+/// words would cost tens of milliseconds a render and say little (a rewrite, not an edit), and a
+/// 20,000-line one would spend the whole deadline on every render of its cell.
+const MAX_RUN_LINES: usize = 4_000;
+
 /// The segments of each line of a replacement: `old` lines removed, `new` lines added (tabs
 /// already expanded, no line terminators). `None` where a line pairs with an equal one and is
 /// drawn as it is.
@@ -35,6 +40,10 @@ pub(crate) fn replacement(
     old: &[&str],
     new: &[&str],
 ) -> (Vec<Option<Segments>>, Vec<Option<Segments>>) {
+    if old.len() + new.len() > MAX_RUN_LINES {
+        let all = |lines: &[&str]| plain(lines).into_iter().map(Some).collect();
+        return (all(old), all(new));
+    }
     let old_lines: Vec<String> = old.iter().map(|l| format!("{l}\n")).collect();
     let new_lines: Vec<String> = new.iter().map(|l| format!("{l}\n")).collect();
     let old_refs: Vec<&str> = old_lines.iter().map(String::as_str).collect();
@@ -246,6 +255,27 @@ mod tests {
         assert_eq!(new[1], None);
         let (old, _) = replacement(&["x = 1"], &["x = 2", "y", "z", "w"]);
         assert_eq!(old[0], Some(vec![(false, "x = 1".into())]));
+    }
+
+    #[test]
+    fn a_replacement_over_the_bound_is_drawn_plainly_and_one_at_it_is_emphasised() {
+        let run = |n: usize, v: &str| -> Vec<String> {
+            (0..n).map(|i| format!("let x{i} = {v};")).collect()
+        };
+        for (n, emphasised) in [(MAX_RUN_LINES / 2, true), (MAX_RUN_LINES / 2 + 1, false)] {
+            let (old, new) = (run(n, "1"), run(n, "2"));
+            let old: Vec<&str> = old.iter().map(String::as_str).collect();
+            let new: Vec<&str> = new.iter().map(String::as_str).collect();
+            let (o, a) = replacement(&old, &new);
+            assert_eq!((o.len(), a.len()), (n, n));
+            let any = |v: &[Option<Segments>]| {
+                v.iter().flatten().any(|segs| segs.iter().any(|(e, _)| *e))
+            };
+            assert_eq!(any(&o) && any(&a), emphasised, "{n} lines a side");
+            // Plain or not, every line keeps its whole text.
+            let text: String = a[n - 1].iter().flatten().map(|(_, s)| s.as_str()).collect();
+            assert_eq!(text, format!("let x{} = 2;", n - 1));
+        }
     }
 
     #[test]
