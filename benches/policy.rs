@@ -5,12 +5,13 @@
 //! whole corpus per iteration; commands per second = corpus size / time per iteration.
 //!
 //! With `PABLO_BENCH_PARSER=helper` the bench starts the way the `pablo` binary does
-//! (`pablo_policy::isolate_shell_parser`), so every parse goes to a helper process (this bench
-//! binary, started as one) over its socket: the path of the shipped binary. Without it, parses
-//! run in process, as the library does. The helper's answers are kept by text, so after the first
-//! pass over the corpus every parse is a lookup; `corpus_interactive_default_new_texts` measures
-//! the same engine with every text new (a comment no earlier pass had): every parse a round trip,
-//! the path before answers were kept, in the same run.
+//! (`pablo_policy::isolate_shell_parser`), so every parse of a text that is not plain words goes
+//! to a helper process (this bench binary, started as one) over its pipes: the path of the shipped
+//! binary. Without it, parses run in process, as the library does. Plain words are split in
+//! process on both paths. The helper's answers are kept by text, so after the first pass over the
+//! corpus every parse is a lookup; `corpus_interactive_default_new_texts` measures the same engine
+//! with every text new (a comment no earlier pass had), and `corpus_parsed_texts_new` the same for
+//! the texts that are not plain words only: every one of those a round trip.
 
 // A bench is test code: a failed setup should stop it loudly.
 #![allow(clippy::unwrap_used)]
@@ -46,6 +47,23 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             pass += 1;
             for (cmd, _) in CORPUS {
+                let text = format!("{cmd} # {pass}");
+                std::hint::black_box(engines.check_default(&text));
+            }
+        })
+    });
+    // The same, for the texts that are not plain words only: each one a round trip to the helper
+    // with `PABLO_BENCH_PARSER=helper` (plain words are split in process on either path).
+    let parsed: Vec<&str> = CORPUS
+        .iter()
+        .map(|(cmd, _)| *cmd)
+        .filter(|cmd| !pablo_policy::shell::is_plain(&format!("{cmd} # 0")))
+        .collect();
+    g.throughput(Throughput::Elements(parsed.len() as u64));
+    g.bench_function("corpus_parsed_texts_new", |b| {
+        b.iter(|| {
+            pass += 1;
+            for cmd in &parsed {
                 let text = format!("{cmd} # {pass}");
                 std::hint::black_box(engines.check_default(&text));
             }

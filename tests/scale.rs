@@ -2,7 +2,8 @@
 //! and `.pablo` that `workspace-write` keeps read-only are kept current between the commands of a
 //! session instead of walked for every command, a repository one command makes is protected from
 //! the next, and a workspace larger than pablo searches is refused rather than half protected; a
-//! command text checked again is not sent to the shell parser's helper again.
+//! command text checked again is not sent to the shell parser's helper again, and plain words are
+//! never sent.
 
 use std::path::Path;
 use std::time::Duration;
@@ -194,16 +195,23 @@ fn parser_events(log: &Path) -> Vec<bool> {
 }
 
 #[tokio::test]
-async fn a_command_checked_again_is_answered_without_another_round_trip_to_the_parser() {
+async fn a_command_checked_again_takes_no_second_round_trip_to_the_parser_and_plain_words_none() {
     let server = ScriptedServer::start().await;
     let sb = Sandbox::new();
-    let commands = ["echo one-text", "echo one-text", "echo one-text"];
+    // The quotes make the text one for the helper; the last command, plain words, is split in
+    // pablo and never sent.
+    let commands = [
+        "echo 'one-text'",
+        "echo 'one-text'",
+        "echo 'one-text'",
+        "echo one-text",
+    ];
     script_commands(&server, &commands);
     let log = sb.root().join("trace.jsonl");
     let out = run(&sb, &server, &log).await;
     assert!(out.status.success(), "{out:?}");
     let r = results(&server);
-    assert_eq!(r.len(), 3, "{r:?}");
+    assert_eq!(r.len(), 4, "{r:?}");
     for result in &r {
         assert_eq!(result["data"]["exit_code"], 0, "{result}");
         assert!(

@@ -23,6 +23,7 @@ mod links;
 mod parses;
 pub(crate) mod paths;
 pub mod patterns;
+mod plain;
 mod remember;
 pub(crate) mod rules;
 pub(crate) mod safe;

@@ -258,15 +258,25 @@ impl Refusal {
 }
 
 /// Parses `text` into the simple commands it would run, in source order (a command
-/// substitution's commands come before the command that uses them): in the helper process when
-/// the binary asked for one ([`shell_helper`]), else here.
+/// substitution's commands come before the command that uses them): plain words here
+/// ([`plain`](super::plain)), anything else in the helper process when the binary asked for one
+/// ([`shell_helper`]), else here.
 pub fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     #[cfg(test)]
     counted::count(text);
     if text.len() > MAX_COMMAND_BYTES {
         return Err(Refusal::TooLong { bytes: text.len() });
     }
+    if let Some(command) = super::plain::plain_command(text) {
+        return Ok(vec![command]);
+    }
     settle(shell_helper::ask(text), text)
+}
+
+/// Whether [`parse`] splits `text` itself as plain words, with neither the helper nor
+/// conch-parser (for the benches that measure both paths apart).
+pub fn is_plain(text: &str) -> bool {
+    super::plain::plain_command(text).is_some()
 }
 
 /// The answer to `text` from what the helper said, or from parsing here when there is no helper:
