@@ -57,7 +57,7 @@ fn bench(c: &mut Criterion) {
     let parsed: Vec<&str> = CORPUS
         .iter()
         .map(|(cmd, _)| *cmd)
-        .filter(|cmd| !pablo_policy::shell::is_plain(&format!("{cmd} # 0")))
+        .filter(|cmd| !pablo_policy::plain::is_plain(&format!("{cmd} # 0")))
         .collect();
     g.throughput(Throughput::Elements(parsed.len() as u64));
     g.bench_function("corpus_parsed_texts_new", |b| {

@@ -10,7 +10,7 @@ pub use pablo_core as core;
 #[doc(hidden)]
 pub mod harness;
 pub mod headless;
-pub(crate) mod hooks;
+pub(crate) use pablo_hooks as hooks;
 pub mod launch;
 pub(crate) use pablo_lsp as lsp;
 pub use pablo_model as model;

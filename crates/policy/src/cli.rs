@@ -171,7 +171,7 @@ impl CheckReport {
             let argv: Vec<String> = c
                 .argv
                 .iter()
-                .map(|a| super::shell::quote_for_display(a))
+                .map(|a| super::plain::quote_for_display(a))
                 .collect();
             if argv.is_empty() {
                 // `ls &> f` in sh: the second command is only `> f`; its reason says what it does.

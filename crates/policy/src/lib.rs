@@ -23,7 +23,7 @@ mod links;
 mod parses;
 pub(crate) mod paths;
 pub mod patterns;
-mod plain;
+pub mod plain;
 mod remember;
 pub(crate) mod rules;
 pub(crate) mod safe;

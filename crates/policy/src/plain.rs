@@ -1,12 +1,14 @@
-//! Commands made of plain words, split here rather than sent to the parser's helper.
+//! Plain words: the words the shell reads exactly as written, and the commands made only of them.
 //!
 //! Most commands a model runs (`cargo test`, `git status -s`, `ls -la src`) are words of letters,
 //! digits and a few punctuation marks that mean nothing to the shell, separated by blanks. For such
 //! a text the shell's answer is not in doubt: one simple command whose words are the text split
-//! on blanks, every word literal. Splitting it here costs well under a microsecond, where the
-//! round trip to the helper process ([`super::shell_helper`]) costs the parse plus about five
-//! microseconds of pipes and wake-ups (issue 46 item 3). conch-parser is never run on such a text,
-//! so nothing here can hit one of its panics either.
+//! on blanks, every word literal. So [`shell::parse`](super::shell::parse) splits it in pablo
+//! ([`plain_words`]), which costs well under a microsecond, where the round trip to the parser's
+//! helper process costs the parse plus about five microseconds of pipes and wake-ups (issue 46
+//! item 3). conch-parser never sees such a text, so none of its panics can be met on one either.
+//! The same class of words is what a word shown to a person needs no quotes for
+//! ([`quote_for_display`]).
 //!
 //! The class is kept narrow on purpose, and anything outside it goes to the real parser:
 //! - every character before a comment is an ASCII letter or digit, one of `_ . / : = @ % + , -`,
@@ -21,8 +23,6 @@
 //! A property test holds this module to the real parser on generated texts of the class and near
 //! it: whatever it answers, conch-parser answers the same.
 
-use super::shell::{SimpleCommand, Word};
-
 /// Reserved words of sh and bash, and a few words other shells reserve: any one of them anywhere
 /// in the text sends it to the real parser.
 const RESERVED: &[&str] = &[
@@ -30,8 +30,9 @@ const RESERVED: &[&str] = &[
     "select", "then", "time", "until", "while",
 ];
 
-/// The simple command a text of plain words is, or `None` when the text needs the real parser.
-pub(crate) fn plain_command(text: &str) -> Option<SimpleCommand> {
+/// The words of the one simple command `text` is, each literal, or `None` when the text needs the
+/// real parser.
+pub(crate) fn plain_words(text: &str) -> Option<Vec<&str>> {
     if text.contains(['\n', '\r']) {
         return None;
     }
@@ -40,31 +41,44 @@ pub(crate) fn plain_command(text: &str) -> Option<SimpleCommand> {
         if word.starts_with('#') {
             break;
         }
-        if !word.bytes().all(is_plain) || RESERVED.contains(&word) {
+        if !word.bytes().all(is_plain_byte) || RESERVED.contains(&word) {
             return None;
         }
         if words.is_empty() && word.contains('=') {
             return None;
         }
-        words.push(Word::literal(word));
+        words.push(word);
     }
-    if words.is_empty() {
-        return None;
-    }
-    Some(SimpleCommand {
-        words,
-        ..SimpleCommand::default()
-    })
+    (!words.is_empty()).then_some(words)
 }
 
-fn is_plain(b: u8) -> bool {
+/// Whether [`shell::parse`](super::shell::parse) splits `text` itself as plain words, with neither
+/// the helper nor conch-parser (for the benches that measure both paths apart).
+pub fn is_plain(text: &str) -> bool {
+    plain_words(text).is_some()
+}
+
+/// Quotes a word for display so that what a person reads can be pasted back into a shell.
+pub(crate) fn quote_for_display(word: &str) -> String {
+    // A bash `$'…'` word is shown as it was written, not re-quoted into something else.
+    let bash_quoted = word.len() > 2
+        && (word.starts_with("$'") && word.ends_with('\'')
+            || word.starts_with("$\"") && word.ends_with('"'));
+    if bash_quoted || !word.is_empty() && word.bytes().all(is_plain_byte) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+fn is_plain_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"_./:=@%+,-".contains(&b)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shell::parse_in_process;
+    use crate::shell::{parse, parse_in_process};
     use proptest::prelude::*;
 
     #[test]
@@ -82,9 +96,9 @@ mod tests {
                 &["npx", "@scope/pkg@1.2", "a:b", "c,d", "50%"],
             ),
         ] {
-            let command = plain_command(text).unwrap_or_else(|| panic!("{text} is plain"));
-            assert_eq!(command.argv(), argv, "{text}");
-            assert_eq!(Ok(vec![command]), parse_in_process(text), "{text}");
+            assert_eq!(plain_words(text).as_deref(), Some(argv), "{text}");
+            // What `parse` makes of the words here is what conch-parser makes of the text.
+            assert_eq!(parse(text), parse_in_process(text), "{text}");
         }
     }
 
@@ -114,7 +128,7 @@ mod tests {
             "(ls)",
             "! ls",
         ] {
-            assert_eq!(plain_command(text), None, "{text:?}");
+            assert_eq!(plain_words(text), None, "{text:?}");
         }
     }
 
@@ -143,8 +157,8 @@ mod tests {
 
         #[test]
         fn what_is_split_here_is_what_the_parser_answers(text in near_plain()) {
-            if let Some(command) = plain_command(&text) {
-                prop_assert_eq!(Ok(vec![command]), parse_in_process(&text), "{:?}", text);
+            if is_plain(&text) {
+                prop_assert_eq!(parse(&text), parse_in_process(&text), "{:?}", text);
             }
         }
     }

@@ -241,7 +241,7 @@ impl CompiledRule {
         let mut s = format!("{kind} {}", self.key);
         for a in &self.args {
             s.push(' ');
-            s.push_str(&super::shell::quote_for_display(a));
+            s.push_str(&super::plain::quote_for_display(a));
         }
         s
     }

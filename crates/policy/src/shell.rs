@@ -27,6 +27,7 @@ use conch_parser::ast::{
 use conch_parser::lexer::Lexer;
 use conch_parser::parse::DefaultParser;
 
+use super::plain;
 use super::shell_helper::{self, Failure};
 
 /// Longest command text that is parsed at all.
@@ -259,7 +260,7 @@ impl Refusal {
 
 /// Parses `text` into the simple commands it would run, in source order (a command
 /// substitution's commands come before the command that uses them): plain words here
-/// ([`plain`](super::plain)), anything else in the helper process when the binary asked for one
+/// ([`plain`]), anything else in the helper process when the binary asked for one
 /// ([`shell_helper`]), else here.
 pub fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     #[cfg(test)]
@@ -267,16 +268,14 @@ pub fn parse(text: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     if text.len() > MAX_COMMAND_BYTES {
         return Err(Refusal::TooLong { bytes: text.len() });
     }
-    if let Some(command) = super::plain::plain_command(text) {
-        return Ok(vec![command]);
+    if let Some(words) = plain::plain_words(text) {
+        let words = words.into_iter().map(Word::literal).collect();
+        return Ok(vec![SimpleCommand {
+            words,
+            ..SimpleCommand::default()
+        }]);
     }
     settle(shell_helper::ask(text), text)
-}
-
-/// Whether [`parse`] splits `text` itself as plain words, with neither the helper nor
-/// conch-parser (for the benches that measure both paths apart).
-pub fn is_plain(text: &str) -> bool {
-    super::plain::plain_command(text).is_some()
 }
 
 /// The answer to `text` from what the helper said, or from parsing here when there is no helper:
@@ -983,24 +982,6 @@ fn param_name(p: &Parameter<String>) -> String {
 
 fn render_param(p: &Parameter<String>) -> String {
     format!("${}", param_name(p))
-}
-
-/// Quotes a word for display so that what a person reads can be pasted back into a shell.
-pub(crate) fn quote_for_display(word: &str) -> String {
-    // A bash `$'…'` word is shown as it was written, not re-quoted into something else.
-    let bash_quoted = word.len() > 2
-        && (word.starts_with("$'") && word.ends_with('\'')
-            || word.starts_with("$\"") && word.ends_with('"'));
-    if bash_quoted
-        || !word.is_empty()
-            && word
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 #[cfg(test)]

@@ -57,9 +57,9 @@ fn bash_dollar_quotes_are_shown_as_written_and_named() {
     let reasons = c.unprovable_reasons().join("; ");
     assert!(reasons.contains("`$'…'` quoting"), "{reasons}");
     assert!(!reasons.contains("would expand"), "{reasons}");
-    assert_eq!(quote_for_display("$'a'"), "$'a'");
+    assert_eq!(crate::plain::quote_for_display("$'a'"), "$'a'");
     // A plain `$` word is still a parameter, and an odd one is quoted for sh.
-    assert_eq!(quote_for_display("a b"), "'a b'");
+    assert_eq!(crate::plain::quote_for_display("a b"), "'a b'");
 }
 
 #[test]

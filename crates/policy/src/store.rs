@@ -82,7 +82,7 @@ impl SavedKind {
                 let mut s = format!("{kind} {executable}");
                 for a in args {
                     s.push(' ');
-                    s.push_str(&super::shell::quote_for_display(a));
+                    s.push_str(&super::plain::quote_for_display(a));
                 }
                 s
             }

@@ -14,11 +14,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::HookEvent;
-use crate::protocol::{Preview, ToolOutcome};
+use pablo_protocol::{Preview, ToolOutcome};
 
 /// The whole input of one hook run.
 #[derive(Debug, Serialize)]
-pub(crate) struct HookInput<'a> {
+pub struct HookInput<'a> {
     session_id: &'a str,
     /// The workspace the hook runs in.
     cwd: String,
@@ -31,7 +31,7 @@ pub(crate) struct HookInput<'a> {
 }
 
 impl<'a> HookInput<'a> {
-    pub(crate) fn new(session_id: &'a str, cwd: &Path, fields: EventInput<'a>) -> Self {
+    pub fn new(session_id: &'a str, cwd: &Path, fields: EventInput<'a>) -> Self {
         let event = fields.event();
         Self {
             session_id,
@@ -46,7 +46,7 @@ impl<'a> HookInput<'a> {
 /// The fields of each event.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub(crate) enum EventInput<'a> {
+pub enum EventInput<'a> {
     /// `startup`, or `resume` for a conversation with a history.
     SessionStart {
         source: &'a str,
@@ -97,7 +97,7 @@ pub(crate) enum EventInput<'a> {
 }
 
 impl EventInput<'_> {
-    pub(crate) fn event(&self) -> HookEvent {
+    pub fn event(&self) -> HookEvent {
         match self {
             EventInput::SessionStart { .. } => HookEvent::SessionStart,
             EventInput::UserPromptSubmit { .. } => HookEvent::UserPromptSubmit,

@@ -7,8 +7,8 @@
 //! runs a matching hook ([`run`]) and reads its answer ([`answer`]) in the protocol Claude Code's
 //! hooks speak, so their scripts port. What an answer does to a turn is the agent's business.
 
-pub(crate) mod answer;
-pub(crate) mod input;
+pub mod answer;
+pub mod input;
 pub mod run;
 
 use std::path::PathBuf;
@@ -17,18 +17,18 @@ use std::time::Duration;
 
 use regex::Regex;
 
-pub(crate) use answer::{HookAnswer, HookDecision};
-pub(crate) use input::{EventInput, HookInput};
-pub(crate) use run::HookRun;
+pub use answer::{HookAnswer, HookDecision};
+pub use input::{EventInput, HookInput};
+pub use run::HookRun;
 
-use crate::config::{HookEntry, Layers, OnFailure};
+use pablo_config::{HookEntry, Layers, OnFailure};
 
 /// The default time a hook may run.
-pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The events a hook may be attached to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum HookEvent {
+pub enum HookEvent {
     SessionStart,
     UserPromptSubmit,
     PreToolUse,
@@ -40,7 +40,7 @@ pub(crate) enum HookEvent {
 }
 
 impl HookEvent {
-    pub(crate) const ALL: [HookEvent; 8] = [
+    pub const ALL: [HookEvent; 8] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
         HookEvent::PreToolUse,
@@ -52,7 +52,7 @@ impl HookEvent {
     ];
 
     /// pablo's spelling, as in `[[hooks.pre_tool_use]]`.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             HookEvent::SessionStart => "session_start",
             HookEvent::UserPromptSubmit => "user_prompt_submit",
@@ -88,7 +88,7 @@ impl HookEvent {
     }
 
     /// Whether a failure of the hook may stop what it guards (`on_failure` counts).
-    pub(crate) fn guards(self) -> bool {
+    pub fn guards(self) -> bool {
         matches!(self, HookEvent::PreToolUse | HookEvent::UserPromptSubmit)
     }
 }
@@ -96,17 +96,17 @@ impl HookEvent {
 /// One configured hook, ready to match and run.
 #[derive(Debug, Clone)]
 pub struct Hook {
-    pub(crate) name: String,
-    pub(crate) command: String,
+    pub name: String,
+    pub command: String,
     /// Anchored at both ends.
     matcher: Option<Regex>,
     command_matcher: Option<Regex>,
-    pub(crate) timeout: Duration,
-    pub(crate) on_failure: OnFailure,
+    pub timeout: Duration,
+    pub on_failure: OnFailure,
     /// Where it was defined (`user config /home/…/config.toml`).
-    pub(crate) source: String,
+    pub source: String,
     /// The entry as written (for `pablo hooks list`).
-    pub(crate) entry: HookEntry,
+    pub entry: HookEntry,
 }
 
 impl Hook {
@@ -140,7 +140,7 @@ impl Hook {
 
     /// A program of the person's run on its own, not at an event (the status line's command):
     /// no matcher, `timeout` to run.
-    pub(crate) fn program(name: &str, command: &str, timeout: Duration, source: &str) -> Self {
+    pub fn program(name: &str, command: &str, timeout: Duration, source: &str) -> Self {
         let entry = HookEntry {
             name: Some(name.to_string()),
             matcher: None,
@@ -168,7 +168,7 @@ impl Hook {
 
     /// Whether the hook is for this `subject` (a tool's native name, a changed path, a
     /// notification's kind) and, for a shell command, one of its simple `commands`.
-    pub(crate) fn matches(&self, subject: Option<&str>, commands: Option<&[String]>) -> bool {
+    pub fn matches(&self, subject: Option<&str>, commands: Option<&[String]>) -> bool {
         if let (Some(m), Some(s)) = (&self.matcher, subject)
             && !m.is_match(s)
         {
@@ -185,11 +185,11 @@ impl Hook {
 
 /// A hook of a layer that does not run, and why (for `pablo hooks list` and the start notes).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Ignored {
-    pub(crate) event: &'static str,
-    pub(crate) name: String,
-    pub(crate) source: String,
-    pub(crate) why: String,
+pub struct Ignored {
+    pub event: &'static str,
+    pub name: String,
+    pub source: String,
+    pub why: String,
 }
 
 /// The session's hooks, by event, and what they run with.
@@ -209,12 +209,12 @@ pub struct Hooks {
 
 impl Hooks {
     /// No hook at all.
-    pub(crate) fn none() -> Arc<Self> {
+    pub fn none() -> Arc<Self> {
         Arc::new(Self::default())
     }
 
     /// No hook yet (add them with [`Hooks::push`]); they will run in `cwd` with `env`.
-    pub(crate) fn new(env: Vec<(String, String)>, cwd: PathBuf) -> Self {
+    pub fn new(env: Vec<(String, String)>, cwd: PathBuf) -> Self {
         Self {
             env,
             cwd,
@@ -224,7 +224,7 @@ impl Hooks {
 
     /// No hook: what runs the person's other programs (the status line's command) with the
     /// environment and place hooks get (`env` and the person's `HOME`, in `cwd`).
-    pub(crate) fn for_programs(env: Vec<(String, String)>, cwd: PathBuf) -> Self {
+    pub fn for_programs(env: Vec<(String, String)>, cwd: PathBuf) -> Self {
         Self {
             env: with_home(env, std::env::var_os("HOME")),
             cwd,
@@ -234,7 +234,7 @@ impl Hooks {
 
     /// The hooks of the layers: user, project (only when `project_trusted`), `--config`, in that
     /// order, each event's entries run in that order.
-    pub(crate) fn from_layers(
+    pub fn from_layers(
         layers: &Layers,
         project_trusted: bool,
         env: Vec<(String, String)>,
@@ -293,23 +293,23 @@ impl Hooks {
     }
 
     /// Adds a hook (tests and benches build sessions without config files).
-    pub(crate) fn push(&mut self, event: HookEvent, entry: &HookEntry) -> Result<(), String> {
+    pub fn push(&mut self, event: HookEvent, entry: &HookEntry) -> Result<(), String> {
         self.by_event[event.index()].push(Hook::compile(entry, "given")?);
         Ok(())
     }
 
     /// Every hook of `event`, in order.
-    pub(crate) fn of(&self, event: HookEvent) -> &[Hook] {
+    pub fn of(&self, event: HookEvent) -> &[Hook] {
         &self.by_event[event.index()]
     }
 
     /// Whether any hook is attached to `event` (cheap: the common case is none).
-    pub(crate) fn any(&self, event: HookEvent) -> bool {
+    pub fn any(&self, event: HookEvent) -> bool {
         !self.by_event[event.index()].is_empty()
     }
 
     /// The hooks of `event` for this subject (see [`Hook::matches`]).
-    pub(crate) fn matching<'a>(
+    pub fn matching<'a>(
         &'a self,
         event: HookEvent,
         subject: Option<&'a str>,
@@ -335,7 +335,7 @@ impl Hooks {
     /// The `pre_tool_use` hooks that take a call of the tool `name`. `commands` gives the call's
     /// simple commands and is called only when one of those hooks looks into commands, so a
     /// shell command is parsed only for a hook that needs it.
-    pub(crate) fn pre_tool_matching(
+    pub fn pre_tool_matching(
         &self,
         name: &str,
         commands: impl FnOnce() -> Option<Vec<String>>,
@@ -353,13 +353,13 @@ impl Hooks {
     }
 
     /// Hooks of the layers that do not run, and why.
-    pub(crate) fn ignored(&self) -> &[Ignored] {
+    pub fn ignored(&self) -> &[Ignored] {
         &self.ignored
     }
 
     /// One note per ignored hook, and per hook whose program lies in the workspace, for the
     /// start of a session.
-    pub(crate) fn warnings(&self) -> Vec<String> {
+    pub fn warnings(&self) -> Vec<String> {
         self.ignored
             .iter()
             .map(|i| {
@@ -375,19 +375,19 @@ impl Hooks {
     /// These hooks with pablo's own directories (`dirs`: config, data, state) read-only to
     /// every hook: a hook runs outside the command sandbox, but a program it was tricked into
     /// running (a planted `jq` on a workspace `PATH`) must not trust a folder or plant a rule.
-    pub(crate) fn protecting(mut self, dirs: Vec<PathBuf>) -> Self {
+    pub fn protecting(mut self, dirs: Vec<PathBuf>) -> Self {
         self.protected = dirs;
         self
     }
 
     /// Runs `hook` with `input` (a `HookInput`, or any JSON) on its stdin.
     pub async fn run(&self, hook: &Hook, input: &impl serde::Serialize) -> HookRun {
-        let sandbox = crate::process::sandbox::Sandbox::started_program(self.protected.clone());
+        let sandbox = pablo_process::sandbox::Sandbox::started_program(self.protected.clone());
         run::run(hook, input, &self.env, &self.cwd, sandbox).await
     }
 
     /// The workspace hooks run in (`cwd` of their input).
-    pub(crate) fn cwd(&self) -> &std::path::Path {
+    pub fn cwd(&self) -> &std::path::Path {
         &self.cwd
     }
 }
@@ -417,7 +417,7 @@ fn with_home(
 /// a program there is one the model's commands may rewrite. The command is read as the shell
 /// reads it, so a redirection (`>/dev/null`, `2>>log`) is not taken for a program.
 fn workspace_program(command: &str, workspace: &std::path::Path) -> Option<String> {
-    let words: Vec<String> = match crate::policy::shell::parse(command) {
+    let words: Vec<String> = match pablo_policy::shell::parse(command) {
         Ok(parsed) => parsed
             .into_iter()
             .flat_map(|c| c.words.into_iter().map(|w| w.text))
@@ -451,7 +451,7 @@ fn workspace_program(command: &str, workspace: &std::path::Path) -> Option<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{ConfigFile, HooksConfig};
+    use pablo_config::{ConfigFile, HooksConfig};
     use std::path::Path;
 
     fn entry(matcher: Option<&str>, command_matcher: Option<&str>) -> HookEntry {

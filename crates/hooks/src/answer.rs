@@ -15,11 +15,11 @@ use serde_json::{Map, Value};
 
 use super::run::{HookRun, RunEnd};
 use super::{Hook, HookEvent};
-use crate::config::OnFailure;
+use pablo_config::OnFailure;
 
 /// What a hook decided.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum HookDecision {
+pub enum HookDecision {
     /// No opinion: go ahead as policy says.
     Continue,
     /// Go ahead without asking the person (policy's deny still wins).
@@ -38,7 +38,7 @@ pub(crate) enum HookDecision {
 
 impl HookDecision {
     /// The word journals, `--json` lines and editors get.
-    pub(crate) fn label(&self) -> &'static str {
+    pub fn label(&self) -> &'static str {
         match self {
             HookDecision::Continue => "continue",
             HookDecision::Allow => "allow",
@@ -50,24 +50,24 @@ impl HookDecision {
     }
 
     /// Whether what the hook guards must not go ahead.
-    pub(crate) fn blocks(&self) -> bool {
+    pub fn blocks(&self) -> bool {
         matches!(self, HookDecision::Block | HookDecision::FailedClosed)
     }
 }
 
 /// A hook's answer, read.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct HookAnswer {
-    pub(crate) decision: HookDecision,
+pub struct HookAnswer {
+    pub decision: HookDecision,
     /// Why: the reason of a block (stderr on exit 2, `reason`, `permissionDecisionReason`,
     /// `stopReason`), or what went wrong with a failed hook.
-    pub(crate) reason: Option<String>,
+    pub reason: Option<String>,
     /// Text for the model (`additionalContext`; exit-0 stdout of the prompt and start events).
-    pub(crate) context: Option<String>,
+    pub context: Option<String>,
     /// New arguments for the tool call (`updatedInput`).
-    pub(crate) updated_input: Option<Value>,
+    pub updated_input: Option<Value>,
     /// A note for the person (`systemMessage`).
-    pub(crate) message: Option<String>,
+    pub message: Option<String>,
 }
 
 impl HookAnswer {
@@ -83,7 +83,7 @@ impl HookAnswer {
 }
 
 /// Reads `run` as `hook`'s answer to `event`.
-pub(crate) fn read(event: HookEvent, hook: &Hook, run: &HookRun) -> HookAnswer {
+pub fn read(event: HookEvent, hook: &Hook, run: &HookRun) -> HookAnswer {
     match &run.end {
         RunEnd::Exited(0) => match parse_stdout(event, &run.stdout) {
             Ok(a) => a,
@@ -300,7 +300,7 @@ fn parse_stdout(event: HookEvent, stdout: &str) -> Result<HookAnswer, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::HookEntry;
+    use pablo_config::HookEntry;
     use std::time::Duration;
 
     fn hook(on_failure: Option<OnFailure>) -> Hook {

@@ -18,8 +18,8 @@ use tokio::net::unix::pipe;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::Hook;
-use crate::process::sandbox::Sandbox;
-use crate::process::server::{ServerPipes, ServerProcess, ServerSpawn, spawn_server};
+use pablo_process::sandbox::Sandbox;
+use pablo_process::server::{ServerPipes, ServerProcess, ServerSpawn, spawn_server};
 
 /// The most of a hook's stdout (and, apart, of its stderr) that is read; the rest is drained
 /// and dropped.
@@ -27,7 +27,7 @@ pub(crate) const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 
 /// How a hook's process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum RunEnd {
+pub enum RunEnd {
     /// It exited with this status.
     Exited(i32),
     /// A signal ended it.
@@ -41,11 +41,11 @@ pub(crate) enum RunEnd {
 /// What one run of a hook gave.
 #[derive(Debug, Clone)]
 pub struct HookRun {
-    pub(crate) end: RunEnd,
+    pub end: RunEnd,
     /// Redacted, bounded, lossy UTF-8.
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
-    pub(crate) duration: Duration,
+    pub stdout: String,
+    pub stderr: String,
+    pub duration: Duration,
 }
 
 pub(super) async fn run(
@@ -159,5 +159,5 @@ async fn bounded(stream: Option<impl AsyncRead + Unpin>) -> Vec<u8> {
 /// Lossy UTF-8 with every secret value pablo knows replaced.
 fn clean(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
-    crate::core::secrets::redact(&text).into_owned()
+    pablo_core::secrets::redact(&text).into_owned()
 }
