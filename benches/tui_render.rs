@@ -418,6 +418,30 @@ fn approval_pagedown(c: &mut Criterion) {
             b.iter(|| scene.page_down())
         });
     }
+    // An edit replacing N lines, each changed in two words: the first frame finds the changed
+    // words of what it draws (the diff view's word emphasis), PageDown those of the next page.
+    // The first frame of a file of as many new lines, beside it, is the same prompt without them.
+    for lines in [200, 2_000] {
+        group.bench_function(format!("new_file_{lines}_lines_first_frame"), |b| {
+            b.iter_batched(
+                || TuiRenderScene::approval(Size::new(120, 40), lines),
+                |mut scene| scene.draw(),
+                criterion::BatchSize::LargeInput,
+            )
+        });
+        group.bench_function(format!("replaced_{lines}_lines_first_frame"), |b| {
+            b.iter_batched(
+                || TuiRenderScene::approval_replacing(Size::new(120, 40), lines),
+                |mut scene| scene.draw(),
+                criterion::BatchSize::LargeInput,
+            )
+        });
+        let mut scene = TuiRenderScene::approval_replacing(Size::new(120, 40), lines);
+        scene.page_down();
+        group.bench_function(format!("replaced_{lines}_lines"), |b| {
+            b.iter(|| scene.page_down())
+        });
+    }
     group.finish();
 }
 

@@ -807,8 +807,10 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // since `tools` did, and `benches/csv_analyze.rs` runs `pablo-tools` itself
     // (`harness::csv_analyze_rows` and `CSV_ANALYZE_MAX_BYTES` gone); 211 since `policy` did
     // (`PolicyEngine`, `PolicyError`, `cli` and the rest are `pablo-policy`'s; the harness keeps
-    // `PolicyEngines`, which three targets share); 206 since `hooks` did (`Hooks`, `Hook`, `run`).
-    const CEILING: usize = 206;
+    // `PolicyEngines`, which three targets share); 206 since `hooks` did (`Hooks`, `Hook`, `run`);
+    // 207 since the TUI bench times the word emphasis of an approval prompt over a replacement
+    // (`harness::TuiRenderScene::approval_replacing`).
+    const CEILING: usize = 207;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

@@ -63,7 +63,16 @@ impl TuiRenderScene {
     /// on top.
     pub fn approval(size: Size, lines: usize) -> Self {
         Self {
-            state: approval_state(lines),
+            state: approval_state(lines, false),
+            target: Target::Inline(InlineSurface::new(InlineScreen::new(Vec::new(), size, 0))),
+        }
+    }
+
+    /// As [`Self::approval`], for an edit that replaces `lines` lines by as many that differ in a
+    /// few words each: the prompt the diff view's word emphasis is drawn in.
+    pub fn approval_replacing(size: Size, lines: usize) -> Self {
+        Self {
+            state: approval_state(lines, true),
             target: Target::Inline(InlineSurface::new(InlineScreen::new(Vec::new(), size, 0))),
         }
     }
@@ -199,8 +208,9 @@ fn big_state(inline: bool) -> AppState {
     s
 }
 
-/// A state whose top layer is the approval prompt for creating a file of `lines` lines.
-fn approval_state(lines: usize) -> AppState {
+/// A state whose top layer is the approval prompt for creating a file of `lines` lines, or, when
+/// `replacing`, for replacing `lines` lines of one by as many with other words in them.
+fn approval_state(lines: usize, replacing: bool) -> AppState {
     let mut s = AppState::with_setup(
         Instant::now(),
         Setup {
@@ -208,34 +218,52 @@ fn approval_state(lines: usize) -> AppState {
             ..Setup::default()
         },
     );
-    let text: Vec<String> = (1..=lines)
-        .map(|i| format!("line {i:05} of the generated file"))
-        .collect();
+    let new_line = |i: usize| {
+        if replacing {
+            format!(
+                "    let value_{i} = compute(alpha, gamma, {}) + offset;",
+                3 * i
+            )
+        } else {
+            format!("line {i:05} of the generated file")
+        }
+    };
+    let text: Vec<String> = (1..=lines).map(new_line).collect();
+    let old: Vec<String> = if replacing {
+        (1..=lines)
+            .map(|i| format!("    let value_{i} = compute(alpha, beta, {i}) + offset;"))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let removed = old.iter().enumerate().map(|(i, t)| DiffLine {
+        tag: DiffTag::Removed,
+        old_lineno: Some(i + 1),
+        new_lineno: None,
+        text: t.clone(),
+    });
+    let added = text.iter().enumerate().map(|(i, t)| DiffLine {
+        tag: DiffTag::Added,
+        old_lineno: None,
+        new_lineno: Some(i + 1),
+        text: t.clone(),
+    });
     let hunk = DiffHunk {
-        header: format!("@@ -0,0 +1,{lines} @@"),
-        old_start: 0,
-        old_len: 0,
+        header: format!("@@ -{},{} +1,{lines} @@", usize::from(replacing), old.len()),
+        old_start: usize::from(replacing),
+        old_len: old.len(),
         new_start: 1,
         new_len: lines,
-        lines: text
-            .iter()
-            .enumerate()
-            .map(|(i, t)| DiffLine {
-                tag: DiffTag::Added,
-                old_lineno: None,
-                new_lineno: Some(i + 1),
-                text: t.clone(),
-            })
-            .collect(),
+        lines: removed.chain(added).collect(),
     };
     let preview = Preview::FileChange(FileChangePreview {
         path: "big.txt".into(),
-        old_revision: None,
+        old_revision: replacing.then(|| "1".repeat(64)),
         new_revision: "0".repeat(64),
         new_text: text.join("\n"),
         diff: String::new(),
         added: lines,
-        removed: 0,
+        removed: old.len(),
         hunks: vec![hunk],
     });
     let arguments = json!({"path": "big.txt"});
