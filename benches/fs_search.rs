@@ -22,7 +22,14 @@ use std::process::Command;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::harness::{FsSearchQuery, PolicyEngines};
+use pablo_workspace::search::{SearchRequest, search};
+use pablo_workspace::{RelPath, Workspace};
+
+#[path = "support/mask.rs"]
+mod mask;
+#[path = "support/policy_engines.rs"]
+mod policy_engines;
+use policy_engines::PolicyEngines;
 
 const NEEDLE: &str = "pablo_needle_7f3a";
 const FILES: usize = 2400;
@@ -225,13 +232,11 @@ fn bench_monorepo(c: &mut Criterion) {
     });
     // A masked read (this `grep -rn`, with the `.env` below) hides the workspace's credential
     // files first: without a session, a walk of the whole workspace before the command starts.
-    assert_eq!(pablo::harness::sandbox_mask_hidden(&root), 1);
-    group.bench_function("mask_plan", |b| {
-        b.iter(|| pablo::harness::sandbox_mask_hidden(&root))
-    });
+    assert_eq!(mask::mask_hidden(&root), 1);
+    group.bench_function("mask_plan", |b| b.iter(|| mask::mask_hidden(&root)));
     // In a session the workspace is tracked: the first masked read walks it once and puts the
     // watches; each later one reads the change queue (and the `.pablo` directories, none here).
-    let tracked = pablo::harness::sandbox_mask_tracked(&root);
+    let tracked = mask::mask_tracked(&root);
     assert_eq!(tracked(), 1);
     group.bench_function("mask_plan_tracked", |b| b.iter(&tracked));
     // Untracked again: the cases below do not depend on it, and the next run's `mask_plan`
@@ -244,3 +249,48 @@ fn bench_monorepo(c: &mut Criterion) {
 
 criterion_group!(benches, bench, bench_monorepo);
 criterion_main!(benches);
+
+/// The workspace at `root`, opened once, and one query over all of it (up to 10,000 matches,
+/// ignored files skipped, no file or byte cap).
+struct FsSearchQuery {
+    ws: Workspace,
+    req: SearchRequest,
+}
+
+impl FsSearchQuery {
+    fn new(root: &Path, query: &str) -> Self {
+        Self {
+            ws: Workspace::open(root).expect("the bench tree opens as a workspace"),
+            req: SearchRequest {
+                query: query.to_string(),
+                path: RelPath::root(),
+                max_results: 10_000,
+                include_ignored: false,
+                max_files: None,
+                max_bytes: None,
+            },
+        }
+    }
+
+    /// `fs.list` of the whole workspace as deep as the tool goes, at most `max_entries`: the
+    /// number of entries and whether the listing was cut.
+    fn listed(&self, max_entries: usize) -> (usize, bool) {
+        let listing = self
+            .ws
+            .list(
+                &RelPath::root(),
+                pablo_tools::fs_list::MAX_DEPTH,
+                max_entries,
+            )
+            .expect("the listing runs");
+        (listing.entries.len(), listing.truncated)
+    }
+
+    /// The measured step: one search; the number of matching lines.
+    fn matches(&self) -> usize {
+        search(&self.ws, &self.req)
+            .expect("the search runs")
+            .matches
+            .len()
+    }
+}

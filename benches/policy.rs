@@ -1,7 +1,7 @@
 //! Parse + decide throughput over the policy corpus (tests/fixtures/policy_corpus.rs).
 //!
 //! Two figures: the deny-by-default allow-list engine and the interactive default (built in
-//! `pablo::harness::PolicyEngines`), each over the
+//! `benches/support/policy_engines.rs`), each over the
 //! whole corpus per iteration; commands per second = corpus size / time per iteration.
 //!
 //! With `PABLO_BENCH_PARSER=helper` the bench starts the way the `pablo` binary does
@@ -17,8 +17,10 @@
 #![allow(clippy::unwrap_used)]
 
 use criterion::{Criterion, Throughput, criterion_group};
-use pablo::harness::PolicyEngines;
+#[path = "support/policy_engines.rs"]
+mod policy_engines;
 use pablo_policy::isolate_shell_parser;
+use policy_engines::PolicyEngines;
 
 const CORPUS: &[(&str, &str)] = include!("../tests/fixtures/policy_corpus.rs");
 

@@ -18,14 +18,16 @@
 //! rebuilds the watches after the change queue overflowed (a walk plus a watch per directory).
 
 // A bench is test code: a failed setup should stop it loudly.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::harness::{
-    SandboxTrue, sandbox_check_support, sandbox_remove_placeholders, sandbox_shield_count,
-};
+use pablo_process::sandbox::{self, Prepared, Sandbox, SandboxSettings, Support};
+use pablo_protocol::{SandboxChoice, SandboxProfile};
+
+#[path = "support/mask.rs"]
+mod mask;
 
 fn bench(c: &mut Criterion) {
     let tmp = tempfile::tempdir().unwrap();
@@ -39,7 +41,7 @@ fn bench(c: &mut Criterion) {
     assert!(git.success());
     // A credential file for the masked case to hide.
     std::fs::write(ws.join(".env"), "TOKEN=x\n").unwrap();
-    sandbox_check_support().unwrap();
+    check_support().unwrap();
     let mut g = c.benchmark_group("sandbox_true");
     g.bench_function("std_command_unsandboxed", |b| {
         b.iter(|| {
@@ -126,7 +128,7 @@ fn monorepo(c: &mut Criterion) {
     });
     g.finish();
     for ws in [&small, &small_repos, &large] {
-        sandbox_remove_placeholders(ws);
+        remove_placeholders(ws);
     }
 }
 
@@ -165,12 +167,12 @@ fn shield(c: &mut Criterion) {
     let mut g = c.benchmark_group("shield_10k_dirs");
     g.bench_function("read_dir_walk_peer", |b| b.iter(|| plain_walk(&ws)));
     g.bench_function("shield_compute", |b| {
-        b.iter(|| assert_eq!(sandbox_shield_count(&ws), 22))
+        b.iter(|| assert_eq!(shield_count(&ws), 22))
     });
     let run = SandboxTrue::new(&ws, "workspace-write");
     g.bench_function("pablo_workspace_write_true", |b| b.iter(|| run.run()));
     g.finish();
-    sandbox_remove_placeholders(&ws);
+    remove_placeholders(&ws);
 }
 
 criterion_group! {
@@ -179,3 +181,120 @@ criterion_group! {
     targets = bench
 }
 criterion_main!(benches);
+
+/// Fails, saying what the system lacks, unless both Landlock and the namespaces are available
+/// (the sandboxed cases would measure a degraded sandbox otherwise).
+fn check_support() -> Result<(), String> {
+    let support = sandbox::support();
+    if support.landlock() && support.namespaces() {
+        Ok(())
+    } else {
+        Err(format!("{support:?}"))
+    }
+}
+
+/// `/bin/true` in a workspace, with a sandbox profile chosen once (as policy chooses it for a
+/// command: no network, not a known-safe read).
+struct SandboxTrue {
+    ws: PathBuf,
+    /// `None`: started with nothing (no namespaces, no Landlock).
+    sandbox: Option<(Sandbox, &'static Support)>,
+    /// `read-only-masked`: the credential mask is computed for each run, as `shell.run` does.
+    masked: bool,
+    /// With `session:`, the workspace tracked as a session's tool host tracks it.
+    _session: Option<pablo_process::Tracking>,
+}
+
+impl SandboxTrue {
+    /// `profile`: `"plain"` (nothing at all) or a profile's name as the config spells it
+    /// (`"off"`, `"read-only"`, `"workspace-write"`), with the default sandbox settings. Prefixed
+    /// with `session:`, the workspace's `.git` and `.pablo` are kept current between runs while
+    /// this lives, as in a session (`process::nested`); without, each run walks, as `pablo
+    /// sandbox` does. `"read-only-masked"` is `read-only` with the credential mask of a
+    /// known-safe read that needs it (the workspace walked for credential names, the home
+    /// directory and pablo's own directories hidden), computed on every run.
+    fn new(ws: &Path, profile: &str) -> Self {
+        let (session, profile) = match profile.strip_prefix("session:") {
+            Some(p) => (Some(mask::track(ws)), p),
+            None => (None, profile),
+        };
+        let masked = profile == "read-only-masked";
+        let profile = if masked { "read-only" } else { profile };
+        let sandbox = (profile != "plain").then(|| {
+            let profile: SandboxProfile = profile.parse().expect("a sandbox profile's name");
+            let choice = SandboxChoice {
+                profile,
+                network: false,
+                known_safe: false,
+                credentials_masked: false,
+                degraded: None,
+            };
+            let sb = SandboxSettings::default().sandbox(&choice, ws);
+            (sb, sandbox::support())
+        });
+        Self {
+            ws: ws.to_path_buf(),
+            sandbox,
+            masked,
+            _session: session,
+        }
+    }
+
+    /// The measured step: prepares the sandbox (when there is one), starts `/bin/true` in it and
+    /// waits for it; panics unless it exits 0.
+    fn run(&self) {
+        let prepared = match &self.sandbox {
+            Some((sb, support)) if self.masked => {
+                let mut sb = sb.clone();
+                let plan = self.mask();
+                sb.hidden_dirs = plan.dirs;
+                sb.hidden_files = plan.files;
+                sandbox::prepare(&sb, support).expect("the sandbox prepares")
+            }
+            Some((sb, support)) => sandbox::prepare(sb, support).expect("the sandbox prepares"),
+            None => Prepared::default(),
+        };
+        let argv = ["/bin/true".to_string()];
+        let info =
+            pablo_process::run_prepared(&argv, &self.ws, &[], prepared).expect("/bin/true starts");
+        assert_eq!(info.code, Some(0));
+    }
+}
+
+impl SandboxTrue {
+    /// The credential mask of this workspace, with this process's home directory and `PATH`.
+    fn mask(&self) -> pablo_process::mask::MaskPlan {
+        let names = pablo_workspace::CredentialNames::builtin();
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let path_dirs = std::env::var("PATH")
+            .unwrap_or_default()
+            .split(':')
+            .filter(|d| d.starts_with('/'))
+            .map(PathBuf::from)
+            .collect();
+        pablo_process::mask::plan(&pablo_process::mask::MaskInputs {
+            workspace: &self.ws,
+            home: home.as_deref(),
+            path_dirs,
+            toolchain_homes: Vec::new(),
+            own: &[],
+            support: None,
+            credentials: &pablo_tools::CredentialRuleOf(&names),
+        })
+        .expect("the workspace is small enough to mask")
+    }
+}
+
+/// The measured step of `shield_compute`: the paths `workspace-write` binds read-only in `ws`
+/// (every `.git` and `.pablo` found by the walk), counted.
+fn shield_count(ws: &Path) -> usize {
+    pablo_process::shield::compute(ws, &[], &[], pablo_process::shield::MAX_WALK_DIRS)
+        .read_only
+        .len()
+}
+
+/// Removes the placeholders the shield made under `ws` that are still empty, as a session does
+/// at its end.
+fn remove_placeholders(ws: &Path) {
+    pablo_process::shield::remove_placeholders(ws);
+}

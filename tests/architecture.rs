@@ -809,8 +809,10 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // (`PolicyEngine`, `PolicyError`, `cli` and the rest are `pablo-policy`'s; the harness keeps
     // `PolicyEngines`, which three targets share); 206 since `hooks` did (`Hooks`, `Hook`, `run`);
     // 207 since the TUI bench times the word emphasis of an approval prompt over a replacement
-    // (`harness::TuiRenderScene::approval_replacing`).
-    const CEILING: usize = 207;
+    // (`harness::TuiRenderScene::approval_replacing`); 189 since the sandbox, monorepo and policy
+    // benches and the policy fuzz target set up what they time from the crates themselves
+    // (`benches/support/`: the harness's `sandbox`, `fs_search` and `policy` modules gone).
+    const CEILING: usize = 189;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

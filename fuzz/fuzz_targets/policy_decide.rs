@@ -8,7 +8,9 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use pablo::harness::PolicyEngines;
+#[path = "../../benches/support/policy_engines.rs"]
+mod policy_engines;
+use policy_engines::PolicyEngines;
 
 fn engines() -> &'static PolicyEngines {
     static E: OnceLock<PolicyEngines> = OnceLock::new();

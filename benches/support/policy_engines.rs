@@ -1,16 +1,16 @@
-//! What `benches/policy.rs` and `fuzz/fuzz_targets/policy_decide.rs` judge: the same two engines,
-//! built the way `pablo policy check` builds them; see [`super`].
-//!
-//! It stays though policy is a crate of its own (`pablo-policy`): three targets build these
-//! engines (the policy bench, the monorepo bench `benches/fs_search.rs` and the fuzz target), so
-//! one copy here keeps them alike. What it names of the crate is its public API already, which
-//! `pablo policy check` uses; the policy bench names the crate's `isolate_shell_parser` itself.
+//! The two policy engines the policy bench, the monorepo bench (`benches/fs_search.rs`) and the
+//! fuzz target `policy_decide` judge with, built the way `pablo policy check` builds them: one
+//! copy, included by each (`#[path]`), so the three stay alike. It names `pablo-policy`'s public
+//! API only.
+
+// A bench whose set-up fails should stop loudly; each target that includes this uses part of it.
+#![allow(clippy::expect_used, dead_code)]
 
 use std::path::Path;
 
-use crate::config::{ConfigFile, Dirs, Layers, Trust};
-use crate::policy::{CliFlags, PolicyEngine, cli};
-use crate::protocol::Decision;
+use pablo_config::{ConfigFile, Dirs, Layers, Trust};
+use pablo_policy::{CliFlags, PolicyEngine, cli};
+use pablo_protocol::Decision;
 
 /// A deny-by-default allow list of three read-only commands (the policy tests use it too).
 const ALLOW_LIST: &str = include_str!("../../tests/fixtures/policy_allow_list.toml");
