@@ -17,7 +17,7 @@ pub use pablo_model as model;
 pub use pablo_policy as policy;
 pub use pablo_process as process;
 pub use pablo_protocol as protocol;
-pub mod session;
+pub use pablo_session as session;
 pub use pablo_telemetry as telemetry;
 pub(crate) use pablo_tools as tools;
 pub mod tui;

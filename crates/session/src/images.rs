@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::protocol::{Event, Image};
+use pablo_protocol::{Event, Image};
 
 /// `images/` beside the journal at `journal`.
 pub(crate) fn dir_for(journal: &Path) -> PathBuf {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::workspace::{RelPath, Workspace, is_temp_name};
+use pablo_workspace::{RelPath, Workspace, is_temp_name};
 
 /// The ignore rules of one workspace, read as directories are visited.
 pub(crate) struct IgnoreRules {

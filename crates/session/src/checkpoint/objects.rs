@@ -13,7 +13,7 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A directory of objects named by their SHA-256.
 #[derive(Debug, Clone)]
-pub(crate) struct ObjectStore {
+pub struct ObjectStore {
     dir: PathBuf,
 }
 
@@ -27,7 +27,8 @@ pub(crate) fn valid_hash(hash: &str) -> bool {
 }
 
 impl ObjectStore {
-    pub(crate) fn at(dir: impl Into<PathBuf>) -> Self {
+    /// The store in `dir` (created on first write).
+    pub fn at(dir: impl Into<PathBuf>) -> Self {
         Self { dir: dir.into() }
     }
 
@@ -104,7 +105,7 @@ impl ObjectStore {
     }
 
     /// Bytes the store takes on disk (whole blocks), for benchmarks and `BENCHMARKS.md`.
-    pub(crate) fn disk_usage(&self) -> u64 {
+    pub fn disk_usage(&self) -> u64 {
         use std::os::unix::fs::MetadataExt;
         fn walk(dir: &Path, total: &mut u64) {
             let Ok(entries) = std::fs::read_dir(dir) else {
@@ -127,12 +128,13 @@ impl ObjectStore {
 /// How many more bytes of file content the current checkpoint may store. Bytes already in the
 /// store cost nothing.
 #[derive(Debug)]
-pub(crate) struct Budget {
+pub struct Budget {
     left: AtomicU64,
 }
 
 impl Budget {
-    pub(crate) fn new(bytes: u64) -> Self {
+    /// A budget of `bytes`.
+    pub fn new(bytes: u64) -> Self {
         Self {
             left: AtomicU64::new(bytes),
         }

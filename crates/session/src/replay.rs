@@ -18,10 +18,10 @@ use super::checkpoint::History;
 use super::checkpoint::history::prompt_with_note;
 use super::format_ms;
 use super::load::{LoadWarning, LoadedJournal};
-use crate::core::{ErrorCode, ToolFailure, tool_message};
-use crate::model::{Message, apply_clearing, drop_repeated_prompt};
-use crate::policy::{PolicyEngine, PolicyError};
-use crate::protocol::{
+use pablo_core::{ErrorCode, ToolFailure, tool_message};
+use pablo_model::{Message, apply_clearing, drop_repeated_prompt};
+use pablo_policy::{PolicyEngine, PolicyError};
+use pablo_protocol::{
     ApprovalAnswer, Event, PlanItem, Preview, ReasoningBlock, SessionSummary, ToolCall,
     ToolOutcome, Usage,
 };
@@ -42,14 +42,16 @@ fn closes_a_prompt(event: &Event) -> bool {
     ) && !matches!(event, Event::Hook { event, .. } if event == "user_prompt_submit")
 }
 
-#[cfg(test)]
-pub(crate) const INTERRUPTED_CODE: &str = ErrorCode::Interrupted.as_str();
+/// The error code of the results a resume gives the tool calls a crash cut off.
+#[cfg(any(test, feature = "test-support"))]
+pub const INTERRUPTED_CODE: &str = ErrorCode::Interrupted.as_str();
 
 /// The todo checklist as last updated.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Plan {
+pub struct Plan {
     pub(crate) explanation: Option<String>,
-    pub(crate) items: Vec<PlanItem>,
+    /// The checklist's items, in order.
+    pub items: Vec<PlanItem>,
 }
 
 impl Plan {
@@ -64,7 +66,7 @@ impl Plan {
 
 /// An "allow always" answer and the preview it was given for.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SavedApproval {
+pub struct SavedApproval {
     pub(crate) call_id: String,
     pub(crate) tool: String,
     pub(crate) preview: Preview,
@@ -73,11 +75,12 @@ pub(crate) struct SavedApproval {
 /// A tool call that never got its result because pablo stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InterruptedCall {
-    pub(crate) call_id: String,
+    /// The call's id, as the model gave it.
+    pub call_id: String,
     /// Provider name as the model called it.
     pub(crate) tool: String,
     /// Whether it had started (passed validation and was announced) before pablo stopped.
-    pub(crate) began: bool,
+    pub began: bool,
 }
 
 /// Everything a resumed session starts from.
@@ -86,33 +89,33 @@ pub struct ResumeState {
     /// Hand this to `AgentSetup::history` (take it: `Launch::resume_setup` does).
     pub history: Vec<Message>,
     /// The latest checklist, if the session had one.
-    pub(crate) plan: Option<Plan>,
+    pub plan: Option<Plan>,
     /// Every journaled event in order, for front-ends to redraw the transcript (none when each
     /// was handed over as it was read: `Launch::resume_setup`).
     pub transcript: Vec<Event>,
     /// Calls cut off by the last stop (those of earlier restarts are in `history` already).
     pub interrupted: Vec<InterruptedCall>,
     /// Background sessions that were running when pablo stopped; their processes are gone.
-    pub(crate) lost_background: Vec<SessionSummary>,
+    pub lost_background: Vec<SessionSummary>,
     /// "Allow always" answers given in this session, oldest first; re-apply them with
     /// [`ResumeState::restore_approvals`] so the resumed session does not ask again.
-    pub(crate) approvals: Vec<SavedApproval>,
+    pub approvals: Vec<SavedApproval>,
     /// Token usage over the whole session. No front-end reads it (they sum the replayed `Usage`
     /// events as they draw them); the journal tests check it.
     #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) usage: Usage,
+    pub usage: Usage,
     /// Completed turns.
-    pub(crate) turns: usize,
+    pub turns: usize,
     /// What loading skipped (torn or malformed lines).
     pub warnings: Vec<LoadWarning>,
     /// The session's checkpoints: each turn's changed files and what they were before.
-    pub(crate) checkpoints: History,
+    pub checkpoints: History,
 }
 
 impl ResumeState {
     /// Sentences for the person about what resuming could not restore, in order: skipped journal
     /// lines, interrupted calls, background sessions that did not survive.
-    pub(crate) fn notes(&self) -> Vec<String> {
+    pub fn notes(&self) -> Vec<String> {
         let mut notes: Vec<String> = self
             .warnings
             .iter()
@@ -138,10 +141,7 @@ impl ResumeState {
 
     /// Gives the session's "allow always" answers back to the policy engine of the resumed
     /// session. Returns the rule ids saved.
-    pub(crate) fn restore_approvals(
-        &self,
-        policy: &PolicyEngine,
-    ) -> Result<Vec<String>, PolicyError> {
+    pub fn restore_approvals(&self, policy: &PolicyEngine) -> Result<Vec<String>, PolicyError> {
         let mut ids = Vec::new();
         for a in &self.approvals {
             ids.extend(policy.remember(&a.tool, &a.preview)?);
@@ -223,7 +223,7 @@ impl Replaying {
 
 /// The conversation and checkpoints that `events` (a journal's, in order) build: what a forked
 /// session continues from.
-pub(crate) fn rebuild(events: &[Event]) -> (Vec<Message>, History) {
+pub fn rebuild(events: &[Event]) -> (Vec<Message>, History) {
     let mut r = Replayer::default();
     for e in events {
         r.apply(e);
@@ -243,7 +243,7 @@ struct Replayer {
     /// Reasoning announced for the next assistant message.
     reasoning: Vec<ReasoningBlock>,
     /// Searches the provider ran for the next assistant message.
-    searches: Vec<crate::protocol::WebSearch>,
+    searches: Vec<pablo_protocol::WebSearch>,
     plan: Option<Plan>,
     background: BTreeMap<String, SessionSummary>,
     /// Approval prompts not yet answered, by call id.
@@ -279,13 +279,13 @@ impl Replayer {
     /// instead of sent again.
     fn apply_attachments(
         &mut self,
-        files: &[crate::protocol::Attachment],
-        images: &[crate::protocol::ImageAttachment],
+        files: &[pablo_protocol::Attachment],
+        images: &[pablo_protocol::ImageAttachment],
     ) {
         let Some(Message::User { text, images: sent }) = self.history.last_mut() else {
             return;
         };
-        use crate::protocol::describe::{with_attachments, with_images};
+        use pablo_protocol::describe::{with_attachments, with_images};
         *text = with_images(&with_attachments(text, files), images);
         for a in images {
             if a.image.is_loaded() {
@@ -446,7 +446,7 @@ impl Replayer {
             // The provider refused an image: the agent dropped the conversation's images then,
             // and a resumed session must not send them again.
             Event::Error { code, .. } if *code == ErrorCode::ImageRefused => {
-                crate::model::drop_images(&mut self.history, crate::model::IMAGE_REFUSED_NOTE);
+                pablo_model::drop_images(&mut self.history, pablo_model::IMAGE_REFUSED_NOTE);
             }
             Event::MessageDelta { .. }
             | Event::ReasoningDelta { .. }

@@ -14,19 +14,19 @@
 //! restore makes it, a conflict when it changed since pablo left it, and the diff of what would
 //! be lost. A plan is reviewed, then carried out file by file, atomically ([`restore`]).
 
-pub(crate) mod history;
+pub mod history;
 mod ignore;
 pub(crate) mod live;
-pub(crate) mod objects;
+pub mod objects;
 pub(crate) mod plan;
 pub(crate) mod restore;
-pub(crate) mod scan;
+pub mod scan;
 
-pub(crate) use history::{History, RangeError};
-pub(crate) use live::{CheckpointSettings, Checkpoints, DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES};
-pub(crate) use objects::ObjectStore;
+pub use history::{History, RangeError};
+pub use live::{CheckpointSettings, Checkpoints, DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES};
+pub use objects::ObjectStore;
 
-use crate::core::{Coded, ErrorCode};
+use pablo_core::{Coded, ErrorCode};
 
 /// Why a restore could not be planned or carried out.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -53,6 +53,6 @@ impl Coded for CheckpointError {
 }
 
 /// Where the content store of the data directory `data` is.
-pub(crate) fn objects_dir(data: &std::path::Path) -> std::path::PathBuf {
+pub fn objects_dir(data: &std::path::Path) -> std::path::PathBuf {
     data.join("checkpoints").join("objects")
 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::load::load_journal_text;
 use super::{SessionError, Store};
-use crate::protocol::{Event, Usage};
+use pablo_protocol::{Event, Usage};
 
 /// The model calls of turns: every request each turn sent to the model, its subagents' and
 /// its retried requests included (`TurnCompleted`'s `model_calls`).
@@ -42,7 +42,7 @@ impl TurnCalls {
                 "{:.1} on average, {} at most ({})",
                 self.calls as f64 / self.turns as f64,
                 self.most,
-                crate::protocol::describe::plural(self.turns, "turn")
+                pablo_protocol::describe::plural(self.turns, "turn")
             )
         })
     }
@@ -272,7 +272,7 @@ enum Kind {
 }
 
 fn classify(code: Option<&str>, asked: bool, ran: bool) -> Kind {
-    use crate::core::ErrorCode;
+    use pablo_core::ErrorCode;
     let code = code.and_then(ErrorCode::parse);
     match (code, asked, ran) {
         (Some(ErrorCode::Rejected), _, _) => Kind::Rejected,
@@ -401,7 +401,7 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{ApprovalAnswer, Preview, StopReason, ToolOutcome, Verdict};
+    use pablo_protocol::{ApprovalAnswer, Preview, StopReason, ToolOutcome, Verdict};
 
     fn begin(id: &str, tool: &str) -> Event {
         Event::ToolCallBegin {

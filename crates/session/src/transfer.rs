@@ -12,16 +12,17 @@ use super::journal::Journal;
 use super::load::{Stamped, load_journal_text};
 use super::store::Store;
 use super::{FORMAT_VERSION, ForkOrigin, Header, SessionError, format_ms, new_session_id, now_ms};
-use crate::protocol::Event;
+use pablo_protocol::Event;
 
 /// What the `kind` field of an export says.
 pub(crate) const EXPORT_KIND: &str = "pablo.session";
 
 /// One event of an export, with its Unix-millisecond time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct ExportedEvent {
+pub struct ExportedEvent {
     pub(crate) ts: u64,
-    pub(crate) event: Event,
+    /// The event as the journal holds it.
+    pub event: Event,
 }
 
 /// A whole session as `pablo export --format json` writes it.
@@ -31,13 +32,15 @@ pub struct ExportDocument {
     pub(crate) kind: String,
     /// The journal format of `header` and `events`.
     pub(crate) format: u32,
-    pub(crate) header: Header,
-    pub(crate) events: Vec<ExportedEvent>,
+    /// The session's journal header.
+    pub header: Header,
+    /// Every event of the journal, in order.
+    pub events: Vec<ExportedEvent>,
 }
 
 impl ExportDocument {
     /// Reads a document; `source_name` names it in the error.
-    pub(crate) fn parse(source_name: &str, text: &str) -> Result<Self, SessionError> {
+    pub fn parse(source_name: &str, text: &str) -> Result<Self, SessionError> {
         let invalid = |message: String| SessionError::ImportInvalid {
             source_name: source_name.to_string(),
             message,
@@ -80,11 +83,7 @@ impl Store {
     }
 
     /// Makes `doc` a new session of this store that works in `workspace`; returns its id.
-    pub(crate) fn import(
-        &self,
-        doc: ExportDocument,
-        workspace: &str,
-    ) -> Result<String, SessionError> {
+    pub fn import(&self, doc: ExportDocument, workspace: &str) -> Result<String, SessionError> {
         let mut header = doc.header;
         header.id = new_session_id();
         header.workspace = workspace.to_string();
@@ -99,7 +98,7 @@ impl Store {
     /// A new session that begins with the session `id`'s events up to the end of turn `at`
     /// (every turn when `None`): the conversation and the checklist as they were then. Files are
     /// not touched and `id` is left as it was. Returns the new id and the turns it holds.
-    pub(crate) fn fork(&self, id: &str, at: Option<u32>) -> Result<(String, u32), SessionError> {
+    pub fn fork(&self, id: &str, at: Option<u32>) -> Result<(String, u32), SessionError> {
         super::validate_id(id)?;
         let path = self.dir().join(format!("{id}.jsonl"));
         if !path.is_file() {
@@ -153,7 +152,7 @@ impl Store {
         for (ts, event) in events {
             journal.record_at(*ts, event).map_err(io)?;
         }
-        crate::core::EventRecorder::sync(&mut journal).map_err(io)?;
+        pablo_core::EventRecorder::sync(&mut journal).map_err(io)?;
         Ok(())
     }
 }

@@ -6,8 +6,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::core::ErrorCode;
-use crate::protocol::{Event, FileChange, FileState, RestoreReport, RestoreScope, TurnCheckpoint};
+use pablo_core::ErrorCode;
+use pablo_protocol::{Event, FileChange, FileState, RestoreReport, RestoreScope, TurnCheckpoint};
 
 /// Who made one change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +64,7 @@ pub enum RangeError {
     NotChanged { path: String },
 }
 
-impl crate::core::Coded for RangeError {
+impl pablo_core::Coded for RangeError {
     fn code(&self) -> ErrorCode {
         match self {
             RangeError::NothingToUndo => ErrorCode::NothingToUndo,
@@ -76,7 +76,7 @@ impl crate::core::Coded for RangeError {
 }
 
 /// A prompt as the model receives it: after a restore, the note about it comes first.
-pub(crate) fn prompt_with_note(note: Option<&str>, text: &str) -> String {
+pub fn prompt_with_note(note: Option<&str>, text: &str) -> String {
     match note {
         Some(n) if !n.is_empty() => format!("{n}\n\n{text}"),
         _ => text.to_string(),
@@ -104,8 +104,9 @@ pub(crate) fn first_words(text: &str) -> String {
     format!("{}…", cut.trim_end())
 }
 
+/// Every turn's checkpoint and every followed file's changes, as the journal tells them.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct History {
+pub struct History {
     turns: BTreeMap<u32, Turn>,
     /// Prompts so far (the number of the turn running or last run).
     last_turn: u32,
@@ -239,7 +240,7 @@ impl History {
     }
 
     /// The prompt of a turn, as the person wrote it.
-    pub(crate) fn prompt(&self, turn: u32) -> Option<&str> {
+    pub fn prompt(&self, turn: u32) -> Option<&str> {
         self.turns.get(&turn).map(|t| t.prompt.as_str())
     }
 
@@ -373,9 +374,9 @@ mod tests {
         h.restored(&RestoreReport {
             scope: RestoreScope::Undo { turns: 1 },
             turns: vec![1],
-            restored: vec![crate::protocol::RestoredFile {
+            restored: vec![pablo_protocol::RestoredFile {
                 path: "a".into(),
-                action: crate::protocol::RestoreAction::Rewrite,
+                action: pablo_protocol::RestoreAction::Rewrite,
                 hunks: None,
                 now: file("1"),
             }],

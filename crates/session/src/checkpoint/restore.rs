@@ -8,13 +8,13 @@
 
 use super::objects::ObjectStore;
 use super::plan::text_of_state;
-use crate::core::ErrorCode;
-use crate::protocol::{
+use pablo_core::ErrorCode;
+use pablo_protocol::{
     FileState, RestoreAction, RestoreChoice, RestoreFile, RestorePlan, RestoreReport, RestoreScope,
     RestoreStatus, RestoredFile, SkippedFile,
 };
-use crate::workspace::diff::apply_hunks;
-use crate::workspace::{NewNode, Node, Workspace, revision_of};
+use pablo_workspace::diff::apply_hunks;
+use pablo_workspace::{NewNode, Node, Workspace, revision_of};
 
 fn expected_node(state: &FileState) -> Node {
     match state {
@@ -207,7 +207,7 @@ fn restore_file(
             .read_file(&rel)
             .map(|f| f.bytes)
             .or_else(|e| match e {
-                crate::workspace::WorkspaceError::NotFound { .. } => Ok(Vec::new()),
+                pablo_workspace::WorkspaceError::NotFound { .. } => Ok(Vec::new()),
                 e => Err(e),
             })
             .map_err(|e| failed(e.to_string()))?;
@@ -249,10 +249,10 @@ fn restore_file(
             hunks: if whole { None } else { choice.hunks.clone() },
             now,
         }),
-        Err(crate::workspace::WorkspaceError::RevisionMismatch { detail, .. }) => {
+        Err(pablo_workspace::WorkspaceError::RevisionMismatch { detail, .. }) => {
             Err(skip(&file.path, ErrorCode::ChangedSincePreview, detail))
         }
-        Err(crate::workspace::WorkspaceError::AlreadyExists { .. }) => Err(skip(
+        Err(pablo_workspace::WorkspaceError::AlreadyExists { .. }) => Err(skip(
             &file.path,
             ErrorCode::ChangedSincePreview,
             "a file appeared by that name after the preview; nothing was written",

@@ -14,26 +14,26 @@ use super::objects::{Budget, ObjectStore};
 use super::plan::make_plan;
 use super::restore::apply_plan;
 use super::scan::{ScanOptions, Scanner};
-use crate::protocol::{
+use pablo_protocol::{
     FileChange, FileState, RestoreChoice, RestorePlan, RestoreReport, RestoreScope, TurnCheckpoint,
 };
-use crate::tools::ChangeRecorder;
-use crate::workspace::{FileBytes, Node, RelPath, Workspace, revision_of};
+use pablo_tools::ChangeRecorder;
+use pablo_workspace::{FileBytes, Node, RelPath, Workspace, revision_of};
 
 /// Default cap on what one checkpoint stores.
-pub(crate) const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// Default cap on one file's stored bytes.
-pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How a session keeps checkpoints.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct CheckpointSettings {
+pub struct CheckpointSettings {
     /// The most file content one turn's checkpoint stores.
-    pub(crate) max_bytes: u64,
+    pub max_bytes: u64,
     /// Larger files are recorded by hash and size only.
-    pub(crate) max_file_bytes: u64,
+    pub max_file_bytes: u64,
     /// Watch the workspace around shell commands (off when the session has no shell).
-    pub(crate) scan_commands: bool,
+    pub scan_commands: bool,
 }
 
 impl Default for CheckpointSettings {
@@ -79,7 +79,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Checkpoints {
     /// Checkpoints of a session in `ws`, bytes in `objects`, starting from `history` (empty for a
     /// new session, rebuilt from the journal for a resumed one).
-    pub(crate) fn new(
+    pub fn new(
         ws: Arc<Workspace>,
         objects: ObjectStore,
         settings: CheckpointSettings,
@@ -108,7 +108,7 @@ impl Checkpoints {
     }
 
     /// A new turn with this prompt: its number, and its own size allowance.
-    pub(crate) fn begin_turn(&self, text: &str) -> u32 {
+    pub fn begin_turn(&self, text: &str) -> u32 {
         let turn = lock(&self.history).begin_turn(text);
         self.budget.reset(self.settings.max_bytes);
         let mut live = lock(&self.live);
@@ -118,18 +118,18 @@ impl Checkpoints {
     }
 
     /// The note about a restore that the next prompt carries to the model, once.
-    pub(crate) fn take_note(&self) -> Option<String> {
+    pub fn take_note(&self) -> Option<String> {
         lock(&self.history).take_note()
     }
 
     /// Hooks' notes a resumed session found unsent, for its next prompt, once.
-    pub(crate) fn take_hook_notes(&self) -> Vec<String> {
+    pub fn take_hook_notes(&self) -> Vec<String> {
         lock(&self.history).take_hook_notes()
     }
 
     /// The first walk of the workspace (so the bytes of every file are stored before a command
     /// can change them). Cheap once done; the agent starts it when a turn begins.
-    pub(crate) fn prepare(&self) {
+    pub fn prepare(&self) {
         if !self.settings.scan_commands {
             return;
         }
@@ -141,7 +141,7 @@ impl Checkpoints {
 
     /// Just before a shell command runs: the index catches up with whatever changed since (by
     /// the person, by pablo's own writes), so what the command changes is told apart.
-    pub(crate) fn before_command(&self) {
+    pub fn before_command(&self) {
         if self.settings.scan_commands {
             lock(&self.scanner).refresh(&self.budget);
         }
@@ -149,7 +149,7 @@ impl Checkpoints {
 
     /// After a call: what it changed (the write hook's records, and with `scanned` what the
     /// scan after a command found), recorded into the turn. Returns the turn and the changes.
-    pub(crate) fn after_call(&self, scanned: bool) -> (u32, Vec<FileChange>) {
+    pub fn after_call(&self, scanned: bool) -> (u32, Vec<FileChange>) {
         let (turn, pending) = {
             let mut live = lock(&self.live);
             (live.turn, std::mem::take(&mut live.pending))
@@ -180,7 +180,7 @@ impl Checkpoints {
     /// of them holds now that differs from what pablo last left it as, recorded into the
     /// running turn. The hooks' rewrite is then part of the turn: an undo takes it back with
     /// the change it followed, instead of finding the file "changed since" and leaving it.
-    pub(crate) fn after_hooks(&self, paths: &[String]) -> (u32, Vec<FileChange>) {
+    pub fn after_hooks(&self, paths: &[String]) -> (u32, Vec<FileChange>) {
         let turn = lock(&self.live).turn;
         let mut changes = Vec::new();
         for path in paths {
@@ -214,21 +214,22 @@ impl Checkpoints {
     }
 
     /// Notes about what the scanner could not do (no inotify, …), for a warning.
-    pub(crate) fn scan_notes(&self) -> Vec<String> {
+    pub fn scan_notes(&self) -> Vec<String> {
         std::mem::take(&mut lock(&self.scanner).notes)
     }
 
     /// The turns `/rewind` offers.
-    pub(crate) fn turns(&self) -> Vec<TurnCheckpoint> {
+    pub fn turns(&self) -> Vec<TurnCheckpoint> {
         lock(&self.history).list()
     }
 
-    pub(crate) fn history(&self) -> History {
+    /// A copy of the checkpoints so far.
+    pub fn history(&self) -> History {
         lock(&self.history).clone()
     }
 
     /// Continues from another history (the conversation forked).
-    pub(crate) fn replace_history(&self, history: History) {
+    pub fn replace_history(&self, history: History) {
         let turn = history.last_turn();
         *lock(&self.history) = history;
         let mut live = lock(&self.live);
@@ -238,8 +239,8 @@ impl Checkpoints {
     }
 
     /// Works out what `scope` would restore; remembers it for [`Checkpoints::restore`].
-    pub(crate) fn plan(&self, scope: &RestoreScope) -> Result<RestorePlan, CheckpointError> {
-        let plan_id = crate::session::new_session_id();
+    pub fn plan(&self, scope: &RestoreScope) -> Result<RestorePlan, CheckpointError> {
+        let plan_id = crate::new_session_id();
         let plan = make_plan(
             &lock(&self.history),
             scope,
@@ -253,7 +254,7 @@ impl Checkpoints {
 
     /// Restores the chosen files of the plan last made (it must be `plan_id`), and records the
     /// report (so the next prompt tells the model).
-    pub(crate) fn restore(
+    pub fn restore(
         &self,
         plan_id: &str,
         choices: &[RestoreChoice],

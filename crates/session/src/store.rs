@@ -13,7 +13,7 @@ use super::journal::{Journal, PendingJournal};
 use super::load::{load_header, load_journal, load_journal_text};
 use super::replay::{Replaying, ResumeState, replay};
 use super::{Header, SessionError, validate_id};
-use crate::protocol::Event;
+use pablo_protocol::Event;
 
 /// The sessions found, most recently updated first, and what could not be read.
 #[derive(Debug, Clone, Default)]
@@ -61,8 +61,8 @@ impl Store {
 
     /// The directory beside the journal for a session's files (spilled shell output, background
     /// session logs); created on first use. Give it to the tools as `Host::state_dir`.
-    #[cfg(test)]
-    pub(crate) fn artifacts_dir(&self, id: &str) -> Result<PathBuf, SessionError> {
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn artifacts_dir(&self, id: &str) -> Result<PathBuf, SessionError> {
         validate_id(id)?;
         let dir = self.dir.join(id);
         std::fs::create_dir_all(&dir).map_err(|e| SessionError::io(&dir, e))?;
@@ -82,7 +82,7 @@ impl Store {
     /// A new journal for `header` that is written from the session's first turn on (see
     /// [`PendingJournal`]); `artifacts` is the session's files directory, removed when the
     /// session ends without a turn and the directory is still empty.
-    pub(crate) fn create_pending(
+    pub fn create_pending(
         &self,
         header: &Header,
         artifacts: Option<PathBuf>,
@@ -184,7 +184,7 @@ impl Store {
 
     /// Every session, most recently updated first. Journals that cannot be read are reported in
     /// `warnings`, never fatal.
-    pub(crate) fn list(&self) -> Listing {
+    pub fn list(&self) -> Listing {
         let mut out = Listing::default();
         for id in self.journal_ids() {
             match self.info(&id) {
@@ -216,7 +216,7 @@ impl Store {
     /// with `session_busy`), reads it under the lock, cuts a torn tail off, and returns the journal
     /// (pass it as `AgentSetup::recorder`, with the same session id) and the state to start from,
     /// its events in `transcript`.
-    pub(crate) fn resume(&self, id: &str) -> Result<(Journal, ResumeState), SessionError> {
+    pub fn resume(&self, id: &str) -> Result<(Journal, ResumeState), SessionError> {
         let mut transcript = Vec::new();
         let (journal, mut state) = self.resume_with(id, &mut |event| transcript.push(event))?;
         state.transcript = transcript;
@@ -226,7 +226,7 @@ impl Store {
     /// [`Store::resume`], handing each journaled event to `each` as soon as it has been read and
     /// replayed (the state returned keeps none): a front-end can redraw a long session without
     /// its events waiting all at once beside the conversation they rebuild.
-    pub(crate) fn resume_with(
+    pub fn resume_with(
         &self,
         id: &str,
         each: &mut dyn FnMut(Event),

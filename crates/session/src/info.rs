@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::load::LoadedJournal;
 use super::{FORMAT_VERSION, Header, format_ms};
-use crate::protocol::{Event, PlanStatus};
+use pablo_protocol::{Event, PlanStatus};
 
 /// Longest title kept from the first prompt, in characters.
 const TITLE_CHARS: usize = 80;
@@ -16,12 +16,13 @@ const TITLE_CHARS: usize = 80;
 /// One row of `pablo sessions`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfo {
-    pub(crate) format: u32,
+    /// The journal format of the session.
+    pub format: u32,
     pub id: String,
     /// RFC 3339, UTC.
     pub created: String,
     /// Unix ms of the last journaled event.
-    pub(crate) updated_ms: u64,
+    pub updated_ms: u64,
     pub workspace: String,
     pub model: String,
     pub provider: String,
@@ -35,18 +36,18 @@ pub struct SessionInfo {
     /// What the session's model calls cost, in US dollars (0 when the prices are unknown). No
     /// serde default: a summary cached before this field existed fails to parse and is rebuilt
     /// from its journal rather than showing a cost of nothing.
-    pub(crate) cost_usd: f64,
+    pub cost_usd: f64,
     /// The last "cost so far" the journal reported; a resumed session reports from zero again,
     /// so only increases over this mark are added.
-    pub(crate) cost_mark: f64,
+    pub cost_mark: f64,
     /// Journaled events.
-    pub(crate) events: u64,
+    pub events: u64,
     /// Length of the journal this summary describes.
-    pub(crate) journal_bytes: u64,
+    pub journal_bytes: u64,
     /// Modification time of the journal this summary describes (ns since the epoch), so an edit
     /// that keeps the length is noticed too.
     #[serde(default)]
-    pub(crate) journal_mtime_ns: u64,
+    pub journal_mtime_ns: u64,
 }
 
 impl SessionInfo {
@@ -127,7 +128,7 @@ impl SessionInfo {
 
     /// Whether the session worked in `dir` (compared canonically). A front-end resuming a session
     /// elsewhere asks (TUI) or says (headless) which workspace it continues in.
-    pub(crate) fn is_for_workspace(&self, dir: &Path) -> bool {
+    pub fn is_for_workspace(&self, dir: &Path) -> bool {
         let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
         dir.to_string_lossy() == self.workspace
     }
@@ -144,7 +145,7 @@ fn title_of(text: &str) -> String {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("");
-    crate::protocol::describe::first_line_clipped(line, TITLE_CHARS, false)
+    pablo_protocol::describe::first_line_clipped(line, TITLE_CHARS, false)
 }
 
 /// A file's modification time in ns since the epoch (0 when unknown).

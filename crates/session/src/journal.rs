@@ -15,8 +15,8 @@ use serde::Serialize;
 use super::info::{SessionInfo, mtime_ns};
 use super::load::{JournalReader, LoadedJournal, Stamped, load_journal};
 use super::{ForkOrigin, Header, SessionError, format_ms, now_ms};
-use crate::core::EventRecorder;
-use crate::protocol::Event;
+use pablo_core::EventRecorder;
+use pablo_protocol::Event;
 
 /// Whether an event is written to the journal: every one but those for the screen only
 /// ([`Event::is_live_only`]).
@@ -139,12 +139,14 @@ impl Journal {
         Ok((journal, loaded))
     }
 
-    pub(crate) fn path(&self) -> &Path {
+    /// The journal file.
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
-    #[cfg(test)]
-    pub(crate) fn id(&self) -> &str {
+    /// The session's id.
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn id(&self) -> &str {
         &self.info.id
     }
 
@@ -342,7 +344,7 @@ impl EventRecorder for Journal {
 /// start, launch warnings) are held and written, with their times, when it comes; the session's
 /// files directory, made for the tools at start, is removed again if it stayed empty.
 #[derive(Debug)]
-pub(crate) struct PendingJournal {
+pub struct PendingJournal {
     path: PathBuf,
     meta_path: PathBuf,
     header: Header,

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{FORMAT_VERSION, Header, SessionError};
-use crate::protocol::Event;
+use pablo_protocol::Event;
 
 /// One journaled event with its Unix-millisecond timestamp.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -33,7 +33,7 @@ pub enum WarningKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadWarning {
     /// 1-based line number in the journal file.
-    pub(crate) line: usize,
+    pub line: usize,
     pub kind: WarningKind,
     pub(crate) message: String,
 }
@@ -57,7 +57,7 @@ pub struct LoadedJournal {
 }
 
 /// Reads and parses a journal file, with the bytes of its attached images.
-pub(crate) fn load_journal(path: &Path) -> Result<LoadedJournal, SessionError> {
+pub fn load_journal(path: &Path) -> Result<LoadedJournal, SessionError> {
     let dir = super::images::dir_for(path);
     let mut reader = JournalReader::open(path)?;
     let mut events = Vec::new();

@@ -25,7 +25,7 @@
 //! (spilled shell output and background-session logs, referenced by path from tool results).
 //! Attached images are stored once each under `images/<sha256>.<ext>`, shared by all sessions.
 
-pub(crate) mod checkpoint;
+pub mod checkpoint;
 mod images;
 mod info;
 mod journal;
@@ -40,17 +40,17 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use info::SessionInfo;
-#[cfg(test)]
-pub(crate) use journal::Journal;
-pub(crate) use load::load_journal;
+#[cfg(any(test, feature = "test-support"))]
+pub use journal::Journal;
+pub use load::load_journal;
 pub use load::{LoadWarning, LoadedJournal, Stamped, WarningKind};
-#[cfg(test)]
-pub(crate) use replay::INTERRUPTED_CODE;
-pub(crate) use replay::{ResumeState, rebuild};
+#[cfg(any(test, feature = "test-support"))]
+pub use replay::INTERRUPTED_CODE;
+pub use replay::{ResumeState, rebuild};
 pub use store::{Listing, Store};
-pub(crate) use transfer::ExportDocument;
+pub use transfer::ExportDocument;
 
-use crate::core::{Coded, ErrorCode};
+use pablo_core::{Coded, ErrorCode};
 
 /// The journal format this build writes and the newest it reads.
 pub(crate) const FORMAT_VERSION: u32 = 1;
@@ -62,18 +62,21 @@ pub struct Header {
     #[serde(rename = "type")]
     pub(crate) kind: HeaderTag,
     pub(crate) format: u32,
-    pub(crate) id: String,
+    /// The session's id (a UUID v7 for sessions pablo began).
+    pub id: String,
     /// RFC 3339, UTC.
-    pub(crate) created: String,
+    pub created: String,
     /// The canonical workspace directory the session worked in.
-    pub(crate) workspace: String,
-    pub(crate) model: String,
-    pub(crate) provider: String,
+    pub workspace: String,
+    /// The model the session began with.
+    pub model: String,
+    /// The provider of that model.
+    pub provider: String,
     pub(crate) pablo_version: String,
     /// Set when the session began as a rewind of another: the conversation up to the start of
     /// `turn` of `session` was copied, the rest stays there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) forked_from: Option<ForkOrigin>,
+    pub forked_from: Option<ForkOrigin>,
     /// How many of the first events were copied from another session (a fork, an import):
     /// history, not usage of this one, so `pablo stats` does not count them again.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -86,9 +89,11 @@ fn is_zero(n: &u64) -> bool {
 
 /// Which session and turn a forked session began from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ForkOrigin {
-    pub(crate) session: String,
-    pub(crate) turn: u32,
+pub struct ForkOrigin {
+    /// The session's id.
+    pub session: String,
+    /// The turn at whose start it was forked.
+    pub turn: u32,
 }
 
 /// Serde helper: the literal `"header"`.
@@ -237,7 +242,7 @@ pub(crate) fn format_ms(ms: u64) -> String {
 
 /// The store in the XDG data directory (`$XDG_DATA_HOME/pablo/sessions`).
 pub fn default_store() -> Result<Store, SessionError> {
-    let dirs = crate::config::Dirs::discover().map_err(|e| SessionError::Dirs(e.to_string()))?;
+    let dirs = pablo_config::Dirs::discover().map_err(|e| SessionError::Dirs(e.to_string()))?;
     Ok(Store::at(dirs.data.join("sessions")))
 }
 

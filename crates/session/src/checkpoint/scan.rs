@@ -29,8 +29,8 @@ use sha2::{Digest, Sha256};
 
 use super::ignore::{IgnoreRules, always_skipped, parent_of};
 use super::objects::{Budget, ObjectStore};
-use crate::protocol::{FileChange, FileState};
-use crate::workspace::{RelPath, Workspace};
+use pablo_protocol::{FileChange, FileState};
+use pablo_workspace::{RelPath, Workspace};
 
 /// Files changed within this long before a scan are hashed again at the next one: file times
 /// have a coarse granularity, so a second write in the same tick would not change them.
@@ -38,7 +38,7 @@ const RACY: Duration = Duration::from_secs(2);
 
 /// Size caps for what the scanner stores.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ScanOptions {
+pub struct ScanOptions {
     /// Larger files are hashed but not stored.
     pub max_file_bytes: u64,
 }
@@ -92,7 +92,8 @@ struct Dirty {
     full: bool,
 }
 
-pub(crate) struct Scanner {
+/// The index of the workspace's followed files, kept up to date from inotify or a walk.
+pub struct Scanner {
     ws: Arc<Workspace>,
     objects: ObjectStore,
     options: ScanOptions,
@@ -128,7 +129,8 @@ fn under(path: &str, dir: &str) -> bool {
 }
 
 impl Scanner {
-    pub(crate) fn new(ws: Arc<Workspace>, objects: ObjectStore, options: ScanOptions) -> Self {
+    /// A scanner of `ws` storing file content in `objects`; its first refresh builds the index.
+    pub fn new(ws: Arc<Workspace>, objects: ObjectStore, options: ScanOptions) -> Self {
         let rules = IgnoreRules::new(&ws);
         Self {
             ws,
@@ -149,18 +151,18 @@ impl Scanner {
     }
 
     /// Whether the kernel reports changes (false: every refresh walks the workspace).
-    pub(crate) fn is_watching(&self) -> bool {
+    pub fn is_watching(&self) -> bool {
         self.watch.is_some()
     }
 
     /// Stops listening to the kernel: every refresh walks the workspace, as when inotify is not
     /// available (the benchmark measures both ways).
-    pub(crate) fn stop_watching(&mut self) {
+    pub fn stop_watching(&mut self) {
         self.watch = None;
     }
 
     /// The followed files the index holds.
-    pub(crate) fn file_count(&self) -> usize {
+    pub fn file_count(&self) -> usize {
         self.files.len()
     }
 
@@ -175,7 +177,7 @@ impl Scanner {
 
     /// Brings the index up to date and returns what changed since the last refresh. The first
     /// refresh only builds the index (its "changes" would be every file) and returns nothing.
-    pub(crate) fn refresh(&mut self, budget: &Budget) -> Vec<FileChange> {
+    pub fn refresh(&mut self, budget: &Budget) -> Vec<FileChange> {
         let mut changes = Vec::new();
         if !self.ready {
             self.start_watching();
@@ -486,7 +488,7 @@ impl Scanner {
         let mode = opened.st_mode & 0o7777;
         let mut file = std::fs::File::from(fd);
         if opened.st_size as u64 > self.options.max_file_bytes {
-            let (hash, size) = crate::workspace::node::hash_reader(&mut file).ok()?;
+            let (hash, size) = pablo_workspace::node::hash_reader(&mut file).ok()?;
             return Some(FileState::File {
                 hash,
                 size,

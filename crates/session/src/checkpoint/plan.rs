@@ -6,11 +6,11 @@ use similar::DiffOp;
 
 use super::history::{FileSpan, History, Origin, RangeError};
 use super::objects::ObjectStore;
-use crate::protocol::{
+use pablo_protocol::{
     FileState, HunkSource, RestoreAction, RestoreFile, RestorePlan, RestoreScope, RestoreStatus,
 };
-use crate::workspace::diff::{diff, split_lines};
-use crate::workspace::{Node, Workspace};
+use pablo_workspace::diff::{diff, split_lines};
+use pablo_workspace::{Node, Workspace};
 
 /// Files larger than this are shown and restored whole, without a line diff.
 pub(crate) const DIFF_MAX_BYTES: u64 = 2 * 1024 * 1024;
@@ -244,7 +244,7 @@ fn step(
     removed_by: &mut [Option<Source>],
 ) -> Vec<Tag> {
     let mut out = Vec::with_capacity(new.len());
-    for op in crate::core::diff::line_ops(old, new, None) {
+    for op in pablo_core::diff::line_ops(old, new, None) {
         match op {
             DiffOp::Equal { old_index, len, .. } => {
                 out.extend_from_slice(&tags[old_index..old_index + len]);
@@ -283,7 +283,7 @@ fn attribute(
     span: &FileSpan,
     target: &str,
     current: &str,
-    hunks: &[crate::protocol::DiffHunk],
+    hunks: &[pablo_protocol::DiffHunk],
     objects: &ObjectStore,
 ) -> Vec<HunkSource> {
     let fallback = || {
@@ -338,19 +338,19 @@ fn attribute(
             };
             for l in &h.lines {
                 match l.tag {
-                    crate::protocol::DiffTag::Added => {
+                    pablo_protocol::DiffTag::Added => {
                         let t = l.new_lineno.and_then(|n| tags.get(n - 1)).copied();
                         add(match t {
                             Some(Tag::By(s)) => Some(s),
                             _ => None,
                         });
                     }
-                    crate::protocol::DiffTag::Removed => {
+                    pablo_protocol::DiffTag::Removed => {
                         add(l
                             .old_lineno
                             .and_then(|n| removed_by.get(n - 1).copied().flatten()));
                     }
-                    crate::protocol::DiffTag::Context => {}
+                    pablo_protocol::DiffTag::Context => {}
                 }
             }
             src.turns.sort_unstable();
