@@ -9,7 +9,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::harness::{JournalStore, journal_load_only};
+#[path = "support/journal_store.rs"]
+mod journal_store;
+use journal_store::{JournalStore, journal_load_only};
 
 fn resume(c: &mut Criterion) {
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -39,6 +39,8 @@ use std::time::{Duration, Instant};
 use http::{RecordedRequest, ScriptedResponse, ScriptedServer, openai};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
+#[path = "support/journal_store.rs"]
+mod journal_store;
 #[path = "shipped/long_sessions.rs"]
 mod long_sessions;
 

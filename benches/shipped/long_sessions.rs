@@ -2,7 +2,7 @@
 //! (a ~50 MB journal: 1,000 turns, each reading a 50 KB file) resumed in the TUI and by
 //! `pablo run --resume`, each against a fresh start in the same run; `pablo stats` over 1,000
 //! sessions against the same over 10. The journals are written by pablo's own journal writer
-//! (`pablo::harness::JournalStore`), as a long session would have left them. With
+//! (`benches/support/journal_store.rs`), as a long session would have left them. With
 //! `PABLO_BENCH_BEFORE=<binary>`, that binary is measured too, in turn with the one under test.
 
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use pablo::harness::JournalStore;
+use super::journal_store::JournalStore;
 
 use super::{Home, ModelStyle, ScriptedServer, Term, median, mib, script, status_kib, text};
 

@@ -10,8 +10,8 @@
 //! A module whose part of the engine has become a crate of its own goes: that crate's public API
 //! is what the bench names (`benches/capture.rs` runs `pablo-process` directly,
 //! `benches/csv_analyze.rs` runs `pablo-tools`, and `benches/sandbox.rs`, `benches/fs_search.rs`
-//! and `benches/policy.rs` set up what they time from the crates, with what two of them share in
-//! `benches/support/`). The rest stay here until their rows are crates too (issue 45 item 5).
+//! `benches/policy.rs`, `benches/journal.rs` and `benches/checkpoints.rs` set up what they time
+//! from the crates, with what two targets share in `benches/support/`). The rest stay here until their rows are crates too (issue 45 item 5).
 
 // A bench whose set-up fails should stop loudly, as the bench files always did; nothing here runs
 // inside pablo.
@@ -19,20 +19,16 @@
 
 mod acp_lines;
 mod agent;
-mod checkpoints;
 mod context;
 mod hooks;
-mod journal;
 mod otel_export;
 mod subagent;
 mod tui_render;
 
 pub use acp_lines::*;
 pub use agent::*;
-pub use checkpoints::*;
 pub use context::*;
 pub use hooks::*;
-pub use journal::*;
 pub use otel_export::*;
 pub use subagent::*;
 pub use tui_render::*;

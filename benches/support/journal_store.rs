@@ -1,22 +1,22 @@
-//! What `benches/journal.rs` measures; see [`super`].
-//!
-//! The bench resumes a long session and lists many sessions. Writing those sessions takes protocol
-//! events, a session header and the journal writer, and reading them back takes the store: engine
-//! types, so they live here behind [`JournalStore`]. The bench keeps the temporary directories,
-//! the timing and the file handling of its comparison (summaries deleted so every journal is
-//! scanned).
+//! The sessions `benches/journal.rs` resumes and lists and `benches/shipped.rs` (its long
+//! sessions) hands the binary: written by pablo's own journal writer from protocol events, read
+//! back through the session store, as a long session would have left them. Included by each
+//! (`#[path]`); it names `pablo-session`'s, `pablo-protocol`'s and `pablo-core`'s public API only.
+
+// A bench whose set-up fails should stop loudly; each target that includes this uses part of it.
+#![allow(clippy::expect_used, dead_code)]
 
 use std::hint::black_box;
 use std::path::Path;
 
 use serde_json::json;
 
-use crate::core::EventRecorder;
-use crate::core::ToolName;
-use crate::protocol::{
+use pablo_core::EventRecorder;
+use pablo_core::ToolName;
+use pablo_protocol::{
     ApprovalAnswer, Event, PlanItem, PlanStatus, StopReason, ToolCall, ToolOutcome, Usage,
 };
-use crate::session::{Header, Store, load_journal, new_session_id};
+use pablo_session::{Header, Store, load_journal, new_session_id};
 
 /// A directory of session journals.
 pub struct JournalStore {
