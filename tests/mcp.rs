@@ -722,7 +722,12 @@ async fn an_unknown_key_in_an_mcp_server_table_is_an_error_with_file_line_and_ke
 // ---------------------------------------------------------------- nothing outlives pablo
 
 /// The pids of live processes whose command line holds `marker`.
+///
+/// A shell that forks to run `sleep` leaves a child with its own command line until the child's
+/// `exec`: such a child (same command line as its parent) is the parent still, not a process of
+/// its own, and counting it made the count one more than the programs started, now and then.
 fn processes_marked(marker: &str) -> Vec<i32> {
+    let cmdline_of = |pid: &str| std::fs::read(format!("/proc/{pid}/cmdline")).ok();
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry
@@ -739,7 +744,11 @@ fn processes_marked(marker: &str) -> Vec<i32> {
         let zombie = state
             .rsplit_once(')')
             .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
+        let parent = state
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_string));
+        let unexeced_fork = parent.is_some_and(|ppid| cmdline_of(&ppid).as_ref() == Some(&cmdline));
+        if !zombie && !unexeced_fork && String::from_utf8_lossy(&cmdline).contains(marker) {
             out.push(pid);
         }
     }
