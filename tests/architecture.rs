@@ -71,6 +71,7 @@ const SOURCES: &[(&str, &str, &str)] = &[
     ("crates/policy/src", "policy", "pablo_policy"),
     ("crates/session/src", "session", "pablo_session"),
     ("crates/hooks/src", "hooks", "pablo_hooks"),
+    ("crates/agent/src", "agent", "pablo_agent"),
 ];
 
 /// Every scanned `src/` directory with the module path its files start at.

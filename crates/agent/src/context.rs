@@ -17,7 +17,9 @@ pub const MAX_PROJECT_INSTRUCTIONS: usize = 32 * 1024;
 /// Project instructions and what happened while collecting them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProjectInstructions {
+    /// The files' text, joined root first.
     pub text: String,
+    /// The files that were read, in that order.
     pub files: Vec<PathBuf>,
     /// Set when the cap cut the text.
     pub truncated: bool,

@@ -23,17 +23,24 @@ use pablo_tools::{Catalog, Host};
 
 /// The worktree an isolated subagent works in, and what its tools work through there.
 pub struct Isolation {
+    /// The host the task's tools work through, rooted in the worktree.
     pub host: Arc<Host>,
+    /// The policy engine that judges the task's calls there.
     pub policy: Arc<PolicyEngine>,
+    /// The person's hooks, as they run in the worktree.
     pub hooks: Arc<Hooks>,
+    /// The repository the worktree was made from.
     pub repository: Repository,
+    /// The worktree itself.
     pub worktree: Worktree,
 }
 
 /// What the launch makes for one isolated task: the worktree's parts and its whole catalog (the
 /// agent's tools are narrowed from it).
 pub struct Isolated {
+    /// The worktree and what works through it.
     pub isolation: Isolation,
+    /// The worktree's whole catalog.
     pub catalog: Catalog,
 }
 

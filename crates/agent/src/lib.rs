@@ -28,9 +28,9 @@ mod dispatch;
 mod forward;
 mod hooks;
 mod isolation;
-pub mod limits;
-pub mod mcp_input;
-pub mod mode;
+mod limits;
+mod mcp_input;
+mod mode;
 mod model_call;
 mod scope;
 mod shared;
@@ -62,16 +62,25 @@ use shared::Shared;
 
 /// Everything needed to start an agent.
 pub struct AgentSetup {
+    /// The session's id.
     pub session_id: String,
+    /// The model the turns call.
     pub model: Arc<dyn ModelClient>,
+    /// The tools the model may call.
     pub catalog: Catalog,
+    /// The policy engine that judges each call.
     pub policy: Arc<PolicyEngine>,
+    /// The host the tools work through.
     pub host: Arc<Host>,
+    /// What the session may consume.
     pub limits: Limits,
+    /// How calls that need an approval are answered.
     pub approvals: ApprovalMode,
+    /// The system prompt, sent first in every request.
     pub system_prompt: String,
     /// The conversation so far (resume); empty for a new session.
     pub history: Vec<Message>,
+    /// The session's journal, which records every event; `None` records nothing.
     pub recorder: Option<Box<dyn EventRecorder>>,
     /// The session's checkpoints (undo, rewind, `/diff`); `None` keeps none.
     pub checkpoints: Option<Arc<pablo_session::checkpoint::Checkpoints>>,

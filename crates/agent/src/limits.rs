@@ -14,18 +14,26 @@ pub(crate) const MIB: usize = 1024 * 1024;
 /// call entirely.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
+    /// How long one turn may run.
     pub run_deadline: Duration,
+    /// Bound on one tool call's arguments.
     pub max_tool_argument_bytes: usize,
     /// Bound on a tool result after JSON serialization (escaping counts).
     pub max_tool_result_bytes: usize,
+    /// Bound on one model request (system prompt, tools and messages, serialized).
     pub max_request_context_bytes: usize,
+    /// Bound on one model response.
     pub max_model_output_bytes: usize,
+    /// Events the agent itself may send in the session.
     pub max_native_events: u64,
+    /// Model calls the session may make.
     pub max_model_calls: Option<u64>,
+    /// Tool calls the session may make.
     pub max_tool_calls: Option<u64>,
     /// The most the session may spend on model calls, in US dollars at the model's prices
     /// (`--max-budget-usd`); `None` is no cap.
     pub max_budget_usd: Option<f64>,
+    /// How long a model stream may deliver nothing at all.
     pub stream_idle_timeout: Duration,
     /// How long a model stream may deliver none of the answer.
     pub stream_progress_timeout: Duration,
