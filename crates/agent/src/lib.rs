@@ -52,12 +52,12 @@ pub use isolation::{Isolated, Isolation, Isolator};
 pub(crate) use limits::Budget;
 pub use limits::Limits;
 
+use conversation::{Conversation, ConversationSetup};
 use pablo_core::{ApprovalMode, EventRecorder, EventSink};
 use pablo_model::{Message, ModelClient, ModelError};
 use pablo_policy::PolicyEngine;
 use pablo_protocol::AgentHandle;
 use pablo_tools::{Catalog, Host};
-use conversation::{Conversation, ConversationSetup};
 use shared::Shared;
 
 /// Everything needed to start an agent.

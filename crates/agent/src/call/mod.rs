@@ -160,11 +160,7 @@ impl Conversation {
     }
 
     /// Post-hooks and report for a begun call (a subagent's result is awaited first).
-    pub(crate) async fn finish_call(
-        &mut self,
-        call: &ToolCall,
-        begun: Begun,
-    ) -> ToolOutcome {
+    pub(crate) async fn finish_call(&mut self, call: &ToolCall, begun: Begun) -> ToolOutcome {
         let Begun { flight, committed } = begun;
         let span = flight.span.clone();
         async {

@@ -50,11 +50,7 @@ impl Conversation {
 
     /// A call that is not run (the turn stopped before it): announced and reported with
     /// `failure`, no stage in between.
-    pub(crate) fn report_unrun(
-        &mut self,
-        call: &ToolCall,
-        failure: ToolFailure,
-    ) -> ToolOutcome {
+    pub(crate) fn report_unrun(&mut self, call: &ToolCall, failure: ToolFailure) -> ToolOutcome {
         self.announce(call);
         self.report(call, failure.into_outcome(), &AlreadyRan::default())
     }
