@@ -4,7 +4,7 @@
 //! and never prints; the front-ends (`tui`, `headless`, `acp`) speak only [`protocol`].
 
 pub mod acp;
-pub(crate) mod agent;
+pub(crate) use pablo_agent as agent;
 pub use pablo_config as config;
 pub use pablo_core as core;
 #[doc(hidden)]

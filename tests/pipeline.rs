@@ -1,4 +1,4 @@
-//! The one tool-call pipeline (src/agent/call), through the real binary: every call, an
+//! The one tool-call pipeline (crates/agent/src/call), through the real binary: every call, an
 //! `agent.task` included, visits admit, pre-hooks, judge, approve, commit, post-hooks and report
 //! once each and in that order, a command is parsed once per call (however many looks the hooks,
 //! the judgement and the final check take at it), and the hooks of an `agent.task` call fire

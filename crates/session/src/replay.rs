@@ -1,6 +1,6 @@
 //! From journaled events back to the state a resumed session starts with.
 //!
-//! The conversation is rebuilt the way the agent loop builds it (src/agent/mod.rs):
+//! The conversation is rebuilt the way the agent loop builds it (crates/agent/src/lib.rs):
 //! `UserMessage` → a user message, `MessageCompleted` → one assistant message with its tool calls
 //! (and the reasoning blocks of the `ReasoningCompleted` and the searches of the `WebSearch`s
 //! just before it), `ToolCallEnd` → a tool

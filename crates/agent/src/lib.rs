@@ -17,20 +17,20 @@
 //! session's cost ([`model_call`]); each tool call, subagents' included, goes through the one
 //! pipeline of [`call`].
 
-pub(crate) mod attach;
+pub mod attach;
 mod call;
 mod checkpoints;
 mod compaction;
-pub(crate) mod context;
+pub mod context;
 mod conversation;
 mod diagnostics;
 mod dispatch;
 mod forward;
 mod hooks;
 mod isolation;
-pub(crate) mod limits;
-pub(crate) mod mcp_input;
-pub(crate) mod mode;
+mod limits;
+mod mcp_input;
+mod mode;
 mod model_call;
 mod scope;
 mod shared;
@@ -38,7 +38,7 @@ mod subagent;
 mod subtask;
 mod task;
 mod turn;
-pub(crate) mod window;
+pub mod window;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -48,46 +48,56 @@ use parking_lot::Mutex;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
-pub(crate) use isolation::{Isolated, Isolation, Isolator};
-pub(crate) use limits::{Budget, Limits};
+pub use isolation::{Isolated, Isolation, Isolator};
+pub(crate) use limits::Budget;
+pub use limits::Limits;
 
-use crate::core::{ApprovalMode, EventRecorder, EventSink};
-use crate::model::{Message, ModelClient, ModelError};
-use crate::policy::PolicyEngine;
-use crate::protocol::AgentHandle;
-use crate::tools::{Catalog, Host};
 use conversation::{Conversation, ConversationSetup};
+use pablo_core::{ApprovalMode, EventRecorder, EventSink};
+use pablo_model::{Message, ModelClient, ModelError};
+use pablo_policy::PolicyEngine;
+use pablo_protocol::AgentHandle;
+use pablo_tools::{Catalog, Host};
 use shared::Shared;
 
 /// Everything needed to start an agent.
 pub struct AgentSetup {
+    /// The session's id.
     pub session_id: String,
+    /// The model the turns call.
     pub model: Arc<dyn ModelClient>,
+    /// The tools the model may call.
     pub catalog: Catalog,
+    /// The policy engine that judges each call.
     pub policy: Arc<PolicyEngine>,
+    /// The host the tools work through.
     pub host: Arc<Host>,
+    /// What the session may consume.
     pub limits: Limits,
+    /// How calls that need an approval are answered.
     pub approvals: ApprovalMode,
+    /// The system prompt, sent first in every request.
     pub system_prompt: String,
     /// The conversation so far (resume); empty for a new session.
     pub history: Vec<Message>,
+    /// The session's journal, which records every event; `None` records nothing.
     pub recorder: Option<Box<dyn EventRecorder>>,
     /// The session's checkpoints (undo, rewind, `/diff`); `None` keeps none.
-    pub checkpoints: Option<Arc<crate::session::checkpoint::Checkpoints>>,
+    pub checkpoints: Option<Arc<pablo_session::checkpoint::Checkpoints>>,
     /// The working mode at start (`--mode`, `[tui] mode`); `Op::SetMode` switches it.
-    pub mode: crate::protocol::WorkMode,
+    pub mode: pablo_protocol::WorkMode,
     /// Builds another model client for `Op::SetModel`; `None` refuses the switch.
     pub model_switcher: Option<ModelSwitcher>,
-    /// The person's hooks (`crate::hooks::Hooks::none()` for none).
-    pub hooks: Arc<crate::hooks::Hooks>,
+    /// The person's hooks (`pablo_hooks::Hooks::none()` for none).
+    pub hooks: Arc<pablo_hooks::Hooks>,
     /// Makes the worktree of each task of an `isolation: worktree` agent; `None` refuses such
     /// tasks.
-    pub(crate) isolator: Option<Isolator>,
+    pub isolator: Option<Isolator>,
 }
 
 /// Builds a model client for a model name and an optional provider (the launch's settings
 /// fill in the rest).
-pub(crate) type ModelSwitcher = Arc<
+pub type ModelSwitcher = Arc<
     dyn Fn(
             Option<String>,
             String,
@@ -97,7 +107,7 @@ pub(crate) type ModelSwitcher = Arc<
 >;
 
 /// Starts the agent task. It announces itself with `SessionStarted` and ends after
-/// [`crate::protocol::Op::Shutdown`] (or when every op sender is dropped) with
+/// [`pablo_protocol::Op::Shutdown`] (or when every op sender is dropped) with
 /// `ShutdownComplete`.
 pub fn spawn(setup: AgentSetup) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
@@ -138,7 +148,7 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
             history: setup.history,
         },
     );
-    let session = crate::telemetry::session_span(
+    let session = pablo_telemetry::session_span(
         &conversation.session_id,
         conversation.model.provider(),
         conversation.model.model(),
@@ -160,4 +170,4 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
 }
 
 /// The first line of a compaction summary, so it is recognisable in the conversation.
-pub(crate) const COMPACT_MARK: &str = "[Summary of the earlier conversation, written when it was compacted to fit the context window]";
+pub const COMPACT_MARK: &str = "[Summary of the earlier conversation, written when it was compacted to fit the context window]";

@@ -20,8 +20,8 @@ use super::shared::Shared;
 use super::subtask;
 use super::task::{self, RunningTurn};
 use super::turn::TurnInput;
-use crate::core::ErrorCode;
-use crate::protocol::{Event, Op, StopReason, Subtask, WorkMode};
+use pablo_core::ErrorCode;
+use pablo_protocol::{Event, Op, StopReason, Subtask, WorkMode};
 
 /// What waits for the running turn to end, in order.
 enum Pending {

@@ -7,9 +7,9 @@ use super::super::mode;
 use super::Flight;
 use super::admit::Admitted;
 use super::report::denied;
-use crate::core::ToolFailure;
-use crate::policy::Judgement;
-use crate::protocol::{Decision, Preview};
+use pablo_core::ToolFailure;
+use pablo_policy::Judgement;
+use pablo_protocol::{Decision, Preview};
 
 impl Conversation {
     pub(super) fn judge_call(
@@ -35,9 +35,9 @@ impl Conversation {
             )?;
         }
         let verdict = &judgement.verdict;
-        crate::telemetry::record_verdict(
+        pablo_telemetry::record_verdict(
             &flight.span,
-            crate::policy::decision_label(verdict.decision),
+            pablo_policy::decision_label(verdict.decision),
             &verdict.rule_ids,
             sandbox_label(&admitted.preview),
         );

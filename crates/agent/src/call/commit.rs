@@ -10,11 +10,11 @@ use tokio_util::sync::CancellationToken;
 use super::super::conversation::Conversation;
 use super::admit::Admitted;
 use super::{Committed, Flight};
-use crate::core::{ApprovalMode, ErrorCode, ToolFailure};
-use crate::policy::LineParses;
-use crate::protocol::{Decision, Event, Preview, ToolCall, Verdict};
-use crate::tools::fs_write::PartialChange;
-use crate::tools::{Tool, ToolContext, ToolResult};
+use pablo_core::{ApprovalMode, ErrorCode, ToolFailure};
+use pablo_policy::LineParses;
+use pablo_protocol::{Decision, Event, Preview, ToolCall, Verdict};
+use pablo_tools::fs_write::PartialChange;
+use pablo_tools::{Tool, ToolContext, ToolResult};
 
 impl Conversation {
     pub(super) async fn commit(
@@ -137,12 +137,12 @@ fn sandbox_retry(preview: &Preview, result: &ToolResult) -> Option<(Preview, Ver
     };
     let denied = result.sandbox_denied()?;
     let choice = cp.sandbox.as_ref()?;
-    if choice.profile == crate::protocol::SandboxProfile::Off {
+    if choice.profile == pablo_protocol::SandboxProfile::Off {
         return None;
     }
     let mut retry = cp.clone();
-    retry.sandbox = Some(crate::protocol::SandboxChoice {
-        profile: crate::protocol::SandboxProfile::Off,
+    retry.sandbox = Some(pablo_protocol::SandboxChoice {
+        profile: pablo_protocol::SandboxProfile::Off,
         network: true,
         known_safe: false,
         credentials_masked: false,
@@ -150,7 +150,7 @@ fn sandbox_retry(preview: &Preview, result: &ToolResult) -> Option<(Preview, Ver
     });
     let why = &denied.message;
     let verdict = Verdict::ask(
-        crate::protocol::SANDBOX_RETRY_RULE,
+        pablo_protocol::SANDBOX_RETRY_RULE,
         format!(
             "{why}; run it again without the sandbox (full access to your files and the network)?"
         ),

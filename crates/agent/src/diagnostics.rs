@@ -2,7 +2,7 @@
 //! approval prompt is up, the change's new text goes to the servers that cover the file as an
 //! unsaved version, and what it would introduce and fix follows the prompt as
 //! [`Event::PreviewDiagnostics`] — first `checking`, then the answer. The prompt never waits for
-//! it. When the person toggles hunks ([`crate::protocol::Op::CheckHunks`]) the accepted subset
+//! it. When the person toggles hunks ([`pablo_protocol::Op::CheckHunks`]) the accepted subset
 //! is checked the same way. Nothing here touches the disk.
 
 use std::sync::Arc;
@@ -13,8 +13,8 @@ use tokio::sync::mpsc;
 use super::conversation::Conversation;
 use super::scope::SubScope;
 use super::shared::Shared;
-use crate::protocol::{Event, Preview, PreviewDiagnostics};
-use crate::tools::{Tool, ToolContext};
+use pablo_protocol::{Event, Preview, PreviewDiagnostics};
+use pablo_tools::{Tool, ToolContext};
 
 /// How long a server slower than its own wait is waited for on the second ask, while the prompt
 /// is open.
@@ -87,7 +87,7 @@ impl Conversation {
             // The text the change replaces, as it is now; a file changed since the preview is
             // compared with what it holds now (the commit would refuse it anyway).
             let old = match ws.parse_file(&change.path) {
-                Ok(rel) => crate::tools::editor::current_text(&ctx, &ws, &rel)
+                Ok(rel) => pablo_tools::editor::current_text(&ctx, &ws, &rel)
                     .await
                     .ok()
                     .flatten()

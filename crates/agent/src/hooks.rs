@@ -9,9 +9,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::conversation::Conversation;
-use crate::core::{ErrorCode, ToolFailure};
-use crate::hooks::{EventInput, Hook, HookAnswer, HookDecision, HookEvent, HookInput, answer};
-use crate::protocol::{Decision, Event, Preview, ToolCall, ToolOutcome, Verdict};
+use pablo_core::{ErrorCode, ToolFailure};
+use pablo_hooks::{EventInput, Hook, HookAnswer, HookDecision, HookEvent, HookInput, answer};
+use pablo_protocol::{Decision, Event, Preview, ToolCall, ToolOutcome, Verdict};
 
 /// How many times `stop` hooks may send the model back to work in one turn.
 pub(super) const MAX_STOP_CONTINUATIONS: u32 = 3;
@@ -136,11 +136,11 @@ impl Conversation {
     /// reason is the model's), else what the hooks want of the decision.
     pub(super) async fn pre_tool_hooks(
         &self,
-        tool: &dyn crate::tools::Tool,
+        tool: &dyn pablo_tools::Tool,
         call: &ToolCall,
         args: &Value,
         preview: &Preview,
-        parses: &crate::policy::LineParses,
+        parses: &pablo_policy::LineParses,
     ) -> Result<Gate, ToolFailure> {
         let hooks = self.hooks();
         if !hooks.any(HookEvent::PreToolUse) {
@@ -212,7 +212,7 @@ impl Conversation {
         if matching.is_empty() {
             return outcome;
         }
-        let provider = crate::core::ToolName::from_native(tool)
+        let provider = pablo_core::ToolName::from_native(tool)
             .map(|n| n.provider().to_string())
             .unwrap_or_else(|| tool.to_string());
         let arguments =
@@ -487,9 +487,9 @@ impl Conversation {
 /// program's file name, then its arguments. A command the parser refuses is matched as written
 /// (policy refuses to run it anyway).
 fn simple_commands(
-    policy: &crate::policy::PolicyEngine,
+    policy: &pablo_policy::PolicyEngine,
     preview: &Preview,
-    parses: &crate::policy::LineParses,
+    parses: &pablo_policy::LineParses,
 ) -> Option<Vec<String>> {
     let Preview::Command(cp) = preview else {
         return None;

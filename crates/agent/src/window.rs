@@ -15,9 +15,9 @@
 //! agent's compaction). Everything here is a pure function of the conversation, so the agent,
 //! resume and the benchmark compute the same thing.
 
-use crate::core::ToolSpec;
-use crate::model::Message;
-use crate::protocol::{ClearedResult, ToolCall};
+use pablo_core::ToolSpec;
+use pablo_model::Message;
+use pablo_protocol::{ClearedResult, ToolCall};
 
 /// The share of the window a request may fill before room is made.
 pub(crate) const FILL_LIMIT: f64 = 0.85;
@@ -95,14 +95,14 @@ impl ContextWindow {
 }
 
 /// The serialized size of a request's parts, as the agent measures it.
-pub(crate) fn request_bytes(system: &str, tools: &[ToolSpec], messages: &[Message]) -> usize {
+pub fn request_bytes(system: &str, tools: &[ToolSpec], messages: &[Message]) -> usize {
     let tools = serde_json::to_vec(tools).map(|v| v.len()).unwrap_or(0);
     system.len() + tools + messages.iter().map(message_bytes).sum::<usize>()
 }
 
 /// The serialized size of one message. An image serializes as its short description, so it
 /// counts as the bytes its estimated tokens would be at [`DEFAULT_BYTES_PER_TOKEN`]
-/// ([`crate::protocol::Image::estimated_tokens`]: providers bill images by their pixels, not by
+/// ([`pablo_protocol::Image::estimated_tokens`]: providers bill images by their pixels, not by
 /// the length of their base64).
 pub(crate) fn message_bytes(m: &Message) -> usize {
     let images = match m {
@@ -118,7 +118,7 @@ pub(crate) fn message_bytes(m: &Message) -> usize {
 /// Replaces every image of `messages` by a note in its message's text, for a model that takes
 /// none (the person switched to it with `/model` after images were sent to another).
 pub(crate) fn drop_images(messages: &mut [Message]) {
-    crate::model::drop_images(messages, "this model does not take images");
+    pablo_model::drop_images(messages, "this model does not take images");
 }
 
 /// The note the model reads in place of a cleared result of `tool` that was `bytes` long.
@@ -137,7 +137,7 @@ pub(crate) fn cleared_note(tool: &str, bytes: usize) -> String {
 /// Reads that may be repeated without effect (provider and native names; `web.fetch` only in its
 /// provider spelling, the one the conversation holds).
 fn is_repeatable(tool: &str) -> bool {
-    use crate::core::ToolName;
+    use pablo_core::ToolName;
     [ToolName::FsRead, ToolName::FsList, ToolName::FsSearch]
         .iter()
         .any(|t| t.is(tool))
@@ -196,7 +196,7 @@ fn tool_name<'a>(before: &'a [Message], call_id: &str) -> Option<&'a str> {
     })
 }
 
-pub(crate) use crate::model::apply_clearing;
+pub(crate) use pablo_model::apply_clearing;
 
 /// Where a compaction cuts the conversation: the start of the current turn when what follows
 /// fits the clear target, otherwise the start of the newest step (so a single long turn can be
@@ -228,12 +228,12 @@ pub(crate) fn compaction_cut(
 mod tests {
     use super::*;
 
-    fn png(width: u32, height: u32) -> crate::protocol::Image {
+    fn png(width: u32, height: u32) -> pablo_protocol::Image {
         let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
         bytes.extend(width.to_be_bytes());
         bytes.extend(height.to_be_bytes());
         bytes.extend([8, 6, 0, 0, 0]);
-        crate::protocol::Image::from_bytes(&bytes).unwrap()
+        pablo_protocol::Image::from_bytes(&bytes).unwrap()
     }
 
     #[test]

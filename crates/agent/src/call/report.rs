@@ -6,15 +6,15 @@
 use serde_json::{Value, json};
 
 use super::super::conversation::{Conversation, parse_arguments};
-use crate::core::{ErrorCode, ToolFailure, ToolKind};
-use crate::model::Message;
-use crate::protocol::{Event, ToolCall, ToolOutcome, Verdict};
-use crate::tools::ToolResult;
+use pablo_core::{ErrorCode, ToolFailure, ToolKind};
+use pablo_model::Message;
+use pablo_protocol::{Event, ToolCall, ToolOutcome, Verdict};
+use pablo_tools::ToolResult;
 
 /// What a result too large for the model must still say of a call that acted: how its command
 /// ended and where its whole output is.
 #[derive(Debug, Default)]
-pub(in crate::agent) struct AlreadyRan {
+pub(crate) struct AlreadyRan {
     exit_code: Option<Option<i32>>,
     artifact: Option<String>,
 }
@@ -31,7 +31,7 @@ impl AlreadyRan {
 impl Conversation {
     /// The tool's own name for `call` (what events and hooks name it), or the name the model
     /// used when no tool has it.
-    pub(in crate::agent) fn tool_label(&self, call: &ToolCall) -> String {
+    pub(crate) fn tool_label(&self, call: &ToolCall) -> String {
         self.catalog
             .get(&call.name)
             .map(|t| t.name().to_string())
@@ -50,11 +50,7 @@ impl Conversation {
 
     /// A call that is not run (the turn stopped before it): announced and reported with
     /// `failure`, no stage in between.
-    pub(in crate::agent) fn report_unrun(
-        &mut self,
-        call: &ToolCall,
-        failure: ToolFailure,
-    ) -> ToolOutcome {
+    pub(crate) fn report_unrun(&mut self, call: &ToolCall, failure: ToolFailure) -> ToolOutcome {
         self.announce(call);
         self.report(call, failure.into_outcome(), &AlreadyRan::default())
     }
@@ -68,8 +64,8 @@ impl Conversation {
     ) -> ToolOutcome {
         let tool = self.tool_label(call);
         // The model gets what the journal and the screen get: no secret value.
-        let outcome = crate::core::secrets::redact_serde(self.bound_result(&tool, outcome, ran));
-        let content = crate::core::tool_message(&outcome);
+        let outcome = pablo_core::secrets::redact_serde(self.bound_result(&tool, outcome, ran));
+        let content = pablo_core::tool_message(&outcome);
         self.emit(Event::ToolCallEnd {
             call_id: call.id.clone(),
             tool,

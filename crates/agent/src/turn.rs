@@ -17,10 +17,10 @@ use super::conversation::{Conversation, ModelTurn, TurnEnd};
 use super::hooks::PromptGate;
 use super::limits;
 use super::mode;
-use crate::core::{Coded, ErrorCode, ToolFailure};
-use crate::hooks::HookEvent;
-use crate::model::{Message, ModelStopReason};
-use crate::protocol::{Event, ImageAttachment, StopReason};
+use pablo_core::{Coded, ErrorCode, ToolFailure};
+use pablo_hooks::HookEvent;
+use pablo_model::{Message, ModelStopReason};
+use pablo_protocol::{Event, ImageAttachment, StopReason};
 
 /// The prompt with hooks' text after it, one paragraph each (resume appends it the same way).
 fn with_hook_text(text: String, notes: Vec<String>) -> String {
@@ -57,7 +57,7 @@ pub(crate) enum TurnOutcome {
 
 impl TurnOutcome {
     /// The event that closes the turn for a front-end.
-    pub(crate) fn into_event(self, usage: crate::protocol::Usage) -> Event {
+    pub(crate) fn into_event(self, usage: pablo_protocol::Usage) -> Event {
         match self {
             TurnOutcome::Refused {
                 code,
@@ -94,7 +94,7 @@ impl Conversation {
             text,
             images: given_images,
         } = input;
-        let span = crate::telemetry::turn_span();
+        let span = pablo_telemetry::turn_span();
         let started = Instant::now();
         let calls_before = (self.budget.model_requests(), self.budget.tool_calls());
         // Attachments are read before anything is sent: an image that cannot go refuses the
@@ -144,7 +144,7 @@ impl Conversation {
             self.emit(Event::Warning { message });
         }
         let text = attach::with_images(&attach::with_attachments(&text, &files), &images);
-        let message_images: Vec<crate::model::Image> =
+        let message_images: Vec<pablo_model::Image> =
             images.iter().map(|i| i.image.clone()).collect();
         if !files.is_empty() || !images.is_empty() {
             self.emit(Event::Attachments { files, images });
@@ -160,7 +160,7 @@ impl Conversation {
         // is asked to load it): notes after the prompt, journaled for resume.
         let notes = [
             mode::turn_note(self.last_turn_mode, now).map(str::to_string),
-            crate::tools::skill_load::mention_note(&prompt, self.catalog.skills()),
+            pablo_tools::skill_load::mention_note(&prompt, self.catalog.skills()),
         ];
         for note in notes.into_iter().flatten() {
             text = format!("{text}\n\n{note}");
@@ -177,7 +177,7 @@ impl Conversation {
             text,
             images: message_images,
         });
-        crate::model::drop_repeated_prompt(&mut self.messages);
+        pablo_model::drop_repeated_prompt(&mut self.messages);
         // The run deadline bounds each turn (`pablo run` has exactly one; an interactive session
         // that sat idle for an hour must not have its next turn cut at once). It cancels like an
         // interrupt, so the running tool is awaited, and then ends the turn as a spent budget.

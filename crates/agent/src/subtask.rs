@@ -16,9 +16,9 @@
 
 use super::conversation::Conversation;
 use super::subagent::Placement;
-use crate::core::ToolName;
-use crate::protocol::{Event, SUBTASK_PROMPT_STARTS, Subtask};
-use crate::tools::agent_task::AgentDefinition;
+use pablo_core::ToolName;
+use pablo_protocol::{Event, SUBTASK_PROMPT_STARTS, Subtask};
+use pablo_tools::agent_task::AgentDefinition;
 
 /// The tools a review may call: it reads and runs read-only commands, and changes nothing.
 const REVIEW_TOOLS: &[ToolName] = &[

@@ -26,10 +26,10 @@ use tokio_util::sync::CancellationToken;
 use super::conversation::{Conversation, ConversationSetup};
 use super::scope::SubScope;
 use super::turn::TurnInput;
-use crate::core::{ErrorCode, ToolFailure, ToolName};
-use crate::model::Message;
-use crate::protocol::{Event, Preview, StopReason, ToolCall, ToolOutcome, Usage};
-use crate::tools::agent_task::{AgentDefinition, AgentTaskArgs, DEFAULT_AGENT, SubagentResult};
+use pablo_core::{ErrorCode, ToolFailure, ToolName};
+use pablo_model::Message;
+use pablo_protocol::{Event, Preview, StopReason, ToolCall, ToolOutcome, Usage};
+use pablo_tools::agent_task::{AgentDefinition, AgentTaskArgs, DEFAULT_AGENT, SubagentResult};
 
 /// What a finished subagent hands its parent.
 struct SubagentEnd {
@@ -47,9 +47,9 @@ pub(super) struct TaskPlan {
 impl TaskPlan {
     /// The agent the call names (the default one without a name) from `catalog`'s roster; an
     /// agent that is not defined is refused with the names of those that are.
-    pub(super) fn new(catalog: &crate::tools::Catalog, args: &Value) -> Result<Self, ToolFailure> {
+    pub(super) fn new(catalog: &pablo_tools::Catalog, args: &Value) -> Result<Self, ToolFailure> {
         let name = ToolName::AgentTask.native();
-        let args: AgentTaskArgs = crate::tools::parse_args(name, args)?;
+        let args: AgentTaskArgs = pablo_tools::parse_args(name, args)?;
         let roster = catalog.agents().cloned().unwrap_or_default();
         let agent_name = args.agent.as_deref().unwrap_or(DEFAULT_AGENT);
         let agent = roster.get(agent_name).cloned().ok_or_else(|| {
@@ -378,7 +378,7 @@ struct Ending {
     answer: String,
     error: Option<(String, String)>,
     /// An isolated subagent's worktree, as it left it.
-    left: Option<crate::tools::agent_task::WorktreeLeft>,
+    left: Option<pablo_tools::agent_task::WorktreeLeft>,
 }
 
 /// The parent's tool result: the answer when the subagent finished, else why it did not (and

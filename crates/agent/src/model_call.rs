@@ -10,10 +10,10 @@ use tracing::Instrument;
 
 use super::conversation::{Conversation, ModelTurn, TurnEnd};
 use super::window;
-use crate::core::{Coded, ErrorCode};
-use crate::model::profile::thinking_budget;
-use crate::model::{ModelError, ModelRequest, ReasoningBlock, StreamEvent};
-use crate::protocol::{Event, Usage};
+use pablo_core::{Coded, ErrorCode};
+use pablo_model::profile::thinking_budget;
+use pablo_model::{ModelError, ModelRequest, ReasoningBlock, StreamEvent};
+use pablo_protocol::{Event, Usage};
 
 /// The answer tokens asked for by default (reasoning budgets come on top).
 const ANSWER_TOKENS: u32 = 16_384;
@@ -111,7 +111,7 @@ impl Conversation {
             ));
         }
         let span =
-            crate::telemetry::model_call_span(self.model.provider(), self.model.model(), size);
+            pablo_telemetry::model_call_span(self.model.provider(), self.model.model(), size);
         let started = Instant::now();
         let mut shown = Shown::default();
         let mut result = self
@@ -172,7 +172,7 @@ impl Conversation {
             Err(ModelError::Http {
                 status, message, ..
             }) if refuses_images(status, &message) && carries_images(&self.messages) => {
-                crate::model::drop_images(&mut self.messages, crate::model::IMAGE_REFUSED_NOTE);
+                pablo_model::drop_images(&mut self.messages, pablo_model::IMAGE_REFUSED_NOTE);
                 Err(TurnEnd::error(
                     ErrorCode::ImageRefused,
                     format!(
@@ -200,7 +200,7 @@ impl Conversation {
             text: text.clone(),
             tool_calls: Vec::new(),
         });
-        self.messages.push(crate::model::Message::Assistant {
+        self.messages.push(pablo_model::Message::Assistant {
             text,
             tool_calls: Vec::new(),
             reasoning: Vec::new(),
@@ -286,7 +286,7 @@ impl Conversation {
         }
         if call_usage != Usage::default() {
             let call_cost = self.profile.prices.map(|p| p.cost(&call_usage));
-            crate::telemetry::record_usage(&tracing::Span::current(), &call_usage, call_cost);
+            pablo_telemetry::record_usage(&tracing::Span::current(), &call_usage, call_cost);
             self.usage.add(&call_usage);
             if let Some(cost) = call_cost {
                 self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
@@ -335,8 +335,8 @@ fn refuses_images(status: u16, message: &str) -> bool {
         && message.to_ascii_lowercase().contains("image")
 }
 
-fn carries_images(messages: &[crate::model::Message]) -> bool {
+fn carries_images(messages: &[pablo_model::Message]) -> bool {
     messages
         .iter()
-        .any(|m| matches!(m, crate::model::Message::User { images, .. } if !images.is_empty()))
+        .any(|m| matches!(m, pablo_model::Message::User { images, .. } if !images.is_empty()))
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::core::{ErrorCode, EventSink, ToolFailure, ToolName};
-use crate::protocol::{Decision, Event, Preview, Verdict};
+use pablo_core::{ErrorCode, EventSink, ToolFailure, ToolName};
+use pablo_protocol::{Decision, Event, Preview, Verdict};
 
 /// What marks a conversation as a subagent's: the call it answers, and what its events say.
 pub(crate) struct SubScope {

@@ -13,33 +13,40 @@
 use std::sync::Arc;
 
 use super::conversation::Conversation;
-use crate::core::ToolFailure;
-use crate::hooks::Hooks;
-use crate::policy::PolicyEngine;
-use crate::process::worktree::{Repository, Worktree};
-use crate::session::checkpoint::Checkpoints;
-use crate::tools::agent_task::WorktreeLeft;
-use crate::tools::{Catalog, Host};
+use pablo_core::ToolFailure;
+use pablo_hooks::Hooks;
+use pablo_policy::PolicyEngine;
+use pablo_process::worktree::{Repository, Worktree};
+use pablo_session::checkpoint::Checkpoints;
+use pablo_tools::agent_task::WorktreeLeft;
+use pablo_tools::{Catalog, Host};
 
 /// The worktree an isolated subagent works in, and what its tools work through there.
-pub(crate) struct Isolation {
-    pub(crate) host: Arc<Host>,
-    pub(crate) policy: Arc<PolicyEngine>,
-    pub(crate) hooks: Arc<Hooks>,
-    pub(crate) repository: Repository,
-    pub(crate) worktree: Worktree,
+pub struct Isolation {
+    /// The host the task's tools work through, rooted in the worktree.
+    pub host: Arc<Host>,
+    /// The policy engine that judges the task's calls there.
+    pub policy: Arc<PolicyEngine>,
+    /// The person's hooks, as they run in the worktree.
+    pub hooks: Arc<Hooks>,
+    /// The repository the worktree was made from.
+    pub repository: Repository,
+    /// The worktree itself.
+    pub worktree: Worktree,
 }
 
 /// What the launch makes for one isolated task: the worktree's parts and its whole catalog (the
 /// agent's tools are narrowed from it).
-pub(crate) struct Isolated {
-    pub(crate) isolation: Isolation,
-    pub(crate) catalog: Catalog,
+pub struct Isolated {
+    /// The worktree and what works through it.
+    pub isolation: Isolation,
+    /// The worktree's whole catalog.
+    pub catalog: Catalog,
 }
 
 /// Makes the worktree of one task of the agent named by the first argument; the second is the
 /// session's host (the worktree's host shares its count of web requests).
-pub(crate) type Isolator = Arc<dyn Fn(&str, &Host) -> Result<Isolated, ToolFailure> + Send + Sync>;
+pub type Isolator = Arc<dyn Fn(&str, &Host) -> Result<Isolated, ToolFailure> + Send + Sync>;
 
 impl Conversation {
     /// The host this conversation's tools work through: the worktree's for an isolated

@@ -12,9 +12,9 @@ use super::super::conversation::parse_arguments;
 use super::super::mode;
 use super::super::subagent::TaskPlan;
 use super::report::denied;
-use crate::core::{ErrorCode, ToolFailure, ToolName};
-use crate::protocol::{Preview, ToolCall};
-use crate::tools::{Tool, ToolContext};
+use pablo_core::{ErrorCode, ToolFailure, ToolName};
+use pablo_protocol::{Preview, ToolCall};
+use pablo_tools::{Tool, ToolContext};
 
 /// A call that passed admission, with its preview.
 pub(super) struct Admitted {

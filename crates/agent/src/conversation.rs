@@ -14,10 +14,10 @@ use super::scope::SubScope;
 use super::shared::Shared;
 use super::window::ContextWindow;
 use super::{Budget, Limits};
-use crate::core::ErrorCode;
-use crate::model::{Message, ModelClient, ModelProfile, ModelStopReason, ReasoningBlock};
-use crate::protocol::{Event, StopReason, ToolCall, Usage, WorkMode};
-use crate::tools::Catalog;
+use pablo_core::ErrorCode;
+use pablo_model::{Message, ModelClient, ModelProfile, ModelStopReason, ReasoningBlock};
+use pablo_protocol::{Event, StopReason, ToolCall, Usage, WorkMode};
+use pablo_tools::Catalog;
 
 /// What a conversation starts from.
 pub(crate) struct ConversationSetup {
@@ -111,7 +111,7 @@ impl Conversation {
     }
 
     /// Where this conversation's tools send their events (a subagent's go out wrapped).
-    pub(super) fn tool_events(&self) -> crate::core::EventSink {
+    pub(super) fn tool_events(&self) -> pablo_core::EventSink {
         match &self.scope {
             None => self.shared.events.clone(),
             Some(scope) => super::scope::scoped_sink(&self.shared.events, scope),
@@ -191,5 +191,5 @@ pub(super) struct ModelTurn {
     pub(super) stop: ModelStopReason,
     pub(super) reasoning: Vec<ReasoningBlock>,
     /// The searches the provider ran for this answer.
-    pub(super) searches: Vec<crate::protocol::WebSearch>,
+    pub(super) searches: Vec<pablo_protocol::WebSearch>,
 }

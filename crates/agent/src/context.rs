@@ -9,18 +9,20 @@
 use std::path::{Path, PathBuf};
 
 /// The bundled system prompt.
-pub(crate) const SYSTEM_PROMPT: &str = include_str!("../../assets/system_prompt.md");
+pub const SYSTEM_PROMPT: &str = include_str!("../../../assets/system_prompt.md");
 
 /// Cap on the joined project instructions.
-pub(crate) const MAX_PROJECT_INSTRUCTIONS: usize = 32 * 1024;
+pub const MAX_PROJECT_INSTRUCTIONS: usize = 32 * 1024;
 
 /// Project instructions and what happened while collecting them.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct ProjectInstructions {
-    pub(crate) text: String,
-    pub(crate) files: Vec<PathBuf>,
+pub struct ProjectInstructions {
+    /// The files' text, joined root first.
+    pub text: String,
+    /// The files that were read, in that order.
+    pub files: Vec<PathBuf>,
     /// Set when the cap cut the text.
-    pub(crate) truncated: bool,
+    pub truncated: bool,
 }
 
 /// The repository root: the nearest ancestor (or `dir` itself) that holds `.git`.
@@ -58,7 +60,7 @@ fn read_tail(file: &Path, cap: u64) -> Option<Vec<u8>> {
 
 /// Collects `AGENTS.md` from the repository root down to `workspace` (just the workspace when it
 /// is not inside a repository).
-pub(crate) fn project_instructions(workspace: &Path) -> ProjectInstructions {
+pub fn project_instructions(workspace: &Path) -> ProjectInstructions {
     let root = repository_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
     let mut dirs: Vec<&Path> = workspace
         .ancestors()
@@ -123,7 +125,7 @@ fn owned_by_me_or_root(meta: &std::fs::Metadata) -> bool {
 }
 
 /// The full system prompt for a workspace.
-pub(crate) fn system_prompt(workspace: &Path, project: &ProjectInstructions) -> String {
+pub fn system_prompt(workspace: &Path, project: &ProjectInstructions) -> String {
     let mut s = SYSTEM_PROMPT.trim_end().to_string();
     s.push_str(&format!(
         "\n\n# Environment\n\nWorkspace: {}\nAll paths you pass to tools are relative to it, with forward slashes.\n",

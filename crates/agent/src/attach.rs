@@ -10,16 +10,16 @@
 //! anything is sent: the person meant the model to see it, and a turn without it would answer a
 //! different question. A text file that cannot be attached is only a note, as it always was.
 
-use crate::core::{Coded, ErrorCode, ToolKind, ToolName};
-use crate::policy::PolicyEngine;
-use crate::protocol::{Attachment, Decision, Image, ImageAttachment, Preview};
-use crate::tools::Host;
+use pablo_core::{Coded, ErrorCode, ToolKind, ToolName};
+use pablo_policy::PolicyEngine;
+use pablo_protocol::{Attachment, Decision, Image, ImageAttachment, Preview};
+use pablo_tools::Host;
 
 /// Most bytes of one attached file that reach the model (the rest is cut, and said to be).
 pub(crate) const MAX_ATTACHED_FILE_BYTES: usize = 64 * 1024;
 /// Most files attached to one message.
 pub(crate) const MAX_ATTACHED_FILES: usize = 10;
-pub(crate) use crate::protocol::image::MAX_IMAGE_BYTES;
+pub use pablo_protocol::image::MAX_IMAGE_BYTES;
 
 const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
 
@@ -171,7 +171,7 @@ pub(crate) fn attach(
         }
         let file = match host.workspace.read_file(&rel) {
             Ok(file) => file,
-            Err(crate::workspace::WorkspaceError::FileTooLarge { size, .. }) if named_image => {
+            Err(pablo_workspace::WorkspaceError::FileTooLarge { size, .. }) if named_image => {
                 return Err(AttachError::ImageTooLarge {
                     path: rel.to_string(),
                     bytes: size,
@@ -184,7 +184,7 @@ pub(crate) fn attach(
             }
         };
         let path = rel.to_string();
-        if let Some(format) = crate::protocol::ImageFormat::sniff(&file.bytes) {
+        if let Some(format) = pablo_protocol::ImageFormat::sniff(&file.bytes) {
             if file.bytes.len() > MAX_IMAGE_BYTES {
                 return Err(AttachError::ImageTooLarge {
                     path,
@@ -212,7 +212,7 @@ pub(crate) fn attach(
             return Err(AttachError::NotAnImage { path });
         }
         let bytes = file.bytes.len();
-        match crate::workspace::text_of(&rel, &file.bytes) {
+        match pablo_workspace::text_of(&rel, &file.bytes) {
             Ok(text) => {
                 let (text, truncated) = cut(text.to_string(), MAX_ATTACHED_FILE_BYTES);
                 if truncated {
@@ -266,7 +266,7 @@ fn cut(mut text: String, max: usize) -> (String, bool) {
     (text, true)
 }
 
-pub(crate) use crate::protocol::describe::{with_attachments, with_images};
+pub(crate) use pablo_protocol::describe::{with_attachments, with_images};
 
 #[cfg(test)]
 mod tests {

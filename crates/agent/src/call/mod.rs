@@ -37,10 +37,10 @@ use tracing::Instrument;
 
 use super::conversation::Conversation;
 use super::subagent::SubagentRun;
-use crate::core::{ToolFailure, ToolName};
-use crate::policy::LineParses;
-use crate::protocol::{ToolCall, ToolOutcome};
-use crate::tools::ToolResult;
+use pablo_core::{ToolFailure, ToolName};
+use pablo_policy::LineParses;
+use pablo_protocol::{ToolCall, ToolOutcome};
+use pablo_tools::ToolResult;
 
 pub(super) use report::AlreadyRan;
 
@@ -82,7 +82,7 @@ impl Flight {
     fn new(call_id: &str) -> Self {
         Self {
             call_id: call_id.to_string(),
-            span: crate::telemetry::tool_call_span(),
+            span: pablo_telemetry::tool_call_span(),
             started: Instant::now(),
             parses: LineParses::default(),
         }
@@ -105,14 +105,14 @@ enum Committed {
 }
 
 /// A call through its commit stage, waiting to be finished ([`Conversation::finish_call`]).
-pub(in crate::agent) struct Begun {
+pub(crate) struct Begun {
     flight: Flight,
     committed: Result<Committed, ToolFailure>,
 }
 
 impl Conversation {
     /// Runs `call` through every stage; returns its outcome as reported to the model.
-    pub(in crate::agent) async fn run_call(
+    pub(crate) async fn run_call(
         &mut self,
         call: &ToolCall,
         cancel: &CancellationToken,
@@ -123,7 +123,7 @@ impl Conversation {
 
     /// Takes every `agent.task` call of `calls` through its commit, so that their subagents
     /// work side by side while the response's other calls run; each is finished in its turn.
-    pub(in crate::agent) async fn begin_subagents(
+    pub(crate) async fn begin_subagents(
         &mut self,
         calls: &[ToolCall],
         cancel: &CancellationToken,
@@ -145,7 +145,7 @@ impl Conversation {
     }
 
     /// Announces `call` and takes it through admit, pre-hooks, judge, approve and commit.
-    pub(in crate::agent) async fn begin_call(
+    pub(crate) async fn begin_call(
         &mut self,
         call: &ToolCall,
         cancel: &CancellationToken,
@@ -160,11 +160,7 @@ impl Conversation {
     }
 
     /// Post-hooks and report for a begun call (a subagent's result is awaited first).
-    pub(in crate::agent) async fn finish_call(
-        &mut self,
-        call: &ToolCall,
-        begun: Begun,
-    ) -> ToolOutcome {
+    pub(crate) async fn finish_call(&mut self, call: &ToolCall, begun: Begun) -> ToolOutcome {
         let Begun { flight, committed } = begun;
         let span = flight.span.clone();
         async {
@@ -172,7 +168,7 @@ impl Conversation {
             flight
                 .span
                 .record("duration_ms", flight.started.elapsed().as_millis() as u64);
-            crate::telemetry::content::tool_call(&flight.span, &call.arguments, &outcome);
+            pablo_telemetry::content::tool_call(&flight.span, &call.arguments, &outcome);
             flight.enter(Stage::Report);
             tracing::debug!(
                 call_id = %flight.call_id,
@@ -200,7 +196,7 @@ impl Conversation {
         };
         let (outcome, ran) = match committed {
             Ok(Ok(result)) => {
-                crate::telemetry::record_tool_facts(span, result.trace_facts(), None);
+                pablo_telemetry::record_tool_facts(span, result.trace_facts(), None);
                 let ran = AlreadyRan::of(&result);
                 (ToolOutcome::ok(result.to_json()), ran)
             }

@@ -4,9 +4,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::config::LimitsConfig;
-use crate::core::ErrorCode;
-use crate::protocol::ToolOutcome;
+use pablo_config::LimitsConfig;
+use pablo_core::ErrorCode;
+use pablo_protocol::ToolOutcome;
 
 pub(crate) const MIB: usize = 1024 * 1024;
 
@@ -14,36 +14,44 @@ pub(crate) const MIB: usize = 1024 * 1024;
 /// call entirely.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
-    pub(crate) run_deadline: Duration,
-    pub(crate) max_tool_argument_bytes: usize,
+    /// How long one turn may run.
+    pub run_deadline: Duration,
+    /// Bound on one tool call's arguments.
+    pub max_tool_argument_bytes: usize,
     /// Bound on a tool result after JSON serialization (escaping counts).
-    pub(crate) max_tool_result_bytes: usize,
-    pub(crate) max_request_context_bytes: usize,
-    pub(crate) max_model_output_bytes: usize,
-    pub(crate) max_native_events: u64,
-    pub(crate) max_model_calls: Option<u64>,
-    pub(crate) max_tool_calls: Option<u64>,
+    pub max_tool_result_bytes: usize,
+    /// Bound on one model request (system prompt, tools and messages, serialized).
+    pub max_request_context_bytes: usize,
+    /// Bound on one model response.
+    pub max_model_output_bytes: usize,
+    /// Events the agent itself may send in the session.
+    pub max_native_events: u64,
+    /// Model calls the session may make.
+    pub max_model_calls: Option<u64>,
+    /// Tool calls the session may make.
+    pub max_tool_calls: Option<u64>,
     /// The most the session may spend on model calls, in US dollars at the model's prices
     /// (`--max-budget-usd`); `None` is no cap.
-    pub(crate) max_budget_usd: Option<f64>,
-    pub(crate) stream_idle_timeout: Duration,
+    pub max_budget_usd: Option<f64>,
+    /// How long a model stream may deliver nothing at all.
+    pub stream_idle_timeout: Duration,
     /// How long a model stream may deliver none of the answer.
-    pub(crate) stream_progress_timeout: Duration,
+    pub stream_progress_timeout: Duration,
     /// When the request (system prompt, tools and messages, serialized) grows past this many
     /// bytes, the conversation is summarized even if the context window has room. Unbounded by
     /// default: the window decides (`agent::window`); set it to keep requests small on purpose.
-    pub(crate) compact_at_bytes: usize,
+    pub compact_at_bytes: usize,
     /// HTTP requests `web.fetch` may send in the session, each redirect counted (0 removes the
     /// tool from the catalog).
-    pub(crate) max_network_requests: u64,
+    pub max_network_requests: u64,
     /// Largest artifact `artifact.write` stores.
-    pub(crate) max_artifact_bytes: usize,
+    pub max_artifact_bytes: usize,
     /// Subagents of one model response that run at the same time.
-    pub(crate) max_parallel_subagents: usize,
+    pub max_parallel_subagents: usize,
     /// Tool calls one subagent may make (the session's budget still bounds the total).
-    pub(crate) subagent_max_tool_calls: u64,
+    pub subagent_max_tool_calls: u64,
     /// How long one subagent may run (the turn's deadline still bounds it).
-    pub(crate) subagent_deadline: Duration,
+    pub subagent_deadline: Duration,
 }
 
 impl Default for Limits {
@@ -72,7 +80,7 @@ impl Default for Limits {
 
 impl Limits {
     /// Applies a config layer's overrides.
-    pub(crate) fn apply(&mut self, c: &LimitsConfig) {
+    pub fn apply(&mut self, c: &LimitsConfig) {
         if let Some(s) = c.run_deadline_seconds {
             self.run_deadline = Duration::from_secs(s);
         }
@@ -209,8 +217,8 @@ impl CapReached {
         format!(
             "the {whose}spend cap of {} (--max-budget-usd) is reached: {} spent; a higher cap \
              (`pablo resume ID --max-budget-usd AMOUNT`, which counts from $0) goes on",
-            crate::core::dollars(self.cap),
-            crate::core::dollars(self.spent)
+            pablo_core::dollars(self.cap),
+            pablo_core::dollars(self.spent)
         )
     }
 }

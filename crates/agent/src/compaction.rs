@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 use super::COMPACT_MARK;
 use super::conversation::Conversation;
 use super::window::{self, ContextWindow};
-use crate::model::{Message, ModelError, ModelRequest, StreamEvent};
-use crate::protocol::Event;
+use pablo_model::{Message, ModelError, ModelRequest, StreamEvent};
+use pablo_protocol::Event;
 
 /// What the model is asked when older turns are compacted.
 const COMPACT_REQUEST: &str = "The conversation is getting too long for the context window. \
@@ -56,7 +56,7 @@ impl Conversation {
     pub(super) async fn recover_overflow(&mut self, message: &str, cancel: &CancellationToken) {
         let bytes = self.request_bytes();
         self.window
-            .refused(bytes, crate::model::http::overflow_tokens(message));
+            .refused(bytes, pablo_model::http::overflow_tokens(message));
         self.emit(Event::Warning {
             message: format!(
                 "the model refused the request as too long for its context window; pablo made \

@@ -5,8 +5,8 @@
 //!
 //! Only names of configured servers count: `@src/main.rs` and `/help` are left alone.
 
-use crate::core::ToolFailure;
-use crate::tools::mcp::McpHub;
+use pablo_core::ToolFailure;
+use pablo_tools::mcp::McpHub;
 
 /// The text of the turn once prompts are run and resources attached; unchanged when it names no
 /// MCP server.
@@ -64,8 +64,8 @@ fn resource_mentions(hub: &McpHub, text: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::mcp::ServerSpec;
-    use crate::tools::mcp::client::Endpoint;
+    use pablo_tools::mcp::ServerSpec;
+    use pablo_tools::mcp::client::Endpoint;
     use std::time::Duration;
 
     fn hub() -> McpHub {

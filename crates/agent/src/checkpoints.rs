@@ -11,12 +11,12 @@ use tokio::sync::oneshot;
 use super::conversation::Conversation;
 use super::forward::Control;
 use super::shared::Shared;
-use crate::core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind};
-use crate::protocol::{Event, Op, Preview, RestoreReport, RestoreScope, ToolCall};
-use crate::session::checkpoint::Checkpoints;
-use crate::session::checkpoint::history::prompt_with_note;
-use crate::tools::fs_write::{HunkNotApplied, LineRange, PartialChange};
-use crate::tools::{Tool, ToolContext, ToolResult};
+use pablo_core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind};
+use pablo_protocol::{Event, Op, Preview, RestoreReport, RestoreScope, ToolCall};
+use pablo_session::checkpoint::Checkpoints;
+use pablo_session::checkpoint::history::prompt_with_note;
+use pablo_tools::fs_write::{HunkNotApplied, LineRange, PartialChange};
+use pablo_tools::{Tool, ToolContext, ToolResult};
 
 /// Runs blocking checkpoint work off the async threads.
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
@@ -88,14 +88,14 @@ impl Conversation {
         {
             let mut changed = self.turn_changed.lock();
             for ch in &changes {
-                use crate::protocol::FileState::Directory;
+                use pablo_protocol::FileState::Directory;
                 // `file_changed` is about files; a directory made or removed is not one.
                 if matches!(ch.before, Directory) || matches!(ch.after, Directory) {
                     continue;
                 }
                 let kind = match (&ch.before, &ch.after) {
-                    (crate::protocol::FileState::Absent, _) => "created",
-                    (_, crate::protocol::FileState::Absent) => "deleted",
+                    (pablo_protocol::FileState::Absent, _) => "created",
+                    (_, pablo_protocol::FileState::Absent) => "deleted",
                     _ => "modified",
                 };
                 changed.insert(ch.path.clone(), kind);
@@ -174,7 +174,7 @@ impl Conversation {
     /// copied events, and the next prompt carries the restore's note.
     async fn fork(&mut self, c: &Arc<Checkpoints>, turn: u32, report: RestoreReport) {
         let text = c.history().prompt(turn).unwrap_or_default().to_string();
-        let new_id = crate::session::new_session_id();
+        let new_id = pablo_session::new_session_id();
         let (reply, answer) = oneshot::channel();
         let sent = self.shared.control.send(Control::Fork {
             new_id: new_id.clone(),
@@ -200,7 +200,7 @@ impl Conversation {
                 });
             }
         };
-        let (messages, history) = crate::session::rebuild(&forked);
+        let (messages, history) = pablo_session::rebuild(&forked);
         self.messages = messages;
         c.replace_history(history);
         let from = std::mem::replace(&mut self.session_id, new_id.clone());
@@ -226,7 +226,7 @@ fn internal(message: &str) -> Event {
 pub(super) fn not_applied(
     original: &Preview,
     accepted: &[usize],
-    notes: &[crate::protocol::HunkNote],
+    notes: &[pablo_protocol::HunkNote],
 ) -> Option<PartialChange> {
     let Preview::FileChange(fc) = original else {
         return None;
@@ -241,9 +241,9 @@ pub(super) fn not_applied(
         let mut text = format!("{}\n", h.header);
         for l in &h.lines {
             let sign = match l.tag {
-                crate::protocol::DiffTag::Context => ' ',
-                crate::protocol::DiffTag::Added => '+',
-                crate::protocol::DiffTag::Removed => '-',
+                pablo_protocol::DiffTag::Context => ' ',
+                pablo_protocol::DiffTag::Added => '+',
+                pablo_protocol::DiffTag::Removed => '-',
             };
             text.push(sign);
             text.push_str(&l.text);

@@ -4,8 +4,8 @@
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::core::EventRecorder;
-use crate::protocol::Event;
+use pablo_core::EventRecorder;
+use pablo_protocol::Event;
 
 /// A request to the event forwarder, handled after every event sent before it.
 pub(super) enum Control {
@@ -66,7 +66,7 @@ fn forward_one(
 ) -> bool {
     // Live output and results may hold a secret a command found; neither the journal nor a
     // front-end gets it.
-    let event = crate::core::secrets::redact_serde(event);
+    let event = pablo_core::secrets::redact_serde(event);
     {
         if let Some(r) = recorder.as_mut() {
             let boundary = matches!(
@@ -93,7 +93,7 @@ fn forward_one(
 }
 
 /// A model client's retry as front-ends are told of it.
-pub(super) fn retry_event(r: crate::model::RetryNotice) -> Event {
+pub(super) fn retry_event(r: pablo_model::RetryNotice) -> Event {
     Event::Retry {
         attempt: r.attempt,
         max_attempts: r.max_attempts,

@@ -16,12 +16,12 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::ModelSwitcher;
 use super::forward::Control;
-use crate::core::{ApprovalMode, Coded, ErrorCode, EventSink};
-use crate::model::ModelClient;
-use crate::policy::PolicyEngine;
-use crate::protocol::{ApprovalAnswer, Event, Op, RuleSummary, WorkMode};
-use crate::session::checkpoint::Checkpoints;
-use crate::tools::Host;
+use pablo_core::{ApprovalMode, Coded, ErrorCode, EventSink};
+use pablo_model::ModelClient;
+use pablo_policy::PolicyEngine;
+use pablo_protocol::{ApprovalAnswer, Event, Op, RuleSummary, WorkMode};
+use pablo_session::checkpoint::Checkpoints;
+use pablo_tools::Host;
 
 /// A model client built by a switch, taken by the next turn.
 type SwitchedModel = Arc<Mutex<Option<Arc<dyn ModelClient>>>>;
@@ -45,7 +45,7 @@ pub(crate) struct Shared {
     pub(super) model_switcher: Option<ModelSwitcher>,
     pub(super) switched_model: SwitchedModel,
     /// The person's hooks (docs/hooks.md); none configured: an empty set.
-    pub(super) hooks: Arc<crate::hooks::Hooks>,
+    pub(super) hooks: Arc<pablo_hooks::Hooks>,
     /// Makes the worktree of an `isolation: worktree` agent's task ([`super::isolation`]).
     pub(super) isolator: Option<super::Isolator>,
     /// The tool calls waiting for the person's answer, by call id.

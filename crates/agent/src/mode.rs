@@ -2,8 +2,8 @@
 //! (`PolicyEngine::mode`), which also answers auto-edit's built-in question for file changes; the
 //! policy stays the one judge of a call, and plan only narrows what it allows.
 
-use crate::core::{ErrorCode, ToolFailure, ToolKind};
-use crate::protocol::{Decision, Verdict, WorkMode};
+use pablo_core::{ErrorCode, ToolFailure, ToolKind};
+use pablo_protocol::{Decision, Verdict, WorkMode};
 
 /// Refuses, before any preview is built, a call plan mode never runs: a file change.
 pub(crate) fn refuse_before_preview(

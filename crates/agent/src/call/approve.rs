@@ -8,11 +8,11 @@ use tokio_util::sync::CancellationToken;
 use super::super::checkpoints;
 use super::super::conversation::Conversation;
 use super::admit::Admitted;
-use crate::core::{ApprovalMode, ErrorCode, ToolFailure};
-use crate::policy::Judgement;
-use crate::protocol::{ApprovalAnswer, Decision, Event, Preview, ToolCall, Verdict};
-use crate::tools::fs_write::PartialChange;
-use crate::tools::{Tool, ToolContext};
+use pablo_core::{ApprovalMode, ErrorCode, ToolFailure};
+use pablo_policy::Judgement;
+use pablo_protocol::{ApprovalAnswer, Decision, Event, Preview, ToolCall, Verdict};
+use pablo_tools::fs_write::PartialChange;
+use pablo_tools::{Tool, ToolContext};
 
 impl Conversation {
     /// Asks when the judgement says ask; the preview to commit is left in `admitted`. Returns,
