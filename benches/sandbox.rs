@@ -264,7 +264,6 @@ impl SandboxTrue {
 impl SandboxTrue {
     /// The credential mask of this workspace, with this process's home directory and `PATH`.
     fn mask(&self) -> pablo_process::mask::MaskPlan {
-        let names = pablo_workspace::CredentialNames::builtin();
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let path_dirs = std::env::var("PATH")
             .unwrap_or_default()
@@ -272,16 +271,8 @@ impl SandboxTrue {
             .filter(|d| d.starts_with('/'))
             .map(PathBuf::from)
             .collect();
-        pablo_process::mask::plan(&pablo_process::mask::MaskInputs {
-            workspace: &self.ws,
-            home: home.as_deref(),
-            path_dirs,
-            toolchain_homes: Vec::new(),
-            own: &[],
-            support: None,
-            credentials: &pablo_tools::CredentialRuleOf(&names),
-        })
-        .expect("the workspace is small enough to mask")
+        mask::plan(&self.ws, home.as_deref(), path_dirs)
+            .expect("the workspace is small enough to mask")
     }
 }
 

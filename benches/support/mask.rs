@@ -8,20 +8,29 @@
 
 use std::path::Path;
 
-/// The measured step of a masked read's start: the credential files of `ws` that the mask
-/// hides, found by its walk of the workspace (the home directory left out), counted.
-pub fn mask_hidden(ws: &Path) -> usize {
+/// The credential mask of `ws` under the built-in credential names, with `home` and the
+/// `path_dirs` hidden as a masked read hides them (the one set of inputs both benches build).
+pub fn plan(
+    ws: &Path,
+    home: Option<&Path>,
+    path_dirs: Vec<std::path::PathBuf>,
+) -> Result<pablo_process::mask::MaskPlan, pablo_process::mask::MaskError> {
     let names = pablo_workspace::CredentialNames::builtin();
     pablo_process::mask::plan(&pablo_process::mask::MaskInputs {
         workspace: ws,
-        home: None,
-        path_dirs: Vec::new(),
+        home,
+        path_dirs,
         toolchain_homes: Vec::new(),
         own: &[],
         support: None,
         credentials: &pablo_tools::CredentialRuleOf(&names),
     })
-    .map_or(0, |plan| plan.workspace_hidden.len())
+}
+
+/// The measured step of a masked read's start: the credential files of `ws` that the mask
+/// hides, found by its walk of the workspace (the home directory left out), counted.
+pub fn mask_hidden(ws: &Path) -> usize {
+    plan(ws, None, Vec::new()).map_or(0, |plan| plan.workspace_hidden.len())
 }
 
 /// `ws` tracked as a session's tool host tracks it, for as long as the returned step lives, and
