@@ -137,6 +137,8 @@ mod tests {
             "ls a#b\\",
             "ls\\ x",
             "A #\\",
+            "ls\u{a0}-la",
+            "ls\u{3000}src",
             "ls # a comment; rm x",
             "ls # ((((",
             "(ls)",
@@ -144,6 +146,16 @@ mod tests {
         ] {
             assert_eq!(plain_words(text), None, "{text:?}");
         }
+    }
+
+    #[test]
+    fn plain_words_over_the_length_limit_are_refused_as_any_text_is() {
+        let long = format!("ls {}", "a ".repeat(40_000));
+        assert!(is_plain(&long));
+        assert!(matches!(
+            parse(&long),
+            Err(crate::shell::Refusal::TooLong { .. })
+        ));
     }
 
     /// Words that change a parse in command position, listed apart from [`RESERVED`] so that a word
