@@ -72,6 +72,7 @@ const SOURCES: &[(&str, &str, &str)] = &[
     ("crates/session/src", "session", "pablo_session"),
     ("crates/hooks/src", "hooks", "pablo_hooks"),
     ("crates/agent/src", "agent", "pablo_agent"),
+    ("crates/launch/src", "launch", "pablo_launch"),
 ];
 
 /// Every scanned `src/` directory with the module path its files start at.
@@ -817,8 +818,10 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // since `session` did (`Store`, `Header`, `SessionError`, `SessionInfo`, `stats` and the rest
     // are `pablo-session`'s); 137 since the journal and checkpoints benches do the same
     // (`harness::JournalStore` and `CheckpointsScanner` gone); 134 since `agent` did (`spawn`,
-    // `AgentSetup` and the rest are `pablo-agent`'s).
-    const CEILING: usize = 134;
+    // `AgentSetup` and the rest are `pablo-agent`'s); 69 since `launch` did (`Launch`,
+    // `LaunchOptions`, `demo`, `doctor`, `export`, `trust` and the rest are `pablo-launch`'s,
+    // with `statusline`, `list_sessions` and the few items the front-ends use widened there).
+    const CEILING: usize = 69;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

@@ -542,7 +542,7 @@ fn editor_mcp_servers(
 /// pablo will ever send, so the editor's gauge never reads over 100 %).
 fn translator_for(launch: &Launch) -> Result<Translator, AcpError> {
     let kinds = launch.tool_kinds()?.into_iter().collect();
-    let context_tokens = (launch.limits.max_request_context_bytes / 4) as u64;
+    let context_tokens = (launch.limits().max_request_context_bytes / 4) as u64;
     Ok(Translator::new(
         launch.workspace.clone(),
         kinds,

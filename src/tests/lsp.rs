@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pablo::config::LspServerEntry;
-use pablo::lsp::{LspHub, LspSetup};
 use pablo::protocol::{PreviewDiagnostics, Severity};
+use pablo_lsp::{LspHub, LspSetup};
 
 use super::support::lsp::{pyright_or_skip, pyright_table, ruff_or_skip, ruff_table};
 
@@ -112,7 +112,6 @@ mod agent_loop {
     use pablo::agent::{self, AgentSetup, Limits};
     use pablo::config::{Dirs, Layers};
     use pablo::core::ApprovalMode;
-    use pablo::lsp::LspHub;
     use pablo::model::scripted::ScriptedModel;
     use pablo::policy::{CliFlags, PolicyEngine};
     use pablo::protocol::{
@@ -120,6 +119,7 @@ mod agent_loop {
     };
     use pablo::tools::{Catalog, Host, register_filesystem};
     use pablo::workspace::{Workspace, revision_of};
+    use pablo_lsp::LspHub;
     use serde_json::{Value, json};
 
     /// A session over `ws` whose host has `lsp`, asking the person (this test) on every edit.

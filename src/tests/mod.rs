@@ -12,7 +12,6 @@ mod support;
 mod catalog;
 mod catalog_artifact;
 mod catalog_fetch;
-mod catalog_memory;
 mod fs_tools;
 mod images;
 mod pin;

@@ -17,32 +17,32 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::Launch;
-use crate::hooks::run::RunEnd;
-use crate::hooks::{Hook, Hooks};
-use crate::policy::PolicyEngine;
+use pablo_hooks::run::RunEnd;
+use pablo_hooks::{Hook, Hooks};
+use pablo_policy::PolicyEngine;
 
 /// How long one run may take; a slower one is killed and the line shown before stays.
-pub(crate) const TIMEOUT: Duration = Duration::from_secs(1);
+pub const TIMEOUT: Duration = Duration::from_secs(1);
 
 /// What the status line command reads on stdin. Claude Code's fields, then pablo's own.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct StatuslineInput {
+pub struct StatuslineInput {
     /// Always `Status`.
-    pub(crate) hook_event_name: &'static str,
-    pub(crate) session_id: String,
+    pub hook_event_name: &'static str,
+    pub session_id: String,
     /// The session's journal (JSON lines), once the session has an id.
-    pub(crate) transcript_path: Option<String>,
-    pub(crate) cwd: String,
-    pub(crate) model: StatuslineModel,
-    pub(crate) workspace: StatuslineWorkspace,
+    pub transcript_path: Option<String>,
+    pub cwd: String,
+    pub model: StatuslineModel,
+    pub workspace: StatuslineWorkspace,
     /// pablo's version.
-    pub(crate) version: &'static str,
-    pub(crate) output_style: OutputStyle,
-    pub(crate) cost: StatuslineCost,
-    pub(crate) context_window: StatuslineContext,
+    pub version: &'static str,
+    pub output_style: OutputStyle,
+    pub cost: StatuslineCost,
+    pub context_window: StatuslineContext,
     /// Whether the last request's input passed 200,000 tokens.
-    pub(crate) exceeds_200k_tokens: bool,
-    pub(crate) pablo: PabloStatus,
+    pub exceeds_200k_tokens: bool,
+    pub pablo: PabloStatus,
 }
 
 impl Default for StatuslineInput {
@@ -67,67 +67,67 @@ impl Default for StatuslineInput {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub(crate) struct StatuslineModel {
-    pub(crate) id: String,
+pub struct StatuslineModel {
+    pub id: String,
     /// pablo has no display names: the model's name again.
-    pub(crate) display_name: String,
+    pub display_name: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub(crate) struct StatuslineWorkspace {
-    pub(crate) current_dir: String,
-    pub(crate) project_dir: String,
+pub struct StatuslineWorkspace {
+    pub current_dir: String,
+    pub project_dir: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub(crate) struct OutputStyle {
-    pub(crate) name: String,
+pub struct OutputStyle {
+    pub name: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub(crate) struct StatuslineCost {
+pub struct StatuslineCost {
     /// The session's cost at the models' prices (0 when none are known).
-    pub(crate) total_cost_usd: f64,
+    pub total_cost_usd: f64,
     /// Since this screen opened.
-    pub(crate) total_duration_ms: u64,
+    pub total_duration_ms: u64,
     /// `null`: pablo does not time the model's answers apart from the rest of a turn.
-    pub(crate) total_api_duration_ms: Option<u64>,
+    pub total_api_duration_ms: Option<u64>,
     /// Lines that `fs.write` and `fs.edit` changes added and removed, as their diffs counted.
-    pub(crate) total_lines_added: u64,
-    pub(crate) total_lines_removed: u64,
+    pub total_lines_added: u64,
+    pub total_lines_removed: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub(crate) struct StatuslineContext {
+pub struct StatuslineContext {
     /// The session's tokens.
-    pub(crate) total_input_tokens: u64,
-    pub(crate) total_output_tokens: u64,
+    pub total_input_tokens: u64,
+    pub total_output_tokens: u64,
     /// The model's context window, once a call reported it.
-    pub(crate) context_window_size: Option<u64>,
+    pub context_window_size: Option<u64>,
     /// The last request's share of the window, in whole percent.
-    pub(crate) used_percentage: Option<u64>,
-    pub(crate) remaining_percentage: Option<u64>,
+    pub used_percentage: Option<u64>,
+    pub remaining_percentage: Option<u64>,
 }
 
 /// pablo's own figures.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub(crate) struct PabloStatus {
-    pub(crate) provider: String,
+pub struct PabloStatus {
+    pub provider: String,
     /// `ask`, `auto-edit` or `plan`.
-    pub(crate) mode: crate::protocol::WorkMode,
+    pub mode: pablo_protocol::WorkMode,
     /// The last request's input tokens and the model's window.
-    pub(crate) context_tokens: Option<u64>,
-    pub(crate) context_window: Option<u64>,
+    pub context_tokens: Option<u64>,
+    pub context_window: Option<u64>,
     /// Turns of the session, and whether one runs now.
-    pub(crate) turns: u64,
-    pub(crate) turn_running: bool,
+    pub turns: u64,
+    pub turn_running: bool,
     /// The model calls of the last turn that ended (its subagents' and retries included).
-    pub(crate) last_turn_model_calls: Option<u64>,
+    pub last_turn_model_calls: Option<u64>,
     /// `--max-budget-usd`, and what this run of the session has spent against it.
-    pub(crate) spend_cap_usd: Option<f64>,
-    pub(crate) spent_usd: Option<f64>,
+    pub spend_cap_usd: Option<f64>,
+    pub spent_usd: Option<f64>,
     /// Background shell sessions still running.
-    pub(crate) background_sessions: u64,
+    pub background_sessions: u64,
 }
 
 /// The person's status line program, ready to run.
@@ -145,7 +145,7 @@ impl StatusLine {
     /// Runs the program once with `input`: the first line it printed (empty when it printed
     /// none), or `None` when it failed, ran past [`TIMEOUT`] or could not start, so the line
     /// shown before stays.
-    pub(crate) async fn run(&self, mut input: StatuslineInput) -> Option<String> {
+    pub async fn run(&self, mut input: StatuslineInput) -> Option<String> {
         if !input.session_id.is_empty() {
             let path = self.sessions.join(format!("{}.jsonl", input.session_id));
             input.transcript_path = Some(path.display().to_string());

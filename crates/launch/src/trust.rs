@@ -12,9 +12,9 @@
 
 use std::path::Path;
 
-use crate::agent::Limits;
-use crate::config::{ConfigError, ConfigFile, Layers, ModelSetting, ReasoningLevel, RuleDecision};
-use crate::core::ToolMode;
+use pablo_agent::Limits;
+use pablo_config::{ConfigError, ConfigFile, Layers, ModelSetting, ReasoningLevel, RuleDecision};
+use pablo_core::ToolMode;
 
 /// Everything the project config at `file` decides only once the person trusts the folder,
 /// endpoints and programs with their values: what a person must see before trusting (`pablo
@@ -237,7 +237,7 @@ fn withhold_wider_shell(file: &mut ConfigFile, user: Option<&ConfigFile>, out: &
         Some(n) => n,
     };
     let s = &mut file.options.shell;
-    let timeout = crate::process::DEFAULT_TIMEOUT.as_secs();
+    let timeout = pablo_process::DEFAULT_TIMEOUT.as_secs();
     let mut t = s.timeout_seconds.map(|v| or_default(Some(v), timeout));
     wider(
         out,
@@ -248,7 +248,7 @@ fn withhold_wider_shell(file: &mut ConfigFile, user: Option<&ConfigFile>, out: &
     if t.is_none() {
         s.timeout_seconds = None;
     }
-    let size = crate::process::DEFAULT_MAX_OUTPUT_BYTES as u64;
+    let size = pablo_process::DEFAULT_MAX_OUTPUT_BYTES as u64;
     let mut o = s.max_output_chars.map(|v| or_default(Some(v as u64), size));
     wider(
         out,
@@ -259,7 +259,7 @@ fn withhold_wider_shell(file: &mut ConfigFile, user: Option<&ConfigFile>, out: &
     if o.is_none() {
         s.max_output_chars = None;
     }
-    let sessions = crate::process::DEFAULT_MAX_SESSIONS as u64;
+    let sessions = pablo_process::DEFAULT_MAX_SESSIONS as u64;
     let mut m = s.max_sessions.map(|v| or_default(Some(v as u64), sessions));
     wider(
         out,

@@ -4,15 +4,15 @@
 use std::sync::Arc;
 
 use super::{Launch, LaunchError};
-use crate::model::ModelClient;
-use crate::model::search::WebSearchTool;
+use pablo_model::ModelClient;
+use pablo_model::search::WebSearchTool;
 
 impl Launch {
     /// The model client chosen by flags over config layers, then the environment
     /// (`model::select`). Async because autodetection may probe a local Ollama.
     pub async fn model(&self) -> Result<Arc<dyn ModelClient>, LaunchError> {
-        use crate::model::http::HttpOptions;
-        use crate::model::select::select;
+        use pablo_model::http::HttpOptions;
+        use pablo_model::select::select;
         let options = HttpOptions::for_limits(
             self.limits.stream_idle_timeout,
             self.limits.max_model_output_bytes,
@@ -34,8 +34,8 @@ impl Launch {
 
     /// The provider settings of flags over config layers, before the environment is read (what
     /// [`Launch::model`] builds a client from, and what `pablo doctor` checks).
-    pub(crate) fn provider_settings(&self) -> crate::model::select::ProviderSettings {
-        use crate::model::select::ProviderSettings;
+    pub(crate) fn provider_settings(&self) -> pablo_model::select::ProviderSettings {
+        use pablo_model::select::ProviderSettings;
         let model = self.layers.model();
         let config = ProviderSettings {
             provider: self.layers.last(|c| c.provider.clone()),
@@ -72,8 +72,8 @@ impl Launch {
     /// Decided from the settings before the environment is read, so a provider left to
     /// autodetection is not judged.
     pub(crate) fn web_search_warnings(&self) -> Vec<String> {
-        use crate::config::WireApi;
-        use crate::model::select::{OPENAI_BASE_URL, is_openai_api};
+        use pablo_config::WireApi;
+        use pablo_model::select::{OPENAI_BASE_URL, is_openai_api};
         let Some(tool) = self.web_search_tool() else {
             return Vec::new();
         };
@@ -121,9 +121,9 @@ impl Launch {
     /// Builds clients for `/model NAME` (`Op::SetModel`): the same settings as at start with
     /// another model; another provider drops the base URL and key variable that were set for
     /// the first one.
-    pub(crate) fn model_switcher(&self) -> crate::agent::ModelSwitcher {
-        use crate::model::http::HttpOptions;
-        use crate::model::select::{ProviderSettings, select};
+    pub(crate) fn model_switcher(&self) -> pablo_agent::ModelSwitcher {
+        use pablo_model::http::HttpOptions;
+        use pablo_model::select::{ProviderSettings, select};
         // The `[model]` table describes the configured model (its window, prices); another
         // model gets what pablo knows of it by name. The reasoning level carries over.
         let table = self.layers.model();
@@ -170,14 +170,14 @@ impl Launch {
 /// What pablo's table says of one model, for the `/model` picker: its context window and its
 /// input and output prices per million tokens, each `None` when unknown.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct ModelFacts {
-    pub(crate) window: Option<u64>,
-    pub(crate) prices: Option<(f64, f64)>,
+pub struct ModelFacts {
+    pub window: Option<u64>,
+    pub prices: Option<(f64, f64)>,
 }
 
 /// [`ModelFacts`] of `model`.
-pub(crate) fn model_facts(model: &str) -> ModelFacts {
-    let p = crate::model::profile::ModelProfile::lookup(model);
+pub fn model_facts(model: &str) -> ModelFacts {
+    let p = pablo_model::profile::ModelProfile::lookup(model);
     ModelFacts {
         window: p.known.then_some(p.context_window),
         prices: p.prices.map(|p| (p.input, p.output)),
@@ -186,6 +186,6 @@ pub(crate) fn model_facts(model: &str) -> ModelFacts {
 
 /// The model names pablo suggests for `provider` (its config name: `openai`, `anthropic`,
 /// `ollama`; none for another).
-pub(crate) fn suggested_models(provider: &str) -> &'static [&'static str] {
-    crate::model::profile::suggestions(provider)
+pub fn suggested_models(provider: &str) -> &'static [&'static str] {
+    pablo_model::profile::suggestions(provider)
 }

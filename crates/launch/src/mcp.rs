@@ -12,12 +12,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{Launch, Warned};
-use crate::config::{McpServerConfig, McpServerEntry};
-use crate::policy::PolicyEngine;
-use crate::protocol::McpServerView;
-use crate::tools::mcp::client::Endpoint;
-use crate::tools::mcp::client::oauth::OAuthSpec;
-use crate::tools::mcp::{McpHub, ServerSpec};
+use pablo_config::{McpServerConfig, McpServerEntry};
+use pablo_policy::PolicyEngine;
+use pablo_protocol::McpServerView;
+use pablo_tools::mcp::client::Endpoint;
+use pablo_tools::mcp::client::oauth::OAuthSpec;
+use pablo_tools::mcp::{McpHub, ServerSpec};
 
 /// Variables that hold provider keys whatever the config says.
 const PROVIDER_KEYS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
@@ -25,7 +25,7 @@ const PROVIDER_KEYS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 impl Launch {
     /// This launch with the servers a front-end names (an editor's `mcpServers`) on top of the
     /// config's; a name the config also uses is the front-end's.
-    pub(crate) fn with_mcp_servers(mut self, servers: Vec<(String, McpServerConfig)>) -> Self {
+    pub fn with_mcp_servers(mut self, servers: Vec<(String, McpServerConfig)>) -> Self {
         self.options.mcp_servers.extend(servers);
         self
     }
@@ -40,7 +40,7 @@ impl Launch {
         if policy.trust().may_run_programs() {
             base.to_vec()
         } else {
-            crate::process::env::untrusted_program_env(base, &self.workspace)
+            pablo_process::env::untrusted_program_env(base, &self.workspace)
         }
     }
 
@@ -119,16 +119,16 @@ impl Launch {
     /// The language servers of one session (docs/lsp.md): the built-ins found on the command
     /// `PATH` and the layers' `[lsp.NAME]` (the project layer's only once the folder is trusted,
     /// except `enabled = false`), none started. What was ignored comes back as warnings.
-    pub(crate) fn lsp_hub(&self, policy: &PolicyEngine) -> Warned<Arc<crate::lsp::LspHub>> {
+    pub(crate) fn lsp_hub(&self, policy: &PolicyEngine) -> Warned<Arc<pablo_lsp::LspHub>> {
         let (entries, warnings) = self.layers.lsp_servers(policy.trust());
-        let setup = crate::lsp::LspSetup {
+        let setup = pablo_lsp::LspSetup {
             entries,
             env: self.started_program_env(policy),
             sandbox: policy.sandbox_settings().clone(),
-            log_dir: crate::config::lsp::lsp_log_dir(&self.dirs.state),
+            log_dir: pablo_config::lsp::lsp_log_dir(&self.dirs.state),
             project_trusted: policy.trust().may_run_programs(),
         };
-        let hub = crate::lsp::LspHub::new(self.workspace_handle.root(), setup);
+        let hub = pablo_lsp::LspHub::new(self.workspace_handle.root(), setup);
         let mut warnings = warnings;
         for name in hub.withheld() {
             warnings.push(format!(
@@ -155,7 +155,7 @@ impl Launch {
 }
 
 /// A refusal of `pablo mcp login` or `logout`, with its code.
-fn refused(code: crate::core::ErrorCode, message: impl Into<String>) -> super::LaunchError {
+fn refused(code: pablo_core::ErrorCode, message: impl Into<String>) -> super::LaunchError {
     super::LaunchError::McpSignIn {
         code,
         message: message.into(),
@@ -168,7 +168,7 @@ impl Launch {
     /// defines, a stdio server, and a server given its credentials (`bearer_token_env`, an
     /// `Authorization` header).
     fn mcp_sign_in_target(&self, name: &str) -> Result<(String, OAuthSpec), super::LaunchError> {
-        use crate::core::ErrorCode;
+        use pablo_core::ErrorCode;
         let (entries, _) = self.layers.mcp_servers(self.trust);
         let Some(entry) = entries.iter().find(|e| e.name == name) else {
             let known: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
@@ -224,13 +224,13 @@ impl Launch {
         name: &str,
         show: impl FnOnce(&str, &str),
     ) -> Result<std::path::PathBuf, super::LaunchError> {
-        use crate::tools::mcp::client::oauth;
+        use pablo_tools::mcp::client::oauth;
         let (url, spec) = self.mcp_sign_in_target(name)?;
         oauth::login(&url, &spec, oauth::LOGIN_WAIT, show)
             .await
             .map_err(|e| {
                 refused(
-                    crate::core::ErrorCode::McpLoginFailed,
+                    pablo_core::ErrorCode::McpLoginFailed,
                     format!("signing in to the MCP server {name} failed: {e}"),
                 )
             })?;
@@ -240,15 +240,15 @@ impl Launch {
     /// `pablo mcp logout NAME`: forgets the tokens kept for the server `name` (configured or not
     /// any more); `Ok(None)` when there were none, else the file removed.
     pub fn mcp_logout(&self, name: &str) -> Result<Option<std::path::PathBuf>, super::LaunchError> {
-        use crate::core::ErrorCode;
-        if !crate::config::is_mcp_server_name(name) {
+        use pablo_core::ErrorCode;
+        if !pablo_config::is_mcp_server_name(name) {
             return Err(refused(
                 ErrorCode::McpUnknownServer,
                 format!("{name:?} is not an MCP server name"),
             ));
         }
         let path = self.mcp_auth_dir().join(format!("{name}.json"));
-        crate::tools::mcp::client::oauth::TokenStore::forget(&path)
+        pablo_tools::mcp::client::oauth::TokenStore::forget(&path)
             .map(|removed| removed.then_some(path))
             .map_err(|e| refused(ErrorCode::IoError, e))
     }
@@ -256,7 +256,7 @@ impl Launch {
 
 /// A server as `pablo mcp list` prints it: a line of state, then what it offers.
 pub fn describe_server(s: &McpServerView) -> String {
-    use crate::protocol::McpState;
+    use pablo_protocol::McpState;
     let mut out = match s.state {
         McpState::Ready => format!(
             "{}  ready  {}  {} tools, {} prompts, {} resources\n",
@@ -267,7 +267,7 @@ pub fn describe_server(s: &McpServerView) -> String {
             s.resources.len()
         ),
         McpState::Failed
-            if s.code.as_deref() == Some(crate::core::ErrorCode::McpNeedsLogin.as_str()) =>
+            if s.code.as_deref() == Some(pablo_core::ErrorCode::McpNeedsLogin.as_str()) =>
         {
             format!(
                 "{}  needs sign-in  {}  run `pablo mcp login {}`\n",
@@ -306,7 +306,7 @@ pub fn describe_server(s: &McpServerView) -> String {
 
 /// An editor's name for a server as a config name: the characters a config name may have (the
 /// name becomes part of tool names and slash commands), `_` for the others.
-pub(crate) fn editor_server_name(name: &str) -> String {
+pub fn editor_server_name(name: &str) -> String {
     let mut out: String = name
         .chars()
         .map(|c| {
@@ -343,7 +343,7 @@ fn spec_of(
     let endpoint = match (&c.command, &c.url) {
         (_, Some(url)) => {
             let bearer_token = match &c.bearer_token_env {
-                Some(var) => match crate::core::secrets::var(var) {
+                Some(var) => match pablo_core::secrets::var(var) {
                     Some(v) => Some(v),
                     None => {
                         refused = Some(format!(
@@ -387,7 +387,7 @@ fn spec_of(
                 }
                 // A secret-looking variable (`NOTES_TOKEN`) was moved out of pablo's environment
                 // block at start (`process::protect`); its value is kept in `core::secrets`.
-                if let Some(v) = crate::core::secrets::var(var) {
+                if let Some(v) = pablo_core::secrets::var(var) {
                     env.retain(|(k, _)| k != var);
                     env.push((var.clone(), v));
                 }
@@ -404,7 +404,7 @@ fn spec_of(
             let program = command.clone().unwrap_or_default();
             let args = match npx_prefix {
                 Some(neutral) => {
-                    crate::process::npm::npx_argv(&program, &c.args, neutral).split_off(1)
+                    pablo_process::npm::npx_argv(&program, &c.args, neutral).split_off(1)
                 }
                 None => c.args.clone(),
             };

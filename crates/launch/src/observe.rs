@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 
 use super::{Launch, LaunchOptions};
-use crate::config::{ConfigFile, OtelConfig, OtelProtocol};
-use crate::telemetry::Settings;
-use crate::telemetry::otel::{OtelRequest, Protocol};
+use pablo_config::{ConfigFile, OtelConfig, OtelProtocol};
+use pablo_telemetry::Settings;
+use pablo_telemetry::otel::{OtelRequest, Protocol};
 
 impl Launch {
     /// The telemetry this launch asks for, and notes on settings that were ignored.
@@ -30,7 +30,7 @@ pub fn telemetry_settings(options: &LaunchOptions) -> (Settings, Vec<String>) {
     match Launch::prepare(options.clone()) {
         Ok(launch) => launch.telemetry_settings(),
         Err(_) => {
-            let state = crate::config::Dirs::discover()
+            let state = pablo_config::Dirs::discover()
                 .map(|d| d.state)
                 .unwrap_or_else(|_| PathBuf::from("."));
             settings(&[], None, state.join("pablo.log"))
@@ -43,7 +43,7 @@ fn settings(
     overrides: Option<&ConfigFile>,
     default_log: PathBuf,
 ) -> (Settings, Vec<String>) {
-    let var = crate::core::secrets::var;
+    let var = pablo_core::secrets::var;
     let mut notes = Vec::new();
     let content_config = files
         .iter()
@@ -102,7 +102,7 @@ fn from_config(c: &OtelConfig) -> OtelRequest {
 
 impl Launch {
     /// The settings in effect for `pablo config show`: the layers, then the flags given.
-    pub fn config_view(&self) -> Vec<crate::config::show::Shown> {
+    pub fn config_view(&self) -> Vec<pablo_config::show::Shown> {
         let o = &self.options;
         let mut flags: Vec<(String, toml::Value, String)> = Vec::new();
         let mut flag = |key: &str, value: toml::Value, name: &str| {
@@ -154,6 +154,6 @@ impl Launch {
         if let Some(m) = o.mode {
             flag("tui.mode", toml::Value::String(m.name().into()), "--mode");
         }
-        crate::config::show::shown(&self.layers, &flags)
+        pablo_config::show::shown(&self.layers, &flags)
     }
 }

@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::tools::agent_task::{AgentDefinition, MAX_AGENT_FILE_BYTES, parse_agent_file};
-use crate::tools::skill_load::{MAX_SKILL_FILE_BYTES, Skill, parse_skill};
+use pablo_tools::agent_task::{AgentDefinition, MAX_AGENT_FILE_BYTES, parse_agent_file};
+use pablo_tools::skill_load::{MAX_SKILL_FILE_BYTES, Skill, parse_skill};
 
 /// Where a folder of agents or skills comes from: the person's own (links followed) or a
 /// project's (links skipped).

@@ -2,17 +2,20 @@
 //! accepts, and accepted text in the system prompt of the next session. Sessions are built the
 //! way every front-end builds them (`Launch`), with the agent answering the person's decisions.
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
-use pablo::agent;
-use pablo::config::{Dirs, Layers};
-use pablo::core::ApprovalMode;
-use pablo::launch::{Launch, LaunchOptions};
-use pablo::model::scripted::ScriptedModel;
-use pablo::protocol::{Event, MemoryStatus, Op};
-use serde_json::json;
+use pablo_config::{Dirs, Layers};
+use pablo_core::{ApprovalMode, EventSink, ToolFailure};
+use pablo_model::scripted::ScriptedModel;
+use pablo_protocol::{Event, MemoryStatus, Op};
+use pablo_tools::{Catalog, Host, ToolContext};
+use pablo_workspace::Workspace;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
-use super::catalog::*;
+use crate::{Launch, LaunchOptions};
 
 /// XDG directories and a workspace under one temp dir, with a user config.
 struct Home {
@@ -45,13 +48,13 @@ impl Home {
     fn launch(&self) -> Launch {
         let dirs = self.dirs();
         let ws = self.tmp.path().join("ws").canonicalize().unwrap();
-        let layers = Layers::load(&dirs, &ws, None, crate::config::Trust::UNTRUSTED).unwrap();
+        let layers = Layers::load(&dirs, &ws, None, pablo_config::Trust::UNTRUSTED).unwrap();
         Launch::from_parts(
             dirs,
             ws.clone(),
             Arc::new(Workspace::open(&ws).unwrap()),
             layers,
-            pablo::agent::Limits::default(),
+            pablo_agent::Limits::default(),
             LaunchOptions::default(),
         )
     }
@@ -160,7 +163,7 @@ async fn a_proposal_is_inactive_until_accepted_and_then_reaches_the_next_session
             .contains("tabs over spaces")
     );
 
-    let mut h = agent::spawn(setup);
+    let mut h = pablo_agent::spawn(setup);
     h.ops.send(Op::ListMemory).unwrap();
     let Event::Memory {
         proposals,

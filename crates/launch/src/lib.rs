@@ -12,12 +12,15 @@ pub mod mcp;
 mod model;
 pub mod observe;
 mod sandbox;
-pub(crate) mod statusline;
+pub mod statusline;
 pub mod trust;
 mod undo;
 mod worktree;
 
-pub(crate) use model::{model_facts, suggested_models};
+#[cfg(test)]
+mod memory_tests;
+
+pub use model::{model_facts, suggested_models};
 pub use sandbox::{run_sandboxed, sandbox_status};
 pub use statusline::StatusLine;
 pub use undo::UndoOutcome;
@@ -26,41 +29,41 @@ pub use worktree::{WorktreeEntry, WorktreeState, enter_worktree, worktree_list, 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::agent::{Limits, context};
-use crate::config::{ConfigError, Dirs, Layers, Trust};
-use crate::core::ApprovalMode;
-use crate::core::Coded;
-use crate::core::ErrorCode;
-use crate::core::editor::Editor;
-use crate::model::ModelError;
-use crate::policy::{CliFlags, PolicyEngine, PolicyError, StaticPolicy};
-use crate::protocol::AgentHandle;
-use crate::protocol::Event;
-use crate::session::checkpoint::{
+use pablo_agent::{Limits, context};
+use pablo_config::{ConfigError, Dirs, Layers, Trust};
+use pablo_core::ApprovalMode;
+use pablo_core::Coded;
+use pablo_core::ErrorCode;
+use pablo_core::editor::Editor;
+use pablo_model::ModelError;
+use pablo_policy::{CliFlags, PolicyEngine, PolicyError, StaticPolicy};
+use pablo_protocol::AgentHandle;
+use pablo_protocol::Event;
+use pablo_session::checkpoint::{
     CheckpointSettings, Checkpoints, DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES, History,
     ObjectStore,
 };
-use crate::session::{Header, ResumeState, SessionError, Store};
-use crate::tools::{Catalog, Host};
-use crate::workspace::{Workspace, WorkspaceOptions};
+use pablo_session::{Header, ResumeState, SessionError, Store};
+use pablo_tools::{Catalog, Host};
+use pablo_workspace::{Workspace, WorkspaceOptions};
 
 // What a front-end holds of the engine it is given: the setup of one agent (to start it, or to
 // attach an editor first), the model it talks to, the rows of the session list, and each tool's
 // words for its calls and results (live and replayed alike).
-pub use crate::agent::AgentSetup;
-pub(crate) use crate::config::McpServerConfig;
-pub(crate) use crate::model::ModelClient;
-pub(crate) use crate::session::SessionInfo;
-pub(crate) use crate::tools::{describe_call, describe_result};
+pub use pablo_agent::AgentSetup;
+pub use pablo_config::McpServerConfig;
+pub use pablo_model::ModelClient;
+pub use pablo_session::SessionInfo;
+pub use pablo_tools::{describe_call, describe_result};
 
 /// Starts the agent of `setup`; the front-end talks to it through the returned handle.
 pub fn spawn(setup: AgentSetup) -> AgentHandle {
-    crate::agent::spawn(setup)
+    pablo_agent::spawn(setup)
 }
 
 /// The journaled sessions, most recent first (a listing that cannot be read is an error).
-pub(crate) fn list_sessions() -> Result<Vec<SessionInfo>, LaunchError> {
-    Ok(crate::session::list()?.sessions)
+pub fn list_sessions() -> Result<Vec<SessionInfo>, LaunchError> {
+    Ok(pablo_session::list()?.sessions)
 }
 
 /// The options every front-end shares (the CLI's common flags).
@@ -73,7 +76,7 @@ pub struct LaunchOptions {
     pub model: Option<String>,
     pub base_url: Option<String>,
     /// `--reasoning off|low|medium|high`.
-    pub reasoning: Option<crate::config::ReasoningLevel>,
+    pub reasoning: Option<pablo_config::ReasoningLevel>,
     /// Offer `fs.write` and `fs.edit`.
     pub allow_write: bool,
     /// The host's own authority to write (headless `--allow-write`): changes inside the write
@@ -86,7 +89,7 @@ pub struct LaunchOptions {
     /// `--max-budget-usd`: the most the session may spend on model calls, in US dollars.
     pub max_budget_usd: Option<f64>,
     /// `--mode`: the working mode at start, over `[tui] mode`.
-    pub mode: Option<crate::protocol::WorkMode>,
+    pub mode: Option<pablo_protocol::WorkMode>,
     /// The first turn waits until every MCP server is ready or failed (`pablo run`, ACP); the
     /// TUI leaves it off so its first prompt is never held up.
     pub wait_for_mcp: bool,
@@ -129,7 +132,7 @@ pub enum LaunchError {
     #[error("the spend cap {0} is not an amount of US dollars (a number, 0 or more)")]
     InvalidBudget(f64),
     #[error(transparent)]
-    Checkpoint(#[from] crate::session::checkpoint::CheckpointError),
+    Checkpoint(#[from] pablo_session::checkpoint::CheckpointError),
     /// A git worktree could not be made, listed or removed (`--worktree`, `pablo worktree`).
     #[error("{message}")]
     Worktree { code: ErrorCode, message: String },
@@ -227,14 +230,12 @@ impl Launch {
         // The folder's trust, read once; an untrusted project config is read keeping only the
         // keys known to narrow (it cannot choose the endpoint, the key, a program to start, or
         // grant anything; a key not known to narrow is withheld and named).
-        let read = crate::policy::TrustStore::new(&dirs).is_trusted(&workspace);
+        let read = pablo_policy::TrustStore::new(&dirs).is_trusted(&workspace);
         let trust = Trust::decided(read.as_ref().is_ok_and(|t| *t));
         let trust_unreadable = read.err();
         let mut layers = Layers::load(&dirs, &workspace, options.config.as_deref(), trust)?;
-        let unknown_vars = layers.with_overrides(
-            crate::config::env::process_vars(),
-            &options.config_overrides,
-        )?;
+        let unknown_vars =
+            layers.with_overrides(pablo_config::env::process_vars(), &options.config_overrides)?;
         // Before anything reads the layers: the values of kept keys that grant or widen go too.
         let trust_notice = if trust.project_only_narrows() {
             trust::withhold_untrusted_project(&mut layers)
@@ -408,24 +409,24 @@ impl Launch {
         })?;
         let roots = policy.clone();
         let memory = self.memory_enabled().then(|| {
-            Arc::new(crate::tools::memory_propose::MemoryStore::new(
+            Arc::new(pablo_tools::memory_propose::MemoryStore::new(
                 &state_dir,
                 self.memory_file(),
             ))
         });
-        let services = crate::tools::HostServices {
+        let services = pablo_tools::HostServices {
             editor: parts.editor,
             network: parts.network.unwrap_or_else(|| {
-                crate::tools::web_fetch::NetworkBudget::new(self.limits.max_network_requests)
+                pablo_tools::web_fetch::NetworkBudget::new(self.limits.max_network_requests)
             }),
             memory,
             changes: parts
                 .checkpoints
-                .map(|c| c as Arc<dyn crate::tools::ChangeRecorder>),
+                .map(|c| c as Arc<dyn pablo_tools::ChangeRecorder>),
             mcp: parts.mcp,
             lsp: parts.lsp,
             readable: Some(Arc::new(move |path: &str| {
-                roots.check_path(path, crate::policy::Access::Read).is_ok()
+                roots.check_path(path, pablo_policy::Access::Read).is_ok()
             })),
             sandbox: policy.sandbox_settings().clone(),
         };
@@ -453,12 +454,12 @@ impl Launch {
 
     /// The person's memory file (`$XDG_DATA_HOME/pablo/memory.md`).
     pub(crate) fn memory_file(&self) -> PathBuf {
-        crate::tools::memory_propose::memory_file(&self.dirs.data)
+        pablo_tools::memory_propose::memory_file(&self.dirs.data)
     }
 
     /// The content store checkpoints keep file bytes in (`$XDG_DATA_HOME/pablo/checkpoints`).
     pub(crate) fn checkpoint_objects(&self) -> ObjectStore {
-        ObjectStore::at(crate::session::checkpoint::objects_dir(&self.dirs.data))
+        ObjectStore::at(pablo_session::checkpoint::objects_dir(&self.dirs.data))
     }
 
     /// The session's checkpoints, from `[options.checkpoints]`, starting from `history`; `None`
@@ -484,7 +485,7 @@ impl Launch {
     /// `[options.shell]` merged over the layers, except the launcher, which is the one the policy
     /// engine settled on: the project layer comes with the repository, so its launcher counts only
     /// once the folder is trusted (`PolicyEngine::launcher`), and policy warns when it is ignored.
-    pub(crate) fn shell_options(&self, launcher: &str) -> crate::config::ShellOptions {
+    pub(crate) fn shell_options(&self, launcher: &str) -> pablo_config::ShellOptions {
         let mut options = self.layers.shell();
         options.launcher = Some(launcher.to_string());
         options
@@ -499,11 +500,11 @@ impl Launch {
     fn catalog_with(
         &self,
         launcher: &str,
-        env: Arc<crate::process::CommandEnv>,
+        env: Arc<pablo_process::CommandEnv>,
     ) -> Result<Catalog, LaunchError> {
         let mut catalog = Catalog::new();
         catalog
-            .register(Arc::new(crate::tools::plan::PlanUpdate))
+            .register(Arc::new(pablo_tools::plan::PlanUpdate))
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         let fs_disabled = self
             .layers
@@ -511,18 +512,18 @@ impl Launch {
             .any(|l| l.options.filesystem.enabled == Some(false));
         let filesystem = !self.options.no_filesystem && !fs_disabled;
         if filesystem {
-            crate::tools::register_filesystem(
+            pablo_tools::register_filesystem(
                 &mut catalog,
                 &self.workspace_handle,
                 self.options.allow_write,
             )
             .map_err(|e| LaunchError::Setup(e.to_string()))?;
         }
-        let (fetch, _) = crate::tools::web_fetch::FetchSettings::from_env();
-        crate::tools::register_catalog_tools(
+        let (fetch, _) = pablo_tools::web_fetch::FetchSettings::from_env();
+        pablo_tools::register_catalog_tools(
             &mut catalog,
             filesystem.then_some(&self.workspace_handle),
-            &crate::tools::CatalogLimits {
+            &pablo_tools::CatalogLimits {
                 max_network_requests: self.limits.max_network_requests,
                 max_artifact_bytes: self.limits.max_artifact_bytes,
             },
@@ -531,7 +532,7 @@ impl Launch {
         )
         .map_err(|e| LaunchError::Setup(e.to_string()))?;
         if !self.options.no_shell {
-            crate::tools::register_shell(&mut catalog, &self.shell_options(launcher), env)
+            pablo_tools::register_shell(&mut catalog, &self.shell_options(launcher), env)
                 .map_err(|e| LaunchError::Setup(e.to_string()))?;
         }
         Ok(catalog)
@@ -566,7 +567,7 @@ impl Launch {
             flags,
         )?;
         let mut warnings = engine.warnings().to_vec();
-        if let (_, Some(note)) = crate::tools::web_fetch::FetchSettings::from_env() {
+        if let (_, Some(note)) = pablo_tools::web_fetch::FetchSettings::from_env() {
             warnings.push(note);
         }
         Ok(Warned::new(Arc::new(engine), warnings))
@@ -586,7 +587,7 @@ impl Launch {
         }
         let mut prompt = context::system_prompt(&self.workspace, &project);
         if self.memory_enabled()
-            && let Some(notes) = crate::tools::memory_propose::accepted_notes(&self.memory_file())
+            && let Some(notes) = pablo_tools::memory_propose::accepted_notes(&self.memory_file())
         {
             prompt.push_str(
                 "\n# Memory\n\nNotes the person accepted in earlier sessions (they wrote or \
@@ -599,7 +600,7 @@ impl Launch {
     }
 
     /// The session journals (`$XDG_DATA_HOME/pablo/sessions`).
-    pub(crate) fn session_store(&self) -> Store {
+    pub fn session_store(&self) -> Store {
         Store::at(self.dirs.data.join("sessions"))
     }
 
@@ -650,7 +651,7 @@ impl Launch {
         model: Arc<dyn ModelClient>,
         approvals: ApprovalMode,
         editor: Option<Arc<dyn Editor>>,
-        journal: Box<dyn crate::core::EventRecorder>,
+        journal: Box<dyn pablo_core::EventRecorder>,
     ) -> Result<Warned<AgentSetup>, LaunchError> {
         let start = SessionStart {
             session_id,
@@ -713,12 +714,10 @@ impl Launch {
         let mut catalog = self.catalog(&policy)?;
         // `lsp.query` only where a server could answer it, beside the file tools.
         if !lsp.server_names().is_empty()
-            && catalog
-                .get(crate::core::ToolName::FsRead.native())
-                .is_some()
+            && catalog.get(pablo_core::ToolName::FsRead.native()).is_some()
         {
             catalog
-                .register(Arc::new(crate::tools::lsp_query::LspQuery::new(
+                .register(Arc::new(pablo_tools::lsp_query::LspQuery::new(
                     self.workspace_handle.clone(),
                 )))
                 .map_err(|e| LaunchError::Setup(e.to_string()))?;
@@ -741,7 +740,7 @@ impl Launch {
         let mut system_prompt = self.system_prompt().into_value(&mut warnings);
         let setup_session_id = start.session_id.clone();
         // In the stable part of the prompt: the list is the same on every request.
-        system_prompt.push_str(&crate::tools::skill_load::prompt_section(&skills));
+        system_prompt.push_str(&pablo_tools::skill_load::prompt_section(&skills));
         let setup = AgentSetup {
             hooks: Arc::new(hooks),
             host,
@@ -766,8 +765,8 @@ impl Launch {
     /// project's only in a trusted folder; they run in the workspace with the environment
     /// commands get (no provider key, nothing that looks secret), in a folder not trusted without
     /// what would point them at the workspace's own configuration.
-    pub(crate) fn hooks(&self, policy: &PolicyEngine) -> crate::hooks::Hooks {
-        crate::hooks::Hooks::from_layers(
+    pub(crate) fn hooks(&self, policy: &PolicyEngine) -> pablo_hooks::Hooks {
+        pablo_hooks::Hooks::from_layers(
             &self.layers,
             self.trust.may_run_programs(),
             self.started_program_env(policy),
@@ -776,11 +775,16 @@ impl Launch {
         .protecting(self.own_dirs())
     }
 
+    /// The limits every session of this launch runs under.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// The kind of every tool this launch would offer, by native name (what an editor shows as
     /// the icon of a call).
-    pub(crate) fn tool_kinds(&self) -> Result<Vec<(String, crate::core::ToolKind)>, LaunchError> {
+    pub fn tool_kinds(&self) -> Result<Vec<(String, pablo_core::ToolKind)>, LaunchError> {
         // Only the kinds are read, so the launcher and environment do not matter.
-        let catalog = self.catalog_with(crate::process::DEFAULT_LAUNCHER, Default::default())?;
+        let catalog = self.catalog_with(pablo_process::DEFAULT_LAUNCHER, Default::default())?;
         Ok(catalog
             .names()
             .filter_map(|n| catalog.get(n).map(|t| (n.to_string(), t.kind())))
@@ -789,7 +793,7 @@ impl Launch {
 
     /// The person's custom slash commands: the user's, and the project's when the folder is
     /// trusted. Skipped files come back as warnings.
-    pub fn custom_commands(&self) -> Warned<Vec<crate::protocol::CustomCommand>> {
+    pub fn custom_commands(&self) -> Warned<Vec<pablo_protocol::CustomCommand>> {
         let trusted = self.trust.may_add_instructions();
         let project = self.workspace.join(".pablo").join("commands");
         let (commands, notes) = commands::load(
@@ -801,7 +805,7 @@ impl Launch {
 
     /// The person's custom agents, and the project's when the folder is trusted. Skipped files
     /// come back as warnings.
-    pub(crate) fn agents(&self) -> Warned<Vec<crate::tools::agent_task::AgentDefinition>> {
+    pub(crate) fn agents(&self) -> Warned<Vec<pablo_tools::agent_task::AgentDefinition>> {
         let project = self
             .trust
             .may_add_instructions()
@@ -812,7 +816,7 @@ impl Launch {
 
     /// The Agent Skills installed for the person (`~/.agents/skills`, `~/.claude/skills`), and
     /// the project's when the folder is trusted. Skipped folders come back as warnings.
-    pub(crate) fn skills(&self) -> Warned<Vec<crate::tools::skill_load::Skill>> {
+    pub(crate) fn skills(&self) -> Warned<Vec<pablo_tools::skill_load::Skill>> {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
@@ -825,11 +829,11 @@ impl Launch {
     }
 
     /// The installed skills as `/skills` lists them (the warnings come with the setup's).
-    pub fn skill_summaries(&self) -> Vec<crate::protocol::SkillSummary> {
+    pub fn skill_summaries(&self) -> Vec<pablo_protocol::SkillSummary> {
         self.skills()
             .value
             .into_iter()
-            .map(|s| crate::protocol::SkillSummary {
+            .map(|s| pablo_protocol::SkillSummary {
                 name: s.name,
                 description: s.description,
                 source: s.source,
@@ -839,7 +843,7 @@ impl Launch {
 
     /// The working mode at start: `--mode`, else `[tui] mode` of the user's config or
     /// `--config` (never the project's), else `ask`.
-    pub(crate) fn start_mode(&self) -> crate::protocol::WorkMode {
+    pub(crate) fn start_mode(&self) -> pablo_protocol::WorkMode {
         self.options
             .mode
             .or_else(|| {
@@ -852,8 +856,8 @@ impl Launch {
     }
 
     /// `[tui]` over the config layers (the last layer that sets a value wins).
-    pub fn tui_config(&self) -> crate::config::TuiConfig {
-        crate::config::TuiConfig {
+    pub fn tui_config(&self) -> pablo_config::TuiConfig {
+        pablo_config::TuiConfig {
             alt_screen: self.layers.last(|c| c.tui.alt_screen),
             mode: Some(self.start_mode()),
             notifications: self.layers.last(|c| c.tui.notifications),
@@ -889,13 +893,13 @@ impl Launch {
 /// What one session's host gets beyond what the launch gives every host.
 #[derive(Default)]
 struct HostParts {
-    mcp: Option<Arc<crate::tools::mcp::McpHub>>,
-    lsp: Option<Arc<crate::lsp::LspHub>>,
+    mcp: Option<Arc<pablo_tools::mcp::McpHub>>,
+    lsp: Option<Arc<pablo_lsp::LspHub>>,
     checkpoints: Option<Arc<Checkpoints>>,
     editor: Option<Arc<dyn Editor>>,
     /// The count of `web.fetch` requests to share (an isolated subagent's host counts against
     /// the session's); `None`: a count of its own.
-    network: Option<crate::tools::web_fetch::NetworkBudget>,
+    network: Option<pablo_tools::web_fetch::NetworkBudget>,
 }
 
 /// What [`Launch::build_setup`] composes an agent for: a new session or a resumed one.
@@ -904,9 +908,9 @@ struct SessionStart<'a> {
     model: Arc<dyn ModelClient>,
     approvals: ApprovalMode,
     editor: Option<Arc<dyn Editor>>,
-    journal: Box<dyn crate::core::EventRecorder>,
+    journal: Box<dyn pablo_core::EventRecorder>,
     /// The conversation so far (a resumed session's, taken out of `resumed`).
-    history: Vec<crate::model::Message>,
+    history: Vec<pablo_model::Message>,
     /// The resumed session's state: its checkpoints and saved answers.
     resumed: Option<&'a ResumeState>,
 }
@@ -969,10 +973,10 @@ fn canonical_dir(path: &Path) -> Result<PathBuf, LaunchError> {
 /// installed.
 fn register_delegation(
     catalog: &mut Catalog,
-    agents: Vec<crate::tools::agent_task::AgentDefinition>,
-    skills: &[crate::tools::skill_load::Skill],
+    agents: Vec<pablo_tools::agent_task::AgentDefinition>,
+    skills: &[pablo_tools::skill_load::Skill],
 ) -> Result<(), LaunchError> {
-    let roster = crate::tools::agent_task::AgentRoster::new(agents);
+    let roster = pablo_tools::agent_task::AgentRoster::new(agents);
     catalog
         .register_agents(Arc::new(roster))
         .map_err(|e| LaunchError::Setup(e.to_string()))?;

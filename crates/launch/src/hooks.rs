@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use super::Launch;
-use crate::config::{ConfigFile, OnFailure, project_config_file};
-use crate::hooks::{HookEvent, Hooks};
+use pablo_config::{ConfigFile, OnFailure, project_config_file};
+use pablo_hooks::{HookEvent, Hooks};
 
 /// One configured hook as `pablo hooks list` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -2,14 +2,14 @@
 //! any session, through the same checkpoint plan and restore the TUI's `/undo` uses.
 
 use super::{Launch, LaunchError};
-use crate::protocol::Event;
-use crate::session::SessionError;
+use pablo_protocol::Event;
+use pablo_session::SessionError;
 
 /// What `pablo undo` planned and (unless it was a dry run) did.
 #[derive(Debug, Clone)]
 pub struct UndoOutcome {
-    pub plan: crate::protocol::RestorePlan,
-    pub report: Option<crate::protocol::RestoreReport>,
+    pub plan: pablo_protocol::RestorePlan,
+    pub report: Option<pablo_protocol::RestoreReport>,
 }
 
 impl Launch {
@@ -24,8 +24,8 @@ impl Launch {
         turns: u32,
         dry_run: bool,
     ) -> Result<UndoOutcome, LaunchError> {
-        use crate::core::EventRecorder;
-        use crate::protocol::{RestoreChoice, RestoreScope, RestoreStatus};
+        use pablo_core::EventRecorder;
+        use pablo_protocol::{RestoreChoice, RestoreScope, RestoreStatus};
         let (mut journal, state) = self.session_store().resume(session_id)?;
         let checkpoints = self.checkpoints(state.checkpoints).ok_or_else(|| {
             LaunchError::Setup(

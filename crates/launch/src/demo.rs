@@ -6,35 +6,35 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{AgentSetup, Launch, LaunchError, LaunchOptions};
-use crate::core::ApprovalMode;
-use crate::model::scripted::ScriptedModel;
-use crate::protocol::Event;
+use pablo_core::ApprovalMode;
+use pablo_model::scripted::ScriptedModel;
+use pablo_protocol::Event;
 
 /// The sample project, built into the binary so the demo works from any directory.
 const PROJECT: &[(&str, &str)] = &[
     (
         "README.md",
-        include_str!("../../assets/demo/project/README.md"),
+        include_str!("../../../assets/demo/project/README.md"),
     ),
     (
         "bin/stats.sh",
-        include_str!("../../assets/demo/project/bin/stats.sh"),
+        include_str!("../../../assets/demo/project/bin/stats.sh"),
     ),
     (
         "bin/watch.sh",
-        include_str!("../../assets/demo/project/bin/watch.sh"),
+        include_str!("../../../assets/demo/project/bin/watch.sh"),
     ),
     (
         "tests/run.sh",
-        include_str!("../../assets/demo/project/tests/run.sh"),
+        include_str!("../../../assets/demo/project/tests/run.sh"),
     ),
     (
         "data/numbers.txt",
-        include_str!("../../assets/demo/project/data/numbers.txt"),
+        include_str!("../../../assets/demo/project/data/numbers.txt"),
     ),
     (
         "data/one.txt",
-        include_str!("../../assets/demo/project/data/one.txt"),
+        include_str!("../../../assets/demo/project/data/one.txt"),
     ),
 ];
 
@@ -98,7 +98,7 @@ pub struct Demo {
     pub task: Option<String>,
     pub startup_events: Vec<Event>,
     /// `[tui]` of the config layers.
-    pub tui: crate::config::TuiConfig,
+    pub tui: pablo_config::TuiConfig,
 }
 
 /// Writes the project copy and composes the engine over it: the scripted model, write authority

@@ -2,13 +2,13 @@
 //! one command run under it with this process's terminal.
 
 use super::{Launch, LaunchError};
-use crate::policy::PolicyEngine;
+use pablo_policy::PolicyEngine;
 
 /// The status line's word on the sandbox: the profile approved commands get, or why there is
 /// none (said once, here and in the startup warning).
 pub fn sandbox_status(policy: &PolicyEngine) -> String {
-    use crate::protocol::SandboxProfile;
-    let support = crate::process::support();
+    use pablo_protocol::SandboxProfile;
+    let support = pablo_process::support();
     let settings = policy.sandbox_settings();
     if !support.landlock() {
         return "no sandbox: the kernel lacks Landlock".into();
@@ -33,7 +33,7 @@ pub fn sandbox_status(policy: &PolicyEngine) -> String {
 pub fn run_sandboxed(
     launch: &Launch,
     policy: &PolicyEngine,
-    profile: Option<crate::protocol::SandboxProfile>,
+    profile: Option<pablo_protocol::SandboxProfile>,
     network: bool,
     command: &[String],
 ) -> Result<(u8, Vec<String>), LaunchError> {
@@ -43,18 +43,18 @@ pub fn run_sandboxed(
     if let Some(p) = profile {
         choice.profile = p;
     }
-    choice.network = network && choice.profile == crate::protocol::SandboxProfile::WorkspaceWrite;
+    choice.network = network && choice.profile == pablo_protocol::SandboxProfile::WorkspaceWrite;
     let sandbox = settings.sandbox(&choice, &launch.workspace);
     let env = policy
         .command_env()
         .for_command(&Default::default(), false)
         .map_err(|e| LaunchError::Setup(e.to_string()))?;
-    let info = crate::process::run_inherited(command, &launch.workspace, &env, &sandbox);
+    let info = pablo_process::run_inherited(command, &launch.workspace, &env, &sandbox);
     // The empty `.git`/`.pablo` the sandbox made to cover go with the run (a session's go with
     // its host).
-    crate::process::shield::remove_placeholders(&launch.workspace);
+    pablo_process::shield::remove_placeholders(&launch.workspace);
     let (info, refused) = info.map_err(|e| {
-        use crate::core::Coded;
+        use pablo_core::Coded;
         LaunchError::Sandbox {
             code: e.code(),
             message: e.to_string(),

@@ -14,8 +14,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::{Launch, LaunchError, LaunchOptions};
-use crate::config::{ConfigFile, Dirs, project_config_file};
-use crate::model::ModelError;
+use pablo_config::{ConfigFile, Dirs, project_config_file};
+use pablo_model::ModelError;
 
 /// The longest any one probe may take.
 pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(5);
@@ -258,7 +258,7 @@ pub(crate) async fn report(options: DoctorOptions) -> DoctorReport {
     let (config_checks, launch) = config_and_launch(&options.launch);
     // The namespace probe is a child process: on a thread of its own, beside the rest.
     let namespaces =
-        tokio::task::spawn_blocking(|| crate::process::support().namespace_support().clone());
+        tokio::task::spawn_blocking(|| pablo_process::support().namespace_support().clone());
     let (provider, mcp) = match &launch {
         Ok(launch) => {
             let (provider, mcp) = tokio::join!(provider_checks(launch), mcp_checks(launch));
@@ -383,7 +383,7 @@ fn config_and_launch(options: &LaunchOptions) -> (Vec<Check>, Result<Launch, Lau
 }
 
 fn sandbox_checks(namespaces: Option<Result<(), String>>, launch: Option<&Launch>) -> Vec<Check> {
-    let support = crate::process::support();
+    let support = pablo_process::support();
     let mut out = Vec::new();
     out.push(match support.landlock_abi {
         Some(abi) => Check::new(
@@ -519,10 +519,10 @@ fn seccomp_check() -> Check {
 }
 
 async fn provider_checks(launch: &Launch) -> Vec<Check> {
-    use crate::model::select::resolve;
+    use pablo_model::select::resolve;
     let settings = launch.provider_settings();
     let resolved =
-        tokio::time::timeout(PROBE_LIMIT, resolve(&settings, &crate::core::secrets::var)).await;
+        tokio::time::timeout(PROBE_LIMIT, resolve(&settings, &pablo_core::secrets::var)).await;
     let (selection, _key) = match resolved {
         Ok(Ok(found)) => found,
         Ok(Err(ModelError::MissingKey { provider, var, .. })) => {
@@ -632,7 +632,7 @@ async fn provider_checks(launch: &Launch) -> Vec<Check> {
 /// sends one), any status counting as an answer.
 async fn endpoint_check(base_url: &str) -> Check {
     let url = format!("{}/models", base_url.trim_end_matches('/'));
-    let answer = match crate::model::http::client_for(&url) {
+    let answer = match pablo_model::http::client_for(&url) {
         Ok(client) => match tokio::time::timeout(PROBE_LIMIT, client.get(&url).send()).await {
             Ok(Ok(response)) => Ok(response.status().as_u16()),
             Ok(Err(e)) => Err(e.to_string()),
@@ -667,7 +667,7 @@ async fn endpoint_check(base_url: &str) -> Check {
 }
 
 async fn mcp_checks(launch: &Launch) -> Vec<Check> {
-    use crate::protocol::McpState;
+    use pablo_protocol::McpState;
     let Ok(policy) = launch.policy() else {
         // The sandbox checks say why the policy does not load.
         return Vec::new();
@@ -930,9 +930,9 @@ fn terminal_checks(options: &DoctorOptions, launch: Option<&Launch>) -> Vec<Chec
         .detail(format!(
             "[tui] notifications = {}",
             match notifications {
-                crate::protocol::Notifications::Off => "off",
-                crate::protocol::Notifications::Bell => "bell (the terminal bell)",
-                crate::protocol::Notifications::Desktop =>
+                pablo_protocol::Notifications::Off => "off",
+                pablo_protocol::Notifications::Bell => "bell (the terminal bell)",
+                pablo_protocol::Notifications::Desktop =>
                     "desktop (the bell, and an OSC 9 desktop notification when the window is not focused)",
             }
         )),

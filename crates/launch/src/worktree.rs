@@ -2,7 +2,7 @@
 //! the repository, docs/worktrees.md), `pablo worktree list|remove`, and the worktree each task
 //! of an `isolation: worktree` agent runs in, with tools rooted there.
 //!
-//! The git work itself is [`crate::process::worktree`]'s; here a worktree becomes a workspace:
+//! The git work itself is [`pablo_process::worktree`]'s; here a worktree becomes a workspace:
 //! the same subdirectory of it as the one pablo was started in, and for an isolated subagent a
 //! host, a policy, hooks and a catalog of its own, built from the session's config layers like
 //! the session's, so every rule of the checkout holds in the worktree (its `.git` and the
@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{HostParts, Launch, LaunchError, offer_what_policy_allows, workspace_options};
-use crate::agent::{Isolated, Isolation, Isolator};
-use crate::core::{Coded, ErrorCode, ToolFailure};
-use crate::process::worktree::{Repository, WorktreeError, find_git};
-use crate::workspace::Workspace;
+use pablo_agent::{Isolated, Isolation, Isolator};
+use pablo_core::{Coded, ErrorCode, ToolFailure};
+use pablo_process::worktree::{Repository, WorktreeError, find_git};
+use pablo_workspace::Workspace;
 
-pub use crate::process::worktree::{WorktreeEntry, WorktreeState};
+pub use pablo_process::worktree::{WorktreeEntry, WorktreeState};
 
 impl From<WorktreeError> for LaunchError {
     fn from(e: WorktreeError) -> Self {
@@ -133,7 +133,7 @@ impl Launch {
         let workspace = self.workspace.clone();
         let trust = self.trust;
         let state_dir = self.session_state_dir(session_id).join("worktrees");
-        Arc::new(move |agent: &str, parent: &crate::tools::Host| {
+        Arc::new(move |agent: &str, parent: &pablo_tools::Host| {
             let repo = repository(Some(&workspace)).map_err(refusal)?;
             let w = repo
                 .create(&format!("{agent}-{}", short_tag()))

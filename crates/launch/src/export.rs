@@ -9,8 +9,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{LaunchError, describe_result};
-use crate::protocol::{Event, Preview, ToolOutcome, summarize_arguments};
-use crate::session::ExportDocument;
+use pablo_protocol::{Event, Preview, ToolOutcome, summarize_arguments};
+use pablo_session::ExportDocument;
 
 /// What an export is written as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +32,7 @@ impl ExportFormat {
 
 /// The session `id` of the default store, written as `format`.
 pub fn export_session(id: &str, format: ExportFormat) -> Result<String, LaunchError> {
-    let store = crate::session::default_store()?;
+    let store = pablo_session::default_store()?;
     let doc = store.export(id)?;
     Ok(match format {
         ExportFormat::Json => {
@@ -59,30 +59,26 @@ pub fn import_session(
             path: workspace.to_path_buf(),
             message: e.to_string(),
         })?;
-    Ok(crate::session::default_store()?.import(doc, &workspace.to_string_lossy())?)
+    Ok(pablo_session::default_store()?.import(doc, &workspace.to_string_lossy())?)
 }
 
 /// Forks the session `id` of the default store after turn `at` (all of it when `None`); returns
 /// the new session's id and how many turns it holds.
 pub fn fork_session(id: &str, at: Option<u32>) -> Result<(String, u32), LaunchError> {
-    Ok(crate::session::default_store()?.fork(id, at)?)
+    Ok(pablo_session::default_store()?.fork(id, at)?)
 }
 
 /// `/export [PATH]`: the session written to PATH (relative to `dir`, the workspace), as JSON when
 /// PATH ends in `.json` and as Markdown otherwise; without PATH to `pablo-session-ID.md` in
 /// pablo's data directory (`exports/`), never into the repository unasked. Written beside the
 /// file and renamed over it. Returns the path written.
-pub(crate) fn export_to(
-    id: &str,
-    path: Option<&str>,
-    dir: Option<&Path>,
-) -> Result<String, LaunchError> {
+pub fn export_to(id: &str, path: Option<&str>, dir: Option<&Path>) -> Result<String, LaunchError> {
     let name = path
         .map(str::to_string)
         .unwrap_or_else(|| format!("pablo-session-{}.md", id.get(..8).unwrap_or(id)));
     let target = match (path, dir) {
         (None, _) => {
-            let dirs = crate::config::Dirs::discover().map_err(|e| {
+            let dirs = pablo_config::Dirs::discover().map_err(|e| {
                 LaunchError::Setup(format!("cannot find pablo's data directory: {e}"))
             })?;
             let exports = dirs.data.join("exports");
@@ -215,7 +211,7 @@ pub(crate) fn markdown(doc: &ExportDocument) -> String {
                 let _ = writeln!(out, "\nchecklist:");
                 for item in items {
                     let mark = match item.status {
-                        crate::protocol::PlanStatus::Completed => "x",
+                        pablo_protocol::PlanStatus::Completed => "x",
                         _ => " ",
                     };
                     let _ = writeln!(out, "- [{mark}] {}", item.content);

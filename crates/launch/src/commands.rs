@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::protocol::CustomCommand;
+use pablo_protocol::CustomCommand;
 
 /// Longest command file read (a prompt, not a document).
 pub(crate) const MAX_COMMAND_BYTES: u64 = 64 * 1024;
