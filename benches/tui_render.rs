@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
-use pablo::harness::TuiRenderScene;
+use pablo_tui::bench::TuiRenderScene;
 use ratatui::layout::Size;
 
 fn render(c: &mut Criterion) {

@@ -3,13 +3,13 @@
 //! The engine (`agent`, `model`, `tools`, `workspace`, `policy`, `process`, `session`) never draws
 //! and never prints; the front-ends (`tui`, `headless`, `acp`) speak only [`protocol`].
 
-pub mod acp;
+pub use pablo_acp as acp;
 pub(crate) use pablo_agent as agent;
 pub use pablo_config as config;
 pub use pablo_core as core;
 #[doc(hidden)]
 pub mod harness;
-pub mod headless;
+pub use pablo_headless as headless;
 pub(crate) use pablo_hooks as hooks;
 pub use pablo_launch as launch;
 pub use pablo_model as model;
@@ -19,7 +19,7 @@ pub use pablo_protocol as protocol;
 pub use pablo_session as session;
 pub use pablo_telemetry as telemetry;
 pub(crate) use pablo_tools as tools;
-pub mod tui;
+pub use pablo_tui as tui;
 pub use pablo_workspace as workspace;
 
 // The engine's own tests find their support code under the crate's public name, as the tests in

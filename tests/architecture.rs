@@ -73,6 +73,9 @@ const SOURCES: &[(&str, &str, &str)] = &[
     ("crates/hooks/src", "hooks", "pablo_hooks"),
     ("crates/agent/src", "agent", "pablo_agent"),
     ("crates/launch/src", "launch", "pablo_launch"),
+    ("crates/acp/src", "acp", "pablo_acp"),
+    ("crates/headless/src", "headless", "pablo_headless"),
+    ("crates/tui/src", "tui", "pablo_tui"),
 ];
 
 /// Every scanned `src/` directory with the module path its files start at.
@@ -515,6 +518,11 @@ fn front_ends_import_only_launch_protocol_and_core() {
         let (Some(from), Some(to)) = (top(&r.from), top(&r.to)) else {
             continue;
         };
+        // A front-end's own tests may build an engine by hand (a real agent over a scripted
+        // model) to drive the front-end over it; its code may not.
+        if r.in_test {
+            continue;
+        }
         if from != to && FRONT_ENDS.contains(&from) && !FRONT_END_MAY_IMPORT.contains(&to) {
             wrong.push(format!(
                 "{}:{}: front-end `{from}` imports `crate::{}`",
@@ -820,8 +828,11 @@ fn the_public_surface_is_the_listed_one_and_no_larger_than_its_ceiling() {
     // (`harness::JournalStore` and `CheckpointsScanner` gone); 134 since `agent` did (`spawn`,
     // `AgentSetup` and the rest are `pablo-agent`'s); 69 since `launch` did (`Launch`,
     // `LaunchOptions`, `demo`, `doctor`, `export`, `trust` and the rest are `pablo-launch`'s,
-    // with `statusline`, `list_sessions` and the few items the front-ends use widened there).
-    const CEILING: usize = 69;
+    // with `statusline`, `list_sessions` and the few items the front-ends use widened there);
+    // 39 since the front-ends did (`pablo-acp`, `pablo-headless`, `pablo-tui`; the ACP lines
+    // fuzz target frames with `pablo_acp::transport` and the TUI bench draws
+    // `pablo_tui::bench::TuiRenderScene`, so the harness's `acp_lines` and `tui_render` are gone).
+    const CEILING: usize = 39;
     let listed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/public_surface.txt");
     let now = public_surface();
     if std::env::var_os("PABLO_BLESS_SURFACE").is_some() {

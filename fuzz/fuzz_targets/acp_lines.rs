@@ -6,14 +6,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pablo::harness::{AcpLine, acp_frame_lines};
+use pablo_acp::transport::{Framed, frame_all};
 
 fuzz_target!(|data: &[u8]| {
     let [max, rest @ ..] = data else {
         return;
     };
     let max = usize::from(*max);
-    let framed = acp_frame_lines(rest, max);
+    let framed = frame_all(rest, max);
     let mut lines: Vec<&[u8]> = rest.split(|b| *b == b'\n').collect();
     if lines.last().is_some_and(|l| l.is_empty()) {
         lines.pop();
@@ -22,14 +22,14 @@ fuzz_target!(|data: &[u8]| {
     for (frame, line) in framed.iter().zip(&lines) {
         let text = line.strip_suffix(b"\r").unwrap_or(line);
         match frame {
-            AcpLine::Message(m) => {
+            Framed::Message(m) => {
                 assert!(line.len() <= max);
                 // An `initialize` may be rewritten to version 1; anything else passes as it is.
                 if !m.contains("\"initialize\"") {
                     assert_eq!(m.as_bytes(), text);
                 }
             }
-            AcpLine::Unreadable(code) => {
+            Framed::Unreadable { code, .. } => {
                 assert!(line.len() > max || std::str::from_utf8(text).is_err(), "{code}");
             }
         }

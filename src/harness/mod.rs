@@ -11,24 +11,22 @@
 //! is what the bench names (`benches/capture.rs` runs `pablo-process` directly,
 //! `benches/csv_analyze.rs` runs `pablo-tools`, and `benches/sandbox.rs`, `benches/fs_search.rs`
 //! `benches/policy.rs`, `benches/journal.rs` and `benches/checkpoints.rs` set up what they time
-//! from the crates, with what two targets share in `benches/support/`). The rest stay here until their rows are crates too (issue 45 item 5).
+//! from the crates, with what two targets share in `benches/support/`; the ACP lines fuzz target
+//! frames with `pablo_acp::transport`, and `benches/tui_render.rs` draws the TUI crate's own
+//! `bench::TuiRenderScene`). What is left drives the agent.
 
 // A bench whose set-up fails should stop loudly, as the bench files always did; nothing here runs
 // inside pablo.
 #![allow(clippy::expect_used)]
 
-mod acp_lines;
 mod agent;
 mod context;
 mod hooks;
 mod otel_export;
 mod subagent;
-mod tui_render;
 
-pub use acp_lines::*;
 pub use agent::*;
 pub use context::*;
 pub use hooks::*;
 pub use otel_export::*;
 pub use subagent::*;
-pub use tui_render::*;

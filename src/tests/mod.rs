@@ -34,4 +34,3 @@ mod shell_sessions;
 mod acp;
 mod docs;
 mod mcp;
-mod tui;
