@@ -21,10 +21,3 @@ pub use pablo_telemetry as telemetry;
 pub(crate) use pablo_tools as tools;
 pub use pablo_tui as tui;
 pub use pablo_workspace as workspace;
-
-// The engine's own tests find their support code under the crate's public name, as the tests in
-// `tests/` do.
-#[cfg(test)]
-extern crate self as pablo;
-#[cfg(test)]
-mod tests;

@@ -19,6 +19,7 @@ mod commands;
 mod context;
 mod docs;
 mod doctor;
+mod engine;
 mod everyday_reads;
 mod first_session;
 mod hooks;

@@ -1,7 +1,7 @@
 //! Integration tests: the rest of the catalog — web.fetch, csv.analyze, artifact.write and
 //! memory.propose — through the real binary, against a real HTTP server on 127.0.0.1. (The tools
 //! called the way the agent calls them, on a fixture, are tested in the crate:
-//! `src/tests/catalog*.rs`.)
+//! `tests/engine/catalog*.rs`.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,7 +1,7 @@
 //! Context economy through `pablo run --json` against scripted servers: the context window held
 //! through a long turn, a "context too long" refusal recovered, resume, what each call cost, and
 //! the catalog tools on a byte-stable prefix. The tests that build model clients by hand are in
-//! `src/tests/context.rs`.
+//! `tests/engine/context.rs`.
 
 use std::time::Duration;
 

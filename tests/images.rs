@@ -1,5 +1,5 @@
 //! Images in the conversation: a session resumed by the real binary sending the image again.
-//! (The wire formats and the refusals are tested in the crate, `src/tests/images.rs`.)
+//! (The wire formats and the refusals are tested in-process, `tests/engine/images.rs`.)
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! directory, and programs that fail in the three ways a server fails at start (it exits, it never
 //! answers `initialize`, it prints garbage on stdout). Everything goes through the real `pablo`
 //! binary against a scripted provider on 127.0.0.1; the cancellation test, which drives the engine's
-//! hub directly so it can cancel a call at a moment of its choosing, is in `src/tests/mcp.rs`.
+//! hub directly so it can cancel a call at a moment of its choosing, is in `tests/engine/mcp.rs`.
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! Integration tests: providers through `pablo run` against a scripted HTTP server on 127.0.0.1.
 //! The tests that drive the model clients and the agent loop by hand are in
-//! `src/tests/providers_stream.rs` and `src/tests/providers_select.rs`.
+//! `tests/engine/providers_stream.rs` and `tests/engine/providers_select.rs`.
 
 const KEY: &str = "sk-test-SECRET-0123456789";
 

@@ -1,6 +1,6 @@
 //! Integration tests: shell jobs when the `pablo` binary itself is killed outright. The tests
-//! that drive shell.run and shell.session directly are in `src/tests/shell_exec.rs` and
-//! `src/tests/shell_sessions.rs`.
+//! that drive shell.run and shell.session directly are in `tests/engine/shell_exec.rs` and
+//! `tests/engine/shell_sessions.rs`.
 
 // A failed unwrap is a failed test, with its message: exactly what a test should do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

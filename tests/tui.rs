@@ -2,7 +2,7 @@
 //!
 //! The real `pablo` binary in a real terminal (a PTY read through a vt100 parser), where a person
 //! would sit. The whole app loop in-process on ratatui's `TestBackend` is tested in
-//! `src/tests/tui.rs`.
+//! `crates/tui/src/loop_tests.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

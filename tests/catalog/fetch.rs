@@ -1,6 +1,6 @@
 //! web.fetch through the binary: a name that `/etc/hosts` maps to loopback is refused before
 //! connecting. (The tool against a scripted server, its refusals and the fetch policy are tested
-//! in the crate, `src/tests/catalog_fetch.rs`.)
+//! in-process, `tests/engine/catalog_fetch.rs`.)
 
 use std::sync::atomic::Ordering;
 

@@ -1,5 +1,5 @@
 //! The editor's side of an ACP connection, shared by the tests that drive the `pablo acp` binary
-//! (`tests/acp.rs`) and those that run the server in-process (`src/tests/acp.rs`): a JSON-RPC
+//! (`tests/acp.rs`) and those that run the server in-process (`tests/engine/acp.rs`): a JSON-RPC
 //! peer over any pair of streams, and temp dirs for XDG and the workspace.
 
 use std::path::Path;

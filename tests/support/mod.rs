@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod acp;
+pub mod agent;
 pub mod bin;
 pub mod git;
 pub mod http;

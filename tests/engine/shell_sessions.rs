@@ -10,8 +10,8 @@ use std::time::Duration;
 use pablo::config::ShellOptions;
 use pablo::process::OutputLog;
 use pablo::protocol::Event;
-use pablo::tools::shell_run::ShellRun;
-use pablo::tools::{Host, Tool};
+use pablo_tools::shell_run::ShellRun;
+use pablo_tools::{Host, Tool};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -289,8 +289,8 @@ fn description_follows_the_launcher() {
 
 #[test]
 fn disabled_shell_registers_nothing() {
-    let mut c = pablo::tools::Catalog::new();
-    pablo::tools::register_shell(
+    let mut c = pablo_tools::Catalog::new();
+    pablo_tools::register_shell(
         &mut c,
         &ShellOptions {
             enabled: Some(false),
@@ -300,7 +300,7 @@ fn disabled_shell_registers_nothing() {
     )
     .unwrap();
     assert!(c.is_empty());
-    pablo::tools::register_shell(&mut c, &ShellOptions::default(), Default::default()).unwrap();
+    pablo_tools::register_shell(&mut c, &ShellOptions::default(), Default::default()).unwrap();
     assert!(c.get("shell_run").is_some() && c.get("shell.session").is_some());
 }
 
@@ -344,8 +344,8 @@ proptest! {
 
 #[test]
 fn schema_refuses_env_outside_the_prefix_by_name() {
-    let mut c = pablo::tools::Catalog::new();
-    pablo::tools::register_shell(&mut c, &ShellOptions::default(), Default::default()).unwrap();
+    let mut c = pablo_tools::Catalog::new();
+    pablo_tools::register_shell(&mut c, &ShellOptions::default(), Default::default()).unwrap();
     let v = c.validator("shell.run").unwrap();
     let err = v
         .validate(
@@ -465,17 +465,17 @@ impl pablo::model::ModelClient for UnusedModel {
 }
 
 fn spawn_agent(host: Arc<Host>) -> pablo::protocol::AgentHandle {
-    pablo::agent::spawn(pablo::agent::AgentSetup {
+    pablo_agent::spawn(pablo_agent::AgentSetup {
         mode: Default::default(),
         model_switcher: None,
         isolator: None,
-        hooks: pablo::hooks::Hooks::none(),
+        hooks: pablo_hooks::Hooks::none(),
         session_id: "test".into(),
         model: Arc::new(UnusedModel),
-        catalog: pablo::tools::Catalog::new(),
+        catalog: pablo_tools::Catalog::new(),
         policy: Arc::new(pablo::policy::PolicyEngine::default()),
         host,
-        limits: pablo::agent::Limits::default(),
+        limits: pablo_agent::Limits::default(),
         approvals: pablo::core::ApprovalMode::RefuseAsks,
         system_prompt: String::new(),
         history: Vec::new(),

@@ -5,20 +5,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::Limits;
-use crate::config::ReasoningLevel;
-use crate::model::anthropic::{AnthropicClient, AnthropicConfig};
-use crate::model::http::{ApiKey, HttpOptions};
-use crate::model::openai::{OpenAiClient, OpenAiConfig};
-use crate::model::responses::ResponsesClient;
-use crate::model::{ModelClient, ModelProfile};
-use crate::protocol::{Event, ReasoningBlock, StopReason};
-use crate::tools::Catalog;
-use crate::tools::plan::PlanUpdate;
+use pablo::config::ReasoningLevel;
+use pablo::model::anthropic::{AnthropicClient, AnthropicConfig};
+use pablo::model::http::{ApiKey, HttpOptions};
+use pablo::model::openai::{OpenAiClient, OpenAiConfig};
+use pablo::model::responses::ResponsesClient;
+use pablo::model::{ModelClient, ModelProfile};
+use pablo::protocol::{Event, ReasoningBlock, StopReason};
+use pablo_agent::Limits;
+use pablo_tools::Catalog;
+use pablo_tools::plan::PlanUpdate;
 use serde_json::{Value, json};
 
-use super::support::http::{ScriptedResponse, ScriptedServer, anthropic, openai, responses};
-use super::support::prompt::assert_prefix_stable;
+use crate::support::http::{ScriptedResponse, ScriptedServer, anthropic, openai, responses};
+use crate::support::prompt::assert_prefix_stable;
 
 const KEY: &str = "sk-test-context-0123456789";
 const SESSION: &str = "ctx-session";
@@ -33,7 +33,7 @@ fn opts() -> HttpOptions {
         max_backoff: Duration::from_millis(20),
         max_retry_after: Duration::from_secs(1),
         max_event_bytes: 4 * 1024 * 1024,
-        progress_timeout: crate::model::http::DEFAULT_PROGRESS_TIMEOUT,
+        progress_timeout: pablo::model::http::DEFAULT_PROGRESS_TIMEOUT,
     }
 }
 
@@ -466,11 +466,11 @@ mod openai_responses {
 async fn turns(model: Arc<dyn ModelClient>, limits: Limits, texts: &[&str]) -> Vec<Event> {
     let mut catalog = Catalog::new();
     catalog.register(Arc::new(PlanUpdate)).unwrap();
-    let setup = super::support::agent::Turns {
+    let setup = crate::support::agent::Turns {
         session_id: SESSION,
         catalog,
         limits,
         ..Default::default()
     };
-    super::support::agent::run(model, setup, texts).await
+    crate::support::agent::run(model, setup, texts).await
 }

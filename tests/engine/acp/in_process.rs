@@ -583,7 +583,7 @@ async fn loading_an_unknown_or_open_session_is_refused() {
 async fn session_with_everything(t: &mut InProcess, node: &Path) -> String {
     t.rpc.initialize().await;
     let ws = t.env.workspace.clone();
-    let index = crate::tests::support::mcp::reference_server("server-everything");
+    let index = crate::support::mcp::reference_server("server-everything");
     let id = t
         .rpc
         .request(
@@ -601,7 +601,7 @@ async fn session_with_everything(t: &mut InProcess, node: &Path) -> String {
 
 #[tokio::test]
 async fn an_editors_stdio_server_from_session_new_is_called_in_the_turn_after_permission() {
-    let Some(node) = crate::tests::support::mcp::node_or_skip("an_editors_stdio_server_…") else {
+    let Some(node) = crate::support::mcp::node_or_skip("an_editors_stdio_server_…") else {
         return;
     };
     let mut t = InProcess::start(
@@ -648,7 +648,7 @@ async fn an_editors_stdio_server_from_session_new_is_called_in_the_turn_after_pe
 
 #[tokio::test]
 async fn cancelling_the_turn_cancels_an_in_flight_mcp_call() {
-    let Some(node) = crate::tests::support::mcp::node_or_skip("cancelling_the_turn_…") else {
+    let Some(node) = crate::support::mcp::node_or_skip("cancelling_the_turn_…") else {
         return;
     };
     let mut t = InProcess::start(

@@ -25,7 +25,7 @@ use pablo::model::{
 };
 use pablo::protocol::Usage;
 
-use crate::tests::support::acp::{Env, PLAN_ARGS, RPC_ERROR, Rpc, allow_once, no_answer};
+use crate::support::acp::{Env, PLAN_ARGS, RPC_ERROR, Rpc, allow_once, no_answer};
 
 /// An error answer for [`Rpc::take`].
 fn rpc_error(message: &str) -> Value {

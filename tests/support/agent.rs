@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pablo::agent::{AgentSetup, Limits, spawn};
 use pablo::core::ApprovalMode;
 use pablo::model::ModelClient;
 use pablo::policy::PolicyEngine;
 use pablo::protocol::{Event, Op};
-use pablo::tools::{Catalog, Host};
 use pablo::workspace::Workspace;
+use pablo_agent::{AgentSetup, Limits, spawn};
+use pablo_tools::{Catalog, Host};
 
 /// What differs between the tests that drive the loop; the rest is the same for all.
 pub(crate) struct Turns<'a> {
@@ -58,7 +58,7 @@ pub(crate) async fn run(
         mode: Default::default(),
         model_switcher: None,
         isolator: None,
-        hooks: pablo::hooks::Hooks::none(),
+        hooks: pablo_hooks::Hooks::none(),
         session_id: setup.session_id.into(),
         model,
         catalog: setup.catalog,

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{ConfigFile, Dirs, Layers};
-use crate::core::{Coded, ToolKind};
-use crate::policy::{CliFlags, PolicyEngine, TrustStore, cli};
-use crate::protocol::{Decision, FileChangePreview, Preview};
+use pablo::config::{ConfigFile, Dirs, Layers};
+use pablo::core::{Coded, ToolKind};
+use pablo::policy::{CliFlags, PolicyEngine, TrustStore, cli};
+use pablo::protocol::{Decision, FileChangePreview, Preview};
 
 use super::policy_commands::{ALLOW_LIST, env, explicit, interactive};
 
@@ -197,7 +197,7 @@ deny = [ { id = "u.no-ls-R", executable = "/usr/bin/ls", args = ["-R"], match = 
         &e.ws,
         &e.dirs,
         &layers,
-        crate::config::Trust::UNTRUSTED,
+        pablo::config::Trust::UNTRUSTED,
         None,
         CliFlags::default(),
     )
@@ -235,7 +235,7 @@ fn allow_write_cannot_override_a_denied_write_root() {
         &e.ws,
         &e.dirs,
         &layers,
-        crate::config::Trust::UNTRUSTED,
+        pablo::config::Trust::UNTRUSTED,
         None,
         flags,
     )
@@ -278,7 +278,7 @@ fn flags_and_tool_modes_narrow_the_catalog() {
         &e.ws,
         &e.dirs,
         &layers,
-        crate::config::Trust::UNTRUSTED,
+        pablo::config::Trust::UNTRUSTED,
         None,
         flags,
     )
@@ -300,9 +300,9 @@ fn flags_and_tool_modes_narrow_the_catalog() {
         Decision::Ask
     );
 
-    let mut catalog = pablo::tools::Catalog::new();
+    let mut catalog = pablo_tools::Catalog::new();
     catalog
-        .register(std::sync::Arc::new(pablo::tools::plan::PlanUpdate))
+        .register(std::sync::Arc::new(pablo_tools::plan::PlanUpdate))
         .unwrap();
     let removed = narrow_catalog(&engine, &mut catalog);
     assert_eq!(removed, vec!["plan.update"]);
@@ -312,7 +312,7 @@ fn flags_and_tool_modes_narrow_the_catalog() {
 /// Removes from the catalog every tool that policy denies outright, so the model is never offered
 /// it. Returns the names removed. (It was `PolicyEngine::narrow_catalog`, a test-only method, until
 /// policy became a crate of its own: `offers` is the engine's own test.)
-fn narrow_catalog(engine: &PolicyEngine, catalog: &mut crate::tools::Catalog) -> Vec<String> {
+fn narrow_catalog(engine: &PolicyEngine, catalog: &mut pablo_tools::Catalog) -> Vec<String> {
     let names: Vec<String> = catalog.names().map(str::to_string).collect();
     let mut removed = Vec::new();
     for name in names {
@@ -408,7 +408,7 @@ fn approvals_are_not_kept_inside_the_workspace() {
         &e.ws,
         &inside,
         &Layers::default(),
-        crate::config::Trust::UNTRUSTED,
+        pablo::config::Trust::UNTRUSTED,
         None,
         CliFlags::default(),
     )
@@ -493,13 +493,13 @@ mod rules_over_the_protocol {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use pablo::agent::{self, AgentSetup, Limits};
     use pablo::core::ApprovalMode;
     use pablo::model::scripted::ScriptedModel;
     use pablo::protocol::AgentHandle;
     use pablo::protocol::{ApprovalAnswer, Event, Op, RuleSummary};
-    use pablo::tools::{Catalog, Host, register_filesystem};
     use pablo::workspace::Workspace;
+    use pablo_agent::{self, AgentSetup, Limits};
+    use pablo_tools::{Catalog, Host, register_filesystem};
 
     use super::{command_preview, env, interactive};
 
@@ -546,11 +546,11 @@ mod rules_over_the_protocol {
         let ws = Arc::new(Workspace::open(&e.ws).unwrap());
         let mut catalog = Catalog::new();
         register_filesystem(&mut catalog, &ws, true).unwrap();
-        let mut h = agent::spawn(AgentSetup {
+        let mut h = pablo_agent::spawn(AgentSetup {
             mode: Default::default(),
             model_switcher: None,
             isolator: None,
-            hooks: pablo::hooks::Hooks::none(),
+            hooks: pablo_hooks::Hooks::none(),
             session_id: "rules".into(),
             model: Arc::new(ScriptedModel::from_json(SCRIPT).unwrap()),
             catalog,
@@ -639,14 +639,14 @@ fn the_project_layer_can_tighten_the_sandbox_but_never_loosen_it() {
         std::fs::write(e.ws.join(".pablo/config.toml"), toml).unwrap();
         // Read as written: these are policy's own rules, the second line behind the withholding
         // of an untrusted project layer's keys at load.
-        Layers::load(&e.dirs, &e.ws, None, crate::config::Trust::decided(true)).unwrap()
+        Layers::load(&e.dirs, &e.ws, None, pablo::config::Trust::decided(true)).unwrap()
     };
     let build = |layers: &Layers| {
         PolicyEngine::build(
             &e.ws,
             &e.dirs,
             layers,
-            crate::config::Trust::UNTRUSTED,
+            pablo::config::Trust::UNTRUSTED,
             None,
             CliFlags::default(),
         )
@@ -697,14 +697,14 @@ fn the_project_layer_may_lower_the_search_for_repositories_to_protect_but_never_
         std::fs::write(e.ws.join(".pablo/config.toml"), toml).unwrap();
         // Read as written: these are policy's own rules, the second line behind the withholding
         // of an untrusted project layer's keys at load.
-        Layers::load(&e.dirs, &e.ws, None, crate::config::Trust::decided(true)).unwrap()
+        Layers::load(&e.dirs, &e.ws, None, pablo::config::Trust::decided(true)).unwrap()
     };
     let build = |layers: &Layers| {
         PolicyEngine::build(
             &e.ws,
             &e.dirs,
             layers,
-            crate::config::Trust::UNTRUSTED,
+            pablo::config::Trust::UNTRUSTED,
             None,
             CliFlags::default(),
         )

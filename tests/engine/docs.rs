@@ -3,7 +3,7 @@
 //! the ones pablo gives. The check of the commands the docs name runs the binary, in
 //! `tests/docs.rs`.
 
-use crate::tests::support::repo_docs::markdown_files;
+use crate::support::repo_docs::markdown_files;
 use std::path::Path;
 
 /// The targets of `[text](target)` links.

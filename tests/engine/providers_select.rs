@@ -8,8 +8,8 @@ mod selection {
     use pablo::model::http::HttpOptions;
     use pablo::model::select::{ProviderSettings, select_with_env};
 
-    use crate::tests::providers_stream::support_common::*;
-    use crate::tests::support::http::{ScriptedResponse, ScriptedServer, openai};
+    use crate::engine::providers_stream::support_common::*;
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + Sync + use<> {
         let map: HashMap<String, String> = pairs
@@ -86,7 +86,7 @@ mod selection {
     async fn an_anthropic_key_in_the_environment_selects_anthropic_at_the_given_url() {
         let server = ScriptedServer::start().await;
         server.push(ScriptedResponse::sse(
-            crate::tests::support::http::anthropic::text_answer("from claude"),
+            crate::support::http::anthropic::text_answer("from claude"),
         ));
         let settings = ProviderSettings {
             base_url: Some(server.base_url()),
@@ -116,8 +116,8 @@ mod key_secrecy {
     use pablo::model::http::ApiKey;
     use pablo::model::openai::{OpenAiClient, OpenAiConfig};
 
-    use crate::tests::providers_stream::support_common::*;
-    use crate::tests::support::http::{ScriptedResponse, ScriptedServer};
+    use crate::engine::providers_stream::support_common::*;
+    use crate::support::http::{ScriptedResponse, ScriptedServer};
 
     #[derive(Clone, Default)]
     struct Captured(Arc<Mutex<Vec<u8>>>);
@@ -158,13 +158,13 @@ mod key_secrecy {
             ));
         }
         server.push(ScriptedResponse::sse(
-            crate::tests::support::http::anthropic::Stream::new(1)
+            crate::support::http::anthropic::Stream::new(1)
                 .error("overloaded_error", &format!("overloaded for {KEY}"))
                 .events(),
         ));
         for _ in 0..2 {
             server.push(ScriptedResponse::sse(
-                crate::tests::support::http::anthropic::Stream::new(1)
+                crate::support::http::anthropic::Stream::new(1)
                     .error("overloaded_error", &format!("overloaded for {KEY}"))
                     .events(),
             ));
@@ -233,21 +233,21 @@ mod agent_end_to_end {
     use pablo::model::ModelClient;
 
     use pablo::protocol::{Event, PlanStatus, StopReason, ToolOutcome};
-    use pablo::tools::Catalog;
-    use pablo::tools::plan::PlanUpdate;
+    use pablo_tools::Catalog;
+    use pablo_tools::plan::PlanUpdate;
 
-    use crate::tests::providers_stream::support_common::*;
-    use crate::tests::support::http::{ScriptedResponse, ScriptedServer, anthropic, openai};
+    use crate::engine::providers_stream::support_common::*;
+    use crate::support::http::{ScriptedResponse, ScriptedServer, anthropic, openai};
 
     /// Runs one user turn through the real agent loop, with `plan.update` as its one tool.
     async fn one_turn(model: Arc<dyn ModelClient>, text: &str) -> Vec<Event> {
         let mut catalog = Catalog::new();
         catalog.register(Arc::new(PlanUpdate)).unwrap();
-        let setup = crate::tests::support::agent::Turns {
+        let setup = crate::support::agent::Turns {
             catalog,
             ..Default::default()
         };
-        crate::tests::support::agent::run(model, setup, &[text]).await
+        crate::support::agent::run(model, setup, &[text]).await
     }
 
     fn tool_results(events: &[Event]) -> Vec<(String, ToolOutcome)> {

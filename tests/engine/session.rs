@@ -1,6 +1,6 @@
 //! Session journals, listing and resume through the library.
 //!
-//! The agent runs for real (`agent::spawn`) against a scripted model that records every request
+//! The agent runs for real (`pablo_agent::spawn`) against a scripted model that records every request
 //! it receives; journals are real files in a temporary directory, damaged with real truncation and
 //! real garbage bytes.
 
@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use pablo::agent::{self, AgentSetup, Limits};
 use pablo::core::ApprovalMode;
 use pablo::core::Coded;
 use pablo::model::{
@@ -21,9 +20,10 @@ use pablo::protocol::{
     ToolOutcome, Usage,
 };
 use pablo::session::{self, Header, Journal, Store, WarningKind};
-use pablo::tools::{Catalog, Host, plan::PlanUpdate};
+use pablo_agent::{AgentSetup, Limits};
+use pablo_tools::{Catalog, Host, plan::PlanUpdate};
 
-use super::support::journal::{assert_paired, sample_events};
+use crate::support::journal::{assert_paired, sample_events};
 
 /// A model that answers from a script, one response per call, and keeps every request.
 struct Scripted {
@@ -145,7 +145,7 @@ fn setup(
         mode: Default::default(),
         model_switcher: None,
         isolator: None,
-        hooks: pablo::hooks::Hooks::none(),
+        hooks: pablo_hooks::Hooks::none(),
         session_id: id.to_string(),
         model,
         catalog,
@@ -166,7 +166,7 @@ fn setup(
 
 /// Runs the given turns to completion, shuts the agent down, returns every event seen.
 async fn run_turns(setup: AgentSetup, turns: &[&str]) -> Vec<Event> {
-    let mut h = agent::spawn(setup);
+    let mut h = pablo_agent::spawn(setup);
     let mut seen = Vec::new();
     for t in turns {
         h.ops.send(Op::user_turn(t.to_string())).unwrap();
@@ -796,7 +796,7 @@ async fn long_conversation_is_compacted_and_resume_sends_the_compacted_history()
     let Message::User { text: summary, .. } = &requests[3].messages[0] else {
         panic!("{:?}", requests[3].messages)
     };
-    assert!(summary.starts_with(pablo::agent::COMPACT_MARK), "{summary}");
+    assert!(summary.starts_with(pablo_agent::COMPACT_MARK), "{summary}");
     assert!(summary.ends_with("SUMMARY: plan made, first answer given"));
     assert_eq!(requests[3].messages[1..], [Message::user("second task")]);
     assert!(seen.iter().any(|ev| matches!(
@@ -870,7 +870,7 @@ async fn agent_stopped_at_random_points_always_leaves_a_resumable_journal() {
             requests: Arc::default(),
             pace: Duration::from_millis(1),
         });
-        let mut h = agent::spawn(setup(&e.ws, &id, model, vec![], journal));
+        let mut h = pablo_agent::spawn(setup(&e.ws, &id, model, vec![], journal));
         for t in ["one", "two", "three", "four"] {
             h.ops.send(Op::user_turn(t)).unwrap();
         }

@@ -13,7 +13,7 @@ use pablo::config::LspServerEntry;
 use pablo::protocol::{PreviewDiagnostics, Severity};
 use pablo_lsp::{LspHub, LspSetup};
 
-use super::support::lsp::{pyright_or_skip, pyright_table, ruff_or_skip, ruff_table};
+use crate::support::lsp::{pyright_or_skip, pyright_table, ruff_or_skip, ruff_table};
 
 /// A hub over `workspace` with the servers of `toml` (`[lsp.NAME]` tables).
 fn hub(workspace: &Path, toml: &str) -> Arc<LspHub> {
@@ -109,7 +109,6 @@ mod agent_loop {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use pablo::agent::{self, AgentSetup, Limits};
     use pablo::config::{Dirs, Layers};
     use pablo::core::ApprovalMode;
     use pablo::model::scripted::ScriptedModel;
@@ -117,9 +116,10 @@ mod agent_loop {
     use pablo::protocol::{
         AgentHandle, ApprovalAnswer, Event, Op, PreviewDiagnostics, ToolOutcome,
     };
-    use pablo::tools::{Catalog, Host, register_filesystem};
     use pablo::workspace::{Workspace, revision_of};
+    use pablo_agent::{self, AgentSetup, Limits};
     use pablo_lsp::LspHub;
+    use pablo_tools::{Catalog, Host, register_filesystem};
     use serde_json::{Value, json};
 
     /// A session over `ws` whose host has `lsp`, asking the person (this test) on every edit.
@@ -134,7 +134,7 @@ mod agent_loop {
                 ws,
                 &dirs,
                 &Layers::default(),
-                crate::config::Trust::UNTRUSTED,
+                pablo::config::Trust::UNTRUSTED,
                 None,
                 CliFlags::default(),
             )
@@ -144,16 +144,16 @@ mod agent_loop {
         let mut catalog = Catalog::new();
         register_filesystem(&mut catalog, &workspace, true).unwrap();
         catalog
-            .register(Arc::new(pablo::tools::lsp_query::LspQuery::new(
+            .register(Arc::new(pablo_tools::lsp_query::LspQuery::new(
                 workspace.clone(),
             )))
             .unwrap();
         let host = Host::new(workspace, state.join("session"), &Default::default()).with_lsp(lsp);
-        agent::spawn(AgentSetup {
+        pablo_agent::spawn(AgentSetup {
             mode: Default::default(),
             model_switcher: None,
             isolator: None,
-            hooks: pablo::hooks::Hooks::none(),
+            hooks: pablo_hooks::Hooks::none(),
             session_id: "lsp".into(),
             model: Arc::new(ScriptedModel::from_json(script).unwrap()),
             catalog,
@@ -530,7 +530,7 @@ const DIES_AT_FIRST_DOCUMENT: [&str; 2] = [
 fn fake_server([setup, more]: [&str; 2]) -> String {
     format!(
         "{}{setup}{FRAMED_LOOP}{more}",
-        crate::tests::support::lsp::PY_FRAMING
+        crate::support::lsp::PY_FRAMING
     )
 }
 
@@ -547,7 +547,7 @@ async fn a_server_that_keeps_dying_is_started_again_three_times_then_named() {
     let script = ws.path().join("server.py");
     std::fs::write(&script, fake_server(DIES_AT_FIRST_DOCUMENT)).unwrap();
     let count = ws.path().join("starts");
-    let python = crate::tests::support::lsp::system_python();
+    let python = crate::support::lsp::system_python();
     let toml = format!(
         "[lsp.fragile]\ncommand = \"{python}\"\nargs = [\"{}\", \"{}\"]\n\
          filetypes = [\"python\"]\nwait_ms = 5000\n",
@@ -608,7 +608,7 @@ async fn a_server_runs_in_the_command_sandbox_without_the_network_or_writes_outs
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::fs::write(ws_path.join("server.py"), fake_server(PROBES_ITS_SANDBOX)).unwrap();
-    let python = crate::tests::support::lsp::system_python();
+    let python = crate::support::lsp::system_python();
     let toml = format!(
         "[lsp.probe]\ncommand = \"{python}\"\nargs = [\"{}\", \"{}\", \"{}\", \"{port}\"]\n\
          filetypes = [\"python\"]\nwait_ms = 300\n",

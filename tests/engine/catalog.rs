@@ -11,8 +11,8 @@ pub(super) use std::sync::Arc;
 
 pub(super) use pablo::core::{EventSink, ToolFailure};
 pub(super) use pablo::protocol::Preview;
-pub(super) use pablo::tools::{Catalog, Host, Tool, ToolContext};
 pub(super) use pablo::workspace::Workspace;
+pub(super) use pablo_tools::{Catalog, Host, Tool, ToolContext};
 pub(super) use serde_json::Value;
 pub(super) use tokio_util::sync::CancellationToken;
 

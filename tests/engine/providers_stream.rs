@@ -14,7 +14,7 @@ pub(super) mod support_common {
     use serde_json::json;
     use tokio_util::sync::CancellationToken;
 
-    use crate::tests::support::http::ScriptedServer;
+    use crate::support::http::ScriptedServer;
 
     pub(crate) const KEY: &str = "sk-test-SECRET-0123456789";
 
@@ -28,7 +28,7 @@ pub(super) mod support_common {
             max_backoff: Duration::from_millis(40),
             max_retry_after: Duration::from_secs(2),
             max_event_bytes: 4 * 1024 * 1024,
-            progress_timeout: crate::model::http::DEFAULT_PROGRESS_TIMEOUT,
+            progress_timeout: pablo::model::http::DEFAULT_PROGRESS_TIMEOUT,
         }
     }
 
@@ -144,7 +144,7 @@ mod scripted_server {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 
-    use crate::tests::support::http::{ScriptedResponse, ScriptedServer, openai};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
 
     async fn raw_exchange(server: &ScriptedServer, body: &str) -> String {
         let mut sock = TcpStream::connect(server.addr()).await.unwrap();
@@ -211,7 +211,7 @@ mod openai_stream {
     use tokio_util::sync::CancellationToken;
 
     use super::support_common::*;
-    use crate::tests::support::http::{ScriptedResponse, ScriptedServer, openai};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
 
     #[tokio::test]
     async fn text_only_answer_streams_deltas_then_usage_and_completion() {
@@ -600,7 +600,7 @@ mod anthropic_stream {
     use tokio_util::sync::CancellationToken;
 
     use super::support_common::*;
-    use crate::tests::support::http::{ScriptedResponse, ScriptedServer, anthropic};
+    use crate::support::http::{ScriptedResponse, ScriptedServer, anthropic};
 
     #[tokio::test]
     async fn text_only_answer_streams_deltas_then_usage_and_completion() {
@@ -608,7 +608,7 @@ mod anthropic_stream {
         let events = anthropic::Stream::new(42)
             .ping()
             .text(&["Hello", " there"])
-            .raw(crate::tests::support::http::named_event(
+            .raw(crate::support::http::named_event(
                 "brand_new_event",
                 r#"{"type":"brand_new_event"}"#,
             ))

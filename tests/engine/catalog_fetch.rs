@@ -10,13 +10,13 @@ use pablo::config::{ConfigFile, Dirs, Layers};
 use pablo::core::ToolKind;
 use pablo::policy::{CliFlags, PolicyEngine};
 use pablo::protocol::Decision;
-use pablo::tools::fetch_rules::Reach;
-use pablo::tools::web_fetch::{FetchSettings, NetworkBudget, UNTRUSTED_NOTICE, WebFetch};
+use pablo_tools::fetch_rules::Reach;
+use pablo_tools::web_fetch::{FetchSettings, NetworkBudget, UNTRUSTED_NOTICE, WebFetch};
 use serde_json::json;
 
 use super::catalog::*;
-use crate::tests::support::http::counting_listener;
-use crate::tests::support::http::{ScriptedResponse, ScriptedServer};
+use crate::support::http::counting_listener;
+use crate::support::http::{ScriptedResponse, ScriptedServer};
 
 /// The tool under test, allowed to reach the scripted server on 127.0.0.1:`port`.
 fn test_fetch(port: u16, adjust: impl FnOnce(&mut FetchSettings)) -> Fixture {
@@ -419,7 +419,7 @@ fn engine(toml: &str, project: Option<&str>) -> PolicyEngine {
         &ws,
         &dirs,
         &layers,
-        crate::config::Trust::UNTRUSTED,
+        pablo::config::Trust::UNTRUSTED,
         None,
         CliFlags::default(),
     )

@@ -22,7 +22,7 @@ const NOT_CODES: &[(&str, &str, &str)] = &[
         "the `.internal` DNS suffix, refused as a local name",
     ),
     (
-        "src/tui/state/events.rs",
+        "crates/tui/src/state/events.rs",
         "interrupted",
         "the notice a cancelled turn leaves in the transcript",
     ),

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{ConfigFile, Dirs, Layers};
-use crate::policy::{CliFlags, PolicyEngine, cli};
-use crate::protocol::Decision;
+use pablo::config::{ConfigFile, Dirs, Layers};
+use pablo::policy::{CliFlags, PolicyEngine, cli};
+use pablo::protocol::Decision;
 
 /// A workspace and XDG directories in one temporary folder, side by side.
 pub(super) struct Env {
@@ -48,7 +48,7 @@ pub(super) fn strict(e: &Env) -> PolicyEngine {
         &e.ws,
         &e.dirs,
         &explicit(ALLOW_LIST),
-        crate::config::Trust::UNTRUSTED,
+        pablo::config::Trust::UNTRUSTED,
         None,
         CliFlags::default(),
     )
@@ -60,7 +60,7 @@ pub(super) fn interactive(e: &Env) -> PolicyEngine {
         &e.ws,
         &e.dirs,
         &Layers::default(),
-        crate::config::Trust::UNTRUSTED,
+        pablo::config::Trust::UNTRUSTED,
         None,
         CliFlags::default(),
     )
@@ -243,7 +243,7 @@ fn a_rule_naming_a_bare_program_matches_whatever_the_command_path_resolves_it_to
             &e.ws,
             &e.dirs,
             &explicit(text),
-            crate::config::Trust::UNTRUSTED,
+            pablo::config::Trust::UNTRUSTED,
             None,
             CliFlags::default(),
         )
@@ -565,7 +565,7 @@ deny = [ { id = "t.no-cat", executable = "cat", args = [], match = "prefix" } ]
         &e.ws,
         &e.dirs,
         &deny,
-        crate::config::Trust::UNTRUSTED,
+        pablo::config::Trust::UNTRUSTED,
         None,
         CliFlags::default(),
     )
@@ -580,7 +580,7 @@ deny = [ { id = "t.no-cat", executable = "cat", args = [], match = "prefix" } ]
         &e.ws,
         &e.dirs,
         &off,
-        crate::config::Trust::UNTRUSTED,
+        pablo::config::Trust::UNTRUSTED,
         None,
         CliFlags::default(),
     )

@@ -9,13 +9,13 @@ use std::time::Duration;
 use pablo::config::ShellOptions;
 use pablo::core::{EventSink, ToolFailure};
 use pablo::protocol::{Preview, SandboxChoice, SandboxProfile};
-use pablo::tools::shell_run::ShellRun;
-use pablo::tools::shell_session::ShellSession;
-use pablo::tools::{Host, Tool, ToolContext};
+use pablo_tools::shell_run::ShellRun;
+use pablo_tools::shell_session::ShellSession;
+use pablo_tools::{Host, Tool, ToolContext};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::support::http::{ScriptedResponse, ScriptedServer, openai};
+use crate::support::http::{ScriptedResponse, ScriptedServer, openai};
 
 /// A directory that no sandbox profile lets a command write, to hold the fixtures' workspaces:
 /// cargo's target directory, unless the repository was cloned under one of the roots every
@@ -90,7 +90,7 @@ fn fixture_allowing(hosts: &[&str]) -> Fixture {
     std::fs::create_dir_all(&state).unwrap();
     let handle = Arc::new(pablo::workspace::Workspace::open(&workspace).unwrap());
     let options = ShellOptions::default();
-    let services = pablo::tools::HostServices {
+    let services = pablo_tools::HostServices {
         sandbox: pablo::process::sandbox::SandboxSettings {
             protected_dirs: vec![state.clone()],
             network_allow: hosts
@@ -679,20 +679,20 @@ async fn a_sandbox_denial_offers_one_unsandboxed_rerun_as_a_new_question() {
         })
         .unwrap(),
     );
-    let mut catalog = pablo::tools::Catalog::new();
-    pablo::tools::register_shell(&mut catalog, &ShellOptions::default(), Default::default())
+    let mut catalog = pablo_tools::Catalog::new();
+    pablo_tools::register_shell(&mut catalog, &ShellOptions::default(), Default::default())
         .unwrap();
-    let mut agent = pablo::agent::spawn(pablo::agent::AgentSetup {
+    let mut agent = pablo_agent::spawn(pablo_agent::AgentSetup {
         mode: Default::default(),
         model_switcher: None,
         isolator: None,
-        hooks: pablo::hooks::Hooks::none(),
+        hooks: pablo_hooks::Hooks::none(),
         session_id: "t".into(),
         model,
         catalog,
         policy: Arc::new(pablo::policy::PolicyEngine::default()),
         host: f.host.clone(),
-        limits: pablo::agent::Limits::default(),
+        limits: pablo_agent::Limits::default(),
         approvals: pablo::core::ApprovalMode::Interactive,
         system_prompt: String::new(),
         history: Vec::new(),

@@ -1,7 +1,7 @@
 //! Integration tests: fs_tools.
 //!
 //! The five file tools called the way the agent calls them (schema validation, preview, commit,
-//! narrow), on real files, plus one turn through `pablo::agent::spawn`.
+//! narrow), on real files, plus one turn through `pablo_agent::spawn`.
 
 // Test helpers panic on setup failures; that is how a test reports them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use pablo::core::{EventSink, ToolFailure};
 use pablo::protocol::Preview;
-use pablo::tools::{Catalog, Host, ToolContext, register_filesystem};
 use pablo::workspace::{Workspace, WorkspaceOptions};
+use pablo_tools::{Catalog, Host, ToolContext, register_filesystem};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -696,19 +696,19 @@ fn write_tools_are_registered_only_with_write_authority() {
 }
 
 mod through_the_agent {
-    //! One turn through `pablo::agent::spawn`: the model reads a file, then edits it with the
+    //! One turn through `pablo_agent::spawn`: the model reads a file, then edits it with the
     //! revision it read; the edit is committed under `ApprovalMode::ApproveAsks`.
 
     use std::sync::Mutex;
 
     use futures::StreamExt;
-    use pablo::agent::{AgentSetup, Limits, spawn};
     use pablo::core::ApprovalMode;
     use pablo::model::{
         EventStream, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent,
     };
     use pablo::policy::PolicyEngine;
     use pablo::protocol::{Event, Op, ToolCall};
+    use pablo_agent::{AgentSetup, Limits, spawn};
 
     use super::*;
 
@@ -805,7 +805,7 @@ mod through_the_agent {
             mode: Default::default(),
             model_switcher: None,
             isolator: None,
-            hooks: pablo::hooks::Hooks::none(),
+            hooks: pablo_hooks::Hooks::none(),
             session_id: "s".into(),
             model: Arc::new(Scripted {
                 steps: Mutex::new(steps),

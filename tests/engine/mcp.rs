@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::tests::support::mcp::{node_or_skip, reference_server};
+use crate::support::mcp::{node_or_skip, reference_server};
 
 #[tokio::test]
 async fn cancelling_an_in_flight_call_ends_it_and_the_connection_keeps_working() {
-    use pablo::tools::mcp::client::Endpoint;
-    use pablo::tools::mcp::{McpHub, ServerSpec};
+    use pablo_tools::mcp::client::Endpoint;
+    use pablo_tools::mcp::{McpHub, ServerSpec};
     use tokio_util::sync::CancellationToken;
     let Some(node) = node_or_skip("cancelling_an_in_flight_call_…") else {
         return;
@@ -74,7 +74,7 @@ async fn cancelling_an_in_flight_call_ends_it_and_the_connection_keeps_working()
         .unwrap();
     let err = outcome.expect_err("a 300 s operation cannot have completed");
     assert_eq!(
-        pablo::tools::mcp::failure("everything", err).code,
+        pablo_tools::mcp::failure("everything", err).code,
         "cancelled"
     );
     let echo = server

@@ -1,7 +1,7 @@
 //! artifact.write: refused names and content, the size limit, where files land (never the
 //! workspace) and that a retried call writes the same file.
 
-use pablo::tools::artifact_write::ArtifactWrite;
+use pablo_tools::artifact_write::ArtifactWrite;
 use serde_json::json;
 
 use super::catalog::*;
@@ -92,7 +92,7 @@ async fn content_over_the_artifact_limit_is_refused() {
     .await
     .unwrap();
     // The default limit is 5 MiB.
-    let f = artifacts(pablo::agent::Limits::default().max_artifact_bytes);
+    let f = artifacts(pablo_agent::Limits::default().max_artifact_bytes);
     let big = "x".repeat(5 * 1024 * 1024 + 1);
     let e = f
         .call("artifact.write", json!({"name": "big.txt", "content": big}))

@@ -14,9 +14,9 @@ use pablo::model::{ModelClient, ModelProfile};
 use pablo::protocol::Event;
 use serde_json::json;
 
-use crate::tests::support::http::{ScriptedResponse, ScriptedServer, anthropic, openai, responses};
-use crate::tests::support::images::{PNG_1X1, b64};
-use crate::tests::support::prompt::without_markers;
+use crate::support::http::{ScriptedResponse, ScriptedServer, anthropic, openai, responses};
+use crate::support::images::{PNG_1X1, b64};
+use crate::support::prompt::without_markers;
 
 const KEY: &str = "sk-test-images-0123456789";
 
@@ -29,7 +29,7 @@ fn opts() -> HttpOptions {
         max_backoff: Duration::from_millis(20),
         max_retry_after: Duration::from_secs(1),
         max_event_bytes: 4 * 1024 * 1024,
-        progress_timeout: crate::model::http::DEFAULT_PROGRESS_TIMEOUT,
+        progress_timeout: pablo::model::http::DEFAULT_PROGRESS_TIMEOUT,
     }
 }
 
@@ -64,9 +64,9 @@ async fn refused_turn(
     files: &[(&str, &[u8])],
     prompt: &str,
 ) -> Vec<Event> {
-    use crate::tests::support::agent::files_under;
+    use crate::support::agent::files_under;
     let (workspace, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let setup = crate::tests::support::agent::Turns {
+    let setup = crate::support::agent::Turns {
         session_id: "images-session",
         system_prompt: "you look",
         files,
@@ -74,7 +74,7 @@ async fn refused_turn(
         state: Some(state.path()),
         ..Default::default()
     };
-    let events = crate::tests::support::agent::run(model, setup, &[prompt]).await;
+    let events = crate::support::agent::run(model, setup, &[prompt]).await;
     let mut expected: Vec<(std::path::PathBuf, Vec<u8>)> = files
         .iter()
         .map(|(name, bytes)| (workspace.path().join(name), bytes.to_vec()))
@@ -260,7 +260,7 @@ mod refusals {
     async fn an_image_over_the_size_bound_is_refused_with_its_size() {
         let server = ScriptedServer::start().await;
         let mut big = PNG_1X1.to_vec();
-        big.resize(pablo::agent::attach::MAX_IMAGE_BYTES + 1, 0);
+        big.resize(pablo_agent::attach::MAX_IMAGE_BYTES + 1, 0);
         let prompt = "look at @big.png";
         let events = refused_turn(chat(&server, "gpt-4o"), &[("big.png", &big)], prompt).await;
         let (code, message, text) = refusal(&events);
@@ -301,11 +301,11 @@ mod refusals {
 
 /// Runs `texts` as user turns in a workspace holding `files`, through the real agent loop.
 async fn turns(model: Arc<dyn ModelClient>, files: &[(&str, &[u8])], texts: &[&str]) -> Vec<Event> {
-    let setup = crate::tests::support::agent::Turns {
+    let setup = crate::support::agent::Turns {
         session_id: "images-session",
         system_prompt: "you look",
         files,
         ..Default::default()
     };
-    crate::tests::support::agent::run(model, setup, texts).await
+    crate::support::agent::run(model, setup, texts).await
 }

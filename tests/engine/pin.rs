@@ -11,20 +11,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pablo::agent::{AgentSetup, Limits, spawn};
 use pablo::core::ApprovalMode;
 use pablo::model::scripted::ScriptedModel;
 use pablo::policy::PolicyEngine;
 use pablo::protocol::{ApprovalAnswer, Event, Op};
-use pablo::tools::fetch_rules::Reach;
-use pablo::tools::memory_propose::{MemoryPropose, MemoryStore};
-use pablo::tools::web_fetch::{FetchSettings, WebFetch};
-use pablo::tools::{Catalog, CatalogLimits, Host};
 use pablo::workspace::Workspace;
+use pablo_agent::{AgentSetup, Limits, spawn};
+use pablo_tools::fetch_rules::Reach;
+use pablo_tools::memory_propose::{MemoryPropose, MemoryStore};
+use pablo_tools::web_fetch::{FetchSettings, WebFetch};
+use pablo_tools::{Catalog, CatalogLimits, Host};
 use serde_json::{Value, json};
 
-use crate::tests::support::http::{ScriptedResponse, ScriptedServer};
-use crate::tests::support::pinning::normalize;
+use crate::support::http::{ScriptedResponse, ScriptedServer};
+use crate::support::pinning::normalize;
 
 fn snapshot(name: &str, text: &str) {
     insta::with_settings!({snapshot_path => "snapshots", prepend_module_to_snapshot => false}, {
@@ -304,11 +304,11 @@ async fn every_tool_result_reaches_the_model_exactly_as_pinned() {
     let options = pablo::config::ShellOptions::default();
     let mut catalog = Catalog::new();
     catalog
-        .register(Arc::new(pablo::tools::plan::PlanUpdate))
+        .register(Arc::new(pablo_tools::plan::PlanUpdate))
         .unwrap();
-    pablo::tools::register_filesystem(&mut catalog, &workspace, true).unwrap();
-    pablo::tools::register_shell(&mut catalog, &options, Default::default()).unwrap();
-    pablo::tools::register_catalog_tools(
+    pablo_tools::register_filesystem(&mut catalog, &workspace, true).unwrap();
+    pablo_tools::register_shell(&mut catalog, &options, Default::default()).unwrap();
+    pablo_tools::register_catalog_tools(
         &mut catalog,
         Some(&workspace),
         &CatalogLimits {
@@ -343,7 +343,7 @@ async fn every_tool_result_reaches_the_model_exactly_as_pinned() {
         mode: Default::default(),
         model_switcher: None,
         isolator: None,
-        hooks: pablo::hooks::Hooks::none(),
+        hooks: pablo_hooks::Hooks::none(),
         session_id: "pin".into(),
         model: Arc::new(model),
         catalog,
