@@ -672,6 +672,70 @@ fn the_cycle_finder_finds_a_three_file_cycle() {
     assert_eq!(cycles[0].len(), 4);
 }
 
+/// Where a file implements a type named `name` (inherent or trait `impl` blocks, inline modules
+/// and test code included): the line of each block.
+fn impl_blocks_of(name: &str, ast: &syn::File) -> Vec<usize> {
+    struct Impls<'a> {
+        name: &'a str,
+        lines: Vec<usize>,
+    }
+    impl<'ast> Visit<'ast> for Impls<'_> {
+        fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+            if let syn::Type::Path(p) = &*item.self_ty
+                && p.path.segments.last().is_some_and(|s| s.ident == self.name)
+            {
+                self.lines.push(item.impl_token.span.start().line);
+            }
+            syn::visit::visit_item_impl(self, item);
+        }
+    }
+    let mut impls = Impls {
+        name,
+        lines: Vec::new(),
+    };
+    impls.visit_file(ast);
+    impls.lines
+}
+
+/// The agent's `Conversation` is plain state (issue 45 item 1): its data and constructor, in one
+/// `impl` block of `conversation.rs`. Methods of it in other files let the stages of a turn call
+/// each other through `self`, round cycles the import scan above cannot see; as functions of
+/// the parts they use, every stage names what it depends on in its `use` lines.
+#[test]
+fn the_agents_conversation_is_plain_state_implemented_in_one_file() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/agent/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut blocks = Vec::new();
+    for file in &files {
+        let ast = syn::parse_file(&std::fs::read_to_string(file).unwrap()).unwrap();
+        for line in impl_blocks_of("Conversation", &ast) {
+            blocks.push(format!("{}:{line}", display(file)));
+        }
+    }
+    let home = "crates/agent/src/conversation.rs:";
+    assert!(
+        blocks.len() == 1 && blocks[0].starts_with(home),
+        "`impl Conversation` must be one block in {}; found:\n{}",
+        home.trim_end_matches(':'),
+        blocks.join("\n")
+    );
+}
+
+/// The scan above, on made-up code: an inherent and a trait block, one of them in an inline
+/// module, are both found; another type's block and a mere mention are not.
+#[test]
+fn the_impl_scan_finds_blocks_in_modules_and_of_traits() {
+    let ast: syn::File = syn::parse_str(
+        "struct Conversation; impl Conversation { fn f(&self) {} } \
+         mod m { impl Clone for super::Conversation { fn clone(&self) -> Self { todo!() } } } \
+         impl Other { fn g(c: &Conversation) {} }",
+    )
+    .unwrap();
+    assert_eq!(impl_blocks_of("Conversation", &ast), vec![1, 1]);
+}
+
 /// Appends the bare-`pub` items of one parsed file to `out`.
 fn surface_of(file: &str, ast: &syn::File, out: &mut Vec<String>) {
     struct Public<'a> {
