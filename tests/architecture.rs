@@ -597,6 +597,74 @@ fn files_of_one_module_form_no_import_cycle() {
     );
 }
 
+/// Whole modules must not import each other round a cycle either. The file graph above cannot
+/// see a cycle that enters a folder module through its root: `turn.rs` uses `call::Pipeline`
+/// (in `call/mod.rs`), and `call/commit.rs` using `subagent.rs`, which uses `turn.rs`, closes a
+/// cycle there only through the root's use of its own children, which is containment. So here
+/// each folder module counts as one node among its siblings (`call/` beside `turn.rs`), at every
+/// depth: an edge joins the two siblings, under the deepest module holding both files, that
+/// contain its ends. A module root's uses of what it contains are still containment.
+#[test]
+fn modules_form_no_import_cycle_among_their_siblings() {
+    let scan = scan();
+    // The module path of each file (inline modules share their file: the shortest path is it).
+    let mut path_of: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
+    for (path, m) in &scan.krate.modules {
+        let shorter = path_of.get(&m.file).is_none_or(|p| path.len() < p.len());
+        if shorter {
+            path_of.insert(m.file.clone(), path.clone());
+        }
+    }
+    let file_of = |m: &[String]| -> Option<PathBuf> {
+        scan.krate
+            .module_of(m)
+            .and_then(|p| scan.krate.modules.get(p))
+            .map(|m| m.file.clone())
+    };
+    // A node is a module path under the module (the level) whose children it is among.
+    type Node = (Vec<String>, Vec<String>);
+    let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+    let as_key =
+        |(level, node): &Node| PathBuf::from(format!("{}: {}", level.join("::"), node.join("::")));
+    for (file, r) in &scan.references {
+        if r.in_test || top(&r.from) != top(&r.to) {
+            continue;
+        }
+        let (Some(from), Some(to)) = (
+            path_of.get(file),
+            file_of(&r.to).and_then(|t| path_of.get(&t)),
+        ) else {
+            continue;
+        };
+        let common = from.iter().zip(to).take_while(|(a, b)| a == b).count();
+        // The root of a module using what it contains, or a file using itself.
+        if common == from.len() {
+            continue;
+        }
+        let level = from[..common].to_vec();
+        let source = from[..=common].to_vec();
+        let target = to[..(common + 1).min(to.len())].to_vec();
+        edges
+            .entry(as_key(&(level.clone(), source)))
+            .or_default()
+            .insert(as_key(&(level, target)));
+    }
+    let cycles = find_cycles(&edges);
+    assert!(
+        cycles.is_empty(),
+        "import cycles between modules (LEVEL: MODULE):\n{}",
+        cycles
+            .iter()
+            .map(|c| c
+                .iter()
+                .map(|n| n.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" -> "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
 /// `mod.rs`, `lib.rs`, or `NAME.rs` beside a `NAME/` folder of its children (the 2018 layout).
 fn is_module_root(file: &Path) -> bool {
     file.file_name()
