@@ -9,26 +9,18 @@
 //!
 //! A module whose part of the engine has become a crate of its own goes: that crate's public API
 //! is what the bench names (`benches/capture.rs` runs `pablo-process` directly,
-//! `benches/csv_analyze.rs` runs `pablo-tools`, and `benches/sandbox.rs`, `benches/fs_search.rs`
+//! `benches/csv_analyze.rs` runs `pablo-tools`, `benches/sandbox.rs`, `benches/fs_search.rs`,
 //! `benches/policy.rs`, `benches/journal.rs` and `benches/checkpoints.rs` set up what they time
-//! from the crates, with what two targets share in `benches/support/`). The rest stay here until their rows are crates too (issue 45 item 5).
+//! from the crates, and the four agent benches drive `pablo-agent` through
+//! `benches/support/agent.rs`, with what targets share in `benches/support/`). What is left
+//! drives the TUI and ACP, until their rows are crates too (issue 45 item 5).
 
 // A bench whose set-up fails should stop loudly, as the bench files always did; nothing here runs
 // inside pablo.
 #![allow(clippy::expect_used)]
 
 mod acp_lines;
-mod agent;
-mod context;
-mod hooks;
-mod otel_export;
-mod subagent;
 mod tui_render;
 
 pub use acp_lines::*;
-pub use agent::*;
-pub use context::*;
-pub use hooks::*;
-pub use otel_export::*;
-pub use subagent::*;
 pub use tui_render::*;
