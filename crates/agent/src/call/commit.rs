@@ -129,9 +129,7 @@ impl Pipeline<'_> {
             r
         }))
     }
-}
 
-impl Pipeline<'_> {
     /// Commits `tool`, its changes recorded in the checkpoints and the turn's changed paths.
     async fn commit_recorded(
         &mut self,

@@ -291,9 +291,7 @@ impl Pipeline<'_> {
         self.commit(admitted, not_applied, call, cancel, flight)
             .await
     }
-}
 
-impl Pipeline<'_> {
     /// What a subagent started by this conversation inherits of it.
     fn parent(&self) -> Parent<'_> {
         Parent {
