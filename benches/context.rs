@@ -30,7 +30,14 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::harness::{AgentCall, AgentReply, AgentRequest, ContextSession};
+
+#[path = "support/agent.rs"]
+mod agent;
+#[path = "support/context_session.rs"]
+mod context_session;
+
+use agent::{AgentCall, AgentReply, AgentRequest};
+use context_session::ContextSession;
 use serde_json::{Value, json};
 
 const CALLS: usize = 200;

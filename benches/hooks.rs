@@ -23,9 +23,14 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::harness::{
-    AgentCall, AgentReply, AgentRequest, HooksCase, HooksNoop, HooksSeam, HooksTurn,
-};
+
+#[path = "support/agent.rs"]
+mod agent;
+#[path = "support/hook_cases.rs"]
+mod hook_cases;
+
+use agent::{AgentCall, AgentReply, AgentRequest};
+use hook_cases::{HooksCase, HooksNoop, HooksSeam, HooksTurn};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

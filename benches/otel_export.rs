@@ -25,7 +25,14 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::harness::{AgentCall, AgentLoop, AgentReply, AgentRequest, otel_spawn, otel_subscriber};
+
+#[path = "support/agent.rs"]
+mod agent;
+#[path = "support/otel_agent.rs"]
+mod otel_agent;
+
+use agent::{AgentCall, AgentLoop, AgentReply, AgentRequest};
+use otel_agent::{otel_spawn, otel_subscriber};
 use serde_json::json;
 
 /// Three tool steps, then the answer.

@@ -15,7 +15,7 @@
 //! at once; against the same turn asking for one or four `update_plan` calls. The difference is
 //! what a subagent costs beyond the calls it makes (each subagent makes one).
 //!
-//! The real agent (`pablo::agent::spawn`, set up by `pablo::harness::subagent_spawn`) runs in
+//! The real agent (`pablo_agent::spawn`, set up by `support/subagent_parent.rs`) runs in
 //! process with the real catalog tools over this repository, against a model that answers at once
 //! and notes when each span started and ended.
 
@@ -26,8 +26,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pablo::harness::{AgentCall, AgentReply, AgentRequest, subagent_spawn};
+
+#[path = "support/agent.rs"]
+mod agent;
+#[path = "support/subagent_parent.rs"]
+mod subagent_parent;
+
+use agent::{AgentCall, AgentReply, AgentRequest};
 use serde_json::json;
+use subagent_parent::subagent_spawn;
 
 const SUBAGENT_MARK: &str = "# You are a subagent";
 

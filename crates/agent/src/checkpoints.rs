@@ -3,15 +3,18 @@
 //! `files_changed`, undo/rewind/`/diff` ops are answered from them, and a rewind forks the
 //! conversation. Also what the model is told after a per-hunk review: the hunks it did not get.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::conversation::Conversation;
 use super::forward::Control;
+use super::isolation::Workplace;
+use super::outlet::Outlet;
 use super::shared::Shared;
 use pablo_core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind};
+use pablo_model::Message;
 use pablo_protocol::{Event, Op, Preview, RestoreReport, RestoreScope, ToolCall};
 use pablo_session::checkpoint::Checkpoints;
 use pablo_session::checkpoint::history::prompt_with_note;
@@ -23,11 +26,22 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     tokio::task::spawn_blocking(f).await.ok()
 }
 
-/// Answers `/rewind`'s list, `/undo`/`/rewind`/`/diff` plans and restores: from the
-/// conversation when no turn runs (`idle`), else from the shared checkpoints.
-pub(super) async fn answer(shared: &Shared, idle: Option<&mut Conversation>, op: Op) {
+/// The paths a turn changed, whoever changed them, and how (`created`, `modified`, `deleted`),
+/// for the `file_changed` hooks at its end.
+pub(crate) type ChangedPaths = BTreeMap<String, &'static str>;
+
+/// What a rewind changes of the session's conversation while no turn runs: the conversation
+/// goes back to an earlier turn, as a new session.
+pub(crate) struct Rewindable<'a> {
+    pub(crate) messages: &'a mut Vec<Message>,
+    pub(crate) session_id: &'a mut String,
+}
+
+/// Answers `/rewind`'s list, `/undo`/`/rewind`/`/diff` plans and restores: with the
+/// conversation when no turn runs (`idle`), else from the shared checkpoints alone.
+pub(crate) async fn answer(shared: &Shared, idle: Option<Rewindable<'_>>, op: Op) {
     match idle {
-        Some(conversation) => conversation.answer_checkpoint_op(op).await,
+        Some(conversation) => answer_idle(shared, conversation, op).await,
         None => answer_during_turn(shared.checkpoints.as_deref(), &shared.events, op),
     }
 }
@@ -47,33 +61,41 @@ fn answer_during_turn(checkpoints: Option<&Checkpoints>, events: &EventSink, op:
     }
 }
 
-impl Conversation {
-    /// Opens the turn's checkpoint; returns the prompt as the model gets it (a note about a
-    /// restore first, if there was one since the last prompt).
-    pub(super) fn open_checkpoint(&mut self, prompt: &str, text: String) -> String {
-        let Some(c) = self.shared.checkpoints.clone() else {
-            return text;
-        };
-        let note = c.take_note();
-        c.begin_turn(prompt);
-        // The first walk of the workspace runs while the model thinks; the first command waits
-        // for it if it is not done.
-        let prep = c.clone();
-        tokio::task::spawn_blocking(move || prep.prepare());
-        prompt_with_note(note.as_deref(), &text)
-    }
+/// Opens the turn's checkpoint in `checkpoints` (the session's); returns the prompt as the model
+/// gets it (a note about a restore first, if there was one since the last prompt).
+pub(crate) fn open(checkpoints: Option<&Arc<Checkpoints>>, prompt: &str, text: String) -> String {
+    let Some(c) = checkpoints else {
+        return text;
+    };
+    let note = c.take_note();
+    c.begin_turn(prompt);
+    // The first walk of the workspace runs while the model thinks; the first command waits for
+    // it if it is not done.
+    let prep = c.clone();
+    tokio::task::spawn_blocking(move || prep.prepare());
+    prompt_with_note(note.as_deref(), &text)
+}
 
+/// Where a commit's changes are recorded: the checkpoints of the place it works in (none for an
+/// isolated subagent), the turn's changed paths, and the outlet that announces them.
+pub(crate) struct Recorder<'a> {
+    pub(crate) place: &'a Workplace,
+    pub(crate) outlet: &'a Outlet,
+    pub(crate) changed: &'a mut ChangedPaths,
+}
+
+impl Recorder<'_> {
     /// Commits `tool`, recording what it changed: a command is bracketed by scans, a file tool
     /// reports through the write hook. The record is journaled before the result.
-    pub(super) async fn commit_recorded(
-        &self,
+    pub(crate) async fn commit(
+        &mut self,
         tool: &dyn Tool,
         call: &ToolCall,
         args: &Value,
         preview: &Preview,
         ctx: &ToolContext,
     ) -> Result<ToolResult, ToolFailure> {
-        let Some(c) = self.checkpoints() else {
+        let Some(c) = self.place.checkpoints() else {
             return tool.commit_result(args, preview, ctx).await;
         };
         let scanned = tool.kind() == ToolKind::Execute;
@@ -86,7 +108,7 @@ impl Conversation {
         if let Some((turn, changes)) = blocking(move || after.after_call(scanned)).await
             && !changes.is_empty()
         {
-            let mut changed = self.turn_changed.lock();
+            let changed = &mut *self.changed;
             for ch in &changes {
                 use pablo_protocol::FileState::Directory;
                 // `file_changed` is about files; a directory made or removed is not one.
@@ -100,8 +122,7 @@ impl Conversation {
                 };
                 changed.insert(ch.path.clone(), kind);
             }
-            drop(changed);
-            self.emit(Event::FilesChanged {
+            self.outlet.emit(Event::FilesChanged {
                 turn,
                 call_id: call.id.clone(),
                 tool: tool.name().to_string(),
@@ -109,108 +130,115 @@ impl Conversation {
             });
         }
         for message in c.scan_notes() {
-            self.emit(Event::Warning { message });
+            self.outlet.emit(Event::Warning { message });
         }
         result
     }
+}
 
-    /// `/rewind`'s list, `/undo`/`/rewind`/`/diff` plans, and restores, while no turn runs.
-    async fn answer_checkpoint_op(&mut self, op: Op) {
-        let Some(c) = self.shared.checkpoints.clone() else {
-            self.emit(Event::Error {
-                code: ErrorCode::CheckpointsUnavailable.into(),
-                message: "this session keeps no checkpoints ([options.checkpoints] enabled = \
-                          false), so nothing can be undone"
-                    .into(),
-            });
-            return;
-        };
-        match op {
-            Op::ListCheckpoints => self.emit(Event::Checkpoints { turns: c.turns() }),
-            Op::PlanRestore { scope } => {
-                if matches!(scope, RestoreScope::Rewind { .. }) && !self.shared.journaled {
-                    self.emit(Event::Error {
-                        code: ErrorCode::RewindUnavailable.into(),
-                        message: "this session has no journal, so its conversation cannot be \
-                                  rewound; /undo restores files"
-                            .into(),
-                    });
-                    return;
-                }
-                let planner = c.clone();
-                match blocking(move || planner.plan(&scope)).await {
-                    Some(Ok(plan)) => self.emit(Event::RestorePlan { plan }),
-                    Some(Err(e)) => self.emit(Event::Error {
-                        code: e.code().into(),
-                        message: e.to_string(),
-                    }),
-                    None => self.emit(internal("planning the restore stopped unexpectedly")),
-                }
-            }
-            Op::Restore { plan_id, files } => {
-                let restorer = c.clone();
-                match blocking(move || restorer.restore(&plan_id, &files)).await {
-                    Some(Ok((plan, report))) => {
-                        self.emit(Event::Restored {
-                            report: report.clone(),
-                        });
-                        if let RestoreScope::Rewind { turn } = plan.scope {
-                            self.fork(&c, turn, report).await;
-                        }
-                    }
-                    Some(Err(e)) => self.emit(Event::Error {
-                        code: e.code().into(),
-                        message: e.to_string(),
-                    }),
-                    None => self.emit(internal("the restore stopped unexpectedly")),
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// The conversation goes back to the start of `turn`, as a new session: the journal forks
-    /// (the old one keeps the later turns), the messages and checkpoints are rebuilt from the
-    /// copied events, and the next prompt carries the restore's note.
-    async fn fork(&mut self, c: &Arc<Checkpoints>, turn: u32, report: RestoreReport) {
-        let text = c.history().prompt(turn).unwrap_or_default().to_string();
-        let new_id = pablo_session::new_session_id();
-        let (reply, answer) = oneshot::channel();
-        let sent = self.shared.control.send(Control::Fork {
-            new_id: new_id.clone(),
-            before_turn: turn,
-            carry: vec![Event::Restored { report }],
-            reply,
+/// `/rewind`'s list, `/undo`/`/rewind`/`/diff` plans, and restores, while no turn runs (the
+/// session's conversation is not a subagent's: its events are the session's).
+async fn answer_idle(shared: &Shared, conversation: Rewindable<'_>, op: Op) {
+    let Some(c) = shared.checkpoints.clone() else {
+        shared.emit(Event::Error {
+            code: ErrorCode::CheckpointsUnavailable.into(),
+            message: "this session keeps no checkpoints ([options.checkpoints] enabled = false), \
+                      so nothing can be undone"
+                .into(),
         });
-        let forked = match (sent, answer.await) {
-            (Ok(()), Ok(Ok(Some(events)))) => events,
-            (_, Ok(Err(e))) => {
-                return self.emit(Event::Warning {
-                    message: format!(
-                        "the files were restored, but the conversation could not be rewound ({e}); \
-                         it continues as it was"
-                    ),
-                });
-            }
-            _ => {
-                return self.emit(Event::Warning {
-                    message: "the files were restored, but this session's journal cannot fork, \
-                              so the conversation continues as it was"
+        return;
+    };
+    match op {
+        Op::ListCheckpoints => shared.emit(Event::Checkpoints { turns: c.turns() }),
+        Op::PlanRestore { scope } => {
+            if matches!(scope, RestoreScope::Rewind { .. }) && !shared.journaled {
+                shared.emit(Event::Error {
+                    code: ErrorCode::RewindUnavailable.into(),
+                    message: "this session has no journal, so its conversation cannot be \
+                              rewound; /undo restores files"
                         .into(),
                 });
+                return;
             }
-        };
-        let (messages, history) = pablo_session::rebuild(&forked);
-        self.messages = messages;
-        c.replace_history(history);
-        let from = std::mem::replace(&mut self.session_id, new_id.clone());
-        self.emit(Event::SessionForked {
-            session_id: new_id,
-            from_session: from,
-            turn,
-            text,
-        });
+            let planner = c.clone();
+            match blocking(move || planner.plan(&scope)).await {
+                Some(Ok(plan)) => shared.emit(Event::RestorePlan { plan }),
+                Some(Err(e)) => shared.emit(Event::Error {
+                    code: e.code().into(),
+                    message: e.to_string(),
+                }),
+                None => shared.emit(internal("planning the restore stopped unexpectedly")),
+            }
+        }
+        Op::Restore { plan_id, files } => {
+            let restorer = c.clone();
+            match blocking(move || restorer.restore(&plan_id, &files)).await {
+                Some(Ok((plan, report))) => {
+                    shared.emit(Event::Restored {
+                        report: report.clone(),
+                    });
+                    if let RestoreScope::Rewind { turn } = plan.scope {
+                        fork(shared, conversation, &c, turn, report).await;
+                    }
+                }
+                Some(Err(e)) => shared.emit(Event::Error {
+                    code: e.code().into(),
+                    message: e.to_string(),
+                }),
+                None => shared.emit(internal("the restore stopped unexpectedly")),
+            }
+        }
+        _ => {}
     }
+}
+
+/// The conversation goes back to the start of `turn`, as a new session: the journal forks (the
+/// old one keeps the later turns), the messages and checkpoints are rebuilt from the copied
+/// events, and the next prompt carries the restore's note.
+async fn fork(
+    shared: &Shared,
+    conversation: Rewindable<'_>,
+    c: &Arc<Checkpoints>,
+    turn: u32,
+    report: RestoreReport,
+) {
+    let text = c.history().prompt(turn).unwrap_or_default().to_string();
+    let new_id = pablo_session::new_session_id();
+    let (reply, answer) = oneshot::channel();
+    let sent = shared.control.send(Control::Fork {
+        new_id: new_id.clone(),
+        before_turn: turn,
+        carry: vec![Event::Restored { report }],
+        reply,
+    });
+    let forked = match (sent, answer.await) {
+        (Ok(()), Ok(Ok(Some(events)))) => events,
+        (_, Ok(Err(e))) => {
+            return shared.emit(Event::Warning {
+                message: format!(
+                    "the files were restored, but the conversation could not be rewound ({e}); \
+                     it continues as it was"
+                ),
+            });
+        }
+        _ => {
+            return shared.emit(Event::Warning {
+                message: "the files were restored, but this session's journal cannot fork, so \
+                          the conversation continues as it was"
+                    .into(),
+            });
+        }
+    };
+    let (messages, history) = pablo_session::rebuild(&forked);
+    *conversation.messages = messages;
+    c.replace_history(history);
+    let from = std::mem::replace(conversation.session_id, new_id.clone());
+    shared.emit(Event::SessionForked {
+        session_id: new_id,
+        from_session: from,
+        turn,
+        text,
+    });
 }
 
 fn internal(message: &str) -> Event {
@@ -223,7 +251,7 @@ fn internal(message: &str) -> Event {
 /// The hunks of a file change the person did not accept, as the model reads them: their index,
 /// where they were in the file before, where those lines are now, their text, and the person's
 /// note on why, when they left one.
-pub(super) fn not_applied(
+pub(crate) fn not_applied(
     original: &Preview,
     accepted: &[usize],
     notes: &[pablo_protocol::HunkNote],

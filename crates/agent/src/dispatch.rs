@@ -13,13 +13,13 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::checkpoints;
+use super::checkpoints::{self, Rewindable};
 use super::conversation::Conversation;
 use super::mcp_input;
 use super::shared::Shared;
 use super::subtask;
 use super::task::{self, RunningTurn};
-use super::turn::TurnInput;
+use super::turn::{self, TurnInput};
 use pablo_core::ErrorCode;
 use pablo_protocol::{Event, Op, StopReason, Subtask, WorkMode};
 
@@ -65,7 +65,7 @@ impl Dispatcher {
     pub(super) async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
         self.announce();
         if let Some(conversation) = self.idle.as_mut() {
-            conversation.session_start_hooks().await;
+            turn::session_start(conversation).await;
         }
         let mut ops_open = true;
         loop {
@@ -93,7 +93,7 @@ impl Dispatcher {
                     self.running = None;
                     self.idle = Some(match self.parked.take() {
                         Some(mut session) => {
-                            session.absorb(conversation);
+                            subtask::absorb(&mut session, conversation);
                             session
                         }
                         None => conversation,
@@ -119,8 +119,8 @@ impl Dispatcher {
         };
         self.shared.emit(Event::SessionStarted {
             session_id: conversation.session_id.clone(),
-            provider: conversation.model.provider().to_string(),
-            model: conversation.model.model().to_string(),
+            provider: conversation.model.client.provider().to_string(),
+            model: conversation.model.client.model().to_string(),
             workspace: self.shared.host.workspace_root.display().to_string(),
         });
         let start_mode = self.shared.policy.mode();
@@ -177,12 +177,16 @@ impl Dispatcher {
                 self.shared.answer_store(op)
             }
             Op::ListCheckpoints | Op::PlanRestore { .. } | Op::Restore { .. } => {
-                checkpoints::answer(&self.shared, self.idle.as_mut(), op).await
+                let idle = self.idle.as_mut().map(|c| Rewindable {
+                    messages: &mut c.messages,
+                    session_id: &mut c.session_id,
+                });
+                checkpoints::answer(&self.shared, idle, op).await
             }
             Op::SetMode { mode } => self.shared.set_mode(mode),
             Op::SetModel { model, provider } => self.shared.switch_model(provider, model),
             Op::Compact { focus } => match self.idle.as_mut() {
-                Some(conversation) => conversation.compact_now(focus.as_deref()).await,
+                Some(conversation) => turn::compact_now(conversation, focus.as_deref()).await,
                 None => self.shared.emit(Event::Warning {
                     message: "/compact runs between turns: wait for this one to end (or \
                               interrupt it) and compact then"
@@ -227,7 +231,7 @@ impl Dispatcher {
             }
         };
         if let Some(model) = self.shared.take_switched_model() {
-            conversation.switch_model(model);
+            turn::switch_model(&mut conversation, model);
         }
         let input = TurnInput {
             text,
@@ -244,7 +248,7 @@ impl Dispatcher {
             return;
         };
         if let Some(model) = self.shared.take_switched_model() {
-            conversation.switch_model(model);
+            turn::switch_model(&mut conversation, model);
         }
         let text = match subtask::prompt(task) {
             Ok(text) => text,
@@ -257,7 +261,7 @@ impl Dispatcher {
                 return;
             }
         };
-        let sub = conversation.subcontext(task);
+        let sub = subtask::subcontext(&conversation, task);
         self.parked = Some(conversation);
         let input = TurnInput {
             text,
@@ -270,7 +274,7 @@ impl Dispatcher {
     fn end_unstarted(&mut self, conversation: Conversation) {
         self.shared.emit(Event::TurnCompleted {
             stop_reason: StopReason::Error,
-            usage: conversation.usage,
+            usage: conversation.spend.usage,
             model_calls: Some(0),
         });
         self.idle = Some(conversation);

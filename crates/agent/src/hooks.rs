@@ -4,39 +4,43 @@
 //! every run is an [`Event::Hook`] (journaled, shown, printed).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::conversation::Conversation;
+use super::isolation::Workplace;
+use super::outlet::Outlet;
 use pablo_core::{ErrorCode, ToolFailure};
-use pablo_hooks::{EventInput, Hook, HookAnswer, HookDecision, HookEvent, HookInput, answer};
+use pablo_hooks::{
+    EventInput, Hook, HookAnswer, HookDecision, HookEvent, HookInput, Hooks, answer,
+};
 use pablo_protocol::{Decision, Event, Preview, ToolCall, ToolOutcome, Verdict};
 
 /// How many times `stop` hooks may send the model back to work in one turn.
-pub(super) const MAX_STOP_CONTINUATIONS: u32 = 3;
+pub(crate) const MAX_STOP_CONTINUATIONS: u32 = 3;
 
 /// One hook's run, read.
-pub(super) struct Ran {
-    pub(super) name: String,
-    pub(super) answer: HookAnswer,
-    pub(super) duration: Duration,
+pub(crate) struct Ran {
+    pub(crate) name: String,
+    pub(crate) answer: HookAnswer,
+    pub(crate) duration: Duration,
 }
 
 /// What the `pre_tool_use` hooks said about a call that may go ahead.
 #[derive(Default)]
-pub(super) struct Gate {
+pub(crate) struct Gate {
     /// New arguments (the last hook's rewrite wins), and who wrote them.
-    pub(super) rewrite: Option<(String, Value)>,
+    pub(crate) rewrite: Option<(String, Value)>,
     /// A hook said ask: policy's allow becomes a question to the person.
-    pub(super) ask: Option<String>,
+    pub(crate) ask: Option<String>,
     /// A hook said allow and none said ask or deny: policy's ask needs no question.
-    pub(super) allow: Option<String>,
+    pub(crate) allow: Option<String>,
 }
 
 impl Gate {
     /// Applies the hooks' allow or ask to policy's verdict; policy's deny always stands.
-    pub(super) fn adjust(&self, mut verdict: Verdict) -> Verdict {
+    pub(crate) fn adjust(&self, mut verdict: Verdict) -> Verdict {
         match verdict.decision {
             Decision::Deny => {}
             Decision::Allow => {
@@ -59,7 +63,7 @@ impl Gate {
 }
 
 /// What `user_prompt_submit` hooks said: stop the prompt, or the context to send with it.
-pub(super) enum PromptGate {
+pub(crate) enum PromptGate {
     Blocked {
         hook: String,
         reason: String,
@@ -70,10 +74,35 @@ pub(super) enum PromptGate {
     },
 }
 
-impl Conversation {
+/// Runs the person's hooks for one conversation: its id and where it works go into each hook's
+/// input, and each run is said through its outlet. The hooks of an isolated subagent run in its
+/// worktree.
+#[derive(Clone, Copy)]
+pub(crate) struct HookRunner<'a> {
+    pub(crate) session_id: &'a str,
+    pub(crate) outlet: &'a Outlet,
+    pub(crate) place: &'a Workplace,
+}
+
+impl<'a> HookRunner<'a> {
+    pub(crate) fn new(session_id: &'a str, outlet: &'a Outlet, place: &'a Workplace) -> Self {
+        Self {
+            session_id,
+            outlet,
+            place,
+        }
+    }
+
+    fn hooks(&self) -> &'a Arc<Hooks> {
+        self.place.hooks()
+    }
+
     /// The input every hook reads, with `fields` of its event.
-    fn hook_input<'a>(&'a self, fields: EventInput<'a>) -> HookInput<'a> {
-        HookInput::new(&self.session_id, self.hooks().cwd(), fields)
+    fn hook_input<'f>(&self, fields: EventInput<'f>) -> HookInput<'f>
+    where
+        'a: 'f,
+    {
+        HookInput::new(self.session_id, self.hooks().cwd(), fields)
     }
 
     /// Runs the hooks of `event` that match, in order; a guard's block stops the rest.
@@ -101,7 +130,7 @@ impl Conversation {
     }
 
     /// The journal's record of one run; a hook's note for the person is a warning too.
-    pub(super) fn emit_hook(
+    pub(crate) fn emit_hook(
         &self,
         event: HookEvent,
         ran: &Ran,
@@ -115,7 +144,7 @@ impl Conversation {
         } else {
             a.decision.label()
         };
-        self.emit(Event::Hook {
+        self.outlet.emit(Event::Hook {
             event: event.as_str().into(),
             hook: ran.name.clone(),
             decision: decision.into(),
@@ -126,7 +155,7 @@ impl Conversation {
             duration_ms: ran.duration.as_millis() as u64,
         });
         if let Some(m) = &a.message {
-            self.emit(Event::Warning {
+            self.outlet.emit(Event::Warning {
                 message: format!("hook {}: {m}", ran.name),
             });
         }
@@ -134,7 +163,7 @@ impl Conversation {
 
     /// `pre_tool_use`, after the preview and before policy: `Err` when a hook blocks (its
     /// reason is the model's), else what the hooks want of the decision.
-    pub(super) async fn pre_tool_hooks(
+    pub(crate) async fn pre_tool(
         &self,
         tool: &dyn pablo_tools::Tool,
         call: &ToolCall,
@@ -147,7 +176,7 @@ impl Conversation {
             return Ok(Gate::default());
         }
         let matching = hooks.pre_tool_matching(tool.name(), || {
-            simple_commands(self.policy(), preview, parses)
+            simple_commands(self.place.policy(), preview, parses)
         });
         if matching.is_empty() {
             return Ok(Gate::default());
@@ -195,10 +224,13 @@ impl Conversation {
 
     /// `post_tool_use`, once the tool ran: a hook's note (`additionalContext`, a `block`
     /// reason, exit 2's stderr) is added to the result the model reads.
-    pub(super) async fn post_tool_hooks(
+    /// `arguments` gives the call's arguments, as the model wrote them (`null` when they are
+    /// not JSON); they are parsed only when a hook will read them.
+    pub(crate) async fn post_tool(
         &self,
         tool: &str,
         call: &ToolCall,
+        arguments: impl FnOnce() -> Value,
         outcome: ToolOutcome,
     ) -> ToolOutcome {
         let hooks = self.hooks();
@@ -215,8 +247,7 @@ impl Conversation {
         let provider = pablo_core::ToolName::from_native(tool)
             .map(|n| n.provider().to_string())
             .unwrap_or_else(|| tool.to_string());
-        let arguments =
-            super::conversation::parse_arguments(&call.arguments).unwrap_or(Value::Null);
+        let arguments = arguments();
         let input = self.hook_input(EventInput::PostToolUse {
             tool_name: tool,
             tool_provider_name: &provider,
@@ -250,7 +281,7 @@ impl Conversation {
     }
 
     /// `user_prompt_submit`, before anything is sent.
-    pub(super) async fn prompt_hooks(&self, prompt: &str) -> PromptGate {
+    pub(crate) async fn prompt(&self, prompt: &str) -> PromptGate {
         let hooks = self.hooks();
         if !hooks.any(HookEvent::UserPromptSubmit) {
             return PromptGate::Go {
@@ -277,18 +308,20 @@ impl Conversation {
         PromptGate::Go { context, runs }
     }
 
-    /// `file_changed`, once per path the turn changed (whoever changed it), before the turn
-    /// ends; the hooks' notes reach the model with the next prompt.
-    pub(super) async fn file_changed_hooks(&mut self) {
-        let changed: BTreeMap<String, &'static str> =
-            std::mem::take(&mut *self.turn_changed.lock());
+    /// `file_changed`, once per path the turn changed (whoever changed it, and how), before the
+    /// turn ends; returns the hooks' notes, which reach the model with the next prompt.
+    pub(crate) async fn file_changed(
+        &self,
+        changed: BTreeMap<String, &'static str>,
+    ) -> Vec<String> {
+        let mut notes = Vec::new();
         if !self.hooks().any(HookEvent::FileChanged) {
-            return;
+            return notes;
         }
         for (path, kind) in changed {
             let matching: Vec<Hook> = self
-                .shared
-                .hooks
+                .place
+                .session_hooks()
                 .matching(HookEvent::FileChanged, Some(&path), None)
                 .cloned()
                 .collect();
@@ -296,7 +329,7 @@ impl Conversation {
                 continue;
             }
             if let Some(why) = outside_reach(self.hooks().cwd(), &path) {
-                self.emit(Event::Warning {
+                self.outlet.emit(Event::Warning {
                     message: format!("file_changed hooks were not run for {path}: {why}"),
                 });
                 continue;
@@ -336,16 +369,17 @@ impl Conversation {
                     });
                 }
                 self.emit_hook(HookEvent::FileChanged, ran, None, Some(&path), note.clone());
-                self.hook_notes.extend(note);
+                notes.extend(note);
             }
         }
+        notes
     }
 
     /// Whether the hooks that just ran on `path` changed it: what they changed joins the turn's
     /// checkpoint (journaled as the hooks' own `files_changed`), so undo restores it with the
     /// change it followed.
     async fn hooks_rewrote(&self, path: &str) -> bool {
-        let Some(c) = self.checkpoints() else {
+        let Some(c) = self.place.checkpoints() else {
             return false;
         };
         let paths = vec![path.to_string()];
@@ -356,7 +390,7 @@ impl Conversation {
         if changes.is_empty() {
             return false;
         }
-        self.emit(Event::FilesChanged {
+        self.outlet.emit(Event::FilesChanged {
             turn,
             call_id: format!("hook:file_changed:{path}"),
             tool: "file_changed hooks".into(),
@@ -367,7 +401,7 @@ impl Conversation {
 
     /// `stop`, when the model has finished: the reason of a hook that blocks is sent to the
     /// model as the next message and the turn goes on (`continuations` times at most).
-    pub(super) async fn stop_hooks(&self, continuations: u32) -> Option<String> {
+    pub(crate) async fn stop(&self, continuations: u32) -> Option<String> {
         if !self.hooks().any(HookEvent::Stop) || continuations >= MAX_STOP_CONTINUATIONS {
             return None;
         }
@@ -389,20 +423,17 @@ impl Conversation {
         (!reasons.is_empty()).then(|| reasons.join("\n"))
     }
 
-    /// `session_start` (`startup`, or `resume` for a conversation with a history): its
-    /// context goes to the model with the first prompt.
-    pub(super) async fn session_start_hooks(&mut self) {
+    /// `session_start` (`startup`, or `resume` for a conversation with a history); returns the
+    /// hooks' context, which goes to the model with the first prompt.
+    pub(crate) async fn session_start(&self, resumed: bool) -> Vec<String> {
+        let mut notes = Vec::new();
         if !self.hooks().any(HookEvent::SessionStart) {
-            return;
+            return notes;
         }
-        let source = if self.messages.is_empty() {
-            "startup"
-        } else {
-            "resume"
-        };
+        let source = if resumed { "resume" } else { "startup" };
         let matching: Vec<Hook> = self
-            .shared
-            .hooks
+            .place
+            .session_hooks()
             .matching(HookEvent::SessionStart, Some(source), None)
             .cloned()
             .collect();
@@ -417,18 +448,19 @@ impl Conversation {
                 .clone()
                 .map(|c| format!("[hook {}] {c}", ran.name));
             self.emit_hook(HookEvent::SessionStart, &ran, None, None, note.clone());
-            self.hook_notes.extend(note);
+            notes.extend(note);
         }
+        notes
     }
 
     /// `pre_compact` (`manual` or `auto`): told, cannot stop it.
-    pub(super) async fn pre_compact_hooks(&self, trigger: &str) {
+    pub(crate) async fn pre_compact(&self, trigger: &str) {
         if !self.hooks().any(HookEvent::PreCompact) {
             return;
         }
         let matching: Vec<Hook> = self
-            .shared
-            .hooks
+            .place
+            .session_hooks()
             .matching(HookEvent::PreCompact, Some(trigger), None)
             .cloned()
             .collect();
@@ -443,7 +475,7 @@ impl Conversation {
 
     /// `notification` (`approval` waits, `turn_ended`): told, in the background, so the turn
     /// never waits for it.
-    pub(super) fn notify_hooks(&self, kind: &str, message: String) {
+    pub(crate) fn notify(&self, kind: &str, message: String) {
         let hooks = self.hooks().clone();
         if !hooks.any(HookEvent::Notification) {
             return;
@@ -461,7 +493,7 @@ impl Conversation {
             message: &message,
         }))
         .unwrap_or_default();
-        let shared = self.shared.clone();
+        let shared = self.outlet.shared().clone();
         tokio::spawn(async move {
             for hook in matching {
                 let run = hooks.run(&hook, &input).await;

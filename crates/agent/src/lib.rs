@@ -32,6 +32,7 @@ mod limits;
 mod mcp_input;
 mod mode;
 mod model_call;
+mod outlet;
 mod scope;
 mod shared;
 mod subagent;
@@ -150,8 +151,8 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
     );
     let session = pablo_telemetry::session_span(
         &conversation.session_id,
-        conversation.model.provider(),
-        conversation.model.model(),
+        conversation.model.client.provider(),
+        conversation.model.client.model(),
     );
     let dispatcher = dispatch::Dispatcher::new(shared, conversation);
     let task = tokio::spawn(

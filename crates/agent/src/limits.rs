@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use pablo_config::LimitsConfig;
 use pablo_core::ErrorCode;
-use pablo_protocol::ToolOutcome;
+use pablo_protocol::{ToolOutcome, Usage};
 
 pub(crate) const MIB: usize = 1024 * 1024;
 
@@ -399,6 +399,29 @@ impl Budget {
             return Err(Exhausted::Own(own_max.unwrap_or(0)));
         }
         Ok(())
+    }
+}
+
+/// What a conversation has spent: its calls against the [`Limits`] ([`Budget`]), the tokens the
+/// provider counted, and what they cost. Kept together because whatever spends (a model call, a
+/// subagent that ends, a subtask that joins the session) changes them together.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Spend {
+    pub(crate) budget: Budget,
+    pub(crate) usage: Usage,
+    /// What the calls so far cost, each at the prices of the model that answered it (`None`
+    /// while no model with known prices has answered).
+    pub(crate) cost_usd: Option<f64>,
+}
+
+impl Spend {
+    /// Adds tokens and their cost (`None`: unpriced) to the totals; the budget's count of cost
+    /// is the caller's, since a subagent's was counted into it as it spent.
+    pub(crate) fn add(&mut self, usage: &Usage, cost_usd: Option<f64>) {
+        self.usage.add(usage);
+        if let Some(c) = cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
+        }
     }
 }
 

@@ -1,19 +1,30 @@
 //! One model call: the request (the conversation, the tools, the output allowance), the stream
 //! decoded as it arrives (text and reasoning passed on as deltas, tool calls collected, the output
 //! bounded), and the usage that corrects the window's estimate and the session's cost.
+//!
+//! A call works on an [`Exchange`]: the parts of a conversation that talking to its model reads
+//! and changes (its model, messages and spending, its system prompt and tools), lent by the turn
+//! loop for one call. Compaction ([`super::compaction`]) sends its summary request through one
+//! too.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::conversation::{Conversation, ModelTurn, TurnEnd};
-use super::window;
+use super::Limits;
+use super::limits::Spend;
+use super::outlet::Outlet;
+use super::window::{self, ContextWindow};
 use pablo_core::{Coded, ErrorCode};
+use pablo_model::ModelProfile;
 use pablo_model::profile::thinking_budget;
+use pablo_model::{Message, ModelClient, ModelStopReason};
 use pablo_model::{ModelError, ModelRequest, ReasoningBlock, StreamEvent};
-use pablo_protocol::{Event, Usage};
+use pablo_protocol::{Event, StopReason, ToolCall, Usage};
+use pablo_tools::Catalog;
 
 /// The answer tokens asked for by default (reasoning budgets come on top).
 const ANSWER_TOKENS: u32 = 16_384;
@@ -30,29 +41,130 @@ struct Shown {
     calls: usize,
 }
 
-impl Conversation {
+/// The model a conversation talks to, with what is known of it: its profile (window, prices,
+/// reasoning) and its context window as observed so far.
+pub(crate) struct ModelSeat {
+    pub(crate) client: Arc<dyn ModelClient>,
+    pub(crate) profile: ModelProfile,
+    pub(crate) window: ContextWindow,
+}
+
+impl ModelSeat {
+    pub(crate) fn new(client: Arc<dyn ModelClient>) -> Self {
+        let profile = client.profile();
+        Self {
+            window: ContextWindow::new(profile.context_window),
+            profile,
+            client,
+        }
+    }
+
+    /// Answers with `client` from the next call on: its window and prices from here on (the
+    /// calls so far keep theirs).
+    pub(crate) fn switch(&mut self, client: Arc<dyn ModelClient>) {
+        self.profile = client.profile();
+        self.window = ContextWindow::new(self.profile.context_window);
+        self.client = client;
+    }
+
+    /// The window figure the front-ends show, estimated for a request of `request_bytes` (after
+    /// a switch or a compaction, until the next call reports what it counted).
+    pub(crate) fn estimated_usage(&self, request_bytes: usize, cost_usd: Option<f64>) -> Event {
+        Event::ContextUsage {
+            used_tokens: self.window.estimate(request_bytes),
+            window_tokens: self.window.window_tokens(),
+            cost_usd,
+        }
+    }
+}
+
+/// What a model call borrows of its conversation, lent by the turn loop.
+pub(crate) struct Exchange<'a> {
+    pub(crate) seat: &'a mut ModelSeat,
+    pub(crate) messages: &'a mut Vec<Message>,
+    pub(crate) spend: &'a mut Spend,
+    pub(crate) session_id: &'a str,
+    pub(crate) system_prompt: &'a str,
+    pub(crate) catalog: &'a Catalog,
+    pub(crate) limits: &'a Limits,
+    pub(crate) outlet: &'a Outlet,
+}
+
+/// Why a turn stopped early.
+pub(crate) struct TurnEnd {
+    pub(crate) stop_reason: StopReason,
+    pub(crate) error: Option<(ErrorCode, String)>,
+    /// The provider refused the request as too long for the context window (its message).
+    pub(crate) overflow: Option<String>,
+}
+
+impl TurnEnd {
+    pub(crate) fn cancelled() -> Self {
+        Self {
+            stop_reason: StopReason::Cancelled,
+            error: None,
+            overflow: None,
+        }
+    }
+
+    pub(crate) fn budget(code: ErrorCode, message: String) -> Self {
+        Self {
+            stop_reason: StopReason::BudgetExhausted,
+            error: Some((code, message)),
+            overflow: None,
+        }
+    }
+
+    pub(crate) fn error(code: ErrorCode, message: String) -> Self {
+        Self {
+            stop_reason: StopReason::Error,
+            error: Some((code, message)),
+            overflow: None,
+        }
+    }
+}
+
+/// What one model call produced.
+pub(crate) struct ModelTurn {
+    pub(crate) text: String,
+    pub(crate) calls: Vec<ToolCall>,
+    pub(crate) stop: ModelStopReason,
+    pub(crate) reasoning: Vec<ReasoningBlock>,
+    /// The searches the provider ran for this answer.
+    pub(crate) searches: Vec<pablo_protocol::WebSearch>,
+}
+
+impl Exchange<'_> {
+    /// The request's serialized size (system, tools, messages), the measure of the window
+    /// estimate.
+    pub(crate) fn request_bytes(&self) -> usize {
+        window::request_bytes(self.system_prompt, &self.catalog.specs(), self.messages)
+    }
+
     /// The output tokens to ask for: the answer allowance plus the thinking budget, within the
     /// model's bound and what the window leaves after the input.
     fn max_output_tokens(&self, input_bytes: usize) -> u32 {
         let thinking = self
+            .seat
             .profile
             .reasoning
             .and_then(thinking_budget)
             .unwrap_or(0);
         let wanted = ANSWER_TOKENS
             .saturating_add(thinking)
-            .min(self.profile.max_output_tokens);
+            .min(self.seat.profile.max_output_tokens);
         let room = self
+            .seat
             .window
             .window_tokens()
-            .saturating_sub(self.window.estimate(input_bytes));
+            .saturating_sub(self.seat.window.estimate(input_bytes));
         let room = u32::try_from(room).unwrap_or(u32::MAX);
         wanted.min(room).max(MIN_OUTPUT_TOKENS)
     }
 
     /// One streamed model call: the text, the tool calls, why the model stopped, and its
     /// reasoning.
-    pub(super) async fn call_model(
+    pub(crate) async fn call_model(
         &mut self,
         cancel: &CancellationToken,
     ) -> Result<ModelTurn, TurnEnd> {
@@ -63,15 +175,15 @@ impl Conversation {
             self.catalog.specs()
         };
         let mut request = ModelRequest {
-            system: self.system_prompt.clone(),
+            system: self.system_prompt.to_string(),
             messages: self.messages.clone(),
             tools,
             max_output_tokens: 0,
-            reasoning: self.profile.reasoning,
+            reasoning: self.seat.profile.reasoning,
             cache: true,
-            cache_key: Some(self.session_id.clone()),
+            cache_key: Some(self.session_id.to_string()),
         };
-        if !self.model.profile().images {
+        if !self.seat.client.profile().images {
             window::drop_images(&mut request.messages);
         }
         let size = self.request_bytes();
@@ -88,30 +200,33 @@ impl Conversation {
         // A cap counts in dollars: a model whose price is unknown would spend uncounted (the
         // launch refuses such a model at start; this is a model switched to later, or a
         // subagent's own).
-        if self.budget.spend_capped(&self.limits) && self.profile.prices.is_none() {
+        if self.spend.budget.spend_capped(self.limits) && self.seat.profile.prices.is_none() {
             return Err(TurnEnd::error(
                 ErrorCode::ModelPriceUnknown,
                 format!(
                     "{} has no known price, so its calls cannot be counted against the spend \
                      cap (--max-budget-usd); set [model.prices] input and output for it",
-                    self.model.model()
+                    self.seat.client.model()
                 ),
             ));
         }
-        if let Some(reached) = self.budget.spend_cap_reached(&self.limits) {
+        if let Some(reached) = self.spend.budget.spend_cap_reached(self.limits) {
             return Err(TurnEnd::budget(
                 ErrorCode::CostBudgetExhausted,
                 reached.describe(),
             ));
         }
-        if let Err(spent) = self.budget.take_model_call(&self.limits) {
+        if let Err(spent) = self.spend.budget.take_model_call(self.limits) {
             return Err(TurnEnd::budget(
                 ErrorCode::ModelCallBudgetExhausted,
                 format!("{} is used up", spent.describe("model-call")),
             ));
         }
-        let span =
-            pablo_telemetry::model_call_span(self.model.provider(), self.model.model(), size);
+        let span = pablo_telemetry::model_call_span(
+            self.seat.client.provider(),
+            self.seat.client.model(),
+            size,
+        );
         let started = Instant::now();
         let mut shown = Shown::default();
         let mut result = self
@@ -124,10 +239,10 @@ impl Conversation {
         if let Err(e @ ModelError::StreamCut { .. }) = &result
             && shown.calls == 0
             && !cancel.is_cancelled()
-            && self.budget.spend_cap_reached(&self.limits).is_none()
-            && self.budget.take_model_call(&self.limits).is_ok()
+            && self.spend.budget.spend_cap_reached(self.limits).is_none()
+            && self.spend.budget.take_model_call(self.limits).is_ok()
         {
-            self.emit(Event::AnswerRetried {
+            self.outlet.emit(Event::AnswerRetried {
                 reason: format!("{}: {e}", e.code()),
                 shown_chars: shown.text.chars().count(),
             });
@@ -171,8 +286,8 @@ impl Conversation {
             // for resume.
             Err(ModelError::Http {
                 status, message, ..
-            }) if refuses_images(status, &message) && carries_images(&self.messages) => {
-                pablo_model::drop_images(&mut self.messages, pablo_model::IMAGE_REFUSED_NOTE);
+            }) if refuses_images(status, &message) && carries_images(self.messages) => {
+                pablo_model::drop_images(self.messages, pablo_model::IMAGE_REFUSED_NOTE);
                 Err(TurnEnd::error(
                     ErrorCode::ImageRefused,
                     format!(
@@ -196,7 +311,7 @@ impl Conversation {
             other => format!("[the answer was cut off: {}]", other.code()),
         };
         let text = format!("{}\n\n{note}", shown.trim_end());
-        self.emit(Event::MessageCompleted {
+        self.outlet.emit(Event::MessageCompleted {
             text: text.clone(),
             tool_calls: Vec::new(),
         });
@@ -216,7 +331,7 @@ impl Conversation {
         shown: &mut Shown,
     ) -> Result<ModelTurn, ModelError> {
         let mut stream = tokio::select! {
-            s = self.model.stream(request, cancel.clone()) => s?,
+            s = self.seat.client.stream(request, cancel.clone()) => s?,
             () = cancel.cancelled() => return Err(ModelError::Cancelled),
         };
         let mut text = String::new();
@@ -239,13 +354,13 @@ impl Conversation {
                     self.check_output(out_bytes)?;
                     text.push_str(&delta);
                     shown.text.push_str(&delta);
-                    self.emit(Event::MessageDelta { text: delta });
+                    self.outlet.emit(Event::MessageDelta { text: delta });
                 }
                 StreamEvent::ReasoningDelta(delta) => {
                     out_bytes += delta.len();
                     self.check_output(out_bytes)?;
                     streamed_reasoning.push_str(&delta);
-                    self.emit(Event::ReasoningDelta { text: delta });
+                    self.outlet.emit(Event::ReasoningDelta { text: delta });
                 }
                 StreamEvent::Reasoning(block) => reasoning.push(block),
                 StreamEvent::ToolCall(call) => {
@@ -256,7 +371,7 @@ impl Conversation {
                 }
                 // The provider ran it: front-ends show it now, the message keeps it.
                 StreamEvent::WebSearch(search) => {
-                    self.emit(Event::WebSearch {
+                    self.outlet.emit(Event::WebSearch {
                         search: search.clone(),
                     });
                     searches.push(search);
@@ -268,14 +383,14 @@ impl Conversation {
                 }
                 StreamEvent::Retry(r) => {
                     // The failed attempt reached the provider: the turn's count has it.
-                    self.budget.count_retry();
-                    self.emit(super::forward::retry_event(r));
+                    self.spend.budget.count_retry();
+                    self.outlet.emit(super::forward::retry_event(r));
                 }
             }
         }
         let Some(stop) = stop else {
             return Err(ModelError::StreamCut {
-                provider: self.model.provider().to_string(),
+                provider: self.seat.client.provider().to_string(),
             });
         };
         // A provider that streamed reasoning without a closing block still gets it journaled.
@@ -285,27 +400,28 @@ impl Conversation {
             });
         }
         if call_usage != Usage::default() {
-            let call_cost = self.profile.prices.map(|p| p.cost(&call_usage));
+            let call_cost = self.seat.profile.prices.map(|p| p.cost(&call_usage));
             pablo_telemetry::record_usage(&tracing::Span::current(), &call_usage, call_cost);
-            self.usage.add(&call_usage);
+            self.spend.add(&call_usage, call_cost);
             if let Some(cost) = call_cost {
-                self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
-                self.budget.add_cost(cost);
+                self.spend.budget.add_cost(cost);
             }
-            self.window.observe(request_bytes, call_usage.input_tokens);
-            self.emit(Event::Usage {
+            self.seat
+                .window
+                .observe(request_bytes, call_usage.input_tokens);
+            self.outlet.emit(Event::Usage {
                 last: call_usage,
-                total: self.usage,
+                total: self.spend.usage,
             });
         }
         let used_tokens = match call_usage.input_tokens {
-            0 => self.window.estimate(request_bytes),
+            0 => self.seat.window.estimate(request_bytes),
             n => n,
         };
-        self.emit(Event::ContextUsage {
+        self.outlet.emit(Event::ContextUsage {
             used_tokens,
-            window_tokens: self.window.window_tokens(),
-            cost_usd: self.cost_usd,
+            window_tokens: self.seat.window.window_tokens(),
+            cost_usd: self.spend.cost_usd,
         });
         Ok(ModelTurn {
             text,
@@ -317,7 +433,7 @@ impl Conversation {
     }
 
     /// Refuses a model call's output once `bytes` of it are over `max_model_output_bytes`.
-    pub(super) fn check_output(&self, bytes: usize) -> Result<(), ModelError> {
+    pub(crate) fn check_output(&self, bytes: usize) -> Result<(), ModelError> {
         if bytes > self.limits.max_model_output_bytes {
             return Err(ModelError::OutputTooLarge {
                 limit: self.limits.max_model_output_bytes,

@@ -2,9 +2,11 @@
 //! call's result.
 //!
 //! An `agent.task` call goes through the tool-call pipeline like any other ([`super::call`]:
-//! admission, hooks, policy, approval, the final check); its commit starts the subagent here and
-//! its result is awaited when its turn in the order comes. A subagent is the same unit as the
-//! session's turn ([`Conversation::run_turn`]) over the same [`super::shared::Shared`] (so its
+//! admission, hooks, policy, approval, the final check); its commit starts the subagent here,
+//! through the [`SubagentRunner`] the turn loop was handed ([`super::call::subagents`] says why
+//! it is handed in rather than named), and its result is awaited when its turn in the order
+//! comes. A subagent is the same unit as the session's turn ([`turn::run_turn`], handed this
+//! runner again for its own calls) over the same [`super::shared::Shared`] (so its
 //! approvals reach the same front-end and its file changes the same checkpoints), built with a
 //! fresh history, the narrower catalog of its agent and limits of its own, and spawned as a
 //! task. The `agent.task` calls of one model response all start before the response's other
@@ -18,50 +20,36 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio::sync::Semaphore;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::call::subagents::{Parent, SubagentEnd, SubagentRun, Subagents, TaskPlan};
 use super::conversation::{Conversation, ConversationSetup};
+use super::isolation::{Isolated, Workplace};
+use super::limits::Budget;
+use super::outlet::Outlet;
 use super::scope::SubScope;
-use super::turn::TurnInput;
-use pablo_core::{ErrorCode, ToolFailure, ToolName};
+use super::turn::{self, TurnInput, TurnOutcome};
+use pablo_core::{ErrorCode, ToolFailure};
 use pablo_model::Message;
-use pablo_protocol::{Event, Preview, StopReason, ToolCall, ToolOutcome, Usage};
-use pablo_tools::agent_task::{AgentDefinition, AgentTaskArgs, DEFAULT_AGENT, SubagentResult};
+use pablo_protocol::{Event, Preview, StopReason, ToolCall, ToolOutcome};
+use pablo_tools::agent_task::{AgentDefinition, SubagentResult};
 
-/// What a finished subagent hands its parent.
-struct SubagentEnd {
-    outcome: ToolOutcome,
-    usage: Usage,
-    cost_usd: Option<f64>,
-}
+/// Starts the subagents of `agent.task` calls: the [`Subagents`] every turn loop is handed, the
+/// session's by its turn task and each subagent's by the runner itself.
+pub(crate) struct SubagentRunner;
 
-/// An `agent.task` call's plan: its agent, and the task handed to it.
-pub(super) struct TaskPlan {
-    agent: AgentDefinition,
-    args: AgentTaskArgs,
-}
-
-impl TaskPlan {
-    /// The agent the call names (the default one without a name) from `catalog`'s roster; an
-    /// agent that is not defined is refused with the names of those that are.
-    pub(super) fn new(catalog: &pablo_tools::Catalog, args: &Value) -> Result<Self, ToolFailure> {
-        let name = ToolName::AgentTask.native();
-        let args: AgentTaskArgs = pablo_tools::parse_args(name, args)?;
-        let roster = catalog.agents().cloned().unwrap_or_default();
-        let agent_name = args.agent.as_deref().unwrap_or(DEFAULT_AGENT);
-        let agent = roster.get(agent_name).cloned().ok_or_else(|| {
-            ToolFailure::new(
-                ErrorCode::UnknownAgent,
-                format!(
-                    "there is no agent named {agent_name:?}; defined: {}",
-                    roster.names().join(", ")
-                ),
-            )
-        })?;
-        Ok(Self { agent, args })
+impl Subagents for SubagentRunner {
+    fn start<'a>(
+        &'a self,
+        parent: Parent<'a>,
+        plan: TaskPlan,
+        call: &'a ToolCall,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<SubagentRun, ToolFailure>> {
+        Box::pin(start_subagent(parent, plan, call, cancel))
     }
 }
 
@@ -73,180 +61,153 @@ struct Admitted {
     description: String,
 }
 
-/// A subagent at work, awaited with [`Conversation::finish_subagent`].
-pub(super) struct SubagentRun(JoinHandle<SubagentEnd>);
-
-impl Conversation {
-    /// Starts the subagent of an admitted, approved `agent.task` call (the commit of such a
-    /// call): its worktree when its agent works in one, its conversation, and its task, which
-    /// waits for a free slot (`max_parallel_subagents`).
-    pub(super) async fn start_subagent(
-        &mut self,
-        plan: TaskPlan,
-        call: &ToolCall,
-        cancel: &CancellationToken,
-    ) -> Result<SubagentRun, ToolFailure> {
-        let TaskPlan { agent, args } = plan;
-        let isolated = if agent.worktree {
-            Some(self.isolate(&agent).await?)
-        } else {
-            None
-        };
-        let mut conversation = self.child(&agent, Placement::Call(call.id.clone()));
-        if let Some(isolated) = isolated {
-            conversation.enter_worktree(&agent, isolated);
-        }
-        self.emit(Event::ToolCallRunning {
-            call_id: call.id.clone(),
-            preview: Preview::Internal,
-        });
-        let admitted = Admitted {
-            conversation,
-            input: TurnInput {
-                text: args.prompt,
-                images: Vec::new(),
-            },
-            agent,
-            description: args.description,
-        };
-        Ok(SubagentRun(tokio::spawn(run_subagent(
-            admitted,
-            call.id.clone(),
-            cancel.child_token(),
-            self.subagent_slots.clone(),
-        ))))
+/// Starts the subagent of an admitted, approved `agent.task` call (the commit of such a call):
+/// its worktree when its agent works in one, its conversation, and its task, which waits for a
+/// free slot of its parent's (`max_parallel_subagents`).
+async fn start_subagent(
+    parent: Parent<'_>,
+    plan: TaskPlan,
+    call: &ToolCall,
+    cancel: &CancellationToken,
+) -> Result<SubagentRun, ToolFailure> {
+    let TaskPlan { agent, args } = plan;
+    let isolated = if agent.worktree {
+        Some(isolate(parent.outlet, &agent).await?)
+    } else {
+        None
+    };
+    let mut conversation = child(&parent, &agent, Placement::Call(call.id.clone()));
+    if let Some(isolated) = isolated {
+        enter_worktree(&mut conversation, &agent, isolated);
     }
+    parent.outlet.emit(Event::ToolCallRunning {
+        call_id: call.id.clone(),
+        preview: Preview::Internal,
+    });
+    let admitted = Admitted {
+        conversation,
+        input: TurnInput {
+            text: args.prompt,
+            images: Vec::new(),
+        },
+        agent,
+        description: args.description,
+    };
+    Ok(SubagentRun(tokio::spawn(run_subagent(
+        admitted,
+        call.id.clone(),
+        cancel.child_token(),
+        parent.slots.clone(),
+    ))))
+}
 
-    /// The result of a subagent, once it has ended; what it spent is added to this
-    /// conversation's usage, cost and budget.
-    pub(super) async fn finish_subagent(&mut self, run: SubagentRun) -> ToolOutcome {
-        let end = match run.0.await {
-            Ok(end) => end,
-            Err(e) => {
-                return ToolFailure::new(
-                    ErrorCode::Internal,
-                    format!("the subagent stopped unexpectedly: {e}"),
-                )
-                .into_outcome();
-            }
-        };
-        // Its calls were taken from this conversation's budget as it made them.
-        self.usage.add(&end.usage);
-        if let Some(c) = end.cost_usd {
-            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
-        }
-        self.emit(Event::Usage {
-            last: end.usage,
-            total: self.usage,
-        });
-        end.outcome
-    }
-
-    /// A fresh worktree for a task of `agent` (`isolation: worktree`), made off the turn's
-    /// thread (git runs).
-    async fn isolate(&self, agent: &AgentDefinition) -> Result<super::Isolated, ToolFailure> {
-        let isolator = self.shared.isolator.clone().ok_or_else(|| {
-            ToolFailure::new(
-                ErrorCode::SubagentFailed,
-                format!(
-                    "the {} agent works in a worktree of its own (isolation: worktree), which \
-                     this session cannot make",
-                    agent.name
-                ),
-            )
-        })?;
-        let (name, host) = (agent.name.clone(), self.shared.host.clone());
-        tokio::task::spawn_blocking(move || isolator(&name, &host))
-            .await
-            .map_err(|e| {
-                ToolFailure::new(
-                    ErrorCode::Internal,
-                    format!("making the worktree stopped: {e}"),
-                )
-            })?
-    }
-
-    /// The conversation `agent` works in, beside this one over the same shared state: a fresh
-    /// history and the agent's narrower catalog, placed as `placement` says.
-    pub(super) fn child(&self, agent: &AgentDefinition, placement: Placement) -> Conversation {
-        let names: Vec<&str> = agent.tool_names().iter().map(|t| t.native()).collect();
-        let catalog = self.catalog.narrowed(&names, agent.mcp_scope());
-        let (session_id, limits, system_prompt) = match &placement {
-            Placement::Call(call_id) => {
-                let mut limits = self.limits.clone();
-                // Its own limits; the parent's budget bounds the total (`Budget::below`), and
-                // the parent's turn its time: the turn's deadline cancels it with the turn.
-                limits.max_tool_calls = Some(self.limits.subagent_max_tool_calls);
-                limits.max_model_calls = None;
-                limits.max_budget_usd = None;
-                limits.run_deadline = self.limits.run_deadline.min(self.limits.subagent_deadline);
-                let mut prompt = self.system_prompt.clone();
-                prompt.push_str(&subagent_note(agent));
-                (format!("{}-{call_id}", self.session_id), limits, prompt)
-            }
-            Placement::Inline => (
-                self.session_id.clone(),
-                self.limits.clone(),
-                self.system_prompt.clone(),
+/// A fresh worktree for a task of `agent` (`isolation: worktree`), made off the turn's thread
+/// (git runs).
+async fn isolate(outlet: &Outlet, agent: &AgentDefinition) -> Result<Isolated, ToolFailure> {
+    let shared = outlet.shared();
+    let isolator = shared.isolator.clone().ok_or_else(|| {
+        ToolFailure::new(
+            ErrorCode::SubagentFailed,
+            format!(
+                "the {} agent works in a worktree of its own (isolation: worktree), which this \
+                 session cannot make",
+                agent.name
             ),
-        };
-        let mut child = Conversation::new(
-            self.shared.clone(),
-            ConversationSetup {
-                session_id,
-                model: self.model.clone(),
-                catalog,
-                limits,
-                system_prompt,
-                history: Vec::new(),
-            },
-        );
-        child.shell_reads_only = agent.read_only();
-        match placement {
-            Placement::Call(call_id) => {
-                child.budget = self.budget.below(&self.limits);
-                child.last_turn_mode = self.shared.policy.mode();
-                child.scope = Some(Arc::new(SubScope::new(call_id)));
-            }
-            Placement::Inline => {
-                // The same budget, and totals that stay totals.
-                child.budget = self.budget.clone();
-                child.usage = self.usage;
-                child.cost_usd = self.cost_usd;
-                child.last_turn_mode = self.last_turn_mode;
-            }
+        )
+    })?;
+    let (name, host) = (agent.name.clone(), shared.host.clone());
+    tokio::task::spawn_blocking(move || isolator(&name, &host))
+        .await
+        .map_err(|e| {
+            ToolFailure::new(
+                ErrorCode::Internal,
+                format!("making the worktree stopped: {e}"),
+            )
+        })?
+}
+
+/// The conversation `agent` works in, beside its parent's over the same shared state: a fresh
+/// history and the agent's narrower catalog, placed as `placement` says.
+pub(crate) fn child(
+    parent: &Parent<'_>,
+    agent: &AgentDefinition,
+    placement: Placement,
+) -> Conversation {
+    let names: Vec<&str> = agent.tool_names().iter().map(|t| t.native()).collect();
+    let catalog = parent.catalog.narrowed(&names, agent.mcp_scope());
+    let (session_id, limits, system_prompt) = match &placement {
+        Placement::Call(call_id) => {
+            let mut limits = parent.limits.clone();
+            // Its own limits; the parent's budget bounds the total (`Budget::below`), and the
+            // parent's turn its time: the turn's deadline cancels it with the turn.
+            limits.max_tool_calls = Some(parent.limits.subagent_max_tool_calls);
+            limits.max_model_calls = None;
+            limits.max_budget_usd = None;
+            limits.run_deadline = parent
+                .limits
+                .run_deadline
+                .min(parent.limits.subagent_deadline);
+            let mut prompt = parent.system_prompt.to_string();
+            prompt.push_str(&subagent_note(agent));
+            (format!("{}-{call_id}", parent.session_id), limits, prompt)
         }
-        child
+        Placement::Inline => (
+            parent.session_id.to_string(),
+            parent.limits.clone(),
+            parent.system_prompt.to_string(),
+        ),
+    };
+    let shared = parent.outlet.shared().clone();
+    let mut child = Conversation::new(
+        shared.clone(),
+        ConversationSetup {
+            session_id,
+            model: parent.model.clone(),
+            catalog,
+            limits,
+            system_prompt,
+            history: Vec::new(),
+        },
+    );
+    child.shell_reads_only = agent.read_only();
+    match placement {
+        Placement::Call(call_id) => {
+            child.spend.budget = parent.budget.below(parent.limits);
+            child.last_turn_mode = shared.policy.mode();
+            child.outlet = Outlet::new(shared, Some(Arc::new(SubScope::new(call_id))));
+        }
+        // The subtask brings what it shares with the session (`subtask::subcontext`).
+        Placement::Inline => {}
     }
+    child
 }
 
-impl Conversation {
-    /// Moves this (subagent's) conversation into the worktree of `isolated`: its tools are
-    /// `agent`'s, taken from the worktree's catalog (no MCP tool: the servers work in the
-    /// checkout), and it is told where it works.
-    fn enter_worktree(&mut self, agent: &AgentDefinition, isolated: super::Isolated) {
-        let names: Vec<&str> = agent.tool_names().iter().map(|t| t.native()).collect();
-        self.catalog = isolated.catalog.narrowed(&names, None);
-        let w = &isolated.isolation.worktree;
-        self.system_prompt.push_str(&format!(
-            "\nYou work in a git worktree of your own, {}, on the branch {}: your file tools and \
-             commands act there, not in the person's checkout. What you change stays on that \
-             branch until someone merges it; do not commit unless your task says so.\n",
-            w.path.display(),
-            w.branch
-        ));
-        self.isolation = Some(isolated.isolation);
-    }
+/// Moves a subagent's conversation into the worktree of `isolated`: its tools are `agent`'s,
+/// taken from the worktree's catalog (no MCP tool: the servers work in the checkout), and it is
+/// told where it works.
+fn enter_worktree(conversation: &mut Conversation, agent: &AgentDefinition, isolated: Isolated) {
+    let names: Vec<&str> = agent.tool_names().iter().map(|t| t.native()).collect();
+    conversation.catalog = isolated.catalog.narrowed(&names, None);
+    let w = &isolated.isolation.worktree;
+    conversation.system_prompt.push_str(&format!(
+        "\nYou work in a git worktree of your own, {}, on the branch {}: your file tools and \
+         commands act there, not in the person's checkout. What you change stays on that branch \
+         until someone merges it; do not commit unless your task says so.\n",
+        w.path.display(),
+        w.branch
+    ));
+    let shared = conversation.outlet.shared().clone();
+    conversation.place = Workplace::new(shared, Some(isolated.isolation));
 }
 
-/// Where a child conversation ([`Conversation::child`]) works.
-pub(super) enum Placement {
+/// Where a child conversation ([`child`]) works.
+pub(crate) enum Placement {
     /// The subagent of the `agent.task` call of this id: its events go out under the call, it
     /// has limits of its own within what the parent has left, and it answers with one message.
     Call(String),
     /// A subtask (`/review`, `/init`): the person's own turn in a fresh context, whose events
     /// are the session's, which spends the session's budget and whose messages join the
-    /// session's conversation when it ends ([`Conversation::absorb`]).
+    /// session's conversation when it ends ([`super::subtask::absorb`]).
     Inline,
 }
 
@@ -274,19 +235,10 @@ fn subagent_note(agent: &AgentDefinition) -> String {
 }
 
 /// Runs one admitted subagent to its end, announced with `SubagentStarted` and
-/// `SubagentFinished`, once a slot is free. Boxed as a `Send` future by its signature: a
-/// subagent's turn is the same code as the one that starts it, and the compiler proves such a
-/// cycle `Send` only through a named type.
-fn run_subagent(
-    admitted: Admitted,
-    call_id: String,
-    cancel: CancellationToken,
-    slots: Arc<Semaphore>,
-) -> futures::future::BoxFuture<'static, SubagentEnd> {
-    Box::pin(run_subagent_inner(admitted, call_id, cancel, slots))
-}
-
-async fn run_subagent_inner(
+/// `SubagentFinished`, once a slot is free. Its turn is the same loop as the one that started it;
+/// the compiler proves the spawned future `Send` without going round that cycle because the
+/// pipeline reaches this runner only as a boxed `dyn` future ([`Subagents::start`]).
+async fn run_subagent(
     admitted: Admitted,
     call_id: String,
     cancel: CancellationToken,
@@ -303,12 +255,11 @@ async fn run_subagent_inner(
         () = cancel.cancelled() => None,
     };
     let started = Instant::now();
-    if let (Some(model), Some(switcher)) =
-        (&agent.model, conversation.shared.model_switcher.clone())
-    {
+    let shared = conversation.outlet.shared().clone();
+    if let (Some(model), Some(switcher)) = (&agent.model, shared.model_switcher.clone()) {
         match switcher(None, model.clone()).await {
-            Ok(client) => conversation.model = client,
-            Err(e) => conversation.emit(Event::Warning {
+            Ok(client) => conversation.model.client = client,
+            Err(e) => conversation.outlet.emit(Event::Warning {
                 message: format!(
                     "the {} agent asks for the model {model}, which could not be used ({e}); \
                      it runs with the session's",
@@ -316,27 +267,27 @@ async fn run_subagent_inner(
                 ),
             }),
         }
-        conversation.profile = conversation.model.profile();
+        conversation.model.profile = conversation.model.client.profile();
     }
-    conversation.shared.emit(Event::SubagentStarted {
+    shared.emit(Event::SubagentStarted {
         call_id: call_id.clone(),
         agent: agent.name.clone(),
         description,
-        model: conversation.model.model().to_string(),
+        model: conversation.model.client.model().to_string(),
     });
     let outcome = if cancel.is_cancelled() {
-        super::turn::TurnOutcome::Completed {
+        TurnOutcome::Completed {
             stop_reason: StopReason::Cancelled,
             model_calls: 0,
         }
     } else {
-        conversation.run_turn(input, cancel).await
+        turn::run_turn(&mut conversation, &SubagentRunner, input, cancel).await
     };
     // A task whose attachment cannot go (an image this model does not take) sent nothing; the
     // parent reads why, as it would any failure.
     let (stop_reason, refusal) = match outcome {
-        super::turn::TurnOutcome::Completed { stop_reason, .. } => (stop_reason, None),
-        super::turn::TurnOutcome::Refused { message, .. } => (StopReason::Error, Some(message)),
+        TurnOutcome::Completed { stop_reason, .. } => (stop_reason, None),
+        TurnOutcome::Refused { message, .. } => (StopReason::Error, Some(message)),
     };
     let answer = conversation
         .messages
@@ -347,18 +298,19 @@ async fn run_subagent_inner(
             _ => None,
         })
         .unwrap_or_default();
-    conversation.shared.emit(Event::SubagentFinished {
+    let spend = &conversation.spend;
+    shared.emit(Event::SubagentFinished {
         call_id,
         stop_reason,
-        usage: conversation.usage,
-        tool_calls: conversation.budget.tool_calls(),
+        usage: spend.usage,
+        tool_calls: spend.budget.tool_calls(),
         elapsed_ms: started.elapsed().as_millis() as u64,
     });
     let error = match refusal {
         Some(message) => Some((String::new(), message)),
-        None => conversation.scope.as_ref().and_then(|s| s.take_error()),
+        None => conversation.outlet.scope().and_then(|s| s.take_error()),
     };
-    let left = conversation.leave_worktree().await;
+    let left = conversation.place.leave_worktree().await;
     let ending = Ending {
         stop_reason,
         answer,
@@ -366,9 +318,9 @@ async fn run_subagent_inner(
         left,
     };
     SubagentEnd {
-        outcome: subagent_outcome(&agent.name, ending, &conversation),
-        usage: conversation.usage,
-        cost_usd: conversation.cost_usd,
+        outcome: subagent_outcome(&agent.name, ending, &spend.budget),
+        usage: spend.usage,
+        cost_usd: spend.cost_usd,
     }
 }
 
@@ -386,7 +338,7 @@ struct Ending {
 /// tool calls, the session's network requests) fails with that budget's code, so the parent's
 /// turn ends on it exactly as on a call of its own that the budget refused; a subagent that spent
 /// only its own budget fails as `subagent_failed`, and the parent goes on.
-fn subagent_outcome(agent: &str, ending: Ending, conversation: &Conversation) -> ToolOutcome {
+fn subagent_outcome(agent: &str, ending: Ending, budget: &Budget) -> ToolOutcome {
     let Ending {
         stop_reason,
         answer,
@@ -409,8 +361,8 @@ fn subagent_outcome(agent: &str, ending: Ending, conversation: &Conversation) ->
             let result = SubagentResult {
                 agent: agent.to_string(),
                 answer,
-                tool_calls: conversation.budget.tool_calls(),
-                model_calls: conversation.budget.model_calls(),
+                tool_calls: budget.tool_calls(),
+                model_calls: budget.model_calls(),
                 worktree: left,
             };
             ToolOutcome::ok(serde_json::to_value(result).unwrap_or(Value::Null))
@@ -423,9 +375,7 @@ fn subagent_outcome(agent: &str, ending: Ending, conversation: &Conversation) ->
         StopReason::BudgetExhausted | StopReason::Error => {
             let (code, why) = error.unwrap_or_else(|| (String::new(), "it stopped".into()));
             let code = match ErrorCode::parse(&code) {
-                Some(ErrorCode::ToolCallBudgetExhausted)
-                    if conversation.budget.parent_refused_a_tool_call() =>
-                {
+                Some(ErrorCode::ToolCallBudgetExhausted) if budget.parent_refused_a_tool_call() => {
                     ErrorCode::ToolCallBudgetExhausted
                 }
                 Some(ErrorCode::NetworkBudgetExhausted) => ErrorCode::NetworkBudgetExhausted,

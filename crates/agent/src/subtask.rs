@@ -10,14 +10,17 @@
 //! replays them, so the person can follow up ("fix the second finding") and a resumed session
 //! sees the same conversation.
 //!
-//! The subtask's conversation is built by the subagent runner ([`Conversation::child`]) for a
+//! The subtask's conversation is built as a subagent's is ([`super::subagent::child`]) for a
 //! built-in agent definition, placed inline: it is the person's turn, so its events are not
-//! wrapped as a subagent's and its messages join the session's.
+//! wrapped as a subagent's and its messages join the session's. Both ends work on whole
+//! conversations (one is made from the other, then joins it), so they take them whole.
 
+use super::call::subagents::Parent;
 use super::conversation::Conversation;
-use super::subagent::Placement;
+use super::subagent::{self, Placement};
+use super::window;
 use pablo_core::ToolName;
-use pablo_protocol::{Event, SUBTASK_PROMPT_STARTS, Subtask};
+use pablo_protocol::{SUBTASK_PROMPT_STARTS, Subtask};
 use pablo_tools::agent_task::AgentDefinition;
 
 /// The tools a review may call: it reads and runs read-only commands, and changes nothing.
@@ -117,29 +120,41 @@ fn agent_of(task: &Subtask) -> AgentDefinition {
     }
 }
 
-impl Conversation {
-    /// The conversation `task` runs in: the subagent runner's child, placed inline: this
-    /// session's model, limits, system prompt and budget, a fresh history and the task's tools.
-    pub(super) fn subcontext(&self, task: &Subtask) -> Conversation {
-        self.child(&agent_of(task), Placement::Inline)
-    }
+/// The conversation `task` runs in, beside `session`'s: placed inline, it has the session's
+/// model, limits, system prompt, budget and totals, a fresh history and the task's tools.
+pub(super) fn subcontext(session: &Conversation, task: &Subtask) -> Conversation {
+    let parent = Parent {
+        session_id: &session.session_id,
+        model: &session.model.client,
+        system_prompt: &session.system_prompt,
+        catalog: &session.catalog,
+        limits: &session.limits,
+        budget: &session.spend.budget,
+        outlet: &session.outlet,
+        slots: &session.subagent_slots,
+    };
+    let mut sub = subagent::child(&parent, &agent_of(task), Placement::Inline);
+    // The same budget, and totals that stay totals.
+    sub.spend = session.spend.clone();
+    sub.last_turn_mode = session.last_turn_mode;
+    sub
+}
 
-    /// What `sub` did joins this conversation: its messages after this one's (as the journal
-    /// replays them), and what it spent. The window figure the front-ends show was the
-    /// subtask's own small request; from here it is this conversation's again, estimated as
-    /// after a compaction (no call follows until the next turn).
-    pub(super) fn absorb(&mut self, sub: Conversation) {
-        self.messages.extend(sub.messages);
-        self.budget = sub.budget;
-        self.usage = sub.usage;
-        self.cost_usd = sub.cost_usd;
-        self.last_turn_mode = sub.last_turn_mode;
-        self.emit(Event::ContextUsage {
-            used_tokens: self.window.estimate(self.request_bytes()),
-            window_tokens: self.window.window_tokens(),
-            cost_usd: self.cost_usd,
-        });
-    }
+/// What `sub` did joins `session`: its messages after the session's (as the journal replays
+/// them), and what it spent. The window figure the front-ends show was the subtask's own small
+/// request; from here it is the session's again, estimated as after a compaction (no call
+/// follows until the next turn).
+pub(super) fn absorb(session: &mut Conversation, sub: Conversation) {
+    session.messages.extend(sub.messages);
+    session.spend = sub.spend;
+    session.last_turn_mode = sub.last_turn_mode;
+    let bytes = window::request_bytes(
+        &session.system_prompt,
+        &session.catalog.specs(),
+        &session.messages,
+    );
+    let usage = session.model.estimated_usage(bytes, session.spend.cost_usd);
+    session.outlet.emit(usage);
 }
 
 #[cfg(test)]

@@ -9,7 +9,10 @@
 //! moment after its last event, and an op sent at once (a `/compact` typed as the answer
 //! appeared) could be answered as if the turn still ran. The future is `Send + 'static`, so a
 //! caller without that need (a subagent's turn beside its siblings) can spawn it, or
-//! [`Conversation::run_turn`] directly, as a task of its own.
+//! [`turn::run_turn`] directly, as a task of its own.
+//!
+//! This is where the session's turn is handed the [`SubagentRunner`] that starts its subagents
+//! (the turn loop does not name it: [`super::call::subagents`] says why).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -17,7 +20,8 @@ use std::pin::Pin;
 use tokio_util::sync::CancellationToken;
 
 use super::conversation::Conversation;
-use super::turn::TurnInput;
+use super::subagent::SubagentRunner;
+use super::turn::{self, TurnInput};
 
 /// A turn under way: interrupt it, await the conversation back.
 pub(crate) struct RunningTurn {
@@ -47,8 +51,9 @@ pub(crate) fn start(
 ) -> RunningTurn {
     let token = cancel.clone();
     let turn = async move {
-        let outcome = conversation.run_turn(input, token).await;
-        conversation.emit(outcome.into_event(conversation.usage));
+        let outcome = turn::run_turn(&mut conversation, &SubagentRunner, input, token).await;
+        let closing = outcome.into_event(conversation.spend.usage);
+        conversation.outlet.emit(closing);
         conversation
     };
     RunningTurn {

@@ -112,6 +112,7 @@ impl<W: Write> InlineScreen<W> {
         self.size
     }
 
+    #[cfg(any(test, feature = "bench-support"))]
     pub(crate) fn bytes_written(&self) -> u64 {
         self.written
     }

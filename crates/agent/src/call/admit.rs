@@ -7,11 +7,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::super::conversation::Conversation;
-use super::super::conversation::parse_arguments;
 use super::super::mode;
-use super::super::subagent::TaskPlan;
 use super::report::denied;
+use super::subagents::TaskPlan;
+use super::{Pipeline, parse_arguments};
 use pablo_core::{ErrorCode, ToolFailure, ToolName};
 use pablo_protocol::{Preview, ToolCall};
 use pablo_tools::{Tool, ToolContext};
@@ -26,7 +25,7 @@ pub(super) struct Admitted {
     pub(super) task: Option<TaskPlan>,
 }
 
-impl Conversation {
+impl Pipeline<'_> {
     pub(super) async fn admit(
         &mut self,
         call: &ToolCall,
@@ -38,7 +37,7 @@ impl Conversation {
             v.validate(tool.name(), &args)?;
         }
         let task = self.task_plan(tool.as_ref(), &args)?;
-        if let Err(spent) = self.budget.take_tool_call(&self.limits) {
+        if let Err(spent) = self.spend.budget.take_tool_call(self.limits) {
             return Err(ToolFailure::new(
                 ErrorCode::ToolCallBudgetExhausted,
                 format!(
@@ -48,12 +47,12 @@ impl Conversation {
                 ),
             ));
         }
-        mode::refuse_before_preview(self.policy().mode(), tool.name(), tool.kind())?;
+        mode::refuse_before_preview(self.place.policy().mode(), tool.name(), tool.kind())?;
         let ctx = ToolContext {
             call_id: call.id.clone(),
             cancel: cancel.clone(),
-            events: self.tool_events(),
-            host: self.host().clone(),
+            events: self.outlet.tool_events(),
+            host: self.place.host().clone(),
         };
         let preview = self.preview(tool.as_ref(), &args, &ctx).await?;
         Ok(Admitted {
@@ -97,9 +96,11 @@ impl Conversation {
         ctx: &ToolContext,
     ) -> Result<Preview, ToolFailure> {
         tool.preview(args, ctx).await.map_err(|f| {
-            let denial = tool
-                .write_target(args)
-                .and_then(|path| self.policy().deny_write(tool.name(), tool.kind(), &path));
+            let denial = tool.write_target(args).and_then(|path| {
+                self.place
+                    .policy()
+                    .deny_write(tool.name(), tool.kind(), &path)
+            });
             match denial {
                 Some(verdict) => denied(tool.name(), &verdict),
                 None => f,
@@ -112,7 +113,7 @@ impl Conversation {
         if !ToolName::AgentTask.is(tool.name()) {
             return Ok(None);
         }
-        TaskPlan::new(&self.catalog, args).map(Some)
+        TaskPlan::new(self.catalog, args).map(Some)
     }
 
     /// The catalog's tool for `call` and its arguments parsed: an unknown tool, arguments over

@@ -6,7 +6,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::super::checkpoints;
-use super::super::conversation::Conversation;
+use super::super::diagnostics;
+use super::Pipeline;
 use super::admit::Admitted;
 use pablo_core::{ApprovalMode, ErrorCode, ToolFailure};
 use pablo_policy::Judgement;
@@ -14,7 +15,7 @@ use pablo_protocol::{ApprovalAnswer, Decision, Event, Preview, ToolCall, Verdict
 use pablo_tools::fs_write::PartialChange;
 use pablo_tools::{Tool, ToolContext};
 
-impl Conversation {
+impl Pipeline<'_> {
     /// Asks when the judgement says ask; the preview to commit is left in `admitted`. Returns,
     /// after a per-hunk review, what the result must say about the hunks not accepted.
     pub(super) async fn approve(
@@ -75,7 +76,8 @@ impl Conversation {
         cancel: &CancellationToken,
         remembered: Option<&Judgement>,
     ) -> Result<(Preview, Option<PartialChange>), ToolFailure> {
-        match self.shared.approvals {
+        let shared = self.outlet.shared().clone();
+        match shared.approvals {
             ApprovalMode::ApproveAsks => return Ok((preview, None)),
             ApprovalMode::RefuseAsks => {
                 return Err(ToolFailure::new(
@@ -92,20 +94,19 @@ impl Conversation {
             ApprovalMode::Interactive => {}
         }
         // One question at a time: a subagent beside this conversation may be asking.
-        let shared = self.shared.clone();
         let _asking = tokio::select! {
             guard = shared.asking.lock() => guard,
             () = cancel.cancelled() => {
                 return Err(interrupted(tool.name(), ""));
             }
         };
-        let approval_id = self.approval_id(&call.id);
-        let rx = self.shared.await_approval(&approval_id);
-        self.notify_hooks(
+        let approval_id = self.outlet.approval_id(&call.id);
+        let rx = shared.await_approval(&approval_id);
+        self.hooks.notify(
             "approval",
             format!("pablo needs your approval to run {}", tool.name()),
         );
-        self.emit(Event::ApprovalRequest {
+        self.outlet.emit(Event::ApprovalRequest {
             call_id: approval_id.clone(),
             tool: tool.name().to_string(),
             preview: preview.clone(),
@@ -116,20 +117,20 @@ impl Conversation {
             let ctx = ToolContext {
                 call_id: call.id.clone(),
                 cancel: cancel.clone(),
-                events: self.tool_events(),
-                host: self.host().clone(),
+                events: self.outlet.tool_events(),
+                host: self.place.host().clone(),
             };
-            self.start_preview_check(&approval_id, t, &preview, ctx)
+            diagnostics::start_preview_check(self.outlet, &approval_id, t, &preview, ctx)
         });
         let answer = tokio::select! {
             a = rx => a.ok(),
             () = cancel.cancelled() => None,
         };
-        self.shared.withdraw_approval(&approval_id);
+        shared.withdraw_approval(&approval_id);
         let Some(answer) = answer else {
             return Err(interrupted(tool.name(), " during approval"));
         };
-        self.emit(Event::ApprovalResolved {
+        self.outlet.emit(Event::ApprovalResolved {
             call_id: approval_id.clone(),
             answer: answer.clone(),
         });
@@ -137,7 +138,7 @@ impl Conversation {
             ApprovalAnswer::AllowOnce => Ok((preview, None)),
             ApprovalAnswer::AllowAlways => {
                 if let Some(judgement) = remembered {
-                    self.policy().remember_judged(judgement)?;
+                    self.place.policy().remember_judged(judgement)?;
                 }
                 Ok((preview, None))
             }

@@ -7,16 +7,16 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::super::conversation::Conversation;
+use super::super::checkpoints::Recorder;
 use super::admit::Admitted;
-use super::{Committed, Flight};
+use super::{Committed, Flight, Pipeline};
 use pablo_core::{ApprovalMode, ErrorCode, ToolFailure};
 use pablo_policy::LineParses;
 use pablo_protocol::{Decision, Event, Preview, ToolCall, Verdict};
 use pablo_tools::fs_write::PartialChange;
 use pablo_tools::{Tool, ToolContext, ToolResult};
 
-impl Conversation {
+impl Pipeline<'_> {
     pub(super) async fn commit(
         &mut self,
         admitted: Admitted,
@@ -34,12 +34,13 @@ impl Conversation {
         } = admitted;
         self.final_check(tool.as_ref(), &preview, &flight.parses)?;
         if let Some(plan) = task {
-            return self
-                .start_subagent(plan, call, cancel)
+            let runner = self.subagents.runner;
+            return runner
+                .start(self.parent(), plan, call, cancel)
                 .await
                 .map(Committed::Subagent);
         }
-        self.emit(Event::ToolCallRunning {
+        self.outlet.emit(Event::ToolCallRunning {
             call_id: call.id.clone(),
             preview: preview.clone(),
         });
@@ -50,7 +51,7 @@ impl Conversation {
         flight
             .span
             .record("run_ms", committing.elapsed().as_millis() as u64);
-        let result = match (&result, self.shared.approvals) {
+        let result = match (&result, self.outlet.shared().approvals) {
             (Ok(r), ApprovalMode::Interactive) => match sandbox_retry(&preview, r) {
                 Some((retry, verdict)) => self
                     .retry_unsandboxed(
@@ -83,6 +84,7 @@ impl Conversation {
     ) -> Result<(), ToolFailure> {
         let mut recheck = preview.clone();
         let judgement = self
+            .place
             .policy()
             .judge(tool.name(), tool.kind(), &mut recheck, parses);
         if judgement.verdict.decision == Decision::Deny {
@@ -117,7 +119,7 @@ impl Conversation {
         if let Err(f) = self.final_check(tool, &preview, parses) {
             return Some(Err(f));
         }
-        self.emit(Event::ToolCallRunning {
+        self.outlet.emit(Event::ToolCallRunning {
             call_id: call.id.clone(),
             preview: preview.clone(),
         });
@@ -126,6 +128,23 @@ impl Conversation {
             r.mark_unsandboxed_rerun();
             r
         }))
+    }
+
+    /// Commits `tool`, its changes recorded in the checkpoints and the turn's changed paths.
+    async fn commit_recorded(
+        &mut self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        args: &Value,
+        preview: &Preview,
+        ctx: &ToolContext,
+    ) -> Result<ToolResult, ToolFailure> {
+        let mut recorder = Recorder {
+            place: self.place,
+            outlet: self.outlet,
+            changed: self.changed,
+        };
+        recorder.commit(tool, call, args, preview, ctx).await
     }
 }
 

@@ -1,17 +1,17 @@
 //! Stage 3, judge: policy's verdict on the preview, parsed through the call's own parses, then
 //! what the `pre_tool_use` hooks and the working mode make of it. A denial ends the call.
 
-use super::super::conversation::Conversation;
 use super::super::hooks::Gate;
 use super::super::mode;
-use super::Flight;
+use super::super::scope;
 use super::admit::Admitted;
 use super::report::denied;
+use super::{Flight, Pipeline};
 use pablo_core::ToolFailure;
 use pablo_policy::Judgement;
 use pablo_protocol::{Decision, Preview};
 
-impl Conversation {
+impl Pipeline<'_> {
     pub(super) fn judge_call(
         &self,
         admitted: &mut Admitted,
@@ -19,20 +19,16 @@ impl Conversation {
         flight: &Flight,
     ) -> Result<Judgement, ToolFailure> {
         let tool = admitted.tool.as_ref();
-        let mut judgement = self.policy().judge(
+        let mut judgement = self.place.policy().judge(
             tool.name(),
             tool.kind(),
             &mut admitted.preview,
             &flight.parses,
         );
         let verdict = gate.adjust(judgement.verdict);
-        judgement.verdict = mode::apply(self.policy().mode(), tool.name(), verdict)?;
+        judgement.verdict = mode::apply(self.place.policy().mode(), tool.name(), verdict)?;
         if self.shell_reads_only {
-            super::super::scope::check_read_only(
-                tool.name(),
-                &admitted.preview,
-                &judgement.verdict,
-            )?;
+            scope::check_read_only(tool.name(), &admitted.preview, &judgement.verdict)?;
         }
         let verdict = &judgement.verdict;
         pablo_telemetry::record_verdict(

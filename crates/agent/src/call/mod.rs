@@ -22,27 +22,68 @@
 //! stages 1 to 5 before the response's other calls run, so their subagents work side by side;
 //! each is finished (6 and 7) when its turn in the order comes. Each stage is a `debug` event in
 //! the call's `tool_call` span (`PABLO_LOG=debug`), the report with the number of parses.
+//!
+//! The stages work on a [`Pipeline`]: the parts of one conversation a tool call reads and
+//! changes, lent by the turn loop. A subagent is reached through [`subagents::Subagents`], which
+//! the turn loop is handed from above: the pipeline never imports the code that runs a
+//! subagent's turns ([`subagents`] says why).
 
 mod admit;
 mod approve;
 mod commit;
 mod judge;
 mod report;
+pub(crate) mod subagents;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::conversation::Conversation;
-use super::subagent::SubagentRun;
+use super::Limits;
+use super::checkpoints::ChangedPaths;
+use super::hooks::HookRunner;
+use super::isolation::Workplace;
+use super::limits::Spend;
+use super::outlet::Outlet;
 use pablo_core::{ToolFailure, ToolName};
+use pablo_model::{Message, ModelClient};
 use pablo_policy::LineParses;
-use pablo_protocol::{ToolCall, ToolOutcome};
-use pablo_tools::ToolResult;
+use pablo_protocol::{Event, ToolCall, ToolOutcome};
+use pablo_tools::{Catalog, ToolResult};
+use subagents::{Parent, SubagentRun, Subagents};
 
-pub(super) use report::AlreadyRan;
+pub(crate) use report::AlreadyRan;
+
+/// What one conversation's tool calls borrow of it, lent by the turn loop for the calls of one
+/// model response: what the stages read (where the conversation works and what it may call) and
+/// what they change (its spending, its messages, the paths its turn changed).
+pub(crate) struct Pipeline<'a> {
+    pub(crate) outlet: &'a Outlet,
+    pub(crate) place: &'a Workplace,
+    pub(crate) hooks: HookRunner<'a>,
+    pub(crate) catalog: &'a Catalog,
+    pub(crate) limits: &'a Limits,
+    pub(crate) spend: &'a mut Spend,
+    /// Each call's result joins the conversation here.
+    pub(crate) messages: &'a mut Vec<Message>,
+    pub(crate) changed: &'a mut ChangedPaths,
+    /// A read-only subagent: commands run only when known to just read.
+    pub(crate) shell_reads_only: bool,
+    pub(crate) subagents: Delegation<'a>,
+}
+
+/// What the commit of an `agent.task` call needs besides the pipeline's own borrows: the runner
+/// handed in from above, and what a subagent inherits of its parent.
+pub(crate) struct Delegation<'a> {
+    pub(crate) runner: &'a dyn Subagents,
+    pub(crate) model: &'a Arc<dyn ModelClient>,
+    pub(crate) system_prompt: &'a str,
+    pub(crate) slots: &'a Arc<tokio::sync::Semaphore>,
+}
 
 /// A stage of the pipeline, as the trace names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,13 +145,13 @@ enum Committed {
     Subagent(SubagentRun),
 }
 
-/// A call through its commit stage, waiting to be finished ([`Conversation::finish_call`]).
+/// A call through its commit stage, waiting to be finished ([`Pipeline::finish_call`]).
 pub(crate) struct Begun {
     flight: Flight,
     committed: Result<Committed, ToolFailure>,
 }
 
-impl Conversation {
+impl Pipeline<'_> {
     /// Runs `call` through every stage; returns its outcome as reported to the model.
     pub(crate) async fn run_call(
         &mut self,
@@ -129,7 +170,7 @@ impl Conversation {
         cancel: &CancellationToken,
     ) -> HashMap<String, Begun> {
         let mut begun = HashMap::new();
-        if self.scope.is_some() {
+        if self.outlet.scope().is_some() {
             return begun;
         }
         for call in calls {
@@ -208,7 +249,9 @@ impl Conversation {
                 span.record("outcome", "ok");
                 flight.enter(Stage::PostHooks);
                 let tool = self.tool_label(call);
-                (self.post_tool_hooks(&tool, call, outcome).await, ran)
+                let arguments = || parse_arguments(&call.arguments).unwrap_or(Value::Null);
+                let outcome = self.hooks.post_tool(&tool, call, arguments, outcome).await;
+                (outcome, ran)
             }
             ToolOutcome::Err { error, .. } => {
                 span.record("outcome", error.code.as_str());
@@ -228,7 +271,8 @@ impl Conversation {
         let mut admitted = self.admit(call, cancel, &flight.span).await?;
         flight.enter(Stage::PreHooks);
         let gate = self
-            .pre_tool_hooks(
+            .hooks
+            .pre_tool(
                 admitted.tool.as_ref(),
                 call,
                 &admitted.args,
@@ -246,5 +290,50 @@ impl Conversation {
         flight.enter(Stage::Commit);
         self.commit(admitted, not_applied, call, cancel, flight)
             .await
+    }
+
+    /// What a subagent started by this conversation inherits of it.
+    fn parent(&self) -> Parent<'_> {
+        Parent {
+            session_id: self.hooks.session_id,
+            model: self.subagents.model,
+            system_prompt: self.subagents.system_prompt,
+            catalog: self.catalog,
+            limits: self.limits,
+            budget: &self.spend.budget,
+            outlet: self.outlet,
+            slots: self.subagents.slots,
+        }
+    }
+
+    /// The result of a subagent, once it has ended; what it spent is added to this
+    /// conversation's usage and cost (its calls were taken from this conversation's budget as
+    /// it made them).
+    async fn finish_subagent(&mut self, run: SubagentRun) -> ToolOutcome {
+        let end = match run.0.await {
+            Ok(end) => end,
+            Err(e) => {
+                return ToolFailure::new(
+                    pablo_core::ErrorCode::Internal,
+                    format!("the subagent stopped unexpectedly: {e}"),
+                )
+                .into_outcome();
+            }
+        };
+        self.spend.add(&end.usage, end.cost_usd);
+        self.outlet.emit(Event::Usage {
+            last: end.usage,
+            total: self.spend.usage,
+        });
+        end.outcome
+    }
+}
+
+/// Tool arguments as JSON; empty text means no arguments.
+pub(crate) fn parse_arguments(raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        Ok(serde_json::json!({}))
+    } else {
+        serde_json::from_str(raw).map_err(|e| e.to_string())
     }
 }

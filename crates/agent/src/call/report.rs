@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::super::conversation::{Conversation, parse_arguments};
+use super::{Pipeline, parse_arguments};
 use pablo_core::{ErrorCode, ToolFailure, ToolKind};
 use pablo_model::Message;
 use pablo_protocol::{Event, ToolCall, ToolOutcome, Verdict};
@@ -20,7 +20,7 @@ pub(crate) struct AlreadyRan {
 }
 
 impl AlreadyRan {
-    pub(super) fn of(result: &ToolResult) -> Self {
+    pub(crate) fn of(result: &ToolResult) -> Self {
         Self {
             exit_code: result.exit_code(),
             artifact: result.artifact().map(str::to_string),
@@ -28,7 +28,7 @@ impl AlreadyRan {
     }
 }
 
-impl Conversation {
+impl Pipeline<'_> {
     /// The tool's own name for `call` (what events and hooks name it), or the name the model
     /// used when no tool has it.
     pub(crate) fn tool_label(&self, call: &ToolCall) -> String {
@@ -40,7 +40,7 @@ impl Conversation {
 
     /// `ToolCallBegin`: the call as the model made it.
     pub(super) fn announce(&self, call: &ToolCall) {
-        self.emit(Event::ToolCallBegin {
+        self.outlet.emit(Event::ToolCallBegin {
             call_id: call.id.clone(),
             tool: self.tool_label(call),
             arguments: parse_arguments(&call.arguments)
@@ -66,7 +66,7 @@ impl Conversation {
         // The model gets what the journal and the screen get: no secret value.
         let outcome = pablo_core::secrets::redact_serde(self.bound_result(&tool, outcome, ran));
         let content = pablo_core::tool_message(&outcome);
-        self.emit(Event::ToolCallEnd {
+        self.outlet.emit(Event::ToolCallEnd {
             call_id: call.id.clone(),
             tool,
             result: outcome.clone(),

@@ -1,14 +1,17 @@
-//! What `benches/otel_export.rs` measures; see [`super`].
+//! What `benches/otel_export.rs` measures, included by it (`#[path]`) beside `support/agent.rs`.
 //!
-//! The agent whose turns it times and the subscriber each case runs under, set up here so the
-//! bench names no engine type; its script and its collectors stay in the bench.
+//! The agent whose turns it times and the subscriber each case runs under; its script and its
+//! collectors stay in the bench.
+
+// A bench whose set-up fails should stop loudly.
+#![allow(clippy::expect_used)]
 
 use std::path::Path;
 use std::time::Duration;
 
 use super::agent::{Agent, AgentLoop, AgentReply, AgentRequest, instant_model, reading_catalog};
 use super::agent::{spawn_agent, workspace};
-use crate::telemetry::otel::{Export, OtelRequest};
+use pablo_telemetry::otel::{Export, OtelRequest};
 
 /// The agent over the repository at `root`: the file tools, a model (`bench-model`) answering
 /// with `respond`, no hooks, a one-word system prompt. Call from inside a tokio runtime.
@@ -23,7 +26,7 @@ where
         catalog: reading_catalog(&ws),
         workspace: ws,
         state,
-        hooks: crate::hooks::Hooks::none(),
+        hooks: pablo_hooks::Hooks::none(),
         system_prompt: "bench",
     })
 }
@@ -45,11 +48,11 @@ pub fn otel_subscriber(
         .expect("an endpoint alone is a valid export request")
         .expect("an endpoint turns export on")
     });
-    let settings = crate::telemetry::Settings {
+    let settings = pablo_telemetry::Settings {
         otel,
         ..Default::default()
     };
-    let (dispatch, export, notes) = crate::telemetry::subscriber(&settings);
+    let (dispatch, export, notes) = pablo_telemetry::subscriber(&settings);
     (dispatch, export.map(OtelExport), notes)
 }
 

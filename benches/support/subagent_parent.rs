@@ -1,14 +1,16 @@
-//! What `benches/subagent.rs` measures; see [`super`].
+//! What `benches/subagent.rs` measures, included by it (`#[path]`) beside `support/agent.rs`.
 //!
-//! The parent agent whose spans it times, set up here so the bench names no engine type; its
-//! script and its clock stay in the bench.
+//! The parent agent whose spans it times; its script and its clock stay in the bench.
+
+// A bench whose set-up fails should stop loudly.
+#![allow(clippy::expect_used)]
 
 use std::path::Path;
 use std::sync::Arc;
 
 use super::agent::{Agent, AgentLoop, AgentReply, AgentRequest, instant_model, reading_catalog};
 use super::agent::{spawn_agent, workspace};
-use crate::tools::agent_task::AgentRoster;
+use pablo_tools::agent_task::AgentRoster;
 
 /// The parent agent over the repository at `root`: pablo's system prompt, the file tools,
 /// `update_plan` and `agent_task` (the built-in agents only), a model (`claude-sonnet-4-5`)
@@ -21,7 +23,7 @@ where
     let ws = workspace(root);
     let mut catalog = reading_catalog(&ws);
     catalog
-        .register(Arc::new(crate::tools::plan::PlanUpdate))
+        .register(Arc::new(pablo_tools::plan::PlanUpdate))
         .expect("update_plan registers once");
     catalog
         .register_agents(Arc::new(AgentRoster::new(Vec::new())))
@@ -31,7 +33,7 @@ where
         catalog,
         workspace: ws,
         state,
-        hooks: crate::hooks::Hooks::none(),
-        system_prompt: crate::agent::context::SYSTEM_PROMPT,
+        hooks: pablo_hooks::Hooks::none(),
+        system_prompt: pablo_agent::context::SYSTEM_PROMPT,
     })
 }

@@ -1,17 +1,19 @@
-//! What `benches/hooks.rs` measures; see [`super`].
+//! What `benches/hooks.rs` measures, included by it (`#[path]`) beside `support/agent.rs`.
 //!
 //! The hooks it compares, the matching the agent does at the tool seams, the agents whose turns
-//! it times and the hook it spawns, set up here so the bench names no engine type; its script and
-//! its bare `/bin/sh` bound stay in the bench.
+//! it times and the hook it spawns; its script and its bare `/bin/sh` bound stay in the bench.
+
+// A bench whose set-up fails should stop loudly.
+#![allow(clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::agent::{Agent, AgentLoop, AgentReply, AgentRequest, instant_model, reading_catalog};
 use super::agent::{spawn_agent, workspace};
-use crate::config::HookEntry;
-use crate::hooks::{Hook, HookEvent, Hooks};
-use crate::workspace::Workspace;
+use pablo_config::HookEntry;
+use pablo_hooks::{Hook, HookEvent, Hooks};
+use pablo_workspace::Workspace;
 
 /// The hooks a case runs with.
 #[derive(Clone, Copy)]

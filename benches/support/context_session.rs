@@ -1,9 +1,12 @@
-//! What `benches/context.rs` measures; see [`super`].
+//! What `benches/context.rs` measures, included by it (`#[path]`) beside `support/agent.rs`.
 //!
 //! A session recorded through the real agent loop, and what pablo does per call to build a
 //! provider request from it. The recorded requests are the engine's own, so they stay here; the
 //! bench gets the provider bodies as JSON, which is all its cache simulation reads, and times the
 //! building through [`ContextSession`]. Its script stays in the bench.
+
+// A bench whose set-up fails should stop loudly.
+#![allow(clippy::expect_used)]
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,8 +17,8 @@ use serde_json::Value;
 
 use super::agent::{Agent, AgentReply, AgentRequest, instant_model, reading_catalog};
 use super::agent::{spawn_agent, workspace};
-use crate::agent::window;
-use crate::model::{ModelProfile, ModelRequest, anthropic, responses};
+use pablo_agent::window;
+use pablo_model::{ModelProfile, ModelRequest, anthropic, responses};
 
 /// The OpenAI model the Responses bodies are built for.
 const RESPONSES_MODEL: &str = "gpt-5";
@@ -72,8 +75,8 @@ impl ContextSession {
                 catalog: reading_catalog(&ws),
                 workspace: ws,
                 state,
-                hooks: crate::hooks::Hooks::none(),
-                system_prompt: crate::agent::context::SYSTEM_PROMPT,
+                hooks: pablo_hooks::Hooks::none(),
+                system_prompt: pablo_agent::context::SYSTEM_PROMPT,
             });
             for text in turns {
                 handle.turn(text).await;

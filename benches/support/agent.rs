@@ -1,5 +1,6 @@
 //! The in-process agent the agent benches share (`context`, `hooks`, `otel_export`,
-//! `subagent`); see [`super`].
+//! `subagent`), included by each (`#[path]`) with the support file of its own that sets up its
+//! case; it names the public API of `pablo-agent` and the crates beneath it only.
 //!
 //! The real agent loop in process: a model that answers every request at once with what a
 //! function of the request says, and the agent set up around it (no approvals, no journal, no
@@ -9,23 +10,26 @@
 //! request themselves; it answers with an [`AgentReply`] of [`AgentCall`]s, serialized when the
 //! script builds them, as before.
 
+// A bench whose set-up fails should stop loudly; each target that includes this uses part of it.
+#![allow(clippy::expect_used, dead_code)]
+
 use std::path::Path;
 use std::sync::Arc;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentSetup, Limits, spawn, window};
-use crate::core::ApprovalMode;
-use crate::hooks::Hooks;
-use crate::model::{
+use pablo_agent::{AgentSetup, Limits, spawn, window};
+use pablo_core::ApprovalMode;
+use pablo_hooks::Hooks;
+use pablo_model::{
     EventStream, Message, ModelClient, ModelError, ModelRequest, ModelStopReason, StreamEvent,
     ToolCall,
 };
-use crate::policy::PolicyEngine;
-use crate::protocol::{AgentHandle, Event, Op, Usage};
-use crate::tools::{Catalog, Host};
-use crate::workspace::Workspace;
+use pablo_policy::PolicyEngine;
+use pablo_protocol::{AgentHandle, Event, Op, Usage};
+use pablo_tools::{Catalog, Host};
+use pablo_workspace::Workspace;
 
 /// A tool call a script asks for: its id, the tool's provider name (`fs_read`) and its
 /// arguments, serialized here, when the script builds it.
@@ -70,7 +74,7 @@ impl AgentReply {
 /// A model request as a script sees it. Each fact is read when asked for: the measured turns
 /// pay for what their script reads and nothing more.
 pub struct AgentRequest<'a> {
-    pub(super) request: &'a ModelRequest,
+    pub request: &'a ModelRequest,
 }
 
 impl AgentRequest<'_> {
@@ -129,7 +133,7 @@ struct InstantModel<F> {
 }
 
 /// The model `name`, answering every request at once with `respond(request)`.
-pub(super) fn instant_model<F>(name: &'static str, respond: F) -> Arc<dyn ModelClient>
+pub fn instant_model<F>(name: &'static str, respond: F) -> Arc<dyn ModelClient>
 where
     F: Fn(&AgentRequest<'_>) -> AgentReply + Send + Sync + 'static,
 {
@@ -159,18 +163,18 @@ where
 }
 
 /// What differs between the benches' agents.
-pub(super) struct Agent<'a> {
-    pub(super) model: Arc<dyn ModelClient>,
-    pub(super) catalog: Catalog,
-    pub(super) workspace: Arc<Workspace>,
-    pub(super) state: &'a Path,
-    pub(super) hooks: Arc<Hooks>,
-    pub(super) system_prompt: &'a str,
+pub struct Agent<'a> {
+    pub model: Arc<dyn ModelClient>,
+    pub catalog: Catalog,
+    pub workspace: Arc<Workspace>,
+    pub state: &'a Path,
+    pub hooks: Arc<Hooks>,
+    pub system_prompt: &'a str,
 }
 
 /// The real agent loop over `agent`, asks refused (no person), nothing recorded. Call from
 /// inside a tokio runtime: the loop is a task on it.
-pub(super) fn spawn_agent(agent: Agent<'_>) -> AgentLoop {
+pub fn spawn_agent(agent: Agent<'_>) -> AgentLoop {
     AgentLoop(spawn(AgentSetup {
         mode: Default::default(),
         model_switcher: None,
@@ -195,14 +199,14 @@ pub(super) fn spawn_agent(agent: Agent<'_>) -> AgentLoop {
 }
 
 /// The workspace at `root`.
-pub(super) fn workspace(root: &Path) -> Arc<Workspace> {
+pub fn workspace(root: &Path) -> Arc<Workspace> {
     Arc::new(Workspace::open(root).expect("the bench's workspace opens"))
 }
 
 /// The file tools over `workspace` (no write tools).
-pub(super) fn reading_catalog(workspace: &Arc<Workspace>) -> Catalog {
+pub fn reading_catalog(workspace: &Arc<Workspace>) -> Catalog {
     let mut catalog = Catalog::new();
-    crate::tools::register_filesystem(&mut catalog, workspace, false)
+    pablo_tools::register_filesystem(&mut catalog, workspace, false)
         .expect("the file tools register in an empty catalog");
     catalog
 }
