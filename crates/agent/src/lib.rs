@@ -1,7 +1,8 @@
 //! The agent: it owns the conversation, calls the model, and runs each tool call through one
 //! pipeline ([`call`]: admit → pre-hooks → judge → approve → commit → post-hooks → report).
 //!
-//! Front-ends talk to it only through [`Op`] and [`Event`]. Three parts, each in its file:
+//! Front-ends talk to it only through [`Op`](pablo_protocol::Op) and
+//! [`Event`](pablo_protocol::Event). Three parts, each in its file:
 //!
 //! - [`shared`]: what the turns and the op dispatcher share (events, host, policy, checkpoints,
 //!   the approvals waiting for an answer), behind an `Arc`, with locks that do not poison;
