@@ -132,3 +132,52 @@ async fn pablo_stats_says_the_model_calls_per_turn_of_the_journals() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn pablo_stats_counts_a_subagents_model_calls_one_by_one_as_the_turn_does() {
+    let server = ScriptedServer::start().await;
+    // As above: two calls of the parent's, two of the subagent's, each reporting its usage.
+    server.respond_with(|r, _| match (is_subagent(r), has_tool_result(r)) {
+        (true, false) => ScriptedResponse::sse(openai::tool_call_answer("s1", "fs_list", &["{}"])),
+        (true, true) => ScriptedResponse::sse(openai::text_answer("There is a.txt.")),
+        (false, false) => ScriptedResponse::sse(openai::tool_call_answer(
+            "task",
+            "agent_task",
+            &[&json!({"description": "look around", "prompt": "What is here?"}).to_string()],
+        )),
+        (false, true) => ScriptedResponse::sse(openai::text_answer("Done.")),
+    });
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace().join("a.txt"), "one\n").unwrap();
+    sandbox.user_config(&format!(
+        "provider = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{}\"\n",
+        server.base_url()
+    ));
+    let mut cmd = sandbox.command();
+    cmd.env("OPENAI_API_KEY", "sk-test-key")
+        .args(["run", "--json", "delegate a look"]);
+    run_within(cmd, std::time::Duration::from_secs(60))
+        .await
+        .succeeded();
+    assert_eq!(server.requests().len(), 4);
+    let mut cmd = sandbox.command();
+    cmd.args(["stats", "--json"]);
+    let out = cmd.output().await.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        stats["turn_model_calls"],
+        json!({"turns": 1, "calls": 4, "most": 4}),
+        "{stats}"
+    );
+    // The model's calls agree with the turn's: the subagent's two, not the one `usage` line its
+    // parent adds its spend with. Each answer reported 10 input tokens.
+    let models = stats["models"].as_array().unwrap();
+    assert_eq!(models.len(), 1, "{stats}");
+    assert_eq!(models[0]["calls"], json!(4), "{stats}");
+    assert_eq!(models[0]["input_tokens"], json!(40), "{stats}");
+}

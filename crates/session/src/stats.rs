@@ -2,7 +2,10 @@
 //! turns, model calls, tokens and cost by model, tool calls by decision.
 //!
 //! Everything comes from events the journals already hold, each counted when its timestamp is in
-//! the period: `Usage` (one per model call, attributed to the model of the moment), the session's
+//! the period: `Usage` (one per model call that reported usage, attributed to the model of the
+//! moment; a subagent's calls are its own `Usage` events, journaled wrapped in `Subagent`, and the
+//! `Usage` its parent sends when it ends, which adds the subagent's whole spend to the parent's
+//! total, is not a call and is not counted again), the session's
 //! cost so far in `ContextUsage` (its increase is the call's cost), `TurnCompleted`, and for tool
 //! calls the approval question, the policy's refusal or the person's (`ToolCallEnd`'s error code),
 //! or the call running unasked (`ToolCallRunning`).
@@ -202,6 +205,8 @@ fn count_session(
     let mut current = (header.0.to_string(), header.1.to_string());
     let mut last_cost: Option<f64> = None;
     let mut calls: HashMap<String, Call> = HashMap::new();
+    // What each ended subagent spent, until its parent's `Usage` carrying that spend arrives.
+    let mut folded_in: Vec<Usage> = Vec::new();
     let mut any = false;
     for (i, (ts, event)) in events.iter().enumerate() {
         let inside = i >= copied && *ts >= since;
@@ -212,9 +217,21 @@ fn count_session(
             | Event::ModelChanged { provider, model } => {
                 current = (provider.clone(), model.clone());
             }
-            Event::Usage { last, .. } if inside => {
-                any = true;
-                add_usage(models.entry(current.clone()).or_default(), &current, last);
+            Event::SubagentFinished { usage, .. } => folded_in.push(*usage),
+            Event::Usage { last, .. } => {
+                if let Some(i) = folded_in.iter().position(|u| u == last) {
+                    // The subagent's calls were counted as its own events arrived.
+                    folded_in.swap_remove(i);
+                } else if inside {
+                    any = true;
+                    add_usage(models.entry(current.clone()).or_default(), &current, last);
+                }
+            }
+            Event::Subagent { event, .. } if inside => {
+                if let Event::Usage { last, .. } = event.as_ref() {
+                    any = true;
+                    add_usage(models.entry(current.clone()).or_default(), &current, last);
+                }
             }
             Event::ContextUsage {
                 cost_usd: Some(cost),
@@ -525,6 +542,53 @@ mod tests {
         let t = &stats.tool_calls;
         assert_eq!((t.allowed, t.asked, t.denied, t.rejected), (1, 0, 1, 1));
         assert_eq!(stats.tools["shell.run"].total(), 2);
+    }
+
+    #[test]
+    fn a_subagents_calls_count_one_by_one_and_its_spend_handed_to_the_parent_not_again() {
+        let wrapped = |e: Event| Event::Subagent {
+            call_id: "task".into(),
+            event: Box::new(e),
+        };
+        let spent = Usage {
+            input_tokens: 30,
+            output_tokens: 3,
+            ..Usage::default()
+        };
+        let finished = |usage| Event::SubagentFinished {
+            call_id: "task".into(),
+            stop_reason: StopReason::EndTurn,
+            usage,
+            tool_calls: 2,
+            elapsed_ms: 5,
+        };
+        let folded = |last| Event::Usage {
+            last,
+            total: Usage::default(),
+        };
+        let events = vec![
+            (1, usage(100, 10)),
+            // The subagent's three calls, as the journal holds them.
+            (2, wrapped(usage(10, 1))),
+            (3, wrapped(usage(15, 1))),
+            (3, wrapped(usage(5, 1))),
+            (4, finished(spent)),
+            // The parent adds the subagent's spend to its own total: not a call.
+            (4, folded(spent)),
+            (5, usage(200, 20)),
+            // A subagent whose provider reported nothing still ends with a fold-in.
+            (6, finished(Usage::default())),
+            (6, folded(Usage::default())),
+        ];
+        let mut stats = Stats::default();
+        let mut models = BTreeMap::new();
+        count_session(&events, 0, 0, ("openai", "gpt-5"), &mut stats, &mut models);
+        let gpt = &models[&("openai".to_string(), "gpt-5".to_string())];
+        // Two calls of the session's own and three of the subagent's; the tokens once each.
+        assert_eq!(
+            (gpt.calls, gpt.input_tokens, gpt.output_tokens),
+            (5, 330, 33)
+        );
     }
 
     #[test]
