@@ -47,11 +47,10 @@ fn has_tool_result(r: &RecordedRequest) -> bool {
         .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"))
 }
 
-#[tokio::test]
-async fn a_turn_with_a_subagent_counts_the_subagents_model_calls_too() {
+/// A model that delegates: the parent asks for a task, then answers (2 calls); the subagent
+/// lists the workspace, then answers (2 calls). Every answer reports its usage (10 input tokens).
+async fn delegating_server() -> ScriptedServer {
     let server = ScriptedServer::start().await;
-    // The parent: a task, then its answer (2 calls). The subagent: a listing, then its answer
-    // (2 calls).
     server.respond_with(|r, _| match (is_subagent(r), has_tool_result(r)) {
         (true, false) => ScriptedResponse::sse(openai::tool_call_answer("s1", "fs_list", &["{}"])),
         (true, true) => ScriptedResponse::sse(openai::text_answer("There is a.txt.")),
@@ -62,6 +61,12 @@ async fn a_turn_with_a_subagent_counts_the_subagents_model_calls_too() {
         )),
         (false, true) => ScriptedResponse::sse(openai::text_answer("Done.")),
     });
+    server
+}
+
+#[tokio::test]
+async fn a_turn_with_a_subagent_counts_the_subagents_model_calls_too() {
+    let server = delegating_server().await;
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.workspace().join("a.txt"), "one\n").unwrap();
     let run = run_json(&sandbox, &server, "delegate a look", &[])
@@ -135,18 +140,7 @@ async fn pablo_stats_says_the_model_calls_per_turn_of_the_journals() {
 
 #[tokio::test]
 async fn pablo_stats_counts_a_subagents_model_calls_one_by_one_as_the_turn_does() {
-    let server = ScriptedServer::start().await;
-    // As above: two calls of the parent's, two of the subagent's, each reporting its usage.
-    server.respond_with(|r, _| match (is_subagent(r), has_tool_result(r)) {
-        (true, false) => ScriptedResponse::sse(openai::tool_call_answer("s1", "fs_list", &["{}"])),
-        (true, true) => ScriptedResponse::sse(openai::text_answer("There is a.txt.")),
-        (false, false) => ScriptedResponse::sse(openai::tool_call_answer(
-            "task",
-            "agent_task",
-            &[&json!({"description": "look around", "prompt": "What is here?"}).to_string()],
-        )),
-        (false, true) => ScriptedResponse::sse(openai::text_answer("Done.")),
-    });
+    let server = delegating_server().await;
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.workspace().join("a.txt"), "one\n").unwrap();
     sandbox.user_config(&format!(
