@@ -344,6 +344,17 @@ fn money(cost: Option<f64>) -> String {
 }
 
 impl Stats {
+    /// Every request sent to a model in the period. When every turn said how many it sent, that
+    /// is their sum: it holds the calls of a provider that reports no usage too. Otherwise (a
+    /// journal from before turns counted them) the calls that reported usage.
+    fn model_calls(&self) -> u64 {
+        if self.turns > 0 && self.turn_model_calls.turns == self.turns {
+            self.turn_model_calls.calls
+        } else {
+            self.models.iter().map(|m| m.calls).sum()
+        }
+    }
+
     /// The report as a person reads it.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
@@ -355,7 +366,7 @@ impl Stats {
             "pablo stats, {period}\n\nsessions {}   turns {}   model calls {}   cost {}\n",
             self.sessions,
             self.turns,
-            self.models.iter().map(|m| m.calls).sum::<u64>(),
+            self.model_calls(),
             money(self.total_cost()),
         ));
         if let Some(per_turn) = self.turn_model_calls.describe() {
@@ -650,6 +661,29 @@ mod tests {
         );
         // No turn said: no line.
         assert!(!Stats::default().to_text().contains("per turn"));
+    }
+
+    #[test]
+    fn the_model_calls_said_are_the_turns_when_every_turn_counted_and_the_usage_otherwise() {
+        let done = |model_calls| Event::TurnCompleted {
+            stop_reason: StopReason::EndTurn,
+            usage: Usage::default(),
+            model_calls,
+        };
+        let header = |events: Vec<(u64, Event)>| {
+            let mut stats = Stats::default();
+            let mut models = BTreeMap::new();
+            count_session(&events, 0, 0, ("p", "m"), &mut stats, &mut models);
+            stats.models = models.into_values().collect();
+            let text = stats.to_text();
+            text.lines().nth(2).unwrap_or_default().to_string()
+        };
+        // A provider that reports no usage: five calls over two turns, no `usage` line.
+        let no_usage = header(vec![(1, done(Some(2))), (2, done(Some(3)))]);
+        assert!(no_usage.contains("model calls 5 "), "{no_usage}");
+        // A turn of before the count: the calls that reported usage.
+        let old = header(vec![(1, usage(10, 1)), (1, usage(10, 1)), (2, done(None))]);
+        assert!(old.contains("model calls 2 "), "{old}");
     }
 
     #[test]
