@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use syn::visit::Visit;
 
-use super::{display, rust_files, scan, top};
+use super::{Scan, display, rust_files, scan, top};
 
 /// Files of one module must not import each other round a cycle. A `mod.rs` declaring or
 /// re-exporting its children is containment, not use, so edges from a module file to its own
@@ -21,12 +21,14 @@ fn files_of_one_module_form_no_import_cycle() {
             .and_then(|p| scan.krate.modules.get(p))
             .map(|m| m.file.clone())
     };
+    let aliases = reexports(&scan);
     let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     for (file, r) in &scan.references {
-        if r.in_test || top(&r.from) != top(&r.to) {
+        let to = seen_through(&aliases, &r.to);
+        if r.in_test || top(&r.from) != top(&to) || names_its_variants(file) {
             continue;
         }
-        let Some(target) = file_of(&r.to) else {
+        let Some(target) = file_of(&to) else {
             continue;
         };
         if &target == file {
@@ -34,7 +36,7 @@ fn files_of_one_module_form_no_import_cycle() {
         }
         // A parent's use of its own child file: containment, unless the child uses the parent
         // back, which the child's edge records.
-        let Some(target_module) = scan.krate.module_of(&r.to) else {
+        let Some(target_module) = scan.krate.module_of(&to) else {
             continue;
         };
         let from_module = scan.krate.module_of(&r.from).unwrap_or(&[]);
@@ -88,13 +90,15 @@ fn modules_form_no_import_cycle_among_their_siblings() {
     let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     let as_key =
         |(level, node): &Node| PathBuf::from(format!("{}: {}", level.join("::"), node.join("::")));
+    let aliases = reexports(&scan);
     for (file, r) in &scan.references {
-        if r.in_test || top(&r.from) != top(&r.to) {
+        let to = seen_through(&aliases, &r.to);
+        if r.in_test || top(&r.from) != top(&to) || names_its_variants(file) {
             continue;
         }
         let (Some(from), Some(to)) = (
             path_of.get(file),
-            file_of(&r.to).and_then(|t| path_of.get(&t)),
+            file_of(&to).and_then(|t| path_of.get(&t)),
         ) else {
             continue;
         };
@@ -124,6 +128,77 @@ fn modules_form_no_import_cycle_among_their_siblings() {
                 .join(" -> "))
             .collect::<Vec<_>>()
             .join("\n")
+    );
+}
+
+/// Files that define a closed sum type over their siblings' types, whose uses of those siblings
+/// are the variants it is made of, not a dependency of the kind the cycle tests look for: the
+/// tools' `ToolResult` is one variant per tool, each holding that tool's own result type (kept in
+/// the tool's file, with its schema, preview and commit), and every tool returns a `ToolResult`.
+/// Only this file's edges are left out: a tool file using another tool file is still counted.
+const CLOSED_SUM_TYPES: &[&str] = &["crates/tools/src/result.rs"];
+
+fn names_its_variants(file: &Path) -> bool {
+    CLOSED_SUM_TYPES.iter().any(|f| file.ends_with(f))
+}
+
+/// What a module root's `use` of its own descendants makes visible under the root's name: the
+/// item `agent::Isolator` of `pub use isolation::Isolator;` in `lib.rs` is
+/// `agent::isolation::Isolator`. A child that names it through its parent (`super::Isolator`)
+/// uses `isolation.rs`, not `lib.rs`, and the cycle tests must see that edge: without it,
+/// `shared.rs` using `super::Isolator` and `isolation.rs` using `shared::Shared` was a cycle
+/// neither test saw. A glob (`pub use x::*`) names no item and is not followed.
+fn reexports(scan: &Scan) -> BTreeMap<Vec<String>, Vec<String>> {
+    let mut aliases = BTreeMap::new();
+    for (file, r) in &scan.references {
+        let Some(target) = scan.krate.module_of(&r.to) else {
+            continue;
+        };
+        let names_an_item = r.to.len() > target.len();
+        let below = target.len() > r.from.len() && target.starts_with(&r.from);
+        if r.in_test || !is_module_root(file) || !names_an_item || !below {
+            continue;
+        }
+        if let Some(name) = r.to.last() {
+            let mut alias = r.from.clone();
+            alias.push(name.clone());
+            aliases.insert(alias, r.to.clone());
+        }
+    }
+    aliases
+}
+
+/// `to` with a leading path that a re-export stands for replaced by what it re-exports
+/// (`agent::Isolator::new` → `agent::isolation::Isolator::new`).
+fn seen_through(aliases: &BTreeMap<Vec<String>, Vec<String>>, to: &[String]) -> Vec<String> {
+    (1..=to.len())
+        .rev()
+        .find_map(|n| {
+            aliases.get(&to[..n]).map(|target| {
+                let mut path = target.clone();
+                path.extend_from_slice(&to[n..]);
+                path
+            })
+        })
+        .unwrap_or_else(|| to.to_vec())
+}
+
+#[test]
+fn a_path_through_a_re_export_is_the_path_of_what_it_re_exports() {
+    let path = |p: &str| p.split("::").map(str::to_string).collect::<Vec<_>>();
+    let aliases = BTreeMap::from([(path("agent::Isolator"), path("agent::isolation::Isolator"))]);
+    assert_eq!(
+        seen_through(&aliases, &path("agent::Isolator::new")),
+        path("agent::isolation::Isolator::new")
+    );
+    assert_eq!(
+        seen_through(&aliases, &path("agent::shared::Shared")),
+        path("agent::shared::Shared")
+    );
+    // The real scan knows the agent's re-exports.
+    assert_eq!(
+        reexports(&scan()).get(&path("agent::Isolator")),
+        Some(&path("agent::isolation::Isolator"))
     );
 }
 

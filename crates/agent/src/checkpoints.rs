@@ -10,9 +10,9 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::forward::Control;
-use super::isolation::Workplace;
 use super::outlet::Outlet;
 use super::shared::Shared;
+use super::workplace::Workplace;
 use pablo_core::{Coded, ErrorCode, EventSink, ToolFailure, ToolKind};
 use pablo_model::Message;
 use pablo_protocol::{Event, Op, Preview, RestoreReport, RestoreScope, ToolCall};

@@ -20,11 +20,11 @@ use tokio::sync::Semaphore;
 
 use super::Limits;
 use super::checkpoints::ChangedPaths;
-use super::isolation::Workplace;
 use super::limits::Spend;
 use super::model_call::ModelSeat;
 use super::outlet::Outlet;
 use super::shared::Shared;
+use super::workplace::Workplace;
 use pablo_model::{Message, ModelClient};
 use pablo_protocol::WorkMode;
 use pablo_tools::Catalog;

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::isolation::Workplace;
 use super::outlet::Outlet;
+use super::workplace::Workplace;
 use pablo_core::{ErrorCode, ToolFailure};
 use pablo_hooks::{
     EventInput, Hook, HookAnswer, HookDecision, HookEvent, HookInput, Hooks, answer,

@@ -41,6 +41,7 @@ mod subtask;
 mod task;
 mod turn;
 pub mod window;
+mod workplace;
 
 use std::collections::HashMap;
 use std::sync::Arc;

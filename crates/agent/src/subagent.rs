@@ -27,11 +27,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::call::subagents::{Parent, SubagentEnd, SubagentRun, Subagents, TaskPlan};
 use super::conversation::{Conversation, ConversationSetup};
-use super::isolation::{Isolated, Workplace};
+use super::isolation::Isolated;
 use super::limits::Budget;
 use super::outlet::Outlet;
 use super::scope::SubScope;
 use super::turn::{self, TurnInput, TurnOutcome};
+use super::workplace::Workplace;
 use pablo_core::{ErrorCode, ToolFailure};
 use pablo_model::Message;
 use pablo_protocol::{Event, Preview, StopReason, ToolCall, ToolOutcome};
