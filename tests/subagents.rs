@@ -251,6 +251,41 @@ async fn a_custom_agent_file_with_tools_fs_read_offers_exactly_that() {
 }
 
 #[tokio::test]
+async fn an_agent_file_that_names_a_model_has_its_requests_sent_to_that_model() {
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| {
+        if is_subagent(r) {
+            ScriptedResponse::sse(openai::text_answer("small answer"))
+        } else if has_tool_result(r) {
+            ScriptedResponse::sse(openai::text_answer("ok"))
+        } else {
+            ScriptedResponse::sse(task_call(
+                "call_m",
+                &json!({"description": "ask", "prompt": "say hi", "agent": "small"}),
+            ))
+        }
+    });
+    let sandbox = Sandbox::new();
+    write(
+        &sandbox.config_dir().join("agents/small.md"),
+        "---\nname: small\ndescription: Answers on a smaller model\nmodel: gpt-4o-mini\n---\n\
+         Be brief.\n",
+    );
+    let lines = run(&sandbox, &server, "ask the small one", &[]).await;
+    let requests = server.requests();
+    let sub = requests
+        .iter()
+        .find(|r| is_subagent(r))
+        .expect("a subagent request");
+    // The subagent runs on its own model (its window and prices with it); the parent on the
+    // session's.
+    assert_eq!(sub.json()["model"], "gpt-4o-mini");
+    assert_ne!(requests[0].json()["model"], "gpt-4o-mini");
+    let result = &of_type(&lines, "tool_result")[0]["result"];
+    assert_eq!(result["data"]["answer"], "small answer", "{result}");
+}
+
+#[tokio::test]
 async fn an_unknown_agent_is_refused_with_the_defined_ones() {
     let server = ScriptedServer::start().await;
     server.respond_with(|r, _| {

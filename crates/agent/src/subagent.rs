@@ -259,7 +259,8 @@ async fn run_subagent(
     let shared = conversation.outlet.shared().clone();
     if let (Some(model), Some(switcher)) = (&agent.model, shared.model_switcher.clone()) {
         match switcher(None, model.clone()).await {
-            Ok(client) => conversation.model.client = client,
+            // Its window and prices are its own model's, not the parent's.
+            Ok(client) => conversation.model.switch(client),
             Err(e) => conversation.outlet.emit(Event::Warning {
                 message: format!(
                     "the {} agent asks for the model {model}, which could not be used ({e}); \
@@ -268,7 +269,6 @@ async fn run_subagent(
                 ),
             }),
         }
-        conversation.model.profile = conversation.model.client.profile();
     }
     shared.emit(Event::SubagentStarted {
         call_id: call_id.clone(),
