@@ -24,9 +24,10 @@ use super::limits::Spend;
 use super::model_call::ModelSeat;
 use super::outlet::Outlet;
 use super::shared::Shared;
+use super::window::request_bytes;
 use super::workplace::Workplace;
 use pablo_model::{Message, ModelClient};
-use pablo_protocol::WorkMode;
+use pablo_protocol::{Event, WorkMode};
 use pablo_tools::Catalog;
 
 /// What a conversation starts from.
@@ -98,5 +99,11 @@ impl Conversation {
             shell_reads_only: false,
             subagent_slots: Arc::new(Semaphore::new(slots)),
         }
+    }
+    /// The window figure the front-ends show for the conversation as it now stands, estimated
+    /// (after a model switch or a subtask, until the next call reports what it counted).
+    pub(crate) fn estimated_usage(&self) -> Event {
+        let bytes = request_bytes(&self.system_prompt, &self.catalog.specs(), &self.messages);
+        self.model.estimated_usage(bytes, self.spend.cost_usd)
     }
 }

@@ -18,7 +18,6 @@
 use super::call::subagents::Parent;
 use super::conversation::Conversation;
 use super::subagent::{self, Placement};
-use super::window;
 use pablo_core::ToolName;
 use pablo_protocol::{SUBTASK_PROMPT_STARTS, Subtask};
 use pablo_tools::agent_task::AgentDefinition;
@@ -148,13 +147,7 @@ pub(super) fn absorb(session: &mut Conversation, sub: Conversation) {
     session.messages.extend(sub.messages);
     session.spend = sub.spend;
     session.last_turn_mode = sub.last_turn_mode;
-    let bytes = window::request_bytes(
-        &session.system_prompt,
-        &session.catalog.specs(),
-        &session.messages,
-    );
-    let usage = session.model.estimated_usage(bytes, session.spend.cost_usd);
-    session.outlet.emit(usage);
+    session.outlet.emit(session.estimated_usage());
 }
 
 #[cfg(test)]

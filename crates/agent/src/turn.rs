@@ -33,7 +33,6 @@ use super::limits::{self, Budget};
 use super::mode;
 use super::model_call::{Exchange, ModelTurn, TurnEnd};
 use super::shared::Shared;
-use super::window;
 use pablo_core::{Coded, ErrorCode, ToolFailure};
 use pablo_hooks::HookEvent;
 use pablo_model::{Message, ModelClient, ModelStopReason};
@@ -534,9 +533,7 @@ pub(crate) async fn session_start(c: &mut Conversation) {
 /// here on; the calls so far keep theirs), which the front-ends are shown at once.
 pub(crate) fn switch_model(c: &mut Conversation, model: Arc<dyn ModelClient>) {
     c.model.switch(model);
-    let bytes = window::request_bytes(&c.system_prompt, &c.catalog.specs(), &c.messages);
-    c.outlet
-        .emit(c.model.estimated_usage(bytes, c.spend.cost_usd));
+    c.outlet.emit(c.estimated_usage());
 }
 
 /// Cancels the turn when `limit` has passed, and says so in the flag it returns (so the end can
