@@ -997,3 +997,71 @@ async fn a_hooks_note_left_for_the_next_prompt_reaches_the_model_after_a_resume(
         "the note reached the model: {last_user}"
     );
 }
+
+/// A subagent's turn ends with its own `file_changed` hooks, and their notes have no next prompt
+/// of its own: they reach the parent's model with the task's result.
+#[tokio::test]
+async fn a_file_changed_note_from_a_subagents_change_reaches_the_parent_with_its_result() {
+    use crate::support::http::{ScriptedResponse, openai};
+    let sandbox = Sandbox::new();
+    let note = script(
+        &sandbox,
+        "note.sh",
+        "cat >/dev/null\necho '{\"hookSpecificOutput\":{\"additionalContext\":\"the formatter touched made.txt\"}}'",
+    );
+    sandbox.user_config(&format!(
+        "[[hooks.file_changed]]\nname = \"fmt-note\"\ncommand = {}\n",
+        toml_path(&note)
+    ));
+    std::fs::create_dir_all(sandbox.config_dir().join("agents")).unwrap();
+    std::fs::write(
+        sandbox.config_dir().join("agents/maker.md"),
+        "---\nname: maker\ndescription: Makes files\ntools: [shell.run]\n---\nMake it.\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await;
+    server.respond_with(|r, _| {
+        let body = r.json();
+        let sub = body["messages"][0]["content"]
+            .as_str()
+            .is_some_and(|s| s.contains("# You are a subagent"));
+        let answered = body["messages"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+        let args = match (sub, answered) {
+            (true, false) => (
+                "s1",
+                "shell_run",
+                json!({"command": "printf 'x' > made.txt"}),
+            ),
+            (false, false) => (
+                "task",
+                "agent_task",
+                json!({"description": "make", "prompt": "make a file", "agent": "maker"}),
+            ),
+            (_, true) => return ScriptedResponse::sse(openai::text_answer("made")),
+        };
+        ScriptedResponse::sse(openai::tool_call_answer(
+            args.0,
+            args.1,
+            &[&args.2.to_string()],
+        ))
+    });
+    let out = run(
+        &sandbox,
+        &server,
+        "have a file made",
+        &["--allow-write", "--auto-approve"],
+    )
+    .await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(sandbox.workspace().join("made.txt").exists());
+    let task = out
+        .results()
+        .into_iter()
+        .find(|r| r["data"]["agent"] == "maker")
+        .expect("the task's result")
+        .clone();
+    let notes = task["data"]["hook_notes"].to_string();
+    assert!(notes.contains("the formatter touched made.txt"), "{task}");
+}

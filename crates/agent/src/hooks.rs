@@ -573,7 +573,7 @@ fn outside_reach(workspace: &std::path::Path, path: &str) -> Option<String> {
 }
 
 /// The result with the hooks' notes under `hook_notes` (of `data`, or of the error's `data`).
-fn with_notes(outcome: ToolOutcome, notes: Vec<Value>) -> ToolOutcome {
+pub(crate) fn with_notes(outcome: ToolOutcome, notes: Vec<Value>) -> ToolOutcome {
     if notes.is_empty() {
         return outcome;
     }

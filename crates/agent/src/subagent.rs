@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::call::subagents::{Parent, SubagentEnd, SubagentRun, Subagents, TaskPlan};
 use super::conversation::{Conversation, ConversationSetup};
+use super::hooks::with_notes;
 use super::isolation::Isolated;
 use super::limits::Budget;
 use super::outlet::Outlet;
@@ -318,8 +319,12 @@ async fn run_subagent(
         error,
         left,
     };
+    // What its hooks left for a next prompt (a `file_changed` hook that rewrote a file it wrote)
+    // has no next prompt here: it goes with the result, to the parent's model.
+    let notes = std::mem::take(&mut conversation.hook_notes);
+    let notes = notes.into_iter().map(serde_json::Value::from).collect();
     SubagentEnd {
-        outcome: subagent_outcome(&agent.name, ending, &spend.budget),
+        outcome: with_notes(subagent_outcome(&agent.name, ending, &spend.budget), notes),
         usage: spend.usage,
         cost_usd: spend.cost_usd,
     }
